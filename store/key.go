@@ -1,0 +1,167 @@
+package store
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The key codec. A key is one or more components joined by Separator. Inside a
+// component the escape byte and the separator are escaped, and every other
+// byte is kept as is, so keys stay readable (wf:{id}:ckpt) while the encoding
+// stays reversible:
+//
+//	'%' (0x25) → "%25"
+//	':' (0x3A) → "%3A"
+//
+// Decoding accepts exactly these two escapes (upper case) and nothing else, so
+// every valid key has one decoding and every component tuple one encoding:
+// two different tuples never share a key, whatever bytes they hold.
+//
+// Numbers that must sort (run sequences, scheduled times) are encoded as
+// fixed-width lower-case hex ([Uint64], [Int64], [Time]), so byte order equals
+// numeric order. String components carry no ordering promise.
+const (
+	// Separator joins key components.
+	Separator = ':'
+	// Escape introduces a two-hex-digit escape inside a component.
+	Escape = '%'
+)
+
+// Key encodes components into a key. At least one component is required; a
+// call with none returns an empty key, which no store accepts.
+func Key(components ...string) []byte {
+	if len(components) == 0 {
+		return nil
+	}
+	var b []byte
+	for i, c := range components {
+		if i > 0 {
+			b = append(b, Separator)
+		}
+		b = appendEscaped(b, c)
+	}
+	return b
+}
+
+// KeyPrefix returns the prefix shared by every key whose leading components
+// are exactly components: the encoded components followed by Separator. Scan
+// with it to list the children of a key without matching siblings whose last
+// component merely starts the same way.
+func KeyPrefix(components ...string) []byte {
+	return append(Key(components...), Separator)
+}
+
+// SplitKey decodes a key into its components. It fails on an empty key and on
+// any escape other than %25 and %3A.
+func SplitKey(key []byte) ([]string, error) {
+	if len(key) == 0 {
+		return nil, invalidf("empty key has no components")
+	}
+	parts := strings.Split(string(key), string(Separator))
+	for i, p := range parts {
+		c, err := Unescape(p)
+		if err != nil {
+			return nil, fmt.Errorf("key %q component %d: %w", key, i, err)
+		}
+		parts[i] = c
+	}
+	return parts, nil
+}
+
+// EscapeComponent returns the encoded form of one component.
+func EscapeComponent(c string) string { return string(appendEscaped(nil, c)) }
+
+// Unescape decodes one encoded component.
+func Unescape(s string) (string, error) {
+	if !strings.ContainsRune(s, Escape) {
+		if strings.ContainsRune(s, Separator) {
+			return "", invalidf("component contains an unescaped separator")
+		}
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case Separator:
+			return "", invalidf("component contains an unescaped separator")
+		case Escape:
+			if i+2 >= len(s) {
+				return "", invalidf("truncated escape at byte %d", i)
+			}
+			switch s[i+1 : i+3] {
+			case "25":
+				b.WriteByte(Escape)
+			case "3A":
+				b.WriteByte(Separator)
+			default:
+				return "", invalidf("invalid escape %q at byte %d", s[i:i+3], i)
+			}
+			i += 2
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String(), nil
+}
+
+func appendEscaped(b []byte, c string) []byte {
+	for i := 0; i < len(c); i++ {
+		switch c[i] {
+		case Escape:
+			b = append(b, "%25"...)
+		case Separator:
+			b = append(b, "%3A"...)
+		default:
+			b = append(b, c[i])
+		}
+	}
+	return b
+}
+
+// Uint64 encodes n as a 16-digit lower-case hex component whose byte order is
+// n's numeric order.
+func Uint64(n uint64) string { return fmt.Sprintf("%016x", n) }
+
+// ParseUint64 decodes a component made by Uint64.
+func ParseUint64(s string) (uint64, error) {
+	if len(s) != 16 {
+		return 0, invalidf("uint64 component must be 16 hex digits, got %d bytes", len(s))
+	}
+	var buf [8]byte
+	if _, err := hex.Decode(buf[:], []byte(s)); err != nil || s != strings.ToLower(s) {
+		return 0, invalidf("uint64 component %q is not lower-case hex", s)
+	}
+	var n uint64
+	for _, x := range buf {
+		n = n<<8 | uint64(x)
+	}
+	return n, nil
+}
+
+// Int64 encodes n as a 16-digit hex component whose byte order is n's
+// numeric order, negative numbers included (the sign bit is flipped).
+func Int64(n int64) string { return Uint64(uint64(n) ^ (1 << 63)) }
+
+// ParseInt64 decodes a component made by Int64.
+func ParseInt64(s string) (int64, error) {
+	u, err := ParseUint64(s)
+	if err != nil {
+		return 0, err
+	}
+	return int64(u ^ (1 << 63)), nil
+}
+
+// Time encodes t as its Unix time in nanoseconds (UTC, order-preserving; the
+// representable span is the years 1678 to 2262).
+func Time(t time.Time) string { return Int64(t.UnixNano()) }
+
+// ParseTime decodes a component made by Time, in UTC.
+func ParseTime(s string) (time.Time, error) {
+	n, err := ParseInt64(s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.Unix(0, n).UTC(), nil
+}
