@@ -1,0 +1,71 @@
+# Weft's developer commands. Every target works offline on a machine with Go,
+# Node and npm, once the Go module proxy and the npm registry have been reached
+# (or their caches filled).
+SHELL := /bin/bash
+export PATH := $(CURDIR)/node_modules/.bin:$(CURDIR)/bin:$(PATH)
+export GOFLAGS ?= -mod=readonly
+
+GRPCURL_VERSION := v1.9.4
+PROTOVALIDATE_VERSION := v1.2.2
+GO_TEST_FLAGS ?= -count=1 -timeout=20m
+
+.PHONY: all gen gen-check lint breaking test test-go test-ts run bench tools vendor-protovalidate clean
+
+all: lint test
+
+## node_modules: the pinned npm packages (buf, protoc-gen-es, the TS client's dependencies).
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+
+## tools: grpcurl for the end-to-end tests.
+bin/grpcurl:
+	GOBIN=$(CURDIR)/bin GOFLAGS= go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+
+tools: node_modules/.package-lock.json bin/grpcurl
+
+## gen: regenerate Go (gen/) and TypeScript (client/ts/src/gen/) from proto/.
+gen: node_modules/.package-lock.json
+	buf generate
+
+## gen-check: fail when regenerating changes anything (generated code is committed).
+gen-check: gen
+	@test -z "$$(git status --porcelain -- gen client/ts/src/gen)" || \
+		{ echo "generated code is stale: run 'make gen' and commit"; git status --porcelain -- gen client/ts/src/gen; exit 1; }
+
+## lint: buf lint and breaking, gofmt, go vet, and the TypeScript type check.
+lint: node_modules/.package-lock.json breaking
+	buf lint
+	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); \
+		test -z "$$bad" || { echo "gofmt would change:"; echo "$$bad"; exit 1; }
+	go vet ./...
+	tsc -p client/ts --noEmit
+
+## breaking: the v1 API may only grow: compare with the commit that introduced it.
+breaking: node_modules/.package-lock.json
+	@base=$$(git log --diff-filter=A --format=%H -- proto/weft/v1/run.proto 2>/dev/null | tail -n 1); \
+		if [ -z "$$base" ]; then echo "buf breaking: no baseline commit in this clone; skipped"; \
+		else buf breaking --against ".git#ref=$$base"; fi
+
+## test: every test: Go (store suites on memory, Pebble and PostgreSQL; server;
+## weftd, curl, grpcurl and the TS client as real processes).
+test: tools test-go
+
+test-go:
+	go test $(GO_TEST_FLAGS) ./...
+
+## run: weftd on the embedded default (Pebble in ./.weft), on 127.0.0.1:7400.
+run:
+	go run ./cmd/weftd
+
+## bench: the benchmarks.
+bench: tools
+	go test -run '^$$' -bench . -benchmem -count=1 ./...
+
+## vendor-protovalidate: refresh the vendored validate.proto from the Go module cache.
+vendor-protovalidate:
+	@dir=$$(GOFLAGS= go mod download -json github.com/bufbuild/protovalidate@$(PROTOVALIDATE_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+		install -D -m0644 $$dir/proto/protovalidate/buf/validate/validate.proto third_party/protovalidate/buf/validate/validate.proto; \
+		install -D -m0644 $$dir/LICENSE third_party/protovalidate/LICENSE
+
+clean:
+	rm -rf bin node_modules client/ts/dist-test

@@ -1,0 +1,149 @@
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	"connectrpc.com/connect"
+	"github.com/stretchr/testify/require"
+
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+)
+
+// Protocol is one wire protocol a client can speak to weftd.
+type Protocol struct {
+	Name    string
+	Options []connect.ClientOption
+}
+
+// Protocols are the protocols every rule is checked through.
+var Protocols = []Protocol{
+	{Name: "connect+json", Options: []connect.ClientOption{connect.WithProtoJSON()}},
+	{Name: "connect+proto"},
+	{Name: "grpc", Options: []connect.ClientOption{connect.WithGRPC()}},
+	{Name: "grpc-web", Options: []connect.ClientOption{connect.WithGRPCWeb()}},
+}
+
+// HTTPClient answers a client that speaks HTTP/1.1 and HTTP/2 without TLS, as
+// gRPC against a plaintext weftd needs.
+func HTTPClient() *http.Client {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: &http.Transport{Protocols: p}, Timeout: 30 * time.Second}
+}
+
+// Exercise runs every rule of the suite against the server at baseURL
+// (e.g. http://127.0.0.1:7400).
+func Exercise(t *testing.T, baseURL string) {
+	t.Run("InvalidArgument_NamesFieldAndRuleOnEveryProtocol", func(t *testing.T) {
+		testInvalidArgumentNamesField(t, baseURL)
+	})
+	t.Run("UnknownRequestFields_AreIgnored", func(t *testing.T) {
+		testUnknownFieldsIgnored(t, baseURL)
+	})
+	t.Run("Health_ServesEveryService", func(t *testing.T) {
+		testHealth(t, baseURL)
+	})
+}
+
+func testInvalidArgumentNamesField(t *testing.T, baseURL string) {
+	for _, proto := range Protocols {
+		t.Run(proto.Name, func(t *testing.T) {
+			client := weftv1connect.NewRunServiceClient(HTTPClient(), baseURL, proto.Options...)
+			_, err := client.GetRun(context.Background(), connect.NewRequest(&weftv1.GetRunRequest{}))
+			RequireInvalidField(t, err, "run_id", "string.min_len")
+		})
+	}
+}
+
+// RequireInvalidField asserts that err is invalid_argument with exactly one
+// field violation, on field by rule, and a Fault detail with a correlation id.
+func RequireInvalidField(t *testing.T, err error, field, rule string) {
+	t.Helper()
+	require.Error(t, err)
+	require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "error: %v", err)
+	var cerr *connect.Error
+	require.True(t, errors.As(err, &cerr))
+	var violations []*validate.Violation
+	var fault *weftv1.Fault
+	for _, d := range cerr.Details() {
+		v, derr := d.Value()
+		require.NoError(t, derr)
+		switch v := v.(type) {
+		case *validate.Violations:
+			violations = append(violations, v.GetViolations()...)
+		case *weftv1.Fault:
+			fault = v
+		}
+	}
+	require.Len(t, violations, 1, "violations: %v", violations)
+	require.Equal(t, field, fieldPath(violations[0]))
+	require.Equal(t, rule, violations[0].GetRuleId())
+	require.NotNil(t, fault, "no weft.v1.Fault detail")
+	require.Equal(t, weftv1.FaultCode_FAULT_CODE_INVALID_ARGUMENT, fault.GetCode())
+	require.Len(t, fault.GetCorrelationId(), 36)
+}
+
+func fieldPath(v *validate.Violation) string {
+	var out string
+	for i, e := range v.GetField().GetElements() {
+		if i > 0 {
+			out += "."
+		}
+		out += e.GetFieldName()
+	}
+	return out
+}
+
+func testUnknownFieldsIgnored(t *testing.T, baseURL string) {
+	// A newer client's field must not break an older server (spec 004 "Schema
+	// Evolution"): the request is judged on the fields the server knows.
+	body := []byte(`{"run_id": "", "field_from_the_future": {"x": 1}}`)
+	res, payload := postJSON(t, baseURL+"/weft.v1.RunService/GetRun", body)
+	require.Equal(t, http.StatusBadRequest, res.StatusCode, "body: %s", payload)
+	var got struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	require.NoError(t, json.Unmarshal(payload, &got))
+	require.Equal(t, "invalid_argument", got.Code)
+	require.Contains(t, got.Message, "run_id")
+}
+
+func testHealth(t *testing.T, baseURL string) {
+	for _, svc := range []string{"", weftv1connect.RunServiceName, weftv1connect.SignalServiceName,
+		weftv1connect.EventServiceName, weftv1connect.WorkerServiceName} {
+		body, err := json.Marshal(map[string]string{"service": svc})
+		require.NoError(t, err)
+		res, payload := postJSON(t, baseURL+"/grpc.health.v1.Health/Check", body)
+		require.Equal(t, http.StatusOK, res.StatusCode, "service %q: %s", svc, payload)
+		var got struct {
+			Status string `json:"status"`
+		}
+		require.NoError(t, json.Unmarshal(payload, &got))
+		// grpchealth names the enum value SERVING_STATUS_SERVING in JSON; gRPC callers see 1.
+		require.Contains(t, []string{"SERVING", "SERVING_STATUS_SERVING"}, got.Status, "service %q", svc)
+	}
+}
+
+func postJSON(t *testing.T, url string, body []byte) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := HTTPClient().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	payload, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res, payload
+}

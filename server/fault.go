@@ -1,0 +1,111 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"connectrpc.com/connect"
+
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// faultMapping is how one FaultCode appears on each transport.
+type faultMapping struct {
+	connect connect.Code
+	http    int
+	jsonRPC int
+}
+
+// JSONRPCConflict is the Weft conflict code in JSON-RPC's server range: illegal
+// transitions, operation conflicts and SignalAcceptanceIndeterminate answer it.
+const JSONRPCConflict = -32009
+
+// faults is the one table from fault codes to transports (DESIGN.md §5). The
+// proto comment on each FaultCode documents the same triple; a test keeps the
+// two in step.
+var faults = map[weftv1.FaultCode]faultMapping{
+	weftv1.FaultCode_FAULT_CODE_INVALID_ARGUMENT:                {connect.CodeInvalidArgument, http.StatusBadRequest, -32602},
+	weftv1.FaultCode_FAULT_CODE_NOT_FOUND:                       {connect.CodeNotFound, http.StatusNotFound, -32004},
+	weftv1.FaultCode_FAULT_CODE_ILLEGAL_TRANSITION:              {connect.CodeAborted, http.StatusConflict, JSONRPCConflict},
+	weftv1.FaultCode_FAULT_CODE_SIGNAL_ACCEPTANCE_INDETERMINATE: {connect.CodeAborted, http.StatusConflict, JSONRPCConflict},
+	weftv1.FaultCode_FAULT_CODE_OPERATION_CONFLICT:              {connect.CodeAborted, http.StatusConflict, JSONRPCConflict},
+	weftv1.FaultCode_FAULT_CODE_TASK_CLAIM_LOST:                 {connect.CodeAborted, http.StatusConflict, JSONRPCConflict},
+	weftv1.FaultCode_FAULT_CODE_RESOURCE_EXHAUSTED:              {connect.CodeResourceExhausted, http.StatusTooManyRequests, -32029},
+	weftv1.FaultCode_FAULT_CODE_UNAUTHENTICATED:                 {connect.CodeUnauthenticated, http.StatusUnauthorized, -32001},
+	weftv1.FaultCode_FAULT_CODE_PERMISSION_DENIED:               {connect.CodePermissionDenied, http.StatusForbidden, -32003},
+	weftv1.FaultCode_FAULT_CODE_CAPABILITY_UNAVAILABLE:          {connect.CodeUnimplemented, http.StatusNotImplemented, -32010},
+	weftv1.FaultCode_FAULT_CODE_UNAVAILABLE:                     {connect.CodeUnavailable, http.StatusServiceUnavailable, -32050},
+	weftv1.FaultCode_FAULT_CODE_SCHEMA_VALIDATION_FAILED:        {connect.CodeInvalidArgument, http.StatusBadRequest, -32602},
+	weftv1.FaultCode_FAULT_CODE_INTERNAL:                        {connect.CodeInternal, http.StatusInternalServerError, -32603},
+	weftv1.FaultCode_FAULT_CODE_UNIMPLEMENTED:                   {connect.CodeUnimplemented, http.StatusNotImplemented, -32601},
+	weftv1.FaultCode_FAULT_CODE_PAYLOAD_TOO_LARGE:               {connect.CodeInvalidArgument, http.StatusBadRequest, -32602},
+}
+
+// faultForConnectCode is the fault code an error without a Fault detail gets,
+// from the Connect code that the framework or a library chose.
+var faultForConnectCode = map[connect.Code]weftv1.FaultCode{
+	connect.CodeInvalidArgument:    weftv1.FaultCode_FAULT_CODE_INVALID_ARGUMENT,
+	connect.CodeNotFound:           weftv1.FaultCode_FAULT_CODE_NOT_FOUND,
+	connect.CodeAborted:            weftv1.FaultCode_FAULT_CODE_OPERATION_CONFLICT,
+	connect.CodeAlreadyExists:      weftv1.FaultCode_FAULT_CODE_OPERATION_CONFLICT,
+	connect.CodeResourceExhausted:  weftv1.FaultCode_FAULT_CODE_RESOURCE_EXHAUSTED,
+	connect.CodeUnauthenticated:    weftv1.FaultCode_FAULT_CODE_UNAUTHENTICATED,
+	connect.CodePermissionDenied:   weftv1.FaultCode_FAULT_CODE_PERMISSION_DENIED,
+	connect.CodeUnimplemented:      weftv1.FaultCode_FAULT_CODE_UNIMPLEMENTED,
+	connect.CodeUnavailable:        weftv1.FaultCode_FAULT_CODE_UNAVAILABLE,
+	connect.CodeFailedPrecondition: weftv1.FaultCode_FAULT_CODE_OPERATION_CONFLICT,
+}
+
+// mappingOf answers the transports' codes for a fault code; unknown codes are internal.
+func mappingOf(code weftv1.FaultCode) faultMapping {
+	if m, ok := faults[code]; ok {
+		return m
+	}
+	return faults[weftv1.FaultCode_FAULT_CODE_INTERNAL]
+}
+
+// HTTPStatus answers the HTTP status a fault code maps to.
+func HTTPStatus(code weftv1.FaultCode) int { return mappingOf(code).http }
+
+// JSONRPCCode answers the JSON-RPC 2.0 error code a fault code maps to.
+func JSONRPCCode(code weftv1.FaultCode) int { return mappingOf(code).jsonRPC }
+
+// ConnectCode answers the Connect (and gRPC) code a fault code maps to.
+func ConnectCode(code weftv1.FaultCode) connect.Code { return mappingOf(code).connect }
+
+// newFaultError builds a Connect error carrying a Fault detail. The message
+// must not contain a payload; callers pass identifiers only.
+func newFaultError(fault *weftv1.Fault, message string) *connect.Error {
+	cerr := connect.NewError(ConnectCode(fault.GetCode()), errors.New(message))
+	attachFault(cerr, fault)
+	return cerr
+}
+
+// attachFault adds the Fault detail, and the Retry-After header for overload.
+func attachFault(cerr *connect.Error, fault *weftv1.Fault) {
+	if detail, err := connect.NewErrorDetail(fault); err == nil {
+		cerr.AddDetail(detail)
+	}
+	if ms := fault.GetRetryAfterMs(); ms > 0 {
+		cerr.Meta().Set("Retry-After", strconv.Itoa(int((ms+999)/1000)))
+	}
+}
+
+// FaultOf answers the Fault detail of an error, if it carries one.
+func FaultOf(err error) (*weftv1.Fault, bool) {
+	var cerr *connect.Error
+	if !errors.As(err, &cerr) {
+		return nil, false
+	}
+	for _, d := range cerr.Details() {
+		v, derr := d.Value()
+		if derr != nil {
+			continue
+		}
+		if f, ok := v.(*weftv1.Fault); ok {
+			return f, true
+		}
+	}
+	return nil, false
+}

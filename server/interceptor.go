@@ -1,0 +1,198 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"buf.build/go/protovalidate"
+	"connectrpc.com/connect"
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// CorrelationHeader carries the request's correlation id in every response;
+// the same id is in the Fault detail of an error and in the server's log line.
+const CorrelationHeader = "Weft-Correlation-Id"
+
+type correlationKey struct{}
+
+// CorrelationID answers the request's correlation id, or "" outside a request.
+func CorrelationID(ctx context.Context) string {
+	id, _ := ctx.Value(correlationKey{}).(string)
+	return id
+}
+
+// faultInterceptor is the outermost interceptor: it gives every request a
+// correlation id, makes every error a Connect error with a Fault detail that
+// carries that id, hides internal error text from clients, and logs one line
+// per call, never with a payload.
+type faultInterceptor struct {
+	logger *slog.Logger
+}
+
+func (f *faultInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		id := uuid.NewString()
+		ctx = context.WithValue(ctx, correlationKey{}, id)
+		start := time.Now()
+		res, err := next(ctx, req)
+		err = f.finish(ctx, req.Spec().Procedure, req.Peer().Protocol, start, err)
+		if err != nil {
+			return nil, err
+		}
+		res.Header().Set(CorrelationHeader, id)
+		return res, nil
+	}
+}
+
+func (f *faultInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (f *faultInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		id := uuid.NewString()
+		ctx = context.WithValue(ctx, correlationKey{}, id)
+		conn.ResponseHeader().Set(CorrelationHeader, id)
+		start := time.Now()
+		err := next(ctx, conn)
+		return f.finish(ctx, conn.Spec().Procedure, conn.Peer().Protocol, start, err)
+	}
+}
+
+// finish normalises the error and logs the call.
+func (f *faultInterceptor) finish(ctx context.Context, procedure, protocol string, start time.Time, err error) error {
+	id := CorrelationID(ctx)
+	attrs := []any{
+		slog.String("procedure", procedure),
+		slog.String("protocol", protocol),
+		slog.String("correlation_id", id),
+		slog.Int64("duration_us", time.Since(start).Microseconds()),
+	}
+	if err == nil {
+		f.logger.LogAttrs(ctx, slog.LevelDebug, "rpc", toAttrs(attrs)...)
+		return nil
+	}
+	cerr := withFault(err, id)
+	attrs = append(attrs, slog.String("code", cerr.Code().String()))
+	level := slog.LevelInfo
+	if cerr.Code() == connect.CodeInternal {
+		level = slog.LevelError
+		// The original error text goes to the log only; it may name internals.
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	f.logger.LogAttrs(ctx, level, "rpc failed", toAttrs(attrs)...)
+	return cerr
+}
+
+func toAttrs(args []any) []slog.Attr {
+	out := make([]slog.Attr, 0, len(args))
+	for _, a := range args {
+		out = append(out, a.(slog.Attr))
+	}
+	return out
+}
+
+// withFault answers err as a Connect error whose Fault detail carries the
+// correlation id. Errors that are not Connect errors are internal: their text
+// is replaced so nothing internal (or a payload) reaches the client.
+func withFault(err error, correlationID string) *connect.Error {
+	var cerr *connect.Error
+	if !errors.As(err, &cerr) {
+		cerr = connect.NewError(connect.CodeInternal, errors.New("internal error; the correlation id finds the server log line"))
+	}
+	fault, ok := FaultOf(cerr)
+	if ok {
+		fault = proto.CloneOf(fault)
+	} else {
+		fault = &weftv1.Fault{Code: faultCodeFor(cerr.Code())}
+	}
+	fault.CorrelationId = correlationID
+	out := connect.NewError(cerr.Code(), errors.New(cerr.Message()))
+	for _, d := range cerr.Details() {
+		if v, derr := d.Value(); derr == nil {
+			if _, isFault := v.(*weftv1.Fault); isFault {
+				continue
+			}
+		}
+		out.AddDetail(d)
+	}
+	for k, v := range cerr.Meta() {
+		out.Meta()[k] = v
+	}
+	attachFault(out, fault)
+	return out
+}
+
+func faultCodeFor(code connect.Code) weftv1.FaultCode {
+	if fc, ok := faultForConnectCode[code]; ok {
+		return fc
+	}
+	return weftv1.FaultCode_FAULT_CODE_INTERNAL
+}
+
+// validationInterceptor checks every request against its protovalidate rules
+// before a handler sees it. A violation answers invalid_argument with a
+// buf.validate.Violations detail naming each field and rule.
+type validationInterceptor struct {
+	validator protovalidate.Validator
+}
+
+func (v *validationInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		if err := v.check(req.Any()); err != nil {
+			return nil, err
+		}
+		return next(ctx, req)
+	}
+}
+
+func (v *validationInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (v *validationInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		return next(ctx, &validatingConn{StreamingHandlerConn: conn, check: v.check})
+	}
+}
+
+// check validates one message.
+func (v *validationInterceptor) check(msg any) error {
+	m, ok := msg.(proto.Message)
+	if !ok {
+		return nil
+	}
+	err := v.validator.Validate(m)
+	if err == nil {
+		return nil
+	}
+	var verr *protovalidate.ValidationError
+	if !errors.As(err, &verr) {
+		// A rule that cannot be evaluated is our bug, not the caller's.
+		return connect.NewError(connect.CodeInternal, err)
+	}
+	cerr := connect.NewError(connect.CodeInvalidArgument, err)
+	if detail, derr := connect.NewErrorDetail(verr.ToProto()); derr == nil {
+		cerr.AddDetail(detail)
+	}
+	attachFault(cerr, &weftv1.Fault{Code: weftv1.FaultCode_FAULT_CODE_INVALID_ARGUMENT})
+	return cerr
+}
+
+// validatingConn validates each message a streaming handler receives.
+type validatingConn struct {
+	connect.StreamingHandlerConn
+	check func(any) error
+}
+
+func (c *validatingConn) Receive(msg any) error {
+	if err := c.StreamingHandlerConn.Receive(msg); err != nil {
+		return err
+	}
+	return c.check(msg)
+}

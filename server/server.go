@@ -1,0 +1,159 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"buf.build/go/protovalidate"
+	connectcors "connectrpc.com/cors"
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+	"github.com/rs/cors"
+
+	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+)
+
+// Config says what the server serves and how. The zero value plus a logger is
+// valid: every service then answers unimplemented.
+type Config struct {
+	// Logger receives one line per call and nothing of any payload.
+	Logger *slog.Logger
+	// Runs, Signals, Events and Workers implement the services; nil answers
+	// unimplemented for that service.
+	Runs    weftv1connect.RunServiceHandler
+	Signals weftv1connect.SignalServiceHandler
+	Events  weftv1connect.EventServiceHandler
+	Workers weftv1connect.WorkerServiceHandler
+	// MaxRequestBytes caps a request message, compressed or not. 0: 4 MiB.
+	MaxRequestBytes int64
+	// CORSOrigins are the browser origins allowed to call the API; "*" allows
+	// any. Empty: no CORS headers.
+	CORSOrigins []string
+}
+
+// DefaultMaxRequestBytes is the request size limit when Config leaves it 0.
+const DefaultMaxRequestBytes = 4 << 20
+
+// WithDefaults answers the config with every unset field given its default.
+func (c Config) WithDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.MaxRequestBytes == 0 {
+		c.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if c.Runs == nil {
+		c.Runs = weftv1connect.UnimplementedRunServiceHandler{}
+	}
+	if c.Signals == nil {
+		c.Signals = weftv1connect.UnimplementedSignalServiceHandler{}
+	}
+	if c.Events == nil {
+		c.Events = weftv1connect.UnimplementedEventServiceHandler{}
+	}
+	if c.Workers == nil {
+		c.Workers = weftv1connect.UnimplementedWorkerServiceHandler{}
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if c.MaxRequestBytes < 1024 {
+		return fmt.Errorf("max request bytes must be at least 1024, got %d", c.MaxRequestBytes)
+	}
+	return nil
+}
+
+// ServiceNames are the services the server answers, as gRPC health and
+// reflection name them.
+var ServiceNames = []string{
+	weftv1connect.RunServiceName,
+	weftv1connect.SignalServiceName,
+	weftv1connect.EventServiceName,
+	weftv1connect.WorkerServiceName,
+}
+
+// New answers the HTTP handler that serves every service, health and
+// reflection on one port. Serve it with Protocols (HTTP/1.1 and h2c) so that
+// Connect, gRPC and gRPC-Web all work without TLS.
+func New(cfg Config) (http.Handler, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	validator, err := protovalidate.New()
+	if err != nil {
+		return nil, fmt.Errorf("protovalidate: %w", err)
+	}
+	opts := []connect.HandlerOption{
+		connect.WithCodec(jsonCodec{name: "json"}),
+		connect.WithCodec(jsonCodec{name: "json; charset=utf-8"}),
+		connect.WithInterceptors(&faultInterceptor{logger: cfg.Logger}, &validationInterceptor{validator: validator}),
+		connect.WithReadMaxBytes(int(cfg.MaxRequestBytes)),
+		connect.WithRecover(recoverPanic(cfg.Logger)),
+	}
+	mux := http.NewServeMux()
+	mux.Handle(weftv1connect.NewRunServiceHandler(cfg.Runs, opts...))
+	mux.Handle(weftv1connect.NewSignalServiceHandler(cfg.Signals, opts...))
+	mux.Handle(weftv1connect.NewEventServiceHandler(cfg.Events, opts...))
+	mux.Handle(weftv1connect.NewWorkerServiceHandler(cfg.Workers, opts...))
+	mountOperational(mux)
+	// The outer limit bounds the raw body (a compressed bomb included) a little
+	// above the message limit, which Connect enforces after decompression.
+	var handler http.Handler = http.MaxBytesHandler(mux, cfg.MaxRequestBytes+64<<10)
+	if len(cfg.CORSOrigins) > 0 {
+		handler = withCORS(handler, cfg.CORSOrigins)
+	}
+	return handler, nil
+}
+
+// mountOperational adds gRPC health, reflection and a plain /healthz.
+func mountOperational(mux *http.ServeMux) {
+	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(ServiceNames...)))
+	names := append(append([]string{}, ServiceNames...),
+		grpchealth.HealthV1ServiceName, grpcreflect.ReflectV1ServiceName, grpcreflect.ReflectV1AlphaServiceName)
+	reflector := grpcreflect.NewStaticReflector(names...)
+	mux.Handle(grpcreflect.NewHandlerV1(reflector))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+}
+
+// withCORS lets browsers (connect-web) call the API from the given origins.
+func withCORS(h http.Handler, origins []string) http.Handler {
+	expose := append(connectcors.ExposedHeaders(), "Retry-After", CorrelationHeader)
+	c := cors.New(cors.Options{
+		AllowedOrigins: origins,
+		AllowedMethods: connectcors.AllowedMethods(),
+		AllowedHeaders: append(connectcors.AllowedHeaders(), "Authorization"),
+		ExposedHeaders: expose,
+		MaxAge:         7200,
+	})
+	return c.Handler(h)
+}
+
+// recoverPanic turns a handler panic into an internal error and a log line.
+func recoverPanic(logger *slog.Logger) func(context.Context, connect.Spec, http.Header, any) error {
+	return func(ctx context.Context, spec connect.Spec, _ http.Header, p any) error {
+		logger.LogAttrs(ctx, slog.LevelError, "handler panic",
+			slog.String("procedure", spec.Procedure),
+			slog.String("panic", strings.TrimSpace(fmt.Sprint(p))))
+		return connect.NewError(connect.CodeInternal, errors.New("internal error"))
+	}
+}
+
+// Protocols answers the protocols weftd serves on one plaintext port: HTTP/1.1
+// (Connect, gRPC-Web, HTTP/JSON) and HTTP/2 without TLS (gRPC).
+func Protocols() *http.Protocols {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return p
+}
