@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"buf.build/go/protovalidate"
-	connectcors "connectrpc.com/cors"
 	"connectrpc.com/connect"
+	connectcors "connectrpc.com/cors"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
 	"github.com/rs/cors"

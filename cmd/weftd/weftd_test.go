@@ -263,4 +263,3 @@ func runTool(t *testing.T, name string, args ...string) string {
 	require.NoError(t, err, "%s %v:\n%s", name, args, out)
 	return string(out)
 }
-
