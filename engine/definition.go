@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Definition is a workflow definition as the engine runs it: the domain form
+// of weft.v1.WorkflowDefinition, and what the YAML loader (spec 002's shape)
+// produces. Zero values mean "unset": WithDefaults fills in the spec's
+// defaults, and Validate checks the result.
+//
+// A definition whose actions declare no DependsOn runs strictly sequentially
+// by Order (spec 000 §1.1); any DependsOn makes it a DAG whose roots start at
+// once (spec 002 §5.1).
+type Definition struct {
+	PlanID            string           `json:"plan_id"`
+	PlanVersion       string           `json:"plan_version"`
+	Actions           []Action         `json:"actions"`
+	Timeout           Duration         `json:"timeout_ms,omitempty"`
+	Backpressure      BackpressureMode `json:"backpressure,omitempty"`
+	MaxConcurrentRuns int              `json:"max_concurrent_runs,omitempty"`
+	RequiresApproval  bool             `json:"requires_approval,omitempty"`
+	DisplayName       string           `json:"display_name,omitempty"`
+}
+
+// Action is one step of a definition.
+type Action struct {
+	ID               string            `json:"id"`
+	Order            int               `json:"order"`
+	Activity         string            `json:"activity,omitempty"`
+	Queue            string            `json:"queue,omitempty"`
+	DependsOn        []string          `json:"depends_on,omitempty"`
+	Input            json.RawMessage   `json:"input,omitempty"`
+	Retry            RetryPolicy       `json:"retry"`
+	Timeout          Duration          `json:"timeout_ms,omitempty"`
+	HeartbeatTimeout Duration          `json:"heartbeat_timeout_ms,omitempty"`
+	OnFailure        OnFailure         `json:"on_failure,omitempty"`
+	Completion       CompletionMode    `json:"completion_mode,omitempty"`
+	WaitForSignal    *SignalWait       `json:"wait_for_signal,omitempty"`
+	ManualTimeout    Duration          `json:"manual_timeout_ms,omitempty"`
+	Compensation     *CompensationHook `json:"compensation,omitempty"`
+	Secrets          []SecretRef       `json:"secrets,omitempty"`
+}
+
+// RetryPolicy decides whether and when a failed attempt runs again (spec 000
+// §3.1 plus spec 002's strategy).
+type RetryPolicy struct {
+	// MaxAttempts counts every attempt, the first included: 1–10, default 3.
+	MaxAttempts int             `json:"max_attempts,omitempty"`
+	Strategy    BackoffStrategy `json:"strategy,omitempty"`
+	// InitialBackoff is the delay before the first retry (default 1s).
+	InitialBackoff Duration `json:"initial_backoff_ms,omitempty"`
+	// Multiplier is the exponential factor (default 2.0).
+	Multiplier float64 `json:"backoff_multiplier,omitempty"`
+	// MaxBackoff caps each delay (default 30s).
+	MaxBackoff Duration `json:"max_backoff_ms,omitempty"`
+	// RetryableErrors, when non-empty, replaces each class's default decision.
+	RetryableErrors []ErrorClass `json:"retryable_errors,omitempty"`
+}
+
+// SignalWait makes an action wait for a named signal; its payload becomes the
+// action's output.
+type SignalWait struct {
+	SignalName string   `json:"signal_name"`
+	Timeout    Duration `json:"timeout_ms,omitempty"`
+}
+
+// CompensationHook is an action's rollback (spec 000 §4).
+type CompensationHook struct {
+	Operation string          `json:"operation"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	Timeout   Duration        `json:"timeout_ms,omitempty"`
+	Retry     RetryPolicy     `json:"retry"`
+	Queue     string          `json:"queue,omitempty"`
+}
+
+// SecretRef names a secret a worker resolves; only the reference is stored.
+type SecretRef struct {
+	Name string `json:"name"`
+	Ref  string `json:"ref"`
+}
+
+// BackoffStrategy is spec 002's delay pattern.
+type BackoffStrategy string
+
+// The backoff strategies.
+const (
+	BackoffConstant    BackoffStrategy = "constant"
+	BackoffLinear      BackoffStrategy = "linear"
+	BackoffExponential BackoffStrategy = "exponential"
+)
+
+// OnFailure is what the run does when an action fails for good.
+type OnFailure string
+
+// The failure policies (DESIGN.md §4).
+const (
+	OnFailureAbort      OnFailure = "abort"
+	OnFailureSkip       OnFailure = "skip"
+	OnFailureCompensate OnFailure = "compensate"
+	OnFailureHold       OnFailure = "hold"
+)
+
+// CompletionMode says who completes an action.
+type CompletionMode string
+
+// The completion modes.
+const (
+	CompletionAutomated CompletionMode = "automated"
+	CompletionManual    CompletionMode = "manual"
+)
+
+// BackpressureMode is what submission does at a concurrency limit (spec 004 §3).
+type BackpressureMode string
+
+// The backpressure modes.
+const (
+	BackpressureReject BackpressureMode = "reject"
+	BackpressureQueue  BackpressureMode = "queue"
+	BackpressureDelay  BackpressureMode = "delay"
+)
+
+// ErrorClass classifies a failed attempt (the union of specs 000 and 002).
+type ErrorClass string
+
+// The error classes; docs/semantics.md gives each one's default retry decision.
+const (
+	ErrorTimeout                         ErrorClass = "timeout"
+	ErrorRateLimit                       ErrorClass = "rate_limit"
+	ErrorTransient                       ErrorClass = "transient"
+	ErrorTransport                       ErrorClass = "transport"
+	ErrorValidation                      ErrorClass = "validation"
+	ErrorPolicyDeny                      ErrorClass = "policy_deny"
+	ErrorAuthDeny                        ErrorClass = "auth_deny"
+	ErrorBusinessConflict                ErrorClass = "business_conflict"
+	ErrorAgent                           ErrorClass = "agent_error"
+	ErrorExternal                        ErrorClass = "external"
+	ErrorGovernance                      ErrorClass = "governance"
+	ErrorUnknown                         ErrorClass = "unknown"
+	ErrorCancelled                       ErrorClass = "cancelled"
+	ErrorReconciliationResultUnavailable ErrorClass = "reconciliation_result_unavailable"
+	ErrorReconciliationIndeterminate     ErrorClass = "reconciliation_indeterminate"
+)
+
+// Duration is a time.Duration persisted and exchanged as whole milliseconds.
+type Duration time.Duration
+
+// D answers the duration as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// Milliseconds answers the duration in whole milliseconds.
+func (d Duration) Milliseconds() int64 { return time.Duration(d).Milliseconds() }
+
+// MarshalJSON encodes the duration as milliseconds.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.Milliseconds()) }
+
+// UnmarshalJSON decodes milliseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var ms int64
+	if err := json.Unmarshal(b, &ms); err != nil {
+		return err
+	}
+	*d = Duration(time.Duration(ms) * time.Millisecond)
+	return nil
+}
+
+// Ms builds a Duration from milliseconds.
+func Ms(ms int64) Duration { return Duration(time.Duration(ms) * time.Millisecond) }
