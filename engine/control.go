@@ -1,0 +1,215 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+)
+
+// ControlParams is an operator's control signal.
+type ControlParams struct {
+	TenantID string
+	RunID    string
+	ActionID string
+	// SignalID, when non-nil, makes the call idempotent (spec 003's rules).
+	SignalID *string
+	Reason   string
+	Actor    string
+}
+
+// ControlResult answers a control signal.
+type ControlResult struct {
+	Result    AcceptedSignal
+	Duplicate bool
+	Run       *Snapshot
+}
+
+// control delivers a control signal idempotently and answers the run after it.
+func (e *Engine) control(ctx context.Context, p ControlParams, kind SignalKind, apply func(*change) error) (*ControlResult, error) {
+	if err := validateSignalID("signal_id", p.SignalID); err != nil {
+		return nil, err
+	}
+	res, err := e.deliver(ctx, SignalParams{TenantID: p.TenantID, RunID: p.RunID, SignalID: p.SignalID, Actor: p.Actor},
+		kind, func(ch *change, _ AcceptedSignal) error { return apply(ch) })
+	if err != nil {
+		return nil, err
+	}
+	snap, err := e.GetRun(ctx, p.TenantID, p.RunID)
+	if err != nil {
+		return nil, err
+	}
+	return &ControlResult{Result: res.Result, Duplicate: res.Duplicate, Run: snap}, nil
+}
+
+// ApproveRun approves a PENDING run whose definition requires approval.
+func (e *Engine) ApproveRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
+	return e.control(ctx, p, SignalApprove, func(ch *change) error {
+		if !ch.run.Definition.RequiresApproval {
+			return &Error{Code: CodeOperationConflict, RunID: p.RunID, Message: "run " + p.RunID + " does not require approval"}
+		}
+		if ch.state.Status != RunPending {
+			return illegalRun(p.RunID, ch.state.Status, RunApproved)
+		}
+		ch.transition(RunApproved)
+		ch.emit(EvRunApproved, "", 1, 0, EventData{Status: string(RunApproved), Actor: p.Actor, Reason: p.Reason})
+		return nil
+	})
+}
+
+// PauseRun stops new scheduling; in-flight tasks finish (spec 004 §6).
+func (e *Engine) PauseRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
+	return e.control(ctx, p, SignalPause, func(ch *change) error {
+		s := ch.state
+		if s.Status != RunRunning && s.Status != RunBlocked {
+			return illegalRun(p.RunID, s.Status, RunPaused)
+		}
+		s.PausedFrom = s.Status
+		ch.transition(RunPaused)
+		s.Pauses++
+		n := ch.runningTasks()
+		data := EventData{Status: string(RunPaused), InFlightTasks: n, Actor: p.Actor, Reason: p.Reason}
+		if n > 0 {
+			s.Substatus = "DRAINING"
+			s.Message = fmt.Sprintf("Workflow paused. Waiting for %d in-flight tasks to complete.", n)
+			data.Substatus = s.Substatus
+			ch.setTimer(timerRecord{RunID: p.RunID, Kind: timerDrain, Ref: fmt.Sprint(s.Pauses), Due: ch.now.Add(e.cfg.DrainTimeout)})
+		} else {
+			s.Message = "Workflow paused."
+		}
+		ch.emit(EvRunPaused, "", s.Pauses, 0, data)
+		return nil
+	})
+}
+
+// runningTasks counts tasks a worker holds.
+func (c *change) runningTasks() int {
+	n := 0
+	for _, st := range c.state.Steps {
+		if st.Status == StepRunning && st.TaskID != "" && st.ReadyKey == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// checkDrained ends a pause's drain when no task is in flight.
+func (c *change) checkDrained() {
+	s := c.state
+	if s.Substatus != "DRAINING" || c.runningTasks() > 0 {
+		return
+	}
+	s.Substatus, s.Message = "", "Workflow paused."
+	c.dirty = true
+	c.emit(EvRunDrained, "", s.Pauses, 0, EventData{Status: string(RunPaused)})
+}
+
+// drainTimedOut forces a draining pause to PAUSED (alert PAUSE_DRAIN_TIMEOUT).
+// Orphaned tasks that complete later are accepted and applied (spec 004 §6, option A).
+func (c *change) drainTimedOut() {
+	s := c.state
+	if s.Status != RunPaused || s.Substatus != "DRAINING" {
+		return
+	}
+	n := c.runningTasks()
+	s.Substatus, s.Message = "", fmt.Sprintf("Workflow paused. Drain timed out with %d tasks still in flight.", n)
+	c.dirty = true
+	c.emit(EvRunDrained, "", s.Pauses, 0, EventData{Status: string(RunPaused), TimedOut: true, InFlightTasks: n})
+	c.e.log.Warn("pause drain timed out", slog.String("alert", "PAUSE_DRAIN_TIMEOUT"),
+		slog.String("run_id", s.RunID), slog.Int("orphaned_tasks", n))
+}
+
+// ResumeRun resumes a paused run; nothing completed runs again.
+func (e *Engine) ResumeRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
+	return e.control(ctx, p, SignalResume, func(ch *change) error {
+		s := ch.state
+		if s.Status != RunPaused {
+			return illegalRun(p.RunID, s.Status, RunRunning)
+		}
+		ch.transition(RunRunning)
+		s.Resumes++
+		ch.emit(EvRunResumed, "", s.Resumes, 0, EventData{Status: string(RunRunning), Actor: p.Actor})
+		if s.PausedFrom == RunBlocked {
+			s.Blocks++ // settle re-blocks the run under a new key if nothing can move
+		}
+		ch.advance()
+		return nil
+	})
+}
+
+// CancelRun ends a non-terminal run CANCELLED. Rejected while COMPENSATING.
+func (e *Engine) CancelRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
+	return e.control(ctx, p, SignalCancel, func(ch *change) error {
+		s := ch.state
+		if !RunTransitionAllowed(s.Status, RunCancelled) {
+			return illegalRun(p.RunID, s.Status, RunCancelled)
+		}
+		for _, st := range s.Steps {
+			switch st.Status {
+			case StepScheduled, StepRunning, StepWaitingManual, StepWaitingSignal:
+				ch.retireTask(st.TaskID, st.ReadyKey)
+				st.TaskID, st.ReadyKey = "", ""
+				ch.cancelStep(st, "run cancelled")
+			}
+		}
+		ch.transition(RunCancelled)
+		s.CompletedAt = ch.now
+		s.Cancellation = &Cancellation{CancelledBy: actorOf(p.Actor), Reason: p.Reason, RequestedAt: ch.now}
+		ch.emit(EvRunCancelled, "", 1, 0, EventData{Status: string(RunCancelled), Cancellation: s.Cancellation, CompletedAt: ch.now})
+		return nil
+	})
+}
+
+// RetryStep opens a new logical attempt for the failed step a HOLD run waits on.
+func (e *Engine) RetryStep(ctx context.Context, p ControlParams) (*ControlResult, error) {
+	return e.control(ctx, p, SignalRetryStep, func(ch *change) error {
+		s := ch.state
+		st := s.step(p.ActionID)
+		if st == nil {
+			return noAction(p.RunID, p.ActionID)
+		}
+		if s.HeldOn != p.ActionID || s.Status != RunBlocked {
+			return &Error{Code: CodeIllegalTransition, RunID: p.RunID, ActionID: p.ActionID, RunStatus: s.Status,
+				Transition: string(st.Status) + " -> PENDING",
+				Message:    "RETRY_STEP needs a run held on the failed step " + p.ActionID}
+		}
+		ch.setStep(st, StepPending)
+		s.HeldOn = ""
+		st.LogicalAttempt++
+		st.EngineAttempt, st.Error, st.Reason = 0, nil, ""
+		ch.emit(EvStepRetried, st.ActionID, st.LogicalAttempt, 0, EventData{Status: string(StepPending),
+			NewLogicalAttempt: st.LogicalAttempt, Actor: p.Actor})
+		ch.advance()
+		return nil
+	})
+}
+
+// SkipStep skips a step that has not started, or the failed step a HOLD run waits on.
+func (e *Engine) SkipStep(ctx context.Context, p ControlParams) (*ControlResult, error) {
+	return e.control(ctx, p, SignalSkipStep, func(ch *change) error {
+		s := ch.state
+		st := s.step(p.ActionID)
+		if st == nil {
+			return noAction(p.RunID, p.ActionID)
+		}
+		if s.Status.Terminal() || s.Status == RunCompensating {
+			return illegalRun(p.RunID, s.Status, s.Status)
+		}
+		if st.Status != StepPending && s.HeldOn != p.ActionID {
+			return illegalStep(p.RunID, p.ActionID, st.Status, StepSkipped)
+		}
+		if s.HeldOn == p.ActionID {
+			s.HeldOn = ""
+		}
+		reason := "skipped by " + actorOf(p.Actor)
+		if p.Reason != "" {
+			reason += ": " + p.Reason
+		}
+		ch.skipStep(st, reason)
+		ch.advance()
+		return nil
+	})
+}
+
+func noAction(runID, actionID string) *Error {
+	return &Error{Code: CodeNotFound, RunID: runID, ActionID: actionID, Message: "run " + runID + " has no action " + actionID}
+}

@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/store"
+)
+
+// Clock is the engine's time source; tests inject a fake one so that no test
+// sleeps for time to pass.
+type Clock interface {
+	Now() time.Time
+}
+
+// SystemClock is the wall clock, in UTC.
+type SystemClock struct{}
+
+// Now answers the current time in UTC.
+func (SystemClock) Now() time.Time { return time.Now().UTC() }
+
+// CompletionPolicy checks a manual completion before it is applied (spec 000
+// §3.3's SoD/policy check). It answers nil to allow, or an error to deny.
+type CompletionPolicy func(ctx context.Context, run *RunInfo, req *ManualCompletion) error
+
+// Config configures an Engine.
+type Config struct {
+	// Store is where everything is kept.
+	Store store.Store
+	// Clock defaults to SystemClock.
+	Clock Clock
+	// Logger receives structured lines without payloads.
+	Logger *slog.Logger
+	// InlineResultLimit caps an inline step output (default 256 KiB); larger
+	// outputs must travel as artifact references.
+	InlineResultLimit int
+	// DrainTimeout bounds a pause's drain (default 5 minutes, spec 004 §6).
+	DrainTimeout time.Duration
+	// PollInterval is how often a long poll and the timer loop look at the
+	// store for work that another process made ready (default 200 ms).
+	PollInterval time.Duration
+	// CompletionPolicy defaults to separation of duties: the actor may not be
+	// the run's submitter.
+	CompletionPolicy CompletionPolicy
+}
+
+// Defaults.
+const (
+	DefaultInlineResultLimit = 256 << 10
+	DefaultDrainTimeout      = 5 * time.Minute
+	DefaultPollInterval      = 200 * time.Millisecond
+)
+
+// WithDefaults answers the config with unset fields defaulted.
+func (c Config) WithDefaults() Config {
+	if c.Clock == nil {
+		c.Clock = SystemClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.InlineResultLimit == 0 {
+		c.InlineResultLimit = DefaultInlineResultLimit
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = DefaultDrainTimeout
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.CompletionPolicy == nil {
+		c.CompletionPolicy = SeparationOfDuties
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if c.Store == nil {
+		return errors.New("engine: a store is required")
+	}
+	if c.InlineResultLimit < 1024 {
+		return fmt.Errorf("inline result limit must be at least 1024 bytes, got %d", c.InlineResultLimit)
+	}
+	if c.PollInterval < time.Millisecond {
+		return fmt.Errorf("poll interval must be at least 1ms, got %s", c.PollInterval)
+	}
+	return nil
+}
+
+// Engine drives runs. It is safe for concurrent use.
+type Engine struct {
+	cfg   Config
+	store store.Store
+	clock Clock
+	log   *slog.Logger
+	locks [256]sync.Mutex
+	wake  *waker
+	runs  sync.Map // run id → *runRecord (immutable once written)
+}
+
+// New builds an engine over cfg.Store.
+func New(cfg Config) (*Engine, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Engine{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, wake: newWaker()}, nil
+}
+
+// lock serialises this process's changes to one run, so that its own writers
+// do not lose compare-and-set races to each other. Correctness never rests on
+// it: every change is a conditional batch on the checkpoint's version.
+func (e *Engine) lock(runID string) func() {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(runID))
+	m := &e.locks[h.Sum32()%uint32(len(e.locks))]
+	m.Lock()
+	return m.Unlock
+}
+
+// now answers the engine's time, in UTC, to the millisecond (what the API
+// and the persisted format carry).
+func (e *Engine) now() time.Time { return e.clock.Now().UTC().Truncate(time.Millisecond) }
+
+// newRunID answers a time-ordered run identifier.
+func newRunID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return "run-" + uuid.NewString()
+	}
+	return "run-" + id.String()
+}
+
+// randomToken answers an unguessable opaque token.
+func randomToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Start runs the engine's background work (timers, recovery) until ctx ends.
+func (e *Engine) Start(ctx context.Context) {
+	go e.loop(ctx)
+}
+
+func (e *Engine) loop(ctx context.Context) {
+	t := time.NewTicker(e.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		if err := e.Tick(ctx); err != nil && ctx.Err() == nil {
+			e.log.Warn("engine tick", slog.String("error", err.Error()))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Tick does one round of background work: fires due timers and finishes
+// interrupted triggers. Tests call it after advancing a fake clock.
+func (e *Engine) Tick(ctx context.Context) error {
+	return errors.Join(e.fireDueTimers(ctx), e.recoverTriggers(ctx))
+}

@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/memstore"
+)
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// bundle is one test's engine, store and clock.
+type bundle struct {
+	t     *testing.T
+	ctx   context.Context
+	eng   *Engine
+	store store.Store
+	clock *fakeClock
+}
+
+const tenant = "tenant-a"
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	st := memstore.New(memstore.Config{})
+	return setupWith(t, st)
+}
+
+func setupWith(t *testing.T, st store.Store) *bundle {
+	t.Helper()
+	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	eng, err := New(Config{Store: st, Clock: clock})
+	require.NoError(t, err)
+	return &bundle{t: t, ctx: context.Background(), eng: eng, store: st, clock: clock}
+}
+
+// seq builds a sequential definition of activities named after their ids.
+func seq(ids ...string) Definition {
+	d := Definition{PlanID: "plan", PlanVersion: "1"}
+	for i, id := range ids {
+		d.Actions = append(d.Actions, Action{ID: id, Order: i + 1, Activity: "act-" + id})
+	}
+	return d
+}
+
+func (b *bundle) submit(def Definition) *Snapshot {
+	b.t.Helper()
+	res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: def, Start: true, SubmittedBy: "alice"})
+	require.NoError(b.t, err)
+	return res.Run
+}
+
+// poll claims one task of the given activities, failing the test if none is ready.
+func (b *bundle) poll(activities ...string) *Task {
+	b.t.Helper()
+	tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "w1", Activities: activities})
+	require.NoError(b.t, err)
+	require.Len(b.t, tasks, 1, "expected one ready task of %v", activities)
+	return tasks[0]
+}
+
+func (b *bundle) pollNone(activities ...string) {
+	b.t.Helper()
+	tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "w1", Activities: activities})
+	require.NoError(b.t, err)
+	require.Empty(b.t, tasks)
+}
+
+func (b *bundle) complete(task *Task, output string) {
+	b.t.Helper()
+	_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(output)})
+	require.NoError(b.t, err)
+}
+
+func (b *bundle) fail(task *Task, class ErrorClass) *ReportResult {
+	b.t.Helper()
+	res, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", ErrorClass: class, Message: "boom"})
+	require.NoError(b.t, err)
+	return res
+}
+
+func (b *bundle) run(runID string) *Snapshot {
+	b.t.Helper()
+	snap, err := b.eng.GetRun(b.ctx, tenant, runID)
+	require.NoError(b.t, err)
+	return snap
+}
+
+func (b *bundle) eventTypes(runID string) []string {
+	b.t.Helper()
+	res, err := b.eng.ListEvents(b.ctx, tenant, runID, 0, 1000)
+	require.NoError(b.t, err)
+	var out []string
+	for _, ev := range res.Events {
+		out = append(out, ev.Type)
+	}
+	return out
+}
+
+func (b *bundle) tick() {
+	b.t.Helper()
+	require.NoError(b.t, b.eng.Tick(b.ctx))
+}
+
+func TestSequential_RunsEachActionAfterThePreviousSucceeds(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("a", "b", "c"))
+	require.Equal(t, RunRunning, run.Status)
+	b.pollNone("act-b", "act-c")
+	ta := b.poll("act-a", "act-b", "act-c")
+	require.Equal(t, "a", ta.ActionID)
+	b.pollNone("act-b", "act-c")
+	b.complete(ta, `{"n":1}`)
+	tb := b.poll("act-a", "act-b", "act-c")
+	require.Equal(t, "b", tb.ActionID)
+	require.JSONEq(t, `{"n":1}`, string(tb.UpstreamOutputs["a"]))
+	b.complete(tb, `{"n":2}`)
+	b.complete(b.poll("act-c"), `{"n":3}`)
+	snap := b.run(run.RunID)
+	require.Equal(t, RunCompleted, snap.Status)
+	for _, st := range snap.Steps {
+		require.Equal(t, StepSucceeded, st.Status)
+		require.False(t, st.StartedAt.IsZero(), "started_at of %s", st.ActionID)
+		require.False(t, st.CompletedAt.IsZero(), "completed_at of %s", st.ActionID)
+	}
+	require.Equal(t, []string{
+		EvRunSubmitted, EvRunQueued, EvRunStarted,
+		EvStepScheduled, EvStepStarted, EvStepAttemptRecorded, EvStepCompleted,
+		EvStepScheduled, EvStepStarted, EvStepAttemptRecorded, EvStepCompleted,
+		EvStepScheduled, EvStepStarted, EvStepAttemptRecorded, EvStepCompleted,
+		EvRunCompleted,
+	}, b.eventTypes(run.RunID))
+}

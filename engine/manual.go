@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/weft-dev/weft/store"
+)
+
+// ManualOutcome is what a person reports for a manual action.
+type ManualOutcome string
+
+// The manual outcomes (spec 000 §3.3).
+const (
+	ManualSucceeded ManualOutcome = "SUCCEEDED"
+	ManualFailed    ManualOutcome = "FAILED"
+	ManualCancelled ManualOutcome = "CANCELLED"
+)
+
+// ManualCompletion is spec 000 §3.3's manual completion signal.
+type ManualCompletion struct {
+	TenantID        string
+	RunID           string
+	ActionID        string
+	CompletionToken string
+	Outcome         ManualOutcome
+	ActorUserID     string
+	CompletedAt     time.Time
+	Notes           string
+	EvidenceRefs    []string
+	Output          json.RawMessage
+}
+
+// ManualResult is the canonical result of an accepted manual completion.
+type ManualResult struct {
+	RunID           string        `json:"run_id"`
+	ActionID        string        `json:"action_id"`
+	CompletionToken string        `json:"completion_token"`
+	Outcome         ManualOutcome `json:"outcome"`
+	ActorUserID     string        `json:"actor_user_id"`
+	AcceptedAt      time.Time     `json:"accepted_at"`
+}
+
+// ManualCompletionResult answers a manual completion.
+type ManualCompletionResult struct {
+	Result    ManualResult
+	Duplicate bool
+}
+
+// SeparationOfDuties is the default completion policy: the person completing
+// a manual action may not be the run's submitter.
+func SeparationOfDuties(_ context.Context, run *RunInfo, req *ManualCompletion) error {
+	if run.SubmittedBy != "" && req.ActorUserID == run.SubmittedBy {
+		return &Error{Code: CodePermissionDenied, RunID: run.RunID, ActionID: req.ActionID,
+			Message: "separation of duties: the run's submitter may not complete its manual actions"}
+	}
+	return nil
+}
+
+// openManualWait makes a step wait for a person, with a fresh opaque token.
+func (c *change) openManualWait(a *Action, st *StepState) {
+	c.setStep(st, StepWaitingManual)
+	st.CompletionToken = randomToken()
+	if st.StartedAt.IsZero() {
+		st.StartedAt = c.now
+	}
+	data := EventData{Status: string(StepWaitingManual), CompletionToken: st.CompletionToken}
+	if t := a.ManualTimeout.D(); t > 0 {
+		data.Deadline = c.now.Add(t)
+		c.setTimer(timerRecord{RunID: c.run.RunID, Kind: timerWait, Ref: st.ActionID, Due: data.Deadline})
+	}
+	c.emit(EvStepWaiting, st.ActionID, st.LogicalAttempt, 0, data)
+}
+
+// clearWaitTimer removes a wait's timeout once the wait ends.
+func (c *change) clearWaitTimer(a *Action, st *StepState) {
+	var t Duration
+	if a.WaitForSignal != nil {
+		t = a.WaitForSignal.Timeout
+	} else {
+		t = a.ManualTimeout
+	}
+	if t > 0 && !st.StartedAt.IsZero() {
+		c.clearTimer(st.StartedAt.Add(t.D()), timerWait, st.ActionID)
+	}
+}
+
+// waitTimedOut fails a manual or signal wait that outlived its timeout.
+func (c *change) waitTimedOut(actionID string) {
+	st, a := c.state.step(actionID), c.run.action(actionID)
+	if st == nil || (st.Status != StepWaitingManual && st.Status != StepWaitingSignal) {
+		return
+	}
+	c.failStep(a, st, &StepError{Class: ErrorTimeout, Message: "wait exceeded its timeout"})
+	c.advance()
+}
+
+// CompleteManualAction applies spec 000 §3.3: idempotent on (run, action,
+// token), with duplicates recognised before the state check, the completion
+// policy checked before the transition, and the token matched to the open wait.
+func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletion) (*ManualCompletionResult, error) {
+	run, err := e.runFor(ctx, m.TenantID, m.RunID)
+	if err != nil {
+		return nil, err
+	}
+	if len(m.Output) > 0 {
+		if err := e.checkOutput(m.Output); err != nil {
+			return nil, err
+		}
+	}
+	key := manualCompletionKey(m.RunID, m.ActionID, m.CompletionToken)
+	if prior, err := e.priorManual(ctx, key); prior != nil || err != nil {
+		return prior, err
+	}
+	if err := e.cfg.CompletionPolicy(ctx, run.info(), &m); err != nil {
+		return nil, err
+	}
+	var result ManualResult
+	_, err = e.mutate(ctx, m.RunID, "operator:"+m.ActorUserID, func(ch *change) error {
+		st := ch.state.step(m.ActionID)
+		if st == nil {
+			return &Error{Code: CodeNotFound, RunID: m.RunID, ActionID: m.ActionID, Message: "run " + m.RunID + " has no action " + m.ActionID}
+		}
+		if st.Status != StepWaitingManual {
+			return illegalStep(m.RunID, m.ActionID, st.Status, StepStatus(m.Outcome))
+		}
+		if st.CompletionToken != m.CompletionToken {
+			return &Error{Code: CodeOperationConflict, RunID: m.RunID, ActionID: m.ActionID,
+				Message: "completion_token does not match the open wait of action " + m.ActionID}
+		}
+		result = ManualResult{RunID: m.RunID, ActionID: m.ActionID, CompletionToken: m.CompletionToken,
+			Outcome: m.Outcome, ActorUserID: m.ActorUserID, AcceptedAt: ch.now}
+		ch.require(store.IfAbsent(key))
+		ch.put(key, result)
+		ch.applyManual(st, m)
+		return nil
+	})
+	if conflictOn(err, key) {
+		return e.priorManual(ctx, key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &ManualCompletionResult{Result: result}, nil
+}
+
+// priorManual answers a stored manual completion, or nil.
+func (e *Engine) priorManual(ctx context.Context, key []byte) (*ManualCompletionResult, error) {
+	item, err := e.store.Get(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r ManualResult
+	if err := json.Unmarshal(item.Value, &r); err != nil {
+		return nil, err
+	}
+	return &ManualCompletionResult{Result: r, Duplicate: true}, nil
+}
+
+// applyManual is the transition a manual completion makes.
+func (c *change) applyManual(st *StepState, m ManualCompletion) {
+	a := c.run.action(st.ActionID)
+	c.state.SignalCount++
+	c.emit(EvSignalAccepted, st.ActionID, c.state.SignalCount, 0, EventData{SignalKind: SignalManual,
+		CompletionToken: m.CompletionToken, ManualOutcome: string(m.Outcome), Actor: m.ActorUserID, AcceptedAt: c.now})
+	c.clearWaitTimer(a, st)
+	switch m.Outcome {
+	case ManualSucceeded:
+		out := m.Output
+		if len(out) == 0 {
+			out = st.Output
+		}
+		c.succeedStep(st, out, st.Artifacts, "manual:"+m.ActorUserID)
+	case ManualFailed:
+		c.failStep(a, st, &StepError{Class: ErrorUnknown, Code: "manual_failed", Message: "completed as failed by " + m.ActorUserID})
+	default:
+		c.cancelStep(st, "cancelled by "+m.ActorUserID)
+		if a.OnFailure != OnFailureSkip && c.state.Failing == "" {
+			c.state.Failing = st.ActionID
+		}
+	}
+	c.advance()
+}

@@ -1,0 +1,235 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/store"
+)
+
+// change collects what one decision about one run produces: the new
+// checkpoint, the events describing it, and every other write. It commits as
+// one conditional batch guarded by the checkpoint's version, so a decision is
+// applied whole or not at all, and never over a state it did not read.
+type change struct {
+	e     *Engine
+	ctx   context.Context
+	err   error
+	run   *runRecord
+	state *RunState
+	now   time.Time
+	actor string
+
+	events []Event
+	conds  []store.Condition
+	ops    []store.Op
+	dirty  bool
+	wake   []string
+}
+
+// emit appends an event to the run's log.
+func (c *change) emit(typ, stepID string, logical, engineAttempt int, data EventData) {
+	c.state.LastSeq++
+	if stepID == "" {
+		stepID = RunStepID
+	}
+	if logical < 1 {
+		logical = 1
+	}
+	ev := Event{
+		Type:           typ,
+		ID:             uuid.NewString(),
+		RunID:          c.run.RunID,
+		Seq:            c.state.LastSeq,
+		IdempotencyKey: IdempotencyKey(c.run.RunID, stepID, logical, typ, c.run.Definition.PlanVersion, engineAttempt),
+		EmittedAt:      c.now,
+		EmittedBy:      c.actor,
+		StepID:         stepID,
+		LogicalAttempt: logical,
+		EngineAttempt:  engineAttempt,
+		PlanVersion:    c.run.Definition.PlanVersion,
+		Data:           data,
+	}
+	c.events = append(c.events, ev)
+	c.dirty = true
+}
+
+// decide runs a decision. An illegal transition inside it (which panics with
+// an *Error so that no caller can ignore it) and a failed read both end the
+// decision with an error, and nothing is committed.
+func (c *change) decide(fn func(*change) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(*Error)
+			if !ok {
+				panic(r)
+			}
+			err = e
+		}
+	}()
+	if err := fn(c); err != nil {
+		return err
+	}
+	return c.err
+}
+
+// read gets a value during a decision; a failure ends the decision.
+func (c *change) read(key []byte) ([]byte, bool) {
+	item, err := c.e.store.Get(c.ctx, key)
+	if err != nil {
+		if c.err == nil {
+			c.err = fmt.Errorf("read %s: %w", key, err)
+		}
+		return nil, false
+	}
+	return item.Value, true
+}
+
+// put writes a JSON record.
+func (c *change) put(key []byte, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("engine: record %T does not marshal: %v", v, err))
+	}
+	c.ops = append(c.ops, store.Put(key, b))
+}
+
+// del deletes a key.
+func (c *change) del(key []byte) { c.ops = append(c.ops, store.Delete(key)) }
+
+// require adds a precondition.
+func (c *change) require(cond store.Condition) { c.conds = append(c.conds, cond) }
+
+// setTimer writes a durable timer.
+func (c *change) setTimer(t timerRecord) {
+	c.put(timerKey(t.Due, t.RunID, string(t.Kind), t.Ref), t)
+}
+
+// clearTimer deletes a durable timer.
+func (c *change) clearTimer(due time.Time, kind timerKind, ref string) {
+	c.del(timerKey(due, c.run.RunID, string(kind), ref))
+}
+
+// batch answers the conditional batch for a checkpoint read at version.
+func (c *change) batch(version uint64) *store.Batch {
+	b := &store.Batch{Conditions: append([]store.Condition{store.IfVersion(checkpointKey(c.run.RunID), version)}, c.conds...)}
+	if c.dirty {
+		state, err := json.Marshal(c.state)
+		if err != nil {
+			panic("engine: checkpoint does not marshal: " + err.Error())
+		}
+		b.Ops = append(b.Ops, store.Put(checkpointKey(c.run.RunID), state))
+	}
+	for _, ev := range c.events {
+		body, err := json.Marshal(ev)
+		if err != nil {
+			panic("engine: event does not marshal: " + err.Error())
+		}
+		idem := eventIdemKey(ev.RunID, ev.IdempotencyKey)
+		b.Conditions = append(b.Conditions, store.IfAbsent(idem))
+		b.Ops = append(b.Ops, store.Put(eventKey(ev.RunID, ev.Seq), body), store.Put(idem, []byte(store.Uint64(ev.Seq))))
+	}
+	b.Ops = append(b.Ops, c.ops...)
+	return b
+}
+
+// maxMutateRetries bounds how often one decision is re-made after losing a
+// compare-and-set race or an ambiguous commit.
+const maxMutateRetries = 32
+
+// mutate loads a run, lets decide change it, and commits the change as one
+// conditional batch. A lost race on the checkpoint, or a commit whose outcome
+// is unknown, is resolved by reading again and deciding again, never by
+// blindly re-sending: decisions are made from the state they read, so one
+// that was already applied decides nothing the second time. An error from
+// decide is answered without committing anything.
+func (e *Engine) mutate(ctx context.Context, runID, actor string, decide func(*change) error) (*change, error) {
+	unlock := e.lock(runID)
+	defer unlock()
+	for range maxMutateRetries {
+		run, err := e.loadRun(ctx, runID)
+		if err != nil {
+			return nil, err
+		}
+		state, version, err := e.loadCheckpoint(ctx, runID)
+		if err != nil {
+			return nil, err
+		}
+		ch := &change{e: e, ctx: ctx, run: run, state: state, now: e.now(), actor: actor}
+		if err := ch.decide(decide); err != nil {
+			return ch, err
+		}
+		if !ch.dirty && len(ch.ops) == 0 {
+			return ch, nil
+		}
+		_, err = e.store.Commit(ctx, ch.batch(version))
+		switch {
+		case err == nil:
+			e.afterCommit(ch)
+			return ch, nil
+		case conflictOn(err, checkpointKey(runID)), errors.Is(err, store.ErrOutcomeUnknown):
+			continue
+		default:
+			return ch, err
+		}
+	}
+	return nil, &Error{Code: CodeUnavailable, RunID: runID, Message: "run " + runID + " is changing too fast; retry"}
+}
+
+// afterCommit wakes the polls of queues that gained tasks.
+func (e *Engine) afterCommit(ch *change) {
+	for _, q := range ch.wake {
+		e.wake.notify(q)
+	}
+}
+
+// conflictOn reports whether err is a failed condition on key.
+func conflictOn(err error, key []byte) bool {
+	var cf *store.ConditionFailedError
+	return errors.As(err, &cf) && string(cf.Key) == string(key)
+}
+
+// loadRun reads a run's immutable record, cached after the first read.
+func (e *Engine) loadRun(ctx context.Context, runID string) (*runRecord, error) {
+	if r, ok := e.runs.Load(runID); ok {
+		return r.(*runRecord), nil
+	}
+	item, err := e.store.Get(ctx, runKey(runID))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, runNotFound(runID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r runRecord
+	if err := json.Unmarshal(item.Value, &r); err != nil {
+		return nil, fmt.Errorf("run record %s: %w", runID, err)
+	}
+	e.runs.Store(runID, &r)
+	return &r, nil
+}
+
+// loadCheckpoint reads a run's checkpoint and its version.
+func (e *Engine) loadCheckpoint(ctx context.Context, runID string) (*RunState, uint64, error) {
+	item, err := e.store.Get(ctx, checkpointKey(runID))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, runNotFound(runID)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	var s RunState
+	if err := json.Unmarshal(item.Value, &s); err != nil {
+		return nil, 0, fmt.Errorf("checkpoint %s: %w", runID, err)
+	}
+	return &s, item.Version, nil
+}
+
+func runNotFound(runID string) *Error {
+	return &Error{Code: CodeNotFound, RunID: runID, Message: "run " + runID + " not found"}
+}

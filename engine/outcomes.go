@@ -1,0 +1,244 @@
+package engine
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// attemptResult is how one activity attempt ended, as a worker or a timer reported it.
+type attemptResult struct {
+	outcome   AttemptOutcome
+	output    json.RawMessage
+	artifacts []ArtifactRef
+	err       *StepError
+	workerID  string
+	source    string
+}
+
+// recordAttempt appends the attempt's evidence (spec 000 §5) to the step and the log.
+func (c *change) recordAttempt(st *StepState, r attemptResult, willRetry bool) {
+	att := Attempt{
+		LogicalAttempt: st.LogicalAttempt,
+		EngineAttempt:  st.EngineAttempt,
+		Outcome:        r.outcome,
+		Error:          r.err,
+		StartedAt:      st.StartedAt,
+		CompletedAt:    c.now,
+		WorkerID:       r.workerID,
+	}
+	st.Attempts = append(st.Attempts, att)
+	c.emit(EvStepAttemptRecorded, st.ActionID, st.LogicalAttempt, st.EngineAttempt, EventData{
+		Attempt: &att, WillRetry: willRetry, NextAttemptAt: st.NextAttemptAt})
+}
+
+// succeedAttempt applies an attempt's result: a manual action then waits for
+// a person; any other action succeeds.
+func (c *change) succeedAttempt(a *Action, st *StepState, r attemptResult) {
+	st.TaskID = ""
+	c.recordAttempt(st, r, false)
+	st.Output, st.Artifacts = r.output, r.artifacts
+	if a.Completion == CompletionManual {
+		c.openManualWait(a, st)
+	} else {
+		c.succeedStep(st, r.output, r.artifacts, r.source)
+	}
+	c.advance()
+}
+
+// succeedStep marks a step SUCCEEDED with its output.
+func (c *change) succeedStep(st *StepState, output json.RawMessage, artifacts []ArtifactRef, source string) {
+	c.setStep(st, StepSucceeded)
+	st.Output, st.Artifacts = output, artifacts
+	st.CompletedAt = c.now
+	st.Error = nil
+	st.CompletionToken = ""
+	st.WaitingSignal = ""
+	c.state.CompletionOrder = append(c.state.CompletionOrder, st.ActionID)
+	c.emit(EvStepCompleted, st.ActionID, st.LogicalAttempt, 0, EventData{
+		Status: string(StepSucceeded), Output: output, Artifacts: artifacts, CompletedAt: c.now, Source: source})
+}
+
+// failAttempt applies a failed attempt: another engine attempt after the
+// policy's backoff, or the step's final failure.
+func (c *change) failAttempt(a *Action, st *StepState, r attemptResult) {
+	st.TaskID = ""
+	r.err.Class = normalizeClass(r.err.Class)
+	r.err.Retryable = a.Retry.Retryable(r.err.Class)
+	if c.state.Failing == "" && c.runLive() && a.Retry.ShouldRetry(st.EngineAttempt, r.err.Class) {
+		st.NextAttemptAt = c.now.Add(a.Retry.Backoff(st.EngineAttempt))
+		st.Error = r.err
+		c.recordAttempt(st, r, true)
+		c.setTimer(timerRecord{RunID: c.run.RunID, Kind: timerBackoff, Ref: st.ActionID, Due: st.NextAttemptAt})
+		c.dirty = true
+		return
+	}
+	c.recordAttempt(st, r, false)
+	c.failStep(a, st, r.err)
+	c.advance()
+}
+
+// runLive reports whether the run still schedules work of its own accord.
+func (c *change) runLive() bool {
+	switch c.state.Status {
+	case RunRunning, RunBlocked, RunPaused:
+		return true
+	}
+	return false
+}
+
+// failStep marks a step FAILED and applies its on_failure.
+func (c *change) failStep(a *Action, st *StepState, stepErr *StepError) {
+	c.setStep(st, StepFailed)
+	st.Error = stepErr
+	st.CompletedAt = c.now
+	st.CompletionToken = ""
+	st.WaitingSignal = ""
+	st.NextAttemptAt = time.Time{}
+	c.emit(EvStepFailed, st.ActionID, st.LogicalAttempt, 0, EventData{
+		Status: string(StepFailed), Error: stepErr, CompletedAt: c.now})
+	if !c.runLive() {
+		return
+	}
+	if a.OnFailure == OnFailureSkip {
+		c.setStep(st, StepSkipped)
+		st.Reason = "on_failure skip"
+		c.emit(EvStepSkipped, st.ActionID, st.LogicalAttempt, 0, EventData{Status: string(StepSkipped), Reason: st.Reason})
+		return
+	}
+	if c.state.Failing == "" {
+		c.state.Failing = st.ActionID
+		if a.OnFailure != OnFailureHold {
+			c.cancelUnstarted("fail-fast after " + st.ActionID + " failed")
+		}
+	}
+}
+
+// cancelUnstarted cancels tasks no worker has claimed yet (fail-fast: no new
+// actions start; running ones may finish).
+func (c *change) cancelUnstarted(reason string) {
+	for _, st := range c.state.Steps {
+		if st.Status != StepScheduled || st.TaskID == "" {
+			continue
+		}
+		c.retireTask(st.TaskID, st.ReadyKey)
+		st.TaskID, st.ReadyKey = "", ""
+		c.cancelStep(st, reason)
+	}
+}
+
+// cancelStep marks a step CANCELLED.
+func (c *change) cancelStep(st *StepState, reason string) {
+	c.setStep(st, StepCancelled)
+	st.Reason = reason
+	st.CompletedAt = c.now
+	st.CompletionToken = ""
+	st.WaitingSignal = ""
+	c.emit(EvStepCancelled, st.ActionID, st.LogicalAttempt, 0, EventData{Status: string(StepCancelled), Reason: reason})
+}
+
+// applyFailurePolicy applies the failing step's on_failure once nothing is in
+// flight: ABORT fails the run, COMPENSATE rolls back, HOLD blocks it for an operator.
+func (c *change) applyFailurePolicy() {
+	s := c.state
+	st := s.step(s.Failing)
+	a := c.run.action(s.Failing)
+	s.Failing = ""
+	runErr := &RunError{ActionID: st.ActionID, Error: st.Error}
+	switch a.OnFailure {
+	case OnFailureHold:
+		s.HeldOn = st.ActionID
+		c.settle()
+	case OnFailureAbort:
+		c.failRun(runErr, "")
+	default:
+		c.compensateOrFail(runErr)
+	}
+}
+
+// compensateOrFail starts compensation when a succeeded step has a hook,
+// else fails the run.
+func (c *change) compensateOrFail(runErr *RunError) {
+	s := c.state
+	var order []string
+	for i := len(s.CompletionOrder) - 1; i >= 0; i-- {
+		id := s.CompletionOrder[i]
+		if c.run.action(id).Compensation != nil && s.step(id).Status == StepSucceeded {
+			order = append(order, id)
+		}
+	}
+	if len(order) == 0 {
+		c.failRun(runErr, "")
+		return
+	}
+	s.Error = runErr
+	c.transition(RunCompensating)
+	s.Compensation = &CompensationState{Order: order}
+	for _, id := range order {
+		s.step(id).CompStatus = CompPending
+	}
+	c.emit(EvRunCompensating, "", 1, 0, EventData{Status: string(RunCompensating),
+		FailedActionID: runErr.ActionID, CompensationOrder: order})
+	c.nextCompensation()
+}
+
+// nextCompensation starts the next hook in reverse completion order, or ends
+// the run FAILED with the rollback's outcome when every hook has run.
+func (c *change) nextCompensation() {
+	comp := c.state.Compensation
+	if comp.Next >= len(comp.Order) {
+		comp.Outcome = CompensationRolledBack
+		for _, id := range comp.Order {
+			if c.state.step(id).CompStatus != CompSucceeded {
+				comp.Outcome = CompensationPartial
+			}
+		}
+		c.failRun(c.state.Error, comp.Outcome)
+		return
+	}
+	id := comp.Order[comp.Next]
+	st, a := c.state.step(id), c.run.action(id)
+	st.CompStatus = CompRunning
+	if st.CompAttempt == 0 {
+		c.emit(EvCompensationStarted, id, st.LogicalAttempt, 0, EventData{
+			Operation: a.Compensation.Operation, OperationKey: compensationKey(c.run.RunID, id)})
+	}
+	c.scheduleCompensation(a, st, c.now)
+}
+
+// compensationKey is spec 000 §4's deterministic hook key.
+func compensationKey(runID, actionID string) string { return runID + ":" + actionID + ":compensate" }
+
+// scheduleCompensation persists the hook's next attempt as a task.
+func (c *change) scheduleCompensation(a *Action, st *StepState, notBefore time.Time) {
+	st.CompAttempt++
+	h := a.Compensation
+	t := c.newTask(a, st, TaskCompensation, h.Operation, h.Queue, h.Timeout, notBefore)
+	st.CompTaskID, st.CompReadyKey = t.TaskID, t.readyKey()
+	c.dirty = true
+}
+
+// finishCompensationAttempt applies a hook attempt's outcome: retry under the
+// hook's policy, or record it and move on (best effort: a failed hook never
+// stops the others).
+func (c *change) finishCompensationAttempt(a *Action, st *StepState, ok bool, stepErr *StepError) {
+	st.CompTaskID = ""
+	if ok {
+		st.CompStatus = CompSucceeded
+		st.CompError = nil
+		c.emit(EvCompensationSucceeded, st.ActionID, st.LogicalAttempt, 0, EventData{CompletedAt: c.now})
+	} else {
+		stepErr.Class = normalizeClass(stepErr.Class)
+		if a.Compensation.Retry.ShouldRetry(st.CompAttempt, stepErr.Class) {
+			due := c.now.Add(a.Compensation.Retry.Backoff(st.CompAttempt))
+			st.CompError = stepErr
+			c.setTimer(timerRecord{RunID: c.run.RunID, Kind: timerBackoff, Ref: "comp:" + st.ActionID, Due: due})
+			c.dirty = true
+			return
+		}
+		st.CompStatus = CompFailed
+		st.CompError = stepErr
+		c.emit(EvCompensationFailed, st.ActionID, st.LogicalAttempt, 0, EventData{Error: stepErr, CompletedAt: c.now})
+	}
+	c.state.Compensation.Next++
+	c.nextCompensation()
+}

@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weft-dev/weft/store"
+)
+
+// ReportResult answers a task report.
+type ReportResult struct {
+	// Duplicate is true when this claim was already reported the same way;
+	// nothing changed.
+	Duplicate bool
+	// WillRetry is true when a failure is followed by another attempt.
+	WillRetry bool
+}
+
+// CompleteTask records a task's result durably before it answers.
+func (e *Engine) CompleteTask(ctx context.Context, r TaskReport) (*ReportResult, error) {
+	if err := e.checkOutput(r.Output); err != nil {
+		return nil, err
+	}
+	return e.report(ctx, r, "completed", func(ch *change, t *taskRecord, a *Action, st *StepState) {
+		res := attemptResult{outcome: AttemptSucceeded, output: r.Output, artifacts: r.Artifacts, workerID: r.WorkerID}
+		if t.Kind == TaskCompensation {
+			ch.finishCompensationAttempt(a, st, true, nil)
+			return
+		}
+		ch.succeedAttempt(a, st, res)
+	})
+}
+
+// FailTask records a task's failure; the action's policy decides what follows.
+func (e *Engine) FailTask(ctx context.Context, r TaskReport) (*ReportResult, error) {
+	stepErr := &StepError{Class: normalizeClass(r.ErrorClass), Code: r.Code, Message: r.Message}
+	var willRetry bool
+	res, err := e.report(ctx, r, "failed", func(ch *change, t *taskRecord, a *Action, st *StepState) {
+		if t.Kind == TaskCompensation {
+			ch.finishCompensationAttempt(a, st, false, stepErr)
+			return
+		}
+		ch.failAttempt(a, st, attemptResult{outcome: AttemptFailed, err: stepErr, workerID: r.WorkerID})
+		willRetry = st.TaskID == "" && !st.NextAttemptAt.IsZero()
+	})
+	if res != nil {
+		res.WillRetry = willRetry
+	}
+	return res, err
+}
+
+// checkOutput enforces the inline result limit (spec 004 §2).
+func (e *Engine) checkOutput(out json.RawMessage) error {
+	if len(out) > e.cfg.InlineResultLimit {
+		return &Error{Code: CodePayloadTooLarge,
+			Message: fmt.Sprintf("output is %d bytes, over the inline limit of %d; send it as an artifact reference", len(out), e.cfg.InlineResultLimit),
+			Violations: []FieldViolation{violation("output", "output.max_bytes",
+				"output is %d bytes, over the inline limit of %d", len(out), e.cfg.InlineResultLimit)}}
+	}
+	if len(out) > 0 && !json.Valid(out) {
+		return invalid(violation("output", "output.json", "output must be valid JSON"))
+	}
+	return nil
+}
+
+// report applies a worker's report on the claim its token names. A report
+// with the claim's token after the claim was reported the same way is a
+// duplicate and changes nothing; any other stale report is refused.
+func (e *Engine) report(ctx context.Context, r TaskReport, result string,
+	apply func(*change, *taskRecord, *Action, *StepState)) (*ReportResult, error) {
+	taskID, err := parseToken(r.Token)
+	if err != nil {
+		return nil, err
+	}
+	for range maxMutateRetries {
+		t, version, err := e.loadTask(ctx, taskID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, claimLost(taskID, "")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if t.TenantID != r.TenantID {
+			return nil, claimLost(taskID, "")
+		}
+		if t.State == taskDone && t.Token == r.Token && t.Result == result {
+			return &ReportResult{Duplicate: true}, nil
+		}
+		if t.State != taskClaimed || t.Token != r.Token {
+			return nil, claimLost(taskID, t.RunID)
+		}
+		_, err = e.mutate(ctx, t.RunID, "activity-worker:"+r.WorkerID, func(ch *change) error {
+			ch.require(store.IfVersion(taskKey(taskID), version))
+			st := ch.state.step(t.ActionID)
+			if st == nil || (st.TaskID != taskID && st.CompTaskID != taskID) {
+				return claimLost(taskID, t.RunID)
+			}
+			ch.finishTask(t, result)
+			apply(ch, t, ch.run.action(t.ActionID), st)
+			return nil
+		})
+		if conflictOn(err, taskKey(taskID)) {
+			continue // a heartbeat or a timer changed the task: look again
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &ReportResult{}, nil
+	}
+	return nil, &Error{Code: CodeUnavailable, Message: "task " + taskID + " is contended; retry"}
+}
+
+// finishTask marks a claimed task done and clears its timers.
+func (c *change) finishTask(t *taskRecord, result string) {
+	c.clearTimer(t.Deadline, timerAttempt, t.TaskID)
+	if !t.HeartbeatDue.IsZero() {
+		c.clearTimer(t.HeartbeatDue, timerHeartbeat, t.TaskID)
+	}
+	t.State, t.Result = taskDone, result
+	c.put(taskKey(t.TaskID), t)
+}
+
+func claimLost(taskID, runID string) *Error {
+	return &Error{Code: CodeTaskClaimLost, RunID: runID,
+		Message: "task " + taskID + " is no longer claimed by this token (timed out, cancelled or already reported)"}
+}
+
+// HeartbeatResult answers a heartbeat.
+type HeartbeatResult struct {
+	CancelRequested bool
+	Deadline        time.Time
+}
+
+// HeartbeatTask keeps a claim alive. It touches only the task record; the
+// heartbeat timer, when it fires, looks at the last heartbeat.
+func (e *Engine) HeartbeatTask(ctx context.Context, tenantID, token string) (*HeartbeatResult, error) {
+	taskID, err := parseToken(token)
+	if err != nil {
+		return nil, err
+	}
+	for range maxMutateRetries {
+		t, version, err := e.loadTask(ctx, taskID)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && t.TenantID != tenantID) {
+			return nil, claimLost(taskID, "")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if t.State != taskClaimed || t.Token != token {
+			return &HeartbeatResult{CancelRequested: true}, nil
+		}
+		state, _, err := e.loadCheckpoint(ctx, t.RunID)
+		if err != nil {
+			return nil, err
+		}
+		if state.Status.Terminal() {
+			return &HeartbeatResult{CancelRequested: true, Deadline: t.Deadline}, nil
+		}
+		t.HeartbeatAt = e.now()
+		body, _ := json.Marshal(t)
+		_, err = e.store.Commit(ctx, &store.Batch{
+			Conditions: []store.Condition{store.IfVersion(taskKey(taskID), version)},
+			Ops:        []store.Op{store.Put(taskKey(taskID), body)},
+		})
+		if conflictOn(err, taskKey(taskID)) || errors.Is(err, store.ErrOutcomeUnknown) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &HeartbeatResult{Deadline: t.Deadline}, nil
+	}
+	return nil, &Error{Code: CodeUnavailable, Message: "task " + taskID + " is contended; retry"}
+}

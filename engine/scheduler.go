@@ -1,0 +1,340 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// transition changes the run's status through the one transition table; an
+// illegal transition fails the whole decision, so it is never applied.
+func (c *change) transition(to RunStatus) {
+	from := c.state.Status
+	if from == to {
+		return
+	}
+	if !RunTransitionAllowed(from, to) {
+		panic(illegalRun(c.run.RunID, from, to))
+	}
+	c.state.Status = to
+	c.state.Substatus = ""
+	c.state.Message = ""
+	c.dirty = true
+}
+
+// setStep changes a step's status through the step transition table.
+func (c *change) setStep(st *StepState, to StepStatus) {
+	if st.Status == to {
+		return
+	}
+	if !StepTransitionAllowed(st.Status, to) {
+		panic(illegalStep(c.run.RunID, st.ActionID, st.Status, to))
+	}
+	st.Status = to
+	c.dirty = true
+}
+
+// startRun moves a QUEUED run RUNNING and schedules what is runnable.
+func (c *change) startRun() {
+	s := c.state
+	c.transition(RunRunning)
+	s.StartedAt = c.now
+	if t := c.run.Definition.Timeout.D(); t > 0 {
+		s.Deadline = c.now.Add(t)
+		c.setTimer(timerRecord{RunID: s.RunID, Kind: timerWorkflow, Due: s.Deadline})
+	}
+	c.emit(EvRunStarted, "", 1, 0, EventData{
+		Status:     string(RunRunning),
+		StartedAt:  c.now,
+		Context:    c.run.context(c.run.SubmittedBy),
+		PlanSHA256: c.run.PlanSHA256,
+	})
+	c.advance()
+}
+
+// advance is the scheduler: it applies a pending failure policy once nothing
+// is in flight, propagates skips, dispatches every runnable step in
+// deterministic order, and settles the run's status.
+func (c *change) advance() {
+	s := c.state
+	if s.Status == RunPaused {
+		c.checkDrained()
+		return
+	}
+	if s.Status != RunRunning && s.Status != RunBlocked {
+		return
+	}
+	if s.Failing != "" {
+		if c.inFlight() == 0 {
+			c.applyFailurePolicy()
+		}
+		return
+	}
+	c.propagateSkips()
+	c.dispatchDueRetries()
+	for _, a := range c.runnable() {
+		c.dispatch(a)
+	}
+	c.settle()
+}
+
+// sequential reports whether the definition has no dependency edges (spec 000 §1.1).
+func (c *change) sequential() bool {
+	for _, a := range c.run.Definition.Actions {
+		if len(a.DependsOn) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// byDispatchOrder sorts actions by order, then id compared byte-wise (spec 000 §1.2).
+func byDispatchOrder(actions []*Action) {
+	sort.SliceStable(actions, func(i, j int) bool {
+		if actions[i].Order != actions[j].Order {
+			return actions[i].Order < actions[j].Order
+		}
+		return bytes.Compare([]byte(actions[i].ID), []byte(actions[j].ID)) < 0
+	})
+}
+
+// runnable answers the PENDING steps whose predecessors allow them to start,
+// in dispatch order.
+func (c *change) runnable() []*Action {
+	var out []*Action
+	if c.sequential() {
+		ordered := c.actionsInOrder()
+		for _, a := range ordered {
+			st := c.state.step(a.ID)
+			if c.passable(st) {
+				continue
+			}
+			if st.Status == StepPending {
+				out = append(out, a)
+			}
+			break
+		}
+		return out
+	}
+	for i := range c.run.Definition.Actions {
+		a := &c.run.Definition.Actions[i]
+		if c.state.step(a.ID).Status == StepPending && c.depsSucceeded(a) {
+			out = append(out, a)
+		}
+	}
+	byDispatchOrder(out)
+	return out
+}
+
+func (c *change) actionsInOrder() []*Action {
+	out := make([]*Action, len(c.run.Definition.Actions))
+	for i := range c.run.Definition.Actions {
+		out[i] = &c.run.Definition.Actions[i]
+	}
+	byDispatchOrder(out)
+	return out
+}
+
+// depsSucceeded reports the all-of join: every predecessor SUCCEEDED.
+func (c *change) depsSucceeded(a *Action) bool {
+	for _, d := range a.DependsOn {
+		if c.state.step(d).Status != StepSucceeded {
+			return false
+		}
+	}
+	return true
+}
+
+// passable reports whether later steps may proceed past st: it succeeded,
+// was skipped, or was cancelled under on_failure SKIP.
+func (c *change) passable(st *StepState) bool {
+	switch st.Status {
+	case StepSucceeded, StepSkipped:
+		return true
+	case StepCancelled:
+		return c.run.action(st.ActionID).OnFailure == OnFailureSkip
+	}
+	return false
+}
+
+// propagateSkips skips, in a DAG, every PENDING step that needs a skipped
+// or cancelled one, until nothing changes.
+func (c *change) propagateSkips() {
+	if c.sequential() {
+		return
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, a := range c.actionsInOrder() {
+			st := c.state.step(a.ID)
+			if st.Status != StepPending {
+				continue
+			}
+			for _, d := range a.DependsOn {
+				if ds := c.state.step(d).Status; ds == StepSkipped || ds == StepCancelled {
+					c.skipStep(st, fmt.Sprintf("dependency %s was %s", d, ds))
+					changed = true
+					break
+				}
+			}
+		}
+	}
+}
+
+// skipStep marks a step SKIPPED.
+func (c *change) skipStep(st *StepState, reason string) {
+	c.setStep(st, StepSkipped)
+	st.Reason = reason
+	st.CompletedAt = c.now
+	c.emit(EvStepSkipped, st.ActionID, st.LogicalAttempt, 0, EventData{Status: string(StepSkipped), Reason: reason})
+}
+
+// dispatch starts one runnable step: a task for an activity, a wait for a
+// signal or a person.
+func (c *change) dispatch(a *Action) {
+	st := c.state.step(a.ID)
+	st.EngineAttempt = 0
+	switch {
+	case a.WaitForSignal != nil:
+		c.openSignalWait(a, st)
+	case a.Activity == "" && a.Completion == CompletionManual:
+		c.openManualWait(a, st)
+	default:
+		c.scheduleAttempt(a, st, c.now)
+	}
+}
+
+// scheduleAttempt persists a task for the step's next engine attempt. The
+// first attempt of a logical attempt makes the step SCHEDULED (spec 001);
+// later ones keep it RUNNING.
+func (c *change) scheduleAttempt(a *Action, st *StepState, notBefore time.Time) {
+	st.EngineAttempt++
+	st.NextAttemptAt = time.Time{}
+	t := c.newTask(a, st, TaskActivity, a.Activity, a.Queue, a.Timeout, notBefore)
+	st.TaskID, st.ReadyKey = t.TaskID, t.readyKey()
+	if st.EngineAttempt == 1 {
+		c.setStep(st, StepScheduled)
+		st.ScheduledAt = c.now
+		c.emit(EvStepScheduled, st.ActionID, st.LogicalAttempt, 0, EventData{
+			Status: string(StepScheduled), TaskID: t.TaskID, Queue: t.Queue, NotBefore: notBefore})
+	}
+	c.dirty = true
+}
+
+// newTask writes a ready task and its queue entry.
+func (c *change) newTask(a *Action, st *StepState, kind TaskKind, activity, queue string, timeout Duration, notBefore time.Time) *taskRecord {
+	attempt := st.EngineAttempt
+	if kind == TaskCompensation {
+		attempt = st.CompAttempt
+	}
+	t := &taskRecord{
+		FormatVersion:    recordVersion,
+		TaskID:           fmt.Sprintf("%s/%s/%d/%s%d", c.run.RunID, a.ID, st.LogicalAttempt, kind, attempt),
+		RunID:            c.run.RunID,
+		TenantID:         c.run.TenantID,
+		ActionID:         a.ID,
+		Kind:             kind,
+		Queue:            queue,
+		Activity:         activity,
+		LogicalAttempt:   st.LogicalAttempt,
+		EngineAttempt:    attempt,
+		NotBefore:        notBefore,
+		Timeout:          timeout,
+		HeartbeatTimeout: a.HeartbeatTimeout,
+		State:            taskReady,
+	}
+	c.put(taskKey(t.TaskID), t)
+	c.put([]byte(t.readyKey()), t.TaskID)
+	c.wake = append(c.wake, queueID(t.TenantID, t.Queue))
+	return t
+}
+
+// dispatchDueRetries schedules the next engine attempt of every step whose
+// backoff has passed (a paused run resumes them here too).
+func (c *change) dispatchDueRetries() {
+	for _, st := range c.state.Steps {
+		if st.Status == StepRunning && st.TaskID == "" && !st.NextAttemptAt.IsZero() && !st.NextAttemptAt.After(c.now) {
+			c.scheduleAttempt(c.run.action(st.ActionID), st, c.now)
+		}
+	}
+}
+
+// inFlight counts tasks a worker holds or may still pick up.
+func (c *change) inFlight() int {
+	n := 0
+	for _, st := range c.state.Steps {
+		if st.TaskID != "" && (st.Status == StepScheduled || st.Status == StepRunning) {
+			n++
+		}
+	}
+	return n
+}
+
+// active reports whether anything still runs or is due to run by itself.
+func (c *change) active() bool {
+	for _, st := range c.state.Steps {
+		switch st.Status {
+		case StepScheduled, StepRunning:
+			return true
+		}
+	}
+	return false
+}
+
+// settle completes the run when every step is done, and moves it between
+// RUNNING and BLOCKED: BLOCKED only when nothing is scheduled or running and
+// something waits for a person, a signal or an operator.
+func (c *change) settle() {
+	s := c.state
+	done := true
+	waiting := []string{}
+	for _, st := range s.Steps {
+		switch {
+		case c.passable(st):
+		case st.Status == StepWaitingManual || st.Status == StepWaitingSignal:
+			done = false
+			waiting = append(waiting, st.ActionID)
+		default:
+			done = false
+		}
+	}
+	if s.HeldOn != "" {
+		waiting = append(waiting, s.HeldOn)
+	}
+	switch {
+	case done && s.HeldOn == "":
+		c.completeRun()
+	case !c.active() && len(waiting) > 0 && s.Status == RunRunning:
+		c.transition(RunBlocked)
+		s.Blocks++
+		c.emit(EvRunBlocked, "", s.Blocks, 0, EventData{Status: string(RunBlocked), WaitingOn: waiting, Reason: c.blockReason()})
+	case (c.active() || len(waiting) == 0) && s.Status == RunBlocked:
+		c.transition(RunRunning)
+		c.emit(EvRunUnblocked, "", s.Blocks, 0, EventData{Status: string(RunRunning)})
+	}
+}
+
+func (c *change) blockReason() string {
+	if c.state.HeldOn != "" {
+		return "held on failed step " + c.state.HeldOn + "; retry, skip or cancel"
+	}
+	return "waiting for a signal or a manual completion"
+}
+
+// completeRun ends the run COMPLETED.
+func (c *change) completeRun() {
+	c.transition(RunCompleted)
+	c.state.CompletedAt = c.now
+	c.emit(EvRunCompleted, "", 1, 0, EventData{Status: string(RunCompleted), CompletedAt: c.now})
+}
+
+// failRun ends the run FAILED.
+func (c *change) failRun(runErr *RunError, outcome CompensationOutcome) {
+	c.transition(RunFailed)
+	s := c.state
+	s.CompletedAt = c.now
+	s.Error = runErr
+	c.emit(EvRunFailed, "", 1, 0, EventData{Status: string(RunFailed), RunError: runErr,
+		CompensationOutcome: outcome, CompletedAt: c.now})
+}

@@ -1,0 +1,256 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/store"
+)
+
+// DefaultSignalRetention is how long an accepted-response record answers
+// duplicates before retention may remove it.
+const DefaultSignalRetention = 7 * 24 * time.Hour
+
+// MaxSignalIDBytes bounds a signal_id (spec 003).
+const MaxSignalIDBytes = 128
+
+// AcceptedSignal is spec 003's canonical AcceptedSignalResult.
+type AcceptedSignal struct {
+	Accepted         bool      `json:"accepted"`
+	RunID            string    `json:"run_id"`
+	SignalName       string    `json:"signal_name"`
+	SignalID         string    `json:"signal_id"`
+	AcceptedAt       time.Time `json:"accepted_at"`
+	SignalStorageKey string    `json:"signal_storage_key"`
+}
+
+// acceptedRecord is the persisted accepted-response record (spec 003's fields).
+type acceptedRecord struct {
+	FormatVersion    int            `json:"version"`
+	RunID            string         `json:"workflow_id"`
+	SignalName       string         `json:"signal_name"`
+	SignalID         string         `json:"signal_id"`
+	SignalStorageKey string         `json:"signal_storage_key"`
+	Response         AcceptedSignal `json:"response"`
+	AcceptedAt       time.Time      `json:"accepted_at"`
+	ExpiresAt        time.Time      `json:"expires_at"`
+}
+
+// SignalParams is a signal to a run.
+type SignalParams struct {
+	TenantID   string
+	RunID      string
+	SignalName string
+	// SignalID, when non-nil, makes delivery idempotent; nil means a fresh id.
+	SignalID *string
+	Payload  json.RawMessage
+	Actor    string
+}
+
+// SignalResult answers a signal.
+type SignalResult struct {
+	Result    AcceptedSignal
+	Duplicate bool
+}
+
+// validateSignalID applies spec 003's validation table before anything is written.
+func validateSignalID(field string, id *string) error {
+	if id == nil {
+		return nil
+	}
+	switch {
+	case *id == "":
+		return invalid(violation(field, "signal_id.non_empty", "signal_id must not be empty when present"))
+	case len(*id) > MaxSignalIDBytes:
+		return invalid(violation(field, "signal_id.max_bytes", "signal_id must be at most %d UTF-8 bytes, got %d", MaxSignalIDBytes, len(*id)))
+	case !utf8.ValidString(*id):
+		return invalid(violation(field, "signal_id.utf8", "signal_id must be valid UTF-8"))
+	}
+	return nil
+}
+
+// SignalRun accepts a named signal for a run: an atomic insert-or-read of the
+// accepted-response record together with the payload, so a duplicate
+// (run, name, signal_id) answers the first acceptance and enqueues nothing.
+func (e *Engine) SignalRun(ctx context.Context, p SignalParams) (*SignalResult, error) {
+	if err := validateSignalID("signal_id", p.SignalID); err != nil {
+		return nil, err
+	}
+	if p.SignalName == "" || strings.HasPrefix(p.SignalName, signalKindPrefix) {
+		return nil, invalid(violation("signal_name", "signal_name.reserved",
+			"signal_name must be non-empty and must not start with %q", signalKindPrefix))
+	}
+	if len(p.Payload) > 0 && !json.Valid(p.Payload) {
+		return nil, invalid(violation("payload", "payload.json", "payload must be valid JSON"))
+	}
+	return e.deliver(ctx, p, SignalUser, func(ch *change, acc AcceptedSignal) error {
+		if ch.state.Status.Terminal() {
+			return illegalRun(p.RunID, ch.state.Status, ch.state.Status)
+		}
+		ch.state.Signals = append(ch.state.Signals, PendingSignal{Name: acc.SignalName, ID: acc.SignalID, StorageKey: acc.SignalStorageKey})
+		ch.consumeSignals()
+		ch.advance()
+		return nil
+	})
+}
+
+// deliver is the idempotent acceptance every signal (user or control) goes
+// through. Duplicates are recognised before any state check, so a retry is
+// answered with the original result even after the run has moved on.
+func (e *Engine) deliver(ctx context.Context, p SignalParams, kind SignalKind,
+	apply func(*change, AcceptedSignal) error) (*SignalResult, error) {
+	if _, err := e.runFor(ctx, p.TenantID, p.RunID); err != nil {
+		return nil, err
+	}
+	name := p.SignalName
+	if kind != SignalUser {
+		name = signalKindPrefix + string(kind)
+	}
+	idempotent := p.SignalID != nil
+	id := uuid.NewString()
+	if idempotent {
+		id = *p.SignalID
+		if !e.store.Capabilities().ConditionalBatch {
+			return nil, &Error{Code: CodeCapabilityUnavailable, Capability: "conditionalBatch", RunID: p.RunID,
+				Message: "idempotent signal delivery needs a store with conditionalBatch; " + e.store.Capabilities().Backend + " has none"}
+		}
+		if prior, err := e.priorAcceptance(ctx, p.RunID, name, id); prior != nil || err != nil {
+			return prior, err
+		}
+	}
+	var result AcceptedSignal
+	var rejected error
+	_, err := e.mutate(ctx, p.RunID, actorOf(p.Actor), func(ch *change) error {
+		result = AcceptedSignal{Accepted: true, RunID: p.RunID, SignalName: name, SignalID: id, AcceptedAt: ch.now,
+			SignalStorageKey: string(signalKey(p.RunID, name, id))}
+		if err := apply(ch, result); err != nil {
+			if !isRejection(err) {
+				return err
+			}
+			rejected = err
+			ch.rejectSignal(kind, name, id, err)
+			return nil
+		}
+		ch.recordAcceptance(kind, result, p.Payload)
+		return nil
+	})
+	if idempotent && conflictOn(err, signalAcceptedKey(p.RunID, name, id)) {
+		return e.priorAcceptance(ctx, p.RunID, name, id)
+	}
+	if err == nil && rejected != nil {
+		err = rejected
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &SignalResult{Result: result}, nil
+}
+
+// isRejection reports whether a decision refused the signal for the run's
+// state (logged as SignalRejected) rather than failing.
+func isRejection(err error) bool {
+	switch CodeOf(err) {
+	case CodeIllegalTransition, CodeOperationConflict, CodePermissionDenied:
+		return true
+	}
+	return false
+}
+
+// priorAcceptance answers the stored result of an earlier acceptance, or the
+// indeterminate fault when only the payload is durable (spec 003's crash
+// window), or nil when the signal is new.
+func (e *Engine) priorAcceptance(ctx context.Context, runID, name, id string) (*SignalResult, error) {
+	item, err := e.store.Get(ctx, signalAcceptedKey(runID, name, id))
+	if err == nil {
+		var rec acceptedRecord
+		if err := json.Unmarshal(item.Value, &rec); err != nil {
+			return nil, err
+		}
+		return &SignalResult{Result: rec.Response, Duplicate: true}, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	_, err = e.store.Get(ctx, signalKey(runID, name, id))
+	if err == nil {
+		return nil, &Error{Code: CodeSignalAcceptanceIndeterminate, RunID: runID, SignalName: name, SignalID: id,
+			Message: "signal payload is stored but its accepted response is not; it was not enqueued again (inspect before retrying)"}
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return nil, err
+}
+
+// recordAcceptance writes the payload and the accepted-response record, both
+// on condition that neither exists, and logs SignalAccepted.
+func (c *change) recordAcceptance(kind SignalKind, acc AcceptedSignal, payload json.RawMessage) {
+	sigKey := signalKey(acc.RunID, acc.SignalName, acc.SignalID)
+	accKey := signalAcceptedKey(acc.RunID, acc.SignalName, acc.SignalID)
+	c.require(store.IfAbsent(accKey))
+	c.require(store.IfAbsent(sigKey))
+	if len(payload) == 0 {
+		payload = json.RawMessage("null")
+	}
+	c.ops = append(c.ops, store.Put(sigKey, payload))
+	c.put(accKey, acceptedRecord{FormatVersion: recordVersion, RunID: acc.RunID, SignalName: acc.SignalName,
+		SignalID: acc.SignalID, SignalStorageKey: acc.SignalStorageKey, Response: acc, AcceptedAt: acc.AcceptedAt,
+		ExpiresAt: acc.AcceptedAt.Add(DefaultSignalRetention)})
+	c.state.SignalCount++
+	c.emit(EvSignalAccepted, "", c.state.SignalCount, 0, EventData{SignalKind: kind, SignalName: acc.SignalName,
+		SignalID: acc.SignalID, SignalStorageKey: acc.SignalStorageKey, AcceptedAt: acc.AcceptedAt, Actor: c.actor})
+}
+
+// rejectSignal logs a refused signal.
+func (c *change) rejectSignal(kind SignalKind, name, id string, err error) {
+	c.state.SignalCount++
+	c.emit(EvSignalRejected, "", c.state.SignalCount, 0, EventData{SignalKind: kind, SignalName: name, SignalID: id,
+		Actor: c.actor, Reason: err.Error()})
+}
+
+// openSignalWait makes a wait-for-signal step wait, consuming at once a
+// matching signal that was accepted earlier.
+func (c *change) openSignalWait(a *Action, st *StepState) {
+	c.setStep(st, StepWaitingSignal)
+	st.WaitingSignal = a.WaitForSignal.SignalName
+	st.StartedAt = c.now
+	data := EventData{Status: string(StepWaitingSignal), SignalName: st.WaitingSignal}
+	if t := a.WaitForSignal.Timeout.D(); t > 0 {
+		data.Deadline = c.now.Add(t)
+		c.setTimer(timerRecord{RunID: c.run.RunID, Kind: timerWait, Ref: st.ActionID, Due: data.Deadline})
+	}
+	c.emit(EvStepWaiting, st.ActionID, st.LogicalAttempt, 0, data)
+	c.consumeSignals()
+}
+
+// consumeSignals hands accepted signals, in acceptance order, to the steps
+// waiting for their names, in dispatch order.
+func (c *change) consumeSignals() {
+	s := c.state
+	for _, a := range c.actionsInOrder() {
+		st := s.step(a.ID)
+		if st.Status != StepWaitingSignal {
+			continue
+		}
+		for i, sig := range s.Signals {
+			if sig.Name != st.WaitingSignal {
+				continue
+			}
+			payload, ok := c.read([]byte(sig.StorageKey))
+			if !ok {
+				return
+			}
+			s.Signals = append(s.Signals[:i:i], s.Signals[i+1:]...)
+			c.emit(EvSignalConsumed, st.ActionID, st.LogicalAttempt, 0, EventData{SignalName: sig.Name, SignalID: sig.ID})
+			c.clearWaitTimer(a, st)
+			c.succeedStep(st, payload, nil, "signal:"+sig.ID)
+			break
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/weft-dev/weft/store"
+)
+
+// Snapshot is an immutable view of a run at LastEventSeq.
+type Snapshot struct {
+	RunID               string
+	TenantID            string
+	ProjectID           string
+	EnvironmentID       string
+	PlanID              string
+	PlanVersion         string
+	RunRequestID        string
+	SubmittedBy         string
+	Status              RunStatus
+	Substatus           string
+	Message             string
+	Steps               []StepState
+	CompensationOutcome CompensationOutcome
+	CreatedAt           time.Time
+	StartedAt           time.Time
+	CompletedAt         time.Time
+	TotalDuration       time.Duration
+	LastEventSeq        uint64
+	Error               *RunError
+	Cancellation        *Cancellation
+	Definition          Definition
+	Input               json.RawMessage
+	Artifacts           []ArtifactRef
+	Deadline            time.Time
+}
+
+// Step answers the snapshot of one step, or nil.
+func (s *Snapshot) Step(actionID string) *StepState {
+	for i := range s.Steps {
+		if s.Steps[i].ActionID == actionID {
+			return &s.Steps[i]
+		}
+	}
+	return nil
+}
+
+// snapshotOf builds a snapshot from a run's record and checkpoint.
+func snapshotOf(rec *runRecord, s *RunState) *Snapshot {
+	snap := &Snapshot{
+		RunID: rec.RunID, TenantID: rec.TenantID, ProjectID: rec.ProjectID, EnvironmentID: rec.EnvironmentID,
+		PlanID: rec.Definition.PlanID, PlanVersion: rec.Definition.PlanVersion, RunRequestID: rec.RunRequestID,
+		SubmittedBy: rec.SubmittedBy, Status: s.Status, Substatus: s.Substatus, Message: s.Message,
+		CreatedAt: s.CreatedAt, StartedAt: s.StartedAt, CompletedAt: s.CompletedAt, LastEventSeq: s.LastSeq,
+		Error: s.Error, Cancellation: s.Cancellation, Definition: rec.Definition, Input: rec.Input, Deadline: s.Deadline,
+	}
+	if s.Compensation != nil {
+		snap.CompensationOutcome = s.Compensation.Outcome
+	}
+	if !s.CompletedAt.IsZero() && !s.StartedAt.IsZero() {
+		snap.TotalDuration = s.CompletedAt.Sub(s.StartedAt)
+	}
+	for _, st := range s.Steps {
+		snap.Steps = append(snap.Steps, *st)
+		snap.Artifacts = append(snap.Artifacts, st.Artifacts...)
+	}
+	return snap
+}
+
+// GetRun answers a run's snapshot.
+func (e *Engine) GetRun(ctx context.Context, tenantID, runID string) (*Snapshot, error) {
+	rec, err := e.runFor(ctx, tenantID, runID)
+	if err != nil {
+		return nil, err
+	}
+	state, _, err := e.loadCheckpoint(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	return snapshotOf(rec, state), nil
+}
+
+// ListRunsParams filters and pages a tenant's runs.
+type ListRunsParams struct {
+	TenantID      string
+	Statuses      []RunStatus
+	PlanID        string
+	PlanVersion   string
+	ProjectID     string
+	EnvironmentID string
+	CreatedAfter  time.Time
+	CreatedBefore time.Time
+	PageSize      int
+	// PageToken is the NextPageToken of the previous page.
+	PageToken string
+}
+
+// ListRunsResult is one page of runs, newest first.
+type ListRunsResult struct {
+	Runs          []*Snapshot
+	NextPageToken string
+}
+
+// ListRuns pages through a tenant's runs, newest first.
+func (e *Engine) ListRuns(ctx context.Context, p ListRunsParams) (*ListRunsResult, error) {
+	if p.PageSize <= 0 {
+		p.PageSize = 100
+	}
+	prefix := runIndexPrefix(p.TenantID)
+	after := []byte(nil)
+	if p.PageToken != "" {
+		after = append(append([]byte{}, prefix...), p.PageToken...)
+	}
+	out := &ListRunsResult{}
+	for {
+		res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: prefix, After: after, Limit: 256})
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range res.Items {
+			snap, err := e.GetRun(ctx, p.TenantID, string(it.Value))
+			if err != nil {
+				if CodeOf(err) == CodeNotFound {
+					continue
+				}
+				return nil, err
+			}
+			if !p.matches(snap) {
+				continue
+			}
+			snap.Definition, snap.Input = Definition{}, nil
+			out.Runs = append(out.Runs, snap)
+			if len(out.Runs) == p.PageSize {
+				out.NextPageToken = string(it.Key[len(prefix):])
+				return out, nil
+			}
+		}
+		if res.Next == nil {
+			return out, nil
+		}
+		after = res.Next
+	}
+}
+
+func (p ListRunsParams) matches(s *Snapshot) bool {
+	if len(p.Statuses) > 0 && !containsStatus(p.Statuses, s.Status) {
+		return false
+	}
+	switch {
+	case p.PlanID != "" && s.PlanID != p.PlanID,
+		p.PlanVersion != "" && s.PlanVersion != p.PlanVersion,
+		p.ProjectID != "" && s.ProjectID != p.ProjectID,
+		p.EnvironmentID != "" && s.EnvironmentID != p.EnvironmentID,
+		!p.CreatedAfter.IsZero() && s.CreatedAt.Before(p.CreatedAfter),
+		!p.CreatedBefore.IsZero() && !s.CreatedAt.Before(p.CreatedBefore):
+		return false
+	}
+	return true
+}
+
+func containsStatus(list []RunStatus, s RunStatus) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ListEventsResult is one page of a run's events.
+type ListEventsResult struct {
+	Events       []Event
+	LastEventSeq uint64
+	HasMore      bool
+}
+
+// ListEvents answers a run's events after a watermark, in run_seq order.
+func (e *Engine) ListEvents(ctx context.Context, tenantID, runID string, afterSeq uint64, pageSize int) (*ListEventsResult, error) {
+	if _, err := e.runFor(ctx, tenantID, runID); err != nil {
+		return nil, err
+	}
+	if pageSize <= 0 {
+		pageSize = 100
+	}
+	state, _, err := e.loadCheckpoint(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: eventPrefix(runID), After: eventKey(runID, afterSeq), Limit: pageSize})
+	if err != nil {
+		return nil, err
+	}
+	out := &ListEventsResult{LastEventSeq: state.LastSeq, HasMore: res.Next != nil}
+	for _, it := range res.Items {
+		var ev Event
+		if err := json.Unmarshal(it.Value, &ev); err != nil {
+			return nil, errors.Join(errors.New("undecodable event in run "+runID), err)
+		}
+		out.Events = append(out.Events, ev)
+	}
+	return out, nil
+}

@@ -1,0 +1,263 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+
+	"github.com/weft-dev/weft/store"
+)
+
+// SubmitParams is a run submission.
+type SubmitParams struct {
+	TenantID      string
+	ProjectID     string
+	EnvironmentID string
+	// Definition is validated (after defaults) before anything is written.
+	Definition Definition
+	// RunRequestID makes submission idempotent on spec 004 §3's tuple.
+	RunRequestID string
+	// Start triggers the run right after it is persisted.
+	Start bool
+	Input json.RawMessage
+	// SubmittedBy is the authenticated principal.
+	SubmittedBy string
+}
+
+// SubmitResult answers a submission.
+type SubmitResult struct {
+	Run *Snapshot
+	// Existing is true when RunRequestID matched a run already submitted.
+	Existing bool
+}
+
+// SubmitRun validates a definition and persists the run PENDING before it
+// answers (spec 001). With Start the run is then triggered; a crash between
+// the two commits is finished by recovery (Tick), because the submission
+// leaves a pending-trigger marker that only the trigger removes.
+func (e *Engine) SubmitRun(ctx context.Context, p SubmitParams) (*SubmitResult, error) {
+	rec, err := e.newRunRecord(p)
+	if err != nil {
+		return nil, err
+	}
+	existing, err := e.persistSubmission(ctx, rec, p)
+	if err != nil {
+		return nil, err
+	}
+	if existing != "" {
+		snap, err := e.GetRun(ctx, p.TenantID, existing)
+		return &SubmitResult{Run: snap, Existing: true}, err
+	}
+	if p.Start {
+		if err := e.trigger(ctx, rec.RunID, p.SubmittedBy); err != nil {
+			return nil, err
+		}
+	}
+	snap, err := e.GetRun(ctx, p.TenantID, rec.RunID)
+	return &SubmitResult{Run: snap}, err
+}
+
+// newRunRecord validates the submission and builds the run's record.
+func (e *Engine) newRunRecord(p SubmitParams) (*runRecord, error) {
+	def := p.Definition.WithDefaults()
+	if err := def.Validate(); err != nil {
+		return nil, prefixViolations(err, "definition.")
+	}
+	if len(p.Input) > 0 && !json.Valid(p.Input) {
+		return nil, invalid(violation("input", "input.json", "input must be valid JSON"))
+	}
+	canonical, err := json.Marshal(def)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(canonical)
+	return &runRecord{
+		FormatVersion: recordVersion,
+		RunID:         newRunID(),
+		TenantID:      p.TenantID,
+		ProjectID:     orDefault(p.ProjectID),
+		EnvironmentID: orDefault(p.EnvironmentID),
+		RunRequestID:  p.RunRequestID,
+		SubmittedBy:   p.SubmittedBy,
+		Definition:    def,
+		Input:         p.Input,
+		PlanSHA256:    hex.EncodeToString(sum[:]),
+		CreatedAt:     e.now(),
+	}, nil
+}
+
+func orDefault(s string) string {
+	if s == "" {
+		return "default"
+	}
+	return s
+}
+
+// prefixViolations answers a validation error with its field paths prefixed.
+func prefixViolations(err error, prefix string) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	out := *e
+	out.Violations = make([]FieldViolation, len(e.Violations))
+	for i, v := range e.Violations {
+		v.Field = prefix + v.Field
+		out.Violations[i] = v
+	}
+	return &out
+}
+
+// persistSubmission writes the run PENDING in one batch. When RunRequestID
+// names a run already submitted, it writes nothing and answers that run's id.
+func (e *Engine) persistSubmission(ctx context.Context, rec *runRecord, p SubmitParams) (string, error) {
+	state := &RunState{FormatVersion: checkpointVersion, RunID: rec.RunID, Status: RunPending, CreatedAt: rec.CreatedAt}
+	for _, a := range rec.Definition.Actions {
+		state.Steps = append(state.Steps, &StepState{ActionID: a.ID, Status: StepPending, LogicalAttempt: 1})
+	}
+	ch := &change{run: rec, state: state, now: rec.CreatedAt, actor: actorOf(p.SubmittedBy)}
+	ch.emit(EvRunSubmitted, "", 1, 0, EventData{
+		Status:       string(RunPending),
+		Context:      rec.context(p.SubmittedBy),
+		PlanSHA256:   rec.PlanSHA256,
+		RunRequestID: rec.RunRequestID,
+	})
+	batch := ch.batch(0)
+	batch.Conditions[0] = store.IfAbsent(checkpointKey(rec.RunID))
+	recBody, _ := json.Marshal(rec)
+	batch.Ops = append(batch.Ops, store.Put(runKey(rec.RunID), recBody),
+		store.Put(runIndexKey(rec.TenantID, rec.CreatedAt, rec.RunID), []byte(rec.RunID)))
+	var rrKey []byte
+	if rec.RunRequestID != "" {
+		d := rec.Definition
+		rrKey = runRequestKey(rec.TenantID, rec.ProjectID, rec.EnvironmentID, d.PlanID, d.PlanVersion, rec.RunRequestID)
+		batch.Conditions = append(batch.Conditions, store.IfAbsent(rrKey))
+		batch.Ops = append(batch.Ops, store.Put(rrKey, []byte(rec.RunID)))
+	}
+	if p.Start {
+		batch.Ops = append(batch.Ops, store.Put(pendingTriggerKey(rec.RunID), []byte(rec.RunID)))
+	}
+	for range maxMutateRetries {
+		_, err := e.store.Commit(ctx, batch)
+		switch {
+		case err == nil:
+			return "", nil
+		case rrKey != nil && conflictOn(err, rrKey):
+			return e.existingRun(ctx, rrKey, rec)
+		case errors.Is(err, store.ErrOutcomeUnknown):
+			if done, rerr := e.submitted(ctx, rec.RunID); rerr != nil || done {
+				return "", rerr
+			}
+		default:
+			return "", err
+		}
+	}
+	return "", &Error{Code: CodeUnavailable, Message: "submission outcome unknown; retry with the same run_request_id"}
+}
+
+// submitted reports whether the run's checkpoint exists (an ambiguous commit landed).
+func (e *Engine) submitted(ctx context.Context, runID string) (bool, error) {
+	_, err := e.store.Get(ctx, checkpointKey(runID))
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// existingRun answers the run a run_request_id already names; the same id
+// with a different definition is a conflict, not a silent replay.
+func (e *Engine) existingRun(ctx context.Context, rrKey []byte, rec *runRecord) (string, error) {
+	item, err := e.store.Get(ctx, rrKey)
+	if err != nil {
+		return "", err
+	}
+	prior, err := e.loadRun(ctx, string(item.Value))
+	if err != nil {
+		return "", err
+	}
+	if prior.PlanSHA256 != rec.PlanSHA256 {
+		return "", &Error{Code: CodeOperationConflict, RunID: prior.RunID,
+			Message: "run_request_id " + rec.RunRequestID + " already names run " + prior.RunID + " with a different definition"}
+	}
+	return prior.RunID, nil
+}
+
+func (r *runRecord) context(triggeredBy string) *RunContext {
+	return &RunContext{TenantID: r.TenantID, ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID,
+		TriggeredBy: actorOf(triggeredBy), TriggerSource: "api"}
+}
+
+// actorOf names a principal in emitted_by, or "system".
+func actorOf(principal string) string {
+	if principal == "" {
+		return "system"
+	}
+	return principal
+}
+
+// StartRun triggers a PENDING or APPROVED run.
+func (e *Engine) StartRun(ctx context.Context, tenantID, runID, actor string) (*Snapshot, error) {
+	if _, err := e.runFor(ctx, tenantID, runID); err != nil {
+		return nil, err
+	}
+	if err := e.trigger(ctx, runID, actor); err != nil {
+		return nil, err
+	}
+	return e.GetRun(ctx, tenantID, runID)
+}
+
+// trigger moves a run QUEUED and then RUNNING, scheduling its first steps,
+// and removes the pending-trigger marker in the same batch.
+func (e *Engine) trigger(ctx context.Context, runID, actor string) error {
+	_, err := e.mutate(ctx, runID, actorOf(actor), func(ch *change) error {
+		s := ch.state
+		switch s.Status {
+		case RunPending:
+			if ch.run.Definition.RequiresApproval {
+				return &Error{Code: CodeIllegalTransition, RunID: runID, RunStatus: s.Status,
+					Transition: "PENDING -> QUEUED", Message: "run " + runID + " requires approval before it starts"}
+			}
+		case RunApproved:
+		default:
+			if s.Status == RunQueued || s.Status == RunRunning {
+				ch.del(pendingTriggerKey(runID))
+				return nil // already triggered: starting twice is not an error
+			}
+			return illegalRun(runID, s.Status, RunQueued)
+		}
+		ch.del(pendingTriggerKey(runID))
+		ch.transition(RunQueued)
+		ch.emit(EvRunQueued, "", 1, 0, EventData{Status: string(RunQueued)})
+		ch.startRun()
+		return nil
+	})
+	return err
+}
+
+// recoverTriggers finishes triggers a crash interrupted.
+func (e *Engine) recoverTriggers(ctx context.Context) error {
+	res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: store.KeyPrefix("pt"), Limit: 100})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, it := range res.Items {
+		errs = append(errs, e.trigger(ctx, string(it.Value), ""))
+	}
+	return errors.Join(errs...)
+}
+
+// runFor answers a run's record when it belongs to the tenant; another
+// tenant's run is not found, never forbidden, so ids leak nothing.
+func (e *Engine) runFor(ctx context.Context, tenantID, runID string) (*runRecord, error) {
+	rec, err := e.loadRun(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	if rec.TenantID != tenantID {
+		return nil, runNotFound(runID)
+	}
+	return rec, nil
+}

@@ -1,0 +1,302 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/weft-dev/weft/store"
+)
+
+// queueID names a tenant's queue for wake-ups.
+func queueID(tenant, queue string) string { return tenant + "\x00" + queue }
+
+// PollParams asks for tasks.
+type PollParams struct {
+	TenantID string
+	WorkerID string
+	Queue    string
+	// Activities and Compensations are the names the worker runs.
+	Activities    []string
+	Compensations []string
+	MaxTasks      int
+	// Wait is how long to wait for a task; 0 answers at once.
+	Wait time.Duration
+}
+
+// Task is a claimed unit of work.
+type Task struct {
+	Token            string
+	Kind             TaskKind
+	TaskID           string
+	RunID            string
+	TenantID         string
+	ActionID         string
+	Activity         string
+	OperationID      string
+	Input            json.RawMessage
+	RunInput         json.RawMessage
+	UpstreamOutputs  map[string]json.RawMessage
+	IdempotencyKey   string
+	LogicalAttempt   int
+	EngineAttempt    int
+	Deadline         time.Time
+	HeartbeatTimeout time.Duration
+	Secrets          []SecretRef
+}
+
+// PollTasks claims up to MaxTasks ready tasks of the worker's activities,
+// waiting up to Wait for one. A claim persists the step RUNNING with its
+// started_at (spec 001) in the same batch that hands the task out.
+func (e *Engine) PollTasks(ctx context.Context, p PollParams) ([]*Task, error) {
+	if p.Queue == "" {
+		p.Queue = DefaultQueue
+	}
+	if p.MaxTasks <= 0 {
+		p.MaxTasks = 1
+	}
+	deadline := e.clock.Now().Add(p.Wait)
+	for {
+		wake := e.wake.wait(queueID(p.TenantID, p.Queue))
+		tasks, err := e.claimReady(ctx, p)
+		if err != nil || len(tasks) > 0 {
+			return tasks, err
+		}
+		remaining := deadline.Sub(e.clock.Now())
+		if remaining <= 0 {
+			return nil, nil
+		}
+		t := time.NewTimer(min(remaining, e.cfg.PollInterval))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil
+		case <-wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// claimReady claims what is ready now.
+func (e *Engine) claimReady(ctx context.Context, p PollParams) ([]*Task, error) {
+	names := map[string]TaskKind{}
+	for _, a := range p.Activities {
+		names["a:"+a] = TaskActivity
+	}
+	for _, c := range p.Compensations {
+		names["c:"+c] = TaskCompensation
+	}
+	start, end := readyTaskRange(p.TenantID, p.Queue, e.now())
+	var out []*Task
+	var after []byte
+	for len(out) < p.MaxTasks {
+		res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, After: after, Limit: 64})
+		if err != nil {
+			return out, err
+		}
+		for _, it := range res.Items {
+			var taskID string
+			if json.Unmarshal(it.Value, &taskID) != nil {
+				continue
+			}
+			t, err := e.claim(ctx, taskID, p, names)
+			if err != nil {
+				return out, err
+			}
+			if t != nil {
+				out = append(out, t)
+				if len(out) == p.MaxTasks {
+					break
+				}
+			}
+		}
+		if res.Next == nil {
+			break
+		}
+		after = res.Next
+	}
+	return out, nil
+}
+
+// loadTask reads a task record and its version.
+func (e *Engine) loadTask(ctx context.Context, taskID string) (*taskRecord, uint64, error) {
+	item, err := e.store.Get(ctx, taskKey(taskID))
+	if err != nil {
+		return nil, 0, err
+	}
+	var t taskRecord
+	if err := json.Unmarshal(item.Value, &t); err != nil {
+		return nil, 0, fmt.Errorf("task %s: %w", taskID, err)
+	}
+	return &t, item.Version, nil
+}
+
+// errSkipTask says a ready task is not claimable now (a paused run, another
+// worker's activity); it stays queued.
+var errSkipTask = errors.New("task not claimable now")
+
+// claim hands one task to the worker, or answers nil when it cannot.
+func (e *Engine) claim(ctx context.Context, taskID string, p PollParams, names map[string]TaskKind) (*Task, error) {
+	t, version, err := e.loadTask(ctx, taskID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.State != taskReady || !wants(names, t) {
+		return nil, nil
+	}
+	var task *Task
+	_, err = e.mutate(ctx, t.RunID, "activity-worker:"+p.WorkerID, func(ch *change) error {
+		ch.require(store.IfVersion(taskKey(taskID), version))
+		var cerr error
+		task, cerr = ch.claimTask(t, p.WorkerID)
+		return cerr
+	})
+	var cf *store.ConditionFailedError
+	if errors.Is(err, errSkipTask) || errors.As(err, &cf) || CodeOf(err) == CodeNotFound {
+		return nil, nil
+	}
+	return task, err
+}
+
+func wants(names map[string]TaskKind, t *taskRecord) bool {
+	switch t.Kind {
+	case TaskCompensation:
+		return names["c:"+t.Activity] == TaskCompensation
+	default:
+		return names["a:"+t.Activity] == TaskActivity
+	}
+}
+
+// claimTask is the decision of a claim.
+func (c *change) claimTask(t *taskRecord, workerID string) (*Task, error) {
+	s := c.state
+	st := s.step(t.ActionID)
+	current := st != nil && (st.TaskID == t.TaskID || st.CompTaskID == t.TaskID)
+	if s.Status.Terminal() || !current {
+		c.retireTask(t.TaskID, string(readyTaskKey(t.TenantID, t.Queue, t.NotBefore, t.TaskID)))
+		return nil, nil
+	}
+	if s.Status == RunPaused {
+		return nil, errSkipTask // none newly started while paused (spec 004 §6)
+	}
+	t.State, t.Token, t.WorkerID = taskClaimed, t.TaskID+"#"+randomToken(), workerID
+	t.ClaimedAt, t.HeartbeatAt = c.now, c.now
+	t.Deadline = c.now.Add(t.Timeout.D())
+	c.del(readyTaskKey(t.TenantID, t.Queue, t.NotBefore, t.TaskID))
+	c.setTimer(timerRecord{RunID: t.RunID, Kind: timerAttempt, Ref: t.TaskID, Due: t.Deadline, Token: t.Token})
+	if hb := t.HeartbeatTimeout.D(); hb > 0 {
+		t.HeartbeatDue = c.now.Add(hb)
+		c.setTimer(timerRecord{RunID: t.RunID, Kind: timerHeartbeat, Ref: t.TaskID, Due: t.HeartbeatDue, Token: t.Token})
+	}
+	c.put(taskKey(t.TaskID), t)
+	if t.Kind == TaskActivity {
+		st.ReadyKey = ""
+		c.startAttempt(st, workerID)
+	} else {
+		st.CompReadyKey = ""
+	}
+	c.dirty = true
+	return c.taskFor(t, st), nil
+}
+
+// startAttempt persists the step RUNNING with started_at; the logical
+// attempt's first engine attempt emits StepStarted.
+func (c *change) startAttempt(st *StepState, workerID string) {
+	st.StartedAt = c.now
+	if st.Status == StepScheduled {
+		c.setStep(st, StepRunning)
+	}
+	if st.EngineAttempt == 1 {
+		c.emit(EvStepStarted, st.ActionID, st.LogicalAttempt, 0, EventData{
+			Status: string(StepRunning), WorkerID: workerID, StartedAt: c.now})
+	}
+}
+
+// taskFor builds what the worker receives.
+func (c *change) taskFor(t *taskRecord, st *StepState) *Task {
+	a := c.run.action(t.ActionID)
+	task := &Task{
+		Token: t.Token, Kind: t.Kind, TaskID: t.TaskID, RunID: t.RunID, TenantID: t.TenantID,
+		ActionID: t.ActionID, Activity: t.Activity, LogicalAttempt: t.LogicalAttempt, EngineAttempt: t.EngineAttempt,
+		Deadline: t.Deadline, HeartbeatTimeout: t.HeartbeatTimeout.D(), Secrets: a.Secrets,
+		RunInput:       c.run.Input,
+		OperationID:    fmt.Sprintf("%s/%s/%d", t.RunID, t.ActionID, t.LogicalAttempt),
+		IdempotencyKey: t.RunID + ":" + t.ActionID,
+		Input:          a.Input,
+	}
+	if t.Kind == TaskCompensation {
+		task.Input = a.Compensation.Input
+		task.IdempotencyKey = compensationKey(t.RunID, t.ActionID)
+		task.UpstreamOutputs = map[string]json.RawMessage{t.ActionID: st.Output}
+		return task
+	}
+	task.UpstreamOutputs = c.upstreamOutputs(a)
+	return task
+}
+
+// upstreamOutputs answers the outputs of the action's predecessors: its
+// dependencies, or the previous action of a sequence.
+func (c *change) upstreamOutputs(a *Action) map[string]json.RawMessage {
+	deps := a.DependsOn
+	if c.sequential() {
+		for _, b := range c.actionsInOrder() {
+			if b.Order == a.Order-1 {
+				deps = []string{b.ID}
+			}
+		}
+	}
+	out := map[string]json.RawMessage{}
+	for _, d := range deps {
+		if st := c.state.step(d); st != nil && len(st.Output) > 0 {
+			out[d] = st.Output
+		}
+	}
+	return out
+}
+
+// retireTask ends a task nobody may run or report any more: its queue entry
+// goes, and its record says lost, so a late report changes nothing. Writing
+// the record without reading it is safe: every claim also changes the
+// checkpoint this change is conditioned on.
+func (c *change) retireTask(taskID, readyKey string) {
+	if taskID == "" {
+		return
+	}
+	if readyKey != "" {
+		c.del([]byte(readyKey))
+	}
+	c.put(taskKey(taskID), &taskRecord{FormatVersion: recordVersion, TaskID: taskID, RunID: c.run.RunID,
+		TenantID: c.run.TenantID, State: taskLost})
+}
+
+// TaskReport is a worker's report on a claimed task.
+type TaskReport struct {
+	TenantID  string
+	Token     string
+	WorkerID  string
+	Output    json.RawMessage
+	Artifacts []ArtifactRef
+	// For failures.
+	ErrorClass         ErrorClass
+	Code               string
+	Message            string
+	SideEffectPossible bool
+	ReconciliationKey  string
+}
+
+// parseToken answers the task a token names.
+func parseToken(token string) (string, error) {
+	i := strings.LastIndexByte(token, '#')
+	if i <= 0 {
+		return "", &Error{Code: CodeInvalidArgument, Message: "task_token is not a Weft task token",
+			Violations: []FieldViolation{violation("task_token", "task_token.format", "task_token is not a Weft task token")}}
+	}
+	return token[:i], nil
+}
