@@ -38,6 +38,8 @@ type bundle struct {
 	eng   *Engine
 	store store.Store
 	clock *fakeClock
+	// claimed remembers every task polled, by task id.
+	claimed map[string]*Task
 }
 
 const tenant = "tenant-a"
@@ -53,7 +55,7 @@ func setupWith(t *testing.T, st store.Store) *bundle {
 	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
 	eng, err := New(Config{Store: st, Clock: clock})
 	require.NoError(t, err)
-	return &bundle{t: t, ctx: context.Background(), eng: eng, store: st, clock: clock}
+	return &bundle{t: t, ctx: context.Background(), eng: eng, store: st, clock: clock, claimed: map[string]*Task{}}
 }
 
 // seq builds a sequential definition of activities named after their ids.
@@ -78,6 +80,7 @@ func (b *bundle) poll(activities ...string) *Task {
 	tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "w1", Activities: activities})
 	require.NoError(b.t, err)
 	require.Len(b.t, tasks, 1, "expected one ready task of %v", activities)
+	b.claimed[tasks[0].TaskID] = tasks[0]
 	return tasks[0]
 }
 

@@ -47,8 +47,9 @@ func pendingTriggerKey(runID string) []byte { return store.Key("pt", runID) }
 // readyTaskKey is a task waiting in its queue: spec 003's
 // op:{queue}:{scheduled}:{id}, with the tenant before the queue so that one
 // tenant's workers never see another's tasks.
-func readyTaskKey(tenant, queue string, notBefore time.Time, taskID string) []byte {
-	return store.Key("op", tenant, queue, store.Time(notBefore), taskID)
+// Within one instant, tasks keep the order they were dispatched in (seq).
+func readyTaskKey(tenant, queue string, notBefore time.Time, seq uint64, taskID string) []byte {
+	return store.Key("op", tenant, queue, store.Time(notBefore), store.Uint64(seq), taskID)
 }
 
 // readyTaskRange bounds a queue's tasks that are due at now.

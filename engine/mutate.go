@@ -78,8 +78,14 @@ func (c *change) decide(fn func(*change) error) (err error) {
 	return c.err
 }
 
-// read gets a value during a decision; a failure ends the decision.
+// read gets a value during a decision, seeing the decision's own writes
+// first; a failure ends the decision.
 func (c *change) read(key []byte) ([]byte, bool) {
+	for i := len(c.ops) - 1; i >= 0; i-- {
+		if string(c.ops[i].Key) == string(key) && c.ops[i].Kind == store.OpPut {
+			return c.ops[i].Value, true
+		}
+	}
 	item, err := c.e.store.Get(c.ctx, key)
 	if err != nil {
 		if c.err == nil {
@@ -88,6 +94,25 @@ func (c *change) read(key []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return item.Value, true
+}
+
+// savepoint marks a point a decision can roll back to, before it has changed
+// anything but the log and its writes.
+type savepoint struct {
+	ops, conds, events int
+	lastSeq            uint64
+	signals            int
+	dirty              bool
+}
+
+func (c *change) savepoint() savepoint {
+	return savepoint{len(c.ops), len(c.conds), len(c.events), c.state.LastSeq, c.state.SignalCount, c.dirty}
+}
+
+// rollback forgets everything recorded since sp.
+func (c *change) rollback(sp savepoint) {
+	c.ops, c.conds, c.events = c.ops[:sp.ops], c.conds[:sp.conds], c.events[:sp.events]
+	c.state.LastSeq, c.state.SignalCount, c.dirty = sp.lastSeq, sp.signals, sp.dirty
 }
 
 // put writes a JSON record.
@@ -134,8 +159,24 @@ func (c *change) batch(version uint64) *store.Batch {
 		b.Conditions = append(b.Conditions, store.IfAbsent(idem))
 		b.Ops = append(b.Ops, store.Put(eventKey(ev.RunID, ev.Seq), body), store.Put(idem, []byte(store.Uint64(ev.Seq))))
 	}
-	b.Ops = append(b.Ops, c.ops...)
+	b.Ops = append(b.Ops, lastWriteWins(c.ops)...)
 	return b
+}
+
+// lastWriteWins keeps, for a key written more than once in a decision, only
+// its last write, in the order of first appearance.
+func lastWriteWins(ops []store.Op) []store.Op {
+	last := make(map[string]int, len(ops))
+	for i, op := range ops {
+		last[string(op.Key)] = i
+	}
+	out := make([]store.Op, 0, len(last))
+	for i, op := range ops {
+		if last[string(op.Key)] == i {
+			out = append(out, op)
+		}
+	}
+	return out
 }
 
 // maxMutateRetries bounds how often one decision is re-made after losing a

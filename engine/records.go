@@ -65,17 +65,19 @@ const (
 
 // taskRecord is a task's durable state, at task:{id}.
 type taskRecord struct {
-	FormatVersion    int       `json:"version"`
-	TaskID           string    `json:"task_id"`
-	RunID            string    `json:"run_id"`
-	TenantID         string    `json:"tenant_id"`
-	ActionID         string    `json:"action_id"`
-	Kind             TaskKind  `json:"kind"`
-	Queue            string    `json:"queue"`
-	Activity         string    `json:"activity"`
-	LogicalAttempt   int       `json:"logical_attempt"`
-	EngineAttempt    int       `json:"engine_attempt"`
-	NotBefore        time.Time `json:"not_before"`
+	FormatVersion  int       `json:"version"`
+	TaskID         string    `json:"task_id"`
+	RunID          string    `json:"run_id"`
+	TenantID       string    `json:"tenant_id"`
+	ActionID       string    `json:"action_id"`
+	Kind           TaskKind  `json:"kind"`
+	Queue          string    `json:"queue"`
+	Activity       string    `json:"activity"`
+	LogicalAttempt int       `json:"logical_attempt"`
+	EngineAttempt  int       `json:"engine_attempt"`
+	NotBefore      time.Time `json:"not_before"`
+	// Seq orders tasks dispatched at one instant: the run's event sequence then.
+	Seq              uint64    `json:"seq"`
 	Timeout          Duration  `json:"timeout_ms"`
 	HeartbeatTimeout Duration  `json:"heartbeat_timeout_ms,omitempty"`
 	State            taskState `json:"state"`
@@ -115,5 +117,5 @@ type timerRecord struct {
 
 // readyKey answers the task's queue entry key.
 func (t *taskRecord) readyKey() string {
-	return string(readyTaskKey(t.TenantID, t.Queue, t.NotBefore, t.TaskID))
+	return string(readyTaskKey(t.TenantID, t.Queue, t.NotBefore, t.Seq, t.TaskID))
 }

@@ -240,6 +240,7 @@ func (c *change) newTask(a *Action, st *StepState, kind TaskKind, activity, queu
 		LogicalAttempt:   st.LogicalAttempt,
 		EngineAttempt:    attempt,
 		NotBefore:        notBefore,
+		Seq:              c.state.LastSeq + 1,
 		Timeout:          timeout,
 		HeartbeatTimeout: a.HeartbeatTimeout,
 		State:            taskReady,
@@ -302,16 +303,19 @@ func (c *change) settle() {
 	if s.HeldOn != "" {
 		waiting = append(waiting, s.HeldOn)
 	}
+	done = done && s.HeldOn == ""
+	blocked := !done && !c.active() && len(waiting) > 0
+	if s.Status == RunBlocked && !blocked {
+		c.transition(RunRunning)
+		c.emit(EvRunUnblocked, "", s.Blocks, 0, EventData{Status: string(RunRunning)})
+	}
 	switch {
-	case done && s.HeldOn == "":
+	case done:
 		c.completeRun()
-	case !c.active() && len(waiting) > 0 && s.Status == RunRunning:
+	case blocked && s.Status == RunRunning:
 		c.transition(RunBlocked)
 		s.Blocks++
 		c.emit(EvRunBlocked, "", s.Blocks, 0, EventData{Status: string(RunBlocked), WaitingOn: waiting, Reason: c.blockReason()})
-	case (c.active() || len(waiting) == 0) && s.Status == RunBlocked:
-		c.transition(RunRunning)
-		c.emit(EvRunUnblocked, "", s.Blocks, 0, EventData{Status: string(RunRunning)})
 	}
 }
 

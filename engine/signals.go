@@ -91,7 +91,8 @@ func (e *Engine) SignalRun(ctx context.Context, p SignalParams) (*SignalResult, 
 	}
 	return e.deliver(ctx, p, SignalUser, func(ch *change, acc AcceptedSignal) error {
 		if ch.state.Status.Terminal() {
-			return illegalRun(p.RunID, ch.state.Status, ch.state.Status)
+			return &Error{Code: CodeIllegalTransition, RunID: p.RunID, RunStatus: ch.state.Status, SignalName: p.SignalName,
+				Transition: string(ch.state.Status) + " -> signal", Message: "run " + p.RunID + " is " + string(ch.state.Status) + " and accepts no signals"}
 		}
 		ch.state.Signals = append(ch.state.Signals, PendingSignal{Name: acc.SignalName, ID: acc.SignalID, StorageKey: acc.SignalStorageKey})
 		ch.consumeSignals()
@@ -127,20 +128,27 @@ func (e *Engine) deliver(ctx context.Context, p SignalParams, kind SignalKind,
 	var result AcceptedSignal
 	var rejected error
 	_, err := e.mutate(ctx, p.RunID, actorOf(p.Actor), func(ch *change) error {
+		if idempotent {
+			if _, err := ch.e.store.Get(ch.ctx, signalKey(p.RunID, name, id)); err == nil {
+				return errDuplicateSignal // accepted while this request waited its turn
+			}
+		}
 		result = AcceptedSignal{Accepted: true, RunID: p.RunID, SignalName: name, SignalID: id, AcceptedAt: ch.now,
 			SignalStorageKey: string(signalKey(p.RunID, name, id))}
+		sp := ch.savepoint()
+		ch.recordAcceptance(kind, result, p.Payload)
 		if err := apply(ch, result); err != nil {
 			if !isRejection(err) {
 				return err
 			}
+			ch.rollback(sp)
 			rejected = err
 			ch.rejectSignal(kind, name, id, err)
-			return nil
 		}
-		ch.recordAcceptance(kind, result, p.Payload)
 		return nil
 	})
-	if idempotent && conflictOn(err, signalAcceptedKey(p.RunID, name, id)) {
+	if idempotent && (errors.Is(err, errDuplicateSignal) || conflictOn(err, signalAcceptedKey(p.RunID, name, id)) ||
+		conflictOn(err, signalKey(p.RunID, name, id))) {
 		return e.priorAcceptance(ctx, p.RunID, name, id)
 	}
 	if err == nil && rejected != nil {
@@ -165,28 +173,35 @@ func isRejection(err error) bool {
 // priorAcceptance answers the stored result of an earlier acceptance, or the
 // indeterminate fault when only the payload is durable (spec 003's crash
 // window), or nil when the signal is new.
+//
+// The payload is read first: both records are written in one batch, so once
+// the payload is visible an accepted record that is missing is really
+// missing, not merely not yet read.
 func (e *Engine) priorAcceptance(ctx context.Context, runID, name, id string) (*SignalResult, error) {
-	item, err := e.store.Get(ctx, signalAcceptedKey(runID, name, id))
-	if err == nil {
-		var rec acceptedRecord
-		if err := json.Unmarshal(item.Value, &rec); err != nil {
-			return nil, err
-		}
-		return &SignalResult{Result: rec.Response, Duplicate: true}, nil
-	}
-	if !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
-	_, err = e.store.Get(ctx, signalKey(runID, name, id))
-	if err == nil {
-		return nil, &Error{Code: CodeSignalAcceptanceIndeterminate, RunID: runID, SignalName: name, SignalID: id,
-			Message: "signal payload is stored but its accepted response is not; it was not enqueued again (inspect before retrying)"}
-	}
+	_, err := e.store.Get(ctx, signalKey(runID, name, id))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
-	return nil, err
+	if err != nil {
+		return nil, err
+	}
+	item, err := e.store.Get(ctx, signalAcceptedKey(runID, name, id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &Error{Code: CodeSignalAcceptanceIndeterminate, RunID: runID, SignalName: name, SignalID: id,
+			Message: "signal payload is stored but its accepted response is not; it was not enqueued again (inspect before retrying)"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec acceptedRecord
+	if err := json.Unmarshal(item.Value, &rec); err != nil {
+		return nil, err
+	}
+	return &SignalResult{Result: rec.Response, Duplicate: true}, nil
 }
+
+// errDuplicateSignal ends a decision that found the signal already accepted.
+var errDuplicateSignal = errors.New("signal already accepted")
 
 // recordAcceptance writes the payload and the accepted-response record, both
 // on condition that neither exists, and logs SignalAccepted.

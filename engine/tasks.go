@@ -180,7 +180,7 @@ func (c *change) claimTask(t *taskRecord, workerID string) (*Task, error) {
 	st := s.step(t.ActionID)
 	current := st != nil && (st.TaskID == t.TaskID || st.CompTaskID == t.TaskID)
 	if s.Status.Terminal() || !current {
-		c.retireTask(t.TaskID, string(readyTaskKey(t.TenantID, t.Queue, t.NotBefore, t.TaskID)))
+		c.retireTask(t.TaskID, t.readyKey())
 		return nil, nil
 	}
 	if s.Status == RunPaused {
@@ -189,7 +189,7 @@ func (c *change) claimTask(t *taskRecord, workerID string) (*Task, error) {
 	t.State, t.Token, t.WorkerID = taskClaimed, t.TaskID+"#"+randomToken(), workerID
 	t.ClaimedAt, t.HeartbeatAt = c.now, c.now
 	t.Deadline = c.now.Add(t.Timeout.D())
-	c.del(readyTaskKey(t.TenantID, t.Queue, t.NotBefore, t.TaskID))
+	c.del([]byte(t.readyKey()))
 	c.setTimer(timerRecord{RunID: t.RunID, Kind: timerAttempt, Ref: t.TaskID, Due: t.Deadline, Token: t.Token})
 	if hb := t.HeartbeatTimeout.D(); hb > 0 {
 		t.HeartbeatDue = c.now.Add(hb)

@@ -1,0 +1,415 @@
+package engine
+
+import (
+	"regexp"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// LoadDefinitionYAML reads a definition in spec 002's YAML shape (JSON, a
+// subset of YAML, is read the same way). It answers the definition before
+// defaults: callers call WithDefaults and Validate. A definition read this way
+// is a DAG (DESIGN.md §4): a step without dependsOn is a root.
+//
+// The shape, with every key optional and unknown keys ignored:
+//
+//	planId | metadata.name | name     → plan_id (first present wins)
+//	planVersion | version | metadata.version → plan_version (default "1")
+//	displayName | metadata.displayName → display_name
+//	timeout: "30m"                    → the workflow timeout
+//	steps:            (or spec.steps; spec.* wins over the top level)
+//	  - name: a                       → action id (or id:); list position → order from 1
+//	    activity | agent: x           → activity (default: the step's name, unless
+//	                                    the step is manual or waits for a signal)
+//	    queue: q
+//	    dependsOn: [b, c]             → depends_on (a single name is accepted too)
+//	    onFailure: abort|skip|compensate|hold
+//	    timeout: "5m"                 → per-attempt timeout; heartbeatTimeout likewise
+//	    retryPolicy: {maxRetries: n (→ max_attempts n+1) | maxAttempts: n,
+//	                  backoff: constant|linear|exponential, initialDelay: "1s",
+//	                  maxDelay: "60s", multiplier: 2.0, retryableErrors: [timeout]}
+//	    input: any YAML               → JSON
+//	    manual: true                  → completion manual
+//	    waitForSignal: name           (or {name: s, timeout: "1h"})
+//	compensation:     (or spec.compensation)
+//	  - step: a                       → attaches a's compensation hook
+//	    action | operation: op        → operation
+//	    agent | queue: q              → the hook's queue
+//	    input, timeout, retryPolicy   as for steps
+//
+// Durations are Go durations ("500ms", "5m", "1h30m"). Errors are *Error with
+// CodeInvalidArgument, one violation per problem, each naming its YAML path
+// (e.g. "spec.steps[2].timeout") and never quoting an input payload.
+func LoadDefinitionYAML(data []byte) (Definition, error) {
+	root, err := parseYAML(data)
+	if err != nil {
+		return Definition{}, err
+	}
+	l := &yamlLoader{budget: maxYAMLInputValues}
+	d := l.definition(root)
+	if err := l.v.err("invalid YAML definition"); err != nil {
+		return Definition{}, err
+	}
+	return d, nil
+}
+
+// Limits on what the loader expands, against alias bombs and deep nesting.
+const (
+	maxYAMLInputValues = 200_000
+	maxYAMLInputDepth  = 1000
+	maxYAMLAliasHops   = 64
+	maxYAMLMergeDepth  = 8
+)
+
+// parseYAML parses the first document of data into a node tree. The parser is
+// third-party: a panic in it is answered as a syntax error.
+func parseYAML(data []byte) (root *yaml.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			root, err = nil, yamlSyntaxError("the YAML parser failed on this input")
+		}
+	}()
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, yamlSyntaxError(sanitizeYAMLError(err.Error()))
+	}
+	return resolve(&doc), nil
+}
+
+// quoted matches the quoted fragments of a parser message, which may echo input.
+var quoted = regexp.MustCompile("'[^']*'|\"[^\"]*\"|`[^`]*`")
+
+// punctuation is what a parser message may quote of YAML's own syntax.
+const punctuation = ",:[]{}-?|>#&*!%@'\""
+
+// sanitizeYAMLError keeps a parser message's line and problem, without any
+// quoted input: a quoted fragment survives only when it is one punctuation
+// character, as in "did not find expected ',' or '}'".
+func sanitizeYAMLError(msg string) string {
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = quoted.ReplaceAllStringFunc(msg, func(q string) string {
+		if len(q) == 3 && strings.ContainsRune(punctuation, rune(q[1])) {
+			return q
+		}
+		return "'…'"
+	})
+	if len(msg) > 200 {
+		msg = msg[:200] + "…"
+	}
+	return msg
+}
+
+// yamlSyntaxError answers an unparsable document.
+func yamlSyntaxError(msg string) error {
+	return &Error{
+		Code:       CodeInvalidArgument,
+		Message:    "invalid YAML definition",
+		Violations: []FieldViolation{violation("", "yaml.syntax", "YAML syntax error: %s", msg)},
+	}
+}
+
+// yamlLoader turns a node tree into a Definition, collecting every problem.
+type yamlLoader struct {
+	v      violations
+	budget int // values input conversion may still produce
+}
+
+// fail records one problem at a YAML path.
+func (l *yamlLoader) fail(path, rule, format string, args ...any) {
+	l.v.add(path, rule, format, args...)
+}
+
+// definition reads the document's top level.
+func (l *yamlLoader) definition(root *yaml.Node) Definition {
+	var d Definition
+	if root == nil || root.Kind != yaml.MappingNode {
+		l.fail("", "yaml.type", "the document must be a mapping")
+		return d
+	}
+	meta := mapping(get(root, "metadata"))
+	spec := mapping(get(root, "spec"))
+	d.PlanID = l.first(field{root, "", "planId"}, field{meta, "metadata", "name"}, field{root, "", "name"})
+	d.PlanVersion = l.first(field{root, "", "planVersion"}, field{root, "", "version"}, field{meta, "metadata", "version"})
+	if d.PlanVersion == "" {
+		d.PlanVersion = DefaultPlanVersion
+	}
+	d.DisplayName = l.first(field{root, "", "displayName"}, field{meta, "metadata", "displayName"})
+	if n, p := body(root, spec, "timeout"); n != nil {
+		d.Timeout = l.duration(n, p)
+	}
+	if n, p := body(root, spec, "steps"); n != nil {
+		d.Actions = l.steps(n, p)
+	}
+	if n, p := body(root, spec, "compensation"); n != nil {
+		l.compensations(n, p, d.Actions)
+	}
+	return d
+}
+
+// field names one optional key of a mapping at a path.
+type field struct {
+	node *yaml.Node
+	path string
+	key  string
+}
+
+// first answers the string at the first of fields that is present, or "".
+func (l *yamlLoader) first(fields ...field) string {
+	for _, f := range fields {
+		if n := get(f.node, f.key); n != nil {
+			return l.str(n, join(f.path, f.key))
+		}
+	}
+	return ""
+}
+
+// body answers key from spec when it is there, else from the top level.
+func body(root, spec *yaml.Node, key string) (*yaml.Node, string) {
+	if n := get(spec, key); n != nil {
+		return n, "spec." + key
+	}
+	return get(root, key), key
+}
+
+// steps reads the step list; list position is the order, from 1.
+func (l *yamlLoader) steps(n *yaml.Node, path string) []Action {
+	if n.Kind != yaml.SequenceNode {
+		l.fail(path, "yaml.type", "%s must be a list", fieldName(path))
+		return nil
+	}
+	actions := make([]Action, 0, len(n.Content))
+	for i, s := range n.Content {
+		actions = append(actions, l.step(resolve(s), indexPath(path, i), i+1))
+	}
+	return actions
+}
+
+// step reads one step.
+func (l *yamlLoader) step(n *yaml.Node, path string, order int) Action {
+	a := Action{Order: order}
+	if n == nil || n.Kind != yaml.MappingNode {
+		l.fail(path, "yaml.type", "a step must be a mapping")
+		return a
+	}
+	a.ID = l.first(field{n, path, "name"}, field{n, path, "id"})
+	a.Activity = l.first(field{n, path, "activity"}, field{n, path, "agent"})
+	a.Queue = l.first(field{n, path, "queue"})
+	if v := get(n, "dependsOn"); v != nil {
+		a.DependsOn = l.strList(v, path+".dependsOn")
+	}
+	if v := get(n, "onFailure"); v != nil {
+		a.OnFailure = l.onFailure(v, path+".onFailure")
+	}
+	a.Timeout = l.optDuration(n, path, "timeout")
+	a.HeartbeatTimeout = l.optDuration(n, path, "heartbeatTimeout")
+	if v := get(n, "retryPolicy"); v != nil {
+		a.Retry = l.retry(v, path+".retryPolicy")
+	}
+	if v := get(n, "input"); v != nil {
+		a.Input = l.input(v, path+".input")
+	}
+	if v := get(n, "manual"); v != nil && l.boolean(v, path+".manual") {
+		a.Completion = CompletionManual
+	}
+	if v := get(n, "waitForSignal"); v != nil {
+		a.WaitForSignal = l.signalWait(v, path+".waitForSignal")
+	}
+	if a.Activity == "" && a.WaitForSignal == nil && a.Completion != CompletionManual {
+		a.Activity = a.ID
+	}
+	return a
+}
+
+// onFailure reads a failure policy.
+func (l *yamlLoader) onFailure(n *yaml.Node, path string) OnFailure {
+	s := OnFailure(strings.ToLower(l.str(n, path)))
+	switch s {
+	case OnFailureAbort, OnFailureSkip, OnFailureCompensate, OnFailureHold:
+		return s
+	}
+	l.fail(path, "yaml.on_failure", "onFailure must be one of abort, skip, compensate, hold, got %s", short(string(s)))
+	return ""
+}
+
+// signalWait reads waitForSignal: a signal name, or {name, timeout}.
+func (l *yamlLoader) signalWait(n *yaml.Node, path string) *SignalWait {
+	if n.Kind == yaml.ScalarNode {
+		return &SignalWait{SignalName: l.str(n, path)}
+	}
+	if n.Kind != yaml.MappingNode {
+		l.fail(path, "yaml.type", "waitForSignal must be a signal name or a mapping")
+		return nil
+	}
+	return &SignalWait{
+		SignalName: l.first(field{n, path, "name"}, field{n, path, "signal"}),
+		Timeout:    l.optDuration(n, path, "timeout"),
+	}
+}
+
+// compensations attaches the compensation list's hooks to the steps they name.
+func (l *yamlLoader) compensations(n *yaml.Node, path string, actions []Action) {
+	if n.Kind != yaml.SequenceNode {
+		l.fail(path, "yaml.type", "compensation must be a list")
+		return
+	}
+	byName := make(map[string]int, len(actions))
+	for i := len(actions) - 1; i >= 0; i-- {
+		byName[actions[i].ID] = i
+	}
+	attached := make(map[int]int)
+	for i, c := range n.Content {
+		l.compensation(resolve(c), indexPath(path, i), i, actions, byName, attached)
+	}
+}
+
+// compensation reads one entry of the compensation list.
+func (l *yamlLoader) compensation(n *yaml.Node, path string, i int, actions []Action, byName map[string]int, attached map[int]int) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		l.fail(path, "yaml.type", "a compensation entry must be a mapping")
+		return
+	}
+	step := get(n, "step")
+	if step == nil {
+		l.fail(path+".step", "yaml.compensation_step", "a compensation entry must name the step it undoes")
+		return
+	}
+	name := l.str(step, path+".step")
+	idx, ok := byName[name]
+	switch {
+	case step.Kind != yaml.ScalarNode:
+		return
+	case !ok:
+		l.fail(path+".step", "yaml.compensation_step", "step must name a step of the definition, got %s", short(name))
+		return
+	}
+	if j, dup := attached[idx]; dup {
+		l.fail(path+".step", "yaml.compensation_duplicate", "step %s already has its compensation in entry %d", cycleID(name), j)
+		return
+	}
+	attached[idx] = i
+	hook := l.hook(n, path)
+	actions[idx].Compensation = &hook
+}
+
+// hook reads a compensation hook's fields.
+func (l *yamlLoader) hook(n *yaml.Node, path string) CompensationHook {
+	h := CompensationHook{
+		Operation: l.first(field{n, path, "operation"}, field{n, path, "action"}),
+		Queue:     l.first(field{n, path, "queue"}, field{n, path, "agent"}),
+		Timeout:   l.optDuration(n, path, "timeout"),
+	}
+	if v := get(n, "input"); v != nil {
+		h.Input = l.input(v, path+".input")
+	}
+	if v := get(n, "retryPolicy"); v != nil {
+		h.Retry = l.retry(v, path+".retryPolicy")
+	}
+	return h
+}
+
+// retry reads a retryPolicy.
+func (l *yamlLoader) retry(n *yaml.Node, path string) RetryPolicy {
+	var r RetryPolicy
+	if n.Kind != yaml.MappingNode {
+		l.fail(path, "yaml.type", "retryPolicy must be a mapping")
+		return r
+	}
+	r.MaxAttempts = l.attempts(n, path)
+	if v := get(n, "backoff"); v != nil {
+		r.Strategy = l.strategy(v, path+".backoff")
+	}
+	r.InitialBackoff = l.optDuration(n, path, "initialDelay")
+	r.MaxBackoff = l.optDuration(n, path, "maxDelay")
+	for _, key := range []string{"multiplier", "backoffMultiplier"} {
+		if v := get(n, key); v != nil {
+			r.Multiplier = l.number(v, join(path, key))
+			break
+		}
+	}
+	if v := get(n, "retryableErrors"); v != nil {
+		r.RetryableErrors = l.errorClasses(v, path+".retryableErrors")
+	}
+	return r
+}
+
+// attempts reads maxRetries (n retries → n+1 attempts) or maxAttempts.
+func (l *yamlLoader) attempts(n *yaml.Node, path string) int {
+	retries, attempts := get(n, "maxRetries"), get(n, "maxAttempts")
+	switch {
+	case retries != nil && attempts != nil:
+		l.fail(path, "yaml.conflict", "retryPolicy takes maxRetries or maxAttempts, not both")
+	case retries != nil:
+		k, ok := l.integer(retries, path+".maxRetries")
+		if ok && (k < 0 || k > MaxRetryAttempts-1) {
+			l.fail(path+".maxRetries", "yaml.max_retries",
+				"maxRetries must be between 0 and %d (max_attempts 1 to %d), got %d", MaxRetryAttempts-1, MaxRetryAttempts, k)
+		} else if ok {
+			return k + 1
+		}
+	case attempts != nil:
+		k, ok := l.integer(attempts, path+".maxAttempts")
+		if ok && (k < 1 || k > MaxRetryAttempts) {
+			l.fail(path+".maxAttempts", "yaml.max_attempts",
+				"maxAttempts must be between 1 and %d, got %d", MaxRetryAttempts, k)
+		} else if ok {
+			return k
+		}
+	}
+	return 0
+}
+
+// strategy reads a backoff strategy.
+func (l *yamlLoader) strategy(n *yaml.Node, path string) BackoffStrategy {
+	s := BackoffStrategy(strings.ToLower(l.str(n, path)))
+	switch s {
+	case BackoffConstant, BackoffLinear, BackoffExponential:
+		return s
+	}
+	l.fail(path, "yaml.backoff", "backoff must be one of constant, linear, exponential, got %s", short(string(s)))
+	return ""
+}
+
+// errorClasses reads retryableErrors, accepting spec 002's spelling
+// ("Agent Error", "Rate-Limit") of the API's classes.
+func (l *yamlLoader) errorClasses(n *yaml.Node, path string) []ErrorClass {
+	names := l.strList(n, path)
+	out := make([]ErrorClass, 0, len(names))
+	for i, s := range names {
+		c := ErrorClass(strings.NewReplacer(" ", "_", "-", "_").Replace(strings.ToLower(s)))
+		if !knownErrorClass(c) {
+			l.fail(indexPath(path, i), "yaml.error_class", "retryableErrors[%d] must be a known error class, got %s", i, short(s))
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// optDuration reads key of n as a duration, or 0 when it is absent.
+func (l *yamlLoader) optDuration(n *yaml.Node, path, key string) Duration {
+	if v := get(n, key); v != nil {
+		return l.duration(v, join(path, key))
+	}
+	return 0
+}
+
+// duration reads a Go duration ("500ms", "5m", "1h30m"); a bare number is
+// refused, since its unit would be a guess.
+func (l *yamlLoader) duration(n *yaml.Node, path string) Duration {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() == "!!int" || n.ShortTag() == "!!float" {
+		l.fail(path, "yaml.duration", "%s must be a duration with a unit, like \"5m\" or \"500ms\"", fieldName(path))
+		return 0
+	}
+	d, err := time.ParseDuration(n.Value)
+	switch {
+	case err != nil:
+		l.fail(path, "yaml.duration", "%s must be a duration like \"5m\" or \"1h30m\", got %s", fieldName(path), short(n.Value))
+	case d < 0:
+		l.fail(path, "yaml.duration", "%s must not be negative, got %s", fieldName(path), d)
+	default:
+		return Duration(d)
+	}
+	return 0
+}

@@ -1,0 +1,476 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func dag() Definition {
+	// spec 002 §5.1: b and c need a; d needs b and c.
+	return Definition{PlanID: "plan", PlanVersion: "1", Actions: []Action{
+		{ID: "a", Order: 1, Activity: "x"},
+		{ID: "b", Order: 2, Activity: "x", DependsOn: []string{"a"}},
+		{ID: "c", Order: 3, Activity: "x", DependsOn: []string{"a"}},
+		{ID: "d", Order: 4, Activity: "x", DependsOn: []string{"b", "c"}},
+	}}
+}
+
+func (b *bundle) pollAll(activity string, max int) []*Task {
+	b.t.Helper()
+	tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "w1", Activities: []string{activity}, MaxTasks: max})
+	require.NoError(b.t, err)
+	for _, t := range tasks {
+		b.claimed[t.TaskID] = t
+	}
+	return tasks
+}
+
+func ids(tasks []*Task) []string {
+	var out []string
+	for _, t := range tasks {
+		out = append(out, t.ActionID)
+	}
+	return out
+}
+
+func TestDAG_AllOfJoinWaitsForEveryPredecessor(t *testing.T) {
+	b := setup(t)
+	run := b.submit(dag())
+	require.Equal(t, []string{"a"}, ids(b.pollAll("x", 10)))
+	b.complete(b.run(run.RunID).Step("a").taskFor(b), `1`)
+	bc := b.pollAll("x", 10)
+	require.Equal(t, []string{"b", "c"}, ids(bc))
+	b.complete(bc[0], `2`)
+	require.Empty(t, b.pollAll("x", 10), "d must wait for c too")
+	b.complete(bc[1], `3`)
+	d := b.pollAll("x", 10)
+	require.Equal(t, []string{"d"}, ids(d))
+	require.Len(t, d[0].UpstreamOutputs, 2)
+	b.complete(d[0], `4`)
+	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+}
+
+// taskFor re-polls the step's task (tests use it when the claim was made earlier).
+func (st *StepState) taskFor(b *bundle) *Task {
+	b.t.Helper()
+	return b.claimed[st.TaskID]
+}
+
+func TestDispatch_OrderThenActionIDByteWise(t *testing.T) {
+	b := setup(t)
+	def := Definition{PlanID: "plan", PlanVersion: "1", Actions: []Action{
+		{ID: "root", Order: 1, Activity: "x"},
+		{ID: "b", Order: 3, Activity: "x", DependsOn: []string{"root"}},
+		{ID: "Z", Order: 2, Activity: "x", DependsOn: []string{"root"}},
+		{ID: "a", Order: 4, Activity: "x", DependsOn: []string{"root"}},
+	}}
+	b.submit(def)
+	b.complete(b.pollAll("x", 1)[0], `null`)
+	require.Equal(t, []string{"Z", "b", "a"}, ids(b.pollAll("x", 10)))
+}
+
+func TestRetry_RetryableFailureRunsAgainAfterBackoff(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("a"))
+	res := b.fail(b.poll("act-a"), ErrorTransient)
+	require.True(t, res.WillRetry)
+	b.pollNone("act-a")
+	snap := b.run(run.RunID)
+	require.Equal(t, StepRunning, snap.Step("a").Status)
+	require.Equal(t, b.clock.Now().Add(time.Second).Truncate(time.Millisecond), snap.Step("a").NextAttemptAt)
+	b.clock.Advance(999 * time.Millisecond)
+	b.tick()
+	b.pollNone("act-a")
+	b.clock.Advance(time.Millisecond)
+	b.tick()
+	task := b.poll("act-a")
+	require.Equal(t, 2, task.EngineAttempt)
+	require.Equal(t, 1, task.LogicalAttempt)
+	require.Equal(t, run.RunID+":a", task.IdempotencyKey, "the action key is stable across retries")
+	b.complete(task, `"ok"`)
+	snap = b.run(run.RunID)
+	require.Equal(t, RunCompleted, snap.Status)
+	require.Len(t, snap.Step("a").Attempts, 2)
+	require.Equal(t, AttemptFailed, snap.Step("a").Attempts[0].Outcome)
+}
+
+func TestRetry_NonRetryableClassFailsTheStepAtOnce(t *testing.T) {
+	for _, class := range []ErrorClass{ErrorValidation, ErrorPolicyDeny, ErrorAuthDeny, ErrorBusinessConflict, ErrorGovernance} {
+		t.Run(string(class), func(t *testing.T) {
+			b := setup(t)
+			def := seq("a")
+			def.Actions[0].OnFailure = OnFailureAbort
+			run := b.submit(def)
+			res := b.fail(b.poll("act-a"), class)
+			require.False(t, res.WillRetry)
+			snap := b.run(run.RunID)
+			require.Equal(t, RunFailed, snap.Status)
+			require.Equal(t, StepFailed, snap.Step("a").Status)
+			require.Equal(t, class, snap.Error.Error.Class)
+		})
+	}
+}
+
+func TestRetry_ExhaustedAttemptsFailTheStep(t *testing.T) {
+	b := setup(t)
+	def := seq("a")
+	def.Actions[0].Retry.MaxAttempts = 2
+	run := b.submit(def)
+	b.fail(b.poll("act-a"), ErrorUnknown)
+	b.clock.Advance(time.Second)
+	b.tick()
+	res := b.fail(b.poll("act-a"), ErrorUnknown)
+	require.False(t, res.WillRetry)
+	require.Equal(t, RunFailed, b.run(run.RunID).Status)
+}
+
+func TestTimeout_AttemptTimeoutIsRetryableByDefault(t *testing.T) {
+	b := setup(t)
+	def := seq("a")
+	def.Actions[0].Timeout = Ms(5000)
+	run := b.submit(def)
+	first := b.poll("act-a")
+	b.clock.Advance(5 * time.Second)
+	b.tick()
+	snap := b.run(run.RunID)
+	require.Equal(t, AttemptTimedOut, snap.Step("a").Attempts[0].Outcome)
+	require.Equal(t, ErrorTimeout, snap.Step("a").Attempts[0].Error.Class)
+	_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: first.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
+	require.Equal(t, CodeTaskClaimLost, CodeOf(err), "a late report after the timeout changes nothing")
+	b.clock.Advance(time.Second)
+	b.tick()
+	b.complete(b.poll("act-a"), `2`)
+	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+}
+
+func TestTaskReport_DuplicateWithSameTokenChangesNothing(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("a", "b"))
+	task := b.poll("act-a")
+	b.complete(task, `1`)
+	before := b.run(run.RunID).LastEventSeq
+	res, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
+	require.NoError(t, err)
+	require.True(t, res.Duplicate)
+	require.Equal(t, before, b.run(run.RunID).LastEventSeq)
+	_, err = b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", ErrorClass: ErrorUnknown})
+	require.Equal(t, CodeTaskClaimLost, CodeOf(err))
+}
+
+func TestCompensation_RunsInReverseCompletionOrderThenFails(t *testing.T) {
+	b := setup(t)
+	def := seq("a", "b", "c", "d")
+	for i := range 3 {
+		def.Actions[i].Compensation = &CompensationHook{Operation: "undo"}
+	}
+	def.Actions[3].Retry.MaxAttempts = 1
+	run := b.submit(def)
+	for _, id := range []string{"a", "b", "c"} {
+		b.complete(b.poll("act-"+id), `1`)
+	}
+	b.fail(b.poll("act-d"), ErrorValidation)
+	require.Equal(t, RunCompensating, b.run(run.RunID).Status)
+	var order []string
+	for range 3 {
+		tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "w1", Compensations: []string{"undo"}, MaxTasks: 5})
+		require.NoError(t, err)
+		require.Len(t, tasks, 1, "compensation runs one hook at a time")
+		require.Equal(t, run.RunID+":"+tasks[0].ActionID+":compensate", tasks[0].IdempotencyKey)
+		order = append(order, tasks[0].ActionID)
+		b.complete(tasks[0], `null`)
+	}
+	require.Equal(t, []string{"c", "b", "a"}, order)
+	snap := b.run(run.RunID)
+	require.Equal(t, RunFailed, snap.Status)
+	require.Equal(t, CompensationRolledBack, snap.CompensationOutcome)
+}
+
+func TestCompensation_FailedHookDoesNotStopTheOthers(t *testing.T) {
+	b := setup(t)
+	def := seq("a", "b", "c")
+	def.Actions[0].Compensation = &CompensationHook{Operation: "undo"}
+	def.Actions[1].Compensation = &CompensationHook{Operation: "undo"}
+	def.Actions[2].OnFailure = OnFailureCompensate
+	run := b.submit(def)
+	b.complete(b.poll("act-a"), `1`)
+	b.complete(b.poll("act-b"), `1`)
+	b.fail(b.poll("act-c"), ErrorValidation)
+	comp := func() *Task {
+		tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "w1", Compensations: []string{"undo"}})
+		require.NoError(t, err)
+		require.Len(t, tasks, 1)
+		return tasks[0]
+	}
+	first := comp()
+	require.Equal(t, "b", first.ActionID)
+	b.fail(first, ErrorTransient)
+	b.clock.Advance(time.Second)
+	b.tick()
+	again := comp()
+	require.Equal(t, "b", again.ActionID)
+	require.Equal(t, 2, again.EngineAttempt)
+	b.fail(again, ErrorTransient) // the hook's default policy: 2 attempts
+	last := comp()
+	require.Equal(t, "a", last.ActionID)
+	b.complete(last, `null`)
+	snap := b.run(run.RunID)
+	require.Equal(t, RunFailed, snap.Status)
+	require.Equal(t, CompensationPartial, snap.CompensationOutcome)
+	require.Equal(t, CompFailed, snap.Step("b").CompStatus)
+	require.Equal(t, CompSucceeded, snap.Step("a").CompStatus)
+}
+
+func TestOnFailureSkip_RecordsTheFailureThenSkipsDependants(t *testing.T) {
+	b := setup(t)
+	def := dag()
+	def.Actions[1].OnFailure = OnFailureSkip // b
+	def.Actions[1].Retry.MaxAttempts = 1
+	run := b.submit(def)
+	b.complete(b.pollAll("x", 1)[0], `1`)
+	bc := b.pollAll("x", 10)
+	b.fail(bc[0], ErrorValidation)
+	b.complete(bc[1], `1`)
+	snap := b.run(run.RunID)
+	require.Equal(t, StepSkipped, snap.Step("b").Status)
+	require.Equal(t, StepSkipped, snap.Step("d").Status, "d needs b")
+	require.Equal(t, RunCompleted, snap.Status)
+	require.Contains(t, b.eventTypes(run.RunID), EvStepFailed)
+}
+
+func TestHold_BlocksUntilRetryStepOpensANewLogicalAttempt(t *testing.T) {
+	b := setup(t)
+	def := seq("a", "b")
+	def.Actions[0].OnFailure = OnFailureHold
+	def.Actions[0].Retry.MaxAttempts = 1
+	run := b.submit(def)
+	b.fail(b.poll("act-a"), ErrorGovernance)
+	snap := b.run(run.RunID)
+	require.Equal(t, RunBlocked, snap.Status)
+	sid := "retry-1"
+	res, err := b.eng.RetryStep(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, ActionID: "a", SignalID: &sid, Actor: "op"})
+	require.NoError(t, err)
+	require.Equal(t, RunRunning, res.Run.Status)
+	task := b.poll("act-a")
+	require.Equal(t, 2, task.LogicalAttempt)
+	require.Equal(t, 1, task.EngineAttempt)
+	again, err := b.eng.RetryStep(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, ActionID: "a", SignalID: &sid, Actor: "op"})
+	require.NoError(t, err)
+	require.True(t, again.Duplicate)
+	require.Equal(t, res.Result, again.Result)
+	b.complete(task, `1`)
+	b.complete(b.poll("act-b"), `1`)
+	snap = b.run(run.RunID)
+	require.Equal(t, RunCompleted, snap.Status)
+	require.Equal(t, AttemptFailed, snap.Step("a").Attempts[0].Outcome, "the failed attempt stays")
+	require.Equal(t, 1, snap.Step("a").Attempts[0].LogicalAttempt)
+}
+
+func TestManual_WaitsWithAFreshTokenAndCompletesIdempotently(t *testing.T) {
+	b := setup(t)
+	def := seq("approve", "b")
+	def.Actions[0].Activity = ""
+	def.Actions[0].Completion = CompletionManual
+	run := b.submit(def)
+	snap := b.run(run.RunID)
+	require.Equal(t, StepWaitingManual, snap.Step("approve").Status)
+	require.Equal(t, RunBlocked, snap.Status)
+	token := snap.Step("approve").CompletionToken
+	require.Len(t, token, 32)
+	m := ManualCompletion{TenantID: tenant, RunID: run.RunID, ActionID: "approve", CompletionToken: token,
+		Outcome: ManualSucceeded, ActorUserID: "bob", CompletedAt: b.clock.Now()}
+	self := m
+	self.ActorUserID = "alice"
+	_, err := b.eng.CompleteManualAction(b.ctx, self)
+	require.Equal(t, CodePermissionDenied, CodeOf(err), "separation of duties: the submitter may not complete it")
+	wrong := m
+	wrong.CompletionToken = "nope"
+	_, err = b.eng.CompleteManualAction(b.ctx, wrong)
+	require.Equal(t, CodeOperationConflict, CodeOf(err))
+	first, err := b.eng.CompleteManualAction(b.ctx, m)
+	require.NoError(t, err)
+	require.False(t, first.Duplicate)
+	require.Equal(t, RunRunning, b.run(run.RunID).Status)
+	second, err := b.eng.CompleteManualAction(b.ctx, m)
+	require.NoError(t, err, "a duplicate is recognised before the state check")
+	require.True(t, second.Duplicate)
+	require.Equal(t, first.Result, second.Result)
+}
+
+func TestSignal_WaitConsumesAcceptedSignalsInOrder(t *testing.T) {
+	b := setup(t)
+	def := seq("w1", "w2")
+	for i := range def.Actions {
+		def.Actions[i].Activity = ""
+		def.Actions[i].WaitForSignal = &SignalWait{SignalName: "go"}
+	}
+	run := b.submit(def)
+	for i, id := range []string{"s1", "s2"} {
+		_, err := b.eng.SignalRun(b.ctx, SignalParams{TenantID: tenant, RunID: run.RunID, SignalName: "go", SignalID: &id,
+			Payload: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))})
+		require.NoError(t, err)
+	}
+	snap := b.run(run.RunID)
+	require.Equal(t, RunCompleted, snap.Status)
+	require.JSONEq(t, `{"i":0}`, string(snap.Step("w1").Output))
+	require.JSONEq(t, `{"i":1}`, string(snap.Step("w2").Output))
+}
+
+func TestSignal_ConcurrentDuplicatesAcceptExactlyOnce(t *testing.T) {
+	b := setup(t)
+	def := seq("w")
+	def.Actions[0].Activity = ""
+	def.Actions[0].WaitForSignal = &SignalWait{SignalName: "go"}
+	run := b.submit(def)
+	id := "same:id"
+	results := make([]*SignalResult, 64)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := b.eng.SignalRun(b.ctx, SignalParams{TenantID: tenant, RunID: run.RunID, SignalName: "go", SignalID: &id, Payload: json.RawMessage(`1`)})
+			require.NoError(t, err)
+			results[i] = r
+		}()
+	}
+	wg.Wait()
+	fresh := 0
+	for _, r := range results {
+		require.Equal(t, results[0].Result, r.Result)
+		if !r.Duplicate {
+			fresh++
+		}
+	}
+	require.Equal(t, 1, fresh)
+	accepted := 0
+	for _, ty := range b.eventTypes(run.RunID) {
+		if ty == EvSignalAccepted {
+			accepted++
+		}
+	}
+	require.Equal(t, 1, accepted)
+}
+
+func TestPause_DrainsInFlightThenResumeRunsOnlyWhatRemains(t *testing.T) {
+	b := setup(t)
+	def := dag()
+	run := b.submit(def)
+	b.complete(b.pollAll("x", 1)[0], `1`)
+	bc := b.pollAll("x", 1) // b claimed; c stays queued
+	res, err := b.eng.PauseRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.NoError(t, err)
+	require.Equal(t, RunPaused, res.Run.Status)
+	require.Equal(t, "DRAINING", res.Run.Substatus)
+	require.Equal(t, "Workflow paused. Waiting for 1 in-flight tasks to complete.", res.Run.Message)
+	require.Empty(t, b.pollAll("x", 10), "nothing newly starts while paused")
+	b.complete(bc[0], `2`)
+	snap := b.run(run.RunID)
+	require.Equal(t, RunPaused, snap.Status)
+	require.Empty(t, snap.Substatus)
+	_, err = b.eng.ResumeRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.NoError(t, err)
+	c := b.pollAll("x", 10)
+	require.Equal(t, []string{"c"}, ids(c))
+	b.complete(c[0], `3`)
+	b.complete(b.pollAll("x", 10)[0], `4`)
+	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+}
+
+func TestCancel_IsRejectedWhileCompensatingAndLogged(t *testing.T) {
+	b := setup(t)
+	def := seq("a", "b")
+	def.Actions[0].Compensation = &CompensationHook{Operation: "undo"}
+	run := b.submit(def)
+	b.complete(b.poll("act-a"), `1`)
+	b.fail(b.poll("act-b"), ErrorValidation)
+	_, err := b.eng.CancelRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.Equal(t, CodeIllegalTransition, CodeOf(err))
+	_, err = b.eng.PauseRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.Equal(t, CodeIllegalTransition, CodeOf(err))
+	require.Contains(t, b.eventTypes(run.RunID), EvSignalRejected)
+	require.Equal(t, RunCompensating, b.run(run.RunID).Status)
+}
+
+func TestCancel_EndsTheRunAndRetiresItsTasks(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("a", "b"))
+	task := b.poll("act-a")
+	res, err := b.eng.CancelRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op", Reason: "no longer needed"})
+	require.NoError(t, err)
+	require.Equal(t, RunCancelled, res.Run.Status)
+	require.Equal(t, "no longer needed", res.Run.Cancellation.Reason)
+	hb, err := b.eng.HeartbeatTask(b.ctx, tenant, task.Token)
+	require.NoError(t, err)
+	require.True(t, hb.CancelRequested)
+	_, err = b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1"})
+	require.Equal(t, CodeTaskClaimLost, CodeOf(err), "cancellation wins over a completion not yet committed")
+}
+
+func TestTenancy_AnotherTenantsRunIsNotFound(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("a"))
+	_, err := b.eng.GetRun(b.ctx, "tenant-b", run.RunID)
+	require.Equal(t, CodeNotFound, CodeOf(err))
+	tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: "tenant-b", WorkerID: "w", Activities: []string{"act-a"}})
+	require.NoError(t, err)
+	require.Empty(t, tasks)
+}
+
+func TestSubmit_RunRequestIDAnswersTheExistingRun(t *testing.T) {
+	b := setup(t)
+	p := SubmitParams{TenantID: tenant, Definition: seq("a"), RunRequestID: "req-1", Start: true, SubmittedBy: "alice"}
+	first, err := b.eng.SubmitRun(b.ctx, p)
+	require.NoError(t, err)
+	second, err := b.eng.SubmitRun(b.ctx, p)
+	require.NoError(t, err)
+	require.True(t, second.Existing)
+	require.Equal(t, first.Run.RunID, second.Run.RunID)
+	p.Definition = seq("a", "b")
+	_, err = b.eng.SubmitRun(b.ctx, p)
+	require.Equal(t, CodeOperationConflict, CodeOf(err))
+}
+
+func TestSubmit_WithoutStartStaysPendingUntilStartRun(t *testing.T) {
+	b := setup(t)
+	res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: seq("a")})
+	require.NoError(t, err)
+	require.Equal(t, RunPending, res.Run.Status)
+	b.pollNone("act-a")
+	snap, err := b.eng.StartRun(b.ctx, tenant, res.Run.RunID, "alice")
+	require.NoError(t, err)
+	require.Equal(t, RunRunning, snap.Status)
+	require.Equal(t, StepScheduled, snap.Step("a").Status, "SCHEDULED is persisted before a worker takes the task")
+}
+
+func TestSubmit_InvalidDefinitionNamesTheFieldAndWritesNothing(t *testing.T) {
+	b := setup(t)
+	def := seq("a", "a")
+	_, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: def})
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, CodeInvalidArgument, e.Code)
+	require.Equal(t, "definition.actions[1].id", e.Violations[0].Field)
+	list, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant})
+	require.NoError(t, err)
+	require.Empty(t, list.Runs)
+}
+
+func TestWorkflowTimeout_FailsABlockedRun(t *testing.T) {
+	b := setup(t)
+	def := seq("w")
+	def.Actions[0].Activity = ""
+	def.Actions[0].WaitForSignal = &SignalWait{SignalName: "never"}
+	def.Timeout = Ms(60_000)
+	run := b.submit(def)
+	require.Equal(t, RunBlocked, b.run(run.RunID).Status)
+	b.clock.Advance(time.Minute)
+	b.tick()
+	snap := b.run(run.RunID)
+	require.Equal(t, RunFailed, snap.Status)
+	require.True(t, snap.Error.WorkflowTimeout)
+}
