@@ -256,7 +256,9 @@ func (l *yamlLoader) compensations(n *yaml.Node, path string, actions []Action) 
 	}
 	byName := make(map[string]int, len(actions))
 	for i := len(actions) - 1; i >= 0; i-- {
-		byName[actions[i].ID] = i
+		if actions[i].ID != "" {
+			byName[actions[i].ID] = i
+		}
 	}
 	attached := make(map[int]int)
 	for i, c := range n.Content {
