@@ -22,6 +22,10 @@ type Definition struct {
 	MaxConcurrentRuns int              `json:"max_concurrent_runs,omitempty"`
 	RequiresApproval  bool             `json:"requires_approval,omitempty"`
 	DisplayName       string           `json:"display_name,omitempty"`
+	// DAG makes every action without DependsOn a root that starts at once,
+	// even when no action declares a dependency: definitions read in spec
+	// 002's YAML shape are DAGs (DESIGN.md §4).
+	DAG bool `json:"dag,omitempty"`
 }
 
 // Action is one step of a definition.

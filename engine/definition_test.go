@@ -87,7 +87,7 @@ func TestValidate_Rules(t *testing.T) {
 		{"actions.id_unique", func(d *Definition) { d.Actions[2].ID = "a" }, []fv{{"actions[2].id", "actions.id_unique"}}},
 		{"actions.order_contiguous gap", func(d *Definition) { d.Actions[2].Order = 5 }, []fv{{"actions[2].order", "actions.order_contiguous"}}},
 		{"actions.order_contiguous zero", func(d *Definition) { d.Actions[0].Order = 0 }, []fv{{"actions[0].order", "actions.order_contiguous"}}},
-		{"actions.order_contiguous duplicate", func(d *Definition) { d.Actions[3].Order = 2 }, []fv{{"actions[3].order", "actions.order_contiguous"}}},
+		{"actions.order_contiguous shared order leaving a gap", func(d *Definition) { d.Actions[2].Order, d.Actions[3].Order = 2, 4 }, []fv{{"actions[3].order", "actions.order_contiguous"}}},
 		{"action.activity_max_len", func(d *Definition) { d.Actions[0].Activity = long(257) }, []fv{{"actions[0].activity", "action.activity_max_len"}}},
 		{"action.activity_pattern", func(d *Definition) { d.Actions[0].Activity = "create account" }, []fv{{"actions[0].activity", "action.activity_pattern"}}},
 		{"action.queue_max_len", func(d *Definition) { d.Actions[0].Queue = long(129) }, []fv{{"actions[0].queue", "action.queue_max_len"}}},
@@ -194,7 +194,7 @@ func TestValidate_MessagesNameTheRuleAndValue(t *testing.T) {
 		want   string
 	}{
 		{"order", func(d *Definition) { d.Actions[2].Order = 5 }, "order must be contiguous from 1: expected one of 1..4, got 5"},
-		{"duplicate order", func(d *Definition) { d.Actions[3].Order = 2 }, "order must be contiguous from 1: 2 is also actions[1].order"},
+		{"order gap", func(d *Definition) { d.Actions[2].Order, d.Actions[3].Order = 2, 4 }, "order must be contiguous from 1: expected one of 1..3, got 4"},
 		{"max_attempts", func(d *Definition) { d.Actions[3].Retry.MaxAttempts = 11 }, "max_attempts must be between 1 and 10, got 11"},
 		{"cycle", func(d *Definition) { d.Actions[0].DependsOn = []string{"b"}; d.Actions[1].DependsOn = []string{"a"} },
 			"depends_on must not form a cycle: a -> b -> a"},
@@ -483,11 +483,13 @@ func requireConsistent(t *testing.T, d Definition) {
 		require.False(t, ids[a.ID], "duplicate id")
 		ids[a.ID] = true
 		require.True(t, a.Order >= 1 && a.Order <= len(d.Actions), "order out of 1..n")
-		require.False(t, orders[a.Order], "duplicate order")
 		orders[a.Order] = true
 		for _, dep := range a.DependsOn {
 			require.True(t, ids[dep] || anyID(d, dep), "dangling dependency")
 		}
+	}
+	for o := 1; o <= len(orders); o++ {
+		require.True(t, orders[o], "orders are not contiguous from 1")
 	}
 }
 

@@ -160,11 +160,14 @@ func (v *violations) checkActions(actions []Action) {
 		v.add("actions", "actions.max_items", "a definition may have at most %d actions, got %d", MaxActions, n)
 	}
 	firstID := make(map[string]int, len(actions))
-	firstOrder := make(map[int]int, len(actions))
+	distinct := map[int]bool{}
+	for _, a := range actions {
+		distinct[a.Order] = true
+	}
 	for i, a := range actions {
 		p := actionPath(i)
 		v.checkActionID(p, i, a.ID, firstID)
-		v.checkOrder(p, i, a.Order, len(actions), firstOrder)
+		v.checkOrder(p, a.Order, len(distinct))
 		v.checkAction(p, a)
 	}
 }
@@ -182,19 +185,15 @@ func (v *violations) checkActionID(p string, i int, id string, first map[string]
 	first[id] = i
 }
 
-// checkOrder checks that the orders are exactly 1..n, each once.
-func (v *violations) checkOrder(p string, i, order, n int, first map[int]int) {
-	if order < 1 || order > n {
+// checkOrder checks that the orders are contiguous from 1 (spec 000 §1.1).
+// Actions may share an order (parallel branches; dispatch then breaks the tie
+// by action id, spec 000 §1.2), so with k distinct orders every order must be
+// in 1..k: k distinct values in 1..k are exactly 1..k.
+func (v *violations) checkOrder(p string, order, distinct int) {
+	if order < 1 || order > distinct {
 		v.add(p+".order", "actions.order_contiguous",
-			"order must be contiguous from 1: expected one of 1..%d, got %d", n, order)
-		return
+			"order must be contiguous from 1: expected one of 1..%d, got %d", distinct, order)
 	}
-	if j, dup := first[order]; dup {
-		v.add(p+".order", "actions.order_contiguous",
-			"order must be contiguous from 1: %d is also %s.order", order, actionPath(j))
-		return
-	}
-	first[order] = i
 }
 
 // checkAction checks one action's own fields.

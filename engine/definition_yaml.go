@@ -52,6 +52,7 @@ func LoadDefinitionYAML(data []byte) (Definition, error) {
 	if err := l.v.err("invalid YAML definition"); err != nil {
 		return Definition{}, err
 	}
+	d.DAG = true // spec 002's steps are a DAG: every step without dependsOn is a root
 	return d, nil
 }
 

@@ -78,7 +78,7 @@ func TestLoadDefinitionYAML_EveryKey(t *testing.T) {
 	t.Parallel()
 	d := loadFixture(t, "full.yaml")
 	want := Definition{
-		PlanID: "payments", PlanVersion: "3.1.0", DisplayName: "Payment capture",
+		PlanID: "payments", PlanVersion: "3.1.0", DisplayName: "Payment capture", DAG: true,
 		Timeout: Duration(90 * time.Minute),
 		Actions: []Action{
 			{

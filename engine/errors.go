@@ -67,7 +67,11 @@ func (e *Error) Error() string {
 		} else if i > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "%s: %s", v.Field, v.Message)
+		if v.Field == "" {
+			b.WriteString(v.Message)
+		} else {
+			fmt.Fprintf(&b, "%s: %s", v.Field, v.Message)
+		}
 	}
 	return b.String()
 }

@@ -474,3 +474,30 @@ func TestWorkflowTimeout_FailsABlockedRun(t *testing.T) {
 	require.Equal(t, RunFailed, snap.Status)
 	require.True(t, snap.Error.WorkflowTimeout)
 }
+
+func TestDispatch_SharedOrderBreaksTiesByActionIDInASequence(t *testing.T) {
+	b := setup(t)
+	def := Definition{PlanID: "plan", PlanVersion: "1", Actions: []Action{
+		{ID: "b", Order: 1, Activity: "x"},
+		{ID: "a", Order: 1, Activity: "x"},
+		{ID: "c", Order: 2, Activity: "x"},
+	}}
+	b.submit(def)
+	var got []string
+	for range 3 {
+		tasks := b.pollAll("x", 10)
+		require.Len(t, tasks, 1, "a sequence runs one action at a time")
+		got = append(got, tasks[0].ActionID)
+		b.complete(tasks[0], `null`)
+	}
+	require.Equal(t, []string{"a", "b", "c"}, got)
+}
+
+func TestYAMLDefinitions_AreDAGsWhoseRootsStartAtOnce(t *testing.T) {
+	b := setup(t)
+	def, err := LoadDefinitionYAML([]byte("name: p\nsteps:\n  - name: one\n    agent: x\n  - name: two\n    agent: x\n"))
+	require.NoError(t, err)
+	def.Actions[0].Activity, def.Actions[1].Activity = "x", "x"
+	b.submit(def)
+	require.Equal(t, []string{"one", "two"}, ids(b.pollAll("x", 10)))
+}

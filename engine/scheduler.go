@@ -81,6 +81,9 @@ func (c *change) advance() {
 
 // sequential reports whether the definition has no dependency edges (spec 000 §1.1).
 func (c *change) sequential() bool {
+	if c.run.Definition.DAG {
+		return false
+	}
 	for _, a := range c.run.Definition.Actions {
 		if len(a.DependsOn) > 0 {
 			return false
