@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/weft-dev/weft/conformance/storetest"
+	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
 
@@ -14,4 +15,8 @@ func TestConformance(t *testing.T) {
 		t.Cleanup(func() { _ = s.Close() })
 		return &storetest.Instance{Store: s}
 	}})
+}
+
+func BenchmarkStore(b *testing.B) {
+	storetest.Bench(b, func(testing.TB) store.Store { return memstore.New(memstore.Config{}) }, nil)
 }
