@@ -40,6 +40,8 @@ type bundle struct {
 	clock *fakeClock
 	// claimed remembers every task polled, by task id.
 	claimed map[string]*Task
+	// noProjectionCheck turns off the end-of-test projection comparison.
+	noProjectionCheck bool
 }
 
 const tenant = "tenant-a"
@@ -55,7 +57,44 @@ func setupWith(t *testing.T, st store.Store) *bundle {
 	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
 	eng, err := New(Config{Store: st, Clock: clock})
 	require.NoError(t, err)
-	return &bundle{t: t, ctx: context.Background(), eng: eng, store: st, clock: clock, claimed: map[string]*Task{}}
+	b := &bundle{t: t, ctx: context.Background(), eng: eng, store: st, clock: clock, claimed: map[string]*Task{}}
+	t.Cleanup(b.requireProjectionsMatchCheckpoints)
+	return b
+}
+
+// requireProjectionsMatchCheckpoints checks, after every scenario, that each
+// run's snapshot reduced from its event log alone agrees with the checkpoint.
+func (b *bundle) requireProjectionsMatchCheckpoints() {
+	t := b.t
+	if t.Failed() || b.noProjectionCheck {
+		return
+	}
+	list, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant, PageSize: 1000})
+	require.NoError(t, err)
+	for _, r := range list.Runs {
+		p, err := b.eng.NewProjector(b.ctx, tenant, r.RunID)
+		require.NoError(t, err)
+		require.NoError(t, p.Catch(b.ctx))
+		got, want := comparable(p.Snapshot()), comparable(b.run(r.RunID))
+		require.Equal(t, want, got, "projection of run %s disagrees with its checkpoint", r.RunID)
+	}
+}
+
+// comparable keeps what both a projection and a checkpoint know.
+func comparable(s *Snapshot) map[string]any {
+	out := map[string]any{
+		"status": s.Status, "substatus": s.Substatus, "message": s.Message, "seq": s.LastEventSeq,
+		"created": s.CreatedAt, "started": s.StartedAt, "completed": s.CompletedAt, "duration": s.TotalDuration,
+		"error": s.Error, "cancellation": s.Cancellation, "outcome": s.CompensationOutcome,
+	}
+	for _, st := range s.Steps {
+		out["step "+st.ActionID] = map[string]any{
+			"status": st.Status, "logical": st.LogicalAttempt, "attempts": st.Attempts, "output": string(st.Output),
+			"error": st.Error, "token": st.CompletionToken, "signal": st.WaitingSignal, "reason": st.Reason,
+			"comp": st.CompStatus, "comp_error": st.CompError, "completed": st.CompletedAt, "scheduled": st.ScheduledAt,
+		}
+	}
+	return out
 }
 
 // seq builds a sequential definition of activities named after their ids.

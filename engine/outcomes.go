@@ -177,7 +177,7 @@ func (c *change) compensateOrFail(runErr *RunError) {
 		s.step(id).CompStatus = CompPending
 	}
 	c.emit(EvRunCompensating, "", 1, 0, EventData{Status: string(RunCompensating),
-		FailedActionID: runErr.ActionID, CompensationOrder: order})
+		FailedActionID: runErr.ActionID, CompensationOrder: order, RunError: runErr})
 	c.nextCompensation()
 }
 
