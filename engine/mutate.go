@@ -213,7 +213,7 @@ func (e *Engine) mutate(ctx context.Context, runID, actor string, decide func(*c
 		case err == nil:
 			e.afterCommit(ch)
 			return ch, nil
-		case conflictOn(err, checkpointKey(runID)), errors.Is(err, store.ErrOutcomeUnknown):
+		case conflictOn(err, checkpointKey(runID)), errors.Is(err, store.ErrOutcomeUnknown), errors.Is(err, store.ErrRetryable):
 			continue
 		default:
 			return ch, err

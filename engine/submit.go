@@ -150,6 +150,7 @@ func (e *Engine) persistSubmission(ctx context.Context, rec *runRecord, p Submit
 			if done, rerr := e.submitted(ctx, rec.RunID); rerr != nil || done {
 				return "", rerr
 			}
+		case errors.Is(err, store.ErrRetryable):
 		default:
 			return "", err
 		}
