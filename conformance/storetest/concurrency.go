@@ -14,10 +14,12 @@ import (
 	"github.com/weft-dev/weft/store"
 )
 
-// The CAS rule's shape is fixed by issue 3: 16 goroutines × 500 increments.
+// The CAS rule's shape is fixed by issue 3: 16 goroutines × 500 increments,
+// spread over casHandles handles where the backend offers peers.
 const (
 	casWorkers   = 16
 	casPerWorker = 500
+	casHandles   = 4
 )
 
 var concurrencyRules = []rule{
@@ -28,15 +30,17 @@ var concurrencyRules = []rule{
 }
 
 func testConcurrentIncrementsLoseNoUpdate(t *testing.T, h Harness) {
-	s := h.Open(t).Store
+	inst := h.Open(t)
+	s := inst.Store
 	requireConditional(t, s)
+	handles := inst.handles(t, casHandles)
 	key := store.Key("counter")
 	var wg sync.WaitGroup
 	errs := make(chan error, casWorkers)
 	versions := make([][]uint64, casWorkers)
 	for w := range casWorkers {
 		wg.Go(func() {
-			vs, err := incrementN(ctx(t), s, key, casPerWorker)
+			vs, err := incrementN(ctx(t), handles[w%len(handles)], key, casPerWorker)
 			versions[w] = vs
 			errs <- err
 		})
@@ -95,14 +99,15 @@ func readCounter(c context.Context, s store.Store, key []byte) (store.Condition,
 }
 
 func testConcurrentInsertIfAbsentOneWinner(t *testing.T, h Harness) {
-	s := h.Open(t).Store
-	requireConditional(t, s)
+	inst := h.Open(t)
+	requireConditional(t, inst.Store)
+	handles := inst.handles(t, casHandles)
 	key := store.Key("sig", "wf-1", "approve", "signal:1")
 	var wins atomic.Int32
 	var wg sync.WaitGroup
 	errs := make(chan error, casWorkers)
 	for w := range casWorkers {
-		wg.Go(func() { errs <- insertOnce(ctx(t), s, key, w, &wins) })
+		wg.Go(func() { errs <- insertOnce(ctx(t), handles[w%len(handles)], key, w, &wins) })
 	}
 	wg.Wait()
 	close(errs)

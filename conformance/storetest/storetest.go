@@ -28,6 +28,25 @@ type Instance struct {
 	// closed Store. It is nil for backends that are not durable; the
 	// durability rules then skip.
 	Reopen func(t testing.TB) store.Store
+	// Peer, when set, opens another handle onto the same storage while Store
+	// stays open, as a second process would (for SQL, another pool). The
+	// concurrency rules spread their goroutines over peers, so that races
+	// are settled by the storage itself and not only inside one handle.
+	Peer func(t testing.TB) store.Store
+}
+
+// handles returns n handles onto inst's storage: Store and, when the backend
+// offers peers, n-1 of them; otherwise Store n times.
+func (inst *Instance) handles(t testing.TB, n int) []store.Store {
+	hs := []store.Store{inst.Store}
+	for len(hs) < n {
+		if inst.Peer == nil {
+			hs = append(hs, inst.Store)
+			continue
+		}
+		hs = append(hs, inst.Peer(t))
+	}
+	return hs
 }
 
 type rule struct {

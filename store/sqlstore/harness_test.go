@@ -107,6 +107,7 @@ func (d *database) harness() storetest.Harness {
 		return &storetest.Instance{
 			Store:  d.open(t, schema),
 			Reopen: func(t testing.TB) store.Store { return d.open(t, schema) },
+			Peer:   func(t testing.TB) store.Store { return d.open(t, schema) },
 		}
 	}}
 }

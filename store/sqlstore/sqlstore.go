@@ -76,6 +76,7 @@ type Store struct {
 	cfg     Config
 	pool    *pgxpool.Pool
 	dialect Dialect
+	locks   *keyLocks
 
 	life   sync.RWMutex
 	closed bool
@@ -101,7 +102,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: connect: %w", err)
 	}
-	s := &Store{cfg: cfg, pool: pool}
+	s := &Store{cfg: cfg, pool: pool, locks: newKeyLocks()}
 	if err := s.init(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -234,16 +235,41 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 	}
 	defer leave()
 	plan := planBatch(b)
+	recheck := plan.recheck(s.pool)
+	if recheck != nil {
+		unlock, err := s.lockConditions(ctx, plan.condKeys, recheck)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	var res *store.CommitResult
 	err = s.runTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		res, err = plan.exec(ctx, tx)
 		return err
-	}, plan.recheck(s.pool))
+	}, recheck)
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// lockConditions takes the in-process locks of the condition keys. When it
+// had to wait (another batch on these keys just ran), it lets go and re-reads
+// the conditions, in parallel with other waiters: a lost race then costs one
+// read instead of a transaction and a serialization failure.
+func (s *Store) lockConditions(ctx context.Context, keys [][]byte, recheck func(context.Context) error) (func(), error) {
+	unlock, waited := s.locks.lock(keys)
+	if !waited {
+		return unlock, nil
+	}
+	unlock()
+	if err := recheck(ctx); err != nil {
+		return nil, err
+	}
+	unlock, _ = s.locks.lock(keys)
+	return unlock, nil
 }
 
 // Close implements store.Store. It waits for operations in flight and is
