@@ -61,7 +61,7 @@ func SplitKey(key []byte) ([]string, error) {
 	}
 	parts := strings.Split(string(key), string(Separator))
 	for i, p := range parts {
-		c, err := Unescape(p)
+		c, err := UnescapeComponent(p)
 		if err != nil {
 			return nil, fmt.Errorf("key %q component %d: %w", key, i, err)
 		}
@@ -73,8 +73,8 @@ func SplitKey(key []byte) ([]string, error) {
 // EscapeComponent returns the encoded form of one component.
 func EscapeComponent(c string) string { return string(appendEscaped(nil, c)) }
 
-// Unescape decodes one encoded component.
-func Unescape(s string) (string, error) {
+// UnescapeComponent decodes one encoded component.
+func UnescapeComponent(s string) (string, error) {
 	if !strings.ContainsRune(s, Escape) {
 		if strings.ContainsRune(s, Separator) {
 			return "", invalidf("component contains an unescaped separator")

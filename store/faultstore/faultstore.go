@@ -31,7 +31,11 @@ const (
 
 // String names the fault.
 func (f Fault) String() string {
-	return [...]string{"none", "before-commit", "after-commit", "retryable"}[f]
+	names := [...]string{"none", "before-commit", "after-commit", "retryable"}
+	if int(f) < len(names) {
+		return names[f]
+	}
+	return "invalid"
 }
 
 // Config sets the rate of each fault, per Commit call, as a probability in
