@@ -166,8 +166,7 @@ func (b *bundle) tick() {
 	require.NoError(b.t, b.eng.Tick(b.ctx))
 }
 
-func TestSequential_RunsEachActionAfterThePreviousSucceeds(t *testing.T) {
-	b := setup(t)
+func scenarioSequential_RunsEachActionAfterThePreviousSucceeds(t *testing.T, b *bundle) {
 	run := b.submit(seq("a", "b", "c"))
 	require.Equal(t, RunRunning, run.Status)
 	b.pollNone("act-b", "act-c")

@@ -66,7 +66,7 @@ func (c *change) openManualWait(a *Action, st *StepState) {
 	if st.StartedAt.IsZero() {
 		st.StartedAt = c.now
 	}
-	data := EventData{Status: string(StepWaitingManual), CompletionToken: st.CompletionToken}
+	data := EventData{Status: string(StepWaitingManual), CompletionToken: st.CompletionToken, Output: st.Output}
 	if t := a.ManualTimeout.D(); t > 0 {
 		data.Deadline = c.now.Add(t)
 		c.setTimer(timerRecord{RunID: c.run.RunID, Kind: timerWait, Ref: st.ActionID, Due: data.Deadline})

@@ -230,7 +230,6 @@ func (c *change) finishCompensationAttempt(a *Action, st *StepState, ok bool, st
 		stepErr.Class = normalizeClass(stepErr.Class)
 		if a.Compensation.Retry.ShouldRetry(st.CompAttempt, stepErr.Class) {
 			due := c.now.Add(a.Compensation.Retry.Backoff(st.CompAttempt))
-			st.CompError = stepErr
 			c.setTimer(timerRecord{RunID: c.run.RunID, Kind: timerBackoff, Ref: "comp:" + st.ActionID, Due: due})
 			c.dirty = true
 			return

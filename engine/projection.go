@@ -130,6 +130,9 @@ var stepReducers = map[string]func(*Snapshot, *StepState, Event){
 	},
 	EvStepWaiting: func(_ *Snapshot, st *StepState, ev Event) {
 		st.Status, st.CompletionToken, st.WaitingSignal = StepStatus(ev.Data.Status), ev.Data.CompletionToken, ev.Data.SignalName
+		if len(ev.Data.Output) > 0 {
+			st.Output = ev.Data.Output // the activity's result, awaiting a person's confirmation
+		}
 	},
 	EvStepRetried: func(_ *Snapshot, st *StepState, ev Event) {
 		st.Status, st.LogicalAttempt, st.EngineAttempt = StepPending, ev.Data.NewLogicalAttempt, 0

@@ -38,8 +38,7 @@ func ids(tasks []*Task) []string {
 	return out
 }
 
-func TestDAG_AllOfJoinWaitsForEveryPredecessor(t *testing.T) {
-	b := setup(t)
+func scenarioDAG_AllOfJoinWaitsForEveryPredecessor(t *testing.T, b *bundle) {
 	run := b.submit(dag())
 	require.Equal(t, []string{"a"}, ids(b.pollAll("x", 10)))
 	b.complete(b.run(run.RunID).Step("a").taskFor(b), `1`)
@@ -61,8 +60,7 @@ func (st *StepState) taskFor(b *bundle) *Task {
 	return b.claimed[st.TaskID]
 }
 
-func TestDispatch_OrderThenActionIDByteWise(t *testing.T) {
-	b := setup(t)
+func scenarioDispatch_OrderThenActionIDByteWise(t *testing.T, b *bundle) {
 	def := Definition{PlanID: "plan", PlanVersion: "1", Actions: []Action{
 		{ID: "root", Order: 1, Activity: "x"},
 		{ID: "b", Order: 3, Activity: "x", DependsOn: []string{"root"}},
@@ -74,8 +72,7 @@ func TestDispatch_OrderThenActionIDByteWise(t *testing.T) {
 	require.Equal(t, []string{"Z", "b", "a"}, ids(b.pollAll("x", 10)))
 }
 
-func TestRetry_RetryableFailureRunsAgainAfterBackoff(t *testing.T) {
-	b := setup(t)
+func scenarioRetry_RetryableFailureRunsAgainAfterBackoff(t *testing.T, b *bundle) {
 	run := b.submit(seq("a"))
 	res := b.fail(b.poll("act-a"), ErrorTransient)
 	require.True(t, res.WillRetry)
@@ -116,8 +113,7 @@ func TestRetry_NonRetryableClassFailsTheStepAtOnce(t *testing.T) {
 	}
 }
 
-func TestRetry_ExhaustedAttemptsFailTheStep(t *testing.T) {
-	b := setup(t)
+func scenarioRetry_ExhaustedAttemptsFailTheStep(t *testing.T, b *bundle) {
 	def := seq("a")
 	def.Actions[0].Retry.MaxAttempts = 2
 	run := b.submit(def)
@@ -129,8 +125,7 @@ func TestRetry_ExhaustedAttemptsFailTheStep(t *testing.T) {
 	require.Equal(t, RunFailed, b.run(run.RunID).Status)
 }
 
-func TestTimeout_AttemptTimeoutIsRetryableByDefault(t *testing.T) {
-	b := setup(t)
+func scenarioTimeout_AttemptTimeoutIsRetryableByDefault(t *testing.T, b *bundle) {
 	def := seq("a")
 	def.Actions[0].Timeout = Ms(5000)
 	run := b.submit(def)
@@ -148,8 +143,7 @@ func TestTimeout_AttemptTimeoutIsRetryableByDefault(t *testing.T) {
 	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
 }
 
-func TestTaskReport_DuplicateWithSameTokenChangesNothing(t *testing.T) {
-	b := setup(t)
+func scenarioTaskReport_DuplicateWithSameTokenChangesNothing(t *testing.T, b *bundle) {
 	run := b.submit(seq("a", "b"))
 	task := b.poll("act-a")
 	b.complete(task, `1`)
@@ -162,8 +156,7 @@ func TestTaskReport_DuplicateWithSameTokenChangesNothing(t *testing.T) {
 	require.Equal(t, CodeTaskClaimLost, CodeOf(err))
 }
 
-func TestCompensation_RunsInReverseCompletionOrderThenFails(t *testing.T) {
-	b := setup(t)
+func scenarioCompensation_RunsInReverseCompletionOrderThenFails(t *testing.T, b *bundle) {
 	def := seq("a", "b", "c", "d")
 	for i := range 3 {
 		def.Actions[i].Compensation = &CompensationHook{Operation: "undo"}
@@ -190,8 +183,7 @@ func TestCompensation_RunsInReverseCompletionOrderThenFails(t *testing.T) {
 	require.Equal(t, CompensationRolledBack, snap.CompensationOutcome)
 }
 
-func TestCompensation_FailedHookDoesNotStopTheOthers(t *testing.T) {
-	b := setup(t)
+func scenarioCompensation_FailedHookDoesNotStopTheOthers(t *testing.T, b *bundle) {
 	def := seq("a", "b", "c")
 	def.Actions[0].Compensation = &CompensationHook{Operation: "undo"}
 	def.Actions[1].Compensation = &CompensationHook{Operation: "undo"}
@@ -225,8 +217,7 @@ func TestCompensation_FailedHookDoesNotStopTheOthers(t *testing.T) {
 	require.Equal(t, CompSucceeded, snap.Step("a").CompStatus)
 }
 
-func TestOnFailureSkip_RecordsTheFailureThenSkipsDependants(t *testing.T) {
-	b := setup(t)
+func scenarioOnFailureSkip_RecordsTheFailureThenSkipsDependants(t *testing.T, b *bundle) {
 	def := dag()
 	def.Actions[1].OnFailure = OnFailureSkip // b
 	def.Actions[1].Retry.MaxAttempts = 1
@@ -242,8 +233,7 @@ func TestOnFailureSkip_RecordsTheFailureThenSkipsDependants(t *testing.T) {
 	require.Contains(t, b.eventTypes(run.RunID), EvStepFailed)
 }
 
-func TestHold_BlocksUntilRetryStepOpensANewLogicalAttempt(t *testing.T) {
-	b := setup(t)
+func scenarioHold_BlocksUntilRetryStepOpensANewLogicalAttempt(t *testing.T, b *bundle) {
 	def := seq("a", "b")
 	def.Actions[0].OnFailure = OnFailureHold
 	def.Actions[0].Retry.MaxAttempts = 1
@@ -270,8 +260,7 @@ func TestHold_BlocksUntilRetryStepOpensANewLogicalAttempt(t *testing.T) {
 	require.Equal(t, 1, snap.Step("a").Attempts[0].LogicalAttempt)
 }
 
-func TestManual_WaitsWithAFreshTokenAndCompletesIdempotently(t *testing.T) {
-	b := setup(t)
+func scenarioManual_WaitsWithAFreshTokenAndCompletesIdempotently(t *testing.T, b *bundle) {
 	def := seq("approve", "b")
 	def.Actions[0].Activity = ""
 	def.Actions[0].Completion = CompletionManual
@@ -301,8 +290,7 @@ func TestManual_WaitsWithAFreshTokenAndCompletesIdempotently(t *testing.T) {
 	require.Equal(t, first.Result, second.Result)
 }
 
-func TestSignal_WaitConsumesAcceptedSignalsInOrder(t *testing.T) {
-	b := setup(t)
+func scenarioSignal_WaitConsumesAcceptedSignalsInOrder(t *testing.T, b *bundle) {
 	def := seq("w1", "w2")
 	for i := range def.Actions {
 		def.Actions[i].Activity = ""
@@ -320,8 +308,7 @@ func TestSignal_WaitConsumesAcceptedSignalsInOrder(t *testing.T) {
 	require.JSONEq(t, `{"i":1}`, string(snap.Step("w2").Output))
 }
 
-func TestSignal_ConcurrentDuplicatesAcceptExactlyOnce(t *testing.T) {
-	b := setup(t)
+func scenarioSignal_ConcurrentDuplicatesAcceptExactlyOnce(t *testing.T, b *bundle) {
 	def := seq("w")
 	def.Actions[0].Activity = ""
 	def.Actions[0].WaitForSignal = &SignalWait{SignalName: "go"}
@@ -356,8 +343,7 @@ func TestSignal_ConcurrentDuplicatesAcceptExactlyOnce(t *testing.T) {
 	require.Equal(t, 1, accepted)
 }
 
-func TestPause_DrainsInFlightThenResumeRunsOnlyWhatRemains(t *testing.T) {
-	b := setup(t)
+func scenarioPause_DrainsInFlightThenResumeRunsOnlyWhatRemains(t *testing.T, b *bundle) {
 	def := dag()
 	run := b.submit(def)
 	b.complete(b.pollAll("x", 1)[0], `1`)
@@ -381,8 +367,7 @@ func TestPause_DrainsInFlightThenResumeRunsOnlyWhatRemains(t *testing.T) {
 	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
 }
 
-func TestCancel_IsRejectedWhileCompensatingAndLogged(t *testing.T) {
-	b := setup(t)
+func scenarioCancel_IsRejectedWhileCompensatingAndLogged(t *testing.T, b *bundle) {
 	def := seq("a", "b")
 	def.Actions[0].Compensation = &CompensationHook{Operation: "undo"}
 	run := b.submit(def)
@@ -396,8 +381,7 @@ func TestCancel_IsRejectedWhileCompensatingAndLogged(t *testing.T) {
 	require.Equal(t, RunCompensating, b.run(run.RunID).Status)
 }
 
-func TestCancel_EndsTheRunAndRetiresItsTasks(t *testing.T) {
-	b := setup(t)
+func scenarioCancel_EndsTheRunAndRetiresItsTasks(t *testing.T, b *bundle) {
 	run := b.submit(seq("a", "b"))
 	task := b.poll("act-a")
 	res, err := b.eng.CancelRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op", Reason: "no longer needed"})
@@ -411,8 +395,7 @@ func TestCancel_EndsTheRunAndRetiresItsTasks(t *testing.T) {
 	require.Equal(t, CodeTaskClaimLost, CodeOf(err), "cancellation wins over a completion not yet committed")
 }
 
-func TestTenancy_AnotherTenantsRunIsNotFound(t *testing.T) {
-	b := setup(t)
+func scenarioTenancy_AnotherTenantsRunIsNotFound(t *testing.T, b *bundle) {
 	run := b.submit(seq("a"))
 	_, err := b.eng.GetRun(b.ctx, "tenant-b", run.RunID)
 	require.Equal(t, CodeNotFound, CodeOf(err))
@@ -421,8 +404,7 @@ func TestTenancy_AnotherTenantsRunIsNotFound(t *testing.T) {
 	require.Empty(t, tasks)
 }
 
-func TestSubmit_RunRequestIDAnswersTheExistingRun(t *testing.T) {
-	b := setup(t)
+func scenarioSubmit_RunRequestIDAnswersTheExistingRun(t *testing.T, b *bundle) {
 	p := SubmitParams{TenantID: tenant, Definition: seq("a"), RunRequestID: "req-1", Start: true, SubmittedBy: "alice"}
 	first, err := b.eng.SubmitRun(b.ctx, p)
 	require.NoError(t, err)
@@ -435,8 +417,7 @@ func TestSubmit_RunRequestIDAnswersTheExistingRun(t *testing.T) {
 	require.Equal(t, CodeOperationConflict, CodeOf(err))
 }
 
-func TestSubmit_WithoutStartStaysPendingUntilStartRun(t *testing.T) {
-	b := setup(t)
+func scenarioSubmit_WithoutStartStaysPendingUntilStartRun(t *testing.T, b *bundle) {
 	res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: seq("a")})
 	require.NoError(t, err)
 	require.Equal(t, RunPending, res.Run.Status)
@@ -447,8 +428,7 @@ func TestSubmit_WithoutStartStaysPendingUntilStartRun(t *testing.T) {
 	require.Equal(t, StepScheduled, snap.Step("a").Status, "SCHEDULED is persisted before a worker takes the task")
 }
 
-func TestSubmit_InvalidDefinitionNamesTheFieldAndWritesNothing(t *testing.T) {
-	b := setup(t)
+func scenarioSubmit_InvalidDefinitionNamesTheFieldAndWritesNothing(t *testing.T, b *bundle) {
 	def := seq("a", "a")
 	_, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: def})
 	var e *Error
@@ -460,8 +440,7 @@ func TestSubmit_InvalidDefinitionNamesTheFieldAndWritesNothing(t *testing.T) {
 	require.Empty(t, list.Runs)
 }
 
-func TestWorkflowTimeout_FailsABlockedRun(t *testing.T) {
-	b := setup(t)
+func scenarioWorkflowTimeout_FailsABlockedRun(t *testing.T, b *bundle) {
 	def := seq("w")
 	def.Actions[0].Activity = ""
 	def.Actions[0].WaitForSignal = &SignalWait{SignalName: "never"}
@@ -475,8 +454,7 @@ func TestWorkflowTimeout_FailsABlockedRun(t *testing.T) {
 	require.True(t, snap.Error.WorkflowTimeout)
 }
 
-func TestDispatch_SharedOrderBreaksTiesByActionIDInASequence(t *testing.T) {
-	b := setup(t)
+func scenarioDispatch_SharedOrderBreaksTiesByActionIDInASequence(t *testing.T, b *bundle) {
 	def := Definition{PlanID: "plan", PlanVersion: "1", Actions: []Action{
 		{ID: "b", Order: 1, Activity: "x"},
 		{ID: "a", Order: 1, Activity: "x"},
@@ -493,8 +471,7 @@ func TestDispatch_SharedOrderBreaksTiesByActionIDInASequence(t *testing.T) {
 	require.Equal(t, []string{"a", "b", "c"}, got)
 }
 
-func TestYAMLDefinitions_AreDAGsWhoseRootsStartAtOnce(t *testing.T) {
-	b := setup(t)
+func scenarioYAMLDefinitions_AreDAGsWhoseRootsStartAtOnce(t *testing.T, b *bundle) {
 	def, err := LoadDefinitionYAML([]byte("name: p\nsteps:\n  - name: one\n    agent: x\n  - name: two\n    agent: x\n"))
 	require.NoError(t, err)
 	def.Actions[0].Activity, def.Actions[1].Activity = "x", "x"

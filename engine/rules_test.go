@@ -1,0 +1,243 @@
+package engine
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/memstore"
+)
+
+func TestBackoff_StrategiesFollowSpec002(t *testing.T) {
+	s := time.Second
+	cases := []struct {
+		name   string
+		policy RetryPolicy
+		want   []time.Duration
+	}{
+		{"constant", RetryPolicy{Strategy: BackoffConstant, InitialBackoff: Ms(5000), MaxBackoff: Ms(60000)}, []time.Duration{5 * s, 5 * s, 5 * s}},
+		{"linear", RetryPolicy{Strategy: BackoffLinear, InitialBackoff: Ms(5000), MaxBackoff: Ms(60000)}, []time.Duration{5 * s, 10 * s, 15 * s}},
+		{"exponential", RetryPolicy{Strategy: BackoffExponential, InitialBackoff: Ms(1000), Multiplier: 2, MaxBackoff: Ms(60000)}, []time.Duration{s, 2 * s, 4 * s, 8 * s}},
+		{"default policy caps at 30s", DefaultRetryPolicy(), []time.Duration{s, 2 * s, 4 * s, 8 * s, 16 * s, 30 * s, 30 * s}},
+		{"compensation default caps at 10s", DefaultCompensationRetryPolicy(), []time.Duration{s, 2 * s, 4 * s, 8 * s, 10 * s}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for i, want := range tc.want {
+				require.Equal(t, want, tc.policy.Backoff(i+1), "retry %d", i+1)
+			}
+		})
+	}
+}
+
+func TestRetryDecision_DefaultPerErrorClass(t *testing.T) {
+	p := DefaultRetryPolicy()
+	cases := map[ErrorClass]bool{
+		ErrorTimeout: true, ErrorRateLimit: true, ErrorTransient: true, ErrorTransport: true,
+		ErrorValidation: false, ErrorPolicyDeny: false, ErrorAuthDeny: false, ErrorBusinessConflict: false,
+		ErrorAgent: true, ErrorExternal: true, ErrorGovernance: false, ErrorUnknown: true, "": true, "made-up": true,
+		ErrorCancelled: false, ErrorReconciliationResultUnavailable: false, ErrorReconciliationIndeterminate: false,
+	}
+	for class, want := range cases {
+		require.Equal(t, want, p.Retryable(class), "class %q", class)
+	}
+	require.True(t, p.ShouldRetry(2, ErrorUnknown), "unknown is retried until max_attempts")
+	require.False(t, p.ShouldRetry(3, ErrorUnknown))
+	custom := RetryPolicy{MaxAttempts: 3, RetryableErrors: []ErrorClass{ErrorValidation}}
+	require.True(t, custom.Retryable(ErrorValidation), "retryable_errors replaces the defaults")
+	require.False(t, custom.Retryable(ErrorTimeout), "002's timeout-not-retried is a list without it")
+}
+
+func TestIdempotencyKey_IsSpec004Formula(t *testing.T) {
+	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	require.Equal(t, sum("run-1|a|2|StepStarted|v1"), IdempotencyKey("run-1", "a", 2, EvStepStarted, "v1", 7),
+		"engine attempts do not change a step event's key")
+	require.Equal(t, sum("run-1|RUN|1|RunStarted|v1"), IdempotencyKey("run-1", "", 0, EvRunStarted, "v1", 0),
+		"run-level events normalise stepId to RUN and logicalAttemptId to 1")
+	require.Equal(t, sum("run-1|a|1|StepAttemptRecorded|v1|3"), IdempotencyKey("run-1", "a", 1, EvStepAttemptRecorded, "v1", 3),
+		"per-attempt evidence includes the engine attempt")
+}
+
+func TestTransitions_TerminalStatusesHaveNoWayOut(t *testing.T) {
+	all := []RunStatus{RunPending, RunApproved, RunQueued, RunRunning, RunBlocked, RunPaused, RunCompensating, RunCompleted, RunFailed, RunCancelled}
+	for _, from := range []RunStatus{RunCompleted, RunFailed, RunCancelled} {
+		for _, to := range all {
+			require.False(t, RunTransitionAllowed(from, to), "%s -> %s", from, to)
+		}
+	}
+	illegal := [][2]RunStatus{{RunPending, RunRunning}, {RunFailed, RunRunning}, {RunCompensating, RunRunning},
+		{RunCompensating, RunCancelled}, {RunCompensating, RunPaused}}
+	for _, tr := range illegal {
+		require.False(t, RunTransitionAllowed(tr[0], tr[1]), "%s -> %s must be illegal", tr[0], tr[1])
+	}
+}
+
+func TestTransitions_IllegalTransitionIsAnErrorNeverApplied(t *testing.T) {
+	ch := &change{run: &runRecord{RunID: "r"}, state: &RunState{Status: RunCompleted}}
+	err := ch.decide(func(c *change) error { c.transition(RunRunning); return nil })
+	require.Equal(t, CodeIllegalTransition, CodeOf(err))
+	require.Equal(t, RunCompleted, ch.state.Status)
+}
+
+// runStatusOf answers the run status an event moves to, if it is a run event.
+func runStatusOf(ev Event) (RunStatus, bool) {
+	switch ev.Type {
+	case EvRunSubmitted, EvRunApproved, EvRunQueued, EvRunStarted, EvRunBlocked, EvRunUnblocked, EvRunPaused,
+		EvRunResumed, EvRunCompensating, EvRunCompleted, EvRunFailed, EvRunCancelled:
+		return RunStatus(ev.Data.Status), true
+	}
+	return "", false
+}
+
+// TestStateMachine_RandomOperationsOnlyMakeLegalTransitions drives random
+// definitions with random worker and operator behaviour, and checks after
+// each step that every status change in the log is legal, that a terminal
+// run never changes, and that the projection agrees with the checkpoint.
+func TestStateMachine_RandomOperationsOnlyMakeLegalTransitions(t *testing.T) {
+	for seed := range uint64(150) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			b := setupWith(t, memstore.New(memstore.Config{}))
+			rng := rand.New(rand.NewPCG(seed, 1))
+			run := b.submit(randomDefinition(rng))
+			for range 40 {
+				randomOperation(b, rng, run.RunID)
+			}
+			requireLegalHistory(t, b, run.RunID)
+		})
+	}
+}
+
+func randomDefinition(rng *rand.Rand) Definition {
+	n := 1 + rng.IntN(5)
+	d := Definition{PlanID: "plan", PlanVersion: "1"}
+	policies := []OnFailure{OnFailureAbort, OnFailureSkip, OnFailureCompensate, OnFailureHold}
+	for i := range n {
+		a := Action{ID: fmt.Sprintf("s%d", i), Order: i + 1, Activity: "x", OnFailure: policies[rng.IntN(4)]}
+		a.Retry.MaxAttempts = 1 + rng.IntN(2)
+		if i > 0 && rng.IntN(2) == 0 {
+			a.DependsOn = []string{fmt.Sprintf("s%d", rng.IntN(i))}
+		}
+		switch rng.IntN(6) {
+		case 0:
+			a.Activity, a.WaitForSignal = "", &SignalWait{SignalName: "go"}
+		case 1:
+			a.Completion = CompletionManual
+		}
+		if rng.IntN(2) == 0 {
+			a.Compensation = &CompensationHook{Operation: "undo"}
+		}
+		d.Actions = append(d.Actions, a)
+	}
+	return d
+}
+
+func randomOperation(b *bundle, rng *rand.Rand, runID string) {
+	ctx := b.ctx
+	classes := []ErrorClass{ErrorTransient, ErrorValidation, ErrorTimeout, ErrorGovernance}
+	switch rng.IntN(10) {
+	case 0, 1, 2:
+		tasks, _ := b.eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: "w", Activities: []string{"x"}, Compensations: []string{"undo"}, MaxTasks: 3})
+		for _, task := range tasks {
+			if rng.IntN(3) == 0 {
+				_, _ = b.eng.FailTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", ErrorClass: classes[rng.IntN(4)]})
+			} else {
+				_, _ = b.eng.CompleteTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`1`)})
+			}
+		}
+	case 3:
+		_, _ = b.eng.SignalRun(ctx, SignalParams{TenantID: tenant, RunID: runID, SignalName: "go", Payload: json.RawMessage(`"s"`)})
+	case 4:
+		snap := b.run(runID)
+		for _, st := range snap.Steps {
+			if st.Status == StepWaitingManual {
+				outcome := []ManualOutcome{ManualSucceeded, ManualFailed, ManualCancelled}[rng.IntN(3)]
+				_, _ = b.eng.CompleteManualAction(ctx, ManualCompletion{TenantID: tenant, RunID: runID, ActionID: st.ActionID,
+					CompletionToken: st.CompletionToken, Outcome: outcome, ActorUserID: "bob"})
+			}
+		}
+	case 5:
+		_, _ = b.eng.PauseRun(ctx, ControlParams{TenantID: tenant, RunID: runID, Actor: "op"})
+	case 6:
+		_, _ = b.eng.ResumeRun(ctx, ControlParams{TenantID: tenant, RunID: runID, Actor: "op"})
+	case 7:
+		snap := b.run(runID)
+		for _, st := range snap.Steps {
+			if st.Status == StepFailed || st.Status == StepCancelled {
+				_, _ = b.eng.RetryStep(ctx, ControlParams{TenantID: tenant, RunID: runID, ActionID: st.ActionID, Actor: "op"})
+				_, _ = b.eng.SkipStep(ctx, ControlParams{TenantID: tenant, RunID: runID, ActionID: st.ActionID, Actor: "op"})
+			}
+		}
+	case 8:
+		b.clock.Advance(time.Duration(rng.IntN(400)) * time.Second)
+		_ = b.eng.Tick(ctx)
+	case 9:
+		if rng.IntN(4) == 0 {
+			_, _ = b.eng.CancelRun(ctx, ControlParams{TenantID: tenant, RunID: runID, Actor: "op"})
+		}
+	}
+}
+
+func requireLegalHistory(t *testing.T, b *bundle, runID string) {
+	t.Helper()
+	page, err := b.eng.ListEvents(b.ctx, tenant, runID, 0, 1000)
+	require.NoError(t, err)
+	var status RunStatus
+	for _, ev := range page.Events {
+		to, ok := runStatusOf(ev)
+		if !ok {
+			continue
+		}
+		if status != "" && to != status {
+			require.True(t, RunTransitionAllowed(status, to), "illegal %s -> %s at run_seq %d", status, to, ev.Seq)
+		}
+		require.False(t, status.Terminal(), "a terminal run changed at run_seq %d", ev.Seq)
+		status = to
+	}
+	require.Equal(t, status, b.run(runID).Status)
+}
+
+func TestSecrets_OnlyReferencesAreEverStored(t *testing.T) {
+	st := memstore.New(memstore.Config{})
+	b := setupWith(t, st)
+	const secretValue = "sk_live_4f9d2a7c1e"
+	def := seq("charge")
+	def.Actions[0].Secrets = []SecretRef{{Name: "api_key", Ref: "vault://payments#api_key"}}
+	run := b.submit(def)
+	task := b.poll("act-charge")
+	require.Equal(t, []SecretRef{{Name: "api_key", Ref: "vault://payments#api_key"}}, task.Secrets)
+	resolved := map[string]string{"vault://payments#api_key": secretValue} // what the worker's provider answers
+	require.NotEmpty(t, resolved[task.Secrets[0].Ref])
+	b.complete(task, `{"charged":true}`)
+	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	res, err := st.Scan(b.ctx, &store.ScanParams{Limit: store.MaxScanLimit})
+	require.NoError(t, err)
+	require.Nil(t, res.Next)
+	for _, it := range res.Items {
+		require.False(t, bytes.Contains(it.Value, []byte(secretValue)), "key %s holds the secret", it.Key)
+		require.False(t, bytes.Contains(it.Key, []byte(secretValue)))
+	}
+}
+
+func TestOutputs_OverTheInlineLimitAreRefusedAndArtifactsKeptAsReferences(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("a"))
+	task := b.poll("act-a")
+	big := json.RawMessage(`"` + string(bytes.Repeat([]byte("x"), DefaultInlineResultLimit)) + `"`)
+	_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: big})
+	require.Equal(t, CodePayloadTooLarge, CodeOf(err))
+	require.NotContains(t, err.Error(), "xxxx", "the error carries no payload")
+	art := ArtifactRef{URI: "s3://bucket/out.json", Kind: "result", SHA256: "ab", SizeBytes: 1 << 30}
+	_, err = b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Artifacts: []ArtifactRef{art}})
+	require.NoError(t, err)
+	snap := b.run(run.RunID)
+	require.Equal(t, []ArtifactRef{art}, snap.Step("a").Artifacts)
+	require.Equal(t, []ArtifactRef{art}, snap.Artifacts)
+}

@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/memstore"
+	"github.com/weft-dev/weft/store/pebblestore"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
+)
+
+// scenarios are the engine's behaviour tests, each named after the rule it
+// proves; every one runs on every store backend.
+var scenarios = map[string]func(*testing.T, *bundle){
+	"DAG_AllOfJoinWaitsForEveryPredecessor":                 scenarioDAG_AllOfJoinWaitsForEveryPredecessor,
+	"Dispatch_OrderThenActionIDByteWise":                    scenarioDispatch_OrderThenActionIDByteWise,
+	"Retry_RetryableFailureRunsAgainAfterBackoff":           scenarioRetry_RetryableFailureRunsAgainAfterBackoff,
+	"Retry_ExhaustedAttemptsFailTheStep":                    scenarioRetry_ExhaustedAttemptsFailTheStep,
+	"Timeout_AttemptTimeoutIsRetryableByDefault":            scenarioTimeout_AttemptTimeoutIsRetryableByDefault,
+	"TaskReport_DuplicateWithSameTokenChangesNothing":       scenarioTaskReport_DuplicateWithSameTokenChangesNothing,
+	"Compensation_RunsInReverseCompletionOrderThenFails":    scenarioCompensation_RunsInReverseCompletionOrderThenFails,
+	"Compensation_FailedHookDoesNotStopTheOthers":           scenarioCompensation_FailedHookDoesNotStopTheOthers,
+	"OnFailureSkip_RecordsTheFailureThenSkipsDependants":    scenarioOnFailureSkip_RecordsTheFailureThenSkipsDependants,
+	"Hold_BlocksUntilRetryStepOpensANewLogicalAttempt":      scenarioHold_BlocksUntilRetryStepOpensANewLogicalAttempt,
+	"Manual_WaitsWithAFreshTokenAndCompletesIdempotently":   scenarioManual_WaitsWithAFreshTokenAndCompletesIdempotently,
+	"Signal_WaitConsumesAcceptedSignalsInOrder":             scenarioSignal_WaitConsumesAcceptedSignalsInOrder,
+	"Signal_ConcurrentDuplicatesAcceptExactlyOnce":          scenarioSignal_ConcurrentDuplicatesAcceptExactlyOnce,
+	"Pause_DrainsInFlightThenResumeRunsOnlyWhatRemains":     scenarioPause_DrainsInFlightThenResumeRunsOnlyWhatRemains,
+	"Cancel_IsRejectedWhileCompensatingAndLogged":           scenarioCancel_IsRejectedWhileCompensatingAndLogged,
+	"Cancel_EndsTheRunAndRetiresItsTasks":                   scenarioCancel_EndsTheRunAndRetiresItsTasks,
+	"Tenancy_AnotherTenantsRunIsNotFound":                   scenarioTenancy_AnotherTenantsRunIsNotFound,
+	"Submit_RunRequestIDAnswersTheExistingRun":              scenarioSubmit_RunRequestIDAnswersTheExistingRun,
+	"Submit_WithoutStartStaysPendingUntilStartRun":          scenarioSubmit_WithoutStartStaysPendingUntilStartRun,
+	"Submit_InvalidDefinitionNamesTheFieldAndWritesNothing": scenarioSubmit_InvalidDefinitionNamesTheFieldAndWritesNothing,
+	"WorkflowTimeout_FailsABlockedRun":                      scenarioWorkflowTimeout_FailsABlockedRun,
+	"Dispatch_SharedOrderBreaksTiesByActionIDInASequence":   scenarioDispatch_SharedOrderBreaksTiesByActionIDInASequence,
+	"YAMLDefinitions_AreDAGsWhoseRootsStartAtOnce":          scenarioYAMLDefinitions_AreDAGsWhoseRootsStartAtOnce,
+	"Sequential_RunsEachActionAfterThePreviousSucceeds":     scenarioSequential_RunsEachActionAfterThePreviousSucceeds,
+}
+
+// scenarioBackends open a fresh store of each backend for one test.
+var scenarioBackends = []struct {
+	name string
+	open func(t *testing.T) store.Store
+}{
+	{"memory", func(*testing.T) store.Store { return memstore.New(memstore.Config{}) }},
+	{"pebble", func(t *testing.T) store.Store {
+		st, err := pebblestore.Open(t.TempDir(), pebblestore.Config{})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}},
+	{"postgresql", func(t *testing.T) store.Store { return sqltest.Open(t, sqltest.NewSchema(t)) }},
+}
+
+func TestScenarios(t *testing.T) {
+	for _, backend := range scenarioBackends {
+		t.Run(backend.name, func(t *testing.T) {
+			for name, scenario := range scenarios {
+				t.Run(name, func(t *testing.T) {
+					scenario(t, setupWith(t, backend.open(t)))
+				})
+			}
+		})
+	}
+}
