@@ -53,10 +53,22 @@ func requirePostgres(t testing.TB) *database {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("CI is set, so a missing database fails the run: %s", msg)
 		}
-		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING SQL STORE TESTS: %s\n\n", msg)
+		warnOnce.Do(func() { shout("\n!!! SKIPPING SQL STORE TESTS: " + msg + "\n\n") })
 		t.Skip("SKIPPING: " + msg)
 	}
 	return pgDB
+}
+
+var warnOnce sync.Once
+
+// shout writes msg to stderr and, since go test hides the output of passing
+// packages, straight to the terminal when there is one.
+func shout(msg string) {
+	fmt.Fprint(os.Stderr, msg)
+	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+		fmt.Fprint(tty, msg)
+		_ = tty.Close()
+	}
 }
 
 func connect(url string) (*database, error) {

@@ -1,0 +1,68 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/store"
+)
+
+func pgErr(code string) error { return &pgconn.PgError{Code: code, Message: "server says " + code} }
+
+func TestTranslateCommit_ErrorClasses(t *testing.T) {
+	t.Parallel()
+	cf := &store.ConditionFailedError{Condition: store.IfAbsent([]byte("k")), Key: []byte("k"), Found: true, Version: 3}
+	cases := []struct {
+		name string
+		in   error
+		want error
+	}{
+		{"serialization failure is retryable", pgErr("40001"), store.ErrRetryable},
+		{"deadlock is retryable", fmt.Errorf("wrapped: %w", pgErr("40P01")), store.ErrRetryable},
+		{"restart sentinel is retryable", errRestart, store.ErrRetryable},
+		{"statement completion unknown is ambiguous", pgErr("40003"), store.ErrOutcomeUnknown},
+		{"condition failure passes through", cf, store.ErrConditionFailed},
+		{"unknown outcome passes through", &store.OutcomeUnknownError{Cause: io.EOF}, store.ErrOutcomeUnknown},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.ErrorIs(t, translateCommit(tc.in), tc.want)
+		})
+	}
+	other := translateCommit(pgErr("23502"))
+	require.NotErrorIs(t, other, store.ErrRetryable)
+	require.NotErrorIs(t, other, store.ErrOutcomeUnknown)
+}
+
+func TestCommitError_LostConnectionDuringCommitIsOutcomeUnknown(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, commitError(nil))
+	require.ErrorIs(t, commitError(io.ErrUnexpectedEOF), store.ErrOutcomeUnknown)
+	require.ErrorIs(t, commitError(context.Canceled), store.ErrOutcomeUnknown)
+	// A server error at COMMIT means PostgreSQL rolled back: not ambiguous.
+	err := commitError(pgErr("40001"))
+	require.False(t, errors.Is(err, store.ErrOutcomeUnknown))
+	require.True(t, retryable(err))
+}
+
+func TestKeyLocks_ReportWaitingAndNeverDeadlock(t *testing.T) {
+	t.Parallel()
+	l := newKeyLocks()
+	unlock, waited := l.lock([][]byte{[]byte("a"), []byte("b")})
+	require.False(t, waited)
+	done := make(chan bool)
+	go func() {
+		u, w := l.lock([][]byte{[]byte("b"), []byte("a")})
+		u()
+		done <- w
+	}()
+	unlock()
+	<-done
+}
