@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -35,12 +36,16 @@ func testConcurrentIncrementsLoseNoUpdate(t *testing.T, h Harness) {
 	requireConditional(t, s)
 	handles := inst.handles(t, casHandles)
 	key := store.Key("counter")
+	// 8,000 contended commits on a real database: a budget of its own, far
+	// inside go test's default 10-minute timeout.
+	c, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	var wg sync.WaitGroup
 	errs := make(chan error, casWorkers)
 	versions := make([][]uint64, casWorkers)
 	for w := range casWorkers {
 		wg.Go(func() {
-			vs, err := incrementN(ctx(t), handles[w%len(handles)], key, casPerWorker)
+			vs, err := incrementN(c, handles[w%len(handles)], key, casPerWorker)
 			versions[w] = vs
 			errs <- err
 		})
