@@ -478,3 +478,65 @@ func scenarioYAMLDefinitions_AreDAGsWhoseRootsStartAtOnce(t *testing.T, b *bundl
 	b.submit(def)
 	require.Equal(t, []string{"one", "two"}, ids(b.pollAll("x", 10)))
 }
+
+func scenarioHeartbeat_MissingHeartbeatTimesTheAttemptOut(t *testing.T, b *bundle) {
+	def := seq("a")
+	def.Actions[0].HeartbeatTimeout = Ms(10_000)
+	run := b.submit(def)
+	task := b.poll("act-a")
+	b.clock.Advance(8 * time.Second)
+	hb, err := b.eng.HeartbeatTask(b.ctx, tenant, task.Token)
+	require.NoError(t, err)
+	require.False(t, hb.CancelRequested)
+	b.clock.Advance(8 * time.Second) // 16 s after the claim, 8 s after the heartbeat
+	b.tick()
+	require.Len(t, b.run(run.RunID).Step("a").Attempts, 0, "a heartbeat in time keeps the claim")
+	b.clock.Advance(3 * time.Second) // 11 s after the last heartbeat
+	b.tick()
+	snap := b.run(run.RunID)
+	require.Len(t, snap.Step("a").Attempts, 1)
+	require.Equal(t, AttemptTimedOut, snap.Step("a").Attempts[0].Outcome)
+	hb, err = b.eng.HeartbeatTask(b.ctx, tenant, task.Token)
+	require.NoError(t, err)
+	require.True(t, hb.CancelRequested, "the lost claim is told to stop")
+}
+
+func scenarioPause_DrainTimeoutForcesPausedAndLateCompletionIsApplied(t *testing.T, b *bundle) {
+	def := seq("a", "b")
+	def.Actions[0].Timeout = Ms(3_600_000) // the attempt outlives the drain
+	run := b.submit(def)
+	task := b.poll("act-a")
+	_, err := b.eng.PauseRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.NoError(t, err)
+	b.clock.Advance(DefaultDrainTimeout)
+	b.tick()
+	snap := b.run(run.RunID)
+	require.Equal(t, RunPaused, snap.Status)
+	require.Empty(t, snap.Substatus)
+	require.Equal(t, "Workflow paused. Drain timed out with 1 tasks still in flight.", snap.Message)
+	b.complete(task, `1`) // the orphan completes after the drain timeout: accepted and applied (option A)
+	snap = b.run(run.RunID)
+	require.Equal(t, StepSucceeded, snap.Step("a").Status)
+	require.Equal(t, StepPending, snap.Step("b").Status, "nothing new starts while paused")
+	_, err = b.eng.ResumeRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.NoError(t, err)
+	b.complete(b.poll("act-b"), `2`)
+	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+}
+
+func scenarioSignal_ToATerminalRunIsRejected(t *testing.T, b *bundle) {
+	run := b.submit(seq("a"))
+	b.complete(b.poll("act-a"), `1`)
+	_, err := b.eng.SignalRun(b.ctx, SignalParams{TenantID: tenant, RunID: run.RunID, SignalName: "late"})
+	require.Equal(t, CodeIllegalTransition, CodeOf(err))
+}
+
+func scenarioSignal_InvalidIDsAreRejectedBeforeAnythingIsWritten(t *testing.T, b *bundle) {
+	run := b.submit(seq("a"))
+	before := b.run(run.RunID).LastEventSeq
+	for _, id := range []string{"", string(make([]byte, 129))} {
+		_, err := b.eng.SignalRun(b.ctx, SignalParams{TenantID: tenant, RunID: run.RunID, SignalName: "s", SignalID: &id})
+		require.Equal(t, CodeInvalidArgument, CodeOf(err))
+	}
+	require.Equal(t, before, b.run(run.RunID).LastEventSeq)
+}
