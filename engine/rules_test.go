@@ -241,3 +241,35 @@ func TestOutputs_OverTheInlineLimitAreRefusedAndArtifactsKeptAsReferences(t *tes
 	require.Equal(t, []ArtifactRef{art}, snap.Step("a").Artifacts)
 	require.Equal(t, []ArtifactRef{art}, snap.Artifacts)
 }
+
+func TestDispatch_PropertyRunnableActionsLeaveInOrderThenIDOrder(t *testing.T) {
+	for seed := range uint64(100) {
+		rng := rand.New(rand.NewPCG(seed, 2))
+		b := setupWith(t, memstore.New(memstore.Config{}))
+		n := 2 + rng.IntN(8)
+		levels := 1 + rng.IntN(n)
+		def := Definition{PlanID: "plan", PlanVersion: "1", DAG: true}
+		for i := range n {
+			id := string([]byte{"aAbBZ9z0"[rng.IntN(8)], "_.-x"[rng.IntN(4)], byte('a' + i)})
+			order := 1 + i%levels
+			def.Actions = append(def.Actions, Action{ID: id, Order: order, Activity: "x"})
+		}
+		b.submit(def)
+		got := b.pollAll("x", 100)
+		require.Len(t, got, n, "every action is a root")
+		for i := 1; i < len(got); i++ {
+			prev, cur := def.Actions[indexOf(def, got[i-1].ActionID)], def.Actions[indexOf(def, got[i].ActionID)]
+			inOrder := prev.Order < cur.Order || (prev.Order == cur.Order && prev.ID < cur.ID)
+			require.True(t, inOrder, "seed %d: %s(order %d) before %s(order %d)", seed, prev.ID, prev.Order, cur.ID, cur.Order)
+		}
+	}
+}
+
+func indexOf(d Definition, id string) int {
+	for i, a := range d.Actions {
+		if a.ID == id {
+			return i
+		}
+	}
+	return -1
+}
