@@ -1,12 +1,15 @@
 package server
 
 import (
+	"context"
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 
 	"connectrpc.com/connect"
 
+	"github.com/weft-dev/weft/engine"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
@@ -57,6 +60,24 @@ var faultForConnectCode = map[connect.Code]weftv1.FaultCode{
 	connect.CodeFailedPrecondition: weftv1.FaultCode_FAULT_CODE_OPERATION_CONFLICT,
 }
 
+// faultForEngineCode is the one table from the engine's error codes to the
+// API's fault codes; an engine code it does not know is internal.
+var faultForEngineCode = map[engine.Code]weftv1.FaultCode{
+	engine.CodeInvalidArgument:               weftv1.FaultCode_FAULT_CODE_INVALID_ARGUMENT,
+	engine.CodeNotFound:                      weftv1.FaultCode_FAULT_CODE_NOT_FOUND,
+	engine.CodeIllegalTransition:             weftv1.FaultCode_FAULT_CODE_ILLEGAL_TRANSITION,
+	engine.CodeSignalAcceptanceIndeterminate: weftv1.FaultCode_FAULT_CODE_SIGNAL_ACCEPTANCE_INDETERMINATE,
+	engine.CodeOperationConflict:             weftv1.FaultCode_FAULT_CODE_OPERATION_CONFLICT,
+	engine.CodeTaskClaimLost:                 weftv1.FaultCode_FAULT_CODE_TASK_CLAIM_LOST,
+	engine.CodeResourceExhausted:             weftv1.FaultCode_FAULT_CODE_RESOURCE_EXHAUSTED,
+	engine.CodePermissionDenied:              weftv1.FaultCode_FAULT_CODE_PERMISSION_DENIED,
+	engine.CodeCapabilityUnavailable:         weftv1.FaultCode_FAULT_CODE_CAPABILITY_UNAVAILABLE,
+	engine.CodeUnavailable:                   weftv1.FaultCode_FAULT_CODE_UNAVAILABLE,
+	engine.CodeSchemaValidationFailed:        weftv1.FaultCode_FAULT_CODE_SCHEMA_VALIDATION_FAILED,
+	engine.CodePayloadTooLarge:               weftv1.FaultCode_FAULT_CODE_PAYLOAD_TOO_LARGE,
+	engine.CodeInternal:                      weftv1.FaultCode_FAULT_CODE_INTERNAL,
+}
+
 // mappingOf answers the transports' codes for a fault code; unknown codes are internal.
 func mappingOf(code weftv1.FaultCode) faultMapping {
 	if m, ok := faults[code]; ok {
@@ -90,6 +111,60 @@ func attachFault(cerr *connect.Error, fault *weftv1.Fault) {
 	if ms := fault.GetRetryAfterMs(); ms > 0 {
 		cerr.Meta().Set("Retry-After", strconv.Itoa(int((ms+999)/1000)))
 	}
+}
+
+// engineFault answers err as the Connect error the API promises. An engine
+// error becomes its fault (with the identifiers it names and, for invalid
+// input, a buf.validate.Violations detail); a cancelled or expired context
+// keeps its Connect code; anything else, and the engine's own internal
+// errors, are returned as they are, so the fault interceptor logs them and
+// hides their text.
+func engineFault(err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *engine.Error
+	if !errors.As(err, &e) {
+		return contextFault(err)
+	}
+	code, ok := faultForEngineCode[e.Code]
+	if !ok || code == weftv1.FaultCode_FAULT_CODE_INTERNAL {
+		return err
+	}
+	cerr := newFaultError(faultFor(code, e), e.Error())
+	if len(e.Violations) > 0 {
+		if detail, derr := connect.NewErrorDetail(violationsProto(e.Violations)); derr == nil {
+			cerr.AddDetail(detail)
+		}
+	}
+	return cerr
+}
+
+// faultFor builds the Fault detail of an engine error: identifiers only.
+func faultFor(code weftv1.FaultCode, e *engine.Error) *weftv1.Fault {
+	return &weftv1.Fault{
+		Code:         code,
+		RunId:        e.RunID,
+		ActionId:     e.ActionID,
+		SignalName:   e.SignalName,
+		SignalId:     e.SignalID,
+		RetryAfterMs: uint32(min(max(e.RetryAfter.Milliseconds(), 0), math.MaxUint32)),
+		RunStatus:    runStatuses.proto(e.RunStatus),
+		Transition:   e.Transition,
+		Capability:   e.Capability,
+	}
+}
+
+// contextFault keeps a cancelled or expired request's meaning; other errors
+// pass through unchanged.
+func contextFault(err error) error {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return connect.NewError(connect.CodeCanceled, errors.New("request cancelled"))
+	case errors.Is(err, context.DeadlineExceeded):
+		return connect.NewError(connect.CodeDeadlineExceeded, errors.New("request deadline exceeded"))
+	}
+	return err
 }
 
 // FaultOf answers the Fault detail of an error, if it carries one.

@@ -15,6 +15,7 @@ import (
 	"connectrpc.com/grpcreflect"
 	"github.com/rs/cors"
 
+	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 )
 
@@ -59,6 +60,15 @@ func (c Config) WithDefaults() Config {
 	if c.Workers == nil {
 		c.Workers = weftv1connect.UnimplementedWorkerServiceHandler{}
 	}
+	return c
+}
+
+// WithEngine answers the config with every weft.v1 service served by eng.
+func (c Config) WithEngine(eng *engine.Engine) Config {
+	c.Runs = NewRunService(eng)
+	c.Signals = NewSignalService(eng)
+	c.Events = NewEventService(eng)
+	c.Workers = NewWorkerService(eng)
 	return c
 }
 
@@ -132,7 +142,7 @@ func withCORS(h http.Handler, origins []string) http.Handler {
 	c := cors.New(cors.Options{
 		AllowedOrigins: origins,
 		AllowedMethods: connectcors.AllowedMethods(),
-		AllowedHeaders: append(connectcors.AllowedHeaders(), "Authorization"),
+		AllowedHeaders: append(connectcors.AllowedHeaders(), "Authorization", TenantHeader),
 		ExposedHeaders: expose,
 		MaxAge:         7200,
 	})

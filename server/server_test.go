@@ -18,8 +18,10 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/weft-dev/weft/conformance/apitest"
+	"github.com/weft-dev/weft/engine"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/store/memstore"
 )
 
 // testServer serves cfg in-process over HTTP/1.1 and h2c.
@@ -34,8 +36,19 @@ func testServer(t *testing.T, cfg Config) string {
 	return srv.URL
 }
 
+// engineConfig answers a config whose services run on a fresh memstore-backed engine.
+func engineConfig(t *testing.T) Config {
+	t.Helper()
+	st := memstore.New(memstore.Config{})
+	t.Cleanup(func() { _ = st.Close() })
+	eng, err := engine.New(engine.Config{Store: st})
+	require.NoError(t, err)
+	eng.Start(t.Context())
+	return Config{}.WithEngine(eng)
+}
+
 func TestServer_PassesAPISuiteInProcess(t *testing.T) {
-	apitest.Exercise(t, testServer(t, Config{}))
+	apitest.Exercise(t, testServer(t, engineConfig(t)))
 }
 
 func TestUnimplementedRPC_AnswersFaultWithCorrelationID(t *testing.T) {

@@ -1,13 +1,19 @@
 // Command weftd is the Weft server. With no flags it serves every weft.v1
 // service over Connect, gRPC, gRPC-Web and HTTP/JSON on 127.0.0.1:7400, on the
-// embedded store in ./.weft. It shuts down cleanly on SIGINT or SIGTERM.
+// embedded Pebble store in ./.weft. It shuts down cleanly on SIGINT or
+// SIGTERM: it stops serving, then stops the engine, then closes the store.
 //
 // Flags override environment variables, which override defaults:
 //
 //	--addr        WEFT_ADDR         listen address (default 127.0.0.1:7400)
-//	--data-dir    WEFT_DATA_DIR     embedded store directory (default .weft)
+//	--data-dir    WEFT_DATA_DIR     embedded store directory, created if missing (default .weft)
+//	--store       WEFT_STORE        "pebble" (default) or a postgresql:// URL (CockroachDB or PostgreSQL)
 //	--log-level   WEFT_LOG_LEVEL    debug, info, warn or error (default info)
 //	--cors-origin WEFT_CORS_ORIGINS comma-separated browser origins allowed (default none)
+//
+// Until bearer-token authentication arrives, every request runs as the
+// anonymous principal in the tenant its Weft-Tenant header names (else
+// "default"): do not expose weftd to untrusted callers.
 package main
 
 import (
@@ -25,7 +31,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/server"
+	"github.com/weft-dev/weft/store"
 )
 
 func main() {
@@ -41,6 +49,7 @@ func main() {
 type options struct {
 	addr        string
 	dataDir     string
+	store       string
 	logLevel    slog.Level
 	corsOrigins []string
 }
@@ -51,6 +60,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", envOr(getenv, "WEFT_ADDR", "127.0.0.1:7400"), "listen address")
 	dataDir := fs.String("data-dir", envOr(getenv, "WEFT_DATA_DIR", ".weft"), "embedded store directory")
+	storeFlag := fs.String("store", envOr(getenv, "WEFT_STORE", storePebble), `"pebble" or a postgresql:// URL`)
 	level := fs.String("log-level", envOr(getenv, "WEFT_LOG_LEVEL", "info"), "debug, info, warn or error")
 	cors := fs.String("cors-origin", getenv("WEFT_CORS_ORIGINS"), "comma-separated browser origins allowed to call the API")
 	if err := fs.Parse(args); err != nil {
@@ -59,11 +69,14 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	if err := checkStore(*storeFlag); err != nil {
+		return options{}, err
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return options{}, fmt.Errorf("log level must be debug, info, warn or error, got %q", *level)
 	}
-	return options{addr: *addr, dataDir: *dataDir, logLevel: lvl, corsOrigins: splitList(*cors)}, nil
+	return options{addr: *addr, dataDir: *dataDir, store: *storeFlag, logLevel: lvl, corsOrigins: splitList(*cors)}, nil
 }
 
 func envOr(getenv func(string) string, key, fallback string) string {
@@ -83,14 +96,39 @@ func splitList(s string) []string {
 	return out
 }
 
-// run serves until ctx ends, then drains in-flight calls.
+// run serves until ctx ends, then drains in-flight calls, stops the engine
+// and closes the store.
 func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
 	opts, err := parseOptions(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: opts.logLevel}))
-	handler, err := server.New(server.Config{Logger: logger, CORSOrigins: opts.corsOrigins})
+	st, err := openStore(ctx, opts, logger)
+	if err != nil {
+		return err
+	}
+	defer closeStore(st, logger)
+	eng, err := engine.New(engine.Config{Store: st, Logger: logger.With(slog.String("component", "engine"))})
+	if err != nil {
+		return err
+	}
+	engCtx, stopEngine := context.WithCancel(context.Background())
+	defer stopEngine()
+	eng.Start(engCtx)
+	// Deferred calls run in reverse: after serve returns, the engine stops,
+	// then the store closes.
+	return serve(ctx, opts, logger, server.Config{Logger: logger, CORSOrigins: opts.corsOrigins}.WithEngine(eng),
+		st.Capabilities().Backend)
+}
+
+// shutdownGrace is how long in-flight calls may finish on shutdown before
+// long polls and watches are cancelled.
+const shutdownGrace = time.Second
+
+// serve listens and serves cfg until ctx ends, then shuts the server down.
+func serve(ctx context.Context, opts options, logger *slog.Logger, cfg server.Config, backend string) error {
+	handler, err := server.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -98,14 +136,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", opts.addr, err)
 	}
+	// Long polls and event watches run on baseCtx, which shutdown cancels
+	// after a grace period so that they end instead of holding it up.
+	baseCtx, cancelBase := context.WithCancel(context.Background())
+	defer cancelBase()
 	srv := &http.Server{
 		Handler:           handler,
 		Protocols:         server.Protocols(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return baseCtx },
 	}
-	logger.Info("weftd listening", slog.String("addr", ln.Addr().String()),
-		slog.String("store", "pebble"), slog.String("data_dir", opts.dataDir))
+	logger.Info("weftd listening", slog.String("addr", ln.Addr().String()), slog.String("store", backend))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -116,9 +158,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	logger.Info("weftd shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	grace := time.AfterFunc(shutdownGrace, cancelBase)
+	defer grace.Stop()
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	logger.Info("weftd stopped")
 	return nil
+}
+
+// closeStore closes the store last and says so.
+func closeStore(st store.Store, logger *slog.Logger) {
+	if err := st.Close(); err != nil {
+		logger.Error("closing the store", slog.String("error", err.Error()))
+		return
+	}
+	logger.Info("weftd stopped")
 }

@@ -183,7 +183,21 @@ func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
 // and stops it when the test ends.
 func startWeftd(t *testing.T) *daemon {
 	t.Helper()
-	cmd := exec.Command(weftdBinary(t), "--addr", "127.0.0.1:0", "--data-dir", t.TempDir())
+	return startWeftdIn(t, t.TempDir())
+}
+
+// stopWeftd stops d with SIGTERM and requires a clean exit.
+func stopWeftd(t *testing.T, d *daemon) {
+	t.Helper()
+	require.NoError(t, d.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, d.wait(), "weftd did not exit 0 on SIGTERM:\n%s", d.logs())
+}
+
+// startWeftdIn starts weftd on a free loopback port and the data directory
+// dir, and stops it when the test ends.
+func startWeftdIn(t *testing.T, dir string) *daemon {
+	t.Helper()
+	cmd := exec.Command(weftdBinary(t), "--addr", "127.0.0.1:0", "--data-dir", dir)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

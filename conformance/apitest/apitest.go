@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -53,6 +54,30 @@ func Exercise(t *testing.T, baseURL string) {
 	t.Run("Health_ServesEveryService", func(t *testing.T) {
 		testHealth(t, baseURL)
 	})
+	t.Run("SubmitAndComplete_ThroughEveryProtocol", func(t *testing.T) {
+		testSubmitAndComplete(t, baseURL)
+	})
+	t.Run("HTTPJSON_UsesProtoFieldNames", func(t *testing.T) {
+		testProtoFieldNames(t, baseURL)
+	})
+	t.Run("UnknownRun_IsNotFoundNamingTheRun", func(t *testing.T) {
+		testNotFound(t, baseURL)
+	})
+	t.Run("CancelCompletedRun_IsIllegalTransition409", func(t *testing.T) {
+		testIllegalTransition(t, baseURL)
+	})
+	t.Run("EngineValidation_NamesTheFieldPath", func(t *testing.T) {
+		testEngineValidation(t, baseURL)
+	})
+	t.Run("SignalDuplicate_AnswersTheOriginalResult", func(t *testing.T) {
+		testSignalDuplicate(t, baseURL)
+	})
+	t.Run("LateTaskReport_IsTaskClaimLost", func(t *testing.T) {
+		testLateTaskReport(t, baseURL)
+	})
+	t.Run("WatchEvents_StreamsInRunSeqOrder", func(t *testing.T) {
+		testWatchEvents(t, baseURL)
+	})
 }
 
 func testInvalidArgumentNamesField(t *testing.T, baseURL string) {
@@ -93,6 +118,7 @@ func RequireInvalidField(t *testing.T, err error, field, rule string) {
 	require.Len(t, fault.GetCorrelationId(), 36)
 }
 
+// fieldPath renders a violation's field path as "definition.actions[1].id".
 func fieldPath(v *validate.Violation) string {
 	var out string
 	for i, e := range v.GetField().GetElements() {
@@ -100,6 +126,9 @@ func fieldPath(v *validate.Violation) string {
 			out += "."
 		}
 		out += e.GetFieldName()
+		if idx, ok := e.GetSubscript().(*validate.FieldPathElement_Index); ok {
+			out += "[" + strconv.FormatUint(idx.Index, 10) + "]"
+		}
 	}
 	return out
 }

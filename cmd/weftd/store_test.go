@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/conformance/apitest"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+func TestOptions_StoreDefaultsToPebbleAndAcceptsPostgresURLs(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	opts, err := parseOptions(nil, getenv, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "pebble", opts.store)
+
+	env["WEFT_STORE"] = "postgres://weft@db:5432/weft"
+	opts, err = parseOptions(nil, getenv, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "postgres://weft@db:5432/weft", opts.store)
+
+	opts, err = parseOptions([]string{"--store", "postgresql://weft@crdb:26257/weft"}, getenv, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "postgresql://weft@crdb:26257/weft", opts.store)
+}
+
+func TestOptions_UnknownStoreNamesOnlyTheScheme(t *testing.T) {
+	_, err := parseOptions([]string{"--store", "mysql://root:hunter2@db/weft"}, func(string) string { return "" }, io.Discard)
+	require.EqualError(t, err, `store must be "pebble" or a postgresql:// URL, got "mysql"`)
+	require.NotContains(t, err.Error(), "hunter2")
+}
+
+func TestRedactURL_HidesPasswords(t *testing.T) {
+	cases := map[string]string{
+		"postgresql://weft:hunter2@db:5432/weft?sslmode=disable": "postgresql://weft:xxxxx@db:5432/weft?sslmode=disable",
+		"postgres://db/weft?password=hunter2&user=weft":          "postgres://db/weft?password=xxxxx&user=weft",
+		"postgresql://weft@db/weft":                              "postgresql://weft@db/weft",
+	}
+	for in, want := range cases {
+		require.Equal(t, want, redactURL(in))
+	}
+}
+
+func TestScrub_RemovesTheURLAndPasswordFromErrors(t *testing.T) {
+	raw := "postgresql://weft:hunter2@db/weft"
+	err := scrub(errors.New("cannot parse `"+raw+"`: failed; password hunter2 rejected"), raw)
+	require.NotContains(t, err.Error(), "hunter2")
+	require.Contains(t, err.Error(), "postgresql://weft:xxxxx@db/weft")
+}
+
+func TestOpenStore_CreatesTheDataDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nested", "data")
+	st, err := openStore(context.Background(), options{store: storePebble, dataDir: dir}, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	require.Equal(t, "pebble", st.Capabilities().Backend)
+	require.NoError(t, st.Close())
+}
+
+func TestWeftd_RunsSurviveARestart(t *testing.T) {
+	dir := t.TempDir()
+	d := startWeftdIn(t, dir)
+	c := apitest.NewClients(d.url, apitest.Protocols[0])
+	res, err := c.Runs.SubmitRun(context.Background(), connect.NewRequest(&weftv1.SubmitRunRequest{
+		Definition: &weftv1.WorkflowDefinition{PlanId: "p", PlanVersion: "1",
+			Actions: []*weftv1.Action{{Id: "a", Order: 1, Activity: "x"}}}}))
+	require.NoError(t, err)
+	stopWeftd(t, d)
+
+	d = startWeftdIn(t, dir)
+	c = apitest.NewClients(d.url, apitest.Protocols[2])
+	got, err := c.Runs.GetRun(context.Background(), connect.NewRequest(&weftv1.GetRunRequest{RunId: res.Msg.GetRun().GetRunId()}))
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_PENDING, got.Msg.GetRun().GetStatus())
+	require.Contains(t, d.logs(), `"msg":"weftd store opened","backend":"pebble"`)
+}
+
+func TestWeftd_SIGTERMEndsLongPollsAndWatches(t *testing.T) {
+	d := startWeftd(t)
+	c := apitest.NewClients(d.url, apitest.Protocols[2])
+	polled := make(chan error, 1)
+	go func() {
+		_, err := c.Workers.PollTasks(context.Background(), connect.NewRequest(&weftv1.PollTasksRequest{
+			WorkerId: "w", Activities: []*weftv1.ActivityRegistration{{Name: "never"}}, WaitMs: 60000}))
+		polled <- err
+	}()
+	res, err := c.Runs.SubmitRun(context.Background(), connect.NewRequest(&weftv1.SubmitRunRequest{
+		Definition: &weftv1.WorkflowDefinition{PlanId: "p", PlanVersion: "1",
+			Actions: []*weftv1.Action{{Id: "a", Order: 1, Activity: "x"}}}}))
+	require.NoError(t, err)
+	stream, err := c.Events.WatchEvents(context.Background(), connect.NewRequest(&weftv1.WatchEventsRequest{RunId: res.Msg.GetRun().GetRunId()}))
+	require.NoError(t, err)
+	require.True(t, stream.Receive())
+	start := time.Now()
+	stopWeftd(t, d)
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.NoError(t, <-polled, "a long poll cut short by shutdown answers no tasks")
+	for stream.Receive() {
+	}
+}

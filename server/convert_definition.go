@@ -1,0 +1,118 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/weft-dev/weft/engine"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// definitionOf converts an API definition to the engine's. Durations are
+// milliseconds, unset optional fields stay zero (the engine's "unset"), and
+// UNSPECIFIED enums become "". The only failure is an unrepresentable JSON
+// value, reported as an invalid-argument violation under path.
+func definitionOf(d *weftv1.WorkflowDefinition, path string) (engine.Definition, error) {
+	out := engine.Definition{
+		PlanID:            d.GetPlanId(),
+		PlanVersion:       d.GetPlanVersion(),
+		Timeout:           msOf(d.TimeoutMs),
+		Backpressure:      backpressureModes.engine(d.GetBackpressure()),
+		MaxConcurrentRuns: int(d.GetMaxConcurrentRuns()),
+		RequiresApproval:  d.GetRequiresApproval(),
+		DisplayName:       d.GetDisplayName(),
+	}
+	for i, a := range d.GetActions() {
+		action, err := actionOf(a, fmt.Sprintf("%s.actions[%d]", path, i))
+		if err != nil {
+			return engine.Definition{}, err
+		}
+		out.Actions = append(out.Actions, action)
+	}
+	return out, nil
+}
+
+func actionOf(a *weftv1.Action, path string) (engine.Action, error) {
+	input, err := jsonField(a.GetInput(), path+".input")
+	if err != nil {
+		return engine.Action{}, err
+	}
+	out := engine.Action{
+		ID:               a.GetId(),
+		Order:            int(a.GetOrder()),
+		Activity:         a.GetActivity(),
+		Queue:            a.GetQueue(),
+		DependsOn:        a.GetDependsOn(),
+		Input:            input,
+		Retry:            retryOf(a.GetRetry()),
+		Timeout:          msOf(a.TimeoutMs),
+		HeartbeatTimeout: msOf(a.HeartbeatTimeoutMs),
+		OnFailure:        onFailures.engine(a.GetOnFailure()),
+		Completion:       completionModes.engine(a.GetCompletionMode()),
+		ManualTimeout:    msOf(a.ManualTimeoutMs),
+		Secrets:          secretsOf(a.GetSecrets()),
+	}
+	if w := a.GetWaitForSignal(); w != nil {
+		out.WaitForSignal = &engine.SignalWait{SignalName: w.GetSignalName(), Timeout: msOf(w.TimeoutMs)}
+	}
+	if h := a.GetCompensation(); h != nil {
+		if out.Compensation, err = hookOf(h, path+".compensation"); err != nil {
+			return engine.Action{}, err
+		}
+	}
+	return out, nil
+}
+
+func hookOf(h *weftv1.CompensationHook, path string) (*engine.CompensationHook, error) {
+	input, err := jsonField(h.GetInput(), path+".input")
+	if err != nil {
+		return nil, err
+	}
+	return &engine.CompensationHook{Operation: h.GetOperation(), Input: input, Timeout: msOf(h.TimeoutMs),
+		Retry: retryOf(h.GetRetry()), Queue: h.GetQueue()}, nil
+}
+
+func retryOf(r *weftv1.RetryPolicy) engine.RetryPolicy {
+	if r == nil {
+		return engine.RetryPolicy{}
+	}
+	out := engine.RetryPolicy{
+		MaxAttempts:    int(r.GetMaxAttempts()),
+		Strategy:       backoffStrategies.engine(r.GetStrategy()),
+		InitialBackoff: msOf(r.InitialBackoffMs),
+		Multiplier:     r.GetBackoffMultiplier(),
+		MaxBackoff:     msOf(r.MaxBackoffMs),
+	}
+	for _, c := range r.GetRetryableErrors() {
+		out.RetryableErrors = append(out.RetryableErrors, errorClasses.engine(c))
+	}
+	return out
+}
+
+func secretsOf(in []*weftv1.SecretRef) []engine.SecretRef {
+	var out []engine.SecretRef
+	for _, s := range in {
+		out = append(out, engine.SecretRef{Name: s.GetName(), Ref: s.GetRef()})
+	}
+	return out
+}
+
+// msOf converts optional milliseconds; unset is the zero Duration.
+func msOf(ms *uint32) engine.Duration {
+	if ms == nil {
+		return 0
+	}
+	return engine.Ms(int64(*ms))
+}
+
+// jsonField converts a request's JSON value, naming path when it cannot.
+func jsonField(v *structpb.Value, path string) (json.RawMessage, error) {
+	raw, err := rawJSON(v)
+	if err != nil {
+		return nil, &engine.Error{Code: engine.CodeInvalidArgument, Message: "invalid request",
+			Violations: []engine.FieldViolation{{Field: path, Rule: "value.json", Message: err.Error()}}}
+	}
+	return raw, nil
+}

@@ -1,0 +1,101 @@
+package server
+
+import (
+	"github.com/weft-dev/weft/engine"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// definitionProto converts the engine's definition back to the API's. Zero
+// values become unset optional fields and "" enums UNSPECIFIED, so a
+// definition round-trips unless it set a field to the engine's "unset" value
+// (docs/semantics.md: an explicit initial_backoff_ms 0 is not expressible).
+// The engine's DAG flag has no API field: definitions read from spec 002's
+// YAML lose it here.
+func definitionProto(d engine.Definition) *weftv1.WorkflowDefinition {
+	if d.PlanID == "" && len(d.Actions) == 0 {
+		return nil // ListRuns leaves the definition out
+	}
+	out := &weftv1.WorkflowDefinition{
+		PlanId:            d.PlanID,
+		PlanVersion:       d.PlanVersion,
+		TimeoutMs:         msProto(d.Timeout),
+		Backpressure:      backpressureModes.proto(d.Backpressure),
+		MaxConcurrentRuns: optUint32(d.MaxConcurrentRuns),
+		RequiresApproval:  d.RequiresApproval,
+		DisplayName:       d.DisplayName,
+	}
+	for _, a := range d.Actions {
+		out.Actions = append(out.Actions, actionProto(a))
+	}
+	return out
+}
+
+func actionProto(a engine.Action) *weftv1.Action {
+	out := &weftv1.Action{
+		Id:                 a.ID,
+		Order:              uint32(a.Order),
+		Activity:           a.Activity,
+		Queue:              a.Queue,
+		DependsOn:          a.DependsOn,
+		Input:              jsonValue(a.Input),
+		Retry:              retryProto(a.Retry),
+		TimeoutMs:          msProto(a.Timeout),
+		HeartbeatTimeoutMs: msProto(a.HeartbeatTimeout),
+		OnFailure:          onFailures.proto(a.OnFailure),
+		CompletionMode:     completionModes.proto(a.Completion),
+		ManualTimeoutMs:    msProto(a.ManualTimeout),
+		Secrets:            secretsProto(a.Secrets),
+	}
+	if w := a.WaitForSignal; w != nil {
+		out.WaitForSignal = &weftv1.WaitForSignal{SignalName: w.SignalName, TimeoutMs: msProto(w.Timeout)}
+	}
+	if h := a.Compensation; h != nil {
+		out.Compensation = &weftv1.CompensationHook{Operation: h.Operation, Input: jsonValue(h.Input),
+			TimeoutMs: msProto(h.Timeout), Retry: retryProto(h.Retry), Queue: h.Queue}
+	}
+	return out
+}
+
+// retryProto answers nil for an all-unset policy.
+func retryProto(r engine.RetryPolicy) *weftv1.RetryPolicy {
+	out := &weftv1.RetryPolicy{
+		MaxAttempts:      optUint32(r.MaxAttempts),
+		Strategy:         backoffStrategies.proto(r.Strategy),
+		InitialBackoffMs: msProto(r.InitialBackoff),
+		MaxBackoffMs:     msProto(r.MaxBackoff),
+	}
+	if r.Multiplier != 0 {
+		m := r.Multiplier
+		out.BackoffMultiplier = &m
+	}
+	for _, c := range r.RetryableErrors {
+		out.RetryableErrors = append(out.RetryableErrors, errorClasses.proto(c))
+	}
+	if out.MaxAttempts == nil && out.Strategy == 0 && out.InitialBackoffMs == nil && out.BackoffMultiplier == nil &&
+		out.MaxBackoffMs == nil && len(out.RetryableErrors) == 0 {
+		return nil
+	}
+	return out
+}
+
+func secretsProto(in []engine.SecretRef) []*weftv1.SecretRef {
+	var out []*weftv1.SecretRef
+	for _, s := range in {
+		out = append(out, &weftv1.SecretRef{Name: s.Name, Ref: s.Ref})
+	}
+	return out
+}
+
+// msProto answers a duration as optional milliseconds; zero is unset.
+func msProto(d engine.Duration) *uint32 {
+	return optUint32(int(d.Milliseconds()))
+}
+
+// optUint32 answers n as an optional field; zero (or less) is unset.
+func optUint32(n int) *uint32 {
+	if n <= 0 {
+		return nil
+	}
+	v := uint32(n)
+	return &v
+}

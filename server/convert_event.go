@@ -1,0 +1,75 @@
+package server
+
+import (
+	"maps"
+
+	"github.com/weft-dev/weft/engine"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// eventProto converts an event: spec 004's envelope plus the typed payload
+// its event_type names. An event type this server does not know keeps its
+// envelope and has no payload, so consumers advance their watermark past it
+// (docs/semantics.md); conversion never fails.
+func eventProto(ev *engine.Event) *weftv1.Event {
+	out := &weftv1.Event{
+		EventType:        ev.Type,
+		EventId:          ev.ID,
+		RunId:            ev.RunID,
+		RunSeq:           ev.Seq,
+		IdempotencyKey:   ev.IdempotencyKey,
+		EmittedAt:        timestamp(ev.EmittedAt),
+		OccurredAt:       timestamp(ev.OccurredAt),
+		EmittedBy:        ev.EmittedBy,
+		StepId:           ev.StepID,
+		LogicalAttemptId: uint32(max(ev.LogicalAttempt, 0)),
+		PlanVersion:      ev.PlanVersion,
+	}
+	if ev.EngineAttempt > 0 {
+		n := uint32(ev.EngineAttempt)
+		out.EngineAttemptId = &n
+	}
+	if fill, ok := payloads[ev.Type]; ok {
+		fill(ev, out)
+	}
+	return out
+}
+
+// payloadFiller sets the typed payload of one event type.
+type payloadFiller func(ev *engine.Event, out *weftv1.Event)
+
+// payloads has one filler per event type in engine/events.go; a test keeps
+// the table and the oneof in step.
+var payloads = map[string]payloadFiller{}
+
+func init() {
+	maps.Copy(payloads, runPayloads)
+	maps.Copy(payloads, stepPayloads)
+	maps.Copy(payloads, signalPayloads)
+}
+
+func runStatusOf(d *engine.EventData) weftv1.RunStatus {
+	return runStatuses.proto(engine.RunStatus(d.Status))
+}
+
+func stepStatusOf(d *engine.EventData) weftv1.StepStatus {
+	return stepStatuses.proto(engine.StepStatus(d.Status))
+}
+
+// planRef names the definition a run executes. EventData does not carry the
+// plan id, so plan_id is left empty; the run's snapshot has it.
+func planRef(ev *engine.Event) *weftv1.PlanRef {
+	if ev.Data.PlanSHA256 == "" {
+		return nil
+	}
+	return &weftv1.PlanRef{Uri: "weft://runs/" + ev.RunID + "/definition", Sha256: ev.Data.PlanSHA256,
+		SchemaVersion: "v1", PlanVersion: ev.PlanVersion}
+}
+
+func runContextProto(c *engine.RunContext) *weftv1.RunContext {
+	if c == nil {
+		return nil
+	}
+	return &weftv1.RunContext{TenantId: c.TenantID, ProjectId: c.ProjectID, EnvironmentId: c.EnvironmentID,
+		TriggeredBy: c.TriggeredBy, TriggerSource: c.TriggerSource}
+}

@@ -1,0 +1,96 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/weft-dev/weft/engine"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// engineEventTypes is every event type engine/events.go declares.
+var engineEventTypes = []string{
+	engine.EvRunSubmitted, engine.EvRunApproved, engine.EvRunQueued, engine.EvRunStarted, engine.EvRunBlocked,
+	engine.EvRunUnblocked, engine.EvRunPaused, engine.EvRunDrained, engine.EvRunResumed, engine.EvRunCompensating,
+	engine.EvRunCompleted, engine.EvRunFailed, engine.EvRunCancelled, engine.EvStepScheduled, engine.EvStepStarted,
+	engine.EvStepCompleted, engine.EvStepFailed, engine.EvStepSkipped, engine.EvStepCancelled, engine.EvStepWaiting,
+	engine.EvStepRetried, engine.EvStepAttemptRecorded, engine.EvStepVerified, engine.EvCompensationStarted,
+	engine.EvCompensationSucceeded, engine.EvCompensationFailed, engine.EvSignalAccepted, engine.EvSignalRejected,
+	engine.EvSignalConsumed,
+}
+
+// payloadCase answers the name of the oneof field an event's payload sets.
+func payloadCase(ev *weftv1.Event) string {
+	od := ev.ProtoReflect().Descriptor().Oneofs().ByName("payload")
+	if fd := ev.ProtoReflect().WhichOneof(od); fd != nil {
+		return string(fd.Name())
+	}
+	return ""
+}
+
+// snakeCase answers "RunSubmitted" as "run_submitted".
+func snakeCase(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func TestEventPayload_EveryEngineTypeFillsItsOneofCase(t *testing.T) {
+	for _, typ := range engineEventTypes {
+		out := eventProto(&engine.Event{Type: typ, RunID: "run-1", Seq: 3})
+		require.Equal(t, snakeCase(typ), payloadCase(out), typ)
+		require.Equal(t, typ, out.GetEventType())
+	}
+}
+
+func TestEventPayload_EveryOneofCaseHasAnEngineType(t *testing.T) {
+	fields := (&weftv1.Event{}).ProtoReflect().Descriptor().Oneofs().ByName("payload").Fields()
+	require.Equal(t, len(engineEventTypes), fields.Len())
+	for i := range fields.Len() {
+		name := fields.Get(i).Name()
+		found := false
+		for _, typ := range engineEventTypes {
+			found = found || protoreflect.Name(snakeCase(typ)) == name
+		}
+		require.True(t, found, "oneof case %s has no engine event type", name)
+	}
+}
+
+func TestEventPayload_UnknownTypeKeepsTheEnvelopeWithoutPayload(t *testing.T) {
+	out := eventProto(&engine.Event{Type: "FromTheFuture", RunID: "run-1", Seq: 9, EngineAttempt: 2})
+	require.Nil(t, out.GetPayload())
+	require.Equal(t, uint64(9), out.GetRunSeq())
+	require.Equal(t, uint32(2), out.GetEngineAttemptId())
+}
+
+func TestEventPayload_CarriesTheEventData(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	out := eventProto(&engine.Event{Type: engine.EvRunFailed, Data: engine.EventData{Status: "FAILED",
+		CompensationOutcome: engine.CompensationPartial, CompletedAt: at,
+		RunError: &engine.RunError{ActionID: "a", Error: &engine.StepError{Class: engine.ErrorGovernance}}}})
+	p := out.GetRunFailed()
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_FAILED, p.GetStatus())
+	require.Equal(t, weftv1.CompensationOutcome_COMPENSATION_OUTCOME_PARTIAL, p.GetCompensationOutcome())
+	require.Equal(t, weftv1.ErrorClass_ERROR_CLASS_GOVERNANCE, p.GetError().GetError().GetErrorClass())
+	require.Equal(t, at, p.GetCompletedAt().AsTime())
+	require.Nil(t, out.GetEmittedAt(), "zero times stay unset")
+
+	manual := eventProto(&engine.Event{Type: engine.EvSignalAccepted, RunID: "r", StepID: "approve",
+		Data: engine.EventData{SignalKind: engine.SignalManual, ManualOutcome: "SUCCEEDED", CompletionToken: "tok", Actor: "alice"}})
+	mc := manual.GetSignalAccepted().GetManualCompletion()
+	require.Equal(t, weftv1.SignalKind_SIGNAL_KIND_MANUAL_COMPLETION, manual.GetSignalAccepted().GetKind())
+	require.Equal(t, "approve", mc.GetActionId())
+	require.Equal(t, weftv1.ManualOutcome_MANUAL_OUTCOME_SUCCEEDED, mc.GetOutcome())
+}

@@ -1,0 +1,142 @@
+package server
+
+import (
+	"github.com/weft-dev/weft/engine"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// runProto converts a snapshot to the API's Run. Timestamps are set only
+// when the engine recorded them.
+func runProto(s *engine.Snapshot) *weftv1.Run {
+	if s == nil {
+		return nil
+	}
+	out := &weftv1.Run{
+		RunId:               s.RunID,
+		TenantId:            s.TenantID,
+		ProjectId:           s.ProjectID,
+		EnvironmentId:       s.EnvironmentID,
+		PlanId:              s.PlanID,
+		PlanVersion:         s.PlanVersion,
+		RunRequestId:        s.RunRequestID,
+		Status:              runStatuses.proto(s.Status),
+		Substatus:           runSubstatuses.proto(s.Substatus),
+		Message:             s.Message,
+		CompensationOutcome: compensationOutcomes.proto(s.CompensationOutcome),
+		CreatedAt:           timestamp(s.CreatedAt),
+		StartedAt:           timestamp(s.StartedAt),
+		CompletedAt:         timestamp(s.CompletedAt),
+		TotalDurationMs:     uint64(max(s.TotalDuration.Milliseconds(), 0)),
+		LastEventSeq:        s.LastEventSeq,
+		Error:               runErrorProto(s.Error),
+		Cancellation:        cancellationProto(s.Cancellation),
+		SubmittedBy:         s.SubmittedBy,
+		Definition:          definitionProto(s.Definition),
+		Input:               jsonValue(s.Input),
+		Artifacts:           artifactsProto(s.Artifacts),
+		Deadline:            timestamp(s.Deadline),
+	}
+	for i := range s.Steps {
+		out.Steps = append(out.Steps, stepProto(s.RunID, &s.Steps[i]))
+	}
+	return out
+}
+
+// stepProto converts one step's state.
+func stepProto(runID string, st *engine.StepState) *weftv1.Step {
+	out := &weftv1.Step{
+		ActionId:           st.ActionID,
+		Status:             stepStatuses.proto(st.Status),
+		LogicalAttemptId:   uint32(max(st.LogicalAttempt, 0)),
+		EngineAttemptId:    uint32(max(st.EngineAttempt, 0)),
+		ScheduledAt:        timestamp(st.ScheduledAt),
+		StartedAt:          timestamp(st.StartedAt),
+		CompletedAt:        timestamp(st.CompletedAt),
+		Output:             jsonValue(st.Output),
+		Artifacts:          artifactsProto(st.Artifacts),
+		Error:              stepErrorProto(st.Error),
+		CompletionToken:    st.CompletionToken,
+		CompensationStatus: compensationStatuses.proto(st.CompStatus),
+		CompensationError:  stepErrorProto(st.CompError),
+		IdempotencyKey:     actionIdempotencyKey(runID, st.ActionID),
+		NextAttemptAt:      timestamp(st.NextAttemptAt),
+		Reason:             st.Reason,
+		WaitingForSignal:   st.WaitingSignal,
+	}
+	for i := range st.Attempts {
+		out.Attempts = append(out.Attempts, attemptProto(&st.Attempts[i]))
+	}
+	return out
+}
+
+// actionIdempotencyKey is the key the engine hands workers in Task
+// (runId:actionId, stable across retries). StepState does not carry it, so
+// the adapter derives it the same way.
+func actionIdempotencyKey(runID, actionID string) string { return runID + ":" + actionID }
+
+func attemptProto(a *engine.Attempt) *weftv1.Attempt {
+	if a == nil {
+		return nil
+	}
+	return &weftv1.Attempt{
+		LogicalAttemptId: uint32(max(a.LogicalAttempt, 0)),
+		EngineAttemptId:  uint32(max(a.EngineAttempt, 0)),
+		Outcome:          attemptOutcomes.proto(a.Outcome),
+		Error:            stepErrorProto(a.Error),
+		StartedAt:        timestamp(a.StartedAt),
+		CompletedAt:      timestamp(a.CompletedAt),
+		WorkerId:         a.WorkerID,
+	}
+}
+
+func stepErrorProto(e *engine.StepError) *weftv1.StepError {
+	if e == nil {
+		return nil
+	}
+	return &weftv1.StepError{ErrorClass: errorClasses.proto(e.Class), Code: e.Code, Message: e.Message, Retryable: e.Retryable}
+}
+
+func runErrorProto(e *engine.RunError) *weftv1.RunError {
+	if e == nil {
+		return nil
+	}
+	return &weftv1.RunError{ActionId: e.ActionID, Error: stepErrorProto(e.Error), WorkflowTimeout: e.WorkflowTimeout}
+}
+
+func cancellationProto(c *engine.Cancellation) *weftv1.Cancellation {
+	if c == nil {
+		return nil
+	}
+	return &weftv1.Cancellation{CancelledBy: c.CancelledBy, Reason: c.Reason, RequestedAt: timestamp(c.RequestedAt)}
+}
+
+func artifactsProto(in []engine.ArtifactRef) []*weftv1.ArtifactRef {
+	var out []*weftv1.ArtifactRef
+	for _, a := range in {
+		out = append(out, &weftv1.ArtifactRef{Uri: a.URI, Kind: a.Kind, Sha256: a.SHA256, SizeBytes: a.SizeBytes,
+			ExpiresAt: timestamp(a.ExpiresAt)})
+	}
+	return out
+}
+
+// artifactsOf converts a worker's artifact references.
+func artifactsOf(in []*weftv1.ArtifactRef) []engine.ArtifactRef {
+	var out []engine.ArtifactRef
+	for _, a := range in {
+		out = append(out, engine.ArtifactRef{URI: a.GetUri(), Kind: a.GetKind(), SHA256: a.GetSha256(),
+			SizeBytes: a.GetSizeBytes(), ExpiresAt: timeOf(a.GetExpiresAt())})
+	}
+	return out
+}
+
+// acceptedProto converts spec 003's canonical accepted-signal result.
+func acceptedProto(a engine.AcceptedSignal) *weftv1.AcceptedSignalResult {
+	return &weftv1.AcceptedSignalResult{Accepted: a.Accepted, RunId: a.RunID, SignalName: a.SignalName,
+		SignalId: a.SignalID, AcceptedAt: timestamp(a.AcceptedAt), SignalStorageKey: a.SignalStorageKey}
+}
+
+// manualResultProto converts a manual completion's canonical result.
+func manualResultProto(r engine.ManualResult) *weftv1.ManualCompletionResult {
+	return &weftv1.ManualCompletionResult{RunId: r.RunID, ActionId: r.ActionID, CompletionToken: r.CompletionToken,
+		Outcome: manualOutcomes.proto(r.Outcome), ActorUserId: r.ActorUserID, AcceptedAt: timestamp(r.AcceptedAt)}
+}

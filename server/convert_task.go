@@ -1,0 +1,37 @@
+package server
+
+import (
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/weft-dev/weft/engine"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// taskProto converts a claimed task.
+func taskProto(t *engine.Task) *weftv1.Task {
+	out := &weftv1.Task{
+		TaskToken:          t.Token,
+		TaskType:           taskTypes.proto(t.Kind),
+		TaskId:             t.TaskID,
+		RunId:              t.RunID,
+		ActionId:           t.ActionID,
+		Activity:           t.Activity,
+		OperationId:        t.OperationID,
+		Input:              jsonValue(t.Input),
+		RunInput:           jsonValue(t.RunInput),
+		IdempotencyKey:     t.IdempotencyKey,
+		LogicalAttemptId:   uint32(max(t.LogicalAttempt, 0)),
+		EngineAttemptId:    uint32(max(t.EngineAttempt, 0)),
+		Deadline:           timestamp(t.Deadline),
+		HeartbeatTimeoutMs: uint32(max(t.HeartbeatTimeout.Milliseconds(), 0)),
+		Secrets:            secretsProto(t.Secrets),
+		TenantId:           t.TenantID,
+	}
+	if len(t.UpstreamOutputs) > 0 {
+		out.UpstreamOutputs = make(map[string]*structpb.Value, len(t.UpstreamOutputs))
+		for id, v := range t.UpstreamOutputs {
+			out.UpstreamOutputs[id] = jsonValueOrNull(v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"context"
+
+	"connectrpc.com/connect"
+
+	"github.com/weft-dev/weft/engine"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+)
+
+// RunService serves weft.v1.RunService over an engine: it converts each
+// request, calls the engine once, and converts the answer or the fault.
+type RunService struct {
+	eng *engine.Engine
+}
+
+var _ weftv1connect.RunServiceHandler = (*RunService)(nil)
+
+// NewRunService answers the RunService handler over eng.
+func NewRunService(eng *engine.Engine) *RunService { return &RunService{eng: eng} }
+
+// SubmitRun persists the run PENDING (and triggers it with start).
+func (s *RunService) SubmitRun(ctx context.Context, req *connect.Request[weftv1.SubmitRunRequest]) (*connect.Response[weftv1.SubmitRunResponse], error) {
+	who, err := callerOf(req.Header())
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	p, err := submitParamsOf(req.Msg, who)
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	res, err := s.eng.SubmitRun(ctx, p)
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	return connect.NewResponse(&weftv1.SubmitRunResponse{Run: runProto(res.Run), Existing: res.Existing}), nil
+}
+
+// submitParamsOf converts a submission.
+func submitParamsOf(m *weftv1.SubmitRunRequest, who caller) (engine.SubmitParams, error) {
+	def, err := definitionOf(m.GetDefinition(), "definition")
+	if err != nil {
+		return engine.SubmitParams{}, err
+	}
+	input, err := jsonField(m.GetInput(), "input")
+	if err != nil {
+		return engine.SubmitParams{}, err
+	}
+	return engine.SubmitParams{TenantID: who.tenant, ProjectID: m.GetProjectId(), EnvironmentID: m.GetEnvironmentId(),
+		Definition: def, RunRequestID: m.GetRunRequestId(), Start: m.GetStart(), Input: input,
+		SubmittedBy: who.principal}, nil
+}
+
+// StartRun triggers a PENDING or APPROVED run.
+func (s *RunService) StartRun(ctx context.Context, req *connect.Request[weftv1.StartRunRequest]) (*connect.Response[weftv1.StartRunResponse], error) {
+	who, err := callerOf(req.Header())
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	snap, err := s.eng.StartRun(ctx, who.tenant, req.Msg.GetRunId(), who.principal)
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	return connect.NewResponse(&weftv1.StartRunResponse{Run: runProto(snap)}), nil
+}
+
+// GetRun answers the run's snapshot.
+func (s *RunService) GetRun(ctx context.Context, req *connect.Request[weftv1.GetRunRequest]) (*connect.Response[weftv1.GetRunResponse], error) {
+	who, err := callerOf(req.Header())
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	snap, err := s.eng.GetRun(ctx, who.tenant, req.Msg.GetRunId())
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	return connect.NewResponse(&weftv1.GetRunResponse{Run: runProto(snap)}), nil
+}
+
+// ListRuns pages the caller's runs, newest first.
+func (s *RunService) ListRuns(ctx context.Context, req *connect.Request[weftv1.ListRunsRequest]) (*connect.Response[weftv1.ListRunsResponse], error) {
+	who, err := callerOf(req.Header())
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	m := req.Msg
+	p := engine.ListRunsParams{TenantID: who.tenant, PlanID: m.GetPlanId(), PlanVersion: m.GetPlanVersion(),
+		ProjectID: m.GetProjectId(), EnvironmentID: m.GetEnvironmentId(), CreatedAfter: timeOf(m.GetCreatedAfter()),
+		CreatedBefore: timeOf(m.GetCreatedBefore()), PageSize: int(m.GetPageSize()), PageToken: m.GetPageToken()}
+	for _, st := range m.GetStatuses() {
+		p.Statuses = append(p.Statuses, runStatuses.engine(st))
+	}
+	res, err := s.eng.ListRuns(ctx, p)
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	out := &weftv1.ListRunsResponse{NextPageToken: res.NextPageToken}
+	for _, snap := range res.Runs {
+		out.Runs = append(out.Runs, runProto(snap))
+	}
+	return connect.NewResponse(out), nil
+}

@@ -1,0 +1,89 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"connectrpc.com/connect"
+
+	"github.com/weft-dev/weft/engine"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// controlFunc is one of the engine's steering calls.
+type controlFunc func(context.Context, engine.ControlParams) (*engine.ControlResult, error)
+
+// controlRequest is what every steering request has in common.
+type controlRequest interface {
+	GetRunId() string
+	GetReason() string
+}
+
+// control runs one steering call for the caller. actionID is empty for
+// run-level calls; signalID is the request's optional signal_id.
+func control(ctx context.Context, h http.Header, m controlRequest, actionID string, signalID *string, call controlFunc) (*engine.ControlResult, error) {
+	who, err := callerOf(h)
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	res, err := call(ctx, engine.ControlParams{TenantID: who.tenant, RunID: m.GetRunId(), ActionID: actionID,
+		SignalID: signalID, Reason: m.GetReason(), Actor: who.principal})
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	return res, nil
+}
+
+// ApproveRun approves a PENDING run that requires approval.
+func (s *RunService) ApproveRun(ctx context.Context, req *connect.Request[weftv1.ApproveRunRequest]) (*connect.Response[weftv1.ApproveRunResponse], error) {
+	res, err := control(ctx, req.Header(), req.Msg, "", req.Msg.SignalId, s.eng.ApproveRun)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&weftv1.ApproveRunResponse{Result: acceptedProto(res.Result), Run: runProto(res.Run)}), nil
+}
+
+// CancelRun ends a non-terminal run CANCELLED.
+func (s *RunService) CancelRun(ctx context.Context, req *connect.Request[weftv1.CancelRunRequest]) (*connect.Response[weftv1.CancelRunResponse], error) {
+	res, err := control(ctx, req.Header(), req.Msg, "", req.Msg.SignalId, s.eng.CancelRun)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&weftv1.CancelRunResponse{Result: acceptedProto(res.Result), Run: runProto(res.Run)}), nil
+}
+
+// PauseRun stops new scheduling; in-flight tasks drain.
+func (s *RunService) PauseRun(ctx context.Context, req *connect.Request[weftv1.PauseRunRequest]) (*connect.Response[weftv1.PauseRunResponse], error) {
+	res, err := control(ctx, req.Header(), req.Msg, "", req.Msg.SignalId, s.eng.PauseRun)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&weftv1.PauseRunResponse{Result: acceptedProto(res.Result), Run: runProto(res.Run)}), nil
+}
+
+// ResumeRun resumes a PAUSED run.
+func (s *RunService) ResumeRun(ctx context.Context, req *connect.Request[weftv1.ResumeRunRequest]) (*connect.Response[weftv1.ResumeRunResponse], error) {
+	res, err := control(ctx, req.Header(), req.Msg, "", req.Msg.SignalId, s.eng.ResumeRun)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&weftv1.ResumeRunResponse{Result: acceptedProto(res.Result), Run: runProto(res.Run)}), nil
+}
+
+// RetryStep opens a new logical attempt for the failed step a held run waits on.
+func (s *RunService) RetryStep(ctx context.Context, req *connect.Request[weftv1.RetryStepRequest]) (*connect.Response[weftv1.RetryStepResponse], error) {
+	res, err := control(ctx, req.Header(), req.Msg, req.Msg.GetActionId(), req.Msg.SignalId, s.eng.RetryStep)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&weftv1.RetryStepResponse{Result: acceptedProto(res.Result), Run: runProto(res.Run)}), nil
+}
+
+// SkipStep skips a PENDING step, or the failed step a held run waits on.
+func (s *RunService) SkipStep(ctx context.Context, req *connect.Request[weftv1.SkipStepRequest]) (*connect.Response[weftv1.SkipStepResponse], error) {
+	res, err := control(ctx, req.Header(), req.Msg, req.Msg.GetActionId(), req.Msg.SignalId, s.eng.SkipStep)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&weftv1.SkipStepResponse{Result: acceptedProto(res.Result), Run: runProto(res.Run)}), nil
+}
