@@ -17,13 +17,13 @@ const rawTableSQL = "CREATE TABLE raw_commit (k BYTEA PRIMARY KEY, v BYTEA NOT N
 // transaction: the database's own commit cost, the ceiling for the store.
 func rawInsert(ctx context.Context, db *database, schema string, i int, value []byte) error {
 	table := pgx.Identifier{schema, "raw_commit"}.Sanitize()
-	_, err := db.admin.Exec(ctx, "INSERT INTO "+table+" (k, v) VALUES ($1, $2)", []byte(strconv.Itoa(i)), value)
+	_, err := db.Admin.Exec(ctx, "INSERT INTO "+table+" (k, v) VALUES ($1, $2)", []byte(strconv.Itoa(i)), value)
 	return err
 }
 
 func rawSchema(b *testing.B, db *database) string {
-	schema := db.newSchema(b)
-	if _, err := db.admin.Exec(b.Context(), "SET search_path TO "+pgx.Identifier{schema}.Sanitize()+"; "+rawTableSQL); err != nil {
+	schema := db.NewSchema(b)
+	if _, err := db.Admin.Exec(b.Context(), "SET search_path TO "+pgx.Identifier{schema}.Sanitize()+"; "+rawTableSQL); err != nil {
 		b.Fatal(err)
 	}
 	return schema
@@ -40,7 +40,7 @@ func rawInsertBaseline(db *database) storetest.Baseline {
 
 func BenchmarkStore_PostgreSQL(b *testing.B) {
 	db := requirePostgres(b)
-	storetest.Bench(b, func(t testing.TB) store.Store { return db.open(t, db.newSchema(t)) }, rawInsertBaseline(db))
+	storetest.Bench(b, func(t testing.TB) store.Store { return db.Open(t, db.NewSchema(t)) }, rawInsertBaseline(db))
 }
 
 func BenchmarkRawInsertCommit_PostgreSQL(b *testing.B) {

@@ -16,7 +16,7 @@ import (
 func TestConformance_PostgreSQL(t *testing.T) {
 	t.Parallel()
 	db := requirePostgres(t)
-	storetest.Exercise(t, db.harness())
+	storetest.Exercise(t, harness(db))
 }
 
 // TestConformance_CockroachDB runs the same suite on a real CockroachDB when
@@ -32,14 +32,14 @@ func TestConformance_CockroachDB(t *testing.T) {
 	t.Cleanup(ts.Stop)
 	db, err := connect(ts.PGURL().String())
 	require.NoError(t, err)
-	t.Cleanup(db.admin.Close)
-	storetest.Exercise(t, db.harness())
+	t.Cleanup(db.Admin.Close)
+	storetest.Exercise(t, harness(db))
 }
 
 func TestOpen_DetectsDialectAndNamesBackend(t *testing.T) {
 	t.Parallel()
 	db := requirePostgres(t)
-	s := db.open(t, db.newSchema(t))
+	s := db.Open(t, db.NewSchema(t))
 	require.Equal(t, sqlstore.PostgreSQL, s.Dialect())
 	require.Equal(t, "sql/postgresql", s.Capabilities().Backend)
 }
@@ -47,12 +47,12 @@ func TestOpen_DetectsDialectAndNamesBackend(t *testing.T) {
 func TestMigrations_ApplyOnceAndAreRecorded(t *testing.T) {
 	t.Parallel()
 	db := requirePostgres(t)
-	schema := db.newSchema(t)
+	schema := db.NewSchema(t)
 	// Several stores opening the same schema at once apply each migration once.
 	errs := make(chan error, 4)
 	for range 4 {
 		go func() {
-			s, err := sqlstore.Open(context.Background(), sqlstore.Config{URL: db.url, Schema: schema, MaxConns: 2})
+			s, err := sqlstore.Open(context.Background(), sqlstore.Config{URL: db.URL, Schema: schema, MaxConns: 2})
 			if err == nil {
 				err = s.Close()
 			}
@@ -66,7 +66,7 @@ func TestMigrations_ApplyOnceAndAreRecorded(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, migrations)
 	var n int
-	require.NoError(t, db.admin.QueryRow(context.Background(),
+	require.NoError(t, db.Admin.QueryRow(context.Background(),
 		"SELECT count(*) FROM "+schema+".weft_schema_migrations").Scan(&n))
 	require.Equal(t, len(migrations), n)
 }
@@ -82,7 +82,7 @@ func TestConfig_RejectsInvalidSettings(t *testing.T) {
 func TestCommit_CanceledDuringTransactionLeavesNoPartialWrite(t *testing.T) {
 	t.Parallel()
 	db := requirePostgres(t)
-	s := db.open(t, db.newSchema(t))
+	s := db.Open(t, db.NewSchema(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := s.Commit(ctx, &store.Batch{Ops: []store.Op{store.Put([]byte("a"), nil), store.Put([]byte("b"), nil)}})

@@ -1,5 +1,6 @@
 // Package sqltest opens SQL stores for tests, each isolated in a schema of
-// its own on the local PostgreSQL (or WEFT_TEST_POSTGRES_URL). Without a
+// its own on the local PostgreSQL (or WEFT_TEST_POSTGRES_URL), or on any
+// database a test connects to (a CockroachDB test server). Without a
 // reachable database a test skips loudly, and fails when CI is set.
 //
 // It imports the SQL backend and pgx; only tests import it.
@@ -32,29 +33,15 @@ func URL() string {
 	return DefaultURL
 }
 
-var (
-	once  sync.Once
-	admin *pgxpool.Pool
-	err   error
-)
-
-// Require answers the admin pool of the test database, or skips the test
-// loudly when none is reachable — and fails it when CI is set.
-func Require(t testing.TB) *pgxpool.Pool {
-	t.Helper()
-	once.Do(func() { admin, err = connect(URL()) })
-	if err != nil {
-		msg := fmt.Sprintf("PostgreSQL at %s is not reachable: %v. Start it, or point WEFT_TEST_POSTGRES_URL at one.", URL(), err)
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set, so a missing database fails the run: %s", msg)
-		}
-		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING SQL TESTS: %s\n\n", msg)
-		t.Skip("SKIPPING: " + msg)
-	}
-	return admin
+// DB is one database server tests run on, with an admin pool that creates
+// and drops the per-test schemas.
+type DB struct {
+	URL   string
+	Admin *pgxpool.Pool
 }
 
-func connect(url string) (*pgxpool.Pool, error) {
+// Connect opens an admin pool on url.
+func Connect(url string) (*DB, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	pool, err := pgxpool.New(ctx, url)
@@ -65,21 +52,53 @@ func connect(url string) (*pgxpool.Pool, error) {
 		pool.Close()
 		return nil, err
 	}
-	return pool, nil
+	return &DB{URL: url, Admin: pool}, nil
+}
+
+var (
+	once     sync.Once
+	local    *DB
+	localErr error
+	warnOnce sync.Once
+)
+
+// Require answers the local test database, or skips the test loudly when it
+// is not reachable — and fails it when CI is set.
+func Require(t testing.TB) *DB {
+	t.Helper()
+	once.Do(func() { local, localErr = Connect(URL()) })
+	if localErr != nil {
+		msg := fmt.Sprintf("PostgreSQL at %s is not reachable: %v. The SQL tests need it: start it, or point WEFT_TEST_POSTGRES_URL at one.", URL(), localErr)
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set, so a missing database fails the run: %s", msg)
+		}
+		warnOnce.Do(func() { shout("\n!!! SKIPPING SQL TESTS: " + msg + "\n\n") })
+		t.Skip("SKIPPING: " + msg)
+	}
+	return local
+}
+
+// shout writes msg to stderr and, since go test hides the output of passing
+// packages, straight to the terminal when there is one.
+func shout(msg string) {
+	fmt.Fprint(os.Stderr, msg)
+	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+		fmt.Fprint(tty, msg)
+		_ = tty.Close()
+	}
 }
 
 // NewSchema creates a schema only the calling test uses, dropped when it ends.
-func NewSchema(t testing.TB) string {
+func (d *DB) NewSchema(t testing.TB) string {
 	t.Helper()
-	pool := Require(t)
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	schema := "weft_test_" + hex.EncodeToString(b[:])
-	if _, err := pool.Exec(context.Background(), "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+	if _, err := d.Admin.Exec(context.Background(), "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
 		t.Fatalf("create schema %s: %v", schema, err)
 	}
 	t.Cleanup(func() {
-		if _, err := pool.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+		if _, err := d.Admin.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
 			t.Logf("dropping schema %s: %v", schema, err)
 		}
 	})
@@ -87,12 +106,18 @@ func NewSchema(t testing.TB) string {
 }
 
 // Open opens a SQL store on schema, closed when the test ends.
-func Open(t testing.TB, schema string) *sqlstore.Store {
+func (d *DB) Open(t testing.TB, schema string) *sqlstore.Store {
 	t.Helper()
-	s, err := sqlstore.Open(context.Background(), sqlstore.Config{URL: URL(), Schema: schema, MaxConns: 8})
+	s, err := sqlstore.Open(context.Background(), sqlstore.Config{URL: d.URL, Schema: schema, MaxConns: 8})
 	if err != nil {
 		t.Fatalf("open SQL store: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
+
+// NewSchema creates a schema on the local test database (see DB.NewSchema).
+func NewSchema(t testing.TB) string { return Require(t).NewSchema(t) }
+
+// Open opens a store on a schema of the local test database (see DB.Open).
+func Open(t testing.TB, schema string) *sqlstore.Store { return Require(t).Open(t, schema) }
