@@ -147,12 +147,10 @@ func randomToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Start runs the engine's background work (timers, recovery) until ctx ends.
-func (e *Engine) Start(ctx context.Context) {
-	go e.loop(ctx)
-}
-
-func (e *Engine) loop(ctx context.Context) {
+// Run does the engine's background work (timers, recovery) until ctx ends,
+// and returns once the round in progress has finished, so that a caller can
+// close the store after it.
+func (e *Engine) Run(ctx context.Context) {
 	t := time.NewTicker(e.cfg.PollInterval)
 	defer t.Stop()
 	for {

@@ -101,6 +101,7 @@ type EventData struct {
 	WaitingOn           []string            `json:"waiting_on,omitempty"`
 	Source              string              `json:"source,omitempty"`
 	Context             *RunContext         `json:"context,omitempty"`
+	PlanID              string              `json:"plan_id,omitempty"`
 	PlanSHA256          string              `json:"plan_sha256,omitempty"`
 	RunRequestID        string              `json:"run_request_id,omitempty"`
 }

@@ -48,6 +48,7 @@ func (c *change) startRun() {
 		Status:     string(RunRunning),
 		StartedAt:  c.now,
 		Context:    c.run.context(c.run.SubmittedBy),
+		PlanID:     c.run.Definition.PlanID,
 		PlanSHA256: c.run.PlanSHA256,
 	})
 	c.advance()

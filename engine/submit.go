@@ -121,6 +121,7 @@ func (e *Engine) persistSubmission(ctx context.Context, rec *runRecord, p Submit
 	ch.emit(EvRunSubmitted, "", 1, 0, EventData{
 		Status:       string(RunPending),
 		Context:      rec.context(p.SubmittedBy),
+		PlanID:       rec.Definition.PlanID,
 		PlanSHA256:   rec.PlanSHA256,
 		RunRequestID: rec.RunRequestID,
 	})

@@ -22,6 +22,7 @@ func definitionOf(d *weftv1.WorkflowDefinition, path string) (engine.Definition,
 		Backpressure:      backpressureModes.engine(d.GetBackpressure()),
 		MaxConcurrentRuns: int(d.GetMaxConcurrentRuns()),
 		RequiresApproval:  d.GetRequiresApproval(),
+		DAG:               d.GetDag(),
 		DisplayName:       d.GetDisplayName(),
 	}
 	for i, a := range d.GetActions() {

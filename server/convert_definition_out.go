@@ -22,6 +22,7 @@ func definitionProto(d engine.Definition) *weftv1.WorkflowDefinition {
 		Backpressure:      backpressureModes.proto(d.Backpressure),
 		MaxConcurrentRuns: optUint32(d.MaxConcurrentRuns),
 		RequiresApproval:  d.RequiresApproval,
+		Dag:               d.DAG,
 		DisplayName:       d.DisplayName,
 	}
 	for _, a := range d.Actions {

@@ -22,7 +22,7 @@ func everyField(t *testing.T) *weftv1.WorkflowDefinition {
 	return &weftv1.WorkflowDefinition{
 		PlanId: "plan", PlanVersion: "2", TimeoutMs: proto.Uint32(60000),
 		Backpressure: weftv1.BackpressureMode_BACKPRESSURE_MODE_QUEUE, MaxConcurrentRuns: proto.Uint32(4),
-		RequiresApproval: true, DisplayName: "Every field",
+		RequiresApproval: true, DisplayName: "Every field", Dag: true,
 		Actions: []*weftv1.Action{
 			{
 				Id: "charge", Order: 1, Activity: "payments.charge", Queue: "payments", Input: input,

@@ -56,14 +56,13 @@ func stepStatusOf(d *engine.EventData) weftv1.StepStatus {
 	return stepStatuses.proto(engine.StepStatus(d.Status))
 }
 
-// planRef names the definition a run executes. EventData does not carry the
-// plan id, so plan_id is left empty; the run's snapshot has it.
+// planRef names the definition a run executes.
 func planRef(ev *engine.Event) *weftv1.PlanRef {
 	if ev.Data.PlanSHA256 == "" {
 		return nil
 	}
 	return &weftv1.PlanRef{Uri: "weft://runs/" + ev.RunID + "/definition", Sha256: ev.Data.PlanSHA256,
-		SchemaVersion: "v1", PlanVersion: ev.PlanVersion}
+		SchemaVersion: "v1", PlanId: ev.Data.PlanID, PlanVersion: ev.PlanVersion}
 }
 
 func runContextProto(c *engine.RunContext) *weftv1.RunContext {

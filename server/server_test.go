@@ -43,7 +43,10 @@ func engineConfig(t *testing.T) Config {
 	t.Cleanup(func() { _ = st.Close() })
 	eng, err := engine.New(engine.Config{Store: st})
 	require.NoError(t, err)
-	eng.Start(t.Context())
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); eng.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-done })
 	return Config{}.WithEngine(eng)
 }
 

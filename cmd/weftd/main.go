@@ -114,10 +114,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	engCtx, stopEngine := context.WithCancel(context.Background())
-	defer stopEngine()
-	eng.Start(engCtx)
-	// Deferred calls run in reverse: after serve returns, the engine stops,
-	// then the store closes.
+	engineDone := make(chan struct{})
+	go func() { defer close(engineDone); eng.Run(engCtx) }()
+	// Deferred calls run in reverse: after serve returns, the engine stops and
+	// finishes its round, then the store closes.
+	defer func() { stopEngine(); <-engineDone }()
 	return serve(ctx, opts, logger, server.Config{Logger: logger, CORSOrigins: opts.corsOrigins}.WithEngine(eng),
 		st.Capabilities().Backend)
 }
