@@ -51,6 +51,9 @@ type Config struct {
 	// CompletionPolicy defaults to separation of duties: the actor may not be
 	// the run's submitter.
 	CompletionPolicy CompletionPolicy
+	// Ownership is the checkpoint ownership mode (default single-owner, the
+	// embedded deployment; clusters use cas-required).
+	Ownership Ownership
 }
 
 // Defaults.
@@ -80,6 +83,9 @@ func (c Config) WithDefaults() Config {
 	if c.CompletionPolicy == nil {
 		c.CompletionPolicy = SeparationOfDuties
 	}
+	if c.Ownership == "" {
+		c.Ownership = SingleOwner
+	}
 	return c
 }
 
@@ -93,7 +99,7 @@ func (c Config) validate() error {
 	if c.PollInterval < time.Millisecond {
 		return fmt.Errorf("poll interval must be at least 1ms, got %s", c.PollInterval)
 	}
-	return nil
+	return checkOwnership(c.Ownership, c.Store.Capabilities())
 }
 
 // Engine drives runs. It is safe for concurrent use.
@@ -107,7 +113,9 @@ type Engine struct {
 	runs  sync.Map // run id → *runRecord (immutable once written)
 }
 
-// New builds an engine over cfg.Store.
+// New builds an engine over cfg.Store. It fails before anything else can
+// happen — no lease, no recovery loop, no queue poll — when the ownership mode
+// needs a capability the store lacks (CheckpointOwnershipCapabilityError).
 func New(cfg Config) (*Engine, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.validate(); err != nil {

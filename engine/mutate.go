@@ -208,7 +208,7 @@ func (e *Engine) mutate(ctx context.Context, runID, actor string, decide func(*c
 		if !ch.dirty && len(ch.ops) == 0 {
 			return ch, nil
 		}
-		_, err = e.store.Commit(ctx, ch.batch(version))
+		err = e.commit(ctx, ch.batch(version))
 		switch {
 		case err == nil:
 			e.afterCommit(ch)

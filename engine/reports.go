@@ -161,10 +161,12 @@ func (e *Engine) HeartbeatTask(ctx context.Context, tenantID, token string) (*He
 		}
 		t.HeartbeatAt = e.now()
 		body, _ := json.Marshal(t)
-		_, err = e.store.Commit(ctx, &store.Batch{
+		unlock := e.lock(t.RunID)
+		err = e.commit(ctx, &store.Batch{
 			Conditions: []store.Condition{store.IfVersion(taskKey(taskID), version)},
 			Ops:        []store.Op{store.Put(taskKey(taskID), body)},
 		})
+		unlock()
 		if conflictOn(err, taskKey(taskID)) || errors.Is(err, store.ErrOutcomeUnknown) {
 			continue
 		}

@@ -140,8 +140,12 @@ func (e *Engine) persistSubmission(ctx context.Context, rec *runRecord, p Submit
 	if p.Start {
 		batch.Ops = append(batch.Ops, store.Put(pendingTriggerKey(rec.RunID), []byte(rec.RunID)))
 	}
+	if rrKey != nil {
+		unlock := e.lock(string(rrKey)) // single-owner stores without CAS check the key under it
+		defer unlock()
+	}
 	for range maxMutateRetries {
-		_, err := e.store.Commit(ctx, batch)
+		err := e.commit(ctx, batch)
 		switch {
 		case err == nil:
 			return "", nil

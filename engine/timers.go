@@ -37,8 +37,7 @@ func (e *Engine) fire(ctx context.Context, key, value []byte) error {
 	var t timerRecord
 	if err := json.Unmarshal(value, &t); err != nil {
 		e.log.Error("undecodable timer deleted", slog.String("key", string(key)))
-		_, err := e.store.Commit(ctx, &store.Batch{Ops: []store.Op{store.Delete(key)}})
-		return err
+		return e.commit(ctx, &store.Batch{Ops: []store.Op{store.Delete(key)}})
 	}
 	var task *taskRecord
 	var taskVersion uint64
