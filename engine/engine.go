@@ -51,6 +51,10 @@ type Config struct {
 	// CompletionPolicy defaults to separation of duties: the actor may not be
 	// the run's submitter.
 	CompletionPolicy CompletionPolicy
+	// SignalRetention is how long an accepted signal's response answers
+	// duplicates (default 7 days); retention then removes it, and a retry is
+	// a new signal.
+	SignalRetention time.Duration
 	// Ownership is the checkpoint ownership mode (default single-owner, the
 	// embedded deployment; clusters use cas-required).
 	Ownership Ownership
@@ -82,6 +86,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.CompletionPolicy == nil {
 		c.CompletionPolicy = SeparationOfDuties
+	}
+	if c.SignalRetention == 0 {
+		c.SignalRetention = DefaultSignalRetention
 	}
 	if c.Ownership == "" {
 		c.Ownership = SingleOwner
@@ -173,8 +180,8 @@ func (e *Engine) Run(ctx context.Context) {
 	}
 }
 
-// Tick does one round of background work: fires due timers and finishes
-// interrupted triggers. Tests call it after advancing a fake clock.
+// Tick does one round of background work: fires due timers, finishes
+// interrupted triggers and removes expired signal records. Tests call it after advancing a fake clock.
 func (e *Engine) Tick(ctx context.Context) error {
-	return errors.Join(e.fireDueTimers(ctx), e.recoverTriggers(ctx))
+	return errors.Join(e.fireDueTimers(ctx), e.recoverTriggers(ctx), e.expireSignals(ctx))
 }

@@ -82,3 +82,14 @@ func signalAcceptedKey(runID, name, id string) []byte { return store.Key("sigr",
 func manualCompletionKey(runID, actionID, token string) []byte {
 	return store.Key("mc", runID, actionID, token)
 }
+
+// signalExpiryKey indexes accepted-response records by expiry, so retention
+// visits only what has expired.
+func signalExpiryKey(expires time.Time, runID, name, id string) []byte {
+	return store.Key("sigx", store.Time(expires), runID, name, id)
+}
+
+// signalExpiryRange bounds the index entries expired at now.
+func signalExpiryRange(now time.Time) (start, end []byte) {
+	return store.KeyPrefix("sigx"), store.KeyPrefix("sigx", store.Time(now.Add(time.Nanosecond)))
+}

@@ -214,9 +214,11 @@ func (c *change) recordAcceptance(kind SignalKind, acc AcceptedSignal, payload j
 		payload = json.RawMessage("null")
 	}
 	c.ops = append(c.ops, store.Put(sigKey, payload))
+	expires := acc.AcceptedAt.Add(c.e.cfg.SignalRetention)
 	c.put(accKey, acceptedRecord{FormatVersion: recordVersion, RunID: acc.RunID, SignalName: acc.SignalName,
 		SignalID: acc.SignalID, SignalStorageKey: acc.SignalStorageKey, Response: acc, AcceptedAt: acc.AcceptedAt,
-		ExpiresAt: acc.AcceptedAt.Add(DefaultSignalRetention)})
+		ExpiresAt: expires})
+	c.ops = append(c.ops, store.Put(signalExpiryKey(expires, acc.RunID, acc.SignalName, acc.SignalID), nil))
 	c.state.SignalCount++
 	c.emit(EvSignalAccepted, "", c.state.SignalCount, 0, EventData{SignalKind: kind, SignalName: acc.SignalName,
 		SignalID: acc.SignalID, SignalStorageKey: acc.SignalStorageKey, AcceptedAt: acc.AcceptedAt, Actor: c.actor})
