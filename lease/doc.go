@@ -1,0 +1,9 @@
+// Package lease holds run-ownership leases: claims on a name that expire
+// unless their owner renews them. A lease only avoids wasted work; it never
+// decides correctness, which rests on the fencing epoch and the conditional
+// batches in the store (DESIGN.md §3b).
+//
+// It holds the interface, an in-process implementation for the embedded
+// deployment, and Hold, which keeps a lease renewed and reports its loss.
+// Backends live beside it (redislease). It imports only the standard library.
+package lease

@@ -1,0 +1,67 @@
+package lease_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/lease"
+)
+
+// clock is a hand-moved clock for the in-process manager.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestLocal_OneOwnerAtATimeUntilExpiry(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Unix(1000, 0)}
+	m := lease.NewLocal(c.now)
+	a, err := m.Acquire(ctx, "run-1", "engine-a", time.Second)
+	require.NoError(t, err)
+	_, err = m.Acquire(ctx, "run-1", "engine-b", time.Second)
+	require.ErrorIs(t, err, lease.ErrHeld)
+	_, err = m.Acquire(ctx, "run-1", "engine-a", time.Second)
+	require.NoError(t, err, "the owner may acquire again (a renewal)")
+	c.advance(999 * time.Millisecond)
+	require.NoError(t, m.Renew(ctx, a))
+	c.advance(time.Second)
+	require.ErrorIs(t, m.Renew(ctx, a), lease.ErrLost, "a lease not renewed within its TTL is lost")
+	b, err := m.Acquire(ctx, "run-1", "engine-b", time.Second)
+	require.NoError(t, err)
+	require.NoError(t, m.Release(ctx, a), "releasing a lost lease is no error")
+	require.NoError(t, m.Renew(ctx, b), "and does not release the new owner's")
+}
+
+func TestValidate_NamesTheRule(t *testing.T) {
+	m := lease.NewLocal(nil)
+	_, err := m.Acquire(context.Background(), "", "o", time.Second)
+	require.EqualError(t, err, "lease: name must not be empty")
+	_, err = m.Acquire(context.Background(), "n", "o", time.Millisecond)
+	require.EqualError(t, err, "lease: TTL must be at least 10ms, got 1ms")
+}
+
+func TestHold_CancelsTheWorkWhenRenewalFails(t *testing.T) {
+	m := lease.NewLocal(nil)
+	l, err := m.Acquire(context.Background(), "run-1", "engine-a", 30*time.Millisecond)
+	require.NoError(t, err)
+	held, stop := lease.Hold(context.Background(), m, l)
+	defer stop()
+	require.NoError(t, m.Release(context.Background(), l)) // someone removed the lease
+	select {
+	case <-held.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("work under a lost lease was not stopped")
+	}
+}

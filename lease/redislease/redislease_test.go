@@ -1,0 +1,94 @@
+package redislease_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/lease"
+	"github.com/weft-dev/weft/lease/redislease"
+)
+
+// requireRedis answers a client of the local Redis (WEFT_TEST_REDIS_URL), or
+// skips loudly — and fails when CI is set.
+func requireRedis(t *testing.T) *redis.Client {
+	t.Helper()
+	url := os.Getenv("WEFT_TEST_REDIS_URL")
+	if url == "" {
+		url = redislease.DefaultURL
+	}
+	rdb, err := redislease.Open(url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rdb.Close() })
+	if err := rdb.Ping(context.Background()).Err(); err != nil {
+		msg := fmt.Sprintf("Redis at %s is not reachable: %v", url, err)
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set, so a missing Redis fails the run: %s", msg)
+		}
+		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING REDIS TESTS: %s\n\n", msg)
+		t.Skip("SKIPPING: " + msg)
+	}
+	return rdb
+}
+
+func managers(t *testing.T) (*redislease.Manager, *redislease.Manager, *redis.Client) {
+	rdb := requireRedis(t)
+	prefix := "weft-test:" + uuid.NewString() + ":"
+	t.Cleanup(func() {
+		keys, _ := rdb.Keys(context.Background(), prefix+"*").Result()
+		if len(keys) > 0 {
+			rdb.Del(context.Background(), keys...)
+		}
+	})
+	return redislease.New(rdb, prefix), redislease.New(rdb, prefix), rdb
+}
+
+func TestRedis_OneOwnerAtATime(t *testing.T) {
+	ctx := context.Background()
+	a, b, _ := managers(t)
+	la, err := a.Acquire(ctx, "run-1", "engine-a", time.Second)
+	require.NoError(t, err)
+	_, err = b.Acquire(ctx, "run-1", "engine-b", time.Second)
+	require.ErrorIs(t, err, lease.ErrHeld)
+	require.NoError(t, a.Renew(ctx, la))
+	require.NoError(t, b.Release(ctx, lease.Lease{Name: "run-1", Owner: "engine-b", TTL: time.Second}))
+	_, err = b.Acquire(ctx, "run-1", "engine-b", time.Second)
+	require.ErrorIs(t, err, lease.ErrHeld, "only the owner can release")
+	require.NoError(t, a.Release(ctx, la))
+	_, err = b.Acquire(ctx, "run-1", "engine-b", time.Second)
+	require.NoError(t, err)
+}
+
+func TestRedis_DeletedKeyLosesTheLeaseAndStopsTheWork(t *testing.T) {
+	ctx := context.Background()
+	a, b, rdb := managers(t)
+	la, err := a.Acquire(ctx, "run-1", "engine-a", 60*time.Millisecond)
+	require.NoError(t, err)
+	held, stop := lease.Hold(ctx, a, la)
+	defer stop()
+	require.NoError(t, rdb.Del(ctx, a.Key("run-1")).Err())
+	select {
+	case <-held.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("work under a deleted lease was not stopped")
+	}
+	_, err = b.Acquire(ctx, "run-1", "engine-b", time.Second)
+	require.NoError(t, err, "another owner takes over")
+	require.ErrorIs(t, a.Renew(ctx, la), lease.ErrLost)
+}
+
+func TestRedis_ExpiredLeaseCanBeTakenOver(t *testing.T) {
+	ctx := context.Background()
+	a, b, rdb := managers(t)
+	_, err := a.Acquire(ctx, "run-1", "engine-a", 20*time.Millisecond)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return rdb.Exists(ctx, a.Key("run-1")).Val() == 0 }, 5*time.Second, 5*time.Millisecond)
+	_, err = b.Acquire(ctx, "run-1", "engine-b", time.Second)
+	require.NoError(t, err)
+}
