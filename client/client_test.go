@@ -1,0 +1,191 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/weft-dev/weft/client"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+var protocols = []client.Protocol{client.ProtocolConnectProto, client.ProtocolConnectJSON, client.ProtocolGRPC, client.ProtocolGRPCWeb}
+
+func TestEveryProtocol_SubmitsReadsAndListsRuns(t *testing.T) {
+	url := setupURL(t)
+	for _, p := range protocols {
+		t.Run(p.String(), func(t *testing.T) {
+			c := client.New(url, client.WithProtocol(p))
+			run := submit(t, c, oneStep("greet"))
+			got, err := c.GetRun(context.Background(), run.GetRunId())
+			require.NoError(t, err)
+			require.Equal(t, run.GetRunId(), got.GetRunId())
+			list, err := c.ListRuns(context.Background(), &weftv1.ListRunsRequest{PlanId: "plan"})
+			require.NoError(t, err)
+			require.NotEmpty(t, list.GetRuns())
+		})
+	}
+}
+
+func TestFault_IsTypedErrorWithStableCodeAndCorrelationID(t *testing.T) {
+	url := setupURL(t)
+	for _, p := range protocols {
+		t.Run(p.String(), func(t *testing.T) {
+			c := client.New(url, client.WithProtocol(p))
+			_, err := c.GetRun(context.Background(), "no-such-run")
+			require.True(t, client.IsCode(err, client.CodeNotFound), "got %v", err)
+			var e *client.Error
+			require.True(t, errors.As(err, &e))
+			require.Equal(t, weftv1.FaultCode_FAULT_CODE_NOT_FOUND, e.Fault.GetCode())
+			require.Equal(t, "no-such-run", e.Fault.GetRunId())
+			require.NotEmpty(t, e.CorrelationID)
+			require.Contains(t, e.Error(), e.CorrelationID)
+		})
+	}
+}
+
+func TestInvalidArgument_CarriesFieldViolations(t *testing.T) {
+	c := client.New(setupURL(t))
+	_, err := c.GetRun(context.Background(), "")
+	require.True(t, client.IsCode(err, client.CodeInvalidArgument), "got %v", err)
+	var e *client.Error
+	require.ErrorAs(t, err, &e)
+	require.NotEmpty(t, e.Violations)
+	require.Equal(t, "run_id", e.Violations[0].Field)
+	require.NotEmpty(t, e.Violations[0].Rule)
+}
+
+func TestIllegalTransition_IsItsOwnCode(t *testing.T) {
+	c := client.New(setupURL(t))
+	run := submit(t, c, waitingForSignal())
+	_, err := c.CancelRun(context.Background(), &weftv1.CancelRunRequest{RunId: run.GetRunId()})
+	require.NoError(t, err)
+	_, err = c.PauseRun(context.Background(), &weftv1.PauseRunRequest{RunId: run.GetRunId()})
+	require.True(t, client.IsCode(err, client.CodeIllegalTransition), "got %v", err)
+}
+
+func TestSignalRun_ReusesOneGeneratedSignalIDAcrossItsRetries(t *testing.T) {
+	url := setupURL(t)
+	var calls atomic.Int32
+	// The first answer is lost after the server accepted the signal.
+	flaky := proxy(t, url, func(w http.ResponseWriter, r *http.Request, forward http.HandlerFunc) {
+		if r.URL.Path == "/weft.v1.SignalService/SignalRun" && calls.Add(1) == 1 {
+			forward(discard{}, r)
+			http.Error(w, "upstream connection reset", http.StatusServiceUnavailable)
+			return
+		}
+		forward(w, r)
+	})
+	c := client.New(flaky)
+	run := submit(t, c, waitingForSignal())
+	req := &weftv1.SignalRunRequest{RunId: run.GetRunId(), SignalName: "go", Payload: structpb.NewStringValue("x")}
+	res, err := c.SignalRun(context.Background(), req)
+	require.NoError(t, err)
+	require.Equal(t, int32(2), calls.Load())
+	require.True(t, res.GetDuplicate(), "the retry must be recognised as the same signal")
+	require.NotEmpty(t, res.GetResult().GetSignalId())
+	require.Nil(t, req.SignalId, "the caller's request is not modified")
+}
+
+func TestSignalRun_KeepsTheCallersSignalID(t *testing.T) {
+	c := client.New(setupURL(t))
+	run := submit(t, c, waitingForSignal())
+	id := "sig-1"
+	for range 2 {
+		res, err := c.SignalRun(context.Background(), &weftv1.SignalRunRequest{RunId: run.GetRunId(), SignalName: "go", SignalId: &id})
+		require.NoError(t, err)
+		require.Equal(t, id, res.GetResult().GetSignalId())
+	}
+}
+
+func TestClientErrors_AreNeverRetried(t *testing.T) {
+	url := setupURL(t)
+	var calls atomic.Int32
+	counting := proxy(t, url, func(w http.ResponseWriter, r *http.Request, forward http.HandlerFunc) {
+		calls.Add(1)
+		forward(w, r)
+	})
+	c := client.New(counting)
+	_, err := c.SignalRun(context.Background(), &weftv1.SignalRunRequest{RunId: "missing", SignalName: "go"})
+	require.True(t, client.IsCode(err, client.CodeNotFound), "got %v", err)
+	require.Equal(t, int32(1), calls.Load())
+}
+
+func TestUnavailable_IsRetriedUpToMaxAttempts(t *testing.T) {
+	var calls atomic.Int32
+	down := proxy(t, "http://127.0.0.1:1", func(w http.ResponseWriter, r *http.Request, _ http.HandlerFunc) {
+		calls.Add(1)
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	})
+	c := client.New(down, client.WithRetry(client.RetryPolicy{MaxAttempts: 3, InitialBackoff: 1}))
+	_, err := c.GetRun(context.Background(), "r")
+	require.True(t, client.IsCode(err, client.CodeUnavailable), "got %v", err)
+	require.Equal(t, int32(3), calls.Load())
+}
+
+func TestBearerToken_IsSentOnUnaryAndStreamingCalls(t *testing.T) {
+	url := setupURL(t)
+	var mu sync.Mutex
+	seen := map[string]string{}
+	recording := proxy(t, url, func(w http.ResponseWriter, r *http.Request, forward http.HandlerFunc) {
+		mu.Lock()
+		seen[r.URL.Path] = r.Header.Get("Authorization")
+		mu.Unlock()
+		forward(w, r)
+	})
+	c := client.New(recording, client.WithToken("s3cret"))
+	run := submit(t, c, waitingForSignal())
+	_, err := c.CancelRun(context.Background(), &weftv1.CancelRunRequest{RunId: run.GetRunId()})
+	require.NoError(t, err)
+	for _, err := range c.WatchEvents(context.Background(), run.GetRunId(), 0) {
+		require.NoError(t, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, "Bearer s3cret", seen["/weft.v1.RunService/SubmitRun"])
+	require.Equal(t, "Bearer s3cret", seen["/weft.v1.EventService/WatchEvents"])
+}
+
+func TestWatchEvents_YieldsEveryEventInRunSeqOrderUntilTerminal(t *testing.T) {
+	c := client.New(setupURL(t))
+	run := submit(t, c, waitingForSignal())
+	_, err := c.SignalRun(context.Background(), &weftv1.SignalRunRequest{RunId: run.GetRunId(), SignalName: "go"})
+	require.NoError(t, err)
+	var types []string
+	var last uint64
+	for ev, err := range c.WatchEvents(context.Background(), run.GetRunId(), 0) {
+		require.NoError(t, err)
+		require.Greater(t, ev.GetRunSeq(), last)
+		last = ev.GetRunSeq()
+		types = append(types, ev.GetEventType())
+	}
+	require.Equal(t, "RunSubmitted", types[0])
+	require.Equal(t, "RunCompleted", types[len(types)-1])
+	final, err := c.AwaitRun(context.Background(), run.GetRunId())
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, final.GetStatus())
+}
+
+func TestListEventsAndResync_AnswerTheLog(t *testing.T) {
+	c := client.New(setupURL(t))
+	run := submit(t, c, waitingForSignal())
+	page, err := c.ListEvents(context.Background(), &weftv1.ListEventsRequest{RunId: run.GetRunId()})
+	require.NoError(t, err)
+	require.NotEmpty(t, page.GetEvents())
+	re, err := c.ResyncRun(context.Background(), &weftv1.ResyncRunRequest{RunId: run.GetRunId(), Mode: weftv1.ResyncMode_RESYNC_MODE_FROM_SNAPSHOT})
+	require.NoError(t, err)
+	require.Equal(t, run.GetRunId(), re.GetSnapshot().GetRunId())
+}
+
+// discard is a ResponseWriter that drops the answer (a lost response).
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}

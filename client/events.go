@@ -1,0 +1,99 @@
+package client
+
+import (
+	"context"
+	"iter"
+	"time"
+
+	"connectrpc.com/connect"
+
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// ListEvents answers one page of a run's events in run_seq order after
+// req.AfterSeq.
+func (c *Client) ListEvents(ctx context.Context, req *weftv1.ListEventsRequest) (*weftv1.ListEventsResponse, error) {
+	return unary(ctx, c, true, req, c.events.ListEvents)
+}
+
+// ResyncRun answers what a projector needs to rebuild a run (spec 004 §1.5.1).
+func (c *Client) ResyncRun(ctx context.Context, req *weftv1.ResyncRunRequest) (*weftv1.ResyncRunResponse, error) {
+	return unary(ctx, c, true, req, c.events.ResyncRun)
+}
+
+// WatchEvents yields a run's events after afterSeq in run_seq order, then each
+// new one as it is appended. The sequence ends when the server ends the stream
+// (the run is terminal and every event was sent, or the server shut down), or
+// after yielding an error, or when the caller stops ranging. A stream that
+// breaks on a retryable error is reopened after the last event yielded, with
+// the client's retry policy, so no event is yielded twice. Events of types
+// this client does not know are yielded like any other: check
+// Event.GetEventType and ignore what you do not handle.
+func (c *Client) WatchEvents(ctx context.Context, runID string, afterSeq uint64) iter.Seq2[*weftv1.Event, error] {
+	return func(yield func(*weftv1.Event, error) bool) {
+		failures := 0
+		for {
+			stream, err := c.events.WatchEvents(ctx, connect.NewRequest(&weftv1.WatchEventsRequest{RunId: runID, AfterSeq: afterSeq}))
+			if err == nil {
+				for stream.Receive() {
+					ev := stream.Msg().GetEvent()
+					if ev == nil {
+						continue
+					}
+					failures = 0
+					afterSeq = max(afterSeq, ev.GetRunSeq())
+					if !yield(ev, nil) {
+						_ = stream.Close()
+						return
+					}
+				}
+				err = stream.Err()
+				_ = stream.Close()
+				if err == nil {
+					return
+				}
+			}
+			failures++
+			if !Retryable(err) || failures >= c.retry.MaxAttempts || !sleep(ctx, c.retry.backoff(failures)) {
+				yield(nil, wrapError(err))
+				return
+			}
+		}
+	}
+}
+
+// AwaitRun watches a run until it is terminal and answers its final snapshot.
+func (c *Client) AwaitRun(ctx context.Context, runID string) (*weftv1.Run, error) {
+	var after uint64
+	for {
+		for ev, err := range c.WatchEvents(ctx, runID, after) {
+			if err != nil {
+				return nil, err
+			}
+			after = ev.GetRunSeq()
+		}
+		run, err := c.GetRun(ctx, runID)
+		if err != nil {
+			return nil, err
+		}
+		if Terminal(run.GetStatus()) {
+			return run, nil
+		}
+		after = max(after, run.GetLastEventSeq())
+		if !sleep(ctx, c.retry.InitialBackoff) {
+			return nil, wrapError(ctx.Err())
+		}
+	}
+}
+
+// sleep waits d or until ctx ends, answering false when ctx ended.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,115 @@
+package client
+
+import (
+	"context"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
+
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// unary calls one RPC: a fresh Connect request per attempt, retried when
+// idempotent, and the response message unwrapped.
+func unary[Req, Res any](ctx context.Context, c *Client, idempotent bool, msg *Req,
+	rpc func(context.Context, *connect.Request[Req]) (*connect.Response[Res], error)) (*Res, error) {
+	return call(ctx, c, idempotent, func(ctx context.Context) (*Res, error) {
+		res, err := rpc(ctx, connect.NewRequest(msg))
+		if err != nil {
+			return nil, err
+		}
+		return res.Msg, nil
+	})
+}
+
+// SubmitRun persists a run (PENDING, or triggered when req.Start is set).
+// It is retried only when req.RunRequestId is set, which makes it idempotent.
+func (c *Client) SubmitRun(ctx context.Context, req *weftv1.SubmitRunRequest) (*weftv1.SubmitRunResponse, error) {
+	return unary(ctx, c, req.GetRunRequestId() != "", req, c.runs.SubmitRun)
+}
+
+// StartRun triggers a PENDING or APPROVED run. It is not retried: a repeated
+// start of a started run is an IllegalTransition.
+func (c *Client) StartRun(ctx context.Context, runID string) (*weftv1.Run, error) {
+	res, err := unary(ctx, c, false, &weftv1.StartRunRequest{RunId: runID}, c.runs.StartRun)
+	return res.GetRun(), err
+}
+
+// GetRun answers a run's snapshot.
+func (c *Client) GetRun(ctx context.Context, runID string) (*weftv1.Run, error) {
+	res, err := unary(ctx, c, true, &weftv1.GetRunRequest{RunId: runID}, c.runs.GetRun)
+	return res.GetRun(), err
+}
+
+// ListRuns answers one page of runs, newest first.
+func (c *Client) ListRuns(ctx context.Context, req *weftv1.ListRunsRequest) (*weftv1.ListRunsResponse, error) {
+	return unary(ctx, c, true, req, c.runs.ListRuns)
+}
+
+// ApproveRun approves a run that requires approval. A missing signal_id is
+// generated once and reused across retries.
+func (c *Client) ApproveRun(ctx context.Context, req *weftv1.ApproveRunRequest) (*weftv1.ApproveRunResponse, error) {
+	req = withSignalID(c, req, req.SignalId, func(m *weftv1.ApproveRunRequest, id *string) { m.SignalId = id })
+	return unary(ctx, c, true, req, c.runs.ApproveRun)
+}
+
+// CancelRun cancels a run. A missing signal_id is generated once and reused
+// across retries.
+func (c *Client) CancelRun(ctx context.Context, req *weftv1.CancelRunRequest) (*weftv1.CancelRunResponse, error) {
+	req = withSignalID(c, req, req.SignalId, func(m *weftv1.CancelRunRequest, id *string) { m.SignalId = id })
+	return unary(ctx, c, true, req, c.runs.CancelRun)
+}
+
+// PauseRun pauses a run. A missing signal_id is generated once and reused
+// across retries.
+func (c *Client) PauseRun(ctx context.Context, req *weftv1.PauseRunRequest) (*weftv1.PauseRunResponse, error) {
+	req = withSignalID(c, req, req.SignalId, func(m *weftv1.PauseRunRequest, id *string) { m.SignalId = id })
+	return unary(ctx, c, true, req, c.runs.PauseRun)
+}
+
+// ResumeRun resumes a paused run. A missing signal_id is generated once and
+// reused across retries.
+func (c *Client) ResumeRun(ctx context.Context, req *weftv1.ResumeRunRequest) (*weftv1.ResumeRunResponse, error) {
+	req = withSignalID(c, req, req.SignalId, func(m *weftv1.ResumeRunRequest, id *string) { m.SignalId = id })
+	return unary(ctx, c, true, req, c.runs.ResumeRun)
+}
+
+// RetryStep opens a new logical attempt of a failed step. A missing
+// signal_id is generated once and reused across retries.
+func (c *Client) RetryStep(ctx context.Context, req *weftv1.RetryStepRequest) (*weftv1.RetryStepResponse, error) {
+	req = withSignalID(c, req, req.SignalId, func(m *weftv1.RetryStepRequest, id *string) { m.SignalId = id })
+	return unary(ctx, c, true, req, c.runs.RetryStep)
+}
+
+// SkipStep skips a step. A missing signal_id is generated once and reused
+// across retries.
+func (c *Client) SkipStep(ctx context.Context, req *weftv1.SkipStepRequest) (*weftv1.SkipStepResponse, error) {
+	req = withSignalID(c, req, req.SignalId, func(m *weftv1.SkipStepRequest, id *string) { m.SignalId = id })
+	return unary(ctx, c, true, req, c.runs.SkipStep)
+}
+
+// withSignalID answers req unchanged when it names a signal id, else a copy
+// with a fresh one, so that every retry of this call sends the same id and
+// the caller's message is not modified.
+func withSignalID[M proto.Message](c *Client, req M, id *string, set func(M, *string)) M {
+	if id != nil {
+		return req
+	}
+	cp := proto.Clone(req).(M)
+	fresh := c.newID()
+	set(cp, &fresh)
+	return cp
+}
+
+// cloneOf answers a deep copy of m.
+func cloneOf[M proto.Message](m M) M { return proto.Clone(m).(M) }
+
+// Terminal reports whether a run status never changes again. Statuses this
+// client does not know are not terminal.
+func Terminal(s weftv1.RunStatus) bool {
+	switch s {
+	case weftv1.RunStatus_RUN_STATUS_COMPLETED, weftv1.RunStatus_RUN_STATUS_FAILED, weftv1.RunStatus_RUN_STATUS_CANCELLED:
+		return true
+	}
+	return false
+}
