@@ -1,0 +1,135 @@
+// createWeftClient: typed clients of every weft.v1 service over one transport,
+// with bearer authentication and typed errors (WeftError).
+import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
+import { RunService } from "./gen/weft/v1/run_pb";
+import { SignalService, type SignalRunResponse } from "./gen/weft/v1/signal_pb";
+import { EventService } from "./gen/weft/v1/event_pb";
+import { WorkerService } from "./gen/weft/v1/worker_pb";
+import { bearerAuth, resolveToken, type TokenSource } from "./auth";
+import { toWeftError } from "./errors";
+import { signalRun, type SignalRunInput, type SignalRunOptions } from "./signal";
+
+/** Options of {@link createWeftClient}. */
+export interface WeftClientOptions {
+  /** weftd's address, e.g. "http://127.0.0.1:7400" (required unless `transport` is a Transport). */
+  baseUrl?: string;
+  /** A bearer token (or a function answering one), sent as `Authorization: Bearer …`. */
+  token?: TokenSource;
+  /**
+   * The protocol, over the fetch API (browsers, Node ≥ 18, Deno, Bun): "connect"
+   * (default) or "grpc-web". Or a Transport you built, e.g. connect-node's
+   * createGrpcTransport for gRPC over HTTP/2 in Node.
+   */
+  transport?: "connect" | "grpc-web" | Transport;
+  /** A fetch implementation for the built-in transports (e.g. one that sets credentials). */
+  fetch?: typeof globalThis.fetch;
+  /** Connect protocol only: send JSON instead of the binary format (default false: binary). */
+  json?: boolean;
+  /** Extra interceptors for the built-in transports, run after authentication. */
+  interceptors?: Interceptor[];
+  /** A timeout for every call, in milliseconds (overridable per call). */
+  defaultTimeoutMs?: number;
+}
+
+/** Typed clients of every weft.v1 service. Every call rejects with a {@link WeftError}. */
+export interface WeftClient {
+  /** weft.v1.RunService: submit, read and steer runs. */
+  readonly runs: Client<typeof RunService>;
+  /** weft.v1.SignalService: signals and manual completions. */
+  readonly signals: Client<typeof SignalService>;
+  /** weft.v1.EventService: a run's event log. */
+  readonly events: Client<typeof EventService>;
+  /** weft.v1.WorkerService: poll and report tasks. */
+  readonly workers: Client<typeof WorkerService>;
+  /** The transport every client uses (errors converted, token applied). */
+  readonly transport: Transport;
+  /** Sends a signal with one signal id reused across retries; see {@link signalRun}. */
+  signalRun(input: SignalRunInput, options?: SignalRunOptions): Promise<SignalRunResponse>;
+}
+
+/**
+ * createWeftClient answers typed clients of a weftd.
+ *
+ *     const weft = createWeftClient({ baseUrl: "http://127.0.0.1:7400", token });
+ *     const { run } = await weft.runs.getRun({ runId });
+ */
+export function createWeftClient(options: WeftClientOptions): WeftClient {
+  // The built-in transports authenticate with an interceptor; a Transport
+  // passed in gets the token from the wrapper.
+  const custom = typeof options.transport === "object";
+  const transport = weftTransport(baseTransport(options), custom ? options.token : undefined);
+  const signals = createClient(SignalService, transport);
+  return {
+    runs: createClient(RunService, transport),
+    signals,
+    events: createClient(EventService, transport),
+    workers: createClient(WorkerService, transport),
+    transport,
+    signalRun: (input, opts) => signalRun(signals, input, opts),
+  };
+}
+
+function baseTransport(options: WeftClientOptions): Transport {
+  const kind = options.transport ?? "connect";
+  if (typeof kind === "object") return kind;
+  if (!options.baseUrl) throw new TypeError("createWeftClient: baseUrl is required");
+  const interceptors = [...(options.token !== undefined ? [bearerAuth(options.token)] : []), ...(options.interceptors ?? [])];
+  const common = {
+    baseUrl: options.baseUrl,
+    interceptors,
+    fetch: options.fetch,
+    defaultTimeoutMs: options.defaultTimeoutMs,
+  };
+  switch (kind) {
+    case "connect":
+      return createConnectTransport({ ...common, useBinaryFormat: !options.json });
+    case "grpc-web":
+      return createGrpcWebTransport({ ...common, useBinaryFormat: true });
+    default:
+      throw new TypeError(`createWeftClient: unknown transport ${JSON.stringify(kind)}`);
+  }
+}
+
+/**
+ * weftTransport wraps a transport so that every call rejects with a WeftError
+ * (also mid-stream), and, when a token is given, carries it on calls that have
+ * no Authorization header yet (so a Transport you built gets it too).
+ */
+export function weftTransport(inner: Transport, token?: TokenSource): Transport {
+  const withAuth = async (header: HeadersInit | undefined): Promise<HeadersInit | undefined> => {
+    if (token === undefined) return header;
+    const h = new Headers(header);
+    const t = await resolveToken(token);
+    if (t && !h.has("authorization")) h.set("authorization", `Bearer ${t}`);
+    return h;
+  };
+  return {
+    async unary(method, signal, timeoutMs, header, input, contextValues) {
+      try {
+        return await inner.unary(method, signal, timeoutMs, await withAuth(header), input, contextValues);
+      } catch (e) {
+        throw toWeftError(e);
+      }
+    },
+    async stream(method, signal, timeoutMs, header, input, contextValues) {
+      let res;
+      try {
+        res = await inner.stream(method, signal, timeoutMs, await withAuth(header), input, contextValues);
+      } catch (e) {
+        throw toWeftError(e);
+      }
+      const messages = res.message;
+      return {
+        ...res,
+        message: (async function* () {
+          try {
+            yield* messages;
+          } catch (e) {
+            throw toWeftError(e);
+          }
+        })(),
+      };
+    },
+  };
+}
