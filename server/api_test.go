@@ -76,21 +76,6 @@ func def(actions ...*weftv1.Action) *weftv1.WorkflowDefinition {
 	return &weftv1.WorkflowDefinition{PlanId: "plan", PlanVersion: "1", Actions: actions}
 }
 
-func TestTenantHeader_IsolatesRuns(t *testing.T) {
-	forEachProtocol(t, func(t *testing.T, b *bundle) {
-		run := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"}), TenantHeader, "acme")
-		require.Equal(t, "acme", run.GetTenantId())
-		require.Equal(t, AnonymousCaller, run.GetSubmittedBy())
-		_, err := b.c.Runs.GetRun(context.Background(), connect.NewRequest(&weftv1.GetRunRequest{RunId: run.GetRunId()}))
-		require.Equal(t, connect.CodeNotFound, connect.CodeOf(err), "the default tenant must not see acme's run")
-		req := connect.NewRequest(&weftv1.GetRunRequest{RunId: run.GetRunId()})
-		req.Header().Set(TenantHeader, "acme")
-		res, err := b.c.Runs.GetRun(context.Background(), req)
-		require.NoError(t, err)
-		require.Equal(t, run.GetRunId(), res.Msg.GetRun().GetRunId())
-	})
-}
-
 func TestResyncRun_FullAndFromSnapshot(t *testing.T) {
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		run := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"}))

@@ -34,7 +34,7 @@ func NewEventService(eng *engine.Engine) *EventService {
 
 // ListEvents pages a run's events in run_seq order after a watermark.
 func (s *EventService) ListEvents(ctx context.Context, req *connect.Request[weftv1.ListEventsRequest]) (*connect.Response[weftv1.ListEventsResponse], error) {
-	who, err := callerOf(req.Header())
+	who, err := callerOf(ctx)
 	if err != nil {
 		return nil, engineFault(err)
 	}
@@ -54,7 +54,7 @@ func (s *EventService) ListEvents(ctx context.Context, req *connect.Request[weft
 // it is appended. It ends when the caller leaves, or once the run is
 // terminal and every event up to its last was sent.
 func (s *EventService) WatchEvents(ctx context.Context, req *connect.Request[weftv1.WatchEventsRequest], stream *connect.ServerStream[weftv1.WatchEventsResponse]) error {
-	who, err := callerOf(req.Header())
+	who, err := callerOf(ctx)
 	if err != nil {
 		return engineFault(err)
 	}
@@ -114,7 +114,7 @@ func (w *watch) step(ctx context.Context) (bool, error) {
 // event; FROM_SNAPSHOT gives the snapshot and the events after
 // snapshot_seq up to the snapshot's watermark.
 func (s *EventService) ResyncRun(ctx context.Context, req *connect.Request[weftv1.ResyncRunRequest]) (*connect.Response[weftv1.ResyncRunResponse], error) {
-	who, err := callerOf(req.Header())
+	who, err := callerOf(ctx)
 	if err != nil {
 		return nil, engineFault(err)
 	}

@@ -26,24 +26,59 @@ func CorrelationID(ctx context.Context) string {
 	return id
 }
 
+// callInfo is what the interceptors inside the fault interceptor learn about
+// a call that its log line reports: who the caller turned out to be.
+type callInfo struct {
+	who caller
+}
+
+type callInfoKey struct{}
+
+func callInfoOf(ctx context.Context) *callInfo {
+	info, _ := ctx.Value(callInfoKey{}).(*callInfo)
+	return info
+}
+
+// begin gives a call its correlation id and a callInfo to fill.
+func begin(ctx context.Context) (context.Context, string) {
+	id := uuid.NewString()
+	ctx = context.WithValue(ctx, correlationKey{}, id)
+	return context.WithValue(ctx, callInfoKey{}, &callInfo{}), id
+}
+
+// viaJSONRPCKey marks a call the JSON-RPC endpoint forwarded, so that its
+// log line and metrics name the protocol the client spoke.
+type viaJSONRPCKey struct{}
+
+func protocolOf(ctx context.Context, wire string) string {
+	if ctx.Value(viaJSONRPCKey{}) != nil {
+		return "jsonrpc"
+	}
+	return wire
+}
+
 // faultInterceptor is the outermost interceptor: it gives every request a
 // correlation id, makes every error a Connect error with a Fault detail that
 // carries that id, hides internal error text from clients, and logs one line
-// per call, never with a payload.
+// per call (with the tenant and principal, never with a payload) and its
+// metrics.
 type faultInterceptor struct {
-	logger *slog.Logger
+	logger  *slog.Logger
+	metrics *metrics
 }
 
 func (f *faultInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		id := uuid.NewString()
-		ctx = context.WithValue(ctx, correlationKey{}, id)
+		ctx, id := begin(ctx)
 		start := time.Now()
+		f.metrics.inFlight.Inc()
+		defer f.metrics.inFlight.Dec()
 		res, err := next(ctx, req)
 		err = f.finish(ctx, req.Spec().Procedure, req.Peer().Protocol, start, err)
 		if err != nil {
 			return nil, err
 		}
+		f.metrics.outcome(res.Any())
 		res.Header().Set(CorrelationHeader, id)
 		return res, nil
 	}
@@ -55,29 +90,40 @@ func (f *faultInterceptor) WrapStreamingClient(next connect.StreamingClientFunc)
 
 func (f *faultInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		id := uuid.NewString()
-		ctx = context.WithValue(ctx, correlationKey{}, id)
+		ctx, id := begin(ctx)
 		conn.ResponseHeader().Set(CorrelationHeader, id)
 		start := time.Now()
+		f.metrics.inFlight.Inc()
+		defer f.metrics.inFlight.Dec()
 		err := next(ctx, conn)
 		return f.finish(ctx, conn.Spec().Procedure, conn.Peer().Protocol, start, err)
 	}
 }
 
-// finish normalises the error and logs the call.
+// finish normalises the error, counts the call and logs it.
 func (f *faultInterceptor) finish(ctx context.Context, procedure, protocol string, start time.Time, err error) error {
 	id := CorrelationID(ctx)
+	protocol = protocolOf(ctx, protocol)
+	took := time.Since(start)
+	var who caller
+	if info := callInfoOf(ctx); info != nil {
+		who = info.who
+	}
 	attrs := []any{
 		slog.String("procedure", procedure),
 		slog.String("protocol", protocol),
 		slog.String("correlation_id", id),
-		slog.Int64("duration_us", time.Since(start).Microseconds()),
+		slog.String("tenant", who.tenant),
+		slog.String("principal", who.principal),
+		slog.Int64("duration_us", took.Microseconds()),
 	}
 	if err == nil {
+		f.metrics.observe(procedure, protocol, nil, took)
 		f.logger.LogAttrs(ctx, slog.LevelDebug, "rpc", toAttrs(attrs)...)
 		return nil
 	}
 	cerr := withFault(err, id)
+	f.metrics.observe(procedure, protocol, cerr, took)
 	attrs = append(attrs, slog.String("code", cerr.Code().String()))
 	level := slog.LevelInfo
 	if cerr.Code() == connect.CodeInternal {

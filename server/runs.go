@@ -23,7 +23,7 @@ func NewRunService(eng *engine.Engine) *RunService { return &RunService{eng: eng
 
 // SubmitRun persists the run PENDING (and triggers it with start).
 func (s *RunService) SubmitRun(ctx context.Context, req *connect.Request[weftv1.SubmitRunRequest]) (*connect.Response[weftv1.SubmitRunResponse], error) {
-	who, err := callerOf(req.Header())
+	who, err := callerOf(ctx)
 	if err != nil {
 		return nil, engineFault(err)
 	}
@@ -55,7 +55,7 @@ func submitParamsOf(m *weftv1.SubmitRunRequest, who caller) (engine.SubmitParams
 
 // StartRun triggers a PENDING or APPROVED run.
 func (s *RunService) StartRun(ctx context.Context, req *connect.Request[weftv1.StartRunRequest]) (*connect.Response[weftv1.StartRunResponse], error) {
-	who, err := callerOf(req.Header())
+	who, err := callerOf(ctx)
 	if err != nil {
 		return nil, engineFault(err)
 	}
@@ -68,7 +68,7 @@ func (s *RunService) StartRun(ctx context.Context, req *connect.Request[weftv1.S
 
 // GetRun answers the run's snapshot.
 func (s *RunService) GetRun(ctx context.Context, req *connect.Request[weftv1.GetRunRequest]) (*connect.Response[weftv1.GetRunResponse], error) {
-	who, err := callerOf(req.Header())
+	who, err := callerOf(ctx)
 	if err != nil {
 		return nil, engineFault(err)
 	}
@@ -81,7 +81,7 @@ func (s *RunService) GetRun(ctx context.Context, req *connect.Request[weftv1.Get
 
 // ListRuns pages the caller's runs, newest first.
 func (s *RunService) ListRuns(ctx context.Context, req *connect.Request[weftv1.ListRunsRequest]) (*connect.Response[weftv1.ListRunsResponse], error) {
-	who, err := callerOf(req.Header())
+	who, err := callerOf(ctx)
 	if err != nil {
 		return nil, engineFault(err)
 	}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"net/http"
 
 	"connectrpc.com/connect"
 
@@ -21,8 +20,8 @@ type controlRequest interface {
 
 // control runs one steering call for the caller. actionID is empty for
 // run-level calls; signalID is the request's optional signal_id.
-func control(ctx context.Context, h http.Header, m controlRequest, actionID string, signalID *string, call controlFunc) (*engine.ControlResult, error) {
-	who, err := callerOf(h)
+func control(ctx context.Context, m controlRequest, actionID string, signalID *string, call controlFunc) (*engine.ControlResult, error) {
+	who, err := callerOf(ctx)
 	if err != nil {
 		return nil, engineFault(err)
 	}
@@ -36,7 +35,7 @@ func control(ctx context.Context, h http.Header, m controlRequest, actionID stri
 
 // ApproveRun approves a PENDING run that requires approval.
 func (s *RunService) ApproveRun(ctx context.Context, req *connect.Request[weftv1.ApproveRunRequest]) (*connect.Response[weftv1.ApproveRunResponse], error) {
-	res, err := control(ctx, req.Header(), req.Msg, "", req.Msg.SignalId, s.eng.ApproveRun)
+	res, err := control(ctx, req.Msg, "", req.Msg.SignalId, s.eng.ApproveRun)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +44,7 @@ func (s *RunService) ApproveRun(ctx context.Context, req *connect.Request[weftv1
 
 // CancelRun ends a non-terminal run CANCELLED.
 func (s *RunService) CancelRun(ctx context.Context, req *connect.Request[weftv1.CancelRunRequest]) (*connect.Response[weftv1.CancelRunResponse], error) {
-	res, err := control(ctx, req.Header(), req.Msg, "", req.Msg.SignalId, s.eng.CancelRun)
+	res, err := control(ctx, req.Msg, "", req.Msg.SignalId, s.eng.CancelRun)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +53,7 @@ func (s *RunService) CancelRun(ctx context.Context, req *connect.Request[weftv1.
 
 // PauseRun stops new scheduling; in-flight tasks drain.
 func (s *RunService) PauseRun(ctx context.Context, req *connect.Request[weftv1.PauseRunRequest]) (*connect.Response[weftv1.PauseRunResponse], error) {
-	res, err := control(ctx, req.Header(), req.Msg, "", req.Msg.SignalId, s.eng.PauseRun)
+	res, err := control(ctx, req.Msg, "", req.Msg.SignalId, s.eng.PauseRun)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +62,7 @@ func (s *RunService) PauseRun(ctx context.Context, req *connect.Request[weftv1.P
 
 // ResumeRun resumes a PAUSED run.
 func (s *RunService) ResumeRun(ctx context.Context, req *connect.Request[weftv1.ResumeRunRequest]) (*connect.Response[weftv1.ResumeRunResponse], error) {
-	res, err := control(ctx, req.Header(), req.Msg, "", req.Msg.SignalId, s.eng.ResumeRun)
+	res, err := control(ctx, req.Msg, "", req.Msg.SignalId, s.eng.ResumeRun)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +71,7 @@ func (s *RunService) ResumeRun(ctx context.Context, req *connect.Request[weftv1.
 
 // RetryStep opens a new logical attempt for the failed step a held run waits on.
 func (s *RunService) RetryStep(ctx context.Context, req *connect.Request[weftv1.RetryStepRequest]) (*connect.Response[weftv1.RetryStepResponse], error) {
-	res, err := control(ctx, req.Header(), req.Msg, req.Msg.GetActionId(), req.Msg.SignalId, s.eng.RetryStep)
+	res, err := control(ctx, req.Msg, req.Msg.GetActionId(), req.Msg.SignalId, s.eng.RetryStep)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +80,7 @@ func (s *RunService) RetryStep(ctx context.Context, req *connect.Request[weftv1.
 
 // SkipStep skips a PENDING step, or the failed step a held run waits on.
 func (s *RunService) SkipStep(ctx context.Context, req *connect.Request[weftv1.SkipStepRequest]) (*connect.Response[weftv1.SkipStepResponse], error) {
-	res, err := control(ctx, req.Header(), req.Msg, req.Msg.GetActionId(), req.Msg.SignalId, s.eng.SkipStep)
+	res, err := control(ctx, req.Msg, req.Msg.GetActionId(), req.Msg.SignalId, s.eng.SkipStep)
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,12 @@ type Config struct {
 	// CORSOrigins are the browser origins allowed to call the API; "*" allows
 	// any. Empty: no CORS headers.
 	CORSOrigins []string
+	// Tokens authenticate callers: every RPC must carry
+	// "Authorization: Bearer <token>" naming one of them, and runs as its
+	// tenant and principal. Nil: every RPC runs open as DefaultTenant /
+	// AnonymousCaller (weftd allows that only on a loopback address).
+	// Health, reflection, /healthz and /metrics are always open.
+	Tokens *TokenSet
 }
 
 // DefaultMaxRequestBytes is the request size limit when Config leaves it 0.
@@ -100,10 +106,15 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("protovalidate: %w", err)
 	}
+	m := newMetrics()
 	opts := []connect.HandlerOption{
 		connect.WithCodec(jsonCodec{name: "json"}),
 		connect.WithCodec(jsonCodec{name: "json; charset=utf-8"}),
-		connect.WithInterceptors(&faultInterceptor{logger: cfg.Logger}, &validationInterceptor{validator: validator}),
+		// Outermost first: correlation id, faults, logs and metrics; then
+		// authentication; then validation, so an unauthenticated caller
+		// learns nothing of the request rules.
+		connect.WithInterceptors(&faultInterceptor{logger: cfg.Logger, metrics: m},
+			&authInterceptor{tokens: cfg.Tokens}, &validationInterceptor{validator: validator}),
 		connect.WithReadMaxBytes(int(cfg.MaxRequestBytes)),
 		connect.WithRecover(recoverPanic(cfg.Logger)),
 	}
@@ -113,6 +124,10 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle(weftv1connect.NewEventServiceHandler(cfg.Events, opts...))
 	mux.Handle(weftv1connect.NewWorkerServiceHandler(cfg.Workers, opts...))
 	mountOperational(mux)
+	mux.Handle("GET "+MetricsPath, m.handler())
+	// JSON-RPC forwards to the same mux, so every call meets the same
+	// interceptors and message limit as Connect.
+	mux.Handle(JSONRPCPath, newJSONRPCHandler(mux, m))
 	// The outer limit bounds the raw body (a compressed bomb included) a little
 	// above the message limit, which Connect enforces after decompression.
 	var handler http.Handler = http.MaxBytesHandler(mux, cfg.MaxRequestBytes+64<<10)
@@ -136,13 +151,14 @@ func mountOperational(mux *http.ServeMux) {
 	})
 }
 
-// withCORS lets browsers (connect-web) call the API from the given origins.
+// withCORS lets browsers (connect-web, and fetch against /jsonrpc) call the
+// API from the given origins, with a bearer token.
 func withCORS(h http.Handler, origins []string) http.Handler {
-	expose := append(connectcors.ExposedHeaders(), "Retry-After", CorrelationHeader)
+	expose := append(connectcors.ExposedHeaders(), "Retry-After", CorrelationHeader, "Www-Authenticate")
 	c := cors.New(cors.Options{
 		AllowedOrigins: origins,
 		AllowedMethods: connectcors.AllowedMethods(),
-		AllowedHeaders: append(connectcors.AllowedHeaders(), "Authorization", TenantHeader),
+		AllowedHeaders: append(connectcors.AllowedHeaders(), "Authorization"),
 		ExposedHeaders: expose,
 		MaxAge:         7200,
 	})

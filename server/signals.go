@@ -23,7 +23,7 @@ func NewSignalService(eng *engine.Engine) *SignalService { return &SignalService
 // SignalRun accepts a named signal; a duplicate signal_id answers the
 // original AcceptedSignalResult with duplicate set.
 func (s *SignalService) SignalRun(ctx context.Context, req *connect.Request[weftv1.SignalRunRequest]) (*connect.Response[weftv1.SignalRunResponse], error) {
-	who, err := callerOf(req.Header())
+	who, err := callerOf(ctx)
 	if err != nil {
 		return nil, engineFault(err)
 	}
@@ -43,7 +43,7 @@ func (s *SignalService) SignalRun(ctx context.Context, req *connect.Request[weft
 // CompleteManualAction completes a step waiting for a person; a duplicate
 // (run, action, token) answers the original result with duplicate set.
 func (s *SignalService) CompleteManualAction(ctx context.Context, req *connect.Request[weftv1.CompleteManualActionRequest]) (*connect.Response[weftv1.CompleteManualActionResponse], error) {
-	who, err := callerOf(req.Header())
+	who, err := callerOf(ctx)
 	if err != nil {
 		return nil, engineFault(err)
 	}

@@ -1,19 +1,16 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
-	"github.com/weft-dev/weft/engine"
+	"connectrpc.com/connect"
+
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
-// TenantHeader names the tenant a request runs as, until bearer-token
-// authentication (issue 7 item 3) derives the tenant and principal from the
-// caller's credentials. It is trusted as sent: do not expose a weftd that
-// relies on it to callers that must not choose their tenant.
-const TenantHeader = "Weft-Tenant"
-
-// The tenant and principal of a request that names none.
+// The tenant and principal of every request of a server without tokens.
 const (
 	DefaultTenant    = "default"
 	AnonymousCaller  = "anonymous"
@@ -26,19 +23,85 @@ type caller struct {
 	principal string
 }
 
-// callerOf is the one place a request's tenant and principal are decided.
-// For now every request is the anonymous principal, in the tenant its
-// Weft-Tenant header names or else "default"; the authentication work
-// replaces this function (and only this function).
-func callerOf(h http.Header) (caller, error) {
-	tenant := strings.TrimSpace(h.Get(TenantHeader))
-	if tenant == "" {
-		tenant = DefaultTenant
+type callerKey struct{}
+
+// callerOf is the one place a handler learns a request's tenant and
+// principal: the auth interceptor put them in ctx after it checked the
+// bearer token. A context without a caller (a handler reached without the
+// interceptor) is unauthenticated, never a default.
+func callerOf(ctx context.Context) (caller, error) {
+	if who, ok := ctx.Value(callerKey{}).(caller); ok {
+		return who, nil
 	}
-	if len(tenant) > maxTenantIDBytes {
-		return caller{}, &engine.Error{Code: engine.CodeInvalidArgument, Message: "invalid request",
-			Violations: []engine.FieldViolation{{Field: TenantHeader, Rule: "tenant.max_bytes",
-				Message: "the Weft-Tenant header must be at most 128 bytes"}}}
+	return caller{}, unauthenticated("no authenticated caller")
+}
+
+// authInterceptor authenticates every request before validation or a
+// handler sees it. With no token set every request runs as DefaultTenant /
+// AnonymousCaller (weftd allows that only on loopback); otherwise the
+// request's "Authorization: Bearer <token>" must name a configured token.
+type authInterceptor struct {
+	tokens *TokenSet
+}
+
+func (a *authInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		ctx, err := a.authenticate(ctx, req.Header())
+		if err != nil {
+			return nil, err
+		}
+		return next(ctx, req)
 	}
-	return caller{tenant: tenant, principal: AnonymousCaller}, nil
+}
+
+func (a *authInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (a *authInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		ctx, err := a.authenticate(ctx, conn.RequestHeader())
+		if err != nil {
+			return err
+		}
+		return next(ctx, conn)
+	}
+}
+
+// authenticate answers ctx carrying the request's caller, also noted for the
+// log line, or an unauthenticated fault.
+func (a *authInterceptor) authenticate(ctx context.Context, h http.Header) (context.Context, error) {
+	who := caller{tenant: DefaultTenant, principal: AnonymousCaller}
+	if a.tokens != nil {
+		token, ok := bearerToken(h)
+		if !ok {
+			return ctx, unauthenticated(`missing bearer token: send "Authorization: Bearer <token>"`)
+		}
+		if who, ok = a.tokens.lookup(token); !ok {
+			return ctx, unauthenticated("unknown bearer token")
+		}
+	}
+	if info := callInfoOf(ctx); info != nil {
+		info.who = who
+	}
+	return context.WithValue(ctx, callerKey{}, who), nil
+}
+
+// bearerToken answers the token of an "Authorization: Bearer <token>" header
+// (the scheme is case-insensitive, as RFC 9110 says).
+func bearerToken(h http.Header) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// unauthenticated answers the UNAUTHENTICATED fault, with the challenge HTTP
+// clients expect beside a 401.
+func unauthenticated(message string) *connect.Error {
+	cerr := newFaultError(&weftv1.Fault{Code: weftv1.FaultCode_FAULT_CODE_UNAUTHENTICATED}, message)
+	cerr.Meta().Set("Www-Authenticate", `Bearer realm="weft"`)
+	return cerr
 }

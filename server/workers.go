@@ -24,7 +24,7 @@ func NewWorkerService(eng *engine.Engine) *WorkerService { return &WorkerService
 // PollTasks long-polls the queue for tasks of the worker's activities and
 // compensations, for up to wait_ms.
 func (s *WorkerService) PollTasks(ctx context.Context, req *connect.Request[weftv1.PollTasksRequest]) (*connect.Response[weftv1.PollTasksResponse], error) {
-	who, err := callerOf(req.Header())
+	who, err := callerOf(ctx)
 	if err != nil {
 		return nil, engineFault(err)
 	}
@@ -48,7 +48,7 @@ func (s *WorkerService) PollTasks(ctx context.Context, req *connect.Request[weft
 
 // CompleteTask records a task's result durably before it answers.
 func (s *WorkerService) CompleteTask(ctx context.Context, req *connect.Request[weftv1.CompleteTaskRequest]) (*connect.Response[weftv1.CompleteTaskResponse], error) {
-	who, err := callerOf(req.Header())
+	who, err := callerOf(ctx)
 	if err != nil {
 		return nil, engineFault(err)
 	}
@@ -68,7 +68,7 @@ func (s *WorkerService) CompleteTask(ctx context.Context, req *connect.Request[w
 
 // FailTask records a task's failure; the action's policy decides what follows.
 func (s *WorkerService) FailTask(ctx context.Context, req *connect.Request[weftv1.FailTaskRequest]) (*connect.Response[weftv1.FailTaskResponse], error) {
-	who, err := callerOf(req.Header())
+	who, err := callerOf(ctx)
 	if err != nil {
 		return nil, engineFault(err)
 	}
@@ -84,7 +84,7 @@ func (s *WorkerService) FailTask(ctx context.Context, req *connect.Request[weftv
 
 // HeartbeatTask keeps a claim alive and says whether the worker should stop.
 func (s *WorkerService) HeartbeatTask(ctx context.Context, req *connect.Request[weftv1.HeartbeatTaskRequest]) (*connect.Response[weftv1.HeartbeatTaskResponse], error) {
-	who, err := callerOf(req.Header())
+	who, err := callerOf(ctx)
 	if err != nil {
 		return nil, engineFault(err)
 	}

@@ -78,6 +78,7 @@ func Exercise(t *testing.T, baseURL string) {
 	t.Run("WatchEvents_StreamsInRunSeqOrder", func(t *testing.T) {
 		testWatchEvents(t, baseURL)
 	})
+	exerciseJSONRPC(t, baseURL)
 }
 
 func testInvalidArgumentNamesField(t *testing.T, baseURL string) {
