@@ -1,0 +1,58 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// ActivityInfo describes the task an activity runs.
+type ActivityInfo struct {
+	// TaskType is ACTIVITY, COMPENSATION or VERIFY.
+	TaskType weftv1.TaskType
+	// TaskID identifies the task (stable across claims of one attempt).
+	TaskID string
+	// RunID, ActionID and TenantID say whose task it is.
+	RunID, ActionID, TenantID string
+	// Activity is the activity or compensation operation name.
+	Activity string
+	// OperationID is spec 003's operationId, stable for the logical attempt.
+	OperationID string
+	// IdempotencyKey is Weft's key for the action, stable across retries:
+	// pass it to external systems.
+	IdempotencyKey string
+	// LogicalAttempt starts at 1 and grows on RetryStep; EngineAttempt starts
+	// at 1 within it and grows on every automatic retry.
+	LogicalAttempt, EngineAttempt uint32
+	// Deadline is when the attempt times out (zero: none given).
+	Deadline time.Time
+	// RunInput is the run's input as JSON (null when none).
+	RunInput json.RawMessage
+	// UpstreamOutputs are the outputs of the actions this one depends on, by action id.
+	UpstreamOutputs map[string]json.RawMessage
+	// Secrets are the references the worker resolves.
+	Secrets []*weftv1.SecretRef
+	// WorkerID is this worker's id.
+	WorkerID string
+}
+
+type infoKey struct{}
+
+// Info answers the task the activity runs; the zero value outside one.
+func Info(ctx context.Context) ActivityInfo {
+	info, _ := ctx.Value(infoKey{}).(ActivityInfo)
+	return info
+}
+
+// Upstream decodes the output of an upstream action into a T.
+func Upstream[T any](ctx context.Context, actionID string) (T, bool, error) {
+	var v T
+	raw, ok := Info(ctx).UpstreamOutputs[actionID]
+	if !ok {
+		return v, false, nil
+	}
+	err := json.Unmarshal(raw, &v)
+	return v, true, err
+}

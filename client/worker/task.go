@@ -1,0 +1,242 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/weft-dev/weft/client"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// maxMessageRunes keeps a failure message inside the API's 4096-character limit.
+const maxMessageRunes = 2048
+
+// handle runs one claimed task and reports its outcome on ctx (the worker's
+// task context, which ends only when the worker abandons its tasks).
+func (w *Worker) handle(ctx context.Context, t *weftv1.Task) {
+	log := w.log.With(slog.String("task_id", t.GetTaskId()), slog.String("run_id", t.GetRunId()),
+		slog.String("action_id", t.GetActionId()), slog.String("activity", t.GetActivity()))
+	h := w.handlerFor(t)
+	if h == nil {
+		log.Warn("task of a type or name this worker does not run; failing it back", slog.String("task_type", t.GetTaskType().String()))
+		w.fail(ctx, log, t, &Failure{Class: ClassAgentError, Code: "unsupported_task",
+			Err: fmt.Errorf("worker %s does not run %s %q", w.opts.WorkerID, t.GetTaskType(), t.GetActivity())}, "")
+		return
+	}
+	actCtx, cancel := w.activityContext(ctx, t)
+	defer cancel(nil)
+	stopHeartbeat := w.heartbeat(actCtx, log, t, cancel)
+	defer stopHeartbeat()
+	if t.GetTaskType() == weftv1.TaskType_TASK_TYPE_VERIFY {
+		w.runVerify(ctx, actCtx, log, t, h)
+		return
+	}
+	out, key, err := runGuarded(actCtx, log, h, t.GetInput())
+	cause := context.Cause(actCtx)
+	switch {
+	case errors.Is(cause, errClaimLost), errors.Is(cause, errAbandoned) && ctx.Err() != nil:
+		log.Info("task not reported", slog.Any("reason", cause))
+	case err != nil:
+		w.fail(ctx, log, t, classify(err, cause), key)
+	default:
+		w.complete(ctx, log, t, out, key)
+	}
+}
+
+func (w *Worker) handlerFor(t *weftv1.Task) *handler {
+	switch t.GetTaskType() {
+	case weftv1.TaskType_TASK_TYPE_ACTIVITY:
+		return w.activities[t.GetActivity()]
+	case weftv1.TaskType_TASK_TYPE_VERIFY:
+		if h := w.activities[t.GetActivity()]; h != nil && h.verify != nil {
+			return h
+		}
+	case weftv1.TaskType_TASK_TYPE_COMPENSATION:
+		return w.compensations[t.GetActivity()]
+	}
+	return nil
+}
+
+// activityContext carries the task's Info and ends at its deadline or when
+// cancel is called with a cause.
+func (w *Worker) activityContext(ctx context.Context, t *weftv1.Task) (context.Context, context.CancelCauseFunc) {
+	info := ActivityInfo{TaskType: t.GetTaskType(), TaskID: t.GetTaskId(), RunID: t.GetRunId(), ActionID: t.GetActionId(),
+		TenantID: t.GetTenantId(), Activity: t.GetActivity(), OperationID: t.GetOperationId(),
+		IdempotencyKey: t.GetIdempotencyKey(), LogicalAttempt: t.GetLogicalAttemptId(), EngineAttempt: t.GetEngineAttemptId(),
+		RunInput: jsonOf(t.GetRunInput()), Secrets: t.GetSecrets(), WorkerID: w.opts.WorkerID}
+	if len(t.GetUpstreamOutputs()) > 0 {
+		info.UpstreamOutputs = make(map[string]json.RawMessage, len(t.GetUpstreamOutputs()))
+		for id, v := range t.GetUpstreamOutputs() {
+			info.UpstreamOutputs[id] = jsonOf(v)
+		}
+	}
+	if t.GetDeadline() != nil {
+		info.Deadline = t.GetDeadline().AsTime()
+	}
+	ctx, cancel := context.WithCancelCause(context.WithValue(ctx, infoKey{}, info))
+	if info.Deadline.IsZero() {
+		return ctx, cancel
+	}
+	dctx, dcancel := context.WithDeadline(ctx, info.Deadline)
+	return dctx, func(cause error) { cancel(cause); dcancel() }
+}
+
+// runGuarded runs the handler, turning a panic into an AGENT_ERROR failure.
+func runGuarded(ctx context.Context, log *slog.Logger, h *handler, input *structpb.Value) (out []byte, key string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("activity panicked", slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
+			err = &Failure{Class: ClassAgentError, Code: "panic", Err: fmt.Errorf("activity panicked: %v", r)}
+		}
+	}()
+	return h.run(ctx, jsonOf(input))
+}
+
+// heartbeat sends heartbeats until the answered stop function is called,
+// cancelling the activity when Weft asks or the claim is gone.
+func (w *Worker) heartbeat(ctx context.Context, log *slog.Logger, t *weftv1.Task, cancel context.CancelCauseFunc) func() {
+	every := w.opts.HeartbeatInterval
+	if hb := time.Duration(t.GetHeartbeatTimeoutMs()) * time.Millisecond; hb > 0 {
+		every = hb / 3
+		if w.opts.HeartbeatInterval > 0 {
+			every = min(every, w.opts.HeartbeatInterval)
+		}
+	}
+	if every <= 0 {
+		return func() {}
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			res, err := w.c.HeartbeatTask(ctx, &weftv1.HeartbeatTaskRequest{TaskToken: t.GetTaskToken(), WorkerId: w.opts.WorkerID})
+			switch {
+			case client.IsCode(err, client.CodeTaskClaimLost), client.IsCode(err, client.CodeNotFound):
+				log.Info("claim lost; stopping the task")
+				cancel(errClaimLost)
+				return
+			case err != nil:
+				log.Warn("heartbeat failed", slog.String("code", client.CodeOf(err)))
+			case res.GetCancelRequested():
+				log.Info("cancel requested; stopping the task")
+				cancel(errCancelRequested)
+				return
+			}
+		}
+	}()
+	return func() { close(stop); <-done }
+}
+
+func (w *Worker) complete(ctx context.Context, log *slog.Logger, t *weftv1.Task, out []byte, key string) {
+	req := &weftv1.CompleteTaskRequest{TaskToken: t.GetTaskToken(), WorkerId: w.opts.WorkerID, ReconciliationKey: key}
+	if out != nil {
+		v := &structpb.Value{}
+		if err := protojson.Unmarshal(out, v); err != nil {
+			w.fail(ctx, log, t, &Failure{Class: ClassAgentError, Code: "invalid_output", Err: errors.New("the output is not representable as JSON")}, key)
+			return
+		}
+		req.Output = v
+	}
+	_, err := w.c.CompleteTask(ctx, req)
+	switch {
+	case err == nil:
+		log.Debug("task completed")
+	case client.IsCode(err, client.CodeTaskClaimLost):
+		log.Info("completion not applied: the claim was lost")
+	case client.IsCode(err, client.CodePayloadTooLarge), client.IsCode(err, client.CodeInvalidArgument):
+		log.Warn("completion refused; failing the task", slog.String("code", client.CodeOf(err)))
+		w.fail(ctx, log, t, &Failure{Class: ClassAgentError, Code: "output_rejected", Err: err}, key)
+	default:
+		log.Warn("completion not reported; the claim will time out", slog.String("code", client.CodeOf(err)))
+	}
+}
+
+func (w *Worker) fail(ctx context.Context, log *slog.Logger, t *weftv1.Task, f *Failure, key string) {
+	code := f.Code
+	if len(code) > 128 {
+		code = code[:128]
+	}
+	res, err := w.c.FailTask(ctx, &weftv1.FailTaskRequest{TaskToken: t.GetTaskToken(), WorkerId: w.opts.WorkerID,
+		ErrorClass: f.class(), Code: code, Message: truncate(f.Error(), maxMessageRunes),
+		SideEffectPossible: f.SideEffectPossible, ReconciliationKey: key})
+	switch {
+	case err == nil:
+		log.Debug("task failed", slog.String("class", f.class().String()), slog.Bool("will_retry", res.GetWillRetry()))
+	case client.IsCode(err, client.CodeTaskClaimLost):
+		log.Info("failure not applied: the claim was lost")
+	default:
+		log.Warn("failure not reported; the claim will time out", slog.String("code", client.CodeOf(err)))
+	}
+}
+
+// runVerify answers a verify task through the activity's verify function.
+func (w *Worker) runVerify(ctx, actCtx context.Context, log *slog.Logger, t *weftv1.Task, h *handler) {
+	res, err := callVerify(actCtx, h, t.GetReconciliationKey())
+	req := &weftv1.ReportVerificationRequest{TaskToken: t.GetTaskToken(), WorkerId: w.opts.WorkerID,
+		State: res.State, Diagnostic: truncate(res.Diagnostic, maxMessageRunes)}
+	if err != nil || res.State == weftv1.VerifyState_VERIFY_STATE_UNSPECIFIED {
+		req.State = VerifyIndeterminate
+		if err != nil {
+			req.Diagnostic = truncate("verify failed: "+err.Error(), maxMessageRunes)
+		}
+	}
+	if res.State == VerifyCompletedWithResult && err == nil {
+		b, merr := json.Marshal(res.Result)
+		v := &structpb.Value{}
+		if merr != nil || protojson.Unmarshal(b, v) != nil {
+			req.State, req.Diagnostic = VerifyIndeterminate, "verify's result is not representable as JSON"
+		} else {
+			req.Result = v
+		}
+	}
+	if _, err := w.c.ReportVerification(ctx, req); err != nil {
+		log.Warn("verification not reported", slog.String("code", client.CodeOf(err)))
+	}
+}
+
+func callVerify(ctx context.Context, h *handler, key string) (res VerifyResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("verify panicked: %v", r)
+		}
+	}()
+	return h.verify(ctx, key)
+}
+
+// jsonOf answers a JSON value's encoding; nil for none.
+func jsonOf(v *structpb.Value) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := protojson.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
