@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -55,6 +56,13 @@ type Config struct {
 	// duplicates (default 7 days); retention then removes it, and a retry is
 	// a new signal.
 	SignalRetention time.Duration
+	// Leases avoid duplicate background work between engines (default: in
+	// process, for the embedded deployment; Redis in a cluster).
+	Leases lease.Manager
+	// LeaseTTL is how long a run's lease lives unless renewed (default 10s).
+	LeaseTTL time.Duration
+	// Owner names this engine in leases and emitted_by (default: random).
+	Owner string
 	// Ownership is the checkpoint ownership mode (default single-owner, the
 	// embedded deployment; clusters use cas-required).
 	Ownership Ownership
@@ -65,6 +73,7 @@ const (
 	DefaultInlineResultLimit = 256 << 10
 	DefaultDrainTimeout      = 5 * time.Minute
 	DefaultPollInterval      = 200 * time.Millisecond
+	DefaultLeaseTTL          = 10 * time.Second
 )
 
 // WithDefaults answers the config with unset fields defaulted.
@@ -86,6 +95,15 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.CompletionPolicy == nil {
 		c.CompletionPolicy = SeparationOfDuties
+	}
+	if c.Leases == nil {
+		c.Leases = lease.NewLocal(c.Clock.Now)
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = DefaultLeaseTTL
+	}
+	if c.Owner == "" {
+		c.Owner = "engine-" + randomToken()[:12]
 	}
 	if c.SignalRetention == 0 {
 		c.SignalRetention = DefaultSignalRetention
@@ -118,6 +136,7 @@ type Engine struct {
 	locks [256]sync.Mutex
 	wake  *waker
 	runs  sync.Map // run id → *runRecord (immutable once written)
+	own   ownership
 }
 
 // New builds an engine over cfg.Store. It fails before anything else can
@@ -128,7 +147,8 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Engine{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, wake: newWaker()}, nil
+	return &Engine{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, wake: newWaker(),
+		own: ownership{runs: map[string]*owned{}}}, nil
 }
 
 // lock serialises this process's changes to one run, so that its own writers
@@ -168,6 +188,7 @@ func randomToken() string {
 func (e *Engine) Run(ctx context.Context) {
 	t := time.NewTicker(e.cfg.PollInterval)
 	defer t.Stop()
+	defer e.releaseAll()
 	for {
 		if err := e.Tick(ctx); err != nil && ctx.Err() == nil {
 			e.log.Warn("engine tick", slog.String("error", err.Error()))

@@ -31,7 +31,7 @@ func (e *Engine) expireSignals(ctx context.Context) error {
 
 // expireSignal removes one expired signal's records, when safe.
 func (e *Engine) expireSignal(ctx context.Context, indexKey []byte, runID, name, id string) error {
-	_, err := e.mutate(ctx, runID, "retention", func(ch *change) error {
+	err := e.drive(ctx, runID, func(ch *change) error {
 		ch.require(store.IfPresent(indexKey))
 		ch.del(indexKey)
 		for _, p := range ch.state.Signals {

@@ -217,7 +217,13 @@ func (e *Engine) StartRun(ctx context.Context, tenantID, runID, actor string) (*
 // trigger moves a run QUEUED and then RUNNING, scheduling its first steps,
 // and removes the pending-trigger marker in the same batch.
 func (e *Engine) trigger(ctx context.Context, runID, actor string) error {
-	_, err := e.mutate(ctx, runID, actorOf(actor), func(ch *change) error {
+	_, err := e.mutate(ctx, runID, actorOf(actor), triggerDecision(runID))
+	return err
+}
+
+// triggerDecision is the decision a trigger makes.
+func triggerDecision(runID string) func(*change) error {
+	return func(ch *change) error {
 		s := ch.state
 		switch s.Status {
 		case RunPending:
@@ -226,11 +232,10 @@ func (e *Engine) trigger(ctx context.Context, runID, actor string) error {
 					Transition: "PENDING -> QUEUED", Message: "run " + runID + " requires approval before it starts"}
 			}
 		case RunApproved:
+		case RunQueued, RunRunning:
+			ch.del(pendingTriggerKey(runID))
+			return nil // already triggered: starting twice is not an error
 		default:
-			if s.Status == RunQueued || s.Status == RunRunning {
-				ch.del(pendingTriggerKey(runID))
-				return nil // already triggered: starting twice is not an error
-			}
 			return illegalRun(runID, s.Status, RunQueued)
 		}
 		ch.del(pendingTriggerKey(runID))
@@ -238,8 +243,7 @@ func (e *Engine) trigger(ctx context.Context, runID, actor string) error {
 		ch.emit(EvRunQueued, "", 1, 0, EventData{Status: string(RunQueued)})
 		ch.startRun()
 		return nil
-	})
-	return err
+	}
 }
 
 // recoverTriggers finishes triggers a crash interrupted.
@@ -250,7 +254,7 @@ func (e *Engine) recoverTriggers(ctx context.Context) error {
 	}
 	var errs []error
 	for _, it := range res.Items {
-		errs = append(errs, e.trigger(ctx, string(it.Value), ""))
+		errs = append(errs, e.drive(ctx, string(it.Value), triggerDecision(string(it.Value))))
 	}
 	return errors.Join(errs...)
 }

@@ -48,7 +48,7 @@ func (e *Engine) fire(ctx context.Context, key, value []byte) error {
 			return err
 		}
 	}
-	_, err := e.mutate(ctx, t.RunID, "engine", func(ch *change) error {
+	err := e.drive(ctx, t.RunID, func(ch *change) error {
 		ch.require(store.IfPresent(key))
 		ch.del(key)
 		if task != nil {

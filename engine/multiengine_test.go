@@ -1,0 +1,232 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/lease"
+	"github.com/weft-dev/weft/lease/redislease"
+	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
+)
+
+func requireRedis(t *testing.T) *redis.Client {
+	t.Helper()
+	url := os.Getenv("WEFT_TEST_REDIS_URL")
+	if url == "" {
+		url = redislease.DefaultURL
+	}
+	rdb, err := redislease.Open(url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rdb.Close() })
+	if err := rdb.Ping(context.Background()).Err(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and Redis at %s is not reachable: %v", url, err)
+		}
+		t.Skipf("SKIPPING: Redis at %s is not reachable: %v", url, err)
+	}
+	return rdb
+}
+
+// TestMultiEngine_ThreeEnginesRacingWhileLeasesVanishRunEveryStepOnce runs
+// three engines (separate connection pools, shared PostgreSQL, Redis leases)
+// over 100 runs whose steps each fail once, so that retries are driven by the
+// engines' timers, while every lease key is deleted every 500 ms. Every run
+// finishes, no step result is committed twice, and some stale owners' commits
+// were refused by the fencing epoch.
+func TestMultiEngine_ThreeEnginesRacingWhileLeasesVanishRunEveryStepOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-engine race: skipped in -short")
+	}
+	rdb := requireRedis(t)
+	db := sqltest.Require(t)
+	schema := db.NewSchema(t)
+	prefix := "weft-test:" + uuid.NewString() + ":"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	var engines []*Engine
+	var wg sync.WaitGroup
+	for i := range 3 {
+		eng, err := New(Config{Store: db.Open(t, schema), Ownership: CASRequired, Owner: fmt.Sprintf("engine-%d", i),
+			Leases: redislease.New(rdb, prefix), LeaseTTL: 1500 * time.Millisecond, PollInterval: 20 * time.Millisecond})
+		require.NoError(t, err)
+		engines = append(engines, eng)
+		wg.Add(1)
+		go func() { defer wg.Done(); eng.Run(ctx) }()
+	}
+	defer wg.Wait()
+	defer cancel()
+	go deleteLeasesEvery(ctx, rdb, prefix, 500*time.Millisecond)
+
+	def := seq("a", "b", "c")
+	for i := range def.Actions {
+		def.Actions[i].Retry = RetryPolicy{MaxAttempts: 10, Strategy: BackoffConstant, InitialBackoff: Ms(30)}
+		def.Actions[i].HeartbeatTimeout = Ms(300)
+	}
+	var runIDs []string
+	for i := range 100 {
+		res, err := engines[i%3].SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: def, Start: true, RunRequestID: fmt.Sprint(i)})
+		require.NoError(t, err)
+		runIDs = append(runIDs, res.Run.RunID)
+	}
+	var failedOnce sync.Map
+	var workers sync.WaitGroup
+	var done atomic.Bool
+	work := func(w int, eng *Engine, task *Task) {
+		defer workers.Done()
+		// Hold the task a while, heartbeating: the heartbeat timers keep the
+		// engines driving the run while its lease vanishes under them.
+		for range 6 {
+			_, _ = eng.HeartbeatTask(ctx, tenant, task.Token)
+			time.Sleep(40 * time.Millisecond)
+		}
+		key := task.RunID + "/" + task.ActionID
+		if _, loaded := failedOnce.LoadOrStore(key, true); !loaded {
+			_, _ = eng.FailTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", ErrorClass: ErrorTransient})
+			return
+		}
+		_, _ = engines[(w+1)%3].CompleteTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w",
+			Output: json.RawMessage(fmt.Sprintf(`{"step":%q}`, task.ActionID))})
+	}
+	for w := range 4 {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for !done.Load() {
+				eng := engines[w%3]
+				tasks, err := eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: fmt.Sprint("w", w),
+					Activities: []string{"act-a", "act-b", "act-c"}, MaxTasks: 16, Wait: 50 * time.Millisecond})
+				if err != nil {
+					continue
+				}
+				for _, task := range tasks {
+					workers.Add(1)
+					go work(w, eng, task)
+				}
+			}
+		}()
+	}
+	require.Eventually(t, func() bool {
+		for _, id := range runIDs {
+			snap, err := engines[0].GetRun(ctx, tenant, id)
+			if err != nil || !snap.Status.Terminal() {
+				return false
+			}
+		}
+		return true
+	}, 3*time.Minute, 100*time.Millisecond, "every run finishes")
+	done.Store(true)
+	workers.Wait()
+	var stale int64
+	for _, eng := range engines {
+		stale += eng.StaleCommitsRejected()
+	}
+	for _, id := range runIDs {
+		page, err := engines[1].ListEvents(ctx, tenant, id, 0, 1000)
+		require.NoError(t, err)
+		completed := map[string]int{}
+		for _, ev := range page.Events {
+			if ev.Type == EvStepCompleted {
+				completed[ev.StepID]++
+			}
+		}
+		require.Equal(t, map[string]int{"a": 1, "b": 1, "c": 1}, completed, "run %s", id)
+		snap, err := engines[2].GetRun(ctx, tenant, id)
+		require.NoError(t, err)
+		require.Equal(t, RunCompleted, snap.Status)
+	}
+	t.Logf("stale owners' commits rejected by the fencing epoch: %d", stale)
+	require.Positive(t, stale, "the lease deletions must have produced stale owners, and their commits must have been refused")
+}
+
+func deleteLeasesEvery(ctx context.Context, rdb *redis.Client, prefix string, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			keys, err := rdb.Keys(ctx, prefix+"*").Result()
+			if err == nil && len(keys) > 0 {
+				rdb.Del(ctx, keys...)
+			}
+		}
+	}
+}
+
+// frozenLeases stands for a process stopped with SIGSTOP: while frozen, its
+// lease renewals do not happen.
+type frozenLeases struct {
+	*redislease.Manager
+	thaw chan struct{}
+	cold atomic.Bool
+}
+
+func (f *frozenLeases) Renew(ctx context.Context, l lease.Lease) error {
+	if f.cold.Load() {
+		<-f.thaw
+	}
+	return f.Manager.Renew(ctx, l)
+}
+
+// TestMultiEngine_FrozenOwnersLateCommitIsRejected freezes an engine in the
+// middle of a decision for three lease TTLs — its renewals stop too, as under
+// SIGSTOP — lets another engine take the run over, then thaws it: its late
+// commit must not land.
+func TestMultiEngine_FrozenOwnersLateCommitIsRejected(t *testing.T) {
+	rdb := requireRedis(t)
+	db := sqltest.Require(t)
+	schema := db.NewSchema(t)
+	prefix := "weft-test:" + uuid.NewString() + ":"
+	ctx := context.Background()
+	const ttl = 100 * time.Millisecond
+	frozen := &frozenLeases{Manager: redislease.New(rdb, prefix), thaw: make(chan struct{})}
+	a, err := New(Config{Store: db.Open(t, schema), Ownership: CASRequired, Owner: "engine-a", Leases: frozen, LeaseTTL: ttl})
+	require.NoError(t, err)
+	b, err := New(Config{Store: db.Open(t, schema), Ownership: CASRequired, Owner: "engine-b", Leases: redislease.New(rdb, prefix), LeaseTTL: ttl})
+	require.NoError(t, err)
+	res, err := a.SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: seq("x")})
+	require.NoError(t, err)
+	runID := res.Run.RunID
+	touch := func(marker string) func(*change) error {
+		return func(ch *change) error { ch.put(store.Key("test", runID, marker), marker); return nil }
+	}
+	require.NoError(t, a.drive(ctx, runID, touch("a-owns")))
+
+	read := make(chan struct{})
+	var once sync.Once
+	lateDone := make(chan error, 1)
+	frozen.cold.Store(true)
+	go func() {
+		lateDone <- a.drive(ctx, runID, func(ch *change) error {
+			once.Do(func() { close(read); <-frozen.thaw }) // frozen mid-decision
+			return touch("a-late")(ch)
+		})
+	}()
+	<-read
+	time.Sleep(3 * ttl) // three lease TTLs pass while engine a is frozen
+	require.NoError(t, b.drive(ctx, runID, touch("b-took-over")))
+	close(frozen.thaw)
+	require.NoError(t, <-lateDone)
+
+	_, err = b.store.Get(ctx, store.Key("test", runID, "a-late"))
+	require.ErrorIs(t, err, store.ErrNotFound, "the frozen owner's late commit landed")
+	_, err = b.store.Get(ctx, store.Key("test", runID, "b-took-over"))
+	require.NoError(t, err)
+	require.EqualValues(t, 1, a.StaleCommitsRejected())
+	state, _, err := b.loadCheckpoint(ctx, runID)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, state.Epoch, "each owner bumped the fencing epoch once")
+}
