@@ -9,7 +9,7 @@ GRPCURL_VERSION := v1.9.4
 PROTOVALIDATE_VERSION := v1.2.2
 GO_TEST_FLAGS ?= -count=1 -timeout=20m
 
-.PHONY: all gen gen-check lint breaking test test-go test-ts run bench tools vendor-protovalidate clean
+.PHONY: all gen gen-check lint breaking test test-go test-ts run bench tools chromium vendor-protovalidate clean
 
 all: lint test
 
@@ -17,11 +17,21 @@ all: lint test
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
 
-## tools: grpcurl for the end-to-end tests.
+## tools: grpcurl and Chromium for the end-to-end tests.
 bin/grpcurl:
 	GOBIN=$(CURDIR)/bin GOFLAGS= go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
 
-tools: node_modules/.package-lock.json bin/grpcurl
+## chromium: Debian's Chromium for the browser test (cmd/weftd/browser_test.go),
+## installed with apt only when /usr/bin/chromium is missing. Where apt cannot
+## run (a laptop), it says so and the test skips loudly (it fails when CI is set).
+chromium:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "make tools: installing Debian's chromium"; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	else echo "make tools: /usr/bin/chromium is missing and apt-get cannot install it here; the browser test will skip"; fi
+
+tools: node_modules/.package-lock.json bin/grpcurl chromium
 
 ## gen: regenerate Go (gen/) and TypeScript (client/ts/src/gen/) from proto/.
 gen: node_modules/.package-lock.json

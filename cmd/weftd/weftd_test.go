@@ -194,10 +194,10 @@ func stopWeftd(t *testing.T, d *daemon) {
 }
 
 // startWeftdIn starts weftd on a free loopback port and the data directory
-// dir, and stops it when the test ends.
-func startWeftdIn(t *testing.T, dir string) *daemon {
+// dir, with any extra flags (e.g. --cors-origin), and stops it when the test ends.
+func startWeftdIn(t *testing.T, dir string, extra ...string) *daemon {
 	t.Helper()
-	cmd := exec.Command(weftdBinary(t), "--addr", "127.0.0.1:0", "--data-dir", dir)
+	cmd := exec.Command(weftdBinary(t), append([]string{"--addr", "127.0.0.1:0", "--data-dir", dir}, extra...)...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
