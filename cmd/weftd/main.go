@@ -10,10 +10,15 @@
 //	--store       WEFT_STORE        "pebble" (default) or a postgresql:// URL (CockroachDB or PostgreSQL)
 //	--log-level   WEFT_LOG_LEVEL    debug, info, warn or error (default info)
 //	--cors-origin WEFT_CORS_ORIGINS comma-separated browser origins allowed (default none)
+//	--auth-tokens WEFT_AUTH_TOKENS_FILE bearer-token file (see docs/api.md)
+//	              WEFT_AUTH_TOKENS  more tokens: "token=tenant:principal,…" (environment only)
+//	--insecure-no-auth               serve without tokens on a non-loopback address
 //
-// Until bearer-token authentication arrives, every request runs as the
-// anonymous principal in the tenant its Weft-Tenant header names (else
-// "default"): do not expose weftd to untrusted callers.
+// Every RPC must carry "Authorization: Bearer <token>" naming a configured
+// token, and runs as that token's tenant and principal. Without tokens weftd
+// runs open (tenant "default", principal "anonymous") only on a loopback
+// address, and says so in a WARN line; on any other address it refuses to
+// start unless --insecure-no-auth is given.
 package main
 
 import (
@@ -52,6 +57,10 @@ type options struct {
 	store       string
 	logLevel    slog.Level
 	corsOrigins []string
+	// tokenFile and envTokens are the configured bearer tokens' sources.
+	tokenFile      string
+	envTokens      string
+	insecureNoAuth bool
 }
 
 // parseOptions reads flags over environment variables over defaults.
@@ -63,6 +72,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	storeFlag := fs.String("store", envOr(getenv, "WEFT_STORE", storePebble), `"pebble" or a postgresql:// URL`)
 	level := fs.String("log-level", envOr(getenv, "WEFT_LOG_LEVEL", "info"), "debug, info, warn or error")
 	cors := fs.String("cors-origin", getenv("WEFT_CORS_ORIGINS"), "comma-separated browser origins allowed to call the API")
+	tokenFile := fs.String("auth-tokens", getenv("WEFT_AUTH_TOKENS_FILE"), "bearer-token file (JSON; see docs/api.md)")
+	insecure := fs.Bool("insecure-no-auth", false, "serve without bearer tokens on a non-loopback address (never in production)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -76,7 +87,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return options{}, fmt.Errorf("log level must be debug, info, warn or error, got %q", *level)
 	}
-	return options{addr: *addr, dataDir: *dataDir, store: *storeFlag, logLevel: lvl, corsOrigins: splitList(*cors)}, nil
+	return options{addr: *addr, dataDir: *dataDir, store: *storeFlag, logLevel: lvl, corsOrigins: splitList(*cors),
+		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure}, nil
 }
 
 func envOr(getenv func(string) string, key, fallback string) string {
@@ -104,6 +116,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: opts.logLevel}))
+	tokens, err := loadAuth(opts, logger)
+	if err != nil {
+		return err
+	}
 	st, err := openStore(ctx, opts, logger)
 	if err != nil {
 		return err
@@ -119,8 +135,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// Deferred calls run in reverse: after serve returns, the engine stops and
 	// finishes its round, then the store closes.
 	defer func() { stopEngine(); <-engineDone }()
-	return serve(ctx, opts, logger, server.Config{Logger: logger, CORSOrigins: opts.corsOrigins}.WithEngine(eng),
-		st.Capabilities().Backend)
+	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens}.WithEngine(eng)
+	return serve(ctx, opts, logger, cfg, st.Capabilities().Backend)
 }
 
 // shutdownGrace is how long in-flight calls may finish on shutdown before

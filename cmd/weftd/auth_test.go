@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/conformance/apitest"
+)
+
+const (
+	acmeToken = "acme-alice-token-0123456789"
+	betaToken = "beta-bob-token-0123456789ab"
+)
+
+// startWeftdEnv starts weftd with args and extra environment variables,
+// waits until it listens, and stops it when the test ends.
+func startWeftdEnv(t *testing.T, env []string, args ...string) *daemon {
+	t.Helper()
+	cmd := exec.Command(weftdBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	d := &daemon{cmd: cmd, done: make(chan error, 1)}
+	ready := make(chan string, 1)
+	go d.readLogs(stderr, ready)
+	t.Cleanup(func() {
+		if !d.waited {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			if err := d.wait(); err != nil {
+				_ = cmd.Process.Kill()
+				t.Errorf("weftd did not stop cleanly: %v\n%s", err, d.logs())
+			}
+		}
+	})
+	select {
+	case addr := <-ready:
+		_, port, err := net.SplitHostPort(addr)
+		require.NoError(t, err)
+		d.addr = net.JoinHostPort("127.0.0.1", port)
+		d.url = "http://" + d.addr
+	case <-time.After(30 * time.Second):
+		t.Fatalf("weftd did not report listening:\n%s", d.logs())
+	}
+	return d
+}
+
+// runWeftdToExit runs weftd expecting it to refuse to start, and answers
+// its output.
+func runWeftdToExit(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, weftdBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "weftd started instead of refusing:\n%s", out)
+	require.Equal(t, 1, exit.ExitCode(), "%s", out)
+	require.NotContains(t, string(out), `"msg":"weftd listening"`)
+	return string(out)
+}
+
+func TestWeftd_RefusesToStartWithoutTokensOnANonLoopbackAddress(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	out := runWeftdToExit(t, nil, "--addr", "0.0.0.0:0", "--data-dir", dir)
+	require.Contains(t, out, "no bearer tokens are configured and the listen address is not loopback")
+	require.Contains(t, out, "--insecure-no-auth")
+	_, err := os.Stat(dir)
+	require.ErrorIs(t, err, os.ErrNotExist, "weftd must refuse before it opens the store")
+}
+
+func TestWeftd_InsecureNoAuthServesBeyondLoopbackAndSaysSoLoudly(t *testing.T) {
+	d := startWeftdEnv(t, nil, "--addr", "0.0.0.0:0", "--data-dir", t.TempDir(), "--insecure-no-auth")
+	require.Contains(t, d.logs(), `"level":"ERROR","msg":"weftd runs WITHOUT AUTHENTICATION (--insecure-no-auth)`)
+	stopWeftd(t, d)
+}
+
+func TestWeftd_OpenOnLoopbackWarnsAtStartUp(t *testing.T) {
+	d := startWeftd(t)
+	require.Contains(t, d.logs(), `"level":"WARN","msg":"weftd runs without authentication on a loopback address`)
+}
+
+func TestWeftd_BearerTokensFromFileAndEnvAuthenticateAndIsolateTenants(t *testing.T) {
+	sum := sha256.Sum256([]byte(betaToken))
+	file := filepath.Join(t.TempDir(), "tokens.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"tokens":[{"token":"`+acmeToken+`","tenant":"acme","principal":"alice"}]}`), 0o600))
+	d := startWeftdEnv(t, []string{"WEFT_AUTH_TOKENS=sha256:" + hex.EncodeToString(sum[:]) + "=beta:bob"},
+		"--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--auth-tokens", file)
+	require.Contains(t, d.logs(), `"msg":"weftd authentication: bearer tokens","tokens":2`)
+	require.NotContains(t, d.logs(), "without authentication")
+	apitest.ExerciseAuthentication(t, d.url, acmeToken)
+	apitest.ExerciseTenantIsolation(t, d.url, acmeToken, betaToken)
+	require.NotContains(t, d.logs(), acmeToken, "a token must never be logged")
+}
+
+func TestWeftd_BadTokenFileRefusesToStartWithoutQuotingTheToken(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokens.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"tokens":[{"token":"short-secret","tenant":"acme","principal":"alice"}]}`), 0o600))
+	out := runWeftdToExit(t, nil, "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--auth-tokens", file)
+	require.Contains(t, out, `bearer tokens: token 1 (tenant "acme"): a token must be at least 16 bytes, got 12`)
+	require.NotContains(t, out, "short-secret")
+}
+
+func TestIsLoopback_OnlyLoopbackHostsAreOpenable(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:7400": true, "[::1]:7400": true, "localhost:7400": true, "127.0.0.2:1": true,
+		":7400": false, "0.0.0.0:7400": false, "[::]:7400": false, "10.1.2.3:7400": false, "bad": false,
+	} {
+		require.Equal(t, want, isLoopback(addr), addr)
+	}
+}
+
+func TestLoadAuth_WarnsWhenAPlainTextTokenFileIsReadableByOthers(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokens.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"tokens":[{"token":"`+acmeToken+`","tenant":"acme","principal":"alice"}]}`), 0o644))
+	var logs strings.Builder
+	tokens, err := loadAuth(options{addr: "0.0.0.0:7400", tokenFile: file}, slog.New(slog.NewTextHandler(&logs, nil)))
+	require.NoError(t, err)
+	require.Equal(t, 1, tokens.Len())
+	require.Contains(t, logs.String(), "readable by other users")
+	_, err = loadAuth(options{addr: "0.0.0.0:7400"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.ErrorIs(t, err, errOpenOnPublicAddress)
+}
