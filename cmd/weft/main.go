@@ -1,23 +1,40 @@
 // Command weft is Weft's command-line client. It talks to weftd over the
-// public API only.
+// public API only, through the Go SDK (client/).
 //
-//	weft [--addr URL] health    report whether each weft.v1 service is serving
+//	weft [global flags] COMMAND [arguments] [flags]
 //
-// The address defaults to $WEFT_URL, then http://127.0.0.1:7400.
+//	health                          report whether each weft.v1 service is serving
+//	submit FILE                     submit a workflow (spec 002 YAML, or the API's JSON WorkflowDefinition)
+//	start RUN                       start a PENDING or APPROVED run
+//	approve RUN                     approve a run that requires approval
+//	get RUN                         show a run and its steps
+//	list                            list runs, newest first
+//	events RUN                      show a run's events (--watch to follow)
+//	signal RUN NAME                 send a signal
+//	complete RUN ACTION             complete a manual step
+//	pause RUN | resume RUN | cancel RUN
+//	retry-step RUN ACTION | skip-step RUN ACTION
+//
+// Global flags, accepted before or after the command: --addr (default
+// $WEFT_URL, then http://127.0.0.1:7400), --token (default $WEFT_TOKEN; sent
+// as a bearer token), --output/-o table|json (readable tables by default;
+// json is the API's proto JSON with proto field names, one event per line for
+// events). In `complete`, --output is the step's output and --token the
+// completion token: there -o selects the format, and the bearer token goes
+// before the command (weft --token T complete …) or in $WEFT_TOKEN.
+//
+// Exit codes: 0 success, 1 an API or connection error (the fault code,
+// message and correlation id are printed; never a payload), 2 a usage error.
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
-	"time"
 )
 
 func main() {
@@ -33,26 +50,66 @@ var services = []string{"weft.v1.RunService", "weft.v1.SignalService", "weft.v1.
 
 // run executes one command and answers the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (int, error) {
+	g := &globals{}
 	fs := flag.NewFlagSet("weft", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", envOr(getenv("WEFT_URL"), "http://127.0.0.1:7400"), "weftd base URL")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: weft [--addr URL] health")
-		fs.PrintDefaults()
-	}
+	g.register(fs, getenv, true)
+	fs.Usage = func() { printUsage(stderr) }
 	if err := fs.Parse(args); err != nil {
 		return 2, nil
 	}
-	switch fs.Arg(0) {
-	case "health":
-		return health(ctx, strings.TrimRight(*addr, "/"), stdout)
-	case "":
-		fs.Usage()
+	if fs.NArg() == 0 {
+		printUsage(stderr)
 		return 2, nil
-	default:
-		fs.Usage()
+	}
+	cmd := commandNamed(fs.Arg(0))
+	if cmd == nil {
+		printUsage(stderr)
 		return 2, fmt.Errorf("unknown command %q", fs.Arg(0))
 	}
+	c := &cli{ctx: ctx, g: g, getenv: getenv, stdout: stdout, stderr: stderr}
+	err := cmd.run(c, fs.Args()[1:])
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "usage: weft %s %s\n", cmd.name, cmd.args)
+		return 2, err
+	default:
+		return 1, err
+	}
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: weft [--addr URL] [--token T] [--output table|json] COMMAND [arguments] [flags]")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-11s %-28s %s\n", c.name, c.args, c.summary)
+	}
+	fmt.Fprintln(w, "\nenvironment: WEFT_URL (default http://127.0.0.1:7400), WEFT_TOKEN")
+}
+
+// globals are the flags every command accepts.
+type globals struct {
+	addr, token, output string
+}
+
+// register adds the global flags to fs. complete passes false: its --output
+// is the step's output and its --token the completion token, so there only
+// -o selects the format and the bearer token comes before the command or
+// from $WEFT_TOKEN.
+func (g *globals) register(fs *flag.FlagSet, getenv func(string) string, all bool) {
+	if g.addr == "" {
+		g.addr = envOr(getenv("WEFT_URL"), "http://127.0.0.1:7400")
+		g.token = getenv("WEFT_TOKEN")
+		g.output = "table"
+	}
+	fs.StringVar(&g.addr, "addr", g.addr, "weftd base URL ($WEFT_URL)")
+	if all {
+		fs.StringVar(&g.token, "token", g.token, "bearer token ($WEFT_TOKEN)")
+		fs.StringVar(&g.output, "output", g.output, "output format: table or json")
+	}
+	fs.StringVar(&g.output, "o", g.output, "output format: table or json")
 }
 
 func envOr(v, fallback string) string {
@@ -62,44 +119,5 @@ func envOr(v, fallback string) string {
 	return fallback
 }
 
-// health prints each service's serving status; it fails unless all serve.
-func health(ctx context.Context, base string, stdout io.Writer) (int, error) {
-	client := &http.Client{Timeout: 10 * time.Second}
-	code := 0
-	for _, svc := range services {
-		status, err := checkHealth(ctx, client, base, svc)
-		if err != nil {
-			return 1, err
-		}
-		if status != "SERVING" {
-			code = 1
-		}
-		fmt.Fprintf(stdout, "%-24s %s\n", svc, status)
-	}
-	return code, nil
-}
-
-// checkHealth calls grpc.health.v1.Health/Check over Connect's JSON protocol.
-func checkHealth(ctx context.Context, client *http.Client, base, svc string) (string, error) {
-	body, _ := json.Marshal(map[string]string{"service": svc})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/grpc.health.v1.Health/Check", bytes.NewReader(body))
-	if err != nil {
-		return "", fmt.Errorf("address %q: %w", base, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := client.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("weftd at %s is not reachable: %w", base, err)
-	}
-	defer res.Body.Close()
-	var out struct {
-		Status string `json:"status"`
-	}
-	if res.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("health check of %s answered HTTP %d", svc, res.StatusCode)
-	}
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-		return "", errors.New("health check answered something that is not JSON")
-	}
-	return strings.TrimPrefix(out.Status, "SERVING_STATUS_"), nil
-}
+// baseURL answers the address without a trailing slash.
+func (g *globals) baseURL() string { return strings.TrimRight(g.addr, "/") }

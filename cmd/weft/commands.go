@@ -1,0 +1,408 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/weft-dev/weft/client"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// cli is one invocation's context.
+type cli struct {
+	ctx            context.Context
+	g              *globals
+	getenv         func(string) string
+	stdout, stderr io.Writer
+}
+
+// command is one weft subcommand.
+type command struct {
+	name, args, summary string
+	run                 func(c *cli, args []string) error
+}
+
+// commands in the order usage lists them.
+var commands []command
+
+func init() {
+	commands = []command{
+		{"health", "", "report whether each weft.v1 service is serving", (*cli).health},
+		{"submit", "FILE", "submit a workflow (YAML or JSON); --start to run it", (*cli).submit},
+		{"start", "RUN", "start a PENDING or APPROVED run", (*cli).start},
+		{"approve", "RUN", "approve a run that requires approval", (*cli).approve},
+		{"get", "RUN", "show a run and its steps", (*cli).get},
+		{"list", "", "list runs, newest first (--status, --plan)", (*cli).list},
+		{"events", "RUN", "show a run's events (--watch, --after SEQ)", (*cli).events},
+		{"signal", "RUN NAME", "send a signal (--signal-id, --payload JSON)", (*cli).signal},
+		{"complete", "RUN ACTION", "complete a manual step (--token, --outcome, --actor)", (*cli).complete},
+		{"pause", "RUN", "pause a run", (*cli).pause},
+		{"resume", "RUN", "resume a paused run", (*cli).resume},
+		{"cancel", "RUN", "cancel a run (--reason)", (*cli).cancel},
+		{"retry-step", "RUN ACTION", "retry a failed step the run is held on", (*cli).retryStep},
+		{"skip-step", "RUN ACTION", "skip a step", (*cli).skipStep},
+	}
+}
+
+func commandNamed(name string) *command {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
+		}
+	}
+	return nil
+}
+
+// flags answers a flag set for a command with the global flags on it.
+func (c *cli) flags(name string, all bool) *flag.FlagSet {
+	fs := flag.NewFlagSet("weft "+name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	c.g.register(fs, c.getenv, all)
+	return fs
+}
+
+// parse parses a command's flags and positional arguments and checks the
+// output format.
+func (c *cli) parse(fs *flag.FlagSet, args []string, names ...string) ([]string, error) {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if c.g.output != "table" && c.g.output != "json" {
+		return nil, usageError("--output must be table or json, got %q", c.g.output)
+	}
+	return pos, wantArgs(pos, names...)
+}
+
+func (c *cli) client() *client.Client {
+	var opts []client.Option
+	if c.g.token != "" {
+		opts = append(opts, client.WithToken(c.g.token))
+	}
+	return client.New(c.g.baseURL(), opts...)
+}
+
+// callTimeout bounds every call except watches.
+const callTimeout = 30 * time.Second
+
+func (c *cli) callCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.ctx, callTimeout)
+}
+
+var errNotServing = errors.New("not every service is serving")
+
+func (c *cli) health(args []string) error {
+	if _, err := c.parse(c.flags("health", true), args); err != nil {
+		return err
+	}
+	code, err := health(c.ctx, c.g.baseURL(), c.stdout)
+	if err == nil && code != 0 {
+		err = errNotServing
+	}
+	return err
+}
+
+func (c *cli) submit(args []string) error {
+	fs := c.flags("submit", true)
+	start := fs.Bool("start", false, "start the run right after it is persisted")
+	requestID := fs.String("run-request-id", "", "makes the submission idempotent")
+	project := fs.String("project", "", "project (default \"default\")")
+	env := fs.String("env", "", "environment (default \"default\")")
+	input := fs.String("input", "", "the run's input, as JSON")
+	quiet := fs.Bool("quiet", false, "print only the run id")
+	fs.BoolVar(quiet, "q", false, "print only the run id")
+	pos, err := c.parse(fs, args, "FILE")
+	if err != nil {
+		return err
+	}
+	def, err := loadDefinition(pos[0])
+	if err != nil {
+		return err
+	}
+	req := &weftv1.SubmitRunRequest{Definition: def, Start: *start, RunRequestId: *requestID,
+		ProjectId: *project, EnvironmentId: *env}
+	if req.Input, err = jsonFlag("--input", *input); err != nil {
+		return err
+	}
+	ctx, cancel := c.callCtx()
+	defer cancel()
+	res, err := c.client().SubmitRun(ctx, req)
+	if err != nil {
+		return err
+	}
+	if *quiet {
+		fmt.Fprintln(c.stdout, res.GetRun().GetRunId())
+		return nil
+	}
+	if c.g.output == "json" {
+		return printJSON(c.stdout, res)
+	}
+	if res.GetExisting() {
+		fmt.Fprintln(c.stdout, "an existing run matched --run-request-id:")
+	}
+	printRun(c.stdout, res.GetRun())
+	return nil
+}
+
+func (c *cli) start(args []string) error {
+	pos, err := c.parse(c.flags("start", true), args, "RUN")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.callCtx()
+	defer cancel()
+	run, err := c.client().StartRun(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	return c.printRunOrJSON(run, &weftv1.StartRunResponse{Run: run})
+}
+
+func (c *cli) get(args []string) error {
+	pos, err := c.parse(c.flags("get", true), args, "RUN")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.callCtx()
+	defer cancel()
+	run, err := c.client().GetRun(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	return c.printRunOrJSON(run, &weftv1.GetRunResponse{Run: run})
+}
+
+func (c *cli) list(args []string) error {
+	fs := c.flags("list", true)
+	statuses := fs.String("status", "", "comma-separated statuses, e.g. running,blocked")
+	plan := fs.String("plan", "", "only runs of this plan id")
+	project := fs.String("project", "", "only runs of this project")
+	env := fs.String("env", "", "only runs of this environment")
+	limit := fs.Uint("limit", 0, "at most this many runs (default 100, max 1000)")
+	page := fs.String("page-token", "", "the next page token of a previous list")
+	if _, err := c.parse(fs, args); err != nil {
+		return err
+	}
+	req := &weftv1.ListRunsRequest{PlanId: *plan, ProjectId: *project, EnvironmentId: *env,
+		PageSize: uint32(min(*limit, 1000)), PageToken: *page}
+	for s := range strings.SplitSeq(*statuses, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		st, ok := parseEnum(weftv1.RunStatus_value, "RUN_STATUS_", s)
+		if !ok {
+			return usageError("unknown status %q (want e.g. pending, running, blocked, completed, failed, cancelled)", s)
+		}
+		req.Statuses = append(req.Statuses, weftv1.RunStatus(st))
+	}
+	ctx, cancel := c.callCtx()
+	defer cancel()
+	res, err := c.client().ListRuns(ctx, req)
+	if err != nil {
+		return err
+	}
+	if c.g.output == "json" {
+		return printJSON(c.stdout, res)
+	}
+	printRuns(c.stdout, res)
+	return nil
+}
+
+func (c *cli) events(args []string) error {
+	fs := c.flags("events", true)
+	watch := fs.Bool("watch", false, "keep streaming new events until the run ends")
+	after := fs.Uint64("after", 0, "only events after this run_seq")
+	pos, err := c.parse(fs, args, "RUN")
+	if err != nil {
+		return err
+	}
+	p := newEventPrinter(c.stdout, c.g.output == "json")
+	if *watch {
+		for ev, err := range c.client().WatchEvents(c.ctx, pos[0], *after) {
+			if err != nil {
+				return err
+			}
+			p.print(ev)
+		}
+		return nil
+	}
+	cl := c.client()
+	for {
+		ctx, cancel := c.callCtx()
+		res, err := cl.ListEvents(ctx, &weftv1.ListEventsRequest{RunId: pos[0], AfterSeq: *after, PageSize: 1000})
+		cancel()
+		if err != nil {
+			return err
+		}
+		for _, ev := range res.GetEvents() {
+			p.print(ev)
+			*after = max(*after, ev.GetRunSeq())
+		}
+		if !res.GetHasMore() || len(res.GetEvents()) == 0 {
+			return nil
+		}
+	}
+}
+
+func (c *cli) signal(args []string) error {
+	fs := c.flags("signal", true)
+	signalID := fs.String("signal-id", "", "makes the signal idempotent (default: a fresh UUID, reused on retries)")
+	payload := fs.String("payload", "", "the signal's payload, as JSON")
+	pos, err := c.parse(fs, args, "RUN", "NAME")
+	if err != nil {
+		return err
+	}
+	req := &weftv1.SignalRunRequest{RunId: pos[0], SignalName: pos[1], SignalId: optional(*signalID)}
+	if req.Payload, err = jsonFlag("--payload", *payload); err != nil {
+		return err
+	}
+	ctx, cancel := c.callCtx()
+	defer cancel()
+	res, err := c.client().SignalRun(ctx, req)
+	if err != nil {
+		return err
+	}
+	if c.g.output == "json" {
+		return printJSON(c.stdout, res)
+	}
+	r := res.GetResult()
+	fmt.Fprintf(c.stdout, "signal %s accepted for run %s (signal id %s)\n", r.GetSignalName(), r.GetRunId(), r.GetSignalId())
+	if res.GetDuplicate() {
+		fmt.Fprintln(c.stdout, "duplicate: answered with the original result")
+	}
+	return nil
+}
+
+func (c *cli) complete(args []string) error {
+	fs := c.flags("complete", false)
+	token := fs.String("token", "", "the completion token shown by `weft get` (required)")
+	outcome := fs.String("outcome", "succeeded", "succeeded, failed or cancelled")
+	actor := fs.String("actor", "", "who completes the step (required; not the run's submitter)")
+	notes := fs.String("notes", "", "free-form notes")
+	output := fs.String("output", "", "the step's output, as JSON (use -o for the output format)")
+	var evidence stringList
+	fs.Var(&evidence, "evidence", "an evidence reference (repeatable)")
+	pos, err := c.parse(fs, args, "RUN", "ACTION")
+	if err != nil {
+		return err
+	}
+	if *token == "" || *actor == "" {
+		return usageError("--token and --actor are required")
+	}
+	oc, ok := parseEnum(weftv1.ManualOutcome_value, "MANUAL_OUTCOME_", *outcome)
+	if !ok || oc == 0 {
+		return usageError("--outcome must be succeeded, failed or cancelled, got %q", *outcome)
+	}
+	req := &weftv1.CompleteManualActionRequest{SchemaVersion: 1, RunId: pos[0], ActionId: pos[1],
+		CompletionToken: *token, Outcome: weftv1.ManualOutcome(oc), ActorUserId: *actor,
+		CompletedAt: timestamppb.Now(), Notes: *notes, EvidenceRefs: evidence}
+	if req.Output, err = jsonFlag("--output", *output); err != nil {
+		return err
+	}
+	ctx, cancel := c.callCtx()
+	defer cancel()
+	res, err := c.client().CompleteManualAction(ctx, req)
+	if err != nil {
+		return err
+	}
+	if c.g.output == "json" {
+		return printJSON(c.stdout, res)
+	}
+	r := res.GetResult()
+	fmt.Fprintf(c.stdout, "step %s of run %s completed %s by %s\n", r.GetActionId(), r.GetRunId(),
+		enumName(r.GetOutcome().String(), "MANUAL_OUTCOME_"), r.GetActorUserId())
+	if res.GetDuplicate() {
+		fmt.Fprintln(c.stdout, "duplicate: answered with the original result")
+	}
+	return nil
+}
+
+// control runs one control-signal command: RUN [ACTION] with --reason and --signal-id.
+func (c *cli) control(name string, args []string, withAction bool,
+	call func(ctx context.Context, cl *client.Client, runID, actionID, reason string, id *string) (*weftv1.Run, proto.Message, error)) error {
+	fs := c.flags(name, true)
+	reason := fs.String("reason", "", "why (recorded)")
+	signalID := fs.String("signal-id", "", "makes the call idempotent (default: a fresh UUID, reused on retries)")
+	names := []string{"RUN"}
+	if withAction {
+		names = append(names, "ACTION")
+	}
+	pos, err := c.parse(fs, args, names...)
+	if err != nil {
+		return err
+	}
+	action := ""
+	if withAction {
+		action = pos[1]
+	}
+	ctx, cancel := c.callCtx()
+	defer cancel()
+	run, res, err := call(ctx, c.client(), pos[0], action, *reason, optional(*signalID))
+	if err != nil {
+		return err
+	}
+	return c.printRunOrJSON(run, res)
+}
+
+func (c *cli) approve(args []string) error {
+	return c.control("approve", args, false, func(ctx context.Context, cl *client.Client, run, _, reason string, id *string) (*weftv1.Run, proto.Message, error) {
+		res, err := cl.ApproveRun(ctx, &weftv1.ApproveRunRequest{RunId: run, Reason: reason, SignalId: id})
+		return res.GetRun(), res, err
+	})
+}
+
+func (c *cli) pause(args []string) error {
+	return c.control("pause", args, false, func(ctx context.Context, cl *client.Client, run, _, reason string, id *string) (*weftv1.Run, proto.Message, error) {
+		res, err := cl.PauseRun(ctx, &weftv1.PauseRunRequest{RunId: run, Reason: reason, SignalId: id})
+		return res.GetRun(), res, err
+	})
+}
+
+func (c *cli) resume(args []string) error {
+	return c.control("resume", args, false, func(ctx context.Context, cl *client.Client, run, _, reason string, id *string) (*weftv1.Run, proto.Message, error) {
+		res, err := cl.ResumeRun(ctx, &weftv1.ResumeRunRequest{RunId: run, Reason: reason, SignalId: id})
+		return res.GetRun(), res, err
+	})
+}
+
+func (c *cli) cancel(args []string) error {
+	return c.control("cancel", args, false, func(ctx context.Context, cl *client.Client, run, _, reason string, id *string) (*weftv1.Run, proto.Message, error) {
+		res, err := cl.CancelRun(ctx, &weftv1.CancelRunRequest{RunId: run, Reason: reason, SignalId: id})
+		return res.GetRun(), res, err
+	})
+}
+
+func (c *cli) retryStep(args []string) error {
+	return c.control("retry-step", args, true, func(ctx context.Context, cl *client.Client, run, action, reason string, id *string) (*weftv1.Run, proto.Message, error) {
+		res, err := cl.RetryStep(ctx, &weftv1.RetryStepRequest{RunId: run, ActionId: action, Reason: reason, SignalId: id})
+		return res.GetRun(), res, err
+	})
+}
+
+func (c *cli) skipStep(args []string) error {
+	return c.control("skip-step", args, true, func(ctx context.Context, cl *client.Client, run, action, reason string, id *string) (*weftv1.Run, proto.Message, error) {
+		res, err := cl.SkipStep(ctx, &weftv1.SkipStepRequest{RunId: run, ActionId: action, Reason: reason, SignalId: id})
+		return res.GetRun(), res, err
+	})
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// health prints each service's serving status; it fails unless all serve.
+func health(ctx context.Context, base string, stdout io.Writer) (int, error) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	code := 0
+	for _, svc := range services {
+		status, err := checkHealth(ctx, client, base, svc)
+		if err != nil {
+			return 1, err
+		}
+		if status != "SERVING" {
+			code = 1
+		}
+		fmt.Fprintf(stdout, "%-24s %s\n", svc, status)
+	}
+	return code, nil
+}
+
+// checkHealth calls grpc.health.v1.Health/Check over Connect's JSON protocol.
+func checkHealth(ctx context.Context, client *http.Client, base, svc string) (string, error) {
+	body, _ := json.Marshal(map[string]string{"service": svc})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/grpc.health.v1.Health/Check", bytes.NewReader(body))
+	if err != nil {
+		return "", fmt.Errorf("address %q: %w", base, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("weftd at %s is not reachable: %w", base, err)
+	}
+	defer res.Body.Close()
+	var out struct {
+		Status string `json:"status"`
+	}
+	if res.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("health check of %s answered HTTP %d", svc, res.StatusCode)
+	}
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		return "", errors.New("health check answered something that is not JSON")
+	}
+	return strings.TrimPrefix(out.Status, "SERVING_STATUS_"), nil
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+var (
+	jsonDoc  = protojson.MarshalOptions{UseProtoNames: true, Multiline: true, Indent: "  "}
+	jsonLine = protojson.MarshalOptions{UseProtoNames: true}
+)
+
+// printJSON prints one response as proto JSON with proto field names.
+func printJSON(w io.Writer, m proto.Message) error {
+	b, err := jsonDoc.Marshal(m)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
+}
+
+func (c *cli) printRunOrJSON(run *weftv1.Run, res proto.Message) error {
+	if c.g.output == "json" {
+		return printJSON(c.stdout, res)
+	}
+	printRun(c.stdout, run)
+	return nil
+}
+
+// enumName strips an enum's prefix; values this CLI does not know print as numbers.
+func enumName(s, prefix string) string { return strings.TrimPrefix(s, prefix) }
+
+// parseEnum reads "running", "RUNNING" or "RUN_STATUS_RUNNING".
+func parseEnum(values map[string]int32, prefix, s string) (int32, bool) {
+	s = strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), "-", "_"))
+	if v, ok := values[s]; ok {
+		return v, true
+	}
+	v, ok := values[prefix+s]
+	return v, ok
+}
+
+func when(ts *timestamppb.Timestamp) string {
+	if ts == nil {
+		return ""
+	}
+	return ts.AsTime().UTC().Format(time.RFC3339)
+}
+
+// printRun prints a run's summary and a table of its steps.
+func printRun(w io.Writer, run *weftv1.Run) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	status := enumName(run.GetStatus().String(), "RUN_STATUS_")
+	if run.GetSubstatus() != weftv1.RunSubstatus_RUN_SUBSTATUS_UNSPECIFIED {
+		status += " (" + enumName(run.GetSubstatus().String(), "RUN_SUBSTATUS_") + ")"
+	}
+	fmt.Fprintf(tw, "run\t%s\n", run.GetRunId())
+	fmt.Fprintf(tw, "status\t%s\n", status)
+	fmt.Fprintf(tw, "plan\t%s@%s\n", run.GetPlanId(), run.GetPlanVersion())
+	fmt.Fprintf(tw, "created\t%s\n", when(run.GetCreatedAt()))
+	if m := run.GetMessage(); m != "" {
+		fmt.Fprintf(tw, "message\t%s\n", m)
+	}
+	if e := run.GetError(); e != nil {
+		fmt.Fprintf(tw, "error\t%s\n", runError(e))
+	}
+	if o := run.GetCompensationOutcome(); o != weftv1.CompensationOutcome_COMPENSATION_OUTCOME_UNSPECIFIED {
+		fmt.Fprintf(tw, "compensation\t%s\n", enumName(o.String(), "COMPENSATION_OUTCOME_"))
+	}
+	if c := run.GetCancellation(); c != nil {
+		fmt.Fprintf(tw, "cancelled\tby %s: %s\n", c.GetCancelledBy(), c.GetReason())
+	}
+	_ = tw.Flush()
+	if len(run.GetSteps()) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPT\tDETAIL")
+	for _, s := range run.GetSteps() {
+		fmt.Fprintf(tw, "%s\t%s\t%d.%d\t%s\n", s.GetActionId(), enumName(s.GetStatus().String(), "STEP_STATUS_"),
+			s.GetLogicalAttemptId(), s.GetEngineAttemptId(), stepDetail(s))
+	}
+	_ = tw.Flush()
+}
+
+// stepDetail is the one thing a person most needs to know about a step.
+func stepDetail(s *weftv1.Step) string {
+	var parts []string
+	if t := s.GetCompletionToken(); t != "" {
+		parts = append(parts, "completion token "+t)
+	}
+	if sig := s.GetWaitingForSignal(); sig != "" {
+		parts = append(parts, "waiting for signal "+sig)
+	}
+	if e := s.GetError(); e != nil {
+		parts = append(parts, stepError(e))
+	}
+	if r := s.GetReason(); r != "" {
+		parts = append(parts, r)
+	}
+	if cs := s.GetCompensationStatus(); cs != weftv1.CompensationStatus_COMPENSATION_STATUS_UNSPECIFIED {
+		parts = append(parts, "compensation "+enumName(cs.String(), "COMPENSATION_STATUS_"))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func stepError(e *weftv1.StepError) string {
+	s := enumName(e.GetErrorClass().String(), "ERROR_CLASS_")
+	if e.GetCode() != "" {
+		s += " " + e.GetCode()
+	}
+	if e.GetMessage() != "" {
+		s += ": " + e.GetMessage()
+	}
+	return s
+}
+
+func runError(e *weftv1.RunError) string {
+	var parts []string
+	if e.GetWorkflowTimeout() {
+		parts = append(parts, "workflow timeout")
+	}
+	if e.GetActionId() != "" {
+		parts = append(parts, "step "+e.GetActionId())
+	}
+	if e.GetError() != nil {
+		parts = append(parts, stepError(e.GetError()))
+	}
+	return strings.Join(parts, ": ")
+}
+
+// printRuns prints a page of runs as a table.
+func printRuns(w io.Writer, res *weftv1.ListRunsResponse) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTATUS\tPLAN\tCREATED")
+	for _, r := range res.GetRuns() {
+		fmt.Fprintf(tw, "%s\t%s\t%s@%s\t%s\n", r.GetRunId(), enumName(r.GetStatus().String(), "RUN_STATUS_"),
+			r.GetPlanId(), r.GetPlanVersion(), when(r.GetCreatedAt()))
+	}
+	_ = tw.Flush()
+	if t := res.GetNextPageToken(); t != "" {
+		fmt.Fprintf(w, "more: --page-token %s\n", t)
+	}
+}
+
+// eventPrinter prints events one per line as they come, so --watch shows
+// each at once: fixed-width columns, or one JSON object per line.
+type eventPrinter struct {
+	w      io.Writer
+	json   bool
+	header bool
+}
+
+func newEventPrinter(w io.Writer, json bool) *eventPrinter { return &eventPrinter{w: w, json: json} }
+
+func (p *eventPrinter) print(ev *weftv1.Event) {
+	if p.json {
+		b, err := jsonLine.Marshal(ev)
+		if err == nil {
+			fmt.Fprintln(p.w, string(b))
+		}
+		return
+	}
+	if !p.header {
+		p.header = true
+		fmt.Fprintf(p.w, "%-5s %-20s %-22s %-24s %s\n", "SEQ", "EMITTED", "TYPE", "STEP", "DETAIL")
+	}
+	fmt.Fprintf(p.w, "%-5s %-20s %-22s %-24s %s\n", strconv.FormatUint(ev.GetRunSeq(), 10), when(ev.GetEmittedAt()),
+		ev.GetEventType(), ev.GetStepId(), eventDetail(ev))
+}
+
+// eventDetail summarises the payloads a person watches for; other event
+// types (including ones this CLI does not know) print no detail.
+func eventDetail(ev *weftv1.Event) string {
+	switch p := ev.GetPayload().(type) {
+	case *weftv1.Event_StepWaiting:
+		if t := p.StepWaiting.GetCompletionToken(); t != "" {
+			return "completion token " + t
+		}
+		if s := p.StepWaiting.GetSignalName(); s != "" {
+			return "waiting for signal " + s
+		}
+	case *weftv1.Event_StepFailed:
+		return stepError(p.StepFailed.GetError())
+	case *weftv1.Event_RunFailed:
+		return runError(p.RunFailed.GetError())
+	case *weftv1.Event_SignalAccepted:
+		return "signal " + p.SignalAccepted.GetResult().GetSignalName()
+	case *weftv1.Event_RunBlocked:
+		return "waiting on " + strings.Join(p.RunBlocked.GetWaitingOn(), ", ")
+	}
+	return ""
+}
