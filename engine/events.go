@@ -104,6 +104,8 @@ type EventData struct {
 	PlanID              string              `json:"plan_id,omitempty"`
 	PlanSHA256          string              `json:"plan_sha256,omitempty"`
 	RunRequestID        string              `json:"run_request_id,omitempty"`
+	VerifyState         string              `json:"verify_state,omitempty"`
+	ReconciliationKey   string              `json:"reconciliation_key,omitempty"`
 }
 
 // RunContext is who and where a run belongs to.

@@ -26,11 +26,17 @@ func (e *Engine) CompleteTask(ctx context.Context, r TaskReport) (*ReportResult,
 	}
 	return e.report(ctx, r, "completed", func(ch *change, t *taskRecord, a *Action, st *StepState) {
 		res := attemptResult{outcome: AttemptSucceeded, output: r.Output, artifacts: r.Artifacts, workerID: r.WorkerID}
-		if t.Kind == TaskCompensation {
+		switch t.Kind {
+		case TaskCompensation:
 			ch.finishCompensationAttempt(a, st, true, nil)
-			return
+		case TaskVerify:
+			ch.err = claimLost(t.TaskID, t.RunID) // a verify task is answered with ReportVerification
+		default:
+			if st.Reconcile {
+				ch.recordRecon(a, st, reconCompleted, r.Output, nil, r.ReconciliationKey, "")
+			}
+			ch.succeedAttempt(a, st, res)
 		}
-		ch.succeedAttempt(a, st, res)
 	})
 }
 
@@ -39,9 +45,21 @@ func (e *Engine) FailTask(ctx context.Context, r TaskReport) (*ReportResult, err
 	stepErr := &StepError{Class: normalizeClass(r.ErrorClass), Code: r.Code, Message: r.Message}
 	var willRetry bool
 	res, err := e.report(ctx, r, "failed", func(ch *change, t *taskRecord, a *Action, st *StepState) {
-		if t.Kind == TaskCompensation {
+		switch t.Kind {
+		case TaskCompensation:
 			ch.finishCompensationAttempt(a, st, false, stepErr)
 			return
+		case TaskVerify:
+			st.TaskID, st.Verifying = "", false
+			ch.failReconciled(a, st, ErrorReconciliationIndeterminate, "verifier unavailable: the verify task failed")
+			return
+		}
+		if st.Reconcile {
+			status := reconFailed
+			if r.SideEffectPossible {
+				status = reconIndeterminate
+			}
+			ch.recordRecon(a, st, status, nil, stepErr, r.ReconciliationKey, "")
 		}
 		ch.failAttempt(a, st, attemptResult{outcome: AttemptFailed, err: stepErr, workerID: r.WorkerID})
 		willRetry = st.TaskID == "" && !st.NextAttemptAt.IsZero()

@@ -260,7 +260,12 @@ func (c *change) newTask(a *Action, st *StepState, kind TaskKind, activity, queu
 func (c *change) dispatchDueRetries() {
 	for _, st := range c.state.Steps {
 		if st.Status == StepRunning && st.TaskID == "" && !st.NextAttemptAt.IsZero() && !st.NextAttemptAt.After(c.now) {
-			c.scheduleAttempt(c.run.action(st.ActionID), st, c.now)
+			a := c.run.action(st.ActionID)
+			if rec := c.reconRecordOfReconciled(a, st); rec != nil && needsVerify(rec.Status) {
+				c.scheduleVerify(a, st) // a side effect may exist: ask before dispatching again
+				continue
+			}
+			c.scheduleAttempt(a, st, c.now)
 		}
 	}
 }

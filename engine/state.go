@@ -85,6 +85,11 @@ type StepState struct {
 	CompError    *StepError         `json:"comp_error,omitempty"`
 	CompTaskID   string             `json:"comp_task_id,omitempty"`
 	CompReadyKey string             `json:"comp_ready_key,omitempty"`
+	// Reconcile: the activity was claimed by a worker that can verify it, so
+	// its operation has a reconciliation record (spec 003).
+	Reconcile bool `json:"reconcile,omitempty"`
+	// Verifying: the current task is a verify task.
+	Verifying bool `json:"verifying,omitempty"`
 }
 
 // Attempt is the evidence of one execution attempt (spec 000 §5).

@@ -22,7 +22,10 @@ type PollParams struct {
 	// Activities and Compensations are the names the worker runs.
 	Activities    []string
 	Compensations []string
-	MaxTasks      int
+	// Verifiable names the activities the worker can verify (it derives an
+	// idempotency key and has a verify function): they are reconcilable.
+	Verifiable []string
+	MaxTasks   int
 	// Wait is how long to wait for a task; 0 answers at once.
 	Wait time.Duration
 }
@@ -46,6 +49,8 @@ type Task struct {
 	Deadline         time.Time
 	HeartbeatTimeout time.Duration
 	Secrets          []SecretRef
+	// ReconciliationKey, for verify tasks: the key the worker reported before.
+	ReconciliationKey string
 }
 
 // PollTasks claims up to MaxTasks ready tasks of the worker's activities,
@@ -89,6 +94,9 @@ func (e *Engine) claimReady(ctx context.Context, p PollParams) ([]*Task, error) 
 	}
 	for _, c := range p.Compensations {
 		names["c:"+c] = TaskCompensation
+	}
+	for _, v := range p.Verifiable {
+		names["v:"+v] = TaskVerify
 	}
 	start, end := readyTaskRange(p.TenantID, p.Queue, e.now())
 	var out []*Task
@@ -155,7 +163,7 @@ func (e *Engine) claim(ctx context.Context, taskID string, p PollParams, names m
 	_, err = e.mutate(ctx, t.RunID, "activity-worker:"+p.WorkerID, func(ch *change) error {
 		ch.require(store.IfVersion(taskKey(taskID), version))
 		var cerr error
-		task, cerr = ch.claimTask(t, p.WorkerID)
+		task, cerr = ch.claimTask(t, p.WorkerID, names["v:"+t.Activity] == TaskVerify)
 		return cerr
 	})
 	var cf *store.ConditionFailedError
@@ -169,13 +177,15 @@ func wants(names map[string]TaskKind, t *taskRecord) bool {
 	switch t.Kind {
 	case TaskCompensation:
 		return names["c:"+t.Activity] == TaskCompensation
+	case TaskVerify:
+		return names["v:"+t.Activity] == TaskVerify
 	default:
 		return names["a:"+t.Activity] == TaskActivity
 	}
 }
 
 // claimTask is the decision of a claim.
-func (c *change) claimTask(t *taskRecord, workerID string) (*Task, error) {
+func (c *change) claimTask(t *taskRecord, workerID string, verifiable bool) (*Task, error) {
 	s := c.state
 	st := s.step(t.ActionID)
 	current := st != nil && (st.TaskID == t.TaskID || st.CompTaskID == t.TaskID)
@@ -196,10 +206,18 @@ func (c *change) claimTask(t *taskRecord, workerID string) (*Task, error) {
 		c.setTimer(timerRecord{RunID: t.RunID, Kind: timerHeartbeat, Ref: t.TaskID, Due: t.HeartbeatDue, Token: t.Token})
 	}
 	c.put(taskKey(t.TaskID), t)
-	if t.Kind == TaskActivity {
+	switch t.Kind {
+	case TaskActivity:
 		st.ReadyKey = ""
 		c.startAttempt(st, workerID)
-	} else {
+		if verifiable {
+			// Dispatched: until the worker reports, a side effect may exist.
+			st.Reconcile = true
+			c.recordRecon(c.run.action(t.ActionID), st, reconIndeterminate, nil, nil, "", "")
+		}
+	case TaskVerify:
+		st.ReadyKey = ""
+	default:
 		st.CompReadyKey = ""
 	}
 	c.dirty = true
@@ -238,6 +256,11 @@ func (c *change) taskFor(t *taskRecord, st *StepState) *Task {
 		return task
 	}
 	task.UpstreamOutputs = c.upstreamOutputs(a)
+	if t.Kind == TaskVerify {
+		if rec := c.reconRecordOf(a, st); rec != nil {
+			task.ReconciliationKey = rec.IdempotencyKey
+		}
+	}
 	return task
 }
 

@@ -103,9 +103,16 @@ func (c *change) attemptTimedOut(task *taskRecord, token, message string) {
 	}
 	c.clearTimer(task.Deadline, timerAttempt, task.TaskID)
 	stepErr := &StepError{Class: ErrorTimeout, Message: message}
-	if task.Kind == TaskCompensation {
+	switch {
+	case task.Kind == TaskCompensation:
 		c.finishCompensationAttempt(a, st, false, stepErr)
 		return
+	case task.Kind == TaskVerify:
+		st.TaskID, st.Verifying = "", false
+		c.failReconciled(a, st, ErrorReconciliationIndeterminate, "verifier unavailable: the verify task timed out")
+		return
+	case st.Reconcile:
+		c.recordRecon(a, st, reconTimedOut, nil, stepErr, "", "")
 	}
 	c.failAttempt(a, st, attemptResult{outcome: AttemptTimedOut, err: stepErr, workerID: task.WorkerID})
 }

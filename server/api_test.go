@@ -257,13 +257,39 @@ func TestHeartbeat_AnswersCancelAfterTheRunIsCancelled(t *testing.T) {
 	})
 }
 
-func TestReportVerification_IsUnimplementedUntilTheEngineIssuesVerifyTasks(t *testing.T) {
+func TestReportVerification_ReconcilesAPossibleSideEffectWithoutRedispatch(t *testing.T) {
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
-		_, err := b.c.Workers.ReportVerification(context.Background(), connect.NewRequest(&weftv1.ReportVerificationRequest{
-			TaskToken: "t#1", WorkerId: "w1", State: weftv1.VerifyState_VERIFY_STATE_NOT_COMPLETED}))
-		require.Equal(t, connect.CodeUnimplemented, connect.CodeOf(err))
-		fault, ok := FaultOf(err)
-		require.True(t, ok)
-		require.Equal(t, weftv1.FaultCode_FAULT_CODE_UNIMPLEMENTED, fault.GetCode())
+		ctx := context.Background()
+		action := &weftv1.Action{Id: "charge", Order: 1, Activity: "charge",
+			Retry: &weftv1.RetryPolicy{InitialBackoffMs: proto.Uint32(1)}}
+		run := b.submit(def(action))
+		pollVerifiable := func() *weftv1.Task {
+			res, err := b.c.Workers.PollTasks(ctx, connect.NewRequest(&weftv1.PollTasksRequest{WorkerId: "vw",
+				Activities: []*weftv1.ActivityRegistration{{Name: "charge", Verifiable: true}}, WaitMs: 5000}))
+			require.NoError(t, err)
+			require.Len(t, res.Msg.GetTasks(), 1)
+			return res.Msg.GetTasks()[0]
+		}
+		task := pollVerifiable()
+		require.Equal(t, weftv1.TaskType_TASK_TYPE_ACTIVITY, task.GetTaskType())
+		_, err := b.c.Workers.FailTask(ctx, connect.NewRequest(&weftv1.FailTaskRequest{TaskToken: task.GetTaskToken(),
+			WorkerId: "vw", ErrorClass: weftv1.ErrorClass_ERROR_CLASS_TRANSPORT, SideEffectPossible: true, ReconciliationKey: "order-9"}))
+		require.NoError(t, err)
+		verify := pollVerifiable()
+		require.Equal(t, weftv1.TaskType_TASK_TYPE_VERIFY, verify.GetTaskType())
+		require.Equal(t, "order-9", verify.GetReconciliationKey())
+		result, err := structpb.NewValue(map[string]any{"charge": "ch_9"})
+		require.NoError(t, err)
+		req := &weftv1.ReportVerificationRequest{TaskToken: verify.GetTaskToken(), WorkerId: "vw",
+			State: weftv1.VerifyState_VERIFY_STATE_COMPLETED_WITH_RESULT, Result: result}
+		first, err := b.c.Workers.ReportVerification(ctx, connect.NewRequest(req))
+		require.NoError(t, err)
+		require.False(t, first.Msg.GetDuplicate())
+		again, err := b.c.Workers.ReportVerification(ctx, connect.NewRequest(req))
+		require.NoError(t, err)
+		require.True(t, again.Msg.GetDuplicate())
+		got := b.getRun(run.GetRunId())
+		require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, got.GetStatus())
+		require.Equal(t, "ch_9", got.GetSteps()[0].GetOutput().GetStructValue().GetFields()["charge"].GetStringValue())
 	})
 }

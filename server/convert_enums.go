@@ -47,6 +47,14 @@ var errorClasses = newEnumTable(map[weftv1.ErrorClass]engine.ErrorClass{
 	weftv1.ErrorClass_ERROR_CLASS_RECONCILIATION_INDETERMINATE:      engine.ErrorReconciliationIndeterminate,
 })
 
+// verifyStates maps spec 003's verify states.
+var verifyStates = newEnumTable(map[weftv1.VerifyState]engine.VerifyState{
+	weftv1.VerifyState_VERIFY_STATE_NOT_COMPLETED:                engine.VerifyNotCompleted,
+	weftv1.VerifyState_VERIFY_STATE_COMPLETED_WITH_RESULT:        engine.VerifyCompletedWithResult,
+	weftv1.VerifyState_VERIFY_STATE_COMPLETED_RESULT_UNAVAILABLE: engine.VerifyCompletedResultUnavailable,
+	weftv1.VerifyState_VERIFY_STATE_INDETERMINATE:                engine.VerifyIndeterminate,
+})
+
 var backoffStrategies = newEnumTable(map[weftv1.BackoffStrategy]engine.BackoffStrategy{
 	weftv1.BackoffStrategy_BACKOFF_STRATEGY_CONSTANT:    engine.BackoffConstant,
 	weftv1.BackoffStrategy_BACKOFF_STRATEGY_LINEAR:      engine.BackoffLinear,

@@ -120,7 +120,9 @@ var stepPayloads = map[string]payloadFiller{
 	// EventData has no verify state or reconciliation key yet (the engine
 	// emits no StepVerified); the payload carries the diagnostic only.
 	engine.EvStepVerified: func(ev *engine.Event, out *weftv1.Event) {
-		out.Payload = &weftv1.Event_StepVerified{StepVerified: &weftv1.StepVerified{Diagnostic: ev.Data.Reason}}
+		out.Payload = &weftv1.Event_StepVerified{StepVerified: &weftv1.StepVerified{
+			VerifyState: verifyStates.proto(engine.VerifyState(ev.Data.VerifyState)), ReconciliationKey: ev.Data.ReconciliationKey,
+			Diagnostic: ev.Data.Reason}}
 	},
 	engine.EvCompensationStarted: func(ev *engine.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_CompensationStarted{CompensationStarted: &weftv1.CompensationStarted{

@@ -26,6 +26,7 @@ func taskProto(t *engine.Task) *weftv1.Task {
 		HeartbeatTimeoutMs: uint32(max(t.HeartbeatTimeout.Milliseconds(), 0)),
 		Secrets:            secretsProto(t.Secrets),
 		TenantId:           t.TenantID,
+		ReconciliationKey:  t.ReconciliationKey,
 	}
 	if len(t.UpstreamOutputs) > 0 {
 		out.UpstreamOutputs = make(map[string]*structpb.Value, len(t.UpstreamOutputs))

@@ -34,6 +34,9 @@ func (s *WorkerService) PollTasks(ctx context.Context, req *connect.Request[weft
 		Wait: time.Duration(m.GetWaitMs()) * time.Millisecond}
 	for _, a := range m.GetActivities() {
 		p.Activities = append(p.Activities, a.GetName())
+		if a.GetVerifiable() {
+			p.Verifiable = append(p.Verifiable, a.GetName())
+		}
 	}
 	tasks, err := s.eng.PollTasks(ctx, p)
 	if err != nil {
@@ -96,9 +99,21 @@ func (s *WorkerService) HeartbeatTask(ctx context.Context, req *connect.Request[
 		Deadline: timestamp(res.Deadline)}), nil
 }
 
-// ReportVerification answers unimplemented: the engine hands out no verify
-// tasks yet, so there is nothing a verification could answer.
-func (s *WorkerService) ReportVerification(context.Context, *connect.Request[weftv1.ReportVerificationRequest]) (*connect.Response[weftv1.ReportVerificationResponse], error) {
-	return nil, newFaultError(&weftv1.Fault{Code: weftv1.FaultCode_FAULT_CODE_UNIMPLEMENTED},
-		"ReportVerification is not implemented: the engine issues no verify tasks yet")
+// ReportVerification answers a verify task with spec 003's VerifyState.
+func (s *WorkerService) ReportVerification(ctx context.Context, req *connect.Request[weftv1.ReportVerificationRequest]) (*connect.Response[weftv1.ReportVerificationResponse], error) {
+	who, err := callerOf(ctx)
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	m := req.Msg
+	result, err := jsonField(m.GetResult(), "result")
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	res, err := s.eng.ReportVerification(ctx, engine.VerifyReport{TenantID: who.tenant, Token: m.GetTaskToken(),
+		WorkerID: m.GetWorkerId(), State: verifyStates.engine(m.GetState()), Result: result, Diagnostic: m.GetDiagnostic()})
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	return connect.NewResponse(&weftv1.ReportVerificationResponse{Duplicate: res.Duplicate}), nil
 }

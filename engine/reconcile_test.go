@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/memstore"
+)
+
+// pollVerifiable claims as a worker that can verify the activity.
+func (b *bundle) pollVerifiable(activity string) []*Task {
+	b.t.Helper()
+	tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "vw", Activities: []string{activity}, Verifiable: []string{activity}, MaxTasks: 5})
+	require.NoError(b.t, err)
+	return tasks
+}
+
+func (b *bundle) recon(runID, activity, actionID string) *reconRecord {
+	b.t.Helper()
+	item, err := b.store.Get(b.ctx, reconKey(runID, activity, operationID(runID, actionID, 1)))
+	if err != nil {
+		return nil
+	}
+	var r reconRecord
+	require.NoError(b.t, json.Unmarshal(item.Value, &r))
+	return &r
+}
+
+// crashAfterSideEffect claims the activity as a verifying worker that then
+// dies after its side effect, before it reports; the attempt times out and
+// the backoff passes. It answers the run id.
+func crashAfterSideEffect(t *testing.T, b *bundle) string {
+	t.Helper()
+	def := seq("charge")
+	def.Actions[0].Timeout = Ms(10_000)
+	run := b.submit(def)
+	tasks := b.pollVerifiable("act-charge")
+	require.Len(t, tasks, 1)
+	require.Equal(t, TaskActivity, tasks[0].Kind)
+	require.Equal(t, reconIndeterminate, b.recon(run.RunID, "act-charge", "charge").Status, "dispatched: a side effect may exist")
+	b.clock.Advance(10 * time.Second)
+	b.tick()
+	require.Equal(t, reconTimedOut, b.recon(run.RunID, "act-charge", "charge").Status)
+	b.clock.Advance(time.Second)
+	b.tick()
+	return run.RunID
+}
+
+// restart replaces the engine with a new one over the same store.
+func (b *bundle) restart() {
+	b.t.Helper()
+	eng, err := New(Config{Store: b.store, Clock: b.clock})
+	require.NoError(b.t, err)
+	b.eng = eng
+}
+
+func (b *bundle) verify(state VerifyState, result string) *Task {
+	b.t.Helper()
+	b.pollNone("act-charge") // a worker that cannot verify gets nothing: no blind redispatch
+	tasks := b.pollVerifiable("act-charge")
+	require.Len(b.t, tasks, 1)
+	require.Equal(b.t, TaskVerify, tasks[0].Kind)
+	var res json.RawMessage
+	if result != "" {
+		res = json.RawMessage(result)
+	}
+	_, err := b.eng.ReportVerification(b.ctx, VerifyReport{TenantID: tenant, Token: tasks[0].Token, WorkerID: "vw", State: state, Result: res, Diagnostic: "checked the ledger"})
+	require.NoError(b.t, err)
+	return tasks[0]
+}
+
+func countEvents(b *bundle, runID, typ string) int {
+	n := 0
+	for _, ty := range b.eventTypes(runID) {
+		if ty == typ {
+			n++
+		}
+	}
+	return n
+}
+
+func TestReconcile_EveryVerifyStateAfterACrashAndRestart(t *testing.T) {
+	cases := []struct {
+		state      VerifyState
+		result     string
+		wantStatus StepStatus
+		wantClass  ErrorClass
+		redispatch bool
+	}{
+		{VerifyNotCompleted, "", StepSucceeded, "", true},
+		{VerifyCompletedWithResult, `{"charge":"ch_1"}`, StepSucceeded, "", false},
+		{VerifyCompletedResultUnavailable, "", StepFailed, ErrorReconciliationResultUnavailable, false},
+		{VerifyIndeterminate, "", StepFailed, ErrorReconciliationIndeterminate, false},
+		{VerifyCompletedWithResult, "", StepFailed, ErrorReconciliationIndeterminate, false}, // contradiction: fail closed
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.state)+map[bool]string{true: "", false: " without result"}[tc.result != "" || tc.state != VerifyCompletedWithResult], func(t *testing.T) {
+			b := setupWith(t, memstore.New(memstore.Config{}))
+			runID := crashAfterSideEffect(t, b)
+			b.restart()
+			b.verify(tc.state, tc.result)
+			if tc.redispatch {
+				again := b.pollVerifiable("act-charge")
+				require.Len(t, again, 1, "not-completed: dispatch the activity")
+				require.Equal(t, TaskActivity, again[0].Kind)
+				require.Equal(t, 2, again[0].EngineAttempt)
+				_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: again[0].Token, WorkerID: "vw", Output: json.RawMessage(`"ok"`), ReconciliationKey: "charge-key"})
+				require.NoError(t, err)
+			} else {
+				require.Empty(t, b.pollVerifiable("act-charge"), "never redispatched")
+			}
+			snap := b.run(runID)
+			st := snap.Step("charge")
+			require.Equal(t, tc.wantStatus, st.Status)
+			if tc.wantClass != "" {
+				require.Equal(t, tc.wantClass, st.Error.Class)
+			}
+			if tc.state == VerifyCompletedWithResult && tc.result != "" {
+				require.JSONEq(t, tc.result, string(st.Output), "the verifier's result is the step's")
+				require.Equal(t, reconCompleted, b.recon(runID, "act-charge", "charge").Status)
+			}
+			require.LessOrEqual(t, countEvents(b, runID, EvStepCompleted), 1)
+			require.Equal(t, 1, countEvents(b, runID, EvStepVerified))
+		})
+	}
+}
+
+func TestReconcile_VerifierUnavailableIsIndeterminate(t *testing.T) {
+	b := setup(t)
+	runID := crashAfterSideEffect(t, b)
+	tasks := b.pollVerifiable("act-charge")
+	require.Len(t, tasks, 1)
+	_, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: tasks[0].Token, WorkerID: "vw", ErrorClass: ErrorTransport})
+	require.NoError(t, err)
+	st := b.run(runID).Step("charge")
+	require.Equal(t, StepFailed, st.Status)
+	require.Equal(t, ErrorReconciliationIndeterminate, st.Error.Class)
+	require.Empty(t, b.pollVerifiable("act-charge"))
+}
+
+func TestReconcile_SuccessIsRecordedBeforeItIsAcknowledged(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("charge"))
+	task := b.pollVerifiable("act-charge")[0]
+	_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "vw", Output: json.RawMessage(`{"id":7}`), ReconciliationKey: "order-7"})
+	require.NoError(t, err)
+	rec := b.recon(run.RunID, "act-charge", "charge")
+	require.Equal(t, reconCompleted, rec.Status)
+	require.JSONEq(t, `{"id":7}`, string(rec.Result))
+	require.Equal(t, "order-7", rec.IdempotencyKey)
+	require.Equal(t, run.RunID, rec.WorkflowID)
+	require.Equal(t, operationID(run.RunID, "charge", 1), rec.OperationID)
+}
+
+func TestReconcile_FailureBeforeTheSideEffectRetriesWithoutVerify(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("charge"))
+	task := b.pollVerifiable("act-charge")[0]
+	_, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "vw", ErrorClass: ErrorTransient})
+	require.NoError(t, err)
+	require.Equal(t, reconFailed, b.recon(run.RunID, "act-charge", "charge").Status)
+	b.clock.Advance(time.Second)
+	b.tick()
+	again := b.pollVerifiable("act-charge")
+	require.Len(t, again, 1)
+	require.Equal(t, TaskActivity, again[0].Kind)
+}
+
+func TestReconcile_FailureAfterAPossibleSideEffectVerifiesFirst(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("charge"))
+	task := b.pollVerifiable("act-charge")[0]
+	_, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "vw", ErrorClass: ErrorTransport, SideEffectPossible: true})
+	require.NoError(t, err)
+	require.Equal(t, reconIndeterminate, b.recon(run.RunID, "act-charge", "charge").Status)
+	b.clock.Advance(time.Second)
+	b.tick()
+	again := b.pollVerifiable("act-charge")
+	require.Len(t, again, 1)
+	require.Equal(t, TaskVerify, again[0].Kind)
+}
+
+func TestReconcile_ActivityWithoutAKeyKeepsAtLeastOnceAndWritesNoRecord(t *testing.T) {
+	b := setup(t)
+	def := seq("charge")
+	def.Actions[0].Timeout = Ms(10_000)
+	run := b.submit(def)
+	b.poll("act-charge") // a worker without verify
+	b.clock.Advance(10 * time.Second)
+	b.tick()
+	b.clock.Advance(time.Second)
+	b.tick()
+	again := b.poll("act-charge")
+	require.Equal(t, TaskActivity, again.Kind, "redispatched at least once, as before Tier-0")
+	require.Nil(t, b.recon(run.RunID, "act-charge", "charge"))
+	res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: store.KeyPrefix("rec")})
+	require.NoError(t, err)
+	require.Empty(t, res.Items, "no reconciliation record is ever written for it")
+}
