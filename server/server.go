@@ -116,6 +116,7 @@ func New(cfg Config) (http.Handler, error) {
 		connect.WithInterceptors(&faultInterceptor{logger: cfg.Logger, metrics: m},
 			&authInterceptor{tokens: cfg.Tokens}, &validationInterceptor{validator: validator}),
 		connect.WithReadMaxBytes(int(cfg.MaxRequestBytes)),
+		boundedGzip(cfg.MaxRequestBytes),
 		connect.WithRecover(recoverPanic(cfg.Logger)),
 	}
 	mux := http.NewServeMux()

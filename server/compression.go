@@ -1,0 +1,69 @@
+package server
+
+import (
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+
+	"connectrpc.com/connect"
+)
+
+// boundedGzip is the gzip codec every handler uses in place of Connect's
+// default. Connect caps what it keeps of a decompressed message at the read
+// limit, but then inflates the rest of an oversized message to report its
+// size, so a 4 MiB bomb costs seconds of CPU. This decompressor stops with
+// an error once a message inflates past the limit, so a bomb costs no more
+// than one maximal message.
+func boundedGzip(maxBytes int64) connect.HandlerOption {
+	return connect.WithCompression("gzip",
+		func() connect.Decompressor { return &cappedGzipReader{limit: maxBytes + 1} },
+		func() connect.Compressor { return gzip.NewWriter(io.Discard) },
+	)
+}
+
+// errInflatedTooLarge ends reading a message that inflates past the limit.
+var errInflatedTooLarge = errors.New("the message inflates past the request size limit")
+
+// cappedGzipReader is a gzip reader that answers an error after limit
+// decompressed bytes.
+type cappedGzipReader struct {
+	gz        *gzip.Reader
+	limit     int64
+	remaining int64
+}
+
+func (r *cappedGzipReader) Read(p []byte) (int, error) {
+	if r.gz == nil {
+		return 0, io.ErrUnexpectedEOF
+	}
+	if r.remaining <= 0 {
+		return 0, fmt.Errorf("%w (%d bytes)", errInflatedTooLarge, r.limit-1)
+	}
+	if int64(len(p)) > r.remaining {
+		p = p[:r.remaining]
+	}
+	n, err := r.gz.Read(p)
+	r.remaining -= int64(n)
+	return n, err
+}
+
+func (r *cappedGzipReader) Reset(src io.Reader) error {
+	r.remaining = r.limit
+	if r.gz == nil {
+		gz, err := gzip.NewReader(src)
+		if err != nil {
+			return err
+		}
+		r.gz = gz
+		return nil
+	}
+	return r.gz.Reset(src)
+}
+
+func (r *cappedGzipReader) Close() error {
+	if r.gz == nil {
+		return nil
+	}
+	return r.gz.Close()
+}
