@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -229,4 +231,139 @@ func TestMultiEngine_FrozenOwnersLateCommitIsRejected(t *testing.T) {
 	state, _, err := b.loadCheckpoint(ctx, runID)
 	require.NoError(t, err)
 	require.EqualValues(t, 2, state.Epoch, "each owner bumped the fencing epoch once")
+}
+
+// privateRedis runs a redis-server of this test's own on a free loopback
+// port, so that the test can stop it without disturbing anyone else.
+type privateRedis struct {
+	t    *testing.T
+	port int
+	cmd  *exec.Cmd
+}
+
+func startPrivateRedis(t *testing.T) *privateRedis {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set and redis-server is not installed")
+		}
+		t.Skip("SKIPPING: redis-server is not installed")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	r := &privateRedis{t: t, port: port}
+	r.start(bin)
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *privateRedis) start(bin string) {
+	r.cmd = exec.Command(bin, "--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	require.NoError(r.t, r.cmd.Start())
+	rdb := redis.NewClient(&redis.Options{Addr: r.addr()})
+	defer rdb.Close()
+	require.Eventually(r.t, func() bool { return rdb.Ping(context.Background()).Err() == nil }, 10*time.Second, 20*time.Millisecond)
+}
+
+func (r *privateRedis) stop() {
+	if r.cmd != nil && r.cmd.Process != nil {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+		r.cmd = nil
+	}
+}
+
+func (r *privateRedis) addr() string { return fmt.Sprintf("127.0.0.1:%d", r.port) }
+
+// TestMultiEngine_RedisDownFor30sLosesNothing stops Redis for 30 seconds
+// while two engines drive runs: requests keep committing (correctness is the
+// database's), background work waits, and once Redis is back every run
+// finishes with every step recorded once.
+func TestMultiEngine_RedisDownFor30sLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("Redis outage: skipped in -short")
+	}
+	r := startPrivateRedis(t)
+	db := sqltest.Require(t)
+	schema := db.NewSchema(t)
+	rdb := redis.NewClient(&redis.Options{Addr: r.addr(), DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	defer rdb.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var engines []*Engine
+	var wg sync.WaitGroup
+	for i := range 2 {
+		eng, err := New(Config{Store: db.Open(t, schema), Ownership: CASRequired, Owner: fmt.Sprintf("engine-%d", i),
+			Leases: redislease.New(rdb, "weft:lease:"), LeaseTTL: time.Second, PollInterval: 50 * time.Millisecond})
+		require.NoError(t, err)
+		engines = append(engines, eng)
+		wg.Add(1)
+		go func() { defer wg.Done(); eng.Run(ctx) }()
+	}
+	defer wg.Wait()
+	defer cancel()
+	def := seq("a", "b")
+	for i := range def.Actions {
+		def.Actions[i].Retry = RetryPolicy{MaxAttempts: 3, Strategy: BackoffConstant, InitialBackoff: Ms(100)}
+	}
+	submit := func(n int) []string {
+		var ids []string
+		for i := range n {
+			res, err := engines[i%2].SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: def, Start: true})
+			require.NoError(t, err)
+			ids = append(ids, res.Run.RunID)
+		}
+		return ids
+	}
+	// Every first attempt fails, so each step needs a backoff timer: work that
+	// only an owner with a lease does.
+	failOnce := func(eng *Engine) {
+		tasks, _ := eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: "w", Activities: []string{"act-a", "act-b"}, MaxTasks: 50})
+		for _, task := range tasks {
+			if task.EngineAttempt == 1 {
+				_, _ = eng.FailTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", ErrorClass: ErrorTransient})
+				continue
+			}
+			_, _ = eng.CompleteTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`1`)})
+		}
+	}
+	runIDs := submit(10)
+	failOnce(engines[0])
+	r.stop() // Redis goes away
+	down := time.Now()
+	runIDs = append(runIDs, submit(10)...) // requests still commit
+	for time.Since(down) < 30*time.Second {
+		failOnce(engines[1])
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, id := range runIDs[10:] {
+		snap, err := engines[0].GetRun(ctx, tenant, id)
+		require.NoError(t, err, "requests kept committing while Redis was down")
+		require.NotEqual(t, RunCompleted, snap.Status, "no owner drives a retry without its lease")
+	}
+	r.start("redis-server") // and comes back, empty
+	require.Eventually(t, func() bool {
+		failOnce(engines[0])
+		for _, id := range runIDs {
+			snap, err := engines[1].GetRun(ctx, tenant, id)
+			if err != nil || snap.Status != RunCompleted {
+				return false
+			}
+		}
+		return true
+	}, 60*time.Second, 100*time.Millisecond, "work resumes once Redis is back")
+	for _, id := range runIDs {
+		page, err := engines[0].ListEvents(ctx, tenant, id, 0, 1000)
+		require.NoError(t, err)
+		completed := map[string]int{}
+		for _, ev := range page.Events {
+			if ev.Type == EvStepCompleted {
+				completed[ev.StepID]++
+			}
+		}
+		require.Equal(t, map[string]int{"a": 1, "b": 1}, completed, "run %s", id)
+	}
 }
