@@ -135,3 +135,25 @@ func TestLoadAuth_WarnsWhenAPlainTextTokenFileIsReadableByOthers(t *testing.T) {
 	_, err = loadAuth(options{addr: "0.0.0.0:7400"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.ErrorIs(t, err, errOpenOnPublicAddress)
 }
+
+func TestWeftd_GrpcurlAndCurlJSONRPCWithABearerToken(t *testing.T) {
+	grpcurl := requireTool(t, "grpcurl")
+	curl := requireTool(t, "curl")
+	file := filepath.Join(t.TempDir(), "tokens.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"tokens":[{"token":"`+acmeToken+`","tenant":"acme","principal":"alice"}]}`), 0o600))
+	d := startWeftdEnv(t, nil, "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--auth-tokens", file)
+
+	require.Contains(t, runTool(t, grpcurl, "-plaintext", d.addr, "list"), "weft.v1.RunService\n", "reflection needs no token")
+	out, err := exec.Command(grpcurl, "-plaintext", "-d", `{"run_id":"run-x"}`, d.addr, "weft.v1.RunService/GetRun").CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "Code: Unauthenticated")
+	out, err = exec.Command(grpcurl, "-plaintext", "-H", "authorization: Bearer "+acmeToken,
+		"-d", `{"run_id":"run-x"}`, d.addr, "weft.v1.RunService/GetRun").CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "Code: NotFound", "the token is accepted; the run does not exist")
+
+	body := runTool(t, curl, "-sS", "-X", "POST", d.url+"/jsonrpc", "-H", "Authorization: Bearer "+acmeToken,
+		"-H", "Content-Type: application/json",
+		"-d", `{"jsonrpc":"2.0","id":1,"method":"weft.v1.RunService.ListRuns","params":{}}`)
+	require.JSONEq(t, `{"jsonrpc":"2.0","id":1,"result":{}}`, body)
+}
