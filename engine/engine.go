@@ -63,6 +63,10 @@ type Config struct {
 	LeaseTTL time.Duration
 	// Owner names this engine in leases and emitted_by (default: random).
 	Owner string
+	// Outbox enqueues every appended event for export in the same batch
+	// (the transactional outbox of spec 004 §4); an export worker publishes
+	// and removes the entries. Off: no entries are written.
+	Outbox bool
 	// Ownership is the checkpoint ownership mode (default single-owner, the
 	// embedded deployment; clusters use cas-required).
 	Ownership Ownership

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+
+	"github.com/weft-dev/weft/store"
 )
 
 // The event types (docs/semantics.md has the catalog and each one's effect).
@@ -152,3 +154,21 @@ func IdempotencyKey(runID, stepID string, logicalAttempt int, eventType, planVer
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+// OutboxEntry is an event waiting for export, with the tenant it belongs to
+// (buses partition by tenant).
+type OutboxEntry struct {
+	TenantID string          `json:"tenant_id"`
+	Event    json.RawMessage `json:"event"`
+}
+
+func outboxEntry(tenantID string, event []byte) []byte {
+	b, err := json.Marshal(OutboxEntry{TenantID: tenantID, Event: event})
+	if err != nil {
+		panic("engine: outbox entry does not marshal: " + err.Error())
+	}
+	return b
+}
+
+// OutboxPrefix is the key prefix of the transactional outbox, for export workers.
+func OutboxPrefix() []byte { return store.KeyPrefix("ob") }

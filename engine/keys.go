@@ -27,6 +27,12 @@ func eventPrefix(runID string) []byte { return store.KeyPrefix("wf", runID, "ev"
 // eventIdemKey enforces (run_id, idempotency_key) uniqueness.
 func eventIdemKey(runID, idemKey string) []byte { return store.Key("wf", runID, "ek", idemKey) }
 
+// outboxKey holds an event waiting for export (the transactional outbox):
+// written in the batch that appends the event, deleted once published.
+func outboxKey(runID string, seq uint64) []byte {
+	return store.Key("ob", runID, store.Uint64(seq))
+}
+
 // runRequestKey maps spec 004 §3's submission tuple to a run.
 func runRequestKey(tenant, project, env, planID, planVersion, runRequestID string) []byte {
 	return store.Key("rr", tenant, project, env, planID, planVersion, runRequestID)

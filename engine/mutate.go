@@ -158,6 +158,9 @@ func (c *change) batch(version uint64) *store.Batch {
 		idem := eventIdemKey(ev.RunID, ev.IdempotencyKey)
 		b.Conditions = append(b.Conditions, store.IfAbsent(idem))
 		b.Ops = append(b.Ops, store.Put(eventKey(ev.RunID, ev.Seq), body), store.Put(idem, []byte(store.Uint64(ev.Seq))))
+		if c.e != nil && c.e.cfg.Outbox {
+			b.Ops = append(b.Ops, store.Put(outboxKey(ev.RunID, ev.Seq), outboxEntry(c.run.TenantID, body)))
+		}
 	}
 	b.Ops = append(b.Ops, lastWriteWins(c.ops)...)
 	return b

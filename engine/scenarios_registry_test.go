@@ -14,6 +14,7 @@ import (
 // scenarios are the engine's behaviour tests, each named after the rule it
 // proves; every one runs on every store backend.
 var scenarios = map[string]func(*testing.T, *bundle){
+	"Submit_StartRacingRecoveryStartsTheRunOnce":               scenarioSubmit_StartRacingRecoveryStartsTheRunOnce,
 	"Heartbeat_MissingHeartbeatTimesTheAttemptOut":             scenarioHeartbeat_MissingHeartbeatTimesTheAttemptOut,
 	"Pause_DrainTimeoutForcesPausedAndLateCompletionIsApplied": scenarioPause_DrainTimeoutForcesPausedAndLateCompletionIsApplied,
 	"Signal_ToATerminalRunIsRejected":                          scenarioSignal_ToATerminalRunIsRejected,

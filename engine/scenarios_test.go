@@ -540,3 +540,18 @@ func scenarioSignal_InvalidIDsAreRejectedBeforeAnythingIsWritten(t *testing.T, b
 	}
 	require.Equal(t, before, b.run(run.RunID).LastEventSeq)
 }
+
+func scenarioSubmit_StartRacingRecoveryStartsTheRunOnce(t *testing.T, b *bundle) {
+	def := seq("w")
+	def.Actions[0].Activity, def.Actions[0].WaitForSignal = "", &SignalWait{SignalName: "go"}
+	res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: def, SubmittedBy: "alice"})
+	require.NoError(t, err)
+	// The recovery path triggers the run first (as the background loop may,
+	// between a submission's two commits); the submission's own trigger follows.
+	require.NoError(t, b.eng.drive(b.ctx, res.Run.RunID, triggerDecision(res.Run.RunID)))
+	require.Equal(t, RunBlocked, b.run(res.Run.RunID).Status)
+	snap, err := b.eng.StartRun(b.ctx, tenant, res.Run.RunID, "alice")
+	require.NoError(t, err, "a second trigger is not an error")
+	require.Equal(t, RunBlocked, snap.Status)
+	require.Equal(t, 1, countEvents(b, res.Run.RunID, EvRunStarted))
+}

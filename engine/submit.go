@@ -117,7 +117,7 @@ func (e *Engine) persistSubmission(ctx context.Context, rec *runRecord, p Submit
 	for _, a := range rec.Definition.Actions {
 		state.Steps = append(state.Steps, &StepState{ActionID: a.ID, Status: StepPending, LogicalAttempt: 1})
 	}
-	ch := &change{run: rec, state: state, now: rec.CreatedAt, actor: actorOf(p.SubmittedBy)}
+	ch := &change{e: e, ctx: ctx, run: rec, state: state, now: rec.CreatedAt, actor: actorOf(p.SubmittedBy)}
 	ch.emit(EvRunSubmitted, "", 1, 0, EventData{
 		Status:       string(RunPending),
 		Context:      rec.context(p.SubmittedBy),
@@ -232,11 +232,11 @@ func triggerDecision(runID string) func(*change) error {
 					Transition: "PENDING -> QUEUED", Message: "run " + runID + " requires approval before it starts"}
 			}
 		case RunApproved:
-		case RunQueued, RunRunning:
-			ch.del(pendingTriggerKey(runID))
-			return nil // already triggered: starting twice is not an error
 		default:
-			return illegalRun(runID, s.Status, RunQueued)
+			// Already triggered — by this submission's recovery, another engine,
+			// or an earlier StartRun: starting twice is not an error.
+			ch.del(pendingTriggerKey(runID))
+			return nil
 		}
 		ch.del(pendingTriggerKey(runID))
 		ch.transition(RunQueued)
