@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -15,18 +17,33 @@ import (
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
-var (
-	jsonDoc  = protojson.MarshalOptions{UseProtoNames: true, Multiline: true, Indent: "  "}
-	jsonLine = protojson.MarshalOptions{UseProtoNames: true}
-)
+// protoJSON encodes with proto field names (started_at, not startedAt).
+var protoJSON = protojson.MarshalOptions{UseProtoNames: true}
 
-// printJSON prints one response as proto JSON with proto field names.
+// printJSON prints one response as indented proto JSON. protojson's own
+// whitespace is deliberately unstable, so it is normalised here.
 func printJSON(w io.Writer, m proto.Message) error {
-	b, err := jsonDoc.Marshal(m)
+	return writeJSON(w, m, "  ")
+}
+
+// writeJSON writes m as proto JSON followed by a newline: indented by
+// indent, or on one line when indent is empty.
+func writeJSON(w io.Writer, m proto.Message, indent string) error {
+	b, err := protoJSON.Marshal(m)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(w, string(b))
+	var buf bytes.Buffer
+	if indent == "" {
+		err = json.Compact(&buf, b)
+	} else {
+		err = json.Indent(&buf, b, "", indent)
+	}
+	if err != nil {
+		return err
+	}
+	buf.WriteByte('\n')
+	_, err = w.Write(buf.Bytes())
 	return err
 }
 
@@ -167,10 +184,7 @@ func newEventPrinter(w io.Writer, json bool) *eventPrinter { return &eventPrinte
 
 func (p *eventPrinter) print(ev *weftv1.Event) {
 	if p.json {
-		b, err := jsonLine.Marshal(ev)
-		if err == nil {
-			fmt.Fprintln(p.w, string(b))
-		}
+		_ = writeJSON(p.w, ev, "")
 		return
 	}
 	if !p.header {
