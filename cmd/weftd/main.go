@@ -13,6 +13,11 @@
 //	--auth-tokens WEFT_AUTH_TOKENS_FILE bearer-token file (see docs/api.md)
 //	              WEFT_AUTH_TOKENS  more tokens: "token=tenant:principal,…" (environment only)
 //	--insecure-no-auth               serve without tokens on a non-loopback address
+//	--ownership   WEFT_OWNERSHIP    single-owner or cas-required (default: single-owner on
+//	                                Pebble, cas-required on a SQL store)
+//	--redis       WEFT_REDIS        lease service (default: in process on Pebble,
+//	                                redis://127.0.0.1:6379 on a SQL store)
+//	--lease-ttl   WEFT_LEASE_TTL    how long a run's lease lives unless renewed (default 10s)
 //
 // Every RPC must carry "Authorization: Bearer <token>" naming a configured
 // token, and runs as that token's tenant and principal. Without tokens weftd
@@ -61,6 +66,7 @@ type options struct {
 	tokenFile      string
 	envTokens      string
 	insecureNoAuth bool
+	cluster        clusterOptions
 }
 
 // parseOptions reads flags over environment variables over defaults.
@@ -74,6 +80,9 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	cors := fs.String("cors-origin", getenv("WEFT_CORS_ORIGINS"), "comma-separated browser origins allowed to call the API")
 	tokenFile := fs.String("auth-tokens", getenv("WEFT_AUTH_TOKENS_FILE"), "bearer-token file (JSON; see docs/api.md)")
 	insecure := fs.Bool("insecure-no-auth", false, "serve without bearer tokens on a non-loopback address (never in production)")
+	ownership := fs.String("ownership", getenv("WEFT_OWNERSHIP"), "single-owner or cas-required (default: by store)")
+	redisURL := fs.String("redis", getenv("WEFT_REDIS"), "lease service, a redis:// URL")
+	leaseTTLText := fs.String("lease-ttl", envOr(getenv, "WEFT_LEASE_TTL", engine.DefaultLeaseTTL.String()), "run lease TTL, e.g. 10s")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -83,12 +92,22 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if err := checkStore(*storeFlag); err != nil {
 		return options{}, err
 	}
+	switch *ownership {
+	case "", string(engine.SingleOwner), string(engine.CASRequired):
+	default:
+		return options{}, fmt.Errorf("ownership must be single-owner or cas-required, got %q", *ownership)
+	}
+	leaseTTL, err := time.ParseDuration(*leaseTTLText)
+	if err != nil || leaseTTL < 100*time.Millisecond {
+		return options{}, fmt.Errorf("lease TTL must be a duration of at least 100ms, got %q", *leaseTTLText)
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return options{}, fmt.Errorf("log level must be debug, info, warn or error, got %q", *level)
 	}
 	return options{addr: *addr, dataDir: *dataDir, store: *storeFlag, logLevel: lvl, corsOrigins: splitList(*cors),
-		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure}, nil
+		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
+		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL}}, nil
 }
 
 func envOr(getenv func(string) string, key, fallback string) string {
@@ -125,7 +144,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	defer closeStore(st, logger)
-	eng, err := engine.New(engine.Config{Store: st, Logger: logger.With(slog.String("component", "engine"))})
+	mode, leases, closeLeases, err := ownershipConfig(opts, logger)
+	if err != nil {
+		return err
+	}
+	defer closeLeases()
+	eng, err := engine.New(engine.Config{Store: st, Logger: logger.With(slog.String("component", "engine")),
+		Ownership: mode, Leases: leases, LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner()})
 	if err != nil {
 		return err
 	}

@@ -197,29 +197,7 @@ func stopWeftd(t *testing.T, d *daemon) {
 // dir, with any extra flags (e.g. --cors-origin), and stops it when the test ends.
 func startWeftdIn(t *testing.T, dir string, extra ...string) *daemon {
 	t.Helper()
-	cmd := exec.Command(weftdBinary(t), append([]string{"--addr", "127.0.0.1:0", "--data-dir", dir}, extra...)...)
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	d := &daemon{cmd: cmd, done: make(chan error, 1)}
-	ready := make(chan string, 1)
-	go d.readLogs(stderr, ready)
-	t.Cleanup(func() {
-		if !d.waited {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			if err := d.wait(); err != nil {
-				_ = cmd.Process.Kill()
-				t.Errorf("weftd did not stop cleanly: %v\n%s", err, d.logs())
-			}
-		}
-	})
-	select {
-	case addr := <-ready:
-		d.addr, d.url = addr, "http://"+addr
-	case <-time.After(30 * time.Second):
-		t.Fatalf("weftd did not report listening:\n%s", d.logs())
-	}
-	return d
+	return startWeftdEnv(t, nil, append([]string{"--addr", "127.0.0.1:0", "--data-dir", dir}, extra...)...)
 }
 
 // readLogs copies weftd's log lines and reports the listening address.

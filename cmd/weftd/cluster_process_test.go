@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/weft-dev/weft/conformance/apitest"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
+)
+
+// clusterURL answers the test database's URL with search_path set to schema.
+func clusterURL(t *testing.T, schema string) string {
+	u, err := url.Parse(sqltest.URL())
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// TestCluster_TwoWeftdsShareRunsAndAFrozenOneLosesNothing runs two weftd
+// processes on one PostgreSQL with Redis leases, freezes one with SIGSTOP for
+// three lease TTLs while workers keep going through the other, and checks
+// that every run finishes with each step's result recorded exactly once.
+func TestCluster_TwoWeftdsShareRunsAndAFrozenOneLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster processes: skipped in -short")
+	}
+	db := sqltest.Require(t)
+	store := clusterURL(t, db.NewSchema(t))
+	const ttl = 300 * time.Millisecond
+	a := startWeftdIn(t, t.TempDir(), "--store", store, "--lease-ttl", ttl.String())
+	b := startWeftdIn(t, t.TempDir(), "--store", store, "--lease-ttl", ttl.String())
+	require.Contains(t, a.logs(), `"mode":"cas-required"`)
+	ctx := context.Background()
+	runsA := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), a.url)
+	runsB := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), b.url)
+	workersB := weftv1connect.NewWorkerServiceClient(apitest.HTTPClient(), b.url)
+	eventsB := weftv1connect.NewEventServiceClient(apitest.HTTPClient(), b.url)
+
+	def := &weftv1.WorkflowDefinition{PlanId: "cluster", PlanVersion: "1"}
+	for i, id := range []string{"a", "b"} {
+		def.Actions = append(def.Actions, &weftv1.Action{Id: id, Order: uint32(i + 1), Activity: "work",
+			Retry: &weftv1.RetryPolicy{InitialBackoffMs: proto.Uint32(50), Strategy: weftv1.BackoffStrategy_BACKOFF_STRATEGY_CONSTANT}})
+	}
+	var runIDs []string
+	for i := range 10 {
+		res, err := runsA.SubmitRun(ctx, connect.NewRequest(&weftv1.SubmitRunRequest{Definition: def, Start: true, RunRequestId: fmt.Sprint(i)}))
+		require.NoError(t, err)
+		runIDs = append(runIDs, res.Msg.GetRun().GetRunId())
+	}
+	workCtx, stopWork := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for workCtx.Err() == nil {
+			res, err := workersB.PollTasks(workCtx, connect.NewRequest(&weftv1.PollTasksRequest{WorkerId: "w",
+				Activities: []*weftv1.ActivityRegistration{{Name: "work"}}, MaxTasks: 20, WaitMs: 200}))
+			if err != nil {
+				continue
+			}
+			for _, task := range res.Msg.GetTasks() {
+				if task.GetEngineAttemptId() == 1 { // every first attempt fails: retries need an owner's timer
+					_, _ = workersB.FailTask(workCtx, connect.NewRequest(&weftv1.FailTaskRequest{TaskToken: task.GetTaskToken(),
+						WorkerId: "w", ErrorClass: weftv1.ErrorClass_ERROR_CLASS_TRANSIENT}))
+					continue
+				}
+				_, _ = workersB.CompleteTask(workCtx, connect.NewRequest(&weftv1.CompleteTaskRequest{TaskToken: task.GetTaskToken(),
+					WorkerId: "w", Output: structpb.NewStringValue(task.GetActionId())}))
+			}
+		}
+	}()
+	defer func() { stopWork(); wg.Wait() }()
+
+	time.Sleep(ttl) // let both engines own some runs
+	require.NoError(t, a.cmd.Process.Signal(syscall.SIGSTOP))
+	time.Sleep(3 * ttl)
+	require.NoError(t, a.cmd.Process.Signal(syscall.SIGCONT))
+
+	require.Eventually(t, func() bool {
+		for _, id := range runIDs {
+			res, err := runsB.GetRun(ctx, connect.NewRequest(&weftv1.GetRunRequest{RunId: id}))
+			if err != nil || res.Msg.GetRun().GetStatus() != weftv1.RunStatus_RUN_STATUS_COMPLETED {
+				return false
+			}
+		}
+		return true
+	}, 60*time.Second, 100*time.Millisecond, "every run finishes")
+	for _, id := range runIDs {
+		res, err := eventsB.ListEvents(ctx, connect.NewRequest(&weftv1.ListEventsRequest{RunId: id, PageSize: 1000}))
+		require.NoError(t, err)
+		completed := map[string]int{}
+		for _, ev := range res.Msg.GetEvents() {
+			if ev.GetEventType() == "StepCompleted" {
+				completed[ev.GetStepId()]++
+			}
+		}
+		require.Equal(t, map[string]int{"a": 1, "b": 1}, completed, "run %s", id)
+	}
+	_, err := runsA.GetRun(ctx, connect.NewRequest(&weftv1.GetRunRequest{RunId: runIDs[0]}))
+	require.NoError(t, err, "the thawed weftd serves again")
+}
