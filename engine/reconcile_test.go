@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/store"
-	"github.com/weft-dev/weft/store/memstore"
 )
 
 // pollVerifiable claims as a worker that can verify the activity.
@@ -84,13 +83,7 @@ func countEvents(b *bundle, runID, typ string) int {
 }
 
 func TestReconcile_EveryVerifyStateAfterACrashAndRestart(t *testing.T) {
-	cases := []struct {
-		state      VerifyState
-		result     string
-		wantStatus StepStatus
-		wantClass  ErrorClass
-		redispatch bool
-	}{
+	cases := []verifyCase{
 		{VerifyNotCompleted, "", StepSucceeded, "", true},
 		{VerifyCompletedWithResult, `{"charge":"ch_1"}`, StepSucceeded, "", false},
 		{VerifyCompletedResultUnavailable, "", StepFailed, ErrorReconciliationResultUnavailable, false},
@@ -99,38 +92,51 @@ func TestReconcile_EveryVerifyStateAfterACrashAndRestart(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.state)+map[bool]string{true: "", false: " without result"}[tc.result != "" || tc.state != VerifyCompletedWithResult], func(t *testing.T) {
-			b := setupWith(t, memstore.New(memstore.Config{}))
-			runID := crashAfterSideEffect(t, b)
-			b.restart()
-			b.verify(tc.state, tc.result)
-			if tc.redispatch {
-				again := b.pollVerifiable("act-charge")
-				require.Len(t, again, 1, "not-completed: dispatch the activity")
-				require.Equal(t, TaskActivity, again[0].Kind)
-				require.Equal(t, 2, again[0].EngineAttempt)
-				_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: again[0].Token, WorkerID: "vw", Output: json.RawMessage(`"ok"`), ReconciliationKey: "charge-key"})
-				require.NoError(t, err)
-			} else {
-				require.Empty(t, b.pollVerifiable("act-charge"), "never redispatched")
+			for _, backend := range scenarioBackends {
+				t.Run(backend.name, func(t *testing.T) { verifyStateAfterRestart(t, setupWith(t, backend.open(t)), tc) })
 			}
-			snap := b.run(runID)
-			st := snap.Step("charge")
-			require.Equal(t, tc.wantStatus, st.Status)
-			if tc.wantClass != "" {
-				require.Equal(t, tc.wantClass, st.Error.Class)
-			}
-			if tc.state == VerifyCompletedWithResult && tc.result != "" {
-				require.JSONEq(t, tc.result, string(st.Output), "the verifier's result is the step's")
-				require.Equal(t, reconCompleted, b.recon(runID, "act-charge", "charge").Status)
-			}
-			require.LessOrEqual(t, countEvents(b, runID, EvStepCompleted), 1)
-			require.Equal(t, 1, countEvents(b, runID, EvStepVerified))
 		})
 	}
 }
 
-func TestReconcile_VerifierUnavailableIsIndeterminate(t *testing.T) {
-	b := setup(t)
+// verifyCase is one row of spec 003's verify table.
+type verifyCase struct {
+	state      VerifyState
+	result     string
+	wantStatus StepStatus
+	wantClass  ErrorClass
+	redispatch bool
+}
+
+func verifyStateAfterRestart(t *testing.T, b *bundle, tc verifyCase) {
+	runID := crashAfterSideEffect(t, b)
+	b.restart()
+	b.verify(tc.state, tc.result)
+	if tc.redispatch {
+		again := b.pollVerifiable("act-charge")
+		require.Len(t, again, 1, "not-completed: dispatch the activity")
+		require.Equal(t, TaskActivity, again[0].Kind)
+		require.Equal(t, 2, again[0].EngineAttempt)
+		_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: again[0].Token, WorkerID: "vw", Output: json.RawMessage(`"ok"`), ReconciliationKey: "charge-key"})
+		require.NoError(t, err)
+	} else {
+		require.Empty(t, b.pollVerifiable("act-charge"), "never redispatched")
+	}
+	snap := b.run(runID)
+	st := snap.Step("charge")
+	require.Equal(t, tc.wantStatus, st.Status)
+	if tc.wantClass != "" {
+		require.Equal(t, tc.wantClass, st.Error.Class)
+	}
+	if tc.state == VerifyCompletedWithResult && tc.result != "" {
+		require.JSONEq(t, tc.result, string(st.Output), "the verifier's result is the step's")
+		require.Equal(t, reconCompleted, b.recon(runID, "act-charge", "charge").Status)
+	}
+	require.LessOrEqual(t, countEvents(b, runID, EvStepCompleted), 1)
+	require.Equal(t, 1, countEvents(b, runID, EvStepVerified))
+}
+
+func scenarioReconcile_VerifierUnavailableIsIndeterminate(t *testing.T, b *bundle) {
 	runID := crashAfterSideEffect(t, b)
 	tasks := b.pollVerifiable("act-charge")
 	require.Len(t, tasks, 1)
@@ -142,8 +148,7 @@ func TestReconcile_VerifierUnavailableIsIndeterminate(t *testing.T) {
 	require.Empty(t, b.pollVerifiable("act-charge"))
 }
 
-func TestReconcile_SuccessIsRecordedBeforeItIsAcknowledged(t *testing.T) {
-	b := setup(t)
+func scenarioReconcile_SuccessIsRecordedBeforeItIsAcknowledged(t *testing.T, b *bundle) {
 	run := b.submit(seq("charge"))
 	task := b.pollVerifiable("act-charge")[0]
 	_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "vw", Output: json.RawMessage(`{"id":7}`), ReconciliationKey: "order-7"})
@@ -156,8 +161,7 @@ func TestReconcile_SuccessIsRecordedBeforeItIsAcknowledged(t *testing.T) {
 	require.Equal(t, operationID(run.RunID, "charge", 1), rec.OperationID)
 }
 
-func TestReconcile_FailureBeforeTheSideEffectRetriesWithoutVerify(t *testing.T) {
-	b := setup(t)
+func scenarioReconcile_FailureBeforeTheSideEffectRetriesWithoutVerify(t *testing.T, b *bundle) {
 	run := b.submit(seq("charge"))
 	task := b.pollVerifiable("act-charge")[0]
 	_, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "vw", ErrorClass: ErrorTransient})
@@ -170,8 +174,7 @@ func TestReconcile_FailureBeforeTheSideEffectRetriesWithoutVerify(t *testing.T) 
 	require.Equal(t, TaskActivity, again[0].Kind)
 }
 
-func TestReconcile_FailureAfterAPossibleSideEffectVerifiesFirst(t *testing.T) {
-	b := setup(t)
+func scenarioReconcile_FailureAfterAPossibleSideEffectVerifiesFirst(t *testing.T, b *bundle) {
 	run := b.submit(seq("charge"))
 	task := b.pollVerifiable("act-charge")[0]
 	_, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "vw", ErrorClass: ErrorTransport, SideEffectPossible: true})
@@ -184,8 +187,7 @@ func TestReconcile_FailureAfterAPossibleSideEffectVerifiesFirst(t *testing.T) {
 	require.Equal(t, TaskVerify, again[0].Kind)
 }
 
-func TestReconcile_ActivityWithoutAKeyKeepsAtLeastOnceAndWritesNoRecord(t *testing.T) {
-	b := setup(t)
+func scenarioReconcile_ActivityWithoutAKeyKeepsAtLeastOnceAndWritesNoRecord(t *testing.T, b *bundle) {
 	def := seq("charge")
 	def.Actions[0].Timeout = Ms(10_000)
 	run := b.submit(def)

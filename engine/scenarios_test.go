@@ -555,3 +555,21 @@ func scenarioSubmit_StartRacingRecoveryStartsTheRunOnce(t *testing.T, b *bundle)
 	require.Equal(t, RunBlocked, snap.Status)
 	require.Equal(t, 1, countEvents(b, res.Run.RunID, EvRunStarted))
 }
+
+func scenarioSignal_AcceptedBeforeItsWaitOpensStillUnblocksWhatFollows(t *testing.T, b *bundle) {
+	def := Definition{PlanID: "plan", PlanVersion: "1", Actions: []Action{
+		{ID: "a", Order: 1, Activity: "act-a"},
+		{ID: "wait", Order: 2, WaitForSignal: &SignalWait{SignalName: "go"}},
+		{ID: "c", Order: 3, Activity: "act-c"},
+	}}
+	run := b.submit(def)
+	task := b.poll("act-a")
+	_, err := b.eng.SignalRun(b.ctx, SignalParams{TenantID: tenant, RunID: run.RunID, SignalName: "go", Payload: json.RawMessage(`"early"`)})
+	require.NoError(t, err)
+	b.complete(task, `1`)
+	snap := b.run(run.RunID)
+	require.Equal(t, StepSucceeded, snap.Step("wait").Status, "the wait took the signal accepted before it opened")
+	require.Equal(t, StepScheduled, snap.Step("c").Status, "and what follows it is dispatched in the same change")
+	b.complete(b.poll("act-c"), `3`)
+	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+}

@@ -72,10 +72,20 @@ func (c *change) advance() {
 		}
 		return
 	}
-	c.propagateSkips()
 	c.dispatchDueRetries()
-	for _, a := range c.runnable() {
-		c.dispatch(a)
+	// A dispatch may finish a step at once (a wait that consumes a signal
+	// accepted earlier), which makes its dependants runnable: repeat until
+	// nothing new becomes runnable. Each round moves steps out of PENDING, so
+	// it ends within as many rounds as there are steps.
+	for {
+		c.propagateSkips()
+		runnable := c.runnable()
+		if len(runnable) == 0 {
+			break
+		}
+		for _, a := range runnable {
+			c.dispatch(a)
+		}
 	}
 	c.settle()
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/store"
-	"github.com/weft-dev/weft/store/memstore"
 )
 
 func waitingRun(b *bundle, names ...string) string {
@@ -30,9 +29,7 @@ func (b *bundle) exists(key []byte) bool {
 	return err == nil
 }
 
-func TestSignalRetention_ExpiredRecordsGoAndARetryIsANewSignal(t *testing.T) {
-	st := memstore.New(memstore.Config{})
-	b := setupWith(t, st)
+func scenarioSignalRetention_ExpiredRecordsGoAndARetryIsANewSignal(t *testing.T, b *bundle) {
 	b.eng.cfg.SignalRetention = time.Hour
 	runID := waitingRun(b, "first", "second")
 	id := "sig-1"
@@ -53,8 +50,7 @@ func TestSignalRetention_ExpiredRecordsGoAndARetryIsANewSignal(t *testing.T) {
 	require.False(t, after.Duplicate, "after retention the retry is a new signal")
 }
 
-func TestSignalRetention_KeepsASignalTheRunHasNotConsumed(t *testing.T) {
-	b := setup(t)
+func scenarioSignalRetention_KeepsASignalTheRunHasNotConsumed(t *testing.T, b *bundle) {
 	b.eng.cfg.SignalRetention = time.Hour
 	runID := waitingRun(b, "first")
 	id := "pending"
@@ -68,8 +64,7 @@ func TestSignalRetention_KeepsASignalTheRunHasNotConsumed(t *testing.T) {
 	require.True(t, dup.Duplicate)
 }
 
-func TestSignal_OnlyThePayloadDurableAnswersAcceptanceIndeterminate(t *testing.T) {
-	b := setup(t)
+func scenarioSignal_OnlyThePayloadDurableAnswersAcceptanceIndeterminate(t *testing.T, b *bundle) {
 	runID := waitingRun(b, "go")
 	id := "crashed:between"
 	// The crash window of spec 003: the payload was appended, its accepted
@@ -90,8 +85,7 @@ func TestSignal_OnlyThePayloadDurableAnswersAcceptanceIndeterminate(t *testing.T
 	require.Equal(t, StepWaitingSignal, after.Step("go").Status)
 }
 
-func TestSignal_ReservedCharactersInIDsNeverCollide(t *testing.T) {
-	b := setup(t)
+func scenarioSignal_ReservedCharactersInIDsNeverCollide(t *testing.T, b *bundle) {
 	runID := waitingRun(b, "a", "b")
 	ids := []string{"x:y", "x%3Ay", "x%y", "x:y:"}
 	results := map[string]AcceptedSignal{}
@@ -109,8 +103,7 @@ func TestSignal_ReservedCharactersInIDsNeverCollide(t *testing.T) {
 	}
 }
 
-func TestPersistedFormat_UnknownPrefixesBreakNoScanAndAreLeftAlone(t *testing.T) {
-	b := setup(t)
+func scenarioPersistedFormat_UnknownPrefixesBreakNoScanAndAreLeftAlone(t *testing.T, b *bundle) {
 	runID := b.submit(seq("a")).RunID
 	foreign := [][]byte{
 		store.Key("zz", "from-a-newer-version"),
