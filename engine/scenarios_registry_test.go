@@ -14,6 +14,8 @@ import (
 // scenarios are the engine's behaviour tests, each named after the rule it
 // proves; every one runs on every store backend.
 var scenarios = map[string]func(*testing.T, *bundle){
+	"Signal_DurableReplayAfterACrashAnswersTheOriginalResult":        scenarioSignal_DurableReplayAfterACrashAnswersTheOriginalResult,
+	"Signal_WithoutAnIDIsANewSignalEveryTime":                        scenarioSignal_WithoutAnIDIsANewSignalEveryTime,
 	"Signal_AcceptedBeforeItsWaitOpensStillUnblocksWhatFollows":      scenarioSignal_AcceptedBeforeItsWaitOpensStillUnblocksWhatFollows,
 	"SignalRetention_ExpiredRecordsGoAndARetryIsANewSignal":          scenarioSignalRetention_ExpiredRecordsGoAndARetryIsANewSignal,
 	"SignalRetention_KeepsASignalTheRunHasNotConsumed":               scenarioSignalRetention_KeepsASignalTheRunHasNotConsumed,

@@ -130,3 +130,27 @@ func scenarioPersistedFormat_UnknownPrefixesBreakNoScanAndAreLeftAlone(t *testin
 		require.Equal(t, "opaque", string(item.Value))
 	}
 }
+
+func scenarioSignal_DurableReplayAfterACrashAnswersTheOriginalResult(t *testing.T, b *bundle) {
+	runID := waitingRun(b, "first", "second")
+	id := "replay-me"
+	first, err := b.signal(runID, "first", &id)
+	require.NoError(t, err)
+	b.restart() // the process dies after the accepted response was made durable
+	again, err := b.signal(runID, "first", &id)
+	require.NoError(t, err)
+	require.True(t, again.Duplicate)
+	require.Equal(t, first.Result, again.Result, "the canonical accepted result, not a new one")
+	require.Equal(t, 1, countEvents(b, runID, EvSignalAccepted))
+}
+
+func scenarioSignal_WithoutAnIDIsANewSignalEveryTime(t *testing.T, b *bundle) {
+	runID := waitingRun(b, "first", "second")
+	one, err := b.signal(runID, "later", nil)
+	require.NoError(t, err)
+	two, err := b.signal(runID, "later", nil)
+	require.NoError(t, err)
+	require.NotEqual(t, one.Result.SignalID, two.Result.SignalID, "a fresh identifier per accepted request")
+	require.False(t, two.Duplicate)
+	require.Equal(t, 2, countEvents(b, runID, EvSignalAccepted))
+}

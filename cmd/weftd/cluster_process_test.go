@@ -113,3 +113,13 @@ func TestCluster_TwoWeftdsShareRunsAndAFrozenOneLosesNothing(t *testing.T) {
 	_, err := runsA.GetRun(ctx, connect.NewRequest(&weftv1.GetRunRequest{RunId: runIDs[0]}))
 	require.NoError(t, err, "the thawed weftd serves again")
 }
+
+// TestWeftd_ServesAPISuiteOnPostgreSQLAndRedis runs the black-box API suite
+// against weftd in the cluster configuration (PostgreSQL store, cas-required,
+// Redis leases), as TestWeftd_ServesAPISuiteAsARealProcess does on Pebble.
+func TestWeftd_ServesAPISuiteOnPostgreSQLAndRedis(t *testing.T) {
+	db := sqltest.Require(t)
+	d := startWeftdIn(t, t.TempDir(), "--store", clusterURL(t, db.NewSchema(t)))
+	require.Contains(t, d.logs(), `"leases":"redis"`)
+	apitest.Exercise(t, d.url)
+}
