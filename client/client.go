@@ -74,8 +74,8 @@ func WithProtocol(p Protocol) Option { return func(cfg *config) { cfg.protocol =
 // WithToken sends "Authorization: Bearer <token>" on every call.
 func WithToken(token string) Option { return func(cfg *config) { cfg.token = token } }
 
-// WithHeader sends a header on every call (e.g. Weft-Tenant on an open,
-// unauthenticated weftd).
+// WithHeader sends a header on every call (e.g. a tracing or routing header
+// of the caller's own).
 func WithHeader(key, value string) Option {
 	return func(cfg *config) { cfg.headers.Add(key, value) }
 }

@@ -28,8 +28,9 @@
 //
 // Verification (spec 003): an activity registered with both
 // WithIdempotencyKey and WithVerify is announced as verifiable, and its
-// completions and failures carry the derived key as reconciliation_key. The
-// engine does not hand out verify tasks yet (pending the Tier-0 issue), and
-// ReportVerification answers Unimplemented; the runtime already runs verify
-// tasks through the registered function when they arrive.
+// completions and failures carry the derived key as reconciliation_key. When
+// an attempt may have left a side effect behind (it timed out, or failed with
+// SideEffectPossible), the engine hands this worker a verify task before any
+// redispatch; the runtime runs the registered verify function and reports its
+// VerifyState with ReportVerification.
 package worker

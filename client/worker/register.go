@@ -42,8 +42,8 @@ func WithIdempotencyKey[In any](fn func(In) string) ActivityOption {
 
 // WithVerify registers the function that tells whether the side effect
 // identified by an idempotency key happened (spec 003 verify). It needs
-// WithIdempotencyKey. The engine does not hand out verify tasks yet (pending
-// the Tier-0 issue): registering one announces the activity as verifiable.
+// WithIdempotencyKey; together they announce the activity as verifiable, so
+// the engine verifies before it redispatches after a possible side effect.
 func WithVerify(fn func(ctx context.Context, key string) (VerifyResult, error)) ActivityOption {
 	return func(c *activityConfig) { c.verify = fn }
 }
