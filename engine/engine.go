@@ -63,6 +63,12 @@ type Config struct {
 	LeaseTTL time.Duration
 	// Owner names this engine in leases and emitted_by (default: random).
 	Owner string
+	// Limits cap concurrently started runs; Backpressure is what a definition
+	// without its own mode does at a limit (default QUEUE); Delay is how far
+	// DELAY pushes an over-limit run's activities (default 5s).
+	Limits       Limits
+	Backpressure BackpressureMode
+	Delay        time.Duration
 	// Outbox enqueues every appended event for export in the same batch
 	// (the transactional outbox of spec 004 §4); an export worker publishes
 	// and removes the entries. Off: no entries are written.
@@ -108,6 +114,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Owner == "" {
 		c.Owner = "engine-" + randomToken()[:12]
+	}
+	if c.Backpressure == "" {
+		c.Backpressure = DefaultBackpressure
+	}
+	if c.Delay == 0 {
+		c.Delay = DefaultDelay
 	}
 	if c.SignalRetention == 0 {
 		c.SignalRetention = DefaultSignalRetention
@@ -208,5 +220,6 @@ func (e *Engine) Run(ctx context.Context) {
 // Tick does one round of background work: fires due timers, finishes
 // interrupted triggers and removes expired signal records. Tests call it after advancing a fake clock.
 func (e *Engine) Tick(ctx context.Context) error {
-	return errors.Join(e.fireDueTimers(ctx), e.recoverTriggers(ctx), e.expireSignals(ctx))
+	_, queueErr := e.DequeueAndStart(ctx)
+	return errors.Join(e.fireDueTimers(ctx), e.recoverTriggers(ctx), e.expireSignals(ctx), queueErr)
 }

@@ -17,6 +17,13 @@ func (c *change) transition(to RunStatus) {
 	if !RunTransitionAllowed(from, to) {
 		panic(illegalRun(c.run.RunID, from, to))
 	}
+	if from == RunQueued && !c.state.QueuedAt.IsZero() {
+		c.del(queuedKey(c.state.QueuedAt, c.run.RunID))
+		c.state.QueuedAt = time.Time{}
+	}
+	if to.Terminal() {
+		c.releaseSlots()
+	}
 	c.state.Status = to
 	c.state.Substatus = ""
 	c.state.Message = ""
@@ -215,7 +222,11 @@ func (c *change) dispatch(a *Action) {
 	case a.Activity == "" && a.Completion == CompletionManual:
 		c.openManualWait(a, st)
 	default:
-		c.scheduleAttempt(a, st, c.now)
+		notBefore := c.now
+		if c.state.DelayUntil.After(c.now) {
+			notBefore = c.state.DelayUntil
+		}
+		c.scheduleAttempt(a, st, notBefore)
 	}
 }
 

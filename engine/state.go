@@ -46,6 +46,12 @@ type RunState struct {
 	Blocks int `json:"blocks,omitempty"`
 	// SignalCount counts SignalAccepted and SignalRejected events, for their keys.
 	SignalCount int `json:"signal_count,omitempty"`
+	// Slots are the concurrency slots the started run holds.
+	Slots []string `json:"slots,omitempty"`
+	// QueuedAt is when the run was queued for lack of a slot.
+	QueuedAt time.Time `json:"queued_at,omitzero"`
+	// DelayUntil pushes the run's first activities into the future (DELAY backpressure).
+	DelayUntil time.Time `json:"delay_until,omitzero"`
 	// PausedFrom is the status a pause interrupted.
 	PausedFrom RunStatus `json:"paused_from,omitempty"`
 	// Signals are accepted user signals not yet consumed, in acceptance order.

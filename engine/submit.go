@@ -42,6 +42,11 @@ func (e *Engine) SubmitRun(ctx context.Context, p SubmitParams) (*SubmitResult, 
 	if err != nil {
 		return nil, err
 	}
+	if p.Start {
+		if err := e.checkAdmission(ctx, rec); err != nil {
+			return nil, err
+		}
+	}
 	existing, err := e.persistSubmission(ctx, rec, p)
 	if err != nil {
 		return nil, err
@@ -241,7 +246,7 @@ func triggerDecision(runID string) func(*change) error {
 		ch.del(pendingTriggerKey(runID))
 		ch.transition(RunQueued)
 		ch.emit(EvRunQueued, "", 1, 0, EventData{Status: string(RunQueued)})
-		ch.startRun()
+		ch.admit()
 		return nil
 	}
 }
