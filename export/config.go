@@ -1,0 +1,134 @@
+package export
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weft-dev/weft/store"
+)
+
+// Defaults of Config.
+const (
+	DefaultBatchSize      = 100
+	DefaultPollInterval   = 200 * time.Millisecond
+	DefaultMaxAttempts    = 10
+	DefaultBackoffInitial = time.Second
+	DefaultBackoffCap     = 5 * time.Minute
+	DefaultPublishTimeout = 10 * time.Second
+)
+
+// Clock tells the time. Backoff reads it, so tests move time by hand.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// SystemClock is the wall clock.
+var SystemClock Clock = systemClock{}
+
+// Config configures a Worker. The zero value, with defaults applied, is a
+// usable configuration.
+type Config struct {
+	// BatchSize is how many outbox entries one scan page holds and one
+	// acknowledgement batch deletes.
+	BatchSize int
+	// PollInterval is how long Run waits after a pass that found nothing to do.
+	PollInterval time.Duration
+	// MaxAttempts is how many failed publishes move an entry to the
+	// dead-letter record.
+	MaxAttempts int
+	// BackoffInitial and BackoffCap bound the retry delay: attempt n waits a
+	// uniformly random time in [0, min(BackoffCap, BackoffInitial·2^(n-1))]
+	// ("full jitter"). The same policy paces the worker while the bus is
+	// unavailable.
+	BackoffInitial time.Duration
+	BackoffCap     time.Duration
+	// PublishTimeout bounds one Publish call.
+	PublishTimeout time.Duration
+	// Clock reads the time for backoff and records; nil is SystemClock.
+	Clock Clock
+	// Jitter answers a uniformly random number in [0, 1); nil is math/rand/v2.
+	Jitter func() float64
+	// Logger receives the worker's log lines, among them the
+	// EVENT_BUS_DELIVERY_FAILED alert; nil discards them.
+	Logger *slog.Logger
+	// Registerer receives the worker's metrics; nil registers none. Workers
+	// sharing a registry share their collectors.
+	Registerer prometheus.Registerer
+}
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.BatchSize == 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.BackoffInitial == 0 {
+		c.BackoffInitial = DefaultBackoffInitial
+	}
+	if c.BackoffCap == 0 {
+		c.BackoffCap = DefaultBackoffCap
+	}
+	if c.PublishTimeout == 0 {
+		c.PublishTimeout = DefaultPublishTimeout
+	}
+	if c.Clock == nil {
+		c.Clock = SystemClock
+	}
+	if c.Jitter == nil {
+		c.Jitter = rand.Float64
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.BatchSize < 1 || c.BatchSize > store.MaxScanLimit:
+		return fmt.Errorf("export: batch size must be between 1 and %d, got %d", store.MaxScanLimit, c.BatchSize)
+	case c.PollInterval < time.Millisecond:
+		return fmt.Errorf("export: poll interval must be at least 1ms, got %s", c.PollInterval)
+	case c.MaxAttempts < 1:
+		return fmt.Errorf("export: max attempts must be at least 1, got %d", c.MaxAttempts)
+	case c.BackoffInitial < time.Millisecond:
+		return fmt.Errorf("export: initial backoff must be at least 1ms, got %s", c.BackoffInitial)
+	case c.BackoffCap < c.BackoffInitial:
+		return fmt.Errorf("export: backoff cap must be at least the initial backoff %s, got %s", c.BackoffInitial, c.BackoffCap)
+	case c.PublishTimeout < time.Millisecond:
+		return fmt.Errorf("export: publish timeout must be at least 1ms, got %s", c.PublishTimeout)
+	}
+	return nil
+}
+
+// Backoff answers the ceiling of the delay after the attempt-th failure
+// (attempt ≥ 1): min(cap, initial·2^(attempt-1)). The delay itself is a
+// uniformly random fraction of it (full jitter).
+func Backoff(initial, cap time.Duration, attempt int) time.Duration {
+	d := initial
+	for i := 1; i < attempt; i++ {
+		if d >= cap/2 {
+			return cap
+		}
+		d *= 2
+	}
+	return min(d, cap)
+}
+
+// delay answers the jittered delay after the attempt-th failure.
+func (c Config) delay(attempt int) time.Duration {
+	return time.Duration(c.Jitter() * float64(Backoff(c.BackoffInitial, c.BackoffCap, attempt)))
+}

@@ -1,0 +1,24 @@
+// Package export publishes the transactional outbox to an event bus (spec
+// 004 §4). The engine, configured with Outbox, writes every appended event
+// under engine.OutboxPrefix() in the same conditional batch as the event; a
+// Worker scans that prefix in key order, hands each entry to a Publisher and
+// deletes it — by a conditional batch on the entry's version — only after the
+// publish succeeded. Delivery is therefore at least once: a crash between
+// publish and acknowledgement publishes again, and several workers on one
+// store may publish the same event. Consumers deduplicate by event_id or by
+// (run_id, run_seq).
+//
+// Failures are retried with exponential backoff and full jitter, counted in a
+// retry record (obr:{run}:{run_seq}) so that restarts keep counting; after
+// Config.MaxAttempts failures the entry moves, in one batch with the outbox
+// deletion, to a dead-letter record (dlq:{run}:{run_seq}) and the alert
+// EVENT_BUS_DELIVERY_FAILED is raised (a Prometheus counter and a structured
+// log line). A bus that is unavailable (ErrUnavailable) fails no event: the
+// worker backs off as a whole and the entries wait in the outbox.
+//
+// Layering: export imports store, engine (only for OutboxEntry and
+// OutboxPrefix), the standard library and the Prometheus client. Bus
+// backends live beside it, one package each (export/redisbus); MemoryBus is
+// the in-process bus of the embedded deployment and of tests. Nothing that
+// runs a workflow waits on this package.
+package export

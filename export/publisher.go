@@ -1,0 +1,56 @@
+package export
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Message is one event on its way to the bus: the envelope fields consumers
+// deduplicate and route by, and the event itself as the engine recorded it
+// (engine.Event's JSON).
+type Message struct {
+	// TenantID is the tenant the run belongs to; buses partition by it.
+	TenantID string
+	// EventID is the event's unique id (deduplication key).
+	EventID string
+	// RunID and RunSeq identify the event within its run (deduplication key
+	// and per-run order).
+	RunID  string
+	RunSeq uint64
+	// EventType is the event's type, e.g. "StepCompleted".
+	EventType string
+	// Event is the event's JSON (engine.Event), byte for byte as stored.
+	Event json.RawMessage
+}
+
+// Publisher hands messages to an event bus. Publish returns nil only once the
+// bus has accepted the message durably enough for its guarantees; it may be
+// called again with the same message (at least once). Errors must not carry
+// the payload: they are stored in retry and dead-letter records and logged.
+//
+// Wrap an error in ErrUnavailable (see Unavailable) when the bus itself is
+// unreachable rather than the message refused: the worker then backs off as a
+// whole and counts no attempt against the message.
+type Publisher interface {
+	Publish(ctx context.Context, msg Message) error
+}
+
+// ErrUnavailable marks a publish failure of the bus as a whole (connection
+// refused, timeout, bus loading): no attempt is counted against the message.
+var ErrUnavailable = errors.New("export: event bus unavailable")
+
+// Unavailable wraps err so that errors.Is(err, ErrUnavailable) holds.
+func Unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+// PublisherFunc adapts a function to Publisher.
+type PublisherFunc func(ctx context.Context, msg Message) error
+
+// Publish calls f.
+func (f PublisherFunc) Publish(ctx context.Context, msg Message) error { return f(ctx, msg) }

@@ -1,0 +1,154 @@
+package export
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/store"
+)
+
+// The export worker's own records. Both mirror the outbox key: the outbox
+// entry ob:{run}:{run_seq} has its retry record at obr:{run}:{run_seq} and its
+// dead-letter record at dlq:{run}:{run_seq} (the part after the prefix is
+// copied byte for byte, so even a malformed outbox key maps one to one).
+
+// RetryPrefix is the key prefix of retry records.
+func RetryPrefix() []byte { return store.KeyPrefix("obr") }
+
+// DeadLetterPrefix is the key prefix of dead-letter records.
+func DeadLetterPrefix() []byte { return store.KeyPrefix("dlq") }
+
+// OutboxKey answers the outbox key of an event (as the engine writes it).
+func OutboxKey(runID string, runSeq uint64) []byte {
+	return store.Key("ob", runID, store.Uint64(runSeq))
+}
+
+// DeadLetterKey answers the dead-letter key of an event.
+func DeadLetterKey(runID string, runSeq uint64) []byte {
+	return store.Key("dlq", runID, store.Uint64(runSeq))
+}
+
+// RetryKey answers the retry-record key of an event.
+func RetryKey(runID string, runSeq uint64) []byte {
+	return store.Key("obr", runID, store.Uint64(runSeq))
+}
+
+// rekey moves key from prefix from to prefix to.
+func rekey(key, from, to []byte) []byte {
+	return append(bytes.Clone(to), bytes.TrimPrefix(key, from)...)
+}
+
+func retryKeyOf(outboxKey []byte) []byte {
+	return rekey(outboxKey, engine.OutboxPrefix(), RetryPrefix())
+}
+
+func deadLetterKeyOf(outboxKey []byte) []byte {
+	return rekey(outboxKey, engine.OutboxPrefix(), DeadLetterPrefix())
+}
+
+// OutboxKeyOfDeadLetter answers the outbox key a dead-letter record came from.
+func OutboxKeyOfDeadLetter(dlqKey []byte) []byte {
+	return rekey(dlqKey, DeadLetterPrefix(), engine.OutboxPrefix())
+}
+
+// RetryRecord counts the failed deliveries of one outbox entry. It never
+// holds the payload.
+type RetryRecord struct {
+	// Attempts is how many publishes failed.
+	Attempts int `json:"attempts"`
+	// LastError is the last failure (truncated; no payload).
+	LastError string `json:"last_error"`
+	// FirstFailedAt and LastFailedAt bound the failures (UTC).
+	FirstFailedAt time.Time `json:"first_failed_at"`
+	LastFailedAt  time.Time `json:"last_failed_at"`
+	// NextAttemptAt is when the worker tries again (UTC).
+	NextAttemptAt time.Time `json:"next_attempt_at"`
+}
+
+// DeadLetter is an outbox entry the worker gave up on: the entry as the engine
+// wrote it, and why.
+type DeadLetter struct {
+	// OutboxKey is the key the entry had, for replay.
+	OutboxKey string `json:"outbox_key"`
+	// Entry is the outbox entry (engine.OutboxEntry JSON) when it is valid
+	// JSON; RawEntry holds it otherwise (base64 in the record).
+	Entry    json.RawMessage `json:"entry,omitempty"`
+	RawEntry []byte          `json:"raw_entry,omitempty"`
+	// The envelope, when the entry decoded, so operators can list and filter.
+	TenantID  string `json:"tenant_id,omitempty"`
+	EventID   string `json:"event_id,omitempty"`
+	RunID     string `json:"run_id,omitempty"`
+	RunSeq    uint64 `json:"run_seq,omitempty"`
+	EventType string `json:"event_type,omitempty"`
+	// Attempts is how many publishes failed (0 for a poison entry).
+	Attempts int `json:"attempts"`
+	// Reason is "max_attempts" or "undecodable".
+	Reason string `json:"reason"`
+	// LastError is the last failure (truncated; no payload).
+	LastError string `json:"last_error"`
+	// FirstFailedAt and DeadLetteredAt are UTC.
+	FirstFailedAt  time.Time `json:"first_failed_at,omitzero"`
+	DeadLetteredAt time.Time `json:"dead_lettered_at"`
+}
+
+// Dead-letter reasons.
+const (
+	ReasonMaxAttempts = "max_attempts"
+	ReasonUndecodable = "undecodable"
+)
+
+// maxErrorBytes bounds the error text stored in records and logs.
+const maxErrorBytes = 512
+
+func truncateError(err error) string {
+	s := err.Error()
+	if len(s) > maxErrorBytes {
+		s = s[:maxErrorBytes] + "…"
+	}
+	return s
+}
+
+// decode turns an outbox entry into a message, or fails for a poison entry.
+func decode(value []byte) (Message, error) {
+	var entry engine.OutboxEntry
+	if err := json.Unmarshal(value, &entry); err != nil {
+		return Message{}, fmt.Errorf("outbox entry is not JSON: %w", err)
+	}
+	var env struct {
+		EventID   string `json:"event_id"`
+		RunID     string `json:"run_id"`
+		RunSeq    uint64 `json:"run_seq"`
+		EventType string `json:"event_type"`
+	}
+	if err := json.Unmarshal(entry.Event, &env); err != nil {
+		return Message{}, fmt.Errorf("outbox entry's event is not an event: %w", err)
+	}
+	if env.EventID == "" || env.RunID == "" || env.RunSeq == 0 || env.EventType == "" {
+		return Message{}, fmt.Errorf("outbox entry's event lacks event_id, run_id, run_seq or event_type")
+	}
+	return Message{TenantID: entry.TenantID, EventID: env.EventID, RunID: env.RunID,
+		RunSeq: env.RunSeq, EventType: env.EventType, Event: entry.Event}, nil
+}
+
+func newDeadLetter(key, value []byte, msg Message, reason string, attempts int, lastErr string, first, now time.Time) DeadLetter {
+	d := DeadLetter{OutboxKey: string(key), TenantID: msg.TenantID, EventID: msg.EventID, RunID: msg.RunID,
+		RunSeq: msg.RunSeq, EventType: msg.EventType, Attempts: attempts, Reason: reason, LastError: lastErr,
+		FirstFailedAt: first.UTC(), DeadLetteredAt: now.UTC()}
+	if json.Valid(value) {
+		d.Entry = bytes.Clone(value)
+	} else {
+		d.RawEntry = bytes.Clone(value)
+	}
+	return d
+}
+
+func mustMarshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("export: record does not marshal: " + err.Error())
+	}
+	return b
+}

@@ -1,0 +1,170 @@
+package export
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/store"
+)
+
+// Worker publishes the outbox. Several workers may run on one store, in one
+// process or many: every deletion and every record update is a conditional
+// batch on the versions the worker read, so workers never lose an entry or a
+// count; they may publish the same entry twice (at least once).
+type Worker struct {
+	st  store.Store
+	pub Publisher
+	cfg Config
+	m   *metrics
+	log *slog.Logger
+}
+
+// NewWorker answers a worker that publishes st's outbox to pub. st must
+// support conditional batches.
+func NewWorker(st store.Store, pub Publisher, cfg Config) (*Worker, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if st == nil || pub == nil {
+		return nil, errors.New("export: a worker needs a store and a publisher")
+	}
+	if caps := st.Capabilities(); !caps.ConditionalBatch {
+		return nil, &store.CapabilityError{Capability: store.CapabilityConditionalBatch, Backend: caps.Backend}
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{st: st, pub: pub, cfg: cfg, m: m, log: cfg.Logger}, nil
+}
+
+// PassStats says what one pass did.
+type PassStats struct {
+	// Seen is how many outbox entries the pass scanned.
+	Seen int
+	// Published is how many it published (and then tried to acknowledge).
+	Published int
+	// Retried is how many failed publishes it recorded for a later retry.
+	Retried int
+	// DeadLettered is how many entries it moved to the dead-letter record.
+	DeadLettered int
+	// Waiting is how many entries it left for later: in backoff, or behind an
+	// earlier entry of the same run that is.
+	Waiting int
+}
+
+// Run runs passes until ctx is done: at once after a pass that published,
+// after Config.PollInterval after an idle one, and with backoff while the bus
+// is unavailable or the store fails. It returns nil when ctx is done.
+func (w *Worker) Run(ctx context.Context) error {
+	failures := 0
+	for {
+		stats, err := w.RunOnce(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		wait := w.cfg.PollInterval
+		switch {
+		case err != nil:
+			failures++
+			wait = max(w.cfg.delay(failures), w.cfg.PollInterval)
+			w.logPassError(err, failures, wait)
+		case stats.Published > 0:
+			wait = 0
+			fallthrough
+		default:
+			if failures > 0 {
+				w.log.Info("export: publishing again", "after_failed_passes", failures)
+			}
+			failures = 0
+		}
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+		}
+	}
+}
+
+func (w *Worker) logPassError(err error, failures int, wait time.Duration) {
+	if errors.Is(err, ErrUnavailable) {
+		if failures == 1 {
+			w.log.Warn("export: event bus unavailable; events wait in the outbox", "error", err.Error())
+		}
+		return
+	}
+	w.log.Warn("export: pass failed", "error", err.Error(), "failed_passes", failures, "retry_in", wait)
+}
+
+// RunOnce makes one pass over the outbox, in key order (by run, then
+// run_seq): it publishes every entry that is due, acknowledges what was
+// published, records failures, and moves entries that failed too often or
+// cannot be decoded to the dead-letter record. A pass stops early, with an
+// error wrapping ErrUnavailable, when the bus is unavailable.
+func (w *Worker) RunOnce(ctx context.Context) (PassStats, error) {
+	p := &pass{w: w, now: w.cfg.Clock.Now(), held: map[string]bool{}, seen: map[string]bool{}}
+	retries, err := w.loadRetries(ctx)
+	if err != nil {
+		return p.stats, err
+	}
+	p.retries = retries
+	params := &store.ScanParams{Prefix: engine.OutboxPrefix(), Limit: w.cfg.BatchSize}
+	for {
+		page, err := w.st.Scan(ctx, params)
+		if err != nil {
+			return p.stats, fmt.Errorf("export: scan outbox: %w", err)
+		}
+		err = p.page(ctx, page.Items)
+		if ferr := p.flush(ctx); err == nil {
+			err = ferr
+		}
+		if err != nil {
+			return p.stats, err
+		}
+		if page.Next == nil {
+			break
+		}
+		params.After = page.Next
+	}
+	w.m.pending.Set(float64(p.stats.Seen))
+	return p.stats, p.dropOrphans(ctx)
+}
+
+// versioned is a retry record with the version it was read at.
+type versioned struct {
+	rec     RetryRecord
+	version uint64
+}
+
+// loadRetries reads every retry record, keyed by its outbox key.
+func (w *Worker) loadRetries(ctx context.Context) (map[string]versioned, error) {
+	out := map[string]versioned{}
+	params := &store.ScanParams{Prefix: RetryPrefix(), Limit: store.MaxScanLimit}
+	for {
+		page, err := w.st.Scan(ctx, params)
+		if err != nil {
+			return nil, fmt.Errorf("export: scan retry records: %w", err)
+		}
+		for _, it := range page.Items {
+			var rec RetryRecord
+			if json.Unmarshal(it.Value, &rec) != nil {
+				rec = RetryRecord{} // a damaged count starts again
+			}
+			out[string(rekey(it.Key, RetryPrefix(), engine.OutboxPrefix()))] = versioned{rec: rec, version: it.Version}
+		}
+		if page.Next == nil {
+			return out, nil
+		}
+		params.After = page.Next
+	}
+}

@@ -1,0 +1,421 @@
+package export_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/export"
+	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/faultstore"
+	"github.com/weft-dev/weft/store/memstore"
+)
+
+func TestWorker_DeliversEveryEventAtLeastOnce_10000Events(t *testing.T) {
+	t.Parallel()
+	st := memStore(t)
+	refs := writeOutbox(t, st, 100, 100)
+	bus := export.NewMemoryBus()
+	w, err := export.NewWorker(st, bus, export.Config{})
+	require.NoError(t, err)
+	drain(t, w)
+	requireAllDelivered(t, st, refs, bus.Messages())
+}
+
+// TestWorker_OnEveryBackend runs the worker's rules on memory, Pebble and
+// PostgreSQL stores.
+func TestWorker_OnEveryBackend(t *testing.T) {
+	t.Parallel()
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			t.Run("DeliversEveryEventAtLeastOnce", func(t *testing.T) {
+				st := be.open(t)
+				refs := writeOutbox(t, st, 20, 50)
+				bus := export.NewMemoryBus()
+				w, err := export.NewWorker(st, bus, export.Config{BatchSize: 64})
+				require.NoError(t, err)
+				drain(t, w)
+				requireAllDelivered(t, st, refs, bus.Messages())
+			})
+			t.Run("KilledBetweenPublishAndAckRepublishesAndLosesNothing", func(t *testing.T) {
+				st := be.open(t)
+				refs := writeOutbox(t, st, 100, 100) // 10,000 events
+				bus := export.NewMemoryBus()
+				requireKillsLoseNothing(t, st, bus, refs)
+			})
+			t.Run("PoisonEventsReachTheDeadLetterRecord", func(t *testing.T) {
+				requirePoisonDeadLettered(t, be.open(t))
+			})
+		})
+	}
+}
+
+// killingPublisher publishes, then — every killEvery publishes — cancels the
+// worker's context before the worker can acknowledge: a crash between
+// publish and acknowledgement.
+type killingPublisher struct {
+	inner     export.Publisher
+	killEvery int64
+	n         atomic.Int64
+	mu        sync.Mutex
+	kill      context.CancelFunc
+}
+
+func (p *killingPublisher) Publish(ctx context.Context, msg export.Message) error {
+	if err := p.inner.Publish(ctx, msg); err != nil {
+		return err
+	}
+	if p.n.Add(1)%p.killEvery == 0 {
+		p.mu.Lock()
+		p.kill()
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+func requireKillsLoseNothing(t *testing.T, st store.Store, bus *export.MemoryBus, refs []ref) {
+	t.Helper()
+	pub := &killingPublisher{inner: bus, killEvery: 997}
+	kills := 0
+	for life := 0; !lifeDrains(t, st, pub, &kills); life++ {
+		require.Less(t, life, 1000, "outbox never drained")
+	}
+	require.Greater(t, kills, 1)
+	dups := requireAllDelivered(t, st, refs, bus.Messages())
+	require.Positive(t, dups, "a kill before acknowledgement publishes again")
+	t.Logf("%d kills, %d events, %d duplicates", kills, len(refs), dups)
+}
+
+// lifeDrains runs a new worker (nothing survives a crash but the store) until
+// it is killed, or until it finds the outbox empty.
+func lifeDrains(t *testing.T, st store.Store, pub *killingPublisher, kills *int) bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pub.mu.Lock()
+	pub.kill = cancel
+	pub.mu.Unlock()
+	w, err := export.NewWorker(st, pub, export.Config{BatchSize: 100})
+	require.NoError(t, err)
+	for {
+		stats, err := w.RunOnce(ctx)
+		if ctx.Err() != nil {
+			*kills++
+			return false
+		}
+		require.NoError(t, err)
+		if stats.Seen == 0 {
+			return true
+		}
+	}
+}
+
+// rejectingPublisher refuses chosen event ids, and passes the rest on.
+type rejectingPublisher struct {
+	inner  export.Publisher
+	reject map[string]bool
+	calls  atomic.Int64
+}
+
+func (p *rejectingPublisher) Publish(ctx context.Context, msg export.Message) error {
+	p.calls.Add(1)
+	if p.reject[msg.EventID] {
+		return errors.New("bus refused the event: too large")
+	}
+	return p.inner.Publish(ctx, msg)
+}
+
+func TestWorker_PoisonEventsReachTheDeadLetterRecordAfterMaxAttempts(t *testing.T) {
+	t.Parallel()
+	requirePoisonDeadLettered(t, memStore(t))
+}
+
+func requirePoisonDeadLettered(t *testing.T, st store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	refs := writeOutbox(t, st, 3, 5)
+	badKey := export.OutboxKey("run-bad", 1)
+	_, err := st.Commit(ctx, &store.Batch{Ops: []store.Op{store.Put(badKey, []byte("{not json "+payloadMarker))}})
+	require.NoError(t, err)
+	bus := export.NewMemoryBus()
+	pub := &rejectingPublisher{inner: bus, reject: map[string]bool{eventID("run-0000", 2): true, eventID("run-0002", 5): true}}
+	clock, reg, logs := newFakeClock(), prometheus.NewRegistry(), &logBuffer{}
+	cfg := export.Config{MaxAttempts: 3, BackoffInitial: time.Second, BackoffCap: 4 * time.Second,
+		Clock: clock, Registerer: reg, Logger: newLogger(logs)}
+	pass := func() export.PassStats {
+		w, err := export.NewWorker(st, pub, cfg) // a new worker each pass: counts survive restarts
+		require.NoError(t, err)
+		stats, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		return stats
+	}
+
+	stats := pass()
+	require.Equal(t, 1, stats.DeadLettered, "the undecodable entry goes straight to the dead-letter record")
+	require.Equal(t, 2, stats.Retried)
+	require.Equal(t, 3, stats.Waiting, "later events of run-0000 wait behind its failing one")
+	calls := pub.calls.Load()
+	stats = pass()
+	require.Equal(t, calls, pub.calls.Load(), "nothing is retried before its backoff ends")
+	require.Zero(t, stats.Retried)
+	for range 2 {
+		clock.Advance(cfg.BackoffCap)
+		pass()
+	}
+	require.Zero(t, countPrefix(t, st, engine.OutboxPrefix()), "outbox drained")
+	require.Zero(t, countPrefix(t, st, export.RetryPrefix()))
+	require.EqualValues(t, 2*3+(15-2), pub.calls.Load(), "each poison event tried exactly MaxAttempts times")
+
+	dls, next, err := export.ListDeadLetters(ctx, st, &export.ListDeadLettersParams{})
+	require.NoError(t, err)
+	require.Nil(t, next)
+	require.Len(t, dls, 3)
+	byKey := map[string]export.DeadLetterItem{}
+	for _, d := range dls {
+		byKey[string(d.Key)] = d
+	}
+	poison := byKey[string(export.DeadLetterKey("run-0000", 2))].DeadLetter
+	require.Equal(t, 3, poison.Attempts)
+	require.Equal(t, export.ReasonMaxAttempts, poison.Reason)
+	require.Equal(t, eventID("run-0000", 2), poison.EventID)
+	require.Contains(t, poison.LastError, "too large")
+	require.Contains(t, string(poison.Entry), payloadMarker, "the record keeps the entry for replay")
+	bad := byKey[string(export.DeadLetterKey("run-bad", 1))].DeadLetter
+	require.Equal(t, export.ReasonUndecodable, bad.Reason)
+	require.Equal(t, "{not json "+payloadMarker, string(bad.RawEntry))
+
+	require.EqualValues(t, 2, counterValue(t, reg, export.MetricDeliveryFailed, map[string]string{"tenant": tenant}))
+	require.EqualValues(t, 1, counterValue(t, reg, export.MetricDeliveryFailed, map[string]string{"tenant": ""}))
+	var alerts []map[string]any
+	for _, l := range logs.lines(t) {
+		if l["alert"] == export.AlertDeliveryFailed {
+			alerts = append(alerts, l)
+		}
+	}
+	require.Len(t, alerts, 3)
+	for _, a := range alerts {
+		require.Equal(t, "ERROR", a["level"])
+		require.Contains(t, a, "run_id")
+		require.Contains(t, a, "run_seq")
+		require.Contains(t, a, "event_id")
+	}
+	require.NotContains(t, logs.String(), payloadMarker, "no payload in any log line")
+
+	// Everything else was delivered, once, and run-0000's later events after
+	// its poison event was dead-lettered.
+	delivered := bus.Messages()
+	require.Len(t, delivered, len(refs)-2)
+	var order []uint64
+	for _, m := range delivered {
+		require.False(t, pub.reject[m.EventID])
+		if m.RunID == "run-0000" {
+			order = append(order, m.RunSeq)
+		}
+	}
+	require.Equal(t, []uint64{1, 3, 4, 5}, order, "per-run order is kept")
+}
+
+func TestWorker_UnavailableBusCountsNoAttemptAndLeavesTheOutbox(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memStore(t)
+	refs := writeOutbox(t, st, 2, 3)
+	bus := export.NewMemoryBus()
+	var down atomic.Bool
+	down.Store(true)
+	pub := export.PublisherFunc(func(ctx context.Context, msg export.Message) error {
+		if down.Load() {
+			return export.Unavailable(errors.New("dial tcp: connection refused"))
+		}
+		return bus.Publish(ctx, msg)
+	})
+	w, err := export.NewWorker(st, pub, export.Config{MaxAttempts: 1, Clock: newFakeClock()})
+	require.NoError(t, err)
+	for range 20 {
+		_, err := w.RunOnce(ctx)
+		require.ErrorIs(t, err, export.ErrUnavailable)
+	}
+	require.Equal(t, len(refs), countPrefix(t, st, engine.OutboxPrefix()), "entries wait in the outbox")
+	require.Zero(t, countPrefix(t, st, export.RetryPrefix()), "no attempt counted")
+	require.Zero(t, countPrefix(t, st, export.DeadLetterPrefix()), "nothing dead-lettered")
+	down.Store(false)
+	drain(t, w)
+	requireAllDelivered(t, st, refs, bus.Messages())
+}
+
+func TestWorker_PublishTimeoutIsTheBusBeingUnavailable(t *testing.T) {
+	t.Parallel()
+	st := memStore(t)
+	writeOutbox(t, st, 1, 1)
+	pub := export.PublisherFunc(func(ctx context.Context, _ export.Message) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	w, err := export.NewWorker(st, pub, export.Config{PublishTimeout: 10 * time.Millisecond, MaxAttempts: 1})
+	require.NoError(t, err)
+	_, err = w.RunOnce(context.Background())
+	require.ErrorIs(t, err, export.ErrUnavailable)
+	require.Zero(t, countPrefix(t, st, export.DeadLetterPrefix()))
+}
+
+func TestWorker_FailedAcknowledgementRepublishesAndLosesNothing(t *testing.T) {
+	t.Parallel()
+	inner := memstore.New(memstore.Config{})
+	refs := writeOutbox(t, inner, 10, 20)
+	// A third of the worker's commits fail before applying, a third apply and
+	// then report an unknown outcome.
+	st, err := faultstore.New(inner, faultstore.Config{BeforeCommitRate: 0.3, AfterCommitRate: 0.3, Seed: 7})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	bus := export.NewMemoryBus()
+	w, err := export.NewWorker(st, bus, export.Config{BatchSize: 100})
+	require.NoError(t, err)
+	for i := 0; countPrefix(t, inner, engine.OutboxPrefix()) > 0; i++ {
+		require.Less(t, i, 1000)
+		_, _ = w.RunOnce(context.Background()) // failed acknowledgements are errors; passes go on
+	}
+	require.Positive(t, st.Stats().BeforeCommit+st.Stats().AfterCommit)
+	dups := requireAllDelivered(t, inner, refs, bus.Messages())
+	require.Positive(t, dups)
+}
+
+func TestWorker_SeveralWorkersOnOneStoreLoseNothing(t *testing.T) {
+	t.Parallel()
+	st := memStore(t)
+	refs := writeOutbox(t, st, 30, 40)
+	bus := export.NewMemoryBus()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 3 {
+		w, err := export.NewWorker(st, bus, export.Config{BatchSize: 25, PollInterval: time.Millisecond,
+			Registerer: prometheus.NewRegistry()})
+		require.NoError(t, err)
+		wg.Go(func() { _ = w.Run(ctx) })
+	}
+	require.Eventually(t, func() bool { return countPrefix(t, st, engine.OutboxPrefix()) == 0 }, 30*time.Second, 5*time.Millisecond)
+	cancel()
+	wg.Wait()
+	dups := requireAllDelivered(t, st, refs, bus.Messages())
+	t.Logf("%d events, %d duplicates across 3 workers", len(refs), dups)
+}
+
+func TestWorker_NeverDeletesAnEntryThatChanged(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memStore(t)
+	writeOutbox(t, st, 1, 1)
+	key := export.OutboxKey("run-0000", 1)
+	rewritten := outboxValue(t, "run-0000", 1)
+	// The entry is rewritten (a replay) between the worker's read and its
+	// acknowledgement.
+	pub := export.PublisherFunc(func(ctx context.Context, _ export.Message) error {
+		_, err := st.Commit(ctx, &store.Batch{Ops: []store.Op{store.Put(key, rewritten)}})
+		return err
+	})
+	w, err := export.NewWorker(st, pub, export.Config{})
+	require.NoError(t, err)
+	_, err = w.RunOnce(ctx)
+	require.NoError(t, err)
+	it, err := st.Get(ctx, key)
+	require.NoError(t, err, "the rewritten entry stays for the next pass")
+	require.Equal(t, rewritten, it.Value)
+}
+
+func TestReplay_PutsADeadLetterBackInTheOutbox(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memStore(t)
+	refs := writeOutbox(t, st, 1, 3)
+	bus := export.NewMemoryBus()
+	var refuse atomic.Bool
+	refuse.Store(true)
+	pub := export.PublisherFunc(func(ctx context.Context, msg export.Message) error {
+		if refuse.Load() && msg.RunSeq == 2 {
+			return errors.New("refused")
+		}
+		return bus.Publish(ctx, msg)
+	})
+	w, err := export.NewWorker(st, pub, export.Config{MaxAttempts: 1})
+	require.NoError(t, err)
+	drain(t, w)
+	dls, _, err := export.ListDeadLetters(ctx, st, &export.ListDeadLettersParams{})
+	require.NoError(t, err)
+	require.Len(t, dls, 1)
+	refuse.Store(false)
+	require.NoError(t, export.Replay(ctx, st, dls[0].Key))
+	require.ErrorIs(t, export.Replay(ctx, st, dls[0].Key), store.ErrNotFound, "a record replays once")
+	drain(t, w)
+	requireAllDelivered(t, st, refs, bus.Messages())
+	require.Zero(t, countPrefix(t, st, export.DeadLetterPrefix()))
+}
+
+func TestNewWorker_RejectsAStoreWithoutConditionalBatches(t *testing.T) {
+	t.Parallel()
+	_, err := export.NewWorker(noCAS{memStore(t)}, export.NewMemoryBus(), export.Config{})
+	require.ErrorIs(t, err, store.ErrUnsupported)
+}
+
+type noCAS struct{ store.Store }
+
+func (n noCAS) Capabilities() store.Capabilities {
+	c := n.Store.Capabilities()
+	c.ConditionalBatch = false
+	return c
+}
+
+func TestConfig_Validate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		cfg  export.Config
+		want string
+	}{
+		{export.Config{BatchSize: -1}, "batch size must be between 1 and 10000, got -1"},
+		{export.Config{BatchSize: 20000}, "batch size must be between 1 and 10000, got 20000"},
+		{export.Config{PollInterval: time.Microsecond}, "poll interval must be at least 1ms, got 1µs"},
+		{export.Config{MaxAttempts: -2}, "max attempts must be at least 1, got -2"},
+		{export.Config{BackoffInitial: 2 * time.Second, BackoffCap: time.Second}, "backoff cap must be at least the initial backoff 2s, got 1s"},
+	} {
+		_, err := export.NewWorker(memStore(t), export.NewMemoryBus(), tc.cfg)
+		require.Error(t, err)
+		require.True(t, strings.HasSuffix(err.Error(), tc.want), err.Error())
+	}
+}
+
+func TestBackoff_DoublesUpToTheCap(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		attempt int
+		want    time.Duration
+	}{
+		{1, time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second}, {9, 256 * time.Second},
+		{10, 5 * time.Minute}, {64, 5 * time.Minute}, {1000, 5 * time.Minute},
+	} {
+		require.Equal(t, tc.want, export.Backoff(time.Second, 5*time.Minute, tc.attempt), "attempt %d", tc.attempt)
+	}
+}
+
+func TestWorker_FullJitterDrawsTheDelayBelowTheCeiling(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memStore(t)
+	writeOutbox(t, st, 1, 1)
+	clock := newFakeClock()
+	w, err := export.NewWorker(st, export.PublisherFunc(func(context.Context, export.Message) error { return errors.New("no") }),
+		export.Config{Clock: clock, Jitter: func() float64 { return 0.5 }, BackoffInitial: time.Second})
+	require.NoError(t, err)
+	_, err = w.RunOnce(ctx)
+	require.NoError(t, err)
+	it, err := st.Get(ctx, export.RetryKey("run-0000", 1))
+	require.NoError(t, err)
+	require.Contains(t, string(it.Value), `"attempts":1`)
+	require.Contains(t, string(it.Value), clock.Now().Add(500*time.Millisecond).Format(time.RFC3339Nano))
+	require.NotContains(t, string(it.Value), payloadMarker)
+}
