@@ -20,3 +20,15 @@ func TestOptions_OwnershipAndLeaseTTLAreValidated(t *testing.T) {
 	require.Equal(t, "3s", opts.cluster.leaseTTL.String())
 	require.Equal(t, "cas-required", opts.cluster.ownership)
 }
+
+func TestOptions_LimitsAndBackpressureAreValidated(t *testing.T) {
+	none := func(string) string { return "" }
+	_, err := parseOptions([]string{"--backpressure", "drop"}, none, io.Discard)
+	require.ErrorContains(t, err, `backpressure must be reject, queue or delay, got "drop"`)
+	_, err = parseOptions(nil, func(k string) string { return map[string]string{"WEFT_MAX_RUNS_PER_TENANT": "lots"}[k] }, io.Discard)
+	require.ErrorContains(t, err, `max runs per tenant must be a whole number, 0 for no limit, got "lots"`)
+	opts, err := parseOptions([]string{"--max-runs-per-plan", "4", "--backpressure", "reject"}, none, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 4, opts.limits.PerDefinition)
+	require.Equal(t, "reject", string(opts.backpressure))
+}

@@ -18,6 +18,9 @@
 //	--redis       WEFT_REDIS        lease service (default: in process on Pebble,
 //	                                redis://127.0.0.1:6379 on a SQL store)
 //	--lease-ttl   WEFT_LEASE_TTL    how long a run's lease lives unless renewed (default 10s)
+//	--max-runs-per-tenant WEFT_MAX_RUNS_PER_TENANT  concurrently started runs per tenant (default 0: no limit)
+//	--max-runs-per-plan   WEFT_MAX_RUNS_PER_PLAN    concurrently started runs per plan (default 0: no limit)
+//	--backpressure WEFT_BACKPRESSURE reject, queue or delay: what a run over a limit gets (default queue)
 //
 // Every RPC must carry "Authorization: Bearer <token>" naming a configured
 // token, and runs as that token's tenant and principal. Without tokens weftd
@@ -37,6 +40,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -67,6 +71,8 @@ type options struct {
 	envTokens      string
 	insecureNoAuth bool
 	cluster        clusterOptions
+	limits         engine.Limits
+	backpressure   engine.BackpressureMode
 }
 
 // parseOptions reads flags over environment variables over defaults.
@@ -82,6 +88,9 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	insecure := fs.Bool("insecure-no-auth", false, "serve without bearer tokens on a non-loopback address (never in production)")
 	ownership := fs.String("ownership", getenv("WEFT_OWNERSHIP"), "single-owner or cas-required (default: by store)")
 	redisURL := fs.String("redis", getenv("WEFT_REDIS"), "lease service, a redis:// URL")
+	perTenantText := fs.String("max-runs-per-tenant", envOr(getenv, "WEFT_MAX_RUNS_PER_TENANT", "0"), "concurrently started runs per tenant (0: no limit)")
+	perPlanText := fs.String("max-runs-per-plan", envOr(getenv, "WEFT_MAX_RUNS_PER_PLAN", "0"), "concurrently started runs per plan (0: no limit)")
+	backpressure := fs.String("backpressure", envOr(getenv, "WEFT_BACKPRESSURE", string(engine.DefaultBackpressure)), "reject, queue or delay")
 	leaseTTLText := fs.String("lease-ttl", envOr(getenv, "WEFT_LEASE_TTL", engine.DefaultLeaseTTL.String()), "run lease TTL, e.g. 10s")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -97,6 +106,19 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	default:
 		return options{}, fmt.Errorf("ownership must be single-owner or cas-required, got %q", *ownership)
 	}
+	switch engine.BackpressureMode(*backpressure) {
+	case engine.BackpressureReject, engine.BackpressureQueue, engine.BackpressureDelay:
+	default:
+		return options{}, fmt.Errorf("backpressure must be reject, queue or delay, got %q", *backpressure)
+	}
+	perTenant, err := limitOption("max runs per tenant", *perTenantText)
+	if err != nil {
+		return options{}, err
+	}
+	perPlan, err := limitOption("max runs per plan", *perPlanText)
+	if err != nil {
+		return options{}, err
+	}
 	leaseTTL, err := time.ParseDuration(*leaseTTLText)
 	if err != nil || leaseTTL < 100*time.Millisecond {
 		return options{}, fmt.Errorf("lease TTL must be a duration of at least 100ms, got %q", *leaseTTLText)
@@ -107,7 +129,17 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	}
 	return options{addr: *addr, dataDir: *dataDir, store: *storeFlag, logLevel: lvl, corsOrigins: splitList(*cors),
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
-		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL}}, nil
+		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL},
+		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: engine.BackpressureMode(*backpressure)}, nil
+}
+
+// limitOption parses a run limit: a whole number, 0 for none.
+func limitOption(name, text string) (int, error) {
+	n, err := strconv.Atoi(text)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s must be a whole number, 0 for no limit, got %q", name, text)
+	}
+	return n, nil
 }
 
 func envOr(getenv func(string) string, key, fallback string) string {
@@ -150,7 +182,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	defer closeLeases()
 	eng, err := engine.New(engine.Config{Store: st, Logger: logger.With(slog.String("component", "engine")),
-		Ownership: mode, Leases: leases, LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner()})
+		Ownership: mode, Leases: leases, LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
+		Limits: opts.limits, Backpressure: opts.backpressure})
 	if err != nil {
 		return err
 	}
