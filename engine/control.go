@@ -143,14 +143,7 @@ func (e *Engine) CancelRun(ctx context.Context, p ControlParams) (*ControlResult
 		if !RunTransitionAllowed(s.Status, RunCancelled) {
 			return illegalRun(p.RunID, s.Status, RunCancelled)
 		}
-		for _, st := range s.Steps {
-			switch st.Status {
-			case StepScheduled, StepRunning, StepWaitingManual, StepWaitingSignal:
-				ch.retireTask(st.TaskID, st.ReadyKey)
-				st.TaskID, st.ReadyKey = "", ""
-				ch.cancelStep(st, "run cancelled")
-			}
-		}
+		ch.cancelOpenSteps("run cancelled")
 		ch.transition(RunCancelled)
 		s.CompletedAt = ch.now
 		s.Cancellation = &Cancellation{CancelledBy: actorOf(p.Actor), Reason: p.Reason, RequestedAt: ch.now}

@@ -126,6 +126,19 @@ func (c *change) cancelUnstarted(reason string) {
 	}
 }
 
+// cancelOpenSteps cancels every step that waits or runs, retiring its task
+// so that a late report changes nothing.
+func (c *change) cancelOpenSteps(reason string) {
+	for _, st := range c.state.Steps {
+		switch st.Status {
+		case StepScheduled, StepRunning, StepWaitingManual, StepWaitingSignal:
+			c.retireTask(st.TaskID, st.ReadyKey)
+			st.TaskID, st.ReadyKey = "", ""
+			c.cancelStep(st, reason)
+		}
+	}
+}
+
 // cancelStep marks a step CANCELLED.
 func (c *change) cancelStep(st *StepState, reason string) {
 	c.setStep(st, StepCancelled)

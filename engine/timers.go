@@ -155,14 +155,7 @@ func (c *change) workflowTimedOut() {
 	if s.Status == RunCompensating || s.Status == RunPending || s.Status == RunApproved {
 		return
 	}
-	for _, st := range s.Steps {
-		switch st.Status {
-		case StepScheduled, StepRunning, StepWaitingManual, StepWaitingSignal:
-			c.retireTask(st.TaskID, st.ReadyKey)
-			st.TaskID, st.ReadyKey = "", ""
-			c.cancelStep(st, "workflow timeout")
-		}
-	}
+	c.cancelOpenSteps("workflow timeout")
 	s.Failing, s.HeldOn = "", ""
 	runErr := &RunError{WorkflowTimeout: true, Error: &StepError{Class: ErrorTimeout, Message: "workflow timeout"}}
 	c.compensateOrFail(runErr)
