@@ -1,0 +1,186 @@
+package redisbus_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/export"
+	"github.com/weft-dev/weft/export/redisbus"
+	"github.com/weft-dev/weft/store"
+)
+
+const tenant = "tenant-a"
+
+// requireRedis answers a client of the local Redis (WEFT_TEST_REDIS_URL), or
+// skips loudly — and fails when CI is set.
+func requireRedis(t *testing.T) *redis.Client {
+	t.Helper()
+	url := os.Getenv("WEFT_TEST_REDIS_URL")
+	if url == "" {
+		url = redisbus.DefaultURL
+	}
+	rdb, err := redisbus.Open(url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rdb.Close() })
+	if err := rdb.Ping(context.Background()).Err(); err != nil {
+		msg := fmt.Sprintf("Redis at %s is not reachable: %v", url, err)
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set, so a missing Redis fails the run: %s", msg)
+		}
+		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING REDIS TESTS: %s\n\n", msg)
+		t.Skip("SKIPPING: " + msg)
+	}
+	return rdb
+}
+
+// testPrefix answers a stream-name prefix only this test uses; its streams
+// are deleted when the test ends.
+func testPrefix(t *testing.T, rdb *redis.Client) string {
+	prefix := "weft-test:" + uuid.NewString() + ":events:"
+	t.Cleanup(func() {
+		keys, _ := rdb.Keys(context.Background(), prefix+"*").Result()
+		if len(keys) > 0 {
+			rdb.Del(context.Background(), keys...)
+		}
+	})
+	return prefix
+}
+
+// privateRedis is a redis-server only this test talks to, so it can be
+// stopped and started again on the same port.
+type privateRedis struct {
+	t    *testing.T
+	bin  string
+	port int
+	cmd  *exec.Cmd
+}
+
+func startPrivateRedis(t *testing.T) *privateRedis {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set and redis-server is not installed")
+		}
+		t.Skip("SKIPPING: redis-server is not installed")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	r := &privateRedis{t: t, bin: bin, port: port}
+	r.start()
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *privateRedis) start() {
+	r.cmd = exec.Command(r.bin, "--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	require.NoError(r.t, r.cmd.Start())
+	rdb := redis.NewClient(&redis.Options{Addr: r.addr()})
+	defer rdb.Close()
+	require.Eventually(r.t, func() bool { return rdb.Ping(context.Background()).Err() == nil }, 10*time.Second, 20*time.Millisecond)
+}
+
+func (r *privateRedis) stop() {
+	if r.cmd != nil && r.cmd.Process != nil {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+		r.cmd = nil
+	}
+}
+
+func (r *privateRedis) addr() string { return fmt.Sprintf("127.0.0.1:%d", r.port) }
+
+// ref identifies an event by (run_id, run_seq) and by event_id.
+type ref struct {
+	run string
+	seq uint64
+	id  string
+}
+
+func eventID(run string, seq uint64) string { return fmt.Sprintf("ev-%s-%d", run, seq) }
+
+// writeOutbox writes runs × seqs entries as the engine does, the runs named
+// with prefix.
+func writeOutbox(t *testing.T, st store.Store, prefix string, runs, seqs int) []ref {
+	t.Helper()
+	var refs []ref
+	b := &store.Batch{}
+	for r := range runs {
+		run := fmt.Sprintf("%s-%04d", prefix, r)
+		for s := uint64(1); s <= uint64(seqs); s++ {
+			ev, err := json.Marshal(engine.Event{Type: engine.EvStepCompleted, ID: eventID(run, s), RunID: run, Seq: s})
+			require.NoError(t, err)
+			v, err := json.Marshal(engine.OutboxEntry{TenantID: tenant, Event: ev})
+			require.NoError(t, err)
+			b.Ops = append(b.Ops, store.Put(export.OutboxKey(run, s), v))
+			refs = append(refs, ref{run, s, eventID(run, s)})
+			if len(b.Ops) == 500 {
+				_, err := st.Commit(context.Background(), b)
+				require.NoError(t, err)
+				b = &store.Batch{}
+			}
+		}
+	}
+	if len(b.Ops) > 0 {
+		_, err := st.Commit(context.Background(), b)
+		require.NoError(t, err)
+	}
+	return refs
+}
+
+// readStream answers every entry of a stream, parsed.
+func readStream(t *testing.T, rdb *redis.Client, stream string) []export.Message {
+	t.Helper()
+	entries, err := rdb.XRange(context.Background(), stream, "-", "+").Result()
+	require.NoError(t, err)
+	var out []export.Message
+	for _, e := range entries {
+		m, err := redisbus.ParseMessage(e.Values)
+		require.NoError(t, err)
+		out = append(out, m)
+	}
+	return out
+}
+
+// requireDelivered checks that every ref is among msgs, with its event id.
+func requireDelivered(t *testing.T, refs []ref, msgs []export.Message) {
+	t.Helper()
+	got := map[ref]bool{}
+	ids := map[string]bool{}
+	for _, m := range msgs {
+		got[ref{m.RunID, m.RunSeq, m.EventID}] = true
+		ids[m.EventID] = true
+	}
+	for _, r := range refs {
+		require.True(t, got[r], "event %s/%d (%s) was never delivered", r.run, r.seq, r.id)
+		require.True(t, ids[r.id])
+	}
+}
+
+func outboxLen(t *testing.T, st store.Store) int {
+	t.Helper()
+	n := 0
+	params := &store.ScanParams{Prefix: engine.OutboxPrefix(), Limit: store.MaxScanLimit}
+	for {
+		page, err := st.Scan(context.Background(), params)
+		require.NoError(t, err)
+		n += len(page.Items)
+		if page.Next == nil {
+			return n
+		}
+		params.After = page.Next
+	}
+}

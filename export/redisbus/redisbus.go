@@ -1,0 +1,165 @@
+// Package redisbus is the Redis Streams event bus of the cluster deployment:
+// an export.Publisher that appends each event to its tenant's stream,
+// weft:events:{tenant} (the tenant escaped like a store key component: '%'
+// as %25 and ':' as %3A), with XADD MAXLEN ~ so a stream stays bounded. Each
+// entry has the fields event_id, run_id, run_seq (decimal), event_type and
+// event (the engine.Event JSON). Readers use consumer groups (CreateGroup)
+// and must deduplicate by event_id or (run_id, run_seq): delivery is at least
+// once.
+//
+// It imports export, store (for the key escaping) and
+// github.com/redis/go-redis/v9.
+package redisbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weft-dev/weft/export"
+	"github.com/weft-dev/weft/store"
+)
+
+// Defaults of Config.
+const (
+	// DefaultURL is the Redis the cluster configuration uses by default.
+	DefaultURL = "redis://127.0.0.1:6379"
+	// DefaultStreamPrefix starts every stream name.
+	DefaultStreamPrefix = "weft:events:"
+	// DefaultMaxLen bounds each stream (approximately: MAXLEN ~).
+	DefaultMaxLen = 1_000_000
+)
+
+// Stream fields.
+const (
+	FieldEventID   = "event_id"
+	FieldRunID     = "run_id"
+	FieldRunSeq    = "run_seq"
+	FieldEventType = "event_type"
+	FieldEvent     = "event"
+)
+
+// Config configures a Publisher.
+type Config struct {
+	// StreamPrefix starts every stream name; a tenant's stream is
+	// StreamPrefix + the escaped tenant id.
+	StreamPrefix string
+	// MaxLen bounds each stream: XADD trims it to about MaxLen entries. The
+	// oldest entries go first, read or not.
+	MaxLen int64
+}
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.StreamPrefix == "" {
+		c.StreamPrefix = DefaultStreamPrefix
+	}
+	if c.MaxLen == 0 {
+		c.MaxLen = DefaultMaxLen
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if c.MaxLen < 1 {
+		return fmt.Errorf("redisbus: stream max length must be at least 1, got %d", c.MaxLen)
+	}
+	return nil
+}
+
+// Publisher publishes to Redis Streams, one stream per tenant.
+type Publisher struct {
+	rdb redis.UniversalClient
+	cfg Config
+}
+
+var _ export.Publisher = (*Publisher)(nil)
+
+// New answers a publisher on rdb, which the caller owns.
+func New(rdb redis.UniversalClient, cfg Config) (*Publisher, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if rdb == nil {
+		return nil, errors.New("redisbus: a publisher needs a Redis client")
+	}
+	return &Publisher{rdb: rdb, cfg: cfg}, nil
+}
+
+// Open connects to the Redis at url (redis://host:port/db).
+func Open(url string) (*redis.Client, error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redisbus: Redis URL: %w", err)
+	}
+	return redis.NewClient(opts), nil
+}
+
+// Stream answers the stream name of a tenant.
+func (p *Publisher) Stream(tenantID string) string {
+	return p.cfg.StreamPrefix + store.EscapeComponent(tenantID)
+}
+
+// Publish implements export.Publisher with one XADD. Failures of Redis as a
+// whole (connection, timeout, LOADING, OOM, READONLY, …) wrap
+// export.ErrUnavailable; an error reply about the command itself does not.
+func (p *Publisher) Publish(ctx context.Context, msg export.Message) error {
+	if msg.TenantID == "" {
+		return errors.New("redisbus: message has no tenant, so no stream")
+	}
+	err := p.rdb.XAdd(ctx, &redis.XAddArgs{
+		Stream: p.Stream(msg.TenantID),
+		MaxLen: p.cfg.MaxLen,
+		Approx: true,
+		Values: []any{FieldEventID, msg.EventID, FieldRunID, msg.RunID,
+			FieldRunSeq, strconv.FormatUint(msg.RunSeq, 10), FieldEventType, msg.EventType,
+			FieldEvent, []byte(msg.Event)},
+	}).Err()
+	if err != nil {
+		return classify(fmt.Errorf("redisbus: XADD %s: %w", p.Stream(msg.TenantID), err))
+	}
+	return nil
+}
+
+// CreateGroup creates a consumer group on a tenant's stream (creating the
+// stream if needed), reading from start ("$" for new events only, "0" for
+// everything retained). A group that exists already is not an error.
+func (p *Publisher) CreateGroup(ctx context.Context, tenantID, group, start string) error {
+	err := p.rdb.XGroupCreateMkStream(ctx, p.Stream(tenantID), group, start).Err()
+	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
+		return fmt.Errorf("redisbus: create group %s on %s: %w", group, p.Stream(tenantID), err)
+	}
+	return nil
+}
+
+// classify marks errors of Redis as a whole as export.ErrUnavailable.
+func classify(err error) error {
+	var reply redis.Error
+	if !errors.As(err, &reply) {
+		return export.Unavailable(err) // network, pool, timeout, closed client
+	}
+	switch {
+	case redis.IsLoadingError(err), redis.IsReadOnlyError(err), redis.IsClusterDownError(err),
+		redis.IsTryAgainError(err), redis.IsMasterDownError(err), redis.IsMaxClientsError(err),
+		redis.IsOOMError(err), redis.IsNoReplicasError(err), redis.IsAuthError(err),
+		redis.IsPermissionError(err), redis.HasErrorPrefix(err, "BUSY"):
+		return export.Unavailable(err)
+	}
+	return err
+}
+
+// ParseMessage turns a stream entry back into a message (for readers and
+// tests). The tenant is not in the entry: it is the stream's.
+func ParseMessage(values map[string]any) (export.Message, error) {
+	str := func(k string) string { s, _ := values[k].(string); return s }
+	seq, err := strconv.ParseUint(str(FieldRunSeq), 10, 64)
+	if err != nil {
+		return export.Message{}, fmt.Errorf("redisbus: run_seq %q: %w", str(FieldRunSeq), err)
+	}
+	return export.Message{EventID: str(FieldEventID), RunID: str(FieldRunID), RunSeq: seq,
+		EventType: str(FieldEventType), Event: []byte(str(FieldEvent))}, nil
+}

@@ -1,0 +1,89 @@
+package redisbus_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/export"
+	"github.com/weft-dev/weft/export/redisbus"
+)
+
+func TestPublisher_WritesOneStreamPerTenantWithTheDocumentedFields(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := requireRedis(t)
+	prefix := testPrefix(t, rdb)
+	pub, err := redisbus.New(rdb, redisbus.Config{StreamPrefix: prefix})
+	require.NoError(t, err)
+	for i, tn := range []string{"acme", "globex:eu", "acme"} {
+		ev := json.RawMessage(fmt.Sprintf(`{"event_id":"e%d"}`, i))
+		require.NoError(t, pub.Publish(ctx, export.Message{TenantID: tn, EventID: fmt.Sprint("e", i),
+			RunID: "run-1", RunSeq: uint64(i + 1), EventType: "StepCompleted", Event: ev}))
+	}
+	require.Equal(t, prefix+"acme", pub.Stream("acme"))
+	require.Equal(t, prefix+"globex%3Aeu", pub.Stream("globex:eu"), "a ':' in a tenant id is escaped")
+	entries, err := rdb.XRange(ctx, pub.Stream("acme"), "-", "+").Result()
+	require.NoError(t, err)
+	require.Len(t, entries, 2)
+	require.Equal(t, map[string]any{"event_id": "e0", "run_id": "run-1", "run_seq": "1",
+		"event_type": "StepCompleted", "event": `{"event_id":"e0"}`}, entries[0].Values)
+	require.Len(t, readStream(t, rdb, pub.Stream("globex:eu")), 1)
+}
+
+func TestPublisher_BoundsEachStream(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := requireRedis(t)
+	pub, err := redisbus.New(rdb, redisbus.Config{StreamPrefix: testPrefix(t, rdb), MaxLen: 100})
+	require.NoError(t, err)
+	for i := range 2000 {
+		require.NoError(t, pub.Publish(ctx, export.Message{TenantID: tenant, EventID: fmt.Sprint(i), RunID: "r", RunSeq: uint64(i + 1), EventType: "X", Event: []byte(`{}`)}))
+	}
+	n, err := rdb.XLen(ctx, pub.Stream(tenant)).Result()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, n, int64(100))
+	require.Less(t, n, int64(400), "MAXLEN ~ trims to about the bound")
+}
+
+func TestPublisher_RejectsABadConfig(t *testing.T) {
+	t.Parallel()
+	_, err := redisbus.New(redis.NewClient(&redis.Options{}), redisbus.Config{MaxLen: -1})
+	require.EqualError(t, err, "redisbus: stream max length must be at least 1, got -1")
+}
+
+func TestCreateGroup_ReadersConsumeWithAConsumerGroup(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := requireRedis(t)
+	pub, err := redisbus.New(rdb, redisbus.Config{StreamPrefix: testPrefix(t, rdb)})
+	require.NoError(t, err)
+	require.NoError(t, pub.CreateGroup(ctx, tenant, "audit", "0"))
+	require.NoError(t, pub.CreateGroup(ctx, tenant, "audit", "0"), "creating it again is not an error")
+	for i := range 3 {
+		require.NoError(t, pub.Publish(ctx, export.Message{TenantID: tenant, EventID: fmt.Sprint("e", i), RunID: "r", RunSeq: uint64(i + 1), EventType: "X", Event: []byte(`{}`)}))
+	}
+	streams, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "audit", Consumer: "c1",
+		Streams: []string{pub.Stream(tenant), ">"}, Count: 10}).Result()
+	require.NoError(t, err)
+	require.Len(t, streams[0].Messages, 3)
+	for _, m := range streams[0].Messages {
+		require.NoError(t, rdb.XAck(ctx, pub.Stream(tenant), "audit", m.ID).Err())
+	}
+}
+
+func TestPublisher_RedisDownIsUnavailable(t *testing.T) {
+	t.Parallel()
+	r := startPrivateRedis(t)
+	rdb := redis.NewClient(&redis.Options{Addr: r.addr(), MaxRetries: -1})
+	defer rdb.Close()
+	pub, err := redisbus.New(rdb, redisbus.Config{})
+	require.NoError(t, err)
+	r.stop()
+	err = pub.Publish(context.Background(), export.Message{TenantID: tenant, EventID: "e", RunID: "r", RunSeq: 1, EventType: "X"})
+	require.ErrorIs(t, err, export.ErrUnavailable)
+}
