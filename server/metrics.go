@@ -33,9 +33,12 @@ type metrics struct {
 // rpcDurationBuckets span a fast read (1 ms) to a long poll (30 s).
 var rpcDurationBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
-func newMetrics() *metrics {
+func newMetrics(registry *prometheus.Registry) *metrics {
+	if registry == nil {
+		registry = prometheus.NewRegistry()
+	}
 	m := &metrics{
-		registry: prometheus.NewRegistry(),
+		registry: registry,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weft_rpc_requests_total",
 			Help: "RPCs answered, by procedure, protocol (connect, grpc, grpcweb, jsonrpc) and code (ok or the Connect code).",

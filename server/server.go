@@ -13,6 +13,7 @@ import (
 	connectcors "connectrpc.com/cors"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/cors"
 
 	"github.com/weft-dev/weft/engine"
@@ -41,6 +42,10 @@ type Config struct {
 	// AnonymousCaller (weftd allows that only on a loopback address).
 	// Health, reflection, /healthz and /metrics are always open.
 	Tokens *TokenSet
+	// Metrics is the registry /metrics serves; the server registers its own
+	// collectors on it, and the process may add others (the export worker's,
+	// the engine's). Nil: a registry of the server's own.
+	Metrics *prometheus.Registry
 }
 
 // DefaultMaxRequestBytes is the request size limit when Config leaves it 0.
@@ -106,7 +111,7 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("protovalidate: %w", err)
 	}
-	m := newMetrics()
+	m := newMetrics(cfg.Metrics)
 	opts := []connect.HandlerOption{
 		connect.WithCodec(jsonCodec{name: "json"}),
 		connect.WithCodec(jsonCodec{name: "json; charset=utf-8"}),

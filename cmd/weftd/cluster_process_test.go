@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -147,4 +149,43 @@ func TestWeftd_RejectBackpressureAnswers429WithRetryAfter(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[int]int{http.StatusOK: 2, http.StatusTooManyRequests: 8}, statuses)
+}
+
+// TestWeftd_ExportsRunEventsToRedisStreams submits a run to weftd in the
+// cluster configuration and finds its events on the tenant's Redis stream.
+func TestWeftd_ExportsRunEventsToRedisStreams(t *testing.T) {
+	db := sqltest.Require(t)
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	t.Cleanup(func() { _ = rdb.Close() })
+	if err := rdb.Ping(context.Background()).Err(); err != nil {
+		skipOrFail(t, "Redis at 127.0.0.1:6379 is not reachable: "+err.Error())
+	}
+	d := startWeftdIn(t, t.TempDir(), "--store", clusterURL(t, db.NewSchema(t)))
+	require.Contains(t, d.logs(), "events are exported to Redis Streams")
+	runs := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), d.url)
+	res, err := runs.SubmitRun(context.Background(), connect.NewRequest(&weftv1.SubmitRunRequest{Start: true,
+		Definition: &weftv1.WorkflowDefinition{PlanId: "export", PlanVersion: "1",
+			Actions: []*weftv1.Action{{Id: "a", Order: 1, Activity: "x"}}}}))
+	require.NoError(t, err)
+	runID := res.Msg.GetRun().GetRunId()
+	require.Eventually(t, func() bool {
+		entries, err := rdb.XRange(context.Background(), "weft:events:default", "-", "+").Result()
+		if err != nil {
+			return false
+		}
+		var types []string
+		for _, e := range entries {
+			if e.Values["run_id"] == runID {
+				types = append(types, fmt.Sprint(e.Values["event_type"]))
+			}
+		}
+		return len(types) >= 4 && types[0] == "RunSubmitted"
+	}, 20*time.Second, 50*time.Millisecond, "the run's events reach its tenant's stream")
+	metrics, err := apitest.HTTPClient().Get(d.url + "/metrics")
+	require.NoError(t, err)
+	defer metrics.Body.Close()
+	body, err := io.ReadAll(metrics.Body)
+	require.NoError(t, err)
+	require.Contains(t, string(body), "weft_stale_owner_commits_rejected_total")
+	require.Contains(t, string(body), "weft_export_published_total")
 }

@@ -21,6 +21,8 @@
 //	--max-runs-per-tenant WEFT_MAX_RUNS_PER_TENANT  concurrently started runs per tenant (default 0: no limit)
 //	--max-runs-per-plan   WEFT_MAX_RUNS_PER_PLAN    concurrently started runs per plan (default 0: no limit)
 //	--backpressure WEFT_BACKPRESSURE reject, queue or delay: what a run over a limit gets (default queue)
+//	--bus         WEFT_BUS          where run events are exported: "none", "memory" or a redis://
+//	                                URL (default: memory on Pebble, Redis on a SQL store)
 //
 // Every RPC must carry "Authorization: Bearer <token>" naming a configured
 // token, and runs as that token's tenant and principal. Without tokens weftd
@@ -44,6 +46,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/server"
@@ -73,6 +77,7 @@ type options struct {
 	cluster        clusterOptions
 	limits         engine.Limits
 	backpressure   engine.BackpressureMode
+	bus            string
 }
 
 // parseOptions reads flags over environment variables over defaults.
@@ -90,6 +95,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	redisURL := fs.String("redis", getenv("WEFT_REDIS"), "lease service, a redis:// URL")
 	perTenantText := fs.String("max-runs-per-tenant", envOr(getenv, "WEFT_MAX_RUNS_PER_TENANT", "0"), "concurrently started runs per tenant (0: no limit)")
 	perPlanText := fs.String("max-runs-per-plan", envOr(getenv, "WEFT_MAX_RUNS_PER_PLAN", "0"), "concurrently started runs per plan (0: no limit)")
+	bus := fs.String("bus", getenv("WEFT_BUS"), `event bus: "none", "memory" or a redis:// URL`)
 	backpressure := fs.String("backpressure", envOr(getenv, "WEFT_BACKPRESSURE", string(engine.DefaultBackpressure)), "reject, queue or delay")
 	leaseTTLText := fs.String("lease-ttl", envOr(getenv, "WEFT_LEASE_TTL", engine.DefaultLeaseTTL.String()), "run lease TTL, e.g. 10s")
 	if err := fs.Parse(args); err != nil {
@@ -111,6 +117,9 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	default:
 		return options{}, fmt.Errorf("backpressure must be reject, queue or delay, got %q", *backpressure)
 	}
+	if err := checkBus(*bus); err != nil {
+		return options{}, err
+	}
 	perTenant, err := limitOption("max runs per tenant", *perTenantText)
 	if err != nil {
 		return options{}, err
@@ -130,7 +139,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	return options{addr: *addr, dataDir: *dataDir, store: *storeFlag, logLevel: lvl, corsOrigins: splitList(*cors),
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
 		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL},
-		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: engine.BackpressureMode(*backpressure)}, nil
+		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: engine.BackpressureMode(*backpressure), bus: *bus}, nil
 }
 
 // limitOption parses a run limit: a whole number, 0 for none.
@@ -181,19 +190,29 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	defer closeLeases()
-	eng, err := engine.New(engine.Config{Store: st, Logger: logger.With(slog.String("component", "engine")),
-		Ownership: mode, Leases: leases, LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
-		Limits: opts.limits, Backpressure: opts.backpressure})
+	registry := prometheus.NewRegistry()
+	outbox, stopExport, err := startExport(opts, st, registry, logger)
 	if err != nil {
 		return err
 	}
+	defer stopExport()
+	eng, err := engine.New(engine.Config{Store: st, Logger: logger.With(slog.String("component", "engine")),
+		Ownership: mode, Leases: leases, LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
+		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: outbox})
+	if err != nil {
+		return err
+	}
+	registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "weft_stale_owner_commits_rejected_total",
+		Help: "Decisions this weftd made as a run's owner that the run's fencing epoch refused (another weftd had taken the run over).",
+	}, func() float64 { return float64(eng.StaleCommitsRejected()) }))
 	engCtx, stopEngine := context.WithCancel(context.Background())
 	engineDone := make(chan struct{})
 	go func() { defer close(engineDone); eng.Run(engCtx) }()
 	// Deferred calls run in reverse: after serve returns, the engine stops and
 	// finishes its round, then the store closes.
 	defer func() { stopEngine(); <-engineDone }()
-	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens}.WithEngine(eng)
+	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens, Metrics: registry}.WithEngine(eng)
 	return serve(ctx, opts, logger, cfg, st.Capabilities().Backend)
 }
 

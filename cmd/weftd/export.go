@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weft-dev/weft/export"
+	"github.com/weft-dev/weft/export/redisbus"
+	"github.com/weft-dev/weft/store"
+)
+
+// Event buses (--bus).
+const (
+	busNone   = "none"
+	busMemory = "memory"
+)
+
+// checkBus validates --bus.
+func checkBus(bus string) error {
+	switch {
+	case bus == "", bus == busNone, bus == busMemory, strings.HasPrefix(bus, "redis://"), strings.HasPrefix(bus, "rediss://"):
+		return nil
+	}
+	return fmt.Errorf(`bus must be "none", "memory" or a redis:// URL, got a value starting %q`, firstChars(bus, 8))
+}
+
+func firstChars(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// busURL answers the bus to use: the flag, else Redis (the lease service's,
+// or the default) in a cluster, else the in-process bus.
+func busURL(opts options) string {
+	if opts.bus != "" {
+		return opts.bus
+	}
+	if isSQLURL(opts.store) {
+		if opts.cluster.redis != "" {
+			return opts.cluster.redis
+		}
+		return redisbus.DefaultURL
+	}
+	return busMemory
+}
+
+// startExport starts the transactional outbox's export worker on its own
+// goroutine, so that nothing that runs a workflow waits on the bus. It answers
+// whether the engine should write outbox entries, and a stop function that
+// returns once the worker has stopped.
+func startExport(opts options, st store.Store, reg *prometheus.Registry, logger *slog.Logger) (bool, func(), error) {
+	bus := busURL(opts)
+	if bus == busNone {
+		logger.Info("event export off (--bus none): no outbox entries are written")
+		return false, func() {}, nil
+	}
+	var pub export.Publisher
+	closeBus := func() {}
+	if bus == busMemory {
+		logger.Warn("events are exported to an in-process bus only: no other process can read them; give --bus a redis:// URL to publish them")
+		pub = export.NewMemoryBus()
+	} else {
+		rdb, err := redisbus.Open(bus)
+		if err != nil {
+			return false, nil, err
+		}
+		p, err := redisbus.New(rdb, redisbus.Config{})
+		if err != nil {
+			_ = rdb.Close()
+			return false, nil, err
+		}
+		pub, closeBus = p, func() { _ = rdb.Close() }
+		logger.Info("events are exported to Redis Streams", slog.String("redis", redactURL(bus)))
+	}
+	w, err := export.NewWorker(st, pub, export.Config{Logger: logger.With(slog.String("component", "export")), Registerer: reg})
+	if err != nil {
+		closeBus()
+		return false, nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := w.Run(ctx); err != nil && ctx.Err() == nil {
+			logger.Error("export worker stopped", slog.String("error", err.Error()))
+		}
+	}()
+	return true, func() { cancel(); <-done; closeBus() }, nil
+}
