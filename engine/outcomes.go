@@ -134,6 +134,10 @@ func (c *change) cancelOpenSteps(reason string) {
 		case StepScheduled, StepRunning, StepWaitingManual, StepWaitingSignal:
 			c.retireTask(st.TaskID, st.ReadyKey)
 			st.TaskID, st.ReadyKey = "", ""
+			if st.Reconcile {
+				// Cancellation observed before completion (spec 003's outcome table).
+				c.recordRecon(c.run.action(st.ActionID), st, reconCancelled, nil, &StepError{Class: ErrorCancelled, Message: reason}, "", "")
+			}
 			c.cancelStep(st, reason)
 		}
 	}

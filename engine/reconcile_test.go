@@ -203,3 +203,14 @@ func scenarioReconcile_ActivityWithoutAKeyKeepsAtLeastOnceAndWritesNoRecord(t *t
 	require.NoError(t, err)
 	require.Empty(t, res.Items, "no reconciliation record is ever written for it")
 }
+
+func scenarioReconcile_CancellationBeforeCompletionIsRecordedCancelled(t *testing.T, b *bundle) {
+	run := b.submit(seq("charge"))
+	task := b.pollVerifiable("act-charge")[0]
+	_, err := b.eng.CancelRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.NoError(t, err)
+	require.Equal(t, reconCancelled, b.recon(run.RunID, "act-charge", "charge").Status)
+	_, err = b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "vw", Output: json.RawMessage(`1`)})
+	require.Equal(t, CodeTaskClaimLost, CodeOf(err), "no successful result is recorded after the cancellation")
+	require.Equal(t, reconCancelled, b.recon(run.RunID, "act-charge", "charge").Status)
+}
