@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/weft-dev/weft/store"
@@ -52,12 +53,7 @@ func reconKey(runID, activity, operationID string) []byte {
 // operationID is the scheduled operation's identifier (spec 003's
 // operationId), stable for an action's logical attempt.
 func operationID(runID, actionID string, logical int) string {
-	return runID + "/" + actionID + "/" + itoa(logical)
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
+	return runID + "/" + actionID + "/" + strconv.Itoa(logical)
 }
 
 // reconRecordOf reads the step's record during a decision (nil when absent).

@@ -245,7 +245,7 @@ func (c *change) taskFor(t *taskRecord, st *StepState) *Task {
 		ActionID: t.ActionID, Activity: t.Activity, LogicalAttempt: t.LogicalAttempt, EngineAttempt: t.EngineAttempt,
 		Deadline: t.Deadline, HeartbeatTimeout: t.HeartbeatTimeout.D(), Secrets: a.Secrets,
 		RunInput:       c.run.Input,
-		OperationID:    fmt.Sprintf("%s/%s/%d", t.RunID, t.ActionID, t.LogicalAttempt),
+		OperationID:    operationID(t.RunID, t.ActionID, t.LogicalAttempt),
 		IdempotencyKey: t.RunID + ":" + t.ActionID,
 		Input:          a.Input,
 	}
