@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/weft-dev/weft/store"
 )
@@ -41,11 +42,20 @@ func (f Fault) String() string {
 // Config sets the rate of each fault, per Commit call, as a probability in
 // [0, 1]. The rates are tried in the order BeforeCommit, AfterCommit,
 // Retryable. Seed makes the sequence reproducible.
+//
+// CommitDelay makes every commit wait that long before it reaches the inner
+// store; when the caller's context ends first, nothing is written and the
+// context's error is answered. AckDelay makes every commit wait after the
+// inner store wrote it; when the context ends first, the write stands and
+// *store.OutcomeUnknownError is answered. Both wait on the real (or
+// testing/synctest) clock; SetDelays changes them later.
 type Config struct {
 	BeforeCommitRate float64
 	AfterCommitRate  float64
 	RetryableRate    float64
 	Seed             uint64
+	CommitDelay      time.Duration
+	AckDelay         time.Duration
 }
 
 func (c Config) validate() error {
@@ -70,10 +80,11 @@ type Store struct {
 	inner store.Store
 	cfg   Config
 
-	mu    sync.Mutex
-	rng   *rand.Rand
-	queue []Fault
-	stats Stats
+	mu     sync.Mutex
+	delays [2]time.Duration
+	rng    *rand.Rand
+	queue  []Fault
+	stats  Stats
 }
 
 var _ store.Store = (*Store)(nil)
@@ -83,7 +94,7 @@ func New(inner store.Store, cfg Config) (*Store, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Store{inner: inner, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}, nil
+	return &Store{inner: inner, cfg: cfg, delays: [2]time.Duration{cfg.CommitDelay, cfg.AckDelay}, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}, nil
 }
 
 // InjectNext queues faults for the next commits, one each, ahead of the
@@ -92,6 +103,34 @@ func (s *Store) InjectNext(faults ...Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.queue = append(s.queue, faults...)
+}
+
+// SetDelays replaces the commit and acknowledgement delays.
+func (s *Store) SetDelays(commit, ack time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delays = [2]time.Duration{commit, ack}
+}
+
+func (s *Store) currentDelays() (commit, ack time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.delays[0], s.delays[1]
+}
+
+// wait waits d, or until ctx ends.
+func wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // Stats returns the counts so far.
@@ -153,8 +192,27 @@ func (s *Store) Scan(ctx context.Context, p *store.ScanParams) (*store.ScanResul
 	return s.inner.Scan(ctx, p)
 }
 
-// Commit implements store.Store, injecting at most one fault per call.
+// Commit implements store.Store, injecting at most one fault per call and
+// the configured delays.
 func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
+	commitDelay, ackDelay := s.currentDelays()
+	if err := wait(ctx, commitDelay); err != nil {
+		return nil, fmt.Errorf("faultstore: commit delayed past the caller's deadline: %w", err)
+	}
+	if ackDelay > 0 {
+		res, err := s.commit(ctx, b)
+		if err != nil {
+			return res, err
+		}
+		if werr := wait(ctx, ackDelay); werr != nil {
+			return nil, &store.OutcomeUnknownError{Cause: fmt.Errorf("faultstore: acknowledgement delayed past the caller's deadline: %w", werr)}
+		}
+		return res, nil
+	}
+	return s.commit(ctx, b)
+}
+
+func (s *Store) commit(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
 	switch s.next() {
 	case BeforeCommit:
 		return nil, fmt.Errorf("faultstore: failing before commit: %w", ErrInjected)
