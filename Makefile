@@ -67,9 +67,16 @@ test-go:
 run:
 	go run ./cmd/weftd
 
-## bench: the benchmarks.
-bench: tools
-	go test -run '^$$' -bench . -benchmem -count=1 ./...
+## bench: the end-to-end benchmark (bench/, docs/performance.md): the raw commit
+## ceilings of PostgreSQL and Pebble, then Weft through a real weftd in the
+## cluster (PostgreSQL, Redis) and embedded configurations, with issue 8's
+## targets; a table on stdout, JSON under bench/out/. A full run (W=2000)
+## takes about 15 minutes on a 2-core machine, so make bench runs W=500 unless
+## WEFT_BENCH_W says otherwise. The store micro-benchmarks:
+## go test -run '^$$' -bench . ./store/...
+WEFT_BENCH_W ?= 500
+bench:
+	WEFT_BENCH_W=$(WEFT_BENCH_W) go run ./bench/cmd/weftbench
 
 ## vendor-protovalidate: refresh the vendored validate.proto from the Go module cache.
 vendor-protovalidate:

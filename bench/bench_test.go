@@ -1,0 +1,105 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/bench"
+)
+
+// TestRun_TinyScaleReportHasEveryFigure runs the harness at tiny scale — a
+// real weftd, real workers — on the embedded configuration, and on the
+// cluster one too when PostgreSQL and Redis answer, and checks the report's
+// shape. It asserts nothing about speed.
+func TestRun_TinyScaleReportHasEveryFigure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs weftd: skipped in -short")
+	}
+	configs := []string{bench.Embedded}
+	if servicesUp(t) {
+		configs = append(configs, bench.Cluster)
+	}
+	cfg := bench.Config{Workflows: 5, Steps: 2, Clients: []int{2}, Configs: configs, Warmup: -1,
+		CeilingConns: []int{1, 4}, CeilingDuration: 50 * time.Millisecond, Workers: 2, WorkerSlots: 2,
+		PostgresURL: postgresURL(), RedisURL: bench.DefaultRedisURL}
+	r, err := bench.Run(t.Context(), cfg)
+	require.NoError(t, err)
+
+	require.Len(t, r.Ceilings, 2*len(configs), "two concurrencies per database")
+	for _, c := range r.Ceilings {
+		require.Positive(t, c.Commits, "%s/%d", c.Backend, c.Conns)
+		require.Positive(t, c.Latency.P50, "%s/%d", c.Backend, c.Conns)
+	}
+	require.Len(t, r.Measurements, len(configs))
+	for _, m := range r.Measurements {
+		require.Equal(t, 5, m.Workflows, m.Config)
+		require.Equal(t, 2, m.Steps, m.Config)
+		require.Positive(t, m.StepsSec, m.Config)
+		require.InDelta(t, 2*m.WorkflowsSec, m.StepsSec, 1e-9, m.Config)
+		require.Positive(t, m.Latency.P50, m.Config)
+		require.LessOrEqual(t, m.Latency.P50, m.Latency.P99, m.Config)
+		require.GreaterOrEqual(t, m.WeftdCPUSeconds, 0.0, m.Config)
+		require.Positive(t, m.WeftdPeakRSSMB, m.Config)
+		require.NotNil(t, m.Ceiling, m.Config)
+		require.Equal(t, 4, m.Ceiling.Conns, "C=2 is compared with the 4-committer ceiling")
+		require.Positive(t, m.StepsPerCommit, m.Config)
+	}
+	require.Len(t, r.Targets, 5)
+	for _, tg := range r.Targets {
+		require.Contains(t, []string{bench.Pass, bench.Miss, bench.NotMeasured}, tg.Status, tg.Name)
+	}
+
+	var table bytes.Buffer
+	require.NoError(t, r.RenderTable(&table))
+	require.Contains(t, table.String(), "embedded")
+	require.Contains(t, table.String(), "embedded throughput")
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	var back map[string]any
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Contains(t, back, "measurements")
+	require.Contains(t, back, "ceilings")
+	require.Contains(t, back, "targets")
+}
+
+// TestRun_RefusesABadConfig: a configuration the harness does not know is
+// refused before anything starts.
+func TestRun_RefusesABadConfig(t *testing.T) {
+	_, err := bench.Run(t.Context(), bench.Config{Configs: []string{"laptop"}})
+	require.ErrorContains(t, err, `configuration must be "cluster" or "embedded", got "laptop"`)
+}
+
+func postgresURL() string {
+	if u := os.Getenv("WEFT_TEST_POSTGRES_URL"); u != "" {
+		return u
+	}
+	return bench.DefaultPostgresURL
+}
+
+// servicesUp reports whether PostgreSQL and Redis answer; without them the
+// cluster configuration is left out, and the test says so.
+func servicesUp(t *testing.T) bool {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, postgresURL())
+	if err == nil {
+		_ = conn.Close(ctx)
+		opts, _ := redis.ParseURL(bench.DefaultRedisURL)
+		rdb := redis.NewClient(opts)
+		defer rdb.Close()
+		err = rdb.Ping(ctx).Err()
+	}
+	if err != nil {
+		t.Logf("PostgreSQL or Redis not reachable (%v): measuring the embedded configuration only", err)
+		return false
+	}
+	return true
+}

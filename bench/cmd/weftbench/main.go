@@ -1,0 +1,167 @@
+// Command weftbench is Weft's end-to-end benchmark (issue 8; `make bench`).
+// It measures the raw commit ceiling of PostgreSQL and Pebble, then W
+// workflows of S no-op steps through a real weftd in the cluster and the
+// embedded configurations, prints a table with the issue's targets and writes
+// the report as JSON. docs/performance.md explains every figure.
+//
+// Flags override environment variables, which override defaults:
+//
+//	-w        WEFT_BENCH_W        workflows per measurement (default 2000)
+//	-s        WEFT_BENCH_S        no-op steps per workflow (default 5)
+//	-c        WEFT_BENCH_C        comma-separated client concurrencies (default 1,16)
+//	-configs  WEFT_BENCH_CONFIGS  cluster,embedded (default both)
+//	-ceiling  WEFT_BENCH_CEILING  how long each ceiling commits (default 5s)
+//	-workers  WEFT_BENCH_WORKERS  worker runtimes (default 4), each with
+//	-slots    WEFT_BENCH_SLOTS    tasks in flight (default 16)
+//	-weftd    WEFT_BENCH_WEFTD    a weftd binary (default: go build ./cmd/weftd)
+//	-redis    WEFT_BENCH_REDIS    the cluster's Redis (default redis://127.0.0.1:6379)
+//	-out      WEFT_BENCH_OUT      directory of the JSON report (default bench/out)
+//	          WEFT_TEST_POSTGRES_URL  the PostgreSQL (default postgres://postgres@127.0.0.1:5432/postgres)
+//
+// It exits 1 when a workflow fails or times out, or a service is missing; the
+// targets' PASS and MISS are reported, not an exit status.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/weft-dev/weft/bench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "weftbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, out, err := parse(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	report, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if err := report.RenderTable(stdout); err != nil {
+		return err
+	}
+	path, err := writeJSON(report, out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "JSON report: %s\n", path)
+	return nil
+}
+
+func parse(args []string, getenv func(string) string, stderr io.Writer) (bench.Config, string, error) {
+	if err := checkEnv(getenv); err != nil {
+		return bench.Config{}, "", err
+	}
+	fs := flag.NewFlagSet("weftbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	w := fs.Int("w", envInt(getenv, "WEFT_BENCH_W", bench.DefaultWorkflows), "workflows per measurement")
+	s := fs.Int("s", envInt(getenv, "WEFT_BENCH_S", bench.DefaultSteps), "no-op steps per workflow")
+	c := fs.String("c", envOr(getenv, "WEFT_BENCH_C", "1,16"), "comma-separated client concurrencies")
+	configs := fs.String("configs", envOr(getenv, "WEFT_BENCH_CONFIGS", bench.Cluster+","+bench.Embedded), "cluster,embedded")
+	ceiling := fs.Duration("ceiling", envDuration(getenv, "WEFT_BENCH_CEILING", bench.DefaultCeilingDuration), "how long each ceiling commits")
+	workers := fs.Int("workers", envInt(getenv, "WEFT_BENCH_WORKERS", bench.DefaultWorkers), "worker runtimes")
+	slots := fs.Int("slots", envInt(getenv, "WEFT_BENCH_SLOTS", bench.DefaultWorkerSlots), "tasks in flight per worker")
+	weftd := fs.String("weftd", getenv("WEFT_BENCH_WEFTD"), "a weftd binary (default: built from this module)")
+	redisURL := fs.String("redis", envOr(getenv, "WEFT_BENCH_REDIS", bench.DefaultRedisURL), "the cluster's Redis")
+	out := fs.String("out", envOr(getenv, "WEFT_BENCH_OUT", filepath.Join("bench", "out")), "directory of the JSON report")
+	if err := fs.Parse(args); err != nil {
+		return bench.Config{}, "", err
+	}
+	if fs.NArg() > 0 {
+		return bench.Config{}, "", fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	clients, err := ints(*c)
+	if err != nil {
+		return bench.Config{}, "", fmt.Errorf("client concurrencies must be whole numbers, got %q", *c)
+	}
+	return bench.Config{Workflows: *w, Steps: *s, Clients: clients, Configs: strings.Split(*configs, ","),
+		CeilingDuration: *ceiling, Workers: *workers, WorkerSlots: *slots, Weftd: *weftd,
+		PostgresURL: envOr(getenv, "WEFT_TEST_POSTGRES_URL", bench.DefaultPostgresURL), RedisURL: *redisURL}, *out, nil
+}
+
+func writeJSON(r *bench.Report, dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "weftbench-"+r.StartedAt.Format("20060102T150405Z")+".json")
+	return path, os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func envOr(getenv func(string) string, key, fallback string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return fallback
+}
+
+// checkEnv refuses numbers and durations in the environment that do not
+// parse, which envInt and envDuration would otherwise ignore.
+func checkEnv(getenv func(string) string) error {
+	for _, key := range []string{"WEFT_BENCH_W", "WEFT_BENCH_S", "WEFT_BENCH_WORKERS", "WEFT_BENCH_SLOTS"} {
+		if v := getenv(key); v != "" {
+			if _, err := strconv.Atoi(v); err != nil {
+				return fmt.Errorf("%s must be a whole number, got %q", key, v)
+			}
+		}
+	}
+	if v := getenv("WEFT_BENCH_CEILING"); v != "" {
+		if _, err := time.ParseDuration(v); err != nil {
+			return fmt.Errorf("WEFT_BENCH_CEILING must be a duration such as 5s, got %q", v)
+		}
+	}
+	return nil
+}
+
+func envInt(getenv func(string) string, key string, fallback int) int {
+	n, err := strconv.Atoi(getenv(key))
+	if err != nil {
+		return fallback
+	}
+	return n
+}
+
+func envDuration(getenv func(string) string, key string, fallback time.Duration) time.Duration {
+	d, err := time.ParseDuration(getenv(key))
+	if err != nil {
+		return fallback
+	}
+	return d
+}

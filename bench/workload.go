@@ -1,0 +1,152 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/weft-dev/weft/client"
+	"github.com/weft-dev/weft/client/worker"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// noopActivity is the activity every benchmark step runs.
+const noopActivity = "bench.noop"
+
+// Measurement is Weft end to end in one configuration at one concurrency.
+type Measurement struct {
+	// Config is Cluster or Embedded; Clients is C.
+	Config  string `json:"config"`
+	Clients int    `json:"clients"`
+	// Workflows of Steps steps each, all checked COMPLETED, in Seconds.
+	Workflows    int     `json:"workflows"`
+	Steps        int     `json:"steps_per_workflow"`
+	Seconds      float64 `json:"seconds"`
+	WorkflowsSec float64 `json:"workflows_per_sec"`
+	StepsSec     float64 `json:"steps_per_sec"`
+	// Latency is submit to COMPLETED, as the submitting client saw it
+	// (SubmitRun, then AwaitRun's event watch and a GetRun).
+	Latency Latency `json:"latency"`
+	// ServerLatency is the run's created_at to completed_at, on weftd's
+	// clock (millisecond resolution): Latency without the client's
+	// round trips and the watch's polling delay.
+	ServerLatency Latency `json:"server_latency"`
+	// WeftdCPUSeconds is weftd's user+system CPU time over the timed part;
+	// CPUMsPerStep divides it by the steps run.
+	WeftdCPUSeconds float64 `json:"weftd_cpu_seconds"`
+	CPUMsPerStep    float64 `json:"weftd_cpu_ms_per_step"`
+	// WeftdPeakRSSMB is weftd's VmHWM at the end, in MiB.
+	WeftdPeakRSSMB float64 `json:"weftd_peak_rss_mib"`
+	// Ceiling is the raw commit measurement compared against, and
+	// StepsPerCommit is StepsSec divided by its commits/s.
+	Ceiling        *Ceiling `json:"ceiling,omitempty"`
+	StepsPerCommit float64  `json:"steps_per_ceiling_commit"`
+}
+
+// workload drives workflows through one weftd.
+type workload struct {
+	cfg    Config
+	client *client.Client
+	prefix string
+}
+
+// startWorkers runs cfg.Workers worker runtimes for the no-op activity until
+// the returned stop is called; stop answers the first worker error.
+func (w *workload) startWorkers() (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, w.cfg.Workers)
+	for i := range w.cfg.Workers {
+		wk := worker.New(w.client, worker.Options{WorkerID: fmt.Sprintf("%s-worker-%d", w.prefix, i),
+			Concurrency: w.cfg.WorkerSlots, PollWait: 5 * time.Second, HeartbeatInterval: -1,
+			ShutdownTimeout: 10 * time.Second})
+		worker.Register(wk, noopActivity, func(context.Context, struct{}) (struct{}, error) { return struct{}{}, nil })
+		go func() { errs <- wk.Run(ctx) }()
+	}
+	return func() error {
+		cancel()
+		var err error
+		for range w.cfg.Workers {
+			err = errors.Join(err, <-errs)
+		}
+		return err
+	}
+}
+
+// definition is a workflow of S sequential no-op steps.
+func (w *workload) definition() *weftv1.WorkflowDefinition {
+	def := &weftv1.WorkflowDefinition{PlanId: "bench", PlanVersion: "1"}
+	for i := range w.cfg.Steps {
+		def.Actions = append(def.Actions, &weftv1.Action{Id: "s" + strconv.Itoa(i+1), Order: uint32(i + 1), Activity: noopActivity})
+	}
+	return def
+}
+
+// drive runs n workflows from c concurrent clients, each submitting one and
+// waiting for it to complete before the next, and answers each workflow's
+// latency. The first workflow that fails or times out ends it with an error.
+func (w *workload) drive(ctx context.Context, tag string, n, c int) (client, server []time.Duration, elapsed time.Duration, err error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	def := w.definition()
+	client, server = make([]time.Duration, n), make([]time.Duration, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range min(c, n) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				c, s, err := w.one(ctx, def, fmt.Sprintf("%s-%s-%d", w.prefix, tag, i))
+				if err != nil {
+					cancel(err)
+					return
+				}
+				client[i], server[i] = c, s
+			}
+		})
+	}
+	wg.Wait()
+	elapsed = time.Since(start)
+	if err := context.Cause(ctx); err != nil {
+		return nil, nil, 0, err
+	}
+	return client, server, elapsed, nil
+}
+
+// one submits a workflow, waits for it to be terminal and checks it
+// completed. It answers the latency the client saw and the server's.
+func (w *workload) one(ctx context.Context, def *weftv1.WorkflowDefinition, requestID string) (seen, server time.Duration, err error) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
+	defer cancel()
+	start := time.Now()
+	res, err := w.client.SubmitRun(ctx, &weftv1.SubmitRunRequest{Definition: def, Start: true, RunRequestId: requestID})
+	if err != nil {
+		return 0, 0, fmt.Errorf("submit workflow %s: %w", requestID, err)
+	}
+	runID := res.GetRun().GetRunId()
+	run, err := w.client.AwaitRun(ctx, runID)
+	elapsed := time.Since(start)
+	switch {
+	case err != nil && ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return 0, 0, fmt.Errorf("workflow %s (run %s) did not finish within %s", requestID, runID, w.cfg.RunTimeout)
+	case err != nil:
+		return 0, 0, fmt.Errorf("await workflow %s (run %s): %w", requestID, runID, err)
+	case run.GetStatus() != weftv1.RunStatus_RUN_STATUS_COMPLETED:
+		return 0, 0, fmt.Errorf("workflow %s (run %s) ended %s, not COMPLETED", requestID, runID, run.GetStatus())
+	case len(run.GetSteps()) != w.cfg.Steps:
+		return 0, 0, fmt.Errorf("workflow %s (run %s) has %d steps, want %d", requestID, runID, len(run.GetSteps()), w.cfg.Steps)
+	}
+	for _, step := range run.GetSteps() {
+		if step.GetStatus() != weftv1.StepStatus_STEP_STATUS_SUCCEEDED {
+			return 0, 0, fmt.Errorf("workflow %s (run %s) completed with step %s %s, not SUCCEEDED", requestID, runID, step.GetActionId(), step.GetStatus())
+		}
+	}
+	return elapsed, run.GetCompletedAt().AsTime().Sub(run.GetCreatedAt().AsTime()), nil
+}
