@@ -114,8 +114,8 @@ func (c *change) drainTimedOut() {
 	s.Substatus, s.Message = "", fmt.Sprintf("Workflow paused. Drain timed out with %d tasks still in flight.", n)
 	c.dirty = true
 	c.emit(EvRunDrained, "", s.Pauses, 0, EventData{Status: string(RunPaused), TimedOut: true, InFlightTasks: n})
-	c.e.log.Warn("pause drain timed out", slog.String("alert", "PAUSE_DRAIN_TIMEOUT"),
-		slog.String("run_id", s.RunID), slog.Int("orphaned_tasks", n))
+	c.alertAfterCommit(AlertPauseDrainTimeout, slog.String("run_id", s.RunID), slog.Int("orphaned_tasks", n),
+		slog.Int("pause", s.Pauses))
 }
 
 // ResumeRun resumes a paused run; nothing completed runs again.

@@ -76,6 +76,20 @@ type Config struct {
 	// Ownership is the checkpoint ownership mode (default single-owner, the
 	// embedded deployment; clusters use cas-required).
 	Ownership Ownership
+	// EventValidator checks every event the engine is about to append
+	// against its schema (spec 004 Appendix A); an event it refuses fails
+	// the whole decision with CodeSchemaValidationFailed and nothing is
+	// written. Nil: no validation (weftd wires server.NewEventValidator).
+	EventValidator func(*Event) error
+	// Alerts receives the spec's operational alerts (AlertProjectorLagHigh,
+	// ...), with identifiers only. Default: a WARN line on Logger.
+	Alerts AlertFunc
+	// WriteLatencyBudget, FailOpenEventClasses and NeverFailOpenEventClasses
+	// are spec 004 §5's write latency budget (default 3s, [StepStarted],
+	// [StepCompleted, StepFailed]); docs/semantics.md says what each means.
+	WriteLatencyBudget        time.Duration
+	FailOpenEventClasses      []string
+	NeverFailOpenEventClasses []string
 }
 
 // Defaults.
@@ -127,7 +141,10 @@ func (c Config) WithDefaults() Config {
 	if c.Ownership == "" {
 		c.Ownership = SingleOwner
 	}
-	return c
+	if c.Alerts == nil {
+		c.Alerts = LogAlerts(c.Logger)
+	}
+	return c.budgetDefaults()
 }
 
 func (c Config) validate() error {
@@ -139,6 +156,9 @@ func (c Config) validate() error {
 	}
 	if c.PollInterval < time.Millisecond {
 		return fmt.Errorf("poll interval must be at least 1ms, got %s", c.PollInterval)
+	}
+	if err := c.validateBudget(); err != nil {
+		return err
 	}
 	return checkOwnership(c.Ownership, c.Store.Capabilities())
 }

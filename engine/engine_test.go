@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +43,10 @@ type bundle struct {
 	claimed map[string]*Task
 	// noProjectionCheck turns off the end-of-test projection comparison.
 	noProjectionCheck bool
+	// alerts records every alert the engine raised.
+	alerts *alertRecorder
+	// validated counts the events the scenario validator accepted.
+	validated *atomic.Int64
 }
 
 const tenant = "tenant-a"
@@ -52,12 +57,27 @@ func setup(t *testing.T) *bundle {
 	return setupWith(t, st)
 }
 
-func setupWith(t *testing.T, st store.Store) *bundle {
+func setupWith(t *testing.T, st store.Store, configure ...func(*Config)) *bundle {
 	t.Helper()
 	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
-	eng, err := New(Config{Store: st, Clock: clock})
+	alerts, validated := &alertRecorder{}, &atomic.Int64{}
+	cfg := Config{Store: st, Clock: clock, Alerts: alerts.record}
+	if v := ScenarioEventValidator; v != nil {
+		cfg.EventValidator = func(ev *Event) error {
+			err := v(ev)
+			if err == nil {
+				validated.Add(1)
+			}
+			return err
+		}
+	}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	eng, err := New(cfg)
 	require.NoError(t, err)
-	b := &bundle{t: t, ctx: context.Background(), eng: eng, store: st, clock: clock, claimed: map[string]*Task{}}
+	b := &bundle{t: t, ctx: context.Background(), eng: eng, store: st, clock: clock, claimed: map[string]*Task{},
+		alerts: alerts, validated: validated}
 	t.Cleanup(b.requireProjectionsMatchCheckpoints)
 	return b
 }
@@ -69,6 +89,11 @@ func (b *bundle) requireProjectionsMatchCheckpoints() {
 	if t.Failed() || b.noProjectionCheck {
 		return
 	}
+	defer func() {
+		for _, name := range []string{AlertProjectorCausalViolation, AlertProjectorNonContiguousFetch} {
+			require.Empty(t, b.alerts.named(name), "a run the engine wrote in order raised %s", name)
+		}
+	}()
 	list, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant, PageSize: 1000})
 	require.NoError(t, err)
 	for _, r := range list.Runs {

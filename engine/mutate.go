@@ -30,6 +30,7 @@ type change struct {
 	ops    []store.Op
 	dirty  bool
 	wake   []string
+	alerts []pendingAlert
 }
 
 // emit appends an event to the run's log.
@@ -99,19 +100,19 @@ func (c *change) read(key []byte) ([]byte, bool) {
 // savepoint marks a point a decision can roll back to, before it has changed
 // anything but the log and its writes.
 type savepoint struct {
-	ops, conds, events int
-	lastSeq            uint64
-	signals            int
-	dirty              bool
+	ops, conds, events, alerts int
+	lastSeq                    uint64
+	signals                    int
+	dirty                      bool
 }
 
 func (c *change) savepoint() savepoint {
-	return savepoint{len(c.ops), len(c.conds), len(c.events), c.state.LastSeq, c.state.SignalCount, c.dirty}
+	return savepoint{len(c.ops), len(c.conds), len(c.events), len(c.alerts), c.state.LastSeq, c.state.SignalCount, c.dirty}
 }
 
 // rollback forgets everything recorded since sp.
 func (c *change) rollback(sp savepoint) {
-	c.ops, c.conds, c.events = c.ops[:sp.ops], c.conds[:sp.conds], c.events[:sp.events]
+	c.ops, c.conds, c.events, c.alerts = c.ops[:sp.ops], c.conds[:sp.conds], c.events[:sp.events], c.alerts[:sp.alerts]
 	c.state.LastSeq, c.state.SignalCount, c.dirty = sp.lastSeq, sp.signals, sp.dirty
 }
 
@@ -140,8 +141,13 @@ func (c *change) clearTimer(due time.Time, kind timerKind, ref string) {
 	c.del(timerKey(due, c.run.RunID, string(kind), ref))
 }
 
-// batch answers the conditional batch for a checkpoint read at version.
-func (c *change) batch(version uint64) *store.Batch {
+// batch answers the conditional batch for a checkpoint read at version. It
+// validates every event first (EventValidator) and answers no batch at all
+// when one is invalid.
+func (c *change) batch(version uint64) (*store.Batch, error) {
+	if err := c.validateEvents(); err != nil {
+		return nil, err
+	}
 	b := &store.Batch{Conditions: append([]store.Condition{store.IfVersion(checkpointKey(c.run.RunID), version)}, c.conds...)}
 	if c.dirty {
 		state, err := json.Marshal(c.state)
@@ -163,7 +169,7 @@ func (c *change) batch(version uint64) *store.Batch {
 		}
 	}
 	b.Ops = append(b.Ops, lastWriteWins(c.ops)...)
-	return b
+	return b, nil
 }
 
 // lastWriteWins keeps, for a key written more than once in a decision, only
@@ -211,7 +217,11 @@ func (e *Engine) mutate(ctx context.Context, runID, actor string, decide func(*c
 		if !ch.dirty && len(ch.ops) == 0 {
 			return ch, nil
 		}
-		err = e.commit(ctx, ch.batch(version))
+		batch, err := ch.batch(version)
+		if err != nil {
+			return ch, err
+		}
+		err = e.commitWithinBudget(ctx, ch, batch)
 		switch {
 		case err == nil:
 			e.afterCommit(ch)
@@ -225,10 +235,14 @@ func (e *Engine) mutate(ctx context.Context, runID, actor string, decide func(*c
 	return nil, &Error{Code: CodeUnavailable, RunID: runID, Message: "run " + runID + " is changing too fast; retry"}
 }
 
-// afterCommit wakes the polls of queues that gained tasks.
+// afterCommit wakes the polls of queues that gained tasks and raises the
+// alerts the decision found.
 func (e *Engine) afterCommit(ch *change) {
 	for _, q := range ch.wake {
 		e.wake.notify(q)
+	}
+	for _, a := range ch.alerts {
+		e.alert(ch.ctx, a.name, a.attrs...)
 	}
 }
 

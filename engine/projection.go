@@ -164,7 +164,6 @@ func (e *Engine) ProjectionBase(ctx context.Context, tenantID, runID string) (*S
 // is not contiguous with the watermark (spec 004 §1.5).
 type Projector struct {
 	eng    *Engine
-	log    *slog.Logger
 	tenant string
 	runID  string
 	snap   *Snapshot
@@ -178,30 +177,114 @@ func (e *Engine) NewProjector(ctx context.Context, tenantID, runID string) (*Pro
 	if err != nil {
 		return nil, err
 	}
-	return &Projector{eng: e, log: e.log, tenant: tenantID, runID: runID, snap: base}, nil
+	return &Projector{eng: e, tenant: tenantID, runID: runID, snap: base}, nil
 }
 
 // Snapshot answers the current projection (immutable: callers get their own copy).
 func (p *Projector) Snapshot() *Snapshot { return p.snap.copy() }
+
+// ProjectorLagThreshold is the lag above which a projector raises
+// PROJECTOR_LAG_HIGH (spec 004 §1.5 rule 5: > 5s).
+const ProjectorLagThreshold = 5 * time.Second
 
 // Catch fetches every event after the watermark and applies it. A fetch
 // whose first event does not follow the watermark is treated as eventual
 // consistency, not corruption: the projector raises
 // PROJECTOR_NON_CONTIGUOUS_FETCH_DETECTED, rebuilds from the start, and
 // counts the resync complete only when the watermark advanced.
+//
+// Its lag is the age, on the engine's clock, of the oldest event it had not
+// applied (the first one fetched: emitted_at is when the event was
+// persisted): how long its snapshot has been stale. Over
+// ProjectorLagThreshold it raises PROJECTOR_LAG_HIGH.
 func (p *Projector) Catch(ctx context.Context) error {
 	before := p.snap.LastEventSeq
 	events, err := p.fetch(ctx, before)
 	if err != nil || len(events) == 0 {
 		return err
 	}
+	if lag := p.eng.clock.Now().Sub(events[0].EmittedAt); lag > ProjectorLagThreshold {
+		p.eng.alert(ctx, AlertProjectorLagHigh, slog.String("run_id", p.runID), slog.Uint64("watermark", before),
+			slog.Uint64("last_event_seq", events[len(events)-1].Seq), slog.Duration("lag", lag))
+	}
 	if events[0].Seq != before+1 {
-		p.log.Warn("non-contiguous event fetch", slog.String("alert", "PROJECTOR_NON_CONTIGUOUS_FETCH_DETECTED"),
-			slog.String("run_id", p.runID), slog.Uint64("watermark", before), slog.Uint64("next_seq", events[0].Seq))
+		p.eng.alert(ctx, AlertProjectorNonContiguousFetch, slog.String("run_id", p.runID),
+			slog.Uint64("watermark", before), slog.Uint64("next_seq", events[0].Seq))
 		return p.resync(ctx, before)
 	}
-	p.snap = Project(p.snap, events)
+	p.snap = p.project(ctx, p.snap, events, before)
 	return nil
+}
+
+// project reduces events onto base like Project, and raises
+// PROJECTOR_CAUSAL_VIOLATION for each event after watermark that starts or
+// completes a step whose dependencies have not all succeeded in the
+// projection. The alert is informational: the event is applied anyway, in
+// run_seq order (spec 004 §1.0.1).
+func (p *Projector) project(ctx context.Context, base *Snapshot, events []Event, watermark uint64) *Snapshot {
+	snap := base.copy()
+	for _, ev := range events {
+		if ev.Seq <= snap.LastEventSeq {
+			continue
+		}
+		if ev.Seq > watermark && (ev.Type == EvStepStarted || ev.Type == EvStepCompleted) {
+			if dep, ok := unmetDependency(snap, ev.StepID); ok {
+				p.eng.alert(ctx, AlertProjectorCausalViolation, slog.String("run_id", p.runID),
+					slog.Uint64("run_seq", ev.Seq), slog.String("event_type", ev.Type),
+					slog.String("step_id", ev.StepID), slog.String("dependency", dep))
+			}
+		}
+		reduce(snap, ev)
+		snap.LastEventSeq = ev.Seq
+	}
+	return snap
+}
+
+// unmetDependency answers a dependency of a step that the projection does
+// not show as done: for a DAG, a depends_on predecessor not SUCCEEDED; for a
+// sequential definition, an action of lower order that later steps may not
+// yet pass (the scheduler's rule).
+func unmetDependency(s *Snapshot, stepID string) (string, bool) {
+	var step *Action
+	sequential := !s.Definition.DAG
+	for i := range s.Definition.Actions {
+		a := &s.Definition.Actions[i]
+		if a.ID == stepID {
+			step = a
+		}
+		if len(a.DependsOn) > 0 {
+			sequential = false
+		}
+	}
+	if step == nil {
+		return "", false
+	}
+	if !sequential {
+		for _, d := range step.DependsOn {
+			if st := s.Step(d); st != nil && st.Status != StepSucceeded {
+				return d, true
+			}
+		}
+		return "", false
+	}
+	for _, a := range s.Definition.Actions {
+		if st := s.Step(a.ID); a.Order < step.Order && st != nil && !passed(st, a) {
+			return a.ID, true
+		}
+	}
+	return "", false
+}
+
+// passed mirrors the scheduler's rule for a sequence: later steps may start
+// once a step SUCCEEDED or was SKIPPED, or was CANCELLED under on_failure skip.
+func passed(st *StepState, a Action) bool {
+	switch st.Status {
+	case StepSucceeded, StepSkipped:
+		return true
+	case StepCancelled:
+		return a.OnFailure == OnFailureSkip
+	}
+	return false
 }
 
 // resync rebuilds the projection from every event (FULL mode).
@@ -214,7 +297,7 @@ func (p *Projector) resync(ctx context.Context, before uint64) error {
 	if err != nil {
 		return err
 	}
-	rebuilt := Project(base, events)
+	rebuilt := p.project(ctx, base, events, before)
 	if rebuilt.LastEventSeq <= before {
 		return fmt.Errorf("resync of run %s did not advance the watermark past %d", p.runID, before)
 	}

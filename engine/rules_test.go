@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -234,7 +235,7 @@ func TestOutputs_OverTheInlineLimitAreRefusedAndArtifactsKeptAsReferences(t *tes
 	_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: big})
 	require.Equal(t, CodePayloadTooLarge, CodeOf(err))
 	require.NotContains(t, err.Error(), "xxxx", "the error carries no payload")
-	art := ArtifactRef{URI: "s3://bucket/out.json", Kind: "result", SHA256: "ab", SizeBytes: 1 << 30}
+	art := ArtifactRef{URI: "s3://bucket/out.json", Kind: "result", SHA256: strings.Repeat("ab", 32), SizeBytes: 1 << 30}
 	_, err = b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Artifacts: []ArtifactRef{art}})
 	require.NoError(t, err)
 	snap := b.run(run.RunID)

@@ -130,7 +130,10 @@ func (e *Engine) persistSubmission(ctx context.Context, rec *runRecord, p Submit
 		PlanSHA256:   rec.PlanSHA256,
 		RunRequestID: rec.RunRequestID,
 	})
-	batch := ch.batch(0)
+	batch, err := ch.batch(0)
+	if err != nil {
+		return "", err
+	}
 	batch.Conditions[0] = store.IfAbsent(checkpointKey(rec.RunID))
 	recBody, _ := json.Marshal(rec)
 	batch.Ops = append(batch.Ops, store.Put(runKey(rec.RunID), recBody),

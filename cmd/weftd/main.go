@@ -196,9 +196,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	defer stopExport()
-	eng, err := engine.New(engine.Config{Store: st, Logger: logger.With(slog.String("component", "engine")),
+	validator, err := server.NewEventValidator()
+	if err != nil {
+		return err
+	}
+	engLogger := logger.With(slog.String("component", "engine"))
+	eng, err := engine.New(engine.Config{Store: st, Logger: engLogger,
 		Ownership: mode, Leases: leases, LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
-		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: outbox})
+		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: outbox,
+		EventValidator: validator, Alerts: engineAlerts(registry, engLogger)})
 	if err != nil {
 		return err
 	}

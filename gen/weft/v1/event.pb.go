@@ -3283,25 +3283,28 @@ var File_weft_v1_event_proto protoreflect.FileDescriptor
 
 const file_weft_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x13weft/v1/event.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x11weft/v1/run.proto\x1a\x14weft/v1/signal.proto\"\xa7\x12\n" +
-	"\x05Event\x12\x1d\n" +
+	"\x13weft/v1/event.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x11weft/v1/run.proto\x1a\x14weft/v1/signal.proto\"\xb5\x13\n" +
+	"\x05Event\x12:\n" +
 	"\n" +
-	"event_type\x18\x01 \x01(\tR\teventType\x12\x19\n" +
-	"\bevent_id\x18\x02 \x01(\tR\aeventId\x12\x15\n" +
-	"\x06run_id\x18\x03 \x01(\tR\x05runId\x12\x17\n" +
-	"\arun_seq\x18\x04 \x01(\x04R\x06runSeq\x12'\n" +
-	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\x129\n" +
+	"event_type\x18\x01 \x01(\tB\x1b\xbaH\x18r\x16\x10\x01\x18@2\x10^[A-Z][A-Za-z]+$R\teventType\x12#\n" +
+	"\bevent_id\x18\x02 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\aeventId\x12!\n" +
+	"\x06run_id\x18\x03 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x05runId\x12 \n" +
+	"\arun_seq\x18\x04 \x01(\x04B\a\xbaH\x042\x02(\x01R\x06runSeq\x12>\n" +
+	"\x0fidempotency_key\x18\x05 \x01(\tB\x15\xbaH\x12r\x102\x0e^[0-9a-f]{64}$R\x0eidempotencyKey\x12A\n" +
 	"\n" +
-	"emitted_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\temittedAt\x12;\n" +
+	"emitted_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\temittedAt\x12;\n" +
 	"\voccurred_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt\x12\x1d\n" +
+	"occurredAt\x12)\n" +
 	"\n" +
-	"emitted_by\x18\b \x01(\tR\temittedBy\x12\x17\n" +
-	"\astep_id\x18\t \x01(\tR\x06stepId\x12,\n" +
+	"emitted_by\x18\b \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x04R\temittedBy\x12#\n" +
+	"\astep_id\x18\t \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06stepId\x125\n" +
 	"\x12logical_attempt_id\x18\n" +
-	" \x01(\rR\x10logicalAttemptId\x12/\n" +
-	"\x11engine_attempt_id\x18\v \x01(\rH\x01R\x0fengineAttemptId\x88\x01\x01\x12!\n" +
-	"\fplan_version\x18\f \x01(\tR\vplanVersion\x12<\n" +
+	" \x01(\rB\a\xbaH\x04*\x02(\x01R\x10logicalAttemptId\x12/\n" +
+	"\x11engine_attempt_id\x18\v \x01(\rH\x01R\x0fengineAttemptId\x88\x01\x01\x12,\n" +
+	"\fplan_version\x18\f \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\vplanVersion\x12<\n" +
 	"\rrun_submitted\x18\x14 \x01(\v2\x15.weft.v1.RunSubmittedH\x00R\frunSubmitted\x129\n" +
 	"\frun_approved\x18\x15 \x01(\v2\x14.weft.v1.RunApprovedH\x00R\vrunApproved\x123\n" +
 	"\n" +
@@ -3338,128 +3341,150 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\x13compensation_failed\x18> \x01(\v2\x1b.weft.v1.CompensationFailedH\x00R\x12compensationFailed\x12B\n" +
 	"\x0fsignal_accepted\x18F \x01(\v2\x17.weft.v1.SignalAcceptedH\x00R\x0esignalAccepted\x12B\n" +
 	"\x0fsignal_rejected\x18G \x01(\v2\x17.weft.v1.SignalRejectedH\x00R\x0esignalRejected\x12B\n" +
-	"\x0fsignal_consumed\x18H \x01(\v2\x17.weft.v1.SignalConsumedH\x00R\x0esignalConsumedB\t\n" +
-	"\apayloadB\x14\n" +
-	"\x12_engine_attempt_id\"\xb9\x01\n" +
+	"\x0fsignal_consumed\x18H \x01(\v2\x17.weft.v1.SignalConsumedH\x00R\x0esignalConsumedB\x10\n" +
+	"\apayload\x12\x05\xbaH\x02\b\x01B\x14\n" +
+	"\x12_engine_attempt_id\"\xc5\x01\n" +
 	"\n" +
-	"RunContext\x12\x1b\n" +
-	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
+	"RunContext\x12'\n" +
+	"\ttenant_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\btenantId\x12\x1d\n" +
 	"\n" +
 	"project_id\x18\x02 \x01(\tR\tprojectId\x12%\n" +
 	"\x0eenvironment_id\x18\x03 \x01(\tR\renvironmentId\x12!\n" +
 	"\ftriggered_by\x18\x04 \x01(\tR\vtriggeredBy\x12%\n" +
-	"\x0etrigger_source\x18\x05 \x01(\tR\rtriggerSource\"\x96\x01\n" +
+	"\x0etrigger_source\x18\x05 \x01(\tR\rtriggerSource\"\xb6\x01\n" +
 	"\aPlanRef\x12\x10\n" +
-	"\x03uri\x18\x01 \x01(\tR\x03uri\x12\x16\n" +
-	"\x06sha256\x18\x02 \x01(\tR\x06sha256\x12%\n" +
-	"\x0eschema_version\x18\x03 \x01(\tR\rschemaVersion\x12\x17\n" +
-	"\aplan_id\x18\x04 \x01(\tR\x06planId\x12!\n" +
-	"\fplan_version\x18\x05 \x01(\tR\vplanVersion\"\xbc\x01\n" +
-	"\fRunSubmitted\x12*\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusR\x06status\x12+\n" +
-	"\bplan_ref\x18\x02 \x01(\v2\x10.weft.v1.PlanRefR\aplanRef\x12-\n" +
-	"\acontext\x18\x03 \x01(\v2\x13.weft.v1.RunContextR\acontext\x12$\n" +
-	"\x0erun_request_id\x18\x04 \x01(\tR\frunRequestId\"r\n" +
-	"\vRunApproved\x12*\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusR\x06status\x12\x1f\n" +
+	"\x03uri\x18\x01 \x01(\tR\x03uri\x12-\n" +
+	"\x06sha256\x18\x02 \x01(\tB\x15\xbaH\x12r\x102\x0e^[0-9a-f]{64}$R\x06sha256\x12%\n" +
+	"\x0eschema_version\x18\x03 \x01(\tR\rschemaVersion\x12 \n" +
+	"\aplan_id\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x06planId\x12!\n" +
+	"\fplan_version\x18\x05 \x01(\tR\vplanVersion\"\xd8\x01\n" +
+	"\fRunSubmitted\x126\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x123\n" +
+	"\bplan_ref\x18\x02 \x01(\v2\x10.weft.v1.PlanRefB\x06\xbaH\x03\xc8\x01\x01R\aplanRef\x125\n" +
+	"\acontext\x18\x03 \x01(\v2\x13.weft.v1.RunContextB\x06\xbaH\x03\xc8\x01\x01R\acontext\x12$\n" +
+	"\x0erun_request_id\x18\x04 \x01(\tR\frunRequestId\"~\n" +
+	"\vRunApproved\x126\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12\x1f\n" +
 	"\vapproved_by\x18\x02 \x01(\tR\n" +
 	"approvedBy\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"O\n" +
-	"\tRunQueued\x12*\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusR\x06status\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x96\x02\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"[\n" +
+	"\tRunQueued\x126\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xaa\x02\n" +
 	"\n" +
-	"RunStarted\x12*\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusR\x06status\x12$\n" +
+	"RunStarted\x126\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12$\n" +
 	"\x0eengine_run_ref\x18\x02 \x01(\tR\fengineRunRef\x12\x1f\n" +
 	"\vengine_type\x18\x03 \x01(\tR\n" +
 	"engineType\x12+\n" +
 	"\bplan_ref\x18\x04 \x01(\v2\x10.weft.v1.PlanRefR\aplanRef\x12-\n" +
-	"\acontext\x18\x05 \x01(\v2\x13.weft.v1.RunContextR\acontext\x129\n" +
+	"\acontext\x18\x05 \x01(\v2\x13.weft.v1.RunContextR\acontext\x12A\n" +
 	"\n" +
-	"started_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\"o\n" +
+	"started_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\tstartedAt\"{\n" +
 	"\n" +
-	"RunBlocked\x12*\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusR\x06status\x12\x1d\n" +
+	"RunBlocked\x126\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12\x1d\n" +
 	"\n" +
 	"waiting_on\x18\x02 \x03(\tR\twaitingOn\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\":\n" +
-	"\fRunUnblocked\x12*\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusR\x06status\"\xcf\x01\n" +
-	"\tRunPaused\x12*\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusR\x06status\x123\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"F\n" +
+	"\fRunUnblocked\x126\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\"\xdb\x01\n" +
+	"\tRunPaused\x126\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x123\n" +
 	"\tsubstatus\x18\x02 \x01(\x0e2\x15.weft.v1.RunSubstatusR\tsubstatus\x12&\n" +
 	"\x0fin_flight_tasks\x18\x03 \x01(\rR\rinFlightTasks\x12!\n" +
 	"\frequested_by\x18\x04 \x01(\tR\vrequestedBy\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\"|\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"\x88\x01\n" +
 	"\n" +
-	"RunDrained\x12*\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusR\x06status\x12\x1b\n" +
+	"RunDrained\x126\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12\x1b\n" +
 	"\ttimed_out\x18\x02 \x01(\bR\btimedOut\x12%\n" +
-	"\x0eorphaned_tasks\x18\x03 \x01(\rR\rorphanedTasks\"[\n" +
+	"\x0eorphaned_tasks\x18\x03 \x01(\rR\rorphanedTasks\"g\n" +
 	"\n" +
-	"RunResumed\x12*\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusR\x06status\x12!\n" +
-	"\frequested_by\x18\x02 \x01(\tR\vrequestedBy\"\x96\x01\n" +
-	"\x0fRunCompensating\x12*\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusR\x06status\x12(\n" +
+	"RunResumed\x126\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12!\n" +
+	"\frequested_by\x18\x02 \x01(\tR\vrequestedBy\"\xa2\x01\n" +
+	"\x0fRunCompensating\x126\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12(\n" +
 	"\x10failed_action_id\x18\x02 \x01(\tR\x0efailedActionId\x12-\n" +
-	"\x12compensation_order\x18\x03 \x03(\tR\x11compensationOrder\"y\n" +
-	"\fRunCompleted\x12*\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusR\x06status\x12=\n" +
-	"\fcompleted_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\"\xf0\x01\n" +
-	"\tRunFailed\x12*\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusR\x06status\x12'\n" +
+	"\x12compensation_order\x18\x03 \x03(\tR\x11compensationOrder\"\x8d\x01\n" +
+	"\fRunCompleted\x126\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12E\n" +
+	"\fcompleted_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\"\x84\x02\n" +
+	"\tRunFailed\x126\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12'\n" +
 	"\x05error\x18\x02 \x01(\v2\x11.weft.v1.RunErrorR\x05error\x12O\n" +
-	"\x14compensation_outcome\x18\x03 \x01(\x0e2\x1c.weft.v1.CompensationOutcomeR\x13compensationOutcome\x12=\n" +
-	"\fcompleted_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\"\xb4\x01\n" +
-	"\fRunCancelled\x12*\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusR\x06status\x129\n" +
-	"\fcancellation\x18\x02 \x01(\v2\x15.weft.v1.CancellationR\fcancellation\x12=\n" +
-	"\fcompleted_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\"\xa6\x01\n" +
-	"\rStepScheduled\x12+\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12\x17\n" +
-	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x14\n" +
+	"\x14compensation_outcome\x18\x03 \x01(\x0e2\x1c.weft.v1.CompensationOutcomeR\x13compensationOutcome\x12E\n" +
+	"\fcompleted_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\"\xc8\x01\n" +
+	"\fRunCancelled\x126\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x129\n" +
+	"\fcancellation\x18\x02 \x01(\v2\x15.weft.v1.CancellationR\fcancellation\x12E\n" +
+	"\fcompleted_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\"\xbb\x01\n" +
+	"\rStepScheduled\x127\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12 \n" +
+	"\atask_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x06taskId\x12\x14\n" +
 	"\x05queue\x18\x03 \x01(\tR\x05queue\x129\n" +
 	"\n" +
-	"not_before\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tnotBefore\"\x92\x01\n" +
-	"\vStepStarted\x12+\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12\x1b\n" +
-	"\tworker_id\x18\x02 \x01(\tR\bworkerId\x129\n" +
+	"not_before\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tnotBefore\"\xa6\x01\n" +
+	"\vStepStarted\x127\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12\x1b\n" +
+	"\tworker_id\x18\x02 \x01(\tR\bworkerId\x12A\n" +
 	"\n" +
-	"started_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\"\xf7\x01\n" +
-	"\rStepCompleted\x12+\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12.\n" +
+	"started_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\tstartedAt\"\x8b\x02\n" +
+	"\rStepCompleted\x127\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12.\n" +
 	"\x06output\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x06output\x122\n" +
-	"\tartifacts\x18\x03 \x03(\v2\x14.weft.v1.ArtifactRefR\tartifacts\x12=\n" +
-	"\fcompleted_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\x12\x16\n" +
-	"\x06source\x18\x05 \x01(\tR\x06source\"\x85\x02\n" +
+	"\tartifacts\x18\x03 \x03(\v2\x14.weft.v1.ArtifactRefR\tartifacts\x12E\n" +
+	"\fcompleted_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\x12\x16\n" +
+	"\x06source\x18\x05 \x01(\tR\x06source\"\xa1\x02\n" +
 	"\n" +
-	"StepFailed\x12+\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12(\n" +
-	"\x05error\x18\x02 \x01(\v2\x12.weft.v1.StepErrorR\x05error\x12=\n" +
-	"\fcompleted_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\x12\x1d\n" +
+	"StepFailed\x127\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x120\n" +
+	"\x05error\x18\x02 \x01(\v2\x12.weft.v1.StepErrorB\x06\xbaH\x03\xc8\x01\x01R\x05error\x12E\n" +
+	"\fcompleted_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\x12\x1d\n" +
 	"\n" +
 	"will_retry\x18\x04 \x01(\bR\twillRetry\x12B\n" +
-	"\x0fnext_attempt_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\rnextAttemptAt\"R\n" +
-	"\vStepSkipped\x12+\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"T\n" +
-	"\rStepCancelled\x12+\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xbe\x01\n" +
-	"\vStepWaiting\x12+\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12)\n" +
+	"\x0fnext_attempt_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\rnextAttemptAt\"^\n" +
+	"\vStepSkipped\x127\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"`\n" +
+	"\rStepCancelled\x127\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xca\x01\n" +
+	"\vStepWaiting\x127\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12)\n" +
 	"\x10completion_token\x18\x02 \x01(\tR\x0fcompletionToken\x12\x1f\n" +
 	"\vsignal_name\x18\x03 \x01(\tR\n" +
 	"signalName\x126\n" +
-	"\bdeadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\x92\x01\n" +
-	"\vStepRetried\x12+\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x123\n" +
-	"\x16new_logical_attempt_id\x18\x02 \x01(\rR\x13newLogicalAttemptId\x12!\n" +
-	"\frequested_by\x18\x03 \x01(\tR\vrequestedBy\"h\n" +
-	"\x13StepAttemptRecorded\x12*\n" +
-	"\aattempt\x18\x01 \x01(\v2\x10.weft.v1.AttemptR\aattempt\x12%\n" +
+	"\bdeadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\xa7\x01\n" +
+	"\vStepRetried\x127\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12<\n" +
+	"\x16new_logical_attempt_id\x18\x02 \x01(\rB\a\xbaH\x04*\x02(\x02R\x13newLogicalAttemptId\x12!\n" +
+	"\frequested_by\x18\x03 \x01(\tR\vrequestedBy\"p\n" +
+	"\x13StepAttemptRecorded\x122\n" +
+	"\aattempt\x18\x01 \x01(\v2\x10.weft.v1.AttemptB\x06\xbaH\x03\xc8\x01\x01R\aattempt\x12%\n" +
 	"\x0ecorrelation_id\x18\x02 \x01(\tR\rcorrelationId\"\x96\x01\n" +
 	"\fStepVerified\x127\n" +
 	"\fverify_state\x18\x01 \x01(\x0e2\x14.weft.v1.VerifyStateR\vverifyState\x12-\n" +

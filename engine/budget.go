@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/weft-dev/weft/store"
+)
+
+// DefaultWriteLatencyBudget is spec 004 §5's writeLatencyBudgetMs.
+const DefaultWriteLatencyBudget = 3 * time.Second
+
+// budgetClass is what the write latency budget does to one decision's commit.
+type budgetClass int
+
+const (
+	// budgetObserved: no event of the decision is classified; a slow commit
+	// is waited for and logged.
+	budgetObserved budgetClass = iota
+	// budgetFailOpen: the decision appends a fail-open class (StepStarted)
+	// and no never-fail-open one; a slow commit is waited for and logged.
+	budgetFailOpen
+	// budgetEnforced: the decision appends a never-fail-open class
+	// (StepCompleted, StepFailed); its commit is abandoned at the budget.
+	budgetEnforced
+)
+
+func (k budgetClass) String() string {
+	return [...]string{"observed", "fail_open", "enforced"}[k]
+}
+
+// budgetDefaults fills spec 004 §5's defaults.
+func (c Config) budgetDefaults() Config {
+	if c.WriteLatencyBudget == 0 {
+		c.WriteLatencyBudget = DefaultWriteLatencyBudget
+	}
+	if c.FailOpenEventClasses == nil {
+		c.FailOpenEventClasses = []string{EvStepStarted}
+	}
+	if c.NeverFailOpenEventClasses == nil {
+		c.NeverFailOpenEventClasses = []string{EvStepCompleted, EvStepFailed}
+	}
+	return c
+}
+
+// validateBudget refuses a budget under 1ms and a class in both lists.
+func (c Config) validateBudget() error {
+	if c.WriteLatencyBudget < time.Millisecond {
+		return fmt.Errorf("write latency budget must be at least 1ms, got %s", c.WriteLatencyBudget)
+	}
+	for _, cls := range c.FailOpenEventClasses {
+		if slices.Contains(c.NeverFailOpenEventClasses, cls) {
+			return fmt.Errorf("event class %s cannot both fail open and never fail open", cls)
+		}
+	}
+	return nil
+}
+
+// budgetClassOf classifies a decision by the events it appends; a
+// never-fail-open event wins over a fail-open one in the same batch.
+func (e *Engine) budgetClassOf(events []Event) (budgetClass, string) {
+	class, which := budgetObserved, ""
+	for _, ev := range events {
+		switch {
+		case slices.Contains(e.cfg.NeverFailOpenEventClasses, ev.Type):
+			return budgetEnforced, ev.Type
+		case class == budgetObserved && slices.Contains(e.cfg.FailOpenEventClasses, ev.Type):
+			class, which = budgetFailOpen, ev.Type
+		}
+	}
+	return class, which
+}
+
+// commitWithinBudget commits a decision's batch under the write latency
+// budget (spec 004 §5). An enforced decision commits under a context that
+// ends at the budget; if the budget ends the commit, the decision fails with
+// CodeUnavailable and the caller retries it whole: either nothing was
+// written, or (outcome unknown) it was written and the retry finds it
+// applied. Other decisions are never failed by the budget; a commit slower
+// than it is logged.
+func (e *Engine) commitWithinBudget(ctx context.Context, ch *change, b *store.Batch) error {
+	class, eventType := e.budgetClassOf(ch.events)
+	start := e.clock.Now()
+	cctx := ctx
+	if class == budgetEnforced {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, e.cfg.WriteLatencyBudget)
+		defer cancel()
+	}
+	err := e.commit(cctx, b)
+	if class == budgetEnforced && err != nil && cctx.Err() != nil && ctx.Err() == nil {
+		e.log.Warn("write latency budget exceeded", slog.String("event", "WRITE_LATENCY_BUDGET_EXCEEDED"),
+			slog.String("run_id", ch.run.RunID), slog.String("event_type", eventType),
+			slog.String("budget_class", class.String()), slog.Duration("budget", e.cfg.WriteLatencyBudget))
+		return &Error{Code: CodeUnavailable, RunID: ch.run.RunID, Message: fmt.Sprintf(
+			"write latency budget of %s exceeded recording %s for run %s; the report was not applied or its outcome is unknown: retry it unchanged (same token)",
+			e.cfg.WriteLatencyBudget, eventType, ch.run.RunID)}
+	}
+	if elapsed := e.clock.Now().Sub(start); err == nil && elapsed > e.cfg.WriteLatencyBudget {
+		e.log.Warn("write latency budget exceeded", slog.String("event", "WRITE_LATENCY_BUDGET_EXCEEDED"),
+			slog.String("run_id", ch.run.RunID), slog.String("event_type", eventType),
+			slog.String("budget_class", class.String()), slog.Duration("budget", e.cfg.WriteLatencyBudget),
+			slog.Duration("elapsed", elapsed))
+	}
+	return err
+}

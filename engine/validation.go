@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"errors"
+	"strconv"
+)
+
+// validateEvents checks every event of a decision with the configured
+// EventValidator before anything is written (spec 004 Appendix A): one
+// invalid event fails the whole decision, so none of its events, checkpoint
+// or records is persisted.
+func (c *change) validateEvents() error {
+	if c.e == nil || c.e.cfg.EventValidator == nil {
+		return nil
+	}
+	for i := range c.events {
+		if err := c.e.cfg.EventValidator(&c.events[i]); err != nil {
+			return schemaValidationFailed(&c.events[i], err)
+		}
+	}
+	return nil
+}
+
+// schemaValidationFailed answers the coded error of an event its schema
+// refused: the event type, its place in the log and the broken rules, never
+// a payload.
+func schemaValidationFailed(ev *Event, err error) *Error {
+	out := &Error{Code: CodeSchemaValidationFailed, RunID: ev.RunID, ActionID: stepActionID(ev.StepID), Err: err,
+		Message: "event " + ev.Type + " (run_seq " + strconv.FormatUint(ev.Seq, 10) + ") fails its schema; nothing was persisted"}
+	var e *Error
+	if errors.As(err, &e) && len(e.Violations) > 0 {
+		out.Violations = append([]FieldViolation(nil), e.Violations...)
+	} else {
+		out.Violations = []FieldViolation{{Rule: "event.schema", Message: err.Error()}}
+	}
+	return out
+}
+
+// stepActionID answers the action an event's step id names, or "" for a run-level event.
+func stepActionID(stepID string) string {
+	if stepID == RunStepID {
+		return ""
+	}
+	return stepID
+}

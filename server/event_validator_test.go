@@ -1,0 +1,56 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/engine"
+)
+
+func validEvent() *engine.Event {
+	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	return &engine.Event{Type: engine.EvStepStarted, ID: uuid.NewString(), RunID: "run-1", Seq: 5,
+		IdempotencyKey: engine.IdempotencyKey("run-1", "a", 1, engine.EvStepStarted, "1", 0), EmittedAt: at,
+		EmittedBy: "activity-worker:w1", StepID: "a", LogicalAttempt: 1, PlanVersion: "1",
+		Data: engine.EventData{Status: string(engine.StepRunning), WorkerID: "w1", StartedAt: at}}
+}
+
+func TestEventValidator_AcceptsAWellFormedEvent(t *testing.T) {
+	v, err := NewEventValidator()
+	require.NoError(t, err)
+	require.NoError(t, v(validEvent()))
+}
+
+func TestEventValidator_RejectsEachBrokenEnvelopeRuleByFieldAndRule(t *testing.T) {
+	v, err := NewEventValidator()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		field, rule string
+		breakIt     func(*engine.Event)
+	}{
+		{"emitted_by", "string.min_len", func(ev *engine.Event) { ev.EmittedBy = "" }},
+		{"event_id", "string.uuid", func(ev *engine.Event) { ev.ID = "not-a-uuid" }},
+		{"run_id", "string.min_len", func(ev *engine.Event) { ev.RunID = "" }},
+		{"run_seq", "uint64.gte", func(ev *engine.Event) { ev.Seq = 0 }},
+		{"idempotency_key", "string.pattern", func(ev *engine.Event) { ev.IdempotencyKey = "ABC" }},
+		{"emitted_at", "required", func(ev *engine.Event) { ev.EmittedAt = time.Time{} }},
+		{"step_id", "string.min_len", func(ev *engine.Event) { ev.StepID = "" }},
+		{"logical_attempt_id", "uint32.gte", func(ev *engine.Event) { ev.LogicalAttempt = 0 }},
+		{"payload", "required", func(ev *engine.Event) { ev.Type = "Unheard" }},
+		{"step_started.started_at", "required", func(ev *engine.Event) { ev.Data.StartedAt = time.Time{} }},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			ev := validEvent()
+			tc.breakIt(ev)
+			err := v(ev)
+			require.Equal(t, engine.CodeSchemaValidationFailed, engine.CodeOf(err))
+			var e *engine.Error
+			require.ErrorAs(t, err, &e)
+			require.Equal(t, tc.field, e.Violations[0].Field)
+			require.Equal(t, tc.rule, e.Violations[0].Rule)
+		})
+	}
+}
