@@ -33,14 +33,16 @@ chromium:
 
 tools: node_modules/.package-lock.json bin/grpcurl chromium
 
-## gen: regenerate Go (gen/) and TypeScript (client/ts/src/gen/) from proto/.
+## gen: regenerate Go (gen/) and TypeScript (client/ts/src/gen/) from proto/, then the
+## events' JSON Schema files (docs/events/) from the generated descriptors.
 gen: node_modules/.package-lock.json
 	buf generate
+	go run ./tools/eventschema docs/events
 
 ## gen-check: fail when regenerating changes anything (generated code is committed).
 gen-check: gen
-	@test -z "$$(git status --porcelain -- gen client/ts/src/gen)" || \
-		{ echo "generated code is stale: run 'make gen' and commit"; git status --porcelain -- gen client/ts/src/gen; exit 1; }
+	@test -z "$$(git status --porcelain -- gen client/ts/src/gen docs/events)" || \
+		{ echo "generated code is stale: run 'make gen' and commit"; git status --porcelain -- gen client/ts/src/gen docs/events; exit 1; }
 
 ## lint: buf lint and breaking, gofmt, go vet, and the TypeScript type check.
 lint: node_modules/.package-lock.json breaking
