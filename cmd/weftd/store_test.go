@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,10 +101,29 @@ func TestWeftd_SIGTERMEndsLongPollsAndWatches(t *testing.T) {
 	stream, err := c.Events.WatchEvents(context.Background(), connect.NewRequest(&weftv1.WatchEventsRequest{RunId: res.Msg.GetRun().GetRunId()}))
 	require.NoError(t, err)
 	require.True(t, stream.Receive())
+	// Both the long poll and the watch must be in the server before it stops.
+	require.Eventually(t, func() bool { return inFlightRPCs(t, d) >= 2 }, 10*time.Second, 10*time.Millisecond)
 	start := time.Now()
 	stopWeftd(t, d)
-	require.Less(t, time.Since(start), 5*time.Second)
+	require.Less(t, time.Since(start), 30*time.Second, "shutdown cut the 60 s long poll short")
 	require.NoError(t, <-polled, "a long poll cut short by shutdown answers no tasks")
 	for stream.Receive() {
 	}
+}
+
+// inFlightRPCs reads weft_rpc_in_flight from weftd's /metrics.
+func inFlightRPCs(t *testing.T, d *daemon) float64 {
+	res, err := apitest.HTTPClient().Get(d.url + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "weft_rpc_in_flight "); ok {
+			n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return n
+		}
+	}
+	return 0
 }
