@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -193,6 +194,7 @@ func (e *Engine) DequeueAndStart(ctx context.Context) ([]QueueResult, error) {
 		runID := string(it.Value)
 		started := false
 		err := e.drive(ctx, runID, func(ch *change) error {
+			started = false // a decision made again after a lost race starts afresh
 			if ch.state.Status != RunQueued {
 				ch.del(it.Key) // started elsewhere, or cancelled: the index entry is stale
 				return nil
@@ -201,7 +203,10 @@ func (e *Engine) DequeueAndStart(ctx context.Context) ([]QueueResult, error) {
 			started = ch.state.Status != RunQueued
 			return nil
 		})
+		var lostSlot *store.ConditionFailedError
 		switch {
+		case errors.As(err, &lostSlot):
+			out = append(out, QueueResult{RunID: runID, Status: "SKIPPED"}) // another engine took the slot: next pass
 		case err != nil:
 			out = append(out, QueueResult{RunID: runID, Status: "FAILED"})
 		case started:

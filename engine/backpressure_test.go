@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/lease"
-	"github.com/weft-dev/weft/store/memstore"
+	"github.com/weft-dev/weft/store"
 )
 
 func started(s RunStatus) bool {
@@ -33,55 +33,60 @@ func (b *bundle) countStarted() int {
 }
 
 func TestBackpressure_ModesUnderFiveTimesTheLimit(t *testing.T) {
-	for _, mode := range []BackpressureMode{BackpressureReject, BackpressureQueue, BackpressureDelay} {
-		t.Run(string(mode), func(t *testing.T) {
-			b := setup(t)
-			b.eng.cfg.Limits.PerTenant = 2
-			def := seq("a")
-			def.Backpressure = mode
-			var accepted []string
-			for range 10 {
-				res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: def, Start: true, SubmittedBy: "alice"})
-				if mode == BackpressureReject && err != nil {
-					var e *Error
-					require.ErrorAs(t, err, &e)
-					require.Equal(t, CodeResourceExhausted, e.Code)
-					require.Equal(t, DefaultRetryAfter, e.RetryAfter)
-					continue
-				}
-				require.NoError(t, err)
-				accepted = append(accepted, res.Run.RunID)
-			}
-			switch mode {
-			case BackpressureReject:
-				require.Len(t, accepted, 2, "over the limit, submissions are refused and nothing is written")
-			case BackpressureQueue:
-				require.Len(t, accepted, 10)
-				require.Equal(t, 2, b.countStarted())
-			case BackpressureDelay:
-				require.Len(t, accepted, 10)
-				now := b.pollAll("act-a", 100)
-				require.Len(t, now, 2, "over-limit runs' activities start later")
-				for _, task := range now {
-					b.complete(task, `1`)
-				}
-				b.clock.Advance(DefaultDelay)
-				b.tick()
-			}
-			for range 50 {
-				tasks := b.pollAll("act-a", 100)
-				if mode == BackpressureQueue {
-					require.LessOrEqual(t, b.countStarted(), 2, "never more runs started than the limit")
-				}
-				for _, task := range tasks {
-					b.complete(task, `1`)
-				}
-				b.tick()
-			}
-			for _, id := range accepted {
-				require.Equal(t, RunCompleted, b.run(id).Status, "run %s", id)
-			}
-		})
+	for _, backend := range scenarioBackends {
+		for _, mode := range []BackpressureMode{BackpressureReject, BackpressureQueue, BackpressureDelay} {
+			t.Run(backend.name+"/"+string(mode), func(t *testing.T) {
+				backpressureUnderLoad(t, setupWith(t, backend.open(t)), mode)
+			})
+		}
+	}
+}
+
+func backpressureUnderLoad(t *testing.T, b *bundle, mode BackpressureMode) {
+	b.eng.cfg.Limits.PerTenant = 2
+	def := seq("a")
+	def.Backpressure = mode
+	var accepted []string
+	for range 10 {
+		res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: def, Start: true, SubmittedBy: "alice"})
+		if mode == BackpressureReject && err != nil {
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			require.Equal(t, CodeResourceExhausted, e.Code)
+			require.Equal(t, DefaultRetryAfter, e.RetryAfter)
+			continue
+		}
+		require.NoError(t, err)
+		accepted = append(accepted, res.Run.RunID)
+	}
+	switch mode {
+	case BackpressureReject:
+		require.Len(t, accepted, 2, "over the limit, submissions are refused and nothing is written")
+	case BackpressureQueue:
+		require.Len(t, accepted, 10)
+		require.Equal(t, 2, b.countStarted())
+	case BackpressureDelay:
+		require.Len(t, accepted, 10)
+		now := b.pollAll("act-a", 100)
+		require.Len(t, now, 2, "over-limit runs' activities start later")
+		for _, task := range now {
+			b.complete(task, `1`)
+		}
+		b.clock.Advance(DefaultDelay)
+		b.tick()
+	}
+	for range 50 {
+		tasks := b.pollAll("act-a", 100)
+		if mode == BackpressureQueue {
+			require.LessOrEqual(t, b.countStarted(), 2, "never more runs started than the limit")
+		}
+		for _, task := range tasks {
+			b.complete(task, `1`)
+		}
+		b.tick()
+	}
+	for _, id := range accepted {
+		require.Equal(t, RunCompleted, b.run(id).Status, "run %s", id)
 	}
 }
 
@@ -100,7 +105,12 @@ func TestBackpressure_DefinitionLimitCapsItsOwnRuns(t *testing.T) {
 }
 
 func TestRunQueue_TwoReconcilersRacingNeverStartARunTwice(t *testing.T) {
-	st := memstore.New(memstore.Config{})
+	for _, backend := range scenarioBackends {
+		t.Run(backend.name, func(t *testing.T) { reconcilersRacing(t, backend.open(t)) })
+	}
+}
+
+func reconcilersRacing(t *testing.T, st store.Store) {
 	b := setupWith(t, st)
 	b.eng.cfg.Limits.PerTenant = 3
 	other, err := New(Config{Store: st, Clock: b.clock, Limits: Limits{PerTenant: 3}, Leases: lease.NewLocal(b.clock.Now)})
