@@ -128,27 +128,36 @@ func TestWeftd_ServesAPISuiteOnPostgreSQLAndRedis(t *testing.T) {
 	apitest.Exercise(t, d.url)
 }
 
-// TestWeftd_RejectBackpressureAnswers429WithRetryAfter submits five times the
-// configured limit through Connect's HTTP/JSON: the runs over the limit are
-// refused with 429 and Retry-After, and nothing answers 5xx.
-func TestWeftd_RejectBackpressureAnswers429WithRetryAfter(t *testing.T) {
-	d := startWeftdIn(t, t.TempDir(), "--max-runs-per-tenant", "2", "--backpressure", "reject")
-	body := `{"start": true, "definition": {"plan_id": "p", "plan_version": "1", "actions": [{"id": "a", "order": 1, "activity": "x"}]}}`
-	statuses := map[int]int{}
-	for range 10 {
-		req, err := http.NewRequest(http.MethodPost, d.url+"/weft.v1.RunService/SubmitRun", strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := apitest.HTTPClient().Do(req)
-		require.NoError(t, err)
-		_ = res.Body.Close()
-		statuses[res.StatusCode]++
-		require.Less(t, res.StatusCode, 500)
-		if res.StatusCode == http.StatusTooManyRequests {
-			require.Equal(t, "1", res.Header.Get("Retry-After"))
-		}
+// TestWeftd_BackpressureModesAtFiveTimesTheLimit submits five times the
+// configured limit through Connect's HTTP/JSON in each mode: REJECT refuses the
+// runs over the limit with 429 and Retry-After, QUEUE and DELAY accept them
+// all, and nothing answers 5xx.
+func TestWeftd_BackpressureModesAtFiveTimesTheLimit(t *testing.T) {
+	for mode, want := range map[string]map[int]int{
+		"reject": {http.StatusOK: 2, http.StatusTooManyRequests: 8},
+		"queue":  {http.StatusOK: 10},
+		"delay":  {http.StatusOK: 10},
+	} {
+		t.Run(mode, func(t *testing.T) {
+			d := startWeftdIn(t, t.TempDir(), "--max-runs-per-tenant", "2", "--backpressure", mode)
+			body := `{"start": true, "definition": {"plan_id": "p", "plan_version": "1", "actions": [{"id": "a", "order": 1, "activity": "x"}]}}`
+			statuses := map[int]int{}
+			for range 10 {
+				req, err := http.NewRequest(http.MethodPost, d.url+"/weft.v1.RunService/SubmitRun", strings.NewReader(body))
+				require.NoError(t, err)
+				req.Header.Set("Content-Type", "application/json")
+				res, err := apitest.HTTPClient().Do(req)
+				require.NoError(t, err)
+				_ = res.Body.Close()
+				statuses[res.StatusCode]++
+				require.Less(t, res.StatusCode, 500)
+				if res.StatusCode == http.StatusTooManyRequests {
+					require.Equal(t, "1", res.Header.Get("Retry-After"))
+				}
+			}
+			require.Equal(t, want, statuses)
+		})
 	}
-	require.Equal(t, map[int]int{http.StatusOK: 2, http.StatusTooManyRequests: 8}, statuses)
 }
 
 // TestWeftd_ExportsRunEventsToRedisStreams submits a run to weftd in the
