@@ -35,6 +35,10 @@ type Machine struct {
 	// StealPct is the share of CPU time stolen by the hypervisor during the
 	// run, from /proc/stat (−1 when unknown).
 	StealPct float64 `json:"steal_pct"`
+	// BusyPct is the share of all CPUs' time that was not idle during the
+	// run, the harness and weftd included; other processes on the machine
+	// show up here (−1 when unknown).
+	BusyPct float64 `json:"busy_pct"`
 }
 
 // Target statuses.
@@ -88,10 +92,14 @@ func (r *Report) RenderTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	steal := "unknown"
-	if r.Machine.StealPct >= 0 {
-		steal = fmt.Sprintf("%.1f%%", r.Machine.StealPct)
-	}
-	_, err := fmt.Fprintf(w, "\n%d CPUs, %s, CPU steal during the run %s; weftd %s\n", r.Machine.CPUs, r.Machine.GoVersion, steal, r.Weftd)
+	_, err := fmt.Fprintf(w, "\n%d CPUs, %s; during the run CPU busy %s, stolen %s; weftd %s\n", r.Machine.CPUs,
+		r.Machine.GoVersion, pct(r.Machine.BusyPct), pct(r.Machine.StealPct), r.Weftd)
 	return err
+}
+
+func pct(v float64) string {
+	if v < 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.1f%%", v)
 }

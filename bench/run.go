@@ -64,7 +64,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			r.Measurements = append(r.Measurements, m)
 		}
 	}
-	r.Machine.StealPct = steal()
+	r.Machine.StealPct, r.Machine.BusyPct = steal()
 	r.Targets = judge(r)
 	return r, nil
 }

@@ -7,41 +7,50 @@ import (
 )
 
 // startSteal reads the host's CPU counters and answers a function that
-// reports the share of CPU time stolen since (−1 when /proc/stat is unreadable).
-func startSteal() func() float64 {
-	total0, steal0, ok0 := readCPUStat()
-	return func() float64 {
-		total1, steal1, ok1 := readCPUStat()
-		if !ok0 || !ok1 || total1 <= total0 {
-			return -1
+// reports the shares of CPU time stolen and busy since, in percent (−1 when
+// /proc/stat is unreadable).
+func startSteal() func() (steal, busy float64) {
+	c0, ok0 := readCPUStat()
+	return func() (float64, float64) {
+		c1, ok1 := readCPUStat()
+		if !ok0 || !ok1 || c1.total <= c0.total {
+			return -1, -1
 		}
-		return float64(steal1-steal0) * 100 / float64(total1-total0)
+		total := float64(c1.total - c0.total)
+		return float64(c1.steal-c0.steal) * 100 / total, 100 - float64(c1.idle-c0.idle)*100/total
 	}
 }
 
-// readCPUStat answers the sum of /proc/stat's aggregate cpu counters and its
-// steal counter.
-func readCPUStat() (total, steal uint64, ok bool) {
+// cpuStat is /proc/stat's aggregate cpu line, in ticks.
+type cpuStat struct{ total, idle, steal uint64 }
+
+// readCPUStat answers the sum of /proc/stat's aggregate cpu counters, its
+// idle (with iowait) and steal counters.
+func readCPUStat() (cpuStat, bool) {
+	var st cpuStat
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, 0, false
+		return st, false
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	fields := strings.Fields(line)
 	if len(fields) < 9 || fields[0] != "cpu" {
-		return 0, 0, false
+		return st, false
 	}
 	// user nice system idle iowait irq softirq steal [guest guest_nice]: the
 	// guest times are already inside user and nice.
 	for i, f := range fields[1:min(len(fields), 9)] {
 		n, err := strconv.ParseUint(f, 10, 64)
 		if err != nil {
-			return 0, 0, false
+			return st, false
 		}
-		total += n
-		if i == 7 {
-			steal = n
+		st.total += n
+		switch i {
+		case 3, 4: // idle, iowait
+			st.idle += n
+		case 7:
+			st.steal = n
 		}
 	}
-	return total, steal, true
+	return st, true
 }

@@ -168,7 +168,7 @@ func peakRSSMB(pid int) (float64, error) {
 	return 0, errors.New("read weftd's peak RSS: no VmHWM line")
 }
 
-// lockedBuffer collects a process's output safely.
+// lockedBuffer collects the tail of a process's output safely.
 type lockedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -177,6 +177,11 @@ type lockedBuffer struct {
 func (b *lockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.buf.Len() > 1<<20 { // keep the tail: only the end is ever shown
+		tail := append([]byte(nil), b.buf.Bytes()[b.buf.Len()-64<<10:]...)
+		b.buf.Reset()
+		b.buf.Write(tail)
+	}
 	return b.buf.Write(p)
 }
 
