@@ -235,11 +235,14 @@ func (e *Engine) mutate(ctx context.Context, runID, actor string, decide func(*c
 	return nil, &Error{Code: CodeUnavailable, RunID: runID, Message: "run " + runID + " is changing too fast; retry"}
 }
 
-// afterCommit wakes the polls of queues that gained tasks and raises the
-// alerts the decision found.
+// afterCommit wakes the polls of queues that gained tasks and the watchers
+// of a run whose log grew, and raises the alerts the decision found.
 func (e *Engine) afterCommit(ch *change) {
 	for _, q := range ch.wake {
 		e.wake.notify(q)
+	}
+	if len(ch.events) > 0 {
+		e.wake.notify(runWatchKey(ch.run.RunID))
 	}
 	for _, a := range ch.alerts {
 		e.alert(ch.ctx, a.name, a.attrs...)
@@ -290,4 +293,15 @@ func (e *Engine) loadCheckpoint(ctx context.Context, runID string) (*RunState, u
 
 func runNotFound(runID string) *Error {
 	return &Error{Code: CodeNotFound, RunID: runID, Message: "run " + runID + " not found"}
+}
+
+// runWatchKey names a run's log in the waker (never a queue: queue keys hold a NUL).
+func runWatchKey(runID string) string { return "run\x01" + runID }
+
+// EventsAppended answers a channel closed the next time this engine appends
+// events to the run's log. Take it before reading the log, then wait on it:
+// an append in between closes it at once. Other engines' appends do not
+// close it, so watchers also look at the log on an interval.
+func (e *Engine) EventsAppended(runID string) <-chan struct{} {
+	return e.wake.wait(runWatchKey(runID))
 }

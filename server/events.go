@@ -26,8 +26,9 @@ type EventService struct {
 
 var _ weftv1connect.EventServiceHandler = (*EventService)(nil)
 
-// NewEventService answers the EventService handler over eng; WatchEvents
-// polls every DefaultWatchInterval once caught up.
+// NewEventService answers the EventService handler over eng; once caught up,
+// WatchEvents sends what this weftd appends at once, and looks for what other
+// weftd processes append every DefaultWatchInterval.
 func NewEventService(eng *engine.Engine) *EventService {
 	return &EventService{eng: eng, interval: DefaultWatchInterval}
 }
@@ -60,6 +61,7 @@ func (s *EventService) WatchEvents(ctx context.Context, req *connect.Request[wef
 	}
 	w := &watch{eng: s.eng, tenant: who.tenant, runID: req.Msg.GetRunId(), after: req.Msg.GetAfterSeq(), stream: stream}
 	for {
+		appended := s.eng.EventsAppended(w.runID) // before reading, so no append is missed
 		done, err := w.step(ctx)
 		if ctx.Err() != nil {
 			return nil // the caller left
@@ -67,11 +69,15 @@ func (s *EventService) WatchEvents(ctx context.Context, req *connect.Request[wef
 		if err != nil || done {
 			return engineFault(err)
 		}
+		t := time.NewTimer(s.interval)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return nil
-		case <-time.After(s.interval):
+		case <-appended: // this weftd appended: send at once
+		case <-t.C: // another weftd may have appended
 		}
+		t.Stop()
 	}
 }
 
