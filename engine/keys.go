@@ -46,6 +46,13 @@ func runIndexKey(tenant string, created time.Time, runID string) []byte {
 // runIndexPrefix is the prefix of a tenant's run index.
 func runIndexPrefix(tenant string) []byte { return store.KeyPrefix("ri", tenant) }
 
+// runStatusKey indexes a run under its current status, so that runs can be
+// counted by status without reading their checkpoints. Moved in the batch
+// of every status change.
+func runStatusKey(tenant string, status RunStatus, runID string) []byte {
+	return store.Key("rs", string(status), tenant, runID)
+}
+
 // pendingTriggerKey marks a run whose submission asked to start it, until the
 // trigger commits; recovery finishes what a crash interrupted.
 func pendingTriggerKey(runID string) []byte { return store.Key("pt", runID) }

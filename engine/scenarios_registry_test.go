@@ -14,6 +14,7 @@ import (
 // scenarios are the engine's behaviour tests, each named after the rule it
 // proves; every one runs on every store backend.
 var scenarios = map[string]func(*testing.T, *bundle){
+	"Stats_CountRunsByStatusAndQueueDepthFromIndexes":                scenarioStats_CountRunsByStatusAndQueueDepthFromIndexes,
 	"Reconcile_CancellationBeforeCompletionIsRecordedCancelled":      scenarioReconcile_CancellationBeforeCompletionIsRecordedCancelled,
 	"Signal_DurableReplayAfterACrashAnswersTheOriginalResult":        scenarioSignal_DurableReplayAfterACrashAnswersTheOriginalResult,
 	"Signal_WithoutAnIDIsANewSignalEveryTime":                        scenarioSignal_WithoutAnIDIsANewSignalEveryTime,

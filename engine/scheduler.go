@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"github.com/weft-dev/weft/store"
 	"sort"
 	"time"
 )
@@ -24,6 +25,8 @@ func (c *change) transition(to RunStatus) {
 	if to.Terminal() {
 		c.releaseSlots()
 	}
+	c.del(runStatusKey(c.run.TenantID, from, c.run.RunID))
+	c.ops = append(c.ops, store.Put(runStatusKey(c.run.TenantID, to, c.run.RunID), nil))
 	c.state.Status = to
 	c.state.Substatus = ""
 	c.state.Message = ""

@@ -137,7 +137,8 @@ func (e *Engine) persistSubmission(ctx context.Context, rec *runRecord, p Submit
 	batch.Conditions[0] = store.IfAbsent(checkpointKey(rec.RunID))
 	recBody, _ := json.Marshal(rec)
 	batch.Ops = append(batch.Ops, store.Put(runKey(rec.RunID), recBody),
-		store.Put(runIndexKey(rec.TenantID, rec.CreatedAt, rec.RunID), []byte(rec.RunID)))
+		store.Put(runIndexKey(rec.TenantID, rec.CreatedAt, rec.RunID), []byte(rec.RunID)),
+		store.Put(runStatusKey(rec.TenantID, RunPending, rec.RunID), nil))
 	var rrKey []byte
 	if rec.RunRequestID != "" {
 		d := rec.Definition

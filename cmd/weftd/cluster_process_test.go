@@ -196,5 +196,7 @@ func TestWeftd_ExportsRunEventsToRedisStreams(t *testing.T) {
 	body, err := io.ReadAll(metrics.Body)
 	require.NoError(t, err)
 	require.Contains(t, string(body), "weft_stale_owner_commits_rejected_total")
+	require.Contains(t, string(body), `weft_runs{status="RUNNING"} 1`)
+	require.Contains(t, string(body), `weft_queue_depth{kind="tasks"} 1`)
 	require.Contains(t, string(body), "weft_export_published_total")
 }

@@ -208,10 +208,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "weft_stale_owner_commits_rejected_total",
-		Help: "Decisions this weftd made as a run's owner that the run's fencing epoch refused (another weftd had taken the run over).",
-	}, func() float64 { return float64(eng.StaleCommitsRejected()) }))
+	registry.MustRegister(newEngineCollector(eng))
 	engCtx, stopEngine := context.WithCancel(context.Background())
 	engineDone := make(chan struct{})
 	go func() { defer close(engineDone); eng.Run(engCtx) }()
