@@ -78,6 +78,8 @@ type options struct {
 	limits         engine.Limits
 	backpressure   engine.BackpressureMode
 	bus            string
+	// debugAddr, when set, serves net/http/pprof (loopback only).
+	debugAddr string
 }
 
 // parseOptions reads flags over environment variables over defaults.
@@ -97,6 +99,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	perPlanText := fs.String("max-runs-per-plan", envOr(getenv, "WEFT_MAX_RUNS_PER_PLAN", "0"), "concurrently started runs per plan (0: no limit)")
 	bus := fs.String("bus", getenv("WEFT_BUS"), `event bus: "none", "memory" or a redis:// URL`)
 	backpressure := fs.String("backpressure", envOr(getenv, "WEFT_BACKPRESSURE", string(engine.DefaultBackpressure)), "reject, queue or delay")
+	debugAddr := fs.String("debug-addr", getenv("WEFT_DEBUG_ADDR"), "serve /debug/pprof on this loopback address (off when empty)")
 	leaseTTLText := fs.String("lease-ttl", envOr(getenv, "WEFT_LEASE_TTL", engine.DefaultLeaseTTL.String()), "run lease TTL, e.g. 10s")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -132,6 +135,9 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if err != nil || leaseTTL < 100*time.Millisecond {
 		return options{}, fmt.Errorf("lease TTL must be a duration of at least 100ms, got %q", *leaseTTLText)
 	}
+	if err := checkDebugAddr(*debugAddr); err != nil {
+		return options{}, err
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return options{}, fmt.Errorf("log level must be debug, info, warn or error, got %q", *level)
@@ -139,7 +145,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	return options{addr: *addr, dataDir: *dataDir, store: *storeFlag, logLevel: lvl, corsOrigins: splitList(*cors),
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
 		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL},
-		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: engine.BackpressureMode(*backpressure), bus: *bus}, nil
+		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: engine.BackpressureMode(*backpressure), bus: *bus,
+		debugAddr: *debugAddr}, nil
 }
 
 // limitOption parses a run limit: a whole number, 0 for none.
@@ -176,6 +183,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: opts.logLevel}))
+	stopDebug, err := startDebug(opts.debugAddr, logger)
+	if err != nil {
+		return err
+	}
+	defer stopDebug()
 	tokens, err := loadAuth(opts, logger)
 	if err != nil {
 		return err
