@@ -9,17 +9,36 @@ import (
 	"connectrpc.com/connect"
 )
 
+// compressMinBytes is the smallest answer the server compresses. Below it
+// gzip saves a few bytes on loopback and LAN but costs a compressor reset
+// per message, which was the largest single item of weftd's CPU profile
+// (docs/performance.md): most answers — a task, a report's ack, one event —
+// are a few hundred bytes.
+const compressMinBytes = 1024
+
 // boundedGzip is the gzip codec every handler uses in place of Connect's
-// default. Connect caps what it keeps of a decompressed message at the read
-// limit, but then inflates the rest of an oversized message to report its
-// size, so a 4 MiB bomb costs seconds of CPU. This decompressor stops with
-// an error once a message inflates past the limit, so a bomb costs no more
-// than one maximal message.
+// default, and compresses only answers of at least compressMinBytes, at
+// gzip's fastest level. Connect caps what it keeps of a decompressed message
+// at the read limit, but then inflates the rest of an oversized message to
+// report its size, so a 4 MiB bomb costs seconds of CPU. This decompressor
+// stops with an error once a message inflates past the limit, so a bomb
+// costs no more than one maximal message.
 func boundedGzip(maxBytes int64) connect.HandlerOption {
-	return connect.WithCompression("gzip",
-		func() connect.Decompressor { return &cappedGzipReader{limit: maxBytes + 1} },
-		func() connect.Compressor { return gzip.NewWriter(io.Discard) },
+	return connect.WithHandlerOptions(
+		connect.WithCompression("gzip",
+			func() connect.Decompressor { return &cappedGzipReader{limit: maxBytes + 1} },
+			func() connect.Compressor { return newFastGzip() },
+		),
+		connect.WithCompressMinBytes(compressMinBytes),
 	)
+}
+
+func newFastGzip() *gzip.Writer {
+	w, err := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+	if err != nil {
+		panic("gzip.BestSpeed is a valid level: " + err.Error())
+	}
+	return w
 }
 
 // errInflatedTooLarge ends reading a message that inflates past the limit.
