@@ -81,7 +81,7 @@ func (e *Engine) budgetClassOf(events []Event) (budgetClass, string) {
 // written, or (outcome unknown) it was written and the retry finds it
 // applied. Other decisions are never failed by the budget; a commit slower
 // than it is logged.
-func (e *Engine) commitWithinBudget(ctx context.Context, ch *change, b *store.Batch) error {
+func (e *Engine) commitWithinBudget(ctx context.Context, ch *change, b *store.Batch) (*store.CommitResult, error) {
 	class, eventType := e.budgetClassOf(ch.events)
 	start := e.clock.Now()
 	cctx := ctx
@@ -90,12 +90,12 @@ func (e *Engine) commitWithinBudget(ctx context.Context, ch *change, b *store.Ba
 		cctx, cancel = context.WithTimeout(ctx, e.cfg.WriteLatencyBudget)
 		defer cancel()
 	}
-	err := e.commit(cctx, b)
+	res, err := e.commit(cctx, b)
 	if class == budgetEnforced && err != nil && cctx.Err() != nil && ctx.Err() == nil {
 		e.log.Warn("write latency budget exceeded", slog.String("event", "WRITE_LATENCY_BUDGET_EXCEEDED"),
 			slog.String("run_id", ch.run.RunID), slog.String("event_type", eventType),
 			slog.String("budget_class", class.String()), slog.Duration("budget", e.cfg.WriteLatencyBudget))
-		return &Error{Code: CodeUnavailable, RunID: ch.run.RunID, Message: fmt.Sprintf(
+		return nil, &Error{Code: CodeUnavailable, RunID: ch.run.RunID, Message: fmt.Sprintf(
 			"write latency budget of %s exceeded recording %s for run %s; the report was not applied or its outcome is unknown: retry it unchanged (same token)",
 			e.cfg.WriteLatencyBudget, eventType, ch.run.RunID)}
 	}
@@ -105,5 +105,5 @@ func (e *Engine) commitWithinBudget(ctx context.Context, ch *change, b *store.Ba
 			slog.String("budget_class", class.String()), slog.Duration("budget", e.cfg.WriteLatencyBudget),
 			slog.Duration("elapsed", elapsed))
 	}
-	return err
+	return res, err
 }

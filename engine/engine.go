@@ -171,7 +171,12 @@ type Engine struct {
 	log   *slog.Logger
 	locks [256]sync.Mutex
 	wake  *waker
-	runs  sync.Map // run id → *runRecord (immutable once written)
+	// runs caches run records (immutable once written); checkpoints caches
+	// decoded checkpoints by version.
+	runs        *recentCache[*runRecord]
+	checkpoints *recentCache[cachedCheckpoint]
+	// hints speed up polls where this engine is the only writer (nil otherwise).
+	hints *queueHints
 	own   ownership
 }
 
@@ -183,7 +188,12 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Engine{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, wake: newWaker(),
+	var hints *queueHints
+	if cfg.Ownership == SingleOwner {
+		hints = &queueHints{low: map[string][]byte{}}
+	}
+	return &Engine{cfg: cfg, hints: hints, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, wake: newWaker(),
+		runs: newRecentCache[*runRecord](cacheSize), checkpoints: newRecentCache[cachedCheckpoint](cacheSize),
 		own: ownership{runs: map[string]*owned{}}}, nil
 }
 

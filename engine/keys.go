@@ -67,8 +67,11 @@ func readyTaskKey(tenant, queue string, notBefore time.Time, seq uint64, taskID 
 
 // readyTaskRange bounds a queue's tasks that are due at now.
 func readyTaskRange(tenant, queue string, now time.Time) (start, end []byte) {
-	return store.KeyPrefix("op", tenant, queue), store.KeyPrefix("op", tenant, queue, store.Time(now.Add(time.Nanosecond)))
+	return queuePrefix(tenant, queue), store.KeyPrefix("op", tenant, queue, store.Time(now.Add(time.Nanosecond)))
 }
+
+// queuePrefix begins every ready entry of one queue.
+func queuePrefix(tenant, queue string) []byte { return store.KeyPrefix("op", tenant, queue) }
 
 // taskKey holds a task's claim state.
 func taskKey(taskID string) []byte { return store.Key("task", taskID) }

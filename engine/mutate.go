@@ -31,7 +31,12 @@ type change struct {
 	dirty  bool
 	wake   []string
 	alerts []pendingAlert
+	// readyPuts are the ready-queue entries the decision writes (queueHints).
+	readyPuts []readyEntry
 }
+
+// readyEntry is a ready-queue entry and its queue's key prefix.
+type readyEntry struct{ prefix, key []byte }
 
 // emit appends an event to the run's log.
 func (c *change) emit(typ, stepID string, logical, engineAttempt int, data EventData) {
@@ -206,7 +211,7 @@ func (e *Engine) mutate(ctx context.Context, runID, actor string, decide func(*c
 		if err != nil {
 			return nil, err
 		}
-		state, version, err := e.loadCheckpoint(ctx, runID)
+		state, version, err := e.loadCheckpointForChange(ctx, runID)
 		if err != nil {
 			return nil, err
 		}
@@ -221,9 +226,15 @@ func (e *Engine) mutate(ctx context.Context, runID, actor string, decide func(*c
 		if err != nil {
 			return ch, err
 		}
-		err = e.commitWithinBudget(ctx, ch, batch)
+		res, err := e.commitWithinBudget(ctx, ch, batch)
+		for _, r := range ch.readyPuts { // even when the outcome is unknown
+			e.hints.lower(r.prefix, r.key)
+		}
 		switch {
 		case err == nil:
+			if ch.dirty {
+				e.checkpointCommitted(runID, res.Versions[0], ch.state)
+			}
 			e.afterCommit(ch)
 			return ch, nil
 		case conflictOn(err, checkpointKey(runID)), errors.Is(err, store.ErrOutcomeUnknown), errors.Is(err, store.ErrRetryable):
@@ -257,8 +268,8 @@ func conflictOn(err error, key []byte) bool {
 
 // loadRun reads a run's immutable record, cached after the first read.
 func (e *Engine) loadRun(ctx context.Context, runID string) (*runRecord, error) {
-	if r, ok := e.runs.Load(runID); ok {
-		return r.(*runRecord), nil
+	if r, ok := e.runs.get(runID); ok {
+		return r, nil
 	}
 	item, err := e.store.Get(ctx, runKey(runID))
 	if errors.Is(err, store.ErrNotFound) {
@@ -271,24 +282,8 @@ func (e *Engine) loadRun(ctx context.Context, runID string) (*runRecord, error) 
 	if err := json.Unmarshal(item.Value, &r); err != nil {
 		return nil, fmt.Errorf("run record %s: %w", runID, err)
 	}
-	e.runs.Store(runID, &r)
+	e.runs.put(runID, &r)
 	return &r, nil
-}
-
-// loadCheckpoint reads a run's checkpoint and its version.
-func (e *Engine) loadCheckpoint(ctx context.Context, runID string) (*RunState, uint64, error) {
-	item, err := e.store.Get(ctx, checkpointKey(runID))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, 0, runNotFound(runID)
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	var s RunState
-	if err := json.Unmarshal(item.Value, &s); err != nil {
-		return nil, 0, fmt.Errorf("checkpoint %s: %w", runID, err)
-	}
-	return &s, item.Version, nil
 }
 
 func runNotFound(runID string) *Error {

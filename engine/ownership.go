@@ -57,10 +57,9 @@ func checkOwnership(mode Ownership, caps store.Capabilities) error {
 // only) the conditions are checked by reading, then the writes go as an
 // atomic batch: safe because this process is the only writer and serialises
 // its own writers per run.
-func (e *Engine) commit(ctx context.Context, b *store.Batch) error {
+func (e *Engine) commit(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
 	if e.store.Capabilities().ConditionalBatch || len(b.Conditions) == 0 {
-		_, err := e.store.Commit(ctx, b)
-		return err
+		return e.store.Commit(ctx, b)
 	}
 	err := store.CheckConditions(b.Conditions, func(key []byte) (bool, uint64, error) {
 		item, err := e.store.Get(ctx, key)
@@ -74,8 +73,7 @@ func (e *Engine) commit(ctx context.Context, b *store.Batch) error {
 		}
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = e.store.Commit(ctx, &store.Batch{Ops: b.Ops})
-	return err
+	return e.store.Commit(ctx, &store.Batch{Ops: b.Ops})
 }

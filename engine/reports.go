@@ -180,7 +180,7 @@ func (e *Engine) HeartbeatTask(ctx context.Context, tenantID, token string) (*He
 		t.HeartbeatAt = e.now()
 		body, _ := json.Marshal(t)
 		unlock := e.lock(t.RunID)
-		err = e.commit(ctx, &store.Batch{
+		_, err = e.commit(ctx, &store.Batch{
 			Conditions: []store.Condition{store.IfVersion(taskKey(taskID), version)},
 			Ops:        []store.Op{store.Put(taskKey(taskID), body)},
 		})

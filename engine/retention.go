@@ -50,7 +50,8 @@ func (e *Engine) expireSignal(ctx context.Context, indexKey []byte, runID, name,
 	case errors.As(err, &cf):
 		return nil // removed elsewhere
 	case CodeOf(err) == CodeNotFound:
-		return e.commit(ctx, &store.Batch{Ops: []store.Op{store.Delete(indexKey)}}) // the run is gone
+		_, err := e.commit(ctx, &store.Batch{Ops: []store.Op{store.Delete(indexKey)}}) // the run is gone
+		return err
 	}
 	return err
 }

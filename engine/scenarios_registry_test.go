@@ -58,6 +58,7 @@ var scenarios = map[string]func(*testing.T, *bundle){
 	"Dispatch_SharedOrderBreaksTiesByActionIDInASequence":            scenarioDispatch_SharedOrderBreaksTiesByActionIDInASequence,
 	"YAMLDefinitions_AreDAGsWhoseRootsStartAtOnce":                   scenarioYAMLDefinitions_AreDAGsWhoseRootsStartAtOnce,
 	"Sequential_RunsEachActionAfterThePreviousSucceeds":              scenarioSequential_RunsEachActionAfterThePreviousSucceeds,
+	"Poll_FindsATaskWhoseEntrySortsBeforeClaimedOnes":                scenarioPoll_FindsATaskWhoseEntrySortsBeforeClaimedOnes,
 }
 
 // scenarioBackends open a fresh store of each backend for one test.

@@ -154,7 +154,7 @@ func (e *Engine) persistSubmission(ctx context.Context, rec *runRecord, p Submit
 		defer unlock()
 	}
 	for range maxMutateRetries {
-		err := e.commit(ctx, batch)
+		_, err := e.commit(ctx, batch)
 		switch {
 		case err == nil:
 			return "", nil

@@ -98,13 +98,21 @@ func (e *Engine) claimReady(ctx context.Context, p PollParams) ([]*Task, error) 
 	for _, v := range p.Verifiable {
 		names["v:"+v] = TaskVerify
 	}
-	start, end := readyTaskRange(p.TenantID, p.Queue, e.now())
+	prefix, end := readyTaskRange(p.TenantID, p.Queue, e.now())
+	start, gen := e.hints.start(prefix, prefix)
 	var out []*Task
 	var after []byte
 	for len(out) < p.MaxTasks {
 		res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, After: after, Limit: 64})
 		if err != nil {
 			return out, err
+		}
+		if after == nil { // the first page says where the live entries begin
+			if len(res.Items) > 0 {
+				e.hints.raise(prefix, res.Items[0].Key, gen)
+			} else {
+				e.hints.raise(prefix, end, gen)
+			}
 		}
 		for _, it := range res.Items {
 			var taskID string

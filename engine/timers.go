@@ -37,7 +37,8 @@ func (e *Engine) fire(ctx context.Context, key, value []byte) error {
 	var t timerRecord
 	if err := json.Unmarshal(value, &t); err != nil {
 		e.log.Error("undecodable timer deleted", slog.String("key", string(key)))
-		return e.commit(ctx, &store.Batch{Ops: []store.Op{store.Delete(key)}})
+		_, err := e.commit(ctx, &store.Batch{Ops: []store.Op{store.Delete(key)}})
+		return err
 	}
 	var task *taskRecord
 	var taskVersion uint64

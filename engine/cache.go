@@ -1,0 +1,63 @@
+package engine
+
+import "sync"
+
+// recentCache keeps values for recently used keys, bounded: it holds two
+// generations of at most size entries each, and when the current one fills,
+// the older is dropped whole. A key found only in the older generation is
+// moved to the current one, so what is used stays. Safe for concurrent use.
+//
+// It is a cache of what the store holds, never a source of truth: every
+// caller validates what it takes (a checkpoint by its version; a run record
+// is immutable).
+type recentCache[V any] struct {
+	mu       sync.Mutex
+	size     int
+	cur, old map[string]V
+}
+
+func newRecentCache[V any](size int) *recentCache[V] {
+	return &recentCache[V]{size: size, cur: make(map[string]V, size)}
+}
+
+func (c *recentCache[V]) get(key string) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.cur[key]; ok {
+		return v, true
+	}
+	v, ok := c.old[key]
+	if ok {
+		delete(c.old, key)
+		c.putLocked(key, v)
+	}
+	return v, ok
+}
+
+func (c *recentCache[V]) put(key string, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.old, key)
+	c.putLocked(key, v)
+}
+
+func (c *recentCache[V]) putLocked(key string, v V) {
+	if _, ok := c.cur[key]; !ok && len(c.cur) >= c.size {
+		c.old, c.cur = c.cur, make(map[string]V, c.size)
+	}
+	c.cur[key] = v
+}
+
+func (c *recentCache[V]) remove(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.cur, key)
+	delete(c.old, key)
+}
+
+// len answers how many entries are held (both generations).
+func (c *recentCache[V]) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.cur) + len(c.old)
+}

@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/weft-dev/weft/store"
+)
+
+// cacheSize bounds each generation of the engine's caches of run records and
+// decoded checkpoints (recentCache): with two generations, at most twice
+// this many runs are held.
+const cacheSize = 4096
+
+// cachedCheckpoint is a decoded checkpoint and the version it was stored
+// at. Its state is shared by readers and is never changed: a decision works
+// on a clone.
+type cachedCheckpoint struct {
+	version uint64
+	state   *RunState
+}
+
+// loadCheckpoint reads a run's checkpoint and its version. The state it
+// answers is shared and must not be changed; mutate works on a clone
+// (loadCheckpointForChange).
+//
+// The store is always read, so the answer is as fresh as without a cache;
+// what is saved is decoding, when the version read is the one decoded last.
+func (e *Engine) loadCheckpoint(ctx context.Context, runID string) (*RunState, uint64, error) {
+	item, err := e.store.Get(ctx, checkpointKey(runID))
+	if errors.Is(err, store.ErrNotFound) {
+		e.checkpoints.remove(runID)
+		return nil, 0, runNotFound(runID)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if c, ok := e.checkpoints.get(runID); ok && c.version == item.Version {
+		return c.state, item.Version, nil
+	}
+	var s RunState
+	if err := json.Unmarshal(item.Value, &s); err != nil {
+		return nil, 0, fmt.Errorf("checkpoint %s: %w", runID, err)
+	}
+	e.checkpoints.put(runID, cachedCheckpoint{version: item.Version, state: &s})
+	return &s, item.Version, nil
+}
+
+// loadCheckpointForChange answers a private copy of the checkpoint that a
+// decision may change.
+func (e *Engine) loadCheckpointForChange(ctx context.Context, runID string) (*RunState, uint64, error) {
+	s, version, err := e.loadCheckpoint(ctx, runID)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.clone(), version, nil
+}
+
+// checkpointCommitted remembers the checkpoint a decision just committed at
+// version, so that the next decision or read of the run need not decode it.
+// The decision must not change state afterwards.
+func (e *Engine) checkpointCommitted(runID string, version uint64, state *RunState) {
+	e.checkpoints.put(runID, cachedCheckpoint{version: version, state: state})
+}
+
+// clone answers a deep copy of s: nothing reachable from the copy is shared
+// with s. TestRunStateCloneSharesNothing fails when a field is added here
+// without being copied.
+func (s *RunState) clone() *RunState {
+	c := *s
+	c.Steps = make([]*StepState, len(s.Steps))
+	for i, st := range s.Steps {
+		c.Steps[i] = st.clone()
+	}
+	c.CompletionOrder = slices.Clone(s.CompletionOrder)
+	if s.Compensation != nil {
+		comp := *s.Compensation
+		comp.Order = slices.Clone(comp.Order)
+		c.Compensation = &comp
+	}
+	if s.Error != nil {
+		re := *s.Error
+		re.Error = re.Error.clone()
+		c.Error = &re
+	}
+	if s.Cancellation != nil {
+		cn := *s.Cancellation
+		c.Cancellation = &cn
+	}
+	c.Slots = slices.Clone(s.Slots)
+	c.Signals = slices.Clone(s.Signals)
+	return &c
+}
+
+func (st *StepState) clone() *StepState {
+	c := *st
+	c.Attempts = slices.Clone(st.Attempts)
+	for i := range c.Attempts {
+		c.Attempts[i].Error = c.Attempts[i].Error.clone()
+	}
+	c.Output = slices.Clone(st.Output)
+	c.Artifacts = slices.Clone(st.Artifacts)
+	c.Error = st.Error.clone()
+	c.CompError = st.CompError.clone()
+	return &c
+}
+
+func (e *StepError) clone() *StepError {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	return &c
+}

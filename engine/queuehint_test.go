@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/store/pebblestore"
+)
+
+// A poll starts its scan past the entries of tasks already claimed
+// (queueHints); a task whose entry sorts before them — here because the
+// clock stepped back, as after an NTP correction — must still be found.
+func scenarioPoll_FindsATaskWhoseEntrySortsBeforeClaimedOnes(t *testing.T, b *bundle) {
+	first := b.submit(seq("a"))
+	b.complete(b.poll("act-a"), `{}`)
+	b.pollNone("act-a") // an empty scan may move the hint to now
+	require.Equal(t, RunCompleted, b.run(first.RunID).Status)
+
+	b.clock.Advance(-time.Hour)
+	second := b.submit(seq("a"))
+	task := b.poll("act-a")
+	require.Equal(t, second.RunID, task.RunID)
+	b.complete(task, `{}`)
+	require.Equal(t, RunCompleted, b.run(second.RunID).Status)
+}
+
+func TestQueueHints_StaleRaiseIsIgnoredAndLowerTakesTheMinimum(t *testing.T) {
+	h := &queueHints{low: map[string][]byte{}}
+	p := []byte("op:t:q:")
+	from, gen := h.start(p, p)
+	require.Equal(t, p, from)
+	h.raise(p, []byte("op:t:q:5"), gen)
+	from, gen = h.start(p, p)
+	require.Equal(t, "op:t:q:5", string(from))
+
+	h.lower(p, []byte("op:t:q:3")) // an insert while a scan from gen ran
+	h.raise(p, []byte("op:t:q:9"), gen)
+	from, _ = h.start(p, p)
+	require.Equal(t, "op:t:q:3", string(from), "a raise by a scan that began before an insert must not pass the insert")
+
+	h.lower(p, []byte("op:t:q:4"))
+	from, _ = h.start(p, p)
+	require.Equal(t, "op:t:q:3", string(from), "lower never raises")
+
+	var none *queueHints // cas-required: no hints
+	from, _ = none.start(p, []byte("op:t:q:"))
+	require.Equal(t, "op:t:q:", string(from))
+}
+
+// Many submitters and pollers race on one queue of a single-owner Pebble
+// engine, whose polls start from the hint: every task is claimed exactly
+// once and every run completes.
+func TestPoll_ConcurrentInsertsAndClaimsLoseNoTask(t *testing.T) {
+	st, err := pebblestore.Open(t.TempDir(), pebblestore.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	b := setupWith(t, st, func(c *Config) { c.Clock = SystemClock{} })
+	const runs, steps, pollers = 60, 3, 8
+	var (
+		mu      sync.Mutex
+		claimed = map[string]bool{}
+		done    sync.WaitGroup
+		stop    = make(chan struct{})
+	)
+	for range pollers {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "w", MaxTasks: 3,
+					Activities: []string{"act-s0", "act-s1", "act-s2"}, Wait: 20 * time.Millisecond})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for _, task := range tasks {
+					mu.Lock()
+					dup := claimed[task.TaskID]
+					claimed[task.TaskID] = true
+					mu.Unlock()
+					if dup {
+						t.Errorf("task %s claimed twice", task.TaskID)
+					}
+					if _, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w"}); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}()
+	}
+	ids := make([]string, runs)
+	var submit sync.WaitGroup
+	for i := range runs {
+		submit.Add(1)
+		go func() {
+			defer submit.Done()
+			ids[i] = b.submit(seq("s0", "s1", "s2")).RunID
+		}()
+	}
+	submit.Wait()
+	require.Eventually(t, func() bool {
+		for _, id := range ids {
+			if b.run(id).Status != RunCompleted {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 20*time.Millisecond, "every run completes")
+	close(stop)
+	done.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, claimed, runs*steps, fmt.Sprintf("%d runs of %d steps", runs, steps))
+}
