@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/weft-dev/weft/store"
 )
@@ -59,9 +59,9 @@ type Config struct {
 	// Logger receives the worker's log lines, among them the
 	// EVENT_BUS_DELIVERY_FAILED alert; nil discards them.
 	Logger *slog.Logger
-	// Registerer receives the worker's metrics; nil registers none. Workers
-	// sharing a registry share their collectors.
-	Registerer prometheus.Registerer
+	// MeterProvider receives the worker's OpenTelemetry instruments; nil
+	// records none. Workers sharing a provider share their instruments.
+	MeterProvider metric.MeterProvider
 }
 
 // WithDefaults returns c with zero fields set to their defaults.

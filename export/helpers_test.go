@@ -209,7 +209,9 @@ func newLogger(l *logBuffer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-func counterValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+// metricValue answers the value of the counter or gauge series of name
+// whose labels include labels, as the registry serves it; there must be one.
+func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
 	families, err := reg.Gather()
 	require.NoError(t, err)
@@ -218,16 +220,24 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string, labels ma
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			match := true
+			got := map[string]string{}
 			for _, lp := range m.GetLabel() {
-				if v, ok := labels[lp.GetName()]; ok && v != lp.GetValue() {
-					match = false
-				}
+				got[lp.GetName()] = lp.GetValue()
 			}
-			if match {
-				return m.GetCounter().GetValue()
+			match := true
+			for k, v := range labels {
+				match = match && got[k] == v
 			}
+			if !match {
+				continue
+			}
+			if c := m.GetCounter(); c != nil {
+				return c.GetValue()
+			}
+			require.NotNil(t, m.GetGauge(), "%s is neither a counter nor a gauge", name)
+			return m.GetGauge().GetValue()
 		}
 	}
+	require.Failf(t, "no such series", "%s%v", name, labels)
 	return 0
 }

@@ -4,14 +4,18 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+
+	"github.com/weft-dev/weft/telemetry"
 )
 
 // AlertDeliveryFailed is the alert raised when an event moves to the
 // dead-letter record (spec 004 §4: "After N failures → DLQ with alert").
 const AlertDeliveryFailed = "EVENT_BUS_DELIVERY_FAILED"
 
-// Metric names.
+// Metric names, as the OpenTelemetry Prometheus exporter serves the
+// worker's instruments (package telemetry).
 const (
 	MetricDeliveryFailed = "weft_event_bus_delivery_failed_total"
 	MetricPublished      = "weft_export_published_total"
@@ -19,48 +23,41 @@ const (
 	MetricOutboxPending  = "weft_export_outbox_pending"
 )
 
+// meterName is the instrumentation scope of the worker's instruments.
+const meterName = "github.com/weft-dev/weft/export"
+
 type metrics struct {
-	deliveryFailed *prometheus.CounterVec // tenant
-	published      prometheus.Counter
-	publishErrors  *prometheus.CounterVec // class: unavailable, rejected
-	pending        prometheus.Gauge
+	deliveryFailed telemetry.CounterVec // tenant
+	published      telemetry.Counter
+	publishErrors  telemetry.CounterVec // class: unavailable, rejected
+	pending        telemetry.Gauge
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+// newMetrics creates the worker's instruments on provider; nil records
+// none. Workers on one provider share their instruments, so their counts
+// add up and survive a worker's restart.
+func newMetrics(provider metric.MeterProvider) (*metrics, error) {
+	if provider == nil {
+		provider = noop.NewMeterProvider()
+	}
+	meter := provider.Meter(meterName)
+	deliveryFailed, err1 := meter.Int64Counter("weft.event_bus.delivery_failed", metric.WithUnit("{event}"),
+		metric.WithDescription("Events moved to the dead-letter record after failed deliveries (alert EVENT_BUS_DELIVERY_FAILED)."))
+	published, err2 := meter.Int64Counter("weft.export.published", metric.WithUnit("{entry}"),
+		metric.WithDescription("Outbox entries published to the event bus (duplicates included)."))
+	publishErrors, err3 := meter.Int64Counter("weft.export.publish_errors", metric.WithUnit("{error}"),
+		metric.WithDescription("Failed publishes, by class: unavailable (the bus) or rejected (the event)."))
+	pending, err4 := meter.Float64Gauge("weft.export.outbox_pending", metric.WithUnit("{entry}"),
+		metric.WithDescription("Outbox entries seen by the last complete pass of the export worker."))
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return nil, fmt.Errorf("export: metrics: %w", err)
+	}
 	m := &metrics{
-		deliveryFailed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricDeliveryFailed,
-			Help: "Events moved to the dead-letter record after failed deliveries (alert EVENT_BUS_DELIVERY_FAILED)."},
-			[]string{"tenant"}),
-		published: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricPublished,
-			Help: "Outbox entries published to the event bus (duplicates included)."}),
-		publishErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricPublishErrors,
-			Help: "Failed publishes, by class: unavailable (the bus) or rejected (the event)."},
-			[]string{"class"}),
-		pending: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricOutboxPending,
-			Help: "Outbox entries seen by the last complete pass of the export worker."}),
+		deliveryFailed: telemetry.NewCounterVec(deliveryFailed, "tenant"),
+		published:      telemetry.NewCounter(published),
+		publishErrors:  telemetry.NewCounterVec(publishErrors, "class"),
+		pending:        telemetry.NewGauge(pending),
 	}
-	if reg == nil {
-		return m, nil
-	}
-	var errs []error
-	m.deliveryFailed = register(reg, m.deliveryFailed, &errs)
-	m.published = register(reg, m.published, &errs)
-	m.publishErrors = register(reg, m.publishErrors, &errs)
-	m.pending = register(reg, m.pending, &errs)
-	return m, errors.Join(errs...)
-}
-
-// register registers c, or answers the collector already registered under
-// its name (several workers in one process share their metrics).
-func register[C prometheus.Collector](reg prometheus.Registerer, c C, errs *[]error) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-		*errs = append(*errs, fmt.Errorf("export: register metric: %w", err))
-	}
-	return c
+	m.published.Add(0) // served from the start, as a plain counter is
+	return m, nil
 }

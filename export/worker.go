@@ -37,7 +37,7 @@ func NewWorker(st store.Store, pub Publisher, cfg Config) (*Worker, error) {
 	if caps := st.Capabilities(); !caps.ConditionalBatch {
 		return nil, &store.CapabilityError{Capability: store.CapabilityConditionalBatch, Backend: caps.Backend}
 	}
-	m, err := newMetrics(cfg.Registerer)
+	m, err := newMetrics(cfg.MeterProvider)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine"
@@ -17,6 +16,7 @@ import (
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/faultstore"
 	"github.com/weft-dev/weft/store/memstore"
+	"github.com/weft-dev/weft/telemetry"
 )
 
 func TestWorker_DeliversEveryEventAtLeastOnce_10000Events(t *testing.T) {
@@ -147,9 +147,11 @@ func requirePoisonDeadLettered(t *testing.T, st store.Store) {
 	require.NoError(t, err)
 	bus := export.NewMemoryBus()
 	pub := &rejectingPublisher{inner: bus, reject: map[string]bool{eventID("run-0000", 2): true, eventID("run-0002", 5): true}}
-	clock, reg, logs := newFakeClock(), prometheus.NewRegistry(), &logBuffer{}
+	pipeline, err := telemetry.NewMetrics()
+	require.NoError(t, err)
+	clock, reg, logs := newFakeClock(), pipeline.Registry, &logBuffer{}
 	cfg := export.Config{MaxAttempts: 3, BackoffInitial: time.Second, BackoffCap: 4 * time.Second,
-		Clock: clock, Registerer: reg, Logger: newLogger(logs)}
+		Clock: clock, MeterProvider: pipeline.Provider, Logger: newLogger(logs)}
 	pass := func() export.PassStats {
 		w, err := export.NewWorker(st, pub, cfg) // a new worker each pass: counts survive restarts
 		require.NoError(t, err)
@@ -159,6 +161,7 @@ func requirePoisonDeadLettered(t *testing.T, st store.Store) {
 	}
 
 	stats := pass()
+	require.EqualValues(t, stats.Seen, metricValue(t, reg, export.MetricOutboxPending, nil))
 	require.Equal(t, 1, stats.DeadLettered, "the undecodable entry goes straight to the dead-letter record")
 	require.Equal(t, 2, stats.Retried)
 	require.Equal(t, 3, stats.Waiting, "later events of run-0000 wait behind its failing one")
@@ -192,8 +195,10 @@ func requirePoisonDeadLettered(t *testing.T, st store.Store) {
 	require.Equal(t, export.ReasonUndecodable, bad.Reason)
 	require.Equal(t, "{not json "+payloadMarker, string(bad.RawEntry))
 
-	require.EqualValues(t, 2, counterValue(t, reg, export.MetricDeliveryFailed, map[string]string{"tenant": tenant}))
-	require.EqualValues(t, 1, counterValue(t, reg, export.MetricDeliveryFailed, map[string]string{"tenant": ""}))
+	require.EqualValues(t, 2, metricValue(t, reg, export.MetricDeliveryFailed, map[string]string{"tenant": tenant}))
+	require.EqualValues(t, 1, metricValue(t, reg, export.MetricDeliveryFailed, map[string]string{"tenant": ""}))
+	require.EqualValues(t, 15-2, metricValue(t, reg, export.MetricPublished, nil), "counts survive the worker's restarts")
+	require.EqualValues(t, 2*3, metricValue(t, reg, export.MetricPublishErrors, map[string]string{"class": "rejected"}))
 	var alerts []map[string]any
 	for _, l := range logs.lines(t) {
 		if l["alert"] == export.AlertDeliveryFailed {
@@ -292,11 +297,13 @@ func TestWorker_SeveralWorkersOnOneStoreLoseNothing(t *testing.T) {
 	st := memStore(t)
 	refs := writeOutbox(t, st, 30, 40)
 	bus := export.NewMemoryBus()
+	pipeline, err := telemetry.NewMetrics()
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for range 3 {
 		w, err := export.NewWorker(st, bus, export.Config{BatchSize: 25, PollInterval: time.Millisecond,
-			Registerer: prometheus.NewRegistry()})
+			MeterProvider: pipeline.Provider})
 		require.NoError(t, err)
 		wg.Go(func() { _ = w.Run(ctx) })
 	}
@@ -305,6 +312,8 @@ func TestWorker_SeveralWorkersOnOneStoreLoseNothing(t *testing.T) {
 	wg.Wait()
 	dups := requireAllDelivered(t, st, refs, bus.Messages())
 	t.Logf("%d events, %d duplicates across 3 workers", len(refs), dups)
+	require.EqualValues(t, bus.Published(), metricValue(t, pipeline.Registry, export.MetricPublished, nil),
+		"workers sharing a provider add up their counts")
 }
 
 func TestWorker_NeverDeletesAnEntryThatChanged(t *testing.T) {

@@ -1,87 +1,85 @@
 package server
 
 import (
-	"net/http"
+	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"connectrpc.com/connect"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/telemetry"
 )
 
 // MetricsPath is where the Prometheus text exposition is served.
 const MetricsPath = "/metrics"
 
-// metrics are one server's Prometheus collectors, on a registry of its own
-// so that several servers in one process never share counters. docs/api.md
-// lists every metric; keep the two in step.
+// meterName is the instrumentation scope of the server's instruments.
+const meterName = "github.com/weft-dev/weft/server"
+
+// metrics are one server's OpenTelemetry instruments, on a pipeline of its
+// own unless Config.Metrics shares one, so that several servers in one
+// process never share counters. The Prometheus exporter names them:
+// "weft.rpc.requests" is served as weft_rpc_requests_total (package
+// telemetry). docs/api.md lists every metric; keep the two in step.
 type metrics struct {
-	registry       *prometheus.Registry
-	requests       *prometheus.CounterVec
-	duration       *prometheus.HistogramVec
-	inFlight       prometheus.Gauge
-	submitted      *prometheus.CounterVec
-	signals        *prometheus.CounterVec
-	taskReports    *prometheus.CounterVec
-	tasksHandedOut prometheus.Counter
-	jsonrpcReject  *prometheus.CounterVec
+	pipeline       *telemetry.Metrics
+	requests       metric.Int64Counter
+	duration       metric.Float64Histogram
+	inFlight       telemetry.UpDownCounter
+	submitted      telemetry.CounterVec
+	signals        telemetry.CounterVec
+	taskReports    telemetry.CounterVec
+	tasksHandedOut telemetry.Counter
+	jsonrpcReject  telemetry.CounterVec
 }
 
 // rpcDurationBuckets span a fast read (1 ms) to a long poll (30 s).
 var rpcDurationBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
-func newMetrics(registry *prometheus.Registry) *metrics {
-	if registry == nil {
-		registry = prometheus.NewRegistry()
+func newMetrics(pipeline *telemetry.Metrics) (*metrics, error) {
+	if pipeline == nil {
+		var err error
+		if pipeline, err = telemetry.NewMetrics(); err != nil {
+			return nil, err
+		}
 	}
-	m := &metrics{
-		registry: registry,
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "weft_rpc_requests_total",
-			Help: "RPCs answered, by procedure, protocol (connect, grpc, grpcweb, jsonrpc) and code (ok or the Connect code).",
-		}, []string{"procedure", "protocol", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "weft_rpc_duration_seconds",
-			Help:    "RPC latency from the first interceptor to the answer, by procedure (long polls and watches included).",
-			Buckets: rpcDurationBuckets,
-		}, []string{"procedure"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "weft_rpc_in_flight",
-			Help: "RPCs being served now (long polls and watches included).",
-		}),
-		submitted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "weft_runs_submitted_total",
-			Help: "Successful SubmitRun calls, by result: created (a new run) or existing (run_request_id matched a run).",
-		}, []string{"result"}),
-		signals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "weft_signals_total",
-			Help: "Signals answered by SignalRun, by result: accepted (new) or duplicate (the stored result was answered).",
-		}, []string{"result"}),
-		taskReports: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "weft_task_reports_total",
-			Help: "Task reports applied (duplicates excluded), by outcome: completed, failed (final) or retrying.",
-		}, []string{"outcome"}),
-		tasksHandedOut: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "weft_tasks_dispatched_total",
-			Help: "Tasks handed to workers by PollTasks.",
-		}),
-		jsonrpcReject: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "weft_jsonrpc_rejected_total",
-			Help: "JSON-RPC calls refused before reaching a procedure, by reason: parse_error, invalid_request, method_not_found, too_large, unsupported_media_type.",
-		}, []string{"reason"}),
+	meter := pipeline.Provider.Meter(meterName)
+	var errs [8]error
+	counter := func(i int, name, unit, help string) metric.Int64Counter {
+		c, err := meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(help))
+		errs[i] = err
+		return c
 	}
-	m.registry.MustRegister(m.requests, m.duration, m.inFlight, m.submitted, m.signals, m.taskReports,
-		m.tasksHandedOut, m.jsonrpcReject,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return m
-}
-
-// handler serves the registry in the Prometheus text format.
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+	m := &metrics{pipeline: pipeline,
+		requests: counter(0, "weft.rpc.requests", "{request}",
+			"RPCs answered, by procedure, protocol (connect, grpc, grpcweb, jsonrpc) and code (ok or the Connect code)."),
+		submitted: telemetry.NewCounterVec(counter(1, "weft.runs.submitted", "{run}",
+			"Successful SubmitRun calls, by result: created (a new run) or existing (run_request_id matched a run)."), "result"),
+		signals: telemetry.NewCounterVec(counter(2, "weft.signals", "{signal}",
+			"Signals answered by SignalRun, by result: accepted (new) or duplicate (the stored result was answered)."), "result"),
+		taskReports: telemetry.NewCounterVec(counter(3, "weft.task.reports", "{report}",
+			"Task reports applied (duplicates excluded), by outcome: completed, failed (final) or retrying."), "outcome"),
+		tasksHandedOut: telemetry.NewCounter(counter(4, "weft.tasks.dispatched", "{task}",
+			"Tasks handed to workers by PollTasks.")),
+		jsonrpcReject: telemetry.NewCounterVec(counter(5, "weft.jsonrpc.rejected", "{call}",
+			"JSON-RPC calls refused before reaching a procedure, by reason: parse_error, invalid_request, method_not_found, too_large, unsupported_media_type."), "reason"),
+	}
+	m.duration, errs[6] = meter.Float64Histogram("weft.rpc.duration", metric.WithUnit("s"),
+		metric.WithDescription("RPC latency from the first interceptor to the answer, by procedure (long polls and watches included)."),
+		metric.WithExplicitBucketBoundaries(rpcDurationBuckets...))
+	inFlight, err := meter.Int64UpDownCounter("weft.rpc.in_flight", metric.WithUnit("{request}"),
+		metric.WithDescription("RPCs being served now (long polls and watches included)."))
+	errs[7] = err
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, fmt.Errorf("server: metrics: %w", err)
+	}
+	m.inFlight = telemetry.NewUpDownCounter(inFlight)
+	m.tasksHandedOut.Add(0) // served from the start, as a plain counter is
+	return m, nil
 }
 
 // observe records one finished RPC.
@@ -90,8 +88,10 @@ func (m *metrics) observe(procedure, protocol string, err error, took time.Durat
 	if err != nil {
 		code = connect.CodeOf(err).String()
 	}
-	m.requests.WithLabelValues(procedure, protocol, code).Inc()
-	m.duration.WithLabelValues(procedure).Observe(took.Seconds())
+	ctx := context.Background()
+	m.requests.Add(ctx, 1, metric.WithAttributes(attribute.String("procedure", procedure),
+		attribute.String("protocol", protocol), attribute.String("code", code)))
+	m.duration.Record(ctx, took.Seconds(), metric.WithAttributes(attribute.String("procedure", procedure)))
 }
 
 // outcome counts what a successful answer says happened to runs, signals
@@ -112,7 +112,7 @@ func (m *metrics) outcome(res any) {
 			m.taskReports.WithLabelValues(pick(r.GetWillRetry(), "retrying", "failed")).Inc()
 		}
 	case *weftv1.PollTasksResponse:
-		m.tasksHandedOut.Add(float64(len(r.GetTasks())))
+		m.tasksHandedOut.Add(int64(len(r.GetTasks())))
 	}
 }
 

@@ -13,11 +13,11 @@ import (
 	connectcors "connectrpc.com/cors"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/cors"
 
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/telemetry"
 )
 
 // Config says what the server serves and how. The zero value plus a logger is
@@ -42,10 +42,10 @@ type Config struct {
 	// AnonymousCaller (weftd allows that only on a loopback address).
 	// Health, reflection, /healthz and /metrics are always open.
 	Tokens *TokenSet
-	// Metrics is the registry /metrics serves; the server registers its own
-	// collectors on it, and the process may add others (the export worker's,
-	// the engine's). Nil: a registry of the server's own.
-	Metrics *prometheus.Registry
+	// Metrics is the pipeline /metrics serves: the server creates its
+	// instruments on its MeterProvider, and the process may add others (the
+	// export worker's, the engine's). Nil: a pipeline of the server's own.
+	Metrics *telemetry.Metrics
 }
 
 // DefaultMaxRequestBytes is the request size limit when Config leaves it 0.
@@ -111,7 +111,10 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("protovalidate: %w", err)
 	}
-	m := newMetrics(cfg.Metrics)
+	m, err := newMetrics(cfg.Metrics)
+	if err != nil {
+		return nil, err
+	}
 	opts := []connect.HandlerOption{
 		connect.WithCodec(jsonCodec{name: "json"}),
 		connect.WithCodec(jsonCodec{name: "json; charset=utf-8"}),
@@ -130,7 +133,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle(weftv1connect.NewEventServiceHandler(cfg.Events, opts...))
 	mux.Handle(weftv1connect.NewWorkerServiceHandler(cfg.Workers, opts...))
 	mountOperational(mux)
-	mux.Handle("GET "+MetricsPath, m.handler())
+	mux.Handle("GET "+MetricsPath, m.pipeline.Handler())
 	// JSON-RPC forwards to the same mux, so every call meets the same
 	// interceptors and message limit as Connect.
 	mux.Handle(JSONRPCPath, newJSONRPCHandler(mux, m))

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/export/redisbus"
@@ -54,7 +54,7 @@ func busURL(opts options) string {
 // goroutine, so that nothing that runs a workflow waits on the bus. It answers
 // whether the engine should write outbox entries, and a stop function that
 // returns once the worker has stopped.
-func startExport(opts options, st store.Store, reg *prometheus.Registry, logger *slog.Logger) (bool, func(), error) {
+func startExport(opts options, st store.Store, meters metric.MeterProvider, logger *slog.Logger) (bool, func(), error) {
 	bus := busURL(opts)
 	if bus == busNone {
 		logger.Info("event export off (--bus none): no outbox entries are written")
@@ -78,7 +78,7 @@ func startExport(opts options, st store.Store, reg *prometheus.Registry, logger 
 		pub, closeBus = p, func() { _ = rdb.Close() }
 		logger.Info("events are exported to Redis Streams", slog.String("redis", redactURL(bus)))
 	}
-	w, err := export.NewWorker(st, pub, export.Config{Logger: logger.With(slog.String("component", "export")), Registerer: reg})
+	w, err := export.NewWorker(st, pub, export.Config{Logger: logger.With(slog.String("component", "export")), MeterProvider: meters})
 	if err != nil {
 		closeBus()
 		return false, nil, err

@@ -47,11 +47,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/server"
 	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/telemetry"
 )
 
 func main() {
@@ -202,8 +201,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	defer closeLeases()
-	registry := prometheus.NewRegistry()
-	outbox, stopExport, err := startExport(opts, st, registry, logger)
+	metrics, err := telemetry.NewMetrics()
+	if err != nil {
+		return err
+	}
+	outbox, stopExport, err := startExport(opts, st, metrics.Provider, logger)
 	if err != nil {
 		return err
 	}
@@ -213,21 +215,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	engLogger := logger.With(slog.String("component", "engine"))
-	eng, err := engine.New(engine.Config{Store: st, Logger: engLogger,
-		Ownership: mode, Leases: leases, LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
-		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: outbox,
-		EventValidator: validator, Alerts: engineAlerts(registry, engLogger)})
+	alerts, err := engineAlerts(metrics.Provider.Meter(meterName), engLogger)
 	if err != nil {
 		return err
 	}
-	registry.MustRegister(newEngineCollector(eng))
+	eng, err := engine.New(engine.Config{Store: st, Logger: engLogger,
+		Ownership: mode, Leases: leases, LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
+		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: outbox,
+		EventValidator: validator, Alerts: alerts})
+	if err != nil {
+		return err
+	}
+	if err := observeEngine(metrics.Provider.Meter(meterName), eng, engLogger); err != nil {
+		return err
+	}
 	engCtx, stopEngine := context.WithCancel(context.Background())
 	engineDone := make(chan struct{})
 	go func() { defer close(engineDone); eng.Run(engCtx) }()
 	// Deferred calls run in reverse: after serve returns, the engine stops and
 	// finishes its round, then the store closes.
 	defer func() { stopEngine(); <-engineDone }()
-	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens, Metrics: registry}.WithEngine(eng)
+	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens, Metrics: metrics}.WithEngine(eng)
 	return serve(ctx, opts, logger, cfg, st.Capabilities().Backend)
 }
 

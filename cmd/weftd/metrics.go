@@ -2,54 +2,58 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/weft-dev/weft/engine"
 )
 
-// engineCollector exposes the engine's cheap counts on /metrics: runs by
-// status and the queues' depth, read from index keys at scrape time.
-type engineCollector struct {
-	eng   *engine.Engine
-	runs  *prometheus.Desc
-	queue *prometheus.Desc
-	stale *prometheus.Desc
-}
+// meterName is the instrumentation scope of weftd's own instruments: the
+// engine's counts and alerts.
+const meterName = "github.com/weft-dev/weft/cmd/weftd"
 
-func newEngineCollector(eng *engine.Engine) *engineCollector {
-	return &engineCollector{
-		eng: eng,
-		runs: prometheus.NewDesc("weft_runs", "Runs of every tenant by current status (counted up to 10,000 each).",
-			[]string{"status"}, nil),
-		queue: prometheus.NewDesc("weft_queue_depth", "Work waiting: ready tasks in every queue, and runs waiting for a concurrency slot (up to 10,000 each).",
-			[]string{"kind"}, nil),
-		stale: prometheus.NewDesc("weft_stale_owner_commits_rejected_total",
-			"Decisions this weftd made as a run's owner that the run's fencing epoch refused (another weftd had taken the run over).", nil, nil),
+// statsTimeout bounds the engine's counts at scrape time.
+const statsTimeout = 2 * time.Second
+
+// observeEngine exposes the engine's cheap counts on /metrics, read at scrape
+// time: runs by status and the queues' depth (from index keys), and the
+// decisions the run's fencing epoch refused. When the counts cannot be read,
+// that scrape serves no weft_runs or weft_queue_depth rather than zeros, and
+// a warning is logged.
+func observeEngine(meter metric.Meter, eng *engine.Engine, logger *slog.Logger) error {
+	runs, err1 := meter.Int64ObservableGauge("weft.runs", metric.WithUnit("{run}"),
+		metric.WithDescription("Runs of every tenant by current status (counted up to 10,000 each)."))
+	queue, err2 := meter.Int64ObservableGauge("weft.queue.depth",
+		metric.WithDescription("Work waiting: ready tasks in every queue, and runs waiting for a concurrency slot (up to 10,000 each)."))
+	stale, err3 := meter.Int64ObservableCounter("weft.stale_owner_commits.rejected", metric.WithUnit("{decision}"),
+		metric.WithDescription("Decisions this weftd made as a run's owner that the run's fencing epoch refused (another weftd had taken the run over)."))
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return fmt.Errorf("engine metrics: %w", err)
 	}
-}
-
-// Describe implements prometheus.Collector.
-func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.runs
-	ch <- c.queue
-	ch <- c.stale
-}
-
-// Collect implements prometheus.Collector.
-func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
-	ch <- prometheus.MustNewConstMetric(c.stale, prometheus.CounterValue, float64(c.eng.StaleCommitsRejected()))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	stats, err := c.eng.Stats(ctx)
+	_, err := meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		o.ObserveInt64(stale, eng.StaleCommitsRejected())
+		ctx, cancel := context.WithTimeout(ctx, statsTimeout)
+		defer cancel()
+		stats, err := eng.Stats(ctx)
+		if err != nil {
+			logger.Warn("engine counts unavailable: weft_runs and weft_queue_depth left out of this scrape",
+				slog.String("error", err.Error()))
+			return nil
+		}
+		for _, s := range engine.AllRunStatuses {
+			o.ObserveInt64(runs, int64(stats.RunsByStatus[s]), metric.WithAttributes(attribute.String("status", string(s))))
+		}
+		o.ObserveInt64(queue, int64(stats.ReadyTasks), metric.WithAttributes(attribute.String("kind", "tasks")))
+		o.ObserveInt64(queue, int64(stats.QueuedRuns), metric.WithAttributes(attribute.String("kind", "runs")))
+		return nil
+	}, runs, queue, stale)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(c.runs, err)
-		return
+		return fmt.Errorf("engine metrics: %w", err)
 	}
-	for _, s := range engine.AllRunStatuses {
-		ch <- prometheus.MustNewConstMetric(c.runs, prometheus.GaugeValue, float64(stats.RunsByStatus[s]), string(s))
-	}
-	ch <- prometheus.MustNewConstMetric(c.queue, prometheus.GaugeValue, float64(stats.ReadyTasks), "tasks")
-	ch <- prometheus.MustNewConstMetric(c.queue, prometheus.GaugeValue, float64(stats.QueuedRuns), "runs")
+	return nil
 }

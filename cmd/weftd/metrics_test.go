@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/store/memstore"
+	"github.com/weft-dev/weft/telemetry"
+)
+
+// scrapePipeline answers what /metrics serves for pipeline.
+func scrapePipeline(t *testing.T, pipeline *telemetry.Metrics) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	pipeline.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	body, err := io.ReadAll(rec.Body)
+	require.NoError(t, err)
+	return string(body)
+}
+
+// TestEngineMetrics_RunsQueueDepthStaleCommitsAndAlertsThenNoZerosWhenTheStoreFails:
+// the engine's counts are OpenTelemetry observations served under their
+// Prometheus names at scrape time, the alerts are counters present at 0 from
+// start-up; when the counts cannot be read the scrape still answers, without
+// weft_runs and weft_queue_depth (no bogus zeros), and a warning is logged.
+func TestEngineMetrics_RunsQueueDepthStaleCommitsAndAlertsThenNoZerosWhenTheStoreFails(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Config{})
+	eng, err := engine.New(engine.Config{Store: st})
+	require.NoError(t, err)
+	pipeline, err := telemetry.NewMetrics()
+	require.NoError(t, err)
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logs, nil))
+	require.NoError(t, observeEngine(pipeline.Provider.Meter(meterName), eng, logger))
+	alert, err := engineAlerts(pipeline.Provider.Meter(meterName), slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	def := engine.Definition{PlanID: "p", PlanVersion: "1", Actions: []engine.Action{{ID: "a", Order: 1, Activity: "x"}}}
+	_, err = eng.SubmitRun(ctx, engine.SubmitParams{TenantID: "t", Definition: def, Start: true, SubmittedBy: "alice"})
+	require.NoError(t, err)
+	alert(ctx, engine.AlertPauseDrainTimeout)
+
+	stats, err := eng.Stats(ctx)
+	require.NoError(t, err)
+	text := scrapePipeline(t, pipeline)
+	runs := 0
+	for _, s := range engine.AllRunStatuses {
+		require.Contains(t, text, fmt.Sprintf("weft_runs{status=%q} %d\n", s, stats.RunsByStatus[s]))
+		runs += stats.RunsByStatus[s]
+	}
+	require.Equal(t, 1, runs)
+	for _, line := range []string{
+		"# TYPE weft_runs gauge\n",
+		"# TYPE weft_queue_depth gauge\n",
+		fmt.Sprintf("weft_queue_depth{kind=\"tasks\"} %d\n", stats.ReadyTasks),
+		fmt.Sprintf("weft_queue_depth{kind=\"runs\"} %d\n", stats.QueuedRuns),
+		"# TYPE weft_stale_owner_commits_rejected_total counter\n",
+		"weft_stale_owner_commits_rejected_total 0\n",
+		"# TYPE weft_alerts_total counter\n",
+		`weft_alerts_total{alert="PROJECTOR_LAG_HIGH"} 0` + "\n",
+		`weft_alerts_total{alert="PROJECTOR_NON_CONTIGUOUS_FETCH_DETECTED"} 0` + "\n",
+		`weft_alerts_total{alert="PROJECTOR_CAUSAL_VIOLATION"} 0` + "\n",
+		`weft_alerts_total{alert="PAUSE_DRAIN_TIMEOUT"} 1` + "\n",
+	} {
+		require.Contains(t, text, line)
+	}
+	require.Empty(t, logs.String())
+
+	require.NoError(t, st.Close())
+	text = scrapePipeline(t, pipeline)
+	require.NotContains(t, text, "weft_runs{")
+	require.NotContains(t, text, "weft_queue_depth{")
+	require.Contains(t, text, "weft_stale_owner_commits_rejected_total 0\n")
+	require.Contains(t, text, `weft_alerts_total{alert="PAUSE_DRAIN_TIMEOUT"} 1`)
+	require.Contains(t, logs.String(), "engine counts unavailable")
+}
