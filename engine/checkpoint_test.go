@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
@@ -117,5 +118,24 @@ func TestRecentCacheIsBoundedAndKeepsWhatIsUsed(t *testing.T) {
 	c.remove("hot")
 	if _, ok := c.get("hot"); ok {
 		t.Fatal("removed key still answered")
+	}
+}
+
+// The outbox entry is built by hand for speed; it must be exactly what
+// json.Marshal of an OutboxEntry of an event the engine encoded makes,
+// which export workers decode.
+func TestOutboxEntry_IsTheJSONOfAnOutboxEntry(t *testing.T) {
+	for _, tenant := range []string{"default", `quo"te\back`, "ünï<cødé>&", ""} {
+		event, err := json.Marshal(Event{ID: "e", RunID: "r", Seq: 1, Type: "RunStarted", Data: EventData{Reason: "<b>&"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(OutboxEntry{TenantID: tenant, Event: event})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := outboxEntry(tenant, event); string(got) != string(want) {
+			t.Errorf("tenant %q:\n got %s\nwant %s", tenant, got, want)
+		}
 	}
 }

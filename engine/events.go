@@ -162,12 +162,20 @@ type OutboxEntry struct {
 	Event    json.RawMessage `json:"event"`
 }
 
+// outboxEntry encodes an OutboxEntry. event is the event's own encoding,
+// which the engine just made with json.Marshal, so it is copied as it is:
+// json.Marshal of the struct would re-validate and re-compact it.
 func outboxEntry(tenantID string, event []byte) []byte {
-	b, err := json.Marshal(OutboxEntry{TenantID: tenantID, Event: event})
+	tenant, err := json.Marshal(tenantID)
 	if err != nil {
-		panic("engine: outbox entry does not marshal: " + err.Error())
+		panic("engine: tenant id does not marshal: " + err.Error())
 	}
-	return b
+	b := make([]byte, 0, len(`{"tenant_id":,"event":}`)+len(tenant)+len(event))
+	b = append(b, `{"tenant_id":`...)
+	b = append(b, tenant...)
+	b = append(b, `,"event":`...)
+	b = append(b, event...)
+	return append(b, '}')
 }
 
 // OutboxPrefix is the key prefix of the transactional outbox, for export workers.

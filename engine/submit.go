@@ -154,9 +154,13 @@ func (e *Engine) persistSubmission(ctx context.Context, rec *runRecord, p Submit
 		defer unlock()
 	}
 	for range maxMutateRetries {
-		_, err := e.commit(ctx, batch)
+		res, err := e.commit(ctx, batch)
 		switch {
 		case err == nil:
+			// The run is driven next (the start, the first poll): keep what
+			// was just written so that nothing needs reading back.
+			e.runs.put(rec.RunID, rec)
+			e.checkpointCommitted(rec.RunID, res.Versions[0], ch.state)
 			return "", nil
 		case rrKey != nil && conflictOn(err, rrKey):
 			return e.existingRun(ctx, rrKey, rec)
