@@ -12,12 +12,13 @@
 // retry record (obr:{run}:{run_seq}) so that restarts keep counting; after
 // Config.MaxAttempts failures the entry moves, in one batch with the outbox
 // deletion, to a dead-letter record (dlq:{run}:{run_seq}) and the alert
-// EVENT_BUS_DELIVERY_FAILED is raised (a Prometheus counter and a structured
-// log line). A bus that is unavailable (ErrUnavailable) fails no event: the
+// EVENT_BUS_DELIVERY_FAILED is raised (an OpenTelemetry counter and a
+// structured log line). A bus that is unavailable (ErrUnavailable) fails no event: the
 // worker backs off as a whole and the entries wait in the outbox.
 //
 // Layering: export imports store, engine (only for OutboxEntry and
-// OutboxPrefix), the standard library and the Prometheus client. Bus
+// OutboxPrefix), telemetry, the OpenTelemetry metric API and the standard
+// library. Bus
 // backends live beside it, one package each (export/redisbus); MemoryBus is
 // the in-process bus of the embedded deployment and of tests. Nothing that
 // runs a workflow waits on this package.

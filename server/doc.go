@@ -4,6 +4,7 @@
 // every error onto one Fault vocabulary (fault.go).
 //
 // It holds transport only: handlers translate between the API and the engine
-// and nothing else. It may import gen/, the engine and the standard library
-// plus connect-go and its companions; the engine and the store never import it.
+// and nothing else. It may import gen/, the engine, telemetry (OpenTelemetry
+// metrics) and the standard library plus connect-go and its companions; the
+// engine and the store never import it.
 package server
