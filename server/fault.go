@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
 
+	"buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	"connectrpc.com/connect"
 
 	"github.com/weft-dev/weft/engine"
@@ -101,6 +103,25 @@ func newFaultError(fault *weftv1.Fault, message string) *connect.Error {
 	cerr := connect.NewError(ConnectCode(fault.GetCode()), errors.New(message))
 	attachFault(cerr, fault)
 	return cerr
+}
+
+// newInvalidArgument answers invalid_argument with an INVALID_ARGUMENT Fault
+// and the violations, as request validation answers.
+func newInvalidArgument(v *validate.Violations, message string) *connect.Error {
+	cerr := newFaultError(&weftv1.Fault{Code: weftv1.FaultCode_FAULT_CODE_INVALID_ARGUMENT}, message)
+	if detail, err := connect.NewErrorDetail(v); err == nil {
+		cerr.AddDetail(detail)
+	}
+	return cerr
+}
+
+// newPayloadTooLarge answers the refusal of a request larger than limit
+// bytes: the PAYLOAD_TOO_LARGE fault, with the code the table gives it
+// (invalid_argument: sending the same request again cannot succeed, so it
+// is not resource_exhausted, which tells a client to retry later).
+func newPayloadTooLarge(what string, limit int64) *connect.Error {
+	return newFaultError(&weftv1.Fault{Code: weftv1.FaultCode_FAULT_CODE_PAYLOAD_TOO_LARGE},
+		fmt.Sprintf("%s is larger than %d bytes", what, limit))
 }
 
 // attachFault adds the Fault detail, and the Retry-After header for overload.

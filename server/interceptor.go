@@ -213,6 +213,9 @@ func (v *validationInterceptor) check(msg any) error {
 	if !ok {
 		return nil
 	}
+	if err := decodeRefusal(m); err != nil {
+		return err // an enum name the server does not know (codec.go)
+	}
 	err := v.validator.Validate(m)
 	if err == nil {
 		return nil

@@ -13,6 +13,8 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
 // JSONRPCPath is the JSON-RPC 2.0 endpoint.
@@ -106,9 +108,12 @@ func (h *jsonrpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
+			// The PAYLOAD_TOO_LARGE fault, as a forwarded call over the
+			// message limit answers it, with the table's HTTP status.
 			h.metrics.jsonrpcReject.WithLabelValues("too_large").Inc()
-			writeRPC(w, http.StatusRequestEntityTooLarge, errorResponse(nil, jsonrpcInvalidRequest,
-				fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit)))
+			refusal := newPayloadTooLarge("the request body", tooBig.Limit)
+			writeRPC(w, HTTPStatus(weftv1.FaultCode_FAULT_CODE_PAYLOAD_TOO_LARGE),
+				&rpcResponse{JSONRPC: "2.0", ID: jsonNull, Error: rpcErrorOf(refusal)})
 			return
 		}
 		http.Error(w, "reading the request body failed", http.StatusBadRequest)

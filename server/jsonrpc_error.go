@@ -48,6 +48,20 @@ func errorFromConnect(status int, body []byte) *rpcError {
 		code = connect.CodeUnknown
 	}
 	fault, violations := detailsOf(ce)
+	return rpcErrorFor(code, ce.Message, fault, violations)
+}
+
+// rpcErrorOf translates a Connect error the JSON-RPC handler raises itself,
+// before any procedure runs, as errorFromConnect translates a forwarded one.
+func rpcErrorOf(cerr *connect.Error) *rpcError {
+	fault, _ := FaultOf(cerr)
+	return rpcErrorFor(cerr.Code(), cerr.Message(), fault, nil)
+}
+
+// rpcErrorFor is the JSON-RPC error of a Connect error: its code is the
+// fault's (server/fault.go's table), its data the Connect code, the Fault
+// and the violations.
+func rpcErrorFor(code connect.Code, message string, fault *weftv1.Fault, violations []*validate.Violation) *rpcError {
 	if fault == nil {
 		// Refused before the interceptors ran (an undecodable message):
 		// the Connect code decides.
@@ -57,7 +71,7 @@ func errorFromConnect(status int, body []byte) *rpcError {
 	for _, v := range violations {
 		data.Violations = append(data.Violations, mustProtoJSON(v))
 	}
-	return &rpcError{Code: JSONRPCCode(fault.GetCode()), Message: ce.Message, Data: data}
+	return &rpcError{Code: JSONRPCCode(fault.GetCode()), Message: message, Data: data}
 }
 
 // detailsOf decodes the Fault and Violations details of a Connect error body.

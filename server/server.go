@@ -136,10 +136,11 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle("GET "+MetricsPath, m.pipeline.Handler())
 	// JSON-RPC forwards to the same mux, so every call meets the same
 	// interceptors and message limit as Connect.
-	mux.Handle(JSONRPCPath, newJSONRPCHandler(mux, m))
+	limited := limitMessages(mux, cfg.MaxRequestBytes)
+	mux.Handle(JSONRPCPath, newJSONRPCHandler(limited, m))
 	// The outer limit bounds the raw body (a compressed bomb included) a little
 	// above the message limit, which Connect enforces after decompression.
-	var handler http.Handler = http.MaxBytesHandler(mux, cfg.MaxRequestBytes+64<<10)
+	var handler http.Handler = http.MaxBytesHandler(limited, cfg.MaxRequestBytes+64<<10)
 	if len(cfg.CORSOrigins) > 0 {
 		handler = withCORS(handler, cfg.CORSOrigins)
 	}

@@ -105,7 +105,10 @@ func TestRequestSizeLimit_RefusesOversizedMessagesWithoutA5xx(t *testing.T) {
 	url := testServer(t, Config{MaxRequestBytes: 4096})
 	client := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), url)
 	_, err := client.GetRun(context.Background(), connect.NewRequest(&weftv1.GetRunRequest{RunId: strings.Repeat("x", 8192)}))
-	require.Equal(t, connect.CodeResourceExhausted, connect.CodeOf(err), "error: %v", err)
+	require.Equal(t, ConnectCode(weftv1.FaultCode_FAULT_CODE_PAYLOAD_TOO_LARGE), connect.CodeOf(err), "error: %v", err)
+	fault, ok := FaultOf(err)
+	require.True(t, ok, "no Fault detail on %v", err)
+	require.Equal(t, weftv1.FaultCode_FAULT_CODE_PAYLOAD_TOO_LARGE, fault.GetCode())
 }
 
 func TestConfig_RejectsTinyRequestLimit(t *testing.T) {
