@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/store/faultstore"
+	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/pebblestore"
 )
 
@@ -120,4 +122,30 @@ func TestPoll_ConcurrentInsertsAndClaimsLoseNoTask(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, claimed, runs*steps, fmt.Sprintf("%d runs of %d steps", runs, steps))
+}
+
+// A poll claims several tasks at once; when one claim fails to commit, the
+// poll still answers the tasks it did claim (their claims are durable: a
+// lost answer would strand them until their attempt timeout), never the one
+// that failed, which stays ready for the next poll.
+func TestPoll_AFailedClaimAnswersTheOthersAndLeavesItReady(t *testing.T) {
+	fs, err := faultstore.New(memstore.New(memstore.Config{}), faultstore.Config{})
+	require.NoError(t, err)
+	b := setupWith(t, fs)
+	runs := map[string]bool{}
+	for range 3 {
+		runs[b.submit(seq("a")).RunID] = true
+	}
+	fs.InjectNext(faultstore.BeforeCommit)
+	tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "w1", Activities: []string{"act-a"}, MaxTasks: 3})
+	require.NoError(t, err)
+	require.Len(t, tasks, 2, "two of three claims committed")
+	for _, task := range tasks {
+		require.True(t, runs[task.RunID])
+		delete(runs, task.RunID)
+		b.complete(task, `{}`)
+	}
+	last := b.poll("act-a")
+	require.True(t, runs[last.RunID], "the task whose claim failed is still ready")
+	b.complete(last, `{}`)
 }

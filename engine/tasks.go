@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/weft-dev/weft/store"
@@ -114,21 +116,25 @@ func (e *Engine) claimReady(ctx context.Context, p PollParams) ([]*Task, error) 
 				e.hints.raise(prefix, end, gen)
 			}
 		}
+		ids := make([]string, 0, len(res.Items))
 		for _, it := range res.Items {
 			var taskID string
-			if json.Unmarshal(it.Value, &taskID) != nil {
-				continue
+			if json.Unmarshal(it.Value, &taskID) == nil {
+				ids = append(ids, taskID)
 			}
-			t, err := e.claim(ctx, taskID, p, names)
+		}
+		for len(ids) > 0 && len(out) < p.MaxTasks {
+			n := min(len(ids), p.MaxTasks-len(out), maxParallelClaims)
+			claimed, err := e.claimEach(ctx, ids[:n], p, names)
+			out = append(out, claimed...)
 			if err != nil {
-				return out, err
-			}
-			if t != nil {
-				out = append(out, t)
-				if len(out) == p.MaxTasks {
-					break
+				if len(out) > 0 { // what is claimed is answered; its claims are durable
+					e.log.Warn("a claim failed; answering the tasks claimed", slog.String("error", err.Error()))
+					return out, nil
 				}
+				return nil, err
 			}
+			ids = ids[n:]
 		}
 		if res.Next == nil {
 			break
@@ -136,6 +142,33 @@ func (e *Engine) claimReady(ctx context.Context, p PollParams) ([]*Task, error) 
 		after = res.Next
 	}
 	return out, nil
+}
+
+// maxParallelClaims bounds the claims one poll makes at once.
+const maxParallelClaims = 16
+
+// claimEach claims the tasks of ids concurrently, so that their commits can
+// share a store transaction (group commit) instead of queueing one behind
+// another, and answers those it claimed in the order of ids.
+func (e *Engine) claimEach(ctx context.Context, ids []string, p PollParams, names map[string]TaskKind) ([]*Task, error) {
+	tasks := make([]*Task, len(ids))
+	errs := make([]error, len(ids))
+	if len(ids) == 1 {
+		tasks[0], errs[0] = e.claim(ctx, ids[0], p, names)
+	} else {
+		var wg sync.WaitGroup
+		for i, id := range ids {
+			wg.Go(func() { tasks[i], errs[i] = e.claim(ctx, id, p, names) })
+		}
+		wg.Wait()
+	}
+	var out []*Task
+	for i, t := range tasks {
+		if t != nil && errs[i] == nil { // a claim that failed to commit is no claim
+			out = append(out, t)
+		}
+	}
+	return out, errors.Join(errs...)
 }
 
 // loadTask reads a task record and its version.
