@@ -2,8 +2,6 @@ package server
 
 import (
 	"compress/gzip"
-	"errors"
-	"fmt"
 	"io"
 
 	"connectrpc.com/connect"
@@ -26,7 +24,7 @@ const compressMinBytes = 1024
 func boundedGzip(maxBytes int64) connect.HandlerOption {
 	return connect.WithHandlerOptions(
 		connect.WithCompression("gzip",
-			func() connect.Decompressor { return &cappedGzipReader{limit: maxBytes + 1} },
+			func() connect.Decompressor { return &cappedGzipReader{limit: maxBytes} },
 			func() connect.Compressor { return newFastGzip() },
 		),
 		connect.WithCompressMinBytes(compressMinBytes),
@@ -41,11 +39,9 @@ func newFastGzip() *gzip.Writer {
 	return w
 }
 
-// errInflatedTooLarge ends reading a message that inflates past the limit.
-var errInflatedTooLarge = errors.New("the message inflates past the request size limit")
-
-// cappedGzipReader is a gzip reader that answers an error after limit
-// decompressed bytes.
+// cappedGzipReader is a gzip reader that answers the PAYLOAD_TOO_LARGE
+// fault when a message inflates past limit bytes, having inflated at most
+// one byte more. Connect passes the fault to the client unchanged.
 type cappedGzipReader struct {
 	gz        *gzip.Reader
 	limit     int64
@@ -57,7 +53,11 @@ func (r *cappedGzipReader) Read(p []byte) (int, error) {
 		return 0, io.ErrUnexpectedEOF
 	}
 	if r.remaining <= 0 {
-		return 0, fmt.Errorf("%w (%d bytes)", errInflatedTooLarge, r.limit-1)
+		var one [1]byte
+		if n, err := io.ReadFull(r.gz, one[:]); n == 0 {
+			return 0, err // io.EOF: exactly the limit
+		}
+		return 0, newPayloadTooLarge("the request message", r.limit)
 	}
 	if int64(len(p)) > r.remaining {
 		p = p[:r.remaining]

@@ -44,7 +44,8 @@ func envelope(compressed []byte) []byte {
 
 // TestCompressedBomb_IsRefusedWithoutA5xxOrInflating: a request that is
 // small compressed and 1 GiB decompressed is refused with a 4xx (or the gRPC
-// status resource_exhausted) on every protocol that accepts compression,
+// status invalid_argument with the PAYLOAD_TOO_LARGE fault) on every
+// protocol that accepts compression,
 // and the server never allocates anything near the decompressed size.
 func TestCompressedBomb_IsRefusedWithoutA5xxOrInflating(t *testing.T) {
 	url := testServer(t, engineConfig(t))
@@ -82,14 +83,17 @@ func TestCompressedBomb_IsRefusedWithoutA5xxOrInflating(t *testing.T) {
 			switch tc.stream {
 			case "connect":
 				require.Equal(t, http.StatusOK, res.StatusCode)
-				require.Contains(t, endStream(t, payload), `"code":"resource_exhausted"`, "the end-stream message")
+				require.Contains(t, endStream(t, payload), `"code":"invalid_argument"`, "the end-stream message")
 			case "grpc":
 				require.Equal(t, http.StatusOK, res.StatusCode)
 				status := res.Trailer.Get("Grpc-Status") + res.Header.Get("Grpc-Status")
-				require.Equal(t, strconv.Itoa(int(connect.CodeResourceExhausted)), status)
+				require.Equal(t, strconv.Itoa(int(connect.CodeInvalidArgument)), status)
 			default:
 				require.GreaterOrEqual(t, res.StatusCode, 400, "body: %.300s", payload)
 				require.Less(t, res.StatusCode, 500, "body: %.300s", payload)
+				if tc.path != "/jsonrpc" { // JSON-RPC accepts no compression at all
+					require.Contains(t, string(payload), "is larger than", "the PAYLOAD_TOO_LARGE fault's message")
+				}
 			}
 			allocated := after.TotalAlloc - before.TotalAlloc
 			require.Less(t, allocated, uint64(64<<20), "the server inflated the bomb: %d bytes allocated", allocated)
@@ -116,20 +120,25 @@ func endStream(t *testing.T, payload []byte) string {
 }
 
 // TestCappedGzip_StopsInflatingPastTheLimit: the decompressor hands out at
-// most limit bytes of a bomb, then an error, instead of inflating the rest.
+// most limit bytes of a bomb, then the PAYLOAD_TOO_LARGE fault, instead of
+// inflating the rest; a message of exactly the limit inflates whole.
 func TestCappedGzip_StopsInflatingPastTheLimit(t *testing.T) {
-	r := &cappedGzipReader{limit: 4096 + 1}
+	r := &cappedGzipReader{limit: 4096}
 	require.NoError(t, r.Reset(bytes.NewReader(gzipBomb(t, 64))))
 	n, err := io.Copy(io.Discard, r)
-	require.ErrorIs(t, err, errInflatedTooLarge)
-	require.Equal(t, int64(4097), n)
+	require.Equal(t, int64(4096), n)
+	var cerr *connect.Error
+	require.ErrorAs(t, err, &cerr)
+	require.Equal(t, connect.CodeInvalidArgument, cerr.Code())
+	require.Contains(t, cerr.Message(), "larger than 4096 bytes")
 
-	small := gzipBomb(t, 1)
-	r = &cappedGzipReader{limit: 2 << 20}
-	require.NoError(t, r.Reset(bytes.NewReader(small)))
-	n, err = io.Copy(io.Discard, r)
-	require.NoError(t, err)
-	require.Equal(t, int64(1<<20), n, "a message within the limit inflates whole")
+	for _, limit := range []int64{1 << 20, 2 << 20} {
+		r = &cappedGzipReader{limit: limit}
+		require.NoError(t, r.Reset(bytes.NewReader(gzipBomb(t, 1))))
+		n, err = io.Copy(io.Discard, r)
+		require.NoError(t, err, "limit %d", limit)
+		require.Equal(t, int64(1<<20), n, "a message within the limit inflates whole")
+	}
 }
 
 // TestGzipRequests_WithinTheLimitAreServed: the bounded codec still serves
