@@ -124,7 +124,7 @@ func (e *Engine) claimReady(ctx context.Context, p PollParams) ([]*Task, error) 
 			}
 		}
 		for len(ids) > 0 && len(out) < p.MaxTasks {
-			n := min(len(ids), p.MaxTasks-len(out), maxParallelClaims)
+			n := min(len(ids), p.MaxTasks-len(out), e.parallelClaims())
 			claimed, err := e.claimEach(ctx, ids[:n], p, names)
 			out = append(out, claimed...)
 			if err != nil {
@@ -146,6 +146,18 @@ func (e *Engine) claimReady(ctx context.Context, p PollParams) ([]*Task, error) 
 
 // maxParallelClaims bounds the claims one poll makes at once.
 const maxParallelClaims = 16
+
+// parallelClaims answers how many claims one poll makes at once. Where
+// several engines share a store (cas-required), a poll claims one task at a
+// time: with 16 at once, each its own SERIALIZABLE transaction over the same
+// queue, the three-engine race test on PostgreSQL stalled twice under load
+// (TestMultiEngine_ThreeEnginesRacingWhileLeasesVanishRunEveryStepOnce).
+func (e *Engine) parallelClaims() int {
+	if e.cfg.Ownership == SingleOwner {
+		return maxParallelClaims
+	}
+	return 1
+}
 
 // claimEach claims the tasks of ids concurrently, so that their commits can
 // share a store transaction (group commit) instead of queueing one behind
