@@ -23,6 +23,8 @@
 //	--backpressure WEFT_BACKPRESSURE reject, queue or delay: what a run over a limit gets (default queue)
 //	--bus         WEFT_BUS          where run events are exported: "none", "memory" or a redis://
 //	                                URL (default: memory on Pebble, Redis on a SQL store)
+//	--debug-addr  WEFT_DEBUG_ADDR   serve Go's /debug/pprof profiles on this loopback
+//	                                address (default: off)
 //
 // Every RPC must carry "Authorization: Bearer <token>" naming a configured
 // token, and runs as that token's tenant and principal. Without tokens weftd
