@@ -1,14 +1,30 @@
 // Package pebblestore is the embedded default store.Store, on Pebble
 // (github.com/cockroachdb/pebble/v2) in a local directory.
 //
-// Durability: every commit is one Pebble batch applied with pebble.Sync, so a
-// batch that Commit acknowledged survives a crash of the process.
+// Durability: every commit is applied with pebble.Sync, so a batch that
+// Commit acknowledged survives a crash of the process.
+//
 // Concurrency: any number of goroutines in one process may share a Store
-// (Pebble's directory lock keeps a second process out). Commits are
-// serialised by one mutex around check-conditions-then-apply, which makes
-// conditional batches linearizable; reads never take it: Get reads the latest
+// (Pebble's directory lock keeps a second process out). Commits go through a
+// group-commit queue (queue.go, group.go): the first committer to find no
+// leader leads; it takes every batch already queued, up to
+// Config.MaxGroupBatches and Config.MaxGroupBytes, decides their conditions
+// one by one in arrival order, each against the store plus the writes of the
+// batches accepted before it in the group, folds the accepted ones into one
+// Pebble batch, applies it with one sync, answers each caller, and hands the
+// lead to the next queued committer. Groups are committed one at a time and
+// hold what queued while the previous one synced; nothing waits for more to
+// arrive, so a lone committer pays one sync as before. Each batch keeps its
+// own outcome: a failed condition fails that batch alone, and only a failed
+// apply fails the whole group (every batch gets *store.OutcomeUnknownError).
+// A caller whose ctx ends while its batch is still queued withdraws it
+// (ctx.Err(), nothing written); once a leader has taken it, the caller may
+// leave with *store.OutcomeUnknownError. Conditional batches stay
+// linearizable: each is decided at its place in the queue, against everything
+// decided before it. Reads take no lock: Get reads the latest
 // applied batch and Scan reads through one iterator, i.e. one consistent
-// Pebble snapshot, so neither ever sees part of a batch.
+// Pebble snapshot, so neither ever sees part of a batch, and a Commit returns
+// only once its batch is visible to them.
 //
 // On-disk layout (part of the persisted format, see docs/storage.md):
 //
@@ -16,9 +32,10 @@
 //	'm' + "format"       → 0x01 (layout version)
 //	'm' + "seq"          → last version handed out (8 bytes, big-endian)
 //
-// Each commit takes the next number from "seq" and gives it to every key it
-// writes, in the same Pebble batch, so versions never repeat for a key —
-// across deletes and restarts alike.
+// Each batch that writes takes the next number from "seq" and gives it to
+// every key it writes (batches of one group take successive numbers); the
+// group's Pebble batch carries the last one, so versions never repeat for a
+// key — within a group, across deletes and restarts alike.
 //
 // Layering: imports store and Pebble.
 package pebblestore

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/weft-dev/weft/store"
 )
@@ -21,7 +22,21 @@ type Config struct {
 	MaxValueBytes int
 	// Logger receives Pebble's own log lines; nil discards them.
 	Logger *slog.Logger
+	// MaxGroupBatches is the most batches one group commit folds into one
+	// synced Pebble batch; 0 means DefaultMaxGroupBatches, 1 commits every
+	// batch on its own.
+	MaxGroupBatches int
+	// MaxGroupBytes bounds the bytes of keys and values one group commit
+	// takes; 0 means DefaultMaxGroupBytes. A batch larger than this still
+	// commits, in a group of its own.
+	MaxGroupBytes int
 }
+
+// Group commit bounds by default.
+const (
+	DefaultMaxGroupBatches = 128
+	DefaultMaxGroupBytes   = 8 << 20
+)
 
 // WithDefaults returns c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
@@ -31,12 +46,24 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.MaxGroupBatches == 0 {
+		c.MaxGroupBatches = DefaultMaxGroupBatches
+	}
+	if c.MaxGroupBytes == 0 {
+		c.MaxGroupBytes = DefaultMaxGroupBytes
+	}
 	return c
 }
 
 func (c Config) validate() error {
 	if c.MaxValueBytes < 0 {
 		return fmt.Errorf("pebblestore: max value bytes must be positive, got %d", c.MaxValueBytes)
+	}
+	if c.MaxGroupBatches < 1 {
+		return fmt.Errorf("pebblestore: max group batches must be at least 1, got %d", c.MaxGroupBatches)
+	}
+	if c.MaxGroupBytes < 1 {
+		return fmt.Errorf("pebblestore: max group bytes must be at least 1, got %d", c.MaxGroupBytes)
 	}
 	return nil
 }
@@ -50,24 +77,34 @@ type Store struct {
 	life   sync.RWMutex
 	closed bool
 
-	// write serialises commits; seq is the last version handed out.
-	write sync.Mutex
+	// queue groups concurrent commits; its leader alone touches seq, the
+	// last version handed out.
+	queue queue
 	seq   uint64
+	stats groupStats
+
+	// beforeApply, when set (by tests), runs before each group's synced
+	// apply with the number of batches in the group; an error fails the
+	// apply.
+	beforeApply func(batches int) error
 }
 
 var _ store.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the store in dir.
-func Open(dir string, cfg Config) (*Store, error) {
+func Open(dir string, cfg Config) (*Store, error) { return open(dir, cfg, nil) }
+
+// open opens the store in dir on fs (nil: the operating system's).
+func open(dir string, cfg Config, fs vfs.FS) (*Store, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{cfg.Logger}})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{cfg.Logger}, FS: fs})
 	if err != nil {
 		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, caps: store.Capabilities{
+	s := &Store{db: db, queue: queue{maxBatches: cfg.MaxGroupBatches, maxBytes: cfg.MaxGroupBytes}, caps: store.Capabilities{
 		Backend:          "pebble",
 		ConditionalBatch: true,
 		AtomicBatch:      true,
@@ -195,7 +232,8 @@ func (s *Store) Scan(ctx context.Context, p *store.ScanParams) (*store.ScanResul
 	return res, nil
 }
 
-// Commit implements store.Store.
+// Commit implements store.Store. Concurrent commits share one synced apply
+// (group commit, see the package documentation); each keeps its own outcome.
 func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
 	if err := store.ValidateBatch(b, s.caps); err != nil {
 		return nil, err
@@ -205,15 +243,20 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 		return nil, err
 	}
 	defer leave()
-	s.write.Lock()
-	defer s.write.Unlock()
-	if err := store.CheckConditions(b.Conditions, s.lookup); err != nil {
-		return nil, err
+	r := newRequest(b)
+	leads := s.queue.join(r)
+	if !leads {
+		if leads, err = s.queue.wait(ctx, r); err != nil {
+			return nil, err
+		}
 	}
-	return s.apply(b.Ops)
+	if leads {
+		s.lead()
+	}
+	return r.res, r.err
 }
 
-// lookup reports a key's presence and version; s.write must be held.
+// lookup reports a key's presence and version as stored.
 func (s *Store) lookup(key []byte) (bool, uint64, error) {
 	raw, found, err := s.getRaw(recordKey(key))
 	if err != nil || !found {
@@ -221,40 +264,6 @@ func (s *Store) lookup(key []byte) (bool, uint64, error) {
 	}
 	item, err := decodeItem(key, raw)
 	return true, item.Version, err
-}
-
-// apply writes ops and the advanced counter in one synced Pebble batch;
-// s.write must be held.
-func (s *Store) apply(ops []store.Op) (*store.CommitResult, error) {
-	res := &store.CommitResult{Versions: make([]uint64, len(ops))}
-	if len(ops) == 0 {
-		return res, nil
-	}
-	// The counter advances even if the apply fails, so that a write whose
-	// outcome is unknown can never share its version with a later one.
-	s.seq++
-	version := s.seq
-	batch := s.db.NewBatch()
-	defer batch.Close()
-	for i, op := range ops {
-		var err error
-		if op.Kind == store.OpDelete {
-			err = batch.Delete(recordKey(op.Key), nil)
-		} else {
-			err = batch.Set(recordKey(op.Key), encodeValue(version, op.Value), nil)
-			res.Versions[i] = version
-		}
-		if err != nil {
-			return nil, translate(err)
-		}
-	}
-	if err := batch.Set(metaSeq, binary.BigEndian.AppendUint64(nil, version), nil); err != nil {
-		return nil, translate(err)
-	}
-	if err := batch.Commit(pebble.Sync); err != nil {
-		return nil, &store.OutcomeUnknownError{Cause: translate(err)}
-	}
-	return res, nil
 }
 
 // Close implements store.Store. It waits for operations in flight and is

@@ -1,0 +1,20 @@
+package pebblestore
+
+import "github.com/cockroachdb/pebble/v2/vfs"
+
+// OpenFS opens the store in dir on fs, such as a crashable in-memory one.
+func OpenFS(dir string, cfg Config, fs vfs.FS) (*Store, error) { return open(dir, cfg, fs) }
+
+// GroupStats reports how many groups s committed, how many batches they
+// held, and the most batches one group held.
+func GroupStats(s *Store) (groups, batches, largest uint64) {
+	return s.stats.groups.Load(), s.stats.batches.Load(), s.stats.largest.Load()
+}
+
+// QueueLen is the number of commits waiting to be taken into a group.
+func QueueLen(s *Store) int { return s.queue.queueLen() }
+
+// SetBeforeApply installs f to run before each group's synced apply, with the
+// number of batches in the group; an error from f fails the apply. Call it
+// before the store is shared.
+func SetBeforeApply(s *Store, f func(batches int) error) { s.beforeApply = f }

@@ -1,0 +1,134 @@
+package pebblestore
+
+import (
+	"encoding/binary"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/weft-dev/weft/store"
+)
+
+// lead takes the next group from the queue, commits it and hands the lead
+// on. Only the leader runs it, so it alone touches s.seq.
+func (s *Store) lead() {
+	g := s.queue.take()
+	s.commitGroup(g)
+	s.queue.handOff()
+	for _, r := range g.reqs {
+		r.wake <- struct{}{}
+	}
+}
+
+// commitGroup decides every batch of g in arrival order, folds the accepted
+// ones into one Pebble batch and applies it with one sync, leaving each
+// request's outcome in its res and err. A batch whose conditions fail (or
+// cannot be read) gets its own error and leaves the others alone. If the
+// apply fails, every batch of the group gets an *OutcomeUnknownError.
+func (s *Store) commitGroup(g *group) {
+	s.stats.groups.Add(1)
+	s.stats.batches.Add(uint64(len(g.reqs)))
+	s.stats.noteGroup(len(g.reqs))
+	batch := s.db.NewBatch()
+	defer batch.Close()
+	err := s.fold(g, batch)
+	close(g.folded)
+	if err == nil && !batch.Empty() {
+		err = s.apply(len(g.reqs), batch)
+	}
+	if err != nil {
+		for _, r := range g.reqs {
+			r.res, r.err = nil, err
+		}
+	}
+}
+
+// fold decides each request of g and writes the accepted ones into batch. The
+// overlay holds what earlier batches of the group wrote, so that a condition
+// sees them as if they had been committed one by one.
+func (s *Store) fold(g *group, batch *pebble.Batch) error {
+	ov := newOverlay(g)
+	for _, r := range g.reqs {
+		if r.err = store.CheckConditions(r.batch.Conditions, ov.lookup(s.lookup)); r.err != nil {
+			continue
+		}
+		var err error
+		if r.res, err = s.write(batch, r.batch.Ops, ov); err != nil {
+			return err
+		}
+	}
+	if batch.Empty() {
+		return nil
+	}
+	return translate(batch.Set(metaSeq, binary.BigEndian.AppendUint64(nil, s.seq), nil))
+}
+
+// write adds ops to batch under the next version, and records them in ov.
+func (s *Store) write(batch *pebble.Batch, ops []store.Op, ov overlay) (*store.CommitResult, error) {
+	res := &store.CommitResult{Versions: make([]uint64, len(ops))}
+	if len(ops) == 0 {
+		return res, nil
+	}
+	// The counter advances even if the apply fails, so that a write whose
+	// outcome is unknown can never share its version with a later one.
+	s.seq++
+	version := s.seq
+	for i, op := range ops {
+		var err error
+		if op.Kind == store.OpDelete {
+			err = batch.Delete(recordKey(op.Key), nil)
+			ov.note(op.Key, 0)
+		} else {
+			err = batch.Set(recordKey(op.Key), encodeValue(version, op.Value), nil)
+			ov.note(op.Key, version)
+			res.Versions[i] = version
+		}
+		if err != nil {
+			return nil, translate(err)
+		}
+	}
+	return res, nil
+}
+
+// apply commits the group's batch with one sync; n is the number of batches
+// folded into it.
+func (s *Store) apply(n int, batch *pebble.Batch) error {
+	if s.beforeApply != nil {
+		if err := s.beforeApply(n); err != nil {
+			return &store.OutcomeUnknownError{Cause: err}
+		}
+	}
+	if err := batch.Commit(pebble.Sync); err != nil {
+		return &store.OutcomeUnknownError{Cause: translate(err)}
+	}
+	return nil
+}
+
+// overlay maps a key written earlier in the group to its new version, 0 when
+// deleted. It is nil, and records nothing, when no batch after the first has
+// conditions: then nobody looks.
+type overlay map[string]uint64
+
+func newOverlay(g *group) overlay {
+	for _, r := range g.reqs[1:] {
+		if len(r.batch.Conditions) > 0 {
+			return overlay{}
+		}
+	}
+	return nil
+}
+
+func (ov overlay) note(key []byte, version uint64) {
+	if ov != nil {
+		ov[string(key)] = version
+	}
+}
+
+// lookup answers from the overlay, falling back to the store.
+func (ov overlay) lookup(stored func([]byte) (bool, uint64, error)) func([]byte) (bool, uint64, error) {
+	return func(key []byte) (bool, uint64, error) {
+		if version, ok := ov[string(key)]; ok {
+			return version != 0, version, nil
+		}
+		return stored(key)
+	}
+}
