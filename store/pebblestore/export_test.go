@@ -18,3 +18,9 @@ func QueueLen(s *Store) int { return s.queue.queueLen() }
 // number of batches in the group; an error from f fails the apply. Call it
 // before the store is shared.
 func SetBeforeApply(s *Store, f func(batches int) error) { s.beforeApply = f }
+
+// FlushAndFilterHits flushes s's memtables to tables and answers how often
+// a table's filter has ruled a Get out so far.
+func FlushAndFilterHits(s *Store) (flush func() error, hits func() int64) {
+	return s.db.Flush, func() int64 { return s.db.Metrics().Filter.Hits }
+}

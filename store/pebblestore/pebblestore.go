@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/weft-dev/weft/store"
@@ -94,13 +95,22 @@ var _ store.Store = (*Store)(nil)
 // Open opens (creating if needed) the store in dir.
 func Open(dir string, cfg Config) (*Store, error) { return open(dir, cfg, nil) }
 
+// pebbleOptions are the store's Pebble options. Bloom filters (10 bits per
+// key, every level) let a Get of an absent key — every event's idempotency
+// check is one — skip the tables that cannot hold it.
+func pebbleOptions(cfg Config, fs vfs.FS) *pebble.Options {
+	opts := &pebble.Options{Logger: pebbleLogger{cfg.Logger}, FS: fs}
+	opts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	return opts
+}
+
 // open opens the store in dir on fs (nil: the operating system's).
 func open(dir string, cfg Config, fs vfs.FS) (*Store, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{cfg.Logger}, FS: fs})
+	db, err := pebble.Open(dir, pebbleOptions(cfg, fs))
 	if err != nil {
 		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)
 	}
