@@ -47,8 +47,14 @@ type Config struct {
 	// DrainTimeout bounds a pause's drain (default 5 minutes, spec 004 §6).
 	DrainTimeout time.Duration
 	// PollInterval is how often a long poll and the timer loop look at the
-	// store for work that another process made ready (default 200 ms).
+	// store for work that another process made ready (default 200 ms); with
+	// a Notifier, a long poll usually hears of it sooner.
 	PollInterval time.Duration
+	// Notifier, when set, tells the other engines that share the store
+	// which queues and runs each commit woke, so that their long polls and
+	// event watches need not wait for PollInterval (see Notifier and Wake).
+	// Nil: only this engine's own commits wake its waiters.
+	Notifier Notifier
 	// CompletionPolicy defaults to separation of duties: the actor may not be
 	// the run's submitter.
 	CompletionPolicy CompletionPolicy

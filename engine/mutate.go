@@ -255,6 +255,7 @@ func (e *Engine) afterCommit(ch *change) {
 	if len(ch.events) > 0 {
 		e.wake.notify(runWatchKey(ch.run.RunID))
 	}
+	e.publishWakes(ch) // and other engines'
 	for _, a := range ch.alerts {
 		e.alert(ch.ctx, a.name, a.attrs...)
 	}
@@ -295,8 +296,9 @@ func runWatchKey(runID string) string { return "run\x01" + runID }
 
 // EventsAppended answers a channel closed the next time this engine appends
 // events to the run's log. Take it before reading the log, then wait on it:
-// an append in between closes it at once. Other engines' appends do not
-// close it, so watchers also look at the log on an interval.
+// an append in between closes it at once. Other engines' appends close it
+// only through a Notifier, and not reliably, so watchers also look at the
+// log on an interval.
 func (e *Engine) EventsAppended(runID string) <-chan struct{} {
 	return e.wake.wait(runWatchKey(runID))
 }

@@ -2,8 +2,11 @@ package engine
 
 import "sync"
 
-// waker wakes long polls on a queue when a task becomes ready in this
-// process; polls also look at the store on an interval for other processes.
+// waker wakes the long polls of a queue when it gains ready tasks, and the
+// event watches of a run when its log grows. This process's commits wake it
+// directly; other processes' reach it through a Notifier (Engine.Wake), and
+// waiters also look at the store on an interval, so a lost wake-up costs
+// latency, never correctness.
 type waker struct {
 	mu sync.Mutex
 	ch map[string]chan struct{}
@@ -31,4 +34,39 @@ func (w *waker) notify(queue string) {
 		close(c)
 		delete(w.ch, queue)
 	}
+}
+
+// Notifier carries wake-ups to the other engines that share this engine's
+// store (the cluster deployment; wake/rediswake is the Redis one). After each
+// commit the engine hands it the keys the decision woke: the queues that
+// gained ready tasks and the run whose log grew. The keys are opaque strings
+// that only Engine.Wake interprets; they name queues and runs, never carry a
+// payload. The receiving side hands them to its engine's Wake.
+type Notifier interface {
+	// Publish is called on the decision's path, after its commit: it must
+	// return at once and never wait on the network, and it may drop keys
+	// (wake-ups are hints). It must not keep keys after it returns.
+	Publish(keys []string)
+}
+
+// Wake wakes this engine's long polls and event watches waiting on keys, as
+// another engine's Notifier published them. Keys that nothing here waits on,
+// or that this engine never publishes, are ignored.
+func (e *Engine) Wake(keys ...string) {
+	for _, k := range keys {
+		e.wake.notify(k)
+	}
+}
+
+// publishWakes hands the keys a committed decision woke to the Notifier.
+func (e *Engine) publishWakes(ch *change) {
+	if e.cfg.Notifier == nil || (len(ch.wake) == 0 && len(ch.events) == 0) {
+		return
+	}
+	keys := make([]string, 0, len(ch.wake)+1)
+	keys = append(keys, ch.wake...)
+	if len(ch.events) > 0 {
+		keys = append(keys, runWatchKey(ch.run.RunID))
+	}
+	e.cfg.Notifier.Publish(keys)
 }

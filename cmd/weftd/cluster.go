@@ -10,6 +10,7 @@ import (
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/lease/redislease"
+	"github.com/weft-dev/weft/wake/rediswake"
 )
 
 // clusterOptions say how this weftd shares runs with others.
@@ -21,11 +22,25 @@ type clusterOptions struct {
 	// the default Redis on SQL.
 	redis    string
 	leaseTTL time.Duration
+	// wakeChannel is the Redis channel of the deployment's wake-ups on a
+	// SQL store ("" for rediswake.DefaultChannel), or wakeNone.
+	wakeChannel string
 }
 
-// ownershipConfig answers the engine's ownership mode and lease manager, and
-// a function that releases the lease service's connection.
-func ownershipConfig(opts options, logger *slog.Logger) (engine.Ownership, lease.Manager, func(), error) {
+// cluster is what this weftd shares with the other processes of its
+// deployment: the ownership mode, the lease service and, on a SQL store, the
+// wake-ups that tell the others' long polls and event watches of this one's
+// commits.
+type cluster struct {
+	mode   engine.Ownership
+	leases lease.Manager
+	wakes  *rediswake.Notifier // nil: wake-ups stay in this process
+	close  func()
+}
+
+// openCluster answers the cluster configuration; close releases its Redis
+// connections.
+func openCluster(opts options, logger *slog.Logger) (*cluster, error) {
 	mode := engine.Ownership(opts.cluster.ownership)
 	sql := isSQLURL(opts.store)
 	if mode == "" {
@@ -40,20 +55,27 @@ func ownershipConfig(opts options, logger *slog.Logger) (engine.Ownership, lease
 	}
 	if redisURL == "" {
 		logger.Info("weftd ownership", slog.String("mode", string(mode)), slog.String("leases", "in-process"))
-		return mode, lease.NewLocal(nil), func() {}, nil
+		logger.Info("weftd wake-ups", slog.String("wakeups", "in-process"))
+		return &cluster{mode: mode, leases: lease.NewLocal(nil), close: func() {}}, nil
 	}
 	rdb, err := redislease.Open(redisURL)
 	if err != nil {
-		return "", nil, nil, err
+		return nil, err
 	}
 	location := redactURL(redisURL)
 	if err := rdb.Ping(context.Background()).Err(); err != nil {
-		// Leases only avoid duplicate work: start anyway, and let background
-		// work wait for Redis; requests keep committing through the store.
+		// Leases only avoid duplicate work, and wake-ups only save latency:
+		// start anyway, and let background work wait for Redis; requests
+		// keep committing through the store.
 		logger.Warn("lease service not reachable; background work waits for it", slog.String("redis", location))
 	}
 	logger.Info("weftd ownership", slog.String("mode", string(mode)), slog.String("leases", "redis"), slog.String("redis", location))
-	return mode, redislease.New(rdb, "weft:lease:"), func() { _ = rdb.Close() }, nil
+	c := &cluster{mode: mode, leases: redislease.New(rdb, "weft:lease:"), close: func() { _ = rdb.Close() }}
+	if c.wakes, err = openWakeups(opts, sql, rdb, location, logger); err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // engineOwner names this process in leases and emitted_by.

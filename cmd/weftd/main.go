@@ -18,6 +18,9 @@
 //	--redis       WEFT_REDIS        lease service (default: in process on Pebble,
 //	                                redis://127.0.0.1:6379 on a SQL store)
 //	--lease-ttl   WEFT_LEASE_TTL    how long a run's lease lives unless renewed (default 10s)
+//	--wake-channel WEFT_WAKE_CHANNEL Redis pub/sub channel on which the processes of a SQL
+//	                                store's cluster wake each other's long polls and event
+//	                                watches (default weft:wake; "none": off)
 //	--max-runs-per-tenant WEFT_MAX_RUNS_PER_TENANT  concurrently started runs per tenant (default 0: no limit)
 //	--max-runs-per-plan   WEFT_MAX_RUNS_PER_PLAN    concurrently started runs per plan (default 0: no limit)
 //	--backpressure WEFT_BACKPRESSURE reject, queue or delay: what a run over a limit gets (default queue)
@@ -101,6 +104,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	bus := fs.String("bus", getenv("WEFT_BUS"), `event bus: "none", "memory" or a redis:// URL`)
 	backpressure := fs.String("backpressure", envOr(getenv, "WEFT_BACKPRESSURE", string(engine.DefaultBackpressure)), "reject, queue or delay")
 	debugAddr := fs.String("debug-addr", getenv("WEFT_DEBUG_ADDR"), "serve /debug/pprof on this loopback address (off when empty)")
+	wakeChannel := fs.String("wake-channel", getenv("WEFT_WAKE_CHANNEL"), `cluster wake-ups' Redis channel (default weft:wake), or "none"`)
 	leaseTTLText := fs.String("lease-ttl", envOr(getenv, "WEFT_LEASE_TTL", engine.DefaultLeaseTTL.String()), "run lease TTL, e.g. 10s")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -139,13 +143,16 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if err := checkDebugAddr(*debugAddr); err != nil {
 		return options{}, err
 	}
+	if err := checkWakeChannel(*wakeChannel); err != nil {
+		return options{}, err
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return options{}, fmt.Errorf("log level must be debug, info, warn or error, got %q", *level)
 	}
 	return options{addr: *addr, dataDir: *dataDir, store: *storeFlag, logLevel: lvl, corsOrigins: splitList(*cors),
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
-		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL},
+		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel},
 		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: engine.BackpressureMode(*backpressure), bus: *bus,
 		debugAddr: *debugAddr}, nil
 }
@@ -198,11 +205,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	defer closeStore(st, logger)
-	mode, leases, closeLeases, err := ownershipConfig(opts, logger)
+	cl, err := openCluster(opts, logger)
 	if err != nil {
 		return err
 	}
-	defer closeLeases()
+	defer cl.close()
 	metrics, err := telemetry.NewMetrics()
 	if err != nil {
 		return err
@@ -222,7 +229,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	eng, err := engine.New(engine.Config{Store: st, Logger: engLogger,
-		Ownership: mode, Leases: leases, LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
+		Ownership: cl.mode, Leases: cl.leases, Notifier: cl.notifier(), LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
 		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: outbox,
 		EventValidator: validator, Alerts: alerts})
 	if err != nil {
@@ -231,6 +238,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err := observeEngine(metrics.Provider.Meter(meterName), eng, engLogger); err != nil {
 		return err
 	}
+	if err := cl.observeWakeups(metrics.Provider.Meter(meterName)); err != nil {
+		return err
+	}
+	stopWakeups := cl.runWakeups(eng)
+	defer stopWakeups()
 	engCtx, stopEngine := context.WithCancel(context.Background())
 	engineDone := make(chan struct{})
 	go func() { defer close(engineDone); eng.Run(engCtx) }()
