@@ -9,7 +9,7 @@ GRPCURL_VERSION := v1.9.4
 PROTOVALIDATE_VERSION := v1.2.2
 GO_TEST_FLAGS ?= -count=1 -timeout=20m
 
-.PHONY: all gen gen-check lint breaking test test-go test-ts run bench tools chromium vendor-protovalidate clean
+.PHONY: all gen gen-check lint breaking test test-go test-ts run bench bench-scale tools chromium vendor-protovalidate clean
 
 all: lint test
 
@@ -79,6 +79,14 @@ run:
 WEFT_BENCH_W ?= 500
 bench:
 	WEFT_BENCH_W=$(WEFT_BENCH_W) go run ./bench/cmd/weftbench
+
+## bench-scale: issue 8's two scale targets alone (docs/performance.md, "Scale"):
+## the workload (W=1000, C=16) with 10k, 100k and 1M completed runs stored, and
+## weftd's memory with 100k active runs, embedded. About 20 minutes and 10 GB of
+## temporary disk on a 2-core machine; go run ./bench/cmd/weftbench -h lists the
+## -scale-* flags (WEFT_BENCH_SCALE_*), e.g. WEFT_BENCH_SCALE_CONFIGS=cluster,embedded.
+bench-scale:
+	go run ./bench/cmd/weftbench -scale-only -scale-w 1000
 
 ## vendor-protovalidate: refresh the vendored validate.proto from the Go module cache.
 vendor-protovalidate:

@@ -103,3 +103,72 @@ func servicesUp(t *testing.T) bool {
 	}
 	return true
 }
+
+// TestRun_TinyScaleModeMeasuresBothTargets runs the scale mode at tiny
+// scale on the embedded configuration — a template run, two fills, a
+// hundred active runs, real weftd processes — and checks the report's
+// shape and the targets it judges. It asserts nothing about speed.
+func TestRun_TinyScaleModeMeasuresBothTargets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs weftd: skipped in -short")
+	}
+	cfg := bench.Config{Workflows: 4, Steps: 2, Warmup: -1, Workers: 2, WorkerSlots: 2,
+		Scale: &bench.ScaleConfig{Only: true, Stored: []int{100, 200}, Active: 100, Submitters: 8, Clients: 2, Rounds: 2,
+			Settle: 500 * time.Millisecond}}
+	r, err := bench.Run(t.Context(), cfg)
+	require.NoError(t, err)
+	require.Empty(t, r.Ceilings, "scale only")
+	require.Empty(t, r.Measurements, "scale only")
+	require.NotNil(t, r.Scale)
+
+	require.Len(t, r.Scale.Stored, 2)
+	for i, m := range r.Scale.Stored {
+		require.Equal(t, bench.Embedded, m.Config)
+		require.Equal(t, []int{100, 200}[i], m.StoredRuns)
+		require.Positive(t, m.Filled)
+		require.Positive(t, m.FillRecords)
+		require.Positive(t, m.StoreMiB)
+		require.Equal(t, 3, m.Verified, "three clones read back through weftd")
+		require.Len(t, m.Rounds, 2)
+		require.Contains(t, m.Rounds, m.Workload, "the median round stands for the size")
+		require.Equal(t, 4, m.Workload.Workflows)
+		require.Positive(t, m.Workload.StepsSec)
+		require.Positive(t, m.Workload.WeftdPeakRSSMB)
+	}
+	require.Equal(t, 100, r.Scale.Stored[0].Filled)
+	require.Equal(t, 92, r.Scale.Stored[1].Filled, "the first measurement's 2 x 4 workflows count as stored runs")
+
+	require.Len(t, r.Scale.Active, 1)
+	a := r.Scale.Active[0]
+	require.Equal(t, 100, a.ActiveRuns)
+	require.Equal(t, 100, a.Counted, "every active run is RUNNING in the status index")
+	var names []string
+	for _, p := range a.Phases {
+		names = append(names, p.Name)
+		require.Positive(t, p.RSSMiB, p.Name)
+		require.GreaterOrEqual(t, p.PeakRSSMiB, p.RSSMiB, p.Name)
+	}
+	require.Equal(t, []string{bench.PhaseSubmitted, bench.PhaseSettled, bench.PhaseWorkload,
+		bench.PhaseRestartedSettled, bench.PhaseRestartedWorkload}, names)
+	require.NotNil(t, a.Phases[2].Workload)
+	require.NotNil(t, a.Phases[4].Workload)
+
+	require.Len(t, r.Targets, 5)
+	byName := map[string]bench.Target{}
+	for _, tg := range r.Targets {
+		byName[tg.Name] = tg
+	}
+	cost := byName["cost per step, 10k vs 1M stored runs"]
+	require.Contains(t, []string{bench.Pass, bench.Miss}, cost.Status)
+	require.Contains(t, cost.Measured, "embedded: 100 ")
+	require.Contains(t, cost.Measured, "(largest N 200, not 1M)")
+	rss := byName["weftd RSS with 100k active runs"]
+	require.Contains(t, []string{bench.Pass, bench.Miss}, rss.Status)
+	require.Contains(t, rss.Measured, "(not 100k)")
+	require.Equal(t, bench.NotMeasured, byName["embedded throughput"].Status)
+
+	var table bytes.Buffer
+	require.NoError(t, r.RenderTable(&table))
+	require.Contains(t, table.String(), "Scale: W=4 workflows")
+	require.Contains(t, table.String(), "with 100 active runs")
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -60,6 +61,10 @@ type Config struct {
 	RedisURL string
 	// Weftd is a weftd binary; empty: built with `go build` from this module.
 	Weftd string
+	// Scale, when set, also measures issue 8's scale targets: the workload
+	// with many completed runs stored, and weftd's memory with many active
+	// runs (ScaleConfig; slow, so never by default).
+	Scale *ScaleConfig
 	// Logger receives progress lines (default: discard).
 	Logger *slog.Logger
 }
@@ -106,6 +111,10 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Scale != nil {
+		s := c.Scale.WithDefaults(c.Workflows)
+		c.Scale = &s
+	}
 	return c
 }
 
@@ -127,7 +136,12 @@ func (c Config) validate() error {
 			return fmt.Errorf("client and ceiling concurrencies must be at least 1, got %d", n)
 		}
 	}
-	if len(c.Configs) == 0 {
+	if c.Scale != nil {
+		if err := c.Scale.validate(); err != nil {
+			return err
+		}
+	}
+	if len(c.Configs) == 0 && c.Scale == nil {
 		return errors.New("no configuration to measure")
 	}
 	for _, name := range c.Configs {
@@ -138,12 +152,11 @@ func (c Config) validate() error {
 	return nil
 }
 
-// has reports whether c measures the named configuration.
+// has reports whether c measures the named configuration, end to end or
+// at scale.
 func (c Config) has(name string) bool {
-	for _, n := range c.Configs {
-		if n == name {
-			return true
-		}
-	}
-	return false
+	return (!c.scaleOnly() && slices.Contains(c.Configs, name)) || (c.Scale != nil && slices.Contains(c.Scale.Configs, name))
 }
+
+// scaleOnly reports whether c measures the scale targets alone.
+func (c Config) scaleOnly() bool { return c.Scale != nil && c.Scale.Only }

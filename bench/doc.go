@@ -13,8 +13,22 @@
 // processes it starts, the scratch schemas it creates and its temporary
 // directories, also when it fails.
 //
-// Layering: bench is a program's library. It speaks to Weft only through the
-// public API (client/ and client/worker) and a weftd binary; it imports pgx and
-// Pebble only to measure the raw ceilings, never the engine, store or server.
-// It prints nothing itself: cmd/weftbench renders the Report.
+// The scale mode (Config.Scale, opt-in: it takes about half an hour) measures
+// the two targets that need a big store. Stored runs: a template run goes
+// through a weftd, and bench/fill writes clones of its records into another
+// weftd's store while that weftd is stopped, up to 10k, 100k and 1M
+// completed runs; at each size weftd is started again, a few clones are
+// read back through the API, and the workload is measured. Active runs:
+// 100k runs whose first step waits on a queue no worker polls are
+// submitted through the API, and weftd's memory is read after the
+// submissions, after its background loops ran for a while, and with the
+// workload on top — then again on a weftd restarted over the same store.
+//
+// Layering: bench is a program's library. It speaks to a running Weft only
+// through the public API (client/ and client/worker) and a weftd binary; it
+// imports pgx and Pebble only to measure the raw ceilings. Its scale mode
+// also opens a stopped weftd's store (store, pebblestore, sqlstore) to fill
+// it through bench/fill and to count its status index; it never imports the
+// server, and from the engine bench/fill takes only the pure functions that
+// name records. It prints nothing itself: cmd/weftbench renders the Report.
 package bench

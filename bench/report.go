@@ -24,6 +24,8 @@ type Report struct {
 	Ceilings []Ceiling `json:"ceilings"`
 	// Measurements are Weft end to end, per configuration and concurrency.
 	Measurements []Measurement `json:"measurements"`
+	// Scale is the scale mode's measurements (Config.Scale), if it ran.
+	Scale *ScaleReport `json:"scale,omitempty"`
 	// Targets are issue 8's, each judged on figures from this run.
 	Targets []Target `json:"targets"`
 }
@@ -58,6 +60,33 @@ type Target struct {
 
 // RenderTable writes the report as aligned text tables.
 func (r *Report) RenderTable(w io.Writer) error {
+	if err := r.renderEndToEnd(w); err != nil {
+		return err
+	}
+	if r.Scale != nil {
+		if err := r.Scale.render(w); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w, "\nTargets (issue 8), each judged on figures from this run")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "target\tgoal\tmeasured\tstatus\n")
+	for _, t := range r.Targets {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Goal, t.Measured, t.Status)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%d CPUs, %s; during the run CPU busy %s, stolen %s; weftd %s\n", r.Machine.CPUs,
+		r.Machine.GoVersion, pct(r.Machine.BusyPct), pct(r.Machine.StealPct), r.Weftd)
+	return err
+}
+
+// renderEndToEnd writes the ceiling and end-to-end tables, when measured.
+func (r *Report) renderEndToEnd(w io.Writer) error {
+	if len(r.Ceilings) == 0 && len(r.Measurements) == 0 {
+		return nil
+	}
 	fmt.Fprintln(w, "Ceiling: raw commits of a 100-byte row or key, one per transaction")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "backend\tcommitters\tcommits/s\tp50 ms\tp99 ms\t\n")
@@ -80,21 +109,7 @@ func (r *Report) RenderTable(w io.Writer) error {
 			m.WorkflowsSec, m.StepsSec, m.Latency.P50, m.Latency.P95, m.Latency.P99, m.ServerLatency.P50,
 			m.WeftdCPUSeconds, m.CPUMsPerStep, m.WeftdPeakRSSMB, ceiling, m.StepsPerCommit)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "\nTargets (issue 8), each judged on figures from this run")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "target\tgoal\tmeasured\tstatus\n")
-	for _, t := range r.Targets {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Goal, t.Measured, t.Status)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "\n%d CPUs, %s; during the run CPU busy %s, stolen %s; weftd %s\n", r.Machine.CPUs,
-		r.Machine.GoVersion, pct(r.Machine.BusyPct), pct(r.Machine.StealPct), r.Weftd)
-	return err
+	return tw.Flush()
 }
 
 func pct(v float64) string {

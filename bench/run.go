@@ -48,14 +48,33 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		r.Weftd = "built from this module's working tree (" + weftdPackage + ")"
 	}
-	if err := r.measureCeilings(ctx, cfg, tmp); err != nil {
+	if err := r.measureEndToEnd(ctx, cfg, tmp); err != nil {
 		return nil, err
+	}
+	if cfg.Scale != nil {
+		if err := r.runScale(ctx, cfg, tmp); err != nil {
+			return nil, err
+		}
+	}
+	r.Machine.StealPct, r.Machine.BusyPct = steal()
+	r.Targets = judge(r)
+	return r, nil
+}
+
+// measureEndToEnd measures the ceilings, then every configuration at every
+// concurrency (nothing when the scale targets are measured alone).
+func (r *Report) measureEndToEnd(ctx context.Context, cfg Config, tmp string) error {
+	if cfg.scaleOnly() {
+		return nil
+	}
+	if err := r.measureCeilings(ctx, cfg, tmp); err != nil {
+		return err
 	}
 	for _, name := range cfg.Configs {
 		for _, c := range cfg.Clients {
 			m, err := measure(ctx, cfg, name, c, tmp)
 			if err != nil {
-				return nil, fmt.Errorf("%s configuration, C=%d: %w", name, c, err)
+				return fmt.Errorf("%s configuration, C=%d: %w", name, c, err)
 			}
 			m.Ceiling = r.matchCeiling(name, c)
 			if m.Ceiling != nil && m.Ceiling.CommitsPerSec > 0 {
@@ -64,9 +83,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			r.Measurements = append(r.Measurements, m)
 		}
 	}
-	r.Machine.StealPct, r.Machine.BusyPct = steal()
-	r.Targets = judge(r)
-	return r, nil
+	return nil
 }
 
 func (r *Report) measureCeilings(ctx context.Context, cfg Config, tmp string) error {
@@ -115,20 +132,28 @@ func (r *Report) matchCeiling(config string, c int) *Ceiling {
 // measure runs one configuration at concurrency c on a fresh weftd.
 func measure(ctx context.Context, cfg Config, name string, c int, tmp string) (Measurement, error) {
 	log := cfg.Logger.With(slog.String("config", name), slog.Int("clients", c))
-	args, cleanup, err := weftdArgs(ctx, cfg, name, tmp, c)
+	st, err := newSite(ctx, cfg, name, filepath.Join(tmp, fmt.Sprintf("embedded-c%d", c)))
 	if err != nil {
 		return Measurement{}, err
 	}
-	defer cleanup()
-	d, err := startWeftd(ctx, cfg.Weftd, args...)
+	defer st.cleanup()
+	d, err := startWeftd(ctx, cfg.Weftd, st.args...)
 	if err != nil {
 		return Measurement{}, err
 	}
 	defer d.stop()
-	tag := newTag()
-	w := &workload{cfg: cfg, client: client.New(d.url), prefix: tag}
-	stopWorkers := w.startWorkers()
-	m, err := timed(ctx, w, d, c, log)
+	return measureOn(ctx, cfg, d, name, c, cfg.Workflows, nil, log)
+}
+
+// measureOn runs the workload — warm-up, then w timed workflows from c
+// clients — on a running weftd, with the harness's workers. atStart, when
+// set, is called as the timed part starts and answers a function called as
+// it ends.
+func measureOn(ctx context.Context, cfg Config, d *weftd, name string, c, w int, atStart func() func(), log *slog.Logger) (Measurement, error) {
+	cfg.Workflows = w
+	wl := &workload{cfg: cfg, client: client.New(d.url), prefix: newTag()}
+	stopWorkers := wl.startWorkers()
+	m, err := timed(ctx, wl, d, c, atStart, log)
 	if werr := stopWorkers(); werr != nil && err == nil {
 		err = fmt.Errorf("workers: %w", werr)
 	}
@@ -144,7 +169,7 @@ func measure(ctx context.Context, cfg Config, name string, c int, tmp string) (M
 
 // timed runs the warm-up, then the timed workflows, reading weftd's CPU time
 // around them.
-func timed(ctx context.Context, w *workload, d *weftd, c int, log *slog.Logger) (Measurement, error) {
+func timed(ctx context.Context, w *workload, d *weftd, c int, atStart func() func(), log *slog.Logger) (Measurement, error) {
 	if w.cfg.Warmup > 0 {
 		log.Info("warming up", slog.Int("workflows", w.cfg.Warmup))
 		if _, _, _, err := w.drive(ctx, "warmup", w.cfg.Warmup, c); err != nil {
@@ -157,7 +182,12 @@ func timed(ctx context.Context, w *workload, d *weftd, c int, log *slog.Logger) 
 		return Measurement{}, err
 	}
 	log.Info("measuring", slog.Int("workflows", w.cfg.Workflows), slog.Int("steps", w.cfg.Steps))
+	atEnd := func() {}
+	if atStart != nil {
+		atEnd = atStart()
+	}
 	latencies, server, elapsed, err := w.drive(ctx, "timed", w.cfg.Workflows, c)
+	atEnd()
 	if err != nil {
 		return Measurement{}, err
 	}
@@ -176,33 +206,45 @@ func timed(ctx context.Context, w *workload, d *weftd, c int, log *slog.Logger) 
 		WeftdPeakRSSMB: rss}, nil
 }
 
-// weftdArgs answers weftd's flags for a configuration, on a fresh schema or
-// data directory, and the function that removes it.
-func weftdArgs(ctx context.Context, cfg Config, name, tmp string, c int) ([]string, func(), error) {
+// site is where one weftd keeps its store: a data directory (embedded) or a
+// scratch schema (cluster).
+type site struct {
+	// args are weftd's flags for it.
+	args []string
+	// location is the data directory or the store URL, for opening the
+	// store in this process while weftd is stopped.
+	location string
+	// cleanup removes it.
+	cleanup func()
+}
+
+// newSite prepares a fresh site for a configuration: dir (embedded) or a
+// new scratch schema (cluster).
+func newSite(ctx context.Context, cfg Config, name, dir string) (*site, error) {
 	if name == Embedded {
-		dir := filepath.Join(tmp, fmt.Sprintf("embedded-c%d", c))
-		return []string{"--store", "pebble", "--data-dir", dir}, func() { _ = os.RemoveAll(dir) }, nil
+		return &site{args: []string{"--store", "pebble", "--data-dir", dir}, location: dir,
+			cleanup: func() { _ = os.RemoveAll(dir) }}, nil
 	}
 	admin, err := connectPostgres(ctx, cfg.PostgresURL)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	schema, drop, err := scratchSchema(ctx, admin)
 	if err != nil {
 		admin.Close()
-		return nil, nil, err
+		return nil, err
 	}
 	u, err := url.Parse(cfg.PostgresURL)
 	if err != nil {
 		drop()
 		admin.Close()
-		return nil, nil, fmt.Errorf("parse the PostgreSQL URL: %w", err)
+		return nil, fmt.Errorf("parse the PostgreSQL URL: %w", err)
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	return []string{"--store", u.String(), "--redis", cfg.RedisURL, "--ownership", "cas-required"},
-		func() { drop(); admin.Close() }, nil
+	return &site{args: []string{"--store", u.String(), "--redis", cfg.RedisURL, "--ownership", "cas-required"},
+		location: u.String(), cleanup: func() { drop(); admin.Close() }}, nil
 }
 
 func pingRedis(ctx context.Context, raw string) error {

@@ -152,20 +152,38 @@ func cpuSeconds(pid int) (float64, error) {
 
 // peakRSSMB answers the process's peak resident set (VmHWM) in MiB.
 func peakRSSMB(pid int) (float64, error) {
+	_, peak, err := memoryMB(pid)
+	return peak, err
+}
+
+// memoryMB answers the process's resident set now (VmRSS) and its peak
+// since it started (VmHWM), in MiB.
+func memoryMB(pid int) (rss, peak float64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, fmt.Errorf("read weftd's peak RSS: %w", err)
+		return 0, 0, fmt.Errorf("read weftd's RSS: %w", err)
 	}
+	found := 0
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			if err != nil {
-				return 0, fmt.Errorf("read weftd's peak RSS: %w", err)
-			}
-			return kb / 1024, nil
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || (name != "VmRSS" && name != "VmHWM") {
+			continue
 		}
+		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("read weftd's %s: %w", name, err)
+		}
+		if name == "VmRSS" {
+			rss = kb / 1024
+		} else {
+			peak = kb / 1024
+		}
+		found++
 	}
-	return 0, errors.New("read weftd's peak RSS: no VmHWM line")
+	if found != 2 {
+		return 0, 0, errors.New("read weftd's RSS: no VmRSS or VmHWM line")
+	}
+	return rss, peak, nil
 }
 
 // lockedBuffer collects the tail of a process's output safely.

@@ -123,30 +123,40 @@ func (w *workload) drive(ctx context.Context, tag string, n, c int) (client, ser
 // one submits a workflow, waits for it to be terminal and checks it
 // completed. It answers the latency the client saw and the server's.
 func (w *workload) one(ctx context.Context, def *weftv1.WorkflowDefinition, requestID string) (seen, server time.Duration, err error) {
+	run, seen, err := w.complete(ctx, def, requestID)
+	if err != nil {
+		return 0, 0, err
+	}
+	return seen, run.GetCompletedAt().AsTime().Sub(run.GetCreatedAt().AsTime()), nil
+}
+
+// complete submits a workflow, waits for it to be terminal, checks it
+// completed, and answers it and the latency the client saw.
+func (w *workload) complete(ctx context.Context, def *weftv1.WorkflowDefinition, requestID string) (*weftv1.Run, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
 	defer cancel()
 	start := time.Now()
 	res, err := w.client.SubmitRun(ctx, &weftv1.SubmitRunRequest{Definition: def, Start: true, RunRequestId: requestID})
 	if err != nil {
-		return 0, 0, fmt.Errorf("submit workflow %s: %w", requestID, err)
+		return nil, 0, fmt.Errorf("submit workflow %s: %w", requestID, err)
 	}
 	runID := res.GetRun().GetRunId()
 	run, err := w.client.AwaitRun(ctx, runID)
 	elapsed := time.Since(start)
 	switch {
 	case err != nil && ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return 0, 0, fmt.Errorf("workflow %s (run %s) did not finish within %s", requestID, runID, w.cfg.RunTimeout)
+		return nil, 0, fmt.Errorf("workflow %s (run %s) did not finish within %s", requestID, runID, w.cfg.RunTimeout)
 	case err != nil:
-		return 0, 0, fmt.Errorf("await workflow %s (run %s): %w", requestID, runID, err)
+		return nil, 0, fmt.Errorf("await workflow %s (run %s): %w", requestID, runID, err)
 	case run.GetStatus() != weftv1.RunStatus_RUN_STATUS_COMPLETED:
-		return 0, 0, fmt.Errorf("workflow %s (run %s) ended %s, not COMPLETED", requestID, runID, run.GetStatus())
+		return nil, 0, fmt.Errorf("workflow %s (run %s) ended %s, not COMPLETED", requestID, runID, run.GetStatus())
 	case len(run.GetSteps()) != w.cfg.Steps:
-		return 0, 0, fmt.Errorf("workflow %s (run %s) has %d steps, want %d", requestID, runID, len(run.GetSteps()), w.cfg.Steps)
+		return nil, 0, fmt.Errorf("workflow %s (run %s) has %d steps, want %d", requestID, runID, len(run.GetSteps()), w.cfg.Steps)
 	}
 	for _, step := range run.GetSteps() {
 		if step.GetStatus() != weftv1.StepStatus_STEP_STATUS_SUCCEEDED {
-			return 0, 0, fmt.Errorf("workflow %s (run %s) completed with step %s %s, not SUCCEEDED", requestID, runID, step.GetActionId(), step.GetStatus())
+			return nil, 0, fmt.Errorf("workflow %s (run %s) completed with step %s %s, not SUCCEEDED", requestID, runID, step.GetActionId(), step.GetStatus())
 		}
 	}
-	return elapsed, run.GetCompletedAt().AsTime().Sub(run.GetCreatedAt().AsTime()), nil
+	return run, elapsed, nil
 }

@@ -18,6 +18,22 @@
 //	-out      WEFT_BENCH_OUT      directory of the JSON report (default bench/out)
 //	          WEFT_TEST_POSTGRES_URL  the PostgreSQL (default postgres://postgres@127.0.0.1:5432/postgres)
 //
+// The scale mode (issue 8's stored-runs and active-runs targets; slow: about
+// 30 minutes on a 2-core machine) is opt-in:
+//
+//	-scale          WEFT_BENCH_SCALE=1        measure the scale targets too
+//	-scale-only     WEFT_BENCH_SCALE_ONLY=1   measure them alone (no ceilings, no end-to-end table)
+//	-scale-configs  WEFT_BENCH_SCALE_CONFIGS  configurations at scale (default embedded)
+//	-scale-stored   WEFT_BENCH_SCALE_STORED   completed-run counts measured (default 10000,100000,1000000; none: skip)
+//	-scale-active   WEFT_BENCH_SCALE_ACTIVE   active runs (default 100000; 0: skip)
+//	-scale-c        WEFT_BENCH_SCALE_C        the workload's C at each size (default 16)
+//	-scale-w        WEFT_BENCH_SCALE_W        the workload's W at each size (default: -w)
+//	-scale-rounds   WEFT_BENCH_SCALE_ROUNDS   workload rounds at each size, the median standing (default 3)
+//	-scale-settle   WEFT_BENCH_SCALE_SETTLE   background loops before memory is read (default 1m)
+//	-scale-active-timer WEFT_BENCH_SCALE_ACTIVE_TIMER  active runs first wait this long for a signal
+//	                that never comes, so the timer loop drives each once (default 0: off)
+//	-scale-profile  WEFT_BENCH_SCALE_PROFILE  directory for weftd CPU profiles of each workload (default none)
+//
 // It exits 1 when a workflow fails or times out, or a service is missing; the
 // targets' PASS and MISS are reported, not an exit status.
 package main
@@ -86,6 +102,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (bench.C
 	weftd := fs.String("weftd", getenv("WEFT_BENCH_WEFTD"), "a weftd binary (default: built from this module)")
 	redisURL := fs.String("redis", envOr(getenv, "WEFT_BENCH_REDIS", bench.DefaultRedisURL), "the cluster's Redis")
 	out := fs.String("out", envOr(getenv, "WEFT_BENCH_OUT", filepath.Join("bench", "out")), "directory of the JSON report")
+	sf := scaleFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return bench.Config{}, "", err
 	}
@@ -96,8 +113,12 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (bench.C
 	if err != nil {
 		return bench.Config{}, "", fmt.Errorf("client concurrencies must be whole numbers, got %q", *c)
 	}
+	scale, err := sf.config()
+	if err != nil {
+		return bench.Config{}, "", err
+	}
 	return bench.Config{Workflows: *w, Steps: *s, Clients: clients, Configs: strings.Split(*configs, ","),
-		CeilingDuration: *ceiling, Workers: *workers, WorkerSlots: *slots, Weftd: *weftd,
+		CeilingDuration: *ceiling, Workers: *workers, WorkerSlots: *slots, Weftd: *weftd, Scale: scale,
 		PostgresURL: envOr(getenv, "WEFT_TEST_POSTGRES_URL", bench.DefaultPostgresURL), RedisURL: *redisURL}, *out, nil
 }
 
@@ -135,19 +156,34 @@ func envOr(getenv func(string) string, key, fallback string) string {
 // checkEnv refuses numbers and durations in the environment that do not
 // parse, which envInt and envDuration would otherwise ignore.
 func checkEnv(getenv func(string) string) error {
-	for _, key := range []string{"WEFT_BENCH_W", "WEFT_BENCH_S", "WEFT_BENCH_WORKERS", "WEFT_BENCH_SLOTS"} {
+	for _, key := range []string{"WEFT_BENCH_W", "WEFT_BENCH_S", "WEFT_BENCH_WORKERS", "WEFT_BENCH_SLOTS",
+		"WEFT_BENCH_SCALE_ACTIVE", "WEFT_BENCH_SCALE_C", "WEFT_BENCH_SCALE_W", "WEFT_BENCH_SCALE_ROUNDS"} {
 		if v := getenv(key); v != "" {
 			if _, err := strconv.Atoi(v); err != nil {
 				return fmt.Errorf("%s must be a whole number, got %q", key, v)
 			}
 		}
 	}
-	if v := getenv("WEFT_BENCH_CEILING"); v != "" {
-		if _, err := time.ParseDuration(v); err != nil {
-			return fmt.Errorf("WEFT_BENCH_CEILING must be a duration such as 5s, got %q", v)
+	for _, key := range []string{"WEFT_BENCH_CEILING", "WEFT_BENCH_SCALE_SETTLE", "WEFT_BENCH_SCALE_ACTIVE_TIMER"} {
+		if v := getenv(key); v != "" {
+			if _, err := time.ParseDuration(v); err != nil {
+				return fmt.Errorf("%s must be a duration such as 5s, got %q", key, v)
+			}
+		}
+	}
+	for _, key := range []string{"WEFT_BENCH_SCALE", "WEFT_BENCH_SCALE_ONLY"} {
+		if v := getenv(key); v != "" {
+			if _, err := strconv.ParseBool(v); err != nil {
+				return fmt.Errorf("%s must be 1 or 0, got %q", key, v)
+			}
 		}
 	}
 	return nil
+}
+
+func envBool(getenv func(string) string, key string) bool {
+	b, _ := strconv.ParseBool(getenv(key))
+	return b
 }
 
 func envInt(getenv func(string) string, key string, fallback int) int {

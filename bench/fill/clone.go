@@ -1,0 +1,141 @@
+package fill
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/store"
+)
+
+// Identity is what makes a clone a run of its own.
+type Identity struct {
+	// RunID is "run-" and a UUIDv7 of CreatedAt, as the engine names runs.
+	RunID string
+	// RequestID is the run_request_id it was submitted with.
+	RequestID string
+	// CreatedAt is when it was submitted (millisecond precision, like every
+	// engine timestamp); all of its timestamps move with it.
+	CreatedAt time.Time
+	// EventIDs (one per event) and Tokens (one per task claim) are fresh
+	// random identifiers.
+	EventIDs []string
+	Tokens   []string
+}
+
+// NewIdentity answers a fresh identity for a clone of t created at created,
+// drawing randomness from rng.
+func (t *Template) NewIdentity(created time.Time, requestID string, rng *rand.Rand) (Identity, error) {
+	if !plain(requestID) {
+		return Identity{}, fmt.Errorf("run_request_id %q must be plain (letters, digits, . _ / -)", requestID)
+	}
+	created = created.UTC().Truncate(time.Millisecond)
+	id := Identity{RunID: "run-" + uuidV7(created, rng).String(), RequestID: requestID, CreatedAt: created,
+		EventIDs: make([]string, len(t.events)), Tokens: make([]string, t.tokens)}
+	for i := range id.EventIDs {
+		id.EventIDs[i] = uuidV4(rng).String()
+	}
+	for i := range id.Tokens {
+		var b [16]byte
+		binary.LittleEndian.PutUint64(b[:8], rng.Uint64())
+		binary.LittleEndian.PutUint64(b[8:], rng.Uint64())
+		id.Tokens[i] = hex.EncodeToString(b[:])
+	}
+	return id, nil
+}
+
+// uuidV7 answers a version 7 UUID for the millisecond of at (RFC 9562).
+func uuidV7(at time.Time, rng *rand.Rand) uuid.UUID {
+	var u uuid.UUID
+	binary.BigEndian.PutUint64(u[8:], rng.Uint64())
+	binary.BigEndian.PutUint64(u[:8], uint64(at.UnixMilli())<<16|rng.Uint64()&0xffff)
+	u[6] = 0x70 | u[6]&0x0f
+	u[8] = 0x80 | u[8]&0x3f
+	return u
+}
+
+// uuidV4 answers a random (version 4) UUID, as uuid.NewString does.
+func uuidV4(rng *rand.Rand) uuid.UUID {
+	var u uuid.UUID
+	binary.LittleEndian.PutUint64(u[:8], rng.Uint64())
+	binary.LittleEndian.PutUint64(u[8:], rng.Uint64())
+	u[6] = 0x40 | u[6]&0x0f
+	u[8] = 0x80 | u[8]&0x3f
+	return u
+}
+
+// Render appends the clone's records to ops, as puts. Keys and values are
+// carved from arena (grown as needed), which the caller may reuse once the
+// batch is committed; it answers the grown ops and arena.
+func (t *Template) Render(id Identity, ops []store.Op, arena []byte) ([]store.Op, []byte, error) {
+	return t.render(id, t.items, ops, arena)
+}
+
+// render renders some of the template's records.
+func (t *Template) render(id Identity, items []item, ops []store.Op, arena []byte) ([]store.Op, []byte, error) {
+	if len(id.EventIDs) != len(t.events) || len(id.Tokens) != t.tokens {
+		return ops, arena, fmt.Errorf("identity has %d event ids and %d tokens, the template %d and %d",
+			len(id.EventIDs), len(id.Tokens), len(t.events), t.tokens)
+	}
+	r := renderer{t: t, id: id, delta: id.CreatedAt.Sub(t.createdAt)}
+	for _, it := range items {
+		start := len(arena)
+		arena = r.append(arena, it.key)
+		mid := len(arena)
+		arena = r.append(arena, it.value)
+		ops = append(ops, store.Op{Kind: store.OpPut, Key: arena[start:mid:mid], Value: arena[mid:len(arena):len(arena)]})
+	}
+	return ops, arena, nil
+}
+
+type renderer struct {
+	t     *Template
+	id    Identity
+	idem  []string // computed at the first idempotency key
+	delta time.Duration
+}
+
+// idemKey answers event i's idempotency key under the clone's run id,
+// computed by the engine's own function.
+func (r *renderer) idemKey(i int) string {
+	if r.idem == nil {
+		r.idem = make([]string, len(r.t.events))
+		for j, e := range r.t.events {
+			r.idem[j] = engine.IdempotencyKey(r.id.RunID, e.stepID, e.logical, e.eventType, e.planVersion, e.engineAttempt)
+		}
+	}
+	return r.idem[i]
+}
+
+func (r *renderer) append(b []byte, segs []seg) []byte {
+	for _, s := range segs {
+		switch s.kind {
+		case segLiteral:
+			b = append(b, s.lit...)
+		case segRunID:
+			b = append(b, r.id.RunID...)
+		case segRequestID:
+			b = append(b, r.id.RequestID...)
+		case segEventID:
+			b = append(b, r.id.EventIDs[s.idx]...)
+		case segIdemKey:
+			b = append(b, r.idemKey(s.idx)...)
+		case segToken:
+			b = append(b, r.id.Tokens[s.idx]...)
+		case segTimeText:
+			b = s.t.Add(r.delta).AppendFormat(b, time.RFC3339Nano)
+		case segTimeKey:
+			n := s.t.Add(r.delta).UnixNano()
+			if s.neg {
+				n = -n
+			}
+			b = append(b, store.Int64(n)...)
+		}
+	}
+	return b
+}

@@ -1,0 +1,423 @@
+package fill
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/store"
+)
+
+// Template is one completed run's records, compiled for cloning: each key
+// and value is a list of literal bytes and slots (the run id, a timestamp,
+// an event id, …) that Render fills in for a clone.
+type Template struct {
+	runID, requestID string
+	createdAt        time.Time
+	items            []item
+	events           []eventSpec // by event-id slot
+	tokens           int
+	skipped          int
+	// groups are items by their key's first component, in key order.
+	groups [][]item
+	// self is the template run's own identity: rendering it must give
+	// back the template's records, byte for byte.
+	self Identity
+}
+
+// item is one record, compiled, and its size in the template.
+type item struct {
+	key, value []seg
+	size       int
+}
+
+// segKind says what a segment of a compiled record holds.
+type segKind uint8
+
+const (
+	segLiteral   segKind = iota
+	segRunID             // the run id
+	segRequestID         // the run_request_id
+	segEventID           // event idx's event_id
+	segIdemKey           // event idx's idempotency key
+	segToken             // task-claim token idx's random part
+	segTimeText          // a timestamp in a value (RFC 3339, as encoding/json writes time.Time)
+	segTimeKey           // a timestamp in a key component (store.Int64 of ±UnixNano)
+)
+
+type seg struct {
+	kind segKind
+	lit  []byte
+	idx  int
+	t    time.Time
+	neg  bool
+}
+
+// eventSpec is what an event's idempotency key is made of, besides the run id.
+type eventSpec struct {
+	stepID, eventType, planVersion string
+	logical, engineAttempt         int
+}
+
+// Records answers how many records a clone has.
+func (t *Template) Records() int { return len(t.items) }
+
+// Events answers how many events a clone's log holds.
+func (t *Template) Events() int { return len(t.events) }
+
+// Skipped answers how many of the template's records were left out
+// (outbox entries not yet exported).
+func (t *Template) Skipped() int { return t.skipped }
+
+// RunID answers the template run's id.
+func (t *Template) RunID() string { return t.runID }
+
+// CreatedAt answers the template run's creation time.
+func (t *Template) CreatedAt() time.Time { return t.createdAt }
+
+// Capture reads every record in st — which must hold the template run and
+// nothing else, apart from outbox entries — and compiles it. requestID is
+// the run_request_id the run was submitted with.
+func Capture(ctx context.Context, st store.Store, runID, requestID string) (*Template, error) {
+	var items []store.Item
+	skipped := 0
+	var after []byte
+	for {
+		res, err := st.Scan(ctx, &store.ScanParams{After: after, Limit: 1000})
+		if err != nil {
+			return nil, fmt.Errorf("capture the template run: %w", err)
+		}
+		for _, it := range res.Items {
+			if bytes.HasPrefix(it.Key, engine.OutboxPrefix()) {
+				skipped++
+				continue
+			}
+			items = append(items, it)
+		}
+		if res.Next == nil {
+			break
+		}
+		after = res.Next
+	}
+	t, err := Compile(items, runID, requestID)
+	if err != nil {
+		return nil, err
+	}
+	t.skipped = skipped
+	return t, nil
+}
+
+// Compile compiles a completed run's records. Every record must name the
+// run (its id or its run_request_id) in its key; every identifier in a
+// value must be one Compile knows how to renew.
+func Compile(items []store.Item, runID, requestID string) (*Template, error) {
+	if !plain(runID) || !plain(requestID) {
+		return nil, fmt.Errorf("template run id %q and run_request_id %q must be plain (letters, digits, . _ / -)", runID, requestID)
+	}
+	t := &Template{runID: runID, requestID: requestID}
+	c := &compiler{t: t, eventSlots: map[string]int{}, idemSlots: map[string]int{}, tokenSlots: map[string]int{},
+		constants: map[string]bool{}}
+	for _, it := range items {
+		if err := c.learn(it); err != nil {
+			return nil, err
+		}
+	}
+	if t.createdAt.IsZero() {
+		return nil, fmt.Errorf("template run %s: no record carries its created_at", runID)
+	}
+	if len(t.events) == 0 {
+		return nil, fmt.Errorf("template run %s: no events", runID)
+	}
+	for _, it := range items {
+		if !bytes.Contains(it.Key, []byte(runID)) && !bytes.Contains(it.Key, []byte(requestID)) {
+			return nil, fmt.Errorf("template record %q names neither run %s nor request %s: not a record of the run", it.Key, runID, requestID)
+		}
+		key, err := c.compileKey(it.Key)
+		if err != nil {
+			return nil, err
+		}
+		value, err := c.compileValue(it.Key, it.Value)
+		if err != nil {
+			return nil, err
+		}
+		t.items = append(t.items, item{key: key, value: value, size: len(it.Key) + len(it.Value)})
+	}
+	t.self = c.identity()
+	t.groupItems()
+	return t, t.check(items)
+}
+
+// groupItems groups the records by their first key component (wf, task,
+// ri, …), in key order: Fill writes one group at a time, so that each
+// commit's keys sit in one narrow range.
+func (t *Template) groupItems() {
+	byName := map[string][]item{}
+	var names []string
+	for _, it := range t.items {
+		name := string(it.key[0].lit)
+		if it.key[0].kind == segLiteral {
+			name, _, _ = strings.Cut(name, string(store.Separator))
+		}
+		if _, ok := byName[name]; !ok {
+			names = append(names, name)
+		}
+		byName[name] = append(byName[name], it)
+	}
+	slices.Sort(names)
+	t.groups = t.groups[:0]
+	for _, n := range names {
+		t.groups = append(t.groups, byName[n])
+	}
+}
+
+// identity answers the template run's own identity.
+func (c *compiler) identity() Identity {
+	id := Identity{RunID: c.t.runID, RequestID: c.t.requestID, CreatedAt: c.t.createdAt,
+		EventIDs: make([]string, len(c.t.events)), Tokens: make([]string, c.t.tokens)}
+	for eid, slot := range c.eventSlots {
+		id.EventIDs[slot] = eid
+	}
+	for tok, slot := range c.tokenSlots {
+		id.Tokens[slot] = tok
+	}
+	return id
+}
+
+// check renders the template with its own identity and compares the result
+// with the records it was compiled from.
+func (t *Template) check(items []store.Item) error {
+	ops, _, err := t.Render(t.self, nil, nil)
+	if err != nil {
+		return err
+	}
+	for i, op := range ops {
+		if !bytes.Equal(op.Key, items[i].Key) || !bytes.Equal(op.Value, items[i].Value) {
+			return fmt.Errorf("template record %q does not render back to itself: fill cannot clone it faithfully", items[i].Key)
+		}
+	}
+	return nil
+}
+
+// Identity answers the template run's own identity.
+func (t *Template) Identity() Identity { return t.self }
+
+// compiler holds what the first pass over the records learned.
+type compiler struct {
+	t          *Template
+	eventSlots map[string]int // event id → slot
+	idemSlots  map[string]int // idempotency key → event slot
+	tokenSlots map[string]int // token's random part → slot
+	constants  map[string]bool
+}
+
+// record is the top-level fields of a record that Compile looks at.
+type record struct {
+	RunID       string `json:"run_id"`
+	CreatedAt   string `json:"created_at"`
+	PlanSHA256  string `json:"plan_sha256"`
+	Token       string `json:"token"`
+	EventType   string `json:"event_type"`
+	EventID     string `json:"event_id"`
+	Idem        string `json:"idempotency_key"`
+	StepID      string `json:"step_id"`
+	Logical     int    `json:"logical_attempt_id"`
+	EngineAtt   int    `json:"engine_attempt_id"`
+	PlanVersion string `json:"plan_version"`
+	Data        struct {
+		PlanSHA256 string `json:"plan_sha256"`
+	} `json:"data"`
+}
+
+// learn records the identifiers a record defines: event ids and
+// idempotency keys (checked against the engine's function), task-claim
+// tokens, the creation time, and the plan's digest (a constant).
+func (c *compiler) learn(it store.Item) error {
+	var r record
+	if len(it.Value) == 0 || it.Value[0] != '{' || json.Unmarshal(it.Value, &r) != nil || r.RunID != c.t.runID {
+		return nil
+	}
+	for _, sum := range []string{r.PlanSHA256, r.Data.PlanSHA256} {
+		if sum != "" {
+			c.constants[sum] = true
+		}
+	}
+	if r.EventType != "" && r.EventID != "" {
+		if err := c.learnEvent(it.Key, r); err != nil {
+			return err
+		}
+	}
+	if i := bytes.LastIndexByte([]byte(r.Token), '#'); i > 0 {
+		random := r.Token[i+1:]
+		if _, ok := c.tokenSlots[random]; !ok && plain(random) {
+			c.tokenSlots[random] = c.t.tokens
+			c.t.tokens++
+		}
+	}
+	if r.CreatedAt != "" && r.EventType == "" {
+		created, err := time.Parse(time.RFC3339Nano, r.CreatedAt)
+		if err != nil {
+			return fmt.Errorf("template record %q: created_at %q: %w", it.Key, r.CreatedAt, err)
+		}
+		if !c.t.createdAt.IsZero() && !created.Equal(c.t.createdAt) {
+			return fmt.Errorf("template record %q: created_at %s differs from %s", it.Key, created, c.t.createdAt)
+		}
+		c.t.createdAt = created
+	}
+	return nil
+}
+
+func (c *compiler) learnEvent(key []byte, r record) error {
+	want := engine.IdempotencyKey(c.t.runID, r.StepID, r.Logical, r.EventType, r.PlanVersion, r.EngineAtt)
+	if r.Idem != want {
+		return fmt.Errorf("template event %q: idempotency key %s is not engine.IdempotencyKey's %s: the engine's key changed shape, and a clone would not be what it writes",
+			key, r.Idem, want)
+	}
+	if !plain(r.EventID) {
+		return fmt.Errorf("template event %q: event id %q is not plain", key, r.EventID)
+	}
+	slot := len(c.t.events)
+	c.t.events = append(c.t.events, eventSpec{stepID: r.StepID, eventType: r.EventType, planVersion: r.PlanVersion,
+		logical: r.Logical, engineAttempt: r.EngineAtt})
+	c.eventSlots[r.EventID] = slot
+	c.idemSlots[r.Idem] = slot
+	return nil
+}
+
+// span is a slot found in a record's bytes.
+type span struct {
+	start, end int
+	seg        seg
+}
+
+// compileKey finds the run's identifiers and timestamps in a key.
+func (c *compiler) compileKey(key []byte) ([]seg, error) {
+	spans := c.identifiers(key)
+	start := 0
+	for i := 0; i <= len(key); i++ {
+		if i < len(key) && key[i] != store.Separator {
+			continue
+		}
+		comp := string(key[start:i])
+		if n, err := store.ParseInt64(comp); err == nil {
+			switch created := c.t.createdAt.UnixNano(); {
+			case near(n, created):
+				spans = append(spans, span{start, i, seg{kind: segTimeKey, t: time.Unix(0, n).UTC()}})
+			case near(-n, created):
+				spans = append(spans, span{start, i, seg{kind: segTimeKey, t: time.Unix(0, -n).UTC(), neg: true}})
+			}
+		}
+		start = i + 1
+	}
+	return segments(key, spans)
+}
+
+// near reports whether two Unix nanosecond times are within a day: a key
+// component that decodes to a time that close to the run's creation is one
+// of the run's timestamps.
+func near(a, b int64) bool {
+	d := a - b
+	return d > -int64(24*time.Hour) && d < int64(24*time.Hour)
+}
+
+var (
+	timeText = regexp.MustCompile(`"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z)"`)
+	hexRun   = regexp.MustCompile(`[0-9a-fA-F]{32,}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+)
+
+// compileValue finds the run's identifiers and timestamps in a value, and
+// refuses one holding an identifier it does not know.
+func (c *compiler) compileValue(key, value []byte) ([]seg, error) {
+	spans := c.identifiers(value)
+	for _, m := range timeText.FindAllSubmatchIndex(value, -1) {
+		text := string(value[m[2]:m[3]])
+		ts, err := time.Parse(time.RFC3339Nano, text)
+		if err != nil || ts.UTC().Format(time.RFC3339Nano) != text {
+			return nil, fmt.Errorf("template record %q: timestamp %q is not in encoding/json's form", key, text)
+		}
+		spans = append(spans, span{m[2], m[3], seg{kind: segTimeText, t: ts.UTC()}})
+	}
+	segs, err := segments(value, spans)
+	if err != nil {
+		return nil, fmt.Errorf("template record %q: %w", key, err)
+	}
+	for _, s := range segs {
+		if s.kind != segLiteral {
+			continue
+		}
+		for _, id := range hexRun.FindAll(s.lit, -1) {
+			if !c.constants[string(id)] {
+				return nil, fmt.Errorf("template record %q holds identifier %q, which fill does not know how to renew for a clone", key, id)
+			}
+		}
+	}
+	return segs, nil
+}
+
+// identifiers finds every occurrence of the run's identifiers in b.
+func (c *compiler) identifiers(b []byte) []span {
+	var spans []span
+	find := func(text string, s seg) {
+		for off := 0; ; {
+			i := bytes.Index(b[off:], []byte(text))
+			if i < 0 {
+				return
+			}
+			spans = append(spans, span{off + i, off + i + len(text), s})
+			off += i + len(text)
+		}
+	}
+	find(c.t.runID, seg{kind: segRunID})
+	find(c.t.requestID, seg{kind: segRequestID})
+	for id, slot := range c.eventSlots {
+		find(id, seg{kind: segEventID, idx: slot})
+	}
+	for k, slot := range c.idemSlots {
+		find(k, seg{kind: segIdemKey, idx: slot})
+	}
+	for tok, slot := range c.tokenSlots {
+		find(tok, seg{kind: segToken, idx: slot})
+	}
+	return spans
+}
+
+// segments cuts b at the spans, which must not overlap.
+func segments(b []byte, spans []span) ([]seg, error) {
+	slices.SortFunc(spans, func(x, y span) int { return x.start - y.start })
+	var out []seg
+	at := 0
+	for _, s := range spans {
+		if s.start < at {
+			return nil, fmt.Errorf("identifiers overlap at byte %d", s.start)
+		}
+		if s.start > at {
+			out = append(out, seg{kind: segLiteral, lit: bytes.Clone(b[at:s.start])})
+		}
+		out = append(out, s.seg)
+		at = s.end
+	}
+	if at < len(b) {
+		out = append(out, seg{kind: segLiteral, lit: bytes.Clone(b[at:])})
+	}
+	return out, nil
+}
+
+// plain reports whether s needs no escaping in a key or a JSON string.
+func plain(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch ch := s[i]; {
+		case ch >= 'a' && ch <= 'z', ch >= 'A' && ch <= 'Z', ch >= '0' && ch <= '9', ch == '.', ch == '_', ch == '/', ch == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
