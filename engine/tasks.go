@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,6 +103,11 @@ func (e *Engine) claimReady(ctx context.Context, p PollParams) ([]*Task, error) 
 	}
 	prefix, end := readyTaskRange(p.TenantID, p.Queue, e.now())
 	start, gen := e.hints.start(prefix, prefix)
+	if bytes.Compare(start, end) >= 0 {
+		// A concurrent poll that read the clock later has already found
+		// nothing live before a point past this poll's now.
+		return nil, nil
+	}
 	var out []*Task
 	var after []byte
 	for len(out) < p.MaxTasks {
