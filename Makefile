@@ -82,7 +82,7 @@ bench:
 
 ## bench-scale: issue 8's two scale targets alone (docs/performance.md, "Scale"):
 ## the workload (W=1000, C=16) with 10k, 100k and 1M completed runs stored, and
-## weftd's memory with 100k active runs, embedded. About 20 minutes and 10 GB of
+## weftd's memory with 100k active runs, embedded. 10 to 20 minutes and 10 GB of
 ## temporary disk on a 2-core machine; go run ./bench/cmd/weftbench -h lists the
 ## -scale-* flags (WEFT_BENCH_SCALE_*), e.g. WEFT_BENCH_SCALE_CONFIGS=cluster,embedded.
 bench-scale:

@@ -187,15 +187,17 @@ func timed(ctx context.Context, w *workload, d *weftd, c int, atStart func() fun
 		atEnd = atStart()
 	}
 	latencies, server, elapsed, err := w.drive(ctx, "timed", w.cfg.Workflows, c)
-	atEnd()
 	if err != nil {
+		atEnd()
 		return Measurement{}, err
 	}
 	cpu1, err := cpuSeconds(pid)
 	if err != nil {
+		atEnd()
 		return Measurement{}, err
 	}
 	rss, err := peakRSSMB(pid)
+	atEnd() // after the readings: a profile may outlast the workload
 	if err != nil {
 		return Measurement{}, err
 	}

@@ -33,6 +33,8 @@
 //	-scale-active-timer WEFT_BENCH_SCALE_ACTIVE_TIMER  active runs first wait this long for a signal
 //	                that never comes, so the timer loop drives each once (default 0: off)
 //	-scale-profile  WEFT_BENCH_SCALE_PROFILE  directory for weftd CPU profiles of each workload (default none)
+//	-scale-profile-seconds WEFT_BENCH_SCALE_PROFILE_SECONDS  how long each samples (default 15; keep it
+//	                within one round for profiles comparable per step)
 //
 // It exits 1 when a workflow fails or times out, or a service is missing; the
 // targets' PASS and MISS are reported, not an exit status.
@@ -157,7 +159,7 @@ func envOr(getenv func(string) string, key, fallback string) string {
 // parse, which envInt and envDuration would otherwise ignore.
 func checkEnv(getenv func(string) string) error {
 	for _, key := range []string{"WEFT_BENCH_W", "WEFT_BENCH_S", "WEFT_BENCH_WORKERS", "WEFT_BENCH_SLOTS",
-		"WEFT_BENCH_SCALE_ACTIVE", "WEFT_BENCH_SCALE_C", "WEFT_BENCH_SCALE_W", "WEFT_BENCH_SCALE_ROUNDS"} {
+		"WEFT_BENCH_SCALE_ACTIVE", "WEFT_BENCH_SCALE_C", "WEFT_BENCH_SCALE_W", "WEFT_BENCH_SCALE_ROUNDS", "WEFT_BENCH_SCALE_PROFILE_SECONDS"} {
 		if v := getenv(key); v != "" {
 			if _, err := strconv.Atoi(v); err != nil {
 				return fmt.Errorf("%s must be a whole number, got %q", key, v)

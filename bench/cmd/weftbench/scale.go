@@ -11,10 +11,10 @@ import (
 
 // scaleOptions are the scale mode's flags, defaulted from the environment.
 type scaleOptions struct {
-	on, only                           *bool
-	configs, stored, profile           *string
-	active, clients, workflows, rounds *int
-	settle, timer                      *time.Duration
+	on, only                                           *bool
+	configs, stored, profile                           *string
+	active, clients, workflows, rounds, profileSeconds *int
+	settle, timer                                      *time.Duration
 }
 
 func scaleFlags(fs *flag.FlagSet, getenv func(string) string) *scaleOptions {
@@ -30,6 +30,8 @@ func scaleFlags(fs *flag.FlagSet, getenv func(string) string) *scaleOptions {
 		timer:     fs.Duration("scale-active-timer", envDuration(getenv, "WEFT_BENCH_SCALE_ACTIVE_TIMER", 0), "active runs first wait this long for a signal, so weftd's timer loop drives each once (default 0: off)"),
 		settle:    fs.Duration("scale-settle", envDuration(getenv, "WEFT_BENCH_SCALE_SETTLE", bench.DefaultScaleSettle), "background loops before memory is read"),
 		profile:   fs.String("scale-profile", getenv("WEFT_BENCH_SCALE_PROFILE"), "directory for weftd CPU profiles (default none)"),
+		profileSeconds: fs.Int("scale-profile-seconds", envInt(getenv, "WEFT_BENCH_SCALE_PROFILE_SECONDS", bench.DefaultScaleProfileSeconds),
+			"how long each CPU profile samples, from the start of a workload's first round"),
 	}
 }
 
@@ -39,7 +41,7 @@ func (o *scaleOptions) config() (*bench.ScaleConfig, error) {
 		return nil, nil
 	}
 	s := &bench.ScaleConfig{Configs: strings.Split(*o.configs, ","), Active: *o.active, Clients: *o.clients,
-		Workflows: *o.workflows, Rounds: *o.rounds, Settle: *o.settle, ActiveTimer: *o.timer, ProfileDir: *o.profile, Only: *o.only, SkipActive: *o.active == 0}
+		Workflows: *o.workflows, Rounds: *o.rounds, Settle: *o.settle, ActiveTimer: *o.timer, ProfileDir: *o.profile, ProfileSeconds: *o.profileSeconds, Only: *o.only, SkipActive: *o.active == 0}
 	if *o.stored == "none" || *o.stored == "" {
 		s.SkipStored = true
 	} else {
