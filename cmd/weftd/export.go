@@ -50,6 +50,12 @@ func busURL(opts options) string {
 	return busMemory
 }
 
+// memoryBusLen bounds weftd's in-process bus. Nothing in weftd reads it, so
+// it keeps only the latest events, not export.DefaultMemoryBusMaxLen: at
+// 100,000 they were most of an embedded weftd's heap (docs/performance.md,
+// "Scale").
+const memoryBusLen = 10_000
+
 // startExport starts the transactional outbox's export worker on its own
 // goroutine, so that nothing that runs a workflow waits on the bus. It answers
 // whether the engine should write outbox entries, and a stop function that
@@ -64,7 +70,7 @@ func startExport(opts options, st store.Store, meters metric.MeterProvider, logg
 	closeBus := func() {}
 	if bus == busMemory {
 		logger.Warn("events are exported to an in-process bus only: no other process can read them; give --bus a redis:// URL to publish them")
-		pub = export.NewMemoryBus()
+		pub = export.NewMemoryBus(export.WithMaxLen(memoryBusLen))
 	} else {
 		rdb, err := redisbus.Open(bus)
 		if err != nil {
