@@ -1,5 +1,4 @@
-// Package sqlstore is the SQL store.Store: CockroachDB through pgx v5, with
-// transactions run by cockroach-go's retry helper (crdbpgxv5.ExecuteTx) at
+// Package sqlstore is the SQL store.Store: CockroachDB through pgx v5, at
 // SERIALIZABLE isolation. The same SQL runs on PostgreSQL, which is what the
 // tests here use; CockroachDB runs the same suite where COCKROACH_BINARY names
 // a cockroach binary.
@@ -10,18 +9,34 @@
 // Open applies the migrations that are missing; migrations are append-only
 // and each runs once, in order, in its own transaction.
 //
-// Commit sends one pipelined round trip inside the transaction: lock and read
-// the condition keys (SELECT … FOR UPDATE), delete, upsert with
-// nextval('weft_kv_version') RETURNING the new versions. The conditions are
-// checked in Go against the rows read before the writes, and a failed
-// condition rolls the whole transaction back. Get and Scan are single
-// statements, which read one consistent snapshot.
+// Commit is a group commit (committer.go, group.go, grouptx.go). Callers
+// enqueue their batches; up to Config.MaxGroups leaders each take what is
+// queued — never waiting for more — and commit it in one transaction:
+// SELECT … ORDER BY k FOR UPDATE of every condition key and nextval of one
+// version per put (one round trip), then, in Go, each batch's conditions in
+// arrival order against the rows read and the writes of the batches accepted
+// before it, then one DELETE and one multi-row upsert of what the accepted
+// batches leave behind, and COMMIT (a second round trip). Each caller gets
+// its own answer: its versions, its own *store.ConditionFailedError, or, for
+// a commit whose outcome is unknown, *store.OutcomeUnknownError (every batch
+// of that group). Groups in flight at once never share a key. A batch that
+// finds the store idle is committed at once on its caller's goroutine. Get
+// and Scan are single statements, which read one consistent snapshot.
 //
-// Errors are translated once, here: SQLSTATE 40001 and 40P01 are retried (by
-// the helper on CockroachDB, and by restarting the whole transaction on
-// PostgreSQL, where a serialization failure dooms the transaction) and become
-// store.ErrRetryable if they persist; 40003, an ambiguous RELEASE and a
-// connection lost during COMMIT become *store.OutcomeUnknownError.
+// One group is in flight at a time on PostgreSQL by default: its
+// SERIALIZABLE tracks reads by B-tree page, so concurrent groups on
+// neighbouring keys fail each other although they share none.
+//
+// On PostgreSQL a group's transaction is pipelined as above (BEGIN with the
+// reads, COMMIT with the writes). On CockroachDB it runs through
+// cockroach-go's retry helper (crdbpgxv5.ExecuteTx), which retries in place;
+// migrations use the helper on both.
+//
+// Errors are translated once, here: SQLSTATE 40001 and 40P01 restart the
+// whole group (after a read outside any transaction that answers the batches
+// whose conditions no longer hold) and become store.ErrRetryable if they
+// persist; 40003, an ambiguous RELEASE and a connection lost once COMMIT was
+// sent become *store.OutcomeUnknownError.
 //
 // Layering: imports store, pgx v5 and cockroach-go's crdb packages.
 package sqlstore

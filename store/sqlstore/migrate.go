@@ -80,7 +80,7 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 func (s *Store) apply(ctx context.Context, m Migration) error {
-	return s.runTx(ctx, func(tx pgx.Tx) error {
+	return s.runTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var claimed int64
 		err := tx.QueryRow(ctx, claimMigrationSQL, m.Version, m.Name).Scan(&claimed)
 		if errors.Is(err, pgx.ErrNoRows) {

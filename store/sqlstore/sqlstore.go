@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -37,9 +39,32 @@ type Config struct {
 	// MaxValueBytes is the largest value accepted; 0 means
 	// store.DefaultMaxValueBytes.
 	MaxValueBytes int
-	// MaxTxAttempts bounds how often one Commit restarts its transaction
-	// after serialization failures; 0 means 50.
+	// MaxTxAttempts bounds how often one group's transaction restarts after
+	// serialization failures; 0 means 50.
 	MaxTxAttempts int
+	// MaxGroups is how many group transactions may be in flight at once.
+	// 0 means 1 on PostgreSQL and a quarter of MaxConns (at least 1) on
+	// CockroachDB; the rest of the pool serves Get and Scan. PostgreSQL's
+	// SERIALIZABLE locks what a transaction reads by index page, so
+	// concurrent groups on neighbouring keys fail each other with
+	// serialization failures although they share no key (see
+	// docs/performance.md, "Group commit (SQL)").
+	MaxGroups int
+	// MaxGroupBatches bounds how many batches one group commits; 0 means 128.
+	// 1 commits every batch in a transaction of its own.
+	MaxGroupBatches int
+	// MaxGroupBytes bounds the key and value bytes of one group; 0 means
+	// 8 MiB. A batch larger than the bound is committed alone.
+	MaxGroupBytes int
+	// IdleInTransactionTimeout ends a session of the pool that stays idle
+	// inside a transaction longer than this (PostgreSQL's
+	// idle_in_transaction_session_timeout); 0 means one minute, negative
+	// leaves the database's setting. The store never idles inside a
+	// transaction for more than a round trip, but a session that did (a hung
+	// process) would pin the predicate locks of every SERIALIZABLE
+	// transaction committed since, until PostgreSQL's table of them fills
+	// and every client fails with "out of shared memory".
+	IdleInTransactionTimeout time.Duration
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -52,6 +77,15 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxTxAttempts == 0 {
 		c.MaxTxAttempts = 50
+	}
+	if c.MaxGroupBatches == 0 {
+		c.MaxGroupBatches = 128
+	}
+	if c.MaxGroupBytes == 0 {
+		c.MaxGroupBytes = 8 << 20
+	}
+	if c.IdleInTransactionTimeout == 0 {
+		c.IdleInTransactionTimeout = time.Minute
 	}
 	return c
 }
@@ -66,8 +100,36 @@ func (c Config) validate() error {
 		return fmt.Errorf("sqlstore: max value bytes must be positive, got %d", c.MaxValueBytes)
 	case c.MaxTxAttempts < 1:
 		return fmt.Errorf("sqlstore: max transaction attempts must be at least 1, got %d", c.MaxTxAttempts)
+	case c.MaxGroups < 0 || c.MaxGroups > int(c.MaxConns):
+		return fmt.Errorf("sqlstore: groups in flight must be between 1 and the pool size %d (or 0 for the default), got %d", c.MaxConns, c.MaxGroups)
+	case c.MaxGroupBatches < 1:
+		return fmt.Errorf("sqlstore: batches per group must be at least 1, got %d", c.MaxGroupBatches)
+	case c.MaxGroupBytes < 1:
+		return fmt.Errorf("sqlstore: group bytes must be positive, got %d", c.MaxGroupBytes)
+	case c.IdleInTransactionTimeout > 0 && c.IdleInTransactionTimeout < time.Millisecond:
+		return fmt.Errorf("sqlstore: idle-in-transaction timeout must be at least 1ms, got %s", c.IdleInTransactionTimeout)
 	}
 	return nil
+}
+
+// configureSession sets, on each new PostgreSQL connection (CockroachDB
+// announces itself with a crdb_version parameter and is left as it is):
+//   - plan_cache_mode = force_custom_plan: the store's prepared statements
+//     take key arrays (k = ANY($1)), and a generic plan made while the table
+//     was small stays a sequential scan as it grows — measured at up to 40 ms
+//     a statement, on the CPU, in a benchmark's first minutes, until
+//     autovacuum's next ANALYZE. Planning each execution costs microseconds.
+//   - idle_in_transaction_session_timeout, from IdleInTransactionTimeout.
+func (c Config) configureSession(ctx context.Context, conn *pgx.Conn) error {
+	if conn.PgConn().ParameterStatus("crdb_version") != "" {
+		return nil
+	}
+	set := "SET plan_cache_mode = force_custom_plan"
+	if c.IdleInTransactionTimeout > 0 {
+		set += "; SET idle_in_transaction_session_timeout = " + strconv.FormatInt(c.IdleInTransactionTimeout.Milliseconds(), 10)
+	}
+	_, err := conn.Exec(ctx, set)
+	return err
 }
 
 // Store is the SQL backend. Create it with Open.
@@ -76,7 +138,9 @@ type Store struct {
 	cfg     Config
 	pool    *pgxpool.Pool
 	dialect Dialect
-	locks   *keyLocks
+	groups  *committer
+	stats   groupStats
+	hooks   hooks
 
 	life   sync.RWMutex
 	closed bool
@@ -98,16 +162,29 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Schema != "" {
 		pcfg.ConnConfig.RuntimeParams["search_path"] = cfg.Schema
 	}
+	pcfg.AfterConnect = cfg.configureSession
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: connect: %w", err)
 	}
-	s := &Store{cfg: cfg, pool: pool, locks: newKeyLocks()}
+	s := &Store{cfg: cfg, pool: pool}
 	if err := s.init(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
+	if s.cfg.MaxGroups == 0 {
+		s.cfg.MaxGroups = defaultGroups(s.dialect, s.cfg.MaxConns)
+	}
+	s.groups = newCommitter(s.cfg, s.commitGroup)
 	return s, nil
+}
+
+// defaultGroups is Config.MaxGroups's default for the dialect.
+func defaultGroups(d Dialect, conns int32) int {
+	if d == PostgreSQL {
+		return 1
+	}
+	return max(1, int(conns)/4)
 }
 
 func (s *Store) init(ctx context.Context) error {
@@ -224,7 +301,12 @@ func scanItem(row pgx.CollectableRow) (store.Item, error) {
 	return item, err
 }
 
-// Commit implements store.Store.
+// Commit implements store.Store. The batch joins the group commit queue
+// (committer): it is committed in one transaction with the batches of other
+// callers, each decided on its own. Ending ctx while the batch is queued
+// withdraws it (nothing is written); ending it while its group commits
+// answers *store.OutcomeUnknownError. A batch that finds the store idle is
+// committed at once on the caller's goroutine and context.
 func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
 	if err := store.ValidateBatch(b, s.caps); err != nil {
 		return nil, err
@@ -234,42 +316,42 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 		return nil, err
 	}
 	defer leave()
-	plan := planBatch(b)
-	recheck := plan.recheck(s.pool)
-	if recheck != nil {
-		unlock, err := s.lockConditions(ctx, plan.condKeys, recheck)
-		if err != nil {
-			return nil, err
-		}
-		defer unlock()
+	r := newRequest(ctx, b)
+	if s.groups.submit(r) {
+		// Alone: a group of one, on the caller's context (ending it ends the
+		// transaction, as nothing else rides on it).
+		s.commitGroupCtx(ctx, []*request{r})
+		s.groups.finishSolo(r)
+		o := <-r.done
+		return o.res, o.err
 	}
-	var res *store.CommitResult
-	err = s.runTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		res, err = plan.exec(ctx, tx)
-		return err
-	}, recheck)
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	return r.wait(ctx)
 }
 
-// lockConditions takes the in-process locks of the condition keys. When it
-// had to wait (another batch on these keys just ran), it lets go and re-reads
-// the conditions, in parallel with other waiters: a lost race then costs one
-// read instead of a transaction and a serialization failure.
-func (s *Store) lockConditions(ctx context.Context, keys [][]byte, recheck func(context.Context) error) (func(), error) {
-	unlock, waited := s.locks.lock(keys)
-	if !waited {
-		return unlock, nil
-	}
-	unlock()
-	if err := recheck(ctx); err != nil {
-		return nil, err
-	}
-	unlock, _ = s.locks.lock(keys)
-	return unlock, nil
+// Stats counts the group committer's work since Open.
+type Stats struct {
+	// Groups is how many group transactions ran (each perhaps retried).
+	Groups uint64
+	// Batches is how many batches they committed or decided.
+	Batches uint64
+	// Retries is how often a group's transaction restarted after a
+	// serialization failure or deadlock.
+	Retries uint64
+	// Rechecks is how often the condition keys of a group were read outside
+	// any transaction (after a serialization failure, or before a group
+	// with a batch that waited behind another on a shared key).
+	Rechecks uint64
+	// Splits is how often a failed group was split into batches committed
+	// one by one.
+	Splits uint64
+	// LargestGroup is the most batches one group held.
+	LargestGroup int
+}
+
+// Stats answers the group committer's counters.
+func (s *Store) Stats() Stats {
+	return Stats{Groups: s.stats.groups.Load(), Batches: s.stats.batches.Load(), Retries: s.stats.retries.Load(),
+		Rechecks: s.stats.rechecks.Load(), Splits: s.stats.splits.Load(), LargestGroup: int(s.stats.largest.Load())}
 }
 
 // Close implements store.Store. It waits for operations in flight and is
@@ -279,6 +361,7 @@ func (s *Store) Close() error {
 	defer s.life.Unlock()
 	if !s.closed {
 		s.closed = true
+		s.groups.wait() // groups whose callers gave up may still be committing
 		s.pool.Close()
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/cockroach-go/v2/testserver"
 	"github.com/stretchr/testify/require"
@@ -73,7 +74,10 @@ func TestMigrations_ApplyOnceAndAreRecorded(t *testing.T) {
 
 func TestConfig_RejectsInvalidSettings(t *testing.T) {
 	t.Parallel()
-	for _, cfg := range []sqlstore.Config{{}, {URL: "postgres://x", MaxConns: -1}, {URL: "postgres://x", MaxValueBytes: -1}} {
+	for _, cfg := range []sqlstore.Config{{}, {URL: "postgres://x", MaxConns: -1}, {URL: "postgres://x", MaxValueBytes: -1},
+		{URL: "postgres://x", MaxConns: 4, MaxGroups: 5}, {URL: "postgres://x", MaxGroups: -1},
+		{URL: "postgres://x", MaxGroupBatches: -1}, {URL: "postgres://x", MaxGroupBytes: -1},
+		{URL: "postgres://x", IdleInTransactionTimeout: time.Microsecond}} {
 		_, err := sqlstore.Open(context.Background(), cfg)
 		require.Error(t, err, "%+v", cfg)
 	}
@@ -89,4 +93,24 @@ func TestCommit_CanceledDuringTransactionLeavesNoPartialWrite(t *testing.T) {
 	require.Error(t, err)
 	_, err = s.Get(context.Background(), []byte("a"))
 	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func TestOpen_SessionsPlanEachStatementAndEndTransactionsLeftIdle(t *testing.T) {
+	t.Parallel()
+	db := requirePostgres(t)
+	s := db.Open(t, db.NewSchema(t))
+	var timeout string
+	require.NoError(t, sqlstore.Pool(s).QueryRow(context.Background(), "SHOW idle_in_transaction_session_timeout").Scan(&timeout))
+	require.Equal(t, "1min", timeout)
+	var planCache string
+	require.NoError(t, sqlstore.Pool(s).QueryRow(context.Background(), "SHOW plan_cache_mode").Scan(&planCache))
+	require.Equal(t, "force_custom_plan", planCache, "generic plans of key-array statements turn into sequential scans")
+
+	s, err := sqlstore.Open(context.Background(), sqlstore.Config{URL: db.URL, Schema: db.NewSchema(t), IdleInTransactionTimeout: -1})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	var server string
+	require.NoError(t, db.Admin.QueryRow(context.Background(), "SELECT setting FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout'").Scan(&server))
+	require.NoError(t, sqlstore.Pool(s).QueryRow(context.Background(), "SELECT setting FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout'").Scan(&timeout))
+	require.Equal(t, server, timeout, "a negative timeout leaves the database's setting")
 }

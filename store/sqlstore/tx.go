@@ -21,36 +21,51 @@ var serializable = pgx.TxOptions{IsoLevel: pgx.Serializable}
 // translates the outcome. On CockroachDB the helper retries 40001 in place.
 // PostgreSQL cannot recover a serialization failure with ROLLBACK TO
 // SAVEPOINT (the snapshot stays), so there the helper gets one in-place retry
-// and the transaction is restarted from BEGIN, with jittered backoff, up to
-// MaxTxAttempts times.
+// and the transaction is restarted from BEGIN (see retryTx). fn must decide
+// afresh on every call: a retried transaction sees the database as it is
+// then.
+func (s *Store) runTx(ctx context.Context, fn func(context.Context, pgx.Tx) error, recheck func(context.Context) error) error {
+	return s.retryTx(ctx, func(ctx context.Context) error { return s.helperTx(ctx, fn) }, recheck)
+}
+
+// helperTx is one run of crdbpgxv5.ExecuteTx, answering its error
+// untranslated.
+func (s *Store) helperTx(ctx context.Context, fn func(context.Context, pgx.Tx) error) error {
+	if s.dialect == PostgreSQL {
+		ctx = crdb.WithMaxRetries(ctx, 1)
+	}
+	conn := &commitTracker{pool: s.pool}
+	err := crdbpgx.ExecuteTx(ctx, conn, serializable, s.once(func(tx pgx.Tx) error { return fn(ctx, tx) }))
+	if err == nil && s.dialect == PostgreSQL {
+		// The helper ignores COMMIT's error (on CockroachDB, RELEASE
+		// already committed). On PostgreSQL COMMIT is the commit.
+		err = commitError(conn.commitErr)
+	}
+	return err
+}
+
+// retryTx runs attempt, a whole transaction, again after each serialization
+// failure or deadlock, with jittered backoff, up to MaxTxAttempts times, and
+// translates the outcome.
 //
-// recheck, when not nil, runs after a serialization failure and before the
-// restart: if it finds a condition that no longer holds, that is the answer
+// recheck, when not nil, runs after a failure and before the restart; an
+// error from it ends retryTx with that error. A group uses it to answer, with
+// one read and no transaction, the batches whose conditions no longer hold
 // (the failed transaction wrote nothing), which spares contended
 // compare-and-set callers a whole transaction to learn they lost.
-func (s *Store) runTx(ctx context.Context, fn func(pgx.Tx) error, recheck func(context.Context) error) error {
-	txCtx := ctx
-	if s.dialect == PostgreSQL {
-		txCtx = crdb.WithMaxRetries(ctx, 1)
-	}
+func (s *Store) retryTx(ctx context.Context, attempt func(context.Context) error, recheck func(context.Context) error) error {
 	var err error
-	for attempt := 1; ; attempt++ {
-		conn := &commitTracker{pool: s.pool}
-		err = crdbpgx.ExecuteTx(txCtx, conn, serializable, s.once(fn))
-		if err == nil && s.dialect == PostgreSQL {
-			// The helper ignores COMMIT's error (on CockroachDB, RELEASE
-			// already committed). On PostgreSQL COMMIT is the commit.
-			err = commitError(conn.commitErr)
-		}
-		if err == nil || !retryable(err) || attempt >= s.cfg.MaxTxAttempts {
+	for n := 1; ; n++ {
+		err = attempt(ctx)
+		if err == nil || !retryable(err) || n >= s.cfg.MaxTxAttempts {
 			break
 		}
 		if recheck != nil {
-			if cerr := recheck(ctx); cerr != nil {
-				return translateCommit(cerr)
+			if rerr := recheck(ctx); rerr != nil {
+				return rerr
 			}
 		}
-		if werr := backoff(ctx, attempt); werr != nil {
+		if werr := backoff(ctx, n); werr != nil {
 			return werr
 		}
 	}

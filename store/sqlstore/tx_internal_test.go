@@ -51,18 +51,3 @@ func TestCommitError_LostConnectionDuringCommitIsOutcomeUnknown(t *testing.T) {
 	require.False(t, errors.Is(err, store.ErrOutcomeUnknown))
 	require.True(t, retryable(err))
 }
-
-func TestKeyLocks_ReportWaitingAndNeverDeadlock(t *testing.T) {
-	t.Parallel()
-	l := newKeyLocks()
-	unlock, waited := l.lock([][]byte{[]byte("a"), []byte("b")})
-	require.False(t, waited)
-	done := make(chan bool)
-	go func() {
-		u, w := l.lock([][]byte{[]byte("b"), []byte("a")})
-		u()
-		done <- w
-	}()
-	unlock()
-	<-done
-}

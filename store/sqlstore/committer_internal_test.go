@@ -1,0 +1,89 @@
+package sqlstore
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/store"
+)
+
+func testRequest(ctx context.Context, keys ...string) *request {
+	b := &store.Batch{}
+	for _, k := range keys {
+		b.Ops = append(b.Ops, store.Put([]byte(k), nil))
+	}
+	return newRequest(ctx, b)
+}
+
+func keysOf(group []*request) [][]string {
+	var out [][]string
+	for _, r := range group {
+		out = append(out, r.keys)
+	}
+	return out
+}
+
+func TestCommitterTake_SkipsBusyKeysAndKeepsEachKeysArrivalOrder(t *testing.T) {
+	t.Parallel()
+	c := newCommitter(Config{MaxGroups: 2, MaxGroupBatches: 10, MaxGroupBytes: 1 << 20}, nil)
+	ctx := context.Background()
+	first := testRequest(ctx, "a")
+	c.queue = []*request{first}
+	require.Equal(t, [][]string{{"a"}}, keysOf(c.take()), "a lone batch commits at once")
+
+	// While the group holding "a" is in flight: a batch on "a" and "b" waits,
+	// so does a later one on "b" (it must not overtake the first), and one on
+	// "c" goes.
+	ab, b, cc := testRequest(ctx, "a", "b"), testRequest(ctx, "b"), testRequest(ctx, "c")
+	c.queue = []*request{ab, b, cc}
+	require.Equal(t, [][]string{{"c"}}, keysOf(c.take()))
+	require.Equal(t, []*request{ab, b}, c.queue)
+	require.True(t, ab.waited)
+	require.True(t, b.waited)
+
+	// Once "a" and "c" are released, both waiting batches join one group, in
+	// arrival order.
+	delete(c.busy, "a")
+	delete(c.busy, "c")
+	require.Equal(t, [][]string{{"a", "b"}, {"b"}}, keysOf(c.take()))
+	require.Empty(t, c.queue)
+}
+
+func TestCommitterTake_BoundsGroupsAndDropsAbandonedRequests(t *testing.T) {
+	t.Parallel()
+	c := newCommitter(Config{MaxGroups: 1, MaxGroupBatches: 2, MaxGroupBytes: 1 << 20}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := testRequest(ctx, "gone")
+	cancel()
+	live := context.Background()
+	r1, r2, r3 := testRequest(live, "1"), testRequest(live, "2"), testRequest(live, "3")
+	withdrawn := testRequest(live, "w")
+	withdrawn.state.Store(stateAbandoned)
+	c.queue = []*request{gone, withdrawn, r1, r2, r3}
+	require.Equal(t, [][]string{{"1"}, {"2"}}, keysOf(c.take()), "at most MaxGroupBatches per group")
+	require.Equal(t, stateAbandoned, gone.state.Load(), "a request whose context ended is dropped, never sent")
+	require.Equal(t, []*request{r3}, c.queue)
+
+	big := newRequest(live, &store.Batch{Ops: []store.Op{store.Put([]byte("big"), make([]byte, 100))}})
+	small := testRequest(live, "small")
+	c = newCommitter(Config{MaxGroups: 1, MaxGroupBatches: 10, MaxGroupBytes: 50}, nil)
+	c.queue = []*request{big, small}
+	require.Equal(t, [][]string{{"big"}}, keysOf(c.take()), "a batch over the byte bound commits alone")
+	require.Equal(t, [][]string{{"small"}}, keysOf(c.take()))
+}
+
+func TestNewRequest_CopiesTheBatch(t *testing.T) {
+	t.Parallel()
+	key, value := []byte("k"), []byte("v")
+	r := newRequest(context.Background(), &store.Batch{
+		Conditions: []store.Condition{store.IfAbsent(key)}, Ops: []store.Op{store.Put(key, value), store.Put([]byte("empty"), nil)}})
+	key[0], value[0] = 'x', 'x'
+	require.Equal(t, "k", string(r.conds[0].Key))
+	require.Equal(t, "k", string(r.ops[0].Key))
+	require.Equal(t, "v", string(r.ops[0].Value))
+	require.NotNil(t, r.ops[1].Value, "an empty value stays non-nil (nil would be NULL)")
+	require.Equal(t, []string{"k", "empty"}, r.keys)
+	require.Equal(t, 2, r.nPuts)
+}

@@ -1,0 +1,14 @@
+package sqlstore
+
+import "github.com/jackc/pgx/v5/pgxpool"
+
+// SetAfterReadHook makes fn run in every attempt of s's group transactions,
+// after the reads and before the writes (see hooks.afterRead). Set it before
+// the first Commit.
+func SetAfterReadHook(s *Store, fn func(batches, attempt int) error) { s.hooks.afterRead = fn }
+
+// QueuedBatches answers how many batches wait in s's group commit queue.
+func QueuedBatches(s *Store) int { return s.groups.queued() }
+
+// Pool answers s's connection pool.
+func Pool(s *Store) *pgxpool.Pool { return s.pool }

@@ -1,0 +1,293 @@
+package sqlstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weft-dev/weft/store"
+)
+
+const (
+	// lockConditionsSQL locks the rows of every condition key of a group in
+	// key order (the rows a SELECT … FOR UPDATE returns are locked after
+	// sorting), so two groups never wait on each other's rows in opposite
+	// orders.
+	lockConditionsSQL = "SELECT k, version FROM weft_kv WHERE k = ANY($1) ORDER BY k FOR UPDATE"
+	readConditionsSQL = "SELECT k, version FROM weft_kv WHERE k = ANY($1)"
+	// drawVersionsSQL draws one version per put of the group before the
+	// conditions are evaluated, so that a later batch's conditions see the
+	// exact versions an earlier batch of the same group writes. Sequences
+	// never hand out a number twice (not even to rolled-back transactions),
+	// so a key's version never repeats; numbers drawn for batches that lose
+	// are skipped.
+	drawVersionsSQL = "SELECT nextval('weft_kv_version') FROM generate_series(1, $1::INT8)"
+	deleteSQL       = "DELETE FROM weft_kv WHERE k = ANY($1)"
+	upsertSQL       = `INSERT INTO weft_kv (k, v, version)
+SELECT t.k, t.v, t.version FROM unnest($1::BYTEA[], $2::BYTEA[], $3::INT8[]) AS t(k, v, version)
+ON CONFLICT (k) DO UPDATE SET v = excluded.v, version = excluded.version`
+)
+
+// group is the batches one transaction commits, in arrival order. A
+// transaction attempt reads (queueReads, readResults), decides every batch
+// (decide) and writes what the accepted ones leave behind (writes).
+type group struct {
+	reqs []*request
+	// live indexes the requests the transaction still decides; a recheck
+	// answers some of them early and drops them.
+	live     []int
+	condKeys [][]byte // every condition key of the live requests, sorted, once
+	nPuts    int      // puts of the live requests
+	// outcomes holds each request's outcome (same index as reqs): set by
+	// decide for live requests (afresh on every attempt), by recheck for the
+	// ones it dropped.
+	outcomes []outcome
+}
+
+// errGroupDecided ends a group's retries when a recheck answered every batch.
+var errGroupDecided = errors.New("sqlstore: every batch of the group was decided by a recheck")
+
+func newGroup(reqs []*request) *group {
+	g := &group{reqs: reqs, live: make([]int, len(reqs)), outcomes: make([]outcome, len(reqs))}
+	for i := range reqs {
+		g.live[i] = i
+	}
+	g.index()
+	return g
+}
+
+// index gathers the condition keys and counts the puts of the live requests.
+func (g *group) index() {
+	g.condKeys, g.nPuts = nil, 0
+	seen := map[string]struct{}{}
+	for _, i := range g.live {
+		r := g.reqs[i]
+		g.nPuts += r.nPuts
+		for _, c := range r.conds {
+			if _, dup := seen[string(c.Key)]; !dup {
+				seen[string(c.Key)] = struct{}{}
+				g.condKeys = append(g.condKeys, c.Key)
+			}
+		}
+	}
+	slices.SortFunc(g.condKeys, bytes.Compare)
+}
+
+// keyState is what a condition sees of a key.
+type keyState struct {
+	found   bool
+	version uint64
+}
+
+// queueReads queues the reads of an attempt: lock and read the condition
+// keys, draw the versions.
+func (g *group) queueReads(b *pgx.Batch) {
+	if len(g.condKeys) > 0 {
+		b.Queue(lockConditionsSQL, g.condKeys)
+	}
+	if g.nPuts > 0 {
+		b.Queue(drawVersionsSQL, g.nPuts)
+	}
+}
+
+// readResults reads what queueReads queued: the condition keys found, and
+// the versions drawn.
+func (g *group) readResults(br pgx.BatchResults) (map[string]keyState, []int64, error) {
+	state := make(map[string]keyState, len(g.condKeys))
+	if len(g.condKeys) > 0 {
+		rows, err := br.Query()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := scanStates(rows, state); err != nil {
+			return nil, nil, err
+		}
+	}
+	if g.nPuts == 0 {
+		return state, nil, nil
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, nil, err
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err == nil && len(versions) != g.nPuts {
+		err = fmt.Errorf("sqlstore: drew %d versions for %d puts", len(versions), g.nPuts)
+	}
+	return state, versions, err
+}
+
+// scanStates adds the (key, version) rows to state.
+func scanStates(rows pgx.Rows, state map[string]keyState) error {
+	var k []byte
+	var version int64
+	_, err := pgx.ForEachRow(rows, []any{&k, &version}, func() error {
+		state[string(k)] = keyState{found: true, version: uint64(version)}
+		return nil
+	})
+	return err
+}
+
+func lookupIn(state map[string]keyState) func([]byte) (bool, uint64, error) {
+	return func(key []byte) (bool, uint64, error) {
+		s := state[string(key)]
+		return s.found, s.version, nil
+	}
+}
+
+// decide evaluates each live batch's conditions in arrival order against
+// state — the database's rows, then each accepted batch's writes — and
+// records every live batch's outcome. A batch whose condition fails changes
+// nothing and never affects its neighbours. It answers what the accepted
+// batches leave behind: for each key, its last write.
+func (g *group) decide(state map[string]keyState, versions []int64) *writes {
+	w := &writes{last: map[string]int{}}
+	lookup := lookupIn(state)
+	next := 0
+	for _, i := range g.live {
+		r := g.reqs[i]
+		if err := store.CheckConditions(r.conds, lookup); err != nil {
+			g.outcomes[i] = outcome{err: err}
+			continue
+		}
+		res := &store.CommitResult{Versions: make([]uint64, len(r.ops))}
+		for j, op := range r.ops {
+			if op.Kind == store.OpDelete {
+				state[string(op.Key)] = keyState{}
+				w.set(op.Key, nil, 0)
+				continue
+			}
+			v := uint64(versions[next])
+			next++
+			res.Versions[j] = v
+			state[string(op.Key)] = keyState{found: true, version: v}
+			w.set(op.Key, op.Value, v)
+		}
+		g.outcomes[i] = outcome{res: res}
+	}
+	return w
+}
+
+// recheck runs before a transaction that would likely be wasted, and between
+// attempts (the failed one wrote nothing). It reads the condition keys in one
+// statement — one snapshot, outside any transaction — and answers at once
+// each batch with a condition that does not hold there, provided no batch
+// before it in the group writes one of its condition keys (which could make
+// it hold): that is a valid answer at the instant of the read. It answers
+// errGroupDecided when no batch is left for the transaction, and ignores a
+// failed read (the transaction will find out).
+func (g *group) recheck(ctx context.Context, q querier) error {
+	if len(g.condKeys) == 0 {
+		return nil
+	}
+	rows, err := q.Query(ctx, readConditionsSQL, g.condKeys)
+	if err != nil {
+		return nil
+	}
+	state := map[string]keyState{}
+	if scanStates(rows, state) != nil {
+		return nil
+	}
+	lookup := lookupIn(state)
+	written := map[string]struct{}{}
+	live := g.live[:0]
+	for _, i := range g.live {
+		r := g.reqs[i]
+		var cf *store.ConditionFailedError
+		if !condsWritten(r.conds, written) && errors.As(store.CheckConditions(r.conds, lookup), &cf) {
+			g.outcomes[i] = outcome{err: cf}
+			continue
+		}
+		live = append(live, i)
+		for _, op := range r.ops {
+			written[string(op.Key)] = struct{}{}
+		}
+	}
+	g.live = live
+	if len(live) == 0 {
+		return errGroupDecided
+	}
+	g.index()
+	return nil
+}
+
+func condsWritten(conds []store.Condition, written map[string]struct{}) bool {
+	for _, c := range conds {
+		if _, ok := written[string(c.Key)]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// querier is what recheck reads with: the pool.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// writes is the net effect of a group's accepted batches: each key's last
+// write.
+type writes struct {
+	last map[string]int // key → index in ops
+	ops  []netWrite
+	// set by queue for readResults
+	deletes, puts int
+}
+
+type netWrite struct {
+	key, value []byte
+	version    uint64 // 0: delete
+}
+
+func (w *writes) set(key, value []byte, version uint64) {
+	if i, ok := w.last[string(key)]; ok {
+		w.ops[i] = netWrite{key: key, value: value, version: version}
+		return
+	}
+	w.last[string(key)] = len(w.ops)
+	w.ops = append(w.ops, netWrite{key: key, value: value, version: version})
+}
+
+// queue queues one delete and one upsert, each over key-sorted arrays.
+func (w *writes) queue(b *pgx.Batch) {
+	slices.SortFunc(w.ops, func(a, b netWrite) int { return bytes.Compare(a.key, b.key) })
+	var delKeys, putKeys, putValues [][]byte
+	var putVersions []int64
+	for _, op := range w.ops {
+		if op.version == 0 {
+			delKeys = append(delKeys, op.key)
+			continue
+		}
+		putKeys = append(putKeys, op.key)
+		putValues = append(putValues, op.value)
+		putVersions = append(putVersions, int64(op.version))
+	}
+	w.deletes, w.puts = len(delKeys), len(putKeys)
+	if w.deletes > 0 {
+		b.Queue(deleteSQL, delKeys)
+	}
+	if w.puts > 0 {
+		b.Queue(upsertSQL, putKeys, putValues, putVersions)
+	}
+}
+
+// readResults reads what queue queued.
+func (w *writes) readResults(br pgx.BatchResults) error {
+	if w.deletes > 0 {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+	}
+	if w.puts == 0 {
+		return nil
+	}
+	tag, err := br.Exec()
+	if err == nil && tag.RowsAffected() != int64(w.puts) {
+		err = fmt.Errorf("sqlstore: upsert wrote %d rows for %d keys", tag.RowsAffected(), w.puts)
+	}
+	return err
+}

@@ -1,0 +1,283 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/weft-dev/weft/store"
+)
+
+const (
+	beginSQL    = "BEGIN ISOLATION LEVEL SERIALIZABLE"
+	commitSQL   = "COMMIT"
+	rollbackSQL = "ROLLBACK"
+)
+
+// errNothingToWrite ends, with a rollback, a transaction whose group accepted
+// no write.
+var errNothingToWrite = errors.New("sqlstore: the group writes nothing")
+
+// endSQL ends a group's transaction: COMMIT, or ROLLBACK when no accepted
+// batch writes anything. The answers of a group that writes nothing — failed
+// conditions, conditions that held — stand as of the transaction's reads
+// (the rows locked were current, the absent keys absent in its snapshot, all
+// at one instant after every batch was submitted), and a rollback spares
+// the commit's WAL flush: the row locks and the versions drawn wrote WAL.
+func endSQL(w *writes) string {
+	if len(w.ops) == 0 {
+		return rollbackSQL
+	}
+	return commitSQL
+}
+
+// groupStats counts the committer's work.
+type groupStats struct {
+	groups, batches, retries, rechecks, splits atomic.Uint64
+	largest                                    atomic.Int64
+}
+
+func (st *groupStats) count(n int) {
+	st.groups.Add(1)
+	st.batches.Add(uint64(n))
+	for cur := st.largest.Load(); int64(n) > cur && !st.largest.CompareAndSwap(cur, int64(n)); {
+		cur = st.largest.Load()
+	}
+}
+
+// commitGroup commits one group and finishes each of its requests: with its
+// own result or *store.ConditionFailedError when the transaction committed;
+// with *store.OutcomeUnknownError, all of them, when its commit was
+// ambiguous; with the transaction's error, all of them, when it failed and
+// wrote nothing. A group that fails for a reason other than a conflict, an
+// ambiguous commit or the end of its context is split and each batch
+// committed alone, so that no batch fails because of a neighbour.
+func (s *Store) commitGroup(reqs []*request) {
+	ctx, cancel := groupContext(reqs)
+	defer cancel()
+	s.commitGroupCtx(ctx, reqs)
+}
+
+// commitGroupCtx is commitGroup on ctx.
+func (s *Store) commitGroupCtx(ctx context.Context, reqs []*request) {
+	s.stats.count(len(reqs))
+	g := newGroup(reqs)
+	var err error
+	if slices.ContainsFunc(reqs, func(r *request) bool { return r.waited }) {
+		// A batch queued behind a group that wrote its keys most likely read
+		// them before that group committed: one read answers it if so,
+		// cheaper than a transaction.
+		s.stats.rechecks.Add(1)
+		err = g.recheck(ctx, s.pool)
+	}
+	if err == nil {
+		attempts := 0
+		err = s.retryTx(ctx, func(ctx context.Context) error {
+			attempts++
+			return s.attemptGroup(ctx, g, attempts)
+		}, func(ctx context.Context) error {
+			s.stats.retries.Add(1)
+			s.stats.rechecks.Add(1)
+			return g.recheck(ctx, s.pool)
+		})
+	}
+	if err == nil || errors.Is(err, errGroupDecided) {
+		for i, r := range reqs {
+			r.finish(g.outcomes[i])
+		}
+		return
+	}
+	s.fail(ctx, g, err)
+}
+
+// fail finishes a group whose transaction wrote nothing, or whose outcome is
+// unknown. Batches a recheck answered keep their answer; the others share
+// the failure, or are committed one by one when it may be one batch's fault.
+func (s *Store) fail(ctx context.Context, g *group, err error) {
+	live := make([]*request, 0, len(g.live))
+	for i, r := range g.reqs {
+		if slices.Contains(g.live, i) {
+			live = append(live, r)
+		} else {
+			r.finish(g.outcomes[i])
+		}
+	}
+	if len(live) > 1 && splittable(err) && ctx.Err() == nil {
+		s.stats.splits.Add(1)
+		for _, r := range live {
+			s.commitGroup([]*request{r})
+		}
+		return
+	}
+	for _, r := range live {
+		r.finish(outcome{err: err})
+	}
+}
+
+// attemptGroup runs one attempt of a group's transaction. On PostgreSQL it is
+// pipelined: BEGIN and the reads in one round trip, the writes and COMMIT in
+// a second. On CockroachDB it runs through the retry helper (runTx's path).
+func (s *Store) attemptGroup(ctx context.Context, g *group, attempt int) error {
+	if s.dialect != PostgreSQL {
+		err := s.helperTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+			return s.execGroup(ctx, tx, g, attempt)
+		})
+		if errors.Is(err, errNothingToWrite) {
+			return nil
+		}
+		return err
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	return s.pipelineGroup(ctx, conn, g, attempt)
+}
+
+// execGroup is one attempt inside a transaction the helper runs.
+func (s *Store) execGroup(ctx context.Context, tx pgx.Tx, g *group, attempt int) error {
+	reads := &pgx.Batch{}
+	g.queueReads(reads)
+	state, versions, err := sendReads(ctx, tx, reads, false, g)
+	if err != nil {
+		return err
+	}
+	if err := s.afterRead(len(g.live), attempt); err != nil {
+		return err
+	}
+	w := g.decide(state, versions)
+	if len(w.ops) == 0 {
+		return errNothingToWrite // the helper rolls back
+	}
+	batch := &pgx.Batch{}
+	w.queue(batch)
+	br := tx.SendBatch(ctx, batch)
+	err = w.readResults(br)
+	if closeErr := br.Close(); err == nil {
+		err = closeErr
+	}
+	return err
+}
+
+type batchSender interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// sendReads sends the reads, which follow a BEGIN when begins (whose result
+// it reads first), and answers what they found.
+func sendReads(ctx context.Context, conn batchSender, b *pgx.Batch, begins bool, g *group) (map[string]keyState, []int64, error) {
+	if b.Len() == 0 {
+		return map[string]keyState{}, nil, nil
+	}
+	br := conn.SendBatch(ctx, b)
+	var err error
+	if begins {
+		_, err = br.Exec()
+	}
+	var state map[string]keyState
+	var versions []int64
+	if err == nil {
+		state, versions, err = g.readResults(br)
+	}
+	if closeErr := br.Close(); err == nil {
+		err = closeErr
+	}
+	return state, versions, err
+}
+
+// pipelineGroup is one attempt of a group's transaction on PostgreSQL, in two
+// round trips. A failure before COMMIT was sent, or a server error (which
+// PostgreSQL answers after rolling back), means nothing was written; any
+// other failure after it was sent leaves the outcome unknown.
+func (s *Store) pipelineGroup(ctx context.Context, conn *pgxpool.Conn, g *group, attempt int) error {
+	reads := &pgx.Batch{}
+	reads.Queue(beginSQL)
+	g.queueReads(reads)
+	state, versions, err := sendReads(ctx, conn, reads, true, g)
+	if err == nil {
+		err = s.afterRead(len(g.live), attempt)
+	}
+	if err != nil {
+		rollback(conn)
+		return err
+	}
+	w := g.decide(state, versions)
+	batch := &pgx.Batch{}
+	w.queue(batch)
+	end := endSQL(w)
+	batch.Queue(end)
+	br := conn.SendBatch(ctx, batch)
+	err = w.readResults(br)
+	if err == nil {
+		var tag pgconn.CommandTag
+		tag, err = br.Exec()
+		if err == nil && tag.String() != end {
+			err = fmt.Errorf("sqlstore: %s answered %q", end, tag)
+		}
+	}
+	if closeErr := br.Close(); err == nil {
+		err = closeErr
+	}
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &pgErr), pgconn.SafeToRetry(err):
+		rollback(conn)
+		return err
+	default:
+		return &store.OutcomeUnknownError{Cause: fmt.Errorf("sqlstore: COMMIT: %w", err)}
+	}
+}
+
+// rollback ends conn's failed transaction so the pool can reuse it; if that
+// fails, the pool discards the connection (it never reuses one inside a
+// transaction).
+func rollback(conn *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+		_ = conn.Conn().Close(ctx)
+	}
+}
+
+// afterRead runs the test hook, if any.
+func (s *Store) afterRead(batches, attempt int) error {
+	if s.hooks.afterRead == nil {
+		return nil
+	}
+	return s.hooks.afterRead(batches, attempt)
+}
+
+// splittable reports a group failure that may belong to one batch: neither a
+// conflict (the whole group is retried), nor an ambiguous commit, nor the
+// end of the group's context.
+func splittable(err error) bool {
+	return !errors.Is(err, store.ErrRetryable) && !errors.Is(err, store.ErrOutcomeUnknown) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// groupContext bounds a group's transaction by the latest deadline among its
+// callers, or not at all when one of them has none. It never ends because
+// one caller cancels: that would fail its neighbours.
+func groupContext(reqs []*request) (context.Context, context.CancelFunc) {
+	var latest time.Time
+	for _, r := range reqs {
+		d, ok := r.ctx.Deadline()
+		if !ok {
+			return context.WithCancel(context.Background())
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	return context.WithDeadline(context.Background(), latest)
+}
