@@ -153,17 +153,8 @@ func (e *Engine) claimReady(ctx context.Context, p PollParams) ([]*Task, error) 
 // maxParallelClaims bounds the claims one poll makes at once.
 const maxParallelClaims = 16
 
-// parallelClaims answers how many claims one poll makes at once. Where
-// several engines share a store (cas-required), a poll claims one task at a
-// time: with 16 at once, each its own SERIALIZABLE transaction over the same
-// queue, the three-engine race test on PostgreSQL stalled twice under load
-// (TestMultiEngine_ThreeEnginesRacingWhileLeasesVanishRunEveryStepOnce).
-func (e *Engine) parallelClaims() int {
-	if e.cfg.Ownership == SingleOwner {
-		return maxParallelClaims
-	}
-	return 1
-}
+// parallelClaims answers how many claims one poll makes at once.
+func (e *Engine) parallelClaims() int { return maxParallelClaims }
 
 // claimEach claims the tasks of ids concurrently, so that their commits can
 // share a store transaction (group commit) instead of queueing one behind
