@@ -8,6 +8,13 @@
 // store may publish the same event. Consumers deduplicate by event_id or by
 // (run_id, run_seq).
 //
+// On a store that reports every put under a prefix (the Pebble store, whose
+// directory lock keeps other processes out) a pass does not start at the
+// beginning of the outbox but where the last pass left no live entry below:
+// each reported put lowers that position, and a pass raises it only if no put
+// was reported while it ran (resume.go). Elsewhere, and in a new worker,
+// passes start at the beginning.
+//
 // Failures are retried with exponential backoff and full jitter, counted in a
 // retry record (obr:{run}:{run_seq}) so that restarts keep counting; after
 // Config.MaxAttempts failures the entry moves, in one batch with the outbox

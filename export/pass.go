@@ -18,6 +18,9 @@ type pass struct {
 	seen    map[string]bool      // outbox keys scanned (for orphaned retry records)
 	acks    []ack
 	stats   PassStats
+	// keep is the first entry scanned that the pass did not publish (it
+	// waits, failed, or was dead-lettered), last the last entry scanned.
+	keep, last []byte
 }
 
 // ack is a published entry awaiting deletion.
@@ -32,11 +35,30 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 	for _, it := range items {
 		p.stats.Seen++
 		p.seen[string(it.Key)] = true
+		p.last = it.Key
+		published := len(p.acks)
 		if err := p.entry(ctx, it); err != nil {
 			return err
 		}
+		if len(p.acks) == published && p.keep == nil {
+			p.keep = it.Key
+		}
 	}
 	return nil
+}
+
+// leftFrom answers, once the pass went through the whole outbox from from,
+// a key below which it left no live entry: its first entry not published,
+// else just past its last entry, else from.
+func (p *pass) leftFrom(from []byte) []byte {
+	switch {
+	case p.keep != nil:
+		return p.keep
+	case p.last != nil:
+		return after(p.last)
+	default:
+		return from
+	}
 }
 
 // entry handles one outbox entry.

@@ -22,6 +22,8 @@ type Worker struct {
 	cfg Config
 	m   *metrics
 	log *slog.Logger
+	// resume is where the next pass starts (resume.go).
+	resume *resume
 }
 
 // NewWorker answers a worker that publishes st's outbox to pub. st must
@@ -41,8 +43,12 @@ func NewWorker(st store.Store, pub Publisher, cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{st: st, pub: pub, cfg: cfg, m: m, log: cfg.Logger}, nil
+	return &Worker{st: st, pub: pub, cfg: cfg, m: m, log: cfg.Logger, resume: newResume(st)}, nil
 }
+
+// Close stops the worker's watch of the store's outbox puts, if it had one;
+// passes made after it scan the whole outbox. Run and RunOnce need no Close.
+func (w *Worker) Close() { w.resume.stop() }
 
 // PassStats says what one pass did.
 type PassStats struct {
@@ -110,15 +116,17 @@ func (w *Worker) logPassError(err error, failures int, wait time.Duration) {
 // run_seq): it publishes every entry that is due, acknowledges what was
 // published, records failures, and moves entries that failed too often or
 // cannot be decoded to the dead-letter record. A pass stops early, with an
-// error wrapping ErrUnavailable, when the bus is unavailable.
+// error wrapping ErrUnavailable, when the bus is unavailable. On a store that
+// reports its puts, a pass starts where no entry below is live (resume.go).
 func (w *Worker) RunOnce(ctx context.Context) (PassStats, error) {
 	p := &pass{w: w, now: w.cfg.Clock.Now(), held: map[string]bool{}, seen: map[string]bool{}}
+	from, gen := w.resume.start()
 	retries, err := w.loadRetries(ctx)
 	if err != nil {
 		return p.stats, err
 	}
 	p.retries = retries
-	params := &store.ScanParams{Prefix: engine.OutboxPrefix(), Limit: w.cfg.BatchSize}
+	params := scanFrom(from, w.cfg.BatchSize)
 	for {
 		page, err := w.st.Scan(ctx, params)
 		if err != nil {
@@ -136,6 +144,7 @@ func (w *Worker) RunOnce(ctx context.Context) (PassStats, error) {
 		}
 		params.After = page.Next
 	}
+	w.resume.raise(p.leftFrom(from), gen)
 	w.m.pending.Set(float64(p.stats.Seen))
 	return p.stats, p.dropOrphans(ctx)
 }

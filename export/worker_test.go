@@ -105,6 +105,7 @@ func lifeDrains(t *testing.T, st store.Store, pub *killingPublisher, kills *int)
 	pub.mu.Unlock()
 	w, err := export.NewWorker(st, pub, export.Config{BatchSize: 100})
 	require.NoError(t, err)
+	defer w.Close() // the killed worker is gone, and so is its watch
 	for {
 		stats, err := w.RunOnce(ctx)
 		if ctx.Err() != nil {
@@ -294,76 +295,91 @@ func TestWorker_FailedAcknowledgementRepublishesAndLosesNothing(t *testing.T) {
 
 func TestWorker_SeveralWorkersOnOneStoreLoseNothing(t *testing.T) {
 	t.Parallel()
-	st := memStore(t)
-	refs := writeOutbox(t, st, 30, 40)
-	bus := export.NewMemoryBus()
-	pipeline, err := telemetry.NewMetrics()
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for range 3 {
-		w, err := export.NewWorker(st, bus, export.Config{BatchSize: 25, PollInterval: time.Millisecond,
-			MeterProvider: pipeline.Provider})
-		require.NoError(t, err)
-		wg.Go(func() { _ = w.Run(ctx) })
+	for _, be := range backends[:2] { // memory, and Pebble, where the worker resumes
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			st := be.open(t)
+			refs := writeOutbox(t, st, 30, 40)
+			bus := export.NewMemoryBus()
+			pipeline, err := telemetry.NewMetrics()
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			for range 3 {
+				w, err := export.NewWorker(st, bus, export.Config{BatchSize: 25, PollInterval: time.Millisecond,
+					MeterProvider: pipeline.Provider})
+				require.NoError(t, err)
+				wg.Go(func() { _ = w.Run(ctx) })
+			}
+			require.Eventually(t, func() bool { return countPrefix(t, st, engine.OutboxPrefix()) == 0 }, 30*time.Second, 5*time.Millisecond)
+			cancel()
+			wg.Wait()
+			dups := requireAllDelivered(t, st, refs, bus.Messages())
+			t.Logf("%d events, %d duplicates across 3 workers", len(refs), dups)
+			require.EqualValues(t, bus.Published(), metricValue(t, pipeline.Registry, export.MetricPublished, nil),
+				"workers sharing a provider add up their counts")
+		})
 	}
-	require.Eventually(t, func() bool { return countPrefix(t, st, engine.OutboxPrefix()) == 0 }, 30*time.Second, 5*time.Millisecond)
-	cancel()
-	wg.Wait()
-	dups := requireAllDelivered(t, st, refs, bus.Messages())
-	t.Logf("%d events, %d duplicates across 3 workers", len(refs), dups)
-	require.EqualValues(t, bus.Published(), metricValue(t, pipeline.Registry, export.MetricPublished, nil),
-		"workers sharing a provider add up their counts")
 }
 
 func TestWorker_NeverDeletesAnEntryThatChanged(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	st := memStore(t)
-	writeOutbox(t, st, 1, 1)
-	key := export.OutboxKey("run-0000", 1)
-	rewritten := outboxValue(t, "run-0000", 1)
-	// The entry is rewritten (a replay) between the worker's read and its
-	// acknowledgement.
-	pub := export.PublisherFunc(func(ctx context.Context, _ export.Message) error {
-		_, err := st.Commit(ctx, &store.Batch{Ops: []store.Op{store.Put(key, rewritten)}})
-		return err
-	})
-	w, err := export.NewWorker(st, pub, export.Config{})
-	require.NoError(t, err)
-	_, err = w.RunOnce(ctx)
-	require.NoError(t, err)
-	it, err := st.Get(ctx, key)
-	require.NoError(t, err, "the rewritten entry stays for the next pass")
-	require.Equal(t, rewritten, it.Value)
+	for _, be := range backends[:2] { // memory, and Pebble, where the worker resumes
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			st := be.open(t)
+			writeOutbox(t, st, 1, 1)
+			key := export.OutboxKey("run-0000", 1)
+			rewritten := outboxValue(t, "run-0000", 1)
+			// The entry is rewritten (a replay) between the worker's read and its
+			// acknowledgement.
+			pub := export.PublisherFunc(func(ctx context.Context, _ export.Message) error {
+				_, err := st.Commit(ctx, &store.Batch{Ops: []store.Op{store.Put(key, rewritten)}})
+				return err
+			})
+			w, err := export.NewWorker(st, pub, export.Config{})
+			require.NoError(t, err)
+			_, err = w.RunOnce(ctx)
+			require.NoError(t, err)
+			it, err := st.Get(ctx, key)
+			require.NoError(t, err, "the rewritten entry stays for the next pass")
+			require.Equal(t, rewritten, it.Value)
+		})
+	}
 }
 
 func TestReplay_PutsADeadLetterBackInTheOutbox(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	st := memStore(t)
-	refs := writeOutbox(t, st, 1, 3)
-	bus := export.NewMemoryBus()
-	var refuse atomic.Bool
-	refuse.Store(true)
-	pub := export.PublisherFunc(func(ctx context.Context, msg export.Message) error {
-		if refuse.Load() && msg.RunSeq == 2 {
-			return errors.New("refused")
-		}
-		return bus.Publish(ctx, msg)
-	})
-	w, err := export.NewWorker(st, pub, export.Config{MaxAttempts: 1})
-	require.NoError(t, err)
-	drain(t, w)
-	dls, _, err := export.ListDeadLetters(ctx, st, &export.ListDeadLettersParams{})
-	require.NoError(t, err)
-	require.Len(t, dls, 1)
-	refuse.Store(false)
-	require.NoError(t, export.Replay(ctx, st, dls[0].Key))
-	require.ErrorIs(t, export.Replay(ctx, st, dls[0].Key), store.ErrNotFound, "a record replays once")
-	drain(t, w)
-	requireAllDelivered(t, st, refs, bus.Messages())
-	require.Zero(t, countPrefix(t, st, export.DeadLetterPrefix()))
+	for _, be := range backends[:2] { // memory, and Pebble, where the worker resumes
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			st := be.open(t)
+			refs := writeOutbox(t, st, 1, 3)
+			bus := export.NewMemoryBus()
+			var refuse atomic.Bool
+			refuse.Store(true)
+			pub := export.PublisherFunc(func(ctx context.Context, msg export.Message) error {
+				if refuse.Load() && msg.RunSeq == 2 {
+					return errors.New("refused")
+				}
+				return bus.Publish(ctx, msg)
+			})
+			w, err := export.NewWorker(st, pub, export.Config{MaxAttempts: 1})
+			require.NoError(t, err)
+			drain(t, w)
+			dls, _, err := export.ListDeadLetters(ctx, st, &export.ListDeadLettersParams{})
+			require.NoError(t, err)
+			require.Len(t, dls, 1)
+			refuse.Store(false)
+			require.NoError(t, export.Replay(ctx, st, dls[0].Key))
+			require.ErrorIs(t, export.Replay(ctx, st, dls[0].Key), store.ErrNotFound, "a record replays once")
+			drain(t, w)
+			requireAllDelivered(t, st, refs, bus.Messages())
+			require.Zero(t, countPrefix(t, st, export.DeadLetterPrefix()))
+		})
+	}
 }
 
 func TestNewWorker_RejectsAStoreWithoutConditionalBatches(t *testing.T) {

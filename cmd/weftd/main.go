@@ -8,6 +8,8 @@
 //	--addr        WEFT_ADDR         listen address (default 127.0.0.1:7400)
 //	--data-dir    WEFT_DATA_DIR     embedded store directory, created if missing (default .weft)
 //	--store       WEFT_STORE        "pebble" (default) or a postgresql:// URL (CockroachDB or PostgreSQL)
+//	--pebble-cache-mib WEFT_PEBBLE_CACHE_MIB  the embedded store's block cache in MiB (default 8); it
+//	                                counts in weftd's memory once the store outgrows it
 //	--log-level   WEFT_LOG_LEVEL    debug, info, warn or error (default info)
 //	--cors-origin WEFT_CORS_ORIGINS comma-separated browser origins allowed (default none)
 //	--auth-tokens WEFT_AUTH_TOKENS_FILE bearer-token file (see docs/api.md)
@@ -72,6 +74,7 @@ type options struct {
 	addr        string
 	dataDir     string
 	store       string
+	pebbleCache int64 // bytes of the embedded store's block cache
 	logLevel    slog.Level
 	corsOrigins []string
 	// tokenFile and envTokens are the configured bearer tokens' sources.
@@ -105,6 +108,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	backpressure := fs.String("backpressure", envOr(getenv, "WEFT_BACKPRESSURE", string(engine.DefaultBackpressure)), "reject, queue or delay")
 	debugAddr := fs.String("debug-addr", getenv("WEFT_DEBUG_ADDR"), "serve /debug/pprof on this loopback address (off when empty)")
 	wakeChannel := fs.String("wake-channel", getenv("WEFT_WAKE_CHANNEL"), `cluster wake-ups' Redis channel (default weft:wake), or "none"`)
+	pebbleCacheText := fs.String("pebble-cache-mib", envOr(getenv, "WEFT_PEBBLE_CACHE_MIB", strconv.Itoa(defaultPebbleCacheMiB)), "embedded store's block cache, MiB")
 	leaseTTLText := fs.String("lease-ttl", envOr(getenv, "WEFT_LEASE_TTL", engine.DefaultLeaseTTL.String()), "run lease TTL, e.g. 10s")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -113,6 +117,10 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		return options{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if err := checkStore(*storeFlag); err != nil {
+		return options{}, err
+	}
+	pebbleCache, err := cacheOption(*pebbleCacheText)
+	if err != nil {
 		return options{}, err
 	}
 	switch *ownership {
@@ -150,7 +158,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return options{}, fmt.Errorf("log level must be debug, info, warn or error, got %q", *level)
 	}
-	return options{addr: *addr, dataDir: *dataDir, store: *storeFlag, logLevel: lvl, corsOrigins: splitList(*cors),
+	return options{addr: *addr, dataDir: *dataDir, store: *storeFlag, pebbleCache: pebbleCache, logLevel: lvl, corsOrigins: splitList(*cors),
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
 		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel},
 		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: engine.BackpressureMode(*backpressure), bus: *bus,

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/weft-dev/weft/store"
@@ -49,7 +50,7 @@ func openStore(ctx context.Context, opts options, logger *slog.Logger) (store.St
 		st, err = sqlstore.Open(ctx, sqlstore.Config{URL: opts.store})
 	} else {
 		location = opts.dataDir
-		st, err = openPebble(opts.dataDir, logger)
+		st, err = openPebble(opts.dataDir, opts.pebbleCache, logger)
 	}
 	if err != nil {
 		// The backends' errors may quote the URL; say only where it was.
@@ -64,12 +65,29 @@ func openStore(ctx context.Context, opts options, logger *slog.Logger) (store.St
 	return st, nil
 }
 
-// openPebble opens the embedded store, creating its directory if missing.
-func openPebble(dir string, logger *slog.Logger) (store.Store, error) {
+// openPebble opens the embedded store, creating its directory if missing,
+// with a block cache of cacheBytes.
+func openPebble(dir string, cacheBytes int64, logger *slog.Logger) (store.Store, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
-	return pebblestore.Open(dir, pebblestore.Config{Logger: logger})
+	return pebblestore.Open(dir, pebblestore.Config{Logger: logger, CacheBytes: cacheBytes})
+}
+
+// defaultPebbleCacheMiB is --pebble-cache-mib's default: the store's.
+const defaultPebbleCacheMiB = pebblestore.DefaultCacheBytes >> 20
+
+// maxPebbleCacheMiB bounds --pebble-cache-mib (64 GiB), so that a typo is an
+// error and not an allocation.
+const maxPebbleCacheMiB = 64 << 10
+
+// cacheOption parses --pebble-cache-mib into bytes.
+func cacheOption(text string) (int64, error) {
+	mib, err := strconv.Atoi(text)
+	if err != nil || mib < 1 || mib > maxPebbleCacheMiB {
+		return 0, fmt.Errorf("pebble cache must be a whole number of MiB between 1 and %d, got %q", maxPebbleCacheMiB, text)
+	}
+	return int64(mib) << 20, nil
 }
 
 // redactURL answers a connection URL without its password (in the user

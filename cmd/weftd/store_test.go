@@ -16,6 +16,7 @@ import (
 
 	"github.com/weft-dev/weft/conformance/apitest"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/store/pebblestore"
 )
 
 func TestOptions_StoreDefaultsToPebbleAndAcceptsPostgresURLs(t *testing.T) {
@@ -126,4 +127,25 @@ func inFlightRPCs(t *testing.T, d *daemon) float64 {
 		}
 	}
 	return 0
+}
+
+func TestOptions_PebbleCacheIsMiBFromEnvThenFlagAndRefusesNonsense(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	opts, err := parseOptions(nil, getenv, io.Discard)
+	require.NoError(t, err)
+	require.EqualValues(t, pebblestore.DefaultCacheBytes, opts.pebbleCache)
+
+	env["WEFT_PEBBLE_CACHE_MIB"] = "32"
+	opts, err = parseOptions(nil, getenv, io.Discard)
+	require.NoError(t, err)
+	require.EqualValues(t, 32<<20, opts.pebbleCache)
+	opts, err = parseOptions([]string{"--pebble-cache-mib", "64"}, getenv, io.Discard)
+	require.NoError(t, err)
+	require.EqualValues(t, 64<<20, opts.pebbleCache)
+
+	for _, bad := range []string{"0", "-8", "lots", "1e9", "65537"} {
+		_, err := parseOptions([]string{"--pebble-cache-mib", bad}, getenv, io.Discard)
+		require.ErrorContains(t, err, "pebble cache must be a whole number of MiB between 1 and 65536, got \""+bad+"\"")
+	}
 }

@@ -26,6 +26,15 @@
 // Pebble snapshot, so neither ever sees part of a batch, and a Commit returns
 // only once its batch is visible to them.
 //
+// Watching puts: WatchPuts tells a callback, after each group that put keys
+// under a prefix (or whose apply failed, so that it may have), the least such
+// key, once the group is visible and before its commits return. As no other
+// process can write the store, a watcher hears of every put; the export
+// worker keeps its place in the outbox with it.
+//
+// Caching: Config.CacheBytes sizes Pebble's block cache (the tables' data,
+// index and filter blocks), DefaultCacheBytes by default.
+//
 // On-disk layout (part of the persisted format, see docs/storage.md):
 //
 //	'r' + key            → 0x01 | version (8 bytes, big-endian) | value

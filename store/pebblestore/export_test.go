@@ -24,3 +24,6 @@ func SetBeforeApply(s *Store, f func(batches int) error) { s.beforeApply = f }
 func FlushAndFilterHits(s *Store) (flush func() error, hits func() int64) {
 	return s.db.Flush, func() int64 { return s.db.Metrics().Filter.Hits }
 }
+
+// CacheSize answers the block cache size the store gives Pebble for cfg.
+func CacheSize(cfg Config) int64 { return pebbleOptions(cfg.WithDefaults(), nil).CacheSize }

@@ -31,9 +31,14 @@ func (s *Store) commitGroup(g *group) {
 	batch := s.db.NewBatch()
 	defer batch.Close()
 	err := s.fold(g, batch)
+	var owed []heard
+	if err == nil && !batch.Empty() {
+		owed = s.watchers.owed(g)
+	}
 	close(g.folded)
 	if err == nil && !batch.Empty() {
 		err = s.apply(len(g.reqs), batch)
+		notify(owed) // applied, or perhaps applied: a watcher must hear of it either way
 	}
 	if err != nil {
 		for _, r := range g.reqs {

@@ -31,12 +31,19 @@ type Config struct {
 	// takes; 0 means DefaultMaxGroupBytes. A batch larger than this still
 	// commits, in a group of its own.
 	MaxGroupBytes int
+	// CacheBytes is the size of Pebble's block cache, which holds the
+	// tables' data, index and filter blocks that reads need; 0 means
+	// DefaultCacheBytes. It is allocated as reads fill it and counts in the
+	// process's RSS once the store is larger than it.
+	CacheBytes int64
 }
 
-// Group commit bounds by default.
+// Defaults of Config.
 const (
 	DefaultMaxGroupBatches = 128
 	DefaultMaxGroupBytes   = 8 << 20
+	// DefaultCacheBytes is Pebble's own default block cache size.
+	DefaultCacheBytes = 8 << 20
 )
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -53,6 +60,9 @@ func (c Config) WithDefaults() Config {
 	if c.MaxGroupBytes == 0 {
 		c.MaxGroupBytes = DefaultMaxGroupBytes
 	}
+	if c.CacheBytes == 0 {
+		c.CacheBytes = DefaultCacheBytes
+	}
 	return c
 }
 
@@ -65,6 +75,9 @@ func (c Config) validate() error {
 	}
 	if c.MaxGroupBytes < 1 {
 		return fmt.Errorf("pebblestore: max group bytes must be at least 1, got %d", c.MaxGroupBytes)
+	}
+	if c.CacheBytes < 1 {
+		return fmt.Errorf("pebblestore: cache bytes must be at least 1, got %d", c.CacheBytes)
 	}
 	return nil
 }
@@ -84,6 +97,9 @@ type Store struct {
 	seq   uint64
 	stats groupStats
 
+	// watchers hear of the puts under their prefixes (WatchPuts).
+	watchers watchers
+
 	// beforeApply, when set (by tests), runs before each group's synced
 	// apply with the number of batches in the group; an error fails the
 	// apply.
@@ -99,7 +115,7 @@ func Open(dir string, cfg Config) (*Store, error) { return open(dir, cfg, nil) }
 // key, every level) let a Get of an absent key — every event's idempotency
 // check is one — skip the tables that cannot hold it.
 func pebbleOptions(cfg Config, fs vfs.FS) *pebble.Options {
-	opts := &pebble.Options{Logger: pebbleLogger{cfg.Logger}, FS: fs}
+	opts := &pebble.Options{Logger: pebbleLogger{cfg.Logger}, FS: fs, CacheSize: cfg.CacheBytes}
 	opts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 	return opts
 }
