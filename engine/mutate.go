@@ -31,12 +31,18 @@ type change struct {
 	dirty  bool
 	wake   []string
 	alerts []pendingAlert
-	// readyPuts are the ready-queue entries the decision writes (queueHints).
+	// readyPuts are the ready-queue entries the decision writes (queueHints,
+	// hand-off).
 	readyPuts []readyEntry
+	// handOffs are the claims the decision made for waiting polls.
+	handOffs []pendingHandOff
 }
 
-// readyEntry is a ready-queue entry and its queue's key prefix.
-type readyEntry struct{ prefix, key []byte }
+// readyEntry is a ready-queue entry, its queue's key prefix and its task.
+type readyEntry struct {
+	prefix, key []byte
+	task        *taskRecord
+}
 
 // emit appends an event to the run's log.
 func (c *change) emit(typ, stepID string, logical, engineAttempt int, data EventData) {
@@ -207,43 +213,63 @@ func (e *Engine) mutate(ctx context.Context, runID, actor string, decide func(*c
 	unlock := e.lock(runID)
 	defer unlock()
 	for range maxMutateRetries {
-		run, err := e.loadRun(ctx, runID)
-		if err != nil {
-			return nil, err
-		}
-		state, version, err := e.loadCheckpointForChange(ctx, runID)
-		if err != nil {
-			return nil, err
-		}
-		ch := &change{e: e, ctx: ctx, run: run, state: state, now: e.now(), actor: actor}
-		if err := ch.decide(decide); err != nil {
-			return ch, err
-		}
-		if !ch.dirty && len(ch.ops) == 0 {
-			return ch, nil
-		}
-		batch, err := ch.batch(version)
-		if err != nil {
-			return ch, err
-		}
-		res, err := e.commitWithinBudget(ctx, ch, batch)
-		for _, r := range ch.readyPuts { // even when the outcome is unknown
-			e.hints.lower(r.prefix, r.key)
-		}
-		switch {
-		case err == nil:
-			if ch.dirty {
-				e.checkpointCommitted(runID, res.Versions[0], ch.state)
-			}
-			e.afterCommit(ch)
-			return ch, nil
-		case conflictOn(err, checkpointKey(runID)), errors.Is(err, store.ErrOutcomeUnknown), errors.Is(err, store.ErrRetryable):
-			continue
-		default:
+		ch, retry, err := e.mutateOnce(ctx, runID, actor, decide)
+		if !retry {
 			return ch, err
 		}
 	}
 	return nil, &Error{Code: CodeUnavailable, RunID: runID, Message: "run " + runID + " is changing too fast; retry"}
+}
+
+// mutateOnce makes and commits one decision, and answers whether it must be
+// made again (a lost race on the checkpoint, or an unknown outcome). The
+// tasks it hands to waiting polls are delivered only if it committed.
+func (e *Engine) mutateOnce(ctx context.Context, runID, actor string, decide func(*change) error) (ch *change, retry bool, err error) {
+	run, err := e.loadRun(ctx, runID)
+	if err != nil {
+		return nil, false, err
+	}
+	state, version, err := e.loadCheckpointForChange(ctx, runID)
+	if err != nil {
+		return nil, false, err
+	}
+	ch = &change{e: e, ctx: ctx, run: run, state: state, now: e.now(), actor: actor}
+	committed := false
+	defer func() { ch.settleHandOffs(committed) }()
+	if err := ch.decide(func(c *change) error {
+		if err := decide(c); err != nil {
+			return err
+		}
+		c.handOff()
+		return nil
+	}); err != nil {
+		return ch, false, err
+	}
+	if !ch.dirty && len(ch.ops) == 0 {
+		return ch, false, nil
+	}
+	batch, err := ch.batch(version)
+	if err != nil {
+		return ch, false, err
+	}
+	res, err := e.commitWithinBudget(ctx, ch, batch)
+	for _, r := range ch.readyPuts { // even when the outcome is unknown
+		e.hints.lower(r.prefix, r.key)
+	}
+	switch {
+	case err == nil:
+		committed = true
+		ch.settleHandOffs(true)
+		if ch.dirty {
+			e.checkpointCommitted(runID, res.Versions[0], ch.state)
+		}
+		e.afterCommit(ch)
+		return ch, false, nil
+	case conflictOn(err, checkpointKey(runID)), errors.Is(err, store.ErrOutcomeUnknown), errors.Is(err, store.ErrRetryable):
+		return ch, true, err
+	default:
+		return ch, false, err
+	}
 }
 
 // afterCommit wakes the polls of queues that gained tasks and the watchers

@@ -275,7 +275,7 @@ func (c *change) newTask(a *Action, st *StepState, kind TaskKind, activity, queu
 	}
 	c.put(taskKey(t.TaskID), t)
 	c.put([]byte(t.readyKey()), t.TaskID)
-	c.readyPuts = append(c.readyPuts, readyEntry{queuePrefix(t.TenantID, t.Queue), []byte(t.readyKey())})
+	c.readyPuts = append(c.readyPuts, readyEntry{prefix: queuePrefix(t.TenantID, t.Queue), key: []byte(t.readyKey()), task: t})
 	c.wake = append(c.wake, queueID(t.TenantID, t.Queue))
 	return t
 }

@@ -58,7 +58,10 @@ type Task struct {
 
 // PollTasks claims up to MaxTasks ready tasks of the worker's activities,
 // waiting up to Wait for one. A claim persists the step RUNNING with its
-// started_at (spec 001) in the same batch that hands the task out.
+// started_at (spec 001) in the same batch that hands the task out. While it
+// waits, a decision of this process that makes a task it asks for ready may
+// claim the task for it in the decision's own commit and hand it over
+// (handoff.go); polls that began earlier are served first.
 func (e *Engine) PollTasks(ctx context.Context, p PollParams) ([]*Task, error) {
 	if p.Queue == "" {
 		p.Queue = DefaultQueue
@@ -66,31 +69,43 @@ func (e *Engine) PollTasks(ctx context.Context, p PollParams) ([]*Task, error) {
 	if p.MaxTasks <= 0 {
 		p.MaxTasks = 1
 	}
+	h := e.wake.handOffs
+	slot := h.slotFor(ctx, p)
+	if p.Wait > 0 {
+		h.open(slot) // from the start, so that a hand-off can reach the poll even while it scans
+	}
 	deadline := e.clock.Now().Add(p.Wait)
 	for {
-		wake := e.wake.wait(queueID(p.TenantID, p.Queue))
-		tasks, err := e.claimReady(ctx, p)
-		if err != nil || len(tasks) > 0 {
-			return tasks, err
+		wake := e.wake.wait(slot.queue)
+		tasks, err := e.claimReady(ctx, p, slot)
+		if err != nil || len(tasks) > 0 || h.wasHanded(slot) {
+			return e.answer(slot, tasks, err)
 		}
 		remaining := deadline.Sub(e.clock.Now())
-		if remaining <= 0 {
-			return nil, nil
+		if remaining <= 0 || ctx.Err() != nil {
+			return e.answer(slot, nil, nil)
 		}
-		t := time.NewTimer(min(remaining, e.cfg.PollInterval))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, nil
-		case <-wake:
-		case <-t.C:
+		awaitHandOff(ctx, slot, wake, min(remaining, e.cfg.PollInterval))
+		if h.wasHanded(slot) || ctx.Err() != nil {
+			return e.answer(slot, nil, nil)
 		}
-		t.Stop()
 	}
 }
 
-// claimReady claims what is ready now.
-func (e *Engine) claimReady(ctx context.Context, p PollParams) ([]*Task, error) {
+// answer ends a poll's hand-offs and answers the tasks it claimed plus those
+// handed to it.
+func (e *Engine) answer(slot *handOffSlot, tasks []*Task, err error) ([]*Task, error) {
+	tasks = append(tasks, e.wake.handOffs.close(slot)...)
+	if err != nil && len(tasks) > 0 { // what is claimed is answered; its claims are durable
+		e.log.Warn("a claim failed; answering the tasks claimed", slog.String("error", err.Error()))
+		err = nil
+	}
+	return tasks, err
+}
+
+// taskNames answers the kinds and names of task the poll asks for, keyed
+// "a:", "c:" and "v:" by kind.
+func (p PollParams) taskNames() map[string]TaskKind {
 	names := map[string]TaskKind{}
 	for _, a := range p.Activities {
 		names["a:"+a] = TaskActivity
@@ -101,6 +116,12 @@ func (e *Engine) claimReady(ctx context.Context, p PollParams) ([]*Task, error) 
 	for _, v := range p.Verifiable {
 		names["v:"+v] = TaskVerify
 	}
+	return names
+}
+
+// claimReady claims tasks that are ready now, as many as the poll's slot
+// has room for.
+func (e *Engine) claimReady(ctx context.Context, p PollParams, slot *handOffSlot) ([]*Task, error) {
 	prefix, end := readyTaskRange(p.TenantID, p.Queue, e.now())
 	start, gen := e.hints.start(prefix, prefix)
 	if bytes.Compare(start, end) >= 0 {
@@ -129,16 +150,16 @@ func (e *Engine) claimReady(ctx context.Context, p PollParams) ([]*Task, error) 
 				ids = append(ids, taskID)
 			}
 		}
-		for len(ids) > 0 && len(out) < p.MaxTasks {
-			n := min(len(ids), p.MaxTasks-len(out), e.parallelClaims())
-			claimed, err := e.claimEach(ctx, ids[:n], p, names)
+		for len(ids) > 0 {
+			n := e.wake.handOffs.hold(slot, min(len(ids), e.parallelClaims()))
+			if n == 0 {
+				return out, nil // the rest of the poll's room went to hand-offs
+			}
+			claimed, err := e.claimEach(ctx, ids[:n], p, slot.names)
+			e.wake.handOffs.unhold(slot, n-len(claimed))
 			out = append(out, claimed...)
 			if err != nil {
-				if len(out) > 0 { // what is claimed is answered; its claims are durable
-					e.log.Warn("a claim failed; answering the tasks claimed", slog.String("error", err.Error()))
-					return out, nil
-				}
-				return nil, err
+				return out, err // answer passes on what was claimed
 			}
 			ids = ids[n:]
 		}

@@ -10,9 +10,12 @@ import "sync"
 type waker struct {
 	mu sync.Mutex
 	ch map[string]chan struct{}
+	// handOffs are the long polls waiting here, to which a decision may
+	// hand a task it makes ready (handoff.go).
+	handOffs *handOffs
 }
 
-func newWaker() *waker { return &waker{ch: map[string]chan struct{}{}} }
+func newWaker() *waker { return &waker{ch: map[string]chan struct{}{}, handOffs: newHandOffs()} }
 
 // wait answers a channel closed at the queue's next notify.
 func (w *waker) wait(queue string) <-chan struct{} {

@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/pebblestore"
+)
+
+// commitCounter counts a store's commits.
+type commitCounter struct {
+	store.Store
+	n atomic.Int64
+}
+
+func (c *commitCounter) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
+	c.n.Add(1)
+	return c.Store.Commit(ctx, b)
+}
+
+// BenchmarkLongPollingWorkers runs five-step workflows on a Pebble store,
+// 16 at a time, through 4 long-polling workers of 16 slots, as the end-to-end
+// benchmark does without the network, and reports the store's commits per
+// step (b.N counts steps).
+//
+//	go test -run '^$' -bench LongPollingWorkers -benchtime 2000x ./engine/
+func BenchmarkLongPollingWorkers(b *testing.B) {
+	const steps, clients, workers, slots = 5, 16, 4, 16
+	st, err := pebblestore.Open(b.TempDir(), pebblestore.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	cc := &commitCounter{Store: st}
+	eng, err := New(Config{Store: cc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	def := seq("s1", "s2", "s3", "s4", "s5")
+	var activities []string
+	for _, a := range def.Actions {
+		activities = append(activities, a.Activity)
+	}
+	var bg sync.WaitGroup
+	for range workers {
+		free := make(chan struct{}, slots)
+		for range slots {
+			free <- struct{}{}
+		}
+		bg.Go(func() {
+			for ctx.Err() == nil {
+				<-free
+				n := 1
+				for len(free) > 0 && n < slots {
+					<-free
+					n++
+				}
+				tasks, _ := eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: "w", Activities: activities, MaxTasks: n, Wait: time.Second})
+				for range n - len(tasks) {
+					free <- struct{}{}
+				}
+				for _, task := range tasks {
+					bg.Go(func() {
+						_, _ = eng.CompleteTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`{}`)})
+						free <- struct{}{}
+					})
+				}
+			}
+		})
+	}
+	runs := max(1, b.N/steps)
+	var next atomic.Int64
+	b.ResetTimer()
+	before := cc.n.Load()
+	var clientsWG sync.WaitGroup
+	for range clients {
+		clientsWG.Go(func() {
+			for next.Add(1) <= int64(runs) {
+				res, err := eng.SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: def, Start: true, SubmittedBy: "bench"})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				for {
+					snap, err := eng.GetRun(ctx, tenant, res.Run.RunID)
+					if err == nil && snap.Status.Terminal() {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+		})
+	}
+	clientsWG.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(cc.n.Load()-before)/float64(runs*steps), "commits/step")
+	cancel()
+	bg.Wait()
+}

@@ -1,0 +1,486 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/memstore"
+)
+
+// countingStore counts commits and can fail the next ones with an error.
+type countingStore struct {
+	store.Store
+	commits  atomic.Int64
+	mu       sync.Mutex
+	failNext []error
+	last     *store.Batch // the last batch committed
+}
+
+func (s *countingStore) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
+	s.commits.Add(1)
+	s.mu.Lock()
+	s.last = b
+	var fail error
+	if len(s.failNext) > 0 {
+		fail, s.failNext = s.failNext[0], s.failNext[1:]
+	}
+	s.mu.Unlock()
+	if fail != nil {
+		return nil, fail
+	}
+	return s.Store.Commit(ctx, b)
+}
+
+func (s *countingStore) failCommits(errs ...error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failNext = append(s.failNext, errs...)
+}
+
+// waitingPolls counts the polls of e listed as waiting for a hand-off.
+func waitingPolls(e *Engine) int {
+	h := e.wake.handOffs
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, list := range h.waiting {
+		n += len(list)
+	}
+	return n
+}
+
+// longPoll starts a long poll on b's engine and answers once it waits for a
+// hand-off (n polls waiting in all).
+func (b *bundle) longPoll(ctx context.Context, worker string, n int, activities ...string) <-chan pollResult {
+	b.t.Helper()
+	return b.longPollFor(ctx, n, PollParams{TenantID: tenant, WorkerID: worker, Activities: activities})
+}
+
+// longPollFor starts the long poll p on b's engine and answers once it waits
+// for a hand-off (n polls waiting in all).
+func (b *bundle) longPollFor(ctx context.Context, n int, p PollParams) <-chan pollResult {
+	b.t.Helper()
+	out := make(chan pollResult, 1)
+	p.Wait = time.Hour
+	go func() {
+		tasks, err := b.eng.PollTasks(ctx, p)
+		out <- pollResult{tasks: tasks, err: err}
+	}()
+	require.Eventually(b.t, func() bool { return waitingPolls(b.eng) == n }, 10*time.Second, time.Millisecond)
+	return out
+}
+
+// received answers the tasks a long poll returned.
+func received(t *testing.T, polled <-chan pollResult) []*Task {
+	t.Helper()
+	select {
+	case res := <-polled:
+		require.NoError(t, res.err)
+		return res.tasks
+	case <-time.After(10 * time.Second):
+		t.Fatal("the long poll did not return")
+		return nil
+	}
+}
+
+// readyEntries counts the entries of the default queue.
+func (b *bundle) readyEntries() int {
+	b.t.Helper()
+	res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: queuePrefix(tenant, DefaultQueue)})
+	require.NoError(b.t, err)
+	return len(res.Items)
+}
+
+func setupCounting(t *testing.T) (*bundle, *countingStore) {
+	t.Helper()
+	cs := &countingStore{Store: memstore.New(memstore.Config{})}
+	return setupWith(t, cs), cs
+}
+
+func TestHandOff_ACompletionHandsTheNextTaskToAWaitingPollInOneCommit(t *testing.T) {
+	b, cs := setupCounting(t)
+	run := b.submit(seq("a", "b"))
+	ta := b.poll("act-a")
+	polled := b.longPoll(b.ctx, "w2", 1, "act-b")
+
+	before := cs.commits.Load()
+	b.complete(ta, `{"a":1}`)
+	require.Equal(t, int64(1), cs.commits.Load()-before, "the completion and the next claim share one commit")
+	tasks := received(t, polled)
+	require.Len(t, tasks, 1)
+	tb := tasks[0]
+	require.Equal(t, "b", tb.ActionID)
+	require.Equal(t, int64(1), cs.commits.Load()-before, "the poll made no commit of its own")
+	require.Zero(t, b.readyEntries(), "a handed-off task never gets a ready entry")
+	for _, op := range cs.last.Ops {
+		require.NotContains(t, string(op.Key), string(queuePrefix(tenant, DefaultQueue)),
+			"the completion's commit neither writes nor deletes a ready entry")
+	}
+
+	rec, _, err := b.eng.loadTask(b.ctx, tb.TaskID)
+	require.NoError(t, err)
+	require.Equal(t, taskClaimed, rec.State)
+	require.Equal(t, "w2", rec.WorkerID)
+	require.Equal(t, tb.Token, rec.Token)
+	require.Equal(t, RunRunning, b.run(run.RunID).Status)
+	require.Equal(t, StepRunning, b.run(run.RunID).Steps[1].Status)
+
+	b.complete(tb, `{"b":2}`)
+	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	res, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: tb.Token, WorkerID: "w2", Output: json.RawMessage(`{"b":2}`)})
+	require.NoError(t, err)
+	require.True(t, res.Duplicate, "a handed-off task's result is recorded exactly once")
+}
+
+// normalised answers every record of a store with the identifiers that
+// differ between two engines' runs (run ids, event ids, token suffixes,
+// idempotency keys hashed from the run id) replaced, so that two runs driven
+// the same way compare equal: each record as "key = value", sorted.
+func normalised(t *testing.T, st store.Store, runID string) []string {
+	t.Helper()
+	uuids := regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	tokens := regexp.MustCompile(`#[0-9a-f]{32}`)
+	hashes := regexp.MustCompile(`[0-9a-f]{64}`)
+	norm := func(s string) string {
+		s = regexp.MustCompile(regexp.QuoteMeta(runID)).ReplaceAllString(s, "RUN")
+		return hashes.ReplaceAllString(tokens.ReplaceAllString(uuids.ReplaceAllString(s, "UUID"), "#TOKEN"), "HASH")
+	}
+	var out []string
+	var after []byte
+	for {
+		res, err := st.Scan(context.Background(), &store.ScanParams{After: after, Limit: store.MaxScanLimit})
+		require.NoError(t, err)
+		for _, it := range res.Items {
+			out = append(out, norm(string(it.Key))+" = "+norm(string(it.Value)))
+		}
+		if res.Next == nil {
+			sort.Strings(out)
+			return out
+		}
+		after = res.Next
+	}
+}
+
+func TestHandOff_TheClaimItCommitsIsExactlyWhatAPollsClaimWrites(t *testing.T) {
+	def := seq("a", "b")
+	def.Actions[1].HeartbeatTimeout = Duration(30 * time.Second)
+	drive := func(handOff bool) []string {
+		b := setup(t)
+		b.noProjectionCheck = true
+		run := b.submit(def)
+		ta := b.poll("act-a")
+		if handOff {
+			polled := b.longPoll(b.ctx, "w2", 1, "act-b")
+			b.complete(ta, `{"a":1}`)
+			require.Len(t, received(t, polled), 1)
+		} else {
+			b.complete(ta, `{"a":1}`)
+			tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "w2", Activities: []string{"act-b"}})
+			require.NoError(t, err)
+			require.Len(t, tasks, 1)
+		}
+		return normalised(t, b.store, run.RunID)
+	}
+	polled, handedOff := drive(false), drive(true)
+	require.Equal(t, polled, handedOff, "a hand-off writes the records, timers and events a poll's claim writes")
+}
+
+func TestHandOff_APollWhoseCallEndedIsNotHandedATask(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("a", "b"))
+	ta := b.poll("act-a")
+	gone, cancel := context.WithCancel(b.ctx)
+	cancel()
+	// A poll listed as waiting whose call ended before it could leave.
+	slot := b.eng.wake.handOffs.slotFor(gone, PollParams{TenantID: tenant, Queue: DefaultQueue, WorkerID: "gone",
+		Activities: []string{"act-b"}, MaxTasks: 1})
+	b.eng.wake.handOffs.open(slot)
+
+	b.complete(ta, `{"a":1}`)
+	require.Equal(t, 1, b.readyEntries(), "the task stays ready for a live poll")
+	require.Empty(t, b.eng.wake.handOffs.close(slot))
+	tb := b.poll("act-b")
+	require.Equal(t, "b", tb.ActionID)
+	b.complete(tb, `{"b":2}`)
+	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+}
+
+func TestHandOff_AClaimThatDoesNotCommitPutsThePollBackAndKeepsTheTask(t *testing.T) {
+	b, cs := setupCounting(t)
+	run := b.submit(seq("a", "b"))
+	ta := b.poll("act-a")
+	polled := b.longPoll(b.ctx, "w2", 1, "act-b")
+
+	cs.failCommits(errors.New("disk on fire"))
+	_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{"a":1}`)})
+	require.Error(t, err)
+	require.Equal(t, 1, waitingPolls(b.eng), "the poll waits again")
+	select {
+	case res := <-polled:
+		t.Fatalf("the poll was answered %d tasks by a decision that did not commit", len(res.tasks))
+	default:
+	}
+
+	cs.failCommits(store.ErrRetryable) // lost and re-made within the same call
+	b.complete(ta, `{"a":1}`)
+	tasks := received(t, polled)
+	require.Len(t, tasks, 1)
+	require.Equal(t, "b", tasks[0].ActionID)
+	b.complete(tasks[0], `{"b":2}`)
+	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+}
+
+func TestHandOff_ThePollWaitingLongestIsServedFirst(t *testing.T) {
+	b := setup(t)
+	b.submit(seq("a", "b"))
+	ta := b.poll("act-a")
+	ctx, cancel := context.WithCancel(b.ctx)
+	defer cancel()
+	first := b.longPoll(ctx, "first", 1, "act-b")
+	second := b.longPoll(ctx, "second", 2, "act-b")
+
+	b.complete(ta, `{"a":1}`)
+	tasks := received(t, first)
+	require.Len(t, tasks, 1)
+	rec, _, err := b.eng.loadTask(b.ctx, tasks[0].TaskID)
+	require.NoError(t, err)
+	require.Equal(t, "first", rec.WorkerID)
+	require.Equal(t, 1, waitingPolls(b.eng), "the later poll still waits")
+	cancel()
+	require.Empty(t, received(t, second))
+}
+
+func TestHandOff_APollForOtherTaskNamesDoesNotGetTheTask(t *testing.T) {
+	b := setup(t)
+	b.submit(seq("a", "b"))
+	ta := b.poll("act-a")
+	ctx, cancel := context.WithCancel(b.ctx)
+	// Another activity, and a compensation of the same name: neither is act-b's task.
+	other := b.longPollFor(ctx, 1, PollParams{TenantID: tenant, WorkerID: "other",
+		Activities: []string{"act-x"}, Compensations: []string{"act-b"}})
+
+	b.complete(ta, `{"a":1}`)
+	require.Equal(t, 1, b.readyEntries(), "the task went to the queue, not to a poll of other names")
+	cancel()
+	require.Empty(t, received(t, other))
+	require.Equal(t, "b", b.poll("act-b").ActionID)
+}
+
+func TestHandOff_APollLeavingWhileItsSlotIsReservedGetsTheOutcome(t *testing.T) {
+	h := newHandOffs()
+	task := &taskRecord{Kind: TaskActivity, Activity: "x"}
+	p := PollParams{TenantID: tenant, Queue: "q", Activities: []string{"x"}, MaxTasks: 1}
+	queue := queueID(tenant, "q")
+	for _, committed := range []bool{true, false} {
+		t.Run(fmt.Sprint("committed=", committed), func(t *testing.T) {
+			s := h.slotFor(context.Background(), p)
+			h.open(s)
+			require.Same(t, s, h.reserve(queue, task))
+			require.Nil(t, h.reserve(queue, task), "a slot is given no more tasks than its poll asked for")
+			left := make(chan []*Task, 1)
+			go func() { left <- h.close(s) }()
+			time.Sleep(20 * time.Millisecond) // the poll waits for the decision
+			select {
+			case <-left:
+				t.Fatal("a poll left before the decision holding its slot ended")
+			default:
+			}
+			if committed {
+				h.deliver(s, &Task{TaskID: "t"})
+				got := <-left
+				require.Len(t, got, 1, "a leaving poll answers the task it was handed")
+				require.Equal(t, "t", got[0].TaskID)
+			} else {
+				h.release(s)
+				require.Empty(t, <-left)
+				require.Nil(t, h.reserve(queue, task), "a slot whose poll left is not listed again")
+			}
+		})
+	}
+}
+
+func TestHandOff_APollIsHandedNoMoreTasksThanItAsksFor(t *testing.T) {
+	h := newHandOffs()
+	task := &taskRecord{Kind: TaskActivity, Activity: "x"}
+	queue := queueID(tenant, "q")
+	s := h.slotFor(context.Background(), PollParams{TenantID: tenant, Queue: "q", Activities: []string{"x"}, MaxTasks: 3})
+	h.open(s)
+	require.Equal(t, 1, h.hold(s, 1), "its own scan claims one")
+	require.Same(t, s, h.reserve(queue, task))
+	require.Same(t, s, h.reserve(queue, task))
+	require.Nil(t, h.reserve(queue, task), "three in all")
+	require.Zero(t, h.hold(s, 1))
+	h.release(s)
+	require.Same(t, s, h.reserve(queue, task), "released room is offered again")
+}
+
+// TestHandOff_RacingPollsAndCompletionsClaimEachTaskOnce runs many runs
+// through long polls and concurrent completions (run it with -race): every
+// task is handed to one poll once, and every result recorded once.
+func TestHandOff_RacingPollsAndCompletionsClaimEachTaskOnce(t *testing.T) {
+	b, cs := setupCounting(t)
+	b.noProjectionCheck = true
+	const runs, workers = 12, 6
+	def := seq("s1", "s2", "s3", "s4")
+	var runIDs []string
+	for range runs {
+		runIDs = append(runIDs, b.submit(def).RunID)
+	}
+	ctx, cancel := context.WithCancel(b.ctx)
+	defer cancel()
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				tasks, err := b.eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: fmt.Sprint("w", w),
+					Activities: []string{"act-s1", "act-s2", "act-s3", "act-s4"}, MaxTasks: 2, Wait: time.Second})
+				if err != nil {
+					continue
+				}
+				require.LessOrEqual(t, len(tasks), 2)
+				for _, task := range tasks {
+					mu.Lock()
+					seen[task.TaskID]++
+					mu.Unlock()
+					wg.Go(func() {
+						_, _ = b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: fmt.Sprint("w", w),
+							Output: json.RawMessage(fmt.Sprintf(`{"step":%q}`, task.ActionID))})
+					})
+				}
+			}
+		})
+	}
+	require.Eventually(t, func() bool {
+		for _, id := range runIDs {
+			if b.run(id).Status != RunCompleted {
+				return false
+			}
+		}
+		return true
+	}, 60*time.Second, 10*time.Millisecond)
+	cancel()
+	wg.Wait()
+	var twice []string
+	for id, n := range seen {
+		if n != 1 {
+			twice = append(twice, id)
+		}
+	}
+	sort.Strings(twice)
+	require.Empty(t, twice, "tasks handed out more than once")
+	require.Len(t, seen, runs*len(def.Actions))
+	for _, id := range runIDs {
+		requireEachResultRecordedOnce(t, b.eng, id)
+	}
+	t.Logf("%.2f commits per step", float64(cs.commits.Load())/float64(runs*len(def.Actions)))
+}
+
+// driveHandOffCrashRun runs a five-step workflow to the end as
+// driveCrashRun does, except that each completion is made while a long poll
+// waits, so that it hands the next task over in its own commit; commit
+// killAt (0: never) is interrupted.
+func driveHandOffCrashRun(t *testing.T, backend crashBackend, killAt int, die bool) (out crashOutcome, handedOff int) {
+	t.Helper()
+	ctx := context.Background()
+	inner, reopen := backend.open(t)
+	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	ks := &killSwitch{Store: inner, killAt: killAt, die: die}
+	eng, err := New(Config{Store: ks, Clock: clock})
+	require.NoError(t, err)
+	def := seq("s1", "s2", "s3", "s4", "s5")
+	var activities []string
+	for _, a := range def.Actions {
+		activities = append(activities, a.Activity)
+	}
+	var runID string
+	total := 0
+	for range 400 {
+		if ks.isDead() {
+			total += ks.commits
+			inner = reopen(inner)
+			ks = &killSwitch{Store: inner}
+			eng, err = New(Config{Store: ks, Clock: clock})
+			require.NoError(t, err)
+			ks.fired = true
+		}
+		if runID == "" {
+			res, err := eng.SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: def, RunRequestID: "crash", Start: true, SubmittedBy: "alice"})
+			if err == nil {
+				runID = res.Run.RunID
+			}
+			continue
+		}
+		_ = eng.Tick(ctx)
+		snap, err := eng.GetRun(ctx, tenant, runID)
+		if err == nil && snap.Status.Terminal() {
+			break
+		}
+		tasks, _ := eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: "w", Activities: activities, MaxTasks: 5})
+		if len(tasks) == 0 {
+			clock.Advance(DefaultAttemptTimeout.D() + time.Second)
+			continue
+		}
+		for len(tasks) > 0 {
+			task := tasks[0]
+			tasks = tasks[1:]
+			next := completeWhileAPollWaits(t, eng, task, activities)
+			handedOff += len(next)
+			tasks = append(tasks, next...)
+		}
+	}
+	require.NotEmpty(t, runID, "the run was never submitted")
+	requireEachResultRecordedOnce(t, eng, runID)
+	return crashOutcome{commits: total + ks.commits, fired: ks.fired}, handedOff
+}
+
+// completeWhileAPollWaits completes task while a long poll of activities
+// waits on eng, and answers what the poll got.
+func completeWhileAPollWaits(t *testing.T, eng *Engine, task *Task, activities []string) []*Task {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	polled := make(chan []*Task, 1)
+	go func() {
+		got, _ := eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: "w2", Activities: activities, MaxTasks: 5, Wait: time.Hour})
+		polled <- got
+	}()
+	for waitingPolls(eng) == 0 && len(polled) == 0 {
+		time.Sleep(100 * time.Microsecond)
+	}
+	_, _ = eng.CompleteTask(context.Background(), TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w",
+		Output: json.RawMessage(fmt.Sprintf(`{"step":%q}`, task.ActionID))})
+	cancel() // a hand-off is delivered before CompleteTask returns
+	return <-polled
+}
+
+func TestCrash_EveryCommitPointOfAHandedOffRunRecordsEachResultOnce(t *testing.T) {
+	for _, backend := range crashBackends() {
+		t.Run(backend.name, func(t *testing.T) {
+			clean, handedOff := driveHandOffCrashRun(t, backend, 0, false)
+			require.Equal(t, crashSteps-1, handedOff, "every completion but the last hands the next task over")
+			for _, mode := range []struct {
+				name string
+				die  bool
+			}{{"store fails after commit", false}, {"process killed after commit", true}} {
+				t.Run(mode.name, func(t *testing.T) {
+					for killAt := 1; killAt <= clean.commits; killAt++ {
+						out, _ := driveHandOffCrashRun(t, backend, killAt, mode.die)
+						require.True(t, out.fired, "crash point %d was never reached", killAt)
+					}
+				})
+			}
+		})
+	}
+}
