@@ -94,9 +94,10 @@ func (s *Store) apply(ctx context.Context, m Migration) error {
 	}, nil)
 }
 
-// isDuplicateObject reports the error PostgreSQL raises when two sessions run
-// CREATE … IF NOT EXISTS at once.
+// isDuplicateObject reports the errors PostgreSQL raises when two sessions run
+// CREATE TABLE IF NOT EXISTS at once: the loser may trip over the table's
+// name (42P07), its row type (42710) or the catalog's unique index (23505).
 func isDuplicateObject(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "42P07")
+	return errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "42P07" || pgErr.Code == "42710")
 }
