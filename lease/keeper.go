@@ -18,6 +18,11 @@ import (
 // State of the holder's own that starts at V's zero value: the engine keeps
 // its fencing epoch there, so that a new tenure never inherits what an old
 // one wrote.
+//
+// The leases stay what the package says they are, a way to avoid duplicate
+// work: a release of an idle tenure that races with a new Take of the same
+// name (the manager knows only the owner) may delete the new tenure's lease,
+// which its next renewal then reports lost.
 type Keeper[V any] struct {
 	m     Manager
 	owner string
@@ -180,9 +185,6 @@ func (k *Keeper[V]) renew() {
 // others. It answers false, and the renewer exits, when nothing is held.
 func (k *Keeper[V]) round() bool {
 	renew, idle := k.sort()
-	for _, t := range idle {
-		_ = k.m.Release(context.Background(), t.l)
-	}
 	// A renewal that cannot finish before the next round is due counts as
 	// failed: the lease may be gone by then, so the work under it stops.
 	deadline := time.Now().Add(k.ttl / 3)
@@ -193,6 +195,9 @@ func (k *Keeper[V]) round() bool {
 		if err != nil {
 			k.forget(t) // lost, or dropped meanwhile: work under it stops
 		}
+	}
+	for _, t := range idle { // after the renewals, which work depends on
+		_ = k.m.Release(context.Background(), t.l)
 	}
 	return len(renew) > 0
 }
