@@ -65,12 +65,21 @@ func (e *Engine) StaleCommitsRejected() int64 { return e.own.stale.Load() }
 // same conditional batch; every decision checks it, so an owner that lost
 // its lease (paused, partitioned, slow) can never commit, and stops.
 func (e *Engine) drive(ctx context.Context, runID string, decide func(*change) error) error {
+	_, err := e.driveOwned(ctx, runID, decide)
+	return err
+}
+
+// driveOwned is drive, and also answers whether this engine decided as the
+// run's owner: false when another engine holds the lease or took the run
+// over, and then nothing a decision attempt noted (one that lost its race
+// before the engine learned it was stale) describes what happened.
+func (e *Engine) driveOwned(ctx context.Context, runID string, decide func(*change) error) (bool, error) {
 	held, err := e.own.leases.Take(ctx, "run:"+runID)
 	if errors.Is(err, lease.ErrHeld) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return err // the lease service is down: do no background work, lose nothing
+		return false, err // the lease service is down: do no background work, lose nothing
 	}
 	defer held.Done()
 	t := &held.State
@@ -97,13 +106,13 @@ func (e *Engine) drive(ctx context.Context, runID string, decide func(*change) e
 		e.own.stale.Add(1)
 		e.log.Info("stale owner stopped driving a run", slog.String("run_id", runID))
 		held.Drop()
-		return nil
+		return false, nil
 	case err != nil && held.Context().Err() != nil:
 		e.own.stale.Add(1) // the lease was lost mid-decision: nothing committed, stop
 		held.Drop()
-		return nil
+		return false, nil
 	case err != nil:
-		return err
+		return true, err
 	}
 	if bumped != 0 {
 		t.wrote, t.epoch = true, bumped
@@ -111,7 +120,7 @@ func (e *Engine) drive(ctx context.Context, runID string, decide func(*change) e
 	if ch != nil && ch.state.Status.Terminal() {
 		held.Drop()
 	}
-	return nil
+	return true, nil
 }
 
 // releaseAll gives every lease up (the engine is stopping).

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -130,4 +132,51 @@ func goroutinesWithin(d time.Duration, want int) int {
 // touch is a decision that writes a marker record for the run.
 func touch(runID, marker string) func(*change) error {
 	return func(ch *change) error { ch.put(store.Key("test", runID, marker), marker); return nil }
+}
+
+// gatedStore holds the first commit made after it is armed until opened.
+type gatedStore struct {
+	store.Store
+	armed             atomic.Bool
+	reached, openGate chan struct{}
+}
+
+func (g *gatedStore) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
+	if g.armed.CompareAndSwap(true, false) {
+		close(g.reached)
+		<-g.openGate
+	}
+	return g.Store.Commit(ctx, b)
+}
+
+// TestRunQueue_AReconcilerOvertakenAsOwnerReportsItsRunSkipped: reconciler
+// a decides to start a queued run, but reconciler b (which holds the run's
+// lease too, as when Redis loses a key) starts it first. a's decision loses
+// its race and a stops as a stale owner: it must not report the run STARTED.
+func TestRunQueue_AReconcilerOvertakenAsOwnerReportsItsRunSkipped(t *testing.T) {
+	mem := memstore.New(memstore.Config{})
+	gated := &gatedStore{Store: mem, reached: make(chan struct{}), openGate: make(chan struct{})}
+	limit := func(c *Config) { c.Limits.PerTenant, c.Leases = 1, lease.NewLocal(nil) }
+	a := setupWith(t, gated, limit)
+	b := setupWith(t, mem, limit)
+	a.submit(seq("a"))
+	queued := a.submit(seq("a"))
+	require.Equal(t, RunQueued, queued.Status)
+	a.complete(a.poll("act-a"), `1`) // the first run ends: a slot is free
+
+	gated.armed.Store(true)
+	results := make(chan []QueueResult, 1)
+	go func() {
+		r, err := a.eng.DequeueAndStart(a.ctx)
+		require.NoError(t, err)
+		results <- r
+	}()
+	<-gated.reached // a decided to start the run and is about to commit
+	started, err := b.eng.DequeueAndStart(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, []QueueResult{{RunID: queued.RunID, Status: "STARTED"}}, started)
+	close(gated.openGate)
+	require.Equal(t, []QueueResult{{RunID: queued.RunID, Status: "SKIPPED"}}, <-results)
+	require.EqualValues(t, 1, a.eng.StaleCommitsRejected())
+	require.Equal(t, 1, countEvents(b, queued.RunID, EvRunStarted))
 }
