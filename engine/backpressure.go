@@ -193,7 +193,7 @@ func (e *Engine) DequeueAndStart(ctx context.Context) ([]QueueResult, error) {
 	for _, it := range res.Items {
 		runID := string(it.Value)
 		started := false
-		err := e.drive(ctx, runID, func(ch *change) error {
+		owned, err := e.driveOwned(ctx, runID, func(ch *change) error {
 			started = false // a decision made again after a lost race starts afresh
 			if ch.state.Status != RunQueued {
 				ch.del(it.Key) // started elsewhere, or cancelled: the index entry is stale
@@ -209,7 +209,7 @@ func (e *Engine) DequeueAndStart(ctx context.Context) ([]QueueResult, error) {
 			out = append(out, QueueResult{RunID: runID, Status: "SKIPPED"}) // another engine took the slot: next pass
 		case err != nil:
 			out = append(out, QueueResult{RunID: runID, Status: "FAILED"})
-		case started:
+		case started && owned: // not when this engine learned it was stale: its last attempt lost its race
 			out = append(out, QueueResult{RunID: runID, Status: "STARTED"})
 		default:
 			out = append(out, QueueResult{RunID: runID, Status: "SKIPPED"})

@@ -200,7 +200,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	return &Engine{cfg: cfg, hints: hints, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, wake: newWaker(),
 		runs: newRecentCache[*runRecord](cacheSize), checkpoints: newRecentCache[cachedCheckpoint](cacheSize),
-		own: ownership{runs: map[string]*owned{}}}, nil
+		own: newOwnership(cfg)}, nil
 }
 
 // lock serialises this process's changes to one run, so that its own writers

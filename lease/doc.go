@@ -4,6 +4,7 @@
 // batches in the store (DESIGN.md §3b).
 //
 // It holds the interface, an in-process implementation for the embedded
-// deployment, and Hold, which keeps a lease renewed and reports its loss.
+// deployment, and Keeper, which holds many leases of one owner while they
+// are in use, renews them from one goroutine and reports each one's loss.
 // Backends live beside it (redislease). It imports only the standard library.
 package lease

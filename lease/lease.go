@@ -108,32 +108,3 @@ func (m *Local) Release(_ context.Context, l Lease) error {
 	}
 	return nil
 }
-
-// Hold keeps a lease renewed every TTL/3 until ctx ends or a renewal fails.
-// The returned context is cancelled when the lease is lost, so that all work
-// done under it stops; stop releases the lease and waits for the renewer.
-func Hold(ctx context.Context, m Manager, l Lease) (held context.Context, stop func()) {
-	held, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(l.TTL / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-held.Done():
-				return
-			case <-t.C:
-				if err := m.Renew(held, l); err != nil {
-					cancel()
-					return
-				}
-			}
-		}
-	}()
-	return held, func() {
-		cancel()
-		<-done
-		_ = m.Release(context.Background(), l)
-	}
-}

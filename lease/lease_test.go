@@ -51,17 +51,3 @@ func TestValidate_NamesTheRule(t *testing.T) {
 	_, err = m.Acquire(context.Background(), "n", "o", time.Millisecond)
 	require.EqualError(t, err, "lease: TTL must be at least 10ms, got 1ms")
 }
-
-func TestHold_CancelsTheWorkWhenRenewalFails(t *testing.T) {
-	m := lease.NewLocal(nil)
-	l, err := m.Acquire(context.Background(), "run-1", "engine-a", 30*time.Millisecond)
-	require.NoError(t, err)
-	held, stop := lease.Hold(context.Background(), m, l)
-	defer stop()
-	require.NoError(t, m.Release(context.Background(), l)) // someone removed the lease
-	select {
-	case <-held.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("work under a lost lease was not stopped")
-	}
-}

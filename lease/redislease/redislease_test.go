@@ -68,19 +68,20 @@ func TestRedis_OneOwnerAtATime(t *testing.T) {
 func TestRedis_DeletedKeyLosesTheLeaseAndStopsTheWork(t *testing.T) {
 	ctx := context.Background()
 	a, b, rdb := managers(t)
-	la, err := a.Acquire(ctx, "run-1", "engine-a", 60*time.Millisecond)
+	k := lease.NewKeeper[struct{}](a, "engine-a", 60*time.Millisecond)
+	defer k.ReleaseAll()
+	held, err := k.Take(ctx, "run-1")
 	require.NoError(t, err)
-	held, stop := lease.Hold(ctx, a, la)
-	defer stop()
+	defer held.Done()
 	require.NoError(t, rdb.Del(ctx, a.Key("run-1")).Err())
 	select {
-	case <-held.Done():
+	case <-held.Context().Done():
 	case <-time.After(5 * time.Second):
 		t.Fatal("work under a deleted lease was not stopped")
 	}
 	_, err = b.Acquire(ctx, "run-1", "engine-b", time.Second)
 	require.NoError(t, err, "another owner takes over")
-	require.ErrorIs(t, a.Renew(ctx, la), lease.ErrLost)
+	require.ErrorIs(t, a.Renew(ctx, lease.Lease{Name: "run-1", Owner: "engine-a", TTL: time.Second}), lease.ErrLost)
 }
 
 func TestRedis_ExpiredLeaseCanBeTakenOver(t *testing.T) {
