@@ -62,9 +62,10 @@ func startWeftdEnv(t *testing.T, env []string, args ...string) *daemon {
 // its output.
 func runWeftdToExit(t *testing.T, env []string, args ...string) string {
 	t.Helper()
+	bin := weftdBinary(t) // built before the deadline starts: building is not what it bounds
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, weftdBinary(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
