@@ -183,7 +183,9 @@ type Engine struct {
 	checkpoints *recentCache[cachedCheckpoint]
 	// hints speed up polls where this engine is the only writer (nil otherwise).
 	hints *queueHints
-	own   ownership
+	// claiming are the tasks this process's polls are claiming now.
+	claiming claimsInFlight
+	own      ownership
 }
 
 // New builds an engine over cfg.Store. It fails before anything else can

@@ -230,6 +230,10 @@ func (e *Engine) claim(ctx context.Context, taskID string, p PollParams, names m
 	if t.State != taskReady || !wants(names, t) {
 		return nil, nil
 	}
+	if !e.claiming.begin(taskID) {
+		return nil, nil // another poll of this process is claiming it
+	}
+	defer e.claiming.end(taskID)
 	var task *Task
 	_, err = e.mutate(ctx, t.RunID, "activity-worker:"+p.WorkerID, func(ch *change) error {
 		ch.require(store.IfVersion(taskKey(taskID), version))
@@ -242,6 +246,38 @@ func (e *Engine) claim(ctx context.Context, taskID string, p PollParams, names m
 		return nil, nil
 	}
 	return task, err
+}
+
+// claimsInFlight are the tasks this process's polls are claiming. Every
+// ready entry wakes every poll of its queue, and those that find it while
+// another poll of the process claims it skip it: their claim, made from the
+// same task version, could only fail, after queueing behind the first on the
+// run's lock. If the first claim fails to commit, the entry stays ready for a
+// later poll.
+type claimsInFlight struct {
+	mu  sync.Mutex
+	ids map[string]struct{}
+}
+
+// begin marks taskID as being claimed; false when it already is.
+func (c *claimsInFlight) begin(taskID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, busy := c.ids[taskID]; busy {
+		return false
+	}
+	if c.ids == nil {
+		c.ids = map[string]struct{}{}
+	}
+	c.ids[taskID] = struct{}{}
+	return true
+}
+
+// end clears the mark begin set.
+func (c *claimsInFlight) end(taskID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.ids, taskID)
 }
 
 func wants(names map[string]TaskKind, t *taskRecord) bool {
