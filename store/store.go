@@ -206,3 +206,21 @@ type ScanResult struct {
 	// ScanParams.After, with the same Prefix or range, to continue.
 	Next []byte
 }
+
+// GroupStats counts a store's group commits since it opened: how many groups
+// (each one transaction or one synced write) carried how many Commit calls,
+// and how often a group's transaction restarted after a conflict.
+// Batches/Groups is the mean group size; Retries/Groups the share of groups
+// another writer made start again.
+type GroupStats struct {
+	Groups  uint64
+	Batches uint64
+	Retries uint64
+}
+
+// GroupCommitter is a store that commits concurrent callers' batches in
+// groups and counts them (the Pebble and SQL stores). weftd serves the counts
+// on /metrics.
+type GroupCommitter interface {
+	GroupStats() GroupStats
+}

@@ -246,6 +246,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err := observeEngine(metrics.Provider.Meter(meterName), eng, engLogger); err != nil {
 		return err
 	}
+	if err := observeStore(metrics.Provider.Meter(meterName), st); err != nil {
+		return err
+	}
 	if err := cl.observeWakeups(metrics.Provider.Meter(meterName)); err != nil {
 		return err
 	}

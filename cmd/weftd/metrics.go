@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/store"
 )
 
 // meterName is the instrumentation scope of weftd's own instruments: the
@@ -54,6 +55,39 @@ func observeEngine(meter metric.Meter, eng *engine.Engine, logger *slog.Logger) 
 	}, runs, queue, stale)
 	if err != nil {
 		return fmt.Errorf("engine metrics: %w", err)
+	}
+	return nil
+}
+
+// observeStore exposes a group-committing store's counts on /metrics:
+// weft_store_commit_groups_total, weft_store_commit_batches_total (their
+// ratio is the mean group size) and weft_store_commit_retries_total (group
+// transactions restarted after a conflict: other weftd processes writing the
+// same keys, or PostgreSQL's page-level SERIALIZABLE). A store that does not
+// commit in groups serves none of them.
+func observeStore(meter metric.Meter, st store.Store) error {
+	gc, ok := st.(store.GroupCommitter)
+	if !ok {
+		return nil
+	}
+	groups, err1 := meter.Int64ObservableCounter("weft.store.commit.groups", metric.WithUnit("{group}"),
+		metric.WithDescription("Group commits: transactions (SQL) or synced writes (Pebble), each carrying one or more Commit calls."))
+	batches, err2 := meter.Int64ObservableCounter("weft.store.commit.batches", metric.WithUnit("{batch}"),
+		metric.WithDescription("Commit calls the group commits carried."))
+	retries, err3 := meter.Int64ObservableCounter("weft.store.commit.retries", metric.WithUnit("{group}"),
+		metric.WithDescription("Group transactions restarted after a serialization failure or deadlock."))
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return fmt.Errorf("store metrics: %w", err)
+	}
+	_, err := meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		s := gc.GroupStats()
+		o.ObserveInt64(groups, int64(s.Groups))
+		o.ObserveInt64(batches, int64(s.Batches))
+		o.ObserveInt64(retries, int64(s.Retries))
+		return nil
+	}, groups, batches, retries)
+	if err != nil {
+		return fmt.Errorf("store metrics: %w", err)
 	}
 	return nil
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
+	"github.com/weft-dev/weft/store/pebblestore"
 	"github.com/weft-dev/weft/telemetry"
 )
 
@@ -83,4 +85,39 @@ func TestEngineMetrics_RunsQueueDepthStaleCommitsAndAlertsThenNoZerosWhenTheStor
 	require.Contains(t, text, "weft_stale_owner_commits_rejected_total 0\n")
 	require.Contains(t, text, `weft_alerts_total{alert="PAUSE_DRAIN_TIMEOUT"} 1`)
 	require.Contains(t, logs.String(), "engine counts unavailable")
+}
+
+// TestStoreMetrics_GroupCommitCountsAreServedAndNothingForAStoreWithoutGroups:
+// a group-committing store's groups, batches and retries are counters read at
+// scrape time; a store that does not commit in groups serves none of them.
+func TestStoreMetrics_GroupCommitCountsAreServedAndNothingForAStoreWithoutGroups(t *testing.T) {
+	ctx := context.Background()
+	st, err := pebblestore.Open(t.TempDir(), pebblestore.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	pipeline, err := telemetry.NewMetrics()
+	require.NoError(t, err)
+	require.NoError(t, observeStore(pipeline.Provider.Meter(meterName), st))
+	for i := range 3 {
+		_, err := st.Commit(ctx, &store.Batch{Ops: []store.Op{store.Put(store.Key("k", fmt.Sprint(i)), []byte("v"))}})
+		require.NoError(t, err)
+	}
+	s := st.GroupStats()
+	require.EqualValues(t, 3, s.Batches)
+	text := scrapePipeline(t, pipeline)
+	for _, want := range []string{
+		"# TYPE weft_store_commit_groups_total counter\n",
+		fmt.Sprintf("weft_store_commit_groups_total %d\n", s.Groups),
+		"# TYPE weft_store_commit_batches_total counter\n",
+		"weft_store_commit_batches_total 3\n",
+		"# TYPE weft_store_commit_retries_total counter\n",
+		"weft_store_commit_retries_total 0\n",
+	} {
+		require.Contains(t, text, want)
+	}
+
+	plain, err := telemetry.NewMetrics()
+	require.NoError(t, err)
+	require.NoError(t, observeStore(plain.Provider.Meter(meterName), memstore.New(memstore.Config{})))
+	require.NotContains(t, scrapePipeline(t, plain), "weft_store_commit")
 }

@@ -1,6 +1,10 @@
 package pebblestore
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/weft-dev/weft/store"
+)
 
 // groupStats counts group commits, for tests and benchmarks.
 type groupStats struct {
@@ -16,4 +20,10 @@ func (st *groupStats) noteGroup(n int) {
 			return
 		}
 	}
+}
+
+// GroupStats implements store.GroupCommitter. A Pebble group never restarts:
+// Retries stays 0.
+func (s *Store) GroupStats() store.GroupStats {
+	return store.GroupStats{Groups: s.stats.groups.Load(), Batches: s.stats.batches.Load()}
 }

@@ -351,6 +351,7 @@ func TestGroupCommit_SerializationFailureRetryGivesEveryBatchOneOutcome(t *testi
 	requireValue(t, b.s, z, "z1", zv)
 	st := b.s.Stats()
 	require.GreaterOrEqual(t, st.Retries, uint64(1), "%+v", st)
+	require.Equal(t, store.GroupStats{Groups: st.Groups, Batches: st.Batches, Retries: st.Retries}, b.s.GroupStats())
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, [][2]int{{3, 1}, {2, 2}}, attempts, "one failed attempt of all three, then one of the two left")

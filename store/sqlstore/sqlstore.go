@@ -354,6 +354,11 @@ func (s *Store) Stats() Stats {
 		Rechecks: s.stats.rechecks.Load(), Splits: s.stats.splits.Load(), LargestGroup: int(s.stats.largest.Load())}
 }
 
+// GroupStats implements store.GroupCommitter.
+func (s *Store) GroupStats() store.GroupStats {
+	return store.GroupStats{Groups: s.stats.groups.Load(), Batches: s.stats.batches.Load(), Retries: s.stats.retries.Load()}
+}
+
 // Close implements store.Store. It waits for operations in flight and is
 // idempotent.
 func (s *Store) Close() error {
