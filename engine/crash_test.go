@@ -122,6 +122,28 @@ type crashOutcome struct {
 // completes every task it gets, interrupting at commit killAt (0: never).
 func driveCrashRun(t *testing.T, backend crashBackend, killAt int, die bool) crashOutcome {
 	t.Helper()
+	out, _ := driveCrashRunWith(t, backend, killAt, die, completeEach)
+	return out
+}
+
+// crashWorker completes the tasks a poll of eng answered, and answers how
+// many further tasks were handed to it meanwhile.
+type crashWorker func(t *testing.T, eng *Engine, tasks []*Task, activities []string) (handedOff int)
+
+// completeEach completes each task in turn.
+func completeEach(_ *testing.T, eng *Engine, tasks []*Task, _ []string) int {
+	for _, task := range tasks {
+		_, _ = eng.CompleteTask(context.Background(), TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w",
+			Output: json.RawMessage(fmt.Sprintf(`{"step":%q}`, task.ActionID))})
+	}
+	return 0
+}
+
+// driveCrashRunWith runs a five-step workflow to the end with work as its
+// worker, interrupting at commit killAt (0: never), and answers how many
+// tasks were handed over.
+func driveCrashRunWith(t *testing.T, backend crashBackend, killAt int, die bool, work crashWorker) (crashOutcome, int) {
+	t.Helper()
 	ctx := context.Background()
 	inner, reopen := backend.open(t)
 	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
@@ -134,7 +156,7 @@ func driveCrashRun(t *testing.T, backend crashBackend, killAt int, die bool) cra
 		activities = append(activities, a.Activity)
 	}
 	var runID string
-	total := 0
+	total, handedOff := 0, 0
 	for range 400 {
 		if ks.isDead() {
 			total += ks.commits
@@ -161,14 +183,11 @@ func driveCrashRun(t *testing.T, backend crashBackend, killAt int, die bool) cra
 			clock.Advance(DefaultAttemptTimeout.D() + time.Second)
 			continue
 		}
-		for _, task := range tasks {
-			_, _ = eng.CompleteTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w",
-				Output: json.RawMessage(fmt.Sprintf(`{"step":%q}`, task.ActionID))})
-		}
+		handedOff += work(t, eng, tasks, activities)
 	}
 	require.NotEmpty(t, runID, "the run was never submitted")
 	requireEachResultRecordedOnce(t, eng, runID)
-	return crashOutcome{commits: total + ks.commits, fired: ks.fired}
+	return crashOutcome{commits: total + ks.commits, fired: ks.fired}, handedOff
 }
 
 // requireEachResultRecordedOnce checks the run completed with every step's

@@ -408,58 +408,22 @@ func TestHandOff_RacingPollsAndCompletionsClaimEachTaskOnce(t *testing.T) {
 // driveCrashRun does, except that each completion is made while a long poll
 // waits, so that it hands the next task over in its own commit; commit
 // killAt (0: never) is interrupted.
-func driveHandOffCrashRun(t *testing.T, backend crashBackend, killAt int, die bool) (out crashOutcome, handedOff int) {
+func driveHandOffCrashRun(t *testing.T, backend crashBackend, killAt int, die bool) (crashOutcome, int) {
 	t.Helper()
-	ctx := context.Background()
-	inner, reopen := backend.open(t)
-	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
-	ks := &killSwitch{Store: inner, killAt: killAt, die: die}
-	eng, err := New(Config{Store: ks, Clock: clock})
-	require.NoError(t, err)
-	def := seq("s1", "s2", "s3", "s4", "s5")
-	var activities []string
-	for _, a := range def.Actions {
-		activities = append(activities, a.Activity)
+	return driveCrashRunWith(t, backend, killAt, die, completeWithHandOffs)
+}
+
+// completeWithHandOffs completes each task while a long poll waits, and then
+// the tasks that poll was handed, until none is.
+func completeWithHandOffs(t *testing.T, eng *Engine, tasks []*Task, activities []string) (handedOff int) {
+	for len(tasks) > 0 {
+		task := tasks[0]
+		tasks = tasks[1:]
+		next := completeWhileAPollWaits(t, eng, task, activities)
+		handedOff += len(next)
+		tasks = append(tasks, next...)
 	}
-	var runID string
-	total := 0
-	for range 400 {
-		if ks.isDead() {
-			total += ks.commits
-			inner = reopen(inner)
-			ks = &killSwitch{Store: inner}
-			eng, err = New(Config{Store: ks, Clock: clock})
-			require.NoError(t, err)
-			ks.fired = true
-		}
-		if runID == "" {
-			res, err := eng.SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: def, RunRequestID: "crash", Start: true, SubmittedBy: "alice"})
-			if err == nil {
-				runID = res.Run.RunID
-			}
-			continue
-		}
-		_ = eng.Tick(ctx)
-		snap, err := eng.GetRun(ctx, tenant, runID)
-		if err == nil && snap.Status.Terminal() {
-			break
-		}
-		tasks, _ := eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: "w", Activities: activities, MaxTasks: 5})
-		if len(tasks) == 0 {
-			clock.Advance(DefaultAttemptTimeout.D() + time.Second)
-			continue
-		}
-		for len(tasks) > 0 {
-			task := tasks[0]
-			tasks = tasks[1:]
-			next := completeWhileAPollWaits(t, eng, task, activities)
-			handedOff += len(next)
-			tasks = append(tasks, next...)
-		}
-	}
-	require.NotEmpty(t, runID, "the run was never submitted")
-	requireEachResultRecordedOnce(t, eng, runID)
-	return crashOutcome{commits: total + ks.commits, fired: ks.fired}, handedOff
+	return handedOff
 }
 
 // completeWhileAPollWaits completes task while a long poll of activities
