@@ -145,9 +145,12 @@ func runToCompletion(t *testing.T, eng *engine.Engine, n int) []string {
 		ids = append(ids, res.Run.RunID)
 	}
 	require.Eventually(t, func() bool {
-		pctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		// The poll waits briefly on its own; its context never ends it mid-claim,
+		// which would leave a claimed task unanswered until its attempt timeout.
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		tasks, _ := eng.PollTasks(pctx, engine.PollParams{TenantID: tenant, WorkerID: "w", Activities: []string{"act-a", "act-b"}, MaxTasks: 50})
+		tasks, _ := eng.PollTasks(pctx, engine.PollParams{TenantID: tenant, WorkerID: "w", Activities: []string{"act-a", "act-b"},
+			MaxTasks: 50, Wait: 100 * time.Millisecond})
 		for _, task := range tasks {
 			_, err := eng.CompleteTask(ctx, engine.TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`1`)})
 			require.NoError(t, err)
