@@ -54,6 +54,10 @@ type workload struct {
 	prefix string
 }
 
+// stoppedPollGrace is how long stopping the workers waits for weftd to end
+// their long polls.
+const stoppedPollGrace = 250 * time.Millisecond
+
 // startWorkers runs cfg.Workers worker runtimes for the no-op activity until
 // the returned stop is called; stop answers the first worker error.
 func (w *workload) startWorkers() (stop func() error) {
@@ -72,6 +76,12 @@ func (w *workload) startWorkers() (stop func() error) {
 		for range w.cfg.Workers {
 			err = errors.Join(err, <-errs)
 		}
+		// weftd ends the stopped workers' long polls only when it notices their
+		// calls ended; until then a decision may hand one of them a task, which
+		// then waits out its attempt timeout (docs/performance.md, "Task
+		// hand-off"). The next measurement's first workflows would meet that
+		// window by construction, so give weftd a moment to notice.
+		time.Sleep(stoppedPollGrace)
 		return err
 	}
 }
