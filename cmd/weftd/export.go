@@ -36,7 +36,10 @@ func firstChars(s string, n int) string {
 }
 
 // busURL answers the bus to use: the flag, else Redis (the lease service's,
-// or the default) in a cluster, else the in-process bus.
+// or the default) in a cluster, else none. An embedded weftd has no bus that
+// another process could read: exporting to the in-process one cost about a
+// tenth of its CPU for events nothing consumed (docs/performance.md), so it
+// exports only when --bus names a bus.
 func busURL(opts options) string {
 	if opts.bus != "" {
 		return opts.bus
@@ -47,7 +50,7 @@ func busURL(opts options) string {
 		}
 		return redisbus.DefaultURL
 	}
-	return busMemory
+	return busNone
 }
 
 // memoryBusLen bounds weftd's in-process bus. Nothing in weftd reads it, so
@@ -63,7 +66,7 @@ const memoryBusLen = 10_000
 func startExport(opts options, st store.Store, meters metric.MeterProvider, logger *slog.Logger) (bool, func(), error) {
 	bus := busURL(opts)
 	if bus == busNone {
-		logger.Info("event export off (--bus none): no outbox entries are written")
+		logger.Info("event export off: no outbox entries are written; give --bus a redis:// URL to publish run events")
 		return false, func() {}, nil
 	}
 	var pub export.Publisher

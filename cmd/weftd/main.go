@@ -27,7 +27,7 @@
 //	--max-runs-per-plan   WEFT_MAX_RUNS_PER_PLAN    concurrently started runs per plan (default 0: no limit)
 //	--backpressure WEFT_BACKPRESSURE reject, queue or delay: what a run over a limit gets (default queue)
 //	--bus         WEFT_BUS          where run events are exported: "none", "memory" or a redis://
-//	                                URL (default: memory on Pebble, Redis on a SQL store)
+//	                                URL (default: none on Pebble, Redis on a SQL store)
 //	--debug-addr  WEFT_DEBUG_ADDR   serve Go's /debug/pprof profiles on this loopback
 //	                                address (default: off)
 //
