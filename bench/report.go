@@ -99,15 +99,15 @@ func (r *Report) renderEndToEnd(w io.Writer) error {
 	fmt.Fprintf(w, "\nWeft end to end: W=%d workflows x S=%d no-op steps (after %d warm-up), %d workers x %d slots\n",
 		r.Workflows, r.Steps, r.Warmup, r.Workers, r.WorkerSlots)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "config\tC\twf/s\tsteps/s\tp50 ms\tp95 ms\tp99 ms\tserver p50\tCPU s\tCPU ms/step\tpeak RSS MiB\tceiling c/s\tsteps/commit\t\n")
+	fmt.Fprintf(tw, "config\tC\twf/s\tsteps/s\tp50 ms\tp95 ms\tp99 ms\tserver p50\tCPU s\tCPU ms/step\tharness\tdb\tpeak RSS MiB\tceiling c/s\tsteps/commit\t\n")
 	for _, m := range r.Measurements {
 		ceiling := "-"
 		if m.Ceiling != nil {
 			ceiling = fmt.Sprintf("%.0f (%s/%d)", m.Ceiling.CommitsPerSec, m.Ceiling.Backend, m.Ceiling.Conns)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.0f\t%s\t%.3f\t\n", m.Config, m.Clients,
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%.0f\t%s\t%.3f\t\n", m.Config, m.Clients,
 			m.WorkflowsSec, m.StepsSec, m.Latency.P50, m.Latency.P95, m.Latency.P99, m.ServerLatency.P50,
-			m.WeftdCPUSeconds, m.CPUMsPerStep, m.WeftdPeakRSSMB, ceiling, m.StepsPerCommit)
+			m.WeftdCPUSeconds, m.CPUMsPerStep, m.HarnessCPUMsPerStep, m.ServicesCPUMsPerStep, m.WeftdPeakRSSMB, ceiling, m.StepsPerCommit)
 	}
 	return tw.Flush()
 }

@@ -181,6 +181,11 @@ func timed(ctx context.Context, w *workload, d *weftd, c int, atStart func() fun
 	if err != nil {
 		return Measurement{}, err
 	}
+	harness0, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		return Measurement{}, err
+	}
+	services0 := commandsCPUSeconds(serviceCommands)
 	log.Info("measuring", slog.Int("workflows", w.cfg.Workflows), slog.Int("steps", w.cfg.Steps))
 	atEnd := func() {}
 	if atStart != nil {
@@ -196,6 +201,12 @@ func timed(ctx context.Context, w *workload, d *weftd, c int, atStart func() fun
 		atEnd()
 		return Measurement{}, err
 	}
+	harness1, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		atEnd()
+		return Measurement{}, err
+	}
+	services1 := commandsCPUSeconds(serviceCommands)
 	rss, err := peakRSSMB(pid)
 	atEnd() // after the readings: a profile may outlast the workload
 	if err != nil {
@@ -205,6 +216,7 @@ func timed(ctx context.Context, w *workload, d *weftd, c int, atStart func() fun
 	return Measurement{Clients: c, Workflows: w.cfg.Workflows, Steps: w.cfg.Steps, Seconds: elapsed.Seconds(),
 		WorkflowsSec: perSecond(w.cfg.Workflows, elapsed), StepsSec: perSecond(steps, elapsed),
 		Latency: summarise(latencies), ServerLatency: summarise(server), WeftdCPUSeconds: cpu1 - cpu0, CPUMsPerStep: (cpu1 - cpu0) * 1000 / float64(steps),
+		HarnessCPUMsPerStep: (harness1 - harness0) * 1000 / float64(steps), ServicesCPUMsPerStep: (services1 - services0) * 1000 / float64(steps),
 		WeftdPeakRSSMB: rss}, nil
 }
 

@@ -126,30 +126,6 @@ func (d *weftd) exited() error {
 	}
 }
 
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every
-// Linux architecture Go supports.
-const clockTicks = 100
-
-// cpuSeconds answers the process's user plus system CPU time.
-func cpuSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, fmt.Errorf("read weftd's CPU time: %w", err)
-	}
-	// The command name (field 2) may hold spaces: count from its ')'.
-	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(fields) < 13 {
-		return 0, errors.New("read weftd's CPU time: /proc stat is too short")
-	}
-	// After ')', fields[0] is the state (field 3): utime is field 14, stime 15.
-	utime, err1 := strconv.ParseUint(fields[11], 10, 64)
-	stime, err2 := strconv.ParseUint(fields[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("read weftd's CPU time: %w", err)
-	}
-	return float64(utime+stime) / clockTicks, nil
-}
-
 // peakRSSMB answers the process's peak resident set (VmHWM) in MiB.
 func peakRSSMB(pid int) (float64, error) {
 	_, peak, err := memoryMB(pid)

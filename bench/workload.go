@@ -39,6 +39,12 @@ type Measurement struct {
 	// CPUMsPerStep divides it by the steps run.
 	WeftdCPUSeconds float64 `json:"weftd_cpu_seconds"`
 	CPUMsPerStep    float64 `json:"weftd_cpu_ms_per_step"`
+	// HarnessCPUMsPerStep is this process's CPU time per step over the timed
+	// part: the clients and workers driving weftd, which share the machine.
+	HarnessCPUMsPerStep float64 `json:"harness_cpu_ms_per_step"`
+	// ServicesCPUMsPerStep is the CPU time per step of every PostgreSQL and
+	// Redis process on the machine over the timed part (near 0 embedded).
+	ServicesCPUMsPerStep float64 `json:"services_cpu_ms_per_step"`
 	// WeftdPeakRSSMB is weftd's VmHWM at the end, in MiB.
 	WeftdPeakRSSMB float64 `json:"weftd_peak_rss_mib"`
 	// Ceiling is the raw commit measurement compared against, and
@@ -53,10 +59,6 @@ type workload struct {
 	client *client.Client
 	prefix string
 }
-
-// stoppedPollGrace is how long stopping the workers waits for weftd to end
-// their long polls.
-const stoppedPollGrace = 250 * time.Millisecond
 
 // startWorkers runs cfg.Workers worker runtimes for the no-op activity until
 // the returned stop is called; stop answers the first worker error.
@@ -76,12 +78,6 @@ func (w *workload) startWorkers() (stop func() error) {
 		for range w.cfg.Workers {
 			err = errors.Join(err, <-errs)
 		}
-		// weftd ends the stopped workers' long polls only when it notices their
-		// calls ended; until then a decision may hand one of them a task, which
-		// then waits out its attempt timeout (docs/performance.md, "Task
-		// hand-off"). The next measurement's first workflows would meet that
-		// window by construction, so give weftd a moment to notice.
-		time.Sleep(stoppedPollGrace)
 		return err
 	}
 }

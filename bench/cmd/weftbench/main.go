@@ -50,6 +50,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -68,12 +69,18 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, out, err := parse(args, getenv, stderr)
+	opts, err := parse(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
+	cfg, out := opts.cfg, opts.out
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	stopProfile, err := profileHarness(opts.harnessProfile)
+	if err != nil {
+		return err
+	}
 	report, err := bench.Run(ctx, cfg)
+	stopProfile()
 	if err != nil {
 		return err
 	}
@@ -88,9 +95,35 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
-func parse(args []string, getenv func(string) string, stderr io.Writer) (bench.Config, string, error) {
+// options are what the command line says.
+type options struct {
+	cfg bench.Config
+	// out is the JSON report's directory.
+	out string
+	// harnessProfile, when set, is where the harness's own CPU profile goes.
+	harnessProfile string
+}
+
+// profileHarness profiles this process's CPU into path until the answered
+// function is called; nothing when path is empty.
+func profileHarness(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("harness CPU profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("harness CPU profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
+}
+
+func parse(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
 	if err := checkEnv(getenv); err != nil {
-		return bench.Config{}, "", err
+		return options{}, err
 	}
 	fs := flag.NewFlagSet("weftbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -104,24 +137,27 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (bench.C
 	weftd := fs.String("weftd", getenv("WEFT_BENCH_WEFTD"), "a weftd binary (default: built from this module)")
 	redisURL := fs.String("redis", envOr(getenv, "WEFT_BENCH_REDIS", bench.DefaultRedisURL), "the cluster's Redis")
 	out := fs.String("out", envOr(getenv, "WEFT_BENCH_OUT", filepath.Join("bench", "out")), "directory of the JSON report")
+	harnessProfile := fs.String("harness-cpuprofile", getenv("WEFT_BENCH_HARNESS_CPUPROFILE"),
+		"write the harness's own CPU profile (its clients and workers) to this file")
 	sf := scaleFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
-		return bench.Config{}, "", err
+		return options{}, err
 	}
 	if fs.NArg() > 0 {
-		return bench.Config{}, "", fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return options{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	clients, err := ints(*c)
 	if err != nil {
-		return bench.Config{}, "", fmt.Errorf("client concurrencies must be whole numbers, got %q", *c)
+		return options{}, fmt.Errorf("client concurrencies must be whole numbers, got %q", *c)
 	}
 	scale, err := sf.config()
 	if err != nil {
-		return bench.Config{}, "", err
+		return options{}, err
 	}
-	return bench.Config{Workflows: *w, Steps: *s, Clients: clients, Configs: strings.Split(*configs, ","),
+	cfg := bench.Config{Workflows: *w, Steps: *s, Clients: clients, Configs: strings.Split(*configs, ","),
 		CeilingDuration: *ceiling, Workers: *workers, WorkerSlots: *slots, Weftd: *weftd, Scale: scale,
-		PostgresURL: envOr(getenv, "WEFT_TEST_POSTGRES_URL", bench.DefaultPostgresURL), RedisURL: *redisURL}, *out, nil
+		PostgresURL: envOr(getenv, "WEFT_TEST_POSTGRES_URL", bench.DefaultPostgresURL), RedisURL: *redisURL}
+	return options{cfg: cfg, out: *out, harnessProfile: *harnessProfile}, nil
 }
 
 func writeJSON(r *bench.Report, dir string) (string, error) {
