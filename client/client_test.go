@@ -189,3 +189,43 @@ type discard struct{}
 func (discard) Header() http.Header         { return http.Header{} }
 func (discard) Write(b []byte) (int, error) { return len(b), nil }
 func (discard) WriteHeader(int)             {}
+
+func TestAwaitRun_LongPollsTheRPCUntilTheRunIsTerminal(t *testing.T) {
+	var mu sync.Mutex
+	calls := map[string]int{}
+	url := proxy(t, setupURL(t), func(w http.ResponseWriter, r *http.Request, forward http.HandlerFunc) {
+		mu.Lock()
+		calls[r.URL.Path]++
+		mu.Unlock()
+		forward(w, r)
+	})
+	c := client.New(url)
+	run := submit(t, c, waitingForSignal())
+	go func() { // before or while AwaitRun waits: either way one call answers the terminal run
+		_, _ = c.SignalRun(context.Background(), &weftv1.SignalRunRequest{RunId: run.GetRunId(), SignalName: "go"})
+	}()
+	final, err := c.AwaitRun(context.Background(), run.GetRunId())
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, final.GetStatus())
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, 1, calls["/weft.v1.RunService/AwaitRun"], "one long poll")
+	require.Zero(t, calls["/weft.v1.EventService/WatchEvents"], "no event stream")
+}
+
+func TestAwaitRun_WatchesTheEventsOfAServerWithoutTheRPC(t *testing.T) {
+	url := proxy(t, setupURL(t), func(w http.ResponseWriter, r *http.Request, forward http.HandlerFunc) {
+		if r.URL.Path == "/weft.v1.RunService/AwaitRun" {
+			http.NotFound(w, r) // as a server that predates it answers
+			return
+		}
+		forward(w, r)
+	})
+	c := client.New(url)
+	run := submit(t, c, waitingForSignal())
+	_, err := c.SignalRun(context.Background(), &weftv1.SignalRunRequest{RunId: run.GetRunId(), SignalName: "go"})
+	require.NoError(t, err)
+	final, err := c.AwaitRun(context.Background(), run.GetRunId())
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, final.GetStatus())
+}

@@ -62,8 +62,31 @@ func (c *Client) WatchEvents(ctx context.Context, runID string, afterSeq uint64)
 	}
 }
 
-// AwaitRun watches a run until it is terminal and answers its final snapshot.
+// awaitRunWait is how long one RunService.AwaitRun call waits on the server.
+const awaitRunWait = 20 * time.Second
+
+// AwaitRun waits until the run is terminal and answers its final snapshot. It
+// long-polls RunService.AwaitRun, calling again while the run is not
+// terminal, with the client's retry policy for retryable failures; against a
+// server without that RPC it watches the run's events instead.
 func (c *Client) AwaitRun(ctx context.Context, runID string) (*weftv1.Run, error) {
+	req := &weftv1.AwaitRunRequest{RunId: runID, WaitMs: uint32(awaitRunWait.Milliseconds())}
+	for {
+		res, err := unary(ctx, c, true, req, c.runs.AwaitRun)
+		switch {
+		case IsCode(err, CodeUnimplemented):
+			return c.awaitRunByWatch(ctx, runID)
+		case err != nil:
+			return nil, err
+		case Terminal(res.GetRun().GetStatus()):
+			return res.GetRun(), nil
+		}
+	}
+}
+
+// awaitRunByWatch watches a run until it is terminal and answers its final
+// snapshot: AwaitRun against a server that predates RunService.AwaitRun.
+func (c *Client) awaitRunByWatch(ctx context.Context, runID string) (*weftv1.Run, error) {
 	var after uint64
 	for {
 		for ev, err := range c.WatchEvents(ctx, runID, after) {

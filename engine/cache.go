@@ -41,6 +41,20 @@ func (c *recentCache[V]) put(key string, v V) {
 	c.putLocked(key, v)
 }
 
+// putUnless puts v unless the entry held for key is one to keep.
+func (c *recentCache[V]) putUnless(key string, v V, keep func(held V) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if held, ok := c.cur[key]; ok && keep(held) {
+		return
+	}
+	if held, ok := c.old[key]; ok && keep(held) {
+		return
+	}
+	delete(c.old, key)
+	c.putLocked(key, v)
+}
+
 func (c *recentCache[V]) putLocked(key string, v V) {
 	if _, ok := c.cur[key]; !ok && len(c.cur) >= c.size {
 		c.old, c.cur = c.cur, make(map[string]V, c.size)

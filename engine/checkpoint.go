@@ -33,6 +33,7 @@ type cachedCheckpoint struct {
 //
 // The store is always read, so the answer is as fresh as without a cache;
 // what is saved is decoding, when the version read is the one decoded last.
+// A read never replaces a newer version a commit cached meanwhile.
 func (e *Engine) loadCheckpoint(ctx context.Context, runID string) (*RunState, uint64, error) {
 	item, err := e.store.Get(ctx, checkpointKey(runID))
 	if errors.Is(err, store.ErrNotFound) {
@@ -49,8 +50,20 @@ func (e *Engine) loadCheckpoint(ctx context.Context, runID string) (*RunState, u
 	if err := json.Unmarshal(item.Value, &s); err != nil {
 		return nil, 0, fmt.Errorf("checkpoint %s: %w", runID, err)
 	}
-	e.checkpoints.put(runID, cachedCheckpoint{version: item.Version, state: &s})
+	e.checkpoints.putUnless(runID, cachedCheckpoint{version: item.Version, state: &s},
+		func(held cachedCheckpoint) bool { return held.version > item.Version })
 	return &s, item.Version, nil
+}
+
+// checkpointToDecideOn answers a private copy of the checkpoint a decision
+// starts from and its version: the cached one unless fromStore (answering
+// cached true), else the store's.
+func (e *Engine) checkpointToDecideOn(ctx context.Context, runID string, fromStore bool) (*RunState, uint64, bool, error) {
+	if c, ok := e.checkpoints.get(runID); ok && !fromStore {
+		return c.state.clone(), c.version, true, nil
+	}
+	s, version, err := e.loadCheckpointForChange(ctx, runID)
+	return s, version, false, err
 }
 
 // loadCheckpointForChange answers a private copy of the checkpoint that a

@@ -86,7 +86,7 @@ func (e *Engine) driveOwned(ctx context.Context, runID string, decide func(*chan
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var bumped uint64
-	ch, err := e.mutate(held.Context(), runID, "engine:"+e.cfg.Owner, func(ch *change) error {
+	ch, err := e.mutateFrom(held.Context(), runID, "engine:"+e.cfg.Owner, func(ch *change) error {
 		bumped = 0
 		if err := t.fence(ch.state.Epoch); err != nil {
 			return err
@@ -100,7 +100,7 @@ func (e *Engine) driveOwned(ctx context.Context, runID string, decide func(*chan
 			bumped = ch.state.Epoch
 		}
 		return nil
-	})
+	}, true) // the tenure's fence reads the store's epoch, never a cached one
 	switch {
 	case errors.Is(err, errStaleOwner):
 		e.own.stale.Add(1)

@@ -181,6 +181,9 @@ type Engine struct {
 	// decoded checkpoints by version.
 	runs        *recentCache[*runRecord]
 	checkpoints *recentCache[cachedCheckpoint]
+	// tasks caches the task records this engine committed, by task id
+	// (taskcache.go).
+	tasks *recentCache[cachedTask]
 	// hints speed up polls where this engine is the only writer (nil otherwise).
 	hints *queueHints
 	// claiming are the tasks this process's polls are claiming now.
@@ -202,7 +205,8 @@ func New(cfg Config) (*Engine, error) {
 	}
 	return &Engine{cfg: cfg, hints: hints, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, wake: newWaker(),
 		runs: newRecentCache[*runRecord](cacheSize), checkpoints: newRecentCache[cachedCheckpoint](cacheSize),
-		own: newOwnership(cfg)}, nil
+		tasks: newRecentCache[cachedTask](cacheSize),
+		own:   newOwnership(cfg)}, nil
 }
 
 // lock serialises this process's changes to one run, so that its own writers

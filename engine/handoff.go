@@ -27,14 +27,20 @@ import (
 // still live and that asks for the task's kind and name; after the commit it
 // delivers the task, and if the commit fails it gives the room back. A poll
 // answers with what its scan claimed and what was handed to it, first
-// waiting for the reservations still committing. What remains is the window
-// every claim has: a poll whose call ends between the commit and its answer
-// leaves the task claimed (as does a commit whose outcome is unknown), and
-// the attempt timeout retries it exactly as if the worker had crashed after
-// claiming.
+// waiting for the reservations still committing; a poll whose call has ended
+// by then gives them back instead (undelivered.go). What remains is the
+// window of a worker that crashes right after receiving its answer, and a
+// commit whose outcome is unknown, whose claim the attempt timeout retries.
 //
 // It holds under cas-required too: only polls of this process are handed
 // tasks, and the claim commits in the decision's batch, with its fencing.
+//
+// Eager dispatch is the same claim for the worker whose completion the
+// decision applies, when its CompleteTask asked for next tasks
+// (TaskReport.Next): its slot is served before any waiting poll, is never
+// listed (only that decision reaches it), and its tasks are answered with the
+// completion. A worker running a sequence so takes each next step with its
+// report, with no poll in between.
 
 // handOffSlot is one long poll, as decisions may hand it tasks: up to its
 // MaxTasks in all, counting the tasks its own scan claims.
@@ -121,6 +127,23 @@ func (h *handOffs) reserve(queue string, t *taskRecord) *handOffSlot {
 		}
 	}
 	return nil
+}
+
+// reserveEager takes room for task t of queue in s, the slot of a reporting
+// worker that asked for its next tasks, if its call is live and it asks for
+// t's kind and name; nil otherwise. The slot is never listed: only the
+// decision applying that worker's report reaches it.
+func (h *handOffs) reserveEager(s *handOffSlot, queue string, t *taskRecord) *handOffSlot {
+	if s == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.queue != queue || s.ctx.Err() != nil || !wants(s.names, t) || s.free() <= 0 {
+		return nil
+	}
+	s.reserved++
+	return s
 }
 
 // deliver hands a committed claim to the slot's poll.
@@ -232,7 +255,10 @@ func (c *change) handOffOne(r readyEntry) bool {
 		return false
 	}
 	queue := queueID(t.TenantID, t.Queue)
-	s := c.e.wake.handOffs.reserve(queue, t)
+	s := c.e.wake.handOffs.reserveEager(c.eager, queue, t)
+	if s == nil {
+		s = c.e.wake.handOffs.reserve(queue, t)
+	}
 	if s == nil {
 		return false
 	}

@@ -36,6 +36,13 @@ type change struct {
 	readyPuts []readyEntry
 	// handOffs are the claims the decision made for waiting polls.
 	handOffs []pendingHandOff
+	// eager is the slot of the worker whose report the decision applies,
+	// when it asked for its next tasks (eager dispatch): served before any
+	// waiting poll.
+	eager *handOffSlot
+	// taskPuts are the task records the decision writes, by key, as
+	// written (taskcache.go).
+	taskPuts map[string]notedTask
 }
 
 // readyEntry is a ready-queue entry, its queue's key prefix and its task.
@@ -134,6 +141,9 @@ func (c *change) put(key []byte, v any) {
 		panic(fmt.Sprintf("engine: record %T does not marshal: %v", v, err))
 	}
 	c.ops = append(c.ops, store.Put(key, b))
+	if t, ok := v.(*taskRecord); ok {
+		c.notePutTask(key, t, b)
+	}
 }
 
 // del deletes a key.
@@ -209,27 +219,43 @@ const maxMutateRetries = 32
 // blindly re-sending: decisions are made from the state they read, so one
 // that was already applied decides nothing the second time. An error from
 // decide is answered without committing anything.
+//
+// The first decision is made on the checkpoint this engine last committed or
+// read, when it has one, without reading the store (decisions from the
+// cache): the commit's condition on the checkpoint's version is what proves
+// it current, so a stale one — another engine committed since — decides
+// nothing. A decision from the cache that does not commit (an error, nothing
+// to do, a failed condition) is made again on the store's state before it
+// is answered, so nothing is ever answered from a stale state.
 func (e *Engine) mutate(ctx context.Context, runID, actor string, decide func(*change) error) (*change, error) {
+	return e.mutateFrom(ctx, runID, actor, decide, false)
+}
+
+// mutateFrom is mutate; fromStore makes even the first decision on the
+// store's state (drive: a tenure's fence must see the store's epoch).
+func (e *Engine) mutateFrom(ctx context.Context, runID, actor string, decide func(*change) error, fromStore bool) (*change, error) {
 	unlock := e.lock(runID)
 	defer unlock()
 	for range maxMutateRetries {
-		ch, retry, err := e.mutateOnce(ctx, runID, actor, decide)
+		ch, retry, err := e.mutateOnce(ctx, runID, actor, decide, fromStore)
 		if !retry {
 			return ch, err
 		}
+		fromStore = true
 	}
 	return nil, &Error{Code: CodeUnavailable, RunID: runID, Message: "run " + runID + " is changing too fast; retry"}
 }
 
 // mutateOnce makes and commits one decision, and answers whether it must be
-// made again (a lost race on the checkpoint, or an unknown outcome). The
-// tasks it hands to waiting polls are delivered only if it committed.
-func (e *Engine) mutateOnce(ctx context.Context, runID, actor string, decide func(*change) error) (ch *change, retry bool, err error) {
+// made again (a lost race on the checkpoint, an unknown outcome, or a
+// decision from the cache that did not commit). The tasks it hands to
+// waiting polls are delivered only if it committed.
+func (e *Engine) mutateOnce(ctx context.Context, runID, actor string, decide func(*change) error, fromStore bool) (ch *change, retry bool, err error) {
 	run, err := e.loadRun(ctx, runID)
 	if err != nil {
 		return nil, false, err
 	}
-	state, version, err := e.loadCheckpointForChange(ctx, runID)
+	state, version, cached, err := e.checkpointToDecideOn(ctx, runID, fromStore)
 	if err != nil {
 		return nil, false, err
 	}
@@ -243,19 +269,24 @@ func (e *Engine) mutateOnce(ctx context.Context, runID, actor string, decide fun
 		c.handOff()
 		return nil
 	}); err != nil {
-		return ch, false, err
+		return ch, cached, err
 	}
 	if !ch.dirty && len(ch.ops) == 0 {
-		return ch, false, nil
+		return ch, cached, nil
 	}
 	batch, err := ch.batch(version)
 	if err != nil {
-		return ch, false, err
+		return ch, cached, err
 	}
 	res, err := e.commitWithinBudget(ctx, ch, batch)
 	for _, r := range ch.readyPuts { // even when the outcome is unknown
 		e.hints.lower(r.prefix, r.key)
 	}
+	if err != nil {
+		e.checkpoints.remove(runID) // it may be stale, or the commit may have applied
+		e.forgetTasks(ch)
+	}
+	var cf *store.ConditionFailedError
 	switch {
 	case err == nil:
 		committed = true
@@ -263,10 +294,13 @@ func (e *Engine) mutateOnce(ctx context.Context, runID, actor string, decide fun
 		if ch.dirty {
 			e.checkpointCommitted(runID, res.Versions[0], ch.state)
 		}
+		e.tasksCommitted(ch, batch, res)
 		e.afterCommit(ch)
 		return ch, false, nil
 	case conflictOn(err, checkpointKey(runID)), errors.Is(err, store.ErrOutcomeUnknown), errors.Is(err, store.ErrRetryable):
 		return ch, true, err
+	case cached && errors.As(err, &cf):
+		return ch, true, err // decided on the cache: decide again on the store's state
 	default:
 		return ch, false, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/weft-dev/weft/store"
@@ -17,14 +18,25 @@ type ReportResult struct {
 	Duplicate bool
 	// WillRetry is true when a failure is followed by another attempt.
 	WillRetry bool
+	// Tasks were claimed for the reporting worker by eager dispatch
+	// (TaskReport.Next).
+	Tasks []*Task
 }
 
-// CompleteTask records a task's result durably before it answers.
+// CompleteTask records a task's result durably before it answers. With
+// r.Next, the tasks the result makes ready that r.Next asks for are claimed
+// for the worker in the result's own commit (eager dispatch, handoff.go) and
+// answered with it.
 func (e *Engine) CompleteTask(ctx context.Context, r TaskReport) (*ReportResult, error) {
 	if err := e.checkOutput(r.Output); err != nil {
 		return nil, err
 	}
-	return e.report(ctx, r, "completed", func(ch *change, t *taskRecord, a *Action, st *StepState) {
+	if err := checkNext(r); err != nil {
+		return nil, err
+	}
+	eager := e.eagerSlot(ctx, r.Next)
+	res, err := e.report(ctx, r, "completed", func(ch *change, t *taskRecord, a *Action, st *StepState) {
+		ch.eager = eager
 		res := attemptResult{outcome: AttemptSucceeded, output: r.Output, artifacts: r.Artifacts, workerID: r.WorkerID}
 		switch t.Kind {
 		case TaskCompensation:
@@ -38,6 +50,60 @@ func (e *Engine) CompleteTask(ctx context.Context, r TaskReport) (*ReportResult,
 			ch.succeedAttempt(a, st, res)
 		}
 	})
+	return e.answerEager(eager, res, err)
+}
+
+// checkNext refuses a request for next tasks that is not the reporting
+// worker's, or that would wait.
+func checkNext(r TaskReport) error {
+	switch {
+	case r.Next == nil:
+		return nil
+	case r.Next.WorkerID != r.WorkerID:
+		return invalid(violation("next_tasks.worker_id", "next_tasks.worker", "next_tasks.worker_id must equal worker_id"))
+	case r.Next.Wait != 0:
+		return invalid(violation("next_tasks.wait_ms", "next_tasks.no_wait", "next_tasks.wait_ms must be 0: a completion never waits for tasks"))
+	}
+	return nil
+}
+
+// eagerSlot answers the hand-off slot for a reporting worker's next tasks;
+// nil when it asked for none.
+func (e *Engine) eagerSlot(ctx context.Context, next *PollParams) *handOffSlot {
+	if next == nil {
+		return nil
+	}
+	p := *next
+	if p.Queue == "" {
+		p.Queue = DefaultQueue
+	}
+	p.MaxTasks = max(p.MaxTasks, 1)
+	return e.wake.handOffs.slotFor(ctx, p)
+}
+
+// answerEager adds to a report's answer the tasks eager dispatch claimed for
+// the worker. A claim is only ever made by a decision that committed, and a
+// committed claim is answered, whatever else the report met — unless the
+// call has ended, when they are given back.
+func (e *Engine) answerEager(s *handOffSlot, res *ReportResult, err error) (*ReportResult, error) {
+	if s == nil {
+		return res, err
+	}
+	tasks := e.wake.handOffs.close(s)
+	if len(tasks) == 0 {
+		return res, err
+	}
+	if s.ctx.Err() != nil {
+		return nil, e.undelivered(s.ctx, tasks) // undelivered.go; the result itself is recorded
+	}
+	if err != nil {
+		e.log.Warn("a report failed after its eager claims committed; answering the tasks claimed", slog.String("error", err.Error()))
+	}
+	if res == nil {
+		res = &ReportResult{}
+	}
+	res.Tasks = tasks
+	return res, nil
 }
 
 // FailTask records a task's failure; the action's policy decides what follows.
@@ -94,7 +160,7 @@ func (e *Engine) report(ctx context.Context, r TaskReport, result string,
 		return nil, err
 	}
 	for range maxMutateRetries {
-		t, version, err := e.loadTask(ctx, taskID)
+		t, version, err := e.claimedTask(ctx, taskID, r.Token) // taskcache.go
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, claimLost(taskID, "")
 		}
@@ -121,6 +187,7 @@ func (e *Engine) report(ctx context.Context, r TaskReport, result string,
 			return nil
 		})
 		if conflictOn(err, taskKey(taskID)) {
+			e.tasks.remove(taskID)
 			continue // a heartbeat or a timer changed the task: look again
 		}
 		if err != nil {
@@ -184,6 +251,7 @@ func (e *Engine) HeartbeatTask(ctx context.Context, tenantID, token string) (*He
 			Conditions: []store.Condition{store.IfVersion(taskKey(taskID), version)},
 			Ops:        []store.Op{store.Put(taskKey(taskID), body)},
 		})
+		e.tasks.remove(taskID) // the cached record, if any, is no longer current
 		unlock()
 		if conflictOn(err, taskKey(taskID)) || errors.Is(err, store.ErrOutcomeUnknown) {
 			continue

@@ -93,9 +93,12 @@ func (e *Engine) PollTasks(ctx context.Context, p PollParams) ([]*Task, error) {
 }
 
 // answer ends a poll's hand-offs and answers the tasks it claimed plus those
-// handed to it.
+// handed to it; a poll whose call has ended gives them back instead.
 func (e *Engine) answer(slot *handOffSlot, tasks []*Task, err error) ([]*Task, error) {
 	tasks = append(tasks, e.wake.handOffs.close(slot)...)
+	if len(tasks) > 0 && slot.ctx.Err() != nil {
+		return nil, e.undelivered(slot.ctx, tasks) // undelivered.go
+	}
 	if err != nil && len(tasks) > 0 { // what is claimed is answered; its claims are durable
 		e.log.Warn("a claim failed; answering the tasks claimed", slog.String("error", err.Error()))
 		err = nil
@@ -332,12 +335,14 @@ func (c *change) claimTask(t *taskRecord, workerID string, verifiable bool) (*Ta
 }
 
 // startAttempt persists the step RUNNING with started_at; the logical
-// attempt's first engine attempt emits StepStarted.
+// attempt's first claim emits StepStarted. A step already RUNNING (a later
+// engine attempt, or a claim given back undelivered) emits nothing again.
 func (c *change) startAttempt(st *StepState, workerID string) {
 	st.StartedAt = c.now
-	if st.Status == StepScheduled {
-		c.setStep(st, StepRunning)
+	if st.Status != StepScheduled {
+		return
 	}
+	c.setStep(st, StepRunning)
 	if st.EngineAttempt == 1 {
 		c.emit(EvStepStarted, st.ActionID, st.LogicalAttempt, 0, EventData{
 			Status: string(StepRunning), WorkerID: workerID, StartedAt: c.now})
@@ -419,6 +424,9 @@ type TaskReport struct {
 	Message            string
 	SideEffectPossible bool
 	ReconciliationKey  string
+	// Next, on a completion, asks for the worker's next tasks (eager
+	// dispatch); Wait is ignored. Nil: none.
+	Next *PollParams
 }
 
 // parseToken answers the task a token names.

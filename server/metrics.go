@@ -64,7 +64,7 @@ func newMetrics(pipeline *telemetry.Metrics) (*metrics, error) {
 		taskReports: telemetry.NewCounterVec(counter(3, "weft.task.reports", "{report}",
 			"Task reports applied (duplicates excluded), by outcome: completed, failed (final) or retrying."), "outcome"),
 		tasksHandedOut: telemetry.NewCounter(counter(4, "weft.tasks.dispatched", "{task}",
-			"Tasks handed to workers by PollTasks.")),
+			"Tasks handed to workers, by PollTasks and by eager dispatch with CompleteTask.")),
 		jsonrpcReject: telemetry.NewCounterVec(counter(5, "weft.jsonrpc.rejected", "{call}",
 			"JSON-RPC calls refused before reaching a procedure, by reason: parse_error, invalid_request, method_not_found, too_large, unsupported_media_type."), "reason"),
 	}
@@ -107,6 +107,7 @@ func (m *metrics) outcome(res any) {
 		if !r.GetDuplicate() {
 			m.taskReports.WithLabelValues("completed").Inc()
 		}
+		m.tasksHandedOut.Add(int64(len(r.GetTasks()))) // eager dispatch
 	case *weftv1.FailTaskResponse:
 		if !r.GetDuplicate() {
 			m.taskReports.WithLabelValues(pick(r.GetWillRetry(), "retrying", "failed")).Inc()

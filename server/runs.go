@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -77,6 +78,21 @@ func (s *RunService) GetRun(ctx context.Context, req *connect.Request[weftv1.Get
 		return nil, engineFault(err)
 	}
 	return connect.NewResponse(&weftv1.GetRunResponse{Run: runProto(snap)}), nil
+}
+
+// AwaitRun answers the run's snapshot once it is terminal, or when wait_ms
+// passes.
+func (s *RunService) AwaitRun(ctx context.Context, req *connect.Request[weftv1.AwaitRunRequest]) (*connect.Response[weftv1.AwaitRunResponse], error) {
+	who, err := callerOf(ctx)
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	wait := time.Duration(req.Msg.GetWaitMs()) * time.Millisecond
+	snap, err := s.eng.AwaitRun(ctx, who.tenant, req.Msg.GetRunId(), wait)
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	return connect.NewResponse(&weftv1.AwaitRunResponse{Run: runProto(snap)}), nil
 }
 
 // ListRuns pages the caller's runs, newest first.

@@ -28,8 +28,16 @@ func (s *WorkerService) PollTasks(ctx context.Context, req *connect.Request[weft
 	if err != nil {
 		return nil, engineFault(err)
 	}
-	m := req.Msg
-	p := engine.PollParams{TenantID: who.tenant, WorkerID: m.GetWorkerId(), Queue: m.GetQueue(),
+	tasks, err := s.eng.PollTasks(ctx, pollParams(who.tenant, req.Msg))
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	return connect.NewResponse(&weftv1.PollTasksResponse{Tasks: tasksProto(tasks)}), nil
+}
+
+// pollParams answers the engine's form of a request for tasks.
+func pollParams(tenant string, m *weftv1.PollTasksRequest) engine.PollParams {
+	p := engine.PollParams{TenantID: tenant, WorkerID: m.GetWorkerId(), Queue: m.GetQueue(),
 		Compensations: m.GetCompensations(), MaxTasks: int(m.GetMaxTasks()),
 		Wait: time.Duration(m.GetWaitMs()) * time.Millisecond}
 	for _, a := range m.GetActivities() {
@@ -38,15 +46,16 @@ func (s *WorkerService) PollTasks(ctx context.Context, req *connect.Request[weft
 			p.Verifiable = append(p.Verifiable, a.GetName())
 		}
 	}
-	tasks, err := s.eng.PollTasks(ctx, p)
-	if err != nil {
-		return nil, engineFault(err)
-	}
-	out := &weftv1.PollTasksResponse{}
+	return p
+}
+
+// tasksProto answers claimed tasks as the API's.
+func tasksProto(tasks []*engine.Task) []*weftv1.Task {
+	out := make([]*weftv1.Task, 0, len(tasks))
 	for _, t := range tasks {
-		out.Tasks = append(out.Tasks, taskProto(t))
+		out = append(out, taskProto(t))
 	}
-	return connect.NewResponse(out), nil
+	return out
 }
 
 // CompleteTask records a task's result durably before it answers.
@@ -60,13 +69,22 @@ func (s *WorkerService) CompleteTask(ctx context.Context, req *connect.Request[w
 	if err != nil {
 		return nil, engineFault(err)
 	}
-	res, err := s.eng.CompleteTask(ctx, engine.TaskReport{TenantID: who.tenant, Token: m.GetTaskToken(),
+	report := engine.TaskReport{TenantID: who.tenant, Token: m.GetTaskToken(),
 		WorkerID: m.GetWorkerId(), Output: output, Artifacts: artifactsOf(m.GetArtifacts()),
-		ReconciliationKey: m.GetReconciliationKey()})
+		ReconciliationKey: m.GetReconciliationKey()}
+	if m.GetNextTasks() != nil {
+		next := pollParams(who.tenant, m.GetNextTasks())
+		report.Next = &next
+	}
+	res, err := s.eng.CompleteTask(ctx, report)
 	if err != nil {
 		return nil, engineFault(err)
 	}
-	return connect.NewResponse(&weftv1.CompleteTaskResponse{Duplicate: res.Duplicate}), nil
+	out := &weftv1.CompleteTaskResponse{Duplicate: res.Duplicate}
+	if len(res.Tasks) > 0 {
+		out.Tasks = tasksProto(res.Tasks)
+	}
+	return connect.NewResponse(out), nil
 }
 
 // FailTask records a task's failure; the action's policy decides what follows.

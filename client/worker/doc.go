@@ -7,6 +7,12 @@
 //
 //   - Polling asks for at most as many tasks as there are free slots, and
 //     only for the activities and compensations registered here, on one queue.
+//   - Eager dispatch: each completion also asks for one next task
+//     (CompleteTaskRequest.next_tasks), and a task the result made ready runs
+//     next in the same slot, with no poll in between: a worker running a
+//     sequence takes each next step with its report. Once Run's context has
+//     ended, completions ask for none. A server that predates eager dispatch
+//     answers none, and the worker polls as before.
 //   - The activity's context ends at the task's deadline (its timeout_ms) and
 //     when a heartbeat answers cancel_requested or the claim is lost.
 //     Heartbeats go every heartbeat_timeout/3 when the action has a heartbeat

@@ -2,7 +2,10 @@ package worker_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +24,8 @@ type bundle struct {
 	t *testing.T
 	c *client.Client
 	w *worker.Worker
+	// polls counts the PollTasks calls the server received.
+	polls *atomic.Int64
 }
 
 // setup serves a fresh engine and answers a client and an unstarted worker.
@@ -34,7 +39,13 @@ func setup(t *testing.T, opts worker.Options) *bundle {
 	go func() { defer close(done); eng.Run(ctx) }()
 	h, err := server.New(server.Config{}.WithEngine(eng))
 	require.NoError(t, err)
-	srv := httptest.NewUnstartedServer(h)
+	polls := &atomic.Int64{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/PollTasks") {
+			polls.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
 	srv.Config.Protocols = server.Protocols()
 	srv.Start()
 	t.Cleanup(func() { srv.Close(); cancel(); <-done; _ = st.Close() })
@@ -45,7 +56,7 @@ func setup(t *testing.T, opts worker.Options) *bundle {
 	if opts.WorkerID == "" {
 		opts.WorkerID = "test-worker"
 	}
-	return &bundle{t: t, c: c, w: worker.New(c, opts)}
+	return &bundle{t: t, c: c, w: worker.New(c, opts), polls: polls}
 }
 
 // start runs the worker until the test ends and answers a stop function

@@ -20,8 +20,10 @@ import (
 const maxMessageRunes = 2048
 
 // handle runs one claimed task and reports its outcome on ctx (the worker's
-// task context, which ends only when the worker abandons its tasks).
-func (w *Worker) handle(ctx context.Context, t *weftv1.Task) {
+// task context, which ends only when the worker abandons its tasks). A
+// completion asks for next (nil: nothing) and answers the tasks eager
+// dispatch claimed for the worker with it.
+func (w *Worker) handle(ctx context.Context, t *weftv1.Task, next *weftv1.PollTasksRequest) []*weftv1.Task {
 	log := w.log.With(slog.String("task_id", t.GetTaskId()), slog.String("run_id", t.GetRunId()),
 		slog.String("action_id", t.GetActionId()), slog.String("activity", t.GetActivity()))
 	h := w.handlerFor(t)
@@ -29,7 +31,7 @@ func (w *Worker) handle(ctx context.Context, t *weftv1.Task) {
 		log.Warn("task of a type or name this worker does not run; failing it back", slog.String("task_type", t.GetTaskType().String()))
 		w.fail(ctx, log, t, &Failure{Class: ClassAgentError, Code: "unsupported_task",
 			Err: fmt.Errorf("worker %s does not run %s %q", w.opts.WorkerID, t.GetTaskType(), t.GetActivity())}, "")
-		return
+		return nil
 	}
 	actCtx, cancel := w.activityContext(ctx, t)
 	defer cancel(nil)
@@ -37,7 +39,7 @@ func (w *Worker) handle(ctx context.Context, t *weftv1.Task) {
 	defer stopHeartbeat()
 	if t.GetTaskType() == weftv1.TaskType_TASK_TYPE_VERIFY {
 		w.runVerify(ctx, actCtx, log, t, h)
-		return
+		return nil
 	}
 	out, key, err := runGuarded(actCtx, log, h, t.GetInput())
 	cause := context.Cause(actCtx)
@@ -47,8 +49,9 @@ func (w *Worker) handle(ctx context.Context, t *weftv1.Task) {
 	case err != nil:
 		w.fail(ctx, log, t, classify(err, cause), key)
 	default:
-		w.complete(ctx, log, t, out, key)
+		return w.complete(ctx, log, t, out, key, next)
 	}
+	return nil
 }
 
 func (w *Worker) handlerFor(t *weftv1.Task) *handler {
@@ -145,20 +148,23 @@ func (w *Worker) heartbeat(ctx context.Context, log *slog.Logger, t *weftv1.Task
 	return func() { close(stop); <-done }
 }
 
-func (w *Worker) complete(ctx context.Context, log *slog.Logger, t *weftv1.Task, out []byte, key string) {
-	req := &weftv1.CompleteTaskRequest{TaskToken: t.GetTaskToken(), WorkerId: w.opts.WorkerID, ReconciliationKey: key}
+// complete reports a result, asking for next, and answers the tasks eager
+// dispatch claimed for the worker.
+func (w *Worker) complete(ctx context.Context, log *slog.Logger, t *weftv1.Task, out []byte, key string, next *weftv1.PollTasksRequest) []*weftv1.Task {
+	req := &weftv1.CompleteTaskRequest{TaskToken: t.GetTaskToken(), WorkerId: w.opts.WorkerID, ReconciliationKey: key, NextTasks: next}
 	if out != nil {
 		v := &structpb.Value{}
 		if err := protojson.Unmarshal(out, v); err != nil {
 			w.fail(ctx, log, t, &Failure{Class: ClassAgentError, Code: "invalid_output", Err: errors.New("the output is not representable as JSON")}, key)
-			return
+			return nil
 		}
 		req.Output = v
 	}
-	_, err := w.c.CompleteTask(ctx, req)
+	res, err := w.c.CompleteTask(ctx, req)
 	switch {
 	case err == nil:
-		log.Debug("task completed")
+		log.Debug("task completed", slog.Int("next_tasks", len(res.GetTasks())))
+		return res.GetTasks()
 	case client.IsCode(err, client.CodeTaskClaimLost):
 		log.Info("completion not applied: the claim was lost")
 	case client.IsCode(err, client.CodePayloadTooLarge), client.IsCode(err, client.CodeInvalidArgument):
@@ -167,6 +173,7 @@ func (w *Worker) complete(ctx context.Context, log *slog.Logger, t *weftv1.Task,
 	default:
 		log.Warn("completion not reported; the claim will time out", slog.String("code", client.CodeOf(err)))
 	}
+	return nil
 }
 
 func (w *Worker) fail(ctx context.Context, log *slog.Logger, t *weftv1.Task, f *Failure, key string) {

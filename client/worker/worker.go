@@ -172,11 +172,27 @@ func (w *Worker) Run(ctx context.Context) error {
 			go func() {
 				defer inflight.Done()
 				defer slots.release(1)
-				w.handle(taskCtx, t)
+				w.runSlot(ctx, taskCtx, base, t)
 			}()
 		}
 	}
 	return w.shutdown(&inflight, abandon)
+}
+
+// runSlot runs a task in one execution slot, then each task eager dispatch
+// hands the slot with its completion, until one comes without a next task.
+// Once ctx (Run's) has ended, completions ask for none.
+func (w *Worker) runSlot(ctx, taskCtx context.Context, base *weftv1.PollTasksRequest, t *weftv1.Task) {
+	queue := []*weftv1.Task{t}
+	for len(queue) > 0 {
+		var next *weftv1.PollTasksRequest
+		if ctx.Err() == nil {
+			next = cloneRequest(base, 1)
+			next.WaitMs = 0
+		}
+		t, queue = queue[0], queue[1:]
+		queue = append(queue, w.handle(taskCtx, t, next)...)
+	}
 }
 
 // shutdown waits for in-flight tasks up to the shutdown timeout, then abandons them.

@@ -256,3 +256,22 @@ func TestRun_WithNothingRegisteredIsAnError(t *testing.T) {
 	b := setup(t, worker.Options{})
 	require.Error(t, b.w.Run(context.Background()))
 }
+
+func TestEagerDispatch_ASequenceTakesEachNextStepWithTheCompletionNotAPoll(t *testing.T) {
+	b := setup(t, worker.Options{Concurrency: 1, PollWait: 30 * time.Second})
+	var ran atomic.Int64
+	worker.Register(b.w, "step", func(ctx context.Context, in struct{}) (int64, error) {
+		return ran.Add(1), nil
+	})
+	b.start()
+	var actions []*weftv1.Action
+	for i := range 5 {
+		actions = append(actions, &weftv1.Action{Id: fmt.Sprintf("s%d", i+1), Order: uint32(i + 1), Activity: "step"})
+	}
+	run := b.await(b.submit(plan(actions...)))
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, run.GetStatus())
+	require.Equal(t, int64(5), ran.Load())
+	// One poll took the first step; each completion brought the next one; the
+	// last completion brought none, so the worker polls once more.
+	require.LessOrEqual(t, b.polls.Load(), int64(2), "polls for a five-step sequence")
+}

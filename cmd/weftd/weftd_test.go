@@ -110,7 +110,7 @@ func TestWeftd_TSClientUnderNode(t *testing.T) {
 	cmd.Env = append(os.Environ(), "WEFT_URL="+d.url)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "node tests failed:\n%s", out)
-	require.Contains(t, string(out), "# pass 18")
+	require.Contains(t, string(out), "# pass 21")
 	require.Contains(t, string(out), "# fail 0")
 }
 

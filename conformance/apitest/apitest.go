@@ -57,6 +57,12 @@ func Exercise(t *testing.T, baseURL string) {
 	t.Run("SubmitAndComplete_ThroughEveryProtocol", func(t *testing.T) {
 		testSubmitAndComplete(t, baseURL)
 	})
+	t.Run("AwaitRun_AnswersTheRunOnceTerminal", func(t *testing.T) {
+		testAwaitRun(t, baseURL)
+	})
+	t.Run("EagerDispatch_ACompletionBringsTheNextTask", func(t *testing.T) {
+		testEagerDispatch(t, baseURL)
+	})
 	t.Run("HTTPJSON_UsesProtoFieldNames", func(t *testing.T) {
 		testProtoFieldNames(t, baseURL)
 	})

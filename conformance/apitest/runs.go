@@ -42,6 +42,51 @@ func testSubmitAndComplete(t *testing.T, baseURL string) {
 	}
 }
 
+// testEagerDispatch: a completion that asks for next tasks is answered the
+// task its result made ready, claimed for the worker, through every protocol.
+func testEagerDispatch(t *testing.T, baseURL string) {
+	for _, p := range Protocols {
+		t.Run(p.Name, func(t *testing.T) {
+			c := NewClients(baseURL, p)
+			first, second := uniqueName("apitest"), uniqueName("apitest")
+			run := submit(t, c, &weftv1.WorkflowDefinition{PlanId: "apitest", PlanVersion: "1", Actions: []*weftv1.Action{
+				{Id: "first", Order: 1, Activity: first}, {Id: "second", Order: 2, Activity: second}}})
+			task := pollOne(t, c, first)
+			res, err := c.Workers.CompleteTask(context.Background(), connect.NewRequest(&weftv1.CompleteTaskRequest{
+				TaskToken: task.GetTaskToken(), WorkerId: "apitest-worker", Output: structpb.NewStringValue("one"),
+				NextTasks: &weftv1.PollTasksRequest{WorkerId: "apitest-worker", MaxTasks: 1,
+					Activities: []*weftv1.ActivityRegistration{{Name: second}}}}))
+			require.NoError(t, err)
+			require.Len(t, res.Msg.GetTasks(), 1, "the next step came with the completion")
+			next := res.Msg.GetTasks()[0]
+			require.Equal(t, "second", next.GetActionId())
+			require.Equal(t, "one", next.GetUpstreamOutputs()["first"].GetStringValue())
+			complete(t, c, next, structpb.NewStringValue("two"))
+			require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, getRun(t, c, run.GetRunId()).GetStatus())
+		})
+	}
+}
+
+// testAwaitRun: AwaitRun answers a run as it is when its wait passes, and
+// the terminal run once a worker completes it, through every protocol.
+func testAwaitRun(t *testing.T, baseURL string) {
+	for _, p := range Protocols {
+		t.Run(p.Name, func(t *testing.T) {
+			c := NewClients(baseURL, p)
+			activity := uniqueName("apitest")
+			run := submit(t, c, oneActivity(activity))
+			res, err := c.Runs.AwaitRun(context.Background(), connect.NewRequest(&weftv1.AwaitRunRequest{RunId: run.GetRunId()}))
+			require.NoError(t, err)
+			require.NotEqual(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, res.Msg.GetRun().GetStatus(), "wait_ms 0 answers at once")
+			complete(t, c, pollOne(t, c, activity), structpb.NewStringValue("done"))
+			res, err = c.Runs.AwaitRun(context.Background(), connect.NewRequest(&weftv1.AwaitRunRequest{RunId: run.GetRunId(), WaitMs: 10000}))
+			require.NoError(t, err)
+			require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, res.Msg.GetRun().GetStatus())
+			require.Equal(t, "done", res.Msg.GetRun().GetSteps()[0].GetOutput().GetStringValue())
+		})
+	}
+}
+
 // testProtoFieldNames: HTTP/JSON answers use the proto field names
 // (started_at, completed_at), as spec 001 requires.
 func testProtoFieldNames(t *testing.T, baseURL string) {

@@ -28,7 +28,9 @@ export {
   isTerminal,
   eventKind,
   waitForRun,
+  awaitRun,
   type WaitForRunOptions,
+  type AwaitRunOptions,
 } from "./values";
 
 // The generated messages, enums and service descriptors.

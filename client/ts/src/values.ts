@@ -52,11 +52,39 @@ export function eventKind(event: Event): { type: string; payloadCase: string | u
   return { type: event.eventType, payloadCase, known: payloadCase !== undefined };
 }
 
+/** Options of {@link awaitRun}. */
+export interface AwaitRunOptions {
+  /** Gives up after this long (default: waits as long as the run runs). */
+  timeoutMs?: number;
+  /** Aborts the wait. */
+  signal?: AbortSignal;
+}
+
+/** How long one RunService.AwaitRun call waits on the server. */
+const awaitRunWaitMs = 20000;
+
+/**
+ * awaitRun answers the run once it is terminal. It long-polls
+ * RunService.AwaitRun, which answers as soon as the run ends (or after up to
+ * 20 s, when it calls again): no polling delay, one call per 20 s of waiting.
+ */
+export async function awaitRun(runs: Client<typeof RunService>, runId: string, options: AwaitRunOptions = {}): Promise<Run> {
+  const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
+  for (;;) {
+    const waitMs = Math.max(0, Math.min(awaitRunWaitMs, deadline - Date.now()));
+    const { run } = await runs.awaitRun({ runId, waitMs }, { signal: options.signal });
+    if (run && isTerminal(run.status)) return run;
+    if (Date.now() >= deadline) {
+      throw new Error(`awaitRun: run ${runId} still ${run ? runStatusName(run.status) : "missing"} after ${options.timeoutMs} ms`);
+    }
+  }
+}
+
 /** Options of {@link waitForRun}. */
 export interface WaitForRunOptions {
-  /** Stops waiting when it answers true (default: the run is terminal). */
+  /** Stops waiting when it answers true (default: the run is terminal, awaited with {@link awaitRun}). */
   until?: (run: Run) => boolean;
-  /** Delay between reads (default 100 ms). */
+  /** Delay between reads when `until` is given (default 100 ms). */
   intervalMs?: number;
   /** Gives up after this long (default 30000 ms). */
   timeoutMs?: number;
@@ -64,13 +92,16 @@ export interface WaitForRunOptions {
   signal?: AbortSignal;
 }
 
-/** waitForRun reads a run until `until` holds, and answers it. */
+/** waitForRun answers the run once `until` holds: by reading it every intervalMs, or, for a terminal run (the default), with {@link awaitRun}. */
 export async function waitForRun(
   runs: Client<typeof RunService>,
   runId: string,
   options: WaitForRunOptions = {},
 ): Promise<Run> {
-  const until = options.until ?? ((r: Run) => isTerminal(r.status));
+  if (!options.until) {
+    return awaitRun(runs, runId, { timeoutMs: options.timeoutMs ?? 30000, signal: options.signal });
+  }
+  const until = options.until;
   const deadline = Date.now() + (options.timeoutMs ?? 30000);
   for (;;) {
     const { run } = await runs.getRun({ runId }, { signal: options.signal });

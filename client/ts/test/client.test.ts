@@ -14,6 +14,7 @@ import {
   StepStatus,
   toValue,
   waitForRun,
+  awaitRun,
   WeftError,
   type WeftClient,
   type WeftClientOptions,
@@ -69,6 +70,25 @@ for (const [name, options] of Object.entries(transports)) {
     assert.ok(isTerminal(run.status));
     assert.equal(run.steps[0]?.status, StepStatus.SUCCEEDED);
     assert.equal(fromValue(run.steps[0]?.output), name);
+  });
+
+  test(`awaitRun answers the run as soon as it is terminal (${name})`, async () => {
+    const weft = createWeftClient(options());
+    const activity = unique("tsawait");
+    const { run } = await weft.runs.submitRun({
+      definition: { planId: "tsclient", planVersion: "1", actions: [{ id: "work", order: 1, activity }] },
+      start: true,
+    });
+    assert.ok(run?.runId);
+    const waiting = awaitRun(weft.runs, run.runId, { timeoutMs: 10000 });
+    const { tasks } = await weft.workers.pollTasks({ workerId: "ts-worker", activities: [{ name: activity }], waitMs: 5000 });
+    assert.equal(tasks.length, 1);
+    await weft.workers.completeTask({ taskToken: tasks[0].taskToken, workerId: "ts-worker", output: toValue("awaited") });
+    const done = await waiting;
+    assert.equal(done.status, RunStatus.COMPLETED);
+    assert.equal(fromValue(done.steps[0]?.output), "awaited");
+    const early = await weft.runs.awaitRun({ runId: run.runId, waitMs: 0 });
+    assert.equal(early.run?.status, RunStatus.COMPLETED, "a terminal run is answered at once");
   });
 }
 

@@ -1622,6 +1622,107 @@ func (x *GetRunResponse) GetRun() *Run {
 	return nil
 }
 
+// AwaitRunRequest waits for a run to be terminal.
+type AwaitRunRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// How long to wait for the run to be terminal. 0: answer at once. Max 60000.
+	WaitMs        uint32 `protobuf:"varint,2,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AwaitRunRequest) Reset() {
+	*x = AwaitRunRequest{}
+	mi := &file_weft_v1_run_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AwaitRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AwaitRunRequest) ProtoMessage() {}
+
+func (x *AwaitRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AwaitRunRequest.ProtoReflect.Descriptor instead.
+func (*AwaitRunRequest) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *AwaitRunRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *AwaitRunRequest) GetWaitMs() uint32 {
+	if x != nil {
+		return x.WaitMs
+	}
+	return 0
+}
+
+// AwaitRunResponse answers the run's snapshot: terminal, unless wait_ms passed first.
+type AwaitRunResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run's snapshot.
+	Run           *Run `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AwaitRunResponse) Reset() {
+	*x = AwaitRunResponse{}
+	mi := &file_weft_v1_run_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AwaitRunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AwaitRunResponse) ProtoMessage() {}
+
+func (x *AwaitRunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AwaitRunResponse.ProtoReflect.Descriptor instead.
+func (*AwaitRunResponse) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *AwaitRunResponse) GetRun() *Run {
+	if x != nil {
+		return x.Run
+	}
+	return nil
+}
+
 // ListRunsRequest filters and pages the caller's runs.
 type ListRunsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1649,7 +1750,7 @@ type ListRunsRequest struct {
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[14]
+	mi := &file_weft_v1_run_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1661,7 +1762,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[14]
+	mi := &file_weft_v1_run_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1674,7 +1775,7 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{14}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListRunsRequest) GetStatuses() []RunStatus {
@@ -1753,7 +1854,7 @@ type ListRunsResponse struct {
 
 func (x *ListRunsResponse) Reset() {
 	*x = ListRunsResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[15]
+	mi := &file_weft_v1_run_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +1866,7 @@ func (x *ListRunsResponse) String() string {
 func (*ListRunsResponse) ProtoMessage() {}
 
 func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[15]
+	mi := &file_weft_v1_run_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +1879,7 @@ func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
 func (*ListRunsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{15}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListRunsResponse) GetRuns() []*Run {
@@ -1810,7 +1911,7 @@ type CancelRunRequest struct {
 
 func (x *CancelRunRequest) Reset() {
 	*x = CancelRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[16]
+	mi := &file_weft_v1_run_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1822,7 +1923,7 @@ func (x *CancelRunRequest) String() string {
 func (*CancelRunRequest) ProtoMessage() {}
 
 func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[16]
+	mi := &file_weft_v1_run_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1835,7 +1936,7 @@ func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunRequest.ProtoReflect.Descriptor instead.
 func (*CancelRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{16}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CancelRunRequest) GetRunId() string {
@@ -1872,7 +1973,7 @@ type CancelRunResponse struct {
 
 func (x *CancelRunResponse) Reset() {
 	*x = CancelRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[17]
+	mi := &file_weft_v1_run_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1884,7 +1985,7 @@ func (x *CancelRunResponse) String() string {
 func (*CancelRunResponse) ProtoMessage() {}
 
 func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[17]
+	mi := &file_weft_v1_run_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1897,7 +1998,7 @@ func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunResponse.ProtoReflect.Descriptor instead.
 func (*CancelRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{17}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CancelRunResponse) GetResult() *AcceptedSignalResult {
@@ -1929,7 +2030,7 @@ type PauseRunRequest struct {
 
 func (x *PauseRunRequest) Reset() {
 	*x = PauseRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[18]
+	mi := &file_weft_v1_run_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1941,7 +2042,7 @@ func (x *PauseRunRequest) String() string {
 func (*PauseRunRequest) ProtoMessage() {}
 
 func (x *PauseRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[18]
+	mi := &file_weft_v1_run_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1954,7 +2055,7 @@ func (x *PauseRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRunRequest.ProtoReflect.Descriptor instead.
 func (*PauseRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{18}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PauseRunRequest) GetRunId() string {
@@ -1991,7 +2092,7 @@ type PauseRunResponse struct {
 
 func (x *PauseRunResponse) Reset() {
 	*x = PauseRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[19]
+	mi := &file_weft_v1_run_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2003,7 +2104,7 @@ func (x *PauseRunResponse) String() string {
 func (*PauseRunResponse) ProtoMessage() {}
 
 func (x *PauseRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[19]
+	mi := &file_weft_v1_run_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2016,7 +2117,7 @@ func (x *PauseRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRunResponse.ProtoReflect.Descriptor instead.
 func (*PauseRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{19}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PauseRunResponse) GetResult() *AcceptedSignalResult {
@@ -2048,7 +2149,7 @@ type ResumeRunRequest struct {
 
 func (x *ResumeRunRequest) Reset() {
 	*x = ResumeRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[20]
+	mi := &file_weft_v1_run_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2060,7 +2161,7 @@ func (x *ResumeRunRequest) String() string {
 func (*ResumeRunRequest) ProtoMessage() {}
 
 func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[20]
+	mi := &file_weft_v1_run_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2073,7 +2174,7 @@ func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRunRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{20}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ResumeRunRequest) GetRunId() string {
@@ -2110,7 +2211,7 @@ type ResumeRunResponse struct {
 
 func (x *ResumeRunResponse) Reset() {
 	*x = ResumeRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[21]
+	mi := &file_weft_v1_run_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2122,7 +2223,7 @@ func (x *ResumeRunResponse) String() string {
 func (*ResumeRunResponse) ProtoMessage() {}
 
 func (x *ResumeRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[21]
+	mi := &file_weft_v1_run_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2135,7 +2236,7 @@ func (x *ResumeRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRunResponse.ProtoReflect.Descriptor instead.
 func (*ResumeRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{21}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ResumeRunResponse) GetResult() *AcceptedSignalResult {
@@ -2169,7 +2270,7 @@ type RetryStepRequest struct {
 
 func (x *RetryStepRequest) Reset() {
 	*x = RetryStepRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[22]
+	mi := &file_weft_v1_run_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2181,7 +2282,7 @@ func (x *RetryStepRequest) String() string {
 func (*RetryStepRequest) ProtoMessage() {}
 
 func (x *RetryStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[22]
+	mi := &file_weft_v1_run_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2194,7 +2295,7 @@ func (x *RetryStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryStepRequest.ProtoReflect.Descriptor instead.
 func (*RetryStepRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{22}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RetryStepRequest) GetRunId() string {
@@ -2238,7 +2339,7 @@ type RetryStepResponse struct {
 
 func (x *RetryStepResponse) Reset() {
 	*x = RetryStepResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[23]
+	mi := &file_weft_v1_run_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2250,7 +2351,7 @@ func (x *RetryStepResponse) String() string {
 func (*RetryStepResponse) ProtoMessage() {}
 
 func (x *RetryStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[23]
+	mi := &file_weft_v1_run_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2263,7 +2364,7 @@ func (x *RetryStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryStepResponse.ProtoReflect.Descriptor instead.
 func (*RetryStepResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{23}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RetryStepResponse) GetResult() *AcceptedSignalResult {
@@ -2297,7 +2398,7 @@ type SkipStepRequest struct {
 
 func (x *SkipStepRequest) Reset() {
 	*x = SkipStepRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[24]
+	mi := &file_weft_v1_run_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2309,7 +2410,7 @@ func (x *SkipStepRequest) String() string {
 func (*SkipStepRequest) ProtoMessage() {}
 
 func (x *SkipStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[24]
+	mi := &file_weft_v1_run_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2322,7 +2423,7 @@ func (x *SkipStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipStepRequest.ProtoReflect.Descriptor instead.
 func (*SkipStepRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{24}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SkipStepRequest) GetRunId() string {
@@ -2366,7 +2467,7 @@ type SkipStepResponse struct {
 
 func (x *SkipStepResponse) Reset() {
 	*x = SkipStepResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[25]
+	mi := &file_weft_v1_run_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2378,7 +2479,7 @@ func (x *SkipStepResponse) String() string {
 func (*SkipStepResponse) ProtoMessage() {}
 
 func (x *SkipStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[25]
+	mi := &file_weft_v1_run_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2391,7 +2492,7 @@ func (x *SkipStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipStepResponse.ProtoReflect.Descriptor instead.
 func (*SkipStepResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{25}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SkipStepResponse) GetResult() *AcceptedSignalResult {
@@ -2521,6 +2622,12 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x06run_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x05runId\"0\n" +
 	"\x0eGetRunResponse\x12\x1e\n" +
+	"\x03run\x18\x01 \x01(\v2\f.weft.v1.RunR\x03run\"X\n" +
+	"\x0fAwaitRunRequest\x12!\n" +
+	"\x06run_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x05runId\x12\"\n" +
+	"\await_ms\x18\x02 \x01(\rB\t\xbaH\x06*\x04\x18\xe0\xd4\x03R\x06waitMs\"2\n" +
+	"\x10AwaitRunResponse\x12\x1e\n" +
 	"\x03run\x18\x01 \x01(\v2\f.weft.v1.RunR\x03run\"\xd1\x03\n" +
 	"\x0fListRunsRequest\x12A\n" +
 	"\bstatuses\x18\x01 \x03(\x0e2\x12.weft.v1.RunStatusB\x11\xbaH\x0e\x92\x01\v\x10\x10\"\a\x82\x01\x04\x10\x01 \x00R\bstatuses\x12!\n" +
@@ -2640,7 +2747,7 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x16ATTEMPT_OUTCOME_FAILED\x10\x02\x12\x1d\n" +
 	"\x19ATTEMPT_OUTCOME_TIMED_OUT\x10\x03\x12\x1d\n" +
 	"\x19ATTEMPT_OUTCOME_CANCELLED\x10\x04\x12\x1e\n" +
-	"\x1aATTEMPT_OUTCOME_RECONCILED\x10\x052\xac\x05\n" +
+	"\x1aATTEMPT_OUTCOME_RECONCILED\x10\x052\xf2\x05\n" +
 	"\n" +
 	"RunService\x12B\n" +
 	"\tSubmitRun\x12\x19.weft.v1.SubmitRunRequest\x1a\x1a.weft.v1.SubmitRunResponse\x12?\n" +
@@ -2648,6 +2755,7 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\n" +
 	"ApproveRun\x12\x1a.weft.v1.ApproveRunRequest\x1a\x1b.weft.v1.ApproveRunResponse\x12>\n" +
 	"\x06GetRun\x12\x16.weft.v1.GetRunRequest\x1a\x17.weft.v1.GetRunResponse\"\x03\x90\x02\x01\x12D\n" +
+	"\bAwaitRun\x12\x18.weft.v1.AwaitRunRequest\x1a\x19.weft.v1.AwaitRunResponse\"\x03\x90\x02\x01\x12D\n" +
 	"\bListRuns\x12\x18.weft.v1.ListRunsRequest\x1a\x19.weft.v1.ListRunsResponse\"\x03\x90\x02\x01\x12B\n" +
 	"\tCancelRun\x12\x19.weft.v1.CancelRunRequest\x1a\x1a.weft.v1.CancelRunResponse\x12?\n" +
 	"\bPauseRun\x12\x18.weft.v1.PauseRunRequest\x1a\x19.weft.v1.PauseRunResponse\x12B\n" +
@@ -2668,7 +2776,7 @@ func file_weft_v1_run_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_weft_v1_run_proto_goTypes = []any{
 	(RunStatus)(0),                // 0: weft.v1.RunStatus
 	(RunSubstatus)(0),             // 1: weft.v1.RunSubstatus
@@ -2690,103 +2798,108 @@ var file_weft_v1_run_proto_goTypes = []any{
 	(*ApproveRunResponse)(nil),    // 17: weft.v1.ApproveRunResponse
 	(*GetRunRequest)(nil),         // 18: weft.v1.GetRunRequest
 	(*GetRunResponse)(nil),        // 19: weft.v1.GetRunResponse
-	(*ListRunsRequest)(nil),       // 20: weft.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),      // 21: weft.v1.ListRunsResponse
-	(*CancelRunRequest)(nil),      // 22: weft.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),     // 23: weft.v1.CancelRunResponse
-	(*PauseRunRequest)(nil),       // 24: weft.v1.PauseRunRequest
-	(*PauseRunResponse)(nil),      // 25: weft.v1.PauseRunResponse
-	(*ResumeRunRequest)(nil),      // 26: weft.v1.ResumeRunRequest
-	(*ResumeRunResponse)(nil),     // 27: weft.v1.ResumeRunResponse
-	(*RetryStepRequest)(nil),      // 28: weft.v1.RetryStepRequest
-	(*RetryStepResponse)(nil),     // 29: weft.v1.RetryStepResponse
-	(*SkipStepRequest)(nil),       // 30: weft.v1.SkipStepRequest
-	(*SkipStepResponse)(nil),      // 31: weft.v1.SkipStepResponse
-	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
-	(*WorkflowDefinition)(nil),    // 33: weft.v1.WorkflowDefinition
-	(*structpb.Value)(nil),        // 34: google.protobuf.Value
-	(*ArtifactRef)(nil),           // 35: weft.v1.ArtifactRef
-	(ErrorClass)(0),               // 36: weft.v1.ErrorClass
-	(*AcceptedSignalResult)(nil),  // 37: weft.v1.AcceptedSignalResult
+	(*AwaitRunRequest)(nil),       // 20: weft.v1.AwaitRunRequest
+	(*AwaitRunResponse)(nil),      // 21: weft.v1.AwaitRunResponse
+	(*ListRunsRequest)(nil),       // 22: weft.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),      // 23: weft.v1.ListRunsResponse
+	(*CancelRunRequest)(nil),      // 24: weft.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),     // 25: weft.v1.CancelRunResponse
+	(*PauseRunRequest)(nil),       // 26: weft.v1.PauseRunRequest
+	(*PauseRunResponse)(nil),      // 27: weft.v1.PauseRunResponse
+	(*ResumeRunRequest)(nil),      // 28: weft.v1.ResumeRunRequest
+	(*ResumeRunResponse)(nil),     // 29: weft.v1.ResumeRunResponse
+	(*RetryStepRequest)(nil),      // 30: weft.v1.RetryStepRequest
+	(*RetryStepResponse)(nil),     // 31: weft.v1.RetryStepResponse
+	(*SkipStepRequest)(nil),       // 32: weft.v1.SkipStepRequest
+	(*SkipStepResponse)(nil),      // 33: weft.v1.SkipStepResponse
+	(*timestamppb.Timestamp)(nil), // 34: google.protobuf.Timestamp
+	(*WorkflowDefinition)(nil),    // 35: weft.v1.WorkflowDefinition
+	(*structpb.Value)(nil),        // 36: google.protobuf.Value
+	(*ArtifactRef)(nil),           // 37: weft.v1.ArtifactRef
+	(ErrorClass)(0),               // 38: weft.v1.ErrorClass
+	(*AcceptedSignalResult)(nil),  // 39: weft.v1.AcceptedSignalResult
 }
 var file_weft_v1_run_proto_depIdxs = []int32{
 	0,  // 0: weft.v1.Run.status:type_name -> weft.v1.RunStatus
 	1,  // 1: weft.v1.Run.substatus:type_name -> weft.v1.RunSubstatus
 	7,  // 2: weft.v1.Run.steps:type_name -> weft.v1.Step
 	3,  // 3: weft.v1.Run.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	32, // 4: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
-	32, // 5: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
-	32, // 6: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
+	34, // 4: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
+	34, // 5: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
+	34, // 6: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
 	10, // 7: weft.v1.Run.error:type_name -> weft.v1.RunError
 	11, // 8: weft.v1.Run.cancellation:type_name -> weft.v1.Cancellation
-	33, // 9: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
-	34, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
-	35, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
-	32, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
+	35, // 9: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
+	36, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
+	37, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
+	34, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
 	2,  // 13: weft.v1.Step.status:type_name -> weft.v1.StepStatus
 	8,  // 14: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
-	32, // 15: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
-	32, // 16: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
-	32, // 17: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
-	34, // 18: weft.v1.Step.output:type_name -> google.protobuf.Value
-	35, // 19: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
+	34, // 15: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
+	34, // 16: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
+	34, // 17: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
+	36, // 18: weft.v1.Step.output:type_name -> google.protobuf.Value
+	37, // 19: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
 	9,  // 20: weft.v1.Step.error:type_name -> weft.v1.StepError
 	4,  // 21: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
 	9,  // 22: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
-	32, // 23: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
+	34, // 23: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
 	5,  // 24: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
 	9,  // 25: weft.v1.Attempt.error:type_name -> weft.v1.StepError
-	32, // 26: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	32, // 27: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
-	36, // 28: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
+	34, // 26: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	34, // 27: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
+	38, // 28: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
 	9,  // 29: weft.v1.RunError.error:type_name -> weft.v1.StepError
-	32, // 30: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
-	33, // 31: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	34, // 32: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
+	34, // 30: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
+	35, // 31: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	36, // 32: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
 	6,  // 33: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
 	6,  // 34: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
-	37, // 35: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	39, // 35: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
 	6,  // 36: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
 	6,  // 37: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
-	0,  // 38: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
-	32, // 39: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
-	32, // 40: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
-	6,  // 41: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
-	37, // 42: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 43: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
-	37, // 44: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 45: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
-	37, // 46: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 47: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
-	37, // 48: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 49: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
-	37, // 50: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 51: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
-	12, // 52: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
-	14, // 53: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
-	16, // 54: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
-	18, // 55: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
-	20, // 56: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
-	22, // 57: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
-	24, // 58: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
-	26, // 59: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
-	28, // 60: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
-	30, // 61: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
-	13, // 62: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
-	15, // 63: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
-	17, // 64: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
-	19, // 65: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
-	21, // 66: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
-	23, // 67: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
-	25, // 68: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
-	27, // 69: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
-	29, // 70: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
-	31, // 71: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
-	62, // [62:72] is the sub-list for method output_type
-	52, // [52:62] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	6,  // 38: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
+	0,  // 39: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
+	34, // 40: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
+	34, // 41: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
+	6,  // 42: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
+	39, // 43: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 44: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
+	39, // 45: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 46: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
+	39, // 47: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 48: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
+	39, // 49: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 50: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
+	39, // 51: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 52: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
+	12, // 53: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
+	14, // 54: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
+	16, // 55: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
+	18, // 56: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
+	20, // 57: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
+	22, // 58: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
+	24, // 59: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
+	26, // 60: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
+	28, // 61: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
+	30, // 62: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
+	32, // 63: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
+	13, // 64: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
+	15, // 65: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
+	17, // 66: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
+	19, // 67: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
+	21, // 68: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
+	23, // 69: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
+	25, // 70: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
+	27, // 71: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
+	29, // 72: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
+	31, // 73: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
+	33, // 74: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
+	64, // [64:75] is the sub-list for method output_type
+	53, // [53:64] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_run_proto_init() }
@@ -2797,18 +2910,18 @@ func file_weft_v1_run_proto_init() {
 	file_weft_v1_common_proto_init()
 	file_weft_v1_definition_proto_init()
 	file_weft_v1_run_proto_msgTypes[10].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[16].OneofWrappers = []any{}
 	file_weft_v1_run_proto_msgTypes[18].OneofWrappers = []any{}
 	file_weft_v1_run_proto_msgTypes[20].OneofWrappers = []any{}
 	file_weft_v1_run_proto_msgTypes[22].OneofWrappers = []any{}
 	file_weft_v1_run_proto_msgTypes[24].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[26].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_run_proto_rawDesc), len(file_weft_v1_run_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -488,8 +488,14 @@ type CompleteTaskRequest struct {
 	Artifacts []*ArtifactRef `protobuf:"bytes,4,rep,name=artifacts,proto3" json:"artifacts,omitempty"`
 	// For a verifiable activity: the idempotency key the worker derived.
 	ReconciliationKey string `protobuf:"bytes,5,opt,name=reconciliation_key,json=reconciliationKey,proto3" json:"reconciliation_key,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Eager dispatch: the tasks this worker takes next, asked for as in
+	// PollTasks, with the same worker_id and wait_ms 0. When the result makes ready a task these ask for,
+	// it is claimed for this worker in the result's own commit and answered in
+	// CompleteTaskResponse.tasks, up to max_tasks, instead of going to another
+	// poll. Unset: none.
+	NextTasks     *PollTasksRequest `protobuf:"bytes,6,opt,name=next_tasks,json=nextTasks,proto3" json:"next_tasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CompleteTaskRequest) Reset() {
@@ -557,11 +563,21 @@ func (x *CompleteTaskRequest) GetReconciliationKey() string {
 	return ""
 }
 
+func (x *CompleteTaskRequest) GetNextTasks() *PollTasksRequest {
+	if x != nil {
+		return x.NextTasks
+	}
+	return nil
+}
+
 // CompleteTaskResponse acknowledges a result, which is durable when it is answered.
 type CompleteTaskResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// True when the claim had already been reported; nothing changed.
-	Duplicate     bool `protobuf:"varint,1,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	Duplicate bool `protobuf:"varint,1,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	// Tasks claimed for the worker by eager dispatch (next_tasks); possibly
+	// none. Each is the worker's to run and report like a polled task.
+	Tasks         []*Task `protobuf:"bytes,2,rep,name=tasks,proto3" json:"tasks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -601,6 +617,13 @@ func (x *CompleteTaskResponse) GetDuplicate() bool {
 		return x.Duplicate
 	}
 	return false
+}
+
+func (x *CompleteTaskResponse) GetTasks() []*Task {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
 }
 
 // FailTaskRequest reports a failure.
@@ -1043,7 +1066,7 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"\ttenant_id\x18\x12 \x01(\tR\btenantId\x1aZ\n" +
 	"\x14UpstreamOutputsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
-	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\"\x91\x02\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\"\xcb\x02\n" +
 	"\x13CompleteTaskRequest\x12)\n" +
 	"\n" +
 	"task_token\x18\x01 \x01(\tB\n" +
@@ -1052,9 +1075,12 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\bworkerId\x12.\n" +
 	"\x06output\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x06output\x12=\n" +
 	"\tartifacts\x18\x04 \x03(\v2\x14.weft.v1.ArtifactRefB\t\xbaH\x06\x92\x01\x03\x10\x80\x02R\tartifacts\x127\n" +
-	"\x12reconciliation_key\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x11reconciliationKey\"4\n" +
+	"\x12reconciliation_key\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x11reconciliationKey\x128\n" +
+	"\n" +
+	"next_tasks\x18\x06 \x01(\v2\x19.weft.v1.PollTasksRequestR\tnextTasks\"Y\n" +
 	"\x14CompleteTaskResponse\x12\x1c\n" +
-	"\tduplicate\x18\x01 \x01(\bR\tduplicate\"\xd2\x02\n" +
+	"\tduplicate\x18\x01 \x01(\bR\tduplicate\x12#\n" +
+	"\x05tasks\x18\x02 \x03(\v2\r.weft.v1.TaskR\x05tasks\"\xd2\x02\n" +
 	"\x0fFailTaskRequest\x12)\n" +
 	"\n" +
 	"task_token\x18\x01 \x01(\tB\n" +
@@ -1153,26 +1179,28 @@ var file_weft_v1_worker_proto_depIdxs = []int32{
 	16, // 7: weft.v1.Task.secrets:type_name -> weft.v1.SecretRef
 	14, // 8: weft.v1.CompleteTaskRequest.output:type_name -> google.protobuf.Value
 	17, // 9: weft.v1.CompleteTaskRequest.artifacts:type_name -> weft.v1.ArtifactRef
-	18, // 10: weft.v1.FailTaskRequest.error_class:type_name -> weft.v1.ErrorClass
-	15, // 11: weft.v1.HeartbeatTaskResponse.deadline:type_name -> google.protobuf.Timestamp
-	19, // 12: weft.v1.ReportVerificationRequest.state:type_name -> weft.v1.VerifyState
-	14, // 13: weft.v1.ReportVerificationRequest.result:type_name -> google.protobuf.Value
-	14, // 14: weft.v1.Task.UpstreamOutputsEntry.value:type_name -> google.protobuf.Value
-	2,  // 15: weft.v1.WorkerService.PollTasks:input_type -> weft.v1.PollTasksRequest
-	5,  // 16: weft.v1.WorkerService.CompleteTask:input_type -> weft.v1.CompleteTaskRequest
-	7,  // 17: weft.v1.WorkerService.FailTask:input_type -> weft.v1.FailTaskRequest
-	9,  // 18: weft.v1.WorkerService.HeartbeatTask:input_type -> weft.v1.HeartbeatTaskRequest
-	11, // 19: weft.v1.WorkerService.ReportVerification:input_type -> weft.v1.ReportVerificationRequest
-	3,  // 20: weft.v1.WorkerService.PollTasks:output_type -> weft.v1.PollTasksResponse
-	6,  // 21: weft.v1.WorkerService.CompleteTask:output_type -> weft.v1.CompleteTaskResponse
-	8,  // 22: weft.v1.WorkerService.FailTask:output_type -> weft.v1.FailTaskResponse
-	10, // 23: weft.v1.WorkerService.HeartbeatTask:output_type -> weft.v1.HeartbeatTaskResponse
-	12, // 24: weft.v1.WorkerService.ReportVerification:output_type -> weft.v1.ReportVerificationResponse
-	20, // [20:25] is the sub-list for method output_type
-	15, // [15:20] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	2,  // 10: weft.v1.CompleteTaskRequest.next_tasks:type_name -> weft.v1.PollTasksRequest
+	4,  // 11: weft.v1.CompleteTaskResponse.tasks:type_name -> weft.v1.Task
+	18, // 12: weft.v1.FailTaskRequest.error_class:type_name -> weft.v1.ErrorClass
+	15, // 13: weft.v1.HeartbeatTaskResponse.deadline:type_name -> google.protobuf.Timestamp
+	19, // 14: weft.v1.ReportVerificationRequest.state:type_name -> weft.v1.VerifyState
+	14, // 15: weft.v1.ReportVerificationRequest.result:type_name -> google.protobuf.Value
+	14, // 16: weft.v1.Task.UpstreamOutputsEntry.value:type_name -> google.protobuf.Value
+	2,  // 17: weft.v1.WorkerService.PollTasks:input_type -> weft.v1.PollTasksRequest
+	5,  // 18: weft.v1.WorkerService.CompleteTask:input_type -> weft.v1.CompleteTaskRequest
+	7,  // 19: weft.v1.WorkerService.FailTask:input_type -> weft.v1.FailTaskRequest
+	9,  // 20: weft.v1.WorkerService.HeartbeatTask:input_type -> weft.v1.HeartbeatTaskRequest
+	11, // 21: weft.v1.WorkerService.ReportVerification:input_type -> weft.v1.ReportVerificationRequest
+	3,  // 22: weft.v1.WorkerService.PollTasks:output_type -> weft.v1.PollTasksResponse
+	6,  // 23: weft.v1.WorkerService.CompleteTask:output_type -> weft.v1.CompleteTaskResponse
+	8,  // 24: weft.v1.WorkerService.FailTask:output_type -> weft.v1.FailTaskResponse
+	10, // 25: weft.v1.WorkerService.HeartbeatTask:output_type -> weft.v1.HeartbeatTaskResponse
+	12, // 26: weft.v1.WorkerService.ReportVerification:output_type -> weft.v1.ReportVerificationResponse
+	22, // [22:27] is the sub-list for method output_type
+	17, // [17:22] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_worker_proto_init() }

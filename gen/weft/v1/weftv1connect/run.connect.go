@@ -41,6 +41,8 @@ const (
 	RunServiceApproveRunProcedure = "/weft.v1.RunService/ApproveRun"
 	// RunServiceGetRunProcedure is the fully-qualified name of the RunService's GetRun RPC.
 	RunServiceGetRunProcedure = "/weft.v1.RunService/GetRun"
+	// RunServiceAwaitRunProcedure is the fully-qualified name of the RunService's AwaitRun RPC.
+	RunServiceAwaitRunProcedure = "/weft.v1.RunService/AwaitRun"
 	// RunServiceListRunsProcedure is the fully-qualified name of the RunService's ListRuns RPC.
 	RunServiceListRunsProcedure = "/weft.v1.RunService/ListRuns"
 	// RunServiceCancelRunProcedure is the fully-qualified name of the RunService's CancelRun RPC.
@@ -68,6 +70,12 @@ type RunServiceClient interface {
 	ApproveRun(context.Context, *connect.Request[v1.ApproveRunRequest]) (*connect.Response[v1.ApproveRunResponse], error)
 	// GetRun answers the run's snapshot, reduced from its event log.
 	GetRun(context.Context, *connect.Request[v1.GetRunRequest]) (*connect.Response[v1.GetRunResponse], error)
+	// AwaitRun answers the run's snapshot as soon as the run is terminal, or
+	// when wait_ms passes with the run not yet terminal (call again). It is how
+	// a client waits for a run's result over any protocol, JSON-RPC and curl
+	// included, at one read per change of the run instead of one message per
+	// event.
+	AwaitRun(context.Context, *connect.Request[v1.AwaitRunRequest]) (*connect.Response[v1.AwaitRunResponse], error)
 	// ListRuns pages through the caller's runs, newest first.
 	ListRuns(context.Context, *connect.Request[v1.ListRunsRequest]) (*connect.Response[v1.ListRunsResponse], error)
 	// CancelRun ends a non-terminal run CANCELLED. Rejected while COMPENSATING.
@@ -120,6 +128,13 @@ func NewRunServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		awaitRun: connect.NewClient[v1.AwaitRunRequest, v1.AwaitRunResponse](
+			httpClient,
+			baseURL+RunServiceAwaitRunProcedure,
+			connect.WithSchema(runServiceMethods.ByName("AwaitRun")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 		listRuns: connect.NewClient[v1.ListRunsRequest, v1.ListRunsResponse](
 			httpClient,
 			baseURL+RunServiceListRunsProcedure,
@@ -166,6 +181,7 @@ type runServiceClient struct {
 	startRun   *connect.Client[v1.StartRunRequest, v1.StartRunResponse]
 	approveRun *connect.Client[v1.ApproveRunRequest, v1.ApproveRunResponse]
 	getRun     *connect.Client[v1.GetRunRequest, v1.GetRunResponse]
+	awaitRun   *connect.Client[v1.AwaitRunRequest, v1.AwaitRunResponse]
 	listRuns   *connect.Client[v1.ListRunsRequest, v1.ListRunsResponse]
 	cancelRun  *connect.Client[v1.CancelRunRequest, v1.CancelRunResponse]
 	pauseRun   *connect.Client[v1.PauseRunRequest, v1.PauseRunResponse]
@@ -192,6 +208,11 @@ func (c *runServiceClient) ApproveRun(ctx context.Context, req *connect.Request[
 // GetRun calls weft.v1.RunService.GetRun.
 func (c *runServiceClient) GetRun(ctx context.Context, req *connect.Request[v1.GetRunRequest]) (*connect.Response[v1.GetRunResponse], error) {
 	return c.getRun.CallUnary(ctx, req)
+}
+
+// AwaitRun calls weft.v1.RunService.AwaitRun.
+func (c *runServiceClient) AwaitRun(ctx context.Context, req *connect.Request[v1.AwaitRunRequest]) (*connect.Response[v1.AwaitRunResponse], error) {
+	return c.awaitRun.CallUnary(ctx, req)
 }
 
 // ListRuns calls weft.v1.RunService.ListRuns.
@@ -237,6 +258,12 @@ type RunServiceHandler interface {
 	ApproveRun(context.Context, *connect.Request[v1.ApproveRunRequest]) (*connect.Response[v1.ApproveRunResponse], error)
 	// GetRun answers the run's snapshot, reduced from its event log.
 	GetRun(context.Context, *connect.Request[v1.GetRunRequest]) (*connect.Response[v1.GetRunResponse], error)
+	// AwaitRun answers the run's snapshot as soon as the run is terminal, or
+	// when wait_ms passes with the run not yet terminal (call again). It is how
+	// a client waits for a run's result over any protocol, JSON-RPC and curl
+	// included, at one read per change of the run instead of one message per
+	// event.
+	AwaitRun(context.Context, *connect.Request[v1.AwaitRunRequest]) (*connect.Response[v1.AwaitRunResponse], error)
 	// ListRuns pages through the caller's runs, newest first.
 	ListRuns(context.Context, *connect.Request[v1.ListRunsRequest]) (*connect.Response[v1.ListRunsResponse], error)
 	// CancelRun ends a non-terminal run CANCELLED. Rejected while COMPENSATING.
@@ -282,6 +309,13 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 		RunServiceGetRunProcedure,
 		svc.GetRun,
 		connect.WithSchema(runServiceMethods.ByName("GetRun")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	runServiceAwaitRunHandler := connect.NewUnaryHandler(
+		RunServiceAwaitRunProcedure,
+		svc.AwaitRun,
+		connect.WithSchema(runServiceMethods.ByName("AwaitRun")),
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
@@ -332,6 +366,8 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 			runServiceApproveRunHandler.ServeHTTP(w, r)
 		case RunServiceGetRunProcedure:
 			runServiceGetRunHandler.ServeHTTP(w, r)
+		case RunServiceAwaitRunProcedure:
+			runServiceAwaitRunHandler.ServeHTTP(w, r)
 		case RunServiceListRunsProcedure:
 			runServiceListRunsHandler.ServeHTTP(w, r)
 		case RunServiceCancelRunProcedure:
@@ -367,6 +403,10 @@ func (UnimplementedRunServiceHandler) ApproveRun(context.Context, *connect.Reque
 
 func (UnimplementedRunServiceHandler) GetRun(context.Context, *connect.Request[v1.GetRunRequest]) (*connect.Response[v1.GetRunResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.GetRun is not implemented"))
+}
+
+func (UnimplementedRunServiceHandler) AwaitRun(context.Context, *connect.Request[v1.AwaitRunRequest]) (*connect.Response[v1.AwaitRunResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.AwaitRun is not implemented"))
 }
 
 func (UnimplementedRunServiceHandler) ListRuns(context.Context, *connect.Request[v1.ListRunsRequest]) (*connect.Response[v1.ListRunsResponse], error) {

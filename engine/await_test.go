@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/memstore"
+)
+
+type awaited struct {
+	snap *Snapshot
+	err  error
+}
+
+// awaitInBackground starts AwaitRun of runID on e, waiting up to wait.
+func awaitInBackground(ctx context.Context, e *Engine, runID string, wait time.Duration) <-chan awaited {
+	out := make(chan awaited, 1)
+	go func() {
+		snap, err := e.AwaitRun(ctx, tenant, runID, wait)
+		out <- awaited{snap, err}
+	}()
+	return out
+}
+
+func requireAwaited(t *testing.T, ch <-chan awaited) *Snapshot {
+	t.Helper()
+	select {
+	case got := <-ch:
+		require.NoError(t, got.err)
+		return got.snap
+	case <-time.After(10 * time.Second):
+		t.Fatal("AwaitRun did not answer")
+		return nil
+	}
+}
+
+func TestAwaitRun_AnswersOnceTheRunIsTerminalWokenByItsLastAppend(t *testing.T) {
+	b := setupWith(t, memstore.New(memstore.Config{}), func(c *Config) { c.PollInterval = time.Hour })
+	run := b.submit(seq("a", "b"))
+	done := awaitInBackground(b.ctx, b.eng, run.RunID, time.Hour)
+
+	b.complete(b.poll("act-a"), `{}`)
+	select {
+	case got := <-done:
+		t.Fatalf("answered before the run was terminal: %v %v", got.snap.Status, got.err)
+	default:
+	}
+	b.complete(b.poll("act-b"), `{"b":1}`)
+	snap := requireAwaited(t, done) // no interval read in an hour: the append woke it
+	require.Equal(t, RunCompleted, snap.Status)
+	require.JSONEq(t, `{"b":1}`, string(snap.Steps[1].Output))
+}
+
+func TestAwaitRun_ZeroWaitAnswersTheRunAsItIs(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("a"))
+	snap, err := b.eng.AwaitRun(b.ctx, tenant, run.RunID, 0)
+	require.NoError(t, err)
+	require.Equal(t, RunRunning, snap.Status)
+}
+
+func TestAwaitRun_ATerminalRunIsAnsweredAtOnce(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("a"))
+	b.complete(b.poll("act-a"), `{}`)
+	snap := requireAwaited(t, awaitInBackground(b.ctx, b.eng, run.RunID, time.Hour))
+	require.Equal(t, RunCompleted, snap.Status)
+}
+
+func TestAwaitRun_UnknownOrAnotherTenantsRunIsNotFound(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("a"))
+	_, err := b.eng.AwaitRun(b.ctx, tenant, "no-such-run", time.Hour)
+	require.Equal(t, CodeNotFound, CodeOf(err))
+	_, err = b.eng.AwaitRun(b.ctx, "tenant-b", run.RunID, time.Hour)
+	require.Equal(t, CodeNotFound, CodeOf(err))
+}
+
+func TestAwaitRun_EndsWithTheCallersContext(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("a"))
+	ctx, cancel := context.WithCancel(b.ctx)
+	done := awaitInBackground(ctx, b.eng, run.RunID, time.Hour)
+	cancel()
+	select {
+	case got := <-done:
+		require.ErrorIs(t, got.err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("AwaitRun outlived its caller")
+	}
+}
+
+func TestAwaitRun_ARunAnotherEngineCompletesIsNoticedByTheIntervalRead(t *testing.T) {
+	st := memstore.New(memstore.Config{})
+	b := setupWith(t, st, func(c *Config) { c.PollInterval = 10 * time.Millisecond })
+	other, err := New(Config{Store: st})
+	require.NoError(t, err)
+	run := b.submit(seq("a"))
+	done := awaitInBackground(b.ctx, b.eng, run.RunID, time.Hour)
+
+	tasks, err := other.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "w2", Activities: []string{"act-a"}})
+	require.NoError(t, err)
+	require.Len(t, tasks, 1)
+	_, err = other.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: tasks[0].Token, WorkerID: "w2", Output: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	require.Equal(t, RunCompleted, requireAwaited(t, done).Status)
+}
+
+// checkpointReads counts the store reads of one run's checkpoint.
+type checkpointReads struct {
+	store.Store
+	key atomic.Value // []byte
+	n   atomic.Int64
+}
+
+func (s *checkpointReads) Get(ctx context.Context, key []byte) (store.Item, error) {
+	if k, ok := s.key.Load().([]byte); ok && string(k) == string(key) {
+		s.n.Add(1)
+	}
+	return s.Store.Get(ctx, key)
+}
+
+func TestAwaitRun_ReadsTheStoreOnceThenOnlyWhenNoCommitOfThisEngineAdvancedTheRun(t *testing.T) {
+	st := &checkpointReads{Store: memstore.New(memstore.Config{})}
+	b := setupWith(t, st, func(c *Config) { c.PollInterval = time.Hour })
+	run := b.submit(seq("a", "b", "c"))
+	st.key.Store(checkpointKey(run.RunID))
+	done := awaitInBackground(b.ctx, b.eng, run.RunID, time.Hour)
+	for _, act := range []string{"act-a", "act-b", "act-c"} {
+		b.complete(b.poll(act), `{}`)
+	}
+	require.Equal(t, RunCompleted, requireAwaited(t, done).Status)
+	require.EqualValues(t, 1, st.n.Load(), "the first look read the store; every later one found this engine's commit in its cache")
+}

@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/memstore"
+)
+
+// taskReads counts the store reads of task records.
+type taskReads struct {
+	store.Store
+	n atomic.Int64
+}
+
+func (s *taskReads) Get(ctx context.Context, key []byte) (store.Item, error) {
+	if strings.HasPrefix(string(key), string(taskKey(""))) {
+		s.n.Add(1)
+	}
+	return s.Store.Get(ctx, key)
+}
+
+func TestTaskCache_AReportOnAClaimThisEngineMadeReadsNoTaskRecord(t *testing.T) {
+	st := &taskReads{Store: memstore.New(memstore.Config{})}
+	b := setupWith(t, st)
+	run := b.submit(seq("a", "b"))
+	ta := b.poll("act-a")
+	before := st.n.Load()
+	b.complete(ta, `{}`)
+	require.Equal(t, before, st.n.Load(), "the claim's record and version came from the cache")
+	b.complete(b.poll("act-b"), `{}`)
+	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+}
+
+func TestTaskCache_AReportOnAStaleCachedRecordIsDecidedAgainOnTheStores(t *testing.T) {
+	a, b := sharingAStore(t)
+	run := a.submit(seq("a"))
+	ta := a.poll("act-a")                                  // a caches the claimed record
+	_, err := b.eng.HeartbeatTask(b.ctx, tenant, ta.Token) // b rewrites it: a's copy is stale
+	require.NoError(t, err)
+
+	res, err := a.eng.CompleteTask(a.ctx, TaskReport{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{"step":"a"}`)})
+	require.NoError(t, err, "the stale copy's commit failed on the task's version; the store's record was current")
+	require.False(t, res.Duplicate)
+	requireEachResultRecordedOnce(t, a.eng, run.RunID)
+
+	again, err := a.eng.CompleteTask(a.ctx, TaskReport{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{"step":"a"}`)})
+	require.NoError(t, err)
+	require.True(t, again.Duplicate, "a repeated report is answered duplicate")
+}
