@@ -115,6 +115,17 @@ type timerRecord struct {
 	Token string `json:"token,omitempty"`
 }
 
+// fresh answers a copy of the record for one decision to change. A decision
+// that does not commit is made again (mutate), and the one made again must
+// start from the record as it was read, not as the first one left it.
+func (t *taskRecord) fresh() *taskRecord {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	return &c
+}
+
 // readyKey answers the task's queue entry key.
 func (t *taskRecord) readyKey() string {
 	return string(readyTaskKey(t.TenantID, t.Queue, t.NotBefore, t.Seq, t.TaskID))

@@ -182,6 +182,7 @@ func (e *Engine) report(ctx context.Context, r TaskReport, result string,
 			if st == nil || (st.TaskID != taskID && st.CompTaskID != taskID) {
 				return claimLost(taskID, t.RunID)
 			}
+			t := t.fresh()
 			ch.finishTask(t, result)
 			apply(ch, t, ch.run.action(t.ActionID), st)
 			return nil

@@ -128,6 +128,7 @@ func (e *Engine) deliver(ctx context.Context, p SignalParams, kind SignalKind,
 	var result AcceptedSignal
 	var rejected error
 	_, err := e.mutate(ctx, p.RunID, actorOf(p.Actor), func(ch *change) error {
+		rejected = nil // a decision made again decides afresh
 		if idempotent {
 			if _, err := ch.e.store.Get(ch.ctx, signalKey(p.RunID, name, id)); err == nil {
 				return errDuplicateSignal // accepted while this request waited its turn

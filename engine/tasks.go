@@ -241,7 +241,7 @@ func (e *Engine) claim(ctx context.Context, taskID string, p PollParams, names m
 	_, err = e.mutate(ctx, t.RunID, "activity-worker:"+p.WorkerID, func(ch *change) error {
 		ch.require(store.IfVersion(taskKey(taskID), version))
 		var cerr error
-		task, cerr = ch.claimTask(t, p.WorkerID, names["v:"+t.Activity] == TaskVerify)
+		task, cerr = ch.claimTask(t.fresh(), p.WorkerID, names["v:"+t.Activity] == TaskVerify)
 		return cerr
 	})
 	var cf *store.ConditionFailedError

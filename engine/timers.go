@@ -55,7 +55,7 @@ func (e *Engine) fire(ctx context.Context, key, value []byte) error {
 		if task != nil {
 			ch.require(store.IfVersion(taskKey(task.TaskID), taskVersion))
 		}
-		ch.applyTimer(t, task)
+		ch.applyTimer(t, task.fresh())
 		return nil
 	})
 	var cf *store.ConditionFailedError

@@ -73,7 +73,7 @@ func (e *Engine) giveBackOne(ctx context.Context, task *Task) error {
 		}
 		_, err = e.mutate(ctx, t.RunID, "weft:undelivered", func(ch *change) error {
 			ch.require(store.IfVersion(taskKey(t.TaskID), version))
-			ch.unclaim(t)
+			ch.unclaim(t.fresh())
 			return nil
 		})
 		if conflictOn(err, taskKey(t.TaskID)) {
