@@ -194,7 +194,19 @@ func (p *preflightRecorder) proxy(t *testing.T, target string) http.Handler {
 		}
 		return nil
 	}
-	return rp
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Go's HTTP/1 server drains and closes a request body when its
+		// handler starts the response (golang/go#40747). The transport
+		// copying that body to weftd reads it once more after the declared
+		// length, to check there is no more; if weftd's answer has come back
+		// first, that read fails and the transport tears the connection to
+		// weftd down in the middle of the answer (seen in CI under load as
+		// ERR_INCOMPLETE_CHUNKED_ENCODING). Full duplex leaves the body open.
+		if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+			t.Errorf("proxy: full duplex: %v", err)
+		}
+		rp.ServeHTTP(w, r)
+	})
 }
 
 func (p *preflightRecorder) all() []preflight {
