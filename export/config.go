@@ -50,7 +50,7 @@ type Config struct {
 	// unavailable.
 	BackoffInitial time.Duration
 	BackoffCap     time.Duration
-	// PublishTimeout bounds one Publish call.
+	// PublishTimeout bounds one Publish or PublishBatch call.
 	PublishTimeout time.Duration
 	// Clock reads the time for backoff and records; nil is SystemClock.
 	Clock Clock

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -30,21 +31,67 @@ type ack struct {
 	hadRetry      bool
 }
 
-// page handles one page of outbox entries, in order.
+// due is an outbox entry the pass is to publish.
+type due struct {
+	it       store.Item
+	msg      Message
+	retry    versioned
+	hadRetry bool
+}
+
+// page handles one page of outbox entries, in order. The entries due are
+// published in key order, together when the publisher batches; an entry that
+// cannot be decoded is dead-lettered after the due entries before it.
 func (p *pass) page(ctx context.Context, items []store.Item) error {
+	var batch []due
 	for _, it := range items {
 		p.stats.Seen++
 		p.seen[string(it.Key)] = true
 		p.last = it.Key
-		published := len(p.acks)
-		if err := p.entry(ctx, it); err != nil {
-			return err
+		run := runOf(it.Key)
+		if p.held[run] {
+			p.wait(it.Key)
+			continue
 		}
-		if len(p.acks) == published && p.keep == nil {
-			p.keep = it.Key
+		retry, hadRetry := p.retries[string(it.Key)]
+		msg, err := decode(it.Value)
+		if err != nil {
+			if err := p.publishDue(ctx, batch); err != nil {
+				return err
+			}
+			batch = nil
+			if p.held[run] { // an earlier entry of its run was just refused
+				p.wait(it.Key)
+				continue
+			}
+			p.keepFrom(it.Key)
+			if err := p.deadLetter(ctx, it, msg, ReasonUndecodable, retry, hadRetry, err); err != nil {
+				return err
+			}
+			continue
 		}
+		if hadRetry && p.now.Before(retry.rec.NextAttemptAt) {
+			p.held[run] = true
+			p.wait(it.Key)
+			continue
+		}
+		batch = append(batch, due{it: it, msg: msg, retry: retry, hadRetry: hadRetry})
 	}
-	return nil
+	return p.publishDue(ctx, batch)
+}
+
+// wait counts an entry that waits for a later pass.
+func (p *pass) wait(key []byte) {
+	p.stats.Waiting++
+	p.keepFrom(key)
+}
+
+// keepFrom notes an entry the pass leaves in the outbox: the first of them
+// in key order is where the next pass may start (leftFrom).
+func (p *pass) keepFrom(key []byte) {
+	if p.keep == nil || bytes.Compare(key, p.keep) < 0 {
+		p.keep = key
+	}
 }
 
 // leftFrom answers, once the pass went through the whole outbox from from,
@@ -61,30 +108,42 @@ func (p *pass) leftFrom(from []byte) []byte {
 	}
 }
 
-// entry handles one outbox entry.
-func (p *pass) entry(ctx context.Context, it store.Item) error {
-	run := runOf(it.Key)
-	if p.held[run] {
-		p.stats.Waiting++
-		return nil
+// publishDue publishes the due entries in order. After a refusal, the
+// entries of the refused one's run wait and the others are published still,
+// as one entry at a time would have it; an unavailable bus ends the pass.
+func (p *pass) publishDue(ctx context.Context, batch []due) error {
+	for len(batch) > 0 {
+		n, err := p.publish(ctx, batch)
+		for _, d := range batch[:n] {
+			p.stats.Published++
+			p.w.m.published.Inc()
+			p.acks = append(p.acks, ack{key: d.it.Key, retryKey: retryKeyOf(d.it.Key), version: d.it.Version, hadRetry: d.hadRetry})
+		}
+		batch = batch[n:]
+		if len(batch) == 0 || err == nil {
+			continue
+		}
+		if err := p.refused(ctx, batch[0], err); err != nil {
+			return err
+		}
+		rest := batch[1:]
+		batch = nil
+		for _, d := range rest {
+			if p.held[runOf(d.it.Key)] {
+				p.wait(d.it.Key)
+				continue
+			}
+			batch = append(batch, d)
+		}
 	}
-	retry, hadRetry := p.retries[string(it.Key)]
-	msg, err := decode(it.Value)
-	if err != nil {
-		return p.deadLetter(ctx, it, msg, ReasonUndecodable, retry, hadRetry, err)
-	}
-	if hadRetry && p.now.Before(retry.rec.NextAttemptAt) {
-		p.held[run] = true
-		p.stats.Waiting++
-		return nil
-	}
-	err = p.publish(ctx, msg)
+	return nil
+}
+
+// refused handles an entry the bus did not take: an unavailable bus ends the
+// pass; a refusal is recorded and holds back the later entries of its run.
+func (p *pass) refused(ctx context.Context, d due, err error) error {
+	p.keepFrom(d.it.Key)
 	switch {
-	case err == nil:
-		p.stats.Published++
-		p.w.m.published.Inc()
-		p.acks = append(p.acks, ack{key: it.Key, retryKey: retryKeyOf(it.Key), version: it.Version, hadRetry: hadRetry})
-		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case errors.Is(err, ErrUnavailable):
@@ -92,19 +151,45 @@ func (p *pass) entry(ctx context.Context, it store.Item) error {
 		return err
 	}
 	p.w.m.publishErrors.WithLabelValues("rejected").Inc()
-	p.held[run] = true
-	return p.fail(ctx, it, msg, retry, hadRetry, err)
+	p.held[runOf(d.it.Key)] = true
+	return p.fail(ctx, d.it, d.msg, d.retry, d.hadRetry, err)
 }
 
-// publish publishes msg within the publish timeout; a timeout is the bus's.
-func (p *pass) publish(ctx context.Context, msg Message) error {
+// publish hands the bus the first of batch, or all of it when the publisher
+// batches, within the publish timeout (a timeout is the bus's), and answers
+// how many of batch's first entries were published and, when not all, why
+// the next was not.
+func (p *pass) publish(ctx context.Context, batch []due) (int, error) {
 	pctx, cancel := context.WithTimeout(ctx, p.w.cfg.PublishTimeout)
 	defer cancel()
-	err := p.w.pub.Publish(pctx, msg)
+	n, err := p.hand(pctx, batch)
 	if err != nil && ctx.Err() == nil && pctx.Err() != nil && !errors.Is(err, ErrUnavailable) {
 		err = Unavailable(fmt.Errorf("publish timed out after %s: %w", p.w.cfg.PublishTimeout, err))
 	}
-	return err
+	return n, err
+}
+
+// hand calls the publisher once.
+func (p *pass) hand(ctx context.Context, batch []due) (int, error) {
+	bp, ok := p.w.pub.(BatchPublisher)
+	if !ok {
+		if err := p.w.pub.Publish(ctx, batch[0].msg); err != nil {
+			return 0, err
+		}
+		return 1, nil
+	}
+	msgs := make([]Message, len(batch))
+	for i, d := range batch {
+		msgs[i] = d.msg
+	}
+	n, err := bp.PublishBatch(ctx, msgs)
+	switch {
+	case n < 0 || n > len(msgs):
+		return 0, Unavailable(fmt.Errorf("the publisher answered %d published of %d", n, len(msgs)))
+	case n < len(msgs) && err == nil:
+		return n, Unavailable(fmt.Errorf("the publisher published %d of %d messages and gave no error", n, len(msgs)))
+	}
+	return n, err
 }
 
 // fail records a failed publish, or dead-letters the entry after the last.

@@ -37,6 +37,18 @@ type Publisher interface {
 	Publish(ctx context.Context, msg Message) error
 }
 
+// BatchPublisher is a Publisher that hands the bus many messages in one round
+// trip; the worker gives it each page's due entries at once. PublishBatch
+// publishes msgs in order and stops at the first it cannot publish: it
+// answers how many it published, always the first n of msgs, and, when n is
+// less than len(msgs), why msgs[n] was not, as Publish would answer it. No
+// message after that one may reach the bus, so a run's events still arrive in
+// run_seq order and a refused one still holds back the later ones of its run.
+type BatchPublisher interface {
+	Publisher
+	PublishBatch(ctx context.Context, msgs []Message) (int, error)
+}
+
 // ErrUnavailable marks a publish failure of the bus as a whole (connection
 // refused, timeout, bus loading): no attempt is counted against the message.
 var ErrUnavailable = errors.New("export: event bus unavailable")

@@ -53,7 +53,10 @@ func TestWorker_OnEveryBackend(t *testing.T) {
 				requireKillsLoseNothing(t, st, bus, refs)
 			})
 			t.Run("PoisonEventsReachTheDeadLetterRecord", func(t *testing.T) {
-				requirePoisonDeadLettered(t, be.open(t))
+				requirePoisonDeadLettered(t, be.open(t), false)
+			})
+			t.Run("PoisonEventsReachTheDeadLetterRecordFromABatchingPublisher", func(t *testing.T) {
+				requirePoisonDeadLettered(t, be.open(t), true)
 			})
 		})
 	}
@@ -134,12 +137,38 @@ func (p *rejectingPublisher) Publish(ctx context.Context, msg export.Message) er
 	return p.inner.Publish(ctx, msg)
 }
 
-func TestWorker_PoisonEventsReachTheDeadLetterRecordAfterMaxAttempts(t *testing.T) {
-	t.Parallel()
-	requirePoisonDeadLettered(t, memStore(t))
+// rejectingBatchPublisher is a rejectingPublisher that takes a page at once:
+// it publishes in order and stops at the first refusal, as
+// export.BatchPublisher requires.
+type rejectingBatchPublisher struct {
+	*rejectingPublisher
+	batches atomic.Int64
 }
 
-func requirePoisonDeadLettered(t *testing.T, st store.Store) {
+func (p *rejectingBatchPublisher) PublishBatch(ctx context.Context, msgs []export.Message) (int, error) {
+	p.batches.Add(1)
+	for i, m := range msgs {
+		if err := p.Publish(ctx, m); err != nil {
+			return i, err
+		}
+	}
+	return len(msgs), nil
+}
+
+func TestWorker_PoisonEventsReachTheDeadLetterRecordAfterMaxAttempts(t *testing.T) {
+	t.Parallel()
+	requirePoisonDeadLettered(t, memStore(t), false)
+}
+
+// A batching publisher gets a page's due entries in one call, and the pass
+// ends exactly as one entry at a time: the same attempts, dead letters,
+// waits and per-run order.
+func TestWorker_ABatchingPublisherKeepsTheRulesOfOneAtATime(t *testing.T) {
+	t.Parallel()
+	requirePoisonDeadLettered(t, memStore(t), true)
+}
+
+func requirePoisonDeadLettered(t *testing.T, st store.Store, batched bool) {
 	t.Helper()
 	ctx := context.Background()
 	refs := writeOutbox(t, st, 3, 5)
@@ -148,13 +177,18 @@ func requirePoisonDeadLettered(t *testing.T, st store.Store) {
 	require.NoError(t, err)
 	bus := export.NewMemoryBus()
 	pub := &rejectingPublisher{inner: bus, reject: map[string]bool{eventID("run-0000", 2): true, eventID("run-0002", 5): true}}
+	var publisher export.Publisher = pub
+	batching := &rejectingBatchPublisher{rejectingPublisher: pub}
+	if batched {
+		publisher = batching
+	}
 	pipeline, err := telemetry.NewMetrics()
 	require.NoError(t, err)
 	clock, reg, logs := newFakeClock(), pipeline.Registry, &logBuffer{}
 	cfg := export.Config{MaxAttempts: 3, BackoffInitial: time.Second, BackoffCap: 4 * time.Second,
 		Clock: clock, MeterProvider: pipeline.Provider, Logger: newLogger(logs)}
 	pass := func() export.PassStats {
-		w, err := export.NewWorker(st, pub, cfg) // a new worker each pass: counts survive restarts
+		w, err := export.NewWorker(st, publisher, cfg) // a new worker each pass: counts survive restarts
 		require.NoError(t, err)
 		stats, err := w.RunOnce(ctx)
 		require.NoError(t, err)
@@ -166,6 +200,12 @@ func requirePoisonDeadLettered(t *testing.T, st store.Store) {
 	require.Equal(t, 1, stats.DeadLettered, "the undecodable entry goes straight to the dead-letter record")
 	require.Equal(t, 2, stats.Retried)
 	require.Equal(t, 3, stats.Waiting, "later events of run-0000 wait behind its failing one")
+	if batched {
+		// The first pass's page, in key order run-0000…run-0002, run-bad: all
+		// its due entries at once, then those after run-0000's refused one
+		// save run-0000's (run-0002's refused entry is the last due).
+		require.EqualValues(t, 2, batching.batches.Load(), "a page goes to the bus in one call per refusal")
+	}
 	calls := pub.calls.Load()
 	stats = pass()
 	require.Equal(t, calls, pub.calls.Load(), "nothing is retried before its backoff ends")

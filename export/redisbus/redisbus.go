@@ -125,6 +125,96 @@ func (p *Publisher) Publish(ctx context.Context, msg export.Message) error {
 	return nil
 }
 
+var _ export.BatchPublisher = (*Publisher)(nil)
+
+// publishScript appends messages to their streams in order, one XADD each,
+// and stops at the first Redis refuses: KEYS are the streams, ARGV[1] the
+// MAXLEN, then five field values per message. It answers {published} or
+// {published, the refusal}.
+var publishScript = redis.NewScript(fmt.Sprintf(`
+local n = 0
+for i = 1, #KEYS do
+  local a = 2 + (i - 1) * 5
+  local r = redis.pcall('XADD', KEYS[i], 'MAXLEN', '~', ARGV[1], '*',
+    %q, ARGV[a], %q, ARGV[a + 1], %q, ARGV[a + 2], %q, ARGV[a + 3], %q, ARGV[a + 4])
+  if type(r) == 'table' and r.err then
+    return {n, r.err}
+  end
+  n = n + 1
+end
+return {n}
+`, FieldEventID, FieldRunID, FieldRunSeq, FieldEventType, FieldEvent))
+
+// PublishBatch implements export.BatchPublisher: the messages go to Redis in
+// one script call, which stops at the first XADD Redis refuses, so nothing
+// after a refused message is published. On a Redis Cluster, where one script
+// reaches the keys of one slot only, each run of consecutive messages to one
+// stream is a call of its own.
+func (p *Publisher) PublishBatch(ctx context.Context, msgs []export.Message) (int, error) {
+	done := 0
+	for done < len(msgs) {
+		group := p.group(msgs[done:])
+		if len(group) == 0 {
+			return done, errors.New("redisbus: message has no tenant, so no stream")
+		}
+		n, err := p.publishGroup(ctx, group)
+		done += n
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// group answers the first messages that one script call may take: up to one
+// with no tenant (which has no stream), and on a Redis Cluster those to the
+// first message's stream only.
+func (p *Publisher) group(msgs []export.Message) []export.Message {
+	_, cluster := p.rdb.(*redis.ClusterClient)
+	for i, m := range msgs {
+		if m.TenantID == "" || (cluster && m.TenantID != msgs[0].TenantID) {
+			return msgs[:i]
+		}
+	}
+	return msgs
+}
+
+// publishGroup runs the script over msgs.
+func (p *Publisher) publishGroup(ctx context.Context, msgs []export.Message) (int, error) {
+	keys := make([]string, len(msgs))
+	args := make([]any, 0, 1+5*len(msgs))
+	args = append(args, p.cfg.MaxLen)
+	for i, m := range msgs {
+		keys[i] = p.Stream(m.TenantID)
+		args = append(args, m.EventID, m.RunID, strconv.FormatUint(m.RunSeq, 10), m.EventType, []byte(m.Event))
+	}
+	res, err := publishScript.Run(ctx, p.rdb, keys, args...).Slice()
+	if err != nil {
+		return 0, classify(fmt.Errorf("redisbus: XADD of %d messages: %w", len(msgs), err))
+	}
+	n, ok := int64(-1), len(res) > 0
+	if ok {
+		n, ok = res[0].(int64)
+	}
+	switch {
+	case ok && len(res) == 1 && n == int64(len(msgs)):
+		return len(msgs), nil
+	case ok && len(res) == 2 && n >= 0 && n < int64(len(msgs)):
+		reply, _ := res[1].(string)
+		return int(n), fmt.Errorf("redisbus: XADD %s: %w", keys[n], classify(replyError(reply)))
+	}
+	return 0, export.Unavailable(fmt.Errorf("redisbus: the publish script's answer is not a count of %d messages", len(msgs)))
+}
+
+// replyError is an error reply of a command inside the script, so that
+// classify tells Redis being unavailable (OOM, READONLY, …) from a refusal.
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+
+// RedisError marks it as a Redis error reply (redis.Error).
+func (replyError) RedisError() {}
+
 // CreateGroup creates a consumer group on a tenant's stream (creating the
 // stream if needed), reading from start ("$" for new events only, "0" for
 // everything retained). A group that exists already is not an error.

@@ -86,4 +86,67 @@ func TestPublisher_RedisDownIsUnavailable(t *testing.T) {
 	r.stop()
 	err = pub.Publish(context.Background(), export.Message{TenantID: tenant, EventID: "e", RunID: "r", RunSeq: 1, EventType: "X"})
 	require.ErrorIs(t, err, export.ErrUnavailable)
+	n, err := pub.PublishBatch(context.Background(), []export.Message{{TenantID: tenant, EventID: "e", RunID: "r", RunSeq: 1, EventType: "X"}})
+	require.ErrorIs(t, err, export.ErrUnavailable)
+	require.Zero(t, n)
+}
+
+// PublishBatch writes, in one call, exactly the entries Publish writes one at
+// a time, in order, across tenants' streams.
+func TestPublishBatch_WritesWhatPublishWritesInOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := requireRedis(t)
+	one, err := redisbus.New(rdb, redisbus.Config{StreamPrefix: testPrefix(t, rdb)})
+	require.NoError(t, err)
+	many, err := redisbus.New(rdb, redisbus.Config{StreamPrefix: testPrefix(t, rdb)})
+	require.NoError(t, err)
+	var msgs []export.Message
+	for i := range 250 {
+		msgs = append(msgs, export.Message{TenantID: []string{"acme", "globex:eu"}[i%2], EventID: fmt.Sprint("e", i),
+			RunID: fmt.Sprint("run-", i%7), RunSeq: uint64(i + 1), EventType: "StepCompleted",
+			Event: json.RawMessage(fmt.Sprintf(`{"event_id":"e%d","data":"%s"}`, i, "\x00 binary-safe"))})
+	}
+	for _, m := range msgs {
+		require.NoError(t, one.Publish(ctx, m))
+	}
+	n, err := many.PublishBatch(ctx, msgs)
+	require.NoError(t, err)
+	require.Equal(t, len(msgs), n)
+	for _, tn := range []string{"acme", "globex:eu"} {
+		want, err := rdb.XRange(ctx, one.Stream(tn), "-", "+").Result()
+		require.NoError(t, err)
+		got, err := rdb.XRange(ctx, many.Stream(tn), "-", "+").Result()
+		require.NoError(t, err)
+		require.Len(t, got, len(want))
+		for i := range want {
+			require.Equal(t, want[i].Values, got[i].Values, "entry %d of %s", i, tn)
+		}
+	}
+}
+
+// A message Redis refuses ends the batch: those before it are published,
+// none after it, and the refusal is not the bus being unavailable.
+func TestPublishBatch_StopsAtTheFirstRefusal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := requireRedis(t)
+	pub, err := redisbus.New(rdb, redisbus.Config{StreamPrefix: testPrefix(t, rdb)})
+	require.NoError(t, err)
+	require.NoError(t, rdb.Set(ctx, pub.Stream("broken"), "not a stream", 0).Err())
+	msg := func(tn string, i int) export.Message {
+		return export.Message{TenantID: tn, EventID: fmt.Sprint("e", i), RunID: "r", RunSeq: uint64(i + 1), EventType: "X", Event: []byte(`{}`)}
+	}
+	n, err := pub.PublishBatch(ctx, []export.Message{msg("acme", 0), msg("acme", 1), msg("broken", 2), msg("acme", 3)})
+	require.Equal(t, 2, n)
+	require.ErrorContains(t, err, "WRONGTYPE")
+	require.NotErrorIs(t, err, export.ErrUnavailable)
+	got := readStream(t, rdb, pub.Stream("acme"))
+	require.Len(t, got, 2, "nothing after the refused message")
+	require.Equal(t, []string{"e0", "e1"}, []string{got[0].EventID, got[1].EventID})
+
+	n, err = pub.PublishBatch(ctx, []export.Message{msg("acme", 4), msg("", 5), msg("acme", 6)})
+	require.Equal(t, 1, n)
+	require.EqualError(t, err, "redisbus: message has no tenant, so no stream")
+	require.Len(t, readStream(t, rdb, pub.Stream("acme")), 3)
 }
