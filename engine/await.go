@@ -23,20 +23,32 @@ func (e *Engine) AwaitRun(ctx context.Context, tenantID, runID string, wait time
 	deadline := e.clock.Now().Add(wait)
 	var seen uint64 // the version of the last look; 0: none yet
 	for {
-		appended := e.EventsAppended(runID) // before the look: an append in between closes it
-		state, version, err := e.lookAgain(ctx, runID, seen)
+		state, version, err := e.awaitOnce(ctx, runID, seen, deadline)
 		if err != nil {
 			return nil, err
 		}
-		seen = version
-		remaining := deadline.Sub(e.clock.Now())
-		if state.Status.Terminal() || remaining <= 0 {
+		if state != nil {
 			return snapshotOf(rec, state), nil
 		}
-		if err := awaitAppend(ctx, appended, min(remaining, e.cfg.PollInterval)); err != nil {
-			return nil, err
-		}
+		seen = version
 	}
+}
+
+// awaitOnce looks at the run once: it answers the state when the run is
+// terminal or the deadline has passed, else waits for an append or the poll
+// interval and answers the version it saw.
+func (e *Engine) awaitOnce(ctx context.Context, runID string, seen uint64, deadline time.Time) (*RunState, uint64, error) {
+	appended, release := e.EventsAppended(runID) // before the look: an append in between closes it
+	defer release()
+	state, version, err := e.lookAgain(ctx, runID, seen)
+	if err != nil {
+		return nil, 0, err
+	}
+	remaining := deadline.Sub(e.clock.Now())
+	if state.Status.Terminal() || remaining <= 0 {
+		return state, version, nil
+	}
+	return nil, version, awaitAppend(ctx, appended, min(remaining, e.cfg.PollInterval))
 }
 
 // lookAgain answers the run's checkpoint for a waiter that last saw version

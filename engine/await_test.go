@@ -138,3 +138,28 @@ func TestAwaitRun_ReadsTheStoreOnceThenOnlyWhenNoCommitOfThisEngineAdvancedTheRu
 	require.Equal(t, RunCompleted, requireAwaited(t, done).Status)
 	require.EqualValues(t, 1, st.n.Load(), "the first look read the store; every later one found this engine's commit in its cache")
 }
+
+// Each wait on a run's log holds its key in the waker only while it waits:
+// an AwaitRun that answers, a long poll that ends and a released watch leave
+// nothing behind, however many runs were waited on.
+func TestAwaitRun_WaitsLeaveNoKeyBehind(t *testing.T) {
+	b := setup(t)
+	for range 3 {
+		run := b.submit(seq("a"))
+		b.complete(b.poll("act-a"), `{}`)
+		snap, err := b.eng.AwaitRun(b.ctx, tenant, run.RunID, time.Second)
+		require.NoError(t, err)
+		require.Equal(t, RunCompleted, snap.Status)
+	}
+	pending := b.submit(seq("a"))
+	snap, err := b.eng.AwaitRun(b.ctx, tenant, pending.RunID, 0)
+	require.NoError(t, err)
+	require.NotEqual(t, RunCompleted, snap.Status)
+	b.pollNone("act-none")
+
+	_, release := b.eng.EventsAppended(pending.RunID)
+	require.Equal(t, 1, b.eng.wake.keys(), "a watch holds its run's key while it waits")
+	release()
+	release() // a second release changes nothing
+	require.Zero(t, b.eng.wake.keys(), "no key is left behind")
+}

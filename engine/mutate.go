@@ -355,10 +355,11 @@ func runNotFound(runID string) *Error {
 func runWatchKey(runID string) string { return "run\x01" + runID }
 
 // EventsAppended answers a channel closed the next time this engine appends
-// events to the run's log. Take it before reading the log, then wait on it:
-// an append in between closes it at once. Other engines' appends close it
-// only through a Notifier, and not reliably, so watchers also look at the
-// log on an interval.
-func (e *Engine) EventsAppended(runID string) <-chan struct{} {
+// events to the run's log, and a release to call once the caller no longer
+// waits on it (a run no one waits on is forgotten). Take it before reading
+// the log, then wait on it: an append in between closes it at once. Other
+// engines' appends close it only through a Notifier, and not reliably, so
+// watchers also look at the log on an interval.
+func (e *Engine) EventsAppended(runID string) (<-chan struct{}, func()) {
 	return e.wake.wait(runWatchKey(runID))
 }

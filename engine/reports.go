@@ -160,7 +160,7 @@ func (e *Engine) report(ctx context.Context, r TaskReport, result string,
 		return nil, err
 	}
 	for range maxMutateRetries {
-		t, version, err := e.claimedTask(ctx, taskID, r.Token) // taskcache.go
+		t, version, cached, err := e.claimedTask(ctx, taskID, r.Token) // taskcache.go
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, claimLost(taskID, "")
 		}
@@ -187,9 +187,9 @@ func (e *Engine) report(ctx context.Context, r TaskReport, result string,
 			apply(ch, t, ch.run.action(t.ActionID), st)
 			return nil
 		})
-		if conflictOn(err, taskKey(taskID)) {
+		if conflictOn(err, taskKey(taskID)) || (cached && CodeOf(err) == CodeTaskClaimLost) {
 			e.tasks.remove(taskID)
-			continue // a heartbeat or a timer changed the task: look again
+			continue // a heartbeat, a timer or another engine changed the task: look again
 		}
 		if err != nil {
 			return nil, err

@@ -67,11 +67,15 @@ func (e *Engine) forgetTasks(ch *change) {
 }
 
 // claimedTask answers, for a report with token, the task record and its
-// version: the cached one when it shows that claim, else the store's.
-func (e *Engine) claimedTask(ctx context.Context, taskID, token string) (*taskRecord, uint64, error) {
+// version: the cached one when it shows that claim (cached), else the
+// store's. A decision on a cached record that finds the claim lost is made
+// again on the store's (report): another engine may have recorded this very
+// report, which the store's record shows as a duplicate.
+func (e *Engine) claimedTask(ctx context.Context, taskID, token string) (t *taskRecord, version uint64, cached bool, err error) {
 	if c, ok := e.tasks.get(taskID); ok && c.record.State == taskClaimed && c.record.Token == token {
 		rec := c.record
-		return &rec, c.version, nil
+		return &rec, c.version, true, nil
 	}
-	return e.loadTask(ctx, taskID)
+	t, version, err = e.loadTask(ctx, taskID)
+	return t, version, false, err
 }

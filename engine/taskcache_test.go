@@ -54,3 +54,25 @@ func TestTaskCache_AReportOnAStaleCachedRecordIsDecidedAgainOnTheStores(t *testi
 	require.NoError(t, err)
 	require.True(t, again.Duplicate, "a repeated report is answered duplicate")
 }
+
+// A worker retries a report whose answer it lost, and the retry reaches
+// another engine than the one that recorded it: the engine that claimed the
+// task still caches it as claimed, but the retry is answered duplicate, as
+// the store's record says, not as a lost claim.
+func TestTaskCache_ARetriedReportRecordedByAnotherEngineIsADuplicate(t *testing.T) {
+	for _, readFirst := range []bool{false, true} {
+		a, b := sharingAStore(t)
+		run := a.submit(seq("a"))
+		ta := a.poll("act-a") // a caches the claimed record
+		report := TaskReport{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{"step":"a"}`)}
+		_, err := b.eng.CompleteTask(b.ctx, report) // recorded by b; its answer lost
+		require.NoError(t, err)
+		if readFirst {
+			a.run(run.RunID) // a's cached checkpoint is current: the decision commits nothing
+		}
+		res, err := a.eng.CompleteTask(a.ctx, report)
+		require.NoError(t, err, "read first: %v", readFirst)
+		require.True(t, res.Duplicate, "read first: %v", readFirst)
+		requireEachResultRecordedOnce(t, a.eng, run.RunID)
+	}
+}

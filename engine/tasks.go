@@ -76,20 +76,30 @@ func (e *Engine) PollTasks(ctx context.Context, p PollParams) ([]*Task, error) {
 	}
 	deadline := e.clock.Now().Add(p.Wait)
 	for {
-		wake := e.wake.wait(slot.queue)
-		tasks, err := e.claimReady(ctx, p, slot)
-		if err != nil || len(tasks) > 0 || h.wasHanded(slot) {
+		tasks, done, err := e.pollOnce(ctx, p, slot, deadline)
+		if done {
 			return e.answer(slot, tasks, err)
 		}
-		remaining := deadline.Sub(e.clock.Now())
-		if remaining <= 0 || ctx.Err() != nil {
-			return e.answer(slot, nil, nil)
-		}
-		awaitHandOff(ctx, slot, wake, min(remaining, e.cfg.PollInterval))
-		if h.wasHanded(slot) || ctx.Err() != nil {
-			return e.answer(slot, nil, nil)
-		}
 	}
+}
+
+// pollOnce claims what the queue holds; when there is nothing and time is
+// left, it waits for the queue's wake-up, a hand-off or the poll interval.
+// It answers whether the poll is done.
+func (e *Engine) pollOnce(ctx context.Context, p PollParams, slot *handOffSlot, deadline time.Time) ([]*Task, bool, error) {
+	h := e.wake.handOffs
+	wake, release := e.wake.wait(slot.queue)
+	defer release()
+	tasks, err := e.claimReady(ctx, p, slot)
+	if err != nil || len(tasks) > 0 || h.wasHanded(slot) {
+		return tasks, true, err
+	}
+	remaining := deadline.Sub(e.clock.Now())
+	if remaining <= 0 || ctx.Err() != nil {
+		return nil, true, nil
+	}
+	awaitHandOff(ctx, slot, wake, min(remaining, e.cfg.PollInterval))
+	return nil, h.wasHanded(slot) || ctx.Err() != nil, nil
 }
 
 // answer ends a poll's hand-offs and answers the tasks it claimed plus those

@@ -108,4 +108,5 @@ func (c *change) unclaim(t *taskRecord) {
 		st.ReadyKey = key
 	}
 	c.dirty = true
+	c.checkDrained() // a draining pause waited for this task, which no worker runs
 }

@@ -192,3 +192,26 @@ func scenarioUndelivered_AClaimWhoseCallEndedIsReadyAgainUnderTheSameAttempt(t *
 	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
 	require.Equal(t, 1, b.startedEvents(run.RunID, "a"))
 }
+
+// A pause that drains waits for the tasks in flight; a claim given back is no
+// longer in flight, so the run is drained at once instead of waiting out the
+// drain timeout.
+func TestUndelivered_AClaimGivenBackDuringADrainingPauseEndsTheDrain(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("a"))
+	ta := b.poll("act-a") // claimed; its answer will not be delivered
+	res, err := b.eng.PauseRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.NoError(t, err)
+	require.Equal(t, "DRAINING", res.Run.Substatus)
+
+	require.NoError(t, b.eng.giveBackOne(b.ctx, ta))
+	snap := b.run(run.RunID)
+	require.Equal(t, RunPaused, snap.Status)
+	require.Empty(t, snap.Substatus, "drained: nothing is in flight")
+	require.Contains(t, b.eventTypes(run.RunID), string(EvRunDrained))
+
+	_, err = b.eng.ResumeRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.NoError(t, err)
+	b.complete(b.requireReadyAgain("act-a", "a"), `{}`)
+	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+}

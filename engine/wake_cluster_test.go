@@ -79,7 +79,8 @@ func TestWakeRedis_AnEventWatchOnOneEngineHearsAnotherEnginesAppend(t *testing.T
 	t.Parallel()
 	a, b := redisWakeCluster(t, requireRedis(t).Options().Addr)
 	runID := submitOn(t, a.eng, "act-watch", false)
-	appended := b.eng.EventsAppended(runID)
+	appended, release := b.eng.EventsAppended(runID)
+	defer release()
 	_, err := a.eng.StartRun(context.Background(), tenant, runID, "alice")
 	require.NoError(t, err)
 	select {

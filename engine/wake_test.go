@@ -131,7 +131,8 @@ func TestWake_ANotifierCarriesACommitsWakeupsToAnotherEngine(t *testing.T) {
 	})
 	t.Run("an event watch hears another engine's append", func(t *testing.T) {
 		runID := submitOn(t, a, "act-watch", false)
-		appended := b.EventsAppended(runID)
+		appended, release := b.EventsAppended(runID)
+		defer release()
 		_, err := a.StartRun(context.Background(), tenant, runID, "alice")
 		require.NoError(t, err)
 		select {

@@ -9,34 +9,62 @@ import "sync"
 // latency, never correctness.
 type waker struct {
 	mu sync.Mutex
-	ch map[string]chan struct{}
+	ch map[string]*waiting
 	// handOffs are the long polls waiting here, to which a decision may
 	// hand a task it makes ready (handoff.go).
 	handOffs *handOffs
 }
 
-func newWaker() *waker { return &waker{ch: map[string]chan struct{}{}, handOffs: newHandOffs()} }
-
-// wait answers a channel closed at the queue's next notify.
-func (w *waker) wait(queue string) <-chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	c, ok := w.ch[queue]
-	if !ok {
-		c = make(chan struct{})
-		w.ch[queue] = c
-	}
-	return c
+// waiting is the channel of one key and how many callers hold it.
+type waiting struct {
+	c       chan struct{}
+	holders int
 }
 
-// notify wakes every poll waiting on queue.
-func (w *waker) notify(queue string) {
+func newWaker() *waker { return &waker{ch: map[string]*waiting{}, handOffs: newHandOffs()} }
+
+// wait answers a channel closed at key's next notify, and a release the
+// caller calls once it no longer waits on it: a key no caller holds is
+// forgotten, so the runs and queues waited on once do not pile up here.
+func (w *waker) wait(key string) (<-chan struct{}, func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if c, ok := w.ch[queue]; ok {
-		close(c)
-		delete(w.ch, queue)
+	wt, ok := w.ch[key]
+	if !ok {
+		wt = &waiting{c: make(chan struct{})}
+		w.ch[key] = wt
 	}
+	wt.holders++
+	var once sync.Once
+	return wt.c, func() { once.Do(func() { w.release(key, wt) }) }
+}
+
+// release drops one holder of wt, and wt itself with its last holder, unless
+// a notify already closed it.
+func (w *waker) release(key string, wt *waiting) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wt.holders--
+	if wt.holders == 0 && w.ch[key] == wt {
+		delete(w.ch, key)
+	}
+}
+
+// notify wakes every caller waiting on key.
+func (w *waker) notify(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if wt, ok := w.ch[key]; ok {
+		close(wt.c)
+		delete(w.ch, key)
+	}
+}
+
+// keys answers how many keys have a waiting caller (for tests).
+func (w *waker) keys() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.ch)
 }
 
 // Notifier carries wake-ups to the other engines that share this engine's

@@ -61,24 +61,34 @@ func (s *EventService) WatchEvents(ctx context.Context, req *connect.Request[wef
 	}
 	w := &watch{eng: s.eng, tenant: who.tenant, runID: req.Msg.GetRunId(), after: req.Msg.GetAfterSeq(), stream: stream}
 	for {
-		appended := s.eng.EventsAppended(w.runID) // before reading, so no append is missed
-		done, err := w.step(ctx)
-		if ctx.Err() != nil {
-			return nil // the caller left
+		if done, err := w.round(ctx, s.interval); done {
+			return err
 		}
-		if err != nil || done {
-			return engineFault(err)
-		}
-		t := time.NewTimer(s.interval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-appended: // this weftd appended: send at once
-		case <-t.C: // another weftd may have appended
-		}
-		t.Stop()
 	}
+}
+
+// round sends what the log holds past w.after, then waits for this weftd's
+// next append or the interval. It answers whether the watch is over: the
+// caller left, or the run is terminal and everything was sent.
+func (w *watch) round(ctx context.Context, interval time.Duration) (bool, error) {
+	appended, release := w.eng.EventsAppended(w.runID) // before reading, so no append is missed
+	defer release()
+	done, err := w.step(ctx)
+	if ctx.Err() != nil {
+		return true, nil // the caller left
+	}
+	if err != nil || done {
+		return true, engineFault(err)
+	}
+	t := time.NewTimer(interval)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return true, nil
+	case <-appended: // this weftd appended: send at once
+	case <-t.C: // another weftd may have appended
+	}
+	return false, nil
 }
 
 // watch is one WatchEvents call's progress.
