@@ -30,6 +30,8 @@
 //	                                URL (default: none on Pebble, Redis on a SQL store)
 //	--debug-addr  WEFT_DEBUG_ADDR   serve Go's /debug/pprof profiles on this loopback
 //	                                address (default: off)
+//	              GOGC              the garbage collector's target (default 200 in weftd, not
+//	                                Go's 100: gc.go)
 //
 // Every RPC must carry "Authorization: Bearer <token>" naming a configured
 // token, and runs as that token's tenant and principal. Without tokens weftd
@@ -61,6 +63,7 @@ import (
 )
 
 func main() {
+	tuneGC(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
