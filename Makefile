@@ -81,12 +81,13 @@ bench:
 	WEFT_BENCH_W=$(WEFT_BENCH_W) go run ./bench/cmd/weftbench
 
 ## bench-scale: issue 8's two scale targets alone (docs/performance.md, "Scale"):
-## the workload (W=1000, C=16) with 10k, 100k and 1M completed runs stored, and
-## weftd's memory with 100k active runs, embedded. 10 to 20 minutes and 10 GB of
+## the workload (W=6000, C=16: rounds of about 15 s, long enough that Pebble's
+## compactions average out) with 10k, 100k and 1M completed runs stored, and
+## weftd's memory with 100k active runs, embedded. 15 to 25 minutes and 10 GB of
 ## temporary disk on a 2-core machine; go run ./bench/cmd/weftbench -h lists the
 ## -scale-* flags (WEFT_BENCH_SCALE_*), e.g. WEFT_BENCH_SCALE_CONFIGS=cluster,embedded.
 bench-scale:
-	go run ./bench/cmd/weftbench -scale-only -scale-w 1000
+	go run ./bench/cmd/weftbench -scale-only -scale-w 6000
 
 ## vendor-protovalidate: refresh the vendored validate.proto from the Go module cache.
 vendor-protovalidate:
