@@ -126,17 +126,33 @@ func (s *checkpointReads) Get(ctx context.Context, key []byte) (store.Item, erro
 	return s.Store.Get(ctx, key)
 }
 
+// The looks of one wait, made one at a time (a waiter in the background
+// would race the commits: an append between taking its channel and looking
+// wakes it for a commit it has already seen, and its next look reads).
 func TestAwaitRun_ReadsTheStoreOnceThenOnlyWhenNoCommitOfThisEngineAdvancedTheRun(t *testing.T) {
 	st := &checkpointReads{Store: memstore.New(memstore.Config{})}
-	b := setupWith(t, st, func(c *Config) { c.PollInterval = time.Hour })
-	run := b.submit(seq("a", "b", "c"))
+	b := setupWith(t, st)
+	other := setupWith(t, st.Store)
+	run := b.submit(seq("a", "b"))
 	st.key.Store(checkpointKey(run.RunID))
-	done := awaitInBackground(b.ctx, b.eng, run.RunID, time.Hour)
-	for _, act := range []string{"act-a", "act-b", "act-c"} {
-		b.complete(b.poll(act), `{}`)
-	}
-	require.Equal(t, RunCompleted, requireAwaited(t, done).Status)
-	require.EqualValues(t, 1, st.n.Load(), "the first look read the store; every later one found this engine's commit in its cache")
+
+	_, seen, err := b.eng.lookAgain(b.ctx, run.RunID, 0)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, st.n.Load(), "the first look reads the store")
+
+	b.complete(b.poll("act-a"), `{}`) // this engine's commits advance its cache
+	reads := st.n.Load()
+	state, advanced, err := b.eng.lookAgain(b.ctx, run.RunID, seen)
+	require.NoError(t, err)
+	require.Equal(t, reads, st.n.Load(), "a look after this engine's commit takes it from the cache")
+	require.NotEqual(t, seen, advanced)
+	require.Equal(t, StepSucceeded, state.step("a").Status)
+
+	other.complete(other.poll("act-b"), `{}`) // another engine's commit: this one's cache is behind
+	state, _, err = b.eng.lookAgain(b.ctx, run.RunID, advanced)
+	require.NoError(t, err)
+	require.Equal(t, reads+1, st.n.Load(), "with the cache not advanced, the look reads the store")
+	require.Equal(t, RunCompleted, state.Status)
 }
 
 // Each wait on a run's log holds its key in the waker only while it waits:
@@ -162,4 +178,11 @@ func TestAwaitRun_WaitsLeaveNoKeyBehind(t *testing.T) {
 	release()
 	release() // a second release changes nothing
 	require.Zero(t, b.eng.wake.keys(), "no key is left behind")
+}
+
+// keys answers how many keys have a waiting caller.
+func (w *waker) keys() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.ch)
 }

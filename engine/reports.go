@@ -73,12 +73,7 @@ func (e *Engine) eagerSlot(ctx context.Context, next *PollParams) *handOffSlot {
 	if next == nil {
 		return nil
 	}
-	p := *next
-	if p.Queue == "" {
-		p.Queue = DefaultQueue
-	}
-	p.MaxTasks = max(p.MaxTasks, 1)
-	return e.wake.handOffs.slotFor(ctx, p)
+	return e.wake.handOffs.slotFor(ctx, next.withDefaults())
 }
 
 // answerEager adds to a report's answer the tasks eager dispatch claimed for

@@ -33,6 +33,15 @@ type PollParams struct {
 	Wait time.Duration
 }
 
+// withDefaults answers p with the default queue and at least one task.
+func (p PollParams) withDefaults() PollParams {
+	if p.Queue == "" {
+		p.Queue = DefaultQueue
+	}
+	p.MaxTasks = max(p.MaxTasks, 1)
+	return p
+}
+
 // Task is a claimed unit of work.
 type Task struct {
 	Token            string
@@ -63,12 +72,7 @@ type Task struct {
 // claim the task for it in the decision's own commit and hand it over
 // (handoff.go); polls that began earlier are served first.
 func (e *Engine) PollTasks(ctx context.Context, p PollParams) ([]*Task, error) {
-	if p.Queue == "" {
-		p.Queue = DefaultQueue
-	}
-	if p.MaxTasks <= 0 {
-		p.MaxTasks = 1
-	}
+	p = p.withDefaults()
 	h := e.wake.handOffs
 	slot := h.slotFor(ctx, p)
 	if p.Wait > 0 {
@@ -435,7 +439,7 @@ type TaskReport struct {
 	SideEffectPossible bool
 	ReconciliationKey  string
 	// Next, on a completion, asks for the worker's next tasks (eager
-	// dispatch); Wait is ignored. Nil: none.
+	// dispatch): the reporting worker's own, with no Wait. Nil: none.
 	Next *PollParams
 }
 

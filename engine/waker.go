@@ -60,13 +60,6 @@ func (w *waker) notify(key string) {
 	}
 }
 
-// keys answers how many keys have a waiting caller (for tests).
-func (w *waker) keys() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.ch)
-}
-
 // Notifier carries wake-ups to the other engines that share this engine's
 // store (the cluster deployment; wake/rediswake is the Redis one). After each
 // commit the engine hands it the keys the decision woke: the queues that
