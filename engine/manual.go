@@ -98,8 +98,11 @@ func (c *change) waitTimedOut(actionID string) {
 }
 
 // CompleteManualAction applies spec 000 §3.3: idempotent on (run, action,
-// token), with duplicates recognised before the state check, the completion
-// policy checked before the transition, and the token matched to the open wait.
+// token), with duplicates recognised before the state check — also one
+// accepted while this call waited its turn, so concurrent retries all get the
+// original result — then the completion policy, then the transition, with the
+// token matched to the open wait. A refusal for the run's state, the token or
+// the policy is logged as SignalRejected.
 func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletion) (*ManualCompletionResult, error) {
 	run, err := e.runFor(ctx, m.TenantID, m.RunID)
 	if err != nil {
@@ -114,21 +117,24 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletion) (
 	if prior, err := e.priorManual(ctx, key); prior != nil || err != nil {
 		return prior, err
 	}
-	if err := e.cfg.CompletionPolicy(ctx, run.info(), &m); err != nil {
-		return nil, err
+	denied := e.cfg.CompletionPolicy(ctx, run.info(), &m)
+	if denied != nil && !isRejection(denied) {
+		return nil, denied
 	}
 	var result ManualResult
+	var rejected error
 	_, err = e.mutate(ctx, m.RunID, "operator:"+m.ActorUserID, func(ch *change) error {
+		rejected = nil // a decision made again decides afresh
+		if _, err := ch.e.store.Get(ch.ctx, key); err == nil {
+			return errDuplicateManual // accepted while this request waited its turn
+		}
 		st := ch.state.step(m.ActionID)
 		if st == nil {
-			return &Error{Code: CodeNotFound, RunID: m.RunID, ActionID: m.ActionID, Message: "run " + m.RunID + " has no action " + m.ActionID}
+			return noAction(m.RunID, m.ActionID)
 		}
-		if st.Status != StepWaitingManual {
-			return illegalStep(m.RunID, m.ActionID, st.Status, StepStatus(m.Outcome))
-		}
-		if st.CompletionToken != m.CompletionToken {
-			return &Error{Code: CodeOperationConflict, RunID: m.RunID, ActionID: m.ActionID,
-				Message: "completion_token does not match the open wait of action " + m.ActionID}
+		if rejected = manualRefusal(st, m, denied); rejected != nil {
+			ch.rejectManual(m, rejected)
+			return nil
 		}
 		result = ManualResult{RunID: m.RunID, ActionID: m.ActionID, CompletionToken: m.CompletionToken,
 			Outcome: m.Outcome, ActorUserID: m.ActorUserID, AcceptedAt: ch.now}
@@ -137,13 +143,42 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletion) (
 		ch.applyManual(st, m)
 		return nil
 	})
-	if conflictOn(err, key) {
+	if errors.Is(err, errDuplicateManual) || conflictOn(err, key) {
 		return e.priorManual(ctx, key)
+	}
+	if err == nil && rejected != nil {
+		err = rejected
 	}
 	if err != nil {
 		return nil, err
 	}
 	return &ManualCompletionResult{Result: result}, nil
+}
+
+// errDuplicateManual ends a decision that found the completion already accepted.
+var errDuplicateManual = errors.New("manual completion already accepted")
+
+// manualRefusal answers why a manual completion is refused, or nil: the
+// completion policy's denial, a step that is not waiting for a person, or a
+// token that is not the open wait's.
+func manualRefusal(st *StepState, m ManualCompletion, denied error) error {
+	switch {
+	case denied != nil:
+		return denied
+	case st.Status != StepWaitingManual:
+		return illegalStep(m.RunID, m.ActionID, st.Status, StepStatus(m.Outcome))
+	case st.CompletionToken != m.CompletionToken:
+		return &Error{Code: CodeOperationConflict, RunID: m.RunID, ActionID: m.ActionID,
+			Message: "completion_token does not match the open wait of action " + m.ActionID}
+	}
+	return nil
+}
+
+// rejectManual logs a refused manual completion against its step.
+func (c *change) rejectManual(m ManualCompletion, err error) {
+	c.state.SignalCount++
+	c.emit(EvSignalRejected, m.ActionID, c.state.SignalCount, 0, EventData{SignalKind: SignalManual,
+		Actor: m.ActorUserID, Reason: err.Error()})
 }
 
 // priorManual answers a stored manual completion, or nil.
