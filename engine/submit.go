@@ -221,10 +221,23 @@ func (e *Engine) StartRun(ctx context.Context, tenantID, runID, actor string) (*
 	if _, err := e.runFor(ctx, tenantID, runID); err != nil {
 		return nil, err
 	}
-	if err := e.trigger(ctx, runID, actor); err != nil {
+	if _, err := e.mutate(ctx, runID, actorOf(actor), startDecision(runID)); err != nil {
 		return nil, err
 	}
 	return e.GetRun(ctx, tenantID, runID)
+}
+
+// startDecision is the decision StartRun makes: a trigger, refused as an
+// illegal transition on a run that has ended
+// (docs/semantics.md#legal-run-transitions).
+func startDecision(runID string) func(*change) error {
+	trigger := triggerDecision(runID)
+	return func(ch *change) error {
+		if s := ch.state.Status; s.Terminal() {
+			return illegalRun(runID, s, RunQueued)
+		}
+		return trigger(ch)
+	}
 }
 
 // trigger moves a run QUEUED and then RUNNING, scheduling its first steps,
