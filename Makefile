@@ -9,13 +9,17 @@ GRPCURL_VERSION := v1.9.4
 PROTOVALIDATE_VERSION := v1.2.2
 GO_TEST_FLAGS ?= -count=1 -timeout=20m
 
-.PHONY: all gen gen-check lint breaking test test-go test-ts run bench bench-scale tools chromium vendor-protovalidate clean
+.PHONY: all gen gen-check lint breaking test test-go test-ts run bench bench-scale tools chromium console vendor-protovalidate clean
 
 all: lint test
 
 ## node_modules: the pinned npm packages (buf, protoc-gen-es, the TS client's dependencies).
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
+
+## console/node_modules: the web console's pinned npm packages (its own package.json).
+console/node_modules/.package-lock.json: console/package.json console/package-lock.json
+	npm ci --prefix console --ignore-scripts --no-audit --no-fund
 
 ## tools: grpcurl and Chromium for the end-to-end tests.
 bin/grpcurl:
@@ -31,26 +35,34 @@ chromium:
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	else echo "make tools: /usr/bin/chromium is missing and apt-get cannot install it here; the browser test will skip"; fi
 
-tools: node_modules/.package-lock.json bin/grpcurl chromium
+tools: node_modules/.package-lock.json console/node_modules/.package-lock.json bin/grpcurl chromium
 
 ## gen: regenerate Go (gen/) and TypeScript (client/ts/src/gen/) from proto/, then the
-## events' JSON Schema files (docs/events/) from the generated descriptors.
-gen: node_modules/.package-lock.json
+## events' JSON Schema files (docs/events/) from the generated descriptors, then the
+## web console (console/dist/), which bundles the generated TypeScript.
+gen: node_modules/.package-lock.json console/node_modules/.package-lock.json
 	buf generate
 	go run ./tools/eventschema docs/events
+	node console/build.mjs
+
+## console: build the web console (console/src/) into console/dist/, which weftd embeds
+## and serves at /ui/ (docs/console.md). Commit the result, like generated code.
+console: console/node_modules/.package-lock.json
+	node console/build.mjs
 
 ## gen-check: fail when regenerating changes anything (generated code is committed).
 gen-check: gen
-	@test -z "$$(git status --porcelain -- gen client/ts/src/gen docs/events)" || \
-		{ echo "generated code is stale: run 'make gen' and commit"; git status --porcelain -- gen client/ts/src/gen docs/events; exit 1; }
+	@test -z "$$(git status --porcelain -- gen client/ts/src/gen docs/events console/dist)" || \
+		{ echo "generated code is stale: run 'make gen' and commit"; git status --porcelain -- gen client/ts/src/gen docs/events console/dist; exit 1; }
 
 ## lint: buf lint and breaking, gofmt, go vet, and the TypeScript type check.
-lint: node_modules/.package-lock.json breaking
+lint: node_modules/.package-lock.json console/node_modules/.package-lock.json breaking
 	buf lint
 	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); \
 		test -z "$$bad" || { echo "gofmt would change:"; echo "$$bad"; exit 1; }
 	go vet ./...
 	tsc -p client/ts --noEmit
+	tsc -p console --noEmit
 
 ## breaking: the v1 API may only grow: compare with the commit that introduced it.
 breaking: node_modules/.package-lock.json
@@ -96,4 +108,4 @@ vendor-protovalidate:
 		install -D -m0644 $$dir/LICENSE third_party/protovalidate/LICENSE
 
 clean:
-	rm -rf bin node_modules client/ts/dist-test
+	rm -rf bin node_modules client/ts/dist-test console/node_modules console/test-dist

@@ -133,6 +133,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle(weftv1connect.NewEventServiceHandler(cfg.Events, opts...))
 	mux.Handle(weftv1connect.NewWorkerServiceHandler(cfg.Workers, opts...))
 	mountOperational(mux)
+	mountConsole(mux)
 	mux.Handle("GET "+MetricsPath, m.pipeline.Handler())
 	// JSON-RPC forwards to the same mux, so every call meets the same
 	// interceptors and message limit as Connect.

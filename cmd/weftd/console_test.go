@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/client"
+	"github.com/weft-dev/weft/client/worker"
+	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/examples/fulfilment"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/server"
+)
+
+// consoleE2E is what console/test/e2e.ts reads: the weftds, tokens and runs.
+type consoleE2E struct {
+	AuthURL    string `json:"authURL"`
+	AcmeToken  string `json:"acmeToken"`
+	BetaToken  string `json:"betaToken"`
+	WrongToken string `json:"wrongToken"`
+	MainRun    string `json:"mainRun"`
+	PauseRun   string `json:"pauseRun"`
+	CancelRun  string `json:"cancelRun"`
+	BetaRun    string `json:"betaRun"`
+	Submitter  string `json:"submitter"`
+	OpenURL    string `json:"openURL"`
+	OpenRun    string `json:"openRun"`
+	Shots      string `json:"shots"`
+}
+
+// requireConsoleTools answers node, after checking that Chromium and the
+// console's npm packages are installed, and bundles console/test.
+func requireConsoleTools(t *testing.T) (node, browser string) {
+	t.Helper()
+	browser = requireChromium(t)
+	node = requireTool(t, "node")
+	root := repoRoot(t)
+	if _, err := os.Stat(filepath.Join(root, "console", "node_modules", "playwright-core")); err != nil {
+		skipOrFail(t, "console/node_modules is not installed (run `make tools`)")
+	}
+	build := exec.Command(node, "console/build.mjs", "--test")
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "node console/build.mjs --test:\n%s", out)
+	return node, browser
+}
+
+// TestConsole_EventFeedRules runs the console's event-feed unit tests
+// (console/test/feed.test.ts: run_seq order, STALE on a gap, resync until the
+// watermark passes it) in Node.
+func TestConsole_EventFeedRules(t *testing.T) {
+	node, _ := requireConsoleTools(t)
+	cmd := exec.Command(node, "--test", "console/test-dist/feed.test.mjs")
+	cmd.Dir = repoRoot(t)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "# fail 0")
+}
+
+// TestConsole_ServesEmbeddedAssetsUnderAStrictCSP: /ui/ answers the embedded
+// console with a Content-Security-Policy that allows no inline script, and /
+// sends a browser there.
+func TestConsole_ServesEmbeddedAssetsUnderAStrictCSP(t *testing.T) {
+	d := startWeftd(t)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noRedirect.Get(d.url + "/")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusFound, res.StatusCode)
+	require.Equal(t, server.ConsolePath, res.Header.Get("Location"))
+
+	for path, contentType := range map[string]string{"/ui/": "text/html", "/ui/app.js": "text/javascript", "/ui/app.css": "text/css"} {
+		res, err := http.Get(d.url + path)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode, path)
+		require.Contains(t, res.Header.Get("Content-Type"), contentType, path)
+		require.NotEmpty(t, body, path)
+		csp := res.Header.Get("Content-Security-Policy")
+		require.Contains(t, csp, "default-src 'none'", path)
+		require.Contains(t, csp, "script-src 'self';", path)
+		require.Contains(t, csp, "connect-src 'self';", path)
+		require.NotContains(t, csp, "unsafe-", path)
+		require.Equal(t, "nosniff", res.Header.Get("X-Content-Type-Options"), path)
+	}
+	res, err = http.Get(d.url + "/ui/missing.js")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusNotFound, res.StatusCode)
+}
+
+// TestConsole_EndToEndInChromium clicks through the console in headless
+// Chromium against a real weftd with bearer tokens and a real worker (the
+// example fulfilment activities), and a second weftd without tokens: a wrong
+// token is refused; the list shows submitted runs; a run page draws its DAG
+// and timeline; a signal whose payload holds <script> is sent and shown as
+// text; a manual step is completed by clicking (after a refused completion
+// shows its fault) and the run finishes; pause, resume and cancel take effect;
+// another tenant sees none of these runs; without tokens the console opens
+// directly. Then the API confirms what the clicks did.
+func TestConsole_EndToEndInChromium(t *testing.T) {
+	node, browser := requireConsoleTools(t)
+	root := repoRoot(t)
+
+	const acme, beta = "acme-alice-token-0123456789", "beta-bob-token-0123456789ab"
+	file := filepath.Join(t.TempDir(), "tokens.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"tokens":[`+
+		`{"token":"`+acme+`","tenant":"acme","principal":"alice"},`+
+		`{"token":"`+beta+`","tenant":"beta","principal":"bob"}]}`), 0o600))
+	d := startWeftdIn(t, t.TempDir(), "--auth-tokens", file)
+	open := startWeftd(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	acmeClient := client.New(d.url, client.WithToken(acme))
+	w := worker.New(acmeClient, worker.Options{Queue: "default", Concurrency: 4, PollWait: 2 * time.Second})
+	fulfilment.Register(w, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	workerCtx, stopWorker := context.WithCancel(ctx)
+	workerDone := make(chan error, 1)
+	go func() { workerDone <- w.Run(workerCtx) }()
+	t.Cleanup(func() { stopWorker(); <-workerDone })
+
+	yaml, err := os.ReadFile(filepath.Join(root, "examples", "workflow.yaml"))
+	require.NoError(t, err)
+	def, err := engine.LoadDefinitionYAML(yaml)
+	require.NoError(t, err)
+	submit := func(c *client.Client) string {
+		res, err := c.SubmitRun(ctx, &weftv1.SubmitRunRequest{Start: true, Definition: server.DefinitionToProto(def)})
+		require.NoError(t, err)
+		return res.GetRun().GetRunId()
+	}
+	cfg := consoleE2E{
+		AuthURL: d.url, AcmeToken: acme, BetaToken: beta, WrongToken: "not-a-token-of-this-weftd",
+		MainRun: submit(acmeClient), PauseRun: submit(acmeClient), CancelRun: submit(acmeClient),
+		BetaRun: submit(client.New(d.url, client.WithToken(beta))), Submitter: "alice",
+		OpenURL: open.url, OpenRun: submit(client.New(open.url)),
+		Shots: os.Getenv("WEFT_CONSOLE_SHOTS"),
+	}
+	if cfg.Shots == "" {
+		cfg.Shots = t.TempDir()
+	}
+	arg, err := json.Marshal(cfg)
+	require.NoError(t, err)
+
+	drive := exec.CommandContext(ctx, node, filepath.Join(root, "console/test-dist/e2e.mjs"), string(arg))
+	drive.Dir = root
+	drive.Env = append(os.Environ(), "CHROMIUM="+browser)
+	out, err := drive.CombinedOutput()
+	require.NoError(t, err, "the console end-to-end test:\n%s\nweftd:\n%s", out, tail(d.logs(), 40))
+	t.Logf("%s", out)
+
+	// What the clicks did, through the API.
+	run, err := acmeClient.GetRun(ctx, cfg.MainRun)
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, run.GetStatus())
+	for _, s := range run.GetSteps() {
+		require.Equal(t, weftv1.StepStatus_STEP_STATUS_SUCCEEDED, s.GetStatus(), s.GetActionId())
+	}
+	events, err := acmeClient.ListEvents(ctx, &weftv1.ListEventsRequest{RunId: cfg.MainRun, PageSize: 1000})
+	require.NoError(t, err)
+	var completedBy, signalID string
+	for _, e := range events.GetEvents() {
+		if mc := e.GetSignalAccepted().GetManualCompletion(); mc != nil {
+			completedBy = mc.GetActorUserId()
+		}
+		if e.GetSignalConsumed() != nil {
+			signalID = e.GetSignalConsumed().GetSignalId()
+		}
+	}
+	require.Equal(t, "carol", completedBy, "the manual completion's actor as typed in the console")
+	require.Equal(t, "console-e2e-1", signalID, "the signal id as typed in the console")
+
+	paused, err := acmeClient.GetRun(ctx, cfg.PauseRun)
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_BLOCKED, paused.GetStatus(), "paused and resumed")
+	cancelled, err := acmeClient.GetRun(ctx, cfg.CancelRun)
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_CANCELLED, cancelled.GetStatus())
+	require.NotContains(t, d.logs(), acme, "a token must never be logged")
+}
+
+// tail answers the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,236 @@
+// The runs list: filters (status, plan, creation time, run id text), paging,
+// live refresh and counts by status, all from ListRuns.
+import { useEffect, useState } from "preact/hooks";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { Run, ListRunsRequestSchema } from "../../client/ts/src/gen/weft/v1/run_pb";
+import { api, faultOf, type Fault } from "./api";
+import { Badge, FaultView } from "./ui";
+import { RUN_STATUSES, duration, ms, runStatusName, substatusName, when } from "./format";
+
+/** The page size of the list. */
+const PAGE_SIZE = 25;
+/** How many runs the counts (and a run id search) look at. */
+const WINDOW = 1000;
+/** How often the list refreshes while Live is on. */
+const REFRESH_MS = 2000;
+
+interface Filters {
+  status: string; // a RunStatus number, or "" for any
+  plan: string;
+  after: string; // datetime-local, or ""
+  before: string;
+  search: string;
+}
+
+const noFilters: Filters = { status: "", plan: "", after: "", before: "", search: "" };
+
+function request(f: Filters, withStatus: boolean): MessageInitShape<typeof ListRunsRequestSchema> {
+  const r: MessageInitShape<typeof ListRunsRequestSchema> = {};
+  if (withStatus && f.status) r.statuses = [Number(f.status)];
+  if (f.plan.trim()) r.planId = f.plan.trim();
+  if (f.after) r.createdAfter = timestampFromMs(new Date(f.after).getTime());
+  if (f.before) r.createdBefore = timestampFromMs(new Date(f.before).getTime());
+  return r;
+}
+
+interface Listing {
+  runs: Run[];
+  next: string;
+  counts: Map<number, number>;
+  countedAll: boolean;
+}
+
+async function load(f: Filters, pageToken: string): Promise<Listing> {
+  // The window: up to WINDOW runs under every filter but status, for the counts.
+  const window = await api.runs.listRuns({ ...request(f, false), pageSize: WINDOW });
+  const counts = new Map<number, number>();
+  for (const r of window.runs) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
+  const countedAll = window.nextPageToken === "";
+  const search = f.search.trim();
+  if (search) {
+    // ListRuns has no text filter: the search looks through the window.
+    const runs = window.runs.filter((r) => r.runId.includes(search) && (!f.status || r.status === Number(f.status)));
+    return { runs, next: "", counts, countedAll };
+  }
+  const page = await api.runs.listRuns({ ...request(f, true), pageSize: PAGE_SIZE, pageToken });
+  return { runs: page.runs, next: page.nextPageToken, counts, countedAll };
+}
+
+function runDuration(r: Run, now: number): string {
+  const start = ms(r.startedAt);
+  if (start === undefined) return "—";
+  return duration((ms(r.completedAt) ?? now) - start);
+}
+
+/** RunsPage lists the tenant's runs. */
+export function RunsPage() {
+  const [draft, setDraft] = useState<Filters>(noFilters);
+  const [filters, setFilters] = useState<Filters>(noFilters);
+  const [pages, setPages] = useState<string[]>([""]); // page tokens; the last is the current page
+  const [listing, setListing] = useState<Listing | undefined>();
+  const [fault, setFault] = useState<Fault | undefined>();
+  const [live, setLive] = useState(true);
+  const [tick, setTick] = useState(0);
+  const page = pages[pages.length - 1];
+
+  useEffect(() => {
+    let gone = false;
+    load(filters, page).then(
+      (l) => {
+        if (gone) return;
+        setListing(l);
+        setFault(undefined);
+      },
+      (e) => !gone && setFault(faultOf(e)),
+    );
+    return () => {
+      gone = true;
+    };
+  }, [filters, page, tick]);
+
+  useEffect(() => {
+    if (!live) return;
+    const t = setInterval(() => setTick((n) => n + 1), REFRESH_MS);
+    return () => clearInterval(t);
+  }, [live]);
+
+  const apply = (f: Filters) => {
+    setFilters(f);
+    setPages([""]);
+  };
+  const set = (k: keyof Filters) => (e: { currentTarget: { value: string } }) => setDraft({ ...draft, [k]: e.currentTarget.value });
+  const now = Date.now();
+  const total = listing ? [...listing.counts.values()].reduce((a, b) => a + b, 0) : 0;
+
+  return (
+    <main class="page">
+      <h1>Runs</h1>
+      <div class="counts" aria-label="Runs by status">
+        <button type="button" class={`count ${filters.status === "" ? "active" : ""}`} onClick={() => apply({ ...filters, status: "" })}>
+          <span class="count-name">ALL</span>
+          <span class="count-n">
+            {total}
+            {listing && !listing.countedAll ? "+" : ""}
+          </span>
+        </button>
+        {RUN_STATUSES.map((s) => (
+          <button
+            type="button"
+            key={s}
+            data-status={runStatusName(s)}
+            class={`count s-${runStatusName(s).toLowerCase()} ${filters.status === String(s) ? "active" : ""}`}
+            onClick={() => {
+              setDraft({ ...draft, status: String(s) });
+              apply({ ...filters, status: String(s) });
+            }}
+          >
+            <span class="count-name">{runStatusName(s)}</span>
+            <span class="count-n">{listing?.counts.get(s) ?? 0}</span>
+          </button>
+        ))}
+      </div>
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          apply(draft);
+        }}
+      >
+        <label>
+          Status
+          <select id="f-status" value={draft.status} onChange={set("status")}>
+            <option value="">any</option>
+            {RUN_STATUSES.map((s) => (
+              <option key={s} value={String(s)}>
+                {runStatusName(s)}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Plan
+          <input id="f-plan" value={draft.plan} onInput={set("plan")} placeholder="plan id" />
+        </label>
+        <label>
+          Created after
+          <input id="f-after" type="datetime-local" value={draft.after} onInput={set("after")} />
+        </label>
+        <label>
+          Created before
+          <input id="f-before" type="datetime-local" value={draft.before} onInput={set("before")} />
+        </label>
+        <label>
+          Run id
+          <input id="f-search" type="search" value={draft.search} onInput={set("search")} placeholder="part of a run id" />
+        </label>
+        <button type="submit" class="primary">
+          Apply
+        </button>
+        <button
+          type="button"
+          onClick={() => {
+            setDraft(noFilters);
+            apply(noFilters);
+          }}
+        >
+          Clear
+        </button>
+        <label class="live">
+          <input type="checkbox" checked={live} onChange={(e) => setLive(e.currentTarget.checked)} /> Live
+        </label>
+      </form>
+      {fault && <FaultView fault={fault} />}
+      {listing && !listing.countedAll && <p class="note">Counts and run id search cover the newest {WINDOW} runs.</p>}
+      <table class="runs">
+        <thead>
+          <tr>
+            <th scope="col">Run</th>
+            <th scope="col">Plan</th>
+            <th scope="col">Status</th>
+            <th scope="col">Created</th>
+            <th scope="col">Duration</th>
+            <th scope="col">Submitted by</th>
+          </tr>
+        </thead>
+        <tbody>
+          {listing?.runs.map((r) => (
+            <tr key={r.runId} data-run-id={r.runId}>
+              <td>
+                <a href={`#/runs/${encodeURIComponent(r.runId)}`} class="mono">
+                  {r.runId}
+                </a>
+              </td>
+              <td>
+                {r.planId}
+                <span class="muted">@{r.planVersion}</span>
+              </td>
+              <td>
+                <Badge status={runStatusName(r.status)} extra={substatusName(r.substatus)} />
+              </td>
+              <td>{when(r.createdAt)}</td>
+              <td>{runDuration(r, now)}</td>
+              <td>{r.submittedBy}</td>
+            </tr>
+          ))}
+          {listing && listing.runs.length === 0 && (
+            <tr>
+              <td colSpan={6} class="empty">
+                No runs match.
+              </td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+      <div class="pager">
+        <button type="button" disabled={pages.length === 1} onClick={() => setPages(pages.slice(0, -1))}>
+          ← Newer
+        </button>
+        <span class="muted">page {pages.length}</span>
+        <button type="button" disabled={!listing?.next} onClick={() => listing && setPages([...pages, listing.next])}>
+          Older →
+        </button>
+      </div>
+    </main>
+  );
+}

@@ -1,0 +1,215 @@
+// Drives the console in headless Chromium (Debian's, through playwright-core)
+// against a real weftd and worker that cmd/weftd/console_test.go started. It
+// clicks through every scenario and throws (exit 1) at the first that does not
+// hold; the Go test then checks the runs' state through the API.
+//
+//   node console/test-dist/e2e.mjs '<config JSON>'
+import { chromium, type Browser, type Page } from "playwright-core";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+
+/** What the Go test hands over. */
+interface Config {
+  /** weftd with --auth-tokens. */
+  authURL: string;
+  /** Tenant acme's token, tenant beta's token, and one weftd refuses. */
+  acmeToken: string;
+  betaToken: string;
+  wrongToken: string;
+  /** acme's runs of examples/workflow.yaml: one to finish, one to pause and resume, one to cancel. */
+  mainRun: string;
+  pauseRun: string;
+  cancelRun: string;
+  /** beta's run. */
+  betaRun: string;
+  /** The run's submitter, whom separation of duties refuses as the completer. */
+  submitter: string;
+  /** weftd without tokens (loopback), and a run on it. */
+  openURL: string;
+  openRun: string;
+  /** Where screenshots go. */
+  shots: string;
+}
+
+const cfg = JSON.parse(process.argv[2] ?? "") as Config;
+const WAIT = 30_000;
+const log = (msg: string) => process.stderr.write(`e2e: ${msg}\n`);
+
+async function newPage(browser: Browser, problems: string[]): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(WAIT);
+  page.on("console", (m) => {
+    const text = m.text();
+    if (m.type() === "error" && !/Failed to load resource: the server responded with a status of (401|403|404)/.test(text)) problems.push(`console ${m.type()}: ${text}`);
+    if (/Content[- ]Security[- ]Policy/i.test(text)) problems.push(`CSP: ${text}`);
+  });
+  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+  return page;
+}
+
+/** waitText waits until an element matching selector has text matching re. */
+async function waitText(page: Page, selector: string, re: RegExp): Promise<void> {
+  await page.locator(selector).filter({ hasText: re }).first().waitFor();
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(cfg.shots, `${name}.png`) });
+}
+
+async function signIn(page: Page, token: string): Promise<void> {
+  await page.locator("#token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+/** confirm fills a dialog's fields and presses its confirming button. */
+async function confirm(page: Page, button: string, fields: Record<string, string> = {}): Promise<void> {
+  const dialog = page.locator("dialog[open]");
+  await dialog.waitFor();
+  for (const [sel, value] of Object.entries(fields)) {
+    const el = dialog.locator(sel);
+    if ((await el.evaluate((n) => n.tagName)) === "SELECT") await el.selectOption(value);
+    else await el.fill(value);
+  }
+  await dialog.getByRole("button", { name: button, exact: true }).click();
+}
+
+async function runStatus(page: Page, re: RegExp): Promise<void> {
+  await waitText(page, "#run-status .badge", re);
+}
+
+async function openRunFromList(page: Page, runId: string): Promise<void> {
+  await page.locator("a", { hasText: "Runs" }).first().click();
+  const row = page.locator(`tr[data-run-id="${runId}"]`);
+  await row.waitFor();
+  await row.getByRole("link").click();
+  await waitText(page, "#run-id", new RegExp(runId));
+}
+
+async function main(): Promise<void> {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+      "--disable-component-update", "--no-first-run"],
+  });
+  const problems: string[] = [];
+  try {
+    const page = await newPage(browser, problems);
+
+    log("a wrong token is refused");
+    await page.goto(`${cfg.authURL}/ui/`);
+    await page.locator("#token").waitFor();
+    await signIn(page, cfg.wrongToken);
+    await waitText(page, ".refused", /The token was refused/);
+    await waitText(page, ".refused .fault-code", /^UNAUTHENTICATED$/);
+    assert.equal(await page.locator("table.runs").count(), 0, "the runs list showed behind a refused token");
+    await shot(page, "signin-refused");
+
+    log("the list shows a submitted run");
+    await signIn(page, cfg.acmeToken);
+    await page.locator(`tr[data-run-id="${cfg.mainRun}"]`).waitFor();
+    await waitText(page, `tr[data-run-id="${cfg.mainRun}"] .badge`, /BLOCKED/);
+    assert.equal(await page.evaluate(() => sessionStorage.length), 1, "the token is kept in the tab's session storage");
+    assert.equal(await page.evaluate(() => localStorage.length), 0, "nothing is kept beyond the tab");
+    await page.locator("#f-search").fill(cfg.mainRun.slice(-12));
+    await page.getByRole("button", { name: "Apply" }).click();
+    await page.waitForFunction(() => document.querySelectorAll("table.runs tbody tr[data-run-id]").length === 1);
+    await page.getByRole("button", { name: "Clear" }).click();
+    await page.locator(`tr[data-run-id="${cfg.pauseRun}"]`).waitFor();
+    await waitText(page, 'button.count[data-status="BLOCKED"] .count-n', /^3$/);
+    await shot(page, "runs");
+
+    log("a run page shows its DAG and timeline");
+    await openRunFromList(page, cfg.mainRun);
+    await page.waitForFunction(() => document.querySelectorAll("svg.dag g.node").length === 5);
+    assert.equal(await page.locator("svg.dag polyline.edge").count(), 4, "four dependencies drawn");
+    await page.locator('svg.dag g.node[data-step="payment-confirmed"][data-status="WAITING_FOR_SIGNAL"]').waitFor();
+    await page.locator('svg.timeline g[data-step="charge"] g.bar[data-outcome="SUCCEEDED"]').waitFor();
+    assert.equal(await page.locator('svg.timeline g[data-step="reserve"] g.bar').count(), 1, "reserve's one attempt");
+    await waitText(page, "#feed-state", /LIVE/);
+
+    log("a signal with a <script> payload is sent and shown as text");
+    const hostile = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">';
+    await page.locator("#act-signal").click();
+    await confirm(page, "Send", { "#sig-name": "payment-confirmed", "#sig-payload": JSON.stringify({ reference: hostile }), "#sig-id": "console-e2e-1" });
+    await waitText(page, ".accepted", /Signal payment-confirmed accepted \(signal id console-e2e-1\)/);
+    await page.locator('svg.dag g.node[data-step="approve-shipment"][data-status="WAITING_FOR_MANUAL_COMPLETION"]').waitFor();
+    await page.locator('svg.dag g.node[data-step="payment-confirmed"]').click();
+    await waitText(page, "#step-output", /<script>window.__pwned=1<\/script>/);
+    assert.equal(await page.locator("#step-output script, #step-output img").count(), 0, "the payload became elements");
+    assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined, "the payload ran");
+    await waitText(page, "table.signals tr.sig-accepted", /console-e2e-1/);
+    await waitText(page, "table.events", /SignalConsumed/);
+
+    log("a manual step is completed by clicking; a refused completion shows its fault");
+    await page.locator('svg.dag g.node[data-step="approve-shipment"]').click();
+    await page.locator("#completion-token").waitFor();
+    const token = (await page.locator("#completion-token").textContent())?.trim() ?? "";
+    assert.match(token, /^[0-9a-f]{16,}$/);
+    await shot(page, "run-waiting");
+    await page.locator("#act-complete").click();
+    await waitText(page, "dialog[open]", new RegExp(token));
+    await confirm(page, "Complete", { "#mc-actor": cfg.submitter, "#mc-notes": "stock checked" });
+    await waitText(page, "dialog[open] .fault-code", /^PERMISSION_DENIED$/);
+    await waitText(page, "dialog[open] .fault-correlation", /[0-9a-f-]{36}/);
+    await confirm(page, "Complete", { "#mc-actor": "carol", "#mc-outcome": "1" });
+    await runStatus(page, /^COMPLETED/);
+    await page.locator('svg.dag g.node[data-step="ship"][data-status="SUCCEEDED"]').waitFor();
+    await page.locator('svg.timeline g[data-step="ship"] g.bar[data-outcome="SUCCEEDED"]').waitFor();
+    await waitText(page, "table.signals", /MANUAL_COMPLETION/);
+    await waitText(page, "table.events", /RunCompleted/);
+    await page.locator('svg.dag g.node[data-step="ship"]').click();
+    await waitText(page, "#step-output", /tracking/);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shot(page, "run-completed");
+
+    log("pause and resume take effect");
+    await openRunFromList(page, cfg.pauseRun);
+    await runStatus(page, /^BLOCKED/);
+    await page.locator("#act-pause").click();
+    await confirm(page, "Pause", { "#act-reason": "console test" });
+    await runStatus(page, /^PAUSED/);
+    await waitText(page, "table.events", /RunPaused/);
+    await page.locator("#act-resume").click();
+    await confirm(page, "Resume");
+    await runStatus(page, /^BLOCKED/);
+    await waitText(page, "table.events", /RunResumed/);
+
+    log("cancel takes effect");
+    await openRunFromList(page, cfg.cancelRun);
+    await page.locator("#act-cancel").click();
+    await confirm(page, "Cancel run", { "#act-reason": "console test" });
+    await runStatus(page, /^CANCELLED/);
+    await waitText(page, "#feed-state", /FINAL/);
+
+    log("another tenant sees none of acme's runs");
+    await page.getByRole("button", { name: "Sign out" }).click();
+    assert.equal(await page.evaluate(() => sessionStorage.length), 0, "sign-out forgets the token");
+    await signIn(page, cfg.betaToken);
+    await page.locator(`tr[data-run-id="${cfg.betaRun}"]`).waitFor();
+    assert.equal(await page.locator("table.runs tbody tr[data-run-id]").count(), 1, "beta sees only its own run");
+    await waitText(page, 'button.count:not([data-status]) .count-n', /^1$/);
+    await page.goto(`${cfg.authURL}/ui/#/runs/${cfg.mainRun}`);
+    await page.reload();
+    await waitText(page, ".fault-code", /^NOT_FOUND$/);
+    await page.close();
+
+    log("without tokens the console opens directly");
+    const open = await newPage(browser, problems);
+    await open.goto(`${cfg.openURL}/ui/`);
+    await open.locator(`tr[data-run-id="${cfg.openRun}"]`).waitFor();
+    assert.equal(await open.locator("#token").count(), 0, "no sign-in without tokens");
+    assert.equal(await open.getByRole("button", { name: "Sign out" }).count(), 0);
+
+    assert.deepEqual(problems, [], "the browser reported problems");
+    log("all scenarios passed");
+  } finally {
+    await browser.close();
+  }
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`e2e: FAILED: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});
