@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -73,7 +74,7 @@ func TestAlert_ProjectorCausalViolationIsInformationalAndStateIsStillApplied(t *
 func TestAlert_PauseDrainTimeoutIsRaisedOnceAfterTheDecisionCommits(t *testing.T) {
 	b := setup(t)
 	def := seq("a", "b")
-	def.Actions[0].Timeout = Ms(3_600_000)
+	def.Actions[0].Timeout = definition.Ms(3_600_000)
 	run := b.submit(def)
 	b.poll("act-a")
 	_, err := b.eng.PauseRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})

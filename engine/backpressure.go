@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -21,7 +22,7 @@ type Limits struct {
 // Backpressure defaults.
 const (
 	// DefaultBackpressure is what a definition without a mode gets.
-	DefaultBackpressure = BackpressureQueue
+	DefaultBackpressure = definition.BackpressureQueue
 	// DefaultRetryAfter is what REJECT tells a client to wait.
 	DefaultRetryAfter = time.Second
 	// DefaultDelay is how far DELAY pushes the start of an over-limit run's activities.
@@ -119,7 +120,7 @@ func (c *change) admit() {
 	if c.err != nil {
 		return
 	}
-	if c.backpressure() == BackpressureDelay {
+	if c.backpressure() == definition.BackpressureDelay {
 		c.state.DelayUntil = c.now.Add(c.e.cfg.Delay)
 		c.startRun()
 		return
@@ -132,7 +133,7 @@ func (c *change) admit() {
 }
 
 // backpressure answers the run's mode.
-func (c *change) backpressure() BackpressureMode {
+func (c *change) backpressure() definition.BackpressureMode {
 	if m := c.run.Definition.Backpressure; m != "" {
 		return m
 	}
@@ -146,7 +147,7 @@ func (e *Engine) checkAdmission(ctx context.Context, rec *runRecord) error {
 	if mode == "" {
 		mode = e.cfg.Backpressure
 	}
-	if mode != BackpressureReject {
+	if mode != definition.BackpressureReject {
 		return nil
 	}
 	ch := &change{e: e, ctx: ctx, run: rec, state: &RunState{}}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/store"
 )
@@ -34,7 +35,7 @@ func (b *bundle) countStarted() int {
 
 func TestBackpressure_ModesUnderFiveTimesTheLimit(t *testing.T) {
 	for _, backend := range scenarioBackends {
-		for _, mode := range []BackpressureMode{BackpressureReject, BackpressureQueue, BackpressureDelay} {
+		for _, mode := range []definition.BackpressureMode{definition.BackpressureReject, definition.BackpressureQueue, definition.BackpressureDelay} {
 			t.Run(backend.name+"/"+string(mode), func(t *testing.T) {
 				backpressureUnderLoad(t, setupWith(t, backend.open(t)), mode)
 			})
@@ -42,14 +43,14 @@ func TestBackpressure_ModesUnderFiveTimesTheLimit(t *testing.T) {
 	}
 }
 
-func backpressureUnderLoad(t *testing.T, b *bundle, mode BackpressureMode) {
+func backpressureUnderLoad(t *testing.T, b *bundle, mode definition.BackpressureMode) {
 	b.eng.cfg.Limits.PerTenant = 2
 	def := seq("a")
 	def.Backpressure = mode
 	var accepted []string
 	for range 10 {
 		res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: def, Start: true, SubmittedBy: "alice"})
-		if mode == BackpressureReject && err != nil {
+		if mode == definition.BackpressureReject && err != nil {
 			var e *Error
 			require.ErrorAs(t, err, &e)
 			require.Equal(t, CodeResourceExhausted, e.Code)
@@ -60,12 +61,12 @@ func backpressureUnderLoad(t *testing.T, b *bundle, mode BackpressureMode) {
 		accepted = append(accepted, res.Run.RunID)
 	}
 	switch mode {
-	case BackpressureReject:
+	case definition.BackpressureReject:
 		require.Len(t, accepted, 2, "over the limit, submissions are refused and nothing is written")
-	case BackpressureQueue:
+	case definition.BackpressureQueue:
 		require.Len(t, accepted, 10)
 		require.Equal(t, 2, b.countStarted())
-	case BackpressureDelay:
+	case definition.BackpressureDelay:
 		require.Len(t, accepted, 10)
 		now := b.pollAll("act-a", 100)
 		require.Len(t, now, 2, "over-limit runs' activities start later")
@@ -77,7 +78,7 @@ func backpressureUnderLoad(t *testing.T, b *bundle, mode BackpressureMode) {
 	}
 	for range 50 {
 		tasks := b.pollAll("act-a", 100)
-		if mode == BackpressureQueue {
+		if mode == definition.BackpressureQueue {
 			require.LessOrEqual(t, b.countStarted(), 2, "never more runs started than the limit")
 		}
 		for _, task := range tasks {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store/faultstore"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -67,7 +68,7 @@ func TestWriteBudget_ASlowCriticalReportIsUnavailableWithNothingAppliedAndItsRet
 			return e.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
 		}, StepSucceeded},
 		{EvStepFailed, func(e *Engine, b *bundle, task *Task) (*ReportResult, error) {
-			return e.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", ErrorClass: ErrorValidation, Message: "bad"})
+			return e.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", ErrorClass: definition.ErrorValidation, Message: "bad"})
 		}, StepFailed},
 	} {
 		t.Run(report.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/pebblestore"
@@ -180,7 +181,7 @@ func driveCrashRunWith(t *testing.T, backend crashBackend, killAt int, die bool,
 		}
 		tasks, _ := eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: "w", Activities: activities, MaxTasks: 5})
 		if len(tasks) == 0 {
-			clock.Advance(DefaultAttemptTimeout.D() + time.Second)
+			clock.Advance(definition.DefaultAttemptTimeout.D() + time.Second)
 			continue
 		}
 		handedOff += work(t, eng, tasks, activities)

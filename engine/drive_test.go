@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -31,8 +32,8 @@ func TestDrive_AWaitingRunHoldsNoLeaseAndNoGoroutine(t *testing.T) {
 	b := setupWith(t, memstore.New(memstore.Config{}), shortLeases(nil))
 	def := seq("w", "b")
 	def.Actions[0].Activity = ""
-	def.Actions[0].WaitForSignal = &SignalWait{SignalName: "never", Timeout: Ms(1000)}
-	def.Actions[0].OnFailure = OnFailureSkip
+	def.Actions[0].WaitForSignal = &definition.SignalWait{SignalName: "never", Timeout: definition.Ms(1000)}
+	def.Actions[0].OnFailure = definition.OnFailureSkip
 	const runs = 200
 	ids := make([]string, runs)
 	for i := range ids {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -85,7 +86,7 @@ func TestEagerDispatch_ATaskNoPollWantsIsQueuedForTheNextPoll(t *testing.T) {
 
 func TestEagerDispatch_AtMostMaxTasksAreHandedBack(t *testing.T) {
 	b := setup(t)
-	def := Definition{PlanID: "fan", PlanVersion: "1", Actions: []Action{
+	def := definition.Definition{PlanID: "fan", PlanVersion: "1", Actions: []definition.Action{
 		{ID: "root", Order: 1, Activity: "act"},
 		{ID: "x", Order: 2, Activity: "act", DependsOn: []string{"root"}},
 		{ID: "y", Order: 3, Activity: "act", DependsOn: []string{"root"}},

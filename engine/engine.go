@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/store"
 )
@@ -73,7 +74,7 @@ type Config struct {
 	// without its own mode does at a limit (default QUEUE); Delay is how far
 	// DELAY pushes an over-limit run's activities (default 5s).
 	Limits       Limits
-	Backpressure BackpressureMode
+	Backpressure definition.BackpressureMode
 	Delay        time.Duration
 	// Outbox enqueues every appended event for export in the same batch
 	// (the transactional outbox of spec 004 §4); an export worker publishes

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -123,15 +124,15 @@ func comparable(s *Snapshot) map[string]any {
 }
 
 // seq builds a sequential definition of activities named after their ids.
-func seq(ids ...string) Definition {
-	d := Definition{PlanID: "plan", PlanVersion: "1"}
+func seq(ids ...string) definition.Definition {
+	d := definition.Definition{PlanID: "plan", PlanVersion: "1"}
 	for i, id := range ids {
-		d.Actions = append(d.Actions, Action{ID: id, Order: i + 1, Activity: "act-" + id})
+		d.Actions = append(d.Actions, definition.Action{ID: id, Order: i + 1, Activity: "act-" + id})
 	}
 	return d
 }
 
-func (b *bundle) submit(def Definition) *Snapshot {
+func (b *bundle) submit(def definition.Definition) *Snapshot {
 	b.t.Helper()
 	res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: def, Start: true, SubmittedBy: "alice"})
 	require.NoError(b.t, err)
@@ -161,7 +162,7 @@ func (b *bundle) complete(task *Task, output string) {
 	require.NoError(b.t, err)
 }
 
-func (b *bundle) fail(task *Task, class ErrorClass) *ReportResult {
+func (b *bundle) fail(task *Task, class definition.ErrorClass) *ReportResult {
 	b.t.Helper()
 	res, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", ErrorClass: class, Message: "boom"})
 	require.NoError(b.t, err)

@@ -3,8 +3,9 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/weft-dev/weft/engine/definition"
 )
 
 // Code is the engine's error vocabulary. The server maps each code onto the
@@ -29,12 +30,9 @@ const (
 )
 
 // FieldViolation names one broken rule of one field, by its path in the
-// request (e.g. "definition.actions[2].depends_on[0]").
-type FieldViolation struct {
-	Field   string
-	Rule    string
-	Message string
-}
+// request (e.g. "definition.actions[2].depends_on[0]"). It is the definition
+// package's Violation, so a definition's violations pass through unchanged.
+type FieldViolation = definition.Violation
 
 // Error is the engine's one coded error. It carries identifiers and the state
 // a caller needs to recover, never a payload.
@@ -58,23 +56,7 @@ type Error struct {
 }
 
 // Error implements error.
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Message)
-	for i, v := range e.Violations {
-		if i == 0 && e.Message != "" {
-			b.WriteString(": ")
-		} else if i > 0 {
-			b.WriteString("; ")
-		}
-		if v.Field == "" {
-			b.WriteString(v.Message)
-		} else {
-			fmt.Fprintf(&b, "%s: %s", v.Field, v.Message)
-		}
-	}
-	return b.String()
-}
+func (e *Error) Error() string { return definition.FormatViolations(e.Message, e.Violations) }
 
 // Unwrap answers the cause.
 func (e *Error) Unwrap() error { return e.Err }

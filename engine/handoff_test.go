@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -113,7 +114,7 @@ func requireCanceledEmpty(t *testing.T, polled <-chan pollResult) {
 // readyEntries counts the entries of the default queue.
 func (b *bundle) readyEntries() int {
 	b.t.Helper()
-	res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: queuePrefix(tenant, DefaultQueue)})
+	res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: queuePrefix(tenant, definition.DefaultQueue)})
 	require.NoError(b.t, err)
 	return len(res.Items)
 }
@@ -140,7 +141,7 @@ func TestHandOff_ACompletionHandsTheNextTaskToAWaitingPollInOneCommit(t *testing
 	require.Equal(t, int64(1), cs.commits.Load()-before, "the poll made no commit of its own")
 	require.Zero(t, b.readyEntries(), "a handed-off task never gets a ready entry")
 	for _, op := range cs.last.Ops {
-		require.NotContains(t, string(op.Key), string(queuePrefix(tenant, DefaultQueue)),
+		require.NotContains(t, string(op.Key), string(queuePrefix(tenant, definition.DefaultQueue)),
 			"the completion's commit neither writes nor deletes a ready entry")
 	}
 
@@ -190,7 +191,7 @@ func normalised(t *testing.T, st store.Store, runID string) []string {
 
 func TestHandOff_TheClaimItCommitsIsExactlyWhatAPollsClaimWrites(t *testing.T) {
 	def := seq("a", "b")
-	def.Actions[1].HeartbeatTimeout = Duration(30 * time.Second)
+	def.Actions[1].HeartbeatTimeout = definition.Duration(30 * time.Second)
 	drive := func(handOff bool) []string {
 		b := setup(t)
 		b.noProjectionCheck = true
@@ -219,7 +220,7 @@ func TestHandOff_APollWhoseCallEndedIsNotHandedATask(t *testing.T) {
 	gone, cancel := context.WithCancel(b.ctx)
 	cancel()
 	// A poll listed as waiting whose call ended before it could leave.
-	slot := b.eng.wake.handOffs.slotFor(gone, PollParams{TenantID: tenant, Queue: DefaultQueue, WorkerID: "gone",
+	slot := b.eng.wake.handOffs.slotFor(gone, PollParams{TenantID: tenant, Queue: definition.DefaultQueue, WorkerID: "gone",
 		Activities: []string{"act-b"}, MaxTasks: 1})
 	b.eng.wake.handOffs.open(slot)
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -60,7 +61,7 @@ func SeparationOfDuties(_ context.Context, run *RunInfo, req *ManualCompletion) 
 }
 
 // openManualWait makes a step wait for a person, with a fresh opaque token.
-func (c *change) openManualWait(a *Action, st *StepState) {
+func (c *change) openManualWait(a *definition.Action, st *StepState) {
 	c.setStep(st, StepWaitingManual)
 	st.CompletionToken = randomToken()
 	if st.StartedAt.IsZero() {
@@ -75,8 +76,8 @@ func (c *change) openManualWait(a *Action, st *StepState) {
 }
 
 // clearWaitTimer removes a wait's timeout once the wait ends.
-func (c *change) clearWaitTimer(a *Action, st *StepState) {
-	var t Duration
+func (c *change) clearWaitTimer(a *definition.Action, st *StepState) {
+	var t definition.Duration
 	if a.WaitForSignal != nil {
 		t = a.WaitForSignal.Timeout
 	} else {
@@ -93,7 +94,7 @@ func (c *change) waitTimedOut(actionID string) {
 	if st == nil || (st.Status != StepWaitingManual && st.Status != StepWaitingSignal) {
 		return
 	}
-	c.failStep(a, st, &StepError{Class: ErrorTimeout, Message: "wait exceeded its timeout"})
+	c.failStep(a, st, &StepError{Class: definition.ErrorTimeout, Message: "wait exceeded its timeout"})
 	c.advance()
 }
 
@@ -212,10 +213,10 @@ func (c *change) applyManual(st *StepState, m ManualCompletion) {
 		}
 		c.succeedStep(st, out, st.Artifacts, "manual:"+m.ActorUserID)
 	case ManualFailed:
-		c.failStep(a, st, &StepError{Class: ErrorUnknown, Code: "manual_failed", Message: "completed as failed by " + m.ActorUserID})
+		c.failStep(a, st, &StepError{Class: definition.ErrorUnknown, Code: "manual_failed", Message: "completed as failed by " + m.ActorUserID})
 	default:
 		c.cancelStep(st, "cancelled by "+m.ActorUserID)
-		if a.OnFailure != OnFailureSkip && c.state.Failing == "" {
+		if a.OnFailure != definition.OnFailureSkip && c.state.Failing == "" {
 			c.state.Failing = st.ActionID
 		}
 	}

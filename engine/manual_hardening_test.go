@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
@@ -34,7 +35,7 @@ func manualRun(t *testing.T, b *bundle) ManualCompletion {
 	t.Helper()
 	def := seq("approve", "b")
 	def.Actions[0].Activity = ""
-	def.Actions[0].Completion = CompletionManual
+	def.Actions[0].Completion = definition.CompletionManual
 	run := b.submit(def)
 	token := b.run(run.RunID).Step("approve").CompletionToken
 	require.NotEmpty(t, token)

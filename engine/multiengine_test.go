@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/lease/redislease"
 	"github.com/weft-dev/weft/store"
@@ -73,8 +74,8 @@ func TestMultiEngine_ThreeEnginesRacingWhileLeasesVanishRunEveryStepOnce(t *test
 
 	def := seq("a", "b", "c")
 	for i := range def.Actions {
-		def.Actions[i].Retry = RetryPolicy{MaxAttempts: 10, Strategy: BackoffConstant, InitialBackoff: Ms(30)}
-		def.Actions[i].HeartbeatTimeout = Ms(300)
+		def.Actions[i].Retry = definition.RetryPolicy{MaxAttempts: 10, Strategy: definition.BackoffConstant, InitialBackoff: definition.Ms(30)}
+		def.Actions[i].HeartbeatTimeout = definition.Ms(300)
 	}
 	var runIDs []string
 	for i := range 100 {
@@ -95,7 +96,7 @@ func TestMultiEngine_ThreeEnginesRacingWhileLeasesVanishRunEveryStepOnce(t *test
 		}
 		key := task.RunID + "/" + task.ActionID
 		if _, loaded := failedOnce.LoadOrStore(key, true); !loaded {
-			_, _ = eng.FailTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", ErrorClass: ErrorTransient})
+			_, _ = eng.FailTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", ErrorClass: definition.ErrorTransient})
 			return
 		}
 		_, _ = engines[(w+1)%3].CompleteTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w",
@@ -307,7 +308,7 @@ func TestMultiEngine_RedisDownFor30sLosesNothing(t *testing.T) {
 	defer cancel()
 	def := seq("a", "b")
 	for i := range def.Actions {
-		def.Actions[i].Retry = RetryPolicy{MaxAttempts: 3, Strategy: BackoffConstant, InitialBackoff: Ms(100)}
+		def.Actions[i].Retry = definition.RetryPolicy{MaxAttempts: 3, Strategy: definition.BackoffConstant, InitialBackoff: definition.Ms(100)}
 	}
 	submit := func(n int) []string {
 		var ids []string
@@ -324,7 +325,7 @@ func TestMultiEngine_RedisDownFor30sLosesNothing(t *testing.T) {
 		tasks, _ := eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: "w", Activities: []string{"act-a", "act-b"}, MaxTasks: 50})
 		for _, task := range tasks {
 			if task.EngineAttempt == 1 {
-				_, _ = eng.FailTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", ErrorClass: ErrorTransient})
+				_, _ = eng.FailTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", ErrorClass: definition.ErrorTransient})
 				continue
 			}
 			_, _ = eng.CompleteTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`1`)})

@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/weft-dev/weft/engine/definition"
 )
 
 // attemptResult is how one activity attempt ended, as a worker or a timer reported it.
@@ -33,11 +35,11 @@ func (c *change) recordAttempt(st *StepState, r attemptResult, willRetry bool) {
 
 // succeedAttempt applies an attempt's result: a manual action then waits for
 // a person; any other action succeeds.
-func (c *change) succeedAttempt(a *Action, st *StepState, r attemptResult) {
+func (c *change) succeedAttempt(a *definition.Action, st *StepState, r attemptResult) {
 	st.TaskID = ""
 	c.recordAttempt(st, r, false)
 	st.Output, st.Artifacts = r.output, r.artifacts
-	if a.Completion == CompletionManual {
+	if a.Completion == definition.CompletionManual {
 		c.openManualWait(a, st)
 	} else {
 		c.succeedStep(st, r.output, r.artifacts, r.source)
@@ -60,9 +62,9 @@ func (c *change) succeedStep(st *StepState, output json.RawMessage, artifacts []
 
 // failAttempt applies a failed attempt: another engine attempt after the
 // policy's backoff, or the step's final failure.
-func (c *change) failAttempt(a *Action, st *StepState, r attemptResult) {
+func (c *change) failAttempt(a *definition.Action, st *StepState, r attemptResult) {
 	st.TaskID = ""
-	r.err.Class = normalizeClass(r.err.Class)
+	r.err.Class = definition.NormalizeClass(r.err.Class)
 	r.err.Retryable = a.Retry.Retryable(r.err.Class)
 	if c.state.Failing == "" && c.runLive() && a.Retry.ShouldRetry(st.EngineAttempt, r.err.Class) {
 		st.NextAttemptAt = c.now.Add(a.Retry.Backoff(st.EngineAttempt))
@@ -87,7 +89,7 @@ func (c *change) runLive() bool {
 }
 
 // failStep marks a step FAILED and applies its on_failure.
-func (c *change) failStep(a *Action, st *StepState, stepErr *StepError) {
+func (c *change) failStep(a *definition.Action, st *StepState, stepErr *StepError) {
 	c.setStep(st, StepFailed)
 	st.Error = stepErr
 	st.CompletedAt = c.now
@@ -99,7 +101,7 @@ func (c *change) failStep(a *Action, st *StepState, stepErr *StepError) {
 	if !c.runLive() {
 		return
 	}
-	if a.OnFailure == OnFailureSkip {
+	if a.OnFailure == definition.OnFailureSkip {
 		c.setStep(st, StepSkipped)
 		st.Reason = "on_failure skip"
 		c.emit(EvStepSkipped, st.ActionID, st.LogicalAttempt, 0, EventData{Status: string(StepSkipped), Reason: st.Reason})
@@ -107,7 +109,7 @@ func (c *change) failStep(a *Action, st *StepState, stepErr *StepError) {
 	}
 	if c.state.Failing == "" {
 		c.state.Failing = st.ActionID
-		if a.OnFailure != OnFailureHold {
+		if a.OnFailure != definition.OnFailureHold {
 			c.cancelUnstarted("fail-fast after " + st.ActionID + " failed")
 		}
 	}
@@ -136,7 +138,7 @@ func (c *change) cancelOpenSteps(reason string) {
 			st.TaskID, st.ReadyKey = "", ""
 			if st.Reconcile {
 				// Cancellation observed before completion (spec 003's outcome table).
-				c.recordRecon(c.run.action(st.ActionID), st, reconCancelled, nil, &StepError{Class: ErrorCancelled, Message: reason}, "", "")
+				c.recordRecon(c.run.action(st.ActionID), st, reconCancelled, nil, &StepError{Class: definition.ErrorCancelled, Message: reason}, "", "")
 			}
 			c.cancelStep(st, reason)
 		}
@@ -162,10 +164,10 @@ func (c *change) applyFailurePolicy() {
 	s.Failing = ""
 	runErr := &RunError{ActionID: st.ActionID, Error: st.Error}
 	switch a.OnFailure {
-	case OnFailureHold:
+	case definition.OnFailureHold:
 		s.HeldOn = st.ActionID
 		c.settle()
-	case OnFailureAbort:
+	case definition.OnFailureAbort:
 		c.failRun(runErr, "")
 	default:
 		c.compensateOrFail(runErr)
@@ -226,7 +228,7 @@ func (c *change) nextCompensation() {
 func compensationKey(runID, actionID string) string { return runID + ":" + actionID + ":compensate" }
 
 // scheduleCompensation persists the hook's next attempt as a task.
-func (c *change) scheduleCompensation(a *Action, st *StepState, notBefore time.Time) {
+func (c *change) scheduleCompensation(a *definition.Action, st *StepState, notBefore time.Time) {
 	st.CompAttempt++
 	h := a.Compensation
 	t := c.newTask(a, st, TaskCompensation, h.Operation, h.Queue, h.Timeout, notBefore)
@@ -237,14 +239,14 @@ func (c *change) scheduleCompensation(a *Action, st *StepState, notBefore time.T
 // finishCompensationAttempt applies a hook attempt's outcome: retry under the
 // hook's policy, or record it and move on (best effort: a failed hook never
 // stops the others).
-func (c *change) finishCompensationAttempt(a *Action, st *StepState, ok bool, stepErr *StepError) {
+func (c *change) finishCompensationAttempt(a *definition.Action, st *StepState, ok bool, stepErr *StepError) {
 	st.CompTaskID = ""
 	if ok {
 		st.CompStatus = CompSucceeded
 		st.CompError = nil
 		c.emit(EvCompensationSucceeded, st.ActionID, st.LogicalAttempt, 0, EventData{CompletedAt: c.now})
 	} else {
-		stepErr.Class = normalizeClass(stepErr.Class)
+		stepErr.Class = definition.NormalizeClass(stepErr.Class)
 		if a.Compensation.Retry.ShouldRetry(st.CompAttempt, stepErr.Class) {
 			due := c.now.Add(a.Compensation.Retry.Backoff(st.CompAttempt))
 			c.setTimer(timerRecord{RunID: c.run.RunID, Kind: timerBackoff, Ref: "comp:" + st.ActionID, Due: due})

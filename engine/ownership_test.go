@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/nocasstore"
 )
@@ -50,7 +51,7 @@ func TestOwnership_SingleOwnerRunsWorkflowsOnAStoreWithoutConditionalBatch(t *te
 func TestSignals_IdempotentDeliveryFailsFastWithoutConditionalBatch(t *testing.T) {
 	b := setupWith(t, nocasstore.New())
 	def := seq("w")
-	def.Actions[0].Activity, def.Actions[0].WaitForSignal = "", &SignalWait{SignalName: "go"}
+	def.Actions[0].Activity, def.Actions[0].WaitForSignal = "", &definition.SignalWait{SignalName: "go"}
 	run := b.submit(def)
 	id := "once"
 	_, err := b.eng.SignalRun(b.ctx, SignalParams{TenantID: tenant, RunID: run.RunID, SignalName: "go", SignalID: &id, Payload: json.RawMessage(`1`)})

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/weft-dev/weft/engine/definition"
 )
 
 // Project reduces events onto base (spec 004 §1.4–1.5) and answers a new
@@ -245,7 +247,7 @@ func (p *Projector) project(ctx context.Context, base *Snapshot, events []Event,
 // sequential definition, an action of lower order that later steps may not
 // yet pass (the scheduler's rule).
 func unmetDependency(s *Snapshot, stepID string) (string, bool) {
-	var step *Action
+	var step *definition.Action
 	sequential := !s.Definition.DAG
 	for i := range s.Definition.Actions {
 		a := &s.Definition.Actions[i]
@@ -277,12 +279,12 @@ func unmetDependency(s *Snapshot, stepID string) (string, bool) {
 
 // passed mirrors the scheduler's rule for a sequence: later steps may start
 // once a step SUCCEEDED or was SKIPPED, or was CANCELLED under on_failure skip.
-func passed(st *StepState, a Action) bool {
+func passed(st *StepState, a definition.Action) bool {
 	switch st.Status {
 	case StepSucceeded, StepSkipped:
 		return true
 	case StepCancelled:
-		return a.OnFailure == OnFailureSkip
+		return a.OnFailure == definition.OnFailureSkip
 	}
 	return false
 }

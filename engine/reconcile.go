@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -57,7 +58,7 @@ func operationID(runID, actionID string, logical int) string {
 }
 
 // reconRecordOf reads the step's record during a decision (nil when absent).
-func (c *change) reconRecordOf(a *Action, st *StepState) *reconRecord {
+func (c *change) reconRecordOf(a *definition.Action, st *StepState) *reconRecord {
 	key := reconKey(c.run.RunID, a.Activity, operationID(c.run.RunID, a.ID, st.LogicalAttempt))
 	item, err := c.e.store.Get(c.ctx, key)
 	if err != nil {
@@ -77,7 +78,7 @@ func (c *change) reconRecordOf(a *Action, st *StepState) *reconRecord {
 }
 
 // recordRecon writes the step's reconciliation record with a new status.
-func (c *change) recordRecon(a *Action, st *StepState, status string, result json.RawMessage, stepErr *StepError, key, diagnostic string) {
+func (c *change) recordRecon(a *definition.Action, st *StepState, status string, result json.RawMessage, stepErr *StepError, key, diagnostic string) {
 	op := operationID(c.run.RunID, a.ID, st.LogicalAttempt)
 	r := c.reconRecordOf(a, st)
 	if r == nil {
@@ -100,7 +101,7 @@ func needsVerify(status string) bool {
 }
 
 // scheduleVerify persists a verify task for the step.
-func (c *change) scheduleVerify(a *Action, st *StepState) {
+func (c *change) scheduleVerify(a *definition.Action, st *StepState) {
 	st.NextAttemptAt = time.Time{}
 	t := c.newTask(a, st, TaskVerify, a.Activity, a.Queue, a.Timeout, c.now)
 	st.TaskID, st.ReadyKey = t.TaskID, t.readyKey()
@@ -137,7 +138,7 @@ func (e *Engine) ReportVerification(ctx context.Context, r VerifyReport) (*Repor
 		}
 	}
 	return e.report(ctx, TaskReport{TenantID: r.TenantID, Token: r.Token, WorkerID: r.WorkerID}, "verified:"+string(r.State),
-		func(ch *change, t *taskRecord, a *Action, st *StepState) {
+		func(ch *change, t *taskRecord, a *definition.Action, st *StepState) {
 			if t.Kind != TaskVerify {
 				ch.err = claimLost(t.TaskID, t.RunID)
 				return
@@ -147,7 +148,7 @@ func (e *Engine) ReportVerification(ctx context.Context, r VerifyReport) (*Repor
 }
 
 // applyVerify is the decision a verification makes.
-func (c *change) applyVerify(a *Action, st *StepState, r VerifyReport) {
+func (c *change) applyVerify(a *definition.Action, st *StepState, r VerifyReport) {
 	st.TaskID, st.Verifying = "", false
 	rec := c.reconRecordOf(a, st)
 	key := ""
@@ -164,17 +165,17 @@ func (c *change) applyVerify(a *Action, st *StepState, r VerifyReport) {
 		c.succeedStep(st, r.Result, nil, "reconciliation")
 		c.advance()
 	case r.State == VerifyCompletedWithResult:
-		c.failReconciled(a, st, ErrorReconciliationIndeterminate, "verifier contradiction: completed-with-result without a result")
+		c.failReconciled(a, st, definition.ErrorReconciliationIndeterminate, "verifier contradiction: completed-with-result without a result")
 	case r.State == VerifyCompletedResultUnavailable:
-		c.failReconciled(a, st, ErrorReconciliationResultUnavailable, "the side effect completed but its result cannot be reconstructed")
+		c.failReconciled(a, st, definition.ErrorReconciliationResultUnavailable, "the side effect completed but its result cannot be reconstructed")
 	default:
-		c.failReconciled(a, st, ErrorReconciliationIndeterminate, "the verifier cannot tell whether the side effect completed")
+		c.failReconciled(a, st, definition.ErrorReconciliationIndeterminate, "the verifier cannot tell whether the side effect completed")
 	}
 }
 
 // failReconciled fails a step on a reconciliation outcome: never redispatched
 // silently; on_failure decides (HOLD lets an operator look first).
-func (c *change) failReconciled(a *Action, st *StepState, class ErrorClass, message string) {
+func (c *change) failReconciled(a *definition.Action, st *StepState, class definition.ErrorClass, message string) {
 	stepErr := &StepError{Class: class, Message: message}
 	c.recordRecon(a, st, reconIndeterminate, nil, stepErr, "", message)
 	c.failStep(a, st, stepErr)
@@ -182,7 +183,7 @@ func (c *change) failReconciled(a *Action, st *StepState, class ErrorClass, mess
 }
 
 // reconRecordOfReconciled answers the record of a reconcilable step, or nil.
-func (c *change) reconRecordOfReconciled(a *Action, st *StepState) *reconRecord {
+func (c *change) reconRecordOfReconciled(a *definition.Action, st *StepState) *reconRecord {
 	if !st.Reconcile {
 		return nil
 	}

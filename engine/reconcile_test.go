@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -35,7 +36,7 @@ func (b *bundle) recon(runID, activity, actionID string) *reconRecord {
 func crashAfterSideEffect(t *testing.T, b *bundle) string {
 	t.Helper()
 	def := seq("charge")
-	def.Actions[0].Timeout = Ms(10_000)
+	def.Actions[0].Timeout = definition.Ms(10_000)
 	run := b.submit(def)
 	tasks := b.pollVerifiable("act-charge")
 	require.Len(t, tasks, 1)
@@ -86,9 +87,9 @@ func TestReconcile_EveryVerifyStateAfterACrashAndRestart(t *testing.T) {
 	cases := []verifyCase{
 		{VerifyNotCompleted, "", StepSucceeded, "", true},
 		{VerifyCompletedWithResult, `{"charge":"ch_1"}`, StepSucceeded, "", false},
-		{VerifyCompletedResultUnavailable, "", StepFailed, ErrorReconciliationResultUnavailable, false},
-		{VerifyIndeterminate, "", StepFailed, ErrorReconciliationIndeterminate, false},
-		{VerifyCompletedWithResult, "", StepFailed, ErrorReconciliationIndeterminate, false}, // contradiction: fail closed
+		{VerifyCompletedResultUnavailable, "", StepFailed, definition.ErrorReconciliationResultUnavailable, false},
+		{VerifyIndeterminate, "", StepFailed, definition.ErrorReconciliationIndeterminate, false},
+		{VerifyCompletedWithResult, "", StepFailed, definition.ErrorReconciliationIndeterminate, false}, // contradiction: fail closed
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.state)+map[bool]string{true: "", false: " without result"}[tc.result != "" || tc.state != VerifyCompletedWithResult], func(t *testing.T) {
@@ -104,7 +105,7 @@ type verifyCase struct {
 	state      VerifyState
 	result     string
 	wantStatus StepStatus
-	wantClass  ErrorClass
+	wantClass  definition.ErrorClass
 	redispatch bool
 }
 
@@ -140,11 +141,11 @@ func scenarioReconcile_VerifierUnavailableIsIndeterminate(t *testing.T, b *bundl
 	runID := crashAfterSideEffect(t, b)
 	tasks := b.pollVerifiable("act-charge")
 	require.Len(t, tasks, 1)
-	_, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: tasks[0].Token, WorkerID: "vw", ErrorClass: ErrorTransport})
+	_, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: tasks[0].Token, WorkerID: "vw", ErrorClass: definition.ErrorTransport})
 	require.NoError(t, err)
 	st := b.run(runID).Step("charge")
 	require.Equal(t, StepFailed, st.Status)
-	require.Equal(t, ErrorReconciliationIndeterminate, st.Error.Class)
+	require.Equal(t, definition.ErrorReconciliationIndeterminate, st.Error.Class)
 	require.Empty(t, b.pollVerifiable("act-charge"))
 }
 
@@ -164,7 +165,7 @@ func scenarioReconcile_SuccessIsRecordedBeforeItIsAcknowledged(t *testing.T, b *
 func scenarioReconcile_FailureBeforeTheSideEffectRetriesWithoutVerify(t *testing.T, b *bundle) {
 	run := b.submit(seq("charge"))
 	task := b.pollVerifiable("act-charge")[0]
-	_, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "vw", ErrorClass: ErrorTransient})
+	_, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "vw", ErrorClass: definition.ErrorTransient})
 	require.NoError(t, err)
 	require.Equal(t, reconFailed, b.recon(run.RunID, "act-charge", "charge").Status)
 	b.clock.Advance(time.Second)
@@ -177,7 +178,7 @@ func scenarioReconcile_FailureBeforeTheSideEffectRetriesWithoutVerify(t *testing
 func scenarioReconcile_FailureAfterAPossibleSideEffectVerifiesFirst(t *testing.T, b *bundle) {
 	run := b.submit(seq("charge"))
 	task := b.pollVerifiable("act-charge")[0]
-	_, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "vw", ErrorClass: ErrorTransport, SideEffectPossible: true})
+	_, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "vw", ErrorClass: definition.ErrorTransport, SideEffectPossible: true})
 	require.NoError(t, err)
 	require.Equal(t, reconIndeterminate, b.recon(run.RunID, "act-charge", "charge").Status)
 	b.clock.Advance(time.Second)
@@ -189,7 +190,7 @@ func scenarioReconcile_FailureAfterAPossibleSideEffectVerifiesFirst(t *testing.T
 
 func scenarioReconcile_ActivityWithoutAKeyKeepsAtLeastOnceAndWritesNoRecord(t *testing.T, b *bundle) {
 	def := seq("charge")
-	def.Actions[0].Timeout = Ms(10_000)
+	def.Actions[0].Timeout = definition.Ms(10_000)
 	run := b.submit(def)
 	b.poll("act-charge") // a worker without verify
 	b.clock.Advance(10 * time.Second)

@@ -3,23 +3,25 @@ package engine
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/weft-dev/weft/engine/definition"
 )
 
 const recordVersion = 1
 
 // runRecord is a run's immutable record, written once at submission.
 type runRecord struct {
-	FormatVersion int             `json:"version"`
-	RunID         string          `json:"run_id"`
-	TenantID      string          `json:"tenant_id"`
-	ProjectID     string          `json:"project_id"`
-	EnvironmentID string          `json:"environment_id"`
-	RunRequestID  string          `json:"run_request_id,omitempty"`
-	SubmittedBy   string          `json:"submitted_by,omitempty"`
-	Definition    Definition      `json:"definition"`
-	Input         json.RawMessage `json:"input,omitempty"`
-	PlanSHA256    string          `json:"plan_sha256"`
-	CreatedAt     time.Time       `json:"created_at"`
+	FormatVersion int                   `json:"version"`
+	RunID         string                `json:"run_id"`
+	TenantID      string                `json:"tenant_id"`
+	ProjectID     string                `json:"project_id"`
+	EnvironmentID string                `json:"environment_id"`
+	RunRequestID  string                `json:"run_request_id,omitempty"`
+	SubmittedBy   string                `json:"submitted_by,omitempty"`
+	Definition    definition.Definition `json:"definition"`
+	Input         json.RawMessage       `json:"input,omitempty"`
+	PlanSHA256    string                `json:"plan_sha256"`
+	CreatedAt     time.Time             `json:"created_at"`
 }
 
 // RunInfo is what a completion policy knows of a run.
@@ -34,7 +36,7 @@ func (r *runRecord) info() *RunInfo {
 }
 
 // action answers the definition's action with id, or nil.
-func (r *runRecord) action(id string) *Action {
+func (r *runRecord) action(id string) *definition.Action {
 	for i := range r.Definition.Actions {
 		if r.Definition.Actions[i].ID == id {
 			return &r.Definition.Actions[i]
@@ -77,15 +79,15 @@ type taskRecord struct {
 	EngineAttempt  int       `json:"engine_attempt"`
 	NotBefore      time.Time `json:"not_before"`
 	// Seq orders tasks dispatched at one instant: the run's event sequence then.
-	Seq              uint64    `json:"seq"`
-	Timeout          Duration  `json:"timeout_ms"`
-	HeartbeatTimeout Duration  `json:"heartbeat_timeout_ms,omitempty"`
-	State            taskState `json:"state"`
-	Token            string    `json:"token,omitempty"`
-	WorkerID         string    `json:"worker_id,omitempty"`
-	ClaimedAt        time.Time `json:"claimed_at,omitzero"`
-	HeartbeatAt      time.Time `json:"heartbeat_at,omitzero"`
-	Deadline         time.Time `json:"deadline,omitzero"`
+	Seq              uint64              `json:"seq"`
+	Timeout          definition.Duration `json:"timeout_ms"`
+	HeartbeatTimeout definition.Duration `json:"heartbeat_timeout_ms,omitempty"`
+	State            taskState           `json:"state"`
+	Token            string              `json:"token,omitempty"`
+	WorkerID         string              `json:"worker_id,omitempty"`
+	ClaimedAt        time.Time           `json:"claimed_at,omitzero"`
+	HeartbeatAt      time.Time           `json:"heartbeat_at,omitzero"`
+	Deadline         time.Time           `json:"deadline,omitzero"`
 	// HeartbeatDue is when the pending heartbeat timer fires.
 	HeartbeatDue time.Time `json:"heartbeat_due,omitzero"`
 	// Result is how a done task ended ("completed" or "failed"), so that a

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -35,7 +36,7 @@ func (e *Engine) CompleteTask(ctx context.Context, r TaskReport) (*ReportResult,
 		return nil, err
 	}
 	eager := e.eagerSlot(ctx, r.Next)
-	res, err := e.report(ctx, r, "completed", func(ch *change, t *taskRecord, a *Action, st *StepState) {
+	res, err := e.report(ctx, r, "completed", func(ch *change, t *taskRecord, a *definition.Action, st *StepState) {
 		ch.eager = eager
 		res := attemptResult{outcome: AttemptSucceeded, output: r.Output, artifacts: r.Artifacts, workerID: r.WorkerID}
 		switch t.Kind {
@@ -103,16 +104,16 @@ func (e *Engine) answerEager(s *handOffSlot, res *ReportResult, err error) (*Rep
 
 // FailTask records a task's failure; the action's policy decides what follows.
 func (e *Engine) FailTask(ctx context.Context, r TaskReport) (*ReportResult, error) {
-	stepErr := &StepError{Class: normalizeClass(r.ErrorClass), Code: r.Code, Message: r.Message}
+	stepErr := &StepError{Class: definition.NormalizeClass(r.ErrorClass), Code: r.Code, Message: r.Message}
 	var willRetry bool
-	res, err := e.report(ctx, r, "failed", func(ch *change, t *taskRecord, a *Action, st *StepState) {
+	res, err := e.report(ctx, r, "failed", func(ch *change, t *taskRecord, a *definition.Action, st *StepState) {
 		switch t.Kind {
 		case TaskCompensation:
 			ch.finishCompensationAttempt(a, st, false, stepErr)
 			return
 		case TaskVerify:
 			st.TaskID, st.Verifying = "", false
-			ch.failReconciled(a, st, ErrorReconciliationIndeterminate, "verifier unavailable: the verify task failed")
+			ch.failReconciled(a, st, definition.ErrorReconciliationIndeterminate, "verifier unavailable: the verify task failed")
 			return
 		}
 		if st.Reconcile {
@@ -149,7 +150,7 @@ func (e *Engine) checkOutput(out json.RawMessage) error {
 // with the claim's token after the claim was reported the same way is a
 // duplicate and changes nothing; any other stale report is refused.
 func (e *Engine) report(ctx context.Context, r TaskReport, result string,
-	apply func(*change, *taskRecord, *Action, *StepState)) (*ReportResult, error) {
+	apply func(*change, *taskRecord, *definition.Action, *StepState)) (*ReportResult, error) {
 	taskID, err := parseToken(r.Token)
 	if err != nil {
 		return nil, err

@@ -13,49 +13,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
-
-func TestBackoff_StrategiesFollowSpec002(t *testing.T) {
-	s := time.Second
-	cases := []struct {
-		name   string
-		policy RetryPolicy
-		want   []time.Duration
-	}{
-		{"constant", RetryPolicy{Strategy: BackoffConstant, InitialBackoff: Ms(5000), MaxBackoff: Ms(60000)}, []time.Duration{5 * s, 5 * s, 5 * s}},
-		{"linear", RetryPolicy{Strategy: BackoffLinear, InitialBackoff: Ms(5000), MaxBackoff: Ms(60000)}, []time.Duration{5 * s, 10 * s, 15 * s}},
-		{"exponential", RetryPolicy{Strategy: BackoffExponential, InitialBackoff: Ms(1000), Multiplier: 2, MaxBackoff: Ms(60000)}, []time.Duration{s, 2 * s, 4 * s, 8 * s}},
-		{"default policy caps at 30s", DefaultRetryPolicy(), []time.Duration{s, 2 * s, 4 * s, 8 * s, 16 * s, 30 * s, 30 * s}},
-		{"compensation default caps at 10s", DefaultCompensationRetryPolicy(), []time.Duration{s, 2 * s, 4 * s, 8 * s, 10 * s}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			for i, want := range tc.want {
-				require.Equal(t, want, tc.policy.Backoff(i+1), "retry %d", i+1)
-			}
-		})
-	}
-}
-
-func TestRetryDecision_DefaultPerErrorClass(t *testing.T) {
-	p := DefaultRetryPolicy()
-	cases := map[ErrorClass]bool{
-		ErrorTimeout: true, ErrorRateLimit: true, ErrorTransient: true, ErrorTransport: true,
-		ErrorValidation: false, ErrorPolicyDeny: false, ErrorAuthDeny: false, ErrorBusinessConflict: false,
-		ErrorAgent: true, ErrorExternal: true, ErrorGovernance: false, ErrorUnknown: true, "": true, "made-up": true,
-		ErrorCancelled: false, ErrorReconciliationResultUnavailable: false, ErrorReconciliationIndeterminate: false,
-	}
-	for class, want := range cases {
-		require.Equal(t, want, p.Retryable(class), "class %q", class)
-	}
-	require.True(t, p.ShouldRetry(2, ErrorUnknown), "unknown is retried until max_attempts")
-	require.False(t, p.ShouldRetry(3, ErrorUnknown))
-	custom := RetryPolicy{MaxAttempts: 3, RetryableErrors: []ErrorClass{ErrorValidation}}
-	require.True(t, custom.Retryable(ErrorValidation), "retryable_errors replaces the defaults")
-	require.False(t, custom.Retryable(ErrorTimeout), "002's timeout-not-retried is a list without it")
-}
 
 func TestIdempotencyKey_IsSpec004Formula(t *testing.T) {
 	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
@@ -116,24 +77,24 @@ func TestStateMachine_RandomOperationsOnlyMakeLegalTransitions(t *testing.T) {
 	}
 }
 
-func randomDefinition(rng *rand.Rand) Definition {
+func randomDefinition(rng *rand.Rand) definition.Definition {
 	n := 1 + rng.IntN(5)
-	d := Definition{PlanID: "plan", PlanVersion: "1"}
-	policies := []OnFailure{OnFailureAbort, OnFailureSkip, OnFailureCompensate, OnFailureHold}
+	d := definition.Definition{PlanID: "plan", PlanVersion: "1"}
+	policies := []definition.OnFailure{definition.OnFailureAbort, definition.OnFailureSkip, definition.OnFailureCompensate, definition.OnFailureHold}
 	for i := range n {
-		a := Action{ID: fmt.Sprintf("s%d", i), Order: i + 1, Activity: "x", OnFailure: policies[rng.IntN(4)]}
+		a := definition.Action{ID: fmt.Sprintf("s%d", i), Order: i + 1, Activity: "x", OnFailure: policies[rng.IntN(4)]}
 		a.Retry.MaxAttempts = 1 + rng.IntN(2)
 		if i > 0 && rng.IntN(2) == 0 {
 			a.DependsOn = []string{fmt.Sprintf("s%d", rng.IntN(i))}
 		}
 		switch rng.IntN(6) {
 		case 0:
-			a.Activity, a.WaitForSignal = "", &SignalWait{SignalName: "go"}
+			a.Activity, a.WaitForSignal = "", &definition.SignalWait{SignalName: "go"}
 		case 1:
-			a.Completion = CompletionManual
+			a.Completion = definition.CompletionManual
 		}
 		if rng.IntN(2) == 0 {
-			a.Compensation = &CompensationHook{Operation: "undo"}
+			a.Compensation = &definition.CompensationHook{Operation: "undo"}
 		}
 		d.Actions = append(d.Actions, a)
 	}
@@ -142,7 +103,7 @@ func randomDefinition(rng *rand.Rand) Definition {
 
 func randomOperation(b *bundle, rng *rand.Rand, runID string) {
 	ctx := b.ctx
-	classes := []ErrorClass{ErrorTransient, ErrorValidation, ErrorTimeout, ErrorGovernance}
+	classes := []definition.ErrorClass{definition.ErrorTransient, definition.ErrorValidation, definition.ErrorTimeout, definition.ErrorGovernance}
 	switch rng.IntN(10) {
 	case 0, 1, 2:
 		tasks, _ := b.eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: "w", Activities: []string{"x"}, Compensations: []string{"undo"}, MaxTasks: 3})
@@ -210,10 +171,10 @@ func TestSecrets_OnlyReferencesAreEverStored(t *testing.T) {
 	b := setupWith(t, st)
 	const secretValue = "sk_live_4f9d2a7c1e"
 	def := seq("charge")
-	def.Actions[0].Secrets = []SecretRef{{Name: "api_key", Ref: "vault://payments#api_key"}}
+	def.Actions[0].Secrets = []definition.SecretRef{{Name: "api_key", Ref: "vault://payments#api_key"}}
 	run := b.submit(def)
 	task := b.poll("act-charge")
-	require.Equal(t, []SecretRef{{Name: "api_key", Ref: "vault://payments#api_key"}}, task.Secrets)
+	require.Equal(t, []definition.SecretRef{{Name: "api_key", Ref: "vault://payments#api_key"}}, task.Secrets)
 	resolved := map[string]string{"vault://payments#api_key": secretValue} // what the worker's provider answers
 	require.NotEmpty(t, resolved[task.Secrets[0].Ref])
 	b.complete(task, `{"charged":true}`)
@@ -249,11 +210,11 @@ func TestDispatch_PropertyRunnableActionsLeaveInOrderThenIDOrder(t *testing.T) {
 		b := setupWith(t, memstore.New(memstore.Config{}))
 		n := 2 + rng.IntN(8)
 		levels := 1 + rng.IntN(n)
-		def := Definition{PlanID: "plan", PlanVersion: "1", DAG: true}
+		def := definition.Definition{PlanID: "plan", PlanVersion: "1", DAG: true}
 		for i := range n {
 			id := string([]byte{"aAbBZ9z0"[rng.IntN(8)], "_.-x"[rng.IntN(4)], byte('a' + i)})
 			order := 1 + i%levels
-			def.Actions = append(def.Actions, Action{ID: id, Order: order, Activity: "x"})
+			def.Actions = append(def.Actions, definition.Action{ID: id, Order: order, Activity: "x"})
 		}
 		b.submit(def)
 		got := b.pollAll("x", 100)
@@ -266,7 +227,7 @@ func TestDispatch_PropertyRunnableActionsLeaveInOrderThenIDOrder(t *testing.T) {
 	}
 }
 
-func indexOf(d Definition, id string) int {
+func indexOf(d definition.Definition, id string) int {
 	for i, a := range d.Actions {
 		if a.ID == id {
 			return i

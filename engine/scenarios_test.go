@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/engine/definition"
 )
 
-func dag() Definition {
+func dag() definition.Definition {
 	// spec 002 §5.1: b and c need a; d needs b and c.
-	return Definition{PlanID: "plan", PlanVersion: "1", Actions: []Action{
+	return definition.Definition{PlanID: "plan", PlanVersion: "1", Actions: []definition.Action{
 		{ID: "a", Order: 1, Activity: "x"},
 		{ID: "b", Order: 2, Activity: "x", DependsOn: []string{"a"}},
 		{ID: "c", Order: 3, Activity: "x", DependsOn: []string{"a"}},
@@ -61,7 +63,7 @@ func (st *StepState) taskFor(b *bundle) *Task {
 }
 
 func scenarioDispatch_OrderThenActionIDByteWise(t *testing.T, b *bundle) {
-	def := Definition{PlanID: "plan", PlanVersion: "1", Actions: []Action{
+	def := definition.Definition{PlanID: "plan", PlanVersion: "1", Actions: []definition.Action{
 		{ID: "root", Order: 1, Activity: "x"},
 		{ID: "b", Order: 3, Activity: "x", DependsOn: []string{"root"}},
 		{ID: "Z", Order: 2, Activity: "x", DependsOn: []string{"root"}},
@@ -74,7 +76,7 @@ func scenarioDispatch_OrderThenActionIDByteWise(t *testing.T, b *bundle) {
 
 func scenarioRetry_RetryableFailureRunsAgainAfterBackoff(t *testing.T, b *bundle) {
 	run := b.submit(seq("a"))
-	res := b.fail(b.poll("act-a"), ErrorTransient)
+	res := b.fail(b.poll("act-a"), definition.ErrorTransient)
 	require.True(t, res.WillRetry)
 	b.pollNone("act-a")
 	snap := b.run(run.RunID)
@@ -97,11 +99,11 @@ func scenarioRetry_RetryableFailureRunsAgainAfterBackoff(t *testing.T, b *bundle
 }
 
 func TestRetry_NonRetryableClassFailsTheStepAtOnce(t *testing.T) {
-	for _, class := range []ErrorClass{ErrorValidation, ErrorPolicyDeny, ErrorAuthDeny, ErrorBusinessConflict, ErrorGovernance} {
+	for _, class := range []definition.ErrorClass{definition.ErrorValidation, definition.ErrorPolicyDeny, definition.ErrorAuthDeny, definition.ErrorBusinessConflict, definition.ErrorGovernance} {
 		t.Run(string(class), func(t *testing.T) {
 			b := setup(t)
 			def := seq("a")
-			def.Actions[0].OnFailure = OnFailureAbort
+			def.Actions[0].OnFailure = definition.OnFailureAbort
 			run := b.submit(def)
 			res := b.fail(b.poll("act-a"), class)
 			require.False(t, res.WillRetry)
@@ -117,24 +119,24 @@ func scenarioRetry_ExhaustedAttemptsFailTheStep(t *testing.T, b *bundle) {
 	def := seq("a")
 	def.Actions[0].Retry.MaxAttempts = 2
 	run := b.submit(def)
-	b.fail(b.poll("act-a"), ErrorUnknown)
+	b.fail(b.poll("act-a"), definition.ErrorUnknown)
 	b.clock.Advance(time.Second)
 	b.tick()
-	res := b.fail(b.poll("act-a"), ErrorUnknown)
+	res := b.fail(b.poll("act-a"), definition.ErrorUnknown)
 	require.False(t, res.WillRetry)
 	require.Equal(t, RunFailed, b.run(run.RunID).Status)
 }
 
 func scenarioTimeout_AttemptTimeoutIsRetryableByDefault(t *testing.T, b *bundle) {
 	def := seq("a")
-	def.Actions[0].Timeout = Ms(5000)
+	def.Actions[0].Timeout = definition.Ms(5000)
 	run := b.submit(def)
 	first := b.poll("act-a")
 	b.clock.Advance(5 * time.Second)
 	b.tick()
 	snap := b.run(run.RunID)
 	require.Equal(t, AttemptTimedOut, snap.Step("a").Attempts[0].Outcome)
-	require.Equal(t, ErrorTimeout, snap.Step("a").Attempts[0].Error.Class)
+	require.Equal(t, definition.ErrorTimeout, snap.Step("a").Attempts[0].Error.Class)
 	_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: first.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
 	require.Equal(t, CodeTaskClaimLost, CodeOf(err), "a late report after the timeout changes nothing")
 	b.clock.Advance(time.Second)
@@ -152,21 +154,21 @@ func scenarioTaskReport_DuplicateWithSameTokenChangesNothing(t *testing.T, b *bu
 	require.NoError(t, err)
 	require.True(t, res.Duplicate)
 	require.Equal(t, before, b.run(run.RunID).LastEventSeq)
-	_, err = b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", ErrorClass: ErrorUnknown})
+	_, err = b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", ErrorClass: definition.ErrorUnknown})
 	require.Equal(t, CodeTaskClaimLost, CodeOf(err))
 }
 
 func scenarioCompensation_RunsInReverseCompletionOrderThenFails(t *testing.T, b *bundle) {
 	def := seq("a", "b", "c", "d")
 	for i := range 3 {
-		def.Actions[i].Compensation = &CompensationHook{Operation: "undo"}
+		def.Actions[i].Compensation = &definition.CompensationHook{Operation: "undo"}
 	}
 	def.Actions[3].Retry.MaxAttempts = 1
 	run := b.submit(def)
 	for _, id := range []string{"a", "b", "c"} {
 		b.complete(b.poll("act-"+id), `1`)
 	}
-	b.fail(b.poll("act-d"), ErrorValidation)
+	b.fail(b.poll("act-d"), definition.ErrorValidation)
 	require.Equal(t, RunCompensating, b.run(run.RunID).Status)
 	var order []string
 	for range 3 {
@@ -185,13 +187,13 @@ func scenarioCompensation_RunsInReverseCompletionOrderThenFails(t *testing.T, b 
 
 func scenarioCompensation_FailedHookDoesNotStopTheOthers(t *testing.T, b *bundle) {
 	def := seq("a", "b", "c")
-	def.Actions[0].Compensation = &CompensationHook{Operation: "undo"}
-	def.Actions[1].Compensation = &CompensationHook{Operation: "undo"}
-	def.Actions[2].OnFailure = OnFailureCompensate
+	def.Actions[0].Compensation = &definition.CompensationHook{Operation: "undo"}
+	def.Actions[1].Compensation = &definition.CompensationHook{Operation: "undo"}
+	def.Actions[2].OnFailure = definition.OnFailureCompensate
 	run := b.submit(def)
 	b.complete(b.poll("act-a"), `1`)
 	b.complete(b.poll("act-b"), `1`)
-	b.fail(b.poll("act-c"), ErrorValidation)
+	b.fail(b.poll("act-c"), definition.ErrorValidation)
 	comp := func() *Task {
 		tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "w1", Compensations: []string{"undo"}})
 		require.NoError(t, err)
@@ -200,13 +202,13 @@ func scenarioCompensation_FailedHookDoesNotStopTheOthers(t *testing.T, b *bundle
 	}
 	first := comp()
 	require.Equal(t, "b", first.ActionID)
-	b.fail(first, ErrorTransient)
+	b.fail(first, definition.ErrorTransient)
 	b.clock.Advance(time.Second)
 	b.tick()
 	again := comp()
 	require.Equal(t, "b", again.ActionID)
 	require.Equal(t, 2, again.EngineAttempt)
-	b.fail(again, ErrorTransient) // the hook's default policy: 2 attempts
+	b.fail(again, definition.ErrorTransient) // the hook's default policy: 2 attempts
 	last := comp()
 	require.Equal(t, "a", last.ActionID)
 	b.complete(last, `null`)
@@ -219,12 +221,12 @@ func scenarioCompensation_FailedHookDoesNotStopTheOthers(t *testing.T, b *bundle
 
 func scenarioOnFailureSkip_RecordsTheFailureThenSkipsDependants(t *testing.T, b *bundle) {
 	def := dag()
-	def.Actions[1].OnFailure = OnFailureSkip // b
+	def.Actions[1].OnFailure = definition.OnFailureSkip // b
 	def.Actions[1].Retry.MaxAttempts = 1
 	run := b.submit(def)
 	b.complete(b.pollAll("x", 1)[0], `1`)
 	bc := b.pollAll("x", 10)
-	b.fail(bc[0], ErrorValidation)
+	b.fail(bc[0], definition.ErrorValidation)
 	b.complete(bc[1], `1`)
 	snap := b.run(run.RunID)
 	require.Equal(t, StepSkipped, snap.Step("b").Status)
@@ -235,10 +237,10 @@ func scenarioOnFailureSkip_RecordsTheFailureThenSkipsDependants(t *testing.T, b 
 
 func scenarioHold_BlocksUntilRetryStepOpensANewLogicalAttempt(t *testing.T, b *bundle) {
 	def := seq("a", "b")
-	def.Actions[0].OnFailure = OnFailureHold
+	def.Actions[0].OnFailure = definition.OnFailureHold
 	def.Actions[0].Retry.MaxAttempts = 1
 	run := b.submit(def)
-	b.fail(b.poll("act-a"), ErrorGovernance)
+	b.fail(b.poll("act-a"), definition.ErrorGovernance)
 	snap := b.run(run.RunID)
 	require.Equal(t, RunBlocked, snap.Status)
 	sid := "retry-1"
@@ -263,7 +265,7 @@ func scenarioHold_BlocksUntilRetryStepOpensANewLogicalAttempt(t *testing.T, b *b
 func scenarioManual_WaitsWithAFreshTokenAndCompletesIdempotently(t *testing.T, b *bundle) {
 	def := seq("approve", "b")
 	def.Actions[0].Activity = ""
-	def.Actions[0].Completion = CompletionManual
+	def.Actions[0].Completion = definition.CompletionManual
 	run := b.submit(def)
 	snap := b.run(run.RunID)
 	require.Equal(t, StepWaitingManual, snap.Step("approve").Status)
@@ -294,7 +296,7 @@ func scenarioSignal_WaitConsumesAcceptedSignalsInOrder(t *testing.T, b *bundle) 
 	def := seq("w1", "w2")
 	for i := range def.Actions {
 		def.Actions[i].Activity = ""
-		def.Actions[i].WaitForSignal = &SignalWait{SignalName: "go"}
+		def.Actions[i].WaitForSignal = &definition.SignalWait{SignalName: "go"}
 	}
 	run := b.submit(def)
 	for i, id := range []string{"s1", "s2"} {
@@ -311,7 +313,7 @@ func scenarioSignal_WaitConsumesAcceptedSignalsInOrder(t *testing.T, b *bundle) 
 func scenarioSignal_ConcurrentDuplicatesAcceptExactlyOnce(t *testing.T, b *bundle) {
 	def := seq("w")
 	def.Actions[0].Activity = ""
-	def.Actions[0].WaitForSignal = &SignalWait{SignalName: "go"}
+	def.Actions[0].WaitForSignal = &definition.SignalWait{SignalName: "go"}
 	run := b.submit(def)
 	id := "same:id"
 	results := make([]*SignalResult, 64)
@@ -369,10 +371,10 @@ func scenarioPause_DrainsInFlightThenResumeRunsOnlyWhatRemains(t *testing.T, b *
 
 func scenarioCancel_IsRejectedWhileCompensatingAndLogged(t *testing.T, b *bundle) {
 	def := seq("a", "b")
-	def.Actions[0].Compensation = &CompensationHook{Operation: "undo"}
+	def.Actions[0].Compensation = &definition.CompensationHook{Operation: "undo"}
 	run := b.submit(def)
 	b.complete(b.poll("act-a"), `1`)
-	b.fail(b.poll("act-b"), ErrorValidation)
+	b.fail(b.poll("act-b"), definition.ErrorValidation)
 	_, err := b.eng.CancelRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
 	require.Equal(t, CodeIllegalTransition, CodeOf(err))
 	_, err = b.eng.PauseRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
@@ -443,8 +445,8 @@ func scenarioSubmit_InvalidDefinitionNamesTheFieldAndWritesNothing(t *testing.T,
 func scenarioWorkflowTimeout_FailsABlockedRun(t *testing.T, b *bundle) {
 	def := seq("w")
 	def.Actions[0].Activity = ""
-	def.Actions[0].WaitForSignal = &SignalWait{SignalName: "never"}
-	def.Timeout = Ms(60_000)
+	def.Actions[0].WaitForSignal = &definition.SignalWait{SignalName: "never"}
+	def.Timeout = definition.Ms(60_000)
 	run := b.submit(def)
 	require.Equal(t, RunBlocked, b.run(run.RunID).Status)
 	b.clock.Advance(time.Minute)
@@ -455,7 +457,7 @@ func scenarioWorkflowTimeout_FailsABlockedRun(t *testing.T, b *bundle) {
 }
 
 func scenarioDispatch_SharedOrderBreaksTiesByActionIDInASequence(t *testing.T, b *bundle) {
-	def := Definition{PlanID: "plan", PlanVersion: "1", Actions: []Action{
+	def := definition.Definition{PlanID: "plan", PlanVersion: "1", Actions: []definition.Action{
 		{ID: "b", Order: 1, Activity: "x"},
 		{ID: "a", Order: 1, Activity: "x"},
 		{ID: "c", Order: 2, Activity: "x"},
@@ -472,7 +474,7 @@ func scenarioDispatch_SharedOrderBreaksTiesByActionIDInASequence(t *testing.T, b
 }
 
 func scenarioYAMLDefinitions_AreDAGsWhoseRootsStartAtOnce(t *testing.T, b *bundle) {
-	def, err := LoadDefinitionYAML([]byte("name: p\nsteps:\n  - name: one\n    agent: x\n  - name: two\n    agent: x\n"))
+	def, err := definition.LoadYAML([]byte("name: p\nsteps:\n  - name: one\n    agent: x\n  - name: two\n    agent: x\n"))
 	require.NoError(t, err)
 	def.Actions[0].Activity, def.Actions[1].Activity = "x", "x"
 	b.submit(def)
@@ -481,7 +483,7 @@ func scenarioYAMLDefinitions_AreDAGsWhoseRootsStartAtOnce(t *testing.T, b *bundl
 
 func scenarioHeartbeat_MissingHeartbeatTimesTheAttemptOut(t *testing.T, b *bundle) {
 	def := seq("a")
-	def.Actions[0].HeartbeatTimeout = Ms(10_000)
+	def.Actions[0].HeartbeatTimeout = definition.Ms(10_000)
 	run := b.submit(def)
 	task := b.poll("act-a")
 	b.clock.Advance(8 * time.Second)
@@ -503,7 +505,7 @@ func scenarioHeartbeat_MissingHeartbeatTimesTheAttemptOut(t *testing.T, b *bundl
 
 func scenarioPause_DrainTimeoutForcesPausedAndLateCompletionIsApplied(t *testing.T, b *bundle) {
 	def := seq("a", "b")
-	def.Actions[0].Timeout = Ms(3_600_000) // the attempt outlives the drain
+	def.Actions[0].Timeout = definition.Ms(3_600_000) // the attempt outlives the drain
 	run := b.submit(def)
 	task := b.poll("act-a")
 	_, err := b.eng.PauseRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
@@ -543,7 +545,7 @@ func scenarioSignal_InvalidIDsAreRejectedBeforeAnythingIsWritten(t *testing.T, b
 
 func scenarioSubmit_StartRacingRecoveryStartsTheRunOnce(t *testing.T, b *bundle) {
 	def := seq("w")
-	def.Actions[0].Activity, def.Actions[0].WaitForSignal = "", &SignalWait{SignalName: "go"}
+	def.Actions[0].Activity, def.Actions[0].WaitForSignal = "", &definition.SignalWait{SignalName: "go"}
 	res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: def, SubmittedBy: "alice"})
 	require.NoError(t, err)
 	// The recovery path triggers the run first (as the background loop may,
@@ -557,9 +559,9 @@ func scenarioSubmit_StartRacingRecoveryStartsTheRunOnce(t *testing.T, b *bundle)
 }
 
 func scenarioSignal_AcceptedBeforeItsWaitOpensStillUnblocksWhatFollows(t *testing.T, b *bundle) {
-	def := Definition{PlanID: "plan", PlanVersion: "1", Actions: []Action{
+	def := definition.Definition{PlanID: "plan", PlanVersion: "1", Actions: []definition.Action{
 		{ID: "a", Order: 1, Activity: "act-a"},
-		{ID: "wait", Order: 2, WaitForSignal: &SignalWait{SignalName: "go"}},
+		{ID: "wait", Order: 2, WaitForSignal: &definition.SignalWait{SignalName: "go"}},
 		{ID: "c", Order: 3, Activity: "act-c"},
 	}}
 	run := b.submit(def)

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 	"sort"
 	"time"
@@ -114,7 +115,7 @@ func (c *change) sequential() bool {
 }
 
 // byDispatchOrder sorts actions by order, then id compared byte-wise (spec 000 §1.2).
-func byDispatchOrder(actions []*Action) {
+func byDispatchOrder(actions []*definition.Action) {
 	sort.SliceStable(actions, func(i, j int) bool {
 		if actions[i].Order != actions[j].Order {
 			return actions[i].Order < actions[j].Order
@@ -125,8 +126,8 @@ func byDispatchOrder(actions []*Action) {
 
 // runnable answers the PENDING steps whose predecessors allow them to start,
 // in dispatch order.
-func (c *change) runnable() []*Action {
-	var out []*Action
+func (c *change) runnable() []*definition.Action {
+	var out []*definition.Action
 	if c.sequential() {
 		ordered := c.actionsInOrder()
 		for _, a := range ordered {
@@ -151,8 +152,8 @@ func (c *change) runnable() []*Action {
 	return out
 }
 
-func (c *change) actionsInOrder() []*Action {
-	out := make([]*Action, len(c.run.Definition.Actions))
+func (c *change) actionsInOrder() []*definition.Action {
+	out := make([]*definition.Action, len(c.run.Definition.Actions))
 	for i := range c.run.Definition.Actions {
 		out[i] = &c.run.Definition.Actions[i]
 	}
@@ -161,7 +162,7 @@ func (c *change) actionsInOrder() []*Action {
 }
 
 // depsSucceeded reports the all-of join: every predecessor SUCCEEDED.
-func (c *change) depsSucceeded(a *Action) bool {
+func (c *change) depsSucceeded(a *definition.Action) bool {
 	for _, d := range a.DependsOn {
 		if c.state.step(d).Status != StepSucceeded {
 			return false
@@ -177,7 +178,7 @@ func (c *change) passable(st *StepState) bool {
 	case StepSucceeded, StepSkipped:
 		return true
 	case StepCancelled:
-		return c.run.action(st.ActionID).OnFailure == OnFailureSkip
+		return c.run.action(st.ActionID).OnFailure == definition.OnFailureSkip
 	}
 	return false
 }
@@ -216,13 +217,13 @@ func (c *change) skipStep(st *StepState, reason string) {
 
 // dispatch starts one runnable step: a task for an activity, a wait for a
 // signal or a person.
-func (c *change) dispatch(a *Action) {
+func (c *change) dispatch(a *definition.Action) {
 	st := c.state.step(a.ID)
 	st.EngineAttempt = 0
 	switch {
 	case a.WaitForSignal != nil:
 		c.openSignalWait(a, st)
-	case a.Activity == "" && a.Completion == CompletionManual:
+	case a.Activity == "" && a.Completion == definition.CompletionManual:
 		c.openManualWait(a, st)
 	default:
 		notBefore := c.now
@@ -236,7 +237,7 @@ func (c *change) dispatch(a *Action) {
 // scheduleAttempt persists a task for the step's next engine attempt. The
 // first attempt of a logical attempt makes the step SCHEDULED (spec 001);
 // later ones keep it RUNNING.
-func (c *change) scheduleAttempt(a *Action, st *StepState, notBefore time.Time) {
+func (c *change) scheduleAttempt(a *definition.Action, st *StepState, notBefore time.Time) {
 	st.EngineAttempt++
 	st.NextAttemptAt = time.Time{}
 	t := c.newTask(a, st, TaskActivity, a.Activity, a.Queue, a.Timeout, notBefore)
@@ -251,7 +252,7 @@ func (c *change) scheduleAttempt(a *Action, st *StepState, notBefore time.Time) 
 }
 
 // newTask writes a ready task and its queue entry.
-func (c *change) newTask(a *Action, st *StepState, kind TaskKind, activity, queue string, timeout Duration, notBefore time.Time) *taskRecord {
+func (c *change) newTask(a *definition.Action, st *StepState, kind TaskKind, activity, queue string, timeout definition.Duration, notBefore time.Time) *taskRecord {
 	attempt := st.EngineAttempt
 	if kind == TaskCompensation {
 		attempt = st.CompAttempt

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -234,7 +235,7 @@ func (c *change) rejectSignal(kind SignalKind, name, id string, err error) {
 
 // openSignalWait makes a wait-for-signal step wait, consuming at once a
 // matching signal that was accepted earlier.
-func (c *change) openSignalWait(a *Action, st *StepState) {
+func (c *change) openSignalWait(a *definition.Action, st *StepState) {
 	c.setStep(st, StepWaitingSignal)
 	st.WaitingSignal = a.WaitForSignal.SignalName
 	st.StartedAt = c.now

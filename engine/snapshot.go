@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -31,7 +32,7 @@ type Snapshot struct {
 	LastEventSeq        uint64
 	Error               *RunError
 	Cancellation        *Cancellation
-	Definition          Definition
+	Definition          definition.Definition
 	Input               json.RawMessage
 	Artifacts           []ArtifactRef
 	Deadline            time.Time
@@ -130,7 +131,7 @@ func (e *Engine) ListRuns(ctx context.Context, p ListRunsParams) (*ListRunsResul
 			if !p.matches(snap) {
 				continue
 			}
-			snap.Definition, snap.Input = Definition{}, nil
+			snap.Definition, snap.Input = definition.Definition{}, nil
 			out.Runs = append(out.Runs, snap)
 			if len(out.Runs) == p.PageSize {
 				out.NextPageToken = string(it.Key[len(prefix):])

@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/weft-dev/weft/engine/definition"
 )
 
 // checkpointVersion is the persisted format version of RunState.
@@ -123,10 +125,10 @@ const (
 
 // StepError describes a failure without its payload.
 type StepError struct {
-	Class     ErrorClass `json:"class"`
-	Code      string     `json:"code,omitempty"`
-	Message   string     `json:"message,omitempty"`
-	Retryable bool       `json:"retryable,omitempty"`
+	Class     definition.ErrorClass `json:"class"`
+	Code      string                `json:"code,omitempty"`
+	Message   string                `json:"message,omitempty"`
+	Retryable bool                  `json:"retryable,omitempty"`
 }
 
 // RunError is a run's terminal failure.

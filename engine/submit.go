@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -16,7 +17,7 @@ type SubmitParams struct {
 	ProjectID     string
 	EnvironmentID string
 	// Definition is validated (after defaults) before anything is written.
-	Definition Definition
+	Definition definition.Definition
 	// RunRequestID makes submission idempotent on spec 004 §3's tuple.
 	RunRequestID string
 	// Start triggers the run right after it is persisted.
@@ -100,19 +101,19 @@ func orDefault(s string) string {
 	return s
 }
 
-// prefixViolations answers a validation error with its field paths prefixed.
+// prefixViolations answers an invalid definition as an invalid-argument
+// error, its field paths prefixed.
 func prefixViolations(err error, prefix string) error {
-	var e *Error
+	var e *definition.Error
 	if !errors.As(err, &e) {
 		return err
 	}
-	out := *e
-	out.Violations = make([]FieldViolation, len(e.Violations))
+	out := &Error{Code: CodeInvalidArgument, Message: e.Message, Violations: make([]FieldViolation, len(e.Violations))}
 	for i, v := range e.Violations {
 		v.Field = prefix + v.Field
 		out.Violations[i] = v
 	}
-	return &out
+	return out
 }
 
 // persistSubmission writes the run PENDING in one batch. When RunRequestID

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -36,7 +37,7 @@ type PollParams struct {
 // withDefaults answers p with the default queue and at least one task.
 func (p PollParams) withDefaults() PollParams {
 	if p.Queue == "" {
-		p.Queue = DefaultQueue
+		p.Queue = definition.DefaultQueue
 	}
 	p.MaxTasks = max(p.MaxTasks, 1)
 	return p
@@ -60,7 +61,7 @@ type Task struct {
 	EngineAttempt    int
 	Deadline         time.Time
 	HeartbeatTimeout time.Duration
-	Secrets          []SecretRef
+	Secrets          []definition.SecretRef
 	// ReconciliationKey, for verify tasks: the key the worker reported before.
 	ReconciliationKey string
 }
@@ -392,7 +393,7 @@ func (c *change) taskFor(t *taskRecord, st *StepState) *Task {
 
 // upstreamOutputs answers the outputs of the action's predecessors: its
 // dependencies, or the previous action of a sequence.
-func (c *change) upstreamOutputs(a *Action) map[string]json.RawMessage {
+func (c *change) upstreamOutputs(a *definition.Action) map[string]json.RawMessage {
 	deps := a.DependsOn
 	if c.sequential() {
 		for _, b := range c.actionsInOrder() {
@@ -433,7 +434,7 @@ type TaskReport struct {
 	Output    json.RawMessage
 	Artifacts []ArtifactRef
 	// For failures.
-	ErrorClass         ErrorClass
+	ErrorClass         definition.ErrorClass
 	Code               string
 	Message            string
 	SideEffectPossible bool

@@ -7,14 +7,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 )
 
 func waitingRun(b *bundle, names ...string) string {
 	b.t.Helper()
-	def := Definition{PlanID: "plan", PlanVersion: "1"}
+	def := definition.Definition{PlanID: "plan", PlanVersion: "1"}
 	for i, n := range names {
-		def.Actions = append(def.Actions, Action{ID: n, Order: i + 1, WaitForSignal: &SignalWait{SignalName: n}})
+		def.Actions = append(def.Actions, definition.Action{ID: n, Order: i + 1, WaitForSignal: &definition.SignalWait{SignalName: n}})
 	}
 	return b.submit(def).RunID
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -103,14 +104,14 @@ func (c *change) attemptTimedOut(task *taskRecord, token, message string) {
 		c.clearTimer(task.HeartbeatDue, timerHeartbeat, task.TaskID)
 	}
 	c.clearTimer(task.Deadline, timerAttempt, task.TaskID)
-	stepErr := &StepError{Class: ErrorTimeout, Message: message}
+	stepErr := &StepError{Class: definition.ErrorTimeout, Message: message}
 	switch {
 	case task.Kind == TaskCompensation:
 		c.finishCompensationAttempt(a, st, false, stepErr)
 		return
 	case task.Kind == TaskVerify:
 		st.TaskID, st.Verifying = "", false
-		c.failReconciled(a, st, ErrorReconciliationIndeterminate, "verifier unavailable: the verify task timed out")
+		c.failReconciled(a, st, definition.ErrorReconciliationIndeterminate, "verifier unavailable: the verify task timed out")
 		return
 	case st.Reconcile:
 		c.recordRecon(a, st, reconTimedOut, nil, stepErr, "", "")
@@ -158,6 +159,6 @@ func (c *change) workflowTimedOut() {
 	}
 	c.cancelOpenSteps("workflow timeout")
 	s.Failing, s.HeldOn = "", ""
-	runErr := &RunError{WorkflowTimeout: true, Error: &StepError{Class: ErrorTimeout, Message: "workflow timeout"}}
+	runErr := &RunError{WorkflowTimeout: true, Error: &StepError{Class: definition.ErrorTimeout, Message: "workflow timeout"}}
 	c.compensateOrFail(runErr)
 }

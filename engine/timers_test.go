@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store/faultstore"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -21,7 +22,7 @@ func TestTimer_AnAttemptTimeoutMadeAgainAfterAFailedCommitStillTimesTheAttemptOu
 			require.NoError(t, err)
 			b := setupWith(t, fs)
 			def := seq("a")
-			def.Actions[0].Timeout = Ms(5000)
+			def.Actions[0].Timeout = definition.Ms(5000)
 			run := b.submit(def)
 			b.poll("act-a")
 			b.clock.Advance(5 * time.Second)

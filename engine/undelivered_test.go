@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -159,7 +160,7 @@ func TestUndelivered_GivingBackATaskThatMovedOnChangesNothing(t *testing.T) {
 	ta := b.poll("act-a")
 	b.complete(ta, `{}`) // reported: done
 	tb := b.poll("act-b")
-	b.clock.Advance(DefaultAttemptTimeout.D() + time.Second)
+	b.clock.Advance(definition.DefaultAttemptTimeout.D() + time.Second)
 	b.eng.Tick(b.ctx) // timed out: lost, and a new attempt is scheduled
 	before := normalised(t, b.store, run.RunID)
 
@@ -174,7 +175,7 @@ func TestUndelivered_GivingBackATaskThatMovedOnChangesNothing(t *testing.T) {
 func scenarioUndelivered_AClaimWhoseCallEndedIsReadyAgainUnderTheSameAttempt(t *testing.T, b *bundle) {
 	run := b.submit(seq("a"))
 	ctx, end := context.WithCancel(b.ctx)
-	p := PollParams{TenantID: tenant, WorkerID: "w2", Queue: DefaultQueue, Activities: []string{"act-a"}, MaxTasks: 1}
+	p := PollParams{TenantID: tenant, WorkerID: "w2", Queue: definition.DefaultQueue, Activities: []string{"act-a"}, MaxTasks: 1}
 	slot := b.eng.wake.handOffs.slotFor(ctx, p)
 	claimed, err := b.eng.claimReady(ctx, p, slot)
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/lease/redislease"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 	"github.com/weft-dev/weft/wake/rediswake"
@@ -236,12 +237,12 @@ func handOff(b *testing.B, a, poller *Engine) time.Duration {
 			Activities: []string{"act-bench"}, Wait: 5 * time.Second})
 		polled <- time.Now()
 	}()
-	for !hasWaiter(poller, queueID(tenant, DefaultQueue)) {
+	for !hasWaiter(poller, queueID(tenant, definition.DefaultQueue)) {
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(20 * time.Millisecond) // past the poll's first scan
 	began := time.Now()
-	def := Definition{PlanID: "bench", PlanVersion: "1", Actions: []Action{{ID: "a", Order: 1, Activity: "act-bench"}}}
+	def := definition.Definition{PlanID: "bench", PlanVersion: "1", Actions: []definition.Action{{ID: "a", Order: 1, Activity: "act-bench"}}}
 	if _, err := a.SubmitRun(context.Background(), SubmitParams{TenantID: tenant, Definition: def, Start: true, SubmittedBy: "alice"}); err != nil {
 		b.Fatal(err)
 	}

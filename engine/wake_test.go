@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -88,7 +89,7 @@ func startLongPoll(t *testing.T, e *Engine, activity string, wait time.Duration)
 			Activities: []string{activity}, Wait: wait})
 		out <- pollResult{tasks, err, time.Since(began)}
 	}()
-	require.Eventually(t, func() bool { return hasWaiter(e, queueID(tenant, DefaultQueue)) }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return hasWaiter(e, queueID(tenant, definition.DefaultQueue)) }, 10*time.Second, time.Millisecond)
 	time.Sleep(100 * time.Millisecond) // past the poll's first scan of the empty queue
 	return out
 }
@@ -96,7 +97,7 @@ func startLongPoll(t *testing.T, e *Engine, activity string, wait time.Duration)
 // submitOn submits a run of one step (activity) on e, started or not.
 func submitOn(t *testing.T, e *Engine, activity string, start bool) string {
 	t.Helper()
-	def := Definition{PlanID: "wake", PlanVersion: "1", Actions: []Action{{ID: "a", Order: 1, Activity: activity}}}
+	def := definition.Definition{PlanID: "wake", PlanVersion: "1", Actions: []definition.Action{{ID: "a", Order: 1, Activity: activity}}}
 	res, err := e.SubmitRun(context.Background(), SubmitParams{TenantID: tenant, Definition: def, Start: start, SubmittedBy: "alice"})
 	require.NoError(t, err)
 	return res.Run.RunID
@@ -164,7 +165,7 @@ func TestWake_ACommitPublishesTheKeysItWokeAndANoOpNothing(t *testing.T) {
 	rec := &loopback{}
 	a, _ := twoEngines(t, memstore.New(memstore.Config{}), rec)
 	runID := submitOn(t, a, "act-a", true)
-	require.Contains(t, rec.keys(), queueID(tenant, DefaultQueue), "the queue that gained a task")
+	require.Contains(t, rec.keys(), queueID(tenant, definition.DefaultQueue), "the queue that gained a task")
 	require.Contains(t, rec.keys(), runWatchKey(runID), "the run whose log grew")
 
 	before := len(rec.keys())

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
@@ -14,8 +15,8 @@ import (
 // milliseconds, unset optional fields stay zero (the engine's "unset"), and
 // UNSPECIFIED enums become "". The only failure is an unrepresentable JSON
 // value, reported as an invalid-argument violation under path.
-func definitionOf(d *weftv1.WorkflowDefinition, path string) (engine.Definition, error) {
-	out := engine.Definition{
+func definitionOf(d *weftv1.WorkflowDefinition, path string) (definition.Definition, error) {
+	out := definition.Definition{
 		PlanID:            d.GetPlanId(),
 		PlanVersion:       d.GetPlanVersion(),
 		Timeout:           msOf(d.TimeoutMs),
@@ -28,19 +29,19 @@ func definitionOf(d *weftv1.WorkflowDefinition, path string) (engine.Definition,
 	for i, a := range d.GetActions() {
 		action, err := actionOf(a, fmt.Sprintf("%s.actions[%d]", path, i))
 		if err != nil {
-			return engine.Definition{}, err
+			return definition.Definition{}, err
 		}
 		out.Actions = append(out.Actions, action)
 	}
 	return out, nil
 }
 
-func actionOf(a *weftv1.Action, path string) (engine.Action, error) {
+func actionOf(a *weftv1.Action, path string) (definition.Action, error) {
 	input, err := jsonField(a.GetInput(), path+".input")
 	if err != nil {
-		return engine.Action{}, err
+		return definition.Action{}, err
 	}
-	out := engine.Action{
+	out := definition.Action{
 		ID:               a.GetId(),
 		Order:            int(a.GetOrder()),
 		Activity:         a.GetActivity(),
@@ -56,30 +57,30 @@ func actionOf(a *weftv1.Action, path string) (engine.Action, error) {
 		Secrets:          secretsOf(a.GetSecrets()),
 	}
 	if w := a.GetWaitForSignal(); w != nil {
-		out.WaitForSignal = &engine.SignalWait{SignalName: w.GetSignalName(), Timeout: msOf(w.TimeoutMs)}
+		out.WaitForSignal = &definition.SignalWait{SignalName: w.GetSignalName(), Timeout: msOf(w.TimeoutMs)}
 	}
 	if h := a.GetCompensation(); h != nil {
 		if out.Compensation, err = hookOf(h, path+".compensation"); err != nil {
-			return engine.Action{}, err
+			return definition.Action{}, err
 		}
 	}
 	return out, nil
 }
 
-func hookOf(h *weftv1.CompensationHook, path string) (*engine.CompensationHook, error) {
+func hookOf(h *weftv1.CompensationHook, path string) (*definition.CompensationHook, error) {
 	input, err := jsonField(h.GetInput(), path+".input")
 	if err != nil {
 		return nil, err
 	}
-	return &engine.CompensationHook{Operation: h.GetOperation(), Input: input, Timeout: msOf(h.TimeoutMs),
+	return &definition.CompensationHook{Operation: h.GetOperation(), Input: input, Timeout: msOf(h.TimeoutMs),
 		Retry: retryOf(h.GetRetry()), Queue: h.GetQueue()}, nil
 }
 
-func retryOf(r *weftv1.RetryPolicy) engine.RetryPolicy {
+func retryOf(r *weftv1.RetryPolicy) definition.RetryPolicy {
 	if r == nil {
-		return engine.RetryPolicy{}
+		return definition.RetryPolicy{}
 	}
-	out := engine.RetryPolicy{
+	out := definition.RetryPolicy{
 		MaxAttempts:    int(r.GetMaxAttempts()),
 		Strategy:       backoffStrategies.engine(r.GetStrategy()),
 		InitialBackoff: msOf(r.InitialBackoffMs),
@@ -92,20 +93,20 @@ func retryOf(r *weftv1.RetryPolicy) engine.RetryPolicy {
 	return out
 }
 
-func secretsOf(in []*weftv1.SecretRef) []engine.SecretRef {
-	var out []engine.SecretRef
+func secretsOf(in []*weftv1.SecretRef) []definition.SecretRef {
+	var out []definition.SecretRef
 	for _, s := range in {
-		out = append(out, engine.SecretRef{Name: s.GetName(), Ref: s.GetRef()})
+		out = append(out, definition.SecretRef{Name: s.GetName(), Ref: s.GetRef()})
 	}
 	return out
 }
 
 // msOf converts optional milliseconds; unset is the zero Duration.
-func msOf(ms *uint32) engine.Duration {
+func msOf(ms *uint32) definition.Duration {
 	if ms == nil {
 		return 0
 	}
-	return engine.Ms(int64(*ms))
+	return definition.Ms(int64(*ms))
 }
 
 // jsonField converts a request's JSON value, naming path when it cannot.

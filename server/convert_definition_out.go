@@ -1,7 +1,7 @@
 package server
 
 import (
-	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
@@ -11,7 +11,7 @@ import (
 // (docs/semantics.md: an explicit initial_backoff_ms 0 is not expressible).
 // The engine's DAG flag has no API field: definitions read from spec 002's
 // YAML lose it here.
-func definitionProto(d engine.Definition) *weftv1.WorkflowDefinition {
+func definitionProto(d definition.Definition) *weftv1.WorkflowDefinition {
 	if d.PlanID == "" && len(d.Actions) == 0 {
 		return nil // ListRuns leaves the definition out
 	}
@@ -31,7 +31,7 @@ func definitionProto(d engine.Definition) *weftv1.WorkflowDefinition {
 	return out
 }
 
-func actionProto(a engine.Action) *weftv1.Action {
+func actionProto(a definition.Action) *weftv1.Action {
 	out := &weftv1.Action{
 		Id:                 a.ID,
 		Order:              uint32(a.Order),
@@ -58,7 +58,7 @@ func actionProto(a engine.Action) *weftv1.Action {
 }
 
 // retryProto answers nil for an all-unset policy.
-func retryProto(r engine.RetryPolicy) *weftv1.RetryPolicy {
+func retryProto(r definition.RetryPolicy) *weftv1.RetryPolicy {
 	out := &weftv1.RetryPolicy{
 		MaxAttempts:      optUint32(r.MaxAttempts),
 		Strategy:         backoffStrategies.proto(r.Strategy),
@@ -79,7 +79,7 @@ func retryProto(r engine.RetryPolicy) *weftv1.RetryPolicy {
 	return out
 }
 
-func secretsProto(in []engine.SecretRef) []*weftv1.SecretRef {
+func secretsProto(in []definition.SecretRef) []*weftv1.SecretRef {
 	var out []*weftv1.SecretRef
 	for _, s := range in {
 		out = append(out, &weftv1.SecretRef{Name: s.Name, Ref: s.Ref})
@@ -88,7 +88,7 @@ func secretsProto(in []engine.SecretRef) []*weftv1.SecretRef {
 }
 
 // msProto answers a duration as optional milliseconds; zero is unset.
-func msProto(d engine.Duration) *uint32 {
+func msProto(d definition.Duration) *uint32 {
 	return optUint32(int(d.Milliseconds()))
 }
 

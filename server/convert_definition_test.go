@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
@@ -57,11 +57,11 @@ func TestDefinition_ConvertsUnitsAndEnums(t *testing.T) {
 	a := def.Actions[0]
 	require.Equal(t, time.Second, a.Timeout.D())
 	require.Equal(t, time.Minute, def.Timeout.D())
-	require.Equal(t, engine.OnFailureSkip, a.OnFailure)
-	require.Equal(t, engine.CompletionManual, a.Completion)
-	require.Equal(t, engine.BackoffLinear, a.Retry.Strategy)
-	require.Equal(t, []engine.ErrorClass{engine.ErrorTimeout, engine.ErrorExternal}, a.Retry.RetryableErrors)
-	require.Equal(t, engine.BackpressureQueue, def.Backpressure)
+	require.Equal(t, definition.OnFailureSkip, a.OnFailure)
+	require.Equal(t, definition.CompletionManual, a.Completion)
+	require.Equal(t, definition.BackoffLinear, a.Retry.Strategy)
+	require.Equal(t, []definition.ErrorClass{definition.ErrorTimeout, definition.ErrorExternal}, a.Retry.RetryableErrors)
+	require.Equal(t, definition.BackpressureQueue, def.Backpressure)
 	require.JSONEq(t, `{"n":1.5,"tags":["a","b"]}`, string(a.Input))
 }
 
@@ -69,7 +69,7 @@ func TestDefinition_UnsetFieldsAreTheEngineZero(t *testing.T) {
 	def, err := definitionOf(&weftv1.WorkflowDefinition{PlanId: "p", PlanVersion: "1",
 		Actions: []*weftv1.Action{{Id: "a", Order: 1, Activity: "x"}}}, "definition")
 	require.NoError(t, err)
-	require.Equal(t, engine.Action{ID: "a", Order: 1, Activity: "x"}, def.Actions[0])
+	require.Equal(t, definition.Action{ID: "a", Order: 1, Activity: "x"}, def.Actions[0])
 	require.Zero(t, def.Timeout)
 	require.Empty(t, def.Backpressure)
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
@@ -29,22 +30,22 @@ func (t enumTable[P, E]) engine(p P) E { return t.toEngine[p] }
 // proto answers the proto value of e, or UNSPECIFIED for "" and unknown values.
 func (t enumTable[P, E]) proto(e E) P { return t.toProto[e] }
 
-var errorClasses = newEnumTable(map[weftv1.ErrorClass]engine.ErrorClass{
-	weftv1.ErrorClass_ERROR_CLASS_TIMEOUT:                           engine.ErrorTimeout,
-	weftv1.ErrorClass_ERROR_CLASS_RATE_LIMIT:                        engine.ErrorRateLimit,
-	weftv1.ErrorClass_ERROR_CLASS_TRANSIENT:                         engine.ErrorTransient,
-	weftv1.ErrorClass_ERROR_CLASS_TRANSPORT:                         engine.ErrorTransport,
-	weftv1.ErrorClass_ERROR_CLASS_VALIDATION:                        engine.ErrorValidation,
-	weftv1.ErrorClass_ERROR_CLASS_POLICY_DENY:                       engine.ErrorPolicyDeny,
-	weftv1.ErrorClass_ERROR_CLASS_AUTH_DENY:                         engine.ErrorAuthDeny,
-	weftv1.ErrorClass_ERROR_CLASS_BUSINESS_CONFLICT:                 engine.ErrorBusinessConflict,
-	weftv1.ErrorClass_ERROR_CLASS_AGENT_ERROR:                       engine.ErrorAgent,
-	weftv1.ErrorClass_ERROR_CLASS_EXTERNAL:                          engine.ErrorExternal,
-	weftv1.ErrorClass_ERROR_CLASS_GOVERNANCE:                        engine.ErrorGovernance,
-	weftv1.ErrorClass_ERROR_CLASS_UNKNOWN:                           engine.ErrorUnknown,
-	weftv1.ErrorClass_ERROR_CLASS_CANCELLED:                         engine.ErrorCancelled,
-	weftv1.ErrorClass_ERROR_CLASS_RECONCILIATION_RESULT_UNAVAILABLE: engine.ErrorReconciliationResultUnavailable,
-	weftv1.ErrorClass_ERROR_CLASS_RECONCILIATION_INDETERMINATE:      engine.ErrorReconciliationIndeterminate,
+var errorClasses = newEnumTable(map[weftv1.ErrorClass]definition.ErrorClass{
+	weftv1.ErrorClass_ERROR_CLASS_TIMEOUT:                           definition.ErrorTimeout,
+	weftv1.ErrorClass_ERROR_CLASS_RATE_LIMIT:                        definition.ErrorRateLimit,
+	weftv1.ErrorClass_ERROR_CLASS_TRANSIENT:                         definition.ErrorTransient,
+	weftv1.ErrorClass_ERROR_CLASS_TRANSPORT:                         definition.ErrorTransport,
+	weftv1.ErrorClass_ERROR_CLASS_VALIDATION:                        definition.ErrorValidation,
+	weftv1.ErrorClass_ERROR_CLASS_POLICY_DENY:                       definition.ErrorPolicyDeny,
+	weftv1.ErrorClass_ERROR_CLASS_AUTH_DENY:                         definition.ErrorAuthDeny,
+	weftv1.ErrorClass_ERROR_CLASS_BUSINESS_CONFLICT:                 definition.ErrorBusinessConflict,
+	weftv1.ErrorClass_ERROR_CLASS_AGENT_ERROR:                       definition.ErrorAgent,
+	weftv1.ErrorClass_ERROR_CLASS_EXTERNAL:                          definition.ErrorExternal,
+	weftv1.ErrorClass_ERROR_CLASS_GOVERNANCE:                        definition.ErrorGovernance,
+	weftv1.ErrorClass_ERROR_CLASS_UNKNOWN:                           definition.ErrorUnknown,
+	weftv1.ErrorClass_ERROR_CLASS_CANCELLED:                         definition.ErrorCancelled,
+	weftv1.ErrorClass_ERROR_CLASS_RECONCILIATION_RESULT_UNAVAILABLE: definition.ErrorReconciliationResultUnavailable,
+	weftv1.ErrorClass_ERROR_CLASS_RECONCILIATION_INDETERMINATE:      definition.ErrorReconciliationIndeterminate,
 })
 
 // verifyStates maps spec 003's verify states.
@@ -55,28 +56,28 @@ var verifyStates = newEnumTable(map[weftv1.VerifyState]engine.VerifyState{
 	weftv1.VerifyState_VERIFY_STATE_INDETERMINATE:                engine.VerifyIndeterminate,
 })
 
-var backoffStrategies = newEnumTable(map[weftv1.BackoffStrategy]engine.BackoffStrategy{
-	weftv1.BackoffStrategy_BACKOFF_STRATEGY_CONSTANT:    engine.BackoffConstant,
-	weftv1.BackoffStrategy_BACKOFF_STRATEGY_LINEAR:      engine.BackoffLinear,
-	weftv1.BackoffStrategy_BACKOFF_STRATEGY_EXPONENTIAL: engine.BackoffExponential,
+var backoffStrategies = newEnumTable(map[weftv1.BackoffStrategy]definition.BackoffStrategy{
+	weftv1.BackoffStrategy_BACKOFF_STRATEGY_CONSTANT:    definition.BackoffConstant,
+	weftv1.BackoffStrategy_BACKOFF_STRATEGY_LINEAR:      definition.BackoffLinear,
+	weftv1.BackoffStrategy_BACKOFF_STRATEGY_EXPONENTIAL: definition.BackoffExponential,
 })
 
-var onFailures = newEnumTable(map[weftv1.OnFailure]engine.OnFailure{
-	weftv1.OnFailure_ON_FAILURE_ABORT:      engine.OnFailureAbort,
-	weftv1.OnFailure_ON_FAILURE_SKIP:       engine.OnFailureSkip,
-	weftv1.OnFailure_ON_FAILURE_COMPENSATE: engine.OnFailureCompensate,
-	weftv1.OnFailure_ON_FAILURE_HOLD:       engine.OnFailureHold,
+var onFailures = newEnumTable(map[weftv1.OnFailure]definition.OnFailure{
+	weftv1.OnFailure_ON_FAILURE_ABORT:      definition.OnFailureAbort,
+	weftv1.OnFailure_ON_FAILURE_SKIP:       definition.OnFailureSkip,
+	weftv1.OnFailure_ON_FAILURE_COMPENSATE: definition.OnFailureCompensate,
+	weftv1.OnFailure_ON_FAILURE_HOLD:       definition.OnFailureHold,
 })
 
-var completionModes = newEnumTable(map[weftv1.CompletionMode]engine.CompletionMode{
-	weftv1.CompletionMode_COMPLETION_MODE_AUTOMATED: engine.CompletionAutomated,
-	weftv1.CompletionMode_COMPLETION_MODE_MANUAL:    engine.CompletionManual,
+var completionModes = newEnumTable(map[weftv1.CompletionMode]definition.CompletionMode{
+	weftv1.CompletionMode_COMPLETION_MODE_AUTOMATED: definition.CompletionAutomated,
+	weftv1.CompletionMode_COMPLETION_MODE_MANUAL:    definition.CompletionManual,
 })
 
-var backpressureModes = newEnumTable(map[weftv1.BackpressureMode]engine.BackpressureMode{
-	weftv1.BackpressureMode_BACKPRESSURE_MODE_REJECT: engine.BackpressureReject,
-	weftv1.BackpressureMode_BACKPRESSURE_MODE_QUEUE:  engine.BackpressureQueue,
-	weftv1.BackpressureMode_BACKPRESSURE_MODE_DELAY:  engine.BackpressureDelay,
+var backpressureModes = newEnumTable(map[weftv1.BackpressureMode]definition.BackpressureMode{
+	weftv1.BackpressureMode_BACKPRESSURE_MODE_REJECT: definition.BackpressureReject,
+	weftv1.BackpressureMode_BACKPRESSURE_MODE_QUEUE:  definition.BackpressureQueue,
+	weftv1.BackpressureMode_BACKPRESSURE_MODE_DELAY:  definition.BackpressureDelay,
 })
 
 var runStatuses = newEnumTable(map[weftv1.RunStatus]engine.RunStatus{

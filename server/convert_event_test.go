@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
@@ -79,7 +80,7 @@ func TestEventPayload_CarriesTheEventData(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	out := eventProto(&engine.Event{Type: engine.EvRunFailed, Data: engine.EventData{Status: "FAILED",
 		CompensationOutcome: engine.CompensationPartial, CompletedAt: at,
-		RunError: &engine.RunError{ActionID: "a", Error: &engine.StepError{Class: engine.ErrorGovernance}}}})
+		RunError: &engine.RunError{ActionID: "a", Error: &engine.StepError{Class: definition.ErrorGovernance}}}})
 	p := out.GetRunFailed()
 	require.Equal(t, weftv1.RunStatus_RUN_STATUS_FAILED, p.GetStatus())
 	require.Equal(t, weftv1.CompensationOutcome_COMPENSATION_OUTCOME_PARTIAL, p.GetCompensationOutcome())

@@ -1,12 +1,12 @@
 package server
 
 import (
-	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
 // DefinitionToProto converts an engine definition (for example one read by
-// engine.LoadDefinitionYAML in spec 002's shape) to the API's
+// definition.LoadYAML in spec 002's shape) to the API's
 // WorkflowDefinition, the conversion the server uses when it answers runs.
 // It answers nil for an empty definition.
-func DefinitionToProto(d engine.Definition) *weftv1.WorkflowDefinition { return definitionProto(d) }
+func DefinitionToProto(d definition.Definition) *weftv1.WorkflowDefinition { return definitionProto(d) }

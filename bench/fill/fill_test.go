@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-dev/weft/bench/fill"
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -47,10 +48,10 @@ func setup(t *testing.T, start time.Time) *bundle {
 	return &bundle{eng: eng, st: st}
 }
 
-func definition(steps int) engine.Definition {
-	def := engine.Definition{PlanID: "bench", PlanVersion: "1"}
+func benchDefinition(steps int) definition.Definition {
+	def := definition.Definition{PlanID: "bench", PlanVersion: "1"}
 	for i := range steps {
-		def.Actions = append(def.Actions, engine.Action{ID: "s" + strconv.Itoa(i+1), Order: i + 1, Activity: "bench.noop"})
+		def.Actions = append(def.Actions, definition.Action{ID: "s" + strconv.Itoa(i+1), Order: i + 1, Activity: "bench.noop"})
 	}
 	return def
 }
@@ -60,7 +61,7 @@ func definition(steps int) engine.Definition {
 func (b *bundle) runOne(t *testing.T, requestID string) string {
 	t.Helper()
 	ctx := context.Background()
-	res, err := b.eng.SubmitRun(ctx, engine.SubmitParams{TenantID: tenant, Definition: definition(3), Start: true,
+	res, err := b.eng.SubmitRun(ctx, engine.SubmitParams{TenantID: tenant, Definition: benchDefinition(3), Start: true,
 		RunRequestID: requestID, SubmittedBy: "anonymous"})
 	require.NoError(t, err)
 	for range 10 {
@@ -153,7 +154,7 @@ func TestFill_ClonesAreRunsTheEngineReads(t *testing.T) {
 			require.False(t, ev.EmittedAt.Before(id.CreatedAt), "event %d emitted before the run was created", i)
 		}
 		// The run_request_id index: submitting again answers the clone.
-		again, err := dst.eng.SubmitRun(ctx, engine.SubmitParams{TenantID: tenant, Definition: definition(3), Start: true,
+		again, err := dst.eng.SubmitRun(ctx, engine.SubmitParams{TenantID: tenant, Definition: benchDefinition(3), Start: true,
 			RunRequestID: id.RequestID, SubmittedBy: "anonymous"})
 		require.NoError(t, err)
 		require.True(t, again.Existing)

@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/server"
 )
@@ -28,7 +28,7 @@ func loadDefinition(path string) (*weftv1.WorkflowDefinition, error) {
 			return def, nil
 		}
 	}
-	d, err := engine.LoadDefinitionYAML(data)
+	d, err := definition.LoadYAML(data)
 	if err != nil {
 		return nil, usageError("%s: %v", path, err)
 	}

@@ -57,6 +57,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/server"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/telemetry"
@@ -86,7 +87,7 @@ type options struct {
 	insecureNoAuth bool
 	cluster        clusterOptions
 	limits         engine.Limits
-	backpressure   engine.BackpressureMode
+	backpressure   definition.BackpressureMode
 	bus            string
 	// debugAddr, when set, serves net/http/pprof (loopback only).
 	debugAddr string
@@ -131,8 +132,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	default:
 		return options{}, fmt.Errorf("ownership must be single-owner or cas-required, got %q", *ownership)
 	}
-	switch engine.BackpressureMode(*backpressure) {
-	case engine.BackpressureReject, engine.BackpressureQueue, engine.BackpressureDelay:
+	switch definition.BackpressureMode(*backpressure) {
+	case definition.BackpressureReject, definition.BackpressureQueue, definition.BackpressureDelay:
 	default:
 		return options{}, fmt.Errorf("backpressure must be reject, queue or delay, got %q", *backpressure)
 	}
@@ -164,7 +165,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	return options{addr: *addr, dataDir: *dataDir, store: *storeFlag, pebbleCache: pebbleCache, logLevel: lvl, corsOrigins: splitList(*cors),
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
 		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel},
-		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: engine.BackpressureMode(*backpressure), bus: *bus,
+		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: definition.BackpressureMode(*backpressure), bus: *bus,
 		debugAddr: *debugAddr}, nil
 }
 

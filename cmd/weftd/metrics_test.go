@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/pebblestore"
@@ -47,7 +48,7 @@ func TestEngineMetrics_RunsQueueDepthStaleCommitsAndAlertsThenNoZerosWhenTheStor
 	require.NoError(t, observeEngine(pipeline.Provider.Meter(meterName), eng, logger))
 	alert, err := engineAlerts(pipeline.Provider.Meter(meterName), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	def := engine.Definition{PlanID: "p", PlanVersion: "1", Actions: []engine.Action{{ID: "a", Order: 1, Activity: "x"}}}
+	def := definition.Definition{PlanID: "p", PlanVersion: "1", Actions: []definition.Action{{ID: "a", Order: 1, Activity: "x"}}}
 	_, err = eng.SubmitRun(ctx, engine.SubmitParams{TenantID: "t", Definition: def, Start: true, SubmittedBy: "alice"})
 	require.NoError(t, err)
 	alert(ctx, engine.AlertPauseDrainTimeout)

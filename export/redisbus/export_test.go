@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/export/redisbus"
 	"github.com/weft-dev/weft/store"
@@ -136,7 +137,7 @@ func TestExport_RedisDownFor30sDelaysExportWithoutAffectingRuns(t *testing.T) {
 func runToCompletion(t *testing.T, eng *engine.Engine, n int) []string {
 	t.Helper()
 	ctx := context.Background()
-	def := engine.Definition{PlanID: "plan", PlanVersion: "1", Actions: []engine.Action{
+	def := definition.Definition{PlanID: "plan", PlanVersion: "1", Actions: []definition.Action{
 		{ID: "a", Order: 1, Activity: "act-a"}, {ID: "b", Order: 2, Activity: "act-b"}}}
 	var ids []string
 	for range n {

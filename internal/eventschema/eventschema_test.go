@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/internal/eventschema"
 	"github.com/weft-dev/weft/server"
 	"github.com/weft-dev/weft/store/memstore"
@@ -49,7 +50,7 @@ func TestSchemas_EventsOfARealRunAsTheAPIServesThemValidate(t *testing.T) {
 	ctx := context.Background()
 	eng, err := engine.New(engine.Config{Store: memstore.New(memstore.Config{})})
 	require.NoError(t, err)
-	def := engine.Definition{PlanID: "plan", PlanVersion: "1", Actions: []engine.Action{
+	def := definition.Definition{PlanID: "plan", PlanVersion: "1", Actions: []definition.Action{
 		{ID: "a", Order: 1, Activity: "x"}, {ID: "b", Order: 2, Activity: "x"}}}
 	res, err := eng.SubmitRun(ctx, engine.SubmitParams{TenantID: "t", Definition: def, Start: true, SubmittedBy: "alice"})
 	require.NoError(t, err)
@@ -62,7 +63,7 @@ func TestSchemas_EventsOfARealRunAsTheAPIServesThemValidate(t *testing.T) {
 			r.Output = json.RawMessage(`{"n":1}`)
 			_, err = eng.CompleteTask(ctx, r)
 		} else {
-			r.ErrorClass, r.Message = engine.ErrorValidation, "bad"
+			r.ErrorClass, r.Message = definition.ErrorValidation, "bad"
 			_, err = eng.FailTask(ctx, r)
 		}
 		require.NoError(t, err)

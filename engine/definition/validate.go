@@ -1,4 +1,4 @@
-package engine
+package definition
 
 import (
 	"encoding/json"
@@ -40,8 +40,8 @@ var (
 	operationPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/-]*$`)
 )
 
-// Validate answers nil when d is a valid definition, or an *Error with code
-// CodeInvalidArgument listing every violation found (up to MaxViolations), in
+// Validate answers nil when d is a valid definition, or an *Error
+// listing every violation found (up to MaxViolations), in
 // a stable order, each naming the API's field path and a stable rule id.
 // docs/semantics.md lists the rules. Validate accepts a definition with or
 // without defaults; it never panics.
@@ -55,7 +55,7 @@ func (d Definition) Validate() error {
 
 // violations collects what Validate finds.
 type violations struct {
-	list    []FieldViolation
+	list    []Violation
 	dropped int
 }
 
@@ -76,7 +76,7 @@ func (v *violations) err(msg string) error {
 	if v.dropped > 0 {
 		msg = fmt.Sprintf("%s (%d more violations not listed)", msg, v.dropped)
 	}
-	return &Error{Code: CodeInvalidArgument, Message: msg, Violations: v.list}
+	return &Error{Message: msg, Violations: v.list}
 }
 
 // textRule describes the checks of one string field. Rule ids are

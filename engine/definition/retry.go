@@ -1,4 +1,4 @@
-package engine
+package definition
 
 import (
 	"math"
@@ -31,8 +31,8 @@ func KnownErrorClass(c ErrorClass) bool {
 	return ok
 }
 
-// normalizeClass maps an unset or unknown class to ErrorUnknown.
-func normalizeClass(c ErrorClass) ErrorClass {
+// NormalizeClass maps an unset or unknown class to ErrorUnknown.
+func NormalizeClass(c ErrorClass) ErrorClass {
 	if KnownErrorClass(c) {
 		return c
 	}
@@ -44,7 +44,7 @@ func normalizeClass(c ErrorClass) ErrorClass {
 // cancelled attempt must not run again, and an indeterminate side effect must
 // not be silently redispatched (spec 003).
 func (p RetryPolicy) Retryable(c ErrorClass) bool {
-	c = normalizeClass(c)
+	c = NormalizeClass(c)
 	switch c {
 	case ErrorCancelled, ErrorReconciliationResultUnavailable, ErrorReconciliationIndeterminate:
 		return false

@@ -1,4 +1,4 @@
-package engine
+package definition
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ func loadFixture(t *testing.T, name string) Definition {
 	t.Helper()
 	data, err := os.ReadFile("testdata/" + name)
 	require.NoError(t, err)
-	d, err := LoadDefinitionYAML(data)
+	d, err := LoadYAML(data)
 	require.NoError(t, err)
 	return d
 }
@@ -107,11 +107,11 @@ func TestLoadDefinitionYAML_EveryKey(t *testing.T) {
 func TestLoadDefinitionYAML_MaxRetriesMeansMaxAttemptsPlusOne(t *testing.T) {
 	t.Parallel()
 	for n := 0; n <= MaxRetryAttempts-1; n++ {
-		d, err := LoadDefinitionYAML(fmt.Appendf(nil, "steps: [{name: a, retryPolicy: {maxRetries: %d}}]", n))
+		d, err := LoadYAML(fmt.Appendf(nil, "steps: [{name: a, retryPolicy: {maxRetries: %d}}]", n))
 		require.NoError(t, err)
 		require.Equal(t, n+1, d.Actions[0].Retry.MaxAttempts, "maxRetries %d", n)
 	}
-	d, err := LoadDefinitionYAML([]byte("steps: [{name: a, retryPolicy: {backoff: linear}}]"))
+	d, err := LoadYAML([]byte("steps: [{name: a, retryPolicy: {backoff: linear}}]"))
 	require.NoError(t, err)
 	require.Zero(t, d.Actions[0].Retry.MaxAttempts, "no maxRetries leaves max_attempts unset")
 }
@@ -127,7 +127,7 @@ func TestLoadDefinitionYAML_PlanIdentity(t *testing.T) {
 		{"name: n\nplanVersion: 2.0.1\nversion: 9", "n", "2.0.1"},
 	}
 	for _, tc := range cases {
-		d, err := LoadDefinitionYAML([]byte(tc.yaml))
+		d, err := LoadYAML([]byte(tc.yaml))
 		require.NoError(t, err, tc.yaml)
 		require.Equal(t, tc.id, d.PlanID, tc.yaml)
 		require.Equal(t, tc.version, d.PlanVersion, tc.yaml)
@@ -136,7 +136,7 @@ func TestLoadDefinitionYAML_PlanIdentity(t *testing.T) {
 
 func TestLoadDefinitionYAML_SpecWinsOverTopLevelAndUnknownKeysAreIgnored(t *testing.T) {
 	t.Parallel()
-	d, err := LoadDefinitionYAML([]byte(`
+	d, err := LoadYAML([]byte(`
 kind: Workflow
 apiVersion: ioa/v9
 steps: [{name: top}]
@@ -151,7 +151,7 @@ spec:
 
 func TestLoadDefinitionYAML_AcceptsJSONSyntax(t *testing.T) {
 	t.Parallel()
-	d, err := LoadDefinitionYAML([]byte(`{"planId":"j","steps":[{"name":"a","timeout":"1s","input":{"n":[1,2]}}]}`))
+	d, err := LoadYAML([]byte(`{"planId":"j","steps":[{"name":"a","timeout":"1s","input":{"n":[1,2]}}]}`))
 	require.NoError(t, err)
 	require.Equal(t, Ms(1000), d.Actions[0].Timeout)
 	require.JSONEq(t, `{"n":[1,2]}`, string(d.Actions[0].Input))
@@ -159,7 +159,7 @@ func TestLoadDefinitionYAML_AcceptsJSONSyntax(t *testing.T) {
 
 func TestLoadDefinitionYAML_InputMergesAndAliases(t *testing.T) {
 	t.Parallel()
-	d, err := LoadDefinitionYAML([]byte(`
+	d, err := LoadYAML([]byte(`
 base: &base {region: eu, size: 1}
 steps:
   - name: a
@@ -178,7 +178,7 @@ func TestLoadDefinitionYAML_AliasBombIsRefused(t *testing.T) {
 			i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
 	}
 	b.WriteString("steps: [{name: s, input: *a9}]\n")
-	_, err := LoadDefinitionYAML([]byte(b.String()))
+	_, err := LoadYAML([]byte(b.String()))
 	require.Equal(t, []fv{{"steps[0].input", "yaml.input"}}, violationsOf(t, err))
 }
 
@@ -225,7 +225,7 @@ func TestLoadDefinitionYAML_BadInputsNameTheYAMLPath(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d, err := LoadDefinitionYAML([]byte(tc.yaml))
+			d, err := LoadYAML([]byte(tc.yaml))
 			require.Equal(t, tc.want, violationsOf(t, err))
 			require.Zero(t, d, "no partial definition on error")
 		})
@@ -240,7 +240,7 @@ func TestLoadDefinitionYAML_ErrorsNeverCarryAPayload(t *testing.T) {
 		"steps: [{name: a, input: {password: 's3cr3t', n: .inf}}]",
 		"steps: [{name: a, input: &x {password: s3cr3t, self: *y}}]",
 	} {
-		_, err := LoadDefinitionYAML([]byte(doc))
+		_, err := LoadYAML([]byte(doc))
 		require.Error(t, err, doc)
 		require.NotContains(t, err.Error(), "s3cr3t", doc)
 	}
@@ -248,7 +248,7 @@ func TestLoadDefinitionYAML_ErrorsNeverCarryAPayload(t *testing.T) {
 
 func TestLoadDefinitionYAML_ReturnsTheDefinitionBeforeDefaults(t *testing.T) {
 	t.Parallel()
-	d, err := LoadDefinitionYAML([]byte("planId: p\nsteps: [{name: a}]"))
+	d, err := LoadYAML([]byte("planId: p\nsteps: [{name: a}]"))
 	require.NoError(t, err)
 	require.Equal(t, Action{ID: "a", Order: 1, Activity: "a"}, d.Actions[0])
 	raw, err := json.Marshal(d.WithDefaults().Actions[0].Retry)
@@ -258,7 +258,7 @@ func TestLoadDefinitionYAML_ReturnsTheDefinitionBeforeDefaults(t *testing.T) {
 
 func TestLoadDefinitionYAML_SyntaxErrorKeepsTheLineAndProblem(t *testing.T) {
 	t.Parallel()
-	_, err := LoadDefinitionYAML([]byte("planId: p\nsteps: [{name: a\n"))
+	_, err := LoadYAML([]byte("planId: p\nsteps: [{name: a\n"))
 	var e *Error
 	require.ErrorAs(t, err, &e)
 	require.Regexp(t, `^YAML syntax error: line \d+: did not find expected ',' or '}'$`, e.Violations[0].Message)

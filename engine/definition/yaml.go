@@ -1,4 +1,4 @@
-package engine
+package definition
 
 import (
 	"regexp"
@@ -8,7 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// LoadDefinitionYAML reads a definition in spec 002's YAML shape (JSON, a
+// LoadYAML reads a definition in spec 002's YAML shape (JSON, a
 // subset of YAML, is read the same way). It answers the definition before
 // defaults: callers call WithDefaults and Validate. A definition read this way
 // is a DAG (DESIGN.md §4): a step without dependsOn is a root.
@@ -39,10 +39,10 @@ import (
 //	    agent | queue: q              → the hook's queue
 //	    input, timeout, retryPolicy   as for steps
 //
-// Durations are Go durations ("500ms", "5m", "1h30m"). Errors are *Error with
-// CodeInvalidArgument, one violation per problem, each naming its YAML path
+// Durations are Go durations ("500ms", "5m", "1h30m"). Errors are *Error,
+// one violation per problem, each naming its YAML path
 // (e.g. "spec.steps[2].timeout") and never quoting an input payload.
-func LoadDefinitionYAML(data []byte) (Definition, error) {
+func LoadYAML(data []byte) (Definition, error) {
 	root, err := parseYAML(data)
 	if err != nil {
 		return Definition{}, err
@@ -105,9 +105,8 @@ func sanitizeYAMLError(msg string) string {
 // yamlSyntaxError answers an unparsable document.
 func yamlSyntaxError(msg string) error {
 	return &Error{
-		Code:       CodeInvalidArgument,
 		Message:    "invalid YAML definition",
-		Violations: []FieldViolation{violation("", "yaml.syntax", "YAML syntax error: %s", msg)},
+		Violations: []Violation{violation("", "yaml.syntax", "YAML syntax error: %s", msg)},
 	}
 }
 
