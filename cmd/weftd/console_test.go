@@ -17,7 +17,7 @@ import (
 
 	"github.com/weft-dev/weft/client"
 	"github.com/weft-dev/weft/client/worker"
-	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/examples/fulfilment"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/server"
@@ -134,7 +134,7 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 
 	yaml, err := os.ReadFile(filepath.Join(root, "examples", "workflow.yaml"))
 	require.NoError(t, err)
-	def, err := engine.LoadDefinitionYAML(yaml)
+	def, err := definition.LoadYAML(yaml)
 	require.NoError(t, err)
 	submit := func(c *client.Client) string {
 		res, err := c.SubmitRun(ctx, &weftv1.SubmitRunRequest{Start: true, Definition: server.DefinitionToProto(def)})

@@ -525,7 +525,7 @@ func FuzzValidate(f *testing.F) {
 	})
 }
 
-func FuzzLoadDefinitionYAML(f *testing.F) {
+func FuzzLoadYAML(f *testing.F) {
 	for _, name := range []string{"spec002_compensation.yaml", "spec002_compensation_keys.yaml", "spec002_diamond.yaml", "full.yaml"} {
 		data, err := os.ReadFile("testdata/" + name)
 		require.NoError(f, err)

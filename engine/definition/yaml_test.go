@@ -21,7 +21,7 @@ func loadFixture(t *testing.T, name string) Definition {
 	return d
 }
 
-func TestLoadDefinitionYAML_Spec002CompensationExample(t *testing.T) {
+func TestLoadYAML_Spec002CompensationExample(t *testing.T) {
 	t.Parallel()
 	d := loadFixture(t, "spec002_compensation.yaml")
 	require.Equal(t, "onboarding", d.PlanID)
@@ -49,7 +49,7 @@ func TestLoadDefinitionYAML_Spec002CompensationExample(t *testing.T) {
 	}, violationsOf(t, d.WithDefaults().Validate()))
 }
 
-func TestLoadDefinitionYAML_Spec002CompensationWithOperationKeysValidates(t *testing.T) {
+func TestLoadYAML_Spec002CompensationWithOperationKeysValidates(t *testing.T) {
 	t.Parallel()
 	d := loadFixture(t, "spec002_compensation_keys.yaml")
 	require.Equal(t, "2", d.PlanVersion)
@@ -62,7 +62,7 @@ func TestLoadDefinitionYAML_Spec002CompensationWithOperationKeysValidates(t *tes
 	require.Equal(t, "growth-optimizer", full.Actions[0].Compensation.Queue)
 }
 
-func TestLoadDefinitionYAML_Spec002DiamondIsAValidDAG(t *testing.T) {
+func TestLoadYAML_Spec002DiamondIsAValidDAG(t *testing.T) {
 	t.Parallel()
 	d := loadFixture(t, "spec002_diamond.yaml")
 	require.Equal(t, "diamond", d.PlanID)
@@ -74,7 +74,7 @@ func TestLoadDefinitionYAML_Spec002DiamondIsAValidDAG(t *testing.T) {
 	require.NoError(t, d.WithDefaults().Validate())
 }
 
-func TestLoadDefinitionYAML_EveryKey(t *testing.T) {
+func TestLoadYAML_EveryKey(t *testing.T) {
 	t.Parallel()
 	d := loadFixture(t, "full.yaml")
 	want := Definition{
@@ -104,7 +104,7 @@ func TestLoadDefinitionYAML_EveryKey(t *testing.T) {
 	require.NoError(t, d.WithDefaults().Validate())
 }
 
-func TestLoadDefinitionYAML_MaxRetriesMeansMaxAttemptsPlusOne(t *testing.T) {
+func TestLoadYAML_MaxRetriesMeansMaxAttemptsPlusOne(t *testing.T) {
 	t.Parallel()
 	for n := 0; n <= MaxRetryAttempts-1; n++ {
 		d, err := LoadYAML(fmt.Appendf(nil, "steps: [{name: a, retryPolicy: {maxRetries: %d}}]", n))
@@ -116,7 +116,7 @@ func TestLoadDefinitionYAML_MaxRetriesMeansMaxAttemptsPlusOne(t *testing.T) {
 	require.Zero(t, d.Actions[0].Retry.MaxAttempts, "no maxRetries leaves max_attempts unset")
 }
 
-func TestLoadDefinitionYAML_PlanIdentity(t *testing.T) {
+func TestLoadYAML_PlanIdentity(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		yaml, id, version string
@@ -134,7 +134,7 @@ func TestLoadDefinitionYAML_PlanIdentity(t *testing.T) {
 	}
 }
 
-func TestLoadDefinitionYAML_SpecWinsOverTopLevelAndUnknownKeysAreIgnored(t *testing.T) {
+func TestLoadYAML_SpecWinsOverTopLevelAndUnknownKeysAreIgnored(t *testing.T) {
 	t.Parallel()
 	d, err := LoadYAML([]byte(`
 kind: Workflow
@@ -149,7 +149,7 @@ spec:
 	require.Equal(t, "inner", d.Actions[0].ID)
 }
 
-func TestLoadDefinitionYAML_AcceptsJSONSyntax(t *testing.T) {
+func TestLoadYAML_AcceptsJSONSyntax(t *testing.T) {
 	t.Parallel()
 	d, err := LoadYAML([]byte(`{"planId":"j","steps":[{"name":"a","timeout":"1s","input":{"n":[1,2]}}]}`))
 	require.NoError(t, err)
@@ -157,7 +157,7 @@ func TestLoadDefinitionYAML_AcceptsJSONSyntax(t *testing.T) {
 	require.JSONEq(t, `{"n":[1,2]}`, string(d.Actions[0].Input))
 }
 
-func TestLoadDefinitionYAML_InputMergesAndAliases(t *testing.T) {
+func TestLoadYAML_InputMergesAndAliases(t *testing.T) {
 	t.Parallel()
 	d, err := LoadYAML([]byte(`
 base: &base {region: eu, size: 1}
@@ -169,7 +169,7 @@ steps:
 	require.JSONEq(t, `{"region":"eu","size":2,"list":[{"region":"eu","size":1}]}`, string(d.Actions[0].Input))
 }
 
-func TestLoadDefinitionYAML_AliasBombIsRefused(t *testing.T) {
+func TestLoadYAML_AliasBombIsRefused(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
 	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
@@ -182,7 +182,7 @@ func TestLoadDefinitionYAML_AliasBombIsRefused(t *testing.T) {
 	require.Equal(t, []fv{{"steps[0].input", "yaml.input"}}, violationsOf(t, err))
 }
 
-func TestLoadDefinitionYAML_BadInputsNameTheYAMLPath(t *testing.T) {
+func TestLoadYAML_BadInputsNameTheYAMLPath(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name, yaml string
@@ -232,7 +232,7 @@ func TestLoadDefinitionYAML_BadInputsNameTheYAMLPath(t *testing.T) {
 	}
 }
 
-func TestLoadDefinitionYAML_ErrorsNeverCarryAPayload(t *testing.T) {
+func TestLoadYAML_ErrorsNeverCarryAPayload(t *testing.T) {
 	t.Parallel()
 	for _, doc := range []string{
 		"steps: [{name: a, timeout: x, input: {password: s3cr3t}}]",
@@ -246,7 +246,7 @@ func TestLoadDefinitionYAML_ErrorsNeverCarryAPayload(t *testing.T) {
 	}
 }
 
-func TestLoadDefinitionYAML_ReturnsTheDefinitionBeforeDefaults(t *testing.T) {
+func TestLoadYAML_ReturnsTheDefinitionBeforeDefaults(t *testing.T) {
 	t.Parallel()
 	d, err := LoadYAML([]byte("planId: p\nsteps: [{name: a}]"))
 	require.NoError(t, err)
@@ -256,7 +256,7 @@ func TestLoadDefinitionYAML_ReturnsTheDefinitionBeforeDefaults(t *testing.T) {
 	require.JSONEq(t, `{"max_attempts":3,"strategy":"exponential","initial_backoff_ms":1000,"backoff_multiplier":2,"max_backoff_ms":30000}`, string(raw))
 }
 
-func TestLoadDefinitionYAML_SyntaxErrorKeepsTheLineAndProblem(t *testing.T) {
+func TestLoadYAML_SyntaxErrorKeepsTheLineAndProblem(t *testing.T) {
 	t.Parallel()
 	_, err := LoadYAML([]byte("planId: p\nsteps: [{name: a\n"))
 	var e *Error
