@@ -21,6 +21,7 @@ import (
 	"github.com/weft-dev/weft/examples/fulfilment"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/server"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // consoleE2E is what console/test/e2e.ts reads: the weftds, tokens and runs.
@@ -32,6 +33,7 @@ type consoleE2E struct {
 	MainRun    string `json:"mainRun"`
 	PauseRun   string `json:"pauseRun"`
 	CancelRun  string `json:"cancelRun"`
+	HoldRun    string `json:"holdRun"`
 	BetaRun    string `json:"betaRun"`
 	Submitter  string `json:"submitter"`
 	OpenURL    string `json:"openURL"`
@@ -141,7 +143,22 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 		require.NoError(t, err)
 		return res.GetRun().GetRunId()
 	}
+	// A DAG whose bad-reserve step fails for good (a quantity of 0) and holds the run.
+	item := func(q float64) *structpb.Value {
+		return structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
+			"sku": structpb.NewStringValue("WIDGET-1"), "quantity": structpb.NewNumberValue(q)}})
+	}
+	hold, err := acmeClient.SubmitRun(ctx, &weftv1.SubmitRunRequest{Start: true, Definition: &weftv1.WorkflowDefinition{
+		PlanId: "restock", PlanVersion: "1", Actions: []*weftv1.Action{
+			{Id: "reserve", Order: 1, Activity: "reserve-inventory", Input: item(1)},
+			{Id: "bad-reserve", Order: 2, Activity: "reserve-inventory", Input: item(0), OnFailure: weftv1.OnFailure_ON_FAILURE_HOLD},
+			{Id: "charge", Order: 3, Activity: "charge-card", DependsOn: []string{"reserve"}, Input: structpb.NewStructValue(&structpb.Struct{
+				Fields: map[string]*structpb.Value{"amount_cents": structpb.NewNumberValue(900), "currency": structpb.NewStringValue("EUR")}})},
+			{Id: "ship", Order: 4, Activity: "ship-order", DependsOn: []string{"charge", "bad-reserve"}},
+		}}})
+	require.NoError(t, err)
 	cfg := consoleE2E{
+		HoldRun: hold.GetRun().GetRunId(),
 		AuthURL: d.url, AcmeToken: acme, BetaToken: beta, WrongToken: "not-a-token-of-this-weftd",
 		MainRun: submit(acmeClient), PauseRun: submit(acmeClient), CancelRun: submit(acmeClient),
 		BetaRun: submit(client.New(d.url, client.WithToken(beta))), Submitter: "alice",
@@ -185,6 +202,16 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 	paused, err := acmeClient.GetRun(ctx, cfg.PauseRun)
 	require.NoError(t, err)
 	require.Equal(t, weftv1.RunStatus_RUN_STATUS_BLOCKED, paused.GetStatus(), "paused and resumed")
+	held, err := acmeClient.GetRun(ctx, cfg.HoldRun)
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, held.GetStatus(), "retried, then skipped")
+	for _, s := range held.GetSteps() {
+		if s.GetActionId() == "bad-reserve" {
+			require.Equal(t, weftv1.StepStatus_STEP_STATUS_SKIPPED, s.GetStatus())
+			require.Equal(t, uint32(2), s.GetLogicalAttemptId(), "the console's retry opened a second logical attempt")
+			require.Contains(t, s.GetReason(), "stock counted by hand", "the reason typed in the console")
+		}
+	}
 	cancelled, err := acmeClient.GetRun(ctx, cfg.CancelRun)
 	require.NoError(t, err)
 	require.Equal(t, weftv1.RunStatus_RUN_STATUS_CANCELLED, cancelled.GetStatus())

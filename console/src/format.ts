@@ -45,6 +45,14 @@ export function when(t: Timestamp | undefined): string {
   return m === undefined ? "—" : new Date(m).toLocaleString(undefined, { hour12: false });
 }
 
+/** A timestamp's local time of day with milliseconds, e.g. "21:09:43.512", or "—". */
+export function clock(t: Timestamp | undefined): string {
+  const m = ms(t);
+  if (m === undefined) return "—";
+  const d = new Date(m);
+  return `${d.toLocaleTimeString(undefined, { hour12: false })}.${String(d.getMilliseconds()).padStart(3, "0")}`;
+}
+
 /** A duration in milliseconds as "850 ms", "4.2 s", "3 min 5 s" or "2 h 4 min". */
 export function duration(d: number | undefined): string {
   if (d === undefined || !Number.isFinite(d)) return "—";

@@ -2,7 +2,7 @@
 import { useMemo, useState } from "preact/hooks";
 import { toJson } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
-import { RunStatus, StepStatus, AttemptOutcome, type Run, type Step } from "../../client/ts/src/gen/weft/v1/run_pb";
+import { RunStatus, StepStatus, AttemptOutcome, type Run, type Step, type StepError } from "../../client/ts/src/gen/weft/v1/run_pb";
 import { EventSchema, SignalKind, type Event } from "../../client/ts/src/gen/weft/v1/event_pb";
 import { ManualOutcome } from "../../client/ts/src/gen/weft/v1/signal_pb";
 import type { Action } from "../../client/ts/src/gen/weft/v1/definition_pb";
@@ -12,7 +12,7 @@ import { layoutDag } from "./dag";
 import { Badge, Dialog, FaultView } from "./ui";
 import {
   attemptOutcomeName, compensationOutcomeName, compensationStatusName, duration, errorClassName, isTerminal, jsonText, ms,
-  prettyJson, runStatusName, stepStatusName, substatusName, when,
+  prettyJson, runStatusName, stepStatusName, substatusName, when, clock,
 } from "./format";
 import { fromJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
@@ -183,7 +183,7 @@ function RunHeader({ run, view }: { run: Run; view: ReturnType<typeof useRun> })
       {run.error && (
         <p class="run-error">
           Failed{run.error.actionId ? ` at ${run.error.actionId}` : ""}
-          {run.error.workflowTimeout ? " (workflow timeout)" : ""}: {run.error.error ? `${errorClassName(run.error.error.errorClass)} ${run.error.error.message}` : ""}
+          {run.error.workflowTimeout ? " (workflow timeout)" : ""}: {run.error.error ? stepErrorText(run.error.error) : ""}
         </p>
       )}
       {run.cancellation && (
@@ -249,6 +249,15 @@ function DagView({ run, selected, onSelect }: { run: Run; selected?: string; onS
       </svg>
     </div>
   );
+}
+
+/** stepErrorText answers an error's class, code and message, each once. */
+function stepErrorText(e: StepError): string {
+  const cls = errorClassName(e.errorClass);
+  // weftd's messages often begin with the class and code already.
+  if (e.message.startsWith(`ERROR_CLASS_${cls}`)) return e.message;
+  const code = e.code && !e.message.includes(e.code) ? ` ${e.code}` : "";
+  return `${cls}${code}: ${e.message}`;
 }
 
 /** shortStatus fits a step status into a graph node. */
@@ -387,12 +396,7 @@ function StepPanel({ run, step, action, onAct }: { run: Run; step: Step; action?
           </div>
         )}
       </dl>
-      {step.error && (
-        <p class="run-error">
-          {errorClassName(step.error.errorClass)}
-          {step.error.code ? ` ${step.error.code}` : ""}: {step.error.message}
-        </p>
-      )}
+      {step.error && <p class="run-error">{stepErrorText(step.error)}</p>}
       <div class="io">
         <div>
           <h3>Input</h3>
@@ -424,7 +428,7 @@ function StepPanel({ run, step, action, onAct }: { run: Run; step: Step; action?
             <tr>
               <th scope="col">Attempt</th>
               <th scope="col">Outcome</th>
-              <th scope="col">Error class</th>
+              <th scope="col">Error</th>
               <th scope="col">Started</th>
               <th scope="col">Ended</th>
               <th scope="col">Worker</th>
@@ -439,9 +443,9 @@ function StepPanel({ run, step, action, onAct }: { run: Run; step: Step; action?
                 <td>
                   <Badge status={attemptOutcomeName(a.outcome)} />
                 </td>
-                <td>{a.error ? `${errorClassName(a.error.errorClass)}${a.error.message ? ` — ${a.error.message}` : ""}` : "—"}</td>
-                <td>{when(a.startedAt)}</td>
-                <td>{when(a.completedAt)}</td>
+                <td>{a.error ? stepErrorText(a.error) : "—"}</td>
+                <td class="nowrap">{clock(a.startedAt)}</td>
+                <td class="nowrap">{clock(a.completedAt)}</td>
                 <td class="mono">{a.workerId || "—"}</td>
               </tr>
             ))}
@@ -501,7 +505,7 @@ function summary(e: Event): string {
   const p = e.payload;
   switch (p.case) {
     case "stepFailed":
-      return `${p.value.error ? errorClassName(p.value.error.errorClass) : ""} ${p.value.error?.message ?? ""}${p.value.willRetry ? " (will retry)" : ""}`;
+      return `${p.value.error ? stepErrorText(p.value.error) : ""}${p.value.willRetry ? " (will retry)" : ""}`;
     case "stepWaiting":
       return p.value.signalName ? `waits for signal ${p.value.signalName}` : "waits for manual completion";
     case "signalAccepted":
@@ -526,7 +530,7 @@ function EventLog({ events }: { events: Event[] }) {
       <thead>
         <tr>
           <th scope="col">run_seq</th>
-          <th scope="col">Emitted</th>
+          <th scope="col">Emitted at</th>
           <th scope="col">Type</th>
           <th scope="col">Step</th>
           <th scope="col">Attempt</th>
@@ -538,9 +542,9 @@ function EventLog({ events }: { events: Event[] }) {
         {events.map((e) => (
           <tr key={String(e.runSeq)} data-seq={String(e.runSeq)}>
             <td>{String(e.runSeq)}</td>
-            <td>{when(e.emittedAt)}</td>
+            <td class="nowrap">{clock(e.emittedAt)}</td>
             <td>{e.eventType}</td>
-            <td class="mono">{e.stepId}</td>
+            <td class="mono nowrap">{e.stepId}</td>
             <td>
               {e.logicalAttemptId}
               {e.engineAttemptId !== undefined ? `.${e.engineAttemptId}` : ""}

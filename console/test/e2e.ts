@@ -20,6 +20,8 @@ interface Config {
   mainRun: string;
   pauseRun: string;
   cancelRun: string;
+  /** acme's DAG run whose bad-reserve step fails for good and holds the run. */
+  holdRun: string;
   /** beta's run. */
   betaRun: string;
   /** The run's submitter, whom separation of duties refuses as the completer. */
@@ -117,7 +119,7 @@ async function main(): Promise<void> {
     await page.waitForFunction(() => document.querySelectorAll("table.runs tbody tr[data-run-id]").length === 1);
     await page.getByRole("button", { name: "Clear" }).click();
     await page.locator(`tr[data-run-id="${cfg.pauseRun}"]`).waitFor();
-    await waitText(page, 'button.count[data-status="BLOCKED"] .count-n', /^3$/);
+    await waitText(page, 'button.count:not([data-status]) .count-n', /^4$/);
     await shot(page, "runs");
 
     log("a run page shows its DAG and timeline");
@@ -163,6 +165,31 @@ async function main(): Promise<void> {
     await waitText(page, "#step-output", /tracking/);
     await page.evaluate(() => window.scrollTo(0, 0));
     await shot(page, "run-completed");
+    await page.emulateMedia({ colorScheme: "dark" });
+    await shot(page, "run-completed-dark");
+    await page.emulateMedia({ colorScheme: "light" });
+
+    log("a failed step held by the run is retried, then skipped, from the console");
+    await openRunFromList(page, cfg.holdRun);
+    await page.waitForFunction(() => document.querySelectorAll("svg.dag g.node").length === 4);
+    assert.equal(await page.locator("svg.dag polyline.edge").count(), 3, "the DAG's three dependencies");
+    await page.locator('svg.dag g.node[data-step="bad-reserve"][data-status="FAILED"]').waitFor();
+    await runStatus(page, /^BLOCKED/);
+    await page.locator('svg.dag g.node[data-step="bad-reserve"]').focus();
+    await page.keyboard.press("Enter");
+    await waitText(page, "#step-panel", /VALIDATION/);
+    await page.locator("#act-retry").click();
+    await confirm(page, "Retry", { "#act-reason": "try once more" });
+    await page.waitForFunction(() => document.querySelectorAll('svg.timeline g[data-step="bad-reserve"] g.bar[data-outcome="FAILED"]').length === 2);
+    await page.locator('svg.dag g.node[data-step="bad-reserve"][data-status="FAILED"]').waitFor();
+    await waitText(page, "table.events", /StepRetried/);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shot(page, "run-held");
+    await page.screenshot({ path: join(cfg.shots, "run-held-full.png"), fullPage: true });
+    await page.locator("#act-skip").click();
+    await confirm(page, "Skip", { "#act-reason": "stock counted by hand" });
+    await page.locator('svg.dag g.node[data-step="bad-reserve"][data-status="SKIPPED"]').waitFor();
+    await runStatus(page, /^COMPLETED/);
 
     log("pause and resume take effect");
     await openRunFromList(page, cfg.pauseRun);
