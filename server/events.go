@@ -37,12 +37,12 @@ func NewEventService(eng *engine.Engine) *EventService {
 func (s *EventService) ListEvents(ctx context.Context, req *connect.Request[weftv1.ListEventsRequest]) (*connect.Response[weftv1.ListEventsResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	m := req.Msg
 	res, err := s.eng.ListEvents(ctx, who.tenant, m.GetRunId(), m.GetAfterSeq(), int(m.GetPageSize()))
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	out := &weftv1.ListEventsResponse{LastEventSeq: res.LastEventSeq, HasMore: res.HasMore}
 	for i := range res.Events {
@@ -57,7 +57,7 @@ func (s *EventService) ListEvents(ctx context.Context, req *connect.Request[weft
 func (s *EventService) WatchEvents(ctx context.Context, req *connect.Request[weftv1.WatchEventsRequest], stream *connect.ServerStream[weftv1.WatchEventsResponse]) error {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return engineFault(err)
+		return err
 	}
 	w := &watch{eng: s.eng, tenant: who.tenant, runID: req.Msg.GetRunId(), after: req.Msg.GetAfterSeq(), stream: stream}
 	for {
@@ -78,7 +78,7 @@ func (w *watch) round(ctx context.Context, interval time.Duration) (bool, error)
 		return true, nil // the caller left
 	}
 	if err != nil || done {
-		return true, engineFault(err)
+		return true, err
 	}
 	t := time.NewTimer(interval)
 	defer t.Stop()
@@ -132,12 +132,12 @@ func (w *watch) step(ctx context.Context) (bool, error) {
 func (s *EventService) ResyncRun(ctx context.Context, req *connect.Request[weftv1.ResyncRunRequest]) (*connect.Response[weftv1.ResyncRunResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	m := req.Msg
 	snap, err := s.eng.GetRun(ctx, who.tenant, m.GetRunId())
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	out := &weftv1.ResyncRunResponse{Mode: m.GetMode(), LastEventSeq: snap.LastEventSeq}
 	after := uint64(0)
@@ -146,7 +146,7 @@ func (s *EventService) ResyncRun(ctx context.Context, req *connect.Request[weftv
 		after = m.GetSnapshotSeq()
 	}
 	if out.Events, err = s.eventsBetween(ctx, who.tenant, m.GetRunId(), after, snap.LastEventSeq); err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	return connect.NewResponse(out), nil
 }

@@ -134,8 +134,10 @@ func attachFault(cerr *connect.Error, fault *weftv1.Fault) {
 	}
 }
 
-// engineFault answers err as the Connect error the API promises. An engine
-// error becomes its fault (with the identifiers it names and, for invalid
+// engineFault answers err as the Connect error the API promises; only
+// withFault calls it, so handlers return the engine's errors as they are and
+// the mapping happens once, in the fault interceptor. An engine error
+// becomes its fault (with the identifiers it names and, for invalid
 // input, a buf.validate.Violations detail); a cancelled or expired context
 // keeps its Connect code; anything else, and the engine's own internal
 // errors, are returned as they are, so the fault interceptor logs them and

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -9,8 +10,10 @@ import (
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/conformance/apitest"
 	"github.com/weft-dev/weft/engine"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 )
 
 var engineCodes = []engine.Code{
@@ -103,4 +106,35 @@ func TestEngineFault_InternalErrorsStayUnwrappedForTheInterceptor(t *testing.T) 
 	var cerr *connect.Error
 	require.False(t, errors.As(engineFault(internal), &cerr))
 	require.NoError(t, engineFault(nil))
+}
+
+// engineErrorRuns answers GetRun with the engine's own error, unmapped, as
+// every handler does: the fault interceptor alone maps it.
+type engineErrorRuns struct {
+	weftv1connect.UnimplementedRunServiceHandler
+}
+
+func (engineErrorRuns) GetRun(context.Context, *connect.Request[weftv1.GetRunRequest]) (*connect.Response[weftv1.GetRunResponse], error) {
+	return nil, &engine.Error{Code: engine.CodeIllegalTransition, Message: "run r cannot go COMPLETED -> RUNNING",
+		RunID: "r", RunStatus: engine.RunCompleted, Transition: "COMPLETED -> RUNNING"}
+}
+
+// TestEngineErrors_AreMappedOnceByTheInterceptor: a handler that returns the
+// engine's error as it is answers the fault, its identifiers and a
+// correlation id on Connect, gRPC and JSON-RPC.
+func TestEngineErrors_AreMappedOnceByTheInterceptor(t *testing.T) {
+	url := testServer(t, Config{Runs: engineErrorRuns{}})
+	for _, opts := range [][]connect.ClientOption{nil, {connect.WithGRPC()}, {connect.WithGRPCWeb()}} {
+		client := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), url, opts...)
+		_, err := client.GetRun(context.Background(), connect.NewRequest(&weftv1.GetRunRequest{RunId: "r"}))
+		require.Equal(t, connect.CodeAborted, connect.CodeOf(err))
+		fault := apitest.RequireFault(t, err, weftv1.FaultCode_FAULT_CODE_ILLEGAL_TRANSITION)
+		require.Equal(t, "r", fault.GetRunId())
+		require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, fault.GetRunStatus())
+		require.Equal(t, "COMPLETED -> RUNNING", fault.GetTransition())
+	}
+	rpc := apitest.CallJSONRPC(t, url, 1, "weft.v1.RunService/GetRun", map[string]string{"run_id": "r"}, nil)
+	require.NotNil(t, rpc.Error)
+	require.Equal(t, JSONRPCConflict, rpc.Error.Code)
+	require.Equal(t, "COMPLETED -> RUNNING", rpc.Fault(t).GetTransition())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"buf.build/go/protovalidate"
@@ -143,10 +144,14 @@ func toAttrs(args []any) []slog.Attr {
 	return out
 }
 
-// withFault answers err as a Connect error whose Fault detail carries the
-// correlation id. Errors that are not Connect errors are internal: their text
-// is replaced so nothing internal (or a payload) reaches the client.
+// withFault is the one place an error becomes what a client sees: a Connect
+// error whose Fault detail carries the correlation id. An engine error
+// becomes its fault (engineFault); a Connect error keeps its code and
+// details; anything else is internal, and its text is replaced so nothing
+// internal (or a payload) reaches the client. The message is made valid
+// UTF-8, which gRPC's status encoding requires.
 func withFault(err error, correlationID string) *connect.Error {
+	err = engineFault(err)
 	var cerr *connect.Error
 	if !errors.As(err, &cerr) {
 		cerr = connect.NewError(connect.CodeInternal, errors.New("internal error; the correlation id finds the server log line"))
@@ -158,7 +163,7 @@ func withFault(err error, correlationID string) *connect.Error {
 		fault = &weftv1.Fault{Code: faultCodeFor(cerr.Code())}
 	}
 	fault.CorrelationId = correlationID
-	out := connect.NewError(cerr.Code(), errors.New(cerr.Message()))
+	out := connect.NewError(cerr.Code(), errors.New(strings.ToValidUTF8(cerr.Message(), "\uFFFD")))
 	for _, d := range cerr.Details() {
 		if v, derr := d.Value(); derr == nil {
 			if _, isFault := v.(*weftv1.Fault); isFault {

@@ -12,7 +12,8 @@ import (
 )
 
 // RunService serves weft.v1.RunService over an engine: it converts each
-// request, calls the engine once, and converts the answer or the fault.
+// request, calls the engine once, and converts the answer; its errors go back
+// as the engine returned them, for the fault interceptor to map.
 type RunService struct {
 	eng *engine.Engine
 }
@@ -26,15 +27,15 @@ func NewRunService(eng *engine.Engine) *RunService { return &RunService{eng: eng
 func (s *RunService) SubmitRun(ctx context.Context, req *connect.Request[weftv1.SubmitRunRequest]) (*connect.Response[weftv1.SubmitRunResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	p, err := submitParamsOf(req.Msg, who)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	res, err := s.eng.SubmitRun(ctx, p)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	return connect.NewResponse(&weftv1.SubmitRunResponse{Run: runProto(res.Run), Existing: res.Existing}), nil
 }
@@ -58,11 +59,11 @@ func submitParamsOf(m *weftv1.SubmitRunRequest, who caller) (engine.SubmitParams
 func (s *RunService) StartRun(ctx context.Context, req *connect.Request[weftv1.StartRunRequest]) (*connect.Response[weftv1.StartRunResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	snap, err := s.eng.StartRun(ctx, who.tenant, req.Msg.GetRunId(), who.principal)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	return connect.NewResponse(&weftv1.StartRunResponse{Run: runProto(snap)}), nil
 }
@@ -71,11 +72,11 @@ func (s *RunService) StartRun(ctx context.Context, req *connect.Request[weftv1.S
 func (s *RunService) GetRun(ctx context.Context, req *connect.Request[weftv1.GetRunRequest]) (*connect.Response[weftv1.GetRunResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	snap, err := s.eng.GetRun(ctx, who.tenant, req.Msg.GetRunId())
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	return connect.NewResponse(&weftv1.GetRunResponse{Run: runProto(snap)}), nil
 }
@@ -85,12 +86,12 @@ func (s *RunService) GetRun(ctx context.Context, req *connect.Request[weftv1.Get
 func (s *RunService) AwaitRun(ctx context.Context, req *connect.Request[weftv1.AwaitRunRequest]) (*connect.Response[weftv1.AwaitRunResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	wait := time.Duration(req.Msg.GetWaitMs()) * time.Millisecond
 	snap, err := s.eng.AwaitRun(ctx, who.tenant, req.Msg.GetRunId(), wait)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	return connect.NewResponse(&weftv1.AwaitRunResponse{Run: runProto(snap)}), nil
 }
@@ -99,7 +100,7 @@ func (s *RunService) AwaitRun(ctx context.Context, req *connect.Request[weftv1.A
 func (s *RunService) ListRuns(ctx context.Context, req *connect.Request[weftv1.ListRunsRequest]) (*connect.Response[weftv1.ListRunsResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	m := req.Msg
 	p := engine.ListRunsParams{TenantID: who.tenant, PlanID: m.GetPlanId(), PlanVersion: m.GetPlanVersion(),
@@ -110,7 +111,7 @@ func (s *RunService) ListRuns(ctx context.Context, req *connect.Request[weftv1.L
 	}
 	res, err := s.eng.ListRuns(ctx, p)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	out := &weftv1.ListRunsResponse{NextPageToken: res.NextPageToken}
 	for _, snap := range res.Runs {

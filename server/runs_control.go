@@ -23,14 +23,10 @@ type controlRequest interface {
 func control(ctx context.Context, m controlRequest, actionID string, signalID *string, call controlFunc) (*engine.ControlResult, error) {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
-	res, err := call(ctx, engine.ControlParams{TenantID: who.tenant, RunID: m.GetRunId(), ActionID: actionID,
+	return call(ctx, engine.ControlParams{TenantID: who.tenant, RunID: m.GetRunId(), ActionID: actionID,
 		SignalID: signalID, Reason: m.GetReason(), Actor: who.principal})
-	if err != nil {
-		return nil, engineFault(err)
-	}
-	return res, nil
 }
 
 // ApproveRun approves a PENDING run that requires approval.

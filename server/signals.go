@@ -25,17 +25,17 @@ func NewSignalService(eng *engine.Engine) *SignalService { return &SignalService
 func (s *SignalService) SignalRun(ctx context.Context, req *connect.Request[weftv1.SignalRunRequest]) (*connect.Response[weftv1.SignalRunResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	m := req.Msg
 	payload, err := jsonField(m.GetPayload(), "payload")
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	res, err := s.eng.SignalRun(ctx, engine.SignalParams{TenantID: who.tenant, RunID: m.GetRunId(),
 		SignalName: m.GetSignalName(), SignalID: m.SignalId, Payload: payload, Actor: who.principal})
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	return connect.NewResponse(&weftv1.SignalRunResponse{Result: acceptedProto(res.Result), Duplicate: res.Duplicate}), nil
 }
@@ -45,19 +45,19 @@ func (s *SignalService) SignalRun(ctx context.Context, req *connect.Request[weft
 func (s *SignalService) CompleteManualAction(ctx context.Context, req *connect.Request[weftv1.CompleteManualActionRequest]) (*connect.Response[weftv1.CompleteManualActionResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	m := req.Msg
 	output, err := jsonField(m.GetOutput(), "output")
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	res, err := s.eng.CompleteManualAction(ctx, engine.ManualCompletion{TenantID: who.tenant, RunID: m.GetRunId(),
 		ActionID: m.GetActionId(), CompletionToken: m.GetCompletionToken(), Outcome: manualOutcomes.engine(m.GetOutcome()),
 		ActorUserID: m.GetActorUserId(), CompletedAt: timeOf(m.GetCompletedAt()), Notes: m.GetNotes(),
 		EvidenceRefs: m.GetEvidenceRefs(), Output: output})
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	return connect.NewResponse(&weftv1.CompleteManualActionResponse{Result: manualResultProto(res.Result),
 		Duplicate: res.Duplicate}), nil

@@ -26,11 +26,11 @@ func NewWorkerService(eng *engine.Engine) *WorkerService { return &WorkerService
 func (s *WorkerService) PollTasks(ctx context.Context, req *connect.Request[weftv1.PollTasksRequest]) (*connect.Response[weftv1.PollTasksResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	tasks, err := s.eng.PollTasks(ctx, pollParams(who.tenant, req.Msg))
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	return connect.NewResponse(&weftv1.PollTasksResponse{Tasks: tasksProto(tasks)}), nil
 }
@@ -62,12 +62,12 @@ func tasksProto(tasks []*engine.Task) []*weftv1.Task {
 func (s *WorkerService) CompleteTask(ctx context.Context, req *connect.Request[weftv1.CompleteTaskRequest]) (*connect.Response[weftv1.CompleteTaskResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	m := req.Msg
 	output, err := jsonField(m.GetOutput(), "output")
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	report := engine.TaskReport{TenantID: who.tenant, Token: m.GetTaskToken(),
 		WorkerID: m.GetWorkerId(), Output: output, Artifacts: artifactsOf(m.GetArtifacts()),
@@ -78,7 +78,7 @@ func (s *WorkerService) CompleteTask(ctx context.Context, req *connect.Request[w
 	}
 	res, err := s.eng.CompleteTask(ctx, report)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	out := &weftv1.CompleteTaskResponse{Duplicate: res.Duplicate}
 	if len(res.Tasks) > 0 {
@@ -91,14 +91,14 @@ func (s *WorkerService) CompleteTask(ctx context.Context, req *connect.Request[w
 func (s *WorkerService) FailTask(ctx context.Context, req *connect.Request[weftv1.FailTaskRequest]) (*connect.Response[weftv1.FailTaskResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	m := req.Msg
 	res, err := s.eng.FailTask(ctx, engine.TaskReport{TenantID: who.tenant, Token: m.GetTaskToken(),
 		WorkerID: m.GetWorkerId(), ErrorClass: errorClasses.engine(m.GetErrorClass()), Code: m.GetCode(),
 		Message: m.GetMessage(), SideEffectPossible: m.GetSideEffectPossible(), ReconciliationKey: m.GetReconciliationKey()})
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	return connect.NewResponse(&weftv1.FailTaskResponse{Duplicate: res.Duplicate, WillRetry: res.WillRetry}), nil
 }
@@ -107,11 +107,11 @@ func (s *WorkerService) FailTask(ctx context.Context, req *connect.Request[weftv
 func (s *WorkerService) HeartbeatTask(ctx context.Context, req *connect.Request[weftv1.HeartbeatTaskRequest]) (*connect.Response[weftv1.HeartbeatTaskResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	res, err := s.eng.HeartbeatTask(ctx, who.tenant, req.Msg.GetTaskToken())
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	return connect.NewResponse(&weftv1.HeartbeatTaskResponse{CancelRequested: res.CancelRequested,
 		Deadline: timestamp(res.Deadline)}), nil
@@ -121,17 +121,17 @@ func (s *WorkerService) HeartbeatTask(ctx context.Context, req *connect.Request[
 func (s *WorkerService) ReportVerification(ctx context.Context, req *connect.Request[weftv1.ReportVerificationRequest]) (*connect.Response[weftv1.ReportVerificationResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	m := req.Msg
 	result, err := jsonField(m.GetResult(), "result")
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	res, err := s.eng.ReportVerification(ctx, engine.VerifyReport{TenantID: who.tenant, Token: m.GetTaskToken(),
 		WorkerID: m.GetWorkerId(), State: verifyStates.engine(m.GetState()), Result: result, Diagnostic: m.GetDiagnostic()})
 	if err != nil {
-		return nil, engineFault(err)
+		return nil, err
 	}
 	return connect.NewResponse(&weftv1.ReportVerificationResponse{Duplicate: res.Duplicate}), nil
 }
