@@ -69,12 +69,57 @@ func (c jsonCodec) Unmarshal(data []byte, message any) error {
 	}
 	// An unknown field, an unknown enum name or malformed input: the tolerant
 	// pass tells malformed input apart, the walk finds unknown enum names.
+	md := m.ProtoReflect().Descriptor()
+	proto.Reset(m)
 	if err := jsonTolerant.Unmarshal(data, m); err != nil {
-		return err
+		// Refused with the field and the rule, never protojson's text, which
+		// quotes the body.
+		proto.Reset(m)
+		markRefused(m, &validate.Violations{Violations: []*validate.Violation{jsonRefusal(data, md)}})
+		return nil
 	}
-	if v := unknownEnumNames(data, m.ProtoReflect().Descriptor()); len(v) > 0 {
+	if v := unknownEnumNames(data, md); len(v) > 0 {
 		markRefused(m, &validate.Violations{Violations: v})
 	}
+	return nil
+}
+
+// protoCodec is Connect's binary protobuf codec, except that a body
+// protobuf cannot decode is refused as the JSON codec refuses one (see
+// jsonCodec): invalid_argument with a Fault, a correlation id and a
+// violation naming the field by its proto name, never protobuf's text.
+type protoCodec struct{}
+
+var protoUnmarshal = proto.UnmarshalOptions{}
+
+// Name implements connect.Codec.
+func (protoCodec) Name() string { return "proto" }
+
+// Marshal implements connect.Codec.
+func (c protoCodec) Marshal(message any) ([]byte, error) {
+	return c.MarshalAppend(nil, message)
+}
+
+// MarshalAppend lets Connect marshal into its pooled buffers.
+func (protoCodec) MarshalAppend(dst []byte, message any) ([]byte, error) {
+	m, ok := message.(proto.Message)
+	if !ok {
+		return nil, fmt.Errorf("proto codec: %T is not a proto.Message", message)
+	}
+	return proto.MarshalOptions{}.MarshalAppend(dst, m)
+}
+
+// Unmarshal implements connect.Codec.
+func (protoCodec) Unmarshal(data []byte, message any) error {
+	m, ok := message.(proto.Message)
+	if !ok {
+		return fmt.Errorf("proto codec: %T is not a proto.Message", message)
+	}
+	if protoUnmarshal.Unmarshal(data, m) == nil {
+		return nil
+	}
+	proto.Reset(m)
+	markRefused(m, &validate.Violations{Violations: []*validate.Violation{protoRefusal(data, m.ProtoReflect().Descriptor())}})
 	return nil
 }
 

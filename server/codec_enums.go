@@ -110,7 +110,7 @@ func (w *enumWalk) value(fd protoreflect.FieldDescriptor, v any, path []*validat
 		w.out = append(w.out, &validate.Violation{
 			Field:   &validate.FieldPath{Elements: clonePath(path)},
 			RuleId:  proto.String(RuleUnknownEnumName),
-			Message: proto.String(fmt.Sprintf("unknown enum value %.64q for %s", name, fd.Enum().FullName())),
+			Message: proto.String(fmt.Sprintf("is not a value of enum %s", fd.Enum().FullName())),
 		})
 	case protoreflect.MessageKind, protoreflect.GroupKind:
 		w.message(fd.Message(), v, path)
@@ -153,7 +153,8 @@ func keyElement(fd protoreflect.FieldDescriptor, k string) *validate.FieldPathEl
 		u, _ := strconv.ParseUint(k, 10, 64)
 		el.SetUintKey(u)
 	default:
-		el.SetStringKey(k)
+		// A string key is not quoted: it may be a payload.
+		return pathElement(fd)
 	}
 	return el
 }

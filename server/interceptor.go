@@ -40,10 +40,14 @@ func callInfoOf(ctx context.Context) *callInfo {
 	return info
 }
 
-// begin gives a call its correlation id and a callInfo to fill.
+// begin gives a call its correlation id (the one withTransportFaults gave
+// the request, or a new one) and a callInfo to fill.
 func begin(ctx context.Context) (context.Context, string) {
-	id := uuid.NewString()
-	ctx = context.WithValue(ctx, correlationKey{}, id)
+	id := CorrelationID(ctx)
+	if id == "" {
+		id = uuid.NewString()
+		ctx = withCorrelationID(ctx, id)
+	}
 	return context.WithValue(ctx, callInfoKey{}, &callInfo{}), id
 }
 

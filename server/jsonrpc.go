@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 
+	"buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
@@ -111,7 +112,7 @@ func (h *jsonrpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// The PAYLOAD_TOO_LARGE fault, as a forwarded call over the
 			// message limit answers it, with the table's HTTP status.
 			h.metrics.jsonrpcReject.WithLabelValues("too_large").Inc()
-			refusal := newPayloadTooLarge("the request body", tooBig.Limit)
+			refusal := withFault(newPayloadTooLarge("the request body", tooBig.Limit), CorrelationID(r.Context()))
 			writeRPC(w, HTTPStatus(weftv1.FaultCode_FAULT_CODE_PAYLOAD_TOO_LARGE),
 				&rpcResponse{JSONRPC: "2.0", ID: jsonNull, Error: rpcErrorOf(refusal)})
 			return
@@ -187,7 +188,7 @@ type rpcCall struct {
 // call answers one JSON-RPC request, or nil for a notification. The header
 // is that of the forwarded Connect response, if there was one.
 func (h *jsonrpcHandler) call(r *http.Request, raw json.RawMessage) (*rpcResponse, http.Header) {
-	c, fail := h.decode(raw)
+	c, fail := h.decode(raw, CorrelationID(r.Context()))
 	if fail != nil {
 		// A well-formed notification is never answered, even when its
 		// method or params are wrong; a malformed request object always is.
@@ -204,7 +205,7 @@ func (h *jsonrpcHandler) call(r *http.Request, raw json.RawMessage) (*rpcRespons
 }
 
 // decode checks a request object against JSON-RPC 2.0 and the API's methods.
-func (h *jsonrpcHandler) decode(raw json.RawMessage) (rpcCall, *rpcResponse) {
+func (h *jsonrpcHandler) decode(raw json.RawMessage, correlationID string) (rpcCall, *rpcResponse) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		h.metrics.jsonrpcReject.WithLabelValues("invalid_request").Inc()
@@ -243,7 +244,12 @@ func (h *jsonrpcHandler) decode(raw json.RawMessage) (rpcCall, *rpcResponse) {
 	}
 	params, ok := paramsOf(fields["params"])
 	if !ok {
-		return c, errorResponse(c.id, jsonrpcInvalidParams, "invalid params: params must be an object (the request message in proto JSON)")
+		// The request message is refused as a forwarded one would be: with
+		// the Fault, the correlation id and the violation.
+		v := &validate.Violations{Violations: []*validate.Violation{violation(nil, RuleJSONObject,
+			"params must be an object (the request message in proto JSON)")}}
+		refusal := withFault(newInvalidArgument(v, "invalid params: "+violationsText(v)), correlationID)
+		return c, &rpcResponse{JSONRPC: "2.0", ID: c.idOrNull(), Error: rpcErrorFor(refusal.Code(), refusal.Message(), faultOfErr(refusal), v.GetViolations())}
 	}
 	c.params = params
 	return c, nil

@@ -58,6 +58,12 @@ func rpcErrorOf(cerr *connect.Error) *rpcError {
 	return rpcErrorFor(cerr.Code(), cerr.Message(), fault, nil)
 }
 
+// faultOfErr answers the Fault detail of err, or nil.
+func faultOfErr(err error) *weftv1.Fault {
+	f, _ := FaultOf(err)
+	return f
+}
+
 // rpcErrorFor is the JSON-RPC error of a Connect error: its code is the
 // fault's (server/fault.go's table), its data the Connect code, the Fault
 // and the violations.

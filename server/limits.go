@@ -3,9 +3,14 @@ package server
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+
+	"connectrpc.com/connect"
+
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
 // limitMessages refuses a request message over maxBytes with the
@@ -31,7 +36,8 @@ func limitMessages(next http.Handler, maxBytes int64) http.Handler {
 		}
 		r2 := *r
 		if enveloped(r.Header.Get("Content-Type")) {
-			r2.Body = &frameLimit{body: r.Body, limit: maxBytes}
+			r2.Body = &frameLimit{body: r.Body, limit: maxBytes, single: strings.HasPrefix(r.URL.Path, "/weft.v1."),
+				compressed: compressedStream(r.Header)}
 		} else {
 			r2.Body = &unaryLimit{body: r.Body, limit: maxBytes, remaining: maxBytes}
 		}
@@ -81,15 +87,45 @@ func (u *unaryLimit) Read(p []byte) (int, error) {
 
 func (u *unaryLimit) Close() error { return u.body.Close() }
 
+// compressedStream reports whether an enveloped request declares a
+// compression (gRPC's grpc-encoding, Connect streaming's
+// connect-content-encoding) under which a message may be compressed.
+func compressedStream(h http.Header) bool {
+	for _, k := range []string{"Grpc-Encoding", "Connect-Content-Encoding"} {
+		if v := h.Get(k); v != "" && !strings.EqualFold(v, "identity") {
+			return true
+		}
+	}
+	return false
+}
+
 // frameLimit passes enveloped messages through, holding each 5-byte prefix
-// back until it has checked the length it declares.
+// back until it has checked it, and refuses as invalid_argument what Connect
+// would answer as an internal error or unknown: a body that ends inside a
+// prefix or before the bytes a prefix declares, a prefix with flags a
+// request cannot carry (or the compressed flag without a compression), and
+// a second message where the method takes one.
 type frameLimit struct {
-	body      io.ReadCloser
-	limit     int64
-	prefix    [5]byte
-	pending   []byte // checked prefix bytes not yet handed out
-	remaining int64  // message bytes of the current envelope not yet handed out
-	err       error  // the error to answer once pending is handed out
+	body       io.ReadCloser
+	limit      int64
+	single     bool // the method takes exactly one request message
+	compressed bool // the request declares a compression
+	messages   int  // prefixes handed out
+	prefix     [5]byte
+	pending    []byte // checked prefix bytes not yet handed out
+	remaining  int64  // message bytes of the current envelope not yet handed out
+	err        error  // the error to answer once pending is handed out
+}
+
+// envelopeCompressed is the only flag a request envelope may carry.
+const envelopeCompressed = 0x01
+
+// malformedEnvelope answers invalid_argument for an enveloped body that does
+// not follow the protocol's framing; the fault interceptor or the transport
+// layer adds the Fault and the correlation id.
+func malformedEnvelope(why string) *connect.Error {
+	return newFaultError(&weftv1.Fault{Code: weftv1.FaultCode_FAULT_CODE_INVALID_ARGUMENT},
+		"malformed request envelope: "+why)
 }
 
 func (f *frameLimit) Read(p []byte) (int, error) {
@@ -112,6 +148,10 @@ func (f *frameLimit) Read(p []byte) (int, error) {
 	}
 	n, err := f.body.Read(p)
 	f.remaining -= int64(n)
+	if errors.Is(err, io.EOF) && f.remaining > 0 {
+		f.err = malformedEnvelope(fmt.Sprintf("the body ended %d bytes before the end of the message its prefix declares", f.remaining))
+		return n, f.err
+	}
 	return n, tooLarge(err)
 }
 
@@ -121,22 +161,36 @@ func (f *frameLimit) nextPrefix(p []byte) (int, error) {
 	switch {
 	case n == 0 && err != nil:
 		return 0, tooLarge(err) // io.EOF: the body ended between envelopes
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		f.err = malformedEnvelope(fmt.Sprintf("the body ended inside a 5-byte message prefix, after %d bytes", n))
+		return 0, f.err
 	case err != nil:
-		// A truncated prefix: hand out what came, then end as the body did,
-		// so Connect reports the incomplete envelope as it would.
-		f.pending, f.err = f.prefix[:n], tooLarge(err)
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			f.err = io.EOF
-		}
-		return f.Read(p)
-	}
-	size := int64(binary.BigEndian.Uint32(f.prefix[1:]))
-	if size > f.limit {
-		f.err = newPayloadTooLarge("the request message", f.limit)
+		f.err = tooLarge(err)
 		return 0, f.err
 	}
-	f.pending, f.remaining = f.prefix[:], size
+	f.err = f.checkPrefix()
+	if f.err != nil {
+		return 0, f.err
+	}
+	f.messages++
+	f.pending, f.remaining = f.prefix[:], int64(binary.BigEndian.Uint32(f.prefix[1:]))
 	return f.Read(p)
+}
+
+// checkPrefix judges the prefix just read.
+func (f *frameLimit) checkPrefix() error {
+	flags := f.prefix[0]
+	switch {
+	case f.single && f.messages > 0:
+		return malformedEnvelope("the method takes one request message and the body holds more")
+	case flags&^envelopeCompressed != 0:
+		return malformedEnvelope(fmt.Sprintf("flags 0x%02x are not valid in a request message prefix", flags))
+	case flags&envelopeCompressed != 0 && !f.compressed:
+		return malformedEnvelope("a message is marked compressed but the request declares no compression")
+	case int64(binary.BigEndian.Uint32(f.prefix[1:])) > f.limit:
+		return newPayloadTooLarge("the request message", f.limit)
+	}
+	return nil
 }
 
 func (f *frameLimit) Close() error { return f.body.Close() }

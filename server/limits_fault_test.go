@@ -205,20 +205,22 @@ func frames(sizes ...int) []byte {
 // TestFrameLimit_PassesEnvelopesUpToTheLimitAndRefusesTheFirstOverIt: each
 // envelope is judged by the length its prefix declares, before its bytes
 // are read; envelopes within the limit pass unchanged, whatever the read
-// sizes; a truncated prefix ends as the body did.
+// sizes; a truncated prefix is refused as a malformed envelope.
 func TestFrameLimit_PassesEnvelopesUpToTheLimitAndRefusesTheFirstOverIt(t *testing.T) {
 	cases := []struct {
-		name     string
-		body     []byte
-		passed   int // bytes handed out before the outcome
-		tooLarge bool
+		name      string
+		body      []byte
+		passed    int // bytes handed out before the outcome
+		tooLarge  bool
+		malformed bool
 	}{
-		{"Empty", nil, 0, false},
-		{"OneAtTheLimit", frames(10), 15, false},
-		{"SeveralWithin", frames(0, 3, 10), 28, false},
-		{"OneOver", frames(11), 0, true},
-		{"SecondOver", frames(4, 11), 9, true},
-		{"TruncatedPrefix", frames(4)[:3], 3, false},
+		{"Empty", nil, 0, false, false},
+		{"OneAtTheLimit", frames(10), 15, false, false},
+		{"SeveralWithin", frames(0, 3, 10), 28, false, false},
+		{"OneOver", frames(11), 0, true, false},
+		{"SecondOver", frames(4, 11), 9, true, false},
+		{"TruncatedPrefix", frames(4)[:3], 0, false, true},
+		{"TruncatedMessage", frames(4)[:7], 7, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -238,6 +240,10 @@ func TestFrameLimit_PassesEnvelopesUpToTheLimitAndRefusesTheFirstOverIt(t *testi
 				require.Equal(t, string(tc.body[:tc.passed]), string(got), "chunk %d", chunk)
 				if tc.tooLarge {
 					requireTooLarge(t, err)
+					continue
+				}
+				if tc.malformed {
+					require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "chunk %d: %v", chunk, err)
 					continue
 				}
 				require.True(t, errors.Is(err, io.EOF), "chunk %d: %v", chunk, err)

@@ -116,6 +116,7 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	opts := []connect.HandlerOption{
+		connect.WithCodec(protoCodec{}),
 		connect.WithCodec(jsonCodec{name: "json"}),
 		connect.WithCodec(jsonCodec{name: "json; charset=utf-8"}),
 		// Outermost first: correlation id, faults, logs and metrics; then
@@ -137,11 +138,12 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle("GET "+MetricsPath, m.pipeline.Handler())
 	// JSON-RPC forwards to the same mux, so every call meets the same
 	// interceptors and message limit as Connect.
+	// Each forwarded call is a request of its own, with its own correlation id.
 	limited := limitMessages(mux, cfg.MaxRequestBytes)
-	mux.Handle(JSONRPCPath, newJSONRPCHandler(limited, m))
+	mux.Handle(JSONRPCPath, newJSONRPCHandler(withTransportFaults(limited), m))
 	// The outer limit bounds the raw body (a compressed bomb included) a little
 	// above the message limit, which Connect enforces after decompression.
-	var handler http.Handler = http.MaxBytesHandler(limited, cfg.MaxRequestBytes+64<<10)
+	handler := withTransportFaults(http.MaxBytesHandler(limited, cfg.MaxRequestBytes+64<<10))
 	if len(cfg.CORSOrigins) > 0 {
 		handler = withCORS(handler, cfg.CORSOrigins)
 	}

@@ -1,0 +1,278 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	"connectrpc.com/connect"
+	"github.com/google/uuid"
+	statuspb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// withTransportFaults is the outermost layer of the API, around Connect
+// itself. Some client mistakes are refused by Connect before any
+// interceptor runs (an undecodable GET message, a truncated envelope, a
+// corrupt compressed body); this layer makes those answers what every other
+// error is:
+//
+//   - it gives the request its correlation id (the fault interceptor and the
+//     body limits read it from the context) and sends it in
+//     Weft-Correlation-Id on every answer;
+//   - it refuses a Connect GET whose base64 message does not decode, as
+//     invalid_argument naming the message parameter (Connect would answer
+//     unknown, HTTP 500);
+//   - it makes sure an error answer carries the weft.v1.Fault detail with the
+//     correlation id, on Connect unary (the JSON error body, whose detail
+//     "debug" JSON it also renders with proto field names), gRPC and gRPC-Web
+//     (the grpc-status-details-bin trailer).
+func withTransportFaults(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := uuid.NewString()
+		r = r.WithContext(withCorrelationID(r.Context(), id))
+		w.Header().Set(CorrelationHeader, id)
+		if err := checkGETMessage(r); err != nil {
+			_ = errorWriter.Write(w, r, withFault(err, id))
+			return
+		}
+		fw := &faultWriter{ResponseWriter: w, id: id}
+		next.ServeHTTP(fw, r)
+		fw.finish()
+	})
+}
+
+// errorWriter writes an error in the protocol of the request it answers.
+var errorWriter = connect.NewErrorWriter()
+
+// withCorrelationID answers ctx carrying the request's correlation id.
+func withCorrelationID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, correlationKey{}, id)
+}
+
+// RuleGETBase64 is the rule_id of the violation a Connect GET answers when
+// its message parameter is not the base64 that base64=1 announces.
+const RuleGETBase64 = "get.base64"
+
+// checkGETMessage refuses a Connect GET whose base64 message parameter is not
+// URL-safe base64 (padded or not), as Connect reads it.
+func checkGETMessage(r *http.Request) error {
+	if r.Method != http.MethodGet || r.URL.RawQuery == "" {
+		return nil
+	}
+	q := r.URL.Query()
+	if q.Get("base64") != "1" {
+		return nil
+	}
+	msg := q.Get("message")
+	enc := base64.URLEncoding
+	if len(msg)%4 != 0 {
+		enc = base64.RawURLEncoding
+	}
+	if _, err := enc.DecodeString(msg); err != nil {
+		v := &validate.Violations{Violations: []*validate.Violation{
+			violation(nil, RuleGETBase64, "the message query parameter is not URL-safe base64")}}
+		return newInvalidArgument(v, violationsText(v))
+	}
+	return nil
+}
+
+// faultWriter passes an answer through, holding back only a Connect unary
+// error body (a few hundred bytes) to complete it, and completing gRPC's
+// status details in the headers or trailers.
+type faultWriter struct {
+	http.ResponseWriter
+	id        string
+	committed bool
+	held      bool // a Connect unary error body is being held back
+	status    int
+	body      bytes.Buffer
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *faultWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *faultWriter) WriteHeader(status int) {
+	if w.committed || w.held {
+		return
+	}
+	h := w.Header()
+	if status != http.StatusOK && strings.HasPrefix(h.Get("Content-Type"), "application/json") && h.Get("Grpc-Status") == "" {
+		w.held, w.status = true, status
+		return
+	}
+	completeGRPCStatus(h, "", w.id)
+	w.committed = true
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *faultWriter) Write(p []byte) (int, error) {
+	if !w.committed && !w.held {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.held {
+		return w.body.Write(p)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush implements http.Flusher, which Connect's streaming needs.
+func (w *faultWriter) Flush() {
+	if w.held {
+		return
+	}
+	if !w.committed {
+		w.WriteHeader(http.StatusOK)
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// finish sends a held error body, completed, and completes gRPC's trailers.
+func (w *faultWriter) finish() {
+	if w.held {
+		body := completeConnectError(w.body.Bytes(), w.id)
+		h := w.Header()
+		h.Del("Content-Length")
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.ResponseWriter.WriteHeader(w.status)
+		_, _ = w.ResponseWriter.Write(body)
+		return
+	}
+	completeGRPCStatus(w.Header(), http.TrailerPrefix, w.id)
+}
+
+// wireDetail is one detail of a Connect error body.
+type wireDetail struct {
+	Type  string          `json:"type"`
+	Value string          `json:"value"`
+	Debug json.RawMessage `json:"debug,omitempty"`
+}
+
+// wireError is Connect's unary error body.
+type wireError struct {
+	Code    string          `json:"code"`
+	Message string          `json:"message,omitempty"`
+	Details []wireDetail    `json:"details,omitempty"`
+	Meta    json.RawMessage `json:"metadata,omitempty"`
+}
+
+// completeConnectError answers a Connect unary error body with a Fault that
+// carries the correlation id and every detail's debug JSON in proto field
+// names. A body that is not a Connect error is answered as it is.
+func completeConnectError(body []byte, id string) []byte {
+	var we wireError
+	if json.Unmarshal(body, &we) != nil || we.Code == "" {
+		return body
+	}
+	var code connect.Code
+	if code.UnmarshalText([]byte(we.Code)) != nil {
+		return body
+	}
+	details := make([]*anypb.Any, 0, len(we.Details)+1)
+	for _, d := range we.Details {
+		raw, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(d.Value, "="))
+		if err != nil {
+			return body
+		}
+		details = append(details, &anypb.Any{TypeUrl: "type.googleapis.com/" + d.Type, Value: raw})
+	}
+	details = completeFault(details, code, id)
+	we.Details = we.Details[:0]
+	for _, a := range details {
+		d := wireDetail{Type: strings.TrimPrefix(a.GetTypeUrl(), "type.googleapis.com/"),
+			Value: base64.RawStdEncoding.EncodeToString(a.GetValue())}
+		if m, err := a.UnmarshalNew(); err == nil {
+			if debug, err := jsonMarshal.Marshal(m); err == nil {
+				d.Debug = debug
+			}
+		}
+		we.Details = append(we.Details, d)
+	}
+	out, err := json.Marshal(we)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// completeGRPCStatus completes the grpc-status-details-bin of an error
+// answer, in the headers (prefix "") or in the trailers (http.TrailerPrefix).
+func completeGRPCStatus(h http.Header, prefix, id string) {
+	codeText := h.Get(prefix + "Grpc-Status")
+	if codeText == "" || codeText == "0" {
+		return
+	}
+	n, err := strconv.Atoi(codeText)
+	if err != nil {
+		return
+	}
+	st := &statuspb.Status{Code: int32(n)}
+	if bin := h.Get(prefix + "Grpc-Status-Details-Bin"); bin != "" {
+		raw, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(bin, "="))
+		if err != nil || proto.Unmarshal(raw, st) != nil {
+			return
+		}
+	} else {
+		st.Message = grpcPercentDecode(h.Get(prefix + "Grpc-Message"))
+	}
+	st.Details = completeFault(st.GetDetails(), connect.Code(n), id)
+	raw, err := proto.Marshal(st)
+	if err != nil {
+		return
+	}
+	h.Set(prefix+"Grpc-Status-Details-Bin", base64.RawStdEncoding.EncodeToString(raw))
+}
+
+// completeFault answers details with a weft.v1.Fault that carries the
+// correlation id: the one present, completed, or a new one whose code
+// follows the Connect code.
+func completeFault(details []*anypb.Any, code connect.Code, id string) []*anypb.Any {
+	faultName := (&weftv1.Fault{}).ProtoReflect().Descriptor().FullName()
+	for i, d := range details {
+		if d.MessageName() != faultName {
+			continue
+		}
+		fault := &weftv1.Fault{}
+		if d.UnmarshalTo(fault) != nil || fault.GetCorrelationId() == id {
+			return details
+		}
+		fault.CorrelationId = id
+		if a, err := anypb.New(fault); err == nil {
+			details[i] = a
+		}
+		return details
+	}
+	if a, err := anypb.New(&weftv1.Fault{Code: faultCodeFor(code), CorrelationId: id}); err == nil {
+		details = append(details, a)
+	}
+	return details
+}
+
+// grpcPercentDecode reverses gRPC's percent-encoding of grpc-message.
+func grpcPercentDecode(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var out strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if b, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				out.WriteByte(byte(b))
+				i += 2
+				continue
+			}
+		}
+		out.WriteByte(s[i])
+	}
+	return strings.ToValidUTF8(out.String(), "\uFFFD")
+}
