@@ -95,7 +95,7 @@ func TestWeftd_InvalidArgumentThroughCurl(t *testing.T) {
 		types = append(types, d.Type)
 	}
 	require.ElementsMatch(t, []string{"buf.validate.Violations", "weft.v1.Fault"}, types)
-	require.Contains(t, body, `"fieldName":"run_id"`)
+	require.Contains(t, body, `"field_name":"run_id"`, "the debug JSON uses proto field names")
 }
 
 func TestWeftd_TSClientUnderNode(t *testing.T) {
