@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,8 @@ type consoleE2E struct {
 	PauseRun   string `json:"pauseRun"`
 	CancelRun  string `json:"cancelRun"`
 	HoldRun    string `json:"holdRun"`
+	DrainRun   string `json:"drainRun"`
+	ReleaseURL string `json:"releaseURL"`
 	BetaRun    string `json:"betaRun"`
 	Submitter  string `json:"submitter"`
 	OpenURL    string `json:"openURL"`
@@ -109,7 +112,9 @@ func TestConsole_ServesEmbeddedAssetsUnderAStrictCSP(t *testing.T) {
 // token is refused; the list shows submitted runs; a run page draws its DAG
 // and timeline; a signal whose payload holds <script> is sent and shown as
 // text; a manual step is completed by clicking (after a refused completion
-// shows its fault) and the run finishes; pause, resume and cancel take effect;
+// shows its fault) and the run finishes; a held failed step is retried and
+// skipped; a pause shows DRAINING with the task in flight until it ends;
+// pause, resume and cancel take effect;
 // another tenant sees none of these runs; without tokens the console opens
 // directly. Then the API confirms what the clicks did.
 func TestConsole_EndToEndInChromium(t *testing.T) {
@@ -129,6 +134,25 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 	acmeClient := client.New(d.url, client.WithToken(acme))
 	w := worker.New(acmeClient, worker.Options{Queue: "default", Concurrency: 4, PollWait: 2 * time.Second})
 	fulfilment.Register(w, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// console.slow runs until the browser test asks for its release, so that
+	// a pause has a task in flight to drain.
+	release := make(chan struct{})
+	releaser := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}))
+	t.Cleanup(releaser.Close)
+	worker.Register(w, "console.slow", func(ctx context.Context, _ struct{}) (string, error) {
+		select {
+		case <-release:
+			return "released", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
 	workerCtx, stopWorker := context.WithCancel(ctx)
 	workerDone := make(chan error, 1)
 	go func() { workerDone <- w.Run(workerCtx) }()
@@ -157,8 +181,15 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 			{Id: "ship", Order: 4, Activity: "ship-order", DependsOn: []string{"charge", "bad-reserve"}},
 		}}})
 	require.NoError(t, err)
+	drain, err := acmeClient.SubmitRun(ctx, &weftv1.SubmitRunRequest{Start: true, Definition: &weftv1.WorkflowDefinition{
+		PlanId: "drain", PlanVersion: "1", Actions: []*weftv1.Action{
+			{Id: "slow", Order: 1, Activity: "console.slow"},
+			{Id: "after", Order: 2, Activity: "ship-order", Input: structpb.NewStructValue(&structpb.Struct{
+				Fields: map[string]*structpb.Value{"carrier": structpb.NewStringValue("post")}})},
+		}}})
+	require.NoError(t, err)
 	cfg := consoleE2E{
-		HoldRun: hold.GetRun().GetRunId(),
+		HoldRun: hold.GetRun().GetRunId(), DrainRun: drain.GetRun().GetRunId(), ReleaseURL: releaser.URL,
 		AuthURL: d.url, AcmeToken: acme, BetaToken: beta, WrongToken: "not-a-token-of-this-weftd",
 		MainRun: submit(acmeClient), PauseRun: submit(acmeClient), CancelRun: submit(acmeClient),
 		BetaRun: submit(client.New(d.url, client.WithToken(beta))), Submitter: "alice",
@@ -212,6 +243,9 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 			require.Contains(t, s.GetReason(), "stock counted by hand", "the reason typed in the console")
 		}
 	}
+	drained, err := acmeClient.GetRun(ctx, cfg.DrainRun)
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, drained.GetStatus(), "paused while draining, resumed")
 	cancelled, err := acmeClient.GetRun(ctx, cfg.CancelRun)
 	require.NoError(t, err)
 	require.Equal(t, weftv1.RunStatus_RUN_STATUS_CANCELLED, cancelled.GetStatus())

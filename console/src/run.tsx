@@ -1,8 +1,8 @@
 // A run: its header, actions, DAG, timeline, steps, signals and event log.
 import { useMemo, useState } from "preact/hooks";
-import { toJson } from "@bufbuild/protobuf";
+import { create, toJson } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
-import { RunStatus, StepStatus, AttemptOutcome, type Run, type Step, type StepError } from "../../client/ts/src/gen/weft/v1/run_pb";
+import { RunStatus, StepStatus, AttemptOutcome, AttemptSchema, type Attempt, type Run, type Step, type StepError } from "../../client/ts/src/gen/weft/v1/run_pb";
 import { EventSchema, SignalKind, type Event } from "../../client/ts/src/gen/weft/v1/event_pb";
 import { ManualOutcome } from "../../client/ts/src/gen/weft/v1/signal_pb";
 import type { Action } from "../../client/ts/src/gen/weft/v1/definition_pb";
@@ -251,6 +251,19 @@ function DagView({ run, selected, onSelect }: { run: Run; selected?: string; onS
   );
 }
 
+/**
+ * attemptsOf answers a step's recorded attempts and, while it runs, the
+ * current one (recorded only when it ends), so that running work shows.
+ */
+function attemptsOf(s: Step): Attempt[] {
+  const running =
+    s.status === StepStatus.RUNNING &&
+    s.startedAt !== undefined &&
+    !s.attempts.some((a) => a.logicalAttemptId === s.logicalAttemptId && a.engineAttemptId === s.engineAttemptId);
+  if (!running) return s.attempts;
+  return [...s.attempts, create(AttemptSchema, { logicalAttemptId: s.logicalAttemptId, engineAttemptId: s.engineAttemptId, startedAt: s.startedAt })];
+}
+
 /** stepErrorText answers an error's class, code and message, each once. */
 function stepErrorText(e: StepError): string {
   const cls = errorClassName(e.errorClass);
@@ -268,7 +281,7 @@ const outcomeClass = (o: AttemptOutcome): string => attemptOutcomeName(o).toLowe
 
 function Timeline({ run }: { run: Run }) {
   const now = Date.now();
-  const rows = run.steps.filter((s) => s.attempts.length > 0);
+  const rows = run.steps.map((s) => ({ id: s.actionId, attempts: attemptsOf(s) })).filter((r) => r.attempts.length > 0);
   if (rows.length === 0) return <p class="muted">No attempt has started yet.</p>;
   const all = rows.flatMap((s) => s.attempts);
   const t0 = Math.min(...all.map((a) => ms(a.startedAt) ?? now));
@@ -288,9 +301,9 @@ function Timeline({ run }: { run: Run }) {
           +{duration(t1 - t0)}
         </text>
         {rows.map((s, i) => (
-          <g key={s.actionId} transform={`translate(0,${24 + i * rowH})`} data-step={s.actionId}>
+          <g key={s.id} transform={`translate(0,${24 + i * rowH})`} data-step={s.id}>
             <text x={0} y={18} class="lane">
-              {s.actionId}
+              {s.id}
             </text>
             {s.attempts.map((a) => {
               const start = ms(a.startedAt) ?? now;
@@ -300,7 +313,7 @@ function Timeline({ run }: { run: Run }) {
               return (
                 <g key={`${a.logicalAttemptId}.${a.engineAttemptId}`} class={`bar o-${outcomeClass(a.outcome)}`} data-outcome={attemptOutcomeName(a.outcome)}>
                   <title>
-                    {`${s.actionId} attempt ${a.logicalAttemptId}.${a.engineAttemptId}: ${label}\n${when(a.startedAt)} → ${a.completedAt ? when(a.completedAt) : "running"} (${duration(end - start)})${a.error?.message ? `\n${a.error.message}` : ""}`}
+                    {`${s.id} attempt ${a.logicalAttemptId}.${a.engineAttemptId}: ${label}\n${when(a.startedAt)} → ${a.completedAt ? when(a.completedAt) : "running"} (${duration(end - start)})${a.error?.message ? `\n${a.error.message}` : ""}`}
                   </title>
                   <rect x={x(start)} y={4} width={w} height={rowH - 10} rx="3" />
                   {w > 90 && (
@@ -420,7 +433,7 @@ function StepPanel({ run, step, action, onAct }: { run: Run; step: Step; action?
         </>
       )}
       <h3>Attempts</h3>
-      {step.attempts.length === 0 ? (
+      {attemptsOf(step).length === 0 ? (
         <p class="muted">None yet.</p>
       ) : (
         <table class="attempts">
@@ -435,7 +448,7 @@ function StepPanel({ run, step, action, onAct }: { run: Run; step: Step; action?
             </tr>
           </thead>
           <tbody>
-            {step.attempts.map((a) => (
+            {attemptsOf(step).map((a) => (
               <tr key={`${a.logicalAttemptId}.${a.engineAttemptId}`}>
                 <td>
                   {a.logicalAttemptId}.{a.engineAttemptId}

@@ -22,6 +22,9 @@ interface Config {
   cancelRun: string;
   /** acme's DAG run whose bad-reserve step fails for good and holds the run. */
   holdRun: string;
+  /** acme's run whose first step runs until releaseURL is fetched. */
+  drainRun: string;
+  releaseURL: string;
   /** beta's run. */
   betaRun: string;
   /** The run's submitter, whom separation of duties refuses as the completer. */
@@ -119,7 +122,7 @@ async function main(): Promise<void> {
     await page.waitForFunction(() => document.querySelectorAll("table.runs tbody tr[data-run-id]").length === 1);
     await page.getByRole("button", { name: "Clear" }).click();
     await page.locator(`tr[data-run-id="${cfg.pauseRun}"]`).waitFor();
-    await waitText(page, 'button.count:not([data-status]) .count-n', /^4$/);
+    await waitText(page, 'button.count:not([data-status]) .count-n', /^5$/);
     await shot(page, "runs");
 
     log("a run page shows its DAG and timeline");
@@ -134,6 +137,8 @@ async function main(): Promise<void> {
     log("a signal with a <script> payload is sent and shown as text");
     const hostile = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">';
     await page.locator("#act-signal").click();
+    await confirm(page, "Send", { "#sig-name": "payment-confirmed", "#sig-payload": "{not json" });
+    await waitText(page, "dialog[open] .fault", /INVALID_ARGUMENT\s*payload must be JSON/);
     await confirm(page, "Send", { "#sig-name": "payment-confirmed", "#sig-payload": JSON.stringify({ reference: hostile }), "#sig-id": "console-e2e-1" });
     await waitText(page, ".accepted", /Signal payment-confirmed accepted \(signal id console-e2e-1\)/);
     await page.locator('svg.dag g.node[data-step="approve-shipment"][data-status="WAITING_FOR_MANUAL_COMPLETION"]').waitFor();
@@ -202,6 +207,22 @@ async function main(): Promise<void> {
     await confirm(page, "Resume");
     await runStatus(page, /^BLOCKED/);
     await waitText(page, "table.events", /RunResumed/);
+
+    log("a pause with a task in flight shows DRAINING and its count until the task ends");
+    await openRunFromList(page, cfg.drainRun);
+    await page.locator('svg.dag g.node[data-step="slow"][data-status="RUNNING"]').waitFor();
+    await page.locator("#act-pause").click();
+    await confirm(page, "Pause");
+    await runStatus(page, /^PAUSED · DRAINING \(1 in flight\)$/);
+    await shot(page, "run-draining");
+    const released = await fetch(cfg.releaseURL);
+    assert.equal(released.status, 200);
+    await runStatus(page, /^PAUSED$/);
+    await waitText(page, "table.events", /RunDrained/);
+    assert.equal(await page.locator('svg.dag g.node[data-step="after"][data-status="PENDING"]').count(), 1, "nothing new starts while paused");
+    await page.locator("#act-resume").click();
+    await confirm(page, "Resume");
+    await runStatus(page, /^COMPLETED/);
 
     log("cancel takes effect");
     await openRunFromList(page, cfg.cancelRun);
