@@ -122,6 +122,11 @@ func (st *StepState) clone() *StepState {
 	c.Artifacts = slices.Clone(st.Artifacts)
 	c.Error = st.Error.clone()
 	c.CompError = st.CompError.clone()
+	if st.Manual != nil {
+		m := *st.Manual
+		m.EvidenceRefs = slices.Clone(m.EvidenceRefs)
+		c.Manual = &m
+	}
 	return &c
 }
 

@@ -118,6 +118,7 @@ func comparable(s *Snapshot) map[string]any {
 			"status": st.Status, "logical": st.LogicalAttempt, "attempts": st.Attempts, "output": string(st.Output),
 			"error": st.Error, "token": st.CompletionToken, "signal": st.WaitingSignal, "reason": st.Reason,
 			"comp": st.CompStatus, "comp_error": st.CompError, "completed": st.CompletedAt, "scheduled": st.ScheduledAt,
+			"manual": st.Manual,
 		}
 	}
 	return out

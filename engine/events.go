@@ -91,6 +91,9 @@ type EventData struct {
 	SignalStorageKey    string              `json:"signal_storage_key,omitempty"`
 	AcceptedAt          time.Time           `json:"accepted_at,omitzero"`
 	ManualOutcome       string              `json:"manual_outcome,omitempty"`
+	Principal           string              `json:"principal,omitempty"`
+	Notes               string              `json:"notes,omitempty"`
+	EvidenceRefs        []string            `json:"evidence_refs,omitempty"`
 	InFlightTasks       int                 `json:"in_flight_tasks,omitempty"`
 	TimedOut            bool                `json:"timed_out,omitempty"`
 	NewLogicalAttempt   int                 `json:"new_logical_attempt,omitempty"`

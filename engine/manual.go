@@ -27,11 +27,17 @@ type ManualCompletion struct {
 	ActionID        string
 	CompletionToken string
 	Outcome         ManualOutcome
-	ActorUserID     string
-	CompletedAt     time.Time
-	Notes           string
-	EvidenceRefs    []string
-	Output          json.RawMessage
+	// ActorUserID is the person completing the action, as the caller
+	// declared; recorded beside Principal.
+	ActorUserID string
+	// Principal is the authenticated principal the call runs as (the bearer
+	// token's name); empty when the server authenticates nobody. Separation
+	// of duties is decided on it (docs/semantics.md#separation-of-duties).
+	Principal    string
+	CompletedAt  time.Time
+	Notes        string
+	EvidenceRefs []string
+	Output       json.RawMessage
 }
 
 // ManualResult is the canonical result of an accepted manual completion.
@@ -42,6 +48,9 @@ type ManualResult struct {
 	Outcome         ManualOutcome `json:"outcome"`
 	ActorUserID     string        `json:"actor_user_id"`
 	AcceptedAt      time.Time     `json:"accepted_at"`
+	Principal       string        `json:"principal,omitempty"`
+	Notes           string        `json:"notes,omitempty"`
+	EvidenceRefs    []string      `json:"evidence_refs,omitempty"`
 }
 
 // ManualCompletionResult answers a manual completion.
@@ -50,20 +59,35 @@ type ManualCompletionResult struct {
 	Duplicate bool
 }
 
-// SeparationOfDuties is the default completion policy: the person completing
-// a manual action may not be the run's submitter.
+// SeparationOfDuties is the default completion policy: the principal
+// completing a manual action may not be the one that submitted the run. It is
+// decided on the authenticated principal, never on the declared actor, which
+// a caller can write freely; only a server that authenticates nobody (where
+// Principal is empty) falls back on the declared actor
+// (docs/semantics.md#separation-of-duties).
 func SeparationOfDuties(_ context.Context, run *RunInfo, req *ManualCompletion) error {
-	if run.SubmittedBy != "" && req.ActorUserID == run.SubmittedBy {
+	if run.SubmittedBy != "" && req.completedBy() == run.SubmittedBy {
 		return &Error{Code: CodePermissionDenied, RunID: run.RunID, ActionID: req.ActionID,
 			Message: "separation of duties: the run's submitter may not complete its manual actions"}
 	}
 	return nil
 }
 
+// completedBy names who completes: the authenticated principal, or the
+// declared actor on a server that authenticates nobody.
+func (m *ManualCompletion) completedBy() string { return completer(m.Principal, m.ActorUserID) }
+
+func completer(principal, actor string) string {
+	if principal != "" {
+		return principal
+	}
+	return actor
+}
+
 // openManualWait makes a step wait for a person, with a fresh opaque token.
 func (c *change) openManualWait(a *definition.Action, st *StepState) {
 	c.setStep(st, StepWaitingManual)
-	st.CompletionToken = randomToken()
+	st.CompletionToken, st.Manual = randomToken(), nil
 	if st.StartedAt.IsZero() {
 		st.StartedAt = c.now
 	}
@@ -124,7 +148,7 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletion) (
 	}
 	var result ManualResult
 	var rejected error
-	_, err = e.mutate(ctx, m.RunID, "operator:"+m.ActorUserID, func(ch *change) error {
+	_, err = e.mutate(ctx, m.RunID, "operator:"+m.completedBy(), func(ch *change) error {
 		rejected = nil // a decision made again decides afresh
 		if _, err := ch.e.store.Get(ch.ctx, key); err == nil {
 			return errDuplicateManual // accepted while this request waited its turn
@@ -138,10 +162,11 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletion) (
 			return nil
 		}
 		result = ManualResult{RunID: m.RunID, ActionID: m.ActionID, CompletionToken: m.CompletionToken,
-			Outcome: m.Outcome, ActorUserID: m.ActorUserID, AcceptedAt: ch.now}
+			Outcome: m.Outcome, ActorUserID: m.ActorUserID, AcceptedAt: ch.now, Principal: m.Principal,
+			Notes: m.Notes, EvidenceRefs: m.EvidenceRefs}
 		ch.require(store.IfAbsent(key))
 		ch.put(key, result)
-		ch.applyManual(st, m)
+		ch.applyManual(st, result, m.Output)
 		return nil
 	})
 	if errors.Is(err, errDuplicateManual) || conflictOn(err, key) {
@@ -179,7 +204,7 @@ func manualRefusal(st *StepState, m ManualCompletion, denied error) error {
 func (c *change) rejectManual(m ManualCompletion, err error) {
 	c.state.SignalCount++
 	c.emit(EvSignalRejected, m.ActionID, c.state.SignalCount, 0, EventData{SignalKind: SignalManual,
-		Actor: m.ActorUserID, Reason: err.Error()})
+		Actor: m.ActorUserID, Principal: m.Principal, Reason: err.Error()})
 }
 
 // priorManual answers a stored manual completion, or nil.
@@ -198,27 +223,39 @@ func (e *Engine) priorManual(ctx context.Context, key []byte) (*ManualCompletion
 	return &ManualCompletionResult{Result: r, Duplicate: true}, nil
 }
 
-// applyManual is the transition a manual completion makes.
-func (c *change) applyManual(st *StepState, m ManualCompletion) {
+// applyManual is the transition a manual completion makes; the step keeps
+// the accepted result (who, the principal, notes and evidence).
+func (c *change) applyManual(st *StepState, r ManualResult, output json.RawMessage) {
 	a := c.run.action(st.ActionID)
 	c.state.SignalCount++
 	c.emit(EvSignalAccepted, st.ActionID, c.state.SignalCount, 0, EventData{SignalKind: SignalManual,
-		CompletionToken: m.CompletionToken, ManualOutcome: string(m.Outcome), Actor: m.ActorUserID, AcceptedAt: c.now})
+		CompletionToken: r.CompletionToken, ManualOutcome: string(r.Outcome), Actor: r.ActorUserID, AcceptedAt: c.now,
+		Principal: r.Principal, Notes: r.Notes, EvidenceRefs: r.EvidenceRefs})
+	st.Manual = &r
 	c.clearWaitTimer(a, st)
-	switch m.Outcome {
+	by := completer(r.Principal, r.ActorUserID)
+	switch r.Outcome {
 	case ManualSucceeded:
-		out := m.Output
+		out := output
 		if len(out) == 0 {
 			out = st.Output
 		}
-		c.succeedStep(st, out, st.Artifacts, "manual:"+m.ActorUserID)
+		c.succeedStep(st, out, st.Artifacts, "manual:"+by)
 	case ManualFailed:
-		c.failStep(a, st, &StepError{Class: definition.ErrorUnknown, Code: "manual_failed", Message: "completed as failed by " + m.ActorUserID})
+		c.failStep(a, st, &StepError{Class: definition.ErrorUnknown, Code: "manual_failed", Message: "completed as failed by " + by})
 	default:
-		c.cancelStep(st, "cancelled by "+m.ActorUserID)
+		c.cancelStep(st, "cancelled by "+by)
 		if a.OnFailure != definition.OnFailureSkip && c.state.Failing == "" {
 			c.state.Failing = st.ActionID
 		}
 	}
 	c.advance()
+}
+
+// ManualResultOf answers the manual completion a SignalAccepted event records.
+func ManualResultOf(ev Event) *ManualResult {
+	d := &ev.Data
+	return &ManualResult{RunID: ev.RunID, ActionID: ev.StepID, CompletionToken: d.CompletionToken,
+		Outcome: ManualOutcome(d.ManualOutcome), ActorUserID: d.Actor, AcceptedAt: d.AcceptedAt, Principal: d.Principal,
+		Notes: d.Notes, EvidenceRefs: d.EvidenceRefs}
 }

@@ -152,3 +152,47 @@ func TestManual_ConcurrentDuplicatesAcrossTwoEnginesGetTheOriginalResult(t *test
 		require.Equal(t, 1, accepted)
 	}
 }
+
+func scenarioManual_SeparationOfDutiesIsDecidedOnThePrincipal(t *testing.T, b *bundle) {
+	m := manualRun(t, b) // submitted by alice
+	forged := m
+	forged.Principal, forged.ActorUserID = "alice", "not-alice"
+	_, err := b.eng.CompleteManualAction(b.ctx, forged)
+	require.Equal(t, CodePermissionDenied, CodeOf(err), "a declared actor does not hide the submitter's principal")
+	other := m
+	other.Principal, other.ActorUserID = "carol", "alice"
+	res, err := b.eng.CompleteManualAction(b.ctx, other)
+	require.NoError(t, err, "carol is not the submitter, whatever name she declares")
+	require.Equal(t, "carol", res.Result.Principal)
+	require.Equal(t, "alice", res.Result.ActorUserID)
+}
+
+func scenarioManual_PrincipalNotesAndEvidenceArePersistedWithTheStep(t *testing.T, b *bundle) {
+	m := manualRun(t, b)
+	m.Principal, m.Notes, m.EvidenceRefs = "carol", "stock checked", []string{"ticket:OPS-7"}
+	first, err := b.eng.CompleteManualAction(b.ctx, m)
+	require.NoError(t, err)
+	want := first.Result
+	require.Equal(t, "stock checked", want.Notes)
+	b.restart() // nothing from the first engine's memory
+	got := b.run(m.RunID).Step("approve").Manual
+	require.NotNil(t, got)
+	require.Equal(t, want.Principal, got.Principal)
+	require.Equal(t, want.Notes, got.Notes)
+	require.Equal(t, want.EvidenceRefs, got.EvidenceRefs)
+	require.Equal(t, want.ActorUserID, got.ActorUserID)
+	again, err := b.eng.CompleteManualAction(b.ctx, m)
+	require.NoError(t, err)
+	require.True(t, again.Duplicate)
+	require.Equal(t, want, again.Result, "a duplicate answers the notes and evidence too")
+	res, err := b.eng.ListEvents(b.ctx, tenant, m.RunID, 0, 1000)
+	require.NoError(t, err)
+	for _, ev := range res.Events {
+		if ev.Type == EvSignalAccepted {
+			require.Equal(t, "carol", ev.Data.Principal)
+			require.Equal(t, "stock checked", ev.Data.Notes)
+			require.Equal(t, []string{"ticket:OPS-7"}, ev.Data.EvidenceRefs)
+			require.Equal(t, "operator:carol", ev.EmittedBy)
+		}
+	}
+}

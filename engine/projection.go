@@ -132,8 +132,16 @@ var stepReducers = map[string]func(*Snapshot, *StepState, Event){
 	},
 	EvStepWaiting: func(_ *Snapshot, st *StepState, ev Event) {
 		st.Status, st.CompletionToken, st.WaitingSignal = StepStatus(ev.Data.Status), ev.Data.CompletionToken, ev.Data.SignalName
+		if st.Status == StepWaitingManual {
+			st.Manual = nil
+		}
 		if len(ev.Data.Output) > 0 {
 			st.Output = ev.Data.Output // the activity's result, awaiting a person's confirmation
+		}
+	},
+	EvSignalAccepted: func(_ *Snapshot, st *StepState, ev Event) {
+		if ev.Data.SignalKind == SignalManual {
+			st.Manual = ManualResultOf(ev)
 		}
 	},
 	EvStepRetried: func(_ *Snapshot, st *StepState, ev Event) {

@@ -87,6 +87,8 @@ type StepState struct {
 	WaitingSignal   string          `json:"waiting_signal,omitempty"`
 	NextAttemptAt   time.Time       `json:"next_attempt_at,omitzero"`
 	Reason          string          `json:"reason,omitempty"`
+	// Manual is the accepted manual completion that ended the step's wait.
+	Manual *ManualResult `json:"manual,omitempty"`
 	// Compensation of this step.
 	CompStatus   CompensationStatus `json:"comp_status,omitempty"`
 	CompAttempt  int                `json:"comp_attempt,omitempty"`

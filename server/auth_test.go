@@ -95,7 +95,7 @@ func TestTokenSet_LooksUpPlainAndHashedTokens(t *testing.T) {
 	set, err := NewTokenSet(TokenSpec{Token: tokenAcme, Tenant: "acme", Principal: "alice"},
 		TokenSpec{Token: "sha256:" + strings.ToUpper(hex.EncodeToString(sum[:])), Tenant: "beta", Principal: "bob"})
 	require.NoError(t, err)
-	for token, want := range map[string]caller{tokenAcme: {"acme", "alice"}, tokenBeta: {"beta", "bob"}} {
+	for token, want := range map[string]caller{tokenAcme: {tenant: "acme", principal: "alice"}, tokenBeta: {tenant: "beta", principal: "bob"}} {
 		who, ok := set.lookup(token)
 		require.True(t, ok)
 		require.Equal(t, want, who)

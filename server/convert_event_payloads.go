@@ -144,9 +144,8 @@ var signalPayloads = map[string]payloadFiller{
 		d := &ev.Data
 		p := &weftv1.SignalAccepted{Kind: signalKinds.proto(d.SignalKind), Actor: d.Actor}
 		if d.SignalKind == engine.SignalManual {
-			p.ManualCompletion = &weftv1.ManualCompletionResult{RunId: ev.RunID, ActionId: ev.StepID,
-				CompletionToken: d.CompletionToken, Outcome: manualOutcomes.proto(engine.ManualOutcome(d.ManualOutcome)),
-				ActorUserId: d.Actor, AcceptedAt: timestamp(d.AcceptedAt)}
+			p.ManualCompletion = stepManualProto(engine.ManualResultOf(*ev))
+			p.Actor = sender(d)
 		} else {
 			p.Result = &weftv1.AcceptedSignalResult{Accepted: true, RunId: ev.RunID, SignalName: d.SignalName,
 				SignalId: d.SignalID, AcceptedAt: timestamp(d.AcceptedAt), SignalStorageKey: d.SignalStorageKey}
@@ -155,12 +154,25 @@ var signalPayloads = map[string]payloadFiller{
 	},
 	engine.EvSignalRejected: func(ev *engine.Event, out *weftv1.Event) {
 		d := &ev.Data
-		out.Payload = &weftv1.Event_SignalRejected{SignalRejected: &weftv1.SignalRejected{
-			Kind: signalKinds.proto(d.SignalKind), SignalName: d.SignalName, SignalId: d.SignalID, Actor: d.Actor,
-			Reason: d.Reason}}
+		r := &weftv1.SignalRejected{Kind: signalKinds.proto(d.SignalKind), SignalName: d.SignalName, SignalId: d.SignalID,
+			Actor: d.Actor, Reason: d.Reason}
+		if d.SignalKind == engine.SignalManual {
+			r.Actor, r.ActorUserId = sender(d), d.Actor
+		}
+		out.Payload = &weftv1.Event_SignalRejected{SignalRejected: r}
 	},
 	engine.EvSignalConsumed: func(ev *engine.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_SignalConsumed{SignalConsumed: &weftv1.SignalConsumed{
 			SignalName: ev.Data.SignalName, SignalId: ev.Data.SignalID}}
 	},
+}
+
+// sender names who sent a manual completion: the authenticated principal, or
+// the declared actor on a server that authenticates nobody (a manual
+// completion's event data keeps the declared actor in Actor).
+func sender(d *engine.EventData) string {
+	if d.Principal != "" {
+		return d.Principal
+	}
+	return d.Actor
 }

@@ -62,6 +62,7 @@ func stepProto(runID string, st *engine.StepState) *weftv1.Step {
 		NextAttemptAt:      timestamp(st.NextAttemptAt),
 		Reason:             st.Reason,
 		WaitingForSignal:   st.WaitingSignal,
+		ManualCompletion:   stepManualProto(st.Manual),
 	}
 	for i := range st.Attempts {
 		out.Attempts = append(out.Attempts, attemptProto(&st.Attempts[i]))
@@ -138,5 +139,14 @@ func acceptedProto(a engine.AcceptedSignal) *weftv1.AcceptedSignalResult {
 // manualResultProto converts a manual completion's canonical result.
 func manualResultProto(r engine.ManualResult) *weftv1.ManualCompletionResult {
 	return &weftv1.ManualCompletionResult{RunId: r.RunID, ActionId: r.ActionID, CompletionToken: r.CompletionToken,
-		Outcome: manualOutcomes.proto(r.Outcome), ActorUserId: r.ActorUserID, AcceptedAt: timestamp(r.AcceptedAt)}
+		Outcome: manualOutcomes.proto(r.Outcome), ActorUserId: r.ActorUserID, AcceptedAt: timestamp(r.AcceptedAt),
+		Principal: r.Principal, Notes: r.Notes, EvidenceRefs: r.EvidenceRefs}
+}
+
+// stepManualProto converts the manual completion a step keeps, if any.
+func stepManualProto(r *engine.ManualResult) *weftv1.ManualCompletionResult {
+	if r == nil {
+		return nil
+	}
+	return manualResultProto(*r)
 }

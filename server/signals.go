@@ -54,7 +54,7 @@ func (s *SignalService) CompleteManualAction(ctx context.Context, req *connect.R
 	}
 	res, err := s.eng.CompleteManualAction(ctx, engine.ManualCompletion{TenantID: who.tenant, RunID: m.GetRunId(),
 		ActionID: m.GetActionId(), CompletionToken: m.GetCompletionToken(), Outcome: manualOutcomes.engine(m.GetOutcome()),
-		ActorUserID: m.GetActorUserId(), CompletedAt: timeOf(m.GetCompletedAt()), Notes: m.GetNotes(),
+		ActorUserID: m.GetActorUserId(), Principal: who.authenticatedPrincipal(), CompletedAt: timeOf(m.GetCompletedAt()), Notes: m.GetNotes(),
 		EvidenceRefs: m.GetEvidenceRefs(), Output: output})
 	if err != nil {
 		return nil, err

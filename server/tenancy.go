@@ -21,6 +21,17 @@ const (
 type caller struct {
 	tenant    string
 	principal string
+	// authenticated: principal is a bearer token's name, not AnonymousCaller.
+	authenticated bool
+}
+
+// authenticatedPrincipal answers the principal a bearer token proved, or ""
+// on a server that authenticates nobody.
+func (c caller) authenticatedPrincipal() string {
+	if !c.authenticated {
+		return ""
+	}
+	return c.principal
 }
 
 type callerKey struct{}
@@ -80,6 +91,7 @@ func (a *authInterceptor) authenticate(ctx context.Context, h http.Header) (cont
 		if who, ok = a.tokens.lookup(token); !ok {
 			return ctx, unauthenticated("unknown bearer token")
 		}
+		who.authenticated = true
 	}
 	if info := callInfoOf(ctx); info != nil {
 		info.who = who

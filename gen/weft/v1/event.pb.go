@@ -2710,7 +2710,8 @@ type SignalAccepted struct {
 	Kind SignalKind `protobuf:"varint,1,opt,name=kind,proto3,enum=weft.v1.SignalKind" json:"kind,omitempty"`
 	// The canonical accepted result.
 	Result *AcceptedSignalResult `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
-	// The principal that sent it.
+	// The authenticated principal that sent it (for a manual completion on a
+	// server that authenticates nobody, the declared actor_user_id).
 	Actor string `protobuf:"bytes,3,opt,name=actor,proto3" json:"actor,omitempty"`
 	// The manual completion, for SIGNAL_KIND_MANUAL_COMPLETION.
 	ManualCompletion *ManualCompletionResult `protobuf:"bytes,4,opt,name=manual_completion,json=manualCompletion,proto3" json:"manual_completion,omitempty"`
@@ -2785,10 +2786,13 @@ type SignalRejected struct {
 	SignalName string `protobuf:"bytes,2,opt,name=signal_name,json=signalName,proto3" json:"signal_name,omitempty"`
 	// Its id, if any.
 	SignalId string `protobuf:"bytes,3,opt,name=signal_id,json=signalId,proto3" json:"signal_id,omitempty"`
-	// Who sent it.
+	// Who sent it: the authenticated principal (for a manual completion on a
+	// server that authenticates nobody, the declared actor_user_id).
 	Actor string `protobuf:"bytes,4,opt,name=actor,proto3" json:"actor,omitempty"`
 	// Why, without payload.
-	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// For a manual completion, the person the request declared (actor_user_id).
+	ActorUserId   string `protobuf:"bytes,6,opt,name=actor_user_id,json=actorUserId,proto3" json:"actor_user_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2854,6 +2858,13 @@ func (x *SignalRejected) GetActor() string {
 func (x *SignalRejected) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *SignalRejected) GetActorUserId() string {
+	if x != nil {
+		return x.ActorUserId
 	}
 	return ""
 }
@@ -3504,14 +3515,15 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\x0e2\x13.weft.v1.SignalKindR\x04kind\x125\n" +
 	"\x06result\x18\x02 \x01(\v2\x1d.weft.v1.AcceptedSignalResultR\x06result\x12\x14\n" +
 	"\x05actor\x18\x03 \x01(\tR\x05actor\x12L\n" +
-	"\x11manual_completion\x18\x04 \x01(\v2\x1f.weft.v1.ManualCompletionResultR\x10manualCompletion\"\xa5\x01\n" +
+	"\x11manual_completion\x18\x04 \x01(\v2\x1f.weft.v1.ManualCompletionResultR\x10manualCompletion\"\xc9\x01\n" +
 	"\x0eSignalRejected\x12'\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x13.weft.v1.SignalKindR\x04kind\x12\x1f\n" +
 	"\vsignal_name\x18\x02 \x01(\tR\n" +
 	"signalName\x12\x1b\n" +
 	"\tsignal_id\x18\x03 \x01(\tR\bsignalId\x12\x14\n" +
 	"\x05actor\x18\x04 \x01(\tR\x05actor\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\"N\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\"\n" +
+	"\ractor_user_id\x18\x06 \x01(\tR\vactorUserId\"N\n" +
 	"\x0eSignalConsumed\x12\x1f\n" +
 	"\vsignal_name\x18\x01 \x01(\tR\n" +
 	"signalName\x12\x1b\n" +

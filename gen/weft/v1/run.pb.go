@@ -711,6 +711,9 @@ type Step struct {
 	Reason string `protobuf:"bytes,17,opt,name=reason,proto3" json:"reason,omitempty"`
 	// The signal the step waits for, while WAITING_FOR_SIGNAL.
 	WaitingForSignal string `protobuf:"bytes,18,opt,name=waiting_for_signal,json=waitingForSignal,proto3" json:"waiting_for_signal,omitempty"`
+	// The accepted manual completion that ended the step's wait, with who
+	// completed it, the authenticated principal, notes and evidence.
+	ManualCompletion *ManualCompletionResult `protobuf:"bytes,19,opt,name=manual_completion,json=manualCompletion,proto3" json:"manual_completion,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -869,6 +872,13 @@ func (x *Step) GetWaitingForSignal() string {
 		return x.WaitingForSignal
 	}
 	return ""
+}
+
+func (x *Step) GetManualCompletion() *ManualCompletionResult {
+	if x != nil {
+		return x.ManualCompletion
+	}
+	return nil
 }
 
 // Attempt is the evidence of one execution attempt (spec 000 §5).
@@ -2513,7 +2523,7 @@ var File_weft_v1_run_proto protoreflect.FileDescriptor
 
 const file_weft_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\"\xb7\b\n" +
+	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/signal.proto\"\xb7\b\n" +
 	"\x03Run\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x1d\n" +
@@ -2544,7 +2554,7 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"definition\x12,\n" +
 	"\x05input\x18\x16 \x01(\v2\x16.google.protobuf.ValueR\x05input\x122\n" +
 	"\tartifacts\x18\x17 \x03(\v2\x14.weft.v1.ArtifactRefR\tartifacts\x126\n" +
-	"\bdeadline\x18\x18 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\x8e\a\n" +
+	"\bdeadline\x18\x18 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\xdc\a\n" +
 	"\x04Step\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12+\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12,\n" +
@@ -2565,7 +2575,8 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x0fidempotency_key\x18\x0f \x01(\tR\x0eidempotencyKey\x12B\n" +
 	"\x0fnext_attempt_at\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\rnextAttemptAt\x12\x16\n" +
 	"\x06reason\x18\x11 \x01(\tR\x06reason\x12,\n" +
-	"\x12waiting_for_signal\x18\x12 \x01(\tR\x10waitingForSignal\"\xd7\x02\n" +
+	"\x12waiting_for_signal\x18\x12 \x01(\tR\x10waitingForSignal\x12L\n" +
+	"\x11manual_completion\x18\x13 \x01(\v2\x1f.weft.v1.ManualCompletionResultR\x10manualCompletion\"\xd7\x02\n" +
 	"\aAttempt\x12,\n" +
 	"\x12logical_attempt_id\x18\x01 \x01(\rR\x10logicalAttemptId\x12*\n" +
 	"\x11engine_attempt_id\x18\x02 \x01(\rR\x0fengineAttemptId\x121\n" +
@@ -2778,46 +2789,47 @@ func file_weft_v1_run_proto_rawDescGZIP() []byte {
 var file_weft_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_weft_v1_run_proto_goTypes = []any{
-	(RunStatus)(0),                // 0: weft.v1.RunStatus
-	(RunSubstatus)(0),             // 1: weft.v1.RunSubstatus
-	(StepStatus)(0),               // 2: weft.v1.StepStatus
-	(CompensationOutcome)(0),      // 3: weft.v1.CompensationOutcome
-	(CompensationStatus)(0),       // 4: weft.v1.CompensationStatus
-	(AttemptOutcome)(0),           // 5: weft.v1.AttemptOutcome
-	(*Run)(nil),                   // 6: weft.v1.Run
-	(*Step)(nil),                  // 7: weft.v1.Step
-	(*Attempt)(nil),               // 8: weft.v1.Attempt
-	(*StepError)(nil),             // 9: weft.v1.StepError
-	(*RunError)(nil),              // 10: weft.v1.RunError
-	(*Cancellation)(nil),          // 11: weft.v1.Cancellation
-	(*SubmitRunRequest)(nil),      // 12: weft.v1.SubmitRunRequest
-	(*SubmitRunResponse)(nil),     // 13: weft.v1.SubmitRunResponse
-	(*StartRunRequest)(nil),       // 14: weft.v1.StartRunRequest
-	(*StartRunResponse)(nil),      // 15: weft.v1.StartRunResponse
-	(*ApproveRunRequest)(nil),     // 16: weft.v1.ApproveRunRequest
-	(*ApproveRunResponse)(nil),    // 17: weft.v1.ApproveRunResponse
-	(*GetRunRequest)(nil),         // 18: weft.v1.GetRunRequest
-	(*GetRunResponse)(nil),        // 19: weft.v1.GetRunResponse
-	(*AwaitRunRequest)(nil),       // 20: weft.v1.AwaitRunRequest
-	(*AwaitRunResponse)(nil),      // 21: weft.v1.AwaitRunResponse
-	(*ListRunsRequest)(nil),       // 22: weft.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),      // 23: weft.v1.ListRunsResponse
-	(*CancelRunRequest)(nil),      // 24: weft.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),     // 25: weft.v1.CancelRunResponse
-	(*PauseRunRequest)(nil),       // 26: weft.v1.PauseRunRequest
-	(*PauseRunResponse)(nil),      // 27: weft.v1.PauseRunResponse
-	(*ResumeRunRequest)(nil),      // 28: weft.v1.ResumeRunRequest
-	(*ResumeRunResponse)(nil),     // 29: weft.v1.ResumeRunResponse
-	(*RetryStepRequest)(nil),      // 30: weft.v1.RetryStepRequest
-	(*RetryStepResponse)(nil),     // 31: weft.v1.RetryStepResponse
-	(*SkipStepRequest)(nil),       // 32: weft.v1.SkipStepRequest
-	(*SkipStepResponse)(nil),      // 33: weft.v1.SkipStepResponse
-	(*timestamppb.Timestamp)(nil), // 34: google.protobuf.Timestamp
-	(*WorkflowDefinition)(nil),    // 35: weft.v1.WorkflowDefinition
-	(*structpb.Value)(nil),        // 36: google.protobuf.Value
-	(*ArtifactRef)(nil),           // 37: weft.v1.ArtifactRef
-	(ErrorClass)(0),               // 38: weft.v1.ErrorClass
-	(*AcceptedSignalResult)(nil),  // 39: weft.v1.AcceptedSignalResult
+	(RunStatus)(0),                 // 0: weft.v1.RunStatus
+	(RunSubstatus)(0),              // 1: weft.v1.RunSubstatus
+	(StepStatus)(0),                // 2: weft.v1.StepStatus
+	(CompensationOutcome)(0),       // 3: weft.v1.CompensationOutcome
+	(CompensationStatus)(0),        // 4: weft.v1.CompensationStatus
+	(AttemptOutcome)(0),            // 5: weft.v1.AttemptOutcome
+	(*Run)(nil),                    // 6: weft.v1.Run
+	(*Step)(nil),                   // 7: weft.v1.Step
+	(*Attempt)(nil),                // 8: weft.v1.Attempt
+	(*StepError)(nil),              // 9: weft.v1.StepError
+	(*RunError)(nil),               // 10: weft.v1.RunError
+	(*Cancellation)(nil),           // 11: weft.v1.Cancellation
+	(*SubmitRunRequest)(nil),       // 12: weft.v1.SubmitRunRequest
+	(*SubmitRunResponse)(nil),      // 13: weft.v1.SubmitRunResponse
+	(*StartRunRequest)(nil),        // 14: weft.v1.StartRunRequest
+	(*StartRunResponse)(nil),       // 15: weft.v1.StartRunResponse
+	(*ApproveRunRequest)(nil),      // 16: weft.v1.ApproveRunRequest
+	(*ApproveRunResponse)(nil),     // 17: weft.v1.ApproveRunResponse
+	(*GetRunRequest)(nil),          // 18: weft.v1.GetRunRequest
+	(*GetRunResponse)(nil),         // 19: weft.v1.GetRunResponse
+	(*AwaitRunRequest)(nil),        // 20: weft.v1.AwaitRunRequest
+	(*AwaitRunResponse)(nil),       // 21: weft.v1.AwaitRunResponse
+	(*ListRunsRequest)(nil),        // 22: weft.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),       // 23: weft.v1.ListRunsResponse
+	(*CancelRunRequest)(nil),       // 24: weft.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),      // 25: weft.v1.CancelRunResponse
+	(*PauseRunRequest)(nil),        // 26: weft.v1.PauseRunRequest
+	(*PauseRunResponse)(nil),       // 27: weft.v1.PauseRunResponse
+	(*ResumeRunRequest)(nil),       // 28: weft.v1.ResumeRunRequest
+	(*ResumeRunResponse)(nil),      // 29: weft.v1.ResumeRunResponse
+	(*RetryStepRequest)(nil),       // 30: weft.v1.RetryStepRequest
+	(*RetryStepResponse)(nil),      // 31: weft.v1.RetryStepResponse
+	(*SkipStepRequest)(nil),        // 32: weft.v1.SkipStepRequest
+	(*SkipStepResponse)(nil),       // 33: weft.v1.SkipStepResponse
+	(*timestamppb.Timestamp)(nil),  // 34: google.protobuf.Timestamp
+	(*WorkflowDefinition)(nil),     // 35: weft.v1.WorkflowDefinition
+	(*structpb.Value)(nil),         // 36: google.protobuf.Value
+	(*ArtifactRef)(nil),            // 37: weft.v1.ArtifactRef
+	(*ManualCompletionResult)(nil), // 38: weft.v1.ManualCompletionResult
+	(ErrorClass)(0),                // 39: weft.v1.ErrorClass
+	(*AcceptedSignalResult)(nil),   // 40: weft.v1.AcceptedSignalResult
 }
 var file_weft_v1_run_proto_depIdxs = []int32{
 	0,  // 0: weft.v1.Run.status:type_name -> weft.v1.RunStatus
@@ -2844,62 +2856,63 @@ var file_weft_v1_run_proto_depIdxs = []int32{
 	4,  // 21: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
 	9,  // 22: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
 	34, // 23: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
-	5,  // 24: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
-	9,  // 25: weft.v1.Attempt.error:type_name -> weft.v1.StepError
-	34, // 26: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	34, // 27: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
-	38, // 28: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
-	9,  // 29: weft.v1.RunError.error:type_name -> weft.v1.StepError
-	34, // 30: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
-	35, // 31: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	36, // 32: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
-	6,  // 33: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
-	6,  // 34: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
-	39, // 35: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 36: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
-	6,  // 37: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
-	6,  // 38: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
-	0,  // 39: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
-	34, // 40: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
-	34, // 41: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
-	6,  // 42: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
-	39, // 43: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 44: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
-	39, // 45: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 46: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
-	39, // 47: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 48: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
-	39, // 49: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 50: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
-	39, // 51: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 52: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
-	12, // 53: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
-	14, // 54: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
-	16, // 55: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
-	18, // 56: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
-	20, // 57: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
-	22, // 58: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
-	24, // 59: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
-	26, // 60: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
-	28, // 61: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
-	30, // 62: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
-	32, // 63: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
-	13, // 64: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
-	15, // 65: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
-	17, // 66: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
-	19, // 67: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
-	21, // 68: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
-	23, // 69: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
-	25, // 70: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
-	27, // 71: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
-	29, // 72: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
-	31, // 73: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
-	33, // 74: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
-	64, // [64:75] is the sub-list for method output_type
-	53, // [53:64] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	38, // 24: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	5,  // 25: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
+	9,  // 26: weft.v1.Attempt.error:type_name -> weft.v1.StepError
+	34, // 27: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	34, // 28: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
+	39, // 29: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
+	9,  // 30: weft.v1.RunError.error:type_name -> weft.v1.StepError
+	34, // 31: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
+	35, // 32: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	36, // 33: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
+	6,  // 34: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
+	6,  // 35: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
+	40, // 36: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 37: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
+	6,  // 38: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
+	6,  // 39: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
+	0,  // 40: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
+	34, // 41: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
+	34, // 42: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
+	6,  // 43: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
+	40, // 44: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 45: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
+	40, // 46: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 47: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
+	40, // 48: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 49: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
+	40, // 50: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 51: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
+	40, // 52: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 53: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
+	12, // 54: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
+	14, // 55: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
+	16, // 56: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
+	18, // 57: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
+	20, // 58: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
+	22, // 59: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
+	24, // 60: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
+	26, // 61: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
+	28, // 62: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
+	30, // 63: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
+	32, // 64: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
+	13, // 65: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
+	15, // 66: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
+	17, // 67: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
+	19, // 68: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
+	21, // 69: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
+	23, // 70: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
+	25, // 71: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
+	27, // 72: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
+	29, // 73: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
+	31, // 74: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
+	33, // 75: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
+	65, // [65:76] is the sub-list for method output_type
+	54, // [54:65] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_run_proto_init() }
@@ -2909,6 +2922,7 @@ func file_weft_v1_run_proto_init() {
 	}
 	file_weft_v1_common_proto_init()
 	file_weft_v1_definition_proto_init()
+	file_weft_v1_signal_proto_init()
 	file_weft_v1_run_proto_msgTypes[10].OneofWrappers = []any{}
 	file_weft_v1_run_proto_msgTypes[18].OneofWrappers = []any{}
 	file_weft_v1_run_proto_msgTypes[20].OneofWrappers = []any{}

@@ -224,8 +224,10 @@ type CompleteManualActionRequest struct {
 	CompletionToken string `protobuf:"bytes,4,opt,name=completion_token,json=completionToken,proto3" json:"completion_token,omitempty"`
 	// The reported outcome.
 	Outcome ManualOutcome `protobuf:"varint,5,opt,name=outcome,proto3,enum=weft.v1.ManualOutcome" json:"outcome,omitempty"`
-	// The person completing the action; checked by the completion policy
-	// (by default separation of duties: not the run's submitter).
+	// The person completing the action, as declared by the caller; recorded
+	// beside the authenticated principal. Separation of duties is decided on the
+	// principal (the bearer token's name), and on this field only on a server
+	// that authenticates nobody.
 	ActorUserId string `protobuf:"bytes,6,opt,name=actor_user_id,json=actorUserId,proto3" json:"actor_user_id,omitempty"`
 	// When the person completed the action.
 	CompletedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
@@ -350,10 +352,17 @@ type ManualCompletionResult struct {
 	CompletionToken string `protobuf:"bytes,3,opt,name=completion_token,json=completionToken,proto3" json:"completion_token,omitempty"`
 	// The accepted outcome.
 	Outcome ManualOutcome `protobuf:"varint,4,opt,name=outcome,proto3,enum=weft.v1.ManualOutcome" json:"outcome,omitempty"`
-	// Who completed it.
+	// Who completed it, as the caller declared (actor_user_id of the request).
 	ActorUserId string `protobuf:"bytes,5,opt,name=actor_user_id,json=actorUserId,proto3" json:"actor_user_id,omitempty"`
 	// When Weft accepted it.
-	AcceptedAt    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=accepted_at,json=acceptedAt,proto3" json:"accepted_at,omitempty"`
+	AcceptedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=accepted_at,json=acceptedAt,proto3" json:"accepted_at,omitempty"`
+	// The authenticated principal that made the call (the bearer token's
+	// name). Empty on a server that authenticates nobody.
+	Principal string `protobuf:"bytes,7,opt,name=principal,proto3" json:"principal,omitempty"`
+	// The request's notes.
+	Notes string `protobuf:"bytes,8,opt,name=notes,proto3" json:"notes,omitempty"`
+	// The request's evidence references.
+	EvidenceRefs  []string `protobuf:"bytes,9,rep,name=evidence_refs,json=evidenceRefs,proto3" json:"evidence_refs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -426,6 +435,27 @@ func (x *ManualCompletionResult) GetActorUserId() string {
 func (x *ManualCompletionResult) GetAcceptedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.AcceptedAt
+	}
+	return nil
+}
+
+func (x *ManualCompletionResult) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
+	}
+	return ""
+}
+
+func (x *ManualCompletionResult) GetNotes() string {
+	if x != nil {
+		return x.Notes
+	}
+	return ""
+}
+
+func (x *ManualCompletionResult) GetEvidenceRefs() []string {
+	if x != nil {
+		return x.EvidenceRefs
 	}
 	return nil
 }
@@ -520,7 +550,7 @@ const file_weft_v1_signal_proto_rawDesc = "" +
 	"\x05notes\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\x05notes\x126\n" +
 	"\revidence_refs\x18\t \x03(\tB\x11\xbaH\x0e\x92\x01\v\x10@\"\ar\x05\x10\x01\x18\x80\bR\fevidenceRefs\x12.\n" +
 	"\x06output\x18\n" +
-	" \x01(\v2\x16.google.protobuf.ValueR\x06output\"\x8a\x02\n" +
+	" \x01(\v2\x16.google.protobuf.ValueR\x06output\"\xe3\x02\n" +
 	"\x16ManualCompletionResult\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
 	"\taction_id\x18\x02 \x01(\tR\bactionId\x12)\n" +
@@ -528,7 +558,10 @@ const file_weft_v1_signal_proto_rawDesc = "" +
 	"\aoutcome\x18\x04 \x01(\x0e2\x16.weft.v1.ManualOutcomeR\aoutcome\x12\"\n" +
 	"\ractor_user_id\x18\x05 \x01(\tR\vactorUserId\x12;\n" +
 	"\vaccepted_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"acceptedAt\"u\n" +
+	"acceptedAt\x12\x1c\n" +
+	"\tprincipal\x18\a \x01(\tR\tprincipal\x12\x14\n" +
+	"\x05notes\x18\b \x01(\tR\x05notes\x12#\n" +
+	"\revidence_refs\x18\t \x03(\tR\fevidenceRefs\"u\n" +
 	"\x1cCompleteManualActionResponse\x127\n" +
 	"\x06result\x18\x01 \x01(\v2\x1f.weft.v1.ManualCompletionResultR\x06result\x12\x1c\n" +
 	"\tduplicate\x18\x02 \x01(\bR\tduplicate*\x86\x01\n" +

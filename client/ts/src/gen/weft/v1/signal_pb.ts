@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file weft/v1/signal.proto.
  */
 export const file_weft_v1_signal: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZWZ0L3YxL3NpZ25hbC5wcm90bxIHd2VmdC52MSKqAQoQU2lnbmFsUnVuUmVxdWVzdBIaCgZydW5faWQYASABKAlCCrpIB3IFEAEYgAESHwoLc2lnbmFsX25hbWUYAiABKAlCCrpIB3IFEAEYgAISIgoJc2lnbmFsX2lkGAMgASgJQgq6SAdyBRABKIABSACIAQESJwoHcGF5bG9hZBgEIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZUIMCgpfc2lnbmFsX2lkIlUKEVNpZ25hbFJ1blJlc3BvbnNlEi0KBnJlc3VsdBgBIAEoCzIdLndlZnQudjEuQWNjZXB0ZWRTaWduYWxSZXN1bHQSEQoJZHVwbGljYXRlGAIgASgIIpwDChtDb21wbGV0ZU1hbnVhbEFjdGlvblJlcXVlc3QSHwoOc2NoZW1hX3ZlcnNpb24YASABKA1CB7pIBCoCCAESGgoGcnVuX2lkGAIgASgJQgq6SAdyBRABGIABEh0KCWFjdGlvbl9pZBgDIAEoCUIKukgHcgUQARiAARIkChBjb21wbGV0aW9uX3Rva2VuGAQgASgJQgq6SAdyBRABGIACEjMKB291dGNvbWUYBSABKA4yFi53ZWZ0LnYxLk1hbnVhbE91dGNvbWVCCrpIB4IBBBABIAASIQoNYWN0b3JfdXNlcl9pZBgGIAEoCUIKukgHcgUQARiAAhI4Cgxjb21wbGV0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESFwoFbm90ZXMYCCABKAlCCLpIBXIDGIAgEigKDWV2aWRlbmNlX3JlZnMYCSADKAlCEbpIDpIBCxBAIgdyBRABGIAIEiYKBm91dHB1dBgKIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSLGAQoWTWFudWFsQ29tcGxldGlvblJlc3VsdBIOCgZydW5faWQYASABKAkSEQoJYWN0aW9uX2lkGAIgASgJEhgKEGNvbXBsZXRpb25fdG9rZW4YAyABKAkSJwoHb3V0Y29tZRgEIAEoDjIWLndlZnQudjEuTWFudWFsT3V0Y29tZRIVCg1hY3Rvcl91c2VyX2lkGAUgASgJEi8KC2FjY2VwdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJiChxDb21wbGV0ZU1hbnVhbEFjdGlvblJlc3BvbnNlEi8KBnJlc3VsdBgBIAEoCzIfLndlZnQudjEuTWFudWFsQ29tcGxldGlvblJlc3VsdBIRCglkdXBsaWNhdGUYAiABKAgqhgEKDU1hbnVhbE91dGNvbWUSHgoaTUFOVUFMX09VVENPTUVfVU5TUEVDSUZJRUQQABIcChhNQU5VQUxfT1VUQ09NRV9TVUNDRUVERUQQARIZChVNQU5VQUxfT1VUQ09NRV9GQUlMRUQQAhIcChhNQU5VQUxfT1VUQ09NRV9DQU5DRUxMRUQQAzK4AQoNU2lnbmFsU2VydmljZRJCCglTaWduYWxSdW4SGS53ZWZ0LnYxLlNpZ25hbFJ1blJlcXVlc3QaGi53ZWZ0LnYxLlNpZ25hbFJ1blJlc3BvbnNlEmMKFENvbXBsZXRlTWFudWFsQWN0aW9uEiQud2VmdC52MS5Db21wbGV0ZU1hbnVhbEFjdGlvblJlcXVlc3QaJS53ZWZ0LnYxLkNvbXBsZXRlTWFudWFsQWN0aW9uUmVzcG9uc2VCLVorZ2l0aHViLmNvbS93ZWZ0LWRldi93ZWZ0L2dlbi93ZWZ0L3YxO3dlZnR2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common]);
+  fileDesc("ChR3ZWZ0L3YxL3NpZ25hbC5wcm90bxIHd2VmdC52MSKqAQoQU2lnbmFsUnVuUmVxdWVzdBIaCgZydW5faWQYASABKAlCCrpIB3IFEAEYgAESHwoLc2lnbmFsX25hbWUYAiABKAlCCrpIB3IFEAEYgAISIgoJc2lnbmFsX2lkGAMgASgJQgq6SAdyBRABKIABSACIAQESJwoHcGF5bG9hZBgEIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZUIMCgpfc2lnbmFsX2lkIlUKEVNpZ25hbFJ1blJlc3BvbnNlEi0KBnJlc3VsdBgBIAEoCzIdLndlZnQudjEuQWNjZXB0ZWRTaWduYWxSZXN1bHQSEQoJZHVwbGljYXRlGAIgASgIIpwDChtDb21wbGV0ZU1hbnVhbEFjdGlvblJlcXVlc3QSHwoOc2NoZW1hX3ZlcnNpb24YASABKA1CB7pIBCoCCAESGgoGcnVuX2lkGAIgASgJQgq6SAdyBRABGIABEh0KCWFjdGlvbl9pZBgDIAEoCUIKukgHcgUQARiAARIkChBjb21wbGV0aW9uX3Rva2VuGAQgASgJQgq6SAdyBRABGIACEjMKB291dGNvbWUYBSABKA4yFi53ZWZ0LnYxLk1hbnVhbE91dGNvbWVCCrpIB4IBBBABIAASIQoNYWN0b3JfdXNlcl9pZBgGIAEoCUIKukgHcgUQARiAAhI4Cgxjb21wbGV0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESFwoFbm90ZXMYCCABKAlCCLpIBXIDGIAgEigKDWV2aWRlbmNlX3JlZnMYCSADKAlCEbpIDpIBCxBAIgdyBRABGIAIEiYKBm91dHB1dBgKIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSL/AQoWTWFudWFsQ29tcGxldGlvblJlc3VsdBIOCgZydW5faWQYASABKAkSEQoJYWN0aW9uX2lkGAIgASgJEhgKEGNvbXBsZXRpb25fdG9rZW4YAyABKAkSJwoHb3V0Y29tZRgEIAEoDjIWLndlZnQudjEuTWFudWFsT3V0Y29tZRIVCg1hY3Rvcl91c2VyX2lkGAUgASgJEi8KC2FjY2VwdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglwcmluY2lwYWwYByABKAkSDQoFbm90ZXMYCCABKAkSFQoNZXZpZGVuY2VfcmVmcxgJIAMoCSJiChxDb21wbGV0ZU1hbnVhbEFjdGlvblJlc3BvbnNlEi8KBnJlc3VsdBgBIAEoCzIfLndlZnQudjEuTWFudWFsQ29tcGxldGlvblJlc3VsdBIRCglkdXBsaWNhdGUYAiABKAgqhgEKDU1hbnVhbE91dGNvbWUSHgoaTUFOVUFMX09VVENPTUVfVU5TUEVDSUZJRUQQABIcChhNQU5VQUxfT1VUQ09NRV9TVUNDRUVERUQQARIZChVNQU5VQUxfT1VUQ09NRV9GQUlMRUQQAhIcChhNQU5VQUxfT1VUQ09NRV9DQU5DRUxMRUQQAzK4AQoNU2lnbmFsU2VydmljZRJCCglTaWduYWxSdW4SGS53ZWZ0LnYxLlNpZ25hbFJ1blJlcXVlc3QaGi53ZWZ0LnYxLlNpZ25hbFJ1blJlc3BvbnNlEmMKFENvbXBsZXRlTWFudWFsQWN0aW9uEiQud2VmdC52MS5Db21wbGV0ZU1hbnVhbEFjdGlvblJlcXVlc3QaJS53ZWZ0LnYxLkNvbXBsZXRlTWFudWFsQWN0aW9uUmVzcG9uc2VCLVorZ2l0aHViLmNvbS93ZWZ0LWRldi93ZWZ0L2dlbi93ZWZ0L3YxO3dlZnR2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common]);
 
 /**
  * SignalRunRequest sends a named signal to a run.
@@ -131,8 +131,10 @@ export type CompleteManualActionRequest = Message<"weft.v1.CompleteManualActionR
   outcome: ManualOutcome;
 
   /**
-   * The person completing the action; checked by the completion policy
-   * (by default separation of duties: not the run's submitter).
+   * The person completing the action, as declared by the caller; recorded
+   * beside the authenticated principal. Separation of duties is decided on the
+   * principal (the bearer token's name), and on this field only on a server
+   * that authenticates nobody.
    *
    * @generated from field: string actor_user_id = 6;
    */
@@ -209,7 +211,7 @@ export type ManualCompletionResult = Message<"weft.v1.ManualCompletionResult"> &
   outcome: ManualOutcome;
 
   /**
-   * Who completed it.
+   * Who completed it, as the caller declared (actor_user_id of the request).
    *
    * @generated from field: string actor_user_id = 5;
    */
@@ -221,6 +223,28 @@ export type ManualCompletionResult = Message<"weft.v1.ManualCompletionResult"> &
    * @generated from field: google.protobuf.Timestamp accepted_at = 6;
    */
   acceptedAt?: Timestamp | undefined;
+
+  /**
+   * The authenticated principal that made the call (the bearer token's
+   * name). Empty on a server that authenticates nobody.
+   *
+   * @generated from field: string principal = 7;
+   */
+  principal: string;
+
+  /**
+   * The request's notes.
+   *
+   * @generated from field: string notes = 8;
+   */
+  notes: string;
+
+  /**
+   * The request's evidence references.
+   *
+   * @generated from field: repeated string evidence_refs = 9;
+   */
+  evidenceRefs: string[];
 };
 
 /**
