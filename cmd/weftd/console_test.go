@@ -22,11 +22,15 @@ import (
 	"github.com/weft-dev/weft/examples/fulfilment"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/server"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // consoleE2E is what console/test/e2e.ts reads: the weftds, tokens and runs.
 type consoleE2E struct {
+	Scenario   string `json:"scenario,omitempty"`
+	ClusterURL string `json:"clusterURL,omitempty"`
+	ClusterRun string `json:"clusterRun,omitempty"`
 	AuthURL    string `json:"authURL"`
 	AcmeToken  string `json:"acmeToken"`
 	BetaToken  string `json:"betaToken"`
@@ -199,15 +203,7 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 	if cfg.Shots == "" {
 		cfg.Shots = t.TempDir()
 	}
-	arg, err := json.Marshal(cfg)
-	require.NoError(t, err)
-
-	drive := exec.CommandContext(ctx, node, filepath.Join(root, "console/test-dist/e2e.mjs"), string(arg))
-	drive.Dir = root
-	drive.Env = append(os.Environ(), "CHROMIUM="+browser)
-	out, err := drive.CombinedOutput()
-	require.NoError(t, err, "the console end-to-end test:\n%s\nweftd:\n%s", out, tail(d.logs(), 40))
-	t.Logf("%s", out)
+	driveConsole(t, ctx, node, browser, cfg, d)
 
 	// What the clicks did, through the API.
 	run, err := acmeClient.GetRun(ctx, cfg.MainRun)
@@ -250,6 +246,48 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, weftv1.RunStatus_RUN_STATUS_CANCELLED, cancelled.GetStatus())
 	require.NotContains(t, d.logs(), acme, "a token must never be logged")
+}
+
+// TestConsole_AnyWeftdOfAClusterServesTheSameRuns: two weftd processes share
+// PostgreSQL and Redis; the console served by one shows a run submitted
+// through the other, and a signal sent from it finishes the run.
+func TestConsole_AnyWeftdOfAClusterServesTheSameRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster processes: skipped in -short")
+	}
+	node, browser := requireConsoleTools(t)
+	db := sqltest.Require(t)
+	requireLocalRedis(t)
+	store := clusterURL(t, db.NewSchema(t))
+	a := startWeftdIn(t, t.TempDir(), "--store", store)
+	b := startWeftdIn(t, t.TempDir(), "--store", store)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	viaA := client.New(a.url)
+	res, err := viaA.SubmitRun(ctx, &weftv1.SubmitRunRequest{Start: true, Definition: &weftv1.WorkflowDefinition{
+		PlanId: "cluster-console", PlanVersion: "1", Actions: []*weftv1.Action{
+			{Id: "wait", Order: 1, WaitForSignal: &weftv1.WaitForSignal{SignalName: "go"}},
+		}}})
+	require.NoError(t, err)
+	cfg := consoleE2E{Scenario: "cluster", ClusterURL: b.url, ClusterRun: res.GetRun().GetRunId(), Shots: t.TempDir()}
+	driveConsole(t, ctx, node, browser, cfg, b)
+
+	run, err := viaA.GetRun(ctx, cfg.ClusterRun)
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, run.GetStatus(), "the signal sent through b's console, read through a")
+}
+
+// driveConsole runs console/test/e2e.ts with cfg and requires it to pass.
+func driveConsole(t *testing.T, ctx context.Context, node, browser string, cfg consoleE2E, d *daemon) {
+	t.Helper()
+	arg, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	drive := exec.CommandContext(ctx, node, filepath.Join(repoRoot(t), "console/test-dist/e2e.mjs"), string(arg))
+	drive.Dir = repoRoot(t)
+	drive.Env = append(os.Environ(), "CHROMIUM="+browser)
+	out, err := drive.CombinedOutput()
+	require.NoError(t, err, "the console end-to-end test:\n%s\nweftd:\n%s", out, tail(d.logs(), 40))
+	t.Logf("%s", out)
 }
 
 // tail answers the last n lines of s.

@@ -10,6 +10,10 @@ import { join } from "node:path";
 
 /** What the Go test hands over. */
 interface Config {
+  /** "all" (the default) or "cluster": clusterURL is one weftd of a cluster, clusterRun submitted through another. */
+  scenario?: "all" | "cluster";
+  clusterURL: string;
+  clusterRun: string;
   /** weftd with --auth-tokens. */
   authURL: string;
   /** Tenant acme's token, tenant beta's token, and one weftd refuses. */
@@ -91,6 +95,21 @@ async function openRunFromList(page: Page, runId: string): Promise<void> {
   await waitText(page, "#run-id", new RegExp(runId));
 }
 
+/** cluster: a weftd of a cluster shows a run submitted through another, and a signal sent from it finishes the run. */
+async function cluster(browser: Browser, problems: string[]): Promise<void> {
+  const page = await newPage(browser, problems);
+  log("any weftd of a cluster shows a run submitted through another and acts on it");
+  await page.goto(`${cfg.clusterURL}/ui/`);
+  await page.locator(`tr[data-run-id="${cfg.clusterRun}"]`).waitFor();
+  await openRunFromList(page, cfg.clusterRun);
+  await page.locator('svg.dag g.node[data-step="wait"][data-status="WAITING_FOR_SIGNAL"]').waitFor();
+  await page.locator("#act-signal").click();
+  await confirm(page, "Send", { "#sig-name": "go", "#sig-payload": '{"from": "the console"}' });
+  await runStatus(page, /^COMPLETED/);
+  await waitText(page, "#feed-state", /FINAL/);
+  await waitText(page, "table.events", /RunCompleted/);
+}
+
 async function main(): Promise<void> {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
@@ -100,6 +119,12 @@ async function main(): Promise<void> {
   });
   const problems: string[] = [];
   try {
+    if (cfg.scenario === "cluster") {
+      await cluster(browser, problems);
+      assert.deepEqual(problems, [], "the browser reported problems");
+      log("all scenarios passed");
+      return;
+    }
     const page = await newPage(browser, problems);
 
     log("a wrong token is refused");
