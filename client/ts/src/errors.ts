@@ -1,8 +1,8 @@
 // Typed faults: every error a Weft call can raise, converted into one WeftError
 // with a stable string code.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { FaultCode, FaultCodeSchema, FaultSchema, type Fault } from "./gen/weft/v1/fault_pb";
-import { ViolationsSchema, type FieldPath } from "./gen/buf/validate/validate_pb";
+import { FaultCode, FaultCodeSchema, FaultSchema, type Fault } from "./gen/weft/v1/fault_pb.js";
+import { ViolationsSchema, type FieldPath } from "./gen/buf/validate/validate_pb.js";
 
 /** The header weftd sets on every answer; it finds the server's log line. */
 export const CORRELATION_HEADER = "weft-correlation-id";

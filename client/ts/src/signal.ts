@@ -3,9 +3,9 @@
 // answered with the original accepted result instead of a second signal.
 import type { Client } from "@connectrpc/connect";
 import type { JsonValue } from "@bufbuild/protobuf";
-import { SignalService, type SignalRunResponse } from "./gen/weft/v1/signal_pb";
-import { isRetryable, toWeftError } from "./errors";
-import { toValue } from "./values";
+import { SignalService, type SignalRunResponse } from "./gen/weft/v1/signal_pb.js";
+import { isRetryable, toWeftError } from "./errors.js";
+import { toValue } from "./values.js";
 
 /** What to signal. */
 export interface SignalRunInput {

@@ -4,8 +4,8 @@
 import { fromJson, toJson, type DescEnum, type JsonValue } from "@bufbuild/protobuf";
 import { ValueSchema, type Value } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
-import { RunService, RunStatus, RunStatusSchema, type Run } from "./gen/weft/v1/run_pb";
-import type { Event } from "./gen/weft/v1/event_pb";
+import { RunService, RunStatus, RunStatusSchema, type Run } from "./gen/weft/v1/run_pb.js";
+import type { Event } from "./gen/weft/v1/event_pb.js";
 
 /** toValue converts JSON into a google.protobuf.Value (run inputs, outputs, payloads). */
 export function toValue(json: JsonValue): Value {

@@ -1,7 +1,7 @@
-// The typed client (createWeftClient) against a live weftd at WEFT_URL: a
+// The typed client (createWeftClient) against a real weftd (started here, or WEFT_URL): a
 // one-step workflow run through WorkerService to COMPLETED, typed faults
 // (InvalidArgument, NotFound, IllegalTransition) and idempotent signals.
-import { test } from "node:test";
+import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { Code } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -18,10 +18,15 @@ import {
   WeftError,
   type WeftClient,
   type WeftClientOptions,
-} from "../src/index.ts";
+} from "../src/index.js";
+import { startWeftd } from "./support/weftd.js";
 
-const baseUrl = process.env.WEFT_URL;
-if (!baseUrl) throw new Error("WEFT_URL must name a running weftd, e.g. http://127.0.0.1:7400");
+// A weftd of its own (embedded, temp dir, free port), unless WEFT_URL names one.
+const own = process.env.WEFT_URL ? undefined : await startWeftd();
+const baseUrl = process.env.WEFT_URL ?? own!.url;
+after(async () => {
+  if (own) assert.equal(await own.stop(), 0, "weftd did not exit 0 on SIGTERM");
+});
 
 const transports: Record<string, () => WeftClientOptions> = {
   connect: () => ({ baseUrl, transport: "connect" }),

@@ -22,7 +22,7 @@ import {
   toWeftError,
   WeftError,
   type SignalRunRequest,
-} from "../src/index.ts";
+} from "../src/index.js";
 
 /** Bytes of fields no version of weft.v1 defines (yet): a varint and a string. */
 function unknownFields(...numbers: number[]): Uint8Array {

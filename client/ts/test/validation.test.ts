@@ -1,16 +1,21 @@
-// Runs under Node's test runner against a live weftd at WEFT_URL: an invalid
+// Runs under Node's test runner against a real weftd (started here, or WEFT_URL): an invalid
 // request answers invalid_argument with field violations and a typed Fault,
 // through the generated TypeScript client.
-import { test } from "node:test";
+import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
-import { RunService } from "../src/gen/weft/v1/run_pb.ts";
-import { FaultCode, FaultSchema } from "../src/gen/weft/v1/fault_pb.ts";
-import { ViolationsSchema } from "../src/gen/buf/validate/validate_pb.ts";
+import { RunService } from "../src/gen/weft/v1/run_pb.js";
+import { FaultCode, FaultSchema } from "../src/gen/weft/v1/fault_pb.js";
+import { ViolationsSchema } from "../src/gen/buf/validate/validate_pb.js";
+import { startWeftd } from "./support/weftd.js";
 
-const baseUrl = process.env.WEFT_URL;
-if (!baseUrl) throw new Error("WEFT_URL must name a running weftd, e.g. http://127.0.0.1:7400");
+// A weftd of its own (embedded, temp dir, free port), unless WEFT_URL names one.
+const own = process.env.WEFT_URL ? undefined : await startWeftd();
+const baseUrl = process.env.WEFT_URL ?? own!.url;
+after(async () => {
+  if (own) assert.equal(await own.stop(), 0, "weftd did not exit 0 on SIGTERM");
+});
 
 const transports = {
   connect: () => createConnectTransport({ baseUrl, httpVersion: "1.1" }),

@@ -2,7 +2,7 @@
 // origin (?weft=http://127.0.0.1:<port>), so every call needs a CORS
 // preflight. It writes what it saw into #results as JSON and sets
 // body[data-done] when finished; cmd/weftd/browser_test.go asserts it.
-import { createWeftClient, runStatusName, toWeftError } from "../../src/index.ts";
+import { createWeftClient, runStatusName, toWeftError } from "../../src/index.js";
 
 type Outcome = Record<string, unknown>;
 
