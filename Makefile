@@ -9,7 +9,7 @@ GRPCURL_VERSION := v1.9.4
 PROTOVALIDATE_VERSION := v1.2.2
 GO_TEST_FLAGS ?= -count=1 -timeout=20m
 
-.PHONY: all gen gen-check lint breaking test test-go test-ts ts-build ts-worker node22 run bench bench-scale tools chromium console vendor-protovalidate clean
+.PHONY: all gen gen-check lint breaking test test-go test-ts fuzz ts-build ts-worker node22 run bench bench-scale tools chromium console vendor-protovalidate clean
 
 all: lint test
 
@@ -107,6 +107,18 @@ test-ts: tools ts-build
 ## ts-worker: the example TypeScript worker (examples/ts) against WEFT_URL (default 127.0.0.1:7400).
 ts-worker: ts-build
 	PATH="$(NODE22_PATH)" node examples/ts/worker.ts
+
+## fuzz: the fuzz suites for longer than make test runs them (20 s, seed 20):
+## random, truncated and mutated requests to every method over every protocol of a
+## real weftd for WEFT_FUZZ_DURATION (default 5m; WEFT_FUZZ_SEED picks another
+## sequence), then each Go fuzz target of the server's decoders for as long.
+WEFT_FUZZ_DURATION ?= 5m
+fuzz:
+	WEFT_FUZZ_DURATION=$(WEFT_FUZZ_DURATION) go test -count=1 -timeout 0 -v \
+		-run '^TestWeftd_FuzzedRequests' ./cmd/weftd/
+	for f in FuzzJSONCodec_NeverFailsNeverQuotes FuzzProtoCodec_NeverFailsNeverQuotes \
+		FuzzFrameLimit_HandsOutAPrefixOrRefuses; do \
+		go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(WEFT_FUZZ_DURATION) ./server/ || exit 1; done
 
 ## run: weftd on the embedded default (Pebble in ./.weft), on 127.0.0.1:7400.
 run:

@@ -97,7 +97,7 @@ func TestTruncatedEnvelope_IsInvalidArgumentOnEveryEnvelopedProtocol(t *testing.
 					if p.JSON {
 						body = bytes.ReplaceAll(body, []byte("\x0a\x01x"), []byte(`{"}`))
 					}
-					out, err := wiretest.Call(context.Background(), apitest.HTTPClient(), base, p, procedure, body)
+					out, err := wiretest.Call(context.Background(), base, p, procedure, body)
 					require.NoError(t, err)
 					requireClientMistake(t, out, "", log)
 				})
@@ -126,7 +126,7 @@ func TestInvalidUTF8_IsInvalidArgumentNamingTheField(t *testing.T) {
 			if p.Enveloped {
 				body = wiretest.Envelope(body)
 			}
-			out, err := wiretest.Call(context.Background(), apitest.HTTPClient(), base, p, procedure, body)
+			out, err := wiretest.Call(context.Background(), base, p, procedure, body)
 			require.NoError(t, err)
 			requireClientMistake(t, out, "MARK\xff", log)
 			if !p.JSON {
@@ -163,7 +163,7 @@ func TestDecodeErrors_NameTheProtoFieldAndNeverQuoteTheRequest(t *testing.T) {
 				if p.Enveloped {
 					body = wiretest.Envelope(body)
 				}
-				out, err := wiretest.Call(context.Background(), apitest.HTTPClient(), base, p, tc.procedure, body)
+				out, err := wiretest.Call(context.Background(), base, p, tc.procedure, body)
 				require.NoError(t, err)
 				if p == wiretest.JSONRPC && tc.rule == RuleJSONSyntax {
 					require.Equal(t, -32700, out.JSONRPCCode)

@@ -128,11 +128,26 @@ func Request(ctx context.Context, baseURL string, p Protocol, procedure string, 
 	return req, nil
 }
 
+// The clients Call uses: gRPC over HTTP/2 without TLS (prior knowledge), as
+// gRPC clients speak it; everything else over HTTP/1.1.
+var (
+	http1Client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	h2cClient   = func() *http.Client {
+		p := new(http.Protocols)
+		p.SetUnencryptedHTTP2(true)
+		return &http.Client{Transport: &http.Transport{Protocols: p}}
+	}()
+)
+
 // Call sends wire to procedure over p and reads the answer.
-func Call(ctx context.Context, client *http.Client, baseURL string, p Protocol, procedure string, wire []byte) (Outcome, error) {
+func Call(ctx context.Context, baseURL string, p Protocol, procedure string, wire []byte) (Outcome, error) {
 	req, err := Request(ctx, baseURL, p, procedure, wire)
 	if err != nil {
 		return Outcome{}, err
+	}
+	client := http1Client
+	if p.kind == "grpc" {
+		client = h2cClient
 	}
 	res, err := client.Do(req)
 	if err != nil {
@@ -316,10 +331,16 @@ func readJSONRPC(out *Outcome, body []byte) {
 
 var protojsonUnmarshal = protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal
 
+// Failed reports whether the outcome is an error answer.
+func (o Outcome) Failed() bool {
+	return o.HTTPStatus >= 400 || o.JSONRPCCode != 0 || (o.Code != "" && o.Code != "ok")
+}
+
 // Problem answers what is wrong with an outcome for a client mistake, or
 // "": a 5xx, an internal or unknown code, a JSON-RPC internal error, an
 // error without a Fault and correlation id (JSON-RPC's own envelope errors,
-// which reach no procedure, excepted), or marker echoed anywhere in it.
+// which reach no procedure, excepted), or an error that quotes marker
+// anywhere ("" checks no marker).
 func (o Outcome) Problem(marker string) string {
 	switch {
 	case o.HTTPStatus >= 500:
@@ -328,7 +349,7 @@ func (o Outcome) Problem(marker string) string {
 		return fmt.Sprintf("code %s (%.200s)", o.Code, o.Message)
 	case o.JSONRPCCode == -32603:
 		return "JSON-RPC internal error"
-	case marker != "" && bytes.Contains(o.Raw, []byte(marker)):
+	case marker != "" && o.Failed() && bytes.Contains(o.Raw, []byte(marker)):
 		return "the answer quotes the request (marker echoed)"
 	}
 	if o.Code != "ok" && o.Code != "" && (o.Fault == nil || len(o.Fault.GetCorrelationId()) != 36) {
