@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -27,7 +28,7 @@ func TestAlert_ProjectorLagHighWhenTheOldestUnappliedEventIsOlderThan5s(t *testi
 	require.Len(t, got, 1)
 	require.Equal(t, run.RunID, got[0].attrs["run_id"])
 	require.Equal(t, "6s", got[0].attrs["lag"])
-	require.Equal(t, StepSucceeded, p.Snapshot().Step("a").Status, "a lagging projector still applies everything")
+	require.Equal(t, runstate.StepSucceeded, p.Snapshot().Step("a").Status, "a lagging projector still applies everything")
 }
 
 func TestAlert_ProjectorNonContiguousFetchGoesThroughTheHook(t *testing.T) {
@@ -56,17 +57,17 @@ func TestAlert_ProjectorCausalViolationIsInformationalAndStateIsStillApplied(t *
 	mark := p.Snapshot().LastEventSeq
 	// A later-causal event with a lower run_seq (spec 004 §1.0.1): b starts
 	// before the projection has seen a succeed.
-	inverted := []Event{
-		{Type: EvStepStarted, RunID: run.RunID, Seq: mark + 1, StepID: "b", Data: EventData{StartedAt: b.clock.Now()}},
-		{Type: EvStepCompleted, RunID: run.RunID, Seq: mark + 2, StepID: "a", Data: EventData{CompletedAt: b.clock.Now()}},
-		{Type: EvStepStarted, RunID: run.RunID, Seq: mark + 3, StepID: "c", Data: EventData{StartedAt: b.clock.Now()}},
+	inverted := []runstate.Event{
+		{Type: runstate.EvStepStarted, RunID: run.RunID, Seq: mark + 1, StepID: "b", Data: runstate.EventData{StartedAt: b.clock.Now()}},
+		{Type: runstate.EvStepCompleted, RunID: run.RunID, Seq: mark + 2, StepID: "a", Data: runstate.EventData{CompletedAt: b.clock.Now()}},
+		{Type: runstate.EvStepStarted, RunID: run.RunID, Seq: mark + 3, StepID: "c", Data: runstate.EventData{StartedAt: b.clock.Now()}},
 	}
 	snap := p.project(b.ctx, p.Snapshot(), inverted, mark)
 	got := b.alerts.named(AlertProjectorCausalViolation)
 	require.Len(t, got, 1, "only b's start came before its dependency; c's came after")
-	require.Equal(t, map[string]string{"run_id": run.RunID, "run_seq": itoa(mark + 1), "event_type": EvStepStarted,
+	require.Equal(t, map[string]string{"run_id": run.RunID, "run_seq": itoa(mark + 1), "event_type": runstate.EvStepStarted,
 		"step_id": "b", "dependency": "a"}, got[0].attrs)
-	require.Equal(t, StepRunning, snap.Step("b").Status, "applied in run_seq order anyway")
+	require.Equal(t, runstate.StepRunning, snap.Step("b").Status, "applied in run_seq order anyway")
 	require.Equal(t, mark+3, snap.LastEventSeq)
 	b.noProjectionCheck = true // the alert above was raised on purpose
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/weft-dev/weft/engine/runstate"
 )
 
 // AwaitRun answers the run's snapshot as soon as it is terminal, or once
@@ -15,7 +17,7 @@ import (
 // checkpoint when a commit of this engine advanced it since the look before
 // (lookAgain), and reads the store otherwise.
 // It answers the context's error when ctx ends first.
-func (e *Engine) AwaitRun(ctx context.Context, tenantID, runID string, wait time.Duration) (*Snapshot, error) {
+func (e *Engine) AwaitRun(ctx context.Context, tenantID, runID string, wait time.Duration) (*runstate.Snapshot, error) {
 	rec, err := e.runFor(ctx, tenantID, runID)
 	if err != nil {
 		return nil, err
@@ -37,7 +39,7 @@ func (e *Engine) AwaitRun(ctx context.Context, tenantID, runID string, wait time
 // awaitOnce looks at the run once: it answers the state when the run is
 // terminal or the deadline has passed, else waits for an append or the poll
 // interval and answers the version it saw.
-func (e *Engine) awaitOnce(ctx context.Context, runID string, seen uint64, deadline time.Time) (*RunState, uint64, error) {
+func (e *Engine) awaitOnce(ctx context.Context, runID string, seen uint64, deadline time.Time) (*runstate.State, uint64, error) {
 	appended, release := e.EventsAppended(runID) // before the look: an append in between closes it
 	defer release()
 	state, version, err := e.lookAgain(ctx, runID, seen)
@@ -57,7 +59,7 @@ func (e *Engine) awaitOnce(ctx context.Context, runID string, seen uint64, deadl
 // is final; a non-terminal one is at worst overtaken by another engine's
 // commit, whose wake-up, or the next interval, finds the cache not advanced
 // and reads the store.
-func (e *Engine) lookAgain(ctx context.Context, runID string, seen uint64) (*RunState, uint64, error) {
+func (e *Engine) lookAgain(ctx context.Context, runID string, seen uint64) (*runstate.State, uint64, error) {
 	if c, ok := e.checkpoints.get(runID); ok && seen != 0 && c.version > seen {
 		return c.state, c.version, nil
 	}

@@ -9,12 +9,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
 
 type awaited struct {
-	snap *Snapshot
+	snap *runstate.Snapshot
 	err  error
 }
 
@@ -28,7 +29,7 @@ func awaitInBackground(ctx context.Context, e *Engine, runID string, wait time.D
 	return out
 }
 
-func requireAwaited(t *testing.T, ch <-chan awaited) *Snapshot {
+func requireAwaited(t *testing.T, ch <-chan awaited) *runstate.Snapshot {
 	t.Helper()
 	select {
 	case got := <-ch:
@@ -53,7 +54,7 @@ func TestAwaitRun_AnswersOnceTheRunIsTerminalWokenByItsLastAppend(t *testing.T) 
 	}
 	b.complete(b.poll("act-b"), `{"b":1}`)
 	snap := requireAwaited(t, done) // no interval read in an hour: the append woke it
-	require.Equal(t, RunCompleted, snap.Status)
+	require.Equal(t, runstate.RunCompleted, snap.Status)
 	require.JSONEq(t, `{"b":1}`, string(snap.Steps[1].Output))
 }
 
@@ -62,7 +63,7 @@ func TestAwaitRun_ZeroWaitAnswersTheRunAsItIs(t *testing.T) {
 	run := b.submit(seq("a"))
 	snap, err := b.eng.AwaitRun(b.ctx, tenant, run.RunID, 0)
 	require.NoError(t, err)
-	require.Equal(t, RunRunning, snap.Status)
+	require.Equal(t, runstate.RunRunning, snap.Status)
 }
 
 func TestAwaitRun_ATerminalRunIsAnsweredAtOnce(t *testing.T) {
@@ -70,7 +71,7 @@ func TestAwaitRun_ATerminalRunIsAnsweredAtOnce(t *testing.T) {
 	run := b.submit(seq("a"))
 	b.complete(b.poll("act-a"), `{}`)
 	snap := requireAwaited(t, awaitInBackground(b.ctx, b.eng, run.RunID, time.Hour))
-	require.Equal(t, RunCompleted, snap.Status)
+	require.Equal(t, runstate.RunCompleted, snap.Status)
 }
 
 func TestAwaitRun_UnknownOrAnotherTenantsRunIsNotFound(t *testing.T) {
@@ -109,7 +110,7 @@ func TestAwaitRun_ARunAnotherEngineCompletesIsNoticedByTheIntervalRead(t *testin
 	require.Len(t, tasks, 1)
 	_, err = other.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: tasks[0].Token, WorkerID: "w2", Output: json.RawMessage(`{}`)})
 	require.NoError(t, err)
-	require.Equal(t, RunCompleted, requireAwaited(t, done).Status)
+	require.Equal(t, runstate.RunCompleted, requireAwaited(t, done).Status)
 }
 
 // checkpointReads counts the store reads of one run's checkpoint.
@@ -146,13 +147,13 @@ func TestAwaitRun_ReadsTheStoreOnceThenOnlyWhenNoCommitOfThisEngineAdvancedTheRu
 	require.NoError(t, err)
 	require.Equal(t, reads, st.n.Load(), "a look after this engine's commit takes it from the cache")
 	require.NotEqual(t, seen, advanced)
-	require.Equal(t, StepSucceeded, state.step("a").Status)
+	require.Equal(t, runstate.StepSucceeded, state.Step("a").Status)
 
 	other.complete(other.poll("act-b"), `{}`) // another engine's commit: this one's cache is behind
 	state, _, err = b.eng.lookAgain(b.ctx, run.RunID, advanced)
 	require.NoError(t, err)
 	require.Equal(t, reads+1, st.n.Load(), "with the cache not advanced, the look reads the store")
-	require.Equal(t, RunCompleted, state.Status)
+	require.Equal(t, runstate.RunCompleted, state.Status)
 }
 
 // Each wait on a run's log holds its key in the waker only while it waits:
@@ -165,12 +166,12 @@ func TestAwaitRun_WaitsLeaveNoKeyBehind(t *testing.T) {
 		b.complete(b.poll("act-a"), `{}`)
 		snap, err := b.eng.AwaitRun(b.ctx, tenant, run.RunID, time.Second)
 		require.NoError(t, err)
-		require.Equal(t, RunCompleted, snap.Status)
+		require.Equal(t, runstate.RunCompleted, snap.Status)
 	}
 	pending := b.submit(seq("a"))
 	snap, err := b.eng.AwaitRun(b.ctx, tenant, pending.RunID, 0)
 	require.NoError(t, err)
-	require.NotEqual(t, RunCompleted, snap.Status)
+	require.NotEqual(t, runstate.RunCompleted, snap.Status)
 	b.pollNone("act-none")
 
 	_, release := b.eng.EventsAppended(pending.RunID)

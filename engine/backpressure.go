@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -150,7 +151,7 @@ func (e *Engine) checkAdmission(ctx context.Context, rec *runRecord) error {
 	if mode != definition.BackpressureReject {
 		return nil
 	}
-	ch := &change{e: e, ctx: ctx, run: rec, state: &RunState{}}
+	ch := &change{e: e, ctx: ctx, run: rec, state: &runstate.State{}}
 	for _, l := range ch.limitsFor() {
 		if _, ok := ch.freeSlot(l[0].([]byte), l[1].(int)); !ok {
 			if ch.err != nil {
@@ -196,12 +197,12 @@ func (e *Engine) DequeueAndStart(ctx context.Context) ([]QueueResult, error) {
 		started := false
 		owned, err := e.driveOwned(ctx, runID, func(ch *change) error {
 			started = false // a decision made again after a lost race starts afresh
-			if ch.state.Status != RunQueued {
+			if ch.state.Status != runstate.RunQueued {
 				ch.del(it.Key) // started elsewhere, or cancelled: the index entry is stale
 				return nil
 			}
 			ch.admit()
-			started = ch.state.Status != RunQueued
+			started = ch.state.Status != runstate.RunQueued
 			return nil
 		})
 		var lostSlot *store.ConditionFailedError

@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/store"
 )
 
-func started(s RunStatus) bool {
+func started(s runstate.RunStatus) bool {
 	switch s {
-	case RunRunning, RunBlocked, RunPaused, RunCompensating:
+	case runstate.RunRunning, runstate.RunBlocked, runstate.RunPaused, runstate.RunCompensating:
 		return true
 	}
 	return false
@@ -87,7 +88,7 @@ func backpressureUnderLoad(t *testing.T, b *bundle, mode definition.Backpressure
 		b.tick()
 	}
 	for _, id := range accepted {
-		require.Equal(t, RunCompleted, b.run(id).Status, "run %s", id)
+		require.Equal(t, runstate.RunCompleted, b.run(id).Status, "run %s", id)
 	}
 }
 
@@ -100,9 +101,9 @@ func TestBackpressure_DefinitionLimitCapsItsOwnRuns(t *testing.T) {
 	first := b.submit(capped)
 	second := b.submit(capped)
 	third := b.submit(free)
-	require.Equal(t, RunRunning, first.Status)
-	require.Equal(t, RunQueued, second.Status)
-	require.Equal(t, RunRunning, third.Status, "another plan is not capped by it")
+	require.Equal(t, runstate.RunRunning, first.Status)
+	require.Equal(t, runstate.RunQueued, second.Status)
+	require.Equal(t, runstate.RunRunning, third.Status, "another plan is not capped by it")
 }
 
 func TestRunQueue_TwoReconcilersRacingNeverStartARunTwice(t *testing.T) {
@@ -148,7 +149,7 @@ func reconcilersRacing(t *testing.T, st store.Store) {
 	require.Equal(t, 3, startedNow, "exactly the three free slots were filled")
 	require.Equal(t, 3, b.countStarted())
 	for _, id := range ids {
-		require.LessOrEqual(t, countEvents(b, id, EvRunStarted), 1, "run %s started twice", id)
+		require.LessOrEqual(t, countEvents(b, id, runstate.EvRunStarted), 1, "run %s started twice", id)
 	}
 	b.clock.Advance(time.Second)
 }

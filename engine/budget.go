@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -38,10 +39,10 @@ func (c Config) budgetDefaults() Config {
 		c.WriteLatencyBudget = DefaultWriteLatencyBudget
 	}
 	if c.FailOpenEventClasses == nil {
-		c.FailOpenEventClasses = []string{EvStepStarted}
+		c.FailOpenEventClasses = []string{runstate.EvStepStarted}
 	}
 	if c.NeverFailOpenEventClasses == nil {
-		c.NeverFailOpenEventClasses = []string{EvStepCompleted, EvStepFailed}
+		c.NeverFailOpenEventClasses = []string{runstate.EvStepCompleted, runstate.EvStepFailed}
 	}
 	return c
 }
@@ -61,7 +62,7 @@ func (c Config) validateBudget() error {
 
 // budgetClassOf classifies a decision by the events it appends; a
 // never-fail-open event wins over a fail-open one in the same batch.
-func (e *Engine) budgetClassOf(events []Event) (budgetClass, string) {
+func (e *Engine) budgetClassOf(events []runstate.Event) (budgetClass, string) {
 	class, which := budgetObserved, ""
 	for _, ev := range events {
 		switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store/faultstore"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -52,9 +53,9 @@ func budgetSetup(t *testing.T) (*bundle, *faultstore.Store, *syncBuffer) {
 func TestWriteBudget_DefaultsAreSpec004(t *testing.T) {
 	cfg := Config{}.WithDefaults()
 	require.Equal(t, 3*time.Second, cfg.WriteLatencyBudget)
-	require.Equal(t, []string{EvStepStarted}, cfg.FailOpenEventClasses)
-	require.Equal(t, []string{EvStepCompleted, EvStepFailed}, cfg.NeverFailOpenEventClasses)
-	bad := Config{Store: memstore.New(memstore.Config{}), FailOpenEventClasses: []string{EvStepCompleted}}.WithDefaults()
+	require.Equal(t, []string{runstate.EvStepStarted}, cfg.FailOpenEventClasses)
+	require.Equal(t, []string{runstate.EvStepCompleted, runstate.EvStepFailed}, cfg.NeverFailOpenEventClasses)
+	bad := Config{Store: memstore.New(memstore.Config{}), FailOpenEventClasses: []string{runstate.EvStepCompleted}}.WithDefaults()
 	require.ErrorContains(t, bad.validate(), "cannot both fail open and never fail open")
 }
 
@@ -62,14 +63,14 @@ func TestWriteBudget_ASlowCriticalReportIsUnavailableWithNothingAppliedAndItsRet
 	for _, report := range []struct {
 		name   string
 		call   func(*Engine, *bundle, *Task) (*ReportResult, error)
-		status StepStatus
+		status runstate.StepStatus
 	}{
-		{EvStepCompleted, func(e *Engine, b *bundle, task *Task) (*ReportResult, error) {
+		{runstate.EvStepCompleted, func(e *Engine, b *bundle, task *Task) (*ReportResult, error) {
 			return e.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
-		}, StepSucceeded},
-		{EvStepFailed, func(e *Engine, b *bundle, task *Task) (*ReportResult, error) {
+		}, runstate.StepSucceeded},
+		{runstate.EvStepFailed, func(e *Engine, b *bundle, task *Task) (*ReportResult, error) {
 			return e.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", ErrorClass: definition.ErrorValidation, Message: "bad"})
-		}, StepFailed},
+		}, runstate.StepFailed},
 	} {
 		t.Run(report.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -81,7 +82,7 @@ func TestWriteBudget_ASlowCriticalReportIsUnavailableWithNothingAppliedAndItsRet
 				_, err := report.call(b.eng, b, task)
 				require.Equal(t, CodeUnavailable, CodeOf(err))
 				require.ErrorContains(t, err, "write latency budget of 3s exceeded recording "+report.name)
-				require.Equal(t, StepRunning, b.run(run.RunID).Step("a").Status, "nothing was applied")
+				require.Equal(t, runstate.StepRunning, b.run(run.RunID).Step("a").Status, "nothing was applied")
 				require.NotContains(t, b.eventTypes(run.RunID), report.name)
 				require.Contains(t, logs.String(), `"event":"WRITE_LATENCY_BUDGET_EXCEEDED"`)
 
@@ -104,7 +105,7 @@ func TestWriteBudget_ASlowAcknowledgementIsUnavailableAndTheRetryIsADuplicate(t 
 
 		_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
 		require.Equal(t, CodeUnavailable, CodeOf(err))
-		require.Equal(t, StepSucceeded, b.run(run.RunID).Step("a").Status, "the batch landed whole")
+		require.Equal(t, runstate.StepSucceeded, b.run(run.RunID).Step("a").Status, "the batch landed whole")
 
 		fs.SetDelays(0, 0)
 		res, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
@@ -112,7 +113,7 @@ func TestWriteBudget_ASlowAcknowledgementIsUnavailableAndTheRetryIsADuplicate(t 
 		require.True(t, res.Duplicate, "the retry finds the result applied")
 		n := 0
 		for _, typ := range b.eventTypes(run.RunID) {
-			if typ == EvStepCompleted {
+			if typ == runstate.EvStepCompleted {
 				n++
 			}
 		}
@@ -129,12 +130,12 @@ func TestWriteBudget_ASlowClaimFailsOpen(t *testing.T) {
 
 		task := b.poll("act-a") // the claim (and its StepStarted) waits past the budget and is still handed out
 		require.Equal(t, "a", task.ActionID)
-		require.Equal(t, StepRunning, b.run(run.RunID).Step("a").Status)
-		require.Contains(t, b.eventTypes(run.RunID), EvStepStarted)
+		require.Equal(t, runstate.StepRunning, b.run(run.RunID).Step("a").Status)
+		require.Contains(t, b.eventTypes(run.RunID), runstate.EvStepStarted)
 		require.Contains(t, logs.String(), `"budget_class":"fail_open"`)
 
 		fs.SetDelays(0, 0)
 		b.complete(task, `1`)
-		require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+		require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 	})
 }

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -24,7 +24,7 @@ const cacheSize = 1024
 // on a clone.
 type cachedCheckpoint struct {
 	version uint64
-	state   *RunState
+	state   *runstate.State
 }
 
 // loadCheckpoint reads a run's checkpoint and its version. The state it
@@ -34,7 +34,7 @@ type cachedCheckpoint struct {
 // The store is always read, so the answer is as fresh as without a cache;
 // what is saved is decoding, when the version read is the one decoded last.
 // A read never replaces a newer version a commit cached meanwhile.
-func (e *Engine) loadCheckpoint(ctx context.Context, runID string) (*RunState, uint64, error) {
+func (e *Engine) loadCheckpoint(ctx context.Context, runID string) (*runstate.State, uint64, error) {
 	item, err := e.store.Get(ctx, checkpointKey(runID))
 	if errors.Is(err, store.ErrNotFound) {
 		e.checkpoints.remove(runID)
@@ -46,7 +46,7 @@ func (e *Engine) loadCheckpoint(ctx context.Context, runID string) (*RunState, u
 	if c, ok := e.checkpoints.get(runID); ok && c.version == item.Version {
 		return c.state, item.Version, nil
 	}
-	var s RunState
+	var s runstate.State
 	if err := json.Unmarshal(item.Value, &s); err != nil {
 		return nil, 0, fmt.Errorf("checkpoint %s: %w", runID, err)
 	}
@@ -58,9 +58,9 @@ func (e *Engine) loadCheckpoint(ctx context.Context, runID string) (*RunState, u
 // checkpointToDecideOn answers a private copy of the checkpoint a decision
 // starts from and its version: the cached one unless fromStore (answering
 // cached true), else the store's.
-func (e *Engine) checkpointToDecideOn(ctx context.Context, runID string, fromStore bool) (*RunState, uint64, bool, error) {
+func (e *Engine) checkpointToDecideOn(ctx context.Context, runID string, fromStore bool) (*runstate.State, uint64, bool, error) {
 	if c, ok := e.checkpoints.get(runID); ok && !fromStore {
-		return c.state.clone(), c.version, true, nil
+		return c.state.Clone(), c.version, true, nil
 	}
 	s, version, err := e.loadCheckpointForChange(ctx, runID)
 	return s, version, false, err
@@ -68,72 +68,17 @@ func (e *Engine) checkpointToDecideOn(ctx context.Context, runID string, fromSto
 
 // loadCheckpointForChange answers a private copy of the checkpoint that a
 // decision may change.
-func (e *Engine) loadCheckpointForChange(ctx context.Context, runID string) (*RunState, uint64, error) {
+func (e *Engine) loadCheckpointForChange(ctx context.Context, runID string) (*runstate.State, uint64, error) {
 	s, version, err := e.loadCheckpoint(ctx, runID)
 	if err != nil {
 		return nil, 0, err
 	}
-	return s.clone(), version, nil
+	return s.Clone(), version, nil
 }
 
 // checkpointCommitted remembers the checkpoint a decision just committed at
 // version, so that the next decision or read of the run need not decode it.
 // The decision must not change state afterwards.
-func (e *Engine) checkpointCommitted(runID string, version uint64, state *RunState) {
+func (e *Engine) checkpointCommitted(runID string, version uint64, state *runstate.State) {
 	e.checkpoints.put(runID, cachedCheckpoint{version: version, state: state})
-}
-
-// clone answers a deep copy of s: nothing reachable from the copy is shared
-// with s. TestRunStateCloneSharesNothing fails when a field is added here
-// without being copied.
-func (s *RunState) clone() *RunState {
-	c := *s
-	c.Steps = make([]*StepState, len(s.Steps))
-	for i, st := range s.Steps {
-		c.Steps[i] = st.clone()
-	}
-	c.CompletionOrder = slices.Clone(s.CompletionOrder)
-	if s.Compensation != nil {
-		comp := *s.Compensation
-		comp.Order = slices.Clone(comp.Order)
-		c.Compensation = &comp
-	}
-	if s.Error != nil {
-		re := *s.Error
-		re.Error = re.Error.clone()
-		c.Error = &re
-	}
-	if s.Cancellation != nil {
-		cn := *s.Cancellation
-		c.Cancellation = &cn
-	}
-	c.Slots = slices.Clone(s.Slots)
-	c.Signals = slices.Clone(s.Signals)
-	return &c
-}
-
-func (st *StepState) clone() *StepState {
-	c := *st
-	c.Attempts = slices.Clone(st.Attempts)
-	for i := range c.Attempts {
-		c.Attempts[i].Error = c.Attempts[i].Error.clone()
-	}
-	c.Output = slices.Clone(st.Output)
-	c.Artifacts = slices.Clone(st.Artifacts)
-	c.Error = st.Error.clone()
-	c.CompError = st.CompError.clone()
-	if st.Manual != nil {
-		m := *st.Manual
-		m.EvidenceRefs = slices.Clone(m.EvidenceRefs)
-		c.Manual = &m
-	}
-	return &c
-}
-
-func (e *StepError) clone() *StepError {
-	if e == nil {
-		return nil
-	}
-	c := *e
-	return &c
 }

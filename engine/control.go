@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+
+	"github.com/weft-dev/weft/engine/runstate"
 )
 
 // ControlParams is an operator's control signal.
@@ -21,11 +23,11 @@ type ControlParams struct {
 type ControlResult struct {
 	Result    AcceptedSignal
 	Duplicate bool
-	Run       *Snapshot
+	Run       *runstate.Snapshot
 }
 
 // control delivers a control signal idempotently and answers the run after it.
-func (e *Engine) control(ctx context.Context, p ControlParams, kind SignalKind, apply func(*change) error) (*ControlResult, error) {
+func (e *Engine) control(ctx context.Context, p ControlParams, kind runstate.SignalKind, apply func(*change) error) (*ControlResult, error) {
 	if err := validateSignalID("signal_id", p.SignalID); err != nil {
 		return nil, err
 	}
@@ -43,31 +45,31 @@ func (e *Engine) control(ctx context.Context, p ControlParams, kind SignalKind, 
 
 // ApproveRun approves a PENDING run whose definition requires approval.
 func (e *Engine) ApproveRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
-	return e.control(ctx, p, SignalApprove, func(ch *change) error {
+	return e.control(ctx, p, runstate.SignalApprove, func(ch *change) error {
 		if !ch.run.Definition.RequiresApproval {
 			return &Error{Code: CodeOperationConflict, RunID: p.RunID, Message: "run " + p.RunID + " does not require approval"}
 		}
-		if ch.state.Status != RunPending {
-			return illegalRun(p.RunID, ch.state.Status, RunApproved)
+		if ch.state.Status != runstate.RunPending {
+			return illegalRun(p.RunID, ch.state.Status, runstate.RunApproved)
 		}
-		ch.transition(RunApproved)
-		ch.emit(EvRunApproved, "", 1, 0, EventData{Status: string(RunApproved), Actor: p.Actor, Reason: p.Reason})
+		ch.transition(runstate.RunApproved)
+		ch.emit(runstate.EvRunApproved, "", 1, 0, runstate.EventData{Status: string(runstate.RunApproved), Actor: p.Actor, Reason: p.Reason})
 		return nil
 	})
 }
 
 // PauseRun stops new scheduling; in-flight tasks finish (spec 004 §6).
 func (e *Engine) PauseRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
-	return e.control(ctx, p, SignalPause, func(ch *change) error {
+	return e.control(ctx, p, runstate.SignalPause, func(ch *change) error {
 		s := ch.state
-		if s.Status != RunRunning && s.Status != RunBlocked {
-			return illegalRun(p.RunID, s.Status, RunPaused)
+		if s.Status != runstate.RunRunning && s.Status != runstate.RunBlocked {
+			return illegalRun(p.RunID, s.Status, runstate.RunPaused)
 		}
 		s.PausedFrom = s.Status
-		ch.transition(RunPaused)
+		ch.transition(runstate.RunPaused)
 		s.Pauses++
 		n := ch.runningTasks()
-		data := EventData{Status: string(RunPaused), InFlightTasks: n, Actor: p.Actor, Reason: p.Reason}
+		data := runstate.EventData{Status: string(runstate.RunPaused), InFlightTasks: n, Actor: p.Actor, Reason: p.Reason}
 		if n > 0 {
 			s.Substatus = "DRAINING"
 			s.Message = fmt.Sprintf("Workflow paused. Waiting for %d in-flight tasks to complete.", n)
@@ -76,7 +78,7 @@ func (e *Engine) PauseRun(ctx context.Context, p ControlParams) (*ControlResult,
 		} else {
 			s.Message = "Workflow paused."
 		}
-		ch.emit(EvRunPaused, "", s.Pauses, 0, data)
+		ch.emit(runstate.EvRunPaused, "", s.Pauses, 0, data)
 		return nil
 	})
 }
@@ -85,7 +87,7 @@ func (e *Engine) PauseRun(ctx context.Context, p ControlParams) (*ControlResult,
 func (c *change) runningTasks() int {
 	n := 0
 	for _, st := range c.state.Steps {
-		if st.Status == StepRunning && st.TaskID != "" && st.ReadyKey == "" {
+		if st.Status == runstate.StepRunning && st.TaskID != "" && st.ReadyKey == "" {
 			n++
 		}
 	}
@@ -100,35 +102,35 @@ func (c *change) checkDrained() {
 	}
 	s.Substatus, s.Message = "", "Workflow paused."
 	c.dirty = true
-	c.emit(EvRunDrained, "", s.Pauses, 0, EventData{Status: string(RunPaused)})
+	c.emit(runstate.EvRunDrained, "", s.Pauses, 0, runstate.EventData{Status: string(runstate.RunPaused)})
 }
 
 // drainTimedOut forces a draining pause to PAUSED (alert PAUSE_DRAIN_TIMEOUT).
 // Orphaned tasks that complete later are accepted and applied (spec 004 §6, option A).
 func (c *change) drainTimedOut() {
 	s := c.state
-	if s.Status != RunPaused || s.Substatus != "DRAINING" {
+	if s.Status != runstate.RunPaused || s.Substatus != "DRAINING" {
 		return
 	}
 	n := c.runningTasks()
 	s.Substatus, s.Message = "", fmt.Sprintf("Workflow paused. Drain timed out with %d tasks still in flight.", n)
 	c.dirty = true
-	c.emit(EvRunDrained, "", s.Pauses, 0, EventData{Status: string(RunPaused), TimedOut: true, InFlightTasks: n})
+	c.emit(runstate.EvRunDrained, "", s.Pauses, 0, runstate.EventData{Status: string(runstate.RunPaused), TimedOut: true, InFlightTasks: n})
 	c.alertAfterCommit(AlertPauseDrainTimeout, slog.String("run_id", s.RunID), slog.Int("orphaned_tasks", n),
 		slog.Int("pause", s.Pauses))
 }
 
 // ResumeRun resumes a paused run; nothing completed runs again.
 func (e *Engine) ResumeRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
-	return e.control(ctx, p, SignalResume, func(ch *change) error {
+	return e.control(ctx, p, runstate.SignalResume, func(ch *change) error {
 		s := ch.state
-		if s.Status != RunPaused {
-			return illegalRun(p.RunID, s.Status, RunRunning)
+		if s.Status != runstate.RunPaused {
+			return illegalRun(p.RunID, s.Status, runstate.RunRunning)
 		}
-		ch.transition(RunRunning)
+		ch.transition(runstate.RunRunning)
 		s.Resumes++
-		ch.emit(EvRunResumed, "", s.Resumes, 0, EventData{Status: string(RunRunning), Actor: p.Actor})
-		if s.PausedFrom == RunBlocked {
+		ch.emit(runstate.EvRunResumed, "", s.Resumes, 0, runstate.EventData{Status: string(runstate.RunRunning), Actor: p.Actor})
+		if s.PausedFrom == runstate.RunBlocked {
 			s.Blocks++ // settle re-blocks the run under a new key if nothing can move
 		}
 		ch.advance()
@@ -138,38 +140,38 @@ func (e *Engine) ResumeRun(ctx context.Context, p ControlParams) (*ControlResult
 
 // CancelRun ends a non-terminal run CANCELLED. Rejected while COMPENSATING.
 func (e *Engine) CancelRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
-	return e.control(ctx, p, SignalCancel, func(ch *change) error {
+	return e.control(ctx, p, runstate.SignalCancel, func(ch *change) error {
 		s := ch.state
-		if !RunTransitionAllowed(s.Status, RunCancelled) {
-			return illegalRun(p.RunID, s.Status, RunCancelled)
+		if !runstate.RunTransitionAllowed(s.Status, runstate.RunCancelled) {
+			return illegalRun(p.RunID, s.Status, runstate.RunCancelled)
 		}
 		ch.cancelOpenSteps("run cancelled")
-		ch.transition(RunCancelled)
+		ch.transition(runstate.RunCancelled)
 		s.CompletedAt = ch.now
-		s.Cancellation = &Cancellation{CancelledBy: actorOf(p.Actor), Reason: p.Reason, RequestedAt: ch.now}
-		ch.emit(EvRunCancelled, "", 1, 0, EventData{Status: string(RunCancelled), Cancellation: s.Cancellation, CompletedAt: ch.now})
+		s.Cancellation = &runstate.Cancellation{CancelledBy: actorOf(p.Actor), Reason: p.Reason, RequestedAt: ch.now}
+		ch.emit(runstate.EvRunCancelled, "", 1, 0, runstate.EventData{Status: string(runstate.RunCancelled), Cancellation: s.Cancellation, CompletedAt: ch.now})
 		return nil
 	})
 }
 
 // RetryStep opens a new logical attempt for the failed step a HOLD run waits on.
 func (e *Engine) RetryStep(ctx context.Context, p ControlParams) (*ControlResult, error) {
-	return e.control(ctx, p, SignalRetryStep, func(ch *change) error {
+	return e.control(ctx, p, runstate.SignalRetryStep, func(ch *change) error {
 		s := ch.state
-		st := s.step(p.ActionID)
+		st := s.Step(p.ActionID)
 		if st == nil {
 			return noAction(p.RunID, p.ActionID)
 		}
-		if s.HeldOn != p.ActionID || s.Status != RunBlocked {
+		if s.HeldOn != p.ActionID || s.Status != runstate.RunBlocked {
 			return &Error{Code: CodeIllegalTransition, RunID: p.RunID, ActionID: p.ActionID, RunStatus: s.Status,
 				Transition: string(st.Status) + " -> PENDING",
 				Message:    "RETRY_STEP needs a run held on the failed step " + p.ActionID}
 		}
-		ch.setStep(st, StepPending)
+		ch.setStep(st, runstate.StepPending)
 		s.HeldOn = ""
 		st.LogicalAttempt++
 		st.EngineAttempt, st.Error, st.Reason = 0, nil, ""
-		ch.emit(EvStepRetried, st.ActionID, st.LogicalAttempt, 0, EventData{Status: string(StepPending),
+		ch.emit(runstate.EvStepRetried, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Status: string(runstate.StepPending),
 			NewLogicalAttempt: st.LogicalAttempt, Actor: p.Actor})
 		ch.advance()
 		return nil
@@ -178,17 +180,17 @@ func (e *Engine) RetryStep(ctx context.Context, p ControlParams) (*ControlResult
 
 // SkipStep skips a step that has not started, or the failed step a HOLD run waits on.
 func (e *Engine) SkipStep(ctx context.Context, p ControlParams) (*ControlResult, error) {
-	return e.control(ctx, p, SignalSkipStep, func(ch *change) error {
+	return e.control(ctx, p, runstate.SignalSkipStep, func(ch *change) error {
 		s := ch.state
-		st := s.step(p.ActionID)
+		st := s.Step(p.ActionID)
 		if st == nil {
 			return noAction(p.RunID, p.ActionID)
 		}
-		if s.Status.Terminal() || s.Status == RunCompensating {
+		if s.Status.Terminal() || s.Status == runstate.RunCompensating {
 			return illegalRun(p.RunID, s.Status, s.Status)
 		}
-		if st.Status != StepPending && s.HeldOn != p.ActionID {
-			return illegalStep(p.RunID, p.ActionID, st.Status, StepSkipped)
+		if st.Status != runstate.StepPending && s.HeldOn != p.ActionID {
+			return illegalStep(p.RunID, p.ActionID, st.Status, runstate.StepSkipped)
 		}
 		if s.HeldOn == p.ActionID {
 			s.HeldOn = ""

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/pebblestore"
@@ -198,13 +199,13 @@ func requireEachResultRecordedOnce(t *testing.T, eng *Engine, runID string) {
 	ctx := context.Background()
 	snap, err := eng.GetRun(ctx, tenant, runID)
 	require.NoError(t, err)
-	require.Equal(t, RunCompleted, snap.Status)
+	require.Equal(t, runstate.RunCompleted, snap.Status)
 	page, err := eng.ListEvents(ctx, tenant, runID, 0, 1000)
 	require.NoError(t, err)
 	completed := map[string]int{}
 	for i, ev := range page.Events {
 		require.Equal(t, uint64(i+1), ev.Seq, "run_seq is strictly increasing without holes")
-		if ev.Type == EvStepCompleted {
+		if ev.Type == runstate.EvStepCompleted {
 			completed[ev.StepID]++
 		}
 	}
@@ -212,7 +213,7 @@ func requireEachResultRecordedOnce(t *testing.T, eng *Engine, runID string) {
 		require.Equal(t, 1, completed[st.ActionID], "StepCompleted of %s", st.ActionID)
 		succeeded := 0
 		for _, a := range st.Attempts {
-			if a.Outcome == AttemptSucceeded {
+			if a.Outcome == runstate.AttemptSucceeded {
 				succeeded++
 			}
 		}

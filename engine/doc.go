@@ -4,7 +4,9 @@
 // projections, checkpoint commits and run ownership.
 //
 // Workflow definitions, their loading, defaults, validation and retry
-// arithmetic live in engine/definition, which imports nothing of the engine.
+// arithmetic live in engine/definition; the run's state, statuses,
+// transition tables, events and their projection onto a snapshot live in
+// engine/runstate. Neither imports anything of the engine.
 //
 // It may import the store contract (package store, never a backend), the
 // lease interface and the standard library. It knows nothing of HTTP,

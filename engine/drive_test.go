@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -44,8 +45,8 @@ func TestDrive_AWaitingRunHoldsNoLeaseAndNoGoroutine(t *testing.T) {
 	b.tick()
 	for _, id := range ids {
 		snap := b.run(id)
-		require.Equal(t, RunRunning, snap.Status, "the timer drove run %s on to its worker step", id)
-		require.Equal(t, StepScheduled, snap.Steps[1].Status)
+		require.Equal(t, runstate.RunRunning, snap.Status, "the timer drove run %s on to its worker step", id)
+		require.Equal(t, runstate.StepScheduled, snap.Steps[1].Status)
 	}
 	require.Eventually(t, func() bool { return b.eng.own.leases.Len() == 0 }, 10*time.Second, 5*time.Millisecond,
 		"a run that waits for a worker keeps no lease")
@@ -162,7 +163,7 @@ func TestRunQueue_AReconcilerOvertakenAsOwnerReportsItsRunSkipped(t *testing.T) 
 	b := setupWith(t, mem, limit)
 	a.submit(seq("a"))
 	queued := a.submit(seq("a"))
-	require.Equal(t, RunQueued, queued.Status)
+	require.Equal(t, runstate.RunQueued, queued.Status)
 	a.complete(a.poll("act-a"), `1`) // the first run ends: a slot is free
 
 	gated.armed.Store(true)
@@ -179,5 +180,5 @@ func TestRunQueue_AReconcilerOvertakenAsOwnerReportsItsRunSkipped(t *testing.T) 
 	close(gated.openGate)
 	require.Equal(t, []QueueResult{{RunID: queued.RunID, Status: "SKIPPED"}}, <-results)
 	require.EqualValues(t, 1, a.eng.StaleCommitsRejected())
-	require.Equal(t, 1, countEvents(b, queued.RunID, EvRunStarted))
+	require.Equal(t, 1, countEvents(b, queued.RunID, runstate.EvRunStarted))
 }

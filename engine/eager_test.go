@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -40,10 +41,10 @@ func TestEagerDispatch_ACompletionHandsTheNextTaskToItsWorkerInTheSameCommit(t *
 	require.Equal(t, taskClaimed, rec.State)
 	require.Equal(t, "w1", rec.WorkerID, "claimed for the worker that asked")
 	require.Equal(t, tb.Token, rec.Token)
-	require.Equal(t, StepRunning, b.run(run.RunID).Steps[1].Status)
+	require.Equal(t, runstate.StepRunning, b.run(run.RunID).Steps[1].Status)
 
 	require.Empty(t, b.completeEager(tb, "w1", "act-a", "act-b"), "the last step makes nothing ready")
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }
 
 func TestEagerDispatch_TheCompletingWorkerIsServedBeforeAWaitingPoll(t *testing.T) {

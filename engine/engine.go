@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/store"
 )
@@ -87,7 +88,7 @@ type Config struct {
 	// against its schema (spec 004 Appendix A); an event it refuses fails
 	// the whole decision with CodeSchemaValidationFailed and nothing is
 	// written. Nil: no validation (weftd wires server.NewEventValidator).
-	EventValidator func(*Event) error
+	EventValidator func(*runstate.Event) error
 	// Alerts receives the spec's operational alerts (AlertProjectorLagHigh,
 	// ...), with identifiers only. Default: a WARN line on Logger.
 	Alerts AlertFunc

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -64,7 +65,7 @@ func setupWith(t *testing.T, st store.Store, configure ...func(*Config)) *bundle
 	alerts, validated := &alertRecorder{}, &atomic.Int64{}
 	cfg := Config{Store: st, Clock: clock, Alerts: alerts.record}
 	if v := ScenarioEventValidator; v != nil {
-		cfg.EventValidator = func(ev *Event) error {
+		cfg.EventValidator = func(ev *runstate.Event) error {
 			err := v(ev)
 			if err == nil {
 				validated.Add(1)
@@ -107,7 +108,7 @@ func (b *bundle) requireProjectionsMatchCheckpoints() {
 }
 
 // comparable keeps what both a projection and a checkpoint know.
-func comparable(s *Snapshot) map[string]any {
+func comparable(s *runstate.Snapshot) map[string]any {
 	out := map[string]any{
 		"status": s.Status, "substatus": s.Substatus, "message": s.Message, "seq": s.LastEventSeq,
 		"created": s.CreatedAt, "started": s.StartedAt, "completed": s.CompletedAt, "duration": s.TotalDuration,
@@ -133,7 +134,7 @@ func seq(ids ...string) definition.Definition {
 	return d
 }
 
-func (b *bundle) submit(def definition.Definition) *Snapshot {
+func (b *bundle) submit(def definition.Definition) *runstate.Snapshot {
 	b.t.Helper()
 	res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: def, Start: true, SubmittedBy: "alice"})
 	require.NoError(b.t, err)
@@ -170,7 +171,7 @@ func (b *bundle) fail(task *Task, class definition.ErrorClass) *ReportResult {
 	return res
 }
 
-func (b *bundle) run(runID string) *Snapshot {
+func (b *bundle) run(runID string) *runstate.Snapshot {
 	b.t.Helper()
 	snap, err := b.eng.GetRun(b.ctx, tenant, runID)
 	require.NoError(b.t, err)
@@ -195,7 +196,7 @@ func (b *bundle) tick() {
 
 func scenarioSequential_RunsEachActionAfterThePreviousSucceeds(t *testing.T, b *bundle) {
 	run := b.submit(seq("a", "b", "c"))
-	require.Equal(t, RunRunning, run.Status)
+	require.Equal(t, runstate.RunRunning, run.Status)
 	b.pollNone("act-b", "act-c")
 	ta := b.poll("act-a", "act-b", "act-c")
 	require.Equal(t, "a", ta.ActionID)
@@ -207,17 +208,17 @@ func scenarioSequential_RunsEachActionAfterThePreviousSucceeds(t *testing.T, b *
 	b.complete(tb, `{"n":2}`)
 	b.complete(b.poll("act-c"), `{"n":3}`)
 	snap := b.run(run.RunID)
-	require.Equal(t, RunCompleted, snap.Status)
+	require.Equal(t, runstate.RunCompleted, snap.Status)
 	for _, st := range snap.Steps {
-		require.Equal(t, StepSucceeded, st.Status)
+		require.Equal(t, runstate.StepSucceeded, st.Status)
 		require.False(t, st.StartedAt.IsZero(), "started_at of %s", st.ActionID)
 		require.False(t, st.CompletedAt.IsZero(), "completed_at of %s", st.ActionID)
 	}
 	require.Equal(t, []string{
-		EvRunSubmitted, EvRunQueued, EvRunStarted,
-		EvStepScheduled, EvStepStarted, EvStepAttemptRecorded, EvStepCompleted,
-		EvStepScheduled, EvStepStarted, EvStepAttemptRecorded, EvStepCompleted,
-		EvStepScheduled, EvStepStarted, EvStepAttemptRecorded, EvStepCompleted,
-		EvRunCompleted,
+		runstate.EvRunSubmitted, runstate.EvRunQueued, runstate.EvRunStarted,
+		runstate.EvStepScheduled, runstate.EvStepStarted, runstate.EvStepAttemptRecorded, runstate.EvStepCompleted,
+		runstate.EvStepScheduled, runstate.EvStepStarted, runstate.EvStepAttemptRecorded, runstate.EvStepCompleted,
+		runstate.EvStepScheduled, runstate.EvStepStarted, runstate.EvStepAttemptRecorded, runstate.EvStepCompleted,
+		runstate.EvRunCompleted,
 	}, b.eventTypes(run.RunID))
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 )
 
 // Code is the engine's error vocabulary. The server maps each code onto the
@@ -47,7 +48,7 @@ type Error struct {
 	// RetryAfter, for CodeResourceExhausted.
 	RetryAfter time.Duration
 	// RunStatus and Transition, for CodeIllegalTransition.
-	RunStatus  RunStatus
+	RunStatus  runstate.RunStatus
 	Transition string
 	// Capability, for CodeCapabilityUnavailable.
 	Capability string

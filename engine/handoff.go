@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -280,9 +281,9 @@ func (c *change) handOffOne(r readyEntry) bool {
 // (claimTask's own conditions), so that a hand-off never retires or skips a
 // task.
 func (c *change) claimableNow(t *taskRecord) bool {
-	st := c.state.step(t.ActionID)
+	st := c.state.Step(t.ActionID)
 	current := st != nil && (st.TaskID == t.TaskID || st.CompTaskID == t.TaskID)
-	return current && !c.state.Status.Terminal() && c.state.Status != RunPaused
+	return current && !c.state.Status.Terminal() && c.state.Status != runstate.RunPaused
 }
 
 // dropWrites forgets every write of key made so far in the decision.

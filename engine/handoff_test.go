@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -150,11 +151,11 @@ func TestHandOff_ACompletionHandsTheNextTaskToAWaitingPollInOneCommit(t *testing
 	require.Equal(t, taskClaimed, rec.State)
 	require.Equal(t, "w2", rec.WorkerID)
 	require.Equal(t, tb.Token, rec.Token)
-	require.Equal(t, RunRunning, b.run(run.RunID).Status)
-	require.Equal(t, StepRunning, b.run(run.RunID).Steps[1].Status)
+	require.Equal(t, runstate.RunRunning, b.run(run.RunID).Status)
+	require.Equal(t, runstate.StepRunning, b.run(run.RunID).Steps[1].Status)
 
 	b.complete(tb, `{"b":2}`)
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 	res, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: tb.Token, WorkerID: "w2", Output: json.RawMessage(`{"b":2}`)})
 	require.NoError(t, err)
 	require.True(t, res.Duplicate, "a handed-off task's result is recorded exactly once")
@@ -230,7 +231,7 @@ func TestHandOff_APollWhoseCallEndedIsNotHandedATask(t *testing.T) {
 	tb := b.poll("act-b")
 	require.Equal(t, "b", tb.ActionID)
 	b.complete(tb, `{"b":2}`)
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }
 
 func TestHandOff_AClaimThatDoesNotCommitPutsThePollBackAndKeepsTheTask(t *testing.T) {
@@ -255,7 +256,7 @@ func TestHandOff_AClaimThatDoesNotCommitPutsThePollBackAndKeepsTheTask(t *testin
 	require.Len(t, tasks, 1)
 	require.Equal(t, "b", tasks[0].ActionID)
 	b.complete(tasks[0], `{"b":2}`)
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }
 
 func TestHandOff_ThePollWaitingLongestIsServedFirst(t *testing.T) {
@@ -382,7 +383,7 @@ func TestHandOff_RacingPollsAndCompletionsClaimEachTaskOnce(t *testing.T) {
 	}
 	require.Eventually(t, func() bool {
 		for _, id := range runIDs {
-			if b.run(id).Status != RunCompleted {
+			if b.run(id).Status != runstate.RunCompleted {
 				return false
 			}
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"time"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -13,7 +14,7 @@ import (
 // runKey holds a run's immutable record: definition, context, input.
 func runKey(runID string) []byte { return store.Key("wf", runID) }
 
-// checkpointKey holds a run's checkpoint (RunState).
+// checkpointKey holds a run's checkpoint (State).
 func checkpointKey(runID string) []byte { return store.Key("wf", runID, "ckpt") }
 
 // eventKey holds one event; run_seq sorts numerically.
@@ -49,7 +50,7 @@ func runIndexPrefix(tenant string) []byte { return store.KeyPrefix("ri", tenant)
 // runStatusKey indexes a run under its current status, so that runs can be
 // counted by status without reading their checkpoints. Moved in the batch
 // of every status change.
-func runStatusKey(tenant string, status RunStatus, runID string) []byte {
+func runStatusKey(tenant string, status runstate.RunStatus, runID string) []byte {
 	return store.Key("rs", string(status), tenant, runID)
 }
 

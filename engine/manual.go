@@ -7,17 +7,8 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
-)
-
-// ManualOutcome is what a person reports for a manual action.
-type ManualOutcome string
-
-// The manual outcomes (spec 000 §3.3).
-const (
-	ManualSucceeded ManualOutcome = "SUCCEEDED"
-	ManualFailed    ManualOutcome = "FAILED"
-	ManualCancelled ManualOutcome = "CANCELLED"
 )
 
 // ManualCompletion is spec 000 §3.3's manual completion signal.
@@ -26,7 +17,7 @@ type ManualCompletion struct {
 	RunID           string
 	ActionID        string
 	CompletionToken string
-	Outcome         ManualOutcome
+	Outcome         runstate.ManualOutcome
 	// ActorUserID is the person completing the action, as the caller
 	// declared; recorded beside Principal.
 	ActorUserID string
@@ -40,22 +31,9 @@ type ManualCompletion struct {
 	Output       json.RawMessage
 }
 
-// ManualResult is the canonical result of an accepted manual completion.
-type ManualResult struct {
-	RunID           string        `json:"run_id"`
-	ActionID        string        `json:"action_id"`
-	CompletionToken string        `json:"completion_token"`
-	Outcome         ManualOutcome `json:"outcome"`
-	ActorUserID     string        `json:"actor_user_id"`
-	AcceptedAt      time.Time     `json:"accepted_at"`
-	Principal       string        `json:"principal,omitempty"`
-	Notes           string        `json:"notes,omitempty"`
-	EvidenceRefs    []string      `json:"evidence_refs,omitempty"`
-}
-
 // ManualCompletionResult answers a manual completion.
 type ManualCompletionResult struct {
-	Result    ManualResult
+	Result    runstate.ManualResult
 	Duplicate bool
 }
 
@@ -85,22 +63,22 @@ func completer(principal, actor string) string {
 }
 
 // openManualWait makes a step wait for a person, with a fresh opaque token.
-func (c *change) openManualWait(a *definition.Action, st *StepState) {
-	c.setStep(st, StepWaitingManual)
+func (c *change) openManualWait(a *definition.Action, st *runstate.StepState) {
+	c.setStep(st, runstate.StepWaitingManual)
 	st.CompletionToken, st.Manual = randomToken(), nil
 	if st.StartedAt.IsZero() {
 		st.StartedAt = c.now
 	}
-	data := EventData{Status: string(StepWaitingManual), CompletionToken: st.CompletionToken, Output: st.Output}
+	data := runstate.EventData{Status: string(runstate.StepWaitingManual), CompletionToken: st.CompletionToken, Output: st.Output}
 	if t := a.ManualTimeout.D(); t > 0 {
 		data.Deadline = c.now.Add(t)
 		c.setTimer(timerRecord{RunID: c.run.RunID, Kind: timerWait, Ref: st.ActionID, Due: data.Deadline})
 	}
-	c.emit(EvStepWaiting, st.ActionID, st.LogicalAttempt, 0, data)
+	c.emit(runstate.EvStepWaiting, st.ActionID, st.LogicalAttempt, 0, data)
 }
 
 // clearWaitTimer removes a wait's timeout once the wait ends.
-func (c *change) clearWaitTimer(a *definition.Action, st *StepState) {
+func (c *change) clearWaitTimer(a *definition.Action, st *runstate.StepState) {
 	var t definition.Duration
 	if a.WaitForSignal != nil {
 		t = a.WaitForSignal.Timeout
@@ -114,11 +92,11 @@ func (c *change) clearWaitTimer(a *definition.Action, st *StepState) {
 
 // waitTimedOut fails a manual or signal wait that outlived its timeout.
 func (c *change) waitTimedOut(actionID string) {
-	st, a := c.state.step(actionID), c.run.action(actionID)
-	if st == nil || (st.Status != StepWaitingManual && st.Status != StepWaitingSignal) {
+	st, a := c.state.Step(actionID), c.run.action(actionID)
+	if st == nil || (st.Status != runstate.StepWaitingManual && st.Status != runstate.StepWaitingSignal) {
 		return
 	}
-	c.failStep(a, st, &StepError{Class: definition.ErrorTimeout, Message: "wait exceeded its timeout"})
+	c.failStep(a, st, &runstate.StepError{Class: definition.ErrorTimeout, Message: "wait exceeded its timeout"})
 	c.advance()
 }
 
@@ -146,14 +124,14 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletion) (
 	if denied != nil && !isRejection(denied) {
 		return nil, denied
 	}
-	var result ManualResult
+	var result runstate.ManualResult
 	var rejected error
 	_, err = e.mutate(ctx, m.RunID, "operator:"+m.completedBy(), func(ch *change) error {
 		rejected = nil // a decision made again decides afresh
 		if _, err := ch.e.store.Get(ch.ctx, key); err == nil {
 			return errDuplicateManual // accepted while this request waited its turn
 		}
-		st := ch.state.step(m.ActionID)
+		st := ch.state.Step(m.ActionID)
 		if st == nil {
 			return noAction(m.RunID, m.ActionID)
 		}
@@ -161,7 +139,7 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletion) (
 			ch.rejectManual(m, rejected)
 			return nil
 		}
-		result = ManualResult{RunID: m.RunID, ActionID: m.ActionID, CompletionToken: m.CompletionToken,
+		result = runstate.ManualResult{RunID: m.RunID, ActionID: m.ActionID, CompletionToken: m.CompletionToken,
 			Outcome: m.Outcome, ActorUserID: m.ActorUserID, AcceptedAt: ch.now, Principal: m.Principal,
 			Notes: m.Notes, EvidenceRefs: m.EvidenceRefs}
 		ch.require(store.IfAbsent(key))
@@ -187,12 +165,12 @@ var errDuplicateManual = errors.New("manual completion already accepted")
 // manualRefusal answers why a manual completion is refused, or nil: the
 // completion policy's denial, a step that is not waiting for a person, or a
 // token that is not the open wait's.
-func manualRefusal(st *StepState, m ManualCompletion, denied error) error {
+func manualRefusal(st *runstate.StepState, m ManualCompletion, denied error) error {
 	switch {
 	case denied != nil:
 		return denied
-	case st.Status != StepWaitingManual:
-		return illegalStep(m.RunID, m.ActionID, st.Status, StepStatus(m.Outcome))
+	case st.Status != runstate.StepWaitingManual:
+		return illegalStep(m.RunID, m.ActionID, st.Status, runstate.StepStatus(m.Outcome))
 	case st.CompletionToken != m.CompletionToken:
 		return &Error{Code: CodeOperationConflict, RunID: m.RunID, ActionID: m.ActionID,
 			Message: "completion_token does not match the open wait of action " + m.ActionID}
@@ -203,7 +181,7 @@ func manualRefusal(st *StepState, m ManualCompletion, denied error) error {
 // rejectManual logs a refused manual completion against its step.
 func (c *change) rejectManual(m ManualCompletion, err error) {
 	c.state.SignalCount++
-	c.emit(EvSignalRejected, m.ActionID, c.state.SignalCount, 0, EventData{SignalKind: SignalManual,
+	c.emit(runstate.EvSignalRejected, m.ActionID, c.state.SignalCount, 0, runstate.EventData{SignalKind: runstate.SignalManual,
 		Actor: m.ActorUserID, Principal: m.Principal, Reason: err.Error()})
 }
 
@@ -216,7 +194,7 @@ func (e *Engine) priorManual(ctx context.Context, key []byte) (*ManualCompletion
 	if err != nil {
 		return nil, err
 	}
-	var r ManualResult
+	var r runstate.ManualResult
 	if err := json.Unmarshal(item.Value, &r); err != nil {
 		return nil, err
 	}
@@ -225,24 +203,24 @@ func (e *Engine) priorManual(ctx context.Context, key []byte) (*ManualCompletion
 
 // applyManual is the transition a manual completion makes; the step keeps
 // the accepted result (who, the principal, notes and evidence).
-func (c *change) applyManual(st *StepState, r ManualResult, output json.RawMessage) {
+func (c *change) applyManual(st *runstate.StepState, r runstate.ManualResult, output json.RawMessage) {
 	a := c.run.action(st.ActionID)
 	c.state.SignalCount++
-	c.emit(EvSignalAccepted, st.ActionID, c.state.SignalCount, 0, EventData{SignalKind: SignalManual,
+	c.emit(runstate.EvSignalAccepted, st.ActionID, c.state.SignalCount, 0, runstate.EventData{SignalKind: runstate.SignalManual,
 		CompletionToken: r.CompletionToken, ManualOutcome: string(r.Outcome), Actor: r.ActorUserID, AcceptedAt: c.now,
 		Principal: r.Principal, Notes: r.Notes, EvidenceRefs: r.EvidenceRefs})
 	st.Manual = &r
 	c.clearWaitTimer(a, st)
 	by := completer(r.Principal, r.ActorUserID)
 	switch r.Outcome {
-	case ManualSucceeded:
+	case runstate.ManualSucceeded:
 		out := output
 		if len(out) == 0 {
 			out = st.Output
 		}
 		c.succeedStep(st, out, st.Artifacts, "manual:"+by)
-	case ManualFailed:
-		c.failStep(a, st, &StepError{Class: definition.ErrorUnknown, Code: "manual_failed", Message: "completed as failed by " + by})
+	case runstate.ManualFailed:
+		c.failStep(a, st, &runstate.StepError{Class: definition.ErrorUnknown, Code: "manual_failed", Message: "completed as failed by " + by})
 	default:
 		c.cancelStep(st, "cancelled by "+by)
 		if a.OnFailure != definition.OnFailureSkip && c.state.Failing == "" {
@@ -250,12 +228,4 @@ func (c *change) applyManual(st *StepState, r ManualResult, output json.RawMessa
 		}
 	}
 	c.advance()
-}
-
-// ManualResultOf answers the manual completion a SignalAccepted event records.
-func ManualResultOf(ev Event) *ManualResult {
-	d := &ev.Data
-	return &ManualResult{RunID: ev.RunID, ActionID: ev.StepID, CompletionToken: d.CompletionToken,
-		Outcome: ManualOutcome(d.ManualOutcome), ActorUserID: d.Actor, AcceptedAt: d.AcceptedAt, Principal: d.Principal,
-		Notes: d.Notes, EvidenceRefs: d.EvidenceRefs}
 }

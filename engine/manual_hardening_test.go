@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
@@ -40,17 +41,17 @@ func manualRun(t *testing.T, b *bundle) ManualCompletion {
 	token := b.run(run.RunID).Step("approve").CompletionToken
 	require.NotEmpty(t, token)
 	return ManualCompletion{TenantID: tenant, RunID: run.RunID, ActionID: "approve", CompletionToken: token,
-		Outcome: ManualSucceeded, ActorUserID: "bob", CompletedAt: b.clock.Now()}
+		Outcome: runstate.ManualSucceeded, ActorUserID: "bob", CompletedAt: b.clock.Now()}
 }
 
 // rejections answers the SignalRejected events of a run.
-func rejections(t *testing.T, b *bundle, runID string) []Event {
+func rejections(t *testing.T, b *bundle, runID string) []runstate.Event {
 	t.Helper()
 	res, err := b.eng.ListEvents(b.ctx, tenant, runID, 0, 1000)
 	require.NoError(t, err)
-	var out []Event
+	var out []runstate.Event
 	for _, ev := range res.Events {
-		if ev.Type == EvSignalRejected {
+		if ev.Type == runstate.EvSignalRejected {
 			out = append(out, ev)
 		}
 	}
@@ -77,7 +78,7 @@ func scenarioManual_RefusalsAreLoggedAsSignalRejectedWithTheReason(t *testing.T,
 	got := rejections(t, b, m.RunID)
 	require.Len(t, got, 3, "every refusal is logged, the accepted completion is not")
 	for i, want := range []string{"separation of duties", "completion_token does not match", "cannot go SUCCEEDED"} {
-		require.Equal(t, SignalManual, got[i].Data.SignalKind)
+		require.Equal(t, runstate.SignalManual, got[i].Data.SignalKind)
 		require.Equal(t, "approve", got[i].StepID)
 		require.Contains(t, got[i].Data.Reason, want)
 	}
@@ -145,7 +146,7 @@ func TestManual_ConcurrentDuplicatesAcrossTwoEnginesGetTheOriginalResult(t *test
 		require.Empty(t, rejections(t, b, m.RunID), "a retry is answered, never refused")
 		accepted := 0
 		for _, ty := range b.eventTypes(m.RunID) {
-			if ty == EvSignalAccepted {
+			if ty == runstate.EvSignalAccepted {
 				accepted++
 			}
 		}
@@ -188,7 +189,7 @@ func scenarioManual_PrincipalNotesAndEvidenceArePersistedWithTheStep(t *testing.
 	res, err := b.eng.ListEvents(b.ctx, tenant, m.RunID, 0, 1000)
 	require.NoError(t, err)
 	for _, ev := range res.Events {
-		if ev.Type == EvSignalAccepted {
+		if ev.Type == runstate.EvSignalAccepted {
 			require.Equal(t, "carol", ev.Data.Principal)
 			require.Equal(t, "stock checked", ev.Data.Notes)
 			require.Equal(t, []string{"ticket:OPS-7"}, ev.Data.EvidenceRefs)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/lease/redislease"
 	"github.com/weft-dev/weft/store"
@@ -140,14 +141,14 @@ func TestMultiEngine_ThreeEnginesRacingWhileLeasesVanishRunEveryStepOnce(t *test
 		require.NoError(t, err)
 		completed := map[string]int{}
 		for _, ev := range page.Events {
-			if ev.Type == EvStepCompleted {
+			if ev.Type == runstate.EvStepCompleted {
 				completed[ev.StepID]++
 			}
 		}
 		require.Equal(t, map[string]int{"a": 1, "b": 1, "c": 1}, completed, "run %s", id)
 		snap, err := engines[2].GetRun(ctx, tenant, id)
 		require.NoError(t, err)
-		require.Equal(t, RunCompleted, snap.Status)
+		require.Equal(t, runstate.RunCompleted, snap.Status)
 	}
 	t.Logf("stale owners' commits rejected by the fencing epoch: %d", stale)
 	require.Positive(t, stale, "the lease deletions must have produced stale owners, and their commits must have been refused")
@@ -343,14 +344,14 @@ func TestMultiEngine_RedisDownFor30sLosesNothing(t *testing.T) {
 	for _, id := range runIDs[10:] {
 		snap, err := engines[0].GetRun(ctx, tenant, id)
 		require.NoError(t, err, "requests kept committing while Redis was down")
-		require.NotEqual(t, RunCompleted, snap.Status, "no owner drives a retry without its lease")
+		require.NotEqual(t, runstate.RunCompleted, snap.Status, "no owner drives a retry without its lease")
 	}
 	r.start("redis-server") // and comes back, empty
 	require.Eventually(t, func() bool {
 		failOnce(engines[0])
 		for _, id := range runIDs {
 			snap, err := engines[1].GetRun(ctx, tenant, id)
-			if err != nil || snap.Status != RunCompleted {
+			if err != nil || snap.Status != runstate.RunCompleted {
 				return false
 			}
 		}
@@ -361,7 +362,7 @@ func TestMultiEngine_RedisDownFor30sLosesNothing(t *testing.T) {
 		require.NoError(t, err)
 		completed := map[string]int{}
 		for _, ev := range page.Events {
-			if ev.Type == EvStepCompleted {
+			if ev.Type == runstate.EvStepCompleted {
 				completed[ev.StepID]++
 			}
 		}

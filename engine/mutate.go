@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -21,11 +22,11 @@ type change struct {
 	ctx   context.Context
 	err   error
 	run   *runRecord
-	state *RunState
+	state *runstate.State
 	now   time.Time
 	actor string
 
-	events []Event
+	events []runstate.Event
 	conds  []store.Condition
 	ops    []store.Op
 	dirty  bool
@@ -52,20 +53,20 @@ type readyEntry struct {
 }
 
 // emit appends an event to the run's log.
-func (c *change) emit(typ, stepID string, logical, engineAttempt int, data EventData) {
+func (c *change) emit(typ, stepID string, logical, engineAttempt int, data runstate.EventData) {
 	c.state.LastSeq++
 	if stepID == "" {
-		stepID = RunStepID
+		stepID = runstate.RunStepID
 	}
 	if logical < 1 {
 		logical = 1
 	}
-	ev := Event{
+	ev := runstate.Event{
 		Type:           typ,
 		ID:             uuid.NewString(),
 		RunID:          c.run.RunID,
 		Seq:            c.state.LastSeq,
-		IdempotencyKey: IdempotencyKey(c.run.RunID, stepID, logical, typ, c.run.Definition.PlanVersion, engineAttempt),
+		IdempotencyKey: runstate.IdempotencyKey(c.run.RunID, stepID, logical, typ, c.run.Definition.PlanVersion, engineAttempt),
 		EmittedAt:      c.now,
 		EmittedBy:      c.actor,
 		StepID:         stepID,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store/memstore"
 )
 
@@ -25,7 +26,7 @@ func TestDecisionsFromTheCache_AStaleCheckpointDecidesNothingAndTheDecisionIsRem
 	t2 := a.poll("act-s2") // decided first on a's stale cache, whose commit fails, then on the store's
 	require.Equal(t, "s2", t2.ActionID)
 	a.complete(t2, `{"step":"s2"}`)
-	require.Equal(t, RunCompleted, a.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, a.run(run.RunID).Status)
 	requireEachResultRecordedOnce(t, a.eng, run.RunID)
 }
 
@@ -38,5 +39,5 @@ func TestDecisionsFromTheCache_ARefusalMadeOnAStaleCheckpointIsCheckedOnTheStore
 	res, err := a.eng.CompleteTask(a.ctx, TaskReport{TenantID: tenant, Token: t2.Token, WorkerID: "w1", Output: json.RawMessage(`{}`)})
 	require.NoError(t, err, "a stale cache said the claim was lost; the store says it is current")
 	require.False(t, res.Duplicate)
-	require.Equal(t, RunCompleted, a.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, a.run(run.RunID).Status)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -25,7 +26,7 @@ func TestOutbox_EveryAppendedEventIsEnqueuedInTheSameBatch(t *testing.T) {
 		var entry OutboxEntry
 		require.NoError(t, json.Unmarshal(it.Value, &entry))
 		require.Equal(t, tenant, entry.TenantID)
-		var ev Event
+		var ev runstate.Event
 		require.NoError(t, json.Unmarshal(entry.Event, &ev))
 		require.Equal(t, page.Events[i].ID, ev.ID)
 		require.Equal(t, page.Events[i].Seq, ev.Seq)

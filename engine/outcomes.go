@@ -5,21 +5,22 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 )
 
 // attemptResult is how one activity attempt ended, as a worker or a timer reported it.
 type attemptResult struct {
-	outcome   AttemptOutcome
+	outcome   runstate.AttemptOutcome
 	output    json.RawMessage
-	artifacts []ArtifactRef
-	err       *StepError
+	artifacts []runstate.ArtifactRef
+	err       *runstate.StepError
 	workerID  string
 	source    string
 }
 
 // recordAttempt appends the attempt's evidence (spec 000 §5) to the step and the log.
-func (c *change) recordAttempt(st *StepState, r attemptResult, willRetry bool) {
-	att := Attempt{
+func (c *change) recordAttempt(st *runstate.StepState, r attemptResult, willRetry bool) {
+	att := runstate.Attempt{
 		LogicalAttempt: st.LogicalAttempt,
 		EngineAttempt:  st.EngineAttempt,
 		Outcome:        r.outcome,
@@ -29,13 +30,13 @@ func (c *change) recordAttempt(st *StepState, r attemptResult, willRetry bool) {
 		WorkerID:       r.workerID,
 	}
 	st.Attempts = append(st.Attempts, att)
-	c.emit(EvStepAttemptRecorded, st.ActionID, st.LogicalAttempt, st.EngineAttempt, EventData{
+	c.emit(runstate.EvStepAttemptRecorded, st.ActionID, st.LogicalAttempt, st.EngineAttempt, runstate.EventData{
 		Attempt: &att, WillRetry: willRetry, NextAttemptAt: st.NextAttemptAt})
 }
 
 // succeedAttempt applies an attempt's result: a manual action then waits for
 // a person; any other action succeeds.
-func (c *change) succeedAttempt(a *definition.Action, st *StepState, r attemptResult) {
+func (c *change) succeedAttempt(a *definition.Action, st *runstate.StepState, r attemptResult) {
 	st.TaskID = ""
 	c.recordAttempt(st, r, false)
 	st.Output, st.Artifacts = r.output, r.artifacts
@@ -48,21 +49,21 @@ func (c *change) succeedAttempt(a *definition.Action, st *StepState, r attemptRe
 }
 
 // succeedStep marks a step SUCCEEDED with its output.
-func (c *change) succeedStep(st *StepState, output json.RawMessage, artifacts []ArtifactRef, source string) {
-	c.setStep(st, StepSucceeded)
+func (c *change) succeedStep(st *runstate.StepState, output json.RawMessage, artifacts []runstate.ArtifactRef, source string) {
+	c.setStep(st, runstate.StepSucceeded)
 	st.Output, st.Artifacts = output, artifacts
 	st.CompletedAt = c.now
 	st.Error = nil
 	st.CompletionToken = ""
 	st.WaitingSignal = ""
 	c.state.CompletionOrder = append(c.state.CompletionOrder, st.ActionID)
-	c.emit(EvStepCompleted, st.ActionID, st.LogicalAttempt, 0, EventData{
-		Status: string(StepSucceeded), Output: output, Artifacts: artifacts, CompletedAt: c.now, Source: source})
+	c.emit(runstate.EvStepCompleted, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
+		Status: string(runstate.StepSucceeded), Output: output, Artifacts: artifacts, CompletedAt: c.now, Source: source})
 }
 
 // failAttempt applies a failed attempt: another engine attempt after the
 // policy's backoff, or the step's final failure.
-func (c *change) failAttempt(a *definition.Action, st *StepState, r attemptResult) {
+func (c *change) failAttempt(a *definition.Action, st *runstate.StepState, r attemptResult) {
 	st.TaskID = ""
 	r.err.Class = definition.NormalizeClass(r.err.Class)
 	r.err.Retryable = a.Retry.Retryable(r.err.Class)
@@ -82,29 +83,29 @@ func (c *change) failAttempt(a *definition.Action, st *StepState, r attemptResul
 // runLive reports whether the run still schedules work of its own accord.
 func (c *change) runLive() bool {
 	switch c.state.Status {
-	case RunRunning, RunBlocked, RunPaused:
+	case runstate.RunRunning, runstate.RunBlocked, runstate.RunPaused:
 		return true
 	}
 	return false
 }
 
 // failStep marks a step FAILED and applies its on_failure.
-func (c *change) failStep(a *definition.Action, st *StepState, stepErr *StepError) {
-	c.setStep(st, StepFailed)
+func (c *change) failStep(a *definition.Action, st *runstate.StepState, stepErr *runstate.StepError) {
+	c.setStep(st, runstate.StepFailed)
 	st.Error = stepErr
 	st.CompletedAt = c.now
 	st.CompletionToken = ""
 	st.WaitingSignal = ""
 	st.NextAttemptAt = time.Time{}
-	c.emit(EvStepFailed, st.ActionID, st.LogicalAttempt, 0, EventData{
-		Status: string(StepFailed), Error: stepErr, CompletedAt: c.now})
+	c.emit(runstate.EvStepFailed, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
+		Status: string(runstate.StepFailed), Error: stepErr, CompletedAt: c.now})
 	if !c.runLive() {
 		return
 	}
 	if a.OnFailure == definition.OnFailureSkip {
-		c.setStep(st, StepSkipped)
+		c.setStep(st, runstate.StepSkipped)
 		st.Reason = "on_failure skip"
-		c.emit(EvStepSkipped, st.ActionID, st.LogicalAttempt, 0, EventData{Status: string(StepSkipped), Reason: st.Reason})
+		c.emit(runstate.EvStepSkipped, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Status: string(runstate.StepSkipped), Reason: st.Reason})
 		return
 	}
 	if c.state.Failing == "" {
@@ -119,7 +120,7 @@ func (c *change) failStep(a *definition.Action, st *StepState, stepErr *StepErro
 // actions start; running ones may finish).
 func (c *change) cancelUnstarted(reason string) {
 	for _, st := range c.state.Steps {
-		if st.Status != StepScheduled || st.TaskID == "" {
+		if st.Status != runstate.StepScheduled || st.TaskID == "" {
 			continue
 		}
 		c.retireTask(st.TaskID, st.ReadyKey)
@@ -133,12 +134,12 @@ func (c *change) cancelUnstarted(reason string) {
 func (c *change) cancelOpenSteps(reason string) {
 	for _, st := range c.state.Steps {
 		switch st.Status {
-		case StepScheduled, StepRunning, StepWaitingManual, StepWaitingSignal:
+		case runstate.StepScheduled, runstate.StepRunning, runstate.StepWaitingManual, runstate.StepWaitingSignal:
 			c.retireTask(st.TaskID, st.ReadyKey)
 			st.TaskID, st.ReadyKey = "", ""
 			if st.Reconcile {
 				// Cancellation observed before completion (spec 003's outcome table).
-				c.recordRecon(c.run.action(st.ActionID), st, reconCancelled, nil, &StepError{Class: definition.ErrorCancelled, Message: reason}, "", "")
+				c.recordRecon(c.run.action(st.ActionID), st, reconCancelled, nil, &runstate.StepError{Class: definition.ErrorCancelled, Message: reason}, "", "")
 			}
 			c.cancelStep(st, reason)
 		}
@@ -146,23 +147,23 @@ func (c *change) cancelOpenSteps(reason string) {
 }
 
 // cancelStep marks a step CANCELLED.
-func (c *change) cancelStep(st *StepState, reason string) {
-	c.setStep(st, StepCancelled)
+func (c *change) cancelStep(st *runstate.StepState, reason string) {
+	c.setStep(st, runstate.StepCancelled)
 	st.Reason = reason
 	st.CompletedAt = c.now
 	st.CompletionToken = ""
 	st.WaitingSignal = ""
-	c.emit(EvStepCancelled, st.ActionID, st.LogicalAttempt, 0, EventData{Status: string(StepCancelled), Reason: reason})
+	c.emit(runstate.EvStepCancelled, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Status: string(runstate.StepCancelled), Reason: reason})
 }
 
 // applyFailurePolicy applies the failing step's on_failure once nothing is in
 // flight: ABORT fails the run, COMPENSATE rolls back, HOLD blocks it for an operator.
 func (c *change) applyFailurePolicy() {
 	s := c.state
-	st := s.step(s.Failing)
+	st := s.Step(s.Failing)
 	a := c.run.action(s.Failing)
 	s.Failing = ""
-	runErr := &RunError{ActionID: st.ActionID, Error: st.Error}
+	runErr := &runstate.RunError{ActionID: st.ActionID, Error: st.Error}
 	switch a.OnFailure {
 	case definition.OnFailureHold:
 		s.HeldOn = st.ActionID
@@ -176,12 +177,12 @@ func (c *change) applyFailurePolicy() {
 
 // compensateOrFail starts compensation when a succeeded step has a hook,
 // else fails the run.
-func (c *change) compensateOrFail(runErr *RunError) {
+func (c *change) compensateOrFail(runErr *runstate.RunError) {
 	s := c.state
 	var order []string
 	for i := len(s.CompletionOrder) - 1; i >= 0; i-- {
 		id := s.CompletionOrder[i]
-		if c.run.action(id).Compensation != nil && s.step(id).Status == StepSucceeded {
+		if c.run.action(id).Compensation != nil && s.Step(id).Status == runstate.StepSucceeded {
 			order = append(order, id)
 		}
 	}
@@ -190,12 +191,12 @@ func (c *change) compensateOrFail(runErr *RunError) {
 		return
 	}
 	s.Error = runErr
-	c.transition(RunCompensating)
-	s.Compensation = &CompensationState{Order: order}
+	c.transition(runstate.RunCompensating)
+	s.Compensation = &runstate.CompensationState{Order: order}
 	for _, id := range order {
-		s.step(id).CompStatus = CompPending
+		s.Step(id).CompStatus = runstate.CompPending
 	}
-	c.emit(EvRunCompensating, "", 1, 0, EventData{Status: string(RunCompensating),
+	c.emit(runstate.EvRunCompensating, "", 1, 0, runstate.EventData{Status: string(runstate.RunCompensating),
 		FailedActionID: runErr.ActionID, CompensationOrder: order, RunError: runErr})
 	c.nextCompensation()
 }
@@ -205,20 +206,20 @@ func (c *change) compensateOrFail(runErr *RunError) {
 func (c *change) nextCompensation() {
 	comp := c.state.Compensation
 	if comp.Next >= len(comp.Order) {
-		comp.Outcome = CompensationRolledBack
+		comp.Outcome = runstate.CompensationRolledBack
 		for _, id := range comp.Order {
-			if c.state.step(id).CompStatus != CompSucceeded {
-				comp.Outcome = CompensationPartial
+			if c.state.Step(id).CompStatus != runstate.CompSucceeded {
+				comp.Outcome = runstate.CompensationPartial
 			}
 		}
 		c.failRun(c.state.Error, comp.Outcome)
 		return
 	}
 	id := comp.Order[comp.Next]
-	st, a := c.state.step(id), c.run.action(id)
-	st.CompStatus = CompRunning
+	st, a := c.state.Step(id), c.run.action(id)
+	st.CompStatus = runstate.CompRunning
 	if st.CompAttempt == 0 {
-		c.emit(EvCompensationStarted, id, st.LogicalAttempt, 0, EventData{
+		c.emit(runstate.EvCompensationStarted, id, st.LogicalAttempt, 0, runstate.EventData{
 			Operation: a.Compensation.Operation, OperationKey: compensationKey(c.run.RunID, id)})
 	}
 	c.scheduleCompensation(a, st, c.now)
@@ -228,7 +229,7 @@ func (c *change) nextCompensation() {
 func compensationKey(runID, actionID string) string { return runID + ":" + actionID + ":compensate" }
 
 // scheduleCompensation persists the hook's next attempt as a task.
-func (c *change) scheduleCompensation(a *definition.Action, st *StepState, notBefore time.Time) {
+func (c *change) scheduleCompensation(a *definition.Action, st *runstate.StepState, notBefore time.Time) {
 	st.CompAttempt++
 	h := a.Compensation
 	t := c.newTask(a, st, TaskCompensation, h.Operation, h.Queue, h.Timeout, notBefore)
@@ -239,12 +240,12 @@ func (c *change) scheduleCompensation(a *definition.Action, st *StepState, notBe
 // finishCompensationAttempt applies a hook attempt's outcome: retry under the
 // hook's policy, or record it and move on (best effort: a failed hook never
 // stops the others).
-func (c *change) finishCompensationAttempt(a *definition.Action, st *StepState, ok bool, stepErr *StepError) {
+func (c *change) finishCompensationAttempt(a *definition.Action, st *runstate.StepState, ok bool, stepErr *runstate.StepError) {
 	st.CompTaskID = ""
 	if ok {
-		st.CompStatus = CompSucceeded
+		st.CompStatus = runstate.CompSucceeded
 		st.CompError = nil
-		c.emit(EvCompensationSucceeded, st.ActionID, st.LogicalAttempt, 0, EventData{CompletedAt: c.now})
+		c.emit(runstate.EvCompensationSucceeded, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{CompletedAt: c.now})
 	} else {
 		stepErr.Class = definition.NormalizeClass(stepErr.Class)
 		if a.Compensation.Retry.ShouldRetry(st.CompAttempt, stepErr.Class) {
@@ -253,9 +254,9 @@ func (c *change) finishCompensationAttempt(a *definition.Action, st *StepState, 
 			c.dirty = true
 			return
 		}
-		st.CompStatus = CompFailed
+		st.CompStatus = runstate.CompFailed
 		st.CompError = stepErr
-		c.emit(EvCompensationFailed, st.ActionID, st.LogicalAttempt, 0, EventData{Error: stepErr, CompletedAt: c.now})
+		c.emit(runstate.EvCompensationFailed, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Error: stepErr, CompletedAt: c.now})
 	}
 	c.state.Compensation.Next++
 	c.nextCompensation()

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/nocasstore"
 )
@@ -59,8 +60,8 @@ func TestSignals_IdempotentDeliveryFailsFastWithoutConditionalBatch(t *testing.T
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, CodeCapabilityUnavailable, e.Code)
 	require.Equal(t, "conditionalBatch", e.Capability)
-	require.Equal(t, RunBlocked, b.run(run.RunID).Status, "nothing was enqueued")
+	require.Equal(t, runstate.RunBlocked, b.run(run.RunID).Status, "nothing was enqueued")
 	_, err = b.eng.SignalRun(b.ctx, SignalParams{TenantID: tenant, RunID: run.RunID, SignalName: "go", Payload: json.RawMessage(`1`)})
 	require.NoError(t, err, "a signal without signal_id needs no idempotency record")
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }

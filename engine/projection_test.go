@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -15,9 +16,9 @@ func TestProjection_UnknownEventTypesAdvanceTheWatermarkOnly(t *testing.T) {
 	require.NoError(t, err)
 	page, err := b.eng.ListEvents(b.ctx, tenant, run.RunID, 0, 100)
 	require.NoError(t, err)
-	before := Project(base, page.Events)
+	before := runstate.Project(base, page.Events)
 	next := page.Events[len(page.Events)-1].Seq + 1
-	after := Project(before, []Event{{Type: "EventFromTheFuture", Seq: next, StepID: "a"}})
+	after := runstate.Project(before, []runstate.Event{{Type: "EventFromTheFuture", Seq: next, StepID: "a"}})
 	require.Equal(t, next, after.LastEventSeq)
 	after.LastEventSeq = before.LastEventSeq
 	require.Equal(t, comparable(before), comparable(after))
@@ -31,10 +32,10 @@ func TestProjection_ReprocessingIsIdempotentAndSnapshotsAreImmutable(t *testing.
 	require.NoError(t, err)
 	page, err := b.eng.ListEvents(b.ctx, tenant, run.RunID, 0, 100)
 	require.NoError(t, err)
-	once := Project(base, page.Events)
-	twice := Project(once, page.Events)
+	once := runstate.Project(base, page.Events)
+	twice := runstate.Project(once, page.Events)
 	require.Equal(t, comparable(once), comparable(twice))
-	require.Equal(t, StepPending, base.Step("a").Status, "the base snapshot was not changed")
+	require.Equal(t, runstate.StepPending, base.Step("a").Status, "the base snapshot was not changed")
 }
 
 func TestProjector_NonContiguousFetchResyncsAndAdvancesTheWatermark(t *testing.T) {
@@ -51,6 +52,6 @@ func TestProjector_NonContiguousFetchResyncsAndAdvancesTheWatermark(t *testing.T
 	require.NoError(t, p.Catch(b.ctx))
 	require.Equal(t, 1, p.Resyncs)
 	require.Greater(t, p.Snapshot().LastEventSeq, mark)
-	require.Equal(t, StepSucceeded, p.Snapshot().Step("a").Status)
+	require.Equal(t, runstate.StepSucceeded, p.Snapshot().Step("a").Status)
 	b.noProjectionCheck = true // the log has a hole on purpose
 }

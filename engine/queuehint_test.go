@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store/faultstore"
 	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/pebblestore"
@@ -20,7 +21,7 @@ func scenarioPoll_FindsATaskWhoseEntrySortsBeforeClaimedOnes(t *testing.T, b *bu
 	first := b.submit(seq("a"))
 	b.complete(b.poll("act-a"), `{}`)
 	b.pollNone("act-a") // an empty scan may move the hint to now
-	require.Equal(t, RunCompleted, b.run(first.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(first.RunID).Status)
 
 	b.clock.Advance(-time.Hour)
 	b.pollNone("act-a") // the hint now lies past this poll's now: nothing to scan, no error
@@ -28,7 +29,7 @@ func scenarioPoll_FindsATaskWhoseEntrySortsBeforeClaimedOnes(t *testing.T, b *bu
 	task := b.poll("act-a")
 	require.Equal(t, second.RunID, task.RunID)
 	b.complete(task, `{}`)
-	require.Equal(t, RunCompleted, b.run(second.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(second.RunID).Status)
 }
 
 func TestQueueHints_StaleRaiseIsIgnoredAndLowerTakesTheMinimum(t *testing.T) {
@@ -112,7 +113,7 @@ func TestPoll_ConcurrentInsertsAndClaimsLoseNoTask(t *testing.T) {
 	submit.Wait()
 	require.Eventually(t, func() bool {
 		for _, id := range ids {
-			if b.run(id).Status != RunCompleted {
+			if b.run(id).Status != runstate.RunCompleted {
 				return false
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -32,17 +33,17 @@ const (
 
 // reconRecord is spec 003's reconciliation record.
 type reconRecord struct {
-	FormatVersion  int             `json:"version"`
-	WorkflowID     string          `json:"workflow_id"`
-	ActivityName   string          `json:"activity_name"`
-	OperationID    string          `json:"operation_id"`
-	IdempotencyKey string          `json:"idempotency_key,omitempty"`
-	Status         string          `json:"status"`
-	Result         json.RawMessage `json:"result,omitempty"`
-	Error          *StepError      `json:"error,omitempty"`
-	Diagnostic     string          `json:"diagnostic,omitempty"`
-	CreatedAt      time.Time       `json:"created_at"`
-	UpdatedAt      time.Time       `json:"updated_at"`
+	FormatVersion  int                 `json:"version"`
+	WorkflowID     string              `json:"workflow_id"`
+	ActivityName   string              `json:"activity_name"`
+	OperationID    string              `json:"operation_id"`
+	IdempotencyKey string              `json:"idempotency_key,omitempty"`
+	Status         string              `json:"status"`
+	Result         json.RawMessage     `json:"result,omitempty"`
+	Error          *runstate.StepError `json:"error,omitempty"`
+	Diagnostic     string              `json:"diagnostic,omitempty"`
+	CreatedAt      time.Time           `json:"created_at"`
+	UpdatedAt      time.Time           `json:"updated_at"`
 }
 
 // reconKey is the record's key: its own additive prefix, scoped by workflow,
@@ -58,7 +59,7 @@ func operationID(runID, actionID string, logical int) string {
 }
 
 // reconRecordOf reads the step's record during a decision (nil when absent).
-func (c *change) reconRecordOf(a *definition.Action, st *StepState) *reconRecord {
+func (c *change) reconRecordOf(a *definition.Action, st *runstate.StepState) *reconRecord {
 	key := reconKey(c.run.RunID, a.Activity, operationID(c.run.RunID, a.ID, st.LogicalAttempt))
 	item, err := c.e.store.Get(c.ctx, key)
 	if err != nil {
@@ -78,7 +79,7 @@ func (c *change) reconRecordOf(a *definition.Action, st *StepState) *reconRecord
 }
 
 // recordRecon writes the step's reconciliation record with a new status.
-func (c *change) recordRecon(a *definition.Action, st *StepState, status string, result json.RawMessage, stepErr *StepError, key, diagnostic string) {
+func (c *change) recordRecon(a *definition.Action, st *runstate.StepState, status string, result json.RawMessage, stepErr *runstate.StepError, key, diagnostic string) {
 	op := operationID(c.run.RunID, a.ID, st.LogicalAttempt)
 	r := c.reconRecordOf(a, st)
 	if r == nil {
@@ -101,7 +102,7 @@ func needsVerify(status string) bool {
 }
 
 // scheduleVerify persists a verify task for the step.
-func (c *change) scheduleVerify(a *definition.Action, st *StepState) {
+func (c *change) scheduleVerify(a *definition.Action, st *runstate.StepState) {
 	st.NextAttemptAt = time.Time{}
 	t := c.newTask(a, st, TaskVerify, a.Activity, a.Queue, a.Timeout, c.now)
 	st.TaskID, st.ReadyKey = t.TaskID, t.readyKey()
@@ -138,7 +139,7 @@ func (e *Engine) ReportVerification(ctx context.Context, r VerifyReport) (*Repor
 		}
 	}
 	return e.report(ctx, TaskReport{TenantID: r.TenantID, Token: r.Token, WorkerID: r.WorkerID}, "verified:"+string(r.State),
-		func(ch *change, t *taskRecord, a *definition.Action, st *StepState) {
+		func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) {
 			if t.Kind != TaskVerify {
 				ch.err = claimLost(t.TaskID, t.RunID)
 				return
@@ -148,14 +149,14 @@ func (e *Engine) ReportVerification(ctx context.Context, r VerifyReport) (*Repor
 }
 
 // applyVerify is the decision a verification makes.
-func (c *change) applyVerify(a *definition.Action, st *StepState, r VerifyReport) {
+func (c *change) applyVerify(a *definition.Action, st *runstate.StepState, r VerifyReport) {
 	st.TaskID, st.Verifying = "", false
 	rec := c.reconRecordOf(a, st)
 	key := ""
 	if rec != nil {
 		key = rec.IdempotencyKey
 	}
-	c.emit(EvStepVerified, st.ActionID, st.LogicalAttempt, st.EngineAttempt, EventData{
+	c.emit(runstate.EvStepVerified, st.ActionID, st.LogicalAttempt, st.EngineAttempt, runstate.EventData{
 		VerifyState: string(r.State), ReconciliationKey: key, Reason: r.Diagnostic})
 	switch {
 	case r.State == VerifyNotCompleted:
@@ -175,15 +176,15 @@ func (c *change) applyVerify(a *definition.Action, st *StepState, r VerifyReport
 
 // failReconciled fails a step on a reconciliation outcome: never redispatched
 // silently; on_failure decides (HOLD lets an operator look first).
-func (c *change) failReconciled(a *definition.Action, st *StepState, class definition.ErrorClass, message string) {
-	stepErr := &StepError{Class: class, Message: message}
+func (c *change) failReconciled(a *definition.Action, st *runstate.StepState, class definition.ErrorClass, message string) {
+	stepErr := &runstate.StepError{Class: class, Message: message}
 	c.recordRecon(a, st, reconIndeterminate, nil, stepErr, "", message)
 	c.failStep(a, st, stepErr)
 	c.advance()
 }
 
 // reconRecordOfReconciled answers the record of a reconcilable step, or nil.
-func (c *change) reconRecordOfReconciled(a *definition.Action, st *StepState) *reconRecord {
+func (c *change) reconRecordOfReconciled(a *definition.Action, st *runstate.StepState) *reconRecord {
 	if !st.Reconcile {
 		return nil
 	}

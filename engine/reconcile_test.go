@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -85,11 +86,11 @@ func countEvents(b *bundle, runID, typ string) int {
 
 func TestReconcile_EveryVerifyStateAfterACrashAndRestart(t *testing.T) {
 	cases := []verifyCase{
-		{VerifyNotCompleted, "", StepSucceeded, "", true},
-		{VerifyCompletedWithResult, `{"charge":"ch_1"}`, StepSucceeded, "", false},
-		{VerifyCompletedResultUnavailable, "", StepFailed, definition.ErrorReconciliationResultUnavailable, false},
-		{VerifyIndeterminate, "", StepFailed, definition.ErrorReconciliationIndeterminate, false},
-		{VerifyCompletedWithResult, "", StepFailed, definition.ErrorReconciliationIndeterminate, false}, // contradiction: fail closed
+		{VerifyNotCompleted, "", runstate.StepSucceeded, "", true},
+		{VerifyCompletedWithResult, `{"charge":"ch_1"}`, runstate.StepSucceeded, "", false},
+		{VerifyCompletedResultUnavailable, "", runstate.StepFailed, definition.ErrorReconciliationResultUnavailable, false},
+		{VerifyIndeterminate, "", runstate.StepFailed, definition.ErrorReconciliationIndeterminate, false},
+		{VerifyCompletedWithResult, "", runstate.StepFailed, definition.ErrorReconciliationIndeterminate, false}, // contradiction: fail closed
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.state)+map[bool]string{true: "", false: " without result"}[tc.result != "" || tc.state != VerifyCompletedWithResult], func(t *testing.T) {
@@ -104,7 +105,7 @@ func TestReconcile_EveryVerifyStateAfterACrashAndRestart(t *testing.T) {
 type verifyCase struct {
 	state      VerifyState
 	result     string
-	wantStatus StepStatus
+	wantStatus runstate.StepStatus
 	wantClass  definition.ErrorClass
 	redispatch bool
 }
@@ -133,8 +134,8 @@ func verifyStateAfterRestart(t *testing.T, b *bundle, tc verifyCase) {
 		require.JSONEq(t, tc.result, string(st.Output), "the verifier's result is the step's")
 		require.Equal(t, reconCompleted, b.recon(runID, "act-charge", "charge").Status)
 	}
-	require.LessOrEqual(t, countEvents(b, runID, EvStepCompleted), 1)
-	require.Equal(t, 1, countEvents(b, runID, EvStepVerified))
+	require.LessOrEqual(t, countEvents(b, runID, runstate.EvStepCompleted), 1)
+	require.Equal(t, 1, countEvents(b, runID, runstate.EvStepVerified))
 }
 
 func scenarioReconcile_VerifierUnavailableIsIndeterminate(t *testing.T, b *bundle) {
@@ -144,7 +145,7 @@ func scenarioReconcile_VerifierUnavailableIsIndeterminate(t *testing.T, b *bundl
 	_, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: tasks[0].Token, WorkerID: "vw", ErrorClass: definition.ErrorTransport})
 	require.NoError(t, err)
 	st := b.run(runID).Step("charge")
-	require.Equal(t, StepFailed, st.Status)
+	require.Equal(t, runstate.StepFailed, st.Status)
 	require.Equal(t, definition.ErrorReconciliationIndeterminate, st.Error.Class)
 	require.Empty(t, b.pollVerifiable("act-charge"))
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -36,9 +37,9 @@ func (e *Engine) CompleteTask(ctx context.Context, r TaskReport) (*ReportResult,
 		return nil, err
 	}
 	eager := e.eagerSlot(ctx, r.Next)
-	res, err := e.report(ctx, r, "completed", func(ch *change, t *taskRecord, a *definition.Action, st *StepState) {
+	res, err := e.report(ctx, r, "completed", func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) {
 		ch.eager = eager
-		res := attemptResult{outcome: AttemptSucceeded, output: r.Output, artifacts: r.Artifacts, workerID: r.WorkerID}
+		res := attemptResult{outcome: runstate.AttemptSucceeded, output: r.Output, artifacts: r.Artifacts, workerID: r.WorkerID}
 		switch t.Kind {
 		case TaskCompensation:
 			ch.finishCompensationAttempt(a, st, true, nil)
@@ -104,9 +105,9 @@ func (e *Engine) answerEager(s *handOffSlot, res *ReportResult, err error) (*Rep
 
 // FailTask records a task's failure; the action's policy decides what follows.
 func (e *Engine) FailTask(ctx context.Context, r TaskReport) (*ReportResult, error) {
-	stepErr := &StepError{Class: definition.NormalizeClass(r.ErrorClass), Code: r.Code, Message: r.Message}
+	stepErr := &runstate.StepError{Class: definition.NormalizeClass(r.ErrorClass), Code: r.Code, Message: r.Message}
 	var willRetry bool
-	res, err := e.report(ctx, r, "failed", func(ch *change, t *taskRecord, a *definition.Action, st *StepState) {
+	res, err := e.report(ctx, r, "failed", func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) {
 		switch t.Kind {
 		case TaskCompensation:
 			ch.finishCompensationAttempt(a, st, false, stepErr)
@@ -123,7 +124,7 @@ func (e *Engine) FailTask(ctx context.Context, r TaskReport) (*ReportResult, err
 			}
 			ch.recordRecon(a, st, status, nil, stepErr, r.ReconciliationKey, "")
 		}
-		ch.failAttempt(a, st, attemptResult{outcome: AttemptFailed, err: stepErr, workerID: r.WorkerID})
+		ch.failAttempt(a, st, attemptResult{outcome: runstate.AttemptFailed, err: stepErr, workerID: r.WorkerID})
 		willRetry = st.TaskID == "" && !st.NextAttemptAt.IsZero()
 	})
 	if res != nil {
@@ -150,7 +151,7 @@ func (e *Engine) checkOutput(out json.RawMessage) error {
 // with the claim's token after the claim was reported the same way is a
 // duplicate and changes nothing; any other stale report is refused.
 func (e *Engine) report(ctx context.Context, r TaskReport, result string,
-	apply func(*change, *taskRecord, *definition.Action, *StepState)) (*ReportResult, error) {
+	apply func(*change, *taskRecord, *definition.Action, *runstate.StepState)) (*ReportResult, error) {
 	taskID, err := parseToken(r.Token)
 	if err != nil {
 		return nil, err
@@ -174,7 +175,7 @@ func (e *Engine) report(ctx context.Context, r TaskReport, result string,
 		}
 		_, err = e.mutate(ctx, t.RunID, "activity-worker:"+r.WorkerID, func(ch *change) error {
 			ch.require(store.IfVersion(taskKey(taskID), version))
-			st := ch.state.step(t.ActionID)
+			st := ch.state.Step(t.ActionID)
 			if st == nil || (st.TaskID != taskID && st.CompTaskID != taskID) {
 				return claimLost(taskID, t.RunID)
 			}

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -14,47 +12,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
 
-func TestIdempotencyKey_IsSpec004Formula(t *testing.T) {
-	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
-	require.Equal(t, sum("run-1|a|2|StepStarted|v1"), IdempotencyKey("run-1", "a", 2, EvStepStarted, "v1", 7),
-		"engine attempts do not change a step event's key")
-	require.Equal(t, sum("run-1|RUN|1|RunStarted|v1"), IdempotencyKey("run-1", "", 0, EvRunStarted, "v1", 0),
-		"run-level events normalise stepId to RUN and logicalAttemptId to 1")
-	require.Equal(t, sum("run-1|a|1|StepAttemptRecorded|v1|3"), IdempotencyKey("run-1", "a", 1, EvStepAttemptRecorded, "v1", 3),
-		"per-attempt evidence includes the engine attempt")
-}
-
-func TestTransitions_TerminalStatusesHaveNoWayOut(t *testing.T) {
-	all := []RunStatus{RunPending, RunApproved, RunQueued, RunRunning, RunBlocked, RunPaused, RunCompensating, RunCompleted, RunFailed, RunCancelled}
-	for _, from := range []RunStatus{RunCompleted, RunFailed, RunCancelled} {
-		for _, to := range all {
-			require.False(t, RunTransitionAllowed(from, to), "%s -> %s", from, to)
-		}
-	}
-	illegal := [][2]RunStatus{{RunPending, RunRunning}, {RunFailed, RunRunning}, {RunCompensating, RunRunning},
-		{RunCompensating, RunCancelled}, {RunCompensating, RunPaused}}
-	for _, tr := range illegal {
-		require.False(t, RunTransitionAllowed(tr[0], tr[1]), "%s -> %s must be illegal", tr[0], tr[1])
-	}
-}
-
 func TestTransitions_IllegalTransitionIsAnErrorNeverApplied(t *testing.T) {
-	ch := &change{run: &runRecord{RunID: "r"}, state: &RunState{Status: RunCompleted}}
-	err := ch.decide(func(c *change) error { c.transition(RunRunning); return nil })
+	ch := &change{run: &runRecord{RunID: "r"}, state: &runstate.State{Status: runstate.RunCompleted}}
+	err := ch.decide(func(c *change) error { c.transition(runstate.RunRunning); return nil })
 	require.Equal(t, CodeIllegalTransition, CodeOf(err))
-	require.Equal(t, RunCompleted, ch.state.Status)
+	require.Equal(t, runstate.RunCompleted, ch.state.Status)
 }
 
 // runStatusOf answers the run status an event moves to, if it is a run event.
-func runStatusOf(ev Event) (RunStatus, bool) {
+func runStatusOf(ev runstate.Event) (runstate.RunStatus, bool) {
 	switch ev.Type {
-	case EvRunSubmitted, EvRunApproved, EvRunQueued, EvRunStarted, EvRunBlocked, EvRunUnblocked, EvRunPaused,
-		EvRunResumed, EvRunCompensating, EvRunCompleted, EvRunFailed, EvRunCancelled:
-		return RunStatus(ev.Data.Status), true
+	case runstate.EvRunSubmitted, runstate.EvRunApproved, runstate.EvRunQueued, runstate.EvRunStarted, runstate.EvRunBlocked, runstate.EvRunUnblocked, runstate.EvRunPaused,
+		runstate.EvRunResumed, runstate.EvRunCompensating, runstate.EvRunCompleted, runstate.EvRunFailed, runstate.EvRunCancelled:
+		return runstate.RunStatus(ev.Data.Status), true
 	}
 	return "", false
 }
@@ -119,8 +94,8 @@ func randomOperation(b *bundle, rng *rand.Rand, runID string) {
 	case 4:
 		snap := b.run(runID)
 		for _, st := range snap.Steps {
-			if st.Status == StepWaitingManual {
-				outcome := []ManualOutcome{ManualSucceeded, ManualFailed, ManualCancelled}[rng.IntN(3)]
+			if st.Status == runstate.StepWaitingManual {
+				outcome := []runstate.ManualOutcome{runstate.ManualSucceeded, runstate.ManualFailed, runstate.ManualCancelled}[rng.IntN(3)]
 				_, _ = b.eng.CompleteManualAction(ctx, ManualCompletion{TenantID: tenant, RunID: runID, ActionID: st.ActionID,
 					CompletionToken: st.CompletionToken, Outcome: outcome, ActorUserID: "bob"})
 			}
@@ -132,7 +107,7 @@ func randomOperation(b *bundle, rng *rand.Rand, runID string) {
 	case 7:
 		snap := b.run(runID)
 		for _, st := range snap.Steps {
-			if st.Status == StepFailed || st.Status == StepCancelled {
+			if st.Status == runstate.StepFailed || st.Status == runstate.StepCancelled {
 				_, _ = b.eng.RetryStep(ctx, ControlParams{TenantID: tenant, RunID: runID, ActionID: st.ActionID, Actor: "op"})
 				_, _ = b.eng.SkipStep(ctx, ControlParams{TenantID: tenant, RunID: runID, ActionID: st.ActionID, Actor: "op"})
 			}
@@ -151,14 +126,14 @@ func requireLegalHistory(t *testing.T, b *bundle, runID string) {
 	t.Helper()
 	page, err := b.eng.ListEvents(b.ctx, tenant, runID, 0, 1000)
 	require.NoError(t, err)
-	var status RunStatus
+	var status runstate.RunStatus
 	for _, ev := range page.Events {
 		to, ok := runStatusOf(ev)
 		if !ok {
 			continue
 		}
 		if status != "" && to != status {
-			require.True(t, RunTransitionAllowed(status, to), "illegal %s -> %s at run_seq %d", status, to, ev.Seq)
+			require.True(t, runstate.RunTransitionAllowed(status, to), "illegal %s -> %s at run_seq %d", status, to, ev.Seq)
 		}
 		require.False(t, status.Terminal(), "a terminal run changed at run_seq %d", ev.Seq)
 		status = to
@@ -178,7 +153,7 @@ func TestSecrets_OnlyReferencesAreEverStored(t *testing.T) {
 	resolved := map[string]string{"vault://payments#api_key": secretValue} // what the worker's provider answers
 	require.NotEmpty(t, resolved[task.Secrets[0].Ref])
 	b.complete(task, `{"charged":true}`)
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 	res, err := st.Scan(b.ctx, &store.ScanParams{Limit: store.MaxScanLimit})
 	require.NoError(t, err)
 	require.Nil(t, res.Next)
@@ -196,12 +171,12 @@ func TestOutputs_OverTheInlineLimitAreRefusedAndArtifactsKeptAsReferences(t *tes
 	_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: big})
 	require.Equal(t, CodePayloadTooLarge, CodeOf(err))
 	require.NotContains(t, err.Error(), "xxxx", "the error carries no payload")
-	art := ArtifactRef{URI: "s3://bucket/out.json", Kind: "result", SHA256: strings.Repeat("ab", 32), SizeBytes: 1 << 30}
-	_, err = b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Artifacts: []ArtifactRef{art}})
+	art := runstate.ArtifactRef{URI: "s3://bucket/out.json", Kind: "result", SHA256: strings.Repeat("ab", 32), SizeBytes: 1 << 30}
+	_, err = b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Artifacts: []runstate.ArtifactRef{art}})
 	require.NoError(t, err)
 	snap := b.run(run.RunID)
-	require.Equal(t, []ArtifactRef{art}, snap.Step("a").Artifacts)
-	require.Equal(t, []ArtifactRef{art}, snap.Artifacts)
+	require.Equal(t, []runstate.ArtifactRef{art}, snap.Step("a").Artifacts)
+	require.Equal(t, []runstate.ArtifactRef{art}, snap.Artifacts)
 }
 
 func TestDispatch_PropertyRunnableActionsLeaveInOrderThenIDOrder(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 )
 
 func dag() definition.Definition {
@@ -43,7 +44,7 @@ func ids(tasks []*Task) []string {
 func scenarioDAG_AllOfJoinWaitsForEveryPredecessor(t *testing.T, b *bundle) {
 	run := b.submit(dag())
 	require.Equal(t, []string{"a"}, ids(b.pollAll("x", 10)))
-	b.complete(b.run(run.RunID).Step("a").taskFor(b), `1`)
+	b.complete(b.taskFor(b.run(run.RunID).Step("a")), `1`)
 	bc := b.pollAll("x", 10)
 	require.Equal(t, []string{"b", "c"}, ids(bc))
 	b.complete(bc[0], `2`)
@@ -53,11 +54,11 @@ func scenarioDAG_AllOfJoinWaitsForEveryPredecessor(t *testing.T, b *bundle) {
 	require.Equal(t, []string{"d"}, ids(d))
 	require.Len(t, d[0].UpstreamOutputs, 2)
 	b.complete(d[0], `4`)
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }
 
-// taskFor re-polls the step's task (tests use it when the claim was made earlier).
-func (st *StepState) taskFor(b *bundle) *Task {
+// taskFor answers the task claimed earlier for a step.
+func (b *bundle) taskFor(st *runstate.StepState) *Task {
 	b.t.Helper()
 	return b.claimed[st.TaskID]
 }
@@ -80,7 +81,7 @@ func scenarioRetry_RetryableFailureRunsAgainAfterBackoff(t *testing.T, b *bundle
 	require.True(t, res.WillRetry)
 	b.pollNone("act-a")
 	snap := b.run(run.RunID)
-	require.Equal(t, StepRunning, snap.Step("a").Status)
+	require.Equal(t, runstate.StepRunning, snap.Step("a").Status)
 	require.Equal(t, b.clock.Now().Add(time.Second).Truncate(time.Millisecond), snap.Step("a").NextAttemptAt)
 	b.clock.Advance(999 * time.Millisecond)
 	b.tick()
@@ -93,9 +94,9 @@ func scenarioRetry_RetryableFailureRunsAgainAfterBackoff(t *testing.T, b *bundle
 	require.Equal(t, run.RunID+":a", task.IdempotencyKey, "the action key is stable across retries")
 	b.complete(task, `"ok"`)
 	snap = b.run(run.RunID)
-	require.Equal(t, RunCompleted, snap.Status)
+	require.Equal(t, runstate.RunCompleted, snap.Status)
 	require.Len(t, snap.Step("a").Attempts, 2)
-	require.Equal(t, AttemptFailed, snap.Step("a").Attempts[0].Outcome)
+	require.Equal(t, runstate.AttemptFailed, snap.Step("a").Attempts[0].Outcome)
 }
 
 func TestRetry_NonRetryableClassFailsTheStepAtOnce(t *testing.T) {
@@ -108,8 +109,8 @@ func TestRetry_NonRetryableClassFailsTheStepAtOnce(t *testing.T) {
 			res := b.fail(b.poll("act-a"), class)
 			require.False(t, res.WillRetry)
 			snap := b.run(run.RunID)
-			require.Equal(t, RunFailed, snap.Status)
-			require.Equal(t, StepFailed, snap.Step("a").Status)
+			require.Equal(t, runstate.RunFailed, snap.Status)
+			require.Equal(t, runstate.StepFailed, snap.Step("a").Status)
 			require.Equal(t, class, snap.Error.Error.Class)
 		})
 	}
@@ -124,7 +125,7 @@ func scenarioRetry_ExhaustedAttemptsFailTheStep(t *testing.T, b *bundle) {
 	b.tick()
 	res := b.fail(b.poll("act-a"), definition.ErrorUnknown)
 	require.False(t, res.WillRetry)
-	require.Equal(t, RunFailed, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunFailed, b.run(run.RunID).Status)
 }
 
 func scenarioTimeout_AttemptTimeoutIsRetryableByDefault(t *testing.T, b *bundle) {
@@ -135,14 +136,14 @@ func scenarioTimeout_AttemptTimeoutIsRetryableByDefault(t *testing.T, b *bundle)
 	b.clock.Advance(5 * time.Second)
 	b.tick()
 	snap := b.run(run.RunID)
-	require.Equal(t, AttemptTimedOut, snap.Step("a").Attempts[0].Outcome)
+	require.Equal(t, runstate.AttemptTimedOut, snap.Step("a").Attempts[0].Outcome)
 	require.Equal(t, definition.ErrorTimeout, snap.Step("a").Attempts[0].Error.Class)
 	_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: first.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
 	require.Equal(t, CodeTaskClaimLost, CodeOf(err), "a late report after the timeout changes nothing")
 	b.clock.Advance(time.Second)
 	b.tick()
 	b.complete(b.poll("act-a"), `2`)
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }
 
 func scenarioTaskReport_DuplicateWithSameTokenChangesNothing(t *testing.T, b *bundle) {
@@ -169,7 +170,7 @@ func scenarioCompensation_RunsInReverseCompletionOrderThenFails(t *testing.T, b 
 		b.complete(b.poll("act-"+id), `1`)
 	}
 	b.fail(b.poll("act-d"), definition.ErrorValidation)
-	require.Equal(t, RunCompensating, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompensating, b.run(run.RunID).Status)
 	var order []string
 	for range 3 {
 		tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "w1", Compensations: []string{"undo"}, MaxTasks: 5})
@@ -181,8 +182,8 @@ func scenarioCompensation_RunsInReverseCompletionOrderThenFails(t *testing.T, b 
 	}
 	require.Equal(t, []string{"c", "b", "a"}, order)
 	snap := b.run(run.RunID)
-	require.Equal(t, RunFailed, snap.Status)
-	require.Equal(t, CompensationRolledBack, snap.CompensationOutcome)
+	require.Equal(t, runstate.RunFailed, snap.Status)
+	require.Equal(t, runstate.CompensationRolledBack, snap.CompensationOutcome)
 }
 
 func scenarioCompensation_FailedHookDoesNotStopTheOthers(t *testing.T, b *bundle) {
@@ -213,10 +214,10 @@ func scenarioCompensation_FailedHookDoesNotStopTheOthers(t *testing.T, b *bundle
 	require.Equal(t, "a", last.ActionID)
 	b.complete(last, `null`)
 	snap := b.run(run.RunID)
-	require.Equal(t, RunFailed, snap.Status)
-	require.Equal(t, CompensationPartial, snap.CompensationOutcome)
-	require.Equal(t, CompFailed, snap.Step("b").CompStatus)
-	require.Equal(t, CompSucceeded, snap.Step("a").CompStatus)
+	require.Equal(t, runstate.RunFailed, snap.Status)
+	require.Equal(t, runstate.CompensationPartial, snap.CompensationOutcome)
+	require.Equal(t, runstate.CompFailed, snap.Step("b").CompStatus)
+	require.Equal(t, runstate.CompSucceeded, snap.Step("a").CompStatus)
 }
 
 func scenarioOnFailureSkip_RecordsTheFailureThenSkipsDependants(t *testing.T, b *bundle) {
@@ -229,10 +230,10 @@ func scenarioOnFailureSkip_RecordsTheFailureThenSkipsDependants(t *testing.T, b 
 	b.fail(bc[0], definition.ErrorValidation)
 	b.complete(bc[1], `1`)
 	snap := b.run(run.RunID)
-	require.Equal(t, StepSkipped, snap.Step("b").Status)
-	require.Equal(t, StepSkipped, snap.Step("d").Status, "d needs b")
-	require.Equal(t, RunCompleted, snap.Status)
-	require.Contains(t, b.eventTypes(run.RunID), EvStepFailed)
+	require.Equal(t, runstate.StepSkipped, snap.Step("b").Status)
+	require.Equal(t, runstate.StepSkipped, snap.Step("d").Status, "d needs b")
+	require.Equal(t, runstate.RunCompleted, snap.Status)
+	require.Contains(t, b.eventTypes(run.RunID), runstate.EvStepFailed)
 }
 
 func scenarioHold_BlocksUntilRetryStepOpensANewLogicalAttempt(t *testing.T, b *bundle) {
@@ -242,11 +243,11 @@ func scenarioHold_BlocksUntilRetryStepOpensANewLogicalAttempt(t *testing.T, b *b
 	run := b.submit(def)
 	b.fail(b.poll("act-a"), definition.ErrorGovernance)
 	snap := b.run(run.RunID)
-	require.Equal(t, RunBlocked, snap.Status)
+	require.Equal(t, runstate.RunBlocked, snap.Status)
 	sid := "retry-1"
 	res, err := b.eng.RetryStep(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, ActionID: "a", SignalID: &sid, Actor: "op"})
 	require.NoError(t, err)
-	require.Equal(t, RunRunning, res.Run.Status)
+	require.Equal(t, runstate.RunRunning, res.Run.Status)
 	task := b.poll("act-a")
 	require.Equal(t, 2, task.LogicalAttempt)
 	require.Equal(t, 1, task.EngineAttempt)
@@ -257,8 +258,8 @@ func scenarioHold_BlocksUntilRetryStepOpensANewLogicalAttempt(t *testing.T, b *b
 	b.complete(task, `1`)
 	b.complete(b.poll("act-b"), `1`)
 	snap = b.run(run.RunID)
-	require.Equal(t, RunCompleted, snap.Status)
-	require.Equal(t, AttemptFailed, snap.Step("a").Attempts[0].Outcome, "the failed attempt stays")
+	require.Equal(t, runstate.RunCompleted, snap.Status)
+	require.Equal(t, runstate.AttemptFailed, snap.Step("a").Attempts[0].Outcome, "the failed attempt stays")
 	require.Equal(t, 1, snap.Step("a").Attempts[0].LogicalAttempt)
 }
 
@@ -268,12 +269,12 @@ func scenarioManual_WaitsWithAFreshTokenAndCompletesIdempotently(t *testing.T, b
 	def.Actions[0].Completion = definition.CompletionManual
 	run := b.submit(def)
 	snap := b.run(run.RunID)
-	require.Equal(t, StepWaitingManual, snap.Step("approve").Status)
-	require.Equal(t, RunBlocked, snap.Status)
+	require.Equal(t, runstate.StepWaitingManual, snap.Step("approve").Status)
+	require.Equal(t, runstate.RunBlocked, snap.Status)
 	token := snap.Step("approve").CompletionToken
 	require.Len(t, token, 32)
 	m := ManualCompletion{TenantID: tenant, RunID: run.RunID, ActionID: "approve", CompletionToken: token,
-		Outcome: ManualSucceeded, ActorUserID: "bob", CompletedAt: b.clock.Now()}
+		Outcome: runstate.ManualSucceeded, ActorUserID: "bob", CompletedAt: b.clock.Now()}
 	self := m
 	self.ActorUserID = "alice"
 	_, err := b.eng.CompleteManualAction(b.ctx, self)
@@ -285,7 +286,7 @@ func scenarioManual_WaitsWithAFreshTokenAndCompletesIdempotently(t *testing.T, b
 	first, err := b.eng.CompleteManualAction(b.ctx, m)
 	require.NoError(t, err)
 	require.False(t, first.Duplicate)
-	require.Equal(t, RunRunning, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunRunning, b.run(run.RunID).Status)
 	second, err := b.eng.CompleteManualAction(b.ctx, m)
 	require.NoError(t, err, "a duplicate is recognised before the state check")
 	require.True(t, second.Duplicate)
@@ -305,7 +306,7 @@ func scenarioSignal_WaitConsumesAcceptedSignalsInOrder(t *testing.T, b *bundle) 
 		require.NoError(t, err)
 	}
 	snap := b.run(run.RunID)
-	require.Equal(t, RunCompleted, snap.Status)
+	require.Equal(t, runstate.RunCompleted, snap.Status)
 	require.JSONEq(t, `{"i":0}`, string(snap.Step("w1").Output))
 	require.JSONEq(t, `{"i":1}`, string(snap.Step("w2").Output))
 }
@@ -338,7 +339,7 @@ func scenarioSignal_ConcurrentDuplicatesAcceptExactlyOnce(t *testing.T, b *bundl
 	require.Equal(t, 1, fresh)
 	accepted := 0
 	for _, ty := range b.eventTypes(run.RunID) {
-		if ty == EvSignalAccepted {
+		if ty == runstate.EvSignalAccepted {
 			accepted++
 		}
 	}
@@ -352,13 +353,13 @@ func scenarioPause_DrainsInFlightThenResumeRunsOnlyWhatRemains(t *testing.T, b *
 	bc := b.pollAll("x", 1) // b claimed; c stays queued
 	res, err := b.eng.PauseRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
 	require.NoError(t, err)
-	require.Equal(t, RunPaused, res.Run.Status)
+	require.Equal(t, runstate.RunPaused, res.Run.Status)
 	require.Equal(t, "DRAINING", res.Run.Substatus)
 	require.Equal(t, "Workflow paused. Waiting for 1 in-flight tasks to complete.", res.Run.Message)
 	require.Empty(t, b.pollAll("x", 10), "nothing newly starts while paused")
 	b.complete(bc[0], `2`)
 	snap := b.run(run.RunID)
-	require.Equal(t, RunPaused, snap.Status)
+	require.Equal(t, runstate.RunPaused, snap.Status)
 	require.Empty(t, snap.Substatus)
 	_, err = b.eng.ResumeRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
 	require.NoError(t, err)
@@ -366,7 +367,7 @@ func scenarioPause_DrainsInFlightThenResumeRunsOnlyWhatRemains(t *testing.T, b *
 	require.Equal(t, []string{"c"}, ids(c))
 	b.complete(c[0], `3`)
 	b.complete(b.pollAll("x", 10)[0], `4`)
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }
 
 func scenarioCancel_IsRejectedWhileCompensatingAndLogged(t *testing.T, b *bundle) {
@@ -379,8 +380,8 @@ func scenarioCancel_IsRejectedWhileCompensatingAndLogged(t *testing.T, b *bundle
 	require.Equal(t, CodeIllegalTransition, CodeOf(err))
 	_, err = b.eng.PauseRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
 	require.Equal(t, CodeIllegalTransition, CodeOf(err))
-	require.Contains(t, b.eventTypes(run.RunID), EvSignalRejected)
-	require.Equal(t, RunCompensating, b.run(run.RunID).Status)
+	require.Contains(t, b.eventTypes(run.RunID), runstate.EvSignalRejected)
+	require.Equal(t, runstate.RunCompensating, b.run(run.RunID).Status)
 }
 
 func scenarioCancel_EndsTheRunAndRetiresItsTasks(t *testing.T, b *bundle) {
@@ -388,7 +389,7 @@ func scenarioCancel_EndsTheRunAndRetiresItsTasks(t *testing.T, b *bundle) {
 	task := b.poll("act-a")
 	res, err := b.eng.CancelRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op", Reason: "no longer needed"})
 	require.NoError(t, err)
-	require.Equal(t, RunCancelled, res.Run.Status)
+	require.Equal(t, runstate.RunCancelled, res.Run.Status)
 	require.Equal(t, "no longer needed", res.Run.Cancellation.Reason)
 	hb, err := b.eng.HeartbeatTask(b.ctx, tenant, task.Token)
 	require.NoError(t, err)
@@ -422,12 +423,12 @@ func scenarioSubmit_RunRequestIDAnswersTheExistingRun(t *testing.T, b *bundle) {
 func scenarioSubmit_WithoutStartStaysPendingUntilStartRun(t *testing.T, b *bundle) {
 	res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: seq("a")})
 	require.NoError(t, err)
-	require.Equal(t, RunPending, res.Run.Status)
+	require.Equal(t, runstate.RunPending, res.Run.Status)
 	b.pollNone("act-a")
 	snap, err := b.eng.StartRun(b.ctx, tenant, res.Run.RunID, "alice")
 	require.NoError(t, err)
-	require.Equal(t, RunRunning, snap.Status)
-	require.Equal(t, StepScheduled, snap.Step("a").Status, "SCHEDULED is persisted before a worker takes the task")
+	require.Equal(t, runstate.RunRunning, snap.Status)
+	require.Equal(t, runstate.StepScheduled, snap.Step("a").Status, "SCHEDULED is persisted before a worker takes the task")
 }
 
 func scenarioSubmit_InvalidDefinitionNamesTheFieldAndWritesNothing(t *testing.T, b *bundle) {
@@ -448,11 +449,11 @@ func scenarioWorkflowTimeout_FailsABlockedRun(t *testing.T, b *bundle) {
 	def.Actions[0].WaitForSignal = &definition.SignalWait{SignalName: "never"}
 	def.Timeout = definition.Ms(60_000)
 	run := b.submit(def)
-	require.Equal(t, RunBlocked, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunBlocked, b.run(run.RunID).Status)
 	b.clock.Advance(time.Minute)
 	b.tick()
 	snap := b.run(run.RunID)
-	require.Equal(t, RunFailed, snap.Status)
+	require.Equal(t, runstate.RunFailed, snap.Status)
 	require.True(t, snap.Error.WorkflowTimeout)
 }
 
@@ -497,7 +498,7 @@ func scenarioHeartbeat_MissingHeartbeatTimesTheAttemptOut(t *testing.T, b *bundl
 	b.tick()
 	snap := b.run(run.RunID)
 	require.Len(t, snap.Step("a").Attempts, 1)
-	require.Equal(t, AttemptTimedOut, snap.Step("a").Attempts[0].Outcome)
+	require.Equal(t, runstate.AttemptTimedOut, snap.Step("a").Attempts[0].Outcome)
 	hb, err = b.eng.HeartbeatTask(b.ctx, tenant, task.Token)
 	require.NoError(t, err)
 	require.True(t, hb.CancelRequested, "the lost claim is told to stop")
@@ -513,17 +514,17 @@ func scenarioPause_DrainTimeoutForcesPausedAndLateCompletionIsApplied(t *testing
 	b.clock.Advance(DefaultDrainTimeout)
 	b.tick()
 	snap := b.run(run.RunID)
-	require.Equal(t, RunPaused, snap.Status)
+	require.Equal(t, runstate.RunPaused, snap.Status)
 	require.Empty(t, snap.Substatus)
 	require.Equal(t, "Workflow paused. Drain timed out with 1 tasks still in flight.", snap.Message)
 	b.complete(task, `1`) // the orphan completes after the drain timeout: accepted and applied (option A)
 	snap = b.run(run.RunID)
-	require.Equal(t, StepSucceeded, snap.Step("a").Status)
-	require.Equal(t, StepPending, snap.Step("b").Status, "nothing new starts while paused")
+	require.Equal(t, runstate.StepSucceeded, snap.Step("a").Status)
+	require.Equal(t, runstate.StepPending, snap.Step("b").Status, "nothing new starts while paused")
 	_, err = b.eng.ResumeRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
 	require.NoError(t, err)
 	b.complete(b.poll("act-b"), `2`)
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }
 
 func scenarioSignal_ToATerminalRunIsRejected(t *testing.T, b *bundle) {
@@ -551,11 +552,11 @@ func scenarioSubmit_StartRacingRecoveryStartsTheRunOnce(t *testing.T, b *bundle)
 	// The recovery path triggers the run first (as the background loop may,
 	// between a submission's two commits); the submission's own trigger follows.
 	require.NoError(t, b.eng.drive(b.ctx, res.Run.RunID, triggerDecision(res.Run.RunID)))
-	require.Equal(t, RunBlocked, b.run(res.Run.RunID).Status)
+	require.Equal(t, runstate.RunBlocked, b.run(res.Run.RunID).Status)
 	snap, err := b.eng.StartRun(b.ctx, tenant, res.Run.RunID, "alice")
 	require.NoError(t, err, "a second trigger is not an error")
-	require.Equal(t, RunBlocked, snap.Status)
-	require.Equal(t, 1, countEvents(b, res.Run.RunID, EvRunStarted))
+	require.Equal(t, runstate.RunBlocked, snap.Status)
+	require.Equal(t, 1, countEvents(b, res.Run.RunID, runstate.EvRunStarted))
 }
 
 func scenarioSignal_AcceptedBeforeItsWaitOpensStillUnblocksWhatFollows(t *testing.T, b *bundle) {
@@ -570,8 +571,8 @@ func scenarioSignal_AcceptedBeforeItsWaitOpensStillUnblocksWhatFollows(t *testin
 	require.NoError(t, err)
 	b.complete(task, `1`)
 	snap := b.run(run.RunID)
-	require.Equal(t, StepSucceeded, snap.Step("wait").Status, "the wait took the signal accepted before it opened")
-	require.Equal(t, StepScheduled, snap.Step("c").Status, "and what follows it is dispatched in the same change")
+	require.Equal(t, runstate.StepSucceeded, snap.Step("wait").Status, "the wait took the signal accepted before it opened")
+	require.Equal(t, runstate.StepScheduled, snap.Step("c").Status, "and what follows it is dispatched in the same change")
 	b.complete(b.poll("act-c"), `3`)
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"sort"
 	"time"
@@ -11,15 +12,15 @@ import (
 
 // transition changes the run's status through the one transition table; an
 // illegal transition fails the whole decision, so it is never applied.
-func (c *change) transition(to RunStatus) {
+func (c *change) transition(to runstate.RunStatus) {
 	from := c.state.Status
 	if from == to {
 		return
 	}
-	if !RunTransitionAllowed(from, to) {
+	if !runstate.RunTransitionAllowed(from, to) {
 		panic(illegalRun(c.run.RunID, from, to))
 	}
-	if from == RunQueued && !c.state.QueuedAt.IsZero() {
+	if from == runstate.RunQueued && !c.state.QueuedAt.IsZero() {
 		c.del(queuedKey(c.state.QueuedAt, c.run.RunID))
 		c.state.QueuedAt = time.Time{}
 	}
@@ -35,11 +36,11 @@ func (c *change) transition(to RunStatus) {
 }
 
 // setStep changes a step's status through the step transition table.
-func (c *change) setStep(st *StepState, to StepStatus) {
+func (c *change) setStep(st *runstate.StepState, to runstate.StepStatus) {
 	if st.Status == to {
 		return
 	}
-	if !StepTransitionAllowed(st.Status, to) {
+	if !runstate.StepTransitionAllowed(st.Status, to) {
 		panic(illegalStep(c.run.RunID, st.ActionID, st.Status, to))
 	}
 	st.Status = to
@@ -49,14 +50,14 @@ func (c *change) setStep(st *StepState, to StepStatus) {
 // startRun moves a QUEUED run RUNNING and schedules what is runnable.
 func (c *change) startRun() {
 	s := c.state
-	c.transition(RunRunning)
+	c.transition(runstate.RunRunning)
 	s.StartedAt = c.now
 	if t := c.run.Definition.Timeout.D(); t > 0 {
 		s.Deadline = c.now.Add(t)
 		c.setTimer(timerRecord{RunID: s.RunID, Kind: timerWorkflow, Due: s.Deadline})
 	}
-	c.emit(EvRunStarted, "", 1, 0, EventData{
-		Status:     string(RunRunning),
+	c.emit(runstate.EvRunStarted, "", 1, 0, runstate.EventData{
+		Status:     string(runstate.RunRunning),
 		StartedAt:  c.now,
 		Context:    c.run.context(c.run.SubmittedBy),
 		PlanID:     c.run.Definition.PlanID,
@@ -70,11 +71,11 @@ func (c *change) startRun() {
 // deterministic order, and settles the run's status.
 func (c *change) advance() {
 	s := c.state
-	if s.Status == RunPaused {
+	if s.Status == runstate.RunPaused {
 		c.checkDrained()
 		return
 	}
-	if s.Status != RunRunning && s.Status != RunBlocked {
+	if s.Status != runstate.RunRunning && s.Status != runstate.RunBlocked {
 		return
 	}
 	if s.Failing != "" {
@@ -131,11 +132,11 @@ func (c *change) runnable() []*definition.Action {
 	if c.sequential() {
 		ordered := c.actionsInOrder()
 		for _, a := range ordered {
-			st := c.state.step(a.ID)
+			st := c.state.Step(a.ID)
 			if c.passable(st) {
 				continue
 			}
-			if st.Status == StepPending {
+			if st.Status == runstate.StepPending {
 				out = append(out, a)
 			}
 			break
@@ -144,7 +145,7 @@ func (c *change) runnable() []*definition.Action {
 	}
 	for i := range c.run.Definition.Actions {
 		a := &c.run.Definition.Actions[i]
-		if c.state.step(a.ID).Status == StepPending && c.depsSucceeded(a) {
+		if c.state.Step(a.ID).Status == runstate.StepPending && c.depsSucceeded(a) {
 			out = append(out, a)
 		}
 	}
@@ -164,7 +165,7 @@ func (c *change) actionsInOrder() []*definition.Action {
 // depsSucceeded reports the all-of join: every predecessor SUCCEEDED.
 func (c *change) depsSucceeded(a *definition.Action) bool {
 	for _, d := range a.DependsOn {
-		if c.state.step(d).Status != StepSucceeded {
+		if c.state.Step(d).Status != runstate.StepSucceeded {
 			return false
 		}
 	}
@@ -173,11 +174,11 @@ func (c *change) depsSucceeded(a *definition.Action) bool {
 
 // passable reports whether later steps may proceed past st: it succeeded,
 // was skipped, or was cancelled under on_failure SKIP.
-func (c *change) passable(st *StepState) bool {
+func (c *change) passable(st *runstate.StepState) bool {
 	switch st.Status {
-	case StepSucceeded, StepSkipped:
+	case runstate.StepSucceeded, runstate.StepSkipped:
 		return true
-	case StepCancelled:
+	case runstate.StepCancelled:
 		return c.run.action(st.ActionID).OnFailure == definition.OnFailureSkip
 	}
 	return false
@@ -192,12 +193,12 @@ func (c *change) propagateSkips() {
 	for changed := true; changed; {
 		changed = false
 		for _, a := range c.actionsInOrder() {
-			st := c.state.step(a.ID)
-			if st.Status != StepPending {
+			st := c.state.Step(a.ID)
+			if st.Status != runstate.StepPending {
 				continue
 			}
 			for _, d := range a.DependsOn {
-				if ds := c.state.step(d).Status; ds == StepSkipped || ds == StepCancelled {
+				if ds := c.state.Step(d).Status; ds == runstate.StepSkipped || ds == runstate.StepCancelled {
 					c.skipStep(st, fmt.Sprintf("dependency %s was %s", d, ds))
 					changed = true
 					break
@@ -208,17 +209,17 @@ func (c *change) propagateSkips() {
 }
 
 // skipStep marks a step SKIPPED.
-func (c *change) skipStep(st *StepState, reason string) {
-	c.setStep(st, StepSkipped)
+func (c *change) skipStep(st *runstate.StepState, reason string) {
+	c.setStep(st, runstate.StepSkipped)
 	st.Reason = reason
 	st.CompletedAt = c.now
-	c.emit(EvStepSkipped, st.ActionID, st.LogicalAttempt, 0, EventData{Status: string(StepSkipped), Reason: reason})
+	c.emit(runstate.EvStepSkipped, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Status: string(runstate.StepSkipped), Reason: reason})
 }
 
 // dispatch starts one runnable step: a task for an activity, a wait for a
 // signal or a person.
 func (c *change) dispatch(a *definition.Action) {
-	st := c.state.step(a.ID)
+	st := c.state.Step(a.ID)
 	st.EngineAttempt = 0
 	switch {
 	case a.WaitForSignal != nil:
@@ -237,22 +238,22 @@ func (c *change) dispatch(a *definition.Action) {
 // scheduleAttempt persists a task for the step's next engine attempt. The
 // first attempt of a logical attempt makes the step SCHEDULED (spec 001);
 // later ones keep it RUNNING.
-func (c *change) scheduleAttempt(a *definition.Action, st *StepState, notBefore time.Time) {
+func (c *change) scheduleAttempt(a *definition.Action, st *runstate.StepState, notBefore time.Time) {
 	st.EngineAttempt++
 	st.NextAttemptAt = time.Time{}
 	t := c.newTask(a, st, TaskActivity, a.Activity, a.Queue, a.Timeout, notBefore)
 	st.TaskID, st.ReadyKey = t.TaskID, t.readyKey()
 	if st.EngineAttempt == 1 {
-		c.setStep(st, StepScheduled)
+		c.setStep(st, runstate.StepScheduled)
 		st.ScheduledAt = c.now
-		c.emit(EvStepScheduled, st.ActionID, st.LogicalAttempt, 0, EventData{
-			Status: string(StepScheduled), TaskID: t.TaskID, Queue: t.Queue, NotBefore: notBefore})
+		c.emit(runstate.EvStepScheduled, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
+			Status: string(runstate.StepScheduled), TaskID: t.TaskID, Queue: t.Queue, NotBefore: notBefore})
 	}
 	c.dirty = true
 }
 
 // newTask writes a ready task and its queue entry.
-func (c *change) newTask(a *definition.Action, st *StepState, kind TaskKind, activity, queue string, timeout definition.Duration, notBefore time.Time) *taskRecord {
+func (c *change) newTask(a *definition.Action, st *runstate.StepState, kind TaskKind, activity, queue string, timeout definition.Duration, notBefore time.Time) *taskRecord {
 	attempt := st.EngineAttempt
 	if kind == TaskCompensation {
 		attempt = st.CompAttempt
@@ -285,7 +286,7 @@ func (c *change) newTask(a *definition.Action, st *StepState, kind TaskKind, act
 // backoff has passed (a paused run resumes them here too).
 func (c *change) dispatchDueRetries() {
 	for _, st := range c.state.Steps {
-		if st.Status == StepRunning && st.TaskID == "" && !st.NextAttemptAt.IsZero() && !st.NextAttemptAt.After(c.now) {
+		if st.Status == runstate.StepRunning && st.TaskID == "" && !st.NextAttemptAt.IsZero() && !st.NextAttemptAt.After(c.now) {
 			a := c.run.action(st.ActionID)
 			if rec := c.reconRecordOfReconciled(a, st); rec != nil && needsVerify(rec.Status) {
 				c.scheduleVerify(a, st) // a side effect may exist: ask before dispatching again
@@ -300,7 +301,7 @@ func (c *change) dispatchDueRetries() {
 func (c *change) inFlight() int {
 	n := 0
 	for _, st := range c.state.Steps {
-		if st.TaskID != "" && (st.Status == StepScheduled || st.Status == StepRunning) {
+		if st.TaskID != "" && (st.Status == runstate.StepScheduled || st.Status == runstate.StepRunning) {
 			n++
 		}
 	}
@@ -311,7 +312,7 @@ func (c *change) inFlight() int {
 func (c *change) active() bool {
 	for _, st := range c.state.Steps {
 		switch st.Status {
-		case StepScheduled, StepRunning:
+		case runstate.StepScheduled, runstate.StepRunning:
 			return true
 		}
 	}
@@ -328,7 +329,7 @@ func (c *change) settle() {
 	for _, st := range s.Steps {
 		switch {
 		case c.passable(st):
-		case st.Status == StepWaitingManual || st.Status == StepWaitingSignal:
+		case st.Status == runstate.StepWaitingManual || st.Status == runstate.StepWaitingSignal:
 			done = false
 			waiting = append(waiting, st.ActionID)
 		default:
@@ -340,17 +341,17 @@ func (c *change) settle() {
 	}
 	done = done && s.HeldOn == ""
 	blocked := !done && !c.active() && len(waiting) > 0
-	if s.Status == RunBlocked && !blocked {
-		c.transition(RunRunning)
-		c.emit(EvRunUnblocked, "", s.Blocks, 0, EventData{Status: string(RunRunning)})
+	if s.Status == runstate.RunBlocked && !blocked {
+		c.transition(runstate.RunRunning)
+		c.emit(runstate.EvRunUnblocked, "", s.Blocks, 0, runstate.EventData{Status: string(runstate.RunRunning)})
 	}
 	switch {
 	case done:
 		c.completeRun()
-	case blocked && s.Status == RunRunning:
-		c.transition(RunBlocked)
+	case blocked && s.Status == runstate.RunRunning:
+		c.transition(runstate.RunBlocked)
 		s.Blocks++
-		c.emit(EvRunBlocked, "", s.Blocks, 0, EventData{Status: string(RunBlocked), WaitingOn: waiting, Reason: c.blockReason()})
+		c.emit(runstate.EvRunBlocked, "", s.Blocks, 0, runstate.EventData{Status: string(runstate.RunBlocked), WaitingOn: waiting, Reason: c.blockReason()})
 	}
 }
 
@@ -363,17 +364,17 @@ func (c *change) blockReason() string {
 
 // completeRun ends the run COMPLETED.
 func (c *change) completeRun() {
-	c.transition(RunCompleted)
+	c.transition(runstate.RunCompleted)
 	c.state.CompletedAt = c.now
-	c.emit(EvRunCompleted, "", 1, 0, EventData{Status: string(RunCompleted), CompletedAt: c.now})
+	c.emit(runstate.EvRunCompleted, "", 1, 0, runstate.EventData{Status: string(runstate.RunCompleted), CompletedAt: c.now})
 }
 
 // failRun ends the run FAILED.
-func (c *change) failRun(runErr *RunError, outcome CompensationOutcome) {
-	c.transition(RunFailed)
+func (c *change) failRun(runErr *runstate.RunError, outcome runstate.CompensationOutcome) {
+	c.transition(runstate.RunFailed)
 	s := c.state
 	s.CompletedAt = c.now
 	s.Error = runErr
-	c.emit(EvRunFailed, "", 1, 0, EventData{Status: string(RunFailed), RunError: runErr,
+	c.emit(runstate.EvRunFailed, "", 1, 0, runstate.EventData{Status: string(runstate.RunFailed), RunError: runErr,
 		CompensationOutcome: outcome, CompletedAt: c.now})
 }

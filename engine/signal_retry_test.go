@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -62,5 +63,5 @@ func TestSignal_ADecisionMadeAgainIsAnsweredAsItDecided(t *testing.T) {
 
 	res, err := a.eng.PauseRun(a.ctx, ControlParams{TenantID: tenant, RunID: runID, Actor: "op"})
 	require.NoError(t, err, "the decision made again accepted the pause")
-	require.Equal(t, RunPaused, res.Run.Status)
+	require.Equal(t, runstate.RunPaused, res.Run.Status)
 }

@@ -11,8 +11,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
+
+// signalKindPrefix starts the reserved names of the signals the engine
+// sends itself (pause, resume, cancel…); a user signal may not use it.
+const signalKindPrefix = "weft:"
 
 // DefaultSignalRetention is how long an accepted-response record answers
 // duplicates before retention may remove it.
@@ -90,12 +95,12 @@ func (e *Engine) SignalRun(ctx context.Context, p SignalParams) (*SignalResult, 
 	if len(p.Payload) > 0 && !json.Valid(p.Payload) {
 		return nil, invalid(violation("payload", "payload.json", "payload must be valid JSON"))
 	}
-	return e.deliver(ctx, p, SignalUser, func(ch *change, acc AcceptedSignal) error {
+	return e.deliver(ctx, p, runstate.SignalUser, func(ch *change, acc AcceptedSignal) error {
 		if ch.state.Status.Terminal() {
 			return &Error{Code: CodeIllegalTransition, RunID: p.RunID, RunStatus: ch.state.Status, SignalName: p.SignalName,
 				Transition: string(ch.state.Status) + " -> signal", Message: "run " + p.RunID + " is " + string(ch.state.Status) + " and accepts no signals"}
 		}
-		ch.state.Signals = append(ch.state.Signals, PendingSignal{Name: acc.SignalName, ID: acc.SignalID, StorageKey: acc.SignalStorageKey})
+		ch.state.Signals = append(ch.state.Signals, runstate.PendingSignal{Name: acc.SignalName, ID: acc.SignalID, StorageKey: acc.SignalStorageKey})
 		ch.consumeSignals()
 		ch.advance()
 		return nil
@@ -105,13 +110,13 @@ func (e *Engine) SignalRun(ctx context.Context, p SignalParams) (*SignalResult, 
 // deliver is the idempotent acceptance every signal (user or control) goes
 // through. Duplicates are recognised before any state check, so a retry is
 // answered with the original result even after the run has moved on.
-func (e *Engine) deliver(ctx context.Context, p SignalParams, kind SignalKind,
+func (e *Engine) deliver(ctx context.Context, p SignalParams, kind runstate.SignalKind,
 	apply func(*change, AcceptedSignal) error) (*SignalResult, error) {
 	if _, err := e.runFor(ctx, p.TenantID, p.RunID); err != nil {
 		return nil, err
 	}
 	name := p.SignalName
-	if kind != SignalUser {
+	if kind != runstate.SignalUser {
 		name = signalKindPrefix + string(kind)
 	}
 	idempotent := p.SignalID != nil
@@ -207,7 +212,7 @@ var errDuplicateSignal = errors.New("signal already accepted")
 
 // recordAcceptance writes the payload and the accepted-response record, both
 // on condition that neither exists, and logs SignalAccepted.
-func (c *change) recordAcceptance(kind SignalKind, acc AcceptedSignal, payload json.RawMessage) {
+func (c *change) recordAcceptance(kind runstate.SignalKind, acc AcceptedSignal, payload json.RawMessage) {
 	sigKey := signalKey(acc.RunID, acc.SignalName, acc.SignalID)
 	accKey := signalAcceptedKey(acc.RunID, acc.SignalName, acc.SignalID)
 	c.require(store.IfAbsent(accKey))
@@ -222,29 +227,29 @@ func (c *change) recordAcceptance(kind SignalKind, acc AcceptedSignal, payload j
 		ExpiresAt: expires})
 	c.ops = append(c.ops, store.Put(signalExpiryKey(expires, acc.RunID, acc.SignalName, acc.SignalID), nil))
 	c.state.SignalCount++
-	c.emit(EvSignalAccepted, "", c.state.SignalCount, 0, EventData{SignalKind: kind, SignalName: acc.SignalName,
+	c.emit(runstate.EvSignalAccepted, "", c.state.SignalCount, 0, runstate.EventData{SignalKind: kind, SignalName: acc.SignalName,
 		SignalID: acc.SignalID, SignalStorageKey: acc.SignalStorageKey, AcceptedAt: acc.AcceptedAt, Actor: c.actor})
 }
 
 // rejectSignal logs a refused signal.
-func (c *change) rejectSignal(kind SignalKind, name, id string, err error) {
+func (c *change) rejectSignal(kind runstate.SignalKind, name, id string, err error) {
 	c.state.SignalCount++
-	c.emit(EvSignalRejected, "", c.state.SignalCount, 0, EventData{SignalKind: kind, SignalName: name, SignalID: id,
+	c.emit(runstate.EvSignalRejected, "", c.state.SignalCount, 0, runstate.EventData{SignalKind: kind, SignalName: name, SignalID: id,
 		Actor: c.actor, Reason: err.Error()})
 }
 
 // openSignalWait makes a wait-for-signal step wait, consuming at once a
 // matching signal that was accepted earlier.
-func (c *change) openSignalWait(a *definition.Action, st *StepState) {
-	c.setStep(st, StepWaitingSignal)
+func (c *change) openSignalWait(a *definition.Action, st *runstate.StepState) {
+	c.setStep(st, runstate.StepWaitingSignal)
 	st.WaitingSignal = a.WaitForSignal.SignalName
 	st.StartedAt = c.now
-	data := EventData{Status: string(StepWaitingSignal), SignalName: st.WaitingSignal}
+	data := runstate.EventData{Status: string(runstate.StepWaitingSignal), SignalName: st.WaitingSignal}
 	if t := a.WaitForSignal.Timeout.D(); t > 0 {
 		data.Deadline = c.now.Add(t)
 		c.setTimer(timerRecord{RunID: c.run.RunID, Kind: timerWait, Ref: st.ActionID, Due: data.Deadline})
 	}
-	c.emit(EvStepWaiting, st.ActionID, st.LogicalAttempt, 0, data)
+	c.emit(runstate.EvStepWaiting, st.ActionID, st.LogicalAttempt, 0, data)
 	c.consumeSignals()
 }
 
@@ -253,8 +258,8 @@ func (c *change) openSignalWait(a *definition.Action, st *StepState) {
 func (c *change) consumeSignals() {
 	s := c.state
 	for _, a := range c.actionsInOrder() {
-		st := s.step(a.ID)
-		if st.Status != StepWaitingSignal {
+		st := s.Step(a.ID)
+		if st.Status != runstate.StepWaitingSignal {
 			continue
 		}
 		for i, sig := range s.Signals {
@@ -266,7 +271,7 @@ func (c *change) consumeSignals() {
 				return
 			}
 			s.Signals = append(s.Signals[:i:i], s.Signals[i+1:]...)
-			c.emit(EvSignalConsumed, st.ActionID, st.LogicalAttempt, 0, EventData{SignalName: sig.Name, SignalID: sig.ID})
+			c.emit(runstate.EvSignalConsumed, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{SignalName: sig.Name, SignalID: sig.ID})
 			c.clearWaitTimer(a, st)
 			c.succeedStep(st, payload, nil, "signal:"+sig.ID)
 			break

@@ -7,50 +7,13 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
-// Snapshot is an immutable view of a run at LastEventSeq.
-type Snapshot struct {
-	RunID               string
-	TenantID            string
-	ProjectID           string
-	EnvironmentID       string
-	PlanID              string
-	PlanVersion         string
-	RunRequestID        string
-	SubmittedBy         string
-	Status              RunStatus
-	Substatus           string
-	Message             string
-	Steps               []StepState
-	CompensationOutcome CompensationOutcome
-	CreatedAt           time.Time
-	StartedAt           time.Time
-	CompletedAt         time.Time
-	TotalDuration       time.Duration
-	LastEventSeq        uint64
-	Error               *RunError
-	Cancellation        *Cancellation
-	Definition          definition.Definition
-	Input               json.RawMessage
-	Artifacts           []ArtifactRef
-	Deadline            time.Time
-}
-
-// Step answers the snapshot of one step, or nil.
-func (s *Snapshot) Step(actionID string) *StepState {
-	for i := range s.Steps {
-		if s.Steps[i].ActionID == actionID {
-			return &s.Steps[i]
-		}
-	}
-	return nil
-}
-
 // snapshotOf builds a snapshot from a run's record and checkpoint.
-func snapshotOf(rec *runRecord, s *RunState) *Snapshot {
-	snap := &Snapshot{
+func snapshotOf(rec *runRecord, s *runstate.State) *runstate.Snapshot {
+	snap := &runstate.Snapshot{
 		RunID: rec.RunID, TenantID: rec.TenantID, ProjectID: rec.ProjectID, EnvironmentID: rec.EnvironmentID,
 		PlanID: rec.Definition.PlanID, PlanVersion: rec.Definition.PlanVersion, RunRequestID: rec.RunRequestID,
 		SubmittedBy: rec.SubmittedBy, Status: s.Status, Substatus: s.Substatus, Message: s.Message,
@@ -71,7 +34,7 @@ func snapshotOf(rec *runRecord, s *RunState) *Snapshot {
 }
 
 // GetRun answers a run's snapshot.
-func (e *Engine) GetRun(ctx context.Context, tenantID, runID string) (*Snapshot, error) {
+func (e *Engine) GetRun(ctx context.Context, tenantID, runID string) (*runstate.Snapshot, error) {
 	rec, err := e.runFor(ctx, tenantID, runID)
 	if err != nil {
 		return nil, err
@@ -86,7 +49,7 @@ func (e *Engine) GetRun(ctx context.Context, tenantID, runID string) (*Snapshot,
 // ListRunsParams filters and pages a tenant's runs.
 type ListRunsParams struct {
 	TenantID      string
-	Statuses      []RunStatus
+	Statuses      []runstate.RunStatus
 	PlanID        string
 	PlanVersion   string
 	ProjectID     string
@@ -100,7 +63,7 @@ type ListRunsParams struct {
 
 // ListRunsResult is one page of runs, newest first.
 type ListRunsResult struct {
-	Runs          []*Snapshot
+	Runs          []*runstate.Snapshot
 	NextPageToken string
 }
 
@@ -145,7 +108,7 @@ func (e *Engine) ListRuns(ctx context.Context, p ListRunsParams) (*ListRunsResul
 	}
 }
 
-func (p ListRunsParams) matches(s *Snapshot) bool {
+func (p ListRunsParams) matches(s *runstate.Snapshot) bool {
 	if len(p.Statuses) > 0 && !containsStatus(p.Statuses, s.Status) {
 		return false
 	}
@@ -161,7 +124,7 @@ func (p ListRunsParams) matches(s *Snapshot) bool {
 	return true
 }
 
-func containsStatus(list []RunStatus, s RunStatus) bool {
+func containsStatus(list []runstate.RunStatus, s runstate.RunStatus) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -172,7 +135,7 @@ func containsStatus(list []RunStatus, s RunStatus) bool {
 
 // ListEventsResult is one page of a run's events.
 type ListEventsResult struct {
-	Events       []Event
+	Events       []runstate.Event
 	LastEventSeq uint64
 	HasMore      bool
 }
@@ -195,7 +158,7 @@ func (e *Engine) ListEvents(ctx context.Context, tenantID, runID string, afterSe
 	}
 	out := &ListEventsResult{LastEventSeq: state.LastSeq, HasMore: res.Next != nil}
 	for _, it := range res.Items {
-		var ev Event
+		var ev runstate.Event
 		if err := json.Unmarshal(it.Value, &ev); err != nil {
 			return nil, errors.Join(errors.New("undecodable event in run "+runID), err)
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -12,7 +13,7 @@ const StatsCap = store.MaxScanLimit
 // Stats is a cheap picture of the store's work, for metrics.
 type Stats struct {
 	// RunsByStatus counts runs of every tenant by their current status.
-	RunsByStatus map[RunStatus]int
+	RunsByStatus map[runstate.RunStatus]int
 	// ReadyTasks counts tasks waiting in a queue (due or not yet due).
 	ReadyTasks int
 	// QueuedRuns counts runs waiting for a concurrency slot.
@@ -20,13 +21,13 @@ type Stats struct {
 }
 
 // AllRunStatuses lists every run status, in lifecycle order.
-var AllRunStatuses = []RunStatus{RunPending, RunApproved, RunQueued, RunRunning, RunBlocked, RunPaused,
-	RunCompensating, RunCompleted, RunFailed, RunCancelled}
+var AllRunStatuses = []runstate.RunStatus{runstate.RunPending, runstate.RunApproved, runstate.RunQueued, runstate.RunRunning, runstate.RunBlocked, runstate.RunPaused,
+	runstate.RunCompensating, runstate.RunCompleted, runstate.RunFailed, runstate.RunCancelled}
 
 // Stats counts runs by status and the queues' depth, each up to StatsCap,
 // from index keys alone (no checkpoint is read).
 func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
-	out := &Stats{RunsByStatus: map[RunStatus]int{}}
+	out := &Stats{RunsByStatus: map[runstate.RunStatus]int{}}
 	for _, s := range AllRunStatuses {
 		n, err := e.count(ctx, store.KeyPrefix("rs", string(s)))
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/engine/runstate"
 )
 
 func scenarioStats_CountRunsByStatusAndQueueDepthFromIndexes(t *testing.T, b *bundle) {
@@ -14,9 +16,9 @@ func scenarioStats_CountRunsByStatusAndQueueDepthFromIndexes(t *testing.T, b *bu
 	require.NoError(t, err)
 	stats, err := b.eng.Stats(b.ctx)
 	require.NoError(t, err)
-	require.Equal(t, 1, stats.RunsByStatus[RunRunning])
-	require.Equal(t, 1, stats.RunsByStatus[RunQueued])
-	require.Equal(t, 1, stats.RunsByStatus[RunPending])
+	require.Equal(t, 1, stats.RunsByStatus[runstate.RunRunning])
+	require.Equal(t, 1, stats.RunsByStatus[runstate.RunQueued])
+	require.Equal(t, 1, stats.RunsByStatus[runstate.RunPending])
 	require.Equal(t, 1, stats.QueuedRuns)
 	require.Equal(t, 1, stats.ReadyTasks)
 	b.complete(b.poll("act-a"), `1`)
@@ -24,9 +26,9 @@ func scenarioStats_CountRunsByStatusAndQueueDepthFromIndexes(t *testing.T, b *bu
 	b.tick() // the queued run takes the freed slot
 	stats, err = b.eng.Stats(b.ctx)
 	require.NoError(t, err)
-	require.Equal(t, 1, stats.RunsByStatus[RunCompleted], "run %s", first.RunID)
-	require.Equal(t, 1, stats.RunsByStatus[RunRunning])
-	require.Equal(t, 0, stats.RunsByStatus[RunQueued])
+	require.Equal(t, 1, stats.RunsByStatus[runstate.RunCompleted], "run %s", first.RunID)
+	require.Equal(t, 1, stats.RunsByStatus[runstate.RunRunning])
+	require.Equal(t, 0, stats.RunsByStatus[runstate.RunQueued])
 	require.Equal(t, 0, stats.QueuedRuns)
 	total := 0
 	for _, n := range stats.RunsByStatus {

@@ -8,6 +8,7 @@ import (
 	"errors"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -29,7 +30,7 @@ type SubmitParams struct {
 
 // SubmitResult answers a submission.
 type SubmitResult struct {
-	Run *Snapshot
+	Run *runstate.Snapshot
 	// Existing is true when RunRequestID matched a run already submitted.
 	Existing bool
 }
@@ -119,13 +120,13 @@ func prefixViolations(err error, prefix string) error {
 // persistSubmission writes the run PENDING in one batch. When RunRequestID
 // names a run already submitted, it writes nothing and answers that run's id.
 func (e *Engine) persistSubmission(ctx context.Context, rec *runRecord, p SubmitParams) (string, error) {
-	state := &RunState{FormatVersion: checkpointVersion, RunID: rec.RunID, Status: RunPending, CreatedAt: rec.CreatedAt}
+	state := &runstate.State{FormatVersion: runstate.CheckpointVersion, RunID: rec.RunID, Status: runstate.RunPending, CreatedAt: rec.CreatedAt}
 	for _, a := range rec.Definition.Actions {
-		state.Steps = append(state.Steps, &StepState{ActionID: a.ID, Status: StepPending, LogicalAttempt: 1})
+		state.Steps = append(state.Steps, &runstate.StepState{ActionID: a.ID, Status: runstate.StepPending, LogicalAttempt: 1})
 	}
 	ch := &change{e: e, ctx: ctx, run: rec, state: state, now: rec.CreatedAt, actor: actorOf(p.SubmittedBy)}
-	ch.emit(EvRunSubmitted, "", 1, 0, EventData{
-		Status:       string(RunPending),
+	ch.emit(runstate.EvRunSubmitted, "", 1, 0, runstate.EventData{
+		Status:       string(runstate.RunPending),
 		Context:      rec.context(p.SubmittedBy),
 		PlanID:       rec.Definition.PlanID,
 		PlanSHA256:   rec.PlanSHA256,
@@ -139,7 +140,7 @@ func (e *Engine) persistSubmission(ctx context.Context, rec *runRecord, p Submit
 	recBody, _ := json.Marshal(rec)
 	batch.Ops = append(batch.Ops, store.Put(runKey(rec.RunID), recBody),
 		store.Put(runIndexKey(rec.TenantID, rec.CreatedAt, rec.RunID), []byte(rec.RunID)),
-		store.Put(runStatusKey(rec.TenantID, RunPending, rec.RunID), nil))
+		store.Put(runStatusKey(rec.TenantID, runstate.RunPending, rec.RunID), nil))
 	var rrKey []byte
 	if rec.RunRequestID != "" {
 		d := rec.Definition
@@ -204,8 +205,8 @@ func (e *Engine) existingRun(ctx context.Context, rrKey []byte, rec *runRecord) 
 	return prior.RunID, nil
 }
 
-func (r *runRecord) context(triggeredBy string) *RunContext {
-	return &RunContext{TenantID: r.TenantID, ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID,
+func (r *runRecord) context(triggeredBy string) *runstate.RunContext {
+	return &runstate.RunContext{TenantID: r.TenantID, ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID,
 		TriggeredBy: actorOf(triggeredBy), TriggerSource: "api"}
 }
 
@@ -218,7 +219,7 @@ func actorOf(principal string) string {
 }
 
 // StartRun triggers a PENDING or APPROVED run.
-func (e *Engine) StartRun(ctx context.Context, tenantID, runID, actor string) (*Snapshot, error) {
+func (e *Engine) StartRun(ctx context.Context, tenantID, runID, actor string) (*runstate.Snapshot, error) {
 	if _, err := e.runFor(ctx, tenantID, runID); err != nil {
 		return nil, err
 	}
@@ -235,7 +236,7 @@ func startDecision(runID string) func(*change) error {
 	trigger := triggerDecision(runID)
 	return func(ch *change) error {
 		if s := ch.state.Status; s.Terminal() {
-			return illegalRun(runID, s, RunQueued)
+			return illegalRun(runID, s, runstate.RunQueued)
 		}
 		return trigger(ch)
 	}
@@ -253,12 +254,12 @@ func triggerDecision(runID string) func(*change) error {
 	return func(ch *change) error {
 		s := ch.state
 		switch s.Status {
-		case RunPending:
+		case runstate.RunPending:
 			if ch.run.Definition.RequiresApproval {
 				return &Error{Code: CodeIllegalTransition, RunID: runID, RunStatus: s.Status,
 					Transition: "PENDING -> QUEUED", Message: "run " + runID + " requires approval before it starts"}
 			}
-		case RunApproved:
+		case runstate.RunApproved:
 		default:
 			// Already triggered — by this submission's recovery, another engine,
 			// or an earlier StartRun: starting twice is not an error.
@@ -266,8 +267,8 @@ func triggerDecision(runID string) func(*change) error {
 			return nil
 		}
 		ch.del(pendingTriggerKey(runID))
-		ch.transition(RunQueued)
-		ch.emit(EvRunQueued, "", 1, 0, EventData{Status: string(RunQueued)})
+		ch.transition(runstate.RunQueued)
+		ch.emit(runstate.EvRunQueued, "", 1, 0, runstate.EventData{Status: string(runstate.RunQueued)})
 		ch.admit()
 		return nil
 	}

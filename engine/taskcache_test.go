@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -35,7 +36,7 @@ func TestTaskCache_AReportOnAClaimThisEngineMadeReadsNoTaskRecord(t *testing.T) 
 	b.complete(ta, `{}`)
 	require.Equal(t, before, st.n.Load(), "the claim's record and version came from the cache")
 	b.complete(b.poll("act-b"), `{}`)
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }
 
 func TestTaskCache_AReportOnAStaleCachedRecordIsDecidedAgainOnTheStores(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -312,13 +313,13 @@ func wants(names map[string]TaskKind, t *taskRecord) bool {
 // claimTask is the decision of a claim.
 func (c *change) claimTask(t *taskRecord, workerID string, verifiable bool) (*Task, error) {
 	s := c.state
-	st := s.step(t.ActionID)
+	st := s.Step(t.ActionID)
 	current := st != nil && (st.TaskID == t.TaskID || st.CompTaskID == t.TaskID)
 	if s.Status.Terminal() || !current {
 		c.retireTask(t.TaskID, t.readyKey())
 		return nil, nil
 	}
-	if s.Status == RunPaused {
+	if s.Status == runstate.RunPaused {
 		return nil, errSkipTask // none newly started while paused (spec 004 §6)
 	}
 	t.State, t.Token, t.WorkerID = taskClaimed, t.TaskID+"#"+randomToken(), workerID
@@ -352,20 +353,20 @@ func (c *change) claimTask(t *taskRecord, workerID string, verifiable bool) (*Ta
 // startAttempt persists the step RUNNING with started_at; the logical
 // attempt's first claim emits StepStarted. A step already RUNNING (a later
 // engine attempt, or a claim given back undelivered) emits nothing again.
-func (c *change) startAttempt(st *StepState, workerID string) {
+func (c *change) startAttempt(st *runstate.StepState, workerID string) {
 	st.StartedAt = c.now
-	if st.Status != StepScheduled {
+	if st.Status != runstate.StepScheduled {
 		return
 	}
-	c.setStep(st, StepRunning)
+	c.setStep(st, runstate.StepRunning)
 	if st.EngineAttempt == 1 {
-		c.emit(EvStepStarted, st.ActionID, st.LogicalAttempt, 0, EventData{
-			Status: string(StepRunning), WorkerID: workerID, StartedAt: c.now})
+		c.emit(runstate.EvStepStarted, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
+			Status: string(runstate.StepRunning), WorkerID: workerID, StartedAt: c.now})
 	}
 }
 
 // taskFor builds what the worker receives.
-func (c *change) taskFor(t *taskRecord, st *StepState) *Task {
+func (c *change) taskFor(t *taskRecord, st *runstate.StepState) *Task {
 	a := c.run.action(t.ActionID)
 	task := &Task{
 		Token: t.Token, Kind: t.Kind, TaskID: t.TaskID, RunID: t.RunID, TenantID: t.TenantID,
@@ -404,7 +405,7 @@ func (c *change) upstreamOutputs(a *definition.Action) map[string]json.RawMessag
 	}
 	out := map[string]json.RawMessage{}
 	for _, d := range deps {
-		if st := c.state.step(d); st != nil && len(st.Output) > 0 {
+		if st := c.state.Step(d); st != nil && len(st.Output) > 0 {
 			out[d] = st.Output
 		}
 	}
@@ -432,7 +433,7 @@ type TaskReport struct {
 	Token     string
 	WorkerID  string
 	Output    json.RawMessage
-	Artifacts []ArtifactRef
+	Artifacts []runstate.ArtifactRef
 	// For failures.
 	ErrorClass         definition.ErrorClass
 	Code               string

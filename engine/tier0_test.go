@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -83,7 +84,7 @@ func scenarioSignal_OnlyThePayloadDurableAnswersAcceptanceIndeterminate(t *testi
 	require.NotContains(t, err.Error(), "secret")
 	after := b.run(runID)
 	require.Equal(t, before.LastEventSeq, after.LastEventSeq, "nothing was enqueued")
-	require.Equal(t, StepWaitingSignal, after.Step("go").Status)
+	require.Equal(t, runstate.StepWaitingSignal, after.Step("go").Status)
 }
 
 func scenarioSignal_ReservedCharactersInIDsNeverCollide(t *testing.T, b *bundle) {
@@ -121,7 +122,7 @@ func scenarioPersistedFormat_UnknownPrefixesBreakNoScanAndAreLeftAlone(t *testin
 	b.complete(b.poll("act-a"), `1`)
 	b.clock.Advance(time.Hour)
 	b.tick()
-	require.Equal(t, RunCompleted, b.run(runID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(runID).Status)
 	list, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant})
 	require.NoError(t, err)
 	require.Len(t, list.Runs, 1)
@@ -142,7 +143,7 @@ func scenarioSignal_DurableReplayAfterACrashAnswersTheOriginalResult(t *testing.
 	require.NoError(t, err)
 	require.True(t, again.Duplicate)
 	require.Equal(t, first.Result, again.Result, "the canonical accepted result, not a new one")
-	require.Equal(t, 1, countEvents(b, runID, EvSignalAccepted))
+	require.Equal(t, 1, countEvents(b, runID, runstate.EvSignalAccepted))
 }
 
 func scenarioSignal_WithoutAnIDIsANewSignalEveryTime(t *testing.T, b *bundle) {
@@ -153,5 +154,5 @@ func scenarioSignal_WithoutAnIDIsANewSignalEveryTime(t *testing.T, b *bundle) {
 	require.NoError(t, err)
 	require.NotEqual(t, one.Result.SignalID, two.Result.SignalID, "a fresh identifier per accepted request")
 	require.False(t, two.Duplicate)
-	require.Equal(t, 2, countEvents(b, runID, EvSignalAccepted))
+	require.Equal(t, 2, countEvents(b, runID, runstate.EvSignalAccepted))
 }

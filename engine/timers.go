@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -93,7 +94,7 @@ func (c *change) attemptTimedOut(task *taskRecord, token, message string) {
 	if task == nil || task.State != taskClaimed || task.Token != token {
 		return
 	}
-	st := c.state.step(task.ActionID)
+	st := c.state.Step(task.ActionID)
 	a := c.run.action(task.ActionID)
 	if st == nil || (st.TaskID != task.TaskID && st.CompTaskID != task.TaskID) {
 		return
@@ -104,7 +105,7 @@ func (c *change) attemptTimedOut(task *taskRecord, token, message string) {
 		c.clearTimer(task.HeartbeatDue, timerHeartbeat, task.TaskID)
 	}
 	c.clearTimer(task.Deadline, timerAttempt, task.TaskID)
-	stepErr := &StepError{Class: definition.ErrorTimeout, Message: message}
+	stepErr := &runstate.StepError{Class: definition.ErrorTimeout, Message: message}
 	switch {
 	case task.Kind == TaskCompensation:
 		c.finishCompensationAttempt(a, st, false, stepErr)
@@ -116,7 +117,7 @@ func (c *change) attemptTimedOut(task *taskRecord, token, message string) {
 	case st.Reconcile:
 		c.recordRecon(a, st, reconTimedOut, nil, stepErr, "", "")
 	}
-	c.failAttempt(a, st, attemptResult{outcome: AttemptTimedOut, err: stepErr, workerID: task.WorkerID})
+	c.failAttempt(a, st, attemptResult{outcome: runstate.AttemptTimedOut, err: stepErr, workerID: task.WorkerID})
 }
 
 // heartbeatDue times the attempt out, unless a heartbeat came in time, in
@@ -140,8 +141,8 @@ func (c *change) heartbeatDue(task *taskRecord, token string) {
 func (c *change) backoffDue(ref string) {
 	if len(ref) > 5 && ref[:5] == "comp:" {
 		id := ref[5:]
-		st, a := c.state.step(id), c.run.action(id)
-		if st != nil && c.state.Status == RunCompensating && st.CompStatus == CompRunning && st.CompTaskID == "" {
+		st, a := c.state.Step(id), c.run.action(id)
+		if st != nil && c.state.Status == runstate.RunCompensating && st.CompStatus == runstate.CompRunning && st.CompTaskID == "" {
 			c.scheduleCompensation(a, st, c.now)
 		}
 		return
@@ -154,11 +155,11 @@ func (c *change) backoffDue(ref string) {
 // failure policy compensates succeeded steps with hooks.
 func (c *change) workflowTimedOut() {
 	s := c.state
-	if s.Status == RunCompensating || s.Status == RunPending || s.Status == RunApproved {
+	if s.Status == runstate.RunCompensating || s.Status == runstate.RunPending || s.Status == runstate.RunApproved {
 		return
 	}
 	c.cancelOpenSteps("workflow timeout")
 	s.Failing, s.HeldOn = "", ""
-	runErr := &RunError{WorkflowTimeout: true, Error: &StepError{Class: definition.ErrorTimeout, Message: "workflow timeout"}}
+	runErr := &runstate.RunError{WorkflowTimeout: true, Error: &runstate.StepError{Class: definition.ErrorTimeout, Message: "workflow timeout"}}
 	c.compensateOrFail(runErr)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store/faultstore"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -31,11 +32,11 @@ func TestTimer_AnAttemptTimeoutMadeAgainAfterAFailedCommitStillTimesTheAttemptOu
 			b.tick()
 			snap := b.run(run.RunID)
 			require.Len(t, snap.Step("a").Attempts, 1)
-			require.Equal(t, AttemptTimedOut, snap.Step("a").Attempts[0].Outcome, "the attempt timed out")
+			require.Equal(t, runstate.AttemptTimedOut, snap.Step("a").Attempts[0].Outcome, "the attempt timed out")
 			b.clock.Advance(time.Second)
 			b.tick()
 			b.complete(b.poll("act-a"), `2`)
-			require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+			require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 		})
 	}
 }

@@ -1,54 +1,13 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
 
-// runTransitions is the one table of legal run transitions (DESIGN.md §4,
-// spec 002 §1, spec 004 §1.2). Everything absent is illegal.
-var runTransitions = map[RunStatus][]RunStatus{
-	RunPending:      {RunApproved, RunQueued, RunCancelled},
-	RunApproved:     {RunQueued, RunCancelled},
-	RunQueued:       {RunRunning, RunCancelled},
-	RunRunning:      {RunBlocked, RunPaused, RunCompensating, RunCompleted, RunFailed, RunCancelled},
-	RunBlocked:      {RunRunning, RunPaused, RunCompensating, RunFailed, RunCancelled},
-	RunPaused:       {RunRunning, RunBlocked, RunCompensating, RunFailed, RunCancelled},
-	RunCompensating: {RunFailed},
-}
-
-// stepTransitions is the one table of legal step transitions (spec 000 §2,
-// spec 001, spec 004 §1.3.1). FAILED → PENDING is RETRY_STEP's new logical
-// attempt, and the retry policy's next engine attempt.
-var stepTransitions = map[StepStatus][]StepStatus{
-	StepPending:       {StepScheduled, StepRunning, StepWaitingManual, StepWaitingSignal, StepSkipped, StepCancelled},
-	StepScheduled:     {StepRunning, StepCancelled, StepPending, StepFailed},
-	StepRunning:       {StepSucceeded, StepFailed, StepCancelled, StepWaitingManual, StepPending},
-	StepWaitingManual: {StepSucceeded, StepFailed, StepCancelled},
-	StepWaitingSignal: {StepSucceeded, StepFailed, StepCancelled},
-	StepFailed:        {StepPending, StepSkipped},
-	StepCancelled:     {StepPending, StepSkipped},
-}
-
-// RunTransitionAllowed reports whether a run may go from one status to another.
-func RunTransitionAllowed(from, to RunStatus) bool {
-	for _, s := range runTransitions[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
-}
-
-// StepTransitionAllowed reports whether a step may go from one status to another.
-func StepTransitionAllowed(from, to StepStatus) bool {
-	for _, s := range stepTransitions[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
-}
+	"github.com/weft-dev/weft/engine/runstate"
+)
 
 // illegalRun answers the error for a refused run transition.
-func illegalRun(runID string, from, to RunStatus) *Error {
+func illegalRun(runID string, from, to runstate.RunStatus) *Error {
 	t := fmt.Sprintf("%s -> %s", from, to)
 	return &Error{
 		Code:       CodeIllegalTransition,
@@ -60,7 +19,7 @@ func illegalRun(runID string, from, to RunStatus) *Error {
 }
 
 // illegalStep answers the error for a refused step transition.
-func illegalStep(runID, actionID string, from, to StepStatus) *Error {
+func illegalStep(runID, actionID string, from, to runstate.StepStatus) *Error {
 	t := fmt.Sprintf("%s -> %s", from, to)
 	return &Error{
 		Code:       CodeIllegalTransition,

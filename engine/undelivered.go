@@ -87,7 +87,7 @@ func (e *Engine) giveBackOne(ctx context.Context, task *Task) error {
 // unclaim makes a claimed task ready again under the same engine attempt,
 // with its timers gone and its token revoked, if it is still its step's.
 func (c *change) unclaim(t *taskRecord) {
-	st := c.state.step(t.ActionID)
+	st := c.state.Step(t.ActionID)
 	if st == nil || (st.TaskID != t.TaskID && st.CompTaskID != t.TaskID) || c.state.Status.Terminal() {
 		return
 	}

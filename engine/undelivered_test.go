@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -68,7 +69,7 @@ func (b *bundle) startedEvents(runID, action string) int {
 	require.NoError(b.t, err)
 	n := 0
 	for _, ev := range res.Events {
-		if ev.Type == EvStepStarted && ev.StepID == action {
+		if ev.Type == runstate.EvStepStarted && ev.StepID == action {
 			n++
 		}
 	}
@@ -89,7 +90,7 @@ func TestUndelivered_AHandOffToAPollWhoseCallEndedGoesBackToItsQueue(t *testing.
 	tb := b.requireReadyAgain("act-b", "b")
 	b.complete(tb, `{"b":2}`)
 	got := b.run(run.RunID)
-	require.Equal(t, RunCompleted, got.Status)
+	require.Equal(t, runstate.RunCompleted, got.Status)
 	require.Len(t, got.Steps[1].Attempts, 1, "one attempt, by the worker that received the task")
 	require.Equal(t, "w1", got.Steps[1].Attempts[0].WorkerID)
 	require.Equal(t, 1, b.startedEvents(run.RunID, "b"), "the first claim's StepStarted stands; the re-claim records none")
@@ -108,7 +109,7 @@ func TestUndelivered_ATaskAPollsOwnScanClaimedGoesBackWhenItsCallEnded(t *testin
 
 	ta := b.requireReadyAgain("act-a", "a")
 	b.complete(ta, `{}`)
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }
 
 func TestUndelivered_AnEagerTaskForACompletionWhoseCallEndedGoesBack(t *testing.T) {
@@ -124,7 +125,7 @@ func TestUndelivered_AnEagerTaskForACompletionWhoseCallEndedGoesBack(t *testing.
 	res, err := b.eng.CompleteTask(ctx, report)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Nil(t, res)
-	require.Equal(t, StepSucceeded, b.run(run.RunID).Steps[0].Status, "the result itself is recorded")
+	require.Equal(t, runstate.StepSucceeded, b.run(run.RunID).Steps[0].Status, "the result itself is recorded")
 
 	report.Next = nil
 	again, err := b.eng.CompleteTask(b.ctx, report)
@@ -133,7 +134,7 @@ func TestUndelivered_AnEagerTaskForACompletionWhoseCallEndedGoesBack(t *testing.
 
 	tb := b.requireReadyAgain("act-b", "b")
 	b.complete(tb, `{}`)
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }
 
 func TestUndelivered_TheGivenBackTaskGoesStraightToAWaitingPoll(t *testing.T) {
@@ -190,7 +191,7 @@ func scenarioUndelivered_AClaimWhoseCallEndedIsReadyAgainUnderTheSameAttempt(t *
 	require.Equal(t, CodeTaskClaimLost, CodeOf(err), "the undelivered claim's token is revoked")
 	require.Nil(t, late)
 	b.complete(ta, `{}`)
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 	require.Equal(t, 1, b.startedEvents(run.RunID, "a"))
 }
 
@@ -207,12 +208,12 @@ func TestUndelivered_AClaimGivenBackDuringADrainingPauseEndsTheDrain(t *testing.
 
 	require.NoError(t, b.eng.giveBackOne(b.ctx, ta))
 	snap := b.run(run.RunID)
-	require.Equal(t, RunPaused, snap.Status)
+	require.Equal(t, runstate.RunPaused, snap.Status)
 	require.Empty(t, snap.Substatus, "drained: nothing is in flight")
-	require.Contains(t, b.eventTypes(run.RunID), string(EvRunDrained))
+	require.Contains(t, b.eventTypes(run.RunID), string(runstate.EvRunDrained))
 
 	_, err = b.eng.ResumeRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
 	require.NoError(t, err)
 	b.complete(b.requireReadyAgain("act-a", "a"), `{}`)
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"strconv"
+
+	"github.com/weft-dev/weft/engine/runstate"
 )
 
 // validateEvents checks every event of a decision with the configured
@@ -24,7 +26,7 @@ func (c *change) validateEvents() error {
 // schemaValidationFailed answers the coded error of an event its schema
 // refused: the event type, its place in the log and the broken rules, never
 // a payload.
-func schemaValidationFailed(ev *Event, err error) *Error {
+func schemaValidationFailed(ev *runstate.Event, err error) *Error {
 	out := &Error{Code: CodeSchemaValidationFailed, RunID: ev.RunID, ActionID: stepActionID(ev.StepID), Err: err,
 		Message: "event " + ev.Type + " (run_seq " + strconv.FormatUint(ev.Seq, 10) + ") fails its schema; nothing was persisted"}
 	var e *Error
@@ -38,7 +40,7 @@ func schemaValidationFailed(ev *Event, err error) *Error {
 
 // stepActionID answers the action an event's step id names, or "" for a run-level event.
 func stepActionID(stepID string) string {
-	if stepID == RunStepID {
+	if stepID == runstate.RunStepID {
 		return ""
 	}
 	return stepID

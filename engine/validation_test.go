@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store/memstore"
 )
 
@@ -25,15 +26,15 @@ func TestEventValidation_AnInvalidEventFailsTheDecisionAndNothingIsPersisted(t *
 	b := setupWith(t, memstore.New(memstore.Config{}), func(c *Config) {
 		inner := c.EventValidator
 		if inner == nil { // without the server's schema: the rule it would apply
-			inner = func(ev *Event) error {
+			inner = func(ev *runstate.Event) error {
 				if ev.EmittedBy == "" {
 					return invalid(violation("emitted_by", "string.min_len", "value length must be at least 1 characters"))
 				}
 				return nil
 			}
 		}
-		c.EventValidator = func(ev *Event) error {
-			if blank.Load() && ev.Type == EvStepCompleted {
+		c.EventValidator = func(ev *runstate.Event) error {
+			if blank.Load() && ev.Type == runstate.EvStepCompleted {
 				broken := *ev
 				broken.EmittedBy = "" // a test hook: a producer that forgot who it is
 				return inner(&broken)
@@ -55,7 +56,7 @@ func TestEventValidation_AnInvalidEventFailsTheDecisionAndNothingIsPersisted(t *
 	require.Equal(t, CodeSchemaValidationFailed, CodeOf(err))
 	var e *Error
 	require.ErrorAs(t, err, &e)
-	require.Contains(t, e.Message, EvStepCompleted)
+	require.Contains(t, e.Message, runstate.EvStepCompleted)
 	require.Equal(t, "emitted_by", e.Violations[0].Field)
 	require.Equal(t, "string.min_len", e.Violations[0].Rule)
 	require.NotContains(t, err.Error(), "s3cr3t", "no payload in the error")
@@ -69,9 +70,9 @@ func TestEventValidation_AnInvalidEventFailsTheDecisionAndNothingIsPersisted(t *
 	require.Equal(t, taskBefore.Version, taskAfter.Version)
 	require.False(t, b.exists(eventKey(run.RunID, before.LastEventSeq+1)))
 	require.Equal(t, before.LastEventSeq, b.run(run.RunID).LastEventSeq)
-	require.Equal(t, StepRunning, b.run(run.RunID).Step("a").Status)
+	require.Equal(t, runstate.StepRunning, b.run(run.RunID).Step("a").Status)
 
 	blank.Store(false) // the same report, now valid, is applied
 	b.complete(task, `1`)
-	require.Equal(t, RunCompleted, b.run(run.RunID).Status)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -17,7 +18,7 @@ func Example() {
 	st := memstore.New(memstore.Config{})
 	defer st.Close()
 	// The engine writes this in the batch that appends the event (Config.Outbox).
-	ev, _ := json.Marshal(engine.Event{Type: engine.EvRunCompleted, ID: "ev-1", RunID: "run-1", Seq: 7})
+	ev, _ := json.Marshal(runstate.Event{Type: runstate.EvRunCompleted, ID: "ev-1", RunID: "run-1", Seq: 7})
 	entry, _ := json.Marshal(engine.OutboxEntry{TenantID: "acme", Event: ev})
 	_, _ = st.Commit(ctx, &store.Batch{Ops: []store.Op{store.Put(export.OutboxKey("run-1", 7), entry)}})
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -110,9 +111,9 @@ func writeOutbox(t testing.TB, st store.Store, runs, seqs int) []ref {
 }
 
 func outboxValue(t testing.TB, run string, seq uint64) []byte {
-	ev := engine.Event{Type: engine.EvStepCompleted, ID: eventID(run, seq), RunID: run, Seq: seq,
+	ev := runstate.Event{Type: runstate.EvStepCompleted, ID: eventID(run, seq), RunID: run, Seq: seq,
 		StepID: "a", PlanVersion: "1", EmittedAt: time.Now().UTC(),
-		Data: engine.EventData{Output: json.RawMessage(`"` + payloadMarker + `"`)}}
+		Data: runstate.EventData{Output: json.RawMessage(`"` + payloadMarker + `"`)}}
 	body, err := json.Marshal(ev)
 	require.NoError(t, err)
 	v, err := json.Marshal(engine.OutboxEntry{TenantID: tenant, Event: body})

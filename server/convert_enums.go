@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
@@ -80,17 +81,17 @@ var backpressureModes = newEnumTable(map[weftv1.BackpressureMode]definition.Back
 	weftv1.BackpressureMode_BACKPRESSURE_MODE_DELAY:  definition.BackpressureDelay,
 })
 
-var runStatuses = newEnumTable(map[weftv1.RunStatus]engine.RunStatus{
-	weftv1.RunStatus_RUN_STATUS_PENDING:      engine.RunPending,
-	weftv1.RunStatus_RUN_STATUS_APPROVED:     engine.RunApproved,
-	weftv1.RunStatus_RUN_STATUS_QUEUED:       engine.RunQueued,
-	weftv1.RunStatus_RUN_STATUS_RUNNING:      engine.RunRunning,
-	weftv1.RunStatus_RUN_STATUS_BLOCKED:      engine.RunBlocked,
-	weftv1.RunStatus_RUN_STATUS_PAUSED:       engine.RunPaused,
-	weftv1.RunStatus_RUN_STATUS_COMPENSATING: engine.RunCompensating,
-	weftv1.RunStatus_RUN_STATUS_COMPLETED:    engine.RunCompleted,
-	weftv1.RunStatus_RUN_STATUS_FAILED:       engine.RunFailed,
-	weftv1.RunStatus_RUN_STATUS_CANCELLED:    engine.RunCancelled,
+var runStatuses = newEnumTable(map[weftv1.RunStatus]runstate.RunStatus{
+	weftv1.RunStatus_RUN_STATUS_PENDING:      runstate.RunPending,
+	weftv1.RunStatus_RUN_STATUS_APPROVED:     runstate.RunApproved,
+	weftv1.RunStatus_RUN_STATUS_QUEUED:       runstate.RunQueued,
+	weftv1.RunStatus_RUN_STATUS_RUNNING:      runstate.RunRunning,
+	weftv1.RunStatus_RUN_STATUS_BLOCKED:      runstate.RunBlocked,
+	weftv1.RunStatus_RUN_STATUS_PAUSED:       runstate.RunPaused,
+	weftv1.RunStatus_RUN_STATUS_COMPENSATING: runstate.RunCompensating,
+	weftv1.RunStatus_RUN_STATUS_COMPLETED:    runstate.RunCompleted,
+	weftv1.RunStatus_RUN_STATUS_FAILED:       runstate.RunFailed,
+	weftv1.RunStatus_RUN_STATUS_CANCELLED:    runstate.RunCancelled,
 })
 
 // drainingSubstatus is the engine's substatus string for RUN_SUBSTATUS_DRAINING.
@@ -100,36 +101,36 @@ var runSubstatuses = newEnumTable(map[weftv1.RunSubstatus]string{
 	weftv1.RunSubstatus_RUN_SUBSTATUS_DRAINING: drainingSubstatus,
 })
 
-var stepStatuses = newEnumTable(map[weftv1.StepStatus]engine.StepStatus{
-	weftv1.StepStatus_STEP_STATUS_PENDING:                       engine.StepPending,
-	weftv1.StepStatus_STEP_STATUS_SCHEDULED:                     engine.StepScheduled,
-	weftv1.StepStatus_STEP_STATUS_RUNNING:                       engine.StepRunning,
-	weftv1.StepStatus_STEP_STATUS_WAITING_FOR_MANUAL_COMPLETION: engine.StepWaitingManual,
-	weftv1.StepStatus_STEP_STATUS_WAITING_FOR_SIGNAL:            engine.StepWaitingSignal,
-	weftv1.StepStatus_STEP_STATUS_SUCCEEDED:                     engine.StepSucceeded,
-	weftv1.StepStatus_STEP_STATUS_FAILED:                        engine.StepFailed,
-	weftv1.StepStatus_STEP_STATUS_SKIPPED:                       engine.StepSkipped,
-	weftv1.StepStatus_STEP_STATUS_CANCELLED:                     engine.StepCancelled,
+var stepStatuses = newEnumTable(map[weftv1.StepStatus]runstate.StepStatus{
+	weftv1.StepStatus_STEP_STATUS_PENDING:                       runstate.StepPending,
+	weftv1.StepStatus_STEP_STATUS_SCHEDULED:                     runstate.StepScheduled,
+	weftv1.StepStatus_STEP_STATUS_RUNNING:                       runstate.StepRunning,
+	weftv1.StepStatus_STEP_STATUS_WAITING_FOR_MANUAL_COMPLETION: runstate.StepWaitingManual,
+	weftv1.StepStatus_STEP_STATUS_WAITING_FOR_SIGNAL:            runstate.StepWaitingSignal,
+	weftv1.StepStatus_STEP_STATUS_SUCCEEDED:                     runstate.StepSucceeded,
+	weftv1.StepStatus_STEP_STATUS_FAILED:                        runstate.StepFailed,
+	weftv1.StepStatus_STEP_STATUS_SKIPPED:                       runstate.StepSkipped,
+	weftv1.StepStatus_STEP_STATUS_CANCELLED:                     runstate.StepCancelled,
 })
 
-var compensationStatuses = newEnumTable(map[weftv1.CompensationStatus]engine.CompensationStatus{
-	weftv1.CompensationStatus_COMPENSATION_STATUS_PENDING:   engine.CompPending,
-	weftv1.CompensationStatus_COMPENSATION_STATUS_RUNNING:   engine.CompRunning,
-	weftv1.CompensationStatus_COMPENSATION_STATUS_SUCCEEDED: engine.CompSucceeded,
-	weftv1.CompensationStatus_COMPENSATION_STATUS_FAILED:    engine.CompFailed,
+var compensationStatuses = newEnumTable(map[weftv1.CompensationStatus]runstate.CompensationStatus{
+	weftv1.CompensationStatus_COMPENSATION_STATUS_PENDING:   runstate.CompPending,
+	weftv1.CompensationStatus_COMPENSATION_STATUS_RUNNING:   runstate.CompRunning,
+	weftv1.CompensationStatus_COMPENSATION_STATUS_SUCCEEDED: runstate.CompSucceeded,
+	weftv1.CompensationStatus_COMPENSATION_STATUS_FAILED:    runstate.CompFailed,
 })
 
-var compensationOutcomes = newEnumTable(map[weftv1.CompensationOutcome]engine.CompensationOutcome{
-	weftv1.CompensationOutcome_COMPENSATION_OUTCOME_ROLLED_BACK: engine.CompensationRolledBack,
-	weftv1.CompensationOutcome_COMPENSATION_OUTCOME_PARTIAL:     engine.CompensationPartial,
+var compensationOutcomes = newEnumTable(map[weftv1.CompensationOutcome]runstate.CompensationOutcome{
+	weftv1.CompensationOutcome_COMPENSATION_OUTCOME_ROLLED_BACK: runstate.CompensationRolledBack,
+	weftv1.CompensationOutcome_COMPENSATION_OUTCOME_PARTIAL:     runstate.CompensationPartial,
 })
 
-var attemptOutcomes = newEnumTable(map[weftv1.AttemptOutcome]engine.AttemptOutcome{
-	weftv1.AttemptOutcome_ATTEMPT_OUTCOME_SUCCEEDED:  engine.AttemptSucceeded,
-	weftv1.AttemptOutcome_ATTEMPT_OUTCOME_FAILED:     engine.AttemptFailed,
-	weftv1.AttemptOutcome_ATTEMPT_OUTCOME_TIMED_OUT:  engine.AttemptTimedOut,
-	weftv1.AttemptOutcome_ATTEMPT_OUTCOME_CANCELLED:  engine.AttemptCancelled,
-	weftv1.AttemptOutcome_ATTEMPT_OUTCOME_RECONCILED: engine.AttemptReconciled,
+var attemptOutcomes = newEnumTable(map[weftv1.AttemptOutcome]runstate.AttemptOutcome{
+	weftv1.AttemptOutcome_ATTEMPT_OUTCOME_SUCCEEDED:  runstate.AttemptSucceeded,
+	weftv1.AttemptOutcome_ATTEMPT_OUTCOME_FAILED:     runstate.AttemptFailed,
+	weftv1.AttemptOutcome_ATTEMPT_OUTCOME_TIMED_OUT:  runstate.AttemptTimedOut,
+	weftv1.AttemptOutcome_ATTEMPT_OUTCOME_CANCELLED:  runstate.AttemptCancelled,
+	weftv1.AttemptOutcome_ATTEMPT_OUTCOME_RECONCILED: runstate.AttemptReconciled,
 })
 
 var taskTypes = newEnumTable(map[weftv1.TaskType]engine.TaskKind{
@@ -140,18 +141,18 @@ var taskTypes = newEnumTable(map[weftv1.TaskType]engine.TaskKind{
 
 // signalKinds has no entry for SIGNAL_KIND_UNSPECIFIED, which is the user
 // signal: engine.SignalUser is "" and maps to it naturally.
-var signalKinds = newEnumTable(map[weftv1.SignalKind]engine.SignalKind{
-	weftv1.SignalKind_SIGNAL_KIND_PAUSE:             engine.SignalPause,
-	weftv1.SignalKind_SIGNAL_KIND_RESUME:            engine.SignalResume,
-	weftv1.SignalKind_SIGNAL_KIND_CANCEL:            engine.SignalCancel,
-	weftv1.SignalKind_SIGNAL_KIND_RETRY_STEP:        engine.SignalRetryStep,
-	weftv1.SignalKind_SIGNAL_KIND_SKIP_STEP:         engine.SignalSkipStep,
-	weftv1.SignalKind_SIGNAL_KIND_MANUAL_COMPLETION: engine.SignalManual,
-	weftv1.SignalKind_SIGNAL_KIND_APPROVE:           engine.SignalApprove,
+var signalKinds = newEnumTable(map[weftv1.SignalKind]runstate.SignalKind{
+	weftv1.SignalKind_SIGNAL_KIND_PAUSE:             runstate.SignalPause,
+	weftv1.SignalKind_SIGNAL_KIND_RESUME:            runstate.SignalResume,
+	weftv1.SignalKind_SIGNAL_KIND_CANCEL:            runstate.SignalCancel,
+	weftv1.SignalKind_SIGNAL_KIND_RETRY_STEP:        runstate.SignalRetryStep,
+	weftv1.SignalKind_SIGNAL_KIND_SKIP_STEP:         runstate.SignalSkipStep,
+	weftv1.SignalKind_SIGNAL_KIND_MANUAL_COMPLETION: runstate.SignalManual,
+	weftv1.SignalKind_SIGNAL_KIND_APPROVE:           runstate.SignalApprove,
 })
 
-var manualOutcomes = newEnumTable(map[weftv1.ManualOutcome]engine.ManualOutcome{
-	weftv1.ManualOutcome_MANUAL_OUTCOME_SUCCEEDED: engine.ManualSucceeded,
-	weftv1.ManualOutcome_MANUAL_OUTCOME_FAILED:    engine.ManualFailed,
-	weftv1.ManualOutcome_MANUAL_OUTCOME_CANCELLED: engine.ManualCancelled,
+var manualOutcomes = newEnumTable(map[weftv1.ManualOutcome]runstate.ManualOutcome{
+	weftv1.ManualOutcome_MANUAL_OUTCOME_SUCCEEDED: runstate.ManualSucceeded,
+	weftv1.ManualOutcome_MANUAL_OUTCOME_FAILED:    runstate.ManualFailed,
+	weftv1.ManualOutcome_MANUAL_OUTCOME_CANCELLED: runstate.ManualCancelled,
 })

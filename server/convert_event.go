@@ -3,7 +3,7 @@ package server
 import (
 	"maps"
 
-	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runstate"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
@@ -11,7 +11,7 @@ import (
 // its event_type names. An event type this server does not know keeps its
 // envelope and has no payload, so consumers advance their watermark past it
 // (docs/semantics.md); conversion never fails.
-func eventProto(ev *engine.Event) *weftv1.Event {
+func eventProto(ev *runstate.Event) *weftv1.Event {
 	out := &weftv1.Event{
 		EventType:        ev.Type,
 		EventId:          ev.ID,
@@ -36,7 +36,7 @@ func eventProto(ev *engine.Event) *weftv1.Event {
 }
 
 // payloadFiller sets the typed payload of one event type.
-type payloadFiller func(ev *engine.Event, out *weftv1.Event)
+type payloadFiller func(ev *runstate.Event, out *weftv1.Event)
 
 // payloads has one filler per event type in engine/events.go; a test keeps
 // the table and the oneof in step.
@@ -48,16 +48,16 @@ func init() {
 	maps.Copy(payloads, signalPayloads)
 }
 
-func runStatusOf(d *engine.EventData) weftv1.RunStatus {
-	return runStatuses.proto(engine.RunStatus(d.Status))
+func runStatusOf(d *runstate.EventData) weftv1.RunStatus {
+	return runStatuses.proto(runstate.RunStatus(d.Status))
 }
 
-func stepStatusOf(d *engine.EventData) weftv1.StepStatus {
-	return stepStatuses.proto(engine.StepStatus(d.Status))
+func stepStatusOf(d *runstate.EventData) weftv1.StepStatus {
+	return stepStatuses.proto(runstate.StepStatus(d.Status))
 }
 
 // planRef names the definition a run executes.
-func planRef(ev *engine.Event) *weftv1.PlanRef {
+func planRef(ev *runstate.Event) *weftv1.PlanRef {
 	if ev.Data.PlanSHA256 == "" {
 		return nil
 	}
@@ -65,7 +65,7 @@ func planRef(ev *engine.Event) *weftv1.PlanRef {
 		SchemaVersion: "v1", PlanId: ev.Data.PlanID, PlanVersion: ev.PlanVersion}
 }
 
-func runContextProto(c *engine.RunContext) *weftv1.RunContext {
+func runContextProto(c *runstate.RunContext) *weftv1.RunContext {
 	if c == nil {
 		return nil
 	}

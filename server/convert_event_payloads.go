@@ -2,69 +2,70 @@ package server
 
 import (
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runstate"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
 // runPayloads fill the payloads of run-level events.
 var runPayloads = map[string]payloadFiller{
-	engine.EvRunSubmitted: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvRunSubmitted: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunSubmitted{RunSubmitted: &weftv1.RunSubmitted{Status: runStatusOf(d),
 			PlanRef: planRef(ev), Context: runContextProto(d.Context), RunRequestId: d.RunRequestID}}
 	},
-	engine.EvRunApproved: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvRunApproved: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunApproved{RunApproved: &weftv1.RunApproved{Status: runStatusOf(d),
 			ApprovedBy: d.Actor, Reason: d.Reason}}
 	},
-	engine.EvRunQueued: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvRunQueued: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_RunQueued{RunQueued: &weftv1.RunQueued{Status: runStatusOf(&ev.Data), Reason: ev.Data.Reason}}
 	},
-	engine.EvRunStarted: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvRunStarted: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunStarted{RunStarted: &weftv1.RunStarted{Status: runStatusOf(d),
 			EngineRunRef: ev.RunID, EngineType: "weft", PlanRef: planRef(ev), Context: runContextProto(d.Context),
 			StartedAt: timestamp(d.StartedAt)}}
 	},
-	engine.EvRunBlocked: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvRunBlocked: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunBlocked{RunBlocked: &weftv1.RunBlocked{Status: runStatusOf(d),
 			WaitingOn: d.WaitingOn, Reason: d.Reason}}
 	},
-	engine.EvRunUnblocked: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvRunUnblocked: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_RunUnblocked{RunUnblocked: &weftv1.RunUnblocked{Status: runStatusOf(&ev.Data)}}
 	},
-	engine.EvRunPaused: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvRunPaused: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunPaused{RunPaused: &weftv1.RunPaused{Status: runStatusOf(d),
 			Substatus: runSubstatuses.proto(d.Substatus), InFlightTasks: uint32(max(d.InFlightTasks, 0)),
 			RequestedBy: d.Actor, Reason: d.Reason}}
 	},
-	engine.EvRunDrained: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvRunDrained: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunDrained{RunDrained: &weftv1.RunDrained{Status: runStatusOf(d),
 			TimedOut: d.TimedOut, OrphanedTasks: uint32(max(d.InFlightTasks, 0))}}
 	},
-	engine.EvRunResumed: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvRunResumed: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_RunResumed{RunResumed: &weftv1.RunResumed{Status: runStatusOf(&ev.Data),
 			RequestedBy: ev.Data.Actor}}
 	},
-	engine.EvRunCompensating: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvRunCompensating: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunCompensating{RunCompensating: &weftv1.RunCompensating{Status: runStatusOf(d),
 			FailedActionId: d.FailedActionID, CompensationOrder: d.CompensationOrder}}
 	},
-	engine.EvRunCompleted: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvRunCompleted: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_RunCompleted{RunCompleted: &weftv1.RunCompleted{Status: runStatusOf(&ev.Data),
 			CompletedAt: timestamp(ev.Data.CompletedAt)}}
 	},
-	engine.EvRunFailed: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvRunFailed: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunFailed{RunFailed: &weftv1.RunFailed{Status: runStatusOf(d),
 			Error: runErrorProto(d.RunError), CompensationOutcome: compensationOutcomes.proto(d.CompensationOutcome),
 			CompletedAt: timestamp(d.CompletedAt)}}
 	},
-	engine.EvRunCancelled: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvRunCancelled: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunCancelled{RunCancelled: &weftv1.RunCancelled{Status: runStatusOf(d),
 			Cancellation: cancellationProto(d.Cancellation), CompletedAt: timestamp(d.CompletedAt)}}
@@ -73,66 +74,66 @@ var runPayloads = map[string]payloadFiller{
 
 // stepPayloads fill the payloads of step-level and compensation events.
 var stepPayloads = map[string]payloadFiller{
-	engine.EvStepScheduled: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvStepScheduled: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_StepScheduled{StepScheduled: &weftv1.StepScheduled{Status: stepStatusOf(d),
 			TaskId: d.TaskID, Queue: d.Queue, NotBefore: timestamp(d.NotBefore)}}
 	},
-	engine.EvStepStarted: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvStepStarted: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_StepStarted{StepStarted: &weftv1.StepStarted{Status: stepStatusOf(d),
 			WorkerId: d.WorkerID, StartedAt: timestamp(d.StartedAt)}}
 	},
-	engine.EvStepCompleted: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvStepCompleted: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_StepCompleted{StepCompleted: &weftv1.StepCompleted{Status: stepStatusOf(d),
 			Output: jsonValue(d.Output), Artifacts: artifactsProto(d.Artifacts), CompletedAt: timestamp(d.CompletedAt),
 			Source: d.Source}}
 	},
-	engine.EvStepFailed: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvStepFailed: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_StepFailed{StepFailed: &weftv1.StepFailed{Status: stepStatusOf(d),
 			Error: stepErrorProto(d.Error), CompletedAt: timestamp(d.CompletedAt), WillRetry: d.WillRetry,
 			NextAttemptAt: timestamp(d.NextAttemptAt)}}
 	},
-	engine.EvStepSkipped: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvStepSkipped: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_StepSkipped{StepSkipped: &weftv1.StepSkipped{Status: stepStatusOf(&ev.Data),
 			Reason: ev.Data.Reason}}
 	},
-	engine.EvStepCancelled: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvStepCancelled: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_StepCancelled{StepCancelled: &weftv1.StepCancelled{Status: stepStatusOf(&ev.Data),
 			Reason: ev.Data.Reason}}
 	},
-	engine.EvStepWaiting: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvStepWaiting: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_StepWaiting{StepWaiting: &weftv1.StepWaiting{Status: stepStatusOf(d),
 			CompletionToken: d.CompletionToken, SignalName: d.SignalName, Deadline: timestamp(d.Deadline)}}
 	},
-	engine.EvStepRetried: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvStepRetried: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_StepRetried{StepRetried: &weftv1.StepRetried{Status: stepStatusOf(d),
 			NewLogicalAttemptId: uint32(max(d.NewLogicalAttempt, 0)), RequestedBy: d.Actor}}
 	},
-	engine.EvStepAttemptRecorded: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvStepAttemptRecorded: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_StepAttemptRecorded{StepAttemptRecorded: &weftv1.StepAttemptRecorded{
 			Attempt: attemptProto(ev.Data.Attempt)}}
 	},
 	// EventData has no verify state or reconciliation key yet (the engine
 	// emits no StepVerified); the payload carries the diagnostic only.
-	engine.EvStepVerified: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvStepVerified: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_StepVerified{StepVerified: &weftv1.StepVerified{
 			VerifyState: verifyStates.proto(engine.VerifyState(ev.Data.VerifyState)), ReconciliationKey: ev.Data.ReconciliationKey,
 			Diagnostic: ev.Data.Reason}}
 	},
-	engine.EvCompensationStarted: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvCompensationStarted: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_CompensationStarted{CompensationStarted: &weftv1.CompensationStarted{
 			Operation: ev.Data.Operation, IdempotencyKey: ev.Data.OperationKey}}
 	},
-	engine.EvCompensationSucceeded: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvCompensationSucceeded: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_CompensationSucceeded{CompensationSucceeded: &weftv1.CompensationSucceeded{
 			CompletedAt: timestamp(ev.Data.CompletedAt)}}
 	},
-	engine.EvCompensationFailed: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvCompensationFailed: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_CompensationFailed{CompensationFailed: &weftv1.CompensationFailed{
 			Error: stepErrorProto(ev.Data.Error), CompletedAt: timestamp(ev.Data.CompletedAt)}}
 	},
@@ -140,11 +141,11 @@ var stepPayloads = map[string]payloadFiller{
 
 // signalPayloads fill the payloads of signal events.
 var signalPayloads = map[string]payloadFiller{
-	engine.EvSignalAccepted: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvSignalAccepted: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		p := &weftv1.SignalAccepted{Kind: signalKinds.proto(d.SignalKind), Actor: d.Actor}
-		if d.SignalKind == engine.SignalManual {
-			p.ManualCompletion = stepManualProto(engine.ManualResultOf(*ev))
+		if d.SignalKind == runstate.SignalManual {
+			p.ManualCompletion = stepManualProto(runstate.ManualResultOf(*ev))
 			p.Actor = sender(d)
 		} else {
 			p.Result = &weftv1.AcceptedSignalResult{Accepted: true, RunId: ev.RunID, SignalName: d.SignalName,
@@ -152,16 +153,16 @@ var signalPayloads = map[string]payloadFiller{
 		}
 		out.Payload = &weftv1.Event_SignalAccepted{SignalAccepted: p}
 	},
-	engine.EvSignalRejected: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvSignalRejected: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		r := &weftv1.SignalRejected{Kind: signalKinds.proto(d.SignalKind), SignalName: d.SignalName, SignalId: d.SignalID,
 			Actor: d.Actor, Reason: d.Reason}
-		if d.SignalKind == engine.SignalManual {
+		if d.SignalKind == runstate.SignalManual {
 			r.Actor, r.ActorUserId = sender(d), d.Actor
 		}
 		out.Payload = &weftv1.Event_SignalRejected{SignalRejected: r}
 	},
-	engine.EvSignalConsumed: func(ev *engine.Event, out *weftv1.Event) {
+	runstate.EvSignalConsumed: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_SignalConsumed{SignalConsumed: &weftv1.SignalConsumed{
 			SignalName: ev.Data.SignalName, SignalId: ev.Data.SignalID}}
 	},
@@ -170,7 +171,7 @@ var signalPayloads = map[string]payloadFiller{
 // sender names who sent a manual completion: the authenticated principal, or
 // the declared actor on a server that authenticates nobody (a manual
 // completion's event data keeps the declared actor in Actor).
-func sender(d *engine.EventData) string {
+func sender(d *runstate.EventData) string {
 	if d.Principal != "" {
 		return d.Principal
 	}

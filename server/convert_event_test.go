@@ -8,20 +8,20 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
 // engineEventTypes is every event type engine/events.go declares.
 var engineEventTypes = []string{
-	engine.EvRunSubmitted, engine.EvRunApproved, engine.EvRunQueued, engine.EvRunStarted, engine.EvRunBlocked,
-	engine.EvRunUnblocked, engine.EvRunPaused, engine.EvRunDrained, engine.EvRunResumed, engine.EvRunCompensating,
-	engine.EvRunCompleted, engine.EvRunFailed, engine.EvRunCancelled, engine.EvStepScheduled, engine.EvStepStarted,
-	engine.EvStepCompleted, engine.EvStepFailed, engine.EvStepSkipped, engine.EvStepCancelled, engine.EvStepWaiting,
-	engine.EvStepRetried, engine.EvStepAttemptRecorded, engine.EvStepVerified, engine.EvCompensationStarted,
-	engine.EvCompensationSucceeded, engine.EvCompensationFailed, engine.EvSignalAccepted, engine.EvSignalRejected,
-	engine.EvSignalConsumed,
+	runstate.EvRunSubmitted, runstate.EvRunApproved, runstate.EvRunQueued, runstate.EvRunStarted, runstate.EvRunBlocked,
+	runstate.EvRunUnblocked, runstate.EvRunPaused, runstate.EvRunDrained, runstate.EvRunResumed, runstate.EvRunCompensating,
+	runstate.EvRunCompleted, runstate.EvRunFailed, runstate.EvRunCancelled, runstate.EvStepScheduled, runstate.EvStepStarted,
+	runstate.EvStepCompleted, runstate.EvStepFailed, runstate.EvStepSkipped, runstate.EvStepCancelled, runstate.EvStepWaiting,
+	runstate.EvStepRetried, runstate.EvStepAttemptRecorded, runstate.EvStepVerified, runstate.EvCompensationStarted,
+	runstate.EvCompensationSucceeded, runstate.EvCompensationFailed, runstate.EvSignalAccepted, runstate.EvSignalRejected,
+	runstate.EvSignalConsumed,
 }
 
 // payloadCase answers the name of the oneof field an event's payload sets.
@@ -50,7 +50,7 @@ func snakeCase(s string) string {
 
 func TestEventPayload_EveryEngineTypeFillsItsOneofCase(t *testing.T) {
 	for _, typ := range engineEventTypes {
-		out := eventProto(&engine.Event{Type: typ, RunID: "run-1", Seq: 3})
+		out := eventProto(&runstate.Event{Type: typ, RunID: "run-1", Seq: 3})
 		require.Equal(t, snakeCase(typ), payloadCase(out), typ)
 		require.Equal(t, typ, out.GetEventType())
 	}
@@ -70,7 +70,7 @@ func TestEventPayload_EveryOneofCaseHasAnEngineType(t *testing.T) {
 }
 
 func TestEventPayload_UnknownTypeKeepsTheEnvelopeWithoutPayload(t *testing.T) {
-	out := eventProto(&engine.Event{Type: "FromTheFuture", RunID: "run-1", Seq: 9, EngineAttempt: 2})
+	out := eventProto(&runstate.Event{Type: "FromTheFuture", RunID: "run-1", Seq: 9, EngineAttempt: 2})
 	require.Nil(t, out.GetPayload())
 	require.Equal(t, uint64(9), out.GetRunSeq())
 	require.Equal(t, uint32(2), out.GetEngineAttemptId())
@@ -78,9 +78,9 @@ func TestEventPayload_UnknownTypeKeepsTheEnvelopeWithoutPayload(t *testing.T) {
 
 func TestEventPayload_CarriesTheEventData(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	out := eventProto(&engine.Event{Type: engine.EvRunFailed, Data: engine.EventData{Status: "FAILED",
-		CompensationOutcome: engine.CompensationPartial, CompletedAt: at,
-		RunError: &engine.RunError{ActionID: "a", Error: &engine.StepError{Class: definition.ErrorGovernance}}}})
+	out := eventProto(&runstate.Event{Type: runstate.EvRunFailed, Data: runstate.EventData{Status: "FAILED",
+		CompensationOutcome: runstate.CompensationPartial, CompletedAt: at,
+		RunError: &runstate.RunError{ActionID: "a", Error: &runstate.StepError{Class: definition.ErrorGovernance}}}})
 	p := out.GetRunFailed()
 	require.Equal(t, weftv1.RunStatus_RUN_STATUS_FAILED, p.GetStatus())
 	require.Equal(t, weftv1.CompensationOutcome_COMPENSATION_OUTCOME_PARTIAL, p.GetCompensationOutcome())
@@ -88,8 +88,8 @@ func TestEventPayload_CarriesTheEventData(t *testing.T) {
 	require.Equal(t, at, p.GetCompletedAt().AsTime())
 	require.Nil(t, out.GetEmittedAt(), "zero times stay unset")
 
-	manual := eventProto(&engine.Event{Type: engine.EvSignalAccepted, RunID: "r", StepID: "approve",
-		Data: engine.EventData{SignalKind: engine.SignalManual, ManualOutcome: "SUCCEEDED", CompletionToken: "tok", Actor: "alice"}})
+	manual := eventProto(&runstate.Event{Type: runstate.EvSignalAccepted, RunID: "r", StepID: "approve",
+		Data: runstate.EventData{SignalKind: runstate.SignalManual, ManualOutcome: "SUCCEEDED", CompletionToken: "tok", Actor: "alice"}})
 	mc := manual.GetSignalAccepted().GetManualCompletion()
 	require.Equal(t, weftv1.SignalKind_SIGNAL_KIND_MANUAL_COMPLETION, manual.GetSignalAccepted().GetKind())
 	require.Equal(t, "approve", mc.GetActionId())

@@ -2,12 +2,13 @@ package server
 
 import (
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runstate"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
 // runProto converts a snapshot to the API's Run. Timestamps are set only
 // when the engine recorded them.
-func runProto(s *engine.Snapshot) *weftv1.Run {
+func runProto(s *runstate.Snapshot) *weftv1.Run {
 	if s == nil {
 		return nil
 	}
@@ -43,7 +44,7 @@ func runProto(s *engine.Snapshot) *weftv1.Run {
 }
 
 // stepProto converts one step's state.
-func stepProto(runID string, st *engine.StepState) *weftv1.Step {
+func stepProto(runID string, st *runstate.StepState) *weftv1.Step {
 	out := &weftv1.Step{
 		ActionId:           st.ActionID,
 		Status:             stepStatuses.proto(st.Status),
@@ -75,7 +76,7 @@ func stepProto(runID string, st *engine.StepState) *weftv1.Step {
 // the adapter derives it the same way.
 func actionIdempotencyKey(runID, actionID string) string { return runID + ":" + actionID }
 
-func attemptProto(a *engine.Attempt) *weftv1.Attempt {
+func attemptProto(a *runstate.Attempt) *weftv1.Attempt {
 	if a == nil {
 		return nil
 	}
@@ -90,28 +91,28 @@ func attemptProto(a *engine.Attempt) *weftv1.Attempt {
 	}
 }
 
-func stepErrorProto(e *engine.StepError) *weftv1.StepError {
+func stepErrorProto(e *runstate.StepError) *weftv1.StepError {
 	if e == nil {
 		return nil
 	}
 	return &weftv1.StepError{ErrorClass: errorClasses.proto(e.Class), Code: e.Code, Message: e.Message, Retryable: e.Retryable}
 }
 
-func runErrorProto(e *engine.RunError) *weftv1.RunError {
+func runErrorProto(e *runstate.RunError) *weftv1.RunError {
 	if e == nil {
 		return nil
 	}
 	return &weftv1.RunError{ActionId: e.ActionID, Error: stepErrorProto(e.Error), WorkflowTimeout: e.WorkflowTimeout}
 }
 
-func cancellationProto(c *engine.Cancellation) *weftv1.Cancellation {
+func cancellationProto(c *runstate.Cancellation) *weftv1.Cancellation {
 	if c == nil {
 		return nil
 	}
 	return &weftv1.Cancellation{CancelledBy: c.CancelledBy, Reason: c.Reason, RequestedAt: timestamp(c.RequestedAt)}
 }
 
-func artifactsProto(in []engine.ArtifactRef) []*weftv1.ArtifactRef {
+func artifactsProto(in []runstate.ArtifactRef) []*weftv1.ArtifactRef {
 	var out []*weftv1.ArtifactRef
 	for _, a := range in {
 		out = append(out, &weftv1.ArtifactRef{Uri: a.URI, Kind: a.Kind, Sha256: a.SHA256, SizeBytes: a.SizeBytes,
@@ -121,10 +122,10 @@ func artifactsProto(in []engine.ArtifactRef) []*weftv1.ArtifactRef {
 }
 
 // artifactsOf converts a worker's artifact references.
-func artifactsOf(in []*weftv1.ArtifactRef) []engine.ArtifactRef {
-	var out []engine.ArtifactRef
+func artifactsOf(in []*weftv1.ArtifactRef) []runstate.ArtifactRef {
+	var out []runstate.ArtifactRef
 	for _, a := range in {
-		out = append(out, engine.ArtifactRef{URI: a.GetUri(), Kind: a.GetKind(), SHA256: a.GetSha256(),
+		out = append(out, runstate.ArtifactRef{URI: a.GetUri(), Kind: a.GetKind(), SHA256: a.GetSha256(),
 			SizeBytes: a.GetSizeBytes(), ExpiresAt: timeOf(a.GetExpiresAt())})
 	}
 	return out
@@ -137,14 +138,14 @@ func acceptedProto(a engine.AcceptedSignal) *weftv1.AcceptedSignalResult {
 }
 
 // manualResultProto converts a manual completion's canonical result.
-func manualResultProto(r engine.ManualResult) *weftv1.ManualCompletionResult {
+func manualResultProto(r runstate.ManualResult) *weftv1.ManualCompletionResult {
 	return &weftv1.ManualCompletionResult{RunId: r.RunID, ActionId: r.ActionID, CompletionToken: r.CompletionToken,
 		Outcome: manualOutcomes.proto(r.Outcome), ActorUserId: r.ActorUserID, AcceptedAt: timestamp(r.AcceptedAt),
 		Principal: r.Principal, Notes: r.Notes, EvidenceRefs: r.EvidenceRefs}
 }
 
 // stepManualProto converts the manual completion a step keeps, if any.
-func stepManualProto(r *engine.ManualResult) *weftv1.ManualCompletionResult {
+func stepManualProto(r *runstate.ManualResult) *weftv1.ManualCompletionResult {
 	if r == nil {
 		return nil
 	}

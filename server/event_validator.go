@@ -7,6 +7,7 @@ import (
 	"buf.build/go/protovalidate"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runstate"
 )
 
 // NewEventValidator answers an engine.Config.EventValidator whose schema is
@@ -14,12 +15,12 @@ import (
 // Appendix A): it converts the event exactly as the API serves it and
 // validates the result. A refusal is an *engine.Error whose violations name
 // each field path and rule, never a value.
-func NewEventValidator() (func(*engine.Event) error, error) {
+func NewEventValidator() (func(*runstate.Event) error, error) {
 	v, err := protovalidate.New()
 	if err != nil {
 		return nil, fmt.Errorf("event validator: %w", err)
 	}
-	return func(ev *engine.Event) error {
+	return func(ev *runstate.Event) error {
 		err := v.Validate(eventProto(ev))
 		if err == nil {
 			return nil

@@ -8,14 +8,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runstate"
 )
 
-func validEvent() *engine.Event {
+func validEvent() *runstate.Event {
 	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	return &engine.Event{Type: engine.EvStepStarted, ID: uuid.NewString(), RunID: "run-1", Seq: 5,
-		IdempotencyKey: engine.IdempotencyKey("run-1", "a", 1, engine.EvStepStarted, "1", 0), EmittedAt: at,
+	return &runstate.Event{Type: runstate.EvStepStarted, ID: uuid.NewString(), RunID: "run-1", Seq: 5,
+		IdempotencyKey: runstate.IdempotencyKey("run-1", "a", 1, runstate.EvStepStarted, "1", 0), EmittedAt: at,
 		EmittedBy: "activity-worker:w1", StepID: "a", LogicalAttempt: 1, PlanVersion: "1",
-		Data: engine.EventData{Status: string(engine.StepRunning), WorkerID: "w1", StartedAt: at}}
+		Data: runstate.EventData{Status: string(runstate.StepRunning), WorkerID: "w1", StartedAt: at}}
 }
 
 func TestEventValidator_AcceptsAWellFormedEvent(t *testing.T) {
@@ -29,18 +30,18 @@ func TestEventValidator_RejectsEachBrokenEnvelopeRuleByFieldAndRule(t *testing.T
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		field, rule string
-		breakIt     func(*engine.Event)
+		breakIt     func(*runstate.Event)
 	}{
-		{"emitted_by", "string.min_len", func(ev *engine.Event) { ev.EmittedBy = "" }},
-		{"event_id", "string.uuid", func(ev *engine.Event) { ev.ID = "not-a-uuid" }},
-		{"run_id", "string.min_len", func(ev *engine.Event) { ev.RunID = "" }},
-		{"run_seq", "uint64.gte", func(ev *engine.Event) { ev.Seq = 0 }},
-		{"idempotency_key", "string.pattern", func(ev *engine.Event) { ev.IdempotencyKey = "ABC" }},
-		{"emitted_at", "required", func(ev *engine.Event) { ev.EmittedAt = time.Time{} }},
-		{"step_id", "string.min_len", func(ev *engine.Event) { ev.StepID = "" }},
-		{"logical_attempt_id", "uint32.gte", func(ev *engine.Event) { ev.LogicalAttempt = 0 }},
-		{"payload", "required", func(ev *engine.Event) { ev.Type = "Unheard" }},
-		{"step_started.started_at", "required", func(ev *engine.Event) { ev.Data.StartedAt = time.Time{} }},
+		{"emitted_by", "string.min_len", func(ev *runstate.Event) { ev.EmittedBy = "" }},
+		{"event_id", "string.uuid", func(ev *runstate.Event) { ev.ID = "not-a-uuid" }},
+		{"run_id", "string.min_len", func(ev *runstate.Event) { ev.RunID = "" }},
+		{"run_seq", "uint64.gte", func(ev *runstate.Event) { ev.Seq = 0 }},
+		{"idempotency_key", "string.pattern", func(ev *runstate.Event) { ev.IdempotencyKey = "ABC" }},
+		{"emitted_at", "required", func(ev *runstate.Event) { ev.EmittedAt = time.Time{} }},
+		{"step_id", "string.min_len", func(ev *runstate.Event) { ev.StepID = "" }},
+		{"logical_attempt_id", "uint32.gte", func(ev *runstate.Event) { ev.LogicalAttempt = 0 }},
+		{"payload", "required", func(ev *runstate.Event) { ev.Type = "Unheard" }},
+		{"step_started.started_at", "required", func(ev *runstate.Event) { ev.Data.StartedAt = time.Time{} }},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			ev := validEvent()

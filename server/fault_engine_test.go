@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-dev/weft/conformance/apitest"
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runstate"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 )
@@ -47,7 +48,7 @@ func toSnake(fc weftv1.FaultCode) string {
 
 func TestEngineFault_CarriesTheIdentifiers(t *testing.T) {
 	err := engineFault(&engine.Error{Code: engine.CodeIllegalTransition, Message: "run r cannot go COMPENSATING -> CANCELLED",
-		RunID: "r", ActionID: "a", SignalName: "s", SignalID: "i", RunStatus: engine.RunCompensating,
+		RunID: "r", ActionID: "a", SignalName: "s", SignalID: "i", RunStatus: runstate.RunCompensating,
 		Transition: "COMPENSATING -> CANCELLED"})
 	require.Equal(t, connect.CodeAborted, connect.CodeOf(err))
 	fault, ok := FaultOf(err)
@@ -116,7 +117,7 @@ type engineErrorRuns struct {
 
 func (engineErrorRuns) GetRun(context.Context, *connect.Request[weftv1.GetRunRequest]) (*connect.Response[weftv1.GetRunResponse], error) {
 	return nil, &engine.Error{Code: engine.CodeIllegalTransition, Message: "run r cannot go COMPLETED -> RUNNING",
-		RunID: "r", RunStatus: engine.RunCompleted, Transition: "COMPLETED -> RUNNING"}
+		RunID: "r", RunStatus: runstate.RunCompleted, Transition: "COMPLETED -> RUNNING"}
 }
 
 // TestEngineErrors_AreMappedOnceByTheInterceptor: a handler that returns the

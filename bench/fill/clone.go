@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -106,7 +106,7 @@ func (r *renderer) idemKey(i int) string {
 	if r.idem == nil {
 		r.idem = make([]string, len(r.t.events))
 		for j, e := range r.t.events {
-			r.idem[j] = engine.IdempotencyKey(r.id.RunID, e.stepID, e.logical, e.eventType, e.planVersion, e.engineAttempt)
+			r.idem[j] = runstate.IdempotencyKey(r.id.RunID, e.stepID, e.logical, e.eventType, e.planVersion, e.engineAttempt)
 		}
 	}
 	return r.idem[i]

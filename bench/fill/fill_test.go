@@ -14,6 +14,7 @@ import (
 	"github.com/weft-dev/weft/bench/fill"
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -74,7 +75,7 @@ func (b *bundle) runOne(t *testing.T, requestID string) string {
 	}
 	snap, err := b.eng.GetRun(ctx, tenant, res.Run.RunID)
 	require.NoError(t, err)
-	require.Equal(t, engine.RunCompleted, snap.Status)
+	require.Equal(t, runstate.RunCompleted, snap.Status)
 	return res.Run.RunID
 }
 
@@ -141,7 +142,7 @@ func TestFill_ClonesAreRunsTheEngineReads(t *testing.T) {
 	for _, id := range res.Samples {
 		snap, err := dst.eng.GetRun(ctx, tenant, id.RunID)
 		require.NoError(t, err)
-		require.Equal(t, engine.RunCompleted, snap.Status)
+		require.Equal(t, runstate.RunCompleted, snap.Status)
 		require.Equal(t, id.CreatedAt, snap.CreatedAt)
 		require.Equal(t, id.RequestID, snap.RunRequestID)
 		events, err := dst.eng.ListEvents(ctx, tenant, id.RunID, 0, 100)
@@ -150,7 +151,7 @@ func TestFill_ClonesAreRunsTheEngineReads(t *testing.T) {
 		for i, ev := range events.Events {
 			require.Equal(t, uint64(i+1), ev.Seq)
 			require.Equal(t, id.EventIDs[i], ev.ID)
-			require.Equal(t, engine.IdempotencyKey(id.RunID, ev.StepID, ev.LogicalAttempt, ev.Type, ev.PlanVersion, ev.EngineAttempt), ev.IdempotencyKey)
+			require.Equal(t, runstate.IdempotencyKey(id.RunID, ev.StepID, ev.LogicalAttempt, ev.Type, ev.PlanVersion, ev.EngineAttempt), ev.IdempotencyKey)
 			require.False(t, ev.EmittedAt.Before(id.CreatedAt), "event %d emitted before the run was created", i)
 		}
 		// The run_request_id index: submitting again answers the clone.
@@ -168,7 +169,7 @@ func TestFill_ClonesAreRunsTheEngineReads(t *testing.T) {
 	}
 	stats, err := dst.eng.Stats(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 25, stats.RunsByStatus[engine.RunCompleted])
+	require.Equal(t, 25, stats.RunsByStatus[runstate.RunCompleted])
 	require.Zero(t, stats.ReadyTasks)
 }
 

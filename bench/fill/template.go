@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -273,7 +274,7 @@ func (c *compiler) learn(it store.Item) error {
 }
 
 func (c *compiler) learnEvent(key []byte, r record) error {
-	want := engine.IdempotencyKey(c.t.runID, r.StepID, r.Logical, r.EventType, r.PlanVersion, r.EngineAtt)
+	want := runstate.IdempotencyKey(c.t.runID, r.StepID, r.Logical, r.EventType, r.PlanVersion, r.EngineAtt)
 	if r.Idem != want {
 		return fmt.Errorf("template event %q: idempotency key %s is not engine.IdempotencyKey's %s: the engine's key changed shape, and a clone would not be what it writes",
 			key, r.Idem, want)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/export/redisbus"
 	"github.com/weft-dev/weft/store"
@@ -159,7 +160,7 @@ func runToCompletion(t *testing.T, eng *engine.Engine, n int) []string {
 		for _, id := range ids {
 			snap, err := eng.GetRun(ctx, tenant, id)
 			require.NoError(t, err)
-			if snap.Status != engine.RunCompleted {
+			if snap.Status != runstate.RunCompleted {
 				return false
 			}
 		}

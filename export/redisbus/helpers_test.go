@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/export/redisbus"
 	"github.com/weft-dev/weft/store"
@@ -121,7 +122,7 @@ func writeOutbox(t *testing.T, st store.Store, prefix string, runs, seqs int) []
 	for r := range runs {
 		run := fmt.Sprintf("%s-%04d", prefix, r)
 		for s := uint64(1); s <= uint64(seqs); s++ {
-			ev, err := json.Marshal(engine.Event{Type: engine.EvStepCompleted, ID: eventID(run, s), RunID: run, Seq: s})
+			ev, err := json.Marshal(runstate.Event{Type: runstate.EvStepCompleted, ID: eventID(run, s), RunID: run, Seq: s})
 			require.NoError(t, err)
 			v, err := json.Marshal(engine.OutboxEntry{TenantID: tenant, Event: ev})
 			require.NoError(t, err)

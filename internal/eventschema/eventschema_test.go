@@ -14,6 +14,7 @@ import (
 
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/internal/eventschema"
 	"github.com/weft-dev/weft/server"
 	"github.com/weft-dev/weft/store/memstore"
@@ -21,13 +22,13 @@ import (
 
 // engineEventTypes is the engine's catalog (engine/events.go).
 var engineEventTypes = []string{
-	engine.EvRunSubmitted, engine.EvRunApproved, engine.EvRunQueued, engine.EvRunStarted, engine.EvRunBlocked,
-	engine.EvRunUnblocked, engine.EvRunPaused, engine.EvRunDrained, engine.EvRunResumed, engine.EvRunCompensating,
-	engine.EvRunCompleted, engine.EvRunFailed, engine.EvRunCancelled, engine.EvStepScheduled, engine.EvStepStarted,
-	engine.EvStepCompleted, engine.EvStepFailed, engine.EvStepSkipped, engine.EvStepCancelled, engine.EvStepWaiting,
-	engine.EvStepRetried, engine.EvStepAttemptRecorded, engine.EvStepVerified, engine.EvCompensationStarted,
-	engine.EvCompensationSucceeded, engine.EvCompensationFailed, engine.EvSignalAccepted, engine.EvSignalRejected,
-	engine.EvSignalConsumed,
+	runstate.EvRunSubmitted, runstate.EvRunApproved, runstate.EvRunQueued, runstate.EvRunStarted, runstate.EvRunBlocked,
+	runstate.EvRunUnblocked, runstate.EvRunPaused, runstate.EvRunDrained, runstate.EvRunResumed, runstate.EvRunCompensating,
+	runstate.EvRunCompleted, runstate.EvRunFailed, runstate.EvRunCancelled, runstate.EvStepScheduled, runstate.EvStepStarted,
+	runstate.EvStepCompleted, runstate.EvStepFailed, runstate.EvStepSkipped, runstate.EvStepCancelled, runstate.EvStepWaiting,
+	runstate.EvStepRetried, runstate.EvStepAttemptRecorded, runstate.EvStepVerified, runstate.EvCompensationStarted,
+	runstate.EvCompensationSucceeded, runstate.EvCompensationFailed, runstate.EvSignalAccepted, runstate.EvSignalRejected,
+	runstate.EvSignalConsumed,
 }
 
 const dir = "../../docs/events"
@@ -76,7 +77,7 @@ func TestSchemas_EventsOfARealRunAsTheAPIServesThemValidate(t *testing.T) {
 		require.NoError(t, validate(t, ev.Type, doc), "event %s", ev.Type)
 		seen[ev.Type] = true
 	}
-	for _, typ := range []string{engine.EvRunSubmitted, engine.EvRunStarted, engine.EvStepStarted, engine.EvStepCompleted, engine.EvStepFailed, engine.EvRunFailed} {
+	for _, typ := range []string{runstate.EvRunSubmitted, runstate.EvRunStarted, runstate.EvStepStarted, runstate.EvStepCompleted, runstate.EvStepFailed, runstate.EvRunFailed} {
 		require.True(t, seen[typ], "the run produced %s", typ)
 	}
 
@@ -85,10 +86,10 @@ func TestSchemas_EventsOfARealRunAsTheAPIServesThemValidate(t *testing.T) {
 	broken.EmittedBy = ""
 	require.ErrorContains(t, validate(t, broken.Type, apiJSON(t, &broken)), "emitted_by")
 	wrong := apiJSON(t, &page.Events[0])
-	require.Error(t, validate(t, engine.EvRunStarted, wrong), "a RunSubmitted is not a RunStarted")
+	require.Error(t, validate(t, runstate.EvRunStarted, wrong), "a RunSubmitted is not a RunStarted")
 }
 
-func apiJSON(t *testing.T, ev *engine.Event) any {
+func apiJSON(t *testing.T, ev *runstate.Event) any {
 	b, err := server.EventJSON(ev)
 	require.NoError(t, err)
 	var doc any

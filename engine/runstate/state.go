@@ -1,4 +1,4 @@
-package engine
+package runstate
 
 import (
 	"encoding/json"
@@ -7,13 +7,13 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 )
 
-// checkpointVersion is the persisted format version of RunState.
-const checkpointVersion = 1
+// CheckpointVersion is the persisted format version of State.
+const CheckpointVersion = 1
 
-// RunState is a run's checkpoint: the authoritative state the engine drives,
+// State is a run's checkpoint: the authoritative state the engine drives,
 // stored as one record and replaced only by a conditional batch on its
 // version, together with the events that describe the change.
-type RunState struct {
+type State struct {
 	FormatVersion int       `json:"version"`
 	RunID         string    `json:"run_id"`
 	Status        RunStatus `json:"status"`
@@ -185,8 +185,8 @@ type ArtifactRef struct {
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
 }
 
-// step answers the state of one action, or nil.
-func (s *RunState) step(actionID string) *StepState {
+// Step answers the state of one action, or nil.
+func (s *State) Step(actionID string) *StepState {
 	for _, st := range s.Steps {
 		if st.ActionID == actionID {
 			return st

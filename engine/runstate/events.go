@@ -1,4 +1,4 @@
-package engine
+package runstate
 
 import (
 	"crypto/sha256"
@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
-
-	"github.com/weft-dev/weft/store"
 )
 
 // The event types (docs/semantics.md has the catalog and each one's effect).
@@ -127,15 +125,14 @@ type SignalKind string
 
 // The signal kinds; a user signal has none.
 const (
-	SignalUser       SignalKind = ""
-	SignalPause      SignalKind = "PAUSE"
-	SignalResume     SignalKind = "RESUME"
-	SignalCancel     SignalKind = "CANCEL"
-	SignalRetryStep  SignalKind = "RETRY_STEP"
-	SignalSkipStep   SignalKind = "SKIP_STEP"
-	SignalManual     SignalKind = "MANUAL_COMPLETION"
-	SignalApprove    SignalKind = "APPROVE"
-	signalKindPrefix            = "weft:"
+	SignalUser      SignalKind = ""
+	SignalPause     SignalKind = "PAUSE"
+	SignalResume    SignalKind = "RESUME"
+	SignalCancel    SignalKind = "CANCEL"
+	SignalRetryStep SignalKind = "RETRY_STEP"
+	SignalSkipStep  SignalKind = "SKIP_STEP"
+	SignalManual    SignalKind = "MANUAL_COMPLETION"
+	SignalApprove   SignalKind = "APPROVE"
 )
 
 // IdempotencyKey answers spec 004 §1.3's key:
@@ -157,29 +154,3 @@ func IdempotencyKey(runID, stepID string, logicalAttempt int, eventType, planVer
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
-
-// OutboxEntry is an event waiting for export, with the tenant it belongs to
-// (buses partition by tenant).
-type OutboxEntry struct {
-	TenantID string          `json:"tenant_id"`
-	Event    json.RawMessage `json:"event"`
-}
-
-// outboxEntry encodes an OutboxEntry. event is the event's own encoding,
-// which the engine just made with json.Marshal, so it is copied as it is:
-// json.Marshal of the struct would re-validate and re-compact it.
-func outboxEntry(tenantID string, event []byte) []byte {
-	tenant, err := json.Marshal(tenantID)
-	if err != nil {
-		panic("engine: tenant id does not marshal: " + err.Error())
-	}
-	b := make([]byte, 0, len(`{"tenant_id":,"event":}`)+len(tenant)+len(event))
-	b = append(b, `{"tenant_id":`...)
-	b = append(b, tenant...)
-	b = append(b, `,"event":`...)
-	b = append(b, event...)
-	return append(b, '}')
-}
-
-// OutboxPrefix is the key prefix of the transactional outbox, for export workers.
-func OutboxPrefix() []byte { return store.KeyPrefix("ob") }

@@ -1,4 +1,4 @@
-package engine
+package runstate
 
 // RunStatus is the canonical run status (DESIGN.md §4).
 type RunStatus string

@@ -1,0 +1,34 @@
+package runstate
+
+import "time"
+
+// ManualOutcome is what a person reports for a manual action.
+type ManualOutcome string
+
+// The manual outcomes (spec 000 §3.3).
+const (
+	ManualSucceeded ManualOutcome = "SUCCEEDED"
+	ManualFailed    ManualOutcome = "FAILED"
+	ManualCancelled ManualOutcome = "CANCELLED"
+)
+
+// ManualResult is the canonical result of an accepted manual completion.
+type ManualResult struct {
+	RunID           string        `json:"run_id"`
+	ActionID        string        `json:"action_id"`
+	CompletionToken string        `json:"completion_token"`
+	Outcome         ManualOutcome `json:"outcome"`
+	ActorUserID     string        `json:"actor_user_id"`
+	AcceptedAt      time.Time     `json:"accepted_at"`
+	Principal       string        `json:"principal,omitempty"`
+	Notes           string        `json:"notes,omitempty"`
+	EvidenceRefs    []string      `json:"evidence_refs,omitempty"`
+}
+
+// ManualResultOf answers the manual completion a SignalAccepted event records.
+func ManualResultOf(ev Event) *ManualResult {
+	d := &ev.Data
+	return &ManualResult{RunID: ev.RunID, ActionID: ev.StepID, CompletionToken: d.CompletionToken,
+		Outcome: ManualOutcome(d.ManualOutcome), ActorUserID: d.Actor, AcceptedAt: d.AcceptedAt, Principal: d.Principal,
+		Notes: d.Notes, EvidenceRefs: d.EvidenceRefs}
+}

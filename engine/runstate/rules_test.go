@@ -1,0 +1,33 @@
+package runstate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestIdempotencyKey_IsSpec004Formula(t *testing.T) {
+	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	require.Equal(t, sum("run-1|a|2|StepStarted|v1"), IdempotencyKey("run-1", "a", 2, EvStepStarted, "v1", 7),
+		"engine attempts do not change a step event's key")
+	require.Equal(t, sum("run-1|RUN|1|RunStarted|v1"), IdempotencyKey("run-1", "", 0, EvRunStarted, "v1", 0),
+		"run-level events normalise stepId to RUN and logicalAttemptId to 1")
+	require.Equal(t, sum("run-1|a|1|StepAttemptRecorded|v1|3"), IdempotencyKey("run-1", "a", 1, EvStepAttemptRecorded, "v1", 3),
+		"per-attempt evidence includes the engine attempt")
+}
+
+func TestTransitions_TerminalStatusesHaveNoWayOut(t *testing.T) {
+	all := []RunStatus{RunPending, RunApproved, RunQueued, RunRunning, RunBlocked, RunPaused, RunCompensating, RunCompleted, RunFailed, RunCancelled}
+	for _, from := range []RunStatus{RunCompleted, RunFailed, RunCancelled} {
+		for _, to := range all {
+			require.False(t, RunTransitionAllowed(from, to), "%s -> %s", from, to)
+		}
+	}
+	illegal := [][2]RunStatus{{RunPending, RunRunning}, {RunFailed, RunRunning}, {RunCompensating, RunRunning},
+		{RunCompensating, RunCancelled}, {RunCompensating, RunPaused}}
+	for _, tr := range illegal {
+		require.False(t, RunTransitionAllowed(tr[0], tr[1]), "%s -> %s must be illegal", tr[0], tr[1])
+	}
+}

@@ -1,0 +1,62 @@
+package runstate
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/weft-dev/weft/engine/definition"
+)
+
+// Snapshot is an immutable view of a run at LastEventSeq.
+type Snapshot struct {
+	RunID               string
+	TenantID            string
+	ProjectID           string
+	EnvironmentID       string
+	PlanID              string
+	PlanVersion         string
+	RunRequestID        string
+	SubmittedBy         string
+	Status              RunStatus
+	Substatus           string
+	Message             string
+	Steps               []StepState
+	CompensationOutcome CompensationOutcome
+	CreatedAt           time.Time
+	StartedAt           time.Time
+	CompletedAt         time.Time
+	TotalDuration       time.Duration
+	LastEventSeq        uint64
+	Error               *RunError
+	Cancellation        *Cancellation
+	Definition          definition.Definition
+	Input               json.RawMessage
+	Artifacts           []ArtifactRef
+	Deadline            time.Time
+}
+
+// Step answers the snapshot of one step, or nil.
+func (s *Snapshot) Step(actionID string) *StepState {
+	for i := range s.Steps {
+		if s.Steps[i].ActionID == actionID {
+			return &s.Steps[i]
+		}
+	}
+	return nil
+}
+
+// Clone answers a copy of s that reduction may change without changing s:
+// the steps and their attempts are copied, and the artifact list is clipped
+// so that an append reallocates. The definition and input, which reduction
+// never changes, are shared.
+func (s *Snapshot) Clone() *Snapshot {
+	out := *s
+	out.Steps = make([]StepState, len(s.Steps))
+	for i, st := range s.Steps {
+		st.Attempts = append([]Attempt(nil), st.Attempts...)
+		out.Steps[i] = st
+	}
+	out.Artifacts = slices.Clip(s.Artifacts)
+	return &out
+}
