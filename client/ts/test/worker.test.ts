@@ -25,6 +25,7 @@ import {
 } from "../src/index.js";
 import { ErrorClass, fail, Worker, VerifyState, TaskAborted, type WorkerOptions } from "../src/worker/index.js";
 import { startWeftd, until, type Weftd } from "./support/weftd.js";
+import { childEnv } from "./support/env.js";
 
 let weftd: Weftd;
 let weft: WeftClient;
@@ -233,13 +234,6 @@ interface Child {
   lines: Array<Record<string, unknown>>;
   waitFor(what: string, pred: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
   exited: Promise<number | null>;
-}
-
-/** The environment of a child process: this one's, less the test runner's own variables, plus extra. */
-export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env, ...extra };
-  delete env.NODE_TEST_CONTEXT; // else the child's stdout is taken for the runner's protocol
-  return env;
 }
 
 function spawnChild(env: Record<string, string>): Child {

@@ -162,7 +162,7 @@ export interface RunOptions {
    * Process signals that shut the worker down gracefully while it runs
    * (default SIGTERM and SIGINT in Node; [] for none).
    */
-  shutdownOn?: readonly NodeJS.Signals[];
+  shutdownOn?: readonly string[];
 }
 
 /** ShutdownTimeoutError: tasks were still running at the shutdown timeout and were abandoned unreported. */
@@ -364,9 +364,9 @@ export class Worker {
     const onAbort = () => this.shutdown();
     options.signal?.addEventListener("abort", onAbort, { once: true });
     if (options.signal?.aborted) this.shutdown();
-    const proc = (globalThis as { process?: NodeJS.Process }).process;
-    const signals = options.shutdownOn ?? (proc?.once ? (["SIGTERM", "SIGINT"] as const) : []);
-    const onSignal = (sig: NodeJS.Signals) => {
+    const proc = (globalThis as { process?: SignalSource }).process;
+    const signals = options.shutdownOn ?? (proc?.once ? ["SIGTERM", "SIGINT"] : []);
+    const onSignal = (sig: string) => {
       this.log("info", "signal received; draining", { signal: sig });
       this.shutdown();
     };
@@ -711,8 +711,16 @@ export function heartbeatEvery(heartbeatTimeoutMs: number, intervalMs: number): 
   return intervalMs;
 }
 
+/** What the worker uses of Node's process object (absent elsewhere). */
+interface SignalSource {
+  once(signal: string, listener: (signal: string) => void): unknown;
+  removeListener(signal: string, listener: (signal: string) => void): unknown;
+  env?: Record<string, string | undefined>;
+  pid?: number;
+}
+
 function defaultWorkerId(): string {
-  const proc = (globalThis as { process?: NodeJS.Process }).process;
+  const proc = (globalThis as { process?: SignalSource }).process;
   const host = proc?.env?.HOSTNAME || "worker";
   return `${host}-${proc?.pid ?? Math.floor(Math.random() * 1e6)}`;
 }
