@@ -42,7 +42,7 @@ export class DefinitionError extends Error {
  * parseDefinition reads a workflow definition from YAML or JSON text (JSON is
  * YAML). Two shapes are accepted:
  *
- * - the project's YAML shape, as `weft submit` reads it (docs/semantics.md#yaml-definitions):
+ * - the project's YAML shape, as `weft submit` reads it (the Go loader is engine/definition's LoadYAML):
  *   `metadata.name`/`planId`, `metadata.version`, `spec.timeout`, `spec.steps`
  *   (`name`, `activity`, `dependsOn`, `input`, `timeout`, `heartbeatTimeout`,
  *   `retryPolicy`, `onFailure`, `manual`, `waitForSignal`, `queue`) and

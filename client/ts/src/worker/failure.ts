@@ -9,7 +9,7 @@ export const MAX_CODE_CHARS = 128;
 
 /**
  * ActivityFailure is an activity error with the class that decides its retry
- * (docs/semantics.md#error-classes), an application code and whether the
+ * (docs/semantics.md#error-classes-weftv1errorclass), an application code and whether the
  * external effect may have happened. Throw one from an activity (or use
  * {@link fail}); any other error is reported with class UNKNOWN. Its message is
  * reported to weftd: keep payloads and secrets out of it.
