@@ -1,5 +1,5 @@
 // Helpers that read API values without ever throwing on what a newer server
-// may send (spec 004 "Schema Evolution"): enum numbers this client does not
+// may send: enum numbers this client does not
 // know, event types without a typed payload, fields it cannot name.
 import { fromJson, toJson, type DescEnum, type JsonValue } from "@bufbuild/protobuf";
 import { ValueSchema, type Value } from "@bufbuild/protobuf/wkt";
