@@ -139,6 +139,7 @@ test("a worker never runs more tasks at once than its concurrency", async () => 
     const runs = await Promise.all(
       Array.from({ length: 5 }, () => weft.submit({ planId: "ts-conc", planVersion: "1", actions: [{ id: "work", order: 1, activity: a }] })),
     );
+    await until("two tasks in flight at once", async () => gate.length === 2);
     for (let released = 0; released < 5; released++) {
       await until("a task waiting at the gate", async () => gate.length > 0);
       assert.ok(inFlight <= 2, `${inFlight} tasks in flight with concurrency 2`);
