@@ -18,6 +18,8 @@ interface Config {
   authURL: string;
   /** Tenant acme's token, tenant beta's token, and one weftd refuses. */
   acmeToken: string;
+  /** Another principal of tenant acme, who may complete alice's manual steps. */
+  carolToken: string;
   betaToken: string;
   wrongToken: string;
   /** acme's runs of examples/workflow.yaml: one to finish, one to pause and resume, one to cancel. */
@@ -29,6 +31,8 @@ interface Config {
   /** acme's run whose first step runs until releaseURL is fetched. */
   drainRun: string;
   releaseURL: string;
+  /** Fetching it lets the proxy in front of weftd answer the ResyncRun calls it holds. */
+  resyncURL: string;
   /** beta's run. */
   betaRun: string;
   /** The run's submitter, whom separation of duties refuses as the completer. */
@@ -118,6 +122,7 @@ async function main(): Promise<void> {
       "--disable-component-update", "--no-first-run"],
   });
   const problems: string[] = [];
+  let current: Page | undefined;
   try {
     if (cfg.scenario === "cluster") {
       await cluster(browser, problems);
@@ -126,6 +131,7 @@ async function main(): Promise<void> {
       return;
     }
     const page = await newPage(browser, problems);
+    current = page;
 
     log("a wrong token is refused");
     await page.goto(`${cfg.authURL}/ui/`);
@@ -185,7 +191,14 @@ async function main(): Promise<void> {
     await confirm(page, "Complete", { "#mc-actor": cfg.submitter, "#mc-notes": "stock checked" });
     await waitText(page, "dialog[open] .fault-code", /^PERMISSION_DENIED$/);
     await waitText(page, "dialog[open] .fault-correlation", /[0-9a-f-]{36}/);
-    await confirm(page, "Complete", { "#mc-actor": "carol", "#mc-outcome": "1" });
+    await page.locator("dialog[open]").getByRole("button", { name: "Close" }).click();
+    // Separation of duties is decided on the signed-in principal: carol completes it.
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await signIn(page, cfg.carolToken);
+    await openRunFromList(page, cfg.mainRun);
+    await page.locator('svg.dag g.node[data-step="approve-shipment"]').click();
+    await page.locator("#act-complete").click();
+    await confirm(page, "Complete", { "#mc-actor": "carol", "#mc-outcome": "1", "#mc-notes": "stock checked" });
     await runStatus(page, /^COMPLETED/);
     await page.locator('svg.dag g.node[data-step="ship"][data-status="SUCCEEDED"]').waitFor();
     await page.locator('svg.timeline g[data-step="ship"] g.bar[data-outcome="SUCCEEDED"]').waitFor();
@@ -239,6 +252,12 @@ async function main(): Promise<void> {
     await page.locator("#act-pause").click();
     await confirm(page, "Pause");
     await runStatus(page, /^PAUSED · DRAINING \(1 in flight\)$/);
+    log("a gap in run_seq shows STALE until a resync moves the watermark past it");
+    await waitText(page, "#feed-state", /^STALE · resyncing$/);
+    await shot(page, "run-stale");
+    assert.equal((await fetch(cfg.resyncURL)).status, 200);
+    await waitText(page, "#feed-state", /^LIVE$/);
+    await waitText(page, ".facts", /1 resyncs?/);
     await shot(page, "run-draining");
     const released = await fetch(cfg.releaseURL);
     assert.equal(released.status, 200);
@@ -248,6 +267,9 @@ async function main(): Promise<void> {
     await page.locator("#act-resume").click();
     await confirm(page, "Resume");
     await runStatus(page, /^COMPLETED/);
+    await waitText(page, "#feed-state", /FINAL/);
+    const seqs = await page.locator("table.events tbody tr").evaluateAll((rows) => rows.map((r) => Number(r.getAttribute("data-seq"))));
+    assert.deepEqual(seqs, seqs.map((_, i) => i + 1), "after the resync the log holds every run_seq once, in order");
 
     log("cancel takes effect");
     await openRunFromList(page, cfg.cancelRun);
@@ -277,6 +299,11 @@ async function main(): Promise<void> {
 
     assert.deepEqual(problems, [], "the browser reported problems");
     log("all scenarios passed");
+  } catch (e) {
+    // What the browser saw, for the failure's report.
+    if (problems.length > 0) log(`browser problems: ${problems.join(" | ")}`);
+    if (current && !current.isClosed()) await current.screenshot({ path: join(cfg.shots, "failure.png"), fullPage: true }).catch(() => {});
+    throw e;
   } finally {
     await browser.close();
   }
