@@ -16,6 +16,8 @@ type attemptResult struct {
 	err       *runstate.StepError
 	workerID  string
 	source    string
+	// correlationID is the reporting call's; empty for an attempt a timer ended.
+	correlationID string
 }
 
 // recordAttempt appends the attempt's evidence (spec 000 §5) to the step and the log.
@@ -31,7 +33,7 @@ func (c *change) recordAttempt(st *runstate.StepState, r attemptResult, willRetr
 	}
 	st.Attempts = append(st.Attempts, att)
 	c.emit(runstate.EvStepAttemptRecorded, st.ActionID, st.LogicalAttempt, st.EngineAttempt, runstate.EventData{
-		Attempt: &att, WillRetry: willRetry, NextAttemptAt: st.NextAttemptAt})
+		Attempt: &att, WillRetry: willRetry, NextAttemptAt: st.NextAttemptAt, CorrelationID: r.correlationID})
 }
 
 // succeedAttempt applies an attempt's result: a manual action then waits for

@@ -39,7 +39,8 @@ func (e *Engine) CompleteTask(ctx context.Context, r TaskReport) (*ReportResult,
 	eager := e.eagerSlot(ctx, r.Next)
 	res, err := e.report(ctx, r, "completed", func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) {
 		ch.eager = eager
-		res := attemptResult{outcome: runstate.AttemptSucceeded, output: r.Output, artifacts: r.Artifacts, workerID: r.WorkerID}
+		res := attemptResult{outcome: runstate.AttemptSucceeded, output: r.Output, artifacts: r.Artifacts, workerID: r.WorkerID,
+			correlationID: r.CorrelationID}
 		switch t.Kind {
 		case TaskCompensation:
 			ch.finishCompensationAttempt(a, st, true, nil)
@@ -124,7 +125,8 @@ func (e *Engine) FailTask(ctx context.Context, r TaskReport) (*ReportResult, err
 			}
 			ch.recordRecon(a, st, status, nil, stepErr, r.ReconciliationKey, "")
 		}
-		ch.failAttempt(a, st, attemptResult{outcome: runstate.AttemptFailed, err: stepErr, workerID: r.WorkerID})
+		ch.failAttempt(a, st, attemptResult{outcome: runstate.AttemptFailed, err: stepErr, workerID: r.WorkerID,
+			correlationID: r.CorrelationID})
 		willRetry = st.TaskID == "" && !st.NextAttemptAt.IsZero()
 	})
 	if res != nil {

@@ -440,6 +440,9 @@ type TaskReport struct {
 	Message            string
 	SideEffectPossible bool
 	ReconciliationKey  string
+	// CorrelationID is the reporting call's correlation id, recorded with
+	// the attempt's evidence (StepAttemptRecorded).
+	CorrelationID string
 	// Next, on a completion, asks for the worker's next tasks (eager
 	// dispatch): the reporting worker's own, with no Wait. Nil: none.
 	Next *PollParams

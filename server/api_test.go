@@ -95,7 +95,7 @@ func TestResyncRun_FullAndFromSnapshot(t *testing.T) {
 		snap, err := b.c.Events.ResyncRun(context.Background(), connect.NewRequest(&weftv1.ResyncRunRequest{
 			RunId: run.GetRunId(), Mode: weftv1.ResyncMode_RESYNC_MODE_FROM_SNAPSHOT, SnapshotSeq: mid}))
 		require.NoError(t, err)
-		require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, snap.Msg.GetSnapshot().GetStatus())
+		require.Equal(t, mid, snap.Msg.GetSnapshot().GetLastEventSeq(), "the snapshot at snapshot_seq, not a newer one")
 		require.Equal(t, weftv1.ResyncMode_RESYNC_MODE_FROM_SNAPSHOT, snap.Msg.GetMode())
 		require.Len(t, snap.Msg.GetEvents(), len(events)-3)
 		require.Greater(t, snap.Msg.GetEvents()[0].GetRunSeq(), mid)

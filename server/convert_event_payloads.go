@@ -116,7 +116,7 @@ var stepPayloads = map[string]payloadFiller{
 	},
 	runstate.EvStepAttemptRecorded: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_StepAttemptRecorded{StepAttemptRecorded: &weftv1.StepAttemptRecorded{
-			Attempt: attemptProto(ev.Data.Attempt)}}
+			Attempt: attemptProto(ev.Data.Attempt), CorrelationId: ev.Data.CorrelationID}}
 	},
 	// EventData has no verify state or reconciliation key yet (the engine
 	// emits no StepVerified); the payload carries the diagnostic only.

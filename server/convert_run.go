@@ -32,6 +32,7 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 		Error:               runErrorProto(s.Error),
 		Cancellation:        cancellationProto(s.Cancellation),
 		SubmittedBy:         s.SubmittedBy,
+		FailedSteps:         uint32(s.FailedSteps()),
 		Definition:          definitionProto(s.Definition),
 		Input:               jsonValue(s.Input),
 		Artifacts:           artifactsProto(s.Artifacts),

@@ -127,24 +127,31 @@ func (w *watch) step(ctx context.Context) (bool, error) {
 }
 
 // ResyncRun answers what a projector needs to rebuild: FULL gives every
-// event; FROM_SNAPSHOT gives the snapshot and the events after
-// snapshot_seq up to the snapshot's watermark.
+// event; FROM_SNAPSHOT gives a snapshot at or before snapshot_seq and the
+// events after it, or falls back to FULL when there is no such snapshot
+// (docs/semantics.md#resync).
 func (s *EventService) ResyncRun(ctx context.Context, req *connect.Request[weftv1.ResyncRunRequest]) (*connect.Response[weftv1.ResyncRunResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
 		return nil, err
 	}
 	m := req.Msg
-	snap, err := s.eng.GetRun(ctx, who.tenant, m.GetRunId())
+	out := &weftv1.ResyncRunResponse{Mode: weftv1.ResyncMode_RESYNC_MODE_FULL}
+	after := uint64(0)
+	if m.GetMode() == weftv1.ResyncMode_RESYNC_MODE_FROM_SNAPSHOT {
+		base, err := s.eng.SnapshotAt(ctx, who.tenant, m.GetRunId(), m.GetSnapshotSeq())
+		if err != nil {
+			return nil, err
+		}
+		if base != nil {
+			out.Mode, out.Snapshot, after = m.GetMode(), runProto(base), base.LastEventSeq
+		}
+	}
+	snap, err := s.eng.GetRun(ctx, who.tenant, m.GetRunId()) // after the base: never older than it
 	if err != nil {
 		return nil, err
 	}
-	out := &weftv1.ResyncRunResponse{Mode: m.GetMode(), LastEventSeq: snap.LastEventSeq}
-	after := uint64(0)
-	if m.GetMode() == weftv1.ResyncMode_RESYNC_MODE_FROM_SNAPSHOT {
-		out.Snapshot = runProto(snap)
-		after = m.GetSnapshotSeq()
-	}
+	out.LastEventSeq = snap.LastEventSeq
 	if out.Events, err = s.eventsBetween(ctx, who.tenant, m.GetRunId(), after, snap.LastEventSeq); err != nil {
 		return nil, err
 	}

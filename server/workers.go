@@ -71,7 +71,7 @@ func (s *WorkerService) CompleteTask(ctx context.Context, req *connect.Request[w
 	}
 	report := engine.TaskReport{TenantID: who.tenant, Token: m.GetTaskToken(),
 		WorkerID: m.GetWorkerId(), Output: output, Artifacts: artifactsOf(m.GetArtifacts()),
-		ReconciliationKey: m.GetReconciliationKey()}
+		ReconciliationKey: m.GetReconciliationKey(), CorrelationID: CorrelationID(ctx)}
 	if m.GetNextTasks() != nil {
 		next := pollParams(who.tenant, m.GetNextTasks())
 		report.Next = &next
@@ -96,7 +96,8 @@ func (s *WorkerService) FailTask(ctx context.Context, req *connect.Request[weftv
 	m := req.Msg
 	res, err := s.eng.FailTask(ctx, engine.TaskReport{TenantID: who.tenant, Token: m.GetTaskToken(),
 		WorkerID: m.GetWorkerId(), ErrorClass: errorClasses.engine(m.GetErrorClass()), Code: m.GetCode(),
-		Message: m.GetMessage(), SideEffectPossible: m.GetSideEffectPossible(), ReconciliationKey: m.GetReconciliationKey()})
+		Message: m.GetMessage(), SideEffectPossible: m.GetSideEffectPossible(), ReconciliationKey: m.GetReconciliationKey(),
+		CorrelationID: CorrelationID(ctx)})
 	if err != nil {
 		return nil, err
 	}

@@ -90,6 +90,7 @@ type EventData struct {
 	AcceptedAt          time.Time           `json:"accepted_at,omitzero"`
 	ManualOutcome       string              `json:"manual_outcome,omitempty"`
 	Principal           string              `json:"principal,omitempty"`
+	CorrelationID       string              `json:"correlation_id,omitempty"`
 	Notes               string              `json:"notes,omitempty"`
 	EvidenceRefs        []string            `json:"evidence_refs,omitempty"`
 	InFlightTasks       int                 `json:"in_flight_tasks,omitempty"`

@@ -46,6 +46,18 @@ func (s *Snapshot) Step(actionID string) *StepState {
 	return nil
 }
 
+// FailedSteps counts the steps that are FAILED (spec 004's failedSteps: a
+// StepFailed makes one more, a RETRY_STEP that reopens one makes one less).
+func (s *Snapshot) FailedSteps() int {
+	n := 0
+	for i := range s.Steps {
+		if s.Steps[i].Status == StepFailed {
+			n++
+		}
+	}
+	return n
+}
+
 // Clone answers a copy of s that reduction may change without changing s:
 // the steps and their attempts are copied, and the artifact list is clipped
 // so that an append reallocates. The definition and input, which reduction

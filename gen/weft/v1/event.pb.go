@@ -166,7 +166,7 @@ const (
 	ResyncMode_RESYNC_MODE_UNSPECIFIED ResyncMode = 0
 	// Every event from the start.
 	ResyncMode_RESYNC_MODE_FULL ResyncMode = 1
-	// The snapshot and the events after snapshot_seq.
+	// A snapshot at or before snapshot_seq and the events after it.
 	ResyncMode_RESYNC_MODE_FROM_SNAPSHOT ResyncMode = 2
 )
 
@@ -2433,7 +2433,9 @@ type StepAttemptRecorded struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The attempt.
 	Attempt *Attempt `protobuf:"bytes,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	// A correlation id for the attempt's logs.
+	// The correlation id of the call that reported the attempt (CompleteTask or
+	// FailTask; its Weft-Correlation-Id header and log line carry the same id).
+	// Empty for an attempt a timer ended (attempt or heartbeat timeout).
 	CorrelationId string `protobuf:"bytes,2,opt,name=correlation_id,json=correlationId,proto3" json:"correlation_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3160,7 +3162,9 @@ type ResyncRunRequest struct {
 	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// FULL or FROM_SNAPSHOT.
 	Mode ResyncMode `protobuf:"varint,2,opt,name=mode,proto3,enum=weft.v1.ResyncMode" json:"mode,omitempty"`
-	// For FROM_SNAPSHOT: the projector's watermark.
+	// For FROM_SNAPSHOT: the projector's watermark. The snapshot answered is
+	// the run's current one when its last_event_seq is not greater, else one
+	// rebuilt from the log up to snapshot_seq. 0 has no snapshot: FULL is served.
 	SnapshotSeq   uint64 `protobuf:"varint,3,opt,name=snapshot_seq,json=snapshotSeq,proto3" json:"snapshot_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3220,11 +3224,14 @@ func (x *ResyncRunRequest) GetSnapshotSeq() uint64 {
 // ResyncRunResponse answers a resync.
 type ResyncRunResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The mode served (FULL when no snapshot was available).
+	// The mode served: FULL when FULL was asked, or when FROM_SNAPSHOT was
+	// asked and no snapshot at or before snapshot_seq could be given.
 	Mode ResyncMode `protobuf:"varint,1,opt,name=mode,proto3,enum=weft.v1.ResyncMode" json:"mode,omitempty"`
-	// The snapshot, for FROM_SNAPSHOT.
+	// The snapshot, when mode is FROM_SNAPSHOT; its last_event_seq is at or
+	// before the request's snapshot_seq.
 	Snapshot *Run `protobuf:"bytes,2,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
-	// The events: all of them for FULL, those after snapshot_seq for FROM_SNAPSHOT.
+	// The events: all of them for FULL; for FROM_SNAPSHOT, those after the
+	// snapshot's last_event_seq.
 	Events []*Event `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
 	// The run's highest run_seq.
 	LastEventSeq  uint64 `protobuf:"varint,4,opt,name=last_event_seq,json=lastEventSeq,proto3" json:"last_event_seq,omitempty"`

@@ -50,8 +50,9 @@ type EventServiceClient interface {
 	// it is appended, until the run is terminal and drained or the caller leaves.
 	WatchEvents(context.Context, *connect.Request[v1.WatchEventsRequest]) (*connect.ServerStreamForClient[v1.WatchEventsResponse], error)
 	// ResyncRun answers what a projector needs to rebuild (spec 004 §1.5.1):
-	// FULL gives every event; FROM_SNAPSHOT gives the current snapshot and the
-	// events after snapshot_seq.
+	// FULL gives every event; FROM_SNAPSHOT gives a snapshot whose
+	// last_event_seq is at or before snapshot_seq and the events after that
+	// snapshot, or falls back to FULL (and says so in mode) when there is none.
 	ResyncRun(context.Context, *connect.Request[v1.ResyncRunRequest]) (*connect.Response[v1.ResyncRunResponse], error)
 }
 
@@ -119,8 +120,9 @@ type EventServiceHandler interface {
 	// it is appended, until the run is terminal and drained or the caller leaves.
 	WatchEvents(context.Context, *connect.Request[v1.WatchEventsRequest], *connect.ServerStream[v1.WatchEventsResponse]) error
 	// ResyncRun answers what a projector needs to rebuild (spec 004 §1.5.1):
-	// FULL gives every event; FROM_SNAPSHOT gives the current snapshot and the
-	// events after snapshot_seq.
+	// FULL gives every event; FROM_SNAPSHOT gives a snapshot whose
+	// last_event_seq is at or before snapshot_seq and the events after that
+	// snapshot, or falls back to FULL (and says so in mode) when there is none.
 	ResyncRun(context.Context, *connect.Request[v1.ResyncRunRequest]) (*connect.Response[v1.ResyncRunResponse], error)
 }
 

@@ -1248,7 +1248,9 @@ export type StepAttemptRecorded = Message<"weft.v1.StepAttemptRecorded"> & {
   attempt?: Attempt | undefined;
 
   /**
-   * A correlation id for the attempt's logs.
+   * The correlation id of the call that reported the attempt (CompleteTask or
+   * FailTask; its Weft-Correlation-Id header and log line carry the same id).
+   * Empty for an attempt a timer ended (attempt or heartbeat timeout).
    *
    * @generated from field: string correlation_id = 2;
    */
@@ -1642,7 +1644,9 @@ export type ResyncRunRequest = Message<"weft.v1.ResyncRunRequest"> & {
   mode: ResyncMode;
 
   /**
-   * For FROM_SNAPSHOT: the projector's watermark.
+   * For FROM_SNAPSHOT: the projector's watermark. The snapshot answered is
+   * the run's current one when its last_event_seq is not greater, else one
+   * rebuilt from the log up to snapshot_seq. 0 has no snapshot: FULL is served.
    *
    * @generated from field: uint64 snapshot_seq = 3;
    */
@@ -1663,21 +1667,24 @@ export const ResyncRunRequestSchema: GenMessage<ResyncRunRequest> = /*@__PURE__*
  */
 export type ResyncRunResponse = Message<"weft.v1.ResyncRunResponse"> & {
   /**
-   * The mode served (FULL when no snapshot was available).
+   * The mode served: FULL when FULL was asked, or when FROM_SNAPSHOT was
+   * asked and no snapshot at or before snapshot_seq could be given.
    *
    * @generated from field: weft.v1.ResyncMode mode = 1;
    */
   mode: ResyncMode;
 
   /**
-   * The snapshot, for FROM_SNAPSHOT.
+   * The snapshot, when mode is FROM_SNAPSHOT; its last_event_seq is at or
+   * before the request's snapshot_seq.
    *
    * @generated from field: weft.v1.Run snapshot = 2;
    */
   snapshot?: Run | undefined;
 
   /**
-   * The events: all of them for FULL, those after snapshot_seq for FROM_SNAPSHOT.
+   * The events: all of them for FULL; for FROM_SNAPSHOT, those after the
+   * snapshot's last_event_seq.
    *
    * @generated from field: repeated weft.v1.Event events = 3;
    */
@@ -1836,7 +1843,7 @@ export enum ResyncMode {
   FULL = 1,
 
   /**
-   * The snapshot and the events after snapshot_seq.
+   * A snapshot at or before snapshot_seq and the events after it.
    *
    * @generated from enum value: RESYNC_MODE_FROM_SNAPSHOT = 2;
    */
@@ -1878,8 +1885,9 @@ export const EventService: GenService<{
   },
   /**
    * ResyncRun answers what a projector needs to rebuild (spec 004 §1.5.1):
-   * FULL gives every event; FROM_SNAPSHOT gives the current snapshot and the
-   * events after snapshot_seq.
+   * FULL gives every event; FROM_SNAPSHOT gives a snapshot whose
+   * last_event_seq is at or before snapshot_seq and the events after that
+   * snapshot, or falls back to FULL (and says so in mode) when there is none.
    *
    * @generated from rpc weft.v1.EventService.ResyncRun
    */
