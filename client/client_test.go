@@ -178,9 +178,12 @@ func TestListEventsAndResync_AnswerTheLog(t *testing.T) {
 	page, err := c.ListEvents(context.Background(), &weftv1.ListEventsRequest{RunId: run.GetRunId()})
 	require.NoError(t, err)
 	require.NotEmpty(t, page.GetEvents())
-	re, err := c.ResyncRun(context.Background(), &weftv1.ResyncRunRequest{RunId: run.GetRunId(), Mode: weftv1.ResyncMode_RESYNC_MODE_FROM_SNAPSHOT})
+	seq := page.GetEvents()[len(page.GetEvents())-1].GetRunSeq()
+	re, err := c.ResyncRun(context.Background(), &weftv1.ResyncRunRequest{RunId: run.GetRunId(),
+		Mode: weftv1.ResyncMode_RESYNC_MODE_FROM_SNAPSHOT, SnapshotSeq: seq})
 	require.NoError(t, err)
 	require.Equal(t, run.GetRunId(), re.GetSnapshot().GetRunId())
+	require.LessOrEqual(t, re.GetSnapshot().GetLastEventSeq(), seq)
 }
 
 // discard is a ResponseWriter that drops the answer (a lost response).
