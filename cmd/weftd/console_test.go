@@ -75,12 +75,13 @@ func requireConsoleTools(t *testing.T) (node, browser string) {
 	return node, browser
 }
 
-// TestConsole_EventFeedRules runs the console's event-feed unit tests
-// (console/test/feed.test.ts: run_seq order, STALE on a gap, resync until the
-// watermark passes it) in Node.
-func TestConsole_EventFeedRules(t *testing.T) {
+// TestConsole_EventFeedAndGraphRules runs the console's unit tests in Node:
+// console/test/feed.test.ts (run_seq order, STALE on a gap, resync until the
+// watermark passes it) and console/test/dag.test.ts (the graph's edges and
+// layout).
+func TestConsole_EventFeedAndGraphRules(t *testing.T) {
 	node, _ := requireConsoleTools(t)
-	cmd := exec.Command(node, "--test", "console/test-dist/feed.test.mjs")
+	cmd := exec.Command(node, "--test", "console/test-dist/feed.test.mjs", "console/test-dist/dag.test.mjs")
 	cmd.Dir = repoRoot(t)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
