@@ -1,0 +1,143 @@
+// One step: its facts, input and output, artifacts, attempts, and its actions.
+import { StepStatus, type Run, type Step } from "../../client/ts/src/gen/weft/v1/run_pb";
+import type { Action } from "../../client/ts/src/gen/weft/v1/definition_pb";
+import { Badge } from "./ui";
+import { attemptsOf, stepErrorText } from "./steps";
+import type { Pending } from "./actions";
+import { attemptOutcomeName, clock, compensationStatusName, isTerminal, jsonText, stepStatusName, when } from "./format";
+
+/** StepPanel shows one step and offers the actions its status allows. */
+export function StepPanel({ run, step, action, onAct }: { run: Run; step: Step; action?: Action; onAct: (p: Pending) => void }) {
+  const status = stepStatusName(step.status);
+  const comp = compensationStatusName(step.compensationStatus);
+  const live = !isTerminal(run.status);
+  return (
+    <section class="step" aria-labelledby="step-title" id="step-panel" data-step={step.actionId}>
+      <h2 id="step-title">
+        Step <span class="mono">{step.actionId}</span> <Badge status={status} />
+      </h2>
+      <div class="step-actions">
+        {step.status === StepStatus.WAITING_FOR_MANUAL_COMPLETION && step.completionToken && (
+          <button type="button" id="act-complete" class="primary" onClick={() => onAct({ kind: "complete", step })}>
+            Complete this step…
+          </button>
+        )}
+        {live && step.status === StepStatus.FAILED && (
+          <button type="button" id="act-retry" onClick={() => onAct({ kind: "retry", step: step.actionId })}>
+            Retry step
+          </button>
+        )}
+        {live && (step.status === StepStatus.PENDING || step.status === StepStatus.FAILED) && (
+          <button type="button" id="act-skip" onClick={() => onAct({ kind: "skip", step: step.actionId })}>
+            Skip step
+          </button>
+        )}
+      </div>
+      <dl class="facts">
+        <div>
+          <dt>Activity</dt>
+          <dd>{action?.activity || (action?.waitForSignal ? `waits for signal ${action.waitForSignal.signalName}` : "manual")}</dd>
+        </div>
+        <div>
+          <dt>Attempt</dt>
+          <dd>
+            {step.logicalAttemptId}.{step.engineAttemptId}
+          </dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd>{when(step.startedAt)}</dd>
+        </div>
+        <div>
+          <dt>Completed</dt>
+          <dd>{when(step.completedAt)}</dd>
+        </div>
+        {step.waitingForSignal && (
+          <div>
+            <dt>Waiting for signal</dt>
+            <dd class="mono">{step.waitingForSignal}</dd>
+          </div>
+        )}
+        {step.completionToken && (
+          <div>
+            <dt>Completion token</dt>
+            <dd class="mono" id="completion-token">
+              {step.completionToken}
+            </dd>
+          </div>
+        )}
+        {step.reason && (
+          <div>
+            <dt>Reason</dt>
+            <dd>{step.reason}</dd>
+          </div>
+        )}
+        {comp && (
+          <div>
+            <dt>Compensation</dt>
+            <dd>
+              {comp}
+              {step.compensationError ? ` — ${step.compensationError.message}` : ""}
+            </dd>
+          </div>
+        )}
+      </dl>
+      {step.error && <p class="run-error">{stepErrorText(step.error)}</p>}
+      <div class="io">
+        <div>
+          <h3>Input</h3>
+          <pre class="json" id="step-input">{jsonText(action?.input) || "—"}</pre>
+        </div>
+        <div>
+          <h3>Output</h3>
+          <pre class="json" id="step-output">{jsonText(step.output) || "—"}</pre>
+        </div>
+      </div>
+      {step.artifacts.length > 0 && (
+        <>
+          <h3>Artifacts</h3>
+          <ul>
+            {step.artifacts.map((a) => (
+              <li key={a.uri}>
+                <span class="mono">{a.uri}</span> {a.kind && <span class="muted">{a.kind}</span>} {a.sizeBytes ? `${String(a.sizeBytes)} bytes` : ""}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      <h3>Attempts</h3>
+      {attemptsOf(step).length === 0 ? (
+        <p class="muted">None yet.</p>
+      ) : (
+        <table class="attempts">
+          <thead>
+            <tr>
+              <th scope="col">Attempt</th>
+              <th scope="col">Outcome</th>
+              <th scope="col">Error</th>
+              <th scope="col">Started</th>
+              <th scope="col">Ended</th>
+              <th scope="col">Worker</th>
+            </tr>
+          </thead>
+          <tbody>
+            {attemptsOf(step).map((a) => (
+              <tr key={`${a.logicalAttemptId}.${a.engineAttemptId}`}>
+                <td>
+                  {a.logicalAttemptId}.{a.engineAttemptId}
+                </td>
+                <td>
+                  <Badge status={attemptOutcomeName(a.outcome)} />
+                </td>
+                <td>{a.error ? stepErrorText(a.error) : "—"}</td>
+                <td class="nowrap">{clock(a.startedAt)}</td>
+                <td class="nowrap">{clock(a.completedAt)}</td>
+                <td class="mono">{a.workerId || "—"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
