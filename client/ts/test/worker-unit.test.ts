@@ -31,6 +31,7 @@ import {
   classify,
   fail,
   heartbeatEvery,
+  atTime,
   sideEffectPossible,
 } from "../src/worker/index.js";
 
@@ -318,4 +319,23 @@ test("at the shutdown timeout an unfinished task is aborted as abandoned and not
   await assert.rejects(done, (e: unknown) => e instanceof ShutdownTimeoutError && e.abandoned === 1);
   assert.ok(reason instanceof TaskAborted && reason.kind === "abandoned");
   assert.equal(fake.completes.length + fake.fails.length, 0, "an abandoned task was reported");
+});
+
+test("atTime fires a deadline 30 days ahead at that time, not at once (setTimeout's limit is about 24.8 days)", (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 0 });
+  const day = 24 * 3600 * 1000;
+  let fired = 0;
+  atTime(new Date(30 * day), () => fired++);
+  t.mock.timers.tick(1);
+  assert.equal(fired, 0, "fired at once");
+  t.mock.timers.tick(25 * day);
+  assert.equal(fired, 0, "fired at the timer's limit");
+  t.mock.timers.tick(5 * day - 2);
+  assert.equal(fired, 0, "fired early");
+  t.mock.timers.tick(1);
+  assert.equal(fired, 1);
+  const cancel = atTime(new Date(Date.now() + day), () => fired++);
+  cancel();
+  t.mock.timers.tick(2 * day);
+  assert.equal(fired, 1, "a cancelled deadline fired");
 });

@@ -5,6 +5,7 @@ export {
   ShutdownTimeoutError,
   WORKER_DEFAULTS,
   heartbeatEvery,
+  atTime,
   type WorkerOptions,
   type WorkerLogger,
   type ActivityInfo,

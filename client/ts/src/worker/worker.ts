@@ -450,7 +450,7 @@ export class Worker {
     const onAbandon = () => abort("abandoned");
     this.abandon.signal.addEventListener("abort", onAbandon, { once: true });
     const deadline = t.deadline ? timestampDate(t.deadline) : undefined;
-    const deadlineTimer = deadline ? setTimeout(() => abort("deadline"), Math.max(0, deadline.getTime() - Date.now())) : undefined;
+    const clearDeadline = deadline ? atTime(deadline, () => abort("deadline")) : () => {};
     const stopHeartbeat = this.heartbeat(t, ac.signal, abort, fields);
     const ctx: ActivityContext = { info: this.info(t, deadline), signal: ac.signal };
     try {
@@ -470,7 +470,7 @@ export class Worker {
       }
       return await this.reportCompletion(t, outcome.output, outcome.key, fields);
     } finally {
-      clearTimeout(deadlineTimer);
+      clearDeadline();
       await stopHeartbeat();
       this.abandon.signal.removeEventListener("abort", onAbandon);
     }
@@ -696,6 +696,25 @@ function encodeOutput(out: unknown): JsonValue | undefined {
     throw new ActivityFailure(ErrorClass.AGENT_ERROR, "invalid_output", "the output is not representable as JSON");
   }
   return text === undefined ? undefined : (JSON.parse(text) as JsonValue);
+}
+
+/** The longest delay setTimeout takes (about 24.8 days); a longer one would fire at once. */
+const MAX_TIMER_MS = 0x7fffffff;
+
+/** atTime calls fn at the given time (also months ahead); the answered function cancels it. */
+export function atTime(when: Date, fn: () => void, now: () => number = Date.now): () => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    const left = when.getTime() - now();
+    if (left <= 0) {
+      timer = undefined;
+      fn();
+      return;
+    }
+    timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+  };
+  arm();
+  return () => clearTimeout(timer);
 }
 
 /**
