@@ -137,7 +137,7 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 	d := startWeftdIn(t, t.TempDir(), "--auth-tokens", file)
 	open := startWeftd(t)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	acmeClient := client.New(d.url, client.WithToken(acme))
 	w := worker.New(acmeClient, worker.Options{Queue: "default", Concurrency: 4, PollWait: 2 * time.Second})
@@ -278,7 +278,7 @@ func TestConsole_AnyWeftdOfAClusterServesTheSameRuns(t *testing.T) {
 	store := clusterURL(t, db.NewSchema(t))
 	a := startWeftdIn(t, t.TempDir(), "--store", store)
 	b := startWeftdIn(t, t.TempDir(), "--store", store)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	viaA := client.New(a.url)
 	res, err := viaA.SubmitRun(ctx, &weftv1.SubmitRunRequest{Start: true, Definition: &weftv1.WorkflowDefinition{

@@ -98,8 +98,10 @@ export function useRun(runId: string): RunView {
           const page = await api.events.listEvents({ runId, afterSeq: s.feed.watermark, pageSize: 1000 }, { signal });
           for (const ev of page.events) if (s.feed.offer(ev) === "gap") break;
           render(0);
-          if (s.feed.stale) await resync();
-          else if (!page.hasMore) break;
+          if (s.feed.stale) {
+            void readSnapshot();
+            await resync();
+          } else if (!page.hasMore) break;
         } catch (e) {
           if (signal.aborted) return;
           s.fault = faultOf(e);
@@ -119,6 +121,8 @@ export function useRun(runId: string): RunView {
             if (!res.event) continue;
             const offered = s.feed.offer(res.event);
             if (offered === "gap") {
+              // STALE: the snapshot still shows the run as it is now.
+              void readSnapshot();
               watch.abort();
               break;
             }

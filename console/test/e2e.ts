@@ -45,7 +45,8 @@ interface Config {
 }
 
 const cfg = JSON.parse(process.argv[2] ?? "") as Config;
-const WAIT = 30_000;
+// Generous: the whole suite may run beside this on two shared cores.
+const WAIT = 60_000;
 const log = (msg: string) => process.stderr.write(`e2e: ${msg}\n`);
 
 async function newPage(browser: Browser, problems: string[]): Promise<Page> {
