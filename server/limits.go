@@ -30,13 +30,18 @@ import (
 // here.
 func limitMessages(next http.Handler, maxBytes int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == JSONRPCPath || r.Body == nil || r.Body == http.NoBody {
+		isEnveloped := r.Method == http.MethodPost && enveloped(r.Header.Get("Content-Type"))
+		if r.URL.Path == JSONRPCPath || (!isEnveloped && (r.Body == nil || r.Body == http.NoBody)) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		r2 := *r
-		if enveloped(r.Header.Get("Content-Type")) {
-			r2.Body = &frameLimit{body: r.Body, limit: maxBytes, single: strings.HasPrefix(r.URL.Path, "/weft.v1."),
+		if isEnveloped {
+			body := r.Body
+			if body == nil {
+				body = http.NoBody // an empty body still must hold its one message
+			}
+			r2.Body = &frameLimit{body: body, limit: maxBytes, single: strings.HasPrefix(r.URL.Path, "/weft.v1."),
 				compressed: compressedStream(r.Header)}
 		} else {
 			r2.Body = &unaryLimit{body: r.Body, limit: maxBytes, remaining: maxBytes}
@@ -104,7 +109,7 @@ func compressedStream(h http.Header) bool {
 // would answer as an internal error or unknown: a body that ends inside a
 // prefix or before the bytes a prefix declares, a prefix with flags a
 // request cannot carry (or the compressed flag without a compression), and
-// a second message where the method takes one.
+// no message or a second one where the method takes exactly one.
 type frameLimit struct {
 	body       io.ReadCloser
 	limit      int64
@@ -159,6 +164,9 @@ func (f *frameLimit) Read(p []byte) (int, error) {
 func (f *frameLimit) nextPrefix(p []byte) (int, error) {
 	n, err := io.ReadFull(f.body, f.prefix[:])
 	switch {
+	case n == 0 && errors.Is(err, io.EOF) && f.single && f.messages == 0:
+		f.err = malformedEnvelope("the method takes one request message and the body holds none")
+		return 0, f.err
 	case n == 0 && err != nil:
 		return 0, tooLarge(err) // io.EOF: the body ended between envelopes
 	case errors.Is(err, io.ErrUnexpectedEOF):

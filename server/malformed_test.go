@@ -86,6 +86,7 @@ func TestTruncatedEnvelope_IsInvalidArgumentOnEveryEnvelopedProtocol(t *testing.
 		"TwoMessages":          append(wiretest.Envelope([]byte("\x0a\x01x")), wiretest.Envelope([]byte("\x0a\x01x"))...),
 		"BadFlags":             []byte("\x02\x00\x00\x00\x03\x0a\x01x"),
 		"CompressedWithout":    []byte("\x01\x00\x00\x00\x03\x0a\x01x"),
+		"NoMessage":            nil,
 	}
 	for _, p := range []wiretest.Protocol{wiretest.GRPC, wiretest.GRPCWeb, wiretest.ConnectStream} {
 		for _, procedure := range []string{"weft.v1.RunService/GetRun", "weft.v1.EventService/WatchEvents"} {
