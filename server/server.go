@@ -40,12 +40,16 @@ type Config struct {
 	// "Authorization: Bearer <token>" naming one of them, and runs as its
 	// tenant and principal. Nil: every RPC runs open as DefaultTenant /
 	// AnonymousCaller (weftd allows that only on a loopback address).
-	// Health, reflection, /healthz and /metrics are always open.
+	// Health, reflection, /healthz, /readyz and /metrics are always open.
 	Tokens *TokenSet
 	// Metrics is the pipeline /metrics serves: the server creates its
 	// instruments on its MeterProvider, and the process may add others (the
 	// export worker's, the engine's). Nil: a pipeline of the server's own.
 	Metrics *telemetry.Metrics
+	// Readiness are the dependencies /readyz and gRPC health probe: while
+	// one cannot be reached, weftd answers not ready with the reason. None:
+	// always ready. /healthz stays liveness whatever they say.
+	Readiness []ReadinessCheck
 }
 
 // DefaultMaxRequestBytes is the request size limit when Config leaves it 0.
@@ -133,7 +137,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle(weftv1connect.NewSignalServiceHandler(cfg.Signals, opts...))
 	mux.Handle(weftv1connect.NewEventServiceHandler(cfg.Events, opts...))
 	mux.Handle(weftv1connect.NewWorkerServiceHandler(cfg.Workers, opts...))
-	mountOperational(mux)
+	mountOperational(mux, newReadiness(cfg.Readiness, cfg.Logger))
 	mountConsole(mux)
 	mux.Handle("GET "+MetricsPath, m.pipeline.Handler())
 	// JSON-RPC forwards to the same mux, so every call meets the same
@@ -150,15 +154,17 @@ func New(cfg Config) (http.Handler, error) {
 	return handler, nil
 }
 
-// mountOperational adds gRPC health, reflection and a plain /healthz.
-func mountOperational(mux *http.ServeMux) {
-	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(ServiceNames...)))
+// mountOperational adds gRPC health and /readyz (readiness: the
+// dependencies can be reached), reflection and a plain /healthz (liveness).
+func mountOperational(mux *http.ServeMux, ready *readiness) {
+	mux.Handle(grpchealth.NewHandler(ready))
+	mux.Handle("GET "+ReadyPath, ready)
 	names := append(append([]string{}, ServiceNames...),
 		grpchealth.HealthV1ServiceName, grpcreflect.ReflectV1ServiceName, grpcreflect.ReflectV1AlphaServiceName)
 	reflector := grpcreflect.NewStaticReflector(names...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET "+HealthPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})

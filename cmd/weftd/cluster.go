@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/lease/redislease"
@@ -35,6 +37,7 @@ type cluster struct {
 	mode   engine.Ownership
 	leases lease.Manager
 	wakes  *rediswake.Notifier // nil: wake-ups stay in this process
+	redis  *redis.Client       // the lease service; nil: in-process leases
 	close  func()
 }
 
@@ -70,7 +73,7 @@ func openCluster(opts options, logger *slog.Logger) (*cluster, error) {
 		logger.Warn("lease service not reachable; background work waits for it", slog.String("redis", location))
 	}
 	logger.Info("weftd ownership", slog.String("mode", string(mode)), slog.String("leases", "redis"), slog.String("redis", location))
-	c := &cluster{mode: mode, leases: redislease.New(rdb, "weft:lease:"), close: func() { _ = rdb.Close() }}
+	c := &cluster{mode: mode, leases: redislease.New(rdb, "weft:lease:"), redis: rdb, close: func() { _ = rdb.Close() }}
 	if c.wakes, err = openWakeups(opts, sql, rdb, location, logger); err != nil {
 		_ = rdb.Close()
 		return nil, err

@@ -203,6 +203,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: opts.logLevel}))
+	logRedisThrough(logger)
 	stopDebug, err := startDebug(opts.debugAddr, logger)
 	if err != nil {
 		return err
@@ -240,8 +241,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	leases, err := countLeaseFailures(cl.leases, metrics.Provider.Meter(meterName))
+	if err != nil {
+		return err
+	}
 	eng, err := engine.New(engine.Config{Store: st, Logger: engLogger,
-		Ownership: cl.mode, Leases: cl.leases, Notifier: cl.notifier(), LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
+		Ownership: cl.mode, Leases: leases, Notifier: cl.notifier(), LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
 		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: outbox,
 		EventValidator: validator, Alerts: alerts})
 	if err != nil {
@@ -264,7 +269,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// Deferred calls run in reverse: after serve returns, the engine stops and
 	// finishes its round, then the store closes.
 	defer func() { stopEngine(); <-engineDone }()
-	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens, Metrics: metrics}.WithEngine(eng)
+	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens, Metrics: metrics,
+		Readiness: readinessChecks(st, opts.store, cl)}.WithEngine(eng)
 	return serve(ctx, opts, logger, cfg, st.Capabilities().Backend)
 }
 

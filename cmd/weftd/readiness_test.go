@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/conformance/apitest"
+	"github.com/weft-dev/weft/lease"
+	"github.com/weft-dev/weft/store/memstore"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
+	"github.com/weft-dev/weft/telemetry"
+)
+
+// privateRedis is a redis-server only this test talks to, so it can be
+// stopped and started again on the same port.
+type privateRedis struct {
+	t    *testing.T
+	bin  string
+	port int
+	cmd  *exec.Cmd
+}
+
+func startPrivateRedis(t *testing.T) *privateRedis {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		skipOrFail(t, "redis-server is not installed")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	r := &privateRedis{t: t, bin: bin, port: port}
+	r.start()
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *privateRedis) addr() string { return fmt.Sprintf("127.0.0.1:%d", r.port) }
+
+func (r *privateRedis) start() {
+	r.cmd = exec.Command(r.bin, "--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	require.NoError(r.t, r.cmd.Start())
+	rdb := redis.NewClient(&redis.Options{Addr: r.addr()})
+	defer func() { _ = rdb.Close() }()
+	require.Eventually(r.t, func() bool { return rdb.Ping(context.Background()).Err() == nil }, 10*time.Second, 20*time.Millisecond)
+}
+
+func (r *privateRedis) stop() {
+	if r.cmd != nil && r.cmd.Process != nil {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+		r.cmd = nil
+	}
+}
+
+// readyz answers /readyz's status and body.
+func readyz(t *testing.T, base string) (int, string) {
+	t.Helper()
+	res, err := apitest.HTTPClient().Get(base + "/readyz")
+	require.NoError(t, err)
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	return res.StatusCode, string(body)
+}
+
+// TestWeftd_ReadyFlipsToNotReadyWhileRedisIsDownAndBack: a cluster weftd
+// (PostgreSQL, a private Redis) is ready; with its Redis stopped /readyz
+// answers 503 naming Redis while /healthz stays ok; with Redis back it is
+// ready again. Every line weftd wrote meanwhile is JSON (go-redis logs
+// through weftd's logger), and the lease failure counter is served.
+func TestWeftd_ReadyFlipsToNotReadyWhileRedisIsDownAndBack(t *testing.T) {
+	db := sqltest.Require(t)
+	r := startPrivateRedis(t)
+	d := startWeftdIn(t, t.TempDir(), "--store", clusterURL(t, db.NewSchema(t)), "--redis", "redis://"+r.addr())
+	status, body := readyz(t, d.url)
+	require.Equal(t, http.StatusOK, status, body)
+
+	r.stop()
+	status, body = readyz(t, d.url)
+	require.Equal(t, http.StatusServiceUnavailable, status)
+	require.Contains(t, body, "redis: the lease service cannot be reached")
+	require.NotContains(t, body, r.addr(), "the reason names no address")
+	res, err := apitest.HTTPClient().Get(d.url + "/healthz")
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, http.StatusOK, res.StatusCode, "liveness does not follow Redis")
+
+	r.start()
+	require.Eventually(t, func() bool {
+		status, _ := readyz(t, d.url)
+		return status == http.StatusOK
+	}, 10*time.Second, 50*time.Millisecond, "ready again once Redis is back")
+
+	logs := d.logs()
+	require.Contains(t, logs, `"msg":"weftd not ready"`)
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		require.True(t, json.Valid([]byte(line)), "a line outside the JSON log: %s", line)
+	}
+	res, err = apitest.HTTPClient().Get(d.url + "/metrics")
+	require.NoError(t, err)
+	metrics, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	require.Contains(t, string(metrics), "weft_lease_acquire_failures_total ")
+}
+
+// TestReadinessChecks_AClosedStoreIsNotReady: the store probe answers the
+// store's failure as the reason (a missing key is not one).
+func TestReadinessChecks_AClosedStoreIsNotReady(t *testing.T) {
+	st := memstore.New(memstore.Config{})
+	checks := readinessChecks(st, "pebble", &cluster{})
+	require.Len(t, checks, 1, "no Redis without a cluster")
+	require.NoError(t, checks[0].Probe(context.Background()))
+	require.NoError(t, st.Close())
+	require.ErrorContains(t, checks[0].Probe(context.Background()), "cannot be reached")
+}
+
+// failingLeases answers every acquisition with err.
+type failingLeases struct {
+	lease.Manager
+	err error
+}
+
+func (f failingLeases) Acquire(context.Context, string, string, time.Duration) (lease.Lease, error) {
+	return lease.Lease{}, f.err
+}
+
+// TestCountedLeases_CountServiceFailuresNotContention: an acquisition the
+// lease service fails counts in weft_lease_acquire_failures_total; a lease
+// another owner holds does not.
+func TestCountedLeases_CountServiceFailuresNotContention(t *testing.T) {
+	pipeline, err := telemetry.NewMetrics()
+	require.NoError(t, err)
+	scrape := func() string { return scrapePipeline(t, pipeline) }
+	down, err := countLeaseFailures(failingLeases{err: errors.New("dial tcp: connection refused")}, pipeline.Provider.Meter(meterName))
+	require.NoError(t, err)
+	held, err := countLeaseFailures(failingLeases{err: lease.ErrHeld}, pipeline.Provider.Meter(meterName))
+	require.NoError(t, err)
+	require.Contains(t, scrape(), "weft_lease_acquire_failures_total 0")
+	for range 3 {
+		_, _ = held.Acquire(context.Background(), "run", "me", time.Second)
+	}
+	require.Contains(t, scrape(), "weft_lease_acquire_failures_total 0")
+	for range 2 {
+		_, _ = down.Acquire(context.Background(), "run", "me", time.Second)
+	}
+	require.Contains(t, scrape(), "weft_lease_acquire_failures_total 2")
+}
