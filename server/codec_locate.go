@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
@@ -212,7 +213,17 @@ func decodesAlone(md protoreflect.MessageDescriptor, fd protoreflect.FieldDescri
 	body := make([]byte, 0, len(name)+len(raw)+3)
 	body = append(append(append(append(body, '{'), name...), ':'), raw...)
 	body = append(body, '}')
-	return jsonTolerant.Unmarshal(body, dynamicpb.NewMessage(md)) == nil
+	return jsonTolerant.Unmarshal(body, newMessage(md)) == nil
+}
+
+// newMessage answers an empty message of md: of its generated type where
+// one is registered (every request message is), which decodes as the codec
+// does; dynamicpb otherwise.
+func newMessage(md protoreflect.MessageDescriptor) proto.Message {
+	if mt, err := protoregistry.GlobalTypes.FindMessageByName(md.FullName()); err == nil {
+		return mt.New().Interface()
+	}
+	return dynamicpb.NewMessage(md)
 }
 
 // walkable reports whether fd holds a message whose JSON form is an object

@@ -241,8 +241,13 @@ func (g *Generator) envelope(body []byte) []byte {
 // field outside any payload), which the API answers by design (a run_id in
 // a not-found fault). An undecodable body's answer may quote nothing.
 func EchoAllowed(m Method, p Protocol, body []byte, marker string) bool {
-	msg := dynamicpb.NewMessage(m.Input)
-	var err error
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(m.Input.FullName())
+	if err != nil {
+		return false
+	}
+	// The generated type, as the server decodes it (dynamicpb's decoder
+	// panics on some malformed map entries).
+	msg := mt.New().Interface()
 	if p.JSON {
 		err = protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(body, msg)
 	} else {
