@@ -123,7 +123,7 @@ func (c *cli) submit(args []string) error {
 	if err != nil {
 		return err
 	}
-	def, err := loadDefinition(pos[0])
+	def, paths, err := loadDefinition(pos[0])
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (c *cli) submit(args []string) error {
 	defer cancel()
 	res, err := c.client().SubmitRun(ctx, req)
 	if err != nil {
-		return err
+		return inYAML(err, paths)
 	}
 	if *quiet {
 		fmt.Fprintln(c.stdout, res.GetRun().GetRunId())

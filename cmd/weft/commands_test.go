@@ -10,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/client"
 	"github.com/weft-dev/weft/client/worker"
+	"github.com/weft-dev/weft/engine/definition"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
@@ -72,12 +74,44 @@ func TestSubmit_InvalidYAML_ExitsTwoNamingTheYAMLPath(t *testing.T) {
 	require.Contains(t, r.stderr, "usage: weft submit FILE")
 }
 
-func TestSubmit_DefinitionTheServerRejects_ExitsOneWithViolations(t *testing.T) {
+func TestSubmit_YAMLWithMistakes_ExitsTwoWithEveryErrorByYAMLPathOnce(t *testing.T) {
 	b := setup(t)
-	r := b.weft("submit", writeFile(t, "cycle.yaml", "planId: p\nsteps:\n  - name: a\n    dependsOn: [b]\n  - name: b\n    dependsOn: [a]\n"))
-	require.Equal(t, 1, r.code)
-	require.ErrorContains(t, r.err, "InvalidArgument")
-	require.ErrorContains(t, r.err, "correlation id")
+	r := b.weft("submit", writeFile(t, "mistakes.yaml", `planId: p
+spec:
+  steps:
+    - name: a
+      dependsOn: [b]
+      timeOut: 5m
+    - name: b
+      dependsOn: [a]
+      retryPolicy: {maxAttempts: 99}
+`))
+	require.Equal(t, 2, r.code, "%v", r.err)
+	msg := r.err.Error()
+	for _, field := range []string{"spec.steps[0].timeOut", "spec.steps[1].retryPolicy.maxAttempts", "spec.steps", "spec.steps[1].dependsOn[0]"} {
+		require.Equal(t, 1, strings.Count(msg, field+":"), "%s reported once in: %s", field, msg)
+	}
+	require.Contains(t, msg, `did you mean "timeout"?`)
+	require.NotContains(t, msg, "actions[", "no API path in an error about a YAML file")
+}
+
+func TestInYAML_TheServersFindingsAreNamedByYAMLPathOnce(t *testing.T) {
+	_, paths, err := definition.ReadYAML([]byte("planId: p\nspec:\n  steps: [{name: a}, {name: b}]\n"))
+	require.NoError(t, err)
+	server := &client.Error{Code: client.CodeInvalidArgument, Message: "invalid definition: definition.actions[1].queue: too long",
+		Violations: []client.FieldViolation{
+			{Field: "definition.actions[1].queue", Rule: "action.queue_max_len", Message: "queue is too long"},
+			{Field: "definition.actions[1].queue", Rule: "action.queue_max_len", Message: "queue is too long"},
+			{Field: "definition.actions[0].timeout_ms", Rule: "action.timeout_range", Message: "timeout is too long"},
+		}, CorrelationID: "c-1"}
+	got := inYAML(server, paths)
+	var e *client.Error
+	require.ErrorAs(t, got, &e)
+	require.Equal(t, []string{"spec.steps[1].queue", "spec.steps[0].timeout"}, []string{e.Violations[0].Field, e.Violations[1].Field})
+	require.Len(t, e.Violations, 2, "once each")
+	require.NotContains(t, got.Error(), "actions[")
+	require.Contains(t, got.Error(), "correlation id c-1")
+	require.Same(t, error(server), inYAML(server, nil), "a JSON file's errors stay as the server named them")
 }
 
 func TestGet_TableShowsStepsAndJSONUsesProtoFieldNames(t *testing.T) {

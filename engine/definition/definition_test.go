@@ -534,6 +534,7 @@ func FuzzLoadYAML(f *testing.F) {
 	f.Add([]byte("steps: [{name: a, dependsOn: [a]}]"))
 	f.Add([]byte("a: &a [*a, *a]\nsteps: [{name: x, input: *a}]"))
 	f.Add([]byte(`{"planId": "j", "steps": [{"name": "a", "timeout": "1s"}]}`))
+	f.Add([]byte("spec: {requiresApproval: true, backpressure: queue, steps: [{name: a, manualTimeout: 1h, secrets: [{name: K, ref: r}], dependOn: b}]}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := LoadYAML(data)
 		if err != nil {

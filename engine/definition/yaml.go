@@ -1,6 +1,7 @@
 package definition
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 	"time"
@@ -13,12 +14,18 @@ import (
 // defaults: callers call WithDefaults and Validate. A definition read this way
 // is a DAG (DESIGN.md §4): a step without dependsOn is a root.
 //
-// The shape, with every key optional and unknown keys ignored:
+// The shape, with every key optional. A key the shape does not have is
+// refused with its path and, when one is close, the key it was probably
+// meant to be (apiVersion and kind, and top-level keys starting with "x-",
+// a place for anchors, are accepted and ignored):
 //
 //	planId | metadata.name | name     → plan_id (first present wins)
 //	planVersion | version | metadata.version → plan_version (default "1")
 //	displayName | metadata.displayName → display_name
 //	timeout: "30m"                    → the workflow timeout
+//	requiresApproval: true            → requires_approval (ApproveRun before StartRun)
+//	maxConcurrentRuns: 5              → max_concurrent_runs
+//	backpressure: reject|queue|delay  → backpressure
 //	steps:            (or spec.steps; spec.* wins over the top level)
 //	  - name: a                       → action id (or id:); list position → order from 1
 //	    activity | agent: x           → activity (default: the step's name, unless
@@ -32,7 +39,9 @@ import (
 //	                  maxDelay: "60s", multiplier: 2.0, retryableErrors: [timeout]}
 //	    input: any YAML               → JSON
 //	    manual: true                  → completion manual
+//	    manualTimeout: "4h"           → manual_timeout (how long a person may take)
 //	    waitForSignal: name           (or {name: s, timeout: "1h"})
+//	    secrets: [{name: n, ref: r}]  → secret references (never values)
 //	compensation:     (or spec.compensation)
 //	  - step: a                       → attaches a's compensation hook
 //	    action | operation: op        → operation
@@ -47,13 +56,69 @@ func LoadYAML(data []byte) (Definition, error) {
 	if err != nil {
 		return Definition{}, err
 	}
-	l := &yamlLoader{budget: maxYAMLInputValues}
+	d, _, err := loadYAML(root)
+	return d, err
+}
+
+// ReadYAML is LoadYAML followed by WithDefaults and Validate, with every
+// problem of both in one answer, each named by its YAML path: the loader's,
+// then the validator's (one about a place the loader already refused is
+// left out). It answers the definition before defaults, and the PathMap
+// that places the API's field paths — the server's, for instance — in the
+// document.
+func ReadYAML(data []byte) (Definition, *PathMap, error) {
+	root, err := parseYAML(data)
+	if err != nil {
+		return Definition{}, nil, err
+	}
+	l := newYAMLLoader()
+	d := l.definition(root)
+	d.DAG = true
+	refused := make([]string, 0, len(l.v.list))
+	for _, v := range l.v.list {
+		refused = append(refused, v.Field)
+	}
+	var invalid *Error
+	if errors.As(d.WithDefaults().Validate(), &invalid) {
+		seen := make(map[Violation]bool, len(invalid.Violations))
+		for _, v := range invalid.Violations {
+			v.Field = l.paths.YAMLPath(v.Field)
+			if !seen[v] && !under(v.Field, refused) {
+				seen[v] = true
+				l.v.add(v.Field, v.Rule, "%s", v.Message)
+			}
+		}
+	}
+	if err := l.v.err("invalid YAML definition"); err != nil {
+		return Definition{}, l.paths, err
+	}
+	return d, l.paths, nil
+}
+
+// under reports whether path is one of paths or inside one of them.
+func under(path string, paths []string) bool {
+	for _, p := range paths {
+		if path == p || strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// loadYAML reads a parsed document.
+func loadYAML(root *yaml.Node) (Definition, *PathMap, error) {
+	l := newYAMLLoader()
 	d := l.definition(root)
 	if err := l.v.err("invalid YAML definition"); err != nil {
-		return Definition{}, err
+		return Definition{}, l.paths, err
 	}
 	d.DAG = true // spec 002's steps are a DAG: every step without dependsOn is a root
-	return d, nil
+	return d, l.paths, nil
+}
+
+func newYAMLLoader() *yamlLoader {
+	return &yamlLoader{budget: maxYAMLInputValues,
+		paths: &PathMap{steps: "steps", top: map[string]string{}, compensation: map[int]string{}}}
 }
 
 // Limits on what the loader expands, against alias bombs and deep nesting.
@@ -114,6 +179,7 @@ func yamlSyntaxError(msg string) error {
 type yamlLoader struct {
 	v      violations
 	budget int // values input conversion may still produce
+	paths  *PathMap
 }
 
 // fail records one problem at a YAML path.
@@ -130,16 +196,29 @@ func (l *yamlLoader) definition(root *yaml.Node) Definition {
 	}
 	meta := mapping(get(root, "metadata"))
 	spec := mapping(get(root, "spec"))
-	d.PlanID = l.first(field{root, "", "planId"}, field{meta, "metadata", "name"}, field{root, "", "name"})
-	d.PlanVersion = l.first(field{root, "", "planVersion"}, field{root, "", "version"}, field{meta, "metadata", "version"})
+	l.knownKeys(root, "", definitionKeys)
+	l.knownKeys(meta, "metadata", metadataKeys)
+	l.knownKeys(spec, "spec", specKeys)
+	d.PlanID = l.placed("plan_id", field{root, "", "planId"}, field{meta, "metadata", "name"}, field{root, "", "name"})
+	d.PlanVersion = l.placed("plan_version", field{root, "", "planVersion"}, field{root, "", "version"}, field{meta, "metadata", "version"})
 	if d.PlanVersion == "" {
 		d.PlanVersion = DefaultPlanVersion
 	}
-	d.DisplayName = l.first(field{root, "", "displayName"}, field{meta, "metadata", "displayName"})
-	if n, p := body(root, spec, "timeout"); n != nil {
+	d.DisplayName = l.placed("display_name", field{root, "", "displayName"}, field{meta, "metadata", "displayName"})
+	if n, p := l.body(root, spec, "timeout", "timeout_ms"); n != nil {
 		d.Timeout = l.duration(n, p)
 	}
+	if n, p := l.body(root, spec, "requiresApproval", "requires_approval"); n != nil {
+		d.RequiresApproval = l.boolean(n, p)
+	}
+	if n, p := l.body(root, spec, "maxConcurrentRuns", "max_concurrent_runs"); n != nil {
+		d.MaxConcurrentRuns, _ = l.integer(n, p)
+	}
+	if n, p := l.body(root, spec, "backpressure", "backpressure"); n != nil {
+		d.Backpressure = l.backpressure(n, p)
+	}
 	if n, p := body(root, spec, "steps"); n != nil {
+		l.paths.steps = p
 		d.Actions = l.steps(n, p)
 	}
 	if n, p := body(root, spec, "compensation"); n != nil {
@@ -162,6 +241,40 @@ func (l *yamlLoader) first(fields ...field) string {
 			return l.str(n, join(f.path, f.key))
 		}
 	}
+	return ""
+}
+
+// placed reads the first present of fields, like first, and records where
+// the API's field api was read from.
+func (l *yamlLoader) placed(api string, fields ...field) string {
+	for _, f := range fields {
+		if get(f.node, f.key) != nil {
+			l.paths.top[api] = join(f.path, f.key)
+			break
+		}
+	}
+	return l.first(fields...)
+}
+
+// body is the package's body, recording where the API's field api was read
+// from (the top level's key when it is absent).
+func (l *yamlLoader) body(root, spec *yaml.Node, key, api string) (*yaml.Node, string) {
+	n, p := body(root, spec, key)
+	if n == nil && spec != nil {
+		p = "spec." + key
+	}
+	l.paths.top[api] = p
+	return n, p
+}
+
+// backpressure reads a backpressure mode.
+func (l *yamlLoader) backpressure(n *yaml.Node, path string) BackpressureMode {
+	m := BackpressureMode(strings.ToLower(l.str(n, path)))
+	switch m {
+	case BackpressureReject, BackpressureQueue, BackpressureDelay:
+		return m
+	}
+	l.fail(path, "yaml.backpressure", "backpressure must be one of reject, queue, delay, got %s", short(string(m)))
 	return ""
 }
 
@@ -193,6 +306,7 @@ func (l *yamlLoader) step(n *yaml.Node, path string, order int) Action {
 		l.fail(path, "yaml.type", "a step must be a mapping")
 		return a
 	}
+	l.knownKeys(n, path, stepKeys)
 	a.ID = l.first(field{n, path, "name"}, field{n, path, "id"})
 	a.Activity = l.first(field{n, path, "activity"}, field{n, path, "agent"})
 	a.Queue = l.first(field{n, path, "queue"})
@@ -213,8 +327,12 @@ func (l *yamlLoader) step(n *yaml.Node, path string, order int) Action {
 	if v := get(n, "manual"); v != nil && l.boolean(v, path+".manual") {
 		a.Completion = CompletionManual
 	}
+	a.ManualTimeout = l.optDuration(n, path, "manualTimeout")
 	if v := get(n, "waitForSignal"); v != nil {
 		a.WaitForSignal = l.signalWait(v, path+".waitForSignal")
+	}
+	if v := get(n, "secrets"); v != nil {
+		a.Secrets = l.secrets(v, path+".secrets")
 	}
 	if a.Activity == "" && a.WaitForSignal == nil && a.Completion != CompletionManual {
 		a.Activity = a.ID
@@ -242,10 +360,31 @@ func (l *yamlLoader) signalWait(n *yaml.Node, path string) *SignalWait {
 		l.fail(path, "yaml.type", "waitForSignal must be a signal name or a mapping")
 		return nil
 	}
+	l.knownKeys(n, path, signalWaitKeys)
 	return &SignalWait{
 		SignalName: l.first(field{n, path, "name"}, field{n, path, "signal"}),
 		Timeout:    l.optDuration(n, path, "timeout"),
 	}
+}
+
+// secrets reads a step's secret references: a list of {name, ref}.
+func (l *yamlLoader) secrets(n *yaml.Node, path string) []SecretRef {
+	if n.Kind != yaml.SequenceNode {
+		l.fail(path, "yaml.type", "secrets must be a list of {name, ref}")
+		return nil
+	}
+	out := make([]SecretRef, 0, len(n.Content))
+	for i, c := range n.Content {
+		p := indexPath(path, i)
+		c = resolve(c)
+		if c == nil || c.Kind != yaml.MappingNode {
+			l.fail(p, "yaml.type", "a secret reference must be a mapping of name and ref")
+			continue
+		}
+		l.knownKeys(c, p, secretKeys)
+		out = append(out, SecretRef{Name: l.first(field{c, p, "name"}), Ref: l.first(field{c, p, "ref"})})
+	}
+	return out
 }
 
 // compensations attaches the compensation list's hooks to the steps they name.
@@ -272,6 +411,7 @@ func (l *yamlLoader) compensation(n *yaml.Node, path string, i int, actions []Ac
 		l.fail(path, "yaml.type", "a compensation entry must be a mapping")
 		return
 	}
+	l.knownKeys(n, path, compensationKeys)
 	step := get(n, "step")
 	if step == nil {
 		l.fail(path+".step", "yaml.compensation_step", "a compensation entry must name the step it undoes")
@@ -291,6 +431,7 @@ func (l *yamlLoader) compensation(n *yaml.Node, path string, i int, actions []Ac
 		return
 	}
 	attached[idx] = i
+	l.paths.compensation[idx] = path
 	hook := l.hook(n, path)
 	actions[idx].Compensation = &hook
 }
@@ -318,6 +459,7 @@ func (l *yamlLoader) retry(n *yaml.Node, path string) RetryPolicy {
 		l.fail(path, "yaml.type", "retryPolicy must be a mapping")
 		return r
 	}
+	l.knownKeys(n, path, retryKeys)
 	r.MaxAttempts = l.attempts(n, path)
 	if v := get(n, "backoff"); v != nil {
 		r.Strategy = l.strategy(v, path+".backoff")

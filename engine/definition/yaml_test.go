@@ -134,15 +134,14 @@ func TestLoadYAML_PlanIdentity(t *testing.T) {
 	}
 }
 
-func TestLoadYAML_SpecWinsOverTopLevelAndUnknownKeysAreIgnored(t *testing.T) {
+func TestLoadYAML_SpecWinsOverTopLevel(t *testing.T) {
 	t.Parallel()
 	d, err := LoadYAML([]byte(`
 kind: Workflow
 apiVersion: ioa/v9
 steps: [{name: top}]
 spec:
-  steps: [{name: inner, futureKey: 1}]
-  futureBlock: {x: y}
+  steps: [{name: inner}]
 `))
 	require.NoError(t, err)
 	require.Len(t, d.Actions, 1)

@@ -1,0 +1,89 @@
+package definition
+
+import (
+	"strings"
+)
+
+// PathMap maps the API's field paths of a definition read from YAML (as
+// Validate and the server name them: "actions[2].timeout_ms", also with a
+// "definition." prefix) onto the YAML paths they came from
+// ("spec.steps[2].timeout"), so that every error about a YAML file names
+// the place to edit in it.
+type PathMap struct {
+	steps        string            // where the step list is: "spec.steps" or "steps"
+	top          map[string]string // a top-level API field → its YAML path
+	compensation map[int]string    // an action's index → its compensation entry
+}
+
+// yamlKeys are the YAML spellings of the API's field names.
+var yamlKeys = map[string]string{
+	"id": "name", "depends_on": "dependsOn", "retry": "retryPolicy", "max_attempts": "maxAttempts",
+	"strategy": "backoff", "initial_backoff_ms": "initialDelay", "max_backoff_ms": "maxDelay",
+	"backoff_multiplier": "multiplier", "retryable_errors": "retryableErrors", "timeout_ms": "timeout",
+	"heartbeat_timeout_ms": "heartbeatTimeout", "on_failure": "onFailure", "completion_mode": "manual",
+	"wait_for_signal": "waitForSignal", "signal_name": "name", "manual_timeout_ms": "manualTimeout",
+	"operation": "action",
+}
+
+// YAMLPath answers the YAML path of an API field path; a path it cannot
+// place is answered as it is.
+func (m *PathMap) YAMLPath(api string) string {
+	if m == nil {
+		return api
+	}
+	rest := strings.TrimPrefix(api, "definition.")
+	if rest == "actions" {
+		return m.steps
+	}
+	if !strings.HasPrefix(rest, "actions[") {
+		head, tail, _ := strings.Cut(rest, ".")
+		if p, ok := m.top[head]; ok {
+			return joinRest(p, tail)
+		}
+		return api
+	}
+	end := strings.IndexByte(rest, ']')
+	i, ok := atoi(rest[len("actions["):max(end, len("actions["))])
+	if end < 0 || !ok {
+		return api
+	}
+	base, tail := indexPath(m.steps, i), strings.TrimPrefix(rest[end+1:], ".")
+	if hook, ok := m.compensation[i]; ok && (tail == "compensation" || strings.HasPrefix(tail, "compensation.")) {
+		base, tail = hook, strings.TrimPrefix(strings.TrimPrefix(tail, "compensation"), ".")
+	}
+	return joinRest(base, tail)
+}
+
+// joinRest appends the YAML spelling of an API path's remaining segments.
+func joinRest(base, tail string) string {
+	if tail == "" {
+		return base
+	}
+	segs := strings.Split(tail, ".")
+	for j, s := range segs {
+		name, index, _ := strings.Cut(s, "[")
+		if y, ok := yamlKeys[name]; ok {
+			name = y
+		}
+		if index != "" {
+			name += "[" + index
+		}
+		segs[j] = name
+	}
+	return join(base, strings.Join(segs, "."))
+}
+
+// atoi reads a small non-negative decimal index.
+func atoi(s string) (int, bool) {
+	if s == "" || len(s) > 6 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
