@@ -28,26 +28,27 @@ import (
 
 // consoleE2E is what console/test/e2e.ts reads: the weftds, tokens and runs.
 type consoleE2E struct {
-	Scenario   string `json:"scenario,omitempty"`
-	ClusterURL string `json:"clusterURL,omitempty"`
-	ClusterRun string `json:"clusterRun,omitempty"`
-	AuthURL    string `json:"authURL"`
-	AcmeToken  string `json:"acmeToken"`
-	CarolToken string `json:"carolToken"`
-	BetaToken  string `json:"betaToken"`
-	WrongToken string `json:"wrongToken"`
-	MainRun    string `json:"mainRun"`
-	PauseRun   string `json:"pauseRun"`
-	CancelRun  string `json:"cancelRun"`
-	HoldRun    string `json:"holdRun"`
-	DrainRun   string `json:"drainRun"`
-	ReleaseURL string `json:"releaseURL"`
-	ResyncURL  string `json:"resyncURL"`
-	BetaRun    string `json:"betaRun"`
-	Submitter  string `json:"submitter"`
-	OpenURL    string `json:"openURL"`
-	OpenRun    string `json:"openRun"`
-	Shots      string `json:"shots"`
+	Scenario    string `json:"scenario,omitempty"`
+	ClusterURL  string `json:"clusterURL,omitempty"`
+	ClusterRun  string `json:"clusterRun,omitempty"`
+	AuthURL     string `json:"authURL"`
+	AcmeToken   string `json:"acmeToken"`
+	CarolToken  string `json:"carolToken"`
+	BetaToken   string `json:"betaToken"`
+	WrongToken  string `json:"wrongToken"`
+	MainRun     string `json:"mainRun"`
+	PauseRun    string `json:"pauseRun"`
+	CancelRun   string `json:"cancelRun"`
+	HoldRun     string `json:"holdRun"`
+	DrainRun    string `json:"drainRun"`
+	RollbackRun string `json:"rollbackRun"`
+	ReleaseURL  string `json:"releaseURL"`
+	ResyncURL   string `json:"resyncURL"`
+	BetaRun     string `json:"betaRun"`
+	Submitter   string `json:"submitter"`
+	OpenURL     string `json:"openURL"`
+	OpenRun     string `json:"openRun"`
+	Shots       string `json:"shots"`
 }
 
 // requireConsoleTools answers node, after checking that Chromium and the
@@ -189,6 +190,14 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 			{Id: "ship", Order: 4, Activity: "ship-order", DependsOn: []string{"charge", "bad-reserve"}},
 		}}})
 	require.NoError(t, err)
+	// A run whose second step fails for good after the first succeeded: it compensates.
+	rollback, err := acmeClient.SubmitRun(ctx, &weftv1.SubmitRunRequest{Start: true, Definition: &weftv1.WorkflowDefinition{
+		PlanId: "rollback", PlanVersion: "1", Actions: []*weftv1.Action{
+			{Id: "reserve", Order: 1, Activity: "reserve-inventory", Input: item(1),
+				Compensation: &weftv1.CompensationHook{Operation: "release-inventory", Input: item(1)}},
+			{Id: "bad-reserve", Order: 2, Activity: "reserve-inventory", Input: item(0)},
+		}}})
+	require.NoError(t, err)
 	drain, err := acmeClient.SubmitRun(ctx, &weftv1.SubmitRunRequest{Start: true, Definition: &weftv1.WorkflowDefinition{
 		PlanId: "drain", PlanVersion: "1", Actions: []*weftv1.Action{
 			{Id: "slow", Order: 1, Activity: "console.slow"},
@@ -209,7 +218,7 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 	}))
 	t.Cleanup(resyncer.Close)
 	cfg := consoleE2E{
-		HoldRun: hold.GetRun().GetRunId(), DrainRun: drain.GetRun().GetRunId(), ReleaseURL: releaser.URL,
+		HoldRun: hold.GetRun().GetRunId(), RollbackRun: rollback.GetRun().GetRunId(), DrainRun: drain.GetRun().GetRunId(), ReleaseURL: releaser.URL,
 		ResyncURL: resyncer.URL, AuthURL: proxied.URL, AcmeToken: acme, CarolToken: carol, BetaToken: beta, WrongToken: "not-a-token-of-this-weftd",
 		MainRun: submit(acmeClient), PauseRun: submit(acmeClient), CancelRun: submit(acmeClient),
 		BetaRun: submit(client.New(d.url, client.WithToken(beta))), Submitter: "alice",

@@ -28,6 +28,8 @@ interface Config {
   cancelRun: string;
   /** acme's DAG run whose bad-reserve step fails for good and holds the run. */
   holdRun: string;
+  /** acme's run that fails after a step with a compensation hook succeeded. */
+  rollbackRun: string;
   /** acme's run whose first step runs until releaseURL is fetched. */
   drainRun: string;
   releaseURL: string;
@@ -154,7 +156,7 @@ async function main(): Promise<void> {
     await page.waitForFunction(() => document.querySelectorAll("table.runs tbody tr[data-run-id]").length === 1);
     await page.getByRole("button", { name: "Clear" }).click();
     await page.locator(`tr[data-run-id="${cfg.pauseRun}"]`).waitFor();
-    await waitText(page, 'button.count:not([data-status]) .count-n', /^5$/);
+    await waitText(page, 'button.count:not([data-status]) .count-n', /^6$/);
     await shot(page, "runs");
 
     log("a run page shows its DAG and timeline");
@@ -234,6 +236,15 @@ async function main(): Promise<void> {
     await confirm(page, "Skip", { "#act-reason": "stock counted by hand" });
     await page.locator('svg.dag g.node[data-step="bad-reserve"][data-status="SKIPPED"]').waitFor();
     await runStatus(page, /^COMPLETED/);
+
+    log("a failed run shows its compensation outcome and each step's compensation");
+    await openRunFromList(page, cfg.rollbackRun);
+    await runStatus(page, /^FAILED/);
+    await waitText(page, "#compensation", /^ROLLED_BACK$/);
+    await waitText(page, ".run-header .run-error", /bad-reserve/);
+    await page.locator('svg.dag g.node[data-step="reserve"]').click();
+    await waitText(page, "#step-panel", /Compensation\s*SUCCEEDED/);
+    await waitText(page, "table.events", /CompensationSucceeded/);
 
     log("pause and resume take effect");
     await openRunFromList(page, cfg.pauseRun);
