@@ -198,3 +198,32 @@ func TestConnectErrorDebug_UsesProtoFieldNames(t *testing.T) {
 	require.NotContains(t, string(body), `"correlationId"`)
 	require.NotContains(t, string(body), `"ruleId"`)
 }
+
+// TestConnectStreamingErrorDebug_UsesProtoFieldNames: the end-of-stream
+// error of a Connect streaming answer carries the Fault with its
+// correlation id, and its details' debug JSON uses proto field names, with
+// either codec.
+func TestConnectStreamingErrorDebug_UsesProtoFieldNames(t *testing.T) {
+	base, _ := loggedServer(t)
+	for _, codec := range []string{"json", "proto"} {
+		t.Run(codec, func(t *testing.T) {
+			body := []byte(`{"run_id":""}`)
+			if codec == "proto" {
+				body = []byte{}
+			}
+			req, err := http.NewRequest(http.MethodPost, base+"/weft.v1.EventService/WatchEvents",
+				bytes.NewReader(wiretest.Envelope(body)))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/connect+"+codec)
+			res, err := apitest.HTTPClient().Do(req)
+			require.NoError(t, err)
+			answer, err := io.ReadAll(res.Body)
+			require.NoError(t, err)
+			require.NoError(t, res.Body.Close())
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			require.Contains(t, string(answer), `"rule_id":"string.min_len"`)
+			require.Contains(t, string(answer), `"correlation_id":"`+res.Header.Get(CorrelationHeader)+`"`)
+			require.NotContains(t, string(answer), `"ruleId"`)
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -32,9 +33,9 @@ import (
 //     invalid_argument naming the message parameter (Connect would answer
 //     unknown, HTTP 500);
 //   - it makes sure an error answer carries the weft.v1.Fault detail with the
-//     correlation id, on Connect unary (the JSON error body, whose detail
-//     "debug" JSON it also renders with proto field names), gRPC and gRPC-Web
-//     (the grpc-status-details-bin trailer).
+//     correlation id, on Connect unary and Connect streaming with JSON (the
+//     error's JSON, whose details' "debug" JSON it also renders with proto
+//     field names), gRPC and gRPC-Web (the grpc-status-details-bin trailer).
 func withTransportFaults(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := uuid.NewString()
@@ -95,6 +96,8 @@ type faultWriter struct {
 	held      bool // a Connect unary error body is being held back
 	status    int
 	body      bytes.Buffer
+	stream    bool   // a Connect streaming answer: envelopes pass through endStreams
+	partial   []byte // the bytes of an envelope not yet complete
 }
 
 // Unwrap lets http.ResponseController reach the connection.
@@ -110,6 +113,7 @@ func (w *faultWriter) WriteHeader(status int) {
 		return
 	}
 	completeGRPCStatus(h, "", w.id)
+	w.stream = strings.HasPrefix(h.Get("Content-Type"), "application/connect+")
 	w.committed = true
 	w.ResponseWriter.WriteHeader(status)
 }
@@ -118,10 +122,51 @@ func (w *faultWriter) Write(p []byte) (int, error) {
 	if !w.committed && !w.held {
 		w.WriteHeader(http.StatusOK)
 	}
-	if w.held {
+	switch {
+	case w.held:
 		return w.body.Write(p)
+	case w.stream:
+		return len(p), w.endStreams(p)
 	}
 	return w.ResponseWriter.Write(p)
+}
+
+// endStreams passes a Connect streaming answer's envelopes through,
+// completing the error of its end-of-stream message (flag 0x02, not
+// compressed) as completeConnectError completes a unary one.
+func (w *faultWriter) endStreams(p []byte) error {
+	w.partial = append(w.partial, p...)
+	for len(w.partial) >= 5 {
+		size := int(binary.BigEndian.Uint32(w.partial[1:5]))
+		if len(w.partial) < 5+size {
+			return nil
+		}
+		env := w.partial[:5+size]
+		if flags := env[0]; flags&0x02 != 0 && flags&0x01 == 0 {
+			env = completeEndStream(env[5:], w.id)
+		}
+		if _, err := w.ResponseWriter.Write(env); err != nil {
+			return err
+		}
+		w.partial = w.partial[5+size:]
+	}
+	return nil
+}
+
+// completeEndStream answers a Connect end-of-stream message, enveloped, with
+// its error completed.
+func completeEndStream(msg []byte, id string) []byte {
+	var end map[string]json.RawMessage
+	if json.Unmarshal(msg, &end) == nil && len(end["error"]) > 0 {
+		end["error"] = completeConnectError(end["error"], id)
+		if out, err := json.Marshal(end); err == nil {
+			msg = out
+		}
+	}
+	env := make([]byte, 5, 5+len(msg))
+	env[0] = 0x02
+	binary.BigEndian.PutUint32(env[1:], uint32(len(msg)))
+	return append(env, msg...)
 }
 
 // Flush implements http.Flusher, which Connect's streaming needs.
@@ -139,6 +184,9 @@ func (w *faultWriter) Flush() {
 
 // finish sends a held error body, completed, and completes gRPC's trailers.
 func (w *faultWriter) finish() {
+	if len(w.partial) > 0 {
+		_, _ = w.ResponseWriter.Write(w.partial) // a cut envelope, as Connect wrote it
+	}
 	if w.held {
 		body := completeConnectError(w.body.Bytes(), w.id)
 		h := w.Header()
