@@ -46,6 +46,9 @@ func (e *Engine) control(ctx context.Context, p ControlParams, kind runstate.Sig
 // ApproveRun approves a PENDING run whose definition requires approval.
 func (e *Engine) ApproveRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
 	return e.control(ctx, p, runstate.SignalApprove, func(ch *change) error {
+		if s := ch.state.Status; s.Terminal() {
+			return illegalRun(p.RunID, s, runstate.RunApproved) // an ended run takes no transition
+		}
 		if !ch.run.Definition.RequiresApproval {
 			return &Error{Code: CodeOperationConflict, RunID: p.RunID, Message: "run " + p.RunID + " does not require approval"}
 		}

@@ -75,6 +75,9 @@ func Exercise(t *testing.T, baseURL string) {
 	t.Run("StartEndedRun_IsIllegalTransitionOnEveryProtocol", func(t *testing.T) {
 		testStartEndedRun(t, baseURL)
 	})
+	t.Run("EveryTransitionRequestOnAnEndedRun_IsIllegalTransition", func(t *testing.T) {
+		testTransitionOnEndedRun(t, baseURL)
+	})
 	t.Run("EngineValidation_NamesTheFieldPath", func(t *testing.T) {
 		testEngineValidation(t, baseURL)
 	})
