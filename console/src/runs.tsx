@@ -1,9 +1,9 @@
 // The runs list: filters (status, plan, creation time, run id text), paging,
 // live refresh and counts by status, all from ListRuns.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { Run, ListRunsRequestSchema } from "../../client/ts/src/gen/weft/v1/run_pb";
+import type { Run, ListRunsRequestSchema, ListRunsResponse } from "../../client/ts/src/gen/weft/v1/run_pb";
 import { api, faultOf, type Fault } from "./api";
 import { Badge, FaultView } from "./ui";
 import { RUN_STATUSES, duration, ms, runStatusName, substatusName, when } from "./format";
@@ -14,6 +14,8 @@ const PAGE_SIZE = 25;
 const WINDOW = 1000;
 /** How often the list refreshes while Live is on. */
 const REFRESH_MS = 2000;
+/** Every how many refreshes the counts' window is read again (10 s). */
+const WINDOW_EVERY = 5;
 
 interface Filters {
   status: string; // a RunStatus number, or "" for any
@@ -41,9 +43,18 @@ interface Listing {
   countedAll: boolean;
 }
 
-async function load(f: Filters, pageToken: string): Promise<Listing> {
-  // The window: up to WINDOW runs under every filter but status, for the counts.
-  const window = await api.runs.listRuns({ ...request(f, false), pageSize: WINDOW });
+/** The counts' window as last read, and what it was read for. */
+type WindowCache = { current?: { key: string; window: ListRunsResponse } };
+
+async function load(f: Filters, pageToken: string, cache: WindowCache, key: string): Promise<Listing> {
+  // The window: up to WINDOW runs under every filter but status, for the
+  // counts; read again only when its filters change or every WINDOW_EVERY
+  // refreshes, so a tab left open costs one page read per refresh.
+  let window = cache.current?.key === key ? cache.current.window : undefined;
+  if (!window) {
+    window = await api.runs.listRuns({ ...request(f, false), pageSize: WINDOW });
+    cache.current = { key, window };
+  }
   const counts = new Map<number, number>();
   for (const r of window.runs) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
   const countedAll = window.nextPageToken === "";
@@ -73,10 +84,12 @@ export function RunsPage() {
   const [live, setLive] = useState(true);
   const [tick, setTick] = useState(0);
   const page = pages[pages.length - 1];
+  const windowCache = useRef<{ key: string; window: ListRunsResponse } | undefined>(undefined);
 
   useEffect(() => {
     let gone = false;
-    load(filters, page).then(
+    const key = JSON.stringify([filters.plan, filters.after, filters.before, Math.floor(tick / WINDOW_EVERY)]);
+    load(filters, page, windowCache, key).then(
       (l) => {
         if (gone) return;
         setListing(l);
