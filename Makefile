@@ -70,12 +70,16 @@ gen-check: gen
 	@test -z "$$(git status --porcelain -- gen client/ts/src/gen docs/events console/dist)" || \
 		{ echo "generated code is stale: run 'make gen' and commit"; git status --porcelain -- gen client/ts/src/gen docs/events console/dist; exit 1; }
 
-## lint: buf lint and breaking, gofmt, go vet, and the TypeScript type check.
+## lint: buf lint and breaking, gofmt, go vet, Weft's own rules (tools/weftlint:
+## each package's import rule, no printing in library code, no citation of a
+## document outside the repository) and the TypeScript type check.
+WEFTLINT_CHECKS ?= imports,layering,printing
 lint: node_modules/.package-lock.json console/node_modules/.package-lock.json breaking
 	buf lint
 	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); \
 		test -z "$$bad" || { echo "gofmt would change:"; echo "$$bad"; exit 1; }
 	go vet ./...
+	go run ./tools/weftlint -checks $(WEFTLINT_CHECKS)
 	tsc -p client/ts --noEmit
 	tsc -p console --noEmit
 

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/bench"
+	"github.com/weft-dev/weft/internal/redisconn"
 )
 
 // TestRun_TinyScaleReportHasEveryFigure runs the harness at tiny scale — a
@@ -92,8 +92,7 @@ func servicesUp(t *testing.T) bool {
 	conn, err := pgx.Connect(ctx, postgresURL())
 	if err == nil {
 		_ = conn.Close(ctx)
-		opts, _ := redis.ParseURL(bench.DefaultRedisURL)
-		rdb := redis.NewClient(opts)
+		rdb, _ := redisconn.Open(bench.DefaultRedisURL)
 		defer rdb.Close()
 		err = rdb.Ping(ctx).Err()
 	}

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"slices"
 	"time"
+
+	"github.com/weft-dev/weft/internal/redisconn"
 )
 
 // Configuration names.
@@ -21,7 +23,7 @@ const (
 	DefaultWorkflows       = 2000
 	DefaultSteps           = 5
 	DefaultPostgresURL     = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	DefaultRedisURL        = "redis://127.0.0.1:6379"
+	DefaultRedisURL        = redisconn.DefaultURL
 	DefaultCeilingDuration = 5 * time.Second
 	DefaultRunTimeout      = 2 * time.Minute
 	DefaultWorkers         = 4

@@ -13,9 +13,8 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/weft-dev/weft/client"
+	"github.com/weft-dev/weft/internal/redisconn"
 )
 
 // Run measures the ceilings and Weft as cfg says and answers the report. It
@@ -262,11 +261,10 @@ func newSite(ctx context.Context, cfg Config, name, dir string) (*site, error) {
 }
 
 func pingRedis(ctx context.Context, raw string) error {
-	opts, err := redis.ParseURL(raw)
+	rdb, err := redisconn.Open(raw)
 	if err != nil {
-		return fmt.Errorf("parse the Redis URL: %w", err)
+		return err
 	}
-	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

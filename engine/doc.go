@@ -8,8 +8,10 @@
 // transition tables, events and their projection onto a snapshot live in
 // engine/runstate. Neither imports anything of the engine.
 //
-// It may import the store contract (package store, never a backend), the
-// lease interface and the standard library. It knows nothing of HTTP,
-// Connect or Protobuf transports: the server package translates between the
-// API and the engine.
+// Layering: it may import the store contract (package store, never a
+// backend), the lease interface, internal/clock, and the standard library
+// with uuid and YAML. It knows nothing of HTTP, Connect or Protobuf
+// transports: the server package translates between the API and the engine,
+// and no package of the engine, tests included, imports the server
+// (tools/weftlint enforces both).
 package engine

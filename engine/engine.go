@@ -15,21 +15,17 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/store"
 )
 
-// Clock is the engine's time source; tests inject a fake one so that no test
-// sleeps for time to pass.
-type Clock interface {
-	Now() time.Time
-}
+// Clock is the engine's time source (the project's one clock.Clock); tests
+// inject a clock they move by hand so that no test sleeps for time to pass.
+type Clock = clock.Clock
 
 // SystemClock is the wall clock, in UTC.
-type SystemClock struct{}
-
-// Now answers the current time in UTC.
-func (SystemClock) Now() time.Time { return time.Now().UTC() }
+type SystemClock = clock.System
 
 // CompletionPolicy checks a manual completion before it is applied (spec 000
 // §3.3's SoD/policy check). It answers nil to allow, or an error to deny.

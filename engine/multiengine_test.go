@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,29 +15,12 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/internal/redistest"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/lease/redislease"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
-
-func requireRedis(t *testing.T) *redis.Client {
-	t.Helper()
-	url := os.Getenv("WEFT_TEST_REDIS_URL")
-	if url == "" {
-		url = redislease.DefaultURL
-	}
-	rdb, err := redislease.Open(url)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = rdb.Close() })
-	if err := rdb.Ping(context.Background()).Err(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set and Redis at %s is not reachable: %v", url, err)
-		}
-		t.Skipf("SKIPPING: Redis at %s is not reachable: %v", url, err)
-	}
-	return rdb
-}
 
 // TestMultiEngine_ThreeEnginesRacingWhileLeasesVanishRunEveryStepOnce runs
 // three engines (separate connection pools, shared PostgreSQL, Redis leases)
@@ -52,7 +32,7 @@ func TestMultiEngine_ThreeEnginesRacingWhileLeasesVanishRunEveryStepOnce(t *test
 	if testing.Short() {
 		t.Skip("multi-engine race: skipped in -short")
 	}
-	rdb := requireRedis(t)
+	rdb := redistest.Require(t)
 	db := sqltest.Require(t)
 	schema := db.NewSchema(t)
 	prefix := "weft-test:" + uuid.NewString() + ":"
@@ -190,7 +170,7 @@ func (f *frozenLeases) Renew(ctx context.Context, l lease.Lease) error {
 // SIGSTOP — lets another engine take the run over, then thaws it: its late
 // commit must not land.
 func TestMultiEngine_FrozenOwnersLateCommitIsRejected(t *testing.T) {
-	rdb := requireRedis(t)
+	rdb := redistest.Require(t)
 	db := sqltest.Require(t)
 	schema := db.NewSchema(t)
 	prefix := "weft-test:" + uuid.NewString() + ":"
@@ -235,51 +215,6 @@ func TestMultiEngine_FrozenOwnersLateCommitIsRejected(t *testing.T) {
 	require.EqualValues(t, 2, state.Epoch, "each owner bumped the fencing epoch once")
 }
 
-// privateRedis runs a redis-server of this test's own on a free loopback
-// port, so that the test can stop it without disturbing anyone else.
-type privateRedis struct {
-	t    *testing.T
-	port int
-	cmd  *exec.Cmd
-}
-
-func startPrivateRedis(t *testing.T) *privateRedis {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set and redis-server is not installed")
-		}
-		t.Skip("SKIPPING: redis-server is not installed")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-	r := &privateRedis{t: t, port: port}
-	r.start(bin)
-	t.Cleanup(r.stop)
-	return r
-}
-
-func (r *privateRedis) start(bin string) {
-	r.cmd = exec.Command(bin, "--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	require.NoError(r.t, r.cmd.Start())
-	rdb := redis.NewClient(&redis.Options{Addr: r.addr()})
-	defer rdb.Close()
-	require.Eventually(r.t, func() bool { return rdb.Ping(context.Background()).Err() == nil }, 10*time.Second, 20*time.Millisecond)
-}
-
-func (r *privateRedis) stop() {
-	if r.cmd != nil && r.cmd.Process != nil {
-		_ = r.cmd.Process.Kill()
-		_ = r.cmd.Wait()
-		r.cmd = nil
-	}
-}
-
-func (r *privateRedis) addr() string { return fmt.Sprintf("127.0.0.1:%d", r.port) }
-
 // TestMultiEngine_RedisDownFor30sLosesNothing stops Redis for 30 seconds
 // while two engines drive runs: requests keep committing (correctness is the
 // database's), background work waits, and once Redis is back every run
@@ -288,10 +223,10 @@ func TestMultiEngine_RedisDownFor30sLosesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Redis outage: skipped in -short")
 	}
-	r := startPrivateRedis(t)
+	r := redistest.StartPrivate(t)
 	db := sqltest.Require(t)
 	schema := db.NewSchema(t)
-	rdb := redis.NewClient(&redis.Options{Addr: r.addr(), DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	rdb := redis.NewClient(&redis.Options{Addr: r.Addr(), DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	defer rdb.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -334,7 +269,7 @@ func TestMultiEngine_RedisDownFor30sLosesNothing(t *testing.T) {
 	}
 	runIDs := submit(10)
 	failOnce(engines[0])
-	r.stop() // Redis goes away
+	r.Stop() // Redis goes away
 	down := time.Now()
 	runIDs = append(runIDs, submit(10)...) // requests still commit
 	for time.Since(down) < 30*time.Second {
@@ -346,7 +281,7 @@ func TestMultiEngine_RedisDownFor30sLosesNothing(t *testing.T) {
 		require.NoError(t, err, "requests kept committing while Redis was down")
 		require.NotEqual(t, runstate.RunCompleted, snap.Status, "no owner drives a retry without its lease")
 	}
-	r.start("redis-server") // and comes back, empty
+	r.Start() // and comes back, empty
 	require.Eventually(t, func() bool {
 		failOnce(engines[0])
 		for _, id := range runIDs {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -14,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
-	"github.com/weft-dev/weft/lease/redislease"
+	"github.com/weft-dev/weft/internal/redistest"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 	"github.com/weft-dev/weft/wake/rediswake"
 )
@@ -69,7 +68,7 @@ func (p *redisPeer) waitSubscribed(t *testing.T, times uint64) {
 func TestWakeRedis_ALongPollOnOneEngineReturnsTheTaskAnotherMadeReady(t *testing.T) {
 	t.Parallel()
 	const wait = 20 * time.Second
-	a, b := redisWakeCluster(t, requireRedis(t).Options().Addr)
+	a, b := redisWakeCluster(t, redistest.Require(t).Options().Addr)
 	polled := startLongPoll(t, b.eng, "act-poll", wait)
 	runID := submitOn(t, a.eng, "act-poll", true)
 	requireHandedOff(t, polled, runID, wait)
@@ -78,7 +77,7 @@ func TestWakeRedis_ALongPollOnOneEngineReturnsTheTaskAnotherMadeReady(t *testing
 
 func TestWakeRedis_AnEventWatchOnOneEngineHearsAnotherEnginesAppend(t *testing.T) {
 	t.Parallel()
-	a, b := redisWakeCluster(t, requireRedis(t).Options().Addr)
+	a, b := redisWakeCluster(t, redistest.Require(t).Options().Addr)
 	runID := submitOn(t, a.eng, "act-watch", false)
 	appended, release := b.eng.EventsAppended(runID)
 	defer release()
@@ -99,7 +98,7 @@ func TestWakeRedis_AnEventWatchOnOneEngineHearsAnotherEnginesAppend(t *testing.T
 // wake-ups flow. The shared Redis itself is never stopped.
 func TestWakeRedis_DecisionsCommitWhileRedisHangsAndWakeupsResumeAfter(t *testing.T) {
 	t.Parallel()
-	proxy := startHangingProxy(t, requireRedis(t).Options().Addr)
+	proxy := startHangingProxy(t, redistest.Require(t).Options().Addr)
 	a, b := redisWakeCluster(t, proxy.addr())
 
 	proxy.hang()
@@ -212,7 +211,7 @@ func (p *hangingProxy) answer() {
 //
 //	go test -run '^$' -bench CrossEngineHandOff -benchtime 50x ./engine/
 func BenchmarkWakeRedis_CrossEngineHandOff(b *testing.B) {
-	addr := benchRedisAddr(b)
+	addr := redistest.Addr(b)
 	for _, mode := range []string{"other-engine-interval-only", "other-engine-redis-wakeups", "same-engine"} {
 		b.Run(mode, func(b *testing.B) {
 			a, poller := benchCluster(b, addr, mode == "other-engine-redis-wakeups")
@@ -284,21 +283,4 @@ func benchCluster(b *testing.B, addr string, wakeups bool) (*Engine, *Engine) {
 		engines = append(engines, eng)
 	}
 	return engines[0], engines[1]
-}
-
-// benchRedisAddr answers the test Redis's address, or skips.
-func benchRedisAddr(b *testing.B) string {
-	url := os.Getenv("WEFT_TEST_REDIS_URL")
-	if url == "" {
-		url = redislease.DefaultURL
-	}
-	rdb, err := redislease.Open(url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = rdb.Close() }()
-	if err := rdb.Ping(context.Background()).Err(); err != nil {
-		b.Skipf("SKIPPING: Redis at %s is not reachable: %v", url, err)
-	}
-	return rdb.Options().Addr
 }

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -21,17 +22,12 @@ const (
 	DefaultPublishTimeout = 10 * time.Second
 )
 
-// Clock tells the time. Backoff reads it, so tests move time by hand.
-type Clock interface {
-	Now() time.Time
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
+// Clock tells the time (the project's one clock.Clock). Backoff reads it, so
+// tests move time by hand.
+type Clock = clock.Clock
 
 // SystemClock is the wall clock.
-var SystemClock Clock = systemClock{}
+var SystemClock Clock = clock.System{}
 
 // Config configures a Worker. The zero value, with defaults applied, is a
 // usable configuration.

@@ -24,9 +24,8 @@
 // worker backs off as a whole and the entries wait in the outbox.
 //
 // Layering: export imports store, engine (only for OutboxEntry and
-// OutboxPrefix), telemetry, the OpenTelemetry metric API and the standard
-// library. Bus
-// backends live beside it, one package each (export/redisbus); MemoryBus is
+// OutboxPrefix), telemetry, internal/clock, the OpenTelemetry metric API and
+// the standard library. Bus backends live beside it, one package each (export/redisbus); MemoryBus is
 // the in-process bus of the embedded deployment and of tests. Nothing that
 // runs a workflow waits on this package.
 package export

@@ -16,6 +16,7 @@ import (
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/export"
+	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/pebblestore"
@@ -49,26 +50,9 @@ var backends = []backend{
 
 func memStore(t *testing.T) store.Store { return backends[0].open(t) }
 
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newFakeClock answers a clock tests move by hand.
+func newFakeClock() *clock.Manual {
+	return clock.NewManual(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 // ref identifies an event for the checks.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/lease"
 )
 
@@ -31,10 +32,10 @@ func (c *counting) Renew(ctx context.Context, l lease.Lease) error {
 // keeperSetup is a keeper of 30 ms leases (a round every 10 ms) on an
 // in-process manager whose clock moves only by hand, so that no lease
 // expires while a loaded machine delays a round.
-func keeperSetup(t *testing.T) (*lease.Keeper[int], *counting, *clock) {
+func keeperSetup(t *testing.T) (*lease.Keeper[int], *counting, *clock.Manual) {
 	t.Helper()
-	c := &clock{t: time.Unix(1000, 0)}
-	m := &counting{Manager: lease.NewLocal(c.now)}
+	c := clock.NewManual(time.Unix(1000, 0))
+	m := &counting{Manager: lease.NewLocal(c.Now)}
 	k := lease.NewKeeper[int](m, "engine-a", 30*time.Millisecond)
 	t.Cleanup(k.ReleaseAll)
 	return k, m, c
@@ -92,7 +93,7 @@ func TestKeeper_RenewsALeaseInUse(t *testing.T) {
 	require.NoError(t, err)
 	defer ten.Done()
 	for range 6 { // 120 ms of the lease's clock: four TTLs
-		c.advance(20 * time.Millisecond)
+		c.Advance(20 * time.Millisecond)
 		n := m.renewals.Load()
 		require.Eventually(t, func() bool { return m.renewals.Load() >= n+2 }, 10*time.Second, time.Millisecond)
 	}

@@ -2,41 +2,28 @@ package lease_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/lease"
 )
 
-// clock is a hand-moved clock for the in-process manager.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 func TestLocal_OneOwnerAtATimeUntilExpiry(t *testing.T) {
 	ctx := context.Background()
-	c := &clock{t: time.Unix(1000, 0)}
-	m := lease.NewLocal(c.now)
+	c := clock.NewManual(time.Unix(1000, 0))
+	m := lease.NewLocal(c.Now)
 	a, err := m.Acquire(ctx, "run-1", "engine-a", time.Second)
 	require.NoError(t, err)
 	_, err = m.Acquire(ctx, "run-1", "engine-b", time.Second)
 	require.ErrorIs(t, err, lease.ErrHeld)
 	_, err = m.Acquire(ctx, "run-1", "engine-a", time.Second)
 	require.NoError(t, err, "the owner may acquire again (a renewal)")
-	c.advance(999 * time.Millisecond)
+	c.Advance(999 * time.Millisecond)
 	require.NoError(t, m.Renew(ctx, a))
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	require.ErrorIs(t, m.Renew(ctx, a), lease.ErrLost, "a lease not renewed within its TTL is lost")
 	b, err := m.Acquire(ctx, "run-1", "engine-b", time.Second)
 	require.NoError(t, err)

@@ -39,4 +39,8 @@
 // SideEffectPossible), the engine hands this worker a verify task before any
 // redispatch; the runtime runs the registered verify function and reports its
 // VerifyState with ReportVerification.
+//
+// Layering: imports client, gen/ (the API's messages), protobuf's JSON and
+// structpb, and the standard library; like client, it never imports the
+// engine, the store or the server.
 package worker

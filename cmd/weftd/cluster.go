@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/internal/redisconn"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/lease/redislease"
 	"github.com/weft-dev/weft/wake/rediswake"
@@ -54,14 +55,14 @@ func openCluster(opts options, logger *slog.Logger) (*cluster, error) {
 	}
 	redisURL := opts.cluster.redis
 	if redisURL == "" && sql {
-		redisURL = redislease.DefaultURL
+		redisURL = redisconn.DefaultURL
 	}
 	if redisURL == "" {
 		logger.Info("weftd ownership", slog.String("mode", string(mode)), slog.String("leases", "in-process"))
 		logger.Info("weftd wake-ups", slog.String("wakeups", "in-process"))
 		return &cluster{mode: mode, leases: lease.NewLocal(nil), close: func() {}}, nil
 	}
-	rdb, err := redislease.Open(redisURL)
+	rdb, err := redisconn.Open(redisURL)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -21,20 +20,9 @@ import (
 	"github.com/weft-dev/weft/conformance/apitest"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/internal/redistest"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
-
-// requireLocalRedis skips loudly without the local Redis (the cluster's lease
-// service and bus), and fails when CI is set.
-func requireLocalRedis(t *testing.T) *redis.Client {
-	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-	t.Cleanup(func() { _ = rdb.Close() })
-	if err := rdb.Ping(context.Background()).Err(); err != nil {
-		skipOrFail(t, "Redis at 127.0.0.1:6379 is not reachable: "+err.Error())
-	}
-	return rdb
-}
 
 // clusterURL answers the test database's URL with search_path set to schema.
 func clusterURL(t *testing.T, schema string) string {
@@ -55,7 +43,7 @@ func TestCluster_TwoWeftdsShareRunsAndAFrozenOneLosesNothing(t *testing.T) {
 		t.Skip("cluster processes: skipped in -short")
 	}
 	db := sqltest.Require(t)
-	requireLocalRedis(t)
+	redistest.Require(t)
 	store := clusterURL(t, db.NewSchema(t))
 	const ttl = 300 * time.Millisecond
 	a := startWeftdIn(t, t.TempDir(), "--store", store, "--lease-ttl", ttl.String())
@@ -136,7 +124,7 @@ func TestCluster_TwoWeftdsShareRunsAndAFrozenOneLosesNothing(t *testing.T) {
 // Redis leases), as TestWeftd_ServesAPISuiteAsARealProcess does on Pebble.
 func TestWeftd_ServesAPISuiteOnPostgreSQLAndRedis(t *testing.T) {
 	db := sqltest.Require(t)
-	requireLocalRedis(t)
+	redistest.Require(t)
 	d := startWeftdIn(t, t.TempDir(), "--store", clusterURL(t, db.NewSchema(t)))
 	require.Contains(t, d.logs(), `"leases":"redis"`)
 	apitest.Exercise(t, d.url)
@@ -178,7 +166,7 @@ func TestWeftd_BackpressureModesAtFiveTimesTheLimit(t *testing.T) {
 // cluster configuration and finds its events on the tenant's Redis stream.
 func TestWeftd_ExportsRunEventsToRedisStreams(t *testing.T) {
 	db := sqltest.Require(t)
-	rdb := requireLocalRedis(t)
+	rdb := redistest.Require(t)
 	d := startWeftdIn(t, t.TempDir(), "--store", clusterURL(t, db.NewSchema(t)))
 	require.Contains(t, d.logs(), "events are exported to Redis Streams")
 	// The stream is shared with every other run on this Redis (benchmarks

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/export/redisbus"
+	"github.com/weft-dev/weft/internal/redisconn"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -48,7 +49,7 @@ func busURL(opts options) string {
 		if opts.cluster.redis != "" {
 			return opts.cluster.redis
 		}
-		return redisbus.DefaultURL
+		return redisconn.DefaultURL
 	}
 	return busNone
 }
@@ -75,7 +76,7 @@ func startExport(opts options, st store.Store, meters metric.MeterProvider, logg
 		logger.Warn("events are exported to an in-process bus only: no other process can read them; give --bus a redis:// URL to publish them")
 		pub = export.NewMemoryBus(export.WithMaxLen(memoryBusLen))
 	} else {
-		rdb, err := redisbus.Open(bus)
+		rdb, err := redisconn.Open(bus)
 		if err != nil {
 			return false, nil, err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/weft-dev/weft/conformance/apitest"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/internal/redistest"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 	"github.com/weft-dev/weft/wake"
 	"github.com/weft-dev/weft/wake/rediswake"
@@ -76,7 +77,7 @@ func TestCluster_TwoWeftdsWakeEachOtherOverRedis(t *testing.T) {
 		t.Skip("cluster processes: skipped in -short")
 	}
 	db := sqltest.Require(t)
-	rdb := requireLocalRedis(t)
+	rdb := redistest.Require(t)
 	ctx := context.Background()
 	channel := "weft-test:" + uuid.NewString() + ":wake"
 	sub := rdb.Subscribe(ctx, channel)

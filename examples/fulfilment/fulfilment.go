@@ -1,6 +1,9 @@
 // Package fulfilment holds the activities and compensations of the example
 // workflow (examples/workflow.yaml). examples/worker runs them; the CLI's
 // quickstart test registers them in-process.
+//
+// Layering: imports client/worker and the standard library only: an example
+// sees Weft through its public SDK.
 package fulfilment
 
 import (

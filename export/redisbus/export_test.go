@@ -16,6 +16,7 @@ import (
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/export/redisbus"
+	"github.com/weft-dev/weft/internal/redistest"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
@@ -45,7 +46,7 @@ func (k *killer) Publish(ctx context.Context, msg export.Message) error {
 
 func TestExport_KilledBetweenPublishAndAckRepublishesToRedisAndLosesNothing_10000Events(t *testing.T) {
 	t.Parallel()
-	rdb := requireRedis(t)
+	rdb := redistest.Require(t)
 	st := sqltest.Open(t, sqltest.NewSchema(t))
 	refs := writeOutbox(t, st, "run", 100, 100)
 	pub, err := redisbus.New(rdb, redisbus.Config{StreamPrefix: testPrefix(t, rdb), MaxLen: 100_000})
@@ -90,9 +91,9 @@ func TestExport_RedisDownFor30sDelaysExportWithoutAffectingRuns(t *testing.T) {
 		t.Skip("Redis outage: skipped in -short")
 	}
 	t.Parallel()
-	r := startPrivateRedis(t)
+	r := redistest.StartPrivate(t)
 	st := sqltest.Open(t, sqltest.NewSchema(t))
-	rdb := redis.NewClient(&redis.Options{Addr: r.addr(), DialTimeout: 200 * time.Millisecond,
+	rdb := redis.NewClient(&redis.Options{Addr: r.Addr(), DialTimeout: 200 * time.Millisecond,
 		ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, MaxRetries: -1})
 	defer rdb.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -114,7 +115,7 @@ func TestExport_RedisDownFor30sDelaysExportWithoutAffectingRuns(t *testing.T) {
 	require.Eventually(t, func() bool { return outboxLen(t, st) == 0 }, 20*time.Second, 20*time.Millisecond)
 	requireDelivered(t, eventRefs(t, eng, before), readStream(t, rdb, pub.Stream(tenant)))
 
-	r.stop() // Redis goes away
+	r.Stop() // Redis goes away
 	down := time.Now()
 	started := time.Now()
 	during := runToCompletion(t, eng, 5)
@@ -127,7 +128,7 @@ func TestExport_RedisDownFor30sDelaysExportWithoutAffectingRuns(t *testing.T) {
 	require.Zero(t, prefixLen(t, st, export.RetryPrefix()), "an outage counts no attempt")
 	require.Zero(t, prefixLen(t, st, export.DeadLetterPrefix()), "an outage dead-letters nothing")
 
-	r.start() // back, empty
+	r.Start() // back, empty
 	back := time.Now()
 	require.Eventually(t, func() bool { return outboxLen(t, st) == 0 }, 30*time.Second, 20*time.Millisecond)
 	t.Logf("%d events exported %s after Redis came back", len(waiting), time.Since(back).Round(time.Millisecond))

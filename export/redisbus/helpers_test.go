@@ -4,13 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"testing"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
@@ -18,91 +13,17 @@ import (
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/export/redisbus"
+	"github.com/weft-dev/weft/internal/redistest"
 	"github.com/weft-dev/weft/store"
 )
 
 const tenant = "tenant-a"
 
-// requireRedis answers a client of the local Redis (WEFT_TEST_REDIS_URL), or
-// skips loudly — and fails when CI is set.
-func requireRedis(t *testing.T) *redis.Client {
-	t.Helper()
-	url := os.Getenv("WEFT_TEST_REDIS_URL")
-	if url == "" {
-		url = redisbus.DefaultURL
-	}
-	rdb, err := redisbus.Open(url)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = rdb.Close() })
-	if err := rdb.Ping(context.Background()).Err(); err != nil {
-		msg := fmt.Sprintf("Redis at %s is not reachable: %v", url, err)
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set, so a missing Redis fails the run: %s", msg)
-		}
-		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING REDIS TESTS: %s\n\n", msg)
-		t.Skip("SKIPPING: " + msg)
-	}
-	return rdb
-}
-
 // testPrefix answers a stream-name prefix only this test uses; its streams
 // are deleted when the test ends.
 func testPrefix(t *testing.T, rdb *redis.Client) string {
-	prefix := "weft-test:" + uuid.NewString() + ":events:"
-	t.Cleanup(func() {
-		keys, _ := rdb.Keys(context.Background(), prefix+"*").Result()
-		if len(keys) > 0 {
-			rdb.Del(context.Background(), keys...)
-		}
-	})
-	return prefix
+	return redistest.Prefix(t, rdb) + "events:"
 }
-
-// privateRedis is a redis-server only this test talks to, so it can be
-// stopped and started again on the same port.
-type privateRedis struct {
-	t    *testing.T
-	bin  string
-	port int
-	cmd  *exec.Cmd
-}
-
-func startPrivateRedis(t *testing.T) *privateRedis {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set and redis-server is not installed")
-		}
-		t.Skip("SKIPPING: redis-server is not installed")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-	r := &privateRedis{t: t, bin: bin, port: port}
-	r.start()
-	t.Cleanup(r.stop)
-	return r
-}
-
-func (r *privateRedis) start() {
-	r.cmd = exec.Command(r.bin, "--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	require.NoError(r.t, r.cmd.Start())
-	rdb := redis.NewClient(&redis.Options{Addr: r.addr()})
-	defer rdb.Close()
-	require.Eventually(r.t, func() bool { return rdb.Ping(context.Background()).Err() == nil }, 10*time.Second, 20*time.Millisecond)
-}
-
-func (r *privateRedis) stop() {
-	if r.cmd != nil && r.cmd.Process != nil {
-		_ = r.cmd.Process.Kill()
-		_ = r.cmd.Wait()
-		r.cmd = nil
-	}
-}
-
-func (r *privateRedis) addr() string { return fmt.Sprintf("127.0.0.1:%d", r.port) }
 
 // ref identifies an event by (run_id, run_seq) and by event_id.
 type ref struct {

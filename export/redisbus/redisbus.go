@@ -7,8 +7,8 @@
 // and must deduplicate by event_id or (run_id, run_seq): delivery is at least
 // once.
 //
-// It imports export, store (for the key escaping) and
-// github.com/redis/go-redis/v9.
+// Layering: it imports export, store (for the key escaping) and
+// github.com/redis/go-redis/v9; weftd opens its client with internal/redisconn.
 package redisbus
 
 import (
@@ -25,8 +25,6 @@ import (
 
 // Defaults of Config.
 const (
-	// DefaultURL is the Redis the cluster configuration uses by default.
-	DefaultURL = "redis://127.0.0.1:6379"
 	// DefaultStreamPrefix starts every stream name.
 	DefaultStreamPrefix = "weft:events:"
 	// DefaultMaxLen bounds each stream (approximately: MAXLEN ~).
@@ -88,15 +86,6 @@ func New(rdb redis.UniversalClient, cfg Config) (*Publisher, error) {
 		return nil, errors.New("redisbus: a publisher needs a Redis client")
 	}
 	return &Publisher{rdb: rdb, cfg: cfg}, nil
-}
-
-// Open connects to the Redis at url (redis://host:port/db).
-func Open(url string) (*redis.Client, error) {
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("redisbus: Redis URL: %w", err)
-	}
-	return redis.NewClient(opts), nil
 }
 
 // Stream answers the stream name of a tenant.

@@ -11,12 +11,13 @@ import (
 
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/export/redisbus"
+	"github.com/weft-dev/weft/internal/redistest"
 )
 
 func TestPublisher_WritesOneStreamPerTenantWithTheDocumentedFields(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rdb := requireRedis(t)
+	rdb := redistest.Require(t)
 	prefix := testPrefix(t, rdb)
 	pub, err := redisbus.New(rdb, redisbus.Config{StreamPrefix: prefix})
 	require.NoError(t, err)
@@ -38,7 +39,7 @@ func TestPublisher_WritesOneStreamPerTenantWithTheDocumentedFields(t *testing.T)
 func TestPublisher_BoundsEachStream(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rdb := requireRedis(t)
+	rdb := redistest.Require(t)
 	pub, err := redisbus.New(rdb, redisbus.Config{StreamPrefix: testPrefix(t, rdb), MaxLen: 100})
 	require.NoError(t, err)
 	for i := range 2000 {
@@ -59,7 +60,7 @@ func TestPublisher_RejectsABadConfig(t *testing.T) {
 func TestCreateGroup_ReadersConsumeWithAConsumerGroup(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rdb := requireRedis(t)
+	rdb := redistest.Require(t)
 	pub, err := redisbus.New(rdb, redisbus.Config{StreamPrefix: testPrefix(t, rdb)})
 	require.NoError(t, err)
 	require.NoError(t, pub.CreateGroup(ctx, tenant, "audit", "0"))
@@ -78,12 +79,12 @@ func TestCreateGroup_ReadersConsumeWithAConsumerGroup(t *testing.T) {
 
 func TestPublisher_RedisDownIsUnavailable(t *testing.T) {
 	t.Parallel()
-	r := startPrivateRedis(t)
-	rdb := redis.NewClient(&redis.Options{Addr: r.addr(), MaxRetries: -1})
+	r := redistest.StartPrivate(t)
+	rdb := redis.NewClient(&redis.Options{Addr: r.Addr(), MaxRetries: -1})
 	defer rdb.Close()
 	pub, err := redisbus.New(rdb, redisbus.Config{})
 	require.NoError(t, err)
-	r.stop()
+	r.Stop()
 	err = pub.Publish(context.Background(), export.Message{TenantID: tenant, EventID: "e", RunID: "r", RunSeq: 1, EventType: "X"})
 	require.ErrorIs(t, err, export.ErrUnavailable)
 	n, err := pub.PublishBatch(context.Background(), []export.Message{{TenantID: tenant, EventID: "e", RunID: "r", RunSeq: 1, EventType: "X"}})
@@ -96,7 +97,7 @@ func TestPublisher_RedisDownIsUnavailable(t *testing.T) {
 func TestPublishBatch_WritesWhatPublishWritesInOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rdb := requireRedis(t)
+	rdb := redistest.Require(t)
 	one, err := redisbus.New(rdb, redisbus.Config{StreamPrefix: testPrefix(t, rdb)})
 	require.NoError(t, err)
 	many, err := redisbus.New(rdb, redisbus.Config{StreamPrefix: testPrefix(t, rdb)})
@@ -130,7 +131,7 @@ func TestPublishBatch_WritesWhatPublishWritesInOrder(t *testing.T) {
 func TestPublishBatch_StopsAtTheFirstRefusal(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rdb := requireRedis(t)
+	rdb := redistest.Require(t)
 	pub, err := redisbus.New(rdb, redisbus.Config{StreamPrefix: testPrefix(t, rdb)})
 	require.NoError(t, err)
 	require.NoError(t, rdb.Set(ctx, pub.Stream("broken"), "not a stream", 0).Err())

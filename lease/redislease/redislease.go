@@ -4,7 +4,8 @@
 // restart without persistence, an operator, eviction) loses the lease; that
 // costs duplicate work at most, never correctness.
 //
-// It imports lease and github.com/redis/go-redis/v9.
+// Layering: it imports lease and github.com/redis/go-redis/v9; weftd opens
+// its client with internal/redisconn.
 package redislease
 
 import (
@@ -18,9 +19,6 @@ import (
 	"github.com/weft-dev/weft/lease"
 )
 
-// DefaultURL is the Redis the cluster configuration uses by default.
-const DefaultURL = "redis://127.0.0.1:6379"
-
 // Manager is a lease.Manager on Redis.
 type Manager struct {
 	rdb    *redis.Client
@@ -32,15 +30,6 @@ var _ lease.Manager = (*Manager)(nil)
 // New answers a manager on rdb whose keys start with prefix (e.g. "weft:lease:").
 func New(rdb *redis.Client, prefix string) *Manager {
 	return &Manager{rdb: rdb, prefix: prefix}
-}
-
-// Open connects to the Redis at url.
-func Open(url string) (*redis.Client, error) {
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("redis URL: %w", err)
-	}
-	return redis.NewClient(opts), nil
 }
 
 // Key answers the Redis key of a lease name.

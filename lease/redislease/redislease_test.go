@@ -2,50 +2,20 @@ package redislease_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/internal/redistest"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/lease/redislease"
 )
 
-// requireRedis answers a client of the local Redis (WEFT_TEST_REDIS_URL), or
-// skips loudly — and fails when CI is set.
-func requireRedis(t *testing.T) *redis.Client {
-	t.Helper()
-	url := os.Getenv("WEFT_TEST_REDIS_URL")
-	if url == "" {
-		url = redislease.DefaultURL
-	}
-	rdb, err := redislease.Open(url)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = rdb.Close() })
-	if err := rdb.Ping(context.Background()).Err(); err != nil {
-		msg := fmt.Sprintf("Redis at %s is not reachable: %v", url, err)
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set, so a missing Redis fails the run: %s", msg)
-		}
-		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING REDIS TESTS: %s\n\n", msg)
-		t.Skip("SKIPPING: " + msg)
-	}
-	return rdb
-}
-
 func managers(t *testing.T) (*redislease.Manager, *redislease.Manager, *redis.Client) {
-	rdb := requireRedis(t)
-	prefix := "weft-test:" + uuid.NewString() + ":"
-	t.Cleanup(func() {
-		keys, _ := rdb.Keys(context.Background(), prefix+"*").Result()
-		if len(keys) > 0 {
-			rdb.Del(context.Background(), keys...)
-		}
-	})
+	rdb := redistest.Require(t)
+	prefix := redistest.Prefix(t, rdb)
 	return redislease.New(rdb, prefix), redislease.New(rdb, prefix), rdb
 }
 

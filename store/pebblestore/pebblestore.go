@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -87,9 +86,8 @@ type Store struct {
 	caps store.Capabilities
 	db   *pebble.DB
 
-	// life guards db against Close: operations hold it for reading.
-	life   sync.RWMutex
-	closed bool
+	// life guards db against Close: operations enter it.
+	life store.CloseGuard
 
 	// queue groups concurrent commits; its leader alone touches seq, the
 	// last version handed out.
@@ -186,25 +184,12 @@ func (s *Store) getRaw(k []byte) ([]byte, bool, error) {
 // Capabilities implements store.Store.
 func (s *Store) Capabilities() store.Capabilities { return s.caps }
 
-// enter guards an operation against Close; call the returned func when done.
-func (s *Store) enter(ctx context.Context) (func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.life.RLock()
-	if s.closed {
-		s.life.RUnlock()
-		return nil, store.ErrClosed
-	}
-	return s.life.RUnlock, nil
-}
-
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, key []byte) (store.Item, error) {
 	if err := store.ValidateKey(key); err != nil {
 		return store.Item{}, err
 	}
-	leave, err := s.enter(ctx)
+	leave, err := s.life.Enter(ctx)
 	if err != nil {
 		return store.Item{}, err
 	}
@@ -225,7 +210,7 @@ func (s *Store) Scan(ctx context.Context, p *store.ScanParams) (*store.ScanResul
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	leave, err := s.enter(ctx)
+	leave, err := s.life.Enter(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +249,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 	if err := store.ValidateBatch(b, s.caps); err != nil {
 		return nil, err
 	}
-	leave, err := s.enter(ctx)
+	leave, err := s.life.Enter(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -295,13 +280,7 @@ func (s *Store) lookup(key []byte) (bool, uint64, error) {
 // Close implements store.Store. It waits for operations in flight and is
 // idempotent.
 func (s *Store) Close() error {
-	s.life.Lock()
-	defer s.life.Unlock()
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	return translate(s.db.Close())
+	return s.life.Close(func() error { return translate(s.db.Close()) })
 }
 
 // translate maps a Pebble error to the store's vocabulary at this edge.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -142,8 +141,8 @@ type Store struct {
 	stats   groupStats
 	hooks   hooks
 
-	life   sync.RWMutex
-	closed bool
+	// life guards the pool against Close: operations enter it.
+	life store.CloseGuard
 }
 
 var _ store.Store = (*Store)(nil)
@@ -214,25 +213,12 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 // Capabilities implements store.Store.
 func (s *Store) Capabilities() store.Capabilities { return s.caps }
 
-// enter guards an operation against Close; call the returned func when done.
-func (s *Store) enter(ctx context.Context) (func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.life.RLock()
-	if s.closed {
-		s.life.RUnlock()
-		return nil, store.ErrClosed
-	}
-	return s.life.RUnlock, nil
-}
-
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, key []byte) (store.Item, error) {
 	if err := store.ValidateKey(key); err != nil {
 		return store.Item{}, err
 	}
-	leave, err := s.enter(ctx)
+	leave, err := s.life.Enter(ctx)
 	if err != nil {
 		return store.Item{}, err
 	}
@@ -255,7 +241,7 @@ func (s *Store) Scan(ctx context.Context, p *store.ScanParams) (*store.ScanResul
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	leave, err := s.enter(ctx)
+	leave, err := s.life.Enter(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +297,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 	if err := store.ValidateBatch(b, s.caps); err != nil {
 		return nil, err
 	}
-	leave, err := s.enter(ctx)
+	leave, err := s.life.Enter(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -362,12 +348,9 @@ func (s *Store) GroupStats() store.GroupStats {
 // Close implements store.Store. It waits for operations in flight and is
 // idempotent.
 func (s *Store) Close() error {
-	s.life.Lock()
-	defer s.life.Unlock()
-	if !s.closed {
-		s.closed = true
+	return s.life.Close(func() error {
 		s.groups.wait() // groups whose callers gave up may still be committing
 		s.pool.Close()
-	}
-	return nil
+		return nil
+	})
 }

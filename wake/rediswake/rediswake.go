@@ -14,7 +14,7 @@
 // random origin): its engine already woke its own waiters before publishing,
 // and waking them again would only cost each a needless look at the store.
 //
-// It imports wake and github.com/redis/go-redis/v9.
+// Layering: it imports wake and github.com/redis/go-redis/v9.
 package rediswake
 
 import (

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -15,32 +14,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/internal/redistest"
 	"github.com/weft-dev/weft/wake"
 	"github.com/weft-dev/weft/wake/rediswake"
 )
-
-// redisAddr answers the local Redis's address (WEFT_TEST_REDIS_URL), or
-// skips loudly — and fails when CI is set.
-func redisAddr(t *testing.T) string {
-	t.Helper()
-	url := os.Getenv("WEFT_TEST_REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379"
-	}
-	opts, err := redis.ParseURL(url)
-	require.NoError(t, err)
-	rdb := redis.NewClient(opts)
-	defer func() { _ = rdb.Close() }()
-	if err := rdb.Ping(context.Background()).Err(); err != nil {
-		msg := fmt.Sprintf("Redis at %s is not reachable: %v", url, err)
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set, so a missing Redis fails the run: %s", msg)
-		}
-		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING REDIS TESTS: %s\n\n", msg)
-		t.Skip("SKIPPING: " + msg)
-	}
-	return opts.Addr
-}
 
 // inbox collects the keys a notifier delivers.
 type inbox struct {
@@ -109,7 +86,7 @@ func (p *process) waitSubscribed(t *testing.T, times uint64) {
 
 func TestNotifier_DeliversWhatOtherProcessesPublishAndSkipsItsOwn(t *testing.T) {
 	t.Parallel()
-	addr, ch := redisAddr(t), channel()
+	addr, ch := redistest.Addr(t), channel()
 	a, b := start(t, addr, ch, wake.BatcherConfig{}), start(t, addr, ch, wake.BatcherConfig{})
 	a.waitSubscribed(t, 1)
 	b.waitSubscribed(t, 1)
@@ -139,7 +116,7 @@ func TestNotifier_DeliversWhatOtherProcessesPublishAndSkipsItsOwn(t *testing.T) 
 // and wake-ups flow again.
 func TestNotifier_SubscribesAgainAfterItsConnectionIsKilled(t *testing.T) {
 	t.Parallel()
-	addr, ch := redisAddr(t), channel()
+	addr, ch := redistest.Addr(t), channel()
 	a, b := start(t, addr, ch, wake.BatcherConfig{}), start(t, addr, ch, wake.BatcherConfig{})
 	a.waitSubscribed(t, 1)
 	b.waitSubscribed(t, 1)
