@@ -17,7 +17,7 @@
 // answer. SignalRun and the control signals make one signal_id when the caller
 // gives none and reuse it across their own retries.
 //
-// Like every consumer of the event log (spec 004, "Schema Evolution"), the
+// Like every consumer of the event log (docs/semantics.md#schema-evolution), the
 // client tolerates unknown fields, unknown enum values and unknown event
 // types: they are kept or ignored, never an error.
 package client

@@ -16,7 +16,7 @@ func (c *Client) ListEvents(ctx context.Context, req *weftv1.ListEventsRequest) 
 	return unary(ctx, c, true, req, c.events.ListEvents)
 }
 
-// ResyncRun answers what a projector needs to rebuild a run (spec 004 §1.5.1).
+// ResyncRun answers what a projector needs to rebuild a run (docs/semantics.md#resync).
 func (c *Client) ResyncRun(ctx context.Context, req *weftv1.ResyncRunRequest) (*weftv1.ResyncRunResponse, error) {
 	return unary(ctx, c, true, req, c.events.ResyncRun)
 }

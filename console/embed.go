@@ -1,6 +1,8 @@
 // Package console holds the web console's built assets (dist/, built from
 // src/ by `make console` and committed like generated code) for weftd to
 // serve at /ui/. docs/console.md describes the console.
+//
+// Layering: it imports the standard library only.
 package console
 
 import (

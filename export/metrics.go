@@ -11,7 +11,7 @@ import (
 )
 
 // AlertDeliveryFailed is the alert raised when an event moves to the
-// dead-letter record (spec 004 §4: "After N failures → DLQ with alert").
+// dead-letter record (docs/semantics.md#outbox: after N failures, a dead letter and an alert).
 const AlertDeliveryFailed = "EVENT_BUS_DELIVERY_FAILED"
 
 // Metric names, as the OpenTelemetry Prometheus exporter serves the

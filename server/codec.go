@@ -14,7 +14,7 @@ import (
 // jsonCodec is Connect's JSON codec with the changes the API promises: the
 // JSON Weft emits uses the proto field names (started_at, completed_at; spec
 // 001's naming contract); unknown fields in requests are ignored so older
-// servers accept newer clients (spec 004 "Schema Evolution"); and an enum
+// servers accept newer clients (docs/semantics.md#schema-evolution); and an enum
 // value named in a request that the server does not know is refused, where
 // protojson's DiscardUnknown would drop it silently (a misspelt ListRuns
 // status filter would otherwise match every run).

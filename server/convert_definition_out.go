@@ -9,8 +9,8 @@ import (
 // values become unset optional fields and "" enums UNSPECIFIED, so a
 // definition round-trips unless it set a field to the engine's "unset" value
 // (docs/semantics.md: an explicit initial_backoff_ms 0 is not expressible).
-// The engine's DAG flag has no API field: definitions read from spec 002's
-// YAML lose it here.
+// The engine's DAG flag has no API field: definitions read from YAML
+// (docs/semantics.md#dag-shape) lose it here.
 func definitionProto(d definition.Definition) *weftv1.WorkflowDefinition {
 	if d.PlanID == "" && len(d.Actions) == 0 {
 		return nil // ListRuns leaves the definition out

@@ -49,7 +49,7 @@ var errorClasses = newEnumTable(map[weftv1.ErrorClass]definition.ErrorClass{
 	weftv1.ErrorClass_ERROR_CLASS_RECONCILIATION_INDETERMINATE:      definition.ErrorReconciliationIndeterminate,
 })
 
-// verifyStates maps spec 003's verify states.
+// verifyStates maps the verify states of docs/semantics.md#reconciliation.
 var verifyStates = newEnumTable(map[weftv1.VerifyState]engine.VerifyState{
 	weftv1.VerifyState_VERIFY_STATE_NOT_COMPLETED:                engine.VerifyNotCompleted,
 	weftv1.VerifyState_VERIFY_STATE_COMPLETED_WITH_RESULT:        engine.VerifyCompletedWithResult,

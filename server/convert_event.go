@@ -7,7 +7,7 @@ import (
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
-// eventProto converts an event: spec 004's envelope plus the typed payload
+// eventProto converts an event: the envelope of docs/semantics.md#events plus the typed payload
 // its event_type names. An event type this server does not know keeps its
 // envelope and has no payload, so consumers advance their watermark past it
 // (docs/semantics.md); conversion never fails.

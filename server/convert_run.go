@@ -132,7 +132,7 @@ func artifactsOf(in []*weftv1.ArtifactRef) []runstate.ArtifactRef {
 	return out
 }
 
-// acceptedProto converts spec 003's canonical accepted-signal result.
+// acceptedProto converts the canonical accepted-signal result (docs/semantics.md#accepted-signal-record).
 func acceptedProto(a engine.AcceptedSignal) *weftv1.AcceptedSignalResult {
 	return &weftv1.AcceptedSignalResult{Accepted: a.Accepted, RunId: a.RunID, SignalName: a.SignalName,
 		SignalId: a.SignalID, AcceptedAt: timestamp(a.AcceptedAt), SignalStorageKey: a.SignalStorageKey}

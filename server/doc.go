@@ -10,7 +10,9 @@
 // around Connect (transport.go) gives each request its correlation id and
 // completes the answers Connect refuses on its own; the codecs (codec.go,
 // codec_locate.go) and the envelope reader (limits.go) turn every malformed
-// request into invalid_argument naming the field, never quoting the request. It may import gen/, the engine, telemetry (OpenTelemetry
-// metrics) and the standard library plus connect-go and its companions; the
-// engine and the store never import it.
+// request into invalid_argument naming the field, never quoting the request.
+//
+// Layering: it may import gen/, the engine, telemetry (OpenTelemetry
+// metrics), console (the web console's assets) and the standard library plus
+// connect-go and its companions; the engine and the store never import it.
 package server

@@ -11,8 +11,8 @@ import (
 )
 
 // NewEventValidator answers an engine.Config.EventValidator whose schema is
-// the proto Event and its payloads with their protovalidate rules (spec 004
-// Appendix A): it converts the event exactly as the API serves it and
+// the proto Event and its payloads with their protovalidate rules
+// (docs/semantics.md#event-validation): it converts the event exactly as the API serves it and
 // validates the result. A refusal is an *engine.Error whose violations name
 // each field path and rule, never a value.
 func NewEventValidator() (func(*runstate.Event) error, error) {

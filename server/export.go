@@ -6,7 +6,7 @@ import (
 )
 
 // DefinitionToProto converts an engine definition (for example one read by
-// definition.LoadYAML in spec 002's shape) to the API's
+// definition.LoadYAML) to the API's
 // WorkflowDefinition, the conversion the server uses when it answers runs.
 // It answers nil for an empty definition.
 func DefinitionToProto(d definition.Definition) *weftv1.WorkflowDefinition { return definitionProto(d) }

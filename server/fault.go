@@ -26,7 +26,7 @@ type faultMapping struct {
 // transitions, operation conflicts and SignalAcceptanceIndeterminate answer it.
 const JSONRPCConflict = -32009
 
-// faults is the one table from fault codes to transports (DESIGN.md §5). The
+// faults is the one table from fault codes to transports (docs/semantics.md#faults). The
 // proto comment on each FaultCode documents the same triple; a test keeps the
 // two in step.
 var faults = map[weftv1.FaultCode]faultMapping{

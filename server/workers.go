@@ -118,7 +118,7 @@ func (s *WorkerService) HeartbeatTask(ctx context.Context, req *connect.Request[
 		Deadline: timestamp(res.Deadline)}), nil
 }
 
-// ReportVerification answers a verify task with spec 003's VerifyState.
+// ReportVerification answers a verify task with a VerifyState (docs/semantics.md#reconciliation).
 func (s *WorkerService) ReportVerification(ctx context.Context, req *connect.Request[weftv1.ReportVerificationRequest]) (*connect.Response[weftv1.ReportVerificationResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {

@@ -77,7 +77,7 @@ func (e *OutcomeUnknownError) Unwrap() error { return e.Cause }
 func (e *OutcomeUnknownError) Is(target error) bool { return target == ErrOutcomeUnknown }
 
 // CapabilityError reports a call that needs a capability the backend does not
-// declare. It names both, as spec 003's fail-fast diagnostics require.
+// declare. It names both, as docs/semantics.md#capabilities-fail-fast requires.
 type CapabilityError struct {
 	// Capability is the missing capability, e.g. "conditionalBatch".
 	Capability string
@@ -94,7 +94,7 @@ func (e *CapabilityError) Error() string {
 func (e *CapabilityError) Is(target error) bool { return target == ErrUnsupported }
 
 // CapabilityConditionalBatch is the name of the conditional-batch capability
-// as spec 003 spells it.
+// as docs/semantics.md#capabilities-fail-fast names it.
 const CapabilityConditionalBatch = "conditionalBatch"
 
 // ValueTooLargeError reports a value over the backend's limit. It names the

@@ -20,7 +20,7 @@ func TestKey_EscapesOnlySeparatorAndEscapeByte(t *testing.T) {
 		components []string
 		want       string
 	}{
-		{"spec 003 checkpoint key", []string{"wf", "run-1", "ckpt"}, "wf:run-1:ckpt"},
+		{"checkpoint key", []string{"wf", "run-1", "ckpt"}, "wf:run-1:ckpt"},
 		{"signal id with separator", []string{"sig", "wf1", "approve", "a:b"}, "sig:wf1:approve:a%3Ab"},
 		{"escape byte itself", []string{"sig", "wf1", "n", "100%"}, "sig:wf1:n:100%25"},
 		{"escaped-looking input is escaped again", []string{"a%3Ab"}, "a%253Ab"},

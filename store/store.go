@@ -34,7 +34,7 @@ type Store interface {
 }
 
 // Capabilities is what a backend declares about itself. The four booleans are
-// the capabilities named by spec 003; the rest describes the backend so that
+// the capabilities of docs/semantics.md#capabilities-fail-fast; the rest describes the backend so that
 // callers and diagnostics need not guess.
 type Capabilities struct {
 	// Backend names the backend ("memory", "pebble", "sql/postgresql", …)

@@ -32,7 +32,7 @@
 //     heartbeat timeout or the attempt deadline) and the engine retries them
 //     under the action's policy. Nothing is reported as failed on shutdown.
 //
-// Verification (spec 003): an activity registered with both
+// Verification (docs/semantics.md#reconciliation): an activity registered with both
 // WithIdempotencyKey and WithVerify is announced as verifiable, and its
 // completions and failures carry the derived key as reconciliation_key. When
 // an attempt may have left a side effect behind (it timed out, or failed with

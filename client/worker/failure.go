@@ -36,7 +36,8 @@ type Failure struct {
 	Class ErrorClass
 	// Code is an application error code (at most 128 characters).
 	Code string
-	// SideEffectPossible says the external effect may have happened (spec 003).
+	// SideEffectPossible says the external effect may have happened
+	// (docs/semantics.md#reconciliation).
 	SideEffectPossible bool
 	// Err is the cause. Its message is reported: keep payloads and secrets out of it.
 	Err error

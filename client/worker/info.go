@@ -18,7 +18,7 @@ type ActivityInfo struct {
 	RunID, ActionID, TenantID string
 	// Activity is the activity or compensation operation name.
 	Activity string
-	// OperationID is spec 003's operationId, stable for the logical attempt.
+	// OperationID is operationId of docs/semantics.md#reconciliation, stable for the logical attempt.
 	OperationID string
 	// IdempotencyKey is Weft's key for the action, stable across retries:
 	// pass it to external systems.

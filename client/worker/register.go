@@ -30,7 +30,7 @@ type activityConfig struct {
 }
 
 // WithIdempotencyKey derives the activity's idempotency key from its input
-// (spec 003). Together with WithVerify it makes the activity verifiable; the
+// (docs/semantics.md#reconciliation). Together with WithVerify it makes the activity verifiable; the
 // key is reported with every result as reconciliation_key. Weft's own key for
 // the action is in Info(ctx).IdempotencyKey.
 func WithIdempotencyKey[In any](fn func(In) string) ActivityOption {
@@ -41,14 +41,14 @@ func WithIdempotencyKey[In any](fn func(In) string) ActivityOption {
 }
 
 // WithVerify registers the function that tells whether the side effect
-// identified by an idempotency key happened (spec 003 verify). It needs
+// identified by an idempotency key happened (docs/semantics.md#reconciliation). It needs
 // WithIdempotencyKey; together they announce the activity as verifiable, so
 // the engine verifies before it redispatches after a possible side effect.
 func WithVerify(fn func(ctx context.Context, key string) (VerifyResult, error)) ActivityOption {
 	return func(c *activityConfig) { c.verify = fn }
 }
 
-// VerifyState is what a verify function found (spec 003).
+// VerifyState is what a verify function found (docs/semantics.md#reconciliation).
 type VerifyState = weftv1.VerifyState
 
 // The verify states.

@@ -4,7 +4,7 @@
 //	weft [global flags] COMMAND [arguments] [flags]
 //
 //	health                          report whether each weft.v1 service is serving
-//	submit FILE                     submit a workflow (spec 002 YAML, or the API's JSON WorkflowDefinition)
+//	submit FILE                     submit a workflow (YAML, docs/semantics.md#yaml-definitions, or the API's JSON WorkflowDefinition)
 //	start RUN                       start a PENDING or APPROVED run
 //	approve RUN                     approve a run that requires approval
 //	get RUN                         show a run and its steps

@@ -16,7 +16,7 @@ import (
 // (engine.LogAlerts: ERROR for P1, WARN otherwise).
 func engineAlerts(meter metric.Meter, logger *slog.Logger) (engine.AlertFunc, error) {
 	counter, err := meter.Int64Counter("weft.alerts", metric.WithUnit("{alert}"),
-		metric.WithDescription("Operational alerts of spec 004 the engine raised, by alert name (PROJECTOR_LAG_HIGH, PROJECTOR_NON_CONTIGUOUS_FETCH_DETECTED, PROJECTOR_CAUSAL_VIOLATION, PAUSE_DRAIN_TIMEOUT)."))
+		metric.WithDescription("Operational alerts the engine raised (docs/semantics.md#alerts), by alert name (PROJECTOR_LAG_HIGH, PROJECTOR_NON_CONTIGUOUS_FETCH_DETECTED, PROJECTOR_CAUSAL_VIOLATION, PAUSE_DRAIN_TIMEOUT)."))
 	if err != nil {
 		return nil, fmt.Errorf("alert metrics: %w", err)
 	}

@@ -147,8 +147,9 @@ func fieldPath(v *validate.Violation) string {
 }
 
 func testUnknownFieldsIgnored(t *testing.T, baseURL string) {
-	// A newer client's field must not break an older server (spec 004 "Schema
-	// Evolution"): the request is judged on the fields the server knows.
+	// A newer client's field must not break an older server
+	// (docs/semantics.md#schema-evolution): the request is judged on the
+	// fields the server knows.
 	body := []byte(`{"run_id": "", "field_from_the_future": {"x": 1}}`)
 	res, payload := postJSON(t, baseURL+"/weft.v1.RunService/GetRun", body)
 	require.Equal(t, http.StatusBadRequest, res.StatusCode, "body: %s", payload)

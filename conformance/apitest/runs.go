@@ -88,7 +88,7 @@ func testAwaitRun(t *testing.T, baseURL string) {
 }
 
 // testProtoFieldNames: HTTP/JSON answers use the proto field names
-// (started_at, completed_at), as spec 001 requires.
+// (started_at, completed_at), as docs/semantics.md#task-persistence requires.
 func testProtoFieldNames(t *testing.T, baseURL string) {
 	run := completedRun(t, NewClients(baseURL, Protocols[0]))
 	body, err := json.Marshal(map[string]string{"run_id": run.GetRunId()})

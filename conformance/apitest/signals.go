@@ -14,7 +14,7 @@ import (
 
 // testSignalDuplicate: a second SignalRun with the same signal_id answers the
 // first request's AcceptedSignalResult with duplicate set, and the signal is
-// consumed once (spec 003 "Signal Idempotency").
+// consumed once (docs/semantics.md#signal-idempotency).
 func testSignalDuplicate(t *testing.T, baseURL string) {
 	for _, p := range Protocols {
 		t.Run(p.Name, func(t *testing.T) {

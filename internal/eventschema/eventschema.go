@@ -60,7 +60,7 @@ func Generate() (map[string][]byte, error) {
 			"$schema":     Draft,
 			"$id":         "https://weft.dev/schemas/events/" + typ + ".schema.json",
 			"title":       typ,
-			"description": "A Weft " + typ + " event: spec 004's envelope and the " + string(pf.Name()) + " payload. Generated from proto/weft/v1/event.proto and its protovalidate rules; do not edit.",
+			"description": "A Weft " + typ + " event: the envelope of docs/semantics.md#events and the " + string(pf.Name()) + " payload. Generated from proto/weft/v1/event.proto and its protovalidate rules; do not edit.",
 			"type":        "object",
 			"properties":  props,
 			"required":    required,

@@ -14,7 +14,7 @@
 //     injected *slog.Logger.
 //   - citations: no file in the repository cites a document a clone does not
 //     have (the specification's numbered documents, the design notes or the
-//     shared/ folder they live in); rules are cited as
+//     folder they live in); rules are cited as
 //     docs/semantics.md#anchor.
 //
 // Layering: a program; it imports the standard library only and runs

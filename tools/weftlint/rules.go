@@ -36,8 +36,10 @@ var rules = []rule{
 	{pkg: "export", allow: list(std, "engine/...", "store", "telemetry", "internal/clock", "go.opentelemetry.io/otel/metric/...")},
 	{pkg: "export/redisbus", allow: list(std, "export", "store", goRedis)},
 	{pkg: "telemetry", allow: list(std, "go.opentelemetry.io/...", "github.com/prometheus/...")},
-	{pkg: "server", allow: list(std, "engine/...", "gen/...", "telemetry", "connectrpc.com/...", "buf.build/...",
-		"google.golang.org/protobuf/...", "github.com/google/uuid", "github.com/rs/cors", "go.opentelemetry.io/otel/...")},
+	{pkg: "server/wiretest", allow: list(std, "gen/...", "connectrpc.com/connect", "google.golang.org/genproto/...", "google.golang.org/protobuf/...")},
+	{pkg: "server", allow: list(std, "engine/...", "gen/...", "telemetry", "console", "connectrpc.com/...", "buf.build/...",
+		"google.golang.org/protobuf/...", "google.golang.org/genproto/...", "github.com/google/uuid", "github.com/rs/cors", "go.opentelemetry.io/otel/...")},
+	{pkg: "console", allow: list(std)},
 
 	// The public API's clients: they speak to Weft only over the wire.
 	{pkg: "client", allow: list(std, "gen/...", "connectrpc.com/connect", "buf.build/gen/...", "google.golang.org/protobuf/...")},

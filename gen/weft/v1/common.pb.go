@@ -23,15 +23,15 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// ErrorClass classifies why an attempt failed. It is the union of spec 000 §3.1
-// and spec 002 §3.1; each class has a default retry decision (see docs/semantics.md),
+// ErrorClass classifies why an attempt failed (docs/semantics.md#error-classes).
+// Each class has a default retry decision (docs/semantics.md#error-class-defaults),
 // which an action's RetryPolicy.retryable_errors overrides.
 type ErrorClass int32
 
 const (
 	// Not set; treated as ERROR_CLASS_UNKNOWN.
 	ErrorClass_ERROR_CLASS_UNSPECIFIED ErrorClass = 0
-	// The attempt exceeded its timeout_ms. Retryable by default (spec 000 §3.1).
+	// The attempt exceeded its timeout_ms. Retryable by default (docs/semantics.md#error-class-defaults).
 	ErrorClass_ERROR_CLASS_TIMEOUT ErrorClass = 1
 	// A rate limit answered. Retryable.
 	ErrorClass_ERROR_CLASS_RATE_LIMIT ErrorClass = 2
@@ -47,13 +47,13 @@ const (
 	ErrorClass_ERROR_CLASS_AUTH_DENY ErrorClass = 7
 	// An explicit business conflict. Not retryable.
 	ErrorClass_ERROR_CLASS_BUSINESS_CONFLICT ErrorClass = 8
-	// The worker or agent returned invalid output or crashed (spec 002). Retryable.
+	// The worker or agent returned invalid output or crashed (docs/semantics.md#error-classes). Retryable.
 	ErrorClass_ERROR_CLASS_AGENT_ERROR ErrorClass = 9
-	// An external API failed or data was unavailable (spec 002). Retryable.
+	// An external API failed or data was unavailable (docs/semantics.md#error-classes). Retryable.
 	ErrorClass_ERROR_CLASS_EXTERNAL ErrorClass = 10
-	// A governance policy blocked the action (spec 002). Not retryable; on_failure applies.
+	// A governance policy blocked the action (docs/semantics.md#error-classes). Not retryable; on_failure applies.
 	ErrorClass_ERROR_CLASS_GOVERNANCE ErrorClass = 11
-	// Anything else. Retryable until max_attempts is exhausted (spec 000 §3.1).
+	// Anything else. Retryable until max_attempts is exhausted (docs/semantics.md#error-class-defaults).
 	ErrorClass_ERROR_CLASS_UNKNOWN ErrorClass = 12
 	// The task was cancelled before it finished. Not retryable.
 	ErrorClass_ERROR_CLASS_CANCELLED ErrorClass = 13
@@ -133,7 +133,7 @@ func (ErrorClass) EnumDescriptor() ([]byte, []int) {
 	return file_weft_v1_common_proto_rawDescGZIP(), []int{0}
 }
 
-// ArtifactRef points at an output stored outside Weft (spec 004 §2). Weft stores
+// ArtifactRef points at an output stored outside Weft (docs/semantics.md#artifacts-and-secrets). Weft stores
 // only the reference, never the bytes.
 type ArtifactRef struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -217,7 +217,7 @@ func (x *ArtifactRef) GetExpiresAt() *timestamppb.Timestamp {
 }
 
 // SecretRef names a secret that a worker resolves at run time. Plans hold only
-// references; a resolved value is never sent to or stored by Weft (spec 004 §2).
+// references; a resolved value is never sent to or stored by Weft (docs/semantics.md#artifacts-and-secrets).
 type SecretRef struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The name the activity uses for the secret.
@@ -273,14 +273,14 @@ func (x *SecretRef) GetRef() string {
 }
 
 // AcceptedSignalResult is the canonical, transport-independent result of an
-// accepted signal (spec 003 "Signal Idempotency"). A retry with the same
+// accepted signal (docs/semantics.md#signal-idempotency). A retry with the same
 // (run_id, signal_name, signal_id) answers this same result, wrapped in the
 // retrying request's own transport envelope.
 type AcceptedSignalResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Always true for a stored accepted result.
 	Accepted bool `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
-	// The target run (spec 003's workflowId).
+	// The target run (workflowId in docs/semantics.md#field-names).
 	RunId string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// The signal's name.
 	SignalName string `protobuf:"bytes,3,opt,name=signal_name,json=signalName,proto3" json:"signal_name,omitempty"`

@@ -23,7 +23,7 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// BackoffStrategy is spec 002's retry delay pattern.
+// BackoffStrategy is how the delay between retries grows (docs/semantics.md#backoff).
 type BackoffStrategy int32
 
 const (
@@ -84,7 +84,7 @@ func (BackoffStrategy) EnumDescriptor() ([]byte, []int) {
 type OnFailure int32
 
 const (
-	// Not set; COMPENSATE (spec 000 §4).
+	// Not set; COMPENSATE (docs/semantics.md#compensation).
 	OnFailure_ON_FAILURE_UNSPECIFIED OnFailure = 0
 	// The run ends FAILED without compensation.
 	OnFailure_ON_FAILURE_ABORT OnFailure = 1
@@ -149,7 +149,7 @@ const (
 	CompletionMode_COMPLETION_MODE_UNSPECIFIED CompletionMode = 0
 	// The activity's result completes the action.
 	CompletionMode_COMPLETION_MODE_AUTOMATED CompletionMode = 1
-	// A person completes the action with CompleteManualAction (spec 000 §3.3).
+	// A person completes the action with CompleteManualAction (docs/semantics.md#manual-completion).
 	CompletionMode_COMPLETION_MODE_MANUAL CompletionMode = 2
 )
 
@@ -194,7 +194,7 @@ func (CompletionMode) EnumDescriptor() ([]byte, []int) {
 	return file_weft_v1_definition_proto_rawDescGZIP(), []int{2}
 }
 
-// BackpressureMode is what submission does when a concurrency limit is reached (spec 004 §3).
+// BackpressureMode is what submission does when a concurrency limit is reached (docs/semantics.md#backpressure).
 type BackpressureMode int32
 
 const (
@@ -253,19 +253,19 @@ func (BackpressureMode) EnumDescriptor() ([]byte, []int) {
 
 // WorkflowDefinition is a workflow submitted inline with a run. A definition
 // whose actions declare no depends_on runs strictly sequentially by order
-// (spec 000 §1.1); any depends_on makes it a DAG whose roots start at once
-// (spec 002 §5.1). The engine validates the whole definition (contiguous order
+// (docs/semantics.md#sequential-order); any depends_on makes it a DAG whose roots start at once
+// (docs/semantics.md#dag-shape). The engine validates the whole definition (contiguous order
 // from 1, unique ids, no cycles, every dependency exists, at least one root)
 // and names the offending field path in its error.
 type WorkflowDefinition struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The plan this definition belongs to (spec 004's planId).
+	// The plan this definition belongs to (planId in docs/semantics.md#field-names).
 	PlanId string `protobuf:"bytes,1,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
-	// The plan's version (spec 004's planVersion); part of every event idempotency key.
+	// The plan's version (planVersion in docs/semantics.md#field-names); part of every event idempotency key.
 	PlanVersion string `protobuf:"bytes,2,opt,name=plan_version,json=planVersion,proto3" json:"plan_version,omitempty"`
 	// The actions, each with a unique id and a contiguous order from 1.
 	Actions []*Action `protobuf:"bytes,3,rep,name=actions,proto3" json:"actions,omitempty"`
-	// Caps the whole run, BLOCKED time included (spec 002 §3.4). Unset: no workflow timeout.
+	// Caps the whole run, BLOCKED time included (docs/semantics.md#timeouts). Unset: no workflow timeout.
 	TimeoutMs *uint32 `protobuf:"varint,4,opt,name=timeout_ms,json=timeoutMs,proto3,oneof" json:"timeout_ms,omitempty"`
 	// What to do when the definition's concurrency limit is reached. Unspecified: the server's default.
 	Backpressure BackpressureMode `protobuf:"varint,5,opt,name=backpressure,proto3,enum=weft.v1.BackpressureMode" json:"backpressure,omitempty"`
@@ -276,7 +276,7 @@ type WorkflowDefinition struct {
 	// A human-readable name.
 	DisplayName string `protobuf:"bytes,8,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
 	// Makes the definition a DAG even when no action declares depends_on: every
-	// action without dependencies is a root and starts at once (spec 002's shape).
+	// action without dependencies is a root and starts at once (docs/semantics.md#dag-shape).
 	Dag           bool `protobuf:"varint,9,opt,name=dag,proto3" json:"dag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -387,7 +387,7 @@ type Action struct {
 	// Unique within the definition.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// Position, contiguous from 1. Dispatch order among runnable actions is
-	// order ascending, then id compared byte-wise (spec 000 §1.2).
+	// order ascending, then id compared byte-wise (docs/semantics.md#dispatch-order).
 	Order uint32 `protobuf:"varint,2,opt,name=order,proto3" json:"order,omitempty"`
 	// The activity name workers register. Empty only for wait-for-signal actions
 	// and manual actions without an automated part.
@@ -398,7 +398,7 @@ type Action struct {
 	DependsOn []string `protobuf:"bytes,5,rep,name=depends_on,json=dependsOn,proto3" json:"depends_on,omitempty"`
 	// The activity's input, as JSON.
 	Input *structpb.Value `protobuf:"bytes,6,opt,name=input,proto3" json:"input,omitempty"`
-	// Retry policy; unset fields take spec 000's defaults.
+	// Retry policy; unset fields take the defaults of docs/semantics.md#retry-policy.
 	Retry *RetryPolicy `protobuf:"bytes,7,opt,name=retry,proto3" json:"retry,omitempty"`
 	// Per-attempt timeout. Unset: 300000 (5 minutes).
 	TimeoutMs *uint32 `protobuf:"varint,8,opt,name=timeout_ms,json=timeoutMs,proto3,oneof" json:"timeout_ms,omitempty"`
@@ -557,7 +557,7 @@ func (x *Action) GetSecrets() []*SecretRef {
 }
 
 // RetryPolicy decides whether and when a failed attempt runs again. Canonical
-// fields are spec 000's plus spec 002's strategy.
+// fields are those of docs/semantics.md#retry-policy, with the backoff strategy of docs/semantics.md#backoff.
 type RetryPolicy struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Total attempts including the first. Unset: 3. Range 1–10.
@@ -703,7 +703,7 @@ func (x *WaitForSignal) GetTimeoutMs() uint32 {
 	return 0
 }
 
-// CompensationHook is an action's rollback (spec 000 §4). Its idempotency key is
+// CompensationHook is an action's rollback (docs/semantics.md#compensation). Its idempotency key is
 // runId:actionId:compensate.
 type CompensationHook struct {
 	state protoimpl.MessageState `protogen:"open.v1"`

@@ -24,7 +24,7 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// VerifyState is what a verify function found (spec 003).
+// VerifyState is what a verify function found (docs/semantics.md#reconciliation).
 type VerifyState int32
 
 const (
@@ -158,7 +158,7 @@ func (SignalKind) EnumDescriptor() ([]byte, []int) {
 	return file_weft_v1_event_proto_rawDescGZIP(), []int{1}
 }
 
-// ResyncMode is spec 004 §1.5.1's resync mode.
+// ResyncMode is the resync mode of docs/semantics.md#resync.
 type ResyncMode int32
 
 const (
@@ -211,7 +211,7 @@ func (ResyncMode) EnumDescriptor() ([]byte, []int) {
 	return file_weft_v1_event_proto_rawDescGZIP(), []int{2}
 }
 
-// Event is one entry of a run's event log, with spec 004's envelope and a typed
+// Event is one entry of a run's event log, with the envelope of docs/semantics.md#events and a typed
 // payload. Consumers must tolerate event types and fields they do not know.
 type Event struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1103,7 +1103,7 @@ func (x *RunSubmitted) GetRunRequestId() string {
 	return ""
 }
 
-// RunApproved: the run was approved (spec 004's planner approval gate).
+// RunApproved: the run was approved (the approval gate of docs/semantics.md#run-transitions).
 type RunApproved struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Always APPROVED.
@@ -1222,7 +1222,7 @@ func (x *RunQueued) GetReason() string {
 	return ""
 }
 
-// RunStarted: execution began (spec 004 A.1).
+// RunStarted: execution began (docs/semantics.md#events).
 type RunStarted struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Always RUNNING.
@@ -1880,7 +1880,7 @@ func (x *RunCancelled) GetCompletedAt() *timestamppb.Timestamp {
 	return nil
 }
 
-// StepScheduled: a task was persisted for the step before execution (spec 001).
+// StepScheduled: a task was persisted for the step before execution (docs/semantics.md#task-persistence).
 type StepScheduled struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Always SCHEDULED.
@@ -2428,7 +2428,7 @@ func (x *StepRetried) GetRequestedBy() string {
 	return ""
 }
 
-// StepAttemptRecorded is the evidence of one attempt (spec 000 §5); its key includes engine_attempt_id.
+// StepAttemptRecorded is the evidence of one attempt (docs/semantics.md#attempt-evidence); its key includes engine_attempt_id.
 type StepAttemptRecorded struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The attempt.

@@ -21,7 +21,7 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// FaultCode is Weft's stable error vocabulary (DESIGN.md §5). Each value says
+// FaultCode is Weft's stable error vocabulary (docs/semantics.md#faults). Each value says
 // its Connect/gRPC code, HTTP status and JSON-RPC 2.0 code. Clients expose the
 // name without prefix in PascalCase as a typed error's code, e.g.
 // SignalAcceptanceIndeterminate. Nothing a client causes answers 5xx.
@@ -62,7 +62,7 @@ const (
 	// The engine serving the request lost ownership of the run, or the store's
 	// commit outcome is unknown; safe to retry. unavailable / 503 / -32050.
 	FaultCode_FAULT_CODE_UNAVAILABLE FaultCode = 11
-	// An event failed its schema and was not persisted (spec 004 appendix A).
+	// An event failed its schema and was not persisted (docs/semantics.md#event-validation).
 	// invalid_argument / 400 / -32602.
 	FaultCode_FAULT_CODE_SCHEMA_VALIDATION_FAILED FaultCode = 12
 	// A bug; the correlation id finds the log line. internal / 500 / -32603.
@@ -149,7 +149,7 @@ type Fault struct {
 	Code FaultCode `protobuf:"varint,1,opt,name=code,proto3,enum=weft.v1.FaultCode" json:"code,omitempty"`
 	// Finds the server's log line for this error.
 	CorrelationId string `protobuf:"bytes,2,opt,name=correlation_id,json=correlationId,proto3" json:"correlation_id,omitempty"`
-	// The run concerned, when there is one (spec 003's workflowId).
+	// The run concerned, when there is one (workflowId in docs/semantics.md#field-names).
 	RunId string `protobuf:"bytes,3,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// The action concerned.
 	ActionId string `protobuf:"bytes,4,opt,name=action_id,json=actionId,proto3" json:"action_id,omitempty"`

@@ -24,7 +24,7 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// RunStatus is the canonical run status (DESIGN.md §4; docs/semantics.md maps
+// RunStatus is the canonical run status (docs/semantics.md#run-status maps
 // every document's names onto it).
 type RunStatus int32
 
@@ -116,7 +116,7 @@ type RunSubstatus int32
 const (
 	// No substatus.
 	RunSubstatus_RUN_SUBSTATUS_UNSPECIFIED RunSubstatus = 0
-	// PAUSED, with tasks still in flight (spec 004 §6).
+	// PAUSED, with tasks still in flight (docs/semantics.md#pause-drain).
 	RunSubstatus_RUN_SUBSTATUS_DRAINING RunSubstatus = 1
 )
 
@@ -167,11 +167,11 @@ const (
 	StepStatus_STEP_STATUS_UNSPECIFIED StepStatus = 0
 	// Dependencies not yet met.
 	StepStatus_STEP_STATUS_PENDING StepStatus = 1
-	// A task is persisted and handed to the queue, not yet started (spec 001).
+	// A task is persisted and handed to the queue, not yet started (docs/semantics.md#task-persistence).
 	StepStatus_STEP_STATUS_SCHEDULED StepStatus = 2
 	// A worker runs the attempt.
 	StepStatus_STEP_STATUS_RUNNING StepStatus = 3
-	// Waits for CompleteManualAction (spec 000 §3.3).
+	// Waits for CompleteManualAction (docs/semantics.md#manual-completion).
 	StepStatus_STEP_STATUS_WAITING_FOR_MANUAL_COMPLETION StepStatus = 4
 	// Waits for a signal (wait-for-signal action).
 	StepStatus_STEP_STATUS_WAITING_FOR_SIGNAL StepStatus = 5
@@ -240,7 +240,7 @@ func (StepStatus) EnumDescriptor() ([]byte, []int) {
 	return file_weft_v1_run_proto_rawDescGZIP(), []int{2}
 }
 
-// CompensationOutcome summarises a rollback (DESIGN.md §4).
+// CompensationOutcome summarises a rollback (docs/semantics.md#compensation-outcome).
 type CompensationOutcome int32
 
 const (
@@ -890,7 +890,7 @@ func (x *Step) GetManualCompletion() *ManualCompletionResult {
 	return nil
 }
 
-// Attempt is the evidence of one execution attempt (spec 000 §5).
+// Attempt is the evidence of one execution attempt (docs/semantics.md#attempt-evidence).
 type Attempt struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The logical attempt it belongs to.
@@ -1127,7 +1127,7 @@ func (x *RunError) GetWorkflowTimeout() bool {
 	return false
 }
 
-// Cancellation records who cancelled a run and why (spec 001).
+// Cancellation records who cancelled a run and why (docs/semantics.md#cancellation).
 type Cancellation struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The principal that cancelled.

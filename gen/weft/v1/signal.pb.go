@@ -84,7 +84,7 @@ func (ManualOutcome) EnumDescriptor() ([]byte, []int) {
 // SignalRunRequest sends a named signal to a run.
 type SignalRunRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The target run (spec 003's workflowId).
+	// The target run (workflowId in docs/semantics.md#field-names).
 	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// The signal's name; a wait-for-signal action consumes signals of its name in acceptance order.
 	SignalName string `protobuf:"bytes,2,opt,name=signal_name,json=signalName,proto3" json:"signal_name,omitempty"`
@@ -211,7 +211,7 @@ func (x *SignalRunResponse) GetDuplicate() bool {
 	return false
 }
 
-// CompleteManualActionRequest is spec 000 §3.3's manual completion signal.
+// CompleteManualActionRequest is the manual completion of docs/semantics.md#manual-completion.
 type CompleteManualActionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Always 1.

@@ -87,7 +87,7 @@ type ActivityRegistration struct {
 	// The activity name, as in Action.activity.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// True when the worker derives an idempotency key and has a verify function,
-	// which makes the activity reconcilable (spec 003).
+	// which makes the activity reconcilable (docs/semantics.md#reconciliation).
 	Verifiable    bool `protobuf:"varint,2,opt,name=verifiable,proto3" json:"verifiable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -289,7 +289,7 @@ type Task struct {
 	ActionId string `protobuf:"bytes,5,opt,name=action_id,json=actionId,proto3" json:"action_id,omitempty"`
 	// The activity (or compensation operation) to run.
 	Activity string `protobuf:"bytes,6,opt,name=activity,proto3" json:"activity,omitempty"`
-	// The scheduled operation's identifier (spec 003's operationId), stable for the action's logical attempt.
+	// The scheduled operation's identifier (operationId of docs/semantics.md#reconciliation), stable for the action's logical attempt.
 	OperationId string `protobuf:"bytes,7,opt,name=operation_id,json=operationId,proto3" json:"operation_id,omitempty"`
 	// The action's input (or the hook's compensationInput).
 	Input *structpb.Value `protobuf:"bytes,8,opt,name=input,proto3" json:"input,omitempty"`
@@ -639,7 +639,7 @@ type FailTaskRequest struct {
 	Code string `protobuf:"bytes,4,opt,name=code,proto3" json:"code,omitempty"`
 	// A human-readable message; it must not carry payloads or secrets.
 	Message string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
-	// True when the external side effect may have happened (spec 003: the record
+	// True when the external side effect may have happened (docs/semantics.md#reconciliation: the record
 	// becomes indeterminate and verify decides).
 	SideEffectPossible bool `protobuf:"varint,6,opt,name=side_effect_possible,json=sideEffectPossible,proto3" json:"side_effect_possible,omitempty"`
 	// For a verifiable activity: the idempotency key the worker derived.

@@ -49,7 +49,7 @@ type EventServiceClient interface {
 	// WatchEvents streams a run's events after a watermark, then each new one as
 	// it is appended, until the run is terminal and drained or the caller leaves.
 	WatchEvents(context.Context, *connect.Request[v1.WatchEventsRequest]) (*connect.ServerStreamForClient[v1.WatchEventsResponse], error)
-	// ResyncRun answers what a projector needs to rebuild (spec 004 §1.5.1):
+	// ResyncRun answers what a projector needs to rebuild (docs/semantics.md#resync):
 	// FULL gives every event; FROM_SNAPSHOT gives a snapshot whose
 	// last_event_seq is at or before snapshot_seq and the events after that
 	// snapshot, or falls back to FULL (and says so in mode) when there is none.
@@ -119,7 +119,7 @@ type EventServiceHandler interface {
 	// WatchEvents streams a run's events after a watermark, then each new one as
 	// it is appended, until the run is terminal and drained or the caller leaves.
 	WatchEvents(context.Context, *connect.Request[v1.WatchEventsRequest], *connect.ServerStream[v1.WatchEventsResponse]) error
-	// ResyncRun answers what a projector needs to rebuild (spec 004 §1.5.1):
+	// ResyncRun answers what a projector needs to rebuild (docs/semantics.md#resync):
 	// FULL gives every event; FROM_SNAPSHOT gives a snapshot whose
 	// last_event_seq is at or before snapshot_seq and the events after that
 	// snapshot, or falls back to FULL (and says so in mode) when there is none.

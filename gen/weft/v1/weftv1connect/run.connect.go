@@ -59,7 +59,7 @@ const (
 
 // RunServiceClient is a client for the weft.v1.RunService service.
 type RunServiceClient interface {
-	// SubmitRun persists a run as PENDING before it answers (spec 001). With start
+	// SubmitRun persists a run as PENDING before it answers (docs/semantics.md#submission). With start
 	// set the run is triggered right after; otherwise it waits for StartRun. A
 	// repeated (tenant, project, environment, plan id, plan version,
 	// run_request_id) answers the existing run.
@@ -247,7 +247,7 @@ func (c *runServiceClient) SkipStep(ctx context.Context, req *connect.Request[v1
 
 // RunServiceHandler is an implementation of the weft.v1.RunService service.
 type RunServiceHandler interface {
-	// SubmitRun persists a run as PENDING before it answers (spec 001). With start
+	// SubmitRun persists a run as PENDING before it answers (docs/semantics.md#submission). With start
 	// set the run is triggered right after; otherwise it waits for StartRun. A
 	// repeated (tenant, project, environment, plan id, plan version,
 	// run_request_id) answers the existing run.

@@ -42,7 +42,7 @@ const (
 
 // SignalServiceClient is a client for the weft.v1.SignalService service.
 type SignalServiceClient interface {
-	// SignalRun accepts a named signal for a run (spec 003 "Signal Idempotency").
+	// SignalRun accepts a named signal for a run (docs/semantics.md#signal-idempotency).
 	// With a signal_id, acceptance is an atomic insert-or-read: a duplicate
 	// (run_id, signal_name, signal_id) answers the first request's
 	// AcceptedSignalResult and enqueues nothing. When the payload is durable but
@@ -50,7 +50,7 @@ type SignalServiceClient interface {
 	// SIGNAL_ACCEPTANCE_INDETERMINATE, and nothing is enqueued twice.
 	SignalRun(context.Context, *connect.Request[v1.SignalRunRequest]) (*connect.Response[v1.SignalRunResponse], error)
 	// CompleteManualAction completes a step that waits in
-	// WAITING_FOR_MANUAL_COMPLETION (spec 000 §3.3). It is idempotent on
+	// WAITING_FOR_MANUAL_COMPLETION (docs/semantics.md#manual-completion). It is idempotent on
 	// (run_id, action_id, completion_token): a duplicate answers the original
 	// result even after the step has moved on.
 	CompleteManualAction(context.Context, *connect.Request[v1.CompleteManualActionRequest]) (*connect.Response[v1.CompleteManualActionResponse], error)
@@ -100,7 +100,7 @@ func (c *signalServiceClient) CompleteManualAction(ctx context.Context, req *con
 
 // SignalServiceHandler is an implementation of the weft.v1.SignalService service.
 type SignalServiceHandler interface {
-	// SignalRun accepts a named signal for a run (spec 003 "Signal Idempotency").
+	// SignalRun accepts a named signal for a run (docs/semantics.md#signal-idempotency).
 	// With a signal_id, acceptance is an atomic insert-or-read: a duplicate
 	// (run_id, signal_name, signal_id) answers the first request's
 	// AcceptedSignalResult and enqueues nothing. When the payload is durable but
@@ -108,7 +108,7 @@ type SignalServiceHandler interface {
 	// SIGNAL_ACCEPTANCE_INDETERMINATE, and nothing is enqueued twice.
 	SignalRun(context.Context, *connect.Request[v1.SignalRunRequest]) (*connect.Response[v1.SignalRunResponse], error)
 	// CompleteManualAction completes a step that waits in
-	// WAITING_FOR_MANUAL_COMPLETION (spec 000 §3.3). It is idempotent on
+	// WAITING_FOR_MANUAL_COMPLETION (docs/semantics.md#manual-completion). It is idempotent on
 	// (run_id, action_id, completion_token): a duplicate answers the original
 	// result even after the step has moved on.
 	CompleteManualAction(context.Context, *connect.Request[v1.CompleteManualActionRequest]) (*connect.Response[v1.CompleteManualActionResponse], error)

@@ -60,7 +60,7 @@ type WorkerServiceClient interface {
 	FailTask(context.Context, *connect.Request[v1.FailTaskRequest]) (*connect.Response[v1.FailTaskResponse], error)
 	// HeartbeatTask keeps a claim alive and tells the worker whether to stop.
 	HeartbeatTask(context.Context, *connect.Request[v1.HeartbeatTaskRequest]) (*connect.Response[v1.HeartbeatTaskResponse], error)
-	// ReportVerification answers a verify task with spec 003's VerifyState.
+	// ReportVerification answers a verify task with a VerifyState (docs/semantics.md#reconciliation).
 	ReportVerification(context.Context, *connect.Request[v1.ReportVerificationRequest]) (*connect.Response[v1.ReportVerificationResponse], error)
 }
 
@@ -154,7 +154,7 @@ type WorkerServiceHandler interface {
 	FailTask(context.Context, *connect.Request[v1.FailTaskRequest]) (*connect.Response[v1.FailTaskResponse], error)
 	// HeartbeatTask keeps a claim alive and tells the worker whether to stop.
 	HeartbeatTask(context.Context, *connect.Request[v1.HeartbeatTaskRequest]) (*connect.Response[v1.HeartbeatTaskResponse], error)
-	// ReportVerification answers a verify task with spec 003's VerifyState.
+	// ReportVerification answers a verify task with a VerifyState (docs/semantics.md#reconciliation).
 	ReportVerification(context.Context, *connect.Request[v1.ReportVerificationRequest]) (*connect.Response[v1.ReportVerificationResponse], error)
 }
 

@@ -16,7 +16,7 @@ export const file_weft_v1_common: GenFile = /*@__PURE__*/
   fileDesc("ChR3ZWZ0L3YxL2NvbW1vbi5wcm90bxIHd2VmdC52MSKsAQoLQXJ0aWZhY3RSZWYSFwoDdXJpGAEgASgJQgq6SAdyBRABGIAQEhYKBGtpbmQYAiABKAlCCLpIBXIDGIABEigKBnNoYTI1NhgDIAEoCUIYukgVchMyEV4oWzAtOWEtZl17NjR9KT8kEhIKCnNpemVfYnl0ZXMYBCABKAQSLgoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiPgoJU2VjcmV0UmVmEhgKBG5hbWUYASABKAlCCrpIB3IFEAEYgAESFwoDcmVmGAIgASgJQgq6SAdyBRABGIAIIq0BChRBY2NlcHRlZFNpZ25hbFJlc3VsdBIQCghhY2NlcHRlZBgBIAEoCBIOCgZydW5faWQYAiABKAkSEwoLc2lnbmFsX25hbWUYAyABKAkSEQoJc2lnbmFsX2lkGAQgASgJEi8KC2FjY2VwdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIaChJzaWduYWxfc3RvcmFnZV9rZXkYBiABKAkq8wMKCkVycm9yQ2xhc3MSGwoXRVJST1JfQ0xBU1NfVU5TUEVDSUZJRUQQABIXChNFUlJPUl9DTEFTU19USU1FT1VUEAESGgoWRVJST1JfQ0xBU1NfUkFURV9MSU1JVBACEhkKFUVSUk9SX0NMQVNTX1RSQU5TSUVOVBADEhkKFUVSUk9SX0NMQVNTX1RSQU5TUE9SVBAEEhoKFkVSUk9SX0NMQVNTX1ZBTElEQVRJT04QBRIbChdFUlJPUl9DTEFTU19QT0xJQ1lfREVOWRAGEhkKFUVSUk9SX0NMQVNTX0FVVEhfREVOWRAHEiEKHUVSUk9SX0NMQVNTX0JVU0lORVNTX0NPTkZMSUNUEAgSGwoXRVJST1JfQ0xBU1NfQUdFTlRfRVJST1IQCRIYChRFUlJPUl9DTEFTU19FWFRFUk5BTBAKEhoKFkVSUk9SX0NMQVNTX0dPVkVSTkFOQ0UQCxIXChNFUlJPUl9DTEFTU19VTktOT1dOEAwSGQoVRVJST1JfQ0xBU1NfQ0FOQ0VMTEVEEA0SMQotRVJST1JfQ0xBU1NfUkVDT05DSUxJQVRJT05fUkVTVUxUX1VOQVZBSUxBQkxFEA4SLAooRVJST1JfQ0xBU1NfUkVDT05DSUxJQVRJT05fSU5ERVRFUk1JTkFURRAPQi1aK2dpdGh1Yi5jb20vd2VmdC1kZXYvd2VmdC9nZW4vd2VmdC92MTt3ZWZ0djFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_timestamp]);
 
 /**
- * ArtifactRef points at an output stored outside Weft (spec 004 §2). Weft stores
+ * ArtifactRef points at an output stored outside Weft (docs/semantics.md#artifacts-and-secrets). Weft stores
  * only the reference, never the bytes.
  *
  * @generated from message weft.v1.ArtifactRef
@@ -67,7 +67,7 @@ export const ArtifactRefSchema: GenMessage<ArtifactRef> = /*@__PURE__*/
 
 /**
  * SecretRef names a secret that a worker resolves at run time. Plans hold only
- * references; a resolved value is never sent to or stored by Weft (spec 004 §2).
+ * references; a resolved value is never sent to or stored by Weft (docs/semantics.md#artifacts-and-secrets).
  *
  * @generated from message weft.v1.SecretRef
  */
@@ -96,7 +96,7 @@ export const SecretRefSchema: GenMessage<SecretRef> = /*@__PURE__*/
 
 /**
  * AcceptedSignalResult is the canonical, transport-independent result of an
- * accepted signal (spec 003 "Signal Idempotency"). A retry with the same
+ * accepted signal (docs/semantics.md#signal-idempotency). A retry with the same
  * (run_id, signal_name, signal_id) answers this same result, wrapped in the
  * retrying request's own transport envelope.
  *
@@ -111,7 +111,7 @@ export type AcceptedSignalResult = Message<"weft.v1.AcceptedSignalResult"> & {
   accepted: boolean;
 
   /**
-   * The target run (spec 003's workflowId).
+   * The target run (workflowId in docs/semantics.md#field-names).
    *
    * @generated from field: string run_id = 2;
    */
@@ -154,8 +154,8 @@ export const AcceptedSignalResultSchema: GenMessage<AcceptedSignalResult> = /*@_
   messageDesc(file_weft_v1_common, 2);
 
 /**
- * ErrorClass classifies why an attempt failed. It is the union of spec 000 §3.1
- * and spec 002 §3.1; each class has a default retry decision (see docs/semantics.md),
+ * ErrorClass classifies why an attempt failed (docs/semantics.md#error-classes).
+ * Each class has a default retry decision (docs/semantics.md#error-class-defaults),
  * which an action's RetryPolicy.retryable_errors overrides.
  *
  * @generated from enum weft.v1.ErrorClass
@@ -169,7 +169,7 @@ export enum ErrorClass {
   UNSPECIFIED = 0,
 
   /**
-   * The attempt exceeded its timeout_ms. Retryable by default (spec 000 §3.1).
+   * The attempt exceeded its timeout_ms. Retryable by default (docs/semantics.md#error-class-defaults).
    *
    * @generated from enum value: ERROR_CLASS_TIMEOUT = 1;
    */
@@ -225,28 +225,28 @@ export enum ErrorClass {
   BUSINESS_CONFLICT = 8,
 
   /**
-   * The worker or agent returned invalid output or crashed (spec 002). Retryable.
+   * The worker or agent returned invalid output or crashed (docs/semantics.md#error-classes). Retryable.
    *
    * @generated from enum value: ERROR_CLASS_AGENT_ERROR = 9;
    */
   AGENT_ERROR = 9,
 
   /**
-   * An external API failed or data was unavailable (spec 002). Retryable.
+   * An external API failed or data was unavailable (docs/semantics.md#error-classes). Retryable.
    *
    * @generated from enum value: ERROR_CLASS_EXTERNAL = 10;
    */
   EXTERNAL = 10,
 
   /**
-   * A governance policy blocked the action (spec 002). Not retryable; on_failure applies.
+   * A governance policy blocked the action (docs/semantics.md#error-classes). Not retryable; on_failure applies.
    *
    * @generated from enum value: ERROR_CLASS_GOVERNANCE = 11;
    */
   GOVERNANCE = 11,
 
   /**
-   * Anything else. Retryable until max_attempts is exhausted (spec 000 §3.1).
+   * Anything else. Retryable until max_attempts is exhausted (docs/semantics.md#error-class-defaults).
    *
    * @generated from enum value: ERROR_CLASS_UNKNOWN = 12;
    */

@@ -20,8 +20,8 @@ export const file_weft_v1_definition: GenFile = /*@__PURE__*/
 /**
  * WorkflowDefinition is a workflow submitted inline with a run. A definition
  * whose actions declare no depends_on runs strictly sequentially by order
- * (spec 000 §1.1); any depends_on makes it a DAG whose roots start at once
- * (spec 002 §5.1). The engine validates the whole definition (contiguous order
+ * (docs/semantics.md#sequential-order); any depends_on makes it a DAG whose roots start at once
+ * (docs/semantics.md#dag-shape). The engine validates the whole definition (contiguous order
  * from 1, unique ids, no cycles, every dependency exists, at least one root)
  * and names the offending field path in its error.
  *
@@ -29,14 +29,14 @@ export const file_weft_v1_definition: GenFile = /*@__PURE__*/
  */
 export type WorkflowDefinition = Message<"weft.v1.WorkflowDefinition"> & {
   /**
-   * The plan this definition belongs to (spec 004's planId).
+   * The plan this definition belongs to (planId in docs/semantics.md#field-names).
    *
    * @generated from field: string plan_id = 1;
    */
   planId: string;
 
   /**
-   * The plan's version (spec 004's planVersion); part of every event idempotency key.
+   * The plan's version (planVersion in docs/semantics.md#field-names); part of every event idempotency key.
    *
    * @generated from field: string plan_version = 2;
    */
@@ -50,7 +50,7 @@ export type WorkflowDefinition = Message<"weft.v1.WorkflowDefinition"> & {
   actions: Action[];
 
   /**
-   * Caps the whole run, BLOCKED time included (spec 002 §3.4). Unset: no workflow timeout.
+   * Caps the whole run, BLOCKED time included (docs/semantics.md#timeouts). Unset: no workflow timeout.
    *
    * @generated from field: optional uint32 timeout_ms = 4;
    */
@@ -86,7 +86,7 @@ export type WorkflowDefinition = Message<"weft.v1.WorkflowDefinition"> & {
 
   /**
    * Makes the definition a DAG even when no action declares depends_on: every
-   * action without dependencies is a root and starts at once (spec 002's shape).
+   * action without dependencies is a root and starts at once (docs/semantics.md#dag-shape).
    *
    * @generated from field: bool dag = 9;
    */
@@ -121,7 +121,7 @@ export type Action = Message<"weft.v1.Action"> & {
 
   /**
    * Position, contiguous from 1. Dispatch order among runnable actions is
-   * order ascending, then id compared byte-wise (spec 000 §1.2).
+   * order ascending, then id compared byte-wise (docs/semantics.md#dispatch-order).
    *
    * @generated from field: uint32 order = 2;
    */
@@ -157,7 +157,7 @@ export type Action = Message<"weft.v1.Action"> & {
   input?: Value | undefined;
 
   /**
-   * Retry policy; unset fields take spec 000's defaults.
+   * Retry policy; unset fields take the defaults of docs/semantics.md#retry-policy.
    *
    * @generated from field: weft.v1.RetryPolicy retry = 7;
    */
@@ -230,7 +230,7 @@ export const ActionSchema: GenMessage<Action> = /*@__PURE__*/
 
 /**
  * RetryPolicy decides whether and when a failed attempt runs again. Canonical
- * fields are spec 000's plus spec 002's strategy.
+ * fields are those of docs/semantics.md#retry-policy, with the backoff strategy of docs/semantics.md#backoff.
  *
  * @generated from message weft.v1.RetryPolicy
  */
@@ -314,7 +314,7 @@ export const WaitForSignalSchema: GenMessage<WaitForSignal> = /*@__PURE__*/
   messageDesc(file_weft_v1_definition, 3);
 
 /**
- * CompensationHook is an action's rollback (spec 000 §4). Its idempotency key is
+ * CompensationHook is an action's rollback (docs/semantics.md#compensation). Its idempotency key is
  * runId:actionId:compensate.
  *
  * @generated from message weft.v1.CompensationHook
@@ -364,7 +364,7 @@ export const CompensationHookSchema: GenMessage<CompensationHook> = /*@__PURE__*
   messageDesc(file_weft_v1_definition, 4);
 
 /**
- * BackoffStrategy is spec 002's retry delay pattern.
+ * BackoffStrategy is how the delay between retries grows (docs/semantics.md#backoff).
  *
  * @generated from enum weft.v1.BackoffStrategy
  */
@@ -411,7 +411,7 @@ export const BackoffStrategySchema: GenEnum<BackoffStrategy> = /*@__PURE__*/
  */
 export enum OnFailure {
   /**
-   * Not set; COMPENSATE (spec 000 §4).
+   * Not set; COMPENSATE (docs/semantics.md#compensation).
    *
    * @generated from enum value: ON_FAILURE_UNSPECIFIED = 0;
    */
@@ -473,7 +473,7 @@ export enum CompletionMode {
   AUTOMATED = 1,
 
   /**
-   * A person completes the action with CompleteManualAction (spec 000 §3.3).
+   * A person completes the action with CompleteManualAction (docs/semantics.md#manual-completion).
    *
    * @generated from enum value: COMPLETION_MODE_MANUAL = 2;
    */
@@ -487,7 +487,7 @@ export const CompletionModeSchema: GenEnum<CompletionMode> = /*@__PURE__*/
   enumDesc(file_weft_v1_definition, 2);
 
 /**
- * BackpressureMode is what submission does when a concurrency limit is reached (spec 004 §3).
+ * BackpressureMode is what submission does when a concurrency limit is reached (docs/semantics.md#backpressure).
  *
  * @generated from enum weft.v1.BackpressureMode
  */

@@ -36,7 +36,7 @@ export type Fault = Message<"weft.v1.Fault"> & {
   correlationId: string;
 
   /**
-   * The run concerned, when there is one (spec 003's workflowId).
+   * The run concerned, when there is one (workflowId in docs/semantics.md#field-names).
    *
    * @generated from field: string run_id = 3;
    */
@@ -100,7 +100,7 @@ export const FaultSchema: GenMessage<Fault> = /*@__PURE__*/
   messageDesc(file_weft_v1_fault, 0);
 
 /**
- * FaultCode is Weft's stable error vocabulary (DESIGN.md §5). Each value says
+ * FaultCode is Weft's stable error vocabulary (docs/semantics.md#faults). Each value says
  * its Connect/gRPC code, HTTP status and JSON-RPC 2.0 code. Clients expose the
  * name without prefix in PascalCase as a typed error's code, e.g.
  * SignalAcceptanceIndeterminate. Nothing a client causes answers 5xx.
@@ -203,7 +203,7 @@ export enum FaultCode {
   UNAVAILABLE = 11,
 
   /**
-   * An event failed its schema and was not persisted (spec 004 appendix A).
+   * An event failed its schema and was not persisted (docs/semantics.md#event-validation).
    * invalid_argument / 400 / -32602.
    *
    * @generated from enum value: FAULT_CODE_SCHEMA_VALIDATION_FAILED = 12;

@@ -359,7 +359,7 @@ export const StepSchema: GenMessage<Step> = /*@__PURE__*/
   messageDesc(file_weft_v1_run, 1);
 
 /**
- * Attempt is the evidence of one execution attempt (spec 000 §5).
+ * Attempt is the evidence of one execution attempt (docs/semantics.md#attempt-evidence).
  *
  * @generated from message weft.v1.Attempt
  */
@@ -499,7 +499,7 @@ export const RunErrorSchema: GenMessage<RunError> = /*@__PURE__*/
   messageDesc(file_weft_v1_run, 4);
 
 /**
- * Cancellation records who cancelled a run and why (spec 001).
+ * Cancellation records who cancelled a run and why (docs/semantics.md#cancellation).
  *
  * @generated from message weft.v1.Cancellation
  */
@@ -1249,7 +1249,7 @@ export const SkipStepResponseSchema: GenMessage<SkipStepResponse> = /*@__PURE__*
   messageDesc(file_weft_v1_run, 27);
 
 /**
- * RunStatus is the canonical run status (DESIGN.md §4; docs/semantics.md maps
+ * RunStatus is the canonical run status (docs/semantics.md#run-status maps
  * every document's names onto it).
  *
  * @generated from enum weft.v1.RunStatus
@@ -1353,7 +1353,7 @@ export enum RunSubstatus {
   UNSPECIFIED = 0,
 
   /**
-   * PAUSED, with tasks still in flight (spec 004 §6).
+   * PAUSED, with tasks still in flight (docs/semantics.md#pause-drain).
    *
    * @generated from enum value: RUN_SUBSTATUS_DRAINING = 1;
    */
@@ -1387,7 +1387,7 @@ export enum StepStatus {
   PENDING = 1,
 
   /**
-   * A task is persisted and handed to the queue, not yet started (spec 001).
+   * A task is persisted and handed to the queue, not yet started (docs/semantics.md#task-persistence).
    *
    * @generated from enum value: STEP_STATUS_SCHEDULED = 2;
    */
@@ -1401,7 +1401,7 @@ export enum StepStatus {
   RUNNING = 3,
 
   /**
-   * Waits for CompleteManualAction (spec 000 §3.3).
+   * Waits for CompleteManualAction (docs/semantics.md#manual-completion).
    *
    * @generated from enum value: STEP_STATUS_WAITING_FOR_MANUAL_COMPLETION = 4;
    */
@@ -1450,7 +1450,7 @@ export const StepStatusSchema: GenEnum<StepStatus> = /*@__PURE__*/
   enumDesc(file_weft_v1_run, 2);
 
 /**
- * CompensationOutcome summarises a rollback (DESIGN.md §4).
+ * CompensationOutcome summarises a rollback (docs/semantics.md#compensation-outcome).
  *
  * @generated from enum weft.v1.CompensationOutcome
  */
@@ -1598,7 +1598,7 @@ export const AttemptOutcomeSchema: GenEnum<AttemptOutcome> = /*@__PURE__*/
  */
 export const RunService: GenService<{
   /**
-   * SubmitRun persists a run as PENDING before it answers (spec 001). With start
+   * SubmitRun persists a run as PENDING before it answers (docs/semantics.md#submission). With start
    * set the run is triggered right after; otherwise it waits for StartRun. A
    * repeated (tenant, project, environment, plan id, plan version,
    * run_request_id) answers the existing run.

@@ -24,7 +24,7 @@ export const file_weft_v1_signal: GenFile = /*@__PURE__*/
  */
 export type SignalRunRequest = Message<"weft.v1.SignalRunRequest"> & {
   /**
-   * The target run (spec 003's workflowId).
+   * The target run (workflowId in docs/semantics.md#field-names).
    *
    * @generated from field: string run_id = 1;
    */
@@ -90,7 +90,7 @@ export const SignalRunResponseSchema: GenMessage<SignalRunResponse> = /*@__PURE_
   messageDesc(file_weft_v1_signal, 1);
 
 /**
- * CompleteManualActionRequest is spec 000 §3.3's manual completion signal.
+ * CompleteManualActionRequest is the manual completion of docs/semantics.md#manual-completion.
  *
  * @generated from message weft.v1.CompleteManualActionRequest
  */
@@ -330,7 +330,7 @@ export const ManualOutcomeSchema: GenEnum<ManualOutcome> = /*@__PURE__*/
  */
 export const SignalService: GenService<{
   /**
-   * SignalRun accepts a named signal for a run (spec 003 "Signal Idempotency").
+   * SignalRun accepts a named signal for a run (docs/semantics.md#signal-idempotency).
    * With a signal_id, acceptance is an atomic insert-or-read: a duplicate
    * (run_id, signal_name, signal_id) answers the first request's
    * AcceptedSignalResult and enqueues nothing. When the payload is durable but
@@ -346,7 +346,7 @@ export const SignalService: GenService<{
   },
   /**
    * CompleteManualAction completes a step that waits in
-   * WAITING_FOR_MANUAL_COMPLETION (spec 000 §3.3). It is idempotent on
+   * WAITING_FOR_MANUAL_COMPLETION (docs/semantics.md#manual-completion). It is idempotent on
    * (run_id, action_id, completion_token): a duplicate answers the original
    * result even after the step has moved on.
    *

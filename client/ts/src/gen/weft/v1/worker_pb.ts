@@ -34,7 +34,7 @@ export type ActivityRegistration = Message<"weft.v1.ActivityRegistration"> & {
 
   /**
    * True when the worker derives an idempotency key and has a verify function,
-   * which makes the activity reconcilable (spec 003).
+   * which makes the activity reconcilable (docs/semantics.md#reconciliation).
    *
    * @generated from field: bool verifiable = 2;
    */
@@ -174,7 +174,7 @@ export type Task = Message<"weft.v1.Task"> & {
   activity: string;
 
   /**
-   * The scheduled operation's identifier (spec 003's operationId), stable for the action's logical attempt.
+   * The scheduled operation's identifier (operationId of docs/semantics.md#reconciliation), stable for the action's logical attempt.
    *
    * @generated from field: string operation_id = 7;
    */
@@ -398,7 +398,7 @@ export type FailTaskRequest = Message<"weft.v1.FailTaskRequest"> & {
   message: string;
 
   /**
-   * True when the external side effect may have happened (spec 003: the record
+   * True when the external side effect may have happened (docs/semantics.md#reconciliation: the record
    * becomes indeterminate and verify decides).
    *
    * @generated from field: bool side_effect_possible = 6;
@@ -665,7 +665,7 @@ export const WorkerService: GenService<{
     output: typeof HeartbeatTaskResponseSchema;
   },
   /**
-   * ReportVerification answers a verify task with spec 003's VerifyState.
+   * ReportVerification answers a verify task with a VerifyState (docs/semantics.md#reconciliation).
    *
    * @generated from rpc weft.v1.WorkerService.ReportVerification
    */
