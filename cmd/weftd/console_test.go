@@ -21,6 +21,7 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/examples/fulfilment"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/internal/redistest"
 	"github.com/weft-dev/weft/server"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -283,7 +284,7 @@ func TestConsole_AnyWeftdOfAClusterServesTheSameRuns(t *testing.T) {
 	}
 	node, browser := requireConsoleTools(t)
 	db := sqltest.Require(t)
-	requireLocalRedis(t)
+	redistest.Require(t)
 	store := clusterURL(t, db.NewSchema(t))
 	a := startWeftdIn(t, t.TempDir(), "--store", store)
 	b := startWeftdIn(t, t.TempDir(), "--store", store)
