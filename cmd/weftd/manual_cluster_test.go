@@ -12,6 +12,7 @@ import (
 	"github.com/weft-dev/weft/conformance/apitest"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/internal/redistest"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
@@ -25,7 +26,7 @@ func TestCluster_ConcurrentDuplicateManualCompletionsAcrossTwoWeftdsGetTheOrigin
 		t.Skip("cluster processes: skipped in -short")
 	}
 	db := sqltest.Require(t)
-	requireLocalRedis(t)
+	redistest.Require(t)
 	store := clusterURL(t, db.NewSchema(t))
 	var signals []weftv1connect.SignalServiceClient
 	var runs weftv1connect.RunServiceClient
