@@ -55,7 +55,7 @@ func TestAlert_ProjectorCausalViolationIsInformationalAndStateIsStillApplied(t *
 	require.NoError(t, err)
 	require.NoError(t, p.Catch(b.ctx))
 	mark := p.Snapshot().LastEventSeq
-	// A later-causal event with a lower run_seq (spec 004 §1.0.1): b starts
+	// A later-causal event with a lower run_seq (docs/semantics.md#run-seq): b starts
 	// before the projection has seen a succeed.
 	inverted := []runstate.Event{
 		{Type: runstate.EvStepStarted, RunID: run.RunID, Seq: mark + 1, StepID: "b", Data: runstate.EventData{StartedAt: b.clock.Now()}},

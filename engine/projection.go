@@ -25,7 +25,7 @@ func (e *Engine) ProjectionBase(ctx context.Context, tenantID, runID string) (*r
 
 // Projector keeps a snapshot current from a run's event log, incrementally
 // from its watermark, and rebuilds it from scratch (FULL resync) when a fetch
-// is not contiguous with the watermark (spec 004 §1.5).
+// is not contiguous with the watermark (docs/semantics.md#projection).
 type Projector struct {
 	eng    *Engine
 	tenant string
@@ -48,7 +48,7 @@ func (e *Engine) NewProjector(ctx context.Context, tenantID, runID string) (*Pro
 func (p *Projector) Snapshot() *runstate.Snapshot { return p.snap.Clone() }
 
 // ProjectorLagThreshold is the lag above which a projector raises
-// PROJECTOR_LAG_HIGH (spec 004 §1.5 rule 5: > 5s).
+// PROJECTOR_LAG_HIGH (docs/semantics.md#projector-alert-thresholds: over 5 s).
 const ProjectorLagThreshold = 5 * time.Second
 
 // Catch fetches every event after the watermark and applies it. A fetch
@@ -84,7 +84,7 @@ func (p *Projector) Catch(ctx context.Context) error {
 // PROJECTOR_CAUSAL_VIOLATION for each event after watermark that starts or
 // completes a step whose dependencies have not all succeeded in the
 // projection. The alert is informational: the event is applied anyway, in
-// run_seq order (spec 004 §1.0.1).
+// run_seq order (docs/semantics.md#run-seq).
 func (p *Projector) project(ctx context.Context, base *runstate.Snapshot, events []runstate.Event, watermark uint64) *runstate.Snapshot {
 	return runstate.ProjectEach(base, events, func(snap *runstate.Snapshot, ev runstate.Event) {
 		if ev.Seq <= watermark || (ev.Type != runstate.EvStepStarted && ev.Type != runstate.EvStepCompleted) {

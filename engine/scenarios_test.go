@@ -14,7 +14,7 @@ import (
 )
 
 func dag() definition.Definition {
-	// spec 002 §5.1: b and c need a; d needs b and c.
+	// docs/semantics.md#dag-shape: b and c need a; d needs b and c.
 	return definition.Definition{PlanID: "plan", PlanVersion: "1", Actions: []definition.Action{
 		{ID: "a", Order: 1, Activity: "x"},
 		{ID: "b", Order: 2, Activity: "x", DependsOn: []string{"a"}},

@@ -69,7 +69,7 @@ func scenarioSignalRetention_KeepsASignalTheRunHasNotConsumed(t *testing.T, b *b
 func scenarioSignal_OnlyThePayloadDurableAnswersAcceptanceIndeterminate(t *testing.T, b *bundle) {
 	runID := waitingRun(b, "go")
 	id := "crashed:between"
-	// The crash window of spec 003: the payload was appended, its accepted
+	// The crash window of docs/semantics.md#signal-crash-window: the payload was appended, its accepted
 	// response was not (an older writer, or a record lost to an operator).
 	_, err := b.store.Commit(b.ctx, &store.Batch{Ops: []store.Op{store.Put(signalKey(runID, "go", id), []byte(`{"secret":"payload"}`))}})
 	require.NoError(t, err)

@@ -9,7 +9,7 @@ type edge struct {
 }
 
 // checkDAG checks the dependency graph when any action declares depends_on
-// (spec 002 §5.2, DESIGN.md §4): no self-dependency, no duplicate in a list,
+// (docs/semantics.md#dag-validation): no self-dependency, no duplicate in a list,
 // every dependency exists, at least one root, no cycle. Independent chains
 // are allowed.
 func (v *violations) checkDAG(actions []Action) {

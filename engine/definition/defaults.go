@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The defaults WithDefaults fills in (spec 000 §3.1, §3.2 and §4; DESIGN.md §4).
+// The defaults WithDefaults fills in (docs/semantics.md#retry-policy, docs/semantics.md#timeouts and docs/semantics.md#compensation).
 // Other code reads them from here rather than repeating the numbers.
 const (
 	// DefaultMaxAttempts is an action's attempts, the first included (000 §3.1).
@@ -51,7 +51,7 @@ func DefaultRetryPolicy() RetryPolicy {
 }
 
 // DefaultCompensationRetryPolicy answers a compensation hook's retry policy
-// with every field at its default (spec 000 §4).
+// with every field at its default (docs/semantics.md#compensation).
 func DefaultCompensationRetryPolicy() RetryPolicy {
 	return RetryPolicy{
 		MaxAttempts:    DefaultCompensationMaxAttempts,

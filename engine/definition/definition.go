@@ -6,13 +6,13 @@ import (
 )
 
 // Definition is a workflow definition as the engine runs it: the domain form
-// of weft.v1.WorkflowDefinition, and what the YAML loader (spec 002's shape)
+// of weft.v1.WorkflowDefinition, and what the YAML loader (docs/semantics.md#yaml-definitions)
 // produces. Zero values mean "unset": WithDefaults fills in the spec's
 // defaults, and Validate checks the result.
 //
 // A definition whose actions declare no DependsOn runs strictly sequentially
-// by Order (spec 000 §1.1); any DependsOn makes it a DAG whose roots start at
-// once (spec 002 §5.1).
+// by Order (docs/semantics.md#sequential-order); any DependsOn makes it a DAG whose roots start at
+// once (docs/semantics.md#dag-shape).
 type Definition struct {
 	PlanID            string           `json:"plan_id"`
 	PlanVersion       string           `json:"plan_version"`
@@ -24,7 +24,7 @@ type Definition struct {
 	DisplayName       string           `json:"display_name,omitempty"`
 	// DAG makes every action without DependsOn a root that starts at once,
 	// even when no action declares a dependency: definitions read in spec
-	// 002's YAML shape are DAGs (DESIGN.md §4).
+	// 002's YAML shape are DAGs (docs/semantics.md#dag-shape).
 	DAG bool `json:"dag,omitempty"`
 }
 
@@ -47,8 +47,8 @@ type Action struct {
 	Secrets          []SecretRef       `json:"secrets,omitempty"`
 }
 
-// RetryPolicy decides whether and when a failed attempt runs again (spec 000
-// §3.1 plus spec 002's strategy).
+// RetryPolicy decides whether and when a failed attempt runs again (docs/semantics.md#retry-policy,
+// docs/semantics.md#backoff).
 type RetryPolicy struct {
 	// MaxAttempts counts every attempt, the first included: 1–10, default 3.
 	MaxAttempts int             `json:"max_attempts,omitempty"`
@@ -70,7 +70,7 @@ type SignalWait struct {
 	Timeout    Duration `json:"timeout_ms,omitempty"`
 }
 
-// CompensationHook is an action's rollback (spec 000 §4).
+// CompensationHook is an action's rollback (docs/semantics.md#compensation).
 type CompensationHook struct {
 	Operation string          `json:"operation"`
 	Input     json.RawMessage `json:"input,omitempty"`
@@ -85,7 +85,7 @@ type SecretRef struct {
 	Ref  string `json:"ref"`
 }
 
-// BackoffStrategy is spec 002's delay pattern.
+// BackoffStrategy is how the delay between retries grows (docs/semantics.md#backoff).
 type BackoffStrategy string
 
 // The backoff strategies.
@@ -98,7 +98,7 @@ const (
 // OnFailure is what the run does when an action fails for good.
 type OnFailure string
 
-// The failure policies (DESIGN.md §4).
+// The failure policies (docs/semantics.md#on-failure).
 const (
 	OnFailureAbort      OnFailure = "abort"
 	OnFailureSkip       OnFailure = "skip"
@@ -115,7 +115,7 @@ const (
 	CompletionManual    CompletionMode = "manual"
 )
 
-// BackpressureMode is what submission does at a concurrency limit (spec 004 §3).
+// BackpressureMode is what submission does at a concurrency limit (docs/semantics.md#backpressure).
 type BackpressureMode string
 
 // The backpressure modes.

@@ -262,7 +262,7 @@ func TestValidate_DAG(t *testing.T) {
 		def  Definition
 		want []fv
 	}{
-		{"diamond (spec 002 §5.1) is valid", dag(nil, []string{"s0"}, []string{"s0"}, []string{"s1", "s2"}), nil},
+		{"the diamond of the DAG-shape rule is valid", dag(nil, []string{"s0"}, []string{"s0"}, []string{"s1", "s2"}), nil},
 		{"independent chains are allowed", dag(nil, []string{"s0"}, nil, []string{"s2"}), nil},
 		{"a dependency may come later in the list", dag([]string{"s1"}, nil), nil},
 		{"cycle of three", dag(nil, []string{"s0", "s3"}, []string{"s1"}, []string{"s2"}),

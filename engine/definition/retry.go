@@ -6,7 +6,7 @@ import (
 )
 
 // defaultRetryable is each error class's retry decision when an action's
-// policy lists no retryable_errors (spec 000 §3.1, spec 002 §3.1, DESIGN.md §4).
+// policy lists no retryable_errors (docs/semantics.md#error-class-defaults).
 var defaultRetryable = map[ErrorClass]bool{
 	ErrorTimeout:                         true,
 	ErrorRateLimit:                       true,
@@ -42,7 +42,7 @@ func NormalizeClass(c ErrorClass) ErrorClass {
 // Retryable reports whether the policy retries class c. Cancellation and
 // reconciliation failures are never retried, whatever the list says: a
 // cancelled attempt must not run again, and an indeterminate side effect must
-// not be silently redispatched (spec 003).
+// not be silently redispatched (docs/semantics.md#reconciliation).
 func (p RetryPolicy) Retryable(c ErrorClass) bool {
 	c = NormalizeClass(c)
 	switch c {

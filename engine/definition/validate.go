@@ -14,7 +14,7 @@ import (
 const (
 	// MaxActions is the most actions a definition may have.
 	MaxActions = 1000
-	// MaxRetryAttempts is the largest retry.max_attempts (spec 000 §3.1).
+	// MaxRetryAttempts is the largest retry.max_attempts (docs/semantics.md#retry-policy).
 	MaxRetryAttempts = 10
 	// MinBackoffMultiplier and MaxBackoffMultiplier bound a set multiplier.
 	MinBackoffMultiplier = 1.0
@@ -185,9 +185,9 @@ func (v *violations) checkActionID(p string, i int, id string, first map[string]
 	first[id] = i
 }
 
-// checkOrder checks that the orders are contiguous from 1 (spec 000 §1.1).
+// checkOrder checks that the orders are contiguous from 1 (docs/semantics.md#sequential-order).
 // Actions may share an order (parallel branches; dispatch then breaks the tie
-// by action id, spec 000 §1.2), so with k distinct orders every order must be
+// by action id, docs/semantics.md#dispatch-order), so with k distinct orders every order must be
 // in 1..k: k distinct values in 1..k are exactly 1..k.
 func (v *violations) checkOrder(p string, order, distinct int) {
 	if order < 1 || order > distinct {

@@ -9,10 +9,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// LoadYAML reads a definition in spec 002's YAML shape (JSON, a
+// LoadYAML reads a definition in the YAML shape (docs/semantics.md#yaml-definitions; JSON, a
 // subset of YAML, is read the same way). It answers the definition before
 // defaults: callers call WithDefaults and Validate. A definition read this way
-// is a DAG (DESIGN.md §4): a step without dependsOn is a root.
+// is a DAG (docs/semantics.md#dag-shape): a step without dependsOn is a root.
 //
 // The shape, with every key optional. A key the shape does not have is
 // refused with its path and, when one is close, the key it was probably
@@ -112,7 +112,7 @@ func loadYAML(root *yaml.Node) (Definition, *PathMap, error) {
 	if err := l.v.err("invalid YAML definition"); err != nil {
 		return Definition{}, l.paths, err
 	}
-	d.DAG = true // spec 002's steps are a DAG: every step without dependsOn is a root
+	d.DAG = true // YAML steps are a DAG (docs/semantics.md#dag-shape): every step without dependsOn is a root
 	return d, l.paths, nil
 }
 
@@ -515,7 +515,7 @@ func (l *yamlLoader) strategy(n *yaml.Node, path string) BackoffStrategy {
 	return ""
 }
 
-// errorClasses reads retryableErrors, accepting spec 002's spelling
+// errorClasses reads retryableErrors, accepting the YAML shape's spelling (docs/semantics.md#yaml-definitions)
 // ("Agent Error", "Rate-Limit") of the API's classes.
 func (l *yamlLoader) errorClasses(n *yaml.Node, path string) []ErrorClass {
 	names := l.strList(n, path)

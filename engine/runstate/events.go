@@ -41,10 +41,10 @@ const (
 	EvSignalConsumed        = "SignalConsumed"
 )
 
-// RunStepID is the step id of run-level events (spec 004 §1.3).
+// RunStepID is the step id of run-level events (docs/semantics.md#event-idempotency-key).
 const RunStepID = "RUN"
 
-// Event is one entry of a run's append-only log, with spec 004's envelope.
+// Event is one entry of a run's append-only log, with the envelope of docs/semantics.md#events.
 type Event struct {
 	Type           string    `json:"event_type"`
 	ID             string    `json:"event_id"`
@@ -136,7 +136,7 @@ const (
 	SignalApprove   SignalKind = "APPROVE"
 )
 
-// IdempotencyKey answers spec 004 §1.3's key:
+// IdempotencyKey answers the key of docs/semantics.md#event-idempotency-key:
 // hex(SHA-256(runId | stepId | logicalAttemptId | eventType | planVersion)),
 // with stepId "RUN" and logicalAttemptId 1 for run-level events that do not
 // repeat. Attempt-level evidence (StepAttemptRecorded) appends the engine

@@ -5,7 +5,7 @@ import "time"
 // ManualOutcome is what a person reports for a manual action.
 type ManualOutcome string
 
-// The manual outcomes (spec 000 §3.3).
+// The manual outcomes (docs/semantics.md#manual-completion).
 const (
 	ManualSucceeded ManualOutcome = "SUCCEEDED"
 	ManualFailed    ManualOutcome = "FAILED"

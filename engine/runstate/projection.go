@@ -7,7 +7,7 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 )
 
-// Project reduces events onto base (spec 004 §1.4–1.5) and answers a new
+// Project reduces events onto base (docs/semantics.md#projection) and answers a new
 // snapshot; base is never changed. Events at or below the watermark are
 // ignored, so reprocessing is idempotent; unknown event types advance the
 // watermark and change nothing. The checkpoint keeps a few details no event

@@ -46,7 +46,7 @@ func (s *Snapshot) Step(actionID string) *StepState {
 	return nil
 }
 
-// FailedSteps counts the steps that are FAILED (spec 004's failedSteps: a
+// FailedSteps counts the steps that are FAILED (failedSteps, docs/semantics.md#resync: a
 // StepFailed makes one more, a RETRY_STEP that reopens one makes one less).
 func (s *Snapshot) FailedSteps() int {
 	n := 0

@@ -96,13 +96,13 @@ type StepState struct {
 	CompTaskID   string             `json:"comp_task_id,omitempty"`
 	CompReadyKey string             `json:"comp_ready_key,omitempty"`
 	// Reconcile: the activity was claimed by a worker that can verify it, so
-	// its operation has a reconciliation record (spec 003).
+	// its operation has a reconciliation record (docs/semantics.md#reconciliation).
 	Reconcile bool `json:"reconcile,omitempty"`
 	// Verifying: the current task is a verify task.
 	Verifying bool `json:"verifying,omitempty"`
 }
 
-// Attempt is the evidence of one execution attempt (spec 000 §5).
+// Attempt is the evidence of one execution attempt (docs/semantics.md#attempt-evidence).
 type Attempt struct {
 	LogicalAttempt int            `json:"logical_attempt"`
 	EngineAttempt  int            `json:"engine_attempt"`
@@ -140,7 +140,7 @@ type RunError struct {
 	WorkflowTimeout bool       `json:"workflow_timeout,omitempty"`
 }
 
-// Cancellation records who cancelled a run and why (spec 001).
+// Cancellation records who cancelled a run and why (docs/semantics.md#cancellation).
 type Cancellation struct {
 	CancelledBy string    `json:"cancelled_by"`
 	Reason      string    `json:"reason,omitempty"`
@@ -167,7 +167,7 @@ const (
 	CompFailed    CompensationStatus = "FAILED"
 )
 
-// CompensationOutcome summarises a rollback (DESIGN.md §4).
+// CompensationOutcome summarises a rollback (docs/semantics.md#compensation-outcome).
 type CompensationOutcome string
 
 // The compensation outcomes.
@@ -176,7 +176,7 @@ const (
 	CompensationPartial    CompensationOutcome = "PARTIAL"
 )
 
-// ArtifactRef points at an output stored outside Weft (spec 004 §2).
+// ArtifactRef points at an output stored outside Weft (docs/semantics.md#artifacts-and-secrets).
 type ArtifactRef struct {
 	URI       string    `json:"uri"`
 	Kind      string    `json:"kind,omitempty"`

@@ -1,6 +1,6 @@
 package runstate
 
-// RunStatus is the canonical run status (DESIGN.md §4).
+// RunStatus is the canonical run status (docs/semantics.md#run-status).
 type RunStatus string
 
 // The run statuses.

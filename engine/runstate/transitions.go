@@ -1,7 +1,6 @@
 package runstate
 
-// runTransitions is the one table of legal run transitions (DESIGN.md §4,
-// spec 002 §1, spec 004 §1.2). Everything absent is illegal.
+// runTransitions is the one table of legal run transitions (docs/semantics.md#run-transitions). Everything absent is illegal.
 var runTransitions = map[RunStatus][]RunStatus{
 	RunPending:      {RunApproved, RunQueued, RunCancelled},
 	RunApproved:     {RunQueued, RunCancelled},
@@ -12,8 +11,8 @@ var runTransitions = map[RunStatus][]RunStatus{
 	RunCompensating: {RunFailed},
 }
 
-// stepTransitions is the one table of legal step transitions (spec 000 §2,
-// spec 001, spec 004 §1.3.1). FAILED → PENDING is RETRY_STEP's new logical
+// stepTransitions is the one table of legal step transitions (docs/semantics.md#step-transitions).
+// FAILED → PENDING is RETRY_STEP's new logical
 // attempt, and the retry policy's next engine attempt.
 var stepTransitions = map[StepStatus][]StepStatus{
 	StepPending:       {StepScheduled, StepRunning, StepWaitingManual, StepWaitingSignal, StepSkipped, StepCancelled},
