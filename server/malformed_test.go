@@ -227,3 +227,28 @@ func TestConnectStreamingErrorDebug_UsesProtoFieldNames(t *testing.T) {
 		})
 	}
 }
+
+// TestCorruptGzip_IsInvalidArgumentWithTheFault: a body that claims gzip and
+// is not is a client mistake on Connect and gRPC, answered with the Fault.
+func TestCorruptGzip_IsInvalidArgumentWithTheFault(t *testing.T) {
+	base, log := loggedServer(t)
+	for name, p := range map[string]wiretest.Protocol{"connect": wiretest.ConnectJSON, "grpc": wiretest.GRPC, "grpc-web": wiretest.GRPCWeb} {
+		t.Run(name, func(t *testing.T) {
+			wire := []byte("\x1f\x8bnot gzip at all")
+			if p.Enveloped {
+				wire = wiretest.Envelope(wire)
+				wire[0] = 0x01 // compressed
+			}
+			req, err := wiretest.Request(context.Background(), base, p, "weft.v1.RunService/GetRun", wire)
+			require.NoError(t, err)
+			if p.Enveloped {
+				req.Header.Set("Grpc-Encoding", "gzip")
+			} else {
+				req.Header.Set("Content-Encoding", "gzip")
+			}
+			out, err := wiretest.Do(req, p)
+			require.NoError(t, err)
+			requireClientMistake(t, out, "not gzip", log)
+		})
+	}
+}

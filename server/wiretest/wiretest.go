@@ -9,6 +9,7 @@ package wiretest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -40,6 +41,7 @@ type Protocol struct {
 	// Unary and Streaming say which methods the protocol can call.
 	Unary, Streaming bool
 	kind             string
+	gzip             bool // the body is sent gzip-compressed (Content-Encoding)
 }
 
 // The protocols weftd serves. ConnectGET works for the reads marked free of
@@ -47,6 +49,7 @@ type Protocol struct {
 var (
 	ConnectJSON    = Protocol{Name: "connect-json", JSON: true, Unary: true, kind: "connect"}
 	ConnectProto   = Protocol{Name: "connect-proto", Unary: true, kind: "connect"}
+	ConnectGzip    = Protocol{Name: "connect-json-gzip", JSON: true, Unary: true, kind: "connect", gzip: true}
 	ConnectGET     = Protocol{Name: "connect-get", Unary: true, kind: "get"}
 	ConnectGETJSON = Protocol{Name: "connect-get-json", JSON: true, Unary: true, kind: "get"}
 	ConnectStream  = Protocol{Name: "connect-stream-json", JSON: true, Enveloped: true, Unary: false, Streaming: true, kind: "connect-stream"}
@@ -57,7 +60,7 @@ var (
 )
 
 // Protocols lists every protocol.
-var Protocols = []Protocol{ConnectJSON, ConnectProto, ConnectGET, ConnectGETJSON, ConnectStream, GRPC, GRPCJSON, GRPCWeb, JSONRPC}
+var Protocols = []Protocol{ConnectJSON, ConnectProto, ConnectGzip, ConnectGET, ConnectGETJSON, ConnectStream, GRPC, GRPCJSON, GRPCWeb, JSONRPC}
 
 // Outcome is what a server answered.
 type Outcome struct {
@@ -112,9 +115,19 @@ func Request(ctx context.Context, baseURL string, p Protocol, procedure string, 
 		contentType = "application/json"
 		body = []byte(`{"jsonrpc":"2.0","id":1,"method":` + strconv.Quote(procedure) + `,"params":` + string(wire) + `}`)
 	}
+	if p.gzip {
+		var zipped bytes.Buffer
+		zw := gzip.NewWriter(&zipped)
+		_, _ = zw.Write(body)
+		_ = zw.Close()
+		body = zipped.Bytes()
+	}
 	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
+	}
+	if p.gzip {
+		req.Header.Set("Content-Encoding", "gzip")
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
@@ -145,6 +158,12 @@ func Call(ctx context.Context, baseURL string, p Protocol, procedure string, wir
 	if err != nil {
 		return Outcome{}, err
 	}
+	return Do(req, p)
+}
+
+// Do sends a request Request built (its headers changed, perhaps) and reads
+// the answer as p's.
+func Do(req *http.Request, p Protocol) (Outcome, error) {
 	client := http1Client
 	if p.kind == "grpc" {
 		client = h2cClient
