@@ -4,67 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/conformance/apitest"
+	"github.com/weft-dev/weft/internal/redistest"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 	"github.com/weft-dev/weft/telemetry"
 )
-
-// privateRedis is a redis-server only this test talks to, so it can be
-// stopped and started again on the same port.
-type privateRedis struct {
-	t    *testing.T
-	bin  string
-	port int
-	cmd  *exec.Cmd
-}
-
-func startPrivateRedis(t *testing.T) *privateRedis {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		skipOrFail(t, "redis-server is not installed")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-	r := &privateRedis{t: t, bin: bin, port: port}
-	r.start()
-	t.Cleanup(r.stop)
-	return r
-}
-
-func (r *privateRedis) addr() string { return fmt.Sprintf("127.0.0.1:%d", r.port) }
-
-func (r *privateRedis) start() {
-	r.cmd = exec.Command(r.bin, "--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	require.NoError(r.t, r.cmd.Start())
-	rdb := redis.NewClient(&redis.Options{Addr: r.addr()})
-	defer func() { _ = rdb.Close() }()
-	require.Eventually(r.t, func() bool { return rdb.Ping(context.Background()).Err() == nil }, 10*time.Second, 20*time.Millisecond)
-}
-
-func (r *privateRedis) stop() {
-	if r.cmd != nil && r.cmd.Process != nil {
-		_ = r.cmd.Process.Kill()
-		_ = r.cmd.Wait()
-		r.cmd = nil
-	}
-}
 
 // readyz answers /readyz's status and body.
 func readyz(t *testing.T, base string) (int, string) {
@@ -84,22 +38,22 @@ func readyz(t *testing.T, base string) (int, string) {
 // through weftd's logger), and the lease failure counter is served.
 func TestWeftd_ReadyFlipsToNotReadyWhileRedisIsDownAndBack(t *testing.T) {
 	db := sqltest.Require(t)
-	r := startPrivateRedis(t)
-	d := startWeftdIn(t, t.TempDir(), "--store", clusterURL(t, db.NewSchema(t)), "--redis", "redis://"+r.addr())
+	r := redistest.StartPrivate(t)
+	d := startWeftdIn(t, t.TempDir(), "--store", clusterURL(t, db.NewSchema(t)), "--redis", "redis://"+r.Addr())
 	status, body := readyz(t, d.url)
 	require.Equal(t, http.StatusOK, status, body)
 
-	r.stop()
+	r.Stop()
 	status, body = readyz(t, d.url)
 	require.Equal(t, http.StatusServiceUnavailable, status)
 	require.Contains(t, body, "redis: the lease service cannot be reached")
-	require.NotContains(t, body, r.addr(), "the reason names no address")
+	require.NotContains(t, body, r.Addr(), "the reason names no address")
 	res, err := apitest.HTTPClient().Get(d.url + "/healthz")
 	require.NoError(t, err)
 	require.NoError(t, res.Body.Close())
 	require.Equal(t, http.StatusOK, res.StatusCode, "liveness does not follow Redis")
 
-	r.start()
+	r.Start()
 	require.Eventually(t, func() bool {
 		status, _ := readyz(t, d.url)
 		return status == http.StatusOK
