@@ -46,6 +46,7 @@ type Client struct {
 	signals weftv1connect.SignalServiceClient
 	events  weftv1connect.EventServiceClient
 	workers weftv1connect.WorkerServiceClient
+	sched   weftv1connect.ScheduleServiceClient
 	retry   RetryPolicy
 	newID   func() string
 }
@@ -111,6 +112,7 @@ func New(baseURL string, opts ...Option) *Client {
 		signals: weftv1connect.NewSignalServiceClient(cfg.httpClient, base, copts...),
 		events:  weftv1connect.NewEventServiceClient(cfg.httpClient, base, copts...),
 		workers: weftv1connect.NewWorkerServiceClient(cfg.httpClient, base, copts...),
+		sched:   weftv1connect.NewScheduleServiceClient(cfg.httpClient, base, copts...),
 		retry:   cfg.retry.withDefaults(),
 		newID:   cfg.newID,
 	}

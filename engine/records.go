@@ -11,13 +11,16 @@ const recordVersion = 1
 
 // runRecord is a run's immutable record, written once at submission.
 type runRecord struct {
-	FormatVersion int                   `json:"version"`
-	RunID         string                `json:"run_id"`
-	TenantID      string                `json:"tenant_id"`
-	ProjectID     string                `json:"project_id"`
-	EnvironmentID string                `json:"environment_id"`
-	RunRequestID  string                `json:"run_request_id,omitempty"`
-	SubmittedBy   string                `json:"submitted_by,omitempty"`
+	FormatVersion int    `json:"version"`
+	RunID         string `json:"run_id"`
+	TenantID      string `json:"tenant_id"`
+	ProjectID     string `json:"project_id"`
+	EnvironmentID string `json:"environment_id"`
+	RunRequestID  string `json:"run_request_id,omitempty"`
+	SubmittedBy   string `json:"submitted_by,omitempty"`
+	// TriggerSource is what started the run: api (also when empty), manual
+	// or schedule.
+	TriggerSource string                `json:"trigger_source,omitempty"`
 	Definition    definition.Definition `json:"definition"`
 	Input         json.RawMessage       `json:"input,omitempty"`
 	PlanSHA256    string                `json:"plan_sha256"`

@@ -16,7 +16,7 @@ func snapshotOf(rec *runRecord, s *runstate.State) *runstate.Snapshot {
 	snap := &runstate.Snapshot{
 		RunID: rec.RunID, TenantID: rec.TenantID, ProjectID: rec.ProjectID, EnvironmentID: rec.EnvironmentID,
 		PlanID: rec.Definition.PlanID, PlanVersion: rec.Definition.PlanVersion, RunRequestID: rec.RunRequestID,
-		SubmittedBy: rec.SubmittedBy, Status: s.Status, Substatus: s.Substatus, Message: s.Message,
+		SubmittedBy: rec.SubmittedBy, TriggerSource: rec.context("").TriggerSource, Status: s.Status, Substatus: s.Substatus, Message: s.Message,
 		CreatedAt: s.CreatedAt, StartedAt: s.StartedAt, CompletedAt: s.CompletedAt, LastEventSeq: s.LastSeq,
 		Error: s.Error, Cancellation: s.Cancellation, Definition: rec.Definition, Input: rec.Input, Deadline: s.Deadline,
 	}

@@ -26,7 +26,21 @@ type SubmitParams struct {
 	Input json.RawMessage
 	// SubmittedBy is the authenticated principal.
 	SubmittedBy string
+	// TriggerSource is recorded in the run's context: TriggerAPI (the
+	// default), TriggerManual or TriggerSchedule
+	// (docs/semantics.md#trigger-source).
+	TriggerSource string
 }
+
+// The trigger sources a run's context records.
+const (
+	// TriggerAPI is a run a client submitted.
+	TriggerAPI = "api"
+	// TriggerManual is a run an operator started by hand (a schedule's trigger).
+	TriggerManual = "manual"
+	// TriggerSchedule is a run a schedule's fire submitted.
+	TriggerSchedule = "schedule"
+)
 
 // SubmitResult answers a submission.
 type SubmitResult struct {
@@ -88,6 +102,7 @@ func (e *Engine) newRunRecord(p SubmitParams) (*runRecord, error) {
 		EnvironmentID: orDefault(p.EnvironmentID),
 		RunRequestID:  p.RunRequestID,
 		SubmittedBy:   p.SubmittedBy,
+		TriggerSource: p.TriggerSource,
 		Definition:    def,
 		Input:         p.Input,
 		PlanSHA256:    hex.EncodeToString(sum[:]),
@@ -206,8 +221,12 @@ func (e *Engine) existingRun(ctx context.Context, rrKey []byte, rec *runRecord) 
 }
 
 func (r *runRecord) context(triggeredBy string) *runstate.RunContext {
+	source := r.TriggerSource
+	if source == "" {
+		source = TriggerAPI // records written before trigger sources were kept
+	}
 	return &runstate.RunContext{TenantID: r.TenantID, ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID,
-		TriggeredBy: actorOf(triggeredBy), TriggerSource: "api"}
+		TriggeredBy: actorOf(triggeredBy), TriggerSource: source}
 }
 
 // actorOf names a principal in emitted_by, or "system".

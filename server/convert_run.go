@@ -33,6 +33,7 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 		Cancellation:        cancellationProto(s.Cancellation),
 		SubmittedBy:         s.SubmittedBy,
 		FailedSteps:         uint32(s.FailedSteps()),
+		TriggerSource:       s.TriggerSource,
 		Definition:          definitionProto(s.Definition),
 		Input:               jsonValue(s.Input),
 		Artifacts:           artifactsProto(s.Artifacts),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/schedule"
 	"github.com/weft-dev/weft/telemetry"
 )
 
@@ -31,6 +32,8 @@ type Config struct {
 	Signals weftv1connect.SignalServiceHandler
 	Events  weftv1connect.EventServiceHandler
 	Workers weftv1connect.WorkerServiceHandler
+	// Schedules implements ScheduleService; nil answers unimplemented.
+	Schedules weftv1connect.ScheduleServiceHandler
 	// MaxRequestBytes caps a request message, compressed or not. 0: 4 MiB.
 	MaxRequestBytes int64
 	// CORSOrigins are the browser origins allowed to call the API; "*" allows
@@ -75,6 +78,9 @@ func (c Config) WithDefaults() Config {
 	if c.Workers == nil {
 		c.Workers = weftv1connect.UnimplementedWorkerServiceHandler{}
 	}
+	if c.Schedules == nil {
+		c.Schedules = weftv1connect.UnimplementedScheduleServiceHandler{}
+	}
 	return c
 }
 
@@ -84,6 +90,12 @@ func (c Config) WithEngine(eng *engine.Engine) Config {
 	c.Signals = NewSignalService(eng)
 	c.Events = NewEventService(eng)
 	c.Workers = NewWorkerService(eng)
+	return c
+}
+
+// WithSchedules answers the config with ScheduleService served by sch.
+func (c Config) WithSchedules(sch *schedule.Scheduler) Config {
+	c.Schedules = NewScheduleService(sch)
 	return c
 }
 
@@ -101,6 +113,7 @@ var ServiceNames = []string{
 	weftv1connect.SignalServiceName,
 	weftv1connect.EventServiceName,
 	weftv1connect.WorkerServiceName,
+	weftv1connect.ScheduleServiceName,
 }
 
 // New answers the HTTP handler that serves every service, health and
@@ -137,6 +150,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle(weftv1connect.NewSignalServiceHandler(cfg.Signals, opts...))
 	mux.Handle(weftv1connect.NewEventServiceHandler(cfg.Events, opts...))
 	mux.Handle(weftv1connect.NewWorkerServiceHandler(cfg.Workers, opts...))
+	mux.Handle(weftv1connect.NewScheduleServiceHandler(cfg.Schedules, opts...))
 	mountOperational(mux, newReadiness(cfg.Readiness, cfg.Logger))
 	mountConsole(mux)
 	mux.Handle("GET "+MetricsPath, m.pipeline.Handler())

@@ -49,6 +49,7 @@ func init() {
 		{"cancel", "RUN", "cancel a run (--reason)", (*cli).cancel},
 		{"retry-step", "RUN ACTION", "retry a failed step the run is held on", (*cli).retryStep},
 		{"skip-step", "RUN ACTION", "skip a step", (*cli).skipStep},
+		{"schedule", "SUBCOMMAND", "create|list|describe|pause|resume|trigger|backfill|delete schedules", (*cli).schedule},
 	}
 }
 

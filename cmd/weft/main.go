@@ -46,7 +46,7 @@ func main() {
 }
 
 // services are the services `weft health` checks.
-var services = []string{"weft.v1.RunService", "weft.v1.SignalService", "weft.v1.EventService", "weft.v1.WorkerService"}
+var services = []string{"weft.v1.RunService", "weft.v1.SignalService", "weft.v1.EventService", "weft.v1.WorkerService", "weft.v1.ScheduleService"}
 
 // run executes one command and answers the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (int, error) {

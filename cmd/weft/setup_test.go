@@ -15,6 +15,7 @@ import (
 	"github.com/weft-dev/weft/client/worker"
 	"github.com/weft-dev/weft/engine"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/schedule"
 	"github.com/weft-dev/weft/server"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -34,7 +35,9 @@ func setup(t *testing.T) *bundle {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); eng.Run(ctx) }()
-	h, err := server.New(server.Config{}.WithEngine(eng))
+	sch, err := schedule.New(schedule.Config{Store: st, Runs: eng})
+	require.NoError(t, err)
+	h, err := server.New(server.Config{}.WithEngine(eng).WithSchedules(sch))
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.Protocols = server.Protocols()

@@ -58,6 +58,7 @@ import (
 
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/schedule"
 	"github.com/weft-dev/weft/server"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/telemetry"
@@ -269,8 +270,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// Deferred calls run in reverse: after serve returns, the engine stops and
 	// finishes its round, then the store closes.
 	defer func() { stopEngine(); <-engineDone }()
+	sch, err := schedule.New(schedule.Config{Store: st, Runs: eng, Logger: logger.With(slog.String("component", "schedule"))})
+	if err != nil {
+		return err
+	}
+	schDone := make(chan struct{})
+	go func() { defer close(schDone); sch.Run(engCtx) }()
+	defer func() { stopEngine(); <-schDone }()
 	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens, Metrics: metrics,
-		Readiness: readinessChecks(st, opts.store, cl)}.WithEngine(eng)
+		Readiness: readinessChecks(st, opts.store, cl)}.WithEngine(eng).WithSchedules(sch)
 	return serve(ctx, opts, logger, cfg, st.Capabilities().Backend)
 }
 

@@ -164,7 +164,7 @@ func testUnknownFieldsIgnored(t *testing.T, baseURL string) {
 
 func testHealth(t *testing.T, baseURL string) {
 	for _, svc := range []string{"", weftv1connect.RunServiceName, weftv1connect.SignalServiceName,
-		weftv1connect.EventServiceName, weftv1connect.WorkerServiceName} {
+		weftv1connect.EventServiceName, weftv1connect.WorkerServiceName, weftv1connect.ScheduleServiceName} {
 		body, err := json.Marshal(map[string]string{"service": svc})
 		require.NoError(t, err)
 		res, payload := postJSON(t, baseURL+"/grpc.health.v1.Health/Check", body)

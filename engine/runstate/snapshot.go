@@ -10,14 +10,16 @@ import (
 
 // Snapshot is an immutable view of a run at LastEventSeq.
 type Snapshot struct {
-	RunID               string
-	TenantID            string
-	ProjectID           string
-	EnvironmentID       string
-	PlanID              string
-	PlanVersion         string
-	RunRequestID        string
-	SubmittedBy         string
+	RunID         string
+	TenantID      string
+	ProjectID     string
+	EnvironmentID string
+	PlanID        string
+	PlanVersion   string
+	RunRequestID  string
+	SubmittedBy   string
+	// TriggerSource is api, manual or schedule (docs/semantics.md#trigger-source).
+	TriggerSource       string
 	Status              RunStatus
 	Substatus           string
 	Message             string

@@ -471,7 +471,10 @@ type Run struct {
 	// When the workflow timeout fires, if there is one.
 	Deadline *timestamppb.Timestamp `protobuf:"bytes,24,opt,name=deadline,proto3" json:"deadline,omitempty"`
 	// How many steps are FAILED (a step RETRY_STEP reopened no longer counts).
-	FailedSteps   uint32 `protobuf:"varint,25,opt,name=failed_steps,json=failedSteps,proto3" json:"failed_steps,omitempty"`
+	FailedSteps uint32 `protobuf:"varint,25,opt,name=failed_steps,json=failedSteps,proto3" json:"failed_steps,omitempty"`
+	// What started the run: "api" (a client's submission), "manual" (an
+	// operator's trigger of a schedule) or "schedule" (a schedule's fire).
+	TriggerSource string `protobuf:"bytes,26,opt,name=trigger_source,json=triggerSource,proto3" json:"trigger_source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -679,6 +682,13 @@ func (x *Run) GetFailedSteps() uint32 {
 		return x.FailedSteps
 	}
 	return 0
+}
+
+func (x *Run) GetTriggerSource() string {
+	if x != nil {
+		return x.TriggerSource
+	}
+	return ""
 }
 
 // Step is one action's snapshot.
@@ -2532,7 +2542,7 @@ var File_weft_v1_run_proto protoreflect.FileDescriptor
 
 const file_weft_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/signal.proto\"\xda\b\n" +
+	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/signal.proto\"\x81\t\n" +
 	"\x03Run\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x1d\n" +
@@ -2564,7 +2574,8 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x05input\x18\x16 \x01(\v2\x16.google.protobuf.ValueR\x05input\x122\n" +
 	"\tartifacts\x18\x17 \x03(\v2\x14.weft.v1.ArtifactRefR\tartifacts\x126\n" +
 	"\bdeadline\x18\x18 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12!\n" +
-	"\ffailed_steps\x18\x19 \x01(\rR\vfailedSteps\"\xdc\a\n" +
+	"\ffailed_steps\x18\x19 \x01(\rR\vfailedSteps\x12%\n" +
+	"\x0etrigger_source\x18\x1a \x01(\tR\rtriggerSource\"\xdc\a\n" +
 	"\x04Step\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12+\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12,\n" +

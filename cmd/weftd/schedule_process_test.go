@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"sort"
+	"syscall"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/conformance/apitest"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
+)
+
+// TestCluster_TwoWeftdsFireEachNominalTimeOnceAndAKilledOneLosesNone runs
+// two weftd processes on one PostgreSQL, each ticking the same one-second
+// schedule; one is killed with SIGKILL mid-way. Every nominal time from the
+// first fire to the last has exactly one run — none doubled by the two
+// processes, none lost by the killed one — and the schedule's fire counter
+// agrees with the runs.
+func TestCluster_TwoWeftdsFireEachNominalTimeOnceAndAKilledOneLosesNone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster processes: skipped in -short")
+	}
+	db := sqltest.Require(t)
+	requireLocalRedis(t)
+	store := clusterURL(t, db.NewSchema(t))
+	a := startWeftdIn(t, t.TempDir(), "--store", store)
+	b := startWeftdIn(t, t.TempDir(), "--store", store)
+	ctx := context.Background()
+	schedA := weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), a.url)
+	schedB := weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), b.url)
+	runsB := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), b.url)
+	def := &weftv1.WorkflowDefinition{PlanId: "every-second", PlanVersion: "1", Actions: []*weftv1.Action{
+		{Id: "wait", Order: 1, WaitForSignal: &weftv1.WaitForSignal{SignalName: "go"}},
+	}}
+	_, err := schedA.CreateSchedule(ctx, connect.NewRequest(&weftv1.CreateScheduleRequest{ScheduleId: "s",
+		Spec: &weftv1.ScheduleSpec{Trigger: &weftv1.ScheduleSpec_IntervalMs{IntervalMs: 1000},
+			OverlapPolicy: weftv1.OverlapPolicy_OVERLAP_POLICY_ALLOW_ALL},
+		Definition: def}))
+	require.NoError(t, err)
+	fires := func() uint64 {
+		res, err := schedB.GetSchedule(ctx, connect.NewRequest(&weftv1.GetScheduleRequest{ScheduleId: "s"}))
+		require.NoError(t, err)
+		return res.Msg.GetSchedule().GetFires()
+	}
+	require.Eventually(t, func() bool { return fires() >= 3 }, 30*time.Second, 100*time.Millisecond)
+	require.NoError(t, a.cmd.Process.Signal(syscall.SIGKILL))
+	_ = a.wait()
+	atKill := fires()
+	require.Eventually(t, func() bool { return fires() >= atKill+3 }, 30*time.Second, 100*time.Millisecond,
+		"the surviving weftd keeps firing")
+	_, err = schedB.PauseSchedule(ctx, connect.NewRequest(&weftv1.PauseScheduleRequest{ScheduleId: "s"}))
+	require.NoError(t, err)
+
+	res, err := runsB.ListRuns(ctx, connect.NewRequest(&weftv1.ListRunsRequest{PageSize: 1000}))
+	require.NoError(t, err)
+	var nominal []time.Time
+	for _, r := range res.Msg.GetRuns() {
+		require.Equal(t, "schedule", r.GetTriggerSource())
+		ts, err := time.Parse("20060102T150405.000Z", r.GetRunRequestId()[len("schedule:s:"):])
+		require.NoError(t, err, r.GetRunRequestId())
+		nominal = append(nominal, ts)
+	}
+	sort.Slice(nominal, func(i, j int) bool { return nominal[i].Before(nominal[j]) })
+	for i := 1; i < len(nominal); i++ {
+		require.Equal(t, time.Second, nominal[i].Sub(nominal[i-1]), "nominal times %s and %s: none doubled, none lost",
+			nominal[i-1], nominal[i])
+	}
+	require.EqualValues(t, len(nominal), fires())
+}

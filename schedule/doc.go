@@ -1,0 +1,18 @@
+// Package schedule starts runs on their own: named schedules fire a stored
+// definition on a cron expression or an interval, in a time zone, with an
+// overlap policy, a catch-up window after downtime, pause and resume, manual
+// triggers and backfills (docs/semantics.md#schedules).
+//
+// Exactly once. A fire is decided before it is done: the schedule's record
+// takes the fire into its pending list with a compare-and-set on the record's
+// version, and only then is the run submitted, with run_request_id = the
+// schedule id and the fire's nominal time. The submission is idempotent on
+// that id (the engine's run-request uniqueness), so a process that crashes
+// after deciding leaves the fire pending for the next tick of any process,
+// and two processes that both submit one pending fire find one run. A fire
+// leaves the pending list only in a compare-and-set that records its run.
+//
+// It builds on the engine's public API only (SubmitRun, GetRun) and on the
+// store contract; it needs a store with conditional batches. Its records
+// live under their own key prefix, "sch" (docs/persisted-format.md).
+package schedule

@@ -1,0 +1,144 @@
+package schedule
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/store"
+)
+
+// recordVersion is the persisted format of a schedule record
+// (docs/persisted-format.md#schedules).
+const recordVersion = 1
+
+// record is a schedule as stored under key(tenant, id): its definition, its
+// spec and everything it has decided. It is changed only by compare-and-set
+// on its version.
+type record struct {
+	FormatVersion int                   `json:"version"`
+	TenantID      string                `json:"tenant_id"`
+	ScheduleID    string                `json:"schedule_id"`
+	Spec          Spec                  `json:"spec"`
+	Definition    definition.Definition `json:"definition"`
+	Input         json.RawMessage       `json:"input,omitempty"`
+	ProjectID     string                `json:"project_id,omitempty"`
+	EnvironmentID string                `json:"environment_id,omitempty"`
+	Paused        bool                  `json:"paused,omitempty"`
+	CreatedBy     string                `json:"created_by,omitempty"`
+	CreatedAt     time.Time             `json:"created_at"`
+	// Cursor: every nominal time at or before it has been decided (fired,
+	// skipped, buffered or missed).
+	Cursor time.Time `json:"cursor"`
+	// Pending are fires decided and not yet known to have started a run.
+	Pending []fire `json:"pending,omitempty"`
+	// Buffered is the fire BUFFER_ONE holds until the previous run ends.
+	Buffered  *time.Time `json:"buffered,omitempty"`
+	LastFire  time.Time  `json:"last_fire,omitzero"`
+	LastRunID string     `json:"last_run_id,omitempty"`
+	Fires     uint64     `json:"fires,omitempty"`
+	Skipped   uint64     `json:"skipped,omitempty"`
+	Missed    uint64     `json:"missed,omitempty"`
+	Failed    uint64     `json:"failed,omitempty"`
+	LastError string     `json:"last_error,omitempty"`
+}
+
+// fire is one decided fire: a nominal time and what decided it.
+type fire struct {
+	Nominal time.Time `json:"nominal"`
+	// Source is engine.TriggerSchedule or engine.TriggerManual.
+	Source string `json:"source"`
+}
+
+// runRequestID is the fire's submission id: the schedule id and the nominal
+// time (to the millisecond, UTC), so that every process derives the same one.
+func (f fire) runRequestID(scheduleID string) string {
+	ts := f.Nominal.UTC().Format("20060102T150405.000Z")
+	if f.Source == engine.TriggerManual {
+		return "schedule:" + scheduleID + ":manual:" + ts
+	}
+	return "schedule:" + scheduleID + ":" + ts
+}
+
+// key is where a schedule's record lives.
+func key(tenant, id string) []byte { return store.Key("sch", tenant, id) }
+
+// tenantPrefix begins every schedule of a tenant.
+func tenantPrefix(tenant string) []byte { return store.KeyPrefix("sch", tenant) }
+
+// allPrefix begins every schedule.
+var allPrefix = store.KeyPrefix("sch")
+
+// versioned is a record as read, with the version its next write must match.
+type versioned struct {
+	rec     *record
+	version uint64
+}
+
+// load reads a schedule's record.
+func load(ctx context.Context, st store.Store, k []byte) (*versioned, error) {
+	item, err := st.Get(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	return decode(item)
+}
+
+// decode reads a stored record; a newer format than this build knows is an
+// error, never a guess.
+func decode(item store.Item) (*versioned, error) {
+	var r record
+	if err := json.Unmarshal(item.Value, &r); err != nil {
+		return nil, fmt.Errorf("schedule record %q: %w", item.Key, err)
+	}
+	if r.FormatVersion > recordVersion {
+		return nil, fmt.Errorf("schedule record %q has format version %d; this weftd reads up to %d", item.Key, r.FormatVersion, recordVersion)
+	}
+	return &versioned{rec: &r, version: item.Version}, nil
+}
+
+// errRaced is a compare-and-set lost to another writer (or a commit whose
+// outcome is unknown): read again and decide again.
+var errRaced = errors.New("schedule: record changed; read it again")
+
+// save writes the record if it is still at v.version (or absent, for a
+// version of 0).
+func save(ctx context.Context, st store.Store, v *versioned) error {
+	body, err := json.Marshal(v.rec)
+	if err != nil {
+		return err
+	}
+	k := key(v.rec.TenantID, v.rec.ScheduleID)
+	cond := store.IfAbsent(k)
+	if v.version != 0 {
+		cond = store.IfVersion(k, v.version)
+	}
+	res, err := st.Commit(ctx, &store.Batch{Conditions: []store.Condition{cond}, Ops: []store.Op{store.Put(k, body)}})
+	return settle(err, func() { v.version = res.Versions[0] })
+}
+
+// remove deletes the record if it is still at v.version.
+func remove(ctx context.Context, st store.Store, v *versioned) error {
+	k := key(v.rec.TenantID, v.rec.ScheduleID)
+	_, err := st.Commit(ctx, &store.Batch{Conditions: []store.Condition{store.IfVersion(k, v.version)},
+		Ops: []store.Op{store.Delete(k)}})
+	return settle(err, func() {})
+}
+
+// settle turns a commit's error into errRaced where reading again is the
+// answer.
+func settle(err error, ok func()) error {
+	switch {
+	case err == nil:
+		ok()
+		return nil
+	case errors.Is(err, store.ErrConditionFailed), errors.Is(err, store.ErrRetryable), errors.Is(err, store.ErrOutcomeUnknown):
+		return fmt.Errorf("%w (%w)", errRaced, err)
+	default:
+		return err
+	}
+}

@@ -1,0 +1,155 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/weft-dev/weft/conformance/apitest"
+	"github.com/weft-dev/weft/engine"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/schedule"
+	"github.com/weft-dev/weft/store/memstore"
+)
+
+// scheduleServer serves the run and schedule services over one engine and
+// scheduler on a memstore.
+func scheduleServer(t *testing.T) string {
+	t.Helper()
+	st := memstore.New(memstore.Config{})
+	t.Cleanup(func() { _ = st.Close() })
+	eng, err := engine.New(engine.Config{Store: st})
+	require.NoError(t, err)
+	sch, err := schedule.New(schedule.Config{Store: st, Runs: eng})
+	require.NoError(t, err)
+	return testServer(t, Config{}.WithEngine(eng).WithSchedules(sch))
+}
+
+func scheduleDefinition() *weftv1.WorkflowDefinition {
+	return &weftv1.WorkflowDefinition{PlanId: "nightly", PlanVersion: "1", Actions: []*weftv1.Action{
+		{Id: "wait", Order: 1, WaitForSignal: &weftv1.WaitForSignal{SignalName: "go"}},
+	}}
+}
+
+// TestScheduleService_EveryRPCWorksOnEveryProtocol creates, reads, lists,
+// pauses, resumes, triggers, backfills and deletes a schedule over Connect
+// (JSON and binary), gRPC and gRPC-Web.
+func TestScheduleService_EveryRPCWorksOnEveryProtocol(t *testing.T) {
+	url := scheduleServer(t)
+	ctx := context.Background()
+	for _, p := range apitest.Protocols {
+		t.Run(p.Name, func(t *testing.T) {
+			c := weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), url, p.Options...)
+			id := "nightly-" + p.Name[:4]
+			created, err := c.CreateSchedule(ctx, connect.NewRequest(&weftv1.CreateScheduleRequest{ScheduleId: id,
+				Spec: &weftv1.ScheduleSpec{Trigger: &weftv1.ScheduleSpec_Cron{Cron: "0 2 * * *"}, TimeZone: "Europe/Berlin",
+					OverlapPolicy: weftv1.OverlapPolicy_OVERLAP_POLICY_BUFFER_ONE},
+				Definition: scheduleDefinition()}))
+			require.NoError(t, err)
+			s := created.Msg.GetSchedule()
+			require.Equal(t, "0 2 * * *", s.GetSpec().GetCron())
+			require.Equal(t, weftv1.OverlapPolicy_OVERLAP_POLICY_BUFFER_ONE, s.GetSpec().GetOverlapPolicy())
+			require.EqualValues(t, 60000, s.GetSpec().GetCatchupWindowMs(), "the default catch-up window is shown")
+			require.Len(t, s.GetNextFireTimes(), schedule.DefaultNextFires)
+			for _, ts := range s.GetNextFireTimes() {
+				require.Equal(t, 2, ts.AsTime().In(mustZone(t, "Europe/Berlin")).Hour())
+			}
+			got, err := c.GetSchedule(ctx, connect.NewRequest(&weftv1.GetScheduleRequest{ScheduleId: id, NextFireCount: 12}))
+			require.NoError(t, err)
+			require.Len(t, got.Msg.GetSchedule().GetNextFireTimes(), 12)
+			paused, err := c.PauseSchedule(ctx, connect.NewRequest(&weftv1.PauseScheduleRequest{ScheduleId: id}))
+			require.NoError(t, err)
+			require.True(t, paused.Msg.GetSchedule().GetPaused())
+			trig, err := c.TriggerSchedule(ctx, connect.NewRequest(&weftv1.TriggerScheduleRequest{ScheduleId: id}))
+			require.NoError(t, err)
+			require.Equal(t, "manual", trig.Msg.GetRun().GetTriggerSource())
+			require.Equal(t, weftv1.RunStatus_RUN_STATUS_BLOCKED, trig.Msg.GetRun().GetStatus())
+			resumed, err := c.ResumeSchedule(ctx, connect.NewRequest(&weftv1.ResumeScheduleRequest{ScheduleId: id}))
+			require.NoError(t, err)
+			require.False(t, resumed.Msg.GetSchedule().GetPaused())
+			require.Equal(t, trig.Msg.GetRun().GetRunId(), resumed.Msg.GetSchedule().GetLastRunId())
+			end := time.Date(2026, 1, 4, 0, 0, 0, 0, time.UTC)
+			bf, err := c.BackfillSchedule(ctx, connect.NewRequest(&weftv1.BackfillScheduleRequest{ScheduleId: id,
+				StartTime: timestamppb.New(end.Add(-72 * time.Hour)), EndTime: timestamppb.New(end)}))
+			require.NoError(t, err)
+			require.Len(t, bf.Msg.GetFireTimes(), 3)
+			list, err := c.ListSchedules(ctx, connect.NewRequest(&weftv1.ListSchedulesRequest{}))
+			require.NoError(t, err)
+			require.NotEmpty(t, list.Msg.GetSchedules())
+			_, err = c.DeleteSchedule(ctx, connect.NewRequest(&weftv1.DeleteScheduleRequest{ScheduleId: id}))
+			require.NoError(t, err)
+			_, err = c.GetSchedule(ctx, connect.NewRequest(&weftv1.GetScheduleRequest{ScheduleId: id}))
+			require.Equal(t, connect.CodeNotFound, connect.CodeOf(err))
+		})
+	}
+}
+
+func mustZone(t *testing.T, name string) *time.Location {
+	loc, err := time.LoadLocation(name)
+	require.NoError(t, err)
+	return loc
+}
+
+// TestScheduleService_BadSpecsAreInvalidArgumentNamingTheField: the proto's
+// rules and the scheduler's own (cron syntax, time zone) both answer 400
+// with the field's proto name, never a 5xx.
+func TestScheduleService_BadSpecsAreInvalidArgumentNamingTheField(t *testing.T) {
+	url := scheduleServer(t)
+	cases := []struct {
+		name, body, field string
+	}{
+		{"no trigger", `{"schedule_id":"s","spec":{},"definition":` + defJSON + `}`, "spec"},
+		{"interval too short", `{"schedule_id":"s","spec":{"interval_ms":"10"},"definition":` + defJSON + `}`, "spec.interval_ms"},
+		{"bad cron", `{"schedule_id":"s","spec":{"cron":"61 * * * *"},"definition":` + defJSON + `}`, "spec.cron"},
+		{"bad time zone", `{"schedule_id":"s","spec":{"cron":"0 * * * *","time_zone":"Nowhere/Town"},"definition":` + defJSON + `}`, "spec.time_zone"},
+		{"bad id", `{"schedule_id":"-s","spec":{"cron":"0 * * * *"},"definition":` + defJSON + `}`, "schedule_id"},
+		{"bad definition", `{"schedule_id":"s","spec":{"cron":"0 * * * *"},"definition":{"plan_id":"p","plan_version":"1","actions":[{"id":"a","order":2,"activity":"x"}]}}`, "definition.actions"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, body := postRaw(t, url+"/weft.v1.ScheduleService/CreateSchedule", c.body)
+			require.Equal(t, http.StatusBadRequest, status, "%s", body)
+			require.Contains(t, body, c.field)
+			require.Contains(t, body, "invalid_argument")
+		})
+	}
+}
+
+const defJSON = `{"plan_id":"nightly","plan_version":"1","actions":[{"id":"wait","order":1,"wait_for_signal":{"signal_name":"go"}}]}`
+
+// TestScheduleService_IsServedOverJSONRPC: the service is one of the
+// JSON-RPC methods, with proto field names in the answer.
+func TestScheduleService_IsServedOverJSONRPC(t *testing.T) {
+	url := scheduleServer(t)
+	status, body := postRaw(t, url+JSONRPCPath, `{"jsonrpc":"2.0","id":1,"method":"weft.v1.ScheduleService/CreateSchedule",`+
+		`"params":{"schedule_id":"hourly","spec":{"interval_ms":"3600000"},"definition":`+defJSON+`}}`)
+	require.Equal(t, http.StatusOK, status, body)
+	var res struct {
+		Result struct {
+			Schedule map[string]any `json:"schedule"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &res))
+	require.Equal(t, "hourly", res.Result.Schedule["schedule_id"])
+	require.Contains(t, res.Result.Schedule, "next_fire_times")
+}
+
+// postRaw posts a JSON body and answers the status and the body.
+func postRaw(t *testing.T, url, body string) (int, string) {
+	t.Helper()
+	res, err := apitest.HTTPClient().Post(url, "application/json", bytes.NewReader([]byte(body)))
+	require.NoError(t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, string(raw)
+}
