@@ -288,17 +288,16 @@ func invalidSpec(vs []violation) error {
 	return out
 }
 
-// prefixed answers an engine validation error with its field paths prefixed.
+// prefixed answers a definition's validation error as the API's
+// invalid-argument error, with its field paths prefixed.
 func prefixed(err error, prefix string) error {
-	var e *engine.Error
+	var e *definition.Error
 	if !errors.As(err, &e) {
 		return err
 	}
-	out := *e
-	out.Violations = make([]engine.FieldViolation, len(e.Violations))
-	for i, v := range e.Violations {
-		v.Field = prefix + v.Field
-		out.Violations[i] = v
+	out := &engine.Error{Code: engine.CodeInvalidArgument, Message: e.Message}
+	for _, v := range e.Violations {
+		out.Violations = append(out.Violations, engine.FieldViolation{Field: prefix + v.Field, Rule: v.Rule, Message: v.Message})
 	}
-	return &out
+	return out
 }
