@@ -77,7 +77,7 @@ func (c *cli) scheduleCreate(args []string) error {
 	if err != nil {
 		return err
 	}
-	def, err := loadDefinition(pos[1])
+	def, paths, err := loadDefinition(pos[1])
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (c *cli) scheduleCreate(args []string) error {
 	defer cancel()
 	s, err := c.client().CreateSchedule(ctx, req)
 	if err != nil {
-		return err
+		return inYAML(err, paths)
 	}
 	return c.printSchedule(s, &weftv1.CreateScheduleResponse{Schedule: s})
 }
