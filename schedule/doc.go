@@ -15,4 +15,9 @@
 // It builds on the engine's public API only (SubmitRun, GetRun) and on the
 // store contract; it needs a store with conditional batches. Its records
 // live under their own key prefix, "sch" (docs/persisted-format.md).
+//
+// Layering: it may import the engine (its public API and engine/definition,
+// engine/runstate), the store contract (never a backend), the cron parser
+// github.com/robfig/cron/v3 and the standard library; the server imports it,
+// the engine never does.
 package schedule

@@ -12,7 +12,7 @@
 // codec_locate.go) and the envelope reader (limits.go) turn every malformed
 // request into invalid_argument naming the field, never quoting the request.
 //
-// Layering: it may import gen/, the engine, telemetry (OpenTelemetry
+// Layering: it may import gen/, the engine, schedule, telemetry (OpenTelemetry
 // metrics), console (the web console's assets) and the standard library plus
 // connect-go and its companions; the engine and the store never import it.
 package server

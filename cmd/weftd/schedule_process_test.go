@@ -13,6 +13,7 @@ import (
 	"github.com/weft-dev/weft/conformance/apitest"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/internal/redistest"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
@@ -27,7 +28,7 @@ func TestCluster_TwoWeftdsFireEachNominalTimeOnceAndAKilledOneLosesNone(t *testi
 		t.Skip("cluster processes: skipped in -short")
 	}
 	db := sqltest.Require(t)
-	requireLocalRedis(t)
+	redistest.Require(t)
 	store := clusterURL(t, db.NewSchema(t))
 	a := startWeftdIn(t, t.TempDir(), "--store", store)
 	b := startWeftdIn(t, t.TempDir(), "--store", store)

@@ -37,7 +37,8 @@ var rules = []rule{
 	{pkg: "export/redisbus", allow: list(std, "export", "store", goRedis)},
 	{pkg: "telemetry", allow: list(std, "go.opentelemetry.io/...", "github.com/prometheus/...")},
 	{pkg: "server/wiretest", allow: list(std, "gen/...", "connectrpc.com/connect", "google.golang.org/genproto/...", "google.golang.org/protobuf/...")},
-	{pkg: "server", allow: list(std, "engine/...", "gen/...", "telemetry", "console", "connectrpc.com/...", "buf.build/...",
+	{pkg: "schedule", allow: list(std, "engine/...", "store", "github.com/robfig/cron/v3")},
+	{pkg: "server", allow: list(std, "engine/...", "schedule", "gen/...", "telemetry", "console", "connectrpc.com/...", "buf.build/...",
 		"google.golang.org/protobuf/...", "google.golang.org/genproto/...", "github.com/google/uuid", "github.com/rs/cors", "go.opentelemetry.io/otel/...")},
 	{pkg: "console", allow: list(std)},
 
