@@ -3,10 +3,11 @@
 // shape of weft.v1.WorkflowDefinition.
 import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import { parseDocument } from "yaml";
+import { isMap as isYamlMap, parseDocument } from "yaml";
 import { ErrorClassSchema, type ErrorClass } from "./gen/weft/v1/common_pb.js";
 import {
   ActionSchema,
+  BackpressureMode,
   BackoffStrategy,
   CompletionMode,
   OnFailure,
@@ -43,10 +44,12 @@ export class DefinitionError extends Error {
  * YAML). Two shapes are accepted:
  *
  * - the project's YAML shape, as `weft submit` reads it (the Go loader is engine/definition's LoadYAML):
- *   `metadata.name`/`planId`, `metadata.version`, `spec.timeout`, `spec.steps`
- *   (`name`, `activity`, `dependsOn`, `input`, `timeout`, `heartbeatTimeout`,
- *   `retryPolicy`, `onFailure`, `manual`, `waitForSignal`, `queue`) and
- *   `spec.compensation`; its steps form a DAG;
+ *   `metadata.name`/`planId`, `metadata.version`, `spec.timeout`,
+ *   `spec.requiresApproval`, `spec.maxConcurrentRuns`, `spec.backpressure`,
+ *   `spec.steps` (`name`, `activity`, `dependsOn`, `input`, `timeout`,
+ *   `heartbeatTimeout`, `retryPolicy`, `onFailure`, `manual`, `manualTimeout`,
+ *   `waitForSignal`, `secrets`, `queue`) and `spec.compensation`; its steps
+ *   form a DAG, and a key the shape does not have is refused;
  * - the API's JSON form of weft.v1.WorkflowDefinition (a document with
  *   `actions`), e.g. from `weft get -o json`.
  *
@@ -73,13 +76,62 @@ export function parseDefinition(text: string): WorkflowDefinition {
       throw new DefinitionError([{ field: "", ruleId: "json.shape", message: `not a weft.v1.WorkflowDefinition: ${(e as Error).message}` }]);
     }
   }
-  const l = new Loader();
+  const anchored = new Set<string>();
+  if (isYamlMap(doc.contents)) {
+    for (const pair of doc.contents.items) {
+      const v = pair.value as { anchor?: string } | null;
+      const k = (pair.key as { value?: unknown } | null)?.value;
+      if (v?.anchor && typeof k === "string") anchored.add(k);
+    }
+  }
+  const l = new Loader(anchored);
   const d = l.definition(root);
   if (l.violations.length > 0) throw new DefinitionError(l.violations);
   return d;
 }
 
 type Obj = Record<string, unknown>;
+
+// The keys each mapping of the YAML shape may hold, as `weft submit` reads it:
+// any other key is refused with its path (and the key it was probably meant
+// to be). "input" values are free-form. At the top level, apiVersion and
+// kind, keys starting with "x-" and keys whose value defines an anchor hold
+// shared YAML and are ignored.
+const definitionKeys = ["apiVersion", "kind", "metadata", "spec", "planId", "name", "planVersion", "version",
+  "displayName", "timeout", "steps", "compensation", "requiresApproval", "maxConcurrentRuns", "backpressure"];
+const metadataKeys = ["name", "version", "displayName"];
+const specKeys = ["timeout", "steps", "compensation", "requiresApproval", "maxConcurrentRuns", "backpressure"];
+const stepKeys = ["name", "id", "activity", "agent", "queue", "dependsOn", "onFailure", "timeout",
+  "heartbeatTimeout", "retryPolicy", "input", "manual", "manualTimeout", "waitForSignal", "secrets"];
+const retryKeys = ["maxRetries", "maxAttempts", "backoff", "initialDelay", "maxDelay", "multiplier", "backoffMultiplier", "retryableErrors"];
+const signalWaitKeys = ["name", "signal", "timeout"];
+const compensationKeys = ["step", "operation", "action", "queue", "agent", "input", "timeout", "retryPolicy"];
+const secretKeys = ["name", "ref"];
+
+/** didYouMean answers `; did you mean "k"?` for the known key closest to key, when close enough to be a typo. */
+export function didYouMean(key: string, keys: readonly string[]): string {
+  let best = "";
+  let bestDist = -1;
+  for (const k of keys) {
+    const d = editDistance(key.toLowerCase(), k.toLowerCase());
+    if (bestDist < 0 || d < bestDist) [best, bestDist] = [k, d];
+  }
+  return bestDist < 0 || bestDist > Math.max(1, Math.floor(best.length / 3)) ? "" : `; did you mean ${JSON.stringify(best)}?`;
+}
+
+/** editDistance: the optimal-string-alignment distance (insertions, deletions, substitutions, neighbour swaps). */
+export function editDistance(a: string, b: string): number {
+  if (a.length > 64 || b.length > 64) return Math.max(a.length, b.length);
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
 
 function isMap(v: unknown): v is Obj {
   return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
@@ -99,6 +151,17 @@ function join(path: string, key: string): string {
 class Loader {
   readonly violations: FieldViolation[] = [];
 
+  constructor(private readonly anchored: ReadonlySet<string> = new Set()) {}
+
+  /** knownKeys refuses every key of m that is not one of keys. */
+  knownKeys(m: Obj | undefined, path: string, keys: readonly string[], top = false): void {
+    for (const k of Object.keys(m ?? {})) {
+      if (keys.includes(k)) continue;
+      if (top && (k.startsWith("x-") || this.anchored.has(k))) continue;
+      this.fail(join(path, k), "yaml.unknown_key", `unknown key ${JSON.stringify(k.slice(0, 64))}${didYouMean(k, keys)}`);
+    }
+  }
+
   fail(field: string, ruleId: string, message: string): void {
     this.violations.push({ field, ruleId, message });
   }
@@ -111,6 +174,9 @@ class Loader {
     }
     const meta = isMap(root.metadata) ? root.metadata : undefined;
     const spec = isMap(root.spec) ? root.spec : undefined;
+    this.knownKeys(root, "", definitionKeys, true);
+    this.knownKeys(meta, "metadata", metadataKeys);
+    this.knownKeys(spec, "spec", specKeys);
     d.planId = this.first([root, "", "planId"], [meta, "metadata", "name"], [root, "", "name"]);
     d.planVersion = this.first([root, "", "planVersion"], [root, "", "version"], [meta, "metadata", "version"]) || "1";
     d.displayName = this.first([root, "", "displayName"], [meta, "metadata", "displayName"]);
@@ -118,6 +184,12 @@ class Loader {
       get(spec, key) !== undefined ? [get(spec, key), `spec.${key}`] : [get(root, key), key];
     const [timeout, tp] = body("timeout");
     if (timeout !== undefined) d.timeoutMs = this.duration(timeout, tp);
+    const [approval, ap] = body("requiresApproval");
+    if (approval !== undefined) d.requiresApproval = this.boolean(approval, ap);
+    const [maxRuns, mp] = body("maxConcurrentRuns");
+    if (maxRuns !== undefined) d.maxConcurrentRuns = this.integer(maxRuns, mp);
+    const [bp, bpp] = body("backpressure");
+    if (bp !== undefined) d.backpressure = this.backpressure(bp, bpp);
     const [steps, sp] = body("steps");
     if (steps !== undefined) d.actions = this.steps(steps, sp);
     const [comp, cp] = body("compensation");
@@ -132,6 +204,35 @@ class Loader {
       if (v !== undefined) return this.str(v, join(path, key));
     }
     return "";
+  }
+
+  boolean(v: unknown, path: string): boolean {
+    if (typeof v === "boolean") return v;
+    this.fail(path, "yaml.type", `${path} must be true or false`);
+    return false;
+  }
+
+  backpressure(v: unknown, path: string): BackpressureMode {
+    const s = this.str(v, path).toLowerCase();
+    const map: Record<string, BackpressureMode> = { reject: BackpressureMode.REJECT, queue: BackpressureMode.QUEUE, delay: BackpressureMode.DELAY };
+    if (s in map) return map[s];
+    this.fail(path, "yaml.backpressure", "backpressure must be one of reject, queue, delay");
+    return BackpressureMode.UNSPECIFIED;
+  }
+
+  secrets(v: unknown, path: string): Action["secrets"] {
+    if (!Array.isArray(v)) {
+      this.fail(path, "yaml.type", "secrets must be a list of {name, ref}");
+      return [];
+    }
+    const out: Action["secrets"] = [];
+    v.forEach((c, i) => {
+      const p = `${path}[${i}]`;
+      if (!isMap(c)) return this.fail(p, "yaml.type", "a secret reference must be a mapping of name and ref");
+      this.knownKeys(c, p, secretKeys);
+      out.push({ $typeName: "weft.v1.SecretRef", name: this.first([c, p, "name"]), ref: this.first([c, p, "ref"]) });
+    });
+    return out;
   }
 
   str(v: unknown, path: string): string {
@@ -160,6 +261,7 @@ class Loader {
       this.fail(path, "yaml.type", "a step must be a mapping");
       return a;
     }
+    this.knownKeys(s, path, stepKeys);
     a.id = this.first([s, path, "name"], [s, path, "id"]);
     a.activity = this.first([s, path, "activity"], [s, path, "agent"]);
     a.queue = this.first([s, path, "queue"]);
@@ -169,6 +271,8 @@ class Loader {
     if (get(s, "heartbeatTimeout") !== undefined) a.heartbeatTimeoutMs = this.duration(get(s, "heartbeatTimeout"), `${path}.heartbeatTimeout`);
     if (get(s, "retryPolicy") !== undefined) a.retry = this.retry(get(s, "retryPolicy"), `${path}.retryPolicy`);
     if (get(s, "input") !== undefined) a.input = this.input(get(s, "input"), `${path}.input`);
+    if (get(s, "manualTimeout") !== undefined) a.manualTimeoutMs = this.duration(get(s, "manualTimeout"), `${path}.manualTimeout`);
+    if (get(s, "secrets") !== undefined) a.secrets = this.secrets(get(s, "secrets"), `${path}.secrets`);
     const manual = get(s, "manual");
     if (manual !== undefined) {
       if (typeof manual !== "boolean") this.fail(`${path}.manual`, "yaml.type", `${path}.manual must be true or false`);
@@ -177,6 +281,7 @@ class Loader {
     const wait = get(s, "waitForSignal");
     if (wait !== undefined) {
       if (isMap(wait)) {
+        this.knownKeys(wait, `${path}.waitForSignal`, signalWaitKeys);
         a.waitForSignal = { $typeName: "weft.v1.WaitForSignal", signalName: this.first([wait, `${path}.waitForSignal`, "name"], [wait, `${path}.waitForSignal`, "signal"]) };
         if (get(wait, "timeout") !== undefined) a.waitForSignal.timeoutMs = this.duration(get(wait, "timeout"), `${path}.waitForSignal.timeout`);
       } else if (typeof wait === "string") {
@@ -221,6 +326,7 @@ class Loader {
   }
 
   hook(c: Obj, path: string): CompensationHook {
+    this.knownKeys(c, path, compensationKeys);
     const h: CompensationHook = {
       $typeName: "weft.v1.CompensationHook",
       operation: this.first([c, path, "operation"], [c, path, "action"]),
@@ -238,6 +344,7 @@ class Loader {
       this.fail(path, "yaml.type", "retryPolicy must be a mapping");
       return r;
     }
+    this.knownKeys(v, path, retryKeys);
     const retries = get(v, "maxRetries");
     const attempts = get(v, "maxAttempts");
     if (retries !== undefined && attempts !== undefined) {

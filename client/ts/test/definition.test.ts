@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   BackoffStrategy,
+  BackpressureMode,
   CompletionMode,
   DefinitionError,
   ErrorClass,
@@ -58,7 +59,45 @@ test("retryableErrors accept the specification's spelling of error classes", () 
   assert.equal(d.actions[0].activity, "a", "a step without activity runs the activity named like it");
 });
 
+test("requiresApproval, maxConcurrentRuns, backpressure, manualTimeout and secrets read into the definition", () => {
+  const d = parseDefinition(`
+metadata: {name: p}
+spec:
+  requiresApproval: true
+  maxConcurrentRuns: 3
+  backpressure: queue
+  steps:
+    - name: a
+      manual: true
+      manualTimeout: 4h
+      secrets: [{name: api, ref: vault://kv/api}]
+`);
+  assert.equal(d.requiresApproval, true);
+  assert.equal(d.maxConcurrentRuns, 3);
+  assert.equal(d.backpressure, BackpressureMode.QUEUE);
+  assert.equal(d.actions[0].manualTimeoutMs, 4 * 3600 * 1000);
+  assert.deepEqual(d.actions[0].secrets.map((x) => [x.name, x.ref]), [["api", "vault://kv/api"]]);
+});
+
+test("top-level x- keys, keys holding anchors, apiVersion and kind are accepted and ignored", () => {
+  const d = parseDefinition(`
+apiVersion: weft/v1
+kind: Workflow
+x-defaults: {retry: 1}
+common: &retry {maxRetries: 1}
+planId: p
+steps:
+  - name: a
+    retryPolicy: *retry
+`);
+  assert.equal(d.actions[0].retry?.maxAttempts, 2);
+});
+
 const refusals: Array<[string, string, string, string]> = [
+  ["a misspelt step key", "planId: p\nsteps: [{nmae: a}]\n", "steps[0].nmae", "yaml.unknown_key"],
+  ["an unknown top-level key", "planId: p\nstepz: []\n", "stepz", "yaml.unknown_key"],
+  ["an unknown retryPolicy key", "planId: p\nsteps: [{name: a, retryPolicy: {tries: 2}}]\n", "steps[0].retryPolicy.tries", "yaml.unknown_key"],
+  ["an unknown backpressure", "planId: p\nbackpressure: shed\nsteps: [{name: a}]\n", "backpressure", "yaml.backpressure"],
   ["not a mapping", "- a\n- b\n", "", "yaml.type"],
   ["a syntax error", "planId: [unclosed\n", "", "yaml.syntax"],
   ["a bare number as a duration", "planId: p\nsteps: [{name: a, timeout: 30}]\n", "steps[0].timeout", "yaml.duration"],
@@ -86,6 +125,14 @@ for (const [name, text, field, ruleId] of refusals) {
     );
   });
 }
+
+test("an unknown key's refusal names the key it was probably meant to be", () => {
+  assert.throws(() => parseDefinition("planId: p\nsteps: [{name: a, dependOn: [b]}]\n"), (e: unknown) => {
+    assert.ok(e instanceof DefinitionError);
+    assert.match(e.violations[0].message, /did you mean "dependsOn"\?/);
+    return true;
+  });
+});
 
 test("parseDuration reads Go-style durations into milliseconds and refuses anything else", () => {
   const table: Array<[string, number | undefined]> = [
