@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // citation matches a reference to a document a clone of this repository does
@@ -71,4 +72,83 @@ func citationsIn(name string, data []byte) []finding {
 		}
 	}
 	return out
+}
+
+// docRef matches a reference to an anchor of a document in docs/:
+// docs/semantics.md#signal-idempotency, or semantics.md#… from inside docs/.
+var docRef = regexp.MustCompile(`(?:docs/)?([a-z][a-z0-9_-]*\.md)#([A-Za-z0-9_-]+)`)
+
+// anchorID matches an explicit anchor: <a id="…">.
+var anchorID = regexp.MustCompile(`<a id="([A-Za-z0-9_-]+)"`)
+
+// checkAnchors reports every reference to an anchor of a document in docs/
+// that the document does not have (neither an explicit <a id> nor a heading
+// whose slug it is).
+func checkAnchors(dir string, files []string) ([]finding, error) {
+	anchors := map[string]map[string]bool{} // docs file name → its anchors
+	for _, name := range files {
+		if filepath.Dir(name) != "docs" || filepath.Ext(name) != ".md" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			return nil, err
+		}
+		anchors[filepath.Base(name)] = anchorsOf(data)
+	}
+	var out []finding
+	for _, name := range files {
+		if slices.Contains(citationExempt, name) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || bytes.IndexByte(data, 0) >= 0 {
+			continue
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			for _, m := range docRef.FindAllStringSubmatch(line, -1) {
+				have, ok := anchors[m[1]]
+				if !ok || have[m[2]] || m[2] == "anchor" {
+					continue
+				}
+				out = append(out, finding{check: "citations", where: fmt.Sprintf("%s:%d", name, i+1),
+					msg: fmt.Sprintf("cites docs/%s#%s, which has no such anchor: add <a id=%q></a> where the rule is stated", m[1], m[2], m[2])})
+			}
+		}
+	}
+	return out, nil
+}
+
+// anchorsOf answers a Markdown document's anchors: its explicit <a id>s and
+// its headings' slugs (lower case, punctuation dropped, spaces as hyphens).
+func anchorsOf(md []byte) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range anchorID.FindAllSubmatch(md, -1) {
+		out[string(m[1])] = true
+	}
+	for _, line := range strings.Split(string(md), "\n") {
+		if title, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " "); ok && strings.HasPrefix(line, "#") {
+			out[slug(title)] = true
+		}
+	}
+	return out
+}
+
+// slug answers a heading's anchor as Markdown renderers make it.
+func slug(title string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(title)) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
+			b.WriteRune(r)
+		case r == ' ':
+			b.WriteByte('-')
+		case r > 127 && unicode.IsLetter(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

@@ -35,3 +35,11 @@ func TestCitationsIn_DocumentsOutsideTheRepository(t *testing.T) {
 func TestCitationsIn_BinaryFilesAreSkipped(t *testing.T) {
 	require.Empty(t, citationsIn("x.png", []byte("\x89PNG\x00 spec 001")))
 }
+
+func TestAnchorsOf_ExplicitIDsAndHeadingSlugs(t *testing.T) {
+	got := anchorsOf([]byte("# Title\n\n<a id=\"signal-idempotency\"></a>\n## Faults (`weft.v1.Fault`, `weft.v1.FaultCode`)\n### Legal run transitions\n#### Step 2: done\n"))
+	for _, want := range []string{"title", "signal-idempotency", "faults-weftv1fault-weftv1faultcode", "legal-run-transitions", "step-2-done"} {
+		require.True(t, got[want], want)
+	}
+	require.False(t, got["signal"])
+}

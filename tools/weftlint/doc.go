@@ -14,8 +14,8 @@
 //     injected *slog.Logger.
 //   - citations: no file in the repository cites a document a clone does not
 //     have (the specification's numbered documents, the design notes or the
-//     folder they live in); rules are cited as
-//     docs/semantics.md#anchor.
+//     folder they live in); rules are cited as docs/semantics.md#anchor,
+//     and every such anchor of a document in docs/ must exist.
 //
 // Layering: a program; it imports the standard library only and runs
 // go list and git ls-files.

@@ -70,6 +70,11 @@ func lint(dir string, checks []string) ([]finding, error) {
 			return nil, err
 		}
 		out = append(out, cites...)
+		missing, err := checkAnchors(dir, files)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, missing...)
 	}
 	return out, nil
 }
