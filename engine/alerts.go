@@ -58,7 +58,7 @@ type pendingAlert struct {
 }
 
 // alertAfterCommit raises an alert when, and only if, the decision commits.
-func (c *change) alertAfterCommit(name string, attrs ...slog.Attr) {
+func (c *recorder) alertAfterCommit(name string, attrs ...slog.Attr) {
 	c.alerts = append(c.alerts, pendingAlert{name, attrs})
 }
 

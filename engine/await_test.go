@@ -175,15 +175,8 @@ func TestAwaitRun_WaitsLeaveNoKeyBehind(t *testing.T) {
 	b.pollNone("act-none")
 
 	_, release := b.eng.EventsAppended(pending.RunID)
-	require.Equal(t, 1, b.eng.wake.keys(), "a watch holds its run's key while it waits")
+	require.Equal(t, 1, b.eng.dispatch.Waker().Keys(), "a watch holds its run's key while it waits")
 	release()
 	release() // a second release changes nothing
-	require.Zero(t, b.eng.wake.keys(), "no key is left behind")
-}
-
-// keys answers how many keys have a waiting caller.
-func (w *waker) keys() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.ch)
+	require.Zero(t, b.eng.dispatch.Waker().Keys(), "no key is left behind")
 }

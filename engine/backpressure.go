@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -49,7 +48,7 @@ func queuedKey(queuedAt time.Time, runID string) []byte {
 }
 
 // limitsFor answers the slot prefixes and sizes that apply to the run.
-func (c *change) limitsFor() [][2]any {
+func (c *recorder) limitsFor() [][2]any {
 	var out [][2]any
 	if n := c.e.cfg.Limits.PerTenant; n > 0 {
 		out = append(out, [2]any{tenantSlotPrefix(c.run.TenantID), n})
@@ -66,12 +65,12 @@ func (c *change) limitsFor() [][2]any {
 
 // claimSlots takes a free slot of every limit for the run, or answers false
 // (and takes none) when a limit is reached.
-func (c *change) claimSlots() bool {
+func (c *recorder) claimSlots() (bool, error) {
 	var keys [][]byte
 	for _, l := range c.limitsFor() {
-		key, ok := c.freeSlot(l[0].([]byte), l[1].(int))
-		if !ok {
-			return false
+		key, ok, err := c.freeSlot(l[0].([]byte), l[1].(int))
+		if err != nil || !ok {
+			return false, err
 		}
 		keys = append(keys, key)
 	}
@@ -80,15 +79,14 @@ func (c *change) claimSlots() bool {
 		c.ops = append(c.ops, store.Put(k, []byte(c.run.RunID)))
 		c.state.Slots = append(c.state.Slots, string(k))
 	}
-	return true
+	return true, nil
 }
 
 // freeSlot finds a slot nobody holds.
-func (c *change) freeSlot(prefix []byte, size int) ([]byte, bool) {
+func (c *recorder) freeSlot(prefix []byte, size int) ([]byte, bool, error) {
 	res, err := c.e.store.Scan(c.ctx, &store.ScanParams{Prefix: prefix, Limit: min(size+1, store.MaxScanLimit)})
 	if err != nil {
-		c.err = err
-		return nil, false
+		return nil, false, err
 	}
 	taken := map[string]bool{}
 	for _, it := range res.Items {
@@ -96,14 +94,14 @@ func (c *change) freeSlot(prefix []byte, size int) ([]byte, bool) {
 	}
 	for i := range size {
 		if k := slotKey(prefix, i); !taken[string(k)] {
-			return k, true
+			return k, true, nil
 		}
 	}
-	return nil, false
+	return nil, false, nil
 }
 
 // releaseSlots gives the run's slots back (the run ended).
-func (c *change) releaseSlots() {
+func (c *recorder) releaseSlots() {
 	for _, k := range c.state.Slots {
 		c.del([]byte(k))
 	}
@@ -113,28 +111,27 @@ func (c *change) releaseSlots() {
 // admit starts a QUEUED run when its limits allow; otherwise it stays QUEUED
 // (indexed for the run-queue reconciler) — or, under DELAY, starts with its
 // activities pushed into the future.
-func (c *change) admit() {
-	if c.claimSlots() {
-		c.startRun()
-		return
-	}
-	if c.err != nil {
-		return
+func (c *change) admit() error {
+	if claimed, err := c.claimSlots(); err != nil || claimed {
+		if err != nil {
+			return err
+		}
+		return c.startRun()
 	}
 	if c.backpressure() == definition.BackpressureDelay {
 		c.state.DelayUntil = c.now.Add(c.e.cfg.Delay)
-		c.startRun()
-		return
+		return c.startRun()
 	}
 	if c.state.QueuedAt.IsZero() {
 		c.state.QueuedAt = c.now
 		c.ops = append(c.ops, store.Put(queuedKey(c.now, c.run.RunID), []byte(c.run.RunID)))
 		c.dirty = true
 	}
+	return nil
 }
 
 // backpressure answers the run's mode.
-func (c *change) backpressure() definition.BackpressureMode {
+func (c *recorder) backpressure() definition.BackpressureMode {
 	if m := c.run.Definition.Backpressure; m != "" {
 		return m
 	}
@@ -151,14 +148,14 @@ func (e *Engine) checkAdmission(ctx context.Context, rec *runRecord) error {
 	if mode != definition.BackpressureReject {
 		return nil
 	}
-	ch := &change{e: e, ctx: ctx, run: rec, state: &runstate.State{}}
+	ch := newChange(e, ctx, rec, &runstate.State{}, time.Time{}, "")
 	for _, l := range ch.limitsFor() {
-		if _, ok := ch.freeSlot(l[0].([]byte), l[1].(int)); !ok {
-			if ch.err != nil {
-				return ch.err
-			}
-			return &Error{Code: CodeResourceExhausted, RetryAfter: DefaultRetryAfter,
-				Message: fmt.Sprintf("concurrency limit of %d running runs reached for %s; retry later", l[1].(int), limitName(l[0].([]byte)))}
+		_, ok, err := ch.freeSlot(l[0].([]byte), l[1].(int))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errLimitReached(l[1].(int), limitName(l[0].([]byte)))
 		}
 	}
 	return nil
@@ -201,7 +198,9 @@ func (e *Engine) DequeueAndStart(ctx context.Context) ([]QueueResult, error) {
 				ch.del(it.Key) // started elsewhere, or cancelled: the index entry is stale
 				return nil
 			}
-			ch.admit()
+			if err := ch.admit(); err != nil {
+				return err
+			}
 			started = ch.state.Status != runstate.RunQueued
 			return nil
 		})

@@ -96,9 +96,9 @@ func (e *Engine) commitWithinBudget(ctx context.Context, ch *change, b *store.Ba
 		e.log.Warn("write latency budget exceeded", slog.String("event", "WRITE_LATENCY_BUDGET_EXCEEDED"),
 			slog.String("run_id", ch.run.RunID), slog.String("event_type", eventType),
 			slog.String("budget_class", class.String()), slog.Duration("budget", e.cfg.WriteLatencyBudget))
-		return nil, &Error{Code: CodeUnavailable, RunID: ch.run.RunID, Message: fmt.Sprintf(
+		return nil, errUnavailable(ch.run.RunID, fmt.Sprintf(
 			"write latency budget of %s exceeded recording %s for run %s; the report was not applied or its outcome is unknown: retry it unchanged (same token)",
-			e.cfg.WriteLatencyBudget, eventType, ch.run.RunID)}
+			e.cfg.WriteLatencyBudget, eventType, ch.run.RunID))
 	}
 	if elapsed := e.clock.Now().Sub(start); err == nil && elapsed > e.cfg.WriteLatencyBudget {
 		e.log.Warn("write latency budget exceeded", slog.String("event", "WRITE_LATENCY_BUDGET_EXCEEDED"),

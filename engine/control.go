@@ -50,12 +50,14 @@ func (e *Engine) ApproveRun(ctx context.Context, p ControlParams) (*ControlResul
 			return illegalRun(p.RunID, s, runstate.RunApproved) // an ended run takes no transition
 		}
 		if !ch.run.Definition.RequiresApproval {
-			return &Error{Code: CodeOperationConflict, RunID: p.RunID, Message: "run " + p.RunID + " does not require approval"}
+			return errOperationConflict(p.RunID, "", "run "+p.RunID+" does not require approval")
 		}
 		if ch.state.Status != runstate.RunPending {
 			return illegalRun(p.RunID, ch.state.Status, runstate.RunApproved)
 		}
-		ch.transition(runstate.RunApproved)
+		if err := ch.transition(runstate.RunApproved); err != nil {
+			return err
+		}
 		ch.emit(runstate.EvRunApproved, "", 1, 0, runstate.EventData{Status: string(runstate.RunApproved), Actor: p.Actor, Reason: p.Reason})
 		return nil
 	})
@@ -69,7 +71,9 @@ func (e *Engine) PauseRun(ctx context.Context, p ControlParams) (*ControlResult,
 			return illegalRun(p.RunID, s.Status, runstate.RunPaused)
 		}
 		s.PausedFrom = s.Status
-		ch.transition(runstate.RunPaused)
+		if err := ch.transition(runstate.RunPaused); err != nil {
+			return err
+		}
 		s.Pauses++
 		n := ch.runningTasks()
 		data := runstate.EventData{Status: string(runstate.RunPaused), InFlightTasks: n, Actor: p.Actor, Reason: p.Reason}
@@ -87,7 +91,7 @@ func (e *Engine) PauseRun(ctx context.Context, p ControlParams) (*ControlResult,
 }
 
 // runningTasks counts tasks a worker holds.
-func (c *change) runningTasks() int {
+func (c *runView) runningTasks() int {
 	n := 0
 	for _, st := range c.state.Steps {
 		if st.Status == runstate.StepRunning && st.TaskID != "" && st.ReadyKey == "" {
@@ -130,14 +134,15 @@ func (e *Engine) ResumeRun(ctx context.Context, p ControlParams) (*ControlResult
 		if s.Status != runstate.RunPaused {
 			return illegalRun(p.RunID, s.Status, runstate.RunRunning)
 		}
-		ch.transition(runstate.RunRunning)
+		if err := ch.transition(runstate.RunRunning); err != nil {
+			return err
+		}
 		s.Resumes++
 		ch.emit(runstate.EvRunResumed, "", s.Resumes, 0, runstate.EventData{Status: string(runstate.RunRunning), Actor: p.Actor})
 		if s.PausedFrom == runstate.RunBlocked {
 			s.Blocks++ // settle re-blocks the run under a new key if nothing can move
 		}
-		ch.advance()
-		return nil
+		return ch.advance()
 	})
 }
 
@@ -148,8 +153,12 @@ func (e *Engine) CancelRun(ctx context.Context, p ControlParams) (*ControlResult
 		if !runstate.RunTransitionAllowed(s.Status, runstate.RunCancelled) {
 			return illegalRun(p.RunID, s.Status, runstate.RunCancelled)
 		}
-		ch.cancelOpenSteps("run cancelled")
-		ch.transition(runstate.RunCancelled)
+		if err := ch.cancelOpenSteps("run cancelled"); err != nil {
+			return err
+		}
+		if err := ch.transition(runstate.RunCancelled); err != nil {
+			return err
+		}
 		s.CompletedAt = ch.now
 		s.Cancellation = &runstate.Cancellation{CancelledBy: actorOf(p.Actor), Reason: p.Reason, RequestedAt: ch.now}
 		ch.emit(runstate.EvRunCancelled, "", 1, 0, runstate.EventData{Status: string(runstate.RunCancelled), Cancellation: s.Cancellation, CompletedAt: ch.now})
@@ -166,18 +175,20 @@ func (e *Engine) RetryStep(ctx context.Context, p ControlParams) (*ControlResult
 			return noAction(p.RunID, p.ActionID)
 		}
 		if s.HeldOn != p.ActionID || s.Status != runstate.RunBlocked {
-			return &Error{Code: CodeIllegalTransition, RunID: p.RunID, ActionID: p.ActionID, RunStatus: s.Status,
-				Transition: string(st.Status) + " -> PENDING",
-				Message:    "RETRY_STEP needs a run held on the failed step " + p.ActionID}
+			err := errIllegalTransition(p.RunID, s.Status, string(st.Status)+" -> PENDING",
+				"RETRY_STEP needs a run held on the failed step "+p.ActionID)
+			err.ActionID = p.ActionID
+			return err
 		}
-		ch.setStep(st, runstate.StepPending)
+		if err := ch.setStep(st, runstate.StepPending); err != nil {
+			return err
+		}
 		s.HeldOn = ""
 		st.LogicalAttempt++
 		st.EngineAttempt, st.Error, st.Reason = 0, nil, ""
 		ch.emit(runstate.EvStepRetried, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Status: string(runstate.StepPending),
 			NewLogicalAttempt: st.LogicalAttempt, Actor: p.Actor})
-		ch.advance()
-		return nil
+		return ch.advance()
 	})
 }
 
@@ -202,12 +213,13 @@ func (e *Engine) SkipStep(ctx context.Context, p ControlParams) (*ControlResult,
 		if p.Reason != "" {
 			reason += ": " + p.Reason
 		}
-		ch.skipStep(st, reason)
-		ch.advance()
-		return nil
+		if err := ch.skipStep(st, reason); err != nil {
+			return err
+		}
+		return ch.advance()
 	})
 }
 
 func noAction(runID, actionID string) *Error {
-	return &Error{Code: CodeNotFound, RunID: runID, ActionID: actionID, Message: "run " + runID + " has no action " + actionID}
+	return errNotFound(runID, actionID, "run "+runID+" has no action "+actionID)
 }

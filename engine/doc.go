@@ -8,6 +8,10 @@
 // transition tables, events and their projection onto a snapshot live in
 // engine/runstate. Neither imports anything of the engine.
 //
+// It decides and commits; what a committed decision did reaches the callers
+// waiting on it (long polls, hand-offs, event watches, AwaitRun) through
+// engine/internal/dispatch, which never decides.
+//
 // Layering: it may import the store contract (package store, never a
 // backend), the lease interface, internal/clock, and the standard library
 // with uuid and YAML. It knows nothing of HTTP, Connect or Protobuf

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/lease"
@@ -169,23 +169,17 @@ func (c Config) validate() error {
 
 // Engine drives runs. It is safe for concurrent use.
 type Engine struct {
-	cfg   Config
-	store store.Store
+	cfg Config
+	records
 	clock Clock
 	log   *slog.Logger
 	locks [256]sync.Mutex
-	wake  *waker
-	// runs caches run records (immutable once written); checkpoints caches
-	// decoded checkpoints by version.
-	runs        *recentCache[*runRecord]
-	checkpoints *recentCache[cachedCheckpoint]
-	// tasks caches the task records this engine committed, by task id
-	// (taskcache.go).
-	tasks *recentCache[cachedTask]
-	// hints speed up polls where this engine is the only writer (nil otherwise).
-	hints *queueHints
-	// claiming are the tasks this process's polls are claiming now.
-	claiming claimsInFlight
+	// submissions serialise submissions of one run request (lockSubmission);
+	// a holder may then take a run's lock, never the other way round.
+	submissions [64]sync.Mutex
+	// dispatch carries committed decisions to the polls and watches that
+	// wait on them: wake-ups, hand-offs, queue hints.
+	dispatch *dispatch.Dispatcher[*Task]
 	own      ownership
 }
 
@@ -197,14 +191,14 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	var hints *queueHints
-	if cfg.Ownership == SingleOwner {
-		hints = &queueHints{low: map[string][]byte{}}
+	e := &Engine{cfg: cfg, records: newRecords(cfg.Store), clock: cfg.Clock, log: cfg.Logger, own: newOwnership(cfg)}
+	dcfg := dispatch.Config[*Task]{Now: cfg.Clock.Now, Interval: cfg.PollInterval, Log: cfg.Logger,
+		Hints: cfg.Ownership == SingleOwner, GiveBack: e.giveBack}
+	if cfg.Notifier != nil {
+		dcfg.Publisher = cfg.Notifier
 	}
-	return &Engine{cfg: cfg, hints: hints, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, wake: newWaker(),
-		runs: newRecentCache[*runRecord](cacheSize), checkpoints: newRecentCache[cachedCheckpoint](cacheSize),
-		tasks: newRecentCache[cachedTask](cacheSize),
-		own:   newOwnership(cfg)}, nil
+	e.dispatch = dispatch.New(dcfg)
+	return e, nil
 }
 
 // lock serialises this process's changes to one run, so that its own writers
@@ -214,6 +208,16 @@ func (e *Engine) lock(runID string) func() {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(runID))
 	m := &e.locks[h.Sum32()%uint32(len(e.locks))]
+	m.Lock()
+	return m.Unlock
+}
+
+// lockSubmission serialises this process's submissions of one run request,
+// for stores that cannot check its key's absence in the commit.
+func (e *Engine) lockSubmission(rrKey []byte) func() {
+	h := fnv.New32a()
+	_, _ = h.Write(rrKey)
+	m := &e.submissions[h.Sum32()%uint32(len(e.submissions))]
 	m.Lock()
 	return m.Unlock
 }
@@ -262,4 +266,51 @@ func (e *Engine) Run(ctx context.Context) {
 func (e *Engine) Tick(ctx context.Context) error {
 	_, queueErr := e.DequeueAndStart(ctx)
 	return errors.Join(e.fireDueTimers(ctx), e.recoverTriggers(ctx), e.expireSignals(ctx), queueErr)
+}
+
+// StatsCap bounds each count Stats makes: a count at the cap means "at least".
+const StatsCap = store.MaxScanLimit
+
+// Stats is a cheap picture of the store's work, for metrics.
+type Stats struct {
+	// RunsByStatus counts runs of every tenant by their current status.
+	RunsByStatus map[runstate.RunStatus]int
+	// ReadyTasks counts tasks waiting in a queue (due or not yet due).
+	ReadyTasks int
+	// QueuedRuns counts runs waiting for a concurrency slot.
+	QueuedRuns int
+}
+
+// AllRunStatuses lists every run status, in lifecycle order.
+var AllRunStatuses = []runstate.RunStatus{runstate.RunPending, runstate.RunApproved, runstate.RunQueued, runstate.RunRunning, runstate.RunBlocked, runstate.RunPaused,
+	runstate.RunCompensating, runstate.RunCompleted, runstate.RunFailed, runstate.RunCancelled}
+
+// Stats counts runs by status and the queues' depth, each up to StatsCap,
+// from index keys alone (no checkpoint is read).
+func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
+	out := &Stats{RunsByStatus: map[runstate.RunStatus]int{}}
+	for _, s := range AllRunStatuses {
+		n, err := e.count(ctx, store.KeyPrefix("rs", string(s)))
+		if err != nil {
+			return nil, err
+		}
+		out.RunsByStatus[s] = n
+	}
+	var err error
+	if out.ReadyTasks, err = e.count(ctx, store.KeyPrefix("op")); err != nil {
+		return nil, err
+	}
+	if out.QueuedRuns, err = e.count(ctx, store.KeyPrefix("rq")); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// count counts the keys under a prefix, up to StatsCap.
+func (e *Engine) count(ctx context.Context, prefix []byte) (int, error) {
+	res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: prefix, Limit: StatsCap})
+	if err != nil {
+		return 0, err
+	}
+	return len(res.Items), nil
 }

@@ -73,10 +73,103 @@ func CodeOf(err error) Code {
 
 // invalid builds an invalid-argument error from violations.
 func invalid(violations ...FieldViolation) *Error {
-	return &Error{Code: CodeInvalidArgument, Message: "invalid request", Violations: violations}
+	return errInvalidArgument("invalid request", violations...)
 }
 
 // violation builds one field violation.
 func violation(field, rule, format string, args ...any) FieldViolation {
 	return FieldViolation{Field: field, Rule: rule, Message: fmt.Sprintf(format, args...)}
 }
+
+// The constructors below are the one place each code's error is built.
+
+// errInvalidArgument refuses a request whose fields break rules.
+func errInvalidArgument(message string, violations ...FieldViolation) *Error {
+	return &Error{Code: CodeInvalidArgument, Message: message, Violations: violations}
+}
+
+// errNotFound answers a run (or an action of it) that does not exist, or
+// that belongs to another tenant.
+func errNotFound(runID, actionID, message string) *Error {
+	return &Error{Code: CodeNotFound, RunID: runID, ActionID: actionID, Message: message}
+}
+
+// errIllegalTransition refuses a change the run's or step's status does not
+// allow; status is the run's status, transition names the change refused.
+func errIllegalTransition(runID string, status runstate.RunStatus, transition, message string) *Error {
+	return &Error{Code: CodeIllegalTransition, RunID: runID, RunStatus: status, Transition: transition, Message: message}
+}
+
+// errOperationConflict refuses a request that contradicts what the run
+// already recorded.
+func errOperationConflict(runID, actionID, message string) *Error {
+	return &Error{Code: CodeOperationConflict, RunID: runID, ActionID: actionID, Message: message}
+}
+
+// errPermissionDenied refuses an actor the policy does not allow.
+func errPermissionDenied(runID, actionID, message string) *Error {
+	return &Error{Code: CodePermissionDenied, RunID: runID, ActionID: actionID, Message: message}
+}
+
+// errCapabilityUnavailable refuses a request the store cannot serve.
+func errCapabilityUnavailable(runID, capability, message string) *Error {
+	return &Error{Code: CodeCapabilityUnavailable, RunID: runID, Capability: capability, Message: message}
+}
+
+// errSignalIndeterminate answers a signal whose payload is stored but whose
+// acceptance is not.
+func errSignalIndeterminate(runID, name, id string) *Error {
+	return &Error{Code: CodeSignalAcceptanceIndeterminate, RunID: runID, SignalName: name, SignalID: id,
+		Message: "signal payload is stored but its accepted response is not; it was not enqueued again (inspect before retrying)"}
+}
+
+// claimLost refuses a report or heartbeat whose token no longer holds its
+// task's claim.
+func claimLost(taskID, runID string) *Error {
+	return &Error{Code: CodeTaskClaimLost, RunID: runID,
+		Message: "task " + taskID + " is no longer claimed by this token (timed out, cancelled or already reported)"}
+}
+
+// errPayloadTooLarge refuses an inline payload over its limit.
+func errPayloadTooLarge(message string, violations ...FieldViolation) *Error {
+	return &Error{Code: CodePayloadTooLarge, Message: message, Violations: violations}
+}
+
+// errUnavailable answers a call that may succeed if retried.
+func errUnavailable(runID, message string) *Error {
+	return &Error{Code: CodeUnavailable, RunID: runID, Message: message}
+}
+
+// errContended answers a call on a task whose record kept changing under it
+// for every retry of its decision.
+func errContended(runID, taskID string) *Error {
+	return errUnavailable(runID, "task "+taskID+" is contended; retry")
+}
+
+// errInternal is a fault of the engine itself: a decision found a state it
+// should never reach.
+func errInternal(runID, message string) *Error {
+	return &Error{Code: CodeInternal, RunID: runID, Message: message}
+}
+
+// errLimitReached refuses a run over a concurrency limit (REJECT
+// backpressure); the caller may retry after DefaultRetryAfter.
+func errLimitReached(limit int, of string) *Error {
+	return &Error{Code: CodeResourceExhausted, RetryAfter: DefaultRetryAfter,
+		Message: fmt.Sprintf("concurrency limit of %d running runs reached for %s; retry later", limit, of)}
+}
+
+// brokenRule is an illegal transition the decision's own logic attempted,
+// as opposed to one a request asked for: a fault of the engine, which fails
+// the whole decision and is never answered as a signal's rejection. Its
+// code is the transition error's (CodeOf sees through it).
+type brokenRule struct{ err *Error }
+
+// broken marks err as the engine's own fault.
+func broken(err *Error) error { return &brokenRule{err: err} }
+
+// Error implements error.
+func (b *brokenRule) Error() string { return b.err.Error() }
+
+// Unwrap answers the transition error.
+func (b *brokenRule) Unwrap() error { return b.err }

@@ -52,14 +52,7 @@ func (s *countingStore) failCommits(errs ...error) {
 
 // waitingPolls counts the polls of e listed as waiting for a hand-off.
 func waitingPolls(e *Engine) int {
-	h := e.wake.handOffs
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := 0
-	for _, list := range h.waiting {
-		n += len(list)
-	}
-	return n
+	return e.dispatch.WaitingPolls()
 }
 
 // longPoll starts a long poll on b's engine and answers once it waits for a
@@ -221,13 +214,13 @@ func TestHandOff_APollWhoseCallEndedIsNotHandedATask(t *testing.T) {
 	gone, cancel := context.WithCancel(b.ctx)
 	cancel()
 	// A poll listed as waiting whose call ended before it could leave.
-	slot := b.eng.wake.handOffs.slotFor(gone, PollParams{TenantID: tenant, Queue: definition.DefaultQueue, WorkerID: "gone",
+	slot := b.eng.slotFor(gone, PollParams{TenantID: tenant, Queue: definition.DefaultQueue, WorkerID: "gone",
 		Activities: []string{"act-b"}, MaxTasks: 1})
-	b.eng.wake.handOffs.open(slot)
+	b.eng.dispatch.Open(slot)
 
 	b.complete(ta, `{"a":1}`)
 	require.Equal(t, 1, b.readyEntries(), "the task stays ready for a live poll")
-	require.Empty(t, b.eng.wake.handOffs.close(slot))
+	require.Empty(t, b.eng.dispatch.Close(slot))
 	tb := b.poll("act-b")
 	require.Equal(t, "b", tb.ActionID)
 	b.complete(tb, `{"b":2}`)
@@ -293,54 +286,6 @@ func TestHandOff_APollForOtherTaskNamesDoesNotGetTheTask(t *testing.T) {
 	cancel()
 	requireCanceledEmpty(t, other)
 	require.Equal(t, "b", b.poll("act-b").ActionID)
-}
-
-func TestHandOff_APollLeavingWhileItsSlotIsReservedGetsTheOutcome(t *testing.T) {
-	h := newHandOffs()
-	task := &taskRecord{Kind: TaskActivity, Activity: "x"}
-	p := PollParams{TenantID: tenant, Queue: "q", Activities: []string{"x"}, MaxTasks: 1}
-	queue := queueID(tenant, "q")
-	for _, committed := range []bool{true, false} {
-		t.Run(fmt.Sprint("committed=", committed), func(t *testing.T) {
-			s := h.slotFor(context.Background(), p)
-			h.open(s)
-			require.Same(t, s, h.reserve(queue, task))
-			require.Nil(t, h.reserve(queue, task), "a slot is given no more tasks than its poll asked for")
-			left := make(chan []*Task, 1)
-			go func() { left <- h.close(s) }()
-			time.Sleep(20 * time.Millisecond) // the poll waits for the decision
-			select {
-			case <-left:
-				t.Fatal("a poll left before the decision holding its slot ended")
-			default:
-			}
-			if committed {
-				h.deliver(s, &Task{TaskID: "t"})
-				got := <-left
-				require.Len(t, got, 1, "a leaving poll answers the task it was handed")
-				require.Equal(t, "t", got[0].TaskID)
-			} else {
-				h.release(s)
-				require.Empty(t, <-left)
-				require.Nil(t, h.reserve(queue, task), "a slot whose poll left is not listed again")
-			}
-		})
-	}
-}
-
-func TestHandOff_APollIsHandedNoMoreTasksThanItAsksFor(t *testing.T) {
-	h := newHandOffs()
-	task := &taskRecord{Kind: TaskActivity, Activity: "x"}
-	queue := queueID(tenant, "q")
-	s := h.slotFor(context.Background(), PollParams{TenantID: tenant, Queue: "q", Activities: []string{"x"}, MaxTasks: 3})
-	h.open(s)
-	require.Equal(t, 1, h.hold(s, 1), "its own scan claims one")
-	require.Same(t, s, h.reserve(queue, task))
-	require.Same(t, s, h.reserve(queue, task))
-	require.Nil(t, h.reserve(queue, task), "three in all")
-	require.Zero(t, h.hold(s, 1))
-	h.release(s)
-	require.Same(t, s, h.reserve(queue, task), "released room is offered again")
 }
 
 // TestHandOff_RacingPollsAndCompletionsClaimEachTaskOnce runs many runs
@@ -431,7 +376,7 @@ func completeWithHandOffs(t *testing.T, eng *Engine, tasks []*Task, activities [
 // completeWhileAPollWaits completes task while a long poll of activities
 // for one task waits on eng, and answers what the poll got: a poll handed a
 // task leaves the waiting list and answers it; one that was not is ended
-// (were it ended with a task, it would give the task back: undelivered.go).
+// (were it ended with a task, it would give the task back: dispatch.go).
 func completeWhileAPollWaits(t *testing.T, eng *Engine, task *Task, activities []string) []*Task {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -45,8 +45,7 @@ type ManualCompletionResult struct {
 // (docs/semantics.md#separation-of-duties).
 func SeparationOfDuties(_ context.Context, run *RunInfo, req *ManualCompletion) error {
 	if run.SubmittedBy != "" && req.completedBy() == run.SubmittedBy {
-		return &Error{Code: CodePermissionDenied, RunID: run.RunID, ActionID: req.ActionID,
-			Message: "separation of duties: the run's submitter may not complete its manual actions"}
+		return errPermissionDenied(run.RunID, req.ActionID, "separation of duties: the run's submitter may not complete its manual actions")
 	}
 	return nil
 }
@@ -63,8 +62,10 @@ func completer(principal, actor string) string {
 }
 
 // openManualWait makes a step wait for a person, with a fresh opaque token.
-func (c *change) openManualWait(a *definition.Action, st *runstate.StepState) {
-	c.setStep(st, runstate.StepWaitingManual)
+func (c *change) openManualWait(a *definition.Action, st *runstate.StepState) error {
+	if err := c.setStep(st, runstate.StepWaitingManual); err != nil {
+		return err
+	}
 	st.CompletionToken, st.Manual = randomToken(), nil
 	if st.StartedAt.IsZero() {
 		st.StartedAt = c.now
@@ -75,10 +76,11 @@ func (c *change) openManualWait(a *definition.Action, st *runstate.StepState) {
 		c.setTimer(timerRecord{RunID: c.run.RunID, Kind: timerWait, Ref: st.ActionID, Due: data.Deadline})
 	}
 	c.emit(runstate.EvStepWaiting, st.ActionID, st.LogicalAttempt, 0, data)
+	return nil
 }
 
 // clearWaitTimer removes a wait's timeout once the wait ends.
-func (c *change) clearWaitTimer(a *definition.Action, st *runstate.StepState) {
+func (c *recorder) clearWaitTimer(a *definition.Action, st *runstate.StepState) {
 	var t definition.Duration
 	if a.WaitForSignal != nil {
 		t = a.WaitForSignal.Timeout
@@ -91,13 +93,15 @@ func (c *change) clearWaitTimer(a *definition.Action, st *runstate.StepState) {
 }
 
 // waitTimedOut fails a manual or signal wait that outlived its timeout.
-func (c *change) waitTimedOut(actionID string) {
+func (c *change) waitTimedOut(actionID string) error {
 	st, a := c.state.Step(actionID), c.run.action(actionID)
 	if st == nil || (st.Status != runstate.StepWaitingManual && st.Status != runstate.StepWaitingSignal) {
-		return
+		return nil
 	}
-	c.failStep(a, st, &runstate.StepError{Class: definition.ErrorTimeout, Message: "wait exceeded its timeout"})
-	c.advance()
+	if err := c.failStep(a, st, &runstate.StepError{Class: definition.ErrorTimeout, Message: "wait exceeded its timeout"}); err != nil {
+		return err
+	}
+	return c.advance()
 }
 
 // CompleteManualAction applies spec 000 §3.3: idempotent on (run, action,
@@ -144,8 +148,7 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletion) (
 			Notes: m.Notes, EvidenceRefs: m.EvidenceRefs}
 		ch.require(store.IfAbsent(key))
 		ch.put(key, result)
-		ch.applyManual(st, result, m.Output)
-		return nil
+		return ch.applyManual(st, result, m.Output)
 	})
 	if errors.Is(err, errDuplicateManual) || conflictOn(err, key) {
 		return e.priorManual(ctx, key)
@@ -172,14 +175,13 @@ func manualRefusal(st *runstate.StepState, m ManualCompletion, denied error) err
 	case st.Status != runstate.StepWaitingManual:
 		return illegalStep(m.RunID, m.ActionID, st.Status, runstate.StepStatus(m.Outcome))
 	case st.CompletionToken != m.CompletionToken:
-		return &Error{Code: CodeOperationConflict, RunID: m.RunID, ActionID: m.ActionID,
-			Message: "completion_token does not match the open wait of action " + m.ActionID}
+		return errOperationConflict(m.RunID, m.ActionID, "completion_token does not match the open wait of action "+m.ActionID)
 	}
 	return nil
 }
 
 // rejectManual logs a refused manual completion against its step.
-func (c *change) rejectManual(m ManualCompletion, err error) {
+func (c *recorder) rejectManual(m ManualCompletion, err error) {
 	c.state.SignalCount++
 	c.emit(runstate.EvSignalRejected, m.ActionID, c.state.SignalCount, 0, runstate.EventData{SignalKind: runstate.SignalManual,
 		Actor: m.ActorUserID, Principal: m.Principal, Reason: err.Error()})
@@ -203,7 +205,7 @@ func (e *Engine) priorManual(ctx context.Context, key []byte) (*ManualCompletion
 
 // applyManual is the transition a manual completion makes; the step keeps
 // the accepted result (who, the principal, notes and evidence).
-func (c *change) applyManual(st *runstate.StepState, r runstate.ManualResult, output json.RawMessage) {
+func (c *change) applyManual(st *runstate.StepState, r runstate.ManualResult, output json.RawMessage) error {
 	a := c.run.action(st.ActionID)
 	c.state.SignalCount++
 	c.emit(runstate.EvSignalAccepted, st.ActionID, c.state.SignalCount, 0, runstate.EventData{SignalKind: runstate.SignalManual,
@@ -218,14 +220,20 @@ func (c *change) applyManual(st *runstate.StepState, r runstate.ManualResult, ou
 		if len(out) == 0 {
 			out = st.Output
 		}
-		c.succeedStep(st, out, st.Artifacts, "manual:"+by)
+		if err := c.succeedStep(st, out, st.Artifacts, "manual:"+by); err != nil {
+			return err
+		}
 	case runstate.ManualFailed:
-		c.failStep(a, st, &runstate.StepError{Class: definition.ErrorUnknown, Code: "manual_failed", Message: "completed as failed by " + by})
+		if err := c.failStep(a, st, &runstate.StepError{Class: definition.ErrorUnknown, Code: "manual_failed", Message: "completed as failed by " + by}); err != nil {
+			return err
+		}
 	default:
-		c.cancelStep(st, "cancelled by "+by)
+		if err := c.cancelStep(st, "cancelled by "+by); err != nil {
+			return err
+		}
 		if a.OnFailure != definition.OnFailureSkip && c.state.Failing == "" {
 			c.state.Failing = st.ActionID
 		}
 	}
-	c.advance()
+	return c.advance()
 }

@@ -9,51 +9,77 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
-// change collects what one decision about one run produces: the new
-// checkpoint, the events describing it, and every other write. It commits as
-// one conditional batch guarded by the checkpoint's version, so a decision is
-// applied whole or not at all, and never over a state it did not read.
-type change struct {
-	e     *Engine
-	ctx   context.Context
-	err   error
+// runView is what a decision reads about its run: the run's record
+// (immutable) and the state it decides on. Its methods are queries.
+type runView struct {
 	run   *runRecord
 	state *runstate.State
-	now   time.Time
-	actor string
+}
+
+// recorder is a decision's I/O: it reads the store (seeing the decision's
+// own writes first) and records what the decision produces — the new
+// checkpoint, the events describing it, every other write, the conditions
+// they commit on, and the effects dispatch applies after the commit. It
+// commits as one conditional batch guarded by the checkpoint's version
+// (batch), so a decision is applied whole or not at all, and never over a
+// state it did not read.
+type recorder struct {
+	runView
+	e   *Engine
+	ctx context.Context
+	// newRun says the decision creates the run (a submission): its batch
+	// requires that no checkpoint exists.
+	newRun bool
+	now    time.Time
+	actor  string
 
 	events []runstate.Event
 	conds  []store.Condition
 	ops    []store.Op
 	dirty  bool
-	wake   []string
 	alerts []pendingAlert
-	// readyPuts are the ready-queue entries the decision writes (queueHints,
-	// hand-off).
+	// eff is what the decision hands dispatch once its commit settles:
+	// woken queues, hand-offs (dispatch.go).
+	eff dispatch.Effects[*Task]
+	// readyPuts are the ready-queue entries the decision writes (queue
+	// hints, hand-off).
 	readyPuts []readyEntry
-	// handOffs are the claims the decision made for waiting polls.
-	handOffs []pendingHandOff
-	// eager is the slot of the worker whose report the decision applies,
-	// when it asked for its next tasks (eager dispatch): served before any
-	// waiting poll.
-	eager *handOffSlot
 	// taskPuts are the task records the decision writes, by key, as
-	// written (taskcache.go).
+	// written (checkpoint.go).
 	taskPuts map[string]notedTask
 }
 
-// readyEntry is a ready-queue entry, its queue's key prefix and its task.
-type readyEntry struct {
-	prefix, key []byte
-	task        *taskRecord
+// change is one decision about one run: the decision logic (scheduler,
+// outcomes, signals, manual completion, timers, reconciliation) over its
+// recorder. commitDecision makes it, commits it and settles its effects.
+type change struct {
+	recorder
+	// eager is the slot of the worker whose report the decision applies,
+	// when it asked for its next tasks (eager dispatch): served before any
+	// waiting poll.
+	eager *dispatch.Slot[*Task]
 }
 
-// emit appends an event to the run's log.
-func (c *change) emit(typ, stepID string, logical, engineAttempt int, data runstate.EventData) {
+// newChange answers a decision about run, starting from state.
+func newChange(e *Engine, ctx context.Context, run *runRecord, state *runstate.State, now time.Time, actor string) *change {
+	return &change{recorder: recorder{runView: runView{run: run, state: state}, e: e, ctx: ctx, now: now, actor: actor}}
+}
+
+// emit appends an event to the run's log, emitted by the decision's actor.
+func (c *recorder) emit(typ, stepID string, logical, engineAttempt int, data runstate.EventData) {
+	c.emitBy(c.actor, typ, stepID, logical, engineAttempt, data)
+}
+
+// workerActor names a worker as the actor of what its calls record.
+func workerActor(workerID string) string { return "activity-worker:" + workerID }
+
+// emitBy appends an event to the run's log, emitted by actor.
+func (c *recorder) emitBy(actor, typ, stepID string, logical, engineAttempt int, data runstate.EventData) {
 	c.state.LastSeq++
 	if stepID == "" {
 		stepID = runstate.RunStepID
@@ -68,7 +94,7 @@ func (c *change) emit(typ, stepID string, logical, engineAttempt int, data runst
 		Seq:            c.state.LastSeq,
 		IdempotencyKey: runstate.IdempotencyKey(c.run.RunID, stepID, logical, typ, c.run.Definition.PlanVersion, engineAttempt),
 		EmittedAt:      c.now,
-		EmittedBy:      c.actor,
+		EmittedBy:      actor,
 		StepID:         stepID,
 		LogicalAttempt: logical,
 		EngineAttempt:  engineAttempt,
@@ -79,41 +105,19 @@ func (c *change) emit(typ, stepID string, logical, engineAttempt int, data runst
 	c.dirty = true
 }
 
-// decide runs a decision. An illegal transition inside it (which panics with
-// an *Error so that no caller can ignore it) and a failed read both end the
-// decision with an error, and nothing is committed.
-func (c *change) decide(fn func(*change) error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			e, ok := r.(*Error)
-			if !ok {
-				panic(r)
-			}
-			err = e
-		}
-	}()
-	if err := fn(c); err != nil {
-		return err
-	}
-	return c.err
-}
-
 // read gets a value during a decision, seeing the decision's own writes
 // first; a failure ends the decision.
-func (c *change) read(key []byte) ([]byte, bool) {
+func (c *recorder) read(key []byte) ([]byte, error) {
 	for i := len(c.ops) - 1; i >= 0; i-- {
 		if string(c.ops[i].Key) == string(key) && c.ops[i].Kind == store.OpPut {
-			return c.ops[i].Value, true
+			return c.ops[i].Value, nil
 		}
 	}
 	item, err := c.e.store.Get(c.ctx, key)
 	if err != nil {
-		if c.err == nil {
-			c.err = fmt.Errorf("read %s: %w", key, err)
-		}
-		return nil, false
+		return nil, fmt.Errorf("read %s: %w", key, err)
 	}
-	return item.Value, true
+	return item.Value, nil
 }
 
 // savepoint marks a point a decision can roll back to, before it has changed
@@ -125,18 +129,18 @@ type savepoint struct {
 	dirty                      bool
 }
 
-func (c *change) savepoint() savepoint {
+func (c *recorder) savepoint() savepoint {
 	return savepoint{len(c.ops), len(c.conds), len(c.events), len(c.alerts), c.state.LastSeq, c.state.SignalCount, c.dirty}
 }
 
 // rollback forgets everything recorded since sp.
-func (c *change) rollback(sp savepoint) {
+func (c *recorder) rollback(sp savepoint) {
 	c.ops, c.conds, c.events, c.alerts = c.ops[:sp.ops], c.conds[:sp.conds], c.events[:sp.events], c.alerts[:sp.alerts]
 	c.state.LastSeq, c.state.SignalCount, c.dirty = sp.lastSeq, sp.signals, sp.dirty
 }
 
 // put writes a JSON record.
-func (c *change) put(key []byte, v any) {
+func (c *recorder) put(key []byte, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("engine: record %T does not marshal: %v", v, err))
@@ -148,29 +152,33 @@ func (c *change) put(key []byte, v any) {
 }
 
 // del deletes a key.
-func (c *change) del(key []byte) { c.ops = append(c.ops, store.Delete(key)) }
+func (c *recorder) del(key []byte) { c.ops = append(c.ops, store.Delete(key)) }
 
 // require adds a precondition.
-func (c *change) require(cond store.Condition) { c.conds = append(c.conds, cond) }
+func (c *recorder) require(cond store.Condition) { c.conds = append(c.conds, cond) }
 
 // setTimer writes a durable timer.
-func (c *change) setTimer(t timerRecord) {
+func (c *recorder) setTimer(t timerRecord) {
 	c.put(timerKey(t.Due, t.RunID, string(t.Kind), t.Ref), t)
 }
 
 // clearTimer deletes a durable timer.
-func (c *change) clearTimer(due time.Time, kind timerKind, ref string) {
+func (c *recorder) clearTimer(due time.Time, kind timerKind, ref string) {
 	c.del(timerKey(due, c.run.RunID, string(kind), ref))
 }
 
 // batch answers the conditional batch for a checkpoint read at version. It
 // validates every event first (EventValidator) and answers no batch at all
 // when one is invalid.
-func (c *change) batch(version uint64) (*store.Batch, error) {
+func (c *recorder) batch(version uint64) (*store.Batch, error) {
 	if err := c.validateEvents(); err != nil {
 		return nil, err
 	}
-	b := &store.Batch{Conditions: append([]store.Condition{store.IfVersion(checkpointKey(c.run.RunID), version)}, c.conds...)}
+	fence := store.IfVersion(checkpointKey(c.run.RunID), version)
+	if c.newRun {
+		fence = store.IfAbsent(checkpointKey(c.run.RunID))
+	}
+	b := &store.Batch{Conditions: append([]store.Condition{fence}, c.conds...)}
 	if c.dirty {
 		state, err := json.Marshal(c.state)
 		if err != nil {
@@ -214,12 +222,51 @@ func lastWriteWins(ops []store.Op) []store.Op {
 // compare-and-set race or an ambiguous commit.
 const maxMutateRetries = 32
 
-// mutate loads a run, lets decide change it, and commits the change as one
-// conditional batch. A lost race on the checkpoint, or a commit whose outcome
-// is unknown, is resolved by reading again and deciding again, never by
-// blindly re-sending: decisions are made from the state they read, so one
-// that was already applied decides nothing the second time. An error from
-// decide is answered without committing anything.
+// decision is one mutating call's part in the commit pipeline
+// (commitDecision): which run it changes, as whom, what it reads and how it
+// decides.
+type decision struct {
+	// runID is the run it changes; prepare may name it instead.
+	runID string
+	actor string
+	// fromStore makes even the first attempt decide on the store's
+	// checkpoint (drive: a tenure's fence must see the store's epoch).
+	fromStore bool
+	// prepare, when set, reads what the decision needs besides the run and
+	// its checkpoint (a task record) before each attempt: from the store
+	// when fresh (every attempt after the first), so that a decision made
+	// again never sees what its earlier attempt read or changed. It answers
+	// the run to change, or done when the call is answered without a
+	// commit.
+	prepare func(ctx context.Context, fresh bool) (runID string, done bool, err error)
+	// decide is the decision: it changes the run through the change, and
+	// answers an error to commit nothing.
+	decide func(*change) error
+	// lostRace, when set, reports whether a failed attempt lost a race on
+	// what prepare read: the decision is made again from fresh reads.
+	lostRace func(err error) bool
+	// newRun, for a submission, is the run the decision creates: its state
+	// starts as initial, and the batch requires that no checkpoint exists.
+	newRun  *runRecord
+	initial *runstate.State
+	// contended answers a decision that lost every race (default: the run
+	// is changing too fast).
+	contended func() error
+}
+
+// mutate makes and commits a decision about a run (commitDecision).
+func (e *Engine) mutate(ctx context.Context, runID, actor string, decide func(*change) error) (*change, error) {
+	return e.commitDecision(ctx, decision{runID: runID, actor: actor, decide: decide})
+}
+
+// commitDecision is the one commit pipeline every mutating path goes
+// through: read, decide, build the batch with its conditions and fencing
+// epoch, commit, and settle the decision's effects. A lost race on the
+// checkpoint (or on what prepare read), a retryable store error, or a commit
+// whose outcome is unknown, is resolved by reading again and deciding again,
+// never by blindly re-sending: decisions are made from the state they read,
+// so one that was already applied decides nothing the second time. An error
+// from decide is answered without committing anything.
 //
 // The first decision is made on the checkpoint this engine last committed or
 // read, when it has one, without reading the store (decisions from the
@@ -228,48 +275,71 @@ const maxMutateRetries = 32
 // nothing. A decision from the cache that does not commit (an error, nothing
 // to do, a failed condition) is made again on the store's state before it
 // is answered, so nothing is ever answered from a stale state.
-func (e *Engine) mutate(ctx context.Context, runID, actor string, decide func(*change) error) (*change, error) {
-	return e.mutateFrom(ctx, runID, actor, decide, false)
-}
-
-// mutateFrom is mutate; fromStore makes even the first decision on the
-// store's state (drive: a tenure's fence must see the store's epoch).
-func (e *Engine) mutateFrom(ctx context.Context, runID, actor string, decide func(*change) error, fromStore bool) (*change, error) {
-	unlock := e.lock(runID)
-	defer unlock()
+func (e *Engine) commitDecision(ctx context.Context, d decision) (*change, error) {
+	fresh := d.fromStore
 	for range maxMutateRetries {
-		ch, retry, err := e.mutateOnce(ctx, runID, actor, decide, fromStore)
-		if !retry {
+		runID := d.runID
+		if d.prepare != nil {
+			id, done, err := d.prepare(ctx, fresh)
+			if err != nil || done {
+				return nil, err
+			}
+			runID = id
+		}
+		ch, retry, err := e.decideOnce(ctx, runID, d, fresh)
+		if !retry && (err == nil || d.lostRace == nil || !d.lostRace(err)) {
 			return ch, err
 		}
-		fromStore = true
+		fresh = true
 	}
-	return nil, &Error{Code: CodeUnavailable, RunID: runID, Message: "run " + runID + " is changing too fast; retry"}
+	if d.contended != nil {
+		return nil, d.contended()
+	}
+	return nil, errUnavailable(d.runID, "run "+d.runID+" is changing too fast; retry")
 }
 
-// mutateOnce makes and commits one decision, and answers whether it must be
-// made again (a lost race on the checkpoint, an unknown outcome, or a
-// decision from the cache that did not commit). The tasks it hands to
-// waiting polls are delivered only if it committed.
-func (e *Engine) mutateOnce(ctx context.Context, runID, actor string, decide func(*change) error, fromStore bool) (ch *change, retry bool, err error) {
+// startingState answers the state a decision starts from and its version:
+// a new run's initial state, the cached checkpoint unless fresh (cached
+// true), else the store's.
+func (e *Engine) startingState(ctx context.Context, runID string, d decision, fresh bool) (*runRecord, *runstate.State, uint64, bool, error) {
+	if d.newRun != nil {
+		return d.newRun, d.initial.Clone(), 0, false, nil
+	}
 	run, err := e.loadRun(ctx, runID)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, 0, false, err
 	}
-	state, version, cached, err := e.checkpointToDecideOn(ctx, runID, fromStore)
+	state, version, cached, err := e.checkpointToDecideOn(ctx, runID, fresh)
+	return run, state, version, cached, err
+}
+
+// decideOnce makes and commits one decision under the run's lock, and
+// answers whether it must be made again (a lost race on the checkpoint, an
+// unknown outcome, or a decision from the cache that did not commit). The
+// tasks it hands to waiting polls are delivered only if it committed.
+func (e *Engine) decideOnce(ctx context.Context, runID string, d decision, fresh bool) (ch *change, retry bool, err error) {
+	unlock := e.lock(runID)
+	defer unlock()
+	run, state, version, cached, err := e.startingState(ctx, runID, d, fresh)
 	if err != nil {
 		return nil, false, err
 	}
-	ch = &change{e: e, ctx: ctx, run: run, state: state, now: e.now(), actor: actor}
+	now := e.now()
+	if d.newRun != nil {
+		now = d.newRun.CreatedAt
+	}
+	ch = newChange(e, ctx, run, state, now, d.actor)
+	ch.newRun = d.newRun != nil
 	committed := false
-	defer func() { ch.settleHandOffs(committed) }()
-	if err := ch.decide(func(c *change) error {
-		if err := decide(c); err != nil {
-			return err
+	defer func() {
+		if !committed {
+			e.dispatch.Settle(ch.effects(), false) // its hand-offs' room goes back
 		}
-		c.handOff()
-		return nil
-	}); err != nil {
+	}()
+	if err := d.decide(ch); err != nil {
+		return ch, cached, err
+	}
+	if err := ch.handOff(); err != nil {
 		return ch, cached, err
 	}
 	if !ch.dirty && len(ch.ops) == 0 {
@@ -280,23 +350,22 @@ func (e *Engine) mutateOnce(ctx context.Context, runID, actor string, decide fun
 		return ch, cached, err
 	}
 	res, err := e.commitWithinBudget(ctx, ch, batch)
-	for _, r := range ch.readyPuts { // even when the outcome is unknown
-		e.hints.lower(r.prefix, r.key)
-	}
 	if err != nil {
-		e.checkpoints.remove(runID) // it may be stale, or the commit may have applied
+		e.checkpoints.Remove(runID) // it may be stale, or the commit may have applied
 		e.forgetTasks(ch)
 	}
 	var cf *store.ConditionFailedError
 	switch {
 	case err == nil:
 		committed = true
-		ch.settleHandOffs(true)
 		if ch.dirty {
 			e.checkpointCommitted(runID, res.Versions[0], ch.state)
 		}
 		e.tasksCommitted(ch, batch, res)
-		e.afterCommit(ch)
+		e.dispatch.Settle(ch.effects(), true)
+		for _, a := range ch.alerts {
+			e.alert(ch.ctx, a.name, a.attrs...)
+		}
 		return ch, false, nil
 	case conflictOn(err, checkpointKey(runID)), errors.Is(err, store.ErrOutcomeUnknown), errors.Is(err, store.ErrRetryable):
 		return ch, true, err
@@ -307,19 +376,12 @@ func (e *Engine) mutateOnce(ctx context.Context, runID, actor string, decide fun
 	}
 }
 
-// afterCommit wakes the polls of queues that gained tasks and the watchers
-// of a run whose log grew, and raises the alerts the decision found.
-func (e *Engine) afterCommit(ch *change) {
-	for _, q := range ch.wake {
-		e.wake.notify(q)
-	}
-	if len(ch.events) > 0 {
-		e.wake.notify(runWatchKey(ch.run.RunID))
-	}
-	e.publishWakes(ch) // and other engines'
-	for _, a := range ch.alerts {
-		e.alert(ch.ctx, a.name, a.attrs...)
-	}
+// deleteOrphan deletes a key that belongs to no run the engine can read (an
+// undecodable timer, the index entry of a run that is gone): the one write
+// made outside commitDecision, since there is no run to decide about.
+func (e *Engine) deleteOrphan(ctx context.Context, key []byte) error {
+	_, err := e.commit(ctx, &store.Batch{Ops: []store.Op{store.Delete(key)}})
+	return err
 }
 
 // conflictOn reports whether err is a failed condition on key.
@@ -329,8 +391,8 @@ func conflictOn(err error, key []byte) bool {
 }
 
 // loadRun reads a run's immutable record, cached after the first read.
-func (e *Engine) loadRun(ctx context.Context, runID string) (*runRecord, error) {
-	if r, ok := e.runs.get(runID); ok {
+func (e *records) loadRun(ctx context.Context, runID string) (*runRecord, error) {
+	if r, ok := e.runs.Get(runID); ok {
 		return r, nil
 	}
 	item, err := e.store.Get(ctx, runKey(runID))
@@ -344,23 +406,10 @@ func (e *Engine) loadRun(ctx context.Context, runID string) (*runRecord, error) 
 	if err := json.Unmarshal(item.Value, &r); err != nil {
 		return nil, fmt.Errorf("run record %s: %w", runID, err)
 	}
-	e.runs.put(runID, &r)
+	e.runs.Put(runID, &r)
 	return &r, nil
 }
 
 func runNotFound(runID string) *Error {
-	return &Error{Code: CodeNotFound, RunID: runID, Message: "run " + runID + " not found"}
-}
-
-// runWatchKey names a run's log in the waker (never a queue: queue keys hold a NUL).
-func runWatchKey(runID string) string { return "run\x01" + runID }
-
-// EventsAppended answers a channel closed the next time this engine appends
-// events to the run's log, and a release to call once the caller no longer
-// waits on it (a run no one waits on is forgotten). Take it before reading
-// the log, then wait on it: an append in between closes it at once. Other
-// engines' appends close it only through a Notifier, and not reliably, so
-// watchers also look at the log on an interval.
-func (e *Engine) EventsAppended(runID string) (<-chan struct{}, func()) {
-	return e.wake.wait(runWatchKey(runID))
+	return errNotFound(runID, "", "run "+runID+" not found")
 }

@@ -38,21 +38,27 @@ func (c *change) recordAttempt(st *runstate.StepState, r attemptResult, willRetr
 
 // succeedAttempt applies an attempt's result: a manual action then waits for
 // a person; any other action succeeds.
-func (c *change) succeedAttempt(a *definition.Action, st *runstate.StepState, r attemptResult) {
+func (c *change) succeedAttempt(a *definition.Action, st *runstate.StepState, r attemptResult) error {
 	st.TaskID = ""
 	c.recordAttempt(st, r, false)
 	st.Output, st.Artifacts = r.output, r.artifacts
 	if a.Completion == definition.CompletionManual {
-		c.openManualWait(a, st)
+		if err := c.openManualWait(a, st); err != nil {
+			return err
+		}
 	} else {
-		c.succeedStep(st, r.output, r.artifacts, r.source)
+		if err := c.succeedStep(st, r.output, r.artifacts, r.source); err != nil {
+			return err
+		}
 	}
-	c.advance()
+	return c.advance()
 }
 
 // succeedStep marks a step SUCCEEDED with its output.
-func (c *change) succeedStep(st *runstate.StepState, output json.RawMessage, artifacts []runstate.ArtifactRef, source string) {
-	c.setStep(st, runstate.StepSucceeded)
+func (c *change) succeedStep(st *runstate.StepState, output json.RawMessage, artifacts []runstate.ArtifactRef, source string) error {
+	if err := c.setStep(st, runstate.StepSucceeded); err != nil {
+		return err
+	}
 	st.Output, st.Artifacts = output, artifacts
 	st.CompletedAt = c.now
 	st.Error = nil
@@ -61,11 +67,12 @@ func (c *change) succeedStep(st *runstate.StepState, output json.RawMessage, art
 	c.state.CompletionOrder = append(c.state.CompletionOrder, st.ActionID)
 	c.emit(runstate.EvStepCompleted, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
 		Status: string(runstate.StepSucceeded), Output: output, Artifacts: artifacts, CompletedAt: c.now, Source: source})
+	return nil
 }
 
 // failAttempt applies a failed attempt: another engine attempt after the
 // policy's backoff, or the step's final failure.
-func (c *change) failAttempt(a *definition.Action, st *runstate.StepState, r attemptResult) {
+func (c *change) failAttempt(a *definition.Action, st *runstate.StepState, r attemptResult) error {
 	st.TaskID = ""
 	r.err.Class = definition.NormalizeClass(r.err.Class)
 	r.err.Retryable = a.Retry.Retryable(r.err.Class)
@@ -75,15 +82,17 @@ func (c *change) failAttempt(a *definition.Action, st *runstate.StepState, r att
 		c.recordAttempt(st, r, true)
 		c.setTimer(timerRecord{RunID: c.run.RunID, Kind: timerBackoff, Ref: st.ActionID, Due: st.NextAttemptAt})
 		c.dirty = true
-		return
+		return nil
 	}
 	c.recordAttempt(st, r, false)
-	c.failStep(a, st, r.err)
-	c.advance()
+	if err := c.failStep(a, st, r.err); err != nil {
+		return err
+	}
+	return c.advance()
 }
 
 // runLive reports whether the run still schedules work of its own accord.
-func (c *change) runLive() bool {
+func (c *runView) runLive() bool {
 	switch c.state.Status {
 	case runstate.RunRunning, runstate.RunBlocked, runstate.RunPaused:
 		return true
@@ -92,8 +101,10 @@ func (c *change) runLive() bool {
 }
 
 // failStep marks a step FAILED and applies its on_failure.
-func (c *change) failStep(a *definition.Action, st *runstate.StepState, stepErr *runstate.StepError) {
-	c.setStep(st, runstate.StepFailed)
+func (c *change) failStep(a *definition.Action, st *runstate.StepState, stepErr *runstate.StepError) error {
+	if err := c.setStep(st, runstate.StepFailed); err != nil {
+		return err
+	}
 	st.Error = stepErr
 	st.CompletedAt = c.now
 	st.CompletionToken = ""
@@ -102,38 +113,46 @@ func (c *change) failStep(a *definition.Action, st *runstate.StepState, stepErr 
 	c.emit(runstate.EvStepFailed, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
 		Status: string(runstate.StepFailed), Error: stepErr, CompletedAt: c.now})
 	if !c.runLive() {
-		return
+		return nil
 	}
 	if a.OnFailure == definition.OnFailureSkip {
-		c.setStep(st, runstate.StepSkipped)
+		if err := c.setStep(st, runstate.StepSkipped); err != nil {
+			return err
+		}
 		st.Reason = "on_failure skip"
 		c.emit(runstate.EvStepSkipped, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Status: string(runstate.StepSkipped), Reason: st.Reason})
-		return
+		return nil
 	}
 	if c.state.Failing == "" {
 		c.state.Failing = st.ActionID
 		if a.OnFailure != definition.OnFailureHold {
-			c.cancelUnstarted("fail-fast after " + st.ActionID + " failed")
+			if err := c.cancelUnstarted("fail-fast after " + st.ActionID + " failed"); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }
 
 // cancelUnstarted cancels tasks no worker has claimed yet (fail-fast: no new
 // actions start; running ones may finish).
-func (c *change) cancelUnstarted(reason string) {
+func (c *change) cancelUnstarted(reason string) error {
 	for _, st := range c.state.Steps {
 		if st.Status != runstate.StepScheduled || st.TaskID == "" {
 			continue
 		}
 		c.retireTask(st.TaskID, st.ReadyKey)
 		st.TaskID, st.ReadyKey = "", ""
-		c.cancelStep(st, reason)
+		if err := c.cancelStep(st, reason); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // cancelOpenSteps cancels every step that waits or runs, retiring its task
 // so that a late report changes nothing.
-func (c *change) cancelOpenSteps(reason string) {
+func (c *change) cancelOpenSteps(reason string) error {
 	for _, st := range c.state.Steps {
 		switch st.Status {
 		case runstate.StepScheduled, runstate.StepRunning, runstate.StepWaitingManual, runstate.StepWaitingSignal:
@@ -143,24 +162,30 @@ func (c *change) cancelOpenSteps(reason string) {
 				// Cancellation observed before completion (spec 003's outcome table).
 				c.recordRecon(c.run.action(st.ActionID), st, reconCancelled, nil, &runstate.StepError{Class: definition.ErrorCancelled, Message: reason}, "", "")
 			}
-			c.cancelStep(st, reason)
+			if err := c.cancelStep(st, reason); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }
 
 // cancelStep marks a step CANCELLED.
-func (c *change) cancelStep(st *runstate.StepState, reason string) {
-	c.setStep(st, runstate.StepCancelled)
+func (c *change) cancelStep(st *runstate.StepState, reason string) error {
+	if err := c.setStep(st, runstate.StepCancelled); err != nil {
+		return err
+	}
 	st.Reason = reason
 	st.CompletedAt = c.now
 	st.CompletionToken = ""
 	st.WaitingSignal = ""
 	c.emit(runstate.EvStepCancelled, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Status: string(runstate.StepCancelled), Reason: reason})
+	return nil
 }
 
 // applyFailurePolicy applies the failing step's on_failure once nothing is in
 // flight: ABORT fails the run, COMPENSATE rolls back, HOLD blocks it for an operator.
-func (c *change) applyFailurePolicy() {
+func (c *change) applyFailurePolicy() error {
 	s := c.state
 	st := s.Step(s.Failing)
 	a := c.run.action(s.Failing)
@@ -169,17 +194,24 @@ func (c *change) applyFailurePolicy() {
 	switch a.OnFailure {
 	case definition.OnFailureHold:
 		s.HeldOn = st.ActionID
-		c.settle()
+		if err := c.settle(); err != nil {
+			return err
+		}
 	case definition.OnFailureAbort:
-		c.failRun(runErr, "")
+		if err := c.failRun(runErr, ""); err != nil {
+			return err
+		}
 	default:
-		c.compensateOrFail(runErr)
+		if err := c.compensateOrFail(runErr); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // compensateOrFail starts compensation when a succeeded step has a hook,
 // else fails the run.
-func (c *change) compensateOrFail(runErr *runstate.RunError) {
+func (c *change) compensateOrFail(runErr *runstate.RunError) error {
 	s := c.state
 	var order []string
 	for i := len(s.CompletionOrder) - 1; i >= 0; i-- {
@@ -189,23 +221,24 @@ func (c *change) compensateOrFail(runErr *runstate.RunError) {
 		}
 	}
 	if len(order) == 0 {
-		c.failRun(runErr, "")
-		return
+		return c.failRun(runErr, "")
 	}
 	s.Error = runErr
-	c.transition(runstate.RunCompensating)
+	if err := c.transition(runstate.RunCompensating); err != nil {
+		return err
+	}
 	s.Compensation = &runstate.CompensationState{Order: order}
 	for _, id := range order {
 		s.Step(id).CompStatus = runstate.CompPending
 	}
 	c.emit(runstate.EvRunCompensating, "", 1, 0, runstate.EventData{Status: string(runstate.RunCompensating),
 		FailedActionID: runErr.ActionID, CompensationOrder: order, RunError: runErr})
-	c.nextCompensation()
+	return c.nextCompensation()
 }
 
 // nextCompensation starts the next hook in reverse completion order, or ends
 // the run FAILED with the rollback's outcome when every hook has run.
-func (c *change) nextCompensation() {
+func (c *change) nextCompensation() error {
 	comp := c.state.Compensation
 	if comp.Next >= len(comp.Order) {
 		comp.Outcome = runstate.CompensationRolledBack
@@ -214,8 +247,7 @@ func (c *change) nextCompensation() {
 				comp.Outcome = runstate.CompensationPartial
 			}
 		}
-		c.failRun(c.state.Error, comp.Outcome)
-		return
+		return c.failRun(c.state.Error, comp.Outcome)
 	}
 	id := comp.Order[comp.Next]
 	st, a := c.state.Step(id), c.run.action(id)
@@ -225,6 +257,7 @@ func (c *change) nextCompensation() {
 			Operation: a.Compensation.Operation, OperationKey: compensationKey(c.run.RunID, id)})
 	}
 	c.scheduleCompensation(a, st, c.now)
+	return nil
 }
 
 // compensationKey is spec 000 §4's deterministic hook key.
@@ -242,7 +275,7 @@ func (c *change) scheduleCompensation(a *definition.Action, st *runstate.StepSta
 // finishCompensationAttempt applies a hook attempt's outcome: retry under the
 // hook's policy, or record it and move on (best effort: a failed hook never
 // stops the others).
-func (c *change) finishCompensationAttempt(a *definition.Action, st *runstate.StepState, ok bool, stepErr *runstate.StepError) {
+func (c *change) finishCompensationAttempt(a *definition.Action, st *runstate.StepState, ok bool, stepErr *runstate.StepError) error {
 	st.CompTaskID = ""
 	if ok {
 		st.CompStatus = runstate.CompSucceeded
@@ -254,12 +287,12 @@ func (c *change) finishCompensationAttempt(a *definition.Action, st *runstate.St
 			due := c.now.Add(a.Compensation.Retry.Backoff(st.CompAttempt))
 			c.setTimer(timerRecord{RunID: c.run.RunID, Kind: timerBackoff, Ref: "comp:" + st.ActionID, Due: due})
 			c.dirty = true
-			return
+			return nil
 		}
 		st.CompStatus = runstate.CompFailed
 		st.CompError = stepErr
 		c.emit(runstate.EvCompensationFailed, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Error: stepErr, CompletedAt: c.now})
 	}
 	c.state.Compensation.Next++
-	c.nextCompensation()
+	return c.nextCompensation()
 }

@@ -32,29 +32,6 @@ func scenarioPoll_FindsATaskWhoseEntrySortsBeforeClaimedOnes(t *testing.T, b *bu
 	require.Equal(t, runstate.RunCompleted, b.run(second.RunID).Status)
 }
 
-func TestQueueHints_StaleRaiseIsIgnoredAndLowerTakesTheMinimum(t *testing.T) {
-	h := &queueHints{low: map[string][]byte{}}
-	p := []byte("op:t:q:")
-	from, gen := h.start(p, p)
-	require.Equal(t, p, from)
-	h.raise(p, []byte("op:t:q:5"), gen)
-	from, gen = h.start(p, p)
-	require.Equal(t, "op:t:q:5", string(from))
-
-	h.lower(p, []byte("op:t:q:3")) // an insert while a scan from gen ran
-	h.raise(p, []byte("op:t:q:9"), gen)
-	from, _ = h.start(p, p)
-	require.Equal(t, "op:t:q:3", string(from), "a raise by a scan that began before an insert must not pass the insert")
-
-	h.lower(p, []byte("op:t:q:4"))
-	from, _ = h.start(p, p)
-	require.Equal(t, "op:t:q:3", string(from), "lower never raises")
-
-	var none *queueHints // cas-required: no hints
-	from, _ = none.start(p, []byte("op:t:q:"))
-	require.Equal(t, "op:t:q:", string(from))
-}
-
 // Many submitters and pollers race on one queue of a single-owner Pebble
 // engine, whose polls start from the hint: every task is claimed exactly
 // once and every run completes.

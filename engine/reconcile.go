@@ -59,7 +59,7 @@ func operationID(runID, actionID string, logical int) string {
 }
 
 // reconRecordOf reads the step's record during a decision (nil when absent).
-func (c *change) reconRecordOf(a *definition.Action, st *runstate.StepState) *reconRecord {
+func (c *recorder) reconRecordOf(a *definition.Action, st *runstate.StepState) *reconRecord {
 	key := reconKey(c.run.RunID, a.Activity, operationID(c.run.RunID, a.ID, st.LogicalAttempt))
 	item, err := c.e.store.Get(c.ctx, key)
 	if err != nil {
@@ -79,7 +79,7 @@ func (c *change) reconRecordOf(a *definition.Action, st *runstate.StepState) *re
 }
 
 // recordRecon writes the step's reconciliation record with a new status.
-func (c *change) recordRecon(a *definition.Action, st *runstate.StepState, status string, result json.RawMessage, stepErr *runstate.StepError, key, diagnostic string) {
+func (c *recorder) recordRecon(a *definition.Action, st *runstate.StepState, status string, result json.RawMessage, stepErr *runstate.StepError, key, diagnostic string) {
 	op := operationID(c.run.RunID, a.ID, st.LogicalAttempt)
 	r := c.reconRecordOf(a, st)
 	if r == nil {
@@ -139,17 +139,16 @@ func (e *Engine) ReportVerification(ctx context.Context, r VerifyReport) (*Repor
 		}
 	}
 	return e.report(ctx, TaskReport{TenantID: r.TenantID, Token: r.Token, WorkerID: r.WorkerID}, "verified:"+string(r.State),
-		func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) {
+		func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) error {
 			if t.Kind != TaskVerify {
-				ch.err = claimLost(t.TaskID, t.RunID)
-				return
+				return claimLost(t.TaskID, t.RunID)
 			}
-			ch.applyVerify(a, st, r)
+			return ch.applyVerify(a, st, r)
 		})
 }
 
 // applyVerify is the decision a verification makes.
-func (c *change) applyVerify(a *definition.Action, st *runstate.StepState, r VerifyReport) {
+func (c *change) applyVerify(a *definition.Action, st *runstate.StepState, r VerifyReport) error {
 	st.TaskID, st.Verifying = "", false
 	rec := c.reconRecordOf(a, st)
 	key := ""
@@ -160,31 +159,47 @@ func (c *change) applyVerify(a *definition.Action, st *runstate.StepState, r Ver
 		VerifyState: string(r.State), ReconciliationKey: key, Reason: r.Diagnostic})
 	switch {
 	case r.State == VerifyNotCompleted:
-		c.scheduleAttempt(a, st, c.now) // no side effect happened: dispatch again
+		// No side effect happened: dispatch again.
+		if err := c.scheduleAttempt(a, st, c.now); err != nil {
+			return err
+		}
 	case r.State == VerifyCompletedWithResult && len(r.Result) > 0:
 		c.recordRecon(a, st, reconCompleted, r.Result, nil, "", r.Diagnostic)
-		c.succeedStep(st, r.Result, nil, "reconciliation")
-		c.advance()
+		if err := c.succeedStep(st, r.Result, nil, "reconciliation"); err != nil {
+			return err
+		}
+		if err := c.advance(); err != nil {
+			return err
+		}
 	case r.State == VerifyCompletedWithResult:
-		c.failReconciled(a, st, definition.ErrorReconciliationIndeterminate, "verifier contradiction: completed-with-result without a result")
+		if err := c.failReconciled(a, st, definition.ErrorReconciliationIndeterminate, "verifier contradiction: completed-with-result without a result"); err != nil {
+			return err
+		}
 	case r.State == VerifyCompletedResultUnavailable:
-		c.failReconciled(a, st, definition.ErrorReconciliationResultUnavailable, "the side effect completed but its result cannot be reconstructed")
+		if err := c.failReconciled(a, st, definition.ErrorReconciliationResultUnavailable, "the side effect completed but its result cannot be reconstructed"); err != nil {
+			return err
+		}
 	default:
-		c.failReconciled(a, st, definition.ErrorReconciliationIndeterminate, "the verifier cannot tell whether the side effect completed")
+		if err := c.failReconciled(a, st, definition.ErrorReconciliationIndeterminate, "the verifier cannot tell whether the side effect completed"); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // failReconciled fails a step on a reconciliation outcome: never redispatched
 // silently; on_failure decides (HOLD lets an operator look first).
-func (c *change) failReconciled(a *definition.Action, st *runstate.StepState, class definition.ErrorClass, message string) {
+func (c *change) failReconciled(a *definition.Action, st *runstate.StepState, class definition.ErrorClass, message string) error {
 	stepErr := &runstate.StepError{Class: class, Message: message}
 	c.recordRecon(a, st, reconIndeterminate, nil, stepErr, "", message)
-	c.failStep(a, st, stepErr)
-	c.advance()
+	if err := c.failStep(a, st, stepErr); err != nil {
+		return err
+	}
+	return c.advance()
 }
 
 // reconRecordOfReconciled answers the record of a reconcilable step, or nil.
-func (c *change) reconRecordOfReconciled(a *definition.Action, st *runstate.StepState) *reconRecord {
+func (c *recorder) reconRecordOfReconciled(a *definition.Action, st *runstate.StepState) *reconRecord {
 	if !st.Reconcile {
 		return nil
 	}

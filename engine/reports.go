@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -27,7 +28,7 @@ type ReportResult struct {
 
 // CompleteTask records a task's result durably before it answers. With
 // r.Next, the tasks the result makes ready that r.Next asks for are claimed
-// for the worker in the result's own commit (eager dispatch, handoff.go) and
+// for the worker in the result's own commit (eager dispatch, dispatch.go) and
 // answered with it.
 func (e *Engine) CompleteTask(ctx context.Context, r TaskReport) (*ReportResult, error) {
 	if err := e.checkOutput(r.Output); err != nil {
@@ -37,20 +38,20 @@ func (e *Engine) CompleteTask(ctx context.Context, r TaskReport) (*ReportResult,
 		return nil, err
 	}
 	eager := e.eagerSlot(ctx, r.Next)
-	res, err := e.report(ctx, r, "completed", func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) {
+	res, err := e.report(ctx, r, "completed", func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) error {
 		ch.eager = eager
 		res := attemptResult{outcome: runstate.AttemptSucceeded, output: r.Output, artifacts: r.Artifacts, workerID: r.WorkerID,
 			correlationID: r.CorrelationID}
 		switch t.Kind {
 		case TaskCompensation:
-			ch.finishCompensationAttempt(a, st, true, nil)
+			return ch.finishCompensationAttempt(a, st, true, nil)
 		case TaskVerify:
-			ch.err = claimLost(t.TaskID, t.RunID) // a verify task is answered with ReportVerification
+			return claimLost(t.TaskID, t.RunID) // a verify task is answered with ReportVerification
 		default:
 			if st.Reconcile {
 				ch.recordRecon(a, st, reconCompleted, r.Output, nil, r.ReconciliationKey, "")
 			}
-			ch.succeedAttempt(a, st, res)
+			return ch.succeedAttempt(a, st, res)
 		}
 	})
 	return e.answerEager(eager, res, err)
@@ -72,27 +73,27 @@ func checkNext(r TaskReport) error {
 
 // eagerSlot answers the hand-off slot for a reporting worker's next tasks;
 // nil when it asked for none.
-func (e *Engine) eagerSlot(ctx context.Context, next *PollParams) *handOffSlot {
+func (e *Engine) eagerSlot(ctx context.Context, next *PollParams) *dispatch.Slot[*Task] {
 	if next == nil {
 		return nil
 	}
-	return e.wake.handOffs.slotFor(ctx, next.withDefaults())
+	return e.slotFor(ctx, next.withDefaults())
 }
 
 // answerEager adds to a report's answer the tasks eager dispatch claimed for
 // the worker. A claim is only ever made by a decision that committed, and a
 // committed claim is answered, whatever else the report met — unless the
 // call has ended, when they are given back.
-func (e *Engine) answerEager(s *handOffSlot, res *ReportResult, err error) (*ReportResult, error) {
+func (e *Engine) answerEager(s *dispatch.Slot[*Task], res *ReportResult, err error) (*ReportResult, error) {
 	if s == nil {
 		return res, err
 	}
-	tasks := e.wake.handOffs.close(s)
+	tasks := e.dispatch.Close(s)
 	if len(tasks) == 0 {
 		return res, err
 	}
-	if s.ctx.Err() != nil {
-		return nil, e.undelivered(s.ctx, tasks) // undelivered.go; the result itself is recorded
+	if s.Context().Err() != nil {
+		return nil, e.dispatch.Undelivered(s, tasks) // dispatch.go; the result itself is recorded
 	}
 	if err != nil {
 		e.log.Warn("a report failed after its eager claims committed; answering the tasks claimed", slog.String("error", err.Error()))
@@ -108,15 +109,13 @@ func (e *Engine) answerEager(s *handOffSlot, res *ReportResult, err error) (*Rep
 func (e *Engine) FailTask(ctx context.Context, r TaskReport) (*ReportResult, error) {
 	stepErr := &runstate.StepError{Class: definition.NormalizeClass(r.ErrorClass), Code: r.Code, Message: r.Message}
 	var willRetry bool
-	res, err := e.report(ctx, r, "failed", func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) {
+	res, err := e.report(ctx, r, "failed", func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) error {
 		switch t.Kind {
 		case TaskCompensation:
-			ch.finishCompensationAttempt(a, st, false, stepErr)
-			return
+			return ch.finishCompensationAttempt(a, st, false, stepErr)
 		case TaskVerify:
 			st.TaskID, st.Verifying = "", false
-			ch.failReconciled(a, st, definition.ErrorReconciliationIndeterminate, "verifier unavailable: the verify task failed")
-			return
+			return ch.failReconciled(a, st, definition.ErrorReconciliationIndeterminate, "verifier unavailable: the verify task failed")
 		}
 		if st.Reconcile {
 			status := reconFailed
@@ -125,9 +124,12 @@ func (e *Engine) FailTask(ctx context.Context, r TaskReport) (*ReportResult, err
 			}
 			ch.recordRecon(a, st, status, nil, stepErr, r.ReconciliationKey, "")
 		}
-		ch.failAttempt(a, st, attemptResult{outcome: runstate.AttemptFailed, err: stepErr, workerID: r.WorkerID,
-			correlationID: r.CorrelationID})
+		if err := ch.failAttempt(a, st, attemptResult{outcome: runstate.AttemptFailed, err: stepErr, workerID: r.WorkerID,
+			correlationID: r.CorrelationID}); err != nil {
+			return err
+		}
 		willRetry = st.TaskID == "" && !st.NextAttemptAt.IsZero()
+		return nil
 	})
 	if res != nil {
 		res.WillRetry = willRetry
@@ -138,10 +140,9 @@ func (e *Engine) FailTask(ctx context.Context, r TaskReport) (*ReportResult, err
 // checkOutput enforces the inline result limit (spec 004 §2).
 func (e *Engine) checkOutput(out json.RawMessage) error {
 	if len(out) > e.cfg.InlineResultLimit {
-		return &Error{Code: CodePayloadTooLarge,
-			Message: fmt.Sprintf("output is %d bytes, over the inline limit of %d; send it as an artifact reference", len(out), e.cfg.InlineResultLimit),
-			Violations: []FieldViolation{violation("output", "output.max_bytes",
-				"output is %d bytes, over the inline limit of %d", len(out), e.cfg.InlineResultLimit)}}
+		return errPayloadTooLarge(
+			fmt.Sprintf("output is %d bytes, over the inline limit of %d; send it as an artifact reference", len(out), e.cfg.InlineResultLimit),
+			violation("output", "output.max_bytes", "output is %d bytes, over the inline limit of %d", len(out), e.cfg.InlineResultLimit))
 	}
 	if len(out) > 0 && !json.Valid(out) {
 		return invalid(violation("output", "output.json", "output must be valid JSON"))
@@ -153,29 +154,38 @@ func (e *Engine) checkOutput(out json.RawMessage) error {
 // with the claim's token after the claim was reported the same way is a
 // duplicate and changes nothing; any other stale report is refused.
 func (e *Engine) report(ctx context.Context, r TaskReport, result string,
-	apply func(*change, *taskRecord, *definition.Action, *runstate.StepState)) (*ReportResult, error) {
+	apply func(*change, *taskRecord, *definition.Action, *runstate.StepState) error) (*ReportResult, error) {
 	taskID, err := parseToken(r.Token)
 	if err != nil {
 		return nil, err
 	}
-	for range maxMutateRetries {
-		t, version, cached, err := e.claimedTask(ctx, taskID, r.Token) // taskcache.go
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, claimLost(taskID, "")
-		}
-		if err != nil {
-			return nil, err
-		}
-		if t.TenantID != r.TenantID {
-			return nil, claimLost(taskID, "")
-		}
-		if t.State == taskDone && t.Token == r.Token && t.Result == result {
-			return &ReportResult{Duplicate: true}, nil
-		}
-		if t.State != taskClaimed || t.Token != r.Token {
-			return nil, claimLost(taskID, t.RunID)
-		}
-		_, err = e.mutate(ctx, t.RunID, "activity-worker:"+r.WorkerID, func(ch *change) error {
+	var (
+		t       *taskRecord
+		version uint64
+		cached  bool
+		answer  *ReportResult
+	)
+	_, err = e.commitDecision(ctx, decision{
+		actor: workerActor(r.WorkerID),
+		prepare: func(ctx context.Context, fresh bool) (string, bool, error) {
+			var err error
+			t, version, cached, err = e.claimedTask(ctx, taskID, r.Token, fresh) // checkpoint.go
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				return "", false, claimLost(taskID, "")
+			case err != nil:
+				return "", false, err
+			case t.TenantID != r.TenantID:
+				return "", false, claimLost(taskID, "")
+			case t.State == taskDone && t.Token == r.Token && t.Result == result:
+				answer = &ReportResult{Duplicate: true}
+				return "", true, nil
+			case t.State != taskClaimed || t.Token != r.Token:
+				return "", false, claimLost(taskID, t.RunID)
+			}
+			return t.RunID, false, nil
+		},
+		decide: func(ch *change) error {
 			ch.require(store.IfVersion(taskKey(taskID), version))
 			st := ch.state.Step(t.ActionID)
 			if st == nil || (st.TaskID != taskID && st.CompTaskID != taskID) {
@@ -183,34 +193,34 @@ func (e *Engine) report(ctx context.Context, r TaskReport, result string,
 			}
 			t := t.fresh()
 			ch.finishTask(t, result)
-			apply(ch, t, ch.run.action(t.ActionID), st)
-			return nil
-		})
-		if conflictOn(err, taskKey(taskID)) || (cached && CodeOf(err) == CodeTaskClaimLost) {
-			e.tasks.remove(taskID)
-			continue // a heartbeat, a timer or another engine changed the task: look again
-		}
-		if err != nil {
-			return nil, err
-		}
-		return &ReportResult{}, nil
+			return apply(ch, t, ch.run.action(t.ActionID), st)
+		},
+		lostRace: func(err error) bool {
+			if conflictOn(err, taskKey(taskID)) || (cached && CodeOf(err) == CodeTaskClaimLost) {
+				e.tasks.Remove(taskID) // a heartbeat, a timer or another engine changed the task: look again
+				return true
+			}
+			return false
+		},
+		contended: func() error { return errContended("", taskID) },
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case answer != nil:
+		return answer, nil
 	}
-	return nil, &Error{Code: CodeUnavailable, Message: "task " + taskID + " is contended; retry"}
+	return &ReportResult{}, nil
 }
 
 // finishTask marks a claimed task done and clears its timers.
-func (c *change) finishTask(t *taskRecord, result string) {
+func (c *recorder) finishTask(t *taskRecord, result string) {
 	c.clearTimer(t.Deadline, timerAttempt, t.TaskID)
 	if !t.HeartbeatDue.IsZero() {
 		c.clearTimer(t.HeartbeatDue, timerHeartbeat, t.TaskID)
 	}
 	t.State, t.Result = taskDone, result
 	c.put(taskKey(t.TaskID), t)
-}
-
-func claimLost(taskID, runID string) *Error {
-	return &Error{Code: CodeTaskClaimLost, RunID: runID,
-		Message: "task " + taskID + " is no longer claimed by this token (timed out, cancelled or already reported)"}
 }
 
 // HeartbeatResult answers a heartbeat.
@@ -226,40 +236,43 @@ func (e *Engine) HeartbeatTask(ctx context.Context, tenantID, token string) (*He
 	if err != nil {
 		return nil, err
 	}
-	for range maxMutateRetries {
-		t, version, err := e.loadTask(ctx, taskID)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && t.TenantID != tenantID) {
-			return nil, claimLost(taskID, "")
-		}
-		if err != nil {
-			return nil, err
-		}
-		if t.State != taskClaimed || t.Token != token {
-			return &HeartbeatResult{CancelRequested: true}, nil
-		}
-		state, _, err := e.loadCheckpoint(ctx, t.RunID)
-		if err != nil {
-			return nil, err
-		}
-		if state.Status.Terminal() {
-			return &HeartbeatResult{CancelRequested: true, Deadline: t.Deadline}, nil
-		}
-		t.HeartbeatAt = e.now()
-		body, _ := json.Marshal(t)
-		unlock := e.lock(t.RunID)
-		_, err = e.commit(ctx, &store.Batch{
-			Conditions: []store.Condition{store.IfVersion(taskKey(taskID), version)},
-			Ops:        []store.Op{store.Put(taskKey(taskID), body)},
-		})
-		e.tasks.remove(taskID) // the cached record, if any, is no longer current
-		unlock()
-		if conflictOn(err, taskKey(taskID)) || errors.Is(err, store.ErrOutcomeUnknown) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return &HeartbeatResult{Deadline: t.Deadline}, nil
+	var (
+		t       *taskRecord
+		version uint64
+		answer  *HeartbeatResult
+	)
+	_, err = e.commitDecision(ctx, decision{
+		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
+			var err error
+			t, version, err = e.loadTask(ctx, taskID)
+			switch {
+			case errors.Is(err, store.ErrNotFound) || (err == nil && t.TenantID != tenantID):
+				return "", false, claimLost(taskID, "")
+			case err != nil:
+				return "", false, err
+			case t.State != taskClaimed || t.Token != token:
+				answer = &HeartbeatResult{CancelRequested: true}
+				return "", true, nil
+			}
+			return t.RunID, false, nil
+		},
+		decide: func(ch *change) error {
+			if ch.state.Status.Terminal() {
+				answer = &HeartbeatResult{CancelRequested: true, Deadline: t.Deadline}
+				return nil
+			}
+			answer = &HeartbeatResult{Deadline: t.Deadline}
+			t := t.fresh()
+			t.HeartbeatAt = ch.now
+			ch.require(store.IfVersion(taskKey(taskID), version))
+			ch.put(taskKey(taskID), t)
+			return nil
+		},
+		lostRace:  func(err error) bool { return conflictOn(err, taskKey(taskID)) },
+		contended: func() error { return errContended("", taskID) },
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, &Error{Code: CodeUnavailable, Message: "task " + taskID + " is contended; retry"}
+	return answer, nil
 }

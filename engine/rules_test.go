@@ -18,8 +18,8 @@ import (
 )
 
 func TestTransitions_IllegalTransitionIsAnErrorNeverApplied(t *testing.T) {
-	ch := &change{run: &runRecord{RunID: "r"}, state: &runstate.State{Status: runstate.RunCompleted}}
-	err := ch.decide(func(c *change) error { c.transition(runstate.RunRunning); return nil })
+	ch := newChange(nil, nil, &runRecord{RunID: "r"}, &runstate.State{Status: runstate.RunCompleted}, time.Time{}, "")
+	err := ch.transition(runstate.RunRunning)
 	require.Equal(t, CodeIllegalTransition, CodeOf(err))
 	require.Equal(t, runstate.RunCompleted, ch.state.Status)
 }

@@ -12,13 +12,13 @@ import (
 
 // transition changes the run's status through the one transition table; an
 // illegal transition fails the whole decision, so it is never applied.
-func (c *change) transition(to runstate.RunStatus) {
+func (c *recorder) transition(to runstate.RunStatus) error {
 	from := c.state.Status
 	if from == to {
-		return
+		return nil
 	}
 	if !runstate.RunTransitionAllowed(from, to) {
-		panic(illegalRun(c.run.RunID, from, to))
+		return broken(illegalRun(c.run.RunID, from, to))
 	}
 	if from == runstate.RunQueued && !c.state.QueuedAt.IsZero() {
 		c.del(queuedKey(c.state.QueuedAt, c.run.RunID))
@@ -33,24 +33,28 @@ func (c *change) transition(to runstate.RunStatus) {
 	c.state.Substatus = ""
 	c.state.Message = ""
 	c.dirty = true
+	return nil
 }
 
 // setStep changes a step's status through the step transition table.
-func (c *change) setStep(st *runstate.StepState, to runstate.StepStatus) {
+func (c *recorder) setStep(st *runstate.StepState, to runstate.StepStatus) error {
 	if st.Status == to {
-		return
+		return nil
 	}
 	if !runstate.StepTransitionAllowed(st.Status, to) {
-		panic(illegalStep(c.run.RunID, st.ActionID, st.Status, to))
+		return broken(illegalStep(c.run.RunID, st.ActionID, st.Status, to))
 	}
 	st.Status = to
 	c.dirty = true
+	return nil
 }
 
 // startRun moves a QUEUED run RUNNING and schedules what is runnable.
-func (c *change) startRun() {
+func (c *change) startRun() error {
 	s := c.state
-	c.transition(runstate.RunRunning)
+	if err := c.transition(runstate.RunRunning); err != nil {
+		return err
+	}
 	s.StartedAt = c.now
 	if t := c.run.Definition.Timeout.D(); t > 0 {
 		s.Deadline = c.now.Add(t)
@@ -63,47 +67,55 @@ func (c *change) startRun() {
 		PlanID:     c.run.Definition.PlanID,
 		PlanSHA256: c.run.PlanSHA256,
 	})
-	c.advance()
+	return c.advance()
 }
 
 // advance is the scheduler: it applies a pending failure policy once nothing
 // is in flight, propagates skips, dispatches every runnable step in
 // deterministic order, and settles the run's status.
-func (c *change) advance() {
+func (c *change) advance() error {
 	s := c.state
 	if s.Status == runstate.RunPaused {
 		c.checkDrained()
-		return
+		return nil
 	}
 	if s.Status != runstate.RunRunning && s.Status != runstate.RunBlocked {
-		return
+		return nil
 	}
 	if s.Failing != "" {
 		if c.inFlight() == 0 {
-			c.applyFailurePolicy()
+			if err := c.applyFailurePolicy(); err != nil {
+				return err
+			}
 		}
-		return
+		return nil
 	}
-	c.dispatchDueRetries()
+	if err := c.dispatchDueRetries(); err != nil {
+		return err
+	}
 	// A dispatch may finish a step at once (a wait that consumes a signal
 	// accepted earlier), which makes its dependants runnable: repeat until
 	// nothing new becomes runnable. Each round moves steps out of PENDING, so
 	// it ends within as many rounds as there are steps.
 	for {
-		c.propagateSkips()
+		if err := c.propagateSkips(); err != nil {
+			return err
+		}
 		runnable := c.runnable()
 		if len(runnable) == 0 {
 			break
 		}
 		for _, a := range runnable {
-			c.dispatch(a)
+			if err := c.dispatch(a); err != nil {
+				return err
+			}
 		}
 	}
-	c.settle()
+	return c.settle()
 }
 
 // sequential reports whether the definition has no dependency edges (spec 000 §1.1).
-func (c *change) sequential() bool {
+func (c *runView) sequential() bool {
 	if c.run.Definition.DAG {
 		return false
 	}
@@ -127,7 +139,7 @@ func byDispatchOrder(actions []*definition.Action) {
 
 // runnable answers the PENDING steps whose predecessors allow them to start,
 // in dispatch order.
-func (c *change) runnable() []*definition.Action {
+func (c *runView) runnable() []*definition.Action {
 	var out []*definition.Action
 	if c.sequential() {
 		ordered := c.actionsInOrder()
@@ -153,7 +165,7 @@ func (c *change) runnable() []*definition.Action {
 	return out
 }
 
-func (c *change) actionsInOrder() []*definition.Action {
+func (c *runView) actionsInOrder() []*definition.Action {
 	out := make([]*definition.Action, len(c.run.Definition.Actions))
 	for i := range c.run.Definition.Actions {
 		out[i] = &c.run.Definition.Actions[i]
@@ -163,7 +175,7 @@ func (c *change) actionsInOrder() []*definition.Action {
 }
 
 // depsSucceeded reports the all-of join: every predecessor SUCCEEDED.
-func (c *change) depsSucceeded(a *definition.Action) bool {
+func (c *runView) depsSucceeded(a *definition.Action) bool {
 	for _, d := range a.DependsOn {
 		if c.state.Step(d).Status != runstate.StepSucceeded {
 			return false
@@ -174,7 +186,7 @@ func (c *change) depsSucceeded(a *definition.Action) bool {
 
 // passable reports whether later steps may proceed past st: it succeeded,
 // was skipped, or was cancelled under on_failure SKIP.
-func (c *change) passable(st *runstate.StepState) bool {
+func (c *runView) passable(st *runstate.StepState) bool {
 	switch st.Status {
 	case runstate.StepSucceeded, runstate.StepSkipped:
 		return true
@@ -186,9 +198,9 @@ func (c *change) passable(st *runstate.StepState) bool {
 
 // propagateSkips skips, in a DAG, every PENDING step that needs a skipped
 // or cancelled one, until nothing changes.
-func (c *change) propagateSkips() {
+func (c *change) propagateSkips() error {
 	if c.sequential() {
-		return
+		return nil
 	}
 	for changed := true; changed; {
 		changed = false
@@ -199,61 +211,77 @@ func (c *change) propagateSkips() {
 			}
 			for _, d := range a.DependsOn {
 				if ds := c.state.Step(d).Status; ds == runstate.StepSkipped || ds == runstate.StepCancelled {
-					c.skipStep(st, fmt.Sprintf("dependency %s was %s", d, ds))
+					if err := c.skipStep(st, fmt.Sprintf("dependency %s was %s", d, ds)); err != nil {
+						return err
+					}
 					changed = true
 					break
 				}
 			}
 		}
 	}
+	return nil
 }
 
 // skipStep marks a step SKIPPED.
-func (c *change) skipStep(st *runstate.StepState, reason string) {
-	c.setStep(st, runstate.StepSkipped)
+func (c *recorder) skipStep(st *runstate.StepState, reason string) error {
+	if err := c.setStep(st, runstate.StepSkipped); err != nil {
+		return err
+	}
 	st.Reason = reason
 	st.CompletedAt = c.now
 	c.emit(runstate.EvStepSkipped, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Status: string(runstate.StepSkipped), Reason: reason})
+	return nil
 }
 
 // dispatch starts one runnable step: a task for an activity, a wait for a
 // signal or a person.
-func (c *change) dispatch(a *definition.Action) {
+func (c *change) dispatch(a *definition.Action) error {
 	st := c.state.Step(a.ID)
 	st.EngineAttempt = 0
 	switch {
 	case a.WaitForSignal != nil:
-		c.openSignalWait(a, st)
+		if err := c.openSignalWait(a, st); err != nil {
+			return err
+		}
 	case a.Activity == "" && a.Completion == definition.CompletionManual:
-		c.openManualWait(a, st)
+		if err := c.openManualWait(a, st); err != nil {
+			return err
+		}
 	default:
 		notBefore := c.now
 		if c.state.DelayUntil.After(c.now) {
 			notBefore = c.state.DelayUntil
 		}
-		c.scheduleAttempt(a, st, notBefore)
+		if err := c.scheduleAttempt(a, st, notBefore); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // scheduleAttempt persists a task for the step's next engine attempt. The
 // first attempt of a logical attempt makes the step SCHEDULED (spec 001);
 // later ones keep it RUNNING.
-func (c *change) scheduleAttempt(a *definition.Action, st *runstate.StepState, notBefore time.Time) {
+func (c *change) scheduleAttempt(a *definition.Action, st *runstate.StepState, notBefore time.Time) error {
 	st.EngineAttempt++
 	st.NextAttemptAt = time.Time{}
 	t := c.newTask(a, st, TaskActivity, a.Activity, a.Queue, a.Timeout, notBefore)
 	st.TaskID, st.ReadyKey = t.TaskID, t.readyKey()
 	if st.EngineAttempt == 1 {
-		c.setStep(st, runstate.StepScheduled)
+		if err := c.setStep(st, runstate.StepScheduled); err != nil {
+			return err
+		}
 		st.ScheduledAt = c.now
 		c.emit(runstate.EvStepScheduled, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
 			Status: string(runstate.StepScheduled), TaskID: t.TaskID, Queue: t.Queue, NotBefore: notBefore})
 	}
 	c.dirty = true
+	return nil
 }
 
 // newTask writes a ready task and its queue entry.
-func (c *change) newTask(a *definition.Action, st *runstate.StepState, kind TaskKind, activity, queue string, timeout definition.Duration, notBefore time.Time) *taskRecord {
+func (c *recorder) newTask(a *definition.Action, st *runstate.StepState, kind TaskKind, activity, queue string, timeout definition.Duration, notBefore time.Time) *taskRecord {
 	attempt := st.EngineAttempt
 	if kind == TaskCompensation {
 		attempt = st.CompAttempt
@@ -276,15 +304,13 @@ func (c *change) newTask(a *definition.Action, st *runstate.StepState, kind Task
 		State:            taskReady,
 	}
 	c.put(taskKey(t.TaskID), t)
-	c.put([]byte(t.readyKey()), t.TaskID)
-	c.readyPuts = append(c.readyPuts, readyEntry{prefix: queuePrefix(t.TenantID, t.Queue), key: []byte(t.readyKey()), task: t})
-	c.wake = append(c.wake, queueID(t.TenantID, t.Queue))
+	c.makeReady(t)
 	return t
 }
 
 // dispatchDueRetries schedules the next engine attempt of every step whose
 // backoff has passed (a paused run resumes them here too).
-func (c *change) dispatchDueRetries() {
+func (c *change) dispatchDueRetries() error {
 	for _, st := range c.state.Steps {
 		if st.Status == runstate.StepRunning && st.TaskID == "" && !st.NextAttemptAt.IsZero() && !st.NextAttemptAt.After(c.now) {
 			a := c.run.action(st.ActionID)
@@ -292,13 +318,16 @@ func (c *change) dispatchDueRetries() {
 				c.scheduleVerify(a, st) // a side effect may exist: ask before dispatching again
 				continue
 			}
-			c.scheduleAttempt(a, st, c.now)
+			if err := c.scheduleAttempt(a, st, c.now); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }
 
 // inFlight counts tasks a worker holds or may still pick up.
-func (c *change) inFlight() int {
+func (c *runView) inFlight() int {
 	n := 0
 	for _, st := range c.state.Steps {
 		if st.TaskID != "" && (st.Status == runstate.StepScheduled || st.Status == runstate.StepRunning) {
@@ -309,7 +338,7 @@ func (c *change) inFlight() int {
 }
 
 // active reports whether anything still runs or is due to run by itself.
-func (c *change) active() bool {
+func (c *runView) active() bool {
 	for _, st := range c.state.Steps {
 		switch st.Status {
 		case runstate.StepScheduled, runstate.StepRunning:
@@ -322,7 +351,7 @@ func (c *change) active() bool {
 // settle completes the run when every step is done, and moves it between
 // RUNNING and BLOCKED: BLOCKED only when nothing is scheduled or running and
 // something waits for a person, a signal or an operator.
-func (c *change) settle() {
+func (c *change) settle() error {
 	s := c.state
 	done := true
 	waiting := []string{}
@@ -342,20 +371,27 @@ func (c *change) settle() {
 	done = done && s.HeldOn == ""
 	blocked := !done && !c.active() && len(waiting) > 0
 	if s.Status == runstate.RunBlocked && !blocked {
-		c.transition(runstate.RunRunning)
+		if err := c.transition(runstate.RunRunning); err != nil {
+			return err
+		}
 		c.emit(runstate.EvRunUnblocked, "", s.Blocks, 0, runstate.EventData{Status: string(runstate.RunRunning)})
 	}
 	switch {
 	case done:
-		c.completeRun()
+		if err := c.completeRun(); err != nil {
+			return err
+		}
 	case blocked && s.Status == runstate.RunRunning:
-		c.transition(runstate.RunBlocked)
+		if err := c.transition(runstate.RunBlocked); err != nil {
+			return err
+		}
 		s.Blocks++
 		c.emit(runstate.EvRunBlocked, "", s.Blocks, 0, runstate.EventData{Status: string(runstate.RunBlocked), WaitingOn: waiting, Reason: c.blockReason()})
 	}
+	return nil
 }
 
-func (c *change) blockReason() string {
+func (c *runView) blockReason() string {
 	if c.state.HeldOn != "" {
 		return "held on failed step " + c.state.HeldOn + "; retry, skip or cancel"
 	}
@@ -363,18 +399,24 @@ func (c *change) blockReason() string {
 }
 
 // completeRun ends the run COMPLETED.
-func (c *change) completeRun() {
-	c.transition(runstate.RunCompleted)
+func (c *change) completeRun() error {
+	if err := c.transition(runstate.RunCompleted); err != nil {
+		return err
+	}
 	c.state.CompletedAt = c.now
 	c.emit(runstate.EvRunCompleted, "", 1, 0, runstate.EventData{Status: string(runstate.RunCompleted), CompletedAt: c.now})
+	return nil
 }
 
 // failRun ends the run FAILED.
-func (c *change) failRun(runErr *runstate.RunError, outcome runstate.CompensationOutcome) {
-	c.transition(runstate.RunFailed)
+func (c *change) failRun(runErr *runstate.RunError, outcome runstate.CompensationOutcome) error {
+	if err := c.transition(runstate.RunFailed); err != nil {
+		return err
+	}
 	s := c.state
 	s.CompletedAt = c.now
 	s.Error = runErr
 	c.emit(runstate.EvRunFailed, "", 1, 0, runstate.EventData{Status: string(runstate.RunFailed), RunError: runErr,
 		CompensationOutcome: outcome, CompletedAt: c.now})
+	return nil
 }

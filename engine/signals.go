@@ -97,13 +97,16 @@ func (e *Engine) SignalRun(ctx context.Context, p SignalParams) (*SignalResult, 
 	}
 	return e.deliver(ctx, p, runstate.SignalUser, func(ch *change, acc AcceptedSignal) error {
 		if ch.state.Status.Terminal() {
-			return &Error{Code: CodeIllegalTransition, RunID: p.RunID, RunStatus: ch.state.Status, SignalName: p.SignalName,
-				Transition: string(ch.state.Status) + " -> signal", Message: "run " + p.RunID + " is " + string(ch.state.Status) + " and accepts no signals"}
+			err := errIllegalTransition(p.RunID, ch.state.Status, string(ch.state.Status)+" -> signal",
+				"run "+p.RunID+" is "+string(ch.state.Status)+" and accepts no signals")
+			err.SignalName = p.SignalName
+			return err
 		}
 		ch.state.Signals = append(ch.state.Signals, runstate.PendingSignal{Name: acc.SignalName, ID: acc.SignalID, StorageKey: acc.SignalStorageKey})
-		ch.consumeSignals()
-		ch.advance()
-		return nil
+		if err := ch.consumeSignals(); err != nil {
+			return err
+		}
+		return ch.advance()
 	})
 }
 
@@ -124,8 +127,8 @@ func (e *Engine) deliver(ctx context.Context, p SignalParams, kind runstate.Sign
 	if idempotent {
 		id = *p.SignalID
 		if !e.store.Capabilities().ConditionalBatch {
-			return nil, &Error{Code: CodeCapabilityUnavailable, Capability: "conditionalBatch", RunID: p.RunID,
-				Message: "idempotent signal delivery needs a store with conditionalBatch; " + e.store.Capabilities().Backend + " has none"}
+			return nil, errCapabilityUnavailable(p.RunID, "conditionalBatch",
+				"idempotent signal delivery needs a store with conditionalBatch; "+e.store.Capabilities().Backend+" has none")
 		}
 		if prior, err := e.priorAcceptance(ctx, p.RunID, name, id); prior != nil || err != nil {
 			return prior, err
@@ -170,6 +173,10 @@ func (e *Engine) deliver(ctx context.Context, p SignalParams, kind runstate.Sign
 // isRejection reports whether a decision refused the signal for the run's
 // state (logged as SignalRejected) rather than failing.
 func isRejection(err error) bool {
+	var b *brokenRule
+	if errors.As(err, &b) {
+		return false // the engine's own fault fails the whole decision
+	}
 	switch CodeOf(err) {
 	case CodeIllegalTransition, CodeOperationConflict, CodePermissionDenied:
 		return true
@@ -194,8 +201,7 @@ func (e *Engine) priorAcceptance(ctx context.Context, runID, name, id string) (*
 	}
 	item, err := e.store.Get(ctx, signalAcceptedKey(runID, name, id))
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, &Error{Code: CodeSignalAcceptanceIndeterminate, RunID: runID, SignalName: name, SignalID: id,
-			Message: "signal payload is stored but its accepted response is not; it was not enqueued again (inspect before retrying)"}
+		return nil, errSignalIndeterminate(runID, name, id)
 	}
 	if err != nil {
 		return nil, err
@@ -212,7 +218,7 @@ var errDuplicateSignal = errors.New("signal already accepted")
 
 // recordAcceptance writes the payload and the accepted-response record, both
 // on condition that neither exists, and logs SignalAccepted.
-func (c *change) recordAcceptance(kind runstate.SignalKind, acc AcceptedSignal, payload json.RawMessage) {
+func (c *recorder) recordAcceptance(kind runstate.SignalKind, acc AcceptedSignal, payload json.RawMessage) {
 	sigKey := signalKey(acc.RunID, acc.SignalName, acc.SignalID)
 	accKey := signalAcceptedKey(acc.RunID, acc.SignalName, acc.SignalID)
 	c.require(store.IfAbsent(accKey))
@@ -232,7 +238,7 @@ func (c *change) recordAcceptance(kind runstate.SignalKind, acc AcceptedSignal, 
 }
 
 // rejectSignal logs a refused signal.
-func (c *change) rejectSignal(kind runstate.SignalKind, name, id string, err error) {
+func (c *recorder) rejectSignal(kind runstate.SignalKind, name, id string, err error) {
 	c.state.SignalCount++
 	c.emit(runstate.EvSignalRejected, "", c.state.SignalCount, 0, runstate.EventData{SignalKind: kind, SignalName: name, SignalID: id,
 		Actor: c.actor, Reason: err.Error()})
@@ -240,8 +246,10 @@ func (c *change) rejectSignal(kind runstate.SignalKind, name, id string, err err
 
 // openSignalWait makes a wait-for-signal step wait, consuming at once a
 // matching signal that was accepted earlier.
-func (c *change) openSignalWait(a *definition.Action, st *runstate.StepState) {
-	c.setStep(st, runstate.StepWaitingSignal)
+func (c *change) openSignalWait(a *definition.Action, st *runstate.StepState) error {
+	if err := c.setStep(st, runstate.StepWaitingSignal); err != nil {
+		return err
+	}
 	st.WaitingSignal = a.WaitForSignal.SignalName
 	st.StartedAt = c.now
 	data := runstate.EventData{Status: string(runstate.StepWaitingSignal), SignalName: st.WaitingSignal}
@@ -250,12 +258,12 @@ func (c *change) openSignalWait(a *definition.Action, st *runstate.StepState) {
 		c.setTimer(timerRecord{RunID: c.run.RunID, Kind: timerWait, Ref: st.ActionID, Due: data.Deadline})
 	}
 	c.emit(runstate.EvStepWaiting, st.ActionID, st.LogicalAttempt, 0, data)
-	c.consumeSignals()
+	return c.consumeSignals()
 }
 
 // consumeSignals hands accepted signals, in acceptance order, to the steps
 // waiting for their names, in dispatch order.
-func (c *change) consumeSignals() {
+func (c *change) consumeSignals() error {
 	s := c.state
 	for _, a := range c.actionsInOrder() {
 		st := s.Step(a.ID)
@@ -266,15 +274,18 @@ func (c *change) consumeSignals() {
 			if sig.Name != st.WaitingSignal {
 				continue
 			}
-			payload, ok := c.read([]byte(sig.StorageKey))
-			if !ok {
-				return
+			payload, err := c.read([]byte(sig.StorageKey))
+			if err != nil {
+				return err
 			}
 			s.Signals = append(s.Signals[:i:i], s.Signals[i+1:]...)
 			c.emit(runstate.EvSignalConsumed, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{SignalName: sig.Name, SignalID: sig.ID})
 			c.clearWaitTimer(a, st)
-			c.succeedStep(st, payload, nil, "signal:"+sig.ID)
+			if err := c.succeedStep(st, payload, nil, "signal:"+sig.ID); err != nil {
+				return err
+			}
 			break
 		}
 	}
+	return nil
 }

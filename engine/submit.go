@@ -124,12 +124,12 @@ func prefixViolations(err error, prefix string) error {
 	if !errors.As(err, &e) {
 		return err
 	}
-	out := &Error{Code: CodeInvalidArgument, Message: e.Message, Violations: make([]FieldViolation, len(e.Violations))}
+	violations := make([]FieldViolation, len(e.Violations))
 	for i, v := range e.Violations {
 		v.Field = prefix + v.Field
-		out.Violations[i] = v
+		violations[i] = v
 	}
-	return out
+	return errInvalidArgument(e.Message, violations...)
 }
 
 // persistSubmission writes the run PENDING in one batch. When RunRequestID
@@ -139,58 +139,64 @@ func (e *Engine) persistSubmission(ctx context.Context, rec *runRecord, p Submit
 	for _, a := range rec.Definition.Actions {
 		state.Steps = append(state.Steps, &runstate.StepState{ActionID: a.ID, Status: runstate.StepPending, LogicalAttempt: 1})
 	}
-	ch := &change{e: e, ctx: ctx, run: rec, state: state, now: rec.CreatedAt, actor: actorOf(p.SubmittedBy)}
-	ch.emit(runstate.EvRunSubmitted, "", 1, 0, runstate.EventData{
+	var rrKey []byte
+	if rec.RunRequestID != "" {
+		d := rec.Definition
+		rrKey = runRequestKey(rec.TenantID, rec.ProjectID, rec.EnvironmentID, d.PlanID, d.PlanVersion, rec.RunRequestID)
+		unlock := e.lockSubmission(rrKey) // single-owner stores without CAS check the key under it
+		defer unlock()
+	}
+	_, err := e.commitDecision(ctx, decision{
+		runID: rec.RunID, actor: actorOf(p.SubmittedBy), newRun: rec, initial: state,
+		prepare: func(ctx context.Context, fresh bool) (string, bool, error) {
+			if !fresh {
+				return rec.RunID, false, nil
+			}
+			done, err := e.submitted(ctx, rec.RunID) // an attempt whose outcome is unknown may have landed
+			return rec.RunID, done, err
+		},
+		decide: func(ch *change) error {
+			ch.submit(p, rrKey)
+			return nil
+		},
+		contended: func() error {
+			return errUnavailable("", "submission outcome unknown; retry with the same run_request_id")
+		},
+	})
+	switch {
+	case err == nil:
+		// The run is driven next (the start, the first poll): keep what was
+		// just written so that nothing needs reading back.
+		e.runs.Put(rec.RunID, rec)
+		return "", nil
+	case rrKey != nil && conflictOn(err, rrKey):
+		return e.existingRun(ctx, rrKey, rec)
+	}
+	return "", err
+}
+
+// submit is the decision a submission makes: the run's record, its indexes
+// and its first event, and the run request it answers.
+func (c *change) submit(p SubmitParams, rrKey []byte) {
+	rec := c.run
+	c.emit(runstate.EvRunSubmitted, "", 1, 0, runstate.EventData{
 		Status:       string(runstate.RunPending),
 		Context:      rec.context(p.SubmittedBy),
 		PlanID:       rec.Definition.PlanID,
 		PlanSHA256:   rec.PlanSHA256,
 		RunRequestID: rec.RunRequestID,
 	})
-	batch, err := ch.batch(0)
-	if err != nil {
-		return "", err
-	}
-	batch.Conditions[0] = store.IfAbsent(checkpointKey(rec.RunID))
 	recBody, _ := json.Marshal(rec)
-	batch.Ops = append(batch.Ops, store.Put(runKey(rec.RunID), recBody),
+	c.ops = append(c.ops, store.Put(runKey(rec.RunID), recBody),
 		store.Put(runIndexKey(rec.TenantID, rec.CreatedAt, rec.RunID), []byte(rec.RunID)),
 		store.Put(runStatusKey(rec.TenantID, runstate.RunPending, rec.RunID), nil))
-	var rrKey []byte
-	if rec.RunRequestID != "" {
-		d := rec.Definition
-		rrKey = runRequestKey(rec.TenantID, rec.ProjectID, rec.EnvironmentID, d.PlanID, d.PlanVersion, rec.RunRequestID)
-		batch.Conditions = append(batch.Conditions, store.IfAbsent(rrKey))
-		batch.Ops = append(batch.Ops, store.Put(rrKey, []byte(rec.RunID)))
+	if rrKey != nil {
+		c.require(store.IfAbsent(rrKey))
+		c.ops = append(c.ops, store.Put(rrKey, []byte(rec.RunID)))
 	}
 	if p.Start {
-		batch.Ops = append(batch.Ops, store.Put(pendingTriggerKey(rec.RunID), []byte(rec.RunID)))
+		c.ops = append(c.ops, store.Put(pendingTriggerKey(rec.RunID), []byte(rec.RunID)))
 	}
-	if rrKey != nil {
-		unlock := e.lock(string(rrKey)) // single-owner stores without CAS check the key under it
-		defer unlock()
-	}
-	for range maxMutateRetries {
-		res, err := e.commit(ctx, batch)
-		switch {
-		case err == nil:
-			// The run is driven next (the start, the first poll): keep what
-			// was just written so that nothing needs reading back.
-			e.runs.put(rec.RunID, rec)
-			e.checkpointCommitted(rec.RunID, res.Versions[0], ch.state)
-			return "", nil
-		case rrKey != nil && conflictOn(err, rrKey):
-			return e.existingRun(ctx, rrKey, rec)
-		case errors.Is(err, store.ErrOutcomeUnknown):
-			if done, rerr := e.submitted(ctx, rec.RunID); rerr != nil || done {
-				return "", rerr
-			}
-		case errors.Is(err, store.ErrRetryable):
-		default:
-			return "", err
-		}
-	}
-	return "", &Error{Code: CodeUnavailable, Message: "submission outcome unknown; retry with the same run_request_id"}
 }
 
 // submitted reports whether the run's checkpoint exists (an ambiguous commit landed).
@@ -214,8 +220,8 @@ func (e *Engine) existingRun(ctx context.Context, rrKey []byte, rec *runRecord) 
 		return "", err
 	}
 	if prior.PlanSHA256 != rec.PlanSHA256 {
-		return "", &Error{Code: CodeOperationConflict, RunID: prior.RunID,
-			Message: "run_request_id " + rec.RunRequestID + " already names run " + prior.RunID + " with a different definition"}
+		return "", errOperationConflict(prior.RunID, "",
+			"run_request_id "+rec.RunRequestID+" already names run "+prior.RunID+" with a different definition")
 	}
 	return prior.RunID, nil
 }
@@ -275,8 +281,7 @@ func triggerDecision(runID string) func(*change) error {
 		switch s.Status {
 		case runstate.RunPending:
 			if ch.run.Definition.RequiresApproval {
-				return &Error{Code: CodeIllegalTransition, RunID: runID, RunStatus: s.Status,
-					Transition: "PENDING -> QUEUED", Message: "run " + runID + " requires approval before it starts"}
+				return errIllegalTransition(runID, s.Status, "PENDING -> QUEUED", "run "+runID+" requires approval before it starts")
 			}
 		case runstate.RunApproved:
 		default:
@@ -286,10 +291,11 @@ func triggerDecision(runID string) func(*change) error {
 			return nil
 		}
 		ch.del(pendingTriggerKey(runID))
-		ch.transition(runstate.RunQueued)
+		if err := ch.transition(runstate.RunQueued); err != nil {
+			return err
+		}
 		ch.emit(runstate.EvRunQueued, "", 1, 0, runstate.EventData{Status: string(runstate.RunQueued)})
-		ch.admit()
-		return nil
+		return ch.admit()
 	}
 }
 
@@ -308,7 +314,7 @@ func (e *Engine) recoverTriggers(ctx context.Context) error {
 
 // runFor answers a run's record when it belongs to the tenant; another
 // tenant's run is not found, never forbidden, so ids leak nothing.
-func (e *Engine) runFor(ctx context.Context, tenantID, runID string) (*runRecord, error) {
+func (e *records) runFor(ctx context.Context, tenantID, runID string) (*runRecord, error) {
 	rec, err := e.loadRun(ctx, runID)
 	if err != nil {
 		return nil, err

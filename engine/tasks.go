@@ -6,18 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
-
-// queueID names a tenant's queue for wake-ups.
-func queueID(tenant, queue string) string { return tenant + "\x00" + queue }
 
 // PollParams asks for tasks.
 type PollParams struct {
@@ -72,77 +69,57 @@ type Task struct {
 // started_at (spec 001) in the same batch that hands the task out. While it
 // waits, a decision of this process that makes a task it asks for ready may
 // claim the task for it in the decision's own commit and hand it over
-// (handoff.go); polls that began earlier are served first.
+// (dispatch.go); polls that began earlier are served first.
 func (e *Engine) PollTasks(ctx context.Context, p PollParams) ([]*Task, error) {
 	p = p.withDefaults()
-	h := e.wake.handOffs
-	slot := h.slotFor(ctx, p)
-	if p.Wait > 0 {
-		h.open(slot) // from the start, so that a hand-off can reach the poll even while it scans
-	}
-	deadline := e.clock.Now().Add(p.Wait)
-	for {
-		tasks, done, err := e.pollOnce(ctx, p, slot, deadline)
-		if done {
-			return e.answer(slot, tasks, err)
-		}
-	}
+	slot := e.slotFor(ctx, p)
+	return e.dispatch.Poll(ctx, slot, p.Wait, func() ([]*Task, error) { return e.claimReady(ctx, p, slot) })
 }
 
-// pollOnce claims what the queue holds; when there is nothing and time is
-// left, it waits for the queue's wake-up, a hand-off or the poll interval.
-// It answers whether the poll is done.
-func (e *Engine) pollOnce(ctx context.Context, p PollParams, slot *handOffSlot, deadline time.Time) ([]*Task, bool, error) {
-	h := e.wake.handOffs
-	wake, release := e.wake.wait(slot.queue)
-	defer release()
-	tasks, err := e.claimReady(ctx, p, slot)
-	if err != nil || len(tasks) > 0 || h.wasHanded(slot) {
-		return tasks, true, err
-	}
-	remaining := deadline.Sub(e.clock.Now())
-	if remaining <= 0 || ctx.Err() != nil {
-		return nil, true, nil
-	}
-	awaitHandOff(ctx, slot, wake, min(remaining, e.cfg.PollInterval))
-	return nil, h.wasHanded(slot) || ctx.Err() != nil, nil
+// slotFor answers the dispatch slot of a poll that begins now.
+func (e *Engine) slotFor(ctx context.Context, p PollParams) *dispatch.Slot[*Task] {
+	return e.dispatch.SlotFor(ctx, queueID(p.TenantID, p.Queue), p.WorkerID, p.taskNames(), p.MaxTasks)
 }
 
-// answer ends a poll's hand-offs and answers the tasks it claimed plus those
-// handed to it; a poll whose call has ended gives them back instead.
-func (e *Engine) answer(slot *handOffSlot, tasks []*Task, err error) ([]*Task, error) {
-	tasks = append(tasks, e.wake.handOffs.close(slot)...)
-	if len(tasks) > 0 && slot.ctx.Err() != nil {
-		return nil, e.undelivered(slot.ctx, tasks) // undelivered.go
-	}
-	if err != nil && len(tasks) > 0 { // what is claimed is answered; its claims are durable
-		e.log.Warn("a claim failed; answering the tasks claimed", slog.String("error", err.Error()))
-		err = nil
-	}
-	return tasks, err
-}
-
-// taskNames answers the kinds and names of task the poll asks for, keyed
-// "a:", "c:" and "v:" by kind.
-func (p PollParams) taskNames() map[string]TaskKind {
-	names := map[string]TaskKind{}
+// taskNames answers the kinds and names of task the poll asks for, as
+// wantKey names them.
+func (p PollParams) taskNames() map[string]bool {
+	names := map[string]bool{}
 	for _, a := range p.Activities {
-		names["a:"+a] = TaskActivity
+		names["a:"+a] = true
 	}
 	for _, c := range p.Compensations {
-		names["c:"+c] = TaskCompensation
+		names["c:"+c] = true
 	}
 	for _, v := range p.Verifiable {
-		names["v:"+v] = TaskVerify
+		names[verifyKey(v)] = true
 	}
 	return names
 }
 
+// wantKey names a task's kind and activity as a poll asks for it
+// (PollParams.taskNames).
+func wantKey(t *taskRecord) string {
+	switch t.Kind {
+	case TaskCompensation:
+		return "c:" + t.Activity
+	case TaskVerify:
+		return verifyKey(t.Activity)
+	default:
+		return "a:" + t.Activity
+	}
+}
+
+// verifyKey names the verify tasks of activity, which a poll asks for when it
+// can verify the activity (PollParams.Verifiable).
+func verifyKey(activity string) string { return "v:" + activity }
+
 // claimReady claims tasks that are ready now, as many as the poll's slot
 // has room for.
-func (e *Engine) claimReady(ctx context.Context, p PollParams, slot *handOffSlot) ([]*Task, error) {
+func (e *Engine) claimReady(ctx context.Context, p PollParams, slot *dispatch.Slot[*Task]) ([]*Task, error) {
+	hints := e.dispatch.Hints()
 	prefix, end := readyTaskRange(p.TenantID, p.Queue, e.now())
-	start, gen := e.hints.start(prefix, prefix)
+	start, gen := hints.Start(prefix, prefix)
 	if bytes.Compare(start, end) >= 0 {
 		// A concurrent poll that read the clock later has already found
 		// nothing live before a point past this poll's now.
@@ -157,9 +134,9 @@ func (e *Engine) claimReady(ctx context.Context, p PollParams, slot *handOffSlot
 		}
 		if after == nil { // the first page says where the live entries begin
 			if len(res.Items) > 0 {
-				e.hints.raise(prefix, res.Items[0].Key, gen)
+				hints.Raise(prefix, res.Items[0].Key, gen)
 			} else {
-				e.hints.raise(prefix, end, gen)
+				hints.Raise(prefix, end, gen)
 			}
 		}
 		ids := make([]string, 0, len(res.Items))
@@ -170,12 +147,12 @@ func (e *Engine) claimReady(ctx context.Context, p PollParams, slot *handOffSlot
 			}
 		}
 		for len(ids) > 0 {
-			n := e.wake.handOffs.hold(slot, min(len(ids), e.parallelClaims()))
+			n := e.dispatch.Hold(slot, min(len(ids), e.parallelClaims()))
 			if n == 0 {
 				return out, nil // the rest of the poll's room went to hand-offs
 			}
-			claimed, err := e.claimEach(ctx, ids[:n], p, slot.names)
-			e.wake.handOffs.unhold(slot, n-len(claimed))
+			claimed, err := e.claimEach(ctx, ids[:n], p, slot.Names())
+			e.dispatch.Unhold(slot, n-len(claimed))
 			out = append(out, claimed...)
 			if err != nil {
 				return out, err // answer passes on what was claimed
@@ -199,7 +176,7 @@ func (e *Engine) parallelClaims() int { return maxParallelClaims }
 // claimEach claims the tasks of ids concurrently, so that their commits can
 // share a store transaction (group commit) instead of queueing one behind
 // another, and answers those it claimed in the order of ids.
-func (e *Engine) claimEach(ctx context.Context, ids []string, p PollParams, names map[string]TaskKind) ([]*Task, error) {
+func (e *Engine) claimEach(ctx context.Context, ids []string, p PollParams, names map[string]bool) ([]*Task, error) {
 	tasks := make([]*Task, len(ids))
 	errs := make([]error, len(ids))
 	if len(ids) == 1 {
@@ -221,7 +198,7 @@ func (e *Engine) claimEach(ctx context.Context, ids []string, p PollParams, name
 }
 
 // loadTask reads a task record and its version.
-func (e *Engine) loadTask(ctx context.Context, taskID string) (*taskRecord, uint64, error) {
+func (e *records) loadTask(ctx context.Context, taskID string) (*taskRecord, uint64, error) {
 	item, err := e.store.Get(ctx, taskKey(taskID))
 	if err != nil {
 		return nil, 0, err
@@ -238,7 +215,7 @@ func (e *Engine) loadTask(ctx context.Context, taskID string) (*taskRecord, uint
 var errSkipTask = errors.New("task not claimable now")
 
 // claim hands one task to the worker, or answers nil when it cannot.
-func (e *Engine) claim(ctx context.Context, taskID string, p PollParams, names map[string]TaskKind) (*Task, error) {
+func (e *Engine) claim(ctx context.Context, taskID string, p PollParams, names map[string]bool) (*Task, error) {
 	t, version, err := e.loadTask(ctx, taskID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
@@ -246,18 +223,18 @@ func (e *Engine) claim(ctx context.Context, taskID string, p PollParams, names m
 	if err != nil {
 		return nil, err
 	}
-	if t.State != taskReady || !wants(names, t) {
+	if t.State != taskReady || !names[wantKey(t)] {
 		return nil, nil
 	}
-	if !e.claiming.begin(taskID) {
+	if !e.dispatch.Claiming.Begin(taskID) {
 		return nil, nil // another poll of this process is claiming it
 	}
-	defer e.claiming.end(taskID)
+	defer e.dispatch.Claiming.End(taskID)
 	var task *Task
-	_, err = e.mutate(ctx, t.RunID, "activity-worker:"+p.WorkerID, func(ch *change) error {
+	_, err = e.mutate(ctx, t.RunID, workerActor(p.WorkerID), func(ch *change) error {
 		ch.require(store.IfVersion(taskKey(taskID), version))
 		var cerr error
-		task, cerr = ch.claimTask(t.fresh(), p.WorkerID, names["v:"+t.Activity] == TaskVerify)
+		task, cerr = ch.claimTask(t.fresh(), p.WorkerID, names[verifyKey(t.Activity)])
 		return cerr
 	})
 	var cf *store.ConditionFailedError
@@ -265,49 +242,6 @@ func (e *Engine) claim(ctx context.Context, taskID string, p PollParams, names m
 		return nil, nil
 	}
 	return task, err
-}
-
-// claimsInFlight are the tasks this process's polls are claiming. Every
-// ready entry wakes every poll of its queue, and those that find it while
-// another poll of the process claims it skip it: their claim, made from the
-// same task version, could only fail, after queueing behind the first on the
-// run's lock. If the first claim fails to commit, the entry stays ready for a
-// later poll.
-type claimsInFlight struct {
-	mu  sync.Mutex
-	ids map[string]struct{}
-}
-
-// begin marks taskID as being claimed; false when it already is.
-func (c *claimsInFlight) begin(taskID string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, busy := c.ids[taskID]; busy {
-		return false
-	}
-	if c.ids == nil {
-		c.ids = map[string]struct{}{}
-	}
-	c.ids[taskID] = struct{}{}
-	return true
-}
-
-// end clears the mark begin set.
-func (c *claimsInFlight) end(taskID string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.ids, taskID)
-}
-
-func wants(names map[string]TaskKind, t *taskRecord) bool {
-	switch t.Kind {
-	case TaskCompensation:
-		return names["c:"+t.Activity] == TaskCompensation
-	case TaskVerify:
-		return names["v:"+t.Activity] == TaskVerify
-	default:
-		return names["a:"+t.Activity] == TaskActivity
-	}
 }
 
 // claimTask is the decision of a claim.
@@ -335,7 +269,9 @@ func (c *change) claimTask(t *taskRecord, workerID string, verifiable bool) (*Ta
 	switch t.Kind {
 	case TaskActivity:
 		st.ReadyKey = ""
-		c.startAttempt(st, workerID)
+		if err := c.startAttempt(st, workerID); err != nil {
+			return nil, err
+		}
 		if verifiable {
 			// Dispatched: until the worker reports, a side effect may exist.
 			st.Reconcile = true
@@ -353,20 +289,23 @@ func (c *change) claimTask(t *taskRecord, workerID string, verifiable bool) (*Ta
 // startAttempt persists the step RUNNING with started_at; the logical
 // attempt's first claim emits StepStarted. A step already RUNNING (a later
 // engine attempt, or a claim given back undelivered) emits nothing again.
-func (c *change) startAttempt(st *runstate.StepState, workerID string) {
+func (c *change) startAttempt(st *runstate.StepState, workerID string) error {
 	st.StartedAt = c.now
 	if st.Status != runstate.StepScheduled {
-		return
+		return nil
 	}
-	c.setStep(st, runstate.StepRunning)
+	if err := c.setStep(st, runstate.StepRunning); err != nil {
+		return err
+	}
 	if st.EngineAttempt == 1 {
-		c.emit(runstate.EvStepStarted, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
+		c.emitBy(workerActor(workerID), runstate.EvStepStarted, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
 			Status: string(runstate.StepRunning), WorkerID: workerID, StartedAt: c.now})
 	}
+	return nil
 }
 
 // taskFor builds what the worker receives.
-func (c *change) taskFor(t *taskRecord, st *runstate.StepState) *Task {
+func (c *recorder) taskFor(t *taskRecord, st *runstate.StepState) *Task {
 	a := c.run.action(t.ActionID)
 	task := &Task{
 		Token: t.Token, Kind: t.Kind, TaskID: t.TaskID, RunID: t.RunID, TenantID: t.TenantID,
@@ -394,7 +333,7 @@ func (c *change) taskFor(t *taskRecord, st *runstate.StepState) *Task {
 
 // upstreamOutputs answers the outputs of the action's predecessors: its
 // dependencies, or the previous action of a sequence.
-func (c *change) upstreamOutputs(a *definition.Action) map[string]json.RawMessage {
+func (c *runView) upstreamOutputs(a *definition.Action) map[string]json.RawMessage {
 	deps := a.DependsOn
 	if c.sequential() {
 		for _, b := range c.actionsInOrder() {
@@ -416,7 +355,7 @@ func (c *change) upstreamOutputs(a *definition.Action) map[string]json.RawMessag
 // goes, and its record says lost, so a late report changes nothing. Writing
 // the record without reading it is safe: every claim also changes the
 // checkpoint this change is conditioned on.
-func (c *change) retireTask(taskID, readyKey string) {
+func (c *recorder) retireTask(taskID, readyKey string) {
 	if taskID == "" {
 		return
 	}
@@ -452,8 +391,8 @@ type TaskReport struct {
 func parseToken(token string) (string, error) {
 	i := strings.LastIndexByte(token, '#')
 	if i <= 0 {
-		return "", &Error{Code: CodeInvalidArgument, Message: "task_token is not a Weft task token",
-			Violations: []FieldViolation{violation("task_token", "task_token.format", "task_token is not a Weft task token")}}
+		return "", errInvalidArgument("task_token is not a Weft task token",
+			violation("task_token", "task_token.format", "task_token is not a Weft task token"))
 	}
 	return token[:i], nil
 }

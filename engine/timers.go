@@ -39,8 +39,7 @@ func (e *Engine) fire(ctx context.Context, key, value []byte) error {
 	var t timerRecord
 	if err := json.Unmarshal(value, &t); err != nil {
 		e.log.Error("undecodable timer deleted", slog.String("key", string(key)))
-		_, err := e.commit(ctx, &store.Batch{Ops: []store.Op{store.Delete(key)}})
-		return err
+		return e.deleteOrphan(ctx, key)
 	}
 	var task *taskRecord
 	var taskVersion uint64
@@ -57,8 +56,7 @@ func (e *Engine) fire(ctx context.Context, key, value []byte) error {
 		if task != nil {
 			ch.require(store.IfVersion(taskKey(task.TaskID), taskVersion))
 		}
-		ch.applyTimer(t, task.fresh())
-		return nil
+		return ch.applyTimer(t, task.fresh())
 	})
 	var cf *store.ConditionFailedError
 	if errors.As(err, &cf) || CodeOf(err) == CodeNotFound {
@@ -68,36 +66,47 @@ func (e *Engine) fire(ctx context.Context, key, value []byte) error {
 }
 
 // applyTimer is the decision a due timer makes.
-func (c *change) applyTimer(t timerRecord, task *taskRecord) {
+func (c *change) applyTimer(t timerRecord, task *taskRecord) error {
 	s := c.state
 	if s.Status.Terminal() {
-		return
+		return nil
 	}
 	switch t.Kind {
 	case timerAttempt:
-		c.attemptTimedOut(task, t.Token, "attempt exceeded its timeout_ms")
+		if err := c.attemptTimedOut(task, t.Token, "attempt exceeded its timeout_ms"); err != nil {
+			return err
+		}
 	case timerHeartbeat:
-		c.heartbeatDue(task, t.Token)
+		if err := c.heartbeatDue(task, t.Token); err != nil {
+			return err
+		}
 	case timerBackoff:
-		c.backoffDue(t.Ref)
+		if err := c.backoffDue(t.Ref); err != nil {
+			return err
+		}
 	case timerWorkflow:
-		c.workflowTimedOut()
+		if err := c.workflowTimedOut(); err != nil {
+			return err
+		}
 	case timerDrain:
 		c.drainTimedOut()
 	case timerWait:
-		c.waitTimedOut(t.Ref)
+		if err := c.waitTimedOut(t.Ref); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // attemptTimedOut fails a claimed attempt with the timeout class.
-func (c *change) attemptTimedOut(task *taskRecord, token, message string) {
+func (c *change) attemptTimedOut(task *taskRecord, token, message string) error {
 	if task == nil || task.State != taskClaimed || task.Token != token {
-		return
+		return nil
 	}
 	st := c.state.Step(task.ActionID)
 	a := c.run.action(task.ActionID)
 	if st == nil || (st.TaskID != task.TaskID && st.CompTaskID != task.TaskID) {
-		return
+		return nil
 	}
 	task.State = taskLost
 	c.put(taskKey(task.TaskID), task)
@@ -108,58 +117,106 @@ func (c *change) attemptTimedOut(task *taskRecord, token, message string) {
 	stepErr := &runstate.StepError{Class: definition.ErrorTimeout, Message: message}
 	switch {
 	case task.Kind == TaskCompensation:
-		c.finishCompensationAttempt(a, st, false, stepErr)
-		return
+		return c.finishCompensationAttempt(a, st, false, stepErr)
 	case task.Kind == TaskVerify:
 		st.TaskID, st.Verifying = "", false
-		c.failReconciled(a, st, definition.ErrorReconciliationIndeterminate, "verifier unavailable: the verify task timed out")
-		return
+		return c.failReconciled(a, st, definition.ErrorReconciliationIndeterminate, "verifier unavailable: the verify task timed out")
 	case st.Reconcile:
 		c.recordRecon(a, st, reconTimedOut, nil, stepErr, "", "")
 	}
-	c.failAttempt(a, st, attemptResult{outcome: runstate.AttemptTimedOut, err: stepErr, workerID: task.WorkerID})
+	return c.failAttempt(a, st, attemptResult{outcome: runstate.AttemptTimedOut, err: stepErr, workerID: task.WorkerID})
 }
 
 // heartbeatDue times the attempt out, unless a heartbeat came in time, in
 // which case the timer is set again from the last heartbeat.
-func (c *change) heartbeatDue(task *taskRecord, token string) {
+func (c *change) heartbeatDue(task *taskRecord, token string) error {
 	if task == nil || task.State != taskClaimed || task.Token != token {
-		return
+		return nil
 	}
 	next := task.HeartbeatAt.Add(task.HeartbeatTimeout.D())
 	if next.After(c.now) {
 		task.HeartbeatDue = next
 		c.put(taskKey(task.TaskID), task)
 		c.setTimer(timerRecord{RunID: task.RunID, Kind: timerHeartbeat, Ref: task.TaskID, Due: next, Token: token})
-		return
+		return nil
 	}
 	task.HeartbeatDue = c.now // this timer is being deleted
-	c.attemptTimedOut(task, token, "no heartbeat within heartbeat_timeout_ms")
+	return c.attemptTimedOut(task, token, "no heartbeat within heartbeat_timeout_ms")
 }
 
 // backoffDue schedules the next attempt whose backoff has passed.
-func (c *change) backoffDue(ref string) {
+func (c *change) backoffDue(ref string) error {
 	if len(ref) > 5 && ref[:5] == "comp:" {
 		id := ref[5:]
 		st, a := c.state.Step(id), c.run.action(id)
 		if st != nil && c.state.Status == runstate.RunCompensating && st.CompStatus == runstate.CompRunning && st.CompTaskID == "" {
 			c.scheduleCompensation(a, st, c.now)
 		}
-		return
+		return nil
 	}
-	c.advance()
+	return c.advance()
 }
 
 // workflowTimedOut fails the run: the workflow timeout caps everything,
 // BLOCKED time included (spec 002 §3.4). Work in flight is retired; the
 // failure policy compensates succeeded steps with hooks.
-func (c *change) workflowTimedOut() {
+func (c *change) workflowTimedOut() error {
 	s := c.state
 	if s.Status == runstate.RunCompensating || s.Status == runstate.RunPending || s.Status == runstate.RunApproved {
-		return
+		return nil
 	}
-	c.cancelOpenSteps("workflow timeout")
+	if err := c.cancelOpenSteps("workflow timeout"); err != nil {
+		return err
+	}
 	s.Failing, s.HeldOn = "", ""
 	runErr := &runstate.RunError{WorkflowTimeout: true, Error: &runstate.StepError{Class: definition.ErrorTimeout, Message: "workflow timeout"}}
-	c.compensateOrFail(runErr)
+	return c.compensateOrFail(runErr)
+}
+
+// expireSignals removes the accepted-response records whose retention has
+// passed, with their payloads — but only where that is safe (spec 003's
+// cleanup rule): a signal the run has not consumed yet keeps its payload and
+// record until the run consumes it or ends. Each removal is a change to the
+// run, so it is fenced like every other write to it.
+func (e *Engine) expireSignals(ctx context.Context) error {
+	start, end := signalExpiryRange(e.now())
+	res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: 256})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, it := range res.Items {
+		parts, err := store.SplitKey(it.Key)
+		if err != nil || len(parts) != 5 {
+			continue // not ours to judge: leave what we cannot read
+		}
+		errs = append(errs, e.expireSignal(ctx, it.Key, parts[2], parts[3], parts[4]))
+	}
+	return errors.Join(errs...)
+}
+
+// expireSignal removes one expired signal's records, when safe.
+func (e *Engine) expireSignal(ctx context.Context, indexKey []byte, runID, name, id string) error {
+	err := e.drive(ctx, runID, func(ch *change) error {
+		ch.require(store.IfPresent(indexKey))
+		ch.del(indexKey)
+		for _, p := range ch.state.Signals {
+			if p.Name == name && p.ID == id && !ch.state.Status.Terminal() {
+				// Still waiting to be consumed: look again one retention later.
+				ch.ops = append(ch.ops, store.Put(signalExpiryKey(ch.now.Add(e.cfg.SignalRetention), runID, name, id), nil))
+				return nil
+			}
+		}
+		ch.del(signalAcceptedKey(runID, name, id))
+		ch.del(signalKey(runID, name, id))
+		return nil
+	})
+	var cf *store.ConditionFailedError
+	switch {
+	case errors.As(err, &cf):
+		return nil // removed elsewhere
+	case CodeOf(err) == CodeNotFound:
+		return e.deleteOrphan(ctx, indexKey) // the run is gone
+	}
+	return err
 }

@@ -177,12 +177,12 @@ func scenarioUndelivered_AClaimWhoseCallEndedIsReadyAgainUnderTheSameAttempt(t *
 	run := b.submit(seq("a"))
 	ctx, end := context.WithCancel(b.ctx)
 	p := PollParams{TenantID: tenant, WorkerID: "w2", Queue: definition.DefaultQueue, Activities: []string{"act-a"}, MaxTasks: 1}
-	slot := b.eng.wake.handOffs.slotFor(ctx, p)
+	slot := b.eng.slotFor(ctx, p)
 	claimed, err := b.eng.claimReady(ctx, p, slot)
 	require.NoError(t, err)
 	require.Len(t, claimed, 1)
 	end()
-	tasks, err := b.eng.answer(slot, claimed, nil)
+	tasks, err := b.eng.dispatch.Answer(slot, claimed, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Empty(t, tasks)
 

@@ -11,7 +11,7 @@ import (
 // EventValidator before anything is written (spec 004 Appendix A): one
 // invalid event fails the whole decision, so none of its events, checkpoint
 // or records is persisted.
-func (c *change) validateEvents() error {
+func (c *recorder) validateEvents() error {
 	if c.e == nil || c.e.cfg.EventValidator == nil {
 		return nil
 	}

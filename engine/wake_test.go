@@ -65,10 +65,7 @@ func twoEngines(t *testing.T, st store.Store, notifiers ...Notifier) (a, b *Engi
 
 // hasWaiter reports whether a long poll or a watch of e waits on key.
 func hasWaiter(e *Engine, key string) bool {
-	e.wake.mu.Lock()
-	defer e.wake.mu.Unlock()
-	_, ok := e.wake.ch[key]
-	return ok
+	return e.dispatch.Waker().Waiting(key)
 }
 
 type pollResult struct {

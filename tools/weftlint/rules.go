@@ -28,6 +28,7 @@ var rules = []rule{
 	// The engine: the domain. Its pure packages see no storage; none of it
 	// sees the transport, tests included.
 	{pkg: "engine/definition", deny: list(engineRoot, "engine/runstate", "store/...", "lease/...", "wake/...", "export/...", "server/...", "gen/...")},
+	{pkg: "engine/internal/dispatch", allow: list(std)},
 	{pkg: "engine/runstate", deny: list(engineRoot, "store/...", "lease/...", "wake/...", "export/...", "server/...", "gen/...")},
 	{pkg: "engine/...", allow: list(std, "engine/...", "store", "lease", "wake", "internal/clock", "github.com/google/uuid", "go.yaml.in/yaml/v3"),
 		deny: list("server/...")},

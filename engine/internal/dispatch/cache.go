@@ -1,26 +1,28 @@
-package engine
+package dispatch
 
 import "sync"
 
-// recentCache keeps values for recently used keys, bounded: it holds two
+// Recent keeps values for recently used keys, bounded: it holds two
 // generations of at most size entries each, and when the current one fills,
 // the older is dropped whole. A key found only in the older generation is
 // moved to the current one, so what is used stays. Safe for concurrent use.
 //
 // It is a cache of what the store holds, never a source of truth: every
 // caller validates what it takes (a checkpoint by its version; a run record
-// is immutable).
-type recentCache[V any] struct {
+// is immutable; a task record by the version its commit is conditioned on).
+type Recent[V any] struct {
 	mu       sync.Mutex
 	size     int
 	cur, old map[string]V
 }
 
-func newRecentCache[V any](size int) *recentCache[V] {
-	return &recentCache[V]{size: size, cur: make(map[string]V, size)}
+// NewRecent answers a cache of at most size entries per generation.
+func NewRecent[V any](size int) *Recent[V] {
+	return &Recent[V]{size: size, cur: make(map[string]V, size)}
 }
 
-func (c *recentCache[V]) get(key string) (V, bool) {
+// Get answers the value held for key.
+func (c *Recent[V]) Get(key string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if v, ok := c.cur[key]; ok {
@@ -34,15 +36,16 @@ func (c *recentCache[V]) get(key string) (V, bool) {
 	return v, ok
 }
 
-func (c *recentCache[V]) put(key string, v V) {
+// Put holds v for key.
+func (c *Recent[V]) Put(key string, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.old, key)
 	c.putLocked(key, v)
 }
 
-// putUnless puts v unless the entry held for key is one to keep.
-func (c *recentCache[V]) putUnless(key string, v V, keep func(held V) bool) {
+// PutUnless puts v unless the entry held for key is one to keep.
+func (c *Recent[V]) PutUnless(key string, v V, keep func(held V) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if held, ok := c.cur[key]; ok && keep(held) {
@@ -55,22 +58,23 @@ func (c *recentCache[V]) putUnless(key string, v V, keep func(held V) bool) {
 	c.putLocked(key, v)
 }
 
-func (c *recentCache[V]) putLocked(key string, v V) {
+func (c *Recent[V]) putLocked(key string, v V) {
 	if _, ok := c.cur[key]; !ok && len(c.cur) >= c.size {
 		c.old, c.cur = c.cur, make(map[string]V, c.size)
 	}
 	c.cur[key] = v
 }
 
-func (c *recentCache[V]) remove(key string) {
+// Remove forgets key.
+func (c *Recent[V]) Remove(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.cur, key)
 	delete(c.old, key)
 }
 
-// len answers how many entries are held (both generations).
-func (c *recentCache[V]) len() int {
+// Len answers how many entries are held (both generations).
+func (c *Recent[V]) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.cur) + len(c.old)

@@ -1,0 +1,310 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/store"
+)
+
+// The engine decides and commits; package dispatch carries what a committed
+// decision did to the callers waiting on it: long polls (and the tasks
+// handed to them), event watches and AwaitRun, in this process and, through
+// a Notifier, in the others. A decision collects its effects as a value
+// (change.eff) and the commit pipeline settles them once the commit's
+// outcome is known (decideOnce).
+//
+// Hand-off: a decision that makes a task ready while a long poll for it
+// waits in this process claims the task for that poll inside its own commit
+// and hands it over, instead of writing a ready entry that the poll then
+// claims in a second commit. The claim is the one a poll makes (claimTask):
+// the same task record, token, attempt and heartbeat timers and StepStarted
+// event, so timeouts, retries, fencing, heartbeats and reports work
+// unchanged. A task is claimed at most once: it never gets a ready entry, so
+// no other poll, here or in another process, can see it, and the claim
+// commits with the decision under the run's checkpoint version and fencing
+// epoch, like any claim. It holds under cas-required too: only polls of this
+// process are handed tasks. Eager dispatch is the same claim for the worker
+// whose completion the decision applies, when its CompleteTask asked for
+// next tasks (TaskReport.Next): its slot is served before any waiting poll.
+
+// Notifier carries wake-ups to the other engines that share this engine's
+// store (the cluster deployment; wake/rediswake is the Redis one). After each
+// commit the engine hands it the keys the decision woke: the queues that
+// gained ready tasks and the run whose log grew. The keys are opaque strings
+// that only Engine.Wake interprets; they name queues and runs, never carry a
+// payload. The receiving side hands them to its engine's Wake.
+type Notifier interface {
+	// Publish is called on the decision's path, after its commit: it must
+	// return at once and never wait on the network, and it may drop keys
+	// (wake-ups are hints). It must not keep keys after it returns.
+	Publish(keys []string)
+}
+
+// Wake wakes this engine's long polls and event watches waiting on keys, as
+// another engine's Notifier published them. Keys that nothing here waits on,
+// or that this engine never publishes, are ignored.
+func (e *Engine) Wake(keys ...string) { e.dispatch.Wake(keys...) }
+
+// EventsAppended answers a channel closed the next time this engine appends
+// events to the run's log, and a release to call once the caller no longer
+// waits on it (a run no one waits on is forgotten). Take it before reading
+// the log, then wait on it: an append in between closes it at once. Other
+// engines' appends close it only through a Notifier, and not reliably, so
+// watchers also look at the log on an interval.
+func (e *Engine) EventsAppended(runID string) (<-chan struct{}, func()) {
+	return e.dispatch.Waker().Wait(runWatchKey(runID))
+}
+
+// queueID names a tenant's queue for wake-ups.
+func queueID(tenant, queue string) string { return dispatch.QueueKey(tenant, queue) }
+
+// runWatchKey names a run's log for wake-ups.
+func runWatchKey(runID string) string { return dispatch.RunKey(runID) }
+
+// readyEntry is a ready-queue entry a decision wrote, its queue's key prefix
+// and its task.
+type readyEntry struct {
+	prefix, key []byte
+	task        *taskRecord
+}
+
+// makeReady writes t's ready entry and records it among the decision's
+// effects: its queue's polls are woken after the commit, or, if one waits
+// in this process, handed the task instead (handOff).
+func (c *recorder) makeReady(t *taskRecord) string {
+	key := t.readyKey()
+	c.put([]byte(key), t.TaskID)
+	c.readyPuts = append(c.readyPuts, readyEntry{prefix: queuePrefix(t.TenantID, t.Queue), key: []byte(key), task: t})
+	c.eff.Queues = append(c.eff.Queues, queueID(t.TenantID, t.Queue))
+	return key
+}
+
+// handOff claims, for polls waiting in this process, the tasks the decision
+// made ready and that a poll could claim now; their ready entries are never
+// written. It runs after the decision, on its final state.
+func (c *change) handOff() error {
+	kept := c.readyPuts[:0]
+	for _, r := range c.readyPuts {
+		handed, err := c.handOffOne(r)
+		if err != nil {
+			return err
+		}
+		if !handed {
+			kept = append(kept, r)
+		}
+	}
+	c.readyPuts = kept
+	return nil
+}
+
+// handOffOne hands one new ready task to a waiting poll, if one wants it.
+func (c *change) handOffOne(r readyEntry) (bool, error) {
+	t := r.task
+	if t == nil || t.State != taskReady || t.NotBefore.After(c.now) || !c.claimableNow(t) {
+		return false, nil
+	}
+	queue := queueID(t.TenantID, t.Queue)
+	s := c.e.dispatch.Reserve(c.eager, queue, wantKey(t))
+	if s == nil {
+		return false, nil
+	}
+	c.eff.HandOffs = append(c.eff.HandOffs, dispatch.HandOff[*Task]{Slot: s}) // released if anything below fails
+	task, err := c.claimTask(t, s.WorkerID, s.Wants(verifyKey(t.Activity)))
+	if err != nil || task == nil {
+		return false, errInternal(t.RunID, "hand-off of a claimable task "+t.TaskID+" made no claim")
+	}
+	c.eff.HandOffs[len(c.eff.HandOffs)-1].Task = task
+	c.dropWrites(r.key) // the entry was put and deleted within this decision
+	c.eff.Queues = dropOne(c.eff.Queues, queue)
+	return true, nil
+}
+
+// claimableNow reports whether a poll's claim of t would claim it now
+// (claimTask's own conditions), so that a hand-off never retires or skips a
+// task.
+func (c *runView) claimableNow(t *taskRecord) bool {
+	st := c.state.Step(t.ActionID)
+	current := st != nil && (st.TaskID == t.TaskID || st.CompTaskID == t.TaskID)
+	return current && !c.state.Status.Terminal() && c.state.Status != runstate.RunPaused
+}
+
+// dropWrites forgets every write of key made so far in the decision.
+func (c *recorder) dropWrites(key []byte) {
+	c.ops = slices.DeleteFunc(c.ops, func(op store.Op) bool { return string(op.Key) == string(key) })
+}
+
+// dropOne removes one occurrence of v from list.
+func dropOne(list []string, v string) []string {
+	if i := slices.Index(list, v); i >= 0 {
+		return slices.Delete(list, i, i+1)
+	}
+	return list
+}
+
+// effects answers what the decision hands dispatch once its commit settles.
+func (c *recorder) effects() *dispatch.Effects[*Task] {
+	c.eff.Ready = c.eff.Ready[:0]
+	for _, r := range c.readyPuts {
+		c.eff.Ready = append(c.eff.Ready, dispatch.Ready{Prefix: r.prefix, Key: r.key})
+	}
+	if len(c.events) > 0 && !c.newRun { // a run being created has no watchers yet
+		c.eff.Run = c.run.RunID
+	}
+	return &c.eff
+}
+
+// AwaitRun answers the run's snapshot as soon as it is terminal, or once
+// wait has passed (then as it is; 0 answers at once). It looks at the run's
+// checkpoint each time this engine appends to the run's log
+// (EventsAppended; another engine's appends arrive through a Notifier, not
+// reliably) and at least every PollInterval, and builds a snapshot only to
+// answer, where watching the run's events reads, converts and sends each
+// one. The first look reads the store; a later one takes the engine's cached
+// checkpoint when a commit of this engine advanced it since the look before
+// (lookAgain), and reads the store otherwise.
+// It answers the context's error when ctx ends first.
+func (e *Engine) AwaitRun(ctx context.Context, tenantID, runID string, wait time.Duration) (*runstate.Snapshot, error) {
+	rec, err := e.runFor(ctx, tenantID, runID)
+	if err != nil {
+		return nil, err
+	}
+	deadline := e.clock.Now().Add(wait)
+	var (
+		state *runstate.State
+		seen  uint64 // the version of the last look; 0: none yet
+	)
+	err = e.dispatch.Waker().Await(ctx, runWatchKey(runID), func() (time.Duration, error) {
+		s, version, err := e.lookAgain(ctx, runID, seen)
+		if err != nil {
+			return 0, err
+		}
+		state, seen = s, version
+		remaining := deadline.Sub(e.clock.Now())
+		if s.Status.Terminal() || remaining <= 0 {
+			return 0, nil
+		}
+		return min(remaining, e.cfg.PollInterval), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return snapshotOf(rec, state), nil
+}
+
+// lookAgain answers the run's checkpoint for a waiter that last saw version
+// seen: the cached one when it is newer (a commit of this engine advanced it,
+// so no read is needed to see it), else the store's. A cached terminal state
+// is final; a non-terminal one is at worst overtaken by another engine's
+// commit, whose wake-up, or the next interval, finds the cache not advanced
+// and reads the store.
+func (e *records) lookAgain(ctx context.Context, runID string, seen uint64) (*runstate.State, uint64, error) {
+	if c, ok := e.checkpoints.Get(runID); ok && seen != 0 && c.version > seen {
+		return c.state, c.version, nil
+	}
+	return e.loadCheckpoint(ctx, runID)
+}
+
+// Undelivered claims. A call answers the tasks claimed for it — a poll's own
+// scan or a hand-off to a waiting poll, or eager dispatch to a completion
+// that asked for next tasks — only while the call is live. One that has
+// ended cannot receive its answer (the worker stopped, its stream was reset,
+// its deadline passed), and its tasks would stay claimed by nobody until
+// their attempt timeouts, minutes later: a stopping worker's waiting poll is
+// the oldest, so the first a hand-off chooses. So the call gives them back
+// and answers its context's error, never the tasks: the worker cannot have
+// received them, and giving them back can never run one twice.
+//
+// Giving a task back is a decision under the run's checkpoint version and
+// fencing, like any other. If the task is still claimed with the token the
+// call was to answer, its attempt and heartbeat timers go, its token is
+// revoked, and it is ready again in its queue under the same engine attempt
+// (no retry is spent: no worker ran it), where the decision's own hand-off
+// may give it to a waiting poll at once. The step stays RUNNING with the
+// StepStarted its first claim recorded; a later claim records no other
+// (startAttempt). A task reported, timed out or retired meanwhile is left as
+// it is. If giving back fails, the task keeps its claim and its attempt
+// timeout retries it, as before.
+//
+// What remains is the window after the answer leaves the engine and before
+// it reaches the worker: that of a worker that crashes right after receiving
+// a task, which its attempt timeout covers.
+
+// giveBackTimeout bounds giving back the tasks of one ended call.
+const giveBackTimeout = 10 * time.Second
+
+// giveBack gives tasks claimed for a call that ended back to their queues,
+// on a context of its own: the call's has ended.
+func (e *Engine) giveBack(tasks []*Task) {
+	ctx, cancel := context.WithTimeout(context.Background(), giveBackTimeout)
+	defer cancel()
+	for _, t := range tasks {
+		if err := e.giveBackOne(ctx, t); err != nil {
+			e.log.Warn("an undelivered task could not be given back; its attempt timeout will retry it",
+				slog.String("task_id", t.TaskID), slog.String("run_id", t.RunID), slog.String("error", err.Error()))
+		}
+	}
+}
+
+// giveBackOne makes one undelivered task ready again if it is still claimed
+// with the token its call was to answer.
+func (e *Engine) giveBackOne(ctx context.Context, task *Task) error {
+	var (
+		t       *taskRecord
+		version uint64
+	)
+	_, err := e.commitDecision(ctx, decision{
+		actor: "weft:undelivered",
+		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
+			var err error
+			t, version, err = e.loadTask(ctx, task.TaskID)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				return "", true, nil
+			case err != nil:
+				return "", false, err
+			case t.State != taskClaimed || t.Token != task.Token:
+				return "", true, nil // reported, timed out or retired meanwhile
+			}
+			return t.RunID, false, nil
+		},
+		decide: func(ch *change) error {
+			ch.require(store.IfVersion(taskKey(t.TaskID), version))
+			ch.unclaim(t.fresh())
+			return nil
+		},
+		// A heartbeat or a report changed the task: look again.
+		lostRace:  func(err error) bool { return conflictOn(err, taskKey(task.TaskID)) },
+		contended: func() error { return errContended(task.RunID, task.TaskID) },
+	})
+	return err
+}
+
+// unclaim makes a claimed task ready again under the same engine attempt,
+// with its timers gone and its token revoked, if it is still its step's.
+func (c *change) unclaim(t *taskRecord) {
+	st := c.state.Step(t.ActionID)
+	if st == nil || (st.TaskID != t.TaskID && st.CompTaskID != t.TaskID) || c.state.Status.Terminal() {
+		return
+	}
+	c.clearTimer(t.Deadline, timerAttempt, t.TaskID)
+	if !t.HeartbeatDue.IsZero() {
+		c.clearTimer(t.HeartbeatDue, timerHeartbeat, t.TaskID)
+	}
+	t.State, t.Token, t.WorkerID = taskReady, "", ""
+	t.ClaimedAt, t.HeartbeatAt, t.Deadline, t.HeartbeatDue = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	c.put(taskKey(t.TaskID), t)
+	key := c.makeReady(t)
+	if t.Kind == TaskCompensation {
+		st.CompReadyKey = key
+	} else {
+		st.ReadyKey = key
+	}
+	c.dirty = true
+	c.checkDrained() // a draining pause waited for this task, which no worker runs
+}
