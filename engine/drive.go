@@ -126,7 +126,7 @@ func (e *Engine) driveOwned(ctx context.Context, runID string, decide func(*chan
 }
 
 // releaseAll gives every lease up (the engine is stopping).
-func (e *Engine) releaseAll() { e.own.leases.ReleaseAll() }
+func (e background) releaseAll() { e.own.leases.ReleaseAll() }
 
 // Ownership is spec 003's checkpoint_ownership: how the engine makes sure
 // only one writer changes a run at a time.
@@ -177,7 +177,7 @@ func checkOwnership(mode Ownership, caps store.Capabilities) error {
 // only) the conditions are checked by reading, then the writes go as an
 // atomic batch: safe because this process is the only writer and serialises
 // its own writers per run.
-func (e *Engine) commit(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
+func (e *records) commit(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
 	if e.store.Capabilities().ConditionalBatch || len(b.Conditions) == 0 {
 		return e.store.Commit(ctx, b)
 	}

@@ -173,10 +173,7 @@ type Engine struct {
 	records
 	clock Clock
 	log   *slog.Logger
-	locks [256]sync.Mutex
-	// submissions serialise submissions of one run request (lockSubmission);
-	// a holder may then take a run's lock, never the other way round.
-	submissions [64]sync.Mutex
+	locks
 	// dispatch carries committed decisions to the polls and watches that
 	// wait on them: wake-ups, hand-offs, queue hints.
 	dispatch *dispatch.Dispatcher[*Task]
@@ -201,23 +198,31 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
+// locks are this process's locks: one per run (hashed), and one per run
+// request for submissions. A holder of a submission's lock may then take a
+// run's, never the other way round.
+type locks struct {
+	byRun        [256]sync.Mutex
+	bySubmission [64]sync.Mutex
+}
+
 // lock serialises this process's changes to one run, so that its own writers
 // do not lose compare-and-set races to each other. Correctness never rests on
 // it: every change is a conditional batch on the checkpoint's version.
-func (e *Engine) lock(runID string) func() {
+func (e *locks) lock(runID string) func() {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(runID))
-	m := &e.locks[h.Sum32()%uint32(len(e.locks))]
+	m := &e.byRun[h.Sum32()%uint32(len(e.byRun))]
 	m.Lock()
 	return m.Unlock
 }
 
 // lockSubmission serialises this process's submissions of one run request,
 // for stores that cannot check its key's absence in the commit.
-func (e *Engine) lockSubmission(rrKey []byte) func() {
+func (e *locks) lockSubmission(rrKey []byte) func() {
 	h := fnv.New32a()
 	_, _ = h.Write(rrKey)
-	m := &e.submissions[h.Sum32()%uint32(len(e.submissions))]
+	m := &e.bySubmission[h.Sum32()%uint32(len(e.bySubmission))]
 	m.Lock()
 	return m.Unlock
 }
@@ -242,13 +247,19 @@ func randomToken() string {
 	return hex.EncodeToString(b[:])
 }
 
+// background is the engine's background work, done by Run and Tick: due
+// timers, interrupted triggers, signal retention, and giving the leases up
+// when the engine stops. Each is a decision through the commit pipeline,
+// driven as the run's owner (drive).
+type background struct{ *Engine }
+
 // Run does the engine's background work (timers, recovery) until ctx ends,
 // and returns once the round in progress has finished, so that a caller can
 // close the store after it.
 func (e *Engine) Run(ctx context.Context) {
 	t := time.NewTicker(e.cfg.PollInterval)
 	defer t.Stop()
-	defer e.releaseAll()
+	defer background{e}.releaseAll()
 	for {
 		if err := e.Tick(ctx); err != nil && ctx.Err() == nil {
 			e.log.Warn("engine tick", slog.String("error", err.Error()))
@@ -265,7 +276,8 @@ func (e *Engine) Run(ctx context.Context) {
 // interrupted triggers and removes expired signal records. Tests call it after advancing a fake clock.
 func (e *Engine) Tick(ctx context.Context) error {
 	_, queueErr := e.DequeueAndStart(ctx)
-	return errors.Join(e.fireDueTimers(ctx), e.recoverTriggers(ctx), e.expireSignals(ctx), queueErr)
+	bg := background{e}
+	return errors.Join(bg.fireDueTimers(ctx), bg.recoverTriggers(ctx), bg.expireSignals(ctx), queueErr)
 }
 
 // StatsCap bounds each count Stats makes: a count at the cap means "at least".

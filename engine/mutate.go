@@ -378,7 +378,7 @@ func (e *Engine) decideOnce(ctx context.Context, runID string, d decision, fresh
 // deleteOrphan deletes a key that belongs to no run the engine can read (an
 // undecodable timer, the index entry of a run that is gone): the one write
 // made outside commitDecision, since there is no run to decide about.
-func (e *Engine) deleteOrphan(ctx context.Context, key []byte) error {
+func (e *records) deleteOrphan(ctx context.Context, key []byte) error {
 	_, err := e.commit(ctx, &store.Batch{Ops: []store.Op{store.Delete(key)}})
 	return err
 }

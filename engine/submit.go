@@ -300,7 +300,7 @@ func triggerDecision(runID string) func(*change) error {
 }
 
 // recoverTriggers finishes triggers a crash interrupted.
-func (e *Engine) recoverTriggers(ctx context.Context) error {
+func (e background) recoverTriggers(ctx context.Context) error {
 	res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: store.KeyPrefix("pt"), Limit: 100})
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 // fireDueTimers applies every timer due now. A timer is deleted in the same
 // batch that applies it, on condition that it is still there, so two engines
 // never apply one timer twice.
-func (e *Engine) fireDueTimers(ctx context.Context) error {
+func (e background) fireDueTimers(ctx context.Context) error {
 	start, end := timerRange(e.now())
 	var errs []error
 	for {
@@ -35,7 +35,7 @@ func (e *Engine) fireDueTimers(ctx context.Context) error {
 }
 
 // fire applies one timer.
-func (e *Engine) fire(ctx context.Context, key, value []byte) error {
+func (e background) fire(ctx context.Context, key, value []byte) error {
 	var t timerRecord
 	if err := json.Unmarshal(value, &t); err != nil {
 		e.log.Error("undecodable timer deleted", slog.String("key", string(key)))
@@ -178,7 +178,7 @@ func (c *change) workflowTimedOut() error {
 // cleanup rule): a signal the run has not consumed yet keeps its payload and
 // record until the run consumes it or ends. Each removal is a change to the
 // run, so it is fenced like every other write to it.
-func (e *Engine) expireSignals(ctx context.Context) error {
+func (e background) expireSignals(ctx context.Context) error {
 	start, end := signalExpiryRange(e.now())
 	res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: 256})
 	if err != nil {
@@ -196,7 +196,7 @@ func (e *Engine) expireSignals(ctx context.Context) error {
 }
 
 // expireSignal removes one expired signal's records, when safe.
-func (e *Engine) expireSignal(ctx context.Context, indexKey []byte, runID, name, id string) error {
+func (e background) expireSignal(ctx context.Context, indexKey []byte, runID, name, id string) error {
 	err := e.drive(ctx, runID, func(ch *change) error {
 		ch.require(store.IfPresent(indexKey))
 		ch.del(indexKey)
