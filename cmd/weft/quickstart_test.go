@@ -22,6 +22,7 @@ import (
 var setupLines = []string{
 	"make run",
 	"go run ./examples/worker",
+	"make ts-worker", // the TypeScript worker instead: client/ts tests it (example.test.ts)
 	"go build -o bin/weft ./cmd/weft && export PATH=$PWD/bin:$PATH",
 }
 
