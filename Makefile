@@ -73,7 +73,7 @@ gen-check: gen
 ## lint: buf lint and breaking, gofmt, go vet, Weft's own rules (tools/weftlint:
 ## each package's import rule, no printing in library code, no citation of a
 ## document outside the repository) and the TypeScript type check.
-WEFTLINT_CHECKS ?= imports,layering,printing
+WEFTLINT_CHECKS ?= imports,layering,printing,citations
 lint: node_modules/.package-lock.json console/node_modules/.package-lock.json breaking
 	buf lint
 	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); \

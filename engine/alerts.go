@@ -5,21 +5,21 @@ import (
 	"log/slog"
 )
 
-// The operational alerts of spec 004 the engine raises. Export raises
+// The operational alerts the engine raises (docs/semantics.md#alerts). Export raises
 // EVENT_BUS_DELIVERY_FAILED itself (docs/export.md).
 const (
 	// AlertProjectorLagHigh (P2): a projector caught up on events older than
-	// ProjectorLagThreshold (spec 004 §1.5 rule 5).
+	// ProjectorLagThreshold (docs/semantics.md#projector-alert-thresholds).
 	AlertProjectorLagHigh = "PROJECTOR_LAG_HIGH"
 	// AlertProjectorNonContiguousFetch (P2): a fetch did not follow the
-	// projector's watermark; it resynced (spec 004 §1.5 rule 5).
+	// projector's watermark; it resynced (docs/semantics.md#projector-alert-thresholds).
 	AlertProjectorNonContiguousFetch = "PROJECTOR_NON_CONTIGUOUS_FETCH_DETECTED"
 	// AlertProjectorCausalViolation (P3, informational): a projector applied
-	// a step event before the step's dependencies had succeeded (spec 004
-	// §1.0.1); the state is still applied in run_seq order.
+	// a step event before the step's dependencies had succeeded (docs/semantics.md#run-seq);
+	// the state is still applied in run_seq order.
 	AlertProjectorCausalViolation = "PROJECTOR_CAUSAL_VIOLATION"
 	// AlertPauseDrainTimeout: a pause's drain timed out and the run was
-	// forced to PAUSED with tasks in flight (spec 004 §6).
+	// forced to PAUSED with tasks in flight (docs/semantics.md#pause-drain).
 	AlertPauseDrainTimeout = "PAUSE_DRAIN_TIMEOUT"
 )
 

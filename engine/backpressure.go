@@ -172,13 +172,13 @@ func limitName(prefix []byte) string {
 	return "this tenant"
 }
 
-// QueueResult is what one reconciler pass did with one run (spec 004 §3).
+// QueueResult is what one reconciler pass did with one run (docs/semantics.md#backpressure).
 type QueueResult struct {
 	RunID  string
 	Status string // STARTED, SKIPPED or FAILED
 }
 
-// DequeueAndStart is spec 004 §3's run-queue reconciler: stateless and
+// DequeueAndStart is the run-queue reconciler of docs/semantics.md#backpressure: stateless and
 // idempotent, safe in several engines at once. Each QUEUED run, oldest
 // first, is started when a slot is free (STARTED), left queued when not
 // (SKIPPED), or reported FAILED when its start failed; the start is a fenced,

@@ -11,7 +11,7 @@ import (
 	"github.com/weft-dev/weft/store"
 )
 
-// DefaultWriteLatencyBudget is spec 004 §5's writeLatencyBudgetMs.
+// DefaultWriteLatencyBudget is the budget of docs/semantics.md#write-latency-budget.
 const DefaultWriteLatencyBudget = 3 * time.Second
 
 // budgetClass is what the write latency budget does to one decision's commit.
@@ -33,7 +33,7 @@ func (k budgetClass) String() string {
 	return [...]string{"observed", "fail_open", "enforced"}[k]
 }
 
-// budgetDefaults fills spec 004 §5's defaults.
+// budgetDefaults fills the defaults of docs/semantics.md#write-latency-budget.
 func (c Config) budgetDefaults() Config {
 	if c.WriteLatencyBudget == 0 {
 		c.WriteLatencyBudget = DefaultWriteLatencyBudget
@@ -76,7 +76,7 @@ func (e *Engine) budgetClassOf(events []runstate.Event) (budgetClass, string) {
 }
 
 // commitWithinBudget commits a decision's batch under the write latency
-// budget (spec 004 §5). An enforced decision commits under a context that
+// budget (docs/semantics.md#write-latency-budget). An enforced decision commits under a context that
 // ends at the budget; if the budget ends the commit, the decision fails with
 // CodeUnavailable and the caller retries it whole: either nothing was
 // written, or (outcome unknown) it was written and the retry finds it

@@ -13,7 +13,7 @@ type ControlParams struct {
 	TenantID string
 	RunID    string
 	ActionID string
-	// SignalID, when non-nil, makes the call idempotent (spec 003's rules).
+	// SignalID, when non-nil, makes the call idempotent (the rules of docs/semantics.md#signal-idempotency).
 	SignalID *string
 	Reason   string
 	Actor    string
@@ -63,7 +63,7 @@ func (e *Engine) ApproveRun(ctx context.Context, p ControlParams) (*ControlResul
 	})
 }
 
-// PauseRun stops new scheduling; in-flight tasks finish (spec 004 §6).
+// PauseRun stops new scheduling; in-flight tasks finish (docs/semantics.md#pause-drain).
 func (e *Engine) PauseRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
 	return e.control(ctx, p, runstate.SignalPause, func(ch *change) error {
 		s := ch.state
@@ -113,7 +113,7 @@ func (c *change) checkDrained() {
 }
 
 // drainTimedOut forces a draining pause to PAUSED (alert PAUSE_DRAIN_TIMEOUT).
-// Orphaned tasks that complete later are accepted and applied (spec 004 §6, option A).
+// Orphaned tasks that complete later are accepted and applied (docs/semantics.md#pause-drain).
 func (c *change) drainTimedOut() {
 	s := c.state
 	if s.Status != runstate.RunPaused || s.Substatus != "DRAINING" {

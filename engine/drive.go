@@ -128,7 +128,7 @@ func (e *Engine) driveOwned(ctx context.Context, runID string, decide func(*chan
 // releaseAll gives every lease up (the engine is stopping).
 func (e background) releaseAll() { e.own.leases.ReleaseAll() }
 
-// Ownership is spec 003's checkpoint_ownership: how the engine makes sure
+// Ownership is checkpoint ownership (docs/semantics.md#checkpoint-ownership): how the engine makes sure
 // only one writer changes a run at a time.
 type Ownership string
 
@@ -144,7 +144,7 @@ const (
 	CASRequired Ownership = "cas-required"
 )
 
-// CheckpointOwnershipCapabilityError is spec 003's fail-fast error: the
+// CheckpointOwnershipCapabilityError is the fail-fast error of docs/semantics.md#capabilities-fail-fast: the
 // configuration requires concurrent owners but the store cannot compare and set.
 type CheckpointOwnershipCapabilityError struct {
 	Capability string

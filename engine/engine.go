@@ -27,8 +27,8 @@ type Clock = clock.Clock
 // SystemClock is the wall clock, in UTC.
 type SystemClock = clock.System
 
-// CompletionPolicy checks a manual completion before it is applied (spec 000
-// §3.3's SoD/policy check). It answers nil to allow, or an error to deny.
+// CompletionPolicy checks a manual completion before it is applied (the separation-of-duties check of
+// docs/semantics.md#manual-completion). It answers nil to allow, or an error to deny.
 type CompletionPolicy func(ctx context.Context, run *RunInfo, req *ManualCompletion) error
 
 // Config configures an Engine.
@@ -42,7 +42,7 @@ type Config struct {
 	// InlineResultLimit caps an inline step output (default 256 KiB); larger
 	// outputs must travel as artifact references.
 	InlineResultLimit int
-	// DrainTimeout bounds a pause's drain (default 5 minutes, spec 004 §6).
+	// DrainTimeout bounds a pause's drain (default 5 minutes, docs/semantics.md#pause-drain).
 	DrainTimeout time.Duration
 	// PollInterval is how often a long poll and the timer loop look at the
 	// store for work that another process made ready (default 200 ms); with
@@ -74,14 +74,14 @@ type Config struct {
 	Backpressure definition.BackpressureMode
 	Delay        time.Duration
 	// Outbox enqueues every appended event for export in the same batch
-	// (the transactional outbox of spec 004 §4); an export worker publishes
+	// (the transactional outbox of docs/semantics.md#outbox); an export worker publishes
 	// and removes the entries. Off: no entries are written.
 	Outbox bool
 	// Ownership is the checkpoint ownership mode (default single-owner, the
 	// embedded deployment; clusters use cas-required).
 	Ownership Ownership
 	// EventValidator checks every event the engine is about to append
-	// against its schema (spec 004 Appendix A); an event it refuses fails
+	// against its schema (docs/semantics.md#event-validation); an event it refuses fails
 	// the whole decision with CodeSchemaValidationFailed and nothing is
 	// written. Nil: no validation (weftd wires server.NewEventValidator).
 	EventValidator func(*runstate.Event) error
@@ -89,7 +89,7 @@ type Config struct {
 	// ...), with identifiers only. Default: a WARN line on Logger.
 	Alerts AlertFunc
 	// WriteLatencyBudget, FailOpenEventClasses and NeverFailOpenEventClasses
-	// are spec 004 §5's write latency budget (default 3s, [StepStarted],
+	// are the budget of docs/semantics.md#write-latency-budget (default 3s, [StepStarted],
 	// [StepCompleted, StepFailed]); docs/semantics.md says what each means.
 	WriteLatencyBudget        time.Duration
 	FailOpenEventClasses      []string

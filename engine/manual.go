@@ -11,7 +11,7 @@ import (
 	"github.com/weft-dev/weft/store"
 )
 
-// ManualCompletion is spec 000 §3.3's manual completion signal.
+// ManualCompletion is the manual completion of docs/semantics.md#manual-completion.
 type ManualCompletion struct {
 	TenantID        string
 	RunID           string
@@ -104,7 +104,7 @@ func (c *change) waitTimedOut(actionID string) error {
 	return c.advance()
 }
 
-// CompleteManualAction applies spec 000 §3.3: idempotent on (run, action,
+// CompleteManualAction applies docs/semantics.md#manual-completion: idempotent on (run, action,
 // token), with duplicates recognised before the state check — also one
 // accepted while this call waited its turn, so concurrent retries all get the
 // original result — then the completion policy, then the transition, with the

@@ -20,7 +20,7 @@ type attemptResult struct {
 	correlationID string
 }
 
-// recordAttempt appends the attempt's evidence (spec 000 §5) to the step and the log.
+// recordAttempt appends the attempt's evidence (docs/semantics.md#attempt-evidence) to the step and the log.
 func (c *change) recordAttempt(st *runstate.StepState, r attemptResult, willRetry bool) {
 	att := runstate.Attempt{
 		LogicalAttempt: st.LogicalAttempt,
@@ -159,7 +159,7 @@ func (c *change) cancelOpenSteps(reason string) error {
 			c.retireTask(st.TaskID, st.ReadyKey)
 			st.TaskID, st.ReadyKey = "", ""
 			if st.Reconcile {
-				// Cancellation observed before completion (spec 003's outcome table).
+				// Cancellation observed before completion (docs/semantics.md#reconciliation).
 				c.recordRecon(c.run.action(st.ActionID), st, reconCancelled, nil, &runstate.StepError{Class: definition.ErrorCancelled, Message: reason}, "", "")
 			}
 			if err := c.cancelStep(st, reason); err != nil {
@@ -260,7 +260,7 @@ func (c *change) nextCompensation() error {
 	return nil
 }
 
-// compensationKey is spec 000 §4's deterministic hook key.
+// compensationKey is the deterministic hook key of docs/semantics.md#compensation.
 func compensationKey(runID, actionID string) string { return runID + ":" + actionID + ":compensate" }
 
 // scheduleCompensation persists the hook's next attempt as a task.

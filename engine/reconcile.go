@@ -11,7 +11,7 @@ import (
 	"github.com/weft-dev/weft/store"
 )
 
-// Activity result reconciliation (spec 003). An activity is reconcilable when
+// Activity result reconciliation (docs/semantics.md#reconciliation). An activity is reconcilable when
 // the worker that claims it declares it verifiable (it derives an idempotency
 // key and has a verify function). For such an activity the engine keeps a
 // reconciliation record per scheduled operation, written in the same batch as
@@ -22,7 +22,7 @@ import (
 // Activities that are not reconcilable keep at-least-once dispatch and get
 // no record.
 
-// Reconciliation statuses (spec 003's record).
+// Reconciliation statuses (docs/semantics.md#reconciliation).
 const (
 	reconCompleted     = "completed"
 	reconFailed        = "failed"
@@ -31,7 +31,7 @@ const (
 	reconIndeterminate = "indeterminate"
 )
 
-// reconRecord is spec 003's reconciliation record.
+// reconRecord is the reconciliation record of docs/semantics.md#reconciliation.
 type reconRecord struct {
 	FormatVersion  int                 `json:"version"`
 	WorkflowID     string              `json:"workflow_id"`
@@ -52,8 +52,8 @@ func reconKey(runID, activity, operationID string) []byte {
 	return store.Key("rec", runID, activity, operationID)
 }
 
-// operationID is the scheduled operation's identifier (spec 003's
-// operationId), stable for an action's logical attempt.
+// operationID is the scheduled operation's identifier (operationId of
+// docs/semantics.md#reconciliation), stable for an action's logical attempt.
 func operationID(runID, actionID string, logical int) string {
 	return runID + "/" + actionID + "/" + strconv.Itoa(logical)
 }
@@ -110,7 +110,7 @@ func (c *change) scheduleVerify(a *definition.Action, st *runstate.StepState) {
 	c.dirty = true
 }
 
-// VerifyState is what a verify function found (spec 003).
+// VerifyState is what a verify function found (docs/semantics.md#reconciliation).
 type VerifyState string
 
 // The verify states.
@@ -131,7 +131,7 @@ type VerifyReport struct {
 	Diagnostic string
 }
 
-// ReportVerification applies spec 003's verify table to the step.
+// ReportVerification applies the verify table of docs/semantics.md#reconciliation to the step.
 func (e *Engine) ReportVerification(ctx context.Context, r VerifyReport) (*ReportResult, error) {
 	if len(r.Result) > 0 {
 		if err := e.checkOutput(r.Result); err != nil {

@@ -101,7 +101,7 @@ func TestReconcile_EveryVerifyStateAfterACrashAndRestart(t *testing.T) {
 	}
 }
 
-// verifyCase is one row of spec 003's verify table.
+// verifyCase is one row of the verify table of docs/semantics.md#reconciliation.
 type verifyCase struct {
 	state      VerifyState
 	result     string

@@ -165,7 +165,7 @@ func outboxKey(runID string, seq uint64) []byte {
 	return store.Key("ob", runID, store.Uint64(seq))
 }
 
-// runRequestKey maps spec 004 §3's submission tuple to a run.
+// runRequestKey maps the submission tuple of docs/semantics.md#run-request-idempotency to a run.
 func runRequestKey(tenant, project, env, planID, planVersion, runRequestID string) []byte {
 	return store.Key("rr", tenant, project, env, planID, planVersion, runRequestID)
 }
@@ -189,8 +189,8 @@ func runStatusKey(tenant string, status runstate.RunStatus, runID string) []byte
 // trigger commits; recovery finishes what a crash interrupted.
 func pendingTriggerKey(runID string) []byte { return store.Key("pt", runID) }
 
-// readyTaskKey is a task waiting in its queue: spec 003's
-// op:{queue}:{scheduled}:{id}, with the tenant before the queue so that one
+// readyTaskKey is a task waiting in its queue: the task queue key of
+// docs/semantics.md#persisted-format, with the tenant before the queue so that one
 // tenant's workers never see another's tasks.
 // Within one instant, tasks keep the order they were dispatched in (seq).
 func readyTaskKey(tenant, queue string, notBefore time.Time, seq uint64, taskID string) []byte {
@@ -218,7 +218,7 @@ func timerRange(now time.Time) (start, end []byte) {
 	return store.KeyPrefix("tmr"), store.KeyPrefix("tmr", store.Time(now.Add(time.Nanosecond)))
 }
 
-// signalKey holds an accepted signal's payload (spec 003's sig: record).
+// signalKey holds an accepted signal's payload (docs/semantics.md#accepted-signal-record).
 func signalKey(runID, name, id string) []byte { return store.Key("sig", runID, name, id) }
 
 // signalAcceptedKey holds the accepted-response record of a signal; an

@@ -137,7 +137,7 @@ func (e *Engine) FailTask(ctx context.Context, r TaskReport) (*ReportResult, err
 	return res, err
 }
 
-// checkOutput enforces the inline result limit (spec 004 §2).
+// checkOutput enforces the inline result limit (docs/semantics.md#artifacts-and-secrets).
 func (e *Engine) checkOutput(out json.RawMessage) error {
 	if len(out) > e.cfg.InlineResultLimit {
 		return errPayloadTooLarge(

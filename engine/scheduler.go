@@ -114,7 +114,7 @@ func (c *change) advance() error {
 	return c.settle()
 }
 
-// sequential reports whether the definition has no dependency edges (spec 000 §1.1).
+// sequential reports whether the definition has no dependency edges (docs/semantics.md#sequential-order).
 func (c *runView) sequential() bool {
 	if c.run.Definition.DAG {
 		return false
@@ -127,7 +127,7 @@ func (c *runView) sequential() bool {
 	return true
 }
 
-// byDispatchOrder sorts actions by order, then id compared byte-wise (spec 000 §1.2).
+// byDispatchOrder sorts actions by order, then id compared byte-wise (docs/semantics.md#dispatch-order).
 func byDispatchOrder(actions []*definition.Action) {
 	sort.SliceStable(actions, func(i, j int) bool {
 		if actions[i].Order != actions[j].Order {
@@ -261,7 +261,7 @@ func (c *change) dispatch(a *definition.Action) error {
 }
 
 // scheduleAttempt persists a task for the step's next engine attempt. The
-// first attempt of a logical attempt makes the step SCHEDULED (spec 001);
+// first attempt of a logical attempt makes the step SCHEDULED (docs/semantics.md#task-persistence);
 // later ones keep it RUNNING.
 func (c *change) scheduleAttempt(a *definition.Action, st *runstate.StepState, notBefore time.Time) error {
 	st.EngineAttempt++

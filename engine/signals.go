@@ -23,10 +23,10 @@ const signalKindPrefix = "weft:"
 // duplicates before retention may remove it.
 const DefaultSignalRetention = 7 * 24 * time.Hour
 
-// MaxSignalIDBytes bounds a signal_id (spec 003).
+// MaxSignalIDBytes bounds a signal_id (docs/semantics.md#signal-idempotency).
 const MaxSignalIDBytes = 128
 
-// AcceptedSignal is spec 003's canonical AcceptedSignalResult.
+// AcceptedSignal is the canonical AcceptedSignalResult (docs/semantics.md#accepted-signal-record).
 type AcceptedSignal struct {
 	Accepted         bool      `json:"accepted"`
 	RunID            string    `json:"run_id"`
@@ -36,7 +36,7 @@ type AcceptedSignal struct {
 	SignalStorageKey string    `json:"signal_storage_key"`
 }
 
-// acceptedRecord is the persisted accepted-response record (spec 003's fields).
+// acceptedRecord is the persisted accepted-response record (docs/semantics.md#accepted-signal-record).
 type acceptedRecord struct {
 	FormatVersion    int            `json:"version"`
 	RunID            string         `json:"workflow_id"`
@@ -65,7 +65,7 @@ type SignalResult struct {
 	Duplicate bool
 }
 
-// validateSignalID applies spec 003's validation table before anything is written.
+// validateSignalID applies the validation of docs/semantics.md#signal-idempotency before anything is written.
 func validateSignalID(field string, id *string) error {
 	if id == nil {
 		return nil
@@ -185,8 +185,7 @@ func isRejection(err error) bool {
 }
 
 // priorAcceptance answers the stored result of an earlier acceptance, or the
-// indeterminate fault when only the payload is durable (spec 003's crash
-// window), or nil when the signal is new.
+// indeterminate fault when only the payload is durable (docs/semantics.md#signal-crash-window), or nil when the signal is new.
 //
 // The payload is read first: both records are written in one batch, so once
 // the payload is visible an accepted record that is missing is really

@@ -19,7 +19,7 @@ type SubmitParams struct {
 	EnvironmentID string
 	// Definition is validated (after defaults) before anything is written.
 	Definition definition.Definition
-	// RunRequestID makes submission idempotent on spec 004 §3's tuple.
+	// RunRequestID makes submission idempotent on the tuple of docs/semantics.md#run-request-idempotency.
 	RunRequestID string
 	// Start triggers the run right after it is persisted.
 	Start bool
@@ -50,7 +50,7 @@ type SubmitResult struct {
 }
 
 // SubmitRun validates a definition and persists the run PENDING before it
-// answers (spec 001). With Start the run is then triggered; a crash between
+// answers (docs/semantics.md#submission). With Start the run is then triggered; a crash between
 // the two commits is finished by recovery (Tick), because the submission
 // leaves a pending-trigger marker that only the trigger removes.
 func (e *Engine) SubmitRun(ctx context.Context, p SubmitParams) (*SubmitResult, error) {

@@ -66,7 +66,7 @@ type Task struct {
 
 // PollTasks claims up to MaxTasks ready tasks of the worker's activities,
 // waiting up to Wait for one. A claim persists the step RUNNING with its
-// started_at (spec 001) in the same batch that hands the task out. While it
+// started_at (docs/semantics.md#task-persistence) in the same batch that hands the task out. While it
 // waits, a decision of this process that makes a task it asks for ready may
 // claim the task for it in the decision's own commit and hand it over
 // (dispatch.go); polls that began earlier are served first.
@@ -254,7 +254,7 @@ func (c *change) claimTask(t *taskRecord, workerID string, verifiable bool) (*Ta
 		return nil, nil
 	}
 	if s.Status == runstate.RunPaused {
-		return nil, errSkipTask // none newly started while paused (spec 004 §6)
+		return nil, errSkipTask // none newly started while paused (docs/semantics.md#pause-drain)
 	}
 	t.State, t.Token, t.WorkerID = taskClaimed, t.TaskID+"#"+randomToken(), workerID
 	t.ClaimedAt, t.HeartbeatAt = c.now, c.now

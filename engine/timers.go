@@ -158,7 +158,7 @@ func (c *change) backoffDue(ref string) error {
 }
 
 // workflowTimedOut fails the run: the workflow timeout caps everything,
-// BLOCKED time included (spec 002 §3.4). Work in flight is retired; the
+// BLOCKED time included (docs/semantics.md#timeouts). Work in flight is retired; the
 // failure policy compensates succeeded steps with hooks.
 func (c *change) workflowTimedOut() error {
 	s := c.state
@@ -174,8 +174,8 @@ func (c *change) workflowTimedOut() error {
 }
 
 // expireSignals removes the accepted-response records whose retention has
-// passed, with their payloads — but only where that is safe (spec 003's
-// cleanup rule): a signal the run has not consumed yet keeps its payload and
+// passed, with their payloads — but only where that is safe (the cleanup rule of
+// docs/semantics.md#persisted-format): a signal the run has not consumed yet keeps its payload and
 // record until the run consumes it or ends. Each removal is a change to the
 // run, so it is fenced like every other write to it.
 func (e background) expireSignals(ctx context.Context) error {

@@ -8,7 +8,7 @@ import (
 )
 
 // validateEvents checks every event of a decision with the configured
-// EventValidator before anything is written (spec 004 Appendix A): one
+// EventValidator before anything is written (docs/semantics.md#event-validation): one
 // invalid event fails the whole decision, so none of its events, checkpoint
 // or records is persisted.
 func (c *recorder) validateEvents() error {
