@@ -30,6 +30,7 @@ func snapshotOf(rec *runRecord, s *runstate.State) *runstate.Snapshot {
 		snap.Steps = append(snap.Steps, *st)
 		snap.Artifacts = append(snap.Artifacts, st.Artifacts...)
 	}
+	snap.Result = snap.RunResult()
 	return snap
 }
 

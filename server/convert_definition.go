@@ -25,6 +25,7 @@ func definitionOf(d *weftv1.WorkflowDefinition, path string) (definition.Definit
 		RequiresApproval:  d.GetRequiresApproval(),
 		DAG:               d.GetDag(),
 		DisplayName:       d.GetDisplayName(),
+		ResultActionID:    d.GetResultActionId(),
 	}
 	for i, a := range d.GetActions() {
 		action, err := actionOf(a, fmt.Sprintf("%s.actions[%d]", path, i))

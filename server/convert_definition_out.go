@@ -24,6 +24,7 @@ func definitionProto(d definition.Definition) *weftv1.WorkflowDefinition {
 		RequiresApproval:  d.RequiresApproval,
 		Dag:               d.DAG,
 		DisplayName:       d.DisplayName,
+		ResultActionId:    d.ResultActionID,
 	}
 	for _, a := range d.Actions {
 		out.Actions = append(out.Actions, actionProto(a))

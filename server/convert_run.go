@@ -38,6 +38,7 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 		Input:               jsonValue(s.Input),
 		Artifacts:           artifactsProto(s.Artifacts),
 		Deadline:            timestamp(s.Deadline),
+		Result:              jsonValue(s.Result),
 	}
 	for i := range s.Steps {
 		out.Steps = append(out.Steps, stepProto(s.RunID, &s.Steps[i]))

@@ -26,6 +26,9 @@ type Definition struct {
 	// even when no action declares a dependency: definitions read in spec
 	// 002's YAML shape are DAGs (docs/semantics.md#dag-shape).
 	DAG bool `json:"dag,omitempty"`
+	// ResultActionID names the action whose output is the run's result
+	// (docs/semantics.md#a-runs-result); empty: the run has none.
+	ResultActionID string `json:"result_action_id,omitempty"`
 }
 
 // Action is one step of a definition.

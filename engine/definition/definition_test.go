@@ -74,6 +74,7 @@ func TestValidate_Rules(t *testing.T) {
 		{"plan.version_pattern", func(d *Definition) { d.PlanVersion = "1 0" }, []fv{{"plan_version", "plan.version_pattern"}}},
 		{"plan.display_name_max_len", func(d *Definition) { d.DisplayName = strings.Repeat("é", 257) }, []fv{{"display_name", "plan.display_name_max_len"}}},
 		{"plan.display_name_utf8", func(d *Definition) { d.DisplayName = "\xff" }, []fv{{"display_name", "plan.display_name_utf8"}}},
+		{"plan.result_action_exists", func(d *Definition) { d.ResultActionID = "nope" }, []fv{{"result_action_id", "plan.result_action_exists"}}},
 		{"plan.timeout_range above 30 days", func(d *Definition) { d.Timeout = 31 * day }, []fv{{"timeout_ms", "plan.timeout_range"}}},
 		{"plan.timeout_range below 1 ms", func(d *Definition) { d.Timeout = Duration(time.Microsecond) }, []fv{{"timeout_ms", "plan.timeout_range"}}},
 		{"plan.backpressure_known", func(d *Definition) { d.Backpressure = "sometimes" }, []fv{{"backpressure", "plan.backpressure_known"}}},

@@ -50,6 +50,7 @@ func (d Definition) Validate() error {
 	v.checkPlan(d)
 	v.checkActions(d.Actions)
 	v.checkDAG(d.Actions)
+	v.checkResult(d)
 	return v.err("invalid definition")
 }
 
@@ -149,6 +150,19 @@ func (v *violations) checkPlan(d Definition) {
 		v.add("max_concurrent_runs", "plan.max_concurrent_runs_range",
 			"max_concurrent_runs must be unset or between 1 and %d, got %d", uint32(math.MaxUint32), d.MaxConcurrentRuns)
 	}
+}
+
+// checkResult checks that result_action_id names an action of the definition.
+func (v *violations) checkResult(d Definition) {
+	if d.ResultActionID == "" {
+		return
+	}
+	for _, a := range d.Actions {
+		if a.ID == d.ResultActionID {
+			return
+		}
+	}
+	v.add("result_action_id", "plan.result_action_exists", "result_action_id must name an action of the definition")
 }
 
 // checkActions checks the action list and each action.

@@ -22,6 +22,8 @@ import (
 //	planId | metadata.name | name     → plan_id (first present wins)
 //	planVersion | version | metadata.version → plan_version (default "1")
 //	displayName | metadata.displayName → display_name
+//	result: a                         → result_action_id: the step whose output
+//	                                    is the run's result
 //	timeout: "30m"                    → the workflow timeout
 //	requiresApproval: true            → requires_approval (ApproveRun before StartRun)
 //	maxConcurrentRuns: 5              → max_concurrent_runs
@@ -223,6 +225,9 @@ func (l *yamlLoader) definition(root *yaml.Node) Definition {
 	}
 	if n, p := body(root, spec, "compensation"); n != nil {
 		l.compensations(n, p, d.Actions)
+	}
+	if n, p := l.body(root, spec, "result", "result_action_id"); n != nil {
+		d.ResultActionID = l.str(n, p)
 	}
 	return d
 }

@@ -78,7 +78,7 @@ func TestLoadYAML_EveryKey(t *testing.T) {
 	t.Parallel()
 	d := loadFixture(t, "full.yaml")
 	want := Definition{
-		PlanID: "payments", PlanVersion: "3.1.0", DisplayName: "Payment capture", DAG: true,
+		PlanID: "payments", PlanVersion: "3.1.0", DisplayName: "Payment capture", DAG: true, ResultActionID: "capture",
 		Timeout: Duration(90 * time.Minute),
 		Actions: []Action{
 			{

@@ -36,6 +36,23 @@ type Snapshot struct {
 	Input               json.RawMessage
 	Artifacts           []ArtifactRef
 	Deadline            time.Time
+	// Result is the output of the action Definition.ResultActionID names,
+	// once the run is COMPLETED and that action SUCCEEDED; nil otherwise
+	// (docs/semantics.md#a-runs-result).
+	Result json.RawMessage
+}
+
+// RunResult answers the run's result: the output of the action the
+// definition names, once the run is COMPLETED and that action SUCCEEDED.
+func (s *Snapshot) RunResult() json.RawMessage {
+	id := s.Definition.ResultActionID
+	if id == "" || s.Status != RunCompleted {
+		return nil
+	}
+	if st := s.Step(id); st != nil && st.Status == StepSucceeded {
+		return st.Output
+	}
+	return nil
 }
 
 // Step answers the snapshot of one step, or nil.

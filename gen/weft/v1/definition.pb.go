@@ -277,9 +277,13 @@ type WorkflowDefinition struct {
 	DisplayName string `protobuf:"bytes,8,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
 	// Makes the definition a DAG even when no action declares depends_on: every
 	// action without dependencies is a root and starts at once (docs/semantics.md#dag-shape).
-	Dag           bool `protobuf:"varint,9,opt,name=dag,proto3" json:"dag,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Dag bool `protobuf:"varint,9,opt,name=dag,proto3" json:"dag,omitempty"`
+	// The id of the action whose output is the run's result (Run.result), once
+	// the run is COMPLETED (docs/semantics.md#a-runs-result). Empty: the run has
+	// no result.
+	ResultActionId string `protobuf:"bytes,10,opt,name=result_action_id,json=resultActionId,proto3" json:"result_action_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *WorkflowDefinition) Reset() {
@@ -373,6 +377,13 @@ func (x *WorkflowDefinition) GetDag() bool {
 		return x.Dag
 	}
 	return false
+}
+
+func (x *WorkflowDefinition) GetResultActionId() string {
+	if x != nil {
+		return x.ResultActionId
+	}
+	return ""
 }
 
 // Action is one step of a workflow.
@@ -790,7 +801,7 @@ var File_weft_v1_definition_proto protoreflect.FileDescriptor
 
 const file_weft_v1_definition_proto_rawDesc = "" +
 	"\n" +
-	"\x18weft/v1/definition.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x14weft/v1/common.proto\"\xa9\x04\n" +
+	"\x18weft/v1/definition.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x14weft/v1/common.proto\"\xdd\x04\n" +
 	"\x12WorkflowDefinition\x12A\n" +
 	"\aplan_id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x06planId\x12K\n" +
 	"\fplan_version\x18\x02 \x01(\tB(\xbaH%r#\x10\x01\x18@2\x1d^[A-Za-z0-9][A-Za-z0-9_.+-]*$R\vplanVersion\x126\n" +
@@ -802,7 +813,9 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\x13max_concurrent_runs\x18\x06 \x01(\rB\a\xbaH\x04*\x02(\x01H\x01R\x11maxConcurrentRuns\x88\x01\x01\x12+\n" +
 	"\x11requires_approval\x18\a \x01(\bR\x10requiresApproval\x12+\n" +
 	"\fdisplay_name\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\vdisplayName\x12\x10\n" +
-	"\x03dag\x18\t \x01(\bR\x03dagB\r\n" +
+	"\x03dag\x18\t \x01(\bR\x03dag\x122\n" +
+	"\x10result_action_id\x18\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x0eresultActionIdB\r\n" +
 	"\v_timeout_msB\x16\n" +
 	"\x14_max_concurrent_runs\"\xb4\n" +
 	"\n" +

@@ -475,6 +475,10 @@ type Run struct {
 	// What started the run: "api" (a client's submission), "manual" (an
 	// operator's trigger of a schedule) or "schedule" (a schedule's fire).
 	TriggerSource string `protobuf:"bytes,26,opt,name=trigger_source,json=triggerSource,proto3" json:"trigger_source,omitempty"`
+	// The run's result: the output of the action its definition names in
+	// result_action_id, set once the run is COMPLETED and that action SUCCEEDED
+	// (docs/semantics.md#a-runs-result).
+	Result        *structpb.Value `protobuf:"bytes,27,opt,name=result,proto3" json:"result,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -689,6 +693,13 @@ func (x *Run) GetTriggerSource() string {
 		return x.TriggerSource
 	}
 	return ""
+}
+
+func (x *Run) GetResult() *structpb.Value {
+	if x != nil {
+		return x.Result
+	}
+	return nil
 }
 
 // Step is one action's snapshot.
@@ -2542,7 +2553,7 @@ var File_weft_v1_run_proto protoreflect.FileDescriptor
 
 const file_weft_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/signal.proto\"\x81\t\n" +
+	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/signal.proto\"\xb1\t\n" +
 	"\x03Run\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x1d\n" +
@@ -2575,7 +2586,8 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\tartifacts\x18\x17 \x03(\v2\x14.weft.v1.ArtifactRefR\tartifacts\x126\n" +
 	"\bdeadline\x18\x18 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12!\n" +
 	"\ffailed_steps\x18\x19 \x01(\rR\vfailedSteps\x12%\n" +
-	"\x0etrigger_source\x18\x1a \x01(\tR\rtriggerSource\"\xdc\a\n" +
+	"\x0etrigger_source\x18\x1a \x01(\tR\rtriggerSource\x12.\n" +
+	"\x06result\x18\x1b \x01(\v2\x16.google.protobuf.ValueR\x06result\"\xdc\a\n" +
 	"\x04Step\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12+\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12,\n" +
@@ -2866,74 +2878,75 @@ var file_weft_v1_run_proto_depIdxs = []int32{
 	36, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
 	37, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
 	34, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
-	2,  // 13: weft.v1.Step.status:type_name -> weft.v1.StepStatus
-	8,  // 14: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
-	34, // 15: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
-	34, // 16: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
-	34, // 17: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
-	36, // 18: weft.v1.Step.output:type_name -> google.protobuf.Value
-	37, // 19: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
-	9,  // 20: weft.v1.Step.error:type_name -> weft.v1.StepError
-	4,  // 21: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
-	9,  // 22: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
-	34, // 23: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
-	38, // 24: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
-	5,  // 25: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
-	9,  // 26: weft.v1.Attempt.error:type_name -> weft.v1.StepError
-	34, // 27: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	34, // 28: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
-	39, // 29: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
-	9,  // 30: weft.v1.RunError.error:type_name -> weft.v1.StepError
-	34, // 31: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
-	35, // 32: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	36, // 33: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
-	6,  // 34: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
-	6,  // 35: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
-	40, // 36: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 37: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
-	6,  // 38: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
-	6,  // 39: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
-	0,  // 40: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
-	34, // 41: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
-	34, // 42: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
-	6,  // 43: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
-	40, // 44: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 45: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
-	40, // 46: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 47: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
-	40, // 48: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 49: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
-	40, // 50: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 51: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
-	40, // 52: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 53: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
-	12, // 54: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
-	14, // 55: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
-	16, // 56: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
-	18, // 57: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
-	20, // 58: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
-	22, // 59: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
-	24, // 60: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
-	26, // 61: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
-	28, // 62: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
-	30, // 63: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
-	32, // 64: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
-	13, // 65: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
-	15, // 66: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
-	17, // 67: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
-	19, // 68: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
-	21, // 69: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
-	23, // 70: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
-	25, // 71: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
-	27, // 72: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
-	29, // 73: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
-	31, // 74: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
-	33, // 75: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
-	65, // [65:76] is the sub-list for method output_type
-	54, // [54:65] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	36, // 13: weft.v1.Run.result:type_name -> google.protobuf.Value
+	2,  // 14: weft.v1.Step.status:type_name -> weft.v1.StepStatus
+	8,  // 15: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
+	34, // 16: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
+	34, // 17: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
+	34, // 18: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
+	36, // 19: weft.v1.Step.output:type_name -> google.protobuf.Value
+	37, // 20: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
+	9,  // 21: weft.v1.Step.error:type_name -> weft.v1.StepError
+	4,  // 22: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
+	9,  // 23: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
+	34, // 24: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
+	38, // 25: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	5,  // 26: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
+	9,  // 27: weft.v1.Attempt.error:type_name -> weft.v1.StepError
+	34, // 28: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	34, // 29: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
+	39, // 30: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
+	9,  // 31: weft.v1.RunError.error:type_name -> weft.v1.StepError
+	34, // 32: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
+	35, // 33: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	36, // 34: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
+	6,  // 35: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
+	6,  // 36: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
+	40, // 37: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 38: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
+	6,  // 39: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
+	6,  // 40: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
+	0,  // 41: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
+	34, // 42: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
+	34, // 43: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
+	6,  // 44: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
+	40, // 45: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 46: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
+	40, // 47: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 48: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
+	40, // 49: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 50: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
+	40, // 51: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 52: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
+	40, // 53: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 54: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
+	12, // 55: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
+	14, // 56: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
+	16, // 57: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
+	18, // 58: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
+	20, // 59: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
+	22, // 60: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
+	24, // 61: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
+	26, // 62: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
+	28, // 63: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
+	30, // 64: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
+	32, // 65: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
+	13, // 66: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
+	15, // 67: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
+	17, // 68: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
+	19, // 69: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
+	21, // 70: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
+	23, // 71: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
+	25, // 72: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
+	27, // 73: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
+	29, // 74: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
+	31, // 75: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
+	33, // 76: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
+	66, // [66:77] is the sub-list for method output_type
+	55, // [55:66] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_run_proto_init() }
