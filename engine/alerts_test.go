@@ -4,14 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-
-	"github.com/weft-dev/weft/engine/runstate"
 )
-
-// ScenarioEventValidator, when an external test package sets it (in init,
-// before any test runs), validates every event of every bundle's engine:
-// engine/validation_server_test.go sets it to the server's proto schema.
-var ScenarioEventValidator func(*runstate.Event) error
 
 // alertRecorder keeps the alerts an engine raised.
 type alertRecorder struct {

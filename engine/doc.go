@@ -13,9 +13,11 @@
 // engine/internal/dispatch, which never decides.
 //
 // Layering: it may import the store contract (package store, never a
-// backend), the lease interface, internal/clock, and the standard library
-// with uuid and YAML. It knows nothing of HTTP, Connect or Protobuf
-// transports: the server package translates between the API and the engine,
-// and no package of the engine, tests included, imports the server
-// (tools/weftlint enforces both).
+// backend), the lease interface, internal/clock, its own packages and the
+// standard library with uuid and YAML. It knows nothing of HTTP or Connect:
+// the server package translates between the API and the engine, and no
+// package of the engine, tests included, imports the server (tools/weftlint
+// and engine/imports_test.go enforce both). The one place it meets Protobuf
+// is engine/eventpb, which checks each event against the proto's rules
+// before it is appended (docs/semantics.md#event-validation).
 package engine

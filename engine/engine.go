@@ -80,11 +80,10 @@ type Config struct {
 	// Ownership is the checkpoint ownership mode (default single-owner, the
 	// embedded deployment; clusters use cas-required).
 	Ownership Ownership
-	// EventValidator checks every event the engine is about to append
-	// against its schema (docs/semantics.md#event-validation); an event it refuses fails
-	// the whole decision with CodeSchemaValidationFailed and nothing is
-	// written. Nil: no validation (weftd wires server.NewEventValidator).
-	EventValidator func(*runstate.Event) error
+	// validateEvent replaces the schema check of every event the engine is
+	// about to append (docs/semantics.md#event-validation), for tests in this
+	// package only; nil is eventpb.Validate, the proto's rules.
+	validateEvent func(*runstate.Event) error
 	// Alerts receives the spec's operational alerts (AlertProjectorLagHigh,
 	// ...), with identifiers only. Default: a WARN line on Logger.
 	Alerts AlertFunc

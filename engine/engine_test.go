@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/eventpb"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -64,14 +65,12 @@ func setupWith(t *testing.T, st store.Store, configure ...func(*Config)) *bundle
 	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
 	alerts, validated := &alertRecorder{}, &atomic.Int64{}
 	cfg := Config{Store: st, Clock: clock, Alerts: alerts.record}
-	if v := ScenarioEventValidator; v != nil {
-		cfg.EventValidator = func(ev *runstate.Event) error {
-			err := v(ev)
-			if err == nil {
-				validated.Add(1)
-			}
-			return err
+	cfg.validateEvent = func(ev *runstate.Event) error { // the default schema check, counted
+		err := eventpb.Validate(ev)
+		if err == nil {
+			validated.Add(1)
 		}
+		return err
 	}
 	for _, c := range configure {
 		c(&cfg)

@@ -167,7 +167,7 @@ func (c *recorder) clearTimer(due time.Time, kind timerKind, ref string) {
 }
 
 // batch answers the conditional batch for a checkpoint read at version. It
-// validates every event first (EventValidator) and answers no batch at all
+// validates every event first (validateEvents) and answers no batch at all
 // when one is invalid.
 func (c *recorder) batch(version uint64) (*store.Batch, error) {
 	if err := c.validateEvents(); err != nil {

@@ -110,23 +110,12 @@ func (c *change) scheduleVerify(a *definition.Action, st *runstate.StepState) {
 	c.dirty = true
 }
 
-// VerifyState is what a verify function found (docs/semantics.md#reconciliation).
-type VerifyState string
-
-// The verify states.
-const (
-	VerifyNotCompleted               VerifyState = "not-completed"
-	VerifyCompletedWithResult        VerifyState = "completed-with-result"
-	VerifyCompletedResultUnavailable VerifyState = "completed-result-unavailable"
-	VerifyIndeterminate              VerifyState = "indeterminate"
-)
-
 // VerifyReport is a worker's answer to a verify task.
 type VerifyReport struct {
 	TenantID   string
 	Token      string
 	WorkerID   string
-	State      VerifyState
+	State      runstate.VerifyState
 	Result     json.RawMessage
 	Diagnostic string
 }
@@ -158,12 +147,12 @@ func (c *change) applyVerify(a *definition.Action, st *runstate.StepState, r Ver
 	c.emit(runstate.EvStepVerified, st.ActionID, st.LogicalAttempt, st.EngineAttempt, runstate.EventData{
 		VerifyState: string(r.State), ReconciliationKey: key, Reason: r.Diagnostic})
 	switch {
-	case r.State == VerifyNotCompleted:
+	case r.State == runstate.VerifyNotCompleted:
 		// No side effect happened: dispatch again.
 		if err := c.scheduleAttempt(a, st, c.now); err != nil {
 			return err
 		}
-	case r.State == VerifyCompletedWithResult && len(r.Result) > 0:
+	case r.State == runstate.VerifyCompletedWithResult && len(r.Result) > 0:
 		c.recordRecon(a, st, reconCompleted, r.Result, nil, "", r.Diagnostic)
 		if err := c.succeedStep(st, r.Result, nil, "reconciliation"); err != nil {
 			return err
@@ -171,11 +160,11 @@ func (c *change) applyVerify(a *definition.Action, st *runstate.StepState, r Ver
 		if err := c.advance(); err != nil {
 			return err
 		}
-	case r.State == VerifyCompletedWithResult:
+	case r.State == runstate.VerifyCompletedWithResult:
 		if err := c.failReconciled(a, st, definition.ErrorReconciliationIndeterminate, "verifier contradiction: completed-with-result without a result"); err != nil {
 			return err
 		}
-	case r.State == VerifyCompletedResultUnavailable:
+	case r.State == runstate.VerifyCompletedResultUnavailable:
 		if err := c.failReconciled(a, st, definition.ErrorReconciliationResultUnavailable, "the side effect completed but its result cannot be reconstructed"); err != nil {
 			return err
 		}

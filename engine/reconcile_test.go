@@ -59,7 +59,7 @@ func (b *bundle) restart() {
 	b.eng = eng
 }
 
-func (b *bundle) verify(state VerifyState, result string) *Task {
+func (b *bundle) verify(state runstate.VerifyState, result string) *Task {
 	b.t.Helper()
 	b.pollNone("act-charge") // a worker that cannot verify gets nothing: no blind redispatch
 	tasks := b.pollVerifiable("act-charge")
@@ -86,14 +86,14 @@ func countEvents(b *bundle, runID, typ string) int {
 
 func TestReconcile_EveryVerifyStateAfterACrashAndRestart(t *testing.T) {
 	cases := []verifyCase{
-		{VerifyNotCompleted, "", runstate.StepSucceeded, "", true},
-		{VerifyCompletedWithResult, `{"charge":"ch_1"}`, runstate.StepSucceeded, "", false},
-		{VerifyCompletedResultUnavailable, "", runstate.StepFailed, definition.ErrorReconciliationResultUnavailable, false},
-		{VerifyIndeterminate, "", runstate.StepFailed, definition.ErrorReconciliationIndeterminate, false},
-		{VerifyCompletedWithResult, "", runstate.StepFailed, definition.ErrorReconciliationIndeterminate, false}, // contradiction: fail closed
+		{runstate.VerifyNotCompleted, "", runstate.StepSucceeded, "", true},
+		{runstate.VerifyCompletedWithResult, `{"charge":"ch_1"}`, runstate.StepSucceeded, "", false},
+		{runstate.VerifyCompletedResultUnavailable, "", runstate.StepFailed, definition.ErrorReconciliationResultUnavailable, false},
+		{runstate.VerifyIndeterminate, "", runstate.StepFailed, definition.ErrorReconciliationIndeterminate, false},
+		{runstate.VerifyCompletedWithResult, "", runstate.StepFailed, definition.ErrorReconciliationIndeterminate, false}, // contradiction: fail closed
 	}
 	for _, tc := range cases {
-		t.Run(string(tc.state)+map[bool]string{true: "", false: " without result"}[tc.result != "" || tc.state != VerifyCompletedWithResult], func(t *testing.T) {
+		t.Run(string(tc.state)+map[bool]string{true: "", false: " without result"}[tc.result != "" || tc.state != runstate.VerifyCompletedWithResult], func(t *testing.T) {
 			for _, backend := range scenarioBackends {
 				t.Run(backend.name, func(t *testing.T) { verifyStateAfterRestart(t, setupWith(t, backend.open(t)), tc) })
 			}
@@ -103,7 +103,7 @@ func TestReconcile_EveryVerifyStateAfterACrashAndRestart(t *testing.T) {
 
 // verifyCase is one row of the verify table of docs/semantics.md#reconciliation.
 type verifyCase struct {
-	state      VerifyState
+	state      runstate.VerifyState
 	result     string
 	wantStatus runstate.StepStatus
 	wantClass  definition.ErrorClass
@@ -130,7 +130,7 @@ func verifyStateAfterRestart(t *testing.T, b *bundle, tc verifyCase) {
 	if tc.wantClass != "" {
 		require.Equal(t, tc.wantClass, st.Error.Class)
 	}
-	if tc.state == VerifyCompletedWithResult && tc.result != "" {
+	if tc.state == runstate.VerifyCompletedWithResult && tc.result != "" {
 		require.JSONEq(t, tc.result, string(st.Output), "the verifier's result is the step's")
 		require.Equal(t, reconCompleted, b.recon(runID, "act-charge", "charge").Status)
 	}

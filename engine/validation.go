@@ -4,19 +4,21 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/weft-dev/weft/engine/eventpb"
 	"github.com/weft-dev/weft/engine/runstate"
 )
 
-// validateEvents checks every event of a decision with the configured
-// EventValidator before anything is written (docs/semantics.md#event-validation): one
-// invalid event fails the whole decision, so none of its events, checkpoint
-// or records is persisted.
+// validateEvents checks every event of a decision against the proto's
+// rules (eventpb.Validate) before anything is written
+// (docs/semantics.md#event-validation): one invalid event fails the whole
+// decision, so none of its events, checkpoint or records is persisted.
 func (c *recorder) validateEvents() error {
-	if c.e == nil || c.e.cfg.EventValidator == nil {
-		return nil
+	validate := eventpb.Validate
+	if c.e != nil && c.e.cfg.validateEvent != nil {
+		validate = c.e.cfg.validateEvent
 	}
 	for i := range c.events {
-		if err := c.e.cfg.EventValidator(&c.events[i]); err != nil {
+		if err := validate(&c.events[i]); err != nil {
 			return schemaValidationFailed(&c.events[i], err)
 		}
 	}
@@ -29,7 +31,7 @@ func (c *recorder) validateEvents() error {
 func schemaValidationFailed(ev *runstate.Event, err error) *Error {
 	out := &Error{Code: CodeSchemaValidationFailed, RunID: ev.RunID, ActionID: stepActionID(ev.StepID), Err: err,
 		Message: "event " + ev.Type + " (run_seq " + strconv.FormatUint(ev.Seq, 10) + ") fails its schema; nothing was persisted"}
-	var e *Error
+	var e *eventpb.SchemaError
 	if errors.As(err, &e) && len(e.Violations) > 0 {
 		out.Violations = append([]FieldViolation(nil), e.Violations...)
 	} else {

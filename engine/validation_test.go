@@ -12,7 +12,6 @@ import (
 )
 
 func TestEventValidation_EveryEventOfARunIsValidatedAgainstTheProtoSchema(t *testing.T) {
-	require.NotNil(t, ScenarioEventValidator, "engine/validation_server_test.go sets the server's validator")
 	b := setup(t)
 	scenarioDAG_AllOfJoinWaitsForEveryPredecessor(t, b)
 	runs, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant})
@@ -24,16 +23,8 @@ func TestEventValidation_EveryEventOfARunIsValidatedAgainstTheProtoSchema(t *tes
 func TestEventValidation_AnInvalidEventFailsTheDecisionAndNothingIsPersisted(t *testing.T) {
 	var blank atomic.Bool
 	b := setupWith(t, memstore.New(memstore.Config{}), func(c *Config) {
-		inner := c.EventValidator
-		if inner == nil { // without the server's schema: the rule it would apply
-			inner = func(ev *runstate.Event) error {
-				if ev.EmittedBy == "" {
-					return invalid(violation("emitted_by", "string.min_len", "value length must be at least 1 characters"))
-				}
-				return nil
-			}
-		}
-		c.EventValidator = func(ev *runstate.Event) error {
+		inner := c.validateEvent // the proto's rules, as every engine applies them
+		c.validateEvent = func(ev *runstate.Event) error {
 			if blank.Load() && ev.Type == runstate.EvStepCompleted {
 				broken := *ev
 				broken.EmittedBy = "" // a test hook: a producer that forgot who it is

@@ -8,6 +8,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/weft-dev/weft/engine/eventpb"
 )
 
 // rawJSON answers a google.protobuf.Value as JSON; nil stays nil (unset).
@@ -27,19 +29,12 @@ func rawJSON(v *structpb.Value) (json.RawMessage, error) {
 	return b, nil
 }
 
-// jsonValue answers JSON as a google.protobuf.Value; empty JSON is unset
-// (nil). JSON the engine stored is valid, so an undecodable value cannot
-// happen; should it, the field is left unset rather than failing a read.
-func jsonValue(raw json.RawMessage) *structpb.Value {
-	if len(raw) == 0 {
-		return nil
-	}
-	v := &structpb.Value{}
-	if err := protojson.Unmarshal(raw, v); err != nil {
-		return nil
-	}
-	return v
-}
+// jsonValue answers JSON as a google.protobuf.Value, empty JSON unset, and
+// timestamp a time as a Timestamp, zero unset: eventpb's, which events use.
+var (
+	jsonValue = eventpb.JSONValue
+	timestamp = eventpb.Timestamp
+)
 
 // jsonValueOrNull is jsonValue where the field must be set, as in a map
 // entry: empty JSON becomes null.
@@ -48,14 +43,6 @@ func jsonValueOrNull(raw json.RawMessage) *structpb.Value {
 		return v
 	}
 	return structpb.NewNullValue()
-}
-
-// timestamp answers t as a Timestamp, or nil when t is zero.
-func timestamp(t time.Time) *timestamppb.Timestamp {
-	if t.IsZero() {
-		return nil
-	}
-	return timestamppb.New(t)
 }
 
 // timeOf answers a Timestamp as a UTC time, zero when unset.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/eventpb"
 	"github.com/weft-dev/weft/engine/runstate"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
@@ -79,51 +80,6 @@ func stepProto(runID string, st *runstate.StepState) *weftv1.Step {
 // the adapter derives it the same way.
 func actionIdempotencyKey(runID, actionID string) string { return runID + ":" + actionID }
 
-func attemptProto(a *runstate.Attempt) *weftv1.Attempt {
-	if a == nil {
-		return nil
-	}
-	return &weftv1.Attempt{
-		LogicalAttemptId: uint32(max(a.LogicalAttempt, 0)),
-		EngineAttemptId:  uint32(max(a.EngineAttempt, 0)),
-		Outcome:          attemptOutcomes.proto(a.Outcome),
-		Error:            stepErrorProto(a.Error),
-		StartedAt:        timestamp(a.StartedAt),
-		CompletedAt:      timestamp(a.CompletedAt),
-		WorkerId:         a.WorkerID,
-	}
-}
-
-func stepErrorProto(e *runstate.StepError) *weftv1.StepError {
-	if e == nil {
-		return nil
-	}
-	return &weftv1.StepError{ErrorClass: errorClasses.proto(e.Class), Code: e.Code, Message: e.Message, Retryable: e.Retryable}
-}
-
-func runErrorProto(e *runstate.RunError) *weftv1.RunError {
-	if e == nil {
-		return nil
-	}
-	return &weftv1.RunError{ActionId: e.ActionID, Error: stepErrorProto(e.Error), WorkflowTimeout: e.WorkflowTimeout}
-}
-
-func cancellationProto(c *runstate.Cancellation) *weftv1.Cancellation {
-	if c == nil {
-		return nil
-	}
-	return &weftv1.Cancellation{CancelledBy: c.CancelledBy, Reason: c.Reason, RequestedAt: timestamp(c.RequestedAt)}
-}
-
-func artifactsProto(in []runstate.ArtifactRef) []*weftv1.ArtifactRef {
-	var out []*weftv1.ArtifactRef
-	for _, a := range in {
-		out = append(out, &weftv1.ArtifactRef{Uri: a.URI, Kind: a.Kind, Sha256: a.SHA256, SizeBytes: a.SizeBytes,
-			ExpiresAt: timestamp(a.ExpiresAt)})
-	}
-	return out
-}
-
 // artifactsOf converts a worker's artifact references.
 func artifactsOf(in []*weftv1.ArtifactRef) []runstate.ArtifactRef {
 	var out []runstate.ArtifactRef
@@ -140,17 +96,14 @@ func acceptedProto(a engine.AcceptedSignal) *weftv1.AcceptedSignalResult {
 		SignalId: a.SignalID, AcceptedAt: timestamp(a.AcceptedAt), SignalStorageKey: a.SignalStorageKey}
 }
 
-// manualResultProto converts a manual completion's canonical result.
-func manualResultProto(r runstate.ManualResult) *weftv1.ManualCompletionResult {
-	return &weftv1.ManualCompletionResult{RunId: r.RunID, ActionId: r.ActionID, CompletionToken: r.CompletionToken,
-		Outcome: manualOutcomes.proto(r.Outcome), ActorUserId: r.ActorUserID, AcceptedAt: timestamp(r.AcceptedAt),
-		Principal: r.Principal, Notes: r.Notes, EvidenceRefs: r.EvidenceRefs}
-}
-
-// stepManualProto converts the manual completion a step keeps, if any.
-func stepManualProto(r *runstate.ManualResult) *weftv1.ManualCompletionResult {
-	if r == nil {
-		return nil
-	}
-	return manualResultProto(*r)
-}
+// The conversions of run state that events share are eventpb's, so that a
+// run and its events read the same.
+var (
+	attemptProto      = eventpb.Attempt
+	stepErrorProto    = eventpb.StepError
+	runErrorProto     = eventpb.RunError
+	cancellationProto = eventpb.Cancellation
+	artifactsProto    = eventpb.Artifacts
+	manualResultProto = eventpb.ManualResult
+	stepManualProto   = eventpb.StepManual
+)

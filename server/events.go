@@ -7,6 +7,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/eventpb"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 )
@@ -46,7 +47,7 @@ func (s *EventService) ListEvents(ctx context.Context, req *connect.Request[weft
 	}
 	out := &weftv1.ListEventsResponse{LastEventSeq: res.LastEventSeq, HasMore: res.HasMore}
 	for i := range res.Events {
-		out.Events = append(out.Events, eventProto(&res.Events[i]))
+		out.Events = append(out.Events, eventpb.Event(&res.Events[i]))
 	}
 	return connect.NewResponse(out), nil
 }
@@ -115,7 +116,7 @@ func (w *watch) step(ctx context.Context) (bool, error) {
 			return false, err
 		}
 		for i := range res.Events {
-			if err := w.stream.Send(&weftv1.WatchEventsResponse{Event: eventProto(&res.Events[i])}); err != nil {
+			if err := w.stream.Send(&weftv1.WatchEventsResponse{Event: eventpb.Event(&res.Events[i])}); err != nil {
 				return false, err
 			}
 			w.after = res.Events[i].Seq
@@ -170,7 +171,7 @@ func (s *EventService) eventsBetween(ctx context.Context, tenant, runID string, 
 			if res.Events[i].Seq > upTo {
 				return out, nil
 			}
-			out = append(out, eventProto(&res.Events[i]))
+			out = append(out, eventpb.Event(&res.Events[i]))
 			after = res.Events[i].Seq
 		}
 		if !res.HasMore || len(res.Events) == 0 {

@@ -233,10 +233,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	defer stopExport()
-	validator, err := server.NewEventValidator()
-	if err != nil {
-		return err
-	}
 	engLogger := logger.With(slog.String("component", "engine"))
 	alerts, err := engineAlerts(metrics.Provider.Meter(meterName), engLogger)
 	if err != nil {
@@ -248,8 +244,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	eng, err := engine.New(engine.Config{Store: st, Logger: engLogger,
 		Ownership: cl.mode, Leases: leases, Notifier: cl.notifier(), LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
-		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: outbox,
-		EventValidator: validator, Alerts: alerts})
+		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: outbox, Alerts: alerts})
 	if err != nil {
 		return err
 	}

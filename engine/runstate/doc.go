@@ -6,6 +6,6 @@
 // takes state and events and answers new state; nothing reads a clock,
 // a store or the network, so the rules can be tested on their own.
 //
-// It may import the standard library and engine/definition, never the
+// Layering: it may import the standard library and engine/definition, never the
 // engine, the store, a transport or generated code.
 package runstate

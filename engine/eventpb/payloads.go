@@ -1,7 +1,6 @@
-package server
+package eventpb
 
 import (
-	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/runstate"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
@@ -25,7 +24,7 @@ var runPayloads = map[string]payloadFiller{
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunStarted{RunStarted: &weftv1.RunStarted{Status: runStatusOf(d),
 			EngineRunRef: ev.RunID, EngineType: "weft", PlanRef: planRef(ev), Context: runContextProto(d.Context),
-			StartedAt: timestamp(d.StartedAt)}}
+			StartedAt: Timestamp(d.StartedAt)}}
 	},
 	runstate.EvRunBlocked: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
@@ -38,7 +37,7 @@ var runPayloads = map[string]payloadFiller{
 	runstate.EvRunPaused: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunPaused{RunPaused: &weftv1.RunPaused{Status: runStatusOf(d),
-			Substatus: runSubstatuses.proto(d.Substatus), InFlightTasks: uint32(max(d.InFlightTasks, 0)),
+			Substatus: RunSubstatuses.Proto(d.Substatus), InFlightTasks: uint32(max(d.InFlightTasks, 0)),
 			RequestedBy: d.Actor, Reason: d.Reason}}
 	},
 	runstate.EvRunDrained: func(ev *runstate.Event, out *weftv1.Event) {
@@ -57,18 +56,18 @@ var runPayloads = map[string]payloadFiller{
 	},
 	runstate.EvRunCompleted: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_RunCompleted{RunCompleted: &weftv1.RunCompleted{Status: runStatusOf(&ev.Data),
-			CompletedAt: timestamp(ev.Data.CompletedAt)}}
+			CompletedAt: Timestamp(ev.Data.CompletedAt)}}
 	},
 	runstate.EvRunFailed: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunFailed{RunFailed: &weftv1.RunFailed{Status: runStatusOf(d),
-			Error: runErrorProto(d.RunError), CompensationOutcome: compensationOutcomes.proto(d.CompensationOutcome),
-			CompletedAt: timestamp(d.CompletedAt)}}
+			Error: RunError(d.RunError), CompensationOutcome: CompensationOutcomes.Proto(d.CompensationOutcome),
+			CompletedAt: Timestamp(d.CompletedAt)}}
 	},
 	runstate.EvRunCancelled: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunCancelled{RunCancelled: &weftv1.RunCancelled{Status: runStatusOf(d),
-			Cancellation: cancellationProto(d.Cancellation), CompletedAt: timestamp(d.CompletedAt)}}
+			Cancellation: Cancellation(d.Cancellation), CompletedAt: Timestamp(d.CompletedAt)}}
 	},
 }
 
@@ -77,24 +76,24 @@ var stepPayloads = map[string]payloadFiller{
 	runstate.EvStepScheduled: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_StepScheduled{StepScheduled: &weftv1.StepScheduled{Status: stepStatusOf(d),
-			TaskId: d.TaskID, Queue: d.Queue, NotBefore: timestamp(d.NotBefore)}}
+			TaskId: d.TaskID, Queue: d.Queue, NotBefore: Timestamp(d.NotBefore)}}
 	},
 	runstate.EvStepStarted: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_StepStarted{StepStarted: &weftv1.StepStarted{Status: stepStatusOf(d),
-			WorkerId: d.WorkerID, StartedAt: timestamp(d.StartedAt)}}
+			WorkerId: d.WorkerID, StartedAt: Timestamp(d.StartedAt)}}
 	},
 	runstate.EvStepCompleted: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_StepCompleted{StepCompleted: &weftv1.StepCompleted{Status: stepStatusOf(d),
-			Output: jsonValue(d.Output), Artifacts: artifactsProto(d.Artifacts), CompletedAt: timestamp(d.CompletedAt),
+			Output: JSONValue(d.Output), Artifacts: Artifacts(d.Artifacts), CompletedAt: Timestamp(d.CompletedAt),
 			Source: d.Source}}
 	},
 	runstate.EvStepFailed: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_StepFailed{StepFailed: &weftv1.StepFailed{Status: stepStatusOf(d),
-			Error: stepErrorProto(d.Error), CompletedAt: timestamp(d.CompletedAt), WillRetry: d.WillRetry,
-			NextAttemptAt: timestamp(d.NextAttemptAt)}}
+			Error: StepError(d.Error), CompletedAt: Timestamp(d.CompletedAt), WillRetry: d.WillRetry,
+			NextAttemptAt: Timestamp(d.NextAttemptAt)}}
 	},
 	runstate.EvStepSkipped: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_StepSkipped{StepSkipped: &weftv1.StepSkipped{Status: stepStatusOf(&ev.Data),
@@ -107,7 +106,7 @@ var stepPayloads = map[string]payloadFiller{
 	runstate.EvStepWaiting: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_StepWaiting{StepWaiting: &weftv1.StepWaiting{Status: stepStatusOf(d),
-			CompletionToken: d.CompletionToken, SignalName: d.SignalName, Deadline: timestamp(d.Deadline)}}
+			CompletionToken: d.CompletionToken, SignalName: d.SignalName, Deadline: Timestamp(d.Deadline)}}
 	},
 	runstate.EvStepRetried: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
@@ -116,13 +115,13 @@ var stepPayloads = map[string]payloadFiller{
 	},
 	runstate.EvStepAttemptRecorded: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_StepAttemptRecorded{StepAttemptRecorded: &weftv1.StepAttemptRecorded{
-			Attempt: attemptProto(ev.Data.Attempt), CorrelationId: ev.Data.CorrelationID}}
+			Attempt: Attempt(ev.Data.Attempt), CorrelationId: ev.Data.CorrelationID}}
 	},
 	// EventData has no verify state or reconciliation key yet (the engine
 	// emits no StepVerified); the payload carries the diagnostic only.
 	runstate.EvStepVerified: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_StepVerified{StepVerified: &weftv1.StepVerified{
-			VerifyState: verifyStates.proto(engine.VerifyState(ev.Data.VerifyState)), ReconciliationKey: ev.Data.ReconciliationKey,
+			VerifyState: VerifyStates.Proto(runstate.VerifyState(ev.Data.VerifyState)), ReconciliationKey: ev.Data.ReconciliationKey,
 			Diagnostic: ev.Data.Reason}}
 	},
 	runstate.EvCompensationStarted: func(ev *runstate.Event, out *weftv1.Event) {
@@ -131,11 +130,11 @@ var stepPayloads = map[string]payloadFiller{
 	},
 	runstate.EvCompensationSucceeded: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_CompensationSucceeded{CompensationSucceeded: &weftv1.CompensationSucceeded{
-			CompletedAt: timestamp(ev.Data.CompletedAt)}}
+			CompletedAt: Timestamp(ev.Data.CompletedAt)}}
 	},
 	runstate.EvCompensationFailed: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_CompensationFailed{CompensationFailed: &weftv1.CompensationFailed{
-			Error: stepErrorProto(ev.Data.Error), CompletedAt: timestamp(ev.Data.CompletedAt)}}
+			Error: StepError(ev.Data.Error), CompletedAt: Timestamp(ev.Data.CompletedAt)}}
 	},
 }
 
@@ -143,19 +142,19 @@ var stepPayloads = map[string]payloadFiller{
 var signalPayloads = map[string]payloadFiller{
 	runstate.EvSignalAccepted: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
-		p := &weftv1.SignalAccepted{Kind: signalKinds.proto(d.SignalKind), Actor: d.Actor}
+		p := &weftv1.SignalAccepted{Kind: SignalKinds.Proto(d.SignalKind), Actor: d.Actor}
 		if d.SignalKind == runstate.SignalManual {
-			p.ManualCompletion = stepManualProto(runstate.ManualResultOf(*ev))
+			p.ManualCompletion = StepManual(runstate.ManualResultOf(*ev))
 			p.Actor = sender(d)
 		} else {
 			p.Result = &weftv1.AcceptedSignalResult{Accepted: true, RunId: ev.RunID, SignalName: d.SignalName,
-				SignalId: d.SignalID, AcceptedAt: timestamp(d.AcceptedAt), SignalStorageKey: d.SignalStorageKey}
+				SignalId: d.SignalID, AcceptedAt: Timestamp(d.AcceptedAt), SignalStorageKey: d.SignalStorageKey}
 		}
 		out.Payload = &weftv1.Event_SignalAccepted{SignalAccepted: p}
 	},
 	runstate.EvSignalRejected: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
-		r := &weftv1.SignalRejected{Kind: signalKinds.proto(d.SignalKind), SignalName: d.SignalName, SignalId: d.SignalID,
+		r := &weftv1.SignalRejected{Kind: SignalKinds.Proto(d.SignalKind), SignalName: d.SignalName, SignalId: d.SignalID,
 			Actor: d.Actor, Reason: d.Reason}
 		if d.SignalKind == runstate.SignalManual {
 			r.Actor, r.ActorUserId = sender(d), d.Actor

@@ -1,4 +1,4 @@
-package server
+package eventpb
 
 import (
 	"testing"
@@ -7,7 +7,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/runstate"
 )
 
@@ -19,15 +18,11 @@ func validEvent() *runstate.Event {
 		Data: runstate.EventData{Status: string(runstate.StepRunning), WorkerID: "w1", StartedAt: at}}
 }
 
-func TestEventValidator_AcceptsAWellFormedEvent(t *testing.T) {
-	v, err := NewEventValidator()
-	require.NoError(t, err)
-	require.NoError(t, v(validEvent()))
+func TestValidate_AcceptsAWellFormedEvent(t *testing.T) {
+	require.NoError(t, Validate(validEvent()))
 }
 
-func TestEventValidator_RejectsEachBrokenEnvelopeRuleByFieldAndRule(t *testing.T) {
-	v, err := NewEventValidator()
-	require.NoError(t, err)
+func TestValidate_RejectsEachBrokenEnvelopeRuleByFieldAndRule(t *testing.T) {
 	for _, tc := range []struct {
 		field, rule string
 		breakIt     func(*runstate.Event)
@@ -46,12 +41,22 @@ func TestEventValidator_RejectsEachBrokenEnvelopeRuleByFieldAndRule(t *testing.T
 		t.Run(tc.field, func(t *testing.T) {
 			ev := validEvent()
 			tc.breakIt(ev)
-			err := v(ev)
-			require.Equal(t, engine.CodeSchemaValidationFailed, engine.CodeOf(err))
-			var e *engine.Error
+			err := Validate(ev)
+			var e *SchemaError
 			require.ErrorAs(t, err, &e)
+			require.Equal(t, ev.Type, e.Type)
 			require.Equal(t, tc.field, e.Violations[0].Field)
 			require.Equal(t, tc.rule, e.Violations[0].Rule)
 		})
 	}
+}
+
+func TestValidate_ErrorNeverQuotesAValue(t *testing.T) {
+	ev := validEvent()
+	ev.IdempotencyKey = "SECRET-PAYLOAD-VALUE"
+	ev.ID = "another-secret"
+	err := Validate(ev)
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "SECRET-PAYLOAD-VALUE")
+	require.NotContains(t, err.Error(), "another-secret")
 }

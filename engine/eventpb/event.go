@@ -1,4 +1,4 @@
-package server
+package eventpb
 
 import (
 	"maps"
@@ -7,19 +7,19 @@ import (
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
-// eventProto converts an event: the envelope of docs/semantics.md#events plus the typed payload
+// Event converts an event: the envelope of docs/semantics.md#events plus the typed payload
 // its event_type names. An event type this server does not know keeps its
 // envelope and has no payload, so consumers advance their watermark past it
 // (docs/semantics.md); conversion never fails.
-func eventProto(ev *runstate.Event) *weftv1.Event {
+func Event(ev *runstate.Event) *weftv1.Event {
 	out := &weftv1.Event{
 		EventType:        ev.Type,
 		EventId:          ev.ID,
 		RunId:            ev.RunID,
 		RunSeq:           ev.Seq,
 		IdempotencyKey:   ev.IdempotencyKey,
-		EmittedAt:        timestamp(ev.EmittedAt),
-		OccurredAt:       timestamp(ev.OccurredAt),
+		EmittedAt:        Timestamp(ev.EmittedAt),
+		OccurredAt:       Timestamp(ev.OccurredAt),
 		EmittedBy:        ev.EmittedBy,
 		StepId:           ev.StepID,
 		LogicalAttemptId: uint32(max(ev.LogicalAttempt, 0)),
@@ -38,7 +38,7 @@ func eventProto(ev *runstate.Event) *weftv1.Event {
 // payloadFiller sets the typed payload of one event type.
 type payloadFiller func(ev *runstate.Event, out *weftv1.Event)
 
-// payloads has one filler per event type in engine/events.go; a test keeps
+// payloads has one filler per event type in engine/runstate/events.go; a test keeps
 // the table and the oneof in step.
 var payloads = map[string]payloadFiller{}
 
@@ -49,11 +49,11 @@ func init() {
 }
 
 func runStatusOf(d *runstate.EventData) weftv1.RunStatus {
-	return runStatuses.proto(runstate.RunStatus(d.Status))
+	return RunStatuses.Proto(runstate.RunStatus(d.Status))
 }
 
 func stepStatusOf(d *runstate.EventData) weftv1.StepStatus {
-	return stepStatuses.proto(runstate.StepStatus(d.Status))
+	return StepStatuses.Proto(runstate.StepStatus(d.Status))
 }
 
 // planRef names the definition a run executes.

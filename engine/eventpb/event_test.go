@@ -1,4 +1,4 @@
-package server
+package eventpb
 
 import (
 	"strings"
@@ -13,7 +13,7 @@ import (
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
-// engineEventTypes is every event type engine/events.go declares.
+// engineEventTypes is every event type engine/runstate/events.go declares.
 var engineEventTypes = []string{
 	runstate.EvRunSubmitted, runstate.EvRunApproved, runstate.EvRunQueued, runstate.EvRunStarted, runstate.EvRunBlocked,
 	runstate.EvRunUnblocked, runstate.EvRunPaused, runstate.EvRunDrained, runstate.EvRunResumed, runstate.EvRunCompensating,
@@ -50,7 +50,7 @@ func snakeCase(s string) string {
 
 func TestEventPayload_EveryEngineTypeFillsItsOneofCase(t *testing.T) {
 	for _, typ := range engineEventTypes {
-		out := eventProto(&runstate.Event{Type: typ, RunID: "run-1", Seq: 3})
+		out := Event(&runstate.Event{Type: typ, RunID: "run-1", Seq: 3})
 		require.Equal(t, snakeCase(typ), payloadCase(out), typ)
 		require.Equal(t, typ, out.GetEventType())
 	}
@@ -70,7 +70,7 @@ func TestEventPayload_EveryOneofCaseHasAnEngineType(t *testing.T) {
 }
 
 func TestEventPayload_UnknownTypeKeepsTheEnvelopeWithoutPayload(t *testing.T) {
-	out := eventProto(&runstate.Event{Type: "FromTheFuture", RunID: "run-1", Seq: 9, EngineAttempt: 2})
+	out := Event(&runstate.Event{Type: "FromTheFuture", RunID: "run-1", Seq: 9, EngineAttempt: 2})
 	require.Nil(t, out.GetPayload())
 	require.Equal(t, uint64(9), out.GetRunSeq())
 	require.Equal(t, uint32(2), out.GetEngineAttemptId())
@@ -78,7 +78,7 @@ func TestEventPayload_UnknownTypeKeepsTheEnvelopeWithoutPayload(t *testing.T) {
 
 func TestEventPayload_CarriesTheEventData(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	out := eventProto(&runstate.Event{Type: runstate.EvRunFailed, Data: runstate.EventData{Status: "FAILED",
+	out := Event(&runstate.Event{Type: runstate.EvRunFailed, Data: runstate.EventData{Status: "FAILED",
 		CompensationOutcome: runstate.CompensationPartial, CompletedAt: at,
 		RunError: &runstate.RunError{ActionID: "a", Error: &runstate.StepError{Class: definition.ErrorGovernance}}}})
 	p := out.GetRunFailed()
@@ -88,7 +88,7 @@ func TestEventPayload_CarriesTheEventData(t *testing.T) {
 	require.Equal(t, at, p.GetCompletedAt().AsTime())
 	require.Nil(t, out.GetEmittedAt(), "zero times stay unset")
 
-	manual := eventProto(&runstate.Event{Type: runstate.EvSignalAccepted, RunID: "r", StepID: "approve",
+	manual := Event(&runstate.Event{Type: runstate.EvSignalAccepted, RunID: "r", StepID: "approve",
 		Data: runstate.EventData{SignalKind: runstate.SignalManual, ManualOutcome: "SUCCEEDED", CompletionToken: "tok", Actor: "alice"}})
 	mc := manual.GetSignalAccepted().GetManualCompletion()
 	require.Equal(t, weftv1.SignalKind_SIGNAL_KIND_MANUAL_COMPLETION, manual.GetSignalAccepted().GetKind())
