@@ -20,7 +20,7 @@ import (
 	"github.com/weft-dev/weft/store/memstore"
 )
 
-// engineEventTypes is the engine's catalog (engine/events.go).
+// engineEventTypes is the engine's catalog (engine/runstate/events.go).
 var engineEventTypes = []string{
 	runstate.EvRunSubmitted, runstate.EvRunApproved, runstate.EvRunQueued, runstate.EvRunStarted, runstate.EvRunBlocked,
 	runstate.EvRunUnblocked, runstate.EvRunPaused, runstate.EvRunDrained, runstate.EvRunResumed, runstate.EvRunCompensating,
