@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,6 +157,11 @@ func TestRules_TheLayersPointDown(t *testing.T) {
 		{"schedule", "server"},
 	} {
 		require.True(t, denied(tc.pkg, tc.target), "%s may import %s", tc.pkg, tc.target)
+	}
+	for _, pkg := range []string{"engine", "engine/definition", "engine/runstate", "engine/eventpb", "engine/internal/dispatch", "engine/anything-new"} {
+		r, _ := g.ruleFor(rules, mod+"/"+pkg)
+		require.True(t, slices.ContainsFunc(r.deny, func(d string) bool { return g.matches(d, mod+"/server") }),
+			"%s's tests may reach the server", pkg)
 	}
 	require.False(t, denied("server", "engine"), "server → engine")
 	require.False(t, denied("engine", "store"), "engine → store")

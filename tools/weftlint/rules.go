@@ -28,9 +28,10 @@ var rules = []rule{
 	// The engine: the domain. Its pure packages see no storage; none of it
 	// sees the transport, tests included.
 	{pkg: "engine/definition", deny: list(engineRoot, "engine/runstate", "store/...", "lease/...", "wake/...", "export/...", "server/...", "gen/...")},
-	{pkg: "engine/internal/dispatch", allow: list(std)},
+	{pkg: "engine/internal/dispatch", allow: list(std), deny: list("server/...")},
 	{pkg: "engine/runstate", deny: list(engineRoot, "store/...", "lease/...", "wake/...", "export/...", "server/...", "gen/...")},
-	{pkg: "engine/eventpb", allow: list(std, "engine/definition", "engine/runstate", "gen/...", "buf.build/...", "google.golang.org/protobuf/...")},
+	{pkg: "engine/eventpb", allow: list(std, "engine/definition", "engine/runstate", "gen/...", "buf.build/...", "google.golang.org/protobuf/..."),
+		deny: list("server/...")},
 	{pkg: "engine/...", allow: list(std, "engine/...", "store", "lease", "wake", "internal/clock", "github.com/google/uuid", "go.yaml.in/yaml/v3"),
 		deny: list("server/...")},
 
