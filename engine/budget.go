@@ -62,13 +62,13 @@ func (c Config) validateBudget() error {
 
 // budgetClassOf classifies a decision by the events it appends; a
 // never-fail-open event wins over a fail-open one in the same batch.
-func (e *Engine) budgetClassOf(events []runstate.Event) (budgetClass, string) {
+func (c Config) budgetClassOf(events []runstate.Event) (budgetClass, string) {
 	class, which := budgetObserved, ""
 	for _, ev := range events {
 		switch {
-		case slices.Contains(e.cfg.NeverFailOpenEventClasses, ev.Type):
+		case slices.Contains(c.NeverFailOpenEventClasses, ev.Type):
 			return budgetEnforced, ev.Type
-		case class == budgetObserved && slices.Contains(e.cfg.FailOpenEventClasses, ev.Type):
+		case class == budgetObserved && slices.Contains(c.FailOpenEventClasses, ev.Type):
 			class, which = budgetFailOpen, ev.Type
 		}
 	}
@@ -83,7 +83,7 @@ func (e *Engine) budgetClassOf(events []runstate.Event) (budgetClass, string) {
 // applied. Other decisions are never failed by the budget; a commit slower
 // than it is logged.
 func (e *Engine) commitWithinBudget(ctx context.Context, ch *change, b *store.Batch) (*store.CommitResult, error) {
-	class, eventType := e.budgetClassOf(ch.events)
+	class, eventType := e.cfg.budgetClassOf(ch.events)
 	start := e.clock.Now()
 	cctx := ctx
 	if class == budgetEnforced {

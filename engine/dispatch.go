@@ -240,7 +240,7 @@ const giveBackTimeout = 10 * time.Second
 
 // giveBack gives tasks claimed for a call that ended back to their queues,
 // on a context of its own: the call's has ended.
-func (e *Engine) giveBack(tasks []*Task) {
+func (e workers) giveBack(tasks []*Task) {
 	ctx, cancel := context.WithTimeout(context.Background(), giveBackTimeout)
 	defer cancel()
 	for _, t := range tasks {
@@ -253,7 +253,7 @@ func (e *Engine) giveBack(tasks []*Task) {
 
 // giveBackOne makes one undelivered task ready again if it is still claimed
 // with the token its call was to answer.
-func (e *Engine) giveBackOne(ctx context.Context, task *Task) error {
+func (e workers) giveBackOne(ctx context.Context, task *Task) error {
 	var (
 		t       *taskRecord
 		version uint64

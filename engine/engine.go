@@ -189,7 +189,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, records: newRecords(cfg.Store), clock: cfg.Clock, log: cfg.Logger, own: newOwnership(cfg)}
 	dcfg := dispatch.Config[*Task]{Now: cfg.Clock.Now, Interval: cfg.PollInterval, Log: cfg.Logger,
-		Hints: cfg.Ownership == SingleOwner, GiveBack: e.giveBack}
+		Hints: cfg.Ownership == SingleOwner, GiveBack: workers{e}.giveBack}
 	if cfg.Notifier != nil {
 		dcfg.Publisher = cfg.Notifier
 	}

@@ -116,7 +116,7 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletion) (
 		return nil, err
 	}
 	if len(m.Output) > 0 {
-		if err := e.checkOutput(m.Output); err != nil {
+		if err := checkOutput(m.Output, e.cfg.InlineResultLimit); err != nil {
 			return nil, err
 		}
 	}

@@ -122,8 +122,13 @@ type VerifyReport struct {
 
 // ReportVerification applies the verify table of docs/semantics.md#reconciliation to the step.
 func (e *Engine) ReportVerification(ctx context.Context, r VerifyReport) (*ReportResult, error) {
+	return workers{e}.verify(ctx, r)
+}
+
+// verify takes a verifier's answer: ReportVerification.
+func (e workers) verify(ctx context.Context, r VerifyReport) (*ReportResult, error) {
 	if len(r.Result) > 0 {
-		if err := e.checkOutput(r.Result); err != nil {
+		if err := checkOutput(r.Result, e.cfg.InlineResultLimit); err != nil {
 			return nil, err
 		}
 	}

@@ -31,7 +31,12 @@ type ReportResult struct {
 // for the worker in the result's own commit (eager dispatch, dispatch.go) and
 // answered with it.
 func (e *Engine) CompleteTask(ctx context.Context, r TaskReport) (*ReportResult, error) {
-	if err := e.checkOutput(r.Output); err != nil {
+	return workers{e}.complete(ctx, r)
+}
+
+// complete takes a worker's result: CompleteTask.
+func (e workers) complete(ctx context.Context, r TaskReport) (*ReportResult, error) {
+	if err := checkOutput(r.Output, e.cfg.InlineResultLimit); err != nil {
 		return nil, err
 	}
 	if err := checkNext(r); err != nil {
@@ -73,7 +78,7 @@ func checkNext(r TaskReport) error {
 
 // eagerSlot answers the hand-off slot for a reporting worker's next tasks;
 // nil when it asked for none.
-func (e *Engine) eagerSlot(ctx context.Context, next *PollParams) *dispatch.Slot[*Task] {
+func (e workers) eagerSlot(ctx context.Context, next *PollParams) *dispatch.Slot[*Task] {
 	if next == nil {
 		return nil
 	}
@@ -84,7 +89,7 @@ func (e *Engine) eagerSlot(ctx context.Context, next *PollParams) *dispatch.Slot
 // the worker. A claim is only ever made by a decision that committed, and a
 // committed claim is answered, whatever else the report met — unless the
 // call has ended, when they are given back.
-func (e *Engine) answerEager(s *dispatch.Slot[*Task], res *ReportResult, err error) (*ReportResult, error) {
+func (e workers) answerEager(s *dispatch.Slot[*Task], res *ReportResult, err error) (*ReportResult, error) {
 	if s == nil {
 		return res, err
 	}
@@ -107,6 +112,11 @@ func (e *Engine) answerEager(s *dispatch.Slot[*Task], res *ReportResult, err err
 
 // FailTask records a task's failure; the action's policy decides what follows.
 func (e *Engine) FailTask(ctx context.Context, r TaskReport) (*ReportResult, error) {
+	return workers{e}.fail(ctx, r)
+}
+
+// fail takes a worker's failure: FailTask.
+func (e workers) fail(ctx context.Context, r TaskReport) (*ReportResult, error) {
 	stepErr := &runstate.StepError{Class: definition.NormalizeClass(r.ErrorClass), Code: r.Code, Message: r.Message}
 	var willRetry bool
 	res, err := e.report(ctx, r, "failed", func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) error {
@@ -138,11 +148,11 @@ func (e *Engine) FailTask(ctx context.Context, r TaskReport) (*ReportResult, err
 }
 
 // checkOutput enforces the inline result limit (docs/semantics.md#artifacts-and-secrets).
-func (e *Engine) checkOutput(out json.RawMessage) error {
-	if len(out) > e.cfg.InlineResultLimit {
+func checkOutput(out json.RawMessage, limit int) error {
+	if len(out) > limit {
 		return errPayloadTooLarge(
-			fmt.Sprintf("output is %d bytes, over the inline limit of %d; send it as an artifact reference", len(out), e.cfg.InlineResultLimit),
-			violation("output", "output.max_bytes", "output is %d bytes, over the inline limit of %d", len(out), e.cfg.InlineResultLimit))
+			fmt.Sprintf("output is %d bytes, over the inline limit of %d; send it as an artifact reference", len(out), limit),
+			violation("output", "output.max_bytes", "output is %d bytes, over the inline limit of %d", len(out), limit))
 	}
 	if len(out) > 0 && !json.Valid(out) {
 		return invalid(violation("output", "output.json", "output must be valid JSON"))
@@ -153,7 +163,7 @@ func (e *Engine) checkOutput(out json.RawMessage) error {
 // report applies a worker's report on the claim its token names. A report
 // with the claim's token after the claim was reported the same way is a
 // duplicate and changes nothing; any other stale report is refused.
-func (e *Engine) report(ctx context.Context, r TaskReport, result string,
+func (e workers) report(ctx context.Context, r TaskReport, result string,
 	apply func(*change, *taskRecord, *definition.Action, *runstate.StepState) error) (*ReportResult, error) {
 	taskID, err := parseToken(r.Token)
 	if err != nil {
@@ -232,6 +242,11 @@ type HeartbeatResult struct {
 // HeartbeatTask keeps a claim alive. It touches only the task record; the
 // heartbeat timer, when it fires, looks at the last heartbeat.
 func (e *Engine) HeartbeatTask(ctx context.Context, tenantID, token string) (*HeartbeatResult, error) {
+	return workers{e}.heartbeat(ctx, tenantID, token)
+}
+
+// heartbeat keeps a claim alive: HeartbeatTask.
+func (e workers) heartbeat(ctx context.Context, tenantID, token string) (*HeartbeatResult, error) {
 	taskID, err := parseToken(token)
 	if err != nil {
 		return nil, err

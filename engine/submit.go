@@ -49,11 +49,21 @@ type SubmitResult struct {
 	Existing bool
 }
 
+// submissions builds a run's record from a submission, persists it exactly
+// once per run request, and triggers the run. SubmitRun and StartRun are its
+// entry points.
+type submissions struct{ *Engine }
+
 // SubmitRun validates a definition and persists the run PENDING before it
 // answers (docs/semantics.md#submission). With Start the run is then triggered; a crash between
 // the two commits is finished by recovery (Tick), because the submission
 // leaves a pending-trigger marker that only the trigger removes.
 func (e *Engine) SubmitRun(ctx context.Context, p SubmitParams) (*SubmitResult, error) {
+	return submissions{e}.submit(ctx, p)
+}
+
+// submit validates, persists and triggers a run: SubmitRun.
+func (e submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult, error) {
 	rec, err := e.newRunRecord(p)
 	if err != nil {
 		return nil, err
@@ -81,7 +91,7 @@ func (e *Engine) SubmitRun(ctx context.Context, p SubmitParams) (*SubmitResult, 
 }
 
 // newRunRecord validates the submission and builds the run's record.
-func (e *Engine) newRunRecord(p SubmitParams) (*runRecord, error) {
+func (e submissions) newRunRecord(p SubmitParams) (*runRecord, error) {
 	def := p.Definition.WithDefaults()
 	if err := def.Validate(); err != nil {
 		return nil, prefixViolations(err, "definition.")
@@ -134,7 +144,7 @@ func prefixViolations(err error, prefix string) error {
 
 // persistSubmission writes the run PENDING in one batch. When RunRequestID
 // names a run already submitted, it writes nothing and answers that run's id.
-func (e *Engine) persistSubmission(ctx context.Context, rec *runRecord, p SubmitParams) (string, error) {
+func (e submissions) persistSubmission(ctx context.Context, rec *runRecord, p SubmitParams) (string, error) {
 	state := &runstate.State{FormatVersion: runstate.CheckpointVersion, RunID: rec.RunID, Status: runstate.RunPending, CreatedAt: rec.CreatedAt}
 	for _, a := range rec.Definition.Actions {
 		state.Steps = append(state.Steps, &runstate.StepState{ActionID: a.ID, Status: runstate.StepPending, LogicalAttempt: 1})
@@ -200,7 +210,7 @@ func (c *change) submit(p SubmitParams, rrKey []byte) {
 }
 
 // submitted reports whether the run's checkpoint exists (an ambiguous commit landed).
-func (e *Engine) submitted(ctx context.Context, runID string) (bool, error) {
+func (e submissions) submitted(ctx context.Context, runID string) (bool, error) {
 	_, err := e.store.Get(ctx, checkpointKey(runID))
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
@@ -210,7 +220,7 @@ func (e *Engine) submitted(ctx context.Context, runID string) (bool, error) {
 
 // existingRun answers the run a run_request_id already names; the same id
 // with a different definition is a conflict, not a silent replay.
-func (e *Engine) existingRun(ctx context.Context, rrKey []byte, rec *runRecord) (string, error) {
+func (e submissions) existingRun(ctx context.Context, rrKey []byte, rec *runRecord) (string, error) {
 	item, err := e.store.Get(ctx, rrKey)
 	if err != nil {
 		return "", err
@@ -245,6 +255,11 @@ func actorOf(principal string) string {
 
 // StartRun triggers a PENDING or APPROVED run.
 func (e *Engine) StartRun(ctx context.Context, tenantID, runID, actor string) (*runstate.Snapshot, error) {
+	return submissions{e}.start(ctx, tenantID, runID, actor)
+}
+
+// start triggers a submitted run: StartRun.
+func (e submissions) start(ctx context.Context, tenantID, runID, actor string) (*runstate.Snapshot, error) {
 	if _, err := e.runFor(ctx, tenantID, runID); err != nil {
 		return nil, err
 	}
@@ -269,7 +284,7 @@ func startDecision(runID string) func(*change) error {
 
 // trigger moves a run QUEUED and then RUNNING, scheduling its first steps,
 // and removes the pending-trigger marker in the same batch.
-func (e *Engine) trigger(ctx context.Context, runID, actor string) error {
+func (e submissions) trigger(ctx context.Context, runID, actor string) error {
 	_, err := e.mutate(ctx, runID, actorOf(actor), triggerDecision(runID))
 	return err
 }

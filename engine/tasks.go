@@ -64,6 +64,13 @@ type Task struct {
 	ReconciliationKey string
 }
 
+// workers is the worker-facing task protocol: claiming ready tasks for a
+// poll, handing claimed tasks back when the poll that asked for them has
+// gone, and taking a worker's report of a task with the eager dispatch of
+// its next ones. The Engine's exported task calls (PollTasks, CompleteTask,
+// FailTask, ReportVerification) are its entry points.
+type workers struct{ *Engine }
+
 // PollTasks claims up to MaxTasks ready tasks of the worker's activities,
 // waiting up to Wait for one. A claim persists the step RUNNING with its
 // started_at (docs/semantics.md#task-persistence) in the same batch that hands the task out. While it
@@ -71,13 +78,18 @@ type Task struct {
 // claim the task for it in the decision's own commit and hand it over
 // (dispatch.go); polls that began earlier are served first.
 func (e *Engine) PollTasks(ctx context.Context, p PollParams) ([]*Task, error) {
+	return workers{e}.poll(ctx, p)
+}
+
+// poll claims ready tasks for a worker: PollTasks.
+func (e workers) poll(ctx context.Context, p PollParams) ([]*Task, error) {
 	p = p.withDefaults()
 	slot := e.slotFor(ctx, p)
 	return e.dispatch.Poll(ctx, slot, p.Wait, func() ([]*Task, error) { return e.claimReady(ctx, p, slot) })
 }
 
 // slotFor answers the dispatch slot of a poll that begins now.
-func (e *Engine) slotFor(ctx context.Context, p PollParams) *dispatch.Slot[*Task] {
+func (e workers) slotFor(ctx context.Context, p PollParams) *dispatch.Slot[*Task] {
 	return e.dispatch.SlotFor(ctx, queueID(p.TenantID, p.Queue), p.WorkerID, p.taskNames(), p.MaxTasks)
 }
 
@@ -116,7 +128,7 @@ func verifyKey(activity string) string { return "v:" + activity }
 
 // claimReady claims tasks that are ready now, as many as the poll's slot
 // has room for.
-func (e *Engine) claimReady(ctx context.Context, p PollParams, slot *dispatch.Slot[*Task]) ([]*Task, error) {
+func (e workers) claimReady(ctx context.Context, p PollParams, slot *dispatch.Slot[*Task]) ([]*Task, error) {
 	hints := e.dispatch.Hints()
 	prefix, end := readyTaskRange(p.TenantID, p.Queue, e.now())
 	start, gen := hints.Start(prefix, prefix)
@@ -171,12 +183,12 @@ func (e *Engine) claimReady(ctx context.Context, p PollParams, slot *dispatch.Sl
 const maxParallelClaims = 16
 
 // parallelClaims answers how many claims one poll makes at once.
-func (e *Engine) parallelClaims() int { return maxParallelClaims }
+func (e workers) parallelClaims() int { return maxParallelClaims }
 
 // claimEach claims the tasks of ids concurrently, so that their commits can
 // share a store transaction (group commit) instead of queueing one behind
 // another, and answers those it claimed in the order of ids.
-func (e *Engine) claimEach(ctx context.Context, ids []string, p PollParams, names map[string]bool) ([]*Task, error) {
+func (e workers) claimEach(ctx context.Context, ids []string, p PollParams, names map[string]bool) ([]*Task, error) {
 	tasks := make([]*Task, len(ids))
 	errs := make([]error, len(ids))
 	if len(ids) == 1 {
@@ -215,7 +227,7 @@ func (e *records) loadTask(ctx context.Context, taskID string) (*taskRecord, uin
 var errSkipTask = errors.New("task not claimable now")
 
 // claim hands one task to the worker, or answers nil when it cannot.
-func (e *Engine) claim(ctx context.Context, taskID string, p PollParams, names map[string]bool) (*Task, error) {
+func (e workers) claim(ctx context.Context, taskID string, p PollParams, names map[string]bool) (*Task, error) {
 	t, version, err := e.loadTask(ctx, taskID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
