@@ -47,13 +47,13 @@ func (e *Engine) control(ctx context.Context, p ControlParams, kind runstate.Sig
 func (e *Engine) ApproveRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
 	return e.control(ctx, p, runstate.SignalApprove, func(ch *change) error {
 		if s := ch.state.Status; s.Terminal() {
-			return illegalRun(p.RunID, s, runstate.RunApproved) // an ended run takes no transition
+			return errIllegalTransition(runMove(p.RunID, s, runstate.RunApproved)) // an ended run takes no transition
 		}
 		if !ch.run.Definition.RequiresApproval {
 			return errOperationConflict(p.RunID, "", "run "+p.RunID+" does not require approval")
 		}
 		if ch.state.Status != runstate.RunPending {
-			return illegalRun(p.RunID, ch.state.Status, runstate.RunApproved)
+			return errIllegalTransition(runMove(p.RunID, ch.state.Status, runstate.RunApproved))
 		}
 		if err := ch.transition(runstate.RunApproved); err != nil {
 			return err
@@ -68,7 +68,7 @@ func (e *Engine) PauseRun(ctx context.Context, p ControlParams) (*ControlResult,
 	return e.control(ctx, p, runstate.SignalPause, func(ch *change) error {
 		s := ch.state
 		if s.Status != runstate.RunRunning && s.Status != runstate.RunBlocked {
-			return illegalRun(p.RunID, s.Status, runstate.RunPaused)
+			return errIllegalTransition(runMove(p.RunID, s.Status, runstate.RunPaused))
 		}
 		s.PausedFrom = s.Status
 		if err := ch.transition(runstate.RunPaused); err != nil {
@@ -132,7 +132,7 @@ func (e *Engine) ResumeRun(ctx context.Context, p ControlParams) (*ControlResult
 	return e.control(ctx, p, runstate.SignalResume, func(ch *change) error {
 		s := ch.state
 		if s.Status != runstate.RunPaused {
-			return illegalRun(p.RunID, s.Status, runstate.RunRunning)
+			return errIllegalTransition(runMove(p.RunID, s.Status, runstate.RunRunning))
 		}
 		if err := ch.transition(runstate.RunRunning); err != nil {
 			return err
@@ -151,7 +151,7 @@ func (e *Engine) CancelRun(ctx context.Context, p ControlParams) (*ControlResult
 	return e.control(ctx, p, runstate.SignalCancel, func(ch *change) error {
 		s := ch.state
 		if !runstate.RunTransitionAllowed(s.Status, runstate.RunCancelled) {
-			return illegalRun(p.RunID, s.Status, runstate.RunCancelled)
+			return errIllegalTransition(runMove(p.RunID, s.Status, runstate.RunCancelled))
 		}
 		if err := ch.cancelOpenSteps("run cancelled"); err != nil {
 			return err
@@ -175,10 +175,8 @@ func (e *Engine) RetryStep(ctx context.Context, p ControlParams) (*ControlResult
 			return noAction(p.RunID, p.ActionID)
 		}
 		if s.HeldOn != p.ActionID || s.Status != runstate.RunBlocked {
-			err := errIllegalTransition(p.RunID, s.Status, string(st.Status)+" -> PENDING",
-				"RETRY_STEP needs a run held on the failed step "+p.ActionID)
-			err.ActionID = p.ActionID
-			return err
+			return errIllegalTransition(move{runID: p.RunID, actionID: p.ActionID, status: s.Status,
+				from: string(st.Status), to: "PENDING", why: "RETRY_STEP needs a run held on the failed step " + p.ActionID})
 		}
 		if err := ch.setStep(st, runstate.StepPending); err != nil {
 			return err
@@ -201,10 +199,10 @@ func (e *Engine) SkipStep(ctx context.Context, p ControlParams) (*ControlResult,
 			return noAction(p.RunID, p.ActionID)
 		}
 		if s.Status.Terminal() || s.Status == runstate.RunCompensating {
-			return illegalRun(p.RunID, s.Status, s.Status)
+			return errIllegalTransition(runMove(p.RunID, s.Status, s.Status))
 		}
 		if st.Status != runstate.StepPending && s.HeldOn != p.ActionID {
-			return illegalStep(p.RunID, p.ActionID, st.Status, runstate.StepSkipped)
+			return errIllegalTransition(stepMove(p.RunID, p.ActionID, st.Status, runstate.StepSkipped))
 		}
 		if s.HeldOn == p.ActionID {
 			s.HeldOn = ""

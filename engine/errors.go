@@ -94,10 +94,42 @@ func errNotFound(runID, actionID, message string) *Error {
 	return &Error{Code: CodeNotFound, RunID: runID, ActionID: actionID, Message: message}
 }
 
-// errIllegalTransition refuses a change the run's or step's status does not
-// allow; status is the run's status, transition names the change refused.
-func errIllegalTransition(runID string, status runstate.RunStatus, transition, message string) *Error {
-	return &Error{Code: CodeIllegalTransition, RunID: runID, RunStatus: status, Transition: transition, Message: message}
+// move is a transition of a run, or of one of its steps when actionID is
+// set, from one status to another.
+type move struct {
+	runID, actionID string
+	status          runstate.RunStatus // the run's status, reported with the refusal
+	from, to        string
+	signal          string // the signal refused, when the move was its delivery
+	why             string // the message; "" names the run or step and the move
+}
+
+// runMove is the run's transition from one status to another.
+func runMove(runID string, from, to runstate.RunStatus) move {
+	return move{runID: runID, status: from, from: string(from), to: string(to)}
+}
+
+// stepMove is one step's transition from one status to another.
+func stepMove(runID, actionID string, from, to runstate.StepStatus) move {
+	return move{runID: runID, actionID: actionID, from: string(from), to: string(to)}
+}
+
+// errIllegalTransition refuses a move the run's or step's status does not
+// allow (docs/semantics.md#run-transitions,
+// docs/semantics.md#step-transitions); it is the one constructor of
+// CodeIllegalTransition.
+func errIllegalTransition(m move) *Error {
+	t := m.from + " -> " + m.to
+	msg := m.why
+	switch {
+	case msg != "":
+	case m.actionID != "":
+		msg = fmt.Sprintf("step %s of run %s cannot go %s", m.actionID, m.runID, t)
+	default:
+		msg = fmt.Sprintf("run %s cannot go %s", m.runID, t)
+	}
+	return &Error{Code: CodeIllegalTransition, Message: msg, RunID: m.runID, ActionID: m.actionID,
+		RunStatus: m.status, Transition: t, SignalName: m.signal}
 }
 
 // errOperationConflict refuses a request that contradicts what the run
@@ -173,27 +205,3 @@ func (b *brokenRule) Error() string { return b.err.Error() }
 
 // Unwrap answers the transition error.
 func (b *brokenRule) Unwrap() error { return b.err }
-
-// illegalRun answers the error for a refused run transition.
-func illegalRun(runID string, from, to runstate.RunStatus) *Error {
-	t := fmt.Sprintf("%s -> %s", from, to)
-	return &Error{
-		Code:       CodeIllegalTransition,
-		Message:    fmt.Sprintf("run %s cannot go %s", runID, t),
-		RunID:      runID,
-		RunStatus:  from,
-		Transition: t,
-	}
-}
-
-// illegalStep answers the error for a refused step transition.
-func illegalStep(runID, actionID string, from, to runstate.StepStatus) *Error {
-	t := fmt.Sprintf("%s -> %s", from, to)
-	return &Error{
-		Code:       CodeIllegalTransition,
-		Message:    fmt.Sprintf("step %s of run %s cannot go %s", actionID, runID, t),
-		RunID:      runID,
-		ActionID:   actionID,
-		Transition: t,
-	}
-}

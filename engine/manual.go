@@ -173,7 +173,7 @@ func manualRefusal(st *runstate.StepState, m ManualCompletion, denied error) err
 	case denied != nil:
 		return denied
 	case st.Status != runstate.StepWaitingManual:
-		return illegalStep(m.RunID, m.ActionID, st.Status, runstate.StepStatus(m.Outcome))
+		return errIllegalTransition(stepMove(m.RunID, m.ActionID, st.Status, runstate.StepStatus(m.Outcome)))
 	case st.CompletionToken != m.CompletionToken:
 		return errOperationConflict(m.RunID, m.ActionID, "completion_token does not match the open wait of action "+m.ActionID)
 	}

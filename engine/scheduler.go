@@ -18,7 +18,7 @@ func (c *recorder) transition(to runstate.RunStatus) error {
 		return nil
 	}
 	if !runstate.RunTransitionAllowed(from, to) {
-		return broken(illegalRun(c.run.RunID, from, to))
+		return broken(errIllegalTransition(runMove(c.run.RunID, from, to)))
 	}
 	if from == runstate.RunQueued && !c.state.QueuedAt.IsZero() {
 		c.del(queuedKey(c.state.QueuedAt, c.run.RunID))
@@ -42,7 +42,7 @@ func (c *recorder) setStep(st *runstate.StepState, to runstate.StepStatus) error
 		return nil
 	}
 	if !runstate.StepTransitionAllowed(st.Status, to) {
-		return broken(illegalStep(c.run.RunID, st.ActionID, st.Status, to))
+		return broken(errIllegalTransition(stepMove(c.run.RunID, st.ActionID, st.Status, to)))
 	}
 	st.Status = to
 	c.dirty = true

@@ -97,10 +97,8 @@ func (e *Engine) SignalRun(ctx context.Context, p SignalParams) (*SignalResult, 
 	}
 	return e.deliver(ctx, p, runstate.SignalUser, func(ch *change, acc AcceptedSignal) error {
 		if ch.state.Status.Terminal() {
-			err := errIllegalTransition(p.RunID, ch.state.Status, string(ch.state.Status)+" -> signal",
-				"run "+p.RunID+" is "+string(ch.state.Status)+" and accepts no signals")
-			err.SignalName = p.SignalName
-			return err
+			return errIllegalTransition(move{runID: p.RunID, status: ch.state.Status, from: string(ch.state.Status), to: "signal",
+				signal: p.SignalName, why: "run " + p.RunID + " is " + string(ch.state.Status) + " and accepts no signals"})
 		}
 		ch.state.Signals = append(ch.state.Signals, runstate.PendingSignal{Name: acc.SignalName, ID: acc.SignalID, StorageKey: acc.SignalStorageKey})
 		if err := ch.consumeSignals(); err != nil {

@@ -276,7 +276,7 @@ func startDecision(runID string) func(*change) error {
 	trigger := triggerDecision(runID)
 	return func(ch *change) error {
 		if s := ch.state.Status; s.Terminal() {
-			return illegalRun(runID, s, runstate.RunQueued)
+			return errIllegalTransition(runMove(runID, s, runstate.RunQueued))
 		}
 		return trigger(ch)
 	}
@@ -296,7 +296,8 @@ func triggerDecision(runID string) func(*change) error {
 		switch s.Status {
 		case runstate.RunPending:
 			if ch.run.Definition.RequiresApproval {
-				return errIllegalTransition(runID, s.Status, "PENDING -> QUEUED", "run "+runID+" requires approval before it starts")
+				return errIllegalTransition(move{runID: runID, status: s.Status, from: "PENDING", to: "QUEUED",
+					why: "run " + runID + " requires approval before it starts"})
 			}
 		case runstate.RunApproved:
 		default:
