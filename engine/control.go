@@ -17,6 +17,9 @@ type ControlParams struct {
 	SignalID *string
 	Reason   string
 	Actor    string
+	// Compensate, for CancelRun, asks for the succeeded steps to be compensated
+	// before the run ends CANCELLED (docs/semantics.md#cancel-compensation).
+	Compensate bool
 }
 
 // ControlResult answers a control signal.
@@ -31,7 +34,8 @@ func (e *Engine) control(ctx context.Context, p ControlParams, kind runstate.Sig
 	if err := validateSignalID("signal_id", p.SignalID); err != nil {
 		return nil, err
 	}
-	res, err := e.deliver(ctx, SignalParams{TenantID: p.TenantID, RunID: p.RunID, SignalID: p.SignalID, Actor: p.Actor},
+	res, err := e.deliver(ctx, SignalParams{TenantID: p.TenantID, RunID: p.RunID, SignalID: p.SignalID, Actor: p.Actor,
+		Compensate: p.Compensate && kind == runstate.SignalCancel},
 		kind, func(ch *change, _ AcceptedSignal) error { return apply(ch) })
 	if err != nil {
 		return nil, err
@@ -147,6 +151,9 @@ func (e *Engine) ResumeRun(ctx context.Context, p ControlParams) (*ControlResult
 }
 
 // CancelRun ends a non-terminal run CANCELLED. Rejected while COMPENSATING.
+// With p.Compensate, the steps that succeeded and have a hook are compensated
+// first, as on failure, and the run ends CANCELLED with the rollback's outcome
+// (docs/semantics.md#cancel-compensation).
 func (e *Engine) CancelRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
 	return e.control(ctx, p, runstate.SignalCancel, func(ch *change) error {
 		s := ch.state
@@ -156,14 +163,28 @@ func (e *Engine) CancelRun(ctx context.Context, p ControlParams) (*ControlResult
 		if err := ch.cancelOpenSteps("run cancelled"); err != nil {
 			return err
 		}
-		if err := ch.transition(runstate.RunCancelled); err != nil {
-			return err
+		s.Cancellation = &runstate.Cancellation{CancelledBy: actorOf(p.Actor), Reason: p.Reason, RequestedAt: ch.now, Compensate: p.Compensate}
+		if p.Compensate {
+			s.Failing = "" // a failure waiting for in-flight work to settle is superseded by the cancel
+			if order := ch.compensationOrder(); len(order) > 0 {
+				return ch.startCompensation(order, runstate.EventData{CancelRequested: true, Cancellation: s.Cancellation})
+			}
 		}
-		s.CompletedAt = ch.now
-		s.Cancellation = &runstate.Cancellation{CancelledBy: actorOf(p.Actor), Reason: p.Reason, RequestedAt: ch.now}
-		ch.emit(runstate.EvRunCancelled, "", 1, 0, runstate.EventData{Status: string(runstate.RunCancelled), Cancellation: s.Cancellation, CompletedAt: ch.now})
-		return nil
+		return ch.cancelRun("")
 	})
+}
+
+// cancelRun ends the run CANCELLED, with the outcome of the rollback its
+// cancel asked for, if any.
+func (c *change) cancelRun(outcome runstate.CompensationOutcome) error {
+	if err := c.transition(runstate.RunCancelled); err != nil {
+		return err
+	}
+	s := c.state
+	s.CompletedAt = c.now
+	c.emit(runstate.EvRunCancelled, "", 1, 0, runstate.EventData{Status: string(runstate.RunCancelled), Cancellation: s.Cancellation,
+		CompensationOutcome: outcome, CompletedAt: c.now})
+	return nil
 }
 
 // RetryStep opens a new logical attempt for the failed step a HOLD run waits on.

@@ -212,6 +212,17 @@ func (c *change) applyFailurePolicy() error {
 // compensateOrFail starts compensation when a succeeded step has a hook,
 // else fails the run.
 func (c *change) compensateOrFail(runErr *runstate.RunError) error {
+	order := c.compensationOrder()
+	if len(order) == 0 {
+		return c.failRun(runErr, "")
+	}
+	c.state.Error = runErr
+	return c.startCompensation(order, runstate.EventData{FailedActionID: runErr.ActionID, RunError: runErr})
+}
+
+// compensationOrder is the succeeded steps with a hook, in reverse completion
+// order (docs/semantics.md#compensation).
+func (c *runView) compensationOrder() []string {
 	s := c.state
 	var order []string
 	for i := len(s.CompletionOrder) - 1; i >= 0; i-- {
@@ -220,24 +231,28 @@ func (c *change) compensateOrFail(runErr *runstate.RunError) error {
 			order = append(order, id)
 		}
 	}
-	if len(order) == 0 {
-		return c.failRun(runErr, "")
-	}
-	s.Error = runErr
+	return order
+}
+
+// startCompensation moves the run to COMPENSATING and starts the first hook of
+// order; data says why (a failed action, or a cancel that asked for it).
+func (c *change) startCompensation(order []string, data runstate.EventData) error {
+	s := c.state
+	s.Compensation = &runstate.CompensationState{Order: order, ForCancel: data.CancelRequested}
 	if err := c.transition(runstate.RunCompensating); err != nil {
 		return err
 	}
-	s.Compensation = &runstate.CompensationState{Order: order}
 	for _, id := range order {
 		s.Step(id).CompStatus = runstate.CompPending
 	}
-	c.emit(runstate.EvRunCompensating, "", 1, 0, runstate.EventData{Status: string(runstate.RunCompensating),
-		FailedActionID: runErr.ActionID, CompensationOrder: order, RunError: runErr})
+	data.Status, data.CompensationOrder = string(runstate.RunCompensating), order
+	c.emit(runstate.EvRunCompensating, "", 1, 0, data)
 	return c.nextCompensation()
 }
 
 // nextCompensation starts the next hook in reverse completion order, or ends
-// the run FAILED with the rollback's outcome when every hook has run.
+// the run with the rollback's outcome when every hook has run: CANCELLED when
+// a cancel asked for it, FAILED otherwise.
 func (c *change) nextCompensation() error {
 	comp := c.state.Compensation
 	if comp.Next >= len(comp.Order) {
@@ -246,6 +261,9 @@ func (c *change) nextCompensation() error {
 			if c.state.Step(id).CompStatus != runstate.CompSucceeded {
 				comp.Outcome = runstate.CompensationPartial
 			}
+		}
+		if comp.ForCancel {
+			return c.cancelRun(comp.Outcome)
 		}
 		return c.failRun(c.state.Error, comp.Outcome)
 	}

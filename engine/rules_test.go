@@ -117,7 +117,7 @@ func randomOperation(b *bundle, rng *rand.Rand, runID string) {
 		_ = b.eng.Tick(ctx)
 	case 9:
 		if rng.IntN(4) == 0 {
-			_, _ = b.eng.CancelRun(ctx, ControlParams{TenantID: tenant, RunID: runID, Actor: "op"})
+			_, _ = b.eng.CancelRun(ctx, ControlParams{TenantID: tenant, RunID: runID, Actor: "op", Compensate: rng.IntN(2) == 0})
 		}
 	}
 }
@@ -127,13 +127,17 @@ func requireLegalHistory(t *testing.T, b *bundle, runID string) {
 	page, err := b.eng.ListEvents(b.ctx, tenant, runID, 0, 1000)
 	require.NoError(t, err)
 	var status runstate.RunStatus
+	cancelCompensation := false
 	for _, ev := range page.Events {
 		to, ok := runStatusOf(ev)
 		if !ok {
 			continue
 		}
 		if status != "" && to != status {
-			require.True(t, runstate.RunTransitionAllowed(status, to), "illegal %s -> %s at run_seq %d", status, to, ev.Seq)
+			require.True(t, runstate.RunTransitionAllowedWhen(status, to, cancelCompensation), "illegal %s -> %s at run_seq %d", status, to, ev.Seq)
+		}
+		if ev.Type == runstate.EvRunCompensating {
+			cancelCompensation = ev.Data.CancelRequested
 		}
 		require.False(t, status.Terminal(), "a terminal run changed at run_seq %d", ev.Seq)
 		status = to

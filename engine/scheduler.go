@@ -17,7 +17,7 @@ func (c *recorder) transition(to runstate.RunStatus) error {
 	if from == to {
 		return nil
 	}
-	if !runstate.RunTransitionAllowed(from, to) {
+	if !runstate.RunTransitionAllowedFor(c.state, to) {
 		return broken(errIllegalTransition(runMove(c.run.RunID, from, to)))
 	}
 	if from == runstate.RunQueued && !c.state.QueuedAt.IsZero() {

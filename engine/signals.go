@@ -57,6 +57,8 @@ type SignalParams struct {
 	SignalID *string
 	Payload  json.RawMessage
 	Actor    string
+	// Compensate, for a cancel, records on its SignalAccepted that compensation was asked.
+	Compensate bool
 }
 
 // SignalResult answers a signal.
@@ -144,7 +146,7 @@ func (e *Engine) deliver(ctx context.Context, p SignalParams, kind runstate.Sign
 		result = AcceptedSignal{Accepted: true, RunID: p.RunID, SignalName: name, SignalID: id, AcceptedAt: ch.now,
 			SignalStorageKey: string(signalKey(p.RunID, name, id))}
 		sp := ch.savepoint()
-		ch.recordAcceptance(kind, result, p.Payload)
+		ch.recordAcceptance(kind, result, p.Payload, p.Compensate)
 		if err := apply(ch, result); err != nil {
 			if !isRejection(err) {
 				return err
@@ -215,7 +217,7 @@ var errDuplicateSignal = errors.New("signal already accepted")
 
 // recordAcceptance writes the payload and the accepted-response record, both
 // on condition that neither exists, and logs SignalAccepted.
-func (c *recorder) recordAcceptance(kind runstate.SignalKind, acc AcceptedSignal, payload json.RawMessage) {
+func (c *recorder) recordAcceptance(kind runstate.SignalKind, acc AcceptedSignal, payload json.RawMessage, compensate bool) {
 	sigKey := signalKey(acc.RunID, acc.SignalName, acc.SignalID)
 	accKey := signalAcceptedKey(acc.RunID, acc.SignalName, acc.SignalID)
 	c.require(store.IfAbsent(accKey))
@@ -231,7 +233,7 @@ func (c *recorder) recordAcceptance(kind runstate.SignalKind, acc AcceptedSignal
 	c.ops = append(c.ops, store.Put(signalExpiryKey(expires, acc.RunID, acc.SignalName, acc.SignalID), nil))
 	c.state.SignalCount++
 	c.emit(runstate.EvSignalAccepted, "", c.state.SignalCount, 0, runstate.EventData{SignalKind: kind, SignalName: acc.SignalName,
-		SignalID: acc.SignalID, SignalStorageKey: acc.SignalStorageKey, AcceptedAt: acc.AcceptedAt, Actor: c.actor})
+		SignalID: acc.SignalID, SignalStorageKey: acc.SignalStorageKey, AcceptedAt: acc.AcceptedAt, Actor: c.actor, Compensate: compensate})
 }
 
 // rejectSignal logs a refused signal.

@@ -38,9 +38,13 @@ func (s *RunService) ApproveRun(ctx context.Context, req *connect.Request[weftv1
 	return connect.NewResponse(&weftv1.ApproveRunResponse{Result: acceptedProto(res.Result), Run: runProto(res.Run)}), nil
 }
 
-// CancelRun ends a non-terminal run CANCELLED.
+// CancelRun ends a non-terminal run CANCELLED, compensating first when the
+// request asks (docs/semantics.md#cancel-compensation).
 func (s *RunService) CancelRun(ctx context.Context, req *connect.Request[weftv1.CancelRunRequest]) (*connect.Response[weftv1.CancelRunResponse], error) {
-	res, err := control(ctx, req.Msg, "", req.Msg.SignalId, s.eng.CancelRun)
+	res, err := control(ctx, req.Msg, "", req.Msg.SignalId, func(ctx context.Context, p engine.ControlParams) (*engine.ControlResult, error) {
+		p.Compensate = req.Msg.GetCompensate()
+		return s.eng.CancelRun(ctx, p)
+	})
 	if err != nil {
 		return nil, err
 	}

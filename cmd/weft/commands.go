@@ -46,7 +46,7 @@ func init() {
 		{"complete", "RUN ACTION", "complete a manual step (--token, --outcome, --actor)", (*cli).complete},
 		{"pause", "RUN", "pause a run", (*cli).pause},
 		{"resume", "RUN", "resume a paused run", (*cli).resume},
-		{"cancel", "RUN", "cancel a run (--reason)", (*cli).cancel},
+		{"cancel", "RUN", "cancel a run (--reason, --compensate)", (*cli).cancel},
 		{"retry-step", "RUN ACTION", "retry a failed step the run is held on", (*cli).retryStep},
 		{"skip-step", "RUN ACTION", "skip a step", (*cli).skipStep},
 		{"schedule", "SUBCOMMAND", "create|list|describe|pause|resume|trigger|backfill|delete schedules", (*cli).schedule},
@@ -329,7 +329,16 @@ func (c *cli) complete(args []string) error {
 // control runs one control-signal command: RUN [ACTION] with --reason and --signal-id.
 func (c *cli) control(name string, args []string, withAction bool,
 	call func(ctx context.Context, cl *client.Client, runID, actionID, reason string, id *string) (*weftv1.Run, proto.Message, error)) error {
+	return c.controlWith(name, args, withAction, nil, call)
+}
+
+// controlWith is control with flags of the command's own, defined by extra before parsing.
+func (c *cli) controlWith(name string, args []string, withAction bool, extra func(*flag.FlagSet),
+	call func(ctx context.Context, cl *client.Client, runID, actionID, reason string, id *string) (*weftv1.Run, proto.Message, error)) error {
 	fs := c.flags(name, true)
+	if extra != nil {
+		extra(fs)
+	}
 	reason := fs.String("reason", "", "why (recorded)")
 	signalID := fs.String("signal-id", "", "makes the call idempotent (default: a fresh UUID, reused on retries)")
 	names := []string{"RUN"}
@@ -375,8 +384,12 @@ func (c *cli) resume(args []string) error {
 }
 
 func (c *cli) cancel(args []string) error {
-	return c.control("cancel", args, false, func(ctx context.Context, cl *client.Client, run, _, reason string, id *string) (*weftv1.Run, proto.Message, error) {
-		res, err := cl.CancelRun(ctx, &weftv1.CancelRunRequest{RunId: run, Reason: reason, SignalId: id})
+	var compensate *bool
+	flags := func(fs *flag.FlagSet) {
+		compensate = fs.Bool("compensate", false, "compensate the steps that succeeded, in reverse completion order, before the run ends CANCELLED")
+	}
+	return c.controlWith("cancel", args, false, flags, func(ctx context.Context, cl *client.Client, run, _, reason string, id *string) (*weftv1.Run, proto.Message, error) {
+		res, err := cl.CancelRun(ctx, &weftv1.CancelRunRequest{RunId: run, Reason: reason, SignalId: id, Compensate: *compensate})
 		return res.GetRun(), res, err
 	})
 }

@@ -72,6 +72,9 @@ func Exercise(t *testing.T, baseURL string) {
 	t.Run("CancelCompletedRun_IsIllegalTransition409", func(t *testing.T) {
 		testIllegalTransition(t, baseURL)
 	})
+	t.Run("CancelWithCompensate_RollsBackThenEndsCancelledOnEveryProtocol", func(t *testing.T) {
+		testCancelCompensate(t, baseURL)
+	})
 	t.Run("StartEndedRun_IsIllegalTransitionOnEveryProtocol", func(t *testing.T) {
 		testStartEndedRun(t, baseURL)
 	})

@@ -95,3 +95,24 @@ func TestEventPayload_CarriesTheEventData(t *testing.T) {
 	require.Equal(t, "approve", mc.GetActionId())
 	require.Equal(t, weftv1.ManualOutcome_MANUAL_OUTCOME_SUCCEEDED, mc.GetOutcome())
 }
+
+func TestEventPayload_CancelWithCompensationIsRecordedOnEveryEventOfIt(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	c := &runstate.Cancellation{CancelledBy: "op", Reason: "withdrawn", RequestedAt: at, Compensate: true}
+	accepted := Event(&runstate.Event{Type: runstate.EvSignalAccepted, RunID: "r",
+		Data: runstate.EventData{SignalKind: runstate.SignalCancel, SignalName: "$cancel", SignalID: "s", AcceptedAt: at, Compensate: true}})
+	require.True(t, accepted.GetSignalAccepted().GetCompensate())
+	compensating := Event(&runstate.Event{Type: runstate.EvRunCompensating, RunID: "r",
+		Data: runstate.EventData{Status: "COMPENSATING", CompensationOrder: []string{"b", "a"}, CancelRequested: true, Cancellation: c}})
+	require.True(t, compensating.GetRunCompensating().GetCancelRequested())
+	require.Empty(t, compensating.GetRunCompensating().GetFailedActionId())
+	cancelled := Event(&runstate.Event{Type: runstate.EvRunCancelled, RunID: "r",
+		Data: runstate.EventData{Status: "CANCELLED", Cancellation: c, CompensationOutcome: runstate.CompensationRolledBack, CompletedAt: at}})
+	p := cancelled.GetRunCancelled()
+	require.Equal(t, weftv1.CompensationOutcome_COMPENSATION_OUTCOME_ROLLED_BACK, p.GetCompensationOutcome())
+	require.True(t, p.GetCancellation().GetCompensate())
+	plain := Event(&runstate.Event{Type: runstate.EvRunCancelled, RunID: "r",
+		Data: runstate.EventData{Status: "CANCELLED", Cancellation: &runstate.Cancellation{CancelledBy: "op"}, CompletedAt: at}})
+	require.Equal(t, weftv1.CompensationOutcome_COMPENSATION_OUTCOME_UNSPECIFIED, plain.GetRunCancelled().GetCompensationOutcome())
+	require.False(t, plain.GetRunCancelled().GetCancellation().GetCompensate())
+}

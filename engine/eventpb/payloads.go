@@ -52,7 +52,7 @@ var runPayloads = map[string]payloadFiller{
 	runstate.EvRunCompensating: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunCompensating{RunCompensating: &weftv1.RunCompensating{Status: runStatusOf(d),
-			FailedActionId: d.FailedActionID, CompensationOrder: d.CompensationOrder}}
+			FailedActionId: d.FailedActionID, CompensationOrder: d.CompensationOrder, CancelRequested: d.CancelRequested}}
 	},
 	runstate.EvRunCompleted: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_RunCompleted{RunCompleted: &weftv1.RunCompleted{Status: runStatusOf(&ev.Data),
@@ -67,7 +67,8 @@ var runPayloads = map[string]payloadFiller{
 	runstate.EvRunCancelled: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunCancelled{RunCancelled: &weftv1.RunCancelled{Status: runStatusOf(d),
-			Cancellation: Cancellation(d.Cancellation), CompletedAt: Timestamp(d.CompletedAt)}}
+			Cancellation: Cancellation(d.Cancellation), CompletedAt: Timestamp(d.CompletedAt),
+			CompensationOutcome: CompensationOutcomes.Proto(d.CompensationOutcome)}}
 	},
 }
 
@@ -142,7 +143,7 @@ var stepPayloads = map[string]payloadFiller{
 var signalPayloads = map[string]payloadFiller{
 	runstate.EvSignalAccepted: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
-		p := &weftv1.SignalAccepted{Kind: SignalKinds.Proto(d.SignalKind), Actor: d.Actor}
+		p := &weftv1.SignalAccepted{Kind: SignalKinds.Proto(d.SignalKind), Actor: d.Actor, Compensate: d.Compensate}
 		if d.SignalKind == runstate.SignalManual {
 			p.ManualCompletion = StepManual(runstate.ManualResultOf(*ev))
 			p.Actor = sender(d)

@@ -49,7 +49,7 @@ func Cancellation(c *runstate.Cancellation) *weftv1.Cancellation {
 	if c == nil {
 		return nil
 	}
-	return &weftv1.Cancellation{CancelledBy: c.CancelledBy, Reason: c.Reason, RequestedAt: Timestamp(c.RequestedAt)}
+	return &weftv1.Cancellation{CancelledBy: c.CancelledBy, Reason: c.Reason, RequestedAt: Timestamp(c.RequestedAt), Compensate: c.Compensate}
 }
 
 // Artifacts converts artifact references; none is nil.

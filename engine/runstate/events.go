@@ -110,6 +110,10 @@ type EventData struct {
 	RunRequestID        string              `json:"run_request_id,omitempty"`
 	VerifyState         string              `json:"verify_state,omitempty"`
 	ReconciliationKey   string              `json:"reconciliation_key,omitempty"`
+	// Compensate marks a cancel's SignalAccepted that asked for compensation (docs/semantics.md#cancel-compensation).
+	Compensate bool `json:"compensate,omitempty"`
+	// CancelRequested marks a RunCompensating that a cancel asked for; its Cancellation says who and why.
+	CancelRequested bool `json:"cancel_requested,omitempty"`
 }
 
 // RunContext is who and where a run belongs to.

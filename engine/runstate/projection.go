@@ -68,6 +68,9 @@ var runReducers = map[string]func(*Snapshot, Event){
 	EvRunResumed: func(s *Snapshot, _ Event) { s.Status, s.Substatus, s.Message = RunRunning, "", "" },
 	EvRunCompensating: func(s *Snapshot, ev Event) {
 		s.Status, s.Error = RunCompensating, ev.Data.RunError
+		if ev.Data.CancelRequested {
+			s.Cancellation = ev.Data.Cancellation
+		}
 		for _, id := range ev.Data.CompensationOrder {
 			if st := s.Step(id); st != nil {
 				st.CompStatus = CompPending
@@ -82,6 +85,7 @@ var runReducers = map[string]func(*Snapshot, Event){
 	},
 	EvRunCancelled: func(s *Snapshot, ev Event) {
 		s.Status, s.CompletedAt, s.Cancellation = RunCancelled, ev.Data.CompletedAt, ev.Data.Cancellation
+		s.CompensationOutcome = ev.Data.CompensationOutcome
 		s.finish()
 	},
 }

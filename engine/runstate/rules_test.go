@@ -31,3 +31,29 @@ func TestTransitions_TerminalStatusesHaveNoWayOut(t *testing.T) {
 		require.False(t, RunTransitionAllowed(tr[0], tr[1]), "%s -> %s must be illegal", tr[0], tr[1])
 	}
 }
+
+func TestTransitions_CompensatingEndsCancelledOnlyWhenACancelAskedForTheCompensation(t *testing.T) {
+	for _, tc := range []struct {
+		from, to           RunStatus
+		cancelCompensation bool
+		want               bool
+	}{
+		{RunCompensating, RunFailed, false, true},
+		{RunCompensating, RunCancelled, false, false},
+		{RunCompensating, RunCancelled, true, true},
+		{RunCompensating, RunFailed, true, true}, // the table itself still holds
+		{RunCompensating, RunRunning, true, false},
+		{RunCompensating, RunPaused, true, false},
+		{RunCompensating, RunCompleted, true, false},
+		{RunRunning, RunCancelled, false, true},
+		{RunCancelled, RunCompensating, true, false},
+		{RunFailed, RunCancelled, true, false},
+	} {
+		require.Equal(t, tc.want, RunTransitionAllowedWhen(tc.from, tc.to, tc.cancelCompensation),
+			"%s -> %s (cancel compensation %v)", tc.from, tc.to, tc.cancelCompensation)
+	}
+	failing := &State{Status: RunCompensating, Compensation: &CompensationState{Order: []string{"a"}}}
+	require.False(t, RunTransitionAllowedFor(failing, RunCancelled), "a failure's rollback never ends CANCELLED")
+	cancelling := &State{Status: RunCompensating, Compensation: &CompensationState{Order: []string{"a"}, ForCancel: true}}
+	require.True(t, RunTransitionAllowedFor(cancelling, RunCancelled))
+}

@@ -145,6 +145,8 @@ type Cancellation struct {
 	CancelledBy string    `json:"cancelled_by"`
 	Reason      string    `json:"reason,omitempty"`
 	RequestedAt time.Time `json:"requested_at"`
+	// Compensate is set when the cancel asked for compensation (docs/semantics.md#cancel-compensation).
+	Compensate bool `json:"compensate,omitempty"`
 }
 
 // CompensationState is a run's rollback.
@@ -154,6 +156,9 @@ type CompensationState struct {
 	// Next indexes the next step of Order to start.
 	Next    int                 `json:"next"`
 	Outcome CompensationOutcome `json:"outcome,omitempty"`
+	// ForCancel is set when a cancel asked for this rollback: the run then
+	// ends CANCELLED, not FAILED (docs/semantics.md#cancel-compensation).
+	ForCancel bool `json:"for_cancel,omitempty"`
 }
 
 // CompensationStatus is one step's rollback status.

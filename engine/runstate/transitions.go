@@ -11,6 +11,12 @@ var runTransitions = map[RunStatus][]RunStatus{
 	RunCompensating: {RunFailed},
 }
 
+// cancelCompensationTransitions are legal only while a rollback a cancel asked
+// for runs (docs/semantics.md#cancel-compensation): it ends CANCELLED, never FAILED.
+var cancelCompensationTransitions = map[RunStatus][]RunStatus{
+	RunCompensating: {RunCancelled},
+}
+
 // stepTransitions is the one table of legal step transitions (docs/semantics.md#step-transitions).
 // FAILED → PENDING is RETRY_STEP's new logical
 // attempt, and the retry policy's next engine attempt.
@@ -27,6 +33,30 @@ var stepTransitions = map[StepStatus][]StepStatus{
 // RunTransitionAllowed reports whether a run may go from one status to another.
 func RunTransitionAllowed(from, to RunStatus) bool {
 	for _, s := range runTransitions[from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+// RunTransitionAllowedFor reports whether run s may go from its status to
+// another: the table above, and COMPENSATING → CANCELLED only when a cancel
+// asked for the compensation in progress.
+func RunTransitionAllowedFor(s *State, to RunStatus) bool {
+	return RunTransitionAllowedWhen(s.Status, to, s.Compensation != nil && s.Compensation.ForCancel)
+}
+
+// RunTransitionAllowedWhen reports whether a run may go from one status to
+// another, given whether the compensation in progress is a cancel's.
+func RunTransitionAllowedWhen(from, to RunStatus, cancelCompensation bool) bool {
+	if RunTransitionAllowed(from, to) {
+		return true
+	}
+	if !cancelCompensation {
+		return false
+	}
+	for _, s := range cancelCompensationTransitions[from] {
 		if s == to {
 			return true
 		}

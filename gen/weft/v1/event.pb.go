@@ -1633,8 +1633,11 @@ type RunCompensating struct {
 	FailedActionId string `protobuf:"bytes,2,opt,name=failed_action_id,json=failedActionId,proto3" json:"failed_action_id,omitempty"`
 	// The actions to compensate, in the order they will run.
 	CompensationOrder []string `protobuf:"bytes,3,rep,name=compensation_order,json=compensationOrder,proto3" json:"compensation_order,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Set when a cancel asked for this compensation (no action failed; the run
+	// ends CANCELLED, docs/semantics.md#cancel-compensation).
+	CancelRequested bool `protobuf:"varint,4,opt,name=cancel_requested,json=cancelRequested,proto3" json:"cancel_requested,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *RunCompensating) Reset() {
@@ -1686,6 +1689,13 @@ func (x *RunCompensating) GetCompensationOrder() []string {
 		return x.CompensationOrder
 	}
 	return nil
+}
+
+func (x *RunCompensating) GetCancelRequested() bool {
+	if x != nil {
+		return x.CancelRequested
+	}
+	return false
 }
 
 // RunCompleted: every action succeeded or was skipped.
@@ -1824,9 +1834,12 @@ type RunCancelled struct {
 	// Who and why.
 	Cancellation *Cancellation `protobuf:"bytes,2,opt,name=cancellation,proto3" json:"cancellation,omitempty"`
 	// When the run ended.
-	CompletedAt   *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CompletedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
+	// The rollback's outcome when the cancel asked for compensation and a step
+	// needed it; unspecified otherwise.
+	CompensationOutcome CompensationOutcome `protobuf:"varint,4,opt,name=compensation_outcome,json=compensationOutcome,proto3,enum=weft.v1.CompensationOutcome" json:"compensation_outcome,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *RunCancelled) Reset() {
@@ -1878,6 +1891,13 @@ func (x *RunCancelled) GetCompletedAt() *timestamppb.Timestamp {
 		return x.CompletedAt
 	}
 	return nil
+}
+
+func (x *RunCancelled) GetCompensationOutcome() CompensationOutcome {
+	if x != nil {
+		return x.CompensationOutcome
+	}
+	return CompensationOutcome_COMPENSATION_OUTCOME_UNSPECIFIED
 }
 
 // StepScheduled: a task was persisted for the step before execution (docs/semantics.md#task-persistence).
@@ -2717,8 +2737,10 @@ type SignalAccepted struct {
 	Actor string `protobuf:"bytes,3,opt,name=actor,proto3" json:"actor,omitempty"`
 	// The manual completion, for SIGNAL_KIND_MANUAL_COMPLETION.
 	ManualCompletion *ManualCompletionResult `protobuf:"bytes,4,opt,name=manual_completion,json=manualCompletion,proto3" json:"manual_completion,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// For SIGNAL_KIND_CANCEL: the cancel asked for compensation.
+	Compensate    bool `protobuf:"varint,5,opt,name=compensate,proto3" json:"compensate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SignalAccepted) Reset() {
@@ -2777,6 +2799,13 @@ func (x *SignalAccepted) GetManualCompletion() *ManualCompletionResult {
 		return x.ManualCompletion
 	}
 	return nil
+}
+
+func (x *SignalAccepted) GetCompensate() bool {
+	if x != nil {
+		return x.Compensate
+	}
+	return false
 }
 
 // SignalRejected: a signal was refused (illegal transition, policy deny, ...).
@@ -3431,12 +3460,13 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"RunResumed\x126\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12!\n" +
-	"\frequested_by\x18\x02 \x01(\tR\vrequestedBy\"\xa2\x01\n" +
+	"\frequested_by\x18\x02 \x01(\tR\vrequestedBy\"\xcd\x01\n" +
 	"\x0fRunCompensating\x126\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12(\n" +
 	"\x10failed_action_id\x18\x02 \x01(\tR\x0efailedActionId\x12-\n" +
-	"\x12compensation_order\x18\x03 \x03(\tR\x11compensationOrder\"\x8d\x01\n" +
+	"\x12compensation_order\x18\x03 \x03(\tR\x11compensationOrder\x12)\n" +
+	"\x10cancel_requested\x18\x04 \x01(\bR\x0fcancelRequested\"\x8d\x01\n" +
 	"\fRunCompleted\x126\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12E\n" +
@@ -3446,12 +3476,13 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12'\n" +
 	"\x05error\x18\x02 \x01(\v2\x11.weft.v1.RunErrorR\x05error\x12O\n" +
 	"\x14compensation_outcome\x18\x03 \x01(\x0e2\x1c.weft.v1.CompensationOutcomeR\x13compensationOutcome\x12E\n" +
-	"\fcompleted_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\"\xc8\x01\n" +
+	"\fcompleted_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\"\xa3\x02\n" +
 	"\fRunCancelled\x126\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x129\n" +
 	"\fcancellation\x18\x02 \x01(\v2\x15.weft.v1.CancellationR\fcancellation\x12E\n" +
-	"\fcompleted_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\"\xbb\x01\n" +
+	"\fcompleted_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\x12Y\n" +
+	"\x14compensation_outcome\x18\x04 \x01(\x0e2\x1c.weft.v1.CompensationOutcomeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x13compensationOutcome\"\xbb\x01\n" +
 	"\rStepScheduled\x127\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12 \n" +
@@ -3517,12 +3548,15 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\fcompleted_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\"}\n" +
 	"\x12CompensationFailed\x12(\n" +
 	"\x05error\x18\x01 \x01(\v2\x12.weft.v1.StepErrorR\x05error\x12=\n" +
-	"\fcompleted_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\"\xd4\x01\n" +
+	"\fcompleted_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\"\xf4\x01\n" +
 	"\x0eSignalAccepted\x12'\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x13.weft.v1.SignalKindR\x04kind\x125\n" +
 	"\x06result\x18\x02 \x01(\v2\x1d.weft.v1.AcceptedSignalResultR\x06result\x12\x14\n" +
 	"\x05actor\x18\x03 \x01(\tR\x05actor\x12L\n" +
-	"\x11manual_completion\x18\x04 \x01(\v2\x1f.weft.v1.ManualCompletionResultR\x10manualCompletion\"\xc9\x01\n" +
+	"\x11manual_completion\x18\x04 \x01(\v2\x1f.weft.v1.ManualCompletionResultR\x10manualCompletion\x12\x1e\n" +
+	"\n" +
+	"compensate\x18\x05 \x01(\bR\n" +
+	"compensate\"\xc9\x01\n" +
 	"\x0eSignalRejected\x12'\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x13.weft.v1.SignalKindR\x04kind\x12\x1f\n" +
 	"\vsignal_name\x18\x02 \x01(\tR\n" +
@@ -3716,49 +3750,50 @@ var file_weft_v1_event_proto_depIdxs = []int32{
 	42, // 53: weft.v1.RunCancelled.status:type_name -> weft.v1.RunStatus
 	46, // 54: weft.v1.RunCancelled.cancellation:type_name -> weft.v1.Cancellation
 	41, // 55: weft.v1.RunCancelled.completed_at:type_name -> google.protobuf.Timestamp
-	47, // 56: weft.v1.StepScheduled.status:type_name -> weft.v1.StepStatus
-	41, // 57: weft.v1.StepScheduled.not_before:type_name -> google.protobuf.Timestamp
-	47, // 58: weft.v1.StepStarted.status:type_name -> weft.v1.StepStatus
-	41, // 59: weft.v1.StepStarted.started_at:type_name -> google.protobuf.Timestamp
-	47, // 60: weft.v1.StepCompleted.status:type_name -> weft.v1.StepStatus
-	48, // 61: weft.v1.StepCompleted.output:type_name -> google.protobuf.Value
-	49, // 62: weft.v1.StepCompleted.artifacts:type_name -> weft.v1.ArtifactRef
-	41, // 63: weft.v1.StepCompleted.completed_at:type_name -> google.protobuf.Timestamp
-	47, // 64: weft.v1.StepFailed.status:type_name -> weft.v1.StepStatus
-	50, // 65: weft.v1.StepFailed.error:type_name -> weft.v1.StepError
-	41, // 66: weft.v1.StepFailed.completed_at:type_name -> google.protobuf.Timestamp
-	41, // 67: weft.v1.StepFailed.next_attempt_at:type_name -> google.protobuf.Timestamp
-	47, // 68: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
-	47, // 69: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
-	47, // 70: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
-	41, // 71: weft.v1.StepWaiting.deadline:type_name -> google.protobuf.Timestamp
-	47, // 72: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
-	51, // 73: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
-	0,  // 74: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
-	41, // 75: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
-	50, // 76: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
-	41, // 77: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
-	1,  // 78: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
-	52, // 79: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
-	53, // 80: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
-	1,  // 81: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
-	3,  // 82: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
-	3,  // 83: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
-	2,  // 84: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
-	2,  // 85: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
-	54, // 86: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
-	3,  // 87: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
-	35, // 88: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
-	37, // 89: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
-	39, // 90: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
-	36, // 91: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
-	38, // 92: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
-	40, // 93: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
-	91, // [91:94] is the sub-list for method output_type
-	88, // [88:91] is the sub-list for method input_type
-	88, // [88:88] is the sub-list for extension type_name
-	88, // [88:88] is the sub-list for extension extendee
-	0,  // [0:88] is the sub-list for field type_name
+	45, // 56: weft.v1.RunCancelled.compensation_outcome:type_name -> weft.v1.CompensationOutcome
+	47, // 57: weft.v1.StepScheduled.status:type_name -> weft.v1.StepStatus
+	41, // 58: weft.v1.StepScheduled.not_before:type_name -> google.protobuf.Timestamp
+	47, // 59: weft.v1.StepStarted.status:type_name -> weft.v1.StepStatus
+	41, // 60: weft.v1.StepStarted.started_at:type_name -> google.protobuf.Timestamp
+	47, // 61: weft.v1.StepCompleted.status:type_name -> weft.v1.StepStatus
+	48, // 62: weft.v1.StepCompleted.output:type_name -> google.protobuf.Value
+	49, // 63: weft.v1.StepCompleted.artifacts:type_name -> weft.v1.ArtifactRef
+	41, // 64: weft.v1.StepCompleted.completed_at:type_name -> google.protobuf.Timestamp
+	47, // 65: weft.v1.StepFailed.status:type_name -> weft.v1.StepStatus
+	50, // 66: weft.v1.StepFailed.error:type_name -> weft.v1.StepError
+	41, // 67: weft.v1.StepFailed.completed_at:type_name -> google.protobuf.Timestamp
+	41, // 68: weft.v1.StepFailed.next_attempt_at:type_name -> google.protobuf.Timestamp
+	47, // 69: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
+	47, // 70: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
+	47, // 71: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
+	41, // 72: weft.v1.StepWaiting.deadline:type_name -> google.protobuf.Timestamp
+	47, // 73: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
+	51, // 74: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
+	0,  // 75: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
+	41, // 76: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
+	50, // 77: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
+	41, // 78: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
+	1,  // 79: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
+	52, // 80: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
+	53, // 81: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	1,  // 82: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
+	3,  // 83: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
+	3,  // 84: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
+	2,  // 85: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
+	2,  // 86: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
+	54, // 87: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
+	3,  // 88: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
+	35, // 89: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
+	37, // 90: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
+	39, // 91: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
+	36, // 92: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
+	38, // 93: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
+	40, // 94: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
+	92, // [92:95] is the sub-list for method output_type
+	89, // [89:92] is the sub-list for method input_type
+	89, // [89:89] is the sub-list for extension type_name
+	89, // [89:89] is the sub-list for extension extendee
+	0,  // [0:89] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_event_proto_init() }

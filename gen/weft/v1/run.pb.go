@@ -1156,7 +1156,9 @@ type Cancellation struct {
 	// The reason given.
 	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	// When it was requested.
-	RequestedAt   *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"`
+	RequestedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"`
+	// Whether the cancel asked for compensation (docs/semantics.md#cancel-compensation).
+	Compensate    bool `protobuf:"varint,4,opt,name=compensate,proto3" json:"compensate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1210,6 +1212,13 @@ func (x *Cancellation) GetRequestedAt() *timestamppb.Timestamp {
 		return x.RequestedAt
 	}
 	return nil
+}
+
+func (x *Cancellation) GetCompensate() bool {
+	if x != nil {
+		return x.Compensate
+	}
+	return false
 }
 
 // SubmitRunRequest submits a run with an inline definition.
@@ -1944,7 +1953,11 @@ type CancelRunRequest struct {
 	// Makes the call idempotent; same rules as SignalRunRequest.signal_id.
 	SignalId *string `protobuf:"bytes,2,opt,name=signal_id,json=signalId,proto3,oneof" json:"signal_id,omitempty"`
 	// Why, recorded in the cancellation metadata.
-	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Asks for compensation: steps that succeeded and have a compensation hook
+	// are compensated in reverse completion order, as on failure, and the run
+	// ends CANCELLED with its compensation_outcome (docs/semantics.md#cancel-compensation).
+	Compensate    bool `protobuf:"varint,4,opt,name=compensate,proto3" json:"compensate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1998,6 +2011,13 @@ func (x *CancelRunRequest) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *CancelRunRequest) GetCompensate() bool {
+	if x != nil {
+		return x.Compensate
+	}
+	return false
 }
 
 // CancelRunResponse answers the accepted control signal.
@@ -2628,11 +2648,14 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\bRunError\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12(\n" +
 	"\x05error\x18\x02 \x01(\v2\x12.weft.v1.StepErrorR\x05error\x12)\n" +
-	"\x10workflow_timeout\x18\x03 \x01(\bR\x0fworkflowTimeout\"\x88\x01\n" +
+	"\x10workflow_timeout\x18\x03 \x01(\bR\x0fworkflowTimeout\"\xa8\x01\n" +
 	"\fCancellation\x12!\n" +
 	"\fcancelled_by\x18\x01 \x01(\tR\vcancelledBy\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12=\n" +
-	"\frequested_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\"\x89\x03\n" +
+	"\frequested_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\x12\x1e\n" +
+	"\n" +
+	"compensate\x18\x04 \x01(\bR\n" +
+	"compensate\"\x89\x03\n" +
 	"\x10SubmitRunRequest\x12C\n" +
 	"\n" +
 	"definition\x18\x01 \x01(\v2\x1b.weft.v1.WorkflowDefinitionB\x06\xbaH\x03\xc8\x01\x01R\n" +
@@ -2687,13 +2710,16 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x0eenvironment_id\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\renvironmentId\"\\\n" +
 	"\x10ListRunsResponse\x12 \n" +
 	"\x04runs\x18\x01 \x03(\v2\f.weft.v1.RunR\x04runs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x93\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xb3\x01\n" +
 	"\x10CancelRunRequest\x12!\n" +
 	"\x06run_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x05runId\x12,\n" +
 	"\tsignal_id\x18\x02 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01(\x80\x01H\x00R\bsignalId\x88\x01\x01\x12 \n" +
-	"\x06reason\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reasonB\f\n" +
+	"\x06reason\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\x12\x1e\n" +
+	"\n" +
+	"compensate\x18\x04 \x01(\bR\n" +
+	"compensateB\f\n" +
 	"\n" +
 	"_signal_id\"j\n" +
 	"\x11CancelRunResponse\x125\n" +
