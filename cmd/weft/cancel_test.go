@@ -43,6 +43,9 @@ func TestCancelCompensate_ReleasesWhatSucceededAndEndsCancelled(t *testing.T) {
 	run := b.eventually(runID, statusIs(weftv1.RunStatus_RUN_STATUS_CANCELLED))
 	require.Len(t, released, 1, "the release hook ran once")
 	require.Equal(t, weftv1.CompensationOutcome_COMPENSATION_OUTCOME_ROLLED_BACK, run.GetCompensationOutcome())
+	table := b.ok("get", runID)
+	require.Regexp(t, `compensation\s+ROLLED_BACK`, table)
+	require.Contains(t, table, "order withdrawn (compensation asked)")
 }
 
 func TestCancel_WithoutCompensateRunsNoHook(t *testing.T) {

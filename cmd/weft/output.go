@@ -96,7 +96,11 @@ func printRun(w io.Writer, run *weftv1.Run) {
 		fmt.Fprintf(tw, "compensation\t%s\n", enumName(o.String(), "COMPENSATION_OUTCOME_"))
 	}
 	if c := run.GetCancellation(); c != nil {
-		fmt.Fprintf(tw, "cancelled\tby %s: %s\n", c.GetCancelledBy(), c.GetReason())
+		asked := ""
+		if c.GetCompensate() {
+			asked = " (compensation asked)"
+		}
+		fmt.Fprintf(tw, "cancelled\tby %s: %s%s\n", c.GetCancelledBy(), c.GetReason(), asked)
 	}
 	_ = tw.Flush()
 	if len(run.GetSteps()) == 0 {
