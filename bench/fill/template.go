@@ -231,21 +231,24 @@ type record struct {
 	EngineAtt   int    `json:"engine_attempt_id"`
 	PlanVersion string `json:"plan_version"`
 	Data        struct {
-		PlanSHA256 string `json:"plan_sha256"`
+		PlanSHA256    string `json:"plan_sha256"`
+		CorrelationID string `json:"correlation_id"`
 	} `json:"data"`
 }
 
 // learn records the identifiers a record defines: event ids and
 // idempotency keys (checked against the engine's function), task-claim
-// tokens, the creation time, and the plan's digest (a constant).
+// tokens, the creation time, and the constants: the plan's digest and the
+// correlation ids of the calls that reported attempts (evidence of a call,
+// not a key, so a clone may repeat them).
 func (c *compiler) learn(it store.Item) error {
 	var r record
 	if len(it.Value) == 0 || it.Value[0] != '{' || json.Unmarshal(it.Value, &r) != nil || r.RunID != c.t.runID {
 		return nil
 	}
-	for _, sum := range []string{r.PlanSHA256, r.Data.PlanSHA256} {
-		if sum != "" {
-			c.constants[sum] = true
+	for _, constant := range []string{r.PlanSHA256, r.Data.PlanSHA256, r.Data.CorrelationID} {
+		if constant != "" {
+			c.constants[constant] = true
 		}
 	}
 	if r.EventType != "" && r.EventID != "" {
