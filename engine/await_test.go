@@ -23,7 +23,7 @@ type awaited struct {
 func awaitInBackground(ctx context.Context, e *Engine, runID string, wait time.Duration) <-chan awaited {
 	out := make(chan awaited, 1)
 	go func() {
-		snap, err := e.AwaitRun(ctx, tenant, runID, wait)
+		snap, err := e.AwaitRun(ctx, AwaitParams{TenantID: tenant, RunID: runID, Wait: wait})
 		out <- awaited{snap, err}
 	}()
 	return out
@@ -61,7 +61,7 @@ func TestAwaitRun_AnswersOnceTheRunIsTerminalWokenByItsLastAppend(t *testing.T) 
 func TestAwaitRun_ZeroWaitAnswersTheRunAsItIs(t *testing.T) {
 	b := setup(t)
 	run := b.submit(seq("a"))
-	snap, err := b.eng.AwaitRun(b.ctx, tenant, run.RunID, 0)
+	snap, err := b.eng.AwaitRun(b.ctx, AwaitParams{TenantID: tenant, RunID: run.RunID})
 	require.NoError(t, err)
 	require.Equal(t, runstate.RunRunning, snap.Status)
 }
@@ -77,9 +77,9 @@ func TestAwaitRun_ATerminalRunIsAnsweredAtOnce(t *testing.T) {
 func TestAwaitRun_UnknownOrAnotherTenantsRunIsNotFound(t *testing.T) {
 	b := setup(t)
 	run := b.submit(seq("a"))
-	_, err := b.eng.AwaitRun(b.ctx, tenant, "no-such-run", time.Hour)
+	_, err := b.eng.AwaitRun(b.ctx, AwaitParams{TenantID: tenant, RunID: "no-such-run", Wait: time.Hour})
 	require.Equal(t, CodeNotFound, CodeOf(err))
-	_, err = b.eng.AwaitRun(b.ctx, "tenant-b", run.RunID, time.Hour)
+	_, err = b.eng.AwaitRun(b.ctx, AwaitParams{TenantID: "tenant-b", RunID: run.RunID, Wait: time.Hour})
 	require.Equal(t, CodeNotFound, CodeOf(err))
 }
 
@@ -164,12 +164,12 @@ func TestAwaitRun_WaitsLeaveNoKeyBehind(t *testing.T) {
 	for range 3 {
 		run := b.submit(seq("a"))
 		b.complete(b.poll("act-a"), `{}`)
-		snap, err := b.eng.AwaitRun(b.ctx, tenant, run.RunID, time.Second)
+		snap, err := b.eng.AwaitRun(b.ctx, AwaitParams{TenantID: tenant, RunID: run.RunID, Wait: time.Second})
 		require.NoError(t, err)
 		require.Equal(t, runstate.RunCompleted, snap.Status)
 	}
 	pending := b.submit(seq("a"))
-	snap, err := b.eng.AwaitRun(b.ctx, tenant, pending.RunID, 0)
+	snap, err := b.eng.AwaitRun(b.ctx, AwaitParams{TenantID: tenant, RunID: pending.RunID})
 	require.NoError(t, err)
 	require.NotEqual(t, runstate.RunCompleted, snap.Status)
 	b.pollNone("act-none")

@@ -67,7 +67,7 @@ func scenarioCancelCompensate_UndoesSucceededStepsInReverseCompletionOrderThenEn
 	require.Equal(t, runstate.RunCompensating, res.Run.Status)
 	require.True(t, res.Run.Cancellation.Compensate)
 	require.Equal(t, runstate.StepCancelled, res.Run.Step("d").Status, "in-flight work is cancelled as without compensation")
-	hb, err := b.eng.HeartbeatTask(b.ctx, tenant, inFlight.Token)
+	hb, err := b.eng.HeartbeatTask(b.ctx, HeartbeatParams{TenantID: tenant, Token: inFlight.Token})
 	require.NoError(t, err)
 	require.True(t, hb.CancelRequested)
 	require.Equal(t, runstate.StepPending, res.Run.Step("e").Status)

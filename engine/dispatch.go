@@ -159,8 +159,16 @@ func (c *recorder) effects() *dispatch.Effects[*Task] {
 	return &c.eff
 }
 
+// AwaitParams asks for a run's snapshot once it ends.
+type AwaitParams struct {
+	TenantID string
+	RunID    string
+	// Wait is the longest to wait for the run to end; 0 answers at once.
+	Wait time.Duration
+}
+
 // AwaitRun answers the run's snapshot as soon as it is terminal, or once
-// wait has passed (then as it is; 0 answers at once). It looks at the run's
+// p.Wait has passed (then as it is; 0 answers at once). It looks at the run's
 // checkpoint each time this engine appends to the run's log
 // (EventsAppended; another engine's appends arrive through a Notifier, not
 // reliably) and at least every PollInterval, and builds a snapshot only to
@@ -169,12 +177,13 @@ func (c *recorder) effects() *dispatch.Effects[*Task] {
 // checkpoint when a commit of this engine advanced it since the look before
 // (lookAgain), and reads the store otherwise.
 // It answers the context's error when ctx ends first.
-func (e *Engine) AwaitRun(ctx context.Context, tenantID, runID string, wait time.Duration) (*runstate.Snapshot, error) {
-	rec, err := e.runFor(ctx, tenantID, runID)
+func (e *Engine) AwaitRun(ctx context.Context, p AwaitParams) (*runstate.Snapshot, error) {
+	runID := p.RunID
+	rec, err := e.runFor(ctx, p.TenantID, runID)
 	if err != nil {
 		return nil, err
 	}
-	deadline := e.clock.Now().Add(wait)
+	deadline := e.clock.Now().Add(p.Wait)
 	var (
 		state *runstate.State
 		seen  uint64 // the version of the last look; 0: none yet

@@ -72,7 +72,7 @@ func TestMultiEngine_ThreeEnginesRacingWhileLeasesVanishRunEveryStepOnce(t *test
 		// Hold the task a while, heartbeating: the heartbeat timers keep the
 		// engines driving the run while its lease vanishes under them.
 		for range 6 {
-			_, _ = eng.HeartbeatTask(ctx, tenant, task.Token)
+			_, _ = eng.HeartbeatTask(ctx, HeartbeatParams{TenantID: tenant, Token: task.Token})
 			time.Sleep(40 * time.Millisecond)
 		}
 		key := task.RunID + "/" + task.ActionID

@@ -239,10 +239,17 @@ type HeartbeatResult struct {
 	Deadline        time.Time
 }
 
+// HeartbeatParams names the claim a worker's heartbeat keeps alive.
+type HeartbeatParams struct {
+	TenantID string
+	// Token is the claim's token, as the task carried it.
+	Token string
+}
+
 // HeartbeatTask keeps a claim alive. It touches only the task record; the
 // heartbeat timer, when it fires, looks at the last heartbeat.
-func (e *Engine) HeartbeatTask(ctx context.Context, tenantID, token string) (*HeartbeatResult, error) {
-	return workers{e}.heartbeat(ctx, tenantID, token)
+func (e *Engine) HeartbeatTask(ctx context.Context, p HeartbeatParams) (*HeartbeatResult, error) {
+	return workers{e}.heartbeat(ctx, p.TenantID, p.Token)
 }
 
 // heartbeat keeps a claim alive: HeartbeatTask.

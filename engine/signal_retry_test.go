@@ -56,7 +56,7 @@ func TestSignal_ADecisionMadeAgainIsAnsweredAsItDecided(t *testing.T) {
 	hooked.mu.Lock()
 	hooked.key = checkpointKey(runID)
 	hooked.hook = func() { // between a's decision and its commit, b starts the run
-		_, err := b.eng.StartRun(context.Background(), tenant, runID, "alice")
+		_, err := b.eng.StartRun(context.Background(), StartParams{TenantID: tenant, RunID: runID, Actor: "alice"})
 		require.NoError(t, err)
 	}
 	hooked.mu.Unlock()

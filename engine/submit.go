@@ -253,9 +253,17 @@ func actorOf(principal string) string {
 	return principal
 }
 
+// StartParams names the run StartRun triggers and who asks.
+type StartParams struct {
+	TenantID string
+	RunID    string
+	// Actor is who starts the run; "" is the system.
+	Actor string
+}
+
 // StartRun triggers a PENDING or APPROVED run.
-func (e *Engine) StartRun(ctx context.Context, tenantID, runID, actor string) (*runstate.Snapshot, error) {
-	return submissions{e}.start(ctx, tenantID, runID, actor)
+func (e *Engine) StartRun(ctx context.Context, p StartParams) (*runstate.Snapshot, error) {
+	return submissions{e}.start(ctx, p.TenantID, p.RunID, p.Actor)
 }
 
 // start triggers a submitted run: StartRun.

@@ -42,8 +42,8 @@ func TestTaskCache_AReportOnAClaimThisEngineMadeReadsNoTaskRecord(t *testing.T) 
 func TestTaskCache_AReportOnAStaleCachedRecordIsDecidedAgainOnTheStores(t *testing.T) {
 	a, b := sharingAStore(t)
 	run := a.submit(seq("a"))
-	ta := a.poll("act-a")                                  // a caches the claimed record
-	_, err := b.eng.HeartbeatTask(b.ctx, tenant, ta.Token) // b rewrites it: a's copy is stale
+	ta := a.poll("act-a")                                                                    // a caches the claimed record
+	_, err := b.eng.HeartbeatTask(b.ctx, HeartbeatParams{TenantID: tenant, Token: ta.Token}) // b rewrites it: a's copy is stale
 	require.NoError(t, err)
 
 	res, err := a.eng.CompleteTask(a.ctx, TaskReport{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{"step":"a"}`)})

@@ -81,7 +81,7 @@ func TestWakeRedis_AnEventWatchOnOneEngineHearsAnotherEnginesAppend(t *testing.T
 	runID := submitOn(t, a.eng, "act-watch", false)
 	appended, release := b.eng.EventsAppended(runID)
 	defer release()
-	_, err := a.eng.StartRun(context.Background(), tenant, runID, "alice")
+	_, err := a.eng.StartRun(context.Background(), StartParams{TenantID: tenant, RunID: runID, Actor: "alice"})
 	require.NoError(t, err)
 	select {
 	case <-appended:

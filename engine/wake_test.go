@@ -131,7 +131,7 @@ func TestWake_ANotifierCarriesACommitsWakeupsToAnotherEngine(t *testing.T) {
 		runID := submitOn(t, a, "act-watch", false)
 		appended, release := b.EventsAppended(runID)
 		defer release()
-		_, err := a.StartRun(context.Background(), tenant, runID, "alice")
+		_, err := a.StartRun(context.Background(), StartParams{TenantID: tenant, RunID: runID, Actor: "alice"})
 		require.NoError(t, err)
 		select {
 		case <-appended:
@@ -166,7 +166,7 @@ func TestWake_ACommitPublishesTheKeysItWokeAndANoOpNothing(t *testing.T) {
 	require.Contains(t, rec.keys(), runWatchKey(runID), "the run whose log grew")
 
 	before := len(rec.keys())
-	_, err := a.StartRun(context.Background(), tenant, runID, "alice")
+	_, err := a.StartRun(context.Background(), StartParams{TenantID: tenant, RunID: runID, Actor: "alice"})
 	require.NoError(t, err, "starting a started run changes nothing")
 	require.Len(t, rec.keys(), before, "a decision that commits nothing publishes nothing")
 }

@@ -61,7 +61,7 @@ func (s *RunService) StartRun(ctx context.Context, req *connect.Request[weftv1.S
 	if err != nil {
 		return nil, err
 	}
-	snap, err := s.eng.StartRun(ctx, who.tenant, req.Msg.GetRunId(), who.principal)
+	snap, err := s.eng.StartRun(ctx, engine.StartParams{TenantID: who.tenant, RunID: req.Msg.GetRunId(), Actor: who.principal})
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (s *RunService) AwaitRun(ctx context.Context, req *connect.Request[weftv1.A
 		return nil, err
 	}
 	wait := time.Duration(req.Msg.GetWaitMs()) * time.Millisecond
-	snap, err := s.eng.AwaitRun(ctx, who.tenant, req.Msg.GetRunId(), wait)
+	snap, err := s.eng.AwaitRun(ctx, engine.AwaitParams{TenantID: who.tenant, RunID: req.Msg.GetRunId(), Wait: wait})
 	if err != nil {
 		return nil, err
 	}

@@ -110,7 +110,7 @@ func (s *WorkerService) HeartbeatTask(ctx context.Context, req *connect.Request[
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.eng.HeartbeatTask(ctx, who.tenant, req.Msg.GetTaskToken())
+	res, err := s.eng.HeartbeatTask(ctx, engine.HeartbeatParams{TenantID: who.tenant, Token: req.Msg.GetTaskToken()})
 	if err != nil {
 		return nil, err
 	}
