@@ -56,7 +56,7 @@ func (e background) fire(ctx context.Context, key, value []byte) error {
 		if task != nil {
 			ch.require(store.IfVersion(taskKey(task.TaskID), taskVersion))
 		}
-		return ch.applyTimer(t, task.fresh())
+		return dueTimer{ch}.apply(t, task.fresh())
 	})
 	var cf *store.ConditionFailedError
 	if errors.As(err, &cf) || CodeOf(err) == CodeNotFound {
@@ -65,8 +65,11 @@ func (e background) fire(ctx context.Context, key, value []byte) error {
 	return err
 }
 
-// applyTimer is the decision a due timer makes.
-func (c *change) applyTimer(t timerRecord, task *taskRecord) error {
+// dueTimer is the decision a due timer makes, on the change that records it.
+type dueTimer struct{ *change }
+
+// apply is the decision a due timer makes.
+func (c dueTimer) apply(t timerRecord, task *taskRecord) error {
 	s := c.state
 	if s.Status.Terminal() {
 		return nil
@@ -99,7 +102,7 @@ func (c *change) applyTimer(t timerRecord, task *taskRecord) error {
 }
 
 // attemptTimedOut fails a claimed attempt with the timeout class.
-func (c *change) attemptTimedOut(task *taskRecord, token, message string) error {
+func (c dueTimer) attemptTimedOut(task *taskRecord, token, message string) error {
 	if task == nil || task.State != taskClaimed || task.Token != token {
 		return nil
 	}
@@ -129,7 +132,7 @@ func (c *change) attemptTimedOut(task *taskRecord, token, message string) error 
 
 // heartbeatDue times the attempt out, unless a heartbeat came in time, in
 // which case the timer is set again from the last heartbeat.
-func (c *change) heartbeatDue(task *taskRecord, token string) error {
+func (c dueTimer) heartbeatDue(task *taskRecord, token string) error {
 	if task == nil || task.State != taskClaimed || task.Token != token {
 		return nil
 	}
@@ -145,7 +148,7 @@ func (c *change) heartbeatDue(task *taskRecord, token string) error {
 }
 
 // backoffDue schedules the next attempt whose backoff has passed.
-func (c *change) backoffDue(ref string) error {
+func (c dueTimer) backoffDue(ref string) error {
 	if len(ref) > 5 && ref[:5] == "comp:" {
 		id := ref[5:]
 		st, a := c.state.Step(id), c.run.action(id)
@@ -160,7 +163,7 @@ func (c *change) backoffDue(ref string) error {
 // workflowTimedOut fails the run: the workflow timeout caps everything,
 // BLOCKED time included (docs/semantics.md#timeouts). Work in flight is retired; the
 // failure policy compensates succeeded steps with hooks.
-func (c *change) workflowTimedOut() error {
+func (c dueTimer) workflowTimedOut() error {
 	s := c.state
 	if s.Status == runstate.RunCompensating || s.Status == runstate.RunPending || s.Status == runstate.RunApproved {
 		return nil
