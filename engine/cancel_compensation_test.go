@@ -22,7 +22,7 @@ func (b *bundle) compensationTask() *Task {
 // runEvents lists a run's events.
 func (b *bundle) runEvents(runID string) []runstate.Event {
 	b.t.Helper()
-	res, err := b.eng.ListEvents(b.ctx, tenant, runID, 0, 1000)
+	res, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: runID, PageSize: 1000})
 	require.NoError(b.t, err)
 	return res.Events
 }

@@ -40,7 +40,7 @@ func (e *Engine) control(ctx context.Context, p ControlParams, kind runstate.Sig
 	if err != nil {
 		return nil, err
 	}
-	snap, err := e.GetRun(ctx, p.TenantID, p.RunID)
+	snap, err := e.GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: p.RunID})
 	if err != nil {
 		return nil, err
 	}

@@ -176,7 +176,7 @@ func driveCrashRunWith(t *testing.T, backend crashBackend, killAt int, die bool,
 			continue
 		}
 		_ = eng.Tick(ctx)
-		snap, err := eng.GetRun(ctx, tenant, runID)
+		snap, err := eng.GetRun(ctx, GetRunParams{TenantID: tenant, RunID: runID})
 		if err == nil && snap.Status.Terminal() {
 			break
 		}
@@ -197,10 +197,10 @@ func driveCrashRunWith(t *testing.T, backend crashBackend, killAt int, die bool,
 func requireEachResultRecordedOnce(t *testing.T, eng *Engine, runID string) {
 	t.Helper()
 	ctx := context.Background()
-	snap, err := eng.GetRun(ctx, tenant, runID)
+	snap, err := eng.GetRun(ctx, GetRunParams{TenantID: tenant, RunID: runID})
 	require.NoError(t, err)
 	require.Equal(t, runstate.RunCompleted, snap.Status)
-	page, err := eng.ListEvents(ctx, tenant, runID, 0, 1000)
+	page, err := eng.ListEvents(ctx, ListEventsParams{TenantID: tenant, RunID: runID, PageSize: 1000})
 	require.NoError(t, err)
 	completed := map[string]int{}
 	for i, ev := range page.Events {

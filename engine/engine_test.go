@@ -98,7 +98,7 @@ func (b *bundle) requireProjectionsMatchCheckpoints() {
 	list, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant, PageSize: 1000})
 	require.NoError(t, err)
 	for _, r := range list.Runs {
-		p, err := b.eng.NewProjector(b.ctx, tenant, r.RunID)
+		p, err := b.eng.NewProjector(b.ctx, ProjectionParams{TenantID: tenant, RunID: r.RunID})
 		require.NoError(t, err)
 		require.NoError(t, p.Catch(b.ctx))
 		got, want := comparable(p.Snapshot()), comparable(b.run(r.RunID))
@@ -172,14 +172,14 @@ func (b *bundle) fail(task *Task, class definition.ErrorClass) *ReportResult {
 
 func (b *bundle) run(runID string) *runstate.Snapshot {
 	b.t.Helper()
-	snap, err := b.eng.GetRun(b.ctx, tenant, runID)
+	snap, err := b.eng.GetRun(b.ctx, GetRunParams{TenantID: tenant, RunID: runID})
 	require.NoError(b.t, err)
 	return snap
 }
 
 func (b *bundle) eventTypes(runID string) []string {
 	b.t.Helper()
-	res, err := b.eng.ListEvents(b.ctx, tenant, runID, 0, 1000)
+	res, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: runID, PageSize: 1000})
 	require.NoError(b.t, err)
 	var out []string
 	for _, ev := range res.Events {

@@ -89,7 +89,7 @@ func BenchmarkLongPollingWorkers(b *testing.B) {
 					return
 				}
 				for {
-					snap, err := eng.GetRun(ctx, tenant, res.Run.RunID)
+					snap, err := eng.GetRun(ctx, GetRunParams{TenantID: tenant, RunID: res.Run.RunID})
 					if err == nil && snap.Status.Terminal() {
 						break
 					}

@@ -47,7 +47,7 @@ func manualRun(t *testing.T, b *bundle) ManualCompletion {
 // rejections answers the SignalRejected events of a run.
 func rejections(t *testing.T, b *bundle, runID string) []runstate.Event {
 	t.Helper()
-	res, err := b.eng.ListEvents(b.ctx, tenant, runID, 0, 1000)
+	res, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: runID, PageSize: 1000})
 	require.NoError(t, err)
 	var out []runstate.Event
 	for _, ev := range res.Events {
@@ -139,7 +139,7 @@ func TestManual_ConcurrentDuplicatesAcrossTwoEnginesGetTheOriginalResult(t *test
 	engines := []*Engine{b.eng, other}
 	for range 4 {
 		m := manualRun(t, b)
-		_, err := other.GetRun(b.ctx, tenant, m.RunID) // engine b caches the waiting checkpoint
+		_, err := other.GetRun(b.ctx, GetRunParams{TenantID: tenant, RunID: m.RunID}) // engine b caches the waiting checkpoint
 		require.NoError(t, err)
 		results := completeAtOnce(t, 16, func(i int) *Engine { return engines[i%2] }, m)
 		requireOneOriginal(t, results)
@@ -186,7 +186,7 @@ func scenarioManual_PrincipalNotesAndEvidenceArePersistedWithTheStep(t *testing.
 	require.NoError(t, err)
 	require.True(t, again.Duplicate)
 	require.Equal(t, want, again.Result, "a duplicate answers the notes and evidence too")
-	res, err := b.eng.ListEvents(b.ctx, tenant, m.RunID, 0, 1000)
+	res, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: m.RunID, PageSize: 1000})
 	require.NoError(t, err)
 	for _, ev := range res.Events {
 		if ev.Type == runstate.EvSignalAccepted {

@@ -103,7 +103,7 @@ func TestMultiEngine_ThreeEnginesRacingWhileLeasesVanishRunEveryStepOnce(t *test
 	}
 	require.Eventually(t, func() bool {
 		for _, id := range runIDs {
-			snap, err := engines[0].GetRun(ctx, tenant, id)
+			snap, err := engines[0].GetRun(ctx, GetRunParams{TenantID: tenant, RunID: id})
 			if err != nil || !snap.Status.Terminal() {
 				return false
 			}
@@ -117,7 +117,7 @@ func TestMultiEngine_ThreeEnginesRacingWhileLeasesVanishRunEveryStepOnce(t *test
 		stale += eng.StaleCommitsRejected()
 	}
 	for _, id := range runIDs {
-		page, err := engines[1].ListEvents(ctx, tenant, id, 0, 1000)
+		page, err := engines[1].ListEvents(ctx, ListEventsParams{TenantID: tenant, RunID: id, PageSize: 1000})
 		require.NoError(t, err)
 		completed := map[string]int{}
 		for _, ev := range page.Events {
@@ -126,7 +126,7 @@ func TestMultiEngine_ThreeEnginesRacingWhileLeasesVanishRunEveryStepOnce(t *test
 			}
 		}
 		require.Equal(t, map[string]int{"a": 1, "b": 1, "c": 1}, completed, "run %s", id)
-		snap, err := engines[2].GetRun(ctx, tenant, id)
+		snap, err := engines[2].GetRun(ctx, GetRunParams{TenantID: tenant, RunID: id})
 		require.NoError(t, err)
 		require.Equal(t, runstate.RunCompleted, snap.Status)
 	}
@@ -277,7 +277,7 @@ func TestMultiEngine_RedisDownFor30sLosesNothing(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	for _, id := range runIDs[10:] {
-		snap, err := engines[0].GetRun(ctx, tenant, id)
+		snap, err := engines[0].GetRun(ctx, GetRunParams{TenantID: tenant, RunID: id})
 		require.NoError(t, err, "requests kept committing while Redis was down")
 		require.NotEqual(t, runstate.RunCompleted, snap.Status, "no owner drives a retry without its lease")
 	}
@@ -285,7 +285,7 @@ func TestMultiEngine_RedisDownFor30sLosesNothing(t *testing.T) {
 	require.Eventually(t, func() bool {
 		failOnce(engines[0])
 		for _, id := range runIDs {
-			snap, err := engines[1].GetRun(ctx, tenant, id)
+			snap, err := engines[1].GetRun(ctx, GetRunParams{TenantID: tenant, RunID: id})
 			if err != nil || snap.Status != runstate.RunCompleted {
 				return false
 			}
@@ -293,7 +293,7 @@ func TestMultiEngine_RedisDownFor30sLosesNothing(t *testing.T) {
 		return true
 	}, 60*time.Second, 100*time.Millisecond, "work resumes once Redis is back")
 	for _, id := range runIDs {
-		page, err := engines[0].ListEvents(ctx, tenant, id, 0, 1000)
+		page, err := engines[0].ListEvents(ctx, ListEventsParams{TenantID: tenant, RunID: id, PageSize: 1000})
 		require.NoError(t, err)
 		completed := map[string]int{}
 		for _, ev := range page.Events {

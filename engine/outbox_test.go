@@ -19,7 +19,7 @@ func TestOutbox_EveryAppendedEventIsEnqueuedInTheSameBatch(t *testing.T) {
 	b.complete(b.poll("act-a"), `1`)
 	res, err := st.Scan(b.ctx, &store.ScanParams{Prefix: OutboxPrefix()})
 	require.NoError(t, err)
-	page, err := b.eng.ListEvents(b.ctx, tenant, run.RunID, 0, 100)
+	page, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: run.RunID, PageSize: 100})
 	require.NoError(t, err)
 	require.Len(t, res.Items, len(page.Events), "one outbox entry per event")
 	for i, it := range res.Items {

@@ -9,10 +9,17 @@ import (
 	"github.com/weft-dev/weft/engine/runstate"
 )
 
+// ProjectionParams names the run a projection is of.
+type ProjectionParams struct {
+	TenantID string
+	RunID    string
+}
+
 // ProjectionBase answers the snapshot a projection of the run starts from:
 // its identity and definition, every step PENDING, watermark 0.
-func (e *Engine) ProjectionBase(ctx context.Context, tenantID, runID string) (*runstate.Snapshot, error) {
-	rec, err := e.runFor(ctx, tenantID, runID)
+func (e *Engine) ProjectionBase(ctx context.Context, p ProjectionParams) (*runstate.Snapshot, error) {
+	runID := p.RunID
+	rec, err := e.runFor(ctx, p.TenantID, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -36,12 +43,12 @@ type Projector struct {
 }
 
 // NewProjector answers a projector of one run, starting empty.
-func (e *Engine) NewProjector(ctx context.Context, tenantID, runID string) (*Projector, error) {
-	base, err := e.ProjectionBase(ctx, tenantID, runID)
+func (e *Engine) NewProjector(ctx context.Context, p ProjectionParams) (*Projector, error) {
+	base, err := e.ProjectionBase(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	return &Projector{eng: e, tenant: tenantID, runID: runID, snap: base}, nil
+	return &Projector{eng: e, tenant: p.TenantID, runID: p.RunID, snap: base}, nil
 }
 
 // Snapshot answers the current projection (immutable: callers get their own copy).
@@ -100,7 +107,7 @@ func (p *Projector) project(ctx context.Context, base *runstate.Snapshot, events
 
 // resync rebuilds the projection from every event (FULL mode).
 func (p *Projector) resync(ctx context.Context, before uint64) error {
-	base, err := p.eng.ProjectionBase(ctx, p.tenant, p.runID)
+	base, err := p.eng.ProjectionBase(ctx, ProjectionParams{TenantID: p.tenant, RunID: p.runID})
 	if err != nil {
 		return err
 	}
@@ -121,7 +128,7 @@ func (p *Projector) resync(ctx context.Context, before uint64) error {
 func (p *Projector) fetch(ctx context.Context, after uint64) ([]runstate.Event, error) {
 	var out []runstate.Event
 	for {
-		page, err := p.eng.ListEvents(ctx, p.tenant, p.runID, after, 1000)
+		page, err := p.eng.ListEvents(ctx, ListEventsParams{TenantID: p.tenant, RunID: p.runID, AfterSeq: after, PageSize: 1000})
 		if err != nil {
 			return nil, err
 		}

@@ -12,9 +12,9 @@ import (
 func TestProjection_UnknownEventTypesAdvanceTheWatermarkOnly(t *testing.T) {
 	b := setup(t)
 	run := b.submit(seq("a"))
-	base, err := b.eng.ProjectionBase(b.ctx, tenant, run.RunID)
+	base, err := b.eng.ProjectionBase(b.ctx, ProjectionParams{TenantID: tenant, RunID: run.RunID})
 	require.NoError(t, err)
-	page, err := b.eng.ListEvents(b.ctx, tenant, run.RunID, 0, 100)
+	page, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: run.RunID, PageSize: 100})
 	require.NoError(t, err)
 	before := runstate.Project(base, page.Events)
 	next := page.Events[len(page.Events)-1].Seq + 1
@@ -28,9 +28,9 @@ func TestProjection_ReprocessingIsIdempotentAndSnapshotsAreImmutable(t *testing.
 	b := setup(t)
 	run := b.submit(seq("a", "b"))
 	b.complete(b.poll("act-a"), `1`)
-	base, err := b.eng.ProjectionBase(b.ctx, tenant, run.RunID)
+	base, err := b.eng.ProjectionBase(b.ctx, ProjectionParams{TenantID: tenant, RunID: run.RunID})
 	require.NoError(t, err)
-	page, err := b.eng.ListEvents(b.ctx, tenant, run.RunID, 0, 100)
+	page, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: run.RunID, PageSize: 100})
 	require.NoError(t, err)
 	once := runstate.Project(base, page.Events)
 	twice := runstate.Project(once, page.Events)
@@ -41,7 +41,7 @@ func TestProjection_ReprocessingIsIdempotentAndSnapshotsAreImmutable(t *testing.
 func TestProjector_NonContiguousFetchResyncsAndAdvancesTheWatermark(t *testing.T) {
 	b := setup(t)
 	run := b.submit(seq("a", "b"))
-	p, err := b.eng.NewProjector(b.ctx, tenant, run.RunID)
+	p, err := b.eng.NewProjector(b.ctx, ProjectionParams{TenantID: tenant, RunID: run.RunID})
 	require.NoError(t, err)
 	require.NoError(t, p.Catch(b.ctx))
 	mark := p.Snapshot().LastEventSeq

@@ -6,26 +6,34 @@ import (
 	"github.com/weft-dev/weft/engine/runstate"
 )
 
+// SnapshotAtParams names a run and the watermark SnapshotAt may not pass.
+type SnapshotAtParams struct {
+	TenantID string
+	RunID    string
+	Seq      uint64
+}
+
 // SnapshotAt answers a snapshot of a run whose watermark is at or before seq,
 // for a projector's FROM_SNAPSHOT resync (docs/semantics.md#resync): the
 // run's current snapshot when it is not newer than seq, else one rebuilt from
 // the run's log up to seq. It answers nil when there is none to give — seq 0,
 // before the run's first event — and the caller falls back to FULL.
-func (e *Engine) SnapshotAt(ctx context.Context, tenantID, runID string, seq uint64) (*runstate.Snapshot, error) {
-	current, err := e.GetRun(ctx, tenantID, runID)
+func (e *Engine) SnapshotAt(ctx context.Context, p SnapshotAtParams) (*runstate.Snapshot, error) {
+	tenantID, runID, seq := p.TenantID, p.RunID, p.Seq
+	current, err := e.GetRun(ctx, GetRunParams{TenantID: tenantID, RunID: runID})
 	if err != nil || current.LastEventSeq <= seq {
 		return current, err
 	}
 	if seq == 0 {
 		return nil, nil
 	}
-	base, err := e.ProjectionBase(ctx, tenantID, runID)
+	base, err := e.ProjectionBase(ctx, ProjectionParams{TenantID: tenantID, RunID: runID})
 	if err != nil {
 		return nil, err
 	}
 	var upTo []runstate.Event
 	for after := uint64(0); after < seq; {
-		page, err := e.ListEvents(ctx, tenantID, runID, after, 1000)
+		page, err := e.ListEvents(ctx, ListEventsParams{TenantID: tenantID, RunID: runID, AfterSeq: after, PageSize: 1000})
 		if err != nil {
 			return nil, err
 		}

@@ -124,7 +124,7 @@ func randomOperation(b *bundle, rng *rand.Rand, runID string) {
 
 func requireLegalHistory(t *testing.T, b *bundle, runID string) {
 	t.Helper()
-	page, err := b.eng.ListEvents(b.ctx, tenant, runID, 0, 1000)
+	page, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: runID, PageSize: 1000})
 	require.NoError(t, err)
 	var status runstate.RunStatus
 	cancelCompensation := false

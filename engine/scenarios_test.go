@@ -400,7 +400,7 @@ func scenarioCancel_EndsTheRunAndRetiresItsTasks(t *testing.T, b *bundle) {
 
 func scenarioTenancy_AnotherTenantsRunIsNotFound(t *testing.T, b *bundle) {
 	run := b.submit(seq("a"))
-	_, err := b.eng.GetRun(b.ctx, "tenant-b", run.RunID)
+	_, err := b.eng.GetRun(b.ctx, GetRunParams{TenantID: "tenant-b", RunID: run.RunID})
 	require.Equal(t, CodeNotFound, CodeOf(err))
 	tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: "tenant-b", WorkerID: "w", Activities: []string{"act-a"}})
 	require.NoError(t, err)

@@ -34,8 +34,15 @@ func snapshotOf(rec *runRecord, s *runstate.State) *runstate.Snapshot {
 	return snap
 }
 
+// GetRunParams names the run GetRun answers.
+type GetRunParams struct {
+	TenantID string
+	RunID    string
+}
+
 // GetRun answers a run's snapshot.
-func (e *Engine) GetRun(ctx context.Context, tenantID, runID string) (*runstate.Snapshot, error) {
+func (e *Engine) GetRun(ctx context.Context, p GetRunParams) (*runstate.Snapshot, error) {
+	tenantID, runID := p.TenantID, p.RunID
 	rec, err := e.runFor(ctx, tenantID, runID)
 	if err != nil {
 		return nil, err
@@ -85,7 +92,7 @@ func (e *Engine) ListRuns(ctx context.Context, p ListRunsParams) (*ListRunsResul
 			return nil, err
 		}
 		for _, it := range res.Items {
-			snap, err := e.GetRun(ctx, p.TenantID, string(it.Value))
+			snap, err := e.GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: string(it.Value)})
 			if err != nil {
 				if CodeOf(err) == CodeNotFound {
 					continue
@@ -141,8 +148,19 @@ type ListEventsResult struct {
 	HasMore      bool
 }
 
+// ListEventsParams asks for one page of a run's events.
+type ListEventsParams struct {
+	TenantID string
+	RunID    string
+	// AfterSeq is the watermark: the page starts at the event after it.
+	AfterSeq uint64
+	// PageSize is the most events answered; 0 or less answers 100.
+	PageSize int
+}
+
 // ListEvents answers a run's events after a watermark, in run_seq order.
-func (e *Engine) ListEvents(ctx context.Context, tenantID, runID string, afterSeq uint64, pageSize int) (*ListEventsResult, error) {
+func (e *Engine) ListEvents(ctx context.Context, p ListEventsParams) (*ListEventsResult, error) {
+	tenantID, runID, afterSeq, pageSize := p.TenantID, p.RunID, p.AfterSeq, p.PageSize
 	if _, err := e.runFor(ctx, tenantID, runID); err != nil {
 		return nil, err
 	}

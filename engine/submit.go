@@ -78,7 +78,7 @@ func (e submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult,
 		return nil, err
 	}
 	if existing != "" {
-		snap, err := e.GetRun(ctx, p.TenantID, existing)
+		snap, err := e.GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: existing})
 		return &SubmitResult{Run: snap, Existing: true}, err
 	}
 	if p.Start {
@@ -86,7 +86,7 @@ func (e submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult,
 			return nil, err
 		}
 	}
-	snap, err := e.GetRun(ctx, p.TenantID, rec.RunID)
+	snap, err := e.GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: rec.RunID})
 	return &SubmitResult{Run: snap}, err
 }
 
@@ -274,7 +274,7 @@ func (e submissions) start(ctx context.Context, tenantID, runID, actor string) (
 	if _, err := e.mutate(ctx, runID, actorOf(actor), startDecision(runID)); err != nil {
 		return nil, err
 	}
-	return e.GetRun(ctx, tenantID, runID)
+	return e.GetRun(ctx, GetRunParams{TenantID: tenantID, RunID: runID})
 }
 
 // startDecision is the decision StartRun makes: a trigger, refused as an

@@ -65,7 +65,7 @@ func (b *bundle) requireReadyAgain(activity, action string) *Task {
 // startedEvents counts the run's StepStarted events for action.
 func (b *bundle) startedEvents(runID, action string) int {
 	b.t.Helper()
-	res, err := b.eng.ListEvents(b.ctx, tenant, runID, 0, 1000)
+	res, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: runID, PageSize: 1000})
 	require.NoError(b.t, err)
 	n := 0
 	for _, ev := range res.Events {

@@ -88,7 +88,7 @@ func (o *overlap) previousRunning() (bool, error) {
 	if o.r.LastRunID == "" {
 		return false, nil
 	}
-	snap, err := o.s.runs.GetRun(o.ctx, o.r.TenantID, o.r.LastRunID)
+	snap, err := o.s.runs.GetRun(o.ctx, engine.GetRunParams{TenantID: o.r.TenantID, RunID: o.r.LastRunID})
 	if engine.CodeOf(err) == engine.CodeNotFound {
 		return false, nil
 	}

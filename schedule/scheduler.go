@@ -15,7 +15,7 @@ import (
 // Runs is what a scheduler needs of the engine.
 type Runs interface {
 	SubmitRun(ctx context.Context, p engine.SubmitParams) (*engine.SubmitResult, error)
-	GetRun(ctx context.Context, tenantID, runID string) (*runstate.Snapshot, error)
+	GetRun(ctx context.Context, p engine.GetRunParams) (*runstate.Snapshot, error)
 }
 
 // Config configures a Scheduler.

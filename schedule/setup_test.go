@@ -128,7 +128,7 @@ func (b *bundle) runs() []*runstate.Snapshot {
 	require.NoError(b.t, err)
 	out := make([]*runstate.Snapshot, 0, len(list.Runs))
 	for _, r := range list.Runs {
-		snap, err := b.eng.GetRun(b.ctx, tenant, r.RunID)
+		snap, err := b.eng.GetRun(b.ctx, engine.GetRunParams{TenantID: tenant, RunID: r.RunID})
 		require.NoError(b.t, err)
 		out = append(out, snap)
 	}

@@ -41,7 +41,7 @@ func (s *EventService) ListEvents(ctx context.Context, req *connect.Request[weft
 		return nil, err
 	}
 	m := req.Msg
-	res, err := s.eng.ListEvents(ctx, who.tenant, m.GetRunId(), m.GetAfterSeq(), int(m.GetPageSize()))
+	res, err := s.eng.ListEvents(ctx, engine.ListEventsParams{TenantID: who.tenant, RunID: m.GetRunId(), AfterSeq: m.GetAfterSeq(), PageSize: int(m.GetPageSize())})
 	if err != nil {
 		return nil, err
 	}
@@ -106,12 +106,12 @@ type watch struct {
 func (w *watch) step(ctx context.Context) (bool, error) {
 	// Read the status first: a terminal run appends nothing that a watcher
 	// must wait for, so once its events up to here are sent the watch ends.
-	snap, err := w.eng.GetRun(ctx, w.tenant, w.runID)
+	snap, err := w.eng.GetRun(ctx, engine.GetRunParams{TenantID: w.tenant, RunID: w.runID})
 	if err != nil {
 		return false, err
 	}
 	for {
-		res, err := w.eng.ListEvents(ctx, w.tenant, w.runID, w.after, eventPage)
+		res, err := w.eng.ListEvents(ctx, engine.ListEventsParams{TenantID: w.tenant, RunID: w.runID, AfterSeq: w.after, PageSize: eventPage})
 		if err != nil {
 			return false, err
 		}
@@ -140,7 +140,7 @@ func (s *EventService) ResyncRun(ctx context.Context, req *connect.Request[weftv
 	out := &weftv1.ResyncRunResponse{Mode: weftv1.ResyncMode_RESYNC_MODE_FULL}
 	after := uint64(0)
 	if m.GetMode() == weftv1.ResyncMode_RESYNC_MODE_FROM_SNAPSHOT {
-		base, err := s.eng.SnapshotAt(ctx, who.tenant, m.GetRunId(), m.GetSnapshotSeq())
+		base, err := s.eng.SnapshotAt(ctx, engine.SnapshotAtParams{TenantID: who.tenant, RunID: m.GetRunId(), Seq: m.GetSnapshotSeq()})
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +148,7 @@ func (s *EventService) ResyncRun(ctx context.Context, req *connect.Request[weftv
 			out.Mode, out.Snapshot, after = m.GetMode(), runProto(base), base.LastEventSeq
 		}
 	}
-	snap, err := s.eng.GetRun(ctx, who.tenant, m.GetRunId()) // after the base: never older than it
+	snap, err := s.eng.GetRun(ctx, engine.GetRunParams{TenantID: who.tenant, RunID: m.GetRunId()}) // after the base: never older than it
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func (s *EventService) ResyncRun(ctx context.Context, req *connect.Request[weftv
 func (s *EventService) eventsBetween(ctx context.Context, tenant, runID string, after, upTo uint64) ([]*weftv1.Event, error) {
 	var out []*weftv1.Event
 	for after < upTo {
-		res, err := s.eng.ListEvents(ctx, tenant, runID, after, eventPage)
+		res, err := s.eng.ListEvents(ctx, engine.ListEventsParams{TenantID: tenant, RunID: runID, AfterSeq: after, PageSize: eventPage})
 		if err != nil {
 			return nil, err
 		}

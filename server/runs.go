@@ -74,7 +74,7 @@ func (s *RunService) GetRun(ctx context.Context, req *connect.Request[weftv1.Get
 	if err != nil {
 		return nil, err
 	}
-	snap, err := s.eng.GetRun(ctx, who.tenant, req.Msg.GetRunId())
+	snap, err := s.eng.GetRun(ctx, engine.GetRunParams{TenantID: who.tenant, RunID: req.Msg.GetRunId()})
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,7 @@ func (b *bundle) runOne(t *testing.T, requestID string) string {
 			require.NoError(t, err)
 		}
 	}
-	snap, err := b.eng.GetRun(ctx, tenant, res.Run.RunID)
+	snap, err := b.eng.GetRun(ctx, engine.GetRunParams{TenantID: tenant, RunID: res.Run.RunID})
 	require.NoError(t, err)
 	require.Equal(t, runstate.RunCompleted, snap.Status)
 	return res.Run.RunID
@@ -140,12 +140,12 @@ func TestFill_ClonesAreRunsTheEngineReads(t *testing.T) {
 	require.NotEmpty(t, res.Samples)
 
 	for _, id := range res.Samples {
-		snap, err := dst.eng.GetRun(ctx, tenant, id.RunID)
+		snap, err := dst.eng.GetRun(ctx, engine.GetRunParams{TenantID: tenant, RunID: id.RunID})
 		require.NoError(t, err)
 		require.Equal(t, runstate.RunCompleted, snap.Status)
 		require.Equal(t, id.CreatedAt, snap.CreatedAt)
 		require.Equal(t, id.RequestID, snap.RunRequestID)
-		events, err := dst.eng.ListEvents(ctx, tenant, id.RunID, 0, 100)
+		events, err := dst.eng.ListEvents(ctx, engine.ListEventsParams{TenantID: tenant, RunID: id.RunID, PageSize: 100})
 		require.NoError(t, err)
 		require.Len(t, events.Events, tmpl.Events())
 		for i, ev := range events.Events {

@@ -159,7 +159,7 @@ func runToCompletion(t *testing.T, eng *engine.Engine, n int) []string {
 			require.NoError(t, err)
 		}
 		for _, id := range ids {
-			snap, err := eng.GetRun(ctx, tenant, id)
+			snap, err := eng.GetRun(ctx, engine.GetRunParams{TenantID: tenant, RunID: id})
 			require.NoError(t, err)
 			if snap.Status != runstate.RunCompleted {
 				return false
@@ -175,7 +175,7 @@ func eventRefs(t *testing.T, eng *engine.Engine, runIDs []string) []ref {
 	t.Helper()
 	var refs []ref
 	for _, id := range runIDs {
-		page, err := eng.ListEvents(context.Background(), tenant, id, 0, 1000)
+		page, err := eng.ListEvents(context.Background(), engine.ListEventsParams{TenantID: tenant, RunID: id, PageSize: 1000})
 		require.NoError(t, err)
 		for _, ev := range page.Events {
 			refs = append(refs, ref{ev.RunID, ev.Seq, ev.ID})

@@ -69,7 +69,7 @@ func TestSchemas_EventsOfARealRunAsTheAPIServesThemValidate(t *testing.T) {
 		}
 		require.NoError(t, err)
 	}
-	page, err := eng.ListEvents(ctx, "t", res.Run.RunID, 0, 1000)
+	page, err := eng.ListEvents(ctx, engine.ListEventsParams{TenantID: "t", RunID: res.Run.RunID, PageSize: 1000})
 	require.NoError(t, err)
 	seen := map[string]bool{}
 	for _, ev := range page.Events {
