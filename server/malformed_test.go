@@ -74,6 +74,37 @@ func TestConnectGETWithBadBase64_IsInvalidArgument(t *testing.T) {
 	require.NotContains(t, log.String(), `"level":"ERROR"`)
 }
 
+// TestConnectGETWithAnUnknownEncoding_IsInvalidArgumentNotQuotingIt: a
+// Connect GET naming a codec or compressor the server lacks is refused as
+// invalid_argument with the Fault, and the answer never repeats the
+// parameter (Connect's own refusal quoted it).
+func TestConnectGETWithAnUnknownEncoding_IsInvalidArgumentNotQuotingIt(t *testing.T) {
+	base, log := loggedServer(t)
+	for name, query := range map[string]string{
+		"Encoding":    "encoding=MARKERxml&message=%7B%7D",
+		"NoEncoding":  "message=%7B%7D",
+		"Compression": "encoding=json&compression=MARKERbr&message=%7B%7D",
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, err := apitest.HTTPClient().Get(base + "/weft.v1.RunService/GetRun?connect=v1&" + query)
+			require.NoError(t, err)
+			body, err := io.ReadAll(res.Body)
+			require.NoError(t, err)
+			require.NoError(t, res.Body.Close())
+			require.Equal(t, http.StatusBadRequest, res.StatusCode, "%s", body)
+			require.NotContains(t, string(body), "MARKER")
+			var ce connectErrorBody
+			require.NoError(t, json.Unmarshal(body, &ce))
+			require.Equal(t, "invalid_argument", ce.Code)
+			fault, violations := detailsOf(ce)
+			require.Equal(t, res.Header.Get(CorrelationHeader), fault.GetCorrelationId())
+			require.Len(t, violations, 1)
+			require.Equal(t, RuleGETEncoding, violations[0].GetRuleId())
+		})
+	}
+	require.NotContains(t, log.String(), `"level":"ERROR"`)
+}
+
 // TestTruncatedEnvelope_IsInvalidArgumentOnEveryEnvelopedProtocol: issue 20
 // finding 1 (an envelope declaring more bytes than sent answered INTERNAL,
 // and WatchEvents logged an ERROR line per request), and the other framing

@@ -63,13 +63,35 @@ func withCorrelationID(ctx context.Context, id string) context.Context {
 // its message parameter is not the base64 that base64=1 announces.
 const RuleGETBase64 = "get.base64"
 
-// checkGETMessage refuses a Connect GET whose base64 message parameter is not
-// URL-safe base64 (padded or not), as Connect reads it.
+// RuleGETEncoding is the rule_id of the violation a Connect GET answers when
+// its encoding or compression parameter names nothing the server speaks.
+const RuleGETEncoding = "get.encoding"
+
+// getCodecs and getCompressions are what a Connect GET's encoding and
+// compression parameters may name (the codecs and compressors of server.go
+// and compression.go).
+var (
+	getCodecs       = map[string]bool{"json": true, "proto": true}
+	getCompressions = map[string]bool{"": true, "identity": true, "gzip": true}
+)
+
+// checkGETMessage refuses a Connect GET whose encoding or compression
+// parameter names no codec or compressor the server has (Connect's own
+// refusal would quote the parameter), or whose base64 message parameter is
+// not URL-safe base64 (padded or not), as Connect reads it.
 func checkGETMessage(r *http.Request) error {
 	if r.Method != http.MethodGet || r.URL.RawQuery == "" {
 		return nil
 	}
 	q := r.URL.Query()
+	if !q.Has("message") {
+		return nil
+	}
+	if !getCodecs[q.Get("encoding")] || !getCompressions[q.Get("compression")] {
+		v := &validate.Violations{Violations: []*validate.Violation{
+			violation(nil, RuleGETEncoding, "the encoding query parameter must be json or proto, and compression, when set, identity or gzip")}}
+		return newInvalidArgument(v, violationsText(v))
+	}
 	if q.Get("base64") != "1" {
 		return nil
 	}
