@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
@@ -62,6 +63,8 @@ type ListRunsParams struct {
 	PlanVersion   string
 	ProjectID     string
 	EnvironmentID string
+	// RunIDContains keeps only runs whose id contains it.
+	RunIDContains string
 	CreatedAfter  time.Time
 	CreatedBefore time.Time
 	PageSize      int
@@ -92,6 +95,9 @@ func (e *Engine) ListRuns(ctx context.Context, p ListRunsParams) (*ListRunsResul
 			return nil, err
 		}
 		for _, it := range res.Items {
+			if !strings.Contains(string(it.Value), p.RunIDContains) {
+				continue // the index entry names the run: no need to load it
+			}
 			snap, err := e.GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: string(it.Value)})
 			if err != nil {
 				if CodeOf(err) == CodeNotFound {

@@ -223,6 +223,28 @@ func TestPauseResumeAndListRuns(t *testing.T) {
 	})
 }
 
+// TestListRuns_RunIDContainsKeepsOnlyRunsWhoseIDHasTheText: the run id search
+// is a filter of ListRuns over all of the tenant's runs.
+func TestListRuns_RunIDContainsKeepsOnlyRunsWhoseIDHasTheText(t *testing.T) {
+	forEachProtocol(t, func(t *testing.T, b *bundle) {
+		first := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"}))
+		second := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"}))
+		id := second.GetRunId()
+		list := func(text string) []string {
+			res, err := b.c.Runs.ListRuns(context.Background(), connect.NewRequest(&weftv1.ListRunsRequest{RunIdContains: text}))
+			require.NoError(t, err)
+			var ids []string
+			for _, r := range res.Msg.GetRuns() {
+				ids = append(ids, r.GetRunId())
+			}
+			return ids
+		}
+		require.Equal(t, []string{id}, list(id[len(id)-12:]), "a part of one run's id finds that run only")
+		require.ElementsMatch(t, []string{first.GetRunId(), id}, list(""), "no text: every run")
+		require.Empty(t, list("no-run-has-this"))
+	})
+}
+
 func TestApproval_StartRefusedUntilApproved(t *testing.T) {
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		d := def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"})

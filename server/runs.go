@@ -104,7 +104,8 @@ func (s *RunService) ListRuns(ctx context.Context, req *connect.Request[weftv1.L
 	}
 	m := req.Msg
 	p := engine.ListRunsParams{TenantID: who.tenant, PlanID: m.GetPlanId(), PlanVersion: m.GetPlanVersion(),
-		ProjectID: m.GetProjectId(), EnvironmentID: m.GetEnvironmentId(), CreatedAfter: timeOf(m.GetCreatedAfter()),
+		ProjectID: m.GetProjectId(), EnvironmentID: m.GetEnvironmentId(), RunIDContains: m.GetRunIdContains(),
+		CreatedAfter:  timeOf(m.GetCreatedAfter()),
 		CreatedBefore: timeOf(m.GetCreatedBefore()), PageSize: int(m.GetPageSize()), PageToken: m.GetPageToken()}
 	for _, st := range m.GetStatuses() {
 		p.Statuses = append(p.Statuses, runStatuses.engine(st))

@@ -1793,6 +1793,9 @@ type ListRunsRequest struct {
 	ProjectId string `protobuf:"bytes,8,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
 	// Only runs of this environment.
 	EnvironmentId string `protobuf:"bytes,9,opt,name=environment_id,json=environmentId,proto3" json:"environment_id,omitempty"`
+	// Only runs whose run_id contains this text (case-sensitive), among all of
+	// the tenant's runs: the console's run id search.
+	RunIdContains string `protobuf:"bytes,10,opt,name=run_id_contains,json=runIdContains,proto3" json:"run_id_contains,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1886,6 +1889,13 @@ func (x *ListRunsRequest) GetProjectId() string {
 func (x *ListRunsRequest) GetEnvironmentId() string {
 	if x != nil {
 		return x.EnvironmentId
+	}
+	return ""
+}
+
+func (x *ListRunsRequest) GetRunIdContains() string {
+	if x != nil {
+		return x.RunIdContains
 	}
 	return ""
 }
@@ -2695,7 +2705,7 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x05runId\x12\"\n" +
 	"\await_ms\x18\x02 \x01(\rB\t\xbaH\x06*\x04\x18\xe0\xd4\x03R\x06waitMs\"2\n" +
 	"\x10AwaitRunResponse\x12\x1e\n" +
-	"\x03run\x18\x01 \x01(\v2\f.weft.v1.RunR\x03run\"\xd1\x03\n" +
+	"\x03run\x18\x01 \x01(\v2\f.weft.v1.RunR\x03run\"\x83\x04\n" +
 	"\x0fListRunsRequest\x12A\n" +
 	"\bstatuses\x18\x01 \x03(\x0e2\x12.weft.v1.RunStatusB\x11\xbaH\x0e\x92\x01\v\x10\x10\"\a\x82\x01\x04\x10\x01 \x00R\bstatuses\x12!\n" +
 	"\aplan_id\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x06planId\x12*\n" +
@@ -2707,7 +2717,9 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"page_token\x18\a \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\x12'\n" +
 	"\n" +
 	"project_id\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\tprojectId\x12/\n" +
-	"\x0eenvironment_id\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\renvironmentId\"\\\n" +
+	"\x0eenvironment_id\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\renvironmentId\x120\n" +
+	"\x0frun_id_contains\x18\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\rrunIdContains\"\\\n" +
 	"\x10ListRunsResponse\x12 \n" +
 	"\x04runs\x18\x01 \x03(\v2\f.weft.v1.RunR\x04runs\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xb3\x01\n" +
