@@ -2,10 +2,12 @@ package server
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -154,8 +156,11 @@ func (w *faultWriter) Write(p []byte) (int, error) {
 }
 
 // endStreams passes a Connect streaming answer's envelopes through,
-// completing the error of its end-of-stream message (flag 0x02, not
-// compressed) as completeConnectError completes a unary one.
+// completing the error of its end-of-stream message (flag 0x02) as
+// completeConnectError completes a unary one. An end-of-stream message Connect
+// compressed (it compresses any message of compressMinBytes or more) is
+// inflated and sent completed without compression, which the protocol allows
+// per envelope.
 func (w *faultWriter) endStreams(p []byte) error {
 	w.partial = append(w.partial, p...)
 	for len(w.partial) >= 5 {
@@ -164,8 +169,10 @@ func (w *faultWriter) endStreams(p []byte) error {
 			return nil
 		}
 		env := w.partial[:5+size]
-		if flags := env[0]; flags&0x02 != 0 && flags&0x01 == 0 {
-			env = completeEndStream(env[5:], w.id)
+		if flags := env[0]; flags&0x02 != 0 {
+			if msg, ok := endStreamMessage(env, w.Header().Get("Connect-Content-Encoding")); ok {
+				env = completeEndStream(msg, w.id)
+			}
 		}
 		if _, err := w.ResponseWriter.Write(env); err != nil {
 			return err
@@ -173,6 +180,31 @@ func (w *faultWriter) endStreams(p []byte) error {
 		w.partial = w.partial[5+size:]
 	}
 	return nil
+}
+
+// maxEndStreamBytes bounds what an end-of-stream message may inflate to before
+// it is completed: an error and its details are a few KiB at most.
+const maxEndStreamBytes = 1 << 20
+
+// endStreamMessage answers an end-of-stream envelope's message, inflated when
+// its compressed flag is set; false when it cannot be read, so that the
+// envelope passes through as Connect wrote it.
+func endStreamMessage(env []byte, encoding string) ([]byte, bool) {
+	if env[0]&0x01 == 0 {
+		return env[5:], true
+	}
+	if encoding != "gzip" {
+		return nil, false
+	}
+	r, err := gzip.NewReader(bytes.NewReader(env[5:]))
+	if err != nil {
+		return nil, false
+	}
+	msg, err := io.ReadAll(io.LimitReader(r, maxEndStreamBytes+1))
+	if err != nil || len(msg) > maxEndStreamBytes {
+		return nil, false
+	}
+	return msg, true
 }
 
 // completeEndStream answers a Connect end-of-stream message, enveloped, with
