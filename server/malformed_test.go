@@ -74,6 +74,38 @@ func TestConnectGETWithBadBase64_IsInvalidArgument(t *testing.T) {
 	require.NotContains(t, log.String(), `"level":"ERROR"`)
 }
 
+// TestTimeoutHeaders_NotInTheProtocolsForm_AreInvalidArgumentNotQuotingThem: a
+// Connect-Timeout-Ms or Grpc-Timeout that is not the protocol's form is
+// refused as invalid_argument with the Fault, naming the header and never
+// repeating it (Connect's own refusal quoted it).
+func TestTimeoutHeaders_NotInTheProtocolsForm_AreInvalidArgumentNotQuotingThem(t *testing.T) {
+	base, log := loggedServer(t)
+	for name, tc := range map[string]struct {
+		p      wiretest.Protocol
+		header string
+		value  string
+	}{
+		"ConnectTooLong": {wiretest.ConnectJSON, "Connect-Timeout-Ms", "MARKER12345678"},
+		"ConnectLetters": {wiretest.ConnectJSON, "Connect-Timeout-Ms", "MARKER"},
+		"GRPCNoUnit":     {wiretest.GRPC, "Grpc-Timeout", "MARKER"},
+		"GRPCTooLong":    {wiretest.GRPC, "Grpc-Timeout", "123456789MARKERS"},
+		"GRPCWebBadUnit": {wiretest.GRPCWeb, "Grpc-Timeout", "10MARKER"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			body := []byte(`{"run_id":"r"}`)
+			if tc.p.Enveloped {
+				body = wiretest.Envelope([]byte("\x0a\x01r"))
+			}
+			req, err := wiretest.Request(context.Background(), base, tc.p, "weft.v1.RunService/GetRun", body)
+			require.NoError(t, err)
+			req.Header.Set(tc.header, tc.value)
+			out, err := wiretest.Do(req, tc.p)
+			require.NoError(t, err)
+			requireClientMistake(t, out, "MARKER", log)
+		})
+	}
+}
+
 // TestConnectGETWithAnUnknownEncoding_IsInvalidArgumentNotQuotingIt: a
 // Connect GET naming a codec or compressor the server lacks is refused as
 // invalid_argument with the Fault, and the answer never repeats the

@@ -43,6 +43,10 @@ func withTransportFaults(next http.Handler) http.Handler {
 		id := uuid.NewString()
 		r = r.WithContext(withCorrelationID(r.Context(), id))
 		w.Header().Set(CorrelationHeader, id)
+		if err := checkTimeoutHeaders(r); err != nil {
+			_ = errorWriter.Write(w, r, withFault(err, id))
+			return
+		}
 		if err := checkGETMessage(r); err != nil {
 			_ = errorWriter.Write(w, r, withFault(err, id))
 			return
@@ -64,6 +68,42 @@ func withCorrelationID(ctx context.Context, id string) context.Context {
 // RuleGETBase64 is the rule_id of the violation a Connect GET answers when
 // its message parameter is not the base64 that base64=1 announces.
 const RuleGETBase64 = "get.base64"
+
+// RuleTimeoutHeader is the rule_id of the violation a request answers when its
+// Connect-Timeout-Ms or Grpc-Timeout header is not the protocol's form.
+const RuleTimeoutHeader = "header.timeout"
+
+// checkTimeoutHeaders refuses a Connect-Timeout-Ms that is not 1 to 10 digits
+// and a Grpc-Timeout that is not 1 to 8 digits and a unit (H M S m u n).
+// Connect's own refusals quote the header; this one names it only.
+func checkTimeoutHeaders(r *http.Request) error {
+	bad := ""
+	if v, ok := r.Header["Connect-Timeout-Ms"]; ok && !(len(v) == 1 && digits(v[0], 1, 10)) {
+		bad = "Connect-Timeout-Ms must be 1 to 10 digits"
+	}
+	if v, ok := r.Header["Grpc-Timeout"]; ok && !(len(v) == 1 && len(v[0]) >= 2 &&
+		strings.ContainsRune("HMSmun", rune(v[0][len(v[0])-1])) && digits(v[0][:len(v[0])-1], 1, 8)) {
+		bad = "Grpc-Timeout must be 1 to 8 digits and a unit (H, M, S, m, u or n)"
+	}
+	if bad == "" {
+		return nil
+	}
+	v := &validate.Violations{Violations: []*validate.Violation{violation(nil, RuleTimeoutHeader, bad)}}
+	return newInvalidArgument(v, violationsText(v))
+}
+
+// digits reports whether s is between min and max ASCII digits long.
+func digits(s string, min, max int) bool {
+	if len(s) < min || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // RuleGETEncoding is the rule_id of the violation a Connect GET answers when
 // its encoding or compression parameter names nothing the server speaks.
