@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/runstate"
+	timesource "github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/pebblestore"
@@ -20,24 +20,6 @@ import (
 )
 
 const tenant = "tenant-a"
-
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // start is where every test's clock begins: on a whole hour.
 var start = time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
@@ -48,7 +30,7 @@ type bundle struct {
 	t     *testing.T
 	ctx   context.Context
 	store store.Store
-	clock *fakeClock
+	clock *timesource.Manual
 	eng   *engine.Engine
 	sch   *Scheduler
 }
@@ -76,7 +58,7 @@ func setup(t *testing.T) *bundle { return setupOn(t, memstore.New(memstore.Confi
 
 func setupOn(t *testing.T, st store.Store) *bundle {
 	t.Helper()
-	b := &bundle{t: t, ctx: context.Background(), store: st, clock: &fakeClock{t: start}}
+	b := &bundle{t: t, ctx: context.Background(), store: st, clock: timesource.NewManual(start)}
 	b.eng, b.sch = b.newProcess(nil)
 	return b
 }
