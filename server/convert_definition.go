@@ -20,7 +20,7 @@ func definitionOf(d *weftv1.WorkflowDefinition, path string) (definition.Definit
 		PlanID:            d.GetPlanId(),
 		PlanVersion:       d.GetPlanVersion(),
 		Timeout:           msOf(d.TimeoutMs),
-		Backpressure:      backpressureModes.engine(d.GetBackpressure()),
+		Backpressure:      backpressureModes.Engine(d.GetBackpressure()),
 		MaxConcurrentRuns: int(d.GetMaxConcurrentRuns()),
 		RequiresApproval:  d.GetRequiresApproval(),
 		DAG:               d.GetDag(),
@@ -52,8 +52,8 @@ func actionOf(a *weftv1.Action, path string) (definition.Action, error) {
 		Retry:            retryOf(a.GetRetry()),
 		Timeout:          msOf(a.TimeoutMs),
 		HeartbeatTimeout: msOf(a.HeartbeatTimeoutMs),
-		OnFailure:        onFailures.engine(a.GetOnFailure()),
-		Completion:       completionModes.engine(a.GetCompletionMode()),
+		OnFailure:        onFailures.Engine(a.GetOnFailure()),
+		Completion:       completionModes.Engine(a.GetCompletionMode()),
 		ManualTimeout:    msOf(a.ManualTimeoutMs),
 		Secrets:          secretsOf(a.GetSecrets()),
 	}
@@ -83,13 +83,13 @@ func retryOf(r *weftv1.RetryPolicy) definition.RetryPolicy {
 	}
 	out := definition.RetryPolicy{
 		MaxAttempts:    int(r.GetMaxAttempts()),
-		Strategy:       backoffStrategies.engine(r.GetStrategy()),
+		Strategy:       backoffStrategies.Engine(r.GetStrategy()),
 		InitialBackoff: msOf(r.InitialBackoffMs),
 		Multiplier:     r.GetBackoffMultiplier(),
 		MaxBackoff:     msOf(r.MaxBackoffMs),
 	}
 	for _, c := range r.GetRetryableErrors() {
-		out.RetryableErrors = append(out.RetryableErrors, errorClasses.engine(c))
+		out.RetryableErrors = append(out.RetryableErrors, errorClasses.Engine(c))
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/eventpb"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
@@ -19,7 +20,7 @@ func definitionProto(d definition.Definition) *weftv1.WorkflowDefinition {
 		PlanId:            d.PlanID,
 		PlanVersion:       d.PlanVersion,
 		TimeoutMs:         msProto(d.Timeout),
-		Backpressure:      backpressureModes.proto(d.Backpressure),
+		Backpressure:      backpressureModes.Proto(d.Backpressure),
 		MaxConcurrentRuns: optUint32(d.MaxConcurrentRuns),
 		RequiresApproval:  d.RequiresApproval,
 		Dag:               d.DAG,
@@ -39,12 +40,12 @@ func actionProto(a definition.Action) *weftv1.Action {
 		Activity:           a.Activity,
 		Queue:              a.Queue,
 		DependsOn:          a.DependsOn,
-		Input:              jsonValue(a.Input),
+		Input:              eventpb.JSONValue(a.Input),
 		Retry:              retryProto(a.Retry),
 		TimeoutMs:          msProto(a.Timeout),
 		HeartbeatTimeoutMs: msProto(a.HeartbeatTimeout),
-		OnFailure:          onFailures.proto(a.OnFailure),
-		CompletionMode:     completionModes.proto(a.Completion),
+		OnFailure:          onFailures.Proto(a.OnFailure),
+		CompletionMode:     completionModes.Proto(a.Completion),
 		ManualTimeoutMs:    msProto(a.ManualTimeout),
 		Secrets:            secretsProto(a.Secrets),
 	}
@@ -52,7 +53,7 @@ func actionProto(a definition.Action) *weftv1.Action {
 		out.WaitForSignal = &weftv1.WaitForSignal{SignalName: w.SignalName, TimeoutMs: msProto(w.Timeout)}
 	}
 	if h := a.Compensation; h != nil {
-		out.Compensation = &weftv1.CompensationHook{Operation: h.Operation, Input: jsonValue(h.Input),
+		out.Compensation = &weftv1.CompensationHook{Operation: h.Operation, Input: eventpb.JSONValue(h.Input),
 			TimeoutMs: msProto(h.Timeout), Retry: retryProto(h.Retry), Queue: h.Queue}
 	}
 	return out
@@ -62,7 +63,7 @@ func actionProto(a definition.Action) *weftv1.Action {
 func retryProto(r definition.RetryPolicy) *weftv1.RetryPolicy {
 	out := &weftv1.RetryPolicy{
 		MaxAttempts:      optUint32(r.MaxAttempts),
-		Strategy:         backoffStrategies.proto(r.Strategy),
+		Strategy:         backoffStrategies.Proto(r.Strategy),
 		InitialBackoffMs: msProto(r.InitialBackoff),
 		MaxBackoffMs:     msProto(r.MaxBackoff),
 	}
@@ -71,7 +72,7 @@ func retryProto(r definition.RetryPolicy) *weftv1.RetryPolicy {
 		out.BackoffMultiplier = &m
 	}
 	for _, c := range r.RetryableErrors {
-		out.RetryableErrors = append(out.RetryableErrors, errorClasses.proto(c))
+		out.RetryableErrors = append(out.RetryableErrors, errorClasses.Proto(c))
 	}
 	if out.MaxAttempts == nil && out.Strategy == 0 && out.InitialBackoffMs == nil && out.BackoffMultiplier == nil &&
 		out.MaxBackoffMs == nil && len(out.RetryableErrors) == 0 {

@@ -5,22 +5,23 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/eventpb"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
 // requireEnumRoundTrip proves that every proto value but UNSPECIFIED maps to
 // an engine value and back, and that UNSPECIFIED is the engine's "".
-func requireEnumRoundTrip[P ~int32, E ~string](t *testing.T, names map[int32]string, table enumTable[P, E]) {
+func requireEnumRoundTrip[P ~int32, E ~string](t *testing.T, names map[int32]string, table eventpb.EnumTable[P, E]) {
 	t.Helper()
 	for num, name := range names {
 		if num == 0 {
-			require.Equal(t, E(""), table.engine(0), name)
-			require.Equal(t, P(0), table.proto(""), name)
+			require.Equal(t, E(""), table.Engine(0), name)
+			require.Equal(t, P(0), table.Proto(""), name)
 			continue
 		}
-		e := table.engine(P(num))
+		e := table.Engine(P(num))
 		require.NotEmpty(t, e, "%s maps to no engine value", name)
-		require.Equal(t, P(num), table.proto(e), "%s does not map back", name)
+		require.Equal(t, P(num), table.Proto(e), "%s does not map back", name)
 	}
 	protoValues, engineValues := table.Len()
 	require.Equal(t, len(names)-1, protoValues, "the table maps values the proto does not have")
@@ -41,6 +42,6 @@ func TestEnumTables_MapEveryProtoValueToTheEngineAndBack(t *testing.T) {
 }
 
 func TestEnumTables_UnknownValuesMapToUnset(t *testing.T) {
-	require.Equal(t, weftv1.OnFailure_ON_FAILURE_UNSPECIFIED, onFailures.proto("FROM_THE_FUTURE"))
-	require.Empty(t, taskTypes.engine(weftv1.TaskType(999)))
+	require.Equal(t, weftv1.OnFailure_ON_FAILURE_UNSPECIFIED, onFailures.Proto("FROM_THE_FUTURE"))
+	require.Empty(t, taskTypes.Engine(weftv1.TaskType(999)))
 }

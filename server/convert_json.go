@@ -29,17 +29,10 @@ func rawJSON(v *structpb.Value) (json.RawMessage, error) {
 	return b, nil
 }
 
-// jsonValue answers JSON as a google.protobuf.Value, empty JSON unset, and
-// timestamp a time as a Timestamp, zero unset: eventpb's, which events use.
-var (
-	jsonValue = eventpb.JSONValue
-	timestamp = eventpb.Timestamp
-)
-
-// jsonValueOrNull is jsonValue where the field must be set, as in a map
+// jsonValueOrNull is eventpb.JSONValue where the field must be set, as in a map
 // entry: empty JSON becomes null.
 func jsonValueOrNull(raw json.RawMessage) *structpb.Value {
-	if v := jsonValue(raw); v != nil {
+	if v := eventpb.JSONValue(raw); v != nil {
 		return v
 	}
 	return structpb.NewNullValue()

@@ -21,25 +21,25 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 		PlanId:              s.PlanID,
 		PlanVersion:         s.PlanVersion,
 		RunRequestId:        s.RunRequestID,
-		Status:              runStatuses.proto(s.Status),
-		Substatus:           runSubstatuses.proto(s.Substatus),
+		Status:              runStatuses.Proto(s.Status),
+		Substatus:           runSubstatuses.Proto(s.Substatus),
 		Message:             s.Message,
-		CompensationOutcome: compensationOutcomes.proto(s.CompensationOutcome),
-		CreatedAt:           timestamp(s.CreatedAt),
-		StartedAt:           timestamp(s.StartedAt),
-		CompletedAt:         timestamp(s.CompletedAt),
+		CompensationOutcome: compensationOutcomes.Proto(s.CompensationOutcome),
+		CreatedAt:           eventpb.Timestamp(s.CreatedAt),
+		StartedAt:           eventpb.Timestamp(s.StartedAt),
+		CompletedAt:         eventpb.Timestamp(s.CompletedAt),
 		TotalDurationMs:     uint64(max(s.TotalDuration.Milliseconds(), 0)),
 		LastEventSeq:        s.LastEventSeq,
-		Error:               runErrorProto(s.Error),
-		Cancellation:        cancellationProto(s.Cancellation),
+		Error:               eventpb.RunError(s.Error),
+		Cancellation:        eventpb.Cancellation(s.Cancellation),
 		SubmittedBy:         s.SubmittedBy,
 		FailedSteps:         uint32(s.FailedSteps()),
 		TriggerSource:       s.TriggerSource,
 		Definition:          definitionProto(s.Definition),
-		Input:               jsonValue(s.Input),
-		Artifacts:           artifactsProto(s.Artifacts),
-		Deadline:            timestamp(s.Deadline),
-		Result:              jsonValue(s.Result),
+		Input:               eventpb.JSONValue(s.Input),
+		Artifacts:           eventpb.Artifacts(s.Artifacts),
+		Deadline:            eventpb.Timestamp(s.Deadline),
+		Result:              eventpb.JSONValue(s.Result),
 	}
 	for i := range s.Steps {
 		out.Steps = append(out.Steps, stepProto(s.RunID, &s.Steps[i]))
@@ -51,26 +51,26 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 func stepProto(runID string, st *runstate.StepState) *weftv1.Step {
 	out := &weftv1.Step{
 		ActionId:           st.ActionID,
-		Status:             stepStatuses.proto(st.Status),
+		Status:             stepStatuses.Proto(st.Status),
 		LogicalAttemptId:   uint32(max(st.LogicalAttempt, 0)),
 		EngineAttemptId:    uint32(max(st.EngineAttempt, 0)),
-		ScheduledAt:        timestamp(st.ScheduledAt),
-		StartedAt:          timestamp(st.StartedAt),
-		CompletedAt:        timestamp(st.CompletedAt),
-		Output:             jsonValue(st.Output),
-		Artifacts:          artifactsProto(st.Artifacts),
-		Error:              stepErrorProto(st.Error),
+		ScheduledAt:        eventpb.Timestamp(st.ScheduledAt),
+		StartedAt:          eventpb.Timestamp(st.StartedAt),
+		CompletedAt:        eventpb.Timestamp(st.CompletedAt),
+		Output:             eventpb.JSONValue(st.Output),
+		Artifacts:          eventpb.Artifacts(st.Artifacts),
+		Error:              eventpb.StepError(st.Error),
 		CompletionToken:    st.CompletionToken,
-		CompensationStatus: compensationStatuses.proto(st.CompStatus),
-		CompensationError:  stepErrorProto(st.CompError),
+		CompensationStatus: compensationStatuses.Proto(st.CompStatus),
+		CompensationError:  eventpb.StepError(st.CompError),
 		IdempotencyKey:     actionIdempotencyKey(runID, st.ActionID),
-		NextAttemptAt:      timestamp(st.NextAttemptAt),
+		NextAttemptAt:      eventpb.Timestamp(st.NextAttemptAt),
 		Reason:             st.Reason,
 		WaitingForSignal:   st.WaitingSignal,
-		ManualCompletion:   stepManualProto(st.Manual),
+		ManualCompletion:   eventpb.StepManual(st.Manual),
 	}
 	for i := range st.Attempts {
-		out.Attempts = append(out.Attempts, attemptProto(&st.Attempts[i]))
+		out.Attempts = append(out.Attempts, eventpb.Attempt(&st.Attempts[i]))
 	}
 	return out
 }
@@ -93,17 +93,5 @@ func artifactsOf(in []*weftv1.ArtifactRef) []runstate.ArtifactRef {
 // acceptedProto converts the canonical accepted-signal result (docs/semantics.md#accepted-signal-record).
 func acceptedProto(a engine.AcceptedSignal) *weftv1.AcceptedSignalResult {
 	return &weftv1.AcceptedSignalResult{Accepted: a.Accepted, RunId: a.RunID, SignalName: a.SignalName,
-		SignalId: a.SignalID, AcceptedAt: timestamp(a.AcceptedAt), SignalStorageKey: a.SignalStorageKey}
+		SignalId: a.SignalID, AcceptedAt: eventpb.Timestamp(a.AcceptedAt), SignalStorageKey: a.SignalStorageKey}
 }
-
-// The conversions of run state that events share are eventpb's, so that a
-// run and its events read the same.
-var (
-	attemptProto      = eventpb.Attempt
-	stepErrorProto    = eventpb.StepError
-	runErrorProto     = eventpb.RunError
-	cancellationProto = eventpb.Cancellation
-	artifactsProto    = eventpb.Artifacts
-	manualResultProto = eventpb.ManualResult
-	stepManualProto   = eventpb.StepManual
-)

@@ -172,7 +172,7 @@ func faultFor(code weftv1.FaultCode, e *engine.Error) *weftv1.Fault {
 		SignalName:   e.SignalName,
 		SignalId:     e.SignalID,
 		RetryAfterMs: uint32(min(max(e.RetryAfter.Milliseconds(), 0), math.MaxUint32)),
-		RunStatus:    runStatuses.proto(e.RunStatus),
+		RunStatus:    runStatuses.Proto(e.RunStatus),
 		Transition:   e.Transition,
 		Capability:   e.Capability,
 	}

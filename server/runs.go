@@ -108,7 +108,7 @@ func (s *RunService) ListRuns(ctx context.Context, req *connect.Request[weftv1.L
 		CreatedAfter:  timeOf(m.GetCreatedAfter()),
 		CreatedBefore: timeOf(m.GetCreatedBefore()), PageSize: int(m.GetPageSize()), PageToken: m.GetPageToken()}
 	for _, st := range m.GetStatuses() {
-		p.Statuses = append(p.Statuses, runStatuses.engine(st))
+		p.Statuses = append(p.Statuses, runStatuses.Engine(st))
 	}
 	res, err := s.eng.ListRuns(ctx, p)
 	if err != nil {

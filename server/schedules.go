@@ -7,6 +7,7 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/weft-dev/weft/engine/eventpb"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 	"github.com/weft-dev/weft/schedule"
@@ -195,10 +196,10 @@ func specProto(s schedule.Spec) *weftv1.ScheduleSpec {
 func scheduleProto(v *schedule.View) *weftv1.Schedule {
 	return &weftv1.Schedule{
 		ScheduleId: v.ScheduleID, Spec: specProto(v.Spec), Definition: definitionProto(v.Definition),
-		Input: jsonValue(v.Input), ProjectId: v.ProjectID, EnvironmentId: v.EnvironmentID, Paused: v.Paused,
-		CreatedBy: v.CreatedBy, CreatedAt: timestamp(v.CreatedAt), LastFireTime: timestamp(v.LastFire),
+		Input: eventpb.JSONValue(v.Input), ProjectId: v.ProjectID, EnvironmentId: v.EnvironmentID, Paused: v.Paused,
+		CreatedBy: v.CreatedBy, CreatedAt: eventpb.Timestamp(v.CreatedAt), LastFireTime: eventpb.Timestamp(v.LastFire),
 		LastRunId: v.LastRunID, Fires: v.Fires, Skipped: v.Skipped, Missed: v.Missed, Failed: v.Failed,
-		LastError: v.LastError, BufferedFireTime: timestamp(v.Buffered), PendingFires: uint32(v.PendingFires),
+		LastError: v.LastError, BufferedFireTime: eventpb.Timestamp(v.Buffered), PendingFires: uint32(v.PendingFires),
 		NextFireTimes: timestamps(v.NextFires),
 	}
 }
@@ -207,7 +208,7 @@ func scheduleProto(v *schedule.View) *weftv1.Schedule {
 func timestamps(ts []time.Time) []*timestamppb.Timestamp {
 	out := make([]*timestamppb.Timestamp, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, timestamp(t))
+		out = append(out, eventpb.Timestamp(t))
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/eventpb"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 )
@@ -53,12 +54,12 @@ func (s *SignalService) CompleteManualAction(ctx context.Context, req *connect.R
 		return nil, err
 	}
 	res, err := s.eng.CompleteManualAction(ctx, engine.ManualCompletion{TenantID: who.tenant, RunID: m.GetRunId(),
-		ActionID: m.GetActionId(), CompletionToken: m.GetCompletionToken(), Outcome: manualOutcomes.engine(m.GetOutcome()),
+		ActionID: m.GetActionId(), CompletionToken: m.GetCompletionToken(), Outcome: manualOutcomes.Engine(m.GetOutcome()),
 		ActorUserID: m.GetActorUserId(), Principal: who.authenticatedPrincipal(), CompletedAt: timeOf(m.GetCompletedAt()), Notes: m.GetNotes(),
 		EvidenceRefs: m.GetEvidenceRefs(), Output: output})
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&weftv1.CompleteManualActionResponse{Result: manualResultProto(res.Result),
+	return connect.NewResponse(&weftv1.CompleteManualActionResponse{Result: eventpb.ManualResult(res.Result),
 		Duplicate: res.Duplicate}), nil
 }

@@ -7,6 +7,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/eventpb"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 )
@@ -95,7 +96,7 @@ func (s *WorkerService) FailTask(ctx context.Context, req *connect.Request[weftv
 	}
 	m := req.Msg
 	res, err := s.eng.FailTask(ctx, engine.TaskReport{TenantID: who.tenant, Token: m.GetTaskToken(),
-		WorkerID: m.GetWorkerId(), ErrorClass: errorClasses.engine(m.GetErrorClass()), Code: m.GetCode(),
+		WorkerID: m.GetWorkerId(), ErrorClass: errorClasses.Engine(m.GetErrorClass()), Code: m.GetCode(),
 		Message: m.GetMessage(), SideEffectPossible: m.GetSideEffectPossible(), ReconciliationKey: m.GetReconciliationKey(),
 		CorrelationID: CorrelationID(ctx)})
 	if err != nil {
@@ -115,7 +116,7 @@ func (s *WorkerService) HeartbeatTask(ctx context.Context, req *connect.Request[
 		return nil, err
 	}
 	return connect.NewResponse(&weftv1.HeartbeatTaskResponse{CancelRequested: res.CancelRequested,
-		Deadline: timestamp(res.Deadline)}), nil
+		Deadline: eventpb.Timestamp(res.Deadline)}), nil
 }
 
 // ReportVerification answers a verify task with a VerifyState (docs/semantics.md#reconciliation).
@@ -130,7 +131,7 @@ func (s *WorkerService) ReportVerification(ctx context.Context, req *connect.Req
 		return nil, err
 	}
 	res, err := s.eng.ReportVerification(ctx, engine.VerifyReport{TenantID: who.tenant, Token: m.GetTaskToken(),
-		WorkerID: m.GetWorkerId(), State: verifyStates.engine(m.GetState()), Result: result, Diagnostic: m.GetDiagnostic()})
+		WorkerID: m.GetWorkerId(), State: verifyStates.Engine(m.GetState()), Result: result, Diagnostic: m.GetDiagnostic()})
 	if err != nil {
 		return nil, err
 	}
