@@ -36,11 +36,20 @@ func (c *Client) ResumeSchedule(ctx context.Context, scheduleID string) (*weftv1
 	return res.GetSchedule(), err
 }
 
-// TriggerSchedule starts one run of a schedule now. It is not retried: a
-// retry would be a second trigger.
-func (c *Client) TriggerSchedule(ctx context.Context, scheduleID string) (*weftv1.Run, error) {
-	res, err := unary(ctx, c, false, &weftv1.TriggerScheduleRequest{ScheduleId: scheduleID}, c.sched.TriggerSchedule)
+// TriggerSchedule starts one run of a schedule now. With a requestID every
+// call with it starts or answers one run, so it is retried; without one it
+// is not: a retry would be a second trigger.
+func (c *Client) TriggerSchedule(ctx context.Context, scheduleID, requestID string) (*weftv1.Run, error) {
+	res, err := unary(ctx, c, requestID != "", &weftv1.TriggerScheduleRequest{ScheduleId: scheduleID, RequestId: requestID},
+		c.sched.TriggerSchedule)
 	return res.GetRun(), err
+}
+
+// UpdateSchedule changes a schedule's spec, definition or input. A retry
+// after a lost answer makes the same change again, so it is retried.
+func (c *Client) UpdateSchedule(ctx context.Context, req *weftv1.UpdateScheduleRequest) (*weftv1.Schedule, error) {
+	res, err := unary(ctx, c, true, req, c.sched.UpdateSchedule)
+	return res.GetSchedule(), err
 }
 
 // BackfillSchedule fires every nominal time in a past range once; a retry

@@ -45,8 +45,11 @@ type View struct {
 	Missed        uint64
 	Failed        uint64
 	LastError     string
-	Buffered      time.Time
-	PendingFires  int
+	// LastFireLag is how late the latest fire the spec decided was
+	// submitted after its nominal time (zero until one was).
+	LastFireLag  time.Duration
+	Buffered     time.Time
+	PendingFires int
 	// NextFires are the next nominal fire times after now.
 	NextFires []time.Time
 }
@@ -79,7 +82,7 @@ func (s *Scheduler) Create(ctx context.Context, p CreateParams) (*View, error) {
 		Definition: def, Input: p.Input, ProjectID: p.ProjectID, EnvironmentID: p.EnvironmentID, Paused: p.Paused,
 		CreatedBy: p.CreatedBy, CreatedAt: now, Cursor: now}
 	v := &versioned{rec: r}
-	if err := save(ctx, s.store, v); err != nil {
+	if err := s.save(ctx, v); err != nil {
 		if errors.Is(err, errRaced) {
 			return nil, &engine.Error{Code: engine.CodeOperationConflict, Message: "schedule " + p.ScheduleID + " already exists"}
 		}
@@ -135,30 +138,64 @@ func (s *Scheduler) List(ctx context.Context, tenantID string, pageSize int, pag
 // Pause stops a schedule's fires; nominal times that pass while it is paused
 // are never fired. Pausing a paused schedule changes nothing.
 func (s *Scheduler) Pause(ctx context.Context, tenantID, scheduleID string) (*View, error) {
-	return s.update(ctx, tenantID, scheduleID, func(r *record) { r.Paused = true })
+	return s.update(ctx, tenantID, scheduleID, func(r *record) bool {
+		changed := !r.Paused
+		r.Paused = true
+		return changed
+	})
 }
 
 // Resume resumes a schedule from the first nominal time after now.
 func (s *Scheduler) Resume(ctx context.Context, tenantID, scheduleID string) (*View, error) {
 	now := s.now()
-	return s.update(ctx, tenantID, scheduleID, func(r *record) {
-		if r.Paused {
-			r.Paused = false
-			r.Cursor = now
+	return s.update(ctx, tenantID, scheduleID, func(r *record) bool {
+		if !r.Paused {
+			return false
 		}
+		r.Paused = false
+		r.Cursor = now
+		return true
 	})
 }
 
+// TriggerParams names a schedule to fire now.
+type TriggerParams struct {
+	TenantID   string
+	ScheduleID string
+	// RequestID, when set, makes the trigger idempotent: every call with it
+	// starts or answers one run (docs/semantics.md#schedules).
+	RequestID string
+}
+
 // Trigger fires a schedule now, paused or not and whatever its overlap
-// policy, and answers the run (trigger source manual).
-func (s *Scheduler) Trigger(ctx context.Context, tenantID, scheduleID string) (*runstate.Snapshot, error) {
-	f := fire{Nominal: s.now(), Source: engine.TriggerManual}
+// policy, and answers the run (trigger source manual). A trigger with a
+// request id that already started its run answers that run; one whose fire
+// is still pending submits that fire rather than deciding another.
+func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (*runstate.Snapshot, error) {
+	f := fire{Nominal: s.now(), Source: engine.TriggerManual, RequestID: p.RequestID}
 	var rec *record
-	if _, err := s.update(ctx, tenantID, scheduleID, func(r *record) {
+	var started string
+	if _, err := s.update(ctx, p.TenantID, p.ScheduleID, func(r *record) bool {
+		rec, started = r, ""
+		if p.RequestID == "" {
+			r.Pending = append(r.Pending, f)
+			return true
+		}
+		if started = r.triggeredRun(p.RequestID); started != "" {
+			return false
+		}
+		if pending, ok := r.pendingTrigger(p.RequestID); ok {
+			f = pending
+			return false
+		}
+		f = fire{Nominal: s.now(), Source: engine.TriggerManual, RequestID: p.RequestID}
 		r.Pending = append(r.Pending, f)
-		rec = r
+		return true
 	}); err != nil {
 		return nil, err
+	}
+	if started != "" {
+		return s.runs.GetRun(ctx, engine.GetRunParams{TenantID: p.TenantID, RunID: started})
 	}
 	// Submitting here answers the caller; the tick that finds the fire
 	// pending submits it again and finds this run.
@@ -166,7 +203,7 @@ func (s *Scheduler) Trigger(ctx context.Context, tenantID, scheduleID string) (*
 	if err != nil {
 		return nil, err
 	}
-	return snap, s.advance(ctx, key(tenantID, scheduleID))
+	return snap, s.advance(ctx, key(p.TenantID, p.ScheduleID))
 }
 
 // Backfill decides every nominal time in [start, end) as a fire, whatever the
@@ -184,10 +221,11 @@ func (s *Scheduler) Backfill(ctx context.Context, tenantID, scheduleID string, s
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.update(ctx, tenantID, scheduleID, func(r *record) {
+	_, err = s.update(ctx, tenantID, scheduleID, func(r *record) bool {
 		for _, t := range times {
-			r.Pending = append(r.Pending, fire{Nominal: t, Source: engine.TriggerSchedule})
+			r.Pending = append(r.Pending, fire{Nominal: t, Source: engine.TriggerSchedule, Backfill: true})
 		}
+		return len(times) > 0
 	})
 	return times, err
 }
@@ -217,23 +255,29 @@ func (s *Scheduler) Delete(ctx context.Context, tenantID, scheduleID string) err
 		if v, err = s.read(ctx, tenantID, scheduleID); err != nil {
 			return err
 		}
-		if err = remove(ctx, s.store, v); !errors.Is(err, errRaced) {
+		if err = remove(ctx, s.store, v); err == nil {
+			s.stats.forget(key(tenantID, scheduleID))
+		}
+		if !errors.Is(err, errRaced) {
 			return err
 		}
 	}
 	return err
 }
 
-// update changes a schedule by compare-and-set, reading again after a lost race.
-func (s *Scheduler) update(ctx context.Context, tenantID, scheduleID string, change func(*record)) (*View, error) {
+// update changes a schedule by compare-and-set, reading again after a lost
+// race; a change that answers false writes nothing.
+func (s *Scheduler) update(ctx context.Context, tenantID, scheduleID string, change func(*record) bool) (*View, error) {
 	var err error
 	for range maxRaces {
 		var v *versioned
 		if v, err = s.read(ctx, tenantID, scheduleID); err != nil {
 			return nil, err
 		}
-		change(v.rec)
-		if err = save(ctx, s.store, v); err == nil {
+		if !change(v.rec) {
+			return s.view(v.rec, DefaultNextFires), nil
+		}
+		if err = s.save(ctx, v); err == nil {
 			return s.view(v.rec, DefaultNextFires), nil
 		}
 		if !errors.Is(err, errRaced) {
@@ -261,6 +305,9 @@ func (s *Scheduler) view(r *record, n int) *View {
 		PendingFires: len(r.Pending)}
 	if r.Buffered != nil {
 		v.Buffered = *r.Buffered
+	}
+	if r.LastFireLag != nil {
+		v.LastFireLag = *r.LastFireLag
 	}
 	c, vs := r.Spec.compile()
 	if len(vs) > 0 {

@@ -143,10 +143,7 @@ func (s *Scheduler) submitPending(ctx context.Context, r *record) int {
 				"nominal", f.Nominal, "error", err.Error())
 			continue
 		}
-		r.Fires++
-		if !f.Nominal.Before(r.LastFire) {
-			r.LastFire, r.LastRunID = f.Nominal, snap.RunID
-		}
+		r.recordFire(f, snap.RunID, s.now())
 	}
 	r.Pending = r.Pending[done:]
 	if len(r.Pending) == 0 {

@@ -45,6 +45,66 @@ type record struct {
 	Missed    uint64     `json:"missed,omitempty"`
 	Failed    uint64     `json:"failed,omitempty"`
 	LastError string     `json:"last_error,omitempty"`
+	// LastFireLag is how late the latest fire the spec decided (not a
+	// trigger or a backfill) was recorded after its nominal time; nil until
+	// one was.
+	LastFireLag *time.Duration `json:"last_fire_lag,omitempty"`
+	// Triggers are the latest manual triggers with a request id that started
+	// a run, oldest first (at most maxTriggers), so that a retried trigger
+	// answers its run without deciding another fire.
+	Triggers []triggered `json:"triggers,omitempty"`
+}
+
+// maxTriggers bounds the request ids a record remembers.
+const maxTriggers = 100
+
+// triggered is a manual trigger's request id and the run it started.
+type triggered struct {
+	RequestID string `json:"request_id"`
+	RunID     string `json:"run_id"`
+}
+
+// triggeredRun answers the run a recorded trigger with requestID started, or "".
+func (r *record) triggeredRun(requestID string) string {
+	for _, t := range r.Triggers {
+		if t.RequestID == requestID {
+			return t.RunID
+		}
+	}
+	return ""
+}
+
+// pendingTrigger answers the pending fire of a trigger with requestID.
+func (r *record) pendingTrigger(requestID string) (fire, bool) {
+	for _, f := range r.Pending {
+		if f.RequestID == requestID && f.Source == engine.TriggerManual {
+			return f, true
+		}
+	}
+	return fire{}, false
+}
+
+// recordFire records a fire that started (or found) its run.
+func (r *record) recordFire(f fire, runID string, now time.Time) {
+	r.Fires++
+	if !f.Nominal.Before(r.LastFire) {
+		r.LastFire, r.LastRunID = f.Nominal, runID
+	}
+	if f.Source == engine.TriggerSchedule && !f.Backfill {
+		lag := max(now.Sub(f.Nominal), 0)
+		r.LastFireLag = &lag
+	}
+	if f.RequestID != "" {
+		r.Triggers = append(r.Triggers, triggered{RequestID: f.RequestID, RunID: runID})
+		if len(r.Triggers) > maxTriggers {
+			r.Triggers = r.Triggers[len(r.Triggers)-maxTriggers:]
+		}
+	}
+}
+
+// counts are a record's counters.
+func (r *record) counts() Counts {
+	return Counts{Fires: r.Fires, Skipped: r.Skipped, Missed: r.Missed, Failed: r.Failed}
 }
 
 // fire is one decided fire: a nominal time and what decided it.
@@ -52,12 +112,20 @@ type fire struct {
 	Nominal time.Time `json:"nominal"`
 	// Source is engine.TriggerSchedule or engine.TriggerManual.
 	Source string `json:"source"`
+	// Backfill marks a fire a backfill decided.
+	Backfill bool `json:"backfill,omitempty"`
+	// RequestID is a manual trigger's request id, if it gave one.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // runRequestID is the fire's submission id: the schedule id and the nominal
-// time (to the millisecond, UTC), so that every process derives the same one.
+// time (to the millisecond, UTC), so that every process derives the same one;
+// a trigger with a request id uses that instead of the time.
 func (f fire) runRequestID(scheduleID string) string {
 	ts := f.Nominal.UTC().Format("20060102T150405.000Z")
+	if f.Source == engine.TriggerManual && f.RequestID != "" {
+		return "schedule:" + scheduleID + ":manual:" + f.RequestID
+	}
 	if f.Source == engine.TriggerManual {
 		return "schedule:" + scheduleID + ":manual:" + ts
 	}
@@ -77,6 +145,9 @@ var allPrefix = store.KeyPrefix("sch")
 type versioned struct {
 	rec     *record
 	version uint64
+	// counted are the record's counters as last read or written: what a
+	// write adds to them is this process's share (Scheduler.Stats).
+	counted Counts
 }
 
 // load reads a schedule's record.
@@ -98,7 +169,7 @@ func decode(item store.Item) (*versioned, error) {
 	if r.FormatVersion > recordVersion {
 		return nil, fmt.Errorf("schedule record %q has format version %d; this weftd reads up to %d", item.Key, r.FormatVersion, recordVersion)
 	}
-	return &versioned{rec: &r, version: item.Version}, nil
+	return &versioned{rec: &r, version: item.Version, counted: r.counts()}, nil
 }
 
 // errRaced is a compare-and-set lost to another writer (or a commit whose

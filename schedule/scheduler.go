@@ -77,6 +77,7 @@ type Scheduler struct {
 	store store.Store
 	runs  Runs
 	log   *slog.Logger
+	stats *stats
 }
 
 // New builds a scheduler; it fails on a store without conditional batches.
@@ -85,7 +86,7 @@ func New(cfg Config) (*Scheduler, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Scheduler{cfg: cfg, store: cfg.Store, runs: cfg.Runs, log: cfg.Logger}, nil
+	return &Scheduler{cfg: cfg, store: cfg.Store, runs: cfg.Runs, log: cfg.Logger, stats: newStats()}, nil
 }
 
 // now answers the scheduler's time in UTC, to the millisecond.
@@ -112,17 +113,20 @@ func (s *Scheduler) Run(ctx context.Context) {
 func (s *Scheduler) Tick(ctx context.Context) error {
 	var errs []error
 	var after []byte
+	found := map[string]bool{}
 	for {
 		page, err := s.store.Scan(ctx, &store.ScanParams{Prefix: allPrefix, After: after, Limit: 100})
 		if err != nil {
 			return err
 		}
 		for _, item := range page.Items {
+			found[string(item.Key)] = true
 			if err := s.advance(ctx, item.Key); err != nil && !errors.Is(err, store.ErrNotFound) {
 				errs = append(errs, fmt.Errorf("schedule %s: %w", item.Key, err))
 			}
 		}
 		if len(page.Items) == 0 || page.Next == nil {
+			s.stats.keep(found)
 			return errors.Join(errs...)
 		}
 		after = page.Items[len(page.Items)-1].Key
@@ -150,12 +154,13 @@ func (s *Scheduler) advanceOnce(ctx context.Context, k []byte) error {
 	if err != nil {
 		return err
 	}
+	s.stats.seen(v.rec)
 	changed, err := s.decide(ctx, v.rec, s.now())
 	if err != nil {
 		return err
 	}
 	if changed {
-		if err := save(ctx, s.store, v); err != nil {
+		if err := s.save(ctx, v); err != nil {
 			return err
 		}
 	}
@@ -163,9 +168,19 @@ func (s *Scheduler) advanceOnce(ctx context.Context, k []byte) error {
 		if done := s.submitPending(ctx, v.rec); done == 0 {
 			return nil // a transient refusal: the fires stay pending for the next tick
 		}
-		if err := save(ctx, s.store, v); err != nil {
+		if err := s.save(ctx, v); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// save writes a record by compare-and-set and, once it is written, counts
+// the decisions the write recorded.
+func (s *Scheduler) save(ctx context.Context, v *versioned) error {
+	if err := save(ctx, s.store, v); err != nil {
+		return err
+	}
+	s.stats.written(v)
 	return nil
 }

@@ -129,11 +129,77 @@ func (s *ScheduleService) TriggerSchedule(ctx context.Context, req *connect.Requ
 	if err != nil {
 		return nil, engineFault(err)
 	}
-	snap, err := s.sch.Trigger(ctx, who.tenant, req.Msg.GetScheduleId())
+	snap, err := s.sch.Trigger(ctx, schedule.TriggerParams{TenantID: who.tenant, ScheduleID: req.Msg.GetScheduleId(),
+		RequestID: req.Msg.GetRequestId()})
 	if err != nil {
 		return nil, engineFault(err)
 	}
 	return connect.NewResponse(&weftv1.TriggerScheduleResponse{Run: runProto(snap)}), nil
+}
+
+// UpdateSchedule changes a schedule's spec, definition or input.
+func (s *ScheduleService) UpdateSchedule(ctx context.Context, req *connect.Request[weftv1.UpdateScheduleRequest]) (*connect.Response[weftv1.UpdateScheduleResponse], error) {
+	who, err := callerOf(ctx)
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	p, err := updateParamsOf(req.Msg, who)
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	v, err := s.sch.Update(ctx, p)
+	if err != nil {
+		return nil, engineFault(err)
+	}
+	return connect.NewResponse(&weftv1.UpdateScheduleResponse{Schedule: scheduleProto(v)}), nil
+}
+
+// updateParamsOf converts a schedule's change; what the request leaves
+// unset stays nil.
+func updateParamsOf(m *weftv1.UpdateScheduleRequest, who caller) (schedule.UpdateParams, error) {
+	p := schedule.UpdateParams{TenantID: who.tenant, ScheduleID: m.GetScheduleId(), Spec: specChangeOf(m.GetSpec())}
+	if m.GetDefinition() != nil {
+		def, err := definitionOf(m.GetDefinition(), "definition")
+		if err != nil {
+			return p, err
+		}
+		p.Definition = &def
+	}
+	if m.GetInput() != nil {
+		input, err := jsonField(m.GetInput(), "input")
+		if err != nil {
+			return p, err
+		}
+		p.Input = input
+	}
+	return p, nil
+}
+
+// specChangeOf converts a spec's change (validation has checked its ranges).
+func specChangeOf(m *weftv1.ScheduleSpecChange) schedule.SpecChange {
+	var c schedule.SpecChange
+	if m == nil {
+		return c
+	}
+	switch t := m.GetTrigger().(type) {
+	case *weftv1.ScheduleSpecChange_Cron:
+		c.Cron = &t.Cron
+	case *weftv1.ScheduleSpecChange_IntervalMs:
+		d := time.Duration(t.IntervalMs) * time.Millisecond
+		c.Interval = &d
+	}
+	if m.TimeZone != nil {
+		c.TimeZone = m.TimeZone
+	}
+	if m.OverlapPolicy != nil {
+		p := overlapPolicies[*m.OverlapPolicy]
+		c.Overlap = &p
+	}
+	if m.CatchupWindowMs != nil {
+		d := time.Duration(*m.CatchupWindowMs) * time.Millisecond
+		c.CatchupWindow = &d
+	}
+	return c
 }
 
 // BackfillSchedule fires a past range.
@@ -200,7 +266,7 @@ func scheduleProto(v *schedule.View) *weftv1.Schedule {
 		CreatedBy: v.CreatedBy, CreatedAt: eventpb.Timestamp(v.CreatedAt), LastFireTime: eventpb.Timestamp(v.LastFire),
 		LastRunId: v.LastRunID, Fires: v.Fires, Skipped: v.Skipped, Missed: v.Missed, Failed: v.Failed,
 		LastError: v.LastError, BufferedFireTime: eventpb.Timestamp(v.Buffered), PendingFires: uint32(v.PendingFires),
-		NextFireTimes: timestamps(v.NextFires),
+		NextFireTimes: timestamps(v.NextFires), LastFireLagMs: uint64(v.LastFireLag.Milliseconds()),
 	}
 }
 

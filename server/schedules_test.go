@@ -11,6 +11,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/weft-dev/weft/conformance/apitest"
@@ -73,10 +74,26 @@ func TestScheduleService_EveryRPCWorksOnEveryProtocol(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, "manual", trig.Msg.GetRun().GetTriggerSource())
 			require.Equal(t, weftv1.RunStatus_RUN_STATUS_BLOCKED, trig.Msg.GetRun().GetStatus())
+			for range 2 {
+				again, err := c.TriggerSchedule(ctx, connect.NewRequest(&weftv1.TriggerScheduleRequest{ScheduleId: id, RequestId: "deploy-7"}))
+				require.NoError(t, err)
+				require.Equal(t, "schedule:"+id+":manual:deploy-7", again.Msg.GetRun().GetRunRequestId())
+			}
+			tz := "Asia/Tokyo"
+			updated, err := c.UpdateSchedule(ctx, connect.NewRequest(&weftv1.UpdateScheduleRequest{ScheduleId: id,
+				Spec: &weftv1.ScheduleSpecChange{TimeZone: &tz}, Input: structpb.NewStringValue("v2")}))
+			require.NoError(t, err)
+			us := updated.Msg.GetSchedule()
+			require.Equal(t, "0 2 * * *", us.GetSpec().GetCron(), "what the change leaves unset stays")
+			require.Equal(t, weftv1.OverlapPolicy_OVERLAP_POLICY_BUFFER_ONE, us.GetSpec().GetOverlapPolicy())
+			require.Equal(t, "Asia/Tokyo", us.GetSpec().GetTimeZone())
+			require.Equal(t, "v2", us.GetInput().GetStringValue())
+			require.EqualValues(t, 2, us.GetFires(), "the retried trigger counted once")
+			require.Equal(t, 2, us.GetNextFireTimes()[0].AsTime().In(mustZone(t, "Asia/Tokyo")).Hour())
 			resumed, err := c.ResumeSchedule(ctx, connect.NewRequest(&weftv1.ResumeScheduleRequest{ScheduleId: id}))
 			require.NoError(t, err)
 			require.False(t, resumed.Msg.GetSchedule().GetPaused())
-			require.Equal(t, trig.Msg.GetRun().GetRunId(), resumed.Msg.GetSchedule().GetLastRunId())
+			require.NotEmpty(t, resumed.Msg.GetSchedule().GetLastRunId())
 			end := time.Date(2026, 1, 4, 0, 0, 0, 0, time.UTC)
 			bf, err := c.BackfillSchedule(ctx, connect.NewRequest(&weftv1.BackfillScheduleRequest{ScheduleId: id,
 				StartTime: timestamppb.New(end.Add(-72 * time.Hour)), EndTime: timestamppb.New(end)}))
@@ -122,6 +139,46 @@ func TestScheduleService_BadSpecsAreInvalidArgumentNamingTheField(t *testing.T) 
 			require.Contains(t, body, "invalid_argument")
 		})
 	}
+}
+
+// TestScheduleService_BadUpdatesAreInvalidArgumentNamingTheField: an update
+// is refused with 400 naming the field, by the proto's rules or the
+// scheduler's, and changes nothing.
+func TestScheduleService_BadUpdatesAreInvalidArgumentNamingTheField(t *testing.T) {
+	url := scheduleServer(t)
+	status, body := postRaw(t, url+"/weft.v1.ScheduleService/CreateSchedule",
+		`{"schedule_id":"s","spec":{"cron":"0 * * * *"},"definition":`+defJSON+`}`)
+	require.Equal(t, http.StatusOK, status, body)
+	cases := []struct {
+		name, body, field, rule string
+	}{
+		{"nothing to change", `{"schedule_id":"s"}`, "spec", "update.changes"},
+		{"interval too short", `{"schedule_id":"s","spec":{"interval_ms":"10"}}`, "spec.interval_ms", "uint64.gte"},
+		{"bad cron", `{"schedule_id":"s","spec":{"cron":"61 * * * *"}}`, "spec.cron", "cron.standard"},
+		{"bad time zone", `{"schedule_id":"s","spec":{"time_zone":"Nowhere/Town"}}`, "spec.time_zone", "time_zone.iana"},
+		{"unknown overlap policy", `{"schedule_id":"s","spec":{"overlap_policy":9}}`, "spec.overlap_policy", "enum.defined_only"},
+		{"bad definition", `{"schedule_id":"s","definition":{"plan_id":"p","plan_version":"1","actions":[{"id":"a","order":2,"activity":"x"}]}}`, "definition.actions", ""},
+		{"bad trigger request id", `{"schedule_id":"s","request_id":"-x"}`, "request_id", "string.pattern"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rpc := "UpdateSchedule"
+			if c.field == "request_id" {
+				rpc = "TriggerSchedule"
+			}
+			status, body := postRaw(t, url+"/weft.v1.ScheduleService/"+rpc, c.body)
+			require.Equal(t, http.StatusBadRequest, status, "%s", body)
+			require.Contains(t, body, c.field)
+			require.Contains(t, body, c.rule)
+			require.Contains(t, body, "invalid_argument")
+		})
+	}
+	status, body = postRaw(t, url+"/weft.v1.ScheduleService/GetSchedule", `{"schedule_id":"s"}`)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, `"cron":"0 * * * *"`, "the refused updates changed nothing")
+	require.NotContains(t, body, "time_zone")
+	status, body = postRaw(t, url+"/weft.v1.ScheduleService/UpdateSchedule", `{"schedule_id":"missing","spec":{"cron":"@daily"}}`)
+	require.Equal(t, http.StatusNotFound, status, body)
 }
 
 const defJSON = `{"plan_id":"nightly","plan_version":"1","actions":[{"id":"wait","order":1,"wait_for_signal":{"signal_name":"go"}}]}`

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/weft-dev/weft/engine/definition"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
@@ -19,11 +21,12 @@ var scheduleCommands []command
 func init() {
 	scheduleCommands = []command{
 		{"create", "ID FILE", "create a schedule of a workflow (--cron EXPR | --every DURATION, --tz, --overlap, --catchup)", (*cli).scheduleCreate},
+		{"update", "ID [FILE]", "change a schedule's --cron/--every, --tz, --overlap, --catchup, --input or workflow FILE", (*cli).scheduleUpdate},
 		{"list", "", "list schedules by id", (*cli).scheduleList},
 		{"describe", "ID", "show a schedule and its next fire times (--next N)", (*cli).scheduleDescribe},
 		{"pause", "ID", "pause a schedule", (*cli).schedulePause},
 		{"resume", "ID", "resume a schedule from its next fire time", (*cli).scheduleResume},
-		{"trigger", "ID", "start one run of the schedule now", (*cli).scheduleTrigger},
+		{"trigger", "ID", "start one run of the schedule now (--request-id makes retries start one run)", (*cli).scheduleTrigger},
 		{"backfill", "ID", "fire every nominal time in --from .. --to (RFC 3339)", (*cli).scheduleBackfill},
 		{"delete", "ID", "delete a schedule (its runs stay)", (*cli).scheduleDelete},
 	}
@@ -47,7 +50,7 @@ func (c *cli) schedule(args []string) error {
 func printScheduleUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: weft schedule SUBCOMMAND [arguments] [flags]")
 	for _, sc := range scheduleCommands {
-		fmt.Fprintf(w, "  %-9s %-8s %s\n", sc.name, sc.args, sc.summary)
+		fmt.Fprintf(w, "  %-9s %-9s %s\n", sc.name, sc.args, sc.summary)
 	}
 }
 
@@ -118,6 +121,90 @@ func specFlags(cronExpr string, every time.Duration, tz, overlap string, catchup
 	return spec, nil
 }
 
+func (c *cli) scheduleUpdate(args []string) error {
+	fs := c.flags("schedule update", true)
+	cronExpr := fs.String("cron", "", "a new five-field cron expression or descriptor (replaces --every)")
+	every := fs.Duration("every", 0, "a new interval (replaces --cron)")
+	tz := fs.String("tz", "", "a new IANA time zone for the cron expression (\"\" is UTC)")
+	overlap := fs.String("overlap", "", "a new overlap policy: skip, buffer-one or allow-all")
+	catchup := fs.Duration("catchup", 0, "a new catch-up window (0 is the default, 1m)")
+	input := fs.String("input", "", "every later run's input, as JSON (null clears it)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if c.g.output != "table" && c.g.output != "json" {
+		return usageError("--output must be table or json, got %q", c.g.output)
+	}
+	if len(pos) < 1 || len(pos) > 2 || strings.TrimSpace(pos[0]) == "" {
+		return usageError("want ID [FILE], got %d argument(s)", len(pos))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	req := &weftv1.UpdateScheduleRequest{ScheduleId: pos[0]}
+	if req.Spec, err = specChangeFlags(set, *cronExpr, *every, *tz, *overlap, *catchup); err != nil {
+		return err
+	}
+	var paths *definition.PathMap
+	if len(pos) == 2 {
+		if req.Definition, paths, err = loadDefinition(pos[1]); err != nil {
+			return err
+		}
+	}
+	if set["input"] {
+		if req.Input, err = jsonFlag("--input", *input); err != nil {
+			return err
+		}
+	}
+	if req.Spec == nil && req.Definition == nil && req.Input == nil {
+		return usageError("give something to change: a flag (--cron, --every, --tz, --overlap, --catchup, --input) or a workflow FILE")
+	}
+	ctx, cancel := c.callCtx()
+	defer cancel()
+	s, err := c.client().UpdateSchedule(ctx, req)
+	if err != nil {
+		return inYAML(err, paths)
+	}
+	return c.printSchedule(s, &weftv1.UpdateScheduleResponse{Schedule: s})
+}
+
+// specChangeFlags builds a spec change from update's flags that were given;
+// it answers nil when none was.
+func specChangeFlags(set map[string]bool, cronExpr string, every time.Duration, tz, overlap string, catchup time.Duration) (*weftv1.ScheduleSpecChange, error) {
+	change := &weftv1.ScheduleSpecChange{}
+	switch {
+	case set["cron"] && set["every"]:
+		return nil, usageError("give at most one of --cron and --every")
+	case set["every"] && every <= 0:
+		return nil, usageError("--every must be positive, got %s", every)
+	case set["every"]:
+		change.Trigger = &weftv1.ScheduleSpecChange_IntervalMs{IntervalMs: uint64(every.Milliseconds())}
+	case set["cron"]:
+		change.Trigger = &weftv1.ScheduleSpecChange_Cron{Cron: cronExpr}
+	}
+	if set["tz"] {
+		change.TimeZone = &tz
+	}
+	if set["overlap"] {
+		policy, ok := overlapPolicies[overlap]
+		if !ok {
+			return nil, usageError("--overlap must be skip, buffer-one or allow-all, got %q", overlap)
+		}
+		change.OverlapPolicy = &policy
+	}
+	if set["catchup"] {
+		if catchup < 0 {
+			return nil, usageError("--catchup must not be negative, got %s", catchup)
+		}
+		ms := uint64(catchup.Milliseconds())
+		change.CatchupWindowMs = &ms
+	}
+	if proto.Equal(change, &weftv1.ScheduleSpecChange{}) {
+		return nil, nil
+	}
+	return change, nil
+}
+
 func (c *cli) scheduleList(args []string) error {
 	fs := c.flags("schedule list", true)
 	pageSize := fs.Uint("page-size", 0, "at most this many (default 100)")
@@ -183,13 +270,15 @@ func (c *cli) scheduleResume(args []string) error {
 }
 
 func (c *cli) scheduleTrigger(args []string) error {
-	pos, err := c.parse(c.flags("schedule trigger", true), args, "ID")
+	fs := c.flags("schedule trigger", true)
+	requestID := fs.String("request-id", "", "makes the trigger idempotent: every call with it starts (or answers) one run")
+	pos, err := c.parse(fs, args, "ID")
 	if err != nil {
 		return err
 	}
 	ctx, cancel := c.callCtx()
 	defer cancel()
-	run, err := c.client().TriggerSchedule(ctx, pos[0])
+	run, err := c.client().TriggerSchedule(ctx, pos[0], *requestID)
 	if err != nil {
 		return err
 	}

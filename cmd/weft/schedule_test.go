@@ -93,3 +93,73 @@ func TestScheduleCommands_BadFlagsAreUsageErrorsAndBadSpecsAPIErrors(t *testing.
 	require.Equal(t, 1, r.code)
 	require.Contains(t, r.stderr+r.err.Error(), "spec.cron")
 }
+
+// TestScheduleCommands_UpdateChangesOnlyWhatItsFlagsNameAndTriggerRequestIDsAreIdempotent:
+// update with --tz keeps the cron and the overlap policy, with --every
+// replaces the cron, with a FILE replaces the definition; two triggers with
+// one --request-id answer one run.
+func TestScheduleCommands_UpdateChangesOnlyWhatItsFlagsNameAndTriggerRequestIDsAreIdempotent(t *testing.T) {
+	b := setup(t)
+	file := scheduleFile(t)
+	b.ok("schedule", "create", "nightly", file, "--cron", "0 2 * * *", "--overlap", "buffer-one", "--paused")
+	var updated struct {
+		Schedule struct {
+			Spec struct {
+				Cron          string `json:"cron"`
+				IntervalMs    string `json:"interval_ms"`
+				TimeZone      string `json:"time_zone"`
+				OverlapPolicy string `json:"overlap_policy"`
+			} `json:"spec"`
+			Definition struct {
+				PlanVersion string `json:"plan_version"`
+			} `json:"definition"`
+			Input         any      `json:"input"`
+			NextFireTimes []string `json:"next_fire_times"`
+		} `json:"schedule"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(b.ok("schedule", "update", "nightly", "--tz", "Asia/Tokyo", "-o", "json")), &updated))
+	require.Equal(t, "0 2 * * *", updated.Schedule.Spec.Cron)
+	require.Equal(t, "Asia/Tokyo", updated.Schedule.Spec.TimeZone)
+	require.Equal(t, "OVERLAP_POLICY_BUFFER_ONE", updated.Schedule.Spec.OverlapPolicy)
+	require.Contains(t, updated.Schedule.NextFireTimes[0], "T17:00:00Z", "02:00 in Tokyo is 17:00 UTC")
+
+	v2 := filepath.Join(t.TempDir(), "nightly-v2.json")
+	require.NoError(t, os.WriteFile(v2, []byte(`{"plan_id":"nightly","plan_version":"2",
+		"actions":[{"id":"wait","order":1,"wait_for_signal":{"signal_name":"go"}}]}`), 0o600))
+	updated.Schedule.Spec.Cron = ""
+	require.NoError(t, json.Unmarshal([]byte(b.ok("schedule", "update", "nightly", v2, "--every", "15m",
+		"--input", `{"region": "eu"}`, "-o", "json")), &updated))
+	require.Empty(t, updated.Schedule.Spec.Cron)
+	require.Equal(t, "900000", updated.Schedule.Spec.IntervalMs)
+	require.Equal(t, "2", updated.Schedule.Definition.PlanVersion)
+	require.Equal(t, map[string]any{"region": "eu"}, updated.Schedule.Input)
+	require.Contains(t, b.ok("schedule", "update", "nightly", "--overlap", "skip"), "every 15m0s")
+
+	var trig struct {
+		Run struct {
+			RunID        string `json:"run_id"`
+			RunRequestID string `json:"run_request_id"`
+		} `json:"run"`
+	}
+	var runIDs []string
+	for range 2 {
+		require.NoError(t, json.Unmarshal([]byte(b.ok("schedule", "trigger", "nightly", "--request-id", "deploy-42", "-o", "json")), &trig))
+		require.Equal(t, "schedule:nightly:manual:deploy-42", trig.Run.RunRequestID)
+		runIDs = append(runIDs, trig.Run.RunID)
+	}
+	require.Equal(t, runIDs[0], runIDs[1], "a retried trigger starts one run")
+
+	for _, args := range [][]string{
+		{"schedule", "update", "nightly"},
+		{"schedule", "update"},
+		{"schedule", "update", "nightly", "--cron", "@daily", "--every", "1h"},
+		{"schedule", "update", "nightly", "--overlap", "sometimes"},
+		{"schedule", "update", "nightly", "--input", "{"},
+	} {
+		r := b.weft(args...)
+		require.Equal(t, 2, r.code, "weft %v: %v", args, r.err)
+	}
+	r := b.weft("schedule", "update", "nightly", "--tz", "Mars/Olympus")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr+r.err.Error(), "spec.time_zone")
+}

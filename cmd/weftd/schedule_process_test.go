@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"sort"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -73,4 +74,63 @@ func TestCluster_TwoWeftdsFireEachNominalTimeOnceAndAKilledOneLosesNone(t *testi
 			nominal[i-1], nominal[i])
 	}
 	require.EqualValues(t, len(nominal), fires())
+}
+
+// TestCluster_ATriggerRetriedOnEitherWeftdStartsOneRun: one TriggerSchedule
+// with a request_id, sent to two weftd processes on one PostgreSQL (twice
+// to one, once to the other, and then concurrently to both), starts one run
+// and counts one fire; after an update of the schedule's definition the
+// retry still answers that run.
+func TestCluster_ATriggerRetriedOnEitherWeftdStartsOneRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster processes: skipped in -short")
+	}
+	db := sqltest.Require(t)
+	redistest.Require(t)
+	store := clusterURL(t, db.NewSchema(t))
+	a := startWeftdIn(t, t.TempDir(), "--store", store)
+	b := startWeftdIn(t, t.TempDir(), "--store", store)
+	ctx := context.Background()
+	clients := []weftv1connect.ScheduleServiceClient{
+		weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), a.url),
+		weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), b.url),
+	}
+	def := &weftv1.WorkflowDefinition{PlanId: "deploy", PlanVersion: "1", Actions: []*weftv1.Action{
+		{Id: "wait", Order: 1, WaitForSignal: &weftv1.WaitForSignal{SignalName: "go"}},
+	}}
+	_, err := clients[0].CreateSchedule(ctx, connect.NewRequest(&weftv1.CreateScheduleRequest{ScheduleId: "deploy",
+		Spec: &weftv1.ScheduleSpec{Trigger: &weftv1.ScheduleSpec_Cron{Cron: "@yearly"}}, Definition: def}))
+	require.NoError(t, err)
+	trigger := func(c weftv1connect.ScheduleServiceClient) string {
+		res, err := c.TriggerSchedule(ctx, connect.NewRequest(&weftv1.TriggerScheduleRequest{ScheduleId: "deploy", RequestId: "release-1"}))
+		require.NoError(t, err)
+		require.Equal(t, "schedule:deploy:manual:release-1", res.Msg.GetRun().GetRunRequestId())
+		return res.Msg.GetRun().GetRunId()
+	}
+	first := trigger(clients[0])
+	require.Equal(t, first, trigger(clients[0]))
+	require.Equal(t, first, trigger(clients[1]))
+	ids := make(chan string, 4)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() { ids <- trigger(clients[i%2]) })
+	}
+	wg.Wait()
+	close(ids)
+	for id := range ids {
+		require.Equal(t, first, id)
+	}
+	v2 := &weftv1.WorkflowDefinition{PlanId: "deploy", PlanVersion: "2", Actions: def.GetActions()}
+	_, err = clients[1].UpdateSchedule(ctx, connect.NewRequest(&weftv1.UpdateScheduleRequest{ScheduleId: "deploy", Definition: v2}))
+	require.NoError(t, err)
+	require.Equal(t, first, trigger(clients[0]), "the retry after the update answers the run it started")
+
+	runs, err := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), b.url).ListRuns(ctx,
+		connect.NewRequest(&weftv1.ListRunsRequest{PageSize: 100}))
+	require.NoError(t, err)
+	require.Len(t, runs.Msg.GetRuns(), 1)
+	got, err := clients[1].GetSchedule(ctx, connect.NewRequest(&weftv1.GetScheduleRequest{ScheduleId: "deploy"}))
+	require.NoError(t, err)
+	require.EqualValues(t, 1, got.Msg.GetSchedule().GetFires())
+	require.Equal(t, "2", got.Msg.GetSchedule().GetDefinition().GetPlanVersion())
 }

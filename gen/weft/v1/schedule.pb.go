@@ -242,6 +242,9 @@ type Schedule struct {
 	PendingFires uint32 `protobuf:"varint,18,opt,name=pending_fires,json=pendingFires,proto3" json:"pending_fires,omitempty"`
 	// The next nominal fire times (GetSchedule: next_fire_count of them).
 	NextFireTimes []*timestamppb.Timestamp `protobuf:"bytes,19,rep,name=next_fire_times,json=nextFireTimes,proto3" json:"next_fire_times,omitempty"`
+	// How late the latest fire the spec decided (not a trigger or a backfill)
+	// was submitted after its nominal time, in milliseconds.
+	LastFireLagMs uint64 `protobuf:"varint,20,opt,name=last_fire_lag_ms,json=lastFireLagMs,proto3" json:"last_fire_lag_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -407,6 +410,13 @@ func (x *Schedule) GetNextFireTimes() []*timestamppb.Timestamp {
 		return x.NextFireTimes
 	}
 	return nil
+}
+
+func (x *Schedule) GetLastFireLagMs() uint64 {
+	if x != nil {
+		return x.LastFireLagMs
+	}
+	return 0
 }
 
 // CreateScheduleRequest creates a schedule.
@@ -950,18 +960,259 @@ func (x *ResumeScheduleResponse) GetSchedule() *Schedule {
 	return nil
 }
 
+// ScheduleSpecChange changes some of a spec's fields; a field left unset
+// keeps its current value.
+type ScheduleSpecChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most one of cron and interval_ms: either replaces the current trigger,
+	// cron or interval.
+	//
+	// Types that are valid to be assigned to Trigger:
+	//
+	//	*ScheduleSpecChange_Cron
+	//	*ScheduleSpecChange_IntervalMs
+	Trigger isScheduleSpecChange_Trigger `protobuf_oneof:"trigger"`
+	// A new time zone; an empty string is UTC.
+	TimeZone *string `protobuf:"bytes,3,opt,name=time_zone,json=timeZone,proto3,oneof" json:"time_zone,omitempty"`
+	// A new overlap policy; UNSPECIFIED is SKIP.
+	OverlapPolicy *OverlapPolicy `protobuf:"varint,4,opt,name=overlap_policy,json=overlapPolicy,proto3,enum=weft.v1.OverlapPolicy,oneof" json:"overlap_policy,omitempty"`
+	// A new catch-up window; 0 is the default (one minute).
+	CatchupWindowMs *uint64 `protobuf:"varint,5,opt,name=catchup_window_ms,json=catchupWindowMs,proto3,oneof" json:"catchup_window_ms,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ScheduleSpecChange) Reset() {
+	*x = ScheduleSpecChange{}
+	mi := &file_weft_v1_schedule_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScheduleSpecChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScheduleSpecChange) ProtoMessage() {}
+
+func (x *ScheduleSpecChange) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_schedule_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScheduleSpecChange.ProtoReflect.Descriptor instead.
+func (*ScheduleSpecChange) Descriptor() ([]byte, []int) {
+	return file_weft_v1_schedule_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ScheduleSpecChange) GetTrigger() isScheduleSpecChange_Trigger {
+	if x != nil {
+		return x.Trigger
+	}
+	return nil
+}
+
+func (x *ScheduleSpecChange) GetCron() string {
+	if x != nil {
+		if x, ok := x.Trigger.(*ScheduleSpecChange_Cron); ok {
+			return x.Cron
+		}
+	}
+	return ""
+}
+
+func (x *ScheduleSpecChange) GetIntervalMs() uint64 {
+	if x != nil {
+		if x, ok := x.Trigger.(*ScheduleSpecChange_IntervalMs); ok {
+			return x.IntervalMs
+		}
+	}
+	return 0
+}
+
+func (x *ScheduleSpecChange) GetTimeZone() string {
+	if x != nil && x.TimeZone != nil {
+		return *x.TimeZone
+	}
+	return ""
+}
+
+func (x *ScheduleSpecChange) GetOverlapPolicy() OverlapPolicy {
+	if x != nil && x.OverlapPolicy != nil {
+		return *x.OverlapPolicy
+	}
+	return OverlapPolicy_OVERLAP_POLICY_UNSPECIFIED
+}
+
+func (x *ScheduleSpecChange) GetCatchupWindowMs() uint64 {
+	if x != nil && x.CatchupWindowMs != nil {
+		return *x.CatchupWindowMs
+	}
+	return 0
+}
+
+type isScheduleSpecChange_Trigger interface {
+	isScheduleSpecChange_Trigger()
+}
+
+type ScheduleSpecChange_Cron struct {
+	// A new cron expression, as in ScheduleSpec.cron.
+	Cron string `protobuf:"bytes,1,opt,name=cron,proto3,oneof"`
+}
+
+type ScheduleSpecChange_IntervalMs struct {
+	// A new interval, as in ScheduleSpec.interval_ms.
+	IntervalMs uint64 `protobuf:"varint,2,opt,name=interval_ms,json=intervalMs,proto3,oneof"`
+}
+
+func (*ScheduleSpecChange_Cron) isScheduleSpecChange_Trigger() {}
+
+func (*ScheduleSpecChange_IntervalMs) isScheduleSpecChange_Trigger() {}
+
+// UpdateScheduleRequest changes a schedule. At least one of spec, definition
+// and input must be set.
+type UpdateScheduleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The schedule.
+	ScheduleId string `protobuf:"bytes,1,opt,name=schedule_id,json=scheduleId,proto3" json:"schedule_id,omitempty"`
+	// The spec's fields to change.
+	Spec *ScheduleSpecChange `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
+	// The definition every later fire submits; unset keeps the current one.
+	Definition *WorkflowDefinition `protobuf:"bytes,3,opt,name=definition,proto3" json:"definition,omitempty"`
+	// The input every later fire's run gets; unset keeps the current one, a
+	// JSON null clears it.
+	Input         *structpb.Value `protobuf:"bytes,4,opt,name=input,proto3" json:"input,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateScheduleRequest) Reset() {
+	*x = UpdateScheduleRequest{}
+	mi := &file_weft_v1_schedule_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateScheduleRequest) ProtoMessage() {}
+
+func (x *UpdateScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_schedule_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateScheduleRequest.ProtoReflect.Descriptor instead.
+func (*UpdateScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_weft_v1_schedule_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *UpdateScheduleRequest) GetScheduleId() string {
+	if x != nil {
+		return x.ScheduleId
+	}
+	return ""
+}
+
+func (x *UpdateScheduleRequest) GetSpec() *ScheduleSpecChange {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *UpdateScheduleRequest) GetDefinition() *WorkflowDefinition {
+	if x != nil {
+		return x.Definition
+	}
+	return nil
+}
+
+func (x *UpdateScheduleRequest) GetInput() *structpb.Value {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+// UpdateScheduleResponse answers the changed schedule.
+type UpdateScheduleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The schedule, with its next fire times under the new spec.
+	Schedule      *Schedule `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateScheduleResponse) Reset() {
+	*x = UpdateScheduleResponse{}
+	mi := &file_weft_v1_schedule_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateScheduleResponse) ProtoMessage() {}
+
+func (x *UpdateScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_schedule_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateScheduleResponse.ProtoReflect.Descriptor instead.
+func (*UpdateScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_weft_v1_schedule_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *UpdateScheduleResponse) GetSchedule() *Schedule {
+	if x != nil {
+		return x.Schedule
+	}
+	return nil
+}
+
 // TriggerScheduleRequest fires a schedule now.
 type TriggerScheduleRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The schedule.
-	ScheduleId    string `protobuf:"bytes,1,opt,name=schedule_id,json=scheduleId,proto3" json:"schedule_id,omitempty"`
+	ScheduleId string `protobuf:"bytes,1,opt,name=schedule_id,json=scheduleId,proto3" json:"schedule_id,omitempty"`
+	// Makes the trigger idempotent: every call with the same request_id starts
+	// (or answers) one run, whose run_request_id is
+	// schedule:{schedule_id}:manual:{request_id}. Empty: every call starts a run.
+	RequestId     string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TriggerScheduleRequest) Reset() {
 	*x = TriggerScheduleRequest{}
-	mi := &file_weft_v1_schedule_proto_msgTypes[12]
+	mi := &file_weft_v1_schedule_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -973,7 +1224,7 @@ func (x *TriggerScheduleRequest) String() string {
 func (*TriggerScheduleRequest) ProtoMessage() {}
 
 func (x *TriggerScheduleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_schedule_proto_msgTypes[12]
+	mi := &file_weft_v1_schedule_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -986,12 +1237,19 @@ func (x *TriggerScheduleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TriggerScheduleRequest.ProtoReflect.Descriptor instead.
 func (*TriggerScheduleRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_schedule_proto_rawDescGZIP(), []int{12}
+	return file_weft_v1_schedule_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TriggerScheduleRequest) GetScheduleId() string {
 	if x != nil {
 		return x.ScheduleId
+	}
+	return ""
+}
+
+func (x *TriggerScheduleRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
 	}
 	return ""
 }
@@ -1007,7 +1265,7 @@ type TriggerScheduleResponse struct {
 
 func (x *TriggerScheduleResponse) Reset() {
 	*x = TriggerScheduleResponse{}
-	mi := &file_weft_v1_schedule_proto_msgTypes[13]
+	mi := &file_weft_v1_schedule_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1019,7 +1277,7 @@ func (x *TriggerScheduleResponse) String() string {
 func (*TriggerScheduleResponse) ProtoMessage() {}
 
 func (x *TriggerScheduleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_schedule_proto_msgTypes[13]
+	mi := &file_weft_v1_schedule_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1032,7 +1290,7 @@ func (x *TriggerScheduleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TriggerScheduleResponse.ProtoReflect.Descriptor instead.
 func (*TriggerScheduleResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_schedule_proto_rawDescGZIP(), []int{13}
+	return file_weft_v1_schedule_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TriggerScheduleResponse) GetRun() *Run {
@@ -1057,7 +1315,7 @@ type BackfillScheduleRequest struct {
 
 func (x *BackfillScheduleRequest) Reset() {
 	*x = BackfillScheduleRequest{}
-	mi := &file_weft_v1_schedule_proto_msgTypes[14]
+	mi := &file_weft_v1_schedule_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1069,7 +1327,7 @@ func (x *BackfillScheduleRequest) String() string {
 func (*BackfillScheduleRequest) ProtoMessage() {}
 
 func (x *BackfillScheduleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_schedule_proto_msgTypes[14]
+	mi := &file_weft_v1_schedule_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1082,7 +1340,7 @@ func (x *BackfillScheduleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackfillScheduleRequest.ProtoReflect.Descriptor instead.
 func (*BackfillScheduleRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_schedule_proto_rawDescGZIP(), []int{14}
+	return file_weft_v1_schedule_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *BackfillScheduleRequest) GetScheduleId() string {
@@ -1118,7 +1376,7 @@ type BackfillScheduleResponse struct {
 
 func (x *BackfillScheduleResponse) Reset() {
 	*x = BackfillScheduleResponse{}
-	mi := &file_weft_v1_schedule_proto_msgTypes[15]
+	mi := &file_weft_v1_schedule_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1130,7 +1388,7 @@ func (x *BackfillScheduleResponse) String() string {
 func (*BackfillScheduleResponse) ProtoMessage() {}
 
 func (x *BackfillScheduleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_schedule_proto_msgTypes[15]
+	mi := &file_weft_v1_schedule_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1143,7 +1401,7 @@ func (x *BackfillScheduleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackfillScheduleResponse.ProtoReflect.Descriptor instead.
 func (*BackfillScheduleResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_schedule_proto_rawDescGZIP(), []int{15}
+	return file_weft_v1_schedule_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *BackfillScheduleResponse) GetFireTimes() []*timestamppb.Timestamp {
@@ -1164,7 +1422,7 @@ type DeleteScheduleRequest struct {
 
 func (x *DeleteScheduleRequest) Reset() {
 	*x = DeleteScheduleRequest{}
-	mi := &file_weft_v1_schedule_proto_msgTypes[16]
+	mi := &file_weft_v1_schedule_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1176,7 +1434,7 @@ func (x *DeleteScheduleRequest) String() string {
 func (*DeleteScheduleRequest) ProtoMessage() {}
 
 func (x *DeleteScheduleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_schedule_proto_msgTypes[16]
+	mi := &file_weft_v1_schedule_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1189,7 +1447,7 @@ func (x *DeleteScheduleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteScheduleRequest.ProtoReflect.Descriptor instead.
 func (*DeleteScheduleRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_schedule_proto_rawDescGZIP(), []int{16}
+	return file_weft_v1_schedule_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeleteScheduleRequest) GetScheduleId() string {
@@ -1208,7 +1466,7 @@ type DeleteScheduleResponse struct {
 
 func (x *DeleteScheduleResponse) Reset() {
 	*x = DeleteScheduleResponse{}
-	mi := &file_weft_v1_schedule_proto_msgTypes[17]
+	mi := &file_weft_v1_schedule_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1220,7 +1478,7 @@ func (x *DeleteScheduleResponse) String() string {
 func (*DeleteScheduleResponse) ProtoMessage() {}
 
 func (x *DeleteScheduleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_schedule_proto_msgTypes[17]
+	mi := &file_weft_v1_schedule_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1233,7 +1491,7 @@ func (x *DeleteScheduleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteScheduleResponse.ProtoReflect.Descriptor instead.
 func (*DeleteScheduleResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_schedule_proto_rawDescGZIP(), []int{17}
+	return file_weft_v1_schedule_proto_rawDescGZIP(), []int{20}
 }
 
 var File_weft_v1_schedule_proto protoreflect.FileDescriptor
@@ -1249,7 +1507,7 @@ const file_weft_v1_schedule_proto_rawDesc = "" +
 	"\ttime_zone\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\btimeZone\x12G\n" +
 	"\x0eoverlap_policy\x18\x04 \x01(\x0e2\x16.weft.v1.OverlapPolicyB\b\xbaH\x05\x82\x01\x02\x10\x01R\roverlapPolicy\x127\n" +
 	"\x11catchup_window_ms\x18\x05 \x01(\x04B\v\xbaH\b2\x06\x18\x80\x90\xde\xe6uR\x0fcatchupWindowMsB\x10\n" +
-	"\atrigger\x12\x05\xbaH\x02\b\x01\"\x8d\x06\n" +
+	"\atrigger\x12\x05\xbaH\x02\b\x01\"\xb6\x06\n" +
 	"\bSchedule\x12\x1f\n" +
 	"\vschedule_id\x18\x01 \x01(\tR\n" +
 	"scheduleId\x12)\n" +
@@ -1277,7 +1535,8 @@ const file_weft_v1_schedule_proto_rawDesc = "" +
 	"last_error\x18\x10 \x01(\tR\tlastError\x12H\n" +
 	"\x12buffered_fire_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\x10bufferedFireTime\x12#\n" +
 	"\rpending_fires\x18\x12 \x01(\rR\fpendingFires\x12B\n" +
-	"\x0fnext_fire_times\x18\x13 \x03(\v2\x1a.google.protobuf.TimestampR\rnextFireTimes\"\xbb\x03\n" +
+	"\x0fnext_fire_times\x18\x13 \x03(\v2\x1a.google.protobuf.TimestampR\rnextFireTimes\x12'\n" +
+	"\x10last_fire_lag_ms\x18\x14 \x01(\x04R\rlastFireLagMs\"\xbb\x03\n" +
 	"\x15CreateScheduleRequest\x12H\n" +
 	"\vschedule_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18@2\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\n" +
 	"scheduleId\x121\n" +
@@ -1314,10 +1573,35 @@ const file_weft_v1_schedule_proto_rawDesc = "" +
 	"\vschedule_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
 	"scheduleId\"G\n" +
 	"\x16ResumeScheduleResponse\x12-\n" +
-	"\bschedule\x18\x01 \x01(\v2\x11.weft.v1.ScheduleR\bschedule\"D\n" +
+	"\bschedule\x18\x01 \x01(\v2\x11.weft.v1.ScheduleR\bschedule\"\xe2\x02\n" +
+	"\x12ScheduleSpecChange\x12 \n" +
+	"\x04cron\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x02H\x00R\x04cron\x121\n" +
+	"\vinterval_ms\x18\x02 \x01(\x04B\x0e\xbaH\v2\t\x18\x80\x90\xde\xe6u(\xe8\aH\x00R\n" +
+	"intervalMs\x12)\n" +
+	"\ttime_zone\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@H\x01R\btimeZone\x88\x01\x01\x12L\n" +
+	"\x0eoverlap_policy\x18\x04 \x01(\x0e2\x16.weft.v1.OverlapPolicyB\b\xbaH\x05\x82\x01\x02\x10\x01H\x02R\roverlapPolicy\x88\x01\x01\x12<\n" +
+	"\x11catchup_window_ms\x18\x05 \x01(\x04B\v\xbaH\b2\x06\x18\x80\x90\xde\xe6uH\x03R\x0fcatchupWindowMs\x88\x01\x01B\t\n" +
+	"\atriggerB\f\n" +
+	"\n" +
+	"_time_zoneB\x11\n" +
+	"\x0f_overlap_policyB\x14\n" +
+	"\x12_catchup_window_ms\"\xdf\x01\n" +
+	"\x15UpdateScheduleRequest\x12*\n" +
+	"\vschedule_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
+	"scheduleId\x12/\n" +
+	"\x04spec\x18\x02 \x01(\v2\x1b.weft.v1.ScheduleSpecChangeR\x04spec\x12;\n" +
+	"\n" +
+	"definition\x18\x03 \x01(\v2\x1b.weft.v1.WorkflowDefinitionR\n" +
+	"definition\x12,\n" +
+	"\x05input\x18\x04 \x01(\v2\x16.google.protobuf.ValueR\x05input\"G\n" +
+	"\x16UpdateScheduleResponse\x12-\n" +
+	"\bschedule\x18\x01 \x01(\v2\x11.weft.v1.ScheduleR\bschedule\"\x8f\x01\n" +
 	"\x16TriggerScheduleRequest\x12*\n" +
 	"\vschedule_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
-	"scheduleId\"9\n" +
+	"scheduleId\x12I\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\trequestId\"9\n" +
 	"\x17TriggerScheduleResponse\x12\x1e\n" +
 	"\x03run\x18\x01 \x01(\v2\f.weft.v1.RunR\x03run\"\xc7\x01\n" +
 	"\x17BackfillScheduleRequest\x12*\n" +
@@ -1337,13 +1621,14 @@ const file_weft_v1_schedule_proto_rawDesc = "" +
 	"\x1aOVERLAP_POLICY_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13OVERLAP_POLICY_SKIP\x10\x01\x12\x1d\n" +
 	"\x19OVERLAP_POLICY_BUFFER_ONE\x10\x02\x12\x1c\n" +
-	"\x18OVERLAP_POLICY_ALLOW_ALL\x10\x032\xad\x05\n" +
+	"\x18OVERLAP_POLICY_ALLOW_ALL\x10\x032\x80\x06\n" +
 	"\x0fScheduleService\x12Q\n" +
 	"\x0eCreateSchedule\x12\x1e.weft.v1.CreateScheduleRequest\x1a\x1f.weft.v1.CreateScheduleResponse\x12M\n" +
 	"\vGetSchedule\x12\x1b.weft.v1.GetScheduleRequest\x1a\x1c.weft.v1.GetScheduleResponse\"\x03\x90\x02\x01\x12S\n" +
 	"\rListSchedules\x12\x1d.weft.v1.ListSchedulesRequest\x1a\x1e.weft.v1.ListSchedulesResponse\"\x03\x90\x02\x01\x12N\n" +
 	"\rPauseSchedule\x12\x1d.weft.v1.PauseScheduleRequest\x1a\x1e.weft.v1.PauseScheduleResponse\x12Q\n" +
-	"\x0eResumeSchedule\x12\x1e.weft.v1.ResumeScheduleRequest\x1a\x1f.weft.v1.ResumeScheduleResponse\x12T\n" +
+	"\x0eResumeSchedule\x12\x1e.weft.v1.ResumeScheduleRequest\x1a\x1f.weft.v1.ResumeScheduleResponse\x12Q\n" +
+	"\x0eUpdateSchedule\x12\x1e.weft.v1.UpdateScheduleRequest\x1a\x1f.weft.v1.UpdateScheduleResponse\x12T\n" +
 	"\x0fTriggerSchedule\x12\x1f.weft.v1.TriggerScheduleRequest\x1a .weft.v1.TriggerScheduleResponse\x12W\n" +
 	"\x10BackfillSchedule\x12 .weft.v1.BackfillScheduleRequest\x1a!.weft.v1.BackfillScheduleResponse\x12Q\n" +
 	"\x0eDeleteSchedule\x12\x1e.weft.v1.DeleteScheduleRequest\x1a\x1f.weft.v1.DeleteScheduleResponseB-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
@@ -1361,7 +1646,7 @@ func file_weft_v1_schedule_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_schedule_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_weft_v1_schedule_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_weft_v1_schedule_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_weft_v1_schedule_proto_goTypes = []any{
 	(OverlapPolicy)(0),               // 0: weft.v1.OverlapPolicy
 	(*ScheduleSpec)(nil),             // 1: weft.v1.ScheduleSpec
@@ -1376,59 +1661,69 @@ var file_weft_v1_schedule_proto_goTypes = []any{
 	(*PauseScheduleResponse)(nil),    // 10: weft.v1.PauseScheduleResponse
 	(*ResumeScheduleRequest)(nil),    // 11: weft.v1.ResumeScheduleRequest
 	(*ResumeScheduleResponse)(nil),   // 12: weft.v1.ResumeScheduleResponse
-	(*TriggerScheduleRequest)(nil),   // 13: weft.v1.TriggerScheduleRequest
-	(*TriggerScheduleResponse)(nil),  // 14: weft.v1.TriggerScheduleResponse
-	(*BackfillScheduleRequest)(nil),  // 15: weft.v1.BackfillScheduleRequest
-	(*BackfillScheduleResponse)(nil), // 16: weft.v1.BackfillScheduleResponse
-	(*DeleteScheduleRequest)(nil),    // 17: weft.v1.DeleteScheduleRequest
-	(*DeleteScheduleResponse)(nil),   // 18: weft.v1.DeleteScheduleResponse
-	(*WorkflowDefinition)(nil),       // 19: weft.v1.WorkflowDefinition
-	(*structpb.Value)(nil),           // 20: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil),    // 21: google.protobuf.Timestamp
-	(*Run)(nil),                      // 22: weft.v1.Run
+	(*ScheduleSpecChange)(nil),       // 13: weft.v1.ScheduleSpecChange
+	(*UpdateScheduleRequest)(nil),    // 14: weft.v1.UpdateScheduleRequest
+	(*UpdateScheduleResponse)(nil),   // 15: weft.v1.UpdateScheduleResponse
+	(*TriggerScheduleRequest)(nil),   // 16: weft.v1.TriggerScheduleRequest
+	(*TriggerScheduleResponse)(nil),  // 17: weft.v1.TriggerScheduleResponse
+	(*BackfillScheduleRequest)(nil),  // 18: weft.v1.BackfillScheduleRequest
+	(*BackfillScheduleResponse)(nil), // 19: weft.v1.BackfillScheduleResponse
+	(*DeleteScheduleRequest)(nil),    // 20: weft.v1.DeleteScheduleRequest
+	(*DeleteScheduleResponse)(nil),   // 21: weft.v1.DeleteScheduleResponse
+	(*WorkflowDefinition)(nil),       // 22: weft.v1.WorkflowDefinition
+	(*structpb.Value)(nil),           // 23: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil),    // 24: google.protobuf.Timestamp
+	(*Run)(nil),                      // 25: weft.v1.Run
 }
 var file_weft_v1_schedule_proto_depIdxs = []int32{
 	0,  // 0: weft.v1.ScheduleSpec.overlap_policy:type_name -> weft.v1.OverlapPolicy
 	1,  // 1: weft.v1.Schedule.spec:type_name -> weft.v1.ScheduleSpec
-	19, // 2: weft.v1.Schedule.definition:type_name -> weft.v1.WorkflowDefinition
-	20, // 3: weft.v1.Schedule.input:type_name -> google.protobuf.Value
-	21, // 4: weft.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
-	21, // 5: weft.v1.Schedule.last_fire_time:type_name -> google.protobuf.Timestamp
-	21, // 6: weft.v1.Schedule.buffered_fire_time:type_name -> google.protobuf.Timestamp
-	21, // 7: weft.v1.Schedule.next_fire_times:type_name -> google.protobuf.Timestamp
+	22, // 2: weft.v1.Schedule.definition:type_name -> weft.v1.WorkflowDefinition
+	23, // 3: weft.v1.Schedule.input:type_name -> google.protobuf.Value
+	24, // 4: weft.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
+	24, // 5: weft.v1.Schedule.last_fire_time:type_name -> google.protobuf.Timestamp
+	24, // 6: weft.v1.Schedule.buffered_fire_time:type_name -> google.protobuf.Timestamp
+	24, // 7: weft.v1.Schedule.next_fire_times:type_name -> google.protobuf.Timestamp
 	1,  // 8: weft.v1.CreateScheduleRequest.spec:type_name -> weft.v1.ScheduleSpec
-	19, // 9: weft.v1.CreateScheduleRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	20, // 10: weft.v1.CreateScheduleRequest.input:type_name -> google.protobuf.Value
+	22, // 9: weft.v1.CreateScheduleRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	23, // 10: weft.v1.CreateScheduleRequest.input:type_name -> google.protobuf.Value
 	2,  // 11: weft.v1.CreateScheduleResponse.schedule:type_name -> weft.v1.Schedule
 	2,  // 12: weft.v1.GetScheduleResponse.schedule:type_name -> weft.v1.Schedule
 	2,  // 13: weft.v1.ListSchedulesResponse.schedules:type_name -> weft.v1.Schedule
 	2,  // 14: weft.v1.PauseScheduleResponse.schedule:type_name -> weft.v1.Schedule
 	2,  // 15: weft.v1.ResumeScheduleResponse.schedule:type_name -> weft.v1.Schedule
-	22, // 16: weft.v1.TriggerScheduleResponse.run:type_name -> weft.v1.Run
-	21, // 17: weft.v1.BackfillScheduleRequest.start_time:type_name -> google.protobuf.Timestamp
-	21, // 18: weft.v1.BackfillScheduleRequest.end_time:type_name -> google.protobuf.Timestamp
-	21, // 19: weft.v1.BackfillScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
-	3,  // 20: weft.v1.ScheduleService.CreateSchedule:input_type -> weft.v1.CreateScheduleRequest
-	5,  // 21: weft.v1.ScheduleService.GetSchedule:input_type -> weft.v1.GetScheduleRequest
-	7,  // 22: weft.v1.ScheduleService.ListSchedules:input_type -> weft.v1.ListSchedulesRequest
-	9,  // 23: weft.v1.ScheduleService.PauseSchedule:input_type -> weft.v1.PauseScheduleRequest
-	11, // 24: weft.v1.ScheduleService.ResumeSchedule:input_type -> weft.v1.ResumeScheduleRequest
-	13, // 25: weft.v1.ScheduleService.TriggerSchedule:input_type -> weft.v1.TriggerScheduleRequest
-	15, // 26: weft.v1.ScheduleService.BackfillSchedule:input_type -> weft.v1.BackfillScheduleRequest
-	17, // 27: weft.v1.ScheduleService.DeleteSchedule:input_type -> weft.v1.DeleteScheduleRequest
-	4,  // 28: weft.v1.ScheduleService.CreateSchedule:output_type -> weft.v1.CreateScheduleResponse
-	6,  // 29: weft.v1.ScheduleService.GetSchedule:output_type -> weft.v1.GetScheduleResponse
-	8,  // 30: weft.v1.ScheduleService.ListSchedules:output_type -> weft.v1.ListSchedulesResponse
-	10, // 31: weft.v1.ScheduleService.PauseSchedule:output_type -> weft.v1.PauseScheduleResponse
-	12, // 32: weft.v1.ScheduleService.ResumeSchedule:output_type -> weft.v1.ResumeScheduleResponse
-	14, // 33: weft.v1.ScheduleService.TriggerSchedule:output_type -> weft.v1.TriggerScheduleResponse
-	16, // 34: weft.v1.ScheduleService.BackfillSchedule:output_type -> weft.v1.BackfillScheduleResponse
-	18, // 35: weft.v1.ScheduleService.DeleteSchedule:output_type -> weft.v1.DeleteScheduleResponse
-	28, // [28:36] is the sub-list for method output_type
-	20, // [20:28] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	0,  // 16: weft.v1.ScheduleSpecChange.overlap_policy:type_name -> weft.v1.OverlapPolicy
+	13, // 17: weft.v1.UpdateScheduleRequest.spec:type_name -> weft.v1.ScheduleSpecChange
+	22, // 18: weft.v1.UpdateScheduleRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	23, // 19: weft.v1.UpdateScheduleRequest.input:type_name -> google.protobuf.Value
+	2,  // 20: weft.v1.UpdateScheduleResponse.schedule:type_name -> weft.v1.Schedule
+	25, // 21: weft.v1.TriggerScheduleResponse.run:type_name -> weft.v1.Run
+	24, // 22: weft.v1.BackfillScheduleRequest.start_time:type_name -> google.protobuf.Timestamp
+	24, // 23: weft.v1.BackfillScheduleRequest.end_time:type_name -> google.protobuf.Timestamp
+	24, // 24: weft.v1.BackfillScheduleResponse.fire_times:type_name -> google.protobuf.Timestamp
+	3,  // 25: weft.v1.ScheduleService.CreateSchedule:input_type -> weft.v1.CreateScheduleRequest
+	5,  // 26: weft.v1.ScheduleService.GetSchedule:input_type -> weft.v1.GetScheduleRequest
+	7,  // 27: weft.v1.ScheduleService.ListSchedules:input_type -> weft.v1.ListSchedulesRequest
+	9,  // 28: weft.v1.ScheduleService.PauseSchedule:input_type -> weft.v1.PauseScheduleRequest
+	11, // 29: weft.v1.ScheduleService.ResumeSchedule:input_type -> weft.v1.ResumeScheduleRequest
+	14, // 30: weft.v1.ScheduleService.UpdateSchedule:input_type -> weft.v1.UpdateScheduleRequest
+	16, // 31: weft.v1.ScheduleService.TriggerSchedule:input_type -> weft.v1.TriggerScheduleRequest
+	18, // 32: weft.v1.ScheduleService.BackfillSchedule:input_type -> weft.v1.BackfillScheduleRequest
+	20, // 33: weft.v1.ScheduleService.DeleteSchedule:input_type -> weft.v1.DeleteScheduleRequest
+	4,  // 34: weft.v1.ScheduleService.CreateSchedule:output_type -> weft.v1.CreateScheduleResponse
+	6,  // 35: weft.v1.ScheduleService.GetSchedule:output_type -> weft.v1.GetScheduleResponse
+	8,  // 36: weft.v1.ScheduleService.ListSchedules:output_type -> weft.v1.ListSchedulesResponse
+	10, // 37: weft.v1.ScheduleService.PauseSchedule:output_type -> weft.v1.PauseScheduleResponse
+	12, // 38: weft.v1.ScheduleService.ResumeSchedule:output_type -> weft.v1.ResumeScheduleResponse
+	15, // 39: weft.v1.ScheduleService.UpdateSchedule:output_type -> weft.v1.UpdateScheduleResponse
+	17, // 40: weft.v1.ScheduleService.TriggerSchedule:output_type -> weft.v1.TriggerScheduleResponse
+	19, // 41: weft.v1.ScheduleService.BackfillSchedule:output_type -> weft.v1.BackfillScheduleResponse
+	21, // 42: weft.v1.ScheduleService.DeleteSchedule:output_type -> weft.v1.DeleteScheduleResponse
+	34, // [34:43] is the sub-list for method output_type
+	25, // [25:34] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_schedule_proto_init() }
@@ -1442,13 +1737,17 @@ func file_weft_v1_schedule_proto_init() {
 		(*ScheduleSpec_Cron)(nil),
 		(*ScheduleSpec_IntervalMs)(nil),
 	}
+	file_weft_v1_schedule_proto_msgTypes[12].OneofWrappers = []any{
+		(*ScheduleSpecChange_Cron)(nil),
+		(*ScheduleSpecChange_IntervalMs)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_schedule_proto_rawDesc), len(file_weft_v1_schedule_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   18,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

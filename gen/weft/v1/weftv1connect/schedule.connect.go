@@ -48,6 +48,9 @@ const (
 	// ScheduleServiceResumeScheduleProcedure is the fully-qualified name of the ScheduleService's
 	// ResumeSchedule RPC.
 	ScheduleServiceResumeScheduleProcedure = "/weft.v1.ScheduleService/ResumeSchedule"
+	// ScheduleServiceUpdateScheduleProcedure is the fully-qualified name of the ScheduleService's
+	// UpdateSchedule RPC.
+	ScheduleServiceUpdateScheduleProcedure = "/weft.v1.ScheduleService/UpdateSchedule"
 	// ScheduleServiceTriggerScheduleProcedure is the fully-qualified name of the ScheduleService's
 	// TriggerSchedule RPC.
 	ScheduleServiceTriggerScheduleProcedure = "/weft.v1.ScheduleService/TriggerSchedule"
@@ -74,8 +77,13 @@ type ScheduleServiceClient interface {
 	PauseSchedule(context.Context, *connect.Request[v1.PauseScheduleRequest]) (*connect.Response[v1.PauseScheduleResponse], error)
 	// ResumeSchedule resumes a paused schedule from the next nominal time.
 	ResumeSchedule(context.Context, *connect.Request[v1.ResumeScheduleRequest]) (*connect.Response[v1.ResumeScheduleResponse], error)
+	// UpdateSchedule changes an existing schedule's spec, definition or input.
+	// Nominal times already decided stay decided; the new spec fires from the
+	// first of its nominal times after the update (docs/semantics.md#schedule-update).
+	UpdateSchedule(context.Context, *connect.Request[v1.UpdateScheduleRequest]) (*connect.Response[v1.UpdateScheduleResponse], error)
 	// TriggerSchedule starts one run now, whatever the schedule's pause state and
-	// overlap policy; its trigger_source is "manual".
+	// overlap policy; its trigger_source is "manual". With a request_id, retries
+	// of one trigger start one run.
 	TriggerSchedule(context.Context, *connect.Request[v1.TriggerScheduleRequest]) (*connect.Response[v1.TriggerScheduleResponse], error)
 	// BackfillSchedule fires every nominal time in [start_time, end_time), each
 	// once, whatever the overlap policy.
@@ -127,6 +135,12 @@ func NewScheduleServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(scheduleServiceMethods.ByName("ResumeSchedule")),
 			connect.WithClientOptions(opts...),
 		),
+		updateSchedule: connect.NewClient[v1.UpdateScheduleRequest, v1.UpdateScheduleResponse](
+			httpClient,
+			baseURL+ScheduleServiceUpdateScheduleProcedure,
+			connect.WithSchema(scheduleServiceMethods.ByName("UpdateSchedule")),
+			connect.WithClientOptions(opts...),
+		),
 		triggerSchedule: connect.NewClient[v1.TriggerScheduleRequest, v1.TriggerScheduleResponse](
 			httpClient,
 			baseURL+ScheduleServiceTriggerScheduleProcedure,
@@ -155,6 +169,7 @@ type scheduleServiceClient struct {
 	listSchedules    *connect.Client[v1.ListSchedulesRequest, v1.ListSchedulesResponse]
 	pauseSchedule    *connect.Client[v1.PauseScheduleRequest, v1.PauseScheduleResponse]
 	resumeSchedule   *connect.Client[v1.ResumeScheduleRequest, v1.ResumeScheduleResponse]
+	updateSchedule   *connect.Client[v1.UpdateScheduleRequest, v1.UpdateScheduleResponse]
 	triggerSchedule  *connect.Client[v1.TriggerScheduleRequest, v1.TriggerScheduleResponse]
 	backfillSchedule *connect.Client[v1.BackfillScheduleRequest, v1.BackfillScheduleResponse]
 	deleteSchedule   *connect.Client[v1.DeleteScheduleRequest, v1.DeleteScheduleResponse]
@@ -183,6 +198,11 @@ func (c *scheduleServiceClient) PauseSchedule(ctx context.Context, req *connect.
 // ResumeSchedule calls weft.v1.ScheduleService.ResumeSchedule.
 func (c *scheduleServiceClient) ResumeSchedule(ctx context.Context, req *connect.Request[v1.ResumeScheduleRequest]) (*connect.Response[v1.ResumeScheduleResponse], error) {
 	return c.resumeSchedule.CallUnary(ctx, req)
+}
+
+// UpdateSchedule calls weft.v1.ScheduleService.UpdateSchedule.
+func (c *scheduleServiceClient) UpdateSchedule(ctx context.Context, req *connect.Request[v1.UpdateScheduleRequest]) (*connect.Response[v1.UpdateScheduleResponse], error) {
+	return c.updateSchedule.CallUnary(ctx, req)
 }
 
 // TriggerSchedule calls weft.v1.ScheduleService.TriggerSchedule.
@@ -215,8 +235,13 @@ type ScheduleServiceHandler interface {
 	PauseSchedule(context.Context, *connect.Request[v1.PauseScheduleRequest]) (*connect.Response[v1.PauseScheduleResponse], error)
 	// ResumeSchedule resumes a paused schedule from the next nominal time.
 	ResumeSchedule(context.Context, *connect.Request[v1.ResumeScheduleRequest]) (*connect.Response[v1.ResumeScheduleResponse], error)
+	// UpdateSchedule changes an existing schedule's spec, definition or input.
+	// Nominal times already decided stay decided; the new spec fires from the
+	// first of its nominal times after the update (docs/semantics.md#schedule-update).
+	UpdateSchedule(context.Context, *connect.Request[v1.UpdateScheduleRequest]) (*connect.Response[v1.UpdateScheduleResponse], error)
 	// TriggerSchedule starts one run now, whatever the schedule's pause state and
-	// overlap policy; its trigger_source is "manual".
+	// overlap policy; its trigger_source is "manual". With a request_id, retries
+	// of one trigger start one run.
 	TriggerSchedule(context.Context, *connect.Request[v1.TriggerScheduleRequest]) (*connect.Response[v1.TriggerScheduleResponse], error)
 	// BackfillSchedule fires every nominal time in [start_time, end_time), each
 	// once, whatever the overlap policy.
@@ -264,6 +289,12 @@ func NewScheduleServiceHandler(svc ScheduleServiceHandler, opts ...connect.Handl
 		connect.WithSchema(scheduleServiceMethods.ByName("ResumeSchedule")),
 		connect.WithHandlerOptions(opts...),
 	)
+	scheduleServiceUpdateScheduleHandler := connect.NewUnaryHandler(
+		ScheduleServiceUpdateScheduleProcedure,
+		svc.UpdateSchedule,
+		connect.WithSchema(scheduleServiceMethods.ByName("UpdateSchedule")),
+		connect.WithHandlerOptions(opts...),
+	)
 	scheduleServiceTriggerScheduleHandler := connect.NewUnaryHandler(
 		ScheduleServiceTriggerScheduleProcedure,
 		svc.TriggerSchedule,
@@ -294,6 +325,8 @@ func NewScheduleServiceHandler(svc ScheduleServiceHandler, opts ...connect.Handl
 			scheduleServicePauseScheduleHandler.ServeHTTP(w, r)
 		case ScheduleServiceResumeScheduleProcedure:
 			scheduleServiceResumeScheduleHandler.ServeHTTP(w, r)
+		case ScheduleServiceUpdateScheduleProcedure:
+			scheduleServiceUpdateScheduleHandler.ServeHTTP(w, r)
 		case ScheduleServiceTriggerScheduleProcedure:
 			scheduleServiceTriggerScheduleHandler.ServeHTTP(w, r)
 		case ScheduleServiceBackfillScheduleProcedure:
@@ -327,6 +360,10 @@ func (UnimplementedScheduleServiceHandler) PauseSchedule(context.Context, *conne
 
 func (UnimplementedScheduleServiceHandler) ResumeSchedule(context.Context, *connect.Request[v1.ResumeScheduleRequest]) (*connect.Response[v1.ResumeScheduleResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.ScheduleService.ResumeSchedule is not implemented"))
+}
+
+func (UnimplementedScheduleServiceHandler) UpdateSchedule(context.Context, *connect.Request[v1.UpdateScheduleRequest]) (*connect.Response[v1.UpdateScheduleResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.ScheduleService.UpdateSchedule is not implemented"))
 }
 
 func (UnimplementedScheduleServiceHandler) TriggerSchedule(context.Context, *connect.Request[v1.TriggerScheduleRequest]) (*connect.Response[v1.TriggerScheduleResponse], error) {

@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file weft/v1/schedule.proto.
  */
 export const file_weft_v1_schedule: GenFile = /*@__PURE__*/
-  fileDesc("ChZ3ZWZ0L3YxL3NjaGVkdWxlLnByb3RvEgd3ZWZ0LnYxIuEBCgxTY2hlZHVsZVNwZWMSGgoEY3JvbhgBIAEoCUIKukgHcgUQARiAAkgAEiUKC2ludGVydmFsX21zGAIgASgEQg66SAsyCRiAkN7mdSjoB0gAEhoKCXRpbWVfem9uZRgDIAEoCUIHukgEcgIYQBI4Cg5vdmVybGFwX3BvbGljeRgEIAEoDjIWLndlZnQudjEuT3ZlcmxhcFBvbGljeUIIukgFggECEAESJgoRY2F0Y2h1cF93aW5kb3dfbXMYBSABKARCC7pICDIGGICQ3uZ1QhAKB3RyaWdnZXISBbpIAggBIr0ECghTY2hlZHVsZRITCgtzY2hlZHVsZV9pZBgBIAEoCRIjCgRzcGVjGAIgASgLMhUud2VmdC52MS5TY2hlZHVsZVNwZWMSLwoKZGVmaW5pdGlvbhgDIAEoCzIbLndlZnQudjEuV29ya2Zsb3dEZWZpbml0aW9uEiUKBWlucHV0GAQgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhIKCnByb2plY3RfaWQYBSABKAkSFgoOZW52aXJvbm1lbnRfaWQYBiABKAkSDgoGcGF1c2VkGAcgASgIEhIKCmNyZWF0ZWRfYnkYCCABKAkSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF9maXJlX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2xhc3RfcnVuX2lkGAsgASgJEg0KBWZpcmVzGAwgASgEEg8KB3NraXBwZWQYDSABKAQSDgoGbWlzc2VkGA4gASgEEg4KBmZhaWxlZBgPIAEoBBISCgpsYXN0X2Vycm9yGBAgASgJEjYKEmJ1ZmZlcmVkX2ZpcmVfdGltZRgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNcGVuZGluZ19maXJlcxgSIAEoDRIzCg9uZXh0X2ZpcmVfdGltZXMYEyADKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIvQCChVDcmVhdGVTY2hlZHVsZVJlcXVlc3QSPAoLc2NoZWR1bGVfaWQYASABKAlCJ7pIJHIiEAEYQDIcXltBLVphLXowLTldW0EtWmEtejAtOV8uLV0qJBIrCgRzcGVjGAIgASgLMhUud2VmdC52MS5TY2hlZHVsZVNwZWNCBrpIA8gBARI3CgpkZWZpbml0aW9uGAMgASgLMhsud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb25CBrpIA8gBARIlCgVpbnB1dBgEIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRI9Cgpwcm9qZWN0X2lkGAUgASgJQim6SCZyJBiAATIfXihbQS1aYS16MC05XVtBLVphLXowLTlfLi1dKik/JBJBCg5lbnZpcm9ubWVudF9pZBgGIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyQSDgoGcGF1c2VkGAcgASgIIj0KFkNyZWF0ZVNjaGVkdWxlUmVzcG9uc2USIwoIc2NoZWR1bGUYASABKAsyES53ZWZ0LnYxLlNjaGVkdWxlIlYKEkdldFNjaGVkdWxlUmVxdWVzdBIeCgtzY2hlZHVsZV9pZBgBIAEoCUIJukgGcgQQARhAEiAKD25leHRfZmlyZV9jb3VudBgCIAEoDUIHukgEKgIYZCI6ChNHZXRTY2hlZHVsZVJlc3BvbnNlEiMKCHNjaGVkdWxlGAEgASgLMhEud2VmdC52MS5TY2hlZHVsZSJRChRMaXN0U2NoZWR1bGVzUmVxdWVzdBIbCglwYWdlX3NpemUYASABKA1CCLpIBSoDGOgHEhwKCnBhZ2VfdG9rZW4YAiABKAlCCLpIBXIDGIACIlYKFUxpc3RTY2hlZHVsZXNSZXNwb25zZRIkCglzY2hlZHVsZXMYASADKAsyES53ZWZ0LnYxLlNjaGVkdWxlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI2ChRQYXVzZVNjaGVkdWxlUmVxdWVzdBIeCgtzY2hlZHVsZV9pZBgBIAEoCUIJukgGcgQQARhAIjwKFVBhdXNlU2NoZWR1bGVSZXNwb25zZRIjCghzY2hlZHVsZRgBIAEoCzIRLndlZnQudjEuU2NoZWR1bGUiNwoVUmVzdW1lU2NoZWR1bGVSZXF1ZXN0Eh4KC3NjaGVkdWxlX2lkGAEgASgJQgm6SAZyBBABGEAiPQoWUmVzdW1lU2NoZWR1bGVSZXNwb25zZRIjCghzY2hlZHVsZRgBIAEoCzIRLndlZnQudjEuU2NoZWR1bGUiOAoWVHJpZ2dlclNjaGVkdWxlUmVxdWVzdBIeCgtzY2hlZHVsZV9pZBgBIAEoCUIJukgGcgQQARhAIjQKF1RyaWdnZXJTY2hlZHVsZVJlc3BvbnNlEhkKA3J1bhgBIAEoCzIMLndlZnQudjEuUnVuIqcBChdCYWNrZmlsbFNjaGVkdWxlUmVxdWVzdBIeCgtzY2hlZHVsZV9pZBgBIAEoCUIJukgGcgQQARhAEjYKCnN0YXJ0X3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESNAoIZW5kX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQEiSgoYQmFja2ZpbGxTY2hlZHVsZVJlc3BvbnNlEi4KCmZpcmVfdGltZXMYASADKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjcKFURlbGV0ZVNjaGVkdWxlUmVxdWVzdBIeCgtzY2hlZHVsZV9pZBgBIAEoCUIJukgGcgQQARhAIhgKFkRlbGV0ZVNjaGVkdWxlUmVzcG9uc2UqhQEKDU92ZXJsYXBQb2xpY3kSHgoaT1ZFUkxBUF9QT0xJQ1lfVU5TUEVDSUZJRUQQABIXChNPVkVSTEFQX1BPTElDWV9TS0lQEAESHQoZT1ZFUkxBUF9QT0xJQ1lfQlVGRkVSX09ORRACEhwKGE9WRVJMQVBfUE9MSUNZX0FMTE9XX0FMTBADMq0FCg9TY2hlZHVsZVNlcnZpY2USUQoOQ3JlYXRlU2NoZWR1bGUSHi53ZWZ0LnYxLkNyZWF0ZVNjaGVkdWxlUmVxdWVzdBofLndlZnQudjEuQ3JlYXRlU2NoZWR1bGVSZXNwb25zZRJNCgtHZXRTY2hlZHVsZRIbLndlZnQudjEuR2V0U2NoZWR1bGVSZXF1ZXN0Ghwud2VmdC52MS5HZXRTY2hlZHVsZVJlc3BvbnNlIgOQAgESUwoNTGlzdFNjaGVkdWxlcxIdLndlZnQudjEuTGlzdFNjaGVkdWxlc1JlcXVlc3QaHi53ZWZ0LnYxLkxpc3RTY2hlZHVsZXNSZXNwb25zZSIDkAIBEk4KDVBhdXNlU2NoZWR1bGUSHS53ZWZ0LnYxLlBhdXNlU2NoZWR1bGVSZXF1ZXN0Gh4ud2VmdC52MS5QYXVzZVNjaGVkdWxlUmVzcG9uc2USUQoOUmVzdW1lU2NoZWR1bGUSHi53ZWZ0LnYxLlJlc3VtZVNjaGVkdWxlUmVxdWVzdBofLndlZnQudjEuUmVzdW1lU2NoZWR1bGVSZXNwb25zZRJUCg9UcmlnZ2VyU2NoZWR1bGUSHy53ZWZ0LnYxLlRyaWdnZXJTY2hlZHVsZVJlcXVlc3QaIC53ZWZ0LnYxLlRyaWdnZXJTY2hlZHVsZVJlc3BvbnNlElcKEEJhY2tmaWxsU2NoZWR1bGUSIC53ZWZ0LnYxLkJhY2tmaWxsU2NoZWR1bGVSZXF1ZXN0GiEud2VmdC52MS5CYWNrZmlsbFNjaGVkdWxlUmVzcG9uc2USUQoORGVsZXRlU2NoZWR1bGUSHi53ZWZ0LnYxLkRlbGV0ZVNjaGVkdWxlUmVxdWVzdBofLndlZnQudjEuRGVsZXRlU2NoZWR1bGVSZXNwb25zZUItWitnaXRodWIuY29tL3dlZnQtZGV2L3dlZnQvZ2VuL3dlZnQvdjE7d2VmdHYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_definition, file_weft_v1_run]);
+  fileDesc("ChZ3ZWZ0L3YxL3NjaGVkdWxlLnByb3RvEgd3ZWZ0LnYxIuEBCgxTY2hlZHVsZVNwZWMSGgoEY3JvbhgBIAEoCUIKukgHcgUQARiAAkgAEiUKC2ludGVydmFsX21zGAIgASgEQg66SAsyCRiAkN7mdSjoB0gAEhoKCXRpbWVfem9uZRgDIAEoCUIHukgEcgIYQBI4Cg5vdmVybGFwX3BvbGljeRgEIAEoDjIWLndlZnQudjEuT3ZlcmxhcFBvbGljeUIIukgFggECEAESJgoRY2F0Y2h1cF93aW5kb3dfbXMYBSABKARCC7pICDIGGICQ3uZ1QhAKB3RyaWdnZXISBbpIAggBItcECghTY2hlZHVsZRITCgtzY2hlZHVsZV9pZBgBIAEoCRIjCgRzcGVjGAIgASgLMhUud2VmdC52MS5TY2hlZHVsZVNwZWMSLwoKZGVmaW5pdGlvbhgDIAEoCzIbLndlZnQudjEuV29ya2Zsb3dEZWZpbml0aW9uEiUKBWlucHV0GAQgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhIKCnByb2plY3RfaWQYBSABKAkSFgoOZW52aXJvbm1lbnRfaWQYBiABKAkSDgoGcGF1c2VkGAcgASgIEhIKCmNyZWF0ZWRfYnkYCCABKAkSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF9maXJlX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2xhc3RfcnVuX2lkGAsgASgJEg0KBWZpcmVzGAwgASgEEg8KB3NraXBwZWQYDSABKAQSDgoGbWlzc2VkGA4gASgEEg4KBmZhaWxlZBgPIAEoBBISCgpsYXN0X2Vycm9yGBAgASgJEjYKEmJ1ZmZlcmVkX2ZpcmVfdGltZRgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNcGVuZGluZ19maXJlcxgSIAEoDRIzCg9uZXh0X2ZpcmVfdGltZXMYEyADKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEGxhc3RfZmlyZV9sYWdfbXMYFCABKAQi9AIKFUNyZWF0ZVNjaGVkdWxlUmVxdWVzdBI8CgtzY2hlZHVsZV9pZBgBIAEoCUInukgkciIQARhAMhxeW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSokEisKBHNwZWMYAiABKAsyFS53ZWZ0LnYxLlNjaGVkdWxlU3BlY0IGukgDyAEBEjcKCmRlZmluaXRpb24YAyABKAsyGy53ZWZ0LnYxLldvcmtmbG93RGVmaW5pdGlvbkIGukgDyAEBEiUKBWlucHV0GAQgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEj0KCnByb2plY3RfaWQYBSABKAlCKbpIJnIkGIABMh9eKFtBLVphLXowLTldW0EtWmEtejAtOV8uLV0qKT8kEkEKDmVudmlyb25tZW50X2lkGAYgASgJQim6SCZyJBiAATIfXihbQS1aYS16MC05XVtBLVphLXowLTlfLi1dKik/JBIOCgZwYXVzZWQYByABKAgiPQoWQ3JlYXRlU2NoZWR1bGVSZXNwb25zZRIjCghzY2hlZHVsZRgBIAEoCzIRLndlZnQudjEuU2NoZWR1bGUiVgoSR2V0U2NoZWR1bGVSZXF1ZXN0Eh4KC3NjaGVkdWxlX2lkGAEgASgJQgm6SAZyBBABGEASIAoPbmV4dF9maXJlX2NvdW50GAIgASgNQge6SAQqAhhkIjoKE0dldFNjaGVkdWxlUmVzcG9uc2USIwoIc2NoZWR1bGUYASABKAsyES53ZWZ0LnYxLlNjaGVkdWxlIlEKFExpc3RTY2hlZHVsZXNSZXF1ZXN0EhsKCXBhZ2Vfc2l6ZRgBIAEoDUIIukgFKgMY6AcSHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYgAIiVgoVTGlzdFNjaGVkdWxlc1Jlc3BvbnNlEiQKCXNjaGVkdWxlcxgBIAMoCzIRLndlZnQudjEuU2NoZWR1bGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjYKFFBhdXNlU2NoZWR1bGVSZXF1ZXN0Eh4KC3NjaGVkdWxlX2lkGAEgASgJQgm6SAZyBBABGEAiPAoVUGF1c2VTY2hlZHVsZVJlc3BvbnNlEiMKCHNjaGVkdWxlGAEgASgLMhEud2VmdC52MS5TY2hlZHVsZSI3ChVSZXN1bWVTY2hlZHVsZVJlcXVlc3QSHgoLc2NoZWR1bGVfaWQYASABKAlCCbpIBnIEEAEYQCI9ChZSZXN1bWVTY2hlZHVsZVJlc3BvbnNlEiMKCHNjaGVkdWxlGAEgASgLMhEud2VmdC52MS5TY2hlZHVsZSKmAgoSU2NoZWR1bGVTcGVjQ2hhbmdlEhoKBGNyb24YASABKAlCCrpIB3IFEAEYgAJIABIlCgtpbnRlcnZhbF9tcxgCIAEoBEIOukgLMgkYgJDe5nUo6AdIABIfCgl0aW1lX3pvbmUYAyABKAlCB7pIBHICGEBIAYgBARI9Cg5vdmVybGFwX3BvbGljeRgEIAEoDjIWLndlZnQudjEuT3ZlcmxhcFBvbGljeUIIukgFggECEAFIAogBARIrChFjYXRjaHVwX3dpbmRvd19tcxgFIAEoBEILukgIMgYYgJDe5nVIA4gBAUIJCgd0cmlnZ2VyQgwKCl90aW1lX3pvbmVCEQoPX292ZXJsYXBfcG9saWN5QhQKEl9jYXRjaHVwX3dpbmRvd19tcyK6AQoVVXBkYXRlU2NoZWR1bGVSZXF1ZXN0Eh4KC3NjaGVkdWxlX2lkGAEgASgJQgm6SAZyBBABGEASKQoEc3BlYxgCIAEoCzIbLndlZnQudjEuU2NoZWR1bGVTcGVjQ2hhbmdlEi8KCmRlZmluaXRpb24YAyABKAsyGy53ZWZ0LnYxLldvcmtmbG93RGVmaW5pdGlvbhIlCgVpbnB1dBgEIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSI9ChZVcGRhdGVTY2hlZHVsZVJlc3BvbnNlEiMKCHNjaGVkdWxlGAEgASgLMhEud2VmdC52MS5TY2hlZHVsZSJ4ChZUcmlnZ2VyU2NoZWR1bGVSZXF1ZXN0Eh4KC3NjaGVkdWxlX2lkGAEgASgJQgm6SAZyBBABGEASPgoKcmVxdWVzdF9pZBgCIAEoCUIqukgnciUYgAEyIF4oW0EtWmEtejAtOV1bQS1aYS16MC05Xy46LV0qKT8kIjQKF1RyaWdnZXJTY2hlZHVsZVJlc3BvbnNlEhkKA3J1bhgBIAEoCzIMLndlZnQudjEuUnVuIqcBChdCYWNrZmlsbFNjaGVkdWxlUmVxdWVzdBIeCgtzY2hlZHVsZV9pZBgBIAEoCUIJukgGcgQQARhAEjYKCnN0YXJ0X3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESNAoIZW5kX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQEiSgoYQmFja2ZpbGxTY2hlZHVsZVJlc3BvbnNlEi4KCmZpcmVfdGltZXMYASADKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjcKFURlbGV0ZVNjaGVkdWxlUmVxdWVzdBIeCgtzY2hlZHVsZV9pZBgBIAEoCUIJukgGcgQQARhAIhgKFkRlbGV0ZVNjaGVkdWxlUmVzcG9uc2UqhQEKDU92ZXJsYXBQb2xpY3kSHgoaT1ZFUkxBUF9QT0xJQ1lfVU5TUEVDSUZJRUQQABIXChNPVkVSTEFQX1BPTElDWV9TS0lQEAESHQoZT1ZFUkxBUF9QT0xJQ1lfQlVGRkVSX09ORRACEhwKGE9WRVJMQVBfUE9MSUNZX0FMTE9XX0FMTBADMoAGCg9TY2hlZHVsZVNlcnZpY2USUQoOQ3JlYXRlU2NoZWR1bGUSHi53ZWZ0LnYxLkNyZWF0ZVNjaGVkdWxlUmVxdWVzdBofLndlZnQudjEuQ3JlYXRlU2NoZWR1bGVSZXNwb25zZRJNCgtHZXRTY2hlZHVsZRIbLndlZnQudjEuR2V0U2NoZWR1bGVSZXF1ZXN0Ghwud2VmdC52MS5HZXRTY2hlZHVsZVJlc3BvbnNlIgOQAgESUwoNTGlzdFNjaGVkdWxlcxIdLndlZnQudjEuTGlzdFNjaGVkdWxlc1JlcXVlc3QaHi53ZWZ0LnYxLkxpc3RTY2hlZHVsZXNSZXNwb25zZSIDkAIBEk4KDVBhdXNlU2NoZWR1bGUSHS53ZWZ0LnYxLlBhdXNlU2NoZWR1bGVSZXF1ZXN0Gh4ud2VmdC52MS5QYXVzZVNjaGVkdWxlUmVzcG9uc2USUQoOUmVzdW1lU2NoZWR1bGUSHi53ZWZ0LnYxLlJlc3VtZVNjaGVkdWxlUmVxdWVzdBofLndlZnQudjEuUmVzdW1lU2NoZWR1bGVSZXNwb25zZRJRCg5VcGRhdGVTY2hlZHVsZRIeLndlZnQudjEuVXBkYXRlU2NoZWR1bGVSZXF1ZXN0Gh8ud2VmdC52MS5VcGRhdGVTY2hlZHVsZVJlc3BvbnNlElQKD1RyaWdnZXJTY2hlZHVsZRIfLndlZnQudjEuVHJpZ2dlclNjaGVkdWxlUmVxdWVzdBogLndlZnQudjEuVHJpZ2dlclNjaGVkdWxlUmVzcG9uc2USVwoQQmFja2ZpbGxTY2hlZHVsZRIgLndlZnQudjEuQmFja2ZpbGxTY2hlZHVsZVJlcXVlc3QaIS53ZWZ0LnYxLkJhY2tmaWxsU2NoZWR1bGVSZXNwb25zZRJRCg5EZWxldGVTY2hlZHVsZRIeLndlZnQudjEuRGVsZXRlU2NoZWR1bGVSZXF1ZXN0Gh8ud2VmdC52MS5EZWxldGVTY2hlZHVsZVJlc3BvbnNlQi1aK2dpdGh1Yi5jb20vd2VmdC1kZXYvd2VmdC9nZW4vd2VmdC92MTt3ZWZ0djFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_definition, file_weft_v1_run]);
 
 /**
  * ScheduleSpec is when a schedule fires.
@@ -219,6 +219,14 @@ export type Schedule = Message<"weft.v1.Schedule"> & {
    * @generated from field: repeated google.protobuf.Timestamp next_fire_times = 19;
    */
   nextFireTimes: Timestamp[];
+
+  /**
+   * How late the latest fire the spec decided (not a trigger or a backfill)
+   * was submitted after its nominal time, in milliseconds.
+   *
+   * @generated from field: uint64 last_fire_lag_ms = 20;
+   */
+  lastFireLagMs: bigint;
 };
 
 /**
@@ -502,6 +510,131 @@ export const ResumeScheduleResponseSchema: GenMessage<ResumeScheduleResponse> = 
   messageDesc(file_weft_v1_schedule, 11);
 
 /**
+ * ScheduleSpecChange changes some of a spec's fields; a field left unset
+ * keeps its current value.
+ *
+ * @generated from message weft.v1.ScheduleSpecChange
+ */
+export type ScheduleSpecChange = Message<"weft.v1.ScheduleSpecChange"> & {
+  /**
+   * At most one of cron and interval_ms: either replaces the current trigger,
+   * cron or interval.
+   *
+   * @generated from oneof weft.v1.ScheduleSpecChange.trigger
+   */
+  trigger: {
+    /**
+     * A new cron expression, as in ScheduleSpec.cron.
+     *
+     * @generated from field: string cron = 1;
+     */
+    value: string;
+    case: "cron";
+  } | {
+    /**
+     * A new interval, as in ScheduleSpec.interval_ms.
+     *
+     * @generated from field: uint64 interval_ms = 2;
+     */
+    value: bigint;
+    case: "intervalMs";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * A new time zone; an empty string is UTC.
+   *
+   * @generated from field: optional string time_zone = 3;
+   */
+  timeZone?: string | undefined;
+
+  /**
+   * A new overlap policy; UNSPECIFIED is SKIP.
+   *
+   * @generated from field: optional weft.v1.OverlapPolicy overlap_policy = 4;
+   */
+  overlapPolicy?: OverlapPolicy | undefined;
+
+  /**
+   * A new catch-up window; 0 is the default (one minute).
+   *
+   * @generated from field: optional uint64 catchup_window_ms = 5;
+   */
+  catchupWindowMs?: bigint | undefined;
+};
+
+/**
+ * Describes the message weft.v1.ScheduleSpecChange.
+ * Use `create(ScheduleSpecChangeSchema)` to create a new message.
+ */
+export const ScheduleSpecChangeSchema: GenMessage<ScheduleSpecChange> = /*@__PURE__*/
+  messageDesc(file_weft_v1_schedule, 12);
+
+/**
+ * UpdateScheduleRequest changes a schedule. At least one of spec, definition
+ * and input must be set.
+ *
+ * @generated from message weft.v1.UpdateScheduleRequest
+ */
+export type UpdateScheduleRequest = Message<"weft.v1.UpdateScheduleRequest"> & {
+  /**
+   * The schedule.
+   *
+   * @generated from field: string schedule_id = 1;
+   */
+  scheduleId: string;
+
+  /**
+   * The spec's fields to change.
+   *
+   * @generated from field: weft.v1.ScheduleSpecChange spec = 2;
+   */
+  spec?: ScheduleSpecChange | undefined;
+
+  /**
+   * The definition every later fire submits; unset keeps the current one.
+   *
+   * @generated from field: weft.v1.WorkflowDefinition definition = 3;
+   */
+  definition?: WorkflowDefinition | undefined;
+
+  /**
+   * The input every later fire's run gets; unset keeps the current one, a
+   * JSON null clears it.
+   *
+   * @generated from field: google.protobuf.Value input = 4;
+   */
+  input?: Value | undefined;
+};
+
+/**
+ * Describes the message weft.v1.UpdateScheduleRequest.
+ * Use `create(UpdateScheduleRequestSchema)` to create a new message.
+ */
+export const UpdateScheduleRequestSchema: GenMessage<UpdateScheduleRequest> = /*@__PURE__*/
+  messageDesc(file_weft_v1_schedule, 13);
+
+/**
+ * UpdateScheduleResponse answers the changed schedule.
+ *
+ * @generated from message weft.v1.UpdateScheduleResponse
+ */
+export type UpdateScheduleResponse = Message<"weft.v1.UpdateScheduleResponse"> & {
+  /**
+   * The schedule, with its next fire times under the new spec.
+   *
+   * @generated from field: weft.v1.Schedule schedule = 1;
+   */
+  schedule?: Schedule | undefined;
+};
+
+/**
+ * Describes the message weft.v1.UpdateScheduleResponse.
+ * Use `create(UpdateScheduleResponseSchema)` to create a new message.
+ */
+export const UpdateScheduleResponseSchema: GenMessage<UpdateScheduleResponse> = /*@__PURE__*/
+  messageDesc(file_weft_v1_schedule, 14);
+
+/**
  * TriggerScheduleRequest fires a schedule now.
  *
  * @generated from message weft.v1.TriggerScheduleRequest
@@ -513,6 +646,15 @@ export type TriggerScheduleRequest = Message<"weft.v1.TriggerScheduleRequest"> &
    * @generated from field: string schedule_id = 1;
    */
   scheduleId: string;
+
+  /**
+   * Makes the trigger idempotent: every call with the same request_id starts
+   * (or answers) one run, whose run_request_id is
+   * schedule:{schedule_id}:manual:{request_id}. Empty: every call starts a run.
+   *
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
 };
 
 /**
@@ -520,7 +662,7 @@ export type TriggerScheduleRequest = Message<"weft.v1.TriggerScheduleRequest"> &
  * Use `create(TriggerScheduleRequestSchema)` to create a new message.
  */
 export const TriggerScheduleRequestSchema: GenMessage<TriggerScheduleRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_schedule, 12);
+  messageDesc(file_weft_v1_schedule, 15);
 
 /**
  * TriggerScheduleResponse answers the run the fire started.
@@ -541,7 +683,7 @@ export type TriggerScheduleResponse = Message<"weft.v1.TriggerScheduleResponse">
  * Use `create(TriggerScheduleResponseSchema)` to create a new message.
  */
 export const TriggerScheduleResponseSchema: GenMessage<TriggerScheduleResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_schedule, 13);
+  messageDesc(file_weft_v1_schedule, 16);
 
 /**
  * BackfillScheduleRequest fires a past range.
@@ -576,7 +718,7 @@ export type BackfillScheduleRequest = Message<"weft.v1.BackfillScheduleRequest">
  * Use `create(BackfillScheduleRequestSchema)` to create a new message.
  */
 export const BackfillScheduleRequestSchema: GenMessage<BackfillScheduleRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_schedule, 14);
+  messageDesc(file_weft_v1_schedule, 17);
 
 /**
  * BackfillScheduleResponse says what the backfill decided.
@@ -598,7 +740,7 @@ export type BackfillScheduleResponse = Message<"weft.v1.BackfillScheduleResponse
  * Use `create(BackfillScheduleResponseSchema)` to create a new message.
  */
 export const BackfillScheduleResponseSchema: GenMessage<BackfillScheduleResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_schedule, 15);
+  messageDesc(file_weft_v1_schedule, 18);
 
 /**
  * DeleteScheduleRequest deletes a schedule.
@@ -619,7 +761,7 @@ export type DeleteScheduleRequest = Message<"weft.v1.DeleteScheduleRequest"> & {
  * Use `create(DeleteScheduleRequestSchema)` to create a new message.
  */
 export const DeleteScheduleRequestSchema: GenMessage<DeleteScheduleRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_schedule, 16);
+  messageDesc(file_weft_v1_schedule, 19);
 
 /**
  * DeleteScheduleResponse is empty.
@@ -634,7 +776,7 @@ export type DeleteScheduleResponse = Message<"weft.v1.DeleteScheduleResponse"> &
  * Use `create(DeleteScheduleResponseSchema)` to create a new message.
  */
 export const DeleteScheduleResponseSchema: GenMessage<DeleteScheduleResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_schedule, 17);
+  messageDesc(file_weft_v1_schedule, 20);
 
 /**
  * OverlapPolicy says what a fire does while the schedule's previous run is
@@ -744,8 +886,21 @@ export const ScheduleService: GenService<{
     output: typeof ResumeScheduleResponseSchema;
   },
   /**
+   * UpdateSchedule changes an existing schedule's spec, definition or input.
+   * Nominal times already decided stay decided; the new spec fires from the
+   * first of its nominal times after the update (docs/semantics.md#schedule-update).
+   *
+   * @generated from rpc weft.v1.ScheduleService.UpdateSchedule
+   */
+  updateSchedule: {
+    methodKind: "unary";
+    input: typeof UpdateScheduleRequestSchema;
+    output: typeof UpdateScheduleResponseSchema;
+  },
+  /**
    * TriggerSchedule starts one run now, whatever the schedule's pause state and
-   * overlap policy; its trigger_source is "manual".
+   * overlap policy; its trigger_source is "manual". With a request_id, retries
+   * of one trigger start one run.
    *
    * @generated from rpc weft.v1.ScheduleService.TriggerSchedule
    */
