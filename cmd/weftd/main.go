@@ -269,6 +269,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	if err := observeSchedules(metrics.Provider.Meter(meterName), sch); err != nil {
+		return err
+	}
 	schDone := make(chan struct{})
 	go func() { defer close(schDone); sch.Run(engCtx) }()
 	defer func() { stopEngine(); <-schDone }()

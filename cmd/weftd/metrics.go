@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/schedule"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -88,6 +89,45 @@ func observeStore(meter metric.Meter, st store.Store) error {
 	}, groups, batches, retries)
 	if err != nil {
 		return fmt.Errorf("store metrics: %w", err)
+	}
+	return nil
+}
+
+// observeSchedules exposes each schedule's metrics on /metrics, labelled by
+// tenant and schedule and read at scrape time (docs/operations.md#schedule-metrics):
+// weft_schedule_fires_total, _skipped_total, _missed_total and _failed_total
+// count what this weftd recorded (every decision is recorded by one process,
+// so sum them over the cluster), and weft_schedule_fire_lag_seconds is how
+// late the schedule's latest fire was submitted after its nominal time (the
+// record's, the same on every weftd).
+func observeSchedules(meter metric.Meter, sch *schedule.Scheduler) error {
+	counter := func(name, help string) (metric.Int64ObservableCounter, error) {
+		return meter.Int64ObservableCounter(name, metric.WithUnit("{fire}"), metric.WithDescription(help))
+	}
+	fires, err1 := counter("weft.schedule.fires", "Schedule fires that started (or found) their run, recorded by this weftd, by tenant and schedule.")
+	skipped, err2 := counter("weft.schedule.skipped", "Schedule fires the overlap policy skipped, recorded by this weftd, by tenant and schedule.")
+	missed, err3 := counter("weft.schedule.missed", "Nominal times older than the catch-up window when noticed, recorded by this weftd, by tenant and schedule.")
+	failed, err4 := counter("weft.schedule.failed", "Schedule fires whose submission was refused for good, recorded by this weftd, by tenant and schedule.")
+	lag, err5 := meter.Float64ObservableGauge("weft.schedule.fire.lag", metric.WithUnit("s"),
+		metric.WithDescription("How late the schedule's latest fire its spec decided was submitted after its nominal time, by tenant and schedule."))
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		return fmt.Errorf("schedule metrics: %w", err)
+	}
+	_, err := meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		for _, s := range sch.Stats() {
+			attrs := metric.WithAttributes(attribute.String("tenant", s.TenantID), attribute.String("schedule", s.ScheduleID))
+			o.ObserveInt64(fires, int64(s.Counts.Fires), attrs)
+			o.ObserveInt64(skipped, int64(s.Counts.Skipped), attrs)
+			o.ObserveInt64(missed, int64(s.Counts.Missed), attrs)
+			o.ObserveInt64(failed, int64(s.Counts.Failed), attrs)
+			if s.HasLag {
+				o.ObserveFloat64(lag, s.LastFireLag.Seconds(), attrs)
+			}
+		}
+		return nil
+	}, fires, skipped, missed, failed, lag)
+	if err != nil {
+		return fmt.Errorf("schedule metrics: %w", err)
 	}
 	return nil
 }

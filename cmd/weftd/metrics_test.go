@@ -9,11 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
+	timesource "github.com/weft-dev/weft/internal/clock"
+	"github.com/weft-dev/weft/schedule"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/pebblestore"
@@ -121,4 +124,45 @@ func TestStoreMetrics_GroupCommitCountsAreServedAndNothingForAStoreWithoutGroups
 	require.NoError(t, err)
 	require.NoError(t, observeStore(plain.Provider.Meter(meterName), memstore.New(memstore.Config{})))
 	require.NotContains(t, scrapePipeline(t, plain), "weft_store_commit")
+}
+
+// TestScheduleMetrics_FiresSkipsMissesFailuresAndTheLagAreServedByTenantAndSchedule:
+// a schedule's counters and the lag of its latest fire are served under
+// their Prometheus names with tenant and schedule labels, from the scheduler
+// at scrape time.
+func TestScheduleMetrics_FiresSkipsMissesFailuresAndTheLagAreServedByTenantAndSchedule(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Config{})
+	clk := timesource.NewManual(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
+	eng, err := engine.New(engine.Config{Store: st, Clock: clk})
+	require.NoError(t, err)
+	sch, err := schedule.New(schedule.Config{Store: st, Runs: eng, Clock: clk})
+	require.NoError(t, err)
+	pipeline, err := telemetry.NewMetrics()
+	require.NoError(t, err)
+	require.NoError(t, observeSchedules(pipeline.Provider.Meter(meterName), sch))
+	def := definition.Definition{PlanID: "p", PlanVersion: "1", Actions: []definition.Action{
+		{ID: "wait", Order: 1, WaitForSignal: &definition.SignalWait{SignalName: "go"}}}}
+	_, err = sch.Create(ctx, schedule.CreateParams{TenantID: "acme", ScheduleID: "nightly", Definition: def,
+		Spec: schedule.Spec{Interval: time.Minute, Overlap: schedule.OverlapSkip}})
+	require.NoError(t, err)
+	require.NotContains(t, scrapePipeline(t, pipeline), "weft_schedule_fire_lag_seconds{", "no lag before a fire")
+	clk.Advance(time.Minute + 2500*time.Millisecond) // 09:01 fires 2.5 s late
+	require.NoError(t, sch.Tick(ctx))
+	clk.Advance(time.Minute) // 09:02 is skipped: 09:01's run waits for its signal
+	require.NoError(t, sch.Tick(ctx))
+	clk.Advance(5 * time.Minute) // 09:03 .. 09:06 missed, 09:07 skipped
+	require.NoError(t, sch.Tick(ctx))
+	text := scrapePipeline(t, pipeline)
+	for _, line := range []string{
+		"# TYPE weft_schedule_fires_total counter\n",
+		`weft_schedule_fires_total{schedule="nightly",tenant="acme"} 1` + "\n",
+		`weft_schedule_skipped_total{schedule="nightly",tenant="acme"} 2` + "\n",
+		`weft_schedule_missed_total{schedule="nightly",tenant="acme"} 4` + "\n",
+		`weft_schedule_failed_total{schedule="nightly",tenant="acme"} 0` + "\n",
+		"# TYPE weft_schedule_fire_lag_seconds gauge\n",
+		`weft_schedule_fire_lag_seconds{schedule="nightly",tenant="acme"} 2.5` + "\n",
+	} {
+		require.Contains(t, text, line)
+	}
 }
