@@ -50,6 +50,11 @@ type consoleE2E struct {
 	OpenURL     string `json:"openURL"`
 	OpenRun     string `json:"openRun"`
 	Shots       string `json:"shots"`
+	// CompensateRun is cancelled with compensation; Schedule is acme's
+	// schedule and ScheduleRun the run its trigger started.
+	CompensateRun string `json:"compensateRun"`
+	Schedule      string `json:"schedule"`
+	ScheduleRun   string `json:"scheduleRun"`
 }
 
 // requireConsoleTools answers node, after checking that Chromium and the
@@ -123,7 +128,10 @@ func TestConsole_ServesEmbeddedAssetsUnderAStrictCSP(t *testing.T) {
 // text; a manual step is completed by clicking (after a refused completion
 // shows its fault) and the run finishes; a held failed step is retried and
 // skipped; a pause shows DRAINING with the task in flight until it ends;
-// pause, resume and cancel take effect;
+// pause, resume and cancel take effect; a cancel with its compensate box
+// ticked rolls back the succeeded step; the schedules page shows a
+// schedule's next fire and last run, links to the run, and pauses and
+// resumes it after confirmation;
 // another tenant sees none of these runs; without tokens the console opens
 // directly. Then the API confirms what the clicks did.
 func TestConsole_EndToEndInChromium(t *testing.T) {
@@ -206,6 +214,29 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 				Fields: map[string]*structpb.Value{"carrier": structpb.NewStringValue("post")}})},
 		}}})
 	require.NoError(t, err)
+	// A run whose reserve step succeeded (with a compensation hook) and that
+	// then waits: cancelled with compensation from the console.
+	compensate, err := acmeClient.SubmitRun(ctx, &weftv1.SubmitRunRequest{Start: true, Definition: &weftv1.WorkflowDefinition{
+		PlanId: "abandon", PlanVersion: "1", Actions: []*weftv1.Action{
+			{Id: "reserve", Order: 1, Activity: "reserve-inventory", Input: item(1),
+				Compensation: &weftv1.CompensationHook{Operation: "release-inventory", Input: item(1)}},
+			{Id: "wait", Order: 2, WaitForSignal: &weftv1.WaitForSignal{SignalName: "never"}},
+		}}})
+	require.NoError(t, err)
+	// A yearly schedule, triggered once so that it has a last fire and its run.
+	_, err = acmeClient.CreateSchedule(ctx, &weftv1.CreateScheduleRequest{ScheduleId: "nightly-report",
+		Spec: &weftv1.ScheduleSpec{Trigger: &weftv1.ScheduleSpec_Cron{Cron: "0 2 * * *"}, TimeZone: "Europe/Berlin"},
+		Definition: &weftv1.WorkflowDefinition{PlanId: "report", PlanVersion: "3", Actions: []*weftv1.Action{
+			{Id: "wait", Order: 1, WaitForSignal: &weftv1.WaitForSignal{SignalName: "go"}}}}})
+	require.NoError(t, err)
+	scheduled, err := acmeClient.TriggerSchedule(ctx, "nightly-report", "console-e2e")
+	require.NoError(t, err)
+	_, err = acmeClient.CreateSchedule(ctx, &weftv1.CreateScheduleRequest{ScheduleId: "hourly-sync", Paused: true,
+		Spec: &weftv1.ScheduleSpec{Trigger: &weftv1.ScheduleSpec_IntervalMs{IntervalMs: 3_600_000},
+			OverlapPolicy: weftv1.OverlapPolicy_OVERLAP_POLICY_BUFFER_ONE},
+		Definition: &weftv1.WorkflowDefinition{PlanId: "sync", PlanVersion: "1", Actions: []*weftv1.Action{
+			{Id: "wait", Order: 1, WaitForSignal: &weftv1.WaitForSignal{SignalName: "go"}}}}})
+	require.NoError(t, err)
 	// The browser reaches weftd through a proxy that makes a gap in the drain run's watch.
 	gap := &gapProxy{run: drain.GetRun().GetRunId(), release: make(chan struct{})}
 	proxied := httptest.NewServer(gap.handler(t, d.url))
@@ -224,7 +255,8 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 		MainRun: submit(acmeClient), PauseRun: submit(acmeClient), CancelRun: submit(acmeClient),
 		BetaRun: submit(client.New(d.url, client.WithToken(beta))), Submitter: "alice",
 		OpenURL: open.url, OpenRun: submit(client.New(open.url)),
-		Shots: os.Getenv("WEFT_CONSOLE_SHOTS"),
+		Shots:         os.Getenv("WEFT_CONSOLE_SHOTS"),
+		CompensateRun: compensate.GetRun().GetRunId(), Schedule: "nightly-report", ScheduleRun: scheduled.GetRunId(),
 	}
 	if cfg.Shots == "" {
 		cfg.Shots = t.TempDir()
@@ -272,6 +304,14 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 	cancelled, err := acmeClient.GetRun(ctx, cfg.CancelRun)
 	require.NoError(t, err)
 	require.Equal(t, weftv1.RunStatus_RUN_STATUS_CANCELLED, cancelled.GetStatus())
+	compensated, err := acmeClient.GetRun(ctx, cfg.CompensateRun)
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_CANCELLED, compensated.GetStatus())
+	require.Equal(t, weftv1.CompensationOutcome_COMPENSATION_OUTCOME_ROLLED_BACK, compensated.GetCompensationOutcome(),
+		"the cancel's compensate box, ticked in the console")
+	sched, err := acmeClient.GetSchedule(ctx, cfg.Schedule, 0)
+	require.NoError(t, err)
+	require.True(t, sched.GetPaused(), "paused, resumed and paused again from the console")
 	require.NotContains(t, d.logs(), acme, "a token must never be logged")
 }
 

@@ -8,7 +8,6 @@ import { api, faultOf, type Fault } from "./api";
 import { Dialog, FaultView } from "./ui";
 
 /** An action a person can take, and what it needs. */
-/** An action a person can take, and what it needs. */
 export type Pending =
   | { kind: "pause" | "resume" | "cancel" }
   | { kind: "retry" | "skip"; step: string }
@@ -27,6 +26,7 @@ export function ActionDialog({
   const [actor, setActor] = useState("");
   const [notes, setNotes] = useState("");
   const [output, setOutput] = useState("");
+  const [compensate, setCompensate] = useState(false);
   const [busy, setBusy] = useState(false);
   const [local, setLocal] = useState<Fault | undefined>();
   // One signal id per dialog, so that pressing the button twice is one signal.
@@ -54,8 +54,8 @@ export function ActionDialog({
           await api.runs.resumeRun({ runId, reason, signalId: autoId });
           return onDone("Resume accepted.");
         case "cancel":
-          await api.runs.cancelRun({ runId, reason, signalId: autoId });
-          return onDone("Cancel accepted.");
+          await api.runs.cancelRun({ runId, reason, signalId: autoId, compensate });
+          return onDone(compensate ? "Cancel accepted: succeeded steps are compensated first." : "Cancel accepted.");
         case "retry":
           await api.runs.retryStep({ runId, actionId: pending.step, reason, signalId: autoId });
           return onDone(`Retry of ${pending.step} accepted.`);
@@ -105,7 +105,15 @@ export function ActionDialog({
       <p class="muted mono">{runId}</p>
       {(pending.kind === "retry" || pending.kind === "skip") && <p>Step <span class="mono">{pending.step}</span></p>}
       {pending.kind === "pause" && <p>Running tasks finish (the run shows DRAINING); nothing new starts until it is resumed.</p>}
-      {pending.kind === "cancel" && <p>Cancelling is final: the run ends CANCELLED.</p>}
+      {pending.kind === "cancel" && (
+        <>
+          <p>Cancelling is final: the run ends CANCELLED.</p>
+          <label class="check">
+            <input id="act-compensate" type="checkbox" checked={compensate} onChange={(e) => setCompensate(e.currentTarget.checked)} />
+            Compensate succeeded steps first (their compensation hooks run in reverse completion order, as on failure)
+          </label>
+        </>
+      )}
       {pending.kind === "signal" && (
         <>
           <label>

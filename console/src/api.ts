@@ -5,6 +5,7 @@ import { createConnectTransport } from "@connectrpc/connect-web";
 import { RunService } from "../../client/ts/src/gen/weft/v1/run_pb";
 import { SignalService } from "../../client/ts/src/gen/weft/v1/signal_pb";
 import { EventService } from "../../client/ts/src/gen/weft/v1/event_pb";
+import { ScheduleService } from "../../client/ts/src/gen/weft/v1/schedule_pb";
 import { FaultCode, FaultSchema } from "../../client/ts/src/gen/weft/v1/fault_pb";
 import { ViolationsSchema } from "../../client/ts/src/gen/buf/validate/validate_pb";
 
@@ -38,6 +39,7 @@ export const api = {
   runs: createClient(RunService, transport),
   signals: createClient(SignalService, transport),
   events: createClient(EventService, transport),
+  schedules: createClient(ScheduleService, transport),
 };
 
 /** A fault as the console shows it: code, message, correlation id, field violations. */

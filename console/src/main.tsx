@@ -1,11 +1,12 @@
 // The console's shell: sign-in when weftd asks for a token, and a hash router
-// between the runs list (#/) and a run (#/runs/<id>).
+// between the runs list (#/), a run (#/runs/<id>) and the schedules (#/schedules).
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, faultOf, sessionToken, setSessionToken, type Fault } from "./api";
 import { FaultView } from "./ui";
 import { RunsPage } from "./runs";
 import { RunPage } from "./run";
+import { SchedulesPage } from "./schedules";
 
 type Access = { state: "checking" } | { state: "open" } | { state: "signin"; refused?: Fault } | { state: "down"; fault: Fault };
 
@@ -82,6 +83,7 @@ function App() {
       </main>
     );
   const runMatch = /^#\/runs\/(.+)$/.exec(hash);
+  const schedules = hash === "#/schedules";
   const signOut = () => {
     setSessionToken("");
     location.hash = "#/";
@@ -94,8 +96,11 @@ function App() {
           Weft
         </a>
         <nav aria-label="Main">
-          <a href="#/" aria-current={runMatch ? undefined : "page"}>
+          <a href="#/" aria-current={runMatch || schedules ? undefined : "page"}>
             Runs
+          </a>
+          <a href="#/schedules" aria-current={schedules ? "page" : undefined}>
+            Schedules
           </a>
         </nav>
         {sessionToken() && (
@@ -104,7 +109,7 @@ function App() {
           </button>
         )}
       </header>
-      {runMatch ? <RunPage key={runMatch[1]} runId={decodeURIComponent(runMatch[1])} /> : <RunsPage />}
+      {runMatch ? <RunPage key={runMatch[1]} runId={decodeURIComponent(runMatch[1])} /> : schedules ? <SchedulesPage /> : <RunsPage />}
     </>
   );
 }

@@ -44,6 +44,11 @@ interface Config {
   openRun: string;
   /** Where screenshots go. */
   shots: string;
+  /** acme's run whose reserve step succeeded and that waits: cancelled with compensation. */
+  compensateRun: string;
+  /** acme's schedule, and the run its trigger started. */
+  schedule: string;
+  scheduleRun: string;
 }
 
 const cfg = JSON.parse(process.argv[2] ?? "") as Config;
@@ -156,7 +161,7 @@ async function main(): Promise<void> {
     await page.waitForFunction(() => document.querySelectorAll("table.runs tbody tr[data-run-id]").length === 1);
     await page.getByRole("button", { name: "Clear" }).click();
     await page.locator(`tr[data-run-id="${cfg.pauseRun}"]`).waitFor();
-    await waitText(page, 'button.count:not([data-status]) .count-n', /^6$/);
+    await waitText(page, 'button.count:not([data-status]) .count-n', /^8$/);
     await shot(page, "runs");
 
     log("a run page shows its DAG and timeline");
@@ -290,6 +295,47 @@ async function main(): Promise<void> {
     await runStatus(page, /^CANCELLED/);
     await waitText(page, "#feed-state", /FINAL/);
 
+    log("a cancel with compensation rolls back the succeeded step");
+    await openRunFromList(page, cfg.compensateRun);
+    await page.locator('svg.dag g.node[data-step="wait"][data-status="WAITING_FOR_SIGNAL"]').waitFor();
+    await page.locator("#act-cancel").click();
+    await page.locator("dialog[open] #act-compensate").check();
+    await shot(page, "cancel-compensate");
+    await confirm(page, "Cancel run", { "#act-reason": "customer left" });
+    await waitText(page, ".accepted", /succeeded steps are compensated first/);
+    await runStatus(page, /^CANCELLED/);
+    await waitText(page, "#compensation", /^ROLLED_BACK$/);
+    await waitText(page, "table.events", /CompensationSucceeded/);
+
+    log("the schedules page shows a schedule's next fire and last run; pause and resume are confirmed");
+    await page.getByRole("link", { name: "Schedules" }).click();
+    const row = page.locator(`tr[data-schedule-id="${cfg.schedule}"]`);
+    await row.waitFor();
+    await waitText(page, `tr[data-schedule-id="${cfg.schedule}"] .state .badge`, /^ACTIVE$/);
+    assert.match((await row.locator(".next-fire").textContent()) ?? "", /\d/, "the next fire time is shown");
+    await waitText(page, `tr[data-schedule-id="${cfg.schedule}"] .last-fire a`, new RegExp(cfg.scheduleRun));
+    await waitText(page, `tr[data-schedule-id="${cfg.schedule}"]`, /cron 0 2 \* \* \* \(Europe\/Berlin\)/);
+    await waitText(page, 'tr[data-schedule-id="hourly-sync"] .state .badge', /^PAUSED$/);
+    await waitText(page, 'tr[data-schedule-id="hourly-sync"]', /every 1 h\s*overlap BUFFER_ONE/);
+    await shot(page, "schedules");
+    await row.getByRole("button", { name: "Pause" }).click();
+    await page.locator("dialog[open]").getByRole("button", { name: "Close" }).click();
+    await waitText(page, `tr[data-schedule-id="${cfg.schedule}"] .state .badge`, /^ACTIVE$/);
+    await row.getByRole("button", { name: "Pause" }).click();
+    await confirm(page, "Pause schedule");
+    await waitText(page, `tr[data-schedule-id="${cfg.schedule}"] .state .badge`, /^PAUSED$/);
+    await waitText(page, `tr[data-schedule-id="${cfg.schedule}"] .next-fire`, /^paused$/);
+    await waitText(page, ".accepted", new RegExp(`Schedule ${cfg.schedule} paused`));
+    await row.getByRole("button", { name: "Resume" }).click();
+    await confirm(page, "Resume schedule");
+    await waitText(page, `tr[data-schedule-id="${cfg.schedule}"] .state .badge`, /^ACTIVE$/);
+    await row.getByRole("button", { name: "Pause" }).click();
+    await confirm(page, "Pause schedule");
+    await waitText(page, `tr[data-schedule-id="${cfg.schedule}"] .state .badge`, /^PAUSED$/);
+    await row.locator(".last-fire a").click();
+    await waitText(page, "#run-id", new RegExp(cfg.scheduleRun));
+    await runStatus(page, /^BLOCKED/);
+
     log("another tenant sees none of acme's runs");
     await page.getByRole("button", { name: "Sign out" }).click();
     assert.equal(await page.evaluate(() => sessionStorage.length), 0, "sign-out forgets the token");
@@ -297,6 +343,8 @@ async function main(): Promise<void> {
     await page.locator(`tr[data-run-id="${cfg.betaRun}"]`).waitFor();
     assert.equal(await page.locator("table.runs tbody tr[data-run-id]").count(), 1, "beta sees only its own run");
     await waitText(page, 'button.count:not([data-status]) .count-n', /^1$/);
+    await page.getByRole("link", { name: "Schedules" }).click();
+    await waitText(page, "table.schedules td.empty", /No schedules/);
     await page.goto(`${cfg.authURL}/ui/#/runs/${cfg.mainRun}`);
     await page.reload();
     await waitText(page, ".fault-code", /^NOT_FOUND$/);
