@@ -145,7 +145,8 @@ func (s *Scheduler) Pause(ctx context.Context, tenantID, scheduleID string) (*Vi
 	})
 }
 
-// Resume resumes a schedule from the first nominal time after now.
+// Resume resumes a schedule from the first nominal time after now (or after
+// its cursor, if that is later).
 func (s *Scheduler) Resume(ctx context.Context, tenantID, scheduleID string) (*View, error) {
 	now := s.now()
 	return s.update(ctx, tenantID, scheduleID, func(r *record) bool {
@@ -153,7 +154,7 @@ func (s *Scheduler) Resume(ctx context.Context, tenantID, scheduleID string) (*V
 			return false
 		}
 		r.Paused = false
-		r.Cursor = now
+		r.Cursor = later(r.Cursor, now) // never back: a process whose clock is behind must not make fired times due again
 		return true
 	})
 }

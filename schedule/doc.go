@@ -11,6 +11,20 @@
 // after deciding leaves the fire pending for the next tick of any process,
 // and two processes that both submit one pending fire find one run. A fire
 // leaves the pending list only in a compare-and-set that records its run.
+// A manual trigger with a request id uses that id instead of the time, and
+// the record remembers the runs of its latest request ids, so retries of one
+// trigger start one run.
+//
+// Updates. Update first decides and submits what is due under the old spec,
+// then writes the change with the cursor moved to the update's instant, so
+// the new spec fires from its first nominal time after the update and no
+// nominal time is decided twice; a change of what a fire submits (the
+// definition, the input) waits until no fire is pending
+// (docs/semantics.md#schedule-update).
+//
+// Metrics. Every write counts the decisions it recorded (fires, skipped,
+// missed, failed) for the process that made it, and every read notes the
+// record's lag of its latest fire; Stats answers them for weftd's /metrics.
 //
 // It builds on the engine's public API only (SubmitRun, GetRun) and on the
 // store contract; it needs a store with conditional batches. Its records

@@ -2,6 +2,9 @@ package schedule
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
+	timesource "github.com/weft-dev/weft/internal/clock"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -340,4 +344,111 @@ func TestScheduleStats_TheLagIsHowLateTheLatestFireWasSubmitted(t *testing.T) {
 	st := b.sch.Stats()
 	require.False(t, st[0].HasLag, "a deleted schedule has no lag")
 	require.Equal(t, uint64(1), st[0].Counts.Fires, "its counters stay")
+}
+
+// TestScheduleUpdate_PropertyEveryNominalTimeOfTheSpecInForceFiresOnceAndNoOther
+// is the cursor rule as a property: random sequences of clock moves (some
+// landing exactly on nominal times), ticks and spec updates (intervals and
+// crons). Spec i is in force over (its update, the next update]; the runs
+// must be exactly the nominal times each spec names in its span, up to the
+// last tick — none lost, none doubled, none of a spec outside its span.
+func TestScheduleUpdate_PropertyEveryNominalTimeOfTheSpecInForceFiresOnceAndNoOther(t *testing.T) {
+	t.Parallel()
+	specs := []SpecChange{
+		{Interval: ptr(time.Minute)}, {Interval: ptr(2 * time.Minute)}, {Interval: ptr(90 * time.Second)},
+		{Cron: ptr("*/3 * * * *")}, {Cron: ptr("*/5 * * * *")}, {Cron: ptr("* * * * *")},
+	}
+	for seed := range uint64(25) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 18))
+			b := setup(t)
+			base := Spec{Interval: time.Minute, Overlap: OverlapAllowAll, CatchupWindow: time.Hour}
+			b.create("s", base)
+			type span struct {
+				from time.Time
+				spec Spec
+			}
+			spans := []span{{start, base}}
+			for range 30 {
+				d := time.Duration(rng.IntN(4)) * time.Minute
+				if rng.IntN(2) == 0 {
+					d += time.Duration(rng.IntN(60_000)) * time.Millisecond
+				}
+				b.clock.Advance(d)
+				if rng.IntN(3) == 0 {
+					change := specs[rng.IntN(len(specs))]
+					v := b.update(UpdateParams{ScheduleID: "s", Spec: change})
+					spans = append(spans, span{b.clock.Now().UTC(), v.Spec})
+				} else {
+					require.NoError(t, b.sch.Tick(b.ctx))
+				}
+			}
+			require.NoError(t, b.sch.Tick(b.ctx))
+			end := b.clock.Now().UTC()
+			var want []string
+			for i, sp := range spans {
+				until := end
+				if i+1 < len(spans) {
+					until = spans[i+1].from
+				}
+				c, vs := sp.spec.compile()
+				require.Empty(t, vs)
+				for n := c.next(sp.from); !n.After(until); n = c.next(n) {
+					want = append(want, fire{Nominal: n, Source: engine.TriggerSchedule}.runRequestID("s"))
+				}
+			}
+			slices.Sort(want)
+			require.Equal(t, want, b.requestIDs())
+			require.EqualValues(t, len(want), b.get("s").Fires)
+		})
+	}
+}
+
+// TestScheduleUpdate_AProcessWhoseClockIsBehindNeverMovesTheCursorBack: one
+// weftd's clock is 30 s behind another's. Its update of the definition
+// (to plan version 2) must not make nominal times the other already fired
+// due again — under version 2 they would be second runs.
+func TestScheduleUpdate_AProcessWhoseClockIsBehindNeverMovesTheCursorBack(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	behind := timesource.NewManual(start)
+	eng, err := engine.New(engine.Config{Store: b.store, Clock: behind, Ownership: engine.CASRequired})
+	require.NoError(t, err)
+	slow, err := New(Config{Store: b.store, Runs: eng, Clock: behind})
+	require.NoError(t, err)
+	b.create("s", Spec{Interval: 10 * time.Second, Overlap: OverlapAllowAll})
+	b.tickAt(time.Minute) // fires 09:00:10 .. 09:01:00
+	behind.Advance(30 * time.Second)
+	_, err = slow.Update(b.ctx, UpdateParams{TenantID: tenant, ScheduleID: "s", Definition: version2()})
+	require.NoError(t, err)
+	behind.Advance(15 * time.Second)
+	require.NoError(t, slow.Tick(b.ctx))
+	b.tickAt(10 * time.Second)
+	ids := b.requestIDs() // unique, or it fails
+	require.Len(t, ids, 7, "09:00:10 .. 09:01:10, each once")
+	require.Equal(t, "schedule:s:20261102T090110.000Z", ids[6])
+}
+
+// TestSchedule_AResumeOnAProcessWhoseClockIsBehindNeverMovesTheCursorBack:
+// paused right after firing 09:01:00, resumed by a weftd whose clock reads
+// 09:00:30; 09:00:40 .. 09:01:00 are not fired again.
+func TestSchedule_AResumeOnAProcessWhoseClockIsBehindNeverMovesTheCursorBack(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	behind := timesource.NewManual(start.Add(30 * time.Second))
+	eng, err := engine.New(engine.Config{Store: b.store, Clock: behind, Ownership: engine.CASRequired})
+	require.NoError(t, err)
+	slow, err := New(Config{Store: b.store, Runs: eng, Clock: behind})
+	require.NoError(t, err)
+	b.create("s", Spec{Interval: 10 * time.Second, Overlap: OverlapAllowAll})
+	b.tickAt(time.Minute)
+	_, err = b.sch.Pause(b.ctx, tenant, "s")
+	require.NoError(t, err)
+	_, err = slow.Resume(b.ctx, tenant, "s")
+	require.NoError(t, err)
+	behind.Advance(15 * time.Second)
+	require.NoError(t, slow.Tick(b.ctx))
+	b.tickAt(10 * time.Second)
+	require.Len(t, b.requestIDs(), 7, "09:00:10 .. 09:01:10, each once")
+	require.EqualValues(t, 7, b.get("s").Fires)
 }
