@@ -371,6 +371,9 @@ func printScheduleTable(w io.Writer, s *weftv1.Schedule) {
 	if s.GetLastRunId() != "" {
 		row("last fire", when(s.GetLastFireTime())+"  "+s.GetLastRunId())
 	}
+	if lag := s.GetLastFireLagMs(); lag > 0 {
+		row("fire lag", (time.Duration(lag) * time.Millisecond).String())
+	}
 	if s.GetBufferedFireTime() != nil {
 		row("buffered", when(s.GetBufferedFireTime()))
 	}

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
 // scheduleFile writes a one-step workflow that waits for a signal.
@@ -162,4 +165,16 @@ func TestScheduleCommands_UpdateChangesOnlyWhatItsFlagsNameAndTriggerRequestIDsA
 	r := b.weft("schedule", "update", "nightly", "--tz", "Mars/Olympus")
 	require.Equal(t, 1, r.code)
 	require.Contains(t, r.stderr+r.err.Error(), "spec.time_zone")
+}
+
+// TestScheduleTable_ShowsTheLatestFiresLagOnlyOnceThereIsOne.
+func TestScheduleTable_ShowsTheLatestFiresLagOnlyOnceThereIsOne(t *testing.T) {
+	var out strings.Builder
+	s := &weftv1.Schedule{ScheduleId: "s", Spec: &weftv1.ScheduleSpec{Trigger: &weftv1.ScheduleSpec_IntervalMs{IntervalMs: 60000}}}
+	printScheduleTable(&out, s)
+	require.NotContains(t, out.String(), "fire lag")
+	s.LastRunId, s.LastFireLagMs = "run-1", 1500
+	out.Reset()
+	printScheduleTable(&out, s)
+	require.Regexp(t, `fire lag\s+1.5s\n`, out.String())
 }
