@@ -58,6 +58,17 @@ type cachedCheckpoint struct {
 // what is saved is decoding, when the version read is the one decoded last.
 // A read never replaces a newer version a commit cached meanwhile.
 func (e *records) loadCheckpoint(ctx context.Context, runID string) (*runstate.State, uint64, error) {
+	s, version, err := e.loadStoredCheckpoint(ctx, runID)
+	if err == nil && s.Removing {
+		return nil, 0, runNotFound(runID) // invisible while retention removes it
+	}
+	return s, version, err
+}
+
+// loadStoredCheckpoint is loadCheckpoint, also of a run being removed: for
+// decisions, whose pipeline hides such a run from every decision but the
+// removal's own (startingState).
+func (e *records) loadStoredCheckpoint(ctx context.Context, runID string) (*runstate.State, uint64, error) {
 	item, err := e.store.Get(ctx, checkpointKey(runID))
 	if errors.Is(err, store.ErrNotFound) {
 		e.checkpoints.Remove(runID)
@@ -92,7 +103,7 @@ func (e *records) checkpointToDecideOn(ctx context.Context, runID string, fromSt
 // loadCheckpointForChange answers a private copy of the checkpoint that a
 // decision may change.
 func (e *records) loadCheckpointForChange(ctx context.Context, runID string) (*runstate.State, uint64, error) {
-	s, version, err := e.loadCheckpoint(ctx, runID)
+	s, version, err := e.loadStoredCheckpoint(ctx, runID)
 	if err != nil {
 		return nil, 0, err
 	}

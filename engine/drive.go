@@ -76,6 +76,12 @@ func (e *Engine) drive(ctx context.Context, runID string, decide func(*change) e
 // over, and then nothing a decision attempt noted (one that lost its race
 // before the engine learned it was stale) describes what happened.
 func (e *Engine) driveOwned(ctx context.Context, runID string, decide func(*change) error) (bool, error) {
+	return e.driveWith(ctx, runID, false, decide)
+}
+
+// driveWith is driveOwned; removal marks the decision as a batch of the
+// run's removal (retention.go).
+func (e *Engine) driveWith(ctx context.Context, runID string, removal bool, decide func(*change) error) (bool, error) {
 	held, err := e.own.leases.Take(ctx, "run:"+runID)
 	if errors.Is(err, lease.ErrHeld) {
 		return false, nil
@@ -88,7 +94,7 @@ func (e *Engine) driveOwned(ctx context.Context, runID string, decide func(*chan
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var bumped uint64
-	ch, err := e.commitDecision(held.Context(), decision{runID: runID, actor: "engine:" + e.cfg.Owner, fromStore: true, decide: func(ch *change) error {
+	ch, err := e.commitDecision(held.Context(), decision{runID: runID, actor: "engine:" + e.cfg.Owner, fromStore: true, removal: removal, decide: func(ch *change) error {
 		bumped = 0
 		if err := t.fence(ch.state.Epoch); err != nil {
 			return err

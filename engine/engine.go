@@ -60,6 +60,11 @@ type Config struct {
 	// duplicates (default 7 days); retention then removes it, and a retry is
 	// a new signal.
 	SignalRetention time.Duration
+	// Retention is how long a finished run is kept before the retention
+	// pass removes it with every record it owns (default DefaultRetention,
+	// 30 days); a definition's own retention overrides it. RetainForever
+	// keeps finished runs until DeleteRun (docs/semantics.md#retention).
+	Retention time.Duration
 	// Leases avoid duplicate background work between engines (default: in
 	// process, for the embedded deployment; Redis in a cluster).
 	Leases lease.Manager
@@ -141,6 +146,9 @@ func (c Config) WithDefaults() Config {
 	if c.SignalRetention == 0 {
 		c.SignalRetention = DefaultSignalRetention
 	}
+	if c.Retention == 0 {
+		c.Retention = DefaultRetention
+	}
 	if c.Ownership == "" {
 		c.Ownership = SingleOwner
 	}
@@ -159,6 +167,9 @@ func (c Config) validate() error {
 	}
 	if c.PollInterval < time.Millisecond {
 		return fmt.Errorf("poll interval must be at least 1ms, got %s", c.PollInterval)
+	}
+	if c.Retention != RetainForever && c.Retention < MinRetention {
+		return fmt.Errorf("retention must be at least %s (or RetainForever), got %s", MinRetention, c.Retention)
 	}
 	if err := c.validateBudget(); err != nil {
 		return err
@@ -247,7 +258,7 @@ func randomToken() string {
 }
 
 // background is the engine's background work, done by Run and Tick: due
-// timers, interrupted triggers, signal retention, and giving the leases up
+// timers, interrupted triggers, signal and run retention, and giving the leases up
 // when the engine stops. Each is a decision through the commit pipeline,
 // driven as the run's owner (drive).
 type background struct{ *Engine }
@@ -272,11 +283,11 @@ func (e *Engine) Run(ctx context.Context) {
 }
 
 // Tick does one round of background work: fires due timers, finishes
-// interrupted triggers and removes expired signal records. Tests call it after advancing a fake clock.
+// interrupted triggers, removes expired signal records and expired runs. Tests call it after advancing a fake clock.
 func (e *Engine) Tick(ctx context.Context) error {
 	_, queueErr := e.DequeueAndStart(ctx)
 	bg := background{e}
-	return errors.Join(bg.fireDueTimers(ctx), bg.recoverTriggers(ctx), bg.expireSignals(ctx), queueErr)
+	return errors.Join(bg.fireDueTimers(ctx), bg.recoverTriggers(ctx), bg.expireSignals(ctx), bg.expireRuns(ctx), queueErr)
 }
 
 // StatsCap bounds each count Stats makes: a count at the cap means "at least".

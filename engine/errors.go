@@ -18,6 +18,7 @@ const (
 	CodeInvalidArgument               Code = "invalid_argument"
 	CodeNotFound                      Code = "not_found"
 	CodeIllegalTransition             Code = "illegal_transition"
+	CodeFailedPrecondition            Code = "failed_precondition"
 	CodeSignalAcceptanceIndeterminate Code = "signal_acceptance_indeterminate"
 	CodeOperationConflict             Code = "operation_conflict"
 	CodeTaskClaimLost                 Code = "task_claim_lost"
@@ -92,6 +93,12 @@ func errInvalidArgument(message string, violations ...FieldViolation) *Error {
 // that belongs to another tenant.
 func errNotFound(runID, actionID, message string) *Error {
 	return &Error{Code: CodeNotFound, RunID: runID, ActionID: actionID, Message: message}
+}
+
+// errFailedPrecondition refuses a request the run's state does not allow
+// and that no transition describes (deleting a run that is not finished).
+func errFailedPrecondition(runID, message string) *Error {
+	return &Error{Code: CodeFailedPrecondition, RunID: runID, Message: message}
 }
 
 // move is a transition of a run, or of one of its steps when actionID is

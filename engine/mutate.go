@@ -51,6 +51,9 @@ type recorder struct {
 	// taskPuts are the task records the decision writes, by key, as
 	// written (checkpoint.go).
 	taskPuts map[string]notedTask
+	// removesRun: the decision deletes the run's checkpoint with its last
+	// records (retention.go), so the batch writes no checkpoint.
+	removesRun bool
 }
 
 // change is one decision about one run: the decision logic (scheduler,
@@ -178,7 +181,7 @@ func (c *recorder) batch(version uint64) (*store.Batch, error) {
 		fence = store.IfAbsent(checkpointKey(c.run.RunID))
 	}
 	b := &store.Batch{Conditions: append([]store.Condition{fence}, c.conds...)}
-	if c.dirty {
+	if c.dirty && !c.removesRun {
 		state, err := json.Marshal(c.state)
 		if err != nil {
 			panic("engine: checkpoint does not marshal: " + err.Error())
@@ -251,6 +254,10 @@ type decision struct {
 	// contended answers a decision that lost every race (default: the run
 	// is changing too fast).
 	contended func() error
+	// removal: the decision is a batch of the run's removal (retention.go),
+	// the only kind that sees a run being removed; to every other the run
+	// is not found.
+	removal bool
 }
 
 // mutate makes and commits a decision about a run (commitDecision).
@@ -309,6 +316,9 @@ func (e *Engine) startingState(ctx context.Context, runID string, d decision, fr
 		return nil, nil, 0, false, err
 	}
 	state, version, cached, err := e.checkpointToDecideOn(ctx, runID, fresh)
+	if err == nil && state.Removing && !d.removal {
+		return nil, nil, 0, false, runNotFound(runID)
+	}
 	return run, state, version, cached, err
 }
 
@@ -335,9 +345,11 @@ func (e *Engine) decideOnce(ctx context.Context, runID string, d decision, fresh
 			e.dispatch.Settle(ch.effects(), false) // its hand-offs' room goes back
 		}
 	}()
+	from := state.Status
 	if err := d.decide(ch); err != nil {
 		return ch, cached, err
 	}
+	ch.indexForRetention(from)
 	if err := ch.handOff(); err != nil {
 		return ch, cached, err
 	}
@@ -357,7 +369,7 @@ func (e *Engine) decideOnce(ctx context.Context, runID string, d decision, fresh
 	switch {
 	case err == nil:
 		committed = true
-		if ch.dirty {
+		if ch.dirty && !ch.removesRun {
 			e.checkpointCommitted(runID, res.Versions[0], ch.state)
 		}
 		e.tasksCommitted(ch, batch, res)

@@ -59,7 +59,10 @@ func (e background) fire(ctx context.Context, key, value []byte) error {
 		return dueTimer{ch}.apply(t, task.fresh())
 	})
 	var cf *store.ConditionFailedError
-	if errors.As(err, &cf) || CodeOf(err) == CodeNotFound {
+	switch {
+	case CodeOf(err) == CodeNotFound:
+		return e.dropIfRunGone(ctx, t.RunID, key)
+	case errors.As(err, &cf):
 		return nil // already fired elsewhere, or the task moved on: look again next tick
 	}
 	return err

@@ -29,6 +29,10 @@ type Definition struct {
 	// ResultActionID names the action whose output is the run's result
 	// (docs/semantics.md#a-runs-result); empty: the run has none.
 	ResultActionID string `json:"result_action_id,omitempty"`
+	// Retention is how long a finished run of this definition is kept
+	// before retention removes it, overriding the deployment's default
+	// (docs/semantics.md#retention); zero: the default.
+	Retention Duration `json:"retention_ms,omitempty"`
 }
 
 // Action is one step of a definition.

@@ -26,6 +26,11 @@ const (
 	MinTimeout = Duration(time.Millisecond)
 	// MaxTimeout is the longest timeout that may be set (30 days).
 	MaxTimeout = Duration(30 * 24 * time.Hour)
+	// MinRetention and MaxRetention bound a set retention (one second to
+	// ten years).
+	MinRetention = Duration(time.Second)
+	// MaxRetention is the longest retention that may be set.
+	MaxRetention = Duration(10 * 365 * 24 * time.Hour)
 	// MinHeartbeatTimeout is the shortest heartbeat timeout that may be set.
 	MinHeartbeatTimeout = Duration(100 * time.Millisecond)
 	// MaxViolations is the most violations one Validate error lists; its
@@ -144,6 +149,10 @@ func (v *violations) checkPlan(d Definition) {
 	v.text("plan_version", textRule{prefix: "plan.version", required: true, maxLen: 64, pattern: versionPattern}, d.PlanVersion)
 	v.text("display_name", textRule{prefix: "plan.display_name", maxLen: 256}, d.DisplayName)
 	v.timeout("timeout_ms", "plan.timeout_range", d.Timeout, MinTimeout)
+	if d.Retention != 0 && (d.Retention < MinRetention || d.Retention > MaxRetention) {
+		v.add("retention_ms", "plan.retention_range", "retention_ms must be unset or between %s and %s, got %s",
+			MinRetention.D(), MaxRetention.D(), d.Retention.D())
+	}
 	known(v, "backpressure", "plan.backpressure_known", d.Backpressure,
 		BackpressureReject, BackpressureQueue, BackpressureDelay)
 	if d.MaxConcurrentRuns < 0 || int64(d.MaxConcurrentRuns) > math.MaxUint32 {

@@ -25,6 +25,8 @@ import (
 //	result: a                         → result_action_id: the step whose output
 //	                                    is the run's result
 //	timeout: "30m"                    → the workflow timeout
+//	retention: "720h"                 → retention_ms: how long a finished run
+//	                                    is kept (default: the deployment's)
 //	requiresApproval: true            → requires_approval (ApproveRun before StartRun)
 //	maxConcurrentRuns: 5              → max_concurrent_runs
 //	backpressure: reject|queue|delay  → backpressure
@@ -209,6 +211,9 @@ func (l *yamlLoader) definition(root *yaml.Node) Definition {
 	d.DisplayName = l.placed("display_name", field{root, "", "displayName"}, field{meta, "metadata", "displayName"})
 	if n, p := l.body(root, spec, "timeout", "timeout_ms"); n != nil {
 		d.Timeout = l.duration(n, p)
+	}
+	if n, p := l.body(root, spec, "retention", "retention_ms"); n != nil {
+		d.Retention = l.duration(n, p)
 	}
 	if n, p := l.body(root, spec, "requiresApproval", "requires_approval"); n != nil {
 		d.RequiresApproval = l.boolean(n, p)

@@ -14,9 +14,9 @@ import (
 // and is ignored.
 var (
 	definitionKeys = []string{"apiVersion", "kind", "metadata", "spec", "planId", "name", "planVersion", "version",
-		"displayName", "timeout", "steps", "compensation", "requiresApproval", "maxConcurrentRuns", "backpressure", "result"}
+		"displayName", "timeout", "steps", "compensation", "requiresApproval", "maxConcurrentRuns", "backpressure", "result", "retention"}
 	metadataKeys = []string{"name", "version", "displayName"}
-	specKeys     = []string{"timeout", "steps", "compensation", "requiresApproval", "maxConcurrentRuns", "backpressure", "result"}
+	specKeys     = []string{"timeout", "steps", "compensation", "requiresApproval", "maxConcurrentRuns", "backpressure", "result", "retention"}
 	stepKeys     = []string{"name", "id", "activity", "agent", "queue", "dependsOn", "onFailure", "timeout",
 		"heartbeatTimeout", "retryPolicy", "input", "manual", "manualTimeout", "waitForSignal", "secrets"}
 	retryKeys = []string{"maxRetries", "maxAttempts", "backoff", "initialDelay", "maxDelay", "multiplier",

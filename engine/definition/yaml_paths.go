@@ -19,7 +19,7 @@ type PathMap struct {
 var yamlKeys = map[string]string{
 	"id": "name", "depends_on": "dependsOn", "retry": "retryPolicy", "max_attempts": "maxAttempts",
 	"strategy": "backoff", "initial_backoff_ms": "initialDelay", "max_backoff_ms": "maxDelay",
-	"backoff_multiplier": "multiplier", "retryable_errors": "retryableErrors", "timeout_ms": "timeout",
+	"backoff_multiplier": "multiplier", "retryable_errors": "retryableErrors", "timeout_ms": "timeout", "retention_ms": "retention",
 	"heartbeat_timeout_ms": "heartbeatTimeout", "on_failure": "onFailure", "completion_mode": "manual",
 	"wait_for_signal": "waitForSignal", "signal_name": "name", "manual_timeout_ms": "manualTimeout",
 	"operation": "action",

@@ -79,7 +79,7 @@ func TestLoadYAML_EveryKey(t *testing.T) {
 	d := loadFixture(t, "full.yaml")
 	want := Definition{
 		PlanID: "payments", PlanVersion: "3.1.0", DisplayName: "Payment capture", DAG: true, ResultActionID: "capture",
-		Timeout: Duration(90 * time.Minute),
+		Timeout: Duration(90 * time.Minute), Retention: Duration(90 * 24 * time.Hour),
 		Actions: []Action{
 			{
 				ID: "reserve", Order: 1, Activity: "inventory.reserve", Queue: "inventory",

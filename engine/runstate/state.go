@@ -58,6 +58,14 @@ type State struct {
 	PausedFrom RunStatus `json:"paused_from,omitempty"`
 	// Signals are accepted user signals not yet consumed, in acceptance order.
 	Signals []PendingSignal `json:"signals,omitempty"`
+	// RetainUntil is when retention removes the finished run (its rx: index
+	// entry's time); zero while the run is not finished, or kept forever
+	// (docs/semantics.md#retention).
+	RetainUntil time.Time `json:"retain_until,omitzero"`
+	// Removing says retention or DeleteRun has begun removing the run: it is
+	// invisible from then on, and the removal is resumed until its last
+	// record is gone.
+	Removing bool `json:"removing,omitempty"`
 }
 
 // PendingSignal is an accepted signal waiting for a wait-for-signal step.

@@ -1,0 +1,377 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/store"
+)
+
+// Retention (docs/semantics.md#retention): a finished run is indexed by when
+// it expires, in the batch that ends it, so the background pass visits only
+// the runs that have expired; the pass removes each one and every record it
+// owns, in bounded batches, each a fenced decision of the run's owner.
+
+// Retention defaults and bounds.
+const (
+	// DefaultRetention is how long a finished run is kept when neither the
+	// deployment nor its definition says otherwise.
+	DefaultRetention = 30 * 24 * time.Hour
+	// RetainForever, as Config.Retention, keeps finished runs until
+	// DeleteRun removes them (a definition's own retention still applies).
+	RetainForever time.Duration = -1
+	// MinRetention is the shortest deployment retention.
+	MinRetention = time.Second
+	// ExportWait is how long the pass waits before it looks again at an
+	// expired run whose events are not all exported yet.
+	ExportWait = time.Minute
+)
+
+const (
+	// retentionPassRuns bounds the expired runs one pass visits; the rest
+	// wait for the next tick.
+	retentionPassRuns = 256
+	// removalBatchKeys bounds the records one removal batch deletes.
+	removalBatchKeys = 500
+	// removalBatchesPerPass bounds the batches one pass spends on one run,
+	// so that a very large run does not hold the others up; its index
+	// entry stays, and the next pass goes on.
+	removalBatchesPerPass = 64
+)
+
+// runExpiryKey indexes a finished run by when retention removes it
+// (rx:{expires_at}:{run}); empty value.
+func runExpiryKey(at time.Time, runID string) []byte {
+	return store.Key("rx", store.Time(at), runID)
+}
+
+// runExpiryRange bounds the index entries expired at now.
+func runExpiryRange(now time.Time) (start, end []byte) {
+	return store.KeyPrefix("rx"), store.KeyPrefix("rx", store.Time(now.Add(time.Nanosecond)))
+}
+
+// retentionOf answers how long a finished run is kept: its definition's
+// retention, else the deployment's (RetainForever: kept).
+func (c Config) retentionOf(run *runRecord) time.Duration {
+	if d := run.Definition.Retention.D(); d > 0 {
+		return d
+	}
+	return c.Retention
+}
+
+// indexForRetention is what the commit pipeline adds to the decision that
+// ends a run (its status becomes terminal): the run's expiry, in the
+// checkpoint and in the rx: index, in the same batch.
+func (c *recorder) indexForRetention(from runstate.RunStatus) {
+	if c.e == nil || from.Terminal() || !c.state.Status.Terminal() {
+		return
+	}
+	keep := c.e.cfg.retentionOf(c.run)
+	if keep == RetainForever {
+		return
+	}
+	c.state.RetainUntil = c.now.Add(keep)
+	c.ops = append(c.ops, store.Put(runExpiryKey(c.state.RetainUntil, c.run.RunID), nil))
+	c.dirty = true
+}
+
+// expireRuns is the retention pass: it removes the runs whose expiry has
+// passed, up to retentionPassRuns of them. Its cost follows the number of
+// expired runs and their records, never the number of runs stored.
+func (e background) expireRuns(ctx context.Context) error {
+	start, end := runExpiryRange(e.now())
+	res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: retentionPassRuns})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, it := range res.Items {
+		parts, err := store.SplitKey(it.Key)
+		if err != nil || len(parts) != 3 {
+			continue // not ours to judge: leave what we cannot read
+		}
+		if _, err := e.removeRun(ctx, it.Key, parts[2]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeRun goes on removing the run its index entry names, batch by
+// batch, for as long as this engine owns the run and up to
+// removalBatchesPerPass batches. It answers whether the run is gone.
+func (e background) removeRun(ctx context.Context, indexKey []byte, runID string) (bool, error) {
+	for range removalBatchesPerPass {
+		var step removalStep
+		owned, err := e.driveWith(ctx, runID, true, func(ch *change) error {
+			var err error
+			step, err = removal{ch}.step(indexKey)
+			return err
+		})
+		var cf *store.ConditionFailedError
+		switch {
+		case errors.As(err, &cf):
+			return false, nil // the entry moved (DeleteRun) or another engine removed the run
+		case CodeOf(err) == CodeNotFound:
+			return true, e.deleteOrphan(ctx, indexKey) // the run is gone already
+		case err != nil || !owned:
+			return false, err
+		case step == removalGone:
+			e.forgetRun(runID)
+			e.log.Info("retention removed a run", slog.String("run_id", runID))
+			return true, nil
+		case step == removalWaits:
+			return false, nil
+		}
+	}
+	return false, nil
+}
+
+// forgetRun drops a removed run from the caches.
+func (e *records) forgetRun(runID string) {
+	e.runs.Remove(runID)
+	e.checkpoints.Remove(runID)
+}
+
+// removalStep is how far one removal batch got.
+type removalStep int
+
+const (
+	removalGoesOn removalStep = iota // more records remain: another batch follows
+	removalWaits                     // nothing more to do now (the run's events wait for export)
+	removalGone                      // the last records went with this batch
+)
+
+// removal is one batch of a run's removal, on the change that records it.
+type removal struct{ *change }
+
+// step decides one batch: a run whose events are not all exported waits
+// (its entry moves ExportWait later); otherwise the run is hidden (first)
+// and up to removalBatchKeys of its records go, and with the last of them
+// the checkpoint, the run record and the index entry.
+func (c removal) step(indexKey []byte) (removalStep, error) {
+	c.require(store.IfPresent(indexKey))
+	s := c.state
+	if !s.Status.Terminal() {
+		// Never remove a run that is not finished: only the stray entry goes.
+		c.del(indexKey)
+		return removalWaits, nil
+	}
+	pending, err := c.exportPending()
+	if err != nil {
+		return 0, err
+	}
+	if pending {
+		c.reindex(indexKey, c.now.Add(ExportWait))
+		return removalWaits, nil
+	}
+	if !s.Removing {
+		c.hide()
+	}
+	deleted, err := c.sweep(removalBatchKeys)
+	if err != nil {
+		return 0, err
+	}
+	if deleted >= removalBatchKeys {
+		return removalGoesOn, nil
+	}
+	c.finish(indexKey)
+	return removalGone, nil
+}
+
+// reindex moves the run's index entry from old (nil: none) to at.
+func (c removal) reindex(old []byte, at time.Time) {
+	if old != nil {
+		c.del(old)
+	}
+	c.state.RetainUntil = at
+	c.ops = append(c.ops, store.Put(runExpiryKey(at, c.run.RunID), nil))
+	c.dirty = true
+}
+
+// exportPending reports whether an event of the run waits in the outbox.
+func (c removal) exportPending() (bool, error) {
+	res, err := c.e.store.Scan(c.ctx, &store.ScanParams{Prefix: store.KeyPrefix("ob", c.run.RunID), Limit: 1})
+	if err != nil {
+		return false, err
+	}
+	return len(res.Items) > 0, nil
+}
+
+// hide makes the run invisible: from this batch on every read and every
+// other decision answers not found (docs/semantics.md#retention), its run
+// request may be submitted again, and it is neither listed nor counted.
+func (c removal) hide() {
+	s, run := c.state, c.run
+	s.Removing = true
+	c.dirty = true
+	c.del(runRequestKey(run.TenantID, run.ProjectID, run.EnvironmentID, run.Definition.PlanID, run.Definition.PlanVersion, run.RunRequestID))
+	c.del(runIndexKey(run.TenantID, run.CreatedAt, run.RunID))
+	c.del(runStatusKey(run.TenantID, s.Status, run.RunID))
+	c.del(pendingTriggerKey(run.RunID))
+	if !s.QueuedAt.IsZero() {
+		c.del(queuedKey(s.QueuedAt, run.RunID))
+	}
+	c.releaseSlots()
+}
+
+// runOwned lists the prefixes of the records a run owns beside its record
+// and checkpoint, in the order a removal deletes them. The export worker's
+// retry records (obr:) are named here because the engine cannot import
+// export; dead letters (dlq:) are the operator's and stay.
+func runOwned(runID string) [][]byte {
+	return [][]byte{
+		eventPrefix(runID),
+		store.KeyPrefix("wf", runID, "ek"),
+		taskPrefix(runID),
+		store.KeyPrefix("sig", runID),
+		store.KeyPrefix("sigr", runID),
+		store.KeyPrefix("rec", runID),
+		store.KeyPrefix("mc", runID),
+		store.KeyPrefix("obr", runID),
+	}
+}
+
+// taskPrefix begins the keys of every task of a run: task ids start with
+// the run id and "/" (newTask), and run ids never contain "/".
+func taskPrefix(runID string) []byte { return store.Key("task", runID+"/") }
+
+// sweep deletes up to limit of the run's records, with the keys derived from
+// them (a task's ready entry and timers, an accepted signal's expiry entry),
+// and answers how many it deleted.
+func (c removal) sweep(limit int) (int, error) {
+	n := 0
+	for _, prefix := range runOwned(c.run.RunID) {
+		if n >= limit {
+			break
+		}
+		res, err := c.e.store.Scan(c.ctx, &store.ScanParams{Prefix: prefix, Limit: limit - n})
+		if err != nil {
+			return 0, err
+		}
+		for _, it := range res.Items {
+			c.del(it.Key)
+			c.derived(prefix, it.Value)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// derived deletes what a record names outside the run's prefixes.
+func (c removal) derived(prefix []byte, value []byte) {
+	switch string(prefix) {
+	case string(taskPrefix(c.run.RunID)):
+		var t taskRecord
+		if json.Unmarshal(value, &t) != nil {
+			return
+		}
+		if t.State == taskReady {
+			c.del([]byte(t.readyKey()))
+		}
+		if !t.Deadline.IsZero() {
+			c.clearTimer(t.Deadline, timerAttempt, t.TaskID)
+		}
+		if !t.HeartbeatDue.IsZero() {
+			c.clearTimer(t.HeartbeatDue, timerHeartbeat, t.TaskID)
+		}
+	case string(store.KeyPrefix("sigr", c.run.RunID)):
+		var r acceptedRecord
+		if json.Unmarshal(value, &r) == nil && !r.ExpiresAt.IsZero() {
+			c.del(signalExpiryKey(r.ExpiresAt, r.RunID, r.SignalName, r.SignalID))
+		}
+	}
+}
+
+// finish deletes the run's timers that its checkpoint can name, its
+// checkpoint, its record and its index entry: the run is gone. A timer it
+// cannot name (a pause's drain, a compensation's backoff) is deleted when it
+// falls due and finds no run (fire).
+func (c removal) finish(indexKey []byte) {
+	s := c.state
+	if !s.Deadline.IsZero() {
+		c.clearTimer(s.Deadline, timerWorkflow, "")
+	}
+	for _, st := range s.Steps {
+		if !st.NextAttemptAt.IsZero() {
+			c.clearTimer(st.NextAttemptAt, timerBackoff, st.ActionID)
+		}
+		if a := c.run.action(st.ActionID); a != nil {
+			c.clearWaitTimer(a, st)
+		}
+	}
+	c.del(indexKey)
+	c.del(checkpointKey(c.run.RunID))
+	c.del(runKey(c.run.RunID))
+	c.removesRun = true
+}
+
+// DeleteRunParams names the finished run DeleteRun removes, and who asks.
+type DeleteRunParams struct {
+	TenantID string
+	RunID    string
+	Actor    string
+}
+
+// DeleteRunResult says how far the removal got before DeleteRun answered.
+type DeleteRunResult struct {
+	// Removed: every record of the run is gone. False: the run is invisible
+	// and the removal goes on in the background (its events wait for
+	// export, or another engine owns the run and its next pass finishes it).
+	Removed bool
+}
+
+// DeleteRun removes a finished run and every record it owns at once
+// (docs/semantics.md#delete-run). A run that is not finished is refused
+// with CodeFailedPrecondition; a run that does not exist, or is already
+// being removed, is not found — so a second DeleteRun of one run answers
+// not found.
+func (e *Engine) DeleteRun(ctx context.Context, p DeleteRunParams) (*DeleteRunResult, error) {
+	if _, err := e.runFor(ctx, p.TenantID, p.RunID); err != nil {
+		return nil, err
+	}
+	var indexKey []byte
+	_, err := e.commitDecision(ctx, decision{runID: p.RunID, actor: p.Actor, decide: func(ch *change) error {
+		s := ch.state
+		if !s.Status.Terminal() {
+			return errFailedPrecondition(p.RunID, "run "+p.RunID+" is "+string(s.Status)+
+				": only a finished run (COMPLETED, FAILED or CANCELLED) can be deleted")
+		}
+		var old []byte
+		if !s.RetainUntil.IsZero() {
+			old = runExpiryKey(s.RetainUntil, p.RunID)
+		}
+		r := removal{ch}
+		r.reindex(old, ch.now)
+		r.hide()
+		indexKey = runExpiryKey(ch.now, p.RunID)
+		return nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	e.forgetRun(p.RunID)
+	gone, err := background{e}.removeRun(ctx, indexKey, p.RunID)
+	if err != nil {
+		// The run is invisible and indexed as expired now: the next pass goes on.
+		e.log.Warn("delete run: removal continues in the background", slog.String("run_id", p.RunID), slog.String("error", err.Error()))
+	}
+	return &DeleteRunResult{Removed: gone}, nil
+}
+
+// dropIfRunGone deletes a due timer whose run retention removed (a timer
+// the removal could not name): with no run there is nothing to decide.
+func (e background) dropIfRunGone(ctx context.Context, runID string, timer []byte) error {
+	_, err := e.store.Get(ctx, runKey(runID))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return e.deleteOrphan(ctx, timer)
+	case err != nil:
+		return err
+	}
+	return nil // the run is there (or being removed): look again next tick
+}
