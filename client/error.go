@@ -35,6 +35,7 @@ const (
 	CodeInternal                      = "Internal"
 	CodeUnimplemented                 = "Unimplemented"
 	CodePayloadTooLarge               = "PayloadTooLarge"
+	CodeFailedPrecondition            = "FailedPrecondition"
 	// Codes that only come from the Connect code of an error without a Fault.
 	CodeCanceled         = "Canceled"
 	CodeDeadlineExceeded = "DeadlineExceeded"

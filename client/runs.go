@@ -60,6 +60,13 @@ func (c *Client) CancelRun(ctx context.Context, req *weftv1.CancelRunRequest) (*
 	return unary(ctx, c, true, req, c.runs.CancelRun)
 }
 
+// DeleteRun removes a finished run and every record it owns. It is retried
+// on the failures that retrying fixes; a run deleted already (by an earlier
+// attempt of the same call, too) answers a NotFound error.
+func (c *Client) DeleteRun(ctx context.Context, runID string) (*weftv1.DeleteRunResponse, error) {
+	return unary(ctx, c, true, &weftv1.DeleteRunRequest{RunId: runID}, c.runs.DeleteRun)
+}
+
 // PauseRun pauses a run. A missing signal_id is generated once and reused
 // across retries.
 func (c *Client) PauseRun(ctx context.Context, req *weftv1.PauseRunRequest) (*weftv1.PauseRunResponse, error) {

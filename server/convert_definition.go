@@ -26,6 +26,7 @@ func definitionOf(d *weftv1.WorkflowDefinition, path string) (definition.Definit
 		DAG:               d.GetDag(),
 		DisplayName:       d.GetDisplayName(),
 		ResultActionID:    d.GetResultActionId(),
+		Retention:         ms64Of(d.RetentionMs),
 	}
 	for i, a := range d.GetActions() {
 		action, err := actionOf(a, fmt.Sprintf("%s.actions[%d]", path, i))
@@ -108,6 +109,14 @@ func msOf(ms *uint32) definition.Duration {
 		return 0
 	}
 	return definition.Ms(int64(*ms))
+}
+
+// ms64Of converts an optional 64-bit millisecond field; unset is zero.
+func ms64Of(ms *uint64) definition.Duration {
+	if ms == nil {
+		return 0
+	}
+	return definition.Ms(int64(min(*ms, uint64(definition.MaxRetention.Milliseconds()+1))))
 }
 
 // jsonField converts a request's JSON value, naming path when it cannot.

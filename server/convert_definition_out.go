@@ -26,6 +26,7 @@ func definitionProto(d definition.Definition) *weftv1.WorkflowDefinition {
 		Dag:               d.DAG,
 		DisplayName:       d.DisplayName,
 		ResultActionId:    d.ResultActionID,
+		RetentionMs:       ms64Proto(d.Retention),
 	}
 	for _, a := range d.Actions {
 		out.Actions = append(out.Actions, actionProto(a))
@@ -92,6 +93,16 @@ func secretsProto(in []definition.SecretRef) []*weftv1.SecretRef {
 // msProto answers a duration as optional milliseconds; zero is unset.
 func msProto(d definition.Duration) *uint32 {
 	return optUint32(int(d.Milliseconds()))
+}
+
+// ms64Proto answers a duration as an optional 64-bit millisecond field;
+// zero is unset.
+func ms64Proto(d definition.Duration) *uint64 {
+	if d <= 0 {
+		return nil
+	}
+	v := uint64(d.Milliseconds())
+	return &v
 }
 
 // optUint32 answers n as an optional field; zero (or less) is unset.

@@ -45,6 +45,7 @@ var faults = map[weftv1.FaultCode]faultMapping{
 	weftv1.FaultCode_FAULT_CODE_INTERNAL:                        {connect.CodeInternal, http.StatusInternalServerError, -32603},
 	weftv1.FaultCode_FAULT_CODE_UNIMPLEMENTED:                   {connect.CodeUnimplemented, http.StatusNotImplemented, -32601},
 	weftv1.FaultCode_FAULT_CODE_PAYLOAD_TOO_LARGE:               {connect.CodeInvalidArgument, http.StatusBadRequest, -32602},
+	weftv1.FaultCode_FAULT_CODE_FAILED_PRECONDITION:             {connect.CodeFailedPrecondition, http.StatusBadRequest, JSONRPCConflict},
 }
 
 // faultForConnectCode is the fault code an error without a Fault detail gets,
@@ -59,7 +60,7 @@ var faultForConnectCode = map[connect.Code]weftv1.FaultCode{
 	connect.CodePermissionDenied:   weftv1.FaultCode_FAULT_CODE_PERMISSION_DENIED,
 	connect.CodeUnimplemented:      weftv1.FaultCode_FAULT_CODE_UNIMPLEMENTED,
 	connect.CodeUnavailable:        weftv1.FaultCode_FAULT_CODE_UNAVAILABLE,
-	connect.CodeFailedPrecondition: weftv1.FaultCode_FAULT_CODE_OPERATION_CONFLICT,
+	connect.CodeFailedPrecondition: weftv1.FaultCode_FAULT_CODE_FAILED_PRECONDITION,
 }
 
 // faultForEngineCode is the one table from the engine's error codes to the
@@ -68,6 +69,7 @@ var faultForEngineCode = map[engine.Code]weftv1.FaultCode{
 	engine.CodeInvalidArgument:               weftv1.FaultCode_FAULT_CODE_INVALID_ARGUMENT,
 	engine.CodeNotFound:                      weftv1.FaultCode_FAULT_CODE_NOT_FOUND,
 	engine.CodeIllegalTransition:             weftv1.FaultCode_FAULT_CODE_ILLEGAL_TRANSITION,
+	engine.CodeFailedPrecondition:            weftv1.FaultCode_FAULT_CODE_FAILED_PRECONDITION,
 	engine.CodeSignalAcceptanceIndeterminate: weftv1.FaultCode_FAULT_CODE_SIGNAL_ACCEPTANCE_INDETERMINATE,
 	engine.CodeOperationConflict:             weftv1.FaultCode_FAULT_CODE_OPERATION_CONFLICT,
 	engine.CodeTaskClaimLost:                 weftv1.FaultCode_FAULT_CODE_TASK_CLAIM_LOST,

@@ -22,6 +22,7 @@ var engineCodes = []engine.Code{
 	engine.CodeSignalAcceptanceIndeterminate, engine.CodeOperationConflict, engine.CodeTaskClaimLost,
 	engine.CodeResourceExhausted, engine.CodePermissionDenied, engine.CodeCapabilityUnavailable,
 	engine.CodeUnavailable, engine.CodeSchemaValidationFailed, engine.CodePayloadTooLarge, engine.CodeInternal,
+	engine.CodeFailedPrecondition,
 }
 
 func TestEngineFaultTable_MapsEveryEngineCode(t *testing.T) {

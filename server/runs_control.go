@@ -86,3 +86,17 @@ func (s *RunService) SkipStep(ctx context.Context, req *connect.Request[weftv1.S
 	}
 	return connect.NewResponse(&weftv1.SkipStepResponse{Result: acceptedProto(res.Result), Run: runProto(res.Run)}), nil
 }
+
+// DeleteRun removes a finished run of the caller's tenant and every record
+// it owns (docs/semantics.md#delete-run).
+func (s *RunService) DeleteRun(ctx context.Context, req *connect.Request[weftv1.DeleteRunRequest]) (*connect.Response[weftv1.DeleteRunResponse], error) {
+	who, err := callerOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.eng.DeleteRun(ctx, engine.DeleteRunParams{TenantID: who.tenant, RunID: req.Msg.GetRunId(), Actor: who.principal})
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&weftv1.DeleteRunResponse{RunId: req.Msg.GetRunId(), Removed: res.Removed}), nil
+}

@@ -47,6 +47,7 @@ func init() {
 		{"pause", "RUN", "pause a run", (*cli).pause},
 		{"resume", "RUN", "resume a paused run", (*cli).resume},
 		{"cancel", "RUN", "cancel a run (--reason, --compensate)", (*cli).cancel},
+		{"delete", "RUN", "delete a finished run and all its records", (*cli).deleteRun},
 		{"retry-step", "RUN ACTION", "retry a failed step the run is held on", (*cli).retryStep},
 		{"skip-step", "RUN ACTION", "skip a step", (*cli).skipStep},
 		{"schedule", "SUBCOMMAND", "create|list|describe|pause|resume|trigger|backfill|delete schedules", (*cli).schedule},
@@ -392,6 +393,29 @@ func (c *cli) cancel(args []string) error {
 		res, err := cl.CancelRun(ctx, &weftv1.CancelRunRequest{RunId: run, Reason: reason, SignalId: id, Compensate: *compensate})
 		return res.GetRun(), res, err
 	})
+}
+
+// deleteRun removes a finished run (docs/semantics.md#delete-run).
+func (c *cli) deleteRun(args []string) error {
+	pos, err := c.parse(c.flags("delete", true), args, "RUN")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.callCtx()
+	defer cancel()
+	res, err := c.client().DeleteRun(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	if c.g.output == "json" {
+		return printJSON(c.stdout, res)
+	}
+	if res.GetRemoved() {
+		fmt.Fprintf(c.stdout, "deleted %s\n", res.GetRunId())
+	} else {
+		fmt.Fprintf(c.stdout, "deleted %s (its last records go in the background)\n", res.GetRunId())
+	}
+	return nil
 }
 
 func (c *cli) retryStep(args []string) error {

@@ -20,6 +20,10 @@
 //	--redis       WEFT_REDIS        lease service (default: in process on Pebble,
 //	                                redis://127.0.0.1:6379 on a SQL store)
 //	--lease-ttl   WEFT_LEASE_TTL    how long a run's lease lives unless renewed (default 10s)
+//	--retention   WEFT_RETENTION    how long a finished run is kept before it is removed with
+//	                                all its records: a duration ("720h") or whole days ("30d");
+//	                                0 keeps finished runs until DeleteRun (default 30d); a
+//	                                definition's own retention wins
 //	--wake-channel WEFT_WAKE_CHANNEL Redis pub/sub channel on which the processes of a SQL
 //	                                store's cluster wake each other's long polls and event
 //	                                watches (default weft:wake; "none": off)
@@ -92,6 +96,8 @@ type options struct {
 	bus            string
 	// debugAddr, when set, serves net/http/pprof (loopback only).
 	debugAddr string
+	// retention is how long a finished run is kept (engine.RetainForever: kept).
+	retention time.Duration
 }
 
 // parseOptions reads flags over environment variables over defaults.
@@ -115,6 +121,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	wakeChannel := fs.String("wake-channel", getenv("WEFT_WAKE_CHANNEL"), `cluster wake-ups' Redis channel (default weft:wake), or "none"`)
 	pebbleCacheText := fs.String("pebble-cache-mib", envOr(getenv, "WEFT_PEBBLE_CACHE_MIB", strconv.Itoa(defaultPebbleCacheMiB)), "embedded store's block cache, MiB")
 	leaseTTLText := fs.String("lease-ttl", envOr(getenv, "WEFT_LEASE_TTL", engine.DefaultLeaseTTL.String()), "run lease TTL, e.g. 10s")
+	retentionText := fs.String("retention", envOr(getenv, "WEFT_RETENTION", "30d"), `how long a finished run is kept, e.g. 720h or 30d ("0": until deleted)`)
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -153,6 +160,10 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if err != nil || leaseTTL < 100*time.Millisecond {
 		return options{}, fmt.Errorf("lease TTL must be a duration of at least 100ms, got %q", *leaseTTLText)
 	}
+	retention, err := retentionOption(*retentionText)
+	if err != nil {
+		return options{}, err
+	}
 	if err := checkDebugAddr(*debugAddr); err != nil {
 		return options{}, err
 	}
@@ -167,7 +178,30 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
 		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel},
 		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: definition.BackpressureMode(*backpressure), bus: *bus,
-		debugAddr: *debugAddr}, nil
+		debugAddr: *debugAddr, retention: retention}, nil
+}
+
+// retentionOption parses --retention: a Go duration, or whole days with a
+// "d" suffix; "0" keeps finished runs until they are deleted.
+func retentionOption(text string) (time.Duration, error) {
+	d, err := time.ParseDuration(text)
+	if days, ok := strings.CutSuffix(text, "d"); ok && err != nil {
+		var n int
+		if n, err = strconv.Atoi(days); err == nil && n >= 0 && n <= 3650 {
+			d = time.Duration(n) * 24 * time.Hour
+		} else {
+			err = errors.New("bad days")
+		}
+	}
+	switch {
+	case err != nil || d < 0:
+		return 0, fmt.Errorf("retention must be a duration like 720h or whole days like 30d (0: keep finished runs), got %q", text)
+	case d == 0:
+		return engine.RetainForever, nil
+	case d < engine.MinRetention:
+		return 0, fmt.Errorf("retention must be 0 or at least %s, got %q", engine.MinRetention, text)
+	}
+	return d, nil
 }
 
 // limitOption parses a run limit: a whole number, 0 for none.
@@ -244,7 +278,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	eng, err := engine.New(engine.Config{Store: st, Logger: engLogger,
 		Ownership: cl.mode, Leases: leases, Notifier: cl.notifier(), LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
-		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: outbox, Alerts: alerts})
+		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: outbox, Alerts: alerts, Retention: opts.retention})
 	if err != nil {
 		return err
 	}

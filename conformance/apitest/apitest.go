@@ -93,6 +93,15 @@ func Exercise(t *testing.T, baseURL string) {
 	t.Run("WatchEvents_StreamsInRunSeqOrder", func(t *testing.T) {
 		testWatchEvents(t, baseURL)
 	})
+	t.Run("DeleteRun_RefusesAnUnfinishedRunAndRemovesAFinishedOneOnEveryProtocol", func(t *testing.T) {
+		testDeleteRun(t, baseURL)
+	})
+	t.Run("Retention_ADefinitionsOwnRetentionWinsOverTheServers", func(t *testing.T) {
+		testDefinitionRetention(t, baseURL)
+	})
+	t.Run("Retention_OutOfRangeIsInvalidArgumentNamingTheField", func(t *testing.T) {
+		testRetentionRange(t, baseURL)
+	})
 	exerciseJSONRPC(t, baseURL)
 }
 

@@ -29,7 +29,8 @@ export type WeftFaultCode =
   | "SchemaValidationFailed"
   | "Internal"
   | "Unimplemented"
-  | "PayloadTooLarge";
+  | "PayloadTooLarge"
+  | "FailedPrecondition";
 
 /** The names of Connect codes, used when an error carries no known Fault. */
 export type ConnectCodeName = keyof typeof Code;

@@ -132,6 +132,7 @@ test("toWeftError names every FaultCode in PascalCase and reads details", () => 
     [FaultCode.TASK_CLAIM_LOST, Code.Aborted, "TaskClaimLost"],
     [FaultCode.RESOURCE_EXHAUSTED, Code.ResourceExhausted, "ResourceExhausted"],
     [FaultCode.PAYLOAD_TOO_LARGE, Code.InvalidArgument, "PayloadTooLarge"],
+    [FaultCode.FAILED_PRECONDITION, Code.FailedPrecondition, "FailedPrecondition"],
   ];
   for (const [fault, code, name] of cases) {
     const err = toWeftError(

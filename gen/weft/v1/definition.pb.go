@@ -282,8 +282,13 @@ type WorkflowDefinition struct {
 	// the run is COMPLETED (docs/semantics.md#a-runs-result). Empty: the run has
 	// no result.
 	ResultActionId string `protobuf:"bytes,10,opt,name=result_action_id,json=resultActionId,proto3" json:"result_action_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// How long a finished run of this definition is kept before retention
+	// removes it and every record it owns, overriding the server's --retention
+	// (docs/semantics.md#retention). Unset: the server's default. One second
+	// to ten years.
+	RetentionMs   *uint64 `protobuf:"varint,11,opt,name=retention_ms,json=retentionMs,proto3,oneof" json:"retention_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WorkflowDefinition) Reset() {
@@ -384,6 +389,13 @@ func (x *WorkflowDefinition) GetResultActionId() string {
 		return x.ResultActionId
 	}
 	return ""
+}
+
+func (x *WorkflowDefinition) GetRetentionMs() uint64 {
+	if x != nil && x.RetentionMs != nil {
+		return *x.RetentionMs
+	}
+	return 0
 }
 
 // Action is one step of a workflow.
@@ -801,7 +813,7 @@ var File_weft_v1_definition_proto protoreflect.FileDescriptor
 
 const file_weft_v1_definition_proto_rawDesc = "" +
 	"\n" +
-	"\x18weft/v1/definition.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x14weft/v1/common.proto\"\xdd\x04\n" +
+	"\x18weft/v1/definition.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x14weft/v1/common.proto\"\xa7\x05\n" +
 	"\x12WorkflowDefinition\x12A\n" +
 	"\aplan_id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x06planId\x12K\n" +
 	"\fplan_version\x18\x02 \x01(\tB(\xbaH%r#\x10\x01\x18@2\x1d^[A-Za-z0-9][A-Za-z0-9_.+-]*$R\vplanVersion\x126\n" +
@@ -815,9 +827,12 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\fdisplay_name\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\vdisplayName\x12\x10\n" +
 	"\x03dag\x18\t \x01(\bR\x03dag\x122\n" +
 	"\x10result_action_id\x18\n" +
-	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x0eresultActionIdB\r\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x0eresultActionId\x127\n" +
+	"\fretention_ms\x18\v \x01(\x04B\x0f\xbaH\f2\n" +
+	"\x18\x80\xf0\xae\xe7\x96\t(\xe8\aH\x02R\vretentionMs\x88\x01\x01B\r\n" +
 	"\v_timeout_msB\x16\n" +
-	"\x14_max_concurrent_runs\"\xb4\n" +
+	"\x14_max_concurrent_runsB\x0f\n" +
+	"\r_retention_ms\"\xb4\n" +
 	"\n" +
 	"\x06Action\x128\n" +
 	"\x02id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x02id\x12 \n" +

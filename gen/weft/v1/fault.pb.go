@@ -72,6 +72,9 @@ const (
 	// A result or payload exceeded the server's limit; use artifact references.
 	// invalid_argument / 400 / -32602.
 	FaultCode_FAULT_CODE_PAYLOAD_TOO_LARGE FaultCode = 15
+	// The run is not in a state the request needs, and no transition describes
+	// it (DeleteRun of a run that has not finished). failed_precondition / 400 / -32009.
+	FaultCode_FAULT_CODE_FAILED_PRECONDITION FaultCode = 16
 )
 
 // Enum value maps for FaultCode.
@@ -93,6 +96,7 @@ var (
 		13: "FAULT_CODE_INTERNAL",
 		14: "FAULT_CODE_UNIMPLEMENTED",
 		15: "FAULT_CODE_PAYLOAD_TOO_LARGE",
+		16: "FAULT_CODE_FAILED_PRECONDITION",
 	}
 	FaultCode_value = map[string]int32{
 		"FAULT_CODE_UNSPECIFIED":                     0,
@@ -111,6 +115,7 @@ var (
 		"FAULT_CODE_INTERNAL":                        13,
 		"FAULT_CODE_UNIMPLEMENTED":                   14,
 		"FAULT_CODE_PAYLOAD_TOO_LARGE":               15,
+		"FAULT_CODE_FAILED_PRECONDITION":             16,
 	}
 )
 
@@ -291,7 +296,7 @@ const file_weft_v1_fault_proto_rawDesc = "" +
 	"\n" +
 	"capability\x18\n" +
 	" \x01(\tR\n" +
-	"capability*\xa2\x04\n" +
+	"capability*\xc6\x04\n" +
 	"\tFaultCode\x12\x1a\n" +
 	"\x16FAULT_CODE_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bFAULT_CODE_INVALID_ARGUMENT\x10\x01\x12\x18\n" +
@@ -309,7 +314,8 @@ const file_weft_v1_fault_proto_rawDesc = "" +
 	"#FAULT_CODE_SCHEMA_VALIDATION_FAILED\x10\f\x12\x17\n" +
 	"\x13FAULT_CODE_INTERNAL\x10\r\x12\x1c\n" +
 	"\x18FAULT_CODE_UNIMPLEMENTED\x10\x0e\x12 \n" +
-	"\x1cFAULT_CODE_PAYLOAD_TOO_LARGE\x10\x0fB-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
+	"\x1cFAULT_CODE_PAYLOAD_TOO_LARGE\x10\x0f\x12\"\n" +
+	"\x1eFAULT_CODE_FAILED_PRECONDITION\x10\x10B-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
 
 var (
 	file_weft_v1_fault_proto_rawDescOnce sync.Once

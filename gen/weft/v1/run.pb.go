@@ -2579,6 +2579,109 @@ func (x *SkipStepResponse) GetRun() *Run {
 	return nil
 }
 
+// DeleteRunRequest deletes a finished run.
+type DeleteRunRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run.
+	RunId         string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteRunRequest) Reset() {
+	*x = DeleteRunRequest{}
+	mi := &file_weft_v1_run_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteRunRequest) ProtoMessage() {}
+
+func (x *DeleteRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteRunRequest.ProtoReflect.Descriptor instead.
+func (*DeleteRunRequest) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *DeleteRunRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+// DeleteRunResponse answers a deleted run.
+type DeleteRunResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run deleted.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// True when every record of the run is gone; false when the run is already
+	// invisible and its removal goes on in the background (its events wait for
+	// export, or another weftd owns the run and finishes it at its next pass).
+	Removed       bool `protobuf:"varint,2,opt,name=removed,proto3" json:"removed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteRunResponse) Reset() {
+	*x = DeleteRunResponse{}
+	mi := &file_weft_v1_run_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteRunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteRunResponse) ProtoMessage() {}
+
+func (x *DeleteRunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteRunResponse.ProtoReflect.Descriptor instead.
+func (*DeleteRunResponse) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *DeleteRunResponse) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *DeleteRunResponse) GetRemoved() bool {
+	if x != nil {
+		return x.Removed
+	}
+	return false
+}
+
 var File_weft_v1_run_proto protoreflect.FileDescriptor
 
 const file_weft_v1_run_proto_rawDesc = "" +
@@ -2784,7 +2887,13 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"_signal_id\"i\n" +
 	"\x10SkipStepResponse\x125\n" +
 	"\x06result\x18\x01 \x01(\v2\x1d.weft.v1.AcceptedSignalResultR\x06result\x12\x1e\n" +
-	"\x03run\x18\x02 \x01(\v2\f.weft.v1.RunR\x03run*\x9e\x02\n" +
+	"\x03run\x18\x02 \x01(\v2\f.weft.v1.RunR\x03run\"5\n" +
+	"\x10DeleteRunRequest\x12!\n" +
+	"\x06run_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x05runId\"D\n" +
+	"\x11DeleteRunResponse\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x18\n" +
+	"\aremoved\x18\x02 \x01(\bR\aremoved*\x9e\x02\n" +
 	"\tRunStatus\x12\x1a\n" +
 	"\x16RUN_STATUS_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12RUN_STATUS_PENDING\x10\x01\x12\x17\n" +
@@ -2829,7 +2938,7 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x16ATTEMPT_OUTCOME_FAILED\x10\x02\x12\x1d\n" +
 	"\x19ATTEMPT_OUTCOME_TIMED_OUT\x10\x03\x12\x1d\n" +
 	"\x19ATTEMPT_OUTCOME_CANCELLED\x10\x04\x12\x1e\n" +
-	"\x1aATTEMPT_OUTCOME_RECONCILED\x10\x052\xf2\x05\n" +
+	"\x1aATTEMPT_OUTCOME_RECONCILED\x10\x052\xbb\x06\n" +
 	"\n" +
 	"RunService\x12B\n" +
 	"\tSubmitRun\x12\x19.weft.v1.SubmitRunRequest\x1a\x1a.weft.v1.SubmitRunResponse\x12?\n" +
@@ -2843,7 +2952,8 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\bPauseRun\x12\x18.weft.v1.PauseRunRequest\x1a\x19.weft.v1.PauseRunResponse\x12B\n" +
 	"\tResumeRun\x12\x19.weft.v1.ResumeRunRequest\x1a\x1a.weft.v1.ResumeRunResponse\x12B\n" +
 	"\tRetryStep\x12\x19.weft.v1.RetryStepRequest\x1a\x1a.weft.v1.RetryStepResponse\x12?\n" +
-	"\bSkipStep\x12\x18.weft.v1.SkipStepRequest\x1a\x19.weft.v1.SkipStepResponseB-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
+	"\bSkipStep\x12\x18.weft.v1.SkipStepRequest\x1a\x19.weft.v1.SkipStepResponse\x12G\n" +
+	"\tDeleteRun\x12\x19.weft.v1.DeleteRunRequest\x1a\x1a.weft.v1.DeleteRunResponse\"\x03\x90\x02\x02B-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
 
 var (
 	file_weft_v1_run_proto_rawDescOnce sync.Once
@@ -2858,7 +2968,7 @@ func file_weft_v1_run_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_weft_v1_run_proto_goTypes = []any{
 	(RunStatus)(0),                 // 0: weft.v1.RunStatus
 	(RunSubstatus)(0),              // 1: weft.v1.RunSubstatus
@@ -2894,69 +3004,71 @@ var file_weft_v1_run_proto_goTypes = []any{
 	(*RetryStepResponse)(nil),      // 31: weft.v1.RetryStepResponse
 	(*SkipStepRequest)(nil),        // 32: weft.v1.SkipStepRequest
 	(*SkipStepResponse)(nil),       // 33: weft.v1.SkipStepResponse
-	(*timestamppb.Timestamp)(nil),  // 34: google.protobuf.Timestamp
-	(*WorkflowDefinition)(nil),     // 35: weft.v1.WorkflowDefinition
-	(*structpb.Value)(nil),         // 36: google.protobuf.Value
-	(*ArtifactRef)(nil),            // 37: weft.v1.ArtifactRef
-	(*ManualCompletionResult)(nil), // 38: weft.v1.ManualCompletionResult
-	(ErrorClass)(0),                // 39: weft.v1.ErrorClass
-	(*AcceptedSignalResult)(nil),   // 40: weft.v1.AcceptedSignalResult
+	(*DeleteRunRequest)(nil),       // 34: weft.v1.DeleteRunRequest
+	(*DeleteRunResponse)(nil),      // 35: weft.v1.DeleteRunResponse
+	(*timestamppb.Timestamp)(nil),  // 36: google.protobuf.Timestamp
+	(*WorkflowDefinition)(nil),     // 37: weft.v1.WorkflowDefinition
+	(*structpb.Value)(nil),         // 38: google.protobuf.Value
+	(*ArtifactRef)(nil),            // 39: weft.v1.ArtifactRef
+	(*ManualCompletionResult)(nil), // 40: weft.v1.ManualCompletionResult
+	(ErrorClass)(0),                // 41: weft.v1.ErrorClass
+	(*AcceptedSignalResult)(nil),   // 42: weft.v1.AcceptedSignalResult
 }
 var file_weft_v1_run_proto_depIdxs = []int32{
 	0,  // 0: weft.v1.Run.status:type_name -> weft.v1.RunStatus
 	1,  // 1: weft.v1.Run.substatus:type_name -> weft.v1.RunSubstatus
 	7,  // 2: weft.v1.Run.steps:type_name -> weft.v1.Step
 	3,  // 3: weft.v1.Run.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	34, // 4: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
-	34, // 5: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
-	34, // 6: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
+	36, // 4: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
+	36, // 5: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
+	36, // 6: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
 	10, // 7: weft.v1.Run.error:type_name -> weft.v1.RunError
 	11, // 8: weft.v1.Run.cancellation:type_name -> weft.v1.Cancellation
-	35, // 9: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
-	36, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
-	37, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
-	34, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
-	36, // 13: weft.v1.Run.result:type_name -> google.protobuf.Value
+	37, // 9: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
+	38, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
+	39, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
+	36, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
+	38, // 13: weft.v1.Run.result:type_name -> google.protobuf.Value
 	2,  // 14: weft.v1.Step.status:type_name -> weft.v1.StepStatus
 	8,  // 15: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
-	34, // 16: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
-	34, // 17: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
-	34, // 18: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
-	36, // 19: weft.v1.Step.output:type_name -> google.protobuf.Value
-	37, // 20: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
+	36, // 16: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
+	36, // 17: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
+	36, // 18: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
+	38, // 19: weft.v1.Step.output:type_name -> google.protobuf.Value
+	39, // 20: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
 	9,  // 21: weft.v1.Step.error:type_name -> weft.v1.StepError
 	4,  // 22: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
 	9,  // 23: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
-	34, // 24: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
-	38, // 25: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	36, // 24: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
+	40, // 25: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
 	5,  // 26: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
 	9,  // 27: weft.v1.Attempt.error:type_name -> weft.v1.StepError
-	34, // 28: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	34, // 29: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
-	39, // 30: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
+	36, // 28: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	36, // 29: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
+	41, // 30: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
 	9,  // 31: weft.v1.RunError.error:type_name -> weft.v1.StepError
-	34, // 32: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
-	35, // 33: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	36, // 34: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
+	36, // 32: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
+	37, // 33: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	38, // 34: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
 	6,  // 35: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
 	6,  // 36: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
-	40, // 37: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	42, // 37: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
 	6,  // 38: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
 	6,  // 39: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
 	6,  // 40: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
 	0,  // 41: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
-	34, // 42: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
-	34, // 43: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
+	36, // 42: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
+	36, // 43: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
 	6,  // 44: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
-	40, // 45: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	42, // 45: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
 	6,  // 46: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
-	40, // 47: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	42, // 47: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
 	6,  // 48: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
-	40, // 49: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	42, // 49: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
 	6,  // 50: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
-	40, // 51: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	42, // 51: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
 	6,  // 52: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
-	40, // 53: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	42, // 53: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
 	6,  // 54: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
 	12, // 55: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
 	14, // 56: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
@@ -2969,19 +3081,21 @@ var file_weft_v1_run_proto_depIdxs = []int32{
 	28, // 63: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
 	30, // 64: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
 	32, // 65: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
-	13, // 66: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
-	15, // 67: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
-	17, // 68: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
-	19, // 69: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
-	21, // 70: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
-	23, // 71: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
-	25, // 72: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
-	27, // 73: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
-	29, // 74: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
-	31, // 75: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
-	33, // 76: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
-	66, // [66:77] is the sub-list for method output_type
-	55, // [55:66] is the sub-list for method input_type
+	34, // 66: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
+	13, // 67: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
+	15, // 68: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
+	17, // 69: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
+	19, // 70: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
+	21, // 71: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
+	23, // 72: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
+	25, // 73: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
+	27, // 74: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
+	29, // 75: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
+	31, // 76: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
+	33, // 77: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
+	35, // 78: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
+	67, // [67:79] is the sub-list for method output_type
+	55, // [55:67] is the sub-list for method input_type
 	55, // [55:55] is the sub-list for extension type_name
 	55, // [55:55] is the sub-list for extension extendee
 	0,  // [0:55] is the sub-list for field type_name
@@ -3007,7 +3121,7 @@ func file_weft_v1_run_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_run_proto_rawDesc), len(file_weft_v1_run_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   28,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -55,6 +55,8 @@ const (
 	RunServiceRetryStepProcedure = "/weft.v1.RunService/RetryStep"
 	// RunServiceSkipStepProcedure is the fully-qualified name of the RunService's SkipStep RPC.
 	RunServiceSkipStepProcedure = "/weft.v1.RunService/SkipStep"
+	// RunServiceDeleteRunProcedure is the fully-qualified name of the RunService's DeleteRun RPC.
+	RunServiceDeleteRunProcedure = "/weft.v1.RunService/DeleteRun"
 )
 
 // RunServiceClient is a client for the weft.v1.RunService service.
@@ -90,6 +92,11 @@ type RunServiceClient interface {
 	RetryStep(context.Context, *connect.Request[v1.RetryStepRequest]) (*connect.Response[v1.RetryStepResponse], error)
 	// SkipStep marks a PENDING step, or the FAILED step a run is held on, SKIPPED.
 	SkipStep(context.Context, *connect.Request[v1.SkipStepRequest]) (*connect.Response[v1.SkipStepResponse], error)
+	// DeleteRun removes a finished run (COMPLETED, FAILED or CANCELLED) and
+	// every record it owns at once, as retention does when the run expires
+	// (docs/semantics.md#delete-run). A run not finished is refused with
+	// FAILED_PRECONDITION; an unknown run, or one already deleted, is NOT_FOUND.
+	DeleteRun(context.Context, *connect.Request[v1.DeleteRunRequest]) (*connect.Response[v1.DeleteRunResponse], error)
 }
 
 // NewRunServiceClient constructs a client for the weft.v1.RunService service. By default, it uses
@@ -172,6 +179,13 @@ func NewRunServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(runServiceMethods.ByName("SkipStep")),
 			connect.WithClientOptions(opts...),
 		),
+		deleteRun: connect.NewClient[v1.DeleteRunRequest, v1.DeleteRunResponse](
+			httpClient,
+			baseURL+RunServiceDeleteRunProcedure,
+			connect.WithSchema(runServiceMethods.ByName("DeleteRun")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -188,6 +202,7 @@ type runServiceClient struct {
 	resumeRun  *connect.Client[v1.ResumeRunRequest, v1.ResumeRunResponse]
 	retryStep  *connect.Client[v1.RetryStepRequest, v1.RetryStepResponse]
 	skipStep   *connect.Client[v1.SkipStepRequest, v1.SkipStepResponse]
+	deleteRun  *connect.Client[v1.DeleteRunRequest, v1.DeleteRunResponse]
 }
 
 // SubmitRun calls weft.v1.RunService.SubmitRun.
@@ -245,6 +260,11 @@ func (c *runServiceClient) SkipStep(ctx context.Context, req *connect.Request[v1
 	return c.skipStep.CallUnary(ctx, req)
 }
 
+// DeleteRun calls weft.v1.RunService.DeleteRun.
+func (c *runServiceClient) DeleteRun(ctx context.Context, req *connect.Request[v1.DeleteRunRequest]) (*connect.Response[v1.DeleteRunResponse], error) {
+	return c.deleteRun.CallUnary(ctx, req)
+}
+
 // RunServiceHandler is an implementation of the weft.v1.RunService service.
 type RunServiceHandler interface {
 	// SubmitRun persists a run as PENDING before it answers (docs/semantics.md#submission). With start
@@ -278,6 +298,11 @@ type RunServiceHandler interface {
 	RetryStep(context.Context, *connect.Request[v1.RetryStepRequest]) (*connect.Response[v1.RetryStepResponse], error)
 	// SkipStep marks a PENDING step, or the FAILED step a run is held on, SKIPPED.
 	SkipStep(context.Context, *connect.Request[v1.SkipStepRequest]) (*connect.Response[v1.SkipStepResponse], error)
+	// DeleteRun removes a finished run (COMPLETED, FAILED or CANCELLED) and
+	// every record it owns at once, as retention does when the run expires
+	// (docs/semantics.md#delete-run). A run not finished is refused with
+	// FAILED_PRECONDITION; an unknown run, or one already deleted, is NOT_FOUND.
+	DeleteRun(context.Context, *connect.Request[v1.DeleteRunRequest]) (*connect.Response[v1.DeleteRunResponse], error)
 }
 
 // NewRunServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -356,6 +381,13 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(runServiceMethods.ByName("SkipStep")),
 		connect.WithHandlerOptions(opts...),
 	)
+	runServiceDeleteRunHandler := connect.NewUnaryHandler(
+		RunServiceDeleteRunProcedure,
+		svc.DeleteRun,
+		connect.WithSchema(runServiceMethods.ByName("DeleteRun")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/weft.v1.RunService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case RunServiceSubmitRunProcedure:
@@ -380,6 +412,8 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 			runServiceRetryStepHandler.ServeHTTP(w, r)
 		case RunServiceSkipStepProcedure:
 			runServiceSkipStepHandler.ServeHTTP(w, r)
+		case RunServiceDeleteRunProcedure:
+			runServiceDeleteRunHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -431,4 +465,8 @@ func (UnimplementedRunServiceHandler) RetryStep(context.Context, *connect.Reques
 
 func (UnimplementedRunServiceHandler) SkipStep(context.Context, *connect.Request[v1.SkipStepRequest]) (*connect.Response[v1.SkipStepResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.SkipStep is not implemented"))
+}
+
+func (UnimplementedRunServiceHandler) DeleteRun(context.Context, *connect.Request[v1.DeleteRunRequest]) (*connect.Response[v1.DeleteRunResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.DeleteRun is not implemented"))
 }
