@@ -28,7 +28,7 @@ const (
 	MinRetention = time.Second
 	// ExportWait is how long the pass waits before it looks again at an
 	// expired run whose events are not all exported yet.
-	ExportWait = time.Minute
+	ExportWait = 10 * time.Second
 )
 
 const (

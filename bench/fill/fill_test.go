@@ -41,7 +41,7 @@ type bundle struct {
 	st  *memstore.Store
 }
 
-func setup(t *testing.T, start time.Time) *bundle {
+func setup(t testing.TB, start time.Time) *bundle {
 	t.Helper()
 	st := memstore.New(memstore.Config{})
 	eng, err := engine.New(engine.Config{Store: st, Clock: &stepClock{now: start}, Outbox: true, Owner: "engine-test"})
@@ -59,7 +59,7 @@ func benchDefinition(steps int) definition.Definition {
 
 // runOne submits a workflow and works its tasks until it completes, on one
 // goroutine, and answers its run id.
-func (b *bundle) runOne(t *testing.T, requestID string) string {
+func (b *bundle) runOne(t testing.TB, requestID string) string {
 	t.Helper()
 	ctx := context.Background()
 	res, err := b.eng.SubmitRun(ctx, engine.SubmitParams{TenantID: tenant, Definition: benchDefinition(3), Start: true,
@@ -136,7 +136,7 @@ func TestFill_ClonesAreRunsTheEngineReads(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 25, res.Runs)
 	require.Equal(t, 25*tmpl.Records(), res.Records)
-	require.Equal(t, 7*5, res.Commits, "7 batches of each of ri, rr, rs, task and wf")
+	require.Equal(t, 7*6, res.Commits, "7 batches of each of ri, rr, rs, rx, task and wf")
 	require.NotEmpty(t, res.Samples)
 
 	for _, id := range res.Samples {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -321,12 +322,15 @@ func (c *compiler) compileKey(key []byte) ([]seg, error) {
 	return segments(key, spans)
 }
 
-// near reports whether two Unix nanosecond times are within a day: a key
-// component that decodes to a time that close to the run's creation is one
-// of the run's timestamps.
+// near reports whether a key component's Unix nanosecond time a is one of
+// the run's timestamps, given its creation b: within a day before it, or at
+// most a retention's longest (ten years) and a day after it (a finished
+// run's expiry, rx:, is its end plus its retention). No other fixed-width
+// number in a key decodes anywhere near: sequences are small, and decode as
+// times before 1678.
 func near(a, b int64) bool {
 	d := a - b
-	return d > -int64(24*time.Hour) && d < int64(24*time.Hour)
+	return d > -int64(24*time.Hour) && d < int64(definition.MaxRetention)+int64(24*time.Hour)
 }
 
 var (

@@ -14,8 +14,8 @@ import (
 )
 
 // testDeleteRun: DeleteRun refuses a run that is not finished with
-// FAILED_PRECONDITION and leaves it be; it removes a finished run (then
-// not found), and a second DeleteRun of it is not found.
+// FAILED_PRECONDITION and leaves it be; it deletes a finished run, which is
+// not found from then on, and a second DeleteRun of it is not found.
 func testDeleteRun(t *testing.T, baseURL string) {
 	for _, p := range Protocols {
 		t.Run(p.Name, func(t *testing.T) {
@@ -32,7 +32,9 @@ func testDeleteRun(t *testing.T, baseURL string) {
 			res, err := c.Runs.DeleteRun(ctx, connect.NewRequest(&weftv1.DeleteRunRequest{RunId: run.GetRunId()}))
 			require.NoError(t, err)
 			require.Equal(t, run.GetRunId(), res.Msg.GetRunId())
-			require.True(t, res.Msg.GetRemoved())
+			// removed may be false: with export on (a cluster's default), the
+			// run's last events may still wait in the outbox, and its records
+			// go once they are published. The run is invisible either way.
 			_, err = c.Runs.GetRun(ctx, connect.NewRequest(&weftv1.GetRunRequest{RunId: run.GetRunId()}))
 			RequireFault(t, err, weftv1.FaultCode_FAULT_CODE_NOT_FOUND)
 			_, err = c.Runs.DeleteRun(ctx, connect.NewRequest(&weftv1.DeleteRunRequest{RunId: run.GetRunId()}))
