@@ -4,18 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/internal/redistest"
+	"github.com/weft-dev/weft/lease/redislease"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
 // persistedPrefixes are the key prefixes of docs/persisted-format.md: the
@@ -536,4 +541,71 @@ func TestDeleteRun_ARunWhoseEventsAwaitExportIsHiddenAndRemovedOnceExported(t *t
 	b.clock.Advance(ExportWait)
 	b.tick()
 	require.Empty(t, recordsOf(t, storedKeys(t, b.store), run))
+}
+
+// TestRetention_EnginesRacingWithVanishingLeasesRemoveEachRunWholeAndOnce: three
+// engines on PostgreSQL with Redis leases run their passes at once over 60
+// expired runs — large ones, removed over several batches — while every
+// lease key is deleted every few milliseconds, so that engines take runs
+// over from each other mid-removal. Every run goes, whole, its last batch
+// is never committed twice, and a running run is untouched.
+func TestRetention_EnginesRacingWithVanishingLeasesRemoveEachRunWholeAndOnce(t *testing.T) {
+	rdb := redistest.Require(t)
+	db := sqltest.Require(t)
+	schema := db.NewSchema(t)
+	prefix := "weft-test:" + uuid.NewString() + ":"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	var logs syncBuffer
+	var engines []*Engine
+	for i := range 3 {
+		eng, err := New(Config{Store: db.Open(t, schema), Clock: clock, Retention: time.Hour, Ownership: CASRequired,
+			Owner: fmt.Sprint("engine-", i), Leases: redislease.New(rdb, prefix), LeaseTTL: time.Second,
+			Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+		require.NoError(t, err)
+		engines = append(engines, eng)
+	}
+	var runs []string
+	for range 6 {
+		runs = append(runs, signalledRun(t, engines[0], 150))
+	}
+	for range 54 {
+		res, err := engines[0].SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: seq("a"), Start: true})
+		require.NoError(t, err)
+		_, err = engines[0].CancelRun(ctx, ControlParams{TenantID: tenant, RunID: res.Run.RunID})
+		require.NoError(t, err)
+		runs = append(runs, res.Run.RunID)
+	}
+	running, err := engines[1].SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: seq("a"), Start: true})
+	require.NoError(t, err)
+	shared := db.Open(t, schema)
+	before := recordsOf(t, storedKeys(t, shared), running.Run.RunID)
+	clock.Advance(2 * time.Hour)
+
+	go deleteLeasesEvery(ctx, rdb, prefix, 5*time.Millisecond)
+	var wg sync.WaitGroup
+	for _, eng := range engines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				_ = eng.Tick(ctx) // a lost lease or race is an error of the round, never of the outcome
+				if len(eng.storedExpiries(t)) == 0 {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	cancel()
+	after := storedKeys(t, shared)
+	for _, run := range runs {
+		require.Empty(t, recordsOf(t, after, run), "run %s was not removed whole", run)
+		// At most once: an engine whose lease vanished during its commit
+		// cannot know the outcome, and does not claim it.
+		require.LessOrEqual(t, strings.Count(logs.String(), `"msg":"retention removed a run","run_id":"`+run+`"`), 1,
+			"the last batch of run %s committed twice", run)
+	}
+	require.Equal(t, before, recordsOf(t, after, running.Run.RunID))
 }

@@ -14,6 +14,7 @@
 //	complete RUN ACTION             complete a manual step
 //	pause RUN | resume RUN | cancel RUN
 //	retry-step RUN ACTION | skip-step RUN ACTION
+//	delete RUN                      delete a finished run and all its records
 //
 // Global flags, accepted before or after the command: --addr (default
 // $WEFT_URL, then http://127.0.0.1:7400), --token (default $WEFT_TOKEN; sent

@@ -96,6 +96,9 @@ func Exercise(t *testing.T, baseURL string) {
 	t.Run("DeleteRun_RefusesAnUnfinishedRunAndRemovesAFinishedOneOnEveryProtocol", func(t *testing.T) {
 		testDeleteRun(t, baseURL)
 	})
+	t.Run("DeleteRun_OverJSONRPCAnswersTheConflictCode", func(t *testing.T) {
+		testDeleteRunJSONRPC(t, baseURL)
+	})
 	t.Run("Retention_ADefinitionsOwnRetentionWinsOverTheServers", func(t *testing.T) {
 		testDefinitionRetention(t, baseURL)
 	})

@@ -51,6 +51,22 @@ func testDeleteRun(t *testing.T, baseURL string) {
 	})
 }
 
+// testDeleteRunJSONRPC: over JSON-RPC, deleting a run that is not finished
+// is Weft's conflict code with the FAILED_PRECONDITION fault, and a finished
+// one answers its run id.
+func testDeleteRunJSONRPC(t *testing.T, baseURL string) {
+	c := NewClients(baseURL, Protocols[0])
+	waiting := submit(t, c, waitForSignal(uniqueName("never")))
+	res := CallJSONRPC(t, baseURL, 7, "weft.v1.RunService/DeleteRun", map[string]string{"run_id": waiting.GetRunId()}, nil)
+	require.NotNil(t, res.Error)
+	require.Equal(t, -32009, res.Error.Code)
+	require.Equal(t, weftv1.FaultCode_FAULT_CODE_FAILED_PRECONDITION, res.Fault(t).GetCode())
+	run := completedRun(t, c)
+	res = CallJSONRPC(t, baseURL, 8, "weft.v1.RunService/DeleteRun", map[string]string{"run_id": run.GetRunId()}, nil)
+	require.Nil(t, res.Error)
+	require.Contains(t, string(res.Result), run.GetRunId())
+}
+
 // testDefinitionRetention: a definition's retention_ms wins over the
 // server's default: its finished run is removed once it has passed, while
 // a finished run of a definition without one stays.
