@@ -24,6 +24,8 @@ var errStaleOwner = errors.New("stale owner: the run's fencing epoch moved on")
 type ownership struct {
 	leases *lease.Keeper[tenure]
 	stale  atomic.Int64
+	// removed counts the runs whose removal this engine finished (retention.go).
+	removed atomic.Int64
 }
 
 func newOwnership(cfg Config) ownership {

@@ -122,6 +122,7 @@ func (e background) removeRun(ctx context.Context, indexKey []byte, runID string
 			return false, err
 		case step == removalGone:
 			e.forgetRun(runID)
+			e.own.removed.Add(1)
 			e.log.Info("retention removed a run", slog.String("run_id", runID))
 			return true, nil
 		case step == removalWaits:
@@ -130,6 +131,10 @@ func (e background) removeRun(ctx context.Context, indexKey []byte, runID string
 	}
 	return false, nil
 }
+
+// RunsRemoved counts the runs whose removal (by retention or DeleteRun)
+// this engine finished.
+func (e *Engine) RunsRemoved() int64 { return e.own.removed.Load() }
 
 // forgetRun drops a removed run from the caches.
 func (e *records) forgetRun(runID string) {

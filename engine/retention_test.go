@@ -145,6 +145,7 @@ func TestRetention_RemovesEveryRecordOfAnExpiredRunAndNothingElse(t *testing.T) 
 
 			after := storedKeys(t, b.store)
 			require.Empty(t, recordsOf(t, after, expired), "records of the expired run survived retention")
+			require.EqualValues(t, 1, b.eng.RunsRemoved())
 			for k, v := range before {
 				if _, gone := mine[k]; !gone {
 					require.Contains(t, after, k, "retention removed a record that is not the expired run's")

@@ -34,11 +34,14 @@ func observeEngine(meter metric.Meter, eng *engine.Engine, logger *slog.Logger) 
 		metric.WithDescription("Work waiting: ready tasks in every queue, and runs waiting for a concurrency slot (up to 10,000 each)."))
 	stale, err3 := meter.Int64ObservableCounter("weft.stale_owner_commits.rejected", metric.WithUnit("{decision}"),
 		metric.WithDescription("Decisions this weftd made as a run's owner that the run's fencing epoch refused (another weftd had taken the run over)."))
-	if err := errors.Join(err1, err2, err3); err != nil {
+	removed, err4 := meter.Int64ObservableCounter("weft.runs.removed", metric.WithUnit("{run}"),
+		metric.WithDescription("Finished runs this weftd removed with all their records: expired (retention) or deleted (DeleteRun)."))
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return fmt.Errorf("engine metrics: %w", err)
 	}
 	_, err := meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		o.ObserveInt64(stale, eng.StaleCommitsRejected())
+		o.ObserveInt64(removed, eng.RunsRemoved())
 		ctx, cancel := context.WithTimeout(ctx, statsTimeout)
 		defer cancel()
 		stats, err := eng.Stats(ctx)
@@ -53,7 +56,7 @@ func observeEngine(meter metric.Meter, eng *engine.Engine, logger *slog.Logger) 
 		o.ObserveInt64(queue, int64(stats.ReadyTasks), metric.WithAttributes(attribute.String("kind", "tasks")))
 		o.ObserveInt64(queue, int64(stats.QueuedRuns), metric.WithAttributes(attribute.String("kind", "runs")))
 		return nil
-	}, runs, queue, stale)
+	}, runs, queue, stale, removed)
 	if err != nil {
 		return fmt.Errorf("engine metrics: %w", err)
 	}

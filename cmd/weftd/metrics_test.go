@@ -72,6 +72,8 @@ func TestEngineMetrics_RunsQueueDepthStaleCommitsAndAlertsThenNoZerosWhenTheStor
 		fmt.Sprintf("weft_queue_depth{kind=\"runs\"} %d\n", stats.QueuedRuns),
 		"# TYPE weft_stale_owner_commits_rejected_total counter\n",
 		"weft_stale_owner_commits_rejected_total 0\n",
+		"# TYPE weft_runs_removed_total counter\n",
+		"weft_runs_removed_total 0\n",
 		"# TYPE weft_alerts_total counter\n",
 		`weft_alerts_total{alert="PROJECTOR_LAG_HIGH"} 0` + "\n",
 		`weft_alerts_total{alert="PROJECTOR_NON_CONTIGUOUS_FETCH_DETECTED"} 0` + "\n",
