@@ -175,6 +175,10 @@ func TestRetention_ADefinitionsOwnRetentionWinsOverTheDefault(t *testing.T) {
 				return id
 			}
 			short, deflt, long := finish(time.Hour), finish(0), finish(72*time.Hour)
+			for id, keep := range map[string]time.Duration{short: time.Hour, deflt: 24 * time.Hour, long: 72 * time.Hour} {
+				snap := b.run(id)
+				require.Equal(t, snap.CompletedAt.Add(keep), snap.RetainUntil, "a run's expiry is its end plus its retention")
+			}
 			exists := func(id string) bool {
 				_, err := b.eng.GetRun(b.ctx, GetRunParams{TenantID: tenant, RunID: id})
 				return err == nil

@@ -20,6 +20,7 @@ func snapshotOf(rec *runRecord, s *runstate.State) *runstate.Snapshot {
 		SubmittedBy: rec.SubmittedBy, TriggerSource: rec.context("").TriggerSource, Status: s.Status, Substatus: s.Substatus, Message: s.Message,
 		CreatedAt: s.CreatedAt, StartedAt: s.StartedAt, CompletedAt: s.CompletedAt, LastEventSeq: s.LastSeq,
 		Error: s.Error, Cancellation: s.Cancellation, Definition: rec.Definition, Input: rec.Input, Deadline: s.Deadline,
+		RetainUntil: s.RetainUntil,
 	}
 	if s.Compensation != nil {
 		snap.CompensationOutcome = s.Compensation.Outcome

@@ -40,6 +40,7 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 		Artifacts:           eventpb.Artifacts(s.Artifacts),
 		Deadline:            eventpb.Timestamp(s.Deadline),
 		Result:              eventpb.JSONValue(s.Result),
+		RetainUntil:         eventpb.Timestamp(s.RetainUntil),
 	}
 	for i := range s.Steps {
 		out.Steps = append(out.Steps, stepProto(s.RunID, &s.Steps[i]))

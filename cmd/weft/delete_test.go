@@ -25,10 +25,13 @@ func TestDelete_RefusesAnUnfinishedRunThenDeletesItOnceFinished(t *testing.T) {
 	require.Equal(t, 1, r.code, "%v", r.err)
 	require.ErrorContains(t, r.err, "FailedPrecondition")
 	require.ErrorContains(t, r.err, "only a finished run")
-	b.eventually(runID, statusIs(weftv1.RunStatus_RUN_STATUS_BLOCKED))
+	out := b.ok("get", runID)
+	require.Contains(t, out, "BLOCKED", "a refused delete changes nothing")
+	require.NotContains(t, out, "retained until", "a run not finished has no expiry")
 
 	b.ok("cancel", runID)
-	out := b.ok("delete", runID, "-o", "json")
+	require.Regexp(t, `retained until\s+20\d\d-`, b.ok("get", runID))
+	out = b.ok("delete", runID, "-o", "json")
 	var res struct {
 		RunID   string `json:"run_id"`
 		Removed bool   `json:"removed"`

@@ -102,6 +102,9 @@ func printRun(w io.Writer, run *weftv1.Run) {
 		}
 		fmt.Fprintf(tw, "cancelled\tby %s: %s%s\n", c.GetCancelledBy(), c.GetReason(), asked)
 	}
+	if r := run.GetRetainUntil(); r != nil {
+		fmt.Fprintf(tw, "retained until\t%s\n", when(r))
+	}
 	_ = tw.Flush()
 	if len(run.GetSteps()) == 0 {
 		return

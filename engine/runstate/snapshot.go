@@ -40,6 +40,10 @@ type Snapshot struct {
 	// once the run is COMPLETED and that action SUCCEEDED; nil otherwise
 	// (docs/semantics.md#a-runs-result).
 	Result json.RawMessage
+	// RetainUntil is when retention removes the finished run; zero while it
+	// is not finished, or kept until deleted (docs/semantics.md#retention).
+	// The checkpoint knows it; a projection from the log does not.
+	RetainUntil time.Time
 }
 
 // RunResult answers the run's result: the output of the action the

@@ -478,7 +478,12 @@ type Run struct {
 	// The run's result: the output of the action its definition names in
 	// result_action_id, set once the run is COMPLETED and that action SUCCEEDED
 	// (docs/semantics.md#a-runs-result).
-	Result        *structpb.Value `protobuf:"bytes,27,opt,name=result,proto3" json:"result,omitempty"`
+	Result *structpb.Value `protobuf:"bytes,27,opt,name=result,proto3" json:"result,omitempty"`
+	// When retention removes the finished run with all its records
+	// (docs/semantics.md#retention): its end plus its definition's retention_ms,
+	// or the server's --retention. Unset while the run is not finished, and
+	// when it is kept until DeleteRun.
+	RetainUntil   *timestamppb.Timestamp `protobuf:"bytes,28,opt,name=retain_until,json=retainUntil,proto3" json:"retain_until,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -698,6 +703,13 @@ func (x *Run) GetTriggerSource() string {
 func (x *Run) GetResult() *structpb.Value {
 	if x != nil {
 		return x.Result
+	}
+	return nil
+}
+
+func (x *Run) GetRetainUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RetainUntil
 	}
 	return nil
 }
@@ -2686,7 +2698,7 @@ var File_weft_v1_run_proto protoreflect.FileDescriptor
 
 const file_weft_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/signal.proto\"\xb1\t\n" +
+	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/signal.proto\"\xf0\t\n" +
 	"\x03Run\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x1d\n" +
@@ -2720,7 +2732,8 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\bdeadline\x18\x18 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12!\n" +
 	"\ffailed_steps\x18\x19 \x01(\rR\vfailedSteps\x12%\n" +
 	"\x0etrigger_source\x18\x1a \x01(\tR\rtriggerSource\x12.\n" +
-	"\x06result\x18\x1b \x01(\v2\x16.google.protobuf.ValueR\x06result\"\xdc\a\n" +
+	"\x06result\x18\x1b \x01(\v2\x16.google.protobuf.ValueR\x06result\x12=\n" +
+	"\fretain_until\x18\x1c \x01(\v2\x1a.google.protobuf.TimestampR\vretainUntil\"\xdc\a\n" +
 	"\x04Step\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12+\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12,\n" +
@@ -3029,76 +3042,77 @@ var file_weft_v1_run_proto_depIdxs = []int32{
 	39, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
 	36, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
 	38, // 13: weft.v1.Run.result:type_name -> google.protobuf.Value
-	2,  // 14: weft.v1.Step.status:type_name -> weft.v1.StepStatus
-	8,  // 15: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
-	36, // 16: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
-	36, // 17: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
-	36, // 18: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
-	38, // 19: weft.v1.Step.output:type_name -> google.protobuf.Value
-	39, // 20: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
-	9,  // 21: weft.v1.Step.error:type_name -> weft.v1.StepError
-	4,  // 22: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
-	9,  // 23: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
-	36, // 24: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
-	40, // 25: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
-	5,  // 26: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
-	9,  // 27: weft.v1.Attempt.error:type_name -> weft.v1.StepError
-	36, // 28: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	36, // 29: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
-	41, // 30: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
-	9,  // 31: weft.v1.RunError.error:type_name -> weft.v1.StepError
-	36, // 32: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
-	37, // 33: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	38, // 34: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
-	6,  // 35: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
-	6,  // 36: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
-	42, // 37: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 38: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
-	6,  // 39: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
-	6,  // 40: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
-	0,  // 41: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
-	36, // 42: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
-	36, // 43: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
-	6,  // 44: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
-	42, // 45: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 46: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
-	42, // 47: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 48: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
-	42, // 49: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 50: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
-	42, // 51: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 52: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
-	42, // 53: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 54: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
-	12, // 55: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
-	14, // 56: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
-	16, // 57: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
-	18, // 58: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
-	20, // 59: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
-	22, // 60: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
-	24, // 61: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
-	26, // 62: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
-	28, // 63: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
-	30, // 64: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
-	32, // 65: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
-	34, // 66: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
-	13, // 67: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
-	15, // 68: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
-	17, // 69: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
-	19, // 70: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
-	21, // 71: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
-	23, // 72: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
-	25, // 73: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
-	27, // 74: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
-	29, // 75: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
-	31, // 76: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
-	33, // 77: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
-	35, // 78: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
-	67, // [67:79] is the sub-list for method output_type
-	55, // [55:67] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	36, // 14: weft.v1.Run.retain_until:type_name -> google.protobuf.Timestamp
+	2,  // 15: weft.v1.Step.status:type_name -> weft.v1.StepStatus
+	8,  // 16: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
+	36, // 17: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
+	36, // 18: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
+	36, // 19: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
+	38, // 20: weft.v1.Step.output:type_name -> google.protobuf.Value
+	39, // 21: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
+	9,  // 22: weft.v1.Step.error:type_name -> weft.v1.StepError
+	4,  // 23: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
+	9,  // 24: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
+	36, // 25: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
+	40, // 26: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	5,  // 27: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
+	9,  // 28: weft.v1.Attempt.error:type_name -> weft.v1.StepError
+	36, // 29: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	36, // 30: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
+	41, // 31: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
+	9,  // 32: weft.v1.RunError.error:type_name -> weft.v1.StepError
+	36, // 33: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
+	37, // 34: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	38, // 35: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
+	6,  // 36: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
+	6,  // 37: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
+	42, // 38: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 39: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
+	6,  // 40: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
+	6,  // 41: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
+	0,  // 42: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
+	36, // 43: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
+	36, // 44: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
+	6,  // 45: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
+	42, // 46: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 47: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
+	42, // 48: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 49: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
+	42, // 50: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 51: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
+	42, // 52: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 53: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
+	42, // 54: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 55: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
+	12, // 56: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
+	14, // 57: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
+	16, // 58: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
+	18, // 59: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
+	20, // 60: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
+	22, // 61: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
+	24, // 62: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
+	26, // 63: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
+	28, // 64: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
+	30, // 65: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
+	32, // 66: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
+	34, // 67: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
+	13, // 68: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
+	15, // 69: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
+	17, // 70: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
+	19, // 71: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
+	21, // 72: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
+	23, // 73: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
+	25, // 74: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
+	27, // 75: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
+	29, // 76: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
+	31, // 77: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
+	33, // 78: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
+	35, // 79: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
+	68, // [68:80] is the sub-list for method output_type
+	56, // [56:68] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_run_proto_init() }
