@@ -105,13 +105,16 @@ func (e background) expireRuns(ctx context.Context) error {
 // batch, for as long as this engine owns the run and up to
 // removalBatchesPerPass batches. It answers whether the run is gone.
 func (e background) removeRun(ctx context.Context, indexKey []byte, runID string) (bool, error) {
+	var from sweepCursor // where the previous batch of this pass stopped
 	for range removalBatchesPerPass {
 		var step removalStep
+		var next sweepCursor
 		owned, err := e.driveWith(ctx, runID, true, func(ch *change) error {
 			var err error
-			step, err = removal{ch}.step(indexKey)
+			step, next, err = removal{ch}.step(indexKey, from)
 			return err
 		})
+		from = next
 		var cf *store.ConditionFailedError
 		switch {
 		case errors.As(err, &cf):
@@ -156,36 +159,34 @@ type removal struct{ *change }
 
 // step decides one batch: a run whose events are not all exported waits
 // (its entry moves ExportWait later); otherwise the run is hidden (first)
-// and up to removalBatchKeys of its records go, and with the last of them
-// the checkpoint, the run record and the index entry.
-func (c removal) step(indexKey []byte) (removalStep, error) {
+// and up to removalBatchKeys of its records go, from where the previous
+// batch stopped, and with the last of them the checkpoint, the run record
+// and the index entry. It answers where the next batch starts.
+func (c removal) step(indexKey []byte, from sweepCursor) (removalStep, sweepCursor, error) {
 	c.require(store.IfPresent(indexKey))
 	s := c.state
 	if !s.Status.Terminal() {
 		// Never remove a run that is not finished: only the stray entry goes.
 		c.del(indexKey)
-		return removalWaits, nil
+		return removalWaits, from, nil
 	}
 	pending, err := c.exportPending()
 	if err != nil {
-		return 0, err
+		return 0, from, err
 	}
 	if pending {
 		c.reindex(indexKey, c.now.Add(ExportWait))
-		return removalWaits, nil
+		return removalWaits, from, nil
 	}
 	if !s.Removing {
 		c.hide()
 	}
-	deleted, err := c.sweep(removalBatchKeys)
-	if err != nil {
-		return 0, err
-	}
-	if deleted >= removalBatchKeys {
-		return removalGoesOn, nil
+	next, full, err := c.sweep(from, removalBatchKeys)
+	if err != nil || full {
+		return removalGoesOn, next, err
 	}
 	c.finish(indexKey)
-	return removalGone, nil
+	return removalGone, next, nil
 }
 
 // reindex moves the run's index entry from old (nil: none) to at.
@@ -245,26 +246,42 @@ func runOwned(runID string) [][]byte {
 // the run id and "/" (newTask), and run ids never contain "/".
 func taskPrefix(runID string) []byte { return store.Key("task", runID+"/") }
 
-// sweep deletes up to limit of the run's records, with the keys derived from
-// them (a task's ready entry and timers, an accepted signal's expiry entry),
-// and answers how many it deleted.
-func (c removal) sweep(limit int) (int, error) {
-	n := 0
-	for _, prefix := range runOwned(c.run.RunID) {
-		if n >= limit {
-			break
+// sweepCursor is where a sweep stopped: the prefix of runOwned it was in,
+// and the last key it deleted there. A pass carries it from one batch to
+// the next, so that a large run's scans do not step again over what the
+// batches before deleted (a store keeps tombstones until it compacts); a
+// new pass, or a batch made again, starts from the beginning, which is
+// always correct.
+type sweepCursor struct {
+	prefix int
+	after  []byte
+}
+
+// sweep deletes up to limit of the run's records from the cursor on, with
+// the keys derived from them (a task's ready entry and timers, an accepted
+// signal's expiry entry). It answers where it stopped and whether it hit
+// the limit, so that more may remain.
+func (c removal) sweep(from sweepCursor, limit int) (sweepCursor, bool, error) {
+	prefixes, n := runOwned(c.run.RunID), 0
+	for i := from.prefix; i < len(prefixes); i++ {
+		after := from.after
+		if i != from.prefix {
+			after = nil
 		}
-		res, err := c.e.store.Scan(c.ctx, &store.ScanParams{Prefix: prefix, Limit: limit - n})
+		res, err := c.e.store.Scan(c.ctx, &store.ScanParams{Prefix: prefixes[i], After: after, Limit: limit - n})
 		if err != nil {
-			return 0, err
+			return from, false, err
 		}
 		for _, it := range res.Items {
 			c.del(it.Key)
-			c.derived(prefix, it.Value)
+			c.derived(prefixes[i], it.Value)
 			n++
 		}
+		if n >= limit {
+			return sweepCursor{prefix: i, after: res.Items[len(res.Items)-1].Key}, true, nil
+		}
 	}
-	return n, nil
+	return sweepCursor{prefix: len(prefixes)}, false, nil
 }
 
 // derived deletes what a record names outside the run's prefixes.
@@ -294,8 +311,9 @@ func (c removal) derived(prefix []byte, value []byte) {
 
 // finish deletes the run's timers that its checkpoint can name, its
 // checkpoint, its record and its index entry: the run is gone. A timer it
-// cannot name (a pause's drain, a compensation's backoff) is deleted when it
-// falls due and finds no run (fire).
+// cannot name (a pause's drain, a compensation's backoff, the attempt timer
+// of a task a cancel retired) is deleted when it falls due and finds no run
+// (fire).
 func (c removal) finish(indexKey []byte) {
 	s := c.state
 	if !s.Deadline.IsZero() {
