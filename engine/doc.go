@@ -1,7 +1,8 @@
 // Package engine is Weft's domain: the scheduler, the run and step state
 // machines, retries and timeouts, compensation, signals, manual completion,
 // activity result reconciliation, the append-only event log and its
-// projections, checkpoint commits and run ownership.
+// projections, checkpoint commits, run ownership, and retention, which
+// removes finished runs with every record they own (retention.go).
 //
 // Workflow definitions, their loading, defaults, validation and retry
 // arithmetic live in engine/definition; the run's state, statuses,
