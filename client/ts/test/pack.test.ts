@@ -1,7 +1,10 @@
-// The package as `npm pack` makes it: installed offline from the tarball into
-// a fresh Node project, imported by name (ES modules and type declarations),
-// and used against a real weftd: a client submits a YAML workflow, a worker
-// from "@weft-dev/client/worker" runs it, and the result comes back.
+// The package as `npm pack` makes it: installed from the tarball into a fresh
+// Node project, imported by name (ES modules and type declarations), and used
+// against a real weftd: a client submits a YAML workflow, a worker from
+// "@weft-dev/client/worker" runs it, and the result comes back. Its
+// dependencies come from npm's cache where it holds them (--prefer-offline): a
+// machine that ran `npm ci` has their tarballs but not always the registry
+// metadata an install by version range needs, so --offline fails there.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -45,7 +48,7 @@ export const first: string = def.actions[0].id;
 export type R = Run;
 `;
 
-test("npm pack makes a package a fresh Node project installs offline, imports by name, type-checks and runs", async () => {
+test("npm pack makes a package a fresh Node project installs from the tarball, imports by name, type-checks and runs", async () => {
   const root = repoRoot();
   const work = mkdtempSync(join(tmpdir(), "weft-pack-"));
   const weftd = await startWeftd();
@@ -62,7 +65,7 @@ test("npm pack makes a package a fresh Node project installs offline, imports by
     const app = join(work, "app");
     execFileSync("mkdir", ["-p", app]);
     writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
-    execFileSync(npm, ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", "--silent", join(work, tarball)], {
+    execFileSync(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--silent", join(work, tarball)], {
       cwd: app,
       env: childEnv({}),
       stdio: ["ignore", "pipe", "inherit"],
