@@ -108,7 +108,7 @@ func TestAwaitRun_ARunAnotherEngineCompletesIsNoticedByTheIntervalRead(t *testin
 	tasks, err := other.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "w2", Activities: []string{"act-a"}})
 	require.NoError(t, err)
 	require.Len(t, tasks, 1)
-	_, err = other.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: tasks[0].Token, WorkerID: "w2", Output: json.RawMessage(`{}`)})
+	_, err = other.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: tasks[0].Token, WorkerID: "w2", Output: json.RawMessage(`{}`)})
 	require.NoError(t, err)
 	require.Equal(t, runstate.RunCompleted, requireAwaited(t, done).Status)
 }

@@ -66,10 +66,10 @@ func TestWriteBudget_ASlowCriticalReportIsUnavailableWithNothingAppliedAndItsRet
 		status runstate.StepStatus
 	}{
 		{runstate.EvStepCompleted, func(e *Engine, b *bundle, task *Task) (*ReportResult, error) {
-			return e.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
+			return e.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
 		}, runstate.StepSucceeded},
 		{runstate.EvStepFailed, func(e *Engine, b *bundle, task *Task) (*ReportResult, error) {
-			return e.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", ErrorClass: definition.ErrorValidation, Message: "bad"})
+			return e.FailTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1", ErrorClass: definition.ErrorValidation, Message: "bad"})
 		}, runstate.StepFailed},
 	} {
 		t.Run(report.name, func(t *testing.T) {
@@ -103,12 +103,12 @@ func TestWriteBudget_ASlowAcknowledgementIsUnavailableAndTheRetryIsADuplicate(t 
 		task := b.poll("act-a")
 		fs.SetDelays(0, DefaultWriteLatencyBudget+time.Second) // written, but acknowledged after the budget
 
-		_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
+		_, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
 		require.Equal(t, CodeUnavailable, CodeOf(err))
 		require.Equal(t, runstate.StepSucceeded, b.run(run.RunID).Step("a").Status, "the batch landed whole")
 
 		fs.SetDelays(0, 0)
-		res, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
+		res, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
 		require.NoError(t, err)
 		require.True(t, res.Duplicate, "the retry finds the result applied")
 		n := 0

@@ -135,7 +135,7 @@ type crashWorker func(t *testing.T, eng *Engine, tasks []*Task, activities []str
 // completeEach completes each task in turn.
 func completeEach(_ *testing.T, eng *Engine, tasks []*Task, _ []string) int {
 	for _, task := range tasks {
-		_, _ = eng.CompleteTask(context.Background(), TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w",
+		_, _ = eng.CompleteTask(context.Background(), ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w",
 			Output: json.RawMessage(fmt.Sprintf(`{"step":%q}`, task.ActionID))})
 	}
 	return 0

@@ -31,7 +31,7 @@ import (
 // epoch, like any claim. It holds under cas-required too: only polls of this
 // process are handed tasks. Eager dispatch is the same claim for the worker
 // whose completion the decision applies, when its CompleteTask asked for
-// next tasks (TaskReport.Next): its slot is served before any waiting poll.
+// next tasks (ReportParams.Next): its slot is served before any waiting poll.
 
 // Notifier carries wake-ups to the other engines that share this engine's
 // store (the cluster deployment; wake/rediswake is the Redis one). After each

@@ -16,7 +16,7 @@ import (
 // the given activities, and answers the tasks handed back with the result.
 func (b *bundle) completeEager(task *Task, worker string, activities ...string) []*Task {
 	b.t.Helper()
-	res, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: worker,
+	res, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: worker,
 		Output: json.RawMessage(`{}`), Next: &PollParams{TenantID: tenant, WorkerID: worker, Activities: activities}})
 	require.NoError(b.t, err)
 	require.False(b.t, res.Duplicate)
@@ -95,7 +95,7 @@ func TestEagerDispatch_AtMostMaxTasksAreHandedBack(t *testing.T) {
 	}}
 	b.submit(def)
 	root := b.poll("act")
-	res, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: root.Token, WorkerID: "w1",
+	res, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: root.Token, WorkerID: "w1",
 		Output: json.RawMessage(`{}`), Next: &PollParams{TenantID: tenant, WorkerID: "w1", Activities: []string{"act"}, MaxTasks: 2}})
 	require.NoError(t, err)
 	require.Len(t, res.Tasks, 2, "three tasks became ready; the worker asked for two")
@@ -108,7 +108,7 @@ func TestEagerDispatch_ADuplicateCompletionHandsBackNothing(t *testing.T) {
 	ta := b.poll("act-a")
 	require.Len(t, b.completeEager(ta, "w1", "act-b"), 1)
 
-	res, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: ta.Token, WorkerID: "w1",
+	res, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: ta.Token, WorkerID: "w1",
 		Output: json.RawMessage(`{}`), Next: &PollParams{TenantID: tenant, WorkerID: "w1", Activities: []string{"act-b"}}})
 	require.NoError(t, err)
 	require.True(t, res.Duplicate)

@@ -29,7 +29,7 @@ type SystemClock = clock.System
 
 // CompletionPolicy checks a manual completion before it is applied (the separation-of-duties check of
 // docs/semantics.md#manual-completion). It answers nil to allow, or an error to deny.
-type CompletionPolicy func(ctx context.Context, run *RunInfo, req *ManualCompletion) error
+type CompletionPolicy func(ctx context.Context, run *RunInfo, req *ManualCompletionParams) error
 
 // Config configures an Engine.
 type Config struct {

@@ -159,13 +159,13 @@ func (b *bundle) pollNone(activities ...string) {
 
 func (b *bundle) complete(task *Task, output string) {
 	b.t.Helper()
-	_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(output)})
+	_, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(output)})
 	require.NoError(b.t, err)
 }
 
 func (b *bundle) fail(task *Task, class definition.ErrorClass) *ReportResult {
 	b.t.Helper()
-	res, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", ErrorClass: class, Message: "boom"})
+	res, err := b.eng.FailTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1", ErrorClass: class, Message: "boom"})
 	require.NoError(b.t, err)
 	return res
 }

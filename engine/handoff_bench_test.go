@@ -68,7 +68,7 @@ func BenchmarkLongPollingWorkers(b *testing.B) {
 				}
 				for _, task := range tasks {
 					bg.Go(func() {
-						_, _ = eng.CompleteTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`{}`)})
+						_, _ = eng.CompleteTask(ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`{}`)})
 						free <- struct{}{}
 					})
 				}

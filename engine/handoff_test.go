@@ -149,7 +149,7 @@ func TestHandOff_ACompletionHandsTheNextTaskToAWaitingPollInOneCommit(t *testing
 
 	b.complete(tb, `{"b":2}`)
 	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
-	res, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: tb.Token, WorkerID: "w2", Output: json.RawMessage(`{"b":2}`)})
+	res, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: tb.Token, WorkerID: "w2", Output: json.RawMessage(`{"b":2}`)})
 	require.NoError(t, err)
 	require.True(t, res.Duplicate, "a handed-off task's result is recorded exactly once")
 }
@@ -234,7 +234,7 @@ func TestHandOff_AClaimThatDoesNotCommitPutsThePollBackAndKeepsTheTask(t *testin
 	polled := b.longPoll(b.ctx, "w2", 1, "act-b")
 
 	cs.failCommits(errors.New("disk on fire"))
-	_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{"a":1}`)})
+	_, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{"a":1}`)})
 	require.Error(t, err)
 	require.Equal(t, 1, waitingPolls(b.eng), "the poll waits again")
 	select {
@@ -319,7 +319,7 @@ func TestHandOff_RacingPollsAndCompletionsClaimEachTaskOnce(t *testing.T) {
 					seen[task.TaskID]++
 					mu.Unlock()
 					wg.Go(func() {
-						_, _ = b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: fmt.Sprint("w", w),
+						_, _ = b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: fmt.Sprint("w", w),
 							Output: json.RawMessage(fmt.Sprintf(`{"step":%q}`, task.ActionID))})
 					})
 				}
@@ -389,7 +389,7 @@ func completeWhileAPollWaits(t *testing.T, eng *Engine, task *Task, activities [
 	for waitingPolls(eng) == 0 && len(polled) == 0 {
 		time.Sleep(100 * time.Microsecond)
 	}
-	_, _ = eng.CompleteTask(context.Background(), TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w",
+	_, _ = eng.CompleteTask(context.Background(), ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w",
 		Output: json.RawMessage(fmt.Sprintf(`{"step":%q}`, task.ActionID))})
 	if waitingPolls(eng) > 0 { // a hand-off is delivered before CompleteTask returns
 		cancel()

@@ -11,8 +11,8 @@ import (
 	"github.com/weft-dev/weft/store"
 )
 
-// ManualCompletion is the manual completion of docs/semantics.md#manual-completion.
-type ManualCompletion struct {
+// ManualCompletionParams is the manual completion of docs/semantics.md#manual-completion.
+type ManualCompletionParams struct {
 	TenantID        string
 	RunID           string
 	ActionID        string
@@ -43,7 +43,7 @@ type ManualCompletionResult struct {
 // a caller can write freely; only a server that authenticates nobody (where
 // Principal is empty) falls back on the declared actor
 // (docs/semantics.md#separation-of-duties).
-func SeparationOfDuties(_ context.Context, run *RunInfo, req *ManualCompletion) error {
+func SeparationOfDuties(_ context.Context, run *RunInfo, req *ManualCompletionParams) error {
 	if run.SubmittedBy != "" && req.completedBy() == run.SubmittedBy {
 		return errPermissionDenied(run.RunID, req.ActionID, "separation of duties: the run's submitter may not complete its manual actions")
 	}
@@ -52,7 +52,7 @@ func SeparationOfDuties(_ context.Context, run *RunInfo, req *ManualCompletion) 
 
 // completedBy names who completes: the authenticated principal, or the
 // declared actor on a server that authenticates nobody.
-func (m *ManualCompletion) completedBy() string { return completer(m.Principal, m.ActorUserID) }
+func (m *ManualCompletionParams) completedBy() string { return completer(m.Principal, m.ActorUserID) }
 
 func completer(principal, actor string) string {
 	if principal != "" {
@@ -110,7 +110,7 @@ func (c *change) waitTimedOut(actionID string) error {
 // original result — then the completion policy, then the transition, with the
 // token matched to the open wait. A refusal for the run's state, the token or
 // the policy is logged as SignalRejected.
-func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletion) (*ManualCompletionResult, error) {
+func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletionParams) (*ManualCompletionResult, error) {
 	run, err := e.runFor(ctx, m.TenantID, m.RunID)
 	if err != nil {
 		return nil, err
@@ -168,7 +168,7 @@ var errDuplicateManual = errors.New("manual completion already accepted")
 // manualRefusal answers why a manual completion is refused, or nil: the
 // completion policy's denial, a step that is not waiting for a person, or a
 // token that is not the open wait's.
-func manualRefusal(st *runstate.StepState, m ManualCompletion, denied error) error {
+func manualRefusal(st *runstate.StepState, m ManualCompletionParams, denied error) error {
 	switch {
 	case denied != nil:
 		return denied
@@ -181,7 +181,7 @@ func manualRefusal(st *runstate.StepState, m ManualCompletion, denied error) err
 }
 
 // rejectManual logs a refused manual completion against its step.
-func (c *recorder) rejectManual(m ManualCompletion, err error) {
+func (c *recorder) rejectManual(m ManualCompletionParams, err error) {
 	c.state.SignalCount++
 	c.emit(runstate.EvSignalRejected, m.ActionID, c.state.SignalCount, 0, runstate.EventData{SignalKind: runstate.SignalManual,
 		Actor: m.ActorUserID, Principal: m.Principal, Reason: err.Error()})

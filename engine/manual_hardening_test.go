@@ -32,7 +32,7 @@ func TestManualScenarios(t *testing.T) {
 
 // manualRun submits a run whose first step waits for a person, and answers
 // the completion that step's open wait takes.
-func manualRun(t *testing.T, b *bundle) ManualCompletion {
+func manualRun(t *testing.T, b *bundle) ManualCompletionParams {
 	t.Helper()
 	def := seq("approve", "b")
 	def.Actions[0].Activity = ""
@@ -40,7 +40,7 @@ func manualRun(t *testing.T, b *bundle) ManualCompletion {
 	run := b.submit(def)
 	token := b.run(run.RunID).Step("approve").CompletionToken
 	require.NotEmpty(t, token)
-	return ManualCompletion{TenantID: tenant, RunID: run.RunID, ActionID: "approve", CompletionToken: token,
+	return ManualCompletionParams{TenantID: tenant, RunID: run.RunID, ActionID: "approve", CompletionToken: token,
 		Outcome: runstate.ManualSucceeded, ActorUserID: "bob", CompletedAt: b.clock.Now()}
 }
 
@@ -96,7 +96,7 @@ func scenarioManual_ConcurrentDuplicatesAllGetTheOriginalResult(t *testing.T, b 
 
 // completeAtOnce sends n identical completions at once, the i-th through
 // engineFor(i), and answers their results; every call must succeed.
-func completeAtOnce(t *testing.T, n int, engineFor func(int) *Engine, m ManualCompletion) []*ManualCompletionResult {
+func completeAtOnce(t *testing.T, n int, engineFor func(int) *Engine, m ManualCompletionParams) []*ManualCompletionResult {
 	t.Helper()
 	results := make([]*ManualCompletionResult, n)
 	errs := make([]error, n)

@@ -77,10 +77,10 @@ func TestMultiEngine_ThreeEnginesRacingWhileLeasesVanishRunEveryStepOnce(t *test
 		}
 		key := task.RunID + "/" + task.ActionID
 		if _, loaded := failedOnce.LoadOrStore(key, true); !loaded {
-			_, _ = eng.FailTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", ErrorClass: definition.ErrorTransient})
+			_, _ = eng.FailTask(ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w", ErrorClass: definition.ErrorTransient})
 			return
 		}
-		_, _ = engines[(w+1)%3].CompleteTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w",
+		_, _ = engines[(w+1)%3].CompleteTask(ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w",
 			Output: json.RawMessage(fmt.Sprintf(`{"step":%q}`, task.ActionID))})
 	}
 	for w := range 4 {
@@ -261,10 +261,10 @@ func TestMultiEngine_RedisDownFor30sLosesNothing(t *testing.T) {
 		tasks, _ := eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: "w", Activities: []string{"act-a", "act-b"}, MaxTasks: 50})
 		for _, task := range tasks {
 			if task.EngineAttempt == 1 {
-				_, _ = eng.FailTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", ErrorClass: definition.ErrorTransient})
+				_, _ = eng.FailTask(ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w", ErrorClass: definition.ErrorTransient})
 				continue
 			}
-			_, _ = eng.CompleteTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`1`)})
+			_, _ = eng.CompleteTask(ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`1`)})
 		}
 	}
 	runIDs := submit(10)

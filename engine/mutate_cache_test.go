@@ -36,7 +36,7 @@ func TestDecisionsFromTheCache_ARefusalMadeOnAStaleCheckpointIsCheckedOnTheStore
 	b.complete(b.poll("act-s1"), `{}`)
 	t2 := b.poll("act-s2") // claimed through b; a's cache has never heard of this task
 
-	res, err := a.eng.CompleteTask(a.ctx, TaskReport{TenantID: tenant, Token: t2.Token, WorkerID: "w1", Output: json.RawMessage(`{}`)})
+	res, err := a.eng.CompleteTask(a.ctx, ReportParams{TenantID: tenant, Token: t2.Token, WorkerID: "w1", Output: json.RawMessage(`{}`)})
 	require.NoError(t, err, "a stale cache said the claim was lost; the store says it is current")
 	require.False(t, res.Duplicate)
 	require.Equal(t, runstate.RunCompleted, a.run(run.RunID).Status)

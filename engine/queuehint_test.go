@@ -71,7 +71,7 @@ func TestPoll_ConcurrentInsertsAndClaimsLoseNoTask(t *testing.T) {
 					if dup {
 						t.Errorf("task %s claimed twice", task.TaskID)
 					}
-					if _, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w"}); err != nil {
+					if _, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w"}); err != nil {
 						t.Error(err)
 					}
 				}

@@ -110,8 +110,8 @@ func (c *change) scheduleVerify(a *definition.Action, st *runstate.StepState) {
 	c.dirty = true
 }
 
-// VerifyReport is a worker's answer to a verify task.
-type VerifyReport struct {
+// VerifyParams is a worker's answer to a verify task.
+type VerifyParams struct {
 	TenantID   string
 	Token      string
 	WorkerID   string
@@ -121,18 +121,18 @@ type VerifyReport struct {
 }
 
 // ReportVerification applies the verify table of docs/semantics.md#reconciliation to the step.
-func (e *Engine) ReportVerification(ctx context.Context, r VerifyReport) (*ReportResult, error) {
+func (e *Engine) ReportVerification(ctx context.Context, r VerifyParams) (*ReportResult, error) {
 	return workers{e}.verify(ctx, r)
 }
 
 // verify takes a verifier's answer: ReportVerification.
-func (e workers) verify(ctx context.Context, r VerifyReport) (*ReportResult, error) {
+func (e workers) verify(ctx context.Context, r VerifyParams) (*ReportResult, error) {
 	if len(r.Result) > 0 {
 		if err := checkOutput(r.Result, e.cfg.InlineResultLimit); err != nil {
 			return nil, err
 		}
 	}
-	return e.report(ctx, TaskReport{TenantID: r.TenantID, Token: r.Token, WorkerID: r.WorkerID}, "verified:"+string(r.State),
+	return e.report(ctx, ReportParams{TenantID: r.TenantID, Token: r.Token, WorkerID: r.WorkerID}, "verified:"+string(r.State),
 		func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) error {
 			if t.Kind != TaskVerify {
 				return claimLost(t.TaskID, t.RunID)
@@ -142,7 +142,7 @@ func (e workers) verify(ctx context.Context, r VerifyReport) (*ReportResult, err
 }
 
 // applyVerify is the decision a verification makes.
-func (c *change) applyVerify(a *definition.Action, st *runstate.StepState, r VerifyReport) error {
+func (c *change) applyVerify(a *definition.Action, st *runstate.StepState, r VerifyParams) error {
 	st.TaskID, st.Verifying = "", false
 	rec := c.reconRecordOf(a, st)
 	key := ""

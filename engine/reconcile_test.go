@@ -69,7 +69,7 @@ func (b *bundle) verify(state runstate.VerifyState, result string) *Task {
 	if result != "" {
 		res = json.RawMessage(result)
 	}
-	_, err := b.eng.ReportVerification(b.ctx, VerifyReport{TenantID: tenant, Token: tasks[0].Token, WorkerID: "vw", State: state, Result: res, Diagnostic: "checked the ledger"})
+	_, err := b.eng.ReportVerification(b.ctx, VerifyParams{TenantID: tenant, Token: tasks[0].Token, WorkerID: "vw", State: state, Result: res, Diagnostic: "checked the ledger"})
 	require.NoError(b.t, err)
 	return tasks[0]
 }
@@ -119,7 +119,7 @@ func verifyStateAfterRestart(t *testing.T, b *bundle, tc verifyCase) {
 		require.Len(t, again, 1, "not-completed: dispatch the activity")
 		require.Equal(t, TaskActivity, again[0].Kind)
 		require.Equal(t, 2, again[0].EngineAttempt)
-		_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: again[0].Token, WorkerID: "vw", Output: json.RawMessage(`"ok"`), ReconciliationKey: "charge-key"})
+		_, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: again[0].Token, WorkerID: "vw", Output: json.RawMessage(`"ok"`), ReconciliationKey: "charge-key"})
 		require.NoError(t, err)
 	} else {
 		require.Empty(t, b.pollVerifiable("act-charge"), "never redispatched")
@@ -142,7 +142,7 @@ func scenarioReconcile_VerifierUnavailableIsIndeterminate(t *testing.T, b *bundl
 	runID := crashAfterSideEffect(t, b)
 	tasks := b.pollVerifiable("act-charge")
 	require.Len(t, tasks, 1)
-	_, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: tasks[0].Token, WorkerID: "vw", ErrorClass: definition.ErrorTransport})
+	_, err := b.eng.FailTask(b.ctx, ReportParams{TenantID: tenant, Token: tasks[0].Token, WorkerID: "vw", ErrorClass: definition.ErrorTransport})
 	require.NoError(t, err)
 	st := b.run(runID).Step("charge")
 	require.Equal(t, runstate.StepFailed, st.Status)
@@ -153,7 +153,7 @@ func scenarioReconcile_VerifierUnavailableIsIndeterminate(t *testing.T, b *bundl
 func scenarioReconcile_SuccessIsRecordedBeforeItIsAcknowledged(t *testing.T, b *bundle) {
 	run := b.submit(seq("charge"))
 	task := b.pollVerifiable("act-charge")[0]
-	_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "vw", Output: json.RawMessage(`{"id":7}`), ReconciliationKey: "order-7"})
+	_, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "vw", Output: json.RawMessage(`{"id":7}`), ReconciliationKey: "order-7"})
 	require.NoError(t, err)
 	rec := b.recon(run.RunID, "act-charge", "charge")
 	require.Equal(t, reconCompleted, rec.Status)
@@ -166,7 +166,7 @@ func scenarioReconcile_SuccessIsRecordedBeforeItIsAcknowledged(t *testing.T, b *
 func scenarioReconcile_FailureBeforeTheSideEffectRetriesWithoutVerify(t *testing.T, b *bundle) {
 	run := b.submit(seq("charge"))
 	task := b.pollVerifiable("act-charge")[0]
-	_, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "vw", ErrorClass: definition.ErrorTransient})
+	_, err := b.eng.FailTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "vw", ErrorClass: definition.ErrorTransient})
 	require.NoError(t, err)
 	require.Equal(t, reconFailed, b.recon(run.RunID, "act-charge", "charge").Status)
 	b.clock.Advance(time.Second)
@@ -179,7 +179,7 @@ func scenarioReconcile_FailureBeforeTheSideEffectRetriesWithoutVerify(t *testing
 func scenarioReconcile_FailureAfterAPossibleSideEffectVerifiesFirst(t *testing.T, b *bundle) {
 	run := b.submit(seq("charge"))
 	task := b.pollVerifiable("act-charge")[0]
-	_, err := b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "vw", ErrorClass: definition.ErrorTransport, SideEffectPossible: true})
+	_, err := b.eng.FailTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "vw", ErrorClass: definition.ErrorTransport, SideEffectPossible: true})
 	require.NoError(t, err)
 	require.Equal(t, reconIndeterminate, b.recon(run.RunID, "act-charge", "charge").Status)
 	b.clock.Advance(time.Second)
@@ -212,7 +212,7 @@ func scenarioReconcile_CancellationBeforeCompletionIsRecordedCancelled(t *testin
 	_, err := b.eng.CancelRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
 	require.NoError(t, err)
 	require.Equal(t, reconCancelled, b.recon(run.RunID, "act-charge", "charge").Status)
-	_, err = b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "vw", Output: json.RawMessage(`1`)})
+	_, err = b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "vw", Output: json.RawMessage(`1`)})
 	require.Equal(t, CodeTaskClaimLost, CodeOf(err), "no successful result is recorded after the cancellation")
 	require.Equal(t, reconCancelled, b.recon(run.RunID, "act-charge", "charge").Status)
 }

@@ -22,7 +22,7 @@ type ReportResult struct {
 	// WillRetry is true when a failure is followed by another attempt.
 	WillRetry bool
 	// Tasks were claimed for the reporting worker by eager dispatch
-	// (TaskReport.Next).
+	// (ReportParams.Next).
 	Tasks []*Task
 }
 
@@ -30,12 +30,12 @@ type ReportResult struct {
 // r.Next, the tasks the result makes ready that r.Next asks for are claimed
 // for the worker in the result's own commit (eager dispatch, dispatch.go) and
 // answered with it.
-func (e *Engine) CompleteTask(ctx context.Context, r TaskReport) (*ReportResult, error) {
+func (e *Engine) CompleteTask(ctx context.Context, r ReportParams) (*ReportResult, error) {
 	return workers{e}.complete(ctx, r)
 }
 
 // complete takes a worker's result: CompleteTask.
-func (e workers) complete(ctx context.Context, r TaskReport) (*ReportResult, error) {
+func (e workers) complete(ctx context.Context, r ReportParams) (*ReportResult, error) {
 	if err := checkOutput(r.Output, e.cfg.InlineResultLimit); err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (e workers) complete(ctx context.Context, r TaskReport) (*ReportResult, err
 
 // checkNext refuses a request for next tasks that is not the reporting
 // worker's, or that would wait.
-func checkNext(r TaskReport) error {
+func checkNext(r ReportParams) error {
 	switch {
 	case r.Next == nil:
 		return nil
@@ -111,12 +111,12 @@ func (e workers) answerEager(s *dispatch.Slot[*Task], res *ReportResult, err err
 }
 
 // FailTask records a task's failure; the action's policy decides what follows.
-func (e *Engine) FailTask(ctx context.Context, r TaskReport) (*ReportResult, error) {
+func (e *Engine) FailTask(ctx context.Context, r ReportParams) (*ReportResult, error) {
 	return workers{e}.fail(ctx, r)
 }
 
 // fail takes a worker's failure: FailTask.
-func (e workers) fail(ctx context.Context, r TaskReport) (*ReportResult, error) {
+func (e workers) fail(ctx context.Context, r ReportParams) (*ReportResult, error) {
 	stepErr := &runstate.StepError{Class: definition.NormalizeClass(r.ErrorClass), Code: r.Code, Message: r.Message}
 	var willRetry bool
 	res, err := e.report(ctx, r, "failed", func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) error {
@@ -163,7 +163,7 @@ func checkOutput(out json.RawMessage, limit int) error {
 // report applies a worker's report on the claim its token names. A report
 // with the claim's token after the claim was reported the same way is a
 // duplicate and changes nothing; any other stale report is refused.
-func (e workers) report(ctx context.Context, r TaskReport, result string,
+func (e workers) report(ctx context.Context, r ReportParams, result string,
 	apply func(*change, *taskRecord, *definition.Action, *runstate.StepState) error) (*ReportResult, error) {
 	taskID, err := parseToken(r.Token)
 	if err != nil {

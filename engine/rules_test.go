@@ -84,9 +84,9 @@ func randomOperation(b *bundle, rng *rand.Rand, runID string) {
 		tasks, _ := b.eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: "w", Activities: []string{"x"}, Compensations: []string{"undo"}, MaxTasks: 3})
 		for _, task := range tasks {
 			if rng.IntN(3) == 0 {
-				_, _ = b.eng.FailTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", ErrorClass: classes[rng.IntN(4)]})
+				_, _ = b.eng.FailTask(ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w", ErrorClass: classes[rng.IntN(4)]})
 			} else {
-				_, _ = b.eng.CompleteTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`1`)})
+				_, _ = b.eng.CompleteTask(ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`1`)})
 			}
 		}
 	case 3:
@@ -96,7 +96,7 @@ func randomOperation(b *bundle, rng *rand.Rand, runID string) {
 		for _, st := range snap.Steps {
 			if st.Status == runstate.StepWaitingManual {
 				outcome := []runstate.ManualOutcome{runstate.ManualSucceeded, runstate.ManualFailed, runstate.ManualCancelled}[rng.IntN(3)]
-				_, _ = b.eng.CompleteManualAction(ctx, ManualCompletion{TenantID: tenant, RunID: runID, ActionID: st.ActionID,
+				_, _ = b.eng.CompleteManualAction(ctx, ManualCompletionParams{TenantID: tenant, RunID: runID, ActionID: st.ActionID,
 					CompletionToken: st.CompletionToken, Outcome: outcome, ActorUserID: "bob"})
 			}
 		}
@@ -172,11 +172,11 @@ func TestOutputs_OverTheInlineLimitAreRefusedAndArtifactsKeptAsReferences(t *tes
 	run := b.submit(seq("a"))
 	task := b.poll("act-a")
 	big := json.RawMessage(`"` + string(bytes.Repeat([]byte("x"), DefaultInlineResultLimit)) + `"`)
-	_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: big})
+	_, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: big})
 	require.Equal(t, CodePayloadTooLarge, CodeOf(err))
 	require.NotContains(t, err.Error(), "xxxx", "the error carries no payload")
 	art := runstate.ArtifactRef{URI: "s3://bucket/out.json", Kind: "result", SHA256: strings.Repeat("ab", 32), SizeBytes: 1 << 30}
-	_, err = b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Artifacts: []runstate.ArtifactRef{art}})
+	_, err = b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1", Artifacts: []runstate.ArtifactRef{art}})
 	require.NoError(t, err)
 	snap := b.run(run.RunID)
 	require.Equal(t, []runstate.ArtifactRef{art}, snap.Step("a").Artifacts)

@@ -138,7 +138,7 @@ func scenarioTimeout_AttemptTimeoutIsRetryableByDefault(t *testing.T, b *bundle)
 	snap := b.run(run.RunID)
 	require.Equal(t, runstate.AttemptTimedOut, snap.Step("a").Attempts[0].Outcome)
 	require.Equal(t, definition.ErrorTimeout, snap.Step("a").Attempts[0].Error.Class)
-	_, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: first.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
+	_, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: first.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
 	require.Equal(t, CodeTaskClaimLost, CodeOf(err), "a late report after the timeout changes nothing")
 	b.clock.Advance(time.Second)
 	b.tick()
@@ -151,11 +151,11 @@ func scenarioTaskReport_DuplicateWithSameTokenChangesNothing(t *testing.T, b *bu
 	task := b.poll("act-a")
 	b.complete(task, `1`)
 	before := b.run(run.RunID).LastEventSeq
-	res, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
+	res, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
 	require.NoError(t, err)
 	require.True(t, res.Duplicate)
 	require.Equal(t, before, b.run(run.RunID).LastEventSeq)
-	_, err = b.eng.FailTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", ErrorClass: definition.ErrorUnknown})
+	_, err = b.eng.FailTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1", ErrorClass: definition.ErrorUnknown})
 	require.Equal(t, CodeTaskClaimLost, CodeOf(err))
 }
 
@@ -273,7 +273,7 @@ func scenarioManual_WaitsWithAFreshTokenAndCompletesIdempotently(t *testing.T, b
 	require.Equal(t, runstate.RunBlocked, snap.Status)
 	token := snap.Step("approve").CompletionToken
 	require.Len(t, token, 32)
-	m := ManualCompletion{TenantID: tenant, RunID: run.RunID, ActionID: "approve", CompletionToken: token,
+	m := ManualCompletionParams{TenantID: tenant, RunID: run.RunID, ActionID: "approve", CompletionToken: token,
 		Outcome: runstate.ManualSucceeded, ActorUserID: "bob", CompletedAt: b.clock.Now()}
 	self := m
 	self.ActorUserID = "alice"
@@ -394,7 +394,7 @@ func scenarioCancel_EndsTheRunAndRetiresItsTasks(t *testing.T, b *bundle) {
 	hb, err := b.eng.HeartbeatTask(b.ctx, HeartbeatParams{TenantID: tenant, Token: task.Token})
 	require.NoError(t, err)
 	require.True(t, hb.CancelRequested)
-	_, err = b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1"})
+	_, err = b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1"})
 	require.Equal(t, CodeTaskClaimLost, CodeOf(err), "cancellation wins over a completion not yet committed")
 }
 

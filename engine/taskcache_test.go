@@ -46,12 +46,12 @@ func TestTaskCache_AReportOnAStaleCachedRecordIsDecidedAgainOnTheStores(t *testi
 	_, err := b.eng.HeartbeatTask(b.ctx, HeartbeatParams{TenantID: tenant, Token: ta.Token}) // b rewrites it: a's copy is stale
 	require.NoError(t, err)
 
-	res, err := a.eng.CompleteTask(a.ctx, TaskReport{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{"step":"a"}`)})
+	res, err := a.eng.CompleteTask(a.ctx, ReportParams{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{"step":"a"}`)})
 	require.NoError(t, err, "the stale copy's commit failed on the task's version; the store's record was current")
 	require.False(t, res.Duplicate)
 	requireEachResultRecordedOnce(t, a.eng, run.RunID)
 
-	again, err := a.eng.CompleteTask(a.ctx, TaskReport{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{"step":"a"}`)})
+	again, err := a.eng.CompleteTask(a.ctx, ReportParams{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{"step":"a"}`)})
 	require.NoError(t, err)
 	require.True(t, again.Duplicate, "a repeated report is answered duplicate")
 }
@@ -65,7 +65,7 @@ func TestTaskCache_ARetriedReportRecordedByAnotherEngineIsADuplicate(t *testing.
 		a, b := sharingAStore(t)
 		run := a.submit(seq("a"))
 		ta := a.poll("act-a") // a caches the claimed record
-		report := TaskReport{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{"step":"a"}`)}
+		report := ReportParams{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{"step":"a"}`)}
 		_, err := b.eng.CompleteTask(b.ctx, report) // recorded by b; its answer lost
 		require.NoError(t, err)
 		if readFirst {

@@ -378,8 +378,8 @@ func (c *recorder) retireTask(taskID, readyKey string) {
 		TenantID: c.run.TenantID, State: taskLost})
 }
 
-// TaskReport is a worker's report on a claimed task.
-type TaskReport struct {
+// ReportParams is a worker's report on a claimed task.
+type ReportParams struct {
 	TenantID  string
 	Token     string
 	WorkerID  string

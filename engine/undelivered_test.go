@@ -120,7 +120,7 @@ func TestUndelivered_AnEagerTaskForACompletionWhoseCallEndedGoesBack(t *testing.
 	defer end()
 
 	es.endAfterNextCommit(end) // the result's commit, with b claimed for w1
-	report := TaskReport{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{}`),
+	report := ReportParams{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{}`),
 		Next: &PollParams{TenantID: tenant, WorkerID: "w1", Activities: []string{"act-b"}}}
 	res, err := b.eng.CompleteTask(ctx, report)
 	require.ErrorIs(t, err, context.Canceled)
@@ -187,7 +187,7 @@ func scenarioUndelivered_AClaimWhoseCallEndedIsReadyAgainUnderTheSameAttempt(t *
 	require.Empty(t, tasks)
 
 	ta := b.requireReadyAgain("act-a", "a")
-	late, err := b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: claimed[0].Token, WorkerID: "w2", Output: json.RawMessage(`{}`)})
+	late, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: claimed[0].Token, WorkerID: "w2", Output: json.RawMessage(`{}`)})
 	require.Equal(t, CodeTaskClaimLost, CodeOf(err), "the undelivered claim's token is revoked")
 	require.Nil(t, late)
 	b.complete(ta, `{}`)

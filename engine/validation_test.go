@@ -42,7 +42,7 @@ func TestEventValidation_AnInvalidEventFailsTheDecisionAndNothingIsPersisted(t *
 	require.NoError(t, err)
 
 	blank.Store(true)
-	_, err = b.eng.CompleteTask(b.ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1",
+	_, err = b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1",
 		Output: json.RawMessage(`{"secret":"s3cr3t"}`)})
 	require.Equal(t, CodeSchemaValidationFailed, CodeOf(err))
 	var e *Error

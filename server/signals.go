@@ -53,7 +53,7 @@ func (s *SignalService) CompleteManualAction(ctx context.Context, req *connect.R
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.eng.CompleteManualAction(ctx, engine.ManualCompletion{TenantID: who.tenant, RunID: m.GetRunId(),
+	res, err := s.eng.CompleteManualAction(ctx, engine.ManualCompletionParams{TenantID: who.tenant, RunID: m.GetRunId(),
 		ActionID: m.GetActionId(), CompletionToken: m.GetCompletionToken(), Outcome: manualOutcomes.Engine(m.GetOutcome()),
 		ActorUserID: m.GetActorUserId(), Principal: who.authenticatedPrincipal(), CompletedAt: timeOf(m.GetCompletedAt()), Notes: m.GetNotes(),
 		EvidenceRefs: m.GetEvidenceRefs(), Output: output})

@@ -70,7 +70,7 @@ func (s *WorkerService) CompleteTask(ctx context.Context, req *connect.Request[w
 	if err != nil {
 		return nil, err
 	}
-	report := engine.TaskReport{TenantID: who.tenant, Token: m.GetTaskToken(),
+	report := engine.ReportParams{TenantID: who.tenant, Token: m.GetTaskToken(),
 		WorkerID: m.GetWorkerId(), Output: output, Artifacts: artifactsOf(m.GetArtifacts()),
 		ReconciliationKey: m.GetReconciliationKey(), CorrelationID: CorrelationID(ctx)}
 	if m.GetNextTasks() != nil {
@@ -95,7 +95,7 @@ func (s *WorkerService) FailTask(ctx context.Context, req *connect.Request[weftv
 		return nil, err
 	}
 	m := req.Msg
-	res, err := s.eng.FailTask(ctx, engine.TaskReport{TenantID: who.tenant, Token: m.GetTaskToken(),
+	res, err := s.eng.FailTask(ctx, engine.ReportParams{TenantID: who.tenant, Token: m.GetTaskToken(),
 		WorkerID: m.GetWorkerId(), ErrorClass: errorClasses.Engine(m.GetErrorClass()), Code: m.GetCode(),
 		Message: m.GetMessage(), SideEffectPossible: m.GetSideEffectPossible(), ReconciliationKey: m.GetReconciliationKey(),
 		CorrelationID: CorrelationID(ctx)})
@@ -130,7 +130,7 @@ func (s *WorkerService) ReportVerification(ctx context.Context, req *connect.Req
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.eng.ReportVerification(ctx, engine.VerifyReport{TenantID: who.tenant, Token: m.GetTaskToken(),
+	res, err := s.eng.ReportVerification(ctx, engine.VerifyParams{TenantID: who.tenant, Token: m.GetTaskToken(),
 		WorkerID: m.GetWorkerId(), State: verifyStates.Engine(m.GetState()), Result: result, Diagnostic: m.GetDiagnostic()})
 	if err != nil {
 		return nil, err

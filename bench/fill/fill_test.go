@@ -69,7 +69,7 @@ func (b *bundle) runOne(t testing.TB, requestID string) string {
 		tasks, err := b.eng.PollTasks(ctx, engine.PollParams{TenantID: tenant, WorkerID: "w1", Activities: []string{"bench.noop"}, MaxTasks: 4})
 		require.NoError(t, err)
 		for _, task := range tasks {
-			_, err := b.eng.CompleteTask(ctx, engine.TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`{}`)})
+			_, err := b.eng.CompleteTask(ctx, engine.ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`{}`)})
 			require.NoError(t, err)
 		}
 	}

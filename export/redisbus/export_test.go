@@ -155,7 +155,7 @@ func runToCompletion(t *testing.T, eng *engine.Engine, n int) []string {
 		tasks, _ := eng.PollTasks(pctx, engine.PollParams{TenantID: tenant, WorkerID: "w", Activities: []string{"act-a", "act-b"},
 			MaxTasks: 50, Wait: 100 * time.Millisecond})
 		for _, task := range tasks {
-			_, err := eng.CompleteTask(ctx, engine.TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`1`)})
+			_, err := eng.CompleteTask(ctx, engine.ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`1`)})
 			require.NoError(t, err)
 		}
 		for _, id := range ids {

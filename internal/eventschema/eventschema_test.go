@@ -59,7 +59,7 @@ func TestSchemas_EventsOfARealRunAsTheAPIServesThemValidate(t *testing.T) {
 		tasks, err := eng.PollTasks(ctx, engine.PollParams{TenantID: "t", WorkerID: "w1", Activities: []string{"x"}})
 		require.NoError(t, err)
 		require.Len(t, tasks, 1)
-		r := engine.TaskReport{TenantID: "t", Token: tasks[0].Token, WorkerID: "w1"}
+		r := engine.ReportParams{TenantID: "t", Token: tasks[0].Token, WorkerID: "w1"}
 		if i == 0 {
 			r.Output = json.RawMessage(`{"n":1}`)
 			_, err = eng.CompleteTask(ctx, r)
