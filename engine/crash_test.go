@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/pebblestore"
@@ -148,9 +149,9 @@ func driveCrashRunWith(t *testing.T, backend crashBackend, killAt int, die bool,
 	t.Helper()
 	ctx := context.Background()
 	inner, reopen := backend.open(t)
-	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	clk := clock.NewManual(testStart)
 	ks := &killSwitch{Store: inner, killAt: killAt, die: die}
-	eng, err := New(Config{Store: ks, Clock: clock})
+	eng, err := New(Config{Store: ks, Clock: clk})
 	require.NoError(t, err)
 	def := seq("s1", "s2", "s3", "s4", "s5")
 	var activities []string
@@ -164,7 +165,7 @@ func driveCrashRunWith(t *testing.T, backend crashBackend, killAt int, die bool,
 			total += ks.commits
 			inner = reopen(inner)
 			ks = &killSwitch{Store: inner}
-			eng, err = New(Config{Store: ks, Clock: clock})
+			eng, err = New(Config{Store: ks, Clock: clk})
 			require.NoError(t, err)
 			ks.fired = true
 		}
@@ -182,7 +183,7 @@ func driveCrashRunWith(t *testing.T, backend crashBackend, killAt int, die bool,
 		}
 		tasks, _ := eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: "w", Activities: activities, MaxTasks: 5})
 		if len(tasks) == 0 {
-			clock.Advance(definition.DefaultAttemptTimeout.D() + time.Second)
+			clk.Advance(definition.DefaultAttemptTimeout.D() + time.Second)
 			continue
 		}
 		handedOff += work(t, eng, tasks, activities)

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,27 +12,10 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/eventpb"
 	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
-
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // bundle is one test's engine, store and clock.
 type bundle struct {
@@ -41,7 +23,7 @@ type bundle struct {
 	ctx   context.Context
 	eng   *Engine
 	store store.Store
-	clock *fakeClock
+	clock *clock.Manual
 	// claimed remembers every task polled, by task id.
 	claimed map[string]*Task
 	// noProjectionCheck turns off the end-of-test projection comparison.
@@ -54,6 +36,9 @@ type bundle struct {
 
 const tenant = "tenant-a"
 
+// testStart is where every test's clock starts.
+var testStart = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
 func setup(t *testing.T) *bundle {
 	t.Helper()
 	st := memstore.New(memstore.Config{})
@@ -62,9 +47,9 @@ func setup(t *testing.T) *bundle {
 
 func setupWith(t *testing.T, st store.Store, configure ...func(*Config)) *bundle {
 	t.Helper()
-	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	clk := clock.NewManual(testStart)
 	alerts, validated := &alertRecorder{}, &atomic.Int64{}
-	cfg := Config{Store: st, Clock: clock, Alerts: alerts.record}
+	cfg := Config{Store: st, Clock: clk, Alerts: alerts.record}
 	cfg.validateEvent = func(ev *runstate.Event) error { // the default schema check, counted
 		err := eventpb.Validate(ev)
 		if err == nil {
@@ -77,7 +62,7 @@ func setupWith(t *testing.T, st store.Store, configure ...func(*Config)) *bundle
 	}
 	eng, err := New(cfg)
 	require.NoError(t, err)
-	b := &bundle{t: t, ctx: context.Background(), eng: eng, store: st, clock: clock, claimed: map[string]*Task{},
+	b := &bundle{t: t, ctx: context.Background(), eng: eng, store: st, clock: clk, claimed: map[string]*Task{},
 		alerts: alerts, validated: validated}
 	t.Cleanup(b.requireProjectionsMatchCheckpoints)
 	return b

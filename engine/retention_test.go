@@ -16,6 +16,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/internal/redistest"
 	"github.com/weft-dev/weft/lease/redislease"
 	"github.com/weft-dev/weft/store"
@@ -111,7 +112,7 @@ func richRun(t *testing.T, b *bundle, retention definition.Duration) string {
 	b.complete(tasks[0], `{}`)
 	signal("go", "go-1")
 	token := b.run(run.RunID).Step("m").CompletionToken
-	_, err = b.eng.CompleteManualAction(b.ctx, ManualCompletion{TenantID: tenant, RunID: run.RunID, ActionID: "m", CompletionToken: token,
+	_, err = b.eng.CompleteManualAction(b.ctx, ManualCompletionParams{TenantID: tenant, RunID: run.RunID, ActionID: "m", CompletionToken: token,
 		Outcome: runstate.ManualSucceeded, ActorUserID: "bob", CompletedAt: b.clock.Now()})
 	require.NoError(t, err)
 	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
@@ -364,15 +365,15 @@ func removeWithCrash(t *testing.T, backend crashBackend, killAt int, die bool) i
 	t.Helper()
 	ctx := context.Background()
 	inner, reopen := backend.open(t)
-	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
-	cfg := Config{Store: inner, Clock: clock, Retention: time.Hour}
+	clk := clock.NewManual(testStart)
+	cfg := Config{Store: inner, Clock: clk, Retention: time.Hour}
 	eng, err := New(cfg)
 	require.NoError(t, err)
 	run := signalledRun(t, eng, 200)
 	other, err := eng.SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: seq("a"), Start: true, SubmittedBy: "alice"})
 	require.NoError(t, err)
 	before := storedKeys(t, inner)
-	clock.Advance(2 * time.Hour)
+	clk.Advance(2 * time.Hour)
 
 	ks := &killSwitch{Store: inner, killAt: killAt, die: die}
 	cfg.Store = ks
@@ -412,14 +413,14 @@ func TestRetention_TwoEnginesNeverBothRemoveARun(t *testing.T) {
 		t.Run(backend.name, func(t *testing.T) {
 			ctx := context.Background()
 			shared := backend.open(t)
-			clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+			clk := clock.NewManual(testStart)
 			gate := &heldStore{Store: shared, hold: make(chan struct{}), held: make(chan struct{})}
-			a, err := New(Config{Store: gate, Clock: clock, Retention: time.Hour, Ownership: CASRequired, Owner: "a"})
+			a, err := New(Config{Store: gate, Clock: clk, Retention: time.Hour, Ownership: CASRequired, Owner: "a"})
 			require.NoError(t, err)
-			b, err := New(Config{Store: shared, Clock: clock, Retention: time.Hour, Ownership: CASRequired, Owner: "b"})
+			b, err := New(Config{Store: shared, Clock: clk, Retention: time.Hour, Ownership: CASRequired, Owner: "b"})
 			require.NoError(t, err)
 			run := signalledRun(t, b, 300)
-			clock.Advance(2 * time.Hour)
+			clk.Advance(2 * time.Hour)
 
 			gate.armed.Store(true)
 			late := make(chan error, 1)
@@ -561,11 +562,11 @@ func TestRetention_EnginesRacingWithVanishingLeasesRemoveEachRunWholeAndOnce(t *
 	prefix := "weft-test:" + uuid.NewString() + ":"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	clk := clock.NewManual(testStart)
 	var logs syncBuffer
 	var engines []*Engine
 	for i := range 3 {
-		eng, err := New(Config{Store: db.Open(t, schema), Clock: clock, Retention: time.Hour, Ownership: CASRequired,
+		eng, err := New(Config{Store: db.Open(t, schema), Clock: clk, Retention: time.Hour, Ownership: CASRequired,
 			Owner: fmt.Sprint("engine-", i), Leases: redislease.New(rdb, prefix), LeaseTTL: time.Second,
 			Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 		require.NoError(t, err)
@@ -586,7 +587,7 @@ func TestRetention_EnginesRacingWithVanishingLeasesRemoveEachRunWholeAndOnce(t *
 	require.NoError(t, err)
 	shared := db.Open(t, schema)
 	before := recordsOf(t, storedKeys(t, shared), running.Run.RunID)
-	clock.Advance(2 * time.Hour)
+	clk.Advance(2 * time.Hour)
 
 	go deleteLeasesEvery(ctx, rdb, prefix, 5*time.Millisecond)
 	var wg sync.WaitGroup
