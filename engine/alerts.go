@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"log/slog"
+
+	"github.com/weft-dev/weft/engine/internal/decide"
 )
 
 // The operational alerts the engine raises (docs/semantics.md#alerts). Export raises
@@ -20,7 +22,7 @@ const (
 	AlertProjectorCausalViolation = "PROJECTOR_CAUSAL_VIOLATION"
 	// AlertPauseDrainTimeout: a pause's drain timed out and the run was
 	// forced to PAUSED with tasks in flight (docs/semantics.md#pause-drain).
-	AlertPauseDrainTimeout = "PAUSE_DRAIN_TIMEOUT"
+	AlertPauseDrainTimeout = decide.AlertPauseDrainTimeout
 )
 
 // AlertSeverity answers an alert's priority as the spec gives it (P1–P3).

@@ -108,28 +108,6 @@ func (c *recorder) releaseSlots() {
 	c.state.Slots = nil
 }
 
-// admit starts a QUEUED run when its limits allow; otherwise it stays QUEUED
-// (indexed for the run-queue reconciler) — or, under DELAY, starts with its
-// activities pushed into the future.
-func (c *change) admit() error {
-	if claimed, err := c.claimSlots(); err != nil || claimed {
-		if err != nil {
-			return err
-		}
-		return c.startRun()
-	}
-	if c.backpressure() == definition.BackpressureDelay {
-		c.state.DelayUntil = c.now.Add(c.e.cfg.Delay)
-		return c.startRun()
-	}
-	if c.state.QueuedAt.IsZero() {
-		c.state.QueuedAt = c.now
-		c.ops = append(c.ops, store.Put(queuedKey(c.now, c.run.RunID), []byte(c.run.RunID)))
-		c.dirty = true
-	}
-	return nil
-}
-
 // backpressure answers the run's mode.
 func (c *recorder) backpressure() definition.BackpressureMode {
 	if m := c.run.Definition.Backpressure; m != "" {
@@ -140,7 +118,7 @@ func (c *recorder) backpressure() definition.BackpressureMode {
 
 // checkAdmission refuses a submission under REJECT when a limit is reached,
 // before anything is written.
-func (e *Engine) checkAdmission(ctx context.Context, rec *runRecord) error {
+func (e *submissions) checkAdmission(ctx context.Context, rec *runRecord) error {
 	mode := rec.Definition.Backpressure
 	if mode == "" {
 		mode = e.cfg.Backpressure
@@ -148,7 +126,7 @@ func (e *Engine) checkAdmission(ctx context.Context, rec *runRecord) error {
 	if mode != definition.BackpressureReject {
 		return nil
 	}
-	ch := newChange(e, ctx, rec, &runstate.State{}, time.Time{}, "")
+	ch := newChange(e.engine(), ctx, rec, &runstate.State{}, time.Time{}, "")
 	for _, l := range ch.limitsFor() {
 		_, ok, err := ch.freeSlot(l[0].([]byte), l[1].(int))
 		if err != nil {
@@ -192,13 +170,13 @@ func (e *Engine) DequeueAndStart(ctx context.Context) ([]QueueResult, error) {
 	for _, it := range res.Items {
 		runID := string(it.Value)
 		started := false
-		owned, err := e.driveOwned(ctx, runID, func(ch *change) error {
+		owned, err := (*background)(e).driveOwned(ctx, runID, func(ch *change) error {
 			started = false // a decision made again after a lost race starts afresh
 			if ch.state.Status != runstate.RunQueued {
 				ch.del(it.Key) // started elsewhere, or cancelled: the index entry is stale
 				return nil
 			}
-			if err := ch.admit(); err != nil {
+			if err := ch.rules().Admit(); err != nil {
 				return err
 			}
 			started = ch.state.Status != runstate.RunQueued

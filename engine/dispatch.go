@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -58,14 +59,8 @@ func (e *Engine) Wake(keys ...string) { e.dispatch.Wake(keys...) }
 // engines' appends close it only through a Notifier, and not reliably, so
 // watchers also look at the log on an interval.
 func (e *Engine) EventsAppended(runID string) (<-chan struct{}, func()) {
-	return e.dispatch.Waker().Wait(runWatchKey(runID))
+	return e.dispatch.Waker().Wait(dispatch.RunKey(runID))
 }
-
-// queueID names a tenant's queue for wake-ups.
-func queueID(tenant, queue string) string { return dispatch.QueueKey(tenant, queue) }
-
-// runWatchKey names a run's log for wake-ups.
-func runWatchKey(runID string) string { return dispatch.RunKey(runID) }
 
 // readyEntry is a ready-queue entry a decision wrote, its queue's key prefix
 // and its task.
@@ -81,7 +76,7 @@ func (c *recorder) makeReady(t *taskRecord) string {
 	key := t.readyKey()
 	c.put([]byte(key), t.TaskID)
 	c.readyPuts = append(c.readyPuts, readyEntry{prefix: queuePrefix(t.TenantID, t.Queue), key: []byte(key), task: t})
-	c.eff.Queues = append(c.eff.Queues, queueID(t.TenantID, t.Queue))
+	c.eff.Queues = append(c.eff.Queues, dispatch.QueueKey(t.TenantID, t.Queue))
 	return key
 }
 
@@ -106,10 +101,10 @@ func (c *change) handOff() error {
 // handOffOne hands one new ready task to a waiting poll, if one wants it.
 func (c *change) handOffOne(r readyEntry) (bool, error) {
 	t := r.task
-	if t == nil || t.State != taskReady || t.NotBefore.After(c.now) || !c.claimableNow(t) {
+	if t == nil || t.State != taskReady || t.NotBefore.After(c.now) || !decide.Claimable(c.state, t.ActionID, t.TaskID) {
 		return false, nil
 	}
-	queue := queueID(t.TenantID, t.Queue)
+	queue := dispatch.QueueKey(t.TenantID, t.Queue)
 	s := c.e.dispatch.Reserve(c.eager, queue, wantKey(t))
 	if s == nil {
 		return false, nil
@@ -120,31 +115,16 @@ func (c *change) handOffOne(r readyEntry) (bool, error) {
 		return false, errInternal(t.RunID, "hand-off of a claimable task "+t.TaskID+" made no claim")
 	}
 	c.eff.HandOffs[len(c.eff.HandOffs)-1].Task = task
-	c.dropWrites(r.key) // the entry was put and deleted within this decision
-	c.eff.Queues = dropOne(c.eff.Queues, queue)
+	c.dropWrites(r.key)                                 // the entry was put and deleted within this decision
+	if i := slices.Index(c.eff.Queues, queue); i >= 0 { // the queue gains no ready entry
+		c.eff.Queues = slices.Delete(c.eff.Queues, i, i+1)
+	}
 	return true, nil
-}
-
-// claimableNow reports whether a poll's claim of t would claim it now
-// (claimTask's own conditions), so that a hand-off never retires or skips a
-// task.
-func (c *runView) claimableNow(t *taskRecord) bool {
-	st := c.state.Step(t.ActionID)
-	current := st != nil && (st.TaskID == t.TaskID || st.CompTaskID == t.TaskID)
-	return current && !c.state.Status.Terminal() && c.state.Status != runstate.RunPaused
 }
 
 // dropWrites forgets every write of key made so far in the decision.
 func (c *recorder) dropWrites(key []byte) {
 	c.ops = slices.DeleteFunc(c.ops, func(op store.Op) bool { return string(op.Key) == string(key) })
-}
-
-// dropOne removes one occurrence of v from list.
-func dropOne(list []string, v string) []string {
-	if i := slices.Index(list, v); i >= 0 {
-		return slices.Delete(list, i, i+1)
-	}
-	return list
 }
 
 // effects answers what the decision hands dispatch once its commit settles.
@@ -188,8 +168,8 @@ func (e *Engine) AwaitRun(ctx context.Context, p AwaitParams) (*runstate.Snapsho
 		state *runstate.State
 		seen  uint64 // the version of the last look; 0: none yet
 	)
-	err = e.dispatch.Waker().Await(ctx, runWatchKey(runID), func() (time.Duration, error) {
-		s, version, err := e.lookAgain(ctx, runID, seen)
+	err = e.dispatch.Waker().Await(ctx, dispatch.RunKey(runID), func() (time.Duration, error) {
+		s, version, err := lookAgain(ctx, &e.records, runID, seen)
 		if err != nil {
 			return 0, err
 		}
@@ -212,7 +192,7 @@ func (e *Engine) AwaitRun(ctx context.Context, p AwaitParams) (*runstate.Snapsho
 // is final; a non-terminal one is at worst overtaken by another engine's
 // commit, whose wake-up, or the next interval, finds the cache not advanced
 // and reads the store.
-func (e *records) lookAgain(ctx context.Context, runID string, seen uint64) (*runstate.State, uint64, error) {
+func lookAgain(ctx context.Context, e *records, runID string, seen uint64) (*runstate.State, uint64, error) {
 	if c, ok := e.checkpoints.Get(runID); ok && seen != 0 && c.version > seen {
 		return c.state, c.version, nil
 	}
@@ -249,7 +229,7 @@ const giveBackTimeout = 10 * time.Second
 
 // giveBack gives tasks claimed for a call that ended back to their queues,
 // on a context of its own: the call's has ended.
-func (e workers) giveBack(tasks []*Task) {
+func (e *workers) giveBack(tasks []*Task) {
 	ctx, cancel := context.WithTimeout(context.Background(), giveBackTimeout)
 	defer cancel()
 	for _, t := range tasks {
@@ -262,12 +242,12 @@ func (e workers) giveBack(tasks []*Task) {
 
 // giveBackOne makes one undelivered task ready again if it is still claimed
 // with the token its call was to answer.
-func (e workers) giveBackOne(ctx context.Context, task *Task) error {
+func (e *workers) giveBackOne(ctx context.Context, task *Task) error {
 	var (
 		t       *taskRecord
 		version uint64
 	)
-	_, err := e.commitDecision(ctx, decision{
+	_, err := e.engine().commitDecision(ctx, decision{
 		actor: "weft:undelivered",
 		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
 			var err error
@@ -297,8 +277,8 @@ func (e workers) giveBackOne(ctx context.Context, task *Task) error {
 // unclaim makes a claimed task ready again under the same engine attempt,
 // with its timers gone and its token revoked, if it is still its step's.
 func (c *change) unclaim(t *taskRecord) {
-	st := c.state.Step(t.ActionID)
-	if st == nil || (st.TaskID != t.TaskID && st.CompTaskID != t.TaskID) || c.state.Status.Terminal() {
+	st := decide.StepOfTask(c.state, t.ActionID, t.TaskID)
+	if st == nil || c.state.Status.Terminal() {
 		return
 	}
 	c.clearTimer(t.Deadline, timerAttempt, t.TaskID)
@@ -308,12 +288,5 @@ func (c *change) unclaim(t *taskRecord) {
 	t.State, t.Token, t.WorkerID = taskReady, "", ""
 	t.ClaimedAt, t.HeartbeatAt, t.Deadline, t.HeartbeatDue = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	c.put(taskKey(t.TaskID), t)
-	key := c.makeReady(t)
-	if t.Kind == TaskCompensation {
-		st.CompReadyKey = key
-	} else {
-		st.ReadyKey = key
-	}
-	c.dirty = true
-	c.checkDrained() // a draining pause waited for this task, which no worker runs
+	c.rules().Unclaimed(decide.TaskKind(t.Kind), st, c.makeReady(t))
 }

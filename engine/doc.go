@@ -1,13 +1,16 @@
-// Package engine is Weft's domain: the scheduler, the run and step state
-// machines, retries and timeouts, compensation, signals, manual completion,
-// activity result reconciliation, the append-only event log and its
-// projections, checkpoint commits, run ownership, and retention, which
-// removes finished runs with every record they own (retention.go).
+// Package engine is Weft's domain: the Engine's API, and for each call the
+// decision it makes about a run — loaded, decided, committed as one
+// conditional batch, its effects handed on — with the records and keys
+// beside the checkpoint, the append-only event log and its projections, run
+// ownership and the background work, retention among it, which removes
+// finished runs with every record they own (retention.go).
 //
-// Workflow definitions, their loading, defaults, validation and retry
-// arithmetic live in engine/definition; the run's state, statuses,
-// transition tables, events and their projection onto a snapshot live in
-// engine/runstate. Neither imports anything of the engine.
+// What a decision decides — given a run's state, its definition and what
+// happened, what the run does next — is engine/internal/decide's, written
+// through a Recorder that the engine's recorder implements (rules.go).
+// Definitions live in engine/definition; the run's state, transition tables,
+// events and their projection in engine/runstate; the write latency
+// budget's classes in engine/internal/budget. None imports the engine.
 //
 // It decides and commits; what a committed decision did reaches the callers
 // waiting on it (long polls, hand-offs, event watches, AwaitRun) through

@@ -68,7 +68,7 @@ func (e *Engine) StaleCommitsRejected() int64 { return e.own.stale.Load() }
 // write under a new tenure of the lease bumps the run's fencing epoch in the
 // same conditional batch; every decision checks it, so an owner that lost
 // its lease (paused, partitioned, slow) can never commit, and stops.
-func (e *Engine) drive(ctx context.Context, runID string, decide func(*change) error) error {
+func (e *background) drive(ctx context.Context, runID string, decide func(*change) error) error {
 	_, err := e.driveOwned(ctx, runID, decide)
 	return err
 }
@@ -77,13 +77,13 @@ func (e *Engine) drive(ctx context.Context, runID string, decide func(*change) e
 // run's owner: false when another engine holds the lease or took the run
 // over, and then nothing a decision attempt noted (one that lost its race
 // before the engine learned it was stale) describes what happened.
-func (e *Engine) driveOwned(ctx context.Context, runID string, decide func(*change) error) (bool, error) {
+func (e *background) driveOwned(ctx context.Context, runID string, decide func(*change) error) (bool, error) {
 	return e.driveWith(ctx, runID, false, decide)
 }
 
 // driveWith is driveOwned; removal marks the decision as a batch of the
 // run's removal (retention.go).
-func (e *Engine) driveWith(ctx context.Context, runID string, removal bool, decide func(*change) error) (bool, error) {
+func (e *background) driveWith(ctx context.Context, runID string, removal bool, decide func(*change) error) (bool, error) {
 	held, err := e.own.leases.Take(ctx, "run:"+runID)
 	if errors.Is(err, lease.ErrHeld) {
 		return false, nil
@@ -96,7 +96,7 @@ func (e *Engine) driveWith(ctx context.Context, runID string, removal bool, deci
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var bumped uint64
-	ch, err := e.commitDecision(held.Context(), decision{runID: runID, actor: "engine:" + e.cfg.Owner, fromStore: true, removal: removal, decide: func(ch *change) error {
+	ch, err := e.engine().commitDecision(held.Context(), decision{runID: runID, actor: "engine:" + e.cfg.Owner, fromStore: true, removal: removal, decide: func(ch *change) error {
 		bumped = 0
 		if err := t.fence(ch.state.Epoch); err != nil {
 			return err
@@ -134,7 +134,7 @@ func (e *Engine) driveWith(ctx context.Context, runID string, removal bool, deci
 }
 
 // releaseAll gives every lease up (the engine is stopping).
-func (e background) releaseAll() { e.own.leases.ReleaseAll() }
+func (e *background) releaseAll() { e.own.leases.ReleaseAll() }
 
 // Ownership is checkpoint ownership (docs/semantics.md#checkpoint-ownership): how the engine makes sure
 // only one writer changes a run at a time.
@@ -181,16 +181,16 @@ func checkOwnership(mode Ownership, caps store.Capabilities) error {
 	}
 }
 
-// commit writes a batch. On a store without conditionalBatch (single-owner
+// commitChecked writes a batch. On a store without conditionalBatch (single-owner
 // only) the conditions are checked by reading, then the writes go as an
 // atomic batch: safe because this process is the only writer and serialises
 // its own writers per run.
-func (e *records) commit(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
-	if e.store.Capabilities().ConditionalBatch || len(b.Conditions) == 0 {
-		return e.store.Commit(ctx, b)
+func commitChecked(ctx context.Context, st store.Store, b *store.Batch) (*store.CommitResult, error) {
+	if st.Capabilities().ConditionalBatch || len(b.Conditions) == 0 {
+		return st.Commit(ctx, b)
 	}
 	err := store.CheckConditions(b.Conditions, func(key []byte) (bool, uint64, error) {
-		item, err := e.store.Get(ctx, key)
+		item, err := st.Get(ctx, key)
 		switch {
 		case err == nil:
 			return true, item.Version, nil
@@ -203,5 +203,5 @@ func (e *records) commit(ctx context.Context, b *store.Batch) (*store.CommitResu
 	if err != nil {
 		return nil, err
 	}
-	return e.store.Commit(ctx, &store.Batch{Ops: b.Ops})
+	return st.Commit(ctx, &store.Batch{Ops: b.Ops})
 }

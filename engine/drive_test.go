@@ -70,7 +70,7 @@ func TestDrive_AWaitingRunIsTakenAgainByWhicheverEngineDrivesItNext(t *testing.T
 	runID := a.submit(seq("x")).RunID
 	for i, eng := range []*Engine{a.eng, b.eng, a.eng} {
 		marker := []string{"a-first", "b", "a-again"}[i]
-		require.NoError(t, eng.drive(a.ctx, runID, touch(runID, marker)))
+		require.NoError(t, (*background)(eng).drive(a.ctx, runID, touch(runID, marker)))
 		require.Eventually(t, func() bool { return eng.own.leases.Len() == 0 }, 10*time.Second, 5*time.Millisecond)
 	}
 	for _, marker := range []string{"a-first", "b", "a-again"} {
@@ -99,13 +99,13 @@ func TestDrive_ANewOwnerOvertakenBeforeItsFirstCommitDoesNotCommit(t *testing.T)
 	var once sync.Once
 	late := make(chan error, 1)
 	go func() {
-		late <- a.eng.drive(a.ctx, runID, func(ch *change) error {
+		late <- (*background)(a.eng).drive(a.ctx, runID, func(ch *change) error {
 			once.Do(func() { close(read); <-resume }) // a has read the run, then stalls
 			return touch(runID, "a-late")(ch)
 		})
 	}()
 	<-read
-	require.NoError(t, b.eng.drive(b.ctx, runID, touch(runID, "b-took-over")))
+	require.NoError(t, (*background)(b.eng).drive(b.ctx, runID, touch(runID, "b-took-over")))
 	close(resume)
 	require.NoError(t, <-late)
 

@@ -1,9 +1,8 @@
 package engine
 
 import (
+	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/internal/clock"
@@ -110,48 +110,24 @@ const (
 
 // WithDefaults answers the config with unset fields defaulted.
 func (c Config) WithDefaults() Config {
-	if c.Clock == nil {
-		c.Clock = SystemClock{}
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.InlineResultLimit == 0 {
-		c.InlineResultLimit = DefaultInlineResultLimit
-	}
-	if c.DrainTimeout == 0 {
-		c.DrainTimeout = DefaultDrainTimeout
-	}
-	if c.PollInterval == 0 {
-		c.PollInterval = DefaultPollInterval
-	}
+	c.Clock = cmp.Or[Clock](c.Clock, SystemClock{})
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	c.InlineResultLimit = cmp.Or(c.InlineResultLimit, DefaultInlineResultLimit)
+	c.DrainTimeout = cmp.Or(c.DrainTimeout, DefaultDrainTimeout)
+	c.PollInterval = cmp.Or(c.PollInterval, DefaultPollInterval)
 	if c.CompletionPolicy == nil {
 		c.CompletionPolicy = SeparationOfDuties
 	}
 	if c.Leases == nil {
 		c.Leases = lease.NewLocal(c.Clock.Now)
 	}
-	if c.LeaseTTL == 0 {
-		c.LeaseTTL = DefaultLeaseTTL
-	}
-	if c.Owner == "" {
-		c.Owner = "engine-" + randomToken()[:12]
-	}
-	if c.Backpressure == "" {
-		c.Backpressure = DefaultBackpressure
-	}
-	if c.Delay == 0 {
-		c.Delay = DefaultDelay
-	}
-	if c.SignalRetention == 0 {
-		c.SignalRetention = DefaultSignalRetention
-	}
-	if c.Retention == 0 {
-		c.Retention = DefaultRetention
-	}
-	if c.Ownership == "" {
-		c.Ownership = SingleOwner
-	}
+	c.LeaseTTL = cmp.Or(c.LeaseTTL, DefaultLeaseTTL)
+	c.Owner = cmp.Or(c.Owner, "engine-"+decide.RandomToken()[:12])
+	c.Backpressure = cmp.Or(c.Backpressure, DefaultBackpressure)
+	c.Delay = cmp.Or(c.Delay, DefaultDelay)
+	c.SignalRetention = cmp.Or(c.SignalRetention, DefaultSignalRetention)
+	c.Retention = cmp.Or(c.Retention, DefaultRetention)
+	c.Ownership = cmp.Or(c.Ownership, SingleOwner)
 	if c.Alerts == nil {
 		c.Alerts = LogAlerts(c.Logger)
 	}
@@ -171,7 +147,7 @@ func (c Config) validate() error {
 	if c.Retention != RetainForever && c.Retention < MinRetention {
 		return fmt.Errorf("retention must be at least %s (or RetainForever), got %s", MinRetention, c.Retention)
 	}
-	if err := c.validateBudget(); err != nil {
+	if err := c.latencyBudget().Validate(); err != nil {
 		return err
 	}
 	return checkOwnership(c.Ownership, c.Store.Capabilities())
@@ -183,7 +159,7 @@ type Engine struct {
 	records
 	clock Clock
 	log   *slog.Logger
-	locks
+	locks locks
 	// dispatch carries committed decisions to the polls and watches that
 	// wait on them: wake-ups, hand-offs, queue hints.
 	dispatch *dispatch.Dispatcher[*Task]
@@ -200,7 +176,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, records: newRecords(cfg.Store), clock: cfg.Clock, log: cfg.Logger, own: newOwnership(cfg)}
 	dcfg := dispatch.Config[*Task]{Now: cfg.Clock.Now, Interval: cfg.PollInterval, Log: cfg.Logger,
-		Hints: cfg.Ownership == SingleOwner, GiveBack: workers{e}.giveBack}
+		Hints: cfg.Ownership == SingleOwner, GiveBack: (*workers)(e).giveBack}
 	if cfg.Notifier != nil {
 		dcfg.Publisher = cfg.Notifier
 	}
@@ -219,20 +195,17 @@ type locks struct {
 // lock serialises this process's changes to one run, so that its own writers
 // do not lose compare-and-set races to each other. Correctness never rests on
 // it: every change is a conditional batch on the checkpoint's version.
-func (e *locks) lock(runID string) func() {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(runID))
-	m := &e.byRun[h.Sum32()%uint32(len(e.byRun))]
-	m.Lock()
-	return m.Unlock
-}
+func (e *locks) lock(runID string) func() { return lockHashed(e.byRun[:], []byte(runID)) }
 
 // lockSubmission serialises this process's submissions of one run request,
 // for stores that cannot check its key's absence in the commit.
-func (e *locks) lockSubmission(rrKey []byte) func() {
+func (e *locks) lockSubmission(rrKey []byte) func() { return lockHashed(e.bySubmission[:], rrKey) }
+
+// lockHashed locks the mutex of mutexes that key hashes to.
+func lockHashed(mutexes []sync.Mutex, key []byte) func() {
 	h := fnv.New32a()
-	_, _ = h.Write(rrKey)
-	m := &e.bySubmission[h.Sum32()%uint32(len(e.bySubmission))]
+	_, _ = h.Write(key)
+	m := &mutexes[h.Sum32()%uint32(len(mutexes))]
 	m.Lock()
 	return m.Unlock
 }
@@ -250,18 +223,14 @@ func newRunID() string {
 	return "run-" + id.String()
 }
 
-// randomToken answers an unguessable opaque token.
-func randomToken() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // background is the engine's background work, done by Run and Tick: due
 // timers, interrupted triggers, signal and run retention, and giving the leases up
 // when the engine stops. Each is a decision through the commit pipeline,
 // driven as the run's owner (drive).
-type background struct{ *Engine }
+type background Engine
+
+// engine answers the Engine whose background work this is.
+func (e *background) engine() *Engine { return (*Engine)(e) }
 
 // Run does the engine's background work (timers, recovery) until ctx ends,
 // and returns once the round in progress has finished, so that a caller can
@@ -269,7 +238,7 @@ type background struct{ *Engine }
 func (e *Engine) Run(ctx context.Context) {
 	t := time.NewTicker(e.cfg.PollInterval)
 	defer t.Stop()
-	defer background{e}.releaseAll()
+	defer (*background)(e).releaseAll()
 	for {
 		if err := e.Tick(ctx); err != nil && ctx.Err() == nil {
 			e.log.Warn("engine tick", slog.String("error", err.Error()))
@@ -286,7 +255,7 @@ func (e *Engine) Run(ctx context.Context) {
 // interrupted triggers, removes expired signal records and expired runs. Tests call it after advancing a fake clock.
 func (e *Engine) Tick(ctx context.Context) error {
 	_, queueErr := e.DequeueAndStart(ctx)
-	bg := background{e}
+	bg := (*background)(e)
 	return errors.Join(bg.fireDueTimers(ctx), bg.recoverTriggers(ctx), bg.expireSignals(ctx), bg.expireRuns(ctx), queueErr)
 }
 
@@ -312,25 +281,25 @@ var AllRunStatuses = []runstate.RunStatus{runstate.RunPending, runstate.RunAppro
 func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 	out := &Stats{RunsByStatus: map[runstate.RunStatus]int{}}
 	for _, s := range AllRunStatuses {
-		n, err := e.count(ctx, store.KeyPrefix("rs", string(s)))
+		n, err := count(ctx, e.store, store.KeyPrefix("rs", string(s)))
 		if err != nil {
 			return nil, err
 		}
 		out.RunsByStatus[s] = n
 	}
 	var err error
-	if out.ReadyTasks, err = e.count(ctx, store.KeyPrefix("op")); err != nil {
+	if out.ReadyTasks, err = count(ctx, e.store, store.KeyPrefix("op")); err != nil {
 		return nil, err
 	}
-	if out.QueuedRuns, err = e.count(ctx, store.KeyPrefix("rq")); err != nil {
+	if out.QueuedRuns, err = count(ctx, e.store, store.KeyPrefix("rq")); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // count counts the keys under a prefix, up to StatsCap.
-func (e *Engine) count(ctx context.Context, prefix []byte) (int, error) {
-	res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: prefix, Limit: StatsCap})
+func count(ctx context.Context, st store.Store, prefix []byte) (int, error) {
+	res, err := st.Scan(ctx, &store.ScanParams{Prefix: prefix, Limit: StatsCap})
 	if err != nil {
 		return 0, err
 	}

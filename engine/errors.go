@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/runstate"
 )
 
@@ -101,42 +102,44 @@ func errFailedPrecondition(runID, message string) *Error {
 	return &Error{Code: CodeFailedPrecondition, RunID: runID, Message: message}
 }
 
-// move is a transition of a run, or of one of its steps when actionID is
-// set, from one status to another.
-type move struct {
-	runID, actionID string
-	status          runstate.RunStatus // the run's status, reported with the refusal
-	from, to        string
-	signal          string // the signal refused, when the move was its delivery
-	why             string // the message; "" names the run or step and the move
-}
-
-// runMove is the run's transition from one status to another.
-func runMove(runID string, from, to runstate.RunStatus) move {
-	return move{runID: runID, status: from, from: string(from), to: string(to)}
-}
-
-// stepMove is one step's transition from one status to another.
-func stepMove(runID, actionID string, from, to runstate.StepStatus) move {
-	return move{runID: runID, actionID: actionID, from: string(from), to: string(to)}
-}
-
 // errIllegalTransition refuses a move the run's or step's status does not
 // allow (docs/semantics.md#run-transitions,
 // docs/semantics.md#step-transitions); it is the one constructor of
 // CodeIllegalTransition.
-func errIllegalTransition(m move) *Error {
-	t := m.from + " -> " + m.to
-	msg := m.why
+func errIllegalTransition(m decide.Move) *Error {
+	t := m.From + " -> " + m.To
+	msg := m.Why
 	switch {
 	case msg != "":
-	case m.actionID != "":
-		msg = fmt.Sprintf("step %s of run %s cannot go %s", m.actionID, m.runID, t)
+	case m.ActionID != "":
+		msg = fmt.Sprintf("step %s of run %s cannot go %s", m.ActionID, m.RunID, t)
 	default:
-		msg = fmt.Sprintf("run %s cannot go %s", m.runID, t)
+		msg = fmt.Sprintf("run %s cannot go %s", m.RunID, t)
 	}
-	return &Error{Code: CodeIllegalTransition, Message: msg, RunID: m.runID, ActionID: m.actionID,
-		RunStatus: m.status, Transition: t, SignalName: m.signal}
+	return &Error{Code: CodeIllegalTransition, Message: msg, RunID: m.RunID, ActionID: m.ActionID,
+		RunStatus: m.Status, Transition: t, SignalName: m.Signal}
+}
+
+// refused answers a refusal of the decision rules (decide.Refusal) as the
+// engine's coded error; any other error as it is.
+func refused(err error) error {
+	var r *decide.Refusal
+	if !errors.As(err, &r) {
+		return err
+	}
+	switch r.Reason {
+	case decide.IllegalMove:
+		return errIllegalTransition(r.Move)
+	case decide.NoAction:
+		return noAction(r.Move.RunID, r.Move.ActionID)
+	default:
+		return errOperationConflict(r.Move.RunID, r.Move.ActionID, r.Move.Why)
+	}
+}
+
+// noAction answers a request naming an action the run does not have.
+func noAction(runID, actionID string) *Error {
+	return errNotFound(runID, actionID, "run "+runID+" has no action "+actionID)
 }
 
 // errOperationConflict refuses a request that contradicts what the run

@@ -1,12 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"time"
 
-	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -52,57 +52,7 @@ func SeparationOfDuties(_ context.Context, run *RunInfo, req *ManualCompletionPa
 
 // completedBy names who completes: the authenticated principal, or the
 // declared actor on a server that authenticates nobody.
-func (m *ManualCompletionParams) completedBy() string { return completer(m.Principal, m.ActorUserID) }
-
-func completer(principal, actor string) string {
-	if principal != "" {
-		return principal
-	}
-	return actor
-}
-
-// openManualWait makes a step wait for a person, with a fresh opaque token.
-func (c *change) openManualWait(a *definition.Action, st *runstate.StepState) error {
-	if err := c.setStep(st, runstate.StepWaitingManual); err != nil {
-		return err
-	}
-	st.CompletionToken, st.Manual = randomToken(), nil
-	if st.StartedAt.IsZero() {
-		st.StartedAt = c.now
-	}
-	data := runstate.EventData{Status: string(runstate.StepWaitingManual), CompletionToken: st.CompletionToken, Output: st.Output}
-	if t := a.ManualTimeout.D(); t > 0 {
-		data.Deadline = c.now.Add(t)
-		c.setTimer(timerRecord{RunID: c.run.RunID, Kind: timerWait, Ref: st.ActionID, Due: data.Deadline})
-	}
-	c.emit(runstate.EvStepWaiting, st.ActionID, st.LogicalAttempt, 0, data)
-	return nil
-}
-
-// clearWaitTimer removes a wait's timeout once the wait ends.
-func (c *recorder) clearWaitTimer(a *definition.Action, st *runstate.StepState) {
-	var t definition.Duration
-	if a.WaitForSignal != nil {
-		t = a.WaitForSignal.Timeout
-	} else {
-		t = a.ManualTimeout
-	}
-	if t > 0 && !st.StartedAt.IsZero() {
-		c.clearTimer(st.StartedAt.Add(t.D()), timerWait, st.ActionID)
-	}
-}
-
-// waitTimedOut fails a manual or signal wait that outlived its timeout.
-func (c *change) waitTimedOut(actionID string) error {
-	st, a := c.state.Step(actionID), c.run.action(actionID)
-	if st == nil || (st.Status != runstate.StepWaitingManual && st.Status != runstate.StepWaitingSignal) {
-		return nil
-	}
-	if err := c.failStep(a, st, &runstate.StepError{Class: definition.ErrorTimeout, Message: "wait exceeded its timeout"}); err != nil {
-		return err
-	}
-	return c.advance()
-}
+func (m *ManualCompletionParams) completedBy() string { return cmp.Or(m.Principal, m.ActorUserID) }
 
 // CompleteManualAction applies docs/semantics.md#manual-completion: idempotent on (run, action,
 // token), with duplicates recognised before the state check — also one
@@ -121,7 +71,7 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletionPar
 		}
 	}
 	key := manualCompletionKey(m.RunID, m.ActionID, m.CompletionToken)
-	if prior, err := e.priorManual(ctx, key); prior != nil || err != nil {
+	if prior, err := priorManual(ctx, e.store, key); prior != nil || err != nil {
 		return prior, err
 	}
 	denied := e.cfg.CompletionPolicy(ctx, run.info(), &m)
@@ -139,8 +89,12 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletionPar
 		if st == nil {
 			return noAction(m.RunID, m.ActionID)
 		}
-		if rejected = manualRefusal(st, m, denied); rejected != nil {
-			ch.rejectManual(m, rejected)
+		if rejected = denied; rejected == nil {
+			rejected = refused(ch.rules().ManualRefusal(st, m.Outcome, m.CompletionToken))
+		}
+		if rejected != nil {
+			ch.rules().Rejected(m.ActionID, runstate.EventData{SignalKind: runstate.SignalManual, Actor: m.ActorUserID,
+				Principal: m.Principal, Reason: rejected.Error()})
 			return nil
 		}
 		result = runstate.ManualResult{RunID: m.RunID, ActionID: m.ActionID, CompletionToken: m.CompletionToken,
@@ -148,10 +102,10 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletionPar
 			Notes: m.Notes, EvidenceRefs: m.EvidenceRefs}
 		ch.require(store.IfAbsent(key))
 		ch.put(key, result)
-		return ch.applyManual(st, result, m.Output)
+		return ch.rules().ApplyManual(st, result, m.completedBy(), m.Output)
 	})
 	if errors.Is(err, errDuplicateManual) || conflictOn(err, key) {
-		return e.priorManual(ctx, key)
+		return priorManual(ctx, e.store, key)
 	}
 	if err == nil && rejected != nil {
 		err = rejected
@@ -165,31 +119,9 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletionPar
 // errDuplicateManual ends a decision that found the completion already accepted.
 var errDuplicateManual = errors.New("manual completion already accepted")
 
-// manualRefusal answers why a manual completion is refused, or nil: the
-// completion policy's denial, a step that is not waiting for a person, or a
-// token that is not the open wait's.
-func manualRefusal(st *runstate.StepState, m ManualCompletionParams, denied error) error {
-	switch {
-	case denied != nil:
-		return denied
-	case st.Status != runstate.StepWaitingManual:
-		return errIllegalTransition(stepMove(m.RunID, m.ActionID, st.Status, runstate.StepStatus(m.Outcome)))
-	case st.CompletionToken != m.CompletionToken:
-		return errOperationConflict(m.RunID, m.ActionID, "completion_token does not match the open wait of action "+m.ActionID)
-	}
-	return nil
-}
-
-// rejectManual logs a refused manual completion against its step.
-func (c *recorder) rejectManual(m ManualCompletionParams, err error) {
-	c.state.SignalCount++
-	c.emit(runstate.EvSignalRejected, m.ActionID, c.state.SignalCount, 0, runstate.EventData{SignalKind: runstate.SignalManual,
-		Actor: m.ActorUserID, Principal: m.Principal, Reason: err.Error()})
-}
-
 // priorManual answers a stored manual completion, or nil.
-func (e *Engine) priorManual(ctx context.Context, key []byte) (*ManualCompletionResult, error) {
-	item, err := e.store.Get(ctx, key)
+func priorManual(ctx context.Context, st store.Store, key []byte) (*ManualCompletionResult, error) {
+	item, err := st.Get(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -201,39 +133,4 @@ func (e *Engine) priorManual(ctx context.Context, key []byte) (*ManualCompletion
 		return nil, err
 	}
 	return &ManualCompletionResult{Result: r, Duplicate: true}, nil
-}
-
-// applyManual is the transition a manual completion makes; the step keeps
-// the accepted result (who, the principal, notes and evidence).
-func (c *change) applyManual(st *runstate.StepState, r runstate.ManualResult, output json.RawMessage) error {
-	a := c.run.action(st.ActionID)
-	c.state.SignalCount++
-	c.emit(runstate.EvSignalAccepted, st.ActionID, c.state.SignalCount, 0, runstate.EventData{SignalKind: runstate.SignalManual,
-		CompletionToken: r.CompletionToken, ManualOutcome: string(r.Outcome), Actor: r.ActorUserID, AcceptedAt: c.now,
-		Principal: r.Principal, Notes: r.Notes, EvidenceRefs: r.EvidenceRefs})
-	st.Manual = &r
-	c.clearWaitTimer(a, st)
-	by := completer(r.Principal, r.ActorUserID)
-	switch r.Outcome {
-	case runstate.ManualSucceeded:
-		out := output
-		if len(out) == 0 {
-			out = st.Output
-		}
-		if err := c.succeedStep(st, out, st.Artifacts, "manual:"+by); err != nil {
-			return err
-		}
-	case runstate.ManualFailed:
-		if err := c.failStep(a, st, &runstate.StepError{Class: definition.ErrorUnknown, Code: "manual_failed", Message: "completed as failed by " + by}); err != nil {
-			return err
-		}
-	default:
-		if err := c.cancelStep(st, "cancelled by "+by); err != nil {
-			return err
-		}
-		if a.OnFailure != definition.OnFailureSkip && c.state.Failing == "" {
-			c.state.Failing = st.ActionID
-		}
-	}
-	return c.advance()
 }

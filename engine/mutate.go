@@ -13,13 +13,6 @@ import (
 	"github.com/weft-dev/weft/store"
 )
 
-// runView is what a decision reads about its run: the run's record
-// (immutable) and the state it decides on. Its methods are queries.
-type runView struct {
-	run   *runRecord
-	state *runstate.State
-}
-
 // recorder is a decision's I/O: it reads the store (seeing the decision's
 // own writes first) and records what the decision produces — the new
 // checkpoint, the events describing it, every other write, the conditions
@@ -28,9 +21,12 @@ type runView struct {
 // (batch), so a decision is applied whole or not at all, and never over a
 // state it did not read.
 type recorder struct {
-	runView
-	e   *Engine
-	ctx context.Context
+	// run is the run's record (immutable); state is the state the decision
+	// decides on, which the rules (decide) change in place.
+	run   *runRecord
+	state *runstate.State
+	e     *Engine
+	ctx   context.Context
 	// newRun says the decision creates the run (a submission): its batch
 	// requires that no checkpoint exists.
 	newRun bool
@@ -56,29 +52,10 @@ type recorder struct {
 	removesRun bool
 }
 
-// change is one decision about one run: the decision logic (scheduler,
-// outcomes, signals, manual completion, timers, reconciliation) over its
-// recorder. commitDecision makes it, commits it and settles its effects.
-type change struct {
-	recorder
-	// eager is the slot of the worker whose report the decision applies,
-	// when it asked for its next tasks (eager dispatch): served before any
-	// waiting poll.
-	eager *dispatch.Slot[*Task]
-}
-
-// newChange answers a decision about run, starting from state.
-func newChange(e *Engine, ctx context.Context, run *runRecord, state *runstate.State, now time.Time, actor string) *change {
-	return &change{recorder: recorder{runView: runView{run: run, state: state}, e: e, ctx: ctx, now: now, actor: actor}}
-}
-
 // emit appends an event to the run's log, emitted by the decision's actor.
 func (c *recorder) emit(typ, stepID string, logical, engineAttempt int, data runstate.EventData) {
 	c.emitBy(c.actor, typ, stepID, logical, engineAttempt, data)
 }
-
-// workerActor names a worker as the actor of what its calls record.
-func workerActor(workerID string) string { return "activity-worker:" + workerID }
 
 // emitBy appends an event to the run's log, emitted by actor.
 func (c *recorder) emitBy(actor, typ, stepID string, logical, engineAttempt int, data runstate.EventData) {
@@ -327,7 +304,7 @@ func (e *Engine) startingState(ctx context.Context, runID string, d decision, fr
 // unknown outcome, or a decision from the cache that did not commit). The
 // tasks it hands to waiting polls are delivered only if it committed.
 func (e *Engine) decideOnce(ctx context.Context, runID string, d decision, fresh bool) (ch *change, retry bool, err error) {
-	unlock := e.lock(runID)
+	unlock := e.locks.lock(runID)
 	defer unlock()
 	run, state, version, cached, err := e.startingState(ctx, runID, d, fresh)
 	if err != nil {
@@ -360,7 +337,7 @@ func (e *Engine) decideOnce(ctx context.Context, runID string, d decision, fresh
 	if err != nil {
 		return ch, cached, err
 	}
-	res, err := e.commitWithinBudget(ctx, ch, batch)
+	res, err := ch.commitWithinBudget(ctx, batch)
 	if err != nil {
 		e.checkpoints.Remove(runID) // it may be stale, or the commit may have applied
 		e.forgetTasks(ch)
@@ -385,14 +362,6 @@ func (e *Engine) decideOnce(ctx context.Context, runID string, d decision, fresh
 	default:
 		return ch, false, err
 	}
-}
-
-// deleteOrphan deletes a key that belongs to no run the engine can read (an
-// undecodable timer, the index entry of a run that is gone): the one write
-// made outside commitDecision, since there is no run to decide about.
-func (e *records) deleteOrphan(ctx context.Context, key []byte) error {
-	_, err := e.commit(ctx, &store.Batch{Ops: []store.Op{store.Delete(key)}})
-	return err
 }
 
 // conflictOn reports whether err is a failed condition on key.

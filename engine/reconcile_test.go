@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -42,10 +43,10 @@ func crashAfterSideEffect(t *testing.T, b *bundle) string {
 	tasks := b.pollVerifiable("act-charge")
 	require.Len(t, tasks, 1)
 	require.Equal(t, TaskActivity, tasks[0].Kind)
-	require.Equal(t, reconIndeterminate, b.recon(run.RunID, "act-charge", "charge").Status, "dispatched: a side effect may exist")
+	require.Equal(t, decide.ReconIndeterminate, b.recon(run.RunID, "act-charge", "charge").Status, "dispatched: a side effect may exist")
 	b.clock.Advance(10 * time.Second)
 	b.tick()
-	require.Equal(t, reconTimedOut, b.recon(run.RunID, "act-charge", "charge").Status)
+	require.Equal(t, decide.ReconTimedOut, b.recon(run.RunID, "act-charge", "charge").Status)
 	b.clock.Advance(time.Second)
 	b.tick()
 	return run.RunID
@@ -132,7 +133,7 @@ func verifyStateAfterRestart(t *testing.T, b *bundle, tc verifyCase) {
 	}
 	if tc.state == runstate.VerifyCompletedWithResult && tc.result != "" {
 		require.JSONEq(t, tc.result, string(st.Output), "the verifier's result is the step's")
-		require.Equal(t, reconCompleted, b.recon(runID, "act-charge", "charge").Status)
+		require.Equal(t, decide.ReconCompleted, b.recon(runID, "act-charge", "charge").Status)
 	}
 	require.LessOrEqual(t, countEvents(b, runID, runstate.EvStepCompleted), 1)
 	require.Equal(t, 1, countEvents(b, runID, runstate.EvStepVerified))
@@ -156,7 +157,7 @@ func scenarioReconcile_SuccessIsRecordedBeforeItIsAcknowledged(t *testing.T, b *
 	_, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "vw", Output: json.RawMessage(`{"id":7}`), ReconciliationKey: "order-7"})
 	require.NoError(t, err)
 	rec := b.recon(run.RunID, "act-charge", "charge")
-	require.Equal(t, reconCompleted, rec.Status)
+	require.Equal(t, decide.ReconCompleted, rec.Status)
 	require.JSONEq(t, `{"id":7}`, string(rec.Result))
 	require.Equal(t, "order-7", rec.IdempotencyKey)
 	require.Equal(t, run.RunID, rec.WorkflowID)
@@ -168,7 +169,7 @@ func scenarioReconcile_FailureBeforeTheSideEffectRetriesWithoutVerify(t *testing
 	task := b.pollVerifiable("act-charge")[0]
 	_, err := b.eng.FailTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "vw", ErrorClass: definition.ErrorTransient})
 	require.NoError(t, err)
-	require.Equal(t, reconFailed, b.recon(run.RunID, "act-charge", "charge").Status)
+	require.Equal(t, decide.ReconFailed, b.recon(run.RunID, "act-charge", "charge").Status)
 	b.clock.Advance(time.Second)
 	b.tick()
 	again := b.pollVerifiable("act-charge")
@@ -181,7 +182,7 @@ func scenarioReconcile_FailureAfterAPossibleSideEffectVerifiesFirst(t *testing.T
 	task := b.pollVerifiable("act-charge")[0]
 	_, err := b.eng.FailTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "vw", ErrorClass: definition.ErrorTransport, SideEffectPossible: true})
 	require.NoError(t, err)
-	require.Equal(t, reconIndeterminate, b.recon(run.RunID, "act-charge", "charge").Status)
+	require.Equal(t, decide.ReconIndeterminate, b.recon(run.RunID, "act-charge", "charge").Status)
 	b.clock.Advance(time.Second)
 	b.tick()
 	again := b.pollVerifiable("act-charge")
@@ -211,8 +212,8 @@ func scenarioReconcile_CancellationBeforeCompletionIsRecordedCancelled(t *testin
 	task := b.pollVerifiable("act-charge")[0]
 	_, err := b.eng.CancelRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
 	require.NoError(t, err)
-	require.Equal(t, reconCancelled, b.recon(run.RunID, "act-charge", "charge").Status)
+	require.Equal(t, decide.ReconCancelled, b.recon(run.RunID, "act-charge", "charge").Status)
 	_, err = b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "vw", Output: json.RawMessage(`1`)})
 	require.Equal(t, CodeTaskClaimLost, CodeOf(err), "no successful result is recorded after the cancellation")
-	require.Equal(t, reconCancelled, b.recon(run.RunID, "act-charge", "charge").Status)
+	require.Equal(t, decide.ReconCancelled, b.recon(run.RunID, "act-charge", "charge").Status)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -31,11 +32,11 @@ type ReportResult struct {
 // for the worker in the result's own commit (eager dispatch, dispatch.go) and
 // answered with it.
 func (e *Engine) CompleteTask(ctx context.Context, r ReportParams) (*ReportResult, error) {
-	return workers{e}.complete(ctx, r)
+	return (*workers)(e).complete(ctx, r)
 }
 
 // complete takes a worker's result: CompleteTask.
-func (e workers) complete(ctx context.Context, r ReportParams) (*ReportResult, error) {
+func (e *workers) complete(ctx context.Context, r ReportParams) (*ReportResult, error) {
 	if err := checkOutput(r.Output, e.cfg.InlineResultLimit); err != nil {
 		return nil, err
 	}
@@ -45,19 +46,17 @@ func (e workers) complete(ctx context.Context, r ReportParams) (*ReportResult, e
 	eager := e.eagerSlot(ctx, r.Next)
 	res, err := e.report(ctx, r, "completed", func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) error {
 		ch.eager = eager
-		res := attemptResult{outcome: runstate.AttemptSucceeded, output: r.Output, artifacts: r.Artifacts, workerID: r.WorkerID,
-			correlationID: r.CorrelationID}
 		switch t.Kind {
 		case TaskCompensation:
-			return ch.finishCompensationAttempt(a, st, true, nil)
+			return ch.rules().FinishCompensation(a, st, true, nil)
 		case TaskVerify:
 			return claimLost(t.TaskID, t.RunID) // a verify task is answered with ReportVerification
-		default:
-			if st.Reconcile {
-				ch.recordRecon(a, st, reconCompleted, r.Output, nil, r.ReconciliationKey, "")
-			}
-			return ch.succeedAttempt(a, st, res)
 		}
+		if st.Reconcile {
+			ch.recordRecon(a, st, decide.Recon{Status: decide.ReconCompleted, Result: r.Output, Key: r.ReconciliationKey})
+		}
+		return ch.rules().SucceedAttempt(a, st, decide.Attempt{Outcome: runstate.AttemptSucceeded, Output: r.Output,
+			Artifacts: r.Artifacts, WorkerID: r.WorkerID, CorrelationID: r.CorrelationID})
 	})
 	return e.answerEager(eager, res, err)
 }
@@ -78,7 +77,7 @@ func checkNext(r ReportParams) error {
 
 // eagerSlot answers the hand-off slot for a reporting worker's next tasks;
 // nil when it asked for none.
-func (e workers) eagerSlot(ctx context.Context, next *PollParams) *dispatch.Slot[*Task] {
+func (e *workers) eagerSlot(ctx context.Context, next *PollParams) *dispatch.Slot[*Task] {
 	if next == nil {
 		return nil
 	}
@@ -89,7 +88,7 @@ func (e workers) eagerSlot(ctx context.Context, next *PollParams) *dispatch.Slot
 // the worker. A claim is only ever made by a decision that committed, and a
 // committed claim is answered, whatever else the report met — unless the
 // call has ended, when they are given back.
-func (e workers) answerEager(s *dispatch.Slot[*Task], res *ReportResult, err error) (*ReportResult, error) {
+func (e *workers) answerEager(s *dispatch.Slot[*Task], res *ReportResult, err error) (*ReportResult, error) {
 	if s == nil {
 		return res, err
 	}
@@ -112,30 +111,29 @@ func (e workers) answerEager(s *dispatch.Slot[*Task], res *ReportResult, err err
 
 // FailTask records a task's failure; the action's policy decides what follows.
 func (e *Engine) FailTask(ctx context.Context, r ReportParams) (*ReportResult, error) {
-	return workers{e}.fail(ctx, r)
+	return (*workers)(e).fail(ctx, r)
 }
 
 // fail takes a worker's failure: FailTask.
-func (e workers) fail(ctx context.Context, r ReportParams) (*ReportResult, error) {
+func (e *workers) fail(ctx context.Context, r ReportParams) (*ReportResult, error) {
 	stepErr := &runstate.StepError{Class: definition.NormalizeClass(r.ErrorClass), Code: r.Code, Message: r.Message}
 	var willRetry bool
 	res, err := e.report(ctx, r, "failed", func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) error {
 		switch t.Kind {
 		case TaskCompensation:
-			return ch.finishCompensationAttempt(a, st, false, stepErr)
+			return ch.rules().FinishCompensation(a, st, false, stepErr)
 		case TaskVerify:
-			st.TaskID, st.Verifying = "", false
-			return ch.failReconciled(a, st, definition.ErrorReconciliationIndeterminate, "verifier unavailable: the verify task failed")
+			return ch.rules().VerifierUnavailable(a, st, "failed")
 		}
 		if st.Reconcile {
-			status := reconFailed
+			status := decide.ReconFailed
 			if r.SideEffectPossible {
-				status = reconIndeterminate
+				status = decide.ReconIndeterminate
 			}
-			ch.recordRecon(a, st, status, nil, stepErr, r.ReconciliationKey, "")
+			ch.recordRecon(a, st, decide.Recon{Status: status, Err: stepErr, Key: r.ReconciliationKey})
 		}
-		if err := ch.failAttempt(a, st, attemptResult{outcome: runstate.AttemptFailed, err: stepErr, workerID: r.WorkerID,
-			correlationID: r.CorrelationID}); err != nil {
+		if err := ch.rules().FailAttempt(a, st, decide.Attempt{Outcome: runstate.AttemptFailed, Err: stepErr, WorkerID: r.WorkerID,
+			CorrelationID: r.CorrelationID}); err != nil {
 			return err
 		}
 		willRetry = st.TaskID == "" && !st.NextAttemptAt.IsZero()
@@ -163,7 +161,7 @@ func checkOutput(out json.RawMessage, limit int) error {
 // report applies a worker's report on the claim its token names. A report
 // with the claim's token after the claim was reported the same way is a
 // duplicate and changes nothing; any other stale report is refused.
-func (e workers) report(ctx context.Context, r ReportParams, result string,
+func (e *workers) report(ctx context.Context, r ReportParams, result string,
 	apply func(*change, *taskRecord, *definition.Action, *runstate.StepState) error) (*ReportResult, error) {
 	taskID, err := parseToken(r.Token)
 	if err != nil {
@@ -175,8 +173,8 @@ func (e workers) report(ctx context.Context, r ReportParams, result string,
 		cached  bool
 		answer  *ReportResult
 	)
-	_, err = e.commitDecision(ctx, decision{
-		actor: workerActor(r.WorkerID),
+	_, err = e.engine().commitDecision(ctx, decision{
+		actor: decide.WorkerActor(r.WorkerID),
 		prepare: func(ctx context.Context, fresh bool) (string, bool, error) {
 			var err error
 			t, version, cached, err = e.claimedTask(ctx, taskID, r.Token, fresh) // checkpoint.go
@@ -197,8 +195,8 @@ func (e workers) report(ctx context.Context, r ReportParams, result string,
 		},
 		decide: func(ch *change) error {
 			ch.require(store.IfVersion(taskKey(taskID), version))
-			st := ch.state.Step(t.ActionID)
-			if st == nil || (st.TaskID != taskID && st.CompTaskID != taskID) {
+			st := decide.StepOfTask(ch.state, t.ActionID, taskID)
+			if st == nil {
 				return claimLost(taskID, t.RunID)
 			}
 			t := t.fresh()
@@ -249,11 +247,11 @@ type HeartbeatParams struct {
 // HeartbeatTask keeps a claim alive. It touches only the task record; the
 // heartbeat timer, when it fires, looks at the last heartbeat.
 func (e *Engine) HeartbeatTask(ctx context.Context, p HeartbeatParams) (*HeartbeatResult, error) {
-	return workers{e}.heartbeat(ctx, p.TenantID, p.Token)
+	return (*workers)(e).heartbeat(ctx, p.TenantID, p.Token)
 }
 
 // heartbeat keeps a claim alive: HeartbeatTask.
-func (e workers) heartbeat(ctx context.Context, tenantID, token string) (*HeartbeatResult, error) {
+func (e *workers) heartbeat(ctx context.Context, tenantID, token string) (*HeartbeatResult, error) {
 	taskID, err := parseToken(token)
 	if err != nil {
 		return nil, err
@@ -263,7 +261,7 @@ func (e workers) heartbeat(ctx context.Context, tenantID, token string) (*Heartb
 		version uint64
 		answer  *HeartbeatResult
 	)
-	_, err = e.commitDecision(ctx, decision{
+	_, err = e.engine().commitDecision(ctx, decision{
 		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
 			var err error
 			t, version, err = e.loadTask(ctx, taskID)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -82,8 +83,8 @@ func (c *recorder) indexForRetention(from runstate.RunStatus) {
 // expireRuns is the retention pass: it removes the runs whose expiry has
 // passed, up to retentionPassRuns of them. Its cost follows the number of
 // expired runs and their records, never the number of runs stored.
-func (e background) expireRuns(ctx context.Context) error {
-	start, end := runExpiryRange(e.now())
+func (e *background) expireRuns(ctx context.Context) error {
+	start, end := runExpiryRange(e.engine().now())
 	res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: retentionPassRuns})
 	if err != nil {
 		return err
@@ -104,7 +105,7 @@ func (e background) expireRuns(ctx context.Context) error {
 // removeRun goes on removing the run its index entry names, batch by
 // batch, for as long as this engine owns the run and up to
 // removalBatchesPerPass batches. It answers whether the run is gone.
-func (e background) removeRun(ctx context.Context, indexKey []byte, runID string) (bool, error) {
+func (e *background) removeRun(ctx context.Context, indexKey []byte, runID string) (bool, error) {
 	var from sweepCursor // where the previous batch of this pass stopped
 	for range removalBatchesPerPass {
 		var step removalStep
@@ -140,7 +141,7 @@ func (e background) removeRun(ctx context.Context, indexKey []byte, runID string
 func (e *Engine) RunsRemoved() int64 { return e.own.removed.Load() }
 
 // forgetRun drops a removed run from the caches.
-func (e *records) forgetRun(runID string) {
+func (e *background) forgetRun(runID string) {
 	e.runs.Remove(runID)
 	e.checkpoints.Remove(runID)
 }
@@ -170,7 +171,7 @@ func (c removal) step(indexKey []byte, from sweepCursor) (removalStep, sweepCurs
 		c.del(indexKey)
 		return removalWaits, from, nil
 	}
-	pending, err := c.exportPending()
+	pending, err := exportPending(c.ctx, c.e.store, c.run.RunID)
 	if err != nil {
 		return 0, from, err
 	}
@@ -200,8 +201,8 @@ func (c removal) reindex(old []byte, at time.Time) {
 }
 
 // exportPending reports whether an event of the run waits in the outbox.
-func (c removal) exportPending() (bool, error) {
-	res, err := c.e.store.Scan(c.ctx, &store.ScanParams{Prefix: store.KeyPrefix("ob", c.run.RunID), Limit: 1})
+func exportPending(ctx context.Context, st store.Store, runID string) (bool, error) {
+	res, err := st.Scan(ctx, &store.ScanParams{Prefix: store.KeyPrefix("ob", runID), Limit: 1})
 	if err != nil {
 		return false, err
 	}
@@ -324,7 +325,9 @@ func (c removal) finish(indexKey []byte) {
 			c.clearTimer(st.NextAttemptAt, timerBackoff, st.ActionID)
 		}
 		if a := c.run.action(st.ActionID); a != nil {
-			c.clearWaitTimer(a, st)
+			if t, ok := decide.WaitTimer(a, st); ok {
+				c.clearTimer(t.Due, timerWait, t.Ref)
+			}
 		}
 	}
 	c.del(indexKey)
@@ -377,8 +380,9 @@ func (e *Engine) DeleteRun(ctx context.Context, p DeleteRunParams) (*DeleteRunRe
 	if err != nil {
 		return nil, err
 	}
-	e.forgetRun(p.RunID)
-	gone, err := background{e}.removeRun(ctx, indexKey, p.RunID)
+	bg := (*background)(e)
+	bg.forgetRun(p.RunID)
+	gone, err := bg.removeRun(ctx, indexKey, p.RunID)
 	if err != nil {
 		// The run is invisible and indexed as expired now: the next pass goes on.
 		e.log.Warn("delete run: removal continues in the background", slog.String("run_id", p.RunID), slog.String("error", err.Error()))
@@ -388,7 +392,7 @@ func (e *Engine) DeleteRun(ctx context.Context, p DeleteRunParams) (*DeleteRunRe
 
 // dropIfRunGone deletes a due timer whose run retention removed (a timer
 // the removal could not name): with no run there is nothing to decide.
-func (e background) dropIfRunGone(ctx context.Context, runID string, timer []byte) error {
+func (e *background) dropIfRunGone(ctx context.Context, runID string, timer []byte) error {
 	_, err := e.store.Get(ctx, runKey(runID))
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -213,4 +214,20 @@ func indexOf(d definition.Definition, id string) int {
 		}
 	}
 	return -1
+}
+
+// TestRules_TimerAndTaskKindsAreThePersistedOnes: the rules name timers and
+// tasks by the kinds the engine persists, so a kind the rules set is the
+// kind the engine fires, polls and reports.
+func TestRules_TimerAndTaskKindsAreThePersistedOnes(t *testing.T) {
+	timers := map[decide.TimerKind]timerKind{decide.TimerBackoff: timerBackoff, decide.TimerWorkflow: timerWorkflow,
+		decide.TimerDrain: timerDrain, decide.TimerWait: timerWait}
+	for rule, persisted := range timers {
+		require.Equal(t, string(persisted), string(rule))
+	}
+	tasks := map[decide.TaskKind]TaskKind{decide.TaskActivity: TaskActivity, decide.TaskVerify: TaskVerify,
+		decide.TaskCompensation: TaskCompensation}
+	for rule, persisted := range tasks {
+		require.Equal(t, string(persisted), string(rule))
+	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -97,23 +97,19 @@ func (e *Engine) SignalRun(ctx context.Context, p SignalParams) (*SignalResult, 
 	if len(p.Payload) > 0 && !json.Valid(p.Payload) {
 		return nil, invalid(violation("payload", "payload.json", "payload must be valid JSON"))
 	}
-	return e.deliver(ctx, p, runstate.SignalUser, func(ch *change, acc AcceptedSignal) error {
-		if ch.state.Status.Terminal() {
-			return errIllegalTransition(move{runID: p.RunID, status: ch.state.Status, from: string(ch.state.Status), to: "signal",
-				signal: p.SignalName, why: "run " + p.RunID + " is " + string(ch.state.Status) + " and accepts no signals"})
-		}
-		ch.state.Signals = append(ch.state.Signals, runstate.PendingSignal{Name: acc.SignalName, ID: acc.SignalID, StorageKey: acc.SignalStorageKey})
-		if err := ch.consumeSignals(); err != nil {
-			return err
-		}
-		return ch.advance()
+	return (*signals)(e).deliver(ctx, p, runstate.SignalUser, func(ch *change, acc AcceptedSignal) error {
+		return refused(ch.rules().AcceptSignal(runstate.PendingSignal{Name: acc.SignalName, ID: acc.SignalID, StorageKey: acc.SignalStorageKey}))
 	})
 }
+
+// signals is the Engine as it delivers signals — a user's, or an operator's
+// control — each accepted exactly once.
+type signals Engine
 
 // deliver is the idempotent acceptance every signal (user or control) goes
 // through. Duplicates are recognised before any state check, so a retry is
 // answered with the original result even after the run has moved on.
-func (e *Engine) deliver(ctx context.Context, p SignalParams, kind runstate.SignalKind,
+func (e *signals) deliver(ctx context.Context, p SignalParams, kind runstate.SignalKind,
 	apply func(*change, AcceptedSignal) error) (*SignalResult, error) {
 	if _, err := e.runFor(ctx, p.TenantID, p.RunID); err != nil {
 		return nil, err
@@ -130,13 +126,13 @@ func (e *Engine) deliver(ctx context.Context, p SignalParams, kind runstate.Sign
 			return nil, errCapabilityUnavailable(p.RunID, "conditionalBatch",
 				"idempotent signal delivery needs a store with conditionalBatch; "+e.store.Capabilities().Backend+" has none")
 		}
-		if prior, err := e.priorAcceptance(ctx, p.RunID, name, id); prior != nil || err != nil {
+		if prior, err := priorAcceptance(ctx, e.store, p.RunID, name, id); prior != nil || err != nil {
 			return prior, err
 		}
 	}
 	var result AcceptedSignal
 	var rejected error
-	_, err := e.mutate(ctx, p.RunID, actorOf(p.Actor), func(ch *change) error {
+	_, err := (*Engine)(e).mutate(ctx, p.RunID, decide.ActorOf(p.Actor), func(ch *change) error {
 		rejected = nil // a decision made again decides afresh
 		if idempotent {
 			if _, err := ch.e.store.Get(ch.ctx, signalKey(p.RunID, name, id)); err == nil {
@@ -153,13 +149,13 @@ func (e *Engine) deliver(ctx context.Context, p SignalParams, kind runstate.Sign
 			}
 			ch.rollback(sp)
 			rejected = err
-			ch.rejectSignal(kind, name, id, err)
+			ch.rules().Rejected("", runstate.EventData{SignalKind: kind, SignalName: name, SignalID: id, Actor: ch.actor, Reason: err.Error()})
 		}
 		return nil
 	})
 	if idempotent && (errors.Is(err, errDuplicateSignal) || conflictOn(err, signalAcceptedKey(p.RunID, name, id)) ||
 		conflictOn(err, signalKey(p.RunID, name, id))) {
-		return e.priorAcceptance(ctx, p.RunID, name, id)
+		return priorAcceptance(ctx, e.store, p.RunID, name, id)
 	}
 	if err == nil && rejected != nil {
 		err = rejected
@@ -190,15 +186,15 @@ func isRejection(err error) bool {
 // The payload is read first: both records are written in one batch, so once
 // the payload is visible an accepted record that is missing is really
 // missing, not merely not yet read.
-func (e *Engine) priorAcceptance(ctx context.Context, runID, name, id string) (*SignalResult, error) {
-	_, err := e.store.Get(ctx, signalKey(runID, name, id))
+func priorAcceptance(ctx context.Context, st store.Store, runID, name, id string) (*SignalResult, error) {
+	_, err := st.Get(ctx, signalKey(runID, name, id))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	item, err := e.store.Get(ctx, signalAcceptedKey(runID, name, id))
+	item, err := st.Get(ctx, signalAcceptedKey(runID, name, id))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errSignalIndeterminate(runID, name, id)
 	}
@@ -234,57 +230,4 @@ func (c *recorder) recordAcceptance(kind runstate.SignalKind, acc AcceptedSignal
 	c.state.SignalCount++
 	c.emit(runstate.EvSignalAccepted, "", c.state.SignalCount, 0, runstate.EventData{SignalKind: kind, SignalName: acc.SignalName,
 		SignalID: acc.SignalID, SignalStorageKey: acc.SignalStorageKey, AcceptedAt: acc.AcceptedAt, Actor: c.actor, Compensate: compensate})
-}
-
-// rejectSignal logs a refused signal.
-func (c *recorder) rejectSignal(kind runstate.SignalKind, name, id string, err error) {
-	c.state.SignalCount++
-	c.emit(runstate.EvSignalRejected, "", c.state.SignalCount, 0, runstate.EventData{SignalKind: kind, SignalName: name, SignalID: id,
-		Actor: c.actor, Reason: err.Error()})
-}
-
-// openSignalWait makes a wait-for-signal step wait, consuming at once a
-// matching signal that was accepted earlier.
-func (c *change) openSignalWait(a *definition.Action, st *runstate.StepState) error {
-	if err := c.setStep(st, runstate.StepWaitingSignal); err != nil {
-		return err
-	}
-	st.WaitingSignal = a.WaitForSignal.SignalName
-	st.StartedAt = c.now
-	data := runstate.EventData{Status: string(runstate.StepWaitingSignal), SignalName: st.WaitingSignal}
-	if t := a.WaitForSignal.Timeout.D(); t > 0 {
-		data.Deadline = c.now.Add(t)
-		c.setTimer(timerRecord{RunID: c.run.RunID, Kind: timerWait, Ref: st.ActionID, Due: data.Deadline})
-	}
-	c.emit(runstate.EvStepWaiting, st.ActionID, st.LogicalAttempt, 0, data)
-	return c.consumeSignals()
-}
-
-// consumeSignals hands accepted signals, in acceptance order, to the steps
-// waiting for their names, in dispatch order.
-func (c *change) consumeSignals() error {
-	s := c.state
-	for _, a := range c.actionsInOrder() {
-		st := s.Step(a.ID)
-		if st.Status != runstate.StepWaitingSignal {
-			continue
-		}
-		for i, sig := range s.Signals {
-			if sig.Name != st.WaitingSignal {
-				continue
-			}
-			payload, err := c.read([]byte(sig.StorageKey))
-			if err != nil {
-				return err
-			}
-			s.Signals = append(s.Signals[:i:i], s.Signals[i+1:]...)
-			c.emit(runstate.EvSignalConsumed, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{SignalName: sig.Name, SignalID: sig.ID})
-			c.clearWaitTimer(a, st)
-			if err := c.succeedStep(st, payload, nil, "signal:"+sig.ID); err != nil {
-				return err
-			}
-			break
-		}
-	}
-	return nil
 }

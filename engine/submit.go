@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"errors"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -52,18 +54,21 @@ type SubmitResult struct {
 // submissions builds a run's record from a submission, persists it exactly
 // once per run request, and triggers the run. SubmitRun and StartRun are its
 // entry points.
-type submissions struct{ *Engine }
+type submissions Engine
+
+// engine answers the Engine whose submissions these are.
+func (e *submissions) engine() *Engine { return (*Engine)(e) }
 
 // SubmitRun validates a definition and persists the run PENDING before it
 // answers (docs/semantics.md#submission). With Start the run is then triggered; a crash between
 // the two commits is finished by recovery (Tick), because the submission
 // leaves a pending-trigger marker that only the trigger removes.
 func (e *Engine) SubmitRun(ctx context.Context, p SubmitParams) (*SubmitResult, error) {
-	return submissions{e}.submit(ctx, p)
+	return (*submissions)(e).submit(ctx, p)
 }
 
 // submit validates, persists and triggers a run: SubmitRun.
-func (e submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult, error) {
+func (e *submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult, error) {
 	rec, err := e.newRunRecord(p)
 	if err != nil {
 		return nil, err
@@ -78,7 +83,7 @@ func (e submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult,
 		return nil, err
 	}
 	if existing != "" {
-		snap, err := e.GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: existing})
+		snap, err := e.engine().GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: existing})
 		return &SubmitResult{Run: snap, Existing: true}, err
 	}
 	if p.Start {
@@ -86,12 +91,12 @@ func (e submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult,
 			return nil, err
 		}
 	}
-	snap, err := e.GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: rec.RunID})
+	snap, err := e.engine().GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: rec.RunID})
 	return &SubmitResult{Run: snap}, err
 }
 
 // newRunRecord validates the submission and builds the run's record.
-func (e submissions) newRunRecord(p SubmitParams) (*runRecord, error) {
+func (e *submissions) newRunRecord(p SubmitParams) (*runRecord, error) {
 	def := p.Definition.WithDefaults()
 	if err := def.Validate(); err != nil {
 		return nil, prefixViolations(err, "definition.")
@@ -108,23 +113,16 @@ func (e submissions) newRunRecord(p SubmitParams) (*runRecord, error) {
 		FormatVersion: recordVersion,
 		RunID:         newRunID(),
 		TenantID:      p.TenantID,
-		ProjectID:     orDefault(p.ProjectID),
-		EnvironmentID: orDefault(p.EnvironmentID),
+		ProjectID:     cmp.Or(p.ProjectID, "default"),
+		EnvironmentID: cmp.Or(p.EnvironmentID, "default"),
 		RunRequestID:  p.RunRequestID,
 		SubmittedBy:   p.SubmittedBy,
 		TriggerSource: p.TriggerSource,
 		Definition:    def,
 		Input:         p.Input,
 		PlanSHA256:    hex.EncodeToString(sum[:]),
-		CreatedAt:     e.now(),
+		CreatedAt:     e.engine().now(),
 	}, nil
-}
-
-func orDefault(s string) string {
-	if s == "" {
-		return "default"
-	}
-	return s
 }
 
 // prefixViolations answers an invalid definition as an invalid-argument
@@ -144,20 +142,16 @@ func prefixViolations(err error, prefix string) error {
 
 // persistSubmission writes the run PENDING in one batch. When RunRequestID
 // names a run already submitted, it writes nothing and answers that run's id.
-func (e submissions) persistSubmission(ctx context.Context, rec *runRecord, p SubmitParams) (string, error) {
-	state := &runstate.State{FormatVersion: runstate.CheckpointVersion, RunID: rec.RunID, Status: runstate.RunPending, CreatedAt: rec.CreatedAt}
-	for _, a := range rec.Definition.Actions {
-		state.Steps = append(state.Steps, &runstate.StepState{ActionID: a.ID, Status: runstate.StepPending, LogicalAttempt: 1})
-	}
+func (e *submissions) persistSubmission(ctx context.Context, rec *runRecord, p SubmitParams) (string, error) {
 	var rrKey []byte
 	if rec.RunRequestID != "" {
 		d := rec.Definition
 		rrKey = runRequestKey(rec.TenantID, rec.ProjectID, rec.EnvironmentID, d.PlanID, d.PlanVersion, rec.RunRequestID)
-		unlock := e.lockSubmission(rrKey) // single-owner stores without CAS check the key under it
+		unlock := e.locks.lockSubmission(rrKey) // single-owner stores without CAS check the key under it
 		defer unlock()
 	}
-	_, err := e.commitDecision(ctx, decision{
-		runID: rec.RunID, actor: actorOf(p.SubmittedBy), newRun: rec, initial: state,
+	_, err := e.engine().commitDecision(ctx, decision{
+		runID: rec.RunID, actor: decide.ActorOf(p.SubmittedBy), newRun: rec, initial: decide.InitialState(rec.RunID, &rec.Definition, rec.CreatedAt),
 		prepare: func(ctx context.Context, fresh bool) (string, bool, error) {
 			if !fresh {
 				return rec.RunID, false, nil
@@ -210,7 +204,7 @@ func (c *change) submit(p SubmitParams, rrKey []byte) {
 }
 
 // submitted reports whether the run's checkpoint exists (an ambiguous commit landed).
-func (e submissions) submitted(ctx context.Context, runID string) (bool, error) {
+func (e *submissions) submitted(ctx context.Context, runID string) (bool, error) {
 	_, err := e.store.Get(ctx, checkpointKey(runID))
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
@@ -220,7 +214,7 @@ func (e submissions) submitted(ctx context.Context, runID string) (bool, error) 
 
 // existingRun answers the run a run_request_id already names; the same id
 // with a different definition is a conflict, not a silent replay.
-func (e submissions) existingRun(ctx context.Context, rrKey []byte, rec *runRecord) (string, error) {
+func (e *submissions) existingRun(ctx context.Context, rrKey []byte, rec *runRecord) (string, error) {
 	item, err := e.store.Get(ctx, rrKey)
 	if err != nil {
 		return "", err
@@ -242,15 +236,7 @@ func (r *runRecord) context(triggeredBy string) *runstate.RunContext {
 		source = TriggerAPI // records written before trigger sources were kept
 	}
 	return &runstate.RunContext{TenantID: r.TenantID, ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID,
-		TriggeredBy: actorOf(triggeredBy), TriggerSource: source}
-}
-
-// actorOf names a principal in emitted_by, or "system".
-func actorOf(principal string) string {
-	if principal == "" {
-		return "system"
-	}
-	return principal
+		TriggeredBy: decide.ActorOf(triggeredBy), TriggerSource: source}
 }
 
 // StartParams names the run StartRun triggers and who asks.
@@ -263,75 +249,46 @@ type StartParams struct {
 
 // StartRun triggers a PENDING or APPROVED run.
 func (e *Engine) StartRun(ctx context.Context, p StartParams) (*runstate.Snapshot, error) {
-	return submissions{e}.start(ctx, p.TenantID, p.RunID, p.Actor)
+	return (*submissions)(e).start(ctx, p.TenantID, p.RunID, p.Actor)
 }
 
 // start triggers a submitted run: StartRun.
-func (e submissions) start(ctx context.Context, tenantID, runID, actor string) (*runstate.Snapshot, error) {
+func (e *submissions) start(ctx context.Context, tenantID, runID, actor string) (*runstate.Snapshot, error) {
 	if _, err := e.runFor(ctx, tenantID, runID); err != nil {
 		return nil, err
 	}
-	if _, err := e.mutate(ctx, runID, actorOf(actor), startDecision(runID)); err != nil {
+	if _, err := e.engine().mutate(ctx, runID, decide.ActorOf(actor), triggerDecision((*decide.Decision).Start)); err != nil {
 		return nil, err
 	}
-	return e.GetRun(ctx, GetRunParams{TenantID: tenantID, RunID: runID})
-}
-
-// startDecision is the decision StartRun makes: a trigger, refused as an
-// illegal transition on a run that has ended
-// (docs/semantics.md#legal-run-transitions).
-func startDecision(runID string) func(*change) error {
-	trigger := triggerDecision(runID)
-	return func(ch *change) error {
-		if s := ch.state.Status; s.Terminal() {
-			return errIllegalTransition(runMove(runID, s, runstate.RunQueued))
-		}
-		return trigger(ch)
-	}
+	return e.engine().GetRun(ctx, GetRunParams{TenantID: tenantID, RunID: runID})
 }
 
 // trigger moves a run QUEUED and then RUNNING, scheduling its first steps,
 // and removes the pending-trigger marker in the same batch.
-func (e submissions) trigger(ctx context.Context, runID, actor string) error {
-	_, err := e.mutate(ctx, runID, actorOf(actor), triggerDecision(runID))
+func (e *submissions) trigger(ctx context.Context, runID, actor string) error {
+	_, err := e.engine().mutate(ctx, runID, decide.ActorOf(actor), triggerDecision((*decide.Decision).Trigger))
 	return err
 }
 
-// triggerDecision is the decision a trigger makes.
-func triggerDecision(runID string) func(*change) error {
+// triggerDecision is the decision a trigger makes (decide.Trigger, or
+// StartRun's decide.Start), removing the run's pending-trigger marker in
+// the same batch.
+func triggerDecision(trigger func(*decide.Decision) error) func(*change) error {
 	return func(ch *change) error {
-		s := ch.state
-		switch s.Status {
-		case runstate.RunPending:
-			if ch.run.Definition.RequiresApproval {
-				return errIllegalTransition(move{runID: runID, status: s.Status, from: "PENDING", to: "QUEUED",
-					why: "run " + runID + " requires approval before it starts"})
-			}
-		case runstate.RunApproved:
-		default:
-			// Already triggered — by this submission's recovery, another engine,
-			// or an earlier StartRun: starting twice is not an error.
-			ch.del(pendingTriggerKey(runID))
-			return nil
-		}
-		ch.del(pendingTriggerKey(runID))
-		if err := ch.transition(runstate.RunQueued); err != nil {
-			return err
-		}
-		ch.emit(runstate.EvRunQueued, "", 1, 0, runstate.EventData{Status: string(runstate.RunQueued)})
-		return ch.admit()
+		ch.del(pendingTriggerKey(ch.run.RunID))
+		return refused(trigger(ch.rules()))
 	}
 }
 
 // recoverTriggers finishes triggers a crash interrupted.
-func (e background) recoverTriggers(ctx context.Context) error {
+func (e *background) recoverTriggers(ctx context.Context) error {
 	res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: store.KeyPrefix("pt"), Limit: 100})
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, it := range res.Items {
-		errs = append(errs, e.drive(ctx, string(it.Value), triggerDecision(string(it.Value))))
+		errs = append(errs, e.drive(ctx, string(it.Value), triggerDecision((*decide.Decision).Trigger)))
 	}
 	return errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -34,9 +36,7 @@ type PollParams struct {
 
 // withDefaults answers p with the default queue and at least one task.
 func (p PollParams) withDefaults() PollParams {
-	if p.Queue == "" {
-		p.Queue = definition.DefaultQueue
-	}
+	p.Queue = cmp.Or(p.Queue, definition.DefaultQueue)
 	p.MaxTasks = max(p.MaxTasks, 1)
 	return p
 }
@@ -69,7 +69,10 @@ type Task struct {
 // gone, and taking a worker's report of a task with the eager dispatch of
 // its next ones. The Engine's exported task calls (PollTasks, CompleteTask,
 // FailTask, ReportVerification) are its entry points.
-type workers struct{ *Engine }
+type workers Engine
+
+// engine answers the Engine whose protocol this is.
+func (e *workers) engine() *Engine { return (*Engine)(e) }
 
 // PollTasks claims up to MaxTasks ready tasks of the worker's activities,
 // waiting up to Wait for one. A claim persists the step RUNNING with its
@@ -78,19 +81,19 @@ type workers struct{ *Engine }
 // claim the task for it in the decision's own commit and hand it over
 // (dispatch.go); polls that began earlier are served first.
 func (e *Engine) PollTasks(ctx context.Context, p PollParams) ([]*Task, error) {
-	return workers{e}.poll(ctx, p)
+	return (*workers)(e).poll(ctx, p)
 }
 
 // poll claims ready tasks for a worker: PollTasks.
-func (e workers) poll(ctx context.Context, p PollParams) ([]*Task, error) {
+func (e *workers) poll(ctx context.Context, p PollParams) ([]*Task, error) {
 	p = p.withDefaults()
 	slot := e.slotFor(ctx, p)
 	return e.dispatch.Poll(ctx, slot, p.Wait, func() ([]*Task, error) { return e.claimReady(ctx, p, slot) })
 }
 
 // slotFor answers the dispatch slot of a poll that begins now.
-func (e workers) slotFor(ctx context.Context, p PollParams) *dispatch.Slot[*Task] {
-	return e.dispatch.SlotFor(ctx, queueID(p.TenantID, p.Queue), p.WorkerID, p.taskNames(), p.MaxTasks)
+func (e *workers) slotFor(ctx context.Context, p PollParams) *dispatch.Slot[*Task] {
+	return e.dispatch.SlotFor(ctx, dispatch.QueueKey(p.TenantID, p.Queue), p.WorkerID, p.taskNames(), p.MaxTasks)
 }
 
 // taskNames answers the kinds and names of task the poll asks for, as
@@ -128,9 +131,9 @@ func verifyKey(activity string) string { return "v:" + activity }
 
 // claimReady claims tasks that are ready now, as many as the poll's slot
 // has room for.
-func (e workers) claimReady(ctx context.Context, p PollParams, slot *dispatch.Slot[*Task]) ([]*Task, error) {
+func (e *workers) claimReady(ctx context.Context, p PollParams, slot *dispatch.Slot[*Task]) ([]*Task, error) {
 	hints := e.dispatch.Hints()
-	prefix, end := readyTaskRange(p.TenantID, p.Queue, e.now())
+	prefix, end := readyTaskRange(p.TenantID, p.Queue, e.engine().now())
 	start, gen := hints.Start(prefix, prefix)
 	if bytes.Compare(start, end) >= 0 {
 		// A concurrent poll that read the clock later has already found
@@ -159,7 +162,7 @@ func (e workers) claimReady(ctx context.Context, p PollParams, slot *dispatch.Sl
 			}
 		}
 		for len(ids) > 0 {
-			n := e.dispatch.Hold(slot, min(len(ids), e.parallelClaims()))
+			n := e.dispatch.Hold(slot, min(len(ids), maxParallelClaims))
 			if n == 0 {
 				return out, nil // the rest of the poll's room went to hand-offs
 			}
@@ -182,13 +185,10 @@ func (e workers) claimReady(ctx context.Context, p PollParams, slot *dispatch.Sl
 // maxParallelClaims bounds the claims one poll makes at once.
 const maxParallelClaims = 16
 
-// parallelClaims answers how many claims one poll makes at once.
-func (e workers) parallelClaims() int { return maxParallelClaims }
-
 // claimEach claims the tasks of ids concurrently, so that their commits can
 // share a store transaction (group commit) instead of queueing one behind
 // another, and answers those it claimed in the order of ids.
-func (e workers) claimEach(ctx context.Context, ids []string, p PollParams, names map[string]bool) ([]*Task, error) {
+func (e *workers) claimEach(ctx context.Context, ids []string, p PollParams, names map[string]bool) ([]*Task, error) {
 	tasks := make([]*Task, len(ids))
 	errs := make([]error, len(ids))
 	if len(ids) == 1 {
@@ -227,7 +227,7 @@ func (e *records) loadTask(ctx context.Context, taskID string) (*taskRecord, uin
 var errSkipTask = errors.New("task not claimable now")
 
 // claim hands one task to the worker, or answers nil when it cannot.
-func (e workers) claim(ctx context.Context, taskID string, p PollParams, names map[string]bool) (*Task, error) {
+func (e *workers) claim(ctx context.Context, taskID string, p PollParams, names map[string]bool) (*Task, error) {
 	t, version, err := e.loadTask(ctx, taskID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
@@ -243,7 +243,7 @@ func (e workers) claim(ctx context.Context, taskID string, p PollParams, names m
 	}
 	defer e.dispatch.Claiming.End(taskID)
 	var task *Task
-	_, err = e.mutate(ctx, t.RunID, workerActor(p.WorkerID), func(ch *change) error {
+	_, err = e.engine().mutate(ctx, t.RunID, decide.WorkerActor(p.WorkerID), func(ch *change) error {
 		ch.require(store.IfVersion(taskKey(taskID), version))
 		var cerr error
 		task, cerr = ch.claimTask(t.fresh(), p.WorkerID, names[verifyKey(t.Activity)])
@@ -259,16 +259,15 @@ func (e workers) claim(ctx context.Context, taskID string, p PollParams, names m
 // claimTask is the decision of a claim.
 func (c *change) claimTask(t *taskRecord, workerID string, verifiable bool) (*Task, error) {
 	s := c.state
-	st := s.Step(t.ActionID)
-	current := st != nil && (st.TaskID == t.TaskID || st.CompTaskID == t.TaskID)
-	if s.Status.Terminal() || !current {
+	st := decide.StepOfTask(s, t.ActionID, t.TaskID)
+	if s.Status.Terminal() || st == nil {
 		c.retireTask(t.TaskID, t.readyKey())
 		return nil, nil
 	}
 	if s.Status == runstate.RunPaused {
 		return nil, errSkipTask // none newly started while paused (docs/semantics.md#pause-drain)
 	}
-	t.State, t.Token, t.WorkerID = taskClaimed, t.TaskID+"#"+randomToken(), workerID
+	t.State, t.Token, t.WorkerID = taskClaimed, t.TaskID+"#"+decide.RandomToken(), workerID
 	t.ClaimedAt, t.HeartbeatAt = c.now, c.now
 	t.Deadline = c.now.Add(t.Timeout.D())
 	c.del([]byte(t.readyKey()))
@@ -278,46 +277,14 @@ func (c *change) claimTask(t *taskRecord, workerID string, verifiable bool) (*Ta
 		c.setTimer(timerRecord{RunID: t.RunID, Kind: timerHeartbeat, Ref: t.TaskID, Due: t.HeartbeatDue, Token: t.Token})
 	}
 	c.put(taskKey(t.TaskID), t)
-	switch t.Kind {
-	case TaskActivity:
-		st.ReadyKey = ""
-		if err := c.startAttempt(st, workerID); err != nil {
-			return nil, err
-		}
-		if verifiable {
-			// Dispatched: until the worker reports, a side effect may exist.
-			st.Reconcile = true
-			c.recordRecon(c.run.action(t.ActionID), st, reconIndeterminate, nil, nil, "", "")
-		}
-	case TaskVerify:
-		st.ReadyKey = ""
-	default:
-		st.CompReadyKey = ""
+	if err := c.rules().Claimed(decide.TaskKind(t.Kind), c.run.action(t.ActionID), st, workerID, verifiable); err != nil {
+		return nil, err
 	}
-	c.dirty = true
 	return c.taskFor(t, st), nil
 }
 
-// startAttempt persists the step RUNNING with started_at; the logical
-// attempt's first claim emits StepStarted. A step already RUNNING (a later
-// engine attempt, or a claim given back undelivered) emits nothing again.
-func (c *change) startAttempt(st *runstate.StepState, workerID string) error {
-	st.StartedAt = c.now
-	if st.Status != runstate.StepScheduled {
-		return nil
-	}
-	if err := c.setStep(st, runstate.StepRunning); err != nil {
-		return err
-	}
-	if st.EngineAttempt == 1 {
-		c.emitBy(workerActor(workerID), runstate.EvStepStarted, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
-			Status: string(runstate.StepRunning), WorkerID: workerID, StartedAt: c.now})
-	}
-	return nil
-}
-
 // taskFor builds what the worker receives.
-func (c *recorder) taskFor(t *taskRecord, st *runstate.StepState) *Task {
+func (c *change) taskFor(t *taskRecord, st *runstate.StepState) *Task {
 	a := c.run.action(t.ActionID)
 	task := &Task{
 		Token: t.Token, Kind: t.Kind, TaskID: t.TaskID, RunID: t.RunID, TenantID: t.TenantID,
@@ -330,37 +297,17 @@ func (c *recorder) taskFor(t *taskRecord, st *runstate.StepState) *Task {
 	}
 	if t.Kind == TaskCompensation {
 		task.Input = a.Compensation.Input
-		task.IdempotencyKey = compensationKey(t.RunID, t.ActionID)
+		task.IdempotencyKey = decide.CompensationKey(t.RunID, t.ActionID)
 		task.UpstreamOutputs = map[string]json.RawMessage{t.ActionID: st.Output}
 		return task
 	}
-	task.UpstreamOutputs = c.upstreamOutputs(a)
+	task.UpstreamOutputs = c.rules().UpstreamOutputs(a)
 	if t.Kind == TaskVerify {
 		if rec := c.reconRecordOf(a, st); rec != nil {
 			task.ReconciliationKey = rec.IdempotencyKey
 		}
 	}
 	return task
-}
-
-// upstreamOutputs answers the outputs of the action's predecessors: its
-// dependencies, or the previous action of a sequence.
-func (c *runView) upstreamOutputs(a *definition.Action) map[string]json.RawMessage {
-	deps := a.DependsOn
-	if c.sequential() {
-		for _, b := range c.actionsInOrder() {
-			if b.Order == a.Order-1 {
-				deps = []string{b.ID}
-			}
-		}
-	}
-	out := map[string]json.RawMessage{}
-	for _, d := range deps {
-		if st := c.state.Step(d); st != nil && len(st.Output) > 0 {
-			out[d] = st.Output
-		}
-	}
-	return out
 }
 
 // retireTask ends a task nobody may run or report any more: its queue entry

@@ -6,16 +6,15 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/weft-dev/weft/engine/definition"
-	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/store"
 )
 
 // fireDueTimers applies every timer due now. A timer is deleted in the same
 // batch that applies it, on condition that it is still there, so two engines
 // never apply one timer twice.
-func (e background) fireDueTimers(ctx context.Context) error {
-	start, end := timerRange(e.now())
+func (e *background) fireDueTimers(ctx context.Context) error {
+	start, end := timerRange(e.engine().now())
 	var errs []error
 	for {
 		res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: 256})
@@ -35,7 +34,7 @@ func (e background) fireDueTimers(ctx context.Context) error {
 }
 
 // fire applies one timer.
-func (e background) fire(ctx context.Context, key, value []byte) error {
+func (e *background) fire(ctx context.Context, key, value []byte) error {
 	var t timerRecord
 	if err := json.Unmarshal(value, &t); err != nil {
 		e.log.Error("undecodable timer deleted", slog.String("key", string(key)))
@@ -71,37 +70,19 @@ func (e background) fire(ctx context.Context, key, value []byte) error {
 // dueTimer is the decision a due timer makes, on the change that records it.
 type dueTimer struct{ *change }
 
-// apply is the decision a due timer makes.
+// apply is the decision a due timer makes: a claim's attempt or heartbeat
+// timeout here, any other timer as the rules decide (decide.TimerDue).
 func (c dueTimer) apply(t timerRecord, task *taskRecord) error {
-	s := c.state
-	if s.Status.Terminal() {
+	if c.state.Status.Terminal() {
 		return nil
 	}
 	switch t.Kind {
 	case timerAttempt:
-		if err := c.attemptTimedOut(task, t.Token, "attempt exceeded its timeout_ms"); err != nil {
-			return err
-		}
+		return c.attemptTimedOut(task, t.Token, "attempt exceeded its timeout_ms")
 	case timerHeartbeat:
-		if err := c.heartbeatDue(task, t.Token); err != nil {
-			return err
-		}
-	case timerBackoff:
-		if err := c.backoffDue(t.Ref); err != nil {
-			return err
-		}
-	case timerWorkflow:
-		if err := c.workflowTimedOut(); err != nil {
-			return err
-		}
-	case timerDrain:
-		c.drainTimedOut()
-	case timerWait:
-		if err := c.waitTimedOut(t.Ref); err != nil {
-			return err
-		}
+		return c.heartbeatDue(task, t.Token)
 	}
-	return nil
+	return c.rules().TimerDue(decide.Timer{Kind: decide.TimerKind(t.Kind), Ref: t.Ref, Due: t.Due})
 }
 
 // attemptTimedOut fails a claimed attempt with the timeout class.
@@ -109,9 +90,8 @@ func (c dueTimer) attemptTimedOut(task *taskRecord, token, message string) error
 	if task == nil || task.State != taskClaimed || task.Token != token {
 		return nil
 	}
-	st := c.state.Step(task.ActionID)
-	a := c.run.action(task.ActionID)
-	if st == nil || (st.TaskID != task.TaskID && st.CompTaskID != task.TaskID) {
+	st := decide.StepOfTask(c.state, task.ActionID, task.TaskID)
+	if st == nil {
 		return nil
 	}
 	task.State = taskLost
@@ -120,17 +100,7 @@ func (c dueTimer) attemptTimedOut(task *taskRecord, token, message string) error
 		c.clearTimer(task.HeartbeatDue, timerHeartbeat, task.TaskID)
 	}
 	c.clearTimer(task.Deadline, timerAttempt, task.TaskID)
-	stepErr := &runstate.StepError{Class: definition.ErrorTimeout, Message: message}
-	switch {
-	case task.Kind == TaskCompensation:
-		return c.finishCompensationAttempt(a, st, false, stepErr)
-	case task.Kind == TaskVerify:
-		st.TaskID, st.Verifying = "", false
-		return c.failReconciled(a, st, definition.ErrorReconciliationIndeterminate, "verifier unavailable: the verify task timed out")
-	case st.Reconcile:
-		c.recordRecon(a, st, reconTimedOut, nil, stepErr, "", "")
-	}
-	return c.failAttempt(a, st, attemptResult{outcome: runstate.AttemptTimedOut, err: stepErr, workerID: task.WorkerID})
+	return c.rules().AttemptTimedOut(decide.TaskKind(task.Kind), c.run.action(task.ActionID), st, task.WorkerID, message)
 }
 
 // heartbeatDue times the attempt out, unless a heartbeat came in time, in
@@ -150,42 +120,13 @@ func (c dueTimer) heartbeatDue(task *taskRecord, token string) error {
 	return c.attemptTimedOut(task, token, "no heartbeat within heartbeat_timeout_ms")
 }
 
-// backoffDue schedules the next attempt whose backoff has passed.
-func (c dueTimer) backoffDue(ref string) error {
-	if len(ref) > 5 && ref[:5] == "comp:" {
-		id := ref[5:]
-		st, a := c.state.Step(id), c.run.action(id)
-		if st != nil && c.state.Status == runstate.RunCompensating && st.CompStatus == runstate.CompRunning && st.CompTaskID == "" {
-			c.scheduleCompensation(a, st, c.now)
-		}
-		return nil
-	}
-	return c.advance()
-}
-
-// workflowTimedOut fails the run: the workflow timeout caps everything,
-// BLOCKED time included (docs/semantics.md#timeouts). Work in flight is retired; the
-// failure policy compensates succeeded steps with hooks.
-func (c dueTimer) workflowTimedOut() error {
-	s := c.state
-	if s.Status == runstate.RunCompensating || s.Status == runstate.RunPending || s.Status == runstate.RunApproved {
-		return nil
-	}
-	if err := c.cancelOpenSteps("workflow timeout"); err != nil {
-		return err
-	}
-	s.Failing, s.HeldOn = "", ""
-	runErr := &runstate.RunError{WorkflowTimeout: true, Error: &runstate.StepError{Class: definition.ErrorTimeout, Message: "workflow timeout"}}
-	return c.compensateOrFail(runErr)
-}
-
 // expireSignals removes the accepted-response records whose retention has
 // passed, with their payloads — but only where that is safe (the cleanup rule of
 // docs/semantics.md#persisted-format): a signal the run has not consumed yet keeps its payload and
 // record until the run consumes it or ends. Each removal is a change to the
 // run, so it is fenced like every other write to it.
-func (e background) expireSignals(ctx context.Context) error {
-	start, end := signalExpiryRange(e.now())
+func (e *background) expireSignals(ctx context.Context) error {
+	start, end := signalExpiryRange(e.engine().now())
 	res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: 256})
 	if err != nil {
 		return err
@@ -202,7 +143,7 @@ func (e background) expireSignals(ctx context.Context) error {
 }
 
 // expireSignal removes one expired signal's records, when safe.
-func (e background) expireSignal(ctx context.Context, indexKey []byte, runID, name, id string) error {
+func (e *background) expireSignal(ctx context.Context, indexKey []byte, runID, name, id string) error {
 	err := e.drive(ctx, runID, func(ch *change) error {
 		ch.require(store.IfPresent(indexKey))
 		ch.del(indexKey)
@@ -224,5 +165,13 @@ func (e background) expireSignal(ctx context.Context, indexKey []byte, runID, na
 	case CodeOf(err) == CodeNotFound:
 		return e.deleteOrphan(ctx, indexKey) // the run is gone
 	}
+	return err
+}
+
+// deleteOrphan deletes a key that belongs to no run the engine can read (an
+// undecodable timer, the index entry of a run that is gone): the one write
+// made outside commitDecision, since there is no run to decide about.
+func (e *background) deleteOrphan(ctx context.Context, key []byte) error {
+	_, err := commitChecked(ctx, e.store, &store.Batch{Ops: []store.Op{store.Delete(key)}})
 	return err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/internal/redistest"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 	"github.com/weft-dev/weft/wake/rediswake"
@@ -236,7 +237,7 @@ func handOff(b *testing.B, a, poller *Engine) time.Duration {
 			Activities: []string{"act-bench"}, Wait: 5 * time.Second})
 		polled <- time.Now()
 	}()
-	for !hasWaiter(poller, queueID(tenant, definition.DefaultQueue)) {
+	for !hasWaiter(poller, dispatch.QueueKey(tenant, definition.DefaultQueue)) {
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(20 * time.Millisecond) // past the poll's first scan

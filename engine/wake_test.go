@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -86,7 +87,7 @@ func startLongPoll(t *testing.T, e *Engine, activity string, wait time.Duration)
 			Activities: []string{activity}, Wait: wait})
 		out <- pollResult{tasks, err, time.Since(began)}
 	}()
-	require.Eventually(t, func() bool { return hasWaiter(e, queueID(tenant, definition.DefaultQueue)) }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return hasWaiter(e, dispatch.QueueKey(tenant, definition.DefaultQueue)) }, 10*time.Second, time.Millisecond)
 	time.Sleep(100 * time.Millisecond) // past the poll's first scan of the empty queue
 	return out
 }
@@ -162,8 +163,8 @@ func TestWake_ACommitPublishesTheKeysItWokeAndANoOpNothing(t *testing.T) {
 	rec := &loopback{}
 	a, _ := twoEngines(t, memstore.New(memstore.Config{}), rec)
 	runID := submitOn(t, a, "act-a", true)
-	require.Contains(t, rec.keys(), queueID(tenant, definition.DefaultQueue), "the queue that gained a task")
-	require.Contains(t, rec.keys(), runWatchKey(runID), "the run whose log grew")
+	require.Contains(t, rec.keys(), dispatch.QueueKey(tenant, definition.DefaultQueue), "the queue that gained a task")
+	require.Contains(t, rec.keys(), dispatch.RunKey(runID), "the run whose log grew")
 
 	before := len(rec.keys())
 	_, err := a.StartRun(context.Background(), StartParams{TenantID: tenant, RunID: runID, Actor: "alice"})

@@ -29,6 +29,8 @@ var rules = []rule{
 	// sees the transport, tests included.
 	{pkg: "engine/definition", deny: list(engineRoot, "engine/runstate", "store/...", "lease/...", "wake/...", "export/...", "server/...", "gen/...")},
 	{pkg: "engine/internal/dispatch", allow: list(std), deny: list("server/...")},
+	{pkg: "engine/internal/decide", allow: list(std, "engine/definition", "engine/runstate"), deny: list("server/...")},
+	{pkg: "engine/internal/budget", allow: list(std, "engine/runstate"), deny: list("server/...")},
 	{pkg: "engine/runstate", deny: list(engineRoot, "store/...", "lease/...", "wake/...", "export/...", "server/...", "gen/...")},
 	{pkg: "engine/eventpb", allow: list(std, "engine/definition", "engine/runstate", "gen/...", "buf.build/...", "google.golang.org/protobuf/..."),
 		deny: list("server/...")},

@@ -1,0 +1,108 @@
+package decide
+
+import (
+	"time"
+
+	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
+)
+
+// compensateOrFail starts compensation when a succeeded step has a hook,
+// else fails the run.
+func (c *core) compensateOrFail(runErr *runstate.RunError) error {
+	order := compensationOrder(&c.run, c.state)
+	if len(order) == 0 {
+		return c.failRun(runErr, "")
+	}
+	c.state.Error = runErr
+	return c.startCompensation(order, runstate.EventData{FailedActionID: runErr.ActionID, RunError: runErr})
+}
+
+// compensationOrder is the succeeded steps with a hook, in reverse completion
+// order (docs/semantics.md#compensation).
+func compensationOrder(run *Run, s *runstate.State) []string {
+	var order []string
+	for i := len(s.CompletionOrder) - 1; i >= 0; i-- {
+		id := s.CompletionOrder[i]
+		if run.action(id).Compensation != nil && s.Step(id).Status == runstate.StepSucceeded {
+			order = append(order, id)
+		}
+	}
+	return order
+}
+
+// startCompensation moves the run to COMPENSATING and starts the first hook of
+// order; data says why (a failed action, or a cancel that asked for it).
+func (c *core) startCompensation(order []string, data runstate.EventData) error {
+	s := c.state
+	s.Compensation = &runstate.CompensationState{Order: order, ForCancel: data.CancelRequested}
+	if err := c.rec.MoveRun(runstate.RunCompensating); err != nil {
+		return err
+	}
+	for _, id := range order {
+		s.Step(id).CompStatus = runstate.CompPending
+	}
+	data.Status, data.CompensationOrder = string(runstate.RunCompensating), order
+	c.rec.Emit(runstate.EvRunCompensating, "", 1, 0, data)
+	return c.nextCompensation()
+}
+
+// nextCompensation starts the next hook in reverse completion order, or ends
+// the run with the rollback's outcome when every hook has run: CANCELLED when
+// a cancel asked for it, FAILED otherwise.
+func (c *core) nextCompensation() error {
+	comp := c.state.Compensation
+	if comp.Next >= len(comp.Order) {
+		comp.Outcome = runstate.CompensationRolledBack
+		for _, id := range comp.Order {
+			if c.state.Step(id).CompStatus != runstate.CompSucceeded {
+				comp.Outcome = runstate.CompensationPartial
+			}
+		}
+		if comp.ForCancel {
+			return c.cancelRun(comp.Outcome)
+		}
+		return c.failRun(c.state.Error, comp.Outcome)
+	}
+	id := comp.Order[comp.Next]
+	st, a := c.state.Step(id), c.run.action(id)
+	st.CompStatus = runstate.CompRunning
+	if st.CompAttempt == 0 {
+		c.rec.Emit(runstate.EvCompensationStarted, id, st.LogicalAttempt, 0, runstate.EventData{
+			Operation: a.Compensation.Operation, OperationKey: CompensationKey(c.run.ID, id)})
+	}
+	c.scheduleCompensation(a, st, c.now)
+	return nil
+}
+
+// scheduleCompensation persists the hook's next attempt as a task.
+func (c *core) scheduleCompensation(a *definition.Action, st *runstate.StepState, notBefore time.Time) {
+	st.CompAttempt++
+	st.CompTaskID, st.CompReadyKey = c.rec.NewTask(TaskCompensation, a, st, notBefore)
+	c.rec.Changed()
+}
+
+// FinishCompensation applies a hook attempt's outcome: retry under the
+// hook's policy, or record it and move on (best effort: a failed hook never
+// stops the others).
+func (d *Decision) FinishCompensation(a *definition.Action, st *runstate.StepState, ok bool, stepErr *runstate.StepError) error {
+	st.CompTaskID = ""
+	if ok {
+		st.CompStatus = runstate.CompSucceeded
+		st.CompError = nil
+		d.rec.Emit(runstate.EvCompensationSucceeded, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{CompletedAt: d.now})
+	} else {
+		stepErr.Class = definition.NormalizeClass(stepErr.Class)
+		if a.Compensation.Retry.ShouldRetry(st.CompAttempt, stepErr.Class) {
+			due := d.now.Add(a.Compensation.Retry.Backoff(st.CompAttempt))
+			d.rec.SetTimer(Timer{Kind: TimerBackoff, Ref: compensationRef + st.ActionID, Due: due})
+			d.rec.Changed()
+			return nil
+		}
+		st.CompStatus = runstate.CompFailed
+		st.CompError = stepErr
+		d.rec.Emit(runstate.EvCompensationFailed, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Error: stepErr, CompletedAt: d.now})
+	}
+	d.state.Compensation.Next++
+	return d.core().nextCompensation()
+}

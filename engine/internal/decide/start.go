@@ -1,0 +1,80 @@
+package decide
+
+import (
+	"time"
+
+	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runstate"
+)
+
+// Admission is what a run does at a concurrency limit: its backpressure
+// mode, and how far DELAY pushes its activities (docs/semantics.md#backpressure).
+type Admission struct {
+	Mode  definition.BackpressureMode
+	Delay time.Duration
+}
+
+// InitialState is a submitted run's state: PENDING, every step PENDING at
+// its first logical attempt (docs/semantics.md#submission).
+func InitialState(runID string, def *definition.Definition, createdAt time.Time) *runstate.State {
+	s := &runstate.State{FormatVersion: runstate.CheckpointVersion, RunID: runID, Status: runstate.RunPending, CreatedAt: createdAt}
+	for _, a := range def.Actions {
+		s.Steps = append(s.Steps, &runstate.StepState{ActionID: a.ID, Status: runstate.StepPending, LogicalAttempt: 1})
+	}
+	return s
+}
+
+// Start is a request to start the run: a trigger, refused on a run that has
+// ended (docs/semantics.md#legal-run-transitions).
+func (d *Decision) Start() error {
+	if s := d.state.Status; s.Terminal() {
+		return illegal(RunMove(d.run.ID, s, runstate.RunQueued))
+	}
+	return d.Trigger()
+}
+
+// Trigger moves a PENDING run (refused when it still requires approval) or
+// an APPROVED one QUEUED, and admits it. A run already triggered — by a
+// submission's recovery, another engine, or an earlier start — is left as
+// it is: starting twice is not an error.
+func (d *Decision) Trigger() error {
+	s := d.state
+	switch s.Status {
+	case runstate.RunPending:
+		if d.run.Definition.RequiresApproval {
+			return illegal(Move{RunID: d.run.ID, Status: s.Status, From: "PENDING", To: "QUEUED",
+				Why: "run " + d.run.ID + " requires approval before it starts"})
+		}
+	case runstate.RunApproved:
+	default:
+		return nil
+	}
+	if err := d.rec.MoveRun(runstate.RunQueued); err != nil {
+		return err
+	}
+	d.rec.Emit(runstate.EvRunQueued, "", 1, 0, runstate.EventData{Status: string(runstate.RunQueued)})
+	return d.Admit()
+}
+
+// Admit starts a QUEUED run when a slot of each of its limits is free;
+// otherwise, under DELAY, it starts with its activities pushed into the
+// future, and under any other mode it stays QUEUED, in the run queue
+// (docs/semantics.md#backpressure).
+func (d *Decision) Admit() error {
+	claimed, err := d.rec.ClaimSlots()
+	switch {
+	case err != nil:
+		return err
+	case claimed:
+	case d.run.Admission.Mode == definition.BackpressureDelay:
+		d.state.DelayUntil = d.now.Add(d.run.Admission.Delay)
+	default:
+		if d.state.QueuedAt.IsZero() {
+			d.state.QueuedAt = d.now
+			d.rec.Enqueue()
+			d.rec.Changed()
+		}
+		return nil
+	}
+	return d.core().startRun()
+}

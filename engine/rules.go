@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/store"
+)
+
+// change is one decision about one run: its recorder, and the rules
+// (rules) that decide over it. commitDecision makes it, commits it and
+// settles its effects.
+type change struct {
+	recorder
+	// eager is the slot of the worker whose report the decision applies,
+	// when it asked for its next tasks (eager dispatch): served before any
+	// waiting poll.
+	eager *dispatch.Slot[*Task]
+	// decision is the rules applied to the run (rules), made on first use
+	// (ruled).
+	decision decide.Decision
+	ruled    bool
+}
+
+// newChange answers a decision about run, starting from state.
+func newChange(e *Engine, ctx context.Context, run *runRecord, state *runstate.State, now time.Time, actor string) *change {
+	return &change{recorder: recorder{run: run, state: state, e: e, ctx: ctx, now: now, actor: actor}}
+}
+
+// rules answers the decision rules (package decide) over this change: what
+// the run does next, recorded through the change's recorder.
+func (c *change) rules() *decide.Decision {
+	if !c.ruled {
+		run := decide.Run{ID: c.run.RunID, Definition: &c.run.Definition, PlanSHA256: c.run.PlanSHA256,
+			Admission: decide.Admission{Mode: c.backpressure(), Delay: c.e.cfg.Delay}}
+		c.decision, c.ruled = decide.New(run, c.state, c.now, ruleRecorder{&c.recorder}), true
+	}
+	return &c.decision
+}
+
+// transition changes the run's status through the one transition table; an
+// illegal transition fails the whole decision, so it is never applied.
+func (c *recorder) transition(to runstate.RunStatus) error {
+	from := c.state.Status
+	if from == to {
+		return nil
+	}
+	if !runstate.RunTransitionAllowedFor(c.state, to) {
+		return broken(errIllegalTransition(decide.RunMove(c.run.RunID, from, to)))
+	}
+	if from == runstate.RunQueued && !c.state.QueuedAt.IsZero() {
+		c.del(queuedKey(c.state.QueuedAt, c.run.RunID))
+		c.state.QueuedAt = time.Time{}
+	}
+	if to.Terminal() {
+		c.releaseSlots()
+	}
+	c.del(runStatusKey(c.run.TenantID, from, c.run.RunID))
+	c.ops = append(c.ops, store.Put(runStatusKey(c.run.TenantID, to, c.run.RunID), nil))
+	c.state.Status = to
+	c.state.Substatus = ""
+	c.state.Message = ""
+	c.dirty = true
+	return nil
+}
+
+// setStep changes a step's status through the step transition table.
+func (c *recorder) setStep(st *runstate.StepState, to runstate.StepStatus) error {
+	if st.Status == to {
+		return nil
+	}
+	if !runstate.StepTransitionAllowed(st.Status, to) {
+		return broken(errIllegalTransition(decide.StepMove(c.run.RunID, st.ActionID, st.Status, to)))
+	}
+	st.Status = to
+	c.dirty = true
+	return nil
+}
+
+// newTask writes a ready task and its queue entry.
+func (c *recorder) newTask(a *definition.Action, st *runstate.StepState, kind TaskKind, activity, queue string, timeout definition.Duration, notBefore time.Time) *taskRecord {
+	attempt := st.EngineAttempt
+	if kind == TaskCompensation {
+		attempt = st.CompAttempt
+	}
+	t := &taskRecord{
+		FormatVersion:    recordVersion,
+		TaskID:           fmt.Sprintf("%s/%s/%d/%s%d", c.run.RunID, a.ID, st.LogicalAttempt, kind, attempt),
+		RunID:            c.run.RunID,
+		TenantID:         c.run.TenantID,
+		ActionID:         a.ID,
+		Kind:             kind,
+		Queue:            queue,
+		Activity:         activity,
+		LogicalAttempt:   st.LogicalAttempt,
+		EngineAttempt:    attempt,
+		NotBefore:        notBefore,
+		Seq:              c.state.LastSeq + 1,
+		Timeout:          timeout,
+		HeartbeatTimeout: a.HeartbeatTimeout,
+		State:            taskReady,
+	}
+	c.put(taskKey(t.TaskID), t)
+	c.makeReady(t)
+	return t
+}
+
+// ruleRecorder is the recorder as the decision rules write through it
+// (decide.Recorder).
+type ruleRecorder struct{ c *recorder }
+
+func (r ruleRecorder) Emit(typ, stepID string, logical, engineAttempt int, data runstate.EventData) {
+	r.c.emit(typ, stepID, logical, engineAttempt, data)
+}
+
+func (r ruleRecorder) EmitBy(actor, typ, stepID string, logical, engineAttempt int, data runstate.EventData) {
+	r.c.emitBy(actor, typ, stepID, logical, engineAttempt, data)
+}
+
+func (r ruleRecorder) MoveRun(to runstate.RunStatus) error { return r.c.transition(to) }
+
+func (r ruleRecorder) MoveStep(st *runstate.StepState, to runstate.StepStatus) error {
+	return r.c.setStep(st, to)
+}
+
+func (r ruleRecorder) Changed() { r.c.dirty = true }
+
+// SetTimer and ClearTimer keep the rules' timer kinds, which are the
+// persisted names of timerKind (TestRules_TimerAndTaskKindsAreThePersistedOnes).
+func (r ruleRecorder) SetTimer(t decide.Timer) {
+	r.c.setTimer(timerRecord{RunID: r.c.run.RunID, Kind: timerKind(t.Kind), Ref: t.Ref, Due: t.Due})
+}
+
+func (r ruleRecorder) ClearTimer(t decide.Timer) { r.c.clearTimer(t.Due, timerKind(t.Kind), t.Ref) }
+
+func (r ruleRecorder) NewTask(kind decide.TaskKind, a *definition.Action, st *runstate.StepState, notBefore time.Time) (string, string) {
+	activity, queue, timeout := a.Activity, a.Queue, a.Timeout
+	if kind == decide.TaskCompensation {
+		h := a.Compensation
+		activity, queue, timeout = h.Operation, h.Queue, h.Timeout
+	}
+	t := r.c.newTask(a, st, TaskKind(kind), activity, queue, timeout, notBefore)
+	return t.TaskID, t.readyKey()
+}
+
+func (r ruleRecorder) RetireTask(taskID, readyKey string) { r.c.retireTask(taskID, readyKey) }
+
+func (r ruleRecorder) Recon(a *definition.Action, st *runstate.StepState) (decide.Recon, bool) {
+	rec := r.c.reconRecordOf(a, st)
+	if rec == nil {
+		return decide.Recon{}, false
+	}
+	return decide.Recon{Status: rec.Status, Result: rec.Result, Err: rec.Error, Key: rec.IdempotencyKey, Diagnostic: rec.Diagnostic}, true
+}
+
+func (r ruleRecorder) RecordRecon(a *definition.Action, st *runstate.StepState, rc decide.Recon) {
+	r.c.recordRecon(a, st, rc)
+}
+
+func (r ruleRecorder) ClaimSlots() (bool, error) { return r.c.claimSlots() }
+
+func (r ruleRecorder) Enqueue() {
+	r.c.ops = append(r.c.ops, store.Put(queuedKey(r.c.state.QueuedAt, r.c.run.RunID), []byte(r.c.run.RunID)))
+}
+
+func (r ruleRecorder) SignalPayload(key string) (json.RawMessage, error) {
+	return r.c.read([]byte(key))
+}
+
+func (r ruleRecorder) RunContext() *runstate.RunContext { return r.c.run.context(r.c.run.SubmittedBy) }
+
+func (r ruleRecorder) Alert(name string, attrs ...slog.Attr) { r.c.alertAfterCommit(name, attrs...) }
