@@ -87,7 +87,7 @@ type Config struct {
 	Ownership Ownership
 	// validateEvent replaces the schema check of every event the engine is
 	// about to append (docs/semantics.md#event-validation), for tests in this
-	// package only; nil is eventpb.Validate, the proto's rules.
+	// package only; nil is eventpb.Check, the proto's rules.
 	validateEvent func(*runstate.Event) error
 	// Alerts receives the spec's operational alerts (AlertProjectorLagHigh,
 	// ...), with identifiers only. Default: a WARN line on Logger.

@@ -9,11 +9,11 @@ import (
 )
 
 // validateEvents checks every event of a decision against the proto's
-// rules (eventpb.Validate) before anything is written
+// rules (eventpb.Check) before anything is written
 // (docs/semantics.md#event-validation): one invalid event fails the whole
 // decision, so none of its events, checkpoint or records is persisted.
 func (c *recorder) validateEvents() error {
-	validate := eventpb.Validate
+	validate := eventpb.Check
 	if c.e != nil && c.e.cfg.validateEvent != nil {
 		validate = c.e.cfg.validateEvent
 	}
