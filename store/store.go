@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Store is the storage contract. Implementations are safe for concurrent use
 // by multiple goroutines. Every method honours ctx.
@@ -223,4 +226,32 @@ type GroupStats struct {
 // on /metrics.
 type GroupCommitter interface {
 	GroupStats() GroupStats
+}
+
+// MultiGetter is a store that reads many keys in one call: one round trip
+// on a SQL store. GetMany answers an item for each key found, in the order
+// of keys; an absent key answers none. One call is a consistent view.
+type MultiGetter interface {
+	GetMany(ctx context.Context, keys [][]byte) ([]Item, error)
+}
+
+// GetMany reads keys from st in one call when st is a MultiGetter, else one
+// Get at a time; it answers what MultiGetter.GetMany answers (in order, the
+// absent keys left out), though the Gets are each their own view.
+func GetMany(ctx context.Context, st Store, keys [][]byte) ([]Item, error) {
+	if mg, ok := st.(MultiGetter); ok {
+		return mg.GetMany(ctx, keys)
+	}
+	out := make([]Item, 0, len(keys))
+	for _, k := range keys {
+		it, err := st.Get(ctx, k)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	return out, nil
 }

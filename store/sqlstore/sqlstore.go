@@ -236,6 +236,49 @@ func (s *Store) Get(ctx context.Context, key []byte) (store.Item, error) {
 	return item, nil
 }
 
+// GetMany implements store.MultiGetter with one statement: one round trip
+// and one consistent snapshot, however many keys.
+func (s *Store) GetMany(ctx context.Context, keys [][]byte) ([]store.Item, error) {
+	for _, k := range keys {
+		if err := store.ValidateKey(k); err != nil {
+			return nil, err
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	leave, err := s.life.Enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	rows, err := s.pool.Query(ctx, "SELECT k, v, version FROM weft_kv WHERE k = ANY($1)", keys)
+	if err != nil {
+		return nil, translateRead(err)
+	}
+	found := make(map[string]store.Item, len(keys))
+	for rows.Next() {
+		var it store.Item
+		var version int64
+		if err := rows.Scan(&it.Key, &it.Value, &version); err != nil {
+			rows.Close()
+			return nil, translateRead(err)
+		}
+		it.Version = uint64(version)
+		found[string(it.Key)] = it
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translateRead(err)
+	}
+	out := make([]store.Item, 0, len(found))
+	for _, k := range keys {
+		if it, ok := found[string(k)]; ok {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
 // Scan implements store.Store with one statement: one consistent snapshot.
 func (s *Store) Scan(ctx context.Context, p *store.ScanParams) (*store.ScanResult, error) {
 	if err := p.Validate(); err != nil {
