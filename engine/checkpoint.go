@@ -3,9 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -80,13 +78,13 @@ func (e *records) loadStoredCheckpoint(ctx context.Context, runID string) (*runs
 	if c, ok := e.checkpoints.Get(runID); ok && c.version == item.Version {
 		return c.state, item.Version, nil
 	}
-	var s runstate.State
-	if err := json.Unmarshal(item.Value, &s); err != nil {
-		return nil, 0, fmt.Errorf("checkpoint %s: %w", runID, err)
+	s, err := decodeCheckpoint(runID, item.Value)
+	if err != nil {
+		return nil, 0, err
 	}
-	e.checkpoints.PutUnless(runID, cachedCheckpoint{version: item.Version, state: &s},
+	e.checkpoints.PutUnless(runID, cachedCheckpoint{version: item.Version, state: s},
 		func(held cachedCheckpoint) bool { return held.version > item.Version })
-	return &s, item.Version, nil
+	return s, item.Version, nil
 }
 
 // checkpointToDecideOn answers a private copy of the checkpoint a decision

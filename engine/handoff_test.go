@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -173,7 +174,7 @@ func normalised(t *testing.T, st store.Store, runID string) []string {
 		res, err := st.Scan(context.Background(), &store.ScanParams{After: after, Limit: store.MaxScanLimit})
 		require.NoError(t, err)
 		for _, it := range res.Items {
-			out = append(out, norm(string(it.Key))+" = "+norm(string(it.Value)))
+			out = append(out, norm(string(it.Key))+" = "+norm(string(asJSON(t, it.Value))))
 		}
 		if res.Next == nil {
 			sort.Strings(out)
@@ -181,6 +182,28 @@ func normalised(t *testing.T, st store.Store, runID string) []string {
 		}
 		after = res.Next
 	}
+}
+
+// asJSON answers a binary event or checkpoint as its JSON, where its
+// identifiers are text; other values as they are.
+func asJSON(t *testing.T, v []byte) []byte {
+	t.Helper()
+	var decoded any
+	switch {
+	case len(v) > 0 && v[0] == runcodec.FormatEvent:
+		var ev runstate.Event
+		require.NoError(t, runcodec.DecodeEvent(v, &ev))
+		decoded = &ev
+	case len(v) > 0 && v[0] == runcodec.FormatCheckpoint:
+		var s runstate.State
+		require.NoError(t, runcodec.DecodeState(v, &s))
+		decoded = &s
+	default:
+		return v
+	}
+	b, err := json.Marshal(decoded)
+	require.NoError(t, err)
+	return b
 }
 
 func TestHandOff_TheClaimItCommitsIsExactlyWhatAPollsClaimWrites(t *testing.T) {

@@ -159,23 +159,10 @@ func (c *recorder) batch(version uint64) (*store.Batch, error) {
 	}
 	b := &store.Batch{Conditions: append([]store.Condition{fence}, c.conds...)}
 	if c.dirty && !c.removesRun {
-		state, err := json.Marshal(c.state)
-		if err != nil {
-			panic("engine: checkpoint does not marshal: " + err.Error())
-		}
-		b.Ops = append(b.Ops, store.Put(checkpointKey(c.run.RunID), state))
+		b.Ops = append(b.Ops, checkpointPut(c.state))
 	}
-	for _, ev := range c.events {
-		body, err := json.Marshal(ev)
-		if err != nil {
-			panic("engine: event does not marshal: " + err.Error())
-		}
-		idem := eventIdemKey(ev.RunID, ev.IdempotencyKey)
-		b.Conditions = append(b.Conditions, store.IfAbsent(idem))
-		b.Ops = append(b.Ops, store.Put(eventKey(ev.RunID, ev.Seq), body), store.Put(idem, []byte(store.Uint64(ev.Seq))))
-		if c.e != nil && c.e.cfg.Outbox {
-			b.Ops = append(b.Ops, store.Put(outboxKey(ev.RunID, ev.Seq), outboxEntry(c.run.TenantID, body)))
-		}
+	for i := range c.events {
+		appendEvent(b, c.run.TenantID, &c.events[i], c.e != nil && c.e.cfg.Outbox)
 	}
 	b.Ops = append(b.Ops, lastWriteWins(c.ops)...)
 	return b, nil
@@ -393,29 +380,3 @@ func (e *records) loadRun(ctx context.Context, runID string) (*runRecord, error)
 func runNotFound(runID string) *Error {
 	return errNotFound(runID, "", "run "+runID+" not found")
 }
-
-// OutboxEntry is an event waiting for export, with the tenant it belongs to
-// (buses partition by tenant).
-type OutboxEntry struct {
-	TenantID string          `json:"tenant_id"`
-	Event    json.RawMessage `json:"event"`
-}
-
-// outboxEntry encodes an OutboxEntry. event is the event's own encoding,
-// which the engine just made with json.Marshal, so it is copied as it is:
-// json.Marshal of the struct would re-validate and re-compact it.
-func outboxEntry(tenantID string, event []byte) []byte {
-	tenant, err := json.Marshal(tenantID)
-	if err != nil {
-		panic("engine: tenant id does not marshal: " + err.Error())
-	}
-	b := make([]byte, 0, len(`{"tenant_id":,"event":}`)+len(tenant)+len(event))
-	b = append(b, `{"tenant_id":`...)
-	b = append(b, tenant...)
-	b = append(b, `,"event":`...)
-	b = append(b, event...)
-	return append(b, '}')
-}
-
-// OutboxPrefix is the key prefix of the transactional outbox, for export workers.
-func OutboxPrefix() []byte { return store.KeyPrefix("ob") }

@@ -2,12 +2,12 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -185,7 +185,7 @@ func (e *Engine) ListEvents(ctx context.Context, p ListEventsParams) (*ListEvent
 	out := &ListEventsResult{LastEventSeq: state.LastSeq, HasMore: res.Next != nil}
 	for _, it := range res.Items {
 		var ev runstate.Event
-		if err := json.Unmarshal(it.Value, &ev); err != nil {
+		if err := runcodec.DecodeEvent(it.Value, &ev); err != nil {
 			return nil, errors.Join(errors.New("undecodable event in run "+runID), err)
 		}
 		out.Events = append(out.Events, ev)

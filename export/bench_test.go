@@ -45,7 +45,7 @@ func BenchmarkWorker_PassOverAnExportedOutbox(b *testing.B) {
 					run := fmt.Sprintf("run-x%08d", i) // newer than every exported run
 					batch := &store.Batch{}
 					for seq := uint64(1); seq <= 24; seq++ {
-						batch.Ops = append(batch.Ops, store.Put(export.OutboxKey(run, seq), outboxValue(b, run, seq)))
+						batch.Ops = append(batch.Ops, entryOps(b, run, seq)...)
 					}
 					_, err := st.Commit(context.Background(), batch)
 					require.NoError(b, err)

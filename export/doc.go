@@ -1,9 +1,12 @@
-// Package export publishes the transactional outbox to an event bus (spec
-// 004 §4). The engine, configured with Outbox, writes every appended event
-// under engine.OutboxPrefix() in the same conditional batch as the event; a
-// Worker scans that prefix in key order, hands each entry to a Publisher and
-// deletes it — by a conditional batch on the entry's version — only after the
-// publish succeeded. Delivery is therefore at least once: a crash between
+// Package export publishes the transactional outbox to an event bus
+// (docs/semantics.md#outbox). The engine, configured with Outbox, writes for
+// every appended event an entry under engine.OutboxPrefix() in the same
+// conditional batch as the event, which refers to the event rather than
+// copying it; a Worker scans that prefix in key order, resolves each page of
+// entries to their events in one read (engine.ResolveOutbox, which also
+// reads the entries of older weftds, which copied the event), hands each
+// event's JSON to a Publisher and deletes the entry — by a conditional
+// batch on its version — only after the publish succeeded. Delivery is therefore at least once: a crash between
 // publish and acknowledgement publishes again, and several workers on one
 // store may publish the same event. Consumers deduplicate by event_id or by
 // (run_id, run_seq).
@@ -23,8 +26,8 @@
 // structured log line). A bus that is unavailable (ErrUnavailable) fails no event: the
 // worker backs off as a whole and the entries wait in the outbox.
 //
-// Layering: export imports store, engine (only for OutboxEntry and
-// OutboxPrefix), telemetry, internal/clock, the OpenTelemetry metric API and
+// Layering: export imports store, engine (only for the outbox: OutboxPrefix,
+// ResolveOutbox, OutboxEntry), telemetry, internal/clock, the OpenTelemetry metric API and
 // the standard library. Bus backends live beside it, one package each (export/redisbus); MemoryBus is
 // the in-process bus of the embedded deployment and of tests. Nothing that
 // runs a workflow waits on this package.

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/internal/clock"
@@ -67,8 +68,9 @@ func eventID(run string, seq uint64) string { return fmt.Sprintf("ev-%s-%d", run
 // and records carry none.
 const payloadMarker = "SECRET-PAYLOAD"
 
-// writeOutbox writes entries for runs × seqs as the engine does: OutboxEntry
-// JSON under ob:{run}:{seq}. It answers every ref written.
+// writeOutbox writes entries for runs × seqs as the engine does: each event
+// under wf:{run}:ev:{seq} and a reference to it under ob:{run}:{seq}. It
+// answers every ref written.
 func writeOutbox(t testing.TB, st store.Store, runs, seqs int) []ref {
 	t.Helper()
 	var refs []ref
@@ -84,8 +86,8 @@ func writeOutbox(t testing.TB, st store.Store, runs, seqs int) []ref {
 		run := fmt.Sprintf("run-%04d", r)
 		for s := 1; s <= seqs; s++ {
 			refs = append(refs, ref{run, uint64(s)})
-			b.Ops = append(b.Ops, store.Put(export.OutboxKey(run, uint64(s)), outboxValue(t, run, uint64(s))))
-			if len(b.Ops) == 500 {
+			b.Ops = append(b.Ops, entryOps(t, run, uint64(s))...)
+			if len(b.Ops) >= 500 {
 				flush()
 			}
 		}
@@ -94,11 +96,31 @@ func writeOutbox(t testing.TB, st store.Store, runs, seqs int) []ref {
 	return refs
 }
 
-func outboxValue(t testing.TB, run string, seq uint64) []byte {
-	ev := runstate.Event{Type: runstate.EvStepCompleted, ID: eventID(run, seq), RunID: run, Seq: seq,
-		StepID: "a", PlanVersion: "1", EmittedAt: time.Now().UTC(),
+// testEvent is the event ref (run, seq) names.
+func testEvent(run string, seq uint64) runstate.Event {
+	return runstate.Event{Type: runstate.EvStepCompleted, ID: eventID(run, seq), RunID: run, Seq: seq,
+		StepID: "a", PlanVersion: "1", EmittedAt: time.Now().UTC().Truncate(time.Millisecond),
 		Data: runstate.EventData{Output: json.RawMessage(`"` + payloadMarker + `"`)}}
-	body, err := json.Marshal(ev)
+}
+
+// entryOps are the writes of one event and its outbox entry, as the engine
+// makes them (engine/eventlog.go).
+func entryOps(t testing.TB, run string, seq uint64) []store.Op {
+	ev := testEvent(run, seq)
+	return []store.Op{store.Put(store.Key("wf", run, "ev", store.Uint64(seq)), runcodec.AppendEvent(nil, &ev)),
+		store.Put(export.OutboxKey(run, seq), outboxValue(t, run, seq))}
+}
+
+// outboxValue is the outbox entry of (run, seq) as the engine writes it: a
+// reference to the event.
+func outboxValue(_ testing.TB, _ string, _ uint64) []byte {
+	return runcodec.AppendOutboxRef(nil, tenant)
+}
+
+// legacyOutboxValue is the outbox entry of (run, seq) as an older weftd
+// wrote it: OutboxEntry JSON holding a copy of the event.
+func legacyOutboxValue(t testing.TB, run string, seq uint64) []byte {
+	body, err := json.Marshal(testEvent(run, seq))
 	require.NoError(t, err)
 	v, err := json.Marshal(engine.OutboxEntry{TenantID: tenant, Event: body})
 	require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -43,8 +44,12 @@ type due struct {
 // published in key order, together when the publisher batches; an entry that
 // cannot be decoded is dead-lettered after the due entries before it.
 func (p *pass) page(ctx context.Context, items []store.Item) error {
+	resolved, err := engine.ResolveOutbox(ctx, p.w.st, items)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
 	var batch []due
-	for _, it := range items {
+	for i, it := range items {
 		p.stats.Seen++
 		p.seen[string(it.Key)] = true
 		p.last = it.Key
@@ -54,7 +59,7 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 			continue
 		}
 		retry, hadRetry := p.retries[string(it.Key)]
-		msg, err := decode(it.Value)
+		msg, err := messageOf(resolved[i])
 		if err != nil {
 			if err := p.publishDue(ctx, batch); err != nil {
 				return err

@@ -8,8 +8,7 @@ import (
 )
 
 // Message is one event on its way to the bus: the envelope fields consumers
-// deduplicate and route by, and the event itself as the engine recorded it
-// (engine.Event's JSON).
+// deduplicate and route by, and the event itself as JSON.
 type Message struct {
 	// TenantID is the tenant the run belongs to; buses partition by it.
 	TenantID string
@@ -21,7 +20,9 @@ type Message struct {
 	RunSeq uint64
 	// EventType is the event's type, e.g. "StepCompleted".
 	EventType string
-	// Event is the event's JSON (engine.Event), byte for byte as stored.
+	// Event is the event's JSON (runstate.Event's encoding, as the API's
+	// event JSON has it): made from the stored event, or, for an entry an
+	// older weftd wrote, the copy it holds, byte for byte.
 	Event json.RawMessage
 }
 

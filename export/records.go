@@ -3,7 +3,6 @@ package export
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/weft-dev/weft/engine"
@@ -73,8 +72,10 @@ type RetryRecord struct {
 type DeadLetter struct {
 	// OutboxKey is the key the entry had, for replay.
 	OutboxKey string `json:"outbox_key"`
-	// Entry is the outbox entry (engine.OutboxEntry JSON) when it is valid
-	// JSON; RawEntry holds it otherwise (base64 in the record).
+	// Entry is the outbox entry as an engine.OutboxEntry (JSON) holding its
+	// event: the event resolved when the entry decoded, else the entry as
+	// stored when it is valid JSON; RawEntry holds it otherwise (base64 in
+	// the record).
 	Entry    json.RawMessage `json:"entry,omitempty"`
 	RawEntry []byte          `json:"raw_entry,omitempty"`
 	// The envelope, when the entry decoded, so operators can list and filter.
@@ -111,35 +112,28 @@ func truncateError(err error) string {
 	return s
 }
 
-// decode turns an outbox entry into a message, or fails for a poison entry.
-func decode(value []byte) (Message, error) {
-	var entry engine.OutboxEntry
-	if err := json.Unmarshal(value, &entry); err != nil {
-		return Message{}, fmt.Errorf("outbox entry is not JSON: %w", err)
+// messageOf answers the message of a resolved outbox entry, or why the
+// entry is poison.
+func messageOf(e engine.OutboxEvent) (Message, error) {
+	if e.Err != nil {
+		return Message{}, e.Err
 	}
-	var env struct {
-		EventID   string `json:"event_id"`
-		RunID     string `json:"run_id"`
-		RunSeq    uint64 `json:"run_seq"`
-		EventType string `json:"event_type"`
-	}
-	if err := json.Unmarshal(entry.Event, &env); err != nil {
-		return Message{}, fmt.Errorf("outbox entry's event is not an event: %w", err)
-	}
-	if env.EventID == "" || env.RunID == "" || env.RunSeq == 0 || env.EventType == "" {
-		return Message{}, fmt.Errorf("outbox entry's event lacks event_id, run_id, run_seq or event_type")
-	}
-	return Message{TenantID: entry.TenantID, EventID: env.EventID, RunID: env.RunID,
-		RunSeq: env.RunSeq, EventType: env.EventType, Event: entry.Event}, nil
+	return Message{TenantID: e.TenantID, EventID: e.EventID, RunID: e.RunID, RunSeq: e.RunSeq, EventType: e.EventType,
+		Event: e.Event}, nil
 }
 
 func newDeadLetter(key, value []byte, msg Message, reason string, attempts int, lastErr string, first, now time.Time) DeadLetter {
 	d := DeadLetter{OutboxKey: string(key), TenantID: msg.TenantID, EventID: msg.EventID, RunID: msg.RunID,
 		RunSeq: msg.RunSeq, EventType: msg.EventType, Attempts: attempts, Reason: reason, LastError: lastErr,
 		FirstFailedAt: first.UTC(), DeadLetteredAt: now.UTC()}
-	if json.Valid(value) {
+	switch {
+	case msg.Event != nil:
+		// The entry with its event, so that the record is whole and its
+		// replay never needs the log (an entry may only refer to its event).
+		d.Entry = mustMarshal(engine.OutboxEntry{TenantID: msg.TenantID, Event: msg.Event})
+	case json.Valid(value):
 		d.Entry = bytes.Clone(value)
-	} else {
+	default:
 		d.RawEntry = bytes.Clone(value)
 	}
 	return d

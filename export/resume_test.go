@@ -51,8 +51,7 @@ var errRefused = errors.New("bus refused the event")
 // writeEntry writes one outbox entry as the engine does.
 func writeEntry(t testing.TB, st store.Store, run string, seq uint64) ref {
 	t.Helper()
-	_, err := st.Commit(context.Background(), &store.Batch{Ops: []store.Op{
-		store.Put(export.OutboxKey(run, seq), outboxValue(t, run, seq))}})
+	_, err := st.Commit(context.Background(), &store.Batch{Ops: entryOps(t, run, seq)})
 	require.NoError(t, err)
 	return ref{run, seq}
 }

@@ -3,12 +3,14 @@ package fill
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -88,6 +90,12 @@ func (t *Template) render(id Identity, items []item, ops []store.Op, arena []byt
 		arena = r.append(arena, it.key)
 		mid := len(arena)
 		arena = r.append(arena, it.value)
+		if it.format != 0 {
+			var err error
+			if arena, err = encodeAs(it.format, arena, mid); err != nil {
+				return ops, arena, err
+			}
+		}
 		ops = append(ops, store.Op{Kind: store.OpPut, Key: arena[start:mid:mid], Value: arena[mid:len(arena):len(arena)]})
 	}
 	return ops, arena, nil
@@ -138,4 +146,26 @@ func (r *renderer) append(b []byte, segs []seg) []byte {
 		}
 	}
 	return b
+}
+
+// encodeAs re-encodes the JSON record at b[from:] in the binary format the
+// engine stored it in (runcodec), in place: the decoded value holds no
+// reference to the text it replaces.
+func encodeAs(format byte, b []byte, from int) ([]byte, error) {
+	text := b[from:]
+	switch format {
+	case runcodec.FormatEvent:
+		var ev runstate.Event
+		if err := json.Unmarshal(text, &ev); err != nil {
+			return b, fmt.Errorf("render an event: %w", err)
+		}
+		return runcodec.AppendEvent(b[:from], &ev), nil
+	case runcodec.FormatCheckpoint:
+		var s runstate.State
+		if err := json.Unmarshal(text, &s); err != nil {
+			return b, fmt.Errorf("render a checkpoint: %w", err)
+		}
+		return runcodec.AppendState(b[:from], &s), nil
+	}
+	return b, fmt.Errorf("render: unknown record format %#x", format)
 }

@@ -27,9 +27,13 @@
 // entries), which a store's compactions drop over time; the filled store is
 // like a long-lived one whose compactions have caught up.
 //
+// Events and checkpoints the engine stores in binary (engine/runcodec) are
+// compiled in their JSON form and rendered back into the format they were
+// stored in, so a clone's records are byte for byte what the engine writes.
+//
 // Layering: imports store (the contract every backend implements) and, from
-// engine, only the pure functions that name records (IdempotencyKey,
-// OutboxPrefix). It never opens a backend itself: callers pass a
+// engine, only the pure functions that name and encode records
+// (IdempotencyKey, OutboxPrefix, engine/runcodec). It never opens a backend itself: callers pass a
 // store.Store, so Pebble and PostgreSQL are filled the same way, through
 // Commit.
 package fill

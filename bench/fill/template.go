@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -37,6 +38,10 @@ type Template struct {
 type item struct {
 	key, value []seg
 	size       int
+	// format is the binary format (runcodec) the engine stored the record
+	// in, 0 for a record stored as it is compiled: the record is compiled in
+	// its JSON form and rendered back into that format.
+	format byte
 }
 
 // segKind says what a segment of a compiled record holds.
@@ -122,6 +127,11 @@ func Compile(items []store.Item, runID, requestID string) (*Template, error) {
 	if !plain(runID) || !plain(requestID) {
 		return nil, fmt.Errorf("template run id %q and run_request_id %q must be plain (letters, digits, . _ / -)", runID, requestID)
 	}
+	stored := items
+	items, formats, err := asJSON(items)
+	if err != nil {
+		return nil, err
+	}
 	t := &Template{runID: runID, requestID: requestID}
 	c := &compiler{t: t, eventSlots: map[string]int{}, idemSlots: map[string]int{}, tokenSlots: map[string]int{},
 		constants: map[string]bool{}}
@@ -136,7 +146,7 @@ func Compile(items []store.Item, runID, requestID string) (*Template, error) {
 	if len(t.events) == 0 {
 		return nil, fmt.Errorf("template run %s: no events", runID)
 	}
-	for _, it := range items {
+	for i, it := range items {
 		if !bytes.Contains(it.Key, []byte(runID)) && !bytes.Contains(it.Key, []byte(requestID)) {
 			return nil, fmt.Errorf("template record %q names neither run %s nor request %s: not a record of the run", it.Key, runID, requestID)
 		}
@@ -148,11 +158,44 @@ func Compile(items []store.Item, runID, requestID string) (*Template, error) {
 		if err != nil {
 			return nil, err
 		}
-		t.items = append(t.items, item{key: key, value: value, size: len(it.Key) + len(it.Value)})
+		t.items = append(t.items, item{key: key, value: value, size: len(stored[i].Key) + len(stored[i].Value), format: formats[i]})
 	}
 	t.self = c.identity()
 	t.groupItems()
-	return t, t.check(items)
+	return t, t.check(stored)
+}
+
+// asJSON answers the records with every event and checkpoint in its JSON
+// form, the form Compile reads identifiers in, and the binary format each
+// was stored in (0 for a record stored as JSON).
+func asJSON(items []store.Item) ([]store.Item, []byte, error) {
+	out := slices.Clone(items)
+	formats := make([]byte, len(items))
+	for i, it := range out {
+		var v any
+		switch {
+		case len(it.Value) > 0 && it.Value[0] == runcodec.FormatEvent:
+			var ev runstate.Event
+			if err := runcodec.DecodeEvent(it.Value, &ev); err != nil {
+				return nil, nil, fmt.Errorf("template record %q: %w", it.Key, err)
+			}
+			v = &ev
+		case len(it.Value) > 0 && it.Value[0] == runcodec.FormatCheckpoint:
+			var s runstate.State
+			if err := runcodec.DecodeState(it.Value, &s); err != nil {
+				return nil, nil, fmt.Errorf("template record %q: %w", it.Key, err)
+			}
+			v = &s
+		default:
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("template record %q: %w", it.Key, err)
+		}
+		out[i].Value, formats[i] = b, it.Value[0]
+	}
+	return out, formats, nil
 }
 
 // groupItems groups the records by their first key component (wf, task,

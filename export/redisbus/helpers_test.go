@@ -2,7 +2,6 @@ package redisbus_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/export/redisbus"
@@ -34,8 +34,8 @@ type ref struct {
 
 func eventID(run string, seq uint64) string { return fmt.Sprintf("ev-%s-%d", run, seq) }
 
-// writeOutbox writes runs × seqs entries as the engine does, the runs named
-// with prefix.
+// writeOutbox writes runs × seqs events and their outbox entries as the
+// engine does (references to the events), the runs named with prefix.
 func writeOutbox(t *testing.T, st store.Store, prefix string, runs, seqs int) []ref {
 	t.Helper()
 	var refs []ref
@@ -43,13 +43,11 @@ func writeOutbox(t *testing.T, st store.Store, prefix string, runs, seqs int) []
 	for r := range runs {
 		run := fmt.Sprintf("%s-%04d", prefix, r)
 		for s := uint64(1); s <= uint64(seqs); s++ {
-			ev, err := json.Marshal(runstate.Event{Type: runstate.EvStepCompleted, ID: eventID(run, s), RunID: run, Seq: s})
-			require.NoError(t, err)
-			v, err := json.Marshal(engine.OutboxEntry{TenantID: tenant, Event: ev})
-			require.NoError(t, err)
-			b.Ops = append(b.Ops, store.Put(export.OutboxKey(run, s), v))
+			ev := runstate.Event{Type: runstate.EvStepCompleted, ID: eventID(run, s), RunID: run, Seq: s}
+			b.Ops = append(b.Ops, store.Put(store.Key("wf", run, "ev", store.Uint64(s)), runcodec.AppendEvent(nil, &ev)),
+				store.Put(export.OutboxKey(run, s), runcodec.AppendOutboxRef(nil, tenant)))
 			refs = append(refs, ref{run, s, eventID(run, s)})
-			if len(b.Ops) == 500 {
+			if len(b.Ops) >= 500 {
 				_, err := st.Commit(context.Background(), b)
 				require.NoError(t, err)
 				b = &store.Batch{}

@@ -32,6 +32,8 @@ var rules = []rule{
 	{pkg: "engine/internal/decide", allow: list(std, "engine/definition", "engine/runstate"), deny: list("server/...")},
 	{pkg: "engine/internal/budget", allow: list(std, "engine/runstate"), deny: list("server/...")},
 	{pkg: "engine/runstate", deny: list(engineRoot, "store/...", "lease/...", "wake/...", "export/...", "server/...", "gen/...")},
+	{pkg: "engine/runcodec", allow: list(std, "engine/definition", "engine/runstate", "google.golang.org/protobuf/encoding/protowire"),
+		deny: list("server/...")},
 	{pkg: "engine/eventpb", allow: list(std, "engine/definition", "engine/runstate", "gen/...", "buf.build/...", "google.golang.org/protobuf/..."),
 		deny: list("server/...")},
 	{pkg: "engine/...", allow: list(std, "engine/...", "store", "lease", "wake", "internal/clock", "github.com/google/uuid", "go.yaml.in/yaml/v3"),

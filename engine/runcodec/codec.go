@@ -1,0 +1,141 @@
+package runcodec
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/weft-dev/weft/engine/runstate"
+)
+
+// The first byte of a stored value says its format. A JSON record, the
+// format every record had before, begins with '{'; a binary record begins
+// with its format byte, which no JSON text begins with.
+const (
+	// FormatEvent is an event, version 1: the fields of Event.
+	FormatEvent byte = 0x01
+	// FormatCheckpoint is a checkpoint, version 1: the fields of State.
+	FormatCheckpoint byte = 0x02
+)
+
+// ErrUnknownFormat is a stored value in no format this reader knows.
+var ErrUnknownFormat = errors.New("unknown record format")
+
+// AppendEvent appends an event's stored form to b.
+func AppendEvent(b []byte, ev *runstate.Event) []byte {
+	return appendEvent(append(b, FormatEvent), ev)
+}
+
+// DecodeEvent decodes a stored event, in its binary form or as the JSON
+// every event was stored as before.
+func DecodeEvent(b []byte, ev *runstate.Event) error {
+	switch {
+	case len(b) > 0 && b[0] == FormatEvent:
+		*ev = runstate.Event{}
+		if err := decodeEvent(b[1:], ev); err != nil {
+			return fmt.Errorf("event: %w", err)
+		}
+		return nil
+	case isJSON(b):
+		*ev = runstate.Event{}
+		return json.Unmarshal(b, ev)
+	default:
+		return fmt.Errorf("event: %w", ErrUnknownFormat)
+	}
+}
+
+// AppendState appends a checkpoint's stored form to b.
+func AppendState(b []byte, s *runstate.State) []byte {
+	return appendState(append(b, FormatCheckpoint), s)
+}
+
+// DecodeState decodes a stored checkpoint, in its binary form or as the
+// JSON every checkpoint was stored as before.
+func DecodeState(b []byte, s *runstate.State) error {
+	switch {
+	case len(b) > 0 && b[0] == FormatCheckpoint:
+		*s = runstate.State{}
+		if err := decodeState(b[1:], s); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		return nil
+	case isJSON(b):
+		*s = runstate.State{}
+		return json.Unmarshal(b, s)
+	default:
+		return fmt.Errorf("checkpoint: %w", ErrUnknownFormat)
+	}
+}
+
+// isJSON reports whether b begins as a JSON object would (after white space).
+func isJSON(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// uuidBytes answers the 16 bytes of a UUID in its canonical lowercase text
+// form, which uuidString gives back byte for byte; anything else is kept
+// as text.
+func uuidBytes(s string) (out [16]byte, ok bool) {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return out, false
+	}
+	hexDigits := s[0:8] + s[9:13] + s[14:18] + s[19:23] + s[24:36]
+	if !isLowerHex(hexDigits) {
+		return out, false
+	}
+	_, err := hex.Decode(out[:], []byte(hexDigits))
+	return out, err == nil
+}
+
+func uuidString(b []byte) (string, error) {
+	if len(b) != 16 {
+		return "", errors.New("a UUID is 16 bytes")
+	}
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:36], b[10:16])
+	return string(out[:]), nil
+}
+
+// sha256Bytes answers the 32 bytes of a SHA-256 in lowercase hex.
+func sha256Bytes(s string) (out [32]byte, ok bool) {
+	if len(s) != 64 || !isLowerHex(s) {
+		return out, false
+	}
+	_, err := hex.Decode(out[:], []byte(s))
+	return out, err == nil
+}
+
+func sha256String(b []byte) (string, error) {
+	if len(b) != 32 {
+		return "", errors.New("a SHA-256 is 32 bytes")
+	}
+	return hex.EncodeToString(b), nil
+}
+
+func isLowerHex(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,255 @@
+package runcodec
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/weft-dev/weft/engine/runstate"
+)
+
+// filler sets fields from a seeded source. full sets every field to a
+// non-zero value, so that a field the codec forgets fails the round trip;
+// otherwise each field is zero half the time.
+type filler struct {
+	r    *rand.Rand
+	full bool
+}
+
+var fillStrings = []string{"", "x", "RUN", "StepCompleted", "activity-worker:w1", "é ünïcode ✓", "a:b%c",
+	"0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e", "0195B3C2-7C1E-7E3A-9D41-2F1A6B8C9D0E",
+	strings.Repeat("ab", 32), strings.Repeat("AB", 32), strings.Repeat("z", 300), "\x00\xff"}
+
+func (f filler) skip() bool { return !f.full && f.r.IntN(2) == 0 }
+
+func (f filler) fill(v reflect.Value, depth int) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if depth > 4 || f.skip() {
+			return
+		}
+		p := reflect.New(v.Type().Elem())
+		f.fill(p.Elem(), depth+1)
+		v.Set(p)
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			if !f.skip() {
+				sec := f.r.Int64N(4e9) - 1e9 // before and after 1970
+				v.Set(reflect.ValueOf(time.Unix(sec, f.r.Int64N(1e9)).UTC()))
+			}
+			return
+		}
+		for i := range v.NumField() {
+			f.fill(v.Field(i), depth)
+		}
+	case reflect.String:
+		s := fillStrings[f.r.IntN(len(fillStrings))]
+		if f.full && s == "" {
+			s = "full"
+		}
+		if !f.skip() {
+			v.SetString(s)
+		}
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		if !f.skip() {
+			v.SetInt(f.r.Int64N(1<<40) - 1<<39 | 1)
+		}
+	case reflect.Uint64, reflect.Uint32:
+		if !f.skip() {
+			v.SetUint(f.r.Uint64()>>uint(f.r.IntN(64)) | 1)
+		}
+	case reflect.Bool:
+		v.SetBool(f.full || f.r.IntN(2) == 0)
+	case reflect.Slice:
+		if f.skip() {
+			return
+		}
+		if v.Type() == reflect.TypeFor[json.RawMessage]() {
+			v.SetBytes([]byte(`{"k":[1,"two",null]}`))
+			return
+		}
+		n := 1 + f.r.IntN(3)
+		s := reflect.MakeSlice(v.Type(), n, n)
+		for i := range n {
+			el := s.Index(i)
+			if el.Kind() == reflect.String { // elements keep even ""
+				el.SetString(fillStrings[f.r.IntN(len(fillStrings))])
+				continue
+			}
+			if el.Kind() == reflect.Pointer { // a checkpoint's steps are never nil
+				el.Set(reflect.New(el.Type().Elem()))
+				el = el.Elem()
+			}
+			f.fill(el, depth+1)
+		}
+		v.Set(s)
+	}
+}
+
+func randomEvent(r *rand.Rand, full bool) *runstate.Event {
+	ev := &runstate.Event{}
+	filler{r: r, full: full}.fill(reflect.ValueOf(ev).Elem(), 0)
+	return ev
+}
+
+func randomState(r *rand.Rand, full bool) *runstate.State {
+	s := &runstate.State{}
+	filler{r: r, full: full}.fill(reflect.ValueOf(s).Elem(), 0)
+	return s
+}
+
+func TestEventCodec_RoundTripsEveryField(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 16))
+	for i := range 3000 {
+		ev := randomEvent(r, i%3 == 0)
+		var got runstate.Event
+		require.NoError(t, DecodeEvent(AppendEvent(nil, ev), &got))
+		require.Equal(t, *ev, got)
+	}
+}
+
+func TestStateCodec_RoundTripsEveryField(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 16))
+	for i := range 1000 {
+		s := randomState(r, i%3 == 0)
+		var got runstate.State
+		require.NoError(t, DecodeState(AppendState(nil, s), &got))
+		require.Equal(t, *s, got)
+	}
+}
+
+// jsonEqual compares what JSON keeps of two values: the old format omits
+// empty values, so a nil and an empty slice are the same record.
+func jsonEqual(t *testing.T, want, got any) {
+	t.Helper()
+	a, err := json.Marshal(want)
+	require.NoError(t, err)
+	b, err := json.Marshal(got)
+	require.NoError(t, err)
+	require.JSONEq(t, string(a), string(b))
+}
+
+func TestEventCodec_OldJSONRecordsStillDecode(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 16))
+	for range 500 {
+		ev := randomEvent(r, false)
+		old, err := json.Marshal(ev)
+		require.NoError(t, err)
+		var want, got runstate.Event
+		require.NoError(t, json.Unmarshal(old, &want))
+		require.NoError(t, DecodeEvent(old, &got))
+		require.Equal(t, want, got)
+		jsonEqual(t, ev, &got)
+	}
+}
+
+func TestStateCodec_OldJSONCheckpointsStillDecode(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 16))
+	for range 300 {
+		s := randomState(r, false)
+		old, err := json.Marshal(s)
+		require.NoError(t, err)
+		var want, got runstate.State
+		require.NoError(t, json.Unmarshal(old, &want))
+		require.NoError(t, DecodeState(old, &got))
+		require.Equal(t, want, got)
+	}
+}
+
+func TestCodec_BinaryAndJSONDecodeToTheSameValue(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 16))
+	for range 500 {
+		ev := randomEvent(r, false)
+		old, err := json.Marshal(ev)
+		require.NoError(t, err)
+		var fromJSON, fromBinary runstate.Event
+		require.NoError(t, DecodeEvent(old, &fromJSON))
+		require.NoError(t, DecodeEvent(AppendEvent(nil, ev), &fromBinary))
+		jsonEqual(t, &fromJSON, &fromBinary)
+	}
+}
+
+func TestCodec_UnknownFieldsAreSkipped(t *testing.T) {
+	ev := randomEvent(rand.New(rand.NewPCG(6, 16)), true)
+	b := AppendEvent(nil, ev)
+	b = protowire.AppendTag(b, 999, protowire.BytesType)
+	b = protowire.AppendString(b, "from a newer weftd")
+	b = protowire.AppendTag(b, 998, protowire.Fixed64Type)
+	b = protowire.AppendFixed64(b, 7)
+	var got runstate.Event
+	require.NoError(t, DecodeEvent(b, &got))
+	require.Equal(t, *ev, got)
+}
+
+func TestCodec_RefusesWhatItCannotRead(t *testing.T) {
+	var ev runstate.Event
+	var s runstate.State
+	for name, b := range map[string][]byte{
+		"empty":            nil,
+		"unknown format":   {0x7f, 1, 2},
+		"truncated":        AppendEvent(nil, randomEvent(rand.New(rand.NewPCG(7, 16)), true))[:40],
+		"wrong wire type":  {FormatEvent, 0x08, 0x01}, // event_type as a varint
+		"checkpoint bytes": AppendState(nil, randomState(rand.New(rand.NewPCG(8, 16)), true)),
+	} {
+		require.Error(t, DecodeEvent(b, &ev), name)
+	}
+	require.ErrorIs(t, DecodeState([]byte{FormatEvent}, &s), ErrUnknownFormat)
+}
+
+func TestCodec_IsSmallerThanJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 16))
+	for range 200 {
+		ev := randomEvent(r, false)
+		old, err := json.Marshal(ev)
+		require.NoError(t, err)
+		require.Less(t, len(AppendEvent(nil, ev)), len(old))
+	}
+}
+
+func FuzzDecodeEvent(f *testing.F) {
+	f.Add(AppendEvent(nil, randomEvent(rand.New(rand.NewPCG(10, 16)), true)))
+	f.Add([]byte(`{"event_type":"RunStarted","run_seq":3}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var ev runstate.Event
+		if DecodeEvent(b, &ev) != nil || !(len(b) > 0 && b[0] == FormatEvent) {
+			return
+		}
+		var again runstate.Event // what decodes re-encodes to the same value
+		require.NoError(t, DecodeEvent(AppendEvent(nil, &ev), &again))
+		require.Equal(t, ev, again)
+	})
+}
+
+func FuzzDecodeState(f *testing.F) {
+	f.Add(AppendState(nil, randomState(rand.New(rand.NewPCG(11, 16)), true)))
+	f.Add([]byte(`{"version":1,"run_id":"r","status":"RUNNING"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var s runstate.State
+		if DecodeState(b, &s) != nil || !(len(b) > 0 && b[0] == FormatCheckpoint) {
+			return
+		}
+		var again runstate.State
+		require.NoError(t, DecodeState(AppendState(nil, &s), &again))
+		require.Equal(t, s, again)
+	})
+}
+
+func TestOutboxRef_RoundTripsItsTenant(t *testing.T) {
+	for _, tenant := range []string{"tenant-a", "", "é:%"} {
+		b := AppendOutboxRef(nil, tenant)
+		require.True(t, IsOutboxRef(b))
+		got, err := DecodeOutboxRef(b)
+		require.NoError(t, err)
+		require.Equal(t, tenant, got)
+	}
+	_, err := DecodeOutboxRef([]byte(`{"tenant_id":"t","event":{}}`))
+	require.ErrorIs(t, err, ErrUnknownFormat)
+	_, err = DecodeOutboxRef([]byte{FormatOutboxRef})
+	require.Error(t, err, "a reference without its tenant")
+}

@@ -1,0 +1,12 @@
+// Package runcodec is the stored form of a run's events and checkpoint: a
+// compact binary encoding, each record a format byte and then protobuf wire
+// fields (docs/persisted-format.md numbers them), read back into the same
+// engine/runstate values. It decodes the JSON those records were stored as
+// before, so a store written by an older weftd still loads. A field a
+// reader does not know is skipped, so fields can be added; a number is
+// never reused.
+//
+// Layering: it may import the standard library, engine/definition,
+// engine/runstate and protobuf's wire encoding (protowire), never the
+// engine, the store, a transport or generated code.
+package runcodec
