@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -122,7 +123,11 @@ func appendEscaped(b []byte, c string) []byte {
 
 // Uint64 encodes n as a 16-digit lower-case hex component whose byte order is
 // n's numeric order.
-func Uint64(n uint64) string { return fmt.Sprintf("%016x", n) }
+func Uint64(n uint64) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], n)
+	return hex.EncodeToString(b[:])
+}
 
 // ParseUint64 decodes a component made by Uint64.
 func ParseUint64(s string) (uint64, error) {
