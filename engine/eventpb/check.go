@@ -81,6 +81,10 @@ type fieldRules struct {
 	notIn       []int32
 	// nested is the rules of the message the field holds, nil when it has none.
 	nested *messageRules
+	// presence: whether the field is set matters (a required field, a
+	// message, a field with explicit presence); other fields are read as
+	// they are, without asking.
+	presence bool
 }
 
 // The rule kinds Check implements, by the name protovalidate gives them;
@@ -155,6 +159,7 @@ func compileField(fd protoreflect.FieldDescriptor, seen map[protoreflect.FullNam
 	if !ruled && out.nested == nil {
 		return nil, nil
 	}
+	out.presence = out.required || fd.HasPresence() || fd.Message() != nil || fd.IsList()
 	return out, nil
 }
 
@@ -246,7 +251,10 @@ func (r *messageRules) check(m protoreflect.Message, path []string, vs *[]defini
 
 func (f *fieldRules) check(m protoreflect.Message, path []string, vs *[]definition.Violation) {
 	fd := f.fd
-	set := m.Has(fd)
+	set := true // a field without presence is always checked, its zero value included
+	if f.presence {
+		set = m.Has(fd)
+	}
 	if f.required && !set {
 		*vs = append(*vs, f.violation(path, "required", "value is required"))
 		return
@@ -261,7 +269,7 @@ func (f *fieldRules) check(m protoreflect.Message, path []string, vs *[]definiti
 			f.nested.check(m.Get(fd).Message(), append(path, string(fd.Name())), vs)
 		}
 	}
-	if !set && fd.HasPresence() {
+	if !set {
 		return // an unset field with presence is not checked
 	}
 	v := m.Get(fd)
