@@ -161,9 +161,7 @@ func (c *recorder) batch(version uint64) (*store.Batch, error) {
 	if c.dirty && !c.removesRun {
 		b.Ops = append(b.Ops, checkpointPut(c.state))
 	}
-	for i := range c.events {
-		appendEvent(b, c.run.TenantID, &c.events[i], c.e != nil && c.e.cfg.Outbox)
-	}
+	appendEvents(b, c.run.TenantID, c.events, c.e != nil && c.e.cfg.Outbox)
 	b.Ops = append(b.Ops, lastWriteWins(c.ops)...)
 	return b, nil
 }

@@ -12,12 +12,12 @@ import (
 )
 
 // The transactional outbox (docs/semantics.md#outbox). A decision that
-// appends an event writes, in the same batch, an entry ob:{run}:{run_seq}
-// that refers to the event instead of copying it (runcodec's outbox
-// reference: the run's tenant); the export worker resolves a page of
-// entries with ResolveOutbox, publishes, and deletes them. Entries an older
-// weftd wrote hold a copy of the event as JSON (OutboxEntry) and resolve
-// from it.
+// appends events writes, in the same batch, one entry ob:{run}:{run_seq}
+// that refers to them instead of copying them (runcodec's outbox reference:
+// the run's tenant and the last run_seq); the export worker resolves a page
+// of entries with ResolveOutbox, publishes their events, and deletes them.
+// Entries an older weftd wrote hold a copy of one event as JSON
+// (OutboxEntry) and resolve from it.
 
 // OutboxPrefix is the key prefix of the transactional outbox, for export workers.
 func OutboxPrefix() []byte { return store.KeyPrefix("ob") }
@@ -29,7 +29,7 @@ type OutboxEntry struct {
 	Event    json.RawMessage `json:"event"`
 }
 
-// OutboxEvent is an outbox entry resolved to what a bus carries.
+// OutboxEvent is one event of an outbox entry, as a bus carries it.
 type OutboxEvent struct {
 	TenantID  string
 	EventID   string
@@ -39,9 +39,16 @@ type OutboxEvent struct {
 	// Event is the event's JSON (runstate.Event's encoding): made from the
 	// stored event, or, for an older entry, its copy byte for byte.
 	Event json.RawMessage
-	// Err, when set, says why the entry could not be resolved (a poison
-	// entry); the other fields are then empty.
+	// Err, when set, says why the event could not be resolved; the other
+	// fields are then empty.
 	Err error
+}
+
+// ResolvedEntry is an outbox entry resolved: the events it names, in
+// run_seq order, or why it could not be resolved (a poison entry).
+type ResolvedEntry struct {
+	Events []OutboxEvent
+	Err    error
 }
 
 // ResolveOutbox resolves outbox entries, in order: the events the
@@ -49,73 +56,103 @@ type OutboxEvent struct {
 // decode from their copy. An entry that cannot be resolved — undecodable,
 // or naming an event that is not there — answers its Err; an error reading
 // the store fails the whole call.
-func ResolveOutbox(ctx context.Context, st store.Store, entries []store.Item) ([]OutboxEvent, error) {
-	out := make([]OutboxEvent, len(entries))
+func ResolveOutbox(ctx context.Context, st store.Store, entries []store.Item) ([]ResolvedEntry, error) {
+	out := make([]ResolvedEntry, len(entries))
+	refs := make([]outboxRef, len(entries))
 	var keys [][]byte
 	for i, it := range entries {
 		if !runcodec.IsOutboxRef(it.Value) {
-			out[i] = resolveCopy(it.Value)
+			ev := resolveCopy(it.Value)
+			if ev.Err != nil {
+				out[i].Err = ev.Err
+			} else {
+				out[i].Events = []OutboxEvent{ev}
+			}
 			continue
 		}
-		key, err := referredEvent(it.Key)
+		ref, err := parseOutboxRef(it)
 		if err != nil {
 			out[i].Err = err
 			continue
 		}
-		keys = append(keys, key)
+		refs[i] = ref
+		for seq := ref.first; seq <= ref.last; seq++ {
+			keys = append(keys, eventKey(ref.runID, seq))
+		}
 	}
 	if len(keys) == 0 {
 		return out, nil
 	}
 	found, err := store.GetMany(ctx, st, keys)
 	if err != nil {
-		return nil, fmt.Errorf("read the events of %d outbox entries: %w", len(keys), err)
+		return nil, fmt.Errorf("read the %d events of %d outbox entries: %w", len(keys), len(entries), err)
 	}
 	events := make(map[string][]byte, len(found))
 	for _, it := range found {
 		events[string(it.Key)] = it.Value
 	}
-	for i, it := range entries {
-		if !runcodec.IsOutboxRef(it.Value) || out[i].Err != nil {
-			continue
+	for i, ref := range refs {
+		if ref.runID != "" {
+			out[i] = ref.resolve(events)
 		}
-		out[i] = resolveRef(it, events)
 	}
 	return out, nil
 }
 
-// referredEvent answers the key of the event an outbox key refers to.
-func referredEvent(obKey []byte) ([]byte, error) {
-	parts, err := store.SplitKey(obKey)
-	if err != nil || len(parts) != 3 || parts[0] != "ob" {
-		return nil, errors.New("outbox key is not ob:{run}:{run_seq}")
-	}
-	seq, err := store.ParseUint64(parts[2])
-	if err != nil {
-		return nil, errors.New("outbox key's run_seq is not a number")
-	}
-	return eventKey(parts[1], seq), nil
+// outboxRef is a reference entry parsed: its tenant and the run_seqs of the
+// events it names.
+type outboxRef struct {
+	tenantID, runID string
+	first, last     uint64
 }
 
-func resolveRef(it store.Item, events map[string][]byte) OutboxEvent {
-	tenant, err := runcodec.DecodeOutboxRef(it.Value)
+// maxEventsPerEntry bounds the events one outbox entry may name (a decision
+// appends a handful).
+const maxEventsPerEntry = 1 << 16
+
+func parseOutboxRef(it store.Item) (outboxRef, error) {
+	parts, err := store.SplitKey(it.Key)
+	if err != nil || len(parts) != 3 || parts[0] != "ob" || parts[1] == "" {
+		return outboxRef{}, errors.New("outbox key is not ob:{run}:{run_seq}")
+	}
+	first, err := store.ParseUint64(parts[2])
 	if err != nil {
-		return OutboxEvent{Err: err}
+		return outboxRef{}, errors.New("outbox key's run_seq is not a number")
 	}
-	key, _ := referredEvent(it.Key) // parsed once already
-	body, ok := events[string(key)]
-	if !ok {
-		return OutboxEvent{Err: errors.New("outbox entry refers to an event that is not stored")}
-	}
-	var ev runstate.Event
-	if err := runcodec.DecodeEvent(body, &ev); err != nil {
-		return OutboxEvent{Err: fmt.Errorf("outbox entry's event: %w", err)}
-	}
-	js, err := json.Marshal(&ev)
+	ref, err := runcodec.DecodeOutboxRef(it.Value)
 	if err != nil {
-		return OutboxEvent{Err: fmt.Errorf("outbox entry's event as JSON: %w", err)}
+		return outboxRef{}, err
 	}
-	return checkEnvelope(OutboxEvent{TenantID: tenant, EventID: ev.ID, RunID: ev.RunID, RunSeq: ev.Seq, EventType: ev.Type, Event: js})
+	last := max(ref.LastSeq, first)
+	if last-first >= maxEventsPerEntry {
+		return outboxRef{}, errors.New("outbox entry names too many events")
+	}
+	return outboxRef{tenantID: ref.TenantID, runID: parts[1], first: first, last: last}, nil
+}
+
+// resolve answers the events the reference names from those read.
+func (r outboxRef) resolve(events map[string][]byte) ResolvedEntry {
+	out := ResolvedEntry{Events: make([]OutboxEvent, 0, r.last-r.first+1)}
+	for seq := r.first; seq <= r.last; seq++ {
+		body, ok := events[string(eventKey(r.runID, seq))]
+		if !ok {
+			return ResolvedEntry{Err: fmt.Errorf("outbox entry refers to run_seq %d, which is not stored", seq)}
+		}
+		var ev runstate.Event
+		if err := runcodec.DecodeEvent(body, &ev); err != nil {
+			return ResolvedEntry{Err: fmt.Errorf("outbox entry's event %d: %w", seq, err)}
+		}
+		js, err := json.Marshal(&ev)
+		if err != nil {
+			return ResolvedEntry{Err: fmt.Errorf("outbox entry's event %d as JSON: %w", seq, err)}
+		}
+		e := checkEnvelope(OutboxEvent{TenantID: r.tenantID, EventID: ev.ID, RunID: ev.RunID, RunSeq: ev.Seq, EventType: ev.Type, Event: js})
+		if e.Err != nil {
+			return ResolvedEntry{Err: e.Err}
+		}
+		out.Events = append(out.Events, e)
+	}
+	return out
 }
 
 // resolveCopy decodes an older entry, which holds the event's JSON.

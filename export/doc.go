@@ -1,12 +1,14 @@
 // Package export publishes the transactional outbox to an event bus
-// (docs/semantics.md#outbox). The engine, configured with Outbox, writes for
-// every appended event an entry under engine.OutboxPrefix() in the same
-// conditional batch as the event, which refers to the event rather than
-// copying it; a Worker scans that prefix in key order, resolves each page of
-// entries to their events in one read (engine.ResolveOutbox, which also
-// reads the entries of older weftds, which copied the event), hands each
-// event's JSON to a Publisher and deletes the entry — by a conditional
-// batch on its version — only after the publish succeeded. Delivery is therefore at least once: a crash between
+// (docs/semantics.md#outbox). The engine, configured with Outbox, writes
+// for every decision that appends events one entry under
+// engine.OutboxPrefix() in the same conditional batch, which refers to those
+// events rather than copying them; a Worker scans that prefix in key order,
+// resolves each page of entries to their events in one read
+// (engine.ResolveOutbox, which also reads the entries of older weftds, each
+// a copy of one event), hands each event's JSON to a Publisher, in run_seq
+// order, and deletes an entry — by a conditional batch on its version —
+// only after every event it names was published. A refusal of one of them
+// is counted against the entry, which is published whole again. Delivery is therefore at least once: a crash between
 // publish and acknowledgement publishes again, and several workers on one
 // store may publish the same event. Consumers deduplicate by event_id or by
 // (run_id, run_seq).

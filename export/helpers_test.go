@@ -114,7 +114,7 @@ func entryOps(t testing.TB, run string, seq uint64) []store.Op {
 // outboxValue is the outbox entry of (run, seq) as the engine writes it: a
 // reference to the event.
 func outboxValue(_ testing.TB, _ string, _ uint64) []byte {
-	return runcodec.AppendOutboxRef(nil, tenant)
+	return runcodec.AppendOutboxRef(nil, runcodec.OutboxRef{TenantID: tenant})
 }
 
 // legacyOutboxValue is the outbox entry of (run, seq) as an older weftd

@@ -32,12 +32,23 @@ type ack struct {
 	hadRetry      bool
 }
 
-// due is an outbox entry the pass is to publish.
+// due is an outbox entry the pass is to publish: the messages of the events
+// it names, in run_seq order (one, or those one decision appended).
 type due struct {
 	it       store.Item
-	msg      Message
+	msgs     []Message
 	retry    versioned
 	hadRetry bool
+}
+
+// entryOf answers what a dead-letter record of the entry keeps: the one
+// message of an entry that names one event (so the record holds the event
+// itself), else none (the record holds the entry, which names its events).
+func (d due) entryOf() Message {
+	if len(d.msgs) == 1 {
+		return d.msgs[0]
+	}
+	return Message{}
 }
 
 // page handles one page of outbox entries, in order. The entries due are
@@ -59,7 +70,7 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 			continue
 		}
 		retry, hadRetry := p.retries[string(it.Key)]
-		msg, err := messageOf(resolved[i])
+		msgs, err := messagesOf(resolved[i])
 		if err != nil {
 			if err := p.publishDue(ctx, batch); err != nil {
 				return err
@@ -70,7 +81,7 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 				continue
 			}
 			p.keepFrom(it.Key)
-			if err := p.deadLetter(ctx, it, msg, ReasonUndecodable, retry, hadRetry, err); err != nil {
+			if err := p.deadLetter(ctx, it, Message{}, Message{}, ReasonUndecodable, retry, hadRetry, err); err != nil {
 				return err
 			}
 			continue
@@ -80,7 +91,7 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 			p.wait(it.Key)
 			continue
 		}
-		batch = append(batch, due{it: it, msg: msg, retry: retry, hadRetry: hadRetry})
+		batch = append(batch, due{it: it, msgs: msgs, retry: retry, hadRetry: hadRetry})
 	}
 	return p.publishDue(ctx, batch)
 }
@@ -118,17 +129,17 @@ func (p *pass) leftFrom(from []byte) []byte {
 // as one entry at a time would have it; an unavailable bus ends the pass.
 func (p *pass) publishDue(ctx context.Context, batch []due) error {
 	for len(batch) > 0 {
-		n, err := p.publish(ctx, batch)
+		n, failed, err := p.publish(ctx, batch)
 		for _, d := range batch[:n] {
-			p.stats.Published++
-			p.w.m.published.Inc()
+			p.stats.Published += len(d.msgs)
+			p.w.m.published.Add(int64(len(d.msgs)))
 			p.acks = append(p.acks, ack{key: d.it.Key, retryKey: retryKeyOf(d.it.Key), version: d.it.Version, hadRetry: d.hadRetry})
 		}
 		batch = batch[n:]
 		if len(batch) == 0 || err == nil {
 			continue
 		}
-		if err := p.refused(ctx, batch[0], err); err != nil {
+		if err := p.refused(ctx, batch[0], failed, err); err != nil {
 			return err
 		}
 		rest := batch[1:]
@@ -144,9 +155,12 @@ func (p *pass) publishDue(ctx context.Context, batch []due) error {
 	return nil
 }
 
-// refused handles an entry the bus did not take: an unavailable bus ends the
-// pass; a refusal is recorded and holds back the later entries of its run.
-func (p *pass) refused(ctx context.Context, d due, err error) error {
+// refused handles an entry the bus did not take whole (msg is the message
+// it refused): an unavailable bus ends the pass; a refusal is recorded
+// against the entry and holds back the later entries of its run. The
+// entry's messages before msg were published, and will be again with it
+// (at least once).
+func (p *pass) refused(ctx context.Context, d due, msg Message, err error) error {
 	p.keepFrom(d.it.Key)
 	switch {
 	case ctx.Err() != nil:
@@ -157,52 +171,67 @@ func (p *pass) refused(ctx context.Context, d due, err error) error {
 	}
 	p.w.m.publishErrors.WithLabelValues("rejected").Inc()
 	p.held[runOf(d.it.Key)] = true
-	return p.fail(ctx, d.it, d.msg, d.retry, d.hadRetry, err)
+	return p.fail(ctx, d.it, msg, d.entryOf(), d.retry, d.hadRetry, err)
 }
 
-// publish hands the bus the first of batch, or all of it when the publisher
-// batches, within the publish timeout (a timeout is the bus's), and answers
-// how many of batch's first entries were published and, when not all, why
-// the next was not.
-func (p *pass) publish(ctx context.Context, batch []due) (int, error) {
+// publish hands the bus the messages of the first of batch, or of all of
+// it when the publisher batches, within the publish timeout (a timeout is
+// the bus's), and answers how many of batch's first entries were published
+// whole and, when not all, the message of the next that was not and why.
+func (p *pass) publish(ctx context.Context, batch []due) (int, Message, error) {
 	pctx, cancel := context.WithTimeout(ctx, p.w.cfg.PublishTimeout)
 	defer cancel()
-	n, err := p.hand(pctx, batch)
+	n, failed, err := p.hand(pctx, batch)
 	if err != nil && ctx.Err() == nil && pctx.Err() != nil && !errors.Is(err, ErrUnavailable) {
 		err = Unavailable(fmt.Errorf("publish timed out after %s: %w", p.w.cfg.PublishTimeout, err))
 	}
-	return n, err
+	return n, failed, err
 }
 
-// hand calls the publisher once.
-func (p *pass) hand(ctx context.Context, batch []due) (int, error) {
+// hand calls the publisher: once per message of the first entry, or once
+// for every message of batch when it batches.
+func (p *pass) hand(ctx context.Context, batch []due) (int, Message, error) {
 	bp, ok := p.w.pub.(BatchPublisher)
 	if !ok {
-		if err := p.w.pub.Publish(ctx, batch[0].msg); err != nil {
-			return 0, err
+		for _, m := range batch[0].msgs {
+			if err := p.w.pub.Publish(ctx, m); err != nil {
+				return 0, m, err
+			}
 		}
-		return 1, nil
+		return 1, Message{}, nil
 	}
-	msgs := make([]Message, len(batch))
-	for i, d := range batch {
-		msgs[i] = d.msg
+	var msgs []Message
+	for _, d := range batch {
+		msgs = append(msgs, d.msgs...)
 	}
 	n, err := bp.PublishBatch(ctx, msgs)
 	switch {
 	case n < 0 || n > len(msgs):
-		return 0, Unavailable(fmt.Errorf("the publisher answered %d published of %d", n, len(msgs)))
+		n, err = 0, Unavailable(fmt.Errorf("the publisher answered %d published of %d", n, len(msgs)))
 	case n < len(msgs) && err == nil:
-		return n, Unavailable(fmt.Errorf("the publisher published %d of %d messages and gave no error", n, len(msgs)))
+		err = Unavailable(fmt.Errorf("the publisher published %d of %d messages and gave no error", n, len(msgs)))
 	}
-	return n, err
+	if n == len(msgs) {
+		return len(batch), Message{}, err
+	}
+	entries := 0 // the entries published whole
+	for _, d := range batch {
+		if n < len(d.msgs) {
+			break
+		}
+		n -= len(d.msgs)
+		entries++
+	}
+	return entries, batch[entries].msgs[n], err
 }
 
-// fail records a failed publish, or dead-letters the entry after the last.
-func (p *pass) fail(ctx context.Context, it store.Item, msg Message, retry versioned, hadRetry bool, cause error) error {
+// fail records a failed publish of msg, or dead-letters the entry after the
+// last; only is the entry's one message, if it names one event.
+func (p *pass) fail(ctx context.Context, it store.Item, msg, only Message, retry versioned, hadRetry bool, cause error) error {
 	rec := retry.rec
 	rec.Attempts++
 	if rec.Attempts >= p.w.cfg.MaxAttempts {
-		return p.deadLetter(ctx, it, msg, ReasonMaxAttempts, versioned{rec: rec, version: retry.version}, hadRetry, cause)
+		return p.deadLetter(ctx, it, msg, only, ReasonMaxAttempts, versioned{rec: rec, version: retry.version}, hadRetry, cause)
 	}
 	if rec.FirstFailedAt.IsZero() {
 		rec.FirstFailedAt = p.now.UTC()
@@ -231,13 +260,15 @@ func (p *pass) fail(ctx context.Context, it store.Item, msg Message, retry versi
 }
 
 // deadLetter moves an entry to its dead-letter record, in one batch with the
-// deletion of the entry and its retry record, and raises the alert.
-func (p *pass) deadLetter(ctx context.Context, it store.Item, msg Message, reason string, retry versioned, hadRetry bool, cause error) error {
+// deletion of the entry and its retry record, and raises the alert. msg is
+// the message that failed (none for an undecodable entry); only is the
+// entry's one message when it names one event, which the record then keeps.
+func (p *pass) deadLetter(ctx context.Context, it store.Item, msg, only Message, reason string, retry versioned, hadRetry bool, cause error) error {
 	first := retry.rec.FirstFailedAt
 	if first.IsZero() {
 		first = p.now
 	}
-	d := newDeadLetter(it.Key, it.Value, msg, reason, retry.rec.Attempts, truncateError(cause), first, p.now)
+	d := newDeadLetter(it.Key, it.Value, msg, only, reason, retry.rec.Attempts, truncateError(cause), first, p.now)
 	b := &store.Batch{Conditions: []store.Condition{store.IfVersion(it.Key, it.Version)},
 		Ops: []store.Op{store.Put(deadLetterKeyOf(it.Key), mustMarshal(d)), store.Delete(it.Key)}}
 	if hadRetry {

@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/weft-dev/weft/engine"
@@ -73,9 +74,10 @@ type DeadLetter struct {
 	// OutboxKey is the key the entry had, for replay.
 	OutboxKey string `json:"outbox_key"`
 	// Entry is the outbox entry as an engine.OutboxEntry (JSON) holding its
-	// event: the event resolved when the entry decoded, else the entry as
-	// stored when it is valid JSON; RawEntry holds it otherwise (base64 in
-	// the record).
+	// event when it names one event and decoded, else the entry as stored
+	// when it is valid JSON; RawEntry holds it otherwise (base64 in the
+	// record: an entry that refers to several events of the run's log, or
+	// one that could not be decoded).
 	Entry    json.RawMessage `json:"entry,omitempty"`
 	RawEntry []byte          `json:"raw_entry,omitempty"`
 	// The envelope, when the entry decoded, so operators can list and filter.
@@ -112,25 +114,32 @@ func truncateError(err error) string {
 	return s
 }
 
-// messageOf answers the message of a resolved outbox entry, or why the
+// messagesOf answers the messages of a resolved outbox entry, or why the
 // entry is poison.
-func messageOf(e engine.OutboxEvent) (Message, error) {
+func messagesOf(e engine.ResolvedEntry) ([]Message, error) {
 	if e.Err != nil {
-		return Message{}, e.Err
+		return nil, e.Err
 	}
-	return Message{TenantID: e.TenantID, EventID: e.EventID, RunID: e.RunID, RunSeq: e.RunSeq, EventType: e.EventType,
-		Event: e.Event}, nil
+	if len(e.Events) == 0 {
+		return nil, errors.New("outbox entry names no event")
+	}
+	msgs := make([]Message, len(e.Events))
+	for i, ev := range e.Events {
+		msgs[i] = Message{TenantID: ev.TenantID, EventID: ev.EventID, RunID: ev.RunID, RunSeq: ev.RunSeq, EventType: ev.EventType,
+			Event: ev.Event}
+	}
+	return msgs, nil
 }
 
-func newDeadLetter(key, value []byte, msg Message, reason string, attempts int, lastErr string, first, now time.Time) DeadLetter {
+func newDeadLetter(key, value []byte, msg, only Message, reason string, attempts int, lastErr string, first, now time.Time) DeadLetter {
 	d := DeadLetter{OutboxKey: string(key), TenantID: msg.TenantID, EventID: msg.EventID, RunID: msg.RunID,
 		RunSeq: msg.RunSeq, EventType: msg.EventType, Attempts: attempts, Reason: reason, LastError: lastErr,
 		FirstFailedAt: first.UTC(), DeadLetteredAt: now.UTC()}
 	switch {
-	case msg.Event != nil:
-		// The entry with its event, so that the record is whole and its
-		// replay never needs the log (an entry may only refer to its event).
-		d.Entry = mustMarshal(engine.OutboxEntry{TenantID: msg.TenantID, Event: msg.Event})
+	case only.Event != nil:
+		// The entry with its one event, so that the record is whole and its
+		// replay never needs the log (the entry only refers to the event).
+		d.Entry = mustMarshal(engine.OutboxEntry{TenantID: only.TenantID, Event: only.Event})
 	case json.Valid(value):
 		d.Entry = bytes.Clone(value)
 	default:

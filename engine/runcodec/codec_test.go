@@ -240,16 +240,18 @@ func FuzzDecodeState(f *testing.F) {
 	})
 }
 
-func TestOutboxRef_RoundTripsItsTenant(t *testing.T) {
-	for _, tenant := range []string{"tenant-a", "", "é:%"} {
-		b := AppendOutboxRef(nil, tenant)
+func TestOutboxRef_RoundTripsItsTenantAndLastEvent(t *testing.T) {
+	for _, ref := range []OutboxRef{{TenantID: "tenant-a"}, {TenantID: "", LastSeq: 7}, {TenantID: "é:%", LastSeq: 1 << 40}} {
+		b := AppendOutboxRef(nil, ref)
 		require.True(t, IsOutboxRef(b))
 		got, err := DecodeOutboxRef(b)
 		require.NoError(t, err)
-		require.Equal(t, tenant, got)
+		require.Equal(t, ref, got)
 	}
 	_, err := DecodeOutboxRef([]byte(`{"tenant_id":"t","event":{}}`))
 	require.ErrorIs(t, err, ErrUnknownFormat)
 	_, err = DecodeOutboxRef([]byte{FormatOutboxRef})
 	require.Error(t, err, "a reference without its tenant")
+	_, err = DecodeOutboxRef([]byte{FormatOutboxRef, 0x0a, 0x01, 't', 0x12, 0x01, 'x'})
+	require.Error(t, err, "a last run_seq that is not a number")
 }

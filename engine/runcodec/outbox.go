@@ -6,35 +6,50 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// FormatOutboxRef is an outbox entry that refers to its event instead of
-// copying it, version 1: field 1 the run's tenant. The event is the one its
-// key names (ob:{run}:{run_seq} refers to wf:{run}:ev:{run_seq}).
+// FormatOutboxRef is an outbox entry that refers to the events it exports
+// instead of copying them, version 1: field 1 the run's tenant, field 2 the
+// run_seq of its last event. The entry ob:{run}:{run_seq} names the events
+// of its run from run_seq to the last, which one decision appended
+// together; without field 2 it names the event at run_seq alone.
 const FormatOutboxRef byte = 0x03
 
+// OutboxRef is what an outbox reference holds.
+type OutboxRef struct {
+	TenantID string
+	// LastSeq is the run_seq of the last event the entry names; 0 names the
+	// event of the entry's key alone.
+	LastSeq uint64
+}
+
 // AppendOutboxRef appends an outbox reference to b.
-func AppendOutboxRef(b []byte, tenantID string) []byte {
-	return appendElem(append(b, FormatOutboxRef), 1, tenantID)
+func AppendOutboxRef(b []byte, r OutboxRef) []byte {
+	b = appendElem(append(b, FormatOutboxRef), 1, r.TenantID)
+	return appendUint(b, 2, r.LastSeq)
 }
 
 // IsOutboxRef reports whether a stored outbox entry is a reference.
 func IsOutboxRef(b []byte) bool { return len(b) > 0 && b[0] == FormatOutboxRef }
 
-// DecodeOutboxRef answers the tenant of an outbox reference.
-func DecodeOutboxRef(b []byte) (tenantID string, err error) {
+// DecodeOutboxRef decodes an outbox reference.
+func DecodeOutboxRef(b []byte) (OutboxRef, error) {
+	var r OutboxRef
 	if !IsOutboxRef(b) {
-		return "", fmt.Errorf("outbox entry: %w", ErrUnknownFormat)
+		return r, fmt.Errorf("outbox entry: %w", ErrUnknownFormat)
 	}
 	found := false
-	err = eachField(b[1:], func(n protowire.Number, f field) error {
-		if n != 1 {
-			return nil
+	err := eachField(b[1:], func(n protowire.Number, f field) error {
+		var err error
+		switch n {
+		case 1:
+			found = true
+			r.TenantID, err = f.str()
+		case 2:
+			r.LastSeq, err = f.uint()
 		}
-		found = true
-		tenantID, err = f.str()
 		return err
 	})
 	if err == nil && !found {
 		err = fmt.Errorf("outbox entry: no tenant")
 	}
-	return tenantID, err
+	return r, err
 }

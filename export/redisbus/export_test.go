@@ -122,7 +122,7 @@ func TestExport_RedisDownFor30sDelaysExportWithoutAffectingRuns(t *testing.T) {
 	require.Less(t, time.Since(started), 15*time.Second, "runs complete while the bus is down")
 	waiting := eventRefs(t, eng, during)
 	for time.Since(down) < 30*time.Second {
-		require.Equal(t, len(waiting), outboxLen(t, st), "events wait in the outbox")
+		require.Equal(t, len(waiting), outboxEvents(t, st), "events wait in the outbox")
 		time.Sleep(500 * time.Millisecond)
 	}
 	require.Zero(t, prefixLen(t, st, export.RetryPrefix()), "an outage counts no attempt")

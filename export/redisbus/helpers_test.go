@@ -45,7 +45,7 @@ func writeOutbox(t *testing.T, st store.Store, prefix string, runs, seqs int) []
 		for s := uint64(1); s <= uint64(seqs); s++ {
 			ev := runstate.Event{Type: runstate.EvStepCompleted, ID: eventID(run, s), RunID: run, Seq: s}
 			b.Ops = append(b.Ops, store.Put(store.Key("wf", run, "ev", store.Uint64(s)), runcodec.AppendEvent(nil, &ev)),
-				store.Put(export.OutboxKey(run, s), runcodec.AppendOutboxRef(nil, tenant)))
+				store.Put(export.OutboxKey(run, s), runcodec.AppendOutboxRef(nil, runcodec.OutboxRef{TenantID: tenant})))
 			refs = append(refs, ref{run, s, eventID(run, s)})
 			if len(b.Ops) >= 500 {
 				_, err := st.Commit(context.Background(), b)
@@ -98,6 +98,28 @@ func outboxLen(t *testing.T, st store.Store) int {
 		page, err := st.Scan(context.Background(), params)
 		require.NoError(t, err)
 		n += len(page.Items)
+		if page.Next == nil {
+			return n
+		}
+		params.After = page.Next
+	}
+}
+
+// outboxEvents counts the events the outbox entries name (an entry names
+// the events one decision appended).
+func outboxEvents(t *testing.T, st store.Store) int {
+	t.Helper()
+	n := 0
+	params := &store.ScanParams{Prefix: engine.OutboxPrefix(), Limit: store.MaxScanLimit}
+	for {
+		page, err := st.Scan(context.Background(), params)
+		require.NoError(t, err)
+		resolved, err := engine.ResolveOutbox(context.Background(), st, page.Items)
+		require.NoError(t, err)
+		for _, e := range resolved {
+			require.NoError(t, e.Err)
+			n += len(e.Events)
+		}
 		if page.Next == nil {
 			return n
 		}
