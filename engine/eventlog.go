@@ -15,7 +15,7 @@ import (
 
 // checkpointPut writes a run's checkpoint.
 func checkpointPut(s *runstate.State) store.Op {
-	return store.Put(checkpointKey(s.RunID), runcodec.AppendState(nil, s))
+	return store.Put(checkpointKey(s.RunID), runcodec.AppendState(make([]byte, 0, 128+192*len(s.Steps)), s))
 }
 
 // decodeCheckpoint decodes a stored checkpoint.
@@ -37,7 +37,7 @@ func appendEvents(b *store.Batch, tenantID string, events []runstate.Event, outb
 		ev := &events[i]
 		idem := eventIdemKey(ev.RunID, ev.IdempotencyKey)
 		b.Conditions = append(b.Conditions, store.IfAbsent(idem))
-		b.Ops = append(b.Ops, store.Put(eventKey(ev.RunID, ev.Seq), runcodec.AppendEvent(nil, ev)),
+		b.Ops = append(b.Ops, store.Put(eventKey(ev.RunID, ev.Seq), runcodec.AppendEvent(make([]byte, 0, 256), ev)),
 			store.Put(idem, []byte(store.Uint64(ev.Seq))))
 	}
 	if !outbox {

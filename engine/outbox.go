@@ -142,7 +142,7 @@ func (r outboxRef) resolve(events map[string][]byte) ResolvedEntry {
 		if err := runcodec.DecodeEvent(body, &ev); err != nil {
 			return ResolvedEntry{Err: fmt.Errorf("outbox entry's event %d: %w", seq, err)}
 		}
-		js, err := json.Marshal(&ev)
+		js, err := runcodec.AppendEventJSON(make([]byte, 0, 3*len(body)+64), &ev) // JSON is two to three times the binary form
 		if err != nil {
 			return ResolvedEntry{Err: fmt.Errorf("outbox entry's event %d as JSON: %w", seq, err)}
 		}

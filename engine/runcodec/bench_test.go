@@ -81,6 +81,11 @@ func BenchmarkEvent(b *testing.B) {
 			_ = DecodeEvent(bin, &out)
 		}
 	})
+	b.Run("json/runcodec", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = AppendEventJSON(make([]byte, 0, 3*len(bin)+64), ev)
+		}
+	})
 	b.Run("decode/json", func(b *testing.B) {
 		for b.Loop() {
 			var out runstate.Event

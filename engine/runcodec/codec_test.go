@@ -255,3 +255,50 @@ func TestOutboxRef_RoundTripsItsTenantAndLastEvent(t *testing.T) {
 	_, err = DecodeOutboxRef([]byte{FormatOutboxRef, 0x0a, 0x01, 't', 0x12, 0x01, 'x'})
 	require.Error(t, err, "a last run_seq that is not a number")
 }
+
+func TestEventJSON_IsWhatEncodingJSONWritesByteForByte(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 16))
+	for i := range 5000 {
+		ev := randomEvent(r, i%4 == 0)
+		if i%3 == 0 { // strings every escaping rule meets
+			ev.Data.Reason = "<a href=\"x\">&\\\n\t\b\f\r\x01\x1f é \u2028 \u2029 \xff ✓"
+			ev.Data.Output = json.RawMessage(" { \"k\" : [ 1 , \"<&>\u2028\" ] } ")
+		}
+		want, wantErr := json.Marshal(ev)
+		got, err := AppendEventJSON(nil, ev)
+		if wantErr != nil {
+			require.Error(t, err, "encoding/json refuses this event: so must AppendEventJSON")
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+	}
+}
+
+func TestEventJSON_RefusesWhatEncodingJSONRefuses(t *testing.T) {
+	for name, ev := range map[string]*runstate.Event{
+		"invalid raw output": {Data: runstate.EventData{Output: json.RawMessage(`{"k":`)}},
+		"year beyond 9999":   {EmittedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		_, wantErr := json.Marshal(ev)
+		require.Error(t, wantErr, name)
+		_, err := AppendEventJSON(nil, ev)
+		require.Error(t, err, name)
+	}
+}
+
+func FuzzEventJSON(f *testing.F) {
+	f.Add("x", []byte(`{"a":1}`), int64(0))
+	f.Fuzz(func(t *testing.T, s string, raw []byte, sec int64) {
+		ev := &runstate.Event{Type: s, EmittedBy: s, EmittedAt: time.Unix(sec, 0).UTC(),
+			Data: runstate.EventData{Reason: s, Output: raw, EvidenceRefs: []string{s, ""}}}
+		want, wantErr := json.Marshal(ev)
+		got, err := AppendEventJSON(nil, ev)
+		if wantErr != nil {
+			require.Error(t, err)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+	})
+}
