@@ -4,7 +4,8 @@
 // engine/runstate values. It decodes the JSON those records were stored as
 // before, so a store written by an older weftd still loads. A field a
 // reader does not know is skipped, so fields can be added; a number is
-// never reused.
+// never reused. It also writes an event's JSON, the form the event bus
+// carries, without reflection: byte for byte what encoding/json writes.
 //
 // Layering: it may import the standard library, engine/definition,
 // engine/runstate and protobuf's wire encoding (protowire), never the
