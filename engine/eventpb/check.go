@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,7 +55,12 @@ var compiledEventRules = sync.OnceValues(func() (*messageRules, error) {
 // fields holding messages with rules), and its required oneofs.
 type messageRules struct {
 	fields []fieldRules
-	oneofs []protoreflect.OneofDescriptor
+	// members are the ruled fields of its oneofs (memberOneofs), by
+	// number: only the one set is checked, so a message with many payload
+	// cases costs one of them.
+	members      map[protoreflect.FieldNumber]*fieldRules
+	memberOneofs []protoreflect.OneofDescriptor
+	oneofs       []protoreflect.OneofDescriptor
 	// empty: neither the message nor any message it holds has a rule.
 	empty bool
 }
@@ -122,11 +128,21 @@ func compileMessage(md protoreflect.MessageDescriptor, seen map[protoreflect.Ful
 		if err != nil {
 			return nil, err
 		}
-		if fr != nil {
+		switch od := fd.ContainingOneof(); {
+		case fr == nil:
+		case od != nil && !od.IsSynthetic():
+			if out.members == nil {
+				out.members = map[protoreflect.FieldNumber]*fieldRules{}
+			}
+			if !slices.Contains(out.memberOneofs, od) {
+				out.memberOneofs = append(out.memberOneofs, od)
+			}
+			out.members[fd.Number()] = fr
+		default:
 			out.fields = append(out.fields, *fr)
 		}
 	}
-	out.empty = len(out.fields) == 0 && len(out.oneofs) == 0
+	out.empty = len(out.fields) == 0 && len(out.members) == 0 && len(out.oneofs) == 0
 	return out, nil
 }
 
@@ -240,6 +256,13 @@ func countSet(m protoreflect.Message) int {
 func (r *messageRules) check(m protoreflect.Message, path []string, vs *[]definition.Violation) {
 	for i := range r.fields {
 		r.fields[i].check(m, path, vs)
+	}
+	for _, od := range r.memberOneofs {
+		if fd := m.WhichOneof(od); fd != nil {
+			if f, ok := r.members[fd.Number()]; ok {
+				f.check(m, path, vs)
+			}
+		}
 	}
 	for _, od := range r.oneofs {
 		if m.WhichOneof(od) == nil {
