@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/engine/runcodec"
+	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/memstore"
+)
+
+// asOlderWeftd rewrites a run's checkpoint and events in the JSON an older
+// weftd stored them as.
+func asOlderWeftd(t *testing.T, st store.Store, runID string) {
+	t.Helper()
+	res, err := st.Scan(t.Context(), &store.ScanParams{Prefix: store.KeyPrefix("wf", runID), Limit: store.MaxScanLimit})
+	require.NoError(t, err)
+	b := &store.Batch{}
+	for _, it := range res.Items {
+		var v any
+		switch {
+		case len(it.Value) > 0 && it.Value[0] == runcodec.FormatEvent:
+			var ev runstate.Event
+			require.NoError(t, runcodec.DecodeEvent(it.Value, &ev))
+			v = ev
+		case len(it.Value) > 0 && it.Value[0] == runcodec.FormatCheckpoint:
+			var s runstate.State
+			require.NoError(t, runcodec.DecodeState(it.Value, &s))
+			v = &s
+		default:
+			continue
+		}
+		js, err := json.Marshal(v)
+		require.NoError(t, err)
+		b.Ops = append(b.Ops, store.Put(it.Key, js))
+	}
+	require.Len(t, b.Ops, 1+int(mustLastSeq(t, st, runID)), "the checkpoint and every event")
+	_, err = st.Commit(t.Context(), b)
+	require.NoError(t, err)
+}
+
+func mustLastSeq(t *testing.T, st store.Store, runID string) uint64 {
+	item, err := st.Get(t.Context(), checkpointKey(runID))
+	require.NoError(t, err)
+	s, err := decodeCheckpoint(runID, item.Value)
+	require.NoError(t, err)
+	return s.LastSeq
+}
+
+func TestPersistedFormat_ARunAnOlderWeftdStoredAsJSONLoadsAndGoesOn(t *testing.T) {
+	st := memstore.New(memstore.Config{})
+	older := setupWith(t, st)
+	run := older.submit(seq("a", "b"))
+	older.complete(older.poll("act-a"), `{"a":1}`)
+	before := older.run(run.RunID)
+	eventsBefore, err := older.eng.ListEvents(older.ctx, ListEventsParams{TenantID: tenant, RunID: run.RunID})
+	require.NoError(t, err)
+	asOlderWeftd(t, st, run.RunID)
+
+	b := setupWith(t, st) // a newer weftd: no cache, only the store
+	require.Equal(t, before, b.run(run.RunID), "the JSON checkpoint reads as it was")
+	events, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: run.RunID})
+	require.NoError(t, err)
+	require.Equal(t, eventsBefore.Events, events.Events, "the JSON events read as they were")
+
+	b.complete(b.poll("act-b"), `{"b":2}`) // decided on the JSON checkpoint, written in binary
+	after := b.run(run.RunID)
+	require.Equal(t, runstate.RunCompleted, after.Status)
+	item, err := st.Get(b.ctx, checkpointKey(run.RunID))
+	require.NoError(t, err)
+	require.Equal(t, runcodec.FormatCheckpoint, item.Value[0])
+	all, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: run.RunID})
+	require.NoError(t, err)
+	require.Equal(t, eventsBefore.Events, all.Events[:len(eventsBefore.Events)], "the log reads across both formats")
+	require.Equal(t, after.LastEventSeq, all.Events[len(all.Events)-1].Seq)
+}
