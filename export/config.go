@@ -16,6 +16,7 @@ import (
 const (
 	DefaultBatchSize      = 100
 	DefaultPollInterval   = 200 * time.Millisecond
+	DefaultLinger         = 50 * time.Millisecond
 	DefaultMaxAttempts    = 10
 	DefaultBackoffInitial = time.Second
 	DefaultBackoffCap     = 5 * time.Minute
@@ -37,6 +38,11 @@ type Config struct {
 	BatchSize int
 	// PollInterval is how long Run waits after a pass that found nothing to do.
 	PollInterval time.Duration
+	// Linger is how long Run waits after a pass that published, so that the
+	// next pass finds the entries of many decisions at once: a little export
+	// latency for fewer passes, reads and acknowledgement commits. A negative
+	// Linger starts the next pass at once.
+	Linger time.Duration
 	// MaxAttempts is how many failed publishes move an entry to the
 	// dead-letter record.
 	MaxAttempts int
@@ -67,6 +73,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = DefaultPollInterval
+	}
+	if c.Linger == 0 {
+		c.Linger = DefaultLinger
 	}
 	if c.MaxAttempts == 0 {
 		c.MaxAttempts = DefaultMaxAttempts

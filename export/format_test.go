@@ -222,3 +222,37 @@ func TestWorker_AnEntryNamingSeveralEventsIsDeadLetteredAsItIsAndReplayPublishes
 	drain(t, w)
 	require.Equal(t, 1, requireAllDelivered(t, st, refs, bus.Messages()), "event 4 went out before the refusal, and again")
 }
+
+// After a pass that published, Run lingers before the next pass, so that the
+// next finds many decisions' entries at once; a negative Linger goes on at
+// once.
+func TestRun_LingersAfterAPassThatPublished(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		linger   time.Duration
+		lingered bool
+	}{{time.Hour, true}, {-1, false}} {
+		t.Run(tc.linger.String(), func(t *testing.T) {
+			t.Parallel()
+			st := memStore(t)
+			writeOutbox(t, st, 1, 2)
+			bus := export.NewMemoryBus()
+			w, err := export.NewWorker(st, bus, export.Config{Linger: tc.linger, PollInterval: time.Millisecond})
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- w.Run(ctx) }()
+			require.Eventually(t, func() bool { return bus.Published() == 2 }, 10*time.Second, time.Millisecond)
+			_, err = st.Commit(ctx, &store.Batch{Ops: entryOps(t, "run-0001", 1)})
+			require.NoError(t, err)
+			if tc.lingered {
+				time.Sleep(100 * time.Millisecond) // far less than the linger
+				require.Equal(t, 2, bus.Published(), "the next pass waits out the linger")
+			} else {
+				require.Eventually(t, func() bool { return bus.Published() == 3 }, 10*time.Second, time.Millisecond)
+			}
+			cancel()
+			require.NoError(t, <-done)
+		})
+	}
+}

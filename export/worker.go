@@ -65,8 +65,8 @@ type PassStats struct {
 	Waiting int
 }
 
-// Run runs passes until ctx is done: at once after a pass that published,
-// after Config.PollInterval after an idle one, and with backoff while the bus
+// Run runs passes until ctx is done: after Config.Linger after a pass that
+// published, after Config.PollInterval after an idle one, and with backoff while the bus
 // is unavailable or the store fails. It returns nil when ctx is done.
 func (w *Worker) Run(ctx context.Context) error {
 	failures := 0
@@ -82,7 +82,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			wait = max(w.cfg.delay(failures), w.cfg.PollInterval)
 			w.logPassError(err, failures, wait)
 		case stats.Published > 0:
-			wait = 0
+			wait = max(w.cfg.Linger, 0)
 			fallthrough
 		default:
 			if failures > 0 {
