@@ -43,9 +43,11 @@ func ListDeadLetters(ctx context.Context, st store.Store, params *ListDeadLetter
 
 // Replay moves a dead-letter record back into the outbox, with a fresh
 // attempt count, in one conditional batch: the record must be unchanged and
-// the outbox key free, or it fails with store.ErrConditionFailed. The worker
-// then publishes the entry like any other. Replay a poison entry only after
-// repairing its record (RawEntry or Entry must decode).
+// the outbox keys free, or it fails with store.ErrConditionFailed. The
+// worker then publishes the entry like any other; an entry that named
+// several events goes back as one entry per event, each holding its event.
+// Replay a poison entry only after repairing its record (RawEntry or Entry
+// must decode).
 func Replay(ctx context.Context, st store.Store, dlqKey []byte) error {
 	it, err := st.Get(ctx, dlqKey)
 	if err != nil {
@@ -62,7 +64,17 @@ func Replay(ctx context.Context, st store.Store, dlqKey []byte) error {
 	ob := OutboxKeyOfDeadLetter(dlqKey)
 	b := &store.Batch{
 		Conditions: []store.Condition{store.IfVersion(dlqKey, it.Version), store.IfAbsent(ob)},
-		Ops:        []store.Op{store.Put(ob, entry), store.Delete(dlqKey), store.Delete(retryKeyOf(ob))},
+		Ops:        []store.Op{store.Delete(dlqKey), store.Delete(retryKeyOf(ob))},
+	}
+	if len(d.Events) == 0 {
+		b.Ops = append(b.Ops, store.Put(ob, entry))
+	}
+	for _, ev := range d.Events {
+		key := OutboxKey(runOf(ob), ev.RunSeq)
+		if string(key) != string(ob) { // the entry's own key is conditioned above
+			b.Conditions = append(b.Conditions, store.IfAbsent(key))
+		}
+		b.Ops = append(b.Ops, store.Put(key, ev.Entry))
 	}
 	if _, err := st.Commit(ctx, b); err != nil {
 		return fmt.Errorf("export: replay %s: %w", dlqKey, err)

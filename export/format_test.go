@@ -193,9 +193,10 @@ func TestWorker_ARefusalInsideAnEntryRetriesTheWholeEntryAndHoldsTheRun(t *testi
 	require.Equal(t, []uint64{1, 2, 3, 4, 4, 5, 6, 7, 8, 9}, run0)
 }
 
-// An entry that names several events is dead-lettered as the reference it
-// is (its events stay in the run's log), and a replay publishes them all.
-func TestWorker_AnEntryNamingSeveralEventsIsDeadLetteredAsItIsAndReplayPublishesThemAll(t *testing.T) {
+// An entry that names several events is dead-lettered with each of them, so
+// that the record is whole once retention removed the run's log; a replay
+// puts them back one entry each and publishes them all.
+func TestWorker_AnEntryNamingSeveralEventsIsDeadLetteredWithItsEventsAndReplayPublishesThemAll(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := memStore(t)
@@ -215,10 +216,27 @@ func TestWorker_AnEntryNamingSeveralEventsIsDeadLetteredAsItIsAndReplayPublishes
 	d := dls[0].DeadLetter
 	require.Equal(t, export.ReasonMaxAttempts, d.Reason)
 	require.Equal(t, eventID("run-0000", 5), d.EventID, "the envelope of the event the bus refused")
-	require.Equal(t, entry.Value, d.RawEntry, "the entry as stored: it names its events")
+	require.Empty(t, d.RawEntry)
+	require.Len(t, d.Events, 3, "each event the entry named")
+	for i, ev := range d.Events {
+		require.Equal(t, uint64(4+i), ev.RunSeq)
+		var e engine.OutboxEntry
+		require.NoError(t, json.Unmarshal(ev.Entry, &e))
+		require.Equal(t, tenant, e.TenantID)
+		require.Contains(t, string(e.Event), eventID("run-0000", uint64(4+i)))
+	}
+	require.NotEqual(t, entry.Value, d.Events[0].Entry)
 
+	// The run's log is gone (retention): the record alone is replayed.
+	var gone []store.Op
+	for seq := uint64(1); seq <= 6; seq++ {
+		gone = append(gone, store.Delete(store.Key("wf", "run-0000", "ev", store.Uint64(seq))))
+	}
+	_, err = st.Commit(ctx, &store.Batch{Ops: gone})
+	require.NoError(t, err)
 	delete(pub.reject, eventID("run-0000", 5))
 	require.NoError(t, export.Replay(ctx, st, dls[0].Key))
+	require.Equal(t, 3, countPrefix(t, st, engine.OutboxPrefix()), "one entry per event")
 	drain(t, w)
 	require.Equal(t, 1, requireAllDelivered(t, st, refs, bus.Messages()), "event 4 went out before the refusal, and again")
 }

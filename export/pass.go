@@ -41,16 +41,6 @@ type due struct {
 	hadRetry bool
 }
 
-// entryOf answers what a dead-letter record of the entry keeps: the one
-// message of an entry that names one event (so the record holds the event
-// itself), else none (the record holds the entry, which names its events).
-func (d due) entryOf() Message {
-	if len(d.msgs) == 1 {
-		return d.msgs[0]
-	}
-	return Message{}
-}
-
 // page handles one page of outbox entries, in order. The entries due are
 // published in key order, together when the publisher batches; an entry that
 // cannot be decoded is dead-lettered after the due entries before it.
@@ -81,7 +71,7 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 				continue
 			}
 			p.keepFrom(it.Key)
-			if err := p.deadLetter(ctx, it, Message{}, Message{}, ReasonUndecodable, retry, hadRetry, err); err != nil {
+			if err := p.deadLetter(ctx, it, Message{}, nil, ReasonUndecodable, retry, hadRetry, err); err != nil {
 				return err
 			}
 			continue
@@ -171,7 +161,7 @@ func (p *pass) refused(ctx context.Context, d due, msg Message, err error) error
 	}
 	p.w.m.publishErrors.WithLabelValues("rejected").Inc()
 	p.held[runOf(d.it.Key)] = true
-	return p.fail(ctx, d.it, msg, d.entryOf(), d.retry, d.hadRetry, err)
+	return p.fail(ctx, d.it, msg, d.msgs, d.retry, d.hadRetry, err)
 }
 
 // publish hands the bus the messages of the first of batch, or of all of
@@ -225,13 +215,13 @@ func (p *pass) hand(ctx context.Context, batch []due) (int, Message, error) {
 	return entries, batch[entries].msgs[n], err
 }
 
-// fail records a failed publish of msg, or dead-letters the entry after the
-// last; only is the entry's one message, if it names one event.
-func (p *pass) fail(ctx context.Context, it store.Item, msg, only Message, retry versioned, hadRetry bool, cause error) error {
+// fail records a failed publish of msg, one of the entry's messages (all),
+// or dead-letters the entry after the last.
+func (p *pass) fail(ctx context.Context, it store.Item, msg Message, all []Message, retry versioned, hadRetry bool, cause error) error {
 	rec := retry.rec
 	rec.Attempts++
 	if rec.Attempts >= p.w.cfg.MaxAttempts {
-		return p.deadLetter(ctx, it, msg, only, ReasonMaxAttempts, versioned{rec: rec, version: retry.version}, hadRetry, cause)
+		return p.deadLetter(ctx, it, msg, all, ReasonMaxAttempts, versioned{rec: rec, version: retry.version}, hadRetry, cause)
 	}
 	if rec.FirstFailedAt.IsZero() {
 		rec.FirstFailedAt = p.now.UTC()
@@ -261,14 +251,14 @@ func (p *pass) fail(ctx context.Context, it store.Item, msg, only Message, retry
 
 // deadLetter moves an entry to its dead-letter record, in one batch with the
 // deletion of the entry and its retry record, and raises the alert. msg is
-// the message that failed (none for an undecodable entry); only is the
-// entry's one message when it names one event, which the record then keeps.
-func (p *pass) deadLetter(ctx context.Context, it store.Item, msg, only Message, reason string, retry versioned, hadRetry bool, cause error) error {
+// the message that failed and all the entry's messages, which the record
+// keeps (none for an undecodable entry).
+func (p *pass) deadLetter(ctx context.Context, it store.Item, msg Message, all []Message, reason string, retry versioned, hadRetry bool, cause error) error {
 	first := retry.rec.FirstFailedAt
 	if first.IsZero() {
 		first = p.now
 	}
-	d := newDeadLetter(it.Key, it.Value, msg, only, reason, retry.rec.Attempts, truncateError(cause), first, p.now)
+	d := newDeadLetter(it.Key, it.Value, msg, all, reason, retry.rec.Attempts, truncateError(cause), first, p.now)
 	b := &store.Batch{Conditions: []store.Condition{store.IfVersion(it.Key, it.Version)},
 		Ops: []store.Op{store.Put(deadLetterKeyOf(it.Key), mustMarshal(d)), store.Delete(it.Key)}}
 	if hadRetry {

@@ -76,10 +76,15 @@ type DeadLetter struct {
 	// Entry is the outbox entry as an engine.OutboxEntry (JSON) holding its
 	// event when it names one event and decoded, else the entry as stored
 	// when it is valid JSON; RawEntry holds it otherwise (base64 in the
-	// record: an entry that refers to several events of the run's log, or
-	// one that could not be decoded).
+	// record: one that could not be decoded). An entry that named several
+	// events is in Events instead.
 	Entry    json.RawMessage `json:"entry,omitempty"`
 	RawEntry []byte          `json:"raw_entry,omitempty"`
+	// Events holds, when the entry named several events, each of them as an
+	// outbox entry of its own (engine.OutboxEntry JSON): the record is whole
+	// without the run's log, which retention may remove, and a replay puts
+	// them back one entry each.
+	Events []DeadEvent `json:"events,omitempty"`
 	// The envelope, when the entry decoded, so operators can list and filter.
 	TenantID  string `json:"tenant_id,omitempty"`
 	EventID   string `json:"event_id,omitempty"`
@@ -95,6 +100,12 @@ type DeadLetter struct {
 	// FirstFailedAt and DeadLetteredAt are UTC.
 	FirstFailedAt  time.Time `json:"first_failed_at,omitzero"`
 	DeadLetteredAt time.Time `json:"dead_lettered_at"`
+}
+
+// DeadEvent is one event of a dead-lettered entry that named several.
+type DeadEvent struct {
+	RunSeq uint64          `json:"run_seq"`
+	Entry  json.RawMessage `json:"entry"`
 }
 
 // Dead-letter reasons.
@@ -131,15 +142,19 @@ func messagesOf(e engine.ResolvedEntry) ([]Message, error) {
 	return msgs, nil
 }
 
-func newDeadLetter(key, value []byte, msg, only Message, reason string, attempts int, lastErr string, first, now time.Time) DeadLetter {
+func newDeadLetter(key, value []byte, msg Message, all []Message, reason string, attempts int, lastErr string, first, now time.Time) DeadLetter {
 	d := DeadLetter{OutboxKey: string(key), TenantID: msg.TenantID, EventID: msg.EventID, RunID: msg.RunID,
 		RunSeq: msg.RunSeq, EventType: msg.EventType, Attempts: attempts, Reason: reason, LastError: lastErr,
 		FirstFailedAt: first.UTC(), DeadLetteredAt: now.UTC()}
 	switch {
-	case only.Event != nil:
+	case len(all) == 1:
 		// The entry with its one event, so that the record is whole and its
 		// replay never needs the log (the entry only refers to the event).
-		d.Entry = mustMarshal(engine.OutboxEntry{TenantID: only.TenantID, Event: only.Event})
+		d.Entry = mustMarshal(engine.OutboxEntry{TenantID: all[0].TenantID, Event: all[0].Event})
+	case len(all) > 1:
+		for _, m := range all {
+			d.Events = append(d.Events, DeadEvent{RunSeq: m.RunSeq, Entry: mustMarshal(engine.OutboxEntry{TenantID: m.TenantID, Event: m.Event})})
+		}
 	case json.Valid(value):
 		d.Entry = bytes.Clone(value)
 	default:
