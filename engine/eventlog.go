@@ -11,11 +11,12 @@ import (
 // The run's log and checkpoint as stored (docs/persisted-format.md): each
 // event once, in runcodec's binary form, with its idempotency key's row and,
 // when export is on, one outbox entry per decision that refers to its
-// events; the checkpoint in the same form. Records an older weftd wrote as JSON still decode.
+// events; the checkpoint in the same form. Records an older weftd wrote as
+// JSON still decode.
 
 // checkpointPut writes a run's checkpoint.
-func checkpointPut(s *runstate.State) store.Op {
-	return store.Put(checkpointKey(s.RunID), runcodec.AppendState(make([]byte, 0, 128+192*len(s.Steps)), s))
+func checkpointPut(runID string, s *runstate.State) store.Op {
+	return store.Put(checkpointKey(runID), runcodec.AppendState(make([]byte, 0, 128+192*len(s.Steps)), s))
 }
 
 // decodeCheckpoint decodes a stored checkpoint.

@@ -159,7 +159,7 @@ func (c *recorder) batch(version uint64) (*store.Batch, error) {
 	}
 	b := &store.Batch{Conditions: append([]store.Condition{fence}, c.conds...)}
 	if c.dirty && !c.removesRun {
-		b.Ops = append(b.Ops, checkpointPut(c.state))
+		b.Ops = append(b.Ops, checkpointPut(c.run.RunID, c.state))
 	}
 	appendEvents(b, c.run.TenantID, c.events, c.e != nil && c.e.cfg.Outbox)
 	b.Ops = append(b.Ops, lastWriteWins(c.ops)...)
