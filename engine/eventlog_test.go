@@ -77,3 +77,27 @@ func TestPersistedFormat_ARunAnOlderWeftdStoredAsJSONLoadsAndGoesOn(t *testing.T
 	require.Equal(t, eventsBefore.Events, all.Events[:len(eventsBefore.Events)], "the log reads across both formats")
 	require.Equal(t, after.LastEventSeq, all.Events[len(all.Events)-1].Seq)
 }
+
+func TestOutbox_OneEntryPerDecisionAndOnePerRunOfConsecutiveSeqs(t *testing.T) {
+	events := []runstate.Event{{RunID: "r", Seq: 3, IdempotencyKey: "a"}, {RunID: "r", Seq: 4, IdempotencyKey: "b"},
+		{RunID: "r", Seq: 7, IdempotencyKey: "c"}}
+	b := &store.Batch{}
+	appendEvents(b, "t", events, true)
+	refs := map[string]runcodec.OutboxRef{}
+	for _, op := range b.Ops {
+		if runcodec.IsOutboxRef(op.Value) {
+			ref, err := runcodec.DecodeOutboxRef(op.Value)
+			require.NoError(t, err)
+			refs[string(op.Key)] = ref
+		}
+	}
+	require.Equal(t, map[string]runcodec.OutboxRef{
+		string(outboxKey("r", 3)): {TenantID: "t", LastSeq: 4},
+		string(outboxKey("r", 7)): {TenantID: "t"},
+	}, refs)
+	require.Len(t, b.Conditions, 3, "each event's idempotency key")
+
+	b = &store.Batch{}
+	appendEvents(b, "t", events, false)
+	require.Len(t, b.Ops, 6, "no outbox entry without export: each event and its key")
+}
