@@ -63,8 +63,3 @@ type pendingAlert struct {
 func (c *recorder) alertAfterCommit(name string, attrs ...slog.Attr) {
 	c.alerts = append(c.alerts, pendingAlert{name, attrs})
 }
-
-// alert raises an alert now.
-func (e *Engine) alert(ctx context.Context, name string, attrs ...slog.Attr) {
-	e.cfg.Alerts(ctx, name, attrs...)
-}

@@ -80,7 +80,7 @@ func TestDrive_AWaitingRunIsTakenAgainByWhicheverEngineDrivesItNext(t *testing.T
 	state, _, err := a.eng.loadCheckpoint(a.ctx, runID)
 	require.NoError(t, err)
 	require.EqualValues(t, 3, state.Epoch, "each tenure bumped the epoch once")
-	require.Zero(t, a.eng.StaleCommitsRejected()+b.eng.StaleCommitsRejected())
+	require.Zero(t, a.eng.Counters().StaleCommitsRejected+b.eng.Counters().StaleCommitsRejected)
 }
 
 // TestDrive_ANewOwnerOvertakenBeforeItsFirstCommitDoesNotCommit: an engine
@@ -111,7 +111,7 @@ func TestDrive_ANewOwnerOvertakenBeforeItsFirstCommitDoesNotCommit(t *testing.T)
 
 	_, err := st.Get(a.ctx, store.Key("test", runID, "a-late"))
 	require.ErrorIs(t, err, store.ErrNotFound, "the overtaken owner's decision committed")
-	require.EqualValues(t, 1, a.eng.StaleCommitsRejected())
+	require.EqualValues(t, 1, a.eng.Counters().StaleCommitsRejected)
 	state, _, err := b.eng.loadCheckpoint(b.ctx, runID)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, state.Epoch, "only the owner that committed bumped the epoch")
@@ -169,16 +169,16 @@ func TestRunQueue_AReconcilerOvertakenAsOwnerReportsItsRunSkipped(t *testing.T) 
 	gated.armed.Store(true)
 	results := make(chan []QueueResult, 1)
 	go func() {
-		r, err := a.eng.DequeueAndStart(a.ctx)
+		r, err := (*background)(a.eng).dequeueAndStart(a.ctx)
 		require.NoError(t, err)
 		results <- r
 	}()
 	<-gated.reached // a decided to start the run and is about to commit
-	started, err := b.eng.DequeueAndStart(b.ctx)
+	started, err := (*background)(b.eng).dequeueAndStart(b.ctx)
 	require.NoError(t, err)
 	require.Equal(t, []QueueResult{{RunID: queued.RunID, Status: "STARTED"}}, started)
 	close(gated.openGate)
 	require.Equal(t, []QueueResult{{RunID: queued.RunID, Status: "SKIPPED"}}, <-results)
-	require.EqualValues(t, 1, a.eng.StaleCommitsRejected())
+	require.EqualValues(t, 1, a.eng.Counters().StaleCommitsRejected)
 	require.Equal(t, 1, countEvents(b, queued.RunID, runstate.EvRunStarted))
 }

@@ -12,8 +12,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/admission"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/ownership"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/lease"
@@ -150,7 +152,7 @@ func (c Config) validate() error {
 	if err := c.latencyBudget().Validate(); err != nil {
 		return err
 	}
-	return checkOwnership(c.Ownership, c.Store.Capabilities())
+	return ownership.Check(c.Ownership, c.Store.Capabilities())
 }
 
 // Engine drives runs. It is safe for concurrent use.
@@ -163,7 +165,9 @@ type Engine struct {
 	// dispatch carries committed decisions to the polls and watches that
 	// wait on them: wake-ups, hand-offs, queue hints.
 	dispatch *dispatch.Dispatcher[*Task]
-	own      ownership
+	own      tenures
+	// alert raises an alert now: Config.Alerts.
+	alert AlertFunc
 }
 
 // New builds an engine over cfg.Store. It fails before anything else can
@@ -174,7 +178,8 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, records: newRecords(cfg.Store), clock: cfg.Clock, log: cfg.Logger, own: newOwnership(cfg)}
+	e := &Engine{cfg: cfg, records: newRecords(cfg.Store), clock: cfg.Clock, log: cfg.Logger, own: newTenures(cfg),
+		alert: cfg.Alerts}
 	dcfg := dispatch.Config[*Task]{Now: cfg.Clock.Now, Interval: cfg.PollInterval, Log: cfg.Logger,
 		Hints: cfg.Ownership == SingleOwner, GiveBack: (*workers)(e).giveBack}
 	if cfg.Notifier != nil {
@@ -254,9 +259,25 @@ func (e *Engine) Run(ctx context.Context) {
 // Tick does one round of background work: fires due timers, finishes
 // interrupted triggers, removes expired signal records and expired runs. Tests call it after advancing a fake clock.
 func (e *Engine) Tick(ctx context.Context) error {
-	_, queueErr := e.DequeueAndStart(ctx)
 	bg := (*background)(e)
+	_, queueErr := bg.dequeueAndStart(ctx)
 	return errors.Join(bg.fireDueTimers(ctx), bg.recoverTriggers(ctx), bg.expireSignals(ctx), bg.expireRuns(ctx), queueErr)
+}
+
+// Counters are what this engine counted since it started, for metrics.
+type Counters struct {
+	// StaleCommitsRejected counts decisions this engine made as a run's
+	// owner that the fencing epoch refused, because another engine had
+	// taken over (drive.go).
+	StaleCommitsRejected int64
+	// RunsRemoved counts the runs whose removal (by retention or DeleteRun)
+	// this engine finished (retention.go).
+	RunsRemoved int64
+}
+
+// Counters answers this engine's counters; unlike Stats it reads no store.
+func (e *Engine) Counters() Counters {
+	return Counters{StaleCommitsRejected: e.own.stale.Load(), RunsRemoved: e.own.removed.Load()}
 }
 
 // StatsCap bounds each count Stats makes: a count at the cap means "at least".
@@ -291,7 +312,7 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 	if out.ReadyTasks, err = count(ctx, e.store, store.KeyPrefix("op")); err != nil {
 		return nil, err
 	}
-	if out.QueuedRuns, err = count(ctx, e.store, store.KeyPrefix("rq")); err != nil {
+	if out.QueuedRuns, err = count(ctx, e.store, admission.QueuePrefix()); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -114,7 +114,7 @@ func TestMultiEngine_ThreeEnginesRacingWhileLeasesVanishRunEveryStepOnce(t *test
 	workers.Wait()
 	var stale int64
 	for _, eng := range engines {
-		stale += eng.StaleCommitsRejected()
+		stale += eng.Counters().StaleCommitsRejected
 	}
 	for _, id := range runIDs {
 		page, err := engines[1].ListEvents(ctx, ListEventsParams{TenantID: tenant, RunID: id, PageSize: 1000})
@@ -209,7 +209,7 @@ func TestMultiEngine_FrozenOwnersLateCommitIsRejected(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrNotFound, "the frozen owner's late commit landed")
 	_, err = b.store.Get(ctx, store.Key("test", runID, "b-took-over"))
 	require.NoError(t, err)
-	require.EqualValues(t, 1, a.StaleCommitsRejected())
+	require.EqualValues(t, 1, a.Counters().StaleCommitsRejected)
 	state, _, err := b.loadCheckpoint(ctx, runID)
 	require.NoError(t, err)
 	require.EqualValues(t, 2, state.Epoch, "each owner bumped the fencing epoch once")

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/weft-dev/weft/engine/internal/admission"
 	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/retention"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -29,31 +31,8 @@ const (
 	MinRetention = time.Second
 	// ExportWait is how long the pass waits before it looks again at an
 	// expired run whose events are not all exported yet.
-	ExportWait = 10 * time.Second
+	ExportWait = retention.ExportWait
 )
-
-const (
-	// retentionPassRuns bounds the expired runs one pass visits; the rest
-	// wait for the next tick.
-	retentionPassRuns = 256
-	// removalBatchKeys bounds the records one removal batch deletes.
-	removalBatchKeys = 500
-	// removalBatchesPerPass bounds the batches one pass spends on one run,
-	// so that a very large run does not hold the others up; its index
-	// entry stays, and the next pass goes on.
-	removalBatchesPerPass = 64
-)
-
-// runExpiryKey indexes a finished run by when retention removes it
-// (rx:{expires_at}:{run}); empty value.
-func runExpiryKey(at time.Time, runID string) []byte {
-	return store.Key("rx", store.Time(at), runID)
-}
-
-// runExpiryRange bounds the index entries expired at now.
-func runExpiryRange(now time.Time) (start, end []byte) {
-	return store.KeyPrefix("rx"), store.KeyPrefix("rx", store.Time(now.Add(time.Nanosecond)))
-}
 
 // retentionOf answers how long a finished run is kept: its definition's
 // retention, else the deployment's (RetainForever: kept).
@@ -76,26 +55,20 @@ func (c *recorder) indexForRetention(from runstate.RunStatus) {
 		return
 	}
 	c.state.RetainUntil = c.now.Add(keep)
-	c.ops = append(c.ops, store.Put(runExpiryKey(c.state.RetainUntil, c.run.RunID), nil))
+	c.ops = append(c.ops, store.Put(retention.ExpiryKey(c.state.RetainUntil, c.run.RunID), nil))
 	c.dirty = true
 }
 
 // expireRuns is the retention pass: it removes the runs whose expiry has
-// passed, up to retentionPassRuns of them. Its cost follows the number of
-// expired runs and their records, never the number of runs stored.
+// passed, up to retention.PassRuns of them.
 func (e *background) expireRuns(ctx context.Context) error {
-	start, end := runExpiryRange(e.engine().now())
-	res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: retentionPassRuns})
+	expired, err := retention.ExpiredAt(ctx, e.store, e.engine().now())
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, it := range res.Items {
-		parts, err := store.SplitKey(it.Key)
-		if err != nil || len(parts) != 3 {
-			continue // not ours to judge: leave what we cannot read
-		}
-		if _, err := e.removeRun(ctx, it.Key, parts[2]); err != nil {
+	for _, x := range expired {
+		if _, err := e.removeRun(ctx, x.Key, x.RunID); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -104,15 +77,15 @@ func (e *background) expireRuns(ctx context.Context) error {
 
 // removeRun goes on removing the run its index entry names, batch by
 // batch, for as long as this engine owns the run and up to
-// removalBatchesPerPass batches. It answers whether the run is gone.
+// retention.BatchesPerPass batches. It answers whether the run is gone.
 func (e *background) removeRun(ctx context.Context, indexKey []byte, runID string) (bool, error) {
-	var from sweepCursor // where the previous batch of this pass stopped
-	for range removalBatchesPerPass {
-		var step removalStep
-		var next sweepCursor
+	var from retention.Cursor // where the previous batch of this pass stopped
+	for range retention.BatchesPerPass {
+		var step retention.Step
+		var next retention.Cursor
 		owned, err := e.driveWith(ctx, runID, true, func(ch *change) error {
 			var err error
-			step, next, err = removal{ch}.step(indexKey, from)
+			step, next, err = retention.Batch(ch.ctx, ch.e.store, removal{ch}, runRecords(runID), indexKey, from, ch.now)
 			return err
 		})
 		from = next
@@ -124,21 +97,17 @@ func (e *background) removeRun(ctx context.Context, indexKey []byte, runID strin
 			return true, e.deleteOrphan(ctx, indexKey) // the run is gone already
 		case err != nil || !owned:
 			return false, err
-		case step == removalGone:
+		case step == retention.Gone:
 			e.forgetRun(runID)
 			e.own.removed.Add(1)
 			e.log.Info("retention removed a run", slog.String("run_id", runID))
 			return true, nil
-		case step == removalWaits:
+		case step == retention.Waits:
 			return false, nil
 		}
 	}
 	return false, nil
 }
-
-// RunsRemoved counts the runs whose removal (by retention or DeleteRun)
-// this engine finished.
-func (e *Engine) RunsRemoved() int64 { return e.own.removed.Load() }
 
 // forgetRun drops a removed run from the caches.
 func (e *background) forgetRun(runID string) {
@@ -146,73 +115,31 @@ func (e *background) forgetRun(runID string) {
 	e.checkpoints.Remove(runID)
 }
 
-// removalStep is how far one removal batch got.
-type removalStep int
+// removal is one batch of a run's removal (retention.Run), on the change
+// that records it.
+type removal struct{ c *change }
 
-const (
-	removalGoesOn removalStep = iota // more records remain: another batch follows
-	removalWaits                     // nothing more to do now (the run's events wait for export)
-	removalGone                      // the last records went with this batch
-)
+func (r removal) Finished() bool               { return r.c.state.Status.Terminal() }
+func (r removal) Hidden() bool                 { return r.c.state.Removing }
+func (r removal) Require(cond store.Condition) { r.c.require(cond) }
+func (r removal) Delete(key []byte)            { r.c.del(key) }
 
-// removal is one batch of a run's removal, on the change that records it.
-type removal struct{ *change }
-
-// step decides one batch: a run whose events are not all exported waits
-// (its entry moves ExportWait later); otherwise the run is hidden (first)
-// and up to removalBatchKeys of its records go, from where the previous
-// batch stopped, and with the last of them the checkpoint, the run record
-// and the index entry. It answers where the next batch starts.
-func (c removal) step(indexKey []byte, from sweepCursor) (removalStep, sweepCursor, error) {
-	c.require(store.IfPresent(indexKey))
-	s := c.state
-	if !s.Status.Terminal() {
-		// Never remove a run that is not finished: only the stray entry goes.
-		c.del(indexKey)
-		return removalWaits, from, nil
-	}
-	pending, err := exportPending(c.ctx, c.e.store, c.run.RunID)
-	if err != nil {
-		return 0, from, err
-	}
-	if pending {
-		c.reindex(indexKey, c.now.Add(ExportWait))
-		return removalWaits, from, nil
-	}
-	if !s.Removing {
-		c.hide()
-	}
-	next, full, err := c.sweep(from, removalBatchKeys)
-	if err != nil || full {
-		return removalGoesOn, next, err
-	}
-	c.finish(indexKey)
-	return removalGone, next, nil
-}
-
-// reindex moves the run's index entry from old (nil: none) to at.
-func (c removal) reindex(old []byte, at time.Time) {
+// Reindex moves the run's index entry from old (nil: none) to at.
+func (r removal) Reindex(old []byte, at time.Time) {
+	c := r.c
 	if old != nil {
 		c.del(old)
 	}
 	c.state.RetainUntil = at
-	c.ops = append(c.ops, store.Put(runExpiryKey(at, c.run.RunID), nil))
+	c.ops = append(c.ops, store.Put(retention.ExpiryKey(at, c.run.RunID), nil))
 	c.dirty = true
-}
-
-// exportPending reports whether an event of the run waits in the outbox.
-func exportPending(ctx context.Context, st store.Store, runID string) (bool, error) {
-	res, err := st.Scan(ctx, &store.ScanParams{Prefix: store.KeyPrefix("ob", runID), Limit: 1})
-	if err != nil {
-		return false, err
-	}
-	return len(res.Items) > 0, nil
 }
 
 // hide makes the run invisible: from this batch on every read and every
 // other decision answers not found (docs/semantics.md#retention), its run
 // request may be submitted again, and it is neither listed nor counted.
-func (c removal) hide() {
+func (r removal) Hide() {
+	c := r.c
 	s, run := c.state, c.run
 	s.Removing = true
 	c.dirty = true
@@ -221,17 +148,17 @@ func (c removal) hide() {
 	c.del(runStatusKey(run.TenantID, s.Status, run.RunID))
 	c.del(pendingTriggerKey(run.RunID))
 	if !s.QueuedAt.IsZero() {
-		c.del(queuedKey(s.QueuedAt, run.RunID))
+		c.del(admission.QueuedKey(s.QueuedAt, run.RunID))
 	}
 	c.releaseSlots()
 }
 
-// runOwned lists the prefixes of the records a run owns beside its record
-// and checkpoint, in the order a removal deletes them. The export worker's
-// retry records (obr:) are named here because the engine cannot import
-// export; dead letters (dlq:) are the operator's and stay.
-func runOwned(runID string) [][]byte {
-	return [][]byte{
+// runRecords names the records a run owns beside its record and checkpoint,
+// in the order a removal deletes them, and its outbox entries. The export
+// worker's retry records (obr:) are named here because the engine cannot
+// import export; dead letters (dlq:) are the operator's and stay.
+func runRecords(runID string) retention.Records {
+	return retention.Records{Outbox: store.KeyPrefix("ob", runID), Owned: [][]byte{
 		eventPrefix(runID),
 		store.KeyPrefix("wf", runID, "ek"),
 		taskPrefix(runID),
@@ -240,53 +167,16 @@ func runOwned(runID string) [][]byte {
 		store.KeyPrefix("rec", runID),
 		store.KeyPrefix("mc", runID),
 		store.KeyPrefix("obr", runID),
-	}
+	}}
 }
 
 // taskPrefix begins the keys of every task of a run: task ids start with
 // the run id and "/" (newTask), and run ids never contain "/".
 func taskPrefix(runID string) []byte { return store.Key("task", runID+"/") }
 
-// sweepCursor is where a sweep stopped: the prefix of runOwned it was in,
-// and the last key it deleted there. A pass carries it from one batch to
-// the next, so that a large run's scans do not step again over what the
-// batches before deleted (a store keeps tombstones until it compacts); a
-// new pass, or a batch made again, starts from the beginning, which is
-// always correct.
-type sweepCursor struct {
-	prefix int
-	after  []byte
-}
-
-// sweep deletes up to limit of the run's records from the cursor on, with
-// the keys derived from them (a task's ready entry and timers, an accepted
-// signal's expiry entry). It answers where it stopped and whether it hit
-// the limit, so that more may remain.
-func (c removal) sweep(from sweepCursor, limit int) (sweepCursor, bool, error) {
-	prefixes, n := runOwned(c.run.RunID), 0
-	for i := from.prefix; i < len(prefixes); i++ {
-		after := from.after
-		if i != from.prefix {
-			after = nil
-		}
-		res, err := c.e.store.Scan(c.ctx, &store.ScanParams{Prefix: prefixes[i], After: after, Limit: limit - n})
-		if err != nil {
-			return from, false, err
-		}
-		for _, it := range res.Items {
-			c.del(it.Key)
-			c.derived(prefixes[i], it.Value)
-			n++
-		}
-		if n >= limit {
-			return sweepCursor{prefix: i, after: res.Items[len(res.Items)-1].Key}, true, nil
-		}
-	}
-	return sweepCursor{prefix: len(prefixes)}, false, nil
-}
-
 // derived deletes what a record names outside the run's prefixes.
-func (c removal) derived(prefix []byte, value []byte) {
+func (r removal) Derived(prefix []byte, value []byte) {
+	c := r.c
 	switch string(prefix) {
 	case string(taskPrefix(c.run.RunID)):
 		var t taskRecord
@@ -315,7 +205,8 @@ func (c removal) derived(prefix []byte, value []byte) {
 // cannot name (a pause's drain, a compensation's backoff, the attempt timer
 // of a task a cancel retired) is deleted when it falls due and finds no run
 // (fire).
-func (c removal) finish(indexKey []byte) {
+func (r removal) Finish(indexKey []byte) {
+	c := r.c
 	s := c.state
 	if !s.Deadline.IsZero() {
 		c.clearTimer(s.Deadline, timerWorkflow, "")
@@ -369,12 +260,12 @@ func (e *Engine) DeleteRun(ctx context.Context, p DeleteRunParams) (*DeleteRunRe
 		}
 		var old []byte
 		if !s.RetainUntil.IsZero() {
-			old = runExpiryKey(s.RetainUntil, p.RunID)
+			old = retention.ExpiryKey(s.RetainUntil, p.RunID)
 		}
 		r := removal{ch}
-		r.reindex(old, ch.now)
-		r.hide()
-		indexKey = runExpiryKey(ch.now, p.RunID)
+		r.Reindex(old, ch.now)
+		r.Hide()
+		indexKey = retention.ExpiryKey(ch.now, p.RunID)
 		return nil
 	}})
 	if err != nil {

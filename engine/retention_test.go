@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/retention"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/internal/redistest"
@@ -146,7 +147,7 @@ func TestRetention_RemovesEveryRecordOfAnExpiredRunAndNothingElse(t *testing.T) 
 
 			after := storedKeys(t, b.store)
 			require.Empty(t, recordsOf(t, after, expired), "records of the expired run survived retention")
-			require.EqualValues(t, 1, b.eng.RunsRemoved())
+			require.EqualValues(t, 1, b.eng.Counters().RunsRemoved)
 			for k, v := range before {
 				if _, gone := mine[k]; !gone {
 					require.Contains(t, after, k, "retention removed a record that is not the expired run's")
@@ -203,7 +204,7 @@ func TestRetention_NeverRemovesARunThatIsNotFinished(t *testing.T) {
 	b := setupWith(t, memstore.New(memstore.Config{}), withRetention(time.Hour))
 	run := b.submit(seq("a")).RunID
 	require.Empty(t, b.eng.storedExpiries(t), "an unfinished run is not indexed for retention")
-	stray := runExpiryKey(b.clock.Now(), run)
+	stray := retention.ExpiryKey(b.clock.Now(), run)
 	_, err := b.store.Commit(b.ctx, &store.Batch{Ops: []store.Op{store.Put(stray, nil)}})
 	require.NoError(t, err)
 	b.clock.Advance(time.Minute)
@@ -295,7 +296,7 @@ func TestRetention_ALargeRunGoesInBatchesAndIsInvisibleFromTheFirst(t *testing.T
 	st := &hookedStore{Store: memstore.New(memstore.Config{})}
 	b := setupWith(t, st, withRetention(time.Hour))
 	run := signalledRun(t, b.eng, 300)
-	require.Greater(t, len(recordsOf(t, storedKeys(t, b.store), run)), 2*removalBatchKeys)
+	require.Greater(t, len(recordsOf(t, storedKeys(t, b.store), run)), 2*retention.BatchKeys)
 	b.clock.Advance(2 * time.Hour)
 	st.afterCommit = func(n int) {
 		if n == 1 {

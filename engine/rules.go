@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/admission"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -56,7 +57,7 @@ func (c *recorder) transition(to runstate.RunStatus) error {
 		return broken(errIllegalTransition(decide.RunMove(c.run.RunID, from, to)))
 	}
 	if from == runstate.RunQueued && !c.state.QueuedAt.IsZero() {
-		c.del(queuedKey(c.state.QueuedAt, c.run.RunID))
+		c.del(admission.QueuedKey(c.state.QueuedAt, c.run.RunID))
 		c.state.QueuedAt = time.Time{}
 	}
 	if to.Terminal() {
@@ -167,7 +168,7 @@ func (r ruleRecorder) RecordRecon(a *definition.Action, st *runstate.StepState, 
 func (r ruleRecorder) ClaimSlots() (bool, error) { return r.c.claimSlots() }
 
 func (r ruleRecorder) Enqueue() {
-	r.c.ops = append(r.c.ops, store.Put(queuedKey(r.c.state.QueuedAt, r.c.run.RunID), []byte(r.c.run.RunID)))
+	r.c.ops = append(r.c.ops, store.Put(admission.QueuedKey(r.c.state.QueuedAt, r.c.run.RunID), []byte(r.c.run.RunID)))
 }
 
 func (r ruleRecorder) SignalPayload(key string) (json.RawMessage, error) {

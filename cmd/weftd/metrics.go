@@ -40,8 +40,9 @@ func observeEngine(meter metric.Meter, eng *engine.Engine, logger *slog.Logger) 
 		return fmt.Errorf("engine metrics: %w", err)
 	}
 	_, err := meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
-		o.ObserveInt64(stale, eng.StaleCommitsRejected())
-		o.ObserveInt64(removed, eng.RunsRemoved())
+		counted := eng.Counters()
+		o.ObserveInt64(stale, counted.StaleCommitsRejected)
+		o.ObserveInt64(removed, counted.RunsRemoved)
 		ctx, cancel := context.WithTimeout(ctx, statsTimeout)
 		defer cancel()
 		stats, err := eng.Stats(ctx)
