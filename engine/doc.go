@@ -10,7 +10,11 @@
 // through a Recorder that the engine's recorder implements (rules.go).
 // Definitions live in engine/definition; the run's state, transition tables,
 // events and their projection in engine/runstate; the write latency
-// budget's classes in engine/internal/budget. None imports the engine.
+// budget's classes in engine/internal/budget; which records a run owns and
+// how its removal goes in bounded batches in engine/internal/retention; the
+// concurrency slots and the run queue in engine/internal/admission; the
+// ownership modes and the fencing tenure in engine/internal/ownership. None
+// imports the engine.
 //
 // It decides and commits; what a committed decision did reaches the callers
 // waiting on it (long polls, hand-offs, event watches, AwaitRun) through
