@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -39,7 +40,7 @@ func TestAlert_ProjectorNonContiguousFetchGoesThroughTheHook(t *testing.T) {
 	require.NoError(t, p.Catch(b.ctx))
 	mark := p.Snapshot().LastEventSeq
 	b.complete(b.poll("act-a"), `1`)
-	_, err = b.store.Commit(b.ctx, &store.Batch{Ops: []store.Op{store.Delete(eventKey(run.RunID, mark+1))}})
+	_, err = b.store.Commit(b.ctx, &store.Batch{Ops: []store.Op{store.Delete(runlog.EventKey(run.RunID, mark+1))}})
 	require.NoError(t, err)
 	require.NoError(t, p.Catch(b.ctx))
 	got := b.alerts.named(AlertProjectorNonContiguousFetch)

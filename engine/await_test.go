@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -135,7 +136,7 @@ func TestAwaitRun_ReadsTheStoreOnceThenOnlyWhenNoCommitOfThisEngineAdvancedTheRu
 	b := setupWith(t, st)
 	other := setupWith(t, st.Store)
 	run := b.submit(seq("a", "b"))
-	st.key.Store(checkpointKey(run.RunID))
+	st.key.Store(runlog.CheckpointKey(run.RunID))
 
 	_, seen, err := lookAgain(b.ctx, &b.eng.records, run.RunID, 0)
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -67,7 +68,7 @@ func (e *records) loadCheckpoint(ctx context.Context, runID string) (*runstate.S
 // decisions, whose pipeline hides such a run from every decision but the
 // removal's own (startingState).
 func (e *records) loadStoredCheckpoint(ctx context.Context, runID string) (*runstate.State, uint64, error) {
-	item, err := e.store.Get(ctx, checkpointKey(runID))
+	item, err := e.store.Get(ctx, runlog.CheckpointKey(runID))
 	if errors.Is(err, store.ErrNotFound) {
 		e.checkpoints.Remove(runID)
 		return nil, 0, runNotFound(runID)
@@ -78,7 +79,7 @@ func (e *records) loadStoredCheckpoint(ctx context.Context, runID string) (*runs
 	if c, ok := e.checkpoints.Get(runID); ok && c.version == item.Version {
 		return c.state, item.Version, nil
 	}
-	s, err := decodeCheckpoint(runID, item.Value)
+	s, err := runlog.DecodeCheckpoint(runID, item.Value)
 	if err != nil {
 		return nil, 0, err
 	}

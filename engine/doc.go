@@ -13,6 +13,7 @@
 // budget's classes in engine/internal/budget; which records a run owns and
 // how its removal goes in bounded batches in engine/internal/retention; the
 // concurrency slots and the run queue in engine/internal/admission; the
+// run's log, checkpoint and outbox as stored in engine/runlog; the
 // ownership modes and the fencing tenure in engine/internal/ownership. None
 // imports the engine.
 //

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/runcodec"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -43,9 +44,9 @@ func asOlderWeftd(t *testing.T, st store.Store, runID string) {
 }
 
 func mustLastSeq(t *testing.T, st store.Store, runID string) uint64 {
-	item, err := st.Get(t.Context(), checkpointKey(runID))
+	item, err := st.Get(t.Context(), runlog.CheckpointKey(runID))
 	require.NoError(t, err)
-	s, err := decodeCheckpoint(runID, item.Value)
+	s, err := runlog.DecodeCheckpoint(runID, item.Value)
 	require.NoError(t, err)
 	return s.LastSeq
 }
@@ -69,35 +70,11 @@ func TestPersistedFormat_ARunAnOlderWeftdStoredAsJSONLoadsAndGoesOn(t *testing.T
 	b.complete(b.poll("act-b"), `{"b":2}`) // decided on the JSON checkpoint, written in binary
 	after := b.run(run.RunID)
 	require.Equal(t, runstate.RunCompleted, after.Status)
-	item, err := st.Get(b.ctx, checkpointKey(run.RunID))
+	item, err := st.Get(b.ctx, runlog.CheckpointKey(run.RunID))
 	require.NoError(t, err)
 	require.Equal(t, runcodec.FormatCheckpoint, item.Value[0])
 	all, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: run.RunID})
 	require.NoError(t, err)
 	require.Equal(t, eventsBefore.Events, all.Events[:len(eventsBefore.Events)], "the log reads across both formats")
 	require.Equal(t, after.LastEventSeq, all.Events[len(all.Events)-1].Seq)
-}
-
-func TestOutbox_OneEntryPerDecisionAndOnePerRunOfConsecutiveSeqs(t *testing.T) {
-	events := []runstate.Event{{RunID: "r", Seq: 3, IdempotencyKey: "a"}, {RunID: "r", Seq: 4, IdempotencyKey: "b"},
-		{RunID: "r", Seq: 7, IdempotencyKey: "c"}}
-	b := &store.Batch{}
-	appendEvents(b, "t", events, true)
-	refs := map[string]runcodec.OutboxRef{}
-	for _, op := range b.Ops {
-		if runcodec.IsOutboxRef(op.Value) {
-			ref, err := runcodec.DecodeOutboxRef(op.Value)
-			require.NoError(t, err)
-			refs[string(op.Key)] = ref
-		}
-	}
-	require.Equal(t, map[string]runcodec.OutboxRef{
-		string(outboxKey("r", 3)): {TenantID: "t", LastSeq: 4},
-		string(outboxKey("r", 7)): {TenantID: "t"},
-	}, refs)
-	require.Len(t, b.Conditions, 3, "each event's idempotency key")
-
-	b = &store.Batch{}
-	appendEvents(b, "t", events, false)
-	require.Len(t, b.Ops, 6, "no outbox entry without export: each event and its key")
 }

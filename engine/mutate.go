@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -153,15 +154,15 @@ func (c *recorder) batch(version uint64) (*store.Batch, error) {
 	if err := c.validateEvents(); err != nil {
 		return nil, err
 	}
-	fence := store.IfVersion(checkpointKey(c.run.RunID), version)
+	fence := store.IfVersion(runlog.CheckpointKey(c.run.RunID), version)
 	if c.newRun {
-		fence = store.IfAbsent(checkpointKey(c.run.RunID))
+		fence = store.IfAbsent(runlog.CheckpointKey(c.run.RunID))
 	}
 	b := &store.Batch{Conditions: append([]store.Condition{fence}, c.conds...)}
 	if c.dirty && !c.removesRun {
-		b.Ops = append(b.Ops, checkpointPut(c.run.RunID, c.state))
+		b.Ops = append(b.Ops, runlog.PutCheckpoint(c.run.RunID, c.state))
 	}
-	appendEvents(b, c.run.TenantID, c.events, c.e != nil && c.e.cfg.Outbox)
+	runlog.AppendEvents(b, c.run.TenantID, c.events, c.e != nil && c.e.cfg.Outbox)
 	b.Ops = append(b.Ops, lastWriteWins(c.ops)...)
 	return b, nil
 }
@@ -340,7 +341,7 @@ func (e *Engine) decideOnce(ctx context.Context, runID string, d decision, fresh
 			e.alert(ch.ctx, a.name, a.attrs...)
 		}
 		return ch, false, nil
-	case conflictOn(err, checkpointKey(runID)), errors.Is(err, store.ErrOutcomeUnknown), errors.Is(err, store.ErrRetryable):
+	case conflictOn(err, runlog.CheckpointKey(runID)), errors.Is(err, store.ErrOutcomeUnknown), errors.Is(err, store.ErrRetryable):
 		return ch, true, err
 	case cached && errors.As(err, &cf):
 		return ch, true, err // decided on the cache: decide again on the store's state

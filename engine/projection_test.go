@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -47,7 +48,7 @@ func TestProjector_NonContiguousFetchResyncsAndAdvancesTheWatermark(t *testing.T
 	mark := p.Snapshot().LastEventSeq
 	b.complete(b.poll("act-a"), `1`)
 	// The event right after the watermark is not visible yet (a delayed write).
-	_, err = b.store.Commit(b.ctx, &store.Batch{Ops: []store.Op{store.Delete(eventKey(run.RunID, mark+1))}})
+	_, err = b.store.Commit(b.ctx, &store.Batch{Ops: []store.Op{store.Delete(runlog.EventKey(run.RunID, mark+1))}})
 	require.NoError(t, err)
 	require.NoError(t, p.Catch(b.ctx))
 	require.Equal(t, 1, p.Resyncs)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -138,32 +139,16 @@ func (t *taskRecord) readyKey() string {
 	return string(readyTaskKey(t.TenantID, t.Queue, t.NotBefore, t.Seq, t.TaskID))
 }
 
-// The engine's key layout (docs/persisted-format.md lists every record).
+// The engine's key layout (docs/persisted-format.md lists every record);
+// the run's log — events, checkpoint, outbox — is engine/runlog's.
 // Components go through the store's escaping codec, so no identifier can
 // collide with another or break out of its prefix.
 
+// checkpointKey is runlog.CheckpointKey, under the name submit.go uses.
+func checkpointKey(runID string) []byte { return runlog.CheckpointKey(runID) }
+
 // runKey holds a run's immutable record: definition, context, input.
 func runKey(runID string) []byte { return store.Key("wf", runID) }
-
-// checkpointKey holds a run's checkpoint (RunState).
-func checkpointKey(runID string) []byte { return store.Key("wf", runID, "ckpt") }
-
-// eventKey holds one event; run_seq sorts numerically.
-func eventKey(runID string, seq uint64) []byte {
-	return store.Key("wf", runID, "ev", store.Uint64(seq))
-}
-
-// eventPrefix is the prefix of every event of a run.
-func eventPrefix(runID string) []byte { return store.KeyPrefix("wf", runID, "ev") }
-
-// eventIdemKey enforces (run_id, idempotency_key) uniqueness.
-func eventIdemKey(runID, idemKey string) []byte { return store.Key("wf", runID, "ek", idemKey) }
-
-// outboxKey holds an event waiting for export (the transactional outbox):
-// written in the batch that appends the event, deleted once published.
-func outboxKey(runID string, seq uint64) []byte {
-	return store.Key("ob", runID, store.Uint64(seq))
-}
 
 // runRequestKey maps the submission tuple of docs/semantics.md#run-request-idempotency to a run.
 func runRequestKey(tenant, project, env, planID, planVersion, runRequestID string) []byte {

@@ -10,6 +10,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/admission"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/retention"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -158,9 +159,9 @@ func (r removal) Hide() {
 // worker's retry records (obr:) are named here because the engine cannot
 // import export; dead letters (dlq:) are the operator's and stay.
 func runRecords(runID string) retention.Records {
-	return retention.Records{Outbox: store.KeyPrefix("ob", runID), Owned: [][]byte{
-		eventPrefix(runID),
-		store.KeyPrefix("wf", runID, "ek"),
+	return retention.Records{Outbox: runlog.RunOutboxPrefix(runID), Owned: [][]byte{
+		runlog.EventPrefix(runID),
+		runlog.IdemPrefix(runID),
 		taskPrefix(runID),
 		store.KeyPrefix("sig", runID),
 		store.KeyPrefix("sigr", runID),
@@ -222,7 +223,7 @@ func (r removal) Finish(indexKey []byte) {
 		}
 	}
 	c.del(indexKey)
-	c.del(checkpointKey(c.run.RunID))
+	c.del(runlog.CheckpointKey(c.run.RunID))
 	c.del(runKey(c.run.RunID))
 	c.removesRun = true
 }

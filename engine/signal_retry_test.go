@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -54,7 +55,7 @@ func TestSignal_ADecisionMadeAgainIsAnsweredAsItDecided(t *testing.T) {
 	a, b := setupWith(t, hooked), setupWith(t, inner)
 	runID := submitOn(t, a.eng, "act-a", false) // PENDING: a pause is refused
 	hooked.mu.Lock()
-	hooked.key = checkpointKey(runID)
+	hooked.key = runlog.CheckpointKey(runID)
 	hooked.hook = func() { // between a's decision and its commit, b starts the run
 		_, err := b.eng.StartRun(context.Background(), StartParams{TenantID: tenant, RunID: runID, Actor: "alice"})
 		require.NoError(t, err)

@@ -2,12 +2,11 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
-	"github.com/weft-dev/weft/engine/runcodec"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -178,17 +177,9 @@ func (e *Engine) ListEvents(ctx context.Context, p ListEventsParams) (*ListEvent
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: eventPrefix(runID), After: eventKey(runID, afterSeq), Limit: pageSize})
+	events, more, err := runlog.ReadEvents(ctx, e.store, runID, afterSeq, pageSize)
 	if err != nil {
 		return nil, err
 	}
-	out := &ListEventsResult{LastEventSeq: state.LastSeq, HasMore: res.Next != nil}
-	for _, it := range res.Items {
-		var ev runstate.Event
-		if err := runcodec.DecodeEvent(it.Value, &ev); err != nil {
-			return nil, errors.Join(errors.New("undecodable event in run "+runID), err)
-		}
-		out.Events = append(out.Events, ev)
-	}
-	return out, nil
+	return &ListEventsResult{Events: events, LastEventSeq: state.LastSeq, HasMore: more}, nil
 }

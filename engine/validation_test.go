@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -36,7 +37,7 @@ func TestEventValidation_AnInvalidEventFailsTheDecisionAndNothingIsPersisted(t *
 	run := b.submit(seq("a"))
 	task := b.poll("act-a")
 	before := b.run(run.RunID)
-	cp, err := b.store.Get(b.ctx, checkpointKey(run.RunID))
+	cp, err := b.store.Get(b.ctx, runlog.CheckpointKey(run.RunID))
 	require.NoError(t, err)
 	taskBefore, err := b.store.Get(b.ctx, taskKey(task.TaskID))
 	require.NoError(t, err)
@@ -53,13 +54,13 @@ func TestEventValidation_AnInvalidEventFailsTheDecisionAndNothingIsPersisted(t *
 	require.NotContains(t, err.Error(), "s3cr3t", "no payload in the error")
 
 	// Nothing of the decision was written: checkpoint, task and log are as they were.
-	cpAfter, err := b.store.Get(b.ctx, checkpointKey(run.RunID))
+	cpAfter, err := b.store.Get(b.ctx, runlog.CheckpointKey(run.RunID))
 	require.NoError(t, err)
 	require.Equal(t, cp.Version, cpAfter.Version)
 	taskAfter, err := b.store.Get(b.ctx, taskKey(task.TaskID))
 	require.NoError(t, err)
 	require.Equal(t, taskBefore.Version, taskAfter.Version)
-	require.False(t, b.exists(eventKey(run.RunID, before.LastEventSeq+1)))
+	require.False(t, b.exists(runlog.EventKey(run.RunID, before.LastEventSeq+1)))
 	require.Equal(t, before.LastEventSeq, b.run(run.RunID).LastEventSeq)
 	require.Equal(t, runstate.StepRunning, b.run(run.RunID).Step("a").Status)
 

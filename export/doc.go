@@ -1,10 +1,10 @@
 // Package export publishes the transactional outbox to an event bus
 // (docs/semantics.md#outbox). The engine, configured with Outbox, writes
 // for every decision that appends events one entry under
-// engine.OutboxPrefix() in the same conditional batch, which refers to those
+// runlog.OutboxPrefix() in the same conditional batch, which refers to those
 // events rather than copying them; a Worker scans that prefix in key order,
 // resolves each page of entries to their events in one read
-// (engine.ResolveOutbox, which also reads the entries of older weftds, each
+// (runlog.ResolveOutbox, which also reads the entries of older weftds, each
 // a copy of one event), hands each event's JSON to a Publisher, in run_seq
 // order, and deletes an entry — by a conditional batch on its version —
 // only after every event it names was published. A refusal of one of them
@@ -28,8 +28,8 @@
 // structured log line). A bus that is unavailable (ErrUnavailable) fails no event: the
 // worker backs off as a whole and the entries wait in the outbox.
 //
-// Layering: export imports store, engine (only for the outbox: OutboxPrefix,
-// ResolveOutbox, OutboxEntry), telemetry, internal/clock, the OpenTelemetry metric API and
+// Layering: export imports store, engine/runlog (only for the outbox:
+// OutboxPrefix, ResolveOutbox, OutboxEntry), telemetry, internal/clock, the OpenTelemetry metric API and
 // the standard library. Bus backends live beside it, one package each (export/redisbus); MemoryBus is
 // the in-process bus of the embedded deployment and of tests. Nothing that
 // runs a workflow waits on this package.

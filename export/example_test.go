@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/store"
@@ -19,7 +19,7 @@ func Example() {
 	defer st.Close()
 	// The engine writes this in the batch that appends the event (Config.Outbox).
 	ev, _ := json.Marshal(runstate.Event{Type: runstate.EvRunCompleted, ID: "ev-1", RunID: "run-1", Seq: 7})
-	entry, _ := json.Marshal(engine.OutboxEntry{TenantID: "acme", Event: ev})
+	entry, _ := json.Marshal(runlog.OutboxEntry{TenantID: "acme", Event: ev})
 	_, _ = st.Commit(ctx, &store.Batch{Ops: []store.Op{store.Put(export.OutboxKey("run-1", 7), entry)}})
 
 	bus := export.NewMemoryBus()

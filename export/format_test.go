@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/runcodec"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/store"
 )
@@ -79,7 +79,7 @@ func TestWorker_AReferenceToAMissingEventIsDeadLetteredAsUndecodable(t *testing.
 	require.Contains(t, d.LastError, "not stored")
 	require.Equal(t, outboxValue(t, "run-0000", 4), d.RawEntry, "the entry as it was, for replay once repaired")
 	require.Len(t, bus.Messages(), len(refs))
-	require.Zero(t, countPrefix(t, st, engine.OutboxPrefix()))
+	require.Zero(t, countPrefix(t, st, runlog.OutboxPrefix()))
 }
 
 // writeDecisions writes, for each run, entries events at a time as the
@@ -220,7 +220,7 @@ func TestWorker_AnEntryNamingSeveralEventsIsDeadLetteredWithItsEventsAndReplayPu
 	require.Len(t, d.Events, 3, "each event the entry named")
 	for i, ev := range d.Events {
 		require.Equal(t, uint64(4+i), ev.RunSeq)
-		var e engine.OutboxEntry
+		var e runlog.OutboxEntry
 		require.NoError(t, json.Unmarshal(ev.Entry, &e))
 		require.Equal(t, tenant, e.TenantID)
 		require.Contains(t, string(e.Event), eventID("run-0000", uint64(4+i)))
@@ -236,7 +236,7 @@ func TestWorker_AnEntryNamingSeveralEventsIsDeadLetteredWithItsEventsAndReplayPu
 	require.NoError(t, err)
 	delete(pub.reject, eventID("run-0000", 5))
 	require.NoError(t, export.Replay(ctx, st, dls[0].Key))
-	require.Equal(t, 3, countPrefix(t, st, engine.OutboxPrefix()), "one entry per event")
+	require.Equal(t, 3, countPrefix(t, st, runlog.OutboxPrefix()), "one entry per event")
 	drain(t, w)
 	require.Equal(t, 1, requireAllDelivered(t, st, refs, bus.Messages()), "event 4 went out before the refusal, and again")
 }

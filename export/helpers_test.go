@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/runcodec"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/internal/clock"
@@ -122,7 +122,7 @@ func outboxValue(_ testing.TB, _ string, _ uint64) []byte {
 func legacyOutboxValue(t testing.TB, run string, seq uint64) []byte {
 	body, err := json.Marshal(testEvent(run, seq))
 	require.NoError(t, err)
-	v, err := json.Marshal(engine.OutboxEntry{TenantID: tenant, Event: body})
+	v, err := json.Marshal(runlog.OutboxEntry{TenantID: tenant, Event: body})
 	require.NoError(t, err)
 	return v
 }
@@ -146,7 +146,7 @@ func requireAllDelivered(t *testing.T, st store.Store, refs []ref, msgs []export
 		require.True(t, ids[eventID(r.run, r.seq)], "event id of %s/%d was never delivered", r.run, r.seq)
 	}
 	require.Len(t, got, len(refs), "no event beyond those written")
-	require.Zero(t, countPrefix(t, st, engine.OutboxPrefix()), "outbox drained")
+	require.Zero(t, countPrefix(t, st, runlog.OutboxPrefix()), "outbox drained")
 	require.Zero(t, countPrefix(t, st, export.RetryPrefix()), "no retry record left behind")
 	return len(msgs) - len(refs)
 }

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -45,7 +45,7 @@ type due struct {
 // published in key order, together when the publisher batches; an entry that
 // cannot be decoded is dead-lettered after the due entries before it.
 func (p *pass) page(ctx context.Context, items []store.Item) error {
-	resolved, err := engine.ResolveOutbox(ctx, p.w.st, items)
+	resolved, err := runlog.ResolveOutbox(ctx, p.w.st, items)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -42,16 +42,16 @@ func rekey(key, from, to []byte) []byte {
 }
 
 func retryKeyOf(outboxKey []byte) []byte {
-	return rekey(outboxKey, engine.OutboxPrefix(), RetryPrefix())
+	return rekey(outboxKey, runlog.OutboxPrefix(), RetryPrefix())
 }
 
 func deadLetterKeyOf(outboxKey []byte) []byte {
-	return rekey(outboxKey, engine.OutboxPrefix(), DeadLetterPrefix())
+	return rekey(outboxKey, runlog.OutboxPrefix(), DeadLetterPrefix())
 }
 
 // OutboxKeyOfDeadLetter answers the outbox key a dead-letter record came from.
 func OutboxKeyOfDeadLetter(dlqKey []byte) []byte {
-	return rekey(dlqKey, DeadLetterPrefix(), engine.OutboxPrefix())
+	return rekey(dlqKey, DeadLetterPrefix(), runlog.OutboxPrefix())
 }
 
 // RetryRecord counts the failed deliveries of one outbox entry. It never
@@ -73,7 +73,7 @@ type RetryRecord struct {
 type DeadLetter struct {
 	// OutboxKey is the key the entry had, for replay.
 	OutboxKey string `json:"outbox_key"`
-	// Entry is the outbox entry as an engine.OutboxEntry (JSON) holding its
+	// Entry is the outbox entry as an runlog.OutboxEntry (JSON) holding its
 	// event when it names one event and decoded, else the entry as stored
 	// when it is valid JSON; RawEntry holds it otherwise (base64 in the
 	// record: one that could not be decoded). An entry that named several
@@ -81,7 +81,7 @@ type DeadLetter struct {
 	Entry    json.RawMessage `json:"entry,omitempty"`
 	RawEntry []byte          `json:"raw_entry,omitempty"`
 	// Events holds, when the entry named several events, each of them as an
-	// outbox entry of its own (engine.OutboxEntry JSON): the record is whole
+	// outbox entry of its own (runlog.OutboxEntry JSON): the record is whole
 	// without the run's log, which retention may remove, and a replay puts
 	// them back one entry each.
 	Events []DeadEvent `json:"events,omitempty"`
@@ -127,7 +127,7 @@ func truncateError(err error) string {
 
 // messagesOf answers the messages of a resolved outbox entry, or why the
 // entry is poison.
-func messagesOf(e engine.ResolvedEntry) ([]Message, error) {
+func messagesOf(e runlog.ResolvedEntry) ([]Message, error) {
 	if e.Err != nil {
 		return nil, e.Err
 	}
@@ -150,10 +150,10 @@ func newDeadLetter(key, value []byte, msg Message, all []Message, reason string,
 	case len(all) == 1:
 		// The entry with its one event, so that the record is whole and its
 		// replay never needs the log (the entry only refers to the event).
-		d.Entry = mustMarshal(engine.OutboxEntry{TenantID: all[0].TenantID, Event: all[0].Event})
+		d.Entry = mustMarshal(runlog.OutboxEntry{TenantID: all[0].TenantID, Event: all[0].Event})
 	case len(all) > 1:
 		for _, m := range all {
-			d.Events = append(d.Events, DeadEvent{RunSeq: m.RunSeq, Entry: mustMarshal(engine.OutboxEntry{TenantID: m.TenantID, Event: m.Event})})
+			d.Events = append(d.Events, DeadEvent{RunSeq: m.RunSeq, Entry: mustMarshal(runlog.OutboxEntry{TenantID: m.TenantID, Event: m.Event})})
 		}
 	case json.Valid(value):
 		d.Entry = bytes.Clone(value)

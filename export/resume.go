@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"sync"
 
-	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -45,7 +45,7 @@ func newResume(st store.Store) *resume {
 	r := &resume{}
 	if pw, ok := st.(putWatcher); ok {
 		r.on = true
-		r.cancel = pw.WatchPuts(engine.OutboxPrefix(), r.lower)
+		r.cancel = pw.WatchPuts(runlog.OutboxPrefix(), r.lower)
 	}
 	return r
 }
@@ -95,9 +95,9 @@ func (r *resume) stop() {
 // scanFrom answers the first page's scan of a pass that starts at from.
 func scanFrom(from []byte, limit int) *store.ScanParams {
 	if from == nil {
-		return &store.ScanParams{Prefix: engine.OutboxPrefix(), Limit: limit}
+		return &store.ScanParams{Prefix: runlog.OutboxPrefix(), Limit: limit}
 	}
-	return &store.ScanParams{Start: from, End: store.PrefixEnd(engine.OutboxPrefix()), Limit: limit}
+	return &store.ScanParams{Start: from, End: store.PrefixEnd(runlog.OutboxPrefix()), Limit: limit}
 }
 
 // after answers the least key greater than key.

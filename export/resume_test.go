@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/pebblestore"
@@ -24,7 +24,7 @@ type scanLog struct {
 }
 
 func (s *scanLog) Scan(ctx context.Context, p *store.ScanParams) (*store.ScanResult, error) {
-	if lower, _, _ := p.Bounds(); bytes.HasPrefix(lower, engine.OutboxPrefix()) && p.After == nil {
+	if lower, _, _ := p.Bounds(); bytes.HasPrefix(lower, runlog.OutboxPrefix()) && p.After == nil {
 		s.mu.Lock()
 		s.starts = append(s.starts, bytes.Clone(lower))
 		s.mu.Unlock()
@@ -191,6 +191,6 @@ func TestWorker_AfterCloseEveryPassScansTheWholeOutbox(t *testing.T) {
 	w.Close()
 	refs = append(refs, writeEntry(t, st, "run-0001", 1))
 	drain(t, w)
-	require.Equal(t, engine.OutboxPrefix(), st.lastStart())
+	require.Equal(t, runlog.OutboxPrefix(), st.lastStart())
 	requireAllDelivered(t, st, refs, bus.Messages())
 }

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -169,7 +169,7 @@ func (w *Worker) loadRetries(ctx context.Context) (map[string]versioned, error) 
 			if json.Unmarshal(it.Value, &rec) != nil {
 				rec = RetryRecord{} // a damaged count starts again
 			}
-			out[string(rekey(it.Key, RetryPrefix(), engine.OutboxPrefix()))] = versioned{rec: rec, version: it.Version}
+			out[string(rekey(it.Key, RetryPrefix(), runlog.OutboxPrefix()))] = versioned{rec: rec, version: it.Version}
 		}
 		if page.Next == nil {
 			return out, nil

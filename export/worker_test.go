@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/faultstore"
@@ -214,7 +214,7 @@ func requirePoisonDeadLettered(t *testing.T, st store.Store, batched bool) {
 		clock.Advance(cfg.BackoffCap)
 		pass()
 	}
-	require.Zero(t, countPrefix(t, st, engine.OutboxPrefix()), "outbox drained")
+	require.Zero(t, countPrefix(t, st, runlog.OutboxPrefix()), "outbox drained")
 	require.Zero(t, countPrefix(t, st, export.RetryPrefix()))
 	require.EqualValues(t, 2*3+(15-2), pub.calls.Load(), "each poison event tried exactly MaxAttempts times")
 
@@ -289,7 +289,7 @@ func TestWorker_UnavailableBusCountsNoAttemptAndLeavesTheOutbox(t *testing.T) {
 		_, err := w.RunOnce(ctx)
 		require.ErrorIs(t, err, export.ErrUnavailable)
 	}
-	require.Equal(t, len(refs), countPrefix(t, st, engine.OutboxPrefix()), "entries wait in the outbox")
+	require.Equal(t, len(refs), countPrefix(t, st, runlog.OutboxPrefix()), "entries wait in the outbox")
 	require.Zero(t, countPrefix(t, st, export.RetryPrefix()), "no attempt counted")
 	require.Zero(t, countPrefix(t, st, export.DeadLetterPrefix()), "nothing dead-lettered")
 	down.Store(false)
@@ -324,7 +324,7 @@ func TestWorker_FailedAcknowledgementRepublishesAndLosesNothing(t *testing.T) {
 	bus := export.NewMemoryBus()
 	w, err := export.NewWorker(st, bus, export.Config{BatchSize: 100})
 	require.NoError(t, err)
-	for i := 0; countPrefix(t, inner, engine.OutboxPrefix()) > 0; i++ {
+	for i := 0; countPrefix(t, inner, runlog.OutboxPrefix()) > 0; i++ {
 		require.Less(t, i, 1000)
 		_, _ = w.RunOnce(context.Background()) // failed acknowledgements are errors; passes go on
 	}
@@ -351,7 +351,7 @@ func TestWorker_SeveralWorkersOnOneStoreLoseNothing(t *testing.T) {
 				require.NoError(t, err)
 				wg.Go(func() { _ = w.Run(ctx) })
 			}
-			require.Eventually(t, func() bool { return countPrefix(t, st, engine.OutboxPrefix()) == 0 }, 30*time.Second, 5*time.Millisecond)
+			require.Eventually(t, func() bool { return countPrefix(t, st, runlog.OutboxPrefix()) == 0 }, 30*time.Second, 5*time.Millisecond)
 			cancel()
 			wg.Wait()
 			dups := requireAllDelivered(t, st, refs, bus.Messages())

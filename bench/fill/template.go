@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/runcodec"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -101,7 +101,7 @@ func Capture(ctx context.Context, st store.Store, runID, requestID string) (*Tem
 			return nil, fmt.Errorf("capture the template run: %w", err)
 		}
 		for _, it := range res.Items {
-			if bytes.HasPrefix(it.Key, engine.OutboxPrefix()) {
+			if bytes.HasPrefix(it.Key, runlog.OutboxPrefix()) {
 				skipped++
 				continue
 			}

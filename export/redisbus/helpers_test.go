@@ -8,8 +8,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/runcodec"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/export/redisbus"
@@ -93,7 +93,7 @@ func requireDelivered(t *testing.T, refs []ref, msgs []export.Message) {
 func outboxLen(t *testing.T, st store.Store) int {
 	t.Helper()
 	n := 0
-	params := &store.ScanParams{Prefix: engine.OutboxPrefix(), Limit: store.MaxScanLimit}
+	params := &store.ScanParams{Prefix: runlog.OutboxPrefix(), Limit: store.MaxScanLimit}
 	for {
 		page, err := st.Scan(context.Background(), params)
 		require.NoError(t, err)
@@ -110,11 +110,11 @@ func outboxLen(t *testing.T, st store.Store) int {
 func outboxEvents(t *testing.T, st store.Store) int {
 	t.Helper()
 	n := 0
-	params := &store.ScanParams{Prefix: engine.OutboxPrefix(), Limit: store.MaxScanLimit}
+	params := &store.ScanParams{Prefix: runlog.OutboxPrefix(), Limit: store.MaxScanLimit}
 	for {
 		page, err := st.Scan(context.Background(), params)
 		require.NoError(t, err)
-		resolved, err := engine.ResolveOutbox(context.Background(), st, page.Items)
+		resolved, err := runlog.ResolveOutbox(context.Background(), st, page.Items)
 		require.NoError(t, err)
 		for _, e := range resolved {
 			require.NoError(t, e.Err)

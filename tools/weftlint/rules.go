@@ -31,6 +31,7 @@ var rules = []rule{
 	{pkg: "engine/internal/dispatch", allow: list(std), deny: list("server/...")},
 	{pkg: "engine/internal/decide", allow: list(std, "engine/definition", "engine/runstate"), deny: list("server/...")},
 	{pkg: "engine/internal/budget", allow: list(std, "engine/runstate"), deny: list("server/...")},
+	{pkg: "engine/runlog", allow: list(std, "store", "engine/runstate", "engine/runcodec"), deny: list("server/...")},
 	{pkg: "engine/internal/retention", allow: list(std, "store"), deny: list("server/...")},
 	{pkg: "engine/internal/admission", allow: list(std, "store"), deny: list("server/...")},
 	{pkg: "engine/internal/ownership", allow: list(std, "store"), deny: list("server/...")},
@@ -43,7 +44,7 @@ var rules = []rule{
 		deny: list("server/...")},
 
 	// Around the engine.
-	{pkg: "export", allow: list(std, "engine/...", "store", "telemetry", "internal/clock", "go.opentelemetry.io/otel/metric/...")},
+	{pkg: "export", allow: list(std, "engine/runlog", "engine/runcodec", "engine/runstate", "store", "telemetry", "internal/clock", "go.opentelemetry.io/otel/metric/...")},
 	{pkg: "export/redisbus", allow: list(std, "export", "store", goRedis)},
 	{pkg: "telemetry", allow: list(std, "go.opentelemetry.io/...", "github.com/prometheus/...")},
 	{pkg: "server/wiretest", allow: list(std, "gen/...", "connectrpc.com/connect", "google.golang.org/genproto/...", "google.golang.org/protobuf/...")},

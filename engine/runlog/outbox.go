@@ -1,4 +1,4 @@
-package engine
+package runlog
 
 import (
 	"context"
@@ -21,6 +21,15 @@ import (
 
 // OutboxPrefix is the key prefix of the transactional outbox, for export workers.
 func OutboxPrefix() []byte { return store.KeyPrefix("ob") }
+
+// RunOutboxPrefix is the prefix of a run's outbox entries.
+func RunOutboxPrefix(runID string) []byte { return store.KeyPrefix("ob", runID) }
+
+// OutboxKey is the entry of the events a decision appended from run_seq
+// seq on: written in the batch that appends them, deleted once published.
+func OutboxKey(runID string, seq uint64) []byte {
+	return store.Key("ob", runID, store.Uint64(seq))
+}
 
 // OutboxEntry is the outbox entry an older weftd wrote: the event's JSON,
 // copied, with the tenant it belongs to (buses partition by tenant).
@@ -77,7 +86,7 @@ func ResolveOutbox(ctx context.Context, st store.Store, entries []store.Item) ([
 		}
 		refs[i] = ref
 		for seq := ref.first; seq <= ref.last; seq++ {
-			keys = append(keys, eventKey(ref.runID, seq))
+			keys = append(keys, EventKey(ref.runID, seq))
 		}
 	}
 	if len(keys) == 0 {
@@ -134,7 +143,7 @@ func parseOutboxRef(it store.Item) (outboxRef, error) {
 func (r outboxRef) resolve(events map[string][]byte) ResolvedEntry {
 	out := ResolvedEntry{Events: make([]OutboxEvent, 0, r.last-r.first+1)}
 	for seq := r.first; seq <= r.last; seq++ {
-		body, ok := events[string(eventKey(r.runID, seq))]
+		body, ok := events[string(EventKey(r.runID, seq))]
 		if !ok {
 			return ResolvedEntry{Err: fmt.Errorf("outbox entry refers to run_seq %d, which is not stored", seq)}
 		}

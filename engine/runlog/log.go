@@ -1,0 +1,90 @@
+package runlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/weft-dev/weft/engine/runcodec"
+	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/store"
+)
+
+// EventKey holds one event; run_seq sorts numerically.
+func EventKey(runID string, seq uint64) []byte {
+	return store.Key("wf", runID, "ev", store.Uint64(seq))
+}
+
+// EventPrefix is the prefix of every event of a run.
+func EventPrefix(runID string) []byte { return store.KeyPrefix("wf", runID, "ev") }
+
+// idemKey enforces (run_id, idempotency_key) uniqueness.
+func idemKey(runID, key string) []byte { return store.Key("wf", runID, "ek", key) }
+
+// IdemPrefix is the prefix of every idempotency key's row of a run.
+func IdemPrefix(runID string) []byte { return store.KeyPrefix("wf", runID, "ek") }
+
+// CheckpointKey holds a run's checkpoint (runstate.State).
+func CheckpointKey(runID string) []byte { return store.Key("wf", runID, "ckpt") }
+
+// PutCheckpoint writes a run's checkpoint.
+func PutCheckpoint(runID string, s *runstate.State) store.Op {
+	return store.Put(CheckpointKey(runID), runcodec.AppendState(make([]byte, 0, 128+192*len(s.Steps)), s))
+}
+
+// DecodeCheckpoint decodes a stored checkpoint.
+func DecodeCheckpoint(runID string, b []byte) (*runstate.State, error) {
+	var s runstate.State
+	if err := runcodec.DecodeState(b, &s); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", runID, err)
+	}
+	return &s, nil
+}
+
+// AppendEvents adds a decision's events to its batch: each event, and its
+// idempotency key on an absent-condition (docs/semantics.md#event-idempotency-key);
+// with outbox, one outbox entry for the export worker in the same batch
+// (docs/semantics.md#outbox), which refers to the events instead of copying
+// them: ob:{run}:{first run_seq} names the run's events up to the last.
+func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outbox bool) {
+	for i := range events {
+		ev := &events[i]
+		idem := idemKey(ev.RunID, ev.IdempotencyKey)
+		b.Conditions = append(b.Conditions, store.IfAbsent(idem))
+		b.Ops = append(b.Ops, store.Put(EventKey(ev.RunID, ev.Seq), runcodec.AppendEvent(make([]byte, 0, 256), ev)),
+			store.Put(idem, []byte(store.Uint64(ev.Seq))))
+	}
+	if !outbox {
+		return
+	}
+	for first := 0; first < len(events); {
+		last := first // a decision's events have consecutive run_seqs; any gap starts an entry of its own
+		for last+1 < len(events) && events[last+1].Seq == events[last].Seq+1 {
+			last++
+		}
+		ref := runcodec.OutboxRef{TenantID: tenantID}
+		if last > first {
+			ref.LastSeq = events[last].Seq
+		}
+		b.Ops = append(b.Ops, store.Put(OutboxKey(events[first].RunID, events[first].Seq), runcodec.AppendOutboxRef(nil, ref)))
+		first = last + 1
+	}
+}
+
+// ReadEvents answers up to limit of a run's events after the watermark
+// after, in run_seq order, and whether more follow.
+func ReadEvents(ctx context.Context, st store.Store, runID string, after uint64, limit int) ([]runstate.Event, bool, error) {
+	res, err := st.Scan(ctx, &store.ScanParams{Prefix: EventPrefix(runID), After: EventKey(runID, after), Limit: limit})
+	if err != nil {
+		return nil, false, err
+	}
+	events := make([]runstate.Event, 0, len(res.Items))
+	for _, it := range res.Items {
+		var ev runstate.Event
+		if err := runcodec.DecodeEvent(it.Value, &ev); err != nil {
+			return nil, false, errors.Join(errors.New("undecodable event in run "+runID), err)
+		}
+		events = append(events, ev)
+	}
+	return events, res.Next != nil, nil
+}

@@ -1,0 +1,85 @@
+package runlog
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/engine/runcodec"
+	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/memstore"
+)
+
+func TestOutbox_OneEntryPerDecisionAndOnePerRunOfConsecutiveSeqs(t *testing.T) {
+	events := []runstate.Event{{RunID: "r", Seq: 3, IdempotencyKey: "a"}, {RunID: "r", Seq: 4, IdempotencyKey: "b"},
+		{RunID: "r", Seq: 7, IdempotencyKey: "c"}}
+	b := &store.Batch{}
+	AppendEvents(b, "t", events, true)
+	refs := map[string]runcodec.OutboxRef{}
+	for _, op := range b.Ops {
+		if runcodec.IsOutboxRef(op.Value) {
+			ref, err := runcodec.DecodeOutboxRef(op.Value)
+			require.NoError(t, err)
+			refs[string(op.Key)] = ref
+		}
+	}
+	require.Equal(t, map[string]runcodec.OutboxRef{
+		string(OutboxKey("r", 3)): {TenantID: "t", LastSeq: 4},
+		string(OutboxKey("r", 7)): {TenantID: "t"},
+	}, refs)
+	require.Len(t, b.Conditions, 3, "each event's idempotency key")
+
+	b = &store.Batch{}
+	AppendEvents(b, "t", events, false)
+	require.Len(t, b.Ops, 6, "no outbox entry without export: each event and its key")
+}
+
+func TestOutbox_AnOlderEntryResolvesFromTheCopyItHoldsByteForByte(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Config{})
+	event := []byte(`{"event_type":"RunStarted","event_id":"e-1","run_id":"r-1","run_seq":4,"data":{"reason":"<b>&"}}`)
+	old := append(append([]byte(`{"tenant_id":"t","event":`), event...), '}') // as an older weftd wrote it
+	got, err := ResolveOutbox(ctx, st, []store.Item{{Key: OutboxKey("r-1", 4), Value: old}})
+	require.NoError(t, err)
+	require.NoError(t, got[0].Err)
+	require.Equal(t, []OutboxEvent{{TenantID: "t", EventID: "e-1", RunID: "r-1", RunSeq: 4, EventType: "RunStarted", Event: event}}, got[0].Events)
+}
+
+func TestOutbox_AnEntryThatCannotBeResolvedAnswersItsErrorAlone(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Config{})
+	b := &store.Batch{}
+	for seq := uint64(2); seq <= 4; seq++ {
+		ev := runstate.Event{Type: runstate.EvRunStarted, ID: fmt.Sprintf("e-%d", seq), RunID: "r-1", Seq: seq, IdempotencyKey: "k"}
+		b.Ops = append(b.Ops, store.Put(EventKey("r-1", seq), runcodec.AppendEvent(nil, &ev)))
+	}
+	_, err := st.Commit(ctx, b)
+	require.NoError(t, err)
+	one := runcodec.AppendOutboxRef(nil, runcodec.OutboxRef{TenantID: "t"})
+	got, err := ResolveOutbox(ctx, st, []store.Item{
+		{Key: OutboxKey("r-1", 1), Value: one}, // its event is not stored
+		{Key: OutboxKey("r-1", 2), Value: runcodec.AppendOutboxRef(nil, runcodec.OutboxRef{TenantID: "t", LastSeq: 4})}, // resolves
+		{Key: OutboxKey("r-1", 3), Value: runcodec.AppendOutboxRef(nil, runcodec.OutboxRef{TenantID: "t", LastSeq: 5})}, // 5 is missing
+		{Key: OutboxKey("r-1", 6), Value: []byte("junk")},                                                               // poison
+		{Key: []byte("ob:malformed"), Value: one},
+		{Key: OutboxKey("r-1", 7), Value: []byte(`{"tenant_id":"t","event":{"event_id":"x"}}`)}, // no envelope
+		{Key: OutboxKey("r-1", 8), Value: runcodec.AppendOutboxRef(nil, runcodec.OutboxRef{TenantID: "t", LastSeq: 1 << 40})},
+	})
+	require.NoError(t, err)
+	require.Len(t, got, 7)
+	require.ErrorContains(t, got[0].Err, "not stored")
+	require.NoError(t, got[1].Err)
+	require.Len(t, got[1].Events, 3)
+	for i, ev := range got[1].Events {
+		require.Equal(t, uint64(2+i), ev.RunSeq, "in run_seq order")
+		require.Equal(t, fmt.Sprintf("e-%d", 2+i), ev.EventID)
+	}
+	require.ErrorContains(t, got[2].Err, "run_seq 5")
+	for _, i := range []int{3, 4, 5, 6} {
+		require.Error(t, got[i].Err, "entry %d", i)
+		require.Empty(t, got[i].Events)
+	}
+}
