@@ -37,3 +37,15 @@ func (c *Client) HeartbeatTask(ctx context.Context, req *weftv1.HeartbeatTaskReq
 func (c *Client) ReportVerification(ctx context.Context, req *weftv1.ReportVerificationRequest) (*weftv1.ReportVerificationResponse, error) {
 	return unary(ctx, c, true, req, c.workers.ReportVerification)
 }
+
+// ListWorkers describes the caller's queues: pollers, backlog and the oldest
+// ready task's age; retried, since it changes nothing.
+func (c *Client) ListWorkers(ctx context.Context, req *weftv1.ListWorkersRequest) (*weftv1.ListWorkersResponse, error) {
+	return unary(ctx, c, true, req, c.workers.ListWorkers)
+}
+
+// DescribeQueue describes one of the caller's queues; retried, since it
+// changes nothing.
+func (c *Client) DescribeQueue(ctx context.Context, req *weftv1.DescribeQueueRequest) (*weftv1.DescribeQueueResponse, error) {
+	return unary(ctx, c, true, req, c.workers.DescribeQueue)
+}

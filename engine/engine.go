@@ -100,6 +100,13 @@ type Config struct {
 	WriteLatencyBudget        time.Duration
 	FailOpenEventClasses      []string
 	NeverFailOpenEventClasses []string
+	// PollerRefresh is how often this engine rewrites the record of each
+	// worker polling it, so that every engine can list it (default 10s; a
+	// record expires three refreshes after it was written). PollerTTL is
+	// how long a worker that stopped polling and holds no task is still
+	// listed (default 1 minute). docs/semantics.md#pollers.
+	PollerRefresh time.Duration
+	PollerTTL     time.Duration
 }
 
 // Defaults.
@@ -132,6 +139,12 @@ func (c Config) WithDefaults() Config {
 	c.Ownership = cmp.Or(c.Ownership, SingleOwner)
 	if c.Alerts == nil {
 		c.Alerts = LogAlerts(c.Logger)
+	}
+	if c.PollerRefresh == 0 {
+		c.PollerRefresh = DefaultPollerRefresh
+	}
+	if c.PollerTTL == 0 {
+		c.PollerTTL = DefaultPollerTTL
 	}
 	return c.budgetDefaults()
 }
@@ -168,6 +181,8 @@ type Engine struct {
 	own      tenures
 	// alert raises an alert now: Config.Alerts.
 	alert AlertFunc
+	// pollerSweep paces the sweep of expired poller records (pollers.go).
+	pollerSweep pacer
 }
 
 // New builds an engine over cfg.Store. It fails before anything else can
@@ -257,11 +272,14 @@ func (e *Engine) Run(ctx context.Context) {
 }
 
 // Tick does one round of background work: fires due timers, finishes
-// interrupted triggers, removes expired signal records and expired runs. Tests call it after advancing a fake clock.
+// interrupted triggers, removes expired signal records and expired runs, and
+// writes the records of the workers polling this engine (pollers.go). Tests
+// call it after advancing a fake clock.
 func (e *Engine) Tick(ctx context.Context) error {
 	bg := (*background)(e)
 	_, queueErr := bg.dequeueAndStart(ctx)
-	return errors.Join(bg.fireDueTimers(ctx), bg.recoverTriggers(ctx), bg.expireSignals(ctx), bg.expireRuns(ctx), queueErr)
+	return errors.Join(bg.fireDueTimers(ctx), bg.recoverTriggers(ctx), bg.expireSignals(ctx), bg.expireRuns(ctx),
+		bg.publishPollers(ctx), queueErr)
 }
 
 // Counters are what this engine counted since it started, for metrics.
@@ -291,6 +309,9 @@ type Stats struct {
 	ReadyTasks int
 	// QueuedRuns counts runs waiting for a concurrency slot.
 	QueuedRuns int
+	// Queues describes every queue of every tenant that has a poller or a
+	// ready task (at most 1,000; ListWorkers says what each holds).
+	Queues []*QueueInfo
 }
 
 // AllRunStatuses lists every run status, in lifecycle order.
@@ -298,7 +319,8 @@ var AllRunStatuses = []runstate.RunStatus{runstate.RunPending, runstate.RunAppro
 	runstate.RunCompensating, runstate.RunCompleted, runstate.RunFailed, runstate.RunCancelled}
 
 // Stats counts runs by status and the queues' depth, each up to StatsCap,
-// from index keys alone (no checkpoint is read).
+// from index keys alone (no checkpoint is read), and describes each queue
+// with its pollers.
 func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 	out := &Stats{RunsByStatus: map[runstate.RunStatus]int{}}
 	for _, s := range AllRunStatuses {
@@ -313,6 +335,9 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 		return nil, err
 	}
 	if out.QueuedRuns, err = count(ctx, e.store, admission.QueuePrefix()); err != nil {
+		return nil, err
+	}
+	if out.Queues, err = (*queues)(e).list(ctx, ""); err != nil {
 		return nil, err
 	}
 	return out, nil

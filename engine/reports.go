@@ -58,7 +58,11 @@ func (e *workers) complete(ctx context.Context, r ReportParams) (*ReportResult, 
 		return ch.rules().SucceedAttempt(a, st, decide.Attempt{Outcome: runstate.AttemptSucceeded, Output: r.Output,
 			Artifacts: r.Artifacts, WorkerID: r.WorkerID, CorrelationID: r.CorrelationID})
 	})
-	return e.answerEager(eager, res, err)
+	res, err = e.answerEager(eager, res, err)
+	if res != nil && len(res.Tasks) > 0 {
+		(*queues)(e).handed(r.Next.withDefaults(), res.Tasks)
+	}
+	return res, err
 }
 
 // checkNext refuses a request for next tasks that is not the reporting
@@ -212,6 +216,9 @@ func (e *workers) report(ctx context.Context, r ReportParams, result string,
 		},
 		contended: func() error { return errContended("", taskID) },
 	})
+	if err == nil || CodeOf(err) == CodeTaskClaimLost {
+		e.dispatch.Pollers.Reported(r.Token) // no longer in flight (pollers.go)
+	}
 	switch {
 	case err != nil:
 		return nil, err

@@ -85,10 +85,14 @@ func (e *Engine) PollTasks(ctx context.Context, p PollParams) ([]*Task, error) {
 }
 
 // poll claims ready tasks for a worker: PollTasks.
+// The poll is remembered with the tasks it answers (pollers.go).
 func (e *workers) poll(ctx context.Context, p PollParams) ([]*Task, error) {
 	p = p.withDefaults()
+	done := (*queues)(e).polled(p)
 	slot := e.slotFor(ctx, p)
-	return e.dispatch.Poll(ctx, slot, p.Wait, func() ([]*Task, error) { return e.claimReady(ctx, p, slot) })
+	tasks, err := e.dispatch.Poll(ctx, slot, p.Wait, func() ([]*Task, error) { return e.claimReady(ctx, p, slot) })
+	done(tasks)
+	return tasks, err
 }
 
 // slotFor answers the dispatch slot of a poll that begins now.

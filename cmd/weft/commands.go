@@ -50,6 +50,8 @@ func init() {
 		{"delete", "RUN", "delete a finished run and all its records", (*cli).deleteRun},
 		{"retry-step", "RUN ACTION", "retry a failed step the run is held on", (*cli).retryStep},
 		{"skip-step", "RUN ACTION", "skip a step", (*cli).skipStep},
+		{"workers", "", "list the queues with their pollers, backlog and oldest ready task", (*cli).workers},
+		{"queue", "NAME", "describe a queue: its pollers, backlog and oldest ready task", (*cli).queue},
 		{"schedule", "SUBCOMMAND", "create|list|describe|pause|resume|trigger|backfill|delete schedules", (*cli).schedule},
 	}
 }

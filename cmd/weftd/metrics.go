@@ -23,10 +23,11 @@ const meterName = "github.com/weft-dev/weft/cmd/weftd"
 const statsTimeout = 2 * time.Second
 
 // observeEngine exposes the engine's cheap counts on /metrics, read at scrape
-// time: runs by status and the queues' depth (from index keys), and the
-// decisions the run's fencing epoch refused. When the counts cannot be read,
-// that scrape serves no weft_runs or weft_queue_depth rather than zeros, and
-// a warning is logged.
+// time: runs by status and the queues' depth (from index keys), each queue's
+// backlog, oldest ready task and pollers, and the decisions the run's fencing
+// epoch refused. When the counts cannot be read, that scrape serves no
+// weft_runs, weft_queue_depth or per-queue series rather than zeros, and a
+// warning is logged.
 func observeEngine(meter metric.Meter, eng *engine.Engine, logger *slog.Logger) error {
 	runs, err1 := meter.Int64ObservableGauge("weft.runs", metric.WithUnit("{run}"),
 		metric.WithDescription("Runs of every tenant by current status (counted up to 10,000 each)."))
@@ -36,7 +37,8 @@ func observeEngine(meter metric.Meter, eng *engine.Engine, logger *slog.Logger) 
 		metric.WithDescription("Decisions this weftd made as a run's owner that the run's fencing epoch refused (another weftd had taken the run over)."))
 	removed, err4 := meter.Int64ObservableCounter("weft.runs.removed", metric.WithUnit("{run}"),
 		metric.WithDescription("Finished runs this weftd removed with all their records: expired (retention) or deleted (DeleteRun)."))
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	perQueue, err5 := newQueueGauges(meter)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return fmt.Errorf("engine metrics: %w", err)
 	}
 	_, err := meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
@@ -47,7 +49,7 @@ func observeEngine(meter metric.Meter, eng *engine.Engine, logger *slog.Logger) 
 		defer cancel()
 		stats, err := eng.Stats(ctx)
 		if err != nil {
-			logger.Warn("engine counts unavailable: weft_runs and weft_queue_depth left out of this scrape",
+			logger.Warn("engine counts unavailable: weft_runs, weft_queue_depth and the per-queue series left out of this scrape",
 				slog.String("error", err.Error()))
 			return nil
 		}
@@ -56,8 +58,9 @@ func observeEngine(meter metric.Meter, eng *engine.Engine, logger *slog.Logger) 
 		}
 		o.ObserveInt64(queue, int64(stats.ReadyTasks), metric.WithAttributes(attribute.String("kind", "tasks")))
 		o.ObserveInt64(queue, int64(stats.QueuedRuns), metric.WithAttributes(attribute.String("kind", "runs")))
+		perQueue.observe(o, stats.Queues)
 		return nil
-	}, runs, queue, stale, removed)
+	}, runs, queue, stale, removed, perQueue.backlog, perQueue.oldestAge, perQueue.pollers)
 	if err != nil {
 		return fmt.Errorf("engine metrics: %w", err)
 	}
@@ -134,4 +137,32 @@ func observeSchedules(meter metric.Meter, sch *schedule.Scheduler) error {
 		return fmt.Errorf("schedule metrics: %w", err)
 	}
 	return nil
+}
+
+// queueGauges are the per-queue series, labelled by tenant and queue (at
+// most 1,000 queues, the engine's listing bound): backlog, the oldest ready
+// task's age and the pollers.
+type queueGauges struct {
+	backlog, pollers metric.Int64ObservableGauge
+	oldestAge        metric.Float64ObservableGauge
+}
+
+func newQueueGauges(meter metric.Meter) (*queueGauges, error) {
+	backlog, err1 := meter.Int64ObservableGauge("weft.queue.backlog", metric.WithUnit("{task}"),
+		metric.WithDescription("Tasks ready now and not yet claimed, by tenant and queue (counted up to 10,000)."))
+	oldest, err2 := meter.Float64ObservableGauge("weft.queue.oldest_ready_age", metric.WithUnit("s"),
+		metric.WithDescription("How long the oldest ready task of the queue has waited for a worker, by tenant and queue; 0 when none waits."))
+	pollers, err3 := meter.Int64ObservableGauge("weft.queue.pollers", metric.WithUnit("{worker}"),
+		metric.WithDescription("Workers polling the queue (seen by any weftd within the poller TTL), by tenant and queue."))
+	return &queueGauges{backlog: backlog, pollers: pollers, oldestAge: oldest}, errors.Join(err1, err2, err3)
+}
+
+// observe records every queue's series.
+func (g *queueGauges) observe(o metric.Observer, queues []*engine.QueueInfo) {
+	for _, q := range queues {
+		attrs := metric.WithAttributes(attribute.String("tenant", q.TenantID), attribute.String("queue", q.Queue))
+		o.ObserveInt64(g.backlog, int64(q.Backlog), attrs)
+		o.ObserveFloat64(g.oldestAge, q.OldestReadyAge.Seconds(), attrs)
+		o.ObserveInt64(g.pollers, int64(len(q.Pollers)), attrs)
+	}
 }

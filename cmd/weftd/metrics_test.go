@@ -168,3 +168,45 @@ func TestScheduleMetrics_FiresSkipsMissesFailuresAndTheLagAreServedByTenantAndSc
 		require.Contains(t, text, line)
 	}
 }
+
+// TestEngineMetrics_PerQueueBacklogOldestAgeAndPollersByTenantAndQueue: each
+// queue's backlog, the age of its oldest ready task and its pollers are
+// gauges labelled by tenant and queue, so a queue whose tasks nobody takes
+// shows backlog and a growing age beside zero pollers.
+func TestEngineMetrics_PerQueueBacklogOldestAgeAndPollersByTenantAndQueue(t *testing.T) {
+	ctx := context.Background()
+	manual := timesource.NewManual(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
+	eng, err := engine.New(engine.Config{Store: memstore.New(memstore.Config{}), Clock: manual})
+	require.NoError(t, err)
+	pipeline, err := telemetry.NewMetrics()
+	require.NoError(t, err)
+	require.NoError(t, observeEngine(pipeline.Provider.Meter(meterName), eng, slog.New(slog.DiscardHandler)))
+	def := definition.Definition{PlanID: "p", PlanVersion: "1", Actions: []definition.Action{{ID: "a", Order: 1, Activity: "x"}}}
+	_, err = eng.SubmitRun(ctx, engine.SubmitParams{TenantID: "t", Definition: def, Start: true, SubmittedBy: "alice"})
+	require.NoError(t, err)
+	manual.Advance(90 * time.Second)
+	text := scrapePipeline(t, pipeline)
+	for _, line := range []string{
+		"# TYPE weft_queue_backlog gauge\n",
+		`weft_queue_backlog{queue="default",tenant="t"} 1` + "\n",
+		`weft_queue_oldest_ready_age_seconds{queue="default",tenant="t"} 90` + "\n",
+		`weft_queue_pollers{queue="default",tenant="t"} 0` + "\n",
+	} {
+		require.Contains(t, text, line)
+	}
+
+	_, err = eng.PollTasks(ctx, engine.PollParams{TenantID: "t", WorkerID: "w1", Activities: []string{"y"}})
+	require.NoError(t, err)
+	_, err = eng.PollTasks(ctx, engine.PollParams{TenantID: "u", WorkerID: "w2", Queue: "q2", Activities: []string{"y"}})
+	require.NoError(t, err)
+	text = scrapePipeline(t, pipeline)
+	for _, line := range []string{
+		`weft_queue_backlog{queue="default",tenant="t"} 1` + "\n",
+		`weft_queue_pollers{queue="default",tenant="t"} 1` + "\n",
+		`weft_queue_backlog{queue="q2",tenant="u"} 0` + "\n",
+		`weft_queue_oldest_ready_age_seconds{queue="q2",tenant="u"} 0` + "\n",
+		`weft_queue_pollers{queue="q2",tenant="u"} 1` + "\n",
+	} {
+		require.Contains(t, text, line)
+	}
+}

@@ -105,6 +105,9 @@ func Exercise(t *testing.T, baseURL string) {
 	t.Run("Retention_OutOfRangeIsInvalidArgumentNamingTheField", func(t *testing.T) {
 		testRetentionRange(t, baseURL)
 	})
+	t.Run("Queues_ListPollersInFlightBacklogAndOldestReadyOnEveryProtocol", func(t *testing.T) {
+		testQueuesListPollers(t, baseURL)
+	})
 	exerciseJSONRPC(t, baseURL)
 }
 

@@ -145,6 +145,9 @@ func testTenantIsolation(t *testing.T, a, b Clients) {
 		_, err = b.Runs.PauseRun(ctx, connect.NewRequest(&weftv1.PauseRunRequest{RunId: id}))
 		notFound(t, err)
 	})
+	t.Run("Queues", func(t *testing.T) {
+		testQueuesTenantIsolation(t, a, b)
+	})
 	t.Run("PollAndReport", func(t *testing.T) {
 		res, err := b.Workers.PollTasks(ctx, connect.NewRequest(&weftv1.PollTasksRequest{
 			WorkerId: "tenant-b", Activities: []*weftv1.ActivityRegistration{{Name: activity}}, WaitMs: 300}))

@@ -44,6 +44,9 @@ type Dispatcher[T any] struct {
 	hints    *QueueHints
 	// Claiming are the tasks this process's polls are claiming now.
 	Claiming Claiming
+	// Pollers are the workers polling this process, and the tasks handed to
+	// them that no report has answered here yet.
+	Pollers Pollers
 }
 
 // New answers a dispatcher.

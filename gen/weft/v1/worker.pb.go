@@ -1020,6 +1020,375 @@ func (x *ReportVerificationResponse) GetDuplicate() bool {
 	return false
 }
 
+// ListWorkersRequest asks for the caller's queues.
+type ListWorkersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWorkersRequest) Reset() {
+	*x = ListWorkersRequest{}
+	mi := &file_weft_v1_worker_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWorkersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWorkersRequest) ProtoMessage() {}
+
+func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_worker_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
+func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
+	return file_weft_v1_worker_proto_rawDescGZIP(), []int{12}
+}
+
+// ListWorkersResponse describes the caller's queues, by name (at most 1000).
+type ListWorkersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The queues that have a poller or a ready task.
+	Queues        []*QueueDescription `protobuf:"bytes,1,rep,name=queues,proto3" json:"queues,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWorkersResponse) Reset() {
+	*x = ListWorkersResponse{}
+	mi := &file_weft_v1_worker_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWorkersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWorkersResponse) ProtoMessage() {}
+
+func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_worker_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
+func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
+	return file_weft_v1_worker_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ListWorkersResponse) GetQueues() []*QueueDescription {
+	if x != nil {
+		return x.Queues
+	}
+	return nil
+}
+
+// DescribeQueueRequest names a queue.
+type DescribeQueueRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The queue. Empty: "default".
+	Queue         string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DescribeQueueRequest) Reset() {
+	*x = DescribeQueueRequest{}
+	mi := &file_weft_v1_worker_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DescribeQueueRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DescribeQueueRequest) ProtoMessage() {}
+
+func (x *DescribeQueueRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_worker_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DescribeQueueRequest.ProtoReflect.Descriptor instead.
+func (*DescribeQueueRequest) Descriptor() ([]byte, []int) {
+	return file_weft_v1_worker_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *DescribeQueueRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+// DescribeQueueResponse describes the queue.
+type DescribeQueueResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The queue.
+	Queue         *QueueDescription `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DescribeQueueResponse) Reset() {
+	*x = DescribeQueueResponse{}
+	mi := &file_weft_v1_worker_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DescribeQueueResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DescribeQueueResponse) ProtoMessage() {}
+
+func (x *DescribeQueueResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_worker_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DescribeQueueResponse.ProtoReflect.Descriptor instead.
+func (*DescribeQueueResponse) Descriptor() ([]byte, []int) {
+	return file_weft_v1_worker_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *DescribeQueueResponse) GetQueue() *QueueDescription {
+	if x != nil {
+		return x.Queue
+	}
+	return nil
+}
+
+// QueueDescription is what weftd knows of one queue (docs/semantics.md#pollers).
+type QueueDescription struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The queue's name.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// Tasks ready now and not yet claimed, counted up to 10000.
+	Backlog uint32 `protobuf:"varint,2,opt,name=backlog,proto3" json:"backlog,omitempty"`
+	// True when the count stopped at 10000: the backlog is at least that.
+	BacklogCapped bool `protobuf:"varint,3,opt,name=backlog_capped,json=backlogCapped,proto3" json:"backlog_capped,omitempty"`
+	// When the oldest ready task became ready; unset when none is.
+	OldestReadyAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=oldest_ready_at,json=oldestReadyAt,proto3" json:"oldest_ready_at,omitempty"`
+	// How long the oldest ready task has waited, in milliseconds, when answered
+	// (at most 4294967295); 0 when none is ready.
+	OldestReadyAgeMs uint32 `protobuf:"varint,5,opt,name=oldest_ready_age_ms,json=oldestReadyAgeMs,proto3" json:"oldest_ready_age_ms,omitempty"`
+	// The workers polling the queue, by worker_id.
+	Pollers       []*Poller `protobuf:"bytes,6,rep,name=pollers,proto3" json:"pollers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueueDescription) Reset() {
+	*x = QueueDescription{}
+	mi := &file_weft_v1_worker_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueDescription) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueDescription) ProtoMessage() {}
+
+func (x *QueueDescription) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_worker_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueDescription.ProtoReflect.Descriptor instead.
+func (*QueueDescription) Descriptor() ([]byte, []int) {
+	return file_weft_v1_worker_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *QueueDescription) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *QueueDescription) GetBacklog() uint32 {
+	if x != nil {
+		return x.Backlog
+	}
+	return 0
+}
+
+func (x *QueueDescription) GetBacklogCapped() bool {
+	if x != nil {
+		return x.BacklogCapped
+	}
+	return false
+}
+
+func (x *QueueDescription) GetOldestReadyAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OldestReadyAt
+	}
+	return nil
+}
+
+func (x *QueueDescription) GetOldestReadyAgeMs() uint32 {
+	if x != nil {
+		return x.OldestReadyAgeMs
+	}
+	return 0
+}
+
+func (x *QueueDescription) GetPollers() []*Poller {
+	if x != nil {
+		return x.Pollers
+	}
+	return nil
+}
+
+// Poller is one worker polling one queue. Every weftd of a cluster lists
+// every poller; what a weftd other than the one the worker polls answers may
+// be up to one refresh (10 s by default) old.
+type Poller struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The worker_id its polls carry.
+	WorkerId string `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// When it last began or ended a poll of the queue.
+	LastPollAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=last_poll_at,json=lastPollAt,proto3" json:"last_poll_at,omitempty"`
+	// True while one of its polls is open.
+	Polling bool `protobuf:"varint,3,opt,name=polling,proto3" json:"polling,omitempty"`
+	// Tasks handed to it and not yet reported, timed out or given back.
+	InFlightTasks uint32 `protobuf:"varint,4,opt,name=in_flight_tasks,json=inFlightTasks,proto3" json:"in_flight_tasks,omitempty"`
+	// The activities it asked for.
+	Activities []string `protobuf:"bytes,5,rep,name=activities,proto3" json:"activities,omitempty"`
+	// The compensation operations it asked for.
+	Compensations []string `protobuf:"bytes,6,rep,name=compensations,proto3" json:"compensations,omitempty"`
+	// The activities it can verify (ActivityRegistration.verifiable).
+	VerifiableActivities []string `protobuf:"bytes,7,rep,name=verifiable_activities,json=verifiableActivities,proto3" json:"verifiable_activities,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *Poller) Reset() {
+	*x = Poller{}
+	mi := &file_weft_v1_worker_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Poller) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Poller) ProtoMessage() {}
+
+func (x *Poller) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_worker_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Poller.ProtoReflect.Descriptor instead.
+func (*Poller) Descriptor() ([]byte, []int) {
+	return file_weft_v1_worker_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *Poller) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *Poller) GetLastPollAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastPollAt
+	}
+	return nil
+}
+
+func (x *Poller) GetPolling() bool {
+	if x != nil {
+		return x.Polling
+	}
+	return false
+}
+
+func (x *Poller) GetInFlightTasks() uint32 {
+	if x != nil {
+		return x.InFlightTasks
+	}
+	return 0
+}
+
+func (x *Poller) GetActivities() []string {
+	if x != nil {
+		return x.Activities
+	}
+	return nil
+}
+
+func (x *Poller) GetCompensations() []string {
+	if x != nil {
+		return x.Compensations
+	}
+	return nil
+}
+
+func (x *Poller) GetVerifiableActivities() []string {
+	if x != nil {
+		return x.VerifiableActivities
+	}
+	return nil
+}
+
 var File_weft_v1_worker_proto protoreflect.FileDescriptor
 
 const file_weft_v1_worker_proto_rawDesc = "" +
@@ -1119,18 +1488,45 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"diagnostic\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\n" +
 	"diagnostic\":\n" +
 	"\x1aReportVerificationResponse\x12\x1c\n" +
-	"\tduplicate\x18\x01 \x01(\bR\tduplicate*o\n" +
+	"\tduplicate\x18\x01 \x01(\bR\tduplicate\"\x14\n" +
+	"\x12ListWorkersRequest\"H\n" +
+	"\x13ListWorkersResponse\x121\n" +
+	"\x06queues\x18\x01 \x03(\v2\x19.weft.v1.QueueDescriptionR\x06queues\"W\n" +
+	"\x14DescribeQueueRequest\x12?\n" +
+	"\x05queue\x18\x01 \x01(\tB)\xbaH&r$\x18\x80\x012\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$R\x05queue\"H\n" +
+	"\x15DescribeQueueResponse\x12/\n" +
+	"\x05queue\x18\x01 \x01(\v2\x19.weft.v1.QueueDescriptionR\x05queue\"\x87\x02\n" +
+	"\x10QueueDescription\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x18\n" +
+	"\abacklog\x18\x02 \x01(\rR\abacklog\x12%\n" +
+	"\x0ebacklog_capped\x18\x03 \x01(\bR\rbacklogCapped\x12B\n" +
+	"\x0foldest_ready_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\roldestReadyAt\x12-\n" +
+	"\x13oldest_ready_age_ms\x18\x05 \x01(\rR\x10oldestReadyAgeMs\x12)\n" +
+	"\apollers\x18\x06 \x03(\v2\x0f.weft.v1.PollerR\apollers\"\xa0\x02\n" +
+	"\x06Poller\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12<\n" +
+	"\flast_poll_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"lastPollAt\x12\x18\n" +
+	"\apolling\x18\x03 \x01(\bR\apolling\x12&\n" +
+	"\x0fin_flight_tasks\x18\x04 \x01(\rR\rinFlightTasks\x12\x1e\n" +
+	"\n" +
+	"activities\x18\x05 \x03(\tR\n" +
+	"activities\x12$\n" +
+	"\rcompensations\x18\x06 \x03(\tR\rcompensations\x123\n" +
+	"\x15verifiable_activities\x18\a \x03(\tR\x14verifiableActivities*o\n" +
 	"\bTaskType\x12\x19\n" +
 	"\x15TASK_TYPE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12TASK_TYPE_ACTIVITY\x10\x01\x12\x14\n" +
 	"\x10TASK_TYPE_VERIFY\x10\x02\x12\x1a\n" +
-	"\x16TASK_TYPE_COMPENSATION\x10\x032\x90\x03\n" +
+	"\x16TASK_TYPE_COMPENSATION\x10\x032\xb4\x04\n" +
 	"\rWorkerService\x12B\n" +
 	"\tPollTasks\x12\x19.weft.v1.PollTasksRequest\x1a\x1a.weft.v1.PollTasksResponse\x12K\n" +
 	"\fCompleteTask\x12\x1c.weft.v1.CompleteTaskRequest\x1a\x1d.weft.v1.CompleteTaskResponse\x12?\n" +
 	"\bFailTask\x12\x18.weft.v1.FailTaskRequest\x1a\x19.weft.v1.FailTaskResponse\x12N\n" +
 	"\rHeartbeatTask\x12\x1d.weft.v1.HeartbeatTaskRequest\x1a\x1e.weft.v1.HeartbeatTaskResponse\x12]\n" +
-	"\x12ReportVerification\x12\".weft.v1.ReportVerificationRequest\x1a#.weft.v1.ReportVerificationResponseB-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
+	"\x12ReportVerification\x12\".weft.v1.ReportVerificationRequest\x1a#.weft.v1.ReportVerificationResponse\x12M\n" +
+	"\vListWorkers\x12\x1b.weft.v1.ListWorkersRequest\x1a\x1c.weft.v1.ListWorkersResponse\"\x03\x90\x02\x01\x12S\n" +
+	"\rDescribeQueue\x12\x1d.weft.v1.DescribeQueueRequest\x1a\x1e.weft.v1.DescribeQueueResponse\"\x03\x90\x02\x01B-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
 
 var (
 	file_weft_v1_worker_proto_rawDescOnce sync.Once
@@ -1145,7 +1541,7 @@ func file_weft_v1_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_weft_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_weft_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_weft_v1_worker_proto_goTypes = []any{
 	(TaskType)(0),                      // 0: weft.v1.TaskType
 	(*ActivityRegistration)(nil),       // 1: weft.v1.ActivityRegistration
@@ -1160,47 +1556,62 @@ var file_weft_v1_worker_proto_goTypes = []any{
 	(*HeartbeatTaskResponse)(nil),      // 10: weft.v1.HeartbeatTaskResponse
 	(*ReportVerificationRequest)(nil),  // 11: weft.v1.ReportVerificationRequest
 	(*ReportVerificationResponse)(nil), // 12: weft.v1.ReportVerificationResponse
-	nil,                                // 13: weft.v1.Task.UpstreamOutputsEntry
-	(*structpb.Value)(nil),             // 14: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil),      // 15: google.protobuf.Timestamp
-	(*SecretRef)(nil),                  // 16: weft.v1.SecretRef
-	(*ArtifactRef)(nil),                // 17: weft.v1.ArtifactRef
-	(ErrorClass)(0),                    // 18: weft.v1.ErrorClass
-	(VerifyState)(0),                   // 19: weft.v1.VerifyState
+	(*ListWorkersRequest)(nil),         // 13: weft.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),        // 14: weft.v1.ListWorkersResponse
+	(*DescribeQueueRequest)(nil),       // 15: weft.v1.DescribeQueueRequest
+	(*DescribeQueueResponse)(nil),      // 16: weft.v1.DescribeQueueResponse
+	(*QueueDescription)(nil),           // 17: weft.v1.QueueDescription
+	(*Poller)(nil),                     // 18: weft.v1.Poller
+	nil,                                // 19: weft.v1.Task.UpstreamOutputsEntry
+	(*structpb.Value)(nil),             // 20: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil),      // 21: google.protobuf.Timestamp
+	(*SecretRef)(nil),                  // 22: weft.v1.SecretRef
+	(*ArtifactRef)(nil),                // 23: weft.v1.ArtifactRef
+	(ErrorClass)(0),                    // 24: weft.v1.ErrorClass
+	(VerifyState)(0),                   // 25: weft.v1.VerifyState
 }
 var file_weft_v1_worker_proto_depIdxs = []int32{
 	1,  // 0: weft.v1.PollTasksRequest.activities:type_name -> weft.v1.ActivityRegistration
 	4,  // 1: weft.v1.PollTasksResponse.tasks:type_name -> weft.v1.Task
 	0,  // 2: weft.v1.Task.task_type:type_name -> weft.v1.TaskType
-	14, // 3: weft.v1.Task.input:type_name -> google.protobuf.Value
-	14, // 4: weft.v1.Task.run_input:type_name -> google.protobuf.Value
-	13, // 5: weft.v1.Task.upstream_outputs:type_name -> weft.v1.Task.UpstreamOutputsEntry
-	15, // 6: weft.v1.Task.deadline:type_name -> google.protobuf.Timestamp
-	16, // 7: weft.v1.Task.secrets:type_name -> weft.v1.SecretRef
-	14, // 8: weft.v1.CompleteTaskRequest.output:type_name -> google.protobuf.Value
-	17, // 9: weft.v1.CompleteTaskRequest.artifacts:type_name -> weft.v1.ArtifactRef
+	20, // 3: weft.v1.Task.input:type_name -> google.protobuf.Value
+	20, // 4: weft.v1.Task.run_input:type_name -> google.protobuf.Value
+	19, // 5: weft.v1.Task.upstream_outputs:type_name -> weft.v1.Task.UpstreamOutputsEntry
+	21, // 6: weft.v1.Task.deadline:type_name -> google.protobuf.Timestamp
+	22, // 7: weft.v1.Task.secrets:type_name -> weft.v1.SecretRef
+	20, // 8: weft.v1.CompleteTaskRequest.output:type_name -> google.protobuf.Value
+	23, // 9: weft.v1.CompleteTaskRequest.artifacts:type_name -> weft.v1.ArtifactRef
 	2,  // 10: weft.v1.CompleteTaskRequest.next_tasks:type_name -> weft.v1.PollTasksRequest
 	4,  // 11: weft.v1.CompleteTaskResponse.tasks:type_name -> weft.v1.Task
-	18, // 12: weft.v1.FailTaskRequest.error_class:type_name -> weft.v1.ErrorClass
-	15, // 13: weft.v1.HeartbeatTaskResponse.deadline:type_name -> google.protobuf.Timestamp
-	19, // 14: weft.v1.ReportVerificationRequest.state:type_name -> weft.v1.VerifyState
-	14, // 15: weft.v1.ReportVerificationRequest.result:type_name -> google.protobuf.Value
-	14, // 16: weft.v1.Task.UpstreamOutputsEntry.value:type_name -> google.protobuf.Value
-	2,  // 17: weft.v1.WorkerService.PollTasks:input_type -> weft.v1.PollTasksRequest
-	5,  // 18: weft.v1.WorkerService.CompleteTask:input_type -> weft.v1.CompleteTaskRequest
-	7,  // 19: weft.v1.WorkerService.FailTask:input_type -> weft.v1.FailTaskRequest
-	9,  // 20: weft.v1.WorkerService.HeartbeatTask:input_type -> weft.v1.HeartbeatTaskRequest
-	11, // 21: weft.v1.WorkerService.ReportVerification:input_type -> weft.v1.ReportVerificationRequest
-	3,  // 22: weft.v1.WorkerService.PollTasks:output_type -> weft.v1.PollTasksResponse
-	6,  // 23: weft.v1.WorkerService.CompleteTask:output_type -> weft.v1.CompleteTaskResponse
-	8,  // 24: weft.v1.WorkerService.FailTask:output_type -> weft.v1.FailTaskResponse
-	10, // 25: weft.v1.WorkerService.HeartbeatTask:output_type -> weft.v1.HeartbeatTaskResponse
-	12, // 26: weft.v1.WorkerService.ReportVerification:output_type -> weft.v1.ReportVerificationResponse
-	22, // [22:27] is the sub-list for method output_type
-	17, // [17:22] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	24, // 12: weft.v1.FailTaskRequest.error_class:type_name -> weft.v1.ErrorClass
+	21, // 13: weft.v1.HeartbeatTaskResponse.deadline:type_name -> google.protobuf.Timestamp
+	25, // 14: weft.v1.ReportVerificationRequest.state:type_name -> weft.v1.VerifyState
+	20, // 15: weft.v1.ReportVerificationRequest.result:type_name -> google.protobuf.Value
+	17, // 16: weft.v1.ListWorkersResponse.queues:type_name -> weft.v1.QueueDescription
+	17, // 17: weft.v1.DescribeQueueResponse.queue:type_name -> weft.v1.QueueDescription
+	21, // 18: weft.v1.QueueDescription.oldest_ready_at:type_name -> google.protobuf.Timestamp
+	18, // 19: weft.v1.QueueDescription.pollers:type_name -> weft.v1.Poller
+	21, // 20: weft.v1.Poller.last_poll_at:type_name -> google.protobuf.Timestamp
+	20, // 21: weft.v1.Task.UpstreamOutputsEntry.value:type_name -> google.protobuf.Value
+	2,  // 22: weft.v1.WorkerService.PollTasks:input_type -> weft.v1.PollTasksRequest
+	5,  // 23: weft.v1.WorkerService.CompleteTask:input_type -> weft.v1.CompleteTaskRequest
+	7,  // 24: weft.v1.WorkerService.FailTask:input_type -> weft.v1.FailTaskRequest
+	9,  // 25: weft.v1.WorkerService.HeartbeatTask:input_type -> weft.v1.HeartbeatTaskRequest
+	11, // 26: weft.v1.WorkerService.ReportVerification:input_type -> weft.v1.ReportVerificationRequest
+	13, // 27: weft.v1.WorkerService.ListWorkers:input_type -> weft.v1.ListWorkersRequest
+	15, // 28: weft.v1.WorkerService.DescribeQueue:input_type -> weft.v1.DescribeQueueRequest
+	3,  // 29: weft.v1.WorkerService.PollTasks:output_type -> weft.v1.PollTasksResponse
+	6,  // 30: weft.v1.WorkerService.CompleteTask:output_type -> weft.v1.CompleteTaskResponse
+	8,  // 31: weft.v1.WorkerService.FailTask:output_type -> weft.v1.FailTaskResponse
+	10, // 32: weft.v1.WorkerService.HeartbeatTask:output_type -> weft.v1.HeartbeatTaskResponse
+	12, // 33: weft.v1.WorkerService.ReportVerification:output_type -> weft.v1.ReportVerificationResponse
+	14, // 34: weft.v1.WorkerService.ListWorkers:output_type -> weft.v1.ListWorkersResponse
+	16, // 35: weft.v1.WorkerService.DescribeQueue:output_type -> weft.v1.DescribeQueueResponse
+	29, // [29:36] is the sub-list for method output_type
+	22, // [22:29] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_worker_proto_init() }
@@ -1216,7 +1627,7 @@ func file_weft_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_worker_proto_rawDesc), len(file_weft_v1_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   13,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -46,6 +46,12 @@ const (
 	// WorkerServiceReportVerificationProcedure is the fully-qualified name of the WorkerService's
 	// ReportVerification RPC.
 	WorkerServiceReportVerificationProcedure = "/weft.v1.WorkerService/ReportVerification"
+	// WorkerServiceListWorkersProcedure is the fully-qualified name of the WorkerService's ListWorkers
+	// RPC.
+	WorkerServiceListWorkersProcedure = "/weft.v1.WorkerService/ListWorkers"
+	// WorkerServiceDescribeQueueProcedure is the fully-qualified name of the WorkerService's
+	// DescribeQueue RPC.
+	WorkerServiceDescribeQueueProcedure = "/weft.v1.WorkerService/DescribeQueue"
 )
 
 // WorkerServiceClient is a client for the weft.v1.WorkerService service.
@@ -62,6 +68,14 @@ type WorkerServiceClient interface {
 	HeartbeatTask(context.Context, *connect.Request[v1.HeartbeatTaskRequest]) (*connect.Response[v1.HeartbeatTaskResponse], error)
 	// ReportVerification answers a verify task with a VerifyState (docs/semantics.md#reconciliation).
 	ReportVerification(context.Context, *connect.Request[v1.ReportVerificationRequest]) (*connect.Response[v1.ReportVerificationResponse], error)
+	// ListWorkers describes every queue of the caller's tenant that has a poller
+	// or a ready task: its pollers (worker identity, last poll, in-flight
+	// tasks), its backlog and the age of its oldest ready task
+	// (docs/semantics.md#pollers).
+	ListWorkers(context.Context, *connect.Request[v1.ListWorkersRequest]) (*connect.Response[v1.ListWorkersResponse], error)
+	// DescribeQueue describes one queue of the caller's tenant as ListWorkers
+	// does; a queue nobody polls and nothing waits in is described empty.
+	DescribeQueue(context.Context, *connect.Request[v1.DescribeQueueRequest]) (*connect.Response[v1.DescribeQueueResponse], error)
 }
 
 // NewWorkerServiceClient constructs a client for the weft.v1.WorkerService service. By default, it
@@ -105,6 +119,20 @@ func NewWorkerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(workerServiceMethods.ByName("ReportVerification")),
 			connect.WithClientOptions(opts...),
 		),
+		listWorkers: connect.NewClient[v1.ListWorkersRequest, v1.ListWorkersResponse](
+			httpClient,
+			baseURL+WorkerServiceListWorkersProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("ListWorkers")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		describeQueue: connect.NewClient[v1.DescribeQueueRequest, v1.DescribeQueueResponse](
+			httpClient,
+			baseURL+WorkerServiceDescribeQueueProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("DescribeQueue")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -115,6 +143,8 @@ type workerServiceClient struct {
 	failTask           *connect.Client[v1.FailTaskRequest, v1.FailTaskResponse]
 	heartbeatTask      *connect.Client[v1.HeartbeatTaskRequest, v1.HeartbeatTaskResponse]
 	reportVerification *connect.Client[v1.ReportVerificationRequest, v1.ReportVerificationResponse]
+	listWorkers        *connect.Client[v1.ListWorkersRequest, v1.ListWorkersResponse]
+	describeQueue      *connect.Client[v1.DescribeQueueRequest, v1.DescribeQueueResponse]
 }
 
 // PollTasks calls weft.v1.WorkerService.PollTasks.
@@ -142,6 +172,16 @@ func (c *workerServiceClient) ReportVerification(ctx context.Context, req *conne
 	return c.reportVerification.CallUnary(ctx, req)
 }
 
+// ListWorkers calls weft.v1.WorkerService.ListWorkers.
+func (c *workerServiceClient) ListWorkers(ctx context.Context, req *connect.Request[v1.ListWorkersRequest]) (*connect.Response[v1.ListWorkersResponse], error) {
+	return c.listWorkers.CallUnary(ctx, req)
+}
+
+// DescribeQueue calls weft.v1.WorkerService.DescribeQueue.
+func (c *workerServiceClient) DescribeQueue(ctx context.Context, req *connect.Request[v1.DescribeQueueRequest]) (*connect.Response[v1.DescribeQueueResponse], error) {
+	return c.describeQueue.CallUnary(ctx, req)
+}
+
 // WorkerServiceHandler is an implementation of the weft.v1.WorkerService service.
 type WorkerServiceHandler interface {
 	// PollTasks long-polls a queue for activity, verify and compensation tasks of
@@ -156,6 +196,14 @@ type WorkerServiceHandler interface {
 	HeartbeatTask(context.Context, *connect.Request[v1.HeartbeatTaskRequest]) (*connect.Response[v1.HeartbeatTaskResponse], error)
 	// ReportVerification answers a verify task with a VerifyState (docs/semantics.md#reconciliation).
 	ReportVerification(context.Context, *connect.Request[v1.ReportVerificationRequest]) (*connect.Response[v1.ReportVerificationResponse], error)
+	// ListWorkers describes every queue of the caller's tenant that has a poller
+	// or a ready task: its pollers (worker identity, last poll, in-flight
+	// tasks), its backlog and the age of its oldest ready task
+	// (docs/semantics.md#pollers).
+	ListWorkers(context.Context, *connect.Request[v1.ListWorkersRequest]) (*connect.Response[v1.ListWorkersResponse], error)
+	// DescribeQueue describes one queue of the caller's tenant as ListWorkers
+	// does; a queue nobody polls and nothing waits in is described empty.
+	DescribeQueue(context.Context, *connect.Request[v1.DescribeQueueRequest]) (*connect.Response[v1.DescribeQueueResponse], error)
 }
 
 // NewWorkerServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -195,6 +243,20 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(workerServiceMethods.ByName("ReportVerification")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workerServiceListWorkersHandler := connect.NewUnaryHandler(
+		WorkerServiceListWorkersProcedure,
+		svc.ListWorkers,
+		connect.WithSchema(workerServiceMethods.ByName("ListWorkers")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	workerServiceDescribeQueueHandler := connect.NewUnaryHandler(
+		WorkerServiceDescribeQueueProcedure,
+		svc.DescribeQueue,
+		connect.WithSchema(workerServiceMethods.ByName("DescribeQueue")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/weft.v1.WorkerService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WorkerServicePollTasksProcedure:
@@ -207,6 +269,10 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 			workerServiceHeartbeatTaskHandler.ServeHTTP(w, r)
 		case WorkerServiceReportVerificationProcedure:
 			workerServiceReportVerificationHandler.ServeHTTP(w, r)
+		case WorkerServiceListWorkersProcedure:
+			workerServiceListWorkersHandler.ServeHTTP(w, r)
+		case WorkerServiceDescribeQueueProcedure:
+			workerServiceDescribeQueueHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -234,4 +300,12 @@ func (UnimplementedWorkerServiceHandler) HeartbeatTask(context.Context, *connect
 
 func (UnimplementedWorkerServiceHandler) ReportVerification(context.Context, *connect.Request[v1.ReportVerificationRequest]) (*connect.Response[v1.ReportVerificationResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.WorkerService.ReportVerification is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) ListWorkers(context.Context, *connect.Request[v1.ListWorkersRequest]) (*connect.Response[v1.ListWorkersResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.WorkerService.ListWorkers is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) DescribeQueue(context.Context, *connect.Request[v1.DescribeQueueRequest]) (*connect.Response[v1.DescribeQueueResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.WorkerService.DescribeQueue is not implemented"))
 }

@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file weft/v1/worker.proto.
  */
 export const file_weft_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZWZ0L3YxL3dvcmtlci5wcm90bxIHd2VmdC52MSJEChRBY3Rpdml0eVJlZ2lzdHJhdGlvbhIYCgRuYW1lGAEgASgJQgq6SAdyBRABGIACEhIKCnZlcmlmaWFibGUYAiABKAgijQIKEFBvbGxUYXNrc1JlcXVlc3QSHQoJd29ya2VyX2lkGAEgASgJQgq6SAdyBRABGIACEjgKBXF1ZXVlGAIgASgJQim6SCZyJBiAATIfXihbQS1aYS16MC05XVtBLVphLXowLTlfLi1dKik/JBI8CgphY3Rpdml0aWVzGAMgAygLMh0ud2VmdC52MS5BY3Rpdml0eVJlZ2lzdHJhdGlvbkIJukgGkgEDEOgHEikKDWNvbXBlbnNhdGlvbnMYBCADKAlCErpID5IBDBDoByIHcgUQARiAAhIbCgltYXhfdGFza3MYBSABKA1CCLpIBSoDGIACEhoKB3dhaXRfbXMYBiABKA1CCbpIBioEGODUAyIxChFQb2xsVGFza3NSZXNwb25zZRIcCgV0YXNrcxgBIAMoCzINLndlZnQudjEuVGFzayLsBAoEVGFzaxISCgp0YXNrX3Rva2VuGAEgASgJEiQKCXRhc2tfdHlwZRgCIAEoDjIRLndlZnQudjEuVGFza1R5cGUSDwoHdGFza19pZBgDIAEoCRIOCgZydW5faWQYBCABKAkSEQoJYWN0aW9uX2lkGAUgASgJEhAKCGFjdGl2aXR5GAYgASgJEhQKDG9wZXJhdGlvbl9pZBgHIAEoCRIlCgVpbnB1dBgIIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIpCglydW5faW5wdXQYCSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSPAoQdXBzdHJlYW1fb3V0cHV0cxgKIAMoCzIiLndlZnQudjEuVGFzay5VcHN0cmVhbU91dHB1dHNFbnRyeRIXCg9pZGVtcG90ZW5jeV9rZXkYCyABKAkSGgoSbG9naWNhbF9hdHRlbXB0X2lkGAwgASgNEhkKEWVuZ2luZV9hdHRlbXB0X2lkGA0gASgNEiwKCGRlYWRsaW5lGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcChRoZWFydGJlYXRfdGltZW91dF9tcxgPIAEoDRIjCgdzZWNyZXRzGBAgAygLMhIud2VmdC52MS5TZWNyZXRSZWYSGgoScmVjb25jaWxpYXRpb25fa2V5GBEgASgJEhEKCXRlbmFudF9pZBgSIAEoCRpOChRVcHN0cmVhbU91dHB1dHNFbnRyeRILCgNrZXkYASABKAkSJQoFdmFsdWUYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWU6AjgBIoUCChNDb21wbGV0ZVRhc2tSZXF1ZXN0Eh4KCnRhc2tfdG9rZW4YASABKAlCCrpIB3IFEAEYgAgSHQoJd29ya2VyX2lkGAIgASgJQgq6SAdyBRABGIACEiYKBm91dHB1dBgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIyCglhcnRpZmFjdHMYBCADKAsyFC53ZWZ0LnYxLkFydGlmYWN0UmVmQgm6SAaSAQMQgAISJAoScmVjb25jaWxpYXRpb25fa2V5GAUgASgJQgi6SAVyAxiABBItCgpuZXh0X3Rhc2tzGAYgASgLMhkud2VmdC52MS5Qb2xsVGFza3NSZXF1ZXN0IkcKFENvbXBsZXRlVGFza1Jlc3BvbnNlEhEKCWR1cGxpY2F0ZRgBIAEoCBIcCgV0YXNrcxgCIAMoCzINLndlZnQudjEuVGFzayL7AQoPRmFpbFRhc2tSZXF1ZXN0Eh4KCnRhc2tfdG9rZW4YASABKAlCCrpIB3IFEAEYgAgSHQoJd29ya2VyX2lkGAIgASgJQgq6SAdyBRABGIACEjIKC2Vycm9yX2NsYXNzGAMgASgOMhMud2VmdC52MS5FcnJvckNsYXNzQgi6SAWCAQIQARIWCgRjb2RlGAQgASgJQgi6SAVyAxiAARIZCgdtZXNzYWdlGAUgASgJQgi6SAVyAxiAIBIcChRzaWRlX2VmZmVjdF9wb3NzaWJsZRgGIAEoCBIkChJyZWNvbmNpbGlhdGlvbl9rZXkYByABKAlCCLpIBXIDGIAEIjkKEEZhaWxUYXNrUmVzcG9uc2USEQoJZHVwbGljYXRlGAEgASgIEhIKCndpbGxfcmV0cnkYAiABKAgiVQoUSGVhcnRiZWF0VGFza1JlcXVlc3QSHgoKdGFza190b2tlbhgBIAEoCUIKukgHcgUQARiACBIdCgl3b3JrZXJfaWQYAiABKAlCCrpIB3IFEAEYgAIiXwoVSGVhcnRiZWF0VGFza1Jlc3BvbnNlEhgKEGNhbmNlbF9yZXF1ZXN0ZWQYASABKAgSLAoIZGVhZGxpbmUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wItEBChlSZXBvcnRWZXJpZmljYXRpb25SZXF1ZXN0Eh4KCnRhc2tfdG9rZW4YASABKAlCCrpIB3IFEAEYgAgSHQoJd29ya2VyX2lkGAIgASgJQgq6SAdyBRABGIACEi8KBXN0YXRlGAMgASgOMhQud2VmdC52MS5WZXJpZnlTdGF0ZUIKukgHggEEEAEgABImCgZyZXN1bHQYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSHAoKZGlhZ25vc3RpYxgFIAEoCUIIukgFcgMYgCAiLwoaUmVwb3J0VmVyaWZpY2F0aW9uUmVzcG9uc2USEQoJZHVwbGljYXRlGAEgASgIKm8KCFRhc2tUeXBlEhkKFVRBU0tfVFlQRV9VTlNQRUNJRklFRBAAEhYKElRBU0tfVFlQRV9BQ1RJVklUWRABEhQKEFRBU0tfVFlQRV9WRVJJRlkQAhIaChZUQVNLX1RZUEVfQ09NUEVOU0FUSU9OEAMykAMKDVdvcmtlclNlcnZpY2USQgoJUG9sbFRhc2tzEhkud2VmdC52MS5Qb2xsVGFza3NSZXF1ZXN0Ghoud2VmdC52MS5Qb2xsVGFza3NSZXNwb25zZRJLCgxDb21wbGV0ZVRhc2sSHC53ZWZ0LnYxLkNvbXBsZXRlVGFza1JlcXVlc3QaHS53ZWZ0LnYxLkNvbXBsZXRlVGFza1Jlc3BvbnNlEj8KCEZhaWxUYXNrEhgud2VmdC52MS5GYWlsVGFza1JlcXVlc3QaGS53ZWZ0LnYxLkZhaWxUYXNrUmVzcG9uc2USTgoNSGVhcnRiZWF0VGFzaxIdLndlZnQudjEuSGVhcnRiZWF0VGFza1JlcXVlc3QaHi53ZWZ0LnYxLkhlYXJ0YmVhdFRhc2tSZXNwb25zZRJdChJSZXBvcnRWZXJpZmljYXRpb24SIi53ZWZ0LnYxLlJlcG9ydFZlcmlmaWNhdGlvblJlcXVlc3QaIy53ZWZ0LnYxLlJlcG9ydFZlcmlmaWNhdGlvblJlc3BvbnNlQi1aK2dpdGh1Yi5jb20vd2VmdC1kZXYvd2VmdC9nZW4vd2VmdC92MTt3ZWZ0djFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common, file_weft_v1_event]);
+  fileDesc("ChR3ZWZ0L3YxL3dvcmtlci5wcm90bxIHd2VmdC52MSJEChRBY3Rpdml0eVJlZ2lzdHJhdGlvbhIYCgRuYW1lGAEgASgJQgq6SAdyBRABGIACEhIKCnZlcmlmaWFibGUYAiABKAgijQIKEFBvbGxUYXNrc1JlcXVlc3QSHQoJd29ya2VyX2lkGAEgASgJQgq6SAdyBRABGIACEjgKBXF1ZXVlGAIgASgJQim6SCZyJBiAATIfXihbQS1aYS16MC05XVtBLVphLXowLTlfLi1dKik/JBI8CgphY3Rpdml0aWVzGAMgAygLMh0ud2VmdC52MS5BY3Rpdml0eVJlZ2lzdHJhdGlvbkIJukgGkgEDEOgHEikKDWNvbXBlbnNhdGlvbnMYBCADKAlCErpID5IBDBDoByIHcgUQARiAAhIbCgltYXhfdGFza3MYBSABKA1CCLpIBSoDGIACEhoKB3dhaXRfbXMYBiABKA1CCbpIBioEGODUAyIxChFQb2xsVGFza3NSZXNwb25zZRIcCgV0YXNrcxgBIAMoCzINLndlZnQudjEuVGFzayLsBAoEVGFzaxISCgp0YXNrX3Rva2VuGAEgASgJEiQKCXRhc2tfdHlwZRgCIAEoDjIRLndlZnQudjEuVGFza1R5cGUSDwoHdGFza19pZBgDIAEoCRIOCgZydW5faWQYBCABKAkSEQoJYWN0aW9uX2lkGAUgASgJEhAKCGFjdGl2aXR5GAYgASgJEhQKDG9wZXJhdGlvbl9pZBgHIAEoCRIlCgVpbnB1dBgIIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIpCglydW5faW5wdXQYCSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSPAoQdXBzdHJlYW1fb3V0cHV0cxgKIAMoCzIiLndlZnQudjEuVGFzay5VcHN0cmVhbU91dHB1dHNFbnRyeRIXCg9pZGVtcG90ZW5jeV9rZXkYCyABKAkSGgoSbG9naWNhbF9hdHRlbXB0X2lkGAwgASgNEhkKEWVuZ2luZV9hdHRlbXB0X2lkGA0gASgNEiwKCGRlYWRsaW5lGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcChRoZWFydGJlYXRfdGltZW91dF9tcxgPIAEoDRIjCgdzZWNyZXRzGBAgAygLMhIud2VmdC52MS5TZWNyZXRSZWYSGgoScmVjb25jaWxpYXRpb25fa2V5GBEgASgJEhEKCXRlbmFudF9pZBgSIAEoCRpOChRVcHN0cmVhbU91dHB1dHNFbnRyeRILCgNrZXkYASABKAkSJQoFdmFsdWUYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWU6AjgBIoUCChNDb21wbGV0ZVRhc2tSZXF1ZXN0Eh4KCnRhc2tfdG9rZW4YASABKAlCCrpIB3IFEAEYgAgSHQoJd29ya2VyX2lkGAIgASgJQgq6SAdyBRABGIACEiYKBm91dHB1dBgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIyCglhcnRpZmFjdHMYBCADKAsyFC53ZWZ0LnYxLkFydGlmYWN0UmVmQgm6SAaSAQMQgAISJAoScmVjb25jaWxpYXRpb25fa2V5GAUgASgJQgi6SAVyAxiABBItCgpuZXh0X3Rhc2tzGAYgASgLMhkud2VmdC52MS5Qb2xsVGFza3NSZXF1ZXN0IkcKFENvbXBsZXRlVGFza1Jlc3BvbnNlEhEKCWR1cGxpY2F0ZRgBIAEoCBIcCgV0YXNrcxgCIAMoCzINLndlZnQudjEuVGFzayL7AQoPRmFpbFRhc2tSZXF1ZXN0Eh4KCnRhc2tfdG9rZW4YASABKAlCCrpIB3IFEAEYgAgSHQoJd29ya2VyX2lkGAIgASgJQgq6SAdyBRABGIACEjIKC2Vycm9yX2NsYXNzGAMgASgOMhMud2VmdC52MS5FcnJvckNsYXNzQgi6SAWCAQIQARIWCgRjb2RlGAQgASgJQgi6SAVyAxiAARIZCgdtZXNzYWdlGAUgASgJQgi6SAVyAxiAIBIcChRzaWRlX2VmZmVjdF9wb3NzaWJsZRgGIAEoCBIkChJyZWNvbmNpbGlhdGlvbl9rZXkYByABKAlCCLpIBXIDGIAEIjkKEEZhaWxUYXNrUmVzcG9uc2USEQoJZHVwbGljYXRlGAEgASgIEhIKCndpbGxfcmV0cnkYAiABKAgiVQoUSGVhcnRiZWF0VGFza1JlcXVlc3QSHgoKdGFza190b2tlbhgBIAEoCUIKukgHcgUQARiACBIdCgl3b3JrZXJfaWQYAiABKAlCCrpIB3IFEAEYgAIiXwoVSGVhcnRiZWF0VGFza1Jlc3BvbnNlEhgKEGNhbmNlbF9yZXF1ZXN0ZWQYASABKAgSLAoIZGVhZGxpbmUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wItEBChlSZXBvcnRWZXJpZmljYXRpb25SZXF1ZXN0Eh4KCnRhc2tfdG9rZW4YASABKAlCCrpIB3IFEAEYgAgSHQoJd29ya2VyX2lkGAIgASgJQgq6SAdyBRABGIACEi8KBXN0YXRlGAMgASgOMhQud2VmdC52MS5WZXJpZnlTdGF0ZUIKukgHggEEEAEgABImCgZyZXN1bHQYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSHAoKZGlhZ25vc3RpYxgFIAEoCUIIukgFcgMYgCAiLwoaUmVwb3J0VmVyaWZpY2F0aW9uUmVzcG9uc2USEQoJZHVwbGljYXRlGAEgASgIIhQKEkxpc3RXb3JrZXJzUmVxdWVzdCJAChNMaXN0V29ya2Vyc1Jlc3BvbnNlEikKBnF1ZXVlcxgBIAMoCzIZLndlZnQudjEuUXVldWVEZXNjcmlwdGlvbiJQChREZXNjcmliZVF1ZXVlUmVxdWVzdBI4CgVxdWV1ZRgBIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyQiQQoVRGVzY3JpYmVRdWV1ZVJlc3BvbnNlEigKBXF1ZXVlGAEgASgLMhkud2VmdC52MS5RdWV1ZURlc2NyaXB0aW9uIr4BChBRdWV1ZURlc2NyaXB0aW9uEg0KBXF1ZXVlGAEgASgJEg8KB2JhY2tsb2cYAiABKA0SFgoOYmFja2xvZ19jYXBwZWQYAyABKAgSMwoPb2xkZXN0X3JlYWR5X2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbChNvbGRlc3RfcmVhZHlfYWdlX21zGAUgASgNEiAKB3BvbGxlcnMYBiADKAsyDy53ZWZ0LnYxLlBvbGxlciLBAQoGUG9sbGVyEhEKCXdvcmtlcl9pZBgBIAEoCRIwCgxsYXN0X3BvbGxfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3BvbGxpbmcYAyABKAgSFwoPaW5fZmxpZ2h0X3Rhc2tzGAQgASgNEhIKCmFjdGl2aXRpZXMYBSADKAkSFQoNY29tcGVuc2F0aW9ucxgGIAMoCRIdChV2ZXJpZmlhYmxlX2FjdGl2aXRpZXMYByADKAkqbwoIVGFza1R5cGUSGQoVVEFTS19UWVBFX1VOU1BFQ0lGSUVEEAASFgoSVEFTS19UWVBFX0FDVElWSVRZEAESFAoQVEFTS19UWVBFX1ZFUklGWRACEhoKFlRBU0tfVFlQRV9DT01QRU5TQVRJT04QAzK0BAoNV29ya2VyU2VydmljZRJCCglQb2xsVGFza3MSGS53ZWZ0LnYxLlBvbGxUYXNrc1JlcXVlc3QaGi53ZWZ0LnYxLlBvbGxUYXNrc1Jlc3BvbnNlEksKDENvbXBsZXRlVGFzaxIcLndlZnQudjEuQ29tcGxldGVUYXNrUmVxdWVzdBodLndlZnQudjEuQ29tcGxldGVUYXNrUmVzcG9uc2USPwoIRmFpbFRhc2sSGC53ZWZ0LnYxLkZhaWxUYXNrUmVxdWVzdBoZLndlZnQudjEuRmFpbFRhc2tSZXNwb25zZRJOCg1IZWFydGJlYXRUYXNrEh0ud2VmdC52MS5IZWFydGJlYXRUYXNrUmVxdWVzdBoeLndlZnQudjEuSGVhcnRiZWF0VGFza1Jlc3BvbnNlEl0KElJlcG9ydFZlcmlmaWNhdGlvbhIiLndlZnQudjEuUmVwb3J0VmVyaWZpY2F0aW9uUmVxdWVzdBojLndlZnQudjEuUmVwb3J0VmVyaWZpY2F0aW9uUmVzcG9uc2USTQoLTGlzdFdvcmtlcnMSGy53ZWZ0LnYxLkxpc3RXb3JrZXJzUmVxdWVzdBocLndlZnQudjEuTGlzdFdvcmtlcnNSZXNwb25zZSIDkAIBElMKDURlc2NyaWJlUXVldWUSHS53ZWZ0LnYxLkRlc2NyaWJlUXVldWVSZXF1ZXN0Gh4ud2VmdC52MS5EZXNjcmliZVF1ZXVlUmVzcG9uc2UiA5ACAUItWitnaXRodWIuY29tL3dlZnQtZGV2L3dlZnQvZ2VuL3dlZnQvdjE7d2VmdHYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common, file_weft_v1_event]);
 
 /**
  * ActivityRegistration is an activity a worker can run.
@@ -575,6 +575,206 @@ export const ReportVerificationResponseSchema: GenMessage<ReportVerificationResp
   messageDesc(file_weft_v1_worker, 11);
 
 /**
+ * ListWorkersRequest asks for the caller's queues.
+ *
+ * @generated from message weft.v1.ListWorkersRequest
+ */
+export type ListWorkersRequest = Message<"weft.v1.ListWorkersRequest"> & {
+};
+
+/**
+ * Describes the message weft.v1.ListWorkersRequest.
+ * Use `create(ListWorkersRequestSchema)` to create a new message.
+ */
+export const ListWorkersRequestSchema: GenMessage<ListWorkersRequest> = /*@__PURE__*/
+  messageDesc(file_weft_v1_worker, 12);
+
+/**
+ * ListWorkersResponse describes the caller's queues, by name (at most 1000).
+ *
+ * @generated from message weft.v1.ListWorkersResponse
+ */
+export type ListWorkersResponse = Message<"weft.v1.ListWorkersResponse"> & {
+  /**
+   * The queues that have a poller or a ready task.
+   *
+   * @generated from field: repeated weft.v1.QueueDescription queues = 1;
+   */
+  queues: QueueDescription[];
+};
+
+/**
+ * Describes the message weft.v1.ListWorkersResponse.
+ * Use `create(ListWorkersResponseSchema)` to create a new message.
+ */
+export const ListWorkersResponseSchema: GenMessage<ListWorkersResponse> = /*@__PURE__*/
+  messageDesc(file_weft_v1_worker, 13);
+
+/**
+ * DescribeQueueRequest names a queue.
+ *
+ * @generated from message weft.v1.DescribeQueueRequest
+ */
+export type DescribeQueueRequest = Message<"weft.v1.DescribeQueueRequest"> & {
+  /**
+   * The queue. Empty: "default".
+   *
+   * @generated from field: string queue = 1;
+   */
+  queue: string;
+};
+
+/**
+ * Describes the message weft.v1.DescribeQueueRequest.
+ * Use `create(DescribeQueueRequestSchema)` to create a new message.
+ */
+export const DescribeQueueRequestSchema: GenMessage<DescribeQueueRequest> = /*@__PURE__*/
+  messageDesc(file_weft_v1_worker, 14);
+
+/**
+ * DescribeQueueResponse describes the queue.
+ *
+ * @generated from message weft.v1.DescribeQueueResponse
+ */
+export type DescribeQueueResponse = Message<"weft.v1.DescribeQueueResponse"> & {
+  /**
+   * The queue.
+   *
+   * @generated from field: weft.v1.QueueDescription queue = 1;
+   */
+  queue?: QueueDescription | undefined;
+};
+
+/**
+ * Describes the message weft.v1.DescribeQueueResponse.
+ * Use `create(DescribeQueueResponseSchema)` to create a new message.
+ */
+export const DescribeQueueResponseSchema: GenMessage<DescribeQueueResponse> = /*@__PURE__*/
+  messageDesc(file_weft_v1_worker, 15);
+
+/**
+ * QueueDescription is what weftd knows of one queue (docs/semantics.md#pollers).
+ *
+ * @generated from message weft.v1.QueueDescription
+ */
+export type QueueDescription = Message<"weft.v1.QueueDescription"> & {
+  /**
+   * The queue's name.
+   *
+   * @generated from field: string queue = 1;
+   */
+  queue: string;
+
+  /**
+   * Tasks ready now and not yet claimed, counted up to 10000.
+   *
+   * @generated from field: uint32 backlog = 2;
+   */
+  backlog: number;
+
+  /**
+   * True when the count stopped at 10000: the backlog is at least that.
+   *
+   * @generated from field: bool backlog_capped = 3;
+   */
+  backlogCapped: boolean;
+
+  /**
+   * When the oldest ready task became ready; unset when none is.
+   *
+   * @generated from field: google.protobuf.Timestamp oldest_ready_at = 4;
+   */
+  oldestReadyAt?: Timestamp | undefined;
+
+  /**
+   * How long the oldest ready task has waited, in milliseconds, when answered
+   * (at most 4294967295); 0 when none is ready.
+   *
+   * @generated from field: uint32 oldest_ready_age_ms = 5;
+   */
+  oldestReadyAgeMs: number;
+
+  /**
+   * The workers polling the queue, by worker_id.
+   *
+   * @generated from field: repeated weft.v1.Poller pollers = 6;
+   */
+  pollers: Poller[];
+};
+
+/**
+ * Describes the message weft.v1.QueueDescription.
+ * Use `create(QueueDescriptionSchema)` to create a new message.
+ */
+export const QueueDescriptionSchema: GenMessage<QueueDescription> = /*@__PURE__*/
+  messageDesc(file_weft_v1_worker, 16);
+
+/**
+ * Poller is one worker polling one queue. Every weftd of a cluster lists
+ * every poller; what a weftd other than the one the worker polls answers may
+ * be up to one refresh (10 s by default) old.
+ *
+ * @generated from message weft.v1.Poller
+ */
+export type Poller = Message<"weft.v1.Poller"> & {
+  /**
+   * The worker_id its polls carry.
+   *
+   * @generated from field: string worker_id = 1;
+   */
+  workerId: string;
+
+  /**
+   * When it last began or ended a poll of the queue.
+   *
+   * @generated from field: google.protobuf.Timestamp last_poll_at = 2;
+   */
+  lastPollAt?: Timestamp | undefined;
+
+  /**
+   * True while one of its polls is open.
+   *
+   * @generated from field: bool polling = 3;
+   */
+  polling: boolean;
+
+  /**
+   * Tasks handed to it and not yet reported, timed out or given back.
+   *
+   * @generated from field: uint32 in_flight_tasks = 4;
+   */
+  inFlightTasks: number;
+
+  /**
+   * The activities it asked for.
+   *
+   * @generated from field: repeated string activities = 5;
+   */
+  activities: string[];
+
+  /**
+   * The compensation operations it asked for.
+   *
+   * @generated from field: repeated string compensations = 6;
+   */
+  compensations: string[];
+
+  /**
+   * The activities it can verify (ActivityRegistration.verifiable).
+   *
+   * @generated from field: repeated string verifiable_activities = 7;
+   */
+  verifiableActivities: string[];
+};
+
+/**
+ * Describes the message weft.v1.Poller.
+ * Use `create(PollerSchema)` to create a new message.
+ */
+export const PollerSchema: GenMessage<Poller> = /*@__PURE__*/
+  messageDesc(file_weft_v1_worker, 17);
+
+/**
  * TaskType is what a task asks the worker to do.
  *
  * @generated from enum weft.v1.TaskType
@@ -673,6 +873,30 @@ export const WorkerService: GenService<{
     methodKind: "unary";
     input: typeof ReportVerificationRequestSchema;
     output: typeof ReportVerificationResponseSchema;
+  },
+  /**
+   * ListWorkers describes every queue of the caller's tenant that has a poller
+   * or a ready task: its pollers (worker identity, last poll, in-flight
+   * tasks), its backlog and the age of its oldest ready task
+   * (docs/semantics.md#pollers).
+   *
+   * @generated from rpc weft.v1.WorkerService.ListWorkers
+   */
+  listWorkers: {
+    methodKind: "unary";
+    input: typeof ListWorkersRequestSchema;
+    output: typeof ListWorkersResponseSchema;
+  },
+  /**
+   * DescribeQueue describes one queue of the caller's tenant as ListWorkers
+   * does; a queue nobody polls and nothing waits in is described empty.
+   *
+   * @generated from rpc weft.v1.WorkerService.DescribeQueue
+   */
+  describeQueue: {
+    methodKind: "unary";
+    input: typeof DescribeQueueRequestSchema;
+    output: typeof DescribeQueueResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_weft_v1_worker, 0);

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// workers lists the caller's queues with their pollers, backlog and oldest
+// ready task: `weft workers`.
+func (c *cli) workers(args []string) error {
+	if _, err := c.parse(c.flags("workers", true), args); err != nil {
+		return err
+	}
+	ctx, cancel := c.callCtx()
+	defer cancel()
+	res, err := c.client().ListWorkers(ctx, &weftv1.ListWorkersRequest{})
+	if err != nil {
+		return err
+	}
+	if c.g.output == "json" {
+		return printJSON(c.stdout, res)
+	}
+	printQueues(c.stdout, res.GetQueues())
+	return nil
+}
+
+// queue describes one of the caller's queues: `weft queue NAME`.
+func (c *cli) queue(args []string) error {
+	pos, err := c.parse(c.flags("queue", true), args, "NAME")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.callCtx()
+	defer cancel()
+	res, err := c.client().DescribeQueue(ctx, &weftv1.DescribeQueueRequest{Queue: pos[0]})
+	if err != nil {
+		return err
+	}
+	if c.g.output == "json" {
+		return printJSON(c.stdout, res)
+	}
+	printQueue(c.stdout, res.GetQueue())
+	return nil
+}
+
+// printQueues prints one line per queue, then one per poller.
+func printQueues(w io.Writer, queues []*weftv1.QueueDescription) {
+	if len(queues) == 0 {
+		fmt.Fprintln(w, "no queue has a poller or a ready task")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "QUEUE\tBACKLOG\tOLDEST READY\tPOLLERS")
+	for _, q := range queues {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", q.GetQueue(), backlogText(q), ageText(q.GetOldestReadyAgeMs()), len(q.GetPollers()))
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w)
+	printPollers(w, queues)
+}
+
+// printQueue prints a queue's summary and its pollers.
+func printQueue(w io.Writer, q *weftv1.QueueDescription) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "queue\t%s\n", q.GetQueue())
+	fmt.Fprintf(tw, "backlog\t%s\n", backlogText(q))
+	oldest := "none"
+	if q.GetOldestReadyAt() != nil {
+		oldest = fmt.Sprintf("%s (waiting %s)", when(q.GetOldestReadyAt()), ageText(q.GetOldestReadyAgeMs()))
+	}
+	fmt.Fprintf(tw, "oldest ready\t%s\n", oldest)
+	fmt.Fprintf(tw, "pollers\t%d\n", len(q.GetPollers()))
+	_ = tw.Flush()
+	if len(q.GetPollers()) > 0 {
+		fmt.Fprintln(w)
+		printPollers(w, []*weftv1.QueueDescription{q})
+	}
+}
+
+// printPollers prints a table of the queues' pollers.
+func printPollers(w io.Writer, queues []*weftv1.QueueDescription) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "QUEUE\tWORKER\tLAST POLL\tIN FLIGHT\tACTIVITIES")
+	for _, q := range queues {
+		for _, p := range q.GetPollers() {
+			last := when(p.GetLastPollAt())
+			if p.GetPolling() {
+				last += " (polling)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", q.GetQueue(), p.GetWorkerId(), last, p.GetInFlightTasks(),
+				strings.Join(p.GetActivities(), ","))
+		}
+	}
+	_ = tw.Flush()
+}
+
+func backlogText(q *weftv1.QueueDescription) string {
+	if q.GetBacklogCapped() {
+		return fmt.Sprintf("%d+", q.GetBacklog())
+	}
+	return fmt.Sprint(q.GetBacklog())
+}
+
+// ageText prints an age in milliseconds as a duration to the second.
+func ageText(ms uint32) string {
+	if ms == 0 {
+		return "-"
+	}
+	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/conformance/apitest"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/internal/redistest"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
+)
+
+// TestCluster_EveryWeftdListsAPollerOfAnotherWithItsTaskAndServesItsQueueMetrics:
+// a worker polls one weftd of two on PostgreSQL and Redis; the other lists it
+// with its identity and the task it holds (from the poller's record in the
+// store), describes the queue's backlog, and serves the queue's gauges.
+func TestCluster_EveryWeftdListsAPollerOfAnotherWithItsTaskAndServesItsQueueMetrics(t *testing.T) {
+	db := sqltest.Require(t)
+	redistest.Require(t)
+	store := clusterURL(t, db.NewSchema(t))
+	a := startWeftdIn(t, t.TempDir(), "--store", store)
+	b := startWeftdIn(t, t.TempDir(), "--store", store)
+	ctx := context.Background()
+	runsA := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), a.url)
+	workersA := weftv1connect.NewWorkerServiceClient(apitest.HTTPClient(), a.url)
+	workersB := weftv1connect.NewWorkerServiceClient(apitest.HTTPClient(), b.url)
+	def := &weftv1.WorkflowDefinition{PlanId: "pollers", PlanVersion: "1", Actions: []*weftv1.Action{{Id: "a", Order: 1, Activity: "work"}}}
+	for range 2 {
+		_, err := runsA.SubmitRun(ctx, connect.NewRequest(&weftv1.SubmitRunRequest{Definition: def, Start: true}))
+		require.NoError(t, err)
+	}
+	res, err := workersA.PollTasks(ctx, connect.NewRequest(&weftv1.PollTasksRequest{WorkerId: "worker-on-a",
+		Activities: []*weftv1.ActivityRegistration{{Name: "work"}}, WaitMs: 5000}))
+	require.NoError(t, err)
+	require.Len(t, res.Msg.GetTasks(), 1)
+
+	var q *weftv1.QueueDescription
+	require.Eventually(t, func() bool {
+		res, err := workersB.DescribeQueue(ctx, connect.NewRequest(&weftv1.DescribeQueueRequest{}))
+		require.NoError(t, err)
+		q = res.Msg.GetQueue()
+		return len(q.GetPollers()) == 1
+	}, 10*time.Second, 50*time.Millisecond, "weftd b lists the poller of weftd a")
+	require.Equal(t, "worker-on-a", q.GetPollers()[0].GetWorkerId())
+	require.EqualValues(t, 1, q.GetPollers()[0].GetInFlightTasks())
+	require.Equal(t, []string{"work"}, q.GetPollers()[0].GetActivities())
+	require.EqualValues(t, 1, q.GetBacklog())
+
+	metrics, err := apitest.HTTPClient().Get(b.url + "/metrics")
+	require.NoError(t, err)
+	defer metrics.Body.Close()
+	body, err := io.ReadAll(metrics.Body)
+	require.NoError(t, err)
+	require.Contains(t, string(body), `weft_queue_backlog{queue="default",tenant="default"} 1`)
+	require.Contains(t, string(body), `weft_queue_pollers{queue="default",tenant="default"} 1`)
+	require.Contains(t, string(body), `weft_queue_oldest_ready_age_seconds{queue="default",tenant="default"}`)
+}
