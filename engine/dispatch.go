@@ -287,6 +287,7 @@ func (c *change) unclaim(t *taskRecord) {
 	}
 	t.State, t.Token, t.WorkerID = taskReady, "", ""
 	t.ClaimedAt, t.HeartbeatAt, t.Deadline, t.HeartbeatDue = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	c.armStartTimer(t, c.run.action(t.ActionID), c.now) // waiting for a worker again
 	c.put(taskKey(t.TaskID), t)
 	c.rules().Unclaimed(decide.TaskKind(t.Kind), st, c.makeReady(t))
 }

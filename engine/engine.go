@@ -107,6 +107,11 @@ type Config struct {
 	// listed (default 1 minute). docs/semantics.md#pollers.
 	PollerRefresh time.Duration
 	PollerTTL     time.Duration
+	// ScheduleToStartTimeout bounds how long an activity's task may wait in
+	// its queue for a worker when its action sets no
+	// schedule_to_start_timeout_ms (docs/semantics.md#schedule-to-start).
+	// Zero: no bound (weftd's --schedule-to-start-timeout defaults to 5m).
+	ScheduleToStartTimeout time.Duration
 }
 
 // Defaults.
@@ -155,6 +160,9 @@ func (c Config) validate() error {
 	}
 	if c.InlineResultLimit < 1024 {
 		return fmt.Errorf("inline result limit must be at least 1024 bytes, got %d", c.InlineResultLimit)
+	}
+	if c.ScheduleToStartTimeout < 0 {
+		return fmt.Errorf("schedule-to-start timeout must be zero (none) or positive, got %s", c.ScheduleToStartTimeout)
 	}
 	if c.PollInterval < time.Millisecond {
 		return fmt.Errorf("poll interval must be at least 1ms, got %s", c.PollInterval)

@@ -96,6 +96,9 @@ type taskRecord struct {
 	Deadline         time.Time           `json:"deadline,omitzero"`
 	// HeartbeatDue is when the pending heartbeat timer fires.
 	HeartbeatDue time.Time `json:"heartbeat_due,omitzero"`
+	// StartDue is when the schedule-to-start timer of a ready task fires
+	// (zero: it has none), so that its claim can remove it.
+	StartDue time.Time `json:"start_due,omitzero"`
 	// Result is how a done task ended ("completed" or "failed"), so that a
 	// duplicate report with the same token is recognised.
 	Result string `json:"result,omitempty"`
@@ -111,6 +114,7 @@ const (
 	timerWorkflow  timerKind = "workflow"  // the workflow timeout
 	timerDrain     timerKind = "drain"     // a pause's drain timeout
 	timerWait      timerKind = "wait"      // ref: action id; a manual or signal wait's timeout
+	timerStart     timerKind = "start"     // ref: task id; the schedule-to-start timeout of a ready task
 )
 
 // timerRecord is a durable timer's value.

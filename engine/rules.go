@@ -108,6 +108,7 @@ func (c *recorder) newTask(a *definition.Action, st *runstate.StepState, kind Ta
 		HeartbeatTimeout: a.HeartbeatTimeout,
 		State:            taskReady,
 	}
+	c.armStartTimer(t, a, notBefore) // schedule_to_start.go
 	c.put(taskKey(t.TaskID), t)
 	c.makeReady(t)
 	return t

@@ -275,6 +275,7 @@ func (c *change) claimTask(t *taskRecord, workerID string, verifiable bool) (*Ta
 	t.ClaimedAt, t.HeartbeatAt = c.now, c.now
 	t.Deadline = c.now.Add(t.Timeout.D())
 	c.del([]byte(t.readyKey()))
+	c.disarmStartTimer(t)
 	c.setTimer(timerRecord{RunID: t.RunID, Kind: timerAttempt, Ref: t.TaskID, Due: t.Deadline, Token: t.Token})
 	if hb := t.HeartbeatTimeout.D(); hb > 0 {
 		t.HeartbeatDue = c.now.Add(hb)

@@ -42,7 +42,7 @@ func (e *background) fire(ctx context.Context, key, value []byte) error {
 	}
 	var task *taskRecord
 	var taskVersion uint64
-	if t.Kind == timerAttempt || t.Kind == timerHeartbeat {
+	if t.Kind == timerAttempt || t.Kind == timerHeartbeat || t.Kind == timerStart {
 		var err error
 		task, taskVersion, err = e.loadTask(ctx, t.Ref)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -81,6 +81,8 @@ func (c dueTimer) apply(t timerRecord, task *taskRecord) error {
 		return c.attemptTimedOut(task, t.Token, "attempt exceeded its timeout_ms")
 	case timerHeartbeat:
 		return c.heartbeatDue(task, t.Token)
+	case timerStart:
+		return c.startTimedOut(task)
 	}
 	return c.rules().TimerDue(decide.Timer{Kind: decide.TimerKind(t.Kind), Ref: t.Ref, Due: t.Due})
 }

@@ -44,19 +44,20 @@ func actionOf(a *weftv1.Action, path string) (definition.Action, error) {
 		return definition.Action{}, err
 	}
 	out := definition.Action{
-		ID:               a.GetId(),
-		Order:            int(a.GetOrder()),
-		Activity:         a.GetActivity(),
-		Queue:            a.GetQueue(),
-		DependsOn:        a.GetDependsOn(),
-		Input:            input,
-		Retry:            retryOf(a.GetRetry()),
-		Timeout:          msOf(a.TimeoutMs),
-		HeartbeatTimeout: msOf(a.HeartbeatTimeoutMs),
-		OnFailure:        onFailures.Engine(a.GetOnFailure()),
-		Completion:       completionModes.Engine(a.GetCompletionMode()),
-		ManualTimeout:    msOf(a.ManualTimeoutMs),
-		Secrets:          secretsOf(a.GetSecrets()),
+		ID:                     a.GetId(),
+		Order:                  int(a.GetOrder()),
+		Activity:               a.GetActivity(),
+		Queue:                  a.GetQueue(),
+		DependsOn:              a.GetDependsOn(),
+		Input:                  input,
+		Retry:                  retryOf(a.GetRetry()),
+		Timeout:                msOf(a.TimeoutMs),
+		HeartbeatTimeout:       msOf(a.HeartbeatTimeoutMs),
+		ScheduleToStartTimeout: msOf(a.ScheduleToStartTimeoutMs),
+		OnFailure:              onFailures.Engine(a.GetOnFailure()),
+		Completion:             completionModes.Engine(a.GetCompletionMode()),
+		ManualTimeout:          msOf(a.ManualTimeoutMs),
+		Secrets:                secretsOf(a.GetSecrets()),
 	}
 	if w := a.GetWaitForSignal(); w != nil {
 		out.WaitForSignal = &definition.SignalWait{SignalName: w.GetSignalName(), Timeout: msOf(w.TimeoutMs)}

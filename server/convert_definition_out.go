@@ -36,19 +36,20 @@ func definitionProto(d definition.Definition) *weftv1.WorkflowDefinition {
 
 func actionProto(a definition.Action) *weftv1.Action {
 	out := &weftv1.Action{
-		Id:                 a.ID,
-		Order:              uint32(a.Order),
-		Activity:           a.Activity,
-		Queue:              a.Queue,
-		DependsOn:          a.DependsOn,
-		Input:              eventpb.JSONValue(a.Input),
-		Retry:              retryProto(a.Retry),
-		TimeoutMs:          msProto(a.Timeout),
-		HeartbeatTimeoutMs: msProto(a.HeartbeatTimeout),
-		OnFailure:          onFailures.Proto(a.OnFailure),
-		CompletionMode:     completionModes.Proto(a.Completion),
-		ManualTimeoutMs:    msProto(a.ManualTimeout),
-		Secrets:            secretsProto(a.Secrets),
+		Id:                       a.ID,
+		Order:                    uint32(a.Order),
+		Activity:                 a.Activity,
+		Queue:                    a.Queue,
+		DependsOn:                a.DependsOn,
+		Input:                    eventpb.JSONValue(a.Input),
+		Retry:                    retryProto(a.Retry),
+		TimeoutMs:                msProto(a.Timeout),
+		HeartbeatTimeoutMs:       msProto(a.HeartbeatTimeout),
+		ScheduleToStartTimeoutMs: msProto(a.ScheduleToStartTimeout),
+		OnFailure:                onFailures.Proto(a.OnFailure),
+		CompletionMode:           completionModes.Proto(a.Completion),
+		ManualTimeoutMs:          msProto(a.ManualTimeout),
+		Secrets:                  secretsProto(a.Secrets),
 	}
 	if w := a.WaitForSignal; w != nil {
 		out.WaitForSignal = &weftv1.WaitForSignal{SignalName: w.SignalName, TimeoutMs: msProto(w.Timeout)}

@@ -27,6 +27,9 @@ const (
 	ClassExternal         = weftv1.ErrorClass_ERROR_CLASS_EXTERNAL
 	ClassGovernance       = weftv1.ErrorClass_ERROR_CLASS_GOVERNANCE
 	ClassCancelled        = weftv1.ErrorClass_ERROR_CLASS_CANCELLED
+	// ClassScheduleToStart is what weftd records when no worker claimed a
+	// task in time; an activity has no reason to report it.
+	ClassScheduleToStart = weftv1.ErrorClass_ERROR_CLASS_SCHEDULE_TO_START
 )
 
 // Failure is an activity error with the class that decides its retry, an

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -31,4 +32,21 @@ func TestOptions_LimitsAndBackpressureAreValidated(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 4, opts.limits.PerDefinition)
 	require.Equal(t, "reject", string(opts.backpressure))
+}
+
+func TestOptions_ScheduleToStartTimeoutDefaultsToFiveMinutesAndZeroMeansNone(t *testing.T) {
+	none := func(string) string { return "" }
+	opts, err := parseOptions(nil, none, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 5*time.Minute, opts.scheduleToStart)
+	opts, err = parseOptions([]string{"--schedule-to-start-timeout", "0"}, none, io.Discard)
+	require.NoError(t, err)
+	require.Zero(t, opts.scheduleToStart)
+	opts, err = parseOptions(nil, func(k string) string { return map[string]string{"WEFT_SCHEDULE_TO_START_TIMEOUT": "90s"}[k] }, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 90*time.Second, opts.scheduleToStart)
+	for _, bad := range []string{"-1s", "soon", "721h"} {
+		_, err = parseOptions([]string{"--schedule-to-start-timeout", bad}, none, io.Discard)
+		require.ErrorContains(t, err, "schedule-to-start timeout must be 0 (no bound) or a duration from 1ms to 720h, got "+`"`+bad+`"`)
+	}
 }

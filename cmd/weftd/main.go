@@ -30,6 +30,9 @@
 //	--max-runs-per-tenant WEFT_MAX_RUNS_PER_TENANT  concurrently started runs per tenant (default 0: no limit)
 //	--max-runs-per-plan   WEFT_MAX_RUNS_PER_PLAN    concurrently started runs per plan (default 0: no limit)
 //	--backpressure WEFT_BACKPRESSURE reject, queue or delay: what a run over a limit gets (default queue)
+//	--schedule-to-start-timeout WEFT_SCHEDULE_TO_START_TIMEOUT  how long an activity's task may wait
+//	                                for a worker when its action sets no schedule_to_start_timeout_ms
+//	                                (default 5m; 0: no bound; docs/semantics.md#schedule-to-start)
 //	--bus         WEFT_BUS          where run events are exported: "none", "memory" or a redis://
 //	                                URL (default: none on Pebble, Redis on a SQL store)
 //	--debug-addr  WEFT_DEBUG_ADDR   serve Go's /debug/pprof profiles on this loopback
@@ -98,7 +101,14 @@ type options struct {
 	debugAddr string
 	// retention is how long a finished run is kept (engine.RetainForever: kept).
 	retention time.Duration
+	// scheduleToStart is the deployment's schedule-to-start timeout (0: none).
+	scheduleToStart time.Duration
 }
+
+// defaultScheduleToStart is weftd's schedule-to-start timeout: long enough
+// for a worker fleet's rolling restart, short enough that a task nobody can
+// run fails its attempt within minutes instead of waiting forever.
+const defaultScheduleToStart = 5 * time.Minute
 
 // parseOptions reads flags over environment variables over defaults.
 func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
@@ -120,6 +130,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	debugAddr := fs.String("debug-addr", getenv("WEFT_DEBUG_ADDR"), "serve /debug/pprof on this loopback address (off when empty)")
 	wakeChannel := fs.String("wake-channel", getenv("WEFT_WAKE_CHANNEL"), `cluster wake-ups' Redis channel (default weft:wake), or "none"`)
 	pebbleCacheText := fs.String("pebble-cache-mib", envOr(getenv, "WEFT_PEBBLE_CACHE_MIB", strconv.Itoa(defaultPebbleCacheMiB)), "embedded store's block cache, MiB")
+	startText := fs.String("schedule-to-start-timeout", envOr(getenv, "WEFT_SCHEDULE_TO_START_TIMEOUT", defaultScheduleToStart.String()),
+		"how long an activity's task may wait for a worker when its action sets none (0: no bound)")
 	leaseTTLText := fs.String("lease-ttl", envOr(getenv, "WEFT_LEASE_TTL", engine.DefaultLeaseTTL.String()), "run lease TTL, e.g. 10s")
 	retentionText := fs.String("retention", envOr(getenv, "WEFT_RETENTION", "30d"), `how long a finished run is kept, e.g. 720h or 30d ("0": until deleted)`)
 	if err := fs.Parse(args); err != nil {
@@ -164,6 +176,11 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if err != nil {
 		return options{}, err
 	}
+	scheduleToStart, err := time.ParseDuration(*startText)
+	if err != nil || scheduleToStart < 0 || (scheduleToStart > 0 && scheduleToStart < time.Millisecond) ||
+		scheduleToStart > definition.MaxTimeout.D() {
+		return options{}, fmt.Errorf("schedule-to-start timeout must be 0 (no bound) or a duration from 1ms to 720h, got %q", *startText)
+	}
 	if err := checkDebugAddr(*debugAddr); err != nil {
 		return options{}, err
 	}
@@ -178,7 +195,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
 		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel},
 		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: definition.BackpressureMode(*backpressure), bus: *bus,
-		debugAddr: *debugAddr, retention: retention}, nil
+		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart}, nil
 }
 
 // retentionOption parses --retention: a Go duration, or whole days with a
@@ -278,7 +295,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	eng, err := engine.New(engine.Config{Store: st, Logger: engLogger,
 		Ownership: cl.mode, Leases: leases, Notifier: cl.notifier(), LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
-		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: outbox, Alerts: alerts, Retention: opts.retention})
+		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: outbox, Alerts: alerts, Retention: opts.retention,
+		ScheduleToStartTimeout: opts.scheduleToStart})
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/weft-dev/weft/conformance/apitest"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
@@ -60,4 +61,59 @@ func TestCluster_EveryWeftdListsAPollerOfAnotherWithItsTaskAndServesItsQueueMetr
 	require.Contains(t, string(body), `weft_queue_backlog{queue="default",tenant="default"} 1`)
 	require.Contains(t, string(body), `weft_queue_pollers{queue="default",tenant="default"} 1`)
 	require.Contains(t, string(body), `weft_queue_oldest_ready_age_seconds{queue="default",tenant="default"}`)
+}
+
+// unclaimedRun submits a run whose first action's activity no worker
+// handles, tried twice, and answers its id.
+func unclaimedRun(t *testing.T, runs weftv1connect.RunServiceClient, startTimeoutMs *uint32) string {
+	t.Helper()
+	def := &weftv1.WorkflowDefinition{PlanId: "unclaimed", PlanVersion: "1", Actions: []*weftv1.Action{{
+		Id: "a", Order: 1, Activity: "nobody-runs-this", ScheduleToStartTimeoutMs: startTimeoutMs,
+		OnFailure: weftv1.OnFailure_ON_FAILURE_ABORT,
+		Retry: &weftv1.RetryPolicy{MaxAttempts: proto.Uint32(2), InitialBackoffMs: proto.Uint32(50),
+			Strategy: weftv1.BackoffStrategy_BACKOFF_STRATEGY_CONSTANT}}}}
+	res, err := runs.SubmitRun(context.Background(), connect.NewRequest(&weftv1.SubmitRunRequest{Definition: def, Start: true}))
+	require.NoError(t, err)
+	return res.Msg.GetRun().GetRunId()
+}
+
+// requireFailsScheduleToStart waits for the run to fail because no worker
+// ever claimed its task: two attempts, each schedule_to_start.
+func requireFailsScheduleToStart(t *testing.T, runs weftv1connect.RunServiceClient, runID string) {
+	t.Helper()
+	var run *weftv1.Run
+	require.Eventually(t, func() bool {
+		res, err := runs.GetRun(context.Background(), connect.NewRequest(&weftv1.GetRunRequest{RunId: runID}))
+		require.NoError(t, err)
+		run = res.Msg.GetRun()
+		return run.GetStatus() == weftv1.RunStatus_RUN_STATUS_FAILED
+	}, 20*time.Second, 50*time.Millisecond, "a run whose task nobody claims fails instead of hanging")
+	step := run.GetSteps()[0]
+	require.Equal(t, weftv1.StepStatus_STEP_STATUS_FAILED, step.GetStatus())
+	require.Equal(t, weftv1.ErrorClass_ERROR_CLASS_SCHEDULE_TO_START, step.GetError().GetErrorClass())
+	require.Len(t, step.GetAttempts(), 2, "the retry policy applied")
+	for _, a := range step.GetAttempts() {
+		require.Equal(t, weftv1.ErrorClass_ERROR_CLASS_SCHEDULE_TO_START, a.GetError().GetErrorClass())
+	}
+}
+
+// TestWeftd_AnActionsScheduleToStartTimeoutFailsAnUnclaimedTaskThenRetries:
+// embedded weftd, the action's own timeout (the deployment's is 5 minutes).
+func TestWeftd_AnActionsScheduleToStartTimeoutFailsAnUnclaimedTaskThenRetries(t *testing.T) {
+	d := startWeftd(t)
+	runs := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), d.url)
+	requireFailsScheduleToStart(t, runs, unclaimedRun(t, runs, proto.Uint32(300)))
+}
+
+// TestCluster_TheDeploymentsScheduleToStartTimeoutFailsAnUnclaimedTask: two
+// weftd processes on PostgreSQL and Redis with --schedule-to-start-timeout;
+// the action sets none.
+func TestCluster_TheDeploymentsScheduleToStartTimeoutFailsAnUnclaimedTask(t *testing.T) {
+	db := sqltest.Require(t)
+	redistest.Require(t)
+	store := clusterURL(t, db.NewSchema(t))
+	a := startWeftdIn(t, t.TempDir(), "--store", store, "--schedule-to-start-timeout", "300ms")
+	b := startWeftdIn(t, t.TempDir(), "--store", store, "--schedule-to-start-timeout", "300ms")
+	runID := unclaimedRun(t, weftv1connect.NewRunServiceClient(apitest.HTTPClient(), a.url), nil)
+	requireFailsScheduleToStart(t, weftv1connect.NewRunServiceClient(apitest.HTTPClient(), b.url), runID)
 }

@@ -37,21 +37,25 @@ type Definition struct {
 
 // Action is one step of a definition.
 type Action struct {
-	ID               string            `json:"id"`
-	Order            int               `json:"order"`
-	Activity         string            `json:"activity,omitempty"`
-	Queue            string            `json:"queue,omitempty"`
-	DependsOn        []string          `json:"depends_on,omitempty"`
-	Input            json.RawMessage   `json:"input,omitempty"`
-	Retry            RetryPolicy       `json:"retry"`
-	Timeout          Duration          `json:"timeout_ms,omitempty"`
-	HeartbeatTimeout Duration          `json:"heartbeat_timeout_ms,omitempty"`
-	OnFailure        OnFailure         `json:"on_failure,omitempty"`
-	Completion       CompletionMode    `json:"completion_mode,omitempty"`
-	WaitForSignal    *SignalWait       `json:"wait_for_signal,omitempty"`
-	ManualTimeout    Duration          `json:"manual_timeout_ms,omitempty"`
-	Compensation     *CompensationHook `json:"compensation,omitempty"`
-	Secrets          []SecretRef       `json:"secrets,omitempty"`
+	ID               string          `json:"id"`
+	Order            int             `json:"order"`
+	Activity         string          `json:"activity,omitempty"`
+	Queue            string          `json:"queue,omitempty"`
+	DependsOn        []string        `json:"depends_on,omitempty"`
+	Input            json.RawMessage `json:"input,omitempty"`
+	Retry            RetryPolicy     `json:"retry"`
+	Timeout          Duration        `json:"timeout_ms,omitempty"`
+	HeartbeatTimeout Duration        `json:"heartbeat_timeout_ms,omitempty"`
+	// ScheduleToStartTimeout bounds how long the action's task may wait in
+	// its queue for a worker to claim it (docs/semantics.md#schedule-to-start);
+	// unset: the deployment's default.
+	ScheduleToStartTimeout Duration          `json:"schedule_to_start_timeout_ms,omitempty"`
+	OnFailure              OnFailure         `json:"on_failure,omitempty"`
+	Completion             CompletionMode    `json:"completion_mode,omitempty"`
+	WaitForSignal          *SignalWait       `json:"wait_for_signal,omitempty"`
+	ManualTimeout          Duration          `json:"manual_timeout_ms,omitempty"`
+	Compensation           *CompensationHook `json:"compensation,omitempty"`
+	Secrets                []SecretRef       `json:"secrets,omitempty"`
 }
 
 // RetryPolicy decides whether and when a failed attempt runs again (docs/semantics.md#retry-policy,
@@ -152,6 +156,7 @@ const (
 	ErrorCancelled                       ErrorClass = "cancelled"
 	ErrorReconciliationResultUnavailable ErrorClass = "reconciliation_result_unavailable"
 	ErrorReconciliationIndeterminate     ErrorClass = "reconciliation_indeterminate"
+	ErrorScheduleToStart                 ErrorClass = "schedule_to_start"
 )
 
 // Duration is a time.Duration persisted and exchanged as whole milliseconds.

@@ -23,6 +23,7 @@ var defaultRetryable = map[ErrorClass]bool{
 	ErrorCancelled:                       false,
 	ErrorReconciliationResultUnavailable: false,
 	ErrorReconciliationIndeterminate:     false,
+	ErrorScheduleToStart:                 true,
 }
 
 // KnownErrorClass reports whether c is one of the error classes.

@@ -228,6 +228,7 @@ func (v *violations) checkAction(p string, a Action) {
 	v.checkRetry(p+".retry", a.Retry)
 	v.timeout(p+".timeout_ms", "action.timeout_range", a.Timeout, MinTimeout)
 	v.timeout(p+".heartbeat_timeout_ms", "action.heartbeat_timeout_range", a.HeartbeatTimeout, MinHeartbeatTimeout)
+	v.timeout(p+".schedule_to_start_timeout_ms", "action.schedule_to_start_timeout_range", a.ScheduleToStartTimeout, MinTimeout)
 	v.timeout(p+".manual_timeout_ms", "action.manual_timeout_range", a.ManualTimeout, MinTimeout)
 	known(v, p+".on_failure", "action.on_failure_known", a.OnFailure,
 		OnFailureAbort, OnFailureSkip, OnFailureCompensate, OnFailureHold)
@@ -339,7 +340,7 @@ func knownErrorClass(c ErrorClass) bool {
 	case ErrorTimeout, ErrorRateLimit, ErrorTransient, ErrorTransport, ErrorValidation,
 		ErrorPolicyDeny, ErrorAuthDeny, ErrorBusinessConflict, ErrorAgent, ErrorExternal,
 		ErrorGovernance, ErrorUnknown, ErrorCancelled,
-		ErrorReconciliationResultUnavailable, ErrorReconciliationIndeterminate:
+		ErrorReconciliationResultUnavailable, ErrorReconciliationIndeterminate, ErrorScheduleToStart:
 		return true
 	}
 	return false

@@ -38,6 +38,7 @@ import (
 //	    dependsOn: [b, c]             → depends_on (a single name is accepted too)
 //	    onFailure: abort|skip|compensate|hold
 //	    timeout: "5m"                 → per-attempt timeout; heartbeatTimeout likewise
+//	    scheduleToStartTimeout: "2m"  → schedule_to_start_timeout (a task's wait for a worker)
 //	    retryPolicy: {maxRetries: n (→ max_attempts n+1) | maxAttempts: n,
 //	                  backoff: constant|linear|exponential, initialDelay: "1s",
 //	                  maxDelay: "60s", multiplier: 2.0, retryableErrors: [timeout]}
@@ -328,6 +329,7 @@ func (l *yamlLoader) step(n *yaml.Node, path string, order int) Action {
 	}
 	a.Timeout = l.optDuration(n, path, "timeout")
 	a.HeartbeatTimeout = l.optDuration(n, path, "heartbeatTimeout")
+	a.ScheduleToStartTimeout = l.optDuration(n, path, "scheduleToStartTimeout")
 	if v := get(n, "retryPolicy"); v != nil {
 		a.Retry = l.retry(v, path+".retryPolicy")
 	}

@@ -18,7 +18,7 @@ var (
 	metadataKeys = []string{"name", "version", "displayName"}
 	specKeys     = []string{"timeout", "steps", "compensation", "requiresApproval", "maxConcurrentRuns", "backpressure", "result", "retention"}
 	stepKeys     = []string{"name", "id", "activity", "agent", "queue", "dependsOn", "onFailure", "timeout",
-		"heartbeatTimeout", "retryPolicy", "input", "manual", "manualTimeout", "waitForSignal", "secrets"}
+		"heartbeatTimeout", "scheduleToStartTimeout", "retryPolicy", "input", "manual", "manualTimeout", "waitForSignal", "secrets"}
 	retryKeys = []string{"maxRetries", "maxAttempts", "backoff", "initialDelay", "maxDelay", "multiplier",
 		"backoffMultiplier", "retryableErrors"}
 	signalWaitKeys   = []string{"name", "signal", "timeout"}

@@ -20,7 +20,7 @@ var yamlKeys = map[string]string{
 	"id": "name", "depends_on": "dependsOn", "retry": "retryPolicy", "max_attempts": "maxAttempts",
 	"strategy": "backoff", "initial_backoff_ms": "initialDelay", "max_backoff_ms": "maxDelay",
 	"backoff_multiplier": "multiplier", "retryable_errors": "retryableErrors", "timeout_ms": "timeout", "retention_ms": "retention",
-	"heartbeat_timeout_ms": "heartbeatTimeout", "on_failure": "onFailure", "completion_mode": "manual",
+	"heartbeat_timeout_ms": "heartbeatTimeout", "schedule_to_start_timeout_ms": "scheduleToStartTimeout", "on_failure": "onFailure", "completion_mode": "manual",
 	"wait_for_signal": "waitForSignal", "signal_name": "name", "manual_timeout_ms": "manualTimeout",
 	"operation": "action",
 }

@@ -51,6 +51,7 @@ var ErrorClasses = NewEnumTable(map[weftv1.ErrorClass]definition.ErrorClass{
 	weftv1.ErrorClass_ERROR_CLASS_CANCELLED:                         definition.ErrorCancelled,
 	weftv1.ErrorClass_ERROR_CLASS_RECONCILIATION_RESULT_UNAVAILABLE: definition.ErrorReconciliationResultUnavailable,
 	weftv1.ErrorClass_ERROR_CLASS_RECONCILIATION_INDETERMINATE:      definition.ErrorReconciliationIndeterminate,
+	weftv1.ErrorClass_ERROR_CLASS_SCHEDULE_TO_START:                 definition.ErrorScheduleToStart,
 })
 
 // VerifyStates maps what a verify task found.

@@ -47,7 +47,7 @@ export class DefinitionError extends Error {
  *   `metadata.name`/`planId`, `metadata.version`, `spec.timeout`,
  *   `spec.requiresApproval`, `spec.maxConcurrentRuns`, `spec.backpressure`,
  *   `spec.steps` (`name`, `activity`, `dependsOn`, `input`, `timeout`,
- *   `heartbeatTimeout`, `retryPolicy`, `onFailure`, `manual`, `manualTimeout`,
+ *   `heartbeatTimeout`, `scheduleToStartTimeout`, `retryPolicy`, `onFailure`, `manual`, `manualTimeout`,
  *   `waitForSignal`, `secrets`, `queue`) and `spec.compensation`; its steps
  *   form a DAG, and a key the shape does not have is refused;
  * - the API's JSON form of weft.v1.WorkflowDefinition (a document with
@@ -102,7 +102,7 @@ const definitionKeys = ["apiVersion", "kind", "metadata", "spec", "planId", "nam
 const metadataKeys = ["name", "version", "displayName"];
 const specKeys = ["timeout", "steps", "compensation", "requiresApproval", "maxConcurrentRuns", "backpressure"];
 const stepKeys = ["name", "id", "activity", "agent", "queue", "dependsOn", "onFailure", "timeout",
-  "heartbeatTimeout", "retryPolicy", "input", "manual", "manualTimeout", "waitForSignal", "secrets"];
+  "heartbeatTimeout", "scheduleToStartTimeout", "retryPolicy", "input", "manual", "manualTimeout", "waitForSignal", "secrets"];
 const retryKeys = ["maxRetries", "maxAttempts", "backoff", "initialDelay", "maxDelay", "multiplier", "backoffMultiplier", "retryableErrors"];
 const signalWaitKeys = ["name", "signal", "timeout"];
 const compensationKeys = ["step", "operation", "action", "queue", "agent", "input", "timeout", "retryPolicy"];
@@ -269,6 +269,9 @@ class Loader {
     if (get(s, "onFailure") !== undefined) a.onFailure = this.onFailure(get(s, "onFailure"), `${path}.onFailure`);
     if (get(s, "timeout") !== undefined) a.timeoutMs = this.duration(get(s, "timeout"), `${path}.timeout`);
     if (get(s, "heartbeatTimeout") !== undefined) a.heartbeatTimeoutMs = this.duration(get(s, "heartbeatTimeout"), `${path}.heartbeatTimeout`);
+    if (get(s, "scheduleToStartTimeout") !== undefined) {
+      a.scheduleToStartTimeoutMs = this.duration(get(s, "scheduleToStartTimeout"), `${path}.scheduleToStartTimeout`);
+    }
     if (get(s, "retryPolicy") !== undefined) a.retry = this.retry(get(s, "retryPolicy"), `${path}.retryPolicy`);
     if (get(s, "input") !== undefined) a.input = this.input(get(s, "input"), `${path}.input`);
     if (get(s, "manualTimeout") !== undefined) a.manualTimeoutMs = this.duration(get(s, "manualTimeout"), `${path}.manualTimeout`);

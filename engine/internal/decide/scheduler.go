@@ -235,7 +235,10 @@ func (c *core) scheduleAttempt(a *definition.Action, st *runstate.StepState, not
 // backoff has passed (a paused run resumes them here too).
 func (c *core) dispatchDueRetries() error {
 	for _, st := range c.state.Steps {
-		if st.Status == runstate.StepRunning && st.TaskID == "" && !st.NextAttemptAt.IsZero() && !st.NextAttemptAt.After(c.now) {
+		// A step whose first attempt no worker claimed in time is still
+		// SCHEDULED (docs/semantics.md#schedule-to-start).
+		waiting := st.Status == runstate.StepRunning || st.Status == runstate.StepScheduled
+		if waiting && st.TaskID == "" && !st.NextAttemptAt.IsZero() && !st.NextAttemptAt.After(c.now) {
 			a := c.run.action(st.ActionID)
 			if rec, ok := c.reconOf(a, st); ok && needsVerify(rec.Status) {
 				c.scheduleVerify(a, st) // a side effect may exist: ask before dispatching again

@@ -64,6 +64,10 @@ const (
 	// (verify state INDETERMINATE, verifier unavailable, or contradiction).
 	// Never silently redispatched; surfaced to the operator.
 	ErrorClass_ERROR_CLASS_RECONCILIATION_INDETERMINATE ErrorClass = 15
+	// No worker claimed the task within the action's schedule_to_start_timeout_ms
+	// (docs/semantics.md#schedule-to-start): set by weftd, never by a worker.
+	// Retryable by default.
+	ErrorClass_ERROR_CLASS_SCHEDULE_TO_START ErrorClass = 16
 )
 
 // Enum value maps for ErrorClass.
@@ -85,6 +89,7 @@ var (
 		13: "ERROR_CLASS_CANCELLED",
 		14: "ERROR_CLASS_RECONCILIATION_RESULT_UNAVAILABLE",
 		15: "ERROR_CLASS_RECONCILIATION_INDETERMINATE",
+		16: "ERROR_CLASS_SCHEDULE_TO_START",
 	}
 	ErrorClass_value = map[string]int32{
 		"ERROR_CLASS_UNSPECIFIED":                       0,
@@ -103,6 +108,7 @@ var (
 		"ERROR_CLASS_CANCELLED":                         13,
 		"ERROR_CLASS_RECONCILIATION_RESULT_UNAVAILABLE": 14,
 		"ERROR_CLASS_RECONCILIATION_INDETERMINATE":      15,
+		"ERROR_CLASS_SCHEDULE_TO_START":                 16,
 	}
 )
 
@@ -393,7 +399,7 @@ const file_weft_v1_common_proto_rawDesc = "" +
 	"\tsignal_id\x18\x04 \x01(\tR\bsignalId\x12;\n" +
 	"\vaccepted_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"acceptedAt\x12,\n" +
-	"\x12signal_storage_key\x18\x06 \x01(\tR\x10signalStorageKey*\xf3\x03\n" +
+	"\x12signal_storage_key\x18\x06 \x01(\tR\x10signalStorageKey*\x96\x04\n" +
 	"\n" +
 	"ErrorClass\x12\x1b\n" +
 	"\x17ERROR_CLASS_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -412,7 +418,8 @@ const file_weft_v1_common_proto_rawDesc = "" +
 	"\x13ERROR_CLASS_UNKNOWN\x10\f\x12\x19\n" +
 	"\x15ERROR_CLASS_CANCELLED\x10\r\x121\n" +
 	"-ERROR_CLASS_RECONCILIATION_RESULT_UNAVAILABLE\x10\x0e\x12,\n" +
-	"(ERROR_CLASS_RECONCILIATION_INDETERMINATE\x10\x0fB-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
+	"(ERROR_CLASS_RECONCILIATION_INDETERMINATE\x10\x0f\x12!\n" +
+	"\x1dERROR_CLASS_SCHEDULE_TO_START\x10\x10B-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
 
 var (
 	file_weft_v1_common_proto_rawDescOnce sync.Once

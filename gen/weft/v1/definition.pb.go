@@ -439,9 +439,14 @@ type Action struct {
 	// The rollback run for this action if the run compensates after it succeeded.
 	Compensation *CompensationHook `protobuf:"bytes,14,opt,name=compensation,proto3" json:"compensation,omitempty"`
 	// Secrets the worker resolves for this action. Only references are stored.
-	Secrets       []*SecretRef `protobuf:"bytes,15,rep,name=secrets,proto3" json:"secrets,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Secrets []*SecretRef `protobuf:"bytes,15,rep,name=secrets,proto3" json:"secrets,omitempty"`
+	// How long the action's task may wait in its queue for a worker to claim it;
+	// past it the attempt fails with ERROR_CLASS_SCHEDULE_TO_START and the retry
+	// policy and on_failure apply (docs/semantics.md#schedule-to-start). Unset:
+	// the deployment's default (weftd --schedule-to-start-timeout, 5 minutes).
+	ScheduleToStartTimeoutMs *uint32 `protobuf:"varint,16,opt,name=schedule_to_start_timeout_ms,json=scheduleToStartTimeoutMs,proto3,oneof" json:"schedule_to_start_timeout_ms,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *Action) Reset() {
@@ -577,6 +582,13 @@ func (x *Action) GetSecrets() []*SecretRef {
 		return x.Secrets
 	}
 	return nil
+}
+
+func (x *Action) GetScheduleToStartTimeoutMs() uint32 {
+	if x != nil && x.ScheduleToStartTimeoutMs != nil {
+		return *x.ScheduleToStartTimeoutMs
+	}
+	return 0
 }
 
 // RetryPolicy decides whether and when a failed attempt runs again. Canonical
@@ -832,8 +844,7 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\x18\x80\xf0\xae\xe7\x96\t(\xe8\aH\x02R\vretentionMs\x88\x01\x01B\r\n" +
 	"\v_timeout_msB\x16\n" +
 	"\x14_max_concurrent_runsB\x0f\n" +
-	"\r_retention_ms\"\xb4\n" +
-	"\n" +
+	"\r_retention_ms\"\xa9\v\n" +
 	"\x06Action\x128\n" +
 	"\x02id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x02id\x12 \n" +
 	"\x05order\x18\x02 \x01(\rB\n" +
@@ -857,12 +868,15 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\x11manual_timeout_ms\x18\r \x01(\rB\r\xbaH\n" +
 	"*\b\x18\x80\x90\xfb\xd3\t(\x01H\x02R\x0fmanualTimeoutMs\x88\x01\x01\x12=\n" +
 	"\fcompensation\x18\x0e \x01(\v2\x19.weft.v1.CompensationHookR\fcompensation\x126\n" +
-	"\asecrets\x18\x0f \x03(\v2\x12.weft.v1.SecretRefB\b\xbaH\x05\x92\x01\x02\x10@R\asecrets:\xfd\x02\xbaH\xf9\x02\x1a\xe6\x01\n" +
+	"\asecrets\x18\x0f \x03(\v2\x12.weft.v1.SecretRefB\b\xbaH\x05\x92\x01\x02\x10@R\asecrets\x12R\n" +
+	"\x1cschedule_to_start_timeout_ms\x18\x10 \x01(\rB\r\xbaH\n" +
+	"*\b\x18\x80\x90\xfb\xd3\t(\x01H\x03R\x18scheduleToStartTimeoutMs\x88\x01\x01:\xfd\x02\xbaH\xf9\x02\x1a\xe6\x01\n" +
 	"\vaction.kind\x12qan action needs exactly one of activity or wait_for_signal, unless completion_mode is MANUAL, which may omit both\x1adhas(this.wait_for_signal) ? this.activity == '' : (this.activity != '' || this.completion_mode == 2)\x1a\x8d\x01\n" +
 	"\x14action.manual_signal\x12:a wait-for-signal action cannot also be completed manually\x1a9!(has(this.wait_for_signal) && this.completion_mode == 2)B\r\n" +
 	"\v_timeout_msB\x17\n" +
 	"\x15_heartbeat_timeout_msB\x14\n" +
-	"\x12_manual_timeout_ms\"\xe8\x03\n" +
+	"\x12_manual_timeout_msB\x1f\n" +
+	"\x1d_schedule_to_start_timeout_ms\"\xe8\x03\n" +
 	"\vRetryPolicy\x121\n" +
 	"\fmax_attempts\x18\x01 \x01(\rB\t\xbaH\x06*\x04\x18\n" +
 	"(\x01H\x00R\vmaxAttempts\x88\x01\x01\x12>\n" +
