@@ -102,6 +102,8 @@ func TestValidate_Rules(t *testing.T) {
 		{"action.timeout_range", func(d *Definition) { d.Actions[0].Timeout = 31 * day }, []fv{{"actions[0].timeout_ms", "action.timeout_range"}}},
 		{"action.timeout_range negative", func(d *Definition) { d.Actions[0].Timeout = -Ms(1) }, []fv{{"actions[0].timeout_ms", "action.timeout_range"}}},
 		{"action.heartbeat_timeout_range", func(d *Definition) { d.Actions[0].HeartbeatTimeout = Ms(99) }, []fv{{"actions[0].heartbeat_timeout_ms", "action.heartbeat_timeout_range"}}},
+		{"action.schedule_to_start_timeout_range", func(d *Definition) { d.Actions[0].ScheduleToStartTimeout = MaxTimeout + 1 }, []fv{{"actions[0].schedule_to_start_timeout_ms", "action.schedule_to_start_timeout_range"}}},
+		{"action.schedule_to_start_timeout_range negative", func(d *Definition) { d.Actions[0].ScheduleToStartTimeout = -1 }, []fv{{"actions[0].schedule_to_start_timeout_ms", "action.schedule_to_start_timeout_range"}}},
 		{"action.manual_timeout_range", func(d *Definition) { d.Actions[3].ManualTimeout = 31 * day }, []fv{{"actions[3].manual_timeout_ms", "action.manual_timeout_range"}}},
 		{"action.on_failure_known", func(d *Definition) { d.Actions[0].OnFailure = "retry" }, []fv{{"actions[0].on_failure", "action.on_failure_known"}}},
 		{"action.completion_mode_known", func(d *Definition) { d.Actions[0].Completion = "auto" }, []fv{{"actions[0].completion_mode", "action.completion_mode_known"}}},

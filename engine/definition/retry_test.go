@@ -36,6 +36,7 @@ func TestRetryDecision_DefaultPerErrorClass(t *testing.T) {
 		ErrorValidation: false, ErrorPolicyDeny: false, ErrorAuthDeny: false, ErrorBusinessConflict: false,
 		ErrorAgent: true, ErrorExternal: true, ErrorGovernance: false, ErrorUnknown: true, "": true, "made-up": true,
 		ErrorCancelled: false, ErrorReconciliationResultUnavailable: false, ErrorReconciliationIndeterminate: false,
+		ErrorScheduleToStart: true,
 	}
 	for class, want := range cases {
 		require.Equal(t, want, p.Retryable(class), "class %q", class)

@@ -83,7 +83,7 @@ func TestLoadYAML_EveryKey(t *testing.T) {
 		Actions: []Action{
 			{
 				ID: "reserve", Order: 1, Activity: "inventory.reserve", Queue: "inventory",
-				Timeout: Ms(300000), HeartbeatTimeout: Ms(30000), OnFailure: OnFailureAbort,
+				Timeout: Ms(300000), HeartbeatTimeout: Ms(30000), ScheduleToStartTimeout: Ms(120000), OnFailure: OnFailureAbort,
 				Retry: RetryPolicy{MaxAttempts: 5, Strategy: BackoffLinear, InitialBackoff: Ms(500), MaxBackoff: Ms(60000),
 					Multiplier: 1.5, RetryableErrors: []ErrorClass{ErrorTimeout, ErrorRateLimit, ErrorAgent}},
 				Compensation: &CompensationHook{Operation: "inventory.release", Queue: "inventory-comp", Timeout: Ms(120000),

@@ -151,3 +151,8 @@ test("parseDuration reads Go-style durations into milliseconds and refuses anyth
   ];
   for (const [text, want] of table) assert.equal(parseDuration(text), want, JSON.stringify(text));
 });
+
+test("a step's scheduleToStartTimeout is its schedule_to_start_timeout_ms", () => {
+  const d = parseDefinition("planId: p\nsteps:\n  - name: a\n    scheduleToStartTimeout: 2m\n");
+  assert.equal(d.actions[0].scheduleToStartTimeoutMs, 120000);
+});
