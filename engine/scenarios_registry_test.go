@@ -15,6 +15,7 @@ import (
 // proves; every one runs on every store backend.
 var scenarios = map[string]func(*testing.T, *bundle){
 	"ScheduleToStart_AnUnclaimedTaskFailsItsAttemptWithItsOwnClassLeavesTheQueueAndRetries": scenarioScheduleToStart_AnUnclaimedTaskFailsItsAttemptWithItsOwnClassLeavesTheQueueAndRetries,
+	"ScheduleToStart_ARetryClaimedLaterStartsTheStepOnce":                                   scenarioScheduleToStart_ARetryClaimedLaterStartsTheStepOnce,
 	"ScheduleToStart_AClaimInTimeRemovesTheTimer":                                           scenarioScheduleToStart_AClaimInTimeRemovesTheTimer,
 	"ScheduleToStart_TheDeploymentDefaultAppliesAndOnFailureSkipMovesOn":                    scenarioScheduleToStart_TheDeploymentDefaultAppliesAndOnFailureSkipMovesOn,
 	"ScheduleToStart_APausedRunsTaskWaitsAgainInsteadOfFailing":                             scenarioScheduleToStart_APausedRunsTaskWaitsAgainInsteadOfFailing,

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -178,4 +179,70 @@ func TestScheduleToStart_AClaimRacingTheTimerExactlyOneWins_PostgreSQL(t *testin
 		require.Empty(t, startTimers(t, b))
 	}
 	t.Logf("claims won %d, timers won %d", claims, fires)
+}
+
+// TestScheduleToStart_ACrashAtTheFiringCommitRecordsTheFailureOnce: the
+// timer's commit is applied and its acknowledgement lost — the process lives
+// on, or dies and another engine takes over the store; on every backend the
+// attempt is failed exactly once, the task is out of its queue and the retry
+// follows.
+func TestScheduleToStart_ACrashAtTheFiringCommitRecordsTheFailureOnce(t *testing.T) {
+	for _, backend := range crashBackends() {
+		for _, die := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/die=%v", backend.name, die), func(t *testing.T) {
+				first, reopen := backend.open(t)
+				ks := &killSwitch{Store: first, die: die}
+				b := setupWith(t, ks)
+				run := b.submit(unhandled(time.Minute))
+				b.clock.Advance(time.Minute)
+				ks.mu.Lock()
+				ks.killAt = ks.commits + 1 // the timer's decision is the tick's first commit
+				ks.mu.Unlock()
+				_ = b.eng.Tick(b.ctx)
+				require.True(t, ks.fired)
+				if die {
+					eng, err := New(Config{Store: reopen(first), Clock: b.clock})
+					require.NoError(t, err)
+					b.eng, b.store = eng, eng.store
+				}
+				require.NoError(t, b.eng.Tick(b.ctx))
+				st := b.run(run.RunID).Step("a")
+				require.Len(t, st.Attempts, 1, "the failure is recorded once")
+				require.Equal(t, definition.ErrorScheduleToStart, st.Attempts[0].Error.Class)
+				require.Equal(t, 1, countOf(b.eventTypes(run.RunID), runstate.EvStepAttemptRecorded))
+				requireNoKeys(t, b, queuePrefix(tenant, "default"))
+				b.clock.Advance(time.Second)
+				require.NoError(t, b.eng.Tick(b.ctx))
+				require.Equal(t, 2, b.poll("act-a").EngineAttempt, "the retry follows")
+				b.requireProjectionsMatchCheckpoints() // now: a reopened store closes before the bundle's own check
+				b.noProjectionCheck = true
+			})
+		}
+	}
+}
+
+// countOf counts s in list.
+func countOf(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
+func scenarioScheduleToStart_ARetryClaimedLaterStartsTheStepOnce(t *testing.T, b *bundle) {
+	run := b.submit(unhandled(time.Minute))
+	b.clock.Advance(time.Minute)
+	b.tick()
+	b.clock.Advance(time.Second)
+	b.tick()
+	task := b.poll("act-a")
+	require.Equal(t, 2, task.EngineAttempt)
+	st := b.run(run.RunID).Step("a")
+	require.Equal(t, runstate.StepRunning, st.Status, "the first claim starts the step, whichever engine attempt it is")
+	require.Equal(t, 1, countOf(b.eventTypes(run.RunID), runstate.EvStepStarted))
+	b.complete(task, `1`)
+	require.Equal(t, runstate.StepSucceeded, b.run(run.RunID).Step("a").Status)
 }

@@ -21,8 +21,10 @@ type Attempt struct {
 
 // startAttempt persists the step RUNNING with started_at, as a worker's
 // claim starts it; the logical attempt's first claim emits StepStarted, by
-// the worker. A step already RUNNING (a later engine attempt, or a claim
-// given back undelivered) emits nothing again.
+// the worker — the first engine attempt's, or a retry's when no worker ever
+// claimed the earlier ones (docs/semantics.md#schedule-to-start). A step
+// already RUNNING (a later engine attempt, or a claim given back
+// undelivered) emits nothing again.
 func (c *core) startAttempt(st *runstate.StepState, workerID string) error {
 	st.StartedAt = c.now
 	if st.Status != runstate.StepScheduled {
@@ -31,10 +33,8 @@ func (c *core) startAttempt(st *runstate.StepState, workerID string) error {
 	if err := c.rec.MoveStep(st, runstate.StepRunning); err != nil {
 		return err
 	}
-	if st.EngineAttempt == 1 {
-		c.rec.EmitBy(WorkerActor(workerID), runstate.EvStepStarted, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
-			Status: string(runstate.StepRunning), WorkerID: workerID, StartedAt: c.now})
-	}
+	c.rec.EmitBy(WorkerActor(workerID), runstate.EvStepStarted, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
+		Status: string(runstate.StepRunning), WorkerID: workerID, StartedAt: c.now})
 	return nil
 }
 
