@@ -391,10 +391,7 @@ func (e *background) publishPollers(ctx context.Context) error {
 	now := e.engine().now()
 	var ops []store.Op
 	var settled []func()
-	for _, p := range e.dispatch.Pollers.Snapshot() {
-		if !p.Published.IsZero() && now.Sub(p.Published) < e.cfg.PollerRefresh {
-			continue
-		}
+	for _, p := range e.dispatch.Pollers.Due(now.Add(-e.cfg.PollerRefresh)) {
 		key := pollerKey(p.Tenant, p.Queue, p.Worker, e.cfg.Owner)
 		if e.dispatch.Pollers.Forget(p.PollerKey, now.Add(-e.cfg.PollerTTL)) {
 			ops = append(ops, store.Delete(key))

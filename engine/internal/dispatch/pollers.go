@@ -98,11 +98,23 @@ func (p *Pollers) Reported(token string) {
 }
 
 // Snapshot answers every poller, sorted by tenant, queue and worker.
-func (p *Pollers) Snapshot() []Poller {
+func (p *Pollers) Snapshot() []Poller { return p.copies(func(*pollerEntry) bool { return true }) }
+
+// Due answers the pollers never published or last published at or before
+// before, sorted as Snapshot sorts them: those whose record is due.
+func (p *Pollers) Due(before time.Time) []Poller {
+	return p.copies(func(e *pollerEntry) bool { return e.published.IsZero() || !e.published.After(before) })
+}
+
+// copies answers a copy of each poller keep selects, sorted.
+func (p *Pollers) copies(keep func(*pollerEntry) bool) []Poller {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]Poller, 0, len(p.byKey))
+	var out []Poller
 	for k, e := range p.byKey {
+		if !keep(e) {
+			continue
+		}
 		tokens := make([]string, 0, len(e.tokens))
 		for t := range e.tokens {
 			tokens = append(tokens, t)

@@ -56,3 +56,24 @@ func TestPollers_NamesAreBounded(t *testing.T) {
 		t.Fatalf("kept %d names, want %d", got, maxPollerNames)
 	}
 }
+
+// TestPollers_DueAnswersThePollersNeverPublishedOrPublishedBeforeTheCutOff:
+// a poller's record is due when it was never written or written at or
+// before the cut-off.
+func TestPollers_DueAnswersThePollersNeverPublishedOrPublishedBeforeTheCutOff(t *testing.T) {
+	var p Pollers
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	fresh, stale, recent := PollerKey{Worker: "fresh"}, PollerKey{Worker: "stale"}, PollerKey{Worker: "recent"}
+	for _, k := range []PollerKey{fresh, stale, recent} {
+		p.Begin(k, nil, t0)
+	}
+	p.Settled(stale, nil, t0)
+	p.Settled(recent, nil, t0.Add(time.Second))
+	var got []string
+	for _, d := range p.Due(t0) {
+		got = append(got, d.Worker)
+	}
+	if len(got) != 2 || got[0] != "fresh" || got[1] != "stale" {
+		t.Fatalf("due: %v, want [fresh stale]", got)
+	}
+}
