@@ -72,6 +72,9 @@ func testQueuesListPollers(t *testing.T, baseURL string) {
 
 			complete(t, c, res.Msg.GetTasks()[0], nil)
 			require.Zero(t, describeQueue(t, c, queue).GetPollers()[0].GetInFlightTasks(), "a report ends the task's flight")
+
+			_, err = c.Workers.DescribeQueue(context.Background(), connect.NewRequest(&weftv1.DescribeQueueRequest{Queue: "not a queue"}))
+			RequireInvalidField(t, err, "queue", "string.pattern")
 		})
 	}
 }
