@@ -113,3 +113,50 @@ func benchLongPollingWorkers(b *testing.B, startTimeout time.Duration) {
 	cancel()
 	bg.Wait()
 }
+
+// BenchmarkQueuedTasks submits one-step runs with no worker polling, so each
+// task goes through its queue, then claims and completes them all, and
+// reports the store's writes per task: the schedule-to-start timer's cost
+// where no hand-off absorbs it (b.N counts tasks).
+//
+//	go test -run '^$' -bench QueuedTasks -benchtime 2000x ./engine/
+func BenchmarkQueuedTasks(b *testing.B) {
+	b.Run("schedule-to-start=none", func(b *testing.B) { benchQueuedTasks(b, 0) })
+	b.Run("schedule-to-start=5m", func(b *testing.B) { benchQueuedTasks(b, 5*time.Minute) })
+}
+
+func benchQueuedTasks(b *testing.B, startTimeout time.Duration) {
+	st, err := pebblestore.Open(b.TempDir(), pebblestore.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	cc := &commitCounter{Store: st}
+	eng, err := New(Config{Store: cc, ScheduleToStartTimeout: startTimeout})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	def := seq("a")
+	b.ResetTimer()
+	beforeOps := cc.ops.Load()
+	for range b.N {
+		if _, err := eng.SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: def, Start: true, SubmittedBy: "bench"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for done := 0; done < b.N; {
+		tasks, err := eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: "w", Activities: []string{"act-a"}, MaxTasks: 64})
+		if err != nil || len(tasks) == 0 {
+			b.Fatalf("poll: %v, %d tasks", err, len(tasks))
+		}
+		for _, task := range tasks {
+			if _, err := eng.CompleteTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`{}`)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		done += len(tasks)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(cc.ops.Load()-beforeOps)/float64(b.N), "writes/task")
+}
