@@ -107,8 +107,8 @@ type Config struct {
 	// listed (default 1 minute). docs/semantics.md#pollers.
 	PollerRefresh time.Duration
 	PollerTTL     time.Duration
-	// ScheduleToStartTimeout bounds how long an activity's task may wait in
-	// its queue for a worker when its action sets no
+	// ScheduleToStartTimeout bounds how long an activity's or compensation's
+	// task may wait in its queue for a worker when its action sets no
 	// schedule_to_start_timeout_ms (docs/semantics.md#schedule-to-start).
 	// Zero: no bound (weftd's --schedule-to-start-timeout defaults to 5m).
 	ScheduleToStartTimeout time.Duration

@@ -151,7 +151,7 @@ func benchQueuedTasks(b *testing.B, startTimeout time.Duration) {
 			b.Fatalf("poll: %v, %d tasks", err, len(tasks))
 		}
 		for _, task := range tasks {
-			if _, err := eng.CompleteTask(ctx, TaskReport{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`{}`)}); err != nil {
+			if _, err := eng.CompleteTask(ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`{}`)}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 var scenarios = map[string]func(*testing.T, *bundle){
 	"ScheduleToStart_AnUnclaimedTaskFailsItsAttemptWithItsOwnClassLeavesTheQueueAndRetries": scenarioScheduleToStart_AnUnclaimedTaskFailsItsAttemptWithItsOwnClassLeavesTheQueueAndRetries,
 	"ScheduleToStart_ARetryClaimedLaterStartsTheStepOnce":                                   scenarioScheduleToStart_ARetryClaimedLaterStartsTheStepOnce,
+	"ScheduleToStart_ACompensationNobodyClaimsFailsUnderTheHooksPolicyAndTheRunEnds":        scenarioScheduleToStart_ACompensationNobodyClaimsFailsUnderTheHooksPolicyAndTheRunEnds,
 	"ScheduleToStart_AClaimInTimeRemovesTheTimer":                                           scenarioScheduleToStart_AClaimInTimeRemovesTheTimer,
 	"ScheduleToStart_TheDeploymentDefaultAppliesAndOnFailureSkipMovesOn":                    scenarioScheduleToStart_TheDeploymentDefaultAppliesAndOnFailureSkipMovesOn,
 	"ScheduleToStart_APausedRunsTaskWaitsAgainInsteadOfFailing":                             scenarioScheduleToStart_APausedRunsTaskWaitsAgainInsteadOfFailing,

@@ -58,7 +58,7 @@ func scenarioScheduleToStart_AnUnclaimedTaskFailsItsAttemptWithItsOwnClassLeaves
 	require.Equal(t, runstate.AttemptTimedOut, st.Attempts[0].Outcome)
 	require.Equal(t, definition.ErrorScheduleToStart, st.Attempts[0].Error.Class)
 	require.True(t, st.Attempts[0].Error.Retryable)
-	require.Contains(t, st.Attempts[0].Error.Message, `activity "act-a" on queue "default"`)
+	require.Contains(t, st.Attempts[0].Error.Message, `activity task of "act-a" on queue "default"`)
 	b.pollNone("act-a") // the task left the queue with the failure: a late poll finds nothing
 	requireNoKeys(t, b, queuePrefix(tenant, "default"))
 
@@ -245,4 +245,27 @@ func scenarioScheduleToStart_ARetryClaimedLaterStartsTheStepOnce(t *testing.T, b
 	require.Equal(t, 1, countOf(b.eventTypes(run.RunID), runstate.EvStepStarted))
 	b.complete(task, `1`)
 	require.Equal(t, runstate.StepSucceeded, b.run(run.RunID).Step("a").Status)
+}
+
+func scenarioScheduleToStart_ACompensationNobodyClaimsFailsUnderTheHooksPolicyAndTheRunEnds(t *testing.T, b *bundle) {
+	b.eng.cfg.ScheduleToStartTimeout = time.Minute
+	def := seq("a", "b")
+	def.Actions[0].Compensation = &definition.CompensationHook{Operation: "undo-a",
+		Retry: definition.RetryPolicy{MaxAttempts: 2, InitialBackoff: definition.Duration(time.Second)}}
+	def.Actions[1].OnFailure = definition.OnFailureCompensate
+	run := b.submit(def)
+	b.complete(b.poll("act-a"), `1`)
+	b.fail(b.poll("act-b"), definition.ErrorValidation)
+	require.Equal(t, runstate.RunCompensating, b.run(run.RunID).Status)
+	b.clock.Advance(time.Minute)
+	b.tick() // the hook's first attempt: nobody claimed it
+	b.clock.Advance(time.Second)
+	b.tick() // its retry waits again
+	b.clock.Advance(time.Minute)
+	b.tick()
+	snap := b.run(run.RunID)
+	require.Equal(t, runstate.RunFailed, snap.Status, "the run ends instead of compensating forever")
+	require.Equal(t, runstate.CompFailed, snap.Step("a").CompStatus)
+	require.Equal(t, definition.ErrorScheduleToStart, snap.Step("a").CompError.Class)
+	require.Empty(t, startTimers(t, b))
 }

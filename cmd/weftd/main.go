@@ -30,7 +30,7 @@
 //	--max-runs-per-tenant WEFT_MAX_RUNS_PER_TENANT  concurrently started runs per tenant (default 0: no limit)
 //	--max-runs-per-plan   WEFT_MAX_RUNS_PER_PLAN    concurrently started runs per plan (default 0: no limit)
 //	--backpressure WEFT_BACKPRESSURE reject, queue or delay: what a run over a limit gets (default queue)
-//	--schedule-to-start-timeout WEFT_SCHEDULE_TO_START_TIMEOUT  how long an activity's task may wait
+//	--schedule-to-start-timeout WEFT_SCHEDULE_TO_START_TIMEOUT  how long a task may wait
 //	                                for a worker when its action sets no schedule_to_start_timeout_ms
 //	                                (default 5m; 0: no bound; docs/semantics.md#schedule-to-start)
 //	--bus         WEFT_BUS          where run events are exported: "none", "memory" or a redis://
@@ -131,7 +131,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	wakeChannel := fs.String("wake-channel", getenv("WEFT_WAKE_CHANNEL"), `cluster wake-ups' Redis channel (default weft:wake), or "none"`)
 	pebbleCacheText := fs.String("pebble-cache-mib", envOr(getenv, "WEFT_PEBBLE_CACHE_MIB", strconv.Itoa(defaultPebbleCacheMiB)), "embedded store's block cache, MiB")
 	startText := fs.String("schedule-to-start-timeout", envOr(getenv, "WEFT_SCHEDULE_TO_START_TIMEOUT", defaultScheduleToStart.String()),
-		"how long an activity's task may wait for a worker when its action sets none (0: no bound)")
+		"how long a task may wait for a worker when its action sets none (0: no bound)")
 	leaseTTLText := fs.String("lease-ttl", envOr(getenv, "WEFT_LEASE_TTL", engine.DefaultLeaseTTL.String()), "run lease TTL, e.g. 10s")
 	retentionText := fs.String("retention", envOr(getenv, "WEFT_RETENTION", "30d"), `how long a finished run is kept, e.g. 720h or 30d ("0": until deleted)`)
 	if err := fs.Parse(args); err != nil {

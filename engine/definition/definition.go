@@ -46,9 +46,9 @@ type Action struct {
 	Retry            RetryPolicy     `json:"retry"`
 	Timeout          Duration        `json:"timeout_ms,omitempty"`
 	HeartbeatTimeout Duration        `json:"heartbeat_timeout_ms,omitempty"`
-	// ScheduleToStartTimeout bounds how long the action's task may wait in
-	// its queue for a worker to claim it (docs/semantics.md#schedule-to-start);
-	// unset: the deployment's default.
+	// ScheduleToStartTimeout bounds how long the action's task, and its
+	// compensation's, may wait in its queue for a worker to claim it
+	// (docs/semantics.md#schedule-to-start); unset: the deployment's default.
 	ScheduleToStartTimeout Duration          `json:"schedule_to_start_timeout_ms,omitempty"`
 	OnFailure              OnFailure         `json:"on_failure,omitempty"`
 	Completion             CompletionMode    `json:"completion_mode,omitempty"`

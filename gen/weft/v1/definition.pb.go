@@ -440,10 +440,11 @@ type Action struct {
 	Compensation *CompensationHook `protobuf:"bytes,14,opt,name=compensation,proto3" json:"compensation,omitempty"`
 	// Secrets the worker resolves for this action. Only references are stored.
 	Secrets []*SecretRef `protobuf:"bytes,15,rep,name=secrets,proto3" json:"secrets,omitempty"`
-	// How long the action's task may wait in its queue for a worker to claim it;
-	// past it the attempt fails with ERROR_CLASS_SCHEDULE_TO_START and the retry
-	// policy and on_failure apply (docs/semantics.md#schedule-to-start). Unset:
-	// the deployment's default (weftd --schedule-to-start-timeout, 5 minutes).
+	// How long the action's task (and its compensation's) may wait in its queue
+	// for a worker to claim it; past it the attempt fails with
+	// ERROR_CLASS_SCHEDULE_TO_START and the retry policy and on_failure apply
+	// (docs/semantics.md#schedule-to-start). Unset: the deployment's default
+	// (weftd --schedule-to-start-timeout, 5 minutes).
 	ScheduleToStartTimeoutMs *uint32 `protobuf:"varint,16,opt,name=schedule_to_start_timeout_ms,json=scheduleToStartTimeoutMs,proto3,oneof" json:"schedule_to_start_timeout_ms,omitempty"`
 	unknownFields            protoimpl.UnknownFields
 	sizeCache                protoimpl.SizeCache

@@ -240,10 +240,11 @@ export type Action = Message<"weft.v1.Action"> & {
   secrets: SecretRef[];
 
   /**
-   * How long the action's task may wait in its queue for a worker to claim it;
-   * past it the attempt fails with ERROR_CLASS_SCHEDULE_TO_START and the retry
-   * policy and on_failure apply (docs/semantics.md#schedule-to-start). Unset:
-   * the deployment's default (weftd --schedule-to-start-timeout, 5 minutes).
+   * How long the action's task (and its compensation's) may wait in its queue
+   * for a worker to claim it; past it the attempt fails with
+   * ERROR_CLASS_SCHEDULE_TO_START and the retry policy and on_failure apply
+   * (docs/semantics.md#schedule-to-start). Unset: the deployment's default
+   * (weftd --schedule-to-start-timeout, 5 minutes).
    *
    * @generated from field: optional uint32 schedule_to_start_timeout_ms = 16;
    */
