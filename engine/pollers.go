@@ -281,8 +281,9 @@ func (e *queues) pollersOf(ctx context.Context, tenant, queue string) (map[queue
 		}
 		for _, it := range res.Items {
 			var r pollerRecord
-			if json.Unmarshal(it.Value, &r) != nil || r.Process == e.cfg.Owner || !r.ExpiresAt.After(now) {
-				continue
+			if json.Unmarshal(it.Value, &r) != nil || r.FormatVersion > recordVersion ||
+				r.Process == e.cfg.Owner || !r.ExpiresAt.After(now) {
+				continue // unreadable, a newer weftd's (refused, not guessed at), this process's own or expired
 			}
 			recs = append(recs, r)
 		}
@@ -459,8 +460,8 @@ func (e *background) sweepPollers(ctx context.Context, now time.Time) error {
 		}
 		for _, it := range res.Items {
 			var r pollerRecord
-			if json.Unmarshal(it.Value, &r) == nil && r.ExpiresAt.After(now) {
-				continue
+			if json.Unmarshal(it.Value, &r) == nil && (r.ExpiresAt.After(now) || r.FormatVersion > recordVersion) {
+				continue // live, or a newer weftd's to sweep
 			}
 			b := &store.Batch{Ops: []store.Op{store.Delete(it.Key)}}
 			if cas {

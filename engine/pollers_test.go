@@ -119,6 +119,20 @@ func scenarioPollers_AStoppedProcessesRecordsExpireAndAreSwept(t *testing.T, b *
 	requireNoKeys(t, b, store.KeyPrefix("wk"))
 }
 
+func scenarioPollers_ANewerWeftdsRecordIsNeitherListedNorSwept(t *testing.T, b *bundle) {
+	key := pollerKey(tenant, "default", "w-new", "engine-newer")
+	value := []byte(`{"version": 2, "tenant_id": "tenant-a", "queue": "default", "worker_id": "w-new", "expires_at": "2000-01-01T00:00:00Z"}`)
+	_, err := b.store.Commit(b.ctx, &store.Batch{Ops: []store.Op{store.Put(key, value)}})
+	require.NoError(t, err)
+	q, err := b.eng.DescribeQueue(b.ctx, DescribeQueueParams{TenantID: tenant})
+	require.NoError(t, err)
+	require.Empty(t, q.Pollers, "a record of a newer version is refused, not guessed at")
+	b.tick() // the first sweep is due at once
+	item, err := b.store.Get(b.ctx, key)
+	require.NoError(t, err, "a newer weftd's record is its to sweep")
+	require.Equal(t, value, item.Value)
+}
+
 // requireNoKeys fails the test if any key begins with prefix.
 func requireNoKeys(t *testing.T, b *bundle, prefix []byte) {
 	t.Helper()

@@ -23,6 +23,7 @@ var scenarios = map[string]func(*testing.T, *bundle){
 	"ScheduleToStart_AGivenBackTaskWaitsAgainFromItsGiveBack":                               scenarioScheduleToStart_AGivenBackTaskWaitsAgainFromItsGiveBack,
 	"Pollers_ListedPerQueueWithIdentityLastPollInFlightBacklogAndOldestAge":                 scenarioPollers_ListedPerQueueWithIdentityLastPollInFlightBacklogAndOldestAge,
 	"Pollers_EveryEngineListsEveryPollerAndQuietOnesExpire":                                 scenarioPollers_EveryEngineListsEveryPollerAndQuietOnesExpire,
+	"Pollers_ANewerWeftdsRecordIsNeitherListedNorSwept":                                     scenarioPollers_ANewerWeftdsRecordIsNeitherListedNorSwept,
 	"Pollers_AStoppedProcessesRecordsExpireAndAreSwept":                                     scenarioPollers_AStoppedProcessesRecordsExpireAndAreSwept,
 	"Stats_CountRunsByStatusAndQueueDepthFromIndexes":                                       scenarioStats_CountRunsByStatusAndQueueDepthFromIndexes,
 	"Reconcile_CancellationBeforeCompletionIsRecordedCancelled":                             scenarioReconcile_CancellationBeforeCompletionIsRecordedCancelled,
