@@ -149,6 +149,9 @@ func TestRetention_RemovesEveryRecordOfAnExpiredRunAndNothingElse(t *testing.T) 
 			require.Empty(t, recordsOf(t, after, expired), "records of the expired run survived retention")
 			require.EqualValues(t, 1, b.eng.Counters().RunsRemoved)
 			for k, v := range before {
+				if strings.HasPrefix(k, "wk:") {
+					continue // a poller record: the same tick refreshes or forgets it (pollers.go), retention never touches it
+				}
 				if _, gone := mine[k]; !gone {
 					require.Contains(t, after, k, "retention removed a record that is not the expired run's")
 					require.Equal(t, v, after[k], "retention changed %s", k)
