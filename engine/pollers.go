@@ -38,6 +38,10 @@ const (
 	pollerSweepEvery = 6
 )
 
+// listBacklogBudget bounds the ready entries one listing counts over all
+// its queues (a variable for the tests' sake).
+var listBacklogBudget = StatsCap
+
 // pollerRecord is one poller's heartbeat record, at wk:{tenant}:{queue}:
 // {worker}:{process}: what the process that the worker polls knows of it.
 type pollerRecord struct {
@@ -91,8 +95,9 @@ type PollerInfo struct {
 // QueueInfo describes one queue of one tenant.
 type QueueInfo struct {
 	TenantID, Queue string
-	// Backlog counts the tasks ready now, up to StatsCap; BacklogCapped says
-	// the count stopped there.
+	// Backlog counts the tasks ready now, up to StatsCap — in a listing, up
+	// to StatsCap over all its queues, and at least the first of each;
+	// BacklogCapped says the count stopped short.
 	Backlog       int
 	BacklogCapped bool
 	// OldestReady is when the oldest ready task became ready, and
@@ -118,7 +123,8 @@ type DescribeQueueParams struct {
 
 // ListWorkers answers every queue of the tenant that has a poller or a
 // ready task, each with its pollers, backlog and oldest ready task, by
-// queue name (at most 1,000 queues).
+// queue name (at most 1,000 queues; their backlogs counted up to StatsCap
+// in all, so a listing reads a bounded number of entries).
 func (e *Engine) ListWorkers(ctx context.Context, p ListWorkersParams) ([]*QueueInfo, error) {
 	if p.TenantID == "" {
 		return nil, errTenantRequired()
@@ -173,11 +179,13 @@ func (e *queues) list(ctx context.Context, tenant string) ([]*QueueInfo, error) 
 	refs = slices.Compact(refs)
 	refs = refs[:min(len(refs), maxListedQueues)]
 	out := make([]*QueueInfo, 0, len(refs))
+	budget := listBacklogBudget
 	for _, q := range refs {
-		info, err := e.describeWith(ctx, q, pollers[q])
+		info, err := e.describeWith(ctx, q, pollers[q], budget)
 		if err != nil {
 			return nil, err
 		}
+		budget -= info.Backlog
 		out = append(out, info)
 	}
 	return out, nil
@@ -190,24 +198,25 @@ func (e *queues) describe(ctx context.Context, tenant, queue string) (*QueueInfo
 		return nil, err
 	}
 	q := queueRef{tenant, queue}
-	return e.describeWith(ctx, q, pollers[q])
+	return e.describeWith(ctx, q, pollers[q], StatsCap)
 }
 
-// describeWith answers one queue whose pollers are already read.
-func (e *queues) describeWith(ctx context.Context, q queueRef, pollers []PollerInfo) (*QueueInfo, error) {
+// describeWith answers one queue whose pollers are already read, counting
+// at most budget of its ready entries (at least one, to find the oldest).
+func (e *queues) describeWith(ctx context.Context, q queueRef, pollers []PollerInfo, budget int) (*QueueInfo, error) {
 	info := &QueueInfo{TenantID: q.tenant, Queue: q.queue, Pollers: pollers}
 	if info.Pollers == nil {
 		info.Pollers = []PollerInfo{}
 	}
-	return info, e.backlog(ctx, info)
+	return info, e.backlog(ctx, info, min(max(budget, 1), StatsCap))
 }
 
-// backlog counts the queue's ready tasks, up to StatsCap, and finds the
-// oldest in the first entry: entries sort by when they become ready.
-func (e *queues) backlog(ctx context.Context, q *QueueInfo) error {
+// backlog counts the queue's ready tasks, up to limit, and finds the oldest
+// in the first entry: entries sort by when they become ready.
+func (e *queues) backlog(ctx context.Context, q *QueueInfo, limit int) error {
 	now := e.engine().now()
 	start, end := readyTaskRange(q.TenantID, q.Queue, now)
-	res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: StatsCap})
+	res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: limit})
 	if err != nil {
 		return err
 	}

@@ -140,3 +140,30 @@ func requireNoKeys(t *testing.T, b *bundle, prefix []byte) {
 	require.NoError(t, err)
 	require.Empty(t, res.Items)
 }
+
+// TestListWorkers_CountsBacklogsWithinOneBudgetAcrossItsQueues: one listing
+// counts at most its budget of ready entries over all its queues, and still
+// finds each queue's oldest; a count cut short says so.
+func TestListWorkers_CountsBacklogsWithinOneBudgetAcrossItsQueues(t *testing.T) {
+	b := setup(t)
+	defer func(was int) { listBacklogBudget = was }(listBacklogBudget)
+	listBacklogBudget = 3
+	for _, q := range []string{"q1", "q2", "q3"} {
+		def := seq("a")
+		def.Actions[0].Queue = q
+		b.submit(def)
+		b.submit(def)
+	}
+	list, err := b.eng.ListWorkers(b.ctx, ListWorkersParams{TenantID: tenant})
+	require.NoError(t, err)
+	require.Len(t, list, 3)
+	got := [][2]any{}
+	for _, q := range list {
+		got = append(got, [2]any{q.Backlog, q.BacklogCapped})
+		require.False(t, q.OldestReady.IsZero(), "queue %s's oldest is found whatever the budget", q.Queue)
+	}
+	require.Equal(t, [][2]any{{2, false}, {1, true}, {1, true}}, got)
+	q, err := b.eng.DescribeQueue(b.ctx, DescribeQueueParams{TenantID: tenant, Queue: "q3"})
+	require.NoError(t, err)
+	require.Equal(t, 2, q.Backlog, "one queue's description has a budget of its own")
+}

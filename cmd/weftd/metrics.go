@@ -149,7 +149,7 @@ type queueGauges struct {
 
 func newQueueGauges(meter metric.Meter) (*queueGauges, error) {
 	backlog, err1 := meter.Int64ObservableGauge("weft.queue.backlog", metric.WithUnit("{task}"),
-		metric.WithDescription("Tasks ready now and not yet claimed, by tenant and queue (counted up to 10,000)."))
+		metric.WithDescription("Tasks ready now and not yet claimed, by tenant and queue (counted up to 10,000 over all queues, at least one each)."))
 	oldest, err2 := meter.Float64ObservableGauge("weft.queue.oldest_ready_age", metric.WithUnit("s"),
 		metric.WithDescription("How long the oldest ready task of the queue has waited for a worker, by tenant and queue; 0 when none waits."))
 	pollers, err3 := meter.Int64ObservableGauge("weft.queue.pollers", metric.WithUnit("{worker}"),

@@ -1200,9 +1200,10 @@ type QueueDescription struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The queue's name.
 	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
-	// Tasks ready now and not yet claimed, counted up to 10000.
+	// Tasks ready now and not yet claimed, counted up to 10000 (ListWorkers
+	// counts up to 10000 over all its queues, and at least one of each).
 	Backlog uint32 `protobuf:"varint,2,opt,name=backlog,proto3" json:"backlog,omitempty"`
-	// True when the count stopped at 10000: the backlog is at least that.
+	// True when the count stopped short: the backlog is at least that.
 	BacklogCapped bool `protobuf:"varint,3,opt,name=backlog_capped,json=backlogCapped,proto3" json:"backlog_capped,omitempty"`
 	// When the oldest ready task became ready; unset when none is.
 	OldestReadyAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=oldest_ready_at,json=oldestReadyAt,proto3" json:"oldest_ready_at,omitempty"`

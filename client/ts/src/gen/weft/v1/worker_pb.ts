@@ -666,14 +666,15 @@ export type QueueDescription = Message<"weft.v1.QueueDescription"> & {
   queue: string;
 
   /**
-   * Tasks ready now and not yet claimed, counted up to 10000.
+   * Tasks ready now and not yet claimed, counted up to 10000 (ListWorkers
+   * counts up to 10000 over all its queues, and at least one of each).
    *
    * @generated from field: uint32 backlog = 2;
    */
   backlog: number;
 
   /**
-   * True when the count stopped at 10000: the backlog is at least that.
+   * True when the count stopped short: the backlog is at least that.
    *
    * @generated from field: bool backlog_capped = 3;
    */
