@@ -60,9 +60,12 @@ type submissions Engine
 func (e *submissions) engine() *Engine { return (*Engine)(e) }
 
 // SubmitRun validates a definition and persists the run PENDING before it
-// answers (docs/semantics.md#submission). With Start the run is then triggered; a crash between
-// the two commits is finished by recovery (Tick), because the submission
-// leaves a pending-trigger marker that only the trigger removes.
+// answers (docs/semantics.md#submission). With Start the run is triggered in
+// the same commit that persists it (startsWithSubmission): its log records
+// RunSubmitted, then the trigger's events, and the first tasks are handed to
+// waiting polls in that commit. A run that needs approval is persisted, then
+// its trigger refused as StartRun's would be; it keeps the pending-trigger
+// marker that recovery (Tick) would otherwise use to finish a trigger.
 func (e *Engine) SubmitRun(ctx context.Context, p SubmitParams) (*SubmitResult, error) {
 	return (*submissions)(e).submit(ctx, p)
 }
@@ -86,7 +89,7 @@ func (e *submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult
 		snap, err := e.engine().GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: existing})
 		return &SubmitResult{Run: snap, Existing: true}, err
 	}
-	if p.Start {
+	if p.Start && !startsWithSubmission(rec, p) {
 		if err := e.trigger(ctx, rec.RunID, p.SubmittedBy); err != nil {
 			return nil, err
 		}
@@ -161,6 +164,13 @@ func (e *submissions) persistSubmission(ctx context.Context, rec *runRecord, p S
 		},
 		decide: func(ch *change) error {
 			ch.submit(p, rrKey)
+			if !startsWithSubmission(rec, p) {
+				return nil
+			}
+			if err := triggerDecision((*decide.Decision).Trigger)(ch); err != nil {
+				return err
+			}
+			ch.dropTransientWrites()
 			return nil
 		},
 		contended: func() error {
@@ -198,8 +208,40 @@ func (c *change) submit(p SubmitParams, rrKey []byte) {
 		c.require(store.IfAbsent(rrKey))
 		c.ops = append(c.ops, store.Put(rrKey, []byte(rec.RunID)))
 	}
-	if p.Start {
+	if p.Start && !startsWithSubmission(rec, p) {
 		c.ops = append(c.ops, store.Put(pendingTriggerKey(rec.RunID), []byte(rec.RunID)))
+	}
+}
+
+// startsWithSubmission reports whether a submission's trigger commits with
+// it (docs/semantics.md#submission): with Start, unless the run needs
+// approval, whose trigger is refused after the run is persisted.
+func startsWithSubmission(rec *runRecord, p SubmitParams) bool {
+	return p.Start && !rec.Definition.RequiresApproval
+}
+
+// dropTransientWrites forgets, in a decision that creates its run, every
+// write of a key that the decision put and last deleted (the run's status
+// index under PENDING and QUEUED, passed through on the way to RUNNING): a
+// new run's keys did not exist before, so the delete has nothing to remove.
+func (c *change) dropTransientWrites() {
+	if !c.newRun {
+		return
+	}
+	put := map[string]bool{}
+	deleted := map[string]bool{} // put earlier, and deleted by the last write
+	for _, op := range c.ops {
+		key := string(op.Key)
+		if op.Kind == store.OpPut {
+			put[key], deleted[key] = true, false
+		} else if put[key] {
+			deleted[key] = true
+		}
+	}
+	for key, gone := range deleted {
+		if gone {
+			c.dropWrites([]byte(key))
+		}
 	}
 }
 

@@ -39,6 +39,13 @@ func (l *loopback) link(e *Engine) {
 	l.to = append(l.to, e)
 }
 
+// reset forgets what was published so far.
+func (l *loopback) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.published = nil
+}
+
 // keys answers every key published so far.
 func (l *loopback) keys() []string {
 	l.mu.Lock()
@@ -162,12 +169,19 @@ func TestWake_ACommitPublishesTheKeysItWokeAndANoOpNothing(t *testing.T) {
 	t.Parallel()
 	rec := &loopback{}
 	a, _ := twoEngines(t, memstore.New(memstore.Config{}), rec)
-	runID := submitOn(t, a, "act-a", true)
+	created := submitOn(t, a, "act-a", true)
+	require.Contains(t, rec.keys(), dispatch.QueueKey(tenant, definition.DefaultQueue), "the queue that gained a task")
+	require.NotContains(t, rec.keys(), dispatch.RunKey(created), "a run created by the commit has no watchers yet")
+
+	runID := submitOn(t, a, "act-a", false)
+	rec.reset()
+	_, err := a.StartRun(context.Background(), StartParams{TenantID: tenant, RunID: runID, Actor: "alice"})
+	require.NoError(t, err)
 	require.Contains(t, rec.keys(), dispatch.QueueKey(tenant, definition.DefaultQueue), "the queue that gained a task")
 	require.Contains(t, rec.keys(), dispatch.RunKey(runID), "the run whose log grew")
 
 	before := len(rec.keys())
-	_, err := a.StartRun(context.Background(), StartParams{TenantID: tenant, RunID: runID, Actor: "alice"})
+	_, err = a.StartRun(context.Background(), StartParams{TenantID: tenant, RunID: runID, Actor: "alice"})
 	require.NoError(t, err, "starting a started run changes nothing")
 	require.Len(t, rec.keys(), before, "a decision that commits nothing publishes nothing")
 }
