@@ -41,14 +41,17 @@ func callInfoOf(ctx context.Context) *callInfo {
 }
 
 // begin gives a call its correlation id (the one withTransportFaults gave
-// the request, or a new one) and a callInfo to fill.
+// the request, or a new one) and a callInfo to fill. It answers the id when
+// it is new, which the response must then carry; "" when withTransportFaults
+// already put the request's id on the response.
 func begin(ctx context.Context) (context.Context, string) {
 	id := CorrelationID(ctx)
+	fresh := ""
 	if id == "" {
 		id = uuid.NewString()
-		ctx = withCorrelationID(ctx, id)
+		ctx, fresh = withCorrelationID(ctx, id), id
 	}
-	return context.WithValue(ctx, callInfoKey{}, &callInfo{}), id
+	return context.WithValue(ctx, callInfoKey{}, &callInfo{}), fresh
 }
 
 // viaJSONRPCKey marks a call the JSON-RPC endpoint forwarded, so that its
@@ -84,7 +87,9 @@ func (f *faultInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 			return nil, err
 		}
 		f.metrics.outcome(res.Any())
-		res.Header().Set(CorrelationHeader, id)
+		if id != "" {
+			res.Header().Set(CorrelationHeader, id)
+		}
 		return res, nil
 	}
 }
@@ -96,7 +101,9 @@ func (f *faultInterceptor) WrapStreamingClient(next connect.StreamingClientFunc)
 func (f *faultInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
 		ctx, id := begin(ctx)
-		conn.ResponseHeader().Set(CorrelationHeader, id)
+		if id != "" {
+			conn.ResponseHeader().Set(CorrelationHeader, id)
+		}
 		start := time.Now()
 		f.metrics.inFlight.Inc()
 		defer f.metrics.inFlight.Dec()
@@ -107,45 +114,44 @@ func (f *faultInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFun
 
 // finish normalises the error, counts the call and logs it.
 func (f *faultInterceptor) finish(ctx context.Context, procedure, protocol string, start time.Time, err error) error {
-	id := CorrelationID(ctx)
 	protocol = protocolOf(ctx, protocol)
 	took := time.Since(start)
+	if err == nil {
+		f.metrics.observe(procedure, protocol, nil, took)
+		f.log(ctx, slog.LevelDebug, "rpc", procedure, protocol, took)
+		return nil
+	}
+	cerr := withFault(err, CorrelationID(ctx))
+	f.metrics.observe(procedure, protocol, cerr, took)
+	code := slog.String("code", cerr.Code().String())
+	if cerr.Code() == connect.CodeInternal {
+		// The original error text goes to the log only; it may name internals.
+		f.log(ctx, slog.LevelError, "rpc failed", procedure, protocol, took, code, slog.String("error", err.Error()))
+	} else {
+		f.log(ctx, slog.LevelInfo, "rpc failed", procedure, protocol, took, code)
+	}
+	return cerr
+}
+
+// log writes a call's line, built only when the logger takes the level: a
+// successful call's line is a debug line, which weftd usually drops.
+func (f *faultInterceptor) log(ctx context.Context, level slog.Level, msg, procedure, protocol string, took time.Duration, extra ...slog.Attr) {
+	if !f.logger.Enabled(ctx, level) {
+		return
+	}
 	var who caller
 	if info := callInfoOf(ctx); info != nil {
 		who = info.who
 	}
-	attrs := []any{
+	attrs := append([]slog.Attr{
 		slog.String("procedure", procedure),
 		slog.String("protocol", protocol),
-		slog.String("correlation_id", id),
+		slog.String("correlation_id", CorrelationID(ctx)),
 		slog.String("tenant", who.tenant),
 		slog.String("principal", who.principal),
 		slog.Int64("duration_us", took.Microseconds()),
-	}
-	if err == nil {
-		f.metrics.observe(procedure, protocol, nil, took)
-		f.logger.LogAttrs(ctx, slog.LevelDebug, "rpc", toAttrs(attrs)...)
-		return nil
-	}
-	cerr := withFault(err, id)
-	f.metrics.observe(procedure, protocol, cerr, took)
-	attrs = append(attrs, slog.String("code", cerr.Code().String()))
-	level := slog.LevelInfo
-	if cerr.Code() == connect.CodeInternal {
-		level = slog.LevelError
-		// The original error text goes to the log only; it may name internals.
-		attrs = append(attrs, slog.String("error", err.Error()))
-	}
-	f.logger.LogAttrs(ctx, level, "rpc failed", toAttrs(attrs)...)
-	return cerr
-}
-
-func toAttrs(args []any) []slog.Attr {
-	out := make([]slog.Attr, 0, len(args))
-	for _, a := range args {
-		out = append(out, a.(slog.Attr))
-	}
-	return out
+	}, extra...)
+	f.logger.LogAttrs(ctx, level, msg, attrs...)
 }
 
 // withFault is the one place an error becomes what a client sees: a Connect

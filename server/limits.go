@@ -60,6 +60,9 @@ func enveloped(contentType string) bool {
 // tooLarge translates the outer raw-body limit (http.MaxBytesHandler) into
 // the fault; other errors pass unchanged.
 func tooLarge(err error) error {
+	if err == nil || errors.Is(err, io.EOF) {
+		return err // every read but the last: no error to translate
+	}
 	var mb *http.MaxBytesError
 	if errors.As(err, &mb) {
 		return newPayloadTooLarge("the request body", mb.Limit)

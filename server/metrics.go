@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -35,6 +36,8 @@ type metrics struct {
 	taskReports    telemetry.CounterVec
 	tasksHandedOut telemetry.Counter
 	jsonrpcReject  telemetry.CounterVec
+	// series caches the attribute sets of observe's series, by rpcKey.
+	series sync.Map
 }
 
 // rpcDurationBuckets span a fast read (1 ms) to a long poll (30 s).
@@ -88,10 +91,38 @@ func (m *metrics) observe(procedure, protocol string, err error, took time.Durat
 	if err != nil {
 		code = connect.CodeOf(err).String()
 	}
+	s := m.seriesOf(procedure, protocol, code)
 	ctx := context.Background()
-	m.requests.Add(ctx, 1, metric.WithAttributes(attribute.String("procedure", procedure),
-		attribute.String("protocol", protocol), attribute.String("code", code)))
-	m.duration.Record(ctx, took.Seconds(), metric.WithAttributes(attribute.String("procedure", procedure)))
+	m.requests.Add(ctx, 1, s.requests...)
+	m.duration.Record(ctx, took.Seconds(), s.duration...)
+}
+
+// rpcKey names the series one finished RPC is counted in.
+type rpcKey struct{ procedure, protocol, code string }
+
+// rpcSeries are the attribute sets of one rpcKey's series, built once: the
+// RPCs a server answers name only its procedures, protocols and codes, so
+// there are few of them.
+// They are kept as the option slices the instruments take, so that
+// recording allocates none.
+type rpcSeries struct {
+	requests []metric.AddOption
+	duration []metric.RecordOption
+}
+
+// seriesOf answers the series of an RPC, building them the first time.
+func (m *metrics) seriesOf(procedure, protocol, code string) *rpcSeries {
+	key := rpcKey{procedure, protocol, code}
+	if s, ok := m.series.Load(key); ok {
+		return s.(*rpcSeries)
+	}
+	s := &rpcSeries{
+		requests: []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("procedure", procedure),
+			attribute.String("protocol", protocol), attribute.String("code", code)))},
+		duration: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("procedure", procedure)))},
+	}
+	actual, _ := m.series.LoadOrStore(key, s)
+	return actual.(*rpcSeries)
 }
 
 // outcome counts what a successful answer says happened to runs, signals
