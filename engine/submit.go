@@ -81,7 +81,7 @@ func (e *submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult
 			return nil, err
 		}
 	}
-	existing, err := e.persistSubmission(ctx, rec, p)
+	existing, committed, err := e.persistSubmission(ctx, rec, p)
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +93,11 @@ func (e *submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult
 		if err := e.trigger(ctx, rec.RunID, p.SubmittedBy); err != nil {
 			return nil, err
 		}
+		committed = nil // the trigger moved the run on
+	}
+	if committed != nil {
+		// The run as the submission's own commit left it: no read needed.
+		return &SubmitResult{Run: snapshotOf(rec, committed)}, nil
 	}
 	snap, err := e.engine().GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: rec.RunID})
 	return &SubmitResult{Run: snap}, err
@@ -143,9 +148,12 @@ func prefixViolations(err error, prefix string) error {
 	return errInvalidArgument(e.Message, violations...)
 }
 
-// persistSubmission writes the run PENDING in one batch. When RunRequestID
-// names a run already submitted, it writes nothing and answers that run's id.
-func (e *submissions) persistSubmission(ctx context.Context, rec *runRecord, p SubmitParams) (string, error) {
+// persistSubmission writes the run PENDING in one batch, triggered too when
+// it starts with the submission, and answers the state it committed (nil
+// when an earlier attempt whose outcome was unknown had committed it). When
+// RunRequestID names a run already submitted, it writes nothing and answers
+// that run's id.
+func (e *submissions) persistSubmission(ctx context.Context, rec *runRecord, p SubmitParams) (string, *runstate.State, error) {
 	var rrKey []byte
 	if rec.RunRequestID != "" {
 		d := rec.Definition
@@ -153,7 +161,7 @@ func (e *submissions) persistSubmission(ctx context.Context, rec *runRecord, p S
 		unlock := e.locks.lockSubmission(rrKey) // single-owner stores without CAS check the key under it
 		defer unlock()
 	}
-	_, err := e.engine().commitDecision(ctx, decision{
+	ch, err := e.engine().commitDecision(ctx, decision{
 		runID: rec.RunID, actor: decide.ActorOf(p.SubmittedBy), newRun: rec, initial: decide.InitialState(rec.RunID, &rec.Definition, rec.CreatedAt),
 		prepare: func(ctx context.Context, fresh bool) (string, bool, error) {
 			if !fresh {
@@ -182,11 +190,15 @@ func (e *submissions) persistSubmission(ctx context.Context, rec *runRecord, p S
 		// The run is driven next (the start, the first poll): keep what was
 		// just written so that nothing needs reading back.
 		e.runs.Put(rec.RunID, rec)
-		return "", nil
+		if ch == nil {
+			return "", nil, nil
+		}
+		return "", ch.state, nil
 	case rrKey != nil && conflictOn(err, rrKey):
-		return e.existingRun(ctx, rrKey, rec)
+		id, err := e.existingRun(ctx, rrKey, rec)
+		return id, nil, err
 	}
-	return "", err
+	return "", nil, err
 }
 
 // submit is the decision a submission makes: the run's record, its indexes

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -76,4 +77,29 @@ func TestSubmit_WithStartOfARunNeedingApprovalPersistsItAndRefusesTheTrigger(t *
 	require.NoError(t, err)
 	require.True(t, again.Existing, "the run was persisted before its trigger was refused")
 	require.Equal(t, runstate.RunPending, again.Run.Status)
+}
+
+// readCountingStore counts the store's point reads.
+type readCountingStore struct {
+	store.Store
+	gets atomic.Int64
+}
+
+func (s *readCountingStore) Get(ctx context.Context, key []byte) (store.Item, error) {
+	s.gets.Add(1)
+	return s.Store.Get(ctx, key)
+}
+
+// A submission answers the run as its own commit left it, without reading
+// it back: the same snapshot GetRun answers while nothing else happened.
+func TestSubmit_AnswersTheRunItsCommitLeftWithoutReadingItBack(t *testing.T) {
+	for _, start := range []bool{true, false} {
+		rs := &readCountingStore{Store: memstore.New(memstore.Config{})}
+		b := setupWith(t, rs)
+		before := rs.gets.Load()
+		res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: seq("a", "b"), Start: start, SubmittedBy: "alice"})
+		require.NoError(t, err)
+		require.Zero(t, rs.gets.Load()-before, "start=%v: nothing read back", start)
+		require.Equal(t, b.run(res.Run.RunID), res.Run, "start=%v: the answer is the run as stored", start)
+	}
 }
