@@ -63,9 +63,10 @@ func (e *submissions) engine() *Engine { return (*Engine)(e) }
 // answers (docs/semantics.md#submission). With Start the run is triggered in
 // the same commit that persists it (startsWithSubmission): its log records
 // RunSubmitted, then the trigger's events, and the first tasks are handed to
-// waiting polls in that commit. A run that needs approval is persisted, then
-// its trigger refused as StartRun's would be; it keeps the pending-trigger
-// marker that recovery (Tick) would otherwise use to finish a trigger.
+// waiting polls in that commit. A run that needs approval is persisted in one
+// commit with a pending-trigger marker, which only a trigger removes and
+// recovery (Tick) finishes, and its trigger is tried in a second, refused as
+// StartRun's would be.
 func (e *Engine) SubmitRun(ctx context.Context, p SubmitParams) (*SubmitResult, error) {
 	return (*submissions)(e).submit(ctx, p)
 }
