@@ -221,7 +221,7 @@ func (c *change) submit(p SubmitParams, rrKey []byte) {
 		c.require(store.IfAbsent(rrKey))
 		c.ops = append(c.ops, store.Put(rrKey, []byte(rec.RunID)))
 	}
-	if p.Start && !startsWithSubmission(rec, p) {
+	if p.Start {
 		c.ops = append(c.ops, store.Put(pendingTriggerKey(rec.RunID), []byte(rec.RunID)))
 	}
 }
@@ -234,9 +234,10 @@ func startsWithSubmission(rec *runRecord, p SubmitParams) bool {
 }
 
 // dropTransientWrites forgets, in a decision that creates its run, every
-// write of a key that the decision put and last deleted (the run's status
-// index under PENDING and QUEUED, passed through on the way to RUNNING): a
-// new run's keys did not exist before, so the delete has nothing to remove.
+// write of a key that the decision put and last deleted (the pending-trigger
+// marker the trigger removes, the run's status index under PENDING and
+// QUEUED, passed through on the way to RUNNING): a new run's keys did not
+// exist before, so the delete has nothing to remove.
 func (c *change) dropTransientWrites() {
 	if !c.newRun {
 		return

@@ -29,6 +29,9 @@ func TestSubmit_WithStartPersistsAndTriggersTheRunInOneCommit(t *testing.T) {
 
 	_, err := cs.Get(b.ctx, pendingTriggerKey(run.RunID))
 	require.True(t, errors.Is(err, store.ErrNotFound), "no pending-trigger marker: there is no trigger left to finish")
+	for _, op := range cs.last.Ops {
+		require.NotEqual(t, string(pendingTriggerKey(run.RunID)), string(op.Key), "the batch neither writes nor deletes the marker")
+	}
 	for _, status := range []runstate.RunStatus{runstate.RunPending, runstate.RunQueued} {
 		_, err := cs.Get(b.ctx, runStatusKey(tenant, status, run.RunID))
 		require.True(t, errors.Is(err, store.ErrNotFound), "no %s index entry", status)
