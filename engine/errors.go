@@ -3,9 +3,11 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/eventpb"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/runstate"
 )
@@ -215,3 +217,26 @@ func (b *brokenRule) Error() string { return b.err.Error() }
 
 // Unwrap answers the transition error.
 func (b *brokenRule) Unwrap() error { return b.err }
+
+// schemaValidationFailed answers the coded error of an event its schema
+// refused: the event type, its place in the log and the broken rules, never
+// a payload.
+func schemaValidationFailed(ev *runstate.Event, err error) *Error {
+	out := &Error{Code: CodeSchemaValidationFailed, RunID: ev.RunID, ActionID: stepActionID(ev.StepID), Err: err,
+		Message: "event " + ev.Type + " (run_seq " + strconv.FormatUint(ev.Seq, 10) + ") fails its schema; nothing was persisted"}
+	var e *eventpb.SchemaError
+	if errors.As(err, &e) && len(e.Violations) > 0 {
+		out.Violations = append([]FieldViolation(nil), e.Violations...)
+	} else {
+		out.Violations = []FieldViolation{{Rule: "event.schema", Message: err.Error()}}
+	}
+	return out
+}
+
+// stepActionID answers the action an event's step id names, or "" for a run-level event.
+func stepActionID(stepID string) string {
+	if stepID == runstate.RunStepID {
+		return ""
+	}
+	return stepID
+}

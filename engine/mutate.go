@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/weft-dev/weft/engine/eventpb"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -165,6 +166,23 @@ func (c *recorder) batch(version uint64) (*store.Batch, error) {
 	runlog.AppendEvents(b, c.run.TenantID, c.events, c.e != nil && c.e.cfg.Outbox)
 	b.Ops = append(b.Ops, lastWriteWins(c.ops)...)
 	return b, nil
+}
+
+// validateEvents checks every event of a decision against the proto's
+// rules (eventpb.Check) before anything is written
+// (docs/semantics.md#event-validation): one invalid event fails the whole
+// decision, so none of its events, checkpoint or records is persisted.
+func (c *recorder) validateEvents() error {
+	validate := eventpb.Check
+	if c.e != nil && c.e.cfg.validateEvent != nil {
+		validate = c.e.cfg.validateEvent
+	}
+	for i := range c.events {
+		if err := validate(&c.events[i]); err != nil {
+			return schemaValidationFailed(&c.events[i], err)
+		}
+	}
+	return nil
 }
 
 // lastWriteWins keeps, for a key written more than once in a decision, only
