@@ -33,26 +33,22 @@ func (c Config) budgetDefaults() Config {
 // than it is logged.
 func (ch *change) commitWithinBudget(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
 	e := ch.e
-	class, eventType := e.cfg.latencyBudget().ClassOf(ch.events)
-	start := e.clock.Now()
-	cctx := ctx
-	if class == budget.Enforced {
-		var cancel context.CancelFunc
-		cctx, cancel = context.WithTimeout(ctx, e.cfg.WriteLatencyBudget)
-		defer cancel()
-	}
-	res, err := commitChecked(cctx, e.store, b)
-	abandoned := class == budget.Enforced && err != nil && cctx.Err() != nil && ctx.Err() == nil
-	if elapsed := e.clock.Now().Sub(start); abandoned || (err == nil && elapsed > e.cfg.WriteLatencyBudget) {
+	lb := e.cfg.latencyBudget()
+	var res *store.CommitResult
+	out, err := lb.Commit(ctx, ch.events, e.clock.Now, func(ctx context.Context) (err error) {
+		res, err = commitChecked(ctx, e.store, b)
+		return err
+	})
+	if out.Exceeded(lb, err) {
 		e.log.Warn("write latency budget exceeded", slog.String("event", "WRITE_LATENCY_BUDGET_EXCEEDED"),
-			slog.String("run_id", ch.run.RunID), slog.String("event_type", eventType),
-			slog.String("budget_class", class.String()), slog.Duration("budget", e.cfg.WriteLatencyBudget),
-			slog.Duration("elapsed", elapsed))
+			slog.String("run_id", ch.run.RunID), slog.String("event_type", out.EventType),
+			slog.String("budget_class", out.Class.String()), slog.Duration("budget", lb.Limit),
+			slog.Duration("elapsed", out.Elapsed))
 	}
-	if abandoned {
+	if out.Abandoned {
 		return nil, errUnavailable(ch.run.RunID, fmt.Sprintf(
 			"write latency budget of %s exceeded recording %s for run %s; the report was not applied or its outcome is unknown: retry it unchanged (same token)",
-			e.cfg.WriteLatencyBudget, eventType, ch.run.RunID))
+			lb.Limit, out.EventType, ch.run.RunID))
 	}
 	return res, err
 }

@@ -10,6 +10,7 @@
 package budget
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -90,4 +91,40 @@ func (b Budget) ClassOf(events []runstate.Event) (Class, string) {
 		}
 	}
 	return class, which
+}
+
+// Outcome is what one decision's commit under the budget did.
+type Outcome struct {
+	Class     Class
+	EventType string // the event type that classed the decision
+	Elapsed   time.Duration
+	// Abandoned: the budget ended an Enforced commit, which failed; the
+	// decision was not applied, or its outcome is unknown.
+	Abandoned bool
+}
+
+// Exceeded reports whether the commit ran over the budget: abandoned, or
+// done and slower than it.
+func (o Outcome) Exceeded(b Budget, err error) bool {
+	return o.Abandoned || (err == nil && o.Elapsed > b.Limit)
+}
+
+// Commit runs a decision's commit under the budget
+// (docs/semantics.md#write-latency-budget): an Enforced decision commits
+// under a context that ends at the budget; any other is waited for. It
+// answers what happened and the commit's own error.
+func (b Budget) Commit(ctx context.Context, events []runstate.Event, now func() time.Time, commit func(context.Context) error) (Outcome, error) {
+	var out Outcome
+	out.Class, out.EventType = b.ClassOf(events)
+	start := now()
+	cctx := ctx
+	if out.Class == Enforced {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, b.Limit)
+		defer cancel()
+	}
+	err := commit(cctx)
+	out.Abandoned = out.Class == Enforced && err != nil && cctx.Err() != nil && ctx.Err() == nil
+	out.Elapsed = now().Sub(start)
+	return out, err
 }

@@ -1,6 +1,7 @@
 package budget_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -45,4 +46,40 @@ func TestValidate_RefusesABudgetUnderAMillisecondOrAClassInBothLists(t *testing.
 	require.ErrorContains(t, budget.Budget{Limit: time.Microsecond}.Validate(), "at least 1ms")
 	both := budget.Budget{Limit: time.Second, FailOpen: []string{runstate.EvStepStarted}, NeverFailOpen: []string{runstate.EvStepStarted}}
 	require.ErrorContains(t, both.Validate(), "cannot both fail open and never fail open")
+}
+
+// TestCommit_OnlyAnEnforcedCommitIsAbandonedAtTheBudget: an enforced
+// decision commits under a context that ends at the budget and is
+// abandoned when it ends the commit; a fail-open one gets no deadline, is
+// waited for, and is only reported as over the budget.
+func TestCommit_OnlyAnEnforcedCommitIsAbandonedAtTheBudget(t *testing.T) {
+	b := budget.Budget{Limit: time.Millisecond}.WithDefaults()
+	clock := time.Unix(0, 0)
+	now := func() time.Time { clock = clock.Add(time.Second); return clock }
+
+	out, err := b.Commit(context.Background(), events(runstate.EvStepCompleted), now, func(ctx context.Context) error {
+		_, ok := ctx.Deadline()
+		require.True(t, ok, "an enforced commit has the budget's deadline")
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	require.Error(t, err)
+	require.Equal(t, budget.Enforced, out.Class)
+	require.True(t, out.Abandoned)
+	require.True(t, out.Exceeded(b, err))
+
+	out, err = b.Commit(context.Background(), events(runstate.EvStepStarted), now, func(ctx context.Context) error {
+		_, ok := ctx.Deadline()
+		require.False(t, ok, "a fail-open commit is waited for")
+		return nil
+	})
+	require.NoError(t, err)
+	require.False(t, out.Abandoned)
+	require.True(t, out.Exceeded(b, err), "slower than the budget: logged")
+
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	out, err = b.Commit(canceled, events(runstate.EvStepCompleted), now, func(ctx context.Context) error { return ctx.Err() })
+	require.Error(t, err)
+	require.False(t, out.Abandoned, "the caller's own end is not the budget's")
 }
