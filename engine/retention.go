@@ -136,7 +136,7 @@ func (r removal) Reindex(old []byte, at time.Time) {
 	c.dirty = true
 }
 
-// hide makes the run invisible: from this batch on every read and every
+// Hide makes the run invisible: from this batch on every read and every
 // other decision answers not found (docs/semantics.md#retention), its run
 // request may be submitted again, and it is neither listed nor counted.
 func (r removal) Hide() {
@@ -175,7 +175,7 @@ func runRecords(runID string) retention.Records {
 // the run id and "/" (newTask), and run ids never contain "/".
 func taskPrefix(runID string) []byte { return store.Key("task", runID+"/") }
 
-// derived deletes what a record names outside the run's prefixes.
+// Derived deletes what a record names outside the run's prefixes.
 func (r removal) Derived(prefix []byte, value []byte) {
 	c := r.c
 	switch string(prefix) {
@@ -201,7 +201,7 @@ func (r removal) Derived(prefix []byte, value []byte) {
 	}
 }
 
-// finish deletes the run's timers that its checkpoint can name, its
+// Finish deletes the run's timers that its checkpoint can name, its
 // checkpoint, its record and its index entry: the run is gone. A timer it
 // cannot name (a pause's drain, a compensation's backoff, the attempt timer
 // of a task a cancel retired) is deleted when it falls due and finds no run
