@@ -58,8 +58,3 @@ type pendingAlert struct {
 	name  string
 	attrs []slog.Attr
 }
-
-// alertAfterCommit raises an alert when, and only if, the decision commits.
-func (c *recorder) alertAfterCommit(name string, attrs ...slog.Attr) {
-	c.alerts = append(c.alerts, pendingAlert{name, attrs})
-}

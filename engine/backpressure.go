@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -29,21 +30,21 @@ const (
 	DefaultDelay = 5 * time.Second
 )
 
-// limits answers the concurrency limits that apply to the run (package
+// limitsOf answers the concurrency limits that apply to run (package
 // admission): the tenant's, and its definition's max_concurrent_runs or
 // else the deployment's per-definition limit.
-func (c *recorder) limits() []admission.Limit {
-	perPlan := c.run.Definition.MaxConcurrentRuns
+func (c Config) limitsOf(run *runRecord) []admission.Limit {
+	perPlan := run.Definition.MaxConcurrentRuns
 	if perPlan == 0 {
-		perPlan = c.e.cfg.Limits.PerDefinition
+		perPlan = c.Limits.PerDefinition
 	}
-	return admission.Limits(c.run.TenantID, c.run.Definition.PlanID, c.e.cfg.Limits.PerTenant, perPlan)
+	return admission.Limits(run.TenantID, run.Definition.PlanID, c.Limits.PerTenant, perPlan)
 }
 
 // claimSlots takes a free slot of every limit for the run, or answers false
 // (and takes none) when a limit is reached.
 func (c *recorder) claimSlots() (bool, error) {
-	keys, full, err := admission.FreeSlots(c.ctx, c.e.store, c.limits())
+	keys, full, err := admission.FreeSlots(c.ctx, c.e.store, c.e.cfg.limitsOf(c.run))
 	if err != nil || full != nil {
 		return false, err
 	}
@@ -63,22 +64,19 @@ func (c *recorder) releaseSlots() {
 	c.state.Slots = nil
 }
 
-// backpressure answers the run's mode.
-func (c *recorder) backpressure() definition.BackpressureMode {
-	if m := c.run.Definition.Backpressure; m != "" {
-		return m
-	}
-	return c.e.cfg.Backpressure
+// backpressureOf answers what run does at a limit: its definition's mode,
+// else the deployment's.
+func (c Config) backpressureOf(run *runRecord) definition.BackpressureMode {
+	return cmp.Or(run.Definition.Backpressure, c.Backpressure)
 }
 
 // checkAdmission refuses a submission under REJECT when a limit is reached,
 // before anything is written.
 func (e *submissions) checkAdmission(ctx context.Context, rec *runRecord) error {
-	ch := newChange(e.engine(), ctx, rec, &runstate.State{}, time.Time{}, "")
-	if ch.backpressure() != definition.BackpressureReject {
+	if e.cfg.backpressureOf(rec) != definition.BackpressureReject {
 		return nil
 	}
-	_, full, err := admission.FreeSlots(ctx, e.store, ch.limits())
+	_, full, err := admission.FreeSlots(ctx, e.store, e.cfg.limitsOf(rec))
 	if err != nil || full == nil {
 		return err
 	}

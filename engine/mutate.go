@@ -273,7 +273,7 @@ func (e *Engine) commitDecision(ctx context.Context, d decision) (*change, error
 			}
 			runID = id
 		}
-		ch, retry, err := e.decideOnce(ctx, runID, d, fresh)
+		ch, retry, err := (*pipeline)(e).decideOnce(ctx, runID, d, fresh)
 		if !retry && (err == nil || d.lostRace == nil || !d.lostRace(err)) {
 			return ch, err
 		}
@@ -285,10 +285,14 @@ func (e *Engine) commitDecision(ctx context.Context, d decision) (*change, error
 	return nil, errUnavailable(d.runID, "run "+d.runID+" is changing too fast; retry")
 }
 
+// pipeline is the Engine as commitDecision's steps: the state a decision
+// starts from, and one decision made and committed.
+type pipeline Engine
+
 // startingState answers the state a decision starts from and its version:
 // a new run's initial state, the cached checkpoint unless fresh (cached
 // true), else the store's.
-func (e *Engine) startingState(ctx context.Context, runID string, d decision, fresh bool) (*runRecord, *runstate.State, uint64, bool, error) {
+func (e *pipeline) startingState(ctx context.Context, runID string, d decision, fresh bool) (*runRecord, *runstate.State, uint64, bool, error) {
 	if d.newRun != nil {
 		return d.newRun, d.initial.Clone(), 0, false, nil
 	}
@@ -307,18 +311,18 @@ func (e *Engine) startingState(ctx context.Context, runID string, d decision, fr
 // answers whether it must be made again (a lost race on the checkpoint, an
 // unknown outcome, or a decision from the cache that did not commit). The
 // tasks it hands to waiting polls are delivered only if it committed.
-func (e *Engine) decideOnce(ctx context.Context, runID string, d decision, fresh bool) (ch *change, retry bool, err error) {
+func (e *pipeline) decideOnce(ctx context.Context, runID string, d decision, fresh bool) (ch *change, retry bool, err error) {
 	unlock := e.locks.lock(runID)
 	defer unlock()
 	run, state, version, cached, err := e.startingState(ctx, runID, d, fresh)
 	if err != nil {
 		return nil, false, err
 	}
-	now := e.now()
+	now := (*Engine)(e).now()
 	if d.newRun != nil {
 		now = d.newRun.CreatedAt
 	}
-	ch = newChange(e, ctx, run, state, now, d.actor)
+	ch = newChange((*Engine)(e), ctx, run, state, now, d.actor)
 	ch.newRun = d.newRun != nil
 	committed := false
 	defer func() {

@@ -40,7 +40,7 @@ func newChange(e *Engine, ctx context.Context, run *runRecord, state *runstate.S
 func (c *change) rules() *decide.Decision {
 	if !c.ruled {
 		run := decide.Run{ID: c.run.RunID, Definition: &c.run.Definition, PlanSHA256: c.run.PlanSHA256,
-			Admission: decide.Admission{Mode: c.backpressure(), Delay: c.e.cfg.Delay}}
+			Admission: decide.Admission{Mode: c.e.cfg.backpressureOf(c.run), Delay: c.e.cfg.Delay}}
 		c.decision, c.ruled = decide.New(run, c.state, c.now, ruleRecorder{&c.recorder}), true
 	}
 	return &c.decision
@@ -108,7 +108,7 @@ func (c *recorder) newTask(a *definition.Action, st *runstate.StepState, kind Ta
 		HeartbeatTimeout: a.HeartbeatTimeout,
 		State:            taskReady,
 	}
-	c.armStartTimer(t, a, notBefore) // schedule_to_start.go
+	c.armStartTimer(t, a, notBefore) // the schedule-to-start timer (timers.go)
 	c.put(taskKey(t.TaskID), t)
 	c.makeReady(t)
 	return t
@@ -178,4 +178,7 @@ func (r ruleRecorder) SignalPayload(key string) (json.RawMessage, error) {
 
 func (r ruleRecorder) RunContext() *runstate.RunContext { return r.c.run.context(r.c.run.SubmittedBy) }
 
-func (r ruleRecorder) Alert(name string, attrs ...slog.Attr) { r.c.alertAfterCommit(name, attrs...) }
+// Alert raises an alert when, and only if, the decision commits.
+func (r ruleRecorder) Alert(name string, attrs ...slog.Attr) {
+	r.c.alerts = append(r.c.alerts, pendingAlert{name, attrs})
+}
