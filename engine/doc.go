@@ -14,7 +14,8 @@
 // how its removal goes in bounded batches in engine/internal/retention; the
 // concurrency slots and the run queue in engine/internal/admission; the
 // run's log, checkpoint and outbox as stored in engine/runlog; the
-// ownership modes and the fencing tenure in engine/internal/ownership. None
+// ownership modes and the fencing tenure in engine/internal/ownership; the
+// poller records in engine/internal/pollers. None
 // imports the engine.
 //
 // It decides and commits; what a committed decision did reaches the callers

@@ -1,17 +1,16 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/pollers"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -42,55 +41,8 @@ const (
 // its queues (a variable for the tests' sake).
 var listBacklogBudget = StatsCap
 
-// pollerRecord is one poller's heartbeat record, at wk:{tenant}:{queue}:
-// {worker}:{process}: what the process that the worker polls knows of it.
-type pollerRecord struct {
-	FormatVersion int       `json:"version"`
-	TenantID      string    `json:"tenant_id"`
-	Queue         string    `json:"queue"`
-	WorkerID      string    `json:"worker_id"`
-	Process       string    `json:"process"`
-	LastPoll      time.Time `json:"last_poll"`
-	Polling       bool      `json:"polling,omitempty"`
-	InFlight      int       `json:"in_flight"`
-	// Names are the task names the worker asked for ("a:", "c:" and "v:"
-	// followed by an activity or compensation), at most 64.
-	Names     []string  `json:"names,omitempty"`
-	ExpiresAt time.Time `json:"expires_at"`
-}
-
-// pollerKey is a poller's record in one process.
-func pollerKey(tenant, queue, worker, process string) []byte {
-	return store.Key("wk", tenant, queue, worker, process)
-}
-
-// pollerPrefix begins the poller records of a tenant, or of one of its
-// queues.
-func pollerPrefix(tenant string, queue ...string) []byte {
-	return store.KeyPrefix(append([]string{"wk", tenant}, queue...)...)
-}
-
-// prefixEnd answers the first key after every key that begins with prefix
-// (a KeyPrefix, which ends in the separator).
-func prefixEnd(prefix []byte) []byte {
-	end := slices.Clone(prefix)
-	end[len(end)-1]++
-	return end
-}
-
-// PollerInfo is one worker polling one queue.
-type PollerInfo struct {
-	WorkerID string
-	// LastPoll is when the worker last began or ended a poll of the queue.
-	LastPoll time.Time
-	// Polling is true while one of its polls is open.
-	Polling bool
-	// InFlight counts the tasks handed to it and not yet reported.
-	InFlight int
-	// Activities and Compensations are what it asked for (at most 64 names
-	// in all); Verifiable are the activities it can verify.
-	Activities, Compensations, Verifiable []string
-}
+// PollerInfo is one worker polling one queue (package pollers).
+type PollerInfo = pollers.Info
 
 // QueueInfo describes one queue of one tenant.
 type QueueInfo struct {
@@ -157,12 +109,9 @@ type queues Engine
 // engine answers the Engine whose queues these are.
 func (e *queues) engine() *Engine { return (*Engine)(e) }
 
-// queueRef names one queue of one tenant.
-type queueRef struct{ tenant, queue string }
-
 // list describes every queue of tenant; of every tenant when tenant is "".
 func (e *queues) list(ctx context.Context, tenant string) ([]*QueueInfo, error) {
-	pollers, err := e.pollersOf(ctx, tenant, "")
+	polling, err := e.pollersOf(ctx, tenant, "")
 	if err != nil {
 		return nil, err
 	}
@@ -170,18 +119,15 @@ func (e *queues) list(ctx context.Context, tenant string) ([]*QueueInfo, error) 
 	if err != nil {
 		return nil, err
 	}
-	for q := range pollers {
+	for q := range polling {
 		refs = append(refs, q)
 	}
-	slices.SortFunc(refs, func(a, b queueRef) int {
-		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.queue, b.queue))
-	})
-	refs = slices.Compact(refs)
+	refs = pollers.SortRefs(refs)
 	refs = refs[:min(len(refs), maxListedQueues)]
 	out := make([]*QueueInfo, 0, len(refs))
 	budget := listBacklogBudget
 	for _, q := range refs {
-		info, err := e.describeWith(ctx, q, pollers[q], budget)
+		info, err := e.describeWith(ctx, q, polling[q], budget)
 		if err != nil {
 			return nil, err
 		}
@@ -193,18 +139,18 @@ func (e *queues) list(ctx context.Context, tenant string) ([]*QueueInfo, error) 
 
 // describe answers one queue of a tenant.
 func (e *queues) describe(ctx context.Context, tenant, queue string) (*QueueInfo, error) {
-	pollers, err := e.pollersOf(ctx, tenant, queue)
+	polling, err := e.pollersOf(ctx, tenant, queue)
 	if err != nil {
 		return nil, err
 	}
-	q := queueRef{tenant, queue}
-	return e.describeWith(ctx, q, pollers[q], StatsCap)
+	q := pollers.Ref{Tenant: tenant, Queue: queue}
+	return e.describeWith(ctx, q, polling[q], StatsCap)
 }
 
 // describeWith answers one queue whose pollers are already read, counting
 // at most budget of its ready entries (at least one, to find the oldest).
-func (e *queues) describeWith(ctx context.Context, q queueRef, pollers []PollerInfo, budget int) (*QueueInfo, error) {
-	info := &QueueInfo{TenantID: q.tenant, Queue: q.queue, Pollers: pollers}
+func (e *queues) describeWith(ctx context.Context, q pollers.Ref, polling []PollerInfo, budget int) (*QueueInfo, error) {
+	info := &QueueInfo{TenantID: q.Tenant, Queue: q.Queue, Pollers: polling}
 	if info.Pollers == nil {
 		info.Pollers = []PollerInfo{}
 	}
@@ -247,13 +193,13 @@ func readyEntryTime(key []byte) time.Time {
 // readyQueues answers the queues of tenant (of every tenant when tenant is
 // "") that hold ready entries, skipping from one queue to the next with one
 // bounded read each: O(queues), never a scan of the entries.
-func (e *queues) readyQueues(ctx context.Context, tenant string) ([]queueRef, error) {
-	var out []queueRef
+func (e *queues) readyQueues(ctx context.Context, tenant string) ([]pollers.Ref, error) {
+	var out []pollers.Ref
 	prefix := store.KeyPrefix("op")
 	if tenant != "" {
 		prefix = store.KeyPrefix("op", tenant)
 	}
-	start, end := prefix, prefixEnd(prefix)
+	start, end := prefix, store.PrefixEnd(prefix)
 	for len(out) < maxListedQueues {
 		res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: 1})
 		if err != nil || len(res.Items) == 0 {
@@ -263,8 +209,8 @@ func (e *queues) readyQueues(ctx context.Context, tenant string) ([]queueRef, er
 		if err != nil || len(parts) < 3 {
 			return out, nil // not ours to read: stop here
 		}
-		out = append(out, queueRef{parts[1], parts[2]})
-		start = prefixEnd(queuePrefix(parts[1], parts[2]))
+		out = append(out, pollers.Ref{Tenant: parts[1], Queue: parts[2]})
+		start = store.PrefixEnd(queuePrefix(parts[1], parts[2]))
 	}
 	return out, nil
 }
@@ -273,97 +219,23 @@ func (e *queues) readyQueues(ctx context.Context, tenant string) ([]queueRef, er
 // queue when queue is "", of every tenant when tenant is also "". They are
 // the unexpired records of the other processes and this one's own from
 // memory, merged per worker.
-func (e *queues) pollersOf(ctx context.Context, tenant, queue string) (map[queueRef][]PollerInfo, error) {
-	prefix := store.KeyPrefix("wk")
-	switch {
-	case tenant != "" && queue != "":
-		prefix = pollerPrefix(tenant, queue)
-	case tenant != "":
-		prefix = pollerPrefix(tenant)
-	}
+func (e *queues) pollersOf(ctx context.Context, tenant, queue string) (map[pollers.Ref][]PollerInfo, error) {
 	now := e.engine().now()
-	var recs []pollerRecord
-	for after := []byte(nil); ; {
-		res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: prefix, After: after, Limit: 1000})
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range res.Items {
-			var r pollerRecord
-			if json.Unmarshal(it.Value, &r) != nil || r.FormatVersion > recordVersion ||
-				r.Process == e.cfg.Owner || !r.ExpiresAt.After(now) {
-				continue // unreadable, a newer weftd's (refused, not guessed at), this process's own or expired
-			}
-			recs = append(recs, r)
-		}
-		if res.Next == nil || len(recs) >= StatsCap {
-			break
-		}
-		after = res.Next
+	recs, err := pollers.Live(ctx, e.store, tenant, queue, e.cfg.Owner, recordVersion, now, StatsCap)
+	if err != nil {
+		return nil, err
 	}
 	for _, p := range e.dispatch.Pollers.Snapshot() {
 		if (tenant == "" || p.Tenant == tenant) && (queue == "" || p.Queue == queue) {
 			recs = append(recs, e.recordOf(p, now))
 		}
 	}
-	return mergePollers(recs), nil
-}
-
-// mergePollers merges the records of one worker in several processes: its
-// latest poll, the sum of its tasks, the union of its names.
-func mergePollers(recs []pollerRecord) map[queueRef][]PollerInfo {
-	type key struct {
-		queueRef
-		worker string
-	}
-	merged := map[key]*pollerRecord{}
-	for i := range recs {
-		r := &recs[i]
-		k := key{queueRef{r.TenantID, r.Queue}, r.WorkerID}
-		m := merged[k]
-		if m == nil {
-			merged[k] = r
-			continue
-		}
-		if r.LastPoll.After(m.LastPoll) {
-			m.LastPoll = r.LastPoll
-		}
-		m.Polling = m.Polling || r.Polling
-		m.InFlight += r.InFlight
-		m.Names = append(m.Names, r.Names...)
-	}
-	out := map[queueRef][]PollerInfo{}
-	for k, r := range merged {
-		out[k.queueRef] = append(out[k.queueRef], pollerInfo(r))
-	}
-	for _, ps := range out {
-		slices.SortFunc(ps, func(a, b PollerInfo) int { return strings.Compare(a.WorkerID, b.WorkerID) })
-	}
-	return out
-}
-
-// pollerInfo answers a merged record as the engine's API says it.
-func pollerInfo(r *pollerRecord) PollerInfo {
-	p := PollerInfo{WorkerID: r.WorkerID, LastPoll: r.LastPoll, Polling: r.Polling, InFlight: r.InFlight,
-		Activities: []string{}, Compensations: []string{}, Verifiable: []string{}}
-	names := slices.Clone(r.Names)
-	slices.Sort(names)
-	for _, n := range slices.Compact(names) {
-		switch kind, name, _ := strings.Cut(n, ":"); kind {
-		case "a":
-			p.Activities = append(p.Activities, name)
-		case "c":
-			p.Compensations = append(p.Compensations, name)
-		case "v":
-			p.Verifiable = append(p.Verifiable, name)
-		}
-	}
-	return p
+	return pollers.Merge(recs), nil
 }
 
 // recordOf answers this process's record of a poller at now.
-func (e *queues) recordOf(p dispatch.Poller, now time.Time) pollerRecord {
-	return pollerRecord{FormatVersion: recordVersion, TenantID: p.Tenant, Queue: p.Queue, WorkerID: p.Worker,
+func (e *queues) recordOf(p dispatch.Poller, now time.Time) pollers.Record {
+	return pollers.Record{FormatVersion: recordVersion, TenantID: p.Tenant, Queue: p.Queue, WorkerID: p.Worker,
 		Process: e.cfg.Owner, LastPoll: p.LastPoll.UTC(), Polling: p.Polling > 0, InFlight: len(p.Tokens),
 		Names: p.Names, ExpiresAt: now.Add(3 * e.cfg.PollerRefresh)}
 }
@@ -402,7 +274,7 @@ func (e *background) publishPollers(ctx context.Context) error {
 	var ops []store.Op
 	var settled []func()
 	for _, p := range e.dispatch.Pollers.Due(now.Add(-e.cfg.PollerRefresh)) {
-		key := pollerKey(p.Tenant, p.Queue, p.Worker, e.cfg.Owner)
+		key := pollers.Key(p.Tenant, p.Queue, p.Worker, e.cfg.Owner)
 		if e.dispatch.Pollers.Forget(p.PollerKey, now.Add(-e.cfg.PollerTTL)) {
 			ops = append(ops, store.Delete(key))
 			continue
@@ -460,32 +332,7 @@ func (e *background) sweepPollers(ctx context.Context, now time.Time) error {
 	if !e.pollerSweep.due(now, pollerSweepEvery*e.cfg.PollerRefresh) {
 		return nil
 	}
-	cas := e.store.Capabilities().ConditionalBatch
-	var errs []error
-	for after := []byte(nil); ; {
-		res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: store.KeyPrefix("wk"), After: after, Limit: 1000})
-		if err != nil {
-			return err
-		}
-		for _, it := range res.Items {
-			var r pollerRecord
-			if json.Unmarshal(it.Value, &r) == nil && (r.ExpiresAt.After(now) || r.FormatVersion > recordVersion) {
-				continue // live, or a newer weftd's to sweep
-			}
-			b := &store.Batch{Ops: []store.Op{store.Delete(it.Key)}}
-			if cas {
-				b.Conditions = []store.Condition{store.IfVersion(it.Key, it.Version)}
-			}
-			var cf *store.ConditionFailedError
-			if _, err := e.store.Commit(ctx, b); err != nil && !errors.As(err, &cf) {
-				errs = append(errs, err)
-			}
-		}
-		if res.Next == nil {
-			return errors.Join(errs...)
-		}
-		after = res.Next
-	}
+	return pollers.Sweep(ctx, e.store, recordVersion, now)
 }
 
 // pacer answers due at most once per interval.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/internal/pollers"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -120,7 +121,7 @@ func scenarioPollers_AStoppedProcessesRecordsExpireAndAreSwept(t *testing.T, b *
 }
 
 func scenarioPollers_ANewerWeftdsRecordIsNeitherListedNorSwept(t *testing.T, b *bundle) {
-	key := pollerKey(tenant, "default", "w-new", "engine-newer")
+	key := pollers.Key(tenant, "default", "w-new", "engine-newer")
 	value := []byte(`{"version": 2, "tenant_id": "tenant-a", "queue": "default", "worker_id": "w-new", "expires_at": "2000-01-01T00:00:00Z"}`)
 	_, err := b.store.Commit(b.ctx, &store.Batch{Ops: []store.Op{store.Put(key, value)}})
 	require.NoError(t, err)
