@@ -15,7 +15,8 @@
 // concurrency slots and the run queue in engine/internal/admission; the
 // run's log, checkpoint and outbox as stored in engine/runlog; the
 // ownership modes and the fencing tenure in engine/internal/ownership; the
-// poller records in engine/internal/pollers. None
+// poller records in engine/internal/pollers; the records a signal's or a
+// manual completion's acceptance leaves in engine/internal/acceptance. None
 // imports the engine.
 //
 // It decides and commits; what a committed decision did reaches the callers

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/weft-dev/weft/engine/internal/acceptance"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -70,7 +71,7 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletionPar
 			return nil, err
 		}
 	}
-	key := manualCompletionKey(m.RunID, m.ActionID, m.CompletionToken)
+	key := acceptance.ManualKey(m.RunID, m.ActionID, m.CompletionToken)
 	if prior, err := priorManual(ctx, e.store, key); prior != nil || err != nil {
 		return prior, err
 	}
@@ -121,16 +122,9 @@ var errDuplicateManual = errors.New("manual completion already accepted")
 
 // priorManual answers a stored manual completion, or nil.
 func priorManual(ctx context.Context, st store.Store, key []byte) (*ManualCompletionResult, error) {
-	item, err := st.Get(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
+	prior, err := acceptance.PriorManual(ctx, st, key)
+	if prior == nil || err != nil {
 		return nil, err
 	}
-	var r runstate.ManualResult
-	if err := json.Unmarshal(item.Value, &r); err != nil {
-		return nil, err
-	}
-	return &ManualCompletionResult{Result: r, Duplicate: true}, nil
+	return &ManualCompletionResult{Result: *prior, Duplicate: true}, nil
 }

@@ -206,27 +206,3 @@ func timerKey(due time.Time, runID, kind, ref string) []byte {
 func timerRange(now time.Time) (start, end []byte) {
 	return store.KeyPrefix("tmr"), store.KeyPrefix("tmr", store.Time(now.Add(time.Nanosecond)))
 }
-
-// signalKey holds an accepted signal's payload (docs/semantics.md#accepted-signal-record).
-func signalKey(runID, name, id string) []byte { return store.Key("sig", runID, name, id) }
-
-// signalAcceptedKey holds the accepted-response record of a signal; an
-// additive prefix, so readers of sig: never mistake it for a payload.
-func signalAcceptedKey(runID, name, id string) []byte { return store.Key("sigr", runID, name, id) }
-
-// manualCompletionKey holds the result of a manual completion, keyed by spec
-// 000 §3.3's idempotency tuple.
-func manualCompletionKey(runID, actionID, token string) []byte {
-	return store.Key("mc", runID, actionID, token)
-}
-
-// signalExpiryKey indexes accepted-response records by expiry, so retention
-// visits only what has expired.
-func signalExpiryKey(expires time.Time, runID, name, id string) []byte {
-	return store.Key("sigx", store.Time(expires), runID, name, id)
-}
-
-// signalExpiryRange bounds the index entries expired at now.
-func signalExpiryRange(now time.Time) (start, end []byte) {
-	return store.KeyPrefix("sigx"), store.KeyPrefix("sigx", store.Time(now.Add(time.Nanosecond)))
-}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/weft-dev/weft/engine/internal/acceptance"
 	"github.com/weft-dev/weft/engine/internal/admission"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/retention"
@@ -163,10 +164,10 @@ func runRecords(runID string) retention.Records {
 		runlog.EventPrefix(runID),
 		runlog.IdemPrefix(runID),
 		taskPrefix(runID),
-		store.KeyPrefix("sig", runID),
-		store.KeyPrefix("sigr", runID),
+		acceptance.PayloadPrefix(runID),
+		acceptance.RecordPrefix(runID),
 		store.KeyPrefix("rec", runID),
-		store.KeyPrefix("mc", runID),
+		acceptance.ManualPrefix(runID),
 		store.KeyPrefix("obr", runID),
 	}}
 }
@@ -193,10 +194,10 @@ func (r removal) Derived(prefix []byte, value []byte) {
 		if !t.HeartbeatDue.IsZero() {
 			c.clearTimer(t.HeartbeatDue, timerHeartbeat, t.TaskID)
 		}
-	case string(store.KeyPrefix("sigr", c.run.RunID)):
-		var r acceptedRecord
+	case string(acceptance.RecordPrefix(c.run.RunID)):
+		var r acceptance.Record
 		if json.Unmarshal(value, &r) == nil && !r.ExpiresAt.IsZero() {
-			c.del(signalExpiryKey(r.ExpiresAt, r.RunID, r.SignalName, r.SignalID))
+			c.del(acceptance.ExpiryKey(r.ExpiresAt, r.RunID, r.SignalName, r.SignalID))
 		}
 	}
 }

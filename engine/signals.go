@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weft-dev/weft/engine/internal/acceptance"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -26,27 +27,9 @@ const DefaultSignalRetention = 7 * 24 * time.Hour
 // MaxSignalIDBytes bounds a signal_id (docs/semantics.md#signal-idempotency).
 const MaxSignalIDBytes = 128
 
-// AcceptedSignal is the canonical AcceptedSignalResult (docs/semantics.md#accepted-signal-record).
-type AcceptedSignal struct {
-	Accepted         bool      `json:"accepted"`
-	RunID            string    `json:"run_id"`
-	SignalName       string    `json:"signal_name"`
-	SignalID         string    `json:"signal_id"`
-	AcceptedAt       time.Time `json:"accepted_at"`
-	SignalStorageKey string    `json:"signal_storage_key"`
-}
-
-// acceptedRecord is the persisted accepted-response record (docs/semantics.md#accepted-signal-record).
-type acceptedRecord struct {
-	FormatVersion    int            `json:"version"`
-	RunID            string         `json:"workflow_id"`
-	SignalName       string         `json:"signal_name"`
-	SignalID         string         `json:"signal_id"`
-	SignalStorageKey string         `json:"signal_storage_key"`
-	Response         AcceptedSignal `json:"response"`
-	AcceptedAt       time.Time      `json:"accepted_at"`
-	ExpiresAt        time.Time      `json:"expires_at"`
-}
+// AcceptedSignal is the canonical AcceptedSignalResult
+// (docs/semantics.md#accepted-signal-record; package acceptance).
+type AcceptedSignal = acceptance.Signal
 
 // SignalParams is a signal to a run.
 type SignalParams struct {
@@ -135,12 +118,12 @@ func (e *signals) deliver(ctx context.Context, p SignalParams, kind runstate.Sig
 	_, err := (*Engine)(e).mutate(ctx, p.RunID, decide.ActorOf(p.Actor), func(ch *change) error {
 		rejected = nil // a decision made again decides afresh
 		if idempotent {
-			if _, err := ch.e.store.Get(ch.ctx, signalKey(p.RunID, name, id)); err == nil {
+			if _, err := ch.e.store.Get(ch.ctx, acceptance.PayloadKey(p.RunID, name, id)); err == nil {
 				return errDuplicateSignal // accepted while this request waited its turn
 			}
 		}
 		result = AcceptedSignal{Accepted: true, RunID: p.RunID, SignalName: name, SignalID: id, AcceptedAt: ch.now,
-			SignalStorageKey: string(signalKey(p.RunID, name, id))}
+			SignalStorageKey: string(acceptance.PayloadKey(p.RunID, name, id))}
 		sp := ch.savepoint()
 		ch.recordAcceptance(kind, result, p.Payload, p.Compensate)
 		if err := apply(ch, result); err != nil {
@@ -153,8 +136,8 @@ func (e *signals) deliver(ctx context.Context, p SignalParams, kind runstate.Sig
 		}
 		return nil
 	})
-	if idempotent && (errors.Is(err, errDuplicateSignal) || conflictOn(err, signalAcceptedKey(p.RunID, name, id)) ||
-		conflictOn(err, signalKey(p.RunID, name, id))) {
+	if idempotent && (errors.Is(err, errDuplicateSignal) || conflictOn(err, acceptance.RecordKey(p.RunID, name, id)) ||
+		conflictOn(err, acceptance.PayloadKey(p.RunID, name, id))) {
 		return priorAcceptance(ctx, e.store, p.RunID, name, id)
 	}
 	if err == nil && rejected != nil {
@@ -181,31 +164,17 @@ func isRejection(err error) bool {
 }
 
 // priorAcceptance answers the stored result of an earlier acceptance, or the
-// indeterminate fault when only the payload is durable (docs/semantics.md#signal-crash-window), or nil when the signal is new.
-//
-// The payload is read first: both records are written in one batch, so once
-// the payload is visible an accepted record that is missing is really
-// missing, not merely not yet read.
+// indeterminate fault when only the payload is durable
+// (docs/semantics.md#signal-crash-window), or nil when the signal is new.
 func priorAcceptance(ctx context.Context, st store.Store, runID, name, id string) (*SignalResult, error) {
-	_, err := st.Get(ctx, signalKey(runID, name, id))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	item, err := st.Get(ctx, signalAcceptedKey(runID, name, id))
-	if errors.Is(err, store.ErrNotFound) {
+	prior, err := acceptance.PriorSignal(ctx, st, runID, name, id)
+	if errors.Is(err, acceptance.ErrIndeterminate) {
 		return nil, errSignalIndeterminate(runID, name, id)
 	}
-	if err != nil {
+	if prior == nil || err != nil {
 		return nil, err
 	}
-	var rec acceptedRecord
-	if err := json.Unmarshal(item.Value, &rec); err != nil {
-		return nil, err
-	}
-	return &SignalResult{Result: rec.Response, Duplicate: true}, nil
+	return &SignalResult{Result: *prior, Duplicate: true}, nil
 }
 
 // errDuplicateSignal ends a decision that found the signal already accepted.
@@ -214,8 +183,8 @@ var errDuplicateSignal = errors.New("signal already accepted")
 // recordAcceptance writes the payload and the accepted-response record, both
 // on condition that neither exists, and logs SignalAccepted.
 func (c *recorder) recordAcceptance(kind runstate.SignalKind, acc AcceptedSignal, payload json.RawMessage, compensate bool) {
-	sigKey := signalKey(acc.RunID, acc.SignalName, acc.SignalID)
-	accKey := signalAcceptedKey(acc.RunID, acc.SignalName, acc.SignalID)
+	sigKey := acceptance.PayloadKey(acc.RunID, acc.SignalName, acc.SignalID)
+	accKey := acceptance.RecordKey(acc.RunID, acc.SignalName, acc.SignalID)
 	c.require(store.IfAbsent(accKey))
 	c.require(store.IfAbsent(sigKey))
 	if len(payload) == 0 {
@@ -223,10 +192,10 @@ func (c *recorder) recordAcceptance(kind runstate.SignalKind, acc AcceptedSignal
 	}
 	c.ops = append(c.ops, store.Put(sigKey, payload))
 	expires := acc.AcceptedAt.Add(c.e.cfg.SignalRetention)
-	c.put(accKey, acceptedRecord{FormatVersion: recordVersion, RunID: acc.RunID, SignalName: acc.SignalName,
+	c.put(accKey, acceptance.Record{FormatVersion: recordVersion, RunID: acc.RunID, SignalName: acc.SignalName,
 		SignalID: acc.SignalID, SignalStorageKey: acc.SignalStorageKey, Response: acc, AcceptedAt: acc.AcceptedAt,
 		ExpiresAt: expires})
-	c.ops = append(c.ops, store.Put(signalExpiryKey(expires, acc.RunID, acc.SignalName, acc.SignalID), nil))
+	c.ops = append(c.ops, store.Put(acceptance.ExpiryKey(expires, acc.RunID, acc.SignalName, acc.SignalID), nil))
 	c.state.SignalCount++
 	c.emit(runstate.EvSignalAccepted, "", c.state.SignalCount, 0, runstate.EventData{SignalKind: kind, SignalName: acc.SignalName,
 		SignalID: acc.SignalID, SignalStorageKey: acc.SignalStorageKey, AcceptedAt: acc.AcceptedAt, Actor: c.actor, Compensate: compensate})

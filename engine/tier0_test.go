@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/acceptance"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -45,8 +46,8 @@ func scenarioSignalRetention_ExpiredRecordsGoAndARetryIsANewSignal(t *testing.T,
 	require.Equal(t, first.Result, again.Result)
 	b.clock.Advance(time.Minute)
 	b.tick()
-	require.False(t, b.exists(signalAcceptedKey(runID, "first", id)))
-	require.False(t, b.exists(signalKey(runID, "first", id)))
+	require.False(t, b.exists(acceptance.RecordKey(runID, "first", id)))
+	require.False(t, b.exists(acceptance.PayloadKey(runID, "first", id)))
 	after, err := b.signal(runID, "first", &id)
 	require.NoError(t, err)
 	require.False(t, after.Duplicate, "after retention the retry is a new signal")
@@ -60,7 +61,7 @@ func scenarioSignalRetention_KeepsASignalTheRunHasNotConsumed(t *testing.T, b *b
 	require.NoError(t, err)
 	b.clock.Advance(2 * time.Hour)
 	b.tick()
-	require.True(t, b.exists(signalKey(runID, "not-yet-awaited", id)), "an unconsumed payload is never removed")
+	require.True(t, b.exists(acceptance.PayloadKey(runID, "not-yet-awaited", id)), "an unconsumed payload is never removed")
 	dup, err := b.signal(runID, "not-yet-awaited", &id)
 	require.NoError(t, err)
 	require.True(t, dup.Duplicate)
@@ -71,7 +72,7 @@ func scenarioSignal_OnlyThePayloadDurableAnswersAcceptanceIndeterminate(t *testi
 	id := "crashed:between"
 	// The crash window of docs/semantics.md#signal-crash-window: the payload was appended, its accepted
 	// response was not (an older writer, or a record lost to an operator).
-	_, err := b.store.Commit(b.ctx, &store.Batch{Ops: []store.Op{store.Put(signalKey(runID, "go", id), []byte(`{"secret":"payload"}`))}})
+	_, err := b.store.Commit(b.ctx, &store.Batch{Ops: []store.Op{store.Put(acceptance.PayloadKey(runID, "go", id), []byte(`{"secret":"payload"}`))}})
 	require.NoError(t, err)
 	before := b.run(runID)
 	_, err = b.signal(runID, "go", &id)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/acceptance"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -132,18 +133,13 @@ func (c dueTimer) heartbeatDue(task *taskRecord, token string) error {
 // record until the run consumes it or ends. Each removal is a change to the
 // run, so it is fenced like every other write to it.
 func (e *background) expireSignals(ctx context.Context) error {
-	start, end := signalExpiryRange(e.engine().now())
-	res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: 256})
+	expired, err := acceptance.ExpiredAt(ctx, e.store, e.engine().now())
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, it := range res.Items {
-		parts, err := store.SplitKey(it.Key)
-		if err != nil || len(parts) != 5 {
-			continue // not ours to judge: leave what we cannot read
-		}
-		errs = append(errs, e.expireSignal(ctx, it.Key, parts[2], parts[3], parts[4]))
+	for _, x := range expired {
+		errs = append(errs, e.expireSignal(ctx, x.IndexKey, x.RunID, x.Name, x.ID))
 	}
 	return errors.Join(errs...)
 }
@@ -156,12 +152,12 @@ func (e *background) expireSignal(ctx context.Context, indexKey []byte, runID, n
 		for _, p := range ch.state.Signals {
 			if p.Name == name && p.ID == id && !ch.state.Status.Terminal() {
 				// Still waiting to be consumed: look again one retention later.
-				ch.ops = append(ch.ops, store.Put(signalExpiryKey(ch.now.Add(e.cfg.SignalRetention), runID, name, id), nil))
+				ch.ops = append(ch.ops, store.Put(acceptance.ExpiryKey(ch.now.Add(e.cfg.SignalRetention), runID, name, id), nil))
 				return nil
 			}
 		}
-		ch.del(signalAcceptedKey(runID, name, id))
-		ch.del(signalKey(runID, name, id))
+		ch.del(acceptance.RecordKey(runID, name, id))
+		ch.del(acceptance.PayloadKey(runID, name, id))
 		return nil
 	})
 	var cf *store.ConditionFailedError
