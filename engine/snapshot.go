@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,7 +124,7 @@ func (e *Engine) ListRuns(ctx context.Context, p ListRunsParams) (*ListRunsResul
 }
 
 func (p ListRunsParams) matches(s *runstate.Snapshot) bool {
-	if len(p.Statuses) > 0 && !containsStatus(p.Statuses, s.Status) {
+	if len(p.Statuses) > 0 && !slices.Contains(p.Statuses, s.Status) {
 		return false
 	}
 	switch {
@@ -136,15 +137,6 @@ func (p ListRunsParams) matches(s *runstate.Snapshot) bool {
 		return false
 	}
 	return true
-}
-
-func containsStatus(list []runstate.RunStatus, s runstate.RunStatus) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ListEventsResult is one page of a run's events.
