@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
-	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -147,9 +146,6 @@ func (t *taskRecord) readyKey() string {
 // the run's log — events, checkpoint, outbox — is engine/runlog's.
 // Components go through the store's escaping codec, so no identifier can
 // collide with another or break out of its prefix.
-
-// checkpointKey is runlog.CheckpointKey, under the name submit.go uses.
-func checkpointKey(runID string) []byte { return runlog.CheckpointKey(runID) }
 
 // runKey holds a run's immutable record: definition, context, input.
 func runKey(runID string) []byte { return store.Key("wf", runID) }

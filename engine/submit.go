@@ -10,6 +10,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -261,7 +262,7 @@ func (c *change) dropTransientWrites() {
 
 // submitted reports whether the run's checkpoint exists (an ambiguous commit landed).
 func (e *submissions) submitted(ctx context.Context, runID string) (bool, error) {
-	_, err := e.store.Get(ctx, checkpointKey(runID))
+	_, err := e.store.Get(ctx, runlog.CheckpointKey(runID))
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}
