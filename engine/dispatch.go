@@ -159,7 +159,7 @@ type AwaitParams struct {
 // It answers the context's error when ctx ends first.
 func (e *Engine) AwaitRun(ctx context.Context, p AwaitParams) (*runstate.Snapshot, error) {
 	runID := p.RunID
-	rec, err := e.runFor(ctx, p.TenantID, runID)
+	rec, err := e.records.runFor(ctx, p.TenantID, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +251,7 @@ func (e *workers) giveBackOne(ctx context.Context, task *Task) error {
 		actor: "weft:undelivered",
 		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
 			var err error
-			t, version, err = e.loadTask(ctx, task.TaskID)
+			t, version, err = e.records.loadTask(ctx, task.TaskID)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				return "", true, nil

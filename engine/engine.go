@@ -178,11 +178,14 @@ func (c Config) validate() error {
 
 // Engine drives runs. It is safe for concurrent use.
 type Engine struct {
-	cfg Config
-	records
-	clock Clock
-	log   *slog.Logger
-	locks locks
+	cfg   Config
+	store store.Store
+	// records reads run records, checkpoints and task records through the
+	// caches of what this engine committed or read (checkpoint.go).
+	records records
+	clock   Clock
+	log     *slog.Logger
+	locks   locks
 	// dispatch carries committed decisions to the polls and watches that
 	// wait on them: wake-ups, hand-offs, queue hints.
 	dispatch *dispatch.Dispatcher[*Task]
@@ -201,7 +204,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, records: newRecords(cfg.Store), clock: cfg.Clock, log: cfg.Logger, own: newTenures(cfg),
+	e := &Engine{cfg: cfg, store: cfg.Store, records: newRecords(cfg.Store), clock: cfg.Clock, log: cfg.Logger, own: newTenures(cfg),
 		alert: cfg.Alerts}
 	dcfg := dispatch.Config[*Task]{Now: cfg.Clock.Now, Interval: cfg.PollInterval, Log: cfg.Logger,
 		Hints: cfg.Ownership == SingleOwner, GiveBack: (*workers)(e).giveBack}

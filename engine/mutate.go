@@ -296,11 +296,11 @@ func (e *pipeline) startingState(ctx context.Context, runID string, d decision, 
 	if d.newRun != nil {
 		return d.newRun, d.initial.Clone(), 0, false, nil
 	}
-	run, err := e.loadRun(ctx, runID)
+	run, err := e.records.loadRun(ctx, runID)
 	if err != nil {
 		return nil, nil, 0, false, err
 	}
-	state, version, cached, err := e.checkpointToDecideOn(ctx, runID, fresh)
+	state, version, cached, err := e.records.checkpointToDecideOn(ctx, runID, fresh)
 	if err == nil && state.Removing && !d.removal {
 		return nil, nil, 0, false, runNotFound(runID)
 	}
@@ -347,17 +347,17 @@ func (e *pipeline) decideOnce(ctx context.Context, runID string, d decision, fre
 	}
 	res, err := ch.commitWithinBudget(ctx, batch)
 	if err != nil {
-		e.checkpoints.Remove(runID) // it may be stale, or the commit may have applied
-		e.forgetTasks(ch)
+		e.records.checkpoints.Remove(runID) // it may be stale, or the commit may have applied
+		e.records.forgetTasks(ch)
 	}
 	var cf *store.ConditionFailedError
 	switch {
 	case err == nil:
 		committed = true
 		if ch.dirty && !ch.removesRun {
-			e.checkpointCommitted(runID, res.Versions[0], ch.state)
+			e.records.checkpointCommitted(runID, res.Versions[0], ch.state)
 		}
-		e.tasksCommitted(ch, batch, res)
+		e.records.tasksCommitted(ch, batch, res)
 		e.dispatch.Settle(ch.effects(), true)
 		for _, a := range ch.alerts {
 			e.alert(ch.ctx, a.name, a.attrs...)

@@ -312,7 +312,7 @@ func (e *background) settledTokens(ctx context.Context, tokens []string) ([]stri
 			gone = append(gone, token)
 			continue
 		}
-		t, _, err := e.loadTask(ctx, taskID)
+		t, _, err := e.records.loadTask(ctx, taskID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			gone = append(gone, token)

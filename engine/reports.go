@@ -181,7 +181,7 @@ func (e *workers) report(ctx context.Context, r ReportParams, result string,
 		actor: decide.WorkerActor(r.WorkerID),
 		prepare: func(ctx context.Context, fresh bool) (string, bool, error) {
 			var err error
-			t, version, cached, err = e.claimedTask(ctx, taskID, r.Token, fresh) // checkpoint.go
+			t, version, cached, err = e.records.claimedTask(ctx, taskID, r.Token, fresh) // checkpoint.go
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				return "", false, claimLost(taskID, "")
@@ -209,7 +209,7 @@ func (e *workers) report(ctx context.Context, r ReportParams, result string,
 		},
 		lostRace: func(err error) bool {
 			if conflictOn(err, taskKey(taskID)) || (cached && CodeOf(err) == CodeTaskClaimLost) {
-				e.tasks.Remove(taskID) // a heartbeat, a timer or another engine changed the task: look again
+				e.records.tasks.Remove(taskID) // a heartbeat, a timer or another engine changed the task: look again
 				return true
 			}
 			return false
@@ -271,7 +271,7 @@ func (e *workers) heartbeat(ctx context.Context, tenantID, token string) (*Heart
 	_, err = e.engine().commitDecision(ctx, decision{
 		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
 			var err error
-			t, version, err = e.loadTask(ctx, taskID)
+			t, version, err = e.records.loadTask(ctx, taskID)
 			switch {
 			case errors.Is(err, store.ErrNotFound) || (err == nil && t.TenantID != tenantID):
 				return "", false, claimLost(taskID, "")

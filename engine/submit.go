@@ -191,7 +191,7 @@ func (e *submissions) persistSubmission(ctx context.Context, rec *runRecord, p S
 	case err == nil:
 		// The run is driven next (the start, the first poll): keep what was
 		// just written so that nothing needs reading back.
-		e.runs.Put(rec.RunID, rec)
+		e.records.runs.Put(rec.RunID, rec)
 		if ch == nil {
 			return "", nil, nil
 		}
@@ -276,7 +276,7 @@ func (e *submissions) existingRun(ctx context.Context, rrKey []byte, rec *runRec
 	if err != nil {
 		return "", err
 	}
-	prior, err := e.loadRun(ctx, string(item.Value))
+	prior, err := e.records.loadRun(ctx, string(item.Value))
 	if err != nil {
 		return "", err
 	}
@@ -311,7 +311,7 @@ func (e *Engine) StartRun(ctx context.Context, p StartParams) (*runstate.Snapsho
 
 // start triggers a submitted run: StartRun.
 func (e *submissions) start(ctx context.Context, tenantID, runID, actor string) (*runstate.Snapshot, error) {
-	if _, err := e.runFor(ctx, tenantID, runID); err != nil {
+	if _, err := e.records.runFor(ctx, tenantID, runID); err != nil {
 		return nil, err
 	}
 	if _, err := e.engine().mutate(ctx, runID, decide.ActorOf(actor), triggerDecision((*decide.Decision).Start)); err != nil {

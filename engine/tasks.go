@@ -232,7 +232,7 @@ var errSkipTask = errors.New("task not claimable now")
 
 // claim hands one task to the worker, or answers nil when it cannot.
 func (e *workers) claim(ctx context.Context, taskID string, p PollParams, names map[string]bool) (*Task, error) {
-	t, version, err := e.loadTask(ctx, taskID)
+	t, version, err := e.records.loadTask(ctx, taskID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}

@@ -49,7 +49,7 @@ func (e *background) fire(ctx context.Context, key, value []byte) error {
 	var taskVersion uint64
 	if t.Kind == timerAttempt || t.Kind == timerHeartbeat || t.Kind == timerStart {
 		var err error
-		task, taskVersion, err = e.loadTask(ctx, t.Ref)
+		task, taskVersion, err = e.records.loadTask(ctx, t.Ref)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
