@@ -198,6 +198,10 @@ func asJSON(t *testing.T, v []byte) []byte {
 		var s runstate.State
 		require.NoError(t, runcodec.DecodeState(v, &s))
 		decoded = &s
+	case runcodec.IsTask(v):
+		var task taskRecord
+		require.NoError(t, decodeTaskRecord(v, &task))
+		decoded = &task
 	default:
 		return v
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/weft-dev/weft/engine/eventpb"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -120,17 +121,23 @@ func (c *recorder) rollback(sp savepoint) {
 	c.state.LastSeq, c.state.SignalCount, c.dirty = sp.lastSeq, sp.signals, sp.dirty
 }
 
-// put writes a JSON record.
+// put writes a record: a task record in binary (runcodec), any other as JSON.
 func (c *recorder) put(key []byte, v any) {
+	if t, ok := v.(*taskRecord); ok {
+		b := runcodec.AppendTask(make([]byte, 0, taskRecordSize), t.stored())
+		c.ops = append(c.ops, store.Put(key, b))
+		c.notePutTask(key, t, b)
+		return
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("engine: record %T does not marshal: %v", v, err))
 	}
 	c.ops = append(c.ops, store.Put(key, b))
-	if t, ok := v.(*taskRecord); ok {
-		c.notePutTask(key, t, b)
-	}
 }
+
+// taskRecordSize is room for a claimed task record in binary.
+const taskRecordSize = 256
 
 // del deletes a key.
 func (c *recorder) del(key []byte) { c.ops = append(c.ops, store.Delete(key)) }

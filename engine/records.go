@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -70,7 +71,8 @@ const (
 	taskLost    taskState = "lost"
 )
 
-// taskRecord is a task's durable state, at task:{id}.
+// taskRecord is a task's durable state, at task:{id}, stored in binary
+// (runcodec.Task, docs/persisted-format.md#binary-records).
 type taskRecord struct {
 	FormatVersion  int       `json:"version"`
 	TaskID         string    `json:"task_id"`
@@ -101,6 +103,32 @@ type taskRecord struct {
 	// Result is how a done task ended ("completed" or "failed"), so that a
 	// duplicate report with the same token is recognised.
 	Result string `json:"result,omitempty"`
+}
+
+// stored answers the record as runcodec stores it.
+func (t *taskRecord) stored() *runcodec.Task {
+	return &runcodec.Task{FormatVersion: t.FormatVersion, TaskID: t.TaskID, RunID: t.RunID, TenantID: t.TenantID,
+		ActionID: t.ActionID, Kind: string(t.Kind), Queue: t.Queue, Activity: t.Activity,
+		LogicalAttempt: t.LogicalAttempt, EngineAttempt: t.EngineAttempt, NotBefore: t.NotBefore, Seq: t.Seq,
+		Timeout: t.Timeout, HeartbeatTimeout: t.HeartbeatTimeout, State: string(t.State), Token: t.Token,
+		WorkerID: t.WorkerID, ClaimedAt: t.ClaimedAt, HeartbeatAt: t.HeartbeatAt, Deadline: t.Deadline,
+		HeartbeatDue: t.HeartbeatDue, StartDue: t.StartDue, Result: t.Result}
+}
+
+// decodeTaskRecord decodes a stored task record (binary, or the JSON of an
+// older weftd).
+func decodeTaskRecord(b []byte, t *taskRecord) error {
+	var s runcodec.Task
+	if err := runcodec.DecodeTask(b, &s); err != nil {
+		return err
+	}
+	*t = taskRecord{FormatVersion: s.FormatVersion, TaskID: s.TaskID, RunID: s.RunID, TenantID: s.TenantID,
+		ActionID: s.ActionID, Kind: TaskKind(s.Kind), Queue: s.Queue, Activity: s.Activity,
+		LogicalAttempt: s.LogicalAttempt, EngineAttempt: s.EngineAttempt, NotBefore: s.NotBefore, Seq: s.Seq,
+		Timeout: s.Timeout, HeartbeatTimeout: s.HeartbeatTimeout, State: taskState(s.State), Token: s.Token,
+		WorkerID: s.WorkerID, ClaimedAt: s.ClaimedAt, HeartbeatAt: s.HeartbeatAt, Deadline: s.Deadline,
+		HeartbeatDue: s.HeartbeatDue, StartDue: s.StartDue, Result: s.Result}
+	return nil
 }
 
 // timerKind names what a timer does when it fires.

@@ -182,7 +182,7 @@ func (r removal) Derived(prefix []byte, value []byte) {
 	switch string(prefix) {
 	case string(taskPrefix(c.run.RunID)):
 		var t taskRecord
-		if json.Unmarshal(value, &t) != nil {
+		if decodeTaskRecord(value, &t) != nil {
 			return
 		}
 		if t.State == taskReady {

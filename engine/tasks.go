@@ -220,7 +220,7 @@ func (e *records) loadTask(ctx context.Context, taskID string) (*taskRecord, uin
 		return nil, 0, err
 	}
 	var t taskRecord
-	if err := json.Unmarshal(item.Value, &t); err != nil {
+	if err := decodeTaskRecord(item.Value, &t); err != nil {
 		return nil, 0, fmt.Errorf("task %s: %w", taskID, err)
 	}
 	return &t, item.Version, nil

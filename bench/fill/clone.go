@@ -166,6 +166,12 @@ func encodeAs(format byte, b []byte, from int) ([]byte, error) {
 			return b, fmt.Errorf("render a checkpoint: %w", err)
 		}
 		return runcodec.AppendState(b[:from], &s), nil
+	case runcodec.FormatTask:
+		var task runcodec.Task
+		if err := json.Unmarshal(text, &task); err != nil {
+			return b, fmt.Errorf("render a task: %w", err)
+		}
+		return runcodec.AppendTask(b[:from], &task), nil
 	}
 	return b, fmt.Errorf("render: unknown record format %#x", format)
 }

@@ -165,7 +165,7 @@ func Compile(items []store.Item, runID, requestID string) (*Template, error) {
 	return t, t.check(stored)
 }
 
-// asJSON answers the records with every event and checkpoint in its JSON
+// asJSON answers the records with every event, checkpoint and task in its JSON
 // form, the form Compile reads identifiers in, and the binary format each
 // was stored in (0 for a record stored as JSON).
 func asJSON(items []store.Item) ([]store.Item, []byte, error) {
@@ -186,6 +186,12 @@ func asJSON(items []store.Item) ([]store.Item, []byte, error) {
 				return nil, nil, fmt.Errorf("template record %q: %w", it.Key, err)
 			}
 			v = &s
+		case runcodec.IsTask(it.Value):
+			var task runcodec.Task
+			if err := runcodec.DecodeTask(it.Value, &task); err != nil {
+				return nil, nil, fmt.Errorf("template record %q: %w", it.Key, err)
+			}
+			v = &task
 		default:
 			continue
 		}

@@ -1,7 +1,7 @@
-// Package runcodec is the stored form of a run's events and checkpoint: a
-// compact binary encoding, each record a format byte and then protobuf wire
-// fields (docs/persisted-format.md numbers them), read back into the same
-// engine/runstate values. It decodes the JSON those records were stored as
+// Package runcodec is the stored form of a run's events, checkpoint and task
+// records: a compact binary encoding, each record a format byte and then
+// protobuf wire fields (docs/persisted-format.md numbers them), read back
+// into the same engine/runstate values. It decodes the JSON those records were stored as
 // before, so a store written by an older weftd still loads. A field a
 // reader does not know is skipped, so fields can be added; a number is
 // never reused. It also writes an event's JSON, the form the event bus

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/runcodec"
+	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/memstore"
+)
+
+// fullTaskRecord answers a task record with every field set, and fails when
+// a field was added that it does not set.
+func fullTaskRecord(t *testing.T) taskRecord {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)
+	rec := taskRecord{FormatVersion: recordVersion, TaskID: "0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e/a/1/a1",
+		RunID: "0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e", TenantID: "t", ActionID: "a", Kind: TaskVerify, Queue: "q",
+		Activity: "charge", LogicalAttempt: 2, EngineAttempt: 3, NotBefore: now, Seq: 9,
+		Timeout: definition.Duration(time.Minute), HeartbeatTimeout: definition.Duration(1500 * time.Microsecond),
+		State: taskDone, Token: "0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e/a/1/a1#ab12", WorkerID: "w1",
+		ClaimedAt: now.Add(time.Second), HeartbeatAt: now.Add(2 * time.Second), Deadline: now.Add(time.Minute),
+		HeartbeatDue: now.Add(3 * time.Second), StartDue: now.Add(4 * time.Second), Result: "completed"}
+	v := reflect.ValueOf(rec)
+	for i := range v.NumField() {
+		require.False(t, v.Field(i).IsZero(), "fullTaskRecord does not set %s", v.Type().Field(i).Name)
+	}
+	return rec
+}
+
+func TestTaskRecord_StoredInBinaryKeepsEveryField(t *testing.T) {
+	rec := fullTaskRecord(t)
+	b := runcodec.AppendTask(nil, rec.stored())
+	require.True(t, runcodec.IsTask(b))
+	var got taskRecord
+	require.NoError(t, decodeTaskRecord(b, &got))
+	require.Equal(t, rec, got)
+	old, err := json.Marshal(&rec) // the JSON an older weftd wrote, which keeps milliseconds
+	require.NoError(t, err)
+	require.NoError(t, decodeTaskRecord(old, &got))
+	rec.HeartbeatTimeout = definition.Duration(time.Millisecond)
+	require.Equal(t, rec, got)
+}
+
+// asOlderWeftdTasks rewrites a run's task records in the JSON an older
+// weftd stored them as, and answers how many it rewrote.
+func asOlderWeftdTasks(t *testing.T, st store.Store, runID string) int {
+	t.Helper()
+	res, err := st.Scan(t.Context(), &store.ScanParams{Prefix: taskPrefix(runID), Limit: store.MaxScanLimit})
+	require.NoError(t, err)
+	b := &store.Batch{}
+	for _, it := range res.Items {
+		require.True(t, runcodec.IsTask(it.Value), "task records are written in binary")
+		var rec taskRecord
+		require.NoError(t, decodeTaskRecord(it.Value, &rec))
+		js, err := json.Marshal(&rec)
+		require.NoError(t, err)
+		b.Ops = append(b.Ops, store.Put(it.Key, js))
+	}
+	_, err = st.Commit(t.Context(), b)
+	require.NoError(t, err)
+	return len(b.Ops)
+}
+
+func TestPersistedFormat_TaskRecordsAnOlderWeftdStoredAsJSONAreClaimedAndReported(t *testing.T) {
+	st := memstore.New(memstore.Config{})
+	older := setupWith(t, st)
+	run := older.submit(seq("a", "b"))
+	require.Equal(t, 1, asOlderWeftdTasks(t, st, run.RunID), "a's ready task")
+
+	b := setupWith(t, st)   // a newer weftd: no cache, only the store
+	task := b.poll("act-a") // claimed from the JSON record
+	require.Equal(t, 1, asOlderWeftdTasks(t, st, run.RunID), "a's claimed task, rewritten as JSON")
+
+	c := setupWith(t, st)
+	c.complete(task, `{"a":1}`) // reported against the JSON claim
+	c.complete(c.poll("act-b"), `{"b":2}`)
+	require.Equal(t, runstate.RunCompleted, c.run(run.RunID).Status)
+	res, err := st.Scan(t.Context(), &store.ScanParams{Prefix: taskPrefix(run.RunID), Limit: store.MaxScanLimit})
+	require.NoError(t, err)
+	require.Len(t, res.Items, 2)
+	for _, it := range res.Items {
+		require.True(t, runcodec.IsTask(it.Value), "%s is written in binary again", it.Key)
+		var rec taskRecord
+		require.NoError(t, decodeTaskRecord(it.Value, &rec))
+		require.Equal(t, taskDone, rec.State)
+		require.Equal(t, "completed", rec.Result)
+	}
+}
