@@ -25,8 +25,9 @@ import (
 // declared, on the proto Event and the messages it holds: they are read from
 // the descriptors once and compiled into direct checks — string lengths and
 // patterns, UUIDs, numeric bounds, enums, required fields and oneofs — so an
-// event costs a conversion and a walk over its ruled fields, not a general
-// rule evaluator. It answers what Validate answers, violation for violation
+// event costs a walk over its ruled fields, not a general rule evaluator.
+// The envelope's fields are read on the runstate.Event as Event would
+// convert them (envelopeGetters); only the payload is converted. It answers what Validate answers, violation for violation
 // (a property test holds the two together); should the proto ever carry a
 // rule Check does not know, the compilation fails and Check is Validate.
 func Check(ev *runstate.Event) error {
@@ -34,16 +35,113 @@ func Check(ev *runstate.Event) error {
 	if err != nil {
 		return Validate(ev)
 	}
-	// No rule reaches inside a google.protobuf.Value (compileField refuses
-	// one), so the output, converted only to be served, is left out.
-	lean := *ev
-	lean.Data.Output = nil
 	var vs []definition.Violation
-	rules.check(Event(&lean).ProtoReflect(), nil, &vs)
+	if direct := directEnvelope(); direct != nil {
+		direct.check(ev, &vs)
+	} else {
+		// No rule reaches inside a google.protobuf.Value (compileField
+		// refuses one), so the output, converted only to be served, is
+		// left out.
+		lean := *ev
+		lean.Data.Output = nil
+		rules.check(Event(&lean).ProtoReflect(), nil, &vs)
+	}
 	if len(vs) == 0 {
 		return nil
 	}
 	return &SchemaError{Type: ev.Type, Violations: vs}
+}
+
+// envelopeRules check an event's envelope on the runstate.Event itself —
+// each ruled field read as Event would convert it — and convert only the
+// payload, whose oneof holds the rest of the rules.
+type envelopeRules struct {
+	fields  []envelopeField
+	payload *messageRules
+}
+
+type envelopeField struct {
+	rules *fieldRules
+	get   envelopeGetter
+}
+
+// envelopeGetter answers a field of the proto Event as Event converts it,
+// and whether the converted field is set.
+type envelopeGetter func(ev *runstate.Event) (protoreflect.Value, bool)
+
+// envelopeGetters read the envelope's fields, by their proto names.
+var envelopeGetters = map[protoreflect.Name]envelopeGetter{
+	"event_type": func(ev *runstate.Event) (protoreflect.Value, bool) { return protoreflect.ValueOfString(ev.Type), true },
+	"event_id":   func(ev *runstate.Event) (protoreflect.Value, bool) { return protoreflect.ValueOfString(ev.ID), true },
+	"run_id":     func(ev *runstate.Event) (protoreflect.Value, bool) { return protoreflect.ValueOfString(ev.RunID), true },
+	"run_seq":    func(ev *runstate.Event) (protoreflect.Value, bool) { return protoreflect.ValueOfUint64(ev.Seq), true },
+	"idempotency_key": func(ev *runstate.Event) (protoreflect.Value, bool) {
+		return protoreflect.ValueOfString(ev.IdempotencyKey), true
+	},
+	"emitted_at": func(ev *runstate.Event) (protoreflect.Value, bool) {
+		return protoreflect.Value{}, !ev.EmittedAt.IsZero()
+	},
+	"occurred_at": func(ev *runstate.Event) (protoreflect.Value, bool) {
+		return protoreflect.Value{}, !ev.OccurredAt.IsZero()
+	},
+	"emitted_by": func(ev *runstate.Event) (protoreflect.Value, bool) {
+		return protoreflect.ValueOfString(ev.EmittedBy), true
+	},
+	"step_id": func(ev *runstate.Event) (protoreflect.Value, bool) {
+		return protoreflect.ValueOfString(ev.StepID), true
+	},
+	"logical_attempt_id": func(ev *runstate.Event) (protoreflect.Value, bool) {
+		return protoreflect.ValueOfUint32(uint32(max(ev.LogicalAttempt, 0))), true
+	},
+	"engine_attempt_id": func(ev *runstate.Event) (protoreflect.Value, bool) {
+		return protoreflect.ValueOfUint32(uint32(max(ev.EngineAttempt, 0))), ev.EngineAttempt > 0
+	},
+	"plan_version": func(ev *runstate.Event) (protoreflect.Value, bool) {
+		return protoreflect.ValueOfString(ev.PlanVersion), true
+	},
+}
+
+// directEnvelope answers the envelope's rules read directly, or nil when a
+// ruled field of the envelope has no getter (or holds a message with rules
+// of its own): Check then converts the whole event.
+var directEnvelope = sync.OnceValue(func() *envelopeRules {
+	rules, err := compiledEventRules()
+	if err != nil {
+		return nil
+	}
+	out := &envelopeRules{payload: &messageRules{members: rules.members, memberOneofs: rules.memberOneofs, oneofs: rules.oneofs}}
+	for i := range rules.fields {
+		f := &rules.fields[i]
+		get, ok := envelopeGetters[f.fd.Name()]
+		if !ok || f.nested != nil {
+			return nil
+		}
+		out.fields = append(out.fields, envelopeField{rules: f, get: get})
+	}
+	return out
+})
+
+// check appends ev's violations to vs, in the order messageRules.check
+// finds them.
+func (r *envelopeRules) check(ev *runstate.Event, vs *[]definition.Violation) {
+	for _, f := range r.fields {
+		v, set := f.get(ev)
+		if !f.rules.presence {
+			set = true
+		}
+		if f.rules.required && !set {
+			*vs = append(*vs, f.rules.violation(nil, "required", "value is required"))
+			continue
+		}
+		if set {
+			f.rules.checkValue(v, nil, vs)
+		}
+	}
+	out := &weftv1.Event{}
+	if fill, ok := checkedPayloads[ev.Type]; ok {
+		fill(ev, out)
+	}
+	r.payload.check(out.ProtoReflect(), nil, vs)
 }
 
 // compiledEventRules compiles the rules of weftv1.Event once.
@@ -295,7 +393,12 @@ func (f *fieldRules) check(m protoreflect.Message, path []string, vs *[]definiti
 	if !set {
 		return // an unset field with presence is not checked
 	}
-	v := m.Get(fd)
+	f.checkValue(m.Get(fd), path, vs)
+}
+
+// checkValue checks a set field's value against its rules.
+func (f *fieldRules) checkValue(v protoreflect.Value, path []string, vs *[]definition.Violation) {
+	fd := f.fd
 	switch {
 	case fd.Kind() == protoreflect.StringKind:
 		f.checkString(v.String(), path, vs)

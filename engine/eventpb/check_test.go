@@ -135,3 +135,28 @@ func FuzzCheck_AgreesWithValidate(f *testing.F) {
 		require.Equal(t, violationsOf(t, Validate(ev)), violationsOf(t, Check(ev)))
 	})
 }
+
+func TestCheck_ReadsTheEnvelopeWithoutConvertingIt(t *testing.T) {
+	require.NotNil(t, directEnvelope(), "every ruled envelope field has a getter; otherwise Check converts the whole event")
+}
+
+// The envelope read on the runstate.Event answers what the converted event
+// answers: the same violations in the same order.
+func TestCheck_TheEnvelopeReadDirectlyAnswersWhatItsConversionAnswers(t *testing.T) {
+	rules, err := compiledEventRules()
+	require.NoError(t, err)
+	direct := directEnvelope()
+	r := rand.New(rand.NewPCG(17, 2026))
+	for range 20000 {
+		ev := randomEvent(r)
+		if r.IntN(3) == 0 {
+			ev.LogicalAttempt, ev.EngineAttempt = -r.IntN(3), -r.IntN(3)+r.IntN(3)
+		}
+		lean := *ev
+		lean.Data.Output = nil
+		var want, got []definition.Violation
+		rules.check(Event(&lean).ProtoReflect(), nil, &want)
+		direct.check(&lean, &got)
+		require.Equal(t, want, got, "event %+v", ev)
+	}
+}

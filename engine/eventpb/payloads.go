@@ -1,6 +1,8 @@
 package eventpb
 
 import (
+	"google.golang.org/protobuf/types/known/structpb"
+
 	"github.com/weft-dev/weft/engine/runstate"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
@@ -85,10 +87,7 @@ var stepPayloads = map[string]payloadFiller{
 			WorkerId: d.WorkerID, StartedAt: Timestamp(d.StartedAt)}}
 	},
 	runstate.EvStepCompleted: func(ev *runstate.Event, out *weftv1.Event) {
-		d := &ev.Data
-		out.Payload = &weftv1.Event_StepCompleted{StepCompleted: &weftv1.StepCompleted{Status: stepStatusOf(d),
-			Output: JSONValue(d.Output), Artifacts: Artifacts(d.Artifacts), CompletedAt: Timestamp(d.CompletedAt),
-			Source: d.Source}}
+		fillStepCompleted(ev, out, JSONValue(ev.Data.Output))
 	},
 	runstate.EvStepFailed: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
@@ -177,3 +176,17 @@ func sender(d *runstate.EventData) string {
 	}
 	return d.Actor
 }
+
+// fillStepCompleted fills a StepCompleted payload with the output given.
+func fillStepCompleted(ev *runstate.Event, out *weftv1.Event, output *structpb.Value) {
+	d := &ev.Data
+	out.Payload = &weftv1.Event_StepCompleted{StepCompleted: &weftv1.StepCompleted{Status: stepStatusOf(d),
+		Output: output, Artifacts: Artifacts(d.Artifacts), CompletedAt: Timestamp(d.CompletedAt),
+		Source: d.Source}}
+}
+
+// checkedPayloads are the payload fillers Check converts with: payloads,
+// except that a step's output is left out — no rule reaches inside a
+// google.protobuf.Value (compileField refuses one), and converting it is
+// the dearest part of an event.
+var checkedPayloads = map[string]payloadFiller{}
