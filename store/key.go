@@ -36,7 +36,11 @@ func Key(components ...string) []byte {
 	if len(components) == 0 {
 		return nil
 	}
-	var b []byte
+	return appendKey(make([]byte, 0, keyLen(components)), components)
+}
+
+// appendKey appends the encoded components to b.
+func appendKey(b []byte, components []string) []byte {
 	for i, c := range components {
 		if i > 0 {
 			b = append(b, Separator)
@@ -46,12 +50,30 @@ func Key(components ...string) []byte {
 	return b
 }
 
+// keyLen answers the length of the key Key encodes components into, so
+// that a key is built in one allocation.
+func keyLen(components []string) int {
+	n := len(components) - 1
+	for _, c := range components {
+		n += len(c)
+		for i := 0; i < len(c); i++ {
+			if c[i] == Escape || c[i] == Separator {
+				n += 2
+			}
+		}
+	}
+	return n
+}
+
 // KeyPrefix returns the prefix shared by every key whose leading components
 // are exactly components: the encoded components followed by Separator. Scan
 // with it to list the children of a key without matching siblings whose last
 // component merely starts the same way.
 func KeyPrefix(components ...string) []byte {
-	return append(Key(components...), Separator)
+	if len(components) == 0 {
+		return []byte{Separator}
+	}
+	return append(appendKey(make([]byte, 0, keyLen(components)+1), components), Separator)
 }
 
 // SplitKey decodes a key into its components. It fails on an empty key and on

@@ -176,3 +176,14 @@ func FuzzUint64Order(f *testing.F) {
 		}
 	})
 }
+
+func TestKey_IsBuiltInOneAllocationOfItsExactLength(t *testing.T) {
+	for _, comps := range [][]string{{"wf"}, {"wf", "run", "ev", store.Uint64(7)}, {"a:b", "%", "", "::%%"}, {"", ""}} {
+		k := store.Key(comps...)
+		require.Equal(t, len(k), cap(k), "%q", comps)
+		p := store.KeyPrefix(comps...)
+		require.Equal(t, len(p), cap(p), "%q", comps)
+		require.Equal(t, string(k)+string(store.Separator), string(p))
+		require.InDelta(t, 1, testing.AllocsPerRun(20, func() { _ = store.Key(comps...) }), 0, "%q", comps)
+	}
+}
