@@ -87,7 +87,7 @@ type keyState struct {
 // keys, draw the versions.
 func (g *group) queueReads(b *pgx.Batch) {
 	if len(g.condKeys) > 0 {
-		b.Queue(lockConditionsSQL, g.condKeys)
+		b.Queue(lockConditionsSQL, byteaArray(g.condKeys))
 	}
 	if g.nPuts > 0 {
 		b.Queue(drawVersionsSQL, g.nPuts)
@@ -114,11 +114,22 @@ func (g *group) readResults(br pgx.BatchResults) (map[string]keyState, []int64, 
 	if err != nil {
 		return nil, nil, err
 	}
-	versions, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	versions, err := drawnVersions(rows, g.nPuts)
 	if err == nil && len(versions) != g.nPuts {
 		err = fmt.Errorf("sqlstore: drew %d versions for %d puts", len(versions), g.nPuts)
 	}
 	return state, versions, err
+}
+
+// drawnVersions reads the versions drawVersionsSQL drew.
+func drawnVersions(rows pgx.Rows, n int) ([]int64, error) {
+	versions := make([]int64, 0, n)
+	var v int64
+	_, err := pgx.ForEachRow(rows, []any{&v}, func() error {
+		versions = append(versions, v)
+		return nil
+	})
+	return versions, err
 }
 
 // scanStates adds the (key, version) rows to state.
@@ -184,7 +195,7 @@ func (g *group) recheck(ctx context.Context, q querier) error {
 	if len(g.condKeys) == 0 {
 		return nil
 	}
-	rows, err := q.Query(ctx, readConditionsSQL, g.condKeys)
+	rows, err := q.Query(ctx, readConditionsSQL, byteaArray(g.condKeys))
 	if err != nil {
 		return nil
 	}
@@ -255,8 +266,14 @@ func (w *writes) set(key, value []byte, version uint64) {
 // queue queues one delete and one upsert, each over key-sorted arrays.
 func (w *writes) queue(b *pgx.Batch) {
 	slices.SortFunc(w.ops, func(a, b netWrite) int { return bytes.Compare(a.key, b.key) })
-	var delKeys, putKeys, putValues [][]byte
-	var putVersions []int64
+	puts := 0
+	for _, op := range w.ops {
+		if op.version != 0 {
+			puts++
+		}
+	}
+	delKeys := make([][]byte, 0, len(w.ops)-puts)
+	putKeys, putValues, putVersions := make([][]byte, 0, puts), make([][]byte, 0, puts), make([]int64, 0, puts)
 	for _, op := range w.ops {
 		if op.version == 0 {
 			delKeys = append(delKeys, op.key)
@@ -268,10 +285,10 @@ func (w *writes) queue(b *pgx.Batch) {
 	}
 	w.deletes, w.puts = len(delKeys), len(putKeys)
 	if w.deletes > 0 {
-		b.Queue(deleteSQL, delKeys)
+		b.Queue(deleteSQL, byteaArray(delKeys))
 	}
 	if w.puts > 0 {
-		b.Queue(upsertSQL, putKeys, putValues, putVersions)
+		b.Queue(upsertSQL, byteaArray(putKeys), byteaArray(putValues), int8Array(putVersions))
 	}
 }
 

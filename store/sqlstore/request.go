@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/weft-dev/weft/store"
@@ -45,15 +46,18 @@ type outcome struct {
 	err error
 }
 
-// newRequest copies a validated batch into one buffer and indexes its keys.
+// newRequest copies a validated batch into one buffer and indexes its keys,
+// whose strings share one allocation.
 func newRequest(ctx context.Context, b *store.Batch) *request {
-	size := 0
+	size, keyBytes := 0, 0
 	for _, c := range b.Conditions {
-		size += len(c.Key)
+		keyBytes += len(c.Key)
 	}
 	for _, op := range b.Ops {
-		size += len(op.Key) + len(op.Value)
+		keyBytes += len(op.Key)
+		size += len(op.Value)
 	}
+	size += keyBytes
 	buf := make([]byte, 0, size)
 	clone := func(p []byte) []byte {
 		start := len(buf)
@@ -63,16 +67,11 @@ func newRequest(ctx context.Context, b *store.Batch) *request {
 	r := &request{ctx: ctx, size: size, done: make(chan outcome, 1)}
 	r.conds = make([]store.Condition, len(b.Conditions))
 	r.ops = make([]store.Op, len(b.Ops))
-	seen := make(map[string]struct{}, len(b.Conditions)+len(b.Ops))
-	addKey := func(k []byte) {
-		if _, dup := seen[string(k)]; !dup {
-			seen[string(k)] = struct{}{}
-			r.keys = append(r.keys, string(k))
-		}
-	}
+	var text strings.Builder // every key, once each as they come
+	text.Grow(keyBytes)
 	for i, c := range b.Conditions {
 		r.conds[i] = store.Condition{Kind: c.Kind, Key: clone(c.Key), Version: c.Version}
-		addKey(c.Key)
+		text.Write(c.Key)
 	}
 	for i, op := range b.Ops {
 		r.ops[i] = store.Op{Kind: op.Kind, Key: clone(op.Key)}
@@ -80,7 +79,25 @@ func newRequest(ctx context.Context, b *store.Batch) *request {
 			r.ops[i].Value = clone(op.Value) // never nil: nil would be NULL
 			r.nPuts++
 		}
-		addKey(op.Key)
+		text.Write(op.Key)
+	}
+	all := text.String()
+	r.keys = make([]string, 0, len(b.Conditions)+len(b.Ops))
+	seen := make(map[string]struct{}, len(b.Conditions)+len(b.Ops))
+	at := 0
+	addKey := func(n int) {
+		k := all[at : at+n]
+		at += n
+		if _, dup := seen[k]; !dup {
+			seen[k] = struct{}{}
+			r.keys = append(r.keys, k)
+		}
+	}
+	for _, c := range b.Conditions {
+		addKey(len(c.Key))
+	}
+	for _, op := range b.Ops {
+		addKey(len(op.Key))
 	}
 	return r
 }

@@ -252,7 +252,7 @@ func (s *Store) GetMany(ctx context.Context, keys [][]byte) ([]store.Item, error
 		return nil, err
 	}
 	defer leave()
-	rows, err := s.pool.Query(ctx, "SELECT k, v, version FROM weft_kv WHERE k = ANY($1)", keys)
+	rows, err := s.pool.Query(ctx, "SELECT k, v, version FROM weft_kv WHERE k = ANY($1)", byteaArray(keys))
 	if err != nil {
 		return nil, translateRead(err)
 	}
