@@ -8,6 +8,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/admission"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -33,7 +34,7 @@ const (
 // limitsOf answers the concurrency limits that apply to run (package
 // admission): the tenant's, and its definition's max_concurrent_runs or
 // else the deployment's per-definition limit.
-func (c Config) limitsOf(run *runRecord) []admission.Limit {
+func (c Config) limitsOf(run *record.Run) []admission.Limit {
 	perPlan := run.Definition.MaxConcurrentRuns
 	if perPlan == 0 {
 		perPlan = c.Limits.PerDefinition
@@ -66,13 +67,13 @@ func (c *recorder) releaseSlots() {
 
 // backpressureOf answers what run does at a limit: its definition's mode,
 // else the deployment's.
-func (c Config) backpressureOf(run *runRecord) definition.BackpressureMode {
+func (c Config) backpressureOf(run *record.Run) definition.BackpressureMode {
 	return cmp.Or(run.Definition.Backpressure, c.Backpressure)
 }
 
 // checkAdmission refuses a submission under REJECT when a limit is reached,
 // before anything is written.
-func (e *submissions) checkAdmission(ctx context.Context, rec *runRecord) error {
+func (e *submissions) checkAdmission(ctx context.Context, rec *record.Run) error {
 	if e.cfg.backpressureOf(rec) != definition.BackpressureReject {
 		return nil
 	}

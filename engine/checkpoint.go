@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -29,7 +30,7 @@ type records struct {
 	store store.Store
 	// runs caches run records (immutable once written); checkpoints caches
 	// decoded checkpoints by version.
-	runs        *dispatch.Recent[*runRecord]
+	runs        *dispatch.Recent[*record.Run]
 	checkpoints *dispatch.Recent[cachedCheckpoint]
 	// tasks caches the task records this engine committed, by task id
 	// (checkpoint.go).
@@ -37,7 +38,7 @@ type records struct {
 }
 
 func newRecords(st store.Store) records {
-	return records{store: st, runs: dispatch.NewRecent[*runRecord](cacheSize),
+	return records{store: st, runs: dispatch.NewRecent[*record.Run](cacheSize),
 		checkpoints: dispatch.NewRecent[cachedCheckpoint](cacheSize), tasks: dispatch.NewRecent[cachedTask](cacheSize)}
 }
 
@@ -130,17 +131,17 @@ func (e *records) checkpointCommitted(runID string, version uint64, state *runst
 // version that commit gave it. The record is never changed: takers copy it.
 type cachedTask struct {
 	version uint64
-	record  taskRecord
+	record  record.Task
 }
 
 // notedTask is a task record a decision put, and its encoding.
 type notedTask struct {
-	record taskRecord
+	record record.Task
 	body   []byte
 }
 
 // notePutTask remembers a task record the decision writes, as written.
-func (c *recorder) notePutTask(key []byte, t *taskRecord, body []byte) {
+func (c *recorder) notePutTask(key []byte, t *record.Task, body []byte) {
 	if c.taskPuts == nil {
 		c.taskPuts = map[string]notedTask{}
 	}
@@ -180,8 +181,8 @@ func (e *records) forgetTasks(ch *change) {
 // store's. A decision on a cached record that finds the claim lost is made
 // again on the store's (report): another engine may have recorded this very
 // report, which the store's record shows as a duplicate.
-func (e *records) claimedTask(ctx context.Context, taskID, token string, fresh bool) (t *taskRecord, version uint64, cached bool, err error) {
-	if c, ok := e.tasks.Get(taskID); ok && !fresh && c.record.State == taskClaimed && c.record.Token == token {
+func (e *records) claimedTask(ctx context.Context, taskID, token string, fresh bool) (t *record.Task, version uint64, cached bool, err error) {
+	if c, ok := e.tasks.Get(taskID); ok && !fresh && c.record.State == record.TaskClaimed && c.record.Token == token {
 		rec := c.record
 		return &rec, c.version, true, nil
 	}

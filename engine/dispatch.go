@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -66,16 +67,16 @@ func (e *Engine) EventsAppended(runID string) (<-chan struct{}, func()) {
 // and its task.
 type readyEntry struct {
 	prefix, key []byte
-	task        *taskRecord
+	task        *record.Task
 }
 
 // makeReady writes t's ready entry and records it among the decision's
 // effects: its queue's polls are woken after the commit, or, if one waits
 // in this process, handed the task instead (handOff).
-func (c *recorder) makeReady(t *taskRecord) string {
-	key := t.readyKey()
+func (c *recorder) makeReady(t *record.Task) string {
+	key := t.ReadyKey()
 	c.put([]byte(key), t.TaskID)
-	c.readyPuts = append(c.readyPuts, readyEntry{prefix: queuePrefix(t.TenantID, t.Queue), key: []byte(key), task: t})
+	c.readyPuts = append(c.readyPuts, readyEntry{prefix: record.QueuePrefix(t.TenantID, t.Queue), key: []byte(key), task: t})
 	c.eff.Queues = append(c.eff.Queues, dispatch.QueueKey(t.TenantID, t.Queue))
 	return key
 }
@@ -101,7 +102,7 @@ func (c *change) handOff() error {
 // handOffOne hands one new ready task to a waiting poll, if one wants it.
 func (c *change) handOffOne(r readyEntry) (bool, error) {
 	t := r.task
-	if t == nil || t.State != taskReady || t.NotBefore.After(c.now) || !decide.Claimable(c.state, t.ActionID, t.TaskID) {
+	if t == nil || t.State != record.TaskReady || t.NotBefore.After(c.now) || !decide.Claimable(c.state, t.ActionID, t.TaskID) {
 		return false, nil
 	}
 	queue := dispatch.QueueKey(t.TenantID, t.Queue)
@@ -244,7 +245,7 @@ func (e *workers) giveBack(tasks []*Task) {
 // with the token its call was to answer.
 func (e *workers) giveBackOne(ctx context.Context, task *Task) error {
 	var (
-		t       *taskRecord
+		t       *record.Task
 		version uint64
 	)
 	_, err := e.engine().commitDecision(ctx, decision{
@@ -257,18 +258,18 @@ func (e *workers) giveBackOne(ctx context.Context, task *Task) error {
 				return "", true, nil
 			case err != nil:
 				return "", false, err
-			case t.State != taskClaimed || t.Token != task.Token:
+			case t.State != record.TaskClaimed || t.Token != task.Token:
 				return "", true, nil // reported, timed out or retired meanwhile
 			}
 			return t.RunID, false, nil
 		},
 		decide: func(ch *change) error {
-			ch.require(store.IfVersion(taskKey(t.TaskID), version))
-			ch.unclaim(t.fresh())
+			ch.require(store.IfVersion(record.TaskKey(t.TaskID), version))
+			ch.unclaim(t.Fresh())
 			return nil
 		},
 		// A heartbeat or a report changed the task: look again.
-		lostRace:  func(err error) bool { return conflictOn(err, taskKey(task.TaskID)) },
+		lostRace:  func(err error) bool { return conflictOn(err, record.TaskKey(task.TaskID)) },
 		contended: func() error { return errContended(task.RunID, task.TaskID) },
 	})
 	return err
@@ -276,18 +277,18 @@ func (e *workers) giveBackOne(ctx context.Context, task *Task) error {
 
 // unclaim makes a claimed task ready again under the same engine attempt,
 // with its timers gone and its token revoked, if it is still its step's.
-func (c *change) unclaim(t *taskRecord) {
+func (c *change) unclaim(t *record.Task) {
 	st := decide.StepOfTask(c.state, t.ActionID, t.TaskID)
 	if st == nil || c.state.Status.Terminal() {
 		return
 	}
-	c.clearTimer(t.Deadline, timerAttempt, t.TaskID)
+	c.clearTimer(t.Deadline, record.TimerAttempt, t.TaskID)
 	if !t.HeartbeatDue.IsZero() {
-		c.clearTimer(t.HeartbeatDue, timerHeartbeat, t.TaskID)
+		c.clearTimer(t.HeartbeatDue, record.TimerHeartbeat, t.TaskID)
 	}
-	t.State, t.Token, t.WorkerID = taskReady, "", ""
+	t.State, t.Token, t.WorkerID = record.TaskReady, "", ""
 	t.ClaimedAt, t.HeartbeatAt, t.Deadline, t.HeartbeatDue = time.Time{}, time.Time{}, time.Time{}, time.Time{}
-	c.armStartTimer(t, c.run.action(t.ActionID), c.now) // waiting for a worker again
-	c.put(taskKey(t.TaskID), t)
+	c.armStartTimer(t, c.run.Action(t.ActionID), c.now) // waiting for a worker again
+	c.put(record.TaskKey(t.TaskID), t)
 	c.rules().Unclaimed(decide.TaskKind(t.Kind), st, c.makeReady(t))
 }

@@ -13,8 +13,9 @@
 // budget's classes in engine/internal/budget; which records a run owns and
 // how its removal goes in bounded batches in engine/internal/retention; the
 // concurrency slots and the run queue in engine/internal/admission; the
-// run's log, checkpoint and outbox as stored in engine/runlog; the
-// ownership modes and the fencing tenure in engine/internal/ownership; the
+// run's log, checkpoint and outbox as stored in engine/runlog; the run,
+// task and timer records beside it and their keys in
+// engine/internal/record; the ownership modes and the fencing tenure in engine/internal/ownership; the
 // poller records in engine/internal/pollers; the records a signal's or a
 // manual completion's acceptance leaves in engine/internal/acceptance. None
 // imports the engine.

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -38,7 +39,7 @@ func TestEagerDispatch_ACompletionHandsTheNextTaskToItsWorkerInTheSameCommit(t *
 
 	rec, _, err := b.eng.records.loadTask(b.ctx, tb.TaskID)
 	require.NoError(t, err)
-	require.Equal(t, taskClaimed, rec.State)
+	require.Equal(t, record.TaskClaimed, rec.State)
 	require.Equal(t, "w1", rec.WorkerID, "claimed for the worker that asked")
 	require.Equal(t, tb.Token, rec.Token)
 	require.Equal(t, runstate.StepRunning, b.run(run.RunID).Steps[1].Status)

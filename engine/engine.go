@@ -16,6 +16,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/internal/ownership"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/lease"
@@ -32,6 +33,18 @@ type SystemClock = clock.System
 // CompletionPolicy checks a manual completion before it is applied (the separation-of-duties check of
 // docs/semantics.md#manual-completion). It answers nil to allow, or an error to deny.
 type CompletionPolicy func(ctx context.Context, run *RunInfo, req *ManualCompletionParams) error
+
+// RunInfo is what a completion policy knows of a run.
+type RunInfo struct {
+	RunID       string
+	TenantID    string
+	SubmittedBy string
+}
+
+// runInfo answers what a completion policy knows of run.
+func runInfo(r *record.Run) *RunInfo {
+	return &RunInfo{RunID: r.RunID, TenantID: r.TenantID, SubmittedBy: r.SubmittedBy}
+}
 
 // Config configures an Engine.
 type Config struct {

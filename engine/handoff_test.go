@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -109,7 +110,7 @@ func requireCanceledEmpty(t *testing.T, polled <-chan pollResult) {
 // readyEntries counts the entries of the default queue.
 func (b *bundle) readyEntries() int {
 	b.t.Helper()
-	res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: queuePrefix(tenant, definition.DefaultQueue)})
+	res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: record.QueuePrefix(tenant, definition.DefaultQueue)})
 	require.NoError(b.t, err)
 	return len(res.Items)
 }
@@ -136,13 +137,13 @@ func TestHandOff_ACompletionHandsTheNextTaskToAWaitingPollInOneCommit(t *testing
 	require.Equal(t, int64(1), cs.commits.Load()-before, "the poll made no commit of its own")
 	require.Zero(t, b.readyEntries(), "a handed-off task never gets a ready entry")
 	for _, op := range cs.last.Ops {
-		require.NotContains(t, string(op.Key), string(queuePrefix(tenant, definition.DefaultQueue)),
+		require.NotContains(t, string(op.Key), string(record.QueuePrefix(tenant, definition.DefaultQueue)),
 			"the completion's commit neither writes nor deletes a ready entry")
 	}
 
 	rec, _, err := b.eng.records.loadTask(b.ctx, tb.TaskID)
 	require.NoError(t, err)
-	require.Equal(t, taskClaimed, rec.State)
+	require.Equal(t, record.TaskClaimed, rec.State)
 	require.Equal(t, "w2", rec.WorkerID)
 	require.Equal(t, tb.Token, rec.Token)
 	require.Equal(t, runstate.RunRunning, b.run(run.RunID).Status)
@@ -199,8 +200,8 @@ func asJSON(t *testing.T, v []byte) []byte {
 		require.NoError(t, runcodec.DecodeState(v, &s))
 		decoded = &s
 	case runcodec.IsTask(v):
-		var task taskRecord
-		require.NoError(t, decodeTaskRecord(v, &task))
+		var task record.Task
+		require.NoError(t, record.DecodeTask(v, &task))
 		decoded = &task
 	default:
 		return v

@@ -75,7 +75,7 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletionPar
 	if prior, err := priorManual(ctx, e.store, key); prior != nil || err != nil {
 		return prior, err
 	}
-	denied := e.cfg.CompletionPolicy(ctx, run.info(), &m)
+	denied := e.cfg.CompletionPolicy(ctx, runInfo(run), &m)
 	if denied != nil && !isRejection(denied) {
 		return nil, denied
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/weft-dev/weft/engine/eventpb"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -26,7 +27,7 @@ import (
 type recorder struct {
 	// run is the run's record (immutable); state is the state the decision
 	// decides on, which the rules (decide) change in place.
-	run   *runRecord
+	run   *record.Run
 	state *runstate.State
 	e     *Engine
 	ctx   context.Context
@@ -123,8 +124,8 @@ func (c *recorder) rollback(sp savepoint) {
 
 // put writes a record: a task record in binary (runcodec), any other as JSON.
 func (c *recorder) put(key []byte, v any) {
-	if t, ok := v.(*taskRecord); ok {
-		b := runcodec.AppendTask(make([]byte, 0, taskRecordSize), t.stored())
+	if t, ok := v.(*record.Task); ok {
+		b := runcodec.AppendTask(make([]byte, 0, taskRecordSize), t.Stored())
 		c.ops = append(c.ops, store.Put(key, b))
 		c.notePutTask(key, t, b)
 		return
@@ -146,13 +147,13 @@ func (c *recorder) del(key []byte) { c.ops = append(c.ops, store.Delete(key)) }
 func (c *recorder) require(cond store.Condition) { c.conds = append(c.conds, cond) }
 
 // setTimer writes a durable timer.
-func (c *recorder) setTimer(t timerRecord) {
-	c.put(timerKey(t.Due, t.RunID, string(t.Kind), t.Ref), t)
+func (c *recorder) setTimer(t record.Timer) {
+	c.put(record.TimerKey(t.Due, t.RunID, string(t.Kind), t.Ref), t)
 }
 
 // clearTimer deletes a durable timer.
-func (c *recorder) clearTimer(due time.Time, kind timerKind, ref string) {
-	c.del(timerKey(due, c.run.RunID, string(kind), ref))
+func (c *recorder) clearTimer(due time.Time, kind record.TimerKind, ref string) {
+	c.del(record.TimerKey(due, c.run.RunID, string(kind), ref))
 }
 
 // batch answers the conditional batch for a checkpoint read at version. It
@@ -237,7 +238,7 @@ type decision struct {
 	lostRace func(err error) bool
 	// newRun, for a submission, is the run the decision creates: its state
 	// starts as initial, and the batch requires that no checkpoint exists.
-	newRun  *runRecord
+	newRun  *record.Run
 	initial *runstate.State
 	// contended answers a decision that lost every race (default: the run
 	// is changing too fast).
@@ -299,7 +300,7 @@ type pipeline Engine
 // startingState answers the state a decision starts from and its version:
 // a new run's initial state, the cached checkpoint unless fresh (cached
 // true), else the store's.
-func (e *pipeline) startingState(ctx context.Context, runID string, d decision, fresh bool) (*runRecord, *runstate.State, uint64, bool, error) {
+func (e *pipeline) startingState(ctx context.Context, runID string, d decision, fresh bool) (*record.Run, *runstate.State, uint64, bool, error) {
 	if d.newRun != nil {
 		return d.newRun, d.initial.Clone(), 0, false, nil
 	}
@@ -386,18 +387,18 @@ func conflictOn(err error, key []byte) bool {
 }
 
 // loadRun reads a run's immutable record, cached after the first read.
-func (e *records) loadRun(ctx context.Context, runID string) (*runRecord, error) {
+func (e *records) loadRun(ctx context.Context, runID string) (*record.Run, error) {
 	if r, ok := e.runs.Get(runID); ok {
 		return r, nil
 	}
-	item, err := e.store.Get(ctx, runKey(runID))
+	item, err := e.store.Get(ctx, record.RunKey(runID))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, runNotFound(runID)
 	}
 	if err != nil {
 		return nil, err
 	}
-	var r runRecord
+	var r record.Run
 	if err := json.Unmarshal(item.Value, &r); err != nil {
 		return nil, fmt.Errorf("run record %s: %w", runID, err)
 	}

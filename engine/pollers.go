@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/internal/pollers"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -161,7 +162,7 @@ func (e *queues) describeWith(ctx context.Context, q pollers.Ref, polling []Poll
 // in the first entry: entries sort by when they become ready.
 func (e *queues) backlog(ctx context.Context, q *QueueInfo, limit int) error {
 	now := e.engine().now()
-	start, end := readyTaskRange(q.TenantID, q.Queue, now)
+	start, end := record.ReadyTaskRange(q.TenantID, q.Queue, now)
 	res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: limit})
 	if err != nil {
 		return err
@@ -210,7 +211,7 @@ func (e *queues) readyQueues(ctx context.Context, tenant string) ([]pollers.Ref,
 			return out, nil // not ours to read: stop here
 		}
 		out = append(out, pollers.Ref{Tenant: parts[1], Queue: parts[2]})
-		start = store.PrefixEnd(queuePrefix(parts[1], parts[2]))
+		start = store.PrefixEnd(record.QueuePrefix(parts[1], parts[2]))
 	}
 	return out, nil
 }
@@ -221,7 +222,7 @@ func (e *queues) readyQueues(ctx context.Context, tenant string) ([]pollers.Ref,
 // memory, merged per worker.
 func (e *queues) pollersOf(ctx context.Context, tenant, queue string) (map[pollers.Ref][]PollerInfo, error) {
 	now := e.engine().now()
-	recs, err := pollers.Live(ctx, e.store, tenant, queue, e.cfg.Owner, recordVersion, now, StatsCap)
+	recs, err := pollers.Live(ctx, e.store, tenant, queue, e.cfg.Owner, record.Version, now, StatsCap)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +236,7 @@ func (e *queues) pollersOf(ctx context.Context, tenant, queue string) (map[polle
 
 // recordOf answers this process's record of a poller at now.
 func (e *queues) recordOf(p dispatch.Poller, now time.Time) pollers.Record {
-	return pollers.Record{FormatVersion: recordVersion, TenantID: p.Tenant, Queue: p.Queue, WorkerID: p.Worker,
+	return pollers.Record{FormatVersion: record.Version, TenantID: p.Tenant, Queue: p.Queue, WorkerID: p.Worker,
 		Process: e.cfg.Owner, LastPoll: p.LastPoll.UTC(), Polling: p.Polling > 0, InFlight: len(p.Tokens),
 		Names: p.Names, ExpiresAt: now.Add(3 * e.cfg.PollerRefresh)}
 }
@@ -318,7 +319,7 @@ func (e *background) settledTokens(ctx context.Context, tokens []string) ([]stri
 			gone = append(gone, token)
 		case err != nil:
 			return nil, err
-		case t.State != taskClaimed || t.Token != token:
+		case t.State != record.TaskClaimed || t.Token != token:
 			gone = append(gone, token)
 		}
 	}
@@ -332,7 +333,7 @@ func (e *background) sweepPollers(ctx context.Context, now time.Time) error {
 	if !e.pollerSweep.due(now, pollerSweepEvery*e.cfg.PollerRefresh) {
 		return nil
 	}
-	return pollers.Sweep(ctx, e.store, recordVersion, now)
+	return pollers.Sweep(ctx, e.store, record.Version, now)
 }
 
 // pacer answers due at most once per interval.

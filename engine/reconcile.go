@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -66,7 +67,7 @@ func (c *recorder) recordRecon(a *definition.Action, st *runstate.StepState, u d
 	op := operationID(c.run.RunID, a.ID, st.LogicalAttempt)
 	r := c.reconRecordOf(a, st)
 	if r == nil {
-		r = &reconRecord{FormatVersion: recordVersion, WorkflowID: c.run.RunID, ActivityName: a.Activity, OperationID: op, CreatedAt: c.now}
+		r = &reconRecord{FormatVersion: record.Version, WorkflowID: c.run.RunID, ActivityName: a.Activity, OperationID: op, CreatedAt: c.now}
 	}
 	r.Status, r.Result, r.Error, r.UpdatedAt = u.Status, u.Result, u.Err, c.now
 	r.IdempotencyKey, r.Diagnostic = cmp.Or(u.Key, r.IdempotencyKey), cmp.Or(u.Diagnostic, r.Diagnostic)
@@ -96,7 +97,7 @@ func (e *workers) verify(ctx context.Context, r VerifyParams) (*ReportResult, er
 		}
 	}
 	return e.report(ctx, ReportParams{TenantID: r.TenantID, Token: r.Token, WorkerID: r.WorkerID}, "verified:"+string(r.State),
-		func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) error {
+		func(ch *change, t *record.Task, a *definition.Action, st *runstate.StepState) error {
 			if t.Kind != TaskVerify {
 				return claimLost(t.TaskID, t.RunID)
 			}

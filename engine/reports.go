@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -44,7 +45,7 @@ func (e *workers) complete(ctx context.Context, r ReportParams) (*ReportResult, 
 		return nil, err
 	}
 	eager := e.eagerSlot(ctx, r.Next)
-	res, err := e.report(ctx, r, "completed", func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) error {
+	res, err := e.report(ctx, r, "completed", func(ch *change, t *record.Task, a *definition.Action, st *runstate.StepState) error {
 		ch.eager = eager
 		switch t.Kind {
 		case TaskCompensation:
@@ -122,7 +123,7 @@ func (e *Engine) FailTask(ctx context.Context, r ReportParams) (*ReportResult, e
 func (e *workers) fail(ctx context.Context, r ReportParams) (*ReportResult, error) {
 	stepErr := &runstate.StepError{Class: definition.NormalizeClass(r.ErrorClass), Code: r.Code, Message: r.Message}
 	var willRetry bool
-	res, err := e.report(ctx, r, "failed", func(ch *change, t *taskRecord, a *definition.Action, st *runstate.StepState) error {
+	res, err := e.report(ctx, r, "failed", func(ch *change, t *record.Task, a *definition.Action, st *runstate.StepState) error {
 		switch t.Kind {
 		case TaskCompensation:
 			return ch.rules().FinishCompensation(a, st, false, stepErr)
@@ -166,13 +167,13 @@ func checkOutput(out json.RawMessage, limit int) error {
 // with the claim's token after the claim was reported the same way is a
 // duplicate and changes nothing; any other stale report is refused.
 func (e *workers) report(ctx context.Context, r ReportParams, result string,
-	apply func(*change, *taskRecord, *definition.Action, *runstate.StepState) error) (*ReportResult, error) {
+	apply func(*change, *record.Task, *definition.Action, *runstate.StepState) error) (*ReportResult, error) {
 	taskID, err := parseToken(r.Token)
 	if err != nil {
 		return nil, err
 	}
 	var (
-		t       *taskRecord
+		t       *record.Task
 		version uint64
 		cached  bool
 		answer  *ReportResult
@@ -189,26 +190,26 @@ func (e *workers) report(ctx context.Context, r ReportParams, result string,
 				return "", false, err
 			case t.TenantID != r.TenantID:
 				return "", false, claimLost(taskID, "")
-			case t.State == taskDone && t.Token == r.Token && t.Result == result:
+			case t.State == record.TaskDone && t.Token == r.Token && t.Result == result:
 				answer = &ReportResult{Duplicate: true}
 				return "", true, nil
-			case t.State != taskClaimed || t.Token != r.Token:
+			case t.State != record.TaskClaimed || t.Token != r.Token:
 				return "", false, claimLost(taskID, t.RunID)
 			}
 			return t.RunID, false, nil
 		},
 		decide: func(ch *change) error {
-			ch.require(store.IfVersion(taskKey(taskID), version))
+			ch.require(store.IfVersion(record.TaskKey(taskID), version))
 			st := decide.StepOfTask(ch.state, t.ActionID, taskID)
 			if st == nil {
 				return claimLost(taskID, t.RunID)
 			}
-			t := t.fresh()
+			t := t.Fresh()
 			ch.finishTask(t, result)
-			return apply(ch, t, ch.run.action(t.ActionID), st)
+			return apply(ch, t, ch.run.Action(t.ActionID), st)
 		},
 		lostRace: func(err error) bool {
-			if conflictOn(err, taskKey(taskID)) || (cached && CodeOf(err) == CodeTaskClaimLost) {
+			if conflictOn(err, record.TaskKey(taskID)) || (cached && CodeOf(err) == CodeTaskClaimLost) {
 				e.records.tasks.Remove(taskID) // a heartbeat, a timer or another engine changed the task: look again
 				return true
 			}
@@ -229,13 +230,13 @@ func (e *workers) report(ctx context.Context, r ReportParams, result string,
 }
 
 // finishTask marks a claimed task done and clears its timers.
-func (c *recorder) finishTask(t *taskRecord, result string) {
-	c.clearTimer(t.Deadline, timerAttempt, t.TaskID)
+func (c *recorder) finishTask(t *record.Task, result string) {
+	c.clearTimer(t.Deadline, record.TimerAttempt, t.TaskID)
 	if !t.HeartbeatDue.IsZero() {
-		c.clearTimer(t.HeartbeatDue, timerHeartbeat, t.TaskID)
+		c.clearTimer(t.HeartbeatDue, record.TimerHeartbeat, t.TaskID)
 	}
-	t.State, t.Result = taskDone, result
-	c.put(taskKey(t.TaskID), t)
+	t.State, t.Result = record.TaskDone, result
+	c.put(record.TaskKey(t.TaskID), t)
 }
 
 // HeartbeatResult answers a heartbeat.
@@ -264,7 +265,7 @@ func (e *workers) heartbeat(ctx context.Context, tenantID, token string) (*Heart
 		return nil, err
 	}
 	var (
-		t       *taskRecord
+		t       *record.Task
 		version uint64
 		answer  *HeartbeatResult
 	)
@@ -277,7 +278,7 @@ func (e *workers) heartbeat(ctx context.Context, tenantID, token string) (*Heart
 				return "", false, claimLost(taskID, "")
 			case err != nil:
 				return "", false, err
-			case t.State != taskClaimed || t.Token != token:
+			case t.State != record.TaskClaimed || t.Token != token:
 				answer = &HeartbeatResult{CancelRequested: true}
 				return "", true, nil
 			}
@@ -289,13 +290,13 @@ func (e *workers) heartbeat(ctx context.Context, tenantID, token string) (*Heart
 				return nil
 			}
 			answer = &HeartbeatResult{Deadline: t.Deadline}
-			t := t.fresh()
+			t := t.Fresh()
 			t.HeartbeatAt = ch.now
-			ch.require(store.IfVersion(taskKey(taskID), version))
-			ch.put(taskKey(taskID), t)
+			ch.require(store.IfVersion(record.TaskKey(taskID), version))
+			ch.put(record.TaskKey(taskID), t)
 			return nil
 		},
-		lostRace:  func(err error) bool { return conflictOn(err, taskKey(taskID)) },
+		lostRace:  func(err error) bool { return conflictOn(err, record.TaskKey(taskID)) },
 		contended: func() error { return errContended("", taskID) },
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/acceptance"
 	"github.com/weft-dev/weft/engine/internal/admission"
 	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/internal/retention"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -38,7 +39,7 @@ const (
 
 // retentionOf answers how long a finished run is kept: its definition's
 // retention, else the deployment's (RetainForever: kept).
-func (c Config) retentionOf(run *runRecord) time.Duration {
+func (c Config) retentionOf(run *record.Run) time.Duration {
 	if d := run.Definition.Retention.D(); d > 0 {
 		return d
 	}
@@ -145,10 +146,10 @@ func (r removal) Hide() {
 	s, run := c.state, c.run
 	s.Removing = true
 	c.dirty = true
-	c.del(runRequestKey(run.TenantID, run.ProjectID, run.EnvironmentID, run.Definition.PlanID, run.Definition.PlanVersion, run.RunRequestID))
-	c.del(runIndexKey(run.TenantID, run.CreatedAt, run.RunID))
-	c.del(runStatusKey(run.TenantID, s.Status, run.RunID))
-	c.del(pendingTriggerKey(run.RunID))
+	c.del(record.RunRequestKey(run.TenantID, run.ProjectID, run.EnvironmentID, run.Definition.PlanID, run.Definition.PlanVersion, run.RunRequestID))
+	c.del(record.RunIndexKey(run.TenantID, run.CreatedAt, run.RunID))
+	c.del(record.RunStatusKey(run.TenantID, s.Status, run.RunID))
+	c.del(record.PendingTriggerKey(run.RunID))
 	if !s.QueuedAt.IsZero() {
 		c.del(admission.QueuedKey(s.QueuedAt, run.RunID))
 	}
@@ -163,7 +164,7 @@ func runRecords(runID string) retention.Records {
 	return retention.Records{Outbox: runlog.RunOutboxPrefix(runID), Owned: [][]byte{
 		runlog.EventPrefix(runID),
 		runlog.IdemPrefix(runID),
-		taskPrefix(runID),
+		record.TaskPrefix(runID),
 		acceptance.PayloadPrefix(runID),
 		acceptance.RecordPrefix(runID),
 		store.KeyPrefix("rec", runID),
@@ -172,27 +173,23 @@ func runRecords(runID string) retention.Records {
 	}}
 }
 
-// taskPrefix begins the keys of every task of a run: task ids start with
-// the run id and "/" (newTask), and run ids never contain "/".
-func taskPrefix(runID string) []byte { return store.Key("task", runID+"/") }
-
 // Derived deletes what a record names outside the run's prefixes.
 func (r removal) Derived(prefix []byte, value []byte) {
 	c := r.c
 	switch string(prefix) {
-	case string(taskPrefix(c.run.RunID)):
-		var t taskRecord
-		if decodeTaskRecord(value, &t) != nil {
+	case string(record.TaskPrefix(c.run.RunID)):
+		var t record.Task
+		if record.DecodeTask(value, &t) != nil {
 			return
 		}
-		if t.State == taskReady {
-			c.del([]byte(t.readyKey()))
+		if t.State == record.TaskReady {
+			c.del([]byte(t.ReadyKey()))
 		}
 		if !t.Deadline.IsZero() {
-			c.clearTimer(t.Deadline, timerAttempt, t.TaskID)
+			c.clearTimer(t.Deadline, record.TimerAttempt, t.TaskID)
 		}
 		if !t.HeartbeatDue.IsZero() {
-			c.clearTimer(t.HeartbeatDue, timerHeartbeat, t.TaskID)
+			c.clearTimer(t.HeartbeatDue, record.TimerHeartbeat, t.TaskID)
 		}
 	case string(acceptance.RecordPrefix(c.run.RunID)):
 		var r acceptance.Record
@@ -211,21 +208,21 @@ func (r removal) Finish(indexKey []byte) {
 	c := r.c
 	s := c.state
 	if !s.Deadline.IsZero() {
-		c.clearTimer(s.Deadline, timerWorkflow, "")
+		c.clearTimer(s.Deadline, record.TimerWorkflow, "")
 	}
 	for _, st := range s.Steps {
 		if !st.NextAttemptAt.IsZero() {
-			c.clearTimer(st.NextAttemptAt, timerBackoff, st.ActionID)
+			c.clearTimer(st.NextAttemptAt, record.TimerBackoff, st.ActionID)
 		}
-		if a := c.run.action(st.ActionID); a != nil {
+		if a := c.run.Action(st.ActionID); a != nil {
 			if t, ok := decide.WaitTimer(a, st); ok {
-				c.clearTimer(t.Due, timerWait, t.Ref)
+				c.clearTimer(t.Due, record.TimerWait, t.Ref)
 			}
 		}
 	}
 	c.del(indexKey)
 	c.del(runlog.CheckpointKey(c.run.RunID))
-	c.del(runKey(c.run.RunID))
+	c.del(record.RunKey(c.run.RunID))
 	c.removesRun = true
 }
 
@@ -286,7 +283,7 @@ func (e *Engine) DeleteRun(ctx context.Context, p DeleteRunParams) (*DeleteRunRe
 // dropIfRunGone deletes a due timer whose run retention removed (a timer
 // the removal could not name): with no run there is nothing to decide.
 func (e *background) dropIfRunGone(ctx context.Context, runID string, timer []byte) error {
-	_, err := e.store.Get(ctx, runKey(runID))
+	_, err := e.store.Get(ctx, record.RunKey(runID))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return e.deleteOrphan(ctx, timer)

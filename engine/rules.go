@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/admission"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -31,7 +32,7 @@ type change struct {
 }
 
 // newChange answers a decision about run, starting from state.
-func newChange(e *Engine, ctx context.Context, run *runRecord, state *runstate.State, now time.Time, actor string) *change {
+func newChange(e *Engine, ctx context.Context, run *record.Run, state *runstate.State, now time.Time, actor string) *change {
 	return &change{recorder: recorder{run: run, state: state, e: e, ctx: ctx, now: now, actor: actor}}
 }
 
@@ -63,8 +64,8 @@ func (c *recorder) transition(to runstate.RunStatus) error {
 	if to.Terminal() {
 		c.releaseSlots()
 	}
-	c.del(runStatusKey(c.run.TenantID, from, c.run.RunID))
-	c.ops = append(c.ops, store.Put(runStatusKey(c.run.TenantID, to, c.run.RunID), nil))
+	c.del(record.RunStatusKey(c.run.TenantID, from, c.run.RunID))
+	c.ops = append(c.ops, store.Put(record.RunStatusKey(c.run.TenantID, to, c.run.RunID), nil))
 	c.state.Status = to
 	c.state.Substatus = ""
 	c.state.Message = ""
@@ -86,13 +87,13 @@ func (c *recorder) setStep(st *runstate.StepState, to runstate.StepStatus) error
 }
 
 // newTask writes a ready task and its queue entry.
-func (c *recorder) newTask(a *definition.Action, st *runstate.StepState, kind TaskKind, activity, queue string, timeout definition.Duration, notBefore time.Time) *taskRecord {
+func (c *recorder) newTask(a *definition.Action, st *runstate.StepState, kind TaskKind, activity, queue string, timeout definition.Duration, notBefore time.Time) *record.Task {
 	attempt := st.EngineAttempt
 	if kind == TaskCompensation {
 		attempt = st.CompAttempt
 	}
-	t := &taskRecord{
-		FormatVersion:    recordVersion,
+	t := &record.Task{
+		FormatVersion:    record.Version,
 		TaskID:           fmt.Sprintf("%s/%s/%d/%s%d", c.run.RunID, a.ID, st.LogicalAttempt, kind, attempt),
 		RunID:            c.run.RunID,
 		TenantID:         c.run.TenantID,
@@ -106,10 +107,10 @@ func (c *recorder) newTask(a *definition.Action, st *runstate.StepState, kind Ta
 		Seq:              c.state.LastSeq + 1,
 		Timeout:          timeout,
 		HeartbeatTimeout: a.HeartbeatTimeout,
-		State:            taskReady,
+		State:            record.TaskReady,
 	}
 	c.armStartTimer(t, a, notBefore) // the schedule-to-start timer (timers.go)
-	c.put(taskKey(t.TaskID), t)
+	c.put(record.TaskKey(t.TaskID), t)
 	c.makeReady(t)
 	return t
 }
@@ -135,12 +136,14 @@ func (r ruleRecorder) MoveStep(st *runstate.StepState, to runstate.StepStatus) e
 func (r ruleRecorder) Changed() { r.c.dirty = true }
 
 // SetTimer and ClearTimer keep the rules' timer kinds, which are the
-// persisted names of timerKind (TestRules_TimerAndTaskKindsAreThePersistedOnes).
+// persisted names of record.TimerKind (TestRules_TimerAndTaskKindsAreThePersistedOnes).
 func (r ruleRecorder) SetTimer(t decide.Timer) {
-	r.c.setTimer(timerRecord{RunID: r.c.run.RunID, Kind: timerKind(t.Kind), Ref: t.Ref, Due: t.Due})
+	r.c.setTimer(record.Timer{RunID: r.c.run.RunID, Kind: record.TimerKind(t.Kind), Ref: t.Ref, Due: t.Due})
 }
 
-func (r ruleRecorder) ClearTimer(t decide.Timer) { r.c.clearTimer(t.Due, timerKind(t.Kind), t.Ref) }
+func (r ruleRecorder) ClearTimer(t decide.Timer) {
+	r.c.clearTimer(t.Due, record.TimerKind(t.Kind), t.Ref)
+}
 
 func (r ruleRecorder) NewTask(kind decide.TaskKind, a *definition.Action, st *runstate.StepState, notBefore time.Time) (string, string) {
 	activity, queue, timeout := a.Activity, a.Queue, a.Timeout
@@ -149,7 +152,7 @@ func (r ruleRecorder) NewTask(kind decide.TaskKind, a *definition.Action, st *ru
 		activity, queue, timeout = h.Operation, h.Queue, h.Timeout
 	}
 	t := r.c.newTask(a, st, TaskKind(kind), activity, queue, timeout, notBefore)
-	return t.TaskID, t.readyKey()
+	return t.TaskID, t.ReadyKey()
 }
 
 func (r ruleRecorder) RetireTask(taskID, readyKey string) { r.c.retireTask(taskID, readyKey) }
@@ -176,7 +179,9 @@ func (r ruleRecorder) SignalPayload(key string) (json.RawMessage, error) {
 	return r.c.read([]byte(key))
 }
 
-func (r ruleRecorder) RunContext() *runstate.RunContext { return r.c.run.context(r.c.run.SubmittedBy) }
+func (r ruleRecorder) RunContext() *runstate.RunContext {
+	return runContext(r.c.run, r.c.run.SubmittedBy)
+}
 
 // Alert raises an alert when, and only if, the decision commits.
 func (r ruleRecorder) Alert(name string, attrs ...slog.Attr) {

@@ -13,13 +13,14 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
 
 func TestTransitions_IllegalTransitionIsAnErrorNeverApplied(t *testing.T) {
-	ch := newChange(nil, nil, &runRecord{RunID: "r"}, &runstate.State{Status: runstate.RunCompleted}, time.Time{}, "")
+	ch := newChange(nil, nil, &record.Run{RunID: "r"}, &runstate.State{Status: runstate.RunCompleted}, time.Time{}, "")
 	err := ch.transition(runstate.RunRunning)
 	require.Equal(t, CodeIllegalTransition, CodeOf(err))
 	require.Equal(t, runstate.RunCompleted, ch.state.Status)
@@ -220,8 +221,8 @@ func indexOf(d definition.Definition, id string) int {
 // tasks by the kinds the engine persists, so a kind the rules set is the
 // kind the engine fires, polls and reports.
 func TestRules_TimerAndTaskKindsAreThePersistedOnes(t *testing.T) {
-	timers := map[decide.TimerKind]timerKind{decide.TimerBackoff: timerBackoff, decide.TimerWorkflow: timerWorkflow,
-		decide.TimerDrain: timerDrain, decide.TimerWait: timerWait}
+	timers := map[decide.TimerKind]record.TimerKind{decide.TimerBackoff: record.TimerBackoff, decide.TimerWorkflow: record.TimerWorkflow,
+		decide.TimerDrain: record.TimerDrain, decide.TimerWait: record.TimerWait}
 	for rule, persisted := range timers {
 		require.Equal(t, string(persisted), string(rule))
 	}

@@ -10,21 +10,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
 // startTimers answers the schedule-to-start timers the store holds.
-func startTimers(t *testing.T, b *bundle) []timerRecord {
+func startTimers(t *testing.T, b *bundle) []record.Timer {
 	t.Helper()
 	res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: store.KeyPrefix("tmr")})
 	require.NoError(t, err)
-	var out []timerRecord
+	var out []record.Timer
 	for _, it := range res.Items {
-		var tr timerRecord
+		var tr record.Timer
 		require.NoError(t, json.Unmarshal(it.Value, &tr))
-		if tr.Kind == timerStart {
+		if tr.Kind == record.TimerStart {
 			out = append(out, tr)
 		}
 	}
@@ -60,7 +61,7 @@ func scenarioScheduleToStart_AnUnclaimedTaskFailsItsAttemptWithItsOwnClassLeaves
 	require.True(t, st.Attempts[0].Error.Retryable)
 	require.Contains(t, st.Attempts[0].Error.Message, `activity task of "act-a" on queue "default"`)
 	b.pollNone("act-a") // the task left the queue with the failure: a late poll finds nothing
-	requireNoKeys(t, b, queuePrefix(tenant, "default"))
+	requireNoKeys(t, b, record.QueuePrefix(tenant, "default"))
 
 	b.clock.Advance(time.Second)
 	b.tick() // the retry's task waits again, with a timer of its own
@@ -210,7 +211,7 @@ func TestScheduleToStart_ACrashAtTheFiringCommitRecordsTheFailureOnce(t *testing
 				require.Len(t, st.Attempts, 1, "the failure is recorded once")
 				require.Equal(t, definition.ErrorScheduleToStart, st.Attempts[0].Error.Class)
 				require.Equal(t, 1, countOf(b.eventTypes(run.RunID), runstate.EvStepAttemptRecorded))
-				requireNoKeys(t, b, queuePrefix(tenant, "default"))
+				requireNoKeys(t, b, record.QueuePrefix(tenant, "default"))
 				b.clock.Advance(time.Second)
 				require.NoError(t, b.eng.Tick(b.ctx))
 				require.Equal(t, 2, b.poll("act-a").EngineAttempt, "the retry follows")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/internal/acceptance"
 	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -192,7 +193,7 @@ func (c *recorder) recordAcceptance(kind runstate.SignalKind, acc AcceptedSignal
 	}
 	c.ops = append(c.ops, store.Put(sigKey, payload))
 	expires := acc.AcceptedAt.Add(c.e.cfg.SignalRetention)
-	c.put(accKey, acceptance.Record{FormatVersion: recordVersion, RunID: acc.RunID, SignalName: acc.SignalName,
+	c.put(accKey, acceptance.Record{FormatVersion: record.Version, RunID: acc.RunID, SignalName: acc.SignalName,
 		SignalID: acc.SignalID, SignalStorageKey: acc.SignalStorageKey, Response: acc, AcceptedAt: acc.AcceptedAt,
 		ExpiresAt: expires})
 	c.ops = append(c.ops, store.Put(acceptance.ExpiryKey(expires, acc.RunID, acc.SignalName, acc.SignalID), nil))

@@ -7,17 +7,18 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
 // snapshotOf builds a snapshot from a run's record and checkpoint.
-func snapshotOf(rec *runRecord, s *runstate.State) *runstate.Snapshot {
+func snapshotOf(rec *record.Run, s *runstate.State) *runstate.Snapshot {
 	snap := &runstate.Snapshot{
 		RunID: rec.RunID, TenantID: rec.TenantID, ProjectID: rec.ProjectID, EnvironmentID: rec.EnvironmentID,
 		PlanID: rec.Definition.PlanID, PlanVersion: rec.Definition.PlanVersion, RunRequestID: rec.RunRequestID,
-		SubmittedBy: rec.SubmittedBy, TriggerSource: rec.context("").TriggerSource, Status: s.Status, Substatus: s.Substatus, Message: s.Message,
+		SubmittedBy: rec.SubmittedBy, TriggerSource: runContext(rec, "").TriggerSource, Status: s.Status, Substatus: s.Substatus, Message: s.Message,
 		CreatedAt: s.CreatedAt, StartedAt: s.StartedAt, CompletedAt: s.CompletedAt, LastEventSeq: s.LastSeq,
 		Error: s.Error, Cancellation: s.Cancellation, Definition: rec.Definition, Input: rec.Input, Deadline: s.Deadline,
 		RetainUntil: s.RetainUntil,
@@ -84,7 +85,7 @@ func (e *Engine) ListRuns(ctx context.Context, p ListRunsParams) (*ListRunsResul
 	if p.PageSize <= 0 {
 		p.PageSize = 100
 	}
-	prefix := runIndexPrefix(p.TenantID)
+	prefix := record.RunIndexPrefix(p.TenantID)
 	after := []byte(nil)
 	if p.PageToken != "" {
 		after = append(append([]byte{}, prefix...), p.PageToken...)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -106,7 +107,7 @@ func (e *submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult
 }
 
 // newRunRecord validates the submission and builds the run's record.
-func (e *submissions) newRunRecord(p SubmitParams) (*runRecord, error) {
+func (e *submissions) newRunRecord(p SubmitParams) (*record.Run, error) {
 	def := p.Definition.WithDefaults()
 	if err := def.Validate(); err != nil {
 		return nil, prefixViolations(err, "definition.")
@@ -119,8 +120,8 @@ func (e *submissions) newRunRecord(p SubmitParams) (*runRecord, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256(canonical)
-	return &runRecord{
-		FormatVersion: recordVersion,
+	return &record.Run{
+		FormatVersion: record.Version,
 		RunID:         newRunID(),
 		TenantID:      p.TenantID,
 		ProjectID:     cmp.Or(p.ProjectID, "default"),
@@ -155,11 +156,11 @@ func prefixViolations(err error, prefix string) error {
 // when an earlier attempt whose outcome was unknown had committed it). When
 // RunRequestID names a run already submitted, it writes nothing and answers
 // that run's id.
-func (e *submissions) persistSubmission(ctx context.Context, rec *runRecord, p SubmitParams) (string, *runstate.State, error) {
+func (e *submissions) persistSubmission(ctx context.Context, rec *record.Run, p SubmitParams) (string, *runstate.State, error) {
 	var rrKey []byte
 	if rec.RunRequestID != "" {
 		d := rec.Definition
-		rrKey = runRequestKey(rec.TenantID, rec.ProjectID, rec.EnvironmentID, d.PlanID, d.PlanVersion, rec.RunRequestID)
+		rrKey = record.RunRequestKey(rec.TenantID, rec.ProjectID, rec.EnvironmentID, d.PlanID, d.PlanVersion, rec.RunRequestID)
 		unlock := e.locks.lockSubmission(rrKey) // single-owner stores without CAS check the key under it
 		defer unlock()
 	}
@@ -209,28 +210,28 @@ func (c *change) submit(p SubmitParams, rrKey []byte) {
 	rec := c.run
 	c.emit(runstate.EvRunSubmitted, "", 1, 0, runstate.EventData{
 		Status:       string(runstate.RunPending),
-		Context:      rec.context(p.SubmittedBy),
+		Context:      runContext(rec, p.SubmittedBy),
 		PlanID:       rec.Definition.PlanID,
 		PlanSHA256:   rec.PlanSHA256,
 		RunRequestID: rec.RunRequestID,
 	})
 	recBody, _ := json.Marshal(rec)
-	c.ops = append(c.ops, store.Put(runKey(rec.RunID), recBody),
-		store.Put(runIndexKey(rec.TenantID, rec.CreatedAt, rec.RunID), []byte(rec.RunID)),
-		store.Put(runStatusKey(rec.TenantID, runstate.RunPending, rec.RunID), nil))
+	c.ops = append(c.ops, store.Put(record.RunKey(rec.RunID), recBody),
+		store.Put(record.RunIndexKey(rec.TenantID, rec.CreatedAt, rec.RunID), []byte(rec.RunID)),
+		store.Put(record.RunStatusKey(rec.TenantID, runstate.RunPending, rec.RunID), nil))
 	if rrKey != nil {
 		c.require(store.IfAbsent(rrKey))
 		c.ops = append(c.ops, store.Put(rrKey, []byte(rec.RunID)))
 	}
 	if p.Start {
-		c.ops = append(c.ops, store.Put(pendingTriggerKey(rec.RunID), []byte(rec.RunID)))
+		c.ops = append(c.ops, store.Put(record.PendingTriggerKey(rec.RunID), []byte(rec.RunID)))
 	}
 }
 
 // startsWithSubmission reports whether a submission's trigger commits with
 // it (docs/semantics.md#submission): with Start, unless the run needs
 // approval, whose trigger is refused after the run is persisted.
-func startsWithSubmission(rec *runRecord, p SubmitParams) bool {
+func startsWithSubmission(rec *record.Run, p SubmitParams) bool {
 	return p.Start && !rec.Definition.RequiresApproval
 }
 
@@ -271,7 +272,7 @@ func (e *submissions) submitted(ctx context.Context, runID string) (bool, error)
 
 // existingRun answers the run a run_request_id already names; the same id
 // with a different definition is a conflict, not a silent replay.
-func (e *submissions) existingRun(ctx context.Context, rrKey []byte, rec *runRecord) (string, error) {
+func (e *submissions) existingRun(ctx context.Context, rrKey []byte, rec *record.Run) (string, error) {
 	item, err := e.store.Get(ctx, rrKey)
 	if err != nil {
 		return "", err
@@ -287,7 +288,9 @@ func (e *submissions) existingRun(ctx context.Context, rrKey []byte, rec *runRec
 	return prior.RunID, nil
 }
 
-func (r *runRecord) context(triggeredBy string) *runstate.RunContext {
+// runContext answers the run context a decision about r sees, triggered
+// by triggeredBy.
+func runContext(r *record.Run, triggeredBy string) *runstate.RunContext {
 	source := r.TriggerSource
 	if source == "" {
 		source = TriggerAPI // records written before trigger sources were kept
@@ -332,7 +335,7 @@ func (e *submissions) trigger(ctx context.Context, runID, actor string) error {
 // the same batch.
 func triggerDecision(trigger func(*decide.Decision) error) func(*change) error {
 	return func(ch *change) error {
-		ch.del(pendingTriggerKey(ch.run.RunID))
+		ch.del(record.PendingTriggerKey(ch.run.RunID))
 		return refused(trigger(ch.rules()))
 	}
 }
@@ -352,7 +355,7 @@ func (e *background) recoverTriggers(ctx context.Context) error {
 
 // runFor answers a run's record when it belongs to the tenant; another
 // tenant's run is not found, never forbidden, so ids leak nothing.
-func (e *records) runFor(ctx context.Context, tenantID, runID string) (*runRecord, error) {
+func (e *records) runFor(ctx context.Context, tenantID, runID string) (*record.Run, error) {
 	rec, err := e.loadRun(ctx, runID)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -27,20 +28,20 @@ func TestSubmit_WithStartPersistsAndTriggersTheRunInOneCommit(t *testing.T) {
 	require.Equal(t, []string{runstate.EvRunSubmitted, runstate.EvRunQueued, runstate.EvRunStarted, runstate.EvStepScheduled},
 		b.eventTypes(run.RunID))
 
-	_, err := cs.Get(b.ctx, pendingTriggerKey(run.RunID))
+	_, err := cs.Get(b.ctx, record.PendingTriggerKey(run.RunID))
 	require.True(t, errors.Is(err, store.ErrNotFound), "no pending-trigger marker: there is no trigger left to finish")
 	for _, op := range cs.last.Ops {
-		require.NotEqual(t, string(pendingTriggerKey(run.RunID)), string(op.Key), "the batch neither writes nor deletes the marker")
+		require.NotEqual(t, string(record.PendingTriggerKey(run.RunID)), string(op.Key), "the batch neither writes nor deletes the marker")
 	}
 	for _, status := range []runstate.RunStatus{runstate.RunPending, runstate.RunQueued} {
-		_, err := cs.Get(b.ctx, runStatusKey(tenant, status, run.RunID))
+		_, err := cs.Get(b.ctx, record.RunStatusKey(tenant, status, run.RunID))
 		require.True(t, errors.Is(err, store.ErrNotFound), "no %s index entry", status)
 		for _, op := range cs.last.Ops {
-			require.NotEqual(t, string(runStatusKey(tenant, status, run.RunID)), string(op.Key),
+			require.NotEqual(t, string(record.RunStatusKey(tenant, status, run.RunID)), string(op.Key),
 				"the batch neither writes nor deletes the %s index entry it passed through", status)
 		}
 	}
-	_, err = cs.Get(b.ctx, runStatusKey(tenant, runstate.RunRunning, run.RunID))
+	_, err = cs.Get(b.ctx, record.RunStatusKey(tenant, runstate.RunRunning, run.RunID))
 	require.NoError(t, err)
 
 	b.complete(b.poll("act-a"), `1`)

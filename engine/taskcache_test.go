@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -21,7 +22,7 @@ type taskReads struct {
 }
 
 func (s *taskReads) Get(ctx context.Context, key []byte) (store.Item, error) {
-	if strings.HasPrefix(string(key), string(taskKey(""))) {
+	if strings.HasPrefix(string(key), string(record.TaskKey(""))) {
 		s.n.Add(1)
 	}
 	return s.Store.Get(ctx, key)

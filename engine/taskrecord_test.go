@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -17,13 +18,13 @@ import (
 
 // fullTaskRecord answers a task record with every field set, and fails when
 // a field was added that it does not set.
-func fullTaskRecord(t *testing.T) taskRecord {
+func fullTaskRecord(t *testing.T) record.Task {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)
-	rec := taskRecord{FormatVersion: recordVersion, TaskID: "0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e/a/1/a1",
+	rec := record.Task{FormatVersion: record.Version, TaskID: "0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e/a/1/a1",
 		RunID: "0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e", TenantID: "t", ActionID: "a", Kind: TaskVerify, Queue: "q",
 		Activity: "charge", LogicalAttempt: 2, EngineAttempt: 3, NotBefore: now, Seq: 9,
 		Timeout: definition.Duration(time.Minute), HeartbeatTimeout: definition.Duration(1500 * time.Microsecond),
-		State: taskDone, Token: "0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e/a/1/a1#ab12", WorkerID: "w1",
+		State: record.TaskDone, Token: "0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e/a/1/a1#ab12", WorkerID: "w1",
 		ClaimedAt: now.Add(time.Second), HeartbeatAt: now.Add(2 * time.Second), Deadline: now.Add(time.Minute),
 		HeartbeatDue: now.Add(3 * time.Second), StartDue: now.Add(4 * time.Second), Result: "completed"}
 	v := reflect.ValueOf(rec)
@@ -35,14 +36,14 @@ func fullTaskRecord(t *testing.T) taskRecord {
 
 func TestTaskRecord_StoredInBinaryKeepsEveryField(t *testing.T) {
 	rec := fullTaskRecord(t)
-	b := runcodec.AppendTask(nil, rec.stored())
+	b := runcodec.AppendTask(nil, rec.Stored())
 	require.True(t, runcodec.IsTask(b))
-	var got taskRecord
-	require.NoError(t, decodeTaskRecord(b, &got))
+	var got record.Task
+	require.NoError(t, record.DecodeTask(b, &got))
 	require.Equal(t, rec, got)
 	old, err := json.Marshal(&rec) // the JSON an older weftd wrote, which keeps milliseconds
 	require.NoError(t, err)
-	require.NoError(t, decodeTaskRecord(old, &got))
+	require.NoError(t, record.DecodeTask(old, &got))
 	rec.HeartbeatTimeout = definition.Duration(time.Millisecond)
 	require.Equal(t, rec, got)
 }
@@ -51,13 +52,13 @@ func TestTaskRecord_StoredInBinaryKeepsEveryField(t *testing.T) {
 // weftd stored them as, and answers how many it rewrote.
 func asOlderWeftdTasks(t *testing.T, st store.Store, runID string) int {
 	t.Helper()
-	res, err := st.Scan(t.Context(), &store.ScanParams{Prefix: taskPrefix(runID), Limit: store.MaxScanLimit})
+	res, err := st.Scan(t.Context(), &store.ScanParams{Prefix: record.TaskPrefix(runID), Limit: store.MaxScanLimit})
 	require.NoError(t, err)
 	b := &store.Batch{}
 	for _, it := range res.Items {
 		require.True(t, runcodec.IsTask(it.Value), "task records are written in binary")
-		var rec taskRecord
-		require.NoError(t, decodeTaskRecord(it.Value, &rec))
+		var rec record.Task
+		require.NoError(t, record.DecodeTask(it.Value, &rec))
 		js, err := json.Marshal(&rec)
 		require.NoError(t, err)
 		b.Ops = append(b.Ops, store.Put(it.Key, js))
@@ -81,14 +82,14 @@ func TestPersistedFormat_TaskRecordsAnOlderWeftdStoredAsJSONAreClaimedAndReporte
 	c.complete(task, `{"a":1}`) // reported against the JSON claim
 	c.complete(c.poll("act-b"), `{"b":2}`)
 	require.Equal(t, runstate.RunCompleted, c.run(run.RunID).Status)
-	res, err := st.Scan(t.Context(), &store.ScanParams{Prefix: taskPrefix(run.RunID), Limit: store.MaxScanLimit})
+	res, err := st.Scan(t.Context(), &store.ScanParams{Prefix: record.TaskPrefix(run.RunID), Limit: store.MaxScanLimit})
 	require.NoError(t, err)
 	require.Len(t, res.Items, 2)
 	for _, it := range res.Items {
 		require.True(t, runcodec.IsTask(it.Value), "%s is written in binary again", it.Key)
-		var rec taskRecord
-		require.NoError(t, decodeTaskRecord(it.Value, &rec))
-		require.Equal(t, taskDone, rec.State)
+		var rec record.Task
+		require.NoError(t, record.DecodeTask(it.Value, &rec))
+		require.Equal(t, record.TaskDone, rec.State)
 		require.Equal(t, "completed", rec.Result)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -40,6 +41,16 @@ func (p PollParams) withDefaults() PollParams {
 	p.MaxTasks = max(p.MaxTasks, 1)
 	return p
 }
+
+// TaskKind is what a task asks a worker to do (package record).
+type TaskKind = record.TaskKind
+
+// The task kinds.
+const (
+	TaskActivity     = record.TaskActivity
+	TaskVerify       = record.TaskVerify
+	TaskCompensation = record.TaskCompensation
+)
 
 // Task is a claimed unit of work.
 type Task struct {
@@ -118,7 +129,7 @@ func (p PollParams) taskNames() map[string]bool {
 
 // wantKey names a task's kind and activity as a poll asks for it
 // (PollParams.taskNames).
-func wantKey(t *taskRecord) string {
+func wantKey(t *record.Task) string {
 	switch t.Kind {
 	case TaskCompensation:
 		return "c:" + t.Activity
@@ -137,7 +148,7 @@ func verifyKey(activity string) string { return "v:" + activity }
 // has room for.
 func (e *workers) claimReady(ctx context.Context, p PollParams, slot *dispatch.Slot[*Task]) ([]*Task, error) {
 	hints := e.dispatch.Hints()
-	prefix, end := readyTaskRange(p.TenantID, p.Queue, e.engine().now())
+	prefix, end := record.ReadyTaskRange(p.TenantID, p.Queue, e.engine().now())
 	start, gen := hints.Start(prefix, prefix)
 	if bytes.Compare(start, end) >= 0 {
 		// A concurrent poll that read the clock later has already found
@@ -214,13 +225,13 @@ func (e *workers) claimEach(ctx context.Context, ids []string, p PollParams, nam
 }
 
 // loadTask reads a task record and its version.
-func (e *records) loadTask(ctx context.Context, taskID string) (*taskRecord, uint64, error) {
-	item, err := e.store.Get(ctx, taskKey(taskID))
+func (e *records) loadTask(ctx context.Context, taskID string) (*record.Task, uint64, error) {
+	item, err := e.store.Get(ctx, record.TaskKey(taskID))
 	if err != nil {
 		return nil, 0, err
 	}
-	var t taskRecord
-	if err := decodeTaskRecord(item.Value, &t); err != nil {
+	var t record.Task
+	if err := record.DecodeTask(item.Value, &t); err != nil {
 		return nil, 0, fmt.Errorf("task %s: %w", taskID, err)
 	}
 	return &t, item.Version, nil
@@ -239,7 +250,7 @@ func (e *workers) claim(ctx context.Context, taskID string, p PollParams, names 
 	if err != nil {
 		return nil, err
 	}
-	if t.State != taskReady || !names[wantKey(t)] {
+	if t.State != record.TaskReady || !names[wantKey(t)] {
 		return nil, nil
 	}
 	if !e.dispatch.Claiming.Begin(taskID) {
@@ -248,9 +259,9 @@ func (e *workers) claim(ctx context.Context, taskID string, p PollParams, names 
 	defer e.dispatch.Claiming.End(taskID)
 	var task *Task
 	_, err = e.engine().mutate(ctx, t.RunID, decide.WorkerActor(p.WorkerID), func(ch *change) error {
-		ch.require(store.IfVersion(taskKey(taskID), version))
+		ch.require(store.IfVersion(record.TaskKey(taskID), version))
 		var cerr error
-		task, cerr = ch.claimTask(t.fresh(), p.WorkerID, names[verifyKey(t.Activity)])
+		task, cerr = ch.claimTask(t.Fresh(), p.WorkerID, names[verifyKey(t.Activity)])
 		return cerr
 	})
 	var cf *store.ConditionFailedError
@@ -261,36 +272,36 @@ func (e *workers) claim(ctx context.Context, taskID string, p PollParams, names 
 }
 
 // claimTask is the decision of a claim.
-func (c *change) claimTask(t *taskRecord, workerID string, verifiable bool) (*Task, error) {
+func (c *change) claimTask(t *record.Task, workerID string, verifiable bool) (*Task, error) {
 	s := c.state
 	st := decide.StepOfTask(s, t.ActionID, t.TaskID)
 	if s.Status.Terminal() || st == nil {
-		c.retireTask(t.TaskID, t.readyKey())
+		c.retireTask(t.TaskID, t.ReadyKey())
 		return nil, nil
 	}
 	if s.Status == runstate.RunPaused {
 		return nil, errSkipTask // none newly started while paused (docs/semantics.md#pause-drain)
 	}
-	t.State, t.Token, t.WorkerID = taskClaimed, t.TaskID+"#"+decide.RandomToken(), workerID
+	t.State, t.Token, t.WorkerID = record.TaskClaimed, t.TaskID+"#"+decide.RandomToken(), workerID
 	t.ClaimedAt, t.HeartbeatAt = c.now, c.now
 	t.Deadline = c.now.Add(t.Timeout.D())
-	c.del([]byte(t.readyKey()))
+	c.del([]byte(t.ReadyKey()))
 	c.disarmStartTimer(t)
-	c.setTimer(timerRecord{RunID: t.RunID, Kind: timerAttempt, Ref: t.TaskID, Due: t.Deadline, Token: t.Token})
+	c.setTimer(record.Timer{RunID: t.RunID, Kind: record.TimerAttempt, Ref: t.TaskID, Due: t.Deadline, Token: t.Token})
 	if hb := t.HeartbeatTimeout.D(); hb > 0 {
 		t.HeartbeatDue = c.now.Add(hb)
-		c.setTimer(timerRecord{RunID: t.RunID, Kind: timerHeartbeat, Ref: t.TaskID, Due: t.HeartbeatDue, Token: t.Token})
+		c.setTimer(record.Timer{RunID: t.RunID, Kind: record.TimerHeartbeat, Ref: t.TaskID, Due: t.HeartbeatDue, Token: t.Token})
 	}
-	c.put(taskKey(t.TaskID), t)
-	if err := c.rules().Claimed(decide.TaskKind(t.Kind), c.run.action(t.ActionID), st, workerID, verifiable); err != nil {
+	c.put(record.TaskKey(t.TaskID), t)
+	if err := c.rules().Claimed(decide.TaskKind(t.Kind), c.run.Action(t.ActionID), st, workerID, verifiable); err != nil {
 		return nil, err
 	}
 	return c.taskFor(t, st), nil
 }
 
 // taskFor builds what the worker receives.
-func (c *change) taskFor(t *taskRecord, st *runstate.StepState) *Task {
-	a := c.run.action(t.ActionID)
+func (c *change) taskFor(t *record.Task, st *runstate.StepState) *Task {
+	a := c.run.Action(t.ActionID)
 	task := &Task{
 		Token: t.Token, Kind: t.Kind, TaskID: t.TaskID, RunID: t.RunID, TenantID: t.TenantID,
 		ActionID: t.ActionID, Activity: t.Activity, LogicalAttempt: t.LogicalAttempt, EngineAttempt: t.EngineAttempt,
@@ -326,8 +337,8 @@ func (c *recorder) retireTask(taskID, readyKey string) {
 	if readyKey != "" {
 		c.del([]byte(readyKey))
 	}
-	c.put(taskKey(taskID), &taskRecord{FormatVersion: recordVersion, TaskID: taskID, RunID: c.run.RunID,
-		TenantID: c.run.TenantID, State: taskLost})
+	c.put(record.TaskKey(taskID), &record.Task{FormatVersion: record.Version, TaskID: taskID, RunID: c.run.RunID,
+		TenantID: c.run.TenantID, State: record.TaskLost})
 }
 
 // ReportParams is a worker's report on a claimed task.

@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/acceptance"
 	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -19,7 +20,7 @@ import (
 // batch that applies it, on condition that it is still there, so two engines
 // never apply one timer twice.
 func (e *background) fireDueTimers(ctx context.Context) error {
-	start, end := timerRange(e.engine().now())
+	start, end := record.TimerRange(e.engine().now())
 	var errs []error
 	for {
 		res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: 256})
@@ -40,14 +41,14 @@ func (e *background) fireDueTimers(ctx context.Context) error {
 
 // fire applies one timer.
 func (e *background) fire(ctx context.Context, key, value []byte) error {
-	var t timerRecord
+	var t record.Timer
 	if err := json.Unmarshal(value, &t); err != nil {
 		e.log.Error("undecodable timer deleted", slog.String("key", string(key)))
 		return e.deleteOrphan(ctx, key)
 	}
-	var task *taskRecord
+	var task *record.Task
 	var taskVersion uint64
-	if t.Kind == timerAttempt || t.Kind == timerHeartbeat || t.Kind == timerStart {
+	if t.Kind == record.TimerAttempt || t.Kind == record.TimerHeartbeat || t.Kind == record.TimerStart {
 		var err error
 		task, taskVersion, err = e.records.loadTask(ctx, t.Ref)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -58,9 +59,9 @@ func (e *background) fire(ctx context.Context, key, value []byte) error {
 		ch.require(store.IfPresent(key))
 		ch.del(key)
 		if task != nil {
-			ch.require(store.IfVersion(taskKey(task.TaskID), taskVersion))
+			ch.require(store.IfVersion(record.TaskKey(task.TaskID), taskVersion))
 		}
-		return dueTimer{ch}.apply(t, task.fresh())
+		return dueTimer{ch}.apply(t, task.Fresh())
 	})
 	var cf *store.ConditionFailedError
 	switch {
@@ -77,50 +78,50 @@ type dueTimer struct{ *change }
 
 // apply is the decision a due timer makes: a claim's attempt or heartbeat
 // timeout here, any other timer as the rules decide (decide.TimerDue).
-func (c dueTimer) apply(t timerRecord, task *taskRecord) error {
+func (c dueTimer) apply(t record.Timer, task *record.Task) error {
 	if c.state.Status.Terminal() {
 		return nil
 	}
 	switch t.Kind {
-	case timerAttempt:
+	case record.TimerAttempt:
 		return c.attemptTimedOut(task, t.Token, "attempt exceeded its timeout_ms")
-	case timerHeartbeat:
+	case record.TimerHeartbeat:
 		return c.heartbeatDue(task, t.Token)
-	case timerStart:
+	case record.TimerStart:
 		return c.startTimedOut(task)
 	}
 	return c.rules().TimerDue(decide.Timer{Kind: decide.TimerKind(t.Kind), Ref: t.Ref, Due: t.Due})
 }
 
 // attemptTimedOut fails a claimed attempt with the timeout class.
-func (c dueTimer) attemptTimedOut(task *taskRecord, token, message string) error {
-	if task == nil || task.State != taskClaimed || task.Token != token {
+func (c dueTimer) attemptTimedOut(task *record.Task, token, message string) error {
+	if task == nil || task.State != record.TaskClaimed || task.Token != token {
 		return nil
 	}
 	st := decide.StepOfTask(c.state, task.ActionID, task.TaskID)
 	if st == nil {
 		return nil
 	}
-	task.State = taskLost
-	c.put(taskKey(task.TaskID), task)
+	task.State = record.TaskLost
+	c.put(record.TaskKey(task.TaskID), task)
 	if !task.HeartbeatDue.IsZero() {
-		c.clearTimer(task.HeartbeatDue, timerHeartbeat, task.TaskID)
+		c.clearTimer(task.HeartbeatDue, record.TimerHeartbeat, task.TaskID)
 	}
-	c.clearTimer(task.Deadline, timerAttempt, task.TaskID)
-	return c.rules().AttemptTimedOut(decide.TaskKind(task.Kind), c.run.action(task.ActionID), st, task.WorkerID, message)
+	c.clearTimer(task.Deadline, record.TimerAttempt, task.TaskID)
+	return c.rules().AttemptTimedOut(decide.TaskKind(task.Kind), c.run.Action(task.ActionID), st, task.WorkerID, message)
 }
 
 // heartbeatDue times the attempt out, unless a heartbeat came in time, in
 // which case the timer is set again from the last heartbeat.
-func (c dueTimer) heartbeatDue(task *taskRecord, token string) error {
-	if task == nil || task.State != taskClaimed || task.Token != token {
+func (c dueTimer) heartbeatDue(task *record.Task, token string) error {
+	if task == nil || task.State != record.TaskClaimed || task.Token != token {
 		return nil
 	}
 	next := task.HeartbeatAt.Add(task.HeartbeatTimeout.D())
 	if next.After(c.now) {
 		task.HeartbeatDue = next
-		c.put(taskKey(task.TaskID), task)
-		c.setTimer(timerRecord{RunID: task.RunID, Kind: timerHeartbeat, Ref: task.TaskID, Due: next, Token: token})
+		c.put(record.TaskKey(task.TaskID), task)
+		c.setTimer(record.Timer{RunID: task.RunID, Kind: record.TimerHeartbeat, Ref: task.TaskID, Due: next, Token: token})
 		return nil
 	}
 	task.HeartbeatDue = c.now // this timer is being deleted
@@ -200,24 +201,24 @@ func (c *recorder) startTimeout(a *definition.Action) time.Duration {
 // armStartTimer sets the schedule-to-start timer of an activity or
 // compensation task that is ready from from on, and records its due time on the task (which the
 // caller then writes).
-func (c *recorder) armStartTimer(t *taskRecord, a *definition.Action, from time.Time) {
+func (c *recorder) armStartTimer(t *record.Task, a *definition.Action, from time.Time) {
 	t.StartDue = time.Time{}
 	d := c.startTimeout(a)
 	if t.Kind == TaskVerify || d <= 0 {
 		return
 	}
 	t.StartDue = from.Add(d)
-	c.setTimer(timerRecord{RunID: t.RunID, Kind: timerStart, Ref: t.TaskID, Due: t.StartDue})
+	c.setTimer(record.Timer{RunID: t.RunID, Kind: record.TimerStart, Ref: t.TaskID, Due: t.StartDue})
 }
 
 // disarmStartTimer removes the schedule-to-start timer of a task being
 // claimed. A timer this decision itself set (a hand-off claims the task it
 // makes ready) is dropped unwritten rather than written and deleted.
-func (c *recorder) disarmStartTimer(t *taskRecord) {
+func (c *recorder) disarmStartTimer(t *record.Task) {
 	if t.StartDue.IsZero() {
 		return
 	}
-	key := timerKey(t.StartDue, t.RunID, string(timerStart), t.TaskID)
+	key := record.TimerKey(t.StartDue, t.RunID, string(record.TimerStart), t.TaskID)
 	if c.writes(key) {
 		c.dropWrites(key)
 	} else {
@@ -240,22 +241,22 @@ func (c *recorder) writes(key []byte) bool {
 // activity's under its retry policy and on_failure, a compensation hook's
 // under the hook's policy. The task leaves its queue in the same batch. A
 // paused run claims nothing, so its tasks' wait starts again instead.
-func (c dueTimer) startTimedOut(task *taskRecord) error {
-	if task == nil || task.State != taskReady || task.Kind == TaskVerify {
+func (c dueTimer) startTimedOut(task *record.Task) error {
+	if task == nil || task.State != record.TaskReady || task.Kind == TaskVerify {
 		return nil // claimed or retired meanwhile: nothing waits
 	}
-	st, a := decide.StepOfTask(c.state, task.ActionID, task.TaskID), c.run.action(task.ActionID)
+	st, a := decide.StepOfTask(c.state, task.ActionID, task.TaskID), c.run.Action(task.ActionID)
 	if st == nil || a == nil {
 		return nil // no longer its step's task
 	}
 	if c.state.Status == runstate.RunPaused {
 		c.armStartTimer(task, a, c.now)
-		c.put(taskKey(task.TaskID), task)
+		c.put(record.TaskKey(task.TaskID), task)
 		return nil
 	}
-	c.del([]byte(task.readyKey()))
-	task.State, task.StartDue = taskLost, time.Time{}
-	c.put(taskKey(task.TaskID), task)
+	c.del([]byte(task.ReadyKey()))
+	task.State, task.StartDue = record.TaskLost, time.Time{}
+	c.put(record.TaskKey(task.TaskID), task)
 	stepErr := &runstate.StepError{Class: definition.ErrorScheduleToStart, Message: fmt.Sprintf(
 		"no worker claimed the %s task of %q on queue %q within its schedule-to-start timeout of %s",
 		task.Kind, task.Activity, task.Queue, c.startTimeout(a))}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store/memstore"
@@ -39,7 +40,7 @@ func TestEventValidation_AnInvalidEventFailsTheDecisionAndNothingIsPersisted(t *
 	before := b.run(run.RunID)
 	cp, err := b.store.Get(b.ctx, runlog.CheckpointKey(run.RunID))
 	require.NoError(t, err)
-	taskBefore, err := b.store.Get(b.ctx, taskKey(task.TaskID))
+	taskBefore, err := b.store.Get(b.ctx, record.TaskKey(task.TaskID))
 	require.NoError(t, err)
 
 	blank.Store(true)
@@ -57,7 +58,7 @@ func TestEventValidation_AnInvalidEventFailsTheDecisionAndNothingIsPersisted(t *
 	cpAfter, err := b.store.Get(b.ctx, runlog.CheckpointKey(run.RunID))
 	require.NoError(t, err)
 	require.Equal(t, cp.Version, cpAfter.Version)
-	taskAfter, err := b.store.Get(b.ctx, taskKey(task.TaskID))
+	taskAfter, err := b.store.Get(b.ctx, record.TaskKey(task.TaskID))
 	require.NoError(t, err)
 	require.Equal(t, taskBefore.Version, taskAfter.Version)
 	require.False(t, b.exists(runlog.EventKey(run.RunID, before.LastEventSeq+1)))

@@ -34,6 +34,7 @@ var rules = []rule{
 	{pkg: "engine/runlog", allow: list(std, "store", "engine/runstate", "engine/runcodec"), deny: list("server/...")},
 	{pkg: "engine/internal/pollers", allow: list(std, "store"), deny: list("server/...")},
 	{pkg: "engine/internal/acceptance", allow: list(std, "store", "engine/runstate"), deny: list("server/...")},
+	{pkg: "engine/internal/record", allow: list(std, "store", "engine/definition", "engine/runstate", "engine/runcodec"), deny: list("server/...")},
 	{pkg: "engine/internal/retention", allow: list(std, "store"), deny: list("server/...")},
 	{pkg: "engine/internal/admission", allow: list(std, "store"), deny: list("server/...")},
 	{pkg: "engine/internal/ownership", allow: list(std, "store"), deny: list("server/...")},

@@ -1,4 +1,4 @@
-package engine
+package record
 
 import (
 	"encoding/json"
@@ -10,10 +10,11 @@ import (
 	"github.com/weft-dev/weft/store"
 )
 
-const recordVersion = 1
+// Version is the format version of the records this package holds.
+const Version = 1
 
-// runRecord is a run's immutable record, written once at submission.
-type runRecord struct {
+// Run is a run's immutable record, written once at submission.
+type Run struct {
 	FormatVersion int    `json:"version"`
 	RunID         string `json:"run_id"`
 	TenantID      string `json:"tenant_id"`
@@ -30,19 +31,8 @@ type runRecord struct {
 	CreatedAt     time.Time             `json:"created_at"`
 }
 
-// RunInfo is what a completion policy knows of a run.
-type RunInfo struct {
-	RunID       string
-	TenantID    string
-	SubmittedBy string
-}
-
-func (r *runRecord) info() *RunInfo {
-	return &RunInfo{RunID: r.RunID, TenantID: r.TenantID, SubmittedBy: r.SubmittedBy}
-}
-
-// action answers the definition's action with id, or nil.
-func (r *runRecord) action(id string) *definition.Action {
+// Action answers the definition's action with id, or nil.
+func (r *Run) Action(id string) *definition.Action {
 	for i := range r.Definition.Actions {
 		if r.Definition.Actions[i].ID == id {
 			return &r.Definition.Actions[i]
@@ -61,19 +51,20 @@ const (
 	TaskCompensation TaskKind = "compensation"
 )
 
-// taskState is where a task is in its life.
-type taskState string
+// TaskState is where a task is in its life.
+type TaskState string
 
+// The task states.
 const (
-	taskReady   taskState = "ready"
-	taskClaimed taskState = "claimed"
-	taskDone    taskState = "done"
-	taskLost    taskState = "lost"
+	TaskReady   TaskState = "ready"
+	TaskClaimed TaskState = "claimed"
+	TaskDone    TaskState = "done"
+	TaskLost    TaskState = "lost"
 )
 
-// taskRecord is a task's durable state, at task:{id}, stored in binary
+// Task is a task's durable state, at task:{id}, stored in binary
 // (runcodec.Task, docs/persisted-format.md#binary-records).
-type taskRecord struct {
+type Task struct {
 	FormatVersion  int       `json:"version"`
 	TaskID         string    `json:"task_id"`
 	RunID          string    `json:"run_id"`
@@ -89,7 +80,7 @@ type taskRecord struct {
 	Seq              uint64              `json:"seq"`
 	Timeout          definition.Duration `json:"timeout_ms"`
 	HeartbeatTimeout definition.Duration `json:"heartbeat_timeout_ms,omitempty"`
-	State            taskState           `json:"state"`
+	State            TaskState           `json:"state"`
 	Token            string              `json:"token,omitempty"`
 	WorkerID         string              `json:"worker_id,omitempty"`
 	ClaimedAt        time.Time           `json:"claimed_at,omitzero"`
@@ -105,8 +96,8 @@ type taskRecord struct {
 	Result string `json:"result,omitempty"`
 }
 
-// stored answers the record as runcodec stores it.
-func (t *taskRecord) stored() *runcodec.Task {
+// Stored answers the record as runcodec stores it.
+func (t *Task) Stored() *runcodec.Task {
 	return &runcodec.Task{FormatVersion: t.FormatVersion, TaskID: t.TaskID, RunID: t.RunID, TenantID: t.TenantID,
 		ActionID: t.ActionID, Kind: string(t.Kind), Queue: t.Queue, Activity: t.Activity,
 		LogicalAttempt: t.LogicalAttempt, EngineAttempt: t.EngineAttempt, NotBefore: t.NotBefore, Seq: t.Seq,
@@ -115,49 +106,50 @@ func (t *taskRecord) stored() *runcodec.Task {
 		HeartbeatDue: t.HeartbeatDue, StartDue: t.StartDue, Result: t.Result}
 }
 
-// decodeTaskRecord decodes a stored task record (binary, or the JSON of an
-// older weftd).
-func decodeTaskRecord(b []byte, t *taskRecord) error {
+// DecodeTask decodes a stored task record (binary, or the JSON of an older
+// weftd).
+func DecodeTask(b []byte, t *Task) error {
 	var s runcodec.Task
 	if err := runcodec.DecodeTask(b, &s); err != nil {
 		return err
 	}
-	*t = taskRecord{FormatVersion: s.FormatVersion, TaskID: s.TaskID, RunID: s.RunID, TenantID: s.TenantID,
+	*t = Task{FormatVersion: s.FormatVersion, TaskID: s.TaskID, RunID: s.RunID, TenantID: s.TenantID,
 		ActionID: s.ActionID, Kind: TaskKind(s.Kind), Queue: s.Queue, Activity: s.Activity,
 		LogicalAttempt: s.LogicalAttempt, EngineAttempt: s.EngineAttempt, NotBefore: s.NotBefore, Seq: s.Seq,
-		Timeout: s.Timeout, HeartbeatTimeout: s.HeartbeatTimeout, State: taskState(s.State), Token: s.Token,
+		Timeout: s.Timeout, HeartbeatTimeout: s.HeartbeatTimeout, State: TaskState(s.State), Token: s.Token,
 		WorkerID: s.WorkerID, ClaimedAt: s.ClaimedAt, HeartbeatAt: s.HeartbeatAt, Deadline: s.Deadline,
 		HeartbeatDue: s.HeartbeatDue, StartDue: s.StartDue, Result: s.Result}
 	return nil
 }
 
-// timerKind names what a timer does when it fires.
-type timerKind string
+// TimerKind names what a timer does when it fires.
+type TimerKind string
 
+// The timer kinds.
 const (
-	timerAttempt   timerKind = "attempt"   // ref: task id; the attempt's timeout
-	timerHeartbeat timerKind = "heartbeat" // ref: task id; the heartbeat timeout
-	timerBackoff   timerKind = "backoff"   // ref: action id; the next engine attempt is due
-	timerWorkflow  timerKind = "workflow"  // the workflow timeout
-	timerDrain     timerKind = "drain"     // a pause's drain timeout
-	timerWait      timerKind = "wait"      // ref: action id; a manual or signal wait's timeout
-	timerStart     timerKind = "start"     // ref: task id; the schedule-to-start timeout of a ready task
+	TimerAttempt   TimerKind = "attempt"   // ref: task id; the attempt's timeout
+	TimerHeartbeat TimerKind = "heartbeat" // ref: task id; the heartbeat timeout
+	TimerBackoff   TimerKind = "backoff"   // ref: action id; the next engine attempt is due
+	TimerWorkflow  TimerKind = "workflow"  // the workflow timeout
+	TimerDrain     TimerKind = "drain"     // a pause's drain timeout
+	TimerWait      TimerKind = "wait"      // ref: action id; a manual or signal wait's timeout
+	TimerStart     TimerKind = "start"     // ref: task id; the schedule-to-start timeout of a ready task
 )
 
-// timerRecord is a durable timer's value.
-type timerRecord struct {
+// Timer is a durable timer's value.
+type Timer struct {
 	RunID string    `json:"run_id"`
-	Kind  timerKind `json:"kind"`
+	Kind  TimerKind `json:"kind"`
 	Ref   string    `json:"ref,omitempty"`
 	Due   time.Time `json:"due"`
 	// Token ties an attempt or heartbeat timer to the claim it guards.
 	Token string `json:"token,omitempty"`
 }
 
-// fresh answers a copy of the record for one decision to change. A decision
-// that does not commit is made again (mutate), and the one made again must
+// Fresh answers a copy of the record for one decision to change. A decision
+// that does not commit is made again (the engine's commit pipeline), and the one made again must
 // start from the record as it was read, not as the first one left it.
-func (t *taskRecord) fresh() *taskRecord {
+func (t *Task) Fresh() *Task {
 	if t == nil {
 		return nil
 	}
@@ -165,9 +157,9 @@ func (t *taskRecord) fresh() *taskRecord {
 	return &c
 }
 
-// readyKey answers the task's queue entry key.
-func (t *taskRecord) readyKey() string {
-	return string(readyTaskKey(t.TenantID, t.Queue, t.NotBefore, t.Seq, t.TaskID))
+// ReadyKey answers the task's queue entry key.
+func (t *Task) ReadyKey() string {
+	return string(ReadyTaskKey(t.TenantID, t.Queue, t.NotBefore, t.Seq, t.TaskID))
 }
 
 // The engine's key layout (docs/persisted-format.md lists every record);
@@ -175,58 +167,62 @@ func (t *taskRecord) readyKey() string {
 // Components go through the store's escaping codec, so no identifier can
 // collide with another or break out of its prefix.
 
-// runKey holds a run's immutable record: definition, context, input.
-func runKey(runID string) []byte { return store.Key("wf", runID) }
+// RunKey holds a run's immutable record: definition, context, input.
+func RunKey(runID string) []byte { return store.Key("wf", runID) }
 
-// runRequestKey maps the submission tuple of docs/semantics.md#run-request-idempotency to a run.
-func runRequestKey(tenant, project, env, planID, planVersion, runRequestID string) []byte {
+// RunRequestKey maps the submission tuple of docs/semantics.md#run-request-idempotency to a run.
+func RunRequestKey(tenant, project, env, planID, planVersion, runRequestID string) []byte {
 	return store.Key("rr", tenant, project, env, planID, planVersion, runRequestID)
 }
 
-// runIndexKey lists a tenant's runs, newest first (inverted creation time).
-func runIndexKey(tenant string, created time.Time, runID string) []byte {
+// RunIndexKey lists a tenant's runs, newest first (inverted creation time).
+func RunIndexKey(tenant string, created time.Time, runID string) []byte {
 	return store.Key("ri", tenant, store.Int64(-created.UnixNano()), runID)
 }
 
-// runIndexPrefix is the prefix of a tenant's run index.
-func runIndexPrefix(tenant string) []byte { return store.KeyPrefix("ri", tenant) }
+// RunIndexPrefix is the prefix of a tenant's run index.
+func RunIndexPrefix(tenant string) []byte { return store.KeyPrefix("ri", tenant) }
 
-// runStatusKey indexes a run under its current status, so that runs can be
+// RunStatusKey indexes a run under its current status, so that runs can be
 // counted by status without reading their checkpoints. Moved in the batch
 // of every status change.
-func runStatusKey(tenant string, status runstate.RunStatus, runID string) []byte {
+func RunStatusKey(tenant string, status runstate.RunStatus, runID string) []byte {
 	return store.Key("rs", string(status), tenant, runID)
 }
 
-// pendingTriggerKey marks a run whose submission asked to start it, until the
+// PendingTriggerKey marks a run whose submission asked to start it, until the
 // trigger commits; recovery finishes what a crash interrupted.
-func pendingTriggerKey(runID string) []byte { return store.Key("pt", runID) }
+func PendingTriggerKey(runID string) []byte { return store.Key("pt", runID) }
 
-// readyTaskKey is a task waiting in its queue: the task queue key of
+// ReadyTaskKey is a task waiting in its queue: the task queue key of
 // docs/semantics.md#persisted-format, with the tenant before the queue so that one
 // tenant's workers never see another's tasks.
 // Within one instant, tasks keep the order they were dispatched in (seq).
-func readyTaskKey(tenant, queue string, notBefore time.Time, seq uint64, taskID string) []byte {
+func ReadyTaskKey(tenant, queue string, notBefore time.Time, seq uint64, taskID string) []byte {
 	return store.Key("op", tenant, queue, store.Time(notBefore), store.Uint64(seq), taskID)
 }
 
-// readyTaskRange bounds a queue's tasks that are due at now.
-func readyTaskRange(tenant, queue string, now time.Time) (start, end []byte) {
-	return queuePrefix(tenant, queue), store.KeyPrefix("op", tenant, queue, store.Time(now.Add(time.Nanosecond)))
+// ReadyTaskRange bounds a queue's tasks that are due at now.
+func ReadyTaskRange(tenant, queue string, now time.Time) (start, end []byte) {
+	return QueuePrefix(tenant, queue), store.KeyPrefix("op", tenant, queue, store.Time(now.Add(time.Nanosecond)))
 }
 
-// queuePrefix begins every ready entry of one queue.
-func queuePrefix(tenant, queue string) []byte { return store.KeyPrefix("op", tenant, queue) }
+// QueuePrefix begins every ready entry of one queue.
+func QueuePrefix(tenant, queue string) []byte { return store.KeyPrefix("op", tenant, queue) }
 
-// taskKey holds a task's claim state.
-func taskKey(taskID string) []byte { return store.Key("task", taskID) }
+// TaskKey holds a task's claim state.
+func TaskKey(taskID string) []byte { return store.Key("task", taskID) }
 
-// timerKey is a durable timer; timers sort by due time.
-func timerKey(due time.Time, runID, kind, ref string) []byte {
+// TimerKey is a durable timer; timers sort by due time.
+func TimerKey(due time.Time, runID, kind, ref string) []byte {
 	return store.Key("tmr", store.Time(due), runID, kind, ref)
 }
 
-// timerRange bounds the timers due at now.
-func timerRange(now time.Time) (start, end []byte) {
+// TimerRange bounds the timers due at now.
+func TimerRange(now time.Time) (start, end []byte) {
 	return store.KeyPrefix("tmr"), store.KeyPrefix("tmr", store.Time(now.Add(time.Nanosecond)))
 }
+
+// TaskPrefix begins the keys of every task of a run: task ids start with
+// the run id and "/", and run ids never contain "/".
+func TaskPrefix(runID string) []byte { return store.Key("task", runID+"/") }
