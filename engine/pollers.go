@@ -352,3 +352,7 @@ func (p *pacer) due(now time.Time, interval time.Duration) bool {
 	p.last = now
 	return true
 }
+
+// PollerRecordsPrefix begins every poller record (wk:): a weftd's record of
+// a worker that polls it, which belongs to no run.
+func PollerRecordsPrefix() []byte { return pollers.Prefix() }

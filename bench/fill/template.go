@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runlog"
@@ -79,7 +80,8 @@ func (t *Template) Records() int { return len(t.items) }
 func (t *Template) Events() int { return len(t.events) }
 
 // Skipped answers how many of the template's records were left out
-// (outbox entries not yet exported).
+// (outbox entries not yet exported, and the records of the workers that
+// polled, which belong to no run).
 func (t *Template) Skipped() int { return t.skipped }
 
 // RunID answers the template run's id.
@@ -89,7 +91,8 @@ func (t *Template) RunID() string { return t.runID }
 func (t *Template) CreatedAt() time.Time { return t.createdAt }
 
 // Capture reads every record in st — which must hold the template run and
-// nothing else, apart from outbox entries — and compiles it. requestID is
+// nothing else, apart from outbox entries and poller records — and compiles
+// it. requestID is
 // the run_request_id the run was submitted with.
 func Capture(ctx context.Context, st store.Store, runID, requestID string) (*Template, error) {
 	var items []store.Item
@@ -101,7 +104,7 @@ func Capture(ctx context.Context, st store.Store, runID, requestID string) (*Tem
 			return nil, fmt.Errorf("capture the template run: %w", err)
 		}
 		for _, it := range res.Items {
-			if bytes.HasPrefix(it.Key, runlog.OutboxPrefix()) {
+			if bytes.HasPrefix(it.Key, runlog.OutboxPrefix()) || bytes.HasPrefix(it.Key, engine.PollerRecordsPrefix()) {
 				skipped++
 				continue
 			}

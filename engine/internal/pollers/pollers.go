@@ -34,6 +34,9 @@ func Key(tenant, queue, worker, process string) []byte {
 	return store.Key("wk", tenant, queue, worker, process)
 }
 
+// Prefix begins every poller record: records of processes, not of runs.
+func Prefix() []byte { return prefix("", "") }
+
 // prefix begins the poller records of every tenant, of a tenant, or of one
 // of its queues.
 func prefix(tenant, queue string) []byte {
