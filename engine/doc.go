@@ -16,9 +16,10 @@
 // run's log, checkpoint and outbox as stored in engine/runlog; the run,
 // task and timer records beside it and their keys in
 // engine/internal/record; the ownership modes and the fencing tenure in engine/internal/ownership; the
-// poller records in engine/internal/pollers; the records a signal's or a
-// manual completion's acceptance leaves in engine/internal/acceptance. None
-// imports the engine.
+// poller records in engine/internal/pollers; a queue's description and the
+// writing of this process's poller records in engine/internal/queues; the
+// records a signal's or a manual completion's acceptance leaves in
+// engine/internal/acceptance. None imports the engine.
 //
 // It decides and commits; what a committed decision did reaches the callers
 // waiting on it (long polls, hand-offs, event watches, AwaitRun) through

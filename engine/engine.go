@@ -16,6 +16,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/internal/ownership"
+	"github.com/weft-dev/weft/engine/internal/queues"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/internal/clock"
@@ -206,7 +207,7 @@ type Engine struct {
 	// alert raises an alert now: Config.Alerts.
 	alert AlertFunc
 	// pollerSweep paces the sweep of expired poller records (pollers.go).
-	pollerSweep pacer
+	pollerSweep queues.Pacer
 }
 
 // New builds an engine over cfg.Store. It fails before anything else can
@@ -361,7 +362,7 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 	if out.QueuedRuns, err = count(ctx, e.store, admission.QueuePrefix()); err != nil {
 		return nil, err
 	}
-	if out.Queues, err = (*queues)(e).list(ctx, ""); err != nil {
+	if out.Queues, err = (*queueing)(e).list(ctx, ""); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -61,7 +61,7 @@ func (e *workers) complete(ctx context.Context, r ReportParams) (*ReportResult, 
 	})
 	res, err = e.answerEager(eager, res, err)
 	if res != nil && len(res.Tasks) > 0 {
-		(*queues)(e).handed(r.Next.withDefaults(), res.Tasks)
+		(*queueing)(e).handed(r.Next.withDefaults(), res.Tasks)
 	}
 	return res, err
 }

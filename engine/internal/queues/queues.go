@@ -1,0 +1,255 @@
+package queues
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/pollers"
+	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/store"
+)
+
+const (
+	// maxListed bounds the queues one listing describes.
+	maxListed = 1000
+	// sweepEvery is how many refreshes pass between sweeps of the expired
+	// records of processes that stopped.
+	sweepEvery = 6
+	// statsCap bounds one queue's backlog count.
+	statsCap = store.MaxScanLimit
+)
+
+// Info describes one queue of one tenant.
+type Info struct {
+	TenantID, Queue string
+	// Backlog counts the tasks ready now, up to the store's scan limit — in
+	// a listing, up to the listing's budget over all its queues, and at
+	// least the first of each; BacklogCapped says the count stopped short.
+	Backlog       int
+	BacklogCapped bool
+	// OldestReady is when the oldest ready task became ready, and
+	// OldestReadyAge how long it had waited when the queue was read; zero
+	// when none is ready.
+	OldestReady    time.Time
+	OldestReadyAge time.Duration
+	// Pollers are the workers polling it, by worker id.
+	Pollers []pollers.Info
+}
+
+// Desk answers what one process knows of queues and their pollers.
+type Desk struct {
+	Store   store.Store
+	Pollers *dispatch.Pollers
+	// Owner names this process in its poller records.
+	Owner string
+	// Refresh is how often a poller's record is rewritten; TTL how long a
+	// poller that stopped polling, holding no task, is still listed.
+	Refresh, TTL time.Duration
+	// Budget bounds the ready entries one listing counts over all its queues.
+	Budget int
+	Now    func() time.Time
+	// Sweep paces the sweep of expired poller records.
+	Sweep *Pacer
+}
+
+// List describes every queue of tenant that has a poller or a ready task,
+// by queue name; of every tenant when tenant is "".
+func (d *Desk) List(ctx context.Context, tenant string) ([]*Info, error) {
+	polling, err := d.pollersOf(ctx, tenant, "")
+	if err != nil {
+		return nil, err
+	}
+	refs, err := d.readyQueues(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	for q := range polling {
+		refs = append(refs, q)
+	}
+	refs = pollers.SortRefs(refs)
+	refs = refs[:min(len(refs), maxListed)]
+	out := make([]*Info, 0, len(refs))
+	budget := d.Budget
+	for _, q := range refs {
+		info, err := d.describeWith(ctx, q, polling[q], budget)
+		if err != nil {
+			return nil, err
+		}
+		budget -= info.Backlog
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Describe answers one queue of a tenant.
+func (d *Desk) Describe(ctx context.Context, tenant, queue string) (*Info, error) {
+	polling, err := d.pollersOf(ctx, tenant, queue)
+	if err != nil {
+		return nil, err
+	}
+	q := pollers.Ref{Tenant: tenant, Queue: queue}
+	return d.describeWith(ctx, q, polling[q], statsCap)
+}
+
+// describeWith answers one queue whose pollers are already read, counting
+// at most budget of its ready entries (at least one, to find the oldest).
+func (d *Desk) describeWith(ctx context.Context, q pollers.Ref, polling []pollers.Info, budget int) (*Info, error) {
+	info := &Info{TenantID: q.Tenant, Queue: q.Queue, Pollers: polling}
+	if info.Pollers == nil {
+		info.Pollers = []pollers.Info{}
+	}
+	return info, d.backlog(ctx, info, min(max(budget, 1), statsCap))
+}
+
+// backlog counts the queue's ready tasks, up to limit, and finds the oldest
+// in the first entry: entries sort by when they become ready.
+func (d *Desk) backlog(ctx context.Context, q *Info, limit int) error {
+	now := d.Now()
+	start, end := record.ReadyTaskRange(q.TenantID, q.Queue, now)
+	res, err := d.Store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: limit})
+	if err != nil {
+		return err
+	}
+	q.Backlog, q.BacklogCapped = len(res.Items), res.Next != nil
+	if len(res.Items) > 0 {
+		q.OldestReady = readyEntryTime(res.Items[0].Key)
+		if !q.OldestReady.IsZero() {
+			q.OldestReadyAge = max(now.Sub(q.OldestReady), 0)
+		}
+	}
+	return nil
+}
+
+// readyEntryTime answers when a ready entry became ready (its not_before);
+// zero for a key it cannot read.
+func readyEntryTime(key []byte) time.Time {
+	parts, err := store.SplitKey(key)
+	if err != nil || len(parts) < 4 {
+		return time.Time{}
+	}
+	t, err := store.ParseTime(parts[3])
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// readyQueues answers the queues of tenant (of every tenant when tenant is
+// "") that hold ready entries, skipping from one queue to the next with one
+// bounded read each: O(queues), never a scan of the entries.
+func (d *Desk) readyQueues(ctx context.Context, tenant string) ([]pollers.Ref, error) {
+	var out []pollers.Ref
+	prefix := store.KeyPrefix("op")
+	if tenant != "" {
+		prefix = store.KeyPrefix("op", tenant)
+	}
+	start, end := prefix, store.PrefixEnd(prefix)
+	for len(out) < maxListed {
+		res, err := d.Store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: 1})
+		if err != nil || len(res.Items) == 0 {
+			return out, err
+		}
+		parts, err := store.SplitKey(res.Items[0].Key)
+		if err != nil || len(parts) < 3 {
+			return out, nil // not ours to read: stop here
+		}
+		out = append(out, pollers.Ref{Tenant: parts[1], Queue: parts[2]})
+		start = store.PrefixEnd(record.QueuePrefix(parts[1], parts[2]))
+	}
+	return out, nil
+}
+
+// pollersOf answers the pollers of a tenant's queue, by queue: of every
+// queue when queue is "", of every tenant when tenant is also "". They are
+// the unexpired records of the other processes and this one's own from
+// memory, merged per worker.
+func (d *Desk) pollersOf(ctx context.Context, tenant, queue string) (map[pollers.Ref][]pollers.Info, error) {
+	now := d.Now()
+	recs, err := pollers.Live(ctx, d.Store, tenant, queue, d.Owner, record.Version, now, statsCap)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range d.Pollers.Snapshot() {
+		if (tenant == "" || p.Tenant == tenant) && (queue == "" || p.Queue == queue) {
+			recs = append(recs, d.recordOf(p, now))
+		}
+	}
+	return pollers.Merge(recs), nil
+}
+
+// recordOf answers this process's record of a poller at now.
+func (d *Desk) recordOf(p dispatch.Poller, now time.Time) pollers.Record {
+	return pollers.Record{FormatVersion: record.Version, TenantID: p.Tenant, Queue: p.Queue, WorkerID: p.Worker,
+		Process: d.Owner, LastPoll: p.LastPoll.UTC(), Polling: p.Polling > 0, InFlight: len(p.Tokens),
+		Names: p.Names, ExpiresAt: now.Add(3 * d.Refresh)}
+}
+
+// Publish writes the records of this process's pollers that are new or due
+// for refresh, with their in-flight tasks checked against the store
+// (settled answers the tokens no longer claimed), and deletes the records
+// of pollers gone quiet. Every few refreshes it also sweeps the expired
+// records of processes that stopped. Cost: the pollers due, plus their
+// in-flight tasks; the sweep, every poller record.
+func (d *Desk) Publish(ctx context.Context, settled func(context.Context, []string) ([]string, error)) error {
+	now := d.Now()
+	var ops []store.Op
+	var done []func()
+	for _, p := range d.Pollers.Due(now.Add(-d.Refresh)) {
+		key := pollers.Key(p.Tenant, p.Queue, p.Worker, d.Owner)
+		if d.Pollers.Forget(p.PollerKey, now.Add(-d.TTL)) {
+			ops = append(ops, store.Delete(key))
+			continue
+		}
+		gone, err := settled(ctx, p.Tokens)
+		if err != nil {
+			return err
+		}
+		p.Tokens = slices.DeleteFunc(p.Tokens, func(t string) bool { return slices.Contains(gone, t) })
+		value, err := json.Marshal(d.recordOf(p, now))
+		if err != nil {
+			return err
+		}
+		ops = append(ops, store.Put(key, value))
+		done = append(done, func() { d.Pollers.Settled(p.PollerKey, gone, now) })
+	}
+	if len(ops) > 0 {
+		if _, err := d.Store.Commit(ctx, &store.Batch{Ops: ops}); err != nil {
+			return err
+		}
+	}
+	for _, s := range done {
+		s()
+	}
+	return d.sweep(ctx, now)
+}
+
+// sweep deletes the expired poller records of every process, at most once
+// every sweepEvery refreshes. A record refreshed meanwhile is kept: each
+// delete is conditioned on the version read, where the store can.
+func (d *Desk) sweep(ctx context.Context, now time.Time) error {
+	if !d.Sweep.due(now, sweepEvery*d.Refresh) {
+		return nil
+	}
+	return pollers.Sweep(ctx, d.Store, record.Version, now)
+}
+
+// Pacer answers due at most once per interval.
+type Pacer struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+// due answers whether interval has passed since it last answered true.
+func (p *Pacer) due(now time.Time, interval time.Duration) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.last.IsZero() && now.Sub(p.last) < interval {
+		return false
+	}
+	p.last = now
+	return true
+}
