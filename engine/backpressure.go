@@ -8,6 +8,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/admission"
+	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -81,7 +82,7 @@ func (e *submissions) checkAdmission(ctx context.Context, rec *record.Run) error
 	if err != nil || full == nil {
 		return err
 	}
-	return errLimitReached(full.Size, full.Of)
+	return fault.LimitReached(full.Size, full.Of, DefaultRetryAfter)
 }
 
 // QueueResult is what one reconciler pass did with one run (docs/semantics.md#backpressure).

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/weft-dev/weft/engine/internal/budget"
+	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -46,7 +47,7 @@ func (ch *change) commitWithinBudget(ctx context.Context, b *store.Batch) (*stor
 			slog.Duration("elapsed", out.Elapsed))
 	}
 	if out.Abandoned {
-		return nil, errUnavailable(ch.run.RunID, fmt.Sprintf(
+		return nil, fault.Unavailable(ch.run.RunID, fmt.Sprintf(
 			"write latency budget of %s exceeded recording %s for run %s; the report was not applied or its outcome is unknown: retry it unchanged (same token)",
 			lb.Limit, out.EventType, ch.run.RunID))
 	}

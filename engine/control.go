@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/runstate"
 )
 
@@ -38,7 +39,7 @@ func (e *signals) control(ctx context.Context, p ControlParams, kind runstate.Si
 	c := decide.Control{ActionID: p.ActionID, Actor: p.Actor, Reason: p.Reason, Compensate: p.Compensate}
 	res, err := e.deliver(ctx, SignalParams{TenantID: p.TenantID, RunID: p.RunID, SignalID: p.SignalID, Actor: p.Actor,
 		Compensate: p.Compensate && kind == runstate.SignalCancel},
-		kind, func(ch *change, _ AcceptedSignal) error { return refused(apply(ch.rules(), c)) })
+		kind, func(ch *change, _ AcceptedSignal) error { return fault.Refused(apply(ch.rules(), c)) })
 	if err != nil {
 		return nil, err
 	}

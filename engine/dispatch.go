@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -113,7 +114,7 @@ func (c *change) handOffOne(r readyEntry) (bool, error) {
 	c.eff.HandOffs = append(c.eff.HandOffs, dispatch.HandOff[*Task]{Slot: s}) // released if anything below fails
 	task, err := c.claimTask(t, s.WorkerID, s.Wants(verifyKey(t.Activity)))
 	if err != nil || task == nil {
-		return false, errInternal(t.RunID, "hand-off of a claimable task "+t.TaskID+" made no claim")
+		return false, fault.Internal(t.RunID, "hand-off of a claimable task "+t.TaskID+" made no claim")
 	}
 	c.eff.HandOffs[len(c.eff.HandOffs)-1].Task = task
 	c.dropWrites(r.key)                                 // the entry was put and deleted within this decision
@@ -270,7 +271,7 @@ func (e *workers) giveBackOne(ctx context.Context, task *Task) error {
 		},
 		// A heartbeat or a report changed the task: look again.
 		lostRace:  func(err error) bool { return conflictOn(err, record.TaskKey(task.TaskID)) },
-		contended: func() error { return errContended(task.RunID, task.TaskID) },
+		contended: func() error { return fault.Contended(task.RunID, task.TaskID) },
 	})
 	return err
 }

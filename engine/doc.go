@@ -19,7 +19,9 @@
 // poller records in engine/internal/pollers; a queue's description and the
 // writing of this process's poller records in engine/internal/queues; the
 // records a signal's or a manual completion's acceptance leaves in
-// engine/internal/acceptance. None imports the engine.
+// engine/internal/acceptance; the error vocabulary, one constructor per
+// code, in engine/internal/fault (re-exported in errors.go). None imports
+// the engine.
 //
 // It decides and commits; what a committed decision did reaches the callers
 // waiting on it (long polls, hand-offs, event watches, AwaitRun) through

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/internal/acceptance"
+	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -46,7 +47,7 @@ type ManualCompletionResult struct {
 // (docs/semantics.md#separation-of-duties).
 func SeparationOfDuties(_ context.Context, run *RunInfo, req *ManualCompletionParams) error {
 	if run.SubmittedBy != "" && req.completedBy() == run.SubmittedBy {
-		return errPermissionDenied(run.RunID, req.ActionID, "separation of duties: the run's submitter may not complete its manual actions")
+		return fault.PermissionDenied(run.RunID, req.ActionID, "separation of duties: the run's submitter may not complete its manual actions")
 	}
 	return nil
 }
@@ -88,10 +89,10 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletionPar
 		}
 		st := ch.state.Step(m.ActionID)
 		if st == nil {
-			return noAction(m.RunID, m.ActionID)
+			return fault.NoAction(m.RunID, m.ActionID)
 		}
 		if rejected = denied; rejected == nil {
-			rejected = refused(ch.rules().ManualRefusal(st, m.Outcome, m.CompletionToken))
+			rejected = fault.Refused(ch.rules().ManualRefusal(st, m.Outcome, m.CompletionToken))
 		}
 		if rejected != nil {
 			ch.rules().Rejected(m.ActionID, runstate.EventData{SignalKind: runstate.SignalManual, Actor: m.ActorUserID,

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/weft-dev/weft/engine/eventpb"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runlog"
@@ -187,7 +188,7 @@ func (c *recorder) validateEvents() error {
 	}
 	for i := range c.events {
 		if err := validate(&c.events[i]); err != nil {
-			return schemaValidationFailed(&c.events[i], err)
+			return fault.SchemaValidationFailed(&c.events[i], err)
 		}
 	}
 	return nil
@@ -290,7 +291,7 @@ func (e *Engine) commitDecision(ctx context.Context, d decision) (*change, error
 	if d.contended != nil {
 		return nil, d.contended()
 	}
-	return nil, errUnavailable(d.runID, "run "+d.runID+" is changing too fast; retry")
+	return nil, fault.Unavailable(d.runID, "run "+d.runID+" is changing too fast; retry")
 }
 
 // pipeline is the Engine as commitDecision's steps: the state a decision
@@ -407,5 +408,5 @@ func (e *records) loadRun(ctx context.Context, runID string) (*record.Run, error
 }
 
 func runNotFound(runID string) *Error {
-	return errNotFound(runID, "", "run "+runID+" not found")
+	return fault.NotFound(runID, "", "run "+runID+" not found")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/pollers"
 	"github.com/weft-dev/weft/engine/internal/queues"
 	"github.com/weft-dev/weft/engine/internal/record"
@@ -82,7 +83,7 @@ func (e *Engine) DescribeQueue(ctx context.Context, p DescribeQueueParams) (*Que
 // errTenantRequired refuses a listing without a tenant: it would list every
 // tenant's queues.
 func errTenantRequired() error {
-	return invalid(violation("tenant_id", "tenant_id.required", "tenant_id is required"))
+	return fault.Invalid(fault.Violation("tenant_id", "tenant_id.required", "tenant_id is required"))
 }
 
 // queueing answers what the engine knows of queues and their pollers.

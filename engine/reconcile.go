@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -99,7 +100,7 @@ func (e *workers) verify(ctx context.Context, r VerifyParams) (*ReportResult, er
 	return e.report(ctx, ReportParams{TenantID: r.TenantID, Token: r.Token, WorkerID: r.WorkerID}, "verified:"+string(r.State),
 		func(ch *change, t *record.Task, a *definition.Action, st *runstate.StepState) error {
 			if t.Kind != TaskVerify {
-				return claimLost(t.TaskID, t.RunID)
+				return fault.ClaimLost(t.TaskID, t.RunID)
 			}
 			return ch.rules().ApplyVerify(a, st, r.State, r.Result, r.Diagnostic)
 		})

@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -51,7 +52,7 @@ func (e *workers) complete(ctx context.Context, r ReportParams) (*ReportResult, 
 		case TaskCompensation:
 			return ch.rules().FinishCompensation(a, st, true, nil)
 		case TaskVerify:
-			return claimLost(t.TaskID, t.RunID) // a verify task is answered with ReportVerification
+			return fault.ClaimLost(t.TaskID, t.RunID) // a verify task is answered with ReportVerification
 		}
 		if st.Reconcile {
 			ch.recordRecon(a, st, decide.Recon{Status: decide.ReconCompleted, Result: r.Output, Key: r.ReconciliationKey})
@@ -73,9 +74,9 @@ func checkNext(r ReportParams) error {
 	case r.Next == nil:
 		return nil
 	case r.Next.WorkerID != r.WorkerID:
-		return invalid(violation("next_tasks.worker_id", "next_tasks.worker", "next_tasks.worker_id must equal worker_id"))
+		return fault.Invalid(fault.Violation("next_tasks.worker_id", "next_tasks.worker", "next_tasks.worker_id must equal worker_id"))
 	case r.Next.Wait != 0:
-		return invalid(violation("next_tasks.wait_ms", "next_tasks.no_wait", "next_tasks.wait_ms must be 0: a completion never waits for tasks"))
+		return fault.Invalid(fault.Violation("next_tasks.wait_ms", "next_tasks.no_wait", "next_tasks.wait_ms must be 0: a completion never waits for tasks"))
 	}
 	return nil
 }
@@ -153,12 +154,12 @@ func (e *workers) fail(ctx context.Context, r ReportParams) (*ReportResult, erro
 // checkOutput enforces the inline result limit (docs/semantics.md#artifacts-and-secrets).
 func checkOutput(out json.RawMessage, limit int) error {
 	if len(out) > limit {
-		return errPayloadTooLarge(
+		return fault.PayloadTooLarge(
 			fmt.Sprintf("output is %d bytes, over the inline limit of %d; send it as an artifact reference", len(out), limit),
-			violation("output", "output.max_bytes", "output is %d bytes, over the inline limit of %d", len(out), limit))
+			fault.Violation("output", "output.max_bytes", "output is %d bytes, over the inline limit of %d", len(out), limit))
 	}
 	if len(out) > 0 && !json.Valid(out) {
-		return invalid(violation("output", "output.json", "output must be valid JSON"))
+		return fault.Invalid(fault.Violation("output", "output.json", "output must be valid JSON"))
 	}
 	return nil
 }
@@ -185,16 +186,16 @@ func (e *workers) report(ctx context.Context, r ReportParams, result string,
 			t, version, cached, err = e.records.claimedTask(ctx, taskID, r.Token, fresh) // checkpoint.go
 			switch {
 			case errors.Is(err, store.ErrNotFound):
-				return "", false, claimLost(taskID, "")
+				return "", false, fault.ClaimLost(taskID, "")
 			case err != nil:
 				return "", false, err
 			case t.TenantID != r.TenantID:
-				return "", false, claimLost(taskID, "")
+				return "", false, fault.ClaimLost(taskID, "")
 			case t.State == record.TaskDone && t.Token == r.Token && t.Result == result:
 				answer = &ReportResult{Duplicate: true}
 				return "", true, nil
 			case t.State != record.TaskClaimed || t.Token != r.Token:
-				return "", false, claimLost(taskID, t.RunID)
+				return "", false, fault.ClaimLost(taskID, t.RunID)
 			}
 			return t.RunID, false, nil
 		},
@@ -202,7 +203,7 @@ func (e *workers) report(ctx context.Context, r ReportParams, result string,
 			ch.require(store.IfVersion(record.TaskKey(taskID), version))
 			st := decide.StepOfTask(ch.state, t.ActionID, taskID)
 			if st == nil {
-				return claimLost(taskID, t.RunID)
+				return fault.ClaimLost(taskID, t.RunID)
 			}
 			t := t.Fresh()
 			ch.finishTask(t, result)
@@ -215,7 +216,7 @@ func (e *workers) report(ctx context.Context, r ReportParams, result string,
 			}
 			return false
 		},
-		contended: func() error { return errContended("", taskID) },
+		contended: func() error { return fault.Contended("", taskID) },
 	})
 	if err == nil || CodeOf(err) == CodeTaskClaimLost {
 		e.dispatch.Pollers.Reported(r.Token) // no longer in flight (pollers.go)
@@ -275,7 +276,7 @@ func (e *workers) heartbeat(ctx context.Context, tenantID, token string) (*Heart
 			t, version, err = e.records.loadTask(ctx, taskID)
 			switch {
 			case errors.Is(err, store.ErrNotFound) || (err == nil && t.TenantID != tenantID):
-				return "", false, claimLost(taskID, "")
+				return "", false, fault.ClaimLost(taskID, "")
 			case err != nil:
 				return "", false, err
 			case t.State != record.TaskClaimed || t.Token != token:
@@ -297,7 +298,7 @@ func (e *workers) heartbeat(ctx context.Context, tenantID, token string) (*Heart
 			return nil
 		},
 		lostRace:  func(err error) bool { return conflictOn(err, record.TaskKey(taskID)) },
-		contended: func() error { return errContended("", taskID) },
+		contended: func() error { return fault.Contended("", taskID) },
 	})
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/acceptance"
 	"github.com/weft-dev/weft/engine/internal/admission"
 	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/internal/retention"
 	"github.com/weft-dev/weft/engine/runlog"
@@ -254,7 +255,7 @@ func (e *Engine) DeleteRun(ctx context.Context, p DeleteRunParams) (*DeleteRunRe
 	_, err := e.commitDecision(ctx, decision{runID: p.RunID, actor: p.Actor, decide: func(ch *change) error {
 		s := ch.state
 		if !s.Status.Terminal() {
-			return errFailedPrecondition(p.RunID, "run "+p.RunID+" is "+string(s.Status)+
+			return fault.FailedPrecondition(p.RunID, "run "+p.RunID+" is "+string(s.Status)+
 				": only a finished run (COMPLETED, FAILED or CANCELLED) can be deleted")
 		}
 		var old []byte

@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/admission"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -55,7 +56,7 @@ func (c *recorder) transition(to runstate.RunStatus) error {
 		return nil
 	}
 	if !runstate.RunTransitionAllowedFor(c.state, to) {
-		return broken(errIllegalTransition(decide.RunMove(c.run.RunID, from, to)))
+		return fault.Broken(fault.IllegalTransition(decide.RunMove(c.run.RunID, from, to)))
 	}
 	if from == runstate.RunQueued && !c.state.QueuedAt.IsZero() {
 		c.del(admission.QueuedKey(c.state.QueuedAt, c.run.RunID))
@@ -79,7 +80,7 @@ func (c *recorder) setStep(st *runstate.StepState, to runstate.StepStatus) error
 		return nil
 	}
 	if !runstate.StepTransitionAllowed(st.Status, to) {
-		return broken(errIllegalTransition(decide.StepMove(c.run.RunID, st.ActionID, st.Status, to)))
+		return fault.Broken(fault.IllegalTransition(decide.StepMove(c.run.RunID, st.ActionID, st.Status, to)))
 	}
 	st.Status = to
 	c.dirty = true

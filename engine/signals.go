@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/internal/acceptance"
 	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -58,11 +59,11 @@ func validateSignalID(field string, id *string) error {
 	}
 	switch {
 	case *id == "":
-		return invalid(violation(field, "signal_id.non_empty", "signal_id must not be empty when present"))
+		return fault.Invalid(fault.Violation(field, "signal_id.non_empty", "signal_id must not be empty when present"))
 	case len(*id) > MaxSignalIDBytes:
-		return invalid(violation(field, "signal_id.max_bytes", "signal_id must be at most %d UTF-8 bytes, got %d", MaxSignalIDBytes, len(*id)))
+		return fault.Invalid(fault.Violation(field, "signal_id.max_bytes", "signal_id must be at most %d UTF-8 bytes, got %d", MaxSignalIDBytes, len(*id)))
 	case !utf8.ValidString(*id):
-		return invalid(violation(field, "signal_id.utf8", "signal_id must be valid UTF-8"))
+		return fault.Invalid(fault.Violation(field, "signal_id.utf8", "signal_id must be valid UTF-8"))
 	}
 	return nil
 }
@@ -75,14 +76,14 @@ func (e *Engine) SignalRun(ctx context.Context, p SignalParams) (*SignalResult, 
 		return nil, err
 	}
 	if p.SignalName == "" || strings.HasPrefix(p.SignalName, signalKindPrefix) {
-		return nil, invalid(violation("signal_name", "signal_name.reserved",
+		return nil, fault.Invalid(fault.Violation("signal_name", "signal_name.reserved",
 			"signal_name must be non-empty and must not start with %q", signalKindPrefix))
 	}
 	if len(p.Payload) > 0 && !json.Valid(p.Payload) {
-		return nil, invalid(violation("payload", "payload.json", "payload must be valid JSON"))
+		return nil, fault.Invalid(fault.Violation("payload", "payload.json", "payload must be valid JSON"))
 	}
 	return (*signals)(e).deliver(ctx, p, runstate.SignalUser, func(ch *change, acc AcceptedSignal) error {
-		return refused(ch.rules().AcceptSignal(runstate.PendingSignal{Name: acc.SignalName, ID: acc.SignalID, StorageKey: acc.SignalStorageKey}))
+		return fault.Refused(ch.rules().AcceptSignal(runstate.PendingSignal{Name: acc.SignalName, ID: acc.SignalID, StorageKey: acc.SignalStorageKey}))
 	})
 }
 
@@ -107,7 +108,7 @@ func (e *signals) deliver(ctx context.Context, p SignalParams, kind runstate.Sig
 	if idempotent {
 		id = *p.SignalID
 		if !e.store.Capabilities().ConditionalBatch {
-			return nil, errCapabilityUnavailable(p.RunID, "conditionalBatch",
+			return nil, fault.CapabilityUnavailable(p.RunID, "conditionalBatch",
 				"idempotent signal delivery needs a store with conditionalBatch; "+e.store.Capabilities().Backend+" has none")
 		}
 		if prior, err := priorAcceptance(ctx, e.store, p.RunID, name, id); prior != nil || err != nil {
@@ -153,7 +154,7 @@ func (e *signals) deliver(ctx context.Context, p SignalParams, kind runstate.Sig
 // isRejection reports whether a decision refused the signal for the run's
 // state (logged as SignalRejected) rather than failing.
 func isRejection(err error) bool {
-	var b *brokenRule
+	var b *fault.BrokenRule
 	if errors.As(err, &b) {
 		return false // the engine's own fault fails the whole decision
 	}
@@ -170,7 +171,7 @@ func isRejection(err error) bool {
 func priorAcceptance(ctx context.Context, st store.Store, runID, name, id string) (*SignalResult, error) {
 	prior, err := acceptance.PriorSignal(ctx, st, runID, name, id)
 	if errors.Is(err, acceptance.ErrIndeterminate) {
-		return nil, errSignalIndeterminate(runID, name, id)
+		return nil, fault.SignalIndeterminate(runID, name, id)
 	}
 	if prior == nil || err != nil {
 		return nil, err

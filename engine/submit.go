@@ -10,6 +10,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -113,7 +114,7 @@ func (e *submissions) newRunRecord(p SubmitParams) (*record.Run, error) {
 		return nil, prefixViolations(err, "definition.")
 	}
 	if len(p.Input) > 0 && !json.Valid(p.Input) {
-		return nil, invalid(violation("input", "input.json", "input must be valid JSON"))
+		return nil, fault.Invalid(fault.Violation("input", "input.json", "input must be valid JSON"))
 	}
 	canonical, err := json.Marshal(def)
 	if err != nil {
@@ -148,7 +149,7 @@ func prefixViolations(err error, prefix string) error {
 		v.Field = prefix + v.Field
 		violations[i] = v
 	}
-	return errInvalidArgument(e.Message, violations...)
+	return fault.InvalidArgument(e.Message, violations...)
 }
 
 // persistSubmission writes the run PENDING in one batch, triggered too when
@@ -185,7 +186,7 @@ func (e *submissions) persistSubmission(ctx context.Context, rec *record.Run, p 
 			return nil
 		},
 		contended: func() error {
-			return errUnavailable("", "submission outcome unknown; retry with the same run_request_id")
+			return fault.Unavailable("", "submission outcome unknown; retry with the same run_request_id")
 		},
 	})
 	switch {
@@ -282,7 +283,7 @@ func (e *submissions) existingRun(ctx context.Context, rrKey []byte, rec *record
 		return "", err
 	}
 	if prior.PlanSHA256 != rec.PlanSHA256 {
-		return "", errOperationConflict(prior.RunID, "",
+		return "", fault.OperationConflict(prior.RunID, "",
 			"run_request_id "+rec.RunRequestID+" already names run "+prior.RunID+" with a different definition")
 	}
 	return prior.RunID, nil
@@ -336,7 +337,7 @@ func (e *submissions) trigger(ctx context.Context, runID, actor string) error {
 func triggerDecision(trigger func(*decide.Decision) error) func(*change) error {
 	return func(ch *change) error {
 		ch.del(record.PendingTriggerKey(ch.run.RunID))
-		return refused(trigger(ch.rules()))
+		return fault.Refused(trigger(ch.rules()))
 	}
 }
 

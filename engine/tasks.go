@@ -14,6 +14,7 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -366,8 +367,8 @@ type ReportParams struct {
 func parseToken(token string) (string, error) {
 	i := strings.LastIndexByte(token, '#')
 	if i <= 0 {
-		return "", errInvalidArgument("task_token is not a Weft task token",
-			violation("task_token", "task_token.format", "task_token is not a Weft task token"))
+		return "", fault.InvalidArgument("task_token is not a Weft task token",
+			fault.Violation("task_token", "task_token.format", "task_token is not a Weft task token"))
 	}
 	return token[:i], nil
 }
