@@ -138,20 +138,20 @@ func TestAwaitRun_ReadsTheStoreOnceThenOnlyWhenNoCommitOfThisEngineAdvancedTheRu
 	run := b.submit(seq("a", "b"))
 	st.key.Store(runlog.CheckpointKey(run.RunID))
 
-	_, seen, err := lookAgain(b.ctx, &b.eng.records, run.RunID, 0)
+	_, seen, err := b.eng.records.LookAgain(b.ctx, run.RunID, 0)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, st.n.Load(), "the first look reads the store")
 
 	b.complete(b.poll("act-a"), `{}`) // this engine's commits advance its cache
 	reads := st.n.Load()
-	state, advanced, err := lookAgain(b.ctx, &b.eng.records, run.RunID, seen)
+	state, advanced, err := b.eng.records.LookAgain(b.ctx, run.RunID, seen)
 	require.NoError(t, err)
 	require.Equal(t, reads, st.n.Load(), "a look after this engine's commit takes it from the cache")
 	require.NotEqual(t, seen, advanced)
 	require.Equal(t, runstate.StepSucceeded, state.Step("a").Status)
 
 	other.complete(other.poll("act-b"), `{}`) // another engine's commit: this one's cache is behind
-	state, _, err = lookAgain(b.ctx, &b.eng.records, run.RunID, advanced)
+	state, _, err = b.eng.records.LookAgain(b.ctx, run.RunID, advanced)
 	require.NoError(t, err)
 	require.Equal(t, reads+1, st.n.Load(), "with the cache not advanced, the look reads the store")
 	require.Equal(t, runstate.RunCompleted, state.Status)

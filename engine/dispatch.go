@@ -157,11 +157,11 @@ type AwaitParams struct {
 // answer, where watching the run's events reads, converts and sends each
 // one. The first look reads the store; a later one takes the engine's cached
 // checkpoint when a commit of this engine advanced it since the look before
-// (lookAgain), and reads the store otherwise.
+// (cache.Records.LookAgain), and reads the store otherwise.
 // It answers the context's error when ctx ends first.
 func (e *Engine) AwaitRun(ctx context.Context, p AwaitParams) (*runstate.Snapshot, error) {
 	runID := p.RunID
-	rec, err := e.records.runFor(ctx, p.TenantID, runID)
+	rec, err := e.records.RunFor(ctx, p.TenantID, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func (e *Engine) AwaitRun(ctx context.Context, p AwaitParams) (*runstate.Snapsho
 		seen  uint64 // the version of the last look; 0: none yet
 	)
 	err = e.dispatch.Waker().Await(ctx, dispatch.RunKey(runID), func() (time.Duration, error) {
-		s, version, err := lookAgain(ctx, &e.records, runID, seen)
+		s, version, err := e.records.LookAgain(ctx, runID, seen)
 		if err != nil {
 			return 0, err
 		}
@@ -186,19 +186,6 @@ func (e *Engine) AwaitRun(ctx context.Context, p AwaitParams) (*runstate.Snapsho
 		return nil, err
 	}
 	return snapshotOf(rec, state), nil
-}
-
-// lookAgain answers the run's checkpoint for a waiter that last saw version
-// seen: the cached one when it is newer (a commit of this engine advanced it,
-// so no read is needed to see it), else the store's. A cached terminal state
-// is final; a non-terminal one is at worst overtaken by another engine's
-// commit, whose wake-up, or the next interval, finds the cache not advanced
-// and reads the store.
-func lookAgain(ctx context.Context, e *records, runID string, seen uint64) (*runstate.State, uint64, error) {
-	if c, ok := e.checkpoints.Get(runID); ok && seen != 0 && c.version > seen {
-		return c.state, c.version, nil
-	}
-	return e.loadCheckpoint(ctx, runID)
 }
 
 // Undelivered claims. A call answers the tasks claimed for it — a poll's own
@@ -253,7 +240,7 @@ func (e *workers) giveBackOne(ctx context.Context, task *Task) error {
 		actor: "weft:undelivered",
 		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
 			var err error
-			t, version, err = e.records.loadTask(ctx, task.TaskID)
+			t, version, err = e.records.LoadTask(ctx, task.TaskID)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				return "", true, nil

@@ -20,8 +20,10 @@
 // writing of this process's poller records in engine/internal/queues; the
 // records a signal's or a manual completion's acceptance leaves in
 // engine/internal/acceptance; the error vocabulary, one constructor per
-// code, in engine/internal/fault (re-exported in errors.go). None imports
-// the engine.
+// code, in engine/internal/fault (re-exported in errors.go); reading run
+// records, checkpoints and task records through the caches of what this
+// engine committed or read in engine/internal/cache. None imports the
+// engine.
 //
 // It decides and commits; what a committed decision did reaches the callers
 // waiting on it (long polls, hand-offs, event watches, AwaitRun) through

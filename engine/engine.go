@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/admission"
+	"github.com/weft-dev/weft/engine/internal/cache"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/internal/ownership"
@@ -195,8 +196,8 @@ type Engine struct {
 	cfg   Config
 	store store.Store
 	// records reads run records, checkpoints and task records through the
-	// caches of what this engine committed or read (checkpoint.go).
-	records records
+	// caches of what this engine committed or read (engine/internal/cache).
+	records cache.Records
 	clock   Clock
 	log     *slog.Logger
 	locks   locks
@@ -218,7 +219,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, store: cfg.Store, records: newRecords(cfg.Store), clock: cfg.Clock, log: cfg.Logger, own: newTenures(cfg),
+	e := &Engine{cfg: cfg, store: cfg.Store, records: cache.New(cfg.Store), clock: cfg.Clock, log: cfg.Logger, own: newTenures(cfg),
 		alert: cfg.Alerts}
 	dcfg := dispatch.Config[*Task]{Now: cfg.Clock.Now, Interval: cfg.PollInterval, Log: cfg.Logger,
 		Hints: cfg.Ownership == SingleOwner, GiveBack: (*workers)(e).giveBack}

@@ -141,7 +141,7 @@ func TestHandOff_ACompletionHandsTheNextTaskToAWaitingPollInOneCommit(t *testing
 			"the completion's commit neither writes nor deletes a ready entry")
 	}
 
-	rec, _, err := b.eng.records.loadTask(b.ctx, tb.TaskID)
+	rec, _, err := b.eng.records.LoadTask(b.ctx, tb.TaskID)
 	require.NoError(t, err)
 	require.Equal(t, record.TaskClaimed, rec.State)
 	require.Equal(t, "w2", rec.WorkerID)
@@ -292,7 +292,7 @@ func TestHandOff_ThePollWaitingLongestIsServedFirst(t *testing.T) {
 	b.complete(ta, `{"a":1}`)
 	tasks := received(t, first)
 	require.Len(t, tasks, 1)
-	rec, _, err := b.eng.records.loadTask(b.ctx, tasks[0].TaskID)
+	rec, _, err := b.eng.records.LoadTask(b.ctx, tasks[0].TaskID)
 	require.NoError(t, err)
 	require.Equal(t, "first", rec.WorkerID)
 	require.Equal(t, 1, waitingPolls(b.eng), "the later poll still waits")

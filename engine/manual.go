@@ -63,7 +63,7 @@ func (m *ManualCompletionParams) completedBy() string { return cmp.Or(m.Principa
 // token matched to the open wait. A refusal for the run's state, the token or
 // the policy is logged as SignalRejected.
 func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletionParams) (*ManualCompletionResult, error) {
-	run, err := e.records.runFor(ctx, m.TenantID, m.RunID)
+	run, err := e.records.RunFor(ctx, m.TenantID, m.RunID)
 	if err != nil {
 		return nil, err
 	}

@@ -210,7 +210,7 @@ func TestMultiEngine_FrozenOwnersLateCommitIsRejected(t *testing.T) {
 	_, err = b.store.Get(ctx, store.Key("test", runID, "b-took-over"))
 	require.NoError(t, err)
 	require.EqualValues(t, 1, a.Counters().StaleCommitsRejected)
-	state, _, err := b.records.loadCheckpoint(ctx, runID)
+	state, _, err := b.records.LoadCheckpoint(ctx, runID)
 	require.NoError(t, err)
 	require.EqualValues(t, 2, state.Epoch, "each owner bumped the fencing epoch once")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/weft-dev/weft/engine/eventpb"
+	"github.com/weft-dev/weft/engine/internal/cache"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
@@ -50,8 +51,8 @@ type recorder struct {
 	// hints, hand-off).
 	readyPuts []readyEntry
 	// taskPuts are the task records the decision writes, by key, as
-	// written (checkpoint.go).
-	taskPuts map[string]notedTask
+	// written (engine/internal/cache).
+	taskPuts map[string]cache.NotedTask
 	// removesRun: the decision deletes the run's checkpoint with its last
 	// records (retention.go), so the batch writes no checkpoint.
 	removesRun bool
@@ -305,13 +306,13 @@ func (e *pipeline) startingState(ctx context.Context, runID string, d decision, 
 	if d.newRun != nil {
 		return d.newRun, d.initial.Clone(), 0, false, nil
 	}
-	run, err := e.records.loadRun(ctx, runID)
+	run, err := e.records.LoadRun(ctx, runID)
 	if err != nil {
 		return nil, nil, 0, false, err
 	}
-	state, version, cached, err := e.records.checkpointToDecideOn(ctx, runID, fresh)
+	state, version, cached, err := e.records.CheckpointToDecideOn(ctx, runID, fresh)
 	if err == nil && state.Removing && !d.removal {
-		return nil, nil, 0, false, runNotFound(runID)
+		return nil, nil, 0, false, cache.RunNotFound(runID)
 	}
 	return run, state, version, cached, err
 }
@@ -356,17 +357,17 @@ func (e *pipeline) decideOnce(ctx context.Context, runID string, d decision, fre
 	}
 	res, err := ch.commitWithinBudget(ctx, batch)
 	if err != nil {
-		e.records.checkpoints.Remove(runID) // it may be stale, or the commit may have applied
-		e.records.forgetTasks(ch)
+		e.records.ForgetCheckpoint(runID) // it may be stale, or the commit may have applied
+		e.records.ForgetTasks(ch.taskPuts)
 	}
 	var cf *store.ConditionFailedError
 	switch {
 	case err == nil:
 		committed = true
 		if ch.dirty && !ch.removesRun {
-			e.records.checkpointCommitted(runID, res.Versions[0], ch.state)
+			e.records.CheckpointCommitted(runID, res.Versions[0], ch.state)
 		}
-		e.records.tasksCommitted(ch, batch, res)
+		e.records.TasksCommitted(ch.taskPuts, batch, res)
 		e.dispatch.Settle(ch.effects(), true)
 		for _, a := range ch.alerts {
 			e.alert(ch.ctx, a.name, a.attrs...)
@@ -387,26 +388,10 @@ func conflictOn(err error, key []byte) bool {
 	return errors.As(err, &cf) && string(cf.Key) == string(key)
 }
 
-// loadRun reads a run's immutable record, cached after the first read.
-func (e *records) loadRun(ctx context.Context, runID string) (*record.Run, error) {
-	if r, ok := e.runs.Get(runID); ok {
-		return r, nil
+// notePutTask remembers a task record the decision writes, as written.
+func (c *recorder) notePutTask(key []byte, t *record.Task, body []byte) {
+	if c.taskPuts == nil {
+		c.taskPuts = map[string]cache.NotedTask{}
 	}
-	item, err := e.store.Get(ctx, record.RunKey(runID))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, runNotFound(runID)
-	}
-	if err != nil {
-		return nil, err
-	}
-	var r record.Run
-	if err := json.Unmarshal(item.Value, &r); err != nil {
-		return nil, fmt.Errorf("run record %s: %w", runID, err)
-	}
-	e.runs.Put(runID, &r)
-	return &r, nil
-}
-
-func runNotFound(runID string) *Error {
-	return fault.NotFound(runID, "", "run "+runID+" not found")
+	c.taskPuts[string(key)] = cache.NotedTask{Record: *t, Body: body}
 }

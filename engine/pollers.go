@@ -148,7 +148,7 @@ func (e *background) settledTokens(ctx context.Context, tokens []string) ([]stri
 			gone = append(gone, token)
 			continue
 		}
-		t, _, err := e.records.loadTask(ctx, taskID)
+		t, _, err := e.records.LoadTask(ctx, taskID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			gone = append(gone, token)

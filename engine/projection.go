@@ -19,7 +19,7 @@ type ProjectionParams struct {
 // its identity and definition, every step PENDING, watermark 0.
 func (e *Engine) ProjectionBase(ctx context.Context, p ProjectionParams) (*runstate.Snapshot, error) {
 	runID := p.RunID
-	rec, err := e.records.runFor(ctx, p.TenantID, runID)
+	rec, err := e.records.RunFor(ctx, p.TenantID, runID)
 	if err != nil {
 		return nil, err
 	}

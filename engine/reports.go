@@ -183,7 +183,7 @@ func (e *workers) report(ctx context.Context, r ReportParams, result string,
 		actor: decide.WorkerActor(r.WorkerID),
 		prepare: func(ctx context.Context, fresh bool) (string, bool, error) {
 			var err error
-			t, version, cached, err = e.records.claimedTask(ctx, taskID, r.Token, fresh) // checkpoint.go
+			t, version, cached, err = e.records.ClaimedTask(ctx, taskID, r.Token, fresh)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				return "", false, fault.ClaimLost(taskID, "")
@@ -211,7 +211,7 @@ func (e *workers) report(ctx context.Context, r ReportParams, result string,
 		},
 		lostRace: func(err error) bool {
 			if conflictOn(err, record.TaskKey(taskID)) || (cached && CodeOf(err) == CodeTaskClaimLost) {
-				e.records.tasks.Remove(taskID) // a heartbeat, a timer or another engine changed the task: look again
+				e.records.ForgetTask(taskID) // a heartbeat, a timer or another engine changed the task: look again
 				return true
 			}
 			return false
@@ -273,7 +273,7 @@ func (e *workers) heartbeat(ctx context.Context, tenantID, token string) (*Heart
 	_, err = e.engine().commitDecision(ctx, decision{
 		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
 			var err error
-			t, version, err = e.records.loadTask(ctx, taskID)
+			t, version, err = e.records.LoadTask(ctx, taskID)
 			switch {
 			case errors.Is(err, store.ErrNotFound) || (err == nil && t.TenantID != tenantID):
 				return "", false, fault.ClaimLost(taskID, "")

@@ -115,8 +115,7 @@ func (e *background) removeRun(ctx context.Context, indexKey []byte, runID strin
 
 // forgetRun drops a removed run from the caches.
 func (e *background) forgetRun(runID string) {
-	e.records.runs.Remove(runID)
-	e.records.checkpoints.Remove(runID)
+	e.records.ForgetRun(runID)
 }
 
 // removal is one batch of a run's removal (retention.Run), on the change
@@ -248,7 +247,7 @@ type DeleteRunResult struct {
 // being removed, is not found — so a second DeleteRun of one run answers
 // not found.
 func (e *Engine) DeleteRun(ctx context.Context, p DeleteRunParams) (*DeleteRunResult, error) {
-	if _, err := e.records.runFor(ctx, p.TenantID, p.RunID); err != nil {
+	if _, err := e.records.RunFor(ctx, p.TenantID, p.RunID); err != nil {
 		return nil, err
 	}
 	var indexKey []byte

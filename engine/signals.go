@@ -96,7 +96,7 @@ type signals Engine
 // answered with the original result even after the run has moved on.
 func (e *signals) deliver(ctx context.Context, p SignalParams, kind runstate.SignalKind,
 	apply func(*change, AcceptedSignal) error) (*SignalResult, error) {
-	if _, err := e.records.runFor(ctx, p.TenantID, p.RunID); err != nil {
+	if _, err := e.records.RunFor(ctx, p.TenantID, p.RunID); err != nil {
 		return nil, err
 	}
 	name := p.SignalName

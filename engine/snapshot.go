@@ -46,11 +46,11 @@ type GetRunParams struct {
 // GetRun answers a run's snapshot.
 func (e *Engine) GetRun(ctx context.Context, p GetRunParams) (*runstate.Snapshot, error) {
 	tenantID, runID := p.TenantID, p.RunID
-	rec, err := e.records.runFor(ctx, tenantID, runID)
+	rec, err := e.records.RunFor(ctx, tenantID, runID)
 	if err != nil {
 		return nil, err
 	}
-	state, _, err := e.records.loadCheckpoint(ctx, runID)
+	state, _, err := e.records.LoadCheckpoint(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -160,13 +160,13 @@ type ListEventsParams struct {
 // ListEvents answers a run's events after a watermark, in run_seq order.
 func (e *Engine) ListEvents(ctx context.Context, p ListEventsParams) (*ListEventsResult, error) {
 	tenantID, runID, afterSeq, pageSize := p.TenantID, p.RunID, p.AfterSeq, p.PageSize
-	if _, err := e.records.runFor(ctx, tenantID, runID); err != nil {
+	if _, err := e.records.RunFor(ctx, tenantID, runID); err != nil {
 		return nil, err
 	}
 	if pageSize <= 0 {
 		pageSize = 100
 	}
-	state, _, err := e.records.loadCheckpoint(ctx, runID)
+	state, _, err := e.records.LoadCheckpoint(ctx, runID)
 	if err != nil {
 		return nil, err
 	}

@@ -193,7 +193,7 @@ func (e *submissions) persistSubmission(ctx context.Context, rec *record.Run, p 
 	case err == nil:
 		// The run is driven next (the start, the first poll): keep what was
 		// just written so that nothing needs reading back.
-		e.records.runs.Put(rec.RunID, rec)
+		e.records.RunWritten(rec)
 		if ch == nil {
 			return "", nil, nil
 		}
@@ -278,7 +278,7 @@ func (e *submissions) existingRun(ctx context.Context, rrKey []byte, rec *record
 	if err != nil {
 		return "", err
 	}
-	prior, err := e.records.loadRun(ctx, string(item.Value))
+	prior, err := e.records.LoadRun(ctx, string(item.Value))
 	if err != nil {
 		return "", err
 	}
@@ -315,7 +315,7 @@ func (e *Engine) StartRun(ctx context.Context, p StartParams) (*runstate.Snapsho
 
 // start triggers a submitted run: StartRun.
 func (e *submissions) start(ctx context.Context, tenantID, runID, actor string) (*runstate.Snapshot, error) {
-	if _, err := e.records.runFor(ctx, tenantID, runID); err != nil {
+	if _, err := e.records.RunFor(ctx, tenantID, runID); err != nil {
 		return nil, err
 	}
 	if _, err := e.engine().mutate(ctx, runID, decide.ActorOf(actor), triggerDecision((*decide.Decision).Start)); err != nil {
@@ -352,17 +352,4 @@ func (e *background) recoverTriggers(ctx context.Context) error {
 		errs = append(errs, e.drive(ctx, string(it.Value), triggerDecision((*decide.Decision).Trigger)))
 	}
 	return errors.Join(errs...)
-}
-
-// runFor answers a run's record when it belongs to the tenant; another
-// tenant's run is not found, never forbidden, so ids leak nothing.
-func (e *records) runFor(ctx context.Context, tenantID, runID string) (*record.Run, error) {
-	rec, err := e.loadRun(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	if rec.TenantID != tenantID {
-		return nil, runNotFound(runID)
-	}
-	return rec, nil
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -225,26 +224,13 @@ func (e *workers) claimEach(ctx context.Context, ids []string, p PollParams, nam
 	return out, errors.Join(errs...)
 }
 
-// loadTask reads a task record and its version.
-func (e *records) loadTask(ctx context.Context, taskID string) (*record.Task, uint64, error) {
-	item, err := e.store.Get(ctx, record.TaskKey(taskID))
-	if err != nil {
-		return nil, 0, err
-	}
-	var t record.Task
-	if err := record.DecodeTask(item.Value, &t); err != nil {
-		return nil, 0, fmt.Errorf("task %s: %w", taskID, err)
-	}
-	return &t, item.Version, nil
-}
-
 // errSkipTask says a ready task is not claimable now (a paused run, another
 // worker's activity); it stays queued.
 var errSkipTask = errors.New("task not claimable now")
 
 // claim hands one task to the worker, or answers nil when it cannot.
 func (e *workers) claim(ctx context.Context, taskID string, p PollParams, names map[string]bool) (*Task, error) {
-	t, version, err := e.records.loadTask(ctx, taskID)
+	t, version, err := e.records.LoadTask(ctx, taskID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}

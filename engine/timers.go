@@ -50,7 +50,7 @@ func (e *background) fire(ctx context.Context, key, value []byte) error {
 	var taskVersion uint64
 	if t.Kind == record.TimerAttempt || t.Kind == record.TimerHeartbeat || t.Kind == record.TimerStart {
 		var err error
-		task, taskVersion, err = e.records.loadTask(ctx, t.Ref)
+		task, taskVersion, err = e.records.LoadTask(ctx, t.Ref)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}

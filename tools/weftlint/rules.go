@@ -33,6 +33,8 @@ var rules = []rule{
 	{pkg: "engine/internal/budget", allow: list(std, "engine/runstate"), deny: list("server/...")},
 	{pkg: "engine/runlog", allow: list(std, "store", "engine/runstate", "engine/runcodec"), deny: list("server/...")},
 	{pkg: "engine/internal/pollers", allow: list(std, "store"), deny: list("server/...")},
+	{pkg: "engine/internal/cache", allow: list(std, "store", "engine/runstate", "engine/runlog", "engine/internal/record", "engine/internal/dispatch",
+		"engine/internal/fault"), deny: list("server/...")},
 	{pkg: "engine/internal/fault", allow: list(std, "engine/definition", "engine/runstate", "engine/eventpb", "engine/internal/decide"),
 		deny: list("server/...")},
 	{pkg: "engine/internal/queues", allow: list(std, "store", "engine/internal/dispatch", "engine/internal/pollers", "engine/internal/record"),
