@@ -119,42 +119,32 @@ func appendJSONEventData(b []byte, v *runstate.EventData) ([]byte, error) {
 	}
 	if len(v.Artifacts) != 0 {
 		b = appendJSONKey(b, &first, "\"artifacts\":")
-		if v.Artifacts == nil {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, '[')
-			for i := range v.Artifacts {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				if b, err = appendJSONArtifactRef(b, &v.Artifacts[i]); err != nil {
-					return b, err
-				}
+		b = append(b, '[')
+		for i := range v.Artifacts {
+			if i > 0 {
+				b = append(b, ',')
 			}
-			b = append(b, ']')
+			if b, err = appendJSONArtifactRef(b, &v.Artifacts[i]); err != nil {
+				return b, err
+			}
 		}
+		b = append(b, ']')
 	}
 	if v.Error != nil {
 		b = appendJSONKey(b, &first, "\"error\":")
-		if v.Error == nil {
-			b = append(b, "null"...)
-		} else if b, err = appendJSONStepError(b, v.Error); err != nil {
+		if b, err = appendJSONStepError(b, v.Error); err != nil {
 			return b, err
 		}
 	}
 	if v.RunError != nil {
 		b = appendJSONKey(b, &first, "\"run_error\":")
-		if v.RunError == nil {
-			b = append(b, "null"...)
-		} else if b, err = appendJSONRunError(b, v.RunError); err != nil {
+		if b, err = appendJSONRunError(b, v.RunError); err != nil {
 			return b, err
 		}
 	}
 	if v.Attempt != nil {
 		b = appendJSONKey(b, &first, "\"attempt\":")
-		if v.Attempt == nil {
-			b = append(b, "null"...)
-		} else if b, err = appendJSONAttempt(b, v.Attempt); err != nil {
+		if b, err = appendJSONAttempt(b, v.Attempt); err != nil {
 			return b, err
 		}
 	}
@@ -248,9 +238,7 @@ func appendJSONEventData(b []byte, v *runstate.EventData) ([]byte, error) {
 	}
 	if v.Cancellation != nil {
 		b = appendJSONKey(b, &first, "\"cancellation\":")
-		if v.Cancellation == nil {
-			b = append(b, "null"...)
-		} else if b, err = appendJSONCancellation(b, v.Cancellation); err != nil {
+		if b, err = appendJSONCancellation(b, v.Cancellation); err != nil {
 			return b, err
 		}
 	}
@@ -264,9 +252,7 @@ func appendJSONEventData(b []byte, v *runstate.EventData) ([]byte, error) {
 	}
 	if v.Context != nil {
 		b = appendJSONKey(b, &first, "\"context\":")
-		if v.Context == nil {
-			b = append(b, "null"...)
-		} else if b, err = appendJSONRunContext(b, v.Context); err != nil {
+		if b, err = appendJSONRunContext(b, v.Context); err != nil {
 			return b, err
 		}
 	}
@@ -361,9 +347,7 @@ func appendJSONRunError(b []byte, v *runstate.RunError) ([]byte, error) {
 	}
 	if v.Error != nil {
 		b = appendJSONKey(b, &first, "\"error\":")
-		if v.Error == nil {
-			b = append(b, "null"...)
-		} else if b, err = appendJSONStepError(b, v.Error); err != nil {
+		if b, err = appendJSONStepError(b, v.Error); err != nil {
 			return b, err
 		}
 	}
@@ -389,9 +373,7 @@ func appendJSONAttempt(b []byte, v *runstate.Attempt) ([]byte, error) {
 	}
 	if v.Error != nil {
 		b = appendJSONKey(b, &first, "\"error\":")
-		if v.Error == nil {
-			b = append(b, "null"...)
-		} else if b, err = appendJSONStepError(b, v.Error); err != nil {
+		if b, err = appendJSONStepError(b, v.Error); err != nil {
 			return b, err
 		}
 	}
