@@ -16,11 +16,11 @@ import (
 )
 
 // cacheSize bounds each generation of the engine's caches of run records and
-// decoded checkpoints (recentCache): with two generations, at most twice
+// decoded checkpoints (dispatch.Recent): with two generations, at most twice
 // this many runs are held. What they save is decoding for the runs in
 // flight, a few times the concurrent clients; each run costs about 3.4 KB
-// (five steps), so 2 x 4,096 held 28 MB of live heap in a weftd that had
-// just accepted 100k runs, a third of its heap, for runs it would not read
+// (five steps); a bound of 4,096 once held 28 MB of live heap in a weftd
+// that had just accepted 100k runs, a third of its heap, for runs it would not read
 // again.
 const cacheSize = 1024
 
