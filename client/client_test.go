@@ -232,3 +232,26 @@ func TestAwaitRun_WatchesTheEventsOfAServerWithoutTheRPC(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, final.GetStatus())
 }
+
+func TestAnswers_AreUncompressedUnlessWithGzip(t *testing.T) {
+	url := setupURL(t)
+	var mu sync.Mutex
+	var accepted []string
+	recording := proxy(t, url, func(w http.ResponseWriter, r *http.Request, forward http.HandlerFunc) {
+		if r.URL.Path == "/weft.v1.RunService/GetRun" {
+			mu.Lock()
+			accepted = append(accepted, r.Header.Get("Accept-Encoding"))
+			mu.Unlock()
+		}
+		forward(w, r)
+	})
+	for _, c := range []*client.Client{client.New(recording), client.New(recording, client.WithGzip())} {
+		run := submit(t, c, waitingForSignal())
+		got, err := c.GetRun(context.Background(), run.GetRunId())
+		require.NoError(t, err)
+		require.Equal(t, run.GetRunId(), got.GetRunId())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"identity", "gzip"}, accepted)
+}
