@@ -153,8 +153,8 @@ func (w *Worker) heartbeat(ctx context.Context, log *slog.Logger, t *weftv1.Task
 func (w *Worker) complete(ctx context.Context, log *slog.Logger, t *weftv1.Task, out []byte, key string, next *weftv1.PollTasksRequest) []*weftv1.Task {
 	req := &weftv1.CompleteTaskRequest{TaskToken: t.GetTaskToken(), WorkerId: w.opts.WorkerID, ReconciliationKey: key, NextTasks: next}
 	if out != nil {
-		v := &structpb.Value{}
-		if err := protojson.Unmarshal(out, v); err != nil {
+		v, err := valueOf(out)
+		if err != nil {
 			w.fail(ctx, log, t, &Failure{Class: ClassAgentError, Code: "invalid_output", Err: errors.New("the output is not representable as JSON")}, key)
 			return nil
 		}
@@ -226,18 +226,6 @@ func callVerify(ctx context.Context, h *handler, key string) (res VerifyResult, 
 		}
 	}()
 	return h.verify(ctx, key)
-}
-
-// jsonOf answers a JSON value's encoding; nil for none.
-func jsonOf(v *structpb.Value) json.RawMessage {
-	if v == nil {
-		return nil
-	}
-	b, err := protojson.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	return b
 }
 
 func truncate(s string, n int) string {
