@@ -29,11 +29,11 @@ type Measurement struct {
 	WorkflowsSec float64 `json:"workflows_per_sec"`
 	StepsSec     float64 `json:"steps_per_sec"`
 	// Latency is submit to COMPLETED, as the submitting client saw it
-	// (SubmitRun, then AwaitRun's event watch and a GetRun).
+	// (client.SubmitAndAwait: SubmitRun waiting for the run to end).
 	Latency Latency `json:"latency"`
 	// ServerLatency is the run's created_at to completed_at, on weftd's
 	// clock (millisecond resolution): Latency without the client's
-	// round trips and the watch's polling delay.
+	// round trips.
 	ServerLatency Latency `json:"server_latency"`
 	// WeftdCPUSeconds is weftd's user+system CPU time over the timed part;
 	// CPUMsPerStep divides it by the steps run.
@@ -142,18 +142,14 @@ func (w *workload) complete(ctx context.Context, def *weftv1.WorkflowDefinition,
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
 	defer cancel()
 	start := time.Now()
-	res, err := w.client.SubmitRun(ctx, &weftv1.SubmitRunRequest{Definition: def, Start: true, RunRequestId: requestID})
-	if err != nil {
-		return nil, 0, fmt.Errorf("submit workflow %s: %w", requestID, err)
-	}
-	runID := res.GetRun().GetRunId()
-	run, err := w.client.AwaitRun(ctx, runID)
+	run, err := w.client.SubmitAndAwait(ctx, &weftv1.SubmitRunRequest{Definition: def, Start: true, RunRequestId: requestID})
 	elapsed := time.Since(start)
+	runID := run.GetRunId()
 	switch {
 	case err != nil && ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return nil, 0, fmt.Errorf("workflow %s (run %s) did not finish within %s", requestID, runID, w.cfg.RunTimeout)
+		return nil, 0, fmt.Errorf("workflow %s did not finish within %s", requestID, w.cfg.RunTimeout)
 	case err != nil:
-		return nil, 0, fmt.Errorf("await workflow %s (run %s): %w", requestID, runID, err)
+		return nil, 0, fmt.Errorf("submit and await workflow %s: %w", requestID, err)
 	case run.GetStatus() != weftv1.RunStatus_RUN_STATUS_COMPLETED:
 		return nil, 0, fmt.Errorf("workflow %s (run %s) ended %s, not COMPLETED", requestID, runID, run.GetStatus())
 	case len(run.GetSteps()) != w.cfg.Steps:

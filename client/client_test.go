@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -254,4 +255,60 @@ func TestAnswers_AreUncompressedUnlessWithGzip(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, []string{"identity", "gzip"}, accepted)
+}
+
+func TestSubmitAndAwait_AnswersTheTerminalRunInOneCall(t *testing.T) {
+	calls, url := countingProxy(t)
+	c := client.New(url)
+	go signalOnceSubmitted(t, c, 0)
+	req := &weftv1.SubmitRunRequest{Definition: waitingForSignal(), RunRequestId: "one-call"}
+	final, err := c.SubmitAndAwait(context.Background(), req)
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, final.GetStatus())
+	require.False(t, req.GetStart(), "the caller's request is not modified")
+	require.Zero(t, req.GetAwaitMs())
+	require.Equal(t, 1, calls("/weft.v1.RunService/SubmitRun"))
+	require.Zero(t, calls("/weft.v1.RunService/AwaitRun"), "no second call")
+}
+
+func TestSubmitAndAwait_AwaitsARunStillGoingWhenTheSubmissionAnswers(t *testing.T) {
+	calls, url := countingProxy(t)
+	c := client.New(url)
+	go signalOnceSubmitted(t, c, 100*time.Millisecond)
+	final, err := c.SubmitAndAwait(context.Background(), &weftv1.SubmitRunRequest{Definition: waitingForSignal(),
+		RunRequestId: "short-wait", AwaitMs: 1})
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, final.GetStatus())
+	require.Equal(t, 1, calls("/weft.v1.RunService/SubmitRun"))
+	require.Positive(t, calls("/weft.v1.RunService/AwaitRun"), "awaited after the submission answered")
+}
+
+// countingProxy serves a fresh server behind a proxy that counts the calls
+// of each procedure.
+func countingProxy(t *testing.T) (calls func(path string) int, url string) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	url = proxy(t, setupURL(t), func(w http.ResponseWriter, r *http.Request, forward http.HandlerFunc) {
+		mu.Lock()
+		seen[r.URL.Path]++
+		mu.Unlock()
+		forward(w, r)
+	})
+	return func(path string) int { mu.Lock(); defer mu.Unlock(); return seen[path] }, url
+}
+
+// signalOnceSubmitted sends "go" to the first run it lists, after delay.
+func signalOnceSubmitted(t *testing.T, c *client.Client, delay time.Duration) {
+	for range 500 {
+		list, err := c.ListRuns(context.Background(), &weftv1.ListRunsRequest{PlanId: "plan"})
+		if err == nil && len(list.GetRuns()) > 0 {
+			time.Sleep(delay)
+			if _, err := c.SignalRun(context.Background(), &weftv1.SignalRunRequest{RunId: list.GetRuns()[0].GetRunId(), SignalName: "go"}); err != nil {
+				t.Errorf("signal: %v", err)
+			}
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("no run was submitted")
 }

@@ -84,6 +84,35 @@ func (c *Client) AwaitRun(ctx context.Context, runID string) (*weftv1.Run, error
 	}
 }
 
+// SubmitAndAwait submits a run, starts it, waits until it is terminal and
+// answers its final snapshot. It asks SubmitRun itself to wait (await_ms), so
+// a run that ends within that wait costs one call; a run that does not, or a
+// server that predates await_ms, is then awaited as AwaitRun does. req is not
+// modified (its Start and AwaitMs are set on a copy); like SubmitRun, the
+// call is retried only when req.RunRequestId is set.
+func (c *Client) SubmitAndAwait(ctx context.Context, req *weftv1.SubmitRunRequest) (*weftv1.Run, error) {
+	res, err := c.SubmitRun(ctx, awaitingCopy(req))
+	if err != nil {
+		return nil, err
+	}
+	if run := res.GetRun(); Terminal(run.GetStatus()) {
+		return run, nil
+	}
+	return c.AwaitRun(ctx, res.GetRun().GetRunId())
+}
+
+// awaitingCopy answers req with start set and, unless req sets one,
+// awaitRunWait as its await_ms. The copy shares req's messages (the
+// definition and input) rather than cloning them.
+func awaitingCopy(req *weftv1.SubmitRunRequest) *weftv1.SubmitRunRequest {
+	wait := req.GetAwaitMs()
+	if wait == 0 {
+		wait = uint32(awaitRunWait.Milliseconds())
+	}
+	return &weftv1.SubmitRunRequest{Definition: req.GetDefinition(), RunRequestId: req.GetRunRequestId(), Start: true,
+		ProjectId: req.GetProjectId(), EnvironmentId: req.GetEnvironmentId(), Input: req.GetInput(), AwaitMs: wait}
+}
+
 // awaitRunByWatch watches a run until it is terminal and answers its final
 // snapshot: AwaitRun against a server that predates RunService.AwaitRun.
 func (c *Client) awaitRunByWatch(ctx context.Context, runID string) (*weftv1.Run, error) {

@@ -7,6 +7,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/runstate"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 )
@@ -23,7 +24,8 @@ var _ weftv1connect.RunServiceHandler = (*RunService)(nil)
 // NewRunService answers the RunService handler over eng.
 func NewRunService(eng *engine.Engine) *RunService { return &RunService{eng: eng} }
 
-// SubmitRun persists the run PENDING (and triggers it with start).
+// SubmitRun persists the run PENDING (and triggers it with start); with
+// start and await_ms it then waits for the run to be terminal, as AwaitRun.
 func (s *RunService) SubmitRun(ctx context.Context, req *connect.Request[weftv1.SubmitRunRequest]) (*connect.Response[weftv1.SubmitRunResponse], error) {
 	who, err := callerOf(ctx)
 	if err != nil {
@@ -37,7 +39,23 @@ func (s *RunService) SubmitRun(ctx context.Context, req *connect.Request[weftv1.
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&weftv1.SubmitRunResponse{Run: runProto(res.Run), Existing: res.Existing}), nil
+	snap := res.Run
+	if wait := time.Duration(req.Msg.GetAwaitMs()) * time.Millisecond; wait > 0 && p.Start {
+		snap = s.awaitSubmitted(ctx, who, res.Run, wait)
+	}
+	return connect.NewResponse(&weftv1.SubmitRunResponse{Run: runProto(snap), Existing: res.Existing}), nil
+}
+
+// awaitSubmitted waits up to wait for a submitted run to be terminal and
+// answers its snapshot then. The run is persisted whatever happens here, so
+// a failed wait answers the submission's own snapshot, not an error: the
+// caller sees a run that is not terminal yet and awaits it with AwaitRun.
+func (s *RunService) awaitSubmitted(ctx context.Context, who caller, submitted *runstate.Snapshot, wait time.Duration) *runstate.Snapshot {
+	snap, err := s.eng.AwaitRun(ctx, engine.AwaitParams{TenantID: who.tenant, RunID: submitted.RunID, Wait: wait})
+	if err != nil {
+		return submitted
+	}
+	return snap
 }
 
 // submitParamsOf converts a submission.

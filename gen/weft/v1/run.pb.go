@@ -1248,7 +1248,12 @@ type SubmitRunRequest struct {
 	// The environment. Empty: "default".
 	EnvironmentId string `protobuf:"bytes,5,opt,name=environment_id,json=environmentId,proto3" json:"environment_id,omitempty"`
 	// The run's input, handed to every task.
-	Input         *structpb.Value `protobuf:"bytes,6,opt,name=input,proto3" json:"input,omitempty"`
+	Input *structpb.Value `protobuf:"bytes,6,opt,name=input,proto3" json:"input,omitempty"`
+	// With start: how long to wait, once the run is persisted and triggered,
+	// for it to be terminal before answering (AwaitRun in the same call, which
+	// saves a submitter that waits for its run a round trip). 0: answer at
+	// once. Max 60000.
+	AwaitMs       uint32 `protobuf:"varint,7,opt,name=await_ms,json=awaitMs,proto3" json:"await_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1325,10 +1330,18 @@ func (x *SubmitRunRequest) GetInput() *structpb.Value {
 	return nil
 }
 
+func (x *SubmitRunRequest) GetAwaitMs() uint32 {
+	if x != nil {
+		return x.AwaitMs
+	}
+	return 0
+}
+
 // SubmitRunResponse answers the persisted run.
 type SubmitRunResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The run's snapshot (PENDING, or further along when start was set).
+	// The run's snapshot (PENDING, or further along when start was set;
+	// terminal when await_ms was set and the run ended within it).
 	Run *Run `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
 	// True when run_request_id matched an existing run, which is answered instead.
 	Existing      bool `protobuf:"varint,2,opt,name=existing,proto3" json:"existing,omitempty"`
@@ -2781,7 +2794,7 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\frequested_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\x12\x1e\n" +
 	"\n" +
 	"compensate\x18\x04 \x01(\bR\n" +
-	"compensate\"\x89\x03\n" +
+	"compensate\"\xaf\x03\n" +
 	"\x10SubmitRunRequest\x12C\n" +
 	"\n" +
 	"definition\x18\x01 \x01(\v2\x1b.weft.v1.WorkflowDefinitionB\x06\xbaH\x03\xc8\x01\x01R\n" +
@@ -2791,7 +2804,8 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\n" +
 	"project_id\x18\x04 \x01(\tB)\xbaH&r$\x18\x80\x012\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$R\tprojectId\x12P\n" +
 	"\x0eenvironment_id\x18\x05 \x01(\tB)\xbaH&r$\x18\x80\x012\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$R\renvironmentId\x12,\n" +
-	"\x05input\x18\x06 \x01(\v2\x16.google.protobuf.ValueR\x05input\"O\n" +
+	"\x05input\x18\x06 \x01(\v2\x16.google.protobuf.ValueR\x05input\x12$\n" +
+	"\bawait_ms\x18\a \x01(\rB\t\xbaH\x06*\x04\x18\xe0\xd4\x03R\aawaitMs\"O\n" +
 	"\x11SubmitRunResponse\x12\x1e\n" +
 	"\x03run\x18\x01 \x01(\v2\f.weft.v1.RunR\x03run\x12\x1a\n" +
 	"\bexisting\x18\x02 \x01(\bR\bexisting\"4\n" +
