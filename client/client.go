@@ -68,8 +68,10 @@ type config struct {
 type Option func(*config)
 
 // WithHTTPClient sets the HTTP client. The default speaks HTTP/1.1 and
-// unencrypted HTTP/2 (h2c), so gRPC works against a plaintext weftd, and
-// applies no overall timeout (watches and long polls are long).
+// unencrypted HTTP/2 (h2c), so gRPC works against a plaintext weftd, applies
+// no overall timeout (watches and long polls are long), and sends each
+// request's header and body in one write (oneWrite); a client set here is
+// used as it is.
 func WithHTTPClient(c *http.Client) Option { return func(cfg *config) { cfg.httpClient = c } }
 
 // WithProtocol sets the wire protocol (default ProtocolConnectProto).
