@@ -237,7 +237,7 @@ func (p *pass) fail(ctx context.Context, it store.Item, msg Message, all []Messa
 	}
 	b := &store.Batch{Conditions: []store.Condition{store.IfVersion(it.Key, it.Version), cond},
 		Ops: []store.Op{store.Put(rk, mustMarshal(rec))}}
-	if _, err := p.w.st.Commit(ctx, b); err != nil {
+	if err := p.w.commit(ctx, commitRetry, b); err != nil {
 		if errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrOutcomeUnknown) {
 			return nil // another worker moved on; the next pass re-reads
 		}
@@ -264,7 +264,7 @@ func (p *pass) deadLetter(ctx context.Context, it store.Item, msg Message, all [
 	if hadRetry {
 		b.Ops = append(b.Ops, store.Delete(retryKeyOf(it.Key)))
 	}
-	_, err := p.w.st.Commit(ctx, b)
+	err := p.w.commit(ctx, commitDeadLetter, b)
 	if errors.Is(err, store.ErrOutcomeUnknown) {
 		err = p.resolveGone(ctx, it.Key, err)
 	}
@@ -311,7 +311,7 @@ func (p *pass) flush(ctx context.Context) error {
 		b.Conditions = append(b.Conditions, store.IfVersion(a.key, a.version))
 		b.Ops = append(b.Ops, a.ops()...)
 	}
-	_, err := p.w.st.Commit(ctx, b)
+	err := p.w.commit(ctx, commitAcknowledge, b)
 	if err == nil || !errors.Is(err, store.ErrConditionFailed) {
 		if err != nil {
 			return fmt.Errorf("export: acknowledge %d published entries: %w", len(acks), err)
@@ -320,7 +320,7 @@ func (p *pass) flush(ctx context.Context) error {
 	}
 	for _, a := range acks {
 		b := &store.Batch{Conditions: []store.Condition{store.IfVersion(a.key, a.version)}, Ops: a.ops()}
-		if _, err := p.w.st.Commit(ctx, b); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		if err := p.w.commit(ctx, commitAcknowledge, b); err != nil && !errors.Is(err, store.ErrConditionFailed) {
 			return fmt.Errorf("export: acknowledge %s: %w", a.key, err)
 		}
 	}
@@ -345,7 +345,7 @@ func (p *pass) dropOrphans(ctx context.Context) error {
 		rk := retryKeyOf([]byte(key))
 		b := &store.Batch{Conditions: []store.Condition{store.IfVersion(rk, r.version), store.IfAbsent([]byte(key))},
 			Ops: []store.Op{store.Delete(rk)}}
-		if _, err := p.w.st.Commit(ctx, b); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		if err := p.w.commit(ctx, commitOrphan, b); err != nil && !errors.Is(err, store.ErrConditionFailed) {
 			return fmt.Errorf("export: drop orphaned retry record %s: %w", rk, err)
 		}
 	}

@@ -120,6 +120,7 @@ func (w *Worker) logPassError(err error, failures int, wait time.Duration) {
 // reports its puts, a pass starts where no entry below is live (resume.go).
 func (w *Worker) RunOnce(ctx context.Context) (PassStats, error) {
 	p := &pass{w: w, now: w.cfg.Clock.Now(), held: map[string]bool{}, seen: map[string]bool{}}
+	w.m.passes.Inc()
 	from, gen := w.resume.start()
 	retries, err := w.loadRetries(ctx)
 	if err != nil {
@@ -147,6 +148,13 @@ func (w *Worker) RunOnce(ctx context.Context) (PassStats, error) {
 	w.resume.raise(p.leftFrom(from), gen)
 	w.m.pending.Set(float64(p.stats.Seen))
 	return p.stats, p.dropOrphans(ctx)
+}
+
+// commit commits b to the store, counted as kind (MetricStoreCommits).
+func (w *Worker) commit(ctx context.Context, kind string, b *store.Batch) error {
+	w.m.commits.WithLabelValues(kind).Inc()
+	_, err := w.st.Commit(ctx, b)
+	return err
 }
 
 // versioned is a retry record with the version it was read at.

@@ -484,3 +484,21 @@ func TestWorker_FullJitterDrawsTheDelayBelowTheCeiling(t *testing.T) {
 	require.Contains(t, string(it.Value), clock.Now().Add(500*time.Millisecond).Format(time.RFC3339Nano))
 	require.NotContains(t, string(it.Value), payloadMarker)
 }
+
+// The worker counts its passes and its store commits by kind, so that its
+// share of the store's transactions can be told apart.
+func TestWorker_CountsItsPassesAndStoreCommitsByKind(t *testing.T) {
+	t.Parallel()
+	st := memStore(t)
+	writeOutbox(t, st, 3, 4)
+	pipeline, err := telemetry.NewMetrics()
+	require.NoError(t, err)
+	w, err := export.NewWorker(st, export.NewMemoryBus(), export.Config{MeterProvider: pipeline.Provider})
+	require.NoError(t, err)
+	stats, err := w.RunOnce(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 12, stats.Published)
+	require.EqualValues(t, 1, metricValue(t, pipeline.Registry, export.MetricPasses, nil))
+	require.EqualValues(t, 1, metricValue(t, pipeline.Registry, export.MetricStoreCommits, map[string]string{"kind": "acknowledge"}),
+		"a page is acknowledged in one commit")
+}
