@@ -65,16 +65,24 @@ type PassStats struct {
 	Waiting int
 }
 
-// Run runs passes until ctx is done: after Config.Linger after a pass that
-// published, after Config.PollInterval after an idle one, and with backoff while the bus
+// Run runs passes until ctx is done: after a linger between Config.Linger
+// and Config.MaxLinger after a pass that published (Config.lingerAfter),
+// after Config.PollInterval after an idle one, and with backoff while the bus
 // is unavailable or the store fails. It returns nil when ctx is done.
 func (w *Worker) Run(ctx context.Context) error {
 	failures := 0
+	var last time.Time // when the previous pass began
 	for {
+		began := w.cfg.Clock.Now()
 		stats, err := w.RunOnce(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
+		var cycle time.Duration
+		if !last.IsZero() {
+			cycle = began.Sub(last)
+		}
+		last = began
 		wait := w.cfg.PollInterval
 		switch {
 		case err != nil:
@@ -82,7 +90,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			wait = max(w.cfg.delay(failures), w.cfg.PollInterval)
 			w.logPassError(err, failures, wait)
 		case stats.Published > 0:
-			wait = max(w.cfg.Linger, 0)
+			wait = w.cfg.lingerAfter(stats.Seen-stats.Waiting, cycle, w.cfg.Clock.Now().Sub(began))
 			fallthrough
 		default:
 			if failures > 0 {
