@@ -16,7 +16,7 @@ type pass struct {
 	w       *Worker
 	now     time.Time
 	retries map[string]versioned // by outbox key
-	held    map[string]bool      // runs whose later entries wait this pass
+	held    map[string]bool      // runs whose later entries wait this pass, by runKey
 	seen    map[string]bool      // outbox keys scanned (for orphaned retry records)
 	acks    []ack
 	stats   PassStats
@@ -27,9 +27,9 @@ type pass struct {
 
 // ack is a published entry awaiting deletion.
 type ack struct {
-	key, retryKey []byte
-	version       uint64
-	hadRetry      bool
+	key      []byte
+	version  uint64
+	hadRetry bool
 }
 
 // due is an outbox entry the pass is to publish: the messages of the events
@@ -52,10 +52,12 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 	var batch []due
 	for i, it := range items {
 		p.stats.Seen++
-		p.seen[string(it.Key)] = true
+		if len(p.retries) > 0 { // only retry records can be orphaned
+			p.seen[string(it.Key)] = true
+		}
 		p.last = it.Key
-		run := runOf(it.Key)
-		if p.held[run] {
+		run := runKey(it.Key)
+		if p.held[string(run)] {
 			p.wait(it.Key)
 			continue
 		}
@@ -66,7 +68,7 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 				return err
 			}
 			batch = nil
-			if p.held[run] { // an earlier entry of its run was just refused
+			if p.held[string(run)] { // an earlier entry of its run was just refused
 				p.wait(it.Key)
 				continue
 			}
@@ -77,7 +79,7 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 			continue
 		}
 		if hadRetry && p.now.Before(retry.rec.NextAttemptAt) {
-			p.held[run] = true
+			p.held[string(run)] = true
 			p.wait(it.Key)
 			continue
 		}
@@ -123,7 +125,7 @@ func (p *pass) publishDue(ctx context.Context, batch []due) error {
 		for _, d := range batch[:n] {
 			p.stats.Published += len(d.msgs)
 			p.w.m.published.Add(int64(len(d.msgs)))
-			p.acks = append(p.acks, ack{key: d.it.Key, retryKey: retryKeyOf(d.it.Key), version: d.it.Version, hadRetry: d.hadRetry})
+			p.acks = append(p.acks, ack{key: d.it.Key, version: d.it.Version, hadRetry: d.hadRetry})
 		}
 		batch = batch[n:]
 		if len(batch) == 0 || err == nil {
@@ -135,7 +137,7 @@ func (p *pass) publishDue(ctx context.Context, batch []due) error {
 		rest := batch[1:]
 		batch = nil
 		for _, d := range rest {
-			if p.held[runOf(d.it.Key)] {
+			if p.held[string(runKey(d.it.Key))] {
 				p.wait(d.it.Key)
 				continue
 			}
@@ -160,7 +162,7 @@ func (p *pass) refused(ctx context.Context, d due, msg Message, err error) error
 		return err
 	}
 	p.w.m.publishErrors.WithLabelValues("rejected").Inc()
-	p.held[runOf(d.it.Key)] = true
+	p.held[string(runKey(d.it.Key))] = true
 	return p.fail(ctx, d.it, msg, d.msgs, d.retry, d.hadRetry, err)
 }
 
@@ -275,7 +277,7 @@ func (p *pass) deadLetter(ctx context.Context, it store.Item, msg Message, all [
 		return fmt.Errorf("export: dead-letter %s: %w", it.Key, err)
 	}
 	p.stats.DeadLettered++
-	delete(p.held, runOf(it.Key)) // the run's later entries go on
+	delete(p.held, string(runKey(it.Key))) // the run's later entries go on
 	p.w.m.deliveryFailed.WithLabelValues(d.TenantID).Inc()
 	p.w.log.Error("export: event moved to the dead-letter record", "alert", AlertDeliveryFailed,
 		"tenant_id", d.TenantID, "run_id", d.RunID, "run_seq", d.RunSeq, "event_id", d.EventID,
@@ -306,10 +308,10 @@ func (p *pass) flush(ctx context.Context) error {
 	if len(acks) == 0 {
 		return nil
 	}
-	b := &store.Batch{}
+	b := &store.Batch{Conditions: make([]store.Condition, 0, len(acks)), Ops: make([]store.Op, 0, len(acks))}
 	for _, a := range acks {
 		b.Conditions = append(b.Conditions, store.IfVersion(a.key, a.version))
-		b.Ops = append(b.Ops, a.ops()...)
+		b.Ops = a.ops(b.Ops)
 	}
 	err := p.w.commit(ctx, commitAcknowledge, b)
 	if err == nil || !errors.Is(err, store.ErrConditionFailed) {
@@ -319,7 +321,7 @@ func (p *pass) flush(ctx context.Context) error {
 		return nil
 	}
 	for _, a := range acks {
-		b := &store.Batch{Conditions: []store.Condition{store.IfVersion(a.key, a.version)}, Ops: a.ops()}
+		b := &store.Batch{Conditions: []store.Condition{store.IfVersion(a.key, a.version)}, Ops: a.ops(nil)}
 		if err := p.w.commit(ctx, commitAcknowledge, b); err != nil && !errors.Is(err, store.ErrConditionFailed) {
 			return fmt.Errorf("export: acknowledge %s: %w", a.key, err)
 		}
@@ -327,10 +329,11 @@ func (p *pass) flush(ctx context.Context) error {
 	return nil
 }
 
-func (a ack) ops() []store.Op {
-	ops := []store.Op{store.Delete(a.key)}
+// ops appends the deletions of the entry and, if it had one, its retry record.
+func (a ack) ops(ops []store.Op) []store.Op {
+	ops = append(ops, store.Delete(a.key))
 	if a.hadRetry {
-		ops = append(ops, store.Delete(a.retryKey))
+		ops = append(ops, store.Delete(retryKeyOf(a.key)))
 	}
 	return ops
 }
@@ -350,6 +353,17 @@ func (p *pass) dropOrphans(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// runKey answers what tells an outbox key's run from the others': the key
+// without its last component, ob:{run} as stored, when it is the engine's
+// ob:{run}:{run_seq}, else the whole key. It allocates nothing, so that
+// the pass looks each entry's run up in its maps as string(runKey(key)).
+func runKey(key []byte) []byte {
+	if bytes.Count(key, []byte{store.Separator}) != 2 {
+		return key
+	}
+	return key[:bytes.LastIndexByte(key, store.Separator)]
 }
 
 // runOf answers the run an outbox key belongs to (the whole key when it is
