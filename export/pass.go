@@ -300,11 +300,36 @@ func (p *pass) resolveGone(ctx context.Context, key []byte, cause error) error {
 	}
 }
 
-// flush deletes the published entries: in one conditional batch, or one by
-// one when another worker or a replay got to some of them first.
+// flush deletes the published entries in one conditional batch. When
+// another worker or a replay got to some of them first, it reads which are
+// still as the pass read them and deletes those in one more batch, and only
+// if that loses a race too, one by one.
 func (p *pass) flush(ctx context.Context) error {
 	acks := p.acks
 	p.acks = nil
+	if len(acks) == 0 {
+		return nil
+	}
+	err := p.acknowledge(ctx, acks)
+	if errors.Is(err, store.ErrConditionFailed) {
+		if acks, err = p.stillAsRead(ctx, acks); err == nil {
+			err = p.acknowledge(ctx, acks)
+		}
+	}
+	if !errors.Is(err, store.ErrConditionFailed) {
+		return err
+	}
+	for _, a := range acks {
+		if err := p.acknowledge(ctx, []ack{a}); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+			return err
+		}
+	}
+	return nil
+}
+
+// acknowledge deletes acks in one batch, conditional on every entry's
+// version as read.
+func (p *pass) acknowledge(ctx context.Context, acks []ack) error {
 	if len(acks) == 0 {
 		return nil
 	}
@@ -313,20 +338,33 @@ func (p *pass) flush(ctx context.Context) error {
 		b.Conditions = append(b.Conditions, store.IfVersion(a.key, a.version))
 		b.Ops = a.ops(b.Ops)
 	}
-	err := p.w.commit(ctx, commitAcknowledge, b)
-	if err == nil || !errors.Is(err, store.ErrConditionFailed) {
-		if err != nil {
-			return fmt.Errorf("export: acknowledge %d published entries: %w", len(acks), err)
-		}
-		return nil
-	}
-	for _, a := range acks {
-		b := &store.Batch{Conditions: []store.Condition{store.IfVersion(a.key, a.version)}, Ops: a.ops(nil)}
-		if err := p.w.commit(ctx, commitAcknowledge, b); err != nil && !errors.Is(err, store.ErrConditionFailed) {
-			return fmt.Errorf("export: acknowledge %s: %w", a.key, err)
-		}
+	if err := p.w.commit(ctx, commitAcknowledge, b); err != nil {
+		return fmt.Errorf("export: acknowledge %d published entries: %w", len(acks), err)
 	}
 	return nil
+}
+
+// stillAsRead answers the acks whose entries are still at the version the
+// pass read, in one read.
+func (p *pass) stillAsRead(ctx context.Context, acks []ack) ([]ack, error) {
+	keys := make([][]byte, len(acks))
+	for i, a := range acks {
+		keys[i] = a.key
+	}
+	found, err := store.GetMany(ctx, p.w.st, keys)
+	if err != nil {
+		return nil, fmt.Errorf("export: re-read %d published entries: %w", len(acks), err)
+	}
+	live := acks[:0]
+	for _, a := range acks { // found is in the order of keys, absent keys left out
+		if len(found) > 0 && bytes.Equal(found[0].Key, a.key) {
+			if found[0].Version == a.version {
+				live = append(live, a)
+			}
+			found = found[1:]
+		}
+	}
+	return live, nil
 }
 
 // ops appends the deletions of the entry and, if it had one, its retry record.
