@@ -303,7 +303,8 @@ func (p *pass) resolveGone(ctx context.Context, key []byte, cause error) error {
 // flush deletes the published entries in one conditional batch. When
 // another worker or a replay got to some of them first, it reads which are
 // still as the pass read them and deletes those in one more batch, and only
-// if that loses a race too, one by one.
+// if that loses a race too, one by one. Entries found gone mean another
+// worker is going through the same entries: the pass is Overtaken.
 func (p *pass) flush(ctx context.Context) error {
 	acks := p.acks
 	p.acks = nil
@@ -345,7 +346,7 @@ func (p *pass) acknowledge(ctx context.Context, acks []ack) error {
 }
 
 // stillAsRead answers the acks whose entries are still at the version the
-// pass read, in one read.
+// pass read, in one read, and notes whether some were gone.
 func (p *pass) stillAsRead(ctx context.Context, acks []ack) ([]ack, error) {
 	keys := make([][]byte, len(acks))
 	for i, a := range acks {
@@ -357,12 +358,14 @@ func (p *pass) stillAsRead(ctx context.Context, acks []ack) ([]ack, error) {
 	}
 	live := acks[:0]
 	for _, a := range acks { // found is in the order of keys, absent keys left out
-		if len(found) > 0 && bytes.Equal(found[0].Key, a.key) {
-			if found[0].Version == a.version {
-				live = append(live, a)
-			}
-			found = found[1:]
+		if len(found) == 0 || !bytes.Equal(found[0].Key, a.key) {
+			p.stats.Overtaken = true // acknowledged by another worker
+			continue
 		}
+		if found[0].Version == a.version {
+			live = append(live, a)
+		}
+		found = found[1:]
 	}
 	return live, nil
 }

@@ -542,6 +542,7 @@ func TestWorker_AnAcknowledgementThatLosesARaceDeletesTheRestInOneMoreCommit(t *
 	stats, err := w.RunOnce(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 15, stats.Published)
+	require.True(t, stats.Overtaken, "entries another worker acknowledged")
 	require.EqualValues(t, 2, metricValue(t, pipeline.Registry, export.MetricStoreCommits, map[string]string{"kind": "acknowledge"}),
 		"the whole page, then the entries still as read")
 	require.Equal(t, 1, countPrefix(t, st, runlog.OutboxPrefix()), "only the rewritten entry stays")
@@ -586,4 +587,28 @@ func TestWorker_KilledAtTheSecondAcknowledgementLosesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A pass that finds entries it published already acknowledged by another
+// worker ends there and leaves the rest of the outbox to that worker and to
+// later passes, rather than publish every page twice; nothing is lost.
+func TestWorker_APassOvertakenByAnotherWorkerLeavesTheRestToIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memStore(t)
+	refs := writeOutbox(t, st, 3, 5) // three pages of 5
+	bus := export.NewMemoryBus()
+	w, err := export.NewWorker(st, raceOnFirstPublish(t, st, bus, 3, nil), export.Config{BatchSize: 5})
+	require.NoError(t, err)
+	stats, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.True(t, stats.Overtaken)
+	require.Equal(t, 5, stats.Seen, "the pass ended after its first page")
+	require.Equal(t, 10, countPrefix(t, st, runlog.OutboxPrefix()), "the first page is acknowledged, by one worker or the other")
+
+	stats, err = w.RunOnce(ctx) // nobody overtakes this one
+	require.NoError(t, err)
+	require.False(t, stats.Overtaken)
+	drain(t, w)
+	requireAllDelivered(t, st, refs, bus.Messages())
 }
