@@ -135,18 +135,25 @@ func (c Config) validate() error {
 // at the rate of arrived per cycle, about BatchSize entries are due at the
 // next pass's start, within [Linger, MaxLinger].
 func (c Config) lingerAfter(arrived int, cycle, took time.Duration) time.Duration {
+	switch {
+	case c.Linger <= 0:
+		return 0
+	case arrived <= 0:
+		return c.longestLinger()
+	case cycle <= 0 || arrived >= c.BatchSize:
+		return c.Linger
+	}
+	fill := time.Duration(float64(cycle) * float64(c.BatchSize) / float64(arrived))
+	return min(max(fill-took, c.Linger), c.longestLinger())
+}
+
+// longestLinger is MaxLinger, or Linger when that is longer (0 when Linger
+// is negative: no linger at all).
+func (c Config) longestLinger() time.Duration {
 	if c.Linger <= 0 {
 		return 0
 	}
-	hi := max(c.MaxLinger, c.Linger)
-	if cycle <= 0 || arrived >= c.BatchSize {
-		return c.Linger
-	}
-	if arrived <= 0 {
-		return hi
-	}
-	fill := time.Duration(float64(cycle) * float64(c.BatchSize) / float64(arrived))
-	return min(max(fill-took, c.Linger), hi)
+	return max(c.MaxLinger, c.Linger)
 }
 
 // Backoff answers the ceiling of the delay after the attempt-th failure

@@ -98,7 +98,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		case stats.Overtaken:
 			// Another worker is going through the outbox: stand by for the
 			// longest linger rather than race it page for page.
-			wait = w.cfg.lingerAfter(0, cycle, 0)
+			wait = w.cfg.longestLinger()
 		case stats.Published > 0:
 			wait = w.cfg.lingerAfter(stats.Seen-stats.Waiting, cycle, w.cfg.Clock.Now().Sub(began))
 		}
