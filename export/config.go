@@ -17,6 +17,7 @@ const (
 	DefaultBatchSize      = 100
 	DefaultPollInterval   = 200 * time.Millisecond
 	DefaultLinger         = 50 * time.Millisecond
+	DefaultMaxLinger      = 500 * time.Millisecond
 	DefaultMaxAttempts    = 10
 	DefaultBackoffInitial = time.Second
 	DefaultBackoffCap     = 5 * time.Minute
@@ -38,11 +39,17 @@ type Config struct {
 	BatchSize int
 	// PollInterval is how long Run waits after a pass that found nothing to do.
 	PollInterval time.Duration
-	// Linger is how long Run waits after a pass that published, so that the
-	// next pass finds the entries of many decisions at once: a little export
-	// latency for fewer passes, reads and acknowledgement commits. A negative
-	// Linger starts the next pass at once.
-	Linger time.Duration
+	// Linger and MaxLinger bound how long Run waits after a pass that
+	// published, so that the next pass finds the entries of many decisions
+	// at once: a little export latency for fewer passes, reads and
+	// acknowledgement commits. Within them Run waits until about a page
+	// (BatchSize) of entries is due at the rate they arrived since the pass
+	// before (lingerAfter): at a high rate Linger, at a low one up to
+	// MaxLinger, so that a trickle of events costs a few passes a second,
+	// not one per Linger. A negative Linger starts the next pass at once; a
+	// MaxLinger below Linger is Linger.
+	Linger    time.Duration
+	MaxLinger time.Duration
 	// MaxAttempts is how many failed publishes move an entry to the
 	// dead-letter record.
 	MaxAttempts int
@@ -76,6 +83,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Linger == 0 {
 		c.Linger = DefaultLinger
+	}
+	if c.MaxLinger == 0 {
+		c.MaxLinger = DefaultMaxLinger
 	}
 	if c.MaxAttempts == 0 {
 		c.MaxAttempts = DefaultMaxAttempts
@@ -117,6 +127,33 @@ func (c Config) validate() error {
 		return fmt.Errorf("export: publish timeout must be at least 1ms, got %s", c.PublishTimeout)
 	}
 	return nil
+}
+
+// lingerAfter answers how long Run waits after a pass that found arrived
+// entries to publish (its own, not those waiting for a retry), begun cycle
+// after the pass before it (0: there was none) and done in took: until,
+// at the rate of arrived per cycle, about BatchSize entries are due at the
+// next pass's start, within [Linger, MaxLinger].
+func (c Config) lingerAfter(arrived int, cycle, took time.Duration) time.Duration {
+	switch {
+	case c.Linger <= 0:
+		return 0
+	case arrived <= 0:
+		return c.longestLinger()
+	case cycle <= 0 || arrived >= c.BatchSize:
+		return c.Linger
+	}
+	fill := time.Duration(float64(cycle) * float64(c.BatchSize) / float64(arrived))
+	return min(max(fill-took, c.Linger), c.longestLinger())
+}
+
+// longestLinger is MaxLinger, or Linger when that is longer (0 when Linger
+// is negative: no linger at all).
+func (c Config) longestLinger() time.Duration {
+	if c.Linger <= 0 {
+		return 0
+	}
+	return max(c.MaxLinger, c.Linger)
 }
 
 // Backoff answers the ceiling of the delay after the attempt-th failure

@@ -8,10 +8,15 @@
 // a copy of one event), hands each event's JSON to a Publisher, in run_seq
 // order, and deletes an entry — by a conditional batch on its version —
 // only after every event it names was published. A refusal of one of them
-// is counted against the entry, which is published whole again. Delivery is therefore at least once: a crash between
-// publish and acknowledgement publishes again, and several workers on one
-// store may publish the same event. Consumers deduplicate by event_id or by
-// (run_id, run_seq).
+// is counted against the entry, which is published whole again. Delivery is
+// therefore at least once: a crash between publish and acknowledgement
+// publishes again, and several workers on one store may publish the same
+// event. Consumers deduplicate by event_id or by (run_id, run_seq).
+//
+// Run spaces its passes so that each finds about a page of entries, between
+// Config.Linger and Config.MaxLinger. An acknowledgement that finds entries
+// already gone ends the pass — another worker is going through them — and
+// Run stands by for Config.MaxLinger rather than race it page for page.
 //
 // On a store that reports every put under a prefix (the Pebble store, whose
 // directory lock keeps other processes out) a pass does not start at the

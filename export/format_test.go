@@ -274,3 +274,33 @@ func TestRun_LingersAfterAPassThatPublished(t *testing.T) {
 		})
 	}
 }
+
+// A pass overtaken by another worker is followed by the longest linger, not
+// the shortest: the worker stands by while the other goes through the
+// outbox.
+func TestRun_StandsByForMaxLingerAfterBeingOvertaken(t *testing.T) {
+	t.Parallel()
+	st := memStore(t)
+	writeOutbox(t, st, 1, 3)
+	bus := export.NewMemoryBus()
+	var once sync.Once
+	pub := export.PublisherFunc(func(ctx context.Context, msg export.Message) error {
+		once.Do(func() { // another worker acknowledges the first entry meanwhile
+			_, err := st.Commit(ctx, &store.Batch{Ops: []store.Op{store.Delete(export.OutboxKey("run-0000", 1))}})
+			require.NoError(t, err)
+		})
+		return bus.Publish(ctx, msg)
+	})
+	w, err := export.NewWorker(st, pub, export.Config{Linger: time.Millisecond, MaxLinger: time.Hour, PollInterval: time.Millisecond})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	require.Eventually(t, func() bool { return bus.Published() == 3 }, 10*time.Second, time.Millisecond)
+	_, err = st.Commit(ctx, &store.Batch{Ops: entryOps(t, "run-0001", 1)})
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond) // far more than Linger, far less than MaxLinger
+	require.Equal(t, 3, bus.Published(), "the overtaken worker stands by")
+	cancel()
+	require.NoError(t, <-done)
+}

@@ -21,6 +21,16 @@ const (
 	MetricPublished      = "weft_export_published_total"
 	MetricPublishErrors  = "weft_export_publish_errors_total"
 	MetricOutboxPending  = "weft_export_outbox_pending"
+	MetricStoreCommits   = "weft_export_store_commits_total"
+	MetricPasses         = "weft_export_passes_total"
+)
+
+// Kinds of the worker's store commits (MetricStoreCommits' kind).
+const (
+	commitAcknowledge = "acknowledge"
+	commitRetry       = "retry"
+	commitDeadLetter  = "dead_letter"
+	commitOrphan      = "orphan"
 )
 
 // meterName is the instrumentation scope of the worker's instruments.
@@ -31,6 +41,8 @@ type metrics struct {
 	published      telemetry.Counter
 	publishErrors  telemetry.CounterVec // class: unavailable, rejected
 	pending        telemetry.Gauge
+	commits        telemetry.CounterVec // kind: acknowledge, retry, dead_letter, orphan
+	passes         telemetry.Counter
 }
 
 // newMetrics creates the worker's instruments on provider; nil records
@@ -49,7 +61,11 @@ func newMetrics(provider metric.MeterProvider) (*metrics, error) {
 		metric.WithDescription("Failed publishes, by class: unavailable (the bus) or rejected (the event)."))
 	pending, err4 := meter.Float64Gauge("weft.export.outbox_pending", metric.WithUnit("{entry}"),
 		metric.WithDescription("Outbox entries seen by the last complete pass of the export worker."))
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	commits, err5 := meter.Int64Counter("weft.export.store_commits", metric.WithUnit("{commit}"),
+		metric.WithDescription("Store commits the export worker made, by kind: acknowledge (deleting published entries), retry, dead_letter, orphan."))
+	passes, err6 := meter.Int64Counter("weft.export.passes", metric.WithUnit("{pass}"),
+		metric.WithDescription("Passes over the outbox the export worker began."))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		return nil, fmt.Errorf("export: metrics: %w", err)
 	}
 	m := &metrics{
@@ -57,6 +73,8 @@ func newMetrics(provider metric.MeterProvider) (*metrics, error) {
 		published:      telemetry.NewCounter(published),
 		publishErrors:  telemetry.NewCounterVec(publishErrors, "class"),
 		pending:        telemetry.NewGauge(pending),
+		commits:        telemetry.NewCounterVec(commits, "kind"),
+		passes:         telemetry.NewCounter(passes),
 	}
 	m.published.Add(0) // served from the start, as a plain counter is
 	return m, nil

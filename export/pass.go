@@ -16,7 +16,7 @@ type pass struct {
 	w       *Worker
 	now     time.Time
 	retries map[string]versioned // by outbox key
-	held    map[string]bool      // runs whose later entries wait this pass
+	held    map[string]bool      // runs whose later entries wait this pass, by runKey
 	seen    map[string]bool      // outbox keys scanned (for orphaned retry records)
 	acks    []ack
 	stats   PassStats
@@ -27,9 +27,9 @@ type pass struct {
 
 // ack is a published entry awaiting deletion.
 type ack struct {
-	key, retryKey []byte
-	version       uint64
-	hadRetry      bool
+	key      []byte
+	version  uint64
+	hadRetry bool
 }
 
 // due is an outbox entry the pass is to publish: the messages of the events
@@ -52,10 +52,12 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 	var batch []due
 	for i, it := range items {
 		p.stats.Seen++
-		p.seen[string(it.Key)] = true
+		if len(p.retries) > 0 { // only retry records can be orphaned
+			p.seen[string(it.Key)] = true
+		}
 		p.last = it.Key
-		run := runOf(it.Key)
-		if p.held[run] {
+		run := runKey(it.Key)
+		if p.held[string(run)] {
 			p.wait(it.Key)
 			continue
 		}
@@ -66,7 +68,7 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 				return err
 			}
 			batch = nil
-			if p.held[run] { // an earlier entry of its run was just refused
+			if p.held[string(run)] { // an earlier entry of its run was just refused
 				p.wait(it.Key)
 				continue
 			}
@@ -77,7 +79,7 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 			continue
 		}
 		if hadRetry && p.now.Before(retry.rec.NextAttemptAt) {
-			p.held[run] = true
+			p.held[string(run)] = true
 			p.wait(it.Key)
 			continue
 		}
@@ -123,7 +125,7 @@ func (p *pass) publishDue(ctx context.Context, batch []due) error {
 		for _, d := range batch[:n] {
 			p.stats.Published += len(d.msgs)
 			p.w.m.published.Add(int64(len(d.msgs)))
-			p.acks = append(p.acks, ack{key: d.it.Key, retryKey: retryKeyOf(d.it.Key), version: d.it.Version, hadRetry: d.hadRetry})
+			p.acks = append(p.acks, ack{key: d.it.Key, version: d.it.Version, hadRetry: d.hadRetry})
 		}
 		batch = batch[n:]
 		if len(batch) == 0 || err == nil {
@@ -135,7 +137,7 @@ func (p *pass) publishDue(ctx context.Context, batch []due) error {
 		rest := batch[1:]
 		batch = nil
 		for _, d := range rest {
-			if p.held[runOf(d.it.Key)] {
+			if p.held[string(runKey(d.it.Key))] {
 				p.wait(d.it.Key)
 				continue
 			}
@@ -160,7 +162,7 @@ func (p *pass) refused(ctx context.Context, d due, msg Message, err error) error
 		return err
 	}
 	p.w.m.publishErrors.WithLabelValues("rejected").Inc()
-	p.held[runOf(d.it.Key)] = true
+	p.held[string(runKey(d.it.Key))] = true
 	return p.fail(ctx, d.it, msg, d.msgs, d.retry, d.hadRetry, err)
 }
 
@@ -237,7 +239,7 @@ func (p *pass) fail(ctx context.Context, it store.Item, msg Message, all []Messa
 	}
 	b := &store.Batch{Conditions: []store.Condition{store.IfVersion(it.Key, it.Version), cond},
 		Ops: []store.Op{store.Put(rk, mustMarshal(rec))}}
-	if _, err := p.w.st.Commit(ctx, b); err != nil {
+	if err := p.w.commit(ctx, commitRetry, b); err != nil {
 		if errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrOutcomeUnknown) {
 			return nil // another worker moved on; the next pass re-reads
 		}
@@ -264,7 +266,7 @@ func (p *pass) deadLetter(ctx context.Context, it store.Item, msg Message, all [
 	if hadRetry {
 		b.Ops = append(b.Ops, store.Delete(retryKeyOf(it.Key)))
 	}
-	_, err := p.w.st.Commit(ctx, b)
+	err := p.w.commit(ctx, commitDeadLetter, b)
 	if errors.Is(err, store.ErrOutcomeUnknown) {
 		err = p.resolveGone(ctx, it.Key, err)
 	}
@@ -275,7 +277,7 @@ func (p *pass) deadLetter(ctx context.Context, it store.Item, msg Message, all [
 		return fmt.Errorf("export: dead-letter %s: %w", it.Key, err)
 	}
 	p.stats.DeadLettered++
-	delete(p.held, runOf(it.Key)) // the run's later entries go on
+	delete(p.held, string(runKey(it.Key))) // the run's later entries go on
 	p.w.m.deliveryFailed.WithLabelValues(d.TenantID).Inc()
 	p.w.log.Error("export: event moved to the dead-letter record", "alert", AlertDeliveryFailed,
 		"tenant_id", d.TenantID, "run_id", d.RunID, "run_seq", d.RunSeq, "event_id", d.EventID,
@@ -298,39 +300,81 @@ func (p *pass) resolveGone(ctx context.Context, key []byte, cause error) error {
 	}
 }
 
-// flush deletes the published entries: in one conditional batch, or one by
-// one when another worker or a replay got to some of them first.
+// flush deletes the published entries in one conditional batch. When
+// another worker or a replay got to some of them first, it reads which are
+// still as the pass read them and deletes those in one more batch, and only
+// if that loses a race too, one by one. Entries found gone mean another
+// worker is going through the same entries: the pass is Overtaken.
 func (p *pass) flush(ctx context.Context) error {
 	acks := p.acks
 	p.acks = nil
 	if len(acks) == 0 {
 		return nil
 	}
-	b := &store.Batch{}
-	for _, a := range acks {
-		b.Conditions = append(b.Conditions, store.IfVersion(a.key, a.version))
-		b.Ops = append(b.Ops, a.ops()...)
-	}
-	_, err := p.w.st.Commit(ctx, b)
-	if err == nil || !errors.Is(err, store.ErrConditionFailed) {
-		if err != nil {
-			return fmt.Errorf("export: acknowledge %d published entries: %w", len(acks), err)
+	err := p.acknowledge(ctx, acks)
+	if errors.Is(err, store.ErrConditionFailed) {
+		if acks, err = p.stillAsRead(ctx, acks); err == nil {
+			err = p.acknowledge(ctx, acks)
 		}
-		return nil
+	}
+	if !errors.Is(err, store.ErrConditionFailed) {
+		return err
 	}
 	for _, a := range acks {
-		b := &store.Batch{Conditions: []store.Condition{store.IfVersion(a.key, a.version)}, Ops: a.ops()}
-		if _, err := p.w.st.Commit(ctx, b); err != nil && !errors.Is(err, store.ErrConditionFailed) {
-			return fmt.Errorf("export: acknowledge %s: %w", a.key, err)
+		if err := p.acknowledge(ctx, []ack{a}); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+			return err
 		}
 	}
 	return nil
 }
 
-func (a ack) ops() []store.Op {
-	ops := []store.Op{store.Delete(a.key)}
+// acknowledge deletes acks in one batch, conditional on every entry's
+// version as read.
+func (p *pass) acknowledge(ctx context.Context, acks []ack) error {
+	if len(acks) == 0 {
+		return nil
+	}
+	b := &store.Batch{Conditions: make([]store.Condition, 0, len(acks)), Ops: make([]store.Op, 0, len(acks))}
+	for _, a := range acks {
+		b.Conditions = append(b.Conditions, store.IfVersion(a.key, a.version))
+		b.Ops = a.ops(b.Ops)
+	}
+	if err := p.w.commit(ctx, commitAcknowledge, b); err != nil {
+		return fmt.Errorf("export: acknowledge %d published entries: %w", len(acks), err)
+	}
+	return nil
+}
+
+// stillAsRead answers the acks whose entries are still at the version the
+// pass read, in one read, and notes whether some were gone.
+func (p *pass) stillAsRead(ctx context.Context, acks []ack) ([]ack, error) {
+	keys := make([][]byte, len(acks))
+	for i, a := range acks {
+		keys[i] = a.key
+	}
+	found, err := store.GetMany(ctx, p.w.st, keys)
+	if err != nil {
+		return nil, fmt.Errorf("export: re-read %d published entries: %w", len(acks), err)
+	}
+	live := acks[:0]
+	for _, a := range acks { // found is in the order of keys, absent keys left out
+		if len(found) == 0 || !bytes.Equal(found[0].Key, a.key) {
+			p.stats.Overtaken = true // acknowledged by another worker
+			continue
+		}
+		if found[0].Version == a.version {
+			live = append(live, a)
+		}
+		found = found[1:]
+	}
+	return live, nil
+}
+
+// ops appends the deletions of the entry and, if it had one, its retry record.
+func (a ack) ops(ops []store.Op) []store.Op {
+	ops = append(ops, store.Delete(a.key))
 	if a.hadRetry {
-		ops = append(ops, store.Delete(a.retryKey))
+		ops = append(ops, store.Delete(retryKeyOf(a.key)))
 	}
 	return ops
 }
@@ -345,11 +389,22 @@ func (p *pass) dropOrphans(ctx context.Context) error {
 		rk := retryKeyOf([]byte(key))
 		b := &store.Batch{Conditions: []store.Condition{store.IfVersion(rk, r.version), store.IfAbsent([]byte(key))},
 			Ops: []store.Op{store.Delete(rk)}}
-		if _, err := p.w.st.Commit(ctx, b); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		if err := p.w.commit(ctx, commitOrphan, b); err != nil && !errors.Is(err, store.ErrConditionFailed) {
 			return fmt.Errorf("export: drop orphaned retry record %s: %w", rk, err)
 		}
 	}
 	return nil
+}
+
+// runKey answers what tells an outbox key's run from the others': the key
+// without its last component, ob:{run} as stored, when it is the engine's
+// ob:{run}:{run_seq}, else the whole key. It allocates nothing, so that
+// the pass looks each entry's run up in its maps as string(runKey(key)).
+func runKey(key []byte) []byte {
+	if bytes.Count(key, []byte{store.Separator}) != 2 {
+		return key
+	}
+	return key[:bytes.LastIndexByte(key, store.Separator)]
 }
 
 // runOf answers the run an outbox key belongs to (the whole key when it is

@@ -63,28 +63,46 @@ type PassStats struct {
 	// Waiting is how many entries it left for later: in backoff, or behind an
 	// earlier entry of the same run that is.
 	Waiting int
+	// Overtaken says the pass ended before the end of the outbox because
+	// another worker had acknowledged entries it published: that worker is
+	// going through the same entries, so the pass leaves the rest to it and
+	// to later passes rather than publish them all twice.
+	Overtaken bool
 }
 
-// Run runs passes until ctx is done: after Config.Linger after a pass that
-// published, after Config.PollInterval after an idle one, and with backoff while the bus
+// Run runs passes until ctx is done: after a linger between Config.Linger
+// and Config.MaxLinger after a pass that published (Config.lingerAfter),
+// after MaxLinger after one another worker overtook, after
+// Config.PollInterval after an idle one, and with backoff while the bus
 // is unavailable or the store fails. It returns nil when ctx is done.
 func (w *Worker) Run(ctx context.Context) error {
 	failures := 0
+	var last time.Time // when the previous pass began
 	for {
+		began := w.cfg.Clock.Now()
 		stats, err := w.RunOnce(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
+		var cycle time.Duration
+		if !last.IsZero() {
+			cycle = began.Sub(last)
+		}
+		last = began
 		wait := w.cfg.PollInterval
 		switch {
 		case err != nil:
 			failures++
 			wait = max(w.cfg.delay(failures), w.cfg.PollInterval)
 			w.logPassError(err, failures, wait)
+		case stats.Overtaken:
+			// Another worker is going through the outbox: stand by for the
+			// longest linger rather than race it page for page.
+			wait = w.cfg.longestLinger()
 		case stats.Published > 0:
-			wait = max(w.cfg.Linger, 0)
-			fallthrough
-		default:
+			wait = w.cfg.lingerAfter(stats.Seen-stats.Waiting, cycle, w.cfg.Clock.Now().Sub(began))
+		}
+		if err == nil {
 			if failures > 0 {
 				w.log.Info("export: publishing again", "after_failed_passes", failures)
 			}
@@ -116,10 +134,12 @@ func (w *Worker) logPassError(err error, failures int, wait time.Duration) {
 // run_seq): it publishes every entry that is due, acknowledges what was
 // published, records failures, and moves entries that failed too often or
 // cannot be decoded to the dead-letter record. A pass stops early, with an
-// error wrapping ErrUnavailable, when the bus is unavailable. On a store that
+// error wrapping ErrUnavailable, when the bus is unavailable, and without
+// one when another worker overtook it (PassStats.Overtaken). On a store that
 // reports its puts, a pass starts where no entry below is live (resume.go).
 func (w *Worker) RunOnce(ctx context.Context) (PassStats, error) {
 	p := &pass{w: w, now: w.cfg.Clock.Now(), held: map[string]bool{}, seen: map[string]bool{}}
+	w.m.passes.Inc()
 	from, gen := w.resume.start()
 	retries, err := w.loadRetries(ctx)
 	if err != nil {
@@ -139,6 +159,9 @@ func (w *Worker) RunOnce(ctx context.Context) (PassStats, error) {
 		if err != nil {
 			return p.stats, err
 		}
+		if p.stats.Overtaken {
+			return p.stats, nil // not through the outbox: no position, no orphans
+		}
 		if page.Next == nil {
 			break
 		}
@@ -147,6 +170,13 @@ func (w *Worker) RunOnce(ctx context.Context) (PassStats, error) {
 	w.resume.raise(p.leftFrom(from), gen)
 	w.m.pending.Set(float64(p.stats.Seen))
 	return p.stats, p.dropOrphans(ctx)
+}
+
+// commit commits b to the store, counted as kind (MetricStoreCommits).
+func (w *Worker) commit(ctx context.Context, kind string, b *store.Batch) error {
+	w.m.commits.WithLabelValues(kind).Inc()
+	_, err := w.st.Commit(ctx, b)
+	return err
 }
 
 // versioned is a retry record with the version it was read at.

@@ -484,3 +484,131 @@ func TestWorker_FullJitterDrawsTheDelayBelowTheCeiling(t *testing.T) {
 	require.Contains(t, string(it.Value), clock.Now().Add(500*time.Millisecond).Format(time.RFC3339Nano))
 	require.NotContains(t, string(it.Value), payloadMarker)
 }
+
+// The worker counts its passes and its store commits by kind, so that its
+// share of the store's transactions can be told apart.
+func TestWorker_CountsItsPassesAndStoreCommitsByKind(t *testing.T) {
+	t.Parallel()
+	st := memStore(t)
+	writeOutbox(t, st, 3, 4)
+	pipeline, err := telemetry.NewMetrics()
+	require.NoError(t, err)
+	w, err := export.NewWorker(st, export.NewMemoryBus(), export.Config{MeterProvider: pipeline.Provider})
+	require.NoError(t, err)
+	stats, err := w.RunOnce(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 12, stats.Published)
+	require.EqualValues(t, 1, metricValue(t, pipeline.Registry, export.MetricPasses, nil))
+	require.EqualValues(t, 1, metricValue(t, pipeline.Registry, export.MetricStoreCommits, map[string]string{"kind": "acknowledge"}),
+		"a page is acknowledged in one commit")
+}
+
+// raceOnFirstPublish is a publisher that, on its first call, has another
+// worker acknowledge the first `gone` entries of run-0000 and a replay
+// rewrite run-0001's first entry, in the inner store, then calls then (if
+// set): the pass's acknowledgement finds some of its entries gone or
+// changed.
+func raceOnFirstPublish(t *testing.T, inner store.Store, bus export.Publisher, gone int, then func()) export.Publisher {
+	var once sync.Once
+	return export.PublisherFunc(func(ctx context.Context, msg export.Message) error {
+		once.Do(func() {
+			b := &store.Batch{Ops: []store.Op{store.Put(export.OutboxKey("run-0001", 1), outboxValue(t, "run-0001", 1))}}
+			for seq := 1; seq <= gone; seq++ {
+				b.Ops = append(b.Ops, store.Delete(export.OutboxKey("run-0000", uint64(seq))))
+			}
+			_, err := inner.Commit(ctx, b)
+			require.NoError(t, err)
+			if then != nil {
+				then()
+			}
+		})
+		return bus.Publish(ctx, msg)
+	})
+}
+
+// An acknowledgement that loses a race with another worker (or a replay)
+// re-reads its entries and deletes, in one more commit, those still as read:
+// not one commit per entry, and never one that changed.
+func TestWorker_AnAcknowledgementThatLosesARaceDeletesTheRestInOneMoreCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memStore(t)
+	refs := writeOutbox(t, st, 3, 5)
+	bus := export.NewMemoryBus()
+	pipeline, err := telemetry.NewMetrics()
+	require.NoError(t, err)
+	w, err := export.NewWorker(st, raceOnFirstPublish(t, st, bus, 3, nil), export.Config{MeterProvider: pipeline.Provider})
+	require.NoError(t, err)
+	stats, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 15, stats.Published)
+	require.True(t, stats.Overtaken, "entries another worker acknowledged")
+	require.EqualValues(t, 2, metricValue(t, pipeline.Registry, export.MetricStoreCommits, map[string]string{"kind": "acknowledge"}),
+		"the whole page, then the entries still as read")
+	require.Equal(t, 1, countPrefix(t, st, runlog.OutboxPrefix()), "only the rewritten entry stays")
+	_, err = st.Get(ctx, export.OutboxKey("run-0001", 1))
+	require.NoError(t, err)
+	drain(t, w)
+	requireAllDelivered(t, st, refs, bus.Messages())
+}
+
+// A crash at the second acknowledgement — before it applied, or after with
+// its outcome lost — leaves the entries it would have deleted to the next
+// worker, which publishes them again: nothing is lost.
+func TestWorker_KilledAtTheSecondAcknowledgementLosesNothing(t *testing.T) {
+	t.Parallel()
+	for _, fault := range []faultstore.Fault{faultstore.BeforeCommit, faultstore.AfterCommit} {
+		t.Run(fault.String(), func(t *testing.T) {
+			t.Parallel()
+			inner := memstore.New(memstore.Config{})
+			t.Cleanup(func() { _ = inner.Close() })
+			refs := writeOutbox(t, inner, 3, 5)
+			st, err := faultstore.New(inner, faultstore.Config{})
+			require.NoError(t, err)
+			bus := export.NewMemoryBus()
+			// The first acknowledgement goes through (and loses the race), the second fails.
+			pub := raceOnFirstPublish(t, inner, bus, 3, func() { st.InjectNext(faultstore.None, fault) })
+			w, err := export.NewWorker(st, pub, export.Config{})
+			require.NoError(t, err)
+			_, err = w.RunOnce(context.Background())
+			require.Error(t, err, "the failed acknowledgement ends the pass")
+			left := countPrefix(t, inner, runlog.OutboxPrefix())
+			if fault == faultstore.BeforeCommit {
+				require.Equal(t, 15-3, left, "nothing of the second acknowledgement applied")
+			} else {
+				require.Equal(t, 1, left, "the second acknowledgement applied")
+			}
+			w, err = export.NewWorker(st, bus, export.Config{}) // the next life
+			require.NoError(t, err)
+			drain(t, w)
+			dups := requireAllDelivered(t, inner, refs, bus.Messages())
+			if fault == faultstore.BeforeCommit {
+				require.GreaterOrEqual(t, dups, 15-3-1, "what was not acknowledged is published again")
+			}
+		})
+	}
+}
+
+// A pass that finds entries it published already acknowledged by another
+// worker ends there and leaves the rest of the outbox to that worker and to
+// later passes, rather than publish every page twice; nothing is lost.
+func TestWorker_APassOvertakenByAnotherWorkerLeavesTheRestToIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memStore(t)
+	refs := writeOutbox(t, st, 3, 5) // three pages of 5
+	bus := export.NewMemoryBus()
+	w, err := export.NewWorker(st, raceOnFirstPublish(t, st, bus, 3, nil), export.Config{BatchSize: 5})
+	require.NoError(t, err)
+	stats, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.True(t, stats.Overtaken)
+	require.Equal(t, 5, stats.Seen, "the pass ended after its first page")
+	require.Equal(t, 10, countPrefix(t, st, runlog.OutboxPrefix()), "the first page is acknowledged, by one worker or the other")
+
+	stats, err = w.RunOnce(ctx) // nobody overtakes this one
+	require.NoError(t, err)
+	require.False(t, stats.Overtaken)
+	drain(t, w)
+	requireAllDelivered(t, st, refs, bus.Messages())
+}

@@ -1,6 +1,7 @@
 package runlog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -96,16 +97,80 @@ func ResolveOutbox(ctx context.Context, st store.Store, entries []store.Item) ([
 	if err != nil {
 		return nil, fmt.Errorf("read the %d events of %d outbox entries: %w", len(keys), len(entries), err)
 	}
-	events := make(map[string][]byte, len(found))
-	for _, it := range found {
-		events[string(it.Key)] = it.Value
-	}
+	r := resolver{keys: keys, found: found}
 	for i, ref := range refs {
 		if ref.runID != "" {
-			out[i] = ref.resolve(events)
+			out[i] = r.resolve(ref)
 		}
 	}
 	return out, nil
+}
+
+// resolver turns the events read for a page's references into their JSON.
+// The references are resolved in the order their keys were asked for, and
+// GetMany answers the keys found in that order, so each reference's events
+// are matched by walking both lists once, with no second key built.
+type resolver struct {
+	keys  [][]byte     // the event keys asked for, reference by reference
+	found []store.Item // those found, in the same order
+	// ev is the event being decoded, reused; buf holds the JSON of the
+	// events resolved so far, each event's a full slice of it that later
+	// appends never touch.
+	ev  runstate.Event
+	buf []byte
+}
+
+// resolve answers the events the reference names, whose keys are the next
+// r.last-r.first+1 of r.keys.
+func (r *resolver) resolve(ref outboxRef) ResolvedEntry {
+	n := int(ref.last - ref.first + 1)
+	keys := r.keys[:n]
+	r.keys = r.keys[n:]
+	out := ResolvedEntry{Events: make([]OutboxEvent, 0, n)}
+	var failed error
+	for j, key := range keys {
+		if len(r.found) == 0 || !bytes.Equal(r.found[0].Key, key) {
+			if failed == nil {
+				failed = fmt.Errorf("outbox entry refers to run_seq %d, which is not stored", ref.first+uint64(j))
+			}
+			continue
+		}
+		body := r.found[0].Value
+		r.found = r.found[1:]
+		if failed != nil {
+			continue // the rest of this reference's events, skipped in step
+		}
+		e, err := r.event(ref, body)
+		if err != nil {
+			failed = fmt.Errorf("outbox entry's event %d: %w", ref.first+uint64(j), err)
+			continue
+		}
+		out.Events = append(out.Events, e)
+	}
+	if failed != nil {
+		return ResolvedEntry{Err: failed}
+	}
+	return out
+}
+
+// event decodes one stored event and answers it with its JSON.
+func (r *resolver) event(ref outboxRef, body []byte) (OutboxEvent, error) {
+	r.ev = runstate.Event{}
+	if err := runcodec.DecodeEvent(body, &r.ev); err != nil {
+		return OutboxEvent{}, err
+	}
+	if free := cap(r.buf) - len(r.buf); free < 3*len(body)+64 { // JSON is two to three times the binary form
+		r.buf = make([]byte, 0, max(32<<10, 3*len(body)+64))
+	}
+	start := len(r.buf)
+	buf, err := runcodec.AppendEventJSON(r.buf, &r.ev)
+	if err != nil {
+		return OutboxEvent{}, fmt.Errorf("as JSON: %w", err)
+	}
+	r.buf = buf
+	js := buf[start:len(buf):len(buf)]
+	e := checkEnvelope(OutboxEvent{TenantID: ref.tenantID, EventID: r.ev.ID, RunID: r.ev.RunID, RunSeq: r.ev.Seq, EventType: r.ev.Type, Event: js})
+	return e, e.Err
 }
 
 // outboxRef is a reference entry parsed: its tenant and the run_seqs of the
@@ -137,31 +202,6 @@ func parseOutboxRef(it store.Item) (outboxRef, error) {
 		return outboxRef{}, errors.New("outbox entry names too many events")
 	}
 	return outboxRef{tenantID: ref.TenantID, runID: parts[1], first: first, last: last}, nil
-}
-
-// resolve answers the events the reference names from those read.
-func (r outboxRef) resolve(events map[string][]byte) ResolvedEntry {
-	out := ResolvedEntry{Events: make([]OutboxEvent, 0, r.last-r.first+1)}
-	for seq := r.first; seq <= r.last; seq++ {
-		body, ok := events[string(EventKey(r.runID, seq))]
-		if !ok {
-			return ResolvedEntry{Err: fmt.Errorf("outbox entry refers to run_seq %d, which is not stored", seq)}
-		}
-		var ev runstate.Event
-		if err := runcodec.DecodeEvent(body, &ev); err != nil {
-			return ResolvedEntry{Err: fmt.Errorf("outbox entry's event %d: %w", seq, err)}
-		}
-		js, err := runcodec.AppendEventJSON(make([]byte, 0, 3*len(body)+64), &ev) // JSON is two to three times the binary form
-		if err != nil {
-			return ResolvedEntry{Err: fmt.Errorf("outbox entry's event %d as JSON: %w", seq, err)}
-		}
-		e := checkEnvelope(OutboxEvent{TenantID: r.tenantID, EventID: ev.ID, RunID: ev.RunID, RunSeq: ev.Seq, EventType: ev.Type, Event: js})
-		if e.Err != nil {
-			return ResolvedEntry{Err: e.Err}
-		}
-		out.Events = append(out.Events, e)
-	}
-	return out
 }
 
 // resolveCopy decodes an older entry, which holds the event's JSON.

@@ -83,3 +83,48 @@ func TestOutbox_AnEntryThatCannotBeResolvedAnswersItsErrorAlone(t *testing.T) {
 		require.Empty(t, got[i].Events)
 	}
 }
+
+// A page's references are matched to the events read by walking both in
+// order: an event missing or undecodable in one reference fails that entry
+// alone, the entries after it (one naming an event another names too) get
+// their own events, and each event's JSON stays its own while later ones
+// are written.
+func TestOutbox_EntriesResolveInStepAroundMissingAndUndecodableEvents(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Config{})
+	b := &store.Batch{}
+	want := map[uint64][]byte{}
+	for seq := uint64(1); seq <= 7; seq++ {
+		switch seq {
+		case 2: // missing
+			continue
+		case 4:
+			b.Ops = append(b.Ops, store.Put(EventKey("r-1", seq), []byte{0xff, 0x01}))
+			continue
+		}
+		ev := runstate.Event{Type: runstate.EvStepCompleted, ID: fmt.Sprintf("e-%d", seq), RunID: "r-1", Seq: seq, StepID: fmt.Sprintf("step-%d", seq)}
+		b.Ops = append(b.Ops, store.Put(EventKey("r-1", seq), runcodec.AppendEvent(nil, &ev)))
+		js, err := runcodec.AppendEventJSON(nil, &ev)
+		require.NoError(t, err)
+		want[seq] = js
+	}
+	_, err := st.Commit(ctx, b)
+	require.NoError(t, err)
+	ref := func(first, last uint64) store.Item {
+		return store.Item{Key: OutboxKey("r-1", first), Value: runcodec.AppendOutboxRef(nil, runcodec.OutboxRef{TenantID: "t", LastSeq: last})}
+	}
+	got, err := ResolveOutbox(ctx, st, []store.Item{ref(1, 3), ref(4, 5), ref(6, 7), ref(6, 6), ref(5, 5)})
+	require.NoError(t, err)
+	require.ErrorContains(t, got[0].Err, "run_seq 2")
+	require.ErrorContains(t, got[1].Err, "event 4")
+	for i, seqs := range map[int][]uint64{2: {6, 7}, 3: {6}, 4: {5}} {
+		require.NoError(t, got[i].Err, "entry %d", i)
+		require.Len(t, got[i].Events, len(seqs))
+		for j, seq := range seqs {
+			require.Equal(t, seq, got[i].Events[j].RunSeq)
+			require.Equal(t, fmt.Sprintf("e-%d", seq), got[i].Events[j].EventID)
+			require.Equal(t, string(want[seq]), string(got[i].Events[j].Event))
+			require.Equal(t, len(got[i].Events[j].Event), cap(got[i].Events[j].Event), "an event's JSON is a full slice")
+		}
+	}
+}

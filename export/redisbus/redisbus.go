@@ -174,7 +174,11 @@ func (p *Publisher) publishGroup(ctx context.Context, msgs []export.Message) (in
 	args := make([]any, 0, 1+5*len(msgs))
 	args = append(args, p.cfg.MaxLen)
 	for i, m := range msgs {
-		keys[i] = p.Stream(m.TenantID)
+		if i > 0 && m.TenantID == msgs[i-1].TenantID {
+			keys[i] = keys[i-1] // a page's messages are mostly one tenant's
+		} else {
+			keys[i] = p.Stream(m.TenantID)
+		}
 		args = append(args, m.EventID, m.RunID, strconv.FormatUint(m.RunSeq, 10), m.EventType, []byte(m.Event))
 	}
 	res, err := publishScript.Run(ctx, p.rdb, keys, args...).Slice()
