@@ -127,6 +127,7 @@ func (e *echo) sent(msg string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.received == msg {
+		e.received = ""
 		return true
 	}
 	e.sentAlone = msg
@@ -245,6 +246,7 @@ func (n *Notifier) subscribe(ctx context.Context, deliver func(keys ...string)) 
 			switch m := m.(type) {
 			case *redis.Subscription:
 				if n.subscribed(m) {
+					n.batch.Release() // held while this process's own subscription was down, perhaps wrongly
 					n.hello(ctx)
 				}
 			case *redis.Message:
