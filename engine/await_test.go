@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -57,6 +58,33 @@ func TestAwaitRun_AnswersOnceTheRunIsTerminalWokenByItsLastAppend(t *testing.T) 
 	snap := requireAwaited(t, done) // no interval read in an hour: the append woke it
 	require.Equal(t, runstate.RunCompleted, snap.Status)
 	require.JSONEq(t, `{"b":1}`, string(snap.Steps[1].Output))
+}
+
+// AwaitRun waits on the run's end (dispatch.RunEndKey): this engine's commits
+// wake it when they leave the run terminal, not at each step before.
+func TestAwaitRun_IsWokenByTheCommitThatEndsTheRunNotByEachStep(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("a", "b"))
+	end, release := b.eng.dispatch.Waker().Wait(dispatch.RunEndKey(run.RunID))
+	defer release()
+	log, releaseLog := b.eng.EventsAppended(run.RunID)
+	defer releaseLog()
+
+	b.complete(b.poll("act-a"), `{}`)
+	require.True(t, isClosed(log), "the step's append wakes the run's log")
+	require.False(t, isClosed(end), "a step that leaves the run running does not wake its end")
+	b.complete(b.poll("act-b"), `{}`)
+	require.True(t, isClosed(end), "the commit that completes the run wakes its end")
+}
+
+// isClosed reports whether c is closed.
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 func TestAwaitRun_ZeroWaitAnswersTheRunAsItIs(t *testing.T) {

@@ -137,6 +137,7 @@ func (c *recorder) effects() *dispatch.Effects[*Task] {
 	}
 	if len(c.events) > 0 && !c.newRun { // a run being created has no watchers yet
 		c.eff.Run = c.run.RunID
+		c.eff.Ended = c.state.Status.Terminal()
 	}
 	return &c.eff
 }
@@ -151,14 +152,15 @@ type AwaitParams struct {
 
 // AwaitRun answers the run's snapshot as soon as it is terminal, or once
 // p.Wait has passed (then as it is; 0 answers at once). It looks at the run's
-// checkpoint each time this engine appends to the run's log
-// (EventsAppended; another engine's appends arrive through a Notifier, not
-// reliably) and at least every PollInterval, and builds a snapshot only to
-// answer, where watching the run's events reads, converts and sends each
-// one. The first look reads the store; a later one takes the engine's cached
-// checkpoint when a commit of this engine advanced it since the look before
-// (cache.Records.LookAgain), and reads the store otherwise.
-// It answers the context's error when ctx ends first.
+// checkpoint when a commit of this engine ends the run (dispatch.RunEndKey:
+// not at each step before), when another engine's append to the run's log
+// arrives through a Notifier (not reliably), and at least every
+// PollInterval, and builds a snapshot only to answer, where watching the
+// run's events reads, converts and sends each one. The first look reads the
+// store; a later one takes the engine's cached checkpoint when a commit of
+// this engine advanced it since the look before (cache.Records.LookAgain),
+// and reads the store otherwise. It answers the context's error when ctx
+// ends first.
 func (e *Engine) AwaitRun(ctx context.Context, p AwaitParams) (*runstate.Snapshot, error) {
 	runID := p.RunID
 	rec, err := e.records.RunFor(ctx, p.TenantID, runID)
@@ -170,7 +172,7 @@ func (e *Engine) AwaitRun(ctx context.Context, p AwaitParams) (*runstate.Snapsho
 		state *runstate.State
 		seen  uint64 // the version of the last look; 0: none yet
 	)
-	err = e.dispatch.Waker().Await(ctx, dispatch.RunKey(runID), func() (time.Duration, error) {
+	err = e.dispatch.Waker().Await(ctx, dispatch.RunEndKey(runID), func() (time.Duration, error) {
 		s, version, err := e.records.LookAgain(ctx, runID, seen)
 		if err != nil {
 			return 0, err

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"sync"
 	"time"
@@ -234,26 +233,41 @@ func New(cfg Config) (*Engine, error) {
 // request for submissions. A holder of a submission's lock may then take a
 // run's, never the other way round.
 type locks struct {
-	byRun        [256]sync.Mutex
+	byRun        [runLockStripes]sync.Mutex
 	bySubmission [64]sync.Mutex
 }
+
+// runLockStripes is how many run locks there are. A decision holds its run's
+// lock until its commit settles (a database round trip or more), so two runs
+// that hash to one lock wait for each other's commits: with 16 runs in
+// flight, 4,096 stripes make that one decision in about 270 rather than one
+// in 17 (256 stripes).
+const runLockStripes = 4096
 
 // lock serialises this process's changes to one run, so that its own writers
 // do not lose compare-and-set races to each other. Correctness never rests on
 // it: every change is a conditional batch on the checkpoint's version.
-func (e *locks) lock(runID string) func() { return lockHashed(e.byRun[:], []byte(runID)) }
+func (e *locks) lock(runID string) func() { return lockHashed(e.byRun[:], runID) }
 
 // lockSubmission serialises this process's submissions of one run request,
 // for stores that cannot check its key's absence in the commit.
 func (e *locks) lockSubmission(rrKey []byte) func() { return lockHashed(e.bySubmission[:], rrKey) }
 
 // lockHashed locks the mutex of mutexes that key hashes to.
-func lockHashed(mutexes []sync.Mutex, key []byte) func() {
-	h := fnv.New32a()
-	_, _ = h.Write(key)
-	m := &mutexes[h.Sum32()%uint32(len(mutexes))]
+func lockHashed[K ~string | ~[]byte](mutexes []sync.Mutex, key K) func() {
+	m := &mutexes[stripe(key, len(mutexes))]
 	m.Lock()
 	return m.Unlock
+}
+
+// stripe answers which of n locks key takes: its FNV-1a hash modulo n.
+func stripe[K ~string | ~[]byte](key K, n int) int {
+	h := uint32(2166136261)
+	for i := range len(key) {
+		h ^= uint32(key[i])
+		h *= 16777619
+	}
+	return int(h % uint32(n))
 }
 
 // now answers the engine's time, in UTC, to the millisecond (what the API

@@ -87,6 +87,8 @@ type Batcher struct {
 	pending map[string]struct{}
 	oldest  time.Time // when the oldest pending key arrived
 	drops   uint64    // keys dropped since the sender last looked
+	// heldUntil: until then, pending keys are kept and not sent (Hold).
+	heldUntil time.Time
 
 	kick chan struct{} // pending went from empty to not empty
 	full chan struct{} // a batch is pending
@@ -126,12 +128,41 @@ func (b *Batcher) Add(keys []string) {
 		b.keys.Add(1)
 	}
 	kick, full := wasEmpty && len(b.pending) > 0, len(b.pending) >= b.cfg.MaxBatch
+	if !b.heldUntil.IsZero() {
+		if time.Now().Before(b.heldUntil) {
+			kick, full = false, false
+		} else { // the hold is over: send what it kept
+			b.heldUntil = time.Time{}
+			kick = len(b.pending) > 0
+		}
+	}
 	b.mu.Unlock()
 	if kick {
 		signal(b.kick)
 	}
 	if full {
 		signal(b.full)
+	}
+}
+
+// Hold keeps the keys Add is given pending, unsent, until until (Release
+// ends it sooner); the first Add after it sends them with its own. Keys
+// beyond the buffer are dropped and counted, as while a send is in flight.
+func (b *Batcher) Hold(until time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.heldUntil = until
+}
+
+// Release ends a hold and sends what it kept.
+func (b *Batcher) Release() {
+	b.mu.Lock()
+	held := !b.heldUntil.IsZero()
+	b.heldUntil = time.Time{}
+	kick := held && len(b.pending) > 0
+	b.mu.Unlock()
+	if kick {
+		signal(b.kick)
 	}
 }
 

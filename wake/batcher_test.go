@@ -200,3 +200,23 @@ func TestBatcherConfig_IsValidated(t *testing.T) {
 		require.EqualError(t, err, tc.want)
 	}
 }
+
+// TestBatcher_HeldKeysWaitForReleaseOrTheFirstKeyAfterTheHold: while held,
+// added keys start no send; Release sends them, and so does the first Add
+// after the hold has ended, with its own key.
+func TestBatcher_HeldKeysWaitForReleaseOrTheFirstKeyAfterTheHold(t *testing.T) {
+	t.Parallel()
+	r := newRecorder()
+	close(r.gate)
+	b := setup(t, wake.BatcherConfig{MaxBatch: 2, Buffer: 100}, r)
+
+	b.Hold(time.Now().Add(time.Hour))
+	b.Add(keys("held", 5)) // more than a batch: not even a full batch is sent
+	require.Zero(t, b.Stats().Sends)
+	b.Release()
+	eventually(t, func() bool { return len(r.sent()) == 5 }, "Release sends what was held")
+
+	b.Hold(time.Now().Add(-time.Millisecond)) // a hold that has ended
+	b.Add([]string{"after"})
+	eventually(t, func() bool { return r.sent()["after"] == 1 }, "a key after the hold is sent")
+}

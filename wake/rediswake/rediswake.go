@@ -14,6 +14,17 @@
 // random origin): its engine already woke its own waiters before publishing,
 // and waking them again would only cost each a needless look at the store.
 //
+// A process alone on its channel holds its keys instead of publishing them:
+// PUBLISH answers how many subscribers received the message, and when that
+// was one and this process received the same message itself (so the one
+// was its own subscription), its keys stay pending, unsent, for
+// Config.AloneRecheck (1 s). A process that subscribes, and again after each
+// reconnect, publishes an empty message (a hello); a process holding keys
+// sends them as soon as it hears any other process, and otherwise with the
+// first key after AloneRecheck, whose PUBLISH looks again. So a single weftd
+// pays no Redis command, goroutine wake-up or message of its own per step,
+// and a process that joins gets the keys held meanwhile late, not never.
+//
 // Layering: it imports wake and github.com/redis/go-redis/v9.
 package rediswake
 
@@ -23,6 +34,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -33,6 +45,10 @@ import (
 // beside the leases' "weft:lease:" keys.
 const DefaultChannel = "weft:wake"
 
+// DefaultAloneRecheck is how long a process that found itself alone on its
+// channel publishes nothing before it looks again.
+const DefaultAloneRecheck = time.Second
+
 // Config configures a Notifier.
 type Config struct {
 	// Channel is the deployment's channel (default DefaultChannel). Every
@@ -41,6 +57,9 @@ type Config struct {
 	Channel string
 	// Batch says how published keys are coalesced (wake.BatcherConfig).
 	Batch wake.BatcherConfig
+	// AloneRecheck is how long keys are held after a PUBLISH that no other
+	// process received (default DefaultAloneRecheck; negative: never held).
+	AloneRecheck time.Duration
 	// Logger receives subscriptions at info and problems (no payloads: there
 	// are none).
 	Logger *slog.Logger
@@ -57,6 +76,9 @@ func (c Config) WithDefaults() Config {
 	if c.Batch.Logger == nil {
 		c.Batch.Logger = c.Logger
 	}
+	if c.AloneRecheck == 0 {
+		c.AloneRecheck = DefaultAloneRecheck
+	}
 	return c
 }
 
@@ -69,6 +91,9 @@ type Stats struct {
 	// Own the messages of this Notifier skipped; Malformed the messages that
 	// did not decode.
 	Received, Own, Malformed uint64
+	// Alone counts the times a PUBLISH found no other process listening,
+	// and keys were held.
+	Alone uint64
 	// Subscriptions counts the times the channel was subscribed: 1, plus one
 	// for every reconnect.
 	Subscriptions uint64
@@ -82,7 +107,51 @@ type Notifier struct {
 	origin string
 	batch  *wake.Batcher
 
-	received, own, malformed, subscriptions atomic.Uint64
+	received, own, malformed, subscriptions, alone atomic.Uint64
+	echo                                           echo
+}
+
+// echo matches a PUBLISH that reached a single subscriber with this
+// process's receipt of the same message, which arrives before or after the
+// PUBLISH's answer.
+type echo struct {
+	mu sync.Mutex
+	// sentAlone is the last message a PUBLISH delivered to one subscriber,
+	// not yet received back; received is the last own message received.
+	sentAlone, received string
+}
+
+// sent notes a message a PUBLISH delivered to a single subscriber and
+// reports whether this process already received it.
+func (e *echo) sent(msg string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.received == msg {
+		e.received = ""
+		return true
+	}
+	e.sentAlone = msg
+	return false
+}
+
+// heard notes an own message received and reports whether a PUBLISH
+// delivered it to this process alone.
+func (e *echo) heard(msg string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.sentAlone == msg {
+		e.sentAlone = ""
+		return true
+	}
+	e.received = msg
+	return false
+}
+
+// clear forgets a message sent alone: a later PUBLISH reached others.
+func (e *echo) clear() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.sentAlone = ""
 }
 
 // New answers a notifier on rdb. Nothing is sent or received until Run.
@@ -102,14 +171,15 @@ func New(rdb redis.UniversalClient, cfg Config) (*Notifier, error) {
 // Channel answers the channel the notifier uses.
 func (n *Notifier) Channel() string { return n.cfg.Channel }
 
-// Publish queues keys for the next PUBLISH. It never waits for Redis: keys
-// beyond the buffer are dropped and counted.
+// Publish queues keys for the next PUBLISH (held while this process is alone
+// on its channel). It never waits for Redis: keys beyond the buffer are
+// dropped and counted.
 func (n *Notifier) Publish(keys []string) { n.batch.Add(keys) }
 
 // Stats answers the counters.
 func (n *Notifier) Stats() Stats {
 	return Stats{BatcherStats: n.batch.Stats(), Received: n.received.Load(), Own: n.own.Load(),
-		Malformed: n.malformed.Load(), Subscriptions: n.subscriptions.Load()}
+		Malformed: n.malformed.Load(), Subscriptions: n.subscriptions.Load(), Alone: n.alone.Load()}
 }
 
 // Run publishes what Publish queues and hands every key other processes
@@ -122,10 +192,42 @@ func (n *Notifier) Run(ctx context.Context, deliver func(keys ...string)) {
 	wg.Wait()
 }
 
-// send is the batcher's SendFunc: one PUBLISH.
+// send is the batcher's SendFunc: one PUBLISH, whose count of receivers
+// says, with this process's receipt of the message, whether another process
+// listens.
 func (n *Notifier) send(ctx context.Context, keys []string) error {
-	return n.rdb.Publish(ctx, n.cfg.Channel, wake.Encode(n.origin, keys)).Err()
+	msg := string(wake.Encode(n.origin, keys))
+	receivers, err := n.rdb.Publish(ctx, n.cfg.Channel, msg).Result()
+	switch {
+	case err != nil:
+		return err
+	case receivers != 1 || n.cfg.AloneRecheck < 0:
+		n.echo.clear()
+	case n.echo.sent(msg):
+		n.beAlone()
+	}
+	return nil
 }
+
+// beAlone holds the keys Publish is given for AloneRecheck: the one
+// subscriber of a PUBLISH was this process.
+func (n *Notifier) beAlone() {
+	n.alone.Add(1)
+	n.batch.Hold(time.Now().Add(n.cfg.AloneRecheck))
+}
+
+// hello announces a (re-)subscription with a message of no keys, so that a
+// process holding its keys sends them now.
+func (n *Notifier) hello(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, helloTimeout)
+	defer cancel()
+	if err := n.rdb.Publish(ctx, n.cfg.Channel, wake.Encode(n.origin, nil)).Err(); err != nil && ctx.Err() == nil {
+		n.cfg.Logger.Debug("the wake-up hello could not be sent", slog.String("error", err.Error()))
+	}
+}
+
+// helloTimeout bounds a hello, sent on the receiving goroutine.
+const helloTimeout = time.Second
 
 // subscribe receives until ctx ends. go-redis keeps the subscription: after
 // a broken connection it reconnects and subscribes again by itself.
@@ -143,7 +245,10 @@ func (n *Notifier) subscribe(ctx context.Context, deliver func(keys ...string)) 
 			}
 			switch m := m.(type) {
 			case *redis.Subscription:
-				n.subscribed(m)
+				if n.subscribed(m) {
+					n.batch.Release() // held while this process's own subscription was down, perhaps wrongly
+					n.hello(ctx)
+				}
 			case *redis.Message:
 				n.receive(m.Payload, deliver)
 			}
@@ -151,17 +256,19 @@ func (n *Notifier) subscribe(ctx context.Context, deliver func(keys ...string)) 
 	}
 }
 
-// subscribed counts and logs a (re-)subscription.
-func (n *Notifier) subscribed(s *redis.Subscription) {
+// subscribed counts and logs a (re-)subscription, and reports whether it was
+// one.
+func (n *Notifier) subscribed(s *redis.Subscription) bool {
 	if s.Kind != "subscribe" {
-		return
+		return false
 	}
 	if n.subscriptions.Add(1) == 1 {
 		n.cfg.Logger.Info("wake-ups subscribed", slog.String("channel", n.cfg.Channel))
-		return
+		return true
 	}
 	n.cfg.Logger.Info("wake-ups subscribed again after a reconnect; those sent meanwhile were missed",
 		slog.String("channel", n.cfg.Channel))
+	return true
 }
 
 // receive decodes a message and delivers its keys unless it is this
@@ -174,8 +281,14 @@ func (n *Notifier) receive(payload string, deliver func(keys ...string)) {
 		n.cfg.Logger.Debug("a wake-up message did not decode; skipped", slog.String("channel", n.cfg.Channel), slog.String("error", err.Error()))
 	case origin == n.origin:
 		n.own.Add(1)
+		if n.echo.heard(payload) {
+			n.beAlone()
+		}
 	default:
-		n.received.Add(uint64(len(keys)))
-		deliver(keys...)
+		n.batch.Release() // another process listens: what was held goes to it
+		if len(keys) > 0 {
+			n.received.Add(uint64(len(keys)))
+			deliver(keys...)
+		}
 	}
 }

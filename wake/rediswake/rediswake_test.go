@@ -55,9 +55,15 @@ type process struct {
 // stopped when the test ends.
 func start(t *testing.T, addr, channel string, batch wake.BatcherConfig) *process {
 	t.Helper()
+	return startWith(t, addr, rediswake.Config{Channel: channel, Batch: batch})
+}
+
+// startWith runs a notifier configured by cfg, as start does.
+func startWith(t *testing.T, addr string, cfg rediswake.Config) *process {
+	t.Helper()
 	name := "weft-test-wake-" + uuid.NewString()[:8]
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ClientName: name})
-	n, err := rediswake.New(rdb, rediswake.Config{Channel: channel, Batch: batch})
+	n, err := rediswake.New(rdb, cfg)
 	require.NoError(t, err)
 	p := &process{n: n, in: &inbox{}, rdb: rdb, name: name}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -107,6 +113,103 @@ func TestNotifier_DeliversWhatOtherProcessesPublishAndSkipsItsOwn(t *testing.T) 
 
 	require.NoError(t, a.rdb.Publish(context.Background(), ch, "not a wake-up").Err())
 	eventually(t, func() bool { return b.n.Stats().Malformed == 1 }, "a foreign message is counted and skipped")
+}
+
+// TestNotifier_AloneOnItsChannelItHoldsKeysUntilAnotherProcessListens: once
+// a PUBLISH reached only the notifier's own subscription, the keys it is
+// given are held, unsent; a process that subscribes says hello, and the held
+// keys reach it then — late, not never — however long the hold was to last.
+func TestNotifier_AloneOnItsChannelItHoldsKeysUntilAnotherProcessListens(t *testing.T) {
+	t.Parallel()
+	addr, ch := redistest.Addr(t), channel()
+	cfg := rediswake.Config{Channel: ch, AloneRecheck: time.Hour}
+	a := startWith(t, addr, cfg)
+	a.waitSubscribed(t, 1)
+	i := 0
+	eventually(t, func() bool {
+		i++
+		a.n.Publish([]string{fmt.Sprint("alone-", i)})
+		return a.n.Stats().Alone > 0
+	}, "a finds itself alone on its channel")
+	for j := range 10 {
+		a.n.Publish([]string{fmt.Sprint("held-", j)})
+	}
+
+	// Sent at once, the keys would have reached nobody: b was not yet
+	// subscribed. They reach it when its hello releases them.
+	b := startWith(t, addr, cfg)
+	eventually(t, func() bool { return b.in.has("held-0") && b.in.has("held-9") },
+		"b's hello releases what a held")
+	a.n.Publish([]string{"after"})
+	eventually(t, func() bool { return b.in.has("after") }, "with b listening, a sends")
+}
+
+// TestNotifier_HeldKeysAreSentWithTheFirstKeyAfterTheRecheck: without a
+// hello (another process that subscribed without one, or whose hello was
+// lost), the first key after AloneRecheck sends what was held with it, and
+// its PUBLISH finds the other process.
+func TestNotifier_HeldKeysAreSentWithTheFirstKeyAfterTheRecheck(t *testing.T) {
+	t.Parallel()
+	addr, ch := redistest.Addr(t), channel()
+	a := startWith(t, addr, rediswake.Config{Channel: ch, AloneRecheck: 50 * time.Millisecond})
+	a.waitSubscribed(t, 1)
+	i := 0
+	eventually(t, func() bool {
+		i++
+		a.n.Publish([]string{fmt.Sprint("alone-", i)})
+		return a.n.Stats().Alone > 0
+	}, "a finds itself alone on its channel")
+	a.n.Publish([]string{"held"})
+
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	ps := rdb.Subscribe(context.Background(), ch) // a silent listener: no hello
+	t.Cleanup(func() { _ = ps.Close() })
+	_, err := ps.Receive(context.Background())
+	require.NoError(t, err)
+	msgs := ps.Channel()
+	got := map[string]bool{}
+	eventually(t, func() bool {
+		a.n.Publish([]string{"later"})
+		for {
+			select {
+			case m := <-msgs:
+				_, keys, err := wake.Decode([]byte(m.Payload))
+				require.NoError(t, err)
+				for _, k := range keys {
+					got[k] = true
+				}
+			default:
+				return got["held"] && got["later"]
+			}
+		}
+	}, "the held key is sent with a later one after the recheck")
+}
+
+// TestNotifier_AloneIsNeverAssumedWhenTheOneReceiverIsAnother: a PUBLISH
+// that one subscriber received, which was not this process (its own
+// subscription is down), never makes it drop keys: it did not receive its
+// message itself.
+func TestNotifier_AloneIsNeverAssumedWhenTheOneReceiverIsAnother(t *testing.T) {
+	t.Parallel()
+	addr, ch := redistest.Addr(t), channel()
+	b := start(t, addr, ch, wake.BatcherConfig{})
+	b.waitSubscribed(t, 1)
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	a, err := rediswake.New(rdb, rediswake.Config{Channel: ch, AloneRecheck: time.Hour})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); rediswake.RunWithoutSubscribing(ctx, a) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	const n = 50
+	for j := range n {
+		a.Publish([]string{fmt.Sprint("k-", j)})
+	}
+	eventually(t, func() bool { return b.in.count() >= n }, "every key reaches b")
+	require.Zero(t, a.Stats().Alone)
 }
 
 // TestNotifier_SubscribesAgainAfterItsConnectionIsKilled kills only this

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -89,6 +90,9 @@ type Effects[T any] struct {
 	Queues []string
 	// Run names the run whose log grew ("" when it did not).
 	Run string
+	// Ended says the commit left Run terminal: those who await its end
+	// (RunEndKey) are woken, not at every append before.
+	Ended bool
 }
 
 // Settle applies a decision's effects once its commit is settled: the queue
@@ -114,14 +118,19 @@ func (d *Dispatcher[T]) Settle(eff *Effects[T], committed bool) {
 	*eff = Effects[T]{}
 }
 
-// wake wakes the polls of queues that gained tasks and the watchers of a run
-// whose log grew, and publishes the same keys to the other processes.
+// wake wakes the polls of queues that gained tasks, the watchers of a run
+// whose log grew and, once it ended, those who await its end; it publishes
+// the queues and the run's log to the other processes (whose Wake wakes the
+// run's end as well).
 func (d *Dispatcher[T]) wake(eff *Effects[T]) {
 	for _, q := range eff.Queues {
 		d.waker.Notify(q)
 	}
 	if eff.Run != "" {
 		d.waker.Notify(RunKey(eff.Run))
+		if eff.Ended {
+			d.waker.Notify(RunEndKey(eff.Run))
+		}
 	}
 	if d.cfg.Publisher == nil || (len(eff.Queues) == 0 && eff.Run == "") {
 		return
@@ -135,10 +144,14 @@ func (d *Dispatcher[T]) wake(eff *Effects[T]) {
 }
 
 // Wake wakes this process's polls and watches waiting on keys, as another
-// process published them.
+// process published them. A run's log growing there may have ended the run,
+// so it wakes those who await the run's end too.
 func (d *Dispatcher[T]) Wake(keys ...string) {
 	for _, k := range keys {
 		d.waker.Notify(k)
+		if runID, ok := strings.CutPrefix(k, runKeyPrefix); ok {
+			d.waker.Notify(RunEndKey(runID))
+		}
 	}
 }
 

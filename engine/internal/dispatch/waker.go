@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// Waker wakes the long polls of a queue when it gains ready tasks, and the
-// event watches of a run when its log grows. This process's commits wake it
+// Waker wakes the long polls of a queue when it gains ready tasks, the
+// event watches of a run when its log grows, and those who await a run's end
+// when it ends. This process's commits wake it
 // directly (Dispatcher.Settle); other processes' reach it through a
 // Publisher on their side and Dispatcher.Wake on this one, and waiters also
 // look at the store on an interval, so a lost wake-up costs latency, never
@@ -28,7 +29,15 @@ func QueueKey(tenant, queue string) string { return tenant + "\x00" + queue }
 
 // RunKey names a run's log in the waker (never a queue: queue keys hold a
 // NUL).
-func RunKey(runID string) string { return "run\x01" + runID }
+func RunKey(runID string) string { return runKeyPrefix + runID }
+
+// runKeyPrefix begins every RunKey.
+const runKeyPrefix = "run\x01"
+
+// RunEndKey names a run's end in the waker: it is woken when a commit of this
+// process leaves the run terminal, and by every wake-up of the run's log
+// from another process (which does not say whether the run ended).
+func RunEndKey(runID string) string { return "end\x01" + runID }
 
 // Wait answers a channel closed at key's next Notify, and a release the
 // caller calls once it no longer waits on it: a key no caller holds is
