@@ -16,11 +16,14 @@ import {
   completeManualAction,
   listRuns,
   submit,
+  submitAndAwait,
   watchEvents,
   type CompleteManualInput,
   type DefinitionSource,
   type ListRunsFilter,
+  type SubmitAndAwaitOptions,
   type SubmitOptions,
+  type SubmitRunInit,
   type Submitted,
   type WatchOptions,
 } from "./runs.js";
@@ -65,6 +68,8 @@ export interface WeftClient {
   signalRun(input: SignalRunInput, options?: SignalRunOptions): Promise<SignalRunResponse>;
   /** Submits (and by default starts) a run of a definition given as YAML/JSON text or a message; see {@link submit}. */
   submit(definition: DefinitionSource, options?: SubmitOptions): Promise<Submitted>;
+  /** Submits and starts a run and answers it once it is terminal, in one call when it ends within SubmitRun's wait; see {@link submitAndAwait}. */
+  submitAndAwait(req: SubmitRunInit, options?: SubmitAndAwaitOptions): Promise<Run>;
   /** Answers the run once it is terminal (COMPLETED, FAILED or CANCELLED); see {@link awaitRun}. */
   awaitRun(runId: string, options?: AwaitRunOptions): Promise<Run>;
   /** Yields every run the filter matches, newest first, page after page. */
@@ -97,6 +102,7 @@ export function createWeftClient(options: WeftClientOptions): WeftClient {
     transport,
     signalRun: (input, opts) => signalRun(signals, input, opts),
     submit: (definition, opts) => submit(runs, definition, opts),
+    submitAndAwait: (req, opts) => submitAndAwait(runs, req, opts),
     awaitRun: (runId, opts) => awaitRun(runs, runId, opts),
     listRuns: (filter, opts) => listRuns(runs, filter, opts),
     watchEvents: (runId, opts) => watchEvents(events, runId, opts),

@@ -23,12 +23,15 @@ export { bearerAuth, type TokenSource } from "./auth.js";
 export { parseDefinition, parseDuration, DefinitionError } from "./definition.js";
 export {
   submit,
+  submitAndAwait,
   listRuns,
   watchEvents,
   completeManualAction,
   type DefinitionSource,
   type SubmitOptions,
   type Submitted,
+  type SubmitRunInit,
+  type SubmitAndAwaitOptions,
   type ListRunsFilter,
   type WatchOptions,
   type CompleteManualInput,

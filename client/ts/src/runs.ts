@@ -6,10 +6,10 @@ import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { parseDefinition } from "./definition.js";
 import { WorkflowDefinitionSchema, type WorkflowDefinition } from "./gen/weft/v1/definition_pb.js";
 import { EventService, type Event } from "./gen/weft/v1/event_pb.js";
-import { RunService, type ListRunsRequestSchema, type Run } from "./gen/weft/v1/run_pb.js";
+import { RunService, type ListRunsRequestSchema, type Run, type SubmitRunRequestSchema } from "./gen/weft/v1/run_pb.js";
 import { ManualOutcome, SignalService, type CompleteManualActionResponse } from "./gen/weft/v1/signal_pb.js";
 import { withRetry, isTransient, retryPolicy, backoffMs, sleep, type RetryPolicy } from "./retry.js";
-import { toValue } from "./values.js";
+import { awaitRunUntil, isTerminal, toValue } from "./values.js";
 
 /** What {@link submit} takes as the definition: text (YAML or JSON), a message, or a message's fields. */
 export type DefinitionSource = string | WorkflowDefinition | MessageInitShape<typeof WorkflowDefinitionSchema>;
@@ -60,6 +60,52 @@ export async function submit(runs: Client<typeof RunService>, definition: Defini
   const res = options.runRequestId ? await withRetry(options.retry ?? {}, call, { signal: options.signal }) : await call();
   if (!res.run) throw new Error("submit: weftd answered no run");
   return { run: res.run, existing: res.existing };
+}
+
+/** What {@link submitAndAwait} takes: a SubmitRunRequest or its fields. */
+export type SubmitRunInit = MessageInitShape<typeof SubmitRunRequestSchema>;
+
+/** Options of {@link submitAndAwait}. */
+export interface SubmitAndAwaitOptions {
+  /** Gives up after this long (default: waits as long as the run runs). */
+  timeoutMs?: number;
+  /** Aborts the call. */
+  signal?: AbortSignal;
+  /** Retries of an idempotent submission (default: 4 attempts). */
+  retry?: RetryPolicy;
+}
+
+/** How long SubmitRun waits for the run when the request sets no awaitMs: as long as one AwaitRun call of awaitRun. */
+const submitAwaitMs = 20000;
+
+/**
+ * submitAndAwait submits a run, starts it, waits until it is terminal and
+ * answers its final snapshot. It asks SubmitRun itself to wait (awaitMs), so
+ * a run that ends within that wait costs one call; a run that does not, or a
+ * server that predates awaitMs, is then awaited as {@link awaitRun} does. req
+ * is not modified (start and awaitMs are set on a copy); like {@link submit},
+ * the call is retried only when req.runRequestId is set. With timeoutMs,
+ * SubmitRun waits no longer than it, and a run still going when it passes
+ * rejects as awaitRun's timeout does.
+ */
+export async function submitAndAwait(runs: Client<typeof RunService>, req: SubmitRunInit, options: SubmitAndAwaitOptions = {}): Promise<Run> {
+  const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
+  const call = () => runs.submitRun(awaitingCopy(req, deadline - Date.now()), { signal: options.signal });
+  const { run } = req.runRequestId ? await withRetry(options.retry ?? {}, call, { signal: options.signal }) : await call();
+  if (!run) throw new Error("submitAndAwait: weftd answered no run");
+  if (isTerminal(run.status)) return run;
+  return awaitRunUntil(runs, run.runId, deadline, options);
+}
+
+/**
+ * awaitingCopy answers req with start set and, unless req sets one, a wait of
+ * 20 s (at most leftMs, the time left of the caller's timeout) as its awaitMs.
+ * The copy shares req's messages (the definition and input) rather than
+ * cloning them.
+ */
+export function awaitingCopy(req: SubmitRunInit, leftMs = Infinity): SubmitRunInit {
+  const awaitMs = req.awaitMs || Math.max(0, Math.floor(Math.min(submitAwaitMs, leftMs)));
+  return { ...req, start: true, awaitMs };
 }
 
 /** The filter of {@link listRuns}: ListRunsRequest's fields without the page token. */

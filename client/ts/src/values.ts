@@ -70,6 +70,14 @@ const awaitRunWaitMs = 20000;
  */
 export async function awaitRun(runs: Client<typeof RunService>, runId: string, options: AwaitRunOptions = {}): Promise<Run> {
   const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
+  return awaitRunUntil(runs, runId, deadline, options);
+}
+
+/**
+ * awaitRunUntil is {@link awaitRun} with its deadline (a Date.now() time, or
+ * Infinity) set by the caller; options.timeoutMs only names it in the error.
+ */
+export async function awaitRunUntil(runs: Client<typeof RunService>, runId: string, deadline: number, options: AwaitRunOptions): Promise<Run> {
   for (;;) {
     const waitMs = Math.max(0, Math.min(awaitRunWaitMs, deadline - Date.now()));
     const { run } = await runs.awaitRun({ runId, waitMs }, { signal: options.signal });
