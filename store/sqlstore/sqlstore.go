@@ -379,12 +379,19 @@ type Stats struct {
 	Splits uint64
 	// LargestGroup is the most batches one group held.
 	LargestGroup int
+	// OneRoundTrip is how many group transactions committed in one round
+	// trip (no two batches sharing a key, every condition holding).
+	OneRoundTrip uint64
+	// Fallbacks is how often a one-round-trip attempt found a condition
+	// that does not hold and the group was decided batch by batch in two.
+	Fallbacks uint64
 }
 
 // Stats answers the group committer's counters.
 func (s *Store) Stats() Stats {
 	return Stats{Groups: s.stats.groups.Load(), Batches: s.stats.batches.Load(), Retries: s.stats.retries.Load(),
-		Rechecks: s.stats.rechecks.Load(), Splits: s.stats.splits.Load(), LargestGroup: int(s.stats.largest.Load())}
+		Rechecks: s.stats.rechecks.Load(), Splits: s.stats.splits.Load(), LargestGroup: int(s.stats.largest.Load()),
+		OneRoundTrip: s.stats.oneTrip.Load(), Fallbacks: s.stats.fallbacks.Load()}
 }
 
 // GroupStats implements store.GroupCommitter.
