@@ -571,3 +571,35 @@ func TestGroupCommit_BatchesSharingAKeyAreDecidedBatchByBatch(t *testing.T) {
 	require.Equal(t, st.Groups-1, st.OneRoundTrip, "only the group with the shared key took two round trips: %+v", st)
 	require.Zero(t, st.Fallbacks, "%+v", st)
 }
+
+func TestGroupCommit_OneRoundTripSerializationFailureIsRetriedAndAnswersTheNewRow(t *testing.T) {
+	t.Parallel()
+	b := setupGroups(t, sqlstore.Config{MaxGroups: 1})
+	ctx := context.Background()
+	x := key("x")
+	v0 := put(t, b.s, x, "x0")
+	// Another process updates x and holds its row lock until told.
+	other, err := b.db.Admin.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = other.Rollback(ctx) }()
+	table := pgx.Identifier{b.schema, "weft_kv"}.Sanitize()
+	seq := b.schema + ".weft_kv_version"
+	var theirs int64
+	require.NoError(t, other.QueryRow(ctx, fmt.Sprintf("UPDATE %s SET v = 'theirs', version = nextval('%s') WHERE k = $1 RETURNING version", table, seq), x).Scan(&theirs))
+	ch := commitAsync(ctx, b.s, &store.Batch{Conditions: []store.Condition{store.IfVersion(x, v0)}, Ops: []store.Op{store.Put(x, []byte("ours"))}})
+	// The one-round-trip check waits for the row lock, with a snapshot from
+	// before the other process commits.
+	require.Eventually(t, func() bool {
+		var waiting int
+		err := b.db.Admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE $1::INT4 = ANY(pg_blocking_pids(pid))",
+			other.Conn().PgConn().PID()).Scan(&waiting)
+		return err == nil && waiting > 0
+	}, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, other.Commit(ctx))
+	cf := requireConditionFailed(t, ch)
+	require.True(t, cf.Found)
+	require.Equal(t, uint64(theirs), cf.Version, "the retry answers from the row the other process wrote")
+	requireValue(t, b.s, x, "theirs", uint64(theirs))
+	st := b.s.Stats()
+	require.EqualValues(t, 1, st.Retries, "%+v", st)
+}
