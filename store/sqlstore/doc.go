@@ -4,7 +4,8 @@
 // a cockroach binary.
 //
 // Schema: one table, weft_kv(k BYTEA PRIMARY KEY, v BYTEA NOT NULL,
-// version INT8 NOT NULL), and one sequence, weft_kv_version, created by the
+// version INT8 NOT NULL) with fillfactor 85 (room on each page for the
+// rewrites of its rows), and one sequence, weft_kv_version, created by the
 // embedded migrations in migrations/ and recorded in weft_schema_migrations.
 // Open applies the migrations that are missing; migrations are append-only
 // and each runs once, in order, in its own transaction.

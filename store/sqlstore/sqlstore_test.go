@@ -154,3 +154,35 @@ func TestOpen_GenericPlansMadeOnASmallTableReadTheIndex(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+func TestMigrations_UpgradeATableOfTheFirstSchemaToLeaveRoomForUpdates(t *testing.T) {
+	t.Parallel()
+	db := requirePostgres(t)
+	schema := db.NewSchema(t)
+	ctx := context.Background()
+	migrations, err := sqlstore.Migrations()
+	require.NoError(t, err)
+	// A database of the first schema, with a row in it.
+	conn, err := db.Admin.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	_, err = conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{schema}.Sanitize())
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, migrations[0].SQL)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `CREATE TABLE weft_schema_migrations (version INT8 PRIMARY KEY, name TEXT NOT NULL,
+applied_at TIMESTAMPTZ NOT NULL DEFAULT now()); INSERT INTO weft_schema_migrations (version, name) VALUES (1, '0001_kv.sql');
+INSERT INTO weft_kv (k, v, version) VALUES ('old', 'v', nextval('weft_kv_version'))`)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, "RESET search_path")
+	require.NoError(t, err)
+
+	s := db.Open(t, schema)
+	it, err := s.Get(ctx, []byte("old"))
+	require.NoError(t, err)
+	require.Equal(t, "v", string(it.Value), "the old rows stay")
+	var options []string
+	require.NoError(t, db.Admin.QueryRow(ctx, `SELECT c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relname = 'weft_kv'`, schema).Scan(&options))
+	require.Contains(t, options, "fillfactor=85")
+}
