@@ -4,14 +4,21 @@
 // a cockroach binary.
 //
 // Schema: one table, weft_kv(k BYTEA PRIMARY KEY, v BYTEA NOT NULL,
-// version INT8 NOT NULL), and one sequence, weft_kv_version, created by the
+// version INT8 NOT NULL) with fillfactor 85 (room on each page for the
+// rewrites of its rows), and one sequence, weft_kv_version, created by the
 // embedded migrations in migrations/ and recorded in weft_schema_migrations.
 // Open applies the migrations that are missing; migrations are append-only
 // and each runs once, in order, in its own transaction.
 //
-// Commit is a group commit (committer.go, group.go, grouptx.go). Callers
-// enqueue their batches; up to Config.MaxGroups leaders each take what is
-// queued — never waiting for more — and commit it in one transaction:
+// Commit is a group commit (committer.go, group.go, grouptx.go, onetrip.go).
+// Callers enqueue their batches; up to Config.MaxGroups leaders each take
+// what is queued — never waiting for more — and commit it in one
+// transaction. On PostgreSQL a group whose batches share no key first tries
+// one round trip (onetrip.go): BEGIN, a SELECT … FOR UPDATE of the condition
+// keys that raises an error when a condition fails, one DELETE, one upsert
+// that draws and answers the versions, and COMMIT, pipelined; every batch
+// commits, or a failed condition aborts it before any write and the same
+// attempt decides the group batch by batch. Batch by batch is:
 // SELECT … ORDER BY k FOR UPDATE of every condition key and nextval of one
 // version per put (one round trip), then, in Go, each batch's conditions in
 // arrival order against the rows read and the writes of the batches accepted
@@ -27,10 +34,10 @@
 // SERIALIZABLE tracks reads by B-tree page, so concurrent groups on
 // neighbouring keys fail each other although they share none.
 //
-// On PostgreSQL a group's transaction is pipelined as above (BEGIN with the
-// reads, COMMIT with the writes). On CockroachDB it runs through
-// cockroach-go's retry helper (crdbpgxv5.ExecuteTx), which retries in place;
-// migrations use the helper on both.
+// On PostgreSQL a group's transaction is pipelined as above (in one round
+// trip, or BEGIN with the reads and COMMIT with the writes). On CockroachDB
+// it runs through cockroach-go's retry helper (crdbpgxv5.ExecuteTx), which
+// retries in place; migrations use the helper on both.
 //
 // Errors are translated once, here: SQLSTATE 40001 and 40P01 restart the
 // whole group (after a read outside any transaction that answers the batches

@@ -462,3 +462,144 @@ func requireValue(t *testing.T, s store.Store, k []byte, value string, version u
 	require.Equal(t, value, string(it.Value), "key %s", k)
 	require.Equal(t, version, it.Version, "key %s", k)
 }
+
+// holdBeforeAttempt is holdAndQueue with the gate before the blocker's
+// transaction begins, which leaves every group on the path it takes without
+// a test hook.
+func holdBeforeAttempt(t *testing.T, s *sqlstore.Store, batches ...*store.Batch) ([]chan result, *gate) {
+	t.Helper()
+	g := newGate(t)
+	sqlstore.SetBeforeAttemptHook(s, g.hook)
+	return holdAndQueue(t, s, g, batches...), g
+}
+
+func TestGroupCommit_BatchesSharingNoKeyCommitInOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	b := setupGroups(t, sqlstore.Config{MaxGroups: 1})
+	existing := put(t, b.s, key("existing"), "0")
+	present := put(t, b.s, key("present"), "p")
+	batches := []*store.Batch{
+		{Ops: []store.Op{store.Put(key("a"), []byte("a"))}},
+		{Conditions: []store.Condition{store.IfAbsent(key("b"))}, Ops: []store.Op{store.Put(key("b"), []byte("b")), store.Put(key("b2"), nil)}},
+		{Conditions: []store.Condition{store.IfVersion(key("existing"), existing)}, Ops: []store.Op{store.Put(key("existing"), []byte("1"))}},
+		{Conditions: []store.Condition{store.IfPresent(key("present"))}, Ops: []store.Op{store.Delete(key("present"))}},
+		{Ops: []store.Op{store.Delete(key("never-was")), store.Put(key("c"), []byte("c"))}},
+	}
+	chans, g := holdBeforeAttempt(t, b.s, batches...)
+	g.open()
+	for i, ch := range chans {
+		res := requireOK(t, ch)
+		require.Len(t, res.Versions, len(batches[i].Ops))
+		for j, op := range batches[i].Ops {
+			if op.Kind == store.OpDelete {
+				require.Zero(t, res.Versions[j])
+				_, err := b.s.Get(context.Background(), op.Key)
+				require.ErrorIs(t, err, store.ErrNotFound)
+				continue
+			}
+			it, err := b.s.Get(context.Background(), op.Key)
+			require.NoError(t, err)
+			require.Equal(t, res.Versions[j], it.Version, "key %s", op.Key)
+			require.Equal(t, string(op.Value), string(it.Value))
+			require.NotEqual(t, existing, it.Version)
+			require.NotEqual(t, present, it.Version)
+		}
+	}
+	st := b.s.Stats()
+	require.GreaterOrEqual(t, st.LargestGroup, len(batches), "the queued batches commit as one group: %+v", st)
+	require.Equal(t, st.Groups, st.OneRoundTrip, "every group committed in one round trip: %+v", st)
+	require.Zero(t, st.Fallbacks, "%+v", st)
+}
+
+func TestGroupCommit_FailedConditionInOneRoundTripFallsBackAndLeavesNeighboursCommitted(t *testing.T) {
+	t.Parallel()
+	b := setupGroups(t, sqlstore.Config{MaxGroups: 1})
+	xVersion := put(t, b.s, key("x"), "x0")
+	yVersion := put(t, b.s, key("y"), "y0")
+	chans, g := holdBeforeAttempt(t, b.s,
+		&store.Batch{Ops: []store.Op{store.Put(key("n1"), []byte("1"))}},
+		// A stale version: fails, writes neither of its keys.
+		&store.Batch{Conditions: []store.Condition{store.IfVersion(key("x"), xVersion+1000)},
+			Ops: []store.Op{store.Put(key("x"), []byte("stale")), store.Put(key("stale-side"), nil)}},
+		&store.Batch{Conditions: []store.Condition{store.IfAbsent(key("y"))}, Ops: []store.Op{store.Put(key("absent-side"), nil)}},
+		&store.Batch{Conditions: []store.Condition{store.IfPresent(key("z"))}, Ops: []store.Op{store.Put(key("present-side"), nil)}},
+		&store.Batch{Ops: []store.Op{store.Put(key("n2"), []byte("2"))}},
+	)
+	g.open()
+	requireOK(t, chans[0])
+	cf := requireConditionFailed(t, chans[1])
+	require.Equal(t, key("x"), cf.Key)
+	require.True(t, cf.Found)
+	require.Equal(t, xVersion, cf.Version)
+	cf = requireConditionFailed(t, chans[2])
+	require.Equal(t, key("y"), cf.Key)
+	require.True(t, cf.Found)
+	require.Equal(t, yVersion, cf.Version)
+	cf = requireConditionFailed(t, chans[3])
+	require.Equal(t, key("z"), cf.Key)
+	require.False(t, cf.Found)
+	requireOK(t, chans[4])
+
+	requireValue(t, b.s, key("x"), "x0", xVersion)
+	for _, k := range [][]byte{key("n1"), key("n2")} {
+		_, err := b.s.Get(context.Background(), k)
+		require.NoError(t, err)
+	}
+	for _, k := range [][]byte{key("stale-side"), key("absent-side"), key("present-side")} {
+		_, err := b.s.Get(context.Background(), k)
+		require.ErrorIs(t, err, store.ErrNotFound, "a failed batch writes none of its keys")
+	}
+	st := b.s.Stats()
+	require.EqualValues(t, 1, st.Fallbacks, "the group was decided batch by batch after its one-round-trip attempt: %+v", st)
+}
+
+func TestGroupCommit_BatchesSharingAKeyAreDecidedBatchByBatch(t *testing.T) {
+	t.Parallel()
+	b := setupGroups(t, sqlstore.Config{MaxGroups: 1})
+	k := key("k")
+	v0 := put(t, b.s, k, "v0")
+	chans, g := holdBeforeAttempt(t, b.s,
+		&store.Batch{Conditions: []store.Condition{store.IfVersion(k, v0)}, Ops: []store.Op{store.Put(k, []byte("first"))}},
+		&store.Batch{Conditions: []store.Condition{store.IfVersion(k, v0)}, Ops: []store.Op{store.Put(k, []byte("second"))}},
+	)
+	g.open()
+	first := requireOK(t, chans[0]).Versions[0]
+	cf := requireConditionFailed(t, chans[1])
+	require.Equal(t, first, cf.Version, "the second sees the first's write")
+	requireValue(t, b.s, k, "first", first)
+	st := b.s.Stats()
+	require.Equal(t, st.Groups-1, st.OneRoundTrip, "only the group with the shared key took two round trips: %+v", st)
+	require.Zero(t, st.Fallbacks, "%+v", st)
+}
+
+func TestGroupCommit_OneRoundTripSerializationFailureIsRetriedAndAnswersTheNewRow(t *testing.T) {
+	t.Parallel()
+	b := setupGroups(t, sqlstore.Config{MaxGroups: 1})
+	ctx := context.Background()
+	x := key("x")
+	v0 := put(t, b.s, x, "x0")
+	// Another process updates x and holds its row lock until told.
+	other, err := b.db.Admin.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = other.Rollback(ctx) }()
+	table := pgx.Identifier{b.schema, "weft_kv"}.Sanitize()
+	seq := b.schema + ".weft_kv_version"
+	var theirs int64
+	require.NoError(t, other.QueryRow(ctx, fmt.Sprintf("UPDATE %s SET v = 'theirs', version = nextval('%s') WHERE k = $1 RETURNING version", table, seq), x).Scan(&theirs))
+	ch := commitAsync(ctx, b.s, &store.Batch{Conditions: []store.Condition{store.IfVersion(x, v0)}, Ops: []store.Op{store.Put(x, []byte("ours"))}})
+	// The one-round-trip check waits for the row lock, with a snapshot from
+	// before the other process commits.
+	require.Eventually(t, func() bool {
+		var waiting int
+		err := b.db.Admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE $1::INT4 = ANY(pg_blocking_pids(pid))",
+			other.Conn().PgConn().PID()).Scan(&waiting)
+		return err == nil && waiting > 0
+	}, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, other.Commit(ctx))
+	cf := requireConditionFailed(t, ch)
+	require.True(t, cf.Found)
+	require.Equal(t, uint64(theirs), cf.Version, "the retry answers from the row the other process wrote")
+	requireValue(t, b.s, x, "theirs", uint64(theirs))
+	st := b.s.Stats()
+	require.EqualValues(t, 1, st.Retries, "%+v", st)
+}

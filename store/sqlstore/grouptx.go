@@ -40,8 +40,8 @@ func endSQL(w *writes) string {
 
 // groupStats counts the committer's work.
 type groupStats struct {
-	groups, batches, retries, rechecks, splits atomic.Uint64
-	largest                                    atomic.Int64
+	groups, batches, retries, rechecks, splits, oneTrip, fallbacks atomic.Uint64
+	largest                                                        atomic.Int64
 }
 
 func (st *groupStats) count(n int) {
@@ -81,6 +81,11 @@ func (s *Store) commitGroupCtx(ctx context.Context, reqs []*request) {
 		attempts := 0
 		err = s.retryTx(ctx, func(ctx context.Context) error {
 			attempts++
+			if s.hooks.beforeAttempt != nil {
+				if err := s.hooks.beforeAttempt(len(g.live), attempts); err != nil {
+					return err
+				}
+			}
 			return s.attemptGroup(ctx, g, attempts)
 		}, func(ctx context.Context) error {
 			s.stats.retries.Add(1)
@@ -122,8 +127,11 @@ func (s *Store) fail(ctx context.Context, g *group, err error) {
 }
 
 // attemptGroup runs one attempt of a group's transaction. On PostgreSQL it is
-// pipelined: BEGIN and the reads in one round trip, the writes and COMMIT in
-// a second. On CockroachDB it runs through the retry helper (runTx's path).
+// pipelined: in one round trip when no two batches share a key and every
+// condition holds (pipelineOnce); otherwise BEGIN and the reads in one round
+// trip, then the writes and COMMIT, decided batch by batch, in a second
+// (pipelineGroup). On CockroachDB it runs through the retry helper (runTx's
+// path).
 func (s *Store) attemptGroup(ctx context.Context, g *group, attempt int) error {
 	if s.dialect != PostgreSQL {
 		err := s.helperTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
@@ -139,6 +147,16 @@ func (s *Store) attemptGroup(ctx context.Context, g *group, attempt int) error {
 		return err
 	}
 	defer conn.Release()
+	if s.oneTrip(g) {
+		err := s.pipelineOnce(ctx, conn, g)
+		if !errors.Is(err, errConditionsFailed) {
+			if err == nil {
+				s.stats.oneTrip.Add(1)
+			}
+			return err
+		}
+		s.stats.fallbacks.Add(1)
+	}
 	return s.pipelineGroup(ctx, conn, g, attempt)
 }
 

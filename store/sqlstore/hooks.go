@@ -6,6 +6,11 @@ type hooks struct {
 	// afterRead runs in every attempt of a group's transaction, after the
 	// condition keys were locked and read and before the writes, with the
 	// number of batches the transaction decides and the attempt (from 1).
-	// An error from it fails the attempt.
+	// An error from it fails the attempt. While it is set every group takes
+	// the two-round-trip path (pipelineGroup), which has that moment.
 	afterRead func(batches, attempt int) error
+	// beforeAttempt runs at the start of every attempt of a group's
+	// transaction, before it begins, with the same arguments. It leaves the
+	// group on its path.
+	beforeAttempt func(batches, attempt int) error
 }

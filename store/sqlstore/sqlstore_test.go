@@ -3,10 +3,12 @@ package sqlstore_test
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/cockroach-go/v2/testserver"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/conformance/storetest"
@@ -95,16 +97,18 @@ func TestCommit_CanceledDuringTransactionLeavesNoPartialWrite(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrNotFound)
 }
 
-func TestOpen_SessionsPlanEachStatementAndEndTransactionsLeftIdle(t *testing.T) {
+func TestOpen_SessionsPlanEachStatementOnceOnTheIndexAndEndTransactionsLeftIdle(t *testing.T) {
 	t.Parallel()
 	db := requirePostgres(t)
 	s := db.Open(t, db.NewSchema(t))
 	var timeout string
 	require.NoError(t, sqlstore.Pool(s).QueryRow(context.Background(), "SHOW idle_in_transaction_session_timeout").Scan(&timeout))
 	require.Equal(t, "1min", timeout)
-	var planCache string
+	var planCache, seqScan string
 	require.NoError(t, sqlstore.Pool(s).QueryRow(context.Background(), "SHOW plan_cache_mode").Scan(&planCache))
-	require.Equal(t, "force_custom_plan", planCache, "generic plans of key-array statements turn into sequential scans")
+	require.Equal(t, "force_generic_plan", planCache, "each statement is planned once per session")
+	require.NoError(t, sqlstore.Pool(s).QueryRow(context.Background(), "SHOW enable_seqscan").Scan(&seqScan))
+	require.Equal(t, "off", seqScan, "a generic plan made while the table was small must not be a sequential scan")
 
 	s, err := sqlstore.Open(context.Background(), sqlstore.Config{URL: db.URL, Schema: db.NewSchema(t), IdleInTransactionTimeout: -1})
 	require.NoError(t, err)
@@ -113,4 +117,72 @@ func TestOpen_SessionsPlanEachStatementAndEndTransactionsLeftIdle(t *testing.T) 
 	require.NoError(t, db.Admin.QueryRow(context.Background(), "SELECT setting FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout'").Scan(&server))
 	require.NoError(t, sqlstore.Pool(s).QueryRow(context.Background(), "SELECT setting FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout'").Scan(&timeout))
 	require.Equal(t, server, timeout, "a negative timeout leaves the database's setting")
+}
+
+func TestOpen_GenericPlansMadeOnASmallTableReadTheIndex(t *testing.T) {
+	t.Parallel()
+	db := requirePostgres(t)
+	s := db.Open(t, db.NewSchema(t))
+	ctx := context.Background()
+	for _, k := range []string{"a", "b", "c"} {
+		_, err := s.Commit(ctx, &store.Batch{Ops: []store.Op{store.Put([]byte(k), []byte(k))}})
+		require.NoError(t, err)
+	}
+	conn, err := sqlstore.Pool(s).Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	// A small table with statistics: the cheapest plan there is a
+	// sequential scan, and a generic plan made now would stay one.
+	_, err = conn.Exec(ctx, "ANALYZE weft_kv")
+	require.NoError(t, err)
+	for _, q := range []string{
+		"SELECT k, version FROM weft_kv WHERE k = ANY($1::BYTEA[]) ORDER BY k FOR UPDATE",
+		"SELECT v, version FROM weft_kv WHERE k = $1::BYTEA",
+		"DELETE FROM weft_kv WHERE k = ANY($1::BYTEA[])",
+		"SELECT k, v, version FROM weft_kv WHERE k >= $1::BYTEA ORDER BY k LIMIT 10",
+	} {
+		_, err := conn.Exec(ctx, "PREPARE p AS "+q)
+		require.NoError(t, err)
+		rows, err := conn.Query(ctx, "EXPLAIN EXECUTE p(NULL)")
+		require.NoError(t, err)
+		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		text := strings.Join(plan, "\n")
+		require.Contains(t, text, "weft_kv_pkey", "%s:\n%s", q, text)
+		require.NotContains(t, text, "Seq Scan", "%s:\n%s", q, text)
+		_, err = conn.Exec(ctx, "DEALLOCATE p")
+		require.NoError(t, err)
+	}
+}
+
+func TestMigrations_UpgradeATableOfTheFirstSchemaToLeaveRoomForUpdates(t *testing.T) {
+	t.Parallel()
+	db := requirePostgres(t)
+	schema := db.NewSchema(t)
+	ctx := context.Background()
+	migrations, err := sqlstore.Migrations()
+	require.NoError(t, err)
+	// A database of the first schema, with a row in it.
+	conn, err := db.Admin.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	_, err = conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{schema}.Sanitize())
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, migrations[0].SQL)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `CREATE TABLE weft_schema_migrations (version INT8 PRIMARY KEY, name TEXT NOT NULL,
+applied_at TIMESTAMPTZ NOT NULL DEFAULT now()); INSERT INTO weft_schema_migrations (version, name) VALUES (1, '0001_kv.sql');
+INSERT INTO weft_kv (k, v, version) VALUES ('old', 'v', nextval('weft_kv_version'))`)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, "RESET search_path")
+	require.NoError(t, err)
+
+	s := db.Open(t, schema)
+	it, err := s.Get(ctx, []byte("old"))
+	require.NoError(t, err)
+	require.Equal(t, "v", string(it.Value), "the old rows stay")
+	var options []string
+	require.NoError(t, db.Admin.QueryRow(ctx, `SELECT c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relname = 'weft_kv'`, schema).Scan(&options))
+	require.Contains(t, options, "fillfactor=85")
 }
