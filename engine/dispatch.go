@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -76,7 +77,7 @@ type readyEntry struct {
 // in this process, handed the task instead (handOff).
 func (c *recorder) makeReady(t *record.Task) string {
 	key := t.ReadyKey()
-	c.put([]byte(key), t.TaskID)
+	c.ops = append(c.ops, store.Put([]byte(key), runcodec.AppendReady(nil, t.TaskID)))
 	c.readyPuts = append(c.readyPuts, readyEntry{prefix: record.QueuePrefix(t.TenantID, t.Queue), key: []byte(key), task: t})
 	c.eff.Queues = append(c.eff.Queues, dispatch.QueueKey(t.TenantID, t.Queue))
 	return key

@@ -148,9 +148,9 @@ func (c *recorder) del(key []byte) { c.ops = append(c.ops, store.Delete(key)) }
 // require adds a precondition.
 func (c *recorder) require(cond store.Condition) { c.conds = append(c.conds, cond) }
 
-// setTimer writes a durable timer.
+// setTimer writes a durable timer, in binary (runcodec.Timer).
 func (c *recorder) setTimer(t record.Timer) {
-	c.put(record.TimerKey(t.Due, t.RunID, string(t.Kind), t.Ref), t)
+	c.ops = append(c.ops, store.Put(record.TimerKey(t.Due, t.RunID, string(t.Kind), t.Ref), t.AppendTimer(nil)))
 }
 
 // clearTimer deletes a durable timer.

@@ -15,6 +15,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -171,8 +172,7 @@ func (e *workers) claimReady(ctx context.Context, p PollParams, slot *dispatch.S
 		}
 		ids := make([]string, 0, len(res.Items))
 		for _, it := range res.Items {
-			var taskID string
-			if json.Unmarshal(it.Value, &taskID) == nil {
+			if taskID, err := runcodec.DecodeReady(it.Value); err == nil {
 				ids = append(ids, taskID)
 			}
 		}

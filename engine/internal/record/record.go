@@ -136,7 +136,8 @@ const (
 	TimerStart     TimerKind = "start"     // ref: task id; the schedule-to-start timeout of a ready task
 )
 
-// Timer is a durable timer's value.
+// Timer is a durable timer's value, stored in binary (runcodec.Timer,
+// docs/persisted-format.md#binary-records).
 type Timer struct {
 	RunID string    `json:"run_id"`
 	Kind  TimerKind `json:"kind"`
@@ -144,6 +145,22 @@ type Timer struct {
 	Due   time.Time `json:"due"`
 	// Token ties an attempt or heartbeat timer to the claim it guards.
 	Token string `json:"token,omitempty"`
+}
+
+// AppendTimer appends the timer's stored form (runcodec.Timer, binary) to b.
+func (t *Timer) AppendTimer(b []byte) []byte {
+	return runcodec.AppendTimer(b, &runcodec.Timer{RunID: t.RunID, Kind: string(t.Kind), Ref: t.Ref, Due: t.Due, Token: t.Token})
+}
+
+// DecodeTimer decodes a stored timer (binary, or the JSON of an older
+// weftd).
+func DecodeTimer(b []byte, t *Timer) error {
+	var s runcodec.Timer
+	if err := runcodec.DecodeTimer(b, &s); err != nil {
+		return err
+	}
+	*t = Timer{RunID: s.RunID, Kind: TimerKind(s.Kind), Ref: s.Ref, Due: s.Due, Token: s.Token}
+	return nil
 }
 
 // Fresh answers a copy of the record for one decision to change. A decision
