@@ -50,9 +50,9 @@ type recorder struct {
 	// readyPuts are the ready-queue entries the decision writes (queue
 	// hints, hand-off).
 	readyPuts []readyEntry
-	// taskPuts are the task records the decision writes, by key, as
-	// written (engine/internal/cache).
-	taskPuts map[string]cache.NotedTask
+	// taskPuts are the task records the decision writes, with their keys,
+	// as written (engine/internal/cache); a key noted again supersedes.
+	taskPuts []cache.NotedTask
 	// removesRun: the decision deletes the run's checkpoint with its last
 	// records (retention.go), so the batch writes no checkpoint.
 	removesRun bool
@@ -86,9 +86,16 @@ func (c *recorder) emitBy(actor, typ, stepID string, logical, engineAttempt int,
 		PlanVersion:    c.run.Definition.PlanVersion,
 		Data:           data,
 	}
+	if c.events == nil {
+		c.events = make([]runstate.Event, 0, eventsPerDecision)
+	}
 	c.events = append(c.events, ev)
 	c.dirty = true
 }
+
+// eventsPerDecision is room for the events of most decisions: a step's
+// completion records the attempt, the step's end and the next step's start.
+const eventsPerDecision = 4
 
 // read gets a value during a decision, seeing the decision's own writes
 // first; a failure ends the decision.
@@ -169,12 +176,16 @@ func (c *recorder) batch(version uint64) (*store.Batch, error) {
 	if c.newRun {
 		fence = store.IfAbsent(runlog.CheckpointKey(c.run.RunID))
 	}
-	b := &store.Batch{Conditions: append([]store.Condition{fence}, c.conds...)}
+	b := &store.Batch{
+		Conditions: append(append(make([]store.Condition, 0, 1+len(c.conds)+len(c.events)), fence), c.conds...),
+		// the checkpoint, each event with its key's row and at most one outbox entry, the other writes
+		Ops: make([]store.Op, 0, 1+3*len(c.events)+len(c.ops)),
+	}
 	if c.dirty && !c.removesRun {
 		b.Ops = append(b.Ops, runlog.PutCheckpoint(c.run.RunID, c.state))
 	}
 	runlog.AppendEvents(b, c.run.TenantID, c.events, c.e != nil && c.e.cfg.Outbox)
-	b.Ops = append(b.Ops, lastWriteWins(c.ops)...)
+	b.Ops = appendLastWrites(b.Ops, c.ops)
 	return b, nil
 }
 
@@ -195,20 +206,39 @@ func (c *recorder) validateEvents() error {
 	return nil
 }
 
-// lastWriteWins keeps, for a key written more than once in a decision, only
-// its last write, in the order of first appearance.
-func lastWriteWins(ops []store.Op) []store.Op {
-	last := make(map[string]int, len(ops))
-	for i, op := range ops {
-		last[string(op.Key)] = i
+// appendLastWrites appends to out, for a key written more than once in a
+// decision, only its last write, in the order of the last writes. A
+// decision writes a few keys: they are compared pairwise, and only a long
+// list is indexed by a map.
+func appendLastWrites(out, ops []store.Op) []store.Op {
+	if len(ops) > 64 {
+		last := make(map[string]int, len(ops))
+		for i, op := range ops {
+			last[string(op.Key)] = i
+		}
+		for i, op := range ops {
+			if last[string(op.Key)] == i {
+				out = append(out, op)
+			}
+		}
+		return out
 	}
-	out := make([]store.Op, 0, len(last))
 	for i, op := range ops {
-		if last[string(op.Key)] == i {
+		if !writtenAgain(ops[i+1:], op.Key) {
 			out = append(out, op)
 		}
 	}
 	return out
+}
+
+// writtenAgain reports whether one of later writes key.
+func writtenAgain(later []store.Op, key []byte) bool {
+	for _, op := range later {
+		if string(op.Key) == string(key) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxMutateRetries bounds how often one decision is re-made after losing a
@@ -390,8 +420,5 @@ func conflictOn(err error, key []byte) bool {
 
 // notePutTask remembers a task record the decision writes, as written.
 func (c *recorder) notePutTask(key []byte, t *record.Task, body []byte) {
-	if c.taskPuts == nil {
-		c.taskPuts = map[string]cache.NotedTask{}
-	}
-	c.taskPuts[string(key)] = cache.NotedTask{Record: *t, Body: body}
+	c.taskPuts = append(c.taskPuts, cache.NotedTask{Key: key, Record: *t, Body: body})
 }

@@ -253,7 +253,7 @@ func (c dueTimer) startTimedOut(task *record.Task) error {
 		c.put(record.TaskKey(task.TaskID), task)
 		return nil
 	}
-	c.del([]byte(task.ReadyKey()))
+	c.del(task.ReadyKey())
 	task.State, task.StartDue = record.TaskLost, time.Time{}
 	c.put(record.TaskKey(task.TaskID), task)
 	stepErr := &runstate.StepError{Class: definition.ErrorScheduleToStart, Message: fmt.Sprintf(

@@ -175,8 +175,8 @@ func (t *Task) Fresh() *Task {
 }
 
 // ReadyKey answers the task's queue entry key.
-func (t *Task) ReadyKey() string {
-	return string(ReadyTaskKey(t.TenantID, t.Queue, t.NotBefore, t.Seq, t.TaskID))
+func (t *Task) ReadyKey() []byte {
+	return ReadyTaskKey(t.TenantID, t.Queue, t.NotBefore, t.Seq, t.TaskID)
 }
 
 // The engine's key layout (docs/persisted-format.md lists every record);
