@@ -31,6 +31,33 @@ type Run struct {
 	CreatedAt     time.Time             `json:"created_at"`
 }
 
+// storedRun is Run as stored, its definition already encoded: Run's fields
+// in Run's order, with Run's names (a test holds the two together).
+type storedRun struct {
+	FormatVersion int             `json:"version"`
+	RunID         string          `json:"run_id"`
+	TenantID      string          `json:"tenant_id"`
+	ProjectID     string          `json:"project_id"`
+	EnvironmentID string          `json:"environment_id"`
+	RunRequestID  string          `json:"run_request_id,omitempty"`
+	SubmittedBy   string          `json:"submitted_by,omitempty"`
+	TriggerSource string          `json:"trigger_source,omitempty"`
+	Definition    json.RawMessage `json:"definition"`
+	Input         json.RawMessage `json:"input,omitempty"`
+	PlanSHA256    string          `json:"plan_sha256"`
+	CreatedAt     time.Time       `json:"created_at"`
+}
+
+// EncodeRun answers the run's stored record, the JSON of r, given the JSON
+// of its definition (which a submission has already encoded to hash it), so
+// that the definition is not encoded twice.
+func EncodeRun(r *Run, definitionJSON []byte) ([]byte, error) {
+	return json.Marshal(storedRun{FormatVersion: r.FormatVersion, RunID: r.RunID, TenantID: r.TenantID,
+		ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID, RunRequestID: r.RunRequestID,
+		SubmittedBy: r.SubmittedBy, TriggerSource: r.TriggerSource, Definition: definitionJSON, Input: r.Input,
+		PlanSHA256: r.PlanSHA256, CreatedAt: r.CreatedAt})
+}
+
 // Action answers the definition's action with id, or nil.
 func (r *Run) Action(id string) *definition.Action {
 	for i := range r.Definition.Actions {
