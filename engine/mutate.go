@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,7 +75,7 @@ func (c *recorder) emitBy(actor, typ, stepID string, logical, engineAttempt int,
 	}
 	ev := runstate.Event{
 		Type:           typ,
-		ID:             uuid.NewString(),
+		ID:             newEventID(),
 		RunID:          c.run.RunID,
 		Seq:            c.state.LastSeq,
 		IdempotencyKey: runstate.IdempotencyKey(c.run.RunID, stepID, logical, typ, c.run.Definition.PlanVersion, engineAttempt),
@@ -96,6 +97,16 @@ func (c *recorder) emitBy(actor, typ, stepID string, logical, engineAttempt int,
 // eventsPerDecision is room for the events of most decisions: a step's
 // completion records the attempt, the step's end and the next step's start.
 const eventsPerDecision = 4
+
+// newEventID answers a random (version 4) UUID as uuid.NewString does, read
+// into the stack: the string is its one allocation.
+func newEventID() string {
+	var u uuid.UUID
+	_, _ = rand.Read(u[:])  // crypto/rand.Read never fails
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // variant RFC 4122
+	return u.String()
+}
 
 // read gets a value during a decision, seeing the decision's own writes
 // first; a failure ends the decision.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/store"
@@ -24,5 +25,21 @@ func TestAppendLastWrites_KeepsEachKeysLastWriteInTheOrderOfLastWrites(t *testin
 		want = append(want, store.Delete([]byte("k1")), store.Put([]byte("k0"), []byte("last")))
 		prefix := []store.Op{store.Put([]byte("ckpt"), nil)}
 		require.Equal(t, append(prefix, want...), appendLastWrites(prefix, ops), "%d keys", n)
+	}
+}
+
+// An event's id is a random version 4 UUID in its canonical lowercase form
+// (the form the binary event stores as its 16 bytes).
+func TestNewEventID_IsACanonicalRandomVersion4UUID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 100 {
+		id := newEventID()
+		u, err := uuid.Parse(id)
+		require.NoError(t, err)
+		require.Equal(t, uuid.Version(4), u.Version())
+		require.Equal(t, uuid.RFC4122, u.Variant())
+		require.Equal(t, u.String(), id)
+		require.False(t, seen[id])
+		seen[id] = true
 	}
 }
