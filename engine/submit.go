@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
@@ -250,21 +251,28 @@ func (c *change) dropTransientWrites() {
 	if !c.newRun {
 		return
 	}
-	put := map[string]bool{}
-	deleted := map[string]bool{} // put earlier, and deleted by the last write
-	for _, op := range c.ops {
-		key := string(op.Key)
-		if op.Kind == store.OpPut {
-			put[key], deleted[key] = true, false
-		} else if put[key] {
-			deleted[key] = true
+	var gone [][]byte // put earlier, and deleted after its last put
+	for i, op := range c.ops {
+		if op.Kind == store.OpPut || !putIn(c.ops[:i], op.Key) || putIn(c.ops[i+1:], op.Key) {
+			continue
+		}
+		if !slices.ContainsFunc(gone, func(k []byte) bool { return string(k) == string(op.Key) }) {
+			gone = append(gone, op.Key)
 		}
 	}
-	for key, gone := range deleted {
-		if gone {
-			c.dropWrites([]byte(key))
+	for _, key := range gone {
+		c.dropWrites(key)
+	}
+}
+
+// putIn reports whether one of ops puts key.
+func putIn(ops []store.Op, key []byte) bool {
+	for _, op := range ops {
+		if op.Kind == store.OpPut && string(op.Key) == string(key) {
+			return true
 		}
 	}
+	return false
 }
 
 // submitted reports whether the run's checkpoint exists (an ambiguous commit landed).
