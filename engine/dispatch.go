@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -74,10 +75,10 @@ type readyEntry struct {
 // makeReady writes t's ready entry and records it among the decision's
 // effects: its queue's polls are woken after the commit, or, if one waits
 // in this process, handed the task instead (handOff).
-func (c *recorder) makeReady(t *record.Task) string {
+func (c *recorder) makeReady(t *record.Task) []byte {
 	key := t.ReadyKey()
-	c.put([]byte(key), t.TaskID)
-	c.readyPuts = append(c.readyPuts, readyEntry{prefix: record.QueuePrefix(t.TenantID, t.Queue), key: []byte(key), task: t})
+	c.ops = append(c.ops, store.Put(key, runcodec.AppendReady(nil, t.TaskID)))
+	c.readyPuts = append(c.readyPuts, readyEntry{prefix: record.QueuePrefix(t.TenantID, t.Queue), key: key, task: t})
 	c.eff.Queues = append(c.eff.Queues, dispatch.QueueKey(t.TenantID, t.Queue))
 	return key
 }
@@ -280,5 +281,5 @@ func (c *change) unclaim(t *record.Task) {
 	t.ClaimedAt, t.HeartbeatAt, t.Deadline, t.HeartbeatDue = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	c.armStartTimer(t, c.run.Action(t.ActionID), c.now) // waiting for a worker again
 	c.put(record.TaskKey(t.TaskID), t)
-	c.rules().Unclaimed(decide.TaskKind(t.Kind), st, c.makeReady(t))
+	c.rules().Unclaimed(decide.TaskKind(t.Kind), st, string(c.makeReady(t)))
 }

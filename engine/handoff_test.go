@@ -185,7 +185,7 @@ func normalised(t *testing.T, st store.Store, runID string) []string {
 	}
 }
 
-// asJSON answers a binary event or checkpoint as its JSON, where its
+// asJSON answers a binary record as its JSON, where its
 // identifiers are text; other values as they are.
 func asJSON(t *testing.T, v []byte) []byte {
 	t.Helper()
@@ -203,6 +203,14 @@ func asJSON(t *testing.T, v []byte) []byte {
 		var task record.Task
 		require.NoError(t, record.DecodeTask(v, &task))
 		decoded = &task
+	case len(v) > 0 && v[0] == runcodec.FormatTimer:
+		var tm record.Timer
+		require.NoError(t, record.DecodeTimer(v, &tm))
+		decoded = &tm
+	case len(v) > 0 && v[0] == runcodec.FormatReady:
+		id, err := runcodec.DecodeReady(v)
+		require.NoError(t, err)
+		decoded = id
 	default:
 		return v
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,9 +51,9 @@ type recorder struct {
 	// readyPuts are the ready-queue entries the decision writes (queue
 	// hints, hand-off).
 	readyPuts []readyEntry
-	// taskPuts are the task records the decision writes, by key, as
-	// written (engine/internal/cache).
-	taskPuts map[string]cache.NotedTask
+	// taskPuts are the task records the decision writes, with their keys,
+	// as written (engine/internal/cache); a key noted again supersedes.
+	taskPuts []cache.NotedTask
 	// removesRun: the decision deletes the run's checkpoint with its last
 	// records (retention.go), so the batch writes no checkpoint.
 	removesRun bool
@@ -74,7 +75,7 @@ func (c *recorder) emitBy(actor, typ, stepID string, logical, engineAttempt int,
 	}
 	ev := runstate.Event{
 		Type:           typ,
-		ID:             uuid.NewString(),
+		ID:             newEventID(),
 		RunID:          c.run.RunID,
 		Seq:            c.state.LastSeq,
 		IdempotencyKey: runstate.IdempotencyKey(c.run.RunID, stepID, logical, typ, c.run.Definition.PlanVersion, engineAttempt),
@@ -86,8 +87,25 @@ func (c *recorder) emitBy(actor, typ, stepID string, logical, engineAttempt int,
 		PlanVersion:    c.run.Definition.PlanVersion,
 		Data:           data,
 	}
+	if c.events == nil {
+		c.events = make([]runstate.Event, 0, eventsPerDecision)
+	}
 	c.events = append(c.events, ev)
 	c.dirty = true
+}
+
+// eventsPerDecision is room for the events of most decisions: a step's
+// completion records the attempt, the step's end and the next step's start.
+const eventsPerDecision = 4
+
+// newEventID answers a random (version 4) UUID as uuid.NewString does, read
+// into the stack: the string is its one allocation.
+func newEventID() string {
+	var u uuid.UUID
+	_, _ = rand.Read(u[:])  // crypto/rand.Read never fails
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // variant RFC 4122
+	return u.String()
 }
 
 // read gets a value during a decision, seeing the decision's own writes
@@ -148,9 +166,9 @@ func (c *recorder) del(key []byte) { c.ops = append(c.ops, store.Delete(key)) }
 // require adds a precondition.
 func (c *recorder) require(cond store.Condition) { c.conds = append(c.conds, cond) }
 
-// setTimer writes a durable timer.
+// setTimer writes a durable timer, in binary (runcodec.Timer).
 func (c *recorder) setTimer(t record.Timer) {
-	c.put(record.TimerKey(t.Due, t.RunID, string(t.Kind), t.Ref), t)
+	c.ops = append(c.ops, store.Put(record.TimerKey(t.Due, t.RunID, string(t.Kind), t.Ref), t.AppendTimer(nil)))
 }
 
 // clearTimer deletes a durable timer.
@@ -169,12 +187,16 @@ func (c *recorder) batch(version uint64) (*store.Batch, error) {
 	if c.newRun {
 		fence = store.IfAbsent(runlog.CheckpointKey(c.run.RunID))
 	}
-	b := &store.Batch{Conditions: append([]store.Condition{fence}, c.conds...)}
+	b := &store.Batch{
+		Conditions: append(append(make([]store.Condition, 0, 1+len(c.conds)+len(c.events)), fence), c.conds...),
+		// the checkpoint, each event with its key's row and at most one outbox entry, the other writes
+		Ops: make([]store.Op, 0, 1+3*len(c.events)+len(c.ops)),
+	}
 	if c.dirty && !c.removesRun {
 		b.Ops = append(b.Ops, runlog.PutCheckpoint(c.run.RunID, c.state))
 	}
 	runlog.AppendEvents(b, c.run.TenantID, c.events, c.e != nil && c.e.cfg.Outbox)
-	b.Ops = append(b.Ops, lastWriteWins(c.ops)...)
+	b.Ops = appendLastWrites(b.Ops, c.ops)
 	return b, nil
 }
 
@@ -195,20 +217,39 @@ func (c *recorder) validateEvents() error {
 	return nil
 }
 
-// lastWriteWins keeps, for a key written more than once in a decision, only
-// its last write, in the order of first appearance.
-func lastWriteWins(ops []store.Op) []store.Op {
-	last := make(map[string]int, len(ops))
-	for i, op := range ops {
-		last[string(op.Key)] = i
+// appendLastWrites appends to out, for a key written more than once in a
+// decision, only its last write, in the order of the last writes. A
+// decision writes a few keys: they are compared pairwise, and only a long
+// list is indexed by a map.
+func appendLastWrites(out, ops []store.Op) []store.Op {
+	if len(ops) > 64 {
+		last := make(map[string]int, len(ops))
+		for i, op := range ops {
+			last[string(op.Key)] = i
+		}
+		for i, op := range ops {
+			if last[string(op.Key)] == i {
+				out = append(out, op)
+			}
+		}
+		return out
 	}
-	out := make([]store.Op, 0, len(last))
 	for i, op := range ops {
-		if last[string(op.Key)] == i {
+		if !writtenAgain(ops[i+1:], op.Key) {
 			out = append(out, op)
 		}
 	}
 	return out
+}
+
+// writtenAgain reports whether one of later writes key.
+func writtenAgain(later []store.Op, key []byte) bool {
+	for _, op := range later {
+		if string(op.Key) == string(key) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxMutateRetries bounds how often one decision is re-made after losing a
@@ -390,8 +431,5 @@ func conflictOn(err error, key []byte) bool {
 
 // notePutTask remembers a task record the decision writes, as written.
 func (c *recorder) notePutTask(key []byte, t *record.Task, body []byte) {
-	if c.taskPuts == nil {
-		c.taskPuts = map[string]cache.NotedTask{}
-	}
-	c.taskPuts[string(key)] = cache.NotedTask{Record: *t, Body: body}
+	c.taskPuts = append(c.taskPuts, cache.NotedTask{Key: key, Record: *t, Body: body})
 }

@@ -183,7 +183,7 @@ func (r removal) Derived(prefix []byte, value []byte) {
 			return
 		}
 		if t.State == record.TaskReady {
-			c.del([]byte(t.ReadyKey()))
+			c.del(t.ReadyKey())
 		}
 		if !t.Deadline.IsZero() {
 			c.clearTimer(t.Deadline, record.TimerAttempt, t.TaskID)

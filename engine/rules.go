@@ -153,7 +153,7 @@ func (r ruleRecorder) NewTask(kind decide.TaskKind, a *definition.Action, st *ru
 		activity, queue, timeout = h.Operation, h.Queue, h.Timeout
 	}
 	t := r.c.newTask(a, st, TaskKind(kind), activity, queue, timeout, notBefore)
-	return t.TaskID, t.ReadyKey()
+	return t.TaskID, string(t.ReadyKey())
 }
 
 func (r ruleRecorder) RetireTask(taskID, readyKey string) { r.c.retireTask(taskID, readyKey) }

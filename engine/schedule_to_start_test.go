@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -24,7 +23,7 @@ func startTimers(t *testing.T, b *bundle) []record.Timer {
 	var out []record.Timer
 	for _, it := range res.Items {
 		var tr record.Timer
-		require.NoError(t, json.Unmarshal(it.Value, &tr))
+		require.NoError(t, record.DecodeTimer(it.Value, &tr))
 		if tr.Kind == record.TimerStart {
 			out = append(out, tr)
 		}

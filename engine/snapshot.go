@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -18,7 +19,7 @@ func snapshotOf(rec *record.Run, s *runstate.State) *runstate.Snapshot {
 	snap := &runstate.Snapshot{
 		RunID: rec.RunID, TenantID: rec.TenantID, ProjectID: rec.ProjectID, EnvironmentID: rec.EnvironmentID,
 		PlanID: rec.Definition.PlanID, PlanVersion: rec.Definition.PlanVersion, RunRequestID: rec.RunRequestID,
-		SubmittedBy: rec.SubmittedBy, TriggerSource: runContext(rec, "").TriggerSource, Status: s.Status, Substatus: s.Substatus, Message: s.Message,
+		SubmittedBy: rec.SubmittedBy, TriggerSource: cmp.Or(rec.TriggerSource, TriggerAPI), Status: s.Status, Substatus: s.Substatus, Message: s.Message,
 		CreatedAt: s.CreatedAt, StartedAt: s.StartedAt, CompletedAt: s.CompletedAt, LastEventSeq: s.LastSeq,
 		Error: s.Error, Cancellation: s.Cancellation, Definition: rec.Definition, Input: rec.Input, Deadline: s.Deadline,
 		RetainUntil: s.RetainUntil,
@@ -29,9 +30,19 @@ func snapshotOf(rec *record.Run, s *runstate.State) *runstate.Snapshot {
 	if !s.CompletedAt.IsZero() && !s.StartedAt.IsZero() {
 		snap.TotalDuration = s.CompletedAt.Sub(s.StartedAt)
 	}
-	for _, st := range s.Steps {
-		snap.Steps = append(snap.Steps, *st)
-		snap.Artifacts = append(snap.Artifacts, st.Artifacts...)
+	if len(s.Steps) > 0 {
+		snap.Steps = make([]runstate.StepState, len(s.Steps))
+	}
+	artifacts := 0
+	for i, st := range s.Steps {
+		snap.Steps[i] = *st
+		artifacts += len(st.Artifacts)
+	}
+	if artifacts > 0 {
+		snap.Artifacts = make([]runstate.ArtifactRef, 0, artifacts)
+		for _, st := range s.Steps {
+			snap.Artifacts = append(snap.Artifacts, st.Artifacts...)
+		}
 	}
 	snap.Result = snap.RunResult()
 	return snap

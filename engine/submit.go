@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
@@ -76,7 +77,7 @@ func (e *Engine) SubmitRun(ctx context.Context, p SubmitParams) (*SubmitResult, 
 
 // submit validates, persists and triggers a run: SubmitRun.
 func (e *submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult, error) {
-	rec, err := e.newRunRecord(p)
+	rec, body, err := e.newRunRecord(p)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +86,7 @@ func (e *submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult
 			return nil, err
 		}
 	}
-	existing, committed, err := e.persistSubmission(ctx, rec, p)
+	existing, committed, err := e.persistSubmission(ctx, rec, body, p)
 	if err != nil {
 		return nil, err
 	}
@@ -107,21 +108,22 @@ func (e *submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult
 	return &SubmitResult{Run: snap}, err
 }
 
-// newRunRecord validates the submission and builds the run's record.
-func (e *submissions) newRunRecord(p SubmitParams) (*record.Run, error) {
+// newRunRecord validates the submission and builds the run's record, and
+// answers it as stored too (record.EncodeRun).
+func (e *submissions) newRunRecord(p SubmitParams) (*record.Run, []byte, error) {
 	def := p.Definition.WithDefaults()
 	if err := def.Validate(); err != nil {
-		return nil, prefixViolations(err, "definition.")
+		return nil, nil, prefixViolations(err, "definition.")
 	}
 	if len(p.Input) > 0 && !json.Valid(p.Input) {
-		return nil, fault.Invalid(fault.Violation("input", "input.json", "input must be valid JSON"))
+		return nil, nil, fault.Invalid(fault.Violation("input", "input.json", "input must be valid JSON"))
 	}
 	canonical, err := json.Marshal(def)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sum := sha256.Sum256(canonical)
-	return &record.Run{
+	rec := &record.Run{
 		FormatVersion: record.Version,
 		RunID:         newRunID(),
 		TenantID:      p.TenantID,
@@ -134,7 +136,12 @@ func (e *submissions) newRunRecord(p SubmitParams) (*record.Run, error) {
 		Input:         p.Input,
 		PlanSHA256:    hex.EncodeToString(sum[:]),
 		CreatedAt:     e.engine().now(),
-	}, nil
+	}
+	body, err := record.EncodeRun(rec, canonical)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, body, nil
 }
 
 // prefixViolations answers an invalid definition as an invalid-argument
@@ -157,7 +164,7 @@ func prefixViolations(err error, prefix string) error {
 // when an earlier attempt whose outcome was unknown had committed it). When
 // RunRequestID names a run already submitted, it writes nothing and answers
 // that run's id.
-func (e *submissions) persistSubmission(ctx context.Context, rec *record.Run, p SubmitParams) (string, *runstate.State, error) {
+func (e *submissions) persistSubmission(ctx context.Context, rec *record.Run, body []byte, p SubmitParams) (string, *runstate.State, error) {
 	var rrKey []byte
 	if rec.RunRequestID != "" {
 		d := rec.Definition
@@ -175,7 +182,7 @@ func (e *submissions) persistSubmission(ctx context.Context, rec *record.Run, p 
 			return rec.RunID, done, err
 		},
 		decide: func(ch *change) error {
-			ch.submit(p, rrKey)
+			ch.submit(p, rrKey, body)
 			if !startsWithSubmission(rec, p) {
 				return nil
 			}
@@ -205,9 +212,9 @@ func (e *submissions) persistSubmission(ctx context.Context, rec *record.Run, p 
 	return "", nil, err
 }
 
-// submit is the decision a submission makes: the run's record, its indexes
-// and its first event, and the run request it answers.
-func (c *change) submit(p SubmitParams, rrKey []byte) {
+// submit is the decision a submission makes: the run's record (recBody, as
+// stored), its indexes and its first event, and the run request it answers.
+func (c *change) submit(p SubmitParams, rrKey, recBody []byte) {
 	rec := c.run
 	c.emit(runstate.EvRunSubmitted, "", 1, 0, runstate.EventData{
 		Status:       string(runstate.RunPending),
@@ -216,7 +223,6 @@ func (c *change) submit(p SubmitParams, rrKey []byte) {
 		PlanSHA256:   rec.PlanSHA256,
 		RunRequestID: rec.RunRequestID,
 	})
-	recBody, _ := json.Marshal(rec)
 	c.ops = append(c.ops, store.Put(record.RunKey(rec.RunID), recBody),
 		store.Put(record.RunIndexKey(rec.TenantID, rec.CreatedAt, rec.RunID), []byte(rec.RunID)),
 		store.Put(record.RunStatusKey(rec.TenantID, runstate.RunPending, rec.RunID), nil))
@@ -245,21 +251,28 @@ func (c *change) dropTransientWrites() {
 	if !c.newRun {
 		return
 	}
-	put := map[string]bool{}
-	deleted := map[string]bool{} // put earlier, and deleted by the last write
-	for _, op := range c.ops {
-		key := string(op.Key)
-		if op.Kind == store.OpPut {
-			put[key], deleted[key] = true, false
-		} else if put[key] {
-			deleted[key] = true
+	var gone [][]byte // put earlier, and deleted after its last put
+	for i, op := range c.ops {
+		if op.Kind == store.OpPut || !putIn(c.ops[:i], op.Key) || putIn(c.ops[i+1:], op.Key) {
+			continue
+		}
+		if !slices.ContainsFunc(gone, func(k []byte) bool { return string(k) == string(op.Key) }) {
+			gone = append(gone, op.Key)
 		}
 	}
-	for key, gone := range deleted {
-		if gone {
-			c.dropWrites([]byte(key))
+	for _, key := range gone {
+		c.dropWrites(key)
+	}
+}
+
+// putIn reports whether one of ops puts key.
+func putIn(ops []store.Op, key []byte) bool {
+	for _, op := range ops {
+		if op.Kind == store.OpPut && string(op.Key) == string(key) {
+			return true
 		}
 	}
+	return false
 }
 
 // submitted reports whether the run's checkpoint exists (an ambiguous commit landed).

@@ -93,3 +93,57 @@ func TestPersistedFormat_TaskRecordsAnOlderWeftdStoredAsJSONAreClaimedAndReporte
 		require.Equal(t, "completed", rec.Result)
 	}
 }
+
+// asOlderWeftdTimersAndReadyEntries rewrites every timer and ready-queue
+// entry in the JSON an older weftd stored them as, and answers how many it
+// rewrote.
+func asOlderWeftdTimersAndReadyEntries(t *testing.T, st store.Store) int {
+	t.Helper()
+	b := &store.Batch{}
+	for _, prefix := range []string{"tmr", "op"} {
+		res, err := st.Scan(t.Context(), &store.ScanParams{Prefix: store.KeyPrefix(prefix), Limit: store.MaxScanLimit})
+		require.NoError(t, err)
+		for _, it := range res.Items {
+			var js []byte
+			if prefix == "tmr" {
+				require.Equal(t, runcodec.FormatTimer, it.Value[0], "timers are written in binary")
+				var tm record.Timer
+				require.NoError(t, record.DecodeTimer(it.Value, &tm))
+				js, err = json.Marshal(&tm)
+			} else {
+				require.Equal(t, runcodec.FormatReady, it.Value[0], "ready entries are written in binary")
+				var id string
+				id, err = runcodec.DecodeReady(it.Value)
+				require.NoError(t, err)
+				js, err = json.Marshal(id)
+			}
+			require.NoError(t, err)
+			b.Ops = append(b.Ops, store.Put(it.Key, js))
+		}
+	}
+	_, err := st.Commit(t.Context(), b)
+	require.NoError(t, err)
+	return len(b.Ops)
+}
+
+func TestPersistedFormat_TimersAndReadyEntriesAnOlderWeftdStoredAsJSONStillFireAndClaim(t *testing.T) {
+	st := memstore.New(memstore.Config{})
+	older := setupWith(t, st, func(c *Config) { c.ScheduleToStartTimeout = time.Hour })
+	def := seq("a")
+	def.Actions[0].Timeout = definition.Ms(5000)
+	run := older.submit(def)
+	require.Equal(t, 2, asOlderWeftdTimersAndReadyEntries(t, st), "a's ready entry and its schedule-to-start timer")
+
+	b := setupWith(t, st)
+	b.poll("act-a") // claimed through the JSON ready entry; its JSON start timer is deleted by the claim
+	require.Equal(t, 1, asOlderWeftdTimersAndReadyEntries(t, st), "the claim's attempt timer")
+	b.clock.Advance(5 * time.Second)
+	b.tick() // the JSON attempt timer fires
+	snap := b.run(run.RunID)
+	require.Len(t, snap.Step("a").Attempts, 1)
+	require.Equal(t, runstate.AttemptTimedOut, snap.Step("a").Attempts[0].Outcome, "the attempt timed out")
+	b.clock.Advance(time.Second)
+	b.tick()
+	b.complete(b.poll("act-a"), `2`)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
+}

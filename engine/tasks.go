@@ -15,6 +15,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -171,8 +172,7 @@ func (e *workers) claimReady(ctx context.Context, p PollParams, slot *dispatch.S
 		}
 		ids := make([]string, 0, len(res.Items))
 		for _, it := range res.Items {
-			var taskID string
-			if json.Unmarshal(it.Value, &taskID) == nil {
+			if taskID, err := runcodec.DecodeReady(it.Value); err == nil {
 				ids = append(ids, taskID)
 			}
 		}
@@ -263,7 +263,7 @@ func (c *change) claimTask(t *record.Task, workerID string, verifiable bool) (*T
 	s := c.state
 	st := decide.StepOfTask(s, t.ActionID, t.TaskID)
 	if s.Status.Terminal() || st == nil {
-		c.retireTask(t.TaskID, t.ReadyKey())
+		c.retireTask(t.TaskID, string(t.ReadyKey()))
 		return nil, nil
 	}
 	if s.Status == runstate.RunPaused {
@@ -272,7 +272,7 @@ func (c *change) claimTask(t *record.Task, workerID string, verifiable bool) (*T
 	t.State, t.Token, t.WorkerID = record.TaskClaimed, t.TaskID+"#"+decide.RandomToken(), workerID
 	t.ClaimedAt, t.HeartbeatAt = c.now, c.now
 	t.Deadline = c.now.Add(t.Timeout.D())
-	c.del([]byte(t.ReadyKey()))
+	c.del(t.ReadyKey())
 	c.disarmStartTimer(t)
 	c.setTimer(record.Timer{RunID: t.RunID, Kind: record.TimerAttempt, Ref: t.TaskID, Due: t.Deadline, Token: t.Token})
 	if hb := t.HeartbeatTimeout.D(); hb > 0 {

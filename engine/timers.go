@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,7 +41,7 @@ func (e *background) fireDueTimers(ctx context.Context) error {
 // fire applies one timer.
 func (e *background) fire(ctx context.Context, key, value []byte) error {
 	var t record.Timer
-	if err := json.Unmarshal(value, &t); err != nil {
+	if err := record.DecodeTimer(value, &t); err != nil {
 		e.log.Error("undecodable timer deleted", slog.String("key", string(key)))
 		return e.deleteOrphan(ctx, key)
 	}
@@ -254,7 +253,7 @@ func (c dueTimer) startTimedOut(task *record.Task) error {
 		c.put(record.TaskKey(task.TaskID), task)
 		return nil
 	}
-	c.del([]byte(task.ReadyKey()))
+	c.del(task.ReadyKey())
 	task.State, task.StartDue = record.TaskLost, time.Time{}
 	c.put(record.TaskKey(task.TaskID), task)
 	stepErr := &runstate.StepError{Class: definition.ErrorScheduleToStart, Message: fmt.Sprintf(

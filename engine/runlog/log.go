@@ -2,6 +2,8 @@ package runlog
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -47,12 +49,21 @@ func DecodeCheckpoint(runID string, b []byte) (*runstate.State, error) {
 // (docs/semantics.md#outbox), which refers to the events instead of copying
 // them: ob:{run}:{first run_seq} names the run's events up to the last.
 func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outbox bool) {
+	// The events' values share one buffer, each capped at its own length.
+	buf := make([]byte, 0, 272*len(events))
 	for i := range events {
 		ev := &events[i]
 		idem := idemKey(ev.RunID, ev.IdempotencyKey)
+		start := len(buf)
+		buf = runcodec.AppendEvent(buf, ev)
+		value := buf[start:len(buf):len(buf)]
+		var be [8]byte
+		binary.BigEndian.PutUint64(be[:], ev.Seq)
+		start = len(buf)
+		buf = hex.AppendEncode(buf, be[:]) // store.Uint64(ev.Seq), without its string
+		seq := buf[start:len(buf):len(buf)]
 		b.Conditions = append(b.Conditions, store.IfAbsent(idem))
-		b.Ops = append(b.Ops, store.Put(EventKey(ev.RunID, ev.Seq), runcodec.AppendEvent(make([]byte, 0, 256), ev)),
-			store.Put(idem, []byte(store.Uint64(ev.Seq))))
+		b.Ops = append(b.Ops, store.Put(EventKey(ev.RunID, ev.Seq), value), store.Put(idem, seq))
 	}
 	if !outbox {
 		return

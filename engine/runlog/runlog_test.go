@@ -128,3 +128,23 @@ func TestOutbox_EntriesResolveInStepAroundMissingAndUndecodableEvents(t *testing
 		}
 	}
 }
+
+func TestAppendEvents_EachEventAndItsKeyRowHoldTheirOwnValues(t *testing.T) {
+	events := make([]runstate.Event, 40) // enough to outgrow the values' shared buffer
+	for i := range events {
+		events[i] = runstate.Event{Type: runstate.EvStepStarted, RunID: "r", Seq: uint64(i + 1), IdempotencyKey: fmt.Sprint("k", i),
+			StepID: fmt.Sprintf("step-%d-%s", i, string(make([]byte, i*13)))}
+	}
+	b := &store.Batch{}
+	AppendEvents(b, "t", events, false)
+	require.Len(t, b.Ops, 2*len(events))
+	for i := range events {
+		var got runstate.Event
+		require.NoError(t, runcodec.DecodeEvent(b.Ops[2*i].Value, &got))
+		require.Equal(t, events[i], got)
+		require.Equal(t, string(EventKey("r", uint64(i+1))), string(b.Ops[2*i].Key))
+		require.Equal(t, string(idemKey("r", events[i].IdempotencyKey)), string(b.Ops[2*i+1].Key))
+		require.Equal(t, store.Uint64(uint64(i+1)), string(b.Ops[2*i+1].Value), "the key's row holds its event's run_seq")
+		require.Equal(t, len(b.Ops[2*i].Value), cap(b.Ops[2*i].Value), "a value cannot be appended into the next")
+	}
+}

@@ -8,8 +8,10 @@ import "slices"
 func (s *State) Clone() *State {
 	c := *s
 	c.Steps = make([]*StepState, len(s.Steps))
+	steps := make([]StepState, len(s.Steps)) // the copies, in one allocation
 	for i, st := range s.Steps {
-		c.Steps[i] = st.Clone()
+		st.cloneInto(&steps[i])
+		c.Steps[i] = &steps[i]
 	}
 	c.CompletionOrder = slices.Clone(s.CompletionOrder)
 	if s.Compensation != nil {
@@ -33,7 +35,14 @@ func (s *State) Clone() *State {
 
 // Clone answers a deep copy of st.
 func (st *StepState) Clone() *StepState {
-	c := *st
+	var c StepState
+	st.cloneInto(&c)
+	return &c
+}
+
+// cloneInto makes c a deep copy of st.
+func (st *StepState) cloneInto(c *StepState) {
+	*c = *st
 	c.Attempts = slices.Clone(st.Attempts)
 	for i := range c.Attempts {
 		c.Attempts[i].Error = c.Attempts[i].Error.Clone()
@@ -47,7 +56,6 @@ func (st *StepState) Clone() *StepState {
 		m.EvidenceRefs = slices.Clone(m.EvidenceRefs)
 		c.Manual = &m
 	}
-	return &c
 }
 
 // Clone answers a copy of e, or nil for nil.

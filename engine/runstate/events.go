@@ -152,10 +152,19 @@ func IdempotencyKey(runID, stepID string, logicalAttempt int, eventType, planVer
 	if logicalAttempt < 1 {
 		logicalAttempt = 1
 	}
-	s := runID + "|" + stepID + "|" + strconv.Itoa(logicalAttempt) + "|" + eventType + "|" + planVersion
+	// The hashed text is built in a buffer on the stack when it fits, and
+	// the key is the one allocation.
+	var buf [256]byte
+	b := append(buf[:0], runID...)
+	b = append(append(b, '|'), stepID...)
+	b = strconv.AppendInt(append(b, '|'), int64(logicalAttempt), 10)
+	b = append(append(b, '|'), eventType...)
+	b = append(append(b, '|'), planVersion...)
 	if eventType == EvStepAttemptRecorded {
-		s += "|" + strconv.Itoa(engineAttempt)
+		b = strconv.AppendInt(append(b, '|'), int64(engineAttempt), 10)
 	}
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
+	sum := sha256.Sum256(b)
+	var out [sha256.Size * 2]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
 }

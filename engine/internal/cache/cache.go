@@ -137,22 +137,24 @@ type cachedTask struct {
 	record  record.Task
 }
 
-// NotedTask is a task record a decision put, and its encoding.
+// NotedTask is a task record a decision put at Key, and its encoding.
 type NotedTask struct {
+	Key    []byte
 	Record record.Task
 	Body   []byte
 }
 
 // TasksCommitted caches the task records a committed decision wrote, with
-// their new versions (res.Versions follows batch.Ops). A record is cached
-// only as the batch wrote it: one put and then rolled back is not.
-func (e *Records) TasksCommitted(puts map[string]NotedTask, batch *store.Batch, res *store.CommitResult) {
+// their new versions (res.Versions follows batch.Ops); of a key noted more
+// than once, the last. A record is cached only as the batch wrote it: one
+// put and then rolled back is not.
+func (e *Records) TasksCommitted(puts []NotedTask, batch *store.Batch, res *store.CommitResult) {
 	if len(puts) == 0 {
 		return
 	}
 	for i, op := range batch.Ops {
-		noted, ok := puts[string(op.Key)]
-		if !ok || i >= len(res.Versions) {
+		noted := lastNoted(puts, op.Key)
+		if noted == nil || i >= len(res.Versions) {
 			continue
 		}
 		if op.Kind == store.OpPut && bytes.Equal(op.Value, noted.Body) {
@@ -163,11 +165,21 @@ func (e *Records) TasksCommitted(puts map[string]NotedTask, batch *store.Batch, 
 	}
 }
 
+// lastNoted answers the last of puts noted at key, or nil.
+func lastNoted(puts []NotedTask, key []byte) *NotedTask {
+	for i := len(puts) - 1; i >= 0; i-- {
+		if bytes.Equal(puts[i].Key, key) {
+			return &puts[i]
+		}
+	}
+	return nil
+}
+
 // ForgetTasks drops the task records a decision meant to write: its commit
 // failed, or its outcome is unknown.
-func (e *Records) ForgetTasks(puts map[string]NotedTask) {
-	for _, noted := range puts {
-		e.tasks.Remove(noted.Record.TaskID)
+func (e *Records) ForgetTasks(puts []NotedTask) {
+	for i := range puts {
+		e.tasks.Remove(puts[i].Record.TaskID)
 	}
 }
 

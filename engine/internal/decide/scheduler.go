@@ -1,10 +1,11 @@
 package decide
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
@@ -89,11 +90,11 @@ func (r *Run) sequential() bool {
 
 // byDispatchOrder sorts actions by order, then id compared byte-wise (docs/semantics.md#dispatch-order).
 func byDispatchOrder(actions []*definition.Action) {
-	sort.SliceStable(actions, func(i, j int) bool {
-		if actions[i].Order != actions[j].Order {
-			return actions[i].Order < actions[j].Order
+	slices.SortStableFunc(actions, func(a, b *definition.Action) int {
+		if a.Order != b.Order {
+			return cmp.Compare(a.Order, b.Order)
 		}
-		return bytes.Compare([]byte(actions[i].ID), []byte(actions[j].ID)) < 0
+		return strings.Compare(a.ID, b.ID) // byte-wise
 	})
 }
 

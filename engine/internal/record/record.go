@@ -31,6 +31,33 @@ type Run struct {
 	CreatedAt     time.Time             `json:"created_at"`
 }
 
+// storedRun is Run as stored, its definition already encoded: Run's fields
+// in Run's order, with Run's names (a test holds the two together).
+type storedRun struct {
+	FormatVersion int             `json:"version"`
+	RunID         string          `json:"run_id"`
+	TenantID      string          `json:"tenant_id"`
+	ProjectID     string          `json:"project_id"`
+	EnvironmentID string          `json:"environment_id"`
+	RunRequestID  string          `json:"run_request_id,omitempty"`
+	SubmittedBy   string          `json:"submitted_by,omitempty"`
+	TriggerSource string          `json:"trigger_source,omitempty"`
+	Definition    json.RawMessage `json:"definition"`
+	Input         json.RawMessage `json:"input,omitempty"`
+	PlanSHA256    string          `json:"plan_sha256"`
+	CreatedAt     time.Time       `json:"created_at"`
+}
+
+// EncodeRun answers the run's stored record, the JSON of r, given the JSON
+// of its definition (which a submission has already encoded to hash it), so
+// that the definition is not encoded twice.
+func EncodeRun(r *Run, definitionJSON []byte) ([]byte, error) {
+	return json.Marshal(storedRun{FormatVersion: r.FormatVersion, RunID: r.RunID, TenantID: r.TenantID,
+		ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID, RunRequestID: r.RunRequestID,
+		SubmittedBy: r.SubmittedBy, TriggerSource: r.TriggerSource, Definition: definitionJSON, Input: r.Input,
+		PlanSHA256: r.PlanSHA256, CreatedAt: r.CreatedAt})
+}
+
 // Action answers the definition's action with id, or nil.
 func (r *Run) Action(id string) *definition.Action {
 	for i := range r.Definition.Actions {
@@ -136,7 +163,8 @@ const (
 	TimerStart     TimerKind = "start"     // ref: task id; the schedule-to-start timeout of a ready task
 )
 
-// Timer is a durable timer's value.
+// Timer is a durable timer's value, stored in binary (runcodec.Timer,
+// docs/persisted-format.md#binary-records).
 type Timer struct {
 	RunID string    `json:"run_id"`
 	Kind  TimerKind `json:"kind"`
@@ -144,6 +172,22 @@ type Timer struct {
 	Due   time.Time `json:"due"`
 	// Token ties an attempt or heartbeat timer to the claim it guards.
 	Token string `json:"token,omitempty"`
+}
+
+// AppendTimer appends the timer's stored form (runcodec.Timer, binary) to b.
+func (t *Timer) AppendTimer(b []byte) []byte {
+	return runcodec.AppendTimer(b, &runcodec.Timer{RunID: t.RunID, Kind: string(t.Kind), Ref: t.Ref, Due: t.Due, Token: t.Token})
+}
+
+// DecodeTimer decodes a stored timer (binary, or the JSON of an older
+// weftd).
+func DecodeTimer(b []byte, t *Timer) error {
+	var s runcodec.Timer
+	if err := runcodec.DecodeTimer(b, &s); err != nil {
+		return err
+	}
+	*t = Timer{RunID: s.RunID, Kind: TimerKind(s.Kind), Ref: s.Ref, Due: s.Due, Token: s.Token}
+	return nil
 }
 
 // Fresh answers a copy of the record for one decision to change. A decision
@@ -158,8 +202,8 @@ func (t *Task) Fresh() *Task {
 }
 
 // ReadyKey answers the task's queue entry key.
-func (t *Task) ReadyKey() string {
-	return string(ReadyTaskKey(t.TenantID, t.Queue, t.NotBefore, t.Seq, t.TaskID))
+func (t *Task) ReadyKey() []byte {
+	return ReadyTaskKey(t.TenantID, t.Queue, t.NotBefore, t.Seq, t.TaskID)
 }
 
 // The engine's key layout (docs/persisted-format.md lists every record);

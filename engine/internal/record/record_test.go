@@ -2,8 +2,12 @@ package record
 
 import (
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
+
+	"github.com/weft-dev/weft/engine/definition"
 )
 
 // TestReadyTaskKey_AQueueSortsByWhenReadyThenByDispatchOrder: a queue's
@@ -41,5 +45,47 @@ func TestTaskPrefix_HoldsEveryTaskOfItsRunAndNoOther(t *testing.T) {
 	}
 	if bytes.HasPrefix(TaskKey("run-10/a/1/activity1"), TaskPrefix("run-1")) {
 		t.Fatal("a task of run-10 falls under run-1's prefix")
+	}
+}
+
+// TestEncodeRun_IsTheRunsJSONByteForByte: the stored record a submission
+// builds from its definition's JSON is the JSON of the run, so that a
+// reader decodes it as Run; storedRun keeps Run's fields and names.
+func TestEncodeRun_IsTheRunsJSONByteForByte(t *testing.T) {
+	def := definition.Definition{PlanID: "p<&>", PlanVersion: "1", Actions: []definition.Action{
+		{ID: "a", Order: 1, Activity: "act-a", Queue: "q", Timeout: definition.Ms(5000), Input: json.RawMessage(`{"x": "<y>"}`)},
+	}}.WithDefaults()
+	rec := Run{FormatVersion: Version, RunID: "r", TenantID: "t", ProjectID: "p", EnvironmentID: "e", RunRequestID: "rr",
+		SubmittedBy: "alice", TriggerSource: "schedule", Definition: def, Input: json.RawMessage(`{"in": 1}`),
+		PlanSHA256: "abc", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)}
+	rv := reflect.ValueOf(rec)
+	for i := range rv.NumField() {
+		if rv.Field(i).IsZero() {
+			t.Fatalf("the test's run does not set %s", rv.Type().Field(i).Name)
+		}
+	}
+	st := reflect.TypeOf(storedRun{})
+	if st.NumField() != rv.NumField() {
+		t.Fatalf("storedRun has %d fields, Run %d", st.NumField(), rv.NumField())
+	}
+	for i := range st.NumField() {
+		if a, b := st.Field(i), rv.Type().Field(i); a.Name != b.Name || a.Tag != b.Tag {
+			t.Fatalf("storedRun field %d is %s %q, Run's %s %q", i, a.Name, a.Tag, b.Name, b.Tag)
+		}
+	}
+	defJSON, err := json.Marshal(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := EncodeRun(&rec, defJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(&rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("EncodeRun:\n%s\njson.Marshal:\n%s", got, want)
 	}
 }
