@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
@@ -101,7 +102,10 @@ type valueCheck struct {
 	minLen, maxLen     *uint64
 	minBytes, maxBytes *uint64
 	pattern            *regexp.Regexp
-	uuid               bool
+	// matched remembers values the pattern matched (queue and activity
+	// names repeat), so that most are matched without the regexp engine.
+	matched *matchCache
+	uuid    bool
 	// unsigned integers
 	ugte, ulte, uconst *uint64
 	// doubles: NaN fails every bound, as in protovalidate.
@@ -370,7 +374,7 @@ func (c *valueCheck) set(rule string, v protoreflect.Value) error {
 		if err != nil {
 			return err
 		}
-		c.pattern = re
+		c.pattern, c.matched = re, &matchCache{}
 	case bool:
 		if rule == "uuid" {
 			c.uuid = x
@@ -415,13 +419,18 @@ func (c *messageCheck) passes(m protoreflect.Message) bool {
 
 func (f *fieldCheck) passes(m protoreflect.Message) bool {
 	fd := f.fd
-	set := m.Has(fd)
+	// A field without presence (nor a rule that asks) is read as it is: its
+	// zero value is checked too.
+	set := !f.required && !f.presence && !fd.IsList() || m.Has(fd)
 	switch {
 	case f.required && !set:
 		return false
 	case f.presence && !set:
 		return true
 	case fd.IsList():
+		if !set { // empty: only a minimum fails it
+			return f.minItems == nil || *f.minItems == 0
+		}
 		return f.listPasses(m.Get(fd).List())
 	case f.nested != nil && !f.nested.passes(m.Get(fd).Message()):
 		return false
@@ -479,7 +488,7 @@ func (c *valueCheck) stringPasses(s string) bool {
 	if n := uint64(len(s)); c.minBytes != nil && n < *c.minBytes || c.maxBytes != nil && n > *c.maxBytes {
 		return false
 	}
-	if c.pattern != nil && !c.pattern.MatchString(s) {
+	if c.pattern != nil && !c.matched.match(c.pattern, s) {
 		return false
 	}
 	return !c.uuid || isUUID(s)
@@ -490,6 +499,27 @@ func (c *valueCheck) enumPasses(n protoreflect.EnumNumber) bool {
 		return false
 	}
 	return !slices.Contains(c.notIn, n)
+}
+
+// matchCache holds up to maxMatched values a pattern matched.
+type matchCache struct {
+	values sync.Map
+	n      atomic.Int32
+}
+
+const maxMatched = 256
+
+func (c *matchCache) match(re *regexp.Regexp, s string) bool {
+	if _, ok := c.values.Load(s); ok {
+		return true
+	}
+	if !re.MatchString(s) {
+		return false
+	}
+	if c.n.Add(1) <= maxMatched {
+		c.values.Store(s, struct{}{})
+	}
+	return true
 }
 
 // isUUID reports whether s is a UUID in its canonical text form (hex digits

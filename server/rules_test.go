@@ -422,3 +422,49 @@ func TestValidation_AnInvalidRequestGetsProtovalidatesViolations(t *testing.T) {
 	require.ErrorAs(t, want, &verr)
 	require.True(t, proto.Equal(verr.ToProto(), detail), "the detail is protovalidate's violations")
 }
+
+// benchRequests are the requests of a worker's and a client's calls in
+// weftbench's workload: a completion asking for the next task, a
+// five-step submission, the wait for its run.
+func benchRequests() map[string]proto.Message {
+	var actions []*weftv1.Action
+	for i := range 5 {
+		actions = append(actions, &weftv1.Action{Id: "step-" + strconv.Itoa(i+1), Order: uint32(i + 1), Activity: "bench.noop"})
+	}
+	return map[string]proto.Message{
+		"CompleteTask": &weftv1.CompleteTaskRequest{TaskToken: "task-00#abcdef", WorkerId: "bench-worker-0",
+			Output: structpb.NewStructValue(&structpb.Struct{}),
+			NextTasks: &weftv1.PollTasksRequest{WorkerId: "bench-worker-0", Queue: "default", MaxTasks: 1,
+				Activities: []*weftv1.ActivityRegistration{{Name: "bench.noop"}}}},
+		"SubmitRun": &weftv1.SubmitRunRequest{Definition: &weftv1.WorkflowDefinition{PlanId: "bench", PlanVersion: "1", Actions: actions},
+			RunRequestId: "0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e", Start: true},
+		"AwaitRun": &weftv1.AwaitRunRequest{RunId: "0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e", WaitMs: 30000},
+	}
+}
+
+// BenchmarkRequestRules is the compiled rules against protovalidate on
+// the workload's requests, each valid.
+func BenchmarkRequestRules(b *testing.B) {
+	rules := compileRequestRules(ServiceNames)
+	v, err := protovalidate.New()
+	require.NoError(b, err)
+	for name, m := range benchRequests() {
+		require.NoError(b, v.Validate(m))
+		b.Run(name+"/compiled", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !rules.passes(m) {
+					b.Fatal("refused")
+				}
+			}
+		})
+		b.Run(name+"/protovalidate", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := v.Validate(m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
