@@ -8,11 +8,13 @@ import (
 )
 
 // compressMinBytes is the smallest answer the server compresses. Below it
-// gzip saves a few bytes on loopback and LAN but costs a compressor reset
-// per message, which was the largest single item of weftd's CPU profile
-// (docs/performance.md): most answers — a task, a report's ack, one event —
-// are a few hundred bytes.
-const compressMinBytes = 1024
+// gzip saves a few hundred bytes, which a LAN carries in microseconds, at
+// the cost of compressing and flushing on the server and inflating on the
+// client, per call (docs/performance.md): the worker path's answers — a
+// task, a report's ack, one event, and the Run a client awaits (a few
+// steps, about 1–3 KiB) — all stay below it. Pages of runs or events and
+// runs with large outputs are compressed.
+const compressMinBytes = 8 << 10
 
 // boundedGzip is the gzip codec every handler uses in place of Connect's
 // default, and compresses only answers of at least compressMinBytes, at

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -40,9 +41,28 @@ func TestCompression_OnlyAnswersOfAtLeastCompressMinBytes(t *testing.T) {
 	enc, n := postJSON(t, url, "/weft.v1.RunService/ListRuns", `{}`)
 	require.Empty(t, enc, "an empty list (%d bytes) must not be compressed", n)
 	require.Less(t, n, compressMinBytes)
-	for range 20 {
+	for range 40 {
 		b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "noop"}))
 	}
-	enc, _ = postJSON(t, url, "/weft.v1.RunService/ListRuns", `{}`)
-	require.Equal(t, "gzip", enc, "twenty runs are more than compressMinBytes and must be compressed")
+	enc, n = postJSON(t, url, "/weft.v1.RunService/ListRuns", `{"page_size": 1000}`)
+	require.Equal(t, "gzip", enc, "forty runs are more than compressMinBytes and must be compressed")
+	require.Less(t, n, compressMinBytes, "and compress well")
+}
+
+// The Run a client awaits, of a few steps, is below compressMinBytes (in
+// JSON, the larger encoding): it goes uncompressed.
+func TestCompression_ARunOfAFewStepsGoesUncompressed(t *testing.T) {
+	url := testServer(t, engineConfig(t))
+	b := &bundle{t: t, c: apitest.NewClients(url, twoProtocols[0])}
+	var actions []*weftv1.Action
+	for i := range 5 {
+		actions = append(actions, &weftv1.Action{Id: fmt.Sprintf("step-%d", i+1), Order: uint32(i + 1), Activity: "bench.noop"})
+	}
+	run := b.submit(def(actions...))
+	for range 5 {
+		b.complete(b.poll("bench.noop"))
+	}
+	enc, n := postJSON(t, url, "/weft.v1.RunService/GetRun", `{"run_id": "`+run.GetRunId()+`"}`)
+	require.Empty(t, enc, "a five-step run (%d bytes) must not be compressed", n)
+	t.Logf("a five-step run: %d bytes of JSON", n)
 }

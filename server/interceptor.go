@@ -198,8 +198,11 @@ func faultCodeFor(code connect.Code) weftv1.FaultCode {
 
 // validationInterceptor checks every request against its protovalidate rules
 // before a handler sees it. A violation answers invalid_argument with a
-// buf.validate.Violations detail naming each field and rule.
+// buf.validate.Violations detail naming each field and rule. A request the
+// compiled rules pass needs nothing more; any other is protovalidate's to
+// judge, so its error is protovalidate's (rules.go).
 type validationInterceptor struct {
+	rules     *requestRules
 	validator protovalidate.Validator
 }
 
@@ -230,6 +233,9 @@ func (v *validationInterceptor) check(msg any) error {
 	}
 	if err := decodeRefusal(m); err != nil {
 		return err // an enum name the server does not know (codec.go)
+	}
+	if v.rules.passes(m) {
+		return nil
 	}
 	err := v.validator.Validate(m)
 	if err == nil {

@@ -140,7 +140,7 @@ func New(cfg Config) (http.Handler, error) {
 		// authentication; then validation, so an unauthenticated caller
 		// learns nothing of the request rules.
 		connect.WithInterceptors(&faultInterceptor{logger: cfg.Logger, metrics: m},
-			&authInterceptor{tokens: cfg.Tokens}, &validationInterceptor{validator: validator}),
+			&authInterceptor{tokens: cfg.Tokens}, &validationInterceptor{rules: requestRulesOnce(), validator: validator}),
 		connect.WithReadMaxBytes(int(cfg.MaxRequestBytes)),
 		boundedGzip(cfg.MaxRequestBytes),
 		connect.WithRecover(recoverPanic(cfg.Logger)),
