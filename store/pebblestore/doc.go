@@ -32,6 +32,15 @@
 // process can write the store, a watcher hears of every put; the export
 // worker keeps its place in the outbox with it.
 //
+// Conditions: the leader reads a condition's key from the writes of the
+// batches accepted before it in the group, else from the recent versions
+// (recent.go: the versions of the last keys the store wrote, which the leader
+// alone keeps, so a condition on a key written moments ago — a checkpoint, a
+// task — reads nothing), else from Pebble through one iterator per group that
+// consults the tables' bloom filters on every level (conditions.go), so that
+// an absent key — an idempotency key, a new run's checkpoint — seldom reads a
+// table.
+//
 // Caching: Config.CacheBytes sizes Pebble's block cache (the tables' data,
 // index and filter blocks), DefaultCacheBytes by default.
 //

@@ -47,12 +47,27 @@ func encodeValue(version uint64, value []byte) []byte {
 
 // decodeItem parses a record value, copying it.
 func decodeItem(key, raw []byte) (store.Item, error) {
-	if len(raw) < 9 || raw[0] != layoutVersion {
-		return store.Item{}, fmt.Errorf("pebblestore: record %q has an unknown layout (%d bytes)", key, len(raw))
+	if err := checkLayout(key, raw); err != nil {
+		return store.Item{}, err
 	}
 	value := make([]byte, len(raw)-9)
 	copy(value, raw[9:])
 	return store.Item{Key: key, Value: value, Version: binary.BigEndian.Uint64(raw[1:9])}, nil
+}
+
+// decodeVersion parses the version of a record value, copying nothing.
+func decodeVersion(key, raw []byte) (uint64, error) {
+	if err := checkLayout(key, raw); err != nil {
+		return 0, err
+	}
+	return binary.BigEndian.Uint64(raw[1:9]), nil
+}
+
+func checkLayout(key, raw []byte) error {
+	if len(raw) < 9 || raw[0] != layoutVersion {
+		return fmt.Errorf("pebblestore: record %q has an unknown layout (%d bytes)", key, len(raw))
+	}
+	return nil
 }
 
 // pebbleLogger routes Pebble's logging to slog.

@@ -90,10 +90,11 @@ type Store struct {
 	life store.CloseGuard
 
 	// queue groups concurrent commits; its leader alone touches seq, the
-	// last version handed out.
-	queue queue
-	seq   uint64
-	stats groupStats
+	// last version handed out, and recent.
+	queue  queue
+	seq    uint64
+	recent *recentVersions
+	stats  groupStats
 
 	// watchers hear of the puts under their prefixes (WatchPuts).
 	watchers watchers
@@ -128,7 +129,7 @@ func open(dir string, cfg Config, fs vfs.FS) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, queue: queue{maxBatches: cfg.MaxGroupBatches, maxBytes: cfg.MaxGroupBytes}, caps: store.Capabilities{
+	s := &Store{db: db, recent: newRecentVersions(recentCapacity), queue: queue{maxBatches: cfg.MaxGroupBatches, maxBytes: cfg.MaxGroupBytes}, caps: store.Capabilities{
 		Backend:          "pebble",
 		ConditionalBatch: true,
 		AtomicBatch:      true,
@@ -265,16 +266,6 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 		s.lead()
 	}
 	return r.res, r.err
-}
-
-// lookup reports a key's presence and version as stored.
-func (s *Store) lookup(key []byte) (bool, uint64, error) {
-	raw, found, err := s.getRaw(recordKey(key))
-	if err != nil || !found {
-		return false, 0, err
-	}
-	item, err := decodeItem(key, raw)
-	return true, item.Version, err
 }
 
 // Close implements store.Store. It waits for operations in flight and is
