@@ -29,8 +29,15 @@ func FlushAndFilterHits(s *Store) (flush func() error, hits func() int64) {
 	return s.db.Flush, func() int64 { return s.db.Metrics().Filter.Hits }
 }
 
-// CacheSize answers the block cache size the store gives Pebble for cfg.
-func CacheSize(cfg Config) int64 { return pebbleOptions(cfg.WithDefaults(), nil).CacheSize }
+// Flush flushes s's memtables to tables.
+func Flush(s *Store) error { return s.db.Flush() }
+
+// BlockCache answers the bytes in s's block cache and its hits and misses so
+// far.
+func BlockCache(s *Store) (size, hits, misses int64) {
+	m := s.db.Metrics().BlockCache
+	return m.Size, m.Hits, m.Misses
+}
 
 // StoredReads is how many condition keys s has read from Pebble, rather
 // than from a group's own writes or the recent versions.

@@ -33,7 +33,9 @@ type Config struct {
 	// CacheBytes is the size of Pebble's block cache, which holds the
 	// tables' data, index and filter blocks that reads need; 0 means
 	// DefaultCacheBytes. It is allocated as reads fill it and counts in the
-	// process's RSS once the store is larger than it.
+	// process's RSS once the store is larger than it. (Pebble counts its
+	// memtables against its cache; the store gives Pebble a cache that
+	// much larger, so that CacheBytes is left for blocks.)
 	CacheBytes int64
 }
 
@@ -110,11 +112,28 @@ var _ store.Store = (*Store)(nil)
 // Open opens (creating if needed) the store in dir.
 func Open(dir string, cfg Config) (*Store, error) { return open(dir, cfg, nil) }
 
+// Pebble's memtables: each holds memTableBytes, and at most
+// memTablesStopWrites of them are full before writes wait for a flush.
+const (
+	memTableBytes       = 4 << 20
+	memTablesStopWrites = 2
+)
+
+// memTableReservation is what Pebble takes out of the block cache for its
+// memtables: it reserves each memtable's size in the cache while the
+// memtable lives, i.e. the one being written, those full and waiting for
+// their flush, and the one it keeps for reuse.
+const memTableReservation = (memTablesStopWrites + 1) * memTableBytes
+
 // pebbleOptions are the store's Pebble options. Bloom filters (10 bits per
-// key, every level) let a Get of an absent key — every event's idempotency
-// check is one — skip the tables that cannot hold it.
+// key, every level) let a read of an absent key — every event's idempotency
+// check is one — skip the tables that cannot hold it. The cache is
+// Config.CacheBytes of blocks on top of the memtables' reservation, which
+// would otherwise take all of it.
 func pebbleOptions(cfg Config, fs vfs.FS) *pebble.Options {
-	opts := &pebble.Options{Logger: pebbleLogger{cfg.Logger}, FS: fs, CacheSize: cfg.CacheBytes}
+	opts := &pebble.Options{Logger: pebbleLogger{cfg.Logger}, FS: fs,
+		CacheSize:    cfg.CacheBytes + memTableReservation,
+		MemTableSize: memTableBytes, MemTableStopWritesThreshold: memTablesStopWrites}
 	opts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 	return opts
 }
