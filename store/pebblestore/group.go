@@ -98,6 +98,7 @@ func (s *Store) remember(ov overlay, err error) {
 }
 
 // write adds ops to batch under the next version, and records them in ov.
+// Each record is encoded straight into the batch's buffer.
 func (s *Store) write(batch *pebble.Batch, ops []store.Op, ov overlay) (*store.CommitResult, error) {
 	res := &store.CommitResult{Versions: make([]uint64, len(ops))}
 	if len(ops) == 0 {
@@ -108,16 +109,18 @@ func (s *Store) write(batch *pebble.Batch, ops []store.Op, ov overlay) (*store.C
 	s.seq++
 	version := s.seq
 	for i, op := range ops {
-		var err error
+		var deferred *pebble.DeferredBatchOp
 		if op.Kind == store.OpDelete {
-			err = batch.Delete(recordKey(op.Key), nil)
+			deferred = batch.DeleteDeferred(recordKeyLen(op.Key))
 			ov.note(op.Key, 0)
 		} else {
-			err = batch.Set(recordKey(op.Key), encodeValue(version, op.Value), nil)
+			deferred = batch.SetDeferred(recordKeyLen(op.Key), recordValueLen(op.Value))
+			putRecordValue(deferred.Value, version, op.Value)
 			ov.note(op.Key, version)
 			res.Versions[i] = version
 		}
-		if err != nil {
+		putRecordKey(deferred.Key, op.Key)
+		if err := deferred.Finish(); err != nil {
 			return nil, translate(err)
 		}
 	}

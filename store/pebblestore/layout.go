@@ -38,11 +38,24 @@ func recordUpper(upper []byte) []byte {
 	return recordKey(upper)
 }
 
-func encodeValue(version uint64, value []byte) []byte {
-	out := make([]byte, 0, 9+len(value))
-	out = append(out, layoutVersion)
-	out = binary.BigEndian.AppendUint64(out, version)
-	return append(out, value...)
+// recordKeyLen is the length of key's record key.
+func recordKeyLen(key []byte) int { return 1 + len(key) }
+
+// putRecordKey writes key's record key into dst, of recordKeyLen(key) bytes.
+func putRecordKey(dst, key []byte) {
+	dst[0] = recordPrefix
+	copy(dst[1:], key)
+}
+
+// recordValueLen is the length of a record value holding value.
+func recordValueLen(value []byte) int { return 9 + len(value) }
+
+// putRecordValue writes the record value of version and value into dst, of
+// recordValueLen(value) bytes.
+func putRecordValue(dst []byte, version uint64, value []byte) {
+	dst[0] = layoutVersion
+	binary.BigEndian.PutUint64(dst[1:9], version)
+	copy(dst[9:], value)
 }
 
 // decodeItem parses a record value, copying it.
