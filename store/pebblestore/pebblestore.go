@@ -114,8 +114,13 @@ func Open(dir string, cfg Config) (*Store, error) { return open(dir, cfg, nil) }
 
 // Pebble's memtables: each holds memTableBytes, and at most
 // memTablesStopWrites of them are full before writes wait for a flush.
+// Pebble's default is 4 MiB; 16 MiB means a quarter of the flushes, and so
+// of the compactions of the tables they make into the last level, each of
+// which rewrites that level's overlapping tables (a step's keys — checkpoints,
+// tasks, events, indexes — spread over the whole keyspace). The cost is
+// memory: up to memTableReservation, allocated outside Go's heap.
 const (
-	memTableBytes       = 4 << 20
+	memTableBytes       = 16 << 20
 	memTablesStopWrites = 2
 )
 
