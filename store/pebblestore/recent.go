@@ -33,18 +33,18 @@ func (rv *recentVersions) get(key []byte) (found bool, version uint64, held bool
 
 // note records that key now has version (0: deleted).
 func (rv *recentVersions) note(key string, version uint64) {
-	if _, held := rv.versions[key]; held {
-		rv.versions[key] = version
-		return
+	held := len(rv.versions)
+	rv.versions[key] = version
+	if len(rv.versions) == held {
+		return // held already: updated in place, one map operation
 	}
 	if len(rv.order) < cap(rv.order) {
 		rv.order = append(rv.order, key)
-	} else {
-		delete(rv.versions, rv.order[rv.next])
-		rv.order[rv.next] = key
-		rv.next = (rv.next + 1) % len(rv.order)
+		return
 	}
-	rv.versions[key] = version
+	delete(rv.versions, rv.order[rv.next])
+	rv.order[rv.next] = key
+	rv.next = (rv.next + 1) % len(rv.order)
 }
 
 // forget drops every key.
