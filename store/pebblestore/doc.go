@@ -42,7 +42,9 @@
 // table.
 //
 // Caching: Config.CacheBytes sizes Pebble's block cache (the tables' data,
-// index and filter blocks), DefaultCacheBytes by default.
+// index and filter blocks), DefaultCacheBytes by default. Pebble reserves
+// its memtables' memory in that cache, so the store gives Pebble a cache
+// larger by the memtables' most (memTableReservation).
 //
 // On-disk layout (part of the persisted format, see docs/storage.md):
 //

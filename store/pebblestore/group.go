@@ -9,7 +9,7 @@ import (
 )
 
 // lead takes the next group from the queue, commits it and hands the lead
-// on. Only the leader runs it, so it alone touches s.seq.
+// on. Only the leader runs it, so it alone touches s.seq and s.recent.
 func (s *Store) lead() {
 	g := s.queue.take()
 	s.commitGroup(g)
