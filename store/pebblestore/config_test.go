@@ -1,17 +1,44 @@
 package pebblestore_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/pebblestore"
 )
 
-func TestConfig_CacheBytesSizesPebblesBlockCache(t *testing.T) {
+func TestConfig_CacheBytesMustBePositive(t *testing.T) {
 	t.Parallel()
-	require.EqualValues(t, pebblestore.DefaultCacheBytes, pebblestore.CacheSize(pebblestore.Config{}))
-	require.EqualValues(t, 64<<20, pebblestore.CacheSize(pebblestore.Config{CacheBytes: 64 << 20}))
 	_, err := pebblestore.Open(t.TempDir(), pebblestore.Config{CacheBytes: -1})
 	require.ErrorContains(t, err, "cache bytes must be at least 1")
+}
+
+// Pebble reserves its memtables' memory in its block cache; the default
+// cache must still hold blocks once the memtables are at full size.
+func TestConfig_CacheBytesAreLeftForBlocksBesideTheMemtables(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pebblestore.Config{})
+	value := make([]byte, 1024)
+	key := func(i int) []byte { return store.Key("k", fmt.Sprintf("%06d", i)) }
+	const n = 16 * 1024 // 16 MiB of values: memtables at full size, and tables
+	for lo := 0; lo < n; lo += 1024 {
+		batch := &store.Batch{}
+		for i := lo; i < lo+1024; i++ {
+			batch.Ops = append(batch.Ops, store.Put(key(i), value))
+		}
+		require.NoError(t, commitOne(t, b.s, batch))
+	}
+	require.NoError(t, pebblestore.Flush(b.s))
+	for range 2 {
+		for i := 0; i < n/4; i += 4 { // 4 MiB of blocks, half the default cache
+			_, err := b.s.Get(t.Context(), key(i))
+			require.NoError(t, err)
+		}
+	}
+	size, hits, misses := pebblestore.BlockCache(b.s)
+	require.Greater(t, size, int64(pebblestore.DefaultCacheBytes/4), "the cache holds the blocks read")
+	require.Greater(t, hits, misses, "the second pass reads from the cache")
 }

@@ -32,8 +32,19 @@
 // process can write the store, a watcher hears of every put; the export
 // worker keeps its place in the outbox with it.
 //
+// Conditions: the leader reads a condition's key from the writes of the
+// batches accepted before it in the group, else from the recent versions
+// (recent.go: the versions of the last keys the store wrote, which the leader
+// alone keeps, so a condition on a key written moments ago — a checkpoint, a
+// task — reads nothing), else from Pebble through one iterator per group that
+// consults the tables' bloom filters on every level (conditions.go), so that
+// an absent key — an idempotency key, a new run's checkpoint — seldom reads a
+// table.
+//
 // Caching: Config.CacheBytes sizes Pebble's block cache (the tables' data,
-// index and filter blocks), DefaultCacheBytes by default.
+// index and filter blocks), DefaultCacheBytes by default. Pebble reserves
+// its memtables' memory in that cache, so the store gives Pebble a cache
+// larger by the memtables' most (memTableReservation).
 //
 // On-disk layout (part of the persisted format, see docs/storage.md):
 //

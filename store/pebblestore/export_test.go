@@ -1,6 +1,10 @@
 package pebblestore
 
-import "github.com/cockroachdb/pebble/v2/vfs"
+import (
+	"context"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
 
 // OpenFS opens the store in dir on fs, such as a crashable in-memory one.
 func OpenFS(dir string, cfg Config, fs vfs.FS) (*Store, error) { return open(dir, cfg, fs) }
@@ -25,5 +29,31 @@ func FlushAndFilterHits(s *Store) (flush func() error, hits func() int64) {
 	return s.db.Flush, func() int64 { return s.db.Metrics().Filter.Hits }
 }
 
-// CacheSize answers the block cache size the store gives Pebble for cfg.
-func CacheSize(cfg Config) int64 { return pebbleOptions(cfg.WithDefaults(), nil).CacheSize }
+// Flush flushes s's memtables to tables.
+func Flush(s *Store) error { return s.db.Flush() }
+
+// BlockCache answers the bytes in s's block cache and its hits and misses so
+// far.
+func BlockCache(s *Store) (size, hits, misses int64) {
+	m := s.db.Metrics().BlockCache
+	return m.Size, m.Hits, m.Misses
+}
+
+// StoredReads is how many condition keys s has read from Pebble, rather
+// than from a group's own writes or the recent versions.
+func StoredReads(s *Store) uint64 { return s.stats.storedReads.Load() }
+
+// RecentCapacity is how many keys the recent versions hold.
+const RecentCapacity = recentCapacity
+
+// CompactAll flushes s and compacts every table into the last level, and
+// answers how many tables that level holds.
+func CompactAll(s *Store) (int64, error) {
+	if err := s.db.Compact(context.Background(), []byte{0}, []byte{0xff}, false); err != nil {
+		return 0, err
+	}
+	return s.db.Metrics().Levels[len(s.db.Metrics().Levels)-1].TablesCount, nil
+}
+
+// FilterHits answers how often a table's filter has ruled a read out so far.
+func FilterHits(s *Store) int64 { return s.db.Metrics().Filter.Hits }

@@ -9,7 +9,7 @@ import (
 )
 
 // lead takes the next group from the queue, commits it and hands the lead
-// on. Only the leader runs it, so it alone touches s.seq.
+// on. Only the leader runs it, so it alone touches s.seq and s.recent.
 func (s *Store) lead() {
 	g := s.queue.take()
 	s.commitGroup(g)
@@ -30,7 +30,8 @@ func (s *Store) commitGroup(g *group) {
 	s.stats.noteGroup(len(g.reqs))
 	batch := s.db.NewBatch()
 	defer batch.Close()
-	err := s.fold(g, batch)
+	ov := overlay{}
+	err := s.fold(g, batch, ov)
 	var owed []heard
 	if err == nil && !batch.Empty() {
 		owed = s.watchers.owed(g)
@@ -38,6 +39,7 @@ func (s *Store) commitGroup(g *group) {
 	close(g.folded)
 	if err == nil && !batch.Empty() {
 		err = s.apply(len(g.reqs), batch)
+		s.remember(ov, err)
 		notify(owed) // applied, or perhaps applied: a watcher must hear of it either way
 	}
 	if err != nil {
@@ -47,19 +49,34 @@ func (s *Store) commitGroup(g *group) {
 	}
 }
 
-// fold decides each request of g and writes the accepted ones into batch. The
-// overlay holds what earlier batches of the group wrote, so that a condition
-// sees them as if they had been committed one by one.
-func (s *Store) fold(g *group, batch *pebble.Batch) error {
-	ov := newOverlay(g)
+// fold decides each request of g and writes the accepted ones into batch and
+// ov. A condition reads its key from ov (what earlier batches of the group
+// wrote, so that it sees them as if they had been committed one by one), else
+// from the recent versions, else from Pebble.
+func (s *Store) fold(g *group, batch *pebble.Batch, ov overlay) error {
+	stored := &conditionReader{db: s.db}
+	lookup := func(key []byte) (bool, uint64, error) {
+		if version, ok := ov[string(key)]; ok {
+			return version != 0, version, nil
+		}
+		if found, version, held := s.recent.get(key); held {
+			return found, version, nil
+		}
+		s.stats.storedReads.Add(1)
+		return stored.lookup(key)
+	}
 	for _, r := range g.reqs {
-		if r.err = store.CheckConditions(r.batch.Conditions, ov.lookup(s.lookup)); r.err != nil {
+		if r.err = store.CheckConditions(r.batch.Conditions, lookup); r.err != nil {
 			continue
 		}
 		var err error
 		if r.res, err = s.write(batch, r.batch.Ops, ov); err != nil {
+			_ = stored.close()
 			return err
 		}
+	}
+	if err := stored.close(); err != nil {
+		return err
 	}
 	if batch.Empty() {
 		return nil
@@ -67,7 +84,21 @@ func (s *Store) fold(g *group, batch *pebble.Batch) error {
 	return translate(batch.Set(metaSeq, binary.BigEndian.AppendUint64(nil, s.seq), nil))
 }
 
+// remember records in the recent versions what a group wrote (ov), once its
+// apply has returned err. An apply that failed may or may not have written,
+// so then they forget every key.
+func (s *Store) remember(ov overlay, err error) {
+	if err != nil {
+		s.recent.forget()
+		return
+	}
+	for key, version := range ov {
+		s.recent.note(key, version)
+	}
+}
+
 // write adds ops to batch under the next version, and records them in ov.
+// Each record is encoded straight into the batch's buffer.
 func (s *Store) write(batch *pebble.Batch, ops []store.Op, ov overlay) (*store.CommitResult, error) {
 	res := &store.CommitResult{Versions: make([]uint64, len(ops))}
 	if len(ops) == 0 {
@@ -78,16 +109,18 @@ func (s *Store) write(batch *pebble.Batch, ops []store.Op, ov overlay) (*store.C
 	s.seq++
 	version := s.seq
 	for i, op := range ops {
-		var err error
+		var deferred *pebble.DeferredBatchOp
 		if op.Kind == store.OpDelete {
-			err = batch.Delete(recordKey(op.Key), nil)
+			deferred = batch.DeleteDeferred(recordKeyLen(op.Key))
 			ov.note(op.Key, 0)
 		} else {
-			err = batch.Set(recordKey(op.Key), encodeValue(version, op.Value), nil)
+			deferred = batch.SetDeferred(recordKeyLen(op.Key), recordValueLen(op.Value))
+			putRecordValue(deferred.Value, version, op.Value)
 			ov.note(op.Key, version)
 			res.Versions[i] = version
 		}
-		if err != nil {
+		putRecordKey(deferred.Key, op.Key)
+		if err := deferred.Finish(); err != nil {
 			return nil, translate(err)
 		}
 	}
@@ -108,32 +141,7 @@ func (s *Store) apply(n int, batch *pebble.Batch) error {
 	return nil
 }
 
-// overlay maps a key written earlier in the group to its new version, 0 when
-// deleted. It is nil, and records nothing, when no batch after the first has
-// conditions: then nobody looks.
+// overlay maps a key written by a group to its new version, 0 when deleted.
 type overlay map[string]uint64
 
-func newOverlay(g *group) overlay {
-	for _, r := range g.reqs[1:] {
-		if len(r.batch.Conditions) > 0 {
-			return overlay{}
-		}
-	}
-	return nil
-}
-
-func (ov overlay) note(key []byte, version uint64) {
-	if ov != nil {
-		ov[string(key)] = version
-	}
-}
-
-// lookup answers from the overlay, falling back to the store.
-func (ov overlay) lookup(stored func([]byte) (bool, uint64, error)) func([]byte) (bool, uint64, error) {
-	return func(key []byte) (bool, uint64, error) {
-		if version, ok := ov[string(key)]; ok {
-			return version != 0, version, nil
-		}
-		return stored(key)
-	}
-}
+func (ov overlay) note(key []byte, version uint64) { ov[string(key)] = version }

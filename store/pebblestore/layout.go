@@ -38,21 +38,49 @@ func recordUpper(upper []byte) []byte {
 	return recordKey(upper)
 }
 
-func encodeValue(version uint64, value []byte) []byte {
-	out := make([]byte, 0, 9+len(value))
-	out = append(out, layoutVersion)
-	out = binary.BigEndian.AppendUint64(out, version)
-	return append(out, value...)
+// recordKeyLen is the length of key's record key.
+func recordKeyLen(key []byte) int { return 1 + len(key) }
+
+// putRecordKey writes key's record key into dst, of recordKeyLen(key) bytes.
+func putRecordKey(dst, key []byte) {
+	dst[0] = recordPrefix
+	copy(dst[1:], key)
+}
+
+// recordValueLen is the length of a record value holding value.
+func recordValueLen(value []byte) int { return 9 + len(value) }
+
+// putRecordValue writes the record value of version and value into dst, of
+// recordValueLen(value) bytes.
+func putRecordValue(dst []byte, version uint64, value []byte) {
+	dst[0] = layoutVersion
+	binary.BigEndian.PutUint64(dst[1:9], version)
+	copy(dst[9:], value)
 }
 
 // decodeItem parses a record value, copying it.
 func decodeItem(key, raw []byte) (store.Item, error) {
-	if len(raw) < 9 || raw[0] != layoutVersion {
-		return store.Item{}, fmt.Errorf("pebblestore: record %q has an unknown layout (%d bytes)", key, len(raw))
+	if err := checkLayout(key, raw); err != nil {
+		return store.Item{}, err
 	}
 	value := make([]byte, len(raw)-9)
 	copy(value, raw[9:])
 	return store.Item{Key: key, Value: value, Version: binary.BigEndian.Uint64(raw[1:9])}, nil
+}
+
+// decodeVersion parses the version of a record value, copying nothing.
+func decodeVersion(key, raw []byte) (uint64, error) {
+	if err := checkLayout(key, raw); err != nil {
+		return 0, err
+	}
+	return binary.BigEndian.Uint64(raw[1:9]), nil
+}
+
+func checkLayout(key, raw []byte) error {
+	if len(raw) < 9 || raw[0] != layoutVersion {
+		return fmt.Errorf("pebblestore: record %q has an unknown layout (%d bytes)", key, len(raw))
+	}
+	return nil
 }
 
 // pebbleLogger routes Pebble's logging to slog.

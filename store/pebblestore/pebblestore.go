@@ -33,7 +33,9 @@ type Config struct {
 	// CacheBytes is the size of Pebble's block cache, which holds the
 	// tables' data, index and filter blocks that reads need; 0 means
 	// DefaultCacheBytes. It is allocated as reads fill it and counts in the
-	// process's RSS once the store is larger than it.
+	// process's RSS once the store is larger than it. (Pebble counts its
+	// memtables against its cache; the store gives Pebble a cache that
+	// much larger, so that CacheBytes is left for blocks.)
 	CacheBytes int64
 }
 
@@ -90,10 +92,11 @@ type Store struct {
 	life store.CloseGuard
 
 	// queue groups concurrent commits; its leader alone touches seq, the
-	// last version handed out.
-	queue queue
-	seq   uint64
-	stats groupStats
+	// last version handed out, and recent.
+	queue  queue
+	seq    uint64
+	recent *recentVersions
+	stats  groupStats
 
 	// watchers hear of the puts under their prefixes (WatchPuts).
 	watchers watchers
@@ -109,11 +112,33 @@ var _ store.Store = (*Store)(nil)
 // Open opens (creating if needed) the store in dir.
 func Open(dir string, cfg Config) (*Store, error) { return open(dir, cfg, nil) }
 
+// Pebble's memtables: each holds memTableBytes, and at most
+// memTablesStopWrites of them are full before writes wait for a flush.
+// Pebble's default is 4 MiB; 16 MiB means a quarter of the flushes, and so
+// of the compactions of the tables they make into the last level, each of
+// which rewrites that level's overlapping tables (a step's keys — checkpoints,
+// tasks, events, indexes — spread over the whole keyspace). The cost is
+// memory: up to memTableReservation, allocated outside Go's heap.
+const (
+	memTableBytes       = 16 << 20
+	memTablesStopWrites = 2
+)
+
+// memTableReservation is what Pebble takes out of the block cache for its
+// memtables: it reserves each memtable's size in the cache while the
+// memtable lives, i.e. the one being written, those full and waiting for
+// their flush, and the one it keeps for reuse.
+const memTableReservation = (memTablesStopWrites + 1) * memTableBytes
+
 // pebbleOptions are the store's Pebble options. Bloom filters (10 bits per
-// key, every level) let a Get of an absent key — every event's idempotency
-// check is one — skip the tables that cannot hold it.
+// key, every level) let a read of an absent key — every event's idempotency
+// check is one — skip the tables that cannot hold it. The cache is
+// Config.CacheBytes of blocks on top of the memtables' reservation, which
+// would otherwise take all of it.
 func pebbleOptions(cfg Config, fs vfs.FS) *pebble.Options {
-	opts := &pebble.Options{Logger: pebbleLogger{cfg.Logger}, FS: fs, CacheSize: cfg.CacheBytes}
+	opts := &pebble.Options{Logger: pebbleLogger{cfg.Logger}, FS: fs,
+		CacheSize:    cfg.CacheBytes + memTableReservation,
+		MemTableSize: memTableBytes, MemTableStopWritesThreshold: memTablesStopWrites}
 	opts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 	return opts
 }
@@ -128,7 +153,7 @@ func open(dir string, cfg Config, fs vfs.FS) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, queue: queue{maxBatches: cfg.MaxGroupBatches, maxBytes: cfg.MaxGroupBytes}, caps: store.Capabilities{
+	s := &Store{db: db, recent: newRecentVersions(recentCapacity), queue: queue{maxBatches: cfg.MaxGroupBatches, maxBytes: cfg.MaxGroupBytes}, caps: store.Capabilities{
 		Backend:          "pebble",
 		ConditionalBatch: true,
 		AtomicBatch:      true,
@@ -265,16 +290,6 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 		s.lead()
 	}
 	return r.res, r.err
-}
-
-// lookup reports a key's presence and version as stored.
-func (s *Store) lookup(key []byte) (bool, uint64, error) {
-	raw, found, err := s.getRaw(recordKey(key))
-	if err != nil || !found {
-		return false, 0, err
-	}
-	item, err := decodeItem(key, raw)
-	return true, item.Version, err
 }
 
 // Close implements store.Store. It waits for operations in flight and is

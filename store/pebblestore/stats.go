@@ -11,6 +11,9 @@ type groupStats struct {
 	groups  atomic.Uint64 // groups committed (or failed)
 	batches atomic.Uint64 // batches in them
 	largest atomic.Uint64 // batches in the largest group
+	// storedReads counts the condition keys read from Pebble: those that
+	// neither the group's own writes nor the recent versions answered.
+	storedReads atomic.Uint64
 }
 
 func (st *groupStats) noteGroup(n int) {
