@@ -55,8 +55,8 @@ func newMetrics(provider metric.MeterProvider) (*metrics, error) {
 	meter := provider.Meter(meterName)
 	deliveryFailed, err1 := meter.Int64Counter("weft.event_bus.delivery_failed", metric.WithUnit("{event}"),
 		metric.WithDescription("Events moved to the dead-letter record after failed deliveries (alert EVENT_BUS_DELIVERY_FAILED)."))
-	published, err2 := meter.Int64Counter("weft.export.published", metric.WithUnit("{entry}"),
-		metric.WithDescription("Outbox entries published to the event bus (duplicates included)."))
+	published, err2 := meter.Int64Counter("weft.export.published", metric.WithUnit("{event}"),
+		metric.WithDescription("Events published to the event bus (duplicates included): an outbox entry names the events of one decision."))
 	publishErrors, err3 := meter.Int64Counter("weft.export.publish_errors", metric.WithUnit("{error}"),
 		metric.WithDescription("Failed publishes, by class: unavailable (the bus) or rejected (the event)."))
 	pending, err4 := meter.Float64Gauge("weft.export.outbox_pending", metric.WithUnit("{entry}"),
