@@ -58,13 +58,13 @@ var rules = []rule{
 	{pkg: "telemetry", allow: list(std, "go.opentelemetry.io/...", "github.com/prometheus/...")},
 	{pkg: "server/wiretest", allow: list(std, "gen/...", "connectrpc.com/connect", "google.golang.org/genproto/...", "google.golang.org/protobuf/...")},
 	{pkg: "schedule", allow: list(std, "engine/...", "store", "github.com/robfig/cron/v3")},
-	{pkg: "server", allow: list(std, "engine/...", "schedule", "gen/...", "telemetry", "console", "connectrpc.com/...", "buf.build/...",
+	{pkg: "server", allow: list(std, "engine/...", "schedule", "internal/jsonvalue", "gen/...", "telemetry", "console", "connectrpc.com/...", "buf.build/...",
 		"google.golang.org/protobuf/...", "google.golang.org/genproto/...", "github.com/google/uuid", "github.com/rs/cors", "go.opentelemetry.io/otel/...")},
 	{pkg: "console", allow: list(std)},
 
 	// The public API's clients: they speak to Weft only over the wire.
 	{pkg: "client", allow: list(std, "gen/...", "connectrpc.com/connect", "buf.build/gen/...", "google.golang.org/protobuf/...")},
-	{pkg: "client/worker", allow: list(std, "client", "gen/...", "google.golang.org/protobuf/...")},
+	{pkg: "client/worker", allow: list(std, "client", "internal/jsonvalue", "gen/...", "google.golang.org/protobuf/...")},
 	{pkg: "conformance", allow: list()},
 	{pkg: "conformance/storetest", allow: list(std, "store", testify)},
 	{pkg: "conformance/apitest", allow: list(std, "gen/...", "connectrpc.com/connect", "buf.build/gen/...", "google.golang.org/protobuf/...", testify)},
@@ -72,6 +72,7 @@ var rules = []rule{
 
 	// Shared pieces.
 	{pkg: "internal/clock", allow: list(std)},
+	{pkg: "internal/jsonvalue", allow: list(std, "google.golang.org/protobuf/types/known/structpb")},
 	{pkg: "internal/redisconn", allow: list(std, goRedis)},
 	{pkg: "internal/redistest", allow: list(std, "internal/redisconn", goRedis, "github.com/google/uuid")},
 	{pkg: "internal/eventschema", allow: list(std, "gen/...", "buf.build/gen/...", "google.golang.org/protobuf/...")},
