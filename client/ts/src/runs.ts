@@ -9,7 +9,7 @@ import { EventService, type Event } from "./gen/weft/v1/event_pb.js";
 import { RunService, type ListRunsRequestSchema, type Run, type SubmitRunRequestSchema } from "./gen/weft/v1/run_pb.js";
 import { ManualOutcome, SignalService, type CompleteManualActionResponse } from "./gen/weft/v1/signal_pb.js";
 import { withRetry, isTransient, retryPolicy, backoffMs, sleep, type RetryPolicy } from "./retry.js";
-import { awaitRunUntil, isTerminal, toValue } from "./values.js";
+import { awaitRunUntil, isTerminal, longPollTimeoutMs, toValue } from "./values.js";
 
 /** What {@link submit} takes as the definition: text (YAML or JSON), a message, or a message's fields. */
 export type DefinitionSource = string | WorkflowDefinition | MessageInitShape<typeof WorkflowDefinitionSchema>;
@@ -90,7 +90,10 @@ const submitAwaitMs = 20000;
  */
 export async function submitAndAwait(runs: Client<typeof RunService>, req: SubmitRunInit, options: SubmitAndAwaitOptions = {}): Promise<Run> {
   const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
-  const call = () => runs.submitRun(awaitingCopy(req, deadline - Date.now()), { signal: options.signal });
+  const call = () => {
+    const copy = awaitingCopy(req, deadline - Date.now());
+    return runs.submitRun(copy, { signal: options.signal, timeoutMs: longPollTimeoutMs(copy.awaitMs ?? 0) });
+  };
   const { run } = req.runRequestId ? await withRetry(options.retry ?? {}, call, { signal: options.signal }) : await call();
   if (!run) throw new Error("submitAndAwait: weftd answered no run");
   if (isTerminal(run.status)) return run;
@@ -137,7 +140,8 @@ export interface WatchOptions {
  * terminal and every event was sent), when the loop breaks, or when signal
  * aborts; a stream that breaks on a transient fault is reopened after the last
  * event yielded, so no event is yielded twice. Events of types this client does
- * not know are yielded like any other (see eventKind).
+ * not know are yielded like any other (see eventKind). The stream is not
+ * bounded by the client's defaultTimeoutMs: it lasts as long as the run.
  */
 export async function* watchEvents(events: Client<typeof EventService>, runId: string, options: WatchOptions = {}): AsyncGenerator<Event> {
   let afterSeq = BigInt(options.afterSeq ?? 0);
@@ -149,7 +153,7 @@ export async function* watchEvents(events: Client<typeof EventService>, runId: s
   try {
     for (;;) {
       try {
-        for await (const res of events.watchEvents({ runId, afterSeq }, { signal: ac.signal })) {
+        for await (const res of events.watchEvents({ runId, afterSeq }, { signal: ac.signal, timeoutMs: 0 })) {
           const ev = res.event;
           if (!ev) continue;
           failures = 0;

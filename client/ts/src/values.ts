@@ -63,6 +63,20 @@ export interface AwaitRunOptions {
 /** How long one RunService.AwaitRun call waits on the server. */
 const awaitRunWaitMs = 20000;
 
+/** What a long-poll call is given beyond the time weftd waits, for the answer to arrive. */
+const longPollMarginMs = 10000;
+
+/**
+ * longPollTimeoutMs answers the deadline of a call that weftd holds for up to
+ * waitMs (AwaitRun's waitMs, SubmitRun's awaitMs). It overrides the client's
+ * defaultTimeoutMs, which would otherwise cut the wait short: a SubmitRun
+ * without runRequestId is not retried, so its caller would lose a run that
+ * weftd created.
+ */
+export function longPollTimeoutMs(waitMs: number): number {
+  return waitMs + longPollMarginMs;
+}
+
 /**
  * awaitRun answers the run once it is terminal. It long-polls
  * RunService.AwaitRun, which answers as soon as the run ends (or after up to
@@ -80,7 +94,7 @@ export async function awaitRun(runs: Client<typeof RunService>, runId: string, o
 export async function awaitRunUntil(runs: Client<typeof RunService>, runId: string, deadline: number, options: AwaitRunOptions): Promise<Run> {
   for (;;) {
     const waitMs = Math.max(0, Math.min(awaitRunWaitMs, deadline - Date.now()));
-    const { run } = await runs.awaitRun({ runId, waitMs }, { signal: options.signal });
+    const { run } = await runs.awaitRun({ runId, waitMs }, { signal: options.signal, timeoutMs: longPollTimeoutMs(waitMs) });
     if (run && isTerminal(run.status)) return run;
     if (Date.now() >= deadline) {
       throw new Error(`awaitRun: run ${runId} still ${run ? runStatusName(run.status) : "missing"} after ${options.timeoutMs} ms`);

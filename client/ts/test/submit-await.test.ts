@@ -120,3 +120,37 @@ test("submitAndAwait gives up after timeoutMs with the run still going", async (
     await weft.runs.cancelRun({ runId: run.runId, reason: "test over" });
   }
 });
+
+// A client's defaultTimeoutMs bounds ordinary calls, not the waits weftd holds
+// open: a long poll cut short would lose a submission without runRequestId
+// (it is not retried) and fail an await that was going to succeed.
+const sleepMs = (ms: number) => new Promise<void>((res) => setTimeout(res, ms));
+
+test("submitAndAwait outlasts a defaultTimeoutMs shorter than the run", async () => {
+  const weft = createWeftClient({ baseUrl, defaultTimeoutMs: 300 });
+  const activity = unique("tssubmitawait");
+  const [done] = await Promise.all([weft.submitAndAwait(oneTask(activity)), completeTask(weft, activity, "slow", sleepMs(1200))]);
+  assert.equal(done.status, RunStatus.COMPLETED);
+  assert.equal(fromValue(done.steps[0]?.output), "slow");
+});
+
+test("awaitRun outlasts a defaultTimeoutMs shorter than the run", async () => {
+  const weft = createWeftClient({ baseUrl, defaultTimeoutMs: 300 });
+  const activity = unique("tssubmitawait");
+  const { run } = await weft.runs.submitRun({ ...oneTask(activity), start: true });
+  const [done] = await Promise.all([weft.awaitRun(run!.runId), completeTask(weft, activity, "slow", sleepMs(1200))]);
+  assert.equal(done.status, RunStatus.COMPLETED);
+});
+
+test("watchEvents outlasts a defaultTimeoutMs shorter than the run", async () => {
+  const weft = createWeftClient({ baseUrl, defaultTimeoutMs: 300 });
+  const activity = unique("tssubmitawait");
+  const { run } = await weft.runs.submitRun({ ...oneTask(activity), start: true });
+  const types: string[] = [];
+  const watched = (async () => {
+    for await (const ev of weft.watchEvents(run!.runId, { retry: { maxAttempts: 1 } })) types.push(ev.eventType);
+  })();
+  await completeTask(weft, activity, "slow", sleepMs(1200));
+  await watched;
+  assert.equal(types.at(-1), "RunCompleted", "the one stream lasted until the run ended");
+});
