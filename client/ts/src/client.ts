@@ -48,7 +48,11 @@ export interface WeftClientOptions {
   json?: boolean;
   /** Extra interceptors for the built-in transports, run after authentication. */
   interceptors?: Interceptor[];
-  /** A timeout for every call, in milliseconds (overridable per call). */
+  /**
+   * A timeout for every call, in milliseconds (overridable per call). The waits
+   * weftd holds open are not cut by it: awaitRun and submitAndAwait give each
+   * call its wait plus 10 s, watchEvents lasts as long as the run.
+   */
   defaultTimeoutMs?: number;
 }
 
