@@ -17,7 +17,7 @@ func TestOutbox_OneEntryPerDecisionAndOnePerRunOfConsecutiveSeqs(t *testing.T) {
 	events := []runstate.Event{{RunID: "r", Seq: 3, IdempotencyKey: "a"}, {RunID: "r", Seq: 4, IdempotencyKey: "b"},
 		{RunID: "r", Seq: 7, IdempotencyKey: "c"}}
 	b := &store.Batch{}
-	AppendEvents(b, "t", events, true)
+	AppendEvents(b, "t", events, true, true)
 	refs := map[string]runcodec.OutboxRef{}
 	for _, op := range b.Ops {
 		if runcodec.IsOutboxRef(op.Value) {
@@ -33,7 +33,7 @@ func TestOutbox_OneEntryPerDecisionAndOnePerRunOfConsecutiveSeqs(t *testing.T) {
 	require.Len(t, b.Conditions, 3, "each event's idempotency key")
 
 	b = &store.Batch{}
-	AppendEvents(b, "t", events, false)
+	AppendEvents(b, "t", events, false, true)
 	require.Len(t, b.Ops, 6, "no outbox entry without export: each event and its key")
 }
 
@@ -136,7 +136,7 @@ func TestAppendEvents_EachEventAndItsKeyRowHoldTheirOwnValues(t *testing.T) {
 			StepID: fmt.Sprintf("step-%d-%s", i, string(make([]byte, i*13)))}
 	}
 	b := &store.Batch{}
-	AppendEvents(b, "t", events, false)
+	AppendEvents(b, "t", events, false, true)
 	require.Len(t, b.Ops, 2*len(events))
 	for i := range events {
 		var got runstate.Event
