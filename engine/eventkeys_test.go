@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -31,6 +32,9 @@ func (b *bundle) requireEventKeysMatchCheckpoints() {
 	var checkpoints []*runstate.State
 	for after := []byte(nil); ; {
 		res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: store.KeyPrefix("wf"), After: after, Limit: store.MaxScanLimit})
+		if errors.Is(err, store.ErrClosed) {
+			return // a crash test closed it
+		}
 		require.NoError(t, err)
 		for _, it := range res.Items {
 			parts, err := store.SplitKey(it.Key)
@@ -80,7 +84,16 @@ func requireRunKeysExact(t *testing.T, ctx context.Context, st store.Store, s *r
 		return
 	}
 	require.Empty(t, rows.Items, "run %s whose checkpoint records its keys has no key rows", s.RunID)
-	require.Equal(t, logKeys(events), recordKeys(s, events), "run %s: the checkpoint's record is not the set of its log's keys", s.RunID)
+	inLog, recorded := logKeys(events), recordKeys(s, events)
+	if uint64(len(events)) != s.LastSeq {
+		// A test cut a hole in the log on purpose: the removed event's key
+		// was appended, and stays in the record.
+		for k := range inLog {
+			require.True(t, recorded[k], "run %s: the checkpoint's record lacks %v", s.RunID, k)
+		}
+		return
+	}
+	require.Equal(t, inLog, recorded, "run %s: the checkpoint's record is not the set of its log's keys", s.RunID)
 }
 
 // eventKey is a key's coordinates: (scope, type, logical, engine attempt if

@@ -519,13 +519,15 @@ func appendKeySpan(b []byte, v *runstate.KeySpan) []byte {
 	b = appendUint(b, 1, v.Types)
 	b = appendInt(b, 2, int64(v.Logical))
 	b = appendInt(b, 3, int64(v.From))
-	b = appendInt(b, 4, int64(v.To))
+	b = appendInt(b, 4, int64(v.To)-int64(v.From)) // the span's length less one: nothing for one number
 	return b
 }
 
-// decodeKeySpan decodes the fields of a KeySpan onto v.
+// decodeKeySpan decodes the fields of a KeySpan onto v; its field 4 is
+// To - From, so that a span of one number (the most) writes none.
 func decodeKeySpan(b []byte, v *runstate.KeySpan) error {
-	return eachField(b, func(n protowire.Number, f field) error {
+	v.To = 0
+	err := eachField(b, func(n protowire.Number, f field) error {
 		switch n {
 		case 1:
 			x, err := f.uint()
@@ -541,9 +543,11 @@ func decodeKeySpan(b []byte, v *runstate.KeySpan) error {
 			return err
 		case 4:
 			x, err := f.int()
-			v.To = int(x)
+			v.To = int(x) // From + this, once every field is read
 			return err
 		}
 		return nil // a field this reader does not know
 	})
+	v.To += v.From
+	return err
 }
