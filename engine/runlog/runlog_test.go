@@ -148,3 +148,22 @@ func TestAppendEvents_EachEventAndItsKeyRowHoldTheirOwnValues(t *testing.T) {
 		require.Equal(t, len(b.Ops[2*i].Value), cap(b.Ops[2*i].Value), "a value cannot be appended into the next")
 	}
 }
+
+// TestAppendEvents_WithoutKeyRowsWritesEachEventAloneAndNoCondition: for a
+// run whose checkpoint records its keys, an event is its one row.
+func TestAppendEvents_WithoutKeyRowsWritesEachEventAloneAndNoCondition(t *testing.T) {
+	events := make([]runstate.Event, 5)
+	for i := range events {
+		events[i] = runstate.Event{Type: runstate.EvStepStarted, RunID: "r", Seq: uint64(i + 1), IdempotencyKey: fmt.Sprint("k", i), StepID: "a"}
+	}
+	b := &store.Batch{}
+	AppendEvents(b, "t", events, false, false)
+	require.Empty(t, b.Conditions)
+	require.Len(t, b.Ops, len(events))
+	for i := range events {
+		require.Equal(t, string(EventKey("r", uint64(i+1))), string(b.Ops[i].Key))
+		var got runstate.Event
+		require.NoError(t, runcodec.DecodeEvent(b.Ops[i].Value, &got))
+		require.Equal(t, events[i], got)
+	}
+}
