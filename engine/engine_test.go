@@ -65,6 +65,7 @@ func setupWith(t *testing.T, st store.Store, configure ...func(*Config)) *bundle
 	b := &bundle{t: t, ctx: context.Background(), eng: eng, store: st, clock: clk, claimed: map[string]*Task{},
 		alerts: alerts, validated: validated}
 	t.Cleanup(b.requireProjectionsMatchCheckpoints)
+	t.Cleanup(b.requireEventKeysMatchCheckpoints) // eventkeys_test.go
 	return b
 }
 

@@ -64,15 +64,27 @@ func (c *recorder) emit(typ, stepID string, logical, engineAttempt int, data run
 	c.emitBy(c.actor, typ, stepID, logical, engineAttempt, data)
 }
 
-// emitBy appends an event to the run's log, emitted by actor.
+// emitBy appends an event to the run's log, emitted by actor. An event
+// whose key the run has appended already — by an earlier decision (the
+// checkpoint's record) or by this one — is not appended: it inserts nothing
+// (docs/semantics.md#event-idempotency-key). A run whose checkpoint has no
+// record (stored by an older engine) appends it, and its key row's
+// condition fails the decision instead.
 func (c *recorder) emitBy(actor, typ, stepID string, logical, engineAttempt int, data runstate.EventData) {
-	c.state.LastSeq++
 	if stepID == "" {
 		stepID = runstate.RunStepID
 	}
 	if logical < 1 {
 		logical = 1
 	}
+	if c.state.KeysTracked && c.keyAppended(typ, stepID, logical, engineAttempt) {
+		if c.e != nil {
+			c.e.log.Debug("event not appended: its idempotency key exists", "run_id", c.run.RunID,
+				"event_type", typ, "step_id", stepID, "logical_attempt", logical)
+		}
+		return
+	}
+	c.state.LastSeq++
 	ev := runstate.Event{
 		Type:           typ,
 		ID:             newEventID(),
@@ -92,6 +104,18 @@ func (c *recorder) emitBy(actor, typ, stepID string, logical, engineAttempt int,
 	}
 	c.events = append(c.events, ev)
 	c.dirty = true
+}
+
+// keyAppended reports whether the run has appended an event with this key:
+// the checkpoint's record holds the earlier decisions', and this
+// decision's own are its events until batch records them.
+func (c *recorder) keyAppended(typ, stepID string, logical, engineAttempt int) bool {
+	for i := range c.events {
+		if c.events[i].SameKey(typ, stepID, logical, engineAttempt) {
+			return true
+		}
+	}
+	return c.state.HasKey(typ, stepID, logical, engineAttempt)
 }
 
 // eventsPerDecision is room for the events of most decisions: a step's
@@ -192,10 +216,13 @@ func (c *recorder) batch(version uint64) (*store.Batch, error) {
 		// the checkpoint, each event with its key's row and at most one outbox entry, the other writes
 		Ops: make([]store.Op, 0, 1+3*len(c.events)+len(c.ops)),
 	}
+	if c.state.KeysTracked {
+		c.state.NoteKeys(c.events) // the checkpoint's record of the keys appended
+	}
 	if c.dirty && !c.removesRun {
 		b.Ops = append(b.Ops, runlog.PutCheckpoint(c.run.RunID, c.state))
 	}
-	runlog.AppendEvents(b, c.run.TenantID, c.events, c.e != nil && c.e.cfg.Outbox)
+	runlog.AppendEvents(b, c.run.TenantID, c.events, c.e != nil && c.e.cfg.Outbox, !c.state.KeysTracked)
 	b.Ops = appendLastWrites(b.Ops, c.ops)
 	return b, nil
 }

@@ -298,7 +298,7 @@ func signalledRun(t *testing.T, eng *Engine, n int) string {
 func TestRetention_ALargeRunGoesInBatchesAndIsInvisibleFromTheFirst(t *testing.T) {
 	st := &hookedStore{Store: memstore.New(memstore.Config{})}
 	b := setupWith(t, st, withRetention(time.Hour))
-	run := signalledRun(t, b.eng, 300)
+	run := signalledRun(t, b.eng, 450)
 	require.Greater(t, len(recordsOf(t, storedKeys(t, b.store), run)), 2*retention.BatchKeys)
 	b.clock.Advance(2 * time.Hour)
 	st.afterCommit = func(n int) {

@@ -173,7 +173,7 @@ func (e *submissions) persistSubmission(ctx context.Context, rec *record.Run, bo
 		defer unlock()
 	}
 	ch, err := e.engine().commitDecision(ctx, decision{
-		runID: rec.RunID, actor: decide.ActorOf(p.SubmittedBy), newRun: rec, initial: decide.InitialState(rec.RunID, &rec.Definition, rec.CreatedAt),
+		runID: rec.RunID, actor: decide.ActorOf(p.SubmittedBy), newRun: rec, initial: keysTracked(decide.InitialState(rec.RunID, &rec.Definition, rec.CreatedAt)),
 		prepare: func(ctx context.Context, fresh bool) (string, bool, error) {
 			if !fresh {
 				return rec.RunID, false, nil
@@ -365,4 +365,12 @@ func (e *background) recoverTriggers(ctx context.Context) error {
 		errs = append(errs, e.drive(ctx, string(it.Value), triggerDecision((*decide.Decision).Trigger)))
 	}
 	return errors.Join(errs...)
+}
+
+// keysTracked marks a new run's checkpoint as the record of its events'
+// idempotency keys (docs/semantics.md#event-idempotency-key): its events
+// are written without key rows.
+func keysTracked(s *runstate.State) *runstate.State {
+	s.KeysTracked = true
+	return s
 }

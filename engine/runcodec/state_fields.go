@@ -53,6 +53,10 @@ func appendState(b []byte, v *runstate.State) []byte {
 	}
 	b = appendTime(b, 28, v.RetainUntil)
 	b = appendBool(b, 29, v.Removing)
+	b = appendBool(b, 30, v.KeysTracked)
+	for i := range v.RunKeys {
+		b = appendMessage(b, 31, func(b []byte) []byte { return appendKeySpan(b, &v.RunKeys[i]) })
+	}
 	return b
 }
 
@@ -192,6 +196,17 @@ func decodeState(b []byte, v *runstate.State) error {
 			x, err := f.bool()
 			v.Removing = x
 			return err
+		case 30:
+			x, err := f.bool()
+			v.KeysTracked = x
+			return err
+		case 31:
+			x, err := f.bytes()
+			if err != nil {
+				return err
+			}
+			v.RunKeys = append(v.RunKeys, runstate.KeySpan{})
+			return decodeKeySpan(x, &v.RunKeys[len(v.RunKeys)-1])
 		}
 		return nil // a field this reader does not know
 	})
@@ -263,6 +278,9 @@ func appendStepState(b []byte, v *runstate.StepState) []byte {
 	b = appendString(b, 23, string(v.CompReadyKey))
 	b = appendBool(b, 24, v.Reconcile)
 	b = appendBool(b, 25, v.Verifying)
+	for i := range v.Keys {
+		b = appendMessage(b, 26, func(b []byte) []byte { return appendKeySpan(b, &v.Keys[i]) })
+	}
 	return b
 }
 
@@ -387,6 +405,13 @@ func decodeStepState(b []byte, v *runstate.StepState) error {
 			x, err := f.bool()
 			v.Verifying = x
 			return err
+		case 26:
+			x, err := f.bytes()
+			if err != nil {
+				return err
+			}
+			v.Keys = append(v.Keys, runstate.KeySpan{})
+			return decodeKeySpan(x, &v.Keys[len(v.Keys)-1])
 		}
 		return nil // a field this reader does not know
 	})
@@ -487,4 +512,42 @@ func decodeManualResult(b []byte, v *runstate.ManualResult) error {
 		}
 		return nil // a field this reader does not know
 	})
+}
+
+// appendKeySpan appends the fields of a KeySpan.
+func appendKeySpan(b []byte, v *runstate.KeySpan) []byte {
+	b = appendUint(b, 1, v.Types)
+	b = appendInt(b, 2, int64(v.Logical))
+	b = appendInt(b, 3, int64(v.From))
+	b = appendInt(b, 4, int64(v.To)-int64(v.From)) // the span's length less one: nothing for one number
+	return b
+}
+
+// decodeKeySpan decodes the fields of a KeySpan onto v; its field 4 is
+// To - From, so that a span of one number (the most) writes none.
+func decodeKeySpan(b []byte, v *runstate.KeySpan) error {
+	v.To = 0
+	err := eachField(b, func(n protowire.Number, f field) error {
+		switch n {
+		case 1:
+			x, err := f.uint()
+			v.Types = x
+			return err
+		case 2:
+			x, err := f.int()
+			v.Logical = int(x)
+			return err
+		case 3:
+			x, err := f.int()
+			v.From = int(x)
+			return err
+		case 4:
+			x, err := f.int()
+			v.To = int(x) // From + this, once every field is read
+			return err
+		}
+		return nil // a field this reader does not know
+	})
+	v.To += v.From
+	return err
 }

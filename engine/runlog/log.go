@@ -43,27 +43,33 @@ func DecodeCheckpoint(runID string, b []byte) (*runstate.State, error) {
 	return &s, nil
 }
 
-// AppendEvents adds a decision's events to its batch: each event, and its
-// idempotency key on an absent-condition (docs/semantics.md#event-idempotency-key);
-// with outbox, one outbox entry for the export worker in the same batch
-// (docs/semantics.md#outbox), which refers to the events instead of copying
-// them: ob:{run}:{first run_seq} names the run's events up to the last.
-func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outbox bool) {
+// AppendEvents adds a decision's events to its batch: each event, and with
+// keyRows its idempotency key's row on an absent-condition — for a run whose
+// checkpoint does not record the keys itself (runstate.State.KeysTracked;
+// docs/semantics.md#event-idempotency-key); with outbox, one outbox entry
+// for the export worker in the same batch (docs/semantics.md#outbox), which
+// refers to the events instead of copying them: ob:{run}:{first run_seq}
+// names the run's events up to the last.
+func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outbox, keyRows bool) {
 	// The events' values share one buffer, each capped at its own length.
 	buf := make([]byte, 0, 272*len(events))
 	for i := range events {
 		ev := &events[i]
-		idem := idemKey(ev.RunID, ev.IdempotencyKey)
 		start := len(buf)
 		buf = runcodec.AppendEvent(buf, ev)
 		value := buf[start:len(buf):len(buf)]
+		b.Ops = append(b.Ops, store.Put(EventKey(ev.RunID, ev.Seq), value))
+		if !keyRows {
+			continue
+		}
+		idem := idemKey(ev.RunID, ev.IdempotencyKey)
 		var be [8]byte
 		binary.BigEndian.PutUint64(be[:], ev.Seq)
 		start = len(buf)
 		buf = hex.AppendEncode(buf, be[:]) // store.Uint64(ev.Seq), without its string
 		seq := buf[start:len(buf):len(buf)]
 		b.Conditions = append(b.Conditions, store.IfAbsent(idem))
-		b.Ops = append(b.Ops, store.Put(EventKey(ev.RunID, ev.Seq), value), store.Put(idem, seq))
+		b.Ops = append(b.Ops, store.Put(idem, seq))
 	}
 	if !outbox {
 		return

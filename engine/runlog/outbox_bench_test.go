@@ -32,7 +32,7 @@ func BenchmarkResolveOutbox(b *testing.B) {
 				EmittedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Data: runstate.EventData{Output: json.RawMessage(`{"n":1}`)}})
 		}
 		batch := &store.Batch{}
-		AppendEvents(batch, "tenant-a", events, true)
+		AppendEvents(batch, "tenant-a", events, true, true)
 		batch.Conditions = nil
 		_, err := st.Commit(ctx, batch)
 		require.NoError(b, err)

@@ -17,7 +17,7 @@ func TestOutbox_OneEntryPerDecisionAndOnePerRunOfConsecutiveSeqs(t *testing.T) {
 	events := []runstate.Event{{RunID: "r", Seq: 3, IdempotencyKey: "a"}, {RunID: "r", Seq: 4, IdempotencyKey: "b"},
 		{RunID: "r", Seq: 7, IdempotencyKey: "c"}}
 	b := &store.Batch{}
-	AppendEvents(b, "t", events, true)
+	AppendEvents(b, "t", events, true, true)
 	refs := map[string]runcodec.OutboxRef{}
 	for _, op := range b.Ops {
 		if runcodec.IsOutboxRef(op.Value) {
@@ -33,7 +33,7 @@ func TestOutbox_OneEntryPerDecisionAndOnePerRunOfConsecutiveSeqs(t *testing.T) {
 	require.Len(t, b.Conditions, 3, "each event's idempotency key")
 
 	b = &store.Batch{}
-	AppendEvents(b, "t", events, false)
+	AppendEvents(b, "t", events, false, true)
 	require.Len(t, b.Ops, 6, "no outbox entry without export: each event and its key")
 }
 
@@ -136,7 +136,7 @@ func TestAppendEvents_EachEventAndItsKeyRowHoldTheirOwnValues(t *testing.T) {
 			StepID: fmt.Sprintf("step-%d-%s", i, string(make([]byte, i*13)))}
 	}
 	b := &store.Batch{}
-	AppendEvents(b, "t", events, false)
+	AppendEvents(b, "t", events, false, true)
 	require.Len(t, b.Ops, 2*len(events))
 	for i := range events {
 		var got runstate.Event
@@ -146,5 +146,24 @@ func TestAppendEvents_EachEventAndItsKeyRowHoldTheirOwnValues(t *testing.T) {
 		require.Equal(t, string(idemKey("r", events[i].IdempotencyKey)), string(b.Ops[2*i+1].Key))
 		require.Equal(t, store.Uint64(uint64(i+1)), string(b.Ops[2*i+1].Value), "the key's row holds its event's run_seq")
 		require.Equal(t, len(b.Ops[2*i].Value), cap(b.Ops[2*i].Value), "a value cannot be appended into the next")
+	}
+}
+
+// TestAppendEvents_WithoutKeyRowsWritesEachEventAloneAndNoCondition: for a
+// run whose checkpoint records its keys, an event is its one row.
+func TestAppendEvents_WithoutKeyRowsWritesEachEventAloneAndNoCondition(t *testing.T) {
+	events := make([]runstate.Event, 5)
+	for i := range events {
+		events[i] = runstate.Event{Type: runstate.EvStepStarted, RunID: "r", Seq: uint64(i + 1), IdempotencyKey: fmt.Sprint("k", i), StepID: "a"}
+	}
+	b := &store.Batch{}
+	AppendEvents(b, "t", events, false, false)
+	require.Empty(t, b.Conditions)
+	require.Len(t, b.Ops, len(events))
+	for i := range events {
+		require.Equal(t, string(EventKey("r", uint64(i+1))), string(b.Ops[i].Key))
+		var got runstate.Event
+		require.NoError(t, runcodec.DecodeEvent(b.Ops[i].Value, &got))
+		require.Equal(t, events[i], got)
 	}
 }

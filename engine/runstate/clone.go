@@ -30,6 +30,7 @@ func (s *State) Clone() *State {
 	}
 	c.Slots = slices.Clone(s.Slots)
 	c.Signals = slices.Clone(s.Signals)
+	c.RunKeys = slices.Clone(s.RunKeys)
 	return &c
 }
 
@@ -48,6 +49,7 @@ func (st *StepState) cloneInto(c *StepState) {
 		c.Attempts[i].Error = c.Attempts[i].Error.Clone()
 	}
 	c.Output = slices.Clone(st.Output)
+	c.Keys = slices.Clone(st.Keys)
 	c.Artifacts = slices.Clone(st.Artifacts)
 	c.Error = st.Error.Clone()
 	c.CompError = st.CompError.Clone()

@@ -160,7 +160,7 @@ func IdempotencyKey(runID, stepID string, logicalAttempt int, eventType, planVer
 	b = strconv.AppendInt(append(b, '|'), int64(logicalAttempt), 10)
 	b = append(append(b, '|'), eventType...)
 	b = append(append(b, '|'), planVersion...)
-	if eventType == EvStepAttemptRecorded {
+	if KeyHasEngineAttempt(eventType) {
 		b = strconv.AppendInt(append(b, '|'), int64(engineAttempt), 10)
 	}
 	sum := sha256.Sum256(b)

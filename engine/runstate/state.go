@@ -66,6 +66,15 @@ type State struct {
 	// invisible from then on, and the removal is resumed until its last
 	// record is gone.
 	Removing bool `json:"removing,omitempty"`
+	// KeysTracked says the checkpoint records the idempotency keys of the
+	// events its run has appended (RunKeys, StepState.Keys), exactly: an
+	// event whose key is there is not appended, and events are written
+	// without a key row (docs/semantics.md#event-idempotency-key). Set at
+	// submission; a checkpoint stored by an older engine has no record, and
+	// its run's events keep their key rows.
+	KeysTracked bool `json:"keys_tracked,omitempty"`
+	// RunKeys are the keys of the run-level events appended (KeySpan).
+	RunKeys []KeySpan `json:"run_keys,omitempty"`
 }
 
 // PendingSignal is an accepted signal waiting for a wait-for-signal step.
@@ -108,6 +117,9 @@ type StepState struct {
 	Reconcile bool `json:"reconcile,omitempty"`
 	// Verifying: the current task is a verify task.
 	Verifying bool `json:"verifying,omitempty"`
+	// Keys are the keys of the step's events appended, while the run's
+	// checkpoint has KeysTracked (KeySpan).
+	Keys []KeySpan `json:"keys,omitempty"`
 }
 
 // Attempt is the evidence of one execution attempt (docs/semantics.md#attempt-evidence).
