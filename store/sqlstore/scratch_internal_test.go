@@ -203,3 +203,50 @@ func FuzzEncodedArrays_EncodeAsPgxEncodes(f *testing.F) {
 
 // pgStore is a Store as oneTrip sees one on PostgreSQL.
 var pgStore = &Store{dialect: PostgreSQL}
+
+// decodeVersions reads back exactly the versions pgx encodes as an INT8[],
+// and rejects an array of another length, with a NULL, or with a version
+// that is not positive.
+func FuzzDecodeVersions_ReadsWhatPgxEncodes(f *testing.F) {
+	f.Add(int64(1), uint8(3), uint8(0))
+	f.Add(int64(1<<40), uint8(1), uint8(1))
+	f.Add(int64(-5), uint8(2), uint8(2))
+	f.Fuzz(func(t *testing.T, first int64, n uint8, flaw uint8) {
+		n %= 32
+		versions := make([]int64, n)
+		for i := range versions {
+			versions[i] = first + int64(i)
+		}
+		m := pgtype.NewMap()
+		count, err := m.Encode(pgtype.Int8OID, pgtype.BinaryFormatCode, int64(n), nil)
+		require.NoError(t, err)
+		var arr []byte
+		switch flaw % 3 {
+		case 0:
+			arr, err = m.Encode(pgtype.Int8ArrayOID, pgtype.BinaryFormatCode, versions, nil)
+		case 1: // one version more than keys
+			arr, err = m.Encode(pgtype.Int8ArrayOID, pgtype.BinaryFormatCode, append(slices.Clone(versions), first), nil)
+		default: // a NULL among them
+			arr, err = m.Encode(pgtype.Int8ArrayOID, pgtype.BinaryFormatCode, append([]*int64{nil}, ptrs(versions)...), nil)
+		}
+		require.NoError(t, err)
+		into := make([]int64, n)
+		got, err := decodeVersions(count, arr, into)
+		allPositive := !slices.ContainsFunc(versions, func(v int64) bool { return v <= 0 })
+		if flaw%3 != 0 || !allPositive {
+			require.Error(t, err)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, int64(n), got)
+		require.Equal(t, versions, into)
+	})
+}
+
+func ptrs(vs []int64) []*int64 {
+	out := make([]*int64, len(vs))
+	for i := range vs {
+		out[i] = &vs[i]
+	}
+	return out
+}
