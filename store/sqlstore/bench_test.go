@@ -1,9 +1,13 @@
 package sqlstore_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -201,6 +205,7 @@ func BenchmarkGroupLeader_PostgreSQL(b *testing.B) {
 	versions := make([]uint64, batches)
 	n := 0
 	var cpu time.Duration // this process's CPU inside the timer: the leader's
+	pg := backendCPU(b, sqlstore.Pool(s), nil)
 	for b.Loop() {
 		b.StopTimer()
 		group := make([]*store.Batch, batches)
@@ -233,6 +238,41 @@ func BenchmarkGroupLeader_PostgreSQL(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64(backendCPU(b, sqlstore.Pool(s), pg).Sum().Microseconds())/float64(b.N), "pg-cpu-µs/op")
+}
+
+// backends is the CPU each PostgreSQL backend of a pool had used.
+type backends map[int]time.Duration
+
+func (bs backends) Sum() time.Duration {
+	var sum time.Duration
+	for _, d := range bs {
+		sum += d
+	}
+	return sum
+}
+
+// backendCPU reads the CPU of the pool's idle backends from /proc (the
+// server runs on this machine), minus what since had (nil: nothing).
+func backendCPU(b *testing.B, pool *pgxpool.Pool, since backends) backends {
+	out := backends{}
+	for _, c := range pool.AcquireAllIdle(b.Context()) {
+		pid := int(c.Conn().PgConn().PID())
+		c.Release()
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			b.Skipf("PostgreSQL backends are not on this machine: %v", err)
+		}
+		// utime and stime are fields 14 and 15, after the parenthesised name.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		out[pid] = time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ 100
+		if since != nil {
+			out[pid] -= since[pid]
+		}
+	}
+	return out
 }
 
 // processCPU answers the user and system CPU this process has used.

@@ -29,16 +29,11 @@ LEFT JOIN (SELECT k, version FROM weft_kv WHERE k = ANY($1) ORDER BY k FOR UPDAT
 WHERE NOT CASE c.kind WHEN 1 THEN cur.k IS NULL WHEN 2 THEN cur.k IS NOT NULL
 ELSE cur.version IS NOT DISTINCT FROM c.version END`
 	// upsertDrawingSQL is upsertSQL drawing each row's version from the
-	// sequence itself, and answering them in one row: how many rows it
-	// wrote, and their versions in key order. BYTEA sorts as bytes.Compare
-	// does (bytes, then length) and the keys sent are distinct and sorted
-	// that way, so the i-th version is the i-th key's; one row spares a
-	// message per key each way.
-	upsertDrawingSQL = `WITH u AS (INSERT INTO weft_kv (k, v, version)
+	// sequence itself and answering it.
+	upsertDrawingSQL = `INSERT INTO weft_kv (k, v, version)
 SELECT t.k, t.v, nextval('weft_kv_version') FROM unnest($1::BYTEA[], $2::BYTEA[]) AS t(k, v)
 ON CONFLICT (k) DO UPDATE SET v = excluded.v, version = excluded.version
-RETURNING k, version)
-SELECT count(*), array_agg(version ORDER BY k) FROM u`
+RETURNING k, version`
 	// codeConditionFailed is what checkConditionsSQL raises.
 	codeConditionFailed = "22012"
 )
@@ -267,88 +262,50 @@ func readOnce(br pgx.BatchResults, w *oneTripWrites, end string) error {
 	return err
 }
 
-// readVersions reads the upsert's one row, (rows written, versions in key
-// order), into w.versions, in place when it comes in binary (as pgx asks for
-// INT8 and INT8[]), and checks that it wrote one row per key sent, each with
-// a version.
+// readVersions reads the upsert's (k, version) rows into w.versions. It
+// reads the rows' bytes in place when they come in binary, as pgx asks for
+// BYTEA and INT8, instead of copying each key, and checks that every key
+// sent comes back exactly once.
 func readVersions(rows pgx.Rows, w *oneTripWrites) error {
 	defer rows.Close()
 	fields := rows.FieldDescriptions()
 	raw := len(fields) == 2 && fields[0].Format == pgtype.BinaryFormatCode && fields[1].Format == pgtype.BinaryFormatCode
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
+	n := 0
+	for rows.Next() {
+		k, v, err := keyVersion(rows, raw)
+		if err != nil {
 			return err
 		}
-		return errors.New("sqlstore: upsert answered no row")
-	}
-	var n int64
-	var err error
-	if raw {
-		vals := rows.RawValues()
-		n, err = decodeVersions(vals[0], vals[1], w.versions)
-	} else {
-		n, err = scanVersions(rows, w.versions)
-	}
-	if err != nil {
-		return err
-	}
-	if rows.Next() {
-		return errors.New("sqlstore: upsert answered more than one row")
+		at, found := slices.BinarySearchFunc(w.putKeys, k, bytes.Compare)
+		if !found || w.versions[at] != 0 || v <= 0 {
+			return fmt.Errorf("sqlstore: upsert answered a key it was not sent, or twice")
+		}
+		w.versions[at] = v
+		n++
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if n != int64(len(w.putKeys)) {
+	if n != len(w.putKeys) {
 		return fmt.Errorf("sqlstore: upsert wrote %d rows for %d keys", n, len(w.putKeys))
 	}
 	return nil
 }
 
-// scanVersions is decodeVersions for a row that is not in binary.
-func scanVersions(rows pgx.Rows, into []int64) (int64, error) {
-	var n int64
-	var versions []int64
-	if err := rows.Scan(&n, &versions); err != nil {
-		return 0, err
-	}
-	if len(versions) != len(into) {
-		return 0, fmt.Errorf("sqlstore: upsert answered %d versions for %d keys", len(versions), len(into))
-	}
-	for i, v := range versions {
-		if v <= 0 {
-			return 0, errors.New("sqlstore: upsert answered a version that is not positive")
+// keyVersion answers the (k, version) row rows is on: in place when raw
+// (both columns in binary), else scanned (a copy).
+func keyVersion(rows pgx.Rows, raw bool) ([]byte, int64, error) {
+	if raw {
+		vals := rows.RawValues()
+		if len(vals[1]) != 8 {
+			return nil, 0, fmt.Errorf("sqlstore: upsert answered a version of %d bytes", len(vals[1]))
 		}
-		into[i] = v
+		return vals[0], int64(binary.BigEndian.Uint64(vals[1])), nil
 	}
-	return n, nil
-}
-
-// decodeVersions decodes a binary INT8 count and a binary one-dimensional
-// INT8[] without NULLs of exactly len(into) elements, each positive, into
-// into.
-func decodeVersions(count, array []byte, into []int64) (int64, error) {
-	if len(count) != 8 {
-		return 0, errors.New("sqlstore: upsert answered a malformed count")
-	}
-	n := int64(binary.BigEndian.Uint64(count))
-	if len(array) < 20 || binary.BigEndian.Uint32(array) != 1 || binary.BigEndian.Uint32(array[4:]) != 0 ||
-		binary.BigEndian.Uint32(array[8:]) != pgtype.Int8OID {
-		return 0, errors.New("sqlstore: upsert answered versions that are not one INT8 array without NULLs")
-	}
-	if int(int32(binary.BigEndian.Uint32(array[12:]))) != len(into) || len(array) != 20+12*len(into) {
-		return 0, fmt.Errorf("sqlstore: upsert answered versions for other than %d keys", len(into))
-	}
-	for i, at := 0, 20; i < len(into); i, at = i+1, at+12 {
-		if binary.BigEndian.Uint32(array[at:]) != 8 {
-			return 0, errors.New("sqlstore: upsert answered a malformed version")
-		}
-		v := int64(binary.BigEndian.Uint64(array[at+4:]))
-		if v <= 0 {
-			return 0, errors.New("sqlstore: upsert answered a version that is not positive")
-		}
-		into[i] = v
-	}
-	return n, nil
+	var k []byte
+	var v int64
+	err := rows.Scan(&k, &v)
+	return k, v, err
 }
 
 // acceptAll records every live batch as committed, each put with the
