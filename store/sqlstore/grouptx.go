@@ -148,7 +148,10 @@ func (s *Store) attemptGroup(ctx context.Context, g *group, attempt int) error {
 	}
 	defer conn.Release()
 	sc := tripScratches.Get().(*tripScratch)
-	defer tripScratches.Put(sc)
+	defer func() {
+		sc.release()
+		tripScratches.Put(sc)
+	}()
 	if s.oneTrip(g, sc) {
 		err := s.pipelineOnce(ctx, conn, g, sc)
 		if !errors.Is(err, errConditionsFailed) {

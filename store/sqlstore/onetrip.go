@@ -45,9 +45,10 @@ var errConditionsFailed = errors.New("sqlstore: a condition of the group does no
 // tripScratch is the buffers of one-round-trip attempts, reused from group
 // to group (tripScratches): the seen set of oneTrip, the arrays a group
 // sends and the versions it reads back. Nothing in it outlives the attempt
-// that filled it: reset empties every part before the next group, the
-// arrays hold only references to the requests' own bytes, and what the
-// callers get (acceptAll) is allocated afresh.
+// that filled it: the arrays hold only references to the requests' own
+// bytes, release lets go of them when the attempt ends, reset empties every
+// part again before the next group, and what the callers get (acceptAll)
+// is allocated afresh.
 type tripScratch struct {
 	seen map[string]struct{}
 	w    oneTripWrites
@@ -67,7 +68,7 @@ var tripScratches = sync.Pool{New: func() any { return &tripScratch{seen: map[st
 
 // reset empties s's arrays for the next group. Those that grew past
 // maxScratch entries are dropped rather than kept (one large group must not
-// pin its arrays for good); oneTrip does the same with seen.
+// pin its arrays for good); release does the same with seen.
 func (s *tripScratch) reset() {
 	w := &s.w
 	w.condKeys = resetSlice(w.condKeys, maxScratch)
@@ -79,8 +80,21 @@ func (s *tripScratch) reset() {
 	w.versions = resetSlice(w.versions, maxScratch)
 	s.puts = resetSlice(s.puts, maxScratch)
 	for i, b := range s.enc {
-		s.enc[i] = resetSlice(b, maxScratchBytes)
+		if cap(b) > maxScratchBytes {
+			b = nil
+		}
+		s.enc[i] = b[:0] // bytes only: nothing to clear
 	}
+}
+
+// release empties s, keys included, before it goes back to tripScratches,
+// so that a pooled scratch holds no reference to a finished group's rows.
+func (s *tripScratch) release() {
+	s.reset()
+	if len(s.seen) > maxScratch {
+		s.seen = map[string]struct{}{}
+	}
+	clear(s.seen)
 }
 
 // encodeBytea encodes a into s.enc[i] and answers it.
@@ -103,12 +117,13 @@ const maxScratch = 4096
 const maxScratchBytes = 1 << 20
 
 // resetSlice empties s, clearing what it references, or drops it when its
-// capacity passed limit.
+// capacity passed limit. Entries past len(s) were cleared by the reset that
+// emptied s before it grew to len(s).
 func resetSlice[S ~[]E, E any](s S, limit int) S {
 	if cap(s) > limit {
 		return nil
 	}
-	clear(s[:cap(s)])
+	clear(s)
 	return s[:0]
 }
 
@@ -122,9 +137,6 @@ func (s *Store) oneTrip(g *group, sc *tripScratch) bool {
 	}
 	if len(g.live) == 1 {
 		return true
-	}
-	if len(sc.seen) > maxScratch {
-		sc.seen = map[string]struct{}{}
 	}
 	clear(sc.seen)
 	for _, i := range g.live {

@@ -203,3 +203,29 @@ func FuzzEncodedArrays_EncodeAsPgxEncodes(f *testing.F) {
 
 // pgStore is a Store as oneTrip sees one on PostgreSQL.
 var pgStore = &Store{dialect: PostgreSQL}
+
+// A released scratch, as it goes back to the pool, references none of the
+// finished group's keys or values.
+func TestTripScratch_ReleasedHoldsNoReferenceToTheGroupsRows(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 30))
+	sc := &tripScratch{seen: map[string]struct{}{}}
+	for round := range 300 {
+		g := randomGroup(rng, round)
+		pgStore.oneTrip(g, sc)
+		sentBy(g, sc)
+		sc.release()
+		require.Empty(t, sc.seen)
+		w := &sc.w
+		for _, a := range [][][]byte{w.condKeys, w.deletes, w.putKeys, w.putValues} {
+			require.Empty(t, a)
+			for _, e := range a[:cap(a)] {
+				require.Nil(t, e, "round %d", round)
+			}
+		}
+		require.Empty(t, sc.puts)
+		for _, p := range sc.puts[:cap(sc.puts)] {
+			require.Equal(t, tripPut{}, p, "round %d", round)
+		}
+	}
+}
