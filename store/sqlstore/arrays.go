@@ -1,6 +1,12 @@
 package sqlstore
 
-import "github.com/jackc/pgx/v5/pgtype"
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5/pgtype"
+)
 
 // byteaArray is a BYTEA[] parameter that pgx encodes element by element
 // without boxing each one: pgx reads an array through ArrayGetter.Index,
@@ -47,4 +53,93 @@ type int8Elem int64
 
 func (e *int8Elem) Int64Value() (pgtype.Int8, error) {
 	return pgtype.Int8{Int64: int64(*e), Valid: true}, nil
+}
+
+// encodedArray is an array parameter already in PostgreSQL's binary array
+// format (appendByteaArray, appendInt8Array); a statement takes a pointer to
+// one. A leader builds each array of its group once, in a buffer it reuses
+// from group to group (tripScratch), and pgx copies it as it is
+// (encodedArrayCodec), instead of encoding it element by element into a
+// buffer that pgx shrinks back to 256 bytes before every statement and so
+// regrows, copying, for every group.
+type encodedArray []byte
+
+// encodedArrayCodec is pgx's codec for an array type, which passes an
+// encodedArray through in the binary format. configureSession registers it
+// on each connection for BYTEA[] and INT8[]; every other value and format
+// goes to the codec it wraps.
+type encodedArrayCodec struct{ pgtype.Codec }
+
+func (c encodedArrayCodec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pgtype.EncodePlan {
+	if _, ok := value.(*encodedArray); ok && format == pgtype.BinaryFormatCode {
+		return encodedArrayPlan{}
+	}
+	return c.Codec.PlanEncode(m, oid, format, value)
+}
+
+type encodedArrayPlan struct{}
+
+func (encodedArrayPlan) Encode(value any, buf []byte) ([]byte, error) {
+	return append(buf, *value.(*encodedArray)...), nil
+}
+
+// registerEncodedArrays wraps the codecs of BYTEA[] and INT8[] in m.
+func registerEncodedArrays(m *pgtype.Map) error {
+	for _, oid := range []uint32{pgtype.ByteaArrayOID, pgtype.Int8ArrayOID} {
+		t, ok := m.TypeForOID(oid)
+		if !ok {
+			return fmt.Errorf("sqlstore: pgx knows no type %d", oid)
+		}
+		if _, done := t.Codec.(encodedArrayCodec); !done {
+			m.RegisterType(&pgtype.Type{Name: t.Name, OID: t.OID, Codec: encodedArrayCodec{t.Codec}})
+		}
+	}
+	return nil
+}
+
+// appendArrayHeader appends the header of a one-dimensional binary array of
+// n elements of type elemOID (one dimension, of length 0, when it is empty,
+// as pgx encodes one).
+func appendArrayHeader(buf []byte, n int, hasNull bool, elemOID uint32) []byte {
+	null := uint32(0)
+	if hasNull {
+		null = 1
+	}
+	buf = binary.BigEndian.AppendUint32(buf, 1) // dimensions
+	buf = binary.BigEndian.AppendUint32(buf, null)
+	buf = binary.BigEndian.AppendUint32(buf, elemOID)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(int32(n)))
+	return binary.BigEndian.AppendUint32(buf, 1) // lower bound
+}
+
+// appendByteaArray appends a as a binary BYTEA[] (empty, never NULL, when a
+// is nil): a nil element is NULL.
+func appendByteaArray(buf []byte, a [][]byte) []byte {
+	size, hasNull := 20, false
+	for _, e := range a {
+		size += 4 + len(e)
+		hasNull = hasNull || e == nil
+	}
+	buf = slices.Grow(buf, size)
+	buf = appendArrayHeader(buf, len(a), hasNull, pgtype.ByteaOID)
+	for _, e := range a {
+		if e == nil {
+			buf = binary.BigEndian.AppendUint32(buf, 0xffffffff) // -1: NULL
+			continue
+		}
+		buf = binary.BigEndian.AppendUint32(buf, uint32(int32(len(e))))
+		buf = append(buf, e...)
+	}
+	return buf
+}
+
+// appendInt8Array appends a as a binary INT8[].
+func appendInt8Array(buf []byte, a []int64) []byte {
+	buf = slices.Grow(buf, 20+12*len(a))
+	buf = appendArrayHeader(buf, len(a), false, pgtype.Int8OID)
+	for _, e := range a {
+		buf = binary.BigEndian.AppendUint32(buf, 8)
+		buf = binary.BigEndian.AppendUint64(buf, uint64(e))
+	}
+	return buf
 }

@@ -1,11 +1,16 @@
 package sqlstore_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -185,4 +190,96 @@ func parallel(b *testing.B, n, total int, fn func(w, i int) error) {
 	if err := <-errs; err != nil {
 		b.Fatal(err)
 	}
+}
+
+// BenchmarkGroupLeader_PostgreSQL measures one group of 16 step-shaped
+// batches (a compare-and-set of a 300-byte checkpoint, five new 150-byte
+// rows, one delete) through the leader: its allocations per group are the
+// leader's own (the batches are built outside the timer). ns/op includes the
+// round trip.
+func BenchmarkGroupLeader_PostgreSQL(b *testing.B) {
+	db := requirePostgres(b)
+	s := db.Open(b, db.NewSchema(b))
+	const batches = 16
+	ckpt, event := make([]byte, 300), make([]byte, 150)
+	versions := make([]uint64, batches)
+	n := 0
+	var cpu time.Duration // this process's CPU inside the timer: the leader's
+	pg := backendCPU(b, sqlstore.Pool(s), nil)
+	for b.Loop() {
+		b.StopTimer()
+		group := make([]*store.Batch, batches)
+		for i := range group {
+			run := strconv.Itoa(i)
+			ck := store.Key("wf", run, "ckpt")
+			cond := store.IfAbsent(ck)
+			if versions[i] != 0 {
+				cond = store.IfVersion(ck, versions[i])
+			}
+			ops := []store.Op{store.Put(ck, ckpt)}
+			for e := range 5 {
+				ops = append(ops, store.Put(store.Key("wf", run, "ev", strconv.Itoa(n*5+e)), event))
+			}
+			ops = append(ops, store.Delete(store.Key("wf", run, "ev", strconv.Itoa(n*5-1))))
+			group[i] = &store.Batch{Conditions: []store.Condition{cond}, Ops: ops}
+		}
+		n++
+		start := processCPU(b)
+		b.StartTimer()
+		res, errs := sqlstore.CommitGroup(s, group)
+		b.StopTimer()
+		cpu += processCPU(b) - start
+		b.StartTimer()
+		for i, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+			versions[i] = res[i].Versions[0]
+		}
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64(backendCPU(b, sqlstore.Pool(s), pg).Sum().Microseconds())/float64(b.N), "pg-cpu-µs/op")
+}
+
+// backends is the CPU each PostgreSQL backend of a pool had used.
+type backends map[int]time.Duration
+
+func (bs backends) Sum() time.Duration {
+	var sum time.Duration
+	for _, d := range bs {
+		sum += d
+	}
+	return sum
+}
+
+// backendCPU reads the CPU of the pool's idle backends from /proc (the
+// server runs on this machine), minus what since had (nil: nothing).
+func backendCPU(b *testing.B, pool *pgxpool.Pool, since backends) backends {
+	out := backends{}
+	for _, c := range pool.AcquireAllIdle(b.Context()) {
+		pid := int(c.Conn().PgConn().PID())
+		c.Release()
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			b.Skipf("PostgreSQL backends are not on this machine: %v", err)
+		}
+		// utime and stime are fields 14 and 15, after the parenthesised name.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		out[pid] = time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ 100
+		if since != nil {
+			out[pid] -= since[pid]
+		}
+	}
+	return out
+}
+
+// processCPU answers the user and system CPU this process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,6 +1,12 @@
 package sqlstore
 
-import "github.com/jackc/pgx/v5/pgxpool"
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/weft-dev/weft/store"
+)
 
 // SetAfterReadHook makes fn run in every attempt of s's group transactions,
 // after the reads and before the writes (see hooks.afterRead). Set it before
@@ -17,3 +23,20 @@ func QueuedBatches(s *Store) int { return s.groups.queued() }
 
 // Pool answers s's connection pool.
 func Pool(s *Store) *pgxpool.Pool { return s.pool }
+
+// CommitGroup commits batches as one group on the leader's path (the one
+// round trip when they share no key) and answers each batch's outcome.
+func CommitGroup(s *Store, batches []*store.Batch) ([]*store.CommitResult, []error) {
+	reqs := make([]*request, len(batches))
+	for i, b := range batches {
+		reqs[i] = newRequest(context.Background(), b)
+		reqs[i].state.Store(stateTaken)
+	}
+	s.commitGroup(reqs)
+	res, errs := make([]*store.CommitResult, len(reqs)), make([]error, len(reqs))
+	for i, r := range reqs {
+		o := <-r.done
+		res[i], errs[i] = o.res, o.err
+	}
+	return res, errs
+}

@@ -39,7 +39,11 @@ type group struct {
 	reqs []*request
 	// live indexes the requests the transaction still decides; a recheck
 	// answers some of them early and drops them.
-	live     []int
+	live []int
+	// condKeys and nPuts are set by index, which the paths that read the
+	// condition keys first (queueReads, recheck) run once: a group that
+	// commits in one round trip never needs them.
+	indexed  bool
 	condKeys [][]byte // every condition key of the live requests, sorted, once
 	nPuts    int      // puts of the live requests
 	// outcomes holds each request's outcome (same index as reqs): set by
@@ -56,12 +60,19 @@ func newGroup(reqs []*request) *group {
 	for i := range reqs {
 		g.live[i] = i
 	}
-	g.index()
 	return g
+}
+
+// indexOnce runs index unless it ran since the live requests last changed.
+func (g *group) indexOnce() {
+	if !g.indexed {
+		g.index()
+	}
 }
 
 // index gathers the condition keys and counts the puts of the live requests.
 func (g *group) index() {
+	g.indexed = true
 	g.condKeys, g.nPuts = nil, 0
 	seen := map[string]struct{}{}
 	for _, i := range g.live {
@@ -86,6 +97,7 @@ type keyState struct {
 // queueReads queues the reads of an attempt: lock and read the condition
 // keys, draw the versions.
 func (g *group) queueReads(b *pgx.Batch) {
+	g.indexOnce()
 	if len(g.condKeys) > 0 {
 		b.Queue(lockConditionsSQL, byteaArray(g.condKeys))
 	}
@@ -192,6 +204,7 @@ func (g *group) decide(state map[string]keyState, versions []int64) *writes {
 // errGroupDecided when no batch is left for the transaction, and ignores a
 // failed read (the transaction will find out).
 func (g *group) recheck(ctx context.Context, q querier) error {
+	g.indexOnce()
 	if len(g.condKeys) == 0 {
 		return nil
 	}

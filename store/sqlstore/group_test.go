@@ -603,3 +603,34 @@ func TestGroupCommit_OneRoundTripSerializationFailureIsRetriedAndAnswersTheNewRo
 	st := b.s.Stats()
 	require.EqualValues(t, 1, st.Retries, "%+v", st)
 }
+
+// The one round trip answers each put the version its own key drew, whatever
+// the key's bytes: keys that sort differently as text and as bytes, keys
+// that prefix others, bytes above 0x7f.
+func TestGroupCommit_OneRoundTripAnswersEachKeyItsOwnVersionWhateverItsBytes(t *testing.T) {
+	t.Parallel()
+	b := setupGroups(t, sqlstore.Config{MaxGroups: 1})
+	keys := [][]byte{[]byte("\xff"), []byte("a"), []byte("a\x00"), []byte("B"), []byte("\x00"), []byte("ab"), []byte("\x7f\x80"), []byte("Ä")}
+	existing := put(t, b.s, keys[2], "old")
+	var batches []*store.Batch
+	for i, k := range keys {
+		ops := []store.Op{store.Delete([]byte(fmt.Sprintf("gone-%d", i))), store.Put(k, []byte(fmt.Sprint(i)))}
+		batches = append(batches, &store.Batch{Ops: ops})
+	}
+	chans, g := holdBeforeAttempt(t, b.s, batches...)
+	g.open()
+	seen := map[uint64]bool{existing: true}
+	for i, ch := range chans {
+		res := requireOK(t, ch)
+		it, err := b.s.Get(context.Background(), keys[i])
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprint(i), string(it.Value))
+		require.Equal(t, it.Version, res.Versions[1], "key %q", keys[i])
+		require.Zero(t, res.Versions[0])
+		require.False(t, seen[it.Version], "version %d twice", it.Version)
+		seen[it.Version] = true
+	}
+	st := b.s.Stats()
+	require.GreaterOrEqual(t, st.LargestGroup, len(batches), "the queued batches commit as one group: %+v", st)
+	require.Equal(t, st.Groups, st.OneRoundTrip, "every group committed in one round trip: %+v", st)
+}

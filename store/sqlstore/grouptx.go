@@ -147,8 +147,13 @@ func (s *Store) attemptGroup(ctx context.Context, g *group, attempt int) error {
 		return err
 	}
 	defer conn.Release()
-	if s.oneTrip(g) {
-		err := s.pipelineOnce(ctx, conn, g)
+	sc := tripScratches.Get().(*tripScratch)
+	defer func() {
+		sc.release()
+		tripScratches.Put(sc)
+	}()
+	if s.oneTrip(g, sc) {
+		err := s.pipelineOnce(ctx, conn, g, sc)
 		if !errors.Is(err, errConditionsFailed) {
 			if err == nil {
 				s.stats.oneTrip.Add(1)

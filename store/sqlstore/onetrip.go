@@ -3,12 +3,15 @@ package sqlstore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weft-dev/weft/store"
@@ -39,41 +42,129 @@ RETURNING k, version`
 // not hold: the transaction rolled back and wrote nothing.
 var errConditionsFailed = errors.New("sqlstore: a condition of the group does not hold")
 
+// tripScratch is the buffers of one-round-trip attempts, reused from group
+// to group (tripScratches): the seen set of oneTrip, the arrays a group
+// sends and the versions it reads back. Nothing in it outlives the attempt
+// that filled it: the arrays hold only references to the requests' own
+// bytes, release lets go of them when the attempt ends, reset empties every
+// part again before the next group, and what the callers get (acceptAll)
+// is allocated afresh.
+type tripScratch struct {
+	seen map[string]struct{}
+	w    oneTripWrites
+	puts []tripPut
+	// enc holds the statements' array parameters, encoded; the statements
+	// take pointers to them (no interface boxes a slice).
+	enc [6]encodedArray
+}
+
+// tripPut is one put of a one-round-trip group and where its version goes.
+type tripPut struct {
+	key, value []byte
+	req, op    int // index in group.reqs, and in that request's ops
+}
+
+var tripScratches = sync.Pool{New: func() any { return &tripScratch{seen: map[string]struct{}{}} }}
+
+// reset empties s's arrays for the next group. Those that grew past
+// maxScratch entries are dropped rather than kept (one large group must not
+// pin its arrays for good); release does the same with seen.
+func (s *tripScratch) reset() {
+	w := &s.w
+	w.condKeys = resetSlice(w.condKeys, maxScratch)
+	w.condKinds = resetSlice(w.condKinds, maxScratch)
+	w.condVer = resetSlice(w.condVer, maxScratch)
+	w.deletes = resetSlice(w.deletes, maxScratch)
+	w.putKeys = resetSlice(w.putKeys, maxScratch)
+	w.putValues = resetSlice(w.putValues, maxScratch)
+	w.versions = resetSlice(w.versions, maxScratch)
+	s.puts = resetSlice(s.puts, maxScratch)
+	for i, b := range s.enc {
+		if cap(b) > maxScratchBytes {
+			b = nil
+		}
+		s.enc[i] = b[:0] // bytes only: nothing to clear
+	}
+}
+
+// release empties s, keys included, before it goes back to tripScratches,
+// so that a pooled scratch holds no reference to a finished group's rows.
+func (s *tripScratch) release() {
+	s.reset()
+	if len(s.seen) > maxScratch {
+		s.seen = map[string]struct{}{}
+	}
+	clear(s.seen)
+}
+
+// encodeBytea encodes a into s.enc[i] and answers it.
+func (s *tripScratch) encodeBytea(i int, a byteaArray) *encodedArray {
+	s.enc[i] = appendByteaArray(s.enc[i][:0], a)
+	return &s.enc[i]
+}
+
+// encodeInt8 encodes a into s.enc[i] and answers it.
+func (s *tripScratch) encodeInt8(i int, a int8Array) *encodedArray {
+	s.enc[i] = appendInt8Array(s.enc[i][:0], a)
+	return &s.enc[i]
+}
+
+// maxScratch bounds the entries a tripScratch keeps between groups.
+const maxScratch = 4096
+
+// maxScratchBytes bounds the bytes of each encoded array a tripScratch
+// keeps between groups.
+const maxScratchBytes = 1 << 20
+
+// resetSlice empties s, clearing what it references, or drops it when its
+// capacity passed limit. Entries past len(s) were cleared by the reset that
+// emptied s before it grew to len(s).
+func resetSlice[S ~[]E, E any](s S, limit int) S {
+	if cap(s) > limit {
+		return nil
+	}
+	clear(s)
+	return s[:0]
+}
+
 // oneTrip reports whether g's live batches may commit in one round trip: on
 // PostgreSQL, without a test hook, when no two of them share a key. Then no
 // batch's conditions depend on another's writes: each holds or not on the
 // rows as they were, and the writes of the batches are disjoint.
-func (s *Store) oneTrip(g *group) bool {
+func (s *Store) oneTrip(g *group, sc *tripScratch) bool {
 	if s.dialect != PostgreSQL || s.hooks.afterRead != nil {
 		return false
 	}
 	if len(g.live) == 1 {
 		return true
 	}
-	seen := map[string]struct{}{}
+	clear(sc.seen)
 	for _, i := range g.live {
 		for _, k := range g.reqs[i].keys {
-			if _, dup := seen[k]; dup {
+			if _, dup := sc.seen[k]; dup {
 				return false
 			}
-			seen[k] = struct{}{}
+			sc.seen[k] = struct{}{}
 		}
 	}
 	return true
 }
 
 // oneTripWrites is what a one-round-trip attempt sends: every condition,
-// and every write, the puts in key order.
+// and every write, the puts in key order; and the versions the upsert
+// answers, in the same order as putKeys.
 type oneTripWrites struct {
 	condKeys           byteaArray
 	condKinds, condVer int8Array
 	deletes            byteaArray
 	putKeys, putValues byteaArray
+	versions           []int64
 }
 
-func (g *group) oneTripWrites() *oneTripWrites {
-	w := &oneTripWrites{}
-	var puts []store.Op
+// oneTripWrites fills sc (reset first) with what g's live batches send.
+func (g *group) oneTripWrites(sc *tripScratch) *oneTripWrites {
+	sc.reset()
+	w := &sc.w
 	for _, i := range g.live {
 		r := g.reqs[i]
 		for _, c := range r.conds {
@@ -81,20 +172,21 @@ func (g *group) oneTripWrites() *oneTripWrites {
 			w.condKinds = append(w.condKinds, int64(c.Kind))
 			w.condVer = append(w.condVer, int64(c.Version))
 		}
-		for _, op := range r.ops {
+		for j, op := range r.ops {
 			if op.Kind == store.OpDelete {
 				w.deletes = append(w.deletes, op.Key)
 			} else {
-				puts = append(puts, op)
+				sc.puts = append(sc.puts, tripPut{key: op.Key, value: op.Value, req: i, op: j})
 			}
 		}
 	}
 	slices.SortFunc(w.deletes, bytes.Compare)
-	slices.SortFunc(puts, func(a, b store.Op) int { return bytes.Compare(a.Key, b.Key) })
-	w.putKeys, w.putValues = make(byteaArray, len(puts)), make(byteaArray, len(puts))
-	for i, op := range puts {
-		w.putKeys[i], w.putValues[i] = op.Key, op.Value
+	slices.SortFunc(sc.puts, func(a, b tripPut) int { return bytes.Compare(a.key, b.key) })
+	for _, p := range sc.puts {
+		w.putKeys = append(w.putKeys, p.key)
+		w.putValues = append(w.putValues, p.value)
 	}
+	w.versions = append(w.versions, make([]int64, len(sc.puts))...)
 	return w
 }
 
@@ -114,30 +206,30 @@ func (w *oneTripWrites) end() string {
 // transaction and pipelineOnce answers errConditionsFailed, after which the
 // caller decides the group batch by batch (pipelineGroup). Other failures are
 // classified as pipelineGroup's.
-func (s *Store) pipelineOnce(ctx context.Context, conn *pgxpool.Conn, g *group) error {
-	w := g.oneTripWrites()
+func (s *Store) pipelineOnce(ctx context.Context, conn *pgxpool.Conn, g *group, sc *tripScratch) error {
+	w := g.oneTripWrites(sc)
 	b := &pgx.Batch{}
 	b.Queue(beginSQL)
 	if len(w.condKeys) > 0 {
-		b.Queue(checkConditionsSQL, w.condKeys, w.condKinds, w.condVer)
+		b.Queue(checkConditionsSQL, sc.encodeBytea(0, w.condKeys), sc.encodeInt8(1, w.condKinds), sc.encodeInt8(2, w.condVer))
 	}
 	if len(w.deletes) > 0 {
-		b.Queue(deleteSQL, w.deletes)
+		b.Queue(deleteSQL, sc.encodeBytea(3, w.deletes))
 	}
 	if len(w.putKeys) > 0 {
-		b.Queue(upsertDrawingSQL, w.putKeys, w.putValues)
+		b.Queue(upsertDrawingSQL, sc.encodeBytea(4, w.putKeys), sc.encodeBytea(5, w.putValues))
 	}
 	end := w.end()
 	b.Queue(end)
 	br := conn.SendBatch(ctx, b)
-	versions, err := readOnce(br, w, end)
+	err := readOnce(br, w, end)
 	if closeErr := br.Close(); err == nil {
 		err = closeErr
 	}
 	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
-		g.acceptAll(versions)
+		g.acceptAll(sc)
 		return nil
 	case sqlState(err) == codeConditionFailed:
 		rollback(conn)
@@ -150,57 +242,100 @@ func (s *Store) pipelineOnce(ctx context.Context, conn *pgxpool.Conn, g *group) 
 	}
 }
 
-// readOnce reads pipelineOnce's results: the versions drawn, by key.
-func readOnce(br pgx.BatchResults, w *oneTripWrites, end string) (map[string]uint64, error) {
+// readOnce reads pipelineOnce's results: the versions drawn, into
+// w.versions by the position of their key in w.putKeys.
+func readOnce(br pgx.BatchResults, w *oneTripWrites, end string) error {
 	if _, err := br.Exec(); err != nil { // BEGIN
-		return nil, err
+		return err
 	}
 	if len(w.condKeys) > 0 {
 		if _, err := br.Exec(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if len(w.deletes) > 0 {
 		if _, err := br.Exec(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	versions := make(map[string]uint64, len(w.putKeys))
 	if len(w.putKeys) > 0 {
 		rows, err := br.Query()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		var k []byte
-		var v int64
-		if _, err := pgx.ForEachRow(rows, []any{&k, &v}, func() error {
-			versions[string(k)] = uint64(v)
-			return nil
-		}); err != nil {
-			return nil, err
-		}
-		if len(versions) != len(w.putKeys) {
-			return nil, fmt.Errorf("sqlstore: upsert wrote %d rows for %d keys", len(versions), len(w.putKeys))
+		if err := readVersions(rows, w); err != nil {
+			return err
 		}
 	}
 	tag, err := br.Exec()
 	if err == nil && tag.String() != end {
 		err = fmt.Errorf("sqlstore: %s answered %q", end, tag)
 	}
-	return versions, err
+	return err
+}
+
+// readVersions reads the upsert's (k, version) rows into w.versions. It
+// reads the rows' bytes in place when they come in binary, as pgx asks for
+// BYTEA and INT8, instead of copying each key, and checks that every key
+// sent comes back exactly once.
+func readVersions(rows pgx.Rows, w *oneTripWrites) error {
+	defer rows.Close()
+	fields := rows.FieldDescriptions()
+	raw := len(fields) == 2 && fields[0].Format == pgtype.BinaryFormatCode && fields[1].Format == pgtype.BinaryFormatCode
+	n := 0
+	for rows.Next() {
+		k, v, err := keyVersion(rows, raw)
+		if err != nil {
+			return err
+		}
+		at, found := slices.BinarySearchFunc(w.putKeys, k, bytes.Compare)
+		if !found || w.versions[at] != 0 || v <= 0 {
+			return fmt.Errorf("sqlstore: upsert answered a key it was not sent, or twice")
+		}
+		w.versions[at] = v
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if n != len(w.putKeys) {
+		return fmt.Errorf("sqlstore: upsert wrote %d rows for %d keys", n, len(w.putKeys))
+	}
+	return nil
+}
+
+// keyVersion answers the (k, version) row rows is on: in place when raw
+// (both columns in binary), else scanned (a copy).
+func keyVersion(rows pgx.Rows, raw bool) ([]byte, int64, error) {
+	if raw {
+		vals := rows.RawValues()
+		if len(vals[1]) != 8 {
+			return nil, 0, fmt.Errorf("sqlstore: upsert answered a version of %d bytes", len(vals[1]))
+		}
+		return vals[0], int64(binary.BigEndian.Uint64(vals[1])), nil
+	}
+	var k []byte
+	var v int64
+	err := rows.Scan(&k, &v)
+	return k, v, err
 }
 
 // acceptAll records every live batch as committed, each put with the
-// version drawn for its key.
-func (g *group) acceptAll(versions map[string]uint64) {
+// version drawn for its key. The results share two allocations.
+func (g *group) acceptAll(sc *tripScratch) {
+	nOps := 0
 	for _, i := range g.live {
-		r := g.reqs[i]
-		res := &store.CommitResult{Versions: make([]uint64, len(r.ops))}
-		for j, op := range r.ops {
-			if op.Kind == store.OpPut {
-				res.Versions[j] = versions[string(op.Key)]
-			}
-		}
-		g.outcomes[i] = outcome{res: res}
+		nOps += len(g.reqs[i].ops)
+	}
+	results := make([]store.CommitResult, len(g.live))
+	versions := make([]uint64, nOps)
+	for n, i := range g.live {
+		ops := len(g.reqs[i].ops)
+		results[n].Versions = versions[:ops:ops]
+		versions = versions[ops:]
+		g.outcomes[i] = outcome{res: &results[n]}
+	}
+	for at, p := range sc.puts {
+		g.outcomes[p.req].res.Versions[p.op] = uint64(sc.w.versions[at])
 	}
 }
