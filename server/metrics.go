@@ -36,6 +36,8 @@ type metrics struct {
 	taskReports    telemetry.CounterVec
 	tasksHandedOut telemetry.Counter
 	jsonrpcReject  telemetry.CounterVec
+	// outcomes are the series outcome counts, bound once.
+	outcomes outcomeCounters
 	// series caches the attribute sets of observe's series, by rpcKey.
 	series sync.Map
 }
@@ -81,6 +83,12 @@ func newMetrics(pipeline *telemetry.Metrics) (*metrics, error) {
 		return nil, fmt.Errorf("server: metrics: %w", err)
 	}
 	m.inFlight = telemetry.NewUpDownCounter(inFlight)
+	m.outcomes = outcomeCounters{
+		created: m.submitted.WithLabelValues("created"), existing: m.submitted.WithLabelValues("existing"),
+		accepted: m.signals.WithLabelValues("accepted"), duplicate: m.signals.WithLabelValues("duplicate"),
+		completed: m.taskReports.WithLabelValues("completed"), failed: m.taskReports.WithLabelValues("failed"),
+		retrying: m.taskReports.WithLabelValues("retrying"),
+	}
 	m.tasksHandedOut.Add(0) // served from the start, as a plain counter is
 	return m, nil
 }
@@ -129,26 +137,36 @@ func (m *metrics) seriesOf(procedure, protocol, code string) *rpcSeries {
 // and tasks. The engine exposes no counts of its own; these are the
 // server's view of the calls it answered.
 func (m *metrics) outcome(res any) {
+	o := &m.outcomes
 	switch r := res.(type) {
 	case *weftv1.SubmitRunResponse:
-		m.submitted.WithLabelValues(pick(r.GetExisting(), "existing", "created")).Inc()
+		pick(r.GetExisting(), o.existing, o.created).Inc()
 	case *weftv1.SignalRunResponse:
-		m.signals.WithLabelValues(pick(r.GetDuplicate(), "duplicate", "accepted")).Inc()
+		pick(r.GetDuplicate(), o.duplicate, o.accepted).Inc()
 	case *weftv1.CompleteTaskResponse:
 		if !r.GetDuplicate() {
-			m.taskReports.WithLabelValues("completed").Inc()
+			o.completed.Inc()
 		}
-		m.tasksHandedOut.Add(int64(len(r.GetTasks()))) // eager dispatch
+		if n := len(r.GetTasks()); n > 0 {
+			m.tasksHandedOut.Add(int64(n)) // eager dispatch
+		}
 	case *weftv1.FailTaskResponse:
 		if !r.GetDuplicate() {
-			m.taskReports.WithLabelValues(pick(r.GetWillRetry(), "retrying", "failed")).Inc()
+			pick(r.GetWillRetry(), o.retrying, o.failed).Inc()
 		}
 	case *weftv1.PollTasksResponse:
-		m.tasksHandedOut.Add(int64(len(r.GetTasks())))
+		if n := len(r.GetTasks()); n > 0 {
+			m.tasksHandedOut.Add(int64(n))
+		}
 	}
 }
 
-func pick(cond bool, yes, no string) string {
+// outcomeCounters are the series outcome counts in.
+type outcomeCounters struct {
+	created, existing, accepted, duplicate, completed, failed, retrying telemetry.Counter
+}
+
+func pick(cond bool, yes, no telemetry.Counter) telemetry.Counter {
 	if cond {
 		return yes
 	}
