@@ -65,8 +65,8 @@ func (f *faultInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		ctx, state, id := begin(ctx)
 		start := time.Now()
-		f.metrics.inFlight.Inc()
-		defer f.metrics.inFlight.Dec()
+		f.metrics.inFlight.Add(1)
+		defer f.metrics.inFlight.Add(-1)
 		res, err := next(ctx, req)
 		err = f.finish(ctx, state, req.Spec().Procedure, req.Peer().Protocol, start, err)
 		if err != nil {
@@ -91,8 +91,8 @@ func (f *faultInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFun
 			conn.ResponseHeader().Set(CorrelationHeader, id)
 		}
 		start := time.Now()
-		f.metrics.inFlight.Inc()
-		defer f.metrics.inFlight.Dec()
+		f.metrics.inFlight.Add(1)
+		defer f.metrics.inFlight.Add(-1)
 		err := next(ctx, conn)
 		return f.finish(ctx, state, conn.Spec().Procedure, conn.Peer().Protocol, start, err)
 	}
