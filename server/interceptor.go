@@ -9,7 +9,6 @@ import (
 
 	"buf.build/go/protovalidate"
 	"connectrpc.com/connect"
-	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
@@ -19,39 +18,26 @@ import (
 // the same id is in the Fault detail of an error and in the server's log line.
 const CorrelationHeader = "Weft-Correlation-Id"
 
-type correlationKey struct{}
-
 // CorrelationID answers the request's correlation id, or "" outside a request.
 func CorrelationID(ctx context.Context) string {
-	id, _ := ctx.Value(correlationKey{}).(string)
-	return id
-}
-
-// callInfo is what the interceptors inside the fault interceptor learn about
-// a call that its log line reports: who the caller turned out to be.
-type callInfo struct {
-	who caller
-}
-
-type callInfoKey struct{}
-
-func callInfoOf(ctx context.Context) *callInfo {
-	info, _ := ctx.Value(callInfoKey{}).(*callInfo)
-	return info
-}
-
-// begin gives a call its correlation id (the one withTransportFaults gave
-// the request, or a new one) and a callInfo to fill. It answers the id when
-// it is new, which the response must then carry; "" when withTransportFaults
-// already put the request's id on the response.
-func begin(ctx context.Context) (context.Context, string) {
-	id := CorrelationID(ctx)
-	fresh := ""
-	if id == "" {
-		id = uuid.NewString()
-		ctx, fresh = withCorrelationID(ctx, id), id
+	if s := stateOf(ctx); s != nil {
+		return s.id
 	}
-	return context.WithValue(ctx, callInfoKey{}, &callInfo{}), fresh
+	return ""
+}
+
+// begin answers ctx with the request's state (edge.go), the one
+// withTransportFaults gave the request or, for a call that did not pass it,
+// a new one with a new correlation id. It answers the id when it is new,
+// which the response must then carry; "" when withTransportFaults already
+// put the request's id on the response.
+func begin(ctx context.Context) (context.Context, *requestState, string) {
+	if s := stateOf(ctx); s != nil {
+		return ctx, s, ""
+	}
+	id := newCorrelationID()
+	ctx, s := withRequestState(ctx, id)
+	return ctx, s, id
 }
 
 // viaJSONRPCKey marks a call the JSON-RPC endpoint forwarded, so that its
@@ -77,12 +63,12 @@ type faultInterceptor struct {
 
 func (f *faultInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		ctx, id := begin(ctx)
+		ctx, state, id := begin(ctx)
 		start := time.Now()
-		f.metrics.inFlight.Inc()
-		defer f.metrics.inFlight.Dec()
+		f.metrics.inFlight.Add(1)
+		defer f.metrics.inFlight.Add(-1)
 		res, err := next(ctx, req)
-		err = f.finish(ctx, req.Spec().Procedure, req.Peer().Protocol, start, err)
+		err = f.finish(ctx, state, req.Spec().Procedure, req.Peer().Protocol, start, err)
 		if err != nil {
 			return nil, err
 		}
@@ -100,53 +86,53 @@ func (f *faultInterceptor) WrapStreamingClient(next connect.StreamingClientFunc)
 
 func (f *faultInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		ctx, id := begin(ctx)
+		ctx, state, id := begin(ctx)
 		if id != "" {
 			conn.ResponseHeader().Set(CorrelationHeader, id)
 		}
 		start := time.Now()
-		f.metrics.inFlight.Inc()
-		defer f.metrics.inFlight.Dec()
+		f.metrics.inFlight.Add(1)
+		defer f.metrics.inFlight.Add(-1)
 		err := next(ctx, conn)
-		return f.finish(ctx, conn.Spec().Procedure, conn.Peer().Protocol, start, err)
+		return f.finish(ctx, state, conn.Spec().Procedure, conn.Peer().Protocol, start, err)
 	}
 }
 
 // finish normalises the error, counts the call and logs it.
-func (f *faultInterceptor) finish(ctx context.Context, procedure, protocol string, start time.Time, err error) error {
+func (f *faultInterceptor) finish(ctx context.Context, state *requestState, procedure, protocol string, start time.Time, err error) error {
 	protocol = protocolOf(ctx, protocol)
 	took := time.Since(start)
 	if err == nil {
 		f.metrics.observe(procedure, protocol, nil, took)
-		f.log(ctx, slog.LevelDebug, "rpc", procedure, protocol, took)
+		f.log(ctx, state, slog.LevelDebug, "rpc", procedure, protocol, took)
 		return nil
 	}
-	cerr := withFault(err, CorrelationID(ctx))
+	cerr := withFault(err, state.id)
 	f.metrics.observe(procedure, protocol, cerr, took)
 	code := slog.String("code", cerr.Code().String())
 	if cerr.Code() == connect.CodeInternal {
 		// The original error text goes to the log only; it may name internals.
-		f.log(ctx, slog.LevelError, "rpc failed", procedure, protocol, took, code, slog.String("error", err.Error()))
+		f.log(ctx, state, slog.LevelError, "rpc failed", procedure, protocol, took, code, slog.String("error", err.Error()))
 	} else {
-		f.log(ctx, slog.LevelInfo, "rpc failed", procedure, protocol, took, code)
+		f.log(ctx, state, slog.LevelInfo, "rpc failed", procedure, protocol, took, code)
 	}
 	return cerr
 }
 
 // log writes a call's line, built only when the logger takes the level: a
 // successful call's line is a debug line, which weftd usually drops.
-func (f *faultInterceptor) log(ctx context.Context, level slog.Level, msg, procedure, protocol string, took time.Duration, extra ...slog.Attr) {
+func (f *faultInterceptor) log(ctx context.Context, state *requestState, level slog.Level, msg, procedure, protocol string, took time.Duration, extra ...slog.Attr) {
 	if !f.logger.Enabled(ctx, level) {
 		return
 	}
 	var who caller
-	if info := callInfoOf(ctx); info != nil {
-		who = info.who
+	if state.authed {
+		who = state.who
 	}
 	attrs := append([]slog.Attr{
 		slog.String("procedure", procedure),
 		slog.String("protocol", protocol),
-		slog.String("correlation_id", CorrelationID(ctx)),
+		slog.String("correlation_id", state.id),
 		slog.String("tenant", who.tenant),
 		slog.String("principal", who.principal),
 		slog.Int64("duration_us", took.Microseconds()),

@@ -13,8 +13,8 @@ import (
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
-// limitMessages refuses a request message over maxBytes with the
-// PAYLOAD_TOO_LARGE fault, on every protocol, as the fault table maps it.
+// limitBody makes the request's body refuse a message over maxBytes with
+// the PAYLOAD_TOO_LARGE fault, on every protocol, as the fault table maps it.
 //
 // Connect enforces the same limit (connect.WithReadMaxBytes) but refuses
 // with resource_exhausted and no Fault, before any interceptor runs. This
@@ -27,27 +27,24 @@ import (
 //
 // JSON-RPC bodies are envelopes of calls, not messages: the JSON-RPC
 // handler bounds them itself, and each call it forwards comes back through
-// here.
-func limitMessages(next http.Handler, maxBytes int64) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		isEnveloped := r.Method == http.MethodPost && enveloped(r.Header.Get("Content-Type"))
-		if r.URL.Path == JSONRPCPath || (!isEnveloped && (r.Body == nil || r.Body == http.NoBody)) {
-			next.ServeHTTP(w, r)
-			return
+// here. r is the edge's own copy of the request (edge.go).
+func (c *edgeCall) limitBody(r *http.Request, maxBytes int64) {
+	isEnveloped := r.Method == http.MethodPost && enveloped(r.Header.Get("Content-Type"))
+	if r.URL.Path == JSONRPCPath || (!isEnveloped && (r.Body == nil || r.Body == http.NoBody)) {
+		return
+	}
+	if isEnveloped {
+		body := r.Body
+		if body == nil {
+			body = http.NoBody // an empty body still must hold its one message
 		}
-		r2 := *r
-		if isEnveloped {
-			body := r.Body
-			if body == nil {
-				body = http.NoBody // an empty body still must hold its one message
-			}
-			r2.Body = &frameLimit{body: body, limit: maxBytes, single: strings.HasPrefix(r.URL.Path, "/weft.v1."),
-				compressed: compressedStream(r.Header)}
-		} else {
-			r2.Body = &unaryLimit{body: r.Body, limit: maxBytes, remaining: maxBytes}
-		}
-		next.ServeHTTP(w, &r2)
-	})
+		c.frame = frameLimit{body: body, limit: maxBytes, single: strings.HasPrefix(r.URL.Path, "/weft.v1."),
+			compressed: compressedStream(r.Header)}
+		r.Body = &c.frame
+		return
+	}
+	c.unary = unaryLimit{body: r.Body, limit: maxBytes, remaining: maxBytes}
+	r.Body = &c.unary
 }
 
 // enveloped reports whether a request body is a sequence of enveloped

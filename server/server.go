@@ -146,22 +146,29 @@ func New(cfg Config) (http.Handler, error) {
 		connect.WithRecover(recoverPanic(cfg.Logger)),
 	}
 	mux := http.NewServeMux()
-	mux.Handle(weftv1connect.NewRunServiceHandler(cfg.Runs, opts...))
-	mux.Handle(weftv1connect.NewSignalServiceHandler(cfg.Signals, opts...))
-	mux.Handle(weftv1connect.NewEventServiceHandler(cfg.Events, opts...))
-	mux.Handle(weftv1connect.NewWorkerServiceHandler(cfg.Workers, opts...))
-	mux.Handle(weftv1connect.NewScheduleServiceHandler(cfg.Schedules, opts...))
+	services := map[string]http.Handler{}
+	for _, serve := range []func() (string, http.Handler){
+		func() (string, http.Handler) { return weftv1connect.NewRunServiceHandler(cfg.Runs, opts...) },
+		func() (string, http.Handler) { return weftv1connect.NewSignalServiceHandler(cfg.Signals, opts...) },
+		func() (string, http.Handler) { return weftv1connect.NewEventServiceHandler(cfg.Events, opts...) },
+		func() (string, http.Handler) { return weftv1connect.NewWorkerServiceHandler(cfg.Workers, opts...) },
+		func() (string, http.Handler) { return weftv1connect.NewScheduleServiceHandler(cfg.Schedules, opts...) },
+	} {
+		path, h := serve()
+		mux.Handle(path, h)
+		services[path] = h
+	}
+	routes := procedureRoutes(services)
 	mountOperational(mux, newReadiness(cfg.Readiness, cfg.Logger))
 	mountConsole(mux)
 	mux.Handle("GET "+MetricsPath, m.pipeline.Handler())
-	// JSON-RPC forwards to the same mux, so every call meets the same
+	// JSON-RPC forwards to the same handlers, so every call meets the same
 	// interceptors and message limit as Connect.
 	// Each forwarded call is a request of its own, with its own correlation id.
-	limited := limitMessages(mux, cfg.MaxRequestBytes)
-	mux.Handle(JSONRPCPath, newJSONRPCHandler(withTransportFaults(limited), m))
+	mux.Handle(JSONRPCPath, newJSONRPCHandler(withTransportFaults(mux, routes, cfg.MaxRequestBytes, 0), m))
 	// The outer limit bounds the raw body (a compressed bomb included) a little
 	// above the message limit, which Connect enforces after decompression.
-	handler := withTransportFaults(http.MaxBytesHandler(limited, cfg.MaxRequestBytes+64<<10))
+	handler := withTransportFaults(mux, routes, cfg.MaxRequestBytes, cfg.MaxRequestBytes+64<<10)
 	if len(cfg.CORSOrigins) > 0 {
 		handler = withCORS(handler, cfg.CORSOrigins)
 	}

@@ -34,15 +34,13 @@ func (c caller) authenticatedPrincipal() string {
 	return c.principal
 }
 
-type callerKey struct{}
-
 // callerOf is the one place a handler learns a request's tenant and
-// principal: the auth interceptor put them in ctx after it checked the
-// bearer token. A context without a caller (a handler reached without the
-// interceptor) is unauthenticated, never a default.
+// principal: the auth interceptor put them in the request's state after it
+// checked the bearer token. A context without a caller (a handler reached
+// without the interceptor) is unauthenticated, never a default.
 func callerOf(ctx context.Context) (caller, error) {
-	if who, ok := ctx.Value(callerKey{}).(caller); ok {
-		return who, nil
+	if s := stateOf(ctx); s != nil && s.authed {
+		return s.who, nil
 	}
 	return caller{}, unauthenticated("no authenticated caller")
 }
@@ -79,8 +77,8 @@ func (a *authInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc
 	}
 }
 
-// authenticate answers ctx carrying the request's caller, also noted for the
-// log line, or an unauthenticated fault.
+// authenticate answers ctx carrying the request's caller (in its state, where
+// the log line finds it too), or an unauthenticated fault.
 func (a *authInterceptor) authenticate(ctx context.Context, h http.Header) (context.Context, error) {
 	who := caller{tenant: DefaultTenant, principal: AnonymousCaller}
 	if a.tokens != nil {
@@ -93,10 +91,12 @@ func (a *authInterceptor) authenticate(ctx context.Context, h http.Header) (cont
 		}
 		who.authenticated = true
 	}
-	if info := callInfoOf(ctx); info != nil {
-		info.who = who
+	s := stateOf(ctx)
+	if s == nil { // a call that passed neither the edge nor the fault interceptor
+		ctx, s = withRequestState(ctx, "")
 	}
-	return context.WithValue(ctx, callerKey{}, who), nil
+	s.who, s.authed = who, true
+	return ctx, nil
 }
 
 // bearerToken answers the token of an "Authorization: Bearer <token>" header

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -14,7 +13,6 @@ import (
 
 	"buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	"connectrpc.com/connect"
-	"github.com/google/uuid"
 	statuspb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -23,7 +21,7 @@ import (
 )
 
 // withTransportFaults is the outermost layer of the API, around Connect
-// itself. Some client mistakes are refused by Connect before any
+// itself (edge.go). Some client mistakes are refused by Connect before any
 // interceptor runs (an undecodable GET message, a truncated envelope, a
 // corrupt compressed body); this layer makes those answers what every other
 // error is:
@@ -38,32 +36,17 @@ import (
 //     correlation id, on Connect unary and Connect streaming with JSON (the
 //     error's JSON, whose details' "debug" JSON it also renders with proto
 //     field names), gRPC and gRPC-Web (the grpc-status-details-bin trailer).
-func withTransportFaults(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := uuid.NewString()
-		r = r.WithContext(withCorrelationID(r.Context(), id))
-		w.Header().Set(CorrelationHeader, id)
-		if err := checkTimeoutHeaders(r); err != nil {
-			_ = errorWriter.Write(w, r, withFault(err, id))
-			return
-		}
-		if err := checkGETMessage(r); err != nil {
-			_ = errorWriter.Write(w, r, withFault(err, id))
-			return
-		}
-		fw := &faultWriter{ResponseWriter: w, id: id}
-		next.ServeHTTP(fw, r)
-		fw.finish()
-	})
+//
+// It also bounds the request: the raw body to rawMax bytes (0: unbounded,
+// for the calls JSON-RPC forwards, whose envelope it bounded) and each
+// message to maxBytes (limitBody). routes maps the API's procedure paths to
+// their services' handlers; any other path is next's.
+func withTransportFaults(next http.Handler, routes map[string]http.Handler, maxBytes, rawMax int64) http.Handler {
+	return &edge{next: next, routes: routes, maxBytes: maxBytes, rawMax: rawMax}
 }
 
 // errorWriter writes an error in the protocol of the request it answers.
 var errorWriter = connect.NewErrorWriter()
-
-// withCorrelationID answers ctx carrying the request's correlation id.
-func withCorrelationID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, correlationKey{}, id)
-}
 
 // RuleGETBase64 is the rule_id of the violation a Connect GET answers when
 // its message parameter is not the base64 that base64=1 announces.
@@ -161,6 +144,7 @@ type faultWriter struct {
 	status    int
 	body      bytes.Buffer
 	stream    bool   // a Connect streaming answer: envelopes pass through endStreams
+	grpc      bool   // a gRPC or gRPC-Web answer, whose trailers may carry a status
 	partial   []byte // the bytes of an envelope not yet complete
 }
 
@@ -172,12 +156,14 @@ func (w *faultWriter) WriteHeader(status int) {
 		return
 	}
 	h := w.Header()
-	if status != http.StatusOK && strings.HasPrefix(h.Get("Content-Type"), "application/json") && h.Get("Grpc-Status") == "" {
+	contentType := h.Get("Content-Type")
+	if status != http.StatusOK && strings.HasPrefix(contentType, "application/json") && h.Get("Grpc-Status") == "" {
 		w.held, w.status = true, status
 		return
 	}
-	completeGRPCStatus(h, "", w.id)
-	w.stream = strings.HasPrefix(h.Get("Content-Type"), "application/connect+")
+	completeGRPCStatus(h, false, w.id)
+	w.stream = strings.HasPrefix(contentType, "application/connect+")
+	w.grpc = strings.HasPrefix(contentType, "application/grpc")
 	w.committed = true
 	w.ResponseWriter.WriteHeader(status)
 }
@@ -290,7 +276,9 @@ func (w *faultWriter) finish() {
 		_, _ = w.ResponseWriter.Write(body)
 		return
 	}
-	completeGRPCStatus(w.Header(), http.TrailerPrefix, w.id)
+	if w.grpc || !w.committed {
+		completeGRPCStatus(w.Header(), true, w.id)
+	}
 }
 
 // wireDetail is one detail of a Connect error body.
@@ -347,10 +335,24 @@ func completeConnectError(body []byte, id string) []byte {
 	return out
 }
 
+// The gRPC status headers, and as trailers (http.TrailerPrefix).
+const (
+	grpcStatus               = "Grpc-Status"
+	grpcStatusDetails        = "Grpc-Status-Details-Bin"
+	grpcMessage              = "Grpc-Message"
+	trailerGRPCStatus        = http.TrailerPrefix + grpcStatus
+	trailerGRPCStatusDetails = http.TrailerPrefix + grpcStatusDetails
+	trailerGRPCMessage       = http.TrailerPrefix + grpcMessage
+)
+
 // completeGRPCStatus completes the grpc-status-details-bin of an error
-// answer, in the headers (prefix "") or in the trailers (http.TrailerPrefix).
-func completeGRPCStatus(h http.Header, prefix, id string) {
-	codeText := h.Get(prefix + "Grpc-Status")
+// answer, in the headers or in the trailers.
+func completeGRPCStatus(h http.Header, trailers bool, id string) {
+	statusKey, detailsKey, messageKey := grpcStatus, grpcStatusDetails, grpcMessage
+	if trailers {
+		statusKey, detailsKey, messageKey = trailerGRPCStatus, trailerGRPCStatusDetails, trailerGRPCMessage
+	}
+	codeText := h.Get(statusKey)
 	if codeText == "" || codeText == "0" {
 		return
 	}
@@ -359,20 +361,20 @@ func completeGRPCStatus(h http.Header, prefix, id string) {
 		return
 	}
 	st := &statuspb.Status{Code: int32(n)}
-	if bin := h.Get(prefix + "Grpc-Status-Details-Bin"); bin != "" {
+	if bin := h.Get(detailsKey); bin != "" {
 		raw, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(bin, "="))
 		if err != nil || proto.Unmarshal(raw, st) != nil {
 			return
 		}
 	} else {
-		st.Message = grpcPercentDecode(h.Get(prefix + "Grpc-Message"))
+		st.Message = grpcPercentDecode(h.Get(messageKey))
 	}
 	st.Details = completeFault(st.GetDetails(), connect.Code(n), id)
 	raw, err := proto.Marshal(st)
 	if err != nil {
 		return
 	}
-	h.Set(prefix+"Grpc-Status-Details-Bin", base64.RawStdEncoding.EncodeToString(raw))
+	h.Set(detailsKey, base64.RawStdEncoding.EncodeToString(raw))
 }
 
 // completeFault answers details with a weft.v1.Fault that carries the
