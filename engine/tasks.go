@@ -272,7 +272,7 @@ func (c *change) claimTask(t *record.Task, workerID string, verifiable bool) (*T
 	t.State, t.Token, t.WorkerID = record.TaskClaimed, t.TaskID+"#"+decide.RandomToken(), workerID
 	t.ClaimedAt, t.HeartbeatAt = c.now, c.now
 	t.Deadline = c.now.Add(t.Timeout.D())
-	c.del(t.ReadyKey())
+	c.unready(t)
 	c.disarmStartTimer(t)
 	c.setTimer(record.Timer{RunID: t.RunID, Kind: record.TimerAttempt, Ref: t.TaskID, Due: t.Deadline, Token: t.Token})
 	if hb := t.HeartbeatTimeout.D(); hb > 0 {
