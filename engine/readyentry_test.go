@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -304,4 +305,20 @@ func (s *absentDeletes) found() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.absent
+}
+
+// A claim's token is its task's id, "#" and 32 lowercase hex digits, and
+// parseToken answers the task from it; no two are alike.
+func TestClaimToken_IsTheTaskIDAndA128BitRandomHexSuffix(t *testing.T) {
+	form := regexp.MustCompile(`^run-1/a/1/activity1#[0-9a-f]{32}$`)
+	seen := map[string]bool{}
+	for range 100 {
+		tok := claimToken("run-1/a/1/activity1")
+		require.Regexp(t, form, tok)
+		id, err := parseToken(tok)
+		require.NoError(t, err)
+		require.Equal(t, "run-1/a/1/activity1", id)
+		require.False(t, seen[tok])
+		seen[tok] = true
+	}
 }
