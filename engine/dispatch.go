@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/weft-dev/weft/engine/internal/decide"
@@ -65,76 +64,142 @@ func (e *Engine) EventsAppended(runID string) (<-chan struct{}, func()) {
 	return e.dispatch.Waker().Wait(dispatch.RunKey(runID))
 }
 
-// readyEntry is a ready-queue entry a decision wrote, its queue's key prefix
-// and its task.
+// readyEntry is a ready-queue entry the decision makes, held back from its
+// writes until the decision is made (materializeReady): a hand-off claims
+// the task instead, and a delete of the entry in the same decision (a claim,
+// a retired task) makes it vanish, with no write and no delete. The entry's
+// key is known absent from the store (makeReady), so the delete has nothing
+// to remove.
 type readyEntry struct {
-	prefix, key []byte
-	task        *record.Task
+	key  []byte
+	task *record.Task
+	// startDue is the schedule-to-start timer the entry arms, held back
+	// with it (zero: none, or disarmed by a claim in this decision).
+	startDue time.Time
+	// newTask: the task record is new in this decision, and its write is
+	// held back too: a hand-off's claim writes it once, claimed.
+	newTask bool
+	// gone: the decision deleted the entry (unready, del).
+	gone bool
 }
 
-// makeReady writes t's ready entry and records it among the decision's
-// effects: its queue's polls are woken after the commit, or, if one waits
-// in this process, handed the task instead (handOff).
-func (c *recorder) makeReady(t *record.Task) []byte {
+// makeReady makes t ready in its queue: its ready entry, and the
+// schedule-to-start timer its StartDue names (startDue), are written when
+// the decision is made unless a hand-off claims t first (handOff). Its
+// queue's polls are woken after the commit. t must have no ready entry in
+// the store: a task new in this decision, or one its claim took out of its
+// queue (unclaim). newTask says t is new, its record not yet written.
+func (c *recorder) makeReady(t *record.Task, newTask bool) []byte {
 	key := t.ReadyKey()
-	c.ops = append(c.ops, store.Put(key, runcodec.AppendReady(nil, t.TaskID)))
-	c.readyPuts = append(c.readyPuts, readyEntry{prefix: record.QueuePrefix(t.TenantID, t.Queue), key: key, task: t})
-	c.eff.Queues = append(c.eff.Queues, dispatch.QueueKey(t.TenantID, t.Queue))
+	c.readyPuts = append(c.readyPuts, readyEntry{key: key, task: t, startDue: t.StartDue, newTask: newTask})
 	return key
+}
+
+// pendingReady answers the ready entry this decision made for t (deleted
+// since or not), or nil.
+func (c *recorder) pendingReady(t *record.Task) *readyEntry {
+	for i := range c.readyPuts {
+		if r := &c.readyPuts[i]; r.task == t {
+			return r
+		}
+	}
+	return nil
+}
+
+// unready removes t's ready entry: one this decision made vanishes, any
+// other is deleted.
+func (c *recorder) unready(t *record.Task) {
+	if r := c.pendingReady(t); r != nil && !r.gone {
+		r.gone = true
+		return
+	}
+	c.del(t.ReadyKey())
+}
+
+// dropReady makes the held-back ready entry at key vanish; it reports
+// whether there was one.
+func (c *recorder) dropReady(key []byte) bool {
+	for i := range c.readyPuts {
+		if r := &c.readyPuts[i]; !r.gone && string(r.key) == string(key) {
+			r.gone = true
+			return true
+		}
+	}
+	return false
 }
 
 // handOff claims, for polls waiting in this process, the tasks the decision
 // made ready and that a poll could claim now; their ready entries are never
-// written. It runs after the decision, on its final state.
+// written. It runs after the decision, on its final state, and then writes
+// the ready entries left (materializeReady).
 func (c *change) handOff() error {
-	kept := c.readyPuts[:0]
-	for _, r := range c.readyPuts {
-		handed, err := c.handOffOne(r)
-		if err != nil {
+	for i := range c.readyPuts {
+		if c.readyPuts[i].gone {
+			continue
+		}
+		if err := c.handOffOne(&c.readyPuts[i]); err != nil {
 			return err
 		}
-		if !handed {
-			kept = append(kept, r)
-		}
 	}
-	c.readyPuts = kept
+	c.materializeReady()
 	return nil
 }
 
 // handOffOne hands one new ready task to a waiting poll, if one wants it.
-func (c *change) handOffOne(r readyEntry) (bool, error) {
+func (c *change) handOffOne(r *readyEntry) error {
 	t := r.task
-	if t == nil || t.State != record.TaskReady || t.NotBefore.After(c.now) || !decide.Claimable(c.state, t.ActionID, t.TaskID) {
-		return false, nil
+	if t.State != record.TaskReady || t.NotBefore.After(c.now) || !decide.Claimable(c.state, t.ActionID, t.TaskID) {
+		return nil
 	}
-	queue := dispatch.QueueKey(t.TenantID, t.Queue)
-	s := c.e.dispatch.Reserve(c.eager, queue, wantKey(t))
+	s := c.e.dispatch.Reserve(c.eager, dispatch.QueueKey(t.TenantID, t.Queue), wantKey(t))
 	if s == nil {
-		return false, nil
+		return nil
 	}
 	c.eff.HandOffs = append(c.eff.HandOffs, dispatch.HandOff[*Task]{Slot: s}) // released if anything below fails
 	task, err := c.claimTask(t, s.WorkerID, s.Wants(verifyKey(t.Activity)))
-	if err != nil || task == nil {
-		return false, fault.Internal(t.RunID, "hand-off of a claimable task "+t.TaskID+" made no claim")
+	if err != nil || task == nil || !r.gone {
+		return fault.Internal(t.RunID, "hand-off of a claimable task "+t.TaskID+" made no claim")
 	}
 	c.eff.HandOffs[len(c.eff.HandOffs)-1].Task = task
-	c.dropWrites(r.key)                                 // the entry was put and deleted within this decision
-	if i := slices.Index(c.eff.Queues, queue); i >= 0 { // the queue gains no ready entry
-		c.eff.Queues = slices.Delete(c.eff.Queues, i, i+1)
-	}
-	return true, nil
+	return nil
 }
 
-// dropWrites forgets every write of key made so far in the decision.
-func (c *recorder) dropWrites(key []byte) {
-	c.ops = slices.DeleteFunc(c.ops, func(op store.Op) bool { return string(op.Key) == string(key) })
+// materializeReady writes what the decision's ready entries hold back: a
+// new task's record unless the decision wrote it since (a claim, a
+// retirement), and each entry not deleted meanwhile, with its
+// schedule-to-start timer. The entries deleted leave readyPuts: their
+// queues gain nothing.
+func (c *recorder) materializeReady() {
+	kept := c.readyPuts[:0]
+	for _, r := range c.readyPuts {
+		t := r.task
+		if r.newTask {
+			if key := record.TaskKey(t.TaskID); !c.writes(key) { // a new task's key: any write of it came later
+				c.put(key, t)
+			}
+		}
+		if r.gone {
+			continue
+		}
+		c.ops = append(c.ops, store.Put(r.key, runcodec.AppendReady(nil, t.TaskID)))
+		if !r.startDue.IsZero() {
+			c.setTimer(record.Timer{RunID: t.RunID, Kind: record.TimerStart, Ref: t.TaskID, Due: r.startDue})
+		}
+		kept = append(kept, r)
+	}
+	c.readyPuts = kept
 }
 
 // effects answers what the decision hands dispatch once its commit settles.
 func (c *recorder) effects() *dispatch.Effects[*Task] {
-	c.eff.Ready = c.eff.Ready[:0]
+	c.eff.Ready, c.eff.Queues = c.eff.Ready[:0], c.eff.Queues[:0]
 	for _, r := range c.readyPuts {
-		c.eff.Ready = append(c.eff.Ready, dispatch.Ready{Prefix: r.prefix, Key: r.key})
+		if r.gone {
+			continue
+		}
+		t := r.task
+		c.eff.Ready = append(c.eff.Ready, dispatch.Ready{Prefix: record.QueuePrefix(t.TenantID, t.Queue), Key: r.key})
+		c.eff.Queues = append(c.eff.Queues, dispatch.QueueKey(t.TenantID, t.Queue))
 	}
 	if len(c.events) > 0 && !c.newRun { // a run being created has no watchers yet
 		c.eff.Run = c.run.RunID
@@ -279,7 +344,7 @@ func (c *change) unclaim(t *record.Task) {
 	}
 	t.State, t.Token, t.WorkerID = record.TaskReady, "", ""
 	t.ClaimedAt, t.HeartbeatAt, t.Deadline, t.HeartbeatDue = time.Time{}, time.Time{}, time.Time{}, time.Time{}
-	c.armStartTimer(t, c.run.Action(t.ActionID), c.now) // waiting for a worker again
+	c.scheduleStart(t, c.run.Action(t.ActionID), c.now) // waiting for a worker again
 	c.put(record.TaskKey(t.TaskID), t)
-	c.rules().Unclaimed(decide.TaskKind(t.Kind), st, string(c.makeReady(t)))
+	c.rules().Unclaimed(decide.TaskKind(t.Kind), st, string(c.makeReady(t, false)))
 }

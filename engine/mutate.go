@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -151,18 +152,20 @@ func (c *recorder) read(key []byte) ([]byte, error) {
 // anything but the log and its writes.
 type savepoint struct {
 	ops, conds, events, alerts int
+	readyPuts                  int
 	lastSeq                    uint64
 	signals                    int
 	dirty                      bool
 }
 
 func (c *recorder) savepoint() savepoint {
-	return savepoint{len(c.ops), len(c.conds), len(c.events), len(c.alerts), c.state.LastSeq, c.state.SignalCount, c.dirty}
+	return savepoint{len(c.ops), len(c.conds), len(c.events), len(c.alerts), len(c.readyPuts), c.state.LastSeq, c.state.SignalCount, c.dirty}
 }
 
 // rollback forgets everything recorded since sp.
 func (c *recorder) rollback(sp savepoint) {
 	c.ops, c.conds, c.events, c.alerts = c.ops[:sp.ops], c.conds[:sp.conds], c.events[:sp.events], c.alerts[:sp.alerts]
+	c.readyPuts = c.readyPuts[:sp.readyPuts]
 	c.state.LastSeq, c.state.SignalCount, c.dirty = sp.lastSeq, sp.signals, sp.dirty
 }
 
@@ -184,8 +187,19 @@ func (c *recorder) put(key []byte, v any) {
 // taskRecordSize is room for a claimed task record in binary.
 const taskRecordSize = 256
 
-// del deletes a key.
-func (c *recorder) del(key []byte) { c.ops = append(c.ops, store.Delete(key)) }
+// del deletes a key. A ready entry this decision made (makeReady) was
+// never in the store: it vanishes, with no write and no delete.
+func (c *recorder) del(key []byte) {
+	if len(c.readyPuts) > 0 && c.dropReady(key) {
+		return
+	}
+	c.ops = append(c.ops, store.Delete(key))
+}
+
+// dropWrites forgets every write of key made so far in the decision.
+func (c *recorder) dropWrites(key []byte) {
+	c.ops = slices.DeleteFunc(c.ops, func(op store.Op) bool { return string(op.Key) == string(key) })
+}
 
 // require adds a precondition.
 func (c *recorder) require(cond store.Condition) { c.conds = append(c.conds, cond) }

@@ -110,9 +110,8 @@ func (c *recorder) newTask(a *definition.Action, st *runstate.StepState, kind Ta
 		HeartbeatTimeout: a.HeartbeatTimeout,
 		State:            record.TaskReady,
 	}
-	c.armStartTimer(t, a, notBefore) // the schedule-to-start timer (timers.go)
-	c.put(record.TaskKey(t.TaskID), t)
-	c.makeReady(t)
+	c.scheduleStart(t, a, notBefore) // the schedule-to-start timer (timers.go)
+	c.makeReady(t, true)             // the record is written with the entry, unless a hand-off claims it
 	return t
 }
 

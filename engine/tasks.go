@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -269,10 +271,10 @@ func (c *change) claimTask(t *record.Task, workerID string, verifiable bool) (*T
 	if s.Status == runstate.RunPaused {
 		return nil, errSkipTask // none newly started while paused (docs/semantics.md#pause-drain)
 	}
-	t.State, t.Token, t.WorkerID = record.TaskClaimed, t.TaskID+"#"+decide.RandomToken(), workerID
+	t.State, t.Token, t.WorkerID = record.TaskClaimed, claimToken(t.TaskID), workerID
 	t.ClaimedAt, t.HeartbeatAt = c.now, c.now
 	t.Deadline = c.now.Add(t.Timeout.D())
-	c.del(t.ReadyKey())
+	c.unready(t)
 	c.disarmStartTimer(t)
 	c.setTimer(record.Timer{RunID: t.RunID, Kind: record.TimerAttempt, Ref: t.TaskID, Due: t.Deadline, Token: t.Token})
 	if hb := t.HeartbeatTimeout.D(); hb > 0 {
@@ -284,6 +286,22 @@ func (c *change) claimTask(t *record.Task, workerID string, verifiable bool) (*T
 		return nil, err
 	}
 	return c.taskFor(t, st), nil
+}
+
+// claimToken answers a new claim's token: the task's id, "#" and 16 random
+// bytes in lowercase hex (as decide.RandomToken draws them), built in one
+// allocation.
+func claimToken(taskID string) string {
+	var r [16]byte
+	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails
+	var b strings.Builder
+	b.Grow(len(taskID) + 1 + hex.EncodedLen(len(r)))
+	b.WriteString(taskID)
+	b.WriteByte('#')
+	var h [32]byte
+	hex.Encode(h[:], r[:])
+	b.Write(h[:])
+	return b.String()
 }
 
 // taskFor builds what the worker receives.

@@ -197,31 +197,37 @@ func (c *recorder) startTimeout(a *definition.Action) time.Duration {
 	return c.e.cfg.ScheduleToStartTimeout
 }
 
-// armStartTimer sets the schedule-to-start timer of an activity or
-// compensation task that is ready from from on, and records its due time on the task (which the
-// caller then writes).
-func (c *recorder) armStartTimer(t *record.Task, a *definition.Action, from time.Time) {
+// scheduleStart records on an activity or compensation task that is ready
+// from from on the due time of its schedule-to-start timer, for the task's
+// ready entry to write (makeReady); zero when it has none.
+func (c *recorder) scheduleStart(t *record.Task, a *definition.Action, from time.Time) {
 	t.StartDue = time.Time{}
-	d := c.startTimeout(a)
-	if t.Kind == TaskVerify || d <= 0 {
-		return
+	if d := c.startTimeout(a); t.Kind != TaskVerify && d > 0 {
+		t.StartDue = from.Add(d)
 	}
-	t.StartDue = from.Add(d)
-	c.setTimer(record.Timer{RunID: t.RunID, Kind: record.TimerStart, Ref: t.TaskID, Due: t.StartDue})
+}
+
+// armStartTimer sets the schedule-to-start timer of a task that stays
+// ready from from on (scheduleStart), and records its due time on the task
+// (which the caller then writes).
+func (c *recorder) armStartTimer(t *record.Task, a *definition.Action, from time.Time) {
+	c.scheduleStart(t, a, from)
+	if !t.StartDue.IsZero() {
+		c.setTimer(record.Timer{RunID: t.RunID, Kind: record.TimerStart, Ref: t.TaskID, Due: t.StartDue})
+	}
 }
 
 // disarmStartTimer removes the schedule-to-start timer of a task being
-// claimed. A timer this decision itself set (a hand-off claims the task it
-// makes ready) is dropped unwritten rather than written and deleted.
+// claimed. A timer this decision itself arms (a hand-off claims the task it
+// makes ready) is never written, nor deleted.
 func (c *recorder) disarmStartTimer(t *record.Task) {
 	if t.StartDue.IsZero() {
 		return
 	}
-	key := record.TimerKey(t.StartDue, t.RunID, string(record.TimerStart), t.TaskID)
-	if c.writes(key) {
-		c.dropWrites(key)
+	if r := c.pendingReady(t); r != nil && r.startDue.Equal(t.StartDue) {
+		r.startDue = time.Time{}
 	} else {
-		c.del(key)
+		c.del(record.TimerKey(t.StartDue, t.RunID, string(record.TimerStart), t.TaskID))
 	}
 	t.StartDue = time.Time{}
 }
