@@ -77,3 +77,9 @@ func LevelEntries(s *Store) (tombstones, entries uint64, err error) {
 	}
 	return tombstones, entries, nil
 }
+
+// PebbleOptions answers the options a store of cfg opens Pebble with.
+func PebbleOptions(cfg Config) *pebble.Options { return pebbleOptions(cfg.WithDefaults(), nil) }
+
+// L0CompactionFiles is the number of L0 tables that makes Pebble compact L0.
+const L0CompactionFiles = l0CompactionFiles
