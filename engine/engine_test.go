@@ -14,7 +14,6 @@ import (
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/store"
-	"github.com/weft-dev/weft/store/memstore"
 )
 
 // bundle is one test's engine, store and clock.
@@ -41,8 +40,7 @@ var testStart = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
-	st := memstore.New(memstore.Config{})
-	return setupWith(t, st)
+	return setupWith(t, setupOnceChecked(t))
 }
 
 func setupWith(t *testing.T, st store.Store, configure ...func(*Config)) *bundle {

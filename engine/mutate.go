@@ -209,9 +209,17 @@ func (c *recorder) setTimer(t record.Timer) {
 	c.ops = append(c.ops, store.Put(record.TimerKey(t.Due, t.RunID, string(t.Kind), t.Ref), t.AppendTimer(nil)))
 }
 
-// clearTimer deletes a durable timer.
+// clearTimer deletes a durable timer. An attempt timer is put once, by the
+// claim that set its deadline (claimTask), and every way out of that claim
+// deletes it before the task can be claimed again, so it is removed with
+// store.DeleteOnce (engine/deleteonce_test.go checks this in every test).
 func (c *recorder) clearTimer(due time.Time, kind record.TimerKind, ref string) {
-	c.del(record.TimerKey(due, c.run.RunID, string(kind), ref))
+	key := record.TimerKey(due, c.run.RunID, string(kind), ref)
+	if kind == record.TimerAttempt {
+		c.ops = append(c.ops, store.DeleteOnce(key))
+		return
+	}
+	c.del(key)
 }
 
 // batch answers the conditional batch for a checkpoint read at version. It

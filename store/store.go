@@ -92,11 +92,21 @@ func (k OpKind) String() string {
 	}
 }
 
-// Op is one write in a Batch. Build it with Put or Delete.
+// Op is one write in a Batch. Build it with Put, Delete or DeleteOnce.
 type Op struct {
 	Kind  OpKind
 	Key   []byte
 	Value []byte
+	// Once, on a delete (DeleteOnce), is the caller's promise that the key
+	// was put at most once since it was last absent: no put, one put, never
+	// two. A backend may then remove the key in a cheaper way (the Pebble
+	// store uses a single delete, which vanishes with the put it meets
+	// instead of travelling to the bottom of the LSM), and one that cannot
+	// treats it as a plain delete. A broken promise may bring back an older
+	// value of the key, so a caller sets it only where every put of the key
+	// is provably followed by a delete before the next put. Meaningless on a
+	// put.
+	Once bool
 }
 
 // Put returns an operation that writes value under key.
@@ -104,6 +114,11 @@ func Put(key, value []byte) Op { return Op{Kind: OpPut, Key: key, Value: value} 
 
 // Delete returns an operation that removes key.
 func Delete(key []byte) Op { return Op{Kind: OpDelete, Key: key} }
+
+// DeleteOnce returns an operation that removes key, a key the caller
+// promises was put at most once since it was last absent (Op.Once). Every
+// backend answers it as it answers Delete.
+func DeleteOnce(key []byte) Op { return Op{Kind: OpDelete, Key: key, Once: true} }
 
 // ConditionKind says what a Condition requires of its key.
 type ConditionKind uint8

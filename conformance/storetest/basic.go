@@ -19,6 +19,7 @@ var basicRules = []rule{
 	{"TestCommit_ReturnsVersionPerOp", testCommitReturnsVersionPerOp},
 	{"TestCommit_MixedPutsAndDeletesApplyTogether", testCommitMixedPutsAndDeletes},
 	{"TestCommit_DeletingAbsentKeyIsNoError", testCommitDeletingAbsentKey},
+	{"TestCommit_DeleteOnceRemovesLikeDelete", testCommitDeleteOnceRemovesLikeDelete},
 	{"TestCommit_InvalidBatchWritesNothing", testCommitInvalidBatchWritesNothing},
 	{"TestCommit_CanceledContextWritesNothing", testCommitCanceledContext},
 	{"TestCapabilities_TrustedContractsDeclared", testCapabilitiesTrustedContracts},
@@ -118,6 +119,25 @@ func testCommitDeletingAbsentKey(t *testing.T, h Harness) {
 	s := h.Open(t).Store
 	del(t, s, []byte("never-written"))
 	requireAbsent(t, s, []byte("never-written"))
+}
+
+// DeleteOnce (a delete whose key was put at most once since it was last
+// absent) removes the key as Delete does, on every backend, whether it is
+// a backend's single delete or its plain one; the key can be put again.
+func testCommitDeleteOnceRemovesLikeDelete(t *testing.T, h Harness) {
+	s := h.Open(t).Store
+	key := store.Key("tmr", "once")
+	for i := range 3 {
+		v := put(t, s, key, []byte{byte(i)})
+		require.Equal(t, v, get(t, s, key).Version)
+		res, err := s.Commit(ctx(t), &store.Batch{Ops: []store.Op{store.DeleteOnce(key)}})
+		require.NoError(t, err)
+		require.Equal(t, []uint64{0}, res.Versions, "a delete has no version")
+		requireAbsent(t, s, key)
+		require.Empty(t, scanAll(t, s, store.ScanParams{Prefix: key}))
+	}
+	_, err := s.Commit(ctx(t), &store.Batch{Ops: []store.Op{store.DeleteOnce(store.Key("tmr", "never"))}})
+	require.NoError(t, err, "deleting an absent key once is no error")
 }
 
 func testCommitInvalidBatchWritesNothing(t *testing.T, h Harness) {

@@ -42,3 +42,17 @@ func TestConfig_CacheBytesAreLeftForBlocksBesideTheMemtables(t *testing.T) {
 	require.Greater(t, size, int64(pebblestore.DefaultCacheBytes/4), "the cache holds the blocks read")
 	require.Greater(t, hits, misses, "the second pass reads from the cache")
 }
+
+// Tables that do not overlap (a bulk load's, written in key order, split by
+// Pebble's flushes) must leave L0 once it holds L0CompactionFiles of them,
+// instead of piling up to Pebble's default of 500 for a later workload to
+// pay for (docs/performance.md, "Scale"). The store's own batches never
+// make such tables in a test of reasonable size (every flush also holds the
+// version counter, so its tables overlap and L0's sublevels compact them),
+// so this checks the option the store opens Pebble with.
+func TestConfig_L0CompactsPastAFewDisjointTables(t *testing.T) {
+	t.Parallel()
+	opts := pebblestore.PebbleOptions(pebblestore.Config{})
+	require.Equal(t, pebblestore.L0CompactionFiles, opts.L0CompactionFileThreshold)
+	require.Less(t, pebblestore.L0CompactionFiles, 500, "below Pebble's default")
+}

@@ -46,6 +46,12 @@
 // its memtables' memory in that cache, so the store gives Pebble a cache
 // larger by the memtables' most (memTableReservation).
 //
+// Deletes: store.Delete writes a Pebble tombstone; store.DeleteOnce (a key
+// put at most once since it was last absent) a single delete, which vanishes
+// with the put it meets instead of being carried to the bottom level. L0
+// compacts past l0CompactionFiles tables, so that a bulk load's disjoint
+// tables do not wait there for a later workload to pay for them.
+//
 // On-disk layout (part of the persisted format, see docs/storage.md):
 //
 //	'r' + key            → 0x01 | version (8 bytes, big-endian) | value

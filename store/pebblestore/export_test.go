@@ -3,6 +3,7 @@ package pebblestore
 import (
 	"context"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -57,3 +58,28 @@ func CompactAll(s *Store) (int64, error) {
 
 // FilterHits answers how often a table's filter has ruled a read out so far.
 func FilterHits(s *Store) int64 { return s.db.Metrics().Filter.Hits }
+
+// LevelEntries answers, after flushing s, how many point tombstones and
+// how many entries the tables hold in all.
+func LevelEntries(s *Store) (tombstones, entries uint64, err error) {
+	if err := s.db.Flush(); err != nil {
+		return 0, 0, err
+	}
+	levels, err := s.db.SSTables(pebble.WithProperties())
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, tables := range levels {
+		for _, t := range tables {
+			tombstones += t.Properties.NumDeletions
+			entries += t.Properties.NumEntries
+		}
+	}
+	return tombstones, entries, nil
+}
+
+// PebbleOptions answers the options a store of cfg opens Pebble with.
+func PebbleOptions(cfg Config) *pebble.Options { return pebbleOptions(cfg.WithDefaults(), nil) }
+
+// L0CompactionFiles is the number of L0 tables that makes Pebble compact L0.
+const L0CompactionFiles = l0CompactionFiles

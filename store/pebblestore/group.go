@@ -110,10 +110,17 @@ func (s *Store) write(batch *pebble.Batch, ops []store.Op, ov overlay) (*store.C
 	version := s.seq
 	for i, op := range ops {
 		var deferred *pebble.DeferredBatchOp
-		if op.Kind == store.OpDelete {
+		switch {
+		case op.Kind == store.OpDelete && op.Once:
+			// A single delete: it and the one put it meets (in a flush,
+			// if both are still in the memtables) both vanish, where a
+			// tombstone would be carried to the bottom level.
+			deferred = batch.SingleDeleteDeferred(recordKeyLen(op.Key))
+			ov.note(op.Key, 0)
+		case op.Kind == store.OpDelete:
 			deferred = batch.DeleteDeferred(recordKeyLen(op.Key))
 			ov.note(op.Key, 0)
-		} else {
+		default:
 			deferred = batch.SetDeferred(recordKeyLen(op.Key), recordValueLen(op.Value))
 			putRecordValue(deferred.Value, version, op.Value)
 			ov.note(op.Key, version)
