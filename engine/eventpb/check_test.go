@@ -90,15 +90,9 @@ func randomEvent(r *rand.Rand) *runstate.Event {
 	typ := types[r.IntN(len(types))]
 	ev := validEvent()
 	switch r.IntN(3) {
-	case 0: // valid but for at most one field
+	case 0: // valid but for a few fields
 		ev.Type, ev.Data = typ, validData(typ)
-		target := reflect.ValueOf(ev).Elem()
-		if r.IntN(2) == 0 {
-			target = reflect.ValueOf(&ev.Data).Elem()
-		}
-		if r.IntN(4) > 0 {
-			mutateOne(r, target)
-		}
+		mutateSome(r, reflect.ValueOf(ev).Elem())
 		return ev
 	case 1:
 		fillRandom(r, reflect.ValueOf(ev).Elem(), 0)
@@ -109,18 +103,24 @@ func randomEvent(r *rand.Rand) *runstate.Event {
 	return ev
 }
 
-// mutateOne draws one field of v (a struct, a pointer, a slice) anew, or
-// one field of a struct it holds.
-func mutateOne(r *rand.Rand, v reflect.Value) {
+// mutateSome draws each field of v (a struct, a pointer, a slice) anew
+// with a small probability, or else each field it holds.
+func mutateSome(r *rand.Rand, v reflect.Value) {
+	if r.IntN(25) == 0 {
+		fillRandom(r, v, 0)
+		return
+	}
 	switch {
 	case v.Kind() == reflect.Struct && v.Type() != reflect.TypeFor[time.Time]():
-		mutateOne(r, v.Field(r.IntN(v.NumField())))
-	case v.Kind() == reflect.Pointer && !v.IsNil() && r.IntN(3) > 0:
-		mutateOne(r, v.Elem())
-	case v.Kind() == reflect.Slice && v.Len() > 0 && v.Type() != reflect.TypeFor[json.RawMessage]() && r.IntN(3) > 0:
-		mutateOne(r, v.Index(r.IntN(v.Len())))
-	default:
-		fillRandom(r, v, 0)
+		for i := range v.NumField() {
+			mutateSome(r, v.Field(i))
+		}
+	case v.Kind() == reflect.Pointer && !v.IsNil():
+		mutateSome(r, v.Elem())
+	case v.Kind() == reflect.Slice && v.Type() != reflect.TypeFor[json.RawMessage]():
+		for i := range v.Len() {
+			mutateSome(r, v.Index(i))
+		}
 	}
 }
 
@@ -209,6 +209,49 @@ func TestCheck_PassesExactlyTheEventsValidatePasses(t *testing.T) {
 	for _, typ := range engineEventTypes {
 		require.Positive(t, valid[typ], "%s: the generator must also make valid events", typ)
 		require.Positive(t, invalid[typ], "%s: the generator must also break the rules", typ)
+	}
+}
+
+// Each reader reads its field as the conversion sets it — value, presence,
+// a list's length — on random events of every type, whether or not the
+// rules pass them.
+func TestCheck_ReadersReadEachRuledFieldAsTheConversionSetsIt(t *testing.T) {
+	c := eventChecks()
+	r := rand.New(rand.NewPCG(19, 2026))
+	for range 20000 {
+		ev := randomEvent(r)
+		p, ok := c.payloads[ev.Type]
+		if !ok {
+			continue
+		}
+		m := Event(ev).ProtoReflect()
+		agreeReads(t, c.envelope, ev, 0, m)
+		agreeReads(t, p, ev, 0, m.Get(m.WhichOneof(m.Descriptor().Oneofs().ByName("payload"))).Message())
+	}
+}
+
+func agreeReads(t *testing.T, b *boundMessage, ev *runstate.Event, item int, m protoreflect.Message) {
+	t.Helper()
+	for _, f := range b.fields {
+		fd := f.rules.Descriptor()
+		if f.read.len != nil {
+			l := m.Get(fd).List()
+			require.Equal(t, l.Len(), f.read.len(ev), "%s", fd.FullName())
+			for i := range l.Len() {
+				if f.nested != nil {
+					agreeReads(t, f.nested, ev, i, l.Get(i).Message())
+				}
+			}
+			continue
+		}
+		v, set := f.read.value(ev, item)
+		require.Equal(t, m.Has(fd), set, "%s is set", fd.FullName())
+		if fd.Message() == nil {
+			require.True(t, v.Equal(m.Get(fd)), "%s: read %v, converted %v", fd.FullName(), v, m.Get(fd))
+		}
+		if f.nested != nil && set {
+			agreeReads(t, f.nested, ev, item, m.Get(fd).Message())
+		}
 	}
 }
 
