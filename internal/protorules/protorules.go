@@ -555,12 +555,29 @@ func (c *valueCheck) matches(s string) bool {
 		return false
 	}
 	for i := range len(s) {
-		if b := s[i]; !('0' <= b && b <= '9' || 'a' <= b && b <= 'f') {
+		if hexDigit[s[i]]&lowerHex == 0 {
 			return false
 		}
 	}
 	return true
 }
+
+// hexDigit classes each byte: lowerHex for 0-9 and a-f, anyHex for those
+// and A-F.
+var hexDigit = func() (t [256]uint8) {
+	for _, b := range "0123456789abcdef" {
+		t[b] = lowerHex | anyHex
+	}
+	for _, b := range "ABCDEF" {
+		t[b] = anyHex
+	}
+	return t
+}()
+
+const (
+	lowerHex = 1 << iota
+	anyHex
+)
 
 // matchCache holds up to maxMatched values a pattern matched.
 type matchCache struct {
@@ -597,7 +614,7 @@ func isUUID(s string) bool {
 				return false
 			}
 		default:
-			if !('0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F') {
+			if hexDigit[b]&anyHex == 0 {
 				return false
 			}
 		}
