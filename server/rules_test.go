@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/internal/protorules"
 )
 
 // requestTypes are the request messages of every service the server answers.
@@ -51,10 +52,10 @@ func TestRequestRules_CompileEveryRequestMessage(t *testing.T) {
 // A rule the compilation does not know leaves its message to protovalidate:
 // compiling it fails, it never passes for certain.
 func TestRequestRules_LeaveAMessageWithAnUnknownRuleToProtovalidate(t *testing.T) {
-	_, err := compileCheck(messageWithRule(t, &validate.FieldRules{Type: &validate.FieldRules_String_{
-		String_: &validate.StringRules{WellKnown: &validate.StringRules_Email{Email: true}}}}), map[protoreflect.FullName]*messageCheck{})
+	_, err := protorules.Compile(messageWithRule(t, &validate.FieldRules{Type: &validate.FieldRules_String_{
+		String_: &validate.StringRules{WellKnown: &validate.StringRules_Email{Email: true}}}}))
 	require.ErrorContains(t, err, "string.email is not compiled")
-	rules := &requestRules{byType: map[protoreflect.FullName]*messageCheck{}}
+	rules := &requestRules{byType: map[protoreflect.FullName]*protorules.Message{}}
 	require.False(t, rules.passes(&weftv1.CompleteTaskRequest{TaskToken: "t", WorkerId: "w"}))
 }
 
@@ -371,7 +372,7 @@ func TestRequestRules_PassExactlyTheRequestsProtovalidatePasses(t *testing.T) {
 	}
 }
 
-func hasRules(c *messageCheck) bool { return c != nil && !c.empty }
+func hasRules(c *protorules.Message) bool { return c != nil && !c.Empty() }
 
 func FuzzRequestRules_AgreeWithProtovalidate(f *testing.F) {
 	rules := compileRequestRules(ServiceNames)

@@ -33,3 +33,25 @@ func BenchmarkValidate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheckEveryType checks a valid event of each type the engine
+// emits, in turn.
+func BenchmarkCheckEveryType(b *testing.B) {
+	var evs []*runstate.Event
+	for _, typ := range engineEventTypes {
+		ev := validEvent()
+		ev.Type, ev.Data = typ, validData(typ)
+		if Validate(ev) == nil {
+			evs = append(evs, ev)
+		}
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if err := Check(evs[i%len(evs)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(len(evs)), "types")
+}

@@ -46,8 +46,6 @@ func init() {
 	maps.Copy(payloads, runPayloads)
 	maps.Copy(payloads, stepPayloads)
 	maps.Copy(payloads, signalPayloads)
-	maps.Copy(checkedPayloads, payloads)
-	checkedPayloads[runstate.EvStepCompleted] = func(ev *runstate.Event, out *weftv1.Event) { fillStepCompleted(ev, out, nil) }
 }
 
 func runStatusOf(d *runstate.EventData) weftv1.RunStatus {

@@ -184,9 +184,3 @@ func fillStepCompleted(ev *runstate.Event, out *weftv1.Event, output *structpb.V
 		Output: output, Artifacts: Artifacts(d.Artifacts), CompletedAt: Timestamp(d.CompletedAt),
 		Source: d.Source}}
 }
-
-// checkedPayloads are the payload fillers Check converts with: payloads,
-// except that a step's output is left out — no rule reaches inside a
-// google.protobuf.Value (compileField refuses one), and converting it is
-// the dearest part of an event.
-var checkedPayloads = map[string]payloadFiller{}

@@ -47,7 +47,8 @@ var rules = []rule{
 	{pkg: "engine/runstate", deny: list(engineRoot, "store/...", "lease/...", "wake/...", "export/...", "server/...", "gen/...")},
 	{pkg: "engine/runcodec", allow: list(std, "engine/definition", "engine/runstate", "google.golang.org/protobuf/encoding/protowire"),
 		deny: list("server/...")},
-	{pkg: "engine/eventpb", allow: list(std, "engine/definition", "engine/runstate", "gen/...", "buf.build/...", "google.golang.org/protobuf/..."),
+	{pkg: "engine/eventpb", allow: list(std, "engine/definition", "engine/runstate", "internal/protorules", "gen/...", "buf.build/...",
+		"google.golang.org/protobuf/..."),
 		deny: list("server/...")},
 	{pkg: "engine/...", allow: list(std, "engine/...", "store", "lease", "wake", "internal/clock", "github.com/google/uuid", "go.yaml.in/yaml/v3"),
 		deny: list("server/...")},
@@ -58,7 +59,7 @@ var rules = []rule{
 	{pkg: "telemetry", allow: list(std, "go.opentelemetry.io/...", "github.com/prometheus/...")},
 	{pkg: "server/wiretest", allow: list(std, "gen/...", "connectrpc.com/connect", "google.golang.org/genproto/...", "google.golang.org/protobuf/...")},
 	{pkg: "schedule", allow: list(std, "engine/...", "store", "github.com/robfig/cron/v3")},
-	{pkg: "server", allow: list(std, "engine/...", "schedule", "internal/jsonvalue", "gen/...", "telemetry", "console", "connectrpc.com/...", "buf.build/...",
+	{pkg: "server", allow: list(std, "engine/...", "schedule", "internal/jsonvalue", "internal/protorules", "gen/...", "telemetry", "console", "connectrpc.com/...", "buf.build/...",
 		"google.golang.org/protobuf/...", "google.golang.org/genproto/...", "github.com/google/uuid", "github.com/rs/cors", "go.opentelemetry.io/otel/...")},
 	{pkg: "console", allow: list(std)},
 
@@ -75,6 +76,7 @@ var rules = []rule{
 	{pkg: "internal/jsonvalue", allow: list(std, "google.golang.org/protobuf/types/known/structpb")},
 	{pkg: "internal/redisconn", allow: list(std, goRedis)},
 	{pkg: "internal/redistest", allow: list(std, "internal/redisconn", goRedis, "github.com/google/uuid")},
+	{pkg: "internal/protorules", allow: list(std, "buf.build/gen/...", "google.golang.org/protobuf/...")},
 	{pkg: "internal/eventschema", allow: list(std, "gen/...", "buf.build/gen/...", "google.golang.org/protobuf/...")},
 	{pkg: "gen/...", deny: list("engine/...", "store/...", "server/...", "client/...")},
 

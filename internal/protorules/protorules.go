@@ -1,0 +1,623 @@
+// Package protorules compiles a message's protovalidate rules, read once
+// from its descriptors, into direct checks — string lengths and patterns,
+// UUIDs, numeric bounds, enums, required fields and oneofs, list sizes and
+// items, and the CEL message rules it knows — so that a valid message costs
+// a walk over its ruled fields instead of protovalidate's general
+// evaluator. The checks answer only whether a message passes: a caller
+// sends a message they do not pass to protovalidate, whose answer (each
+// field and rule) is the one given, so an error is protovalidate's by
+// construction. A message whose rules include one the compilation does not
+// know is not compiled (Compile fails), and its caller uses protovalidate.
+//
+// The server checks requests with it (server/rules.go) and the engine its
+// events (engine/eventpb/check.go), both holding it to protovalidate with a
+// property test and a fuzz target.
+//
+// Layering: it imports the standard library, protobuf and protovalidate's
+// generated rule messages, nothing of Weft.
+package protorules
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Message is one message's compiled rules.
+type Message struct {
+	fields []Field
+	// oneofs must each have a member set.
+	oneofs []protoreflect.OneofDescriptor
+	// exprs are the message's CEL rules, as Go (knownExpressions).
+	exprs []func(protoreflect.Message) bool
+	// empty: neither the message nor any message it holds has a rule.
+	empty bool
+}
+
+// Field is one field's compiled rules.
+type Field struct {
+	fd       protoreflect.FieldDescriptor
+	required bool
+	// presence: the field's rules apply only when it is set (a field with
+	// explicit presence, a message, a oneof member). A list's rules apply
+	// always; so do a field's without presence, to its zero value too.
+	presence bool
+	// value are the rules on a singular field's value.
+	value *valueCheck
+	// list: min_items, max_items, unique and the items' rules.
+	minItems, maxItems *uint64
+	unique             bool
+	items              *valueCheck
+	// nested are the rules of the message the field (or each item) holds;
+	// nil when it has none.
+	nested *Message
+}
+
+// valueCheck is the rules on one scalar value.
+type valueCheck struct {
+	// strings
+	minLen, maxLen     *uint64
+	minBytes, maxBytes *uint64
+	pattern            *regexp.Regexp
+	// hexLen, when the pattern is ^[0-9a-f]{n}$ (or that or nothing,
+	// hexOrEmpty), is n: matched without the regexp engine (a SHA-256 is
+	// unique per event, a cache of matches would not hold it).
+	hexLen     int
+	hexOrEmpty bool
+	// matched remembers values the pattern matched (queue, activity and
+	// event type names repeat), so that most are matched without the
+	// regexp engine.
+	matched *matchCache
+	uuid    bool
+	// unsigned integers
+	ugte, ulte, uconst *uint64
+	// doubles: NaN fails every bound, as in protovalidate.
+	dgte, dlte *float64
+	// enums
+	enum        protoreflect.EnumDescriptor
+	definedOnly bool
+	notIn       []protoreflect.EnumNumber
+}
+
+// knownExpressions are the CEL message rules the compilation knows, by their
+// expression text, each as the Go predicate it is over the message's
+// descriptor. A CEL rule whose text is not here leaves its message
+// uncompiled.
+var knownExpressions = map[string]func(md protoreflect.MessageDescriptor) (func(protoreflect.Message) bool, error){
+	// weft.v1.Action's action.kind.
+	"has(this.wait_for_signal) ? this.activity == '' : (this.activity != '' || this.completion_mode == 2)": func(md protoreflect.MessageDescriptor) (func(protoreflect.Message) bool, error) {
+		wait, activity, mode, err := actionFields(md)
+		return func(m protoreflect.Message) bool {
+			if m.Has(wait) {
+				return m.Get(activity).String() == ""
+			}
+			return m.Get(activity).String() != "" || m.Get(mode).Enum() == 2
+		}, err
+	},
+	// weft.v1.Action's action.manual_signal.
+	"!(has(this.wait_for_signal) && this.completion_mode == 2)": func(md protoreflect.MessageDescriptor) (func(protoreflect.Message) bool, error) {
+		wait, _, mode, err := actionFields(md)
+		return func(m protoreflect.Message) bool { return !(m.Has(wait) && m.Get(mode).Enum() == 2) }, err
+	},
+}
+
+// actionFields are the fields the Action expressions read, each of the kind
+// the expression reads it as.
+func actionFields(md protoreflect.MessageDescriptor) (wait, activity, mode protoreflect.FieldDescriptor, err error) {
+	wait, activity, mode = md.Fields().ByName("wait_for_signal"), md.Fields().ByName("activity"), md.Fields().ByName("completion_mode")
+	if wait == nil || wait.Message() == nil || wait.IsList() || activity == nil || activity.Kind() != protoreflect.StringKind ||
+		activity.IsList() || mode == nil || mode.Kind() != protoreflect.EnumKind || mode.IsList() {
+		return nil, nil, nil, fmt.Errorf("%s: not the fields the expression reads", md.FullName())
+	}
+	return wait, activity, mode, nil
+}
+
+// Compile compiles the rules of md and of the messages it holds; it fails
+// when one of them carries a rule the compilation does not know.
+func Compile(md protoreflect.MessageDescriptor) (*Message, error) {
+	return compileMessage(md, map[protoreflect.FullName]*Message{})
+}
+
+func compileMessage(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]*Message) (*Message, error) {
+	if c, ok := seen[md.FullName()]; ok {
+		return c, nil // compiled, or being compiled (a cycle adds no rule of its own)
+	}
+	out := &Message{empty: true}
+	seen[md.FullName()] = out
+	if err := out.compileMessageRules(md); err != nil {
+		return nil, err
+	}
+	for i := range md.Oneofs().Len() {
+		od := md.Oneofs().Get(i)
+		or, ok := proto.GetExtension(od.Options(), validate.E_Oneof).(*validate.OneofRules)
+		if !ok || or == nil || countSet(or.ProtoReflect()) == 0 {
+			continue
+		}
+		if !or.GetRequired() || countSet(or.ProtoReflect()) != 1 {
+			return nil, fmt.Errorf("%s: oneof rules other than required are not compiled", od.FullName())
+		}
+		out.oneofs = append(out.oneofs, od)
+	}
+	for i := range md.Fields().Len() {
+		fc, err := compileField(md.Fields().Get(i), seen)
+		if err != nil {
+			return nil, err
+		}
+		if fc != nil {
+			out.fields = append(out.fields, *fc)
+		}
+	}
+	out.empty = len(out.fields) == 0 && len(out.oneofs) == 0 && len(out.exprs) == 0
+	return out, nil
+}
+
+// compileMessageRules reads the message's own rules: CEL expressions the
+// compilation knows, nothing else.
+func (c *Message) compileMessageRules(md protoreflect.MessageDescriptor) error {
+	mr, ok := proto.GetExtension(md.Options(), validate.E_Message).(*validate.MessageRules)
+	if !ok || mr == nil || countSet(mr.ProtoReflect()) == 0 {
+		return nil
+	}
+	if countSet(mr.ProtoReflect()) != 1 || len(mr.GetCel()) == 0 {
+		return fmt.Errorf("%s: message rules other than CEL are not compiled", md.FullName())
+	}
+	for _, rule := range mr.GetCel() {
+		build, ok := knownExpressions[rule.GetExpression()]
+		if !ok {
+			return fmt.Errorf("%s: CEL rule %s is not compiled", md.FullName(), rule.GetId())
+		}
+		expr, err := build(md)
+		if err != nil {
+			return err
+		}
+		c.exprs = append(c.exprs, expr)
+	}
+	return nil
+}
+
+func compileField(fd protoreflect.FieldDescriptor, seen map[protoreflect.FullName]*Message) (*Field, error) {
+	out := &Field{fd: fd}
+	fr, _ := proto.GetExtension(fd.Options(), validate.E_Field).(*validate.FieldRules)
+	ruled := fr != nil && countSet(fr.ProtoReflect()) > 0
+	if ruled {
+		if err := out.compileRules(fd, fr); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case fd.IsMap():
+		for _, vd := range []protoreflect.FieldDescriptor{fd.MapKey(), fd.MapValue()} {
+			if vd.Message() == nil {
+				continue
+			}
+			if nested, err := compileMessage(vd.Message(), seen); err != nil || !nested.empty {
+				return nil, fmt.Errorf("%s: rules inside a map are not compiled", fd.FullName())
+			}
+		}
+	case fd.Message() != nil:
+		nested, err := compileMessage(fd.Message(), seen)
+		if err != nil {
+			return nil, err
+		}
+		if !nested.empty {
+			out.nested = nested
+		}
+	}
+	if !ruled && out.nested == nil {
+		return nil, nil
+	}
+	out.presence = !fd.IsList() && (fd.HasPresence() || fd.Message() != nil)
+	return out, nil
+}
+
+// compileRules reads one field's rules, refusing any it does not know.
+func (f *Field) compileRules(fd protoreflect.FieldDescriptor, fr *validate.FieldRules) error {
+	var err error
+	fr.ProtoReflect().Range(func(rd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		name := string(rd.Name())
+		switch {
+		case name == "required":
+			f.required = v.Bool()
+		case name == "repeated" && fd.IsList():
+			err = f.compileList(fd, v.Message().Interface().(*validate.RepeatedRules))
+		case fd.IsList() || fd.IsMap() || rd.Message() == nil || rd.IsList():
+			err = fmt.Errorf("%s: rule %s is not compiled", fd.FullName(), name)
+		default:
+			f.value, err = compileValue(fd, name, v.Message())
+		}
+		return err == nil
+	})
+	return err
+}
+
+func (f *Field) compileList(fd protoreflect.FieldDescriptor, rr *validate.RepeatedRules) error {
+	var err error
+	rr.ProtoReflect().Range(func(rd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch rd.Name() {
+		case "min_items":
+			n := v.Uint()
+			f.minItems = &n
+		case "max_items":
+			n := v.Uint()
+			f.maxItems = &n
+		case "unique":
+			f.unique = v.Bool()
+			if f.unique && (fd.Message() != nil || fd.Kind() == protoreflect.BytesKind || fd.Kind() == protoreflect.FloatKind ||
+				fd.Kind() == protoreflect.DoubleKind) {
+				err = fmt.Errorf("%s: repeated.unique on a %s is not compiled", fd.FullName(), fd.Kind())
+			}
+		case "items":
+			err = f.compileItems(fd, v.Message().Interface().(*validate.FieldRules))
+		default:
+			err = fmt.Errorf("%s: rule repeated.%s is not compiled", fd.FullName(), rd.Name())
+		}
+		return err == nil
+	})
+	return err
+}
+
+func (f *Field) compileItems(fd protoreflect.FieldDescriptor, fr *validate.FieldRules) error {
+	var err error
+	fr.ProtoReflect().Range(func(rd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if rd.Message() == nil || rd.IsList() || fd.Message() != nil {
+			err = fmt.Errorf("%s: item rule %s is not compiled", fd.FullName(), rd.Name())
+			return false
+		}
+		f.items, err = compileValue(fd, string(rd.Name()), v.Message())
+		return err == nil
+	})
+	return err
+}
+
+// valueKinds are the value rule kinds compiled, by the field kind each
+// applies to, and the rules of each kind compiled.
+var valueKinds = map[string]struct {
+	kind  protoreflect.Kind
+	rules []string
+}{
+	"string": {protoreflect.StringKind, []string{"min_len", "max_len", "min_bytes", "max_bytes", "pattern", "uuid"}},
+	"uint32": {protoreflect.Uint32Kind, []string{"gte", "lte", "const"}},
+	"uint64": {protoreflect.Uint64Kind, []string{"gte", "lte", "const"}},
+	"double": {protoreflect.DoubleKind, []string{"gte", "lte"}},
+	"enum":   {protoreflect.EnumKind, []string{"defined_only", "not_in"}},
+}
+
+// compileValue reads the rules of one kind (string, uint32, ...) on a
+// scalar value.
+func compileValue(fd protoreflect.FieldDescriptor, kind string, rules protoreflect.Message) (*valueCheck, error) {
+	known, ok := valueKinds[kind]
+	if !ok || known.kind != fd.Kind() {
+		return nil, fmt.Errorf("%s: rule %s is not compiled", fd.FullName(), kind)
+	}
+	out := &valueCheck{}
+	if fd.Kind() == protoreflect.EnumKind {
+		out.enum = fd.Enum()
+	}
+	var err error
+	rules.Range(func(rd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		name := string(rd.Name())
+		if !slices.Contains(known.rules, name) {
+			err = fmt.Errorf("%s: rule %s.%s is not compiled", fd.FullName(), kind, name)
+			return false
+		}
+		err = out.set(name, v)
+		return err == nil
+	})
+	if err == nil && (out.ugte != nil && out.ulte != nil && *out.ugte > *out.ulte || out.dgte != nil && out.dlte != nil && *out.dgte > *out.dlte) {
+		err = fmt.Errorf("%s: an exclusive range is not compiled", fd.FullName())
+	}
+	return out, err
+}
+
+func (c *valueCheck) set(rule string, v protoreflect.Value) error {
+	switch x := v.Interface().(type) {
+	case uint32, uint64:
+		n := v.Uint()
+		switch rule {
+		case "gte":
+			c.ugte = &n
+		case "lte":
+			c.ulte = &n
+		case "const":
+			c.uconst = &n
+		case "min_len":
+			c.minLen = &n
+		case "max_len":
+			c.maxLen = &n
+		case "min_bytes":
+			c.minBytes = &n
+		case "max_bytes":
+			c.maxBytes = &n
+		}
+	case float64:
+		if math.IsNaN(x) {
+			return fmt.Errorf("a NaN bound is not compiled")
+		}
+		if rule == "gte" {
+			c.dgte = &x
+		} else {
+			c.dlte = &x
+		}
+	case string: // pattern
+		re, err := regexp.Compile(x)
+		if err != nil {
+			return err
+		}
+		c.pattern, c.matched = re, &matchCache{}
+		if m := hexPattern.FindStringSubmatch(x); m != nil {
+			c.hexLen, _ = strconv.Atoi(m[2])
+			c.hexOrEmpty = m[1] != ""
+		}
+	case bool:
+		if rule == "uuid" {
+			c.uuid = x
+		} else {
+			c.definedOnly = x
+		}
+	case protoreflect.List: // enum.not_in
+		for i := range x.Len() {
+			c.notIn = append(c.notIn, protoreflect.EnumNumber(x.Get(i).Int()))
+		}
+	default:
+		return fmt.Errorf("rule %s of type %T is not compiled", rule, x)
+	}
+	return nil
+}
+
+func countSet(m protoreflect.Message) int {
+	n := 0
+	m.Range(func(protoreflect.FieldDescriptor, protoreflect.Value) bool { n++; return true })
+	return n
+}
+
+// Passes reports whether m passes every rule of its message. False means
+// that m breaks a rule.
+func (c *Message) Passes(m protoreflect.Message) bool {
+	for i := range c.fields {
+		if !c.fields[i].passes(m) {
+			return false
+		}
+	}
+	for _, od := range c.oneofs {
+		if m.WhichOneof(od) == nil {
+			return false
+		}
+	}
+	for _, expr := range c.exprs {
+		if !expr(m) {
+			return false
+		}
+	}
+	return true
+}
+
+// Empty reports whether neither the message nor any message it holds has a
+// rule.
+func (c *Message) Empty() bool { return c.empty }
+
+// Fields are the message's fields that have rules or hold a message with
+// rules, in the message's field order.
+func (c *Message) Fields() []Field { return c.fields }
+
+// RequiredOneofs are the message's oneofs that must have a member set.
+func (c *Message) RequiredOneofs() []protoreflect.OneofDescriptor { return c.oneofs }
+
+// HasExpressions reports whether the message has CEL rules of its own
+// (which Passes evaluates on the message).
+func (c *Message) HasExpressions() bool { return len(c.exprs) > 0 }
+
+// Descriptor is the field's descriptor.
+func (f *Field) Descriptor() protoreflect.FieldDescriptor { return f.fd }
+
+// Required reports whether the field must be set (a message or a field
+// with presence) or non-zero (a field without presence).
+func (f *Field) Required() bool { return f.required }
+
+// Presence reports whether the field's rules apply only when it is set; a
+// field without presence is checked as it is, its zero value too. A list
+// has none: its rules apply always.
+func (f *Field) Presence() bool { return f.presence }
+
+// Nested are the rules of the message the field (or each of its items)
+// holds, nil when it has none.
+func (f *Field) Nested() *Message { return f.nested }
+
+// HasItemRules reports whether a list's items have rules of their own
+// (items, unique), beyond the message each holds.
+func (f *Field) HasItemRules() bool { return f.items != nil || f.unique }
+
+// ValuePasses reports whether v, the value of the singular field, passes
+// the rules on its value.
+func (f *Field) ValuePasses(v protoreflect.Value) bool {
+	return f.value == nil || f.value.passes(f.fd, v)
+}
+
+// LenPasses reports whether a list of n items passes min_items and
+// max_items.
+func (f *Field) LenPasses(n int) bool {
+	return (f.minItems == nil || uint64(n) >= *f.minItems) && (f.maxItems == nil || uint64(n) <= *f.maxItems)
+}
+
+func (f *Field) passes(m protoreflect.Message) bool {
+	fd := f.fd
+	// A field without presence (nor a rule that asks) is read as it is: its
+	// zero value is checked too.
+	set := !f.required && !f.presence && !fd.IsList() || m.Has(fd)
+	switch {
+	case f.required && !set:
+		return false
+	case f.presence && !set:
+		return true
+	case fd.IsList():
+		if !set { // empty: only a minimum fails it
+			return f.LenPasses(0)
+		}
+		return f.listPasses(m.Get(fd).List())
+	case f.nested != nil && !f.nested.Passes(m.Get(fd).Message()):
+		return false
+	}
+	return f.ValuePasses(m.Get(fd))
+}
+
+func (f *Field) listPasses(l protoreflect.List) bool {
+	if !f.LenPasses(l.Len()) {
+		return false
+	}
+	for i := range l.Len() {
+		v := l.Get(i)
+		if f.nested != nil && !f.nested.Passes(v.Message()) {
+			return false
+		}
+		if f.items != nil && !f.items.passes(f.fd, v) {
+			return false
+		}
+		if f.unique {
+			for j := range i {
+				if l.Get(j).Equal(v) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// passes reports whether a value of field fd passes the rules.
+func (c *valueCheck) passes(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		return c.stringPasses(v.String())
+	case protoreflect.EnumKind:
+		return c.enumPasses(v.Enum())
+	case protoreflect.DoubleKind:
+		x := v.Float()
+		return (c.dgte == nil || x >= *c.dgte) && (c.dlte == nil || x <= *c.dlte) // NaN fails both
+	default:
+		n := v.Uint()
+		return (c.ugte == nil || n >= *c.ugte) && (c.ulte == nil || n <= *c.ulte) && (c.uconst == nil || n == *c.uconst)
+	}
+}
+
+func (c *valueCheck) stringPasses(s string) bool {
+	if c.minLen != nil || c.maxLen != nil {
+		// A string has at least as many bytes as characters and at most
+		// utf8.UTFMax times as many: its byte length settles the bounds
+		// without counting, unless it lies near one.
+		b := uint64(len(s))
+		if c.minLen != nil && b < *c.minLen {
+			return false
+		}
+		if c.maxLen != nil && b > *c.maxLen || c.minLen != nil && b/utf8.UTFMax < *c.minLen {
+			n := uint64(utf8.RuneCountInString(s))
+			if c.minLen != nil && n < *c.minLen || c.maxLen != nil && n > *c.maxLen {
+				return false
+			}
+		}
+	}
+	if n := uint64(len(s)); c.minBytes != nil && n < *c.minBytes || c.maxBytes != nil && n > *c.maxBytes {
+		return false
+	}
+	if c.pattern != nil && !c.matches(s) {
+		return false
+	}
+	return !c.uuid || isUUID(s)
+}
+
+func (c *valueCheck) enumPasses(n protoreflect.EnumNumber) bool {
+	if c.definedOnly && c.enum.Values().ByNumber(n) == nil {
+		return false
+	}
+	return !slices.Contains(c.notIn, n)
+}
+
+// hexPattern recognises the patterns of fixed-length lowercase hex (a
+// SHA-256), alone or optional.
+var hexPattern = regexp.MustCompile(`^\^(\()?\[0-9a-f\]\{([0-9]+)\}(?:\)\?)?\$$`)
+
+// matches reports whether s matches the pattern.
+func (c *valueCheck) matches(s string) bool {
+	if c.hexLen == 0 {
+		return c.matched.match(c.pattern, s)
+	}
+	if s == "" && c.hexOrEmpty {
+		return true
+	}
+	if len(s) != c.hexLen {
+		return false
+	}
+	for i := range len(s) {
+		if hexDigit[s[i]]&lowerHex == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// hexDigit classes each byte: lowerHex for 0-9 and a-f, anyHex for those
+// and A-F.
+var hexDigit = func() (t [256]uint8) {
+	for _, b := range "0123456789abcdef" {
+		t[b] = lowerHex | anyHex
+	}
+	for _, b := range "ABCDEF" {
+		t[b] = anyHex
+	}
+	return t
+}()
+
+const (
+	lowerHex = 1 << iota
+	anyHex
+)
+
+// matchCache holds up to maxMatched values a pattern matched.
+type matchCache struct {
+	values sync.Map
+	n      atomic.Int32
+}
+
+const maxMatched = 256
+
+func (c *matchCache) match(re *regexp.Regexp, s string) bool {
+	if _, ok := c.values.Load(s); ok {
+		return true
+	}
+	if !re.MatchString(s) {
+		return false
+	}
+	if c.n.Add(1) <= maxMatched {
+		c.values.Store(s, struct{}{})
+	}
+	return true
+}
+
+// isUUID reports whether s is a UUID in its canonical text form (hex digits
+// of either case in groups of 8-4-4-4-12), as protovalidate's string.uuid.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := range len(s) {
+		b := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if b != '-' {
+				return false
+			}
+		default:
+			if hexDigit[b]&anyHex == 0 {
+				return false
+			}
+		}
+	}
+	return true
+}

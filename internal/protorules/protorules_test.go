@@ -1,0 +1,71 @@
+package protorules
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// randomString draws a string of hex digits, other ASCII and multi-byte
+// characters, of a length around the bounds tested.
+func randomString(r *rand.Rand) string {
+	const alphabet = "0123456789abcdefABCDEFxyz-"
+	var b strings.Builder
+	for range r.IntN(70) {
+		switch r.IntN(8) {
+		case 0:
+			b.WriteString("é")
+		case 1:
+			b.WriteString("😀")
+		default:
+			b.WriteByte(alphabet[r.IntN(len(alphabet))])
+		}
+	}
+	return b.String()
+}
+
+// The hex patterns matched without the regexp engine match exactly what
+// the regexp matches.
+func TestMatches_AHexPatternMatchesWhatItsRegexpMatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 16))
+	for _, pattern := range []string{"^[0-9a-f]{64}$", "^([0-9a-f]{64})?$", "^[0-9a-f]{4}$", "^([0-9a-f]{2})?$"} {
+		c := &valueCheck{}
+		require.NoError(t, c.set("pattern", valueOf(pattern)))
+		require.NotZero(t, c.hexLen, pattern)
+		re := regexp.MustCompile(pattern)
+		for range 20000 {
+			s := randomString(r)
+			if r.IntN(4) == 0 {
+				s = strings.Repeat("a", c.hexLen)[:r.IntN(c.hexLen+1)] + s[:min(len(s), r.IntN(2))]
+			}
+			require.Equal(t, re.MatchString(s), c.matches(s), "%s %q", pattern, s)
+		}
+	}
+}
+
+// min_len and max_len count characters, whichever way the byte length
+// settles them.
+func TestStringPasses_LengthBoundsCountCharacters(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 16))
+	for range 20000 {
+		lo, hi := uint64(r.IntN(20)), uint64(r.IntN(80))
+		c := &valueCheck{}
+		if r.IntN(3) > 0 {
+			c.minLen = &lo
+		}
+		if r.IntN(3) > 0 {
+			c.maxLen = &hi
+		}
+		s := randomString(r)
+		n := uint64(utf8.RuneCountInString(s))
+		want := (c.minLen == nil || n >= *c.minLen) && (c.maxLen == nil || n <= *c.maxLen)
+		require.Equal(t, want, c.stringPasses(s), "min %v max %v %q", c.minLen, c.maxLen, s)
+	}
+}
+
+func valueOf(s string) protoreflect.Value { return protoreflect.ValueOfString(s) }
