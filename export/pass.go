@@ -49,7 +49,8 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	var batch []due
+	batch := make([]due, 0, len(items))
+	pool := make([]Message, messagesIn(resolved)) // the page's messages, in one allocation
 	for i, it := range items {
 		p.stats.Seen++
 		if len(p.retries) > 0 { // only retry records can be orphaned
@@ -62,7 +63,7 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 			continue
 		}
 		retry, hadRetry := p.retries[string(it.Key)]
-		msgs, err := messagesOf(resolved[i])
+		msgs, err := messagesOf(resolved[i], &pool)
 		if err != nil {
 			if err := p.publishDue(ctx, batch); err != nil {
 				return err

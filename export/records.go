@@ -126,20 +126,35 @@ func truncateError(err error) string {
 }
 
 // messagesOf answers the messages of a resolved outbox entry, or why the
-// entry is poison.
-func messagesOf(e runlog.ResolvedEntry) ([]Message, error) {
+// entry is poison. They are taken from the front of *pool, a page's
+// messages allocated at once, each entry's a full slice of it.
+func messagesOf(e runlog.ResolvedEntry, pool *[]Message) ([]Message, error) {
 	if e.Err != nil {
 		return nil, e.Err
 	}
 	if len(e.Events) == 0 {
 		return nil, errors.New("outbox entry names no event")
 	}
-	msgs := make([]Message, len(e.Events))
+	n := len(e.Events)
+	if len(*pool) < n {
+		*pool = make([]Message, n)
+	}
+	msgs := (*pool)[:n:n]
+	*pool = (*pool)[n:]
 	for i, ev := range e.Events {
 		msgs[i] = Message{TenantID: ev.TenantID, EventID: ev.EventID, RunID: ev.RunID, RunSeq: ev.RunSeq, EventType: ev.EventType,
 			Event: ev.Event}
 	}
 	return msgs, nil
+}
+
+// messagesIn counts the events of a page's resolved entries.
+func messagesIn(resolved []runlog.ResolvedEntry) int {
+	n := 0
+	for _, e := range resolved {
+		n += len(e.Events)
+	}
+	return n
 }
 
 func newDeadLetter(key, value []byte, msg Message, all []Message, reason string, attempts int, lastErr string, first, now time.Time) DeadLetter {

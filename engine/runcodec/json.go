@@ -55,6 +55,11 @@ func appendJSONTime(b []byte, t time.Time) ([]byte, error) {
 // appendJSONRaw writes raw JSON as encoding/json writes a json.RawMessage:
 // compacted, with <, >, &, U+2028 and U+2029 escaped.
 func appendJSONRaw(b []byte, raw json.RawMessage) ([]byte, error) {
+	// The common case: raw is already compact and has nothing to escape, so
+	// that it is written as it is once valid.
+	if rawAsIs(raw) && json.Valid(raw) {
+		return append(b, raw...), nil
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
 		return b, err
@@ -79,16 +84,39 @@ func appendJSONRaw(b []byte, raw json.RawMessage) ([]byte, error) {
 
 const hexDigits = "0123456789abcdef"
 
+// rawAsIs reports whether raw JSON has none of the bytes appendJSONRaw
+// changes or may change: white space (even in strings), <, >, &, and 0xE2
+// (the first byte of U+2028 and U+2029).
+func rawAsIs(raw []byte) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\r', '\n', '<', '>', '&', 0xE2:
+			return false
+		}
+	}
+	return true
+}
+
+// jsonPlain holds the ASCII bytes a JSON string carries as they are: not a
+// control character, '"', '\\', or one of the HTML-escaped '<', '>', '&'.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendJSONString writes s as encoding/json writes a string, HTML-escaped.
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
+		c := s[i]
+		if jsonPlain[c] {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
 			b = append(b, s[start:i]...)
 			switch c {
 			case '\\', '"':
