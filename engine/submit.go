@@ -53,6 +53,9 @@ type SubmitResult struct {
 	Run *runstate.Snapshot
 	// Existing is true when RunRequestID matched a run already submitted.
 	Existing bool
+	// Version is the version of the run's checkpoint that Run shows when
+	// this engine's commit answered it (0 otherwise): AwaitParams.Seen.
+	Version uint64
 }
 
 // submissions builds a run's record from a submission, persists it exactly
@@ -102,7 +105,7 @@ func (e *submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult
 	}
 	if committed != nil {
 		// The run as the submission's own commit left it: no read needed.
-		return &SubmitResult{Run: snapshotOf(rec, committed)}, nil
+		return &SubmitResult{Run: snapshotOf(rec, committed), Version: e.records.CommittedVersion(rec.RunID, committed)}, nil
 	}
 	snap, err := e.engine().GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: rec.RunID})
 	return &SubmitResult{Run: snap}, err
