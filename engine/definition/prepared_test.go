@@ -289,3 +289,34 @@ func TestPreparedCache_KeepsItsOwnCopyOfTheDefinition(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(first.JSON), string(again.JSON))
 }
+
+// benchDefinition is weftbench's workflow: five no-op steps in sequence.
+func benchDefinition() Definition {
+	d := Definition{PlanID: "bench", PlanVersion: "1"}
+	for i := range 5 {
+		id := "s" + string(rune('1'+i))
+		d.Actions = append(d.Actions, Action{ID: id, Order: i + 1, Activity: "noop"})
+	}
+	return d
+}
+
+// go test -bench Prepare -benchmem ./engine/definition/: a submission's
+// preparation of a definition seen before, against preparing it afresh.
+func BenchmarkPrepare(b *testing.B) {
+	d := benchDefinition()
+	b.Run("fresh", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Prepare(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		c := NewPreparedCache(8)
+		for b.Loop() {
+			if _, err := c.Prepare(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
