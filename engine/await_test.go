@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -208,4 +209,87 @@ func TestAwaitRun_WaitsLeaveNoKeyBehind(t *testing.T) {
 	release()
 	release() // a second release changes nothing
 	require.Zero(t, b.eng.dispatch.Waker().Keys(), "no key is left behind")
+}
+
+// A wait that starts from the version its submission committed
+// (SubmitResult.Version, as SubmitRun with await does) takes its first look
+// from the engine's cache, and the run's end from the commit that ended it:
+// no checkpoint is read back.
+func TestAwaitRun_FromItsSubmissionsVersionReadsNoCheckpoint(t *testing.T) {
+	st := &checkpointReads{Store: memstore.New(memstore.Config{})}
+	b := setupWith(t, st, func(c *Config) { c.PollInterval = time.Hour })
+	res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: seq("a", "b"), Start: true, SubmittedBy: "alice"})
+	require.NoError(t, err)
+	require.NotZero(t, res.Version, "the submission's commit answered the run")
+	st.key.Store(runlog.CheckpointKey(res.Run.RunID))
+	done := make(chan awaited, 1)
+	go func() {
+		snap, err := b.eng.AwaitRun(b.ctx, AwaitParams{TenantID: tenant, RunID: res.Run.RunID, Wait: time.Hour, Seen: res.Version})
+		done <- awaited{snap, err}
+	}()
+
+	b.complete(b.poll("act-a"), `{}`)
+	b.complete(b.poll("act-b"), `{"b":2}`)
+	snap := requireAwaited(t, done)
+	require.Equal(t, runstate.RunCompleted, snap.Status)
+	require.JSONEq(t, `{"b":2}`, string(snap.Steps[1].Output))
+	require.Zero(t, st.n.Load(), "no look read the run's checkpoint")
+}
+
+// refusingStore refuses, once armed, the next commit without applying it.
+type refusingStore struct {
+	checkpointReads
+	armed atomic.Bool
+	read  chan struct{} // closed at the first read of key
+	once  atomic.Bool
+}
+
+func (s *refusingStore) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
+	if s.armed.CompareAndSwap(true, false) {
+		return nil, errors.New("commit refused")
+	}
+	return s.Store.Commit(ctx, b)
+}
+
+func (s *refusingStore) Get(ctx context.Context, key []byte) (store.Item, error) {
+	if k, ok := s.key.Load().([]byte); ok && string(k) == string(key) && s.once.CompareAndSwap(false, true) {
+		close(s.read)
+	}
+	return s.checkpointReads.Get(ctx, key)
+}
+
+// Only a committed checkpoint answers a wait: the state a decision made but
+// failed to commit (here, the run's end) is never seen, even by a wait that
+// starts from its submission's version and would take the engine's cache.
+func TestAwaitRun_NeverAnswersAStateWhoseCommitFailed(t *testing.T) {
+	st := &refusingStore{checkpointReads: checkpointReads{Store: memstore.New(memstore.Config{})}, read: make(chan struct{})}
+	b := setupWith(t, st, func(c *Config) { c.PollInterval = time.Millisecond }) // looks after the first read the store
+	res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: seq("a"), Start: true, SubmittedBy: "alice"})
+	require.NoError(t, err)
+	task := b.poll("act-a")
+	st.armed.Store(true)
+	_, err = b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`{"v":"lost"}`)})
+	require.Error(t, err, "the commit that would end the run failed")
+
+	state, _, err := b.eng.records.LookSince(b.ctx, res.Run.RunID, res.Version)
+	require.NoError(t, err)
+	require.Equal(t, runstate.RunRunning, state.Status, "a look after the failed commit sees the stored run")
+
+	st.key.Store(runlog.CheckpointKey(res.Run.RunID))
+	done := make(chan awaited, 1)
+	go func() {
+		snap, err := b.eng.AwaitRun(b.ctx, AwaitParams{TenantID: tenant, RunID: res.Run.RunID, Wait: time.Hour, Seen: res.Version})
+		done <- awaited{snap, err}
+	}()
+	select {
+	case <-st.read: // the wait looked, and looks again at the store
+	case got := <-done:
+		t.Fatalf("answered a run whose ending commit failed: %v %v", got.snap.Status, got.err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("AwaitRun did not look")
+	}
+	b.complete(task, `{"v":"kept"}`) // the report again, committed this time
+	snap := requireAwaited(t, done)
+	require.Equal(t, runstate.RunCompleted, snap.Status)
+	require.JSONEq(t, `{"v":"kept"}`, string(snap.Steps[0].Output))
 }

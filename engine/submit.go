@@ -3,8 +3,6 @@ package engine
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -53,6 +51,9 @@ type SubmitResult struct {
 	Run *runstate.Snapshot
 	// Existing is true when RunRequestID matched a run already submitted.
 	Existing bool
+	// Version is the version of the run's checkpoint that Run shows when
+	// this engine's commit answered it (0 otherwise): AwaitParams.Seen.
+	Version uint64
 }
 
 // submissions builds a run's record from a submission, persists it exactly
@@ -102,7 +103,7 @@ func (e *submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult
 	}
 	if committed != nil {
 		// The run as the submission's own commit left it: no read needed.
-		return &SubmitResult{Run: snapshotOf(rec, committed)}, nil
+		return &SubmitResult{Run: snapshotOf(rec, committed), Version: e.records.CommittedVersion(rec.RunID, committed)}, nil
 	}
 	snap, err := e.engine().GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: rec.RunID})
 	return &SubmitResult{Run: snap}, err
@@ -110,19 +111,19 @@ func (e *submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult
 
 // newRunRecord validates the submission and builds the run's record, and
 // answers it as stored too (record.EncodeRun).
+//
+// The definition is prepared (defaults, validation, canonical JSON, plan
+// SHA) once per distinct definition this process sees (preparedDefinitions):
+// runs of the same definition share its prepared form, which nothing
+// changes.
 func (e *submissions) newRunRecord(p SubmitParams) (*record.Run, []byte, error) {
-	def := p.Definition.WithDefaults()
-	if err := def.Validate(); err != nil {
+	prepared, err := preparedDefinitions.Prepare(p.Definition)
+	if err != nil {
 		return nil, nil, prefixViolations(err, "definition.")
 	}
 	if len(p.Input) > 0 && !json.Valid(p.Input) {
 		return nil, nil, fault.Invalid(fault.Violation("input", "input.json", "input must be valid JSON"))
 	}
-	canonical, err := json.Marshal(def)
-	if err != nil {
-		return nil, nil, err
-	}
-	sum := sha256.Sum256(canonical)
 	rec := &record.Run{
 		FormatVersion: record.Version,
 		RunID:         newRunID(),
@@ -132,17 +133,25 @@ func (e *submissions) newRunRecord(p SubmitParams) (*record.Run, []byte, error) 
 		RunRequestID:  p.RunRequestID,
 		SubmittedBy:   p.SubmittedBy,
 		TriggerSource: p.TriggerSource,
-		Definition:    def,
+		Definition:    prepared.Definition,
 		Input:         p.Input,
-		PlanSHA256:    hex.EncodeToString(sum[:]),
+		PlanSHA256:    prepared.PlanSHA256,
 		CreatedAt:     e.engine().now(),
 	}
-	body, err := record.EncodeRun(rec, canonical)
+	body, err := record.EncodeRun(rec, prepared.JSON)
 	if err != nil {
 		return nil, nil, err
 	}
 	return rec, body, nil
 }
+
+// preparedDefinitionsSize bounds the definitions preparedDefinitions holds:
+// the distinct workflows a deployment submits, not its runs.
+const preparedDefinitionsSize = 256
+
+// preparedDefinitions remembers the definitions submissions prepared
+// (definition.PreparedCache: exact, never one definition's for another's).
+var preparedDefinitions = definition.NewPreparedCache(preparedDefinitionsSize)
 
 // prefixViolations answers an invalid definition as an invalid-argument
 // error, its field paths prefixed.

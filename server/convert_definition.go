@@ -28,22 +28,25 @@ func definitionOf(d *weftv1.WorkflowDefinition, path string) (definition.Definit
 		ResultActionID:    d.GetResultActionId(),
 		Retention:         ms64Of(d.RetentionMs),
 	}
-	for i, a := range d.GetActions() {
-		action, err := actionOf(a, fmt.Sprintf("%s.actions[%d]", path, i))
-		if err != nil {
-			return definition.Definition{}, err
+	if actions := d.GetActions(); len(actions) > 0 {
+		out.Actions = make([]definition.Action, len(actions))
+		for i, a := range actions {
+			// The path is built only for an error: most definitions convert.
+			if err := actionOf(a, &out.Actions[i], func() string { return fmt.Sprintf("%s.actions[%d]", path, i) }); err != nil {
+				return definition.Definition{}, err
+			}
 		}
-		out.Actions = append(out.Actions, action)
 	}
 	return out, nil
 }
 
-func actionOf(a *weftv1.Action, path string) (definition.Action, error) {
-	input, err := jsonField(a.GetInput(), path+".input")
+// actionOf converts an API action into out; path names it for an error.
+func actionOf(a *weftv1.Action, out *definition.Action, path func() string) error {
+	input, err := rawJSON(a.GetInput())
 	if err != nil {
-		return definition.Action{}, err
+		return jsonFieldError(path()+".input", err)
 	}
-	out := definition.Action{
+	*out = definition.Action{
 		ID:                     a.GetId(),
 		Order:                  int(a.GetOrder()),
 		Activity:               a.GetActivity(),
@@ -63,17 +66,19 @@ func actionOf(a *weftv1.Action, path string) (definition.Action, error) {
 		out.WaitForSignal = &definition.SignalWait{SignalName: w.GetSignalName(), Timeout: msOf(w.TimeoutMs)}
 	}
 	if h := a.GetCompensation(); h != nil {
-		if out.Compensation, err = hookOf(h, path+".compensation"); err != nil {
-			return definition.Action{}, err
+		if out.Compensation, err = hookOf(h, path); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
-func hookOf(h *weftv1.CompensationHook, path string) (*definition.CompensationHook, error) {
-	input, err := jsonField(h.GetInput(), path+".input")
+// hookOf converts an action's compensation hook; actionPath names the
+// action for an error.
+func hookOf(h *weftv1.CompensationHook, actionPath func() string) (*definition.CompensationHook, error) {
+	input, err := rawJSON(h.GetInput())
 	if err != nil {
-		return nil, err
+		return nil, jsonFieldError(actionPath()+".compensation.input", err)
 	}
 	return &definition.CompensationHook{Operation: h.GetOperation(), Input: input, Timeout: msOf(h.TimeoutMs),
 		Retry: retryOf(h.GetRetry()), Queue: h.GetQueue()}, nil
@@ -124,8 +129,13 @@ func ms64Of(ms *uint64) definition.Duration {
 func jsonField(v *structpb.Value, path string) (json.RawMessage, error) {
 	raw, err := rawJSON(v)
 	if err != nil {
-		return nil, &engine.Error{Code: engine.CodeInvalidArgument, Message: "invalid request",
-			Violations: []engine.FieldViolation{{Field: path, Rule: "value.json", Message: err.Error()}}}
+		return nil, jsonFieldError(path, err)
 	}
 	return raw, nil
+}
+
+// jsonFieldError is a request's JSON value at path that cannot be converted.
+func jsonFieldError(path string, err error) error {
+	return &engine.Error{Code: engine.CodeInvalidArgument, Message: "invalid request",
+		Violations: []engine.FieldViolation{{Field: path, Rule: "value.json", Message: err.Error()}}}
 }

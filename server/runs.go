@@ -41,7 +41,7 @@ func (s *RunService) SubmitRun(ctx context.Context, req *connect.Request[weftv1.
 	}
 	snap := res.Run
 	if wait := time.Duration(req.Msg.GetAwaitMs()) * time.Millisecond; wait > 0 && p.Start {
-		snap = s.awaitSubmitted(ctx, who, res.Run, wait)
+		snap = s.awaitSubmitted(ctx, who, res, wait)
 	}
 	return connect.NewResponse(&weftv1.SubmitRunResponse{Run: runProto(snap), Existing: res.Existing}), nil
 }
@@ -50,10 +50,14 @@ func (s *RunService) SubmitRun(ctx context.Context, req *connect.Request[weftv1.
 // answers its snapshot then. The run is persisted whatever happens here, so
 // a failed wait answers the submission's own snapshot, not an error: the
 // caller sees a run that is not terminal yet and awaits it with AwaitRun.
-func (s *RunService) awaitSubmitted(ctx context.Context, who caller, submitted *runstate.Snapshot, wait time.Duration) *runstate.Snapshot {
-	snap, err := s.eng.AwaitRun(ctx, engine.AwaitParams{TenantID: who.tenant, RunID: submitted.RunID, Wait: wait})
+//
+// The wait starts from the version the submission committed (res.Version):
+// its first look takes the engine's cached checkpoint rather than reading
+// the store back.
+func (s *RunService) awaitSubmitted(ctx context.Context, who caller, res *engine.SubmitResult, wait time.Duration) *runstate.Snapshot {
+	snap, err := s.eng.AwaitRun(ctx, engine.AwaitParams{TenantID: who.tenant, RunID: res.Run.RunID, Wait: wait, Seen: res.Version})
 	if err != nil {
-		return submitted
+		return res.Run
 	}
 	return snap
 }

@@ -261,6 +261,28 @@ func (e *Records) LookAgain(ctx context.Context, runID string, seen uint64) (*ru
 	return e.LoadCheckpoint(ctx, runID)
 }
 
+// LookSince answers the run's checkpoint for a waiter that already holds
+// version held of it, a version a commit of this engine answered (0: none):
+// the cached one when it is that version or newer — a checkpoint is cached
+// only once its commit succeeded (CheckpointCommitted) or as read, so it is
+// committed — else the store's (LookAgain).
+func (e *Records) LookSince(ctx context.Context, runID string, held uint64) (*runstate.State, uint64, error) {
+	if c, ok := e.checkpoints.Get(runID); ok && held != 0 && c.version >= held {
+		return c.state, c.version, nil
+	}
+	return e.LookAgain(ctx, runID, held)
+}
+
+// CommittedVersion answers the version at which the cache holds state, a
+// checkpoint a commit of this engine just cached (CheckpointCommitted), or 0
+// when it no longer holds that very state.
+func (e *Records) CommittedVersion(runID string, state *runstate.State) uint64 {
+	if c, ok := e.checkpoints.Get(runID); ok && c.state == state {
+		return c.version
+	}
+	return 0
+}
+
 // ForgetRun drops a removed run's record and checkpoint.
 func (e *Records) ForgetRun(runID string) {
 	e.runs.Remove(runID)

@@ -50,8 +50,13 @@ type storedRun struct {
 
 // EncodeRun answers the run's stored record, the JSON of r, given the JSON
 // of its definition (which a submission has already encoded to hash it), so
-// that the definition is not encoded twice.
+// that the definition is not encoded twice: json.Marshal's encoding of
+// r.Definition, written as it is. A record of plain values is written
+// directly (appendRun), byte for byte as json.Marshal would.
 func EncodeRun(r *Run, definitionJSON []byte) ([]byte, error) {
+	if b, ok := appendRun(r, definitionJSON); ok {
+		return b, nil
+	}
 	return json.Marshal(storedRun{FormatVersion: r.FormatVersion, RunID: r.RunID, TenantID: r.TenantID,
 		ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID, RunRequestID: r.RunRequestID,
 		SubmittedBy: r.SubmittedBy, TriggerSource: r.TriggerSource, Definition: definitionJSON, Input: r.Input,

@@ -1,0 +1,322 @@
+package definition
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fresh prepares d without any cache, as a submission did before the cache:
+// WithDefaults, Validate, json.Marshal, SHA-256.
+func fresh(d Definition) (def Definition, canonical []byte, sha string, err error) {
+	def = d.WithDefaults()
+	if err := def.Validate(); err != nil {
+		return Definition{}, nil, "", err
+	}
+	canonical, err = json.Marshal(def)
+	if err != nil {
+		return Definition{}, nil, "", err
+	}
+	sum := sha256.Sum256(canonical)
+	return def, canonical, hex.EncodeToString(sum[:]), nil
+}
+
+// requirePreparedAsFresh checks that c's answer for d is byte for byte what
+// preparing d afresh answers.
+func requirePreparedAsFresh(t *testing.T, c *PreparedCache, d Definition, msg string) {
+	t.Helper()
+	def, canonical, sha, err := fresh(d)
+	got, gotErr := c.Prepare(d)
+	if err != nil {
+		require.Error(t, gotErr, msg)
+		require.Equal(t, err.Error(), gotErr.Error(), msg)
+		return
+	}
+	require.NoError(t, gotErr, msg)
+	require.Equal(t, string(canonical), string(got.JSON), msg)
+	require.Equal(t, sha, got.PlanSHA256, msg)
+	require.True(t, reflect.DeepEqual(def, got.Definition), msg)
+}
+
+// randomValue fills v (settable) with a random value of its type: mostly
+// values a definition may validly hold, so that most definitions prepare,
+// and by reflection, so that a field added later is filled too.
+func randomValue(r *rand.Rand, v reflect.Value, depth int) {
+	switch v.Type() {
+	case reflect.TypeFor[json.RawMessage]():
+		samples := []json.RawMessage{nil, {}, json.RawMessage(`{}`), json.RawMessage(`{"a":1}`), json.RawMessage(`[1,"x"]`), json.RawMessage(`"s"`)}
+		v.Set(reflect.ValueOf(samples[r.IntN(len(samples))]))
+		return
+	case reflect.TypeFor[Duration]():
+		samples := []Duration{0, Ms(1), Ms(250), Ms(1000), Ms(30000), Ms(90000)}
+		v.Set(reflect.ValueOf(samples[r.IntN(len(samples))]))
+		return
+	case reflect.TypeFor[BackoffStrategy]():
+		v.SetString(pick(r, "", string(BackoffConstant), string(BackoffLinear), string(BackoffExponential)))
+		return
+	case reflect.TypeFor[OnFailure]():
+		v.SetString(pick(r, "", string(OnFailureAbort), string(OnFailureSkip), string(OnFailureCompensate), string(OnFailureHold)))
+		return
+	case reflect.TypeFor[CompletionMode]():
+		v.SetString(pick(r, "", "", "", string(CompletionAutomated), string(CompletionManual)))
+		return
+	case reflect.TypeFor[BackpressureMode]():
+		v.SetString(pick(r, "", string(BackpressureReject), string(BackpressureQueue), string(BackpressureDelay)))
+		return
+	case reflect.TypeFor[ErrorClass]():
+		v.SetString(pick(r, string(ErrorTimeout), string(ErrorTransient), string(ErrorValidation)))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(pick(r, "", "a", "b", "c", "q1", "op.x", "é"))
+	case reflect.Bool:
+		v.SetBool(r.IntN(4) == 0)
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		v.SetInt(int64(r.IntN(4)))
+	case reflect.Float64:
+		v.SetFloat([]float64{0, 1, 1.5, 2, 3.25}[r.IntN(5)])
+	case reflect.Pointer:
+		if depth > 3 || r.IntN(2) == 0 {
+			v.SetZero()
+			return
+		}
+		p := reflect.New(v.Type().Elem())
+		randomValue(r, p.Elem(), depth+1)
+		v.Set(p)
+	case reflect.Slice:
+		switch n := r.IntN(5); {
+		case n == 0 || depth > 3:
+			v.SetZero() // nil
+		case n == 1:
+			v.Set(reflect.MakeSlice(v.Type(), 0, 0)) // empty, not nil
+		default:
+			s := reflect.MakeSlice(v.Type(), n-1, n-1)
+			for i := range n - 1 {
+				randomValue(r, s.Index(i), depth+1)
+			}
+			v.Set(s)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			randomValue(r, v.Field(i), depth+1)
+		}
+	default:
+		panic("randomValue: no generator for " + v.Type().String())
+	}
+}
+
+func pick(r *rand.Rand, s ...string) string { return s[r.IntN(len(s))] }
+
+// randomDefinition answers a random definition, valid more often than not:
+// actions with distinct ids and contiguous orders.
+func randomDefinition(r *rand.Rand) Definition {
+	var d Definition
+	randomValue(r, reflect.ValueOf(&d).Elem(), 0)
+	if r.IntN(4) != 0 {
+		d.PlanID, d.PlanVersion, d.ResultActionID = "plan", "1", ""
+		d.Actions = make([]Action, 1+r.IntN(4))
+		for i := range d.Actions {
+			randomValue(r, reflect.ValueOf(&d.Actions[i]).Elem(), 1)
+			a := &d.Actions[i]
+			a.ID, a.Order, a.DependsOn = string(rune('a'+i)), i+1, nil
+			a.Queue = pick(r, "", "q1")
+			a.HeartbeatTimeout = Ms(int64(r.IntN(2)) * 1000)
+			if w := a.WaitForSignal; w != nil {
+				w.SignalName, a.Completion = "sig", CompletionAutomated
+			}
+			if a.WaitForSignal == nil && a.Completion != CompletionManual {
+				a.Activity = "act"
+			} else {
+				a.Activity = ""
+			}
+			validRetry(&a.Retry)
+			if k := a.Compensation; k != nil {
+				k.Operation, k.Queue = "undo", pick(r, "", "cq")
+				validRetry(&k.Retry)
+			}
+			for j := range a.Secrets {
+				a.Secrets[j] = SecretRef{Name: "s", Ref: pick(r, "r1", "r2")}
+			}
+		}
+		d.Retention = Ms(int64(r.IntN(2)) * 90000)
+	}
+	return d
+}
+
+// validRetry puts a retry policy's backoffs in order.
+func validRetry(p *RetryPolicy) {
+	if p.MaxBackoff != 0 && p.InitialBackoff > p.MaxBackoff {
+		p.InitialBackoff, p.MaxBackoff = p.MaxBackoff, p.InitialBackoff
+	}
+}
+
+// A prepared definition, first seen or served from the cache, is byte for
+// byte what defaulting, validating, json.Marshal and SHA-256 answer afresh,
+// over random definitions each submitted more than once, and an invalid one
+// answers the same error.
+func TestPreparedCache_AnswersExactlyWhatPreparingAfreshAnswers(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	c := NewPreparedCache(64)
+	var defs []Definition
+	valid := 0
+	for i := range 2000 {
+		if len(defs) > 0 && r.IntN(2) == 0 {
+			d := defs[r.IntN(len(defs))]
+			requirePreparedAsFresh(t, c, d, "again")
+			continue
+		}
+		d := randomDefinition(r)
+		if _, err := Prepare(d); err == nil {
+			valid++
+		}
+		defs = append(defs, d)
+		requirePreparedAsFresh(t, c, d, "first "+string(rune(i)))
+	}
+	require.Greater(t, valid, 200, "the generator makes valid definitions")
+	require.LessOrEqual(t, c.Len(), 64, "the cache is bounded")
+}
+
+// mutations answers a setter for every field path of v that can be changed to
+// a different value (by reflection: a field added later is covered).
+func mutations(v reflect.Value, path string, out *[]string, set *[]func()) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			mutations(v.Field(i), path+"."+v.Type().Field(i).Name, out, set)
+		}
+	case reflect.Pointer:
+		if v.IsNil() {
+			*out = append(*out, path+" (set)")
+			*set = append(*set, func() { v.Set(reflect.New(v.Type().Elem())) })
+			return
+		}
+		*out = append(*out, path+" (nil)")
+		*set = append(*set, func() { v.SetZero() })
+		mutations(v.Elem(), path, out, set)
+	case reflect.Slice:
+		if v.IsNil() {
+			*out = append(*out, path+" (empty)")
+			*set = append(*set, func() { v.Set(reflect.MakeSlice(v.Type(), 0, 0)) })
+		} else {
+			*out = append(*out, path+" (nil)")
+			*set = append(*set, func() { v.SetZero() })
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 && v.Len() > 0 { // raw JSON: one byte changed
+			*out = append(*out, path+" (byte)")
+			*set = append(*set, func() { v.Index(0).SetUint(v.Index(0).Uint() ^ ' ') })
+			return
+		}
+		for i := range v.Len() {
+			mutations(v.Index(i), path+"["+string(rune('0'+i))+"]", out, set)
+		}
+	case reflect.String:
+		*out = append(*out, path)
+		*set = append(*set, func() { v.SetString(v.String() + "x") })
+	case reflect.Bool:
+		*out = append(*out, path)
+		*set = append(*set, func() { v.SetBool(!v.Bool()) })
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		*out = append(*out, path)
+		*set = append(*set, func() { v.SetInt(v.Int() + 1) })
+	case reflect.Float64:
+		*out = append(*out, path)
+		*set = append(*set, func() { v.SetFloat(v.Float() + 0.5) })
+	default:
+		panic("mutations: no mutation for " + v.Type().String())
+	}
+}
+
+// Every field of a definition tells it apart in the cache: a definition
+// that differs from a cached one in any one field — by reflection over every
+// field, so one added later is covered — is never answered the cached one's
+// preparation. A field the cache's hash or Equal left out fails here.
+func TestPreparedCache_NeverAnswersOneDefinitionForAnother(t *testing.T) {
+	base := func() Definition {
+		return Definition{PlanID: "plan", PlanVersion: "1", DisplayName: "d", Timeout: Ms(1000), Retention: Ms(5000),
+			Backpressure: BackpressureQueue, MaxConcurrentRuns: 2, ResultActionID: "b",
+			Actions: []Action{
+				{ID: "a", Order: 1, Activity: "act", Queue: "q", Input: json.RawMessage(`{"k":1}`),
+					Retry: RetryPolicy{MaxAttempts: 2, Strategy: BackoffLinear, InitialBackoff: Ms(10), Multiplier: 1.5,
+						MaxBackoff: Ms(100), RetryableErrors: []ErrorClass{ErrorTimeout}},
+					Timeout: Ms(2000), HeartbeatTimeout: Ms(500), ScheduleToStartTimeout: Ms(700), ManualTimeout: Ms(900),
+					OnFailure: OnFailureSkip, Completion: CompletionAutomated,
+					Compensation: &CompensationHook{Operation: "undo", Input: json.RawMessage(`[1]`), Timeout: Ms(300),
+						Retry: RetryPolicy{MaxAttempts: 1, RetryableErrors: []ErrorClass{}}, Queue: "cq"},
+					Secrets: []SecretRef{{Name: "s", Ref: "r"}}},
+				{ID: "b", Order: 2, DependsOn: []string{"a"}, WaitForSignal: &SignalWait{SignalName: "go", Timeout: Ms(400)}},
+			}}
+	}
+	var paths []string
+	var sets []func()
+	probe := base()
+	mutations(reflect.ValueOf(&probe).Elem(), "def", &paths, &sets)
+	require.Greater(t, len(paths), 40)
+	for i, path := range paths {
+		c := NewPreparedCache(8)
+		requirePreparedAsFresh(t, c, base(), "base")
+		// the same mutation, replayed on a fresh copy of base
+		var p2 []string
+		var s2 []func()
+		d := base()
+		mutations(reflect.ValueOf(&d).Elem(), "def", &p2, &s2)
+		require.Equal(t, path, p2[i])
+		s2[i]()
+		unchanged := base()
+		require.False(t, Equal(&d, &unchanged), "%s: Equal tells the mutated definition apart", path)
+		requirePreparedAsFresh(t, c, d, path)
+	}
+}
+
+// A definition changed after it was prepared does not change what the cache
+// holds: it keeps a copy of its own.
+func TestPreparedCache_KeepsItsOwnCopyOfTheDefinition(t *testing.T) {
+	c := NewPreparedCache(8)
+	d := Definition{PlanID: "plan", PlanVersion: "1", Actions: []Action{{ID: "a", Order: 1, Activity: "act", DependsOn: []string{}, Input: json.RawMessage(`{"k":1}`)}}}
+	first, err := c.Prepare(d)
+	require.NoError(t, err)
+	d.Actions[0].Input[5] = '2'
+	d.Actions[0].Activity = "other"
+	requirePreparedAsFresh(t, c, d, "changed in place")
+	d.Actions[0].Input[5] = '1'
+	d.Actions[0].Activity = "act"
+	again, err := c.Prepare(d)
+	require.NoError(t, err)
+	require.Equal(t, string(first.JSON), string(again.JSON))
+}
+
+// benchDefinition is weftbench's workflow: five no-op steps in sequence.
+func benchDefinition() Definition {
+	d := Definition{PlanID: "bench", PlanVersion: "1"}
+	for i := range 5 {
+		id := "s" + string(rune('1'+i))
+		d.Actions = append(d.Actions, Action{ID: id, Order: i + 1, Activity: "noop"})
+	}
+	return d
+}
+
+// go test -bench Prepare -benchmem ./engine/definition/: a submission's
+// preparation of a definition seen before, against preparing it afresh.
+func BenchmarkPrepare(b *testing.B) {
+	d := benchDefinition()
+	b.Run("fresh", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Prepare(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		c := NewPreparedCache(8)
+		for b.Loop() {
+			if _, err := c.Prepare(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
