@@ -8,9 +8,6 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
-
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
 // requestState is what the layers of one request share through its
@@ -105,12 +102,7 @@ func (e *edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func procedureRoutes(handlers map[string]http.Handler) map[string]http.Handler {
 	routes := map[string]http.Handler{}
 	for prefix, h := range handlers {
-		name := strings.Trim(prefix, "/")
-		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
-		if err != nil {
-			continue
-		}
-		sd, ok := d.(protoreflect.ServiceDescriptor)
+		sd, ok := serviceDescriptor(strings.Trim(prefix, "/"))
 		if !ok {
 			continue
 		}

@@ -12,8 +12,6 @@ import (
 	"strings"
 
 	"buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
@@ -53,11 +51,7 @@ func newJSONRPCHandler(connectHandler http.Handler, m *metrics) *jsonrpcHandler 
 func procedures(services []string) map[string]bool {
 	out := map[string]bool{}
 	for _, name := range services {
-		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
-		if err != nil {
-			continue
-		}
-		sd, ok := d.(protoreflect.ServiceDescriptor)
+		sd, ok := serviceDescriptor(name)
 		if !ok {
 			continue
 		}

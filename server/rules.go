@@ -5,7 +5,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/weft-dev/weft/internal/protorules"
 )
@@ -34,11 +33,7 @@ var requestRulesOnce = sync.OnceValue(func() *requestRules { return compileReque
 func compileRequestRules(services []string) *requestRules {
 	out := &requestRules{byType: map[protoreflect.FullName]*protorules.Message{}}
 	for _, name := range services {
-		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
-		if err != nil {
-			continue
-		}
-		sd, ok := d.(protoreflect.ServiceDescriptor)
+		sd, ok := serviceDescriptor(name)
 		if !ok {
 			continue
 		}

@@ -14,6 +14,8 @@ import (
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
 	"github.com/rs/cors"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
@@ -222,4 +224,15 @@ func Protocols() *http.Protocols {
 	p.SetHTTP1(true)
 	p.SetUnencryptedHTTP2(true)
 	return p
+}
+
+// serviceDescriptor answers the descriptor of the service of that full name
+// (weft.v1.RunService), from the generated code's registry.
+func serviceDescriptor(name string) (protoreflect.ServiceDescriptor, bool) {
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
+	if err != nil {
+		return nil, false
+	}
+	sd, ok := d.(protoreflect.ServiceDescriptor)
+	return sd, ok
 }
