@@ -10,6 +10,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/runstate"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/internal/jsonvalue"
 )
 
 // Attempt converts the evidence of one attempt; nil stays nil.
@@ -84,7 +85,10 @@ func JSONValue(raw json.RawMessage) *structpb.Value {
 	if len(raw) == 0 {
 		return nil
 	}
-	v := &structpb.Value{}
+	if v, ok := jsonvalue.Parse(raw); ok {
+		return v
+	}
+	v := &structpb.Value{} // what Parse leaves to protojson
 	if err := protojson.Unmarshal(raw, v); err != nil {
 		return nil
 	}

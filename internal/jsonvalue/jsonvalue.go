@@ -1,8 +1,11 @@
-// Package jsonvalue writes a google.protobuf.Value as JSON text directly: the
-// text protojson writes, without its insignificant whitespace and without its
+// Package jsonvalue writes a google.protobuf.Value as JSON text directly and
+// reads one from JSON text directly: the text protojson writes, without its
+// insignificant whitespace, and the Value protojson reads, both without its
 // reflection. The server writes the values of requests with it (a task's
 // output, an action's input) and the Go SDK's worker a task's input for its
-// activity; both fall back to protojson where Append answers false.
+// activity; both fall back to protojson where Append answers false. The
+// engine's conversions read stored JSON (a run's input and result, a step's
+// output, a task's input) with Parse, and protojson where Parse answers false.
 //
 // Layering: it imports the standard library and protobuf's structpb.
 package jsonvalue

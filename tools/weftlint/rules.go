@@ -47,7 +47,7 @@ var rules = []rule{
 	{pkg: "engine/runstate", deny: list(engineRoot, "store/...", "lease/...", "wake/...", "export/...", "server/...", "gen/...")},
 	{pkg: "engine/runcodec", allow: list(std, "engine/definition", "engine/runstate", "google.golang.org/protobuf/encoding/protowire"),
 		deny: list("server/...")},
-	{pkg: "engine/eventpb", allow: list(std, "engine/definition", "engine/runstate", "internal/protorules", "gen/...", "buf.build/...",
+	{pkg: "engine/eventpb", allow: list(std, "engine/definition", "engine/runstate", "internal/protorules", "internal/jsonvalue", "gen/...", "buf.build/...",
 		"google.golang.org/protobuf/..."),
 		deny: list("server/...")},
 	{pkg: "engine/...", allow: list(std, "engine/...", "store", "lease", "wake", "internal/clock", "github.com/google/uuid", "go.yaml.in/yaml/v3"),
