@@ -39,6 +39,8 @@
 //	                                address (default: off)
 //	              GOGC              the garbage collector's target (default 200 in weftd, not
 //	                                Go's 100: gc.go)
+//	--gc-heap-floor-mib WEFT_GC_HEAP_FLOOR_MIB  the heap the collector lets weftd reach however
+//	                                little of it is live (default 96; 0: none; gc.go)
 //
 // Every RPC must carry "Authorization: Bearer <token>" naming a configured
 // token, and runs as that token's tenant and principal. Without tokens weftd
@@ -103,6 +105,9 @@ type options struct {
 	retention time.Duration
 	// scheduleToStart is the deployment's schedule-to-start timeout (0: none).
 	scheduleToStart time.Duration
+	// gcHeapFloor is the heap the collector lets weftd reach however little
+	// of it is live (bytes; 0: none; gc.go).
+	gcHeapFloor uint64
 }
 
 // defaultScheduleToStart is weftd's schedule-to-start timeout: long enough
@@ -134,6 +139,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		"how long a task may wait for a worker when its action sets none (0: no bound)")
 	leaseTTLText := fs.String("lease-ttl", envOr(getenv, "WEFT_LEASE_TTL", engine.DefaultLeaseTTL.String()), "run lease TTL, e.g. 10s")
 	retentionText := fs.String("retention", envOr(getenv, "WEFT_RETENTION", "30d"), `how long a finished run is kept, e.g. 720h or 30d ("0": until deleted)`)
+	gcFloorText := fs.String("gc-heap-floor-mib", envOr(getenv, "WEFT_GC_HEAP_FLOOR_MIB", strconv.Itoa(defaultGCHeapFloorMiB)),
+		"heap the garbage collector lets weftd reach however little of it is live, MiB (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -184,6 +191,10 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if err := checkDebugAddr(*debugAddr); err != nil {
 		return options{}, err
 	}
+	gcHeapFloor, err := gcHeapFloorOption(*gcFloorText)
+	if err != nil {
+		return options{}, err
+	}
 	if err := checkWakeChannel(*wakeChannel); err != nil {
 		return options{}, err
 	}
@@ -195,7 +206,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
 		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel},
 		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: definition.BackpressureMode(*backpressure), bus: *bus,
-		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart}, nil
+		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart, gcHeapFloor: gcHeapFloor}, nil
 }
 
 // retentionOption parses --retention: a Go duration, or whole days with a
@@ -254,6 +265,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	startGCHeapFloor(opts.gcHeapFloor)
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: opts.logLevel}))
 	logRedisThrough(logger)
 	stopDebug, err := startDebug(opts.debugAddr, logger)
