@@ -28,10 +28,12 @@ func tuneGC(getenv func(string) string) {
 // collects, however little of it is live. A busy weftd keeps little alive
 // (about 15 MiB at 2,000 steps/s) and allocates quickly, so at GOGC=200
 // alone it collected four times a second, and a collection's fixed costs
-// and its marking on idle processors were about a sixth of its CPU
-// (docs/performance.md, "The collector's heap floor"). A larger live heap
-// (100k active runs) is above the floor's reach and is collected at GOGC.
-const defaultGCHeapFloorMiB = 96
+// and its marking on idle processors were about a sixth of its CPU. 64 MiB
+// took a third of that away and left weftd's memory with 100k active runs
+// where docs/performance.md had it; 96 took two thirds for 34 MiB more
+// there ("The collector's heap floor"). A live heap whose GOGC goal is over
+// the floor is collected at GOGC, as before.
+const defaultGCHeapFloorMiB = 64
 
 // maxGCHeapFloorMiB bounds the option.
 const maxGCHeapFloorMiB = 64 << 10

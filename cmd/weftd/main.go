@@ -40,7 +40,7 @@
 //	              GOGC              the garbage collector's target (default 200 in weftd, not
 //	                                Go's 100: gc.go)
 //	--gc-heap-floor-mib WEFT_GC_HEAP_FLOOR_MIB  the heap the collector lets weftd reach however
-//	                                little of it is live (default 96; 0: none; gc.go)
+//	                                little of it is live (default 64; 0: none; gc.go)
 //
 // Every RPC must carry "Authorization: Bearer <token>" naming a configured
 // token, and runs as that token's tenant and principal. Without tokens weftd
