@@ -2,7 +2,7 @@ package sqlstore
 
 import (
 	"encoding/binary"
-		"slices"
+	"slices"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
