@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -86,4 +87,45 @@ func TestNewRequest_CopiesTheBatch(t *testing.T) {
 	require.NotNil(t, r.ops[1].Value, "an empty value stays non-nil (nil would be NULL)")
 	require.Equal(t, []string{"k", "empty"}, r.keys)
 	require.Equal(t, 2, r.nPuts)
+}
+
+// A request's keys are every key its batch writes or conditions, each once,
+// whether indexKeys compares them or, for a large batch, builds a set.
+func TestNewRequest_IndexesEveryKeyOnce(t *testing.T) {
+	t.Parallel()
+	k := func(i int) []byte { return store.Key("k", strconv.Itoa(i)) }
+	for _, tc := range []struct {
+		name       string
+		ops, conds int // ops on keys 0..ops-1, conditions on keys ops/2..ops/2+conds-1
+	}{
+		{"conditions only", 0, 3},
+		{"ops only", 4, 0},
+		{"small, overlapping", 6, 6},
+		{"large, overlapping", 40, 40},
+		{"large, disjoint", 30, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &store.Batch{}
+			want := map[string]bool{}
+			for i := range tc.ops {
+				b.Ops = append(b.Ops, store.Put(k(i), []byte("v")))
+				want[string(k(i))] = true
+			}
+			for i := range tc.conds {
+				key := k(tc.ops/2 + i)
+				if tc.name == "large, disjoint" {
+					key = k(1000 + i)
+				}
+				b.Conditions = append(b.Conditions, store.IfAbsent(key))
+				want[string(key)] = true
+			}
+			r := newRequest(context.Background(), b)
+			got := map[string]bool{}
+			for _, key := range r.keys {
+				require.False(t, got[key], "key %q indexed twice", key)
+				got[key] = true
+			}
+			require.Equal(t, want, got)
+		})
+	}
 }

@@ -37,7 +37,10 @@ type request struct {
 	waited bool
 	ctx    context.Context
 	state  atomic.Int32
-	done   chan outcome // buffered: the leader never waits for the caller
+	// out is the request's outcome, set once by finish before it closes
+	// done (so whoever sees done closed reads out).
+	out  outcome
+	done chan struct{}
 }
 
 // outcome is what one request ends with.
@@ -64,15 +67,11 @@ func newRequest(ctx context.Context, b *store.Batch) *request {
 		buf = append(buf, p...)
 		return buf[start:len(buf):len(buf)]
 	}
-	r := &request{ctx: ctx, size: size, done: make(chan outcome, 1)}
+	r := &request{ctx: ctx, size: size, done: make(chan struct{})}
 	r.conds = make([]store.Condition, len(b.Conditions))
 	r.ops = make([]store.Op, len(b.Ops))
-	var text strings.Builder // every key, once each as they come
+	var text strings.Builder // the ops' keys, then the conditions'
 	text.Grow(keyBytes)
-	for i, c := range b.Conditions {
-		r.conds[i] = store.Condition{Kind: c.Kind, Key: clone(c.Key), Version: c.Version}
-		text.Write(c.Key)
-	}
 	for i, op := range b.Ops {
 		r.ops[i] = store.Op{Kind: op.Kind, Key: clone(op.Key)}
 		if op.Kind == store.OpPut {
@@ -81,25 +80,61 @@ func newRequest(ctx context.Context, b *store.Batch) *request {
 		}
 		text.Write(op.Key)
 	}
-	all := text.String()
-	r.keys = make([]string, 0, len(b.Conditions)+len(b.Ops))
-	seen := make(map[string]struct{}, len(b.Conditions)+len(b.Ops))
+	for i, c := range b.Conditions {
+		r.conds[i] = store.Condition{Kind: c.Kind, Key: clone(c.Key), Version: c.Version}
+		text.Write(c.Key)
+	}
+	r.keys = indexKeys(text.String(), b)
+	return r
+}
+
+// indexKeys cuts all — the keys of b's ops, then of its conditions — into
+// the batch's keys, each once. A validated batch writes a key at most once
+// and conditions it at most once, so only a condition's key may repeat an
+// op's; a small batch finds those by comparing, a large one through a set.
+func indexKeys(all string, b *store.Batch) []string {
+	keys := make([]string, 0, len(b.Ops)+len(b.Conditions))
 	at := 0
-	addKey := func(n int) {
+	next := func(n int) string {
 		k := all[at : at+n]
 		at += n
-		if _, dup := seen[k]; !dup {
-			seen[k] = struct{}{}
-			r.keys = append(r.keys, k)
+		return k
+	}
+	for _, op := range b.Ops {
+		keys = append(keys, next(len(op.Key)))
+	}
+	written := keys[:len(b.Ops):len(b.Ops)]
+	var set map[string]struct{}
+	if len(b.Conditions)*len(written) > maxCompares {
+		set = make(map[string]struct{}, len(written))
+		for _, k := range written {
+			set[k] = struct{}{}
 		}
 	}
 	for _, c := range b.Conditions {
-		addKey(len(c.Key))
+		if k := next(len(c.Key)); !isWritten(written, set, k) {
+			keys = append(keys, k)
+		}
 	}
-	for _, op := range b.Ops {
-		addKey(len(op.Key))
+	return keys
+}
+
+// maxCompares bounds the key comparisons indexKeys makes before it builds a
+// set of the written keys instead.
+const maxCompares = 256
+
+// isWritten reports whether k is one of written (in set, when there is one).
+func isWritten(written []string, set map[string]struct{}, k string) bool {
+	if set != nil {
+		_, ok := set[k]
+		return ok
 	}
-	return r
+	for _, w := range written {
+		if w == k {
+			return true
+		}
+	}
+	return false
 }
 
 // wait answers the request's outcome, or the end of ctx. A request that
@@ -107,23 +142,27 @@ func newRequest(ctx context.Context, b *store.Batch) *request {
 // ends while its group is committing answers *store.OutcomeUnknownError.
 func (r *request) wait(ctx context.Context) (*store.CommitResult, error) {
 	select {
-	case o := <-r.done:
-		return o.res, o.err
+	case <-r.done:
+		return r.out.res, r.out.err
 	case <-ctx.Done():
 	}
 	if r.state.CompareAndSwap(stateQueued, stateAbandoned) || r.state.Load() == stateAbandoned {
 		return nil, commitCanceled(ctx.Err())
 	}
 	select {
-	case o := <-r.done:
-		return o.res, o.err
+	case <-r.done:
+		return r.out.res, r.out.err
 	default:
 		return nil, &store.OutcomeUnknownError{Cause: commitCanceled(ctx.Err())}
 	}
 }
 
-// finish hands the request its outcome.
-func (r *request) finish(o outcome) { r.done <- o }
+// finish hands the request its outcome, once: the leader never waits for
+// the caller.
+func (r *request) finish(o outcome) {
+	r.out = o
+	close(r.done)
+}
 
 // commitCanceled wraps the error of a context that ended a commit.
 func commitCanceled(err error) error { return fmt.Errorf("sqlstore: commit: %w", err) }

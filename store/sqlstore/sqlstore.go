@@ -355,8 +355,8 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 		// transaction, as nothing else rides on it).
 		s.commitGroupCtx(ctx, []*request{r})
 		s.groups.finishSolo(r)
-		o := <-r.done
-		return o.res, o.err
+		<-r.done
+		return r.out.res, r.out.err
 	}
 	return r.wait(ctx)
 }
