@@ -399,7 +399,8 @@ func nextExec(p *pgconn.Pipeline) (pgconn.CommandTag, error) {
 
 // readVersions reads the upsert's (k, version) rows, both in binary, into
 // w.versions, in place (no key is copied), and checks that every key sent
-// comes back exactly once.
+// comes back exactly once (putKeys holds each key once: oneTrip takes no
+// two batches that share one).
 func readVersions(rr *pgconn.ResultReader, w *oneTripWrites) error {
 	fields := rr.FieldDescriptions()
 	if len(fields) != 2 || fields[0].Format != pgtype.BinaryFormatCode || fields[1].Format != pgtype.BinaryFormatCode {
@@ -412,7 +413,7 @@ func readVersions(rr *pgconn.ResultReader, w *oneTripWrites) error {
 			return fmt.Errorf("sqlstore: upsert answered a version of %d bytes", len(vals[1]))
 		}
 		v := int64(binary.BigEndian.Uint64(vals[1]))
-		at, found := slices.BinarySearchFunc(w.putKeys, vals[0], bytes.Compare)
+		at, found := w.putIndex(vals[0], n)
 		if !found || w.versions[at] != 0 || v <= 0 {
 			return fmt.Errorf("sqlstore: upsert answered a key it was not sent, or twice")
 		}
@@ -426,6 +427,16 @@ func readVersions(rr *pgconn.ResultReader, w *oneTripWrites) error {
 		return fmt.Errorf("sqlstore: upsert wrote %d rows for %d keys", n, len(w.putKeys))
 	}
 	return nil
+}
+
+// putIndex answers the position of key in w.putKeys. The upsert answers
+// its rows in the order it was sent them, so the n-th row's key is most
+// likely the n-th key: compared first, before a binary search.
+func (w *oneTripWrites) putIndex(key []byte, n int) (int, bool) {
+	if n < len(w.putKeys) && bytes.Equal(w.putKeys[n], key) {
+		return n, true
+	}
+	return slices.BinarySearchFunc(w.putKeys, key, bytes.Compare)
 }
 
 // acceptAll records every live batch as committed, each put with the

@@ -209,3 +209,30 @@ func TestTripScratch_ReleasedHoldsNoReferenceToTheGroupsRows(t *testing.T) {
 		}
 	}
 }
+
+// putIndex finds each key sent, whatever order the upsert answers the rows
+// in, and no key that was not sent.
+func TestPutIndex_FindsEveryKeyInAnyOrderOfRows(t *testing.T) {
+	t.Parallel()
+	w := &oneTripWrites{putKeys: [][]byte{[]byte("a"), []byte("b"), []byte("c"), []byte("d")}}
+	for _, tc := range []struct {
+		name string
+		rows []string
+	}{
+		{"as sent", []string{"a", "b", "c", "d"}},
+		{"reversed", []string{"d", "c", "b", "a"}},
+		{"shuffled", []string{"c", "a", "d", "b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for n, k := range tc.rows {
+				at, found := w.putIndex([]byte(k), n)
+				require.True(t, found, "row %d, key %q", n, k)
+				require.Equal(t, k, string(w.putKeys[at]))
+			}
+		})
+	}
+	for n, k := range []string{"", "aa", "e", "0"} {
+		_, found := w.putIndex([]byte(k), n)
+		require.False(t, found, "key %q was never sent", k)
+	}
+}
