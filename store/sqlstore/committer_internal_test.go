@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -21,7 +22,7 @@ func testRequest(ctx context.Context, keys ...string) *request {
 func keysOf(group []*request) [][]string {
 	var out [][]string
 	for _, r := range group {
-		out = append(out, r.keys)
+		out = append(out, slices.Collect(r.keys.all))
 	}
 	return out
 }
@@ -85,7 +86,7 @@ func TestNewRequest_CopiesTheBatch(t *testing.T) {
 	require.Equal(t, "k", string(r.ops[0].Key))
 	require.Equal(t, "v", string(r.ops[0].Value))
 	require.NotNil(t, r.ops[1].Value, "an empty value stays non-nil (nil would be NULL)")
-	require.Equal(t, []string{"k", "empty"}, r.keys)
+	require.Equal(t, []string{"k", "empty"}, slices.Collect(r.keys.all))
 	require.Equal(t, 2, r.nPuts)
 }
 
@@ -121,11 +122,29 @@ func TestNewRequest_IndexesEveryKeyOnce(t *testing.T) {
 			}
 			r := newRequest(context.Background(), b)
 			got := map[string]bool{}
-			for _, key := range r.keys {
+			for key := range r.keys.all {
 				require.False(t, got[key], "key %q indexed twice", key)
 				got[key] = true
 			}
 			require.Equal(t, want, got)
 		})
 	}
+}
+
+// A keyList yields each key it was built of, whatever its length up to
+// store.MaxKeyBytes.
+func TestKeyList_YieldsEveryKeyWhateverItsLength(t *testing.T) {
+	t.Parallel()
+	b := &store.Batch{}
+	var want []string
+	for i, n := range []int{1, 2, 255, 256, 257, 1000, store.MaxKeyBytes} {
+		k := make([]byte, n)
+		for j := range k {
+			k[j] = byte('a' + (i+j)%26)
+		}
+		b.Ops = append(b.Ops, store.Put(k, nil))
+		want = append(want, string(k))
+	}
+	r := newRequest(context.Background(), b)
+	require.Equal(t, want, slices.Collect(r.keys.all))
 }

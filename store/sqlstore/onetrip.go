@@ -150,7 +150,7 @@ func (s *Store) oneTrip(g *group, sc *tripScratch) bool {
 	}
 	clear(sc.seen)
 	for _, i := range g.live {
-		for _, k := range g.reqs[i].keys {
+		for k := range g.reqs[i].keys.all {
 			if _, dup := sc.seen[k]; dup {
 				return false
 			}

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -26,7 +27,7 @@ type request struct {
 	// keys is every key the batch conditions or writes, each once: a group
 	// in flight holds them, and no other group may take a batch that shares
 	// one (see committer.take).
-	keys []string
+	keys keyList
 	// size counts the batch's key and value bytes, for the group's bound.
 	size int
 	// nPuts counts the batch's puts: each draws a version.
@@ -49,8 +50,8 @@ type outcome struct {
 	err error
 }
 
-// newRequest copies a validated batch into one buffer and indexes its keys,
-// whose strings share one allocation.
+// newRequest copies a validated batch into one buffer and lists its keys in
+// one string (keyList).
 func newRequest(ctx context.Context, b *store.Batch) *request {
 	size, keyBytes := 0, 0
 	for _, c := range b.Conditions {
@@ -70,67 +71,80 @@ func newRequest(ctx context.Context, b *store.Batch) *request {
 	r := &request{ctx: ctx, size: size, done: make(chan struct{})}
 	r.conds = make([]store.Condition, len(b.Conditions))
 	r.ops = make([]store.Op, len(b.Ops))
-	var text strings.Builder // the ops' keys, then the conditions'
-	text.Grow(keyBytes)
+	var keys strings.Builder // keyList: the ops' keys, then the conditions' no op writes
+	keys.Grow(keyBytes + keyLenBytes*(len(b.Ops)+len(b.Conditions)))
 	for i, op := range b.Ops {
 		r.ops[i] = store.Op{Kind: op.Kind, Key: clone(op.Key)}
 		if op.Kind == store.OpPut {
 			r.ops[i].Value = clone(op.Value) // never nil: nil would be NULL
 			r.nPuts++
 		}
-		text.Write(op.Key)
+		appendKey(&keys, op.Key)
 	}
+	written := writtenSet(b)
 	for i, c := range b.Conditions {
 		r.conds[i] = store.Condition{Kind: c.Kind, Key: clone(c.Key), Version: c.Version}
-		text.Write(c.Key)
+		if !isWritten(b.Ops, written, c.Key) {
+			appendKey(&keys, c.Key)
+		}
 	}
-	r.keys = indexKeys(text.String(), b)
+	r.keys = keyList(keys.String())
 	return r
 }
 
-// indexKeys cuts all — the keys of b's ops, then of its conditions — into
-// the batch's keys, each once. A validated batch writes a key at most once
-// and conditions it at most once, so only a condition's key may repeat an
-// op's; a small batch finds those by comparing, a large one through a set.
-func indexKeys(all string, b *store.Batch) []string {
-	keys := make([]string, 0, len(b.Ops)+len(b.Conditions))
-	at := 0
-	next := func(n int) string {
-		k := all[at : at+n]
-		at += n
-		return k
-	}
-	for _, op := range b.Ops {
-		keys = append(keys, next(len(op.Key)))
-	}
-	written := keys[:len(b.Ops):len(b.Ops)]
-	var set map[string]struct{}
-	if len(b.Conditions)*len(written) > maxCompares {
-		set = make(map[string]struct{}, len(written))
-		for _, k := range written {
-			set[k] = struct{}{}
+// keyList is a request's keys, each once, each after its length in
+// keyLenBytes bytes (a validated key is at most store.MaxKeyBytes long): one
+// string for them all, of which the committer's sets hold slices.
+type keyList string
+
+// keyLenBytes is the size of a key's length in a keyList.
+const keyLenBytes = 2
+
+// all yields each key of l.
+func (l keyList) all(yield func(string) bool) {
+	for s := string(l); len(s) >= keyLenBytes; {
+		n := keyLenBytes + (int(s[0])<<8 | int(s[1]))
+		if !yield(s[keyLenBytes:n]) {
+			return
 		}
+		s = s[n:]
 	}
-	for _, c := range b.Conditions {
-		if k := next(len(c.Key)); !isWritten(written, set, k) {
-			keys = append(keys, k)
-		}
-	}
-	return keys
 }
 
-// maxCompares bounds the key comparisons indexKeys makes before it builds a
-// set of the written keys instead.
+// appendKey appends k to a keyList being built.
+func appendKey(l *strings.Builder, k []byte) {
+	l.WriteByte(byte(len(k) >> 8))
+	l.WriteByte(byte(len(k)))
+	l.Write(k)
+}
+
+// A validated batch writes a key at most once and conditions it at most
+// once, so only a condition's key may repeat an op's: a small batch finds
+// those by comparing, a large one through a set of the written keys
+// (writtenSet), once it would take more than maxCompares comparisons.
 const maxCompares = 256
 
-// isWritten reports whether k is one of written (in set, when there is one).
-func isWritten(written []string, set map[string]struct{}, k string) bool {
+// writtenSet answers the set of the keys b's ops write when b is large
+// enough for one, else nil.
+func writtenSet(b *store.Batch) map[string]struct{} {
+	if len(b.Conditions)*len(b.Ops) <= maxCompares {
+		return nil
+	}
+	set := make(map[string]struct{}, len(b.Ops))
+	for _, op := range b.Ops {
+		set[string(op.Key)] = struct{}{}
+	}
+	return set
+}
+
+// isWritten reports whether one of ops writes k (in set, when there is one).
+func isWritten(ops []store.Op, set map[string]struct{}, k []byte) bool {
 	if set != nil {
-		_, ok := set[k]
+		_, ok := set[string(k)]
 		return ok
 	}
-	for _, w := range written {
-		if w == k {
+	for _, op := range ops {
+		if bytes.Equal(op.Key, k) {
 			return true
 		}
 	}
