@@ -708,3 +708,24 @@ func TestGroupCommit_CallerReusingItsBatchAfterOutcomeUnknownNeverChangesWhatCom
 		})
 	}
 }
+
+// A connection whose one-round-trip statements are gone (deallocated behind
+// the store's back) fails the group it was sending, which writes nothing,
+// and is closed: the next group prepares them on a new connection.
+func TestGroupCommit_OneRoundTripOnAConnectionWithoutItsStatementsWritesNothingAndIsReplaced(t *testing.T) {
+	t.Parallel()
+	b := setupGroups(t, sqlstore.Config{MaxConns: 1, MaxGroups: 1})
+	put(t, b.s, key("first"), "1") // prepares the statements on the only connection
+	ctx := context.Background()
+	_, err := sqlstore.Pool(b.s).Exec(ctx, "DEALLOCATE weft_trip_upsert")
+	require.NoError(t, err)
+	_, err = b.s.Commit(ctx, &store.Batch{Ops: []store.Op{store.Put(key("lost"), []byte("v"))}})
+	require.Error(t, err)
+	require.NotErrorIs(t, err, store.ErrOutcomeUnknown, "the server refused the statement: nothing was written")
+	_, err = b.s.Get(ctx, key("lost"))
+	require.ErrorIs(t, err, store.ErrNotFound)
+	v := put(t, b.s, key("after"), "2")
+	requireValue(t, b.s, key("after"), "2", v)
+	st := b.s.Stats()
+	require.Equal(t, st.Groups-1, st.OneRoundTrip, "every other group committed in one round trip: %+v", st)
+}
