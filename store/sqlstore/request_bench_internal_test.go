@@ -37,3 +37,19 @@ func BenchmarkNewRequest(b *testing.B) {
 		newRequest(ctx, batch)
 	}
 }
+
+// BenchmarkOneTripWrites measures what a leader pays to lay out a group of
+// sixteen step-shaped batches for the one round trip (the arrays sorted by
+// key, encoded).
+func BenchmarkOneTripWrites(b *testing.B) {
+	reqs := make([]*request, 16)
+	for i := range reqs {
+		reqs[i] = newRequest(context.Background(), stepBatch(1000+i*7919))
+	}
+	g := newGroup(reqs)
+	sc := &tripScratch{seen: map[string]struct{}{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		sc.encode(g.oneTripWrites(sc))
+	}
+}

@@ -69,7 +69,10 @@ func sentBy(g *group, sc *tripScratch) sent {
 		condKeys: append([][]byte(nil), w.condKeys...), deletes: append([][]byte(nil), w.deletes...),
 		putKeys: append([][]byte(nil), w.putKeys...), putValues: append([][]byte(nil), w.putValues...),
 		condKinds: append([]int64(nil), w.condKinds...), condVer: append([]int64(nil), w.condVer...),
-		versions: append([]int64(nil), w.versions...), puts: append([]tripPut(nil), sc.puts...),
+		versions: append([]int64(nil), w.versions...),
+	}
+	for _, p := range sc.order { // the puts, in key order
+		s.puts = append(s.puts, *p)
 	}
 	sc.encode(w)
 	for i, enc := range sc.enc {
@@ -206,6 +209,10 @@ func TestTripScratch_ReleasedHoldsNoReferenceToTheGroupsRows(t *testing.T) {
 		require.Empty(t, sc.puts)
 		for _, p := range sc.puts[:cap(sc.puts)] {
 			require.Equal(t, tripPut{}, p, "round %d", round)
+		}
+		require.Empty(t, sc.order)
+		for _, p := range sc.order[:cap(sc.order)] {
+			require.Nil(t, p, "round %d", round)
 		}
 	}
 }
