@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"encoding/binary"
-	"fmt"
 	"slices"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -55,47 +54,10 @@ func (e *int8Elem) Int64Value() (pgtype.Int8, error) {
 	return pgtype.Int8{Int64: int64(*e), Valid: true}, nil
 }
 
-// encodedArray is an array parameter already in PostgreSQL's binary array
-// format (appendByteaArray, appendInt8Array); a statement takes a pointer to
-// one. A leader builds each array of its group once, in a buffer it reuses
-// from group to group (tripScratch), and pgx copies it as it is
-// (encodedArrayCodec), instead of encoding it element by element into a
-// buffer that pgx shrinks back to 256 bytes before every statement and so
-// regrows, copying, for every group.
-type encodedArray []byte
-
-// encodedArrayCodec is pgx's codec for an array type, which passes an
-// encodedArray through in the binary format. configureSession registers it
-// on each connection for BYTEA[] and INT8[]; every other value and format
-// goes to the codec it wraps.
-type encodedArrayCodec struct{ pgtype.Codec }
-
-func (c encodedArrayCodec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pgtype.EncodePlan {
-	if _, ok := value.(*encodedArray); ok && format == pgtype.BinaryFormatCode {
-		return encodedArrayPlan{}
-	}
-	return c.Codec.PlanEncode(m, oid, format, value)
-}
-
-type encodedArrayPlan struct{}
-
-func (encodedArrayPlan) Encode(value any, buf []byte) ([]byte, error) {
-	return append(buf, *value.(*encodedArray)...), nil
-}
-
-// registerEncodedArrays wraps the codecs of BYTEA[] and INT8[] in m.
-func registerEncodedArrays(m *pgtype.Map) error {
-	for _, oid := range []uint32{pgtype.ByteaArrayOID, pgtype.Int8ArrayOID} {
-		t, ok := m.TypeForOID(oid)
-		if !ok {
-			return fmt.Errorf("sqlstore: pgx knows no type %d", oid)
-		}
-		if _, done := t.Codec.(encodedArrayCodec); !done {
-			m.RegisterType(&pgtype.Type{Name: t.Name, OID: t.OID, Codec: encodedArrayCodec{t.Codec}})
-		}
-	}
-	return nil
-}
+// The one-round-trip path sends its arrays already in PostgreSQL's binary
+// array format (appendByteaArray, appendInt8Array): a leader builds each
+// array of its group once, in a buffer it reuses from group to group
+// (tripScratch), and hands it to pgconn as the parameter's bytes.
 
 // appendArrayHeader appends the header of a one-dimensional binary array of
 // n elements of type elemOID (one dimension, of length 0, when it is empty,

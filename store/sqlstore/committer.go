@@ -96,7 +96,7 @@ func (c *committer) lead() {
 // release frees the keys of a group that is done. Called with c.mu held.
 func (c *committer) release(group []*request) {
 	for _, r := range group {
-		for _, k := range r.keys {
+		for k := range r.keys.all {
 			delete(c.busy, k)
 		}
 	}
@@ -146,11 +146,11 @@ func (c *committer) take() []*request {
 	return group
 }
 
-func holdsAny(set map[string]struct{}, keys []string) bool {
+func holdsAny(set map[string]struct{}, keys keyList) bool {
 	if len(set) == 0 {
 		return false
 	}
-	for _, k := range keys {
+	for k := range keys.all {
 		if _, ok := set[k]; ok {
 			return true
 		}
@@ -158,8 +158,8 @@ func holdsAny(set map[string]struct{}, keys []string) bool {
 	return false
 }
 
-func hold(set map[string]struct{}, keys []string) {
-	for _, k := range keys {
+func hold(set map[string]struct{}, keys keyList) {
+	for k := range keys.all {
 		set[k] = struct{}{}
 	}
 }

@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,7 +22,7 @@ func testRequest(ctx context.Context, keys ...string) *request {
 func keysOf(group []*request) [][]string {
 	var out [][]string
 	for _, r := range group {
-		out = append(out, r.keys)
+		out = append(out, slices.Collect(r.keys.all))
 	}
 	return out
 }
@@ -84,6 +86,65 @@ func TestNewRequest_CopiesTheBatch(t *testing.T) {
 	require.Equal(t, "k", string(r.ops[0].Key))
 	require.Equal(t, "v", string(r.ops[0].Value))
 	require.NotNil(t, r.ops[1].Value, "an empty value stays non-nil (nil would be NULL)")
-	require.Equal(t, []string{"k", "empty"}, r.keys)
+	require.Equal(t, []string{"k", "empty"}, slices.Collect(r.keys.all))
 	require.Equal(t, 2, r.nPuts)
+}
+
+// A request's keys are every key its batch writes or conditions, each once,
+// whether indexKeys compares them or, for a large batch, builds a set.
+func TestNewRequest_IndexesEveryKeyOnce(t *testing.T) {
+	t.Parallel()
+	k := func(i int) []byte { return store.Key("k", strconv.Itoa(i)) }
+	for _, tc := range []struct {
+		name       string
+		ops, conds int // ops on keys 0..ops-1, conditions on keys ops/2..ops/2+conds-1
+	}{
+		{"conditions only", 0, 3},
+		{"ops only", 4, 0},
+		{"small, overlapping", 6, 6},
+		{"large, overlapping", 40, 40},
+		{"large, disjoint", 30, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &store.Batch{}
+			want := map[string]bool{}
+			for i := range tc.ops {
+				b.Ops = append(b.Ops, store.Put(k(i), []byte("v")))
+				want[string(k(i))] = true
+			}
+			for i := range tc.conds {
+				key := k(tc.ops/2 + i)
+				if tc.name == "large, disjoint" {
+					key = k(1000 + i)
+				}
+				b.Conditions = append(b.Conditions, store.IfAbsent(key))
+				want[string(key)] = true
+			}
+			r := newRequest(context.Background(), b)
+			got := map[string]bool{}
+			for key := range r.keys.all {
+				require.False(t, got[key], "key %q indexed twice", key)
+				got[key] = true
+			}
+			require.Equal(t, want, got)
+		})
+	}
+}
+
+// A keyList yields each key it was built of, whatever its length up to
+// store.MaxKeyBytes.
+func TestKeyList_YieldsEveryKeyWhateverItsLength(t *testing.T) {
+	t.Parallel()
+	b := &store.Batch{}
+	var want []string
+	for i, n := range []int{1, 2, 255, 256, 257, 1000, store.MaxKeyBytes} {
+		k := make([]byte, n)
+		for j := range k {
+			k[j] = byte('a' + (i+j)%26)
+		}
+		b.Ops = append(b.Ops, store.Put(k, nil))
+		want = append(want, string(k))
+	}
+	r := newRequest(context.Background(), b)
+	require.Equal(t, want, slices.Collect(r.keys.all))
 }

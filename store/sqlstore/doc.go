@@ -27,8 +27,10 @@
 // its own answer: its versions, its own *store.ConditionFailedError, or, for
 // a commit whose outcome is unknown, *store.OutcomeUnknownError (every batch
 // of that group). Groups in flight at once never share a key. The one-round-
-// trip path reuses its buffers from group to group and sends its arrays
-// encoded once in PostgreSQL's binary array format (onetrip.go, arrays.go). A batch that
+// trip path reuses its buffers from group to group, encodes its arrays once
+// in PostgreSQL's binary array format (onetrip.go, arrays.go) and hands them
+// to pgconn's pipeline itself, with statements it prepares once per
+// connection: the same messages pgx.Batch would send. A batch that
 // finds the store idle is committed at once on its caller's goroutine. Get
 // and Scan are single statements, which read one consistent snapshot.
 //

@@ -35,8 +35,8 @@ func CommitGroup(s *Store, batches []*store.Batch) ([]*store.CommitResult, []err
 	s.commitGroup(reqs)
 	res, errs := make([]*store.CommitResult, len(reqs)), make([]error, len(reqs))
 	for i, r := range reqs {
-		o := <-r.done
-		res[i], errs[i] = o.res, o.err
+		<-r.done
+		res[i], errs[i] = r.out.res, r.out.err
 	}
 	return res, errs
 }

@@ -634,3 +634,98 @@ func TestGroupCommit_OneRoundTripAnswersEachKeyItsOwnVersionWhateverItsBytes(t *
 	require.GreaterOrEqual(t, st.LargestGroup, len(batches), "the queued batches commit as one group: %+v", st)
 	require.Equal(t, st.Groups, st.OneRoundTrip, "every group committed in one round trip: %+v", st)
 }
+
+// A caller whose context ends while its group commits gets
+// *store.OutcomeUnknownError and may reuse its batch at once: whatever it
+// writes into the batch's keys and values afterwards never changes what the
+// group commits, on either path (held before the attempt, the group takes
+// the one round trip; held after its reads, it decides batch by batch).
+func TestGroupCommit_CallerReusingItsBatchAfterOutcomeUnknownNeverChangesWhatCommits(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		hold     func(*sqlstore.Store, func(batches, attempt int) error)
+		oneTrips bool
+	}{
+		{"one round trip", sqlstore.SetBeforeAttemptHook, true},
+		{"batch by batch", sqlstore.SetAfterReadHook, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupGroups(t, sqlstore.Config{MaxGroups: 1})
+			blocker, inFlight := newGateAt(t, 1), newGateAt(t, 2)
+			tc.hold(b.s, func(batches, attempt int) error {
+				_ = blocker.hook(batches, attempt)
+				return inFlight.hook(batches, attempt)
+			})
+			first := commitAsync(context.Background(), b.s, &store.Batch{Ops: []store.Op{store.Put(key("blocker"), nil)}})
+			<-blocker.entered
+			k, k2, value := key("reused", "k"), key("reused", "k2"), []byte("the value committed")
+			batch := &store.Batch{
+				Conditions: []store.Condition{store.IfAbsent(k)},
+				Ops:        []store.Op{store.Put(k, value), store.Put(k2, value)},
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			ch := commitAsync(ctx, b.s, batch)
+			require.Eventually(t, func() bool { return sqlstore.QueuedBatches(b.s) == 1 }, 10*time.Second, time.Millisecond)
+			blocker.open()
+			requireOK(t, first)
+			<-inFlight.entered // the batch's group is inside its attempt
+			cancel()
+			r := <-ch
+			require.ErrorIs(t, r.err, store.ErrOutcomeUnknown)
+			// The caller reuses its buffers: other keys, other bytes.
+			for _, buf := range [][]byte{k, k2, value, batch.Conditions[0].Key} {
+				for i := range buf {
+					buf[i] = 'x'
+				}
+			}
+			inFlight.open()
+			require.Eventually(t, func() bool {
+				_, err := b.s.Get(context.Background(), key("reused", "k2"))
+				return err == nil
+			}, 10*time.Second, 5*time.Millisecond)
+			res, err := b.s.Scan(context.Background(), &store.ScanParams{Prefix: []byte{}})
+			require.NoError(t, err)
+			got := map[string]bool{}
+			for _, it := range res.Items {
+				if string(it.Key) == string(key("blocker")) {
+					continue
+				}
+				got[string(it.Key)] = true
+				require.Equal(t, "the value committed", string(it.Value), "key %q", it.Key)
+			}
+			require.Len(t, got, 2, "exactly the batch's own keys were written: %q", got)
+			for _, kk := range [][]byte{key("reused", "k"), key("reused", "k2")} {
+				require.True(t, got[string(kk)], "key %q", kk)
+			}
+			st := b.s.Stats()
+			if tc.oneTrips {
+				require.Equal(t, st.Groups, st.OneRoundTrip, "%+v", st)
+			} else {
+				require.Zero(t, st.OneRoundTrip, "%+v", st)
+			}
+		})
+	}
+}
+
+// A connection whose one-round-trip statements are gone (deallocated behind
+// the store's back) fails the group it was sending, which writes nothing,
+// and is closed: the next group prepares them on a new connection.
+func TestGroupCommit_OneRoundTripOnAConnectionWithoutItsStatementsWritesNothingAndIsReplaced(t *testing.T) {
+	t.Parallel()
+	b := setupGroups(t, sqlstore.Config{MaxConns: 1, MaxGroups: 1})
+	put(t, b.s, key("first"), "1") // prepares the statements on the only connection
+	ctx := context.Background()
+	_, err := sqlstore.Pool(b.s).Exec(ctx, "DEALLOCATE weft_trip_upsert")
+	require.NoError(t, err)
+	_, err = b.s.Commit(ctx, &store.Batch{Ops: []store.Op{store.Put(key("lost"), []byte("v"))}})
+	require.Error(t, err)
+	require.NotErrorIs(t, err, store.ErrOutcomeUnknown, "the server refused the statement: nothing was written")
+	_, err = b.s.Get(ctx, key("lost"))
+	require.ErrorIs(t, err, store.ErrNotFound)
+	v := put(t, b.s, key("after"), "2")
+	requireValue(t, b.s, key("after"), "2", v)
+	st := b.s.Stats()
+	require.Equal(t, st.Groups-1, st.OneRoundTrip, "every other group committed in one round trip: %+v", st)
+}

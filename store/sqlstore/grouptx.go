@@ -290,13 +290,14 @@ func splittable(err error) bool {
 
 // groupContext bounds a group's transaction by the latest deadline among its
 // callers, or not at all when one of them has none. It never ends because
-// one caller cancels: that would fail its neighbours.
+// one caller cancels: that would fail its neighbours. Unbounded, it is
+// context.Background itself, which pgconn need not watch.
 func groupContext(reqs []*request) (context.Context, context.CancelFunc) {
 	var latest time.Time
 	for _, r := range reqs {
 		d, ok := r.ctx.Deadline()
 		if !ok {
-			return context.WithCancel(context.Background())
+			return context.Background(), func() {}
 		}
 		if d.After(latest) {
 			latest = d

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -53,9 +54,13 @@ type tripScratch struct {
 	seen map[string]struct{}
 	w    oneTripWrites
 	puts []tripPut
-	// enc holds the statements' array parameters, encoded; the statements
-	// take pointers to them (no interface boxes a slice).
-	enc [6]encodedArray
+	// order is puts in key order, the order of w.putKeys: sorting pointers
+	// moves and compares 8 bytes where a tripPut is 64.
+	order []*tripPut
+	// enc holds the statements' array parameters, encoded in PostgreSQL's
+	// binary array format; pipelineOnce hands slices of it to pgconn as the
+	// statements' parameters, which it copies into its write buffer once.
+	enc [6][]byte
 }
 
 // tripPut is one put of a one-round-trip group and where its version goes.
@@ -79,6 +84,7 @@ func (s *tripScratch) reset() {
 	w.putValues = resetSlice(w.putValues, maxScratch)
 	w.versions = resetSlice(w.versions, maxScratch)
 	s.puts = resetSlice(s.puts, maxScratch)
+	s.order = resetSlice(s.order, maxScratch)
 	for i, b := range s.enc {
 		if cap(b) > maxScratchBytes {
 			b = nil
@@ -97,16 +103,24 @@ func (s *tripScratch) release() {
 	clear(s.seen)
 }
 
-// encodeBytea encodes a into s.enc[i] and answers it.
-func (s *tripScratch) encodeBytea(i int, a byteaArray) *encodedArray {
-	s.enc[i] = appendByteaArray(s.enc[i][:0], a)
-	return &s.enc[i]
-}
+// The parameters of the statements, by their place in tripScratch.enc.
+const (
+	encCondKeys = iota
+	encCondKinds
+	encCondVersions
+	encDeletes
+	encPutKeys
+	encPutValues
+)
 
-// encodeInt8 encodes a into s.enc[i] and answers it.
-func (s *tripScratch) encodeInt8(i int, a int8Array) *encodedArray {
-	s.enc[i] = appendInt8Array(s.enc[i][:0], a)
-	return &s.enc[i]
+// encode encodes w's arrays into s.enc.
+func (s *tripScratch) encode(w *oneTripWrites) {
+	s.enc[encCondKeys] = appendByteaArray(s.enc[encCondKeys][:0], w.condKeys)
+	s.enc[encCondKinds] = appendInt8Array(s.enc[encCondKinds][:0], w.condKinds)
+	s.enc[encCondVersions] = appendInt8Array(s.enc[encCondVersions][:0], w.condVer)
+	s.enc[encDeletes] = appendByteaArray(s.enc[encDeletes][:0], w.deletes)
+	s.enc[encPutKeys] = appendByteaArray(s.enc[encPutKeys][:0], w.putKeys)
+	s.enc[encPutValues] = appendByteaArray(s.enc[encPutValues][:0], w.putValues)
 }
 
 // maxScratch bounds the entries a tripScratch keeps between groups.
@@ -140,7 +154,7 @@ func (s *Store) oneTrip(g *group, sc *tripScratch) bool {
 	}
 	clear(sc.seen)
 	for _, i := range g.live {
-		for _, k := range g.reqs[i].keys {
+		for k := range g.reqs[i].keys.all {
 			if _, dup := sc.seen[k]; dup {
 				return false
 			}
@@ -181,8 +195,11 @@ func (g *group) oneTripWrites(sc *tripScratch) *oneTripWrites {
 		}
 	}
 	slices.SortFunc(w.deletes, bytes.Compare)
-	slices.SortFunc(sc.puts, func(a, b tripPut) int { return bytes.Compare(a.key, b.key) })
-	for _, p := range sc.puts {
+	for i := range sc.puts {
+		sc.order = append(sc.order, &sc.puts[i])
+	}
+	slices.SortFunc(sc.order, func(a, b *tripPut) int { return bytes.Compare(a.key, b.key) })
+	for _, p := range sc.order {
 		w.putKeys = append(w.putKeys, p.key)
 		w.putValues = append(w.putValues, p.value)
 	}
@@ -199,6 +216,62 @@ func (w *oneTripWrites) end() string {
 	return commitSQL
 }
 
+// tripStatements are the statements of a one-round-trip attempt, prepared
+// on one connection (prepareTrip).
+type tripStatements struct {
+	begin, check, del, upsert, commit, rollback *pgconn.StatementDescription
+}
+
+// tripStatementsKey is where prepareTrip keeps a connection's tripStatements
+// (pgconn.PgConn.CustomData).
+const tripStatementsKey = "weft/sqlstore.tripStatements"
+
+// prepareTrip answers conn's one-round-trip statements, preparing them under
+// names of their own the first time the connection sends them. They stay
+// prepared for the connection's life, as pgx's own statement cache keeps the
+// statements a pgx.Batch sends.
+func prepareTrip(ctx context.Context, conn *pgx.Conn) (*tripStatements, error) {
+	data := conn.PgConn().CustomData()
+	if st, ok := data[tripStatementsKey].(*tripStatements); ok {
+		return st, nil
+	}
+	st := &tripStatements{}
+	for _, p := range []struct {
+		sd        **pgconn.StatementDescription
+		name, sql string
+	}{
+		{&st.begin, "weft_trip_begin", beginSQL},
+		{&st.check, "weft_trip_check", checkConditionsSQL},
+		{&st.del, "weft_trip_delete", deleteSQL},
+		{&st.upsert, "weft_trip_upsert", upsertDrawingSQL},
+		{&st.commit, "weft_trip_commit", commitSQL},
+		{&st.rollback, "weft_trip_rollback", rollbackSQL},
+	} {
+		sd, err := conn.Prepare(ctx, p.name, p.sql)
+		if err != nil {
+			return nil, err
+		}
+		*p.sd = sd
+	}
+	data[tripStatementsKey] = st
+	return st, nil
+}
+
+// end answers the prepared statement of sql, COMMIT or ROLLBACK.
+func (st *tripStatements) end(sql string) *pgconn.StatementDescription {
+	if sql == commitSQL {
+		return st.commit
+	}
+	return st.rollback
+}
+
+// Format codes of the statements' parameters and results, shared (pgconn
+// only reads them).
+var (
+	binaryFormat = []int16{pgtype.BinaryFormatCode} // one code: every column
+	noFormats    []int16
+)
+
 // pipelineOnce is one attempt of a group's transaction on PostgreSQL in one
 // round trip, for a group oneTrip accepts: BEGIN, checkConditionsSQL, the
 // delete, the upsert drawing the versions, and COMMIT, pipelined. Every
@@ -206,24 +279,35 @@ func (w *oneTripWrites) end() string {
 // transaction and pipelineOnce answers errConditionsFailed, after which the
 // caller decides the group batch by batch (pipelineGroup). Other failures are
 // classified as pipelineGroup's.
+//
+// It speaks to pgconn's pipeline itself, as pgx.Conn.SendBatch would, with
+// the statements prepared by prepareTrip and the parameters already encoded
+// in the scratch: pgx would copy each encoded array once more into a buffer
+// of its own before its pipeline copies it into the write buffer.
 func (s *Store) pipelineOnce(ctx context.Context, conn *pgxpool.Conn, g *group, sc *tripScratch) error {
+	st, err := prepareTrip(ctx, conn.Conn())
+	if err != nil {
+		return err // before BEGIN: nothing was sent
+	}
 	w := g.oneTripWrites(sc)
-	b := &pgx.Batch{}
-	b.Queue(beginSQL)
+	sc.encode(w)
+	end := w.end()
+	p := conn.Conn().PgConn().StartPipeline(ctx)
+	p.SendQueryStatement(st.begin, nil, noFormats, noFormats)
 	if len(w.condKeys) > 0 {
-		b.Queue(checkConditionsSQL, sc.encodeBytea(0, w.condKeys), sc.encodeInt8(1, w.condKinds), sc.encodeInt8(2, w.condVer))
+		p.SendQueryStatement(st.check, sc.enc[encCondKeys:encCondVersions+1], binaryFormat, noFormats)
 	}
 	if len(w.deletes) > 0 {
-		b.Queue(deleteSQL, sc.encodeBytea(3, w.deletes))
+		p.SendQueryStatement(st.del, sc.enc[encDeletes:encDeletes+1], binaryFormat, noFormats)
 	}
 	if len(w.putKeys) > 0 {
-		b.Queue(upsertDrawingSQL, sc.encodeBytea(4, w.putKeys), sc.encodeBytea(5, w.putValues))
+		p.SendQueryStatement(st.upsert, sc.enc[encPutKeys:encPutValues+1], binaryFormat, binaryFormat)
 	}
-	end := w.end()
-	b.Queue(end)
-	br := conn.SendBatch(ctx, b)
-	err := readOnce(br, w, end)
-	if closeErr := br.Close(); err == nil {
+	p.SendQueryStatement(st.end(end), nil, noFormats, noFormats)
+	if err = p.Sync(); err == nil {
+		err = readOnce(p, w, end)
+	}
+	if closeErr := p.Close(); err == nil {
 		err = closeErr
 	}
 	var pgErr *pgconn.PgError
@@ -236,88 +320,130 @@ func (s *Store) pipelineOnce(ctx context.Context, conn *pgxpool.Conn, g *group, 
 		return errConditionsFailed
 	case errors.As(err, &pgErr), pgconn.SafeToRetry(err):
 		rollback(conn)
+		if stalePlan(pgErr) {
+			forgetTrip(conn)
+		}
 		return err
 	default:
 		return &store.OutcomeUnknownError{Cause: fmt.Errorf("sqlstore: COMMIT: %w", err)}
 	}
 }
 
-// readOnce reads pipelineOnce's results: the versions drawn, into
-// w.versions by the position of their key in w.putKeys.
-func readOnce(br pgx.BatchResults, w *oneTripWrites, end string) error {
-	if _, err := br.Exec(); err != nil { // BEGIN
+// stalePlan reports a server error after which a connection's prepared
+// statements must not be used again: one no longer matching its table
+// (0A000, "cached plan must not change result type") or gone (26000).
+func stalePlan(err *pgconn.PgError) bool {
+	return err != nil && (err.Code == "0A000" || err.Code == "26000")
+}
+
+// forgetTrip closes conn, and with it its prepared statements: the pool
+// opens a new connection, whose statements prepareTrip prepares afresh
+// (pgx's statement cache drops its statements after such an error too).
+func forgetTrip(conn *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = conn.Conn().Close(ctx)
+}
+
+// readOnce reads pipelineOnce's results in order, and the versions drawn
+// into w.versions by the position of their key in w.putKeys. It stops at
+// the first failure; the pipeline's Close reads what is left.
+func readOnce(p *pgconn.Pipeline, w *oneTripWrites, end string) error {
+	if _, err := nextExec(p); err != nil { // BEGIN
 		return err
 	}
 	if len(w.condKeys) > 0 {
-		if _, err := br.Exec(); err != nil {
+		if _, err := nextExec(p); err != nil {
 			return err
 		}
 	}
 	if len(w.deletes) > 0 {
-		if _, err := br.Exec(); err != nil {
+		if _, err := nextExec(p); err != nil {
 			return err
 		}
 	}
 	if len(w.putKeys) > 0 {
-		rows, err := br.Query()
+		rr, err := nextResult(p)
 		if err != nil {
 			return err
 		}
-		if err := readVersions(rows, w); err != nil {
+		err = readVersions(rr, w)
+		if _, closeErr := rr.Close(); err == nil {
+			err = closeErr
+		}
+		if err != nil {
 			return err
 		}
 	}
-	tag, err := br.Exec()
+	tag, err := nextExec(p)
 	if err == nil && tag.String() != end {
 		err = fmt.Errorf("sqlstore: %s answered %q", end, tag)
 	}
 	return err
 }
 
-// readVersions reads the upsert's (k, version) rows into w.versions. It
-// reads the rows' bytes in place when they come in binary, as pgx asks for
-// BYTEA and INT8, instead of copying each key, and checks that every key
-// sent comes back exactly once.
-func readVersions(rows pgx.Rows, w *oneTripWrites) error {
-	defer rows.Close()
-	fields := rows.FieldDescriptions()
-	raw := len(fields) == 2 && fields[0].Format == pgtype.BinaryFormatCode && fields[1].Format == pgtype.BinaryFormatCode
+// nextResult answers the result of the pipeline's next statement.
+func nextResult(p *pgconn.Pipeline) (*pgconn.ResultReader, error) {
+	res, err := p.GetResults()
+	if err != nil {
+		return nil, err
+	}
+	rr, ok := res.(*pgconn.ResultReader)
+	if !ok {
+		return nil, fmt.Errorf("sqlstore: the pipeline answered %T for a statement", res)
+	}
+	return rr, nil
+}
+
+// nextExec reads the result of the pipeline's next statement to its end.
+func nextExec(p *pgconn.Pipeline) (pgconn.CommandTag, error) {
+	rr, err := nextResult(p)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return rr.Close()
+}
+
+// readVersions reads the upsert's (k, version) rows, both in binary, into
+// w.versions, in place (no key is copied), and checks that every key sent
+// comes back exactly once (putKeys holds each key once: oneTrip takes no
+// two batches that share one).
+func readVersions(rr *pgconn.ResultReader, w *oneTripWrites) error {
+	fields := rr.FieldDescriptions()
+	if len(fields) != 2 || fields[0].Format != pgtype.BinaryFormatCode || fields[1].Format != pgtype.BinaryFormatCode {
+		return fmt.Errorf("sqlstore: upsert answered %d columns, not (k, version) in binary", len(fields))
+	}
 	n := 0
-	for rows.Next() {
-		k, v, err := keyVersion(rows, raw)
-		if err != nil {
-			return err
+	for rr.NextRow() {
+		vals := rr.Values()
+		if len(vals[1]) != 8 {
+			return fmt.Errorf("sqlstore: upsert answered a version of %d bytes", len(vals[1]))
 		}
-		at, found := slices.BinarySearchFunc(w.putKeys, k, bytes.Compare)
+		v := int64(binary.BigEndian.Uint64(vals[1]))
+		at, found := w.putIndex(vals[0], n)
 		if !found || w.versions[at] != 0 || v <= 0 {
 			return fmt.Errorf("sqlstore: upsert answered a key it was not sent, or twice")
 		}
 		w.versions[at] = v
 		n++
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
 	if n != len(w.putKeys) {
+		if _, err := rr.Close(); err != nil {
+			return err
+		}
 		return fmt.Errorf("sqlstore: upsert wrote %d rows for %d keys", n, len(w.putKeys))
 	}
 	return nil
 }
 
-// keyVersion answers the (k, version) row rows is on: in place when raw
-// (both columns in binary), else scanned (a copy).
-func keyVersion(rows pgx.Rows, raw bool) ([]byte, int64, error) {
-	if raw {
-		vals := rows.RawValues()
-		if len(vals[1]) != 8 {
-			return nil, 0, fmt.Errorf("sqlstore: upsert answered a version of %d bytes", len(vals[1]))
-		}
-		return vals[0], int64(binary.BigEndian.Uint64(vals[1])), nil
+// putIndex answers the position of key in w.putKeys. The upsert answers
+// its rows in the order it was sent them, so the n-th row's key is most
+// likely the n-th key: compared first, before a binary search.
+func (w *oneTripWrites) putIndex(key []byte, n int) (int, bool) {
+	if n < len(w.putKeys) && bytes.Equal(w.putKeys[n], key) {
+		return n, true
 	}
-	var k []byte
-	var v int64
-	err := rows.Scan(&k, &v)
-	return k, v, err
+	return slices.BinarySearchFunc(w.putKeys, key, bytes.Compare)
 }
 
 // acceptAll records every live batch as committed, each put with the
@@ -335,7 +461,7 @@ func (g *group) acceptAll(sc *tripScratch) {
 		versions = versions[ops:]
 		g.outcomes[i] = outcome{res: &results[n]}
 	}
-	for at, p := range sc.puts {
+	for at, p := range sc.order {
 		g.outcomes[p.req].res.Versions[p.op] = uint64(sc.w.versions[at])
 	}
 }

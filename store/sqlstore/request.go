@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -26,7 +27,7 @@ type request struct {
 	// keys is every key the batch conditions or writes, each once: a group
 	// in flight holds them, and no other group may take a batch that shares
 	// one (see committer.take).
-	keys []string
+	keys keyList
 	// size counts the batch's key and value bytes, for the group's bound.
 	size int
 	// nPuts counts the batch's puts: each draws a version.
@@ -37,7 +38,10 @@ type request struct {
 	waited bool
 	ctx    context.Context
 	state  atomic.Int32
-	done   chan outcome // buffered: the leader never waits for the caller
+	// out is the request's outcome, set once by finish before it closes
+	// done (so whoever sees done closed reads out).
+	out  outcome
+	done chan struct{}
 }
 
 // outcome is what one request ends with.
@@ -46,8 +50,8 @@ type outcome struct {
 	err error
 }
 
-// newRequest copies a validated batch into one buffer and indexes its keys,
-// whose strings share one allocation.
+// newRequest copies a validated batch into one buffer and lists its keys in
+// one string (keyList).
 func newRequest(ctx context.Context, b *store.Batch) *request {
 	size, keyBytes := 0, 0
 	for _, c := range b.Conditions {
@@ -64,42 +68,87 @@ func newRequest(ctx context.Context, b *store.Batch) *request {
 		buf = append(buf, p...)
 		return buf[start:len(buf):len(buf)]
 	}
-	r := &request{ctx: ctx, size: size, done: make(chan outcome, 1)}
+	r := &request{ctx: ctx, size: size, done: make(chan struct{})}
 	r.conds = make([]store.Condition, len(b.Conditions))
 	r.ops = make([]store.Op, len(b.Ops))
-	var text strings.Builder // every key, once each as they come
-	text.Grow(keyBytes)
-	for i, c := range b.Conditions {
-		r.conds[i] = store.Condition{Kind: c.Kind, Key: clone(c.Key), Version: c.Version}
-		text.Write(c.Key)
-	}
+	var keys strings.Builder // keyList: the ops' keys, then the conditions' no op writes
+	keys.Grow(keyBytes + keyLenBytes*(len(b.Ops)+len(b.Conditions)))
 	for i, op := range b.Ops {
 		r.ops[i] = store.Op{Kind: op.Kind, Key: clone(op.Key)}
 		if op.Kind == store.OpPut {
 			r.ops[i].Value = clone(op.Value) // never nil: nil would be NULL
 			r.nPuts++
 		}
-		text.Write(op.Key)
+		appendKey(&keys, op.Key)
 	}
-	all := text.String()
-	r.keys = make([]string, 0, len(b.Conditions)+len(b.Ops))
-	seen := make(map[string]struct{}, len(b.Conditions)+len(b.Ops))
-	at := 0
-	addKey := func(n int) {
-		k := all[at : at+n]
-		at += n
-		if _, dup := seen[k]; !dup {
-			seen[k] = struct{}{}
-			r.keys = append(r.keys, k)
+	written := writtenSet(b)
+	for i, c := range b.Conditions {
+		r.conds[i] = store.Condition{Kind: c.Kind, Key: clone(c.Key), Version: c.Version}
+		if !isWritten(b.Ops, written, c.Key) {
+			appendKey(&keys, c.Key)
 		}
 	}
-	for _, c := range b.Conditions {
-		addKey(len(c.Key))
-	}
-	for _, op := range b.Ops {
-		addKey(len(op.Key))
-	}
+	r.keys = keyList(keys.String())
 	return r
+}
+
+// keyList is a request's keys, each once, each after its length in
+// keyLenBytes bytes (a validated key is at most store.MaxKeyBytes long): one
+// string for them all, of which the committer's sets hold slices.
+type keyList string
+
+// keyLenBytes is the size of a key's length in a keyList.
+const keyLenBytes = 2
+
+// all yields each key of l.
+func (l keyList) all(yield func(string) bool) {
+	for s := string(l); len(s) >= keyLenBytes; {
+		n := keyLenBytes + (int(s[0])<<8 | int(s[1]))
+		if !yield(s[keyLenBytes:n]) {
+			return
+		}
+		s = s[n:]
+	}
+}
+
+// appendKey appends k to a keyList being built.
+func appendKey(l *strings.Builder, k []byte) {
+	l.WriteByte(byte(len(k) >> 8))
+	l.WriteByte(byte(len(k)))
+	l.Write(k)
+}
+
+// A validated batch writes a key at most once and conditions it at most
+// once, so only a condition's key may repeat an op's: a small batch finds
+// those by comparing, a large one through a set of the written keys
+// (writtenSet), once it would take more than maxCompares comparisons.
+const maxCompares = 256
+
+// writtenSet answers the set of the keys b's ops write when b is large
+// enough for one, else nil.
+func writtenSet(b *store.Batch) map[string]struct{} {
+	if len(b.Conditions)*len(b.Ops) <= maxCompares {
+		return nil
+	}
+	set := make(map[string]struct{}, len(b.Ops))
+	for _, op := range b.Ops {
+		set[string(op.Key)] = struct{}{}
+	}
+	return set
+}
+
+// isWritten reports whether one of ops writes k (in set, when there is one).
+func isWritten(ops []store.Op, set map[string]struct{}, k []byte) bool {
+	if set != nil {
+		_, ok := set[string(k)]
+		return ok
+	}
+	for _, op := range ops {
+		if bytes.Equal(op.Key, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // wait answers the request's outcome, or the end of ctx. A request that
@@ -107,23 +156,27 @@ func newRequest(ctx context.Context, b *store.Batch) *request {
 // ends while its group is committing answers *store.OutcomeUnknownError.
 func (r *request) wait(ctx context.Context) (*store.CommitResult, error) {
 	select {
-	case o := <-r.done:
-		return o.res, o.err
+	case <-r.done:
+		return r.out.res, r.out.err
 	case <-ctx.Done():
 	}
 	if r.state.CompareAndSwap(stateQueued, stateAbandoned) || r.state.Load() == stateAbandoned {
 		return nil, commitCanceled(ctx.Err())
 	}
 	select {
-	case o := <-r.done:
-		return o.res, o.err
+	case <-r.done:
+		return r.out.res, r.out.err
 	default:
 		return nil, &store.OutcomeUnknownError{Cause: commitCanceled(ctx.Err())}
 	}
 }
 
-// finish hands the request its outcome.
-func (r *request) finish(o outcome) { r.done <- o }
+// finish hands the request its outcome, once: the leader never waits for
+// the caller.
+func (r *request) finish(o outcome) {
+	r.out = o
+	close(r.done)
+}
 
 // commitCanceled wraps the error of a context that ended a commit.
 func commitCanceled(err error) error { return fmt.Errorf("sqlstore: commit: %w", err) }

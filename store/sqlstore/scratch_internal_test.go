@@ -69,14 +69,15 @@ func sentBy(g *group, sc *tripScratch) sent {
 		condKeys: append([][]byte(nil), w.condKeys...), deletes: append([][]byte(nil), w.deletes...),
 		putKeys: append([][]byte(nil), w.putKeys...), putValues: append([][]byte(nil), w.putValues...),
 		condKinds: append([]int64(nil), w.condKinds...), condVer: append([]int64(nil), w.condVer...),
-		versions: append([]int64(nil), w.versions...), puts: append([]tripPut(nil), sc.puts...),
+		versions: append([]int64(nil), w.versions...),
 	}
-	s.encoded[0] = slices.Clone(*sc.encodeBytea(0, w.condKeys))
-	s.encoded[1] = slices.Clone(*sc.encodeInt8(1, w.condKinds))
-	s.encoded[2] = slices.Clone(*sc.encodeInt8(2, w.condVer))
-	s.encoded[3] = slices.Clone(*sc.encodeBytea(3, w.deletes))
-	s.encoded[4] = slices.Clone(*sc.encodeBytea(4, w.putKeys))
-	s.encoded[5] = slices.Clone(*sc.encodeBytea(5, w.putValues))
+	for _, p := range sc.order { // the puts, in key order
+		s.puts = append(s.puts, *p)
+	}
+	sc.encode(w)
+	for i, enc := range sc.enc {
+		s.encoded[i] = slices.Clone(enc)
+	}
 	return s
 }
 
@@ -152,8 +153,7 @@ func TestAcceptAll_AnswersEachPutTheVersionOfItsKey(t *testing.T) {
 }
 
 // The arrays a leader encodes itself are the bytes pgx encodes for the
-// same slices, and a connection's type map, with the codecs wrapped, passes
-// them through unchanged while it encodes every other value as before.
+// same slices.
 func FuzzEncodedArrays_EncodeAsPgxEncodes(f *testing.F) {
 	f.Add([]byte("wf:r:ckpt\x00\x00\xff%:"), uint8(3), int64(-1<<62))
 	f.Add([]byte{}, uint8(0), int64(0))
@@ -175,29 +175,12 @@ func FuzzEncodedArrays_EncodeAsPgxEncodes(f *testing.F) {
 			ns = append(ns, v+int64(i))
 		}
 		m := pgtype.NewMap()
-		wrapped := pgtype.NewMap()
-		require.NoError(t, registerEncodedArrays(wrapped))
 		want, err := m.Encode(pgtype.ByteaArrayOID, pgtype.BinaryFormatCode, bs, nil)
 		require.NoError(t, err)
-		enc := encodedArray(appendByteaArray([]byte("junk"), bs)[4:])
-		require.Equal(t, want, []byte(enc))
-		got, err := wrapped.Encode(pgtype.ByteaArrayOID, pgtype.BinaryFormatCode, &enc, []byte("x"))
-		require.NoError(t, err)
-		require.Equal(t, append([]byte("x"), want...), got)
+		require.Equal(t, want, appendByteaArray([]byte("junk"), bs)[4:])
 		want, err = m.Encode(pgtype.Int8ArrayOID, pgtype.BinaryFormatCode, ns, nil)
 		require.NoError(t, err)
-		enc = encodedArray(appendInt8Array(nil, ns))
-		require.Equal(t, want, []byte(enc))
-		got, err = wrapped.Encode(pgtype.Int8ArrayOID, pgtype.BinaryFormatCode, &enc, nil)
-		require.NoError(t, err)
-		require.Equal(t, want, got)
-		for _, format := range []int16{pgtype.BinaryFormatCode, pgtype.TextFormatCode} {
-			want, err := m.Encode(pgtype.ByteaArrayOID, format, bs, nil)
-			require.NoError(t, err)
-			got, err := wrapped.Encode(pgtype.ByteaArrayOID, format, byteaArray(bs), nil)
-			require.NoError(t, err)
-			require.Equal(t, want, got)
-		}
+		require.Equal(t, want, appendInt8Array(nil, ns))
 	})
 }
 
@@ -227,5 +210,36 @@ func TestTripScratch_ReleasedHoldsNoReferenceToTheGroupsRows(t *testing.T) {
 		for _, p := range sc.puts[:cap(sc.puts)] {
 			require.Equal(t, tripPut{}, p, "round %d", round)
 		}
+		require.Empty(t, sc.order)
+		for _, p := range sc.order[:cap(sc.order)] {
+			require.Nil(t, p, "round %d", round)
+		}
+	}
+}
+
+// putIndex finds each key sent, whatever order the upsert answers the rows
+// in, and no key that was not sent.
+func TestPutIndex_FindsEveryKeyInAnyOrderOfRows(t *testing.T) {
+	t.Parallel()
+	w := &oneTripWrites{putKeys: [][]byte{[]byte("a"), []byte("b"), []byte("c"), []byte("d")}}
+	for _, tc := range []struct {
+		name string
+		rows []string
+	}{
+		{"as sent", []string{"a", "b", "c", "d"}},
+		{"reversed", []string{"d", "c", "b", "a"}},
+		{"shuffled", []string{"c", "a", "d", "b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for n, k := range tc.rows {
+				at, found := w.putIndex([]byte(k), n)
+				require.True(t, found, "row %d, key %q", n, k)
+				require.Equal(t, k, string(w.putKeys[at]))
+			}
+		})
+	}
+	for n, k := range []string{"", "aa", "e", "0"} {
+		_, found := w.putIndex([]byte(k), n)
+		require.False(t, found, "key %q was never sent", k)
 	}
 }

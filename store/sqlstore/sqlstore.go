@@ -123,12 +123,7 @@ func (c Config) validate() error {
 //     sequential scan as the table grows (measured at up to 40 ms a
 //     statement).
 //   - idle_in_transaction_session_timeout, from IdleInTransactionTimeout.
-//
-// On both it registers encodedArrayCodec on the connection's type map.
 func (c Config) configureSession(ctx context.Context, conn *pgx.Conn) error {
-	if err := registerEncodedArrays(conn.TypeMap()); err != nil {
-		return err
-	}
 	if conn.PgConn().ParameterStatus("crdb_version") != "" {
 		return nil
 	}
@@ -360,8 +355,8 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 		// transaction, as nothing else rides on it).
 		s.commitGroupCtx(ctx, []*request{r})
 		s.groups.finishSolo(r)
-		o := <-r.done
-		return o.res, o.err
+		<-r.done
+		return r.out.res, r.out.err
 	}
 	return r.wait(ctx)
 }

@@ -149,11 +149,12 @@ func sqlState(err error) string {
 
 // translateCommit maps the final error of a commit to the store's vocabulary.
 func translateCommit(err error) error {
+	if err == nil {
+		return nil // before the targets of errors.As, which escape
+	}
 	var ambiguous *crdb.AmbiguousCommitError
 	var cf *store.ConditionFailedError
 	switch {
-	case err == nil:
-		return nil
 	case errors.As(err, &cf), errors.Is(err, store.ErrOutcomeUnknown):
 		return err
 	case errors.As(err, &ambiguous), sqlState(err) == "40003":

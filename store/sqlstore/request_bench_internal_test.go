@@ -1,0 +1,55 @@
+package sqlstore
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/weft-dev/weft/store"
+)
+
+// stepBatch is shaped like a step's completion as weftd commits it: the
+// checkpoint's and the task's compare-and-sets, five absent-conditions on
+// event idempotency keys, and eighteen writes (the checkpoint, the task,
+// the five idempotency keys and their events, outbox entries, a delete).
+func stepBatch(run int) *store.Batch {
+	r := strconv.Itoa(run)
+	ckpt, task := store.Key("wf", r, "ckpt"), store.Key("wf", r, "task")
+	b := &store.Batch{Conditions: []store.Condition{store.IfVersion(ckpt, 7), store.IfVersion(task, 9)}}
+	b.Ops = append(b.Ops, store.Put(ckpt, make([]byte, 300)), store.Put(task, make([]byte, 120)))
+	for e := range 5 {
+		idem := store.Key("idem", r, strconv.Itoa(e))
+		b.Conditions = append(b.Conditions, store.IfAbsent(idem))
+		b.Ops = append(b.Ops, store.Put(idem, make([]byte, 8)),
+			store.Put(store.Key("wf", r, "ev", strconv.Itoa(e)), make([]byte, 150)),
+			store.Put(store.Key("outbox", r, strconv.Itoa(e)), make([]byte, 40)))
+	}
+	b.Ops = append(b.Ops, store.Delete(store.Key("wf", r, "ready")))
+	return b
+}
+
+// BenchmarkNewRequest measures what Commit pays to queue a step's batch.
+func BenchmarkNewRequest(b *testing.B) {
+	batch := stepBatch(1)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		newRequest(ctx, batch)
+	}
+}
+
+// BenchmarkOneTripWrites measures what a leader pays to lay out a group of
+// sixteen step-shaped batches for the one round trip (the arrays sorted by
+// key, encoded).
+func BenchmarkOneTripWrites(b *testing.B) {
+	reqs := make([]*request, 16)
+	for i := range reqs {
+		reqs[i] = newRequest(context.Background(), stepBatch(1000+i*7919))
+	}
+	g := newGroup(reqs)
+	sc := &tripScratch{seen: map[string]struct{}{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		sc.encode(g.oneTripWrites(sc))
+	}
+}
