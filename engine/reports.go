@@ -203,13 +203,14 @@ func (e *workers) report(ctx context.Context, r ReportParams, result string,
 			return t.RunID, false, nil
 		},
 		decide: func(ch *change) error {
-			ch.require(store.IfVersion(record.TaskKey(taskID), rc.version))
+			key := record.TaskKey(taskID) // its condition's and its write's
+			ch.require(store.IfVersion(key, rc.version))
 			st := decide.StepOfTask(ch.state, rc.t.ActionID, taskID)
 			if st == nil {
 				return fault.ClaimLost(taskID, rc.t.RunID)
 			}
 			t := rc.t.Fresh()
-			ch.finishTask(t, result)
+			ch.finishTask(key, t, result)
 			return apply(ch, t, ch.run.Action(t.ActionID), st)
 		},
 		lostRace: func(err error) bool {
@@ -233,14 +234,15 @@ func (e *workers) report(ctx context.Context, r ReportParams, result string,
 	return &ReportResult{}, nil
 }
 
-// finishTask marks a claimed task done and clears its timers.
-func (c *recorder) finishTask(t *record.Task, result string) {
+// finishTask marks a claimed task done, written at key (its TaskKey), and
+// clears its timers.
+func (c *recorder) finishTask(key []byte, t *record.Task, result string) {
 	c.clearTimer(t.Deadline, record.TimerAttempt, t.TaskID)
 	if !t.HeartbeatDue.IsZero() {
 		c.clearTimer(t.HeartbeatDue, record.TimerHeartbeat, t.TaskID)
 	}
 	t.State, t.Result = record.TaskDone, result
-	c.put(record.TaskKey(t.TaskID), t)
+	c.put(key, t)
 }
 
 // HeartbeatResult answers a heartbeat.
