@@ -105,6 +105,10 @@ type Config struct {
 	// about to append (docs/semantics.md#event-validation), for tests in this
 	// package only; nil is eventpb.Check, the proto's rules.
 	validateEvent func(*runstate.Event) error
+	// poisonArenas fills every decision's arena with poison when it is
+	// given back, instead of clearing it (arena.go), for tests in this
+	// package only.
+	poisonArenas bool
 	// Alerts receives the spec's operational alerts (AlertProjectorLagHigh,
 	// ...), with identifiers only. Default: a WARN line on Logger.
 	Alerts AlertFunc
@@ -208,6 +212,8 @@ type Engine struct {
 	alert AlertFunc
 	// pollerSweep paces the sweep of expired poller records (pollers.go).
 	pollerSweep queues.Pacer
+	// arenas recycles the memory decisions record in (arena.go).
+	arenas arenas
 }
 
 // New builds an engine over cfg.Store. It fails before anything else can
@@ -226,6 +232,7 @@ func New(cfg Config) (*Engine, error) {
 		dcfg.Publisher = cfg.Notifier
 	}
 	e.dispatch = dispatch.New(dcfg)
+	e.arenas.poison = cfg.poisonArenas
 	return e, nil
 }
 

@@ -48,6 +48,8 @@ func setupWith(t *testing.T, st store.Store, configure ...func(*Config)) *bundle
 	clk := clock.NewManual(testStart)
 	alerts, validated := &alertRecorder{}, &atomic.Int64{}
 	cfg := Config{Store: st, Clock: clk, Alerts: alerts.record}
+	// A decision that used its arena after giving it back would record poison (arena.go).
+	cfg.poisonArenas = true
 	cfg.validateEvent = func(ev *runstate.Event) error { // the default schema check, counted
 		err := eventpb.Check(ev)
 		if err == nil {

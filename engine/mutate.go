@@ -58,6 +58,9 @@ type recorder struct {
 	// removesRun: the decision deletes the run's checkpoint with its last
 	// records (retention.go), so the batch writes no checkpoint.
 	removesRun bool
+	// arena is the memory events, ops, conds and taskPuts start in, given
+	// back once the decision's commit settles (arena.go); nil: none.
+	arena *decisionArena
 }
 
 // emit appends an event to the run's log, emitted by the decision's actor.
@@ -229,22 +232,28 @@ func (c *recorder) batch(version uint64) (*store.Batch, error) {
 	if err := c.validateEvents(); err != nil {
 		return nil, err
 	}
-	fence := store.IfVersion(runlog.CheckpointKey(c.run.RunID), version)
+	ckpt := runlog.CheckpointKey(c.run.RunID) // the fence's key and the checkpoint's
+	fence := store.IfVersion(ckpt, version)
 	if c.newRun {
-		fence = store.IfAbsent(runlog.CheckpointKey(c.run.RunID))
+		fence = store.IfAbsent(ckpt)
+	}
+	outbox, keyRows := c.e != nil && c.e.cfg.Outbox, !c.state.KeysTracked
+	conds := 1 + len(c.conds)
+	if keyRows {
+		conds += len(c.events)
 	}
 	b := &store.Batch{
-		Conditions: append(append(make([]store.Condition, 0, 1+len(c.conds)+len(c.events)), fence), c.conds...),
-		// the checkpoint, each event with its key's row and at most one outbox entry, the other writes
-		Ops: make([]store.Op, 0, 1+3*len(c.events)+len(c.ops)),
+		Conditions: append(append(make([]store.Condition, 0, conds), fence), c.conds...),
+		// the checkpoint, the events' writes, the other writes
+		Ops: make([]store.Op, 0, 1+runlog.EventWrites(c.events, outbox, keyRows)+len(c.ops)),
 	}
 	if c.state.KeysTracked {
 		c.state.NoteKeys(c.events) // the checkpoint's record of the keys appended
 	}
 	if c.dirty && !c.removesRun {
-		b.Ops = append(b.Ops, runlog.PutCheckpoint(c.run.RunID, c.state))
+		b.Ops = append(b.Ops, runlog.PutCheckpointAt(ckpt, c.state))
 	}
-	runlog.AppendEvents(b, c.run.TenantID, c.events, c.e != nil && c.e.cfg.Outbox, !c.state.KeysTracked)
+	runlog.AppendEvents(b, c.run.TenantID, c.events, outbox, keyRows)
 	b.Ops = appendLastWrites(b.Ops, c.ops)
 	return b, nil
 }
@@ -424,6 +433,8 @@ func (e *pipeline) decideOnce(ctx context.Context, runID string, d decision, fre
 	}
 	ch = newChange((*Engine)(e), ctx, run, state, now, d.actor)
 	ch.newRun = d.newRun != nil
+	ch.useArena(e.arenas.take())
+	defer ch.giveArenaBack() // deferred first, so run last: after the effects settle
 	committed := false
 	defer func() {
 		if !committed {

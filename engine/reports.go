@@ -173,44 +173,48 @@ func (e *workers) report(ctx context.Context, r ReportParams, result string,
 	if err != nil {
 		return nil, err
 	}
-	var (
-		t       *record.Task
-		version uint64
-		cached  bool
-		answer  *ReportResult
-	)
+	// What the decision's steps share, in one allocation rather than one
+	// per variable its closures capture.
+	rc := &struct {
+		tenantID, token string
+		t               *record.Task
+		version         uint64
+		cached          bool
+		answer          *ReportResult
+	}{tenantID: r.TenantID, token: r.Token}
 	_, err = e.engine().commitDecision(ctx, decision{
 		actor: decide.WorkerActor(r.WorkerID),
 		prepare: func(ctx context.Context, fresh bool) (string, bool, error) {
-			var err error
-			t, version, cached, err = e.records.ClaimedTask(ctx, taskID, r.Token, fresh)
+			t, version, cached, err := e.records.ClaimedTask(ctx, taskID, rc.token, fresh)
+			rc.t, rc.version, rc.cached = t, version, cached
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				return "", false, fault.ClaimLost(taskID, "")
 			case err != nil:
 				return "", false, err
-			case t.TenantID != r.TenantID:
+			case t.TenantID != rc.tenantID:
 				return "", false, fault.ClaimLost(taskID, "")
-			case t.State == record.TaskDone && t.Token == r.Token && t.Result == result:
-				answer = &ReportResult{Duplicate: true}
+			case t.State == record.TaskDone && t.Token == rc.token && t.Result == result:
+				rc.answer = &ReportResult{Duplicate: true}
 				return "", true, nil
-			case t.State != record.TaskClaimed || t.Token != r.Token:
+			case t.State != record.TaskClaimed || t.Token != rc.token:
 				return "", false, fault.ClaimLost(taskID, t.RunID)
 			}
 			return t.RunID, false, nil
 		},
 		decide: func(ch *change) error {
-			ch.require(store.IfVersion(record.TaskKey(taskID), version))
-			st := decide.StepOfTask(ch.state, t.ActionID, taskID)
+			key := record.TaskKey(taskID) // its condition's and its write's
+			ch.require(store.IfVersion(key, rc.version))
+			st := decide.StepOfTask(ch.state, rc.t.ActionID, taskID)
 			if st == nil {
-				return fault.ClaimLost(taskID, t.RunID)
+				return fault.ClaimLost(taskID, rc.t.RunID)
 			}
-			t := t.Fresh()
-			ch.finishTask(t, result)
+			t := rc.t.Fresh()
+			ch.finishTask(key, t, result)
 			return apply(ch, t, ch.run.Action(t.ActionID), st)
 		},
 		lostRace: func(err error) bool {
-			if conflictOn(err, record.TaskKey(taskID)) || (cached && CodeOf(err) == CodeTaskClaimLost) {
+			if conflictOn(err, record.TaskKey(taskID)) || (rc.cached && CodeOf(err) == CodeTaskClaimLost) {
 				e.records.ForgetTask(taskID) // a heartbeat, a timer or another engine changed the task: look again
 				return true
 			}
@@ -224,20 +228,21 @@ func (e *workers) report(ctx context.Context, r ReportParams, result string,
 	switch {
 	case err != nil:
 		return nil, err
-	case answer != nil:
-		return answer, nil
+	case rc.answer != nil:
+		return rc.answer, nil
 	}
 	return &ReportResult{}, nil
 }
 
-// finishTask marks a claimed task done and clears its timers.
-func (c *recorder) finishTask(t *record.Task, result string) {
+// finishTask marks a claimed task done, written at key (its TaskKey), and
+// clears its timers.
+func (c *recorder) finishTask(key []byte, t *record.Task, result string) {
 	c.clearTimer(t.Deadline, record.TimerAttempt, t.TaskID)
 	if !t.HeartbeatDue.IsZero() {
 		c.clearTimer(t.HeartbeatDue, record.TimerHeartbeat, t.TaskID)
 	}
 	t.State, t.Result = record.TaskDone, result
-	c.put(record.TaskKey(t.TaskID), t)
+	c.put(key, t)
 }
 
 // HeartbeatResult answers a heartbeat.

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"math"
 	"slices"
@@ -186,4 +188,34 @@ func TestKey_IsBuiltInOneAllocationOfItsExactLength(t *testing.T) {
 		require.Equal(t, string(k)+string(store.Separator), string(p))
 		require.InDelta(t, 1, testing.AllocsPerRun(20, func() { _ = store.Key(comps...) }), 0, "%q", comps)
 	}
+}
+
+// The numeric components are persisted in keys: Uint64 is n's big-endian
+// bytes in lower-case hex, Int64 the same with the sign bit flipped, Time
+// the Int64 of its Unix nanoseconds — byte for byte as before they were
+// built on the caller's stack.
+func TestNumericComponents_KeepTheirPersistedEncoding(t *testing.T) {
+	t.Parallel()
+	be := func(n uint64) string {
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], n)
+		return hex.EncodeToString(b[:])
+	}
+	for _, n := range []uint64{0, 1, 0xf, 0x10, 0xdeadbeef, 1 << 63, math.MaxUint64, 0x0123456789abcdef} {
+		require.Equal(t, be(n), store.Uint64(n))
+		require.Equal(t, be(n^(1<<63)), store.Int64(int64(n)))
+	}
+	for _, at := range []time.Time{time.Unix(0, 0), time.Date(2026, 11, 28, 5, 30, 0, 123, time.UTC), time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		require.Equal(t, store.Int64(at.UnixNano()), store.Time(at))
+		require.Equal(t, be(uint64(at.UnixNano())^(1<<63)), store.Time(at))
+	}
+	require.Equal(t, "00000000000000ff", store.Uint64(255))
+}
+
+// A numeric component built into a key allocates nothing of its own: the
+// key is the one allocation.
+func TestNumericComponents_AllocateNothingInsideAKey(t *testing.T) {
+	at := time.Date(2026, 11, 28, 5, 30, 0, 0, time.UTC)
+	allocs := testing.AllocsPerRun(100, func() { _ = store.Key("t", store.Time(at), store.Uint64(7), store.Int64(-7)) })
+	require.Equal(t, 1.0, allocs)
 }

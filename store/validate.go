@@ -66,7 +66,10 @@ func validateConditions(conds []Condition) error {
 }
 
 func validateOps(ops []Op, maxValue int) error {
-	seen := make(map[string]struct{}, len(ops))
+	var seen map[string]struct{} // only for a long batch: a short one compares its keys pairwise
+	if len(ops) > pairwiseKeys {
+		seen = make(map[string]struct{}, len(ops))
+	}
 	for i, op := range ops {
 		if err := ValidateKey(op.Key); err != nil {
 			return invalidf("op %d: %v", i, err)
@@ -80,12 +83,34 @@ func validateOps(ops []Op, maxValue int) error {
 		default:
 			return invalidf("op %d on key %q has invalid kind %d", i, op.Key, op.Kind)
 		}
-		if _, dup := seen[string(op.Key)]; dup {
+		if writtenBefore(ops[:i], op.Key, seen) {
 			return invalidf("key %q is written more than once in one batch", op.Key)
 		}
-		seen[string(op.Key)] = struct{}{}
 	}
 	return nil
+}
+
+// pairwiseKeys is the longest batch whose keys validateOps compares
+// pairwise rather than through a map: a few dozen comparisons cost less
+// than the map's allocation and hashing.
+const pairwiseKeys = 32
+
+// writtenBefore reports whether one of earlier writes key: through seen,
+// which it then adds key to, when there is one, else by comparing.
+func writtenBefore(earlier []Op, key []byte, seen map[string]struct{}) bool {
+	if seen != nil {
+		if _, dup := seen[string(key)]; dup {
+			return true
+		}
+		seen[string(key)] = struct{}{}
+		return false
+	}
+	for _, op := range earlier {
+		if bytes.Equal(op.Key, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckConditions evaluates conds in order with lookup, which reports whether

@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -152,4 +153,20 @@ func TestPrefixEnd(t *testing.T) {
 	require.Equal(t, []byte("b"), store.PrefixEnd([]byte("a\xff\xff")))
 	require.Nil(t, store.PrefixEnd([]byte("\xff\xff")))
 	require.Nil(t, store.PrefixEnd(nil))
+}
+
+func TestValidateBatch_RejectsAKeyWrittenTwiceInShortAndLongBatches(t *testing.T) {
+	for _, n := range []int{2, 8, 32, 33, 100} { // compared pairwise up to 32 writes, through a map beyond
+		for _, dup := range []int{0, (n - 1) / 2, n - 2} {
+			t.Run(fmt.Sprintf("writes=%d/first=%d", n, dup), func(t *testing.T) {
+				ops := make([]store.Op, n)
+				for i := range ops {
+					ops[i] = store.Put([]byte(fmt.Sprintf("k%03d", i)), nil)
+				}
+				require.NoError(t, store.ValidateBatch(&store.Batch{Ops: ops}, casCaps))
+				ops[n-1] = store.Delete(ops[dup].Key)
+				require.ErrorIs(t, store.ValidateBatch(&store.Batch{Ops: ops}, casCaps), store.ErrInvalidArgument)
+			})
+		}
+	}
 }

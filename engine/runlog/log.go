@@ -31,7 +31,13 @@ func CheckpointKey(runID string) []byte { return store.Key("wf", runID, "ckpt") 
 
 // PutCheckpoint writes a run's checkpoint.
 func PutCheckpoint(runID string, s *runstate.State) store.Op {
-	return store.Put(CheckpointKey(runID), runcodec.AppendState(make([]byte, 0, 128+192*len(s.Steps)), s))
+	return PutCheckpointAt(CheckpointKey(runID), s)
+}
+
+// PutCheckpointAt writes a checkpoint at key, the run's CheckpointKey (a
+// decision's batch builds it once for its condition and its write).
+func PutCheckpointAt(key []byte, s *runstate.State) store.Op {
+	return store.Put(key, runcodec.AppendState(make([]byte, 0, 128+192*len(s.Steps)), s))
 }
 
 // DecodeCheckpoint decodes a stored checkpoint.
@@ -86,6 +92,24 @@ func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outb
 		b.Ops = append(b.Ops, store.Put(OutboxKey(events[first].RunID, events[first].Seq), runcodec.AppendOutboxRef(nil, ref)))
 		first = last + 1
 	}
+}
+
+// EventWrites answers how many writes AppendEvents adds to a batch for
+// events, with the same outbox and keyRows; its conditions are one per
+// event with keyRows, none without.
+func EventWrites(events []runstate.Event, outbox, keyRows bool) int {
+	n := len(events)
+	if keyRows {
+		n += len(events)
+	}
+	if outbox {
+		for i := range events {
+			if i == 0 || events[i].Seq != events[i-1].Seq+1 { // the first of an outbox entry's events
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // ReadEvents answers up to limit of a run's events after the watermark

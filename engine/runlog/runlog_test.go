@@ -167,3 +167,28 @@ func TestAppendEvents_WithoutKeyRowsWritesEachEventAloneAndNoCondition(t *testin
 		require.Equal(t, events[i], got)
 	}
 }
+
+func TestEventWrites_CountsTheWritesAppendEventsAdds(t *testing.T) {
+	ev := func(seq uint64) runstate.Event {
+		return runstate.Event{RunID: "r", Seq: seq, IdempotencyKey: fmt.Sprint("k", seq)}
+	}
+	for _, tc := range []struct {
+		name   string
+		events []runstate.Event
+	}{
+		{"none", nil},
+		{"one", []runstate.Event{ev(1)}},
+		{"consecutive", []runstate.Event{ev(3), ev(4), ev(5)}},
+		{"with gaps", []runstate.Event{ev(3), ev(4), ev(7), ev(9), ev(10)}},
+	} {
+		for _, outbox := range []bool{false, true} {
+			for _, keyRows := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/outbox=%v/keyRows=%v", tc.name, outbox, keyRows), func(t *testing.T) {
+					b := &store.Batch{}
+					AppendEvents(b, "t", tc.events, outbox, keyRows)
+					require.Equal(t, len(b.Ops), EventWrites(tc.events, outbox, keyRows))
+				})
+			}
+		}
+	}
+}

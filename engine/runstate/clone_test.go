@@ -97,3 +97,32 @@ func TestStateClone_SharesNothing(t *testing.T) {
 		t.Fatal("changing the clone changed the original: clone shares a pointer or slice with it")
 	}
 }
+
+// A clone's steps share one allocation of attempts, one of outputs and one
+// of key spans: growing one step's must never write over the next step's.
+func TestStateClone_GrowingOneStepLeavesTheNextStepsAlone(t *testing.T) {
+	var orig State
+	fillAll(reflect.ValueOf(&orig).Elem())
+	orig.Steps[0].Output = []byte(`{"a":1}`)
+	orig.Steps[1].Output = []byte(`{"b":2}`)
+	c := orig.Clone()
+	next := c.Steps[1].Clone()
+	c.Steps[0].Attempts = append(c.Steps[0].Attempts, Attempt{WorkerID: "grown"})
+	c.Steps[0].Keys = append(c.Steps[0].Keys, KeySpan{Types: 99})
+	c.Steps[0].Output = append(c.Steps[0].Output, "grown"...)
+	if !reflect.DeepEqual(c.Steps[1], next) {
+		t.Fatalf("growing step 0's copy changed step 1's:\n%+v\n%+v", c.Steps[1], next)
+	}
+}
+
+// Clone keeps a nil slice nil and an empty one empty, as slices.Clone does.
+func TestStateClone_KeepsNilAndEmptySlicesApart(t *testing.T) {
+	orig := State{Steps: []*StepState{{ActionID: "a"}, {ActionID: "b", Attempts: []Attempt{}, Keys: []KeySpan{}, Output: []byte{}}}}
+	c := orig.Clone()
+	if c.Steps[0].Attempts != nil || c.Steps[0].Keys != nil || c.Steps[0].Output != nil {
+		t.Fatal("a nil slice's copy is not nil")
+	}
+	if c.Steps[1].Attempts == nil || c.Steps[1].Keys == nil || c.Steps[1].Output == nil {
+		t.Fatal("an empty slice's copy is nil")
+	}
+}
