@@ -18,7 +18,7 @@ const module = "github.com/weft-dev/weft/"
 var allowedWeftImports = map[string][]string{
 	"definition": nil,
 	"runstate":   {"engine/definition"},
-	"eventpb":    {"engine/definition", "engine/runstate", "internal/protorules", "gen/"},
+	"eventpb":    {"engine/definition", "engine/runstate", "internal/protorules", "internal/jsonvalue", "gen/"},
 }
 
 // TestImports_NoEnginePackageImportsServerAndThePureOnesStayPure parses every

@@ -9,6 +9,7 @@
 // converted one way only: what is validated is exactly what a client reads.
 //
 // Layering: it may import the standard library, engine/definition, engine/runstate,
-// internal/protorules, the generated code under gen/ and protovalidate, never
+// internal/protorules, internal/jsonvalue, the generated code under gen/ and
+// protovalidate, never
 // the engine, the store or a transport.
 package eventpb

@@ -1,4 +1,4 @@
-package eventpb_test
+package eventpb
 
 import (
 	"encoding/json"
@@ -7,8 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
-
-	"github.com/weft-dev/weft/engine/eventpb"
 )
 
 // JSONValue answers the Value protojson reads, whether the direct reader
@@ -29,7 +27,7 @@ func TestJSONValue_AnswersProtojsonsValueOrUnset(t *testing.T) {
 		{`1e400`, nil},
 	}
 	for _, c := range cases {
-		got := eventpb.JSONValue(json.RawMessage(c.raw))
+		got := JSONValue(json.RawMessage(c.raw))
 		if c.want == nil {
 			require.Nil(t, got, "%q", c.raw)
 			continue
