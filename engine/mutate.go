@@ -58,6 +58,9 @@ type recorder struct {
 	// removesRun: the decision deletes the run's checkpoint with its last
 	// records (retention.go), so the batch writes no checkpoint.
 	removesRun bool
+	// appended is where the batch holds the decision's events and outbox
+	// entries, for the outbox cache once it commits (Config.OutboxCache).
+	appended runlog.Appended
 }
 
 // emit appends an event to the run's log, emitted by the decision's actor.
@@ -244,7 +247,7 @@ func (c *recorder) batch(version uint64) (*store.Batch, error) {
 	if c.dirty && !c.removesRun {
 		b.Ops = append(b.Ops, runlog.PutCheckpoint(c.run.RunID, c.state))
 	}
-	runlog.AppendEvents(b, c.run.TenantID, c.events, c.e != nil && c.e.cfg.Outbox, !c.state.KeysTracked)
+	c.appended = runlog.AppendEvents(b, c.run.TenantID, c.events, c.e != nil && c.e.cfg.Outbox, !c.state.KeysTracked)
 	b.Ops = appendLastWrites(b.Ops, c.ops)
 	return b, nil
 }
@@ -458,6 +461,7 @@ func (e *pipeline) decideOnce(ctx context.Context, runID string, d decision, fre
 			e.records.CheckpointCommitted(runID, res.Versions[0], ch.state)
 		}
 		e.records.TasksCommitted(ch.taskPuts, batch, res)
+		e.cfg.OutboxCache.Committed(batch, res, ch.appended)
 		e.dispatch.Settle(ch.effects(), true)
 		for _, a := range ch.alerts {
 			e.alert(ch.ctx, a.name, a.attrs...)
