@@ -87,7 +87,9 @@ func (s *ackedStore) Commit(ctx context.Context, b *store.Batch) (*store.CommitR
 // blindStore finds no key: what resolves through it came from the cache.
 type blindStore struct{ store.Store }
 
-func (blindStore) Get(context.Context, []byte) (store.Item, error) { return store.Item{}, store.ErrNotFound }
+func (blindStore) Get(context.Context, []byte) (store.Item, error) {
+	return store.Item{}, store.ErrNotFound
+}
 
 func TestOutboxCache_HoldsOnlyWhatACommitAnsweredAsCommitted(t *testing.T) {
 	fs, err := faultstore.New(memstore.New(memstore.Config{}), faultstore.Config{})
