@@ -25,7 +25,8 @@ const (
 // and the version its commit gave it, which no other write of that key
 // ever has (docs/storage.md#versions), and the events it names were put in
 // that same batch and are never written again (a run's events are only
-// ever appended, and removed with the run's outbox entries). ResolveOutbox
+// ever appended, and retention removes none while the run has an outbox
+// entry: docs/export.md#the-outbox-cache). ResolveOutbox
 // serves an entry from it only at the version it scanned, and takes it out:
 // an entry is resolved from memory at most once.
 //
