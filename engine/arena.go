@@ -5,6 +5,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/internal/cache"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -107,5 +108,6 @@ func (c *recorder) giveArenaBack() {
 	}
 	arena := c.arena
 	c.arena, c.events, c.ops, c.conds, c.taskPuts = nil, nil, nil, nil, nil
+	c.appended = runlog.Appended{} // it names the events
 	c.e.arenas.give(arena)
 }

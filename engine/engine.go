@@ -18,6 +18,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/ownership"
 	"github.com/weft-dev/weft/engine/internal/queues"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/lease"
@@ -98,6 +99,11 @@ type Config struct {
 	// (the transactional outbox of docs/semantics.md#outbox); an export worker publishes
 	// and removes the entries. Off: no entries are written.
 	Outbox bool
+	// OutboxCache, with Outbox, is told the outbox entries of every decision
+	// once its commit succeeded, with their events as stored, so that an
+	// export worker in this process resolves them from memory
+	// (runlog.OutboxCache; export.Config.OutboxCache). Nil: none is kept.
+	OutboxCache *runlog.OutboxCache
 	// Ownership is the checkpoint ownership mode (default single-owner, the
 	// embedded deployment; clusters use cas-required).
 	Ownership Ownership

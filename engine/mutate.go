@@ -61,6 +61,9 @@ type recorder struct {
 	// arena is the memory events, ops, conds and taskPuts start in, given
 	// back once the decision's commit settles (arena.go); nil: none.
 	arena *decisionArena
+	// appended is where the batch holds the decision's events and outbox
+	// entries, for the outbox cache once it commits (Config.OutboxCache).
+	appended runlog.Appended
 }
 
 // emit appends an event to the run's log, emitted by the decision's actor.
@@ -253,7 +256,7 @@ func (c *recorder) batch(version uint64) (*store.Batch, error) {
 	if c.dirty && !c.removesRun {
 		b.Ops = append(b.Ops, runlog.PutCheckpointAt(ckpt, c.state))
 	}
-	runlog.AppendEvents(b, c.run.TenantID, c.events, outbox, keyRows)
+	c.appended = runlog.AppendEvents(b, c.run.TenantID, c.events, outbox, keyRows)
 	b.Ops = appendLastWrites(b.Ops, c.ops)
 	return b, nil
 }
@@ -469,6 +472,7 @@ func (e *pipeline) decideOnce(ctx context.Context, runID string, d decision, fre
 			e.records.CheckpointCommitted(runID, res.Versions[0], ch.state)
 		}
 		e.records.TasksCommitted(ch.taskPuts, batch, res)
+		e.cfg.OutboxCache.Committed(batch, res, ch.appended)
 		e.dispatch.Settle(ch.effects(), true)
 		for _, a := range ch.alerts {
 			e.alert(ch.ctx, a.name, a.attrs...)

@@ -7,9 +7,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runlog"
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/pebblestore"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
 // BenchmarkWorker_PassOverAnExportedOutbox measures one pass that exports a
@@ -56,5 +59,51 @@ func BenchmarkWorker_PassOverAnExportedOutbox(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkWorker_PassOnPostgreSQL measures one pass that exports 100
+// decisions' entries of 4 events each (400 events) from PostgreSQL to the
+// in-process bus: with the events read back from the store, and taken from
+// the outbox cache its process filled as it committed them (the engine's
+// noting included).
+//
+//	CI=1 go test -run '^$' -bench PassOnPostgreSQL -benchmem ./export/
+func BenchmarkWorker_PassOnPostgreSQL(b *testing.B) {
+	for _, mode := range []string{"store", "cached"} {
+		b.Run(mode, func(b *testing.B) {
+			st := sqltest.Open(b, sqltest.NewSchema(b))
+			var cache *runlog.OutboxCache
+			if mode == "cached" {
+				cache = runlog.NewOutboxCache(0, 0)
+			}
+			w, err := export.NewWorker(st, export.NewMemoryBus(export.WithMaxLen(1000)), export.Config{BatchSize: 100, OutboxCache: cache})
+			require.NoError(b, err)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				var noted []func()
+				for r := range 100 {
+					run := fmt.Sprintf("run-%06d-%03d", i, r)
+					events := make([]runstate.Event, 4)
+					for s := range events {
+						events[s] = testEvent(run, uint64(s+1))
+					}
+					batch := &store.Batch{}
+					appended := runlog.AppendEvents(batch, tenant, events, true, false)
+					res, err := st.Commit(context.Background(), batch)
+					require.NoError(b, err)
+					noted = append(noted, func() { cache.Committed(batch, res, appended) })
+				}
+				b.StartTimer()
+				for _, note := range noted {
+					note()
+				}
+				stats, err := w.RunOnce(context.Background())
+				require.NoError(b, err)
+				require.Equal(b, 400, stats.Published)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/store"
 )
@@ -71,6 +72,12 @@ type Config struct {
 	// MeterProvider receives the worker's OpenTelemetry instruments; nil
 	// records none. Workers sharing a provider share their instruments.
 	MeterProvider metric.MeterProvider
+	// OutboxCache, when set, is the cache of the outbox entries the engine
+	// in this process committed (engine.Config.OutboxCache): the worker
+	// takes an entry's events from it instead of reading them back from
+	// the store. Entries it does not hold are read from the store as
+	// always; nil reads every entry's events from the store.
+	OutboxCache *runlog.OutboxCache
 }
 
 // WithDefaults returns c with zero fields set to their defaults.

@@ -33,8 +33,13 @@
 // structured log line). A bus that is unavailable (ErrUnavailable) fails no event: the
 // worker backs off as a whole and the entries wait in the outbox.
 //
+// With Config.OutboxCache, the cache of the entries its process's engine
+// committed, a worker takes those entries' events from memory instead of
+// reading them back (docs/export.md#the-outbox-cache); all others are read
+// from the store.
+//
 // Layering: export imports store, engine/runlog (only for the outbox:
-// OutboxPrefix, ResolveOutbox, OutboxEntry), telemetry, internal/clock, the OpenTelemetry metric API and
+// OutboxPrefix, ResolveOutbox, OutboxEntry, OutboxCache), telemetry, internal/clock, the OpenTelemetry metric API and
 // the standard library. Bus backends live beside it, one package each (export/redisbus); MemoryBus is
 // the in-process bus of the embedded deployment and of tests. Nothing that
 // runs a workflow waits on this package.

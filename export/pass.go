@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -45,7 +44,7 @@ type due struct {
 // published in key order, together when the publisher batches; an entry that
 // cannot be decoded is dead-lettered after the due entries before it.
 func (p *pass) page(ctx context.Context, items []store.Item) error {
-	resolved, err := runlog.ResolveOutbox(ctx, p.w.st, items)
+	resolved, err := p.w.cfg.OutboxCache.ResolveOutbox(ctx, p.w.st, items)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
@@ -193,7 +192,11 @@ func (p *pass) hand(ctx context.Context, batch []due) (int, Message, error) {
 		}
 		return 1, Message{}, nil
 	}
-	var msgs []Message
+	count := 0
+	for _, d := range batch {
+		count += len(d.msgs)
+	}
+	msgs := make([]Message, 0, count)
 	for _, d := range batch {
 		msgs = append(msgs, d.msgs...)
 	}

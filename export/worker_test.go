@@ -101,12 +101,18 @@ func requireKillsLoseNothing(t *testing.T, st store.Store, bus *export.MemoryBus
 // lifeDrains runs a new worker (nothing survives a crash but the store) until
 // it is killed, or until it finds the outbox empty.
 func lifeDrains(t *testing.T, st store.Store, pub *killingPublisher, kills *int) bool {
+	return lifeDrainsWith(t, st, pub, kills, nil)
+}
+
+// lifeDrainsWith is lifeDrains with a worker resolving through cache, the
+// outbox cache of what its process committed (nil: none).
+func lifeDrainsWith(t *testing.T, st store.Store, pub *killingPublisher, kills *int, cache *runlog.OutboxCache) bool {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pub.mu.Lock()
 	pub.kill = cancel
 	pub.mu.Unlock()
-	w, err := export.NewWorker(st, pub, export.Config{BatchSize: 100})
+	w, err := export.NewWorker(st, pub, export.Config{BatchSize: 100, OutboxCache: cache})
 	require.NoError(t, err)
 	defer w.Close() // the killed worker is gone, and so is its watch
 	for {

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/export"
 	"github.com/weft-dev/weft/export/redisbus"
 	"github.com/weft-dev/weft/internal/redisconn"
@@ -60,15 +61,23 @@ func busURL(opts options) string {
 // "Scale").
 const memoryBusLen = 10_000
 
+// exporting is what the engine is told of the export worker: whether to
+// write outbox entries, and the cache through which it hands the worker
+// the events of the entries it committed (nil: none).
+type exporting struct {
+	outbox bool
+	cache  *runlog.OutboxCache
+}
+
 // startExport starts the transactional outbox's export worker on its own
 // goroutine, so that nothing that runs a workflow waits on the bus. It answers
-// whether the engine should write outbox entries, and a stop function that
-// returns once the worker has stopped.
-func startExport(opts options, st store.Store, meters metric.MeterProvider, logger *slog.Logger) (bool, func(), error) {
+// whether the engine should write outbox entries and the cache of what it
+// committed, and a stop function that returns once the worker has stopped.
+func startExport(opts options, st store.Store, meters metric.MeterProvider, logger *slog.Logger) (exporting, func(), error) {
 	bus := busURL(opts)
 	if bus == busNone {
 		logger.Info("event export off: no outbox entries are written; give --bus a redis:// URL to publish run events")
-		return false, func() {}, nil
+		return exporting{}, func() {}, nil
 	}
 	var pub export.Publisher
 	closeBus := func() {}
@@ -78,20 +87,22 @@ func startExport(opts options, st store.Store, meters metric.MeterProvider, logg
 	} else {
 		rdb, err := redisconn.Open(bus)
 		if err != nil {
-			return false, nil, err
+			return exporting{}, nil, err
 		}
 		p, err := redisbus.New(rdb, redisbus.Config{})
 		if err != nil {
 			_ = rdb.Close()
-			return false, nil, err
+			return exporting{}, nil, err
 		}
 		pub, closeBus = p, func() { _ = rdb.Close() }
 		logger.Info("events are exported to Redis Streams", slog.String("redis", redactURL(bus)))
 	}
-	w, err := export.NewWorker(st, pub, export.Config{Logger: logger.With(slog.String("component", "export")), MeterProvider: meters})
+	cache := runlog.NewOutboxCache(0, 0)
+	w, err := export.NewWorker(st, pub, export.Config{Logger: logger.With(slog.String("component", "export")), MeterProvider: meters,
+		OutboxCache: cache})
 	if err != nil {
 		closeBus()
-		return false, nil, err
+		return exporting{}, nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -101,5 +112,5 @@ func startExport(opts options, st store.Store, meters metric.MeterProvider, logg
 			logger.Error("export worker stopped", slog.String("error", err.Error()))
 		}
 	}()
-	return true, func() { cancel(); <-done; closeBus() }, nil
+	return exporting{outbox: true, cache: cache}, func() { cancel(); <-done; closeBus() }, nil
 }

@@ -291,7 +291,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	outbox, stopExport, err := startExport(opts, st, metrics.Provider, logger)
+	exp, stopExport, err := startExport(opts, st, metrics.Provider, logger)
 	if err != nil {
 		return err
 	}
@@ -307,7 +307,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	eng, err := engine.New(engine.Config{Store: st, Logger: engLogger,
 		Ownership: cl.mode, Leases: leases, Notifier: cl.notifier(), LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
-		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: outbox, Alerts: alerts, Retention: opts.retention,
+		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: exp.outbox, OutboxCache: exp.cache, Alerts: alerts, Retention: opts.retention,
 		ScheduleToStartTimeout: opts.scheduleToStart})
 	if err != nil {
 		return err

@@ -7,7 +7,10 @@
 //
 // It holds the keys, the writes a decision's batch gets and the reads of
 // what they wrote; the engine decides and commits, and the export worker
-// reads the outbox through ResolveOutbox. It never commits.
+// reads the outbox through ResolveOutbox. An OutboxCache, which the engine
+// fills with the outbox entries its commits wrote once they succeeded,
+// lets a worker in the same process resolve those without reading their
+// events back (docs/export.md#the-outbox-cache). It never commits.
 //
 // Layering: it may import the standard library, the store contract
 // (package store), engine/runstate and engine/runcodec only

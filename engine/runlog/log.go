@@ -55,8 +55,13 @@ func DecodeCheckpoint(runID string, b []byte) (*runstate.State, error) {
 // docs/semantics.md#event-idempotency-key); with outbox, one outbox entry
 // for the export worker in the same batch (docs/semantics.md#outbox), which
 // refers to the events instead of copying them: ob:{run}:{first run_seq}
-// names the run's events up to the last.
-func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outbox, keyRows bool) {
+// names the run's events up to the last. It answers where in b it put them
+// (Appended), for the outbox cache to note once b commits.
+func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outbox, keyRows bool) Appended {
+	appended := Appended{tenantID: tenantID, events: events, at: len(b.Ops), stride: 1}
+	if keyRows {
+		appended.stride = 2
+	}
 	// The events' values share one buffer, each capped at its own length.
 	buf := make([]byte, 0, 272*len(events))
 	for i := range events {
@@ -78,13 +83,11 @@ func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outb
 		b.Ops = append(b.Ops, store.Put(idem, seq))
 	}
 	if !outbox {
-		return
+		return appended
 	}
+	appended.outbox = true
 	for first := 0; first < len(events); {
-		last := first // a decision's events have consecutive run_seqs; any gap starts an entry of its own
-		for last+1 < len(events) && events[last+1].Seq == events[last].Seq+1 {
-			last++
-		}
+		last := entryEnd(events, first)
 		ref := runcodec.OutboxRef{TenantID: tenantID}
 		if last > first {
 			ref.LastSeq = events[last].Seq
@@ -92,6 +95,30 @@ func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outb
 		b.Ops = append(b.Ops, store.Put(OutboxKey(events[first].RunID, events[first].Seq), runcodec.AppendOutboxRef(nil, ref)))
 		first = last + 1
 	}
+	return appended
+}
+
+// entryEnd answers the index of the last of events that the outbox entry
+// starting at events[first] names: a decision's events have consecutive
+// run_seqs, and any gap starts an entry of its own.
+func entryEnd(events []runstate.Event, first int) int {
+	last := first
+	for last+1 < len(events) && events[last+1].Seq == events[last].Seq+1 {
+		last++
+	}
+	return last
+}
+
+// Appended is where AppendEvents put a decision's events and outbox
+// entries in its batch: from Ops[at], each event's put (followed by its
+// idempotency key's row when stride is 2), then, with outbox, one entry per
+// run of consecutive run_seqs (entryEnd). OutboxCache.Committed reads the
+// committed batch through it.
+type Appended struct {
+	tenantID   string
+	events     []runstate.Event
+	at, stride int
+	outbox     bool
 }
 
 // EventWrites answers how many writes AppendEvents adds to a batch for

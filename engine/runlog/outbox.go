@@ -67,9 +67,22 @@ type ResolvedEntry struct {
 // or naming an event that is not there — answers its Err; an error reading
 // the store fails the whole call.
 func ResolveOutbox(ctx context.Context, st store.Store, entries []store.Item) ([]ResolvedEntry, error) {
+	return (*OutboxCache)(nil).ResolveOutbox(ctx, st, entries)
+}
+
+// ResolveOutbox resolves outbox entries as the package's ResolveOutbox
+// does, except that the events of a reference the cache holds at the
+// version scanned are taken from it instead of read from st; the others
+// are read in one call, as there. A nil cache holds nothing.
+func (c *OutboxCache) ResolveOutbox(ctx context.Context, st store.Store, entries []store.Item) ([]ResolvedEntry, error) {
 	out := make([]ResolvedEntry, len(entries))
 	refs := make([]outboxRef, len(entries))
+	var held [][][]byte // by entry: its events as the cache held them
+	if c != nil {
+		held = make([][][]byte, len(entries))
+	}
 	var keys [][]byte
+	var r resolver
 	for i, it := range entries {
 		if !runcodec.IsOutboxRef(it.Value) {
 			ev := resolveCopy(it.Value)
@@ -86,38 +99,95 @@ func ResolveOutbox(ctx context.Context, st store.Store, entries []store.Item) ([
 			continue
 		}
 		refs[i] = ref
+		r.events += int(ref.last - ref.first + 1)
+		if values, ok := c.take(ref, it.Version); ok {
+			held[i] = values
+			r.sizeFor(values...)
+			continue
+		}
 		for seq := ref.first; seq <= ref.last; seq++ {
 			keys = append(keys, EventKey(ref.runID, seq))
 		}
 	}
-	if len(keys) == 0 {
+	if len(keys) > 0 {
+		found, err := store.GetMany(ctx, st, keys)
+		if err != nil {
+			return nil, fmt.Errorf("read the %d events of %d outbox entries: %w", len(keys), len(entries), err)
+		}
+		r.keys, r.found = keys, found
+		for _, it := range found {
+			r.sizeFor(it.Value)
+		}
+	}
+	if r.events == 0 {
 		return out, nil
 	}
-	found, err := store.GetMany(ctx, st, keys)
-	if err != nil {
-		return nil, fmt.Errorf("read the %d events of %d outbox entries: %w", len(keys), len(entries), err)
-	}
-	r := resolver{keys: keys, found: found}
+	r.pool = make([]OutboxEvent, r.events)
+	r.buf = make([]byte, 0, r.jsonSize)
 	for i, ref := range refs {
-		if ref.runID != "" {
+		switch {
+		case held != nil && held[i] != nil:
+			out[i] = r.resolveHeld(ref, held[i])
+		case ref.runID != "":
 			out[i] = r.resolve(ref)
 		}
 	}
 	return out, nil
 }
 
-// resolver turns the events read for a page's references into their JSON.
-// The references are resolved in the order their keys were asked for, and
-// GetMany answers the keys found in that order, so each reference's events
-// are matched by walking both lists once, with no second key built.
+// resolver turns the events of a page's references into their JSON: those
+// the outbox cache held, and those read from the store. The references read
+// are resolved in the order their keys were asked for, and GetMany answers
+// the keys found in that order, so each reference's events are matched by
+// walking both lists once, with no second key built.
 type resolver struct {
 	keys  [][]byte     // the event keys asked for, reference by reference
 	found []store.Item // those found, in the same order
+	// events counts the events the page's references name, and jsonSize is
+	// about the size of their JSON (two to three times the binary form).
+	events, jsonSize int
+	// pool holds the page's events, each reference's a slice of it.
+	pool []OutboxEvent
 	// ev is the event being decoded, reused; buf holds the JSON of the
 	// events resolved so far, each event's a full slice of it that later
 	// appends never touch.
 	ev  runstate.Event
 	buf []byte
+}
+
+// sizeFor counts stored events in the size of the page's JSON.
+func (r *resolver) sizeFor(values ...[]byte) {
+	for _, v := range values {
+		r.jsonSize += jsonRoom(v)
+	}
+}
+
+// jsonRoom is the room an event's JSON is given: JSON is two to three
+// times the binary form.
+func jsonRoom(body []byte) int { return 3*len(body) + 64 }
+
+// entryEvents answers room for the n events of one reference.
+func (r *resolver) entryEvents(n int) []OutboxEvent {
+	if len(r.pool) < n {
+		r.pool = make([]OutboxEvent, n)
+	}
+	evs := r.pool[:0:n]
+	r.pool = r.pool[n:]
+	return evs
+}
+
+// resolveHeld answers the events the reference names from values, their
+// stored forms as the outbox cache held them.
+func (r *resolver) resolveHeld(ref outboxRef, values [][]byte) ResolvedEntry {
+	out := ResolvedEntry{Events: r.entryEvents(len(values))}
+	for j, body := range values {
+		e, err := r.event(ref, body)
+		if err != nil {
+			return ResolvedEntry{Err: fmt.Errorf("outbox entry's event %d: %w", ref.first+uint64(j), err)}
+		}
+		out.Events = append(out.Events, e)
+	}
+	return out
 }
 
 // resolve answers the events the reference names, whose keys are the next
@@ -126,7 +196,7 @@ func (r *resolver) resolve(ref outboxRef) ResolvedEntry {
 	n := int(ref.last - ref.first + 1)
 	keys := r.keys[:n]
 	r.keys = r.keys[n:]
-	out := ResolvedEntry{Events: make([]OutboxEvent, 0, n)}
+	out := ResolvedEntry{Events: r.entryEvents(n)}
 	var failed error
 	for j, key := range keys {
 		if len(r.found) == 0 || !bytes.Equal(r.found[0].Key, key) {
@@ -159,8 +229,8 @@ func (r *resolver) event(ref outboxRef, body []byte) (OutboxEvent, error) {
 	if err := runcodec.DecodeEvent(body, &r.ev); err != nil {
 		return OutboxEvent{}, err
 	}
-	if free := cap(r.buf) - len(r.buf); free < 3*len(body)+64 { // JSON is two to three times the binary form
-		r.buf = make([]byte, 0, max(32<<10, 3*len(body)+64))
+	if free := cap(r.buf) - len(r.buf); free < jsonRoom(body) {
+		r.buf = make([]byte, 0, max(8<<10, jsonRoom(body)))
 	}
 	start := len(r.buf)
 	buf, err := runcodec.AppendEventJSON(r.buf, &r.ev)

@@ -151,3 +151,26 @@ func TestPublishBatch_StopsAtTheFirstRefusal(t *testing.T) {
 	require.EqualError(t, err, "redisbus: message has no tenant, so no stream")
 	require.Len(t, readStream(t, rdb, pub.Stream("acme")), 3)
 }
+
+func TestPublisher_PublishBatchWritesTheDocumentedFieldsAsPublishDoes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := redistest.Require(t)
+	pub, err := redisbus.New(rdb, redisbus.Config{StreamPrefix: testPrefix(t, rdb)})
+	require.NoError(t, err)
+	var msgs []export.Message
+	for _, seq := range []uint64{1, 255, 256, 1 << 40} { // run_seqs boxed without and with an allocation
+		msgs = append(msgs, export.Message{TenantID: "acme", EventID: fmt.Sprint("e", seq), RunID: "run-1", RunSeq: seq,
+			EventType: "StepCompleted", Event: json.RawMessage(fmt.Sprintf(`{"run_seq":%d}`, seq))})
+	}
+	n, err := pub.PublishBatch(ctx, msgs)
+	require.NoError(t, err)
+	require.Equal(t, len(msgs), n)
+	entries, err := rdb.XRange(ctx, pub.Stream("acme"), "-", "+").Result()
+	require.NoError(t, err)
+	require.Len(t, entries, len(msgs))
+	for i, m := range msgs {
+		require.Equal(t, map[string]any{"event_id": m.EventID, "run_id": "run-1", "run_seq": fmt.Sprint(m.RunSeq),
+			"event_type": "StepCompleted", "event": string(m.Event)}, entries[i].Values)
+	}
+}
