@@ -52,12 +52,13 @@ func gcHeapFloorOption(text string) (uint64, error) {
 // each collection it sets GOGC so that the next goal is the floor while the
 // live heap is small, and base (weftd's or the environment's GOGC) once
 // base alone reaches it. A memory limit (GOMEMLIMIT) still bounds the goal.
+//
+// One adjustment is outstanding at a time — each arms the next — so they
+// never overlap and share sample without a lock.
 type heapFloor struct {
 	floor  uint64
 	base   int
 	sample []metrics.Sample
-	// mu serialises adjustments; a cleanup runs on the runtime's goroutine.
-	mu sync.Mutex
 }
 
 // startGCHeapFloor keeps the heap goal at floor bytes or above from now on;
@@ -82,11 +83,8 @@ var gcHeapFloorOnce sync.Once
 // adjust sets GOGC for the live heap the last collection found, and asks to
 // be called again after the next one.
 func (h *heapFloor) adjust() {
-	h.mu.Lock()
 	metrics.Read(h.sample)
-	live := h.sample[0].Value.Uint64()
-	debug.SetGCPercent(gcPercentFor(live, h.floor, h.base))
-	h.mu.Unlock()
+	debug.SetGCPercent(gcPercentFor(h.sample[0].Value.Uint64(), h.floor, h.base))
 	// A cleanup runs once the object it watches is collected: the next
 	// collection. The object holds a pointer, so it is never tiny-allocated
 	// alongside others that would keep it alive.

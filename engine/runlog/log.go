@@ -130,10 +130,8 @@ func EventWrites(events []runstate.Event, outbox, keyRows bool) int {
 		n += len(events)
 	}
 	if outbox {
-		for i := range events {
-			if i == 0 || events[i].Seq != events[i-1].Seq+1 { // the first of an outbox entry's events
-				n++
-			}
+		for first := 0; first < len(events); first = entryEnd(events, first) + 1 {
+			n++ // one outbox entry
 		}
 	}
 	return n
