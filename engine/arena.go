@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/weft-dev/weft/engine/internal/cache"
@@ -17,18 +18,28 @@ import (
 // successors record in the same memory rather than in new allocations — an
 // event is the largest value a decision makes.
 //
-// Nothing outside the recorder ever holds the arena's memory: the batch
-// copies the writes and conditions into slices of its own and encodes the
-// events into buffers of its own (recorder.batch), the write latency
-// budget only reads the events' types, dispatch only counts them, and the
-// cache copies the task records it keeps (cache.Records.TasksCommitted). A
-// recorder whose events, writes, conditions or task records outgrow the
-// arena goes on in ordinary memory, which is never recycled.
+// The batch itself (its conditions and writes) and its checkpoint's value
+// are the arena's too, kept with their capacity from one decision to the
+// next: a store copies what it keeps of a batch before Commit returns
+// (store.Store), the outbox cache and the task cache read the committed
+// batch before the arena is given back, and keep only the events' values,
+// which the batch encodes into buffers of its own (runlog.AppendEvents).
+//
+// Nothing else outside the recorder ever holds the arena's memory: the
+// write latency budget only reads the events' types, dispatch only counts
+// them, and the cache copies the task records it keeps
+// (cache.Records.TasksCommitted). A recorder whose events, writes,
+// conditions or task records outgrow the arena goes on in ordinary memory,
+// which is never recycled.
 type decisionArena struct {
 	events   [eventsPerDecision]runstate.Event
 	ops      [opsPerDecision]store.Op
 	conds    [condsPerDecision]store.Condition
 	taskPuts [taskPutsPerDecision]cache.NotedTask
+	// batch is the decision's batch (recorder.batch); checkpoint, the
+	// memory its checkpoint's value is encoded in.
+	batch      store.Batch
+	checkpoint []byte
 }
 
 // opsPerDecision, condsPerDecision and taskPutsPerDecision are room for the
@@ -39,6 +50,14 @@ const (
 	opsPerDecision      = 8
 	condsPerDecision    = 4
 	taskPutsPerDecision = 2
+)
+
+// keptBatchOps and keptCheckpointBytes bound the batch and checkpoint
+// memory an arena keeps for the next decision: a rare large decision's
+// is left to the collector.
+const (
+	keptBatchOps        = 256
+	keptCheckpointBytes = 64 << 10
 )
 
 // arenas recycles decisions' arenas, per engine.
@@ -64,9 +83,24 @@ func (a *arenas) give(d *decisionArena) {
 	if a.poison {
 		d.fillWithPoison()
 	} else {
-		*d = decisionArena{}
+		d.clear()
 	}
 	a.pool.Put(d)
+}
+
+// clear empties the arena, keeping the capacity of its batch's slices and
+// its checkpoint's memory within bounds.
+func (d *decisionArena) clear() {
+	conds, ops, ckpt := d.batch.Conditions, d.batch.Ops, d.checkpoint
+	*d = decisionArena{}
+	clear(conds)
+	clear(ops)
+	if cap(ops) <= keptBatchOps && cap(conds) <= keptBatchOps {
+		d.batch.Conditions, d.batch.Ops = conds[:0], ops[:0]
+	}
+	if cap(ckpt) <= keptCheckpointBytes {
+		d.checkpoint = ckpt[:0]
+	}
 }
 
 // poisonType is the type of every event, and poisonKey the key of every
@@ -91,6 +125,40 @@ func (d *decisionArena) fillWithPoison() {
 	for i := range d.taskPuts {
 		d.taskPuts[i] = cache.NotedTask{Key: poisonKey, Record: record.Task{TaskID: poisonType}, Body: poisonKey}
 	}
+	for i := range d.batch.Conditions {
+		d.batch.Conditions[i] = store.IfAbsent(poisonKey)
+	}
+	for i := range d.batch.Ops {
+		d.batch.Ops[i] = store.Put(poisonKey, poisonKey)
+	}
+	ckpt := d.checkpoint[:cap(d.checkpoint)]
+	for i := range ckpt {
+		ckpt[i] = poisonKey[i%len(poisonKey)]
+	}
+	d.batch.Conditions, d.batch.Ops, d.checkpoint = d.batch.Conditions[:0], d.batch.Ops[:0], ckpt[:0]
+}
+
+// newBatch answers the decision's batch, with room for conds conditions and
+// ops writes: the arena's, when the recorder has one.
+func (c *recorder) newBatch(conds, ops int) *store.Batch {
+	if c.arena == nil {
+		return &store.Batch{Conditions: make([]store.Condition, 0, conds), Ops: make([]store.Op, 0, ops)}
+	}
+	b := &c.arena.batch
+	b.Conditions, b.Ops = slices.Grow(b.Conditions[:0], conds), slices.Grow(b.Ops[:0], ops)
+	return b
+}
+
+// putCheckpoint is the write of the decision's checkpoint, encoded in the
+// arena's memory when the recorder has one (which keeps it, grown, for the
+// next decision).
+func (c *recorder) putCheckpoint(key []byte) store.Op {
+	if c.arena == nil {
+		return runlog.PutCheckpointAt(key, c.state)
+	}
+	op := runlog.PutCheckpointIn(c.arena.checkpoint, key, c.state)
+	c.arena.checkpoint = op.Value[:0]
+	return op
 }
 
 // useArena makes the recorder record in arena, from empty.

@@ -7,9 +7,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -158,3 +160,41 @@ var errRejectedForTest = errorString("rejected for the test")
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// A decision's batch and its checkpoint's value are encoded in its arena,
+// and given back with it: the next decision's batch starts in the same
+// memory, emptied of every key and value, and memory a rare large decision
+// grew is left to the collector.
+func TestDecisionArena_TheBatchAndCheckpointAreKeptEmptiedWithinBounds(t *testing.T) {
+	b := setup(t)
+	run := b.submit(seq("a"))
+	b.noProjectionCheck = true
+	_, err := b.eng.mutate(b.ctx, run.RunID, "alice", func(ch *change) error {
+		ch.emit(runstate.EvRunPaused, "", 1, 0, runstate.EventData{Status: string(runstate.RunPaused), Actor: "alice", Reason: "test"})
+		batch, err := ch.batch(0)
+		require.NoError(t, err)
+		require.Same(t, &ch.arena.batch, batch, "the batch is the arena's")
+		require.Equal(t, runlog.CheckpointKey(run.RunID), batch.Ops[0].Key)
+		require.Equal(t, unsafe.SliceData(ch.arena.checkpoint), unsafe.SliceData(batch.Ops[0].Value), "the checkpoint is encoded in the arena")
+		return errRejectedForTest // commit nothing
+	})
+	require.ErrorIs(t, err, errRejectedForTest)
+
+	var arenas arenas
+	d := &decisionArena{}
+	d.batch.Ops = append(make([]store.Op, 0, 16), store.Put([]byte("k"), []byte("v")))
+	d.batch.Conditions = append(make([]store.Condition, 0, 4), store.IfAbsent([]byte("k")))
+	d.checkpoint = append(make([]byte, 0, 512), "state"...)
+	arenas.give(d)
+	require.Empty(t, d.batch.Ops)
+	require.Equal(t, 16, cap(d.batch.Ops))
+	require.Zero(t, d.batch.Ops[:1][0], "no key or value of the decision is left")
+	require.Zero(t, d.batch.Conditions[:1][0])
+	require.Equal(t, 512, cap(d.checkpoint))
+
+	d.batch.Ops = make([]store.Op, 1, keptBatchOps+1)
+	d.checkpoint = make([]byte, 1, keptCheckpointBytes+1)
+	arenas.give(d)
+	require.Nil(t, d.batch.Ops)
+	require.Nil(t, d.checkpoint)
+}

@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -28,13 +30,13 @@ type countingStore struct {
 	commits  atomic.Int64
 	mu       sync.Mutex
 	failNext []error
-	last     *store.Batch // the last batch committed
+	last     *store.Batch // a copy of the last batch committed
 }
 
 func (s *countingStore) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
 	s.commits.Add(1)
 	s.mu.Lock()
-	s.last = b
+	s.last = copyBatch(b) // a store keeps nothing of a batch (its memory is the decision's)
 	var fail error
 	if len(s.failNext) > 0 {
 		fail, s.failNext = s.failNext[0], s.failNext[1:]
@@ -44,6 +46,18 @@ func (s *countingStore) Commit(ctx context.Context, b *store.Batch) (*store.Comm
 		return nil, fail
 	}
 	return s.Store.Commit(ctx, b)
+}
+
+// copyBatch answers a deep copy of b.
+func copyBatch(b *store.Batch) *store.Batch {
+	c := &store.Batch{Conditions: slices.Clone(b.Conditions), Ops: slices.Clone(b.Ops)}
+	for i := range c.Conditions {
+		c.Conditions[i].Key = bytes.Clone(c.Conditions[i].Key)
+	}
+	for i := range c.Ops {
+		c.Ops[i].Key, c.Ops[i].Value = bytes.Clone(c.Ops[i].Key), bytes.Clone(c.Ops[i].Value)
+	}
+	return c
 }
 
 func (s *countingStore) failCommits(errs ...error) {

@@ -126,8 +126,9 @@ func (c *recorder) keyAppended(typ, stepID string, logical, engineAttempt int) b
 }
 
 // eventsPerDecision is room for the events of most decisions: a step's
-// completion records the attempt, the step's end and the next step's start.
-const eventsPerDecision = 4
+// completion records the attempt, the step's end and the next step's start;
+// a submission, the run's submission and start and its first step's.
+const eventsPerDecision = 8
 
 // newEventID answers a random (version 4) UUID as uuid.NewString does, read
 // into the stack: the string is its one allocation.
@@ -245,16 +246,14 @@ func (c *recorder) batch(version uint64) (*store.Batch, error) {
 	if keyRows {
 		conds += len(c.events)
 	}
-	b := &store.Batch{
-		Conditions: append(append(make([]store.Condition, 0, conds), fence), c.conds...),
-		// the checkpoint, the events' writes, the other writes
-		Ops: make([]store.Op, 0, 1+runlog.EventWrites(c.events, outbox, keyRows)+len(c.ops)),
-	}
+	// the checkpoint, the events' writes, the other writes
+	b := c.newBatch(conds, 1+runlog.EventWrites(c.events, outbox, keyRows)+len(c.ops))
+	b.Conditions = append(append(b.Conditions, fence), c.conds...)
 	if c.state.KeysTracked {
 		c.state.NoteKeys(c.events) // the checkpoint's record of the keys appended
 	}
 	if c.dirty && !c.removesRun {
-		b.Ops = append(b.Ops, runlog.PutCheckpointAt(ckpt, c.state))
+		b.Ops = append(b.Ops, c.putCheckpoint(ckpt))
 	}
 	c.appended = runlog.AppendEvents(b, c.run.TenantID, c.events, outbox, keyRows)
 	b.Ops = appendLastWrites(b.Ops, c.ops)

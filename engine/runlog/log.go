@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -37,7 +38,14 @@ func PutCheckpoint(runID string, s *runstate.State) store.Op {
 // PutCheckpointAt writes a checkpoint at key, the run's CheckpointKey (a
 // decision's batch builds it once for its condition and its write).
 func PutCheckpointAt(key []byte, s *runstate.State) store.Op {
-	return store.Put(key, runcodec.AppendState(make([]byte, 0, 128+192*len(s.Steps)), s))
+	return PutCheckpointIn(nil, key, s)
+}
+
+// PutCheckpointIn is PutCheckpointAt encoding the checkpoint into buf's
+// memory (from its start) when it has room, else into new memory.
+func PutCheckpointIn(buf, key []byte, s *runstate.State) store.Op {
+	buf = slices.Grow(buf[:0], 128+192*len(s.Steps))
+	return store.Put(key, runcodec.AppendState(buf, s))
 }
 
 // DecodeCheckpoint decodes a stored checkpoint.
