@@ -129,6 +129,9 @@ func UnescapeComponent(s string) (string, error) {
 }
 
 func appendEscaped(b []byte, c string) []byte {
+	if strings.IndexByte(c, Escape) < 0 && strings.IndexByte(c, Separator) < 0 {
+		return append(b, c...) // the common case: nothing to escape, copied at once
+	}
 	for i := 0; i < len(c); i++ {
 		switch c[i] {
 		case Escape:
