@@ -653,6 +653,7 @@ func TestGroupCommit_CallerReusingItsBatchAfterOutcomeUnknownNeverChangesWhatCom
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupGroups(t, sqlstore.Config{MaxGroups: 1})
+			sqlstore.PoisonRecycledRequests(b.s) // the request's own copy stays the leader's
 			blocker, inFlight := newGateAt(t, 1), newGateAt(t, 2)
 			tc.hold(b.s, func(batches, attempt int) error {
 				_ = blocker.hook(batches, attempt)
