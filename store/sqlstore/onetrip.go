@@ -296,7 +296,9 @@ func (s *Store) pipelineOnce(ctx context.Context, conn *pgxpool.Conn, g *group, 
 	end := w.end()
 	pg := conn.Conn().PgConn()
 	p := pg.StartPipeline(ctx)
-	st.room.reserve(pg.Frontend(), pipelineBytes(sc))
+	if !pg.IsClosed() { // a closed connection's Frontend may be sending its Terminate
+		st.room.reserve(pg.Frontend(), pipelineBytes(sc))
+	}
 	p.SendQueryStatement(st.begin, nil, noFormats, noFormats)
 	if len(w.condKeys) > 0 {
 		p.SendQueryStatement(st.check, sc.enc[encCondKeys:encCondVersions+1], binaryFormat, noFormats)

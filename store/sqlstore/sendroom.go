@@ -21,7 +21,8 @@ import (
 // pipeline — it keeps its buffer after a flush of at most 1 KiB, after a
 // failed encoding, and the Terminate of an asynchronous close is encoded in
 // it — but always for that connection, whose holder is the only one
-// sending on it: the next group on the connection gets it back through the
+// sending on it (no room is made on a closed connection, whose
+// asynchronous close may still be sending): the next group on the connection gets it back through the
 // Frontend's Send (Encode below keeps whatever the Frontend has pending), and
 // a connection closed or replaced (forgetTrip) takes its room with it. The
 // room is written only by the Frontend or by Encode within its Send, so two
