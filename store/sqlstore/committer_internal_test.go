@@ -16,7 +16,7 @@ func testRequest(ctx context.Context, keys ...string) *request {
 	for _, k := range keys {
 		b.Ops = append(b.Ops, store.Put([]byte(k), nil))
 	}
-	return newRequest(ctx, b)
+	return newRequest(ctx, b, nil)
 }
 
 func keysOf(group []*request) [][]string {
@@ -68,7 +68,7 @@ func TestCommitterTake_BoundsGroupsAndDropsAbandonedRequests(t *testing.T) {
 	require.Equal(t, stateAbandoned, gone.state.Load(), "a request whose context ended is dropped, never sent")
 	require.Equal(t, []*request{r3}, c.queue)
 
-	big := newRequest(live, &store.Batch{Ops: []store.Op{store.Put([]byte("big"), make([]byte, 100))}})
+	big := newRequest(live, &store.Batch{Ops: []store.Op{store.Put([]byte("big"), make([]byte, 100))}}, nil)
 	small := testRequest(live, "small")
 	c = newCommitter(Config{MaxGroups: 1, MaxGroupBatches: 10, MaxGroupBytes: 50}, nil)
 	c.queue = []*request{big, small}
@@ -80,7 +80,7 @@ func TestNewRequest_CopiesTheBatch(t *testing.T) {
 	t.Parallel()
 	key, value := []byte("k"), []byte("v")
 	r := newRequest(context.Background(), &store.Batch{
-		Conditions: []store.Condition{store.IfAbsent(key)}, Ops: []store.Op{store.Put(key, value), store.Put([]byte("empty"), nil)}})
+		Conditions: []store.Condition{store.IfAbsent(key)}, Ops: []store.Op{store.Put(key, value), store.Put([]byte("empty"), nil)}}, nil)
 	key[0], value[0] = 'x', 'x'
 	require.Equal(t, "k", string(r.conds[0].Key))
 	require.Equal(t, "k", string(r.ops[0].Key))
@@ -120,7 +120,7 @@ func TestNewRequest_IndexesEveryKeyOnce(t *testing.T) {
 				b.Conditions = append(b.Conditions, store.IfAbsent(key))
 				want[string(key)] = true
 			}
-			r := newRequest(context.Background(), b)
+			r := newRequest(context.Background(), b, nil)
 			got := map[string]bool{}
 			for key := range r.keys.all {
 				require.False(t, got[key], "key %q indexed twice", key)
@@ -145,6 +145,6 @@ func TestKeyList_YieldsEveryKeyWhateverItsLength(t *testing.T) {
 		b.Ops = append(b.Ops, store.Put(k, nil))
 		want = append(want, string(k))
 	}
-	r := newRequest(context.Background(), b)
+	r := newRequest(context.Background(), b, nil)
 	require.Equal(t, want, slices.Collect(r.keys.all))
 }

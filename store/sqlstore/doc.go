@@ -30,9 +30,14 @@
 // trip path reuses its buffers from group to group, encodes its arrays once
 // in PostgreSQL's binary array format (onetrip.go, arrays.go) and hands them
 // to pgconn's pipeline itself, with statements it prepares once per
-// connection: the same messages pgx.Batch would send. A batch that
-// finds the store idle is committed at once on its caller's goroutine. Get
-// and Scan are single statements, which read one consistent snapshot.
+// connection: the same messages pgx.Batch would send, encoded in room the
+// connection keeps for them (sendroom.go). A batch that finds the store idle
+// is committed at once on its caller's goroutine. Every batch is copied
+// when it is submitted (its caller may reuse its memory once Commit
+// returns, even while its group still commits), into memory the store
+// recycles once both the caller has its answer and the leader has finished
+// with the batch (requestmem.go). Get and Scan are single statements, which
+// read one consistent snapshot.
 //
 // One group is in flight at a time on PostgreSQL by default: its
 // SERIALIZABLE tracks reads by B-tree page, so concurrent groups on

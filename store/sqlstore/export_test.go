@@ -29,7 +29,7 @@ func Pool(s *Store) *pgxpool.Pool { return s.pool }
 func CommitGroup(s *Store, batches []*store.Batch) ([]*store.CommitResult, []error) {
 	reqs := make([]*request, len(batches))
 	for i, b := range batches {
-		reqs[i] = newRequest(context.Background(), b)
+		reqs[i] = newRequest(context.Background(), b, &s.mems)
 		reqs[i].state.Store(stateTaken)
 	}
 	s.commitGroup(reqs)
@@ -37,6 +37,12 @@ func CommitGroup(s *Store, batches []*store.Batch) ([]*store.CommitResult, []err
 	for i, r := range reqs {
 		<-r.done
 		res[i], errs[i] = r.out.res, r.out.err
+		r.letGo() // the caller's, as Commit does
 	}
 	return res, errs
 }
+
+// PoisonRecycledRequests makes s fill the memory of every request it
+// recycles with keys and values no batch holds (see requestMems.poison).
+// Set it before the first Commit.
+func PoisonRecycledRequests(s *Store) { s.mems.poison = true }

@@ -173,7 +173,7 @@ func (g *group) decide(state map[string]keyState, versions []int64) *writes {
 	next := 0
 	for _, i := range g.live {
 		r := g.reqs[i]
-		if err := store.CheckConditions(r.conds, lookup); err != nil {
+		if err := checkConditions(r.conds, lookup); err != nil {
 			g.outcomes[i] = outcome{err: err}
 			continue
 		}
@@ -222,7 +222,7 @@ func (g *group) recheck(ctx context.Context, q querier) error {
 	for _, i := range g.live {
 		r := g.reqs[i]
 		var cf *store.ConditionFailedError
-		if !condsWritten(r.conds, written) && errors.As(store.CheckConditions(r.conds, lookup), &cf) {
+		if !condsWritten(r.conds, written) && errors.As(checkConditions(r.conds, lookup), &cf) {
 			g.outcomes[i] = outcome{err: cf}
 			continue
 		}
@@ -237,6 +237,17 @@ func (g *group) recheck(ctx context.Context, q querier) error {
 	}
 	g.index()
 	return nil
+}
+
+// checkConditions is store.CheckConditions for a request's conditions, whose
+// keys are in memory the request gives back (requestMems): the failed
+// condition it answers gets a key of its own, as the error's Key is.
+func checkConditions(conds []store.Condition, lookup func([]byte) (bool, uint64, error)) error {
+	err := store.CheckConditions(conds, lookup)
+	if cf, ok := err.(*store.ConditionFailedError); ok {
+		cf.Condition.Key = bytes.Clone(cf.Condition.Key)
+	}
+	return err
 }
 
 func condsWritten(conds []store.Condition, written map[string]struct{}) bool {

@@ -217,9 +217,11 @@ func (w *oneTripWrites) end() string {
 }
 
 // tripStatements are the statements of a one-round-trip attempt, prepared
-// on one connection (prepareTrip).
+// on one connection (prepareTrip), and the room their messages are encoded
+// in on that connection (sendRoom).
 type tripStatements struct {
 	begin, check, del, upsert, commit, rollback *pgconn.StatementDescription
+	room                                        sendRoom
 }
 
 // tripStatementsKey is where prepareTrip keeps a connection's tripStatements
@@ -292,7 +294,11 @@ func (s *Store) pipelineOnce(ctx context.Context, conn *pgxpool.Conn, g *group, 
 	w := g.oneTripWrites(sc)
 	sc.encode(w)
 	end := w.end()
-	p := conn.Conn().PgConn().StartPipeline(ctx)
+	pg := conn.Conn().PgConn()
+	p := pg.StartPipeline(ctx)
+	if !pg.IsClosed() { // a closed connection's Frontend may be sending its Terminate
+		st.room.reserve(pg.Frontend(), pipelineBytes(sc))
+	}
 	p.SendQueryStatement(st.begin, nil, noFormats, noFormats)
 	if len(w.condKeys) > 0 {
 		p.SendQueryStatement(st.check, sc.enc[encCondKeys:encCondVersions+1], binaryFormat, noFormats)

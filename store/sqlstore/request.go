@@ -20,10 +20,17 @@ const (
 
 // request is one caller's batch on its way through the group committer.
 type request struct {
-	// conds and ops are the caller's batch, copied: a caller that abandons a
-	// request its group is committing must be free to reuse its buffers.
+	// conds and ops are the caller's batch, copied (into mem): a caller
+	// that abandons a request its group is committing must be free to reuse
+	// its buffers.
 	conds []store.Condition
 	ops   []store.Op
+	// mem is the copy's memory, from mems, given back there once both the
+	// caller and the leader let go of the request (letGo): refs counts those
+	// still holding it.
+	mem  *requestMem
+	mems *requestMems
+	refs atomic.Int32
 	// keys is every key the batch conditions or writes, each once: a group
 	// in flight holds them, and no other group may take a batch that shares
 	// one (see committer.take).
@@ -50,9 +57,11 @@ type outcome struct {
 	err error
 }
 
-// newRequest copies a validated batch into one buffer and lists its keys in
-// one string (keyList).
-func newRequest(ctx context.Context, b *store.Batch) *request {
+// newRequest copies a validated batch into memory from mems (one buffer for
+// its keys and values) and lists its keys in one string (keyList). The
+// request is held by its caller and by the leader that will finish it, each
+// of which lets go of it once (letGo).
+func newRequest(ctx context.Context, b *store.Batch, mems *requestMems) *request {
 	size, keyBytes := 0, 0
 	for _, c := range b.Conditions {
 		keyBytes += len(c.Key)
@@ -62,15 +71,16 @@ func newRequest(ctx context.Context, b *store.Batch) *request {
 		size += len(op.Value)
 	}
 	size += keyBytes
-	buf := make([]byte, 0, size)
+	mem := mems.take(size, len(b.Ops), len(b.Conditions))
+	buf := mem.buf
 	clone := func(p []byte) []byte {
 		start := len(buf)
-		buf = append(buf, p...)
+		buf = append(buf, p...) // within buf's capacity: never moves
 		return buf[start:len(buf):len(buf)]
 	}
-	r := &request{ctx: ctx, size: size, done: make(chan struct{})}
-	r.conds = make([]store.Condition, len(b.Conditions))
-	r.ops = make([]store.Op, len(b.Ops))
+	r := &request{ctx: ctx, size: size, done: make(chan struct{}), mem: mem, mems: mems}
+	r.refs.Store(2)
+	r.conds, r.ops = mem.conds, mem.ops
 	var keys strings.Builder // keyList: the ops' keys, then the conditions' no op writes
 	keys.Grow(keyBytes + keyLenBytes*(len(b.Ops)+len(b.Conditions)))
 	for i, op := range b.Ops {
@@ -161,6 +171,7 @@ func (r *request) wait(ctx context.Context) (*store.CommitResult, error) {
 	case <-ctx.Done():
 	}
 	if r.state.CompareAndSwap(stateQueued, stateAbandoned) || r.state.Load() == stateAbandoned {
+		r.letGo() // for the leader: none took the request, none will
 		return nil, commitCanceled(ctx.Err())
 	}
 	select {
@@ -171,11 +182,23 @@ func (r *request) wait(ctx context.Context) (*store.CommitResult, error) {
 	}
 }
 
-// finish hands the request its outcome, once: the leader never waits for
-// the caller.
+// finish hands the request its outcome, once, and lets go of it: the leader
+// never waits for the caller, and reads nothing of the batch afterwards.
 func (r *request) finish(o outcome) {
 	r.out = o
 	close(r.done)
+	r.letGo()
+}
+
+// letGo ends one holder's use of the request's copy of its batch: the
+// caller's, once it has read its outcome or stopped waiting for it; the
+// leader's, once it has finished the request (or, for a request no leader
+// took, the caller's on its behalf). The last to let go gives the memory
+// back.
+func (r *request) letGo() {
+	if r.refs.Add(-1) == 0 {
+		r.mems.give(r.mem)
+	}
 }
 
 // commitCanceled wraps the error of a context that ended a commit.

@@ -50,7 +50,7 @@ func randomGroup(rng *rand.Rand, round int) *group {
 				b.Conditions = append(b.Conditions, store.IfVersion(k, 1+rng.Uint64N(1<<40)))
 			}
 		}
-		reqs[i] = newRequest(context.Background(), b)
+		reqs[i] = newRequest(context.Background(), b, nil)
 	}
 	return newGroup(reqs)
 }

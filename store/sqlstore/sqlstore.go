@@ -142,6 +142,7 @@ type Store struct {
 	pool    *pgxpool.Pool
 	dialect Dialect
 	groups  *committer
+	mems    requestMems // the memory of requests' copies of their batches
 	stats   groupStats
 	hooks   hooks
 
@@ -349,7 +350,8 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 		return nil, err
 	}
 	defer leave()
-	r := newRequest(ctx, b)
+	r := newRequest(ctx, b, &s.mems)
+	defer r.letGo() // after the outcome is read, which holds none of the request's memory
 	if s.groups.submit(r) {
 		// Alone: a group of one, on the caller's context (ending it ends the
 		// transaction, as nothing else rides on it).

@@ -1,0 +1,106 @@
+package sqlstore
+
+import (
+	"math/bits"
+	"sync"
+
+	"github.com/weft-dev/weft/store"
+)
+
+// requestMem is the memory of a request's copy of its batch (newRequest):
+// the conditions, the ops, and one buffer for all their keys and values.
+type requestMem struct {
+	buf   []byte
+	ops   []store.Op
+	conds []store.Condition
+}
+
+// requestMems recycles requests' memory, per store, from one request to a
+// later one. A request holds its memory until both its holders let go of it
+// (request.letGo): the caller once it has its answer, or gives up waiting;
+// the leader once it has finished the request, or never took it. Nothing a
+// request answers holds that memory: results are allocated afresh, and a
+// *store.ConditionFailedError gets keys of its own (checkConditions).
+type requestMems struct {
+	pool sync.Pool
+	// poison, for tests only, fills given-back memory with keys and values
+	// no batch holds, where recycling it unchanged would hide a use after it
+	// was given back.
+	poison bool
+}
+
+// Memory grown past these bounds is not kept: one large batch must not pin
+// its memory for good.
+const (
+	maxKeptRequestBytes = 64 << 10
+	maxKeptRequestOps   = 1024
+)
+
+// take answers memory for a batch of size key and value bytes, ops ops and
+// conds conditions: recycled when mems has some large enough, else new
+// (rounded up to a power of two, so that a recycled one fits the batches of
+// similar size that follow). A nil mems answers memory of the batch's exact
+// size, never recycled.
+func (mems *requestMems) take(size, ops, conds int) *requestMem {
+	if mems == nil {
+		return &requestMem{buf: make([]byte, 0, size), ops: make([]store.Op, ops), conds: make([]store.Condition, conds)}
+	}
+	m, _ := mems.pool.Get().(*requestMem)
+	if m == nil {
+		m = new(requestMem)
+	}
+	if m.buf == nil || cap(m.buf) < size { // never nil: an empty value copied from it would be NULL
+		m.buf = make([]byte, 0, roundUp(size))
+	}
+	if cap(m.ops) < ops {
+		m.ops = make([]store.Op, roundUp(ops))
+	}
+	if cap(m.conds) < conds {
+		m.conds = make([]store.Condition, roundUp(conds))
+	}
+	m.ops, m.conds = m.ops[:ops], m.conds[:conds]
+	return m
+}
+
+// roundUp answers the power of two at or above n.
+func roundUp(n int) int {
+	if n <= 1 {
+		return n
+	}
+	return 1 << bits.Len(uint(n-1))
+}
+
+// give takes back a request's memory once nothing reads it: cleared of the
+// references it holds (or poisoned), or dropped when it grew past the bounds.
+func (mems *requestMems) give(m *requestMem) {
+	if mems == nil || cap(m.buf) > maxKeptRequestBytes || cap(m.ops) > maxKeptRequestOps || cap(m.conds) > maxKeptRequestOps {
+		return
+	}
+	if mems.poison {
+		m.fillWithPoison()
+	} else {
+		// Entries past their length were cleared when given back before.
+		clear(m.ops)
+		clear(m.conds)
+	}
+	m.buf = m.buf[:0]
+	mems.pool.Put(m)
+}
+
+// poisonKey is the key and the value of every op and condition of poisoned
+// memory, and its buffer holds nothing else: no batch commits it.
+var poisonKey = []byte("recycled-request-poison")
+
+// fillWithPoison overwrites every byte, op and condition of m with poison.
+func (m *requestMem) fillWithPoison() {
+	buf := m.buf[:cap(m.buf)]
+	for i := range buf {
+		buf[i] = poisonKey[i%len(poisonKey)]
+	}
+	for i := range m.ops[:cap(m.ops)] {
+		m.ops[:cap(m.ops)][i] = store.Put(poisonKey, poisonKey)
+	}
+	for i := range m.conds[:cap(m.conds)] {
+		m.conds[:cap(m.conds)][i] = store.IfVersion(poisonKey, 1<<62)
+	}
+}
