@@ -1,10 +1,11 @@
 package server
 
 import (
+	"reflect"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/weft-dev/weft/internal/protorules"
 )
@@ -21,7 +22,9 @@ import (
 // compilation does not know is not compiled, and every request of that type
 // goes to protovalidate.
 type requestRules struct {
-	byType map[protoreflect.FullName]*protorules.Message
+	// byType are the rules by the request's Go type (*weftv1.X), which a
+	// request's lookup reads without protoreflect.
+	byType map[reflect.Type]*protorules.Message
 }
 
 // requestRulesOnce are the rules of the services weftd serves, compiled on
@@ -31,7 +34,7 @@ var requestRulesOnce = sync.OnceValue(func() *requestRules { return compileReque
 // compileRequestRules compiles the rules of every request message of the
 // named services; a message that does not compile is left out.
 func compileRequestRules(services []string) *requestRules {
-	out := &requestRules{byType: map[protoreflect.FullName]*protorules.Message{}}
+	out := &requestRules{byType: map[reflect.Type]*protorules.Message{}}
 	for _, name := range services {
 		sd, ok := serviceDescriptor(name)
 		if !ok {
@@ -39,8 +42,12 @@ func compileRequestRules(services []string) *requestRules {
 		}
 		for i := range sd.Methods().Len() {
 			md := sd.Methods().Get(i).Input()
+			mt, err := protoregistry.GlobalTypes.FindMessageByName(md.FullName())
+			if err != nil {
+				continue // no Go type: protovalidate's
+			}
 			if c, err := protorules.Compile(md); err == nil {
-				out.byType[md.FullName()] = c
+				out.byType[reflect.TypeOf(mt.Zero().Interface())] = c
 			}
 		}
 	}
@@ -50,7 +57,6 @@ func compileRequestRules(services []string) *requestRules {
 // passes reports whether m passes its rules for certain. False means that
 // protovalidate must decide: m breaks a rule, or its type was not compiled.
 func (r *requestRules) passes(m proto.Message) bool {
-	pm := m.ProtoReflect()
-	c, ok := r.byType[pm.Descriptor().FullName()]
-	return ok && c.Passes(pm)
+	c, ok := r.byType[reflect.TypeOf(m)]
+	return ok && c.PassesMessage(m)
 }

@@ -420,6 +420,21 @@ func (c *Message) Passes(m protoreflect.Message) bool {
 			return c.structPasses(p.Elem())
 		}
 	}
+	return c.reflectPasses(m)
+}
+
+// PassesMessage is Passes on m, which a caller holding the message (not
+// its protoreflect view) saves unwrapping: m of the bound Go type is read
+// on its struct directly.
+func (c *Message) PassesMessage(m proto.Message) bool {
+	if p := reflect.ValueOf(m); c.goType != nil && p.Type() == c.goType && !p.IsNil() {
+		return c.structPasses(p.Elem())
+	}
+	return c.reflectPasses(m.ProtoReflect())
+}
+
+// reflectPasses is Passes on m read through protoreflect.
+func (c *Message) reflectPasses(m protoreflect.Message) bool {
 	for i := range c.fields {
 		if !c.fields[i].passes(m) {
 			return false
