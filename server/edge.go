@@ -41,15 +41,15 @@ func withRequestState(ctx context.Context, id string) (context.Context, *request
 // edgeCall is what the edge layer allocates for one request, in one
 // allocation: the request's state and the context that carries it, the
 // edge's copy of the request, its correlation header's value, the response
-// writer that completes errors, and the reader that bounds the request's
-// messages.
+// writer that completes errors, and the reader that bounds a unary
+// request's message. (An enveloped request's reader, a frameLimit, is
+// allocated apart: the worker path's calls are unary.)
 type edgeCall struct {
 	ctx      stateContext
 	req      http.Request
 	idHeader [1]string
 	fw       faultWriter
 	unary    unaryLimit
-	frame    frameLimit
 }
 
 // stateContext is a request's context with its state as the value of

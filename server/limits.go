@@ -52,9 +52,8 @@ func (c *edgeCall) limitBody(r *http.Request, w http.ResponseWriter, maxBytes, r
 	if body == nil {
 		body = http.NoBody // an empty body still must hold its one message
 	}
-	c.frame = frameLimit{body: body, limit: maxBytes, single: strings.HasPrefix(r.URL.Path, "/weft.v1."),
+	r.Body = &frameLimit{body: body, limit: maxBytes, single: strings.HasPrefix(r.URL.Path, "/weft.v1."),
 		compressed: compressedStream(r.Header)}
-	r.Body = &c.frame
 }
 
 // enveloped reports whether a request body is a sequence of enveloped
