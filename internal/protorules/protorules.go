@@ -9,6 +9,12 @@
 // construction. A message whose rules include one the compilation does not
 // know is not compiled (Compile fails), and its caller uses protovalidate.
 //
+// A message of the generated Go type its rules were compiled for is read on
+// its struct (gostruct.go), field by field through reflect.Value, which
+// costs a fraction of protoreflect's reads; any other (a dynamic message, a
+// message with a required oneof or a ruled oneof member) is read through
+// protoreflect. Both readings apply the same rules with the same verdicts.
+//
 // The server checks requests with it (server/rules.go) and the engine its
 // events (engine/eventpb/check.go), both holding it to protovalidate with a
 // property test and a fuzz target.
