@@ -1,11 +1,10 @@
 package server
 
 import (
-	"reflect"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/weft-dev/weft/internal/protorules"
 )
@@ -22,9 +21,7 @@ import (
 // compilation does not know is not compiled, and every request of that type
 // goes to protovalidate.
 type requestRules struct {
-	// byType are the rules by the request's Go type (*weftv1.X), which a
-	// request's lookup reads without protoreflect.
-	byType map[reflect.Type]*protorules.Message
+	byType map[protoreflect.FullName]*protorules.Message
 }
 
 // requestRulesOnce are the rules of the services weftd serves, compiled on
@@ -34,7 +31,7 @@ var requestRulesOnce = sync.OnceValue(func() *requestRules { return compileReque
 // compileRequestRules compiles the rules of every request message of the
 // named services; a message that does not compile is left out.
 func compileRequestRules(services []string) *requestRules {
-	out := &requestRules{byType: map[reflect.Type]*protorules.Message{}}
+	out := &requestRules{byType: map[protoreflect.FullName]*protorules.Message{}}
 	for _, name := range services {
 		sd, ok := serviceDescriptor(name)
 		if !ok {
@@ -42,12 +39,8 @@ func compileRequestRules(services []string) *requestRules {
 		}
 		for i := range sd.Methods().Len() {
 			md := sd.Methods().Get(i).Input()
-			mt, err := protoregistry.GlobalTypes.FindMessageByName(md.FullName())
-			if err != nil {
-				continue // no Go type: protovalidate's
-			}
 			if c, err := protorules.Compile(md); err == nil {
-				out.byType[reflect.TypeOf(mt.Zero().Interface())] = c
+				out.byType[md.FullName()] = c
 			}
 		}
 	}
@@ -57,6 +50,6 @@ func compileRequestRules(services []string) *requestRules {
 // passes reports whether m passes its rules for certain. False means that
 // protovalidate must decide: m breaks a rule, or its type was not compiled.
 func (r *requestRules) passes(m proto.Message) bool {
-	c, ok := r.byType[reflect.TypeOf(m)]
+	c, ok := r.byType[m.ProtoReflect().Descriptor().FullName()]
 	return ok && c.PassesMessage(m)
 }

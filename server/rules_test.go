@@ -3,7 +3,6 @@ package server
 import (
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,7 +46,7 @@ func requestTypes(t testing.TB) []protoreflect.MessageType {
 func TestRequestRules_CompileEveryRequestMessage(t *testing.T) {
 	rules := compileRequestRules(ServiceNames)
 	for _, mt := range requestTypes(t) {
-		require.Contains(t, rules.byType, reflect.TypeOf(mt.Zero().Interface()), "its requests would all go to protovalidate")
+		require.Contains(t, rules.byType, mt.Descriptor().FullName(), "its requests would all go to protovalidate")
 	}
 }
 
@@ -57,7 +56,7 @@ func TestRequestRules_LeaveAMessageWithAnUnknownRuleToProtovalidate(t *testing.T
 	_, err := protorules.Compile(messageWithRule(t, &validate.FieldRules{Type: &validate.FieldRules_String_{
 		String_: &validate.StringRules{WellKnown: &validate.StringRules_Email{Email: true}}}}))
 	require.ErrorContains(t, err, "string.email is not compiled")
-	rules := &requestRules{byType: map[reflect.Type]*protorules.Message{}}
+	rules := &requestRules{byType: map[protoreflect.FullName]*protorules.Message{}}
 	require.False(t, rules.passes(&weftv1.CompleteTaskRequest{TaskToken: "t", WorkerId: "w"}))
 }
 
@@ -351,7 +350,7 @@ func agree(t testing.TB, rules *requestRules, v protovalidate.Validator, m proto
 	require.Equal(t, err == nil, rules.passes(m), "%s %v: protovalidate answers %v", m.ProtoReflect().Descriptor().FullName(), m, err)
 	// The same message as a dynamic one is read through protoreflect, not
 	// on its generated struct: both readings give the same verdict.
-	if c := rules.byType[reflect.TypeOf(m)]; c != nil {
+	if c := rules.byType[m.ProtoReflect().Descriptor().FullName()]; c != nil {
 		dyn := dynamicpb.NewMessage(m.ProtoReflect().Descriptor())
 		proto.Merge(dyn, m)
 		require.Equal(t, err == nil, c.Passes(dyn.ProtoReflect()), "%s %v read through protoreflect: protovalidate answers %v",
@@ -376,7 +375,7 @@ func TestRequestRules_PassExactlyTheRequestsProtovalidatePasses(t *testing.T) {
 		}
 		t.Logf("%s: %d valid, %d invalid", mt.Descriptor().FullName(), valid, invalid)
 		require.Positive(t, valid, "%s: the generator must also make valid requests", mt.Descriptor().FullName())
-		if hasRules(rules.byType[reflect.TypeOf(mt.Zero().Interface())]) {
+		if hasRules(rules.byType[mt.Descriptor().FullName()]) {
 			require.Positive(t, invalid, "%s: the generator must also break the rules", mt.Descriptor().FullName())
 		}
 	}
