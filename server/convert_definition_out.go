@@ -28,14 +28,20 @@ func definitionProto(d definition.Definition) *weftv1.WorkflowDefinition {
 		ResultActionId:    d.ResultActionID,
 		RetentionMs:       ms64Proto(d.Retention),
 	}
-	for _, a := range d.Actions {
-		out.Actions = append(out.Actions, actionProto(a))
+	if len(d.Actions) > 0 {
+		// The actions' messages are allocated in one block.
+		actions := make([]weftv1.Action, len(d.Actions))
+		out.Actions = make([]*weftv1.Action, len(d.Actions))
+		for i := range d.Actions {
+			out.Actions[i] = actionProto(&d.Actions[i], &actions[i])
+		}
 	}
 	return out
 }
 
-func actionProto(a definition.Action) *weftv1.Action {
-	out := &weftv1.Action{
+// actionProto converts an action into out.
+func actionProto(a *definition.Action, out *weftv1.Action) *weftv1.Action {
+	*out = weftv1.Action{
 		Id:                       a.ID,
 		Order:                    uint32(a.Order),
 		Activity:                 a.Activity,
@@ -61,24 +67,23 @@ func actionProto(a definition.Action) *weftv1.Action {
 	return out
 }
 
-// retryProto answers nil for an all-unset policy.
+// retryProto answers nil for an all-unset policy, without allocating one.
 func retryProto(r definition.RetryPolicy) *weftv1.RetryPolicy {
-	out := &weftv1.RetryPolicy{
-		MaxAttempts:      optUint32(r.MaxAttempts),
-		Strategy:         backoffStrategies.Proto(r.Strategy),
-		InitialBackoffMs: msProto(r.InitialBackoff),
-		MaxBackoffMs:     msProto(r.MaxBackoff),
+	maxAttempts, strategy := optUint32(r.MaxAttempts), backoffStrategies.Proto(r.Strategy)
+	initial, maxBackoff := msProto(r.InitialBackoff), msProto(r.MaxBackoff)
+	if maxAttempts == nil && strategy == 0 && initial == nil && r.Multiplier == 0 && maxBackoff == nil && len(r.RetryableErrors) == 0 {
+		return nil
 	}
+	out := &weftv1.RetryPolicy{MaxAttempts: maxAttempts, Strategy: strategy, InitialBackoffMs: initial, MaxBackoffMs: maxBackoff}
 	if r.Multiplier != 0 {
 		m := r.Multiplier
 		out.BackoffMultiplier = &m
 	}
-	for _, c := range r.RetryableErrors {
-		out.RetryableErrors = append(out.RetryableErrors, errorClasses.Proto(c))
-	}
-	if out.MaxAttempts == nil && out.Strategy == 0 && out.InitialBackoffMs == nil && out.BackoffMultiplier == nil &&
-		out.MaxBackoffMs == nil && len(out.RetryableErrors) == 0 {
-		return nil
+	if len(r.RetryableErrors) > 0 {
+		out.RetryableErrors = make([]weftv1.ErrorClass, len(r.RetryableErrors))
+		for i, c := range r.RetryableErrors {
+			out.RetryableErrors[i] = errorClasses.Proto(c)
+		}
 	}
 	return out
 }

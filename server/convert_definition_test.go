@@ -87,3 +87,16 @@ func cmpDiff(want, got proto.Message) string {
 	}
 	return "want: " + prototext.Format(want) + "\ngot:  " + prototext.Format(got)
 }
+
+// A retry policy converts to nil only when no field of it is set: any one
+// field set round-trips on its own.
+func TestRetryProto_IsNilOnlyForAnAllUnsetPolicy(t *testing.T) {
+	require.Nil(t, retryProto(definition.RetryPolicy{}))
+	for _, p := range []*weftv1.RetryPolicy{
+		{MaxAttempts: proto.Uint32(3)}, {Strategy: weftv1.BackoffStrategy_BACKOFF_STRATEGY_CONSTANT},
+		{InitialBackoffMs: proto.Uint32(10)}, {BackoffMultiplier: proto.Float64(1.5)}, {MaxBackoffMs: proto.Uint32(99)},
+		{RetryableErrors: []weftv1.ErrorClass{weftv1.ErrorClass_ERROR_CLASS_TIMEOUT}},
+	} {
+		require.Empty(t, cmpDiff(p, retryProto(retryOf(p))), "%v", p)
+	}
+}

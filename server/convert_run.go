@@ -1,19 +1,38 @@
 package server
 
 import (
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/eventpb"
 	"github.com/weft-dev/weft/engine/runstate"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
+// runBox is a run's message and the timestamps most runs have, allocated
+// together; the rarer ones are allocated when set.
+type runBox struct {
+	run weftv1.Run
+	at  [3]timestamppb.Timestamp
+}
+
+// stepBox is a step's message and the timestamps most steps have,
+// allocated together; the rarer ones are allocated when set.
+type stepBox struct {
+	step weftv1.Step
+	at   [3]timestamppb.Timestamp
+}
+
 // runProto converts a snapshot to the API's Run. Timestamps are set only
-// when the engine recorded them.
+// when the engine recorded them. The run's and its steps' messages are
+// allocated in two blocks, not one by one.
 func runProto(s *runstate.Snapshot) *weftv1.Run {
 	if s == nil {
 		return nil
 	}
-	out := &weftv1.Run{
+	box := new(runBox)
+	out := &box.run
+	*out = weftv1.Run{
 		RunId:               s.RunID,
 		TenantId:            s.TenantID,
 		ProjectId:           s.ProjectID,
@@ -25,9 +44,9 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 		Substatus:           runSubstatuses.Proto(s.Substatus),
 		Message:             s.Message,
 		CompensationOutcome: compensationOutcomes.Proto(s.CompensationOutcome),
-		CreatedAt:           eventpb.Timestamp(s.CreatedAt),
-		StartedAt:           eventpb.Timestamp(s.StartedAt),
-		CompletedAt:         eventpb.Timestamp(s.CompletedAt),
+		CreatedAt:           timestampIn(&box.at[0], s.CreatedAt),
+		StartedAt:           timestampIn(&box.at[1], s.StartedAt),
+		CompletedAt:         timestampIn(&box.at[2], s.CompletedAt),
 		TotalDurationMs:     uint64(max(s.TotalDuration.Milliseconds(), 0)),
 		LastEventSeq:        s.LastEventSeq,
 		Error:               eventpb.RunError(s.Error),
@@ -42,22 +61,27 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 		Result:              eventpb.JSONValue(s.Result),
 		RetainUntil:         eventpb.Timestamp(s.RetainUntil),
 	}
-	for i := range s.Steps {
-		out.Steps = append(out.Steps, stepProto(s.RunID, &s.Steps[i]))
+	if len(s.Steps) > 0 {
+		steps := make([]stepBox, len(s.Steps))
+		out.Steps = make([]*weftv1.Step, len(s.Steps))
+		for i := range s.Steps {
+			out.Steps[i] = stepProto(s.RunID, &s.Steps[i], &steps[i])
+		}
 	}
 	return out
 }
 
-// stepProto converts one step's state.
-func stepProto(runID string, st *runstate.StepState) *weftv1.Step {
-	out := &weftv1.Step{
+// stepProto converts one step's state into box.
+func stepProto(runID string, st *runstate.StepState, box *stepBox) *weftv1.Step {
+	out := &box.step
+	*out = weftv1.Step{
 		ActionId:           st.ActionID,
 		Status:             stepStatuses.Proto(st.Status),
 		LogicalAttemptId:   uint32(max(st.LogicalAttempt, 0)),
 		EngineAttemptId:    uint32(max(st.EngineAttempt, 0)),
-		ScheduledAt:        eventpb.Timestamp(st.ScheduledAt),
-		StartedAt:          eventpb.Timestamp(st.StartedAt),
-		CompletedAt:        eventpb.Timestamp(st.CompletedAt),
+		ScheduledAt:        timestampIn(&box.at[0], st.ScheduledAt),
+		StartedAt:          timestampIn(&box.at[1], st.StartedAt),
+		CompletedAt:        timestampIn(&box.at[2], st.CompletedAt),
 		Output:             eventpb.JSONValue(st.Output),
 		Artifacts:          eventpb.Artifacts(st.Artifacts),
 		Error:              eventpb.StepError(st.Error),
@@ -70,8 +94,11 @@ func stepProto(runID string, st *runstate.StepState) *weftv1.Step {
 		WaitingForSignal:   st.WaitingSignal,
 		ManualCompletion:   eventpb.StepManual(st.Manual),
 	}
-	for i := range st.Attempts {
-		out.Attempts = append(out.Attempts, eventpb.Attempt(&st.Attempts[i]))
+	if len(st.Attempts) > 0 {
+		out.Attempts = make([]*weftv1.Attempt, len(st.Attempts))
+		for i := range st.Attempts {
+			out.Attempts[i] = eventpb.Attempt(&st.Attempts[i])
+		}
 	}
 	return out
 }

@@ -2,15 +2,35 @@ package server
 
 import (
 	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/eventpb"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
-// taskProto converts a claimed task.
-func taskProto(t *engine.Task) *weftv1.Task {
-	out := &weftv1.Task{
+// taskBox is a claimed task's message and its deadline's, allocated
+// together: a worker's every call answers tasks.
+type taskBox struct {
+	task     weftv1.Task
+	deadline timestamppb.Timestamp
+}
+
+// tasksProto answers claimed tasks as the API's, their messages allocated
+// in one block.
+func tasksProto(tasks []*engine.Task) []*weftv1.Task {
+	boxes := make([]taskBox, len(tasks))
+	out := make([]*weftv1.Task, len(tasks))
+	for i, t := range tasks {
+		out[i] = taskProto(t, &boxes[i])
+	}
+	return out
+}
+
+// taskProto converts a claimed task into box.
+func taskProto(t *engine.Task, box *taskBox) *weftv1.Task {
+	out := &box.task
+	*out = weftv1.Task{
 		TaskToken:          t.Token,
 		TaskType:           taskTypes.Proto(t.Kind),
 		TaskId:             t.TaskID,
@@ -23,7 +43,7 @@ func taskProto(t *engine.Task) *weftv1.Task {
 		IdempotencyKey:     t.IdempotencyKey,
 		LogicalAttemptId:   uint32(max(t.LogicalAttempt, 0)),
 		EngineAttemptId:    uint32(max(t.EngineAttempt, 0)),
-		Deadline:           eventpb.Timestamp(t.Deadline),
+		Deadline:           timestampIn(&box.deadline, t.Deadline),
 		HeartbeatTimeoutMs: uint32(max(t.HeartbeatTimeout.Milliseconds(), 0)),
 		Secrets:            secretsProto(t.Secrets),
 		TenantId:           t.TenantID,

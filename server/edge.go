@@ -31,22 +31,40 @@ func stateOf(ctx context.Context) *requestState {
 	return s
 }
 
-// withRequestState answers ctx carrying a new state with correlation id id.
+// withRequestState answers ctx carrying a new state with correlation id id,
+// for a call that did not pass the edge (edgeCall holds the edge's).
 func withRequestState(ctx context.Context, id string) (context.Context, *requestState) {
 	s := &requestState{id: id}
 	return context.WithValue(ctx, requestStateKey{}, s), s
 }
 
 // edgeCall is what the edge layer allocates for one request, in one
-// allocation: the request's state, its correlation header's value, the
-// response writer that completes errors, and the reader that bounds the
-// request's messages.
+// allocation: the request's state and the context that carries it, the
+// edge's copy of the request, its correlation header's value, the response
+// writer that completes errors, and the reader that bounds a unary
+// request's message. (An enveloped request's reader, a frameLimit, is
+// allocated apart: the worker path's calls are unary.)
 type edgeCall struct {
-	state    requestState
+	ctx      stateContext
+	req      http.Request
 	idHeader [1]string
 	fw       faultWriter
 	unary    unaryLimit
-	frame    frameLimit
+}
+
+// stateContext is a request's context with its state as the value of
+// requestStateKey: context.WithValue's layer, held in the edgeCall rather
+// than allocated apart. Cancellation and every other value are the parent's.
+type stateContext struct {
+	context.Context
+	state requestState
+}
+
+func (c *stateContext) Value(key any) any {
+	if _, ok := key.(requestStateKey); ok {
+		return &c.state
+	}
+	return c.Context.Value(key)
 }
 
 // edge is the outermost layer of the API, around Connect itself
@@ -63,12 +81,16 @@ type edge struct {
 	rawMax   int64                   // the raw body's limit; 0: none (a JSON-RPC call, whose envelope is bounded)
 }
 
-func (e *edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (e *edge) ServeHTTP(w http.ResponseWriter, in *http.Request) {
 	c := new(edgeCall)
 	id := newCorrelationID()
-	c.state.id, c.idHeader[0] = id, id
+	c.ctx.state.id, c.idHeader[0] = id, id
 	w.Header()[CorrelationHeader] = c.idHeader[:]
-	r = r.WithContext(context.WithValue(r.Context(), requestStateKey{}, &c.state))
+	c.ctx.Context = in.Context()
+	// WithContext's copy is made in place: the copy it answers does not
+	// outlive this statement, so it is not allocated on its own.
+	c.req = *in.WithContext(&c.ctx)
+	r := &c.req
 	if err := checkTimeoutHeaders(r); err != nil {
 		_ = errorWriter.Write(w, r, withFault(err, id))
 		return
@@ -79,13 +101,7 @@ func (e *edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	fw := &c.fw
 	fw.ResponseWriter, fw.id = w, id
-	if e.rawMax > 0 {
-		// The outer limit bounds the raw body (a compressed bomb included) a
-		// little above the message limit, which Connect enforces after
-		// decompression.
-		r.Body = http.MaxBytesReader(fw, r.Body, e.rawMax)
-	}
-	c.limitBody(r, e.maxBytes)
+	c.limitBody(r, fw, e.maxBytes, e.rawMax)
 	next := e.routes[r.URL.Path]
 	if next == nil {
 		next = e.next

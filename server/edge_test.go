@@ -141,3 +141,42 @@ func TestMetrics_InFlightCountsACallBeingServed(t *testing.T) {
 	require.Contains(t, text, "weft_rpc_in_flight 0\n")
 	require.Contains(t, text, `weft_rpc_requests_total{code="ok",procedure="/weft.v1.WorkerService/PollTasks",protocol="connect"} 1`)
 }
+
+// ctxWorkers answers PollTasks once its context ends, telling seen the
+// context it was given.
+type ctxWorkers struct {
+	weftv1connect.UnimplementedWorkerServiceHandler
+	seen chan context.Context
+}
+
+type outerKey struct{}
+
+func (c ctxWorkers) PollTasks(ctx context.Context, _ *connect.Request[weftv1.PollTasksRequest]) (*connect.Response[weftv1.PollTasksResponse], error) {
+	c.seen <- ctx
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// The context the edge gives a request (its state held in place, not a
+// context layer of its own) is the caller's for everything else: the
+// caller's values reach the handler, the caller's cancellation ends the
+// handler's context, and the state answers the request's correlation id.
+func TestEdge_RequestContextKeepsTheCallersValuesAndCancellation(t *testing.T) {
+	w := ctxWorkers{seen: make(chan context.Context, 1)}
+	h, err := New(Config{Workers: w})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), outerKey{}, "outer"))
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, weftv1connect.WorkerServicePollTasksProcedure,
+		strings.NewReader(`{"worker_id":"w-1","queue":"default","max_tasks":1,"wait_ms":60000}`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() { defer close(done); h.ServeHTTP(rec, req) }()
+	got := <-w.seen
+	require.Equal(t, "outer", got.Value(outerKey{}))
+	require.NoError(t, got.Err())
+	cancel()
+	<-done
+	require.ErrorIs(t, got.Err(), context.Canceled)
+	require.Equal(t, rec.Header().Get(CorrelationHeader), CorrelationID(got))
+}

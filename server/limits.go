@@ -13,38 +13,47 @@ import (
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
-// limitBody makes the request's body refuse a message over maxBytes with
-// the PAYLOAD_TOO_LARGE fault, on every protocol, as the fault table maps it.
+// limitBody bounds the request's body: the raw body to rawMax bytes (0:
+// unbounded), and each message to maxBytes, refused with the
+// PAYLOAD_TOO_LARGE fault on every protocol, as the fault table maps it.
 //
-// Connect enforces the same limit (connect.WithReadMaxBytes) but refuses
-// with resource_exhausted and no Fault, before any interceptor runs. This
-// reader runs first: it fails the read that would pass the limit with a
-// *connect.Error carrying the Fault, which Connect sends as it is. A unary
-// body (Connect unary, HTTP/JSON) is the message; an enveloped body (gRPC,
-// gRPC-Web, Connect streaming) is refused at the prefix of a message that
-// declares more than maxBytes. A message that inflates past the limit after
-// decompression is left to the decompressor (compression.go).
+// Connect enforces the same message limit (connect.WithReadMaxBytes) but
+// refuses with resource_exhausted and no Fault, before any interceptor runs.
+// These readers run first: they fail the read that would pass the limit
+// with a *connect.Error carrying the Fault, which Connect sends as it is. A
+// unary body (Connect unary, HTTP/JSON) is the message; an enveloped body
+// (gRPC, gRPC-Web, Connect streaming) is refused at the prefix of a message
+// that declares more than maxBytes. A message that inflates past the limit
+// after decompression is left to the decompressor (compression.go).
+//
+// The raw limit bounds a body of many messages (a stream) a little above
+// the message limit; a unary body is bounded by the message limit itself,
+// which lies below it, so it gets no raw limit of its own. w is the writer
+// http.MaxBytesReader is told of.
 //
 // JSON-RPC bodies are envelopes of calls, not messages: the JSON-RPC
 // handler bounds them itself, and each call it forwards comes back through
 // here. r is the edge's own copy of the request (edge.go).
-func (c *edgeCall) limitBody(r *http.Request, maxBytes int64) {
+func (c *edgeCall) limitBody(r *http.Request, w http.ResponseWriter, maxBytes, rawMax int64) {
 	isEnveloped := r.Method == http.MethodPost && enveloped(r.Header.Get("Content-Type"))
-	if r.URL.Path == JSONRPCPath || (!isEnveloped && (r.Body == nil || r.Body == http.NoBody)) {
+	noBody := r.Body == nil || r.Body == http.NoBody
+	if !isEnveloped && !noBody && r.URL.Path != JSONRPCPath && (rawMax == 0 || maxBytes <= rawMax) {
+		c.unary = unaryLimit{body: r.Body, limit: maxBytes, remaining: maxBytes}
+		r.Body = &c.unary
 		return
 	}
-	if isEnveloped {
-		body := r.Body
-		if body == nil {
-			body = http.NoBody // an empty body still must hold its one message
-		}
-		c.frame = frameLimit{body: body, limit: maxBytes, single: strings.HasPrefix(r.URL.Path, "/weft.v1."),
-			compressed: compressedStream(r.Header)}
-		r.Body = &c.frame
+	if rawMax > 0 {
+		r.Body = http.MaxBytesReader(w, r.Body, rawMax)
+	}
+	if !isEnveloped || r.URL.Path == JSONRPCPath {
 		return
 	}
-	c.unary = unaryLimit{body: r.Body, limit: maxBytes, remaining: maxBytes}
-	r.Body = &c.unary
+	body := r.Body
+	if body == nil {
+		body = http.NoBody // an empty body still must hold its one message
+	}
+	r.Body = &frameLimit{body: body, limit: maxBytes, single: strings.HasPrefix(r.URL.Path, "/weft.v1."),
+		compressed: compressedStream(r.Header)}
 }
 
 // enveloped reports whether a request body is a sequence of enveloped

@@ -50,7 +50,6 @@ func compileRequestRules(services []string) *requestRules {
 // passes reports whether m passes its rules for certain. False means that
 // protovalidate must decide: m breaks a rule, or its type was not compiled.
 func (r *requestRules) passes(m proto.Message) bool {
-	pm := m.ProtoReflect()
-	c, ok := r.byType[pm.Descriptor().FullName()]
-	return ok && c.Passes(pm)
+	c, ok := r.byType[m.ProtoReflect().Descriptor().FullName()]
+	return ok && c.PassesMessage(m)
 }

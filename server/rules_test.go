@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
@@ -347,6 +348,14 @@ func agree(t testing.TB, rules *requestRules, v protovalidate.Validator, m proto
 		require.ErrorAs(t, err, &verr, "protovalidate could not evaluate a rule")
 	}
 	require.Equal(t, err == nil, rules.passes(m), "%s %v: protovalidate answers %v", m.ProtoReflect().Descriptor().FullName(), m, err)
+	// The same message as a dynamic one is read through protoreflect, not
+	// on its generated struct: both readings give the same verdict.
+	if c := rules.byType[m.ProtoReflect().Descriptor().FullName()]; c != nil {
+		dyn := dynamicpb.NewMessage(m.ProtoReflect().Descriptor())
+		proto.Merge(dyn, m)
+		require.Equal(t, err == nil, c.Passes(dyn.ProtoReflect()), "%s %v read through protoreflect: protovalidate answers %v",
+			m.ProtoReflect().Descriptor().FullName(), m, err)
+	}
 	return err == nil
 }
 

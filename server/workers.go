@@ -41,6 +41,9 @@ func pollParams(tenant string, m *weftv1.PollTasksRequest) engine.PollParams {
 	p := engine.PollParams{TenantID: tenant, WorkerID: m.GetWorkerId(), Queue: m.GetQueue(),
 		Compensations: m.GetCompensations(), MaxTasks: int(m.GetMaxTasks()),
 		Wait: time.Duration(m.GetWaitMs()) * time.Millisecond}
+	if activities := m.GetActivities(); len(activities) > 0 {
+		p.Activities = make([]string, 0, len(activities))
+	}
 	for _, a := range m.GetActivities() {
 		p.Activities = append(p.Activities, a.GetName())
 		if a.GetVerifiable() {
@@ -48,15 +51,6 @@ func pollParams(tenant string, m *weftv1.PollTasksRequest) engine.PollParams {
 		}
 	}
 	return p
-}
-
-// tasksProto answers claimed tasks as the API's.
-func tasksProto(tasks []*engine.Task) []*weftv1.Task {
-	out := make([]*weftv1.Task, 0, len(tasks))
-	for _, t := range tasks {
-		out = append(out, taskProto(t))
-	}
-	return out
 }
 
 // CompleteTask records a task's result durably before it answers.

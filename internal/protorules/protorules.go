@@ -9,6 +9,12 @@
 // construction. A message whose rules include one the compilation does not
 // know is not compiled (Compile fails), and its caller uses protovalidate.
 //
+// A message of the generated Go type its rules were compiled for is read on
+// its struct (gostruct.go), field by field through reflect.Value, which
+// costs a fraction of protoreflect's reads; any other (a dynamic message, a
+// message with a required oneof or a ruled oneof member) is read through
+// protoreflect. Both readings apply the same rules with the same verdicts.
+//
 // The server checks requests with it (server/rules.go) and the engine its
 // events (engine/eventpb/check.go), both holding it to protovalidate with a
 // property test and a fuzz target.
@@ -20,6 +26,7 @@ package protorules
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -38,14 +45,18 @@ type Message struct {
 	// oneofs must each have a member set.
 	oneofs []protoreflect.OneofDescriptor
 	// exprs are the message's CEL rules, as Go (knownExpressions).
-	exprs []func(protoreflect.Message) bool
+	exprs []expr
 	// empty: neither the message nor any message it holds has a rule.
 	empty bool
+	// goType is the generated Go type (*T) whose struct Passes reads
+	// directly (goBind); nil: the message is read through protoreflect.
+	goType reflect.Type
 }
 
 // Field is one field's compiled rules.
 type Field struct {
 	fd       protoreflect.FieldDescriptor
+	list     bool // fd.IsList(), asked on every read
 	required bool
 	// presence: the field's rules apply only when it is set (a field with
 	// explicit presence, a message, a oneof member). A list's rules apply
@@ -60,10 +71,15 @@ type Field struct {
 	// nested are the rules of the message the field (or each item) holds;
 	// nil when it has none.
 	nested *Message
+	// goIndex is the field's index in its message's generated struct, when
+	// the message has a goType.
+	goIndex int
 }
 
 // valueCheck is the rules on one scalar value.
 type valueCheck struct {
+	// kind is the kind of the field the value is of.
+	kind protoreflect.Kind
 	// strings
 	minLen, maxLen     *uint64
 	minBytes, maxBytes *uint64
@@ -88,25 +104,30 @@ type valueCheck struct {
 	notIn       []protoreflect.EnumNumber
 }
 
+// expr is a CEL message rule the compilation knows, as Go: a predicate over
+// the Action fields both known rules read (actionFields).
+type expr struct {
+	wait, activity, mode protoreflect.FieldDescriptor
+	// goIndex are their indexes in the generated struct, when the message
+	// has a goType.
+	goIndex [3]int
+	test    func(waitSet bool, activity string, mode protoreflect.EnumNumber) bool
+}
+
 // knownExpressions are the CEL message rules the compilation knows, by their
-// expression text, each as the Go predicate it is over the message's
-// descriptor. A CEL rule whose text is not here leaves its message
-// uncompiled.
-var knownExpressions = map[string]func(md protoreflect.MessageDescriptor) (func(protoreflect.Message) bool, error){
+// expression text, each as the Go predicate it is over the fields it reads.
+// A CEL rule whose text is not here leaves its message uncompiled.
+var knownExpressions = map[string]func(waitSet bool, activity string, mode protoreflect.EnumNumber) bool{
 	// weft.v1.Action's action.kind.
-	"has(this.wait_for_signal) ? this.activity == '' : (this.activity != '' || this.completion_mode == 2)": func(md protoreflect.MessageDescriptor) (func(protoreflect.Message) bool, error) {
-		wait, activity, mode, err := actionFields(md)
-		return func(m protoreflect.Message) bool {
-			if m.Has(wait) {
-				return m.Get(activity).String() == ""
-			}
-			return m.Get(activity).String() != "" || m.Get(mode).Enum() == 2
-		}, err
+	"has(this.wait_for_signal) ? this.activity == '' : (this.activity != '' || this.completion_mode == 2)": func(waitSet bool, activity string, mode protoreflect.EnumNumber) bool {
+		if waitSet {
+			return activity == ""
+		}
+		return activity != "" || mode == 2
 	},
 	// weft.v1.Action's action.manual_signal.
-	"!(has(this.wait_for_signal) && this.completion_mode == 2)": func(md protoreflect.MessageDescriptor) (func(protoreflect.Message) bool, error) {
-		wait, _, mode, err := actionFields(md)
-		return func(m protoreflect.Message) bool { return !(m.Has(wait) && m.Get(mode).Enum() == 2) }, err
+	"!(has(this.wait_for_signal) && this.completion_mode == 2)": func(waitSet bool, _ string, mode protoreflect.EnumNumber) bool {
+		return !(waitSet && mode == 2)
 	},
 }
 
@@ -119,6 +140,17 @@ func actionFields(md protoreflect.MessageDescriptor) (wait, activity, mode proto
 		return nil, nil, nil, fmt.Errorf("%s: not the fields the expression reads", md.FullName())
 	}
 	return wait, activity, mode, nil
+}
+
+// passes evaluates the rule on m, read through protoreflect.
+func (e *expr) passes(m protoreflect.Message) bool {
+	return e.test(m.Has(e.wait), m.Get(e.activity).String(), m.Get(e.mode).Enum())
+}
+
+// goPasses evaluates the rule on sv, the message's generated struct.
+func (e *expr) goPasses(sv reflect.Value) bool {
+	return e.test(!sv.Field(e.goIndex[0]).IsNil(), sv.Field(e.goIndex[1]).String(),
+		protoreflect.EnumNumber(sv.Field(e.goIndex[2]).Int()))
 }
 
 // Compile compiles the rules of md and of the messages it holds; it fails
@@ -157,6 +189,7 @@ func compileMessage(md protoreflect.MessageDescriptor, seen map[protoreflect.Ful
 		}
 	}
 	out.empty = len(out.fields) == 0 && len(out.oneofs) == 0 && len(out.exprs) == 0
+	out.goBind(md)
 	return out, nil
 }
 
@@ -171,15 +204,15 @@ func (c *Message) compileMessageRules(md protoreflect.MessageDescriptor) error {
 		return fmt.Errorf("%s: message rules other than CEL are not compiled", md.FullName())
 	}
 	for _, rule := range mr.GetCel() {
-		build, ok := knownExpressions[rule.GetExpression()]
+		test, ok := knownExpressions[rule.GetExpression()]
 		if !ok {
 			return fmt.Errorf("%s: CEL rule %s is not compiled", md.FullName(), rule.GetId())
 		}
-		expr, err := build(md)
+		wait, activity, mode, err := actionFields(md)
 		if err != nil {
 			return err
 		}
-		c.exprs = append(c.exprs, expr)
+		c.exprs = append(c.exprs, expr{wait: wait, activity: activity, mode: mode, test: test})
 	}
 	return nil
 }
@@ -215,6 +248,7 @@ func compileField(fd protoreflect.FieldDescriptor, seen map[protoreflect.FullNam
 	if !ruled && out.nested == nil {
 		return nil, nil
 	}
+	out.list = fd.IsList()
 	out.presence = !fd.IsList() && (fd.HasPresence() || fd.Message() != nil)
 	return out, nil
 }
@@ -298,7 +332,7 @@ func compileValue(fd protoreflect.FieldDescriptor, kind string, rules protorefle
 	if !ok || known.kind != fd.Kind() {
 		return nil, fmt.Errorf("%s: rule %s is not compiled", fd.FullName(), kind)
 	}
-	out := &valueCheck{}
+	out := &valueCheck{kind: fd.Kind()}
 	if fd.Kind() == protoreflect.EnumKind {
 		out.enum = fd.Enum()
 	}
@@ -381,7 +415,32 @@ func countSet(m protoreflect.Message) int {
 
 // Passes reports whether m passes every rule of its message. False means
 // that m breaks a rule.
+//
+// A message of the generated Go type the rules were bound to (goBind) is
+// read on its struct, field by field, rather than through protoreflect,
+// whose every read costs a type check and a reflect.Value built from the
+// field's address; the rules and their verdicts are the same either way.
 func (c *Message) Passes(m protoreflect.Message) bool {
+	if c.goType != nil {
+		if p := reflect.ValueOf(m.Interface()); p.Type() == c.goType && !p.IsNil() {
+			return c.structPasses(p.Elem())
+		}
+	}
+	return c.reflectPasses(m)
+}
+
+// PassesMessage is Passes on m, which a caller holding the message (not
+// its protoreflect view) saves unwrapping: m of the bound Go type is read
+// on its struct directly.
+func (c *Message) PassesMessage(m proto.Message) bool {
+	if p := reflect.ValueOf(m); c.goType != nil && p.Type() == c.goType && !p.IsNil() {
+		return c.structPasses(p.Elem())
+	}
+	return c.reflectPasses(m.ProtoReflect())
+}
+
+// reflectPasses is Passes on m read through protoreflect.
+func (c *Message) reflectPasses(m protoreflect.Message) bool {
 	for i := range c.fields {
 		if !c.fields[i].passes(m) {
 			return false
@@ -392,8 +451,8 @@ func (c *Message) Passes(m protoreflect.Message) bool {
 			return false
 		}
 	}
-	for _, expr := range c.exprs {
-		if !expr(m) {
+	for i := range c.exprs {
+		if !c.exprs[i].passes(m) {
 			return false
 		}
 	}
@@ -438,7 +497,7 @@ func (f *Field) HasItemRules() bool { return f.items != nil || f.unique }
 // ValuePasses reports whether v, the value of the singular field, passes
 // the rules on its value.
 func (f *Field) ValuePasses(v protoreflect.Value) bool {
-	return f.value == nil || f.value.passes(f.fd, v)
+	return f.value == nil || f.value.passes(v)
 }
 
 // LenPasses reports whether a list of n items passes min_items and
@@ -447,26 +506,41 @@ func (f *Field) LenPasses(n int) bool {
 	return (f.minItems == nil || uint64(n) >= *f.minItems) && (f.maxItems == nil || uint64(n) <= *f.maxItems)
 }
 
+// readsValue reports whether a singular field's value is checked, given
+// whether the field is set (has; asked only when asksHas); when it is not,
+// ok is the field's verdict. A field without presence (nor a rule that
+// asks) is read as it is: its zero value is checked too.
+func (f *Field) readsValue(has bool) (read, ok bool) {
+	if has || !f.asksHas() {
+		return true, true
+	}
+	return false, !f.required
+}
+
+// asksHas reports whether a singular field's verdict depends on whether it
+// is set.
+func (f *Field) asksHas() bool { return f.required || f.presence }
+
 func (f *Field) passes(m protoreflect.Message) bool {
 	fd := f.fd
-	// A field without presence (nor a rule that asks) is read as it is: its
-	// zero value is checked too.
-	set := !f.required && !f.presence && !fd.IsList() || m.Has(fd)
-	switch {
-	case f.required && !set:
-		return false
-	case f.presence && !set:
-		return true
-	case fd.IsList():
-		if !set { // empty: only a minimum fails it
-			return f.LenPasses(0)
+	if f.list {
+		if !m.Has(fd) {
+			return f.emptyListPasses()
 		}
 		return f.listPasses(m.Get(fd).List())
-	case f.nested != nil && !f.nested.Passes(m.Get(fd).Message()):
+	}
+	if read, ok := f.readsValue(f.asksHas() && m.Has(fd)); !read {
+		return ok
+	}
+	if f.nested != nil && !f.nested.Passes(m.Get(fd).Message()) {
 		return false
 	}
 	return f.ValuePasses(m.Get(fd))
 }
+
+// emptyListPasses reports whether an empty list passes: only required and
+// a minimum fail it.
+func (f *Field) emptyListPasses() bool { return !f.required && f.LenPasses(0) }
 
 func (f *Field) listPasses(l protoreflect.List) bool {
 	if !f.LenPasses(l.Len()) {
@@ -477,7 +551,7 @@ func (f *Field) listPasses(l protoreflect.List) bool {
 		if f.nested != nil && !f.nested.Passes(v.Message()) {
 			return false
 		}
-		if f.items != nil && !f.items.passes(f.fd, v) {
+		if f.items != nil && !f.items.passes(v) {
 			return false
 		}
 		if f.unique {
@@ -491,20 +565,26 @@ func (f *Field) listPasses(l protoreflect.List) bool {
 	return true
 }
 
-// passes reports whether a value of field fd passes the rules.
-func (c *valueCheck) passes(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-	switch fd.Kind() {
+// passes reports whether a value of the field passes the rules.
+func (c *valueCheck) passes(v protoreflect.Value) bool {
+	switch c.kind {
 	case protoreflect.StringKind:
 		return c.stringPasses(v.String())
 	case protoreflect.EnumKind:
 		return c.enumPasses(v.Enum())
 	case protoreflect.DoubleKind:
-		x := v.Float()
-		return (c.dgte == nil || x >= *c.dgte) && (c.dlte == nil || x <= *c.dlte) // NaN fails both
+		return c.doublePasses(v.Float())
 	default:
-		n := v.Uint()
-		return (c.ugte == nil || n >= *c.ugte) && (c.ulte == nil || n <= *c.ulte) && (c.uconst == nil || n == *c.uconst)
+		return c.uintPasses(v.Uint())
 	}
+}
+
+func (c *valueCheck) doublePasses(x float64) bool {
+	return (c.dgte == nil || x >= *c.dgte) && (c.dlte == nil || x <= *c.dlte) // NaN fails both
+}
+
+func (c *valueCheck) uintPasses(n uint64) bool {
+	return (c.ugte == nil || n >= *c.ugte) && (c.ulte == nil || n <= *c.ulte) && (c.uconst == nil || n == *c.uconst)
 }
 
 func (c *valueCheck) stringPasses(s string) bool {
@@ -579,25 +659,53 @@ const (
 	anyHex
 )
 
-// matchCache holds up to maxMatched values a pattern matched.
+// matchCache holds up to maxMatched values a pattern matched, in a map
+// replaced whole on each addition: a value is looked up far more often than
+// added (the cache fills up once), and a plain map's string lookup is
+// cheaper than a sync.Map's.
 type matchCache struct {
-	values sync.Map
-	n      atomic.Int32
+	values atomic.Pointer[map[string]struct{}]
+	mu     sync.Mutex // held by an addition
 }
 
 const maxMatched = 256
 
 func (c *matchCache) match(re *regexp.Regexp, s string) bool {
-	if _, ok := c.values.Load(s); ok {
-		return true
+	if values := c.values.Load(); values != nil {
+		if _, ok := (*values)[s]; ok {
+			return true
+		}
 	}
 	if !re.MatchString(s) {
 		return false
 	}
-	if c.n.Add(1) <= maxMatched {
-		c.values.Store(s, struct{}{})
-	}
+	c.add(s)
 	return true
+}
+
+// add adds s unless the cache is full.
+func (c *matchCache) add(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.values.Load()
+	if old != nil && len(*old) >= maxMatched {
+		return
+	}
+	next := make(map[string]struct{}, 1+lenOf(old))
+	if old != nil {
+		for v := range *old {
+			next[v] = struct{}{}
+		}
+	}
+	next[s] = struct{}{}
+	c.values.Store(&next)
+}
+
+func lenOf(m *map[string]struct{}) int {
+	if m == nil {
+		return 0
+	}
+	return len(*m)
 }
 
 // isUUID reports whether s is a UUID in its canonical text form (hex digits

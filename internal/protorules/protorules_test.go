@@ -2,13 +2,17 @@ package protorules
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
 // randomString draws a string of hex digits, other ASCII and multi-byte
@@ -69,3 +73,40 @@ func TestStringPasses_LengthBoundsCountCharacters(t *testing.T) {
 }
 
 func valueOf(s string) protoreflect.Value { return protoreflect.ValueOfString(s) }
+
+// The rules of a generated message are read on its Go struct, the messages
+// it holds included; a message with a required oneof is read through
+// protoreflect.
+func TestCompile_BindsGeneratedMessagesToTheirStructs(t *testing.T) {
+	for _, m := range []proto.Message{&weftv1.CompleteTaskRequest{}, &weftv1.PollTasksRequest{}, &weftv1.SubmitRunRequest{}} {
+		c, err := Compile(m.ProtoReflect().Descriptor())
+		require.NoError(t, err)
+		require.Equal(t, reflect.TypeOf(m), c.goType, "%T", m)
+		for _, f := range c.fields {
+			if f.nested != nil {
+				require.NotNil(t, f.nested.goType, "%s", f.fd.FullName())
+			}
+		}
+	}
+	c, err := Compile((&weftv1.Event{}).ProtoReflect().Descriptor())
+	require.NoError(t, err)
+	require.Nil(t, c.goType)
+}
+
+// A pattern's match cache answers what its regexp answers, whether the
+// value is cached or not, and holds at most maxMatched values.
+func TestMatchCache_AnswersWhatTheRegexpAnswersAndStaysBounded(t *testing.T) {
+	re := regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*)?$`)
+	c := &matchCache{}
+	r := rand.New(rand.NewPCG(3, 16))
+	for range 5000 {
+		var b strings.Builder
+		for range r.IntN(7) {
+			b.WriteByte("ab-"[r.IntN(3)])
+		}
+		s := b.String()
+		require.Equal(t, re.MatchString(s), c.match(re, s), "%q", s)
+		require.Equal(t, re.MatchString(s), c.match(re, s), "%q again", s)
+	}
+	require.Equal(t, maxMatched, len(*c.values.Load()))
+}
