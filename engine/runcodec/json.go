@@ -3,17 +3,57 @@ package runcodec
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"time"
 	"unicode/utf8"
 
 	"github.com/weft-dev/weft/engine/runstate"
 )
 
-// AppendEventJSON appends an event's JSON to b, byte for byte what
-// json.Marshal makes of it (the form the event bus carries), without
-// reflection.
-func AppendEventJSON(b []byte, ev *runstate.Event) ([]byte, error) {
-	return appendJSONEvent(b, ev)
+// EventEnvelope is what a bus routes and deduplicates an event by, as
+// AppendStoredEventJSON read it: Type and RunID are views of the stored
+// event (or of a copy), to be converted before it changes.
+type EventEnvelope struct {
+	Type, RunID []byte
+	ID          string
+	Seq         uint64
+}
+
+// AppendStoredEventJSON appends the JSON of a stored event to b — byte for
+// byte what json.Marshal makes of the runstate.Event DecodeEvent reads from
+// it, the form the event bus carries — and answers its envelope. An event
+// DecodeEvent cannot read answers DecodeEvent's error, one that has no JSON
+// an error saying so.
+//
+// The binary form is written as JSON field by field, with no event decoded
+// in between (json_fields.go); an event whose fields are not as
+// AppendEvent writes them is decoded and encoded again first, and an event
+// stored as JSON, as every event was before, is decoded and marshalled.
+func AppendStoredEventJSON(b, stored []byte) ([]byte, EventEnvelope, error) {
+	if len(stored) > 0 && stored[0] == FormatEvent {
+		var env envelopeFields
+		if out, err := eventJSON.appendJSON(b, stored[1:], &env); err == nil {
+			return out, env.envelope(), nil
+		}
+	}
+	var ev runstate.Event
+	if err := DecodeEvent(stored, &ev); err != nil {
+		return b, EventEnvelope{}, err
+	}
+	if stored[0] != FormatEvent { // stored as JSON: its times keep their zones
+		js, err := json.Marshal(&ev)
+		if err != nil {
+			return b, EventEnvelope{}, fmt.Errorf("as JSON: %w", err)
+		}
+		return append(b, js...), EventEnvelope{Type: []byte(ev.Type), RunID: []byte(ev.RunID), ID: ev.ID, Seq: ev.Seq}, nil
+	}
+	again := AppendEvent(nil, &ev) // as AppendEvent writes it, so that only JSON can fail
+	var env envelopeFields
+	out, err := eventJSON.appendJSON(b, again[1:], &env)
+	if err != nil {
+		return b, EventEnvelope{}, fmt.Errorf("as JSON: %w", err)
+	}
+	return out, env.envelope(), nil
 }
 
 func appendJSONKey(b []byte, first *bool, key string) []byte {
@@ -22,20 +62,6 @@ func appendJSONKey(b []byte, first *bool, key string) []byte {
 	}
 	*first = false
 	return append(b, key...)
-}
-
-func appendJSONStrings(b []byte, ss []string) []byte {
-	if ss == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, s)
-	}
-	return append(b, ']')
 }
 
 // appendJSONTime writes a time as time.Time's MarshalJSON does.
@@ -107,7 +133,7 @@ var jsonPlain = func() (t [256]bool) {
 }()
 
 // appendJSONString writes s as encoding/json writes a string, HTML-escaped.
-func appendJSONString(b []byte, s string) []byte {
+func appendJSONString[S string | []byte](b []byte, s S) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -138,7 +164,7 @@ func appendJSONString(b []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)

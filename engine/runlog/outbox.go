@@ -148,10 +148,8 @@ type resolver struct {
 	events, jsonSize int
 	// pool holds the page's events, each reference's a slice of it.
 	pool []OutboxEvent
-	// ev is the event being decoded, reused; buf holds the JSON of the
-	// events resolved so far, each event's a full slice of it that later
-	// appends never touch.
-	ev  runstate.Event
+	// buf holds the JSON of the events resolved so far, each event's a
+	// full slice of it that later appends never touch.
 	buf []byte
 }
 
@@ -223,24 +221,43 @@ func (r *resolver) resolve(ref outboxRef) ResolvedEntry {
 	return out
 }
 
-// event decodes one stored event and answers it with its JSON.
+// event answers one stored event with its JSON, written from the stored
+// form (runcodec.AppendStoredEventJSON: no event decoded in between).
 func (r *resolver) event(ref outboxRef, body []byte) (OutboxEvent, error) {
-	r.ev = runstate.Event{}
-	if err := runcodec.DecodeEvent(body, &r.ev); err != nil {
-		return OutboxEvent{}, err
-	}
 	if free := cap(r.buf) - len(r.buf); free < jsonRoom(body) {
 		r.buf = make([]byte, 0, max(8<<10, jsonRoom(body)))
 	}
 	start := len(r.buf)
-	buf, err := runcodec.AppendEventJSON(r.buf, &r.ev)
+	buf, env, err := runcodec.AppendStoredEventJSON(r.buf, body)
 	if err != nil {
-		return OutboxEvent{}, fmt.Errorf("as JSON: %w", err)
+		return OutboxEvent{}, err
 	}
 	r.buf = buf
 	js := buf[start:len(buf):len(buf)]
-	e := checkEnvelope(OutboxEvent{TenantID: ref.tenantID, EventID: r.ev.ID, RunID: r.ev.RunID, RunSeq: r.ev.Seq, EventType: r.ev.Type, Event: js})
+	runID := ref.runID // the run the entry's key names, whose events these are
+	if string(env.RunID) != runID {
+		runID = string(env.RunID)
+	}
+	e := checkEnvelope(OutboxEvent{TenantID: ref.tenantID, EventID: env.ID, RunID: runID, RunSeq: env.Seq,
+		EventType: eventType(env.Type), Event: js})
 	return e, e.Err
+}
+
+// eventTypes holds the event types, so that a type read is not a string
+// allocated per event.
+var eventTypes = func() map[string]string {
+	m := map[string]string{}
+	for _, t := range runstate.EventTypes() {
+		m[t] = t
+	}
+	return m
+}()
+
+func eventType(b []byte) string {
+	if t, ok := eventTypes[string(b)]; ok {
+		return t
+	}
+	return string(b)
 }
 
 // outboxRef is a reference entry parsed: its tenant and the run_seqs of the

@@ -2,6 +2,7 @@ package runlog
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -104,7 +105,7 @@ func TestOutbox_EntriesResolveInStepAroundMissingAndUndecodableEvents(t *testing
 		}
 		ev := runstate.Event{Type: runstate.EvStepCompleted, ID: fmt.Sprintf("e-%d", seq), RunID: "r-1", Seq: seq, StepID: fmt.Sprintf("step-%d", seq)}
 		b.Ops = append(b.Ops, store.Put(EventKey("r-1", seq), runcodec.AppendEvent(nil, &ev)))
-		js, err := runcodec.AppendEventJSON(nil, &ev)
+		js, err := json.Marshal(&ev)
 		require.NoError(t, err)
 		want[seq] = js
 	}
