@@ -75,11 +75,36 @@ func ResolveOutbox(ctx context.Context, st store.Store, entries []store.Item) ([
 // version scanned are taken from it instead of read from st; the others
 // are read in one call, as there. A nil cache holds nothing.
 func (c *OutboxCache) ResolveOutbox(ctx context.Context, st store.Store, entries []store.Item) ([]ResolvedEntry, error) {
-	out := make([]ResolvedEntry, len(entries))
-	refs := make([]outboxRef, len(entries))
+	return c.ResolveOutboxInto(ctx, st, entries, &OutboxBuffers{})
+}
+
+// OutboxBuffers is the memory ResolveOutboxInto answers in — the entries,
+// their events, the events' JSON — kept for the next call given the same
+// buffers, which writes over it. The zero value is ready to use; it is
+// not safe for concurrent use.
+type OutboxBuffers struct {
+	out  []ResolvedEntry
+	refs []outboxRef
+	held [][][]byte
+	pool []OutboxEvent
+	buf  []byte
+}
+
+// maxKeptJSON bounds the JSON buffer OutboxBuffers keeps between calls: a
+// page of huge events is answered in memory of its own, not kept.
+const maxKeptJSON = 4 << 20
+
+// ResolveOutboxInto is ResolveOutbox answering in bufs' memory: what it
+// answers — the entries, their events and the events' JSON — is
+// overwritten by the next call given bufs, so give them again only once
+// done with the answer (for the export worker: its page published and
+// acknowledged).
+func (c *OutboxCache) ResolveOutboxInto(ctx context.Context, st store.Store, entries []store.Item, bufs *OutboxBuffers) ([]ResolvedEntry, error) {
+	out := reuse(&bufs.out, len(entries))
+	refs := reuse(&bufs.refs, len(entries))
 	var held [][][]byte // by entry: its events as the cache held them
 	if c != nil {
-		held = make([][][]byte, len(entries))
+		held = reuse(&bufs.held, len(entries))
 	}
 	var keys [][]byte
 	var r resolver
@@ -122,8 +147,14 @@ func (c *OutboxCache) ResolveOutbox(ctx context.Context, st store.Store, entries
 	if r.events == 0 {
 		return out, nil
 	}
-	r.pool = make([]OutboxEvent, r.events)
-	r.buf = make([]byte, 0, r.jsonSize)
+	r.pool = reuse(&bufs.pool, r.events)
+	if cap(bufs.buf) < r.jsonSize && r.jsonSize <= maxKeptJSON {
+		bufs.buf = make([]byte, 0, r.jsonSize)
+	}
+	r.buf = bufs.buf[:0]
+	if cap(r.buf) < r.jsonSize {
+		r.buf = make([]byte, 0, r.jsonSize) // too large to keep
+	}
 	for i, ref := range refs {
 		switch {
 		case held != nil && held[i] != nil:
@@ -133,6 +164,17 @@ func (c *OutboxCache) ResolveOutbox(ctx context.Context, st store.Store, entries
 		}
 	}
 	return out, nil
+}
+
+// reuse answers n zero values in *s's memory, growing it (and keeping what
+// it grew to) when it holds fewer.
+func reuse[T any](s *[]T, n int) []T {
+	if cap(*s) < n {
+		*s = make([]T, n)
+	}
+	out := (*s)[:n]
+	clear(out)
+	return out
 }
 
 // resolver turns the events of a page's references into their JSON: those

@@ -105,8 +105,8 @@ func decisionEvents(run int, seq uint64) []runstate.Event {
 // BenchmarkResolveOutbox_Decisions measures resolving a page of 100 outbox
 // entries, each naming the 4 events of one decision as the engine writes
 // them (decisionEvents: UUIDs, idempotency keys, times, an attempt, an
-// output), from the outbox cache and from the store, with a resolver
-// reused from page to page as the export worker's is.
+// output), from the outbox cache and from the store, in new memory and in
+// buffers reused from page to page as the export worker's are.
 //
 //	go test -run '^$' -bench ResolveOutbox_Decisions -benchmem ./engine/runlog/
 func BenchmarkResolveOutbox_Decisions(b *testing.B) {
@@ -137,22 +137,31 @@ func BenchmarkResolveOutbox_Decisions(b *testing.B) {
 			b.Fatalf("resolved %v, %v", got, err)
 		}
 	}
-	b.Run("cached", func(b *testing.B) {
-		cache := NewOutboxCache(0, 0)
-		b.ReportAllocs()
-		for range b.N {
-			b.StopTimer()
-			for _, c := range commits {
-				cache.Committed(c.batch, c.res, c.appended)
+	for _, reuse := range []bool{false, true} {
+		var bufs OutboxBuffers
+		resolve := func(c *OutboxCache) ([]ResolvedEntry, error) {
+			if reuse {
+				return c.ResolveOutboxInto(ctx, st, page, &bufs)
 			}
-			b.StartTimer()
-			check(cache.ResolveOutbox(ctx, st, page))
+			return c.ResolveOutbox(ctx, st, page)
 		}
-	})
-	b.Run("store", func(b *testing.B) {
-		b.ReportAllocs()
-		for range b.N {
-			check(ResolveOutbox(ctx, st, page))
-		}
-	})
+		b.Run(fmt.Sprintf("cached/reused=%v", reuse), func(b *testing.B) {
+			cache := NewOutboxCache(0, 0)
+			b.ReportAllocs()
+			for range b.N {
+				b.StopTimer()
+				for _, c := range commits {
+					cache.Committed(c.batch, c.res, c.appended)
+				}
+				b.StartTimer()
+				check(resolve(cache))
+			}
+		})
+		b.Run(fmt.Sprintf("store/reused=%v", reuse), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				check(resolve(nil))
+			}
+		})
+	}
 }
