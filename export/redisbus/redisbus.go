@@ -15,7 +15,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -170,19 +172,9 @@ func (p *Publisher) group(msgs []export.Message) []export.Message {
 
 // publishGroup runs the script over msgs.
 func (p *Publisher) publishGroup(ctx context.Context, msgs []export.Message) (int, error) {
-	keys := make([]string, len(msgs))
-	args := make([]any, 0, 1+5*len(msgs))
-	args = append(args, p.cfg.MaxLen)
-	for i, m := range msgs {
-		if i > 0 && m.TenantID == msgs[i-1].TenantID {
-			keys[i] = keys[i-1] // a page's messages are mostly one tenant's
-		} else {
-			keys[i] = p.Stream(m.TenantID)
-		}
-		// run_seq goes as a uint64, which Redis receives as its decimal
-		// digits: boxing one below 256 allocates nothing.
-		args = append(args, m.EventID, m.RunID, m.RunSeq, m.EventType, []byte(m.Event))
-	}
+	a := batchArgsPool.Get().(*batchArgs)
+	defer a.release()
+	keys, args := a.fill(p, msgs)
 	res, err := publishScript.Run(ctx, p.rdb, keys, args...).Slice()
 	if err != nil {
 		return 0, classify(fmt.Errorf("redisbus: XADD of %d messages: %w", len(msgs), err))
@@ -199,6 +191,76 @@ func (p *Publisher) publishGroup(ctx context.Context, msgs []export.Message) (in
 		return int(n), fmt.Errorf("redisbus: XADD %s: %w", keys[n], classify(replyError(reply)))
 	}
 	return 0, export.Unavailable(fmt.Errorf("redisbus: the publish script's answer is not a count of %d messages", len(msgs)))
+}
+
+// batchArgs is what one script call is given, in memory a later call
+// reuses (a pool: a publisher may be called by several passes at once).
+// Each message's five values are binArgs, whose pointers go into the
+// arguments without an allocation each, as strings, a []byte and most
+// uint64s would not.
+type batchArgs struct {
+	keys []string
+	args []any
+	bin  []binArg
+	buf  []byte // the messages' ids, types and run_seqs, which bin refers to
+}
+
+var batchArgsPool = sync.Pool{New: func() any { return new(batchArgs) }}
+
+// binArg is an argument the client writes as the bytes it holds (it
+// writes an encoding.BinaryMarshaler so).
+type binArg struct{ b []byte }
+
+func (a *binArg) MarshalBinary() ([]byte, error) { return a.b, nil }
+
+// fill answers the script's keys and arguments for msgs: a stream per
+// message, then MAXLEN and five values per message (publishScript), the
+// run_seq in decimal as the client writes a number.
+func (a *batchArgs) fill(p *Publisher, msgs []export.Message) ([]string, []any) {
+	size := 0
+	for _, m := range msgs {
+		size += len(m.EventID) + len(m.RunID) + len(m.EventType) + 20 // 20: a uint64's digits
+	}
+	a.buf = slices.Grow(a.buf[:0], size)
+	a.bin = slices.Grow(a.bin[:0], 5*len(msgs))
+	a.keys = a.keys[:0]
+	a.args = append(slices.Grow(a.args[:0], 1+5*len(msgs)), p.cfg.MaxLen)
+	for i, m := range msgs {
+		if i > 0 && m.TenantID == msgs[i-1].TenantID {
+			a.keys = append(a.keys, a.keys[i-1]) // a page's messages are mostly one tenant's
+		} else {
+			a.keys = append(a.keys, p.Stream(m.TenantID))
+		}
+		a.add(a.copied(m.EventID))
+		a.add(a.copied(m.RunID))
+		start := len(a.buf)
+		a.buf = strconv.AppendUint(a.buf, m.RunSeq, 10)
+		a.add(a.buf[start:len(a.buf):len(a.buf)])
+		a.add(a.copied(m.EventType))
+		a.add(m.Event)
+	}
+	return a.keys, a.args
+}
+
+// copied answers s copied into a.buf.
+func (a *batchArgs) copied(s string) []byte {
+	start := len(a.buf)
+	a.buf = append(a.buf, s...)
+	return a.buf[start:len(a.buf):len(a.buf)]
+}
+
+// add appends b as the next argument.
+func (a *batchArgs) add(b []byte) {
+	a.bin = append(a.bin, binArg{b})
+	a.args = append(a.args, &a.bin[len(a.bin)-1])
+}
+
+// release gives a back to the pool, keeping nothing of the messages (their
+// JSON is the worker's memory).
+func (a *batchArgs) release() {
+	clear(a.bin)
+	clear(a.args)
+	batchArgsPool.Put(a)
 }
 
 // replyError is an error reply of a command inside the script, so that
