@@ -329,7 +329,7 @@ func (p *pass) resolveGone(ctx context.Context, key []byte, cause error) error {
 // worker is going through the same entries: the pass is Overtaken.
 func (p *pass) flush(ctx context.Context) error {
 	acks := p.acks
-	p.acks = nil
+	p.acks = acks[:0] // for the next page's, which come once these are done
 	if len(acks) == 0 {
 		return nil
 	}
