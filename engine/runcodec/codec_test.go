@@ -414,3 +414,19 @@ func FuzzStoredEventJSON(f *testing.F) {
 		requireStoredJSON(t, stored)
 	})
 }
+
+// An event's JSON is written with no allocation but its envelope's id.
+func TestStoredEventJSON_AllocatesOnlyTheEventID(t *testing.T) {
+	ev := benchEvent()
+	ev.Data.Reason = "é ünïcode ✓ \u2028 <&>"
+	ev.Data.Attempt = &runstate.Attempt{LogicalAttempt: 1, Outcome: runstate.AttemptSucceeded, WorkerID: "w"}
+	ev.Data.EvidenceRefs = []string{"a", ""}
+	stored := AppendEvent(nil, ev)
+	buf := make([]byte, 0, 4096)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, _, err := AppendStoredEventJSON(buf, stored); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Equal(t, 1.0, allocs)
+}

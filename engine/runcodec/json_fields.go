@@ -267,7 +267,7 @@ func (m *jsonMessageFields) appendJSON(b, wire []byte, env *envelopeFields) ([]b
 				return b, errNotCanonical
 			}
 			b = append(b, ',')
-			if b, err = fd.appendElem(b, f); err != nil {
+			if b, err = fd.appendElem(b, &f); err != nil {
 				return b, err
 			}
 			continue
@@ -285,14 +285,17 @@ func (m *jsonMessageFields) appendJSON(b, wire []byte, env *envelopeFields) ([]b
 		if kind == jsonStrings || kind == jsonMessages {
 			b = appendJSONKey(b, &first, fd.key)
 			b = append(b, '[')
-			if b, err = fd.appendElem(b, f); err != nil {
+			if b, err = fd.appendElem(b, &f); err != nil {
 				return b, err
 			}
 			open = i
 			continue
 		}
-		if b, err = fd.appendValue(b, &first, kind, f); err != nil {
+		if b, err = fd.appendValue(b, &first, kind, &f); err != nil {
 			return b, err
+		}
+		if env != nil && kind == jsonUUID {
+			env.idText = b[len(b)-37 : len(b)-1] // the id as just written, in quotes
 		}
 	}
 	if open >= 0 {
@@ -335,7 +338,7 @@ func (m *jsonMessageFields) appendZeros(b []byte, first *bool, from, to int) ([]
 
 // appendValue appends the field from its wire value f, read as kind, unless
 // it is zero and omitted when zero.
-func (fd *jsonField) appendValue(b []byte, first *bool, kind jsonKind, f field) ([]byte, error) {
+func (fd *jsonField) appendValue(b []byte, first *bool, kind jsonKind, f *field) ([]byte, error) {
 	switch kind {
 	case jsonString:
 		s, err := f.bytes()
@@ -406,7 +409,7 @@ func (fd *jsonField) appendValue(b []byte, first *bool, kind jsonKind, f field) 
 
 // appendElem appends one element of a repeated field: every element is
 // written, even an empty string.
-func (fd *jsonField) appendElem(b []byte, f field) ([]byte, error) {
+func (fd *jsonField) appendElem(b []byte, f *field) ([]byte, error) {
 	x, err := f.bytes()
 	if err != nil {
 		return b, err
@@ -435,8 +438,9 @@ func appendUUID(b, x []byte) []byte {
 // envelopeFields are the wire fields of an event's envelope, as
 // appendJSON read them.
 type envelopeFields struct {
-	typ, id, uuid, runID []byte
-	seq                  uint64
+	typ, id, runID []byte
+	idText         []byte // the text of an id read as a UUID's bytes
+	seq            uint64
 }
 
 func (e *envelopeFields) note(f *field) {
@@ -449,18 +453,15 @@ func (e *envelopeFields) note(f *field) {
 		e.runID = f.v
 	case 4:
 		e.seq = f.x
-	case 14:
-		e.uuid = f.v
 	}
 }
 
 // envelope answers the envelope of an event whose wire fields appendJSON
 // wrote whole, each once.
 func (e *envelopeFields) envelope() EventEnvelope {
-	env := EventEnvelope{Type: e.typ, RunID: e.runID, Seq: e.seq, ID: string(e.id)}
-	if len(e.uuid) == 16 {
-		var id [36]byte
-		env.ID = string(appendUUID(id[:0], e.uuid))
+	id := e.id
+	if e.idText != nil {
+		id = e.idText
 	}
-	return env
+	return EventEnvelope{Type: e.typ, RunID: e.runID, Seq: e.seq, ID: string(id)}
 }

@@ -104,27 +104,29 @@ func (f *field) want(t protowire.Type) error {
 
 func (f *field) wrongType() error { return fmt.Errorf("field %d: %w", f.n, errWireType) }
 
-func (f field) str() (string, error) {
+func (f *field) str() (string, error) {
 	if err := f.want(protowire.BytesType); err != nil {
 		return "", err
 	}
 	return string(f.v), nil
 }
 
-func (f field) bytes() ([]byte, error) {
+func (f *field) bytes() ([]byte, error) {
 	if err := f.want(protowire.BytesType); err != nil {
 		return nil, err
 	}
 	return f.v, nil
 }
 
-func (f field) uint() (uint64, error) { return f.x, f.want(protowire.VarintType) }
+func (f *field) uint() (uint64, error) { return f.x, f.want(protowire.VarintType) }
 
-func (f field) int() (int64, error) { return protowire.DecodeZigZag(f.x), f.want(protowire.VarintType) }
+func (f *field) int() (int64, error) {
+	return protowire.DecodeZigZag(f.x), f.want(protowire.VarintType)
+}
 
-func (f field) bool() (bool, error) { return f.x != 0, f.want(protowire.VarintType) }
+func (f *field) bool() (bool, error) { return f.x != 0, f.want(protowire.VarintType) }
 
-func (f field) time() (time.Time, error) {
+func (f *field) time() (time.Time, error) {
 	v, err := f.bytes()
 	if err != nil {
 		return time.Time{}, err
