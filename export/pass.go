@@ -418,9 +418,17 @@ func (p *pass) dropOrphans(ctx context.Context) error {
 	return nil
 }
 
+// maxKept bounds each slice of a pageMemory: a page of very many events
+// is published from memory of its own.
+const maxKept = 1 << 14
+
 // reuse answers n zero values in *s's memory, growing it (and keeping what
-// it grew to) when it holds fewer.
+// it grew to) when it holds fewer. More than maxKept values are answered
+// in memory of their own, not kept.
 func reuse[T any](s *[]T, n int) []T {
+	if n > maxKept {
+		return make([]T, n)
+	}
 	if cap(*s) < n {
 		*s = make([]T, n)
 	}

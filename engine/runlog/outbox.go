@@ -90,9 +90,13 @@ type OutboxBuffers struct {
 	buf  []byte
 }
 
-// maxKeptJSON bounds the JSON buffer OutboxBuffers keeps between calls: a
-// page of huge events is answered in memory of its own, not kept.
-const maxKeptJSON = 4 << 20
+// maxKeptJSON and maxKept bound the memory OutboxBuffers keeps between
+// calls, the JSON buffer's bytes and each slice's values: a page of huge
+// or very many events is answered in memory of its own.
+const (
+	maxKeptJSON = 4 << 20
+	maxKept     = 1 << 14
+)
 
 // ResolveOutboxInto is ResolveOutbox answering in bufs' memory: what it
 // answers — the entries, their events and the events' JSON — is
@@ -167,8 +171,12 @@ func (c *OutboxCache) ResolveOutboxInto(ctx context.Context, st store.Store, ent
 }
 
 // reuse answers n zero values in *s's memory, growing it (and keeping what
-// it grew to) when it holds fewer.
+// it grew to) when it holds fewer. More than maxKept values are answered
+// in memory of their own, not kept.
 func reuse[T any](s *[]T, n int) []T {
+	if n > maxKept {
+		return make([]T, n)
+	}
 	if cap(*s) < n {
 		*s = make([]T, n)
 	}
