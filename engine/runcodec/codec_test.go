@@ -430,3 +430,32 @@ func TestStoredEventJSON_AllocatesOnlyTheEventID(t *testing.T) {
 	})
 	require.Equal(t, 1.0, allocs)
 }
+
+func TestEventJSON_TimesAreWrittenAsTimeMarshalJSONWritesThem(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 16))
+	for i := range 200_000 {
+		sec := r.Int64N(400_000_000_000) - 200_000_000_000 // years about -4000 to 8300, and beyond 9999 below
+		nsec := []int64{0, r.Int64N(1e9), r.Int64N(1e3) * 1e6, r.Int64N(1e6) * 1e3, 1e8, 999_999_999}[i%6]
+		tm := time.Unix(sec, nsec).UTC()
+		if i%7 == 0 {
+			tm = time.Date(9999-r.IntN(3), time.December, 31, 23, 59, 59, int(nsec), time.UTC).Add(time.Duration(r.IntN(3)) * time.Second)
+		}
+		if i%11 == 0 {
+			tm = time.Date(r.IntN(3)-1, time.January, 1, 0, 0, 0, int(nsec), time.UTC)
+		}
+		if i%13 == 0 {
+			tm = tm.In(time.FixedZone("", 3600))
+		}
+		want, wantErr := tm.MarshalJSON()
+		got, err := appendJSONTime(nil, tm)
+		if wantErr != nil {
+			require.Error(t, err)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "%v", tm)
+	}
+	got, err := appendJSONTime(nil, time.Time{})
+	require.NoError(t, err)
+	require.Equal(t, `"0001-01-01T00:00:00Z"`, string(got))
+}

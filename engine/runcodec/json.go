@@ -66,16 +66,67 @@ func appendJSONKey(b []byte, first *bool, key string) []byte {
 
 // appendJSONTime writes a time as time.Time's MarshalJSON does.
 func appendJSONTime(b []byte, t time.Time) ([]byte, error) {
-	if y := t.Year(); t.Location() != time.UTC || y < 0 || y > 9999 {
+	year, month, day, secOfDay := civil(t.Unix())
+	if t.Location() != time.UTC || year < 0 || year > 9999 {
 		js, err := t.MarshalJSON() // the rare cases, and the errors, exactly as encoding/json meets them
 		if err != nil {
 			return b, err
 		}
 		return append(b, js...), nil
 	}
-	b = append(b, '"')
-	b = t.AppendFormat(b, time.RFC3339Nano)
-	return append(b, '"'), nil
+	// RFC 3339 with the nanoseconds, their trailing zeros trimmed, in UTC:
+	// time.RFC3339Nano, written here digit by digit (AppendFormat pads
+	// each number through a general routine, the most of its cost).
+	hour, minute, sec := secOfDay/3600, secOfDay/60%60, secOfDay%60
+	b = append(b, '"', digit(year/1000), digit(year/100%10), digit(year/10%10), digit(year%10),
+		'-', digit(month/10), digit(month%10), '-', digit(day/10), digit(day%10),
+		'T', digit(hour/10), digit(hour%10), ':', digit(minute/10), digit(minute%10), ':', digit(sec/10), digit(sec%10))
+	if ns := t.Nanosecond(); ns != 0 {
+		n := 9
+		for ; ns%10 == 0; n-- {
+			ns /= 10
+		}
+		b = appendDigits(append(b, '.'), ns, n)
+	}
+	return append(b, 'Z', '"'), nil
+}
+
+// civil answers the UTC date of a Unix time and the second of its day
+// (the proleptic Gregorian calendar, as package time counts it).
+func civil(unix int64) (year, month, day, secOfDay int) {
+	days, rem := unix/86400, unix%86400
+	if rem < 0 {
+		days, rem = days-1, rem+86400
+	}
+	// Days since 0000-03-01, in eras of 400 years, each 146,097 days.
+	z := days + 719468
+	era := z / 146097
+	if z < 0 && z%146097 != 0 {
+		era--
+	}
+	doe := z - era*146097                                  // the day of the era
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // the year of the era
+	doy := doe - (365*yoe + yoe/4 - yoe/100)               // the day of the year from March 1st
+	mp := (5*doy + 2) / 153                                // the month from March
+	year, day = int(yoe+era*400), int(doy-(153*mp+2)/5+1)
+	month = int(mp + 3)
+	if month > 12 {
+		month -= 12
+		year++
+	}
+	return year, month, day, int(rem)
+}
+
+func digit(v int) byte { return byte('0' + v) }
+
+// appendDigits writes v, 0 <= v < 10^n, in n decimal digits.
+func appendDigits(b []byte, v, n int) []byte {
+	var d [9]byte
+	for i := n - 1; i >= 0; i-- {
+		d[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return append(b, d[:n]...)
 }
 
 // appendJSONRaw writes raw JSON as encoding/json writes a json.RawMessage:
