@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -22,6 +23,23 @@ type pass struct {
 	// keep is the first entry scanned that the pass did not publish (it
 	// waits, failed, or was dead-lettered), last the last entry scanned.
 	keep, last []byte
+	// mem is the memory the pass resolves and publishes its pages in.
+	mem *pageMemory
+}
+
+// pageMemory is the memory a pass resolves and publishes a page in: the
+// resolved entries and their events' JSON, the messages, the due entries.
+// Each page writes over the last one's, which is done with by then: page
+// publishes its due entries (and dead-letters the others) before it
+// returns, flush acknowledges them from their keys and versions alone,
+// and a publisher keeps nothing of a message once it returns (Publisher).
+// A worker keeps one for its next pass; two passes at once never share one
+// (Worker.takeMemory).
+type pageMemory struct {
+	outbox runlog.OutboxBuffers
+	msgs   []Message // the page's messages, each entry's a full slice of it
+	batch  []due
+	hand   []Message // what one PublishBatch call is given
 }
 
 // ack is a published entry awaiting deletion.
@@ -44,12 +62,12 @@ type due struct {
 // published in key order, together when the publisher batches; an entry that
 // cannot be decoded is dead-lettered after the due entries before it.
 func (p *pass) page(ctx context.Context, items []store.Item) error {
-	resolved, err := p.w.cfg.OutboxCache.ResolveOutbox(ctx, p.w.st, items)
+	resolved, err := p.w.cfg.OutboxCache.ResolveOutboxInto(ctx, p.w.st, items, &p.mem.outbox)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	batch := make([]due, 0, len(items))
-	pool := make([]Message, messagesIn(resolved)) // the page's messages, in one allocation
+	batch := reuse(&p.mem.batch, len(items))[:0]
+	pool := reuse(&p.mem.msgs, messagesIn(resolved)) // the page's messages, in one piece of memory
 	for i, it := range items {
 		p.stats.Seen++
 		if len(p.retries) > 0 { // only retry records can be orphaned
@@ -67,7 +85,7 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 			if err := p.publishDue(ctx, batch); err != nil {
 				return err
 			}
-			batch = nil
+			batch = batch[:0]        // published: its memory is free again
 			if p.held[string(run)] { // an earlier entry of its run was just refused
 				p.wait(it.Key)
 				continue
@@ -196,7 +214,7 @@ func (p *pass) hand(ctx context.Context, batch []due) (int, Message, error) {
 	for _, d := range batch {
 		count += len(d.msgs)
 	}
-	msgs := make([]Message, 0, count)
+	msgs := reuse(&p.mem.hand, count)[:0]
 	for _, d := range batch {
 		msgs = append(msgs, d.msgs...)
 	}
@@ -311,7 +329,7 @@ func (p *pass) resolveGone(ctx context.Context, key []byte, cause error) error {
 // worker is going through the same entries: the pass is Overtaken.
 func (p *pass) flush(ctx context.Context) error {
 	acks := p.acks
-	p.acks = nil
+	p.acks = acks[:0] // for the next page's, which come once these are done
 	if len(acks) == 0 {
 		return nil
 	}
@@ -398,6 +416,25 @@ func (p *pass) dropOrphans(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// maxKept bounds each slice of a pageMemory: a page of very many events
+// is published from memory of its own.
+const maxKept = 1 << 14
+
+// reuse answers n zero values in *s's memory, growing it (and keeping what
+// it grew to) when it holds fewer. More than maxKept values are answered
+// in memory of their own, not kept.
+func reuse[T any](s *[]T, n int) []T {
+	if n > maxKept {
+		return make([]T, n)
+	}
+	if cap(*s) < n {
+		*s = make([]T, n)
+	}
+	out := (*s)[:n]
+	clear(out)
+	return out
 }
 
 // runKey answers what tells an outbox key's run from the others': the key

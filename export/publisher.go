@@ -34,6 +34,10 @@ type Message struct {
 // Wrap an error in ErrUnavailable (see Unavailable) when the bus itself is
 // unreachable rather than the message refused: the worker then backs off as a
 // whole and counts no attempt against the message.
+//
+// A publisher keeps nothing of a message once Publish returns — neither msg
+// nor the bytes of msg.Event (copy what it needs later): the worker writes
+// the next page's messages over that memory.
 type Publisher interface {
 	Publish(ctx context.Context, msg Message) error
 }
@@ -45,6 +49,8 @@ type Publisher interface {
 // less than len(msgs), why msgs[n] was not, as Publish would answer it. No
 // message after that one may reach the bus, so a run's events still arrive in
 // run_seq order and a refused one still holds back the later ones of its run.
+// As Publish, it keeps nothing of msgs, the slice or its messages, once it
+// returns.
 type BatchPublisher interface {
 	Publisher
 	PublishBatch(ctx context.Context, msgs []Message) (int, error)

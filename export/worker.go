@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/weft-dev/weft/engine/runlog"
@@ -24,7 +25,21 @@ type Worker struct {
 	log *slog.Logger
 	// resume is where the next pass starts (resume.go).
 	resume *resume
+	// memory is the memory of the last pass, for the next (nil while a
+	// pass has it).
+	memory atomic.Pointer[pageMemory]
 }
+
+// takeMemory answers memory for a pass's pages: the last pass's, unless
+// another pass has it. Give it back with giveMemory once the pass is over.
+func (w *Worker) takeMemory() *pageMemory {
+	if m := w.memory.Swap(nil); m != nil {
+		return m
+	}
+	return &pageMemory{}
+}
+
+func (w *Worker) giveMemory(m *pageMemory) { w.memory.Store(m) }
 
 // NewWorker answers a worker that publishes st's outbox to pub. st must
 // support conditional batches.
@@ -138,7 +153,8 @@ func (w *Worker) logPassError(err error, failures int, wait time.Duration) {
 // one when another worker overtook it (PassStats.Overtaken). On a store that
 // reports its puts, a pass starts where no entry below is live (resume.go).
 func (w *Worker) RunOnce(ctx context.Context) (PassStats, error) {
-	p := &pass{w: w, now: w.cfg.Clock.Now(), held: map[string]bool{}, seen: map[string]bool{}}
+	p := &pass{w: w, now: w.cfg.Clock.Now(), held: map[string]bool{}, seen: map[string]bool{}, mem: w.takeMemory()}
+	defer w.giveMemory(p.mem)
 	w.m.passes.Inc()
 	from, gen := w.resume.start()
 	retries, err := w.loadRetries(ctx)

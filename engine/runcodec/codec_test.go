@@ -256,52 +256,206 @@ func TestOutboxRef_RoundTripsItsTenantAndLastEvent(t *testing.T) {
 	require.Error(t, err, "a last run_seq that is not a number")
 }
 
-func TestEventJSON_IsWhatEncodingJSONWritesByteForByte(t *testing.T) {
-	r := rand.New(rand.NewPCG(12, 16))
-	for i := range 5000 {
-		ev := randomEvent(r, i%4 == 0)
-		if i%3 == 0 { // strings every escaping rule meets
-			ev.Data.Reason = "<a href=\"x\">&\\\n\t\b\f\r\x01\x1f é \u2028 \u2029 \xff ✓"
-			ev.Data.Output = json.RawMessage(" { \"k\" : [ 1 , \"<&>\u2028\" ] } ")
-		}
-		if i%3 == 1 { // compact raw JSON: as it is, unless it holds what must be escaped
-			ev.Data.Output = json.RawMessage([]string{`{"k":[1,"x"]}`, `{"k":"<&>"}`, "[\"\u2028\"]", `"a\u003cb"`}[i%4])
-		}
-		want, wantErr := json.Marshal(ev)
-		got, err := AppendEventJSON(nil, ev)
-		if wantErr != nil {
-			require.Error(t, err, "encoding/json refuses this event: so must AppendEventJSON")
-			continue
-		}
-		require.NoError(t, err)
-		require.Equal(t, string(want), string(got))
+// storedJSONWant is what the export wrote of a stored event before
+// AppendStoredEventJSON: the event DecodeEvent reads, as encoding/json
+// writes it (AppendEventJSON's output, which was that byte for byte).
+func storedJSONWant(t *testing.T, stored []byte) (*runstate.Event, []byte, error, error) {
+	t.Helper()
+	var ev runstate.Event
+	if err := DecodeEvent(stored, &ev); err != nil {
+		return nil, nil, err, nil
+	}
+	js, err := json.Marshal(&ev)
+	return &ev, js, nil, err
+}
+
+// requireStoredJSON checks AppendStoredEventJSON on stored against
+// storedJSONWant: the same JSON and envelope, DecodeEvent's error, or an
+// error where encoding/json has one.
+func requireStoredJSON(t *testing.T, stored []byte) {
+	t.Helper()
+	ev, want, decodeErr, jsonErr := storedJSONWant(t, stored)
+	prefix := []byte("prefix")
+	got, env, err := AppendStoredEventJSON(prefix[:len(prefix):len(prefix)], stored)
+	switch {
+	case decodeErr != nil:
+		require.EqualError(t, err, decodeErr.Error(), "DecodeEvent's error")
+		return
+	case jsonErr != nil:
+		require.ErrorContains(t, err, "as JSON", "encoding/json refuses this event: so must AppendStoredEventJSON")
+		return
+	}
+	require.NoError(t, err)
+	require.Equal(t, "prefix"+string(want), string(got))
+	require.Equal(t, EventEnvelope{Type: []byte(ev.Type), RunID: []byte(ev.RunID), ID: ev.ID, Seq: ev.Seq},
+		EventEnvelope{Type: []byte(string(env.Type)), RunID: []byte(string(env.RunID)), ID: env.ID, Seq: env.Seq})
+}
+
+// escapingEvent gives ev strings and raw JSON that every escaping rule meets.
+func escapingEvent(ev *runstate.Event, i int) {
+	switch i % 3 {
+	case 0: // strings every escaping rule meets
+		ev.Data.Reason = "<a href=\"x\">&\\\n\t\b\f\r\x01\x1f é \u2028 \u2029 \xff ✓"
+		ev.Data.Output = json.RawMessage(" { \"k\" : [ 1 , \"<&>\u2028\" ] } ")
+	case 1: // compact raw JSON: as it is, unless it holds what must be escaped
+		ev.Data.Output = json.RawMessage([]string{`{"k":[1,"x"]}`, `{"k":"<&>"}`, "[\"\u2028\"]", `"a\u003cb"`}[i%4])
 	}
 }
 
-func TestEventJSON_RefusesWhatEncodingJSONRefuses(t *testing.T) {
+func TestStoredEventJSON_IsWhatEncodingJSONWritesOfTheDecodedEventByteForByte(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 16))
+	for i := range 5000 {
+		ev := randomEvent(r, i%4 == 0)
+		escapingEvent(ev, i)
+		stored := AppendEvent(nil, ev)
+		requireStoredJSON(t, stored)
+		if _, err := json.Marshal(ev); err == nil { // written directly, not decoded and encoded again
+			_, err := eventJSON.appendJSON(nil, stored[1:], nil)
+			require.NoError(t, err)
+		}
+	}
+}
+
+// wireFields splits a message's wire bytes into its fields, each whole.
+func wireFields(t *testing.T, b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		var f field
+		rest, err := f.read(b)
+		require.NoError(t, err)
+		out = append(out, b[:len(b)-len(rest)])
+		b = rest
+	}
+	return out
+}
+
+// TestStoredEventJSON_FieldsNotAsWrittenAreReadAsDecodeEventReadsThem holds
+// the JSON of events whose wire fields AppendEvent would not write — out of
+// order, repeated (overwritten, merged, appended), unknown, damaged — to
+// that of the event DecodeEvent reads from them.
+func TestStoredEventJSON_FieldsNotAsWrittenAreReadAsDecodeEventReadsThem(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 16))
+	for i := range 3000 {
+		ev := randomEvent(r, i%4 == 0)
+		escapingEvent(ev, i)
+		fields := wireFields(t, AppendEvent(nil, ev)[1:])
+		switch i % 6 {
+		case 0: // shuffled
+			r.Shuffle(len(fields), func(a, b int) { fields[a], fields[b] = fields[b], fields[a] })
+		case 1: // a field repeated, with another's value
+			other := wireFields(t, AppendEvent(nil, randomEvent(r, true))[1:])
+			fields = append(fields, other[r.IntN(len(other))])
+		case 2: // unknown fields among the known
+			unknown := protowire.AppendString(protowire.AppendTag(nil, 99, protowire.BytesType), "newer")
+			unknown = protowire.AppendVarint(protowire.AppendTag(unknown, 12345, protowire.VarintType), 7)
+			at := r.IntN(len(fields) + 1)
+			fields = append(fields[:at], append([][]byte{unknown}, fields[at:]...)...)
+		case 3: // the data in two parts, which a reader merges
+			var data []byte
+			for _, f := range wireFields(t, AppendEvent(nil, randomEvent(r, true))[1:]) {
+				if n, _, _ := protowire.ConsumeTag(f); n == 13 {
+					data = f
+				}
+			}
+			fields = append(fields, data)
+		case 4: // a byte changed
+			all := append([]byte(nil), joinFields(fields)...)
+			if len(all) > 0 {
+				all[r.IntN(len(all))] ^= byte(1 + r.IntN(255))
+			}
+			fields = [][]byte{all}
+		case 5: // cut short
+			all := joinFields(fields)
+			fields = [][]byte{all[:r.IntN(len(all)+1)]}
+		}
+		requireStoredJSON(t, append([]byte{FormatEvent}, joinFields(fields)...))
+	}
+}
+
+func joinFields(fields [][]byte) []byte {
+	var b []byte
+	for _, f := range fields {
+		b = append(b, f...)
+	}
+	return b
+}
+
+func TestStoredEventJSON_OldJSONEventsAreWrittenAsEncodingJSONWritesThem(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 16))
+	for i := range 500 {
+		ev := randomEvent(r, false)
+		if i%2 == 0 { // a zone the binary form would not keep
+			ev.EmittedAt = ev.EmittedAt.In(time.FixedZone("", 2*3600))
+		}
+		old, err := json.Marshal(ev)
+		require.NoError(t, err)
+		requireStoredJSON(t, old)
+	}
+}
+
+func TestStoredEventJSON_RefusesWhatEncodingJSONRefuses(t *testing.T) {
 	for name, ev := range map[string]*runstate.Event{
 		"invalid raw output": {Data: runstate.EventData{Output: json.RawMessage(`{"k":`)}},
 		"year beyond 9999":   {EmittedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 	} {
 		_, wantErr := json.Marshal(ev)
 		require.Error(t, wantErr, name)
-		_, err := AppendEventJSON(nil, ev)
-		require.Error(t, err, name)
+		_, _, err := AppendStoredEventJSON(nil, AppendEvent(nil, ev))
+		require.ErrorContains(t, err, "as JSON", name)
 	}
+	_, _, err := AppendStoredEventJSON(nil, []byte{0x7f})
+	require.ErrorIs(t, err, ErrUnknownFormat)
 }
 
-func FuzzEventJSON(f *testing.F) {
-	f.Add("x", []byte(`{"a":1}`), int64(0))
-	f.Fuzz(func(t *testing.T, s string, raw []byte, sec int64) {
-		ev := &runstate.Event{Type: s, EmittedBy: s, EmittedAt: time.Unix(sec, 0).UTC(),
-			Data: runstate.EventData{Reason: s, Output: raw, EvidenceRefs: []string{s, ""}}}
-		want, wantErr := json.Marshal(ev)
-		got, err := AppendEventJSON(nil, ev)
+func FuzzStoredEventJSON(f *testing.F) {
+	f.Add(AppendEvent(nil, randomEvent(rand.New(rand.NewPCG(15, 16)), true)))
+	f.Add([]byte(`{"event_type":"RunStarted","run_seq":3}`))
+	f.Fuzz(func(t *testing.T, stored []byte) {
+		requireStoredJSON(t, stored)
+	})
+}
+
+// An event's JSON is written with no allocation but its envelope's id.
+func TestStoredEventJSON_AllocatesOnlyTheEventID(t *testing.T) {
+	ev := benchEvent()
+	ev.Data.Reason = "é ünïcode ✓ \u2028 <&>"
+	ev.Data.Attempt = &runstate.Attempt{LogicalAttempt: 1, Outcome: runstate.AttemptSucceeded, WorkerID: "w"}
+	ev.Data.EvidenceRefs = []string{"a", ""}
+	stored := AppendEvent(nil, ev)
+	buf := make([]byte, 0, 4096)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, _, err := AppendStoredEventJSON(buf, stored); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Equal(t, 1.0, allocs)
+}
+
+func TestEventJSON_TimesAreWrittenAsTimeMarshalJSONWritesThem(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 16))
+	for i := range 200_000 {
+		sec := r.Int64N(400_000_000_000) - 200_000_000_000 // years about -4000 to 8300, and beyond 9999 below
+		nsec := []int64{0, r.Int64N(1e9), r.Int64N(1e3) * 1e6, r.Int64N(1e6) * 1e3, 1e8, 999_999_999}[i%6]
+		tm := time.Unix(sec, nsec).UTC()
+		if i%7 == 0 {
+			tm = time.Date(9999-r.IntN(3), time.December, 31, 23, 59, 59, int(nsec), time.UTC).Add(time.Duration(r.IntN(3)) * time.Second)
+		}
+		if i%11 == 0 {
+			tm = time.Date(r.IntN(3)-1, time.January, 1, 0, 0, 0, int(nsec), time.UTC)
+		}
+		if i%13 == 0 {
+			tm = tm.In(time.FixedZone("", 3600))
+		}
+		want, wantErr := tm.MarshalJSON()
+		got, err := appendJSONTime(nil, tm)
 		if wantErr != nil {
 			require.Error(t, err)
-			return
+			continue
 		}
 		require.NoError(t, err)
-		require.Equal(t, string(want), string(got))
-	})
+		require.Equal(t, string(want), string(got), "%v", tm)
+	}
+	got, err := appendJSONTime(nil, time.Time{})
+	require.NoError(t, err)
+	require.Equal(t, `"0001-01-01T00:00:00Z"`, string(got))
 }

@@ -4,8 +4,9 @@
 // into the same engine/runstate values. It decodes the JSON those records were stored as
 // before, so a store written by an older weftd still loads. A field a
 // reader does not know is skipped, so fields can be added; a number is
-// never reused. It also writes an event's JSON, the form the event bus
-// carries, without reflection: byte for byte what encoding/json writes.
+// never reused. It also writes a stored event's JSON, the form the event
+// bus carries, straight from the stored form (AppendStoredEventJSON), without
+// reflection: byte for byte what encoding/json writes of the decoded event.
 //
 // Layering: it may import the standard library, engine/definition,
 // engine/runstate and protobuf's wire encoding (protowire), never the

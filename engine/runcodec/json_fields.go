@@ -1,440 +1,467 @@
 package runcodec
 
 import (
+	"encoding/hex"
+	"errors"
 	"strconv"
+	"time"
 
-	"github.com/weft-dev/weft/engine/runstate"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // The JSON encoding of an event, field by field as encoding/json writes
-// runstate.Event (tags, omitempty and omitzero, string escaping, times):
-// a property test holds the two byte for byte together.
+// runstate.Event (tags, omitempty and omitzero, string escaping, times),
+// written from the stored form: each message is a table of its JSON
+// fields, in the order encoding/json writes them, each with the wire
+// field it is read from. A property test holds the JSON written from
+// AppendEvent's bytes and json.Marshal's of the event byte for byte
+// together.
 
-// appendJSONEvent appends a Event as encoding/json writes it.
-func appendJSONEvent(b []byte, v *runstate.Event) ([]byte, error) {
-	var err error
-	b = append(b, '{')
-	first := true
-	b = appendJSONKey(b, &first, "\"event_type\":")
-	b = appendJSONString(b, string(v.Type))
-	b = appendJSONKey(b, &first, "\"event_id\":")
-	b = appendJSONString(b, string(v.ID))
-	b = appendJSONKey(b, &first, "\"run_id\":")
-	b = appendJSONString(b, string(v.RunID))
-	b = appendJSONKey(b, &first, "\"run_seq\":")
-	b = strconv.AppendUint(b, v.Seq, 10)
-	b = appendJSONKey(b, &first, "\"idempotency_key\":")
-	b = appendJSONString(b, string(v.IdempotencyKey))
-	b = appendJSONKey(b, &first, "\"emitted_at\":")
-	if b, err = appendJSONTime(b, v.EmittedAt); err != nil {
-		return b, err
-	}
-	if !v.OccurredAt.IsZero() {
-		b = appendJSONKey(b, &first, "\"occurred_at\":")
-		if b, err = appendJSONTime(b, v.OccurredAt); err != nil {
-			return b, err
-		}
-	}
-	b = appendJSONKey(b, &first, "\"emitted_by\":")
-	b = appendJSONString(b, string(v.EmittedBy))
-	b = appendJSONKey(b, &first, "\"step_id\":")
-	b = appendJSONString(b, string(v.StepID))
-	b = appendJSONKey(b, &first, "\"logical_attempt_id\":")
-	b = strconv.AppendInt(b, int64(v.LogicalAttempt), 10)
-	if v.EngineAttempt != 0 {
-		b = appendJSONKey(b, &first, "\"engine_attempt_id\":")
-		b = strconv.AppendInt(b, int64(v.EngineAttempt), 10)
-	}
-	b = appendJSONKey(b, &first, "\"plan_version\":")
-	b = appendJSONString(b, string(v.PlanVersion))
-	b = appendJSONKey(b, &first, "\"data\":")
-	if b, err = appendJSONEventData(b, &v.Data); err != nil {
-		return b, err
-	}
-	return append(b, '}'), nil
+// jsonKind is how a field's wire value becomes JSON.
+type jsonKind uint8
+
+const (
+	jsonString   jsonKind = iota // a string
+	jsonUUID                     // a UUID's 16 bytes, written as its text (uuidString)
+	jsonSHA256                   // a SHA-256's 32 bytes, written as lowercase hex (sha256String)
+	jsonUint                     // an unsigned integer
+	jsonInt                      // a signed integer, zigzag-encoded
+	jsonBool                     // a boolean
+	jsonTime                     // a time, as time.Time's MarshalJSON writes it
+	jsonRaw                      // raw JSON (a json.RawMessage); empty is absent
+	jsonMessage                  // a nested message (a struct, or a pointer to one)
+	jsonStrings                  // a repeated string: one wire field per element
+	jsonMessages                 // a repeated message: one wire field per element
+)
+
+// jsonField is one JSON field of a message.
+type jsonField struct {
+	key  string // "name": as written
+	num  protowire.Number
+	kind jsonKind
+	// alt is the wire field of the field's compact form (a UUID's or a
+	// SHA-256's bytes), read as altKind; 0 when it has none.
+	alt     protowire.Number
+	altKind jsonKind
+	// omit leaves the field out when it is zero (omitempty, omitzero, a nil
+	// pointer, an empty slice).
+	omit bool
+	msg  *jsonMessageFields // of a message kind
 }
 
-// appendJSONEventData appends a EventData as encoding/json writes it.
-func appendJSONEventData(b []byte, v *runstate.EventData) ([]byte, error) {
-	var err error
+// jsonMessageFields is a message's JSON fields, in the order they are written.
+type jsonMessageFields struct {
+	fields []jsonField
+	// at holds, by wire field number, 1 + the index of the field it is
+	// read into (0: a field this writer does not know).
+	at []uint8
+	// required holds, by index, the index of the first field from there on
+	// that is written even when zero (len(fields): none).
+	required []int
+}
+
+func jsonMessageOf(fields ...jsonField) *jsonMessageFields {
+	m := &jsonMessageFields{fields: fields, required: make([]int, len(fields)+1)}
+	m.required[len(fields)] = len(fields)
+	for i := len(fields) - 1; i >= 0; i-- {
+		m.required[i] = m.required[i+1]
+		if !fields[i].omit {
+			m.required[i] = i
+		}
+	}
+	for i, f := range fields {
+		for _, n := range []protowire.Number{f.num, f.alt} {
+			if n == 0 {
+				continue
+			}
+			for int(n) >= len(m.at) {
+				m.at = append(m.at, 0)
+			}
+			m.at[n] = uint8(i + 1)
+		}
+	}
+	return m
+}
+
+// index answers the index of the field wire field n is read into, or -1.
+func (m *jsonMessageFields) index(n protowire.Number) int {
+	if n < 0 || int(n) >= len(m.at) {
+		return -1
+	}
+	return int(m.at[n]) - 1
+}
+
+func str(key string, n protowire.Number) jsonField {
+	return jsonField{key: key, num: n, kind: jsonString}
+}
+
+func omitted(f jsonField) jsonField {
+	f.omit = true
+	return f
+}
+
+func of(key string, n protowire.Number, kind jsonKind) jsonField {
+	return jsonField{key: key, num: n, kind: kind}
+}
+
+func msgOf(key string, n protowire.Number, kind jsonKind, m *jsonMessageFields) jsonField {
+	return jsonField{key: key, num: n, kind: kind, msg: m}
+}
+
+func compact(f jsonField, alt protowire.Number, kind jsonKind) jsonField {
+	f.alt, f.altKind = alt, kind
+	return f
+}
+
+var eventJSON = jsonMessageOf(
+	str(`"event_type":`, 1),
+	compact(str(`"event_id":`, 2), 14, jsonUUID),
+	str(`"run_id":`, 3),
+	of(`"run_seq":`, 4, jsonUint),
+	compact(str(`"idempotency_key":`, 5), 15, jsonSHA256),
+	of(`"emitted_at":`, 6, jsonTime),
+	omitted(of(`"occurred_at":`, 7, jsonTime)),
+	str(`"emitted_by":`, 8),
+	str(`"step_id":`, 9),
+	of(`"logical_attempt_id":`, 10, jsonInt),
+	omitted(of(`"engine_attempt_id":`, 11, jsonInt)),
+	str(`"plan_version":`, 12),
+	msgOf(`"data":`, 13, jsonMessage, eventDataJSON),
+)
+
+var eventDataJSON = jsonMessageOf(
+	omitted(str(`"status":`, 1)),
+	omitted(str(`"substatus":`, 2)),
+	omitted(str(`"reason":`, 3)),
+	omitted(str(`"actor":`, 4)),
+	omitted(str(`"worker_id":`, 5)),
+	omitted(str(`"task_id":`, 6)),
+	omitted(str(`"queue":`, 7)),
+	omitted(of(`"not_before":`, 8, jsonTime)),
+	omitted(of(`"started_at":`, 9, jsonTime)),
+	omitted(of(`"completed_at":`, 10, jsonTime)),
+	omitted(of(`"deadline":`, 11, jsonTime)),
+	omitted(of(`"output":`, 12, jsonRaw)),
+	omitted(msgOf(`"artifacts":`, 13, jsonMessages, artifactRefJSON)),
+	omitted(msgOf(`"error":`, 14, jsonMessage, stepErrorJSON)),
+	omitted(msgOf(`"run_error":`, 15, jsonMessage, runErrorJSON)),
+	omitted(msgOf(`"attempt":`, 16, jsonMessage, attemptJSON)),
+	omitted(of(`"will_retry":`, 17, jsonBool)),
+	omitted(of(`"next_attempt_at":`, 18, jsonTime)),
+	omitted(str(`"completion_token":`, 19)),
+	omitted(str(`"signal_kind":`, 20)),
+	omitted(str(`"signal_name":`, 21)),
+	omitted(str(`"signal_id":`, 22)),
+	omitted(str(`"signal_storage_key":`, 23)),
+	omitted(of(`"accepted_at":`, 24, jsonTime)),
+	omitted(str(`"manual_outcome":`, 25)),
+	omitted(str(`"principal":`, 26)),
+	omitted(str(`"correlation_id":`, 27)),
+	omitted(str(`"notes":`, 28)),
+	omitted(of(`"evidence_refs":`, 29, jsonStrings)),
+	omitted(of(`"in_flight_tasks":`, 30, jsonInt)),
+	omitted(of(`"timed_out":`, 31, jsonBool)),
+	omitted(of(`"new_logical_attempt":`, 32, jsonInt)),
+	omitted(str(`"operation":`, 33)),
+	omitted(str(`"operation_key":`, 34)),
+	omitted(str(`"failed_action_id":`, 35)),
+	omitted(of(`"compensation_order":`, 36, jsonStrings)),
+	omitted(str(`"compensation_outcome":`, 37)),
+	omitted(msgOf(`"cancellation":`, 38, jsonMessage, cancellationJSON)),
+	omitted(of(`"waiting_on":`, 39, jsonStrings)),
+	omitted(str(`"source":`, 40)),
+	omitted(msgOf(`"context":`, 41, jsonMessage, runContextJSON)),
+	omitted(str(`"plan_id":`, 42)),
+	omitted(str(`"plan_sha256":`, 43)),
+	omitted(str(`"run_request_id":`, 44)),
+	omitted(str(`"verify_state":`, 45)),
+	omitted(str(`"reconciliation_key":`, 46)),
+	omitted(of(`"compensate":`, 47, jsonBool)),
+	omitted(of(`"cancel_requested":`, 48, jsonBool)),
+)
+
+var artifactRefJSON = jsonMessageOf(
+	str(`"uri":`, 1),
+	omitted(str(`"kind":`, 2)),
+	omitted(str(`"sha256":`, 3)),
+	omitted(of(`"size_bytes":`, 4, jsonUint)),
+	omitted(of(`"expires_at":`, 5, jsonTime)),
+)
+
+var stepErrorJSON = jsonMessageOf(
+	str(`"class":`, 1),
+	omitted(str(`"code":`, 2)),
+	omitted(str(`"message":`, 3)),
+	omitted(of(`"retryable":`, 4, jsonBool)),
+)
+
+var runErrorJSON = jsonMessageOf(
+	omitted(str(`"action_id":`, 1)),
+	omitted(msgOf(`"error":`, 2, jsonMessage, stepErrorJSON)),
+	omitted(of(`"workflow_timeout":`, 3, jsonBool)),
+)
+
+var attemptJSON = jsonMessageOf(
+	of(`"logical_attempt":`, 1, jsonInt),
+	of(`"engine_attempt":`, 2, jsonInt),
+	omitted(str(`"outcome":`, 3)),
+	omitted(msgOf(`"error":`, 4, jsonMessage, stepErrorJSON)),
+	omitted(of(`"started_at":`, 5, jsonTime)),
+	omitted(of(`"completed_at":`, 6, jsonTime)),
+	omitted(str(`"worker_id":`, 7)),
+)
+
+var cancellationJSON = jsonMessageOf(
+	str(`"cancelled_by":`, 1),
+	omitted(str(`"reason":`, 2)),
+	of(`"requested_at":`, 3, jsonTime),
+	omitted(of(`"compensate":`, 4, jsonBool)),
+)
+
+var runContextJSON = jsonMessageOf(
+	str(`"tenant_id":`, 1),
+	str(`"project_id":`, 2),
+	str(`"environment_id":`, 3),
+	omitted(str(`"triggered_by":`, 4)),
+	omitted(str(`"trigger_source":`, 5)),
+)
+
+// errNotCanonical is a message whose fields are not each written once, in
+// the order of its JSON fields, as AppendEvent writes them: a field
+// repeated (which a reader merges or overwrites) or out of order. Such a
+// message is decoded and encoded again before its JSON is written.
+var errNotCanonical = errors.New("fields not in their written order")
+
+// appendJSON appends the JSON of the message whose wire fields are wire,
+// read as decodeEvent reads them. It answers errNotCanonical for fields
+// that are not as AppendEvent writes them, and what a reader would for
+// fields it cannot read.
+//
+// env, when not nil, notes the envelope's fields (of an event's message).
+func (m *jsonMessageFields) appendJSON(b, wire []byte, env *envelopeFields) ([]byte, error) {
 	b = append(b, '{')
 	first := true
-	if v.Status != "" {
-		b = appendJSONKey(b, &first, "\"status\":")
-		b = appendJSONString(b, string(v.Status))
-	}
-	if v.Substatus != "" {
-		b = appendJSONKey(b, &first, "\"substatus\":")
-		b = appendJSONString(b, string(v.Substatus))
-	}
-	if v.Reason != "" {
-		b = appendJSONKey(b, &first, "\"reason\":")
-		b = appendJSONString(b, string(v.Reason))
-	}
-	if v.Actor != "" {
-		b = appendJSONKey(b, &first, "\"actor\":")
-		b = appendJSONString(b, string(v.Actor))
-	}
-	if v.WorkerID != "" {
-		b = appendJSONKey(b, &first, "\"worker_id\":")
-		b = appendJSONString(b, string(v.WorkerID))
-	}
-	if v.TaskID != "" {
-		b = appendJSONKey(b, &first, "\"task_id\":")
-		b = appendJSONString(b, string(v.TaskID))
-	}
-	if v.Queue != "" {
-		b = appendJSONKey(b, &first, "\"queue\":")
-		b = appendJSONString(b, string(v.Queue))
-	}
-	if !v.NotBefore.IsZero() {
-		b = appendJSONKey(b, &first, "\"not_before\":")
-		if b, err = appendJSONTime(b, v.NotBefore); err != nil {
+	next := 0 // the first field neither written nor passed
+	open := -1
+	var f field
+	for len(wire) > 0 {
+		rest, err := f.read(wire)
+		if err != nil {
 			return b, err
 		}
-	}
-	if !v.StartedAt.IsZero() {
-		b = appendJSONKey(b, &first, "\"started_at\":")
-		if b, err = appendJSONTime(b, v.StartedAt); err != nil {
-			return b, err
+		wire = rest
+		if env != nil {
+			env.note(&f)
 		}
-	}
-	if !v.CompletedAt.IsZero() {
-		b = appendJSONKey(b, &first, "\"completed_at\":")
-		if b, err = appendJSONTime(b, v.CompletedAt); err != nil {
-			return b, err
+		i := m.index(f.n)
+		if i < 0 {
+			continue // a field this writer does not know
 		}
-	}
-	if !v.Deadline.IsZero() {
-		b = appendJSONKey(b, &first, "\"deadline\":")
-		if b, err = appendJSONTime(b, v.Deadline); err != nil {
-			return b, err
+		fd := &m.fields[i]
+		kind := fd.kind
+		if f.n == fd.alt {
+			kind = fd.altKind
 		}
-	}
-	if len(v.Output) != 0 {
-		b = appendJSONKey(b, &first, "\"output\":")
-		if b, err = appendJSONRaw(b, v.Output); err != nil {
-			return b, err
-		}
-	}
-	if len(v.Artifacts) != 0 {
-		b = appendJSONKey(b, &first, "\"artifacts\":")
-		b = append(b, '[')
-		for i := range v.Artifacts {
-			if i > 0 {
-				b = append(b, ',')
+		if i < next {
+			if i != open { // written, or passed, already
+				return b, errNotCanonical
 			}
-			if b, err = appendJSONArtifactRef(b, &v.Artifacts[i]); err != nil {
+			b = append(b, ',')
+			if b, err = fd.appendElem(b, &f); err != nil {
+				return b, err
+			}
+			continue
+		}
+		if open >= 0 {
+			b = append(b, ']')
+			open = -1
+		}
+		if m.required[next] < i {
+			if b, err = m.appendZeros(b, &first, next, i); err != nil {
 				return b, err
 			}
 		}
+		next = i + 1
+		if kind == jsonStrings || kind == jsonMessages {
+			b = appendJSONKey(b, &first, fd.key)
+			b = append(b, '[')
+			if b, err = fd.appendElem(b, &f); err != nil {
+				return b, err
+			}
+			open = i
+			continue
+		}
+		if b, err = fd.appendValue(b, &first, kind, &f); err != nil {
+			return b, err
+		}
+		if env != nil && kind == jsonUUID {
+			env.idText = b[len(b)-37 : len(b)-1] // the id as just written, in quotes
+		}
+	}
+	if open >= 0 {
 		b = append(b, ']')
 	}
-	if v.Error != nil {
-		b = appendJSONKey(b, &first, "\"error\":")
-		if b, err = appendJSONStepError(b, v.Error); err != nil {
-			return b, err
-		}
-	}
-	if v.RunError != nil {
-		b = appendJSONKey(b, &first, "\"run_error\":")
-		if b, err = appendJSONRunError(b, v.RunError); err != nil {
-			return b, err
-		}
-	}
-	if v.Attempt != nil {
-		b = appendJSONKey(b, &first, "\"attempt\":")
-		if b, err = appendJSONAttempt(b, v.Attempt); err != nil {
-			return b, err
-		}
-	}
-	if v.WillRetry {
-		b = appendJSONKey(b, &first, "\"will_retry\":")
-		b = strconv.AppendBool(b, v.WillRetry)
-	}
-	if !v.NextAttemptAt.IsZero() {
-		b = appendJSONKey(b, &first, "\"next_attempt_at\":")
-		if b, err = appendJSONTime(b, v.NextAttemptAt); err != nil {
-			return b, err
-		}
-	}
-	if v.CompletionToken != "" {
-		b = appendJSONKey(b, &first, "\"completion_token\":")
-		b = appendJSONString(b, string(v.CompletionToken))
-	}
-	if v.SignalKind != "" {
-		b = appendJSONKey(b, &first, "\"signal_kind\":")
-		b = appendJSONString(b, string(v.SignalKind))
-	}
-	if v.SignalName != "" {
-		b = appendJSONKey(b, &first, "\"signal_name\":")
-		b = appendJSONString(b, string(v.SignalName))
-	}
-	if v.SignalID != "" {
-		b = appendJSONKey(b, &first, "\"signal_id\":")
-		b = appendJSONString(b, string(v.SignalID))
-	}
-	if v.SignalStorageKey != "" {
-		b = appendJSONKey(b, &first, "\"signal_storage_key\":")
-		b = appendJSONString(b, string(v.SignalStorageKey))
-	}
-	if !v.AcceptedAt.IsZero() {
-		b = appendJSONKey(b, &first, "\"accepted_at\":")
-		if b, err = appendJSONTime(b, v.AcceptedAt); err != nil {
-			return b, err
-		}
-	}
-	if v.ManualOutcome != "" {
-		b = appendJSONKey(b, &first, "\"manual_outcome\":")
-		b = appendJSONString(b, string(v.ManualOutcome))
-	}
-	if v.Principal != "" {
-		b = appendJSONKey(b, &first, "\"principal\":")
-		b = appendJSONString(b, string(v.Principal))
-	}
-	if v.CorrelationID != "" {
-		b = appendJSONKey(b, &first, "\"correlation_id\":")
-		b = appendJSONString(b, string(v.CorrelationID))
-	}
-	if v.Notes != "" {
-		b = appendJSONKey(b, &first, "\"notes\":")
-		b = appendJSONString(b, string(v.Notes))
-	}
-	if len(v.EvidenceRefs) != 0 {
-		b = appendJSONKey(b, &first, "\"evidence_refs\":")
-		b = appendJSONStrings(b, v.EvidenceRefs)
-	}
-	if v.InFlightTasks != 0 {
-		b = appendJSONKey(b, &first, "\"in_flight_tasks\":")
-		b = strconv.AppendInt(b, int64(v.InFlightTasks), 10)
-	}
-	if v.TimedOut {
-		b = appendJSONKey(b, &first, "\"timed_out\":")
-		b = strconv.AppendBool(b, v.TimedOut)
-	}
-	if v.NewLogicalAttempt != 0 {
-		b = appendJSONKey(b, &first, "\"new_logical_attempt\":")
-		b = strconv.AppendInt(b, int64(v.NewLogicalAttempt), 10)
-	}
-	if v.Operation != "" {
-		b = appendJSONKey(b, &first, "\"operation\":")
-		b = appendJSONString(b, string(v.Operation))
-	}
-	if v.OperationKey != "" {
-		b = appendJSONKey(b, &first, "\"operation_key\":")
-		b = appendJSONString(b, string(v.OperationKey))
-	}
-	if v.FailedActionID != "" {
-		b = appendJSONKey(b, &first, "\"failed_action_id\":")
-		b = appendJSONString(b, string(v.FailedActionID))
-	}
-	if len(v.CompensationOrder) != 0 {
-		b = appendJSONKey(b, &first, "\"compensation_order\":")
-		b = appendJSONStrings(b, v.CompensationOrder)
-	}
-	if v.CompensationOutcome != "" {
-		b = appendJSONKey(b, &first, "\"compensation_outcome\":")
-		b = appendJSONString(b, string(v.CompensationOutcome))
-	}
-	if v.Cancellation != nil {
-		b = appendJSONKey(b, &first, "\"cancellation\":")
-		if b, err = appendJSONCancellation(b, v.Cancellation); err != nil {
-			return b, err
-		}
-	}
-	if len(v.WaitingOn) != 0 {
-		b = appendJSONKey(b, &first, "\"waiting_on\":")
-		b = appendJSONStrings(b, v.WaitingOn)
-	}
-	if v.Source != "" {
-		b = appendJSONKey(b, &first, "\"source\":")
-		b = appendJSONString(b, string(v.Source))
-	}
-	if v.Context != nil {
-		b = appendJSONKey(b, &first, "\"context\":")
-		if b, err = appendJSONRunContext(b, v.Context); err != nil {
-			return b, err
-		}
-	}
-	if v.PlanID != "" {
-		b = appendJSONKey(b, &first, "\"plan_id\":")
-		b = appendJSONString(b, string(v.PlanID))
-	}
-	if v.PlanSHA256 != "" {
-		b = appendJSONKey(b, &first, "\"plan_sha256\":")
-		b = appendJSONString(b, string(v.PlanSHA256))
-	}
-	if v.RunRequestID != "" {
-		b = appendJSONKey(b, &first, "\"run_request_id\":")
-		b = appendJSONString(b, string(v.RunRequestID))
-	}
-	if v.VerifyState != "" {
-		b = appendJSONKey(b, &first, "\"verify_state\":")
-		b = appendJSONString(b, string(v.VerifyState))
-	}
-	if v.ReconciliationKey != "" {
-		b = appendJSONKey(b, &first, "\"reconciliation_key\":")
-		b = appendJSONString(b, string(v.ReconciliationKey))
-	}
-	if v.Compensate {
-		b = appendJSONKey(b, &first, "\"compensate\":")
-		b = strconv.AppendBool(b, v.Compensate)
-	}
-	if v.CancelRequested {
-		b = appendJSONKey(b, &first, "\"cancel_requested\":")
-		b = strconv.AppendBool(b, v.CancelRequested)
-	}
-	return append(b, '}'), nil
-}
-
-// appendJSONArtifactRef appends a ArtifactRef as encoding/json writes it.
-func appendJSONArtifactRef(b []byte, v *runstate.ArtifactRef) ([]byte, error) {
-	var err error
-	b = append(b, '{')
-	first := true
-	b = appendJSONKey(b, &first, "\"uri\":")
-	b = appendJSONString(b, string(v.URI))
-	if v.Kind != "" {
-		b = appendJSONKey(b, &first, "\"kind\":")
-		b = appendJSONString(b, string(v.Kind))
-	}
-	if v.SHA256 != "" {
-		b = appendJSONKey(b, &first, "\"sha256\":")
-		b = appendJSONString(b, string(v.SHA256))
-	}
-	if v.SizeBytes != 0 {
-		b = appendJSONKey(b, &first, "\"size_bytes\":")
-		b = strconv.AppendUint(b, v.SizeBytes, 10)
-	}
-	if !v.ExpiresAt.IsZero() {
-		b = appendJSONKey(b, &first, "\"expires_at\":")
-		if b, err = appendJSONTime(b, v.ExpiresAt); err != nil {
-			return b, err
-		}
-	}
-	return append(b, '}'), nil
-}
-
-// appendJSONStepError appends a StepError as encoding/json writes it.
-func appendJSONStepError(b []byte, v *runstate.StepError) ([]byte, error) {
-	b = append(b, '{')
-	first := true
-	b = appendJSONKey(b, &first, "\"class\":")
-	b = appendJSONString(b, string(v.Class))
-	if v.Code != "" {
-		b = appendJSONKey(b, &first, "\"code\":")
-		b = appendJSONString(b, string(v.Code))
-	}
-	if v.Message != "" {
-		b = appendJSONKey(b, &first, "\"message\":")
-		b = appendJSONString(b, string(v.Message))
-	}
-	if v.Retryable {
-		b = appendJSONKey(b, &first, "\"retryable\":")
-		b = strconv.AppendBool(b, v.Retryable)
-	}
-	return append(b, '}'), nil
-}
-
-// appendJSONRunError appends a RunError as encoding/json writes it.
-func appendJSONRunError(b []byte, v *runstate.RunError) ([]byte, error) {
-	var err error
-	b = append(b, '{')
-	first := true
-	if v.ActionID != "" {
-		b = appendJSONKey(b, &first, "\"action_id\":")
-		b = appendJSONString(b, string(v.ActionID))
-	}
-	if v.Error != nil {
-		b = appendJSONKey(b, &first, "\"error\":")
-		if b, err = appendJSONStepError(b, v.Error); err != nil {
-			return b, err
-		}
-	}
-	if v.WorkflowTimeout {
-		b = appendJSONKey(b, &first, "\"workflow_timeout\":")
-		b = strconv.AppendBool(b, v.WorkflowTimeout)
-	}
-	return append(b, '}'), nil
-}
-
-// appendJSONAttempt appends a Attempt as encoding/json writes it.
-func appendJSONAttempt(b []byte, v *runstate.Attempt) ([]byte, error) {
-	var err error
-	b = append(b, '{')
-	first := true
-	b = appendJSONKey(b, &first, "\"logical_attempt\":")
-	b = strconv.AppendInt(b, int64(v.LogicalAttempt), 10)
-	b = appendJSONKey(b, &first, "\"engine_attempt\":")
-	b = strconv.AppendInt(b, int64(v.EngineAttempt), 10)
-	if v.Outcome != "" {
-		b = appendJSONKey(b, &first, "\"outcome\":")
-		b = appendJSONString(b, string(v.Outcome))
-	}
-	if v.Error != nil {
-		b = appendJSONKey(b, &first, "\"error\":")
-		if b, err = appendJSONStepError(b, v.Error); err != nil {
-			return b, err
-		}
-	}
-	if !v.StartedAt.IsZero() {
-		b = appendJSONKey(b, &first, "\"started_at\":")
-		if b, err = appendJSONTime(b, v.StartedAt); err != nil {
-			return b, err
-		}
-	}
-	if !v.CompletedAt.IsZero() {
-		b = appendJSONKey(b, &first, "\"completed_at\":")
-		if b, err = appendJSONTime(b, v.CompletedAt); err != nil {
-			return b, err
-		}
-	}
-	if v.WorkerID != "" {
-		b = appendJSONKey(b, &first, "\"worker_id\":")
-		b = appendJSONString(b, string(v.WorkerID))
-	}
-	return append(b, '}'), nil
-}
-
-// appendJSONCancellation appends a Cancellation as encoding/json writes it.
-func appendJSONCancellation(b []byte, v *runstate.Cancellation) ([]byte, error) {
-	var err error
-	b = append(b, '{')
-	first := true
-	b = appendJSONKey(b, &first, "\"cancelled_by\":")
-	b = appendJSONString(b, string(v.CancelledBy))
-	if v.Reason != "" {
-		b = appendJSONKey(b, &first, "\"reason\":")
-		b = appendJSONString(b, string(v.Reason))
-	}
-	b = appendJSONKey(b, &first, "\"requested_at\":")
-	if b, err = appendJSONTime(b, v.RequestedAt); err != nil {
+	b, err := m.appendZeros(b, &first, next, len(m.fields))
+	if err != nil {
 		return b, err
 	}
-	if v.Compensate {
-		b = appendJSONKey(b, &first, "\"compensate\":")
-		b = strconv.AppendBool(b, v.Compensate)
-	}
 	return append(b, '}'), nil
 }
 
-// appendJSONRunContext appends a RunContext as encoding/json writes it.
-func appendJSONRunContext(b []byte, v *runstate.RunContext) ([]byte, error) {
-	b = append(b, '{')
-	first := true
-	b = appendJSONKey(b, &first, "\"tenant_id\":")
-	b = appendJSONString(b, string(v.TenantID))
-	b = appendJSONKey(b, &first, "\"project_id\":")
-	b = appendJSONString(b, string(v.ProjectID))
-	b = appendJSONKey(b, &first, "\"environment_id\":")
-	b = appendJSONString(b, string(v.EnvironmentID))
-	if v.TriggeredBy != "" {
-		b = appendJSONKey(b, &first, "\"triggered_by\":")
-		b = appendJSONString(b, string(v.TriggeredBy))
+// appendZeros appends the fields from..to-1, absent from the wire, that
+// are written even when zero.
+func (m *jsonMessageFields) appendZeros(b []byte, first *bool, from, to int) ([]byte, error) {
+	var err error
+	for i := m.required[from]; i < to; i = m.required[i+1] {
+		fd := &m.fields[i]
+		b = appendJSONKey(b, first, fd.key)
+		switch fd.kind {
+		case jsonString:
+			b = append(b, `""`...)
+		case jsonUint, jsonInt:
+			b = append(b, '0')
+		case jsonBool:
+			b = append(b, "false"...)
+		case jsonTime:
+			b, err = appendJSONTime(b, time.Time{})
+		case jsonMessage:
+			b, err = fd.msg.appendJSON(b, nil, nil)
+		default:
+			err = errors.New("runcodec: a field of this kind is never written when zero")
+		}
+		if err != nil {
+			return b, err
+		}
 	}
-	if v.TriggerSource != "" {
-		b = appendJSONKey(b, &first, "\"trigger_source\":")
-		b = appendJSONString(b, string(v.TriggerSource))
+	return b, nil
+}
+
+// appendValue appends the field from its wire value f, read as kind, unless
+// it is zero and omitted when zero.
+func (fd *jsonField) appendValue(b []byte, first *bool, kind jsonKind, f *field) ([]byte, error) {
+	switch kind {
+	case jsonString:
+		s, err := f.bytes()
+		if err != nil || (fd.omit && len(s) == 0) {
+			return b, err
+		}
+		b = appendJSONKey(b, first, fd.key)
+		return appendJSONString(b, s), nil
+	case jsonUUID:
+		x, err := f.bytes()
+		if err == nil && len(x) != 16 {
+			_, err = uuidString(x)
+		}
+		if err != nil {
+			return b, err
+		}
+		b = appendJSONKey(b, first, fd.key)
+		return append(appendUUID(append(b, '"'), x), '"'), nil
+	case jsonSHA256:
+		x, err := f.bytes()
+		if err == nil && len(x) != 32 {
+			_, err = sha256String(x)
+		}
+		if err != nil {
+			return b, err
+		}
+		b = appendJSONKey(b, first, fd.key)
+		return append(hex.AppendEncode(append(b, '"'), x), '"'), nil
+	case jsonUint:
+		x, err := f.uint()
+		if err != nil || (fd.omit && x == 0) {
+			return b, err
+		}
+		return strconv.AppendUint(appendJSONKey(b, first, fd.key), x, 10), nil
+	case jsonInt:
+		x, err := f.int()
+		if err != nil || (fd.omit && int(x) == 0) {
+			return b, err
+		}
+		return strconv.AppendInt(appendJSONKey(b, first, fd.key), int64(int(x)), 10), nil
+	case jsonBool:
+		x, err := f.bool()
+		if err != nil || (fd.omit && !x) {
+			return b, err
+		}
+		return strconv.AppendBool(appendJSONKey(b, first, fd.key), x), nil
+	case jsonTime:
+		t, err := f.time()
+		if err != nil || (fd.omit && t.IsZero()) {
+			return b, err
+		}
+		return appendJSONTime(appendJSONKey(b, first, fd.key), t)
+	case jsonRaw:
+		x, err := f.bytes()
+		if err != nil || len(x) == 0 { // empty is absent
+			return b, err
+		}
+		return appendJSONRaw(appendJSONKey(b, first, fd.key), x)
+	case jsonMessage:
+		x, err := f.bytes()
+		if err != nil {
+			return b, err
+		}
+		return fd.msg.appendJSON(appendJSONKey(b, first, fd.key), x, nil)
 	}
-	return append(b, '}'), nil
+	return b, errors.New("runcodec: a repeated field is written element by element")
+}
+
+// appendElem appends one element of a repeated field: every element is
+// written, even an empty string.
+func (fd *jsonField) appendElem(b []byte, f *field) ([]byte, error) {
+	x, err := f.bytes()
+	if err != nil {
+		return b, err
+	}
+	if fd.kind == jsonMessages {
+		return fd.msg.appendJSON(b, x, nil)
+	}
+	return appendJSONString(b, x), nil
+}
+
+// appendUUID appends a UUID's 16 bytes as uuidString writes them.
+func appendUUID(b, x []byte) []byte {
+	var out [36]byte
+	hex.Encode(out[0:8], x[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], x[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], x[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], x[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:36], x[10:16])
+	return append(b, out[:]...)
+}
+
+// envelopeFields are the wire fields of an event's envelope, as
+// appendJSON read them.
+type envelopeFields struct {
+	typ, id, runID []byte
+	idText         []byte // the text of an id read as a UUID's bytes
+	seq            uint64
+}
+
+func (e *envelopeFields) note(f *field) {
+	switch f.n {
+	case 1:
+		e.typ = f.v
+	case 2:
+		e.id = f.v
+	case 3:
+		e.runID = f.v
+	case 4:
+		e.seq = f.x
+	}
+}
+
+// envelope answers the envelope of an event whose wire fields appendJSON
+// wrote whole, each once.
+func (e *envelopeFields) envelope() EventEnvelope {
+	id := e.id
+	if e.idText != nil {
+		id = e.idText
+	}
+	return EventEnvelope{Type: e.typ, RunID: e.runID, Seq: e.seq, ID: string(id)}
 }

@@ -95,34 +95,38 @@ type field struct {
 
 var errWireType = errors.New("wrong wire type")
 
-func (f field) want(t protowire.Type) error {
+func (f *field) want(t protowire.Type) error {
 	if f.typ != t {
-		return fmt.Errorf("field %d: %w", f.n, errWireType)
+		return f.wrongType()
 	}
 	return nil
 }
 
-func (f field) str() (string, error) {
+func (f *field) wrongType() error { return fmt.Errorf("field %d: %w", f.n, errWireType) }
+
+func (f *field) str() (string, error) {
 	if err := f.want(protowire.BytesType); err != nil {
 		return "", err
 	}
 	return string(f.v), nil
 }
 
-func (f field) bytes() ([]byte, error) {
+func (f *field) bytes() ([]byte, error) {
 	if err := f.want(protowire.BytesType); err != nil {
 		return nil, err
 	}
 	return f.v, nil
 }
 
-func (f field) uint() (uint64, error) { return f.x, f.want(protowire.VarintType) }
+func (f *field) uint() (uint64, error) { return f.x, f.want(protowire.VarintType) }
 
-func (f field) int() (int64, error) { return protowire.DecodeZigZag(f.x), f.want(protowire.VarintType) }
+func (f *field) int() (int64, error) {
+	return protowire.DecodeZigZag(f.x), f.want(protowire.VarintType)
+}
 
-func (f field) bool() (bool, error) { return f.x != 0, f.want(protowire.VarintType) }
+func (f *field) bool() (bool, error) { return f.x != 0, f.want(protowire.VarintType) }
 
-func (f field) time() (time.Time, error) {
+func (f *field) time() (time.Time, error) {
 	v, err := f.bytes()
 	if err != nil {
 		return time.Time{}, err
@@ -152,28 +156,45 @@ func (f field) time() (time.Time, error) {
 // eachField calls fn with every field of b, in order; a field fn does not
 // know is ignored by fn (readers ignore unknown fields).
 func eachField(b []byte, fn func(protowire.Number, field) error) error {
+	var f field
 	for len(b) > 0 {
-		n, typ, m := protowire.ConsumeTag(b)
-		if m < 0 {
-			return protowire.ParseError(m)
+		rest, err := f.read(b)
+		if err != nil {
+			return err
 		}
-		b = b[m:]
-		f := field{n: n, typ: typ}
-		switch typ {
-		case protowire.VarintType:
-			f.x, m = protowire.ConsumeVarint(b)
-		case protowire.BytesType:
-			f.v, m = protowire.ConsumeBytes(b)
-		default:
-			m = protowire.ConsumeFieldValue(n, typ, b)
-		}
-		if m < 0 {
-			return protowire.ParseError(m)
-		}
-		b = b[m:]
-		if err := fn(n, f); err != nil {
+		b = rest
+		if err := fn(f.n, f); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// read reads the first field of b onto f, and answers what follows it.
+// Tags, varints and lengths of one byte, the most of them, are read here.
+func (f *field) read(b []byte) ([]byte, error) {
+	var m int
+	if 8 <= b[0] && b[0] < 0x80 { // a field number from 1 to 15
+		f.n, f.typ, m = protowire.Number(b[0]>>3), protowire.Type(b[0]&7), 1
+	} else if f.n, f.typ, m = protowire.ConsumeTag(b); m < 0 {
+		return nil, protowire.ParseError(m)
+	}
+	b = b[m:]
+	f.x, f.v = 0, nil
+	switch {
+	case f.typ == protowire.VarintType && len(b) > 0 && b[0] < 0x80:
+		f.x, m = uint64(b[0]), 1
+	case f.typ == protowire.VarintType:
+		f.x, m = protowire.ConsumeVarint(b)
+	case f.typ == protowire.BytesType && len(b) > 0 && b[0] < 0x80 && int(b[0]) < len(b):
+		f.v, m = b[1:1+b[0]:1+b[0]], 1+int(b[0])
+	case f.typ == protowire.BytesType:
+		f.v, m = protowire.ConsumeBytes(b)
+	default:
+		m = protowire.ConsumeFieldValue(f.n, f.typ, b)
+	}
+	if m < 0 {
+		return nil, protowire.ParseError(m)
+	}
+	return b[m:], nil
 }

@@ -75,11 +75,40 @@ func ResolveOutbox(ctx context.Context, st store.Store, entries []store.Item) ([
 // version scanned are taken from it instead of read from st; the others
 // are read in one call, as there. A nil cache holds nothing.
 func (c *OutboxCache) ResolveOutbox(ctx context.Context, st store.Store, entries []store.Item) ([]ResolvedEntry, error) {
-	out := make([]ResolvedEntry, len(entries))
-	refs := make([]outboxRef, len(entries))
+	return c.ResolveOutboxInto(ctx, st, entries, &OutboxBuffers{})
+}
+
+// OutboxBuffers is the memory ResolveOutboxInto answers in — the entries,
+// their events, the events' JSON — kept for the next call given the same
+// buffers, which writes over it. The zero value is ready to use; it is
+// not safe for concurrent use.
+type OutboxBuffers struct {
+	out  []ResolvedEntry
+	refs []outboxRef
+	held [][][]byte
+	pool []OutboxEvent
+	buf  []byte
+}
+
+// maxKeptJSON and maxKept bound the memory OutboxBuffers keeps between
+// calls, the JSON buffer's bytes and each slice's values: a page of huge
+// or very many events is answered in memory of its own.
+const (
+	maxKeptJSON = 4 << 20
+	maxKept     = 1 << 14
+)
+
+// ResolveOutboxInto is ResolveOutbox answering in bufs' memory: what it
+// answers — the entries, their events and the events' JSON — is
+// overwritten by the next call given bufs, so give them again only once
+// done with the answer (for the export worker: its page published and
+// acknowledged).
+func (c *OutboxCache) ResolveOutboxInto(ctx context.Context, st store.Store, entries []store.Item, bufs *OutboxBuffers) ([]ResolvedEntry, error) {
+	out := reuse(&bufs.out, len(entries))
+	refs := reuse(&bufs.refs, len(entries))
 	var held [][][]byte // by entry: its events as the cache held them
 	if c != nil {
-		held = make([][][]byte, len(entries))
+		held = reuse(&bufs.held, len(entries))
 	}
 	var keys [][]byte
 	var r resolver
@@ -122,8 +151,14 @@ func (c *OutboxCache) ResolveOutbox(ctx context.Context, st store.Store, entries
 	if r.events == 0 {
 		return out, nil
 	}
-	r.pool = make([]OutboxEvent, r.events)
-	r.buf = make([]byte, 0, r.jsonSize)
+	r.pool = reuse(&bufs.pool, r.events)
+	if cap(bufs.buf) < r.jsonSize && r.jsonSize <= maxKeptJSON {
+		bufs.buf = make([]byte, 0, r.jsonSize)
+	}
+	r.buf = bufs.buf[:0]
+	if cap(r.buf) < r.jsonSize {
+		r.buf = make([]byte, 0, r.jsonSize) // too large to keep
+	}
 	for i, ref := range refs {
 		switch {
 		case held != nil && held[i] != nil:
@@ -133,6 +168,21 @@ func (c *OutboxCache) ResolveOutbox(ctx context.Context, st store.Store, entries
 		}
 	}
 	return out, nil
+}
+
+// reuse answers n zero values in *s's memory, growing it (and keeping what
+// it grew to) when it holds fewer. More than maxKept values are answered
+// in memory of their own, not kept.
+func reuse[T any](s *[]T, n int) []T {
+	if n > maxKept {
+		return make([]T, n)
+	}
+	if cap(*s) < n {
+		*s = make([]T, n)
+	}
+	out := (*s)[:n]
+	clear(out)
+	return out
 }
 
 // resolver turns the events of a page's references into their JSON: those
@@ -148,10 +198,8 @@ type resolver struct {
 	events, jsonSize int
 	// pool holds the page's events, each reference's a slice of it.
 	pool []OutboxEvent
-	// ev is the event being decoded, reused; buf holds the JSON of the
-	// events resolved so far, each event's a full slice of it that later
-	// appends never touch.
-	ev  runstate.Event
+	// buf holds the JSON of the events resolved so far, each event's a
+	// full slice of it that later appends never touch.
 	buf []byte
 }
 
@@ -223,24 +271,43 @@ func (r *resolver) resolve(ref outboxRef) ResolvedEntry {
 	return out
 }
 
-// event decodes one stored event and answers it with its JSON.
+// event answers one stored event with its JSON, written from the stored
+// form (runcodec.AppendStoredEventJSON: no event decoded in between).
 func (r *resolver) event(ref outboxRef, body []byte) (OutboxEvent, error) {
-	r.ev = runstate.Event{}
-	if err := runcodec.DecodeEvent(body, &r.ev); err != nil {
-		return OutboxEvent{}, err
-	}
 	if free := cap(r.buf) - len(r.buf); free < jsonRoom(body) {
 		r.buf = make([]byte, 0, max(8<<10, jsonRoom(body)))
 	}
 	start := len(r.buf)
-	buf, err := runcodec.AppendEventJSON(r.buf, &r.ev)
+	buf, env, err := runcodec.AppendStoredEventJSON(r.buf, body)
 	if err != nil {
-		return OutboxEvent{}, fmt.Errorf("as JSON: %w", err)
+		return OutboxEvent{}, err
 	}
 	r.buf = buf
 	js := buf[start:len(buf):len(buf)]
-	e := checkEnvelope(OutboxEvent{TenantID: ref.tenantID, EventID: r.ev.ID, RunID: r.ev.RunID, RunSeq: r.ev.Seq, EventType: r.ev.Type, Event: js})
+	runID := ref.runID // the run the entry's key names, whose events these are
+	if string(env.RunID) != runID {
+		runID = string(env.RunID)
+	}
+	e := checkEnvelope(OutboxEvent{TenantID: ref.tenantID, EventID: env.ID, RunID: runID, RunSeq: env.Seq,
+		EventType: eventType(env.Type), Event: js})
 	return e, e.Err
+}
+
+// eventTypes holds the event types, so that a type read is not a string
+// allocated per event.
+var eventTypes = func() map[string]string {
+	m := map[string]string{}
+	for _, t := range runstate.EventTypes() {
+		m[t] = t
+	}
+	return m
+}()
+
+func eventType(b []byte) string {
+	if t, ok := eventTypes[string(b)]; ok {
+		return t
+	}
+	return string(b)
 }
 
 // outboxRef is a reference entry parsed: its tenant and the run_seqs of the

@@ -74,3 +74,94 @@ func BenchmarkResolveOutbox(b *testing.B) {
 		}
 	})
 }
+
+// decisionEvents are the events one decision of a step's result appends,
+// as the engine writes them: the attempt recorded, the step completed with
+// its output, the next step scheduled as a task and started.
+func decisionEvents(run int, seq uint64) []runstate.Event {
+	at := time.Date(2026, 11, 1, 12, 0, 0, 123456789, time.UTC).Add(time.Duration(run) * time.Millisecond)
+	runID := fmt.Sprintf("0195b3c2-7c1e-7e3a-9d41-%012x", run)
+	evs := []runstate.Event{
+		{Type: runstate.EvStepAttemptRecorded, StepID: "charge", LogicalAttempt: 1, EngineAttempt: 1, EmittedBy: "engine",
+			Data: runstate.EventData{CorrelationID: "corr-7f3a", Attempt: &runstate.Attempt{LogicalAttempt: 1, EngineAttempt: 1,
+				Outcome: runstate.AttemptSucceeded, StartedAt: at.Add(-3 * time.Millisecond), CompletedAt: at, WorkerID: "worker-1"}}},
+		{Type: runstate.EvStepCompleted, StepID: "charge", LogicalAttempt: 1, EmittedBy: "engine",
+			Data: runstate.EventData{Status: string(runstate.StepSucceeded), CompletedAt: at,
+				Output: json.RawMessage(`{"charge_id":"ch_3Nx8f2","amount":1250,"currency":"eur","captured":true}`)}},
+		{Type: runstate.EvStepScheduled, StepID: "ship", LogicalAttempt: 1, EmittedBy: "engine",
+			Data: runstate.EventData{Status: "SCHEDULED", TaskID: fmt.Sprintf("0195b3c2-7c1f-7e3a-9d41-%012x", run), Queue: "default", NotBefore: at}},
+		{Type: runstate.EvStepStarted, StepID: "ship", LogicalAttempt: 1, EmittedBy: "activity-worker:worker-2",
+			Data: runstate.EventData{Status: string(runstate.StepRunning), WorkerID: "worker-2", StartedAt: at}},
+	}
+	for i := range evs {
+		ev := &evs[i]
+		ev.RunID, ev.Seq, ev.PlanVersion, ev.EmittedAt = runID, seq+uint64(i), "3", at
+		ev.ID = fmt.Sprintf("0195b3c2-7c20-7e3a-9d41-%08x%04x", run, i)
+		ev.IdempotencyKey = runstate.IdempotencyKey(runID, ev.StepID, ev.LogicalAttempt, ev.Type, ev.PlanVersion, ev.EngineAttempt)
+	}
+	return evs
+}
+
+// BenchmarkResolveOutbox_Decisions measures resolving a page of 100 outbox
+// entries, each naming the 4 events of one decision as the engine writes
+// them (decisionEvents: UUIDs, idempotency keys, times, an attempt, an
+// output), from the outbox cache and from the store, in new memory and in
+// buffers reused from page to page as the export worker's are.
+//
+//	go test -run '^$' -bench ResolveOutbox_Decisions -benchmem ./engine/runlog/
+func BenchmarkResolveOutbox_Decisions(b *testing.B) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Config{})
+	b.Cleanup(func() { _ = st.Close() })
+	type committed struct {
+		batch    *store.Batch
+		res      *store.CommitResult
+		appended Appended
+	}
+	var page []store.Item
+	var commits []committed
+	for r := range 100 {
+		events := decisionEvents(r, 5)
+		batch := &store.Batch{}
+		appended := AppendEvents(batch, "tenant-a", events, true, true)
+		batch.Conditions = nil
+		res, err := st.Commit(ctx, batch)
+		require.NoError(b, err)
+		commits = append(commits, committed{batch, res, appended})
+		it, err := st.Get(ctx, OutboxKey(events[0].RunID, 5))
+		require.NoError(b, err)
+		page = append(page, it)
+	}
+	check := func(got []ResolvedEntry, err error) {
+		if err != nil || len(got) != 100 || got[99].Err != nil || len(got[99].Events) != 4 {
+			b.Fatalf("resolved %v, %v", got, err)
+		}
+	}
+	for _, reuse := range []bool{false, true} {
+		var bufs OutboxBuffers
+		resolve := func(c *OutboxCache) ([]ResolvedEntry, error) {
+			if reuse {
+				return c.ResolveOutboxInto(ctx, st, page, &bufs)
+			}
+			return c.ResolveOutbox(ctx, st, page)
+		}
+		b.Run(fmt.Sprintf("cached/reused=%v", reuse), func(b *testing.B) {
+			cache := NewOutboxCache(0, 0)
+			b.ReportAllocs()
+			for range b.N {
+				b.StopTimer()
+				for _, c := range commits {
+					cache.Committed(c.batch, c.res, c.appended)
+				}
+				b.StartTimer()
+				check(resolve(cache))
+			}
+		})
+		b.Run(fmt.Sprintf("store/reused=%v", reuse), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				check(resolve(nil))
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package runlog
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -104,7 +105,7 @@ func TestOutbox_EntriesResolveInStepAroundMissingAndUndecodableEvents(t *testing
 		}
 		ev := runstate.Event{Type: runstate.EvStepCompleted, ID: fmt.Sprintf("e-%d", seq), RunID: "r-1", Seq: seq, StepID: fmt.Sprintf("step-%d", seq)}
 		b.Ops = append(b.Ops, store.Put(EventKey("r-1", seq), runcodec.AppendEvent(nil, &ev)))
-		js, err := runcodec.AppendEventJSON(nil, &ev)
+		js, err := json.Marshal(&ev)
 		require.NoError(t, err)
 		want[seq] = js
 	}
@@ -191,4 +192,60 @@ func TestEventWrites_CountsTheWritesAppendEventsAdds(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ResolveOutboxInto answers in the buffers it is given: the answer is what
+// ResolveOutbox answers, it stays as it is while other buffers are used,
+// and the next call given the same buffers writes over it instead of
+// allocating again.
+func TestResolveOutboxInto_AnswersInItsBuffersWhichOnlyTheNextCallGivenThemReuses(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Config{})
+	pages := make([][]store.Item, 2)
+	for r := range 20 {
+		events := make([]runstate.Event, 4)
+		for i := range events {
+			events[i] = runstate.Event{Type: runstate.EvStepCompleted, ID: fmt.Sprintf("e-%d-%d", r, i), RunID: fmt.Sprintf("run-%02d", r),
+				Seq: uint64(1 + i), StepID: fmt.Sprintf("step-%d", r)}
+		}
+		b := &store.Batch{}
+		AppendEvents(b, "t", events, true, false)
+		_, err := st.Commit(ctx, b)
+		require.NoError(t, err)
+		it, err := st.Get(ctx, OutboxKey(events[0].RunID, 1))
+		require.NoError(t, err)
+		pages[r%2] = append(pages[r%2], it)
+	}
+	snapshot := func(got []ResolvedEntry) []string {
+		var out []string
+		for _, e := range got {
+			require.NoError(t, e.Err)
+			for _, ev := range e.Events {
+				out = append(out, fmt.Sprintf("%s %s %d %s", ev.EventID, ev.RunID, ev.RunSeq, ev.Event))
+			}
+		}
+		return out
+	}
+	want := make([][]string, 2)
+	for i, page := range pages {
+		got, err := ResolveOutbox(ctx, st, page)
+		require.NoError(t, err)
+		want[i] = snapshot(got)
+	}
+	var none *OutboxCache
+	var mine, others OutboxBuffers
+	first, err := none.ResolveOutboxInto(ctx, st, pages[0], &mine)
+	require.NoError(t, err)
+	require.Equal(t, want[0], snapshot(first))
+	_, err = none.ResolveOutboxInto(ctx, st, pages[1], &others)
+	require.NoError(t, err)
+	require.Equal(t, want[0], snapshot(first), "other buffers leave an answer as it is")
+	second, err := none.ResolveOutboxInto(ctx, st, pages[1], &mine)
+	require.NoError(t, err)
+	require.Equal(t, want[1], snapshot(second))
+	require.Same(t, &first[0], &second[0], "the same buffers answer in the same memory")
+
+	fresh := testing.AllocsPerRun(20, func() { _, _ = ResolveOutbox(ctx, st, pages[1]) })
+	reused := testing.AllocsPerRun(20, func() { _, _ = none.ResolveOutboxInto(ctx, st, pages[1], &mine) })
+	require.Less(t, reused, fresh-3, "the entries, their events and their JSON are not allocated again")
 }

@@ -15,7 +15,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -117,15 +119,15 @@ func (p *Publisher) Publish(ctx context.Context, msg export.Message) error {
 var _ export.BatchPublisher = (*Publisher)(nil)
 
 // publishScript appends messages to their streams in order, one XADD each,
-// and stops at the first Redis refuses: KEYS are the streams, ARGV[1] the
-// MAXLEN, then five field values per message. It answers {published} or
+// and stops at the first Redis refuses: KEYS are the streams, each once,
+// ARGV[1] the MAXLEN, then six values per message: the index of its
+// stream in KEYS and its five field values. It answers {published} or
 // {published, the refusal}.
 var publishScript = redis.NewScript(fmt.Sprintf(`
 local n = 0
-for i = 1, #KEYS do
-  local a = 2 + (i - 1) * 5
-  local r = redis.pcall('XADD', KEYS[i], 'MAXLEN', '~', ARGV[1], '*',
-    %q, ARGV[a], %q, ARGV[a + 1], %q, ARGV[a + 2], %q, ARGV[a + 3], %q, ARGV[a + 4])
+for a = 2, #ARGV, 6 do
+  local r = redis.pcall('XADD', KEYS[tonumber(ARGV[a])], 'MAXLEN', '~', ARGV[1], '*',
+    %q, ARGV[a + 1], %q, ARGV[a + 2], %q, ARGV[a + 3], %q, ARGV[a + 4], %q, ARGV[a + 5])
   if type(r) == 'table' and r.err then
     return {n, r.err}
   end
@@ -170,19 +172,9 @@ func (p *Publisher) group(msgs []export.Message) []export.Message {
 
 // publishGroup runs the script over msgs.
 func (p *Publisher) publishGroup(ctx context.Context, msgs []export.Message) (int, error) {
-	keys := make([]string, len(msgs))
-	args := make([]any, 0, 1+5*len(msgs))
-	args = append(args, p.cfg.MaxLen)
-	for i, m := range msgs {
-		if i > 0 && m.TenantID == msgs[i-1].TenantID {
-			keys[i] = keys[i-1] // a page's messages are mostly one tenant's
-		} else {
-			keys[i] = p.Stream(m.TenantID)
-		}
-		// run_seq goes as a uint64, which Redis receives as its decimal
-		// digits: boxing one below 256 allocates nothing.
-		args = append(args, m.EventID, m.RunID, m.RunSeq, m.EventType, []byte(m.Event))
-	}
+	a := batchArgsPool.Get().(*batchArgs)
+	defer a.release()
+	keys, args := a.fill(p, msgs)
 	res, err := publishScript.Run(ctx, p.rdb, keys, args...).Slice()
 	if err != nil {
 		return 0, classify(fmt.Errorf("redisbus: XADD of %d messages: %w", len(msgs), err))
@@ -196,9 +188,90 @@ func (p *Publisher) publishGroup(ctx context.Context, msgs []export.Message) (in
 		return len(msgs), nil
 	case ok && len(res) == 2 && n >= 0 && n < int64(len(msgs)):
 		reply, _ := res[1].(string)
-		return int(n), fmt.Errorf("redisbus: XADD %s: %w", keys[n], classify(replyError(reply)))
+		return int(n), fmt.Errorf("redisbus: XADD %s: %w", p.Stream(msgs[n].TenantID), classify(replyError(reply)))
 	}
 	return 0, export.Unavailable(fmt.Errorf("redisbus: the publish script's answer is not a count of %d messages", len(msgs)))
+}
+
+// batchArgs is what one script call is given, in memory a later call
+// reuses (a pool: a publisher may be called by several passes at once).
+// Each message's values are binArgs, whose pointers go into the arguments
+// without an allocation each, as strings, a []byte and most uint64s would
+// not; each stream is one key, which the client boxes once.
+type batchArgs struct {
+	keys []string
+	args []any
+	bin  []binArg
+	buf  []byte // the messages' ids, types and numbers, which bin refers to
+	key  int    // the index in keys of the message's stream being filled
+}
+
+var batchArgsPool = sync.Pool{New: func() any { return new(batchArgs) }}
+
+// binArg is an argument the client writes as the bytes it holds (it
+// writes an encoding.BinaryMarshaler so).
+type binArg struct{ b []byte }
+
+func (a *binArg) MarshalBinary() ([]byte, error) { return a.b, nil }
+
+// fill answers the script's keys and arguments for msgs: their streams,
+// each once, then MAXLEN and six values per message (publishScript), the
+// numbers in decimal as the client writes them.
+func (a *batchArgs) fill(p *Publisher, msgs []export.Message) ([]string, []any) {
+	size := 0
+	for _, m := range msgs {
+		size += len(m.EventID) + len(m.RunID) + len(m.EventType) + 2*20 // 20: a uint64's digits
+	}
+	a.buf = slices.Grow(a.buf[:0], size)
+	a.bin = slices.Grow(a.bin[:0], 6*len(msgs))
+	a.keys = a.keys[:0]
+	a.args = append(slices.Grow(a.args[:0], 1+6*len(msgs)), p.cfg.MaxLen)
+	for i, m := range msgs {
+		if i == 0 || m.TenantID != msgs[i-1].TenantID { // a page's messages are mostly one tenant's
+			a.keys = append(a.keys, p.Stream(m.TenantID))
+			if k := slices.Index(a.keys[:len(a.keys)-1], a.keys[len(a.keys)-1]); k >= 0 {
+				a.keys = a.keys[:len(a.keys)-1]
+				a.key = k
+			} else {
+				a.key = len(a.keys) - 1
+			}
+		}
+		a.add(a.number(uint64(a.key + 1)))
+		a.add(a.copied(m.EventID))
+		a.add(a.copied(m.RunID))
+		a.add(a.number(m.RunSeq))
+		a.add(a.copied(m.EventType))
+		a.add(m.Event)
+	}
+	return a.keys, a.args
+}
+
+// number answers x in decimal, in a.buf.
+func (a *batchArgs) number(x uint64) []byte {
+	start := len(a.buf)
+	a.buf = strconv.AppendUint(a.buf, x, 10)
+	return a.buf[start:len(a.buf):len(a.buf)]
+}
+
+// copied answers s copied into a.buf.
+func (a *batchArgs) copied(s string) []byte {
+	start := len(a.buf)
+	a.buf = append(a.buf, s...)
+	return a.buf[start:len(a.buf):len(a.buf)]
+}
+
+// add appends b as the next argument.
+func (a *batchArgs) add(b []byte) {
+	a.bin = append(a.bin, binArg{b})
+	a.args = append(a.args, &a.bin[len(a.bin)-1])
+}
+
+// release gives a back to the pool, keeping nothing of the messages (their
+// JSON is the worker's memory).
+func (a *batchArgs) release() {
+	clear(a.bin)
+	clear(a.args)
+	batchArgsPool.Put(a)
 }
 
 // replyError is an error reply of a command inside the script, so that
