@@ -30,7 +30,7 @@
 // engine/internal/dispatch, which never decides.
 //
 // Layering: it may import the store contract (package store, never a
-// backend), the lease interface, internal/clock, its own packages and the
+// backend), the lease interface, internal/clock, internal/reuse, its own packages and the
 // standard library with uuid and YAML. It knows nothing of HTTP or Connect:
 // the server package translates between the API and the engine, and no
 // package of the engine, tests included, imports the server (tools/weftlint

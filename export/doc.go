@@ -39,7 +39,7 @@
 // from the store.
 //
 // Layering: export imports store, engine/runlog (only for the outbox:
-// OutboxPrefix, ResolveOutbox, OutboxEntry, OutboxCache), telemetry, internal/clock, the OpenTelemetry metric API and
+// OutboxPrefix, ResolveOutbox, OutboxEntry, OutboxCache), telemetry, internal/clock, internal/reuse, the OpenTelemetry metric API and
 // the standard library. Bus backends live beside it, one package each (export/redisbus); MemoryBus is
 // the in-process bus of the embedded deployment and of tests. Nothing that
 // runs a workflow waits on this package.

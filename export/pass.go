@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/runlog"
+	"github.com/weft-dev/weft/internal/reuse"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -66,8 +67,8 @@ func (p *pass) page(ctx context.Context, items []store.Item) error {
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	batch := reuse(&p.mem.batch, len(items))[:0]
-	pool := reuse(&p.mem.msgs, messagesIn(resolved)) // the page's messages, in one piece of memory
+	batch := reuse.Slice(&p.mem.batch, len(items), maxKept)[:0]
+	pool := reuse.Slice(&p.mem.msgs, messagesIn(resolved), maxKept) // the page's messages, in one piece of memory
 	for i, it := range items {
 		p.stats.Seen++
 		if len(p.retries) > 0 { // only retry records can be orphaned
@@ -214,7 +215,7 @@ func (p *pass) hand(ctx context.Context, batch []due) (int, Message, error) {
 	for _, d := range batch {
 		count += len(d.msgs)
 	}
-	msgs := reuse(&p.mem.hand, count)[:0]
+	msgs := reuse.Slice(&p.mem.hand, count, maxKept)[:0]
 	for _, d := range batch {
 		msgs = append(msgs, d.msgs...)
 	}
@@ -421,21 +422,6 @@ func (p *pass) dropOrphans(ctx context.Context) error {
 // maxKept bounds each slice of a pageMemory: a page of very many events
 // is published from memory of its own.
 const maxKept = 1 << 14
-
-// reuse answers n zero values in *s's memory, growing it (and keeping what
-// it grew to) when it holds fewer. More than maxKept values are answered
-// in memory of their own, not kept.
-func reuse[T any](s *[]T, n int) []T {
-	if n > maxKept {
-		return make([]T, n)
-	}
-	if cap(*s) < n {
-		*s = make([]T, n)
-	}
-	out := (*s)[:n]
-	clear(out)
-	return out
-}
 
 // runKey answers what tells an outbox key's run from the others': the key
 // without its last component, ob:{run} as stored, when it is the engine's

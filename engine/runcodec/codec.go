@@ -103,16 +103,7 @@ func uuidString(b []byte) (string, error) {
 		return "", errors.New("a UUID is 16 bytes")
 	}
 	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:36], b[10:16])
-	return string(out[:]), nil
+	return string(appendUUID(out[:0], b)), nil
 }
 
 // sha256Bytes answers the 32 bytes of a SHA-256 in lowercase hex.

@@ -420,7 +420,8 @@ func (fd *jsonField) appendElem(b []byte, f *field) ([]byte, error) {
 	return appendJSONString(b, x), nil
 }
 
-// appendUUID appends a UUID's 16 bytes as uuidString writes them.
+// appendUUID appends a UUID's 16 bytes in its canonical text form (8-4-4-4-12
+// lower-case hex digits): the one writer of an event id, stored or as JSON.
 func appendUUID(b, x []byte) []byte {
 	var out [36]byte
 	hex.Encode(out[0:8], x[0:4])

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/internal/reuse"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -104,11 +105,11 @@ const (
 // done with the answer (for the export worker: its page published and
 // acknowledged).
 func (c *OutboxCache) ResolveOutboxInto(ctx context.Context, st store.Store, entries []store.Item, bufs *OutboxBuffers) ([]ResolvedEntry, error) {
-	out := reuse(&bufs.out, len(entries))
-	refs := reuse(&bufs.refs, len(entries))
+	out := reuse.Slice(&bufs.out, len(entries), maxKept)
+	refs := reuse.Slice(&bufs.refs, len(entries), maxKept)
 	var held [][][]byte // by entry: its events as the cache held them
 	if c != nil {
-		held = reuse(&bufs.held, len(entries))
+		held = reuse.Slice(&bufs.held, len(entries), maxKept)
 	}
 	var keys [][]byte
 	var r resolver
@@ -151,7 +152,7 @@ func (c *OutboxCache) ResolveOutboxInto(ctx context.Context, st store.Store, ent
 	if r.events == 0 {
 		return out, nil
 	}
-	r.pool = reuse(&bufs.pool, r.events)
+	r.pool = reuse.Slice(&bufs.pool, r.events, maxKept)
 	if cap(bufs.buf) < r.jsonSize && r.jsonSize <= maxKeptJSON {
 		bufs.buf = make([]byte, 0, r.jsonSize)
 	}
@@ -168,21 +169,6 @@ func (c *OutboxCache) ResolveOutboxInto(ctx context.Context, st store.Store, ent
 		}
 	}
 	return out, nil
-}
-
-// reuse answers n zero values in *s's memory, growing it (and keeping what
-// it grew to) when it holds fewer. More than maxKept values are answered
-// in memory of their own, not kept.
-func reuse[T any](s *[]T, n int) []T {
-	if n > maxKept {
-		return make([]T, n)
-	}
-	if cap(*s) < n {
-		*s = make([]T, n)
-	}
-	out := (*s)[:n]
-	clear(out)
-	return out
 }
 
 // resolver turns the events of a page's references into their JSON: those

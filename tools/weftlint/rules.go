@@ -31,7 +31,7 @@ var rules = []rule{
 	{pkg: "engine/internal/dispatch", allow: list(std), deny: list("server/...")},
 	{pkg: "engine/internal/decide", allow: list(std, "engine/definition", "engine/runstate"), deny: list("server/...")},
 	{pkg: "engine/internal/budget", allow: list(std, "engine/runstate"), deny: list("server/...")},
-	{pkg: "engine/runlog", allow: list(std, "store", "engine/runstate", "engine/runcodec"), deny: list("server/...")},
+	{pkg: "engine/runlog", allow: list(std, "store", "engine/runstate", "engine/runcodec", "internal/reuse"), deny: list("server/...")},
 	{pkg: "engine/internal/pollers", allow: list(std, "store"), deny: list("server/...")},
 	{pkg: "engine/internal/cache", allow: list(std, "store", "engine/runstate", "engine/runlog", "engine/internal/record", "engine/internal/dispatch",
 		"engine/internal/fault"), deny: list("server/...")},
@@ -50,11 +50,11 @@ var rules = []rule{
 	{pkg: "engine/eventpb", allow: list(std, "engine/definition", "engine/runstate", "internal/protorules", "internal/jsonvalue", "gen/...", "buf.build/...",
 		"google.golang.org/protobuf/..."),
 		deny: list("server/...")},
-	{pkg: "engine/...", allow: list(std, "engine/...", "store", "lease", "wake", "internal/clock", "github.com/google/uuid", "go.yaml.in/yaml/v3"),
+	{pkg: "engine/...", allow: list(std, "engine/...", "store", "lease", "wake", "internal/clock", "internal/reuse", "github.com/google/uuid", "go.yaml.in/yaml/v3"),
 		deny: list("server/...")},
 
 	// Around the engine.
-	{pkg: "export", allow: list(std, "engine/runlog", "engine/runcodec", "engine/runstate", "store", "telemetry", "internal/clock", "go.opentelemetry.io/otel/metric/...")},
+	{pkg: "export", allow: list(std, "engine/runlog", "engine/runcodec", "engine/runstate", "store", "telemetry", "internal/clock", "internal/reuse", "go.opentelemetry.io/otel/metric/...")},
 	{pkg: "export/redisbus", allow: list(std, "export", "store", goRedis)},
 	{pkg: "telemetry", allow: list(std, "go.opentelemetry.io/...", "github.com/prometheus/...")},
 	{pkg: "server/wiretest", allow: list(std, "gen/...", "connectrpc.com/connect", "google.golang.org/genproto/...", "google.golang.org/protobuf/...")},
@@ -73,6 +73,7 @@ var rules = []rule{
 
 	// Shared pieces.
 	{pkg: "internal/clock", allow: list(std)},
+	{pkg: "internal/reuse", allow: list(std)},
 	{pkg: "internal/jsonvalue", allow: list(std, "google.golang.org/protobuf/types/known/structpb")},
 	{pkg: "internal/redisconn", allow: list(std, goRedis)},
 	{pkg: "internal/redistest", allow: list(std, "internal/redisconn", goRedis, "github.com/google/uuid")},
