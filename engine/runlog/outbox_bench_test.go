@@ -22,16 +22,7 @@ import (
 //	go test -run '^$' -bench ResolveOutbox -benchmem ./engine/runlog/
 func BenchmarkResolveOutbox(b *testing.B) {
 	ctx := context.Background()
-	st := memstore.New(memstore.Config{})
-	b.Cleanup(func() { _ = st.Close() })
-	type committed struct {
-		batch    *store.Batch
-		res      *store.CommitResult
-		appended Appended
-	}
-	var page []store.Item
-	var commits []committed
-	for r := range 100 {
+	st, page, commits := committedPage(b, func(r int) []runstate.Event {
 		run := fmt.Sprintf("run-%04d", r)
 		var events []runstate.Event
 		for seq := uint64(1); seq <= 4; seq++ {
@@ -39,21 +30,9 @@ func BenchmarkResolveOutbox(b *testing.B) {
 				RunID: run, Seq: seq, StepID: "step-a", PlanVersion: "1", IdempotencyKey: fmt.Sprintf("k-%d", seq),
 				EmittedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Data: runstate.EventData{Output: json.RawMessage(`{"n":1}`)}})
 		}
-		batch := &store.Batch{}
-		appended := AppendEvents(batch, "tenant-a", events, true, true)
-		batch.Conditions = nil
-		res, err := st.Commit(ctx, batch)
-		require.NoError(b, err)
-		commits = append(commits, committed{batch, res, appended})
-		it, err := st.Get(ctx, OutboxKey(run, 1))
-		require.NoError(b, err)
-		page = append(page, it)
-	}
-	check := func(got []ResolvedEntry, err error) {
-		if err != nil || len(got) != 100 || got[99].Err != nil || len(got[99].Events) != 4 {
-			b.Fatalf("resolved %v, %v", got, err)
-		}
-	}
+		return events
+	})
+	check := func(got []ResolvedEntry, err error) { checkPage(b, got, err) }
 	b.Run("store", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
@@ -111,32 +90,8 @@ func decisionEvents(run int, seq uint64) []runstate.Event {
 //	go test -run '^$' -bench ResolveOutbox_Decisions -benchmem ./engine/runlog/
 func BenchmarkResolveOutbox_Decisions(b *testing.B) {
 	ctx := context.Background()
-	st := memstore.New(memstore.Config{})
-	b.Cleanup(func() { _ = st.Close() })
-	type committed struct {
-		batch    *store.Batch
-		res      *store.CommitResult
-		appended Appended
-	}
-	var page []store.Item
-	var commits []committed
-	for r := range 100 {
-		events := decisionEvents(r, 5)
-		batch := &store.Batch{}
-		appended := AppendEvents(batch, "tenant-a", events, true, true)
-		batch.Conditions = nil
-		res, err := st.Commit(ctx, batch)
-		require.NoError(b, err)
-		commits = append(commits, committed{batch, res, appended})
-		it, err := st.Get(ctx, OutboxKey(events[0].RunID, 5))
-		require.NoError(b, err)
-		page = append(page, it)
-	}
-	check := func(got []ResolvedEntry, err error) {
-		if err != nil || len(got) != 100 || got[99].Err != nil || len(got[99].Events) != 4 {
-			b.Fatalf("resolved %v, %v", got, err)
-		}
-	}
+	st, page, commits := committedPage(b, func(r int) []runstate.Event { return decisionEvents(r, 5) })
+	check := func(got []ResolvedEntry, err error) { checkPage(b, got, err) }
 	for _, reuse := range []bool{false, true} {
 		var bufs OutboxBuffers
 		resolve := func(c *OutboxCache) ([]ResolvedEntry, error) {
@@ -163,5 +118,43 @@ func BenchmarkResolveOutbox_Decisions(b *testing.B) {
 				check(resolve(nil))
 			}
 		})
+	}
+}
+
+// committed is a batch a benchmark committed, as the outbox cache notes it.
+type committed struct {
+	batch    *store.Batch
+	res      *store.CommitResult
+	appended Appended
+}
+
+// committedPage commits, on a memory store, the events of 100 decisions
+// (eventsOf of 0 to 99, each one run's, with the outbox and key rows), and
+// answers the store, the page of their outbox entries and the commits.
+func committedPage(b *testing.B, eventsOf func(r int) []runstate.Event) (*memstore.Store, []store.Item, []committed) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Config{})
+	b.Cleanup(func() { _ = st.Close() })
+	var page []store.Item
+	var commits []committed
+	for r := range 100 {
+		events := eventsOf(r)
+		batch := &store.Batch{}
+		appended := AppendEvents(batch, "tenant-a", events, true, true)
+		batch.Conditions = nil
+		res, err := st.Commit(ctx, batch)
+		require.NoError(b, err)
+		commits = append(commits, committed{batch, res, appended})
+		it, err := st.Get(ctx, OutboxKey(events[0].RunID, events[0].Seq))
+		require.NoError(b, err)
+		page = append(page, it)
+	}
+	return st, page, commits
+}
+
+// checkPage fails b unless a page of committedPage resolved whole.
+func checkPage(b *testing.B, got []ResolvedEntry, err error) {
+	if err != nil || len(got) != 100 || got[99].Err != nil || len(got[99].Events) != 4 {
+		b.Fatalf("resolved %v, %v", got, err)
 	}
 }
