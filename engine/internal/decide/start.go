@@ -18,8 +18,11 @@ type Admission struct {
 // its first logical attempt (docs/semantics.md#submission).
 func InitialState(runID string, def *definition.Definition, createdAt time.Time) *runstate.State {
 	s := &runstate.State{FormatVersion: runstate.CheckpointVersion, RunID: runID, Status: runstate.RunPending, CreatedAt: createdAt}
-	for _, a := range def.Actions {
-		s.Steps = append(s.Steps, &runstate.StepState{ActionID: a.ID, Status: runstate.StepPending, LogicalAttempt: 1})
+	steps := make([]runstate.StepState, len(def.Actions)) // the steps, in one allocation
+	s.Steps = make([]*runstate.StepState, len(def.Actions))
+	for i, a := range def.Actions {
+		steps[i] = runstate.StepState{ActionID: a.ID, Status: runstate.StepPending, LogicalAttempt: 1}
+		s.Steps[i] = &steps[i]
 	}
 	return s
 }
