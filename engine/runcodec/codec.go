@@ -90,12 +90,10 @@ func uuidBytes(s string) (out [16]byte, ok bool) {
 	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return out, false
 	}
-	hexDigits := s[0:8] + s[9:13] + s[14:18] + s[19:23] + s[24:36]
-	if !isLowerHex(hexDigits) {
-		return out, false
-	}
-	_, err := hex.Decode(out[:], []byte(hexDigits))
-	return out, err == nil
+	ok = decodeLowerHex(out[0:4], s[0:8]) && decodeLowerHex(out[4:6], s[9:13]) &&
+		decodeLowerHex(out[6:8], s[14:18]) && decodeLowerHex(out[8:10], s[19:23]) &&
+		decodeLowerHex(out[10:16], s[24:36])
+	return out, ok
 }
 
 func uuidString(b []byte) (string, error) {
@@ -108,11 +106,7 @@ func uuidString(b []byte) (string, error) {
 
 // sha256Bytes answers the 32 bytes of a SHA-256 in lowercase hex.
 func sha256Bytes(s string) (out [32]byte, ok bool) {
-	if len(s) != 64 || !isLowerHex(s) {
-		return out, false
-	}
-	_, err := hex.Decode(out[:], []byte(s))
-	return out, err == nil
+	return out, len(s) == 64 && decodeLowerHex(out[:], s)
 }
 
 func sha256String(b []byte) (string, error) {
@@ -122,11 +116,34 @@ func sha256String(b []byte) (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-func isLowerHex(s string) bool {
-	for i := range len(s) {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+// decodeLowerHex decodes s, lowercase hexadecimal of exactly 2*len(dst)
+// digits, into dst, in one pass; it answers false for anything else (an
+// uppercase digit among them: its text would not come back byte for byte).
+func decodeLowerHex(dst []byte, s string) bool {
+	if len(s) != 2*len(dst) {
+		return false
+	}
+	for i := range dst {
+		hi, lo := lowerHexValue[s[2*i]], lowerHexValue[s[2*i+1]]
+		if hi|lo > 0x0f {
 			return false
 		}
+		dst[i] = hi<<4 | lo
 	}
 	return true
 }
+
+// lowerHexValue is each byte's value as a lowercase hexadecimal digit, 0xff
+// for a byte that is not one.
+var lowerHexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
+	}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c] = c - 'a' + 10
+	}
+	return t
+}()
