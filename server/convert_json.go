@@ -33,10 +33,10 @@ func rawJSON(v *structpb.Value) (json.RawMessage, error) {
 	return b, nil
 }
 
-// jsonValueOrNull is eventpb.JSONValue where the field must be set, as in a map
+// jsonValueOrNull is jsonValue where the field must be set, as in a map
 // entry: empty JSON becomes null.
 func jsonValueOrNull(raw json.RawMessage) *structpb.Value {
-	if v := eventpb.JSONValue(raw); v != nil {
+	if v := jsonValue(raw); v != nil {
 		return v
 	}
 	return structpb.NewNullValue()
@@ -59,4 +59,25 @@ func timeOf(ts *timestamppb.Timestamp) time.Time {
 		return time.Time{}
 	}
 	return ts.AsTime().UTC()
+}
+
+// objectBox is the google.protobuf.Value of an empty JSON object, its kind
+// and its Struct allocated together.
+type objectBox struct {
+	value  structpb.Value
+	kind   structpb.Value_StructValue
+	object structpb.Struct
+}
+
+// jsonValue is eventpb.JSONValue, answering the empty object {} (an
+// activity's usual output) in one allocation: a Struct with no fields, the
+// same message on the wire and in JSON as the parsed one.
+func jsonValue(raw json.RawMessage) *structpb.Value {
+	if string(raw) != "{}" {
+		return eventpb.JSONValue(raw)
+	}
+	b := new(objectBox)
+	b.kind.StructValue = &b.object
+	b.value.Kind = &b.kind
+	return &b.value
 }

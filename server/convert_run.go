@@ -1,6 +1,8 @@
 package server
 
 import (
+	"strings"
+
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/weft-dev/weft/engine"
@@ -23,9 +25,18 @@ type stepBox struct {
 	at   [3]timestamppb.Timestamp
 }
 
+// attemptBox is an attempt's message and its two timestamps, allocated
+// together.
+type attemptBox struct {
+	attempt weftv1.Attempt
+	at      [2]timestamppb.Timestamp
+}
+
 // runProto converts a snapshot to the API's Run. Timestamps are set only
-// when the engine recorded them. The run's and its steps' messages are
-// allocated in two blocks, not one by one.
+// when the engine recorded them. The run's message is allocated with its
+// timestamps; its steps', its steps' attempts' and their pointers each in
+// one block; its steps' idempotency keys in one string; and its definition
+// is the one definitionProto shares.
 func runProto(s *runstate.Snapshot) *weftv1.Run {
 	if s == nil {
 		return nil
@@ -54,25 +65,47 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 		SubmittedBy:         s.SubmittedBy,
 		FailedSteps:         uint32(s.FailedSteps()),
 		TriggerSource:       s.TriggerSource,
-		Definition:          definitionProto(s.Definition),
-		Input:               eventpb.JSONValue(s.Input),
+		Definition:          sharedDefinitionProto(s.Definition),
+		Input:               jsonValue(s.Input),
 		Artifacts:           eventpb.Artifacts(s.Artifacts),
 		Deadline:            eventpb.Timestamp(s.Deadline),
-		Result:              eventpb.JSONValue(s.Result),
+		Result:              jsonValue(s.Result),
 		RetainUntil:         eventpb.Timestamp(s.RetainUntil),
 	}
-	if len(s.Steps) > 0 {
-		steps := make([]stepBox, len(s.Steps))
-		out.Steps = make([]*weftv1.Step, len(s.Steps))
-		for i := range s.Steps {
-			out.Steps[i] = stepProto(s.RunID, &s.Steps[i], &steps[i])
-		}
+	if len(s.Steps) == 0 {
+		return out
+	}
+	attempts := 0
+	for i := range s.Steps {
+		attempts += len(s.Steps[i].Attempts)
+	}
+	b := stepBlocks{keys: idempotencyKeys(s.RunID, s.Steps), runIDLen: len(s.RunID)}
+	if attempts > 0 {
+		b.attempts = make([]attemptBox, attempts)
+		b.attemptPtrs = make([]*weftv1.Attempt, attempts)
+	}
+	steps := make([]stepBox, len(s.Steps))
+	out.Steps = make([]*weftv1.Step, len(s.Steps))
+	for i := range s.Steps {
+		out.Steps[i] = stepProto(&s.Steps[i], &steps[i], &b)
 	}
 	return out
 }
 
-// stepProto converts one step's state into box.
-func stepProto(runID string, st *runstate.StepState, box *stepBox) *weftv1.Step {
+// stepBlocks is what a run's steps take their parts from, each taking the
+// next: the attempts' messages and pointers, and the idempotency keys (the
+// next step's key at keys' start, runIDLen+1 bytes longer than its action
+// id).
+type stepBlocks struct {
+	attempts    []attemptBox
+	attemptPtrs []*weftv1.Attempt
+	keys        string
+	runIDLen    int
+}
+
+// stepProto converts one step's state into box, taking its attempts and
+// idempotency key from b.
+func stepProto(st *runstate.StepState, box *stepBox, b *stepBlocks) *weftv1.Step {
 	out := &box.step
 	*out = weftv1.Step{
 		ActionId:           st.ActionID,
@@ -82,23 +115,40 @@ func stepProto(runID string, st *runstate.StepState, box *stepBox) *weftv1.Step 
 		ScheduledAt:        timestampIn(&box.at[0], st.ScheduledAt),
 		StartedAt:          timestampIn(&box.at[1], st.StartedAt),
 		CompletedAt:        timestampIn(&box.at[2], st.CompletedAt),
-		Output:             eventpb.JSONValue(st.Output),
+		Output:             jsonValue(st.Output),
 		Artifacts:          eventpb.Artifacts(st.Artifacts),
 		Error:              eventpb.StepError(st.Error),
 		CompletionToken:    st.CompletionToken,
 		CompensationStatus: compensationStatuses.Proto(st.CompStatus),
 		CompensationError:  eventpb.StepError(st.CompError),
-		IdempotencyKey:     actionIdempotencyKey(runID, st.ActionID),
 		NextAttemptAt:      eventpb.Timestamp(st.NextAttemptAt),
 		Reason:             st.Reason,
 		WaitingForSignal:   st.WaitingSignal,
 		ManualCompletion:   eventpb.StepManual(st.Manual),
 	}
-	if len(st.Attempts) > 0 {
-		out.Attempts = make([]*weftv1.Attempt, len(st.Attempts))
+	n := b.runIDLen + 1 + len(st.ActionID) // actionIdempotencyKey's length
+	out.IdempotencyKey, b.keys = b.keys[:n], b.keys[n:]
+	if k := len(st.Attempts); k > 0 {
+		out.Attempts = b.attemptPtrs[:k:k]
 		for i := range st.Attempts {
-			out.Attempts[i] = eventpb.Attempt(&st.Attempts[i])
+			out.Attempts[i] = attemptProto(&st.Attempts[i], &b.attempts[i])
 		}
+		b.attempts, b.attemptPtrs = b.attempts[k:], b.attemptPtrs[k:]
+	}
+	return out
+}
+
+// attemptProto is eventpb.Attempt, converting a into box.
+func attemptProto(a *runstate.Attempt, box *attemptBox) *weftv1.Attempt {
+	out := &box.attempt
+	*out = weftv1.Attempt{
+		LogicalAttemptId: uint32(max(a.LogicalAttempt, 0)),
+		EngineAttemptId:  uint32(max(a.EngineAttempt, 0)),
+		Outcome:          eventpb.AttemptOutcomes.Proto(a.Outcome),
+		Error:            eventpb.StepError(a.Error),
+		StartedAt:        timestampIn(&box.at[0], a.StartedAt),
+		CompletedAt:      timestampIn(&box.at[1], a.CompletedAt),
+		WorkerId:         a.WorkerID,
 	}
 	return out
 }
@@ -107,6 +157,23 @@ func stepProto(runID string, st *runstate.StepState, box *stepBox) *weftv1.Step 
 // (runId:actionId, stable across retries). StepState does not carry it, so
 // the adapter derives it the same way.
 func actionIdempotencyKey(runID, actionID string) string { return runID + ":" + actionID }
+
+// idempotencyKeys answers the steps' actionIdempotencyKey, one after the
+// other in one string.
+func idempotencyKeys(runID string, steps []runstate.StepState) string {
+	n := 0
+	for i := range steps {
+		n += len(runID) + 1 + len(steps[i].ActionID)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i := range steps {
+		b.WriteString(runID)
+		b.WriteByte(':')
+		b.WriteString(steps[i].ActionID)
+	}
+	return b.String()
+}
 
 // artifactsOf converts a worker's artifact references.
 func artifactsOf(in []*weftv1.ArtifactRef) []runstate.ArtifactRef {

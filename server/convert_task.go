@@ -5,7 +5,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/weft-dev/weft/engine"
-	"github.com/weft-dev/weft/engine/eventpb"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
@@ -16,9 +15,21 @@ type taskBox struct {
 	deadline timestamppb.Timestamp
 }
 
+// oneTask is a single claimed task's box and the slice that holds it,
+// allocated together: a worker usually claims one task at a time.
+type oneTask struct {
+	box taskBox
+	out [1]*weftv1.Task
+}
+
 // tasksProto answers claimed tasks as the API's, their messages allocated
 // in one block.
 func tasksProto(tasks []*engine.Task) []*weftv1.Task {
+	if len(tasks) == 1 {
+		one := new(oneTask)
+		one.out[0] = taskProto(tasks[0], &one.box)
+		return one.out[:]
+	}
 	boxes := make([]taskBox, len(tasks))
 	out := make([]*weftv1.Task, len(tasks))
 	for i, t := range tasks {
@@ -38,8 +49,8 @@ func taskProto(t *engine.Task, box *taskBox) *weftv1.Task {
 		ActionId:           t.ActionID,
 		Activity:           t.Activity,
 		OperationId:        t.OperationID,
-		Input:              eventpb.JSONValue(t.Input),
-		RunInput:           eventpb.JSONValue(t.RunInput),
+		Input:              jsonValue(t.Input),
+		RunInput:           jsonValue(t.RunInput),
 		IdempotencyKey:     t.IdempotencyKey,
 		LogicalAttemptId:   uint32(max(t.LogicalAttempt, 0)),
 		EngineAttemptId:    uint32(max(t.EngineAttempt, 0)),

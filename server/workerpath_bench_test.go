@@ -103,7 +103,7 @@ func benchDefinition() *weftv1.WorkflowDefinition {
 }
 
 // benchHandler is the whole handler weftd serves over canned services.
-func benchHandler(b *testing.B, cfg Config) http.Handler {
+func benchHandler(b testing.TB, cfg Config) http.Handler {
 	cfg.Logger = slog.New(slog.NewTextHandler(discard{}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	h, err := New(cfg)
 	if err != nil {

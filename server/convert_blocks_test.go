@@ -1,0 +1,372 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/eventpb"
+	"github.com/weft-dev/weft/engine/runstate"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+)
+
+// The conversions that allocate their messages in blocks (runProto,
+// tasksProto, jsonValue) and share a definition's message
+// (sharedDefinitionProto) answer what converting every message on its own
+// answers: these are that plain conversion, for the tests to compare with.
+
+func plainRunProto(s *runstate.Snapshot) *weftv1.Run {
+	if s == nil {
+		return nil
+	}
+	out := &weftv1.Run{
+		RunId: s.RunID, TenantId: s.TenantID, ProjectId: s.ProjectID, EnvironmentId: s.EnvironmentID,
+		PlanId: s.PlanID, PlanVersion: s.PlanVersion, RunRequestId: s.RunRequestID,
+		Status: runStatuses.Proto(s.Status), Substatus: runSubstatuses.Proto(s.Substatus), Message: s.Message,
+		CompensationOutcome: compensationOutcomes.Proto(s.CompensationOutcome),
+		CreatedAt:           eventpb.Timestamp(s.CreatedAt), StartedAt: eventpb.Timestamp(s.StartedAt),
+		CompletedAt:     eventpb.Timestamp(s.CompletedAt),
+		TotalDurationMs: uint64(max(s.TotalDuration.Milliseconds(), 0)), LastEventSeq: s.LastEventSeq,
+		Error: eventpb.RunError(s.Error), Cancellation: eventpb.Cancellation(s.Cancellation),
+		SubmittedBy: s.SubmittedBy, FailedSteps: uint32(s.FailedSteps()), TriggerSource: s.TriggerSource,
+		Definition: definitionProto(s.Definition), Input: eventpb.JSONValue(s.Input),
+		Artifacts: eventpb.Artifacts(s.Artifacts), Deadline: eventpb.Timestamp(s.Deadline),
+		Result: eventpb.JSONValue(s.Result), RetainUntil: eventpb.Timestamp(s.RetainUntil),
+	}
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		step := &weftv1.Step{
+			ActionId: st.ActionID, Status: stepStatuses.Proto(st.Status),
+			LogicalAttemptId: uint32(max(st.LogicalAttempt, 0)), EngineAttemptId: uint32(max(st.EngineAttempt, 0)),
+			ScheduledAt: eventpb.Timestamp(st.ScheduledAt), StartedAt: eventpb.Timestamp(st.StartedAt),
+			CompletedAt: eventpb.Timestamp(st.CompletedAt), Output: eventpb.JSONValue(st.Output),
+			Artifacts: eventpb.Artifacts(st.Artifacts), Error: eventpb.StepError(st.Error),
+			CompletionToken: st.CompletionToken, CompensationStatus: compensationStatuses.Proto(st.CompStatus),
+			CompensationError: eventpb.StepError(st.CompError), IdempotencyKey: actionIdempotencyKey(s.RunID, st.ActionID),
+			NextAttemptAt: eventpb.Timestamp(st.NextAttemptAt), Reason: st.Reason,
+			WaitingForSignal: st.WaitingSignal, ManualCompletion: eventpb.StepManual(st.Manual),
+		}
+		for j := range st.Attempts {
+			step.Attempts = append(step.Attempts, eventpb.Attempt(&st.Attempts[j]))
+		}
+		out.Steps = append(out.Steps, step)
+	}
+	return out
+}
+
+func plainTaskProto(t *engine.Task) *weftv1.Task {
+	out := &weftv1.Task{
+		TaskToken: t.Token, TaskType: taskTypes.Proto(t.Kind), TaskId: t.TaskID, RunId: t.RunID,
+		ActionId: t.ActionID, Activity: t.Activity, OperationId: t.OperationID,
+		Input: eventpb.JSONValue(t.Input), RunInput: eventpb.JSONValue(t.RunInput), IdempotencyKey: t.IdempotencyKey,
+		LogicalAttemptId: uint32(max(t.LogicalAttempt, 0)), EngineAttemptId: uint32(max(t.EngineAttempt, 0)),
+		Deadline: eventpb.Timestamp(t.Deadline), HeartbeatTimeoutMs: uint32(max(t.HeartbeatTimeout.Milliseconds(), 0)),
+		Secrets: secretsProto(t.Secrets), TenantId: t.TenantID, ReconciliationKey: t.ReconciliationKey,
+	}
+	for id, v := range t.UpstreamOutputs {
+		if out.UpstreamOutputs == nil {
+			out.UpstreamOutputs = map[string]*structpb.Value{}
+		}
+		if pv := eventpb.JSONValue(v); pv != nil {
+			out.UpstreamOutputs[id] = pv
+		} else {
+			out.UpstreamOutputs[id] = structpb.NewNullValue()
+		}
+	}
+	return out
+}
+
+// requireSameMessage fails unless got and want are the same message: equal,
+// and the same bytes in binary (deterministic) and in the API's JSON.
+func requireSameMessage(t *testing.T, want, got proto.Message, msgAndArgs ...any) {
+	t.Helper()
+	require.True(t, proto.Equal(want, got), msgAndArgs...)
+	wb, err := proto.MarshalOptions{Deterministic: true}.Marshal(want)
+	require.NoError(t, err)
+	gb, err := proto.MarshalOptions{Deterministic: true}.Marshal(got)
+	require.NoError(t, err)
+	require.Equal(t, wb, gb, msgAndArgs...)
+	wj, err := jsonMarshal.Marshal(want)
+	require.NoError(t, err)
+	gj, err := jsonMarshal.Marshal(got)
+	require.NoError(t, err)
+	require.JSONEq(t, string(wj), string(gj), msgAndArgs...)
+}
+
+// jsonSamples are the JSON values the random fill picks from: the empty
+// object among them, and values that only look like it.
+var jsonSamples = []json.RawMessage{nil, json.RawMessage(`{}`), json.RawMessage(`{ }`), json.RawMessage(`null`),
+	json.RawMessage(`{"a":1}`), json.RawMessage(`[{}]`), json.RawMessage(`"{}"`), json.RawMessage(`{"":{}}`)}
+
+// randomFill sets v, recursively, to random values: every field of every
+// struct, so that a field a conversion forgets shows.
+func randomFill(r *rand.Rand, v reflect.Value, depth int) {
+	switch v.Type() {
+	case reflect.TypeFor[json.RawMessage]():
+		v.Set(reflect.ValueOf(jsonSamples[r.IntN(len(jsonSamples))]))
+		return
+	case reflect.TypeFor[time.Time]():
+		if r.IntN(4) != 0 {
+			v.Set(reflect.ValueOf(time.Unix(r.Int64N(4e9), r.Int64N(1e9)).UTC()))
+		}
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString([]string{"", "a", "step-" + strconv.Itoa(r.IntN(9)), "é:x"}[r.IntN(4)])
+	case reflect.Bool:
+		v.SetBool(r.IntN(2) == 0)
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		v.SetInt(r.Int64N(1e6) - 1e3)
+	case reflect.Uint, reflect.Uint32, reflect.Uint64:
+		v.SetUint(r.Uint64N(1e6))
+	case reflect.Float64:
+		v.SetFloat(r.Float64() * 10)
+	case reflect.Pointer:
+		if depth < 6 && r.IntN(2) == 0 {
+			v.Set(reflect.New(v.Type().Elem()))
+			randomFill(r, v.Elem(), depth+1)
+		}
+	case reflect.Slice:
+		if depth < 6 && r.IntN(4) != 0 {
+			n := r.IntN(4)
+			v.Set(reflect.MakeSlice(v.Type(), n, n))
+			for i := range n {
+				randomFill(r, v.Index(i), depth+1)
+			}
+		}
+	case reflect.Map:
+		if depth < 6 && r.IntN(2) == 0 {
+			v.Set(reflect.MakeMap(v.Type()))
+			for range r.IntN(3) {
+				k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+				randomFill(r, k, depth+1)
+				randomFill(r, e, depth+1)
+				v.SetMapIndex(k, e)
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				randomFill(r, v.Field(i), depth+1)
+			}
+		}
+	}
+}
+
+func randomSnapshot(r *rand.Rand) *runstate.Snapshot {
+	s := new(runstate.Snapshot)
+	randomFill(r, reflect.ValueOf(s).Elem(), 0)
+	if r.IntN(3) == 0 {
+		s.Steps = make([]runstate.StepState, 1+r.IntN(6))
+		for i := range s.Steps {
+			randomFill(r, reflect.ValueOf(&s.Steps[i]).Elem(), 1)
+			s.Steps[i].ActionID = "a" + strconv.Itoa(i) + s.Steps[i].ActionID
+		}
+	}
+	return s
+}
+
+// runProto's blocks — the steps', the attempts' and their pointers, the
+// idempotency keys — and its shared definition answer each run as
+// converting every message on its own does.
+func TestRunProto_AnswersWhatConvertingEachMessageAloneAnswers(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 1))
+	for i := range 2000 {
+		s := randomSnapshot(r)
+		requireSameMessage(t, plainRunProto(s), runProto(s), "snapshot %d", i)
+	}
+	require.Nil(t, runProto(nil))
+}
+
+// A step's attempts are a slice of the run's block capped at its own: one
+// step's attempts growing leaves the next step's alone.
+func TestRunProto_GrowingOneStepsAttemptsLeavesTheNextStepsAlone(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := &runstate.Snapshot{RunID: "r", Steps: []runstate.StepState{
+		{ActionID: "a", Attempts: []runstate.Attempt{{LogicalAttempt: 1, StartedAt: at}}},
+		{ActionID: "b", Attempts: []runstate.Attempt{{LogicalAttempt: 2, StartedAt: at}, {LogicalAttempt: 3}}},
+	}}
+	run := runProto(s)
+	run.Steps[0].Attempts = append(run.Steps[0].Attempts, &weftv1.Attempt{LogicalAttemptId: 99})
+	run.Steps[0].IdempotencyKey += "x"
+	requireSameMessage(t, plainRunProto(s).GetSteps()[1], run.GetSteps()[1])
+	require.Equal(t, "r:a", plainRunProto(s).GetSteps()[0].GetIdempotencyKey())
+}
+
+// Every field of an attempt is converted as eventpb.Attempt converts it.
+func TestAttemptProto_IsEventpbAttempt(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 2))
+	for range 500 {
+		var a runstate.Attempt
+		randomFill(r, reflect.ValueOf(&a).Elem(), 0)
+		requireSameMessage(t, eventpb.Attempt(&a), attemptProto(&a, new(attemptBox)))
+	}
+}
+
+// The empty object's one-allocation Value is the Value eventpb.JSONValue
+// parses, on the wire and in JSON; every other value is eventpb's.
+func TestJSONValue_IsEventpbJSONValue(t *testing.T) {
+	for _, raw := range append(jsonSamples, json.RawMessage(`{"a":{}}`), json.RawMessage(`[]`), json.RawMessage(` {}`)) {
+		want, got := eventpb.JSONValue(raw), jsonValue(raw)
+		if want == nil {
+			require.Nil(t, got, "%q", raw)
+			continue
+		}
+		requireSameMessage(t, want, got, "%q", raw)
+	}
+	a, b := jsonValue(json.RawMessage(`{}`)), jsonValue(json.RawMessage(`{}`))
+	require.NotSame(t, a, b, "each answer its own message")
+	a.GetStructValue().Fields = map[string]*structpb.Value{"x": structpb.NewNullValue()}
+	require.Empty(t, b.GetStructValue().GetFields())
+}
+
+// tasksProto answers one task (a block with its slice) and several as
+// converting each alone does.
+func TestTasksProto_AnswersWhatConvertingEachTaskAloneAnswers(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 3))
+	for n := range 4 {
+		for range 100 {
+			tasks := make([]*engine.Task, n)
+			for i := range tasks {
+				tasks[i] = new(engine.Task)
+				randomFill(r, reflect.ValueOf(tasks[i]).Elem(), 0)
+			}
+			got := tasksProto(tasks)
+			require.Len(t, got, n)
+			for i := range tasks {
+				requireSameMessage(t, plainTaskProto(tasks[i]), got[i])
+			}
+		}
+	}
+}
+
+// submittedDefinition is a definition as the engine prepares one: the
+// actions every run of it shares.
+func submittedDefinition(t *testing.T, planVersion string) definition.Definition {
+	t.Helper()
+	def := benchDefinition()
+	def.PlanVersion = planVersion
+	p, err := submitParamsOf(&weftv1.SubmitRunRequest{Definition: def}, caller{tenant: DefaultTenant})
+	require.NoError(t, err)
+	prepared, err := definition.Prepare(p.Definition)
+	require.NoError(t, err)
+	return prepared.Definition
+}
+
+// The runs of one definition share its message, built once; a definition
+// is never answered another's message, whether it shares the actions
+// (another plan version over them) or only equals them (its own array).
+func TestSharedDefinitionProto_IsBuiltOncePerDefinitionAndNeverAnsweredAnothers(t *testing.T) {
+	c := newDefinitionCache(8)
+	d := submittedDefinition(t, "1")
+	first := c.get(d)
+	requireSameMessage(t, definitionProto(d), first)
+	require.Same(t, first, c.get(d), "the same definition's runs share the message")
+
+	other := d
+	other.PlanVersion = "2" // the same actions' array under other fields
+	requireSameMessage(t, definitionProto(other), c.get(other))
+	require.NotEqual(t, "2", first.GetPlanVersion())
+
+	copied := d.Clone() // equal, in an array of its own
+	requireSameMessage(t, definitionProto(copied), c.get(copied))
+
+	// An entry whose key names an array its definition does not hold (as
+	// if the array's memory had been reused) is not answered.
+	changed := d.Clone()
+	changed.Actions[0].Activity = "another.activity"
+	c.entries[&changed.Actions[0]] = &definitionEntry{def: d, out: first}
+	requireSameMessage(t, definitionProto(changed), c.get(changed))
+
+	require.Nil(t, c.get(definition.Definition{}), "ListRuns leaves the definition out")
+}
+
+// The cache holds at most its bound.
+func TestSharedDefinitionProto_HoldsAtMostItsBound(t *testing.T) {
+	c := newDefinitionCache(4)
+	for i := range 20 {
+		d := submittedDefinition(t, strconv.Itoa(i))
+		requireSameMessage(t, definitionProto(d), c.get(d))
+		require.LessOrEqual(t, len(c.entries), 4)
+	}
+}
+
+// A shared definition's message is only read once built: answers that
+// carry it, encoded at once in binary and in JSON by many goroutines (run
+// with -race), and all the answers served through the handler in both
+// codecs, leave it what a fresh conversion is.
+func TestSharedDefinitionProto_ServingAnswersLeavesTheSharedMessageUnchanged(t *testing.T) {
+	d := submittedDefinition(t, "shared")
+	shared := sharedDefinitionProto(d)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for range 50 {
+				snap := &runstate.Snapshot{RunID: "run-" + strconv.Itoa(g), Definition: d}
+				res := &weftv1.SubmitRunResponse{Run: runProto(snap)}
+				if res.GetRun().GetDefinition() != shared {
+					panic("the run's answer does not carry the shared definition")
+				}
+				if _, err := (protoCodec{}).Marshal(res); err != nil {
+					panic(err)
+				}
+				if _, err := (jsonCodec{name: "json"}).Marshal(res); err != nil {
+					panic(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	def := benchDefinition()
+	def.PlanVersion = "shared"
+	snap := benchSnapshot(def)
+	snap.Definition = d
+	h := benchHandler(t, Config{Runs: cannedRuns{snap: snap}})
+	for _, ct := range []string{"application/proto", "application/json"} {
+		for range 20 {
+			callSubmit(t, h, ct, &weftv1.SubmitRunRequest{Definition: def, Start: true, AwaitMs: 1000})
+		}
+	}
+	requireSameMessage(t, definitionProto(d), shared)
+	b, err := protojson.Marshal(shared)
+	require.NoError(t, err)
+	fresh, err := protojson.Marshal(definitionProto(d))
+	require.NoError(t, err)
+	require.JSONEq(t, string(fresh), string(b))
+}
+
+// callSubmit submits msg through h in the Connect protocol, encoded as
+// contentType says, and requires it answered.
+func callSubmit(t *testing.T, h http.Handler, contentType string, msg *weftv1.SubmitRunRequest) {
+	t.Helper()
+	var body []byte
+	var err error
+	if contentType == "application/json" {
+		body, err = protojson.Marshal(msg)
+	} else {
+		body, err = proto.Marshal(msg)
+	}
+	require.NoError(t, err)
+	req := httptest.NewRequest(http.MethodPost, weftv1connect.RunServiceSubmitRunProcedure, bytes.NewReader(body))
+	req.Header.Set("Content-Type", contentType)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+}
