@@ -126,8 +126,10 @@ func (d *Dispatcher[T]) wake(eff *Effects[T]) {
 	for _, q := range eff.Queues {
 		d.waker.Notify(q)
 	}
+	var runKey string
 	if eff.Run != "" {
-		d.waker.Notify(RunKey(eff.Run))
+		runKey = RunKey(eff.Run)
+		d.waker.Notify(runKey)
 		if eff.Ended {
 			d.waker.Notify(RunEndKey(eff.Run))
 		}
@@ -137,8 +139,8 @@ func (d *Dispatcher[T]) wake(eff *Effects[T]) {
 	}
 	keys := make([]string, 0, len(eff.Queues)+1)
 	keys = append(keys, eff.Queues...)
-	if eff.Run != "" {
-		keys = append(keys, RunKey(eff.Run))
+	if runKey != "" {
+		keys = append(keys, runKey)
 	}
 	d.cfg.Publisher.Publish(keys)
 }
