@@ -51,7 +51,7 @@ var errConditionsFailed = errors.New("sqlstore: a condition of the group does no
 // part again before the next group, and what the callers get (acceptAll)
 // is allocated afresh.
 type tripScratch struct {
-	seen map[string]struct{}
+	seen map[uint64]int // key hash → index in group.reqs of a request with it
 	w    oneTripWrites
 	puts []tripPut
 	// order is puts in key order, the order of w.putKeys: sorting pointers
@@ -69,7 +69,7 @@ type tripPut struct {
 	req, op    int // index in group.reqs, and in that request's ops
 }
 
-var tripScratches = sync.Pool{New: func() any { return &tripScratch{seen: map[string]struct{}{}} }}
+var tripScratches = sync.Pool{New: func() any { return &tripScratch{seen: map[uint64]int{}} }}
 
 // reset empties s's arrays for the next group. Those that grew past
 // maxScratch entries are dropped rather than kept (one large group must not
@@ -98,7 +98,7 @@ func (s *tripScratch) reset() {
 func (s *tripScratch) release() {
 	s.reset()
 	if len(s.seen) > maxScratch {
-		s.seen = map[string]struct{}{}
+		s.seen = map[uint64]int{}
 	}
 	clear(s.seen)
 }
@@ -144,21 +144,24 @@ func resetSlice[S ~[]E, E any](s S, limit int) S {
 // oneTrip reports whether g's live batches may commit in one round trip: on
 // PostgreSQL, without a test hook, when no two of them share a key. Then no
 // batch's conditions depend on another's writes: each holds or not on the
-// rows as they were, and the writes of the batches are disjoint.
+// rows as they were, and the writes of the batches are disjoint. The
+// committer tells it when the whole group shares no key (group.disjoint);
+// otherwise it compares the batches' key hashes, and two batches that share
+// a hash are taken to share a key (a collision only costs the round trip).
 func (s *Store) oneTrip(g *group, sc *tripScratch) bool {
 	if s.dialect != PostgreSQL || s.hooks.afterRead != nil {
 		return false
 	}
-	if len(g.live) == 1 {
+	if len(g.live) == 1 || g.disjoint {
 		return true
 	}
 	clear(sc.seen)
 	for _, i := range g.live {
-		for k := range g.reqs[i].keys.all {
-			if _, dup := sc.seen[k]; dup {
+		for _, k := range g.reqs[i].keys {
+			if j, dup := sc.seen[k]; dup && j != i {
 				return false
 			}
-			sc.seen[k] = struct{}{}
+			sc.seen[k] = i
 		}
 	}
 	return true

@@ -87,10 +87,10 @@ func sentBy(g *group, sc *tripScratch) sent {
 func TestTripScratch_ReuseNeverLeaksOneGroupsRowsIntoAnother(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(16, 7))
-	reused := &tripScratch{seen: map[string]struct{}{}}
+	reused := &tripScratch{seen: map[uint64]int{}}
 	for round := range 2000 {
 		g := randomGroup(rng, round)
-		fresh := &tripScratch{seen: map[string]struct{}{}}
+		fresh := &tripScratch{seen: map[uint64]int{}}
 		one := pgStore.oneTrip(g, fresh)
 		require.Equal(t, one, pgStore.oneTrip(g, reused), "round %d: oneTrip", round)
 		want := sentBy(g, fresh)
@@ -124,7 +124,7 @@ func TestTripScratch_ReuseNeverLeaksOneGroupsRowsIntoAnother(t *testing.T) {
 func TestAcceptAll_AnswersEachPutTheVersionOfItsKey(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(8, 25))
-	sc := &tripScratch{seen: map[string]struct{}{}}
+	sc := &tripScratch{seen: map[uint64]int{}}
 	for round := range 500 {
 		g := randomGroup(rng, round)
 		if !pgStore.oneTrip(g, sc) {
@@ -192,7 +192,7 @@ var pgStore = &Store{dialect: PostgreSQL}
 func TestTripScratch_ReleasedHoldsNoReferenceToTheGroupsRows(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 30))
-	sc := &tripScratch{seen: map[string]struct{}{}}
+	sc := &tripScratch{seen: map[uint64]int{}}
 	for round := range 300 {
 		g := randomGroup(rng, round)
 		pgStore.oneTrip(g, sc)
