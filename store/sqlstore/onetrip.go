@@ -67,6 +67,37 @@ type tripScratch struct {
 type tripPut struct {
 	key, value []byte
 	req, op    int // index in group.reqs, and in that request's ops
+	// lead is the key's first eight bytes, big-endian (zero-padded): two
+	// keys whose leads differ sort as their leads do (compareKeys).
+	lead uint64
+}
+
+// keyLead answers the first eight bytes of k as a big-endian number, those
+// past its end zero. Keys whose leads differ compare as their leads: at the
+// first byte where the leads differ, either both keys have that byte, or the
+// shorter ended there and the longer's byte is not zero (it differs from the
+// padding), so the shorter, a prefix of the longer, sorts first.
+func keyLead(k []byte) uint64 {
+	if len(k) >= 8 {
+		return binary.BigEndian.Uint64(k)
+	}
+	var lead uint64
+	for i, c := range k {
+		lead |= uint64(c) << (56 - 8*i)
+	}
+	return lead
+}
+
+// compareKeys orders two puts by key: by their leads, and by their bytes when
+// the leads are equal.
+func compareKeys(a, b *tripPut) int {
+	if a.lead != b.lead {
+		if a.lead < b.lead {
+			return -1
+		}
+		return 1
+	}
+	return bytes.Compare(a.key, b.key)
 }
 
 var tripScratches = sync.Pool{New: func() any { return &tripScratch{seen: map[uint64]int{}} }}
@@ -193,7 +224,7 @@ func (g *group) oneTripWrites(sc *tripScratch) *oneTripWrites {
 			if op.Kind == store.OpDelete {
 				w.deletes = append(w.deletes, op.Key)
 			} else {
-				sc.puts = append(sc.puts, tripPut{key: op.Key, value: op.Value, req: i, op: j})
+				sc.puts = append(sc.puts, tripPut{key: op.Key, value: op.Value, req: i, op: j, lead: keyLead(op.Key)})
 			}
 		}
 	}
@@ -201,7 +232,7 @@ func (g *group) oneTripWrites(sc *tripScratch) *oneTripWrites {
 	for i := range sc.puts {
 		sc.order = append(sc.order, &sc.puts[i])
 	}
-	slices.SortFunc(sc.order, func(a, b *tripPut) int { return bytes.Compare(a.key, b.key) })
+	slices.SortFunc(sc.order, compareKeys)
 	for _, p := range sc.order {
 		w.putKeys = append(w.putKeys, p.key)
 		w.putValues = append(w.putValues, p.value)

@@ -243,3 +243,18 @@ func TestPutIndex_FindsEveryKeyInAnyOrderOfRows(t *testing.T) {
 		require.False(t, found, "key %q was never sent", k)
 	}
 }
+
+// compareKeys orders two puts exactly as bytes.Compare orders their keys,
+// whatever the keys: shorter than their leads, prefixes of one another,
+// ending in zero bytes, equal in their first eight bytes.
+func FuzzCompareKeys_OrdersAsTheKeysBytes(f *testing.F) {
+	for _, p := range [][2]string{{"", ""}, {"a", "a\x00"}, {"ab", "a"}, {"\x00", ""}, {"wf:1000:ckpt", "wf:1000:ev"},
+		{"wf:1000:", "wf:1000"}, {"\xff\xff\xff\xff\xff\xff\xff\xff\x00", "\xff\xff\xff\xff\xff\xff\xff\xff"}, {"abcdefg\x00", "abcdefg"}} {
+		f.Add([]byte(p[0]), []byte(p[1]))
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		pa, pb := &tripPut{key: a, lead: keyLead(a)}, &tripPut{key: b, lead: keyLead(b)}
+		require.Equal(t, bytes.Compare(a, b), compareKeys(pa, pb), "%q vs %q", a, b)
+		require.Equal(t, bytes.Compare(b, a), compareKeys(pb, pa), "%q vs %q", b, a)
+	})
+}
