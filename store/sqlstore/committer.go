@@ -106,14 +106,22 @@ func (c *committer) finishSolo(r *request) {
 }
 
 // abandon withdraws r, which its caller gave up on, unless a leader took it:
-// it answers whether r is (now) abandoned. The state of a queued request
-// changes only under c.mu, so that take, which reads the key hashes of the
-// queued requests it finds queued, never reads those of a request whose
-// memory its caller gave back.
+// it answers whether r is (now) abandoned, and then the queue no longer
+// holds it. The state of a queued request changes only under c.mu, so that
+// take, which reads the key hashes of the requests it finds queued, never
+// reads those of a request whose memory its caller gave back; and r leaves
+// the queue before its caller lets go of it, so that the queue never holds
+// a request recycled for another batch (requestMems).
 func (c *committer) abandon(r *request) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return r.state.CompareAndSwap(stateQueued, stateAbandoned) || r.state.Load() == stateAbandoned
+	if !r.state.CompareAndSwap(stateQueued, stateAbandoned) && r.state.Load() != stateAbandoned {
+		return false
+	}
+	if i := slices.Index(c.queue, r); i >= 0 { // else take dropped it already
+		c.queue = slices.Delete(c.queue, i, i+1)
+	}
+	return true
 }
 
 // lead commits groups until the queue holds nothing it may take.
@@ -231,8 +239,8 @@ func holdsAny(set map[uint64]struct{}, keys keyHashes) bool {
 	return false
 }
 
-// queued answers how many requests wait in the queue (abandoned ones
-// included until a leader drops them).
+// queued answers how many requests wait in the queue (one whose caller's
+// context ended included until its caller or a leader withdraws it).
 func (c *committer) queued() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -18,7 +18,8 @@ const (
 	stateAbandoned
 )
 
-// request is one caller's batch on its way through the group committer.
+// request is one caller's batch on its way through the group committer. It
+// lives in its memory (requestMem), recycled with it.
 type request struct {
 	// conds and ops are the caller's batch, copied (into mem): a caller
 	// that abandons a request its group is committing must be free to reuse
@@ -45,8 +46,11 @@ type request struct {
 	waited bool
 	ctx    context.Context
 	state  atomic.Int32
-	// out is the request's outcome, set once by finish before it closes
-	// done (so whoever sees done closed reads out).
+	// out is the request's outcome, set once by finish before it sends on
+	// done (so whoever receives from done reads out). done has room for the
+	// one send, so finish never waits; only the caller receives, at most
+	// once, and a send nobody received is drained when the request is
+	// recycled.
 	out  outcome
 	done chan struct{}
 }
@@ -58,9 +62,9 @@ type outcome struct {
 }
 
 // newRequest copies a validated batch into memory from mems (one buffer for
-// its keys and values) and hashes its keys (keyHashes). The request is held
-// by its caller and by the leader that will finish it, each of which lets go
-// of it once (letGo).
+// its keys and values), where the request itself lives, and hashes its keys
+// (keyHashes). The request is held by its caller and by the leader that will
+// finish it, each of which lets go of it once (letGo).
 func newRequest(ctx context.Context, b *store.Batch, mems *requestMems) *request {
 	size := 0
 	for _, c := range b.Conditions {
@@ -77,7 +81,16 @@ func newRequest(ctx context.Context, b *store.Batch, mems *requestMems) *request
 		return buf[start:len(buf):len(buf)]
 	}
 	hash := mems.keyHash()
-	r := &request{ctx: ctx, size: size, done: make(chan struct{}), mem: mem, mems: mems}
+	r := &mem.req
+	if r.done == nil {
+		r.done = make(chan struct{}, 1)
+	}
+	select {
+	case <-r.done: // sent to a caller that had stopped waiting
+	default:
+	}
+	r.ctx, r.size, r.nPuts, r.waited, r.out, r.mem, r.mems = ctx, size, 0, false, outcome{}, mem, mems
+	r.state.Store(stateQueued)
 	r.refs.Store(2)
 	r.conds, r.ops = mem.conds, mem.ops
 	keys := mem.keys[:len(b.Ops)]
@@ -148,18 +161,19 @@ func (r *request) wait(ctx context.Context, c *committer) (*store.CommitResult, 
 }
 
 // finish hands the request its outcome, once, and lets go of it: the leader
-// never waits for the caller, and reads nothing of the batch afterwards.
+// never waits for the caller, and reads nothing of the request afterwards.
 func (r *request) finish(o outcome) {
 	r.out = o
-	close(r.done)
+	r.done <- struct{}{}
 	r.letGo()
 }
 
-// letGo ends one holder's use of the request's copy of its batch: the
-// caller's, once it has read its outcome or stopped waiting for it; the
+// letGo ends one holder's use of the request and its copy of its batch:
+// the caller's, once it has read its outcome or stopped waiting for it; the
 // leader's, once it has finished the request (or, for a request no leader
-// took, the caller's on its behalf). The last to let go gives the memory
-// back.
+// took, the caller's on its behalf, once the committer's queue let go of it:
+// committer.abandon). The last to let go gives the memory back, the request
+// with it.
 func (r *request) letGo() {
 	if r.refs.Add(-1) == 0 {
 		r.mems.give(r.mem)

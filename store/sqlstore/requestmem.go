@@ -7,10 +7,11 @@ import (
 	"github.com/weft-dev/weft/store"
 )
 
-// requestMem is the memory of a request's copy of its batch (newRequest):
-// the conditions, the ops, one buffer for all their keys and values, and the
-// hashes of their keys.
+// requestMem is the memory of a request (newRequest): the request itself
+// and its copy of its batch, the conditions, the ops, one buffer for all
+// their keys and values, and the hashes of their keys.
 type requestMem struct {
+	req   request
 	buf   []byte
 	ops   []store.Op
 	conds []store.Condition
@@ -22,7 +23,9 @@ type requestMem struct {
 // (request.letGo): the caller once it has its answer, or gives up waiting;
 // the leader once it has finished the request, or never took it. Nothing a
 // request answers holds that memory: results are allocated afresh, and a
-// *store.ConditionFailedError gets keys of its own (checkConditions).
+// *store.ConditionFailedError gets keys of its own (checkConditions). Nothing
+// else holds the request by then: a leader drops a finished group, and the
+// queue a request its caller withdrew (committer.abandon).
 type requestMems struct {
 	pool sync.Pool
 	// poison, for tests only, fills given-back memory with keys and values
@@ -95,6 +98,7 @@ func (mems *requestMems) give(m *requestMem) {
 		cap(m.keys) > 2*maxKeptRequestOps {
 		return
 	}
+	m.req.ctx, m.req.out = nil, outcome{} // nothing the memory keeps alive
 	if mems.poison {
 		m.fillWithPoison()
 	} else {
@@ -117,8 +121,11 @@ var poisonKey = []byte("recycled-request-poison")
 const poisonHash = 0x5eed_dead_5eed_dead
 
 // fillWithPoison overwrites every byte, op, condition and key hash of m with
-// poison.
+// poison, and the request's counts and state with values no new request
+// starts with.
 func (m *requestMem) fillWithPoison() {
+	m.req.size, m.req.nPuts, m.req.waited = -1, -1, true
+	m.req.state.Store(stateAbandoned)
 	buf := m.buf[:cap(m.buf)]
 	for i := range buf {
 		buf[i] = poisonKey[i%len(poisonKey)]
