@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"math/bits"
 	"slices"
 	"sync"
 )
@@ -48,18 +49,58 @@ type committer struct {
 }
 
 // leaderMem is a leader's memory, kept from group to group and, once the
-// leader stops, for a later one (committer.spare): its group, and the key
-// hashes of the group, sorted. The leader copies the hashes out of the
+// leader stops, for a later one (committer.spare): its group, the key hashes
+// the group holds (when the committer tracks them), and the table distinct
+// finds repeated hashes with. The leader copies the hashes out of the
 // requests when it takes them (take) because it releases them after it has
 // finished every request, when the requests' memory may be another's
 // (requestMems).
 type leaderMem struct {
 	group []*request
 	held  []uint64
+	table []uint64
 }
 
-// maxKeptHeld bounds the key hashes a leaderMem keeps between groups.
+// maxKeptHeld bounds the key hashes, and the table entries, a leaderMem
+// keeps between groups.
 const maxKeptHeld = 1 << 16
+
+// distinct reports whether no key hash repeats among the requests of group
+// (none of which lists one twice, but for a large batch: newRequest), in
+// m.table, an open-addressing set of the hashes, emptied first. The hashes
+// are random already, so their low bits index the table; a slot holds a hash
+// with its lowest bit set, never 0, which is empty. Two hashes that differ
+// only in that bit are taken for one: a false answer only costs the group
+// oneTrip's exact check.
+func (m *leaderMem) distinct(group []*request) bool {
+	n := 0
+	for _, r := range group {
+		n += len(r.keys)
+	}
+	size := 1 << bits.Len(uint(2*n)) // more than twice n: probes stay short
+	if cap(m.table) < size {
+		m.table = make([]uint64, size)
+	} else {
+		m.table = m.table[:size]
+		clear(m.table)
+	}
+	mask := uint64(size - 1)
+	for _, r := range group {
+		for _, h := range r.keys {
+			slot := h | 1
+			for i := h & mask; ; i = (i + 1) & mask {
+				if m.table[i] == 0 {
+					m.table[i] = slot
+					break
+				}
+				if m.table[i] == slot {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
 
 func newCommitter(cfg Config, commit func([]*request, bool)) *committer {
 	return &committer{maxGroups: cfg.MaxGroups, maxBatches: cfg.MaxGroupBatches, maxBytes: cfg.MaxGroupBytes,
@@ -141,6 +182,9 @@ func (c *committer) lead() {
 			if cap(m.held) > maxKeptHeld {
 				m.held = nil
 			}
+			if cap(m.table) > maxKeptHeld {
+				m.table = nil
+			}
 			c.spare = append(c.spare, m) // at most maxGroups: one per leader
 			c.mu.Unlock()
 			return
@@ -175,9 +219,9 @@ func (c *committer) release(held []uint64) {
 
 // take removes from the queue, in arrival order, the requests the next group
 // commits (into m.group), marks their keys busy (and copies their hashes
-// into m.held), and answers whether no two of them share a key (false when
-// two share a hash, or when a large batch holds a hash twice: newRequest;
-// oneTrip tells those apart). It skips a
+// into m.held) when the committer tracks them, and answers whether no two of
+// them share a key (false also when two share a hash, or when a large batch
+// lists a hash twice: oneTrip tells those apart). It skips a
 // request that shares a key with a group in flight, and every later one that
 // shares a key with a skipped one; it drops abandoned requests and those
 // whose caller's context has ended. Called with c.mu held.
@@ -213,18 +257,14 @@ func (c *committer) take(m *leaderMem) (group []*request, disjoint bool) {
 	clear(c.queue[kept:]) // let go of what was taken or dropped
 	c.queue = c.queue[:kept]
 	held := m.held[:0]
-	for _, r := range group {
-		held = append(held, r.keys...)
-	}
-	c.hold(held)
-	slices.Sort(held)
-	m.group, m.held = group, held
-	for i := 1; i < len(held); i++ {
-		if held[i] == held[i-1] {
-			return group, false
+	if c.track {
+		for _, r := range group {
+			held = append(held, r.keys...)
 		}
+		c.hold(held)
 	}
-	return group, true
+	m.group, m.held = group, held
+	return group, m.distinct(group)
 }
 
 func holdsAny(set map[uint64]struct{}, keys keyHashes) bool {

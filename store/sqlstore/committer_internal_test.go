@@ -373,3 +373,46 @@ func TestNewRequest_LargeBatchHashesAConditionedWrittenKeyTwice(t *testing.T) {
 	require.Greater(t, len(b.Ops)*len(b.Conditions), maxCompares)
 	require.Equal(t, want, newRequest(context.Background(), b, nil).keys)
 }
+
+// distinct answers false whenever a key hash repeats among a group's
+// requests, and true whenever none does (hashes differing only in their
+// lowest bit aside, which it may take for one), however many hashes and
+// whatever the groups the same leader's table held before.
+func TestLeaderMemDistinct_FalseExactlyWhenAHashRepeats(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(16, 11))
+	m := &leaderMem{}
+	for round := range 3000 {
+		group := make([]*request, 1+rng.IntN(20))
+		var all []uint64
+		for i := range group {
+			keys := make(keyHashes, rng.IntN(30))
+			for j := range keys {
+				keys[j] = rng.Uint64()
+				switch {
+				case len(all) > 0 && rng.IntN(400) == 0: // a hash of an earlier request
+					keys[j] = all[rng.IntN(len(all))]
+				case len(all) > 0 && rng.IntN(400) == 0: // its twin but for the lowest bit
+					keys[j] = all[rng.IntN(len(all))] ^ 1
+				case rng.IntN(10) == 0: // few distinct low bits: long probes
+					keys[j] &^= 0xffff
+				}
+			}
+			all = append(all, keys...)
+			group[i] = &request{keys: keys}
+		}
+		repeats, twins := false, false
+		seen, seenSlot := map[uint64]bool{}, map[uint64]bool{}
+		for _, h := range all {
+			repeats = repeats || seen[h]
+			twins = twins || seenSlot[h|1]
+			seen[h], seenSlot[h|1] = true, true
+		}
+		got := m.distinct(group)
+		if repeats {
+			require.False(t, got, "round %d: a hash repeats", round)
+		} else if !twins {
+			require.True(t, got, "round %d: every hash differs", round)
+		}
+	}
+}
