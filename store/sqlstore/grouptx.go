@@ -251,10 +251,11 @@ func (s *Store) pipelineGroup(ctx context.Context, conn *pgxpool.Conn, g *group,
 	if closeErr := br.Close(); err == nil {
 		err = closeErr
 	}
-	var pgErr *pgconn.PgError
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
+	}
+	var pgErr *pgconn.PgError // escapes (errors.As): declared only on failure
+	switch {
 	case errors.As(err, &pgErr), pgconn.SafeToRetry(err):
 		rollback(conn)
 		return err

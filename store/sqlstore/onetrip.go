@@ -350,11 +350,12 @@ func (s *Store) pipelineOnce(ctx context.Context, conn *pgxpool.Conn, g *group, 
 	if closeErr := p.Close(); err == nil {
 		err = closeErr
 	}
-	var pgErr *pgconn.PgError
-	switch {
-	case err == nil:
+	if err == nil {
 		g.acceptAll(sc)
 		return nil
+	}
+	var pgErr *pgconn.PgError // escapes (errors.As): declared only on failure
+	switch {
 	case sqlState(err) == codeConditionFailed:
 		rollback(conn)
 		return errConditionsFailed
