@@ -283,3 +283,47 @@ func processCPU(b *testing.B) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkCommitSteps_PostgreSQL measures Commit as weftd uses it: 16
+// callers, each committing step-shaped batches of a run of its own (the
+// checkpoint's compare-and-set, five absent-conditions on idempotency keys,
+// a put for each with its event and outbox entry, and a delete), through the
+// group committer. Its allocations and instructions per op are a step's in
+// the store's process, round trips included.
+func BenchmarkCommitSteps_PostgreSQL(b *testing.B) {
+	db := requirePostgres(b)
+	s := db.Open(b, db.NewSchema(b))
+	const callers = 16
+	ckpt, event := make([]byte, 300), make([]byte, 150)
+	versions := make([]uint64, callers)
+	seqs := make([]int, callers)
+	b.ReportAllocs()
+	b.ResetTimer()
+	parallel(b, callers, b.N, func(w, _ int) error {
+		run := strconv.Itoa(w)
+		ck := store.Key("wf", run, "ckpt")
+		cond := store.IfAbsent(ck)
+		if versions[w] != 0 {
+			cond = store.IfVersion(ck, versions[w])
+		}
+		n := seqs[w]
+		seqs[w]++
+		batch := &store.Batch{Conditions: []store.Condition{cond}, Ops: []store.Op{store.Put(ck, ckpt)}}
+		for e := range 5 {
+			id := strconv.Itoa(n*5 + e)
+			idem := store.Key("idem", run, id)
+			batch.Conditions = append(batch.Conditions, store.IfAbsent(idem))
+			batch.Ops = append(batch.Ops, store.Put(idem, ckpt[:8]), store.Put(store.Key("wf", run, "ev", id), event),
+				store.Put(store.Key("outbox", run, id), event[:40]))
+		}
+		batch.Ops = append(batch.Ops, store.Delete(store.Key("wf", run, "ready", strconv.Itoa(n-1))))
+		res, err := s.Commit(b.Context(), batch)
+		if err != nil {
+			return err
+		}
+		versions[w] = res.Versions[0]
+		return nil
+	})
+	st := s.Stats()
+	b.ReportMetric(float64(st.Batches)/float64(max(st.Groups, 1)), "batches/group")
+}

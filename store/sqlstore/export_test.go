@@ -32,7 +32,7 @@ func CommitGroup(s *Store, batches []*store.Batch) ([]*store.CommitResult, []err
 		reqs[i] = newRequest(context.Background(), b, &s.mems)
 		reqs[i].state.Store(stateTaken)
 	}
-	s.commitGroup(reqs)
+	s.commitGroup(reqs, false)
 	res, errs := make([]*store.CommitResult, len(reqs)), make([]error, len(reqs))
 	for i, r := range reqs {
 		<-r.done
@@ -46,3 +46,7 @@ func CommitGroup(s *Store, batches []*store.Batch) ([]*store.CommitResult, []err
 // recycles with keys and values no batch holds (see requestMems.poison).
 // Set it before the first Commit.
 func PoisonRecycledRequests(s *Store) { s.mems.poison = true }
+
+// CollideKeyHashes makes every two keys of s's requests share their hash
+// (see requestMems.hash). Set it before the first Commit.
+func CollideKeyHashes(s *Store) { s.mems.hash = func([]byte) uint64 { return 0 } }

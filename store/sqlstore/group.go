@@ -37,6 +37,9 @@ ON CONFLICT (k) DO UPDATE SET v = excluded.v, version = excluded.version`
 // (decide) and writes what the accepted ones leave behind (writes).
 type group struct {
 	reqs []*request
+	// disjoint is set when the committer found that no two of reqs share a
+	// key (see oneTrip).
+	disjoint bool
 	// live indexes the requests the transaction still decides; a recheck
 	// answers some of them early and drops them.
 	live []int

@@ -58,17 +58,19 @@ func (st *groupStats) count(n int) {
 // ambiguous; with the transaction's error, all of them, when it failed and
 // wrote nothing. A group that fails for a reason other than a conflict, an
 // ambiguous commit or the end of its context is split and each batch
-// committed alone, so that no batch fails because of a neighbour.
-func (s *Store) commitGroup(reqs []*request) {
+// committed alone, so that no batch fails because of a neighbour. disjoint
+// tells that no two of the requests share a key (false: they may).
+func (s *Store) commitGroup(reqs []*request, disjoint bool) {
 	ctx, cancel := groupContext(reqs)
 	defer cancel()
-	s.commitGroupCtx(ctx, reqs)
+	s.commitGroupCtx(ctx, reqs, disjoint)
 }
 
 // commitGroupCtx is commitGroup on ctx.
-func (s *Store) commitGroupCtx(ctx context.Context, reqs []*request) {
+func (s *Store) commitGroupCtx(ctx context.Context, reqs []*request, disjoint bool) {
 	s.stats.count(len(reqs))
 	g := newGroup(reqs)
+	g.disjoint = disjoint
 	var err error
 	if slices.ContainsFunc(reqs, func(r *request) bool { return r.waited }) {
 		// A batch queued behind a group that wrote its keys most likely read
@@ -117,7 +119,7 @@ func (s *Store) fail(ctx context.Context, g *group, err error) {
 	if len(live) > 1 && splittable(err) && ctx.Err() == nil {
 		s.stats.splits.Add(1)
 		for _, r := range live {
-			s.commitGroup([]*request{r})
+			s.commitGroup([]*request{r}, true)
 		}
 		return
 	}
@@ -249,10 +251,11 @@ func (s *Store) pipelineGroup(ctx context.Context, conn *pgxpool.Conn, g *group,
 	if closeErr := br.Close(); err == nil {
 		err = closeErr
 	}
-	var pgErr *pgconn.PgError
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
+	}
+	var pgErr *pgconn.PgError // escapes (errors.As): declared only on failure
+	switch {
 	case errors.As(err, &pgErr), pgconn.SafeToRetry(err):
 		rollback(conn)
 		return err

@@ -51,7 +51,7 @@ var errConditionsFailed = errors.New("sqlstore: a condition of the group does no
 // part again before the next group, and what the callers get (acceptAll)
 // is allocated afresh.
 type tripScratch struct {
-	seen map[string]struct{}
+	seen map[uint64]int // key hash → index in group.reqs of a request with it
 	w    oneTripWrites
 	puts []tripPut
 	// order is puts in key order, the order of w.putKeys: sorting pointers
@@ -67,9 +67,40 @@ type tripScratch struct {
 type tripPut struct {
 	key, value []byte
 	req, op    int // index in group.reqs, and in that request's ops
+	// lead is the key's first eight bytes, big-endian (zero-padded): two
+	// keys whose leads differ sort as their leads do (compareKeys).
+	lead uint64
 }
 
-var tripScratches = sync.Pool{New: func() any { return &tripScratch{seen: map[string]struct{}{}} }}
+// keyLead answers the first eight bytes of k as a big-endian number, those
+// past its end zero. Keys whose leads differ compare as their leads: at the
+// first byte where the leads differ, either both keys have that byte, or the
+// shorter ended there and the longer's byte is not zero (it differs from the
+// padding), so the shorter, a prefix of the longer, sorts first.
+func keyLead(k []byte) uint64 {
+	if len(k) >= 8 {
+		return binary.BigEndian.Uint64(k)
+	}
+	var lead uint64
+	for i, c := range k {
+		lead |= uint64(c) << (56 - 8*i)
+	}
+	return lead
+}
+
+// compareKeys orders two puts by key: by their leads, and by their bytes when
+// the leads are equal.
+func compareKeys(a, b *tripPut) int {
+	if a.lead != b.lead {
+		if a.lead < b.lead {
+			return -1
+		}
+		return 1
+	}
+	return bytes.Compare(a.key, b.key)
+}
+
+var tripScratches = sync.Pool{New: func() any { return &tripScratch{seen: map[uint64]int{}} }}
 
 // reset empties s's arrays for the next group. Those that grew past
 // maxScratch entries are dropped rather than kept (one large group must not
@@ -98,7 +129,7 @@ func (s *tripScratch) reset() {
 func (s *tripScratch) release() {
 	s.reset()
 	if len(s.seen) > maxScratch {
-		s.seen = map[string]struct{}{}
+		s.seen = map[uint64]int{}
 	}
 	clear(s.seen)
 }
@@ -144,21 +175,24 @@ func resetSlice[S ~[]E, E any](s S, limit int) S {
 // oneTrip reports whether g's live batches may commit in one round trip: on
 // PostgreSQL, without a test hook, when no two of them share a key. Then no
 // batch's conditions depend on another's writes: each holds or not on the
-// rows as they were, and the writes of the batches are disjoint.
+// rows as they were, and the writes of the batches are disjoint. The
+// committer tells it when the whole group shares no key (group.disjoint);
+// otherwise it compares the batches' key hashes, and two batches that share
+// a hash are taken to share a key (a collision only costs the round trip).
 func (s *Store) oneTrip(g *group, sc *tripScratch) bool {
 	if s.dialect != PostgreSQL || s.hooks.afterRead != nil {
 		return false
 	}
-	if len(g.live) == 1 {
+	if len(g.live) == 1 || g.disjoint {
 		return true
 	}
 	clear(sc.seen)
 	for _, i := range g.live {
-		for k := range g.reqs[i].keys.all {
-			if _, dup := sc.seen[k]; dup {
+		for _, k := range g.reqs[i].keys {
+			if j, dup := sc.seen[k]; dup && j != i {
 				return false
 			}
-			sc.seen[k] = struct{}{}
+			sc.seen[k] = i
 		}
 	}
 	return true
@@ -190,7 +224,7 @@ func (g *group) oneTripWrites(sc *tripScratch) *oneTripWrites {
 			if op.Kind == store.OpDelete {
 				w.deletes = append(w.deletes, op.Key)
 			} else {
-				sc.puts = append(sc.puts, tripPut{key: op.Key, value: op.Value, req: i, op: j})
+				sc.puts = append(sc.puts, tripPut{key: op.Key, value: op.Value, req: i, op: j, lead: keyLead(op.Key)})
 			}
 		}
 	}
@@ -198,7 +232,7 @@ func (g *group) oneTripWrites(sc *tripScratch) *oneTripWrites {
 	for i := range sc.puts {
 		sc.order = append(sc.order, &sc.puts[i])
 	}
-	slices.SortFunc(sc.order, func(a, b *tripPut) int { return bytes.Compare(a.key, b.key) })
+	slices.SortFunc(sc.order, compareKeys)
 	for _, p := range sc.order {
 		w.putKeys = append(w.putKeys, p.key)
 		w.putValues = append(w.putValues, p.value)
@@ -316,11 +350,12 @@ func (s *Store) pipelineOnce(ctx context.Context, conn *pgxpool.Conn, g *group, 
 	if closeErr := p.Close(); err == nil {
 		err = closeErr
 	}
-	var pgErr *pgconn.PgError
-	switch {
-	case err == nil:
+	if err == nil {
 		g.acceptAll(sc)
 		return nil
+	}
+	var pgErr *pgconn.PgError // escapes (errors.As): declared only on failure
+	switch {
 	case sqlState(err) == codeConditionFailed:
 		rollback(conn)
 		return errConditionsFailed

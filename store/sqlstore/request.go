@@ -1,10 +1,10 @@
 package sqlstore
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"strings"
+	"hash/maphash"
+	"slices"
 	"sync/atomic"
 
 	"github.com/weft-dev/weft/store"
@@ -18,7 +18,8 @@ const (
 	stateAbandoned
 )
 
-// request is one caller's batch on its way through the group committer.
+// request is one caller's batch on its way through the group committer. It
+// lives in its memory (requestMem), recycled with it.
 type request struct {
 	// conds and ops are the caller's batch, copied (into mem): a caller
 	// that abandons a request its group is committing must be free to reuse
@@ -31,10 +32,10 @@ type request struct {
 	mem  *requestMem
 	mems *requestMems
 	refs atomic.Int32
-	// keys is every key the batch conditions or writes, each once: a group
-	// in flight holds them, and no other group may take a batch that shares
-	// one (see committer.take).
-	keys keyList
+	// keys hashes every key the batch conditions or writes (keyHashes), in
+	// mem: a group in flight holds them, and no other group may take a batch
+	// that shares one (see committer.take).
+	keys keyHashes
 	// size counts the batch's key and value bytes, for the group's bound.
 	size int
 	// nPuts counts the batch's puts: each draws a version.
@@ -45,8 +46,11 @@ type request struct {
 	waited bool
 	ctx    context.Context
 	state  atomic.Int32
-	// out is the request's outcome, set once by finish before it closes
-	// done (so whoever sees done closed reads out).
+	// out is the request's outcome, set once by finish before it sends on
+	// done (so whoever receives from done reads out). done has room for the
+	// one send, so finish never waits; only the caller receives, at most
+	// once, and a send nobody received is drained when the request is
+	// recycled.
 	out  outcome
 	done chan struct{}
 }
@@ -58,19 +62,17 @@ type outcome struct {
 }
 
 // newRequest copies a validated batch into memory from mems (one buffer for
-// its keys and values) and lists its keys in one string (keyList). The
-// request is held by its caller and by the leader that will finish it, each
-// of which lets go of it once (letGo).
+// its keys and values), where the request itself lives, and hashes its keys
+// (keyHashes). The request is held by its caller and by the leader that will
+// finish it, each of which lets go of it once (letGo).
 func newRequest(ctx context.Context, b *store.Batch, mems *requestMems) *request {
-	size, keyBytes := 0, 0
+	size := 0
 	for _, c := range b.Conditions {
-		keyBytes += len(c.Key)
+		size += len(c.Key)
 	}
 	for _, op := range b.Ops {
-		keyBytes += len(op.Key)
-		size += len(op.Value)
+		size += len(op.Key) + len(op.Value)
 	}
-	size += keyBytes
 	mem := mems.take(size, len(b.Ops), len(b.Conditions))
 	buf := mem.buf
 	clone := func(p []byte) []byte {
@@ -78,99 +80,75 @@ func newRequest(ctx context.Context, b *store.Batch, mems *requestMems) *request
 		buf = append(buf, p...) // within buf's capacity: never moves
 		return buf[start:len(buf):len(buf)]
 	}
-	r := &request{ctx: ctx, size: size, done: make(chan struct{}), mem: mem, mems: mems}
+	hash := mems.keyHash()
+	r := &mem.req
+	if r.done == nil {
+		r.done = make(chan struct{}, 1)
+	}
+	select {
+	case <-r.done: // sent to a caller that had stopped waiting
+	default:
+	}
+	r.ctx, r.size, r.nPuts, r.waited, r.out, r.mem, r.mems = ctx, size, 0, false, outcome{}, mem, mems
+	r.state.Store(stateQueued)
 	r.refs.Store(2)
 	r.conds, r.ops = mem.conds, mem.ops
-	var keys strings.Builder // keyList: the ops' keys, then the conditions' no op writes
-	keys.Grow(keyBytes + keyLenBytes*(len(b.Ops)+len(b.Conditions)))
+	keys := mem.keys[:len(b.Ops)]
 	for i, op := range b.Ops {
 		r.ops[i] = store.Op{Kind: op.Kind, Key: clone(op.Key)}
 		if op.Kind == store.OpPut {
 			r.ops[i].Value = clone(op.Value) // never nil: nil would be NULL
 			r.nPuts++
 		}
-		appendKey(&keys, op.Key)
+		keys[i] = hash(op.Key)
 	}
-	written := writtenSet(b)
+	written := keys
+	if len(b.Conditions)*len(b.Ops) > maxCompares {
+		written = nil // too many to compare: the hash stays twice
+	}
 	for i, c := range b.Conditions {
 		r.conds[i] = store.Condition{Kind: c.Kind, Key: clone(c.Key), Version: c.Version}
-		if !isWritten(b.Ops, written, c.Key) {
-			appendKey(&keys, c.Key)
+		if h := hash(c.Key); !slices.Contains(written, h) {
+			keys = append(keys, h) // within mem.keys's capacity
 		}
 	}
-	r.keys = keyList(keys.String())
+	r.keys = keys
 	return r
 }
 
-// keyList is a request's keys, each once, each after its length in
-// keyLenBytes bytes (a validated key is at most store.MaxKeyBytes long): one
-// string for them all, of which the committer's sets hold slices.
-type keyList string
-
-// keyLenBytes is the size of a key's length in a keyList.
-const keyLenBytes = 2
-
-// all yields each key of l.
-func (l keyList) all(yield func(string) bool) {
-	for s := string(l); len(s) >= keyLenBytes; {
-		n := keyLenBytes + (int(s[0])<<8 | int(s[1]))
-		if !yield(s[keyLenBytes:n]) {
-			return
-		}
-		s = s[n:]
-	}
-}
-
-// appendKey appends k to a keyList being built.
-func appendKey(l *strings.Builder, k []byte) {
-	l.WriteByte(byte(len(k) >> 8))
-	l.WriteByte(byte(len(k)))
-	l.Write(k)
-}
-
-// A validated batch writes a key at most once and conditions it at most
-// once, so only a condition's key may repeat an op's: a small batch finds
-// those by comparing, a large one through a set of the written keys
-// (writtenSet), once it would take more than maxCompares comparisons.
+// maxCompares bounds the comparisons newRequest makes to leave out of a
+// request's keyHashes the hash of a key it conditions and writes: beyond, a
+// large batch keeps such a hash twice.
 const maxCompares = 256
 
-// writtenSet answers the set of the keys b's ops write when b is large
-// enough for one, else nil.
-func writtenSet(b *store.Batch) map[string]struct{} {
-	if len(b.Conditions)*len(b.Ops) <= maxCompares {
-		return nil
-	}
-	set := make(map[string]struct{}, len(b.Ops))
-	for _, op := range b.Ops {
-		set[string(op.Key)] = struct{}{}
-	}
-	return set
-}
+// keyHashes is what the group committer knows of a request's keys: the hash
+// of every key its batch writes, then of every key it conditions whose hash
+// is not among those (a batch too large to compare them, newRequest, lists
+// the hash of a key it conditions and writes twice). Two requests that share a key share its hash, so the
+// committer, which keeps apart requests that share a hash, keeps apart every
+// two that share a key; two that share only a hash (distinct keys whose
+// hashes collide, about one pair in 2^64) are kept apart too, which costs
+// them only the wait, or the one round trip.
+type keyHashes = []uint64
 
-// isWritten reports whether one of ops writes k (in set, when there is one).
-func isWritten(ops []store.Op, set map[string]struct{}, k []byte) bool {
-	if set != nil {
-		_, ok := set[string(k)]
-		return ok
-	}
-	for _, op := range ops {
-		if bytes.Equal(op.Key, k) {
-			return true
-		}
-	}
-	return false
-}
+// keySeed seeds the hashes of keys: hash/maphash's random seed, so that no
+// batch can be built to collide.
+var keySeed = maphash.MakeSeed()
+
+// hashKey is a key's hash in a request's keyHashes.
+func hashKey(k []byte) uint64 { return maphash.Bytes(keySeed, k) }
 
 // wait answers the request's outcome, or the end of ctx. A request that
-// ends while still queued was never sent and answers ctx's error; one that
-// ends while its group is committing answers *store.OutcomeUnknownError.
-func (r *request) wait(ctx context.Context) (*store.CommitResult, error) {
+// ends while still queued in c was never sent and answers ctx's error; one
+// that ends while its group is committing answers
+// *store.OutcomeUnknownError.
+func (r *request) wait(ctx context.Context, c *committer) (*store.CommitResult, error) {
 	select {
 	case <-r.done:
 		return r.out.res, r.out.err
 	case <-ctx.Done():
 	}
-	if r.state.CompareAndSwap(stateQueued, stateAbandoned) || r.state.Load() == stateAbandoned {
+	if c.abandon(r) {
 		r.letGo() // for the leader: none took the request, none will
 		return nil, commitCanceled(ctx.Err())
 	}
@@ -183,18 +161,19 @@ func (r *request) wait(ctx context.Context) (*store.CommitResult, error) {
 }
 
 // finish hands the request its outcome, once, and lets go of it: the leader
-// never waits for the caller, and reads nothing of the batch afterwards.
+// never waits for the caller, and reads nothing of the request afterwards.
 func (r *request) finish(o outcome) {
 	r.out = o
-	close(r.done)
+	r.done <- struct{}{}
 	r.letGo()
 }
 
-// letGo ends one holder's use of the request's copy of its batch: the
-// caller's, once it has read its outcome or stopped waiting for it; the
+// letGo ends one holder's use of the request and its copy of its batch:
+// the caller's, once it has read its outcome or stopped waiting for it; the
 // leader's, once it has finished the request (or, for a request no leader
-// took, the caller's on its behalf). The last to let go gives the memory
-// back.
+// took, the caller's on its behalf, once the committer's queue let go of it:
+// committer.abandon). The last to let go gives the memory back, the request
+// with it.
 func (r *request) letGo() {
 	if r.refs.Add(-1) == 0 {
 		r.mems.give(r.mem)

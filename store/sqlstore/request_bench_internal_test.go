@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
 
@@ -51,9 +52,42 @@ func BenchmarkOneTripWrites(b *testing.B) {
 		reqs[i] = newRequest(context.Background(), stepBatch(1000+i*7919), nil)
 	}
 	g := newGroup(reqs)
-	sc := &tripScratch{seen: map[string]struct{}{}}
+	sc := &tripScratch{seen: map[uint64]int{}}
 	b.ReportAllocs()
 	for b.Loop() {
 		sc.encode(g.oneTripWrites(sc))
+	}
+}
+
+// BenchmarkCommitterGroup measures the committer's bookkeeping of one group
+// of sixteen step-shaped batches: taking them from the queue (their keys
+// marked busy when more than one group may be in flight), telling whether
+// the one round trip may take them (oneTrip), and releasing their keys once
+// the group is done.
+func BenchmarkCommitterGroup(b *testing.B) {
+	for _, groups := range []int{1, 4} {
+		b.Run(fmt.Sprint("groups=", groups), func(b *testing.B) {
+			reqs := make([]*request, 16)
+			for i := range reqs {
+				reqs[i] = newRequest(context.Background(), stepBatch(1000+i*7919), nil)
+			}
+			c := newCommitter(Config{MaxGroups: groups, MaxGroupBatches: 128, MaxGroupBytes: 8 << 20}, nil)
+			m := &leaderMem{}
+			sc := &tripScratch{seen: map[uint64]int{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, r := range reqs {
+					r.state.Store(stateQueued)
+				}
+				c.queue = append(c.queue, reqs...)
+				group, disjoint := c.take(m)
+				g := newGroup(group)
+				g.disjoint = disjoint
+				if len(group) != len(reqs) || !disjoint || !pgStore.oneTrip(g, sc) {
+					b.Fatal("the batches share no key: one group, in one round trip")
+				}
+				c.release(m.held)
+			}
+		})
 	}
 }

@@ -3,8 +3,10 @@ package sqlstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -59,15 +61,20 @@ func TestRequestMem_RecycledMemoryHoldsExactlyTheNewBatch(t *testing.T) {
 				gotConds, gotOps := copied(got)
 				require.Equal(t, wantConds, gotConds, "round %d", round)
 				require.Equal(t, wantOps, gotOps, "round %d", round)
-				require.Equal(t, want.keys, got.keys)
+				require.True(t, slices.Equal(want.keys, got.keys), "round %d: key hashes", round)
 				require.Equal(t, want.size, got.size)
 				require.Equal(t, want.nPuts, got.nPuts)
+				require.False(t, got.waited)
+				require.Equal(t, stateQueued, got.state.Load())
+				require.EqualValues(t, 2, got.refs.Load())
+				require.Equal(t, outcome{}, got.out)
+				require.Empty(t, got.done, "round %d: no outcome sent", round)
+				got.finish(outcome{err: errors.New("an earlier batch's outcome")}) // the caller never reads it
 				for _, op := range got.ops {
 					if op.Kind == store.OpPut {
 						require.NotNil(t, op.Value, "round %d: an empty value stays non-nil (nil would be NULL)", round)
 					}
 				}
-				got.letGo()
 				got.letGo()
 			}
 		})
@@ -117,7 +124,7 @@ func TestRequestWait_GivesMemoryBackOnlyWhenNoLeaderHoldsIt(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		r := newRequest(ctx, stepBatch(1), mems)
 		cancel()
-		_, err := r.wait(ctx)
+		_, err := r.wait(ctx, newCommitter(Config{MaxGroups: 1}, nil))
 		require.ErrorIs(t, err, context.Canceled)
 		r.letGo() // the caller's (Commit's)
 		require.Zero(t, r.refs.Load())
@@ -129,7 +136,7 @@ func TestRequestWait_GivesMemoryBackOnlyWhenNoLeaderHoldsIt(t *testing.T) {
 		_, ops := copied(r)
 		r.state.Store(stateTaken) // a leader took it
 		cancel()
-		_, err := r.wait(ctx)
+		_, err := r.wait(ctx, newCommitter(Config{MaxGroups: 1}, nil))
 		require.ErrorIs(t, err, store.ErrOutcomeUnknown)
 		r.letGo()
 		_, got := copied(r)
@@ -167,5 +174,37 @@ func TestCheckConditions_FailedConditionKeepsNoneOfTheRequestsMemory(t *testing.
 			require.Equal(t, store.CondVersion, cf.Condition.Kind)
 			require.Contains(t, cf.Error(), string(k))
 		})
+	}
+}
+
+// A request whose caller gives up while it is queued leaves the queue before
+// its caller lets go of it: the queue never holds a request recycled for
+// another batch, which no leader may take unless its caller submits it.
+func TestCommitterAbandon_WithdrawnRequestLeavesTheQueueBeforeItIsRecycled(t *testing.T) {
+	t.Parallel()
+	mems := &requestMems{poison: true}
+	c := newCommitter(Config{MaxGroups: 2, MaxGroupBatches: 10, MaxGroupBytes: 1 << 20}, nil)
+	inFlight := testRequestIn(context.Background(), mems, "a")
+	c.queue = []*request{inFlight}
+	group, _ := c.take(&leaderMem{})
+	require.Equal(t, []*request{inFlight}, group)
+	for round := range 50 {
+		ctx, cancel := context.WithCancel(context.Background())
+		queued := testRequestIn(ctx, mems, "a", fmt.Sprint("q", round)) // waits for the group holding "a"
+		waiting := testRequestIn(context.Background(), mems, fmt.Sprint("w", round))
+		c.queue = append(c.queue, queued, waiting)
+		cancel()
+		_, err := queued.wait(ctx, c)
+		require.ErrorIs(t, err, context.Canceled)
+		require.Equal(t, []*request{waiting}, c.queue, "round %d: withdrawn at once", round)
+		queued.letGo() // the caller's: the request may be recycled from here on
+		next := testRequestIn(context.Background(), mems, fmt.Sprint("n", round))
+		taken, _ := c.take(&leaderMem{})
+		require.Equal(t, []*request{waiting}, taken, "round %d: only what was submitted is taken", round)
+		require.Equal(t, stateQueued, next.state.Load())
+		waiting.finish(outcome{})
+		waiting.letGo()
+		next.letGo()
+		next.letGo()
 	}
 }

@@ -45,6 +45,24 @@ func TestGroupCommit_RecycledRequestMemoryIsNeverVisible(t *testing.T) {
 	}
 }
 
+// Keys whose hashes collide (here every two keys) are kept apart as a
+// shared key is, which changes no answer: callers on keys of their own, with
+// several groups allowed in flight, commit, lose compare-and-sets and give
+// up exactly as they do with distinct hashes, and every key holds one of
+// the values written to it.
+func TestGroupCommit_KeysWhoseHashesCollideCommitAsDistinctKeys(t *testing.T) {
+	t.Parallel()
+	b := setupGroups(t, sqlstore.Config{MaxGroups: 4})
+	sqlstore.CollideKeyHashes(b.s)
+	sqlstore.PoisonRecycledRequests(b.s)
+	const workers, perWorker = 8, 25
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { recyclingWorker(t, b.s, w, perWorker) })
+	}
+	wg.Wait()
+}
+
 // recyclingWorker chains compare-and-sets on a key of its own, each with an
 // event of its own; every third batch requires its key to be absent
 // instead, which fails; every fourth runs on a context that ends at a random moment.

@@ -87,10 +87,10 @@ func sentBy(g *group, sc *tripScratch) sent {
 func TestTripScratch_ReuseNeverLeaksOneGroupsRowsIntoAnother(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(16, 7))
-	reused := &tripScratch{seen: map[string]struct{}{}}
+	reused := &tripScratch{seen: map[uint64]int{}}
 	for round := range 2000 {
 		g := randomGroup(rng, round)
-		fresh := &tripScratch{seen: map[string]struct{}{}}
+		fresh := &tripScratch{seen: map[uint64]int{}}
 		one := pgStore.oneTrip(g, fresh)
 		require.Equal(t, one, pgStore.oneTrip(g, reused), "round %d: oneTrip", round)
 		want := sentBy(g, fresh)
@@ -124,7 +124,7 @@ func TestTripScratch_ReuseNeverLeaksOneGroupsRowsIntoAnother(t *testing.T) {
 func TestAcceptAll_AnswersEachPutTheVersionOfItsKey(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(8, 25))
-	sc := &tripScratch{seen: map[string]struct{}{}}
+	sc := &tripScratch{seen: map[uint64]int{}}
 	for round := range 500 {
 		g := randomGroup(rng, round)
 		if !pgStore.oneTrip(g, sc) {
@@ -192,7 +192,7 @@ var pgStore = &Store{dialect: PostgreSQL}
 func TestTripScratch_ReleasedHoldsNoReferenceToTheGroupsRows(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 30))
-	sc := &tripScratch{seen: map[string]struct{}{}}
+	sc := &tripScratch{seen: map[uint64]int{}}
 	for round := range 300 {
 		g := randomGroup(rng, round)
 		pgStore.oneTrip(g, sc)
@@ -242,4 +242,19 @@ func TestPutIndex_FindsEveryKeyInAnyOrderOfRows(t *testing.T) {
 		_, found := w.putIndex([]byte(k), n)
 		require.False(t, found, "key %q was never sent", k)
 	}
+}
+
+// compareKeys orders two puts exactly as bytes.Compare orders their keys,
+// whatever the keys: shorter than their leads, prefixes of one another,
+// ending in zero bytes, equal in their first eight bytes.
+func FuzzCompareKeys_OrdersAsTheKeysBytes(f *testing.F) {
+	for _, p := range [][2]string{{"", ""}, {"a", "a\x00"}, {"ab", "a"}, {"\x00", ""}, {"wf:1000:ckpt", "wf:1000:ev"},
+		{"wf:1000:", "wf:1000"}, {"\xff\xff\xff\xff\xff\xff\xff\xff\x00", "\xff\xff\xff\xff\xff\xff\xff\xff"}, {"abcdefg\x00", "abcdefg"}} {
+		f.Add([]byte(p[0]), []byte(p[1]))
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		pa, pb := &tripPut{key: a, lead: keyLead(a)}, &tripPut{key: b, lead: keyLead(b)}
+		require.Equal(t, bytes.Compare(a, b), compareKeys(pa, pb), "%q vs %q", a, b)
+		require.Equal(t, bytes.Compare(b, a), compareKeys(pb, pa), "%q vs %q", b, a)
+	})
 }

@@ -119,7 +119,7 @@ func TestSendRoom_PipelineEncodesWithoutGrowingTheBuffer(t *testing.T) {
 func TestPipelineBytes_BoundsThePipelinesMessages(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
-	sc := &tripScratch{seen: map[string]struct{}{}}
+	sc := &tripScratch{seen: map[uint64]int{}}
 	for round := range 300 {
 		g := randomGroup(rng, round)
 		sc.encode(g.oneTripWrites(sc))

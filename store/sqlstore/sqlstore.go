@@ -355,12 +355,12 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 	if s.groups.submit(r) {
 		// Alone: a group of one, on the caller's context (ending it ends the
 		// transaction, as nothing else rides on it).
-		s.commitGroupCtx(ctx, []*request{r})
+		s.commitGroupCtx(ctx, []*request{r}, true)
 		s.groups.finishSolo(r)
 		<-r.done
 		return r.out.res, r.out.err
 	}
-	return r.wait(ctx)
+	return r.wait(ctx, s.groups)
 }
 
 // Stats counts the group committer's work since Open.
