@@ -15,20 +15,23 @@ type CloseGuard struct {
 	closed bool
 }
 
-// Enter admits an operation: it answers ctx's error when ctx is done,
-// ErrClosed after Close, and otherwise a func the operation must call when it
-// is done.
-func (g *CloseGuard) Enter(ctx context.Context) (leave func(), err error) {
+// Enter admits an operation: it answers ctx's error when ctx is done and
+// ErrClosed after Close; otherwise the operation is in, and must call Leave
+// when it is done.
+func (g *CloseGuard) Enter(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	g.mu.RLock()
 	if g.closed {
 		g.mu.RUnlock()
-		return nil, ErrClosed
+		return ErrClosed
 	}
-	return g.mu.RUnlock, nil
+	return nil
 }
+
+// Leave ends an operation that Enter admitted.
+func (g *CloseGuard) Leave() { g.mu.RUnlock() }
 
 // Close waits for the operations in flight, then runs release (which frees
 // the backend's resources) once; later calls run nothing and answer nil.

@@ -14,20 +14,17 @@ import (
 
 func TestCloseGuard_EnterAfterCloseIsErrClosed(t *testing.T) {
 	var g store.CloseGuard
-	leave, err := g.Enter(context.Background())
-	require.NoError(t, err)
-	leave()
+	require.NoError(t, g.Enter(context.Background()))
+	g.Leave()
 	require.NoError(t, g.Close(func() error { return nil }))
-	_, err = g.Enter(context.Background())
-	require.ErrorIs(t, err, store.ErrClosed)
+	require.ErrorIs(t, g.Enter(context.Background()), store.ErrClosed)
 }
 
 func TestCloseGuard_ADoneContextIsItsOwnError(t *testing.T) {
 	var g store.CloseGuard
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := g.Enter(ctx)
-	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, g.Enter(ctx), context.Canceled)
 }
 
 func TestCloseGuard_ReleaseRunsOnceAndItsErrorIsClosesAnswer(t *testing.T) {
@@ -42,8 +39,7 @@ func TestCloseGuard_ReleaseRunsOnceAndItsErrorIsClosesAnswer(t *testing.T) {
 
 func TestCloseGuard_CloseWaitsForTheOperationsInFlight(t *testing.T) {
 	var g store.CloseGuard
-	leave, err := g.Enter(context.Background())
-	require.NoError(t, err)
+	require.NoError(t, g.Enter(context.Background()))
 	var inFlight, releasedUnderIt atomic.Bool
 	inFlight.Store(true)
 	closing, done := make(chan struct{}), make(chan error)
@@ -56,7 +52,20 @@ func TestCloseGuard_CloseWaitsForTheOperationsInFlight(t *testing.T) {
 		runtime.Gosched()
 	}
 	inFlight.Store(false)
-	leave()
+	g.Leave()
 	require.NoError(t, <-done)
 	require.False(t, releasedUnderIt.Load(), "Close released the backend under a running operation")
+}
+
+func TestCloseGuard_EnteringAndLeavingAllocateNothing(t *testing.T) {
+	var g store.CloseGuard
+	ctx := context.Background()
+	if allocs := testing.AllocsPerRun(100, func() {
+		if err := g.Enter(ctx); err != nil {
+			t.Fatal(err)
+		}
+		g.Leave()
+	}); allocs != 0 {
+		t.Fatalf("an operation entering and leaving the guard allocated %.0f times; want 0", allocs)
+	}
 }

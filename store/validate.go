@@ -46,7 +46,10 @@ func ValidateBatch(b *Batch, caps Capabilities) error {
 }
 
 func validateConditions(conds []Condition) error {
-	seen := make(map[string]struct{}, len(conds))
+	var seen map[string]struct{} // only for a long batch: a short one compares its keys pairwise
+	if len(conds) > pairwiseKeys {
+		seen = make(map[string]struct{}, len(conds))
+	}
 	for i, c := range conds {
 		if err := ValidateKey(c.Key); err != nil {
 			return invalidf("condition %d: %v", i, err)
@@ -57,10 +60,9 @@ func validateConditions(conds []Condition) error {
 		if c.Kind == CondVersion && c.Version == 0 {
 			return invalidf("condition %d on key %q: version must be > 0", i, c.Key)
 		}
-		if _, dup := seen[string(c.Key)]; dup {
+		if seenBefore(conds[:i], conditionKey, c.Key, seen) {
 			return invalidf("key %q has more than one condition", c.Key)
 		}
-		seen[string(c.Key)] = struct{}{}
 	}
 	return nil
 }
@@ -83,21 +85,23 @@ func validateOps(ops []Op, maxValue int) error {
 		default:
 			return invalidf("op %d on key %q has invalid kind %d", i, op.Key, op.Kind)
 		}
-		if writtenBefore(ops[:i], op.Key, seen) {
+		if seenBefore(ops[:i], opKey, op.Key, seen) {
 			return invalidf("key %q is written more than once in one batch", op.Key)
 		}
 	}
 	return nil
 }
 
-// pairwiseKeys is the longest batch whose keys validateOps compares
+// pairwiseKeys is the longest batch whose keys validateOps (and
+// validateConditions, its conditions') compares
 // pairwise rather than through a map: a few dozen comparisons cost less
 // than the map's allocation and hashing.
 const pairwiseKeys = 32
 
-// writtenBefore reports whether one of earlier writes key: through seen,
-// which it then adds key to, when there is one, else by comparing.
-func writtenBefore(earlier []Op, key []byte, seen map[string]struct{}) bool {
+// seenBefore reports whether key is the key (keyOf) of one of earlier:
+// through seen, which it then adds key to, when there is one, else by
+// comparing.
+func seenBefore[T any](earlier []T, keyOf func(*T) []byte, key []byte, seen map[string]struct{}) bool {
 	if seen != nil {
 		if _, dup := seen[string(key)]; dup {
 			return true
@@ -105,13 +109,16 @@ func writtenBefore(earlier []Op, key []byte, seen map[string]struct{}) bool {
 		seen[string(key)] = struct{}{}
 		return false
 	}
-	for _, op := range earlier {
-		if bytes.Equal(op.Key, key) {
+	for i := range earlier {
+		if bytes.Equal(keyOf(&earlier[i]), key) {
 			return true
 		}
 	}
 	return false
 }
+
+func opKey(op *Op) []byte              { return op.Key }
+func conditionKey(c *Condition) []byte { return c.Key }
 
 // CheckConditions evaluates conds in order with lookup, which reports whether
 // a key exists and at which version. It returns the first failure as a

@@ -170,3 +170,34 @@ func TestValidateBatch_RejectsAKeyWrittenTwiceInShortAndLongBatches(t *testing.T
 		}
 	}
 }
+
+func TestValidateBatch_RejectsAKeyConditionedTwiceInShortAndLongBatches(t *testing.T) {
+	for _, n := range []int{2, 8, 32, 33, 100} { // compared pairwise up to 32 conditions, through a map beyond
+		for _, dup := range []int{0, (n - 1) / 2, n - 2} {
+			t.Run(fmt.Sprintf("conditions=%d/first=%d", n, dup), func(t *testing.T) {
+				conds := make([]store.Condition, n)
+				for i := range conds {
+					conds[i] = store.IfAbsent([]byte(fmt.Sprintf("k%03d", i)))
+				}
+				require.NoError(t, store.ValidateBatch(&store.Batch{Conditions: conds}, casCaps))
+				conds[n-1] = store.IfVersion(conds[dup].Key, 7)
+				require.ErrorIs(t, store.ValidateBatch(&store.Batch{Conditions: conds}, casCaps), store.ErrInvalidArgument)
+			})
+		}
+	}
+}
+
+func TestValidateBatch_AShortBatchIsCheckedWithoutAllocating(t *testing.T) {
+	b := &store.Batch{
+		Conditions: []store.Condition{store.IfVersion([]byte("wf\x00r\x00ckpt"), 3), store.IfAbsent([]byte("t\x00a"))},
+		Ops: []store.Op{store.Put([]byte("wf\x00r\x00ckpt"), []byte("v")), store.Put([]byte("t\x00a"), []byte("v")),
+			store.Delete([]byte("tm\x00b"))},
+	}
+	if allocs := testing.AllocsPerRun(100, func() {
+		if err := store.ValidateBatch(b, casCaps); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 0 {
+		t.Fatalf("validating a five-key batch allocated %.0f times; want 0", allocs)
+	}
+}

@@ -223,11 +223,10 @@ func (s *Store) Get(ctx context.Context, key []byte) (store.Item, error) {
 	if err := store.ValidateKey(key); err != nil {
 		return store.Item{}, err
 	}
-	leave, err := s.life.Enter(ctx)
-	if err != nil {
+	if err := s.life.Enter(ctx); err != nil {
 		return store.Item{}, err
 	}
-	defer leave()
+	defer s.life.Leave()
 	raw, found, err := s.getRaw(recordKey(key))
 	if err != nil {
 		return store.Item{}, err
@@ -244,11 +243,10 @@ func (s *Store) Scan(ctx context.Context, p *store.ScanParams) (*store.ScanResul
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	leave, err := s.life.Enter(ctx)
-	if err != nil {
+	if err := s.life.Enter(ctx); err != nil {
 		return nil, err
 	}
-	defer leave()
+	defer s.life.Leave()
 	lower, upper, empty := p.Bounds()
 	res := &store.ScanResult{}
 	if empty {
@@ -283,14 +281,14 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 	if err := store.ValidateBatch(b, s.caps); err != nil {
 		return nil, err
 	}
-	leave, err := s.life.Enter(ctx)
-	if err != nil {
+	if err := s.life.Enter(ctx); err != nil {
 		return nil, err
 	}
-	defer leave()
+	defer s.life.Leave()
 	r := newRequest(b)
 	leads := s.queue.join(r)
 	if !leads {
+		var err error
 		if leads, err = s.queue.wait(ctx, r); err != nil {
 			return nil, err
 		}

@@ -223,14 +223,13 @@ func (s *Store) Get(ctx context.Context, key []byte) (store.Item, error) {
 	if err := store.ValidateKey(key); err != nil {
 		return store.Item{}, err
 	}
-	leave, err := s.life.Enter(ctx)
-	if err != nil {
+	if err := s.life.Enter(ctx); err != nil {
 		return store.Item{}, err
 	}
-	defer leave()
+	defer s.life.Leave()
 	item := store.Item{Key: append([]byte(nil), key...)}
 	var version int64
-	err = s.pool.QueryRow(ctx, "SELECT v, version FROM weft_kv WHERE k = $1", key).Scan(&item.Value, &version)
+	err := s.pool.QueryRow(ctx, "SELECT v, version FROM weft_kv WHERE k = $1", key).Scan(&item.Value, &version)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Item{}, store.NotFound(key)
 	}
@@ -252,11 +251,10 @@ func (s *Store) GetMany(ctx context.Context, keys [][]byte) ([]store.Item, error
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	leave, err := s.life.Enter(ctx)
-	if err != nil {
+	if err := s.life.Enter(ctx); err != nil {
 		return nil, err
 	}
-	defer leave()
+	defer s.life.Leave()
 	rows, err := s.pool.Query(ctx, "SELECT k, v, version FROM weft_kv WHERE k = ANY($1)", byteaArray(keys))
 	if err != nil {
 		return nil, translateRead(err)
@@ -289,11 +287,10 @@ func (s *Store) Scan(ctx context.Context, p *store.ScanParams) (*store.ScanResul
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	leave, err := s.life.Enter(ctx)
-	if err != nil {
+	if err := s.life.Enter(ctx); err != nil {
 		return nil, err
 	}
-	defer leave()
+	defer s.life.Leave()
 	lower, upper, empty := p.Bounds()
 	res := &store.ScanResult{}
 	if empty {
@@ -345,11 +342,10 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 	if err := store.ValidateBatch(b, s.caps); err != nil {
 		return nil, err
 	}
-	leave, err := s.life.Enter(ctx)
-	if err != nil {
+	if err := s.life.Enter(ctx); err != nil {
 		return nil, err
 	}
-	defer leave()
+	defer s.life.Leave()
 	r := newRequest(ctx, b, &s.mems)
 	defer r.letGo() // after the outcome is read, which holds none of the request's memory
 	if s.groups.submit(r) {
