@@ -131,9 +131,7 @@ func procedureRoutes(handlers map[string]http.Handler) map[string]http.Handler {
 // idPool is correlation ids made ahead: one read of the system's generator
 // and one string for 64 ids instead of one of each a request. Each id is a
 // slice of text, a string no one can change, so the ids of one block share
-// its memory (64 × 36 bytes) for as long as any of them is held: a request's
-// id lives as long as the request and the events that record it on their way
-// to the store.
+// its memory for as long as any of them is held.
 var idPool struct {
 	sync.Mutex
 	raw  [idBlock * 16]byte
