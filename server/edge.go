@@ -3,10 +3,11 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/google/uuid"
 )
 
 // requestState is what the layers of one request share through its
@@ -128,53 +129,26 @@ func procedureRoutes(handlers map[string]http.Handler) map[string]http.Handler {
 	return routes
 }
 
-// idPool is correlation ids made ahead: one read of the system's generator
-// and one string for 64 ids instead of one of each a request. Each id is a
-// slice of text, a string no one can change, so the ids of one block share
-// its memory for as long as any of them is held.
+// idPool is crypto randomness read ahead for correlation ids: one read of
+// the system's generator for 64 ids instead of one a request.
 var idPool struct {
 	sync.Mutex
-	raw  [idBlock * 16]byte
-	text string // idBlock ids of 36 bytes, hex-encoded from raw
-	left int    // ids of text not yet handed out, at its end
+	buf  [64 * 16]byte
+	left int // unused bytes at the end of buf
 }
-
-// idBlock is how many correlation ids idPool makes at once.
-const idBlock = 64
 
 // newCorrelationID answers a new random (version 4) UUID.
 func newCorrelationID() string {
+	var u uuid.UUID
 	idPool.Lock()
 	if idPool.left == 0 {
-		idPool.text = correlationIDs(&idPool.raw)
-		idPool.left = idBlock
+		_, _ = rand.Read(idPool.buf[:]) // crypto/rand.Read never fails
+		idPool.left = len(idPool.buf)
 	}
-	at := (idBlock - idPool.left) * 36
-	idPool.left--
-	id := idPool.text[at : at+36]
+	copy(u[:], idPool.buf[len(idPool.buf)-idPool.left:])
+	idPool.left -= len(u)
 	idPool.Unlock()
-	return id
-}
-
-// correlationIDs fills raw with crypto randomness and answers it as idBlock
-// version-4 UUIDs in their text form (as uuid.UUID's String writes it), one
-// after the other.
-func correlationIDs(raw *[idBlock * 16]byte) string {
-	_, _ = rand.Read(raw[:]) // crypto/rand.Read never fails
-	text := make([]byte, idBlock*36)
-	for i := range idBlock {
-		u, dst := raw[i*16:i*16+16], text[i*36:i*36+36]
-		u[6] = u[6]&0x0f | 0x40 // version 4
-		u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
-		hex.Encode(dst[0:8], u[0:4])
-		dst[8] = '-'
-		hex.Encode(dst[9:13], u[4:6])
-		dst[13] = '-'
-		hex.Encode(dst[14:18], u[6:8])
-		dst[18] = '-'
-		hex.Encode(dst[19:23], u[8:10])
-		dst[23] = '-'
-		hex.Encode(dst[24:36], u[10:16])
-	}
-	return string(text)
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return u.String()
 }
