@@ -4,8 +4,10 @@ import "sync"
 
 // Recent keeps values for recently used keys, bounded: it holds two
 // generations of at most size entries each, and when the current one fills,
-// the older is dropped whole. A key found only in the older generation is
-// moved to the current one, so what is used stays. Safe for concurrent use.
+// the older is dropped whole — its map emptied and taken as the next current
+// one, so that a full cache turns over without allocating. A key found only in
+// the older generation is moved to the current one, so what is used stays.
+// Safe for concurrent use.
 //
 // It is a cache of what the store holds, never a source of truth: every
 // caller validates what it takes (a checkpoint by its version; a run record
@@ -60,7 +62,12 @@ func (c *Recent[V]) PutUnless(key string, v V, keep func(held V) bool) {
 
 func (c *Recent[V]) putLocked(key string, v V) {
 	if _, ok := c.cur[key]; !ok && len(c.cur) >= c.size {
-		c.old, c.cur = c.cur, make(map[string]V, c.size)
+		dropped := c.old
+		if dropped == nil {
+			dropped = make(map[string]V, c.size)
+		}
+		clear(dropped)
+		c.old, c.cur = c.cur, dropped
 	}
 	c.cur[key] = v
 }
