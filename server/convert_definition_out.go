@@ -100,13 +100,7 @@ func (c *definitionCache) get(d definition.Definition) *weftv1.WorkflowDefinitio
 	}
 	e = &definitionEntry{def: d, out: definitionProto(d)}
 	c.mu.Lock()
-	if _, held := c.entries[key]; !held && len(c.entries) >= c.max {
-		for k := range c.entries { // drop one, any
-			delete(c.entries, k)
-			break
-		}
-	}
-	c.entries[key] = e
+	definition.PutBounded(c.entries, key, e, c.max)
 	c.mu.Unlock()
 	return e.out
 }

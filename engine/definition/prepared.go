@@ -86,13 +86,7 @@ func (c *PreparedCache) Prepare(d Definition) (*Prepared, error) {
 	}
 	e = &preparedEntry{submitted: d.Clone(), prepared: p}
 	c.mu.Lock()
-	if _, held := c.entries[key]; !held && len(c.entries) >= c.max {
-		for k := range c.entries { // drop one, any
-			delete(c.entries, k)
-			break
-		}
-	}
-	c.entries[key] = e
+	PutBounded(c.entries, key, e, c.max)
 	c.mu.Unlock()
 	return p, nil
 }

@@ -320,3 +320,20 @@ func BenchmarkPrepare(b *testing.B) {
 		}
 	})
 }
+
+func TestPutBounded_NeverHoldsMoreThanMaxAndKeepsWhatItWasJustGiven(t *testing.T) {
+	m := map[int]string{}
+	for i := range 100 {
+		PutBounded(m, i, "v", 8)
+		if len(m) > 8 {
+			t.Fatalf("after %d puts the map holds %d entries, more than 8", i+1, len(m))
+		}
+		if _, ok := m[i]; !ok {
+			t.Fatalf("put %d is not held right after it was made", i)
+		}
+	}
+	PutBounded(m, 99, "again", 8) // a key held already replaces its value and drops nothing
+	if len(m) != 8 || m[99] != "again" {
+		t.Fatalf("re-putting a held key: %d entries, value %q", len(m), m[99])
+	}
+}
