@@ -62,11 +62,19 @@ func plainRunProto(s *runstate.Snapshot) *weftv1.Run {
 			WaitingForSignal: st.WaitingSignal, ManualCompletion: eventpb.StepManual(st.Manual),
 		}
 		for j := range st.Attempts {
-			step.Attempts = append(step.Attempts, eventpb.Attempt(&st.Attempts[j]))
+			step.Attempts = append(step.Attempts, plainAttemptProto(&st.Attempts[j]))
 		}
 		out.Steps = append(out.Steps, step)
 	}
 	return out
+}
+
+func plainAttemptProto(a *runstate.Attempt) *weftv1.Attempt {
+	return &weftv1.Attempt{
+		LogicalAttemptId: uint32(max(a.LogicalAttempt, 0)), EngineAttemptId: uint32(max(a.EngineAttempt, 0)),
+		Outcome: eventpb.AttemptOutcomes.Proto(a.Outcome), Error: eventpb.StepError(a.Error),
+		StartedAt: eventpb.Timestamp(a.StartedAt), CompletedAt: eventpb.Timestamp(a.CompletedAt), WorkerId: a.WorkerID,
+	}
 }
 
 func plainTaskProto(t *engine.Task) *weftv1.Task {
@@ -209,13 +217,15 @@ func TestRunProto_GrowingOneStepsAttemptsLeavesTheNextStepsAlone(t *testing.T) {
 	require.Equal(t, "r:a", plainRunProto(s).GetSteps()[0].GetIdempotencyKey())
 }
 
-// Every field of an attempt is converted as eventpb.Attempt converts it.
-func TestAttemptProto_IsEventpbAttempt(t *testing.T) {
+// Every field of an attempt is converted into its box (eventpb.AttemptIn, as
+// runProto and the events do) as converting it field by field does.
+func TestAttemptIn_IsThePlainConversion(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 2))
 	for range 500 {
 		var a runstate.Attempt
 		randomFill(r, reflect.ValueOf(&a).Elem(), 0)
-		requireSameMessage(t, eventpb.Attempt(&a), attemptProto(&a, new(attemptBox)))
+		var box attemptBox
+		requireSameMessage(t, plainAttemptProto(&a), eventpb.AttemptIn(&a, &box.attempt, &box.at))
 	}
 }
 

@@ -42,17 +42,6 @@ func jsonValueOrNull(raw json.RawMessage) *structpb.Value {
 	return structpb.NewNullValue()
 }
 
-// timestampIn answers t as a Timestamp written into dst, or nil when t is
-// zero: eventpb.Timestamp, in a Timestamp allocated with the message that
-// holds it.
-func timestampIn(dst *timestamppb.Timestamp, t time.Time) *timestamppb.Timestamp {
-	if t.IsZero() {
-		return nil
-	}
-	dst.Seconds, dst.Nanos = t.Unix(), int32(t.Nanosecond())
-	return dst
-}
-
 // timeOf answers a Timestamp as a UTC time, zero when unset.
 func timeOf(ts *timestamppb.Timestamp) time.Time {
 	if ts == nil {

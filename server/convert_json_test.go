@@ -58,7 +58,7 @@ func TestTimestampIn_IsEventpbsTimestamp(t *testing.T) {
 	for _, at := range []time.Time{{}, time.Unix(0, 0), time.Date(2026, 1, 2, 3, 4, 5, 999999999, time.UTC),
 		time.Date(1969, 12, 31, 23, 59, 59, 1, time.FixedZone("x", 3600)), time.Now()} {
 		var dst timestamppb.Timestamp
-		got, want := timestampIn(&dst, at), eventpb.Timestamp(at)
+		got, want := eventpb.TimestampIn(&dst, at), eventpb.Timestamp(at)
 		if want == nil {
 			require.Nil(t, got, "%v", at)
 			continue

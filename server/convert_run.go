@@ -55,9 +55,9 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 		Substatus:           runSubstatuses.Proto(s.Substatus),
 		Message:             s.Message,
 		CompensationOutcome: compensationOutcomes.Proto(s.CompensationOutcome),
-		CreatedAt:           timestampIn(&box.at[0], s.CreatedAt),
-		StartedAt:           timestampIn(&box.at[1], s.StartedAt),
-		CompletedAt:         timestampIn(&box.at[2], s.CompletedAt),
+		CreatedAt:           eventpb.TimestampIn(&box.at[0], s.CreatedAt),
+		StartedAt:           eventpb.TimestampIn(&box.at[1], s.StartedAt),
+		CompletedAt:         eventpb.TimestampIn(&box.at[2], s.CompletedAt),
 		TotalDurationMs:     uint64(max(s.TotalDuration.Milliseconds(), 0)),
 		LastEventSeq:        s.LastEventSeq,
 		Error:               eventpb.RunError(s.Error),
@@ -112,9 +112,9 @@ func stepProto(st *runstate.StepState, box *stepBox, b *stepBlocks) *weftv1.Step
 		Status:             stepStatuses.Proto(st.Status),
 		LogicalAttemptId:   uint32(max(st.LogicalAttempt, 0)),
 		EngineAttemptId:    uint32(max(st.EngineAttempt, 0)),
-		ScheduledAt:        timestampIn(&box.at[0], st.ScheduledAt),
-		StartedAt:          timestampIn(&box.at[1], st.StartedAt),
-		CompletedAt:        timestampIn(&box.at[2], st.CompletedAt),
+		ScheduledAt:        eventpb.TimestampIn(&box.at[0], st.ScheduledAt),
+		StartedAt:          eventpb.TimestampIn(&box.at[1], st.StartedAt),
+		CompletedAt:        eventpb.TimestampIn(&box.at[2], st.CompletedAt),
 		Output:             jsonValue(st.Output),
 		Artifacts:          eventpb.Artifacts(st.Artifacts),
 		Error:              eventpb.StepError(st.Error),
@@ -131,24 +131,9 @@ func stepProto(st *runstate.StepState, box *stepBox, b *stepBlocks) *weftv1.Step
 	if k := len(st.Attempts); k > 0 {
 		out.Attempts = b.attemptPtrs[:k:k]
 		for i := range st.Attempts {
-			out.Attempts[i] = attemptProto(&st.Attempts[i], &b.attempts[i])
+			out.Attempts[i] = eventpb.AttemptIn(&st.Attempts[i], &b.attempts[i].attempt, &b.attempts[i].at)
 		}
 		b.attempts, b.attemptPtrs = b.attempts[k:], b.attemptPtrs[k:]
-	}
-	return out
-}
-
-// attemptProto is eventpb.Attempt, converting a into box.
-func attemptProto(a *runstate.Attempt, box *attemptBox) *weftv1.Attempt {
-	out := &box.attempt
-	*out = weftv1.Attempt{
-		LogicalAttemptId: uint32(max(a.LogicalAttempt, 0)),
-		EngineAttemptId:  uint32(max(a.EngineAttempt, 0)),
-		Outcome:          eventpb.AttemptOutcomes.Proto(a.Outcome),
-		Error:            eventpb.StepError(a.Error),
-		StartedAt:        timestampIn(&box.at[0], a.StartedAt),
-		CompletedAt:      timestampIn(&box.at[1], a.CompletedAt),
-		WorkerId:         a.WorkerID,
 	}
 	return out
 }

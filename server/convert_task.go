@@ -5,6 +5,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/eventpb"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
@@ -54,7 +55,7 @@ func taskProto(t *engine.Task, box *taskBox) *weftv1.Task {
 		IdempotencyKey:     t.IdempotencyKey,
 		LogicalAttemptId:   uint32(max(t.LogicalAttempt, 0)),
 		EngineAttemptId:    uint32(max(t.EngineAttempt, 0)),
-		Deadline:           timestampIn(&box.deadline, t.Deadline),
+		Deadline:           eventpb.TimestampIn(&box.deadline, t.Deadline),
 		HeartbeatTimeoutMs: uint32(max(t.HeartbeatTimeout.Milliseconds(), 0)),
 		Secrets:            secretsProto(t.Secrets),
 		TenantId:           t.TenantID,

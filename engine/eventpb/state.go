@@ -18,15 +18,23 @@ func Attempt(a *runstate.Attempt) *weftv1.Attempt {
 	if a == nil {
 		return nil
 	}
-	return &weftv1.Attempt{
+	return AttemptIn(a, new(weftv1.Attempt), new([2]timestamppb.Timestamp))
+}
+
+// AttemptIn converts the evidence of one attempt into out, and its start and
+// end into at (TimestampIn), for a caller that allocates an attempt's message
+// with its timestamps.
+func AttemptIn(a *runstate.Attempt, out *weftv1.Attempt, at *[2]timestamppb.Timestamp) *weftv1.Attempt {
+	*out = weftv1.Attempt{
 		LogicalAttemptId: uint32(max(a.LogicalAttempt, 0)),
 		EngineAttemptId:  uint32(max(a.EngineAttempt, 0)),
 		Outcome:          AttemptOutcomes.Proto(a.Outcome),
 		Error:            StepError(a.Error),
-		StartedAt:        Timestamp(a.StartedAt),
-		CompletedAt:      Timestamp(a.CompletedAt),
+		StartedAt:        TimestampIn(&at[0], a.StartedAt),
+		CompletedAt:      TimestampIn(&at[1], a.CompletedAt),
 		WorkerId:         a.WorkerID,
 	}
+	return out
 }
 
 // StepError converts a failure; nil stays nil.
@@ -101,4 +109,14 @@ func Timestamp(t time.Time) *timestamppb.Timestamp {
 		return nil
 	}
 	return timestamppb.New(t)
+}
+
+// TimestampIn is Timestamp written into dst, for a caller that allocates a
+// Timestamp with the message that holds it: nil when t is zero.
+func TimestampIn(dst *timestamppb.Timestamp, t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	dst.Seconds, dst.Nanos = t.Unix(), int32(t.Nanosecond())
+	return dst
 }
