@@ -27,6 +27,14 @@
 // [*ValueTooLargeError], [ErrInvalidArgument] and [ErrClosed]. No error message
 // contains value bytes.
 //
+// A Commit whose caller gives up (its context ends) answers either an error
+// other than [*OutcomeUnknownError], and then the batch never commits, or
+// [*OutcomeUnknownError], and then every batch committed later through the
+// same store that conditions or writes any of its keys is ordered after it:
+// the given-up batch commits before that later batch or never. A backend
+// never answers an error for a batch that then commits after a later batch
+// on its keys (docs/storage.md, "A commit given up on").
+//
 // Layering: this package imports only the standard library. It must never
 // import a database library, a backend, engine/ or server/. Backends live
 // beside it, one package each (memstore, pebblestore, sqlstore, nocasstore,

@@ -60,7 +60,9 @@ func (e *ConditionFailedError) Error() string {
 func (e *ConditionFailedError) Is(target error) bool { return target == ErrConditionFailed }
 
 // OutcomeUnknownError wraps the cause of an ambiguous commit. The batch may or
-// may not have been applied; re-read the keys it touched to find out.
+// may not have been applied; re-read the keys it touched to find out. Every
+// batch committed later on any of its keys is ordered after it, so a read or
+// a conditioned batch through the same store resolves the ambiguity for good.
 type OutcomeUnknownError struct {
 	Cause error
 }

@@ -131,13 +131,13 @@ func (c *committer) submit(r *request) (solo bool) {
 	return false
 }
 
-// finishSolo ends a solo commit: it releases r's keys (r is still its
-// caller's) and hands the leader slot to a new leader goroutine if batches
-// queued meanwhile.
-func (c *committer) finishSolo(r *request) {
+// finishSolo ends a solo commit: it releases its keys (those of the request,
+// still its caller's, or a copy) and hands the leader slot to a new leader
+// goroutine if batches queued meanwhile.
+func (c *committer) finishSolo(keys keyHashes) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.release(r.keys)
+	c.release(keys)
 	if len(c.queue) > 0 {
 		go c.lead() // keeps the slot and the wait group count
 		return

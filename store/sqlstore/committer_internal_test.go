@@ -292,7 +292,7 @@ func TestCommitter_GroupsInFlightNeverShareAKey(t *testing.T) {
 						r := newRequest(ctx, b, mems)
 						if c.submit(r) {
 							commit([]*request{r}, true)
-							c.finishSolo(r)
+							c.finishSolo(r.keys)
 						} else {
 							_, _ = r.wait(ctx, c)
 						}

@@ -52,7 +52,10 @@
 // whole group (after a read outside any transaction that answers the batches
 // whose conditions no longer hold) and become store.ErrRetryable if they
 // persist; 40003, an ambiguous RELEASE and a connection lost once COMMIT was
-// sent become *store.OutcomeUnknownError.
+// sent become *store.OutcomeUnknownError. A transaction whose COMMIT was sent
+// and whose answer was never read is in doubt: the server may still commit
+// it. Its keys stay held until its backend has ended (indoubt.go), so every
+// later batch on them is ordered after it.
 //
 // Layering: imports store, pgx v5 and cockroach-go's crdb packages.
 package sqlstore

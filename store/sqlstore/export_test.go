@@ -18,6 +18,10 @@ func SetAfterReadHook(s *Store, fn func(batches, attempt int) error) { s.hooks.a
 // hooks.beforeAttempt). Set it before the first Commit.
 func SetBeforeAttemptHook(s *Store, fn func(batches, attempt int) error) { s.hooks.beforeAttempt = fn }
 
+// SetAfterSendHook makes fn run once each group's COMMIT was sent, before
+// its answer is read (see hooks.afterSend). Set it before the first Commit.
+func SetAfterSendHook(s *Store, fn func(ctx context.Context, pid uint32)) { s.hooks.afterSend = fn }
+
 // QueuedBatches answers how many batches wait in s's group commit queue.
 func QueuedBatches(s *Store) int { return s.groups.queued() }
 

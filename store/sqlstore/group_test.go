@@ -29,7 +29,10 @@ func setupGroups(t *testing.T, cfg sqlstore.Config) *groupBundle {
 	t.Helper()
 	db := requirePostgres(t)
 	schema := db.NewSchema(t)
-	cfg.URL, cfg.Schema = db.URL, schema
+	cfg.Schema = schema
+	if cfg.URL == "" {
+		cfg.URL = db.URL
+	}
 	if cfg.MaxConns == 0 {
 		cfg.MaxConns = 8
 	}

@@ -40,8 +40,8 @@ func endSQL(w *writes) string {
 
 // groupStats counts the committer's work.
 type groupStats struct {
-	groups, batches, retries, rechecks, splits, oneTrip, fallbacks atomic.Uint64
-	largest                                                        atomic.Int64
+	groups, batches, retries, rechecks, splits, oneTrip, fallbacks, inDoubt atomic.Uint64
+	largest                                                                 atomic.Int64
 }
 
 func (st *groupStats) count(n int) {
@@ -60,14 +60,21 @@ func (st *groupStats) count(n int) {
 // ambiguous commit or the end of its context is split and each batch
 // committed alone, so that no batch fails because of a neighbour. disjoint
 // tells that no two of the requests share a key (false: they may).
+//
+// It returns only once the group's transaction has ended at the database:
+// a transaction in doubt (indoubt.go) is ended first, after its callers
+// have their answer, so that the leader holds the group's keys until then.
 func (s *Store) commitGroup(reqs []*request, disjoint bool) {
 	ctx, cancel := groupContext(reqs)
 	defer cancel()
-	s.commitGroupCtx(ctx, reqs, disjoint)
+	if pid := s.commitGroupCtx(ctx, reqs, disjoint); pid != 0 {
+		s.endSession(pid)
+	}
 }
 
-// commitGroupCtx is commitGroup on ctx.
-func (s *Store) commitGroupCtx(ctx context.Context, reqs []*request, disjoint bool) {
+// commitGroupCtx is commitGroup on ctx, but for a transaction in doubt,
+// whose backend it answers (0: none) for its caller to end.
+func (s *Store) commitGroupCtx(ctx context.Context, reqs []*request, disjoint bool) (inDoubt uint32) {
 	s.stats.count(len(reqs))
 	g := newGroup(reqs)
 	g.disjoint = disjoint
@@ -99,9 +106,10 @@ func (s *Store) commitGroupCtx(ctx context.Context, reqs []*request, disjoint bo
 		for i, r := range reqs {
 			r.finish(g.outcomes[i])
 		}
-		return
+		return 0
 	}
 	s.fail(ctx, g, err)
+	return inDoubtBackend(err)
 }
 
 // fail finishes a group whose transaction wrote nothing, or whose outcome is
@@ -240,6 +248,7 @@ func (s *Store) pipelineGroup(ctx context.Context, conn *pgxpool.Conn, g *group,
 	end := endSQL(w)
 	batch.Queue(end)
 	br := conn.SendBatch(ctx, batch)
+	s.hooks.sent(ctx, conn.Conn().PgConn().PID())
 	err = w.readResults(br)
 	if err == nil {
 		var tag pgconn.CommandTag
@@ -260,7 +269,7 @@ func (s *Store) pipelineGroup(ctx context.Context, conn *pgxpool.Conn, g *group,
 		rollback(conn)
 		return err
 	default:
-		return &store.OutcomeUnknownError{Cause: fmt.Errorf("sqlstore: COMMIT: %w", err)}
+		return inDoubt(conn.Conn().PgConn().PID(), err)
 	}
 }
 

@@ -1,5 +1,7 @@
 package sqlstore
 
+import "context"
+
 // hooks let tests step into a group's transaction; all are nil in
 // production.
 type hooks struct {
@@ -13,4 +15,15 @@ type hooks struct {
 	// transaction, before it begins, with the same arguments. It leaves the
 	// group on its path.
 	beforeAttempt func(batches, attempt int) error
+	// afterSend runs once a group's COMMIT has been sent (in one round trip
+	// or in the second of two) and before its answer is read, with the
+	// transaction's context and the backend process that runs it.
+	afterSend func(ctx context.Context, pid uint32)
+}
+
+// sent runs the afterSend hook, if any.
+func (h *hooks) sent(ctx context.Context, pid uint32) {
+	if h.afterSend != nil {
+		h.afterSend(ctx, pid)
+	}
 }

@@ -345,6 +345,7 @@ func (s *Store) pipelineOnce(ctx context.Context, conn *pgxpool.Conn, g *group, 
 	}
 	p.SendQueryStatement(st.end(end), nil, noFormats, noFormats)
 	if err = p.Sync(); err == nil {
+		s.hooks.sent(ctx, pg.PID())
 		err = readOnce(p, w, end)
 	}
 	if closeErr := p.Close(); err == nil {
@@ -366,7 +367,7 @@ func (s *Store) pipelineOnce(ctx context.Context, conn *pgxpool.Conn, g *group, 
 		}
 		return err
 	default:
-		return &store.OutcomeUnknownError{Cause: fmt.Errorf("sqlstore: COMMIT: %w", err)}
+		return inDoubt(pg.PID(), err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -148,6 +149,10 @@ type Store struct {
 
 	// life guards the pool against Close: operations enter it.
 	life store.CloseGuard
+	// closing ends when Close begins: what waits for a transaction in doubt
+	// to end (endSession) stops then.
+	closing     context.Context
+	stopClosing context.CancelFunc
 }
 
 var _ store.Store = (*Store)(nil)
@@ -172,7 +177,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("sqlstore: connect: %w", err)
 	}
 	s := &Store{cfg: cfg, pool: pool}
+	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	if err := s.init(ctx); err != nil {
+		s.stopClosing()
 		pool.Close()
 		return nil, err
 	}
@@ -336,8 +343,10 @@ func scanItem(row pgx.CollectableRow) (store.Item, error) {
 // (committer): it is committed in one transaction with the batches of other
 // callers, each decided on its own. Ending ctx while the batch is queued
 // withdraws it (nothing is written); ending it while its group commits
-// answers *store.OutcomeUnknownError. A batch that finds the store idle is
-// committed at once on the caller's goroutine and context.
+// answers *store.OutcomeUnknownError, and the batch's keys stay held until
+// its transaction has ended at the database (indoubt.go), so that every
+// later batch on them is committed after it. A batch that finds the store
+// idle is committed at once on the caller's goroutine and context.
 func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
 	if err := store.ValidateBatch(b, s.caps); err != nil {
 		return nil, err
@@ -349,10 +358,19 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 	r := newRequest(ctx, b, &s.mems)
 	defer r.letGo() // after the outcome is read, which holds none of the request's memory
 	if s.groups.submit(r) {
-		// Alone: a group of one, on the caller's context (ending it ends the
-		// transaction, as nothing else rides on it).
-		s.commitGroupCtx(ctx, []*request{r}, true)
-		s.groups.finishSolo(r)
+		// Alone: a group of one, on the caller's context (nothing else rides
+		// on it). A transaction left in doubt when ctx ends is ended in the
+		// background, its keys held until then, while the caller has its
+		// answer at once.
+		if pid := s.commitGroupCtx(ctx, []*request{r}, true); pid != 0 {
+			held := slices.Clone(r.keys) // r's memory is recycled once Commit returns
+			go func() {
+				s.endSession(pid)
+				s.groups.finishSolo(held)
+			}()
+		} else {
+			s.groups.finishSolo(r.keys)
+		}
 		<-r.done
 		return r.out.res, r.out.err
 	}
@@ -383,13 +401,17 @@ type Stats struct {
 	// Fallbacks is how often a one-round-trip attempt found a condition
 	// that does not hold and the group was decided batch by batch in two.
 	Fallbacks uint64
+	// InDoubt is how many group transactions were left in doubt (COMMIT
+	// sent, no answer read) and ended at the database before their keys
+	// were let go.
+	InDoubt uint64
 }
 
 // Stats answers the group committer's counters.
 func (s *Store) Stats() Stats {
 	return Stats{Groups: s.stats.groups.Load(), Batches: s.stats.batches.Load(), Retries: s.stats.retries.Load(),
 		Rechecks: s.stats.rechecks.Load(), Splits: s.stats.splits.Load(), LargestGroup: int(s.stats.largest.Load()),
-		OneRoundTrip: s.stats.oneTrip.Load(), Fallbacks: s.stats.fallbacks.Load()}
+		OneRoundTrip: s.stats.oneTrip.Load(), Fallbacks: s.stats.fallbacks.Load(), InDoubt: s.stats.inDoubt.Load()}
 }
 
 // GroupStats implements store.GroupCommitter.
@@ -401,6 +423,7 @@ func (s *Store) GroupStats() store.GroupStats {
 // idempotent.
 func (s *Store) Close() error {
 	return s.life.Close(func() error {
+		s.stopClosing()
 		s.groups.wait() // groups whose callers gave up may still be committing
 		s.pool.Close()
 		return nil
