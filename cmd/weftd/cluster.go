@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,8 +28,33 @@ type clusterOptions struct {
 	redis    string
 	leaseTTL time.Duration
 	// wakeChannel is the Redis channel of the deployment's wake-ups on a
-	// SQL store ("" for rediswake.DefaultChannel), or wakeNone.
+	// SQL store ("" for the prefix's "wake"), or wakeNone.
 	wakeChannel string
+	// redisPrefix starts every Redis key, stream and channel of the
+	// deployment (leases, event streams, the wake-up channel), so that
+	// deployments — or tests — sharing a Redis never see one another's; ""
+	// means defaultRedisPrefix (redisKey).
+	redisPrefix string
+}
+
+// defaultRedisPrefix is --redis-prefix's default.
+const defaultRedisPrefix = "weft:"
+
+// redisKey answers the deployment's Redis key, stream or channel name that
+// ends with name.
+func (c clusterOptions) redisKey(name string) string {
+	if c.redisPrefix == "" {
+		return defaultRedisPrefix + name
+	}
+	return c.redisPrefix + name
+}
+
+// checkRedisPrefix validates --redis-prefix.
+func checkRedisPrefix(p string) error {
+	if p == "" || strings.ContainsFunc(p, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return errors.New("redis prefix must be a non-empty string without spaces or control characters")
+	}
+	return nil
 }
 
 // cluster is what this weftd shares with the other processes of its
@@ -74,7 +101,7 @@ func openCluster(opts options, logger *slog.Logger) (*cluster, error) {
 		logger.Warn("lease service not reachable; background work waits for it", slog.String("redis", location))
 	}
 	logger.Info("weftd ownership", slog.String("mode", string(mode)), slog.String("leases", "redis"), slog.String("redis", location))
-	c := &cluster{mode: mode, leases: redislease.New(rdb, "weft:lease:"), redis: rdb, close: func() { _ = rdb.Close() }}
+	c := &cluster{mode: mode, leases: redislease.New(rdb, opts.cluster.redisKey("lease:")), redis: rdb, close: func() { _ = rdb.Close() }}
 	if c.wakes, err = openWakeups(opts, sql, rdb, location, logger); err != nil {
 		_ = rdb.Close()
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,6 +24,30 @@ import (
 	"github.com/weft-dev/weft/internal/redistest"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
+
+// clusterFlags answers the flags of a deployment of the calling test's own:
+// a schema of the test database, and the test Redis (WEFT_TEST_REDIS_URL
+// included) under a key prefix only this test uses, so that its weftds never
+// share leases, wake-ups or event streams with another test's. Every weftd
+// started with them joins that one deployment.
+func clusterFlags(t *testing.T, db *sqltest.DB) []string {
+	t.Helper()
+	prefix := redistest.Prefix(t, redistest.Require(t))
+	return []string{"--store", clusterURL(t, db.NewSchema(t)), "--redis", redistest.URL(), "--bus", redistest.URL(),
+		"--redis-prefix", prefix}
+}
+
+// with answers flags followed by more, in a slice of its own.
+func with(flags []string, more ...string) []string { return slices.Concat(flags, more) }
+
+// flagValue answers the value that follows name in flags.
+func flagValue(flags []string, name string) string {
+	i := slices.Index(flags, name)
+	if i < 0 || i+1 >= len(flags) {
+		return ""
+	}
+	return flags[i+1]
+}
 
 // clusterURL answers the test database's URL with search_path set to schema.
 func clusterURL(t *testing.T, schema string) string {
@@ -44,10 +69,10 @@ func TestCluster_TwoWeftdsShareRunsAndAFrozenOneLosesNothing(t *testing.T) {
 	}
 	db := sqltest.Require(t)
 	redistest.Require(t)
-	store := clusterURL(t, db.NewSchema(t))
+	store := clusterFlags(t, db)
 	const ttl = 300 * time.Millisecond
-	a := startWeftdIn(t, t.TempDir(), "--store", store, "--lease-ttl", ttl.String())
-	b := startWeftdIn(t, t.TempDir(), "--store", store, "--lease-ttl", ttl.String())
+	a := startWeftdIn(t, t.TempDir(), with(store, "--lease-ttl", ttl.String())...)
+	b := startWeftdIn(t, t.TempDir(), with(store, "--lease-ttl", ttl.String())...)
 	require.Contains(t, a.logs(), `"mode":"cas-required"`)
 	ctx := context.Background()
 	runsA := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), a.url)
@@ -125,7 +150,7 @@ func TestCluster_TwoWeftdsShareRunsAndAFrozenOneLosesNothing(t *testing.T) {
 func TestWeftd_ServesAPISuiteOnPostgreSQLAndRedis(t *testing.T) {
 	db := sqltest.Require(t)
 	redistest.Require(t)
-	d := startWeftdIn(t, t.TempDir(), "--store", clusterURL(t, db.NewSchema(t)))
+	d := startWeftdIn(t, t.TempDir(), clusterFlags(t, db)...)
 	require.Contains(t, d.logs(), `"leases":"redis"`)
 	apitest.Exercise(t, d.url)
 }
@@ -167,14 +192,10 @@ func TestWeftd_BackpressureModesAtFiveTimesTheLimit(t *testing.T) {
 func TestWeftd_ExportsRunEventsToRedisStreams(t *testing.T) {
 	db := sqltest.Require(t)
 	rdb := redistest.Require(t)
-	d := startWeftdIn(t, t.TempDir(), "--store", clusterURL(t, db.NewSchema(t)))
+	flags := clusterFlags(t, db)
+	d := startWeftdIn(t, t.TempDir(), flags...)
 	require.Contains(t, d.logs(), "events are exported to Redis Streams")
-	// The stream is shared with every other run on this Redis (benchmarks
-	// leave hundreds of thousands of entries): read only what follows now.
-	from := "-"
-	if last, err := rdb.XRevRangeN(context.Background(), "weft:events:default", "+", "-", 1).Result(); err == nil && len(last) == 1 {
-		from = "(" + last[0].ID
-	}
+	stream := flagValue(flags, "--redis-prefix") + "events:default" // the test's own
 	runs := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), d.url)
 	res, err := runs.SubmitRun(context.Background(), connect.NewRequest(&weftv1.SubmitRunRequest{Start: true,
 		Definition: &weftv1.WorkflowDefinition{PlanId: "export", PlanVersion: "1",
@@ -182,7 +203,7 @@ func TestWeftd_ExportsRunEventsToRedisStreams(t *testing.T) {
 	require.NoError(t, err)
 	runID := res.Msg.GetRun().GetRunId()
 	require.Eventually(t, func() bool {
-		entries, err := rdb.XRange(context.Background(), "weft:events:default", from, "+").Result()
+		entries, err := rdb.XRange(context.Background(), stream, "-", "+").Result()
 		if err != nil {
 			return false
 		}

@@ -89,7 +89,7 @@ func startExport(opts options, st store.Store, meters metric.MeterProvider, logg
 		if err != nil {
 			return exporting{}, nil, err
 		}
-		p, err := redisbus.New(rdb, redisbus.Config{})
+		p, err := redisbus.New(rdb, redisbus.Config{StreamPrefix: opts.cluster.redisKey("events:")})
 		if err != nil {
 			_ = rdb.Close()
 			return exporting{}, nil, err

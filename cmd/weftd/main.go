@@ -133,7 +133,9 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	bus := fs.String("bus", getenv("WEFT_BUS"), `event bus: "none", "memory" or a redis:// URL`)
 	backpressure := fs.String("backpressure", envOr(getenv, "WEFT_BACKPRESSURE", string(engine.DefaultBackpressure)), "reject, queue or delay")
 	debugAddr := fs.String("debug-addr", getenv("WEFT_DEBUG_ADDR"), "serve /debug/pprof on this loopback address (off when empty)")
-	wakeChannel := fs.String("wake-channel", getenv("WEFT_WAKE_CHANNEL"), `cluster wake-ups' Redis channel (default weft:wake), or "none"`)
+	wakeChannel := fs.String("wake-channel", getenv("WEFT_WAKE_CHANNEL"), `cluster wake-ups' Redis channel (default <redis-prefix>wake), or "none"`)
+	redisPrefix := fs.String("redis-prefix", envOr(getenv, "WEFT_REDIS_PREFIX", defaultRedisPrefix),
+		"what every Redis key, stream and channel of this deployment starts with")
 	pebbleCacheText := fs.String("pebble-cache-mib", envOr(getenv, "WEFT_PEBBLE_CACHE_MIB", strconv.Itoa(defaultPebbleCacheMiB)), "embedded store's block cache, MiB")
 	startText := fs.String("schedule-to-start-timeout", envOr(getenv, "WEFT_SCHEDULE_TO_START_TIMEOUT", defaultScheduleToStart.String()),
 		"how long a task may wait for a worker when its action sets none (0: no bound)")
@@ -198,13 +200,16 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if err := checkWakeChannel(*wakeChannel); err != nil {
 		return options{}, err
 	}
+	if err := checkRedisPrefix(*redisPrefix); err != nil {
+		return options{}, err
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return options{}, fmt.Errorf("log level must be debug, info, warn or error, got %q", *level)
 	}
 	return options{addr: *addr, dataDir: *dataDir, store: *storeFlag, pebbleCache: pebbleCache, logLevel: lvl, corsOrigins: splitList(*cors),
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
-		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel},
+		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel, redisPrefix: *redisPrefix},
 		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: definition.BackpressureMode(*backpressure), bus: *bus,
 		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart, gcHeapFloor: gcHeapFloor}, nil
 }

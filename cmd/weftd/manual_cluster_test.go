@@ -27,12 +27,12 @@ func TestCluster_ConcurrentDuplicateManualCompletionsAcrossTwoWeftdsGetTheOrigin
 	}
 	db := sqltest.Require(t)
 	redistest.Require(t)
-	store := clusterURL(t, db.NewSchema(t))
+	store := clusterFlags(t, db)
 	var signals []weftv1connect.SignalServiceClient
 	var runs weftv1connect.RunServiceClient
 	var events weftv1connect.EventServiceClient
 	for range 2 {
-		d := startWeftdIn(t, t.TempDir(), "--store", store)
+		d := startWeftdIn(t, t.TempDir(), store...)
 		signals = append(signals, weftv1connect.NewSignalServiceClient(apitest.HTTPClient(), d.url))
 		runs = weftv1connect.NewRunServiceClient(apitest.HTTPClient(), d.url)
 		events = weftv1connect.NewEventServiceClient(apitest.HTTPClient(), d.url)

@@ -24,9 +24,9 @@ import (
 func TestCluster_EveryWeftdListsAPollerOfAnotherWithItsTaskAndServesItsQueueMetrics(t *testing.T) {
 	db := sqltest.Require(t)
 	redistest.Require(t)
-	store := clusterURL(t, db.NewSchema(t))
-	a := startWeftdIn(t, t.TempDir(), "--store", store)
-	b := startWeftdIn(t, t.TempDir(), "--store", store)
+	store := clusterFlags(t, db)
+	a := startWeftdIn(t, t.TempDir(), store...)
+	b := startWeftdIn(t, t.TempDir(), store...)
 	ctx := context.Background()
 	runsA := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), a.url)
 	workersA := weftv1connect.NewWorkerServiceClient(apitest.HTTPClient(), a.url)
@@ -111,9 +111,9 @@ func TestWeftd_AnActionsScheduleToStartTimeoutFailsAnUnclaimedTaskThenRetries(t 
 func TestCluster_TheDeploymentsScheduleToStartTimeoutFailsAnUnclaimedTask(t *testing.T) {
 	db := sqltest.Require(t)
 	redistest.Require(t)
-	store := clusterURL(t, db.NewSchema(t))
-	a := startWeftdIn(t, t.TempDir(), "--store", store, "--schedule-to-start-timeout", "300ms")
-	b := startWeftdIn(t, t.TempDir(), "--store", store, "--schedule-to-start-timeout", "300ms")
+	store := clusterFlags(t, db)
+	a := startWeftdIn(t, t.TempDir(), with(store, "--schedule-to-start-timeout", "300ms")...)
+	b := startWeftdIn(t, t.TempDir(), with(store, "--schedule-to-start-timeout", "300ms")...)
 	runID := unclaimedRun(t, weftv1connect.NewRunServiceClient(apitest.HTTPClient(), a.url), nil)
 	requireFailsScheduleToStart(t, weftv1connect.NewRunServiceClient(apitest.HTTPClient(), b.url), runID)
 }

@@ -52,7 +52,7 @@ func TestWeftd_RetentionRemovesFinishedRunsAndNothingElse(t *testing.T) {
 	t.Run("postgresql+redis", func(t *testing.T) {
 		db := sqltest.Require(t)
 		redistest.Require(t)
-		checkRetention(t, startWeftdIn(t, t.TempDir(), "--retention", "1s", "--store", clusterURL(t, db.NewSchema(t))))
+		checkRetention(t, startWeftdIn(t, t.TempDir(), with(clusterFlags(t, db), "--retention", "1s")...))
 	})
 }
 

@@ -30,9 +30,9 @@ func TestCluster_TwoWeftdsFireEachNominalTimeOnceAndAKilledOneLosesNone(t *testi
 	}
 	db := sqltest.Require(t)
 	redistest.Require(t)
-	store := clusterURL(t, db.NewSchema(t))
-	a := startWeftdIn(t, t.TempDir(), "--store", store)
-	b := startWeftdIn(t, t.TempDir(), "--store", store)
+	store := clusterFlags(t, db)
+	a := startWeftdIn(t, t.TempDir(), store...)
+	b := startWeftdIn(t, t.TempDir(), store...)
 	ctx := context.Background()
 	schedA := weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), a.url)
 	schedB := weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), b.url)
@@ -87,9 +87,9 @@ func TestCluster_ATriggerRetriedOnEitherWeftdStartsOneRun(t *testing.T) {
 	}
 	db := sqltest.Require(t)
 	redistest.Require(t)
-	store := clusterURL(t, db.NewSchema(t))
-	a := startWeftdIn(t, t.TempDir(), "--store", store)
-	b := startWeftdIn(t, t.TempDir(), "--store", store)
+	store := clusterFlags(t, db)
+	a := startWeftdIn(t, t.TempDir(), store...)
+	b := startWeftdIn(t, t.TempDir(), store...)
 	ctx := context.Background()
 	clients := []weftv1connect.ScheduleServiceClient{
 		weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), a.url),

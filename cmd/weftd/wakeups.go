@@ -30,6 +30,9 @@ func checkWakeChannel(ch string) error {
 // an embedded store has one process, whose commits wake its own waiters.
 func openWakeups(opts options, sql bool, rdb *redis.Client, location string, logger *slog.Logger) (*rediswake.Notifier, error) {
 	ch := opts.cluster.wakeChannel
+	if ch == "" {
+		ch = opts.cluster.redisKey("wake")
+	}
 	switch {
 	case !sql:
 		logger.Info("weftd wake-ups", slog.String("wakeups", "in-process"))

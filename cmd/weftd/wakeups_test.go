@@ -84,9 +84,9 @@ func TestCluster_TwoWeftdsWakeEachOtherOverRedis(t *testing.T) {
 	defer func() { _ = sub.Close() }()
 	heard := sub.Channel()
 
-	store := clusterURL(t, db.NewSchema(t))
-	a := startWeftdIn(t, t.TempDir(), "--store", store, "--wake-channel", channel)
-	b := startWeftdIn(t, t.TempDir(), "--store", store, "--wake-channel", channel)
+	store := clusterFlags(t, db)
+	a := startWeftdIn(t, t.TempDir(), with(store, "--wake-channel", channel)...)
+	b := startWeftdIn(t, t.TempDir(), with(store, "--wake-channel", channel)...)
 	require.Contains(t, a.logs(), `"wakeups":"redis","channel":"`+channel+`"`)
 	require.Eventually(t, func() bool {
 		n, err := rdb.PubSubNumSub(ctx, channel).Result()
