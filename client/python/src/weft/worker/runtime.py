@@ -276,8 +276,10 @@ class Worker:
         self._stopping = False
         self._inflight: set[asyncio.Task] = set()
         self._contexts: set[ActivityContext] = set()
-        #: Tasks this worker has run (reported or not), for tests and metrics.
+        #: Tasks this worker has run (reported or not), and how many of them
+        #: came with a completion (eager dispatch) rather than from a poll.
         self.tasks_handled = 0
+        self.eager_tasks = 0
 
     # Registration -------------------------------------------------------
 
@@ -292,7 +294,7 @@ class Worker:
         ``idempotency_key(input) -> str`` with ``verify`` makes it verifiable."""
 
         def register(fn: Callable[..., Any]) -> Activity:
-            h = self._handler(name or fn.__name__, fn, self._activities, "activity")
+            h = self._handler(fn.__name__ if name is None else name, fn, self._activities, "activity")
             h.idempotency_key = idempotency_key
             act = Activity(h)
             if verify is not None:
@@ -307,7 +309,7 @@ class Worker:
         names the action being rolled back."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self._handler(name or fn.__name__, fn, self._compensations, "compensation")
+            self._handler(fn.__name__ if name is None else name, fn, self._compensations, "compensation")
             return fn
 
         return register
@@ -434,7 +436,9 @@ class Worker:
         while queue:
             t = queue.pop(0)
             try:
-                queue.extend(await self._handle(t))
+                following = await self._handle(t)
+                self.eager_tasks += len(following)
+                queue.extend(following)
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # _handle reports every outcome itself; this guards against a bug
