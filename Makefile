@@ -116,8 +116,8 @@ breaking: node_modules/.package-lock.json
 		else buf breaking --against ".git#ref=$$base"; fi
 
 ## test: every test: Go (store suites on memory, Pebble and PostgreSQL; server;
-## weftd, curl, grpcurl as real processes), then the TypeScript SDK's.
-test: tools test-go test-ts
+## weftd, curl, grpcurl as real processes), then the TypeScript SDK's, then the Python SDK's.
+test: tools test-go test-ts test-python
 
 test-go:
 	go test $(GO_TEST_FLAGS) ./...
@@ -137,6 +137,29 @@ test-ts: tools ts-build
 ## ts-worker: the example TypeScript worker (examples/ts) against WEFT_URL (default 127.0.0.1:7400).
 ts-worker: ts-build
 	PATH="$(NODE22_PATH)" node examples/ts/worker.ts
+
+## python-build: the Python SDK's wheel (client/python/dist/weft_client-*.whl),
+## built offline by Debian's pip and setuptools (no build isolation, no index).
+python-build: python-deps
+	rm -rf client/python/dist client/python/build
+	cd client/python && $(PYTHON) -m pip wheel --no-deps --no-build-isolation --no-index -q -w dist .
+	rm -rf client/python/build client/python/src/*.egg-info
+
+## test-python: the Python SDK's tests (pytest under Debian's python3): the client
+## and the worker runtime against real weftd processes they start (embedded, temp
+## dir, free port; two on PostgreSQL + Redis), worker processes they freeze, kill
+## and stop, and the wheel installed into a fresh virtual environment running the
+## quickstart. pytest's exit status is make's.
+test-python: python-deps python-build
+	mkdir -p client/python/dist-test
+	go build -o client/python/dist-test/weftd ./cmd/weftd
+	go build -o client/python/dist-test/weft ./cmd/weft
+	cd client/python && WEFT_WEFTD=$(CURDIR)/client/python/dist-test/weftd WEFT_CLI=$(CURDIR)/client/python/dist-test/weft \
+		WEFT_WHEEL_DIR=$(CURDIR)/client/python/dist $(PYTHON) -m pytest -q -p no:cacheprovider
+
+## py-worker: the example Python worker (examples/python) against WEFT_URL (default 127.0.0.1:7400).
+py-worker: python-deps
+	PYTHONPATH=$(CURDIR)/client/python/src $(PYTHON) examples/python/worker.py
 
 ## fuzz: the fuzz suites for longer than make test runs them (20 s, seed 20):
 ## random, truncated and mutated requests to every method over every protocol of a
@@ -181,4 +204,4 @@ vendor-protovalidate:
 		install -D -m0644 $$dir/LICENSE third_party/protovalidate/LICENSE
 
 clean:
-	rm -rf bin node_modules .tools client/ts/dist client/ts/dist-test console/node_modules console/test-dist
+	rm -rf bin node_modules .tools client/ts/dist client/ts/dist-test console/node_modules console/test-dist client/python/dist client/python/dist-test
