@@ -9,7 +9,7 @@ GRPCURL_VERSION := v1.9.4
 PROTOVALIDATE_VERSION := v1.2.2
 GO_TEST_FLAGS ?= -count=1 -timeout=20m
 
-.PHONY: all gen gen-check python-gen python-deps python-build test-python py-worker lint breaking test test-go test-ts fuzz ts-build ts-worker node22 run bench bench-scale tools chromium console vendor-protovalidate clean
+.PHONY: all gen gen-check python-gen python-deps python-build test-python py-worker python-bench lint breaking test test-go test-ts fuzz ts-build ts-worker node22 run bench bench-scale tools chromium console vendor-protovalidate clean
 
 all: lint test
 
@@ -156,6 +156,11 @@ test-python: python-deps python-build
 	go build -o client/python/dist-test/weft ./cmd/weft
 	cd client/python && WEFT_WEFTD=$(CURDIR)/client/python/dist-test/weftd WEFT_CLI=$(CURDIR)/client/python/dist-test/weft \
 		WEFT_WHEEL_DIR=$(CURDIR)/client/python/dist $(PYTHON) -m pytest -q -p no:cacheprovider
+
+## python-bench: the Python worker runtime's steps/s against the Go worker's on the
+## same kind of weftd (client/python/bench/steps.py; a fresh embedded weftd per round).
+python-bench: python-deps
+	$(PYTHON) client/python/bench/steps.py
 
 ## py-worker: the example Python worker (examples/python) against WEFT_URL (default 127.0.0.1:7400).
 py-worker: python-deps
