@@ -274,3 +274,28 @@ def test_inputs_fill_dataclasses_by_field_and_refuse_the_wrong_shape():
         _convert(Order, ["not", "an", "object"])
     with pytest.raises(TypeError):
         _convert(Order, {"order_id": "a"})
+
+
+def test_a_completion_whose_answer_is_lost_is_retried_with_the_same_task_token(weftd, client):
+    from lossy_proxy import LossyProxy
+
+    a = unique("lost")
+    runs = []
+    proxy = LossyProxy(weftd.url, "CompleteTask", drops=1)
+
+    def register(w: Worker) -> None:
+        @w.activity(a)
+        async def work(_):
+            runs.append(1)
+            return {"once": True}
+
+    w = ThreadWorker(proxy.url, register)
+    try:
+        done = client.submit_and_await(plan({"id": "work", "activity": a}), timeout=60)
+    finally:
+        w.stop()
+        proxy.close()
+    assert done.status == run_pb2.RUN_STATUS_COMPLETED, done.message
+    assert proxy.seen == 2, "the completion was not retried"
+    assert runs == [1] and len(step(done, "work").attempts) == 1
+    assert weft.from_value(step(done, "work").output) == {"once": True}
