@@ -231,3 +231,9 @@ def test_requests_are_built_from_messages_dicts_or_fields_alike(client):
     assert a == b == c
     with pytest.raises(TypeError):
         build_request(m, signal_pb2.SignalRunRequest(), {})
+
+
+def test_a_stream_of_an_unknown_run_raises_NotFound_over_both_formats(weftd):
+    for json_ in (False, True):
+        with weft.Client(weftd.url, json=json_) as c, pytest.raises(weft.NotFound):
+            list(c.watch_events("run-that-does-not-exist"))
