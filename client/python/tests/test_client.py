@@ -237,3 +237,12 @@ def test_a_stream_of_an_unknown_run_raises_NotFound_over_both_formats(weftd):
     for json_ in (False, True):
         with weft.Client(weftd.url, json=json_) as c, pytest.raises(weft.NotFound):
             list(c.watch_events("run-that-does-not-exist"))
+
+
+def test_a_runs_result_is_the_named_actions_output_and_a_run_without_one_raises_NoResult(client, echo_worker):
+    d = one_step(ECHO, input={"n": 2})
+    d["result_action_id"] = "work"
+    run = client.submit_and_await(d, timeout=30)
+    assert weft.result(run) == {"echo": {"n": 2}, "action": "work"}
+    with pytest.raises(weft.NoResult):
+        weft.result(client.submit(one_step(unique("never")), start=False).run)

@@ -22,7 +22,7 @@ from weft.worker import (
     Worker,
     heartbeat_every,
 )
-from weft.worker.runtime import _convert
+from weft.values import convert as _convert
 from support import ChildWorker, ThreadWorker, step, unique, until
 
 

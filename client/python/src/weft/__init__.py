@@ -30,7 +30,7 @@ from .errors import (
     WeftError,
 )
 from .retry import RetryPolicy
-from .values import from_value, is_terminal, run_status_name, to_value
+from .values import NoResult, from_value, is_terminal, result, run_status_name, to_value
 
 __version__ = "0.1.0"
 
@@ -40,5 +40,5 @@ __all__ = [
     "InvalidArgument", "NotFound", "OperationConflict", "PayloadTooLarge", "PermissionDenied",
     "ResourceExhausted", "SchemaValidationFailed", "SignalAcceptanceIndeterminate", "TaskClaimLost",
     "Unauthenticated", "Unavailable", "Unimplemented",
-    "from_value", "is_terminal", "run_status_name", "to_value",
+    "NoResult", "from_value", "is_terminal", "result", "run_status_name", "to_value",
 ]

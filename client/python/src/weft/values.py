@@ -3,7 +3,10 @@ that never fail on what a newer server may send (unknown enum numbers)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import inspect
+import typing
 import uuid
 from typing import Any, Mapping, Optional, Union
 
@@ -89,3 +92,34 @@ def is_terminal(status: int) -> bool:
 def new_id() -> str:
     """A random UUID, for signal ids and run request ids."""
     return str(uuid.uuid4())
+
+
+class NoResult(LookupError):
+    """The run has no result: it is not COMPLETED, its definition names no
+    result_action_id, or that action did not succeed."""
+
+
+def result(run: run_pb2.Run, as_type: Any = None) -> Any:
+    """A run's result (the output of the action its definition names in
+    result_action_id) as JSON, or filled into the dataclass ``as_type``;
+    raises NoResult when there is none."""
+    if not run.HasField("result"):
+        raise NoResult(f"run {run.run_id} has no result")
+    value = from_value(run.result)
+    if as_type is None:
+        return value
+    return convert(as_type, value)
+
+
+def convert(tp: Any, value: Any) -> Any:
+    """JSON into the annotated type: a dataclass (fields by name, nested
+    dataclasses too), or the JSON as it is for any other annotation."""
+    if value is None or tp is None or tp is inspect.Parameter.empty or tp is Any:
+        return value
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if not isinstance(value, dict):
+            raise TypeError(f"{tp.__name__} needs an object, got {type(value).__name__}")
+        hints = typing.get_type_hints(tp)
+        known = {f.name for f in dataclasses.fields(tp)}
+        return tp(**{k: convert(hints.get(k), v) for k, v in value.items() if k in known})
+    return value

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
-import dataclasses
 import datetime as _dt
 import inspect
 import logging
@@ -17,9 +16,8 @@ import os
 import signal
 import socket
 import threading
-import time
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Optional
 
 from .. import values
@@ -157,7 +155,7 @@ class _Handler:
         """The task's input as the function's first parameter wants it; a
         refusal fails the task with class VALIDATION."""
         try:
-            return _convert(self.input_type, value)
+            return values.convert(self.input_type, value)
         except (TypeError, ValueError, KeyError) as e:
             raise ActivityError(f"the input was refused: {message_of(e)}",
                                 error_class=common_pb2.ERROR_CLASS_VALIDATION, code="invalid_input") from e
@@ -182,20 +180,6 @@ class Activity:
             raise TypeError(f"worker: activity {self._h.name!r}: verify needs idempotency_key")
         self._h.verify_fn = fn
         return fn
-
-
-def _convert(tp: Any, value: Any) -> Any:
-    """JSON into the annotated type: a dataclass (fields by name, nested
-    dataclasses too), or the JSON as it is for any other annotation."""
-    if value is None or tp is None or tp is inspect.Parameter.empty or tp is Any:
-        return value
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        if not isinstance(value, dict):
-            raise TypeError(f"{tp.__name__} needs an object, got {type(value).__name__}")
-        hints = typing.get_type_hints(tp)
-        known = {f.name for f in dataclasses.fields(tp)}
-        return tp(**{k: _convert(hints.get(k), v) for k, v in value.items() if k in known})
-    return value
 
 
 def _signature(fn: Callable[..., Any]) -> tuple[Any, bool]:
