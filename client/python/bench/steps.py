@@ -29,7 +29,13 @@ def worker_cmd(kind: str, url: str, concurrency: int) -> list:
     return ["/usr/bin/python3", str(HERE / "pyworker.py"), url, "noop", str(concurrency)]
 
 
-def round_(kind: str, runs: int, steps: int, concurrency: int) -> float:
+def cpu_seconds(pid: int) -> float:
+    """A process's user+system CPU time (/proc/PID/stat), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def round_(kind: str, runs: int, steps: int, concurrency: int) -> tuple:
     d = Weftd()
     try:
         with weft.Client(d.url) as c:
@@ -45,10 +51,11 @@ def round_(kind: str, runs: int, steps: int, concurrency: int) -> float:
                     run = c.await_run(run_id, timeout=600)
                     assert run.status == run_pb2.RUN_STATUS_COMPLETED, run.message
                 elapsed = time.monotonic() - t0
+                cpu = cpu_seconds(w.pid)
             finally:
                 w.send_signal(signal.SIGTERM)
                 w.wait(30)
-        return runs * steps / elapsed
+        return runs * steps / elapsed, cpu * 1000 / (runs * steps)
     finally:
         d.stop()
 
@@ -60,16 +67,20 @@ def main() -> None:
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--rounds", type=int, default=3)
     a = p.parse_args()
-    results: dict = {"go": [], "python": []}
+    rates: dict = {"go": [], "python": []}
+    cpus: dict = {"go": [], "python": []}
     for _ in range(a.rounds):
         for kind in ("go", "python"):
-            results[kind].append(round_(kind, a.runs, a.steps, a.concurrency))
-            print(f"{kind:6s} {results[kind][-1]:8.1f} steps/s", flush=True)
-    for kind, xs in results.items():
-        xs.sort()
-        print(f"{kind:6s} median {xs[len(xs) // 2]:8.1f} steps/s over {len(xs)} rounds "
+            rate, cpu = round_(kind, a.runs, a.steps, a.concurrency)
+            rates[kind].append(rate)
+            cpus[kind].append(cpu)
+            print(f"{kind:6s} {rate:8.1f} steps/s  worker CPU {cpu:6.3f} ms/step", flush=True)
+    median = {k: (sorted(rates[k])[len(rates[k]) // 2], sorted(cpus[k])[len(cpus[k]) // 2]) for k in rates}
+    for kind, (rate, cpu) in median.items():
+        print(f"{kind:6s} median {rate:8.1f} steps/s, worker CPU {cpu:6.3f} ms/step over {a.rounds} rounds "
               f"(runs={a.runs} steps={a.steps} concurrency={a.concurrency})")
-    print(f"python/go {sorted(results['python'])[len(xs) // 2] / sorted(results['go'])[len(xs) // 2]:.2f}")
+    print(f"python/go: steps/s {median['python'][0] / median['go'][0]:.2f}, "
+          f"worker CPU per step {median['python'][1] / median['go'][1]:.2f}")
 
 
 if __name__ == "__main__":
