@@ -5,6 +5,7 @@ runtime with one no-op activity, until SIGTERM.
 """
 
 import asyncio
+import os
 import sys
 
 import weft
@@ -12,7 +13,7 @@ from weft.worker import Worker
 
 
 async def main(url: str, activity: str, concurrency: int) -> None:
-    async with weft.AsyncClient(url) as client:
+    async with weft.AsyncClient(url, http2=os.environ.get("WEFT_BENCH_HTTP2") == "1") as client:
         worker = Worker(client, worker_id="py-bench", concurrency=concurrency, poll_wait=5.0, heartbeat_interval=0)
 
         @worker.activity(activity)

@@ -1,7 +1,9 @@
 """Steps per second of the Python worker runtime against the Go one on the
 same kind of weftd: a fresh embedded weftd per round, R runs of S sequential
 no-op steps submitted first, then one worker (C slots) started, timed from its
-start until every run is COMPLETED. Rounds alternate Go and Python.
+start until every run is COMPLETED, and the worker process's CPU time per step
+(its start-up, about 0.6 s of imports for Python, included). Rounds alternate Go
+and Python. WEFT_BENCH_HTTP2=1 runs the Python worker over HTTP/2.
 
     make python-bench     # or: python3 steps.py --runs 200 --steps 5 --concurrency 16 --rounds 3
 """
