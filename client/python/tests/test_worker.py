@@ -299,3 +299,27 @@ def test_a_completion_whose_answer_is_lost_is_retried_with_the_same_task_token(w
     assert proxy.seen == 2, "the completion was not retried"
     assert runs == [1] and len(step(done, "work").attempts) == 1
     assert weft.from_value(step(done, "work").output) == {"once": True}
+
+
+def test_RateLimited_with_retry_after_holds_the_report_so_the_next_attempt_starts_no_sooner(weftd, client):
+    from weft.worker import RateLimited
+
+    a = unique("limited")
+
+    def register(w: Worker) -> None:
+        @w.activity(a)
+        async def call_api(_, ctx: ActivityContext):
+            if ctx.info.engine_attempt == 1:
+                raise RateLimited("the API said 429", retry_after=0.5)
+            return "ok"
+
+    w = ThreadWorker(weftd.url, register)
+    try:
+        run = client.submit_and_await(plan({"id": "api", "activity": a,
+                                            "retry": {"max_attempts": 2, "initial_backoff_ms": 10}}), timeout=60)
+    finally:
+        w.stop()
+    assert run.status == run_pb2.RUN_STATUS_COMPLETED, run.message
+    first, second = step(run, "api").attempts
+    assert first.error.error_class == common_pb2.ERROR_CLASS_RATE_LIMIT and first.error.code == "rate_limited"
+    assert second.started_at.ToMilliseconds() - first.started_at.ToMilliseconds() >= 500

@@ -332,7 +332,7 @@ class Worker:
 
     async def run(self, *, handle_signals: bool = True) -> None:
         """Polls and runs tasks until :meth:`shutdown` (or SIGTERM/SIGINT when
-        ``handle_signals``), then drains. Raises ShutdownTimeout when tasks had
+        ``handle_signals`` and running on the main thread), then drains. Raises ShutdownTimeout when tasks had
         to be abandoned."""
         if self._started:
             raise RuntimeError("worker: run called twice")
@@ -343,7 +343,9 @@ class Worker:
         if self._stopping:
             self._stop.set()
         loop = asyncio.get_running_loop()
-        signals = (signal.SIGTERM, signal.SIGINT) if handle_signals else ()
+        # Signal handlers can only be set from the main thread's loop.
+        main = threading.current_thread() is threading.main_thread()
+        signals = (signal.SIGTERM, signal.SIGINT) if handle_signals and main else ()
         for s in signals:
             loop.add_signal_handler(s, self.shutdown)
         log.info("worker started", extra={"worker_id": self.worker_id, "queue": self.queue})
