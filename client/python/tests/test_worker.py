@@ -323,3 +323,36 @@ def test_RateLimited_with_retry_after_holds_the_report_so_the_next_attempt_start
     first, second = step(run, "api").attempts
     assert first.error.error_class == common_pb2.ERROR_CLASS_RATE_LIMIT and first.error.code == "rate_limited"
     assert second.started_at.ToMilliseconds() - first.started_at.ToMilliseconds() >= 500
+
+
+def test_a_step_failing_for_good_runs_the_compensations_registered_by_decorator(weftd, client):
+    a, undo = unique("book"), unique("unbook")
+    undone = []
+
+    def register(w: Worker) -> None:
+        @w.activity(a)
+        def book(what: str) -> dict:
+            if what == "flight":
+                raise NonRetryable("no seats", code="full")
+            return {"booked": what}
+
+        @w.activity(a + "-noop")
+        def takes_nothing() -> str:  # an activity may take no parameter at all
+            return "done"
+
+        @w.compensation(undo)
+        async def unbook(what: str, ctx: ActivityContext) -> None:
+            undone.append((what, ctx.info.action_id))
+
+    w = ThreadWorker(weftd.url, register)
+    try:
+        run = client.submit_and_await(plan(
+            {"id": "noop", "activity": a + "-noop"},
+            {"id": "hotel", "activity": a, "input": "hotel", "compensation": {"operation": undo, "input": "hotel"}},
+            {"id": "flight", "activity": a, "input": "flight"}), timeout=60)
+    finally:
+        w.stop()
+    assert run.status == run_pb2.RUN_STATUS_FAILED
+    assert run.compensation_outcome == run_pb2.COMPENSATION_OUTCOME_ROLLED_BACK
+    assert undone == [("hotel", "hotel")]
+    assert weft.from_value(step(run, "noop").output) == "done"

@@ -142,7 +142,8 @@ class _Handler:
     name: str
     fn: Callable[..., Any]
     input_type: Any
-    wants_ctx: bool
+    #: How many of (input, ctx) the function takes: 0, 1 or 2.
+    arity: int
     is_async: bool
     idempotency_key: Optional[Callable[[Any], str]] = None
     verify_fn: Optional[Callable[..., Any]] = None
@@ -182,11 +183,12 @@ class Activity:
         return fn
 
 
-def _signature(fn: Callable[..., Any]) -> tuple[Any, bool]:
+def _signature(fn: Callable[..., Any]) -> tuple[Any, int]:
+    """The first parameter's annotation, and how many of (input, ctx) fn takes."""
     params = list(inspect.signature(fn).parameters.values())
     hints = typing.get_type_hints(fn) if params else {}
     input_type = hints.get(params[0].name) if params else None
-    return input_type, len(params) >= 2
+    return input_type, min(len(params), 2)
 
 
 def heartbeat_every(heartbeat_timeout_ms: int, interval: float) -> float:
@@ -305,8 +307,8 @@ class Worker:
             raise ValueError(f"worker: {kind} name is empty")
         if name in into:
             raise ValueError(f"worker: {kind} {name!r} registered twice")
-        input_type, wants_ctx = _signature(fn)
-        h = _Handler(name, fn, input_type, wants_ctx, inspect.iscoroutinefunction(fn))
+        input_type, arity = _signature(fn)
+        h = _Handler(name, fn, input_type, arity, inspect.iscoroutinefunction(fn))
         into[name] = h
         return h
 
@@ -517,7 +519,7 @@ class Worker:
             return False, e, key
 
     async def _invoke(self, h: _Handler, ctx: ActivityContext, *args: Any) -> Any:
-        call_args = (*args, ctx) if h.wants_ctx else args
+        call_args = (*args, ctx)[: h.arity]
         token = _current.set(ctx)
         try:
             if h.is_async:
