@@ -153,7 +153,7 @@ def test_a_worker_frozen_past_its_heartbeat_timeout_loses_the_task_to_another_wo
     a = unique("frozen")
     child = ChildWorker(weftd.url, WORKER_ID="frozen-child", ACTIVITY=a, MODE="hang")
     try:
-        run = client.submit(plan({"id": "charge", "activity": a, "heartbeat_timeout_ms": 600,
+        run = client.submit(plan({"id": "charge", "activity": a, "heartbeat_timeout_ms": 1500,
                                   "input": {"order_id": "x", "cents": 1},
                                   "retry": {"max_attempts": 3, "initial_backoff_ms": 10}})).run
         child.wait_for("started", lambda l: l.get("started") == "charge")
@@ -187,7 +187,7 @@ def test_after_a_worker_is_killed_mid_task_verify_reconciles_the_step_without_ru
     order_id = unique("order")
     child = ChildWorker(weftd.url, WORKER_ID="doomed-child", ACTIVITY=a, MODE="effect-then-hang", LEDGER=ledger)
     try:
-        run = client.submit(plan({"id": "charge", "activity": a, "heartbeat_timeout_ms": 600,
+        run = client.submit(plan({"id": "charge", "activity": a, "heartbeat_timeout_ms": 1500,
                                   "input": {"order_id": order_id, "cents": 4200},
                                   "retry": {"max_attempts": 3, "initial_backoff_ms": 10}})).run
         child.wait_for("the side effect", lambda l: l.get("effect") == order_id)
@@ -233,6 +233,12 @@ def test_SIGTERM_drains_the_in_flight_task_reports_it_claims_no_new_one_and_exit
         child.wait_for("started", lambda l: l.get("started") == "work")
         child.proc.terminate()
         child.wait_for("shutting down", lambda l: l.get("log") == "worker shutting down")
+
+        def not_polling():
+            q = client.workers.describe_queue(queue="default").queue
+            return all(not p.polling for p in q.pollers if p.worker_id == "draining-child")
+
+        until("the draining worker's poll to close", not_polling)
         second = client.submit(plan({"id": "work", "activity": a, "input": {"order_id": "2", "cents": 1}})).run
         (Path(ledger) / "release").touch()
         assert child.proc.wait(30) == 0, child.lines
