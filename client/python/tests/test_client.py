@@ -246,3 +246,16 @@ def test_a_runs_result_is_the_named_actions_output_and_a_run_without_one_raises_
     assert weft.result(run) == {"echo": {"n": 2}, "action": "work"}
     with pytest.raises(weft.NoResult):
         weft.result(client.submit(one_step(unique("never")), start=False).run)
+
+
+def test_the_generated_service_protocols_name_every_method_the_clients_make(weftd):
+    from weft.v1 import _services
+
+    with weft.Client(weftd.url) as c:
+        for attr in ("runs", "signals", "events", "workers", "schedules"):
+            svc = getattr(c, attr)
+            name = {"runs": "RunService", "signals": "SignalService", "events": "EventService",
+                                           "workers": "WorkerService", "schedules": "ScheduleService"}[attr]
+            for proto in (getattr(_services, name), getattr(_services, "Async" + name)):
+                declared = {n for n in vars(proto) if not n.startswith("_")}
+                assert declared == set(svc.methods), (name, declared ^ set(svc.methods))

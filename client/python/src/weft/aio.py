@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, AsyncIterator, Mapping, Optional
+from typing import TYPE_CHECKING, Any, AsyncIterator, Mapping, Optional
 
 import httpx
 from google.protobuf.message import Message
@@ -29,6 +29,9 @@ from .client import (
 )
 from .retry import DEFAULT_RETRY, RetryPolicy, call_async, is_transient
 from weft.v1 import event_pb2, run_pb2, signal_pb2
+
+if TYPE_CHECKING:
+    from weft.v1 import _services
 
 _UNSET: Any = object()
 
@@ -76,11 +79,16 @@ class AsyncClient:
         self.transport = _connect.AsyncTransport(base_url, token=token, json=json, http2=http2,
                                                  http_client=http_client)
         self.retry = retry
-        self.runs: Any = _AsyncService(self.transport, SERVICES["runs"], timeout, retry)
-        self.signals: Any = _AsyncService(self.transport, SERVICES["signals"], timeout, retry)
-        self.events: Any = _AsyncService(self.transport, SERVICES["events"], timeout, retry)
-        self.workers: Any = _AsyncService(self.transport, SERVICES["workers"], timeout, retry)
-        self.schedules: Any = _AsyncService(self.transport, SERVICES["schedules"], timeout, retry)
+        self.runs: "_services.AsyncRunService" = _AsyncService(  # type: ignore[assignment]
+            self.transport, SERVICES["runs"], timeout, retry)
+        self.signals: "_services.AsyncSignalService" = _AsyncService(  # type: ignore[assignment]
+            self.transport, SERVICES["signals"], timeout, retry)
+        self.events: "_services.AsyncEventService" = _AsyncService(  # type: ignore[assignment]
+            self.transport, SERVICES["events"], timeout, retry)
+        self.workers: "_services.AsyncWorkerService" = _AsyncService(  # type: ignore[assignment]
+            self.transport, SERVICES["workers"], timeout, retry)
+        self.schedules: "_services.AsyncScheduleService" = _AsyncService(  # type: ignore[assignment]
+            self.transport, SERVICES["schedules"], timeout, retry)
 
     async def __aenter__(self) -> "AsyncClient":
         return self

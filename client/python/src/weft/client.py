@@ -14,7 +14,7 @@ its fields as keywords, or its proto JSON form as a dict, and
 from __future__ import annotations
 
 import time
-from typing import Any, Iterator, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Union
 
 import httpx
 from google.protobuf import json_format
@@ -24,6 +24,9 @@ from . import _connect, values
 from .errors import DeadlineExceeded
 from .retry import DEFAULT_RETRY, RetryPolicy, call_sync, is_transient
 from weft.v1 import definition_pb2, event_pb2, run_pb2, schedule_pb2, signal_pb2, worker_pb2
+
+if TYPE_CHECKING:
+    from weft.v1 import _services
 
 #: How long one AwaitRun (and SubmitRun's await_ms) waits on the server, in ms.
 AWAIT_WAIT_MS = 20000
@@ -153,11 +156,16 @@ class Client:
                  retry: RetryPolicy = DEFAULT_RETRY, http_client: Optional[httpx.Client] = None) -> None:
         self.transport = _connect.SyncTransport(base_url, token=token, json=json, http2=http2, http_client=http_client)
         self.retry = retry
-        self.runs: Any = _Service(self.transport, SERVICES["runs"], timeout, retry)
-        self.signals: Any = _Service(self.transport, SERVICES["signals"], timeout, retry)
-        self.events: Any = _Service(self.transport, SERVICES["events"], timeout, retry)
-        self.workers: Any = _Service(self.transport, SERVICES["workers"], timeout, retry)
-        self.schedules: Any = _Service(self.transport, SERVICES["schedules"], timeout, retry)
+        self.runs: "_services.RunService" = _Service(  # type: ignore[assignment]
+            self.transport, SERVICES["runs"], timeout, retry)
+        self.signals: "_services.SignalService" = _Service(  # type: ignore[assignment]
+            self.transport, SERVICES["signals"], timeout, retry)
+        self.events: "_services.EventService" = _Service(  # type: ignore[assignment]
+            self.transport, SERVICES["events"], timeout, retry)
+        self.workers: "_services.WorkerService" = _Service(  # type: ignore[assignment]
+            self.transport, SERVICES["workers"], timeout, retry)
+        self.schedules: "_services.ScheduleService" = _Service(  # type: ignore[assignment]
+            self.transport, SERVICES["schedules"], timeout, retry)
 
     def __enter__(self) -> "Client":
         return self
