@@ -1,0 +1,138 @@
+from buf.validate import validate_pb2 as _validate_pb2
+from google.protobuf import struct_pb2 as _struct_pb2
+from weft.v1 import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+BACKOFF_STRATEGY_CONSTANT: BackoffStrategy
+BACKOFF_STRATEGY_EXPONENTIAL: BackoffStrategy
+BACKOFF_STRATEGY_LINEAR: BackoffStrategy
+BACKOFF_STRATEGY_UNSPECIFIED: BackoffStrategy
+BACKPRESSURE_MODE_DELAY: BackpressureMode
+BACKPRESSURE_MODE_QUEUE: BackpressureMode
+BACKPRESSURE_MODE_REJECT: BackpressureMode
+BACKPRESSURE_MODE_UNSPECIFIED: BackpressureMode
+COMPLETION_MODE_AUTOMATED: CompletionMode
+COMPLETION_MODE_MANUAL: CompletionMode
+COMPLETION_MODE_UNSPECIFIED: CompletionMode
+DESCRIPTOR: _descriptor.FileDescriptor
+ON_FAILURE_ABORT: OnFailure
+ON_FAILURE_COMPENSATE: OnFailure
+ON_FAILURE_HOLD: OnFailure
+ON_FAILURE_SKIP: OnFailure
+ON_FAILURE_UNSPECIFIED: OnFailure
+
+class Action(_message.Message):
+    __slots__ = ["activity", "compensation", "completion_mode", "depends_on", "heartbeat_timeout_ms", "id", "input", "manual_timeout_ms", "on_failure", "order", "queue", "retry", "schedule_to_start_timeout_ms", "secrets", "timeout_ms", "wait_for_signal"]
+    ACTIVITY_FIELD_NUMBER: _ClassVar[int]
+    COMPENSATION_FIELD_NUMBER: _ClassVar[int]
+    COMPLETION_MODE_FIELD_NUMBER: _ClassVar[int]
+    DEPENDS_ON_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEAT_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    MANUAL_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    ON_FAILURE_FIELD_NUMBER: _ClassVar[int]
+    ORDER_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    RETRY_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_TO_START_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    SECRETS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FOR_SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    activity: str
+    compensation: CompensationHook
+    completion_mode: CompletionMode
+    depends_on: _containers.RepeatedScalarFieldContainer[str]
+    heartbeat_timeout_ms: int
+    id: str
+    input: _struct_pb2.Value
+    manual_timeout_ms: int
+    on_failure: OnFailure
+    order: int
+    queue: str
+    retry: RetryPolicy
+    schedule_to_start_timeout_ms: int
+    secrets: _containers.RepeatedCompositeFieldContainer[_common_pb2.SecretRef]
+    timeout_ms: int
+    wait_for_signal: WaitForSignal
+    def __init__(self, id: _Optional[str] = ..., order: _Optional[int] = ..., activity: _Optional[str] = ..., queue: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retry: _Optional[_Union[RetryPolicy, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., heartbeat_timeout_ms: _Optional[int] = ..., on_failure: _Optional[_Union[OnFailure, str]] = ..., completion_mode: _Optional[_Union[CompletionMode, str]] = ..., wait_for_signal: _Optional[_Union[WaitForSignal, _Mapping]] = ..., manual_timeout_ms: _Optional[int] = ..., compensation: _Optional[_Union[CompensationHook, _Mapping]] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., schedule_to_start_timeout_ms: _Optional[int] = ...) -> None: ...
+
+class CompensationHook(_message.Message):
+    __slots__ = ["input", "operation", "queue", "retry", "timeout_ms"]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    RETRY_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    input: _struct_pb2.Value
+    operation: str
+    queue: str
+    retry: RetryPolicy
+    timeout_ms: int
+    def __init__(self, operation: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., retry: _Optional[_Union[RetryPolicy, _Mapping]] = ..., queue: _Optional[str] = ...) -> None: ...
+
+class RetryPolicy(_message.Message):
+    __slots__ = ["backoff_multiplier", "initial_backoff_ms", "max_attempts", "max_backoff_ms", "retryable_errors", "strategy"]
+    BACKOFF_MULTIPLIER_FIELD_NUMBER: _ClassVar[int]
+    INITIAL_BACKOFF_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    MAX_BACKOFF_MS_FIELD_NUMBER: _ClassVar[int]
+    RETRYABLE_ERRORS_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    backoff_multiplier: float
+    initial_backoff_ms: int
+    max_attempts: int
+    max_backoff_ms: int
+    retryable_errors: _containers.RepeatedScalarFieldContainer[_common_pb2.ErrorClass]
+    strategy: BackoffStrategy
+    def __init__(self, max_attempts: _Optional[int] = ..., strategy: _Optional[_Union[BackoffStrategy, str]] = ..., initial_backoff_ms: _Optional[int] = ..., backoff_multiplier: _Optional[float] = ..., max_backoff_ms: _Optional[int] = ..., retryable_errors: _Optional[_Iterable[_Union[_common_pb2.ErrorClass, str]]] = ...) -> None: ...
+
+class WaitForSignal(_message.Message):
+    __slots__ = ["signal_name", "timeout_ms"]
+    SIGNAL_NAME_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    signal_name: str
+    timeout_ms: int
+    def __init__(self, signal_name: _Optional[str] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+
+class WorkflowDefinition(_message.Message):
+    __slots__ = ["actions", "backpressure", "dag", "display_name", "max_concurrent_runs", "plan_id", "plan_version", "requires_approval", "result_action_id", "retention_ms", "timeout_ms"]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    BACKPRESSURE_FIELD_NUMBER: _ClassVar[int]
+    DAG_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    MAX_CONCURRENT_RUNS_FIELD_NUMBER: _ClassVar[int]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    REQUIRES_APPROVAL_FIELD_NUMBER: _ClassVar[int]
+    RESULT_ACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    actions: _containers.RepeatedCompositeFieldContainer[Action]
+    backpressure: BackpressureMode
+    dag: bool
+    display_name: str
+    max_concurrent_runs: int
+    plan_id: str
+    plan_version: str
+    requires_approval: bool
+    result_action_id: str
+    retention_ms: int
+    timeout_ms: int
+    def __init__(self, plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., backpressure: _Optional[_Union[BackpressureMode, str]] = ..., max_concurrent_runs: _Optional[int] = ..., requires_approval: bool = ..., display_name: _Optional[str] = ..., dag: bool = ..., result_action_id: _Optional[str] = ..., retention_ms: _Optional[int] = ...) -> None: ...
+
+class BackoffStrategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class OnFailure(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class CompletionMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class BackpressureMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
