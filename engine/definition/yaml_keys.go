@@ -69,9 +69,30 @@ func contains(keys []string, key string) bool {
 	return false
 }
 
-// didYouMean answers `; did you mean "k"?` for the known key closest to key,
-// when one is close enough to be a likely typo, else "".
+// apiNames are the API's names (and other spellings people reach for) of
+// keys the YAML shape spells otherwise: "retry" is the API's name of
+// retryPolicy, too far from it to be a typo.
+var apiNames = map[string]string{
+	"retry": "retryPolicy", "retry_policy": "retryPolicy", "retries": "retryPolicy",
+	"depends_on": "dependsOn", "needs": "dependsOn", "after": "dependsOn",
+	"wait_for_signal": "waitForSignal", "signal": "waitForSignal",
+	"on_failure": "onFailure", "requires_approval": "requiresApproval",
+	"timeout_ms": "timeout", "heartbeat_timeout_ms": "heartbeatTimeout",
+	"schedule_to_start_timeout_ms": "scheduleToStartTimeout", "manual_timeout_ms": "manualTimeout",
+	"max_attempts": "maxAttempts", "max_retries": "maxRetries", "initial_backoff_ms": "initialDelay",
+	"max_backoff_ms": "maxDelay", "backoff_multiplier": "multiplier", "retryable_errors": "retryableErrors",
+	"actions": "steps", "action_id": "name", "completion_mode": "manual", "result_action_id": "result",
+	"retention_ms": "retention", "max_concurrent_runs": "maxConcurrentRuns", "plan_id": "planId",
+	"plan_version": "planVersion", "display_name": "displayName", "signal_name": "name",
+}
+
+// didYouMean answers `; did you mean "k"?` for the key an unknown one was
+// probably meant to be: the YAML key of an API name (apiNames), or the known
+// key closest to it when that one is close enough to be a typo; else "".
 func didYouMean(key string, keys []string) string {
+	if k, ok := apiNames[key]; ok && contains(keys, k) {
+		return "; did you mean " + short(k) + "?"
+	}
 	best, bestDist := "", -1
 	for _, k := range keys {
 		d := editDistance(strings.ToLower(key), strings.ToLower(k))
