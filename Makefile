@@ -53,11 +53,14 @@ chromium:
 tools: node_modules/.package-lock.json console/node_modules/.package-lock.json node22 bin/grpcurl chromium
 
 ## gen: regenerate Go (gen/) and TypeScript (client/ts/src/gen/) from proto/, then the
-## events' JSON Schema files (docs/events/) from the generated descriptors, then the
-## web console (console/dist/), which bundles the generated TypeScript.
+## events' JSON Schema files (docs/events/) from the generated descriptors, the
+## reference of every YAML key (docs/definitions.md) from the loader's key table
+## (engine/definition/yaml_keys.go), then the web console (console/dist/), which
+## bundles the generated TypeScript.
 gen: node_modules/.package-lock.json console/node_modules/.package-lock.json
 	buf generate
 	go run ./tools/eventschema docs/events
+	go run ./tools/yamlkeys docs/definitions.md
 	node console/build.mjs
 
 ## console: build the web console (console/src/) into console/dist/, which weftd embeds
@@ -67,8 +70,8 @@ console: console/node_modules/.package-lock.json
 
 ## gen-check: fail when regenerating changes anything (generated code is committed).
 gen-check: gen
-	@test -z "$$(git status --porcelain -- gen client/ts/src/gen docs/events console/dist)" || \
-		{ echo "generated code is stale: run 'make gen' and commit"; git status --porcelain -- gen client/ts/src/gen docs/events console/dist; exit 1; }
+	@test -z "$$(git status --porcelain -- gen client/ts/src/gen docs/events docs/definitions.md console/dist)" || \
+		{ echo "generated code is stale: run 'make gen' and commit"; git status --porcelain -- gen client/ts/src/gen docs/events docs/definitions.md console/dist; exit 1; }
 
 ## lint: buf lint and breaking, gofmt, go vet, Weft's own rules (tools/weftlint:
 ## each package's import rule, no printing in library code, no citation of a

@@ -100,7 +100,7 @@ func (c *cli) exit(err error) (int, error) {
 // help answers `weft help [COMMAND [SUBCOMMAND]]`: the usage, or one
 // command's help, on stdout.
 func help(args []string, stdout, stderr io.Writer) (int, error) {
-	if len(args) == 0 {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		printUsage(stdout)
 		return 0, nil
 	}

@@ -51,7 +51,9 @@ func indentationHint(data []byte) string {
 		if k := strings.Index(rest, ": "); k >= 0 {
 			value = strings.TrimSpace(rest[k+2:])
 		}
-		opens = strings.HasSuffix(rest, ":") || rest == "-"
+		// A key without a value, or with only an anchor or a tag, opens a block.
+		opens = strings.HasSuffix(rest, ":") || rest == "-" ||
+			(value != "" && (value[0] == '&' || value[0] == '!') && !strings.Contains(value, " "))
 		if strings.HasPrefix(value, "|") || strings.HasPrefix(value, ">") {
 			scalar = indent
 		}
