@@ -127,9 +127,13 @@ fuzz:
 		FuzzFrameLimit_HandsOutAPrefixOrRefuses; do \
 		go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(WEFT_FUZZ_DURATION) ./server/ || exit 1; done
 
-## run: weftd on the embedded default (Pebble in ./.weft), on 127.0.0.1:7400.
+## run: weftd on the embedded default (Pebble in ./.weft), on 127.0.0.1:7400. It is
+## built into bin/weftd and run from there, not with go run: go build relinks only
+## when a source changed, so weftd answers within a second or two of the second
+## make run instead of after a full compile and link every time.
 run:
-	go run ./cmd/weftd
+	go build -o bin/weftd ./cmd/weftd
+	bin/weftd
 
 ## bench: the end-to-end benchmark (bench/, docs/performance.md): the raw commit
 ## ceilings of PostgreSQL and Pebble, then Weft through a real weftd in the

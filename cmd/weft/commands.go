@@ -384,8 +384,8 @@ func (c *cli) complete(args []string) error {
 		return printJSON(c.stdout, res)
 	}
 	r := res.GetResult()
-	fmt.Fprintf(c.stdout, "step %s of run %s completed %s by %s\n", r.GetActionId(), r.GetRunId(),
-		enumName(r.GetOutcome().String(), "MANUAL_OUTCOME_"), r.GetActorUserId())
+	fmt.Fprintf(c.stdout, "step %s of run %s completed %s by %s (principal %s)\n", r.GetActionId(), r.GetRunId(),
+		enumName(r.GetOutcome().String(), "MANUAL_OUTCOME_"), r.GetActorUserId(), principalText(r.GetPrincipal()))
 	if res.GetDuplicate() {
 		fmt.Fprintln(c.stdout, "duplicate: answered with the original result")
 	}
@@ -574,4 +574,13 @@ func levenshtein(a, b string) int {
 		prev = cur
 	}
 	return prev[len(b)]
+}
+
+// principalText names the principal a call authenticated as; a weftd
+// without --auth-tokens authenticates nobody.
+func principalText(p string) string {
+	if p == "" {
+		return "none: weftd authenticates nobody"
+	}
+	return p
 }

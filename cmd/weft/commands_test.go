@@ -196,7 +196,7 @@ func TestComplete_ManualStepWithTokenOutcomeAndOutput(t *testing.T) {
 	require.Equal(t, 2, r.code, "the token is required")
 	out := b.ok("complete", runID, "approve", "--token", token, "--outcome", "succeeded", "--actor", "alice",
 		"--notes", "fine", "--output", `{"approved": true}`, "--evidence", "ticket-1")
-	require.Contains(t, out, "step approve of run "+runID+" completed SUCCEEDED by alice")
+	require.Contains(t, out, "step approve of run "+runID+" completed SUCCEEDED by alice (principal ", "the declared actor and the principal, each named")
 	run = b.eventually(runID, statusIs(weftv1.RunStatus_RUN_STATUS_COMPLETED))
 	require.True(t, stepOf(run, "approve").GetOutput().GetStructValue().GetFields()["approved"].GetBoolValue())
 	js := b.ok("complete", runID, "approve", "--token", token, "--actor", "alice", "-o", "json")
