@@ -233,11 +233,16 @@ func (c *cli) get(args []string) error {
 	}
 	ctx, cancel := c.callCtx()
 	defer cancel()
-	run, err := c.client().GetRun(ctx, pos[0])
+	cl := c.client()
+	run, err := cl.GetRun(ctx, pos[0])
 	if err != nil {
 		return err
 	}
-	return c.printRunOrJSON(run, &weftv1.GetRunResponse{Run: run})
+	if c.g.output == "json" {
+		return printJSON(c.stdout, &weftv1.GetRunResponse{Run: run})
+	}
+	printRun(c.stdout, run, unservedActivities(ctx, cl, run)...)
+	return nil
 }
 
 func (c *cli) list(args []string) error {

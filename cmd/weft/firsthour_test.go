@@ -436,3 +436,21 @@ func lineWith(t *testing.T, out, s string) string {
 	t.Fatalf("no line with %q in:\n%s", s, out)
 	return ""
 }
+
+// TestFirstHour_MissingActivitySurfacesAtOnceInGetAndQueue: a step whose
+// activity no poller of its queue runs says so in weft get while it is
+// SCHEDULED, long before the schedule-to-start timeout; weft queue lists the
+// activities its pollers run.
+func TestFirstHour_MissingActivitySurfacesAtOnceInGetAndQueue(t *testing.T) {
+	r := startReal(t)
+	r.worker(func(w *worker.Worker) {
+		worker.Register(w, "publish", func(context.Context, struct{}) (struct{}, error) { return struct{}{}, nil })
+	})
+	require.Eventually(t, func() bool { return strings.Contains(r.ok("queue", "default"), "publish") }, 30*time.Second, 50*time.Millisecond)
+	runID := strings.TrimSpace(r.ok("submit", "--start", "-q", r.file("typo.yaml", "planId: t\nsteps:\n  - name: publsh\n")))
+	r.await(runID, func(run *weftv1.Run) bool {
+		return stepOf(run, "publsh").GetStatus() == weftv1.StepStatus_STEP_STATUS_SCHEDULED
+	})
+	require.Contains(t, r.ok("get", runID), "no poller of queue default runs activity publsh (weft queue default)")
+	require.Contains(t, lineWith(t, r.ok("queue", "default"), "activities run"), "publish")
+}

@@ -76,7 +76,9 @@ func when(ts *timestamppb.Timestamp) string {
 }
 
 // printRun prints a run's summary and a table of its steps.
-func printRun(w io.Writer, run *weftv1.Run) {
+// notes are more things the run waits for, found beyond its snapshot
+// (unservedActivities).
+func printRun(w io.Writer, run *weftv1.Run, notes ...string) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	status := enumName(run.GetStatus().String(), "RUN_STATUS_")
 	if run.GetSubstatus() != weftv1.RunSubstatus_RUN_SUBSTATUS_UNSPECIFIED {
@@ -91,6 +93,9 @@ func printRun(w io.Writer, run *weftv1.Run) {
 	}
 	if w := waitingOn(run); w != "" {
 		fmt.Fprintf(tw, "waiting on\t%s\n", w)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(tw, "waiting on\t%s\n", n)
 	}
 	if e := run.GetError(); e != nil {
 		fmt.Fprintf(tw, "error\t%s\n", runError(e))
