@@ -4,28 +4,35 @@
 //	weft [global flags] COMMAND [arguments] [flags]
 //
 //	health                          report whether each weft.v1 service is serving
-//	submit FILE                     submit a workflow (YAML, docs/semantics.md#yaml-definitions, or the API's JSON WorkflowDefinition)
+//	submit FILE                     submit a workflow (YAML, docs/definitions.md, or the API's JSON WorkflowDefinition)
 //	start RUN                       start a PENDING or APPROVED run
 //	approve RUN                     approve a run that requires approval
-//	get RUN                         show a run and its steps
-//	list                            list runs, newest first
+//	get RUN                         show a run, what it waits for, and its steps
+//	list                            list runs, newest first, with what each waits for
 //	events RUN                      show a run's events (--watch to follow)
-//	signal RUN NAME                 send a signal
+//	signal RUN NAME                 send a signal (refused when no step waits for NAME; --any-name)
 //	complete RUN ACTION             complete a manual step
 //	pause RUN | resume RUN | cancel RUN
 //	retry-step RUN ACTION | skip-step RUN ACTION
 //	delete RUN                      delete a finished run and all its records
+//	workers | queue NAME            the queues, their pollers and backlog
+//	schedule SUBCOMMAND             create|update|list|describe|pause|resume|trigger|backfill|delete
+//	help [COMMAND]                  the commands, or one command's flags (also COMMAND --help)
 //
 // Global flags, accepted before or after the command: --addr (default
-// $WEFT_URL, then http://127.0.0.1:7400), --token (default $WEFT_TOKEN; sent
-// as a bearer token), --output/-o table|json (readable tables by default;
-// json is the API's proto JSON with proto field names, one event per line for
-// events). In `complete`, --output is the step's output and --token the
-// completion token: there -o selects the format, and the bearer token goes
-// before the command (weft --token T complete …) or in $WEFT_TOKEN.
+// $WEFT_URL, then http://127.0.0.1:7400; an http:// or https:// URL), --token
+// (default $WEFT_TOKEN; sent as a bearer token), --output/-o table|json
+// (readable tables by default; json is the API's proto JSON with proto field
+// names, one event per line for events). In `complete`, --output is the
+// step's output and --token the completion token: there -o selects the
+// format, and the bearer token goes before the command (weft --token T
+// complete …) or in $WEFT_TOKEN.
 //
-// Exit codes: 0 success, 1 an API or connection error (the fault code,
-// message and correlation id are printed; never a payload), 2 a usage error.
+// Help (weft, weft help, --help) prints on stdout. Exit codes: 0 success,
+// 1 an API or connection error (the fault code, message and correlation id
+// are printed; never a payload) or an invalid workflow file, 2 a usage error
+// (with the command's usage line). `submit --start` prints the run's id
+// whenever the run was created, also when its start is refused.
 package main
 
 import (

@@ -240,7 +240,26 @@ func eventDetail(ev *weftv1.Event) string {
 	case *weftv1.Event_StepAttemptRecorded:
 		return attemptDetail(p.StepAttemptRecorded.GetAttempt())
 	case *weftv1.Event_RunBlocked:
-		return "waiting on " + strings.Join(p.RunBlocked.GetWaitingOn(), ", ")
+		return strings.TrimSuffix("waiting on "+strings.Join(p.RunBlocked.GetWaitingOn(), ", ")+": "+p.RunBlocked.GetReason(), ": ")
+	case *weftv1.Event_StepScheduled:
+		return "queue " + p.StepScheduled.GetQueue()
+	case *weftv1.Event_StepSkipped:
+		return p.StepSkipped.GetReason()
+	case *weftv1.Event_StepCancelled:
+		return p.StepCancelled.GetReason()
+	case *weftv1.Event_StepRetried:
+		return "by " + p.StepRetried.GetRequestedBy()
+	case *weftv1.Event_RunPaused:
+		return strings.TrimSuffix("by "+p.RunPaused.GetRequestedBy()+": "+p.RunPaused.GetReason(), ": ")
+	case *weftv1.Event_RunResumed:
+		return "by " + p.RunResumed.GetRequestedBy()
+	case *weftv1.Event_RunCancelled:
+		c := p.RunCancelled.GetCancellation()
+		return strings.TrimSuffix("by "+c.GetCancelledBy()+": "+c.GetReason(), ": ")
+	case *weftv1.Event_RunCompensating:
+		return "after " + p.RunCompensating.GetFailedActionId()
+	case *weftv1.Event_RunQueued:
+		return p.RunQueued.GetReason()
 	}
 	return ""
 }
