@@ -68,11 +68,14 @@ python-deps:
 	else echo "make: the Python SDK needs Debian's $(PY_DEBS) (apt-get install as root)"; exit 1; fi
 
 ## gen: regenerate Go (gen/) and TypeScript (client/ts/src/gen/) from proto/, then the
-## events' JSON Schema files (docs/events/) from the generated descriptors, then the
-## web console (console/dist/), which bundles the generated TypeScript.
+## events' JSON Schema files (docs/events/) from the generated descriptors, the
+## reference of every YAML key (docs/definitions.md) from the loader's key table
+## (engine/definition/yaml_keys.go), then the web console (console/dist/), which
+## bundles the generated TypeScript; and the Python SDK's types (python-gen).
 gen: node_modules/.package-lock.json console/node_modules/.package-lock.json python-gen
 	buf generate
 	go run ./tools/eventschema docs/events
+	go run ./tools/yamlkeys docs/definitions.md
 	node console/build.mjs
 
 ## python-gen: the Python SDK's generated messages (client/python/src/weft/v1/ and
@@ -95,8 +98,8 @@ console: console/node_modules/.package-lock.json
 
 ## gen-check: fail when regenerating changes anything (generated code is committed).
 gen-check: gen
-	@test -z "$$(git status --porcelain -- gen client/ts/src/gen docs/events console/dist $(PY_GEN))" || \
-		{ echo "generated code is stale: run 'make gen' and commit"; git status --porcelain -- gen client/ts/src/gen docs/events console/dist $(PY_GEN); exit 1; }
+	@test -z "$$(git status --porcelain -- gen client/ts/src/gen docs/events docs/definitions.md console/dist $(PY_GEN))" || \
+		{ echo "generated code is stale: run 'make gen' and commit"; git status --porcelain -- gen client/ts/src/gen docs/events docs/definitions.md console/dist $(PY_GEN); exit 1; }
 
 ## lint: buf lint and breaking, gofmt, go vet, Weft's own rules (tools/weftlint:
 ## each package's import rule, no printing in library code, no citation of a
@@ -118,8 +121,15 @@ breaking: node_modules/.package-lock.json
 		else buf breaking --against ".git#ref=$$base"; fi
 
 ## test: every test: Go (store suites on memory, Pebble and PostgreSQL; server;
-## weftd, curl, grpcurl as real processes), then the TypeScript SDK's, then the Python SDK's.
-test: tools test-go test-ts test-python
+## weftd, curl, grpcurl as real processes), the TypeScript SDK's and the Python SDK's:
+## each suite runs whatever another found, and the target fails naming each that failed.
+test: tools
+	@failed=""; \
+	for suite in test-go test-ts test-python; do \
+		$(MAKE) --no-print-directory $$suite || failed="$$failed $$suite"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed (the other suites passed)"; exit 1; fi; \
+	echo "make test: the Go, TypeScript and Python suites all passed"
 
 test-go:
 	go test $(GO_TEST_FLAGS) ./...
@@ -180,9 +190,13 @@ fuzz:
 		FuzzFrameLimit_HandsOutAPrefixOrRefuses; do \
 		go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(WEFT_FUZZ_DURATION) ./server/ || exit 1; done
 
-## run: weftd on the embedded default (Pebble in ./.weft), on 127.0.0.1:7400.
+## run: weftd on the embedded default (Pebble in ./.weft), on 127.0.0.1:7400. It is
+## built into bin/weftd and run from there, not with go run: go build relinks only
+## when a source changed, so weftd answers within a second or two of the second
+## make run instead of after a full compile and link every time.
 run:
-	go run ./cmd/weftd
+	go build -o bin/weftd ./cmd/weftd
+	bin/weftd
 
 ## bench: the end-to-end benchmark (bench/, docs/performance.md): the raw commit
 ## ceilings of PostgreSQL and Pebble, then Weft through a real weftd in the

@@ -10,6 +10,10 @@ import (
 // errUsage marks a usage error (exit code 2).
 var errUsage = errors.New("usage")
 
+// errHelp marks a request for a command's help (-h, --help): printed on
+// stdout, exit code 0.
+var errHelp = errors.New("help requested")
+
 // usageError answers a usage error with a message.
 func usageError(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
@@ -21,6 +25,9 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, errHelp
+			}
 			return nil, fmt.Errorf("%w: %v", errUsage, err)
 		}
 		args = fs.Args()
@@ -34,6 +41,9 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // wantArgs checks the number of positional arguments.
 func wantArgs(pos []string, names ...string) error {
+	if len(pos) != len(names) && len(names) == 0 {
+		return usageError("takes no arguments, got %d", len(pos))
+	}
 	if len(pos) != len(names) {
 		return usageError("want %s, got %d argument(s)", strings.Join(names, " "), len(pos))
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"time"
 
@@ -22,6 +23,8 @@ type cli struct {
 	g              *globals
 	getenv         func(string) string
 	stdout, stderr io.Writer
+	cmd            *command      // the command (or schedule subcommand) being run
+	fs             *flag.FlagSet // its flags, once built: its help lists them
 }
 
 // command is one weft subcommand.
@@ -39,10 +42,10 @@ func init() {
 		{"submit", "FILE", "submit a workflow (YAML or JSON); --start to run it", (*cli).submit},
 		{"start", "RUN", "start a PENDING or APPROVED run", (*cli).start},
 		{"approve", "RUN", "approve a run that requires approval", (*cli).approve},
-		{"get", "RUN", "show a run and its steps", (*cli).get},
-		{"list", "", "list runs, newest first (--status, --plan)", (*cli).list},
+		{"get", "RUN", "show a run, what it waits for, and its steps", (*cli).get},
+		{"list", "", "list runs, newest first, with what each waits for (--status, --plan)", (*cli).list},
 		{"events", "RUN", "show a run's events (--watch, --after SEQ)", (*cli).events},
-		{"signal", "RUN NAME", "send a signal (--signal-id, --payload JSON)", (*cli).signal},
+		{"signal", "RUN NAME", "send a signal a step waits for (--payload JSON, --signal-id, --any-name)", (*cli).signal},
 		{"complete", "RUN ACTION", "complete a manual step (--token, --outcome, --actor)", (*cli).complete},
 		{"pause", "RUN", "pause a run", (*cli).pause},
 		{"resume", "RUN", "resume a paused run", (*cli).resume},
@@ -52,7 +55,7 @@ func init() {
 		{"skip-step", "RUN ACTION", "skip a step", (*cli).skipStep},
 		{"workers", "", "list the queues with their pollers, backlog and oldest ready task", (*cli).workers},
 		{"queue", "NAME", "describe a queue: its pollers, backlog and oldest ready task", (*cli).queue},
-		{"schedule", "SUBCOMMAND", "create|list|describe|pause|resume|trigger|backfill|delete schedules", (*cli).schedule},
+		{"schedule", "SUBCOMMAND", "create|update|list|describe|pause|resume|trigger|backfill|delete schedules", (*cli).schedule},
 	}
 }
 
@@ -68,8 +71,9 @@ func commandNamed(name string) *command {
 // flags answers a flag set for a command with the global flags on it.
 func (c *cli) flags(name string, all bool) *flag.FlagSet {
 	fs := flag.NewFlagSet("weft "+name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(io.Discard) // run prints the problem and the usage line once
 	c.g.register(fs, c.getenv, all)
+	c.fs = fs
 	return fs
 }
 
@@ -80,10 +84,22 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, names ...string) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	if c.g.output != "table" && c.g.output != "json" {
-		return nil, usageError("--output must be table or json, got %q", c.g.output)
+	if err := c.checkGlobals(); err != nil {
+		return nil, err
 	}
 	return pos, wantArgs(pos, names...)
+}
+
+// checkGlobals checks the global flags every command takes.
+func (c *cli) checkGlobals() error {
+	if c.g.output != "table" && c.g.output != "json" {
+		return usageError("--output must be table or json, got %q", c.g.output)
+	}
+	u, err := url.Parse(c.g.addr)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageError("--addr (or $WEFT_URL) must be a URL starting http:// or https://, e.g. http://127.0.0.1:7400, got %q", c.g.addr)
+	}
+	return nil
 }
 
 func (c *cli) client() *client.Client {
@@ -107,7 +123,7 @@ func (c *cli) health(args []string) error {
 	if _, err := c.parse(c.flags("health", true), args); err != nil {
 		return err
 	}
-	code, err := health(c.ctx, c.g.baseURL(), c.stdout)
+	code, err := health(c.ctx, c.g.baseURL(), c.stdout, c.g.output == "json")
 	if err == nil && code != 0 {
 		err = errNotServing
 	}
@@ -131,18 +147,58 @@ func (c *cli) submit(args []string) error {
 	if err != nil {
 		return err
 	}
-	req := &weftv1.SubmitRunRequest{Definition: def, Start: *start, RunRequestId: *requestID,
+	// A run that requires approval is persisted, then refused a start: it is
+	// submitted without one and started apart, so that its id is printed
+	// whatever the start answers.
+	startApart := *start && def.GetRequiresApproval()
+	req := &weftv1.SubmitRunRequest{Definition: def, Start: *start && !startApart, RunRequestId: *requestID,
 		ProjectId: *project, EnvironmentId: *env}
 	if req.Input, err = jsonFlag("--input", *input); err != nil {
 		return err
 	}
 	ctx, cancel := c.callCtx()
 	defer cancel()
-	res, err := c.client().SubmitRun(ctx, req)
+	cl := c.client()
+	res, err := cl.SubmitRun(ctx, req)
 	if err != nil {
 		return inYAML(err, paths)
 	}
-	if *quiet {
+	var startErr error
+	if startApart && startable(res.GetRun()) {
+		if run, err := cl.StartRun(ctx, res.GetRun().GetRunId()); err != nil {
+			startErr = notStarted(res.GetRun(), err)
+		} else {
+			res.Run = run
+		}
+	}
+	if err := c.printSubmitted(res, *quiet); err != nil {
+		return err
+	}
+	return startErr
+}
+
+// startable reports whether StartRun may start the run.
+func startable(run *weftv1.Run) bool {
+	s := run.GetStatus()
+	return s == weftv1.RunStatus_RUN_STATUS_PENDING || s == weftv1.RunStatus_RUN_STATUS_APPROVED
+}
+
+// notStarted says that a run was created but its start refused, and what
+// to do next.
+func notStarted(run *weftv1.Run, err error) error {
+	id := run.GetRunId()
+	next := ""
+	if run.GetDefinition().GetRequiresApproval() && run.GetStatus() == weftv1.RunStatus_RUN_STATUS_PENDING {
+		next = fmt.Sprintf("; it requires approval: weft approve %s, then weft start %s", id, id)
+	}
+	return fmt.Errorf("run %s was created %s but not started%s: %w", id,
+		enumName(run.GetStatus().String(), "RUN_STATUS_"), next, err)
+}
+
+// printSubmitted prints a submission's answer: the run id alone (--quiet),
+// the response as JSON, or the run as a table.
+func (c *cli) printSubmitted(res *weftv1.SubmitRunResponse, quiet bool) error {
+	if quiet {
 		fmt.Fprintln(c.stdout, res.GetRun().GetRunId())
 		return nil
 	}
@@ -177,11 +233,16 @@ func (c *cli) get(args []string) error {
 	}
 	ctx, cancel := c.callCtx()
 	defer cancel()
-	run, err := c.client().GetRun(ctx, pos[0])
+	cl := c.client()
+	run, err := cl.GetRun(ctx, pos[0])
 	if err != nil {
 		return err
 	}
-	return c.printRunOrJSON(run, &weftv1.GetRunResponse{Run: run})
+	if c.g.output == "json" {
+		return printJSON(c.stdout, &weftv1.GetRunResponse{Run: run})
+	}
+	printRun(c.stdout, run, unservedActivities(ctx, cl, run)...)
+	return nil
 }
 
 func (c *cli) list(args []string) error {
@@ -260,6 +321,7 @@ func (c *cli) signal(args []string) error {
 	fs := c.flags("signal", true)
 	signalID := fs.String("signal-id", "", "makes the signal idempotent (default: a fresh UUID, reused on retries)")
 	payload := fs.String("payload", "", "the signal's payload, as JSON")
+	anyName := fs.Bool("any-name", false, "send the signal even when no step of the run's workflow waits for its name")
 	pos, err := c.parse(fs, args, "RUN", "NAME")
 	if err != nil {
 		return err
@@ -270,7 +332,13 @@ func (c *cli) signal(args []string) error {
 	}
 	ctx, cancel := c.callCtx()
 	defer cancel()
-	res, err := c.client().SignalRun(ctx, req)
+	cl := c.client()
+	if !*anyName {
+		if err := checkSignalName(ctx, cl, pos[0], pos[1]); err != nil {
+			return err
+		}
+	}
+	res, err := cl.SignalRun(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -287,7 +355,7 @@ func (c *cli) signal(args []string) error {
 
 func (c *cli) complete(args []string) error {
 	fs := c.flags("complete", false)
-	token := fs.String("token", "", "the completion token shown by `weft get` (required)")
+	token := fs.String("token", "", "the completion token weft get shows for the step (required)")
 	outcome := fs.String("outcome", "succeeded", "succeeded, failed or cancelled")
 	actor := fs.String("actor", "", "who completes the step (required; not the run's submitter)")
 	notes := fs.String("notes", "", "free-form notes")
@@ -321,8 +389,8 @@ func (c *cli) complete(args []string) error {
 		return printJSON(c.stdout, res)
 	}
 	r := res.GetResult()
-	fmt.Fprintf(c.stdout, "step %s of run %s completed %s by %s\n", r.GetActionId(), r.GetRunId(),
-		enumName(r.GetOutcome().String(), "MANUAL_OUTCOME_"), r.GetActorUserId())
+	fmt.Fprintf(c.stdout, "step %s of run %s completed %s by %s (principal %s)\n", r.GetActionId(), r.GetRunId(),
+		enumName(r.GetOutcome().String(), "MANUAL_OUTCOME_"), r.GetActorUserId(), principalText(r.GetPrincipal()))
 	if res.GetDuplicate() {
 		fmt.Fprintln(c.stdout, "duplicate: answered with the original result")
 	}
@@ -446,3 +514,78 @@ type stringList []string
 
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// checkSignalName refuses a signal whose name no step of the run's
+// workflow waits for (exit 1), naming the ones its steps do wait for: the
+// run would keep it and go on waiting on the name its step declares.
+func checkSignalName(ctx context.Context, cl *client.Client, runID, name string) error {
+	run, err := cl.GetRun(ctx, runID)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, a := range run.GetDefinition().GetActions() {
+		if n := a.GetWaitForSignal().GetSignalName(); n != "" {
+			if n == name {
+				return nil
+			}
+			names = append(names, n)
+		}
+	}
+	if run.GetDefinition() == nil {
+		return nil
+	}
+	waits := "no step of its workflow waits for a signal"
+	if len(names) > 0 {
+		waits = "its steps wait for " + strings.Join(names, ", ")
+		if best := closest(name, names); best != "" {
+			waits += "; did you mean " + best + "?"
+		}
+	}
+	return fmt.Errorf("run %s: no step waits for signal %q (%s); nothing was sent (--any-name sends it anyway)",
+		runID, name, waits)
+}
+
+// closest answers the name nearest to s when it is a likely typo of it.
+func closest(s string, names []string) string {
+	best, bestDist := "", -1
+	for _, n := range names {
+		if d := levenshtein(strings.ToLower(s), strings.ToLower(n)); bestDist < 0 || d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	if bestDist < 0 || bestDist > max(2, len(best)/3) {
+		return ""
+	}
+	return best
+}
+
+// levenshtein is the edit distance between two short names.
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// principalText names the principal a call authenticated as; a weftd
+// without --auth-tokens authenticates nobody.
+func principalText(p string) string {
+	if p == "" {
+		return "none: weftd authenticates nobody"
+	}
+	return p
+}

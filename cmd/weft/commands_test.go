@@ -66,15 +66,17 @@ func TestSubmit_APIJSONDefinitionWithoutStart_StaysPendingUntilStart(t *testing.
 	require.NotEqual(t, weftv1.RunStatus_RUN_STATUS_PENDING, b.eventually(runID, func(*weftv1.Run) bool { return true }).GetStatus())
 }
 
-func TestSubmit_InvalidYAML_ExitsTwoNamingTheYAMLPath(t *testing.T) {
+// TestSubmit_InvalidDefinitionFile_ExitsOneNamingTheYAMLPathWithoutAUsageLine:
+// the command line was right, the file was not (issue 37).
+func TestSubmit_InvalidDefinitionFile_ExitsOneNamingTheYAMLPathWithoutAUsageLine(t *testing.T) {
 	b := setup(t)
 	r := b.weft("submit", writeFile(t, "bad.yaml", "planId: p\nsteps:\n  - name: a\n    timeout: 5\n"))
-	require.Equal(t, 2, r.code)
+	require.Equal(t, 1, r.code)
 	require.ErrorContains(t, r.err, "steps[0].timeout")
-	require.Contains(t, r.stderr, "usage: weft submit FILE")
+	require.NotContains(t, r.err.Error()+r.stderr, "usage:")
 }
 
-func TestSubmit_YAMLWithMistakes_ExitsTwoWithEveryErrorByYAMLPathOnce(t *testing.T) {
+func TestSubmit_YAMLWithMistakes_ExitsOneWithEveryErrorByYAMLPathOnce(t *testing.T) {
 	b := setup(t)
 	r := b.weft("submit", writeFile(t, "mistakes.yaml", `planId: p
 spec:
@@ -86,13 +88,14 @@ spec:
       dependsOn: [a]
       retryPolicy: {maxAttempts: 99}
 `))
-	require.Equal(t, 2, r.code, "%v", r.err)
+	require.Equal(t, 1, r.code, "%v", r.err)
 	msg := r.err.Error()
 	for _, field := range []string{"spec.steps[0].timeOut", "spec.steps[1].retryPolicy.maxAttempts", "spec.steps", "spec.steps[1].dependsOn[0]"} {
 		require.Equal(t, 1, strings.Count(msg, field+":"), "%s reported once in: %s", field, msg)
 	}
 	require.Contains(t, msg, `did you mean "timeout"?`)
 	require.NotContains(t, msg, "actions[", "no API path in an error about a YAML file")
+	require.NotContains(t, msg, "depends_on", "no API name in an error about a YAML file")
 }
 
 func TestInYAML_TheServersFindingsAreNamedByYAMLPathOnce(t *testing.T) {
@@ -193,7 +196,7 @@ func TestComplete_ManualStepWithTokenOutcomeAndOutput(t *testing.T) {
 	require.Equal(t, 2, r.code, "the token is required")
 	out := b.ok("complete", runID, "approve", "--token", token, "--outcome", "succeeded", "--actor", "alice",
 		"--notes", "fine", "--output", `{"approved": true}`, "--evidence", "ticket-1")
-	require.Contains(t, out, "step approve of run "+runID+" completed SUCCEEDED by alice")
+	require.Contains(t, out, "step approve of run "+runID+" completed SUCCEEDED by alice (principal ", "the declared actor and the principal, each named")
 	run = b.eventually(runID, statusIs(weftv1.RunStatus_RUN_STATUS_COMPLETED))
 	require.True(t, stepOf(run, "approve").GetOutput().GetStructValue().GetFields()["approved"].GetBoolValue())
 	js := b.ok("complete", runID, "approve", "--token", token, "--actor", "alice", "-o", "json")

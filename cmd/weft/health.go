@@ -12,10 +12,18 @@ import (
 	"time"
 )
 
-// health prints each service's serving status; it fails unless all serve.
-func health(ctx context.Context, base string, stdout io.Writer) (int, error) {
+// serviceHealth is one service's status, as `weft health -o json` prints it.
+type serviceHealth struct {
+	Service string `json:"service"`
+	Status  string `json:"status"`
+}
+
+// health prints each service's serving status, as a table or as JSON
+// ({"services": [{"service", "status"}]}); it fails unless all serve.
+func health(ctx context.Context, base string, stdout io.Writer, asJSON bool) (int, error) {
 	client := &http.Client{Timeout: 10 * time.Second}
 	code := 0
+	all := make([]serviceHealth, 0, len(services))
 	for _, svc := range services {
 		status, err := checkHealth(ctx, client, base, svc)
 		if err != nil {
@@ -24,7 +32,18 @@ func health(ctx context.Context, base string, stdout io.Writer) (int, error) {
 		if status != "SERVING" {
 			code = 1
 		}
-		fmt.Fprintf(stdout, "%-24s %s\n", svc, status)
+		all = append(all, serviceHealth{Service: svc, Status: status})
+	}
+	if asJSON {
+		b, err := json.MarshalIndent(map[string]any{"services": all}, "", "  ")
+		if err != nil {
+			return 1, err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return code, err
+	}
+	for _, h := range all {
+		fmt.Fprintf(stdout, "%-24s %s\n", h.Service, h.Status)
 	}
 	return code, nil
 }
@@ -39,7 +58,7 @@ func checkHealth(ctx context.Context, client *http.Client, base, svc string) (st
 	req.Header.Set("Content-Type", "application/json")
 	res, err := client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("weftd at %s is not reachable: %w", base, err)
+		return "", fmt.Errorf("weftd at %s is not reachable: %w\nis it running? (make run starts one on 127.0.0.1:7400; --addr or $WEFT_URL names another)", base, err)
 	}
 	defer res.Body.Close()
 	var out struct {

@@ -76,7 +76,9 @@ func when(ts *timestamppb.Timestamp) string {
 }
 
 // printRun prints a run's summary and a table of its steps.
-func printRun(w io.Writer, run *weftv1.Run) {
+// notes are more things the run waits for, found beyond its snapshot
+// (unservedActivities).
+func printRun(w io.Writer, run *weftv1.Run, notes ...string) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	status := enumName(run.GetStatus().String(), "RUN_STATUS_")
 	if run.GetSubstatus() != weftv1.RunSubstatus_RUN_SUBSTATUS_UNSPECIFIED {
@@ -88,6 +90,12 @@ func printRun(w io.Writer, run *weftv1.Run) {
 	fmt.Fprintf(tw, "created\t%s\n", when(run.GetCreatedAt()))
 	if m := run.GetMessage(); m != "" {
 		fmt.Fprintf(tw, "message\t%s\n", m)
+	}
+	if w := waitingOn(run); w != "" {
+		fmt.Fprintf(tw, "waiting on\t%s\n", w)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(tw, "waiting on\t%s\n", n)
 	}
 	if e := run.GetError(); e != nil {
 		fmt.Fprintf(tw, "error\t%s\n", runError(e))
@@ -140,13 +148,21 @@ func stepDetail(s *weftv1.Step) string {
 	return strings.Join(parts, "; ")
 }
 
+// stepError prints an error's class, code and message, each once: weftd's
+// messages of a run's final error often begin with the class and code
+// already ("ERROR_CLASS_BUSINESS_CONFLICT (target_locked): …").
 func stepError(e *weftv1.StepError) string {
 	s := enumName(e.GetErrorClass().String(), "ERROR_CLASS_")
 	if e.GetCode() != "" {
 		s += " " + e.GetCode()
 	}
-	if e.GetMessage() != "" {
-		s += ": " + e.GetMessage()
+	msg := strings.TrimPrefix(e.GetMessage(), e.GetErrorClass().String())
+	if msg != e.GetMessage() {
+		msg = strings.TrimPrefix(strings.TrimPrefix(msg, " ("+e.GetCode()+")"), ":")
+		msg = strings.TrimSpace(msg)
+	}
+	if msg != "" {
+		s += ": " + msg
 	}
 	return s
 }
@@ -168,10 +184,10 @@ func runError(e *weftv1.RunError) string {
 // printRuns prints a page of runs as a table.
 func printRuns(w io.Writer, res *weftv1.ListRunsResponse) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tPLAN\tCREATED")
+	fmt.Fprintln(tw, "RUN\tSTATUS\tPLAN\tCREATED\tWAITING ON")
 	for _, r := range res.GetRuns() {
-		fmt.Fprintf(tw, "%s\t%s\t%s@%s\t%s\n", r.GetRunId(), enumName(r.GetStatus().String(), "RUN_STATUS_"),
-			r.GetPlanId(), r.GetPlanVersion(), when(r.GetCreatedAt()))
+		fmt.Fprintf(tw, "%s\t%s\t%s@%s\t%s\t%s\n", r.GetRunId(), enumName(r.GetStatus().String(), "RUN_STATUS_"),
+			r.GetPlanId(), r.GetPlanVersion(), when(r.GetCreatedAt()), waitingShort(r))
 	}
 	_ = tw.Flush()
 	if t := res.GetNextPageToken(); t != "" {
@@ -219,8 +235,43 @@ func eventDetail(ev *weftv1.Event) string {
 		return runError(p.RunFailed.GetError())
 	case *weftv1.Event_SignalAccepted:
 		return "signal " + p.SignalAccepted.GetResult().GetSignalName()
+	case *weftv1.Event_SignalRejected:
+		return fmt.Sprintf("signal %s refused: %s", p.SignalRejected.GetSignalName(), p.SignalRejected.GetReason())
+	case *weftv1.Event_StepAttemptRecorded:
+		return attemptDetail(p.StepAttemptRecorded.GetAttempt())
 	case *weftv1.Event_RunBlocked:
-		return "waiting on " + strings.Join(p.RunBlocked.GetWaitingOn(), ", ")
+		return strings.TrimSuffix("waiting on "+strings.Join(p.RunBlocked.GetWaitingOn(), ", ")+": "+p.RunBlocked.GetReason(), ": ")
+	case *weftv1.Event_StepScheduled:
+		return "queue " + p.StepScheduled.GetQueue()
+	case *weftv1.Event_StepSkipped:
+		return p.StepSkipped.GetReason()
+	case *weftv1.Event_StepCancelled:
+		return p.StepCancelled.GetReason()
+	case *weftv1.Event_StepRetried:
+		return "by " + p.StepRetried.GetRequestedBy()
+	case *weftv1.Event_RunPaused:
+		return strings.TrimSuffix("by "+p.RunPaused.GetRequestedBy()+": "+p.RunPaused.GetReason(), ": ")
+	case *weftv1.Event_RunResumed:
+		return "by " + p.RunResumed.GetRequestedBy()
+	case *weftv1.Event_RunCancelled:
+		c := p.RunCancelled.GetCancellation()
+		return strings.TrimSuffix("by "+c.GetCancelledBy()+": "+c.GetReason(), ": ")
+	case *weftv1.Event_RunCompensating:
+		return "after " + p.RunCompensating.GetFailedActionId()
+	case *weftv1.Event_RunQueued:
+		return p.RunQueued.GetReason()
 	}
 	return ""
+}
+
+// attemptDetail says how an attempt ended, who ran it and why it failed.
+func attemptDetail(a *weftv1.Attempt) string {
+	s := enumName(a.GetOutcome().String(), "ATTEMPT_OUTCOME_")
+	if w := a.GetWorkerId(); w != "" {
+		s += " on " + w
+	}
+	if e := a.GetError(); e != nil {
+		s += ": " + stepError(e)
+	}
+	return s
 }

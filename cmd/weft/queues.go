@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -75,6 +76,7 @@ func printQueue(w io.Writer, q *weftv1.QueueDescription) {
 	}
 	fmt.Fprintf(tw, "oldest ready\t%s\n", oldest)
 	fmt.Fprintf(tw, "pollers\t%d\n", len(q.GetPollers()))
+	fmt.Fprintf(tw, "activities run\t%s\n", activitiesText(q))
 	_ = tw.Flush()
 	if len(q.GetPollers()) > 0 {
 		fmt.Fprintln(w)
@@ -112,4 +114,24 @@ func ageText(ms uint32) string {
 		return "-"
 	}
 	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+}
+
+// activitiesText lists the activities the queue's pollers run, each once:
+// an activity not listed has no worker on this queue.
+func activitiesText(q *weftv1.QueueDescription) string {
+	seen := map[string]bool{}
+	var all []string
+	for _, p := range q.GetPollers() {
+		for _, a := range p.GetActivities() {
+			if !seen[a] {
+				seen[a] = true
+				all = append(all, a)
+			}
+		}
+	}
+	if len(all) == 0 {
+		return "none: no poller serves this queue"
+	}
+	sort.Strings(all)
+	return strings.Join(all, ", ")
 }

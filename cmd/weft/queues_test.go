@@ -70,7 +70,7 @@ func TestQueue_WithoutANameOrWithAnInvalidOne_IsAUsageOrArgumentError(t *testing
 	b := setup(t)
 	r := b.weft("queue")
 	require.Equal(t, 2, r.code)
-	require.Contains(t, r.stderr, "usage: weft queue NAME")
+	require.ErrorContains(t, r.err, "usage: weft queue NAME")
 	r = b.weft("queue", "bad name")
 	require.Equal(t, 1, r.code, r.stderr)
 	require.ErrorContains(t, r.err, "queue")

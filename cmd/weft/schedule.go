@@ -33,13 +33,20 @@ func init() {
 }
 
 // schedule dispatches weft schedule SUBCOMMAND.
+// Its help and usage lines name the subcommand (c.cmd becomes "schedule
+// create", …).
 func (c *cli) schedule(args []string) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help") {
+		printScheduleUsage(c.stdout)
+		return nil
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		printScheduleUsage(c.stderr)
 		return usageError("weft schedule needs a subcommand")
 	}
 	for _, sc := range scheduleCommands {
 		if sc.name == args[0] {
+			c.cmd = &command{name: "schedule " + sc.name, args: sc.args, summary: sc.summary, run: sc.run}
 			return sc.run(c, args[1:])
 		}
 	}
@@ -49,9 +56,11 @@ func (c *cli) schedule(args []string) error {
 
 func printScheduleUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: weft schedule SUBCOMMAND [arguments] [flags]")
+	fmt.Fprintln(w, "\nsubcommands:")
 	for _, sc := range scheduleCommands {
 		fmt.Fprintf(w, "  %-9s %-9s %s\n", sc.name, sc.args, sc.summary)
 	}
+	fmt.Fprintln(w, "\nweft schedule SUBCOMMAND --help shows a subcommand's flags.")
 }
 
 // overlapPolicies are the --overlap values.
@@ -93,7 +102,7 @@ func (c *cli) scheduleCreate(args []string) error {
 	defer cancel()
 	s, err := c.client().CreateSchedule(ctx, req)
 	if err != nil {
-		return inYAML(err, paths)
+		return placeViolations(err, paths, scheduleFlags)
 	}
 	return c.printSchedule(s, &weftv1.CreateScheduleResponse{Schedule: s})
 }
@@ -133,8 +142,8 @@ func (c *cli) scheduleUpdate(args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.g.output != "table" && c.g.output != "json" {
-		return usageError("--output must be table or json, got %q", c.g.output)
+	if err := c.checkGlobals(); err != nil {
+		return err
 	}
 	if len(pos) < 1 || len(pos) > 2 || strings.TrimSpace(pos[0]) == "" {
 		return usageError("want ID [FILE], got %d argument(s)", len(pos))
@@ -163,7 +172,7 @@ func (c *cli) scheduleUpdate(args []string) error {
 	defer cancel()
 	s, err := c.client().UpdateSchedule(ctx, req)
 	if err != nil {
-		return inYAML(err, paths)
+		return placeViolations(err, paths, scheduleFlags)
 	}
 	return c.printSchedule(s, &weftv1.UpdateScheduleResponse{Schedule: s})
 }

@@ -94,7 +94,8 @@ func TestScheduleCommands_BadFlagsAreUsageErrorsAndBadSpecsAPIErrors(t *testing.
 	}
 	r := b.weft("schedule", "create", "s", file, "--cron", "0 25 * * *")
 	require.Equal(t, 1, r.code)
-	require.Contains(t, r.stderr+r.err.Error(), "spec.cron")
+	require.Contains(t, r.stderr+r.err.Error(), "--cron: cron is not a valid five-field expression", "a refused flag is named as the flag")
+	require.NotContains(t, r.err.Error(), "workflow file", "the file was fine: the flag was wrong")
 }
 
 // TestScheduleCommands_UpdateChangesOnlyWhatItsFlagsNameAndTriggerRequestIDsAreIdempotent:
@@ -164,7 +165,7 @@ func TestScheduleCommands_UpdateChangesOnlyWhatItsFlagsNameAndTriggerRequestIDsA
 	}
 	r := b.weft("schedule", "update", "nightly", "--tz", "Mars/Olympus")
 	require.Equal(t, 1, r.code)
-	require.Contains(t, r.stderr+r.err.Error(), "spec.time_zone")
+	require.Contains(t, r.stderr+r.err.Error(), "--tz: ")
 }
 
 // TestScheduleTable_ShowsTheLatestFiresLagOnlyOnceThereIsOne.

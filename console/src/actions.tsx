@@ -6,6 +6,7 @@ import type { Run, Step } from "../../client/ts/src/gen/weft/v1/run_pb";
 import { ManualOutcome } from "../../client/ts/src/gen/weft/v1/signal_pb";
 import { api, faultOf, type Fault } from "./api";
 import { Dialog, FaultView } from "./ui";
+import { signalNames } from "./waiting";
 
 /** An action a person can take, and what it needs. */
 export type Pending =
@@ -19,7 +20,8 @@ export function ActionDialog({
   run, pending, onDone, onFault, onClose,
 }: { run: Run; pending: Pending; onDone: (msg: string) => void; onFault: (f: Fault) => void; onClose: () => void }) {
   const [reason, setReason] = useState("");
-  const [name, setName] = useState("");
+  const names = signalNames(run);
+  const [name, setName] = useState(names[0] ?? "");
   const [payload, setPayload] = useState("{}");
   const [signalId, setSignalId] = useState("");
   const [outcome, setOutcome] = useState(String(ManualOutcome.SUCCEEDED));
@@ -118,8 +120,23 @@ export function ActionDialog({
         <>
           <label>
             Signal name
-            <input id="sig-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} autofocus />
+            <input id="sig-name" list="sig-names" required value={name} onInput={(e) => setName(e.currentTarget.value)} autofocus />
+            <datalist id="sig-names">
+              {names.map((n) => (
+                <option key={n} value={n} />
+              ))}
+            </datalist>
           </label>
+          {names.length > 0 && (
+            <p class="muted" id="sig-known">
+              The run's steps wait for: {names.join(", ")}
+            </p>
+          )}
+          {name.trim() !== "" && !names.includes(name.trim()) && (
+            <p class="note" id="sig-unknown">
+              No step of this run waits for a signal named {name.trim()}: the run would keep it and go on waiting.
+            </p>
+          )}
           <label>
             Payload (JSON)
             <textarea id="sig-payload" rows={5} class="mono" value={payload} onInput={(e) => setPayload(e.currentTarget.value)} />

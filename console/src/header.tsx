@@ -3,6 +3,7 @@ import type { Run } from "../../client/ts/src/gen/weft/v1/run_pb";
 import type { RunView } from "./live";
 import { Badge, FaultView } from "./ui";
 import { inFlight, stepErrorText } from "./steps";
+import { waitsOf } from "./waiting";
 import { compensationOutcomeName, duration, isTerminal, ms, runStatusName, substatusName, when } from "./format";
 
 /** RunHeader shows the run's status, facts and the event feed's state. */
@@ -32,6 +33,18 @@ export function RunHeader({ run, view }: { run: Run; view: RunView }) {
         )}
       </div>
       {run.message && <p class="run-message">{run.message}</p>}
+      {waitsOf(run).length > 0 && (
+        <p class="run-waiting" id="run-waiting">
+          Waiting on{" "}
+          {waitsOf(run).map((w, i) => (
+            <span key={i}>
+              {i > 0 ? "; " : ""}
+              <strong>{w.what}</strong>
+              {w.next ? ` (${w.next})` : ""}
+            </span>
+          ))}
+        </p>
+      )}
       <dl class="facts">
         <div>
           <dt>Plan</dt>

@@ -81,6 +81,26 @@ function summary(e: Event): string {
   }
 }
 
+/**
+ * The events the engine decides as a consequence of another (a worker's
+ * report, an operator's call, a timer): their emitted_by names whoever
+ * caused the commit, so the log shows them as the engine's, after whom.
+ */
+const ENGINE_EVENTS = new Set([
+  "StepScheduled", "StepWaiting", "RunBlocked", "RunUnblocked", "RunCompleted", "RunFailed", "RunCompensating",
+  "CompensationStarted", "RunDrained", "RunQueued", "SignalConsumed",
+]);
+
+/** By names who emitted an event: the engine for its own decisions. */
+function By({ e }: { e: Event }) {
+  if (!ENGINE_EVENTS.has(e.eventType)) return <>{e.emittedBy}</>;
+  return (
+    <span class="by-engine" title={e.emittedBy ? `decided by the engine after ${e.emittedBy}'s call or report` : "decided by the engine"}>
+      engine{e.emittedBy ? <span class="muted"> (after {e.emittedBy})</span> : null}
+    </span>
+  );
+}
+
 /** EventLog lists every event with its envelope; Details holds the whole event as JSON text. */
 export function EventLog({ events }: { events: Event[] }) {
   if (events.length === 0) return <p class="muted">No events yet.</p>;
@@ -108,7 +128,9 @@ export function EventLog({ events }: { events: Event[] }) {
               {e.logicalAttemptId}
               {e.engineAttemptId !== undefined ? `.${e.engineAttemptId}` : ""}
             </td>
-            <td>{e.emittedBy}</td>
+            <td>
+              <By e={e} />
+            </td>
             <td>
               <details>
                 <summary>{summary(e) || "payload"}</summary>

@@ -7,6 +7,7 @@ import type { Run, ListRunsRequestSchema, ListRunsResponse } from "../../client/
 import { api, faultOf, type Fault } from "./api";
 import { Badge, FaultView } from "./ui";
 import { RUN_STATUSES, duration, ms, runStatusName, substatusName, when } from "./format";
+import { waitingText } from "./waiting";
 
 /** The page size of the list. */
 const PAGE_SIZE = 25;
@@ -196,6 +197,7 @@ export function RunsPage() {
             <th scope="col">Run</th>
             <th scope="col">Plan</th>
             <th scope="col">Status</th>
+            <th scope="col">Waiting on</th>
             <th scope="col">Created</th>
             <th scope="col">Duration</th>
             <th scope="col">Submitted by</th>
@@ -216,6 +218,7 @@ export function RunsPage() {
               <td>
                 <Badge status={runStatusName(r.status)} extra={substatusName(r.substatus)} />
               </td>
+              <td class="waiting">{waitingText(r)}</td>
               <td>{when(r.createdAt)}</td>
               <td>{runDuration(r, now)}</td>
               <td>{r.submittedBy}</td>
@@ -223,7 +226,7 @@ export function RunsPage() {
           ))}
           {listing && listing.runs.length === 0 && (
             <tr>
-              <td colSpan={6} class="empty">
+              <td colSpan={7} class="empty">
                 No runs match.
               </td>
             </tr>

@@ -154,6 +154,9 @@ async function main(): Promise<void> {
     await signIn(page, cfg.acmeToken);
     await page.locator(`tr[data-run-id="${cfg.mainRun}"]`).waitFor();
     await waitText(page, `tr[data-run-id="${cfg.mainRun}"] .badge`, /BLOCKED/);
+    log("the list says why each run waits: a signal's name, a step held on failure");
+    await waitText(page, `tr[data-run-id="${cfg.mainRun}"] td.waiting`, /signal payment-confirmed \(step payment-confirmed\)/);
+    await waitText(page, `tr[data-run-id="${cfg.holdRun}"] td.waiting`, /held on failure of bad-reserve/);
     assert.equal(await page.evaluate(() => sessionStorage.length), 1, "the token is kept in the tab's session storage");
     assert.equal(await page.evaluate(() => localStorage.length), 0, "nothing is kept beyond the tab");
     await page.locator("#f-search").fill(cfg.mainRun.slice(-12));
@@ -172,6 +175,19 @@ async function main(): Promise<void> {
     await page.locator('svg.timeline g[data-step="charge"] g.bar[data-outcome="SUCCEEDED"]').waitFor();
     assert.equal(await page.locator('svg.timeline g[data-step="reserve"] g.bar').count(), 1, "reserve's one attempt");
     await waitText(page, "#feed-state", /LIVE/);
+
+    log("the header says what the run waits for; engine events are the engine's");
+    await waitText(page, "#run-waiting", /signal payment-confirmed \(step payment-confirmed\)/);
+    await waitText(page, "table.events tr", /StepScheduled\s*[^\n]*engine/);
+    log("the signal dialog offers the name the step waits for and warns of one no step waits for");
+    await page.locator("#act-signal").click();
+    await page.locator("dialog[open] #sig-name").waitFor();
+    assert.equal(await page.locator("dialog[open] #sig-name").inputValue(), "payment-confirmed", "the waiting name is filled in");
+    await waitText(page, "dialog[open] #sig-known", /payment-confirmed/);
+    await page.locator("dialog[open] #sig-name").fill("payment-confirmd");
+    await waitText(page, "dialog[open] #sig-unknown", /No step of this run waits for a signal named payment-confirmd/);
+    await shot(page, "signal-dialog");
+    await page.locator("dialog[open]").getByRole("button", { name: "Close" }).click();
 
     log("a signal with a <script> payload is sent and shown as text");
     const hostile = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">';
@@ -226,6 +242,7 @@ async function main(): Promise<void> {
     assert.equal(await page.locator("svg.dag polyline.edge").count(), 3, "the DAG's three dependencies");
     await page.locator('svg.dag g.node[data-step="bad-reserve"][data-status="FAILED"]').waitFor();
     await runStatus(page, /^BLOCKED/);
+    await waitText(page, "#run-waiting", /held on failure of bad-reserve \(Retry step or Skip step\)/);
     await page.locator('svg.dag g.node[data-step="bad-reserve"]').focus();
     await page.keyboard.press("Enter");
     await waitText(page, "#step-panel", /VALIDATION/);

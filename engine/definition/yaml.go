@@ -87,7 +87,9 @@ func ReadYAML(data []byte) (Definition, *PathMap, error) {
 	if errors.As(d.WithDefaults().Validate(), &invalid) {
 		seen := make(map[Violation]bool, len(invalid.Violations))
 		for _, v := range invalid.Violations {
-			v.Field = l.paths.YAMLPath(v.Field)
+			api := v.Field
+			v.Field = l.paths.YAMLPath(api)
+			v.Message = yamlMessage(v.Message, api, v.Field, l.paths)
 			if !seen[v] && !under(v.Field, refused) {
 				seen[v] = true
 				l.v.add(v.Field, v.Rule, "%s", v.Message)
@@ -144,7 +146,7 @@ func parseYAML(data []byte) (root *yaml.Node, err error) {
 	}()
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlSyntaxError(sanitizeYAMLError(err.Error()))
+		return nil, yamlSyntaxError(sanitizeYAMLError(err.Error()) + indentationHint(data))
 	}
 	return resolve(&doc), nil
 }

@@ -6,6 +6,26 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// YAMLKey is one key of the YAML shape: what it sets, and a whole
+// definition that uses it.
+type YAMLKey struct {
+	Name    string // the key, e.g. "dependsOn"
+	Means   string // what it sets, in a sentence or two (Markdown)
+	Example string // a whole definition using the key; LoadYAML reads it
+}
+
+// YAMLKeyGroup is the keys one mapping of the shape may hold.
+type YAMLKeyGroup struct {
+	Path  string // where the mapping is, e.g. "steps[]"
+	About string // what the mapping is
+	Keys  []YAMLKey
+}
+
+// YAMLKeys answers the key table: every key of every mapping of the YAML
+// shape, in the order docs/definitions.md lists them (the table is that
+// page's source: go run ./tools/yamlkeys docs/definitions.md).
+func YAMLKeys() []YAMLKeyGroup { return yamlKeyGroups }
+
 // The keys each mapping of the YAML shape may hold (LoadYAML's doc comment
 // shows what each means). A key not listed is refused with its path and, when
 // one is close, the key it was probably meant to be; "input" values are
@@ -13,18 +33,109 @@ import (
 // or one whose value defines an anchor (&name), holds shared YAML for aliases
 // and is ignored.
 var (
-	definitionKeys = []string{"apiVersion", "kind", "metadata", "spec", "planId", "name", "planVersion", "version",
-		"displayName", "timeout", "steps", "compensation", "requiresApproval", "maxConcurrentRuns", "backpressure", "result", "retention"}
-	metadataKeys = []string{"name", "version", "displayName"}
-	specKeys     = []string{"timeout", "steps", "compensation", "requiresApproval", "maxConcurrentRuns", "backpressure", "result", "retention"}
-	stepKeys     = []string{"name", "id", "activity", "agent", "queue", "dependsOn", "onFailure", "timeout",
-		"heartbeatTimeout", "scheduleToStartTimeout", "retryPolicy", "input", "manual", "manualTimeout", "waitForSignal", "secrets"}
-	retryKeys = []string{"maxRetries", "maxAttempts", "backoff", "initialDelay", "maxDelay", "multiplier",
-		"backoffMultiplier", "retryableErrors"}
-	signalWaitKeys   = []string{"name", "signal", "timeout"}
-	compensationKeys = []string{"step", "operation", "action", "queue", "agent", "input", "timeout", "retryPolicy"}
-	secretKeys       = []string{"name", "ref"}
+	definitionKeys   = keyNames(yamlKeyGroups[0])
+	metadataKeys     = keyNames(yamlKeyGroups[1])
+	specKeys         = keyNames(yamlKeyGroups[2])
+	stepKeys         = keyNames(yamlKeyGroups[3])
+	retryKeys        = keyNames(yamlKeyGroups[4])
+	signalWaitKeys   = keyNames(yamlKeyGroups[5])
+	secretKeys       = keyNames(yamlKeyGroups[6])
+	compensationKeys = keyNames(yamlKeyGroups[7])
 )
+
+func keyNames(g YAMLKeyGroup) []string {
+	names := make([]string, len(g.Keys))
+	for i, k := range g.Keys {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// yamlKeyGroups is the key table. Its order is fixed: the variables above
+// index it.
+var yamlKeyGroups = []YAMLKeyGroup{
+	{Path: "(top level)", About: "The document: a mapping. `apiVersion` and `kind` are accepted and ignored; a key starting with `x-`, or one whose value defines an anchor (`&name`), holds shared YAML for aliases and is ignored.", Keys: []YAMLKey{
+		{"apiVersion", "Accepted and ignored, so that a manifest-style file loads.", "apiVersion: weft/v1\nkind: Workflow\nplanId: nightly-report\nsteps:\n  - name: build-report\n"},
+		{"kind", "Accepted and ignored.", "kind: Workflow\nplanId: nightly-report\nsteps:\n  - name: build-report\n"},
+		{"metadata", "A mapping of `name`, `version` and `displayName` (below): the plan's identity, manifest style.", "metadata:\n  name: nightly-report\n  version: \"3\"\nsteps:\n  - name: build-report\n"},
+		{"spec", "A mapping of the run's shape (below); a key under `spec` wins over the same key at the top level.", "planId: nightly-report\nspec:\n  timeout: 1h\n  steps:\n    - name: build-report\n"},
+		{"planId", "The plan's id (`plan_id`). The first present of `planId`, `metadata.name` and `name` wins.", "planId: nightly-report\nsteps:\n  - name: build-report\n"},
+		{"name", "The plan's id, like `planId`.", "name: nightly-report\nsteps:\n  - name: build-report\n"},
+		{"planVersion", "The plan's version (`plan_version`, default `\"1\"`). The first present of `planVersion`, `version` and `metadata.version` wins.", "planId: nightly-report\nplanVersion: \"2\"\nsteps:\n  - name: build-report\n"},
+		{"version", "The plan's version, like `planVersion`.", "planId: nightly-report\nversion: \"2\"\nsteps:\n  - name: build-report\n"},
+		{"displayName", "A name for people (`display_name`), shown by the console.", "planId: nightly-report\ndisplayName: Nightly sales report\nsteps:\n  - name: build-report\n"},
+		{"timeout", "The workflow timeout: the run fails when it has not finished this long after it started. A Go duration (`500ms`, `5m`, `1h30m`).", "planId: nightly-report\ntimeout: 2h\nsteps:\n  - name: build-report\n"},
+		{"steps", "The steps, a list of mappings (below). They form a DAG: a step without `dependsOn` is a root and starts at once.", "planId: nightly-report\nsteps:\n  - name: extract\n  - name: build-report\n    dependsOn: [extract]\n"},
+		{"compensation", "Compensation hooks, a list of mappings (below): what undoes a succeeded step when a later one fails with `onFailure: compensate`, or on `weft cancel --compensate`.", "planId: order\nsteps:\n  - name: charge\n  - name: ship\n    dependsOn: [charge]\n    onFailure: compensate\ncompensation:\n  - step: charge\n    operation: refund\n"},
+		{"requiresApproval", "The run waits PENDING until `weft approve` (ApproveRun), then `weft start`.", "planId: deploy\nrequiresApproval: true\nsteps:\n  - name: roll-out\n"},
+		{"maxConcurrentRuns", "At most this many runs of the plan are active at once; `backpressure` says what happens to more.", "planId: nightly-report\nmaxConcurrentRuns: 5\nbackpressure: queue\nsteps:\n  - name: build-report\n"},
+		{"backpressure", "What a start beyond a limit does: `reject` (refused), `queue` (QUEUED until a slot frees) or `delay` (docs/semantics.md#backpressure).", "planId: nightly-report\nmaxConcurrentRuns: 1\nbackpressure: reject\nsteps:\n  - name: build-report\n"},
+		{"result", "The step whose output is the run's result (`result_action_id`; `Run.result`).", "planId: quote\nresult: price\nsteps:\n  - name: price\n"},
+		{"retention", "How long a finished run is kept before it is removed with its records (`retention_ms`; default: weftd's `--retention`).", "planId: nightly-report\nretention: 720h\nsteps:\n  - name: build-report\n"},
+	}},
+	{Path: "metadata", About: "The plan's identity, manifest style.", Keys: []YAMLKey{
+		{"name", "The plan's id, like `planId`.", "metadata:\n  name: nightly-report\nsteps:\n  - name: build-report\n"},
+		{"version", "The plan's version, like `planVersion`.", "metadata:\n  name: nightly-report\n  version: \"4\"\nsteps:\n  - name: build-report\n"},
+		{"displayName", "A name for people, like the top-level `displayName`.", "metadata:\n  name: nightly-report\n  displayName: Nightly sales report\nsteps:\n  - name: build-report\n"},
+	}},
+	{Path: "spec", About: "The run's shape; each key means what the top-level key of the same name means, and wins over it.", Keys: []YAMLKey{
+		{"timeout", "The workflow timeout.", "planId: p\nspec:\n  timeout: 30m\n  steps:\n    - name: a\n"},
+		{"steps", "The steps.", "planId: p\nspec:\n  steps:\n    - name: a\n"},
+		{"compensation", "Compensation hooks.", "planId: p\nspec:\n  steps:\n    - name: a\n  compensation:\n    - step: a\n      operation: undo-a\n"},
+		{"requiresApproval", "Approval before the start.", "planId: p\nspec:\n  requiresApproval: true\n  steps:\n    - name: a\n"},
+		{"maxConcurrentRuns", "The plan's concurrency limit.", "planId: p\nspec:\n  maxConcurrentRuns: 2\n  steps:\n    - name: a\n"},
+		{"backpressure", "What a start beyond a limit does.", "planId: p\nspec:\n  maxConcurrentRuns: 2\n  backpressure: queue\n  steps:\n    - name: a\n"},
+		{"result", "The step whose output is the run's result.", "planId: p\nspec:\n  result: a\n  steps:\n    - name: a\n"},
+		{"retention", "How long a finished run is kept.", "planId: p\nspec:\n  retention: 24h\n  steps:\n    - name: a\n"},
+	}},
+	{Path: "steps[]", About: "One step (an action). A step runs an activity on a worker, waits for a signal (`waitForSignal`) or waits for a person (`manual: true`).", Keys: []YAMLKey{
+		{"name", "The step's id (`action_id`), unique in the workflow; `weft get`, `dependsOn` and `result` name steps by it.", "planId: p\nsteps:\n  - name: charge-card\n"},
+		{"id", "The step's id, like `name`.", "planId: p\nsteps:\n  - id: charge-card\n"},
+		{"activity", "The activity a worker registers and runs (default: the step's name, unless the step is manual or waits for a signal).", "planId: p\nsteps:\n  - name: charge\n    activity: payments.charge\n"},
+		{"agent", "The activity, like `activity`.", "planId: p\nsteps:\n  - name: charge\n    agent: payments.charge\n"},
+		{"queue", "The task queue the step's tasks go to (default `default`); workers poll queues.", "planId: p\nsteps:\n  - name: render\n    queue: gpu\n"},
+		{"dependsOn", "The steps that must finish first: a list, or one name.", "planId: p\nsteps:\n  - name: extract\n  - name: load\n    dependsOn: extract\n"},
+		{"onFailure", "What a failure after the step's retries does: `abort` (the run fails; the default), `skip`, `compensate` (undo the succeeded steps, then fail) or `hold` (the run waits BLOCKED for `weft retry-step` or `weft skip-step`).", "planId: p\nsteps:\n  - name: publish\n    onFailure: hold\n"},
+		{"timeout", "How long one attempt may run (`timeout_ms`).", "planId: p\nsteps:\n  - name: render\n    timeout: 5m\n"},
+		{"heartbeatTimeout", "How long an attempt may go without a heartbeat before it times out.", "planId: p\nsteps:\n  - name: render\n    timeout: 1h\n    heartbeatTimeout: 30s\n"},
+		{"scheduleToStartTimeout", "How long a task may wait for a worker before its attempt fails `SCHEDULE_TO_START` (default: weftd's `--schedule-to-start-timeout`, 5m).", "planId: p\nsteps:\n  - name: render\n    scheduleToStartTimeout: 2m\n"},
+		{"retryPolicy", "How failed attempts are retried: a mapping (below).", "planId: p\nsteps:\n  - name: charge\n    retryPolicy:\n      maxAttempts: 5\n      backoff: exponential\n"},
+		{"input", "The step's input: any YAML, passed to the activity as JSON.", "planId: p\nsteps:\n  - name: send-email\n    input:\n      to: ops@example.com\n      template: nightly\n"},
+		{"manual", "`true`: a person completes the step (`weft complete RUN STEP --token T --actor NAME`); it has no activity.", "planId: p\nsteps:\n  - name: approve-shipment\n    manual: true\n"},
+		{"manualTimeout", "How long a person may take to complete a manual step.", "planId: p\nsteps:\n  - name: approve-shipment\n    manual: true\n    manualTimeout: 4h\n"},
+		{"waitForSignal", "The step waits for a signal of this name (`weft signal RUN NAME`) and completes with its payload: a name, or a mapping (below).", "planId: p\nsteps:\n  - name: payment-confirmed\n    waitForSignal: payment-confirmed\n"},
+		{"secrets", "Secret references (never values) handed to the worker: a list of mappings (below).", "planId: p\nsteps:\n  - name: deploy\n    secrets:\n      - name: token\n        ref: vault://deploy/token\n"},
+	}},
+	{Path: "steps[].retryPolicy", About: "How a step's failed attempts are retried.", Keys: []YAMLKey{
+		{"maxRetries", "Retries after the first attempt (`maxRetries: n` is `max_attempts` n+1).", "planId: p\nsteps:\n  - name: a\n    retryPolicy:\n      maxRetries: 2\n"},
+		{"maxAttempts", "Attempts in all, the first included.", "planId: p\nsteps:\n  - name: a\n    retryPolicy:\n      maxAttempts: 3\n"},
+		{"backoff", "How the delay grows: `constant`, `linear` or `exponential`.", "planId: p\nsteps:\n  - name: a\n    retryPolicy:\n      backoff: linear\n"},
+		{"initialDelay", "The delay before the first retry.", "planId: p\nsteps:\n  - name: a\n    retryPolicy:\n      initialDelay: 2s\n"},
+		{"maxDelay", "The longest delay between retries.", "planId: p\nsteps:\n  - name: a\n    retryPolicy:\n      initialDelay: 1s\n      maxDelay: 1m\n"},
+		{"multiplier", "The exponential backoff's factor.", "planId: p\nsteps:\n  - name: a\n    retryPolicy:\n      backoff: exponential\n      multiplier: 3\n"},
+		{"backoffMultiplier", "The factor, like `multiplier`.", "planId: p\nsteps:\n  - name: a\n    retryPolicy:\n      backoff: exponential\n      backoffMultiplier: 1.5\n"},
+		{"retryableErrors", "The error classes that are retried (docs/semantics.md lists them), lower case.", "planId: p\nsteps:\n  - name: a\n    retryPolicy:\n      retryableErrors: [timeout, transient]\n"},
+	}},
+	{Path: "steps[].waitForSignal", About: "The mapping form of a signal wait.", Keys: []YAMLKey{
+		{"name", "The signal's name.", "planId: p\nsteps:\n  - name: go-ahead\n    waitForSignal:\n      name: go\n"},
+		{"signal", "The signal's name, like `name`.", "planId: p\nsteps:\n  - name: go-ahead\n    waitForSignal:\n      signal: go\n"},
+		{"timeout", "How long the step waits for the signal.", "planId: p\nsteps:\n  - name: go-ahead\n    waitForSignal:\n      name: go\n      timeout: 1h\n"},
+	}},
+	{Path: "steps[].secrets[]", About: "One secret reference.", Keys: []YAMLKey{
+		{"name", "The name the activity reads the secret by.", "planId: p\nsteps:\n  - name: deploy\n    secrets:\n      - name: api-key\n        ref: env://API_KEY\n"},
+		{"ref", "Where the worker finds the secret; Weft never sees its value.", "planId: p\nsteps:\n  - name: deploy\n    secrets:\n      - name: api-key\n        ref: vault://kv/api-key\n"},
+	}},
+	{Path: "compensation[]", About: "One compensation hook: what undoes a succeeded step.", Keys: []YAMLKey{
+		{"step", "The step the hook undoes.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n"},
+		{"operation", "The compensation operation a worker registers.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: inventory.release\n"},
+		{"action", "The operation, like `operation`.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    action: inventory.release\n"},
+		{"queue", "The queue of the hook's tasks (default: the step's queue).", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    queue: inventory\n"},
+		{"agent", "The queue, like `queue`.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    agent: inventory\n"},
+		{"input", "The hook's input, any YAML.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    input: {reason: rollback}\n"},
+		{"timeout", "How long one attempt of the hook may run.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    timeout: 30s\n"},
+		{"retryPolicy", "How the hook's failed attempts are retried, as for steps.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    retryPolicy: {maxAttempts: 5}\n"},
+	}},
+}
 
 // knownKeys refuses every key of mapping n (and of the mappings it merges)
 // that is not one of keys.
@@ -69,9 +180,30 @@ func contains(keys []string, key string) bool {
 	return false
 }
 
-// didYouMean answers `; did you mean "k"?` for the known key closest to key,
-// when one is close enough to be a likely typo, else "".
+// apiNames are the API's names (and other spellings people reach for) of
+// keys the YAML shape spells otherwise: "retry" is the API's name of
+// retryPolicy, too far from it to be a typo.
+var apiNames = map[string]string{
+	"retry": "retryPolicy", "retry_policy": "retryPolicy", "retries": "retryPolicy",
+	"depends_on": "dependsOn", "needs": "dependsOn", "after": "dependsOn",
+	"wait_for_signal": "waitForSignal", "signal": "waitForSignal",
+	"on_failure": "onFailure", "requires_approval": "requiresApproval",
+	"timeout_ms": "timeout", "heartbeat_timeout_ms": "heartbeatTimeout",
+	"schedule_to_start_timeout_ms": "scheduleToStartTimeout", "manual_timeout_ms": "manualTimeout",
+	"max_attempts": "maxAttempts", "max_retries": "maxRetries", "initial_backoff_ms": "initialDelay",
+	"max_backoff_ms": "maxDelay", "backoff_multiplier": "multiplier", "retryable_errors": "retryableErrors",
+	"actions": "steps", "action_id": "name", "completion_mode": "manual", "result_action_id": "result",
+	"retention_ms": "retention", "max_concurrent_runs": "maxConcurrentRuns", "plan_id": "planId",
+	"plan_version": "planVersion", "display_name": "displayName", "signal_name": "name",
+}
+
+// didYouMean answers `; did you mean "k"?` for the key an unknown one was
+// probably meant to be: the YAML key of an API name (apiNames), or the known
+// key closest to it when that one is close enough to be a typo; else "".
 func didYouMean(key string, keys []string) string {
+	if k, ok := apiNames[key]; ok && contains(keys, k) {
+		return "; did you mean " + short(k) + "?"
+	}
 	best, bestDist := "", -1
 	for _, k := range keys {
 		d := editDistance(strings.ToLower(key), strings.ToLower(k))
