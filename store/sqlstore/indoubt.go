@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/weft-dev/weft/store"
 )
@@ -70,15 +71,19 @@ WHERE pid = $1::INT4 AND datname = current_database() AND usename = current_user
 
 // endSession returns once backend pid has ended: it asks the server to
 // terminate it, then waits until it is gone, retrying (with backoff, each
-// step bounded) while the database cannot answer. It gives up only when the
-// store closes, after which this process commits nothing more. It counts
-// the transaction in Stats.InDoubt.
+// step bounded) while the database cannot answer. It gives up when the
+// store closes, after which this process commits nothing more, and when the
+// server refuses the statements themselves (a database that only speaks
+// PostgreSQL's protocol, a role that may not read pg_stat_activity): that
+// is a server error, which no retry changes. It counts the transaction in
+// Stats.InDoubt.
 func (s *Store) endSession(pid uint32) {
 	s.stats.inDoubt.Add(1)
 	var started *time.Time // once terminated: when the backend started
 	for attempt := 1; ; attempt++ {
 		gone, err := s.sessionGone(pid, &started)
-		if err == nil && gone {
+		var pgErr *pgconn.PgError
+		if (err == nil && gone) || errors.As(err, &pgErr) {
 			return
 		}
 		pause := time.Millisecond << min(attempt-1, 6) // up to 64ms
