@@ -23,6 +23,7 @@ var setupLines = []string{
 	"make run",
 	"go run ./examples/worker",
 	"make ts-worker", // the TypeScript worker instead: client/ts tests it (example.test.ts)
+	"make py-worker", // the Python worker instead: client/python tests it (make test-python)
 	"go build -o bin/weft ./cmd/weft && export PATH=$PWD/bin:$PATH",
 }
 
