@@ -50,3 +50,10 @@ func PoisonRecycledRequests(s *Store) { s.mems.poison = true }
 // CollideKeyHashes makes every two keys of s's requests share their hash
 // (see requestMems.hash). Set it before the first Commit.
 func CollideKeyHashes(s *Store) { s.mems.hash = func([]byte) uint64 { return 0 } }
+
+// WithMigrationHook answers cfg with fn run at each point of its migration
+// runs (see Config.migrationHook).
+func WithMigrationHook(cfg Config, fn func(MigrationPoint) error) Config {
+	cfg.migrationHook = fn
+	return cfg
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +34,8 @@ type Config struct {
 	// Schema, when set, becomes the connections' search_path: the schema must
 	// exist. Tests use it to isolate each test in its own schema.
 	Schema string
-	// MaxConns is the pool size; 0 means 10.
+	// MaxConns is the pool size; 0 means the URL's pool_max_conns, or 10
+	// when the URL sets none.
 	MaxConns int32
 	// MaxValueBytes is the largest value accepted; 0 means
 	// store.DefaultMaxValueBytes.
@@ -64,13 +66,26 @@ type Config struct {
 	// transaction committed since, until PostgreSQL's table of them fills
 	// and every client fails with "out of shared memory".
 	IdleInTransactionTimeout time.Duration
+	// CheckSchemaOnly makes Open apply no migration: it only checks that
+	// every migration this store needs is recorded, and fails with
+	// *SchemaIncompleteError naming the missing ones otherwise.
+	CheckSchemaOnly bool
+	// MigrationLease is how long the cluster's migration lock stays held
+	// without renewal (its holder renews it every third of it); a process
+	// that dies while migrating blocks the others that long. 0 means 30s.
+	MigrationLease time.Duration
+	// MigrationLockWait bounds how long Open waits for another process's
+	// migration lock before failing with *SchemaIncompleteError; 0 means
+	// five minutes.
+	MigrationLockWait time.Duration
+
+	// migrationHook, set by tests only, runs at each point of a migration
+	// run; an error from it ends the run there.
+	migrationHook func(MigrationPoint) error
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
-	if c.MaxConns == 0 {
-		c.MaxConns = 10
-	}
 	if c.MaxValueBytes == 0 {
 		c.MaxValueBytes = store.DefaultMaxValueBytes
 	}
@@ -86,6 +101,12 @@ func (c Config) WithDefaults() Config {
 	if c.IdleInTransactionTimeout == 0 {
 		c.IdleInTransactionTimeout = time.Minute
 	}
+	if c.MigrationLease == 0 {
+		c.MigrationLease = 30 * time.Second
+	}
+	if c.MigrationLockWait == 0 {
+		c.MigrationLockWait = 5 * time.Minute
+	}
 	return c
 }
 
@@ -93,13 +114,13 @@ func (c Config) validate() error {
 	switch {
 	case c.URL == "":
 		return errors.New("sqlstore: a connection URL is required")
-	case c.MaxConns < 1:
-		return fmt.Errorf("sqlstore: pool size must be at least 1, got %d", c.MaxConns)
+	case c.MaxConns < 0:
+		return fmt.Errorf("sqlstore: pool size must be at least 1 (or 0 for the URL's pool_max_conns), got %d", c.MaxConns)
 	case c.MaxValueBytes < 1:
 		return fmt.Errorf("sqlstore: max value bytes must be positive, got %d", c.MaxValueBytes)
 	case c.MaxTxAttempts < 1:
 		return fmt.Errorf("sqlstore: max transaction attempts must be at least 1, got %d", c.MaxTxAttempts)
-	case c.MaxGroups < 0 || c.MaxGroups > int(c.MaxConns):
+	case c.MaxGroups < 0 || (c.MaxConns > 0 && c.MaxGroups > int(c.MaxConns)):
 		return fmt.Errorf("sqlstore: groups in flight must be between 1 and the pool size %d (or 0 for the default), got %d", c.MaxConns, c.MaxGroups)
 	case c.MaxGroupBatches < 1:
 		return fmt.Errorf("sqlstore: batches per group must be at least 1, got %d", c.MaxGroupBatches)
@@ -107,6 +128,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("sqlstore: group bytes must be positive, got %d", c.MaxGroupBytes)
 	case c.IdleInTransactionTimeout > 0 && c.IdleInTransactionTimeout < time.Millisecond:
 		return fmt.Errorf("sqlstore: idle-in-transaction timeout must be at least 1ms, got %s", c.IdleInTransactionTimeout)
+	case c.MigrationLease < 30*time.Millisecond:
+		return fmt.Errorf("sqlstore: migration lease must be at least 30ms, got %s", c.MigrationLease)
+	case c.MigrationLockWait < 0:
+		return fmt.Errorf("sqlstore: migration lock wait must not be negative, got %s", c.MigrationLockWait)
 	}
 	return nil
 }
@@ -162,6 +187,15 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: parse URL: %w", err)
 	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = defaultMaxConns
+		if urlSetsMaxConns(cfg.URL) {
+			cfg.MaxConns = pcfg.MaxConns
+		}
+	}
+	if cfg.MaxGroups > int(cfg.MaxConns) {
+		return nil, fmt.Errorf("sqlstore: groups in flight must be between 1 and the pool size %d (or 0 for the default), got %d", cfg.MaxConns, cfg.MaxGroups)
+	}
 	pcfg.MaxConns = cfg.MaxConns
 	if cfg.Schema != "" {
 		pcfg.ConnConfig.RuntimeParams["search_path"] = cfg.Schema
@@ -181,6 +215,24 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s.groups = newCommitter(s.cfg, s.commitGroup)
 	return s, nil
+}
+
+// defaultMaxConns is the pool size when neither Config.MaxConns nor the
+// URL's pool_max_conns sets one.
+const defaultMaxConns = 10
+
+// urlSetsMaxConns reports whether the connection string, a URL or
+// key=value pairs, sets pool_max_conns.
+func urlSetsMaxConns(conn string) bool {
+	if u, err := url.Parse(conn); err == nil && u.Scheme != "" {
+		return u.Query().Has("pool_max_conns")
+	}
+	for _, field := range strings.Fields(conn) {
+		if key, _, ok := strings.Cut(field, "="); ok && strings.TrimSpace(key) == "pool_max_conns" {
+			return true
+		}
+	}
+	return false
 }
 
 // defaultGroups is Config.MaxGroups's default for the dialect.
