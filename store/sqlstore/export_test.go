@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weft-dev/weft/store"
@@ -55,5 +56,15 @@ func CollideKeyHashes(s *Store) { s.mems.hash = func([]byte) uint64 { return 0 }
 // runs (see Config.migrationHook).
 func WithMigrationHook(cfg Config, fn func(MigrationPoint) error) Config {
 	cfg.migrationHook = fn
+	return cfg
+}
+
+// SetBeforeReadHook makes fn run before every attempt of s's reads (see
+// hooks.beforeRead). Set it before the first read.
+func SetBeforeReadHook(s *Store, fn func(attempt int) error) { s.hooks.beforeRead = fn }
+
+// WithTracer answers cfg with tracer seeing every statement its pool sends.
+func WithTracer(cfg Config, tracer pgx.QueryTracer) Config {
+	cfg.tracer = tracer
 	return cfg
 }

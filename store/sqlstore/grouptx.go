@@ -40,8 +40,8 @@ func endSQL(w *writes) string {
 
 // groupStats counts the committer's work.
 type groupStats struct {
-	groups, batches, retries, rechecks, splits, oneTrip, fallbacks atomic.Uint64
-	largest                                                        atomic.Int64
+	groups, batches, retries, rechecks, splits, oneTrip, fallbacks, readRetries atomic.Uint64
+	largest                                                                     atomic.Int64
 }
 
 func (st *groupStats) count(n int) {
@@ -132,11 +132,11 @@ func (s *Store) fail(ctx context.Context, g *group, err error) {
 // pipelined: in one round trip when no two batches share a key and every
 // condition holds (pipelineOnce); otherwise BEGIN and the reads in one round
 // trip, then the writes and COMMIT, decided batch by batch, in a second
-// (pipelineGroup). On CockroachDB it runs through the retry helper (runTx's
-// path).
+// (pipelineGroup). On CockroachDB's path it runs through savepointTx, which
+// retries in place.
 func (s *Store) attemptGroup(ctx context.Context, g *group, attempt int) error {
 	if s.dialect != PostgreSQL {
-		err := s.helperTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		err := s.savepointTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 			return s.execGroup(ctx, tx, g, attempt)
 		})
 		if errors.Is(err, errNothingToWrite) {
@@ -167,7 +167,7 @@ func (s *Store) attemptGroup(ctx context.Context, g *group, attempt int) error {
 	return s.pipelineGroup(ctx, conn, g, attempt)
 }
 
-// execGroup is one attempt inside a transaction the helper runs.
+// execGroup is one attempt inside a transaction savepointTx runs.
 func (s *Store) execGroup(ctx context.Context, tx pgx.Tx, g *group, attempt int) error {
 	reads := &pgx.Batch{}
 	g.queueReads(reads)
@@ -180,16 +180,30 @@ func (s *Store) execGroup(ctx context.Context, tx pgx.Tx, g *group, attempt int)
 	}
 	w := g.decide(state, versions)
 	if len(w.ops) == 0 {
-		return errNothingToWrite // the helper rolls back
+		return errNothingToWrite // savepointTx rolls back
 	}
 	batch := &pgx.Batch{}
 	w.queue(batch)
+	spellFor(s.server, batch)
 	br := tx.SendBatch(ctx, batch)
 	err = w.readResults(br)
 	if closeErr := br.Close(); err == nil {
 		err = closeErr
 	}
 	return err
+}
+
+// spellFor rewrites the statements of b that server spells its own way: on
+// CockroachDB the upsert is UPSERT (writes.queue queues upsertSQL).
+func spellFor(server Dialect, b *pgx.Batch) {
+	if server != CockroachDB {
+		return
+	}
+	for _, q := range b.QueuedQueries {
+		if q.SQL == upsertSQL {
+			q.SQL = upsert(server)
+		}
+	}
 }
 
 type batchSender interface {

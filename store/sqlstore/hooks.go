@@ -13,4 +13,7 @@ type hooks struct {
 	// transaction, before it begins, with the same arguments. It leaves the
 	// group on its path.
 	beforeAttempt func(batches, attempt int) error
+	// beforeRead runs before every attempt of a Get, GetMany or Scan, with
+	// the attempt (from 1); an error from it is that attempt's.
+	beforeRead func(attempt int) error
 }
