@@ -88,6 +88,8 @@ func TestDialect_EveryPostgreSQLStatementIsListedAndPrepares(t *testing.T) {
 type statementLog struct {
 	mu   sync.Mutex
 	seen map[string]struct{}
+	// batched counts the statements run in pipelines (not prepared).
+	batched map[string]int
 }
 
 func (l *statementLog) add(sql string) {
@@ -109,6 +111,12 @@ func (l *statementLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.T
 }
 func (l *statementLog) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
 	l.add(d.SQL)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.batched == nil {
+		l.batched = map[string]int{}
+	}
+	l.batched[d.SQL]++
 }
 func (l *statementLog) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 func (l *statementLog) TracePrepareStart(ctx context.Context, _ *pgx.Conn, d pgx.TracePrepareStartData) context.Context {

@@ -49,9 +49,9 @@
 //
 // On PostgreSQL a group's transaction is pipelined as above (in one round
 // trip, or BEGIN with the reads and COMMIT with the writes). On CockroachDB
-// it runs as CockroachDB retries a transaction in place (savepointTx):
-// SAVEPOINT cockroach_restart, the reads and writes, RELEASE (the commit),
-// with UPSERT for the writes. Config.Path forces that path onto PostgreSQL
+// it runs as CockroachDB retries a transaction in place (groupcrdb.go), in
+// two round trips: BEGIN, SAVEPOINT cockroach_restart and the reads, then
+// the writes (UPSERT), RELEASE (the commit) and COMMIT. Config.Path forces that path onto PostgreSQL
 // (tests). statements.go and Statements list every statement the store
 // sends.
 //

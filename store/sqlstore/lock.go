@@ -78,7 +78,7 @@ func (s *Store) lockMigrations(ctx context.Context, missing []string) (*migratio
 		if err := sleep(ctx, mrand.N(wait)+wait/2); err != nil {
 			return nil, err
 		}
-		wait = min(2*wait, s.cfg.MigrationLease/4)
+		wait = min(2*wait, time.Second, s.cfg.MigrationLease/4)
 	}
 }
 

@@ -244,3 +244,25 @@ func TestMigrations_StatementsSplitAtSemicolonsWithoutComments(t *testing.T) {
 		}
 	}
 }
+
+func TestMigrationLock_AMigratorThatLosesItsLeaseStops(t *testing.T) {
+	t.Parallel()
+	db := requirePostgres(t)
+	schema := db.NewSchema(t)
+	conn := schemaConn(t, db, schema)
+	const lease = 60 * time.Millisecond
+	_, err := sqlstore.Open(context.Background(), sqlstore.WithMigrationHook(
+		sqlstore.Config{URL: db.URL, Schema: schema, MigrationLease: lease},
+		func(p sqlstore.MigrationPoint) error {
+			if p.Step == sqlstore.MigrationStepLocked {
+				// Another process takes the lock over, as if this one's lease
+				// had expired; this one's next renewal finds it gone.
+				_, err := conn.Exec(context.Background(), "UPDATE weft_schema_lock SET holder = 'another-weftd'")
+				require.NoError(t, err)
+				time.Sleep(3 * lease)
+			}
+			return nil
+		}))
+	require.ErrorContains(t, err, "migration lock's lease was lost")
+	requireRecorded(t, conn, 0)
+}

@@ -18,11 +18,6 @@ const (
 	savepointSQL           = "SAVEPOINT cockroach_restart"
 	releaseSavepointSQL    = "RELEASE SAVEPOINT cockroach_restart"
 	rollbackToSavepointSQL = "ROLLBACK TO SAVEPOINT cockroach_restart"
-	// pgx's own spelling of the transactions it begins and ends
-	// (pgx.Conn.BeginTx with SERIALIZABLE, pgx.Tx's Commit and Rollback).
-	pgxBeginSerializableSQL = "begin isolation level serializable"
-	pgxCommitSQL            = "commit"
-	pgxRollbackSQL          = "rollback"
 
 	// upsertCockroachSQL is upsertSQL on CockroachDB: a blind write of whole
 	// rows, where INSERT … ON CONFLICT DO UPDATE reads each row first.
@@ -95,7 +90,6 @@ func Statements(server Dialect, cfg Config) ([]Statement, error) {
 		{"begin (group)", beginSQL}, {"commit", commitSQL}, {"rollback", rollbackSQL},
 		{"lock the condition keys", lockConditionsSQL}, {"read the condition keys", readConditionsSQL},
 		{"draw versions", drawVersionsSQL}, {"delete", deleteSQL}, {"upsert", upsert(server)},
-		{"begin (pgx)", pgxBeginSerializableSQL}, {"commit (pgx)", pgxCommitSQL}, {"rollback (pgx)", pgxRollbackSQL},
 		{"savepoint", savepointSQL}, {"release the savepoint", releaseSavepointSQL},
 		{"roll back to the savepoint", rollbackToSavepointSQL},
 		{"create the migrations table", createMigrationsTableSQL}, {"record a migration", recordMigrationSQL},

@@ -13,66 +13,6 @@ import (
 	"github.com/weft-dev/weft/store"
 )
 
-var serializable = pgx.TxOptions{IsoLevel: pgx.Serializable}
-
-// savepointTx runs fn in a SERIALIZABLE transaction the way CockroachDB
-// retries one in place: BEGIN, SAVEPOINT cockroach_restart, fn, RELEASE
-// SAVEPOINT cockroach_restart (on CockroachDB, the commit), COMMIT. After a
-// serialization failure in fn or at RELEASE it rolls back to the savepoint
-// and runs fn again, after a jittered backoff, at most inPlaceRetries times
-// and within the attempts left in ctx's budget (retryTx's); each retry is
-// counted in Stats.Retries. Past that it answers the failure, and retryTx
-// restarts the transaction from BEGIN. fn must decide afresh on every call.
-//
-// A failure at RELEASE other than a serialization failure leaves the outcome
-// unknown on CockroachDB (RELEASE is its commit), as a lost connection does;
-// on PostgreSQL (the CockroachDB path forced onto it, Config.Path) COMMIT is
-// the commit, classified by commitError.
-func (s *Store) savepointTx(ctx context.Context, fn func(context.Context, pgx.Tx) error) error {
-	tx, err := s.pool.BeginTx(ctx, serializable)
-	if err != nil {
-		return err
-	}
-	done := false
-	defer func() {
-		if !done {
-			rollbackTx(tx)
-		}
-	}()
-	if _, err := tx.Exec(ctx, savepointSQL); err != nil {
-		return err
-	}
-	for retry := 0; ; retry++ {
-		err := fn(ctx, tx)
-		atRelease := false
-		if err == nil {
-			if _, err = tx.Exec(ctx, releaseSavepointSQL); err == nil {
-				break
-			}
-			atRelease = true
-		}
-		if !retryable(err) || retry >= s.inPlaceRetries() || !budgetFrom(ctx).take() {
-			if atRelease && s.server == CockroachDB && !retryable(err) {
-				return &store.OutcomeUnknownError{Cause: fmt.Errorf("sqlstore: RELEASE SAVEPOINT: %w", err)}
-			}
-			return err
-		}
-		s.stats.retries.Add(1)
-		if _, rerr := tx.Exec(ctx, rollbackToSavepointSQL); rerr != nil {
-			return fmt.Errorf("sqlstore: restart the transaction in place: %w (after %w)", rerr, err)
-		}
-		if werr := backoff(ctx, retry+2); werr != nil {
-			return werr
-		}
-	}
-	done = true
-	err = tx.Commit(ctx)
-	if s.server == CockroachDB {
-		return nil // RELEASE committed; COMMIT only ends the session's transaction
-	}
-	return commitError(err)
-}
-
 // inPlaceRetries bounds the in-place retries of one transaction. PostgreSQL
 // keeps a transaction's snapshot across ROLLBACK TO SAVEPOINT, and a
 // transaction its SERIALIZABLE doomed stays doomed: there one in-place retry
@@ -84,16 +24,8 @@ func (s *Store) inPlaceRetries() int {
 	return 3
 }
 
-// rollbackTx ends a failed transaction; if that fails, the pool discards the
-// connection.
-func rollbackTx(tx pgx.Tx) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = tx.Rollback(ctx)
-}
-
 // attemptBudget is how many transaction attempts, from BEGIN or in place, a
-// retryTx call has left; savepointTx draws its in-place retries from it.
+// retryTx call has left; cockroachGroup draws its in-place retries from it.
 type attemptBudget struct{ left int }
 
 type budgetKey struct{}
@@ -123,7 +55,7 @@ func budgetFrom(ctx context.Context) *attemptBudget {
 // compare-and-set callers a whole transaction to learn they lost.
 //
 // Every attempt counts against MaxTxAttempts, the in-place retries of
-// savepointTx too: a group makes at most MaxTxAttempts attempts in all.
+// cockroachGroup too: a group makes at most MaxTxAttempts attempts in all.
 func (s *Store) retryTx(ctx context.Context, attempt func(context.Context) error, recheck func(context.Context) error) error {
 	budget := &attemptBudget{left: s.cfg.MaxTxAttempts}
 	ctx = context.WithValue(ctx, budgetKey{}, budget)
