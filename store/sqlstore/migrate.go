@@ -148,8 +148,10 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.createTable(ctx, createMigrationsTableSQL); err != nil {
-		return fmt.Errorf("sqlstore: create migrations table: %w", err)
+	if !s.cfg.CheckSchemaOnly { // a process that only checks creates nothing
+		if err := s.createTable(ctx, createMigrationsTableSQL); err != nil {
+			return fmt.Errorf("sqlstore: create migrations table: %w", err)
+		}
 	}
 	missing, err := s.missingMigrations(ctx, migrations)
 	if err != nil || len(missing) == 0 {
@@ -201,11 +203,14 @@ func (s *Store) apply(ctx context.Context, m Migration) error {
 
 // missingMigrations answers the migrations of all that are not recorded.
 func (s *Store) missingMigrations(ctx context.Context, all []Migration) ([]Migration, error) {
+	var applied []int64
 	rows, err := s.pool.Query(ctx, appliedMigrationsSQL)
-	if err != nil {
-		return nil, fmt.Errorf("sqlstore: read the applied migrations: %w", err)
+	if err == nil {
+		applied, err = pgx.CollectRows(rows, pgx.RowTo[int64])
 	}
-	applied, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if sqlState(err) == "42P01" { // undefined_table: no migration ever ran
+		return all, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: read the applied migrations: %w", err)
 	}

@@ -266,3 +266,19 @@ func TestMigrationLock_AMigratorThatLosesItsLeaseStops(t *testing.T) {
 	require.ErrorContains(t, err, "migration lock's lease was lost")
 	requireRecorded(t, conn, 0)
 }
+
+func TestMigrations_CheckSchemaOnlyCreatesNothingOnAnEmptyDatabase(t *testing.T) {
+	t.Parallel()
+	db := requirePostgres(t)
+	schema := db.NewSchema(t)
+	_, err := sqlstore.Open(context.Background(), sqlstore.Config{URL: db.URL, Schema: schema, CheckSchemaOnly: true})
+	var incomplete *sqlstore.SchemaIncompleteError
+	require.ErrorAs(t, err, &incomplete)
+	migrations, err := sqlstore.Migrations()
+	require.NoError(t, err)
+	require.Len(t, incomplete.Missing, len(migrations), "every migration is missing")
+	var tables int
+	require.NoError(t, db.Admin.QueryRow(context.Background(),
+		"SELECT count(*) FROM information_schema.tables WHERE table_schema = $1", schema).Scan(&tables))
+	require.Zero(t, tables, "a process that only checks creates no table")
+}
