@@ -52,3 +52,21 @@ func TestCrash_ACommitWhoseAnswerTheWireLostRecordsEachResultOnce(t *testing.T) 
 		})
 	}
 }
+
+// TestScenarios_ThroughTheFaultProxyOnCockroachDBsPath runs every engine
+// scenario (the concurrent duplicate signals accepted exactly once among
+// them) on CockroachDB's code path, through the fault proxy relaying every
+// message unchanged.
+func TestScenarios_ThroughTheFaultProxyOnCockroachDBsPath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("every scenario once more: skipped in -short")
+	}
+	db := sqltest.Require(t)
+	for name, scenario := range scenarios {
+		t.Run(name, func(t *testing.T) {
+			p := sqltest.StartProxy(t, db.URL)
+			st := db.Through(p).OpenOnPath(t, db.NewSchema(t), "cockroachdb")
+			scenario(t, setupWith(t, st))
+		})
+	}
+}
