@@ -200,3 +200,16 @@ func inPlaceRetryable(err error) bool {
 	}
 	return false
 }
+
+// spellFor rewrites the statements of b that server spells its own way: on
+// CockroachDB the upsert is UPSERT (writes.queue queues upsertSQL).
+func spellFor(server Dialect, b *pgx.Batch) {
+	if server != CockroachDB {
+		return
+	}
+	for _, q := range b.QueuedQueries {
+		if q.SQL == upsertSQL {
+			q.SQL = upsert(server)
+		}
+	}
+}

@@ -157,19 +157,6 @@ func (s *Store) attemptGroup(ctx context.Context, g *group, attempt int) error {
 	return s.pipelineGroup(ctx, conn, g, attempt)
 }
 
-// spellFor rewrites the statements of b that server spells its own way: on
-// CockroachDB the upsert is UPSERT (writes.queue queues upsertSQL).
-func spellFor(server Dialect, b *pgx.Batch) {
-	if server != CockroachDB {
-		return
-	}
-	for _, q := range b.QueuedQueries {
-		if q.SQL == upsertSQL {
-			q.SQL = upsert(server)
-		}
-	}
-}
-
 type batchSender interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
