@@ -90,6 +90,16 @@ type statementLog struct {
 	seen map[string]struct{}
 	// batched counts the statements run in pipelines (not prepared).
 	batched map[string]int
+	// pipelines and queries count the round trips: pipelines sent, and
+	// statements sent on their own.
+	pipelines, queries int
+}
+
+// roundTrips answers the pipelines and single statements sent so far.
+func (l *statementLog) roundTrips() (pipelines, queries int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.pipelines, l.queries
 }
 
 func (l *statementLog) add(sql string) {
@@ -103,10 +113,16 @@ func (l *statementLog) add(sql string) {
 
 func (l *statementLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	l.add(d.SQL)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.queries++
 	return ctx
 }
 func (l *statementLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 func (l *statementLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pipelines++
 	return ctx
 }
 func (l *statementLog) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {

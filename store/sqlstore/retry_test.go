@@ -185,3 +185,22 @@ func TestRetries_ReadsRunAgainAfterASerializationFailureBoundedAndCounted(t *tes
 		require.EqualValues(t, 2, s.Stats().ReadRetries-before, name)
 	}
 }
+
+func TestCockroachDBPath_AGroupTakesTwoRoundTrips(t *testing.T) {
+	t.Parallel()
+	db := requirePostgres(t)
+	log := &statementLog{}
+	s := cockroachPath(t, db, db.NewSchema(t), sqlstore.WithTracer(sqlstore.Config{MaxConns: 1}, log))
+	ctx := context.Background()
+	put := func(key string) {
+		_, err := s.Commit(ctx, &store.Batch{Conditions: []store.Condition{store.IfAbsent([]byte(key))},
+			Ops: []store.Op{store.Put([]byte(key), []byte("v"))}})
+		require.NoError(t, err)
+	}
+	put("warm") // prepares the path's statements on the connection, once
+	pipelines, queries := log.roundTrips()
+	put("k")
+	p2, q2 := log.roundTrips()
+	require.Equal(t, 2, p2-pipelines, "BEGIN, SAVEPOINT and the reads; then the writes, RELEASE and COMMIT")
+	require.Equal(t, 0, q2-queries, "no statement on its own")
+}
