@@ -120,11 +120,19 @@ func (d *DB) Open(t testing.TB, schema string) *sqlstore.Store {
 	return d.OpenConfig(t, sqlstore.Config{Schema: schema, MaxConns: 8, Path: Path()})
 }
 
-// OpenConfig opens a SQL store on d with cfg (its URL set to d's), closed
-// when the test ends.
+// ThroughProxy reports whether WEFT_TEST_SQL_PROXY asks every store Open
+// and OpenConfig open to reach the database through a Proxy of its own,
+// relaying every message unchanged.
+func ThroughProxy() bool { return os.Getenv("WEFT_TEST_SQL_PROXY") != "" }
+
+// OpenConfig opens a SQL store on d with cfg (its URL set to d's, or a
+// proxy's in front of it: ThroughProxy), closed when the test ends.
 func (d *DB) OpenConfig(t testing.TB, cfg sqlstore.Config) *sqlstore.Store {
 	t.Helper()
 	cfg.URL = d.URL
+	if ThroughProxy() {
+		cfg.URL = StartProxy(t, d.URL).URL
+	}
 	s, err := sqlstore.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open SQL store: %v", err)
