@@ -9,7 +9,7 @@ GRPCURL_VERSION := v1.9.4
 PROTOVALIDATE_VERSION := v1.2.2
 GO_TEST_FLAGS ?= -count=1 -timeout=20m
 
-.PHONY: all gen gen-check python-gen python-deps python-build test-python py-worker python-bench lint breaking test test-go test-ts fuzz ts-build ts-worker node22 run bench bench-scale tools chromium console vendor-protovalidate clean
+.PHONY: all gen gen-check python-gen python-deps python-build test-python py-worker python-bench lint breaking test test-go test-crdb-path test-ts fuzz ts-build ts-worker node22 run bench bench-scale tools chromium console vendor-protovalidate clean
 
 all: lint test
 
@@ -177,6 +177,12 @@ python-bench: python-deps
 ## py-worker: the example Python worker (examples/python) against WEFT_URL (default 127.0.0.1:7400).
 py-worker: python-deps
 	PYTHONPATH=$(CURDIR)/client/python/src $(PYTHON) examples/python/worker.py
+
+## test-crdb-path: the packages whose tests open SQL stores through sqltest, every store on
+## CockroachDB's code path against the local PostgreSQL (docs/storage.md, "Testing"); make test
+## already runs the storage suite and the engine's wire crash test on that path.
+test-crdb-path:
+	WEFT_TEST_SQL_PATH=cockroachdb go test $(GO_TEST_FLAGS) ./store/... ./engine/... ./schedule/... ./export/...
 
 ## fuzz: the fuzz suites for longer than make test runs them (20 s, seed 20):
 ## random, truncated and mutated requests to every method over every protocol of a

@@ -8,6 +8,11 @@
 //	--addr        WEFT_ADDR         listen address (default 127.0.0.1:7400)
 //	--data-dir    WEFT_DATA_DIR     embedded store directory, created if missing (default .weft)
 //	--store       WEFT_STORE        "pebble" (default) or a postgresql:// URL (CockroachDB or PostgreSQL)
+//	--sql-migrate WEFT_SQL_MIGRATE  on a SQL store, apply the missing schema migrations under the
+//	                                cluster's migration lock (default true); false: only check
+//	                                them, and refuse to start naming any that is missing
+//	--sql-max-conns WEFT_SQL_MAX_CONNS  the SQL store's pool size (default: the URL's
+//	                                pool_max_conns, else 10)
 //	--pebble-cache-mib WEFT_PEBBLE_CACHE_MIB  the embedded store's block cache in MiB (default 8); it
 //	                                counts in weftd's memory once the store outgrows it
 //	--log-level   WEFT_LOG_LEVEL    debug, info, warn or error (default info)
@@ -89,6 +94,7 @@ type options struct {
 	dataDir     string
 	store       string
 	pebbleCache int64 // bytes of the embedded store's block cache
+	sql         sqlOptions
 	logLevel    slog.Level
 	corsOrigins []string
 	// tokenFile and envTokens are the configured bearer tokens' sources.
@@ -136,6 +142,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	wakeChannel := fs.String("wake-channel", getenv("WEFT_WAKE_CHANNEL"), `cluster wake-ups' Redis channel (default <redis-prefix>wake), or "none"`)
 	redisPrefix := fs.String("redis-prefix", envOr(getenv, "WEFT_REDIS_PREFIX", defaultRedisPrefix),
 		"what every Redis key, stream and channel of this deployment starts with")
+	sqlMigrate := fs.Bool("sql-migrate", envOr(getenv, "WEFT_SQL_MIGRATE", "true") != "false", "apply missing SQL schema migrations (false: only check them)")
+	sqlConnsText := fs.String("sql-max-conns", getenv("WEFT_SQL_MAX_CONNS"), "SQL store pool size (default: the URL's pool_max_conns, else 10)")
 	pebbleCacheText := fs.String("pebble-cache-mib", envOr(getenv, "WEFT_PEBBLE_CACHE_MIB", strconv.Itoa(defaultPebbleCacheMiB)), "embedded store's block cache, MiB")
 	startText := fs.String("schedule-to-start-timeout", envOr(getenv, "WEFT_SCHEDULE_TO_START_TIMEOUT", defaultScheduleToStart.String()),
 		"how long a task may wait for a worker when its action sets none (0: no bound)")
@@ -153,6 +161,10 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		return options{}, err
 	}
 	pebbleCache, err := cacheOption(*pebbleCacheText)
+	if err != nil {
+		return options{}, err
+	}
+	sqlConns, err := sqlConnsOption(*sqlConnsText)
 	if err != nil {
 		return options{}, err
 	}
@@ -207,7 +219,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return options{}, fmt.Errorf("log level must be debug, info, warn or error, got %q", *level)
 	}
-	return options{addr: *addr, dataDir: *dataDir, store: *storeFlag, pebbleCache: pebbleCache, logLevel: lvl, corsOrigins: splitList(*cors),
+	return options{addr: *addr, dataDir: *dataDir, store: *storeFlag, pebbleCache: pebbleCache,
+		sql: sqlOptions{migrate: *sqlMigrate, maxConns: sqlConns}, logLevel: lvl, corsOrigins: splitList(*cors),
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
 		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel, redisPrefix: *redisPrefix},
 		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: definition.BackpressureMode(*backpressure), bus: *bus,

@@ -72,8 +72,12 @@ func observeEngine(meter metric.Meter, eng *engine.Engine, logger *slog.Logger) 
 // ratio is the mean group size) and weft_store_commit_retries_total (group
 // transactions restarted after a conflict: other weftd processes writing the
 // same keys, or PostgreSQL's page-level SERIALIZABLE). A store that does not
-// commit in groups serves none of them.
+// commit in groups serves none of them. A store whose reads retry (SQL) also
+// serves weft_store_read_retries_total.
 func observeStore(meter metric.Meter, st store.Store) error {
+	if err := observeReadRetries(meter, st); err != nil {
+		return err
+	}
 	gc, ok := st.(store.GroupCommitter)
 	if !ok {
 		return nil
@@ -94,6 +98,31 @@ func observeStore(meter metric.Meter, st store.Store) error {
 		o.ObserveInt64(retries, int64(s.Retries))
 		return nil
 	}, groups, batches, retries)
+	if err != nil {
+		return fmt.Errorf("store metrics: %w", err)
+	}
+	return nil
+}
+
+// readRetrier is a store whose reads run again after a serialization
+// failure (sqlstore.Store).
+type readRetrier interface{ ReadRetries() uint64 }
+
+// observeReadRetries serves weft_store_read_retries_total for a store that
+// retries its reads.
+func observeReadRetries(meter metric.Meter, st store.Store) error {
+	rr, ok := st.(readRetrier)
+	if !ok {
+		return nil
+	}
+	retries, err := meter.Int64ObservableCounter("weft.store.read.retries", metric.WithUnit("{read}"),
+		metric.WithDescription("Reads run again after a serialization failure or a connection that failed before the read was sent."))
+	if err == nil {
+		_, err = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+			o.ObserveInt64(retries, int64(rr.ReadRetries()))
+			return nil
+		}, retries)
+	}
 	if err != nil {
 		return fmt.Errorf("store metrics: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/pebblestore"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 	"github.com/weft-dev/weft/telemetry"
 )
 
@@ -209,4 +210,16 @@ func TestEngineMetrics_PerQueueBacklogOldestAgeAndPollersByTenantAndQueue(t *tes
 	} {
 		require.Contains(t, text, line)
 	}
+}
+
+func TestMetrics_ASQLStoreServesItsReadRetries(t *testing.T) {
+	db := sqltest.Require(t)
+	st := db.Open(t, db.NewSchema(t))
+	pipeline, err := telemetry.NewMetrics()
+	require.NoError(t, err)
+	require.NoError(t, observeStore(pipeline.Provider.Meter(meterName), st))
+	text := scrapePipeline(t, pipeline)
+	require.Contains(t, text, "# TYPE weft_store_read_retries_total counter\n")
+	require.Contains(t, text, "weft_store_read_retries_total 0\n")
+	require.Contains(t, text, "weft_store_commit_retries_total 0\n")
 }

@@ -47,7 +47,7 @@ func openStore(ctx context.Context, opts options, logger *slog.Logger) (store.St
 	)
 	if isSQLURL(opts.store) {
 		location = redactURL(opts.store)
-		st, err = sqlstore.Open(ctx, sqlstore.Config{URL: opts.store})
+		st, err = sqlstore.Open(ctx, sqlstore.Config{URL: opts.store, MaxConns: opts.sql.maxConns, CheckSchemaOnly: !opts.sql.migrate})
 	} else {
 		location = opts.dataDir
 		st, err = openPebble(opts.dataDir, opts.pebbleCache, logger)
@@ -63,6 +63,31 @@ func openStore(ctx context.Context, opts options, logger *slog.Logger) (store.St
 			slog.Bool("scan_consistency", caps.ScanConsistency), slog.Bool("durable", caps.Durable),
 			slog.Int("max_value_bytes", caps.MaxValueBytes)))
 	return st, nil
+}
+
+// sqlOptions are the SQL store's settings.
+type sqlOptions struct {
+	// migrate applies missing migrations; false only checks them
+	// (sqlstore.Config.CheckSchemaOnly).
+	migrate bool
+	// maxConns is the pool size (0: the URL's pool_max_conns, else 10).
+	maxConns int32
+}
+
+// maxSQLConns bounds --sql-max-conns, so that a typo is an error and not a
+// thousand connections.
+const maxSQLConns = 1000
+
+// sqlConnsOption parses --sql-max-conns; empty is 0 (the default).
+func sqlConnsOption(text string) (int32, error) {
+	if text == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(text)
+	if err != nil || n < 1 || n > maxSQLConns {
+		return 0, fmt.Errorf("sql max conns must be a whole number between 1 and %d, got %q", maxSQLConns, text)
+	}
+	return int32(n), nil
 }
 
 // openPebble opens the embedded store, creating its directory if missing,

@@ -17,6 +17,8 @@ import (
 	"github.com/weft-dev/weft/conformance/apitest"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/store/pebblestore"
+	"github.com/weft-dev/weft/store/sqlstore"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
 func TestOptions_StoreDefaultsToPebbleAndAcceptsPostgresURLs(t *testing.T) {
@@ -148,4 +150,39 @@ func TestOptions_PebbleCacheIsMiBFromEnvThenFlagAndRefusesNonsense(t *testing.T)
 		_, err := parseOptions([]string{"--pebble-cache-mib", bad}, getenv, io.Discard)
 		require.ErrorContains(t, err, "pebble cache must be a whole number of MiB between 1 and 65536, got \""+bad+"\"")
 	}
+}
+
+func TestOptions_SQLMaxConnsAndMigrateComeFromEnvThenFlagAndRefuseNonsense(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	opts, err := parseOptions(nil, getenv, io.Discard)
+	require.NoError(t, err)
+	require.Zero(t, opts.sql.maxConns, "0: the URL's pool_max_conns, else the store's default")
+	require.True(t, opts.sql.migrate)
+
+	env["WEFT_SQL_MAX_CONNS"] = "24"
+	env["WEFT_SQL_MIGRATE"] = "false"
+	opts, err = parseOptions(nil, getenv, io.Discard)
+	require.NoError(t, err)
+	require.EqualValues(t, 24, opts.sql.maxConns)
+	require.False(t, opts.sql.migrate)
+	opts, err = parseOptions([]string{"--sql-max-conns", "40", "--sql-migrate=true"}, getenv, io.Discard)
+	require.NoError(t, err)
+	require.EqualValues(t, 40, opts.sql.maxConns)
+	require.True(t, opts.sql.migrate)
+
+	for _, bad := range []string{"0", "-1", "many", "1001"} {
+		_, err := parseOptions([]string{"--sql-max-conns", bad}, getenv, io.Discard)
+		require.ErrorContains(t, err, "sql max conns must be a whole number between 1 and 1000, got \""+bad+"\"")
+	}
+}
+
+func TestWeftd_RefusesToServeOnAnIncompleteSchemaNamingTheMissingMigration(t *testing.T) {
+	db := sqltest.Require(t)
+	getenv := func(string) string { return "" }
+	err := run(context.Background(), []string{"--store", clusterURL(t, db.NewSchema(t)), "--sql-migrate=false",
+		"--addr", "127.0.0.1:0", "--wake-channel", "none", "--bus", "none"}, getenv, io.Discard)
+	require.ErrorContains(t, err, "missing migration 0001_kv.sql")
+	var incomplete *sqlstore.SchemaIncompleteError
+	require.ErrorAs(t, err, &incomplete)
 }

@@ -7,8 +7,12 @@
 // version INT8 NOT NULL) with fillfactor 85 (room on each page for the
 // rewrites of its rows), and one sequence, weft_kv_version, created by the
 // embedded migrations in migrations/ and recorded in weft_schema_migrations.
-// Open applies the migrations that are missing; migrations are append-only
-// and each runs once, in order, in its own transaction.
+// Open applies the migrations that are missing (migrate.go) under the
+// cluster's migration lock, a row with a lease in weft_schema_lock (lock.go;
+// CockroachDB has no advisory locks): each statement in its own transaction,
+// idempotent, and the migration's record written only after its statements
+// ran. With Config.CheckSchemaOnly it applies none and refuses an incomplete
+// schema, naming the missing migration. Migrations are append-only.
 //
 // Commit is a group commit (committer.go, group.go, grouptx.go, onetrip.go).
 // Callers enqueue their batches; up to Config.MaxGroups leaders each take
@@ -45,17 +49,26 @@
 //
 // On PostgreSQL a group's transaction is pipelined as above (in one round
 // trip, or BEGIN with the reads and COMMIT with the writes). On CockroachDB
-// it runs through cockroach-go's retry helper (crdbpgxv5.ExecuteTx), which
-// retries in place; migrations use the helper on both.
+// it runs as CockroachDB retries a transaction in place (groupcrdb.go), in
+// two round trips: BEGIN, SAVEPOINT cockroach_restart and the reads, then
+// the writes (UPSERT), RELEASE (the commit) and COMMIT. Config.Path forces that path onto PostgreSQL
+// (tests). statements.go and Statements list every statement the store
+// sends.
 //
-// Errors are translated once, here: SQLSTATE 40001 and 40P01 restart the
-// whole group (after a read outside any transaction that answers the batches
-// whose conditions no longer hold) and become store.ErrRetryable if they
-// persist; 40003, an ambiguous RELEASE and a connection lost once COMMIT was
-// sent become *store.OutcomeUnknownError. A transaction whose COMMIT was sent
-// and whose answer was never read is in doubt: the server may still commit
-// it. Its keys stay held until its backend has ended (indoubt.go), so every
-// later batch on them is ordered after it.
+// Errors are translated once, here: SQLSTATE 40001 and 40P01, and a failure
+// before anything was sent, restart the group (in place on CockroachDB, at
+// most a few times, then from BEGIN, after a read outside any transaction
+// that answers the batches whose conditions no longer hold), with jittered
+// backoff; every attempt counts against Config.MaxTxAttempts and every retry
+// in Stats.Retries, and a failure that persists becomes store.ErrRetryable.
+// 40003, a failed RELEASE on CockroachDB and a connection lost once COMMIT
+// was sent become *store.OutcomeUnknownError, never retried. Reads run again
+// after the same failures, at most Config.MaxReadAttempts times (counted in
+// Stats.ReadRetries).
+// A transaction whose COMMIT was sent on PostgreSQL and whose answer was
+// never read is in doubt: the server may still commit it. Its keys stay held
+// until its backend has ended (indoubt.go), so every later batch on them is
+// ordered after it.
 //
-// Layering: imports store, pgx v5 and cockroach-go's crdb packages.
+// Layering: imports store and pgx v5.
 package sqlstore

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weft-dev/weft/store"
@@ -54,3 +55,20 @@ func PoisonRecycledRequests(s *Store) { s.mems.poison = true }
 // CollideKeyHashes makes every two keys of s's requests share their hash
 // (see requestMems.hash). Set it before the first Commit.
 func CollideKeyHashes(s *Store) { s.mems.hash = func([]byte) uint64 { return 0 } }
+
+// WithMigrationHook answers cfg with fn run at each point of its migration
+// runs (see Config.migrationHook).
+func WithMigrationHook(cfg Config, fn func(MigrationPoint) error) Config {
+	cfg.migrationHook = fn
+	return cfg
+}
+
+// SetBeforeReadHook makes fn run before every attempt of s's reads (see
+// hooks.beforeRead). Set it before the first read.
+func SetBeforeReadHook(s *Store, fn func(attempt int) error) { s.hooks.beforeRead = fn }
+
+// WithTracer answers cfg with tracer seeing every statement its pool sends.
+func WithTracer(cfg Config, tracer pgx.QueryTracer) Config {
+	cfg.tracer = tracer
+	return cfg
+}

@@ -21,10 +21,6 @@ const (
 	rollbackSQL = "ROLLBACK"
 )
 
-// errNothingToWrite ends, with a rollback, a transaction whose group accepted
-// no write.
-var errNothingToWrite = errors.New("sqlstore: the group writes nothing")
-
 // endSQL ends a group's transaction: COMMIT, or ROLLBACK when no accepted
 // batch writes anything. The answers of a group that writes nothing — failed
 // conditions, conditions that held — stand as of the transaction's reads
@@ -40,8 +36,8 @@ func endSQL(w *writes) string {
 
 // groupStats counts the committer's work.
 type groupStats struct {
-	groups, batches, retries, rechecks, splits, oneTrip, fallbacks, inDoubt atomic.Uint64
-	largest                                                                 atomic.Int64
+	groups, batches, retries, rechecks, splits, oneTrip, fallbacks, readRetries, inDoubt atomic.Uint64
+	largest                                                                              atomic.Int64
 }
 
 func (st *groupStats) count(n int) {
@@ -140,17 +136,11 @@ func (s *Store) fail(ctx context.Context, g *group, err error) {
 // pipelined: in one round trip when no two batches share a key and every
 // condition holds (pipelineOnce); otherwise BEGIN and the reads in one round
 // trip, then the writes and COMMIT, decided batch by batch, in a second
-// (pipelineGroup). On CockroachDB it runs through the retry helper (runTx's
-// path).
+// (pipelineGroup). On CockroachDB's path it takes two round trips too and
+// retries in place through a savepoint (cockroachGroup, groupcrdb.go).
 func (s *Store) attemptGroup(ctx context.Context, g *group, attempt int) error {
 	if s.dialect != PostgreSQL {
-		err := s.helperTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
-			return s.execGroup(ctx, tx, g, attempt)
-		})
-		if errors.Is(err, errNothingToWrite) {
-			return nil
-		}
-		return err
+		return s.cockroachGroup(ctx, g, attempt)
 	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -173,31 +163,6 @@ func (s *Store) attemptGroup(ctx context.Context, g *group, attempt int) error {
 		s.stats.fallbacks.Add(1)
 	}
 	return s.pipelineGroup(ctx, conn, g, attempt)
-}
-
-// execGroup is one attempt inside a transaction the helper runs.
-func (s *Store) execGroup(ctx context.Context, tx pgx.Tx, g *group, attempt int) error {
-	reads := &pgx.Batch{}
-	g.queueReads(reads)
-	state, versions, err := sendReads(ctx, tx, reads, false, g)
-	if err != nil {
-		return err
-	}
-	if err := s.afterRead(len(g.live), attempt); err != nil {
-		return err
-	}
-	w := g.decide(state, versions)
-	if len(w.ops) == 0 {
-		return errNothingToWrite // the helper rolls back
-	}
-	batch := &pgx.Batch{}
-	w.queue(batch)
-	br := tx.SendBatch(ctx, batch)
-	err = w.readResults(br)
-	if closeErr := br.Close(); err == nil {
-		err = closeErr
-	}
-	return err
 }
 
 type batchSender interface {

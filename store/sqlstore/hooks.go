@@ -15,6 +15,9 @@ type hooks struct {
 	// transaction, before it begins, with the same arguments. It leaves the
 	// group on its path.
 	beforeAttempt func(batches, attempt int) error
+	// beforeRead runs before every attempt of a Get, GetMany or Scan, with
+	// the attempt (from 1); an error from it is that attempt's.
+	beforeRead func(attempt int) error
 	// afterSend runs once a group's COMMIT has been sent (in one round trip
 	// or in the second of two) and before its answer is read, with the
 	// transaction's context and the backend process that runs it.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -34,7 +34,8 @@ type Config struct {
 	// Schema, when set, becomes the connections' search_path: the schema must
 	// exist. Tests use it to isolate each test in its own schema.
 	Schema string
-	// MaxConns is the pool size; 0 means 10.
+	// MaxConns is the pool size; 0 means the URL's pool_max_conns, or 10
+	// when the URL sets none.
 	MaxConns int32
 	// MaxValueBytes is the largest value accepted; 0 means
 	// store.DefaultMaxValueBytes.
@@ -65,13 +66,44 @@ type Config struct {
 	// transaction committed since, until PostgreSQL's table of them fills
 	// and every client fails with "out of shared memory".
 	IdleInTransactionTimeout time.Duration
+	// StatementTimeout ends any statement of the store that runs longer
+	// (statement_timeout, on both databases); 0 means 30s, negative leaves
+	// the database's setting. Migrations run under it too.
+	StatementTimeout time.Duration
+	// Path forces the code path of a dialect; empty means the detected
+	// database's. CockroachDB on a PostgreSQL runs CockroachDB's path against
+	// PostgreSQL: SERIALIZABLE sessions (reads included), transactions
+	// retried in place through a savepoint, no one-round-trip pipeline. Only
+	// the spelling of statements PostgreSQL lacks stays PostgreSQL's (UPSERT
+	// is INSERT … ON CONFLICT there). Tests use it; PostgreSQL on a
+	// CockroachDB is refused.
+	Path Dialect
+	// MaxReadAttempts bounds how often Get, GetMany and Scan run after a
+	// serialization failure (a large read on CockroachDB can meet one) or a
+	// connection that failed before the read was sent; 0 means 5.
+	MaxReadAttempts int
+	// CheckSchemaOnly makes Open apply no migration: it only checks that
+	// every migration this store needs is recorded, and fails with
+	// *SchemaIncompleteError naming the missing ones otherwise.
+	CheckSchemaOnly bool
+	// MigrationLease is how long the cluster's migration lock stays held
+	// without renewal (its holder renews it every third of it); a process
+	// that dies while migrating blocks the others that long. 0 means 30s.
+	MigrationLease time.Duration
+	// MigrationLockWait bounds how long Open waits for another process's
+	// migration lock before failing with *SchemaIncompleteError; 0 means
+	// five minutes.
+	MigrationLockWait time.Duration
+
+	// tracer, set by tests only, sees every statement the pool sends.
+	tracer pgx.QueryTracer
+	// migrationHook, set by tests only, runs at each point of a migration
+	// run; an error from it ends the run there.
+	migrationHook func(MigrationPoint) error
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
-	if c.MaxConns == 0 {
-		c.MaxConns = 10
-	}
 	if c.MaxValueBytes == 0 {
 		c.MaxValueBytes = store.DefaultMaxValueBytes
 	}
@@ -87,6 +119,18 @@ func (c Config) WithDefaults() Config {
 	if c.IdleInTransactionTimeout == 0 {
 		c.IdleInTransactionTimeout = time.Minute
 	}
+	if c.StatementTimeout == 0 {
+		c.StatementTimeout = 30 * time.Second
+	}
+	if c.MaxReadAttempts == 0 {
+		c.MaxReadAttempts = 5
+	}
+	if c.MigrationLease == 0 {
+		c.MigrationLease = 30 * time.Second
+	}
+	if c.MigrationLockWait == 0 {
+		c.MigrationLockWait = 5 * time.Minute
+	}
 	return c
 }
 
@@ -94,13 +138,13 @@ func (c Config) validate() error {
 	switch {
 	case c.URL == "":
 		return errors.New("sqlstore: a connection URL is required")
-	case c.MaxConns < 1:
-		return fmt.Errorf("sqlstore: pool size must be at least 1, got %d", c.MaxConns)
+	case c.MaxConns < 0:
+		return fmt.Errorf("sqlstore: pool size must be at least 1 (or 0 for the URL's pool_max_conns), got %d", c.MaxConns)
 	case c.MaxValueBytes < 1:
 		return fmt.Errorf("sqlstore: max value bytes must be positive, got %d", c.MaxValueBytes)
 	case c.MaxTxAttempts < 1:
 		return fmt.Errorf("sqlstore: max transaction attempts must be at least 1, got %d", c.MaxTxAttempts)
-	case c.MaxGroups < 0 || c.MaxGroups > int(c.MaxConns):
+	case c.MaxGroups < 0 || (c.MaxConns > 0 && c.MaxGroups > int(c.MaxConns)):
 		return fmt.Errorf("sqlstore: groups in flight must be between 1 and the pool size %d (or 0 for the default), got %d", c.MaxConns, c.MaxGroups)
 	case c.MaxGroupBatches < 1:
 		return fmt.Errorf("sqlstore: batches per group must be at least 1, got %d", c.MaxGroupBatches)
@@ -108,29 +152,31 @@ func (c Config) validate() error {
 		return fmt.Errorf("sqlstore: group bytes must be positive, got %d", c.MaxGroupBytes)
 	case c.IdleInTransactionTimeout > 0 && c.IdleInTransactionTimeout < time.Millisecond:
 		return fmt.Errorf("sqlstore: idle-in-transaction timeout must be at least 1ms, got %s", c.IdleInTransactionTimeout)
+	case c.StatementTimeout > 0 && c.StatementTimeout < time.Millisecond:
+		return fmt.Errorf("sqlstore: statement timeout must be at least 1ms, got %s", c.StatementTimeout)
+	case c.Path != "" && c.Path != PostgreSQL && c.Path != CockroachDB:
+		return fmt.Errorf("sqlstore: path must be %q, %q or empty, got %q", PostgreSQL, CockroachDB, c.Path)
+	case c.MaxReadAttempts < 1:
+		return fmt.Errorf("sqlstore: max read attempts must be at least 1, got %d", c.MaxReadAttempts)
+	case c.MigrationLease < 30*time.Millisecond:
+		return fmt.Errorf("sqlstore: migration lease must be at least 30ms, got %s", c.MigrationLease)
+	case c.MigrationLockWait < 0:
+		return fmt.Errorf("sqlstore: migration lock wait must not be negative, got %s", c.MigrationLockWait)
 	}
 	return nil
 }
 
-// configureSession sets, on each new PostgreSQL connection (CockroachDB
-// announces itself with a crdb_version parameter and is left as it is):
-//   - plan_cache_mode = force_generic_plan with enable_seqscan = off: each of
-//     the store's prepared statements is planned once per session, not on
-//     every execution (planning a key lookup took longer than running it),
-//     and its one plan reads the primary key index. Every statement the store
-//     runs is a lookup or a range of keys, for which the index is the right
-//     plan at any table size; without enable_seqscan = off a generic plan of
-//     a k = ANY($1) statement made while the table was small stays a
-//     sequential scan as the table grows (measured at up to 40 ms a
-//     statement).
-//   - idle_in_transaction_session_timeout, from IdleInTransactionTimeout.
+// configureSession sets, on each new connection, the session settings
+// (sessionSQL) of the database it reaches: CockroachDB announces itself with
+// a crdb_version parameter.
 func (c Config) configureSession(ctx context.Context, conn *pgx.Conn) error {
+	server := PostgreSQL
 	if conn.PgConn().ParameterStatus("crdb_version") != "" {
-		return nil
+		server = CockroachDB
 	}
-	set := "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off"
-	if c.IdleInTransactionTimeout > 0 {
-		set += "; SET idle_in_transaction_session_timeout = " + strconv.FormatInt(c.IdleInTransactionTimeout.Milliseconds(), 10)
+	set := c.sessionSQL(server)
+	if set == "" {
+		return nil
 	}
 	_, err := conn.Exec(ctx, set)
 	return err
@@ -138,14 +184,16 @@ func (c Config) configureSession(ctx context.Context, conn *pgx.Conn) error {
 
 // Store is the SQL backend. Create it with Open.
 type Store struct {
-	caps    store.Capabilities
-	cfg     Config
-	pool    *pgxpool.Pool
-	dialect Dialect
-	groups  *committer
-	mems    requestMems // the memory of requests' copies of their batches
-	stats   groupStats
-	hooks   hooks
+	caps store.Capabilities
+	cfg  Config
+	pool *pgxpool.Pool
+	// dialect is the code path (Config.Path, or the database's); server is
+	// the database detected, whose spelling of statements the store uses.
+	dialect, server Dialect
+	groups          *committer
+	mems            requestMems // the memory of requests' copies of their batches
+	stats           groupStats
+	hooks           hooks
 
 	// life guards the pool against Close: operations enter it.
 	life store.CloseGuard
@@ -167,11 +215,23 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: parse URL: %w", err)
 	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = defaultMaxConns
+		if urlSetsMaxConns(cfg.URL) {
+			cfg.MaxConns = pcfg.MaxConns
+		}
+	}
+	if cfg.MaxGroups > int(cfg.MaxConns) {
+		return nil, fmt.Errorf("sqlstore: groups in flight must be between 1 and the pool size %d (or 0 for the default), got %d", cfg.MaxConns, cfg.MaxGroups)
+	}
 	pcfg.MaxConns = cfg.MaxConns
 	if cfg.Schema != "" {
 		pcfg.ConnConfig.RuntimeParams["search_path"] = cfg.Schema
 	}
 	pcfg.AfterConnect = cfg.configureSession
+	if cfg.tracer != nil {
+		pcfg.ConnConfig.Tracer = cfg.tracer
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: connect: %w", err)
@@ -184,10 +244,28 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	if s.cfg.MaxGroups == 0 {
-		s.cfg.MaxGroups = defaultGroups(s.dialect, s.cfg.MaxConns)
+		s.cfg.MaxGroups = defaultGroups(s.server, s.cfg.MaxConns)
 	}
 	s.groups = newCommitter(s.cfg, s.commitGroup)
 	return s, nil
+}
+
+// defaultMaxConns is the pool size when neither Config.MaxConns nor the
+// URL's pool_max_conns sets one.
+const defaultMaxConns = 10
+
+// urlSetsMaxConns reports whether the connection string, a URL or
+// key=value pairs, sets pool_max_conns.
+func urlSetsMaxConns(conn string) bool {
+	if u, err := url.Parse(conn); err == nil && u.Scheme != "" {
+		return u.Query().Has("pool_max_conns")
+	}
+	for _, field := range strings.Fields(conn) {
+		if key, _, ok := strings.Cut(field, "="); ok && strings.TrimSpace(key) == "pool_max_conns" {
+			return true
+		}
+	}
+	return false
 }
 
 // defaultGroups is Config.MaxGroups's default for the dialect.
@@ -200,15 +278,24 @@ func defaultGroups(d Dialect, conns int32) int {
 
 func (s *Store) init(ctx context.Context) error {
 	var version string
-	if err := s.pool.QueryRow(ctx, "SELECT version()").Scan(&version); err != nil {
+	if err := s.pool.QueryRow(ctx, versionSQL).Scan(&version); err != nil {
 		return fmt.Errorf("sqlstore: connect: %w", err)
 	}
-	s.dialect = PostgreSQL
+	s.server = PostgreSQL
 	if strings.Contains(version, "CockroachDB") {
+		s.server = CockroachDB
+	}
+	s.dialect = s.server
+	backend := "sql/" + string(s.server)
+	switch {
+	case s.cfg.Path == PostgreSQL && s.server == CockroachDB:
+		return errors.New("sqlstore: the PostgreSQL path cannot run on CockroachDB")
+	case s.cfg.Path == CockroachDB && s.server == PostgreSQL:
 		s.dialect = CockroachDB
+		backend += "+cockroachdb-path"
 	}
 	s.caps = store.Capabilities{
-		Backend:          "sql/" + string(s.dialect),
+		Backend:          backend,
 		ConditionalBatch: true,
 		AtomicBatch:      true,
 		ReadAfterWrite:   true,
@@ -219,8 +306,11 @@ func (s *Store) init(ctx context.Context) error {
 	return s.migrate(ctx)
 }
 
-// Dialect reports the detected database.
+// Dialect reports the code path: the detected database's, or Config.Path.
 func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Server reports the detected database.
+func (s *Store) Server() Dialect { return s.server }
 
 // Capabilities implements store.Store.
 func (s *Store) Capabilities() store.Capabilities { return s.caps }
@@ -236,12 +326,14 @@ func (s *Store) Get(ctx context.Context, key []byte) (store.Item, error) {
 	defer s.life.Leave()
 	item := store.Item{Key: append([]byte(nil), key...)}
 	var version int64
-	err := s.pool.QueryRow(ctx, "SELECT v, version FROM weft_kv WHERE k = $1", key).Scan(&item.Value, &version)
+	err := s.read(ctx, func(ctx context.Context) error {
+		return s.pool.QueryRow(ctx, getSQL, key).Scan(&item.Value, &version)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Item{}, store.NotFound(key)
 	}
 	if err != nil {
-		return store.Item{}, translateRead(err)
+		return store.Item{}, err
 	}
 	item.Version = uint64(version)
 	return item, nil
@@ -262,23 +354,14 @@ func (s *Store) GetMany(ctx context.Context, keys [][]byte) ([]store.Item, error
 		return nil, err
 	}
 	defer s.life.Leave()
-	rows, err := s.pool.Query(ctx, "SELECT k, v, version FROM weft_kv WHERE k = ANY($1)", byteaArray(keys))
+	var found map[string]store.Item
+	err := s.read(ctx, func(ctx context.Context) error {
+		var err error
+		found, err = s.getMany(ctx, keys)
+		return err
+	})
 	if err != nil {
-		return nil, translateRead(err)
-	}
-	found := make(map[string]store.Item, len(keys))
-	for rows.Next() {
-		var it store.Item
-		var version int64
-		if err := rows.Scan(&it.Key, &it.Value, &version); err != nil {
-			rows.Close()
-			return nil, translateRead(err)
-		}
-		it.Version = uint64(version)
-		found[string(it.Key)] = it
-	}
-	if err := rows.Err(); err != nil {
-		return nil, translateRead(err)
+		return nil, err
 	}
 	out := make([]store.Item, 0, len(found))
 	for _, k := range keys {
@@ -287,6 +370,26 @@ func (s *Store) GetMany(ctx context.Context, keys [][]byte) ([]store.Item, error
 		}
 	}
 	return out, nil
+}
+
+// getMany is one attempt of GetMany.
+func (s *Store) getMany(ctx context.Context, keys [][]byte) (map[string]store.Item, error) {
+	rows, err := s.pool.Query(ctx, getManySQL, byteaArray(keys))
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[string]store.Item, len(keys))
+	for rows.Next() {
+		var it store.Item
+		var version int64
+		if err := rows.Scan(&it.Key, &it.Value, &version); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		it.Version = uint64(version)
+		found[string(it.Key)] = it
+	}
+	return found, rows.Err()
 }
 
 // Scan implements store.Store with one statement: one consistent snapshot.
@@ -305,13 +408,16 @@ func (s *Store) Scan(ctx context.Context, p *store.ScanParams) (*store.ScanResul
 	}
 	limit := p.EffectiveLimit()
 	query, args := scanQuery(lower, upper, limit+1)
-	rows, err := s.pool.Query(ctx, query, args...)
+	var items []store.Item
+	err := s.read(ctx, func(ctx context.Context) error {
+		rows, err := s.pool.Query(ctx, query, args...)
+		if err == nil {
+			items, err = pgx.CollectRows(rows, scanItem)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, translateRead(err)
-	}
-	items, err := pgx.CollectRows(rows, scanItem)
-	if err != nil {
-		return nil, translateRead(err)
+		return nil, err
 	}
 	if len(items) > limit {
 		items = items[:limit]
@@ -326,9 +432,9 @@ func scanQuery(lower, upper []byte, limit int) (string, []any) {
 		lower = []byte{}
 	}
 	if upper == nil {
-		return "SELECT k, v, version FROM weft_kv WHERE k >= $1 ORDER BY k LIMIT $2", []any{lower, limit}
+		return scanFromSQL, []any{lower, limit}
 	}
-	return "SELECT k, v, version FROM weft_kv WHERE k >= $1 AND k < $2 ORDER BY k LIMIT $3", []any{lower, upper, limit}
+	return scanRangeSQL, []any{lower, upper, limit}
 }
 
 func scanItem(row pgx.CollectableRow) (store.Item, error) {
@@ -384,7 +490,8 @@ type Stats struct {
 	// Batches is how many batches they committed or decided.
 	Batches uint64
 	// Retries is how often a group's transaction restarted after a
-	// serialization failure or deadlock.
+	// serialization failure or deadlock, from BEGIN or in place (through
+	// CockroachDB's savepoint), or after a failure before anything was sent.
 	Retries uint64
 	// Rechecks is how often the condition keys of a group were read outside
 	// any transaction (after a serialization failure, or before a group
@@ -395,6 +502,9 @@ type Stats struct {
 	Splits uint64
 	// LargestGroup is the most batches one group held.
 	LargestGroup int
+	// ReadRetries is how often a Get, GetMany or Scan ran again after a
+	// serialization failure or a connection that failed before it was sent.
+	ReadRetries uint64
 	// OneRoundTrip is how many group transactions committed in one round
 	// trip (no two batches sharing a key, every condition holding).
 	OneRoundTrip uint64
@@ -411,8 +521,12 @@ type Stats struct {
 func (s *Store) Stats() Stats {
 	return Stats{Groups: s.stats.groups.Load(), Batches: s.stats.batches.Load(), Retries: s.stats.retries.Load(),
 		Rechecks: s.stats.rechecks.Load(), Splits: s.stats.splits.Load(), LargestGroup: int(s.stats.largest.Load()),
-		OneRoundTrip: s.stats.oneTrip.Load(), Fallbacks: s.stats.fallbacks.Load(), InDoubt: s.stats.inDoubt.Load()}
+		OneRoundTrip: s.stats.oneTrip.Load(), Fallbacks: s.stats.fallbacks.Load(), ReadRetries: s.stats.readRetries.Load(),
+		InDoubt: s.stats.inDoubt.Load()}
 }
+
+// ReadRetries answers Stats().ReadRetries (weftd serves it on /metrics).
+func (s *Store) ReadRetries() uint64 { return s.stats.readRetries.Load() }
 
 // GroupStats implements store.GroupCommitter.
 func (s *Store) GroupStats() store.GroupStats {

@@ -7,41 +7,41 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/cockroachdb/cockroach-go/v2/crdb"
-	crdbpgx "github.com/cockroachdb/cockroach-go/v2/crdb/crdbpgxv5"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/weft-dev/weft/store"
 )
 
-var serializable = pgx.TxOptions{IsoLevel: pgx.Serializable}
-
-// runTx runs fn in a SERIALIZABLE transaction through crdbpgxv5.ExecuteTx and
-// translates the outcome. On CockroachDB the helper retries 40001 in place.
-// PostgreSQL cannot recover a serialization failure with ROLLBACK TO
-// SAVEPOINT (the snapshot stays), so there the helper gets one in-place retry
-// and the transaction is restarted from BEGIN (see retryTx). fn must decide
-// afresh on every call: a retried transaction sees the database as it is
-// then.
-func (s *Store) runTx(ctx context.Context, fn func(context.Context, pgx.Tx) error, recheck func(context.Context) error) error {
-	return s.retryTx(ctx, func(ctx context.Context) error { return s.helperTx(ctx, fn) }, recheck)
+// inPlaceRetries bounds the in-place retries of one transaction. PostgreSQL
+// keeps a transaction's snapshot across ROLLBACK TO SAVEPOINT, and a
+// transaction its SERIALIZABLE doomed stays doomed: there one in-place retry
+// exercises CockroachDB's path, and the next restart is from BEGIN.
+func (s *Store) inPlaceRetries() int {
+	if s.server == PostgreSQL {
+		return 1
+	}
+	return 3
 }
 
-// helperTx is one run of crdbpgxv5.ExecuteTx, answering its error
-// untranslated.
-func (s *Store) helperTx(ctx context.Context, fn func(context.Context, pgx.Tx) error) error {
-	if s.dialect == PostgreSQL {
-		ctx = crdb.WithMaxRetries(ctx, 1)
+// attemptBudget is how many transaction attempts, from BEGIN or in place, a
+// retryTx call has left; cockroachGroup draws its in-place retries from it.
+type attemptBudget struct{ left int }
+
+type budgetKey struct{}
+
+// take spends one attempt, if one is left.
+func (b *attemptBudget) take() bool {
+	if b == nil || b.left <= 0 {
+		return false
 	}
-	conn := &commitTracker{pool: s.pool}
-	err := crdbpgx.ExecuteTx(ctx, conn, serializable, s.once(func(tx pgx.Tx) error { return fn(ctx, tx) }))
-	if err == nil && s.dialect == PostgreSQL {
-		// The helper ignores COMMIT's error (on CockroachDB, RELEASE
-		// already committed). On PostgreSQL COMMIT is the commit.
-		err = commitError(conn.commitErr)
-	}
-	return err
+	b.left--
+	return true
+}
+
+func budgetFrom(ctx context.Context) *attemptBudget {
+	b, _ := ctx.Value(budgetKey{}).(*attemptBudget)
+	return b
 }
 
 // retryTx runs attempt, a whole transaction, again after each serialization
@@ -53,11 +53,17 @@ func (s *Store) helperTx(ctx context.Context, fn func(context.Context, pgx.Tx) e
 // one read and no transaction, the batches whose conditions no longer hold
 // (the failed transaction wrote nothing), which spares contended
 // compare-and-set callers a whole transaction to learn they lost.
+//
+// Every attempt counts against MaxTxAttempts, the in-place retries of
+// cockroachGroup too: a group makes at most MaxTxAttempts attempts in all.
 func (s *Store) retryTx(ctx context.Context, attempt func(context.Context) error, recheck func(context.Context) error) error {
+	budget := &attemptBudget{left: s.cfg.MaxTxAttempts}
+	ctx = context.WithValue(ctx, budgetKey{}, budget)
 	var err error
 	for n := 1; ; n++ {
+		budget.take()
 		err = attempt(ctx)
-		if err == nil || !retryable(err) || n >= s.cfg.MaxTxAttempts {
+		if err == nil || !retryable(err) || budget.left <= 0 {
 			break
 		}
 		if recheck != nil {
@@ -70,27 +76,6 @@ func (s *Store) retryTx(ctx context.Context, attempt func(context.Context) error
 		}
 	}
 	return translateCommit(err)
-}
-
-// errRestart makes the helper give up a PostgreSQL transaction after a
-// serialization failure, so that runTx restarts it from BEGIN.
-var errRestart = errors.New("sqlstore: restart the transaction from BEGIN")
-
-// once wraps fn for the dialect. On PostgreSQL the helper's in-place retry
-// (after ROLLBACK TO SAVEPOINT) would run with the same snapshot and fail
-// again, so a second call within one transaction returns errRestart at once.
-func (s *Store) once(fn func(pgx.Tx) error) func(pgx.Tx) error {
-	if s.dialect != PostgreSQL {
-		return fn
-	}
-	called := false
-	return func(tx pgx.Tx) error {
-		if called {
-			return errRestart
-		}
-		called = true
-		return fn(tx)
-	}
 }
 
 // commitError classifies a PostgreSQL COMMIT failure. A server error means
@@ -126,7 +111,9 @@ func backoff(ctx context.Context, attempt int) error {
 }
 
 // retryable reports a failure after which nothing was committed and the
-// whole transaction may run again.
+// whole transaction may run again: a serialization failure or deadlock, or a
+// failure before anything was sent (pgconn.SafeToRetry: a connection that
+// broke while idle in the pool, say).
 func retryable(err error) bool {
 	if errors.Is(err, store.ErrOutcomeUnknown) {
 		return false
@@ -135,8 +122,7 @@ func retryable(err error) bool {
 	case "40001", "40P01", "CR000":
 		return true
 	}
-	var restart *crdb.TxnRestartError
-	return errors.Is(err, errRestart) || errors.As(err, &restart)
+	return pgconn.SafeToRetry(err)
 }
 
 func sqlState(err error) string {
@@ -152,12 +138,11 @@ func translateCommit(err error) error {
 	if err == nil {
 		return nil // before the targets of errors.As, which escape
 	}
-	var ambiguous *crdb.AmbiguousCommitError
 	var cf *store.ConditionFailedError
 	switch {
 	case errors.As(err, &cf), errors.Is(err, store.ErrOutcomeUnknown):
 		return err
-	case errors.As(err, &ambiguous), sqlState(err) == "40003":
+	case sqlState(err) == "40003":
 		return &store.OutcomeUnknownError{Cause: fmt.Errorf("sqlstore: %w", err)}
 	case retryable(err):
 		return fmt.Errorf("sqlstore: %w: %w", store.ErrRetryable, err)
@@ -174,34 +159,29 @@ func translateRead(err error) error {
 	return fmt.Errorf("sqlstore: read: %w", err)
 }
 
-// commitTracker is the crdbpgxv5.Conn handed to the helper: it begins
-// transactions on the pool and records the error of their COMMIT.
-type commitTracker struct {
-	pool interface {
-		BeginTx(context.Context, pgx.TxOptions) (pgx.Tx, error)
+// read runs attempt, a single read statement, again after a failure that
+// read nothing — a serialization failure, or a connection that failed before
+// the statement was sent — with jittered backoff, up to MaxReadAttempts
+// times; each run again is counted in Stats.ReadRetries. It translates the
+// final error, except pgx.ErrNoRows.
+func (s *Store) read(ctx context.Context, attempt func(context.Context) error) error {
+	for n := 1; ; n++ {
+		var err error
+		if s.hooks.beforeRead != nil {
+			err = s.hooks.beforeRead(n)
+		}
+		if err == nil {
+			err = attempt(ctx)
+		}
+		if err == nil || errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if !retryable(err) || n >= s.cfg.MaxReadAttempts {
+			return translateRead(err)
+		}
+		s.stats.readRetries.Add(1)
+		if werr := backoff(ctx, n+1); werr != nil {
+			return werr
+		}
 	}
-	commitErr error
-}
-
-func (c *commitTracker) Begin(ctx context.Context) (pgx.Tx, error) {
-	return c.BeginTx(ctx, pgx.TxOptions{})
-}
-
-func (c *commitTracker) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
-	tx, err := c.pool.BeginTx(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &trackedTx{Tx: tx, tracker: c}, nil
-}
-
-type trackedTx struct {
-	pgx.Tx
-	tracker *commitTracker
-}
-
-func (t *trackedTx) Commit(ctx context.Context) error {
-	err := t.Tx.Commit(ctx)
-	t.tracker.commitErr = err
-	return err
 }

@@ -25,7 +25,6 @@ func TestTranslateCommit_ErrorClasses(t *testing.T) {
 	}{
 		{"serialization failure is retryable", pgErr("40001"), store.ErrRetryable},
 		{"deadlock is retryable", fmt.Errorf("wrapped: %w", pgErr("40P01")), store.ErrRetryable},
-		{"restart sentinel is retryable", errRestart, store.ErrRetryable},
 		{"statement completion unknown is ambiguous", pgErr("40003"), store.ErrOutcomeUnknown},
 		{"condition failure passes through", cf, store.ErrConditionFailed},
 		{"unknown outcome passes through", &store.OutcomeUnknownError{Cause: io.EOF}, store.ErrOutcomeUnknown},
@@ -36,6 +35,8 @@ func TestTranslateCommit_ErrorClasses(t *testing.T) {
 			require.ErrorIs(t, translateCommit(tc.in), tc.want)
 		})
 	}
+	require.NotErrorIs(t, translateCommit(pgErr("40003")), store.ErrRetryable, "an ambiguous commit is never retried")
+	require.False(t, retryable(&store.OutcomeUnknownError{Cause: pgErr("40001")}), "an unknown outcome is never retried")
 	other := translateCommit(pgErr("23502"))
 	require.NotErrorIs(t, other, store.ErrRetryable)
 	require.NotErrorIs(t, other, store.ErrOutcomeUnknown)

@@ -1,7 +1,10 @@
 // Package sqltest opens SQL stores for tests, each isolated in a schema of
 // its own on the local PostgreSQL (or WEFT_TEST_POSTGRES_URL), or on any
 // database a test connects to (a CockroachDB test server). Without a
-// reachable database a test skips loudly, and fails when CI is set.
+// reachable database a test skips loudly, and fails when CI is set. Its
+// Proxy is a PostgreSQL wire protocol proxy that injects faults: a
+// connection dropped after its COMMIT committed, serialization failures the
+// server raises, stalls.
 //
 // It imports the SQL backend and pgx; only tests import it.
 package sqltest
@@ -105,15 +108,49 @@ func (d *DB) NewSchema(t testing.TB) string {
 	return schema
 }
 
-// Open opens a SQL store on schema, closed when the test ends.
+// Path answers the code path tests force (sqlstore.Config.Path):
+// WEFT_TEST_SQL_PATH, "cockroachdb" to run CockroachDB's path against the
+// local PostgreSQL, or empty for the database's own.
+func Path() sqlstore.Dialect { return sqlstore.Dialect(os.Getenv("WEFT_TEST_SQL_PATH")) }
+
+// Open opens a SQL store on schema, closed when the test ends, on the path
+// Path answers.
 func (d *DB) Open(t testing.TB, schema string) *sqlstore.Store {
 	t.Helper()
-	s, err := sqlstore.Open(context.Background(), sqlstore.Config{URL: d.URL, Schema: schema, MaxConns: 8})
+	return d.OpenConfig(t, sqlstore.Config{Schema: schema, MaxConns: 8, Path: Path()})
+}
+
+// ThroughProxy reports whether WEFT_TEST_SQL_PROXY asks every store Open
+// and OpenConfig open to reach the database through a Proxy of its own,
+// relaying every message unchanged.
+func ThroughProxy() bool { return os.Getenv("WEFT_TEST_SQL_PROXY") != "" }
+
+// OpenConfig opens a SQL store on d with cfg (its URL set to d's, or a
+// proxy's in front of it: ThroughProxy), closed when the test ends.
+func (d *DB) OpenConfig(t testing.TB, cfg sqlstore.Config) *sqlstore.Store {
+	t.Helper()
+	cfg.URL = d.URL
+	if ThroughProxy() {
+		cfg.URL = StartProxy(t, d.URL).URL
+	}
+	s, err := sqlstore.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open SQL store: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// Through answers d with its stores connecting through p (its admin pool
+// stays direct).
+func (d *DB) Through(p *Proxy) *DB { return &DB{URL: p.URL, Admin: d.Admin} }
+
+// OpenOnPath opens a SQL store on schema, on the code path path names
+// (sqlstore.Config.Path: "cockroachdb", "postgresql" or empty), closed when
+// the test ends.
+func (d *DB) OpenOnPath(t testing.TB, schema, path string) *sqlstore.Store {
+	t.Helper()
+	return d.OpenConfig(t, sqlstore.Config{Schema: schema, MaxConns: 8, Path: sqlstore.Dialect(path)})
 }
 
 // NewSchema creates a schema on the local test database (see DB.NewSchema).
