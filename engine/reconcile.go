@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -42,21 +43,24 @@ func operationID(runID, actionID string, logical int) string {
 	return runID + "/" + actionID + "/" + strconv.Itoa(logical)
 }
 
-// reconRecordOf reads the step's record during a decision (nil when absent).
+// reconRecordOf answers the step's record as the decision sees it — its own
+// write of the record first, else the store's — or nil when there is none.
+// A read that fails, or a record that does not decode, fails the decision
+// (recorder.fail): it is never taken for "no record", which would replace
+// the stored record and drop its idempotency key.
 func (c *recorder) reconRecordOf(a *definition.Action, st *runstate.StepState) *reconRecord {
 	key := reconKey(c.run.RunID, a.Activity, operationID(c.run.RunID, a.ID, st.LogicalAttempt))
-	item, err := c.e.store.Get(c.ctx, key)
+	value, found, err := c.lookup(key)
 	if err != nil {
+		c.fail(err)
 		return nil
 	}
-	for i := len(c.ops) - 1; i >= 0; i-- { // this decision's own write wins
-		if string(c.ops[i].Key) == string(key) {
-			item.Value = c.ops[i].Value
-			break
-		}
+	if !found {
+		return nil
 	}
 	var r reconRecord
-	if json.Unmarshal(item.Value, &r) != nil {
+	if err := json.Unmarshal(value, &r); err != nil {
+		c.fail(fmt.Errorf("decode the reconciliation record %s: %w", key, err))
 		return nil
 	}
 	return &r
