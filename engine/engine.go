@@ -115,6 +115,10 @@ type Config struct {
 	// given back, instead of clearing it (arena.go), for tests in this
 	// package only.
 	poisonArenas bool
+	// inTenure, when set, is called by every background decision once it
+	// holds the run's tenure, before it decides (tests: a tenure that ends
+	// under a decision).
+	inTenure func(runID string)
 	// Alerts receives the spec's operational alerts (AlertProjectorLagHigh,
 	// ...), with identifiers only. Default: a WARN line on Logger.
 	Alerts AlertFunc

@@ -81,34 +81,54 @@ func (e *background) expireRuns(ctx context.Context) error {
 
 // removeRun goes on removing the run its index entry names, batch by
 // batch, for as long as this engine owns the run and up to
-// retention.BatchesPerPass batches. It answers whether the run is gone.
+// retention.BatchesPerPass batches. It answers whether the run is gone. A
+// batch whose tenure ended under it (another decision of this engine — the
+// retention pass and DeleteRun race for one run — gave the lease up) takes
+// the lease again and goes on.
 func (e *background) removeRun(ctx context.Context, indexKey []byte, runID string) (bool, error) {
 	var from retention.Cursor // where the previous batch of this pass stopped
 	for range retention.BatchesPerPass {
 		var step retention.Step
-		var next retention.Cursor
-		owned, err := e.driveWith(ctx, runID, true, func(ch *change) error {
+		next := from
+		how, err := e.driveWith(ctx, runID, true, func(ch *change) error {
 			var err error
 			step, next, err = retention.Batch(ch.ctx, ch.e.store, removal{ch}, runRecords(runID), indexKey, from, ch.now)
 			return err
 		})
-		from = next
 		var cf *store.ConditionFailedError
 		switch {
+		case how == tenureEnded:
+			continue // nothing committed: the same batch again, under a new tenure
 		case errors.As(err, &cf):
 			return false, nil // the entry moved (DeleteRun) or another engine removed the run
 		case CodeOf(err) == CodeNotFound:
 			return true, e.deleteOrphan(ctx, indexKey) // the run is gone already
-		case err != nil || !owned:
+		case err != nil || how == notOwner:
 			return false, err
-		case step == retention.Gone:
+		}
+		from = next
+		switch step {
+		case retention.Gone:
 			e.forgetRun(runID)
 			e.own.removed.Add(1)
 			e.log.Info("retention removed a run", slog.String("run_id", runID))
 			return true, nil
-		case step == retention.Waits:
+		case retention.Waits:
 			return false, nil
 		}
+	}
+	return false, nil
+}
+
+// runGone reports whether the run's record is gone from the store: its
+// removal finished, whoever finished it.
+func (e *background) runGone(ctx context.Context, runID string) (bool, error) {
+	_, err := e.store.Get(ctx, record.RunKey(runID))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, err
 	}
 	return false, nil
 }
@@ -273,6 +293,11 @@ func (e *Engine) DeleteRun(ctx context.Context, p DeleteRunParams) (*DeleteRunRe
 	bg := (*background)(e)
 	bg.forgetRun(p.RunID)
 	gone, err := bg.removeRun(ctx, indexKey, p.RunID)
+	if err == nil && !gone {
+		// This call did not finish the removal; the retention pass (of this
+		// engine or another) may have: the answer says what happened.
+		gone, err = bg.runGone(ctx, p.RunID)
+	}
 	if err != nil {
 		// The run is invisible and indexed as expired now: the next pass goes on.
 		e.log.Warn("delete run: removal continues in the background", slog.String("run_id", p.RunID), slog.String("error", err.Error()))
