@@ -18,6 +18,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/ownership"
 	"github.com/weft-dev/weft/engine/internal/queues"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/internal/clock"
@@ -381,14 +382,14 @@ var AllRunStatuses = []runstate.RunStatus{runstate.RunPending, runstate.RunAppro
 func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 	out := &Stats{RunsByStatus: map[runstate.RunStatus]int{}}
 	for _, s := range AllRunStatuses {
-		n, err := count(ctx, e.store, store.KeyPrefix("rs", string(s)))
+		n, err := count(ctx, e.store, keyspace.RunStatus.KeyPrefix(string(s)))
 		if err != nil {
 			return nil, err
 		}
 		out.RunsByStatus[s] = n
 	}
 	var err error
-	if out.ReadyTasks, err = count(ctx, e.store, store.KeyPrefix("op")); err != nil {
+	if out.ReadyTasks, err = count(ctx, e.store, keyspace.Ready.KeyPrefix()); err != nil {
 		return nil, err
 	}
 	if out.QueuedRuns, err = count(ctx, e.store, admission.QueuePrefix()); err != nil {

@@ -12,8 +12,8 @@ import (
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runstate"
-	"github.com/weft-dev/weft/store"
 )
 
 // reconRecord is the reconciliation record of docs/semantics.md#reconciliation.
@@ -34,7 +34,7 @@ type reconRecord struct {
 // reconKey is the record's key: its own additive prefix, scoped by workflow,
 // activity and operation; the worker's idempotency key is in the record.
 func reconKey(runID, activity, operationID string) []byte {
-	return store.Key("rec", runID, activity, operationID)
+	return keyspace.Recon.Key(runID, activity, operationID)
 }
 
 // operationID is the scheduled operation's identifier (operationId of

@@ -13,6 +13,7 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -206,7 +207,7 @@ func scenarioReconcile_ActivityWithoutAKeyKeepsAtLeastOnceAndWritesNoRecord(t *t
 	again := b.poll("act-charge")
 	require.Equal(t, TaskActivity, again.Kind, "redispatched at least once, as before Tier-0")
 	require.Nil(t, b.recon(run.RunID, "act-charge", "charge"))
-	res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: store.KeyPrefix("rec")})
+	res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: keyspace.Recon.KeyPrefix()})
 	require.NoError(t, err)
 	require.Empty(t, res.Items, "no reconciliation record is ever written for it")
 }
@@ -243,7 +244,7 @@ func (s *failingGets) Get(ctx context.Context, key []byte) (store.Item, error) {
 // never taken for "no record", which would write a fresh one over it and
 // drop the idempotency key the worker reported.
 func TestReconRecord_AReadErrorFailsTheDecisionAndKeepsTheRecord(t *testing.T) {
-	st := &failingGets{Store: setupOnceChecked(t), prefix: store.KeyPrefix("rec")}
+	st := &failingGets{Store: setupOnceChecked(t), prefix: keyspace.Recon.KeyPrefix()}
 	b := setupWith(t, st)
 	run := b.submit(seq("charge"))
 	task := b.pollVerifiable("act-charge")[0]

@@ -13,6 +13,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/internal/retention"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -187,9 +188,9 @@ func runRecords(runID string) retention.Records {
 		record.TaskPrefix(runID),
 		acceptance.PayloadPrefix(runID),
 		acceptance.RecordPrefix(runID),
-		store.KeyPrefix("rec", runID),
+		keyspace.Recon.KeyPrefix(runID),
 		acceptance.ManualPrefix(runID),
-		store.KeyPrefix("obr", runID),
+		keyspace.OutboxRetry.KeyPrefix(runID),
 	}}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/internal/retention"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/internal/redistest"
@@ -223,7 +224,7 @@ func TestRetention_NeverRemovesARunThatIsNotFinished(t *testing.T) {
 // storedExpiries answers the rx: index entries.
 func (e *Engine) storedExpiries(t *testing.T) []string {
 	t.Helper()
-	res, err := e.store.Scan(context.Background(), &store.ScanParams{Prefix: store.KeyPrefix("rx")})
+	res, err := e.store.Scan(context.Background(), &store.ScanParams{Prefix: keyspace.Expiry.KeyPrefix()})
 	require.NoError(t, err)
 	var out []string
 	for _, it := range res.Items {

@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -365,7 +366,7 @@ func triggerDecision(trigger func(*decide.Decision) error) func(*change) error {
 
 // recoverTriggers finishes triggers a crash interrupted.
 func (e *background) recoverTriggers(ctx context.Context) error {
-	res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: store.KeyPrefix("pt"), Limit: 100})
+	res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: keyspace.PendingTrigger.KeyPrefix(), Limit: 100})
 	if err != nil {
 		return err
 	}
