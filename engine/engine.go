@@ -395,7 +395,7 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 	if out.QueuedRuns, err = count(ctx, e.store, admission.QueuePrefix()); err != nil {
 		return nil, err
 	}
-	if out.Queues, err = (*queueing)(e).list(ctx, ""); err != nil {
+	if out.Queues, err = listQueues(ctx, e, ""); err != nil {
 		return nil, err
 	}
 	return out, nil

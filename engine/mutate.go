@@ -410,7 +410,7 @@ func (e *Engine) commitDecision(ctx context.Context, d decision) (*change, error
 			}
 			runID = id
 		}
-		ch, retry, err := (*pipeline)(e).decideOnce(ctx, runID, d, fresh)
+		ch, retry, err := decideOnce(ctx, e, runID, d, fresh)
 		if !retry && (err == nil || d.lostRace == nil || !d.lostRace(err)) {
 			return ch, err
 		}
@@ -422,14 +422,10 @@ func (e *Engine) commitDecision(ctx context.Context, d decision) (*change, error
 	return nil, fault.Unavailable(d.runID, "run "+d.runID+" is changing too fast; retry")
 }
 
-// pipeline is the Engine as commitDecision's steps: the state a decision
-// starts from, and one decision made and committed.
-type pipeline Engine
-
 // startingState answers the state a decision starts from and its version:
 // a new run's initial state, the cached checkpoint unless fresh (cached
 // true), else the store's.
-func (e *pipeline) startingState(ctx context.Context, runID string, d decision, fresh bool) (*record.Run, *runstate.State, uint64, bool, error) {
+func startingState(ctx context.Context, e *Engine, runID string, d decision, fresh bool) (*record.Run, *runstate.State, uint64, bool, error) {
 	if d.newRun != nil {
 		return d.newRun, d.initial.Clone(), 0, false, nil
 	}
@@ -448,18 +444,18 @@ func (e *pipeline) startingState(ctx context.Context, runID string, d decision, 
 // answers whether it must be made again (a lost race on the checkpoint, an
 // unknown outcome, or a decision from the cache that did not commit). The
 // tasks it hands to waiting polls are delivered only if it committed.
-func (e *pipeline) decideOnce(ctx context.Context, runID string, d decision, fresh bool) (ch *change, retry bool, err error) {
+func decideOnce(ctx context.Context, e *Engine, runID string, d decision, fresh bool) (ch *change, retry bool, err error) {
 	unlock := e.locks.lock(runID)
 	defer unlock()
-	run, state, version, cached, err := e.startingState(ctx, runID, d, fresh)
+	run, state, version, cached, err := startingState(ctx, e, runID, d, fresh)
 	if err != nil {
 		return nil, false, err
 	}
-	now := (*Engine)(e).now()
+	now := e.now()
 	if d.newRun != nil {
 		now = d.newRun.CreatedAt
 	}
-	ch = newChange((*Engine)(e), ctx, run, state, now, d.actor)
+	ch = newChange(e, ctx, run, state, now, d.actor)
 	ch.newRun = d.newRun != nil
 	ch.useArena(e.arenas.take())
 	defer ch.giveArenaBack() // deferred first, so run last: after the effects settle

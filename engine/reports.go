@@ -62,7 +62,7 @@ func (e *workers) complete(ctx context.Context, r ReportParams) (*ReportResult, 
 	})
 	res, err = e.answerEager(eager, res, err)
 	if res != nil && len(res.Tasks) > 0 {
-		(*queueing)(e).handed(r.Next.withDefaults(), res.Tasks)
+		noteHanded(e.engine(), r.Next.withDefaults(), res.Tasks)
 	}
 	return res, err
 }

@@ -102,7 +102,7 @@ func (e *Engine) PollTasks(ctx context.Context, p PollParams) ([]*Task, error) {
 // The poll is remembered with the tasks it answers (pollers.go).
 func (e *workers) poll(ctx context.Context, p PollParams) ([]*Task, error) {
 	p = p.withDefaults()
-	done := (*queueing)(e).polled(p)
+	done := beginPoll(e.engine(), p)
 	slot := e.slotFor(ctx, p)
 	tasks, err := e.dispatch.Poll(ctx, slot, p.Wait, func() ([]*Task, error) { return e.claimReady(ctx, p, slot) })
 	done(tasks)
