@@ -32,8 +32,8 @@ func newTenures(cfg Config) tenures {
 // write under a new tenure of the lease bumps the run's fencing epoch in the
 // same conditional batch; every decision checks it, so an owner that lost
 // its lease (paused, partitioned, slow) can never commit, and stops.
-func (e *background) drive(ctx context.Context, runID string, decide func(*change) error) error {
-	_, err := e.driveOwned(ctx, runID, decide)
+func drive(ctx context.Context, e *Engine, runID string, decide func(*change) error) error {
+	_, err := driveOwned(ctx, e, runID, decide)
 	return err
 }
 
@@ -41,8 +41,8 @@ func (e *background) drive(ctx context.Context, runID string, decide func(*chang
 // run's owner: false when another engine holds the lease or took the run
 // over, and then nothing a decision attempt noted (one that lost its race
 // before the engine learned it was stale) describes what happened.
-func (e *background) driveOwned(ctx context.Context, runID string, decide func(*change) error) (bool, error) {
-	d, err := e.driveWith(ctx, runID, false, decide)
+func driveOwned(ctx context.Context, e *Engine, runID string, decide func(*change) error) (bool, error) {
+	d, err := driveWith(ctx, e, runID, false, decide)
 	return d == decided, err
 }
 
@@ -65,7 +65,7 @@ const (
 
 // driveWith is driveOwned, answering how the decision went; removal marks
 // the decision as a batch of the run's removal (retention.go).
-func (e *background) driveWith(ctx context.Context, runID string, removal bool, decide func(*change) error) (driven, error) {
+func driveWith(ctx context.Context, e *Engine, runID string, removal bool, decide func(*change) error) (driven, error) {
 	held, err := e.own.leases.Take(ctx, "run:"+runID)
 	if errors.Is(err, lease.ErrHeld) {
 		return notOwner, nil
@@ -81,7 +81,7 @@ func (e *background) driveWith(ctx context.Context, runID string, removal bool, 
 		e.cfg.inTenure(runID)
 	}
 	var bumped uint64
-	ch, err := e.engine().commitDecision(held.Context(), decision{runID: runID, actor: "engine:" + e.cfg.Owner, fromStore: true, removal: removal, decide: func(ch *change) error {
+	ch, err := e.commitDecision(held.Context(), decision{runID: runID, actor: "engine:" + e.cfg.Owner, fromStore: true, removal: removal, decide: func(ch *change) error {
 		bumped = 0
 		if err := t.Fence(ch.state.Epoch); err != nil {
 			return err
@@ -119,7 +119,7 @@ func (e *background) driveWith(ctx context.Context, runID string, removal bool, 
 }
 
 // releaseAll gives every lease up (the engine is stopping).
-func (e *background) releaseAll() { e.own.leases.ReleaseAll() }
+func releaseAll(e *Engine) { e.own.leases.ReleaseAll() }
 
 // Ownership is checkpoint ownership (docs/semantics.md#checkpoint-ownership):
 // how the engine makes sure only one writer changes a run at a time.

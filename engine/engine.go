@@ -238,7 +238,7 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, store: cfg.Store, records: cache.New(cfg.Store), clock: cfg.Clock, log: cfg.Logger, own: newTenures(cfg),
 		alert: cfg.Alerts}
 	dcfg := dispatch.Config[*Task]{Now: cfg.Clock.Now, Interval: cfg.PollInterval, Log: cfg.Logger,
-		Hints: cfg.Ownership == SingleOwner, GiveBack: (*workers)(e).giveBack}
+		Hints: cfg.Ownership == SingleOwner, GiveBack: func(tasks []*Task) { giveBack(e, tasks) }}
 	if cfg.Notifier != nil {
 		dcfg.Publisher = cfg.Notifier
 	}
@@ -301,14 +301,13 @@ func newRunID() string {
 	return "run-" + id.String()
 }
 
-// background is the engine's background work, done by Run and Tick: due
-// timers, interrupted triggers, signal and run retention, and giving the leases up
-// when the engine stops. Each is a decision through the commit pipeline,
+// The engine's background work, done by Run and Tick: due timers
+// (fireDueTimers), interrupted triggers (recoverTriggers), signal and run
+// retention (expireSignals, expireRuns), and giving the leases up when the
+// engine stops (releaseAll). Each is a decision through the commit pipeline,
 // driven as the run's owner (drive).
-type background Engine
 
 // engine answers the Engine whose background work this is.
-func (e *background) engine() *Engine { return (*Engine)(e) }
 
 // Run does the engine's background work (timers, recovery) until ctx ends,
 // and returns once the round in progress has finished, so that a caller can
@@ -316,7 +315,7 @@ func (e *background) engine() *Engine { return (*Engine)(e) }
 func (e *Engine) Run(ctx context.Context) {
 	t := time.NewTicker(e.cfg.PollInterval)
 	defer t.Stop()
-	defer (*background)(e).releaseAll()
+	defer releaseAll(e)
 	for {
 		if err := e.Tick(ctx); err != nil && ctx.Err() == nil {
 			e.log.Warn("engine tick", slog.String("error", err.Error()))
@@ -334,10 +333,9 @@ func (e *Engine) Run(ctx context.Context) {
 // writes the records of the workers polling this engine (pollers.go). Tests
 // call it after advancing a fake clock.
 func (e *Engine) Tick(ctx context.Context) error {
-	bg := (*background)(e)
-	_, queueErr := bg.dequeueAndStart(ctx)
-	return errors.Join(bg.fireDueTimers(ctx), bg.recoverTriggers(ctx), bg.expireSignals(ctx), bg.expireRuns(ctx),
-		bg.publishPollers(ctx), queueErr)
+	_, queueErr := dequeueAndStart(ctx, e)
+	return errors.Join(fireDueTimers(ctx, e), recoverTriggers(ctx, e), expireSignals(ctx, e), expireRuns(ctx, e),
+		publishPollers(ctx, e), queueErr)
 }
 
 // Counters are what this engine counted since it started, for metrics.

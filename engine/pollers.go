@@ -128,13 +128,15 @@ func noteHanded(e *Engine, p PollParams, tasks []*Task) {
 
 // publishPollers writes this process's poller records that are due and
 // sweeps expired ones now and then (queues.Desk.Publish).
-func (e *background) publishPollers(ctx context.Context) error {
-	return queueDesk(e.engine()).Publish(ctx, e.settledTokens)
+func publishPollers(ctx context.Context, e *Engine) error {
+	return queueDesk(e).Publish(ctx, func(ctx context.Context, tokens []string) ([]string, error) {
+		return settledTokens(ctx, e, tokens)
+	})
 }
 
 // settledTokens answers the tokens whose tasks are no longer claimed with
 // them: reported (perhaps to another process), timed out, given back.
-func (e *background) settledTokens(ctx context.Context, tokens []string) ([]string, error) {
+func settledTokens(ctx context.Context, e *Engine, tokens []string) ([]string, error) {
 	var gone []string
 	for _, token := range tokens {
 		taskID, err := parseToken(token)

@@ -91,17 +91,17 @@ type VerifyParams struct {
 
 // ReportVerification applies the verify table of docs/semantics.md#reconciliation to the step.
 func (e *Engine) ReportVerification(ctx context.Context, r VerifyParams) (*ReportResult, error) {
-	return (*workers)(e).verify(ctx, r)
+	return reportVerify(ctx, e, r)
 }
 
-// verify takes a verifier's answer: ReportVerification.
-func (e *workers) verify(ctx context.Context, r VerifyParams) (*ReportResult, error) {
+// reportVerify takes a verifier's answer: ReportVerification.
+func reportVerify(ctx context.Context, e *Engine, r VerifyParams) (*ReportResult, error) {
 	if len(r.Result) > 0 {
 		if err := checkOutput(r.Result, e.cfg.InlineResultLimit); err != nil {
 			return nil, err
 		}
 	}
-	return e.report(ctx, ReportParams{TenantID: r.TenantID, Token: r.Token, WorkerID: r.WorkerID}, "verified:"+string(r.State),
+	return report(ctx, e, ReportParams{TenantID: r.TenantID, Token: r.Token, WorkerID: r.WorkerID}, "verified:"+string(r.State),
 		func(ch *change, t *record.Task, a *definition.Action, st *runstate.StepState) error {
 			if t.Kind != TaskVerify {
 				return fault.ClaimLost(t.TaskID, t.RunID)

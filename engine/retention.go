@@ -66,14 +66,14 @@ func (c *recorder) indexForRetention(from runstate.RunStatus) {
 
 // expireRuns is the retention pass: it removes the runs whose expiry has
 // passed, up to retention.PassRuns of them.
-func (e *background) expireRuns(ctx context.Context) error {
-	expired, err := retention.ExpiredAt(ctx, e.store, e.engine().now())
+func expireRuns(ctx context.Context, e *Engine) error {
+	expired, err := retention.ExpiredAt(ctx, e.store, e.now())
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, x := range expired {
-		if _, err := e.removeRun(ctx, x.Key, x.RunID); err != nil {
+		if _, err := removeRun(ctx, e, x.Key, x.RunID); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -86,12 +86,12 @@ func (e *background) expireRuns(ctx context.Context) error {
 // batch whose tenure ended under it (another decision of this engine — the
 // retention pass and DeleteRun race for one run — gave the lease up) takes
 // the lease again and goes on.
-func (e *background) removeRun(ctx context.Context, indexKey []byte, runID string) (bool, error) {
+func removeRun(ctx context.Context, e *Engine, indexKey []byte, runID string) (bool, error) {
 	var from retention.Cursor // where the previous batch of this pass stopped
 	for range retention.BatchesPerPass {
 		var step retention.Step
 		next := from
-		how, err := e.driveWith(ctx, runID, true, func(ch *change) error {
+		how, err := driveWith(ctx, e, runID, true, func(ch *change) error {
 			var err error
 			step, next, err = retention.Batch(ch.ctx, ch.e.store, removal{ch}, runRecords(runID), indexKey, from, ch.now)
 			return err
@@ -103,14 +103,14 @@ func (e *background) removeRun(ctx context.Context, indexKey []byte, runID strin
 		case errors.As(err, &cf):
 			return false, nil // the entry moved (DeleteRun) or another engine removed the run
 		case CodeOf(err) == CodeNotFound:
-			return true, e.deleteOrphan(ctx, indexKey) // the run is gone already
+			return true, deleteOrphan(ctx, e, indexKey) // the run is gone already
 		case err != nil || how == notOwner:
 			return false, err
 		}
 		from = next
 		switch step {
 		case retention.Gone:
-			e.forgetRun(runID)
+			forgetRun(e, runID)
 			e.own.removed.Add(1)
 			e.log.Info("retention removed a run", slog.String("run_id", runID))
 			return true, nil
@@ -123,7 +123,7 @@ func (e *background) removeRun(ctx context.Context, indexKey []byte, runID strin
 
 // runGone reports whether the run's record is gone from the store: its
 // removal finished, whoever finished it.
-func (e *background) runGone(ctx context.Context, runID string) (bool, error) {
+func runGone(ctx context.Context, e *Engine, runID string) (bool, error) {
 	_, err := e.store.Get(ctx, record.RunKey(runID))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -135,7 +135,7 @@ func (e *background) runGone(ctx context.Context, runID string) (bool, error) {
 }
 
 // forgetRun drops a removed run from the caches.
-func (e *background) forgetRun(runID string) {
+func forgetRun(e *Engine, runID string) {
 	e.records.ForgetRun(runID)
 }
 
@@ -291,13 +291,12 @@ func (e *Engine) DeleteRun(ctx context.Context, p DeleteRunParams) (*DeleteRunRe
 	if err != nil {
 		return nil, err
 	}
-	bg := (*background)(e)
-	bg.forgetRun(p.RunID)
-	gone, err := bg.removeRun(ctx, indexKey, p.RunID)
+	forgetRun(e, p.RunID)
+	gone, err := removeRun(ctx, e, indexKey, p.RunID)
 	if err == nil && !gone {
 		// This call did not finish the removal; the retention pass (of this
 		// engine or another) may have: the answer says what happened.
-		gone, err = bg.runGone(ctx, p.RunID)
+		gone, err = runGone(ctx, e, p.RunID)
 	}
 	if err != nil {
 		// The run is invisible and indexed as expired now: the next pass goes on.
@@ -308,11 +307,11 @@ func (e *Engine) DeleteRun(ctx context.Context, p DeleteRunParams) (*DeleteRunRe
 
 // dropIfRunGone deletes a due timer whose run retention removed (a timer
 // the removal could not name): with no run there is nothing to decide.
-func (e *background) dropIfRunGone(ctx context.Context, runID string, timer []byte) error {
+func dropIfRunGone(ctx context.Context, e *Engine, runID string, timer []byte) error {
 	_, err := e.store.Get(ctx, record.RunKey(runID))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return e.deleteOrphan(ctx, timer)
+		return deleteOrphan(ctx, e, timer)
 	case err != nil:
 		return err
 	}

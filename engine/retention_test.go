@@ -681,7 +681,7 @@ func TestDeleteRun_AnswersRemovedWhenTheRetentionPassFinishedTheRemoval(t *testi
 	clk := clock.NewManual(testStart)
 	var other *bundle
 	leases := &passFirst{Local: lease.NewLocal(clk.Now)}
-	leases.pass = func() { require.NoError(t, (*background)(other.eng).expireRuns(context.Background())) }
+	leases.pass = func() { require.NoError(t, expireRuns(context.Background(), other.eng)) }
 	b := setupWith(t, st, func(c *Config) { c.Leases, c.Owner, c.Clock = leases, "deleter", clk })
 	other = setupWith(t, st, func(c *Config) { c.Leases, c.Owner, c.Clock = leases, "pass", clk })
 	run := b.submit(seq("a"))

@@ -584,7 +584,7 @@ func scenarioSubmit_StartRacingRecoveryStartsTheRunOnce(t *testing.T, b *bundle)
 	require.NoError(t, err)
 	// The recovery path triggers the run first (as the background loop may,
 	// between a submission's two commits); the submission's own trigger follows.
-	require.NoError(t, (*background)(b.eng).drive(b.ctx, res.Run.RunID, triggerDecision((*decide.Decision).Trigger)))
+	require.NoError(t, drive(b.ctx, b.eng, res.Run.RunID, triggerDecision((*decide.Decision).Trigger)))
 	require.Equal(t, runstate.RunBlocked, b.run(res.Run.RunID).Status)
 	snap, err := b.eng.StartRun(b.ctx, StartParams{TenantID: tenant, RunID: res.Run.RunID, Actor: "alice"})
 	require.NoError(t, err, "a second trigger is not an error")

@@ -120,7 +120,7 @@ func scenarioScheduleToStart_AGivenBackTaskWaitsAgainFromItsGiveBack(t *testing.
 	run := b.submit(unhandled(time.Minute))
 	task := b.poll("act-a")
 	b.clock.Advance(10 * time.Second)
-	(*workers)(b.eng).giveBack([]*Task{task})
+	giveBack(b.eng, []*Task{task})
 	timers := startTimers(t, b)
 	require.Len(t, timers, 1)
 	require.Equal(t, b.eng.now().Add(time.Minute), timers[0].Due)
