@@ -229,12 +229,18 @@ type failingGets struct {
 	store.Store
 	prefix  []byte
 	failing bool
+	// skip lets that many matching reads through before the failing ones.
+	skip int
 }
 
 var errReadFailed = errors.New("test: the read failed")
 
 func (s *failingGets) Get(ctx context.Context, key []byte) (store.Item, error) {
 	if s.failing && bytes.HasPrefix(key, s.prefix) {
+		if s.skip > 0 {
+			s.skip--
+			return s.Store.Get(ctx, key)
+		}
 		return store.Item{}, errReadFailed
 	}
 	return s.Store.Get(ctx, key)
@@ -286,4 +292,23 @@ func TestReconRecord_ADecisionSeesTheRecordItWroteEarlier(t *testing.T) {
 	require.Equal(t, decide.ReconCancelled, rec.Status)
 	require.Equal(t, "order-7", rec.IdempotencyKey)
 	require.Equal(t, "dispatched", rec.Diagnostic)
+}
+
+// A signal whose acceptance cannot be read back inside its decision is not
+// taken for a new one: the read's error is the call's answer, and nothing
+// is written.
+func TestSignal_AReadErrorInItsDecisionIsTheAnswerNotANewSignal(t *testing.T) {
+	st := &failingGets{Store: setupOnceChecked(t), prefix: keyspace.SignalPayload.KeyPrefix()}
+	b := setupWith(t, st)
+	run := b.submit(seq("a"))
+	id := "s-1"
+	before, err := b.eng.GetRun(b.ctx, GetRunParams{TenantID: tenant, RunID: run.RunID})
+	require.NoError(t, err)
+	st.failing, st.skip = true, 1 // the acceptance read before the decision succeeds; the one inside fails
+	_, err = b.eng.SignalRun(b.ctx, SignalParams{TenantID: tenant, RunID: run.RunID, SignalName: "go", SignalID: &id})
+	require.ErrorIs(t, err, errReadFailed)
+	st.failing = false
+	after, err := b.eng.GetRun(b.ctx, GetRunParams{TenantID: tenant, RunID: run.RunID})
+	require.NoError(t, err)
+	require.Equal(t, before.LastEventSeq, after.LastEventSeq, "nothing was appended")
 }

@@ -116,7 +116,11 @@ func deliverSignal(ctx context.Context, e *Engine, p SignalParams, kind runstate
 	_, err := e.mutate(ctx, p.RunID, decide.ActorOf(p.Actor), func(ch *change) error {
 		rejected = nil // a decision made again decides afresh
 		if idempotent {
-			if _, err := ch.e.store.Get(ch.ctx, acceptance.PayloadKey(p.RunID, name, id)); err == nil {
+			_, found, err := ch.lookup(acceptance.PayloadKey(p.RunID, name, id))
+			switch {
+			case err != nil:
+				return err // a read that failed is not "not accepted"
+			case found:
 				return errDuplicateSignal // accepted while this request waited its turn
 			}
 		}
