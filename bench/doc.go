@@ -27,7 +27,7 @@
 // Layering: bench is a program's library. It speaks to a running Weft only
 // through the public API (client/ and client/worker) and a weftd binary; it
 // imports pgx and Pebble only to measure the raw ceilings. Its scale mode
-// also opens a stopped weftd's store (store, pebblestore, sqlstore) to fill
+// also opens a stopped weftd's store (store, pebblestore, sqlstore; engine/keyspace for its keys) to fill
 // it through bench/fill and to count its status index; it never imports the
 // server, and from the engine bench/fill takes only the pure functions that
 // name records. It prints nothing itself: cmd/weftbench renders the Report.

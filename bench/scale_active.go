@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/client"
+	"github.com/weft-dev/weft/engine/keyspace"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/store"
 )
@@ -106,7 +107,7 @@ func measureActive(ctx context.Context, cfg Config, name, tmp string, log *slog.
 	}
 	defer s.Close()
 	for _, status := range []string{"RUNNING", "BLOCKED"} {
-		n, err := countKeys(ctx, s, store.KeyPrefix("rs", status))
+		n, err := countKeys(ctx, s, keyspace.RunStatus.KeyPrefix(status))
 		if err != nil {
 			return nil, err
 		}

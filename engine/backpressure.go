@@ -74,7 +74,7 @@ func (c Config) backpressureOf(run *record.Run) definition.BackpressureMode {
 
 // checkAdmission refuses a submission under REJECT when a limit is reached,
 // before anything is written.
-func (e *submissions) checkAdmission(ctx context.Context, rec *record.Run) error {
+func checkAdmission(ctx context.Context, e *Engine, rec *record.Run) error {
 	if e.cfg.backpressureOf(rec) != definition.BackpressureReject {
 		return nil
 	}
@@ -96,7 +96,7 @@ type QueueResult struct {
 // first, is started when a slot is free (STARTED), left queued when not
 // (SKIPPED), or reported FAILED when its start failed; the start is a fenced,
 // conditional claim, so no run is ever started twice.
-func (e *background) dequeueAndStart(ctx context.Context) ([]QueueResult, error) {
+func dequeueAndStart(ctx context.Context, e *Engine) ([]QueueResult, error) {
 	queued, err := admission.Oldest(ctx, e.store)
 	if err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func (e *background) dequeueAndStart(ctx context.Context) ([]QueueResult, error)
 	for _, it := range queued {
 		runID := it.RunID
 		started := false
-		owned, err := e.driveOwned(ctx, runID, func(ch *change) error {
+		owned, err := driveOwned(ctx, e, runID, func(ch *change) error {
 			started = false // a decision made again after a lost race starts afresh
 			if ch.state.Status != runstate.RunQueued {
 				ch.del(it.Key) // started elsewhere, or cancelled: the index entry is stale

@@ -131,7 +131,7 @@ func reconcilersRacing(t *testing.T, st store.Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := (*background)(eng).dequeueAndStart(b.ctx)
+			r, err := dequeueAndStart(b.ctx, eng)
 			require.NoError(t, err)
 			results[i] = r
 		}()

@@ -32,18 +32,18 @@ type ControlResult struct {
 // control delivers a control signal idempotently, applying the rule of
 // kind (package decide), and answers the run after it. A refusal is logged
 // as SignalRejected and answered as the engine's coded error (refused).
-func (e *signals) control(ctx context.Context, p ControlParams, kind runstate.SignalKind, apply func(*decide.Decision, decide.Control) error) (*ControlResult, error) {
+func deliverControl(ctx context.Context, e *Engine, p ControlParams, kind runstate.SignalKind, apply func(*decide.Decision, decide.Control) error) (*ControlResult, error) {
 	if err := validateSignalID("signal_id", p.SignalID); err != nil {
 		return nil, err
 	}
 	c := decide.Control{ActionID: p.ActionID, Actor: p.Actor, Reason: p.Reason, Compensate: p.Compensate}
-	res, err := e.deliver(ctx, SignalParams{TenantID: p.TenantID, RunID: p.RunID, SignalID: p.SignalID, Actor: p.Actor,
+	res, err := deliverSignal(ctx, e, SignalParams{TenantID: p.TenantID, RunID: p.RunID, SignalID: p.SignalID, Actor: p.Actor,
 		Compensate: p.Compensate && kind == runstate.SignalCancel},
 		kind, func(ch *change, _ AcceptedSignal) error { return fault.Refused(apply(ch.rules(), c)) })
 	if err != nil {
 		return nil, err
 	}
-	snap, err := (*Engine)(e).GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: p.RunID})
+	snap, err := e.GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: p.RunID})
 	if err != nil {
 		return nil, err
 	}
@@ -52,20 +52,20 @@ func (e *signals) control(ctx context.Context, p ControlParams, kind runstate.Si
 
 // ApproveRun approves a PENDING run whose definition requires approval.
 func (e *Engine) ApproveRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
-	return (*signals)(e).control(ctx, p, runstate.SignalApprove, (*decide.Decision).Approve)
+	return deliverControl(ctx, e, p, runstate.SignalApprove, (*decide.Decision).Approve)
 }
 
 // PauseRun stops new scheduling; in-flight tasks finish, for at most
 // Config.DrainTimeout (docs/semantics.md#pause-drain).
 func (e *Engine) PauseRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
-	return (*signals)(e).control(ctx, p, runstate.SignalPause, func(d *decide.Decision, c decide.Control) error {
+	return deliverControl(ctx, e, p, runstate.SignalPause, func(d *decide.Decision, c decide.Control) error {
 		return d.Pause(c, e.cfg.DrainTimeout)
 	})
 }
 
 // ResumeRun resumes a paused run; nothing completed runs again.
 func (e *Engine) ResumeRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
-	return (*signals)(e).control(ctx, p, runstate.SignalResume, (*decide.Decision).Resume)
+	return deliverControl(ctx, e, p, runstate.SignalResume, (*decide.Decision).Resume)
 }
 
 // CancelRun ends a non-terminal run CANCELLED. Rejected while COMPENSATING.
@@ -73,15 +73,15 @@ func (e *Engine) ResumeRun(ctx context.Context, p ControlParams) (*ControlResult
 // first, as on failure, and the run ends CANCELLED with the rollback's outcome
 // (docs/semantics.md#cancel-compensation).
 func (e *Engine) CancelRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
-	return (*signals)(e).control(ctx, p, runstate.SignalCancel, (*decide.Decision).Cancel)
+	return deliverControl(ctx, e, p, runstate.SignalCancel, (*decide.Decision).Cancel)
 }
 
 // RetryStep opens a new logical attempt for the failed step a HOLD run waits on.
 func (e *Engine) RetryStep(ctx context.Context, p ControlParams) (*ControlResult, error) {
-	return (*signals)(e).control(ctx, p, runstate.SignalRetryStep, (*decide.Decision).RetryStep)
+	return deliverControl(ctx, e, p, runstate.SignalRetryStep, (*decide.Decision).RetryStep)
 }
 
 // SkipStep skips a step that has not started, or the failed step a HOLD run waits on.
 func (e *Engine) SkipStep(ctx context.Context, p ControlParams) (*ControlResult, error) {
-	return (*signals)(e).control(ctx, p, runstate.SignalSkipStep, (*decide.Decision).SkipStep)
+	return deliverControl(ctx, e, p, runstate.SignalSkipStep, (*decide.Decision).SkipStep)
 }

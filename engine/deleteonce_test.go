@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -85,7 +86,7 @@ func TestDeleteOnce_CheckerCatchesAKeyPutTwice(t *testing.T) {
 		_, err := st.Commit(ctx, &store.Batch{Ops: ops})
 		require.NoError(t, err)
 	}
-	k := store.Key("tmr", "k")
+	k := keyspace.Timer.Key("k")
 	commit(store.Put(k, []byte("1")))
 	commit(store.Delete(k))
 	commit(store.Put(k, []byte("2")))

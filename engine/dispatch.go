@@ -300,11 +300,11 @@ const giveBackTimeout = 10 * time.Second
 
 // giveBack gives tasks claimed for a call that ended back to their queues,
 // on a context of its own: the call's has ended.
-func (e *workers) giveBack(tasks []*Task) {
+func giveBack(e *Engine, tasks []*Task) {
 	ctx, cancel := context.WithTimeout(context.Background(), giveBackTimeout)
 	defer cancel()
 	for _, t := range tasks {
-		if err := e.giveBackOne(ctx, t); err != nil {
+		if err := giveBackOne(ctx, e, t); err != nil {
 			e.log.Warn("an undelivered task could not be given back; its attempt timeout will retry it",
 				slog.String("task_id", t.TaskID), slog.String("run_id", t.RunID), slog.String("error", err.Error()))
 		}
@@ -313,12 +313,12 @@ func (e *workers) giveBack(tasks []*Task) {
 
 // giveBackOne makes one undelivered task ready again if it is still claimed
 // with the token its call was to answer.
-func (e *workers) giveBackOne(ctx context.Context, task *Task) error {
+func giveBackOne(ctx context.Context, e *Engine, task *Task) error {
 	var (
 		t       *record.Task
 		version uint64
 	)
-	_, err := e.engine().commitDecision(ctx, decision{
+	_, err := e.commitDecision(ctx, decision{
 		actor: "weft:undelivered",
 		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
 			var err error

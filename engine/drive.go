@@ -32,8 +32,8 @@ func newTenures(cfg Config) tenures {
 // write under a new tenure of the lease bumps the run's fencing epoch in the
 // same conditional batch; every decision checks it, so an owner that lost
 // its lease (paused, partitioned, slow) can never commit, and stops.
-func (e *background) drive(ctx context.Context, runID string, decide func(*change) error) error {
-	_, err := e.driveOwned(ctx, runID, decide)
+func drive(ctx context.Context, e *Engine, runID string, decide func(*change) error) error {
+	_, err := driveOwned(ctx, e, runID, decide)
 	return err
 }
 
@@ -41,26 +41,47 @@ func (e *background) drive(ctx context.Context, runID string, decide func(*chang
 // run's owner: false when another engine holds the lease or took the run
 // over, and then nothing a decision attempt noted (one that lost its race
 // before the engine learned it was stale) describes what happened.
-func (e *background) driveOwned(ctx context.Context, runID string, decide func(*change) error) (bool, error) {
-	return e.driveWith(ctx, runID, false, decide)
+func driveOwned(ctx context.Context, e *Engine, runID string, decide func(*change) error) (bool, error) {
+	d, err := driveWith(ctx, e, runID, false, decide)
+	return d == decided, err
 }
 
-// driveWith is driveOwned; removal marks the decision as a batch of the
-// run's removal (retention.go).
-func (e *background) driveWith(ctx context.Context, runID string, removal bool, decide func(*change) error) (bool, error) {
+// driven says how a background decision went.
+type driven int
+
+const (
+	// decided: this engine decided as the run's owner (err says whether
+	// the decision committed).
+	decided driven = iota
+	// notOwner: another engine holds the run's lease, or took the run
+	// over (a stale tenure); nothing was committed.
+	notOwner
+	// tenureEnded: the tenure ended under the decision — its lease was
+	// lost, or another decision of this engine gave it up (a run that ends
+	// needs no owner) — so nothing was committed; taking the lease again
+	// may go on.
+	tenureEnded
+)
+
+// driveWith is driveOwned, answering how the decision went; removal marks
+// the decision as a batch of the run's removal (retention.go).
+func driveWith(ctx context.Context, e *Engine, runID string, removal bool, decide func(*change) error) (driven, error) {
 	held, err := e.own.leases.Take(ctx, "run:"+runID)
 	if errors.Is(err, lease.ErrHeld) {
-		return false, nil
+		return notOwner, nil
 	}
 	if err != nil {
-		return false, err // the lease service is down: do no background work, lose nothing
+		return notOwner, err // the lease service is down: do no background work, lose nothing
 	}
 	defer held.Done()
 	t := &held.State
 	t.Lock()
 	defer t.Unlock()
+	if e.cfg.inTenure != nil {
+		e.cfg.inTenure(runID)
+	}
 	var bumped uint64
-	ch, err := e.engine().commitDecision(held.Context(), decision{runID: runID, actor: "engine:" + e.cfg.Owner, fromStore: true, removal: removal, decide: func(ch *change) error {
+	ch, err := e.commitDecision(held.Context(), decision{runID: runID, actor: "engine:" + e.cfg.Owner, fromStore: true, removal: removal, decide: func(ch *change) error {
 		bumped = 0
 		if err := t.Fence(ch.state.Epoch); err != nil {
 			return err
@@ -80,13 +101,13 @@ func (e *background) driveWith(ctx context.Context, runID string, removal bool, 
 		e.own.stale.Add(1)
 		e.log.Info("stale owner stopped driving a run", slog.String("run_id", runID))
 		held.Drop()
-		return false, nil
+		return notOwner, nil
 	case err != nil && held.Context().Err() != nil:
-		e.own.stale.Add(1) // the lease was lost mid-decision: nothing committed, stop
+		e.own.stale.Add(1) // the lease was lost or given up mid-decision: nothing committed, stop
 		held.Drop()
-		return false, nil
+		return tenureEnded, nil
 	case err != nil:
-		return true, err
+		return decided, err
 	}
 	if bumped != 0 {
 		t.Bumped(bumped)
@@ -94,11 +115,11 @@ func (e *background) driveWith(ctx context.Context, runID string, removal bool, 
 	if ch != nil && ch.state.Status.Terminal() {
 		held.Drop()
 	}
-	return true, nil
+	return decided, nil
 }
 
 // releaseAll gives every lease up (the engine is stopping).
-func (e *background) releaseAll() { e.own.leases.ReleaseAll() }
+func releaseAll(e *Engine) { e.own.leases.ReleaseAll() }
 
 // Ownership is checkpoint ownership (docs/semantics.md#checkpoint-ownership):
 // how the engine makes sure only one writer changes a run at a time.

@@ -70,7 +70,7 @@ func TestDrive_AWaitingRunIsTakenAgainByWhicheverEngineDrivesItNext(t *testing.T
 	runID := a.submit(seq("x")).RunID
 	for i, eng := range []*Engine{a.eng, b.eng, a.eng} {
 		marker := []string{"a-first", "b", "a-again"}[i]
-		require.NoError(t, (*background)(eng).drive(a.ctx, runID, touch(runID, marker)))
+		require.NoError(t, drive(a.ctx, eng, runID, touch(runID, marker)))
 		require.Eventually(t, func() bool { return eng.own.leases.Len() == 0 }, 10*time.Second, 5*time.Millisecond)
 	}
 	for _, marker := range []string{"a-first", "b", "a-again"} {
@@ -99,13 +99,13 @@ func TestDrive_ANewOwnerOvertakenBeforeItsFirstCommitDoesNotCommit(t *testing.T)
 	var once sync.Once
 	late := make(chan error, 1)
 	go func() {
-		late <- (*background)(a.eng).drive(a.ctx, runID, func(ch *change) error {
+		late <- drive(a.ctx, a.eng, runID, func(ch *change) error {
 			once.Do(func() { close(read); <-resume }) // a has read the run, then stalls
 			return touch(runID, "a-late")(ch)
 		})
 	}()
 	<-read
-	require.NoError(t, (*background)(b.eng).drive(b.ctx, runID, touch(runID, "b-took-over")))
+	require.NoError(t, drive(b.ctx, b.eng, runID, touch(runID, "b-took-over")))
 	close(resume)
 	require.NoError(t, <-late)
 
@@ -169,12 +169,12 @@ func TestRunQueue_AReconcilerOvertakenAsOwnerReportsItsRunSkipped(t *testing.T) 
 	gated.armed.Store(true)
 	results := make(chan []QueueResult, 1)
 	go func() {
-		r, err := (*background)(a.eng).dequeueAndStart(a.ctx)
+		r, err := dequeueAndStart(a.ctx, a.eng)
 		require.NoError(t, err)
 		results <- r
 	}()
 	<-gated.reached // a decided to start the run and is about to commit
-	started, err := (*background)(b.eng).dequeueAndStart(b.ctx)
+	started, err := dequeueAndStart(b.ctx, b.eng)
 	require.NoError(t, err)
 	require.Equal(t, []QueueResult{{RunID: queued.RunID, Status: "STARTED"}}, started)
 	close(gated.openGate)

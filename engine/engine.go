@@ -18,6 +18,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/ownership"
 	"github.com/weft-dev/weft/engine/internal/queues"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/internal/clock"
@@ -115,6 +116,10 @@ type Config struct {
 	// given back, instead of clearing it (arena.go), for tests in this
 	// package only.
 	poisonArenas bool
+	// inTenure, when set, is called by every background decision once it
+	// holds the run's tenure, before it decides (tests: a tenure that ends
+	// under a decision).
+	inTenure func(runID string)
 	// Alerts receives the spec's operational alerts (AlertProjectorLagHigh,
 	// ...), with identifiers only. Default: a WARN line on Logger.
 	Alerts AlertFunc
@@ -233,7 +238,7 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, store: cfg.Store, records: cache.New(cfg.Store), clock: cfg.Clock, log: cfg.Logger, own: newTenures(cfg),
 		alert: cfg.Alerts}
 	dcfg := dispatch.Config[*Task]{Now: cfg.Clock.Now, Interval: cfg.PollInterval, Log: cfg.Logger,
-		Hints: cfg.Ownership == SingleOwner, GiveBack: (*workers)(e).giveBack}
+		Hints: cfg.Ownership == SingleOwner, GiveBack: func(tasks []*Task) { giveBack(e, tasks) }}
 	if cfg.Notifier != nil {
 		dcfg.Publisher = cfg.Notifier
 	}
@@ -296,14 +301,13 @@ func newRunID() string {
 	return "run-" + id.String()
 }
 
-// background is the engine's background work, done by Run and Tick: due
-// timers, interrupted triggers, signal and run retention, and giving the leases up
-// when the engine stops. Each is a decision through the commit pipeline,
+// The engine's background work, done by Run and Tick: due timers
+// (fireDueTimers), interrupted triggers (recoverTriggers), signal and run
+// retention (expireSignals, expireRuns), and giving the leases up when the
+// engine stops (releaseAll). Each is a decision through the commit pipeline,
 // driven as the run's owner (drive).
-type background Engine
 
 // engine answers the Engine whose background work this is.
-func (e *background) engine() *Engine { return (*Engine)(e) }
 
 // Run does the engine's background work (timers, recovery) until ctx ends,
 // and returns once the round in progress has finished, so that a caller can
@@ -311,7 +315,7 @@ func (e *background) engine() *Engine { return (*Engine)(e) }
 func (e *Engine) Run(ctx context.Context) {
 	t := time.NewTicker(e.cfg.PollInterval)
 	defer t.Stop()
-	defer (*background)(e).releaseAll()
+	defer releaseAll(e)
 	for {
 		if err := e.Tick(ctx); err != nil && ctx.Err() == nil {
 			e.log.Warn("engine tick", slog.String("error", err.Error()))
@@ -329,10 +333,9 @@ func (e *Engine) Run(ctx context.Context) {
 // writes the records of the workers polling this engine (pollers.go). Tests
 // call it after advancing a fake clock.
 func (e *Engine) Tick(ctx context.Context) error {
-	bg := (*background)(e)
-	_, queueErr := bg.dequeueAndStart(ctx)
-	return errors.Join(bg.fireDueTimers(ctx), bg.recoverTriggers(ctx), bg.expireSignals(ctx), bg.expireRuns(ctx),
-		bg.publishPollers(ctx), queueErr)
+	_, queueErr := dequeueAndStart(ctx, e)
+	return errors.Join(fireDueTimers(ctx, e), recoverTriggers(ctx, e), expireSignals(ctx, e), expireRuns(ctx, e),
+		publishPollers(ctx, e), queueErr)
 }
 
 // Counters are what this engine counted since it started, for metrics.
@@ -377,20 +380,20 @@ var AllRunStatuses = []runstate.RunStatus{runstate.RunPending, runstate.RunAppro
 func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 	out := &Stats{RunsByStatus: map[runstate.RunStatus]int{}}
 	for _, s := range AllRunStatuses {
-		n, err := count(ctx, e.store, store.KeyPrefix("rs", string(s)))
+		n, err := count(ctx, e.store, keyspace.RunStatus.KeyPrefix(string(s)))
 		if err != nil {
 			return nil, err
 		}
 		out.RunsByStatus[s] = n
 	}
 	var err error
-	if out.ReadyTasks, err = count(ctx, e.store, store.KeyPrefix("op")); err != nil {
+	if out.ReadyTasks, err = count(ctx, e.store, keyspace.Ready.KeyPrefix()); err != nil {
 		return nil, err
 	}
 	if out.QueuedRuns, err = count(ctx, e.store, admission.QueuePrefix()); err != nil {
 		return nil, err
 	}
-	if out.Queues, err = (*queueing)(e).list(ctx, ""); err != nil {
+	if out.Queues, err = listQueues(ctx, e, ""); err != nil {
 		return nil, err
 	}
 	return out, nil

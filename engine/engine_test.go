@@ -98,6 +98,7 @@ func comparable(s *runstate.Snapshot) map[string]any {
 		"status": s.Status, "substatus": s.Substatus, "message": s.Message, "seq": s.LastEventSeq,
 		"created": s.CreatedAt, "started": s.StartedAt, "completed": s.CompletedAt, "duration": s.TotalDuration,
 		"error": s.Error, "cancellation": s.Cancellation, "outcome": s.CompensationOutcome,
+		"failed_steps": s.FailedSteps(),
 	}
 	for _, st := range s.Steps {
 		out["step "+st.ActionID] = map[string]any{

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -31,7 +32,7 @@ func (b *bundle) requireEventKeysMatchCheckpoints() {
 	}
 	var checkpoints []*runstate.State
 	for after := []byte(nil); ; {
-		res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: store.KeyPrefix("wf"), After: after, Limit: store.MaxScanLimit})
+		res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: keyspace.Run.KeyPrefix(), After: after, Limit: store.MaxScanLimit})
 		if errors.Is(err, store.ErrClosed) {
 			return // a crash test closed it
 		}
@@ -337,7 +338,7 @@ func asKeyRowsWeftd(t *testing.T, b *bundle, runID string) {
 	}
 	batch := &store.Batch{Ops: []store.Op{runlog.PutCheckpoint(runID, s)}}
 	for _, ev := range b.runEvents(runID) {
-		batch.Ops = append(batch.Ops, store.Put(store.Key("wf", runID, "ek", ev.IdempotencyKey), []byte(store.Uint64(ev.Seq))))
+		batch.Ops = append(batch.Ops, store.Put(keyspace.Run.Key(runID, "ek", ev.IdempotencyKey), []byte(store.Uint64(ev.Seq))))
 	}
 	_, err = b.store.Commit(b.ctx, batch)
 	require.NoError(t, err)
@@ -357,7 +358,7 @@ func TestEventKeys_ARunWhoseCheckpointHasNoKeyRecordKeepsItsKeyRowsAndTheirCondi
 	b.complete(b.poll("act-a"), `1`)
 	events := b.runEvents(run.RunID)
 	for _, ev := range events {
-		require.True(t, b.exists(store.Key("wf", run.RunID, "ek", ev.IdempotencyKey)), "event %d (%s) has its key row", ev.Seq, ev.Type)
+		require.True(t, b.exists(keyspace.Run.Key(run.RunID, "ek", ev.IdempotencyKey)), "event %d (%s) has its key row", ev.Seq, ev.Type)
 	}
 	s, err := runlog.DecodeCheckpoint(run.RunID, mustGet(t, st, runlog.CheckpointKey(run.RunID)))
 	require.NoError(t, err)
@@ -369,12 +370,12 @@ func TestEventKeys_ARunWhoseCheckpointHasNoKeyRecordKeepsItsKeyRowsAndTheirCondi
 	tb := b.poll("act-b")
 	events = b.runEvents(run.RunID)
 	key := runstate.IdempotencyKey(run.RunID, "b", 1, runstate.EvStepCompleted, "1", 0)
-	_, err = st.Commit(b.ctx, &store.Batch{Ops: []store.Op{store.Put(store.Key("wf", run.RunID, "ek", key), []byte(store.Uint64(999)))}})
+	_, err = st.Commit(b.ctx, &store.Batch{Ops: []store.Op{store.Put(keyspace.Run.Key(run.RunID, "ek", key), []byte(store.Uint64(999)))}})
 	require.NoError(t, err)
 	_, err = b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: tb.Token, WorkerID: "w1", Output: json.RawMessage(`1`)})
 	require.Error(t, err, "the key row's absent-condition fails the decision")
 	require.Len(t, b.runEvents(run.RunID), len(events), "nothing of the failed decision is appended")
-	_, err = st.Commit(b.ctx, &store.Batch{Ops: []store.Op{store.Delete(store.Key("wf", run.RunID, "ek", key))}})
+	_, err = st.Commit(b.ctx, &store.Batch{Ops: []store.Op{store.Delete(keyspace.Run.Key(run.RunID, "ek", key))}})
 	require.NoError(t, err) // the end-of-test check wants a row per event
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -17,7 +18,7 @@ import (
 // weftd stored them as.
 func asOlderWeftd(t *testing.T, st store.Store, runID string) {
 	t.Helper()
-	res, err := st.Scan(t.Context(), &store.ScanParams{Prefix: store.KeyPrefix("wf", runID), Limit: store.MaxScanLimit})
+	res, err := st.Scan(t.Context(), &store.ScanParams{Prefix: keyspace.Run.KeyPrefix(runID), Limit: store.MaxScanLimit})
 	require.NoError(t, err)
 	b := &store.Batch{}
 	for _, it := range res.Items {

@@ -264,7 +264,7 @@ func TestHandOff_APollWhoseCallEndedIsNotHandedATask(t *testing.T) {
 	gone, cancel := context.WithCancel(b.ctx)
 	cancel()
 	// A poll listed as waiting whose call ended before it could leave.
-	slot := (*workers)(b.eng).slotFor(gone, PollParams{TenantID: tenant, Queue: definition.DefaultQueue, WorkerID: "gone",
+	slot := slotFor(gone, b.eng, PollParams{TenantID: tenant, Queue: definition.DefaultQueue, WorkerID: "gone",
 		Activities: []string{"act-b"}, MaxTasks: 1})
 	b.eng.dispatch.Open(slot)
 

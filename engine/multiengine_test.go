@@ -187,21 +187,21 @@ func TestMultiEngine_FrozenOwnersLateCommitIsRejected(t *testing.T) {
 	touch := func(marker string) func(*change) error {
 		return func(ch *change) error { ch.put(store.Key("test", runID, marker), marker); return nil }
 	}
-	require.NoError(t, (*background)(a).drive(ctx, runID, touch("a-owns")))
+	require.NoError(t, drive(ctx, a, runID, touch("a-owns")))
 
 	read := make(chan struct{})
 	var once sync.Once
 	lateDone := make(chan error, 1)
 	frozen.cold.Store(true)
 	go func() {
-		lateDone <- (*background)(a).drive(ctx, runID, func(ch *change) error {
+		lateDone <- drive(ctx, a, runID, func(ch *change) error {
 			once.Do(func() { close(read); <-frozen.thaw }) // frozen mid-decision
 			return touch("a-late")(ch)
 		})
 	}()
 	<-read
 	time.Sleep(3 * ttl) // three lease TTLs pass while engine a is frozen
-	require.NoError(t, (*background)(b).drive(ctx, runID, touch("b-took-over")))
+	require.NoError(t, drive(ctx, b, runID, touch("b-took-over")))
 	close(frozen.thaw)
 	require.NoError(t, <-lateDone)
 

@@ -61,6 +61,9 @@ type recorder struct {
 	// arena is the memory events, ops, conds and taskPuts start in, given
 	// back once the decision's commit settles (arena.go); nil: none.
 	arena *decisionArena
+	// failed is the first error met where the rules could not be answered
+	// one (fail): the decision fails with it.
+	failed error
 	// appended is where the batch holds the decision's events and outbox
 	// entries, for the outbox cache once it commits (Config.OutboxCache).
 	appended runlog.Appended
@@ -141,18 +144,41 @@ func newEventID() string {
 }
 
 // read gets a value during a decision, seeing the decision's own writes
-// first; a failure ends the decision.
+// first (lookup); a failure, "not found" included, ends the decision.
 func (c *recorder) read(key []byte) ([]byte, error) {
+	value, found, err := c.lookup(key)
+	if err == nil && !found {
+		err = fmt.Errorf("read %s: %w", key, store.ErrNotFound)
+	}
+	return value, err
+}
+
+// lookup answers a key's value as the decision sees it: the decision's own
+// last write of it first (a delete: not found), else the store's. Only the
+// store's "not found" is not found; any other error is answered.
+func (c *recorder) lookup(key []byte) (value []byte, found bool, err error) {
 	for i := len(c.ops) - 1; i >= 0; i-- {
-		if string(c.ops[i].Key) == string(key) && c.ops[i].Kind == store.OpPut {
-			return c.ops[i].Value, nil
+		if string(c.ops[i].Key) == string(key) {
+			return c.ops[i].Value, c.ops[i].Kind == store.OpPut, nil
 		}
 	}
 	item, err := c.e.store.Get(c.ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", key, err)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("read %s: %w", key, err)
 	}
-	return item.Value, nil
+	return item.Value, true, nil
+}
+
+// fail records an error met where the rules cannot answer one (a read
+// behind decide.Recorder): the decision fails with the first such error
+// once its rules return, and commits nothing.
+func (c *recorder) fail(err error) {
+	if c.failed == nil {
+		c.failed = err
+	}
 }
 
 // savepoint marks a point a decision can roll back to, before it has changed
@@ -384,7 +410,7 @@ func (e *Engine) commitDecision(ctx context.Context, d decision) (*change, error
 			}
 			runID = id
 		}
-		ch, retry, err := (*pipeline)(e).decideOnce(ctx, runID, d, fresh)
+		ch, retry, err := decideOnce(ctx, e, runID, d, fresh)
 		if !retry && (err == nil || d.lostRace == nil || !d.lostRace(err)) {
 			return ch, err
 		}
@@ -396,14 +422,10 @@ func (e *Engine) commitDecision(ctx context.Context, d decision) (*change, error
 	return nil, fault.Unavailable(d.runID, "run "+d.runID+" is changing too fast; retry")
 }
 
-// pipeline is the Engine as commitDecision's steps: the state a decision
-// starts from, and one decision made and committed.
-type pipeline Engine
-
 // startingState answers the state a decision starts from and its version:
 // a new run's initial state, the cached checkpoint unless fresh (cached
 // true), else the store's.
-func (e *pipeline) startingState(ctx context.Context, runID string, d decision, fresh bool) (*record.Run, *runstate.State, uint64, bool, error) {
+func startingState(ctx context.Context, e *Engine, runID string, d decision, fresh bool) (*record.Run, *runstate.State, uint64, bool, error) {
 	if d.newRun != nil {
 		return d.newRun, d.initial.Clone(), 0, false, nil
 	}
@@ -422,18 +444,18 @@ func (e *pipeline) startingState(ctx context.Context, runID string, d decision, 
 // answers whether it must be made again (a lost race on the checkpoint, an
 // unknown outcome, or a decision from the cache that did not commit). The
 // tasks it hands to waiting polls are delivered only if it committed.
-func (e *pipeline) decideOnce(ctx context.Context, runID string, d decision, fresh bool) (ch *change, retry bool, err error) {
+func decideOnce(ctx context.Context, e *Engine, runID string, d decision, fresh bool) (ch *change, retry bool, err error) {
 	unlock := e.locks.lock(runID)
 	defer unlock()
-	run, state, version, cached, err := e.startingState(ctx, runID, d, fresh)
+	run, state, version, cached, err := startingState(ctx, e, runID, d, fresh)
 	if err != nil {
 		return nil, false, err
 	}
-	now := (*Engine)(e).now()
+	now := e.now()
 	if d.newRun != nil {
 		now = d.newRun.CreatedAt
 	}
-	ch = newChange((*Engine)(e), ctx, run, state, now, d.actor)
+	ch = newChange(e, ctx, run, state, now, d.actor)
 	ch.newRun = d.newRun != nil
 	ch.useArena(e.arenas.take())
 	defer ch.giveArenaBack() // deferred first, so run last: after the effects settle
@@ -444,7 +466,11 @@ func (e *pipeline) decideOnce(ctx context.Context, runID string, d decision, fre
 		}
 	}()
 	from := state.Status
-	if err := d.decide(ch); err != nil {
+	err = d.decide(ch)
+	if err == nil {
+		err = ch.failed // a read behind the rules failed
+	}
+	if err != nil {
 		return ch, cached, err
 	}
 	ch.indexForRetention(from)

@@ -64,7 +64,7 @@ func (e *Engine) ListWorkers(ctx context.Context, p ListWorkersParams) ([]*Queue
 	if p.TenantID == "" {
 		return nil, errTenantRequired()
 	}
-	return (*queueing)(e).list(ctx, p.TenantID)
+	return listQueues(ctx, e, p.TenantID)
 }
 
 // DescribeQueue answers one queue of the tenant: its pollers, backlog and
@@ -77,7 +77,7 @@ func (e *Engine) DescribeQueue(ctx context.Context, p DescribeQueueParams) (*Que
 	if p.Queue == "" {
 		p.Queue = definition.DefaultQueue
 	}
-	return (*queueing)(e).describe(ctx, p.TenantID, p.Queue)
+	return describeQueue(ctx, e, p.TenantID, p.Queue)
 }
 
 // errTenantRequired refuses a listing without a tenant: it would list every
@@ -86,45 +86,39 @@ func errTenantRequired() error {
 	return fault.Invalid(fault.Violation("tenant_id", "tenant_id.required", "tenant_id is required"))
 }
 
-// queueing answers what the engine knows of queues and their pollers.
-type queueing Engine
-
-// engine answers the Engine whose queues these are.
-func (e *queueing) engine() *Engine { return (*Engine)(e) }
-
 // desk answers the queues' desk over this engine's store and pollers.
-func (e *queueing) desk() *queues.Desk {
+func queueDesk(e *Engine) *queues.Desk {
 	return &queues.Desk{Store: e.store, Pollers: &e.dispatch.Pollers, Owner: e.cfg.Owner, Refresh: e.cfg.PollerRefresh,
-		TTL: e.cfg.PollerTTL, Budget: listBacklogBudget, Now: e.engine().now, Sweep: &e.pollerSweep}
+		TTL: e.cfg.PollerTTL, Budget: listBacklogBudget, Now: e.now, Sweep: &e.pollerSweep}
 }
 
 // list describes every queue of tenant; of every tenant when tenant is "".
-func (e *queueing) list(ctx context.Context, tenant string) ([]*QueueInfo, error) {
-	return e.desk().List(ctx, tenant)
+func listQueues(ctx context.Context, e *Engine, tenant string) ([]*QueueInfo, error) {
+	return queueDesk(e).List(ctx, tenant)
 }
 
 // describe answers one queue of a tenant.
-func (e *queueing) describe(ctx context.Context, tenant, queue string) (*QueueInfo, error) {
-	return e.desk().Describe(ctx, tenant, queue)
+func describeQueue(ctx context.Context, e *Engine, tenant, queue string) (*QueueInfo, error) {
+	return queueDesk(e).Describe(ctx, tenant, queue)
 }
 
 // polled records a poll of p beginning now; the answer records its end and
 // the tasks it answered.
-func (e *queueing) polled(p PollParams) func(tasks []*Task) {
+func beginPoll(e *Engine, p PollParams) func(tasks []*Task) {
 	key := dispatch.PollerKey{Tenant: p.TenantID, Queue: p.Queue, Worker: p.WorkerID}
 	names := make([]string, 0, len(p.Activities)+len(p.Compensations)+len(p.Verifiable))
 	for n := range p.taskNames() {
 		names = append(names, n)
 	}
-	end := e.dispatch.Pollers.Begin(key, names, e.engine().now())
+	end := e.dispatch.Pollers.Begin(key, names, e.now())
 	return func(tasks []*Task) {
-		e.handed(p, tasks)
-		end(e.engine().now())
+		noteHanded(e, p, tasks)
+		end(e.now())
 	}
 }
 
 // handed records the tasks handed to a poller, in flight until reported.
-func (e *queueing) handed(p PollParams, tasks []*Task) {
+func noteHanded(e *Engine, p PollParams, tasks []*Task) {
 	tokens := make([]string, 0, len(tasks))
 	for _, t := range tasks {
 		tokens = append(tokens, t.Token)
@@ -134,13 +128,15 @@ func (e *queueing) handed(p PollParams, tasks []*Task) {
 
 // publishPollers writes this process's poller records that are due and
 // sweeps expired ones now and then (queues.Desk.Publish).
-func (e *background) publishPollers(ctx context.Context) error {
-	return (*queueing)(e).desk().Publish(ctx, e.settledTokens)
+func publishPollers(ctx context.Context, e *Engine) error {
+	return queueDesk(e).Publish(ctx, func(ctx context.Context, tokens []string) ([]string, error) {
+		return settledTokens(ctx, e, tokens)
+	})
 }
 
 // settledTokens answers the tokens whose tasks are no longer claimed with
 // them: reported (perhaps to another process), timed out, given back.
-func (e *background) settledTokens(ctx context.Context, tokens []string) ([]string, error) {
+func settledTokens(ctx context.Context, e *Engine, tokens []string) ([]string, error) {
 	var gone []string
 	for _, token := range tokens {
 		taskID, err := parseToken(token)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/internal/pollers"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -98,7 +99,7 @@ func scenarioPollers_EveryEngineListsEveryPollerAndQuietOnesExpire(t *testing.T,
 	q, err = other.DescribeQueue(b.ctx, DescribeQueueParams{TenantID: tenant})
 	require.NoError(t, err)
 	require.Empty(t, q.Pollers)
-	requireNoKeys(t, b, store.KeyPrefix("wk"))
+	requireNoKeys(t, b, keyspace.Poller.KeyPrefix())
 }
 
 func scenarioPollers_AStoppedProcessesRecordsExpireAndAreSwept(t *testing.T, b *bundle) {
@@ -117,7 +118,7 @@ func scenarioPollers_AStoppedProcessesRecordsExpireAndAreSwept(t *testing.T, b *
 	require.NoError(t, err)
 	require.Empty(t, q.Pollers, "an expired record is not listed")
 	b.tick() // the first sweep is due at once
-	requireNoKeys(t, b, store.KeyPrefix("wk"))
+	requireNoKeys(t, b, keyspace.Poller.KeyPrefix())
 }
 
 func scenarioPollers_ANewerWeftdsRecordIsNeitherListedNorSwept(t *testing.T, b *bundle) {

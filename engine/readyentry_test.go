@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -66,7 +67,7 @@ func TestHandOff_AHandedOffTasksDecisionWritesNoReadyEntryNoStartTimerAndDeletes
 	requireNoWriteOfTasksQueueEntryOrStartTimer(t, cs.last, tb[0].TaskID)
 	claimedOnce(t, cs.last, tb[0].TaskID)
 	require.Zero(t, b.readyEntries())
-	timers, err := cs.Scan(b.ctx, &store.ScanParams{Prefix: store.KeyPrefix("tmr")})
+	timers, err := cs.Scan(b.ctx, &store.ScanParams{Prefix: keyspace.Timer.KeyPrefix()})
 	require.NoError(t, err)
 	for _, it := range timers.Items {
 		require.NotContains(t, string(it.Key), ":"+string(record.TimerStart)+":", "no schedule-to-start timer is left behind")

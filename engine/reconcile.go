@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -11,8 +12,8 @@ import (
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runstate"
-	"github.com/weft-dev/weft/store"
 )
 
 // reconRecord is the reconciliation record of docs/semantics.md#reconciliation.
@@ -33,7 +34,7 @@ type reconRecord struct {
 // reconKey is the record's key: its own additive prefix, scoped by workflow,
 // activity and operation; the worker's idempotency key is in the record.
 func reconKey(runID, activity, operationID string) []byte {
-	return store.Key("rec", runID, activity, operationID)
+	return keyspace.Recon.Key(runID, activity, operationID)
 }
 
 // operationID is the scheduled operation's identifier (operationId of
@@ -42,21 +43,24 @@ func operationID(runID, actionID string, logical int) string {
 	return runID + "/" + actionID + "/" + strconv.Itoa(logical)
 }
 
-// reconRecordOf reads the step's record during a decision (nil when absent).
+// reconRecordOf answers the step's record as the decision sees it — its own
+// write of the record first, else the store's — or nil when there is none.
+// A read that fails, or a record that does not decode, fails the decision
+// (recorder.fail): it is never taken for "no record", which would replace
+// the stored record and drop its idempotency key.
 func (c *recorder) reconRecordOf(a *definition.Action, st *runstate.StepState) *reconRecord {
 	key := reconKey(c.run.RunID, a.Activity, operationID(c.run.RunID, a.ID, st.LogicalAttempt))
-	item, err := c.e.store.Get(c.ctx, key)
+	value, found, err := c.lookup(key)
 	if err != nil {
+		c.fail(err)
 		return nil
 	}
-	for i := len(c.ops) - 1; i >= 0; i-- { // this decision's own write wins
-		if string(c.ops[i].Key) == string(key) {
-			item.Value = c.ops[i].Value
-			break
-		}
+	if !found {
+		return nil
 	}
 	var r reconRecord
-	if json.Unmarshal(item.Value, &r) != nil {
+	if err := json.Unmarshal(value, &r); err != nil {
+		c.fail(fmt.Errorf("decode the reconciliation record %s: %w", key, err))
 		return nil
 	}
 	return &r
@@ -87,17 +91,17 @@ type VerifyParams struct {
 
 // ReportVerification applies the verify table of docs/semantics.md#reconciliation to the step.
 func (e *Engine) ReportVerification(ctx context.Context, r VerifyParams) (*ReportResult, error) {
-	return (*workers)(e).verify(ctx, r)
+	return reportVerify(ctx, e, r)
 }
 
-// verify takes a verifier's answer: ReportVerification.
-func (e *workers) verify(ctx context.Context, r VerifyParams) (*ReportResult, error) {
+// reportVerify takes a verifier's answer: ReportVerification.
+func reportVerify(ctx context.Context, e *Engine, r VerifyParams) (*ReportResult, error) {
 	if len(r.Result) > 0 {
 		if err := checkOutput(r.Result, e.cfg.InlineResultLimit); err != nil {
 			return nil, err
 		}
 	}
-	return e.report(ctx, ReportParams{TenantID: r.TenantID, Token: r.Token, WorkerID: r.WorkerID}, "verified:"+string(r.State),
+	return report(ctx, e, ReportParams{TenantID: r.TenantID, Token: r.Token, WorkerID: r.WorkerID}, "verified:"+string(r.State),
 		func(ch *change, t *record.Task, a *definition.Action, st *runstate.StepState) error {
 			if t.Kind != TaskVerify {
 				return fault.ClaimLost(t.TaskID, t.RunID)

@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -9,6 +12,8 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -202,7 +207,7 @@ func scenarioReconcile_ActivityWithoutAKeyKeepsAtLeastOnceAndWritesNoRecord(t *t
 	again := b.poll("act-charge")
 	require.Equal(t, TaskActivity, again.Kind, "redispatched at least once, as before Tier-0")
 	require.Nil(t, b.recon(run.RunID, "act-charge", "charge"))
-	res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: store.KeyPrefix("rec")})
+	res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: keyspace.Recon.KeyPrefix()})
 	require.NoError(t, err)
 	require.Empty(t, res.Items, "no reconciliation record is ever written for it")
 }
@@ -216,4 +221,94 @@ func scenarioReconcile_CancellationBeforeCompletionIsRecordedCancelled(t *testin
 	_, err = b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "vw", Output: json.RawMessage(`1`)})
 	require.Equal(t, CodeTaskClaimLost, CodeOf(err), "no successful result is recorded after the cancellation")
 	require.Equal(t, decide.ReconCancelled, b.recon(run.RunID, "act-charge", "charge").Status)
+}
+
+// failingGets fails every Get of a key under prefix while failing is set,
+// with an error that is not "not found" (a transient read failure).
+type failingGets struct {
+	store.Store
+	prefix  []byte
+	failing bool
+	// skip lets that many matching reads through before the failing ones.
+	skip int
+}
+
+var errReadFailed = errors.New("test: the read failed")
+
+func (s *failingGets) Get(ctx context.Context, key []byte) (store.Item, error) {
+	if s.failing && bytes.HasPrefix(key, s.prefix) {
+		if s.skip > 0 {
+			s.skip--
+			return s.Store.Get(ctx, key)
+		}
+		return store.Item{}, errReadFailed
+	}
+	return s.Store.Get(ctx, key)
+}
+
+// A reconciliation record that cannot be read fails the decision: it is
+// never taken for "no record", which would write a fresh one over it and
+// drop the idempotency key the worker reported.
+func TestReconRecord_AReadErrorFailsTheDecisionAndKeepsTheRecord(t *testing.T) {
+	st := &failingGets{Store: setupOnceChecked(t), prefix: keyspace.Recon.KeyPrefix()}
+	b := setupWith(t, st)
+	run := b.submit(seq("charge"))
+	task := b.pollVerifiable("act-charge")[0]
+	_, err := b.eng.FailTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "vw", ErrorClass: definition.ErrorTransport,
+		SideEffectPossible: true, ReconciliationKey: "order-7"})
+	require.NoError(t, err)
+	b.clock.Advance(time.Second)
+	b.tick()
+	verify := b.pollVerifiable("act-charge")
+	require.Len(t, verify, 1)
+	require.Equal(t, "order-7", verify[0].ReconciliationKey)
+
+	st.failing = true
+	_, err = b.eng.CancelRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.ErrorIs(t, err, errReadFailed, "the cancellation reads the record to keep its key; the read failed")
+	st.failing = false
+	require.Equal(t, "order-7", b.recon(run.RunID, "act-charge", "charge").IdempotencyKey)
+
+	_, err = b.eng.CancelRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.NoError(t, err)
+	rec := b.recon(run.RunID, "act-charge", "charge")
+	require.Equal(t, decide.ReconCancelled, rec.Status)
+	require.Equal(t, "order-7", rec.IdempotencyKey, "the record keeps the key the worker reported")
+}
+
+// A decision sees the reconciliation record it wrote itself, though the
+// store has none yet: a second write keeps what the first recorded.
+func TestReconRecord_ADecisionSeesTheRecordItWroteEarlier(t *testing.T) {
+	b := setup(t)
+	def := seq("charge")
+	run := &record.Run{RunID: "r-same-decision", TenantID: tenant, Definition: def}
+	ch := newChange(b.eng, b.ctx, run, &runstate.State{RunID: run.RunID}, testStart, "test")
+	a, step := &def.Actions[0], &runstate.StepState{ActionID: "charge", LogicalAttempt: 1}
+	ch.recordRecon(a, step, decide.Recon{Status: decide.ReconIndeterminate, Key: "order-7", Diagnostic: "dispatched"})
+	ch.recordRecon(a, step, decide.Recon{Status: decide.ReconCancelled})
+	require.NoError(t, ch.failed)
+	rec := ch.reconRecordOf(a, step)
+	require.NotNil(t, rec, "the decision's own write is its record")
+	require.Equal(t, decide.ReconCancelled, rec.Status)
+	require.Equal(t, "order-7", rec.IdempotencyKey)
+	require.Equal(t, "dispatched", rec.Diagnostic)
+}
+
+// A signal whose acceptance cannot be read back inside its decision is not
+// taken for a new one: the read's error is the call's answer, and nothing
+// is written.
+func TestSignal_AReadErrorInItsDecisionIsTheAnswerNotANewSignal(t *testing.T) {
+	st := &failingGets{Store: setupOnceChecked(t), prefix: keyspace.SignalPayload.KeyPrefix()}
+	b := setupWith(t, st)
+	run := b.submit(seq("a"))
+	id := "s-1"
+	before, err := b.eng.GetRun(b.ctx, GetRunParams{TenantID: tenant, RunID: run.RunID})
+	require.NoError(t, err)
+	st.failing, st.skip = true, 1 // the acceptance read before the decision succeeds; the one inside fails
+	_, err = b.eng.SignalRun(b.ctx, SignalParams{TenantID: tenant, RunID: run.RunID, SignalName: "go", SignalID: &id})
+	require.ErrorIs(t, err, errReadFailed)
+	st.failing = false
+	after, err := b.eng.GetRun(b.ctx, GetRunParams{TenantID: tenant, RunID: run.RunID})
+	require.NoError(t, err)
+	require.Equal(t, before.LastEventSeq, after.LastEventSeq, "nothing was appended")
 }

@@ -34,19 +34,19 @@ type ReportResult struct {
 // for the worker in the result's own commit (eager dispatch, dispatch.go) and
 // answered with it.
 func (e *Engine) CompleteTask(ctx context.Context, r ReportParams) (*ReportResult, error) {
-	return (*workers)(e).complete(ctx, r)
+	return reportComplete(ctx, e, r)
 }
 
-// complete takes a worker's result: CompleteTask.
-func (e *workers) complete(ctx context.Context, r ReportParams) (*ReportResult, error) {
+// reportComplete takes a worker's result: CompleteTask.
+func reportComplete(ctx context.Context, e *Engine, r ReportParams) (*ReportResult, error) {
 	if err := checkOutput(r.Output, e.cfg.InlineResultLimit); err != nil {
 		return nil, err
 	}
 	if err := checkNext(r); err != nil {
 		return nil, err
 	}
-	eager := e.eagerSlot(ctx, r.Next)
-	res, err := e.report(ctx, r, "completed", func(ch *change, t *record.Task, a *definition.Action, st *runstate.StepState) error {
+	eager := eagerSlot(ctx, e, r.Next)
+	res, err := report(ctx, e, r, "completed", func(ch *change, t *record.Task, a *definition.Action, st *runstate.StepState) error {
 		ch.eager = eager
 		switch t.Kind {
 		case TaskCompensation:
@@ -60,9 +60,9 @@ func (e *workers) complete(ctx context.Context, r ReportParams) (*ReportResult, 
 		return ch.rules().SucceedAttempt(a, st, decide.Attempt{Outcome: runstate.AttemptSucceeded, Output: r.Output,
 			Artifacts: r.Artifacts, WorkerID: r.WorkerID, CorrelationID: r.CorrelationID})
 	})
-	res, err = e.answerEager(eager, res, err)
+	res, err = answerEager(e, eager, res, err)
 	if res != nil && len(res.Tasks) > 0 {
-		(*queueing)(e).handed(r.Next.withDefaults(), res.Tasks)
+		noteHanded(e, r.Next.withDefaults(), res.Tasks)
 	}
 	return res, err
 }
@@ -83,18 +83,18 @@ func checkNext(r ReportParams) error {
 
 // eagerSlot answers the hand-off slot for a reporting worker's next tasks;
 // nil when it asked for none.
-func (e *workers) eagerSlot(ctx context.Context, next *PollParams) *dispatch.Slot[*Task] {
+func eagerSlot(ctx context.Context, e *Engine, next *PollParams) *dispatch.Slot[*Task] {
 	if next == nil {
 		return nil
 	}
-	return e.slotFor(ctx, next.withDefaults())
+	return slotFor(ctx, e, next.withDefaults())
 }
 
 // answerEager adds to a report's answer the tasks eager dispatch claimed for
 // the worker. A claim is only ever made by a decision that committed, and a
 // committed claim is answered, whatever else the report met — unless the
 // call has ended, when they are given back.
-func (e *workers) answerEager(s *dispatch.Slot[*Task], res *ReportResult, err error) (*ReportResult, error) {
+func answerEager(e *Engine, s *dispatch.Slot[*Task], res *ReportResult, err error) (*ReportResult, error) {
 	if s == nil {
 		return res, err
 	}
@@ -117,14 +117,14 @@ func (e *workers) answerEager(s *dispatch.Slot[*Task], res *ReportResult, err er
 
 // FailTask records a task's failure; the action's policy decides what follows.
 func (e *Engine) FailTask(ctx context.Context, r ReportParams) (*ReportResult, error) {
-	return (*workers)(e).fail(ctx, r)
+	return reportFail(ctx, e, r)
 }
 
-// fail takes a worker's failure: FailTask.
-func (e *workers) fail(ctx context.Context, r ReportParams) (*ReportResult, error) {
+// reportFail takes a worker's failure: FailTask.
+func reportFail(ctx context.Context, e *Engine, r ReportParams) (*ReportResult, error) {
 	stepErr := &runstate.StepError{Class: definition.NormalizeClass(r.ErrorClass), Code: r.Code, Message: r.Message}
 	var willRetry bool
-	res, err := e.report(ctx, r, "failed", func(ch *change, t *record.Task, a *definition.Action, st *runstate.StepState) error {
+	res, err := report(ctx, e, r, "failed", func(ch *change, t *record.Task, a *definition.Action, st *runstate.StepState) error {
 		switch t.Kind {
 		case TaskCompensation:
 			return ch.rules().FinishCompensation(a, st, false, stepErr)
@@ -167,7 +167,7 @@ func checkOutput(out json.RawMessage, limit int) error {
 // report applies a worker's report on the claim its token names. A report
 // with the claim's token after the claim was reported the same way is a
 // duplicate and changes nothing; any other stale report is refused.
-func (e *workers) report(ctx context.Context, r ReportParams, result string,
+func report(ctx context.Context, e *Engine, r ReportParams, result string,
 	apply func(*change, *record.Task, *definition.Action, *runstate.StepState) error) (*ReportResult, error) {
 	taskID, err := parseToken(r.Token)
 	if err != nil {
@@ -182,7 +182,7 @@ func (e *workers) report(ctx context.Context, r ReportParams, result string,
 		cached          bool
 		answer          *ReportResult
 	}{tenantID: r.TenantID, token: r.Token}
-	_, err = e.engine().commitDecision(ctx, decision{
+	_, err = e.commitDecision(ctx, decision{
 		actor: decide.WorkerActor(r.WorkerID),
 		prepare: func(ctx context.Context, fresh bool) (string, bool, error) {
 			t, version, cached, err := e.records.ClaimedTask(ctx, taskID, rc.token, fresh)
@@ -261,11 +261,11 @@ type HeartbeatParams struct {
 // HeartbeatTask keeps a claim alive. It touches only the task record; the
 // heartbeat timer, when it fires, looks at the last heartbeat.
 func (e *Engine) HeartbeatTask(ctx context.Context, p HeartbeatParams) (*HeartbeatResult, error) {
-	return (*workers)(e).heartbeat(ctx, p.TenantID, p.Token)
+	return reportHeartbeat(ctx, e, p.TenantID, p.Token)
 }
 
-// heartbeat keeps a claim alive: HeartbeatTask.
-func (e *workers) heartbeat(ctx context.Context, tenantID, token string) (*HeartbeatResult, error) {
+// reportHeartbeat keeps a claim alive: HeartbeatTask.
+func reportHeartbeat(ctx context.Context, e *Engine, tenantID, token string) (*HeartbeatResult, error) {
 	taskID, err := parseToken(token)
 	if err != nil {
 		return nil, err
@@ -275,7 +275,7 @@ func (e *workers) heartbeat(ctx context.Context, tenantID, token string) (*Heart
 		version uint64
 		answer  *HeartbeatResult
 	)
-	_, err = e.engine().commitDecision(ctx, decision{
+	_, err = e.commitDecision(ctx, decision{
 		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
 			var err error
 			t, version, err = e.records.LoadTask(ctx, taskID)

@@ -13,6 +13,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/internal/retention"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -65,14 +66,14 @@ func (c *recorder) indexForRetention(from runstate.RunStatus) {
 
 // expireRuns is the retention pass: it removes the runs whose expiry has
 // passed, up to retention.PassRuns of them.
-func (e *background) expireRuns(ctx context.Context) error {
-	expired, err := retention.ExpiredAt(ctx, e.store, e.engine().now())
+func expireRuns(ctx context.Context, e *Engine) error {
+	expired, err := retention.ExpiredAt(ctx, e.store, e.now())
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, x := range expired {
-		if _, err := e.removeRun(ctx, x.Key, x.RunID); err != nil {
+		if _, err := removeRun(ctx, e, x.Key, x.RunID); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -81,40 +82,60 @@ func (e *background) expireRuns(ctx context.Context) error {
 
 // removeRun goes on removing the run its index entry names, batch by
 // batch, for as long as this engine owns the run and up to
-// retention.BatchesPerPass batches. It answers whether the run is gone.
-func (e *background) removeRun(ctx context.Context, indexKey []byte, runID string) (bool, error) {
+// retention.BatchesPerPass batches. It answers whether the run is gone. A
+// batch whose tenure ended under it (another decision of this engine — the
+// retention pass and DeleteRun race for one run — gave the lease up) takes
+// the lease again and goes on.
+func removeRun(ctx context.Context, e *Engine, indexKey []byte, runID string) (bool, error) {
 	var from retention.Cursor // where the previous batch of this pass stopped
 	for range retention.BatchesPerPass {
 		var step retention.Step
-		var next retention.Cursor
-		owned, err := e.driveWith(ctx, runID, true, func(ch *change) error {
+		next := from
+		how, err := driveWith(ctx, e, runID, true, func(ch *change) error {
 			var err error
 			step, next, err = retention.Batch(ch.ctx, ch.e.store, removal{ch}, runRecords(runID), indexKey, from, ch.now)
 			return err
 		})
-		from = next
 		var cf *store.ConditionFailedError
 		switch {
+		case how == tenureEnded:
+			continue // nothing committed: the same batch again, under a new tenure
 		case errors.As(err, &cf):
 			return false, nil // the entry moved (DeleteRun) or another engine removed the run
 		case CodeOf(err) == CodeNotFound:
-			return true, e.deleteOrphan(ctx, indexKey) // the run is gone already
-		case err != nil || !owned:
+			return true, deleteOrphan(ctx, e, indexKey) // the run is gone already
+		case err != nil || how == notOwner:
 			return false, err
-		case step == retention.Gone:
-			e.forgetRun(runID)
+		}
+		from = next
+		switch step {
+		case retention.Gone:
+			forgetRun(e, runID)
 			e.own.removed.Add(1)
 			e.log.Info("retention removed a run", slog.String("run_id", runID))
 			return true, nil
-		case step == retention.Waits:
+		case retention.Waits:
 			return false, nil
 		}
 	}
 	return false, nil
 }
 
+// runGone reports whether the run's record is gone from the store: its
+// removal finished, whoever finished it.
+func runGone(ctx context.Context, e *Engine, runID string) (bool, error) {
+	_, err := e.store.Get(ctx, record.RunKey(runID))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return false, nil
+}
+
 // forgetRun drops a removed run from the caches.
-func (e *background) forgetRun(runID string) {
+func forgetRun(e *Engine, runID string) {
 	e.records.ForgetRun(runID)
 }
 
@@ -167,9 +188,9 @@ func runRecords(runID string) retention.Records {
 		record.TaskPrefix(runID),
 		acceptance.PayloadPrefix(runID),
 		acceptance.RecordPrefix(runID),
-		store.KeyPrefix("rec", runID),
+		keyspace.Recon.KeyPrefix(runID),
 		acceptance.ManualPrefix(runID),
-		store.KeyPrefix("obr", runID),
+		keyspace.OutboxRetry.KeyPrefix(runID),
 	}}
 }
 
@@ -270,9 +291,13 @@ func (e *Engine) DeleteRun(ctx context.Context, p DeleteRunParams) (*DeleteRunRe
 	if err != nil {
 		return nil, err
 	}
-	bg := (*background)(e)
-	bg.forgetRun(p.RunID)
-	gone, err := bg.removeRun(ctx, indexKey, p.RunID)
+	forgetRun(e, p.RunID)
+	gone, err := removeRun(ctx, e, indexKey, p.RunID)
+	if err == nil && !gone {
+		// This call did not finish the removal; the retention pass (of this
+		// engine or another) may have: the answer says what happened.
+		gone, err = runGone(ctx, e, p.RunID)
+	}
 	if err != nil {
 		// The run is invisible and indexed as expired now: the next pass goes on.
 		e.log.Warn("delete run: removal continues in the background", slog.String("run_id", p.RunID), slog.String("error", err.Error()))
@@ -282,11 +307,11 @@ func (e *Engine) DeleteRun(ctx context.Context, p DeleteRunParams) (*DeleteRunRe
 
 // dropIfRunGone deletes a due timer whose run retention removed (a timer
 // the removal could not name): with no run there is nothing to decide.
-func (e *background) dropIfRunGone(ctx context.Context, runID string, timer []byte) error {
+func dropIfRunGone(ctx context.Context, e *Engine, runID string, timer []byte) error {
 	_, err := e.store.Get(ctx, record.RunKey(runID))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return e.deleteOrphan(ctx, timer)
+		return deleteOrphan(ctx, e, timer)
 	case err != nil:
 		return err
 	}

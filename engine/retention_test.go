@@ -15,10 +15,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/internal/retention"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/internal/redistest"
+	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/lease/redislease"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -221,7 +224,7 @@ func TestRetention_NeverRemovesARunThatIsNotFinished(t *testing.T) {
 // storedExpiries answers the rx: index entries.
 func (e *Engine) storedExpiries(t *testing.T) []string {
 	t.Helper()
-	res, err := e.store.Scan(context.Background(), &store.ScanParams{Prefix: store.KeyPrefix("rx")})
+	res, err := e.store.Scan(context.Background(), &store.ScanParams{Prefix: keyspace.Expiry.KeyPrefix()})
 	require.NoError(t, err)
 	var out []string
 	for _, it := range res.Items {
@@ -618,4 +621,75 @@ func TestRetention_EnginesRacingWithVanishingLeasesRemoveEachRunWholeAndOnce(t *
 			"the last batch of run %s committed twice", run)
 	}
 	require.Equal(t, before, recordsOf(t, after, running.Run.RunID))
+}
+
+// DeleteRun's answer says what happened: a run it removed is removed:true,
+// though a batch of its removal lost its tenure on the way — the retention
+// pass, removing the same run in this engine, gave the run's lease up (a
+// run that ends needs no owner) while DeleteRun's batch waited on it. The
+// batch takes the lease again and goes on.
+func TestDeleteRun_AnswersRemovedWhenAnotherDecisionEndsItsTenure(t *testing.T) {
+	var b *bundle
+	ended := false
+	b = setupWith(t, setupOnceChecked(t), func(c *Config) {
+		c.inTenure = func(runID string) {
+			if ended {
+				return
+			}
+			ended = true // as the retention pass does after its own batch
+			held, err := b.eng.own.leases.Take(context.Background(), "run:"+runID)
+			require.NoError(t, err)
+			held.Drop()
+			held.Done()
+		}
+	})
+	run := b.submit(seq("a"))
+	b.complete(b.poll("act-a"), `1`)
+	res, err := b.eng.DeleteRun(b.ctx, DeleteRunParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.NoError(t, err)
+	require.True(t, ended, "the removal's first batch lost its tenure")
+	require.True(t, res.Removed)
+	_, err = b.store.Get(b.ctx, record.RunKey(run.RunID))
+	require.ErrorIs(t, err, store.ErrNotFound, "every record of the run is gone")
+}
+
+// passFirst is a lease manager on which the retention pass of another
+// engine takes the run's lease first: the first time the deleter asks for a
+// lease, the pass removes every expired run while holding it, and the
+// deleter is told the lease is held.
+type passFirst struct {
+	*lease.Local
+	pass func()
+	ran  bool
+}
+
+func (m *passFirst) Acquire(ctx context.Context, name, owner string, ttl time.Duration) (lease.Lease, error) {
+	if owner == "deleter" && !m.ran {
+		m.ran = true
+		m.pass()
+		return lease.Lease{}, lease.ErrHeld
+	}
+	return m.Local.Acquire(ctx, name, owner, ttl)
+}
+
+// DeleteRun answers removed:true for a run whose removal the retention pass
+// finished: the pass (here another engine's) took the run's lease before
+// DeleteRun's own removal did, and removed the run DeleteRun had just hidden
+// and indexed as expired.
+func TestDeleteRun_AnswersRemovedWhenTheRetentionPassFinishedTheRemoval(t *testing.T) {
+	st := setupOnceChecked(t)
+	clk := clock.NewManual(testStart)
+	var other *bundle
+	leases := &passFirst{Local: lease.NewLocal(clk.Now)}
+	leases.pass = func() { require.NoError(t, expireRuns(context.Background(), other.eng)) }
+	b := setupWith(t, st, func(c *Config) { c.Leases, c.Owner, c.Clock = leases, "deleter", clk })
+	other = setupWith(t, st, func(c *Config) { c.Leases, c.Owner, c.Clock = leases, "pass", clk })
+	run := b.submit(seq("a"))
+	b.complete(b.poll("act-a"), `1`)
+	res, err := b.eng.DeleteRun(b.ctx, DeleteRunParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.NoError(t, err)
+	require.True(t, leases.ran, "the pass held the lease when DeleteRun's removal asked for it")
+	_, err = b.store.Get(b.ctx, record.RunKey(run.RunID))
+	require.ErrorIs(t, err, store.ErrNotFound, "the pass removed the run")
+	require.True(t, res.Removed, "the answer says the run is removed")
 }

@@ -54,6 +54,7 @@ var scenarios = map[string]func(*testing.T, *bundle){
 	"Compensation_RunsInReverseCompletionOrderThenFails":                                    scenarioCompensation_RunsInReverseCompletionOrderThenFails,
 	"Compensation_FailedHookDoesNotStopTheOthers":                                           scenarioCompensation_FailedHookDoesNotStopTheOthers,
 	"OnFailureSkip_RecordsTheFailureThenSkipsDependants":                                    scenarioOnFailureSkip_RecordsTheFailureThenSkipsDependants,
+	"FailedSteps_EveryStepFailedCountsAStepSkippedAfterItFailedToo":                         scenarioFailedSteps_EveryStepFailedCountsAStepSkippedAfterItFailedToo,
 	"Hold_BlocksUntilRetryStepOpensANewLogicalAttempt":                                      scenarioHold_BlocksUntilRetryStepOpensANewLogicalAttempt,
 	"Manual_WaitsWithAFreshTokenAndCompletesIdempotently":                                   scenarioManual_WaitsWithAFreshTokenAndCompletesIdempotently,
 	"Signal_WaitConsumesAcceptedSignalsInOrder":                                             scenarioSignal_WaitConsumesAcceptedSignalsInOrder,

@@ -237,6 +237,38 @@ func scenarioOnFailureSkip_RecordsTheFailureThenSkipsDependants(t *testing.T, b 
 	require.Contains(t, b.eventTypes(run.RunID), runstate.EvStepFailed)
 }
 
+// The run's failed-steps counter (docs/semantics.md#resync) counts every
+// StepFailed: a step that failed and was then skipped — by on_failure skip,
+// or by an operator's SKIP_STEP of a held step — still counts; a RETRY_STEP
+// that reopens a failed step takes one away. The checkpoint and the log's
+// projection agree (the bundle's end-of-test check compares them).
+func scenarioFailedSteps_EveryStepFailedCountsAStepSkippedAfterItFailedToo(t *testing.T, b *bundle) {
+	def := seq("a", "b", "c")
+	def.Actions[0].OnFailure, def.Actions[0].Retry.MaxAttempts = definition.OnFailureSkip, 1
+	def.Actions[1].OnFailure, def.Actions[1].Retry.MaxAttempts = definition.OnFailureHold, 1
+	run := b.submit(def)
+	b.fail(b.poll("act-a"), definition.ErrorValidation)
+	require.Equal(t, runstate.StepSkipped, b.run(run.RunID).Step("a").Status)
+	require.Equal(t, 1, b.run(run.RunID).FailedSteps(), "a failed, then on_failure skip skipped it")
+
+	b.fail(b.poll("act-b"), definition.ErrorValidation)
+	require.Equal(t, 2, b.run(run.RunID).FailedSteps())
+	res, err := b.eng.RetryStep(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, ActionID: "b", Actor: "op"})
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Run.FailedSteps(), "RETRY_STEP reopened b")
+	b.fail(b.poll("act-b"), definition.ErrorValidation)
+	res, err = b.eng.SkipStep(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, ActionID: "b", Actor: "op"})
+	require.NoError(t, err)
+	require.Equal(t, runstate.StepSkipped, res.Run.Step("b").Status)
+	require.Equal(t, 2, res.Run.FailedSteps(), "b failed again, then the operator skipped it")
+
+	b.complete(b.poll("act-c"), `1`)
+	snap := b.run(run.RunID)
+	require.Equal(t, runstate.RunCompleted, snap.Status)
+	require.Equal(t, 2, snap.FailedSteps())
+	require.Equal(t, 2, countEvents(b, run.RunID, runstate.EvStepFailed)-countEvents(b, run.RunID, runstate.EvStepRetried))
+}
+
 func scenarioHold_BlocksUntilRetryStepOpensANewLogicalAttempt(t *testing.T, b *bundle) {
 	def := seq("a", "b")
 	def.Actions[0].OnFailure = definition.OnFailureHold
@@ -552,7 +584,7 @@ func scenarioSubmit_StartRacingRecoveryStartsTheRunOnce(t *testing.T, b *bundle)
 	require.NoError(t, err)
 	// The recovery path triggers the run first (as the background loop may,
 	// between a submission's two commits); the submission's own trigger follows.
-	require.NoError(t, (*background)(b.eng).drive(b.ctx, res.Run.RunID, triggerDecision((*decide.Decision).Trigger)))
+	require.NoError(t, drive(b.ctx, b.eng, res.Run.RunID, triggerDecision((*decide.Decision).Trigger)))
 	require.Equal(t, runstate.RunBlocked, b.run(res.Run.RunID).Status)
 	snap, err := b.eng.StartRun(b.ctx, StartParams{TenantID: tenant, RunID: res.Run.RunID, Actor: "alice"})
 	require.NoError(t, err, "a second trigger is not an error")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
@@ -18,7 +19,7 @@ import (
 // startTimers answers the schedule-to-start timers the store holds.
 func startTimers(t *testing.T, b *bundle) []record.Timer {
 	t.Helper()
-	res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: store.KeyPrefix("tmr")})
+	res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: keyspace.Timer.KeyPrefix()})
 	require.NoError(t, err)
 	var out []record.Timer
 	for _, it := range res.Items {
@@ -119,7 +120,7 @@ func scenarioScheduleToStart_AGivenBackTaskWaitsAgainFromItsGiveBack(t *testing.
 	run := b.submit(unhandled(time.Minute))
 	task := b.poll("act-a")
 	b.clock.Advance(10 * time.Second)
-	(*workers)(b.eng).giveBack([]*Task{task})
+	giveBack(b.eng, []*Task{task})
 	timers := startTimers(t, b)
 	require.Len(t, timers, 1)
 	require.Equal(t, b.eng.now().Add(time.Minute), timers[0].Due)

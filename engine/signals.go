@@ -82,19 +82,15 @@ func (e *Engine) SignalRun(ctx context.Context, p SignalParams) (*SignalResult, 
 	if len(p.Payload) > 0 && !json.Valid(p.Payload) {
 		return nil, fault.Invalid(fault.Violation("payload", "payload.json", "payload must be valid JSON"))
 	}
-	return (*signals)(e).deliver(ctx, p, runstate.SignalUser, func(ch *change, acc AcceptedSignal) error {
+	return deliverSignal(ctx, e, p, runstate.SignalUser, func(ch *change, acc AcceptedSignal) error {
 		return fault.Refused(ch.rules().AcceptSignal(runstate.PendingSignal{Name: acc.SignalName, ID: acc.SignalID, StorageKey: acc.SignalStorageKey}))
 	})
 }
 
-// signals is the Engine as it delivers signals — a user's, or an operator's
-// control — each accepted exactly once.
-type signals Engine
-
 // deliver is the idempotent acceptance every signal (user or control) goes
 // through. Duplicates are recognised before any state check, so a retry is
 // answered with the original result even after the run has moved on.
-func (e *signals) deliver(ctx context.Context, p SignalParams, kind runstate.SignalKind,
+func deliverSignal(ctx context.Context, e *Engine, p SignalParams, kind runstate.SignalKind,
 	apply func(*change, AcceptedSignal) error) (*SignalResult, error) {
 	if _, err := e.records.RunFor(ctx, p.TenantID, p.RunID); err != nil {
 		return nil, err
@@ -117,10 +113,14 @@ func (e *signals) deliver(ctx context.Context, p SignalParams, kind runstate.Sig
 	}
 	var result AcceptedSignal
 	var rejected error
-	_, err := (*Engine)(e).mutate(ctx, p.RunID, decide.ActorOf(p.Actor), func(ch *change) error {
+	_, err := e.mutate(ctx, p.RunID, decide.ActorOf(p.Actor), func(ch *change) error {
 		rejected = nil // a decision made again decides afresh
 		if idempotent {
-			if _, err := ch.e.store.Get(ch.ctx, acceptance.PayloadKey(p.RunID, name, id)); err == nil {
+			_, found, err := ch.lookup(acceptance.PayloadKey(p.RunID, name, id))
+			switch {
+			case err != nil:
+				return err // a read that failed is not "not accepted"
+			case found:
 				return errDuplicateSignal // accepted while this request waited its turn
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -56,13 +57,11 @@ type SubmitResult struct {
 	Version uint64
 }
 
-// submissions builds a run's record from a submission, persists it exactly
-// once per run request, and triggers the run. SubmitRun and StartRun are its
-// entry points.
-type submissions Engine
+// A submission: submit builds a run's record, persists it exactly once per
+// run request (persistSubmission), and triggers the run (triggerRun).
+// SubmitRun and StartRun are its entry points.
 
 // engine answers the Engine whose submissions these are.
-func (e *submissions) engine() *Engine { return (*Engine)(e) }
 
 // SubmitRun validates a definition and persists the run PENDING before it
 // answers (docs/semantics.md#submission). With Start the run is triggered in
@@ -73,30 +72,30 @@ func (e *submissions) engine() *Engine { return (*Engine)(e) }
 // recovery (Tick) finishes, and its trigger is tried in a second, refused as
 // StartRun's would be.
 func (e *Engine) SubmitRun(ctx context.Context, p SubmitParams) (*SubmitResult, error) {
-	return (*submissions)(e).submit(ctx, p)
+	return submit(ctx, e, p)
 }
 
 // submit validates, persists and triggers a run: SubmitRun.
-func (e *submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult, error) {
-	rec, body, err := e.newRunRecord(p)
+func submit(ctx context.Context, e *Engine, p SubmitParams) (*SubmitResult, error) {
+	rec, body, err := newRunRecord(e, p)
 	if err != nil {
 		return nil, err
 	}
 	if p.Start {
-		if err := e.checkAdmission(ctx, rec); err != nil {
+		if err := checkAdmission(ctx, e, rec); err != nil {
 			return nil, err
 		}
 	}
-	existing, committed, err := e.persistSubmission(ctx, rec, body, p)
+	existing, committed, err := persistSubmission(ctx, e, rec, body, p)
 	if err != nil {
 		return nil, err
 	}
 	if existing != "" {
-		snap, err := e.engine().GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: existing})
+		snap, err := e.GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: existing})
 		return &SubmitResult{Run: snap, Existing: true}, err
 	}
 	if p.Start && !startsWithSubmission(rec, p) {
-		if err := e.trigger(ctx, rec.RunID, p.SubmittedBy); err != nil {
+		if err := triggerRun(ctx, e, rec.RunID, p.SubmittedBy); err != nil {
 			return nil, err
 		}
 		committed = nil // the trigger moved the run on
@@ -105,7 +104,7 @@ func (e *submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult
 		// The run as the submission's own commit left it: no read needed.
 		return &SubmitResult{Run: snapshotOf(rec, committed), Version: e.records.CommittedVersion(rec.RunID, committed)}, nil
 	}
-	snap, err := e.engine().GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: rec.RunID})
+	snap, err := e.GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: rec.RunID})
 	return &SubmitResult{Run: snap}, err
 }
 
@@ -116,7 +115,7 @@ func (e *submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult
 // SHA) once per distinct definition this process sees (preparedDefinitions):
 // runs of the same definition share its prepared form, which nothing
 // changes.
-func (e *submissions) newRunRecord(p SubmitParams) (*record.Run, []byte, error) {
+func newRunRecord(e *Engine, p SubmitParams) (*record.Run, []byte, error) {
 	prepared, err := preparedDefinitions.Prepare(p.Definition)
 	if err != nil {
 		return nil, nil, prefixViolations(err, "definition.")
@@ -136,7 +135,7 @@ func (e *submissions) newRunRecord(p SubmitParams) (*record.Run, []byte, error) 
 		Definition:    prepared.Definition,
 		Input:         p.Input,
 		PlanSHA256:    prepared.PlanSHA256,
-		CreatedAt:     e.engine().now(),
+		CreatedAt:     e.now(),
 	}
 	body, err := record.EncodeRun(rec, prepared.JSON)
 	if err != nil {
@@ -173,7 +172,7 @@ func prefixViolations(err error, prefix string) error {
 // when an earlier attempt whose outcome was unknown had committed it). When
 // RunRequestID names a run already submitted, it writes nothing and answers
 // that run's id.
-func (e *submissions) persistSubmission(ctx context.Context, rec *record.Run, body []byte, p SubmitParams) (string, *runstate.State, error) {
+func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, body []byte, p SubmitParams) (string, *runstate.State, error) {
 	var rrKey []byte
 	if rec.RunRequestID != "" {
 		d := rec.Definition
@@ -181,13 +180,13 @@ func (e *submissions) persistSubmission(ctx context.Context, rec *record.Run, bo
 		unlock := e.locks.lockSubmission(rrKey) // single-owner stores without CAS check the key under it
 		defer unlock()
 	}
-	ch, err := e.engine().commitDecision(ctx, decision{
+	ch, err := e.commitDecision(ctx, decision{
 		runID: rec.RunID, actor: decide.ActorOf(p.SubmittedBy), newRun: rec, initial: keysTracked(decide.InitialState(rec.RunID, &rec.Definition, rec.CreatedAt)),
 		prepare: func(ctx context.Context, fresh bool) (string, bool, error) {
 			if !fresh {
 				return rec.RunID, false, nil
 			}
-			done, err := e.submitted(ctx, rec.RunID) // an attempt whose outcome is unknown may have landed
+			done, err := submitted(ctx, e, rec.RunID) // an attempt whose outcome is unknown may have landed
 			return rec.RunID, done, err
 		},
 		decide: func(ch *change) error {
@@ -215,7 +214,7 @@ func (e *submissions) persistSubmission(ctx context.Context, rec *record.Run, bo
 		}
 		return "", ch.state, nil
 	case rrKey != nil && conflictOn(err, rrKey):
-		id, err := e.existingRun(ctx, rrKey, rec)
+		id, err := existingRun(ctx, e, rrKey, rec)
 		return id, nil, err
 	}
 	return "", nil, err
@@ -285,7 +284,7 @@ func putIn(ops []store.Op, key []byte) bool {
 }
 
 // submitted reports whether the run's checkpoint exists (an ambiguous commit landed).
-func (e *submissions) submitted(ctx context.Context, runID string) (bool, error) {
+func submitted(ctx context.Context, e *Engine, runID string) (bool, error) {
 	_, err := e.store.Get(ctx, runlog.CheckpointKey(runID))
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
@@ -295,7 +294,7 @@ func (e *submissions) submitted(ctx context.Context, runID string) (bool, error)
 
 // existingRun answers the run a run_request_id already names; the same id
 // with a different definition is a conflict, not a silent replay.
-func (e *submissions) existingRun(ctx context.Context, rrKey []byte, rec *record.Run) (string, error) {
+func existingRun(ctx context.Context, e *Engine, rrKey []byte, rec *record.Run) (string, error) {
 	item, err := e.store.Get(ctx, rrKey)
 	if err != nil {
 		return "", err
@@ -332,24 +331,24 @@ type StartParams struct {
 
 // StartRun triggers a PENDING or APPROVED run.
 func (e *Engine) StartRun(ctx context.Context, p StartParams) (*runstate.Snapshot, error) {
-	return (*submissions)(e).start(ctx, p.TenantID, p.RunID, p.Actor)
+	return startSubmitted(ctx, e, p.TenantID, p.RunID, p.Actor)
 }
 
-// start triggers a submitted run: StartRun.
-func (e *submissions) start(ctx context.Context, tenantID, runID, actor string) (*runstate.Snapshot, error) {
+// startSubmitted triggers a submitted run: StartRun.
+func startSubmitted(ctx context.Context, e *Engine, tenantID, runID, actor string) (*runstate.Snapshot, error) {
 	if _, err := e.records.RunFor(ctx, tenantID, runID); err != nil {
 		return nil, err
 	}
-	if _, err := e.engine().mutate(ctx, runID, decide.ActorOf(actor), triggerDecision((*decide.Decision).Start)); err != nil {
+	if _, err := e.mutate(ctx, runID, decide.ActorOf(actor), triggerDecision((*decide.Decision).Start)); err != nil {
 		return nil, err
 	}
-	return e.engine().GetRun(ctx, GetRunParams{TenantID: tenantID, RunID: runID})
+	return e.GetRun(ctx, GetRunParams{TenantID: tenantID, RunID: runID})
 }
 
-// trigger moves a run QUEUED and then RUNNING, scheduling its first steps,
+// triggerRun moves a run QUEUED and then RUNNING, scheduling its first steps,
 // and removes the pending-trigger marker in the same batch.
-func (e *submissions) trigger(ctx context.Context, runID, actor string) error {
-	_, err := e.engine().mutate(ctx, runID, decide.ActorOf(actor), triggerDecision((*decide.Decision).Trigger))
+func triggerRun(ctx context.Context, e *Engine, runID, actor string) error {
+	_, err := e.mutate(ctx, runID, decide.ActorOf(actor), triggerDecision((*decide.Decision).Trigger))
 	return err
 }
 
@@ -364,14 +363,14 @@ func triggerDecision(trigger func(*decide.Decision) error) func(*change) error {
 }
 
 // recoverTriggers finishes triggers a crash interrupted.
-func (e *background) recoverTriggers(ctx context.Context) error {
-	res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: store.KeyPrefix("pt"), Limit: 100})
+func recoverTriggers(ctx context.Context, e *Engine) error {
+	res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: keyspace.PendingTrigger.KeyPrefix(), Limit: 100})
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, it := range res.Items {
-		errs = append(errs, e.drive(ctx, string(it.Value), triggerDecision((*decide.Decision).Trigger)))
+		errs = append(errs, drive(ctx, e, string(it.Value), triggerDecision((*decide.Decision).Trigger)))
 	}
 	return errors.Join(errs...)
 }

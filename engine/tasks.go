@@ -78,15 +78,12 @@ type Task struct {
 	ReconciliationKey string
 }
 
-// workers is the worker-facing task protocol: claiming ready tasks for a
-// poll, handing claimed tasks back when the poll that asked for them has
-// gone, and taking a worker's report of a task with the eager dispatch of
-// its next ones. The Engine's exported task calls (PollTasks, CompleteTask,
-// FailTask, ReportVerification) are its entry points.
-type workers Engine
-
-// engine answers the Engine whose protocol this is.
-func (e *workers) engine() *Engine { return (*Engine)(e) }
+// The worker-facing task protocol: claiming ready tasks for a poll (poll,
+// claimReady, claim), handing claimed tasks back when the poll that asked
+// for them has gone (giveBack, dispatch.go), and taking a worker's report of
+// a task with the eager dispatch of its next ones (report, reports.go). The
+// Engine's exported task calls (PollTasks, CompleteTask, FailTask,
+// ReportVerification) are its entry points.
 
 // PollTasks claims up to MaxTasks ready tasks of the worker's activities,
 // waiting up to Wait for one. A claim persists the step RUNNING with its
@@ -95,22 +92,22 @@ func (e *workers) engine() *Engine { return (*Engine)(e) }
 // claim the task for it in the decision's own commit and hand it over
 // (dispatch.go); polls that began earlier are served first.
 func (e *Engine) PollTasks(ctx context.Context, p PollParams) ([]*Task, error) {
-	return (*workers)(e).poll(ctx, p)
+	return poll(ctx, e, p)
 }
 
 // poll claims ready tasks for a worker: PollTasks.
 // The poll is remembered with the tasks it answers (pollers.go).
-func (e *workers) poll(ctx context.Context, p PollParams) ([]*Task, error) {
+func poll(ctx context.Context, e *Engine, p PollParams) ([]*Task, error) {
 	p = p.withDefaults()
-	done := (*queueing)(e).polled(p)
-	slot := e.slotFor(ctx, p)
-	tasks, err := e.dispatch.Poll(ctx, slot, p.Wait, func() ([]*Task, error) { return e.claimReady(ctx, p, slot) })
+	done := beginPoll(e, p)
+	slot := slotFor(ctx, e, p)
+	tasks, err := e.dispatch.Poll(ctx, slot, p.Wait, func() ([]*Task, error) { return claimReady(ctx, e, p, slot) })
 	done(tasks)
 	return tasks, err
 }
 
 // slotFor answers the dispatch slot of a poll that begins now.
-func (e *workers) slotFor(ctx context.Context, p PollParams) *dispatch.Slot[*Task] {
+func slotFor(ctx context.Context, e *Engine, p PollParams) *dispatch.Slot[*Task] {
 	return e.dispatch.SlotFor(ctx, dispatch.QueueKey(p.TenantID, p.Queue), p.WorkerID, p.taskNames(), p.MaxTasks)
 }
 
@@ -149,9 +146,9 @@ func verifyKey(activity string) string { return "v:" + activity }
 
 // claimReady claims tasks that are ready now, as many as the poll's slot
 // has room for.
-func (e *workers) claimReady(ctx context.Context, p PollParams, slot *dispatch.Slot[*Task]) ([]*Task, error) {
+func claimReady(ctx context.Context, e *Engine, p PollParams, slot *dispatch.Slot[*Task]) ([]*Task, error) {
 	hints := e.dispatch.Hints()
-	prefix, end := record.ReadyTaskRange(p.TenantID, p.Queue, e.engine().now())
+	prefix, end := record.ReadyTaskRange(p.TenantID, p.Queue, e.now())
 	start, gen := hints.Start(prefix, prefix)
 	if bytes.Compare(start, end) >= 0 {
 		// A concurrent poll that read the clock later has already found
@@ -183,7 +180,7 @@ func (e *workers) claimReady(ctx context.Context, p PollParams, slot *dispatch.S
 			if n == 0 {
 				return out, nil // the rest of the poll's room went to hand-offs
 			}
-			claimed, err := e.claimEach(ctx, ids[:n], p, slot.Names())
+			claimed, err := claimEach(ctx, e, ids[:n], p, slot.Names())
 			e.dispatch.Unhold(slot, n-len(claimed))
 			out = append(out, claimed...)
 			if err != nil {
@@ -205,15 +202,15 @@ const maxParallelClaims = 16
 // claimEach claims the tasks of ids concurrently, so that their commits can
 // share a store transaction (group commit) instead of queueing one behind
 // another, and answers those it claimed in the order of ids.
-func (e *workers) claimEach(ctx context.Context, ids []string, p PollParams, names map[string]bool) ([]*Task, error) {
+func claimEach(ctx context.Context, e *Engine, ids []string, p PollParams, names map[string]bool) ([]*Task, error) {
 	tasks := make([]*Task, len(ids))
 	errs := make([]error, len(ids))
 	if len(ids) == 1 {
-		tasks[0], errs[0] = e.claim(ctx, ids[0], p, names)
+		tasks[0], errs[0] = claim(ctx, e, ids[0], p, names)
 	} else {
 		var wg sync.WaitGroup
 		for i, id := range ids {
-			wg.Go(func() { tasks[i], errs[i] = e.claim(ctx, id, p, names) })
+			wg.Go(func() { tasks[i], errs[i] = claim(ctx, e, id, p, names) })
 		}
 		wg.Wait()
 	}
@@ -231,7 +228,7 @@ func (e *workers) claimEach(ctx context.Context, ids []string, p PollParams, nam
 var errSkipTask = errors.New("task not claimable now")
 
 // claim hands one task to the worker, or answers nil when it cannot.
-func (e *workers) claim(ctx context.Context, taskID string, p PollParams, names map[string]bool) (*Task, error) {
+func claim(ctx context.Context, e *Engine, taskID string, p PollParams, names map[string]bool) (*Task, error) {
 	t, version, err := e.records.LoadTask(ctx, taskID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
@@ -247,7 +244,7 @@ func (e *workers) claim(ctx context.Context, taskID string, p PollParams, names 
 	}
 	defer e.dispatch.Claiming.End(taskID)
 	var task *Task
-	_, err = e.engine().mutate(ctx, t.RunID, decide.WorkerActor(p.WorkerID), func(ch *change) error {
+	_, err = e.mutate(ctx, t.RunID, decide.WorkerActor(p.WorkerID), func(ch *change) error {
 		ch.require(store.IfVersion(record.TaskKey(taskID), version))
 		var cerr error
 		task, cerr = ch.claimTask(t.Fresh(), p.WorkerID, names[verifyKey(t.Activity)])

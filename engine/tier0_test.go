@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/acceptance"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
@@ -110,9 +111,9 @@ func scenarioPersistedFormat_UnknownPrefixesBreakNoScanAndAreLeftAlone(t *testin
 	runID := b.submit(seq("a")).RunID
 	foreign := [][]byte{
 		store.Key("zz", "from-a-newer-version"),
-		store.Key("wf", runID, "zz", "additive"),
+		keyspace.Run.Key(runID, "zz", "additive"),
 		store.Key("sigq", runID, "x"),
-		store.Key("op", tenant, "default", "not-a-time", "junk"),
+		keyspace.Ready.Key(tenant, "default", "not-a-time", "junk"),
 	}
 	var ops []store.Op
 	for _, k := range foreign {

@@ -18,8 +18,8 @@ import (
 // fireDueTimers applies every timer due now. A timer is deleted in the same
 // batch that applies it, on condition that it is still there, so two engines
 // never apply one timer twice.
-func (e *background) fireDueTimers(ctx context.Context) error {
-	start, end := record.TimerRange(e.engine().now())
+func fireDueTimers(ctx context.Context, e *Engine) error {
+	start, end := record.TimerRange(e.now())
 	var errs []error
 	for {
 		res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: 256})
@@ -27,7 +27,7 @@ func (e *background) fireDueTimers(ctx context.Context) error {
 			return err
 		}
 		for _, it := range res.Items {
-			if err := e.fire(ctx, it.Key, it.Value); err != nil {
+			if err := fireTimer(ctx, e, it.Key, it.Value); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -38,12 +38,12 @@ func (e *background) fireDueTimers(ctx context.Context) error {
 	}
 }
 
-// fire applies one timer.
-func (e *background) fire(ctx context.Context, key, value []byte) error {
+// fireTimer applies one timer.
+func fireTimer(ctx context.Context, e *Engine, key, value []byte) error {
 	var t record.Timer
 	if err := record.DecodeTimer(value, &t); err != nil {
 		e.log.Error("undecodable timer deleted", slog.String("key", string(key)))
-		return e.deleteOrphan(ctx, key)
+		return deleteOrphan(ctx, e, key)
 	}
 	var task *record.Task
 	var taskVersion uint64
@@ -54,7 +54,7 @@ func (e *background) fire(ctx context.Context, key, value []byte) error {
 			return err
 		}
 	}
-	err := e.drive(ctx, t.RunID, func(ch *change) error {
+	err := drive(ctx, e, t.RunID, func(ch *change) error {
 		ch.require(store.IfPresent(key))
 		ch.del(key)
 		if task != nil {
@@ -65,7 +65,7 @@ func (e *background) fire(ctx context.Context, key, value []byte) error {
 	var cf *store.ConditionFailedError
 	switch {
 	case CodeOf(err) == CodeNotFound:
-		return e.dropIfRunGone(ctx, t.RunID, key)
+		return dropIfRunGone(ctx, e, t.RunID, key)
 	case errors.As(err, &cf):
 		return nil // already fired elsewhere, or the task moved on: look again next tick
 	}
@@ -132,21 +132,21 @@ func (c dueTimer) heartbeatDue(task *record.Task, token string) error {
 // docs/semantics.md#persisted-format): a signal the run has not consumed yet keeps its payload and
 // record until the run consumes it or ends. Each removal is a change to the
 // run, so it is fenced like every other write to it.
-func (e *background) expireSignals(ctx context.Context) error {
-	expired, err := acceptance.ExpiredAt(ctx, e.store, e.engine().now())
+func expireSignals(ctx context.Context, e *Engine) error {
+	expired, err := acceptance.ExpiredAt(ctx, e.store, e.now())
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, x := range expired {
-		errs = append(errs, e.expireSignal(ctx, x.IndexKey, x.RunID, x.Name, x.ID))
+		errs = append(errs, expireSignal(ctx, e, x.IndexKey, x.RunID, x.Name, x.ID))
 	}
 	return errors.Join(errs...)
 }
 
 // expireSignal removes one expired signal's records, when safe.
-func (e *background) expireSignal(ctx context.Context, indexKey []byte, runID, name, id string) error {
-	err := e.drive(ctx, runID, func(ch *change) error {
+func expireSignal(ctx context.Context, e *Engine, indexKey []byte, runID, name, id string) error {
+	err := drive(ctx, e, runID, func(ch *change) error {
 		ch.require(store.IfPresent(indexKey))
 		ch.del(indexKey)
 		for _, p := range ch.state.Signals {
@@ -165,7 +165,7 @@ func (e *background) expireSignal(ctx context.Context, indexKey []byte, runID, n
 	case errors.As(err, &cf):
 		return nil // removed elsewhere
 	case CodeOf(err) == CodeNotFound:
-		return e.deleteOrphan(ctx, indexKey) // the run is gone
+		return deleteOrphan(ctx, e, indexKey) // the run is gone
 	}
 	return err
 }
@@ -173,7 +173,7 @@ func (e *background) expireSignal(ctx context.Context, indexKey []byte, runID, n
 // deleteOrphan deletes a key that belongs to no run the engine can read (an
 // undecodable timer, the index entry of a run that is gone): the one write
 // made outside commitDecision, since there is no run to decide about.
-func (e *background) deleteOrphan(ctx context.Context, key []byte) error {
+func deleteOrphan(ctx context.Context, e *Engine, key []byte) error {
 	_, err := commitChecked(ctx, e.store, &store.Batch{Ops: []store.Op{store.Delete(key)}})
 	return err
 }

@@ -165,7 +165,7 @@ func TestUndelivered_GivingBackATaskThatMovedOnChangesNothing(t *testing.T) {
 	b.eng.Tick(b.ctx) // timed out: lost, and a new attempt is scheduled
 	before := normalised(t, b.store, run.RunID)
 
-	(*workers)(b.eng).giveBack([]*Task{ta, tb})
+	giveBack(b.eng, []*Task{ta, tb})
 	require.Equal(t, before, normalised(t, b.store, run.RunID))
 }
 
@@ -177,8 +177,8 @@ func scenarioUndelivered_AClaimWhoseCallEndedIsReadyAgainUnderTheSameAttempt(t *
 	run := b.submit(seq("a"))
 	ctx, end := context.WithCancel(b.ctx)
 	p := PollParams{TenantID: tenant, WorkerID: "w2", Queue: definition.DefaultQueue, Activities: []string{"act-a"}, MaxTasks: 1}
-	slot := (*workers)(b.eng).slotFor(ctx, p)
-	claimed, err := (*workers)(b.eng).claimReady(ctx, p, slot)
+	slot := slotFor(ctx, b.eng, p)
+	claimed, err := claimReady(ctx, b.eng, p, slot)
 	require.NoError(t, err)
 	require.Len(t, claimed, 1)
 	end()
@@ -206,7 +206,7 @@ func TestUndelivered_AClaimGivenBackDuringADrainingPauseEndsTheDrain(t *testing.
 	require.NoError(t, err)
 	require.Equal(t, "DRAINING", res.Run.Substatus)
 
-	require.NoError(t, (*workers)(b.eng).giveBackOne(b.ctx, ta))
+	require.NoError(t, giveBackOne(b.ctx, b.eng, ta))
 	snap := b.run(run.RunID)
 	require.Equal(t, runstate.RunPaused, snap.Status)
 	require.Empty(t, snap.Substatus, "drained: nothing is in flight")

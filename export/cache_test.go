@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/export"
@@ -23,7 +24,7 @@ type eventReads struct {
 }
 
 func (s *eventReads) Get(ctx context.Context, key []byte) (store.Item, error) {
-	if bytes.HasPrefix(key, store.KeyPrefix("wf")) {
+	if bytes.HasPrefix(key, keyspace.Run.KeyPrefix()) {
 		s.n.Add(1)
 	}
 	return s.Store.Get(ctx, key)

@@ -38,7 +38,7 @@
 // reading them back (docs/export.md#the-outbox-cache); all others are read
 // from the store.
 //
-// Layering: export imports store, engine/runlog (only for the outbox:
+// Layering: export imports store, engine/keyspace (the key prefixes), engine/runlog (only for the outbox:
 // OutboxPrefix, ResolveOutbox, OutboxEntry, OutboxCache), telemetry, internal/clock, internal/reuse, the OpenTelemetry metric API and
 // the standard library. Bus backends live beside it, one package each (export/redisbus); MemoryBus is
 // the in-process bus of the embedded deployment and of tests. Nothing that

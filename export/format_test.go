@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/export"
@@ -96,7 +97,7 @@ func writeDecisions(t *testing.T, st store.Store, runs, entries, perEntry int) [
 			for seq := first; seq < first+uint64(perEntry); seq++ {
 				refs = append(refs, ref{run, seq})
 				ev := testEvent(run, seq)
-				b.Ops = append(b.Ops, store.Put(store.Key("wf", run, "ev", store.Uint64(seq)), runcodec.AppendEvent(nil, &ev)))
+				b.Ops = append(b.Ops, store.Put(keyspace.Run.Key(run, "ev", store.Uint64(seq)), runcodec.AppendEvent(nil, &ev)))
 			}
 			b.Ops = append(b.Ops, store.Put(export.OutboxKey(run, first),
 				runcodec.AppendOutboxRef(nil, runcodec.OutboxRef{TenantID: tenant, LastSeq: first + uint64(perEntry) - 1})))
@@ -230,7 +231,7 @@ func TestWorker_AnEntryNamingSeveralEventsIsDeadLetteredWithItsEventsAndReplayPu
 	// The run's log is gone (retention): the record alone is replayed.
 	var gone []store.Op
 	for seq := uint64(1); seq <= 6; seq++ {
-		gone = append(gone, store.Delete(store.Key("wf", "run-0000", "ev", store.Uint64(seq))))
+		gone = append(gone, store.Delete(keyspace.Run.Key("run-0000", "ev", store.Uint64(seq))))
 	}
 	_, err = st.Commit(ctx, &store.Batch{Ops: gone})
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -107,7 +108,7 @@ func testEvent(run string, seq uint64) runstate.Event {
 // makes them (engine/eventlog.go).
 func entryOps(t testing.TB, run string, seq uint64) []store.Op {
 	ev := testEvent(run, seq)
-	return []store.Op{store.Put(store.Key("wf", run, "ev", store.Uint64(seq)), runcodec.AppendEvent(nil, &ev)),
+	return []store.Op{store.Put(keyspace.Run.Key(run, "ev", store.Uint64(seq)), runcodec.AppendEvent(nil, &ev)),
 		store.Put(export.OutboxKey(run, seq), outboxValue(t, run, seq))}
 }
 

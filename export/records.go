@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/store"
 )
@@ -16,24 +17,24 @@ import (
 // copied byte for byte, so even a malformed outbox key maps one to one).
 
 // RetryPrefix is the key prefix of retry records.
-func RetryPrefix() []byte { return store.KeyPrefix("obr") }
+func RetryPrefix() []byte { return keyspace.OutboxRetry.KeyPrefix() }
 
 // DeadLetterPrefix is the key prefix of dead-letter records.
-func DeadLetterPrefix() []byte { return store.KeyPrefix("dlq") }
+func DeadLetterPrefix() []byte { return keyspace.DeadLetter.KeyPrefix() }
 
 // OutboxKey answers the outbox key of an event (as the engine writes it).
 func OutboxKey(runID string, runSeq uint64) []byte {
-	return store.Key("ob", runID, store.Uint64(runSeq))
+	return keyspace.Outbox.Key(runID, store.Uint64(runSeq))
 }
 
 // DeadLetterKey answers the dead-letter key of an event.
 func DeadLetterKey(runID string, runSeq uint64) []byte {
-	return store.Key("dlq", runID, store.Uint64(runSeq))
+	return keyspace.DeadLetter.Key(runID, store.Uint64(runSeq))
 }
 
 // RetryKey answers the retry-record key of an event.
 func RetryKey(runID string, runSeq uint64) []byte {
-	return store.Key("obr", runID, store.Uint64(runSeq))
+	return keyspace.OutboxRetry.Key(runID, store.Uint64(runSeq))
 }
 
 // rekey moves key from prefix from to prefix to.

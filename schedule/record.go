@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -133,13 +134,13 @@ func (f fire) runRequestID(scheduleID string) string {
 }
 
 // key is where a schedule's record lives.
-func key(tenant, id string) []byte { return store.Key("sch", tenant, id) }
+func key(tenant, id string) []byte { return keyspace.Schedule.Key(tenant, id) }
 
 // tenantPrefix begins every schedule of a tenant.
-func tenantPrefix(tenant string) []byte { return store.KeyPrefix("sch", tenant) }
+func tenantPrefix(tenant string) []byte { return keyspace.Schedule.KeyPrefix(tenant) }
 
 // allPrefix begins every schedule.
-var allPrefix = store.KeyPrefix("sch")
+var allPrefix = keyspace.Schedule.KeyPrefix()
 
 // versioned is a record as read, with the version its next write must match.
 type versioned struct {

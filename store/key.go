@@ -38,6 +38,11 @@ func Key(components ...string) []byte {
 	return appendKey(make([]byte, 0, keyLen(components)), components)
 }
 
+// AppendKey appends the encoded components of a key to b, as Key encodes
+// them: a caller that writes a key's leading bytes itself (a registry of
+// prefixes) builds the key in the one buffer.
+func AppendKey(b []byte, components ...string) []byte { return appendKey(b, components) }
+
 // appendKey appends the encoded components to b.
 func appendKey(b []byte, components []string) []byte {
 	for i, c := range components {

@@ -14,6 +14,7 @@ import (
 	"github.com/weft-dev/weft/bench/fill"
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -179,7 +180,7 @@ func TestCompile_RefusesAnUnknownIdentifier(t *testing.T) {
 	src := setup(t, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	runID := src.runOne(t, "template")
 	items := all(t, src.st)
-	items = append(items, store.Item{Key: store.Key("wf", runID, "x"),
+	items = append(items, store.Item{Key: keyspace.Run.Key(runID, "x"),
 		Value: []byte(`{"run_id":"` + runID + `","secret":"0123456789abcdef0123456789abcdef"}`)})
 	_, err := fill.Compile(items, runID, "template")
 	require.ErrorContains(t, err, `holds identifier "0123456789abcdef0123456789abcdef"`)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-dev/weft/bench/fill"
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/pebblestore"
 )
@@ -68,7 +69,7 @@ func benchmarkPass(b *testing.B, tmpl *fill.Template, keep time.Duration, stored
 	b.StopTimer()
 	b.ReportMetric(float64(st.read.Load())/float64(rounds), "reads/op")
 	b.ReportMetric(float64(st.commits.Load())/float64(rounds), "commits/op")
-	left, err := pebble.Scan(ctx, &store.ScanParams{Prefix: store.KeyPrefix("rx"), Limit: store.MaxScanLimit})
+	left, err := pebble.Scan(ctx, &store.ScanParams{Prefix: keyspace.Expiry.KeyPrefix(), Limit: store.MaxScanLimit})
 	require.NoError(b, err)
 	if stored <= store.MaxScanLimit {
 		require.Len(b, left.Items, stored-rounds*expired, "each round removed exactly the runs that expired")
@@ -78,7 +79,7 @@ func benchmarkPass(b *testing.B, tmpl *fill.Template, keep time.Duration, stored
 // expiryOffset answers how long after its creation the template run
 // expires: its rx: entry's time less its creation.
 func expiryOffset(b *testing.B, st store.Store, tmpl *fill.Template) time.Duration {
-	res, err := st.Scan(context.Background(), &store.ScanParams{Prefix: store.KeyPrefix("rx")})
+	res, err := st.Scan(context.Background(), &store.ScanParams{Prefix: keyspace.Expiry.KeyPrefix()})
 	require.NoError(b, err)
 	require.Len(b, res.Items, 1, "the finished template run is indexed for retention")
 	parts, err := store.SplitKey(res.Items[0].Key)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/weft-dev/weft/client"
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/eventpb"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
-	"github.com/weft-dev/weft/server"
 )
 
 // loadDefinition reads a workflow file: the API's WorkflowDefinition in
@@ -39,7 +39,7 @@ func loadDefinition(path string) (*weftv1.WorkflowDefinition, *definition.PathMa
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	def := server.DefinitionToProto(d)
+	def := eventpb.DefinitionProto(d)
 	if def == nil {
 		return nil, nil, fmt.Errorf("%s: the workflow has no steps", path)
 	}

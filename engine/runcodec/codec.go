@@ -51,7 +51,11 @@ func AppendState(b []byte, s *runstate.State) []byte {
 }
 
 // DecodeState decodes a stored checkpoint, in its binary form or as the
-// JSON every checkpoint was stored as before.
+// JSON every checkpoint was stored as before. A checkpoint stored before the
+// failed-steps counter (State.StepFailures) has none stored, and counts its
+// FAILED steps; a counter of 0 counts none, since the counter is never fewer
+// than the FAILED steps (only a RETRY_STEP takes a step out of FAILED, and
+// one away from the counter).
 func DecodeState(b []byte, s *runstate.State) error {
 	switch {
 	case len(b) > 0 && b[0] == FormatCheckpoint:
@@ -59,13 +63,18 @@ func DecodeState(b []byte, s *runstate.State) error {
 		if err := decodeState(b[1:], s); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
-		return nil
 	case isJSON(b):
 		*s = runstate.State{}
-		return json.Unmarshal(b, s)
+		if err := json.Unmarshal(b, s); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("checkpoint: %w", ErrUnknownFormat)
 	}
+	if s.StepFailures == 0 {
+		s.StepFailures = s.CountFailedSteps()
+	}
+	return nil
 }
 
 // isJSON reports whether b begins as a JSON object would (after white space).

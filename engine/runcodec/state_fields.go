@@ -57,6 +57,7 @@ func appendState(b []byte, v *runstate.State) []byte {
 	for i := range v.RunKeys {
 		b = appendMessage(b, 31, func(b []byte) []byte { return appendKeySpan(b, &v.RunKeys[i]) })
 	}
+	b = appendInt(b, 32, int64(v.StepFailures))
 	return b
 }
 
@@ -207,6 +208,10 @@ func decodeState(b []byte, v *runstate.State) error {
 			}
 			v.RunKeys = append(v.RunKeys, runstate.KeySpan{})
 			return decodeKeySpan(x, &v.RunKeys[len(v.RunKeys)-1])
+		case 32:
+			x, err := f.int()
+			v.StepFailures = int(x)
+			return err
 		}
 		return nil // a field this reader does not know
 	})

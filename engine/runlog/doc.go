@@ -13,6 +13,6 @@
 // events back (docs/export.md#the-outbox-cache). It never commits.
 //
 // Layering: it may import the standard library, the store contract
-// (package store), engine/runstate, engine/runcodec and internal/reuse only
+// (package store), engine/keyspace (the key prefixes), engine/runstate, engine/runcodec and internal/reuse only
 // (tools/weftlint enforces it).
 package runlog

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -15,20 +16,20 @@ import (
 
 // EventKey holds one event; run_seq sorts numerically.
 func EventKey(runID string, seq uint64) []byte {
-	return store.Key("wf", runID, "ev", store.Uint64(seq))
+	return keyspace.Run.Key(runID, "ev", store.Uint64(seq))
 }
 
 // EventPrefix is the prefix of every event of a run.
-func EventPrefix(runID string) []byte { return store.KeyPrefix("wf", runID, "ev") }
+func EventPrefix(runID string) []byte { return keyspace.Run.KeyPrefix(runID, "ev") }
 
 // idemKey enforces (run_id, idempotency_key) uniqueness.
-func idemKey(runID, key string) []byte { return store.Key("wf", runID, "ek", key) }
+func idemKey(runID, key string) []byte { return keyspace.Run.Key(runID, "ek", key) }
 
 // IdemPrefix is the prefix of every idempotency key's row of a run.
-func IdemPrefix(runID string) []byte { return store.KeyPrefix("wf", runID, "ek") }
+func IdemPrefix(runID string) []byte { return keyspace.Run.KeyPrefix(runID, "ek") }
 
 // CheckpointKey holds a run's checkpoint (runstate.State).
-func CheckpointKey(runID string) []byte { return store.Key("wf", runID, "ckpt") }
+func CheckpointKey(runID string) []byte { return keyspace.Run.Key(runID, "ckpt") }
 
 // PutCheckpoint writes a run's checkpoint.
 func PutCheckpoint(runID string, s *runstate.State) store.Op {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/internal/reuse"
@@ -22,15 +23,15 @@ import (
 // (OutboxEntry) and resolve from it.
 
 // OutboxPrefix is the key prefix of the transactional outbox, for export workers.
-func OutboxPrefix() []byte { return store.KeyPrefix("ob") }
+func OutboxPrefix() []byte { return keyspace.Outbox.KeyPrefix() }
 
 // RunOutboxPrefix is the prefix of a run's outbox entries.
-func RunOutboxPrefix(runID string) []byte { return store.KeyPrefix("ob", runID) }
+func RunOutboxPrefix(runID string) []byte { return keyspace.Outbox.KeyPrefix(runID) }
 
 // OutboxKey is the entry of the events a decision appended from run_seq
 // seq on: written in the batch that appends them, deleted once published.
 func OutboxKey(runID string, seq uint64) []byte {
-	return store.Key("ob", runID, store.Uint64(seq))
+	return keyspace.Outbox.Key(runID, store.Uint64(seq))
 }
 
 // OutboxEntry is the outbox entry an older weftd wrote: the event's JSON,

@@ -118,7 +118,8 @@ var stepReducers = map[string]func(*Snapshot, *StepState, Event){
 		st.Error, st.CompletionToken, st.WaitingSignal = nil, "", ""
 		s.Artifacts = append(s.Artifacts, ev.Data.Artifacts...)
 	},
-	EvStepFailed: func(_ *Snapshot, st *StepState, ev Event) {
+	EvStepFailed: func(s *Snapshot, st *StepState, ev Event) {
+		s.StepFailures++
 		st.Status, st.Error, st.CompletedAt = StepFailed, ev.Data.Error, ev.Data.CompletedAt
 		st.CompletionToken, st.WaitingSignal, st.NextAttemptAt = "", "", time.Time{}
 	},
@@ -143,7 +144,10 @@ var stepReducers = map[string]func(*Snapshot, *StepState, Event){
 			st.Manual = ManualResultOf(ev)
 		}
 	},
-	EvStepRetried: func(_ *Snapshot, st *StepState, ev Event) {
+	EvStepRetried: func(s *Snapshot, st *StepState, ev Event) {
+		if st.Status == StepFailed { // RETRY_STEP reopened a failed step
+			s.StepFailures--
+		}
 		st.Status, st.LogicalAttempt, st.EngineAttempt = StepPending, ev.Data.NewLogicalAttempt, 0
 		st.Error, st.Reason = nil, ""
 	},

@@ -44,6 +44,8 @@ type Snapshot struct {
 	// is not finished, or kept until deleted (docs/semantics.md#retention).
 	// The checkpoint knows it; a projection from the log does not.
 	RetainUntil time.Time
+	// StepFailures is the failed-steps counter (FailedSteps).
+	StepFailures int
 }
 
 // RunResult answers the run's result: the output of the action the
@@ -69,17 +71,11 @@ func (s *Snapshot) Step(actionID string) *StepState {
 	return nil
 }
 
-// FailedSteps counts the steps that are FAILED (failedSteps, docs/semantics.md#resync: a
-// StepFailed makes one more, a RETRY_STEP that reopens one makes one less).
-func (s *Snapshot) FailedSteps() int {
-	n := 0
-	for i := range s.Steps {
-		if s.Steps[i].Status == StepFailed {
-			n++
-		}
-	}
-	return n
-}
+// FailedSteps answers the run's failed-steps counter (failedSteps,
+// docs/semantics.md#resync): every StepFailed makes one more — a step that
+// failed and was then skipped still counts — and a RETRY_STEP that reopens
+// a failed step one less.
+func (s *Snapshot) FailedSteps() int { return s.StepFailures }
 
 // Clone answers a copy of s that reduction may change without changing s:
 // the steps and their attempts are copied, and the artifact list is clipped

@@ -75,6 +75,24 @@ type State struct {
 	KeysTracked bool `json:"keys_tracked,omitempty"`
 	// RunKeys are the keys of the run-level events appended (KeySpan).
 	RunKeys []KeySpan `json:"run_keys,omitempty"`
+	// StepFailures is the run's failed-steps counter (docs/semantics.md#resync):
+	// every StepFailed adds one — a step that failed and was then skipped
+	// still counts — and a RETRY_STEP that reopens a failed step takes one
+	// away. A checkpoint stored before the counter counts its FAILED steps
+	// (CountFailedSteps).
+	StepFailures int `json:"step_failures,omitempty"`
+}
+
+// CountFailedSteps answers how many steps are FAILED: the failed-steps
+// counter of a checkpoint stored before it kept one (State.StepFailures).
+func (s *State) CountFailedSteps() int {
+	n := 0
+	for _, st := range s.Steps {
+		if st.Status == StepFailed {
+			n++
+		}
+	}
+	return n
 }
 
 // PendingSignal is an accepted signal waiting for a wait-for-signal step.

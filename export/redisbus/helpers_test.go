@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -44,7 +45,7 @@ func writeOutbox(t *testing.T, st store.Store, prefix string, runs, seqs int) []
 		run := fmt.Sprintf("%s-%04d", prefix, r)
 		for s := uint64(1); s <= uint64(seqs); s++ {
 			ev := runstate.Event{Type: runstate.EvStepCompleted, ID: eventID(run, s), RunID: run, Seq: s}
-			b.Ops = append(b.Ops, store.Put(store.Key("wf", run, "ev", store.Uint64(s)), runcodec.AppendEvent(nil, &ev)),
+			b.Ops = append(b.Ops, store.Put(keyspace.Run.Key(run, "ev", store.Uint64(s)), runcodec.AppendEvent(nil, &ev)),
 				store.Put(export.OutboxKey(run, s), runcodec.AppendOutboxRef(nil, runcodec.OutboxRef{TenantID: tenant})))
 			refs = append(refs, ref{run, s, eventID(run, s)})
 			if len(b.Ops) >= 500 {

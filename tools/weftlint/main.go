@@ -9,7 +9,7 @@ import (
 )
 
 // allChecks names every check, in the order they run.
-var allChecks = []string{"imports", "layering", "printing", "citations"}
+var allChecks = []string{"imports", "layering", "printing", "citations", "modules"}
 
 func main() {
 	only := flag.String("checks", strings.Join(allChecks, ","), "the checks to run, comma-separated: "+strings.Join(allChecks, ", "))
@@ -76,12 +76,19 @@ func lint(dir string, checks []string) ([]finding, error) {
 		}
 		out = append(out, missing...)
 	}
+	if slices.Contains(checks, "modules") {
+		mods, err := checkDirectRequires(dir)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, mods...)
+	}
 	return out, nil
 }
 
 // finding is one broken rule (or, when warning is set, one to look at).
 type finding struct {
-	check   string // imports, layering, printing or citations
+	check   string // imports, layering, printing, citations or modules
 	where   string // a package or file:line
 	msg     string
 	warning bool

@@ -29,20 +29,21 @@ var rules = []rule{
 	// sees the transport, tests included.
 	{pkg: "engine/definition", deny: list(engineRoot, "engine/runstate", "store/...", "lease/...", "wake/...", "export/...", "server/...", "gen/...")},
 	{pkg: "engine/internal/dispatch", allow: list(std), deny: list("server/...")},
+	{pkg: "engine/keyspace", allow: list(std, "store"), deny: list("server/...")},
 	{pkg: "engine/internal/decide", allow: list(std, "engine/definition", "engine/runstate"), deny: list("server/...")},
 	{pkg: "engine/internal/budget", allow: list(std, "engine/runstate"), deny: list("server/...")},
-	{pkg: "engine/runlog", allow: list(std, "store", "engine/runstate", "engine/runcodec", "internal/reuse"), deny: list("server/...")},
-	{pkg: "engine/internal/pollers", allow: list(std, "store"), deny: list("server/...")},
+	{pkg: "engine/runlog", allow: list(std, "store", "engine/keyspace", "engine/runstate", "engine/runcodec", "internal/reuse"), deny: list("server/...")},
+	{pkg: "engine/internal/pollers", allow: list(std, "store", "engine/keyspace"), deny: list("server/...")},
 	{pkg: "engine/internal/cache", allow: list(std, "store", "engine/runstate", "engine/runlog", "engine/internal/record", "engine/internal/dispatch",
 		"engine/internal/fault"), deny: list("server/...")},
 	{pkg: "engine/internal/fault", allow: list(std, "engine/definition", "engine/runstate", "engine/eventpb", "engine/internal/decide"),
 		deny: list("server/...")},
-	{pkg: "engine/internal/queues", allow: list(std, "store", "engine/internal/dispatch", "engine/internal/pollers", "engine/internal/record"),
+	{pkg: "engine/internal/queues", allow: list(std, "store", "engine/keyspace", "engine/internal/dispatch", "engine/internal/pollers", "engine/internal/record"),
 		deny: list("server/...")},
-	{pkg: "engine/internal/acceptance", allow: list(std, "store", "engine/runstate"), deny: list("server/...")},
-	{pkg: "engine/internal/record", allow: list(std, "store", "engine/definition", "engine/runstate", "engine/runcodec"), deny: list("server/...")},
-	{pkg: "engine/internal/retention", allow: list(std, "store"), deny: list("server/...")},
-	{pkg: "engine/internal/admission", allow: list(std, "store"), deny: list("server/...")},
+	{pkg: "engine/internal/acceptance", allow: list(std, "store", "engine/keyspace", "engine/runstate"), deny: list("server/...")},
+	{pkg: "engine/internal/record", allow: list(std, "store", "engine/keyspace", "engine/definition", "engine/runstate", "engine/runcodec"), deny: list("server/...")},
+	{pkg: "engine/internal/retention", allow: list(std, "store", "engine/keyspace"), deny: list("server/...")},
+	{pkg: "engine/internal/admission", allow: list(std, "store", "engine/keyspace"), deny: list("server/...")},
 	{pkg: "engine/internal/ownership", allow: list(std, "store"), deny: list("server/...")},
 	{pkg: "engine/runstate", deny: list(engineRoot, "store/...", "lease/...", "wake/...", "export/...", "server/...", "gen/...")},
 	{pkg: "engine/runcodec", allow: list(std, "engine/definition", "engine/runstate", "google.golang.org/protobuf/encoding/protowire"),
@@ -54,7 +55,7 @@ var rules = []rule{
 		deny: list("server/...")},
 
 	// Around the engine.
-	{pkg: "export", allow: list(std, "engine/runlog", "engine/runcodec", "engine/runstate", "store", "telemetry", "internal/clock", "internal/reuse", "go.opentelemetry.io/otel/metric/...")},
+	{pkg: "export", allow: list(std, "engine/keyspace", "engine/runlog", "engine/runcodec", "engine/runstate", "store", "telemetry", "internal/clock", "internal/reuse", "go.opentelemetry.io/otel/metric/...")},
 	{pkg: "export/redisbus", allow: list(std, "export", "store", goRedis)},
 	{pkg: "telemetry", allow: list(std, "go.opentelemetry.io/...", "github.com/prometheus/...")},
 	{pkg: "server/wiretest", allow: list(std, "gen/...", "connectrpc.com/connect", "google.golang.org/genproto/...", "google.golang.org/protobuf/...")},
@@ -84,7 +85,7 @@ var rules = []rule{
 	// The benchmark speaks to a weftd over the public API, and opens a stopped
 	// weftd's store to fill it; it never sees the server.
 	{pkg: "bench/fill", allow: list(std, "store", "engine/...", "github.com/google/uuid")},
-	{pkg: "bench", allow: list(std, "bench/fill", "client/...", "gen/...", "store", "store/pebblestore", "store/sqlstore",
+	{pkg: "bench", allow: list(std, "engine/keyspace", "bench/fill", "client/...", "gen/...", "store", "store/pebblestore", "store/sqlstore",
 		"internal/redisconn", goRedis, "github.com/jackc/pgx/v5/...", "github.com/cockroachdb/pebble/v2/...")},
 	{pkg: "bench/...", deny: list("server/...")},
 

@@ -6,38 +6,39 @@ import (
 	"errors"
 	"time"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
 // PayloadKey holds an accepted signal's payload
 // (docs/semantics.md#accepted-signal-record).
-func PayloadKey(runID, name, id string) []byte { return store.Key("sig", runID, name, id) }
+func PayloadKey(runID, name, id string) []byte { return keyspace.SignalPayload.Key(runID, name, id) }
 
 // PayloadPrefix begins the signal payloads of a run.
-func PayloadPrefix(runID string) []byte { return store.KeyPrefix("sig", runID) }
+func PayloadPrefix(runID string) []byte { return keyspace.SignalPayload.KeyPrefix(runID) }
 
 // RecordKey holds the accepted-response record of a signal; an additive
 // prefix, so readers of sig: never mistake it for a payload.
-func RecordKey(runID, name, id string) []byte { return store.Key("sigr", runID, name, id) }
+func RecordKey(runID, name, id string) []byte { return keyspace.SignalRecord.Key(runID, name, id) }
 
 // RecordPrefix begins the accepted-response records of a run.
-func RecordPrefix(runID string) []byte { return store.KeyPrefix("sigr", runID) }
+func RecordPrefix(runID string) []byte { return keyspace.SignalRecord.KeyPrefix(runID) }
 
 // ExpiryKey indexes accepted-response records by expiry, so retention
 // visits only what has expired.
 func ExpiryKey(expires time.Time, runID, name, id string) []byte {
-	return store.Key("sigx", store.Time(expires), runID, name, id)
+	return keyspace.SignalExpiry.Key(store.Time(expires), runID, name, id)
 }
 
 // ManualKey holds the result of a manual completion, keyed by its
 // idempotency tuple (docs/semantics.md#manual-completion).
 func ManualKey(runID, actionID, token string) []byte {
-	return store.Key("mc", runID, actionID, token)
+	return keyspace.Manual.Key(runID, actionID, token)
 }
 
 // ManualPrefix begins the manual completions of a run.
-func ManualPrefix(runID string) []byte { return store.KeyPrefix("mc", runID) }
+func ManualPrefix(runID string) []byte { return keyspace.Manual.KeyPrefix(runID) }
 
 // Signal is the canonical AcceptedSignalResult
 // (docs/semantics.md#accepted-signal-record).
@@ -120,8 +121,8 @@ type Expired struct {
 // ExpiredAt answers up to 256 index entries expired at now; an entry it
 // cannot read is left alone.
 func ExpiredAt(ctx context.Context, st store.Store, now time.Time) ([]Expired, error) {
-	res, err := st.Scan(ctx, &store.ScanParams{Start: store.KeyPrefix("sigx"),
-		End: store.KeyPrefix("sigx", store.Time(now.Add(time.Nanosecond))), Limit: 256})
+	res, err := st.Scan(ctx, &store.ScanParams{Start: keyspace.SignalExpiry.KeyPrefix(),
+		End: keyspace.SignalExpiry.KeyPrefix(store.Time(now.Add(time.Nanosecond))), Limit: 256})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -53,7 +54,7 @@ func TestExpiredAt_OnlyEntriesDueAndReadable(t *testing.T) {
 	commit(t, st,
 		store.Put(ExpiryKey(now.Add(-time.Second), "r", "go", "1"), nil),
 		store.Put(ExpiryKey(now.Add(time.Second), "r", "go", "2"), nil),
-		store.Put(store.Key("sigx", store.Time(now.Add(-time.Hour)), "r"), nil))
+		store.Put(keyspace.SignalExpiry.Key(store.Time(now.Add(-time.Hour)), "r"), nil))
 	got, err := ExpiredAt(ctx, st, now)
 	require.NoError(t, err)
 	require.Equal(t, []Expired{{IndexKey: ExpiryKey(now.Add(-time.Second), "r", "go", "1"), RunID: "r", Name: "go", ID: "1"}}, got)

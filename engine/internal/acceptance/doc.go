@@ -11,5 +11,5 @@
 // removes them when they expire; this package only reads.
 //
 // Layering: it may import the standard library, the store contract
-// (package store) and engine/runstate only (tools/weftlint enforces it).
+// (package store), engine/keyspace (the key prefixes) and engine/runstate only (tools/weftlint enforces it).
 package acceptance

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -21,10 +22,10 @@ type Limit struct {
 func Limits(tenant, plan string, perTenant, perPlan int) []Limit {
 	var out []Limit
 	if perTenant > 0 {
-		out = append(out, Limit{Prefix: store.KeyPrefix("slot", tenant, "*"), Size: perTenant, Of: "this tenant"})
+		out = append(out, Limit{Prefix: keyspace.Slot.KeyPrefix(tenant, "*"), Size: perTenant, Of: "this tenant"})
 	}
 	if perPlan > 0 {
-		out = append(out, Limit{Prefix: store.KeyPrefix("slot", tenant, "plan", plan), Size: perPlan, Of: "plan " + plan})
+		out = append(out, Limit{Prefix: keyspace.Slot.KeyPrefix(tenant, "plan", plan), Size: perPlan, Of: "plan " + plan})
 	}
 	return out
 }
@@ -70,12 +71,12 @@ func freeSlot(ctx context.Context, st store.Store, l Limit) ([]byte, error) {
 }
 
 // QueuePrefix begins the queue of QUEUED runs.
-func QueuePrefix() []byte { return store.KeyPrefix("rq") }
+func QueuePrefix() []byte { return keyspace.RunQueue.KeyPrefix() }
 
 // QueuedKey indexes a QUEUED run in the order it was queued; its value is
 // the run id.
 func QueuedKey(queuedAt time.Time, runID string) []byte {
-	return store.Key("rq", store.Time(queuedAt), runID)
+	return keyspace.RunQueue.Key(store.Time(queuedAt), runID)
 }
 
 // QueuedRuns bounds the queued runs one reconciler pass visits.

@@ -9,6 +9,6 @@
 // and queued runs; it never writes, and what a run does at a limit (REJECT,
 // QUEUE, DELAY) is the decision rules'.
 //
-// Layering: it may import the standard library and the store contract
-// (package store) only (tools/weftlint enforces it).
+// Layering: it may import the standard library, the store contract
+// (package store) and engine/keyspace (the key prefixes) only (tools/weftlint enforces it).
 package admission

@@ -175,6 +175,7 @@ func (d *Decision) RetryStep(c Control) error {
 		return err
 	}
 	s.HeldOn = ""
+	s.StepFailures-- // the failed step is reopened (docs/semantics.md#resync)
 	st.LogicalAttempt++
 	st.EngineAttempt, st.Error, st.Reason = 0, nil, ""
 	d.rec.Emit(runstate.EvStepRetried, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Status: string(runstate.StepPending),

@@ -128,6 +128,7 @@ func (c *core) failStep(a *definition.Action, st *runstate.StepState, stepErr *r
 	st.CompletionToken = ""
 	st.WaitingSignal = ""
 	st.NextAttemptAt = time.Time{}
+	c.state.StepFailures++ // every StepFailed counts, whatever follows (docs/semantics.md#resync)
 	c.rec.Emit(runstate.EvStepFailed, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
 		Status: string(runstate.StepFailed), Error: stepErr, CompletedAt: c.now})
 	if !runLive(c.state) {

@@ -12,6 +12,6 @@
 // reads. Sweeping is its only write: a delete of an expired record,
 // conditioned on the version read where the store can.
 //
-// Layering: it may import the standard library and the store contract
-// (package store) only (tools/weftlint enforces it).
+// Layering: it may import the standard library, the store contract
+// (package store) and engine/keyspace (the key prefixes) only (tools/weftlint enforces it).
 package pollers

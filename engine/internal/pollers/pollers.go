@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -31,7 +32,7 @@ type Record struct {
 
 // Key is a poller's record in one process.
 func Key(tenant, queue, worker, process string) []byte {
-	return store.Key("wk", tenant, queue, worker, process)
+	return keyspace.Poller.Key(tenant, queue, worker, process)
 }
 
 // Prefix begins every poller record: records of processes, not of runs.
@@ -42,11 +43,11 @@ func Prefix() []byte { return prefix("", "") }
 func prefix(tenant, queue string) []byte {
 	switch {
 	case tenant != "" && queue != "":
-		return store.KeyPrefix("wk", tenant, queue)
+		return keyspace.Poller.KeyPrefix(tenant, queue)
 	case tenant != "":
-		return store.KeyPrefix("wk", tenant)
+		return keyspace.Poller.KeyPrefix(tenant)
 	}
-	return store.KeyPrefix("wk")
+	return keyspace.Poller.KeyPrefix()
 }
 
 // Ref names one queue of one tenant.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -66,7 +67,7 @@ func TestLiveAndSweep_OnlyUnexpiredRecordsOfOtherProcessesAreListed(t *testing.T
 	require.Len(t, all, 2, "every tenant's live records")
 
 	require.NoError(t, Sweep(ctx, st, 1, now))
-	res, err := st.Scan(ctx, &store.ScanParams{Prefix: store.KeyPrefix("wk")})
+	res, err := st.Scan(ctx, &store.ScanParams{Prefix: keyspace.Poller.KeyPrefix()})
 	require.NoError(t, err)
 	var left []string
 	for _, it := range res.Items {

@@ -10,6 +10,6 @@
 // the engine's to say, passed in as a function.
 //
 // Layering: it may import the standard library, the store contract
-// (package store), engine/internal/dispatch, engine/internal/pollers and
+// (package store), engine/keyspace, engine/internal/dispatch, engine/internal/pollers and
 // engine/internal/record only (tools/weftlint enforces it).
 package queues

@@ -10,6 +10,7 @@ import (
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/internal/pollers"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -143,9 +144,9 @@ func readyEntryTime(key []byte) time.Time {
 // bounded read each: O(queues), never a scan of the entries.
 func (d *Desk) readyQueues(ctx context.Context, tenant string) ([]pollers.Ref, error) {
 	var out []pollers.Ref
-	prefix := store.KeyPrefix("op")
+	prefix := keyspace.Ready.KeyPrefix()
 	if tenant != "" {
-		prefix = store.KeyPrefix("op", tenant)
+		prefix = keyspace.Ready.KeyPrefix(tenant)
 	}
 	start, end := prefix, store.PrefixEnd(prefix)
 	for len(out) < maxListed {

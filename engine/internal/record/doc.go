@@ -10,6 +10,6 @@
 // collide with another or break out of its prefix.
 //
 // Layering: it may import the standard library, the store contract
-// (package store), engine/definition, engine/runstate and engine/runcodec
+// (package store), engine/keyspace (the key prefixes), engine/definition, engine/runstate and engine/runcodec
 // only (tools/weftlint enforces it).
 package record

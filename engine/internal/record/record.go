@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -217,61 +218,61 @@ func (t *Task) ReadyKey() []byte {
 // collide with another or break out of its prefix.
 
 // RunKey holds a run's immutable record: definition, context, input.
-func RunKey(runID string) []byte { return store.Key("wf", runID) }
+func RunKey(runID string) []byte { return keyspace.Run.Key(runID) }
 
 // RunRequestKey maps the submission tuple of docs/semantics.md#run-request-idempotency to a run.
 func RunRequestKey(tenant, project, env, planID, planVersion, runRequestID string) []byte {
-	return store.Key("rr", tenant, project, env, planID, planVersion, runRequestID)
+	return keyspace.RunRequest.Key(tenant, project, env, planID, planVersion, runRequestID)
 }
 
 // RunIndexKey lists a tenant's runs, newest first (inverted creation time).
 func RunIndexKey(tenant string, created time.Time, runID string) []byte {
-	return store.Key("ri", tenant, store.Int64(-created.UnixNano()), runID)
+	return keyspace.RunIndex.Key(tenant, store.Int64(-created.UnixNano()), runID)
 }
 
 // RunIndexPrefix is the prefix of a tenant's run index.
-func RunIndexPrefix(tenant string) []byte { return store.KeyPrefix("ri", tenant) }
+func RunIndexPrefix(tenant string) []byte { return keyspace.RunIndex.KeyPrefix(tenant) }
 
 // RunStatusKey indexes a run under its current status, so that runs can be
 // counted by status without reading their checkpoints. Moved in the batch
 // of every status change.
 func RunStatusKey(tenant string, status runstate.RunStatus, runID string) []byte {
-	return store.Key("rs", string(status), tenant, runID)
+	return keyspace.RunStatus.Key(string(status), tenant, runID)
 }
 
 // PendingTriggerKey marks a run whose submission asked to start it, until the
 // trigger commits; recovery finishes what a crash interrupted.
-func PendingTriggerKey(runID string) []byte { return store.Key("pt", runID) }
+func PendingTriggerKey(runID string) []byte { return keyspace.PendingTrigger.Key(runID) }
 
 // ReadyTaskKey is a task waiting in its queue: the task queue key of
 // docs/semantics.md#persisted-format, with the tenant before the queue so that one
 // tenant's workers never see another's tasks.
 // Within one instant, tasks keep the order they were dispatched in (seq).
 func ReadyTaskKey(tenant, queue string, notBefore time.Time, seq uint64, taskID string) []byte {
-	return store.Key("op", tenant, queue, store.Time(notBefore), store.Uint64(seq), taskID)
+	return keyspace.Ready.Key(tenant, queue, store.Time(notBefore), store.Uint64(seq), taskID)
 }
 
 // ReadyTaskRange bounds a queue's tasks that are due at now.
 func ReadyTaskRange(tenant, queue string, now time.Time) (start, end []byte) {
-	return QueuePrefix(tenant, queue), store.KeyPrefix("op", tenant, queue, store.Time(now.Add(time.Nanosecond)))
+	return QueuePrefix(tenant, queue), keyspace.Ready.KeyPrefix(tenant, queue, store.Time(now.Add(time.Nanosecond)))
 }
 
 // QueuePrefix begins every ready entry of one queue.
-func QueuePrefix(tenant, queue string) []byte { return store.KeyPrefix("op", tenant, queue) }
+func QueuePrefix(tenant, queue string) []byte { return keyspace.Ready.KeyPrefix(tenant, queue) }
 
 // TaskKey holds a task's claim state.
-func TaskKey(taskID string) []byte { return store.Key("task", taskID) }
+func TaskKey(taskID string) []byte { return keyspace.Task.Key(taskID) }
 
 // TimerKey is a durable timer; timers sort by due time.
 func TimerKey(due time.Time, runID, kind, ref string) []byte {
-	return store.Key("tmr", store.Time(due), runID, kind, ref)
+	return keyspace.Timer.Key(store.Time(due), runID, kind, ref)
 }
 
 // TimerRange bounds the timers due at now.
 func TimerRange(now time.Time) (start, end []byte) {
-	return store.KeyPrefix("tmr"), store.KeyPrefix("tmr", store.Time(now.Add(time.Nanosecond)))
+	return keyspace.Timer.KeyPrefix(), keyspace.Timer.KeyPrefix(store.Time(now.Add(time.Nanosecond)))
 }
 
 // TaskPrefix begins the keys of every task of a run: task ids start with
 // the run id and "/", and run ids never contain "/".
-func TaskPrefix(runID string) []byte { return store.Key("task", runID+"/") }
+func TaskPrefix(runID string) []byte { return keyspace.Task.Key(runID + "/") }

@@ -12,6 +12,6 @@
 // names the prefixes a run owns and deletes what a record names outside
 // them.
 //
-// Layering: it may import the standard library and the store contract
-// (package store) only (tools/weftlint enforces it).
+// Layering: it may import the standard library, the store contract
+// (package store) and engine/keyspace (the key prefixes) only (tools/weftlint enforces it).
 package retention

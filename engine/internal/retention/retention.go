@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -23,7 +24,7 @@ const (
 // ExpiryKey indexes a finished run by when retention removes it
 // (rx:{expires_at}:{run}); empty value.
 func ExpiryKey(at time.Time, runID string) []byte {
-	return store.Key("rx", store.Time(at), runID)
+	return keyspace.Expiry.Key(store.Time(at), runID)
 }
 
 // Expired is one index entry whose time has come.
@@ -36,8 +37,8 @@ type Expired struct {
 // first. Its cost follows the number of expired runs, never the number of
 // runs stored; an entry it cannot read is left alone.
 func ExpiredAt(ctx context.Context, st store.Store, now time.Time) ([]Expired, error) {
-	res, err := st.Scan(ctx, &store.ScanParams{Start: store.KeyPrefix("rx"),
-		End: store.KeyPrefix("rx", store.Time(now.Add(time.Nanosecond))), Limit: PassRuns})
+	res, err := st.Scan(ctx, &store.ScanParams{Start: keyspace.Expiry.KeyPrefix(),
+		End: keyspace.Expiry.KeyPrefix(store.Time(now.Add(time.Nanosecond))), Limit: PassRuns})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
@@ -62,7 +63,7 @@ func TestBatch_RemovesEveryOwnedRecordInBoundedBatches(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New(memstore.Config{})
 	recs := Records{Owned: [][]byte{store.KeyPrefix("a", "r1"), store.KeyPrefix("b", "r1"), store.KeyPrefix("c", "r1")},
-		Outbox: store.KeyPrefix("ob", "r1")}
+		Outbox: keyspace.Outbox.KeyPrefix("r1")}
 	fill(t, st, recs.Owned, 700) // 2,100 records: five batches
 	fill(t, st, [][]byte{store.KeyPrefix("a", "r2")}, 3)
 	index := ExpiryKey(time.Unix(0, 0), "r1")
@@ -115,7 +116,7 @@ func TestBatch_RemovesEveryOwnedRecordInBoundedBatches(t *testing.T) {
 func TestBatch_WaitsForExportAndNeverRemovesAnUnfinishedRun(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New(memstore.Config{})
-	recs := Records{Owned: [][]byte{store.KeyPrefix("a", "r1")}, Outbox: store.KeyPrefix("ob", "r1")}
+	recs := Records{Owned: [][]byte{store.KeyPrefix("a", "r1")}, Outbox: keyspace.Outbox.KeyPrefix("r1")}
 	fill(t, st, append(recs.Owned, recs.Outbox), 2)
 	index, now := ExpiryKey(time.Unix(0, 0), "r1"), time.Unix(100, 0)
 
@@ -142,7 +143,7 @@ func TestExpiredAt_AnswersOnlyEntriesDueAndReadable(t *testing.T) {
 		store.Put(ExpiryKey(now.Add(-time.Second), "old"), nil),
 		store.Put(ExpiryKey(now, "due"), nil),
 		store.Put(ExpiryKey(now.Add(time.Millisecond), "later"), nil),
-		store.Put(store.Key("rx", store.Time(now.Add(-time.Hour))), nil), // not a run's entry
+		store.Put(keyspace.Expiry.Key(store.Time(now.Add(-time.Hour))), nil), // not a run's entry
 	}
 	if _, err := st.Commit(ctx, &store.Batch{Ops: ops}); err != nil {
 		t.Fatal(err)
