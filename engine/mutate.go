@@ -64,6 +64,10 @@ type recorder struct {
 	// appended is where the batch holds the decision's events and outbox
 	// entries, for the outbox cache once it commits (Config.OutboxCache).
 	appended runlog.Appended
+	// observing: Config.Observer is told of this decision; claimed and
+	// ended are the claims and attempt ends it noted for it (observe.go).
+	observing      bool
+	claimed, ended []ObservedTask
 }
 
 // emit appends an event to the run's log, emitted by the decision's actor.
@@ -435,6 +439,7 @@ func (e *pipeline) decideOnce(ctx context.Context, runID string, d decision, fre
 	}
 	ch = newChange((*Engine)(e), ctx, run, state, now, d.actor)
 	ch.newRun = d.newRun != nil
+	ch.observeDecision()
 	ch.useArena(e.arenas.take())
 	defer ch.giveArenaBack() // deferred first, so run last: after the effects settle
 	committed := false
@@ -443,6 +448,7 @@ func (e *pipeline) decideOnce(ctx context.Context, runID string, d decision, fre
 			e.dispatch.Settle(ch.effects(), false) // its hand-offs' room goes back
 		}
 	}()
+	defer ch.observeEnd(&committed, &err)
 	from := state.Status
 	if err := d.decide(ch); err != nil {
 		return ch, cached, err
@@ -458,7 +464,7 @@ func (e *pipeline) decideOnce(ctx context.Context, runID string, d decision, fre
 	if err != nil {
 		return ch, cached, err
 	}
-	res, err := ch.commitWithinBudget(ctx, batch)
+	res, err := ch.commitObserved(ctx, batch)
 	if err != nil {
 		e.records.ForgetCheckpoint(runID) // it may be stale, or the commit may have applied
 		e.records.ForgetTasks(ch.taskPuts)

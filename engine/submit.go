@@ -34,6 +34,8 @@ type SubmitParams struct {
 	// default), TriggerManual or TriggerSchedule
 	// (docs/semantics.md#trigger-source).
 	TriggerSource string
+	// traceParent is kept with the run: its trace (observe.go).
+	traceParent string
 }
 
 // The trigger sources a run's context records.
@@ -77,7 +79,12 @@ func (e *Engine) SubmitRun(ctx context.Context, p SubmitParams) (*SubmitResult, 
 }
 
 // submit validates, persists and triggers a run: SubmitRun.
-func (e *submissions) submit(ctx context.Context, p SubmitParams) (*SubmitResult, error) {
+func (e *submissions) submit(ctx context.Context, p SubmitParams) (res *SubmitResult, err error) {
+	if e.cfg.Observer != nil {
+		var ended func(*SubmitResult, error)
+		ctx, ended = e.engine().submitObserved(ctx, &p)
+		defer func() { ended(res, err) }()
+	}
 	rec, body, err := e.newRunRecord(p)
 	if err != nil {
 		return nil, err
@@ -137,6 +144,7 @@ func (e *submissions) newRunRecord(p SubmitParams) (*record.Run, []byte, error) 
 		Input:         p.Input,
 		PlanSHA256:    prepared.PlanSHA256,
 		CreatedAt:     e.engine().now(),
+		TraceParent:   p.traceParent,
 	}
 	body, err := record.EncodeRun(rec, prepared.JSON)
 	if err != nil {
