@@ -33,8 +33,9 @@ const (
 // exporters read the other OTEL_EXPORTER_OTLP_* variables themselves
 // (headers, timeout, certificates, compression).
 type TracingConfig struct {
-	// Endpoint is the collector's URL (http://host:4318 for HTTP,
-	// http://host:4317 for gRPC; an http:// URL is sent without TLS).
+	// Endpoint is the collector's base URL, as OTEL_EXPORTER_OTLP_ENDPOINT
+	// takes it (http://host:4318 for HTTP, to which /v1/traces is added;
+	// http://host:4317 for gRPC); an http:// URL is sent without TLS.
 	Endpoint string
 	// Protocol is ProtocolHTTP or ProtocolGRPC. Empty: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
 	// OTEL_EXPORTER_OTLP_PROTOCOL, else ProtocolHTTP.
@@ -138,7 +139,7 @@ func newExporter(ctx context.Context, cfg TracingConfig, getenv func(string) str
 	case ProtocolHTTP:
 		var opts []otlptracehttp.Option
 		if cfg.Endpoint != "" {
-			opts = append(opts, otlptracehttp.WithEndpointURL(cfg.Endpoint))
+			opts = append(opts, otlptracehttp.WithEndpointURL(tracesURL(cfg.Endpoint)))
 		}
 		return otlptracehttp.New(ctx, opts...)
 	case ProtocolGRPC:
@@ -149,6 +150,16 @@ func newExporter(ctx context.Context, cfg TracingConfig, getenv func(string) str
 		return otlptracegrpc.New(ctx, opts...)
 	}
 	return nil, fmt.Errorf("OTLP protocol must be %q or %q, got %q", ProtocolHTTP, ProtocolGRPC, protocol)
+}
+
+// tracesURL answers the OTLP/HTTP traces URL of endpoint, read as
+// OTEL_EXPORTER_OTLP_ENDPOINT is: a base URL to which /v1/traces is added,
+// unless it names that path already.
+func tracesURL(endpoint string) string {
+	if strings.HasSuffix(endpoint, "/v1/traces") {
+		return endpoint
+	}
+	return strings.TrimRight(endpoint, "/") + "/v1/traces"
 }
 
 func cmpOr(values ...string) string {
