@@ -180,7 +180,9 @@ func TestTracing_ExampleRunIsOneTraceNestedAsDocumented(t *testing.T) {
 		report := only(t, inTrace, func(s gotSpan) bool {
 			return s.Name == "weft.v1.WorkerService/CompleteTask" && s.Parent == act.SpanID
 		})
-		decision := only(t, inTrace, func(s gotSpan) bool { return strings.HasPrefix(s.Name, server.SpanDecision) && s.Parent == report.SpanID })
+		decision := only(t, inTrace, func(s gotSpan) bool {
+			return strings.HasPrefix(s.Name, server.SpanDecision) && s.Parent == report.SpanID
+		})
 		require.Equal(t, "worker", decision.Attrs["weft.decided_by"])
 		commit := only(t, inTrace, func(s gotSpan) bool { return s.Name == server.SpanStoreCommit && s.Parent == decision.SpanID })
 		require.LessOrEqual(t, decision.Start, commit.Start)
