@@ -32,8 +32,18 @@ type runMetrics struct {
 	runDuration, stepDuration, queueWait metric.Float64Histogram
 	failures                             metric.Int64Counter
 	plans, queues                        *boundedLabels
-	// sets are the attribute sets by series, built once (seriesKey).
-	sets sync.Map
+	// sets are the attribute sets by series, built once (seriesKey): a
+	// map under a lock rather than a sync.Map, whose keys are interfaces
+	// (a struct key would be allocated on every look-up).
+	mu   sync.RWMutex
+	sets map[seriesKey]*seriesOpts
+}
+
+// seriesOpts are one series' attributes as the options the instruments
+// take, kept as slices so that recording allocates none.
+type seriesOpts struct {
+	rec []metric.RecordOption
+	add []metric.AddOption
 }
 
 func newRunMetrics(meter metric.Meter) (*runMetrics, error) {
@@ -50,7 +60,8 @@ func newRunMetrics(meter metric.Meter) (*runMetrics, error) {
 		return nil, fmt.Errorf("server: run metrics: %w", err)
 	}
 	return &runMetrics{runDuration: runDuration, stepDuration: stepDuration, queueWait: queueWait, failures: failures,
-		plans: newBoundedLabels(MaxPlanLabels), queues: newBoundedLabels(MaxQueueLabels)}, nil
+		plans: newBoundedLabels(MaxPlanLabels), queues: newBoundedLabels(MaxQueueLabels),
+		sets: map[seriesKey]*seriesOpts{}}, nil
 }
 
 // decided records what a committed decision says: its claims' queue waits,
@@ -61,22 +72,22 @@ func (m *runMetrics) decided(d engine.ObservedDecision) {
 	for i := range d.Claimed {
 		t := &d.Claimed[i]
 		if wait := t.ClaimedAt.Sub(t.ReadyAt); !t.ReadyAt.IsZero() && wait >= 0 {
-			m.queueWait.Record(ctx, wait.Seconds(), m.set(seriesKey{"wait", plan, m.queues.of(t.Queue), ""}))
+			m.queueWait.Record(ctx, wait.Seconds(), m.set(seriesKey{"wait", plan, m.queues.of(t.Queue), ""}).rec...)
 		}
 	}
 	for i := range d.Ended {
 		t := &d.Ended[i]
-		m.stepDuration.Record(ctx, t.EndedAt.Sub(t.ClaimedAt).Seconds(), m.set(seriesKey{"step", plan, m.queues.of(t.Queue), t.Outcome}))
+		m.stepDuration.Record(ctx, t.EndedAt.Sub(t.ClaimedAt).Seconds(), m.set(seriesKey{"step", plan, m.queues.of(t.Queue), t.Outcome}).rec...)
 	}
 	for i := range d.Events {
 		ev := &d.Events[i]
 		switch ev.Type {
 		case runstate.EvStepAttemptRecorded:
 			if a := ev.Data.Attempt; a != nil && a.Outcome != runstate.AttemptSucceeded {
-				m.failures.Add(ctx, 1, m.addSet(seriesKey{"fail", plan, "", failureClass(a)}))
+				m.failures.Add(ctx, 1, m.set(seriesKey{"fail", plan, "", failureClass(a)}).add...)
 			}
 		case runstate.EvRunCompleted, runstate.EvRunFailed, runstate.EvRunCancelled:
-			m.runDuration.Record(ctx, ev.EmittedAt.Sub(d.Run.CreatedAt).Seconds(), m.set(seriesKey{"run", plan, "", runStatusLabel(ev.Type)}))
+			m.runDuration.Record(ctx, ev.EmittedAt.Sub(d.Run.CreatedAt).Seconds(), m.set(seriesKey{"run", plan, "", runStatusLabel(ev.Type)}).rec...)
 		}
 	}
 }
@@ -115,22 +126,23 @@ func (k seriesKey) attrs() attribute.Set {
 	return attribute.NewSet(attribute.String("plan", k.plan), attribute.String("status", k.third))
 }
 
-// set answers the series' record option, built once.
-func (m *runMetrics) set(k seriesKey) metric.RecordOption {
-	if v, ok := m.sets.Load(k); ok {
-		return v.(metric.RecordOption)
+// set answers the series' options, built once.
+func (m *runMetrics) set(k seriesKey) *seriesOpts {
+	m.mu.RLock()
+	o, ok := m.sets[k]
+	m.mu.RUnlock()
+	if ok {
+		return o
 	}
-	v, _ := m.sets.LoadOrStore(k, metric.WithAttributeSet(k.attrs()))
-	return v.(metric.RecordOption)
-}
-
-// addSet answers the series' add option, built once.
-func (m *runMetrics) addSet(k seriesKey) metric.AddOption {
-	if v, ok := m.sets.Load(k); ok {
-		return v.(metric.AddOption)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if o, ok := m.sets[k]; ok {
+		return o
 	}
-	v, _ := m.sets.LoadOrStore(k, metric.WithAttributeSet(k.attrs()))
-	return v.(metric.AddOption)
+	opt := metric.WithAttributeSet(k.attrs())
+	o = &seriesOpts{rec: []metric.RecordOption{opt}, add: []metric.AddOption{opt}}
+	m.sets[k] = o
+	return o
 }
 
 // boundedLabels admits the first max distinct values of a label; any other

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -308,4 +309,18 @@ func names(spans []gotSpan) []string {
 		out[i] = s.Name
 	}
 	return out
+}
+
+// TestOptions_BadTraceFlagsNameTheValue: a sample ratio outside 0..1 or an
+// unknown OTLP protocol is refused at start-up, naming what was given.
+func TestOptions_BadTraceFlagsNameTheValue(t *testing.T) {
+	env := func(string) string { return "" }
+	_, err := parseOptions([]string{"--trace-sample-ratio", "1.5"}, env, io.Discard)
+	require.ErrorContains(t, err, `trace sample ratio must be a number from 0 to 1, got "1.5"`)
+	_, err = parseOptions([]string{"--otlp-protocol", "udp"}, env, io.Discard)
+	require.ErrorContains(t, err, `otlp protocol must be "http/protobuf" or "grpc", got "udp"`)
+	opts, err := parseOptions([]string{"--otlp-endpoint", "http://127.0.0.1:4318", "--trace-sample-ratio", "0.25"}, env, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "http://127.0.0.1:4318", opts.tracing.Endpoint)
+	require.InDelta(t, 0.25, *opts.tracing.SampleRatio, 0)
 }

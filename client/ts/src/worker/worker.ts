@@ -101,6 +101,12 @@ export interface ActivityInfo {
   readonly secrets: readonly SecretRef[];
   /** This worker's id. */
   readonly workerId: string;
+  /**
+   * The W3C traceparent of the attempt's span in the run's trace ("" when
+   * the run is not traced): start the activity's span as its child, e.g.
+   * with @opentelemetry/api's propagation.extract (docs/observability.md).
+   */
+  readonly traceparent: string;
 }
 
 /** The second argument of every activity, compensation and verify function. */
@@ -495,6 +501,7 @@ export class Worker {
       upstreamOutputs: Object.freeze(upstream),
       secrets: t.secrets,
       workerId: this.opts.workerId,
+      traceparent: t.traceparent,
     });
   }
 
