@@ -518,7 +518,7 @@ export class Worker {
       try {
         const res = await this.client.workers.heartbeatTask(
           { taskToken: t.taskToken, workerId: this.opts.workerId },
-          { signal, timeoutMs: Math.max(every, 1000) },
+          { signal, timeoutMs: Math.max(every, 1000), ...traceHeaders(t) },
         );
         if (res.cancelRequested) {
           this.log("info", "cancel requested; stopping the task", fields);
@@ -565,7 +565,7 @@ export class Worker {
     const next = this.stopping ? undefined : this.pollRequest(1, 0);
     try {
       const res = await this.report(
-        () => this.client.workers.completeTask({ taskToken: t.taskToken, workerId: this.opts.workerId, output: value, reconciliationKey: key, nextTasks: next }),
+        () => this.client.workers.completeTask({ taskToken: t.taskToken, workerId: this.opts.workerId, output: value, reconciliationKey: key, nextTasks: next }, traceHeaders(t)),
         fields,
         "completion",
       );
@@ -602,7 +602,7 @@ export class Worker {
             message: truncate(f.message || "failed", MAX_MESSAGE_CHARS),
             sideEffectPossible: f.sideEffectPossible,
             reconciliationKey: key,
-          }),
+          }, traceHeaders(t)),
         fields,
         "failure report",
       );
@@ -647,7 +647,7 @@ export class Worker {
             state,
             result,
             diagnostic: truncate(diagnostic, MAX_MESSAGE_CHARS),
-          }),
+          }, traceHeaders(t)),
         fields,
         "verification report",
       );
@@ -749,4 +749,14 @@ function defaultWorkerId(): string {
   const proc = (globalThis as { process?: SignalSource }).process;
   const host = proc?.env?.HOSTNAME || "worker";
   return `${host}-${proc?.pid ?? Math.floor(Math.random() * 1e6)}`;
+}
+
+/**
+ * traceHeaders answers the call options that carry a traced task's
+ * traceparent on its reports and heartbeats, so that weftd's spans of them
+ * join the run's trace under the attempt's span (docs/observability.md);
+ * none for a task that is not traced.
+ */
+export function traceHeaders(t: Task): { headers?: Record<string, string> } {
+  return t.traceparent ? { headers: { traceparent: t.traceparent } } : {};
 }
