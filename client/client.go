@@ -202,6 +202,7 @@ func (h *headerInterceptor) set(dst http.Header) {
 func (h *headerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		h.set(req.Header())
+		injectTraceContext(ctx, req.Header())
 		return next(ctx, req)
 	}
 }
@@ -211,6 +212,7 @@ func (h *headerInterceptor) WrapStreamingClient(next connect.StreamingClientFunc
 	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
 		conn := next(ctx, spec)
 		h.set(conn.RequestHeader())
+		injectTraceContext(ctx, conn.RequestHeader())
 		return conn
 	}
 }

@@ -141,6 +141,9 @@ type Config struct {
 	// schedule_to_start_timeout_ms (docs/semantics.md#schedule-to-start).
 	// Zero: no bound (weftd's --schedule-to-start-timeout defaults to 5m).
 	ScheduleToStartTimeout time.Duration
+	// Observer is told of submissions, decisions, claims and attempts, for
+	// traces and metrics (observe.go). Nil: nothing is observed, at no cost.
+	Observer Observer
 }
 
 // Defaults.

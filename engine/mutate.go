@@ -67,6 +67,10 @@ type recorder struct {
 	// appended is where the batch holds the decision's events and outbox
 	// entries, for the outbox cache once it commits (Config.OutboxCache).
 	appended runlog.Appended
+	// observing: Config.Observer is told of this decision; claimed and
+	// ended are the claims and attempt ends it noted for it (observe.go).
+	observing      bool
+	claimed, ended []ObservedTask
 }
 
 // emit appends an event to the run's log, emitted by the decision's actor.
@@ -457,6 +461,7 @@ func decideOnce(ctx context.Context, e *Engine, runID string, d decision, fresh 
 	}
 	ch = newChange(e, ctx, run, state, now, d.actor)
 	ch.newRun = d.newRun != nil
+	ch.observeDecision()
 	ch.useArena(e.arenas.take())
 	defer ch.giveArenaBack() // deferred first, so run last: after the effects settle
 	committed := false
@@ -465,6 +470,7 @@ func decideOnce(ctx context.Context, e *Engine, runID string, d decision, fresh 
 			e.dispatch.Settle(ch.effects(), false) // its hand-offs' room goes back
 		}
 	}()
+	defer ch.observeEnd(&committed, &err)
 	from := state.Status
 	err = d.decide(ch)
 	if err == nil {
@@ -484,7 +490,7 @@ func decideOnce(ctx context.Context, e *Engine, runID string, d decision, fresh 
 	if err != nil {
 		return ch, cached, err
 	}
-	res, err := ch.commitWithinBudget(ctx, batch)
+	res, err := ch.commitObserved(ctx, batch)
 	if err != nil {
 		e.records.ForgetCheckpoint(runID) // it may be stale, or the commit may have applied
 		e.records.ForgetTasks(ch.taskPuts)

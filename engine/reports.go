@@ -243,6 +243,7 @@ func (c *recorder) finishTask(key []byte, t *record.Task, result string) {
 	}
 	t.State, t.Result = record.TaskDone, result
 	c.put(key, t)
+	c.observeAttemptEnd(t, result)
 }
 
 // HeartbeatResult answers a heartbeat.

@@ -35,6 +35,8 @@ type SubmitParams struct {
 	// default), TriggerManual or TriggerSchedule
 	// (docs/semantics.md#trigger-source).
 	TriggerSource string
+	// traceParent is kept with the run: its trace (observe.go).
+	traceParent string
 }
 
 // The trigger sources a run's context records.
@@ -76,7 +78,12 @@ func (e *Engine) SubmitRun(ctx context.Context, p SubmitParams) (*SubmitResult, 
 }
 
 // submit validates, persists and triggers a run: SubmitRun.
-func submit(ctx context.Context, e *Engine, p SubmitParams) (*SubmitResult, error) {
+func submit(ctx context.Context, e *Engine, p SubmitParams) (res *SubmitResult, err error) {
+	if e.cfg.Observer != nil {
+		var ended func(*SubmitResult, error)
+		ctx, ended = e.submitObserved(ctx, &p)
+		defer func() { ended(res, err) }()
+	}
 	rec, body, err := newRunRecord(e, p)
 	if err != nil {
 		return nil, err
@@ -136,6 +143,7 @@ func newRunRecord(e *Engine, p SubmitParams) (*record.Run, []byte, error) {
 		Input:         p.Input,
 		PlanSHA256:    prepared.PlanSHA256,
 		CreatedAt:     e.now(),
+		TraceParent:   p.traceParent,
 	}
 	body, err := record.EncodeRun(rec, prepared.JSON)
 	if err != nil {

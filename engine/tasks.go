@@ -76,6 +76,9 @@ type Task struct {
 	Secrets          []definition.SecretRef
 	// ReconciliationKey, for verify tasks: the key the worker reported before.
 	ReconciliationKey string
+	// TraceParent is the W3C traceparent the worker's span continues: the
+	// attempt's, in the run's trace ("": the run is not traced).
+	TraceParent string
 }
 
 // The worker-facing task protocol: claiming ready tasks for a poll (poll,
@@ -282,7 +285,9 @@ func (c *change) claimTask(t *record.Task, workerID string, verifiable bool) (*T
 	if err := c.rules().Claimed(decide.TaskKind(t.Kind), c.run.Action(t.ActionID), st, workerID, verifiable); err != nil {
 		return nil, err
 	}
-	return c.taskFor(t, st), nil
+	task := c.taskFor(t, st)
+	task.TraceParent = c.observeClaim(t)
+	return task, nil
 }
 
 // claimToken answers a new claim's token: the task's id, "#" and 16 random

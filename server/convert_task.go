@@ -58,6 +58,7 @@ func taskProto(t *engine.Task, box *taskBox) *weftv1.Task {
 		Deadline:           eventpb.TimestampIn(&box.deadline, t.Deadline),
 		HeartbeatTimeoutMs: uint32(max(t.HeartbeatTimeout.Milliseconds(), 0)),
 		Secrets:            secretsProto(t.Secrets),
+		Traceparent:        t.TraceParent,
 		TenantId:           t.TenantID,
 		ReconciliationKey:  t.ReconciliationKey,
 	}

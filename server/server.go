@@ -55,6 +55,9 @@ type Config struct {
 	// one cannot be reached, weftd answers not ready with the reason. None:
 	// always ready. /healthz stays liveness whatever they say.
 	Readiness []ReadinessCheck
+	// Tracing gives every RPC a span in the caller's trace (tracing.go).
+	// Nil: tracing is off, and calls carry no cost for it.
+	Tracing *telemetry.Tracing
 }
 
 // DefaultMaxRequestBytes is the request size limit when Config leaves it 0.
@@ -134,6 +137,10 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	traced, err := tracingInterceptor(cfg.Tracing)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
 	opts := []connect.HandlerOption{
 		connect.WithCodec(protoCodec{}),
 		connect.WithCodec(jsonCodec{name: "json"}),
@@ -141,8 +148,8 @@ func New(cfg Config) (http.Handler, error) {
 		// Outermost first: correlation id, faults, logs and metrics; then
 		// authentication; then validation, so an unauthenticated caller
 		// learns nothing of the request rules.
-		connect.WithInterceptors(&faultInterceptor{logger: cfg.Logger, metrics: m},
-			&authInterceptor{tokens: cfg.Tokens}, &validationInterceptor{rules: requestRulesOnce(), validator: validator}),
+		connect.WithInterceptors(interceptorsWithTracing(traced, &faultInterceptor{logger: cfg.Logger, metrics: m},
+			&authInterceptor{tokens: cfg.Tokens}, &validationInterceptor{rules: requestRulesOnce(), validator: validator})...),
 		connect.WithReadMaxBytes(int(cfg.MaxRequestBytes)),
 		boundedGzip(cfg.MaxRequestBytes),
 		connect.WithRecover(recoverPanic(cfg.Logger)),

@@ -35,6 +35,9 @@ func (w *Worker) handle(ctx context.Context, t *weftv1.Task, next *weftv1.PollTa
 	}
 	actCtx, cancel := w.activityContext(ctx, t)
 	defer cancel(nil)
+	var span *activitySpan
+	ctx, actCtx, span = w.startActivitySpan(ctx, actCtx, t)
+	defer span.end()
 	stopHeartbeat := w.heartbeat(actCtx, log, t, cancel)
 	defer stopHeartbeat()
 	if t.GetTaskType() == weftv1.TaskType_TASK_TYPE_VERIFY {
@@ -46,9 +49,13 @@ func (w *Worker) handle(ctx context.Context, t *weftv1.Task, next *weftv1.PollTa
 	switch {
 	case errors.Is(cause, errClaimLost), errors.Is(cause, errAbandoned) && ctx.Err() != nil:
 		log.Info("task not reported", slog.Any("reason", cause))
+		span.outcome("not_reported", "")
 	case err != nil:
-		w.fail(ctx, log, t, classify(err, cause), key)
+		f := classify(err, cause)
+		span.outcome("failed", f.class().String())
+		w.fail(ctx, log, t, f, key)
 	default:
+		span.outcome("completed", "")
 		return w.complete(ctx, log, t, out, key, next)
 	}
 	return nil

@@ -10,6 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/weft-dev/weft/client"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
@@ -34,6 +37,11 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// Logger receives the worker's lines, without payloads (default: discard).
 	Logger *slog.Logger
+	// TracerProvider makes the span of each traced task's activity, a child
+	// of the attempt's span in the run's trace (tracing.go). Nil: the
+	// global provider (otel.GetTracerProvider), which records nothing until
+	// the program installs one.
+	TracerProvider trace.TracerProvider
 }
 
 // Defaults.
@@ -70,6 +78,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.TracerProvider == nil {
+		o.TracerProvider = otel.GetTracerProvider()
 	}
 	return o
 }

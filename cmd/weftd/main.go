@@ -114,6 +114,8 @@ type options struct {
 	// gcHeapFloor is the heap the collector lets weftd reach however little
 	// of it is live (bytes; 0: none; gc.go).
 	gcHeapFloor uint64
+	// tracing says where spans go (tracing.go).
+	tracing telemetry.TracingConfig
 }
 
 // defaultScheduleToStart is weftd's schedule-to-start timeout: long enough
@@ -151,7 +153,12 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	retentionText := fs.String("retention", envOr(getenv, "WEFT_RETENTION", "30d"), `how long a finished run is kept, e.g. 720h or 30d ("0": until deleted)`)
 	gcFloorText := fs.String("gc-heap-floor-mib", envOr(getenv, "WEFT_GC_HEAP_FLOOR_MIB", strconv.Itoa(defaultGCHeapFloorMiB)),
 		"heap the garbage collector lets weftd reach however little of it is live, MiB (0: none)")
+	tracingOptions := tracingFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
+		return options{}, err
+	}
+	tracing, err := tracingOptions()
+	if err != nil {
 		return options{}, err
 	}
 	if fs.NArg() > 0 {
@@ -224,7 +231,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
 		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel, redisPrefix: *redisPrefix},
 		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: definition.BackpressureMode(*backpressure), bus: *bus,
-		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart, gcHeapFloor: gcHeapFloor}, nil
+		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart, gcHeapFloor: gcHeapFloor, tracing: tracing}, nil
 }
 
 // retentionOption parses --retention: a Go duration, or whole days with a
@@ -314,6 +321,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	defer stopExport()
+	tracing, stopTracing, err := startTracing(ctx, opts.tracing, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	observer, err := server.NewObserver(tracing, metrics)
+	if err != nil {
+		return err
+	}
 	engLogger := logger.With(slog.String("component", "engine"))
 	alerts, err := engineAlerts(metrics.Provider.Meter(meterName), engLogger)
 	if err != nil {
@@ -326,7 +342,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	eng, err := engine.New(engine.Config{Store: st, Logger: engLogger,
 		Ownership: cl.mode, Leases: leases, Notifier: cl.notifier(), LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
 		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: exp.outbox, OutboxCache: exp.cache, Alerts: alerts, Retention: opts.retention,
-		ScheduleToStartTimeout: opts.scheduleToStart})
+		ScheduleToStartTimeout: opts.scheduleToStart, Observer: engineObserver(observer)})
 	if err != nil {
 		return err
 	}
@@ -357,7 +373,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	schDone := make(chan struct{})
 	go func() { defer close(schDone); sch.Run(engCtx) }()
 	defer func() { stopEngine(); <-schDone }()
-	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens, Metrics: metrics,
+	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens, Metrics: metrics, Tracing: tracing,
 		Readiness: readinessChecks(st, opts.store, cl)}.WithEngine(eng).WithSchedules(sch)
 	return serve(ctx, opts, logger, cfg, st.Capabilities().Backend)
 }

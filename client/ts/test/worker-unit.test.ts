@@ -43,6 +43,8 @@ class FakeWorkers {
   queue: Task[] = [];
   polls: PollTasksRequest[] = [];
   completes: CompleteTaskRequest[] = [];
+  /** The traceparent header each report carried ("" when none), in report order. */
+  traceparents: string[] = [];
   fails: FailTaskRequest[] = [];
   verifications: ReportVerificationRequest[] = [];
   /** Tasks eager dispatch hands out with the next completion. */
@@ -62,13 +64,15 @@ class FakeWorkers {
         }
         return { tasks: this.queue.splice(0, Math.max(1, req.maxTasks)) };
       },
-      completeTask: async (req: CompleteTaskRequest) => {
+      completeTask: async (req: CompleteTaskRequest, opts?: { headers?: Record<string, string> }) => {
         this.completes.push(req);
+        this.traceparents.push(opts?.headers?.traceparent ?? "");
         this.notify();
         return { duplicate: false, tasks: req.nextTasks ? this.eager.splice(0, 1) : [] };
       },
-      failTask: async (req: FailTaskRequest) => {
+      failTask: async (req: FailTaskRequest, opts?: { headers?: Record<string, string> }) => {
         this.fails.push(req);
+        this.traceparents.push(opts?.headers?.traceparent ?? "");
         this.notify();
         return { duplicate: false, willRetry: false };
       },
@@ -338,4 +342,29 @@ test("atTime fires a deadline 30 days ahead at that time, not at once (setTimeou
   cancel();
   t.mock.timers.tick(2 * day);
   assert.equal(fired, 1, "a cancelled deadline fired");
+});
+
+test("a traced task's reports carry its traceparent, and its activity sees it; an untraced task's carry none", async () => {
+  const fake = new FakeWorkers();
+  const seen: string[] = [];
+  const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  const { w, done } = running(fake, (w) => {
+    w.activity("ok", (_in: unknown, ctx) => {
+      seen.push(ctx.info.traceparent);
+      return 1;
+    });
+    w.activity("bad", () => {
+      throw fail(ErrorClass.VALIDATION, "no", "refused");
+    });
+  });
+  fake.give(task({ taskId: "1", activity: "ok", traceparent: tp }));
+  await fake.reports(1);
+  fake.give(task({ taskId: "2", activity: "bad", traceparent: tp }));
+  await fake.reports(2);
+  fake.give(task({ taskId: "3", activity: "ok" }));
+  await fake.reports(3);
+  w.shutdown();
+  await done;
+  assert.deepEqual(seen, [tp, ""]);
+  assert.deepEqual(fake.traceparents, [tp, tp, ""]);
 });

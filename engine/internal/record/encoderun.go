@@ -16,7 +16,7 @@ import (
 func appendRun(r *Run, definitionJSON []byte) ([]byte, bool) {
 	if len(definitionJSON) == 0 || !plain(r.RunID) || !plain(r.TenantID) || !plain(r.ProjectID) ||
 		!plain(r.EnvironmentID) || !plain(r.RunRequestID) || !plain(r.SubmittedBy) ||
-		!plain(r.TriggerSource) || !plain(r.PlanSHA256) || !plainInput(r.Input) {
+		!plain(r.TriggerSource) || !plain(r.PlanSHA256) || !plain(r.TraceParent) || !plainInput(r.Input) {
 		return nil, false
 	}
 	b := make([]byte, 0, 512+len(definitionJSON)+len(r.Input))
@@ -51,7 +51,11 @@ func appendRun(r *Run, definitionJSON []byte) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return append(b, `"}`...), true
+	b = append(b, '"')
+	if r.TraceParent != "" {
+		b = appendField(b, `,"traceparent":`, r.TraceParent)
+	}
+	return append(b, '}'), true
 }
 
 // appendField appends name and the JSON string of s, which is plain.

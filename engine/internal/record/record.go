@@ -30,6 +30,10 @@ type Run struct {
 	Input         json.RawMessage       `json:"input,omitempty"`
 	PlanSHA256    string                `json:"plan_sha256"`
 	CreatedAt     time.Time             `json:"created_at"`
+	// TraceParent is the W3C traceparent of the run's trace, kept from its
+	// submission so that every later span of the run joins it, across
+	// processes and restarts (docs/observability.md). Empty: not traced.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // storedRun is Run as stored, its definition already encoded: Run's fields
@@ -47,6 +51,7 @@ type storedRun struct {
 	Input         json.RawMessage `json:"input,omitempty"`
 	PlanSHA256    string          `json:"plan_sha256"`
 	CreatedAt     time.Time       `json:"created_at"`
+	TraceParent   string          `json:"traceparent,omitempty"`
 }
 
 // EncodeRun answers the run's stored record, the JSON of r, given the JSON
@@ -61,7 +66,7 @@ func EncodeRun(r *Run, definitionJSON []byte) ([]byte, error) {
 	return json.Marshal(storedRun{FormatVersion: r.FormatVersion, RunID: r.RunID, TenantID: r.TenantID,
 		ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID, RunRequestID: r.RunRequestID,
 		SubmittedBy: r.SubmittedBy, TriggerSource: r.TriggerSource, Definition: definitionJSON, Input: r.Input,
-		PlanSHA256: r.PlanSHA256, CreatedAt: r.CreatedAt})
+		PlanSHA256: r.PlanSHA256, CreatedAt: r.CreatedAt, TraceParent: r.TraceParent})
 }
 
 // Action answers the definition's action with id, or nil.

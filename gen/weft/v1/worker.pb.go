@@ -313,7 +313,11 @@ type Task struct {
 	// For verify tasks: the reconciliation key the worker reported before.
 	ReconciliationKey string `protobuf:"bytes,17,opt,name=reconciliation_key,json=reconciliationKey,proto3" json:"reconciliation_key,omitempty"`
 	// The tenant.
-	TenantId      string `protobuf:"bytes,18,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	TenantId string `protobuf:"bytes,18,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	// The W3C traceparent of the attempt, in the run's trace: a worker starts
+	// its activity's span as its child (docs/observability.md). Empty when the
+	// run is not traced.
+	Traceparent   string `protobuf:"bytes,19,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -470,6 +474,13 @@ func (x *Task) GetReconciliationKey() string {
 func (x *Task) GetTenantId() string {
 	if x != nil {
 		return x.TenantId
+	}
+	return ""
+}
+
+func (x *Task) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
 	}
 	return ""
 }
@@ -1412,7 +1423,7 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"\tmax_tasks\x18\x05 \x01(\rB\b\xbaH\x05*\x03\x18\x80\x02R\bmaxTasks\x12\"\n" +
 	"\await_ms\x18\x06 \x01(\rB\t\xbaH\x06*\x04\x18\xe0\xd4\x03R\x06waitMs\"8\n" +
 	"\x11PollTasksResponse\x12#\n" +
-	"\x05tasks\x18\x01 \x03(\v2\r.weft.v1.TaskR\x05tasks\"\xd6\x06\n" +
+	"\x05tasks\x18\x01 \x03(\v2\r.weft.v1.TaskR\x05tasks\"\xf8\x06\n" +
 	"\x04Task\x12\x1d\n" +
 	"\n" +
 	"task_token\x18\x01 \x01(\tR\ttaskToken\x12.\n" +
@@ -1433,7 +1444,8 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"\x14heartbeat_timeout_ms\x18\x0f \x01(\rR\x12heartbeatTimeoutMs\x12,\n" +
 	"\asecrets\x18\x10 \x03(\v2\x12.weft.v1.SecretRefR\asecrets\x12-\n" +
 	"\x12reconciliation_key\x18\x11 \x01(\tR\x11reconciliationKey\x12\x1b\n" +
-	"\ttenant_id\x18\x12 \x01(\tR\btenantId\x1aZ\n" +
+	"\ttenant_id\x18\x12 \x01(\tR\btenantId\x12 \n" +
+	"\vtraceparent\x18\x13 \x01(\tR\vtraceparent\x1aZ\n" +
 	"\x14UpstreamOutputsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
 	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\"\xcb\x02\n" +

@@ -101,6 +101,12 @@ export interface ActivityInfo {
   readonly secrets: readonly SecretRef[];
   /** This worker's id. */
   readonly workerId: string;
+  /**
+   * The W3C traceparent of the attempt's span in the run's trace ("" when
+   * the run is not traced): start the activity's span as its child, e.g.
+   * with @opentelemetry/api's propagation.extract (docs/observability.md).
+   */
+  readonly traceparent: string;
 }
 
 /** The second argument of every activity, compensation and verify function. */
@@ -495,6 +501,7 @@ export class Worker {
       upstreamOutputs: Object.freeze(upstream),
       secrets: t.secrets,
       workerId: this.opts.workerId,
+      traceparent: t.traceparent,
     });
   }
 
@@ -511,7 +518,7 @@ export class Worker {
       try {
         const res = await this.client.workers.heartbeatTask(
           { taskToken: t.taskToken, workerId: this.opts.workerId },
-          { signal, timeoutMs: Math.max(every, 1000) },
+          { signal, timeoutMs: Math.max(every, 1000), ...traceHeaders(t) },
         );
         if (res.cancelRequested) {
           this.log("info", "cancel requested; stopping the task", fields);
@@ -558,7 +565,7 @@ export class Worker {
     const next = this.stopping ? undefined : this.pollRequest(1, 0);
     try {
       const res = await this.report(
-        () => this.client.workers.completeTask({ taskToken: t.taskToken, workerId: this.opts.workerId, output: value, reconciliationKey: key, nextTasks: next }),
+        () => this.client.workers.completeTask({ taskToken: t.taskToken, workerId: this.opts.workerId, output: value, reconciliationKey: key, nextTasks: next }, traceHeaders(t)),
         fields,
         "completion",
       );
@@ -595,7 +602,7 @@ export class Worker {
             message: truncate(f.message || "failed", MAX_MESSAGE_CHARS),
             sideEffectPossible: f.sideEffectPossible,
             reconciliationKey: key,
-          }),
+          }, traceHeaders(t)),
         fields,
         "failure report",
       );
@@ -640,7 +647,7 @@ export class Worker {
             state,
             result,
             diagnostic: truncate(diagnostic, MAX_MESSAGE_CHARS),
-          }),
+          }, traceHeaders(t)),
         fields,
         "verification report",
       );
@@ -742,4 +749,14 @@ function defaultWorkerId(): string {
   const proc = (globalThis as { process?: SignalSource }).process;
   const host = proc?.env?.HOSTNAME || "worker";
   return `${host}-${proc?.pid ?? Math.floor(Math.random() * 1e6)}`;
+}
+
+/**
+ * traceHeaders answers the call options that carry a traced task's
+ * traceparent on its reports and heartbeats, so that weftd's spans of them
+ * join the run's trace under the attempt's span (docs/observability.md);
+ * none for a task that is not traced.
+ */
+export function traceHeaders(t: Task): { headers?: Record<string, string> } {
+  return t.traceparent ? { headers: { traceparent: t.traceparent } } : {};
 }
