@@ -139,10 +139,11 @@ func New(cfg Config) (http.Handler, error) {
 		connect.WithCodec(jsonCodec{name: "json"}),
 		connect.WithCodec(jsonCodec{name: "json; charset=utf-8"}),
 		// Outermost first: correlation id, faults, logs and metrics; then
-		// authentication; then validation, so an unauthenticated caller
-		// learns nothing of the request rules.
+		// authentication and the permission check; then validation, so an
+		// unauthenticated or unauthorised caller learns nothing of the
+		// request rules.
 		connect.WithInterceptors(&faultInterceptor{logger: cfg.Logger, metrics: m},
-			&authInterceptor{tokens: cfg.Tokens}, &validationInterceptor{rules: requestRulesOnce(), validator: validator}),
+			&authInterceptor{tokens: cfg.Tokens}, authorizeInterceptor{}, &validationInterceptor{rules: requestRulesOnce(), validator: validator}),
 		connect.WithReadMaxBytes(int(cfg.MaxRequestBytes)),
 		boundedGzip(cfg.MaxRequestBytes),
 		connect.WithRecover(recoverPanic(cfg.Logger)),

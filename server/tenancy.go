@@ -23,6 +23,9 @@ type caller struct {
 	principal string
 	// authenticated: principal is a bearer token's name, not AnonymousCaller.
 	authenticated bool
+	// perms are what the caller's roles grant (every permission on a server
+	// without tokens).
+	perms permSet
 }
 
 // authenticatedPrincipal answers the principal a bearer token proved, or ""
@@ -80,7 +83,7 @@ func (a *authInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc
 // authenticate answers ctx carrying the request's caller (in its state, where
 // the log line finds it too), or an unauthenticated fault.
 func (a *authInterceptor) authenticate(ctx context.Context, h http.Header) (context.Context, error) {
-	who := caller{tenant: DefaultTenant, principal: AnonymousCaller}
+	who := caller{tenant: DefaultTenant, principal: AnonymousCaller, perms: allPerms}
 	if a.tokens != nil {
 		token, ok := bearerToken(h)
 		if !ok {

@@ -31,6 +31,7 @@ func loadAuth(opts options, logger *slog.Logger) (*server.TokenSet, error) {
 			return nil, fmt.Errorf("bearer tokens: %w", err)
 		}
 		logger.Info("weftd authentication: bearer tokens", slog.Int("tokens", tokens.Len()))
+		warnDefaultRoles(specs, logger)
 		return tokens, nil
 	}
 	loopback := isLoopback(opts.addr)
@@ -45,6 +46,21 @@ func loadAuth(opts options, logger *slog.Logger) (*server.TokenSet, error) {
 		return nil, nil
 	}
 	return nil, errOpenOnPublicAddress
+}
+
+// warnDefaultRoles says how many tokens name no roles and so hold every
+// permission (server.DefaultRoles).
+func warnDefaultRoles(specs []server.TokenSpec, logger *slog.Logger) {
+	n := 0
+	for _, s := range specs {
+		if len(s.Roles) == 0 {
+			n++
+		}
+	}
+	if n > 0 {
+		logger.Warn("bearer tokens without \"roles\" hold every permission (roles admin and worker): give each token its roles in the token file",
+			slog.Int("tokens", n))
+	}
 }
 
 // tokenSpecs reads the token file and WEFT_AUTH_TOKENS.
