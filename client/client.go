@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"strings"
@@ -62,6 +63,7 @@ type config struct {
 	retry      RetryPolicy
 	newID      func() string
 	gzip       bool
+	tls        *tls.Config // the default client's TLS (tls.go)
 }
 
 // Option configures a Client.
@@ -106,7 +108,7 @@ func New(baseURL string, opts ...Option) *Client {
 		o(&cfg)
 	}
 	if cfg.httpClient == nil {
-		cfg.httpClient = defaultHTTPClient()
+		cfg.httpClient = defaultHTTPClient(cfg.tls)
 	}
 	copts := []connect.ClientOption{connect.WithInterceptors(&headerInterceptor{token: cfg.token, headers: cfg.headers})}
 	if !cfg.gzip {
@@ -132,12 +134,14 @@ func New(baseURL string, opts ...Option) *Client {
 	}
 }
 
-func defaultHTTPClient() *http.Client {
+func defaultHTTPClient(tlsConfig *tls.Config) *http.Client {
 	p := new(http.Protocols)
 	p.SetHTTP1(true)
+	p.SetHTTP2(true) // over TLS, by ALPN
 	p.SetUnencryptedHTTP2(true)
 	return &http.Client{Transport: oneWrite{next: &http.Transport{
 		Protocols:           p,
+		TLSClientConfig:     tlsConfig,
 		Proxy:               http.ProxyFromEnvironment,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     90 * time.Second,

@@ -47,6 +47,10 @@ type Config struct {
 	// AnonymousCaller (weftd allows that only on a loopback address).
 	// Health, reflection, /healthz, /readyz and /metrics are always open.
 	Tokens *TokenSet
+	// ClientCertificates lets a verified TLS client certificate authenticate
+	// its caller when the request carries no bearer token: subject CN is the
+	// principal, O the tenant, OUs naming roles its roles (clientcert.go).
+	ClientCertificates bool
 	// Metrics is the pipeline /metrics serves: the server creates its
 	// instruments on its MeterProvider, and the process may add others (the
 	// export worker's, the engine's). Nil: a pipeline of the server's own.
@@ -143,7 +147,7 @@ func New(cfg Config) (http.Handler, error) {
 		// unauthenticated or unauthorised caller learns nothing of the
 		// request rules.
 		connect.WithInterceptors(&faultInterceptor{logger: cfg.Logger, metrics: m},
-			&authInterceptor{tokens: cfg.Tokens}, authorizeInterceptor{}, &validationInterceptor{rules: requestRulesOnce(), validator: validator}),
+			&authInterceptor{tokens: cfg.Tokens, certs: cfg.ClientCertificates}, authorizeInterceptor{}, &validationInterceptor{rules: requestRulesOnce(), validator: validator}),
 		connect.WithReadMaxBytes(int(cfg.MaxRequestBytes)),
 		boundedGzip(cfg.MaxRequestBytes),
 		connect.WithRecover(recoverPanic(cfg.Logger)),
@@ -172,6 +176,7 @@ func New(cfg Config) (http.Handler, error) {
 	// The outer limit bounds the raw body (a compressed bomb included) a little
 	// above the message limit, which Connect enforces after decompression.
 	handler := withTransportFaults(mux, routes, cfg.MaxRequestBytes, cfg.MaxRequestBytes+64<<10)
+	handler = withPeerCertificate(handler)
 	if len(cfg.CORSOrigins) > 0 {
 		handler = withCORS(handler, cfg.CORSOrigins)
 	}

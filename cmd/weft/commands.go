@@ -83,6 +83,9 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, names ...string) ([]string,
 	if c.g.output != "table" && c.g.output != "json" {
 		return nil, usageError("--output must be table or json, got %q", c.g.output)
 	}
+	if err := c.g.tls.load(); err != nil {
+		return nil, err
+	}
 	return pos, wantArgs(pos, names...)
 }
 
@@ -90,6 +93,9 @@ func (c *cli) client() *client.Client {
 	var opts []client.Option
 	if c.g.token != "" {
 		opts = append(opts, client.WithToken(c.g.token))
+	}
+	if c.g.tls.config != nil {
+		opts = append(opts, client.WithTLS(c.g.tls.config))
 	}
 	return client.New(c.g.baseURL(), opts...)
 }
@@ -107,7 +113,7 @@ func (c *cli) health(args []string) error {
 	if _, err := c.parse(c.flags("health", true), args); err != nil {
 		return err
 	}
-	code, err := health(c.ctx, c.g.baseURL(), c.stdout)
+	code, err := health(c.ctx, c.g.baseURL(), c.g.tls.config, c.stdout)
 	if err == nil && code != 0 {
 		err = errNotServing
 	}

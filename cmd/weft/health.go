@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,8 +14,8 @@ import (
 )
 
 // health prints each service's serving status; it fails unless all serve.
-func health(ctx context.Context, base string, stdout io.Writer) (int, error) {
-	client := &http.Client{Timeout: 10 * time.Second}
+func health(ctx context.Context, base string, tlsConfig *tls.Config, stdout io.Writer) (int, error) {
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
 	code := 0
 	for _, svc := range services {
 		status, err := checkHealth(ctx, client, base, svc)

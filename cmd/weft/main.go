@@ -87,12 +87,13 @@ func printUsage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-11s %-28s %s\n", c.name, c.args, c.summary)
 	}
-	fmt.Fprintln(w, "\nenvironment: WEFT_URL (default http://127.0.0.1:7400), WEFT_TOKEN")
+	fmt.Fprintln(w, "\nenvironment: WEFT_URL (default http://127.0.0.1:7400), WEFT_TOKEN, WEFT_CA_CERT, WEFT_CLIENT_CERT, WEFT_CLIENT_KEY")
 }
 
 // globals are the flags every command accepts.
 type globals struct {
 	addr, token, output string
+	tls                 tlsFlags
 }
 
 // register adds the global flags to fs. complete passes false: its --output
@@ -100,6 +101,7 @@ type globals struct {
 // -o selects the format and the bearer token comes before the command or
 // from $WEFT_TOKEN.
 func (g *globals) register(fs *flag.FlagSet, getenv func(string) string, all bool) {
+	g.tls.register(fs, getenv, g.addr == "")
 	if g.addr == "" {
 		g.addr = envOr(getenv("WEFT_URL"), "http://127.0.0.1:7400")
 		g.token = getenv("WEFT_TOKEN")

@@ -36,6 +36,9 @@ func loadAuth(opts options, logger *slog.Logger) (*server.TokenSet, error) {
 	}
 	loopback := isLoopback(opts.addr)
 	switch {
+	case opts.tls.clientCA != "":
+		logger.Info("weftd authentication: client certificates only (no bearer tokens)")
+		return nil, nil
 	case opts.insecureNoAuth:
 		logger.Error("weftd runs WITHOUT AUTHENTICATION (--insecure-no-auth): every caller is tenant \"default\", principal \"anonymous\"",
 			slog.String("addr", opts.addr), slog.Bool("loopback", loopback))

@@ -15,6 +15,12 @@
 //	--auth-tokens WEFT_AUTH_TOKENS_FILE bearer-token file (see docs/api.md)
 //	              WEFT_AUTH_TOKENS  more tokens: "token=tenant:principal,…" (environment only)
 //	--insecure-no-auth               serve without tokens on a non-loopback address
+//	--tls-cert    WEFT_TLS_CERT     TLS certificate chain (PEM): serve TLS 1.2+ with HTTP/2; reloaded
+//	--tls-key     WEFT_TLS_KEY      its private key   on SIGHUP and when the files change
+//	--tls-client-ca WEFT_TLS_CLIENT_CA CAs whose client certificates authenticate callers (subject
+//	                                CN: principal, O: tenant, OU: roles; docs/security.md)
+//	--tls-watch-interval WEFT_TLS_WATCH_INTERVAL how often the TLS files are checked (default 5s)
+//	--insecure-plaintext             serve plaintext on a non-loopback address (TLS-terminating proxy)
 //	--ownership   WEFT_OWNERSHIP    single-owner or cas-required (default: single-owner on
 //	                                Pebble, cas-required on a SQL store)
 //	--redis       WEFT_REDIS        lease service (default: in process on Pebble,
@@ -108,6 +114,8 @@ type options struct {
 	// gcHeapFloor is the heap the collector lets weftd reach however little
 	// of it is live (bytes; 0: none; gc.go).
 	gcHeapFloor uint64
+	// tls is transport security (tls.go).
+	tls tlsOptions
 }
 
 // defaultScheduleToStart is weftd's schedule-to-start timeout: long enough
@@ -141,6 +149,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	retentionText := fs.String("retention", envOr(getenv, "WEFT_RETENTION", "30d"), `how long a finished run is kept, e.g. 720h or 30d ("0": until deleted)`)
 	gcFloorText := fs.String("gc-heap-floor-mib", envOr(getenv, "WEFT_GC_HEAP_FLOOR_MIB", strconv.Itoa(defaultGCHeapFloorMiB)),
 		"heap the garbage collector lets weftd reach however little of it is live, MiB (0: none)")
+	tlsOpts := tlsFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -198,6 +207,10 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if err := checkWakeChannel(*wakeChannel); err != nil {
 		return options{}, err
 	}
+	tlsOptions, err := tlsOpts()
+	if err != nil {
+		return options{}, err
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return options{}, fmt.Errorf("log level must be debug, info, warn or error, got %q", *level)
@@ -206,7 +219,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
 		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel},
 		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: definition.BackpressureMode(*backpressure), bus: *bus,
-		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart, gcHeapFloor: gcHeapFloor}, nil
+		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart, gcHeapFloor: gcHeapFloor, tls: tlsOptions}, nil
 }
 
 // retentionOption parses --retention: a Go duration, or whole days with a
@@ -277,6 +290,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	tlsr, err := loadTLS(opts, logger)
+	if err != nil {
+		return err
+	}
 	st, err := openStore(ctx, opts, logger)
 	if err != nil {
 		return err
@@ -340,8 +357,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	go func() { defer close(schDone); sch.Run(engCtx) }()
 	defer func() { stopEngine(); <-schDone }()
 	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens, Metrics: metrics,
-		Readiness: readinessChecks(st, opts.store, cl)}.WithEngine(eng).WithSchedules(sch)
-	return serve(ctx, opts, logger, cfg, st.Capabilities().Backend)
+		Readiness: readinessChecks(st, opts.store, cl), ClientCertificates: opts.tls.clientCA != ""}.WithEngine(eng).WithSchedules(sch)
+	return serve(ctx, opts, logger, cfg, st.Capabilities().Backend, tlsr)
 }
 
 // shutdownGrace is how long in-flight calls may finish on shutdown before
@@ -349,7 +366,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 const shutdownGrace = time.Second
 
 // serve listens and serves cfg until ctx ends, then shuts the server down.
-func serve(ctx context.Context, opts options, logger *slog.Logger, cfg server.Config, backend string) error {
+func serve(ctx context.Context, opts options, logger *slog.Logger, cfg server.Config, backend string, tlsr *server.TLSReloader) error {
 	handler, err := server.New(cfg)
 	if err != nil {
 		return err
@@ -369,9 +386,16 @@ func serve(ctx context.Context, opts options, logger *slog.Logger, cfg server.Co
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },
 	}
-	logger.Info("weftd listening", slog.String("addr", ln.Addr().String()), slog.String("store", backend))
+	logger.Info("weftd listening", slog.String("addr", ln.Addr().String()), slog.String("store", backend),
+		slog.Bool("tls", tlsr != nil))
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	if tlsr != nil {
+		srv.Protocols, srv.TLSConfig = server.TLSProtocols(), tlsr.ServerConfig()
+		go watchTLS(baseCtx, tlsr, opts.tls.watch, logger)
+		go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
 	select {
 	case err := <-errc:
 		return err

@@ -77,6 +77,7 @@ var rules = []rule{
 	{pkg: "internal/jsonvalue", allow: list(std, "google.golang.org/protobuf/types/known/structpb")},
 	{pkg: "internal/redisconn", allow: list(std, goRedis)},
 	{pkg: "internal/redistest", allow: list(std, "internal/redisconn", goRedis, "github.com/google/uuid")},
+	{pkg: "internal/tlstest", allow: list(std)},
 	{pkg: "internal/protorules", allow: list(std, "buf.build/gen/...", "google.golang.org/protobuf/...")},
 	{pkg: "internal/eventschema", allow: list(std, "gen/...", "buf.build/gen/...", "google.golang.org/protobuf/...")},
 	{pkg: "gen/...", deny: list("engine/...", "store/...", "server/...", "client/...")},
