@@ -13,10 +13,11 @@ const (
 	AuthNone              AuthMethod = "none" // a server without authentication
 	AuthBearerToken       AuthMethod = "token"
 	AuthClientCertificate AuthMethod = "mtls"
+	AuthOIDC              AuthMethod = "oidc"
 )
 
 // open reports whether the server authenticates nobody.
-func (a *authInterceptor) open() bool { return a.tokens == nil && !a.certs }
+func (a *authInterceptor) open() bool { return a.tokens == nil && !a.certs && a.oidc == nil }
 
 // identify answers who the request's credentials prove it is: a bearer
 // token when the request carries one, else a verified client certificate.
@@ -27,7 +28,7 @@ func (a *authInterceptor) identify(ctx context.Context, h http.Header) (caller, 
 		return caller{tenant: DefaultTenant, principal: AnonymousCaller, perms: allPerms, method: AuthNone}, nil
 	}
 	if token, ok := bearerToken(h); ok {
-		return a.tokenCaller(token)
+		return a.tokenCaller(ctx, token)
 	}
 	if cert, ok := peerCertificate(ctx); ok && a.certs {
 		who, err := certificateCaller(cert)
@@ -42,15 +43,21 @@ func (a *authInterceptor) identify(ctx context.Context, h http.Header) (caller, 
 	return caller{}, unauthenticated(`missing bearer token: send "Authorization: Bearer <token>"`)
 }
 
-// tokenCaller answers the caller of a static bearer token.
-func (a *authInterceptor) tokenCaller(token string) (caller, error) {
-	if a.tokens == nil {
-		return caller{}, unauthenticated("unknown bearer token")
+// tokenCaller answers the caller of a bearer token: a configured static
+// token, else a token the OIDC issuer signed.
+func (a *authInterceptor) tokenCaller(ctx context.Context, token string) (caller, error) {
+	if a.tokens != nil {
+		if who, ok := a.tokens.lookup(token); ok {
+			who.authenticated, who.method = true, AuthBearerToken
+			return who, nil
+		}
 	}
-	who, ok := a.tokens.lookup(token)
-	if !ok {
-		return caller{}, unauthenticated("unknown bearer token")
+	if a.oidc != nil && looksLikeJWT(token) {
+		who, err := a.oidc.caller(ctx, token)
+		if err != nil {
+			return caller{}, unauthenticated(err.Error())
+		}
+		return who, nil
 	}
-	who.authenticated, who.method = true, AuthBearerToken
-	return who, nil
+	return caller{}, unauthenticated("unknown bearer token")
 }

@@ -51,6 +51,9 @@ type Config struct {
 	// its caller when the request carries no bearer token: subject CN is the
 	// principal, O the tenant, OUs naming roles its roles (clientcert.go).
 	ClientCertificates bool
+	// OIDC, when set, verifies bearer tokens an OpenID provider issued and
+	// maps their claims to the caller (oidc.go); static tokens still work.
+	OIDC *OIDCVerifier
 	// Metrics is the pipeline /metrics serves: the server creates its
 	// instruments on its MeterProvider, and the process may add others (the
 	// export worker's, the engine's). Nil: a pipeline of the server's own.
@@ -147,7 +150,7 @@ func New(cfg Config) (http.Handler, error) {
 		// unauthenticated or unauthorised caller learns nothing of the
 		// request rules.
 		connect.WithInterceptors(&faultInterceptor{logger: cfg.Logger, metrics: m},
-			&authInterceptor{tokens: cfg.Tokens, certs: cfg.ClientCertificates}, authorizeInterceptor{}, &validationInterceptor{rules: requestRulesOnce(), validator: validator}),
+			&authInterceptor{tokens: cfg.Tokens, certs: cfg.ClientCertificates, oidc: cfg.OIDC}, authorizeInterceptor{}, &validationInterceptor{rules: requestRulesOnce(), validator: validator}),
 		connect.WithReadMaxBytes(int(cfg.MaxRequestBytes)),
 		boundedGzip(cfg.MaxRequestBytes),
 		connect.WithRecover(recoverPanic(cfg.Logger)),

@@ -59,6 +59,8 @@ type authInterceptor struct {
 	// certs: a verified client certificate authenticates its caller
 	// (clientcert.go).
 	certs bool
+	// oidc verifies bearer tokens an OpenID provider issued (oidc.go).
+	oidc *OIDCVerifier
 }
 
 func (a *authInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {

@@ -36,8 +36,9 @@ func loadAuth(opts options, logger *slog.Logger) (*server.TokenSet, error) {
 	}
 	loopback := isLoopback(opts.addr)
 	switch {
-	case opts.tls.clientCA != "":
-		logger.Info("weftd authentication: client certificates only (no bearer tokens)")
+	case opts.tls.clientCA != "" || opts.oidc.Issuer != "":
+		logger.Info("weftd authentication: no static bearer tokens", slog.Bool("client_certificates", opts.tls.clientCA != ""),
+			slog.Bool("oidc", opts.oidc.Issuer != ""))
 		return nil, nil
 	case opts.insecureNoAuth:
 		logger.Error("weftd runs WITHOUT AUTHENTICATION (--insecure-no-auth): every caller is tenant \"default\", principal \"anonymous\"",

@@ -21,6 +21,12 @@
 //	                                CN: principal, O: tenant, OU: roles; docs/security.md)
 //	--tls-watch-interval WEFT_TLS_WATCH_INTERVAL how often the TLS files are checked (default 5s)
 //	--insecure-plaintext             serve plaintext on a non-loopback address (TLS-terminating proxy)
+//	--oidc-issuer WEFT_OIDC_ISSUER  OpenID Connect issuer whose tokens authenticate callers
+//	--oidc-audience WEFT_OIDC_AUDIENCE the audience (client id) its tokens must carry
+//	--oidc-principal-claim, --oidc-tenant-claim, --oidc-roles-claim  the claims that are the
+//	                                principal (sub), tenant (weft_tenant) and roles (roles)
+//	--oidc-tenant WEFT_OIDC_TENANT  every OIDC caller's tenant, instead of a claim
+//	--oidc-clock-skew WEFT_OIDC_CLOCK_SKEW how long after expiry a token is accepted (30s)
 //	--ownership   WEFT_OWNERSHIP    single-owner or cas-required (default: single-owner on
 //	                                Pebble, cas-required on a SQL store)
 //	--redis       WEFT_REDIS        lease service (default: in process on Pebble,
@@ -116,6 +122,8 @@ type options struct {
 	gcHeapFloor uint64
 	// tls is transport security (tls.go).
 	tls tlsOptions
+	// oidc is the OpenID Connect issuer whose tokens authenticate (oidc.go).
+	oidc server.OIDCConfig
 }
 
 // defaultScheduleToStart is weftd's schedule-to-start timeout: long enough
@@ -150,6 +158,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	gcFloorText := fs.String("gc-heap-floor-mib", envOr(getenv, "WEFT_GC_HEAP_FLOOR_MIB", strconv.Itoa(defaultGCHeapFloorMiB)),
 		"heap the garbage collector lets weftd reach however little of it is live, MiB (0: none)")
 	tlsOpts := tlsFlags(fs, getenv)
+	oidcOpts := oidcFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -211,6 +220,10 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if err != nil {
 		return options{}, err
 	}
+	oidcOptions, err := oidcOpts()
+	if err != nil {
+		return options{}, err
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return options{}, fmt.Errorf("log level must be debug, info, warn or error, got %q", *level)
@@ -219,7 +232,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
 		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel},
 		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: definition.BackpressureMode(*backpressure), bus: *bus,
-		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart, gcHeapFloor: gcHeapFloor, tls: tlsOptions}, nil
+		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart, gcHeapFloor: gcHeapFloor, tls: tlsOptions, oidc: oidcOptions}, nil
 }
 
 // retentionOption parses --retention: a Go duration, or whole days with a
@@ -294,6 +307,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	oidcVerifier, err := loadOIDC(ctx, opts, logger)
+	if err != nil {
+		return err
+	}
 	st, err := openStore(ctx, opts, logger)
 	if err != nil {
 		return err
@@ -357,7 +374,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	go func() { defer close(schDone); sch.Run(engCtx) }()
 	defer func() { stopEngine(); <-schDone }()
 	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens, Metrics: metrics,
-		Readiness: readinessChecks(st, opts.store, cl), ClientCertificates: opts.tls.clientCA != ""}.WithEngine(eng).WithSchedules(sch)
+		Readiness: readinessChecks(st, opts.store, cl), ClientCertificates: opts.tls.clientCA != "", OIDC: oidcVerifier}.WithEngine(eng).WithSchedules(sch)
 	return serve(ctx, opts, logger, cfg, st.Capabilities().Backend, tlsr)
 }
 
