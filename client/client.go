@@ -50,6 +50,7 @@ type Client struct {
 	events  weftv1connect.EventServiceClient
 	workers weftv1connect.WorkerServiceClient
 	sched   weftv1connect.ScheduleServiceClient
+	audit   weftv1connect.AuditServiceClient
 	retry   RetryPolicy
 	newID   func() string
 }
@@ -129,6 +130,7 @@ func New(baseURL string, opts ...Option) *Client {
 		events:  weftv1connect.NewEventServiceClient(cfg.httpClient, base, copts...),
 		workers: weftv1connect.NewWorkerServiceClient(cfg.httpClient, base, copts...),
 		sched:   weftv1connect.NewScheduleServiceClient(cfg.httpClient, base, copts...),
+		audit:   weftv1connect.NewAuditServiceClient(cfg.httpClient, base, copts...),
 		retry:   cfg.retry.withDefaults(),
 		newID:   cfg.newID,
 	}

@@ -62,6 +62,8 @@ var rpcRules = map[string]rpcRule{
 	weftv1connect.ScheduleServiceTriggerScheduleProcedure:  mutate(PermSchedulesWrite),
 	weftv1connect.ScheduleServiceBackfillScheduleProcedure: mutate(PermSchedulesWrite),
 	weftv1connect.ScheduleServiceDeleteScheduleProcedure:   mutate(PermSchedulesWrite),
+
+	weftv1connect.AuditServiceListAuditEventsProcedure: read(PermAuditRead),
 }
 
 // PermissionOf answers the permission the procedure ("/weft.v1.RunService/GetRun")

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/weft-dev/weft/audit"
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 	"github.com/weft-dev/weft/schedule"
@@ -54,6 +55,10 @@ type Config struct {
 	// OIDC, when set, verifies bearer tokens an OpenID provider issued and
 	// maps their claims to the caller (oidc.go); static tokens still work.
 	OIDC *OIDCVerifier
+	// Audit, when set, records every mutating call (audit.go) and serves
+	// AuditService; nil: no audit log, and AuditService answers
+	// unimplemented.
+	Audit *audit.Log
 	// Metrics is the pipeline /metrics serves: the server creates its
 	// instruments on its MeterProvider, and the process may add others (the
 	// export worker's, the engine's). Nil: a pipeline of the server's own.
@@ -123,6 +128,7 @@ var ServiceNames = []string{
 	weftv1connect.EventServiceName,
 	weftv1connect.WorkerServiceName,
 	weftv1connect.ScheduleServiceName,
+	weftv1connect.AuditServiceName,
 }
 
 // New answers the HTTP handler that serves every service, health and
@@ -150,7 +156,8 @@ func New(cfg Config) (http.Handler, error) {
 		// unauthenticated or unauthorised caller learns nothing of the
 		// request rules.
 		connect.WithInterceptors(&faultInterceptor{logger: cfg.Logger, metrics: m},
-			&authInterceptor{tokens: cfg.Tokens, certs: cfg.ClientCertificates, oidc: cfg.OIDC}, authorizeInterceptor{}, &validationInterceptor{rules: requestRulesOnce(), validator: validator}),
+			&authInterceptor{tokens: cfg.Tokens, certs: cfg.ClientCertificates, oidc: cfg.OIDC}, auditInterceptorFor(cfg),
+			authorizeInterceptor{}, &validationInterceptor{rules: requestRulesOnce(), validator: validator}),
 		connect.WithReadMaxBytes(int(cfg.MaxRequestBytes)),
 		boundedGzip(cfg.MaxRequestBytes),
 		connect.WithRecover(recoverPanic(cfg.Logger)),
@@ -163,6 +170,9 @@ func New(cfg Config) (http.Handler, error) {
 		func() (string, http.Handler) { return weftv1connect.NewEventServiceHandler(cfg.Events, opts...) },
 		func() (string, http.Handler) { return weftv1connect.NewWorkerServiceHandler(cfg.Workers, opts...) },
 		func() (string, http.Handler) { return weftv1connect.NewScheduleServiceHandler(cfg.Schedules, opts...) },
+		func() (string, http.Handler) {
+			return weftv1connect.NewAuditServiceHandler(auditServiceFor(cfg), opts...)
+		},
 	} {
 		path, h := serve()
 		mux.Handle(path, h)

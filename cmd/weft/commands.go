@@ -48,6 +48,7 @@ func init() {
 		{"resume", "RUN", "resume a paused run", (*cli).resume},
 		{"cancel", "RUN", "cancel a run (--reason, --compensate)", (*cli).cancel},
 		{"delete", "RUN", "delete a finished run and all its records", (*cli).deleteRun},
+		{"audit", "", "list the audit log, newest first (--principal, --target, --outcome, --since)", (*cli).audit},
 		{"retry-step", "RUN ACTION", "retry a failed step the run is held on", (*cli).retryStep},
 		{"skip-step", "RUN ACTION", "skip a step", (*cli).skipStep},
 		{"workers", "", "list the queues with their pollers, backlog and oldest ready task", (*cli).workers},

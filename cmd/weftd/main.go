@@ -27,6 +27,9 @@
 //	                                principal (sub), tenant (weft_tenant) and roles (roles)
 //	--oidc-tenant WEFT_OIDC_TENANT  every OIDC caller's tenant, instead of a claim
 //	--oidc-clock-skew WEFT_OIDC_CLOCK_SKEW how long after expiry a token is accepted (30s)
+//	--audit       WEFT_AUDIT        audit log of every mutating call: auto (on when callers
+//	                                authenticate; default), on or off (docs/security.md)
+//	--audit-retention WEFT_AUDIT_RETENTION how long audit records are kept (default 365d)
 //	--ownership   WEFT_OWNERSHIP    single-owner or cas-required (default: single-owner on
 //	                                Pebble, cas-required on a SQL store)
 //	--redis       WEFT_REDIS        lease service (default: in process on Pebble,
@@ -124,6 +127,8 @@ type options struct {
 	tls tlsOptions
 	// oidc is the OpenID Connect issuer whose tokens authenticate (oidc.go).
 	oidc server.OIDCConfig
+	// audit is the audit log's switch and retention (audit.go).
+	audit auditOptions
 }
 
 // defaultScheduleToStart is weftd's schedule-to-start timeout: long enough
@@ -159,6 +164,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		"heap the garbage collector lets weftd reach however little of it is live, MiB (0: none)")
 	tlsOpts := tlsFlags(fs, getenv)
 	oidcOpts := oidcFlags(fs, getenv)
+	auditOpts := auditFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -224,6 +230,10 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if err != nil {
 		return options{}, err
 	}
+	auditOptions, err := auditOpts()
+	if err != nil {
+		return options{}, err
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return options{}, fmt.Errorf("log level must be debug, info, warn or error, got %q", *level)
@@ -232,7 +242,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
 		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel},
 		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: definition.BackpressureMode(*backpressure), bus: *bus,
-		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart, gcHeapFloor: gcHeapFloor, tls: tlsOptions, oidc: oidcOptions}, nil
+		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart, gcHeapFloor: gcHeapFloor, tls: tlsOptions, oidc: oidcOptions, audit: auditOptions}, nil
 }
 
 // retentionOption parses --retention: a Go duration, or whole days with a
@@ -374,7 +384,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	go func() { defer close(schDone); sch.Run(engCtx) }()
 	defer func() { stopEngine(); <-schDone }()
 	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens, Metrics: metrics,
-		Readiness: readinessChecks(st, opts.store, cl), ClientCertificates: opts.tls.clientCA != "", OIDC: oidcVerifier}.WithEngine(eng).WithSchedules(sch)
+		Readiness: readinessChecks(st, opts.store, cl), ClientCertificates: opts.tls.clientCA != "", OIDC: oidcVerifier,
+		Audit: startAudit(engCtx, opts, tokens != nil || opts.tls.clientCA != "" || oidcVerifier != nil, st, logger)}.WithEngine(eng).WithSchedules(sch)
 	return serve(ctx, opts, logger, cfg, st.Capabilities().Backend, tlsr)
 }
 
