@@ -157,7 +157,7 @@ func TestTLS_RotationUnderLoadFailsNoCall(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, changed)
 		require.Equal(t, next.Cert.SerialNumber.String(), b.servedSerial(t))
-		for calls.Load() < before+20 { // calls keep succeeding across the swap
+		for calls.Load() < before+200 { // calls keep succeeding across the swap
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -165,6 +165,7 @@ func TestTLS_RotationUnderLoadFailsNoCall(t *testing.T) {
 	wg.Wait()
 	require.Positive(t, calls.Load())
 	require.Zero(t, failures.Load(), "a call failed during rotation: %v", firstErr.Load())
+	t.Logf("%d calls across 5 rotations, none failed", calls.Load())
 }
 
 func TestTLS_ChangedFilesAreReloadedWithoutASignal(t *testing.T) {
