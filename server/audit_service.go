@@ -73,11 +73,22 @@ func auditInterceptorFor(cfg Config) connect.Interceptor {
 	return &auditInterceptor{log: cfg.Audit, logger: cfg.Logger}
 }
 
-// auditServiceFor answers AuditService of cfg: unimplemented without an
-// audit log.
+// auditServiceFor answers AuditService of cfg; without an audit log it
+// answers FAILED_PRECONDITION saying so.
 func auditServiceFor(cfg Config) weftv1connect.AuditServiceHandler {
 	if cfg.Audit == nil {
-		return weftv1connect.UnimplementedAuditServiceHandler{}
+		return noAuditService{}
 	}
 	return NewAuditService(cfg.Audit)
+}
+
+// noAuditService is AuditService of a server that keeps no audit log.
+type noAuditService struct {
+	weftv1connect.UnimplementedAuditServiceHandler
+}
+
+// ListAuditEvents answers that there is no audit log.
+func (noAuditService) ListAuditEvents(context.Context, *connect.Request[weftv1.ListAuditEventsRequest]) (*connect.Response[weftv1.ListAuditEventsResponse], error) {
+	return nil, newFaultError(&weftv1.Fault{Code: weftv1.FaultCode_FAULT_CODE_FAILED_PRECONDITION},
+		"this server keeps no audit log (weftd --audit on, or authenticate callers)")
 }

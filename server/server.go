@@ -57,7 +57,7 @@ type Config struct {
 	OIDC *OIDCVerifier
 	// Audit, when set, records every mutating call (audit.go) and serves
 	// AuditService; nil: no audit log, and AuditService answers
-	// unimplemented.
+	// FAILED_PRECONDITION.
 	Audit *audit.Log
 	// Metrics is the pipeline /metrics serves: the server creates its
 	// instruments on its MeterProvider, and the process may add others (the

@@ -32,6 +32,10 @@ func TestWeftd_KeepsAnAuditLogWhenCallersAuthenticate(t *testing.T) {
 func TestWeftd_OpenOnLoopbackKeepsNoAuditLogUnlessAsked(t *testing.T) {
 	d := startWeftd(t)
 	require.Contains(t, d.logs(), `"msg":"weftd keeps no audit log"`)
+	audit := weftv1connect.NewAuditServiceClient(apitest.HTTPClient(), d.url)
+	_, err := audit.ListAuditEvents(context.Background(), connect.NewRequest(&weftv1.ListAuditEventsRequest{}))
+	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err))
+	require.ErrorContains(t, err, "keeps no audit log")
 	out := runWeftdToExit(t, nil, "--audit", "sometimes", "--data-dir", t.TempDir())
 	require.Contains(t, out, `audit must be auto, on or off, got "sometimes"`)
 }
