@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"strings"
@@ -49,6 +50,7 @@ type Client struct {
 	events  weftv1connect.EventServiceClient
 	workers weftv1connect.WorkerServiceClient
 	sched   weftv1connect.ScheduleServiceClient
+	audit   weftv1connect.AuditServiceClient
 	retry   RetryPolicy
 	newID   func() string
 }
@@ -62,6 +64,7 @@ type config struct {
 	retry      RetryPolicy
 	newID      func() string
 	gzip       bool
+	tls        *tls.Config // the default client's TLS (tls.go)
 }
 
 // Option configures a Client.
@@ -106,7 +109,7 @@ func New(baseURL string, opts ...Option) *Client {
 		o(&cfg)
 	}
 	if cfg.httpClient == nil {
-		cfg.httpClient = defaultHTTPClient()
+		cfg.httpClient = defaultHTTPClient(cfg.tls)
 	}
 	copts := []connect.ClientOption{connect.WithInterceptors(&headerInterceptor{token: cfg.token, headers: cfg.headers})}
 	if !cfg.gzip {
@@ -127,17 +130,20 @@ func New(baseURL string, opts ...Option) *Client {
 		events:  weftv1connect.NewEventServiceClient(cfg.httpClient, base, copts...),
 		workers: weftv1connect.NewWorkerServiceClient(cfg.httpClient, base, copts...),
 		sched:   weftv1connect.NewScheduleServiceClient(cfg.httpClient, base, copts...),
+		audit:   weftv1connect.NewAuditServiceClient(cfg.httpClient, base, copts...),
 		retry:   cfg.retry.withDefaults(),
 		newID:   cfg.newID,
 	}
 }
 
-func defaultHTTPClient() *http.Client {
+func defaultHTTPClient(tlsConfig *tls.Config) *http.Client {
 	p := new(http.Protocols)
 	p.SetHTTP1(true)
+	p.SetHTTP2(true) // over TLS, by ALPN
 	p.SetUnencryptedHTTP2(true)
 	return &http.Client{Transport: oneWrite{next: &http.Transport{
 		Protocols:           p,
+		TLSClientConfig:     tlsConfig,
 		Proxy:               http.ProxyFromEnvironment,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     90 * time.Second,

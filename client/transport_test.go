@@ -37,7 +37,7 @@ func TestDefaultTransport_SendsARequestsHeaderAndBodyInOneWrite(t *testing.T) {
 		got.Store(string(b))
 	}))
 	defer srv.Close()
-	hc := defaultHTTPClient()
+	hc := defaultHTTPClient(nil)
 	var writes atomic.Int32
 	tr := hc.Transport.(oneWrite).next.(*http.Transport)
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {

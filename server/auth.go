@@ -20,6 +20,9 @@ type TokenSpec struct {
 	Token     string `json:"token"`
 	Tenant    string `json:"tenant"`
 	Principal string `json:"principal"`
+	// Roles are the token's roles within its tenant (roles.go); none means
+	// DefaultRoles.
+	Roles []string `json:"roles,omitempty"`
 }
 
 // TokenSet authenticates bearer tokens. It keeps only each token's SHA-256
@@ -90,11 +93,15 @@ func entryOf(s TokenSpec) (tokenEntry, error) {
 	if err := checkPrincipal(s.Principal); err != nil {
 		return tokenEntry{}, err
 	}
+	perms, err := permsOfRoles(s.Roles)
+	if err != nil {
+		return tokenEntry{}, err
+	}
 	digest, err := digestOf(s.Token)
 	if err != nil {
 		return tokenEntry{}, err
 	}
-	return tokenEntry{digest: digest, who: caller{tenant: s.Tenant, principal: s.Principal}}, nil
+	return tokenEntry{digest: digest, who: caller{tenant: s.Tenant, principal: s.Principal, perms: perms}}, nil
 }
 
 // digestOf answers a configured token's SHA-256.
@@ -175,8 +182,10 @@ type tokenFile struct {
 //
 //	{"tokens": [
 //	  {"token": "a-long-random-secret", "tenant": "acme", "principal": "alice"},
-//	  {"token": "sha256:<64 hex digits>", "tenant": "beta", "principal": "ci"}
+//	  {"token": "sha256:<64 hex digits>", "tenant": "beta", "principal": "ci", "roles": ["worker"]}
 //	]}
+//
+// A token without "roles" has DefaultRoles.
 //
 // Unknown keys are refused, so that a misspelt key does not silently drop a
 // token's tenant.

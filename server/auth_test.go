@@ -95,7 +95,7 @@ func TestTokenSet_LooksUpPlainAndHashedTokens(t *testing.T) {
 	set, err := NewTokenSet(TokenSpec{Token: tokenAcme, Tenant: "acme", Principal: "alice"},
 		TokenSpec{Token: "sha256:" + strings.ToUpper(hex.EncodeToString(sum[:])), Tenant: "beta", Principal: "bob"})
 	require.NoError(t, err)
-	for token, want := range map[string]caller{tokenAcme: {tenant: "acme", principal: "alice"}, tokenBeta: {tenant: "beta", principal: "bob"}} {
+	for token, want := range map[string]caller{tokenAcme: {tenant: "acme", principal: "alice", perms: allPerms}, tokenBeta: {tenant: "beta", principal: "bob", perms: allPerms}} {
 		who, ok := set.lookup(token)
 		require.True(t, ok)
 		require.Equal(t, want, who)
@@ -137,7 +137,8 @@ func TestParseTokenFile_ReadsTheDocumentedFormat(t *testing.T) {
 		{"token":"` + tokenAcme + `","tenant":"acme","principal":"alice"},
 		{"token":"sha256:` + strings.Repeat("ab", 32) + `","tenant":"beta","principal":"ci"}]}`))
 	require.NoError(t, err)
-	require.Equal(t, []TokenSpec{{tokenAcme, "acme", "alice"}, {"sha256:" + strings.Repeat("ab", 32), "beta", "ci"}}, specs)
+	require.Equal(t, []TokenSpec{{Token: tokenAcme, Tenant: "acme", Principal: "alice"},
+		{Token: "sha256:" + strings.Repeat("ab", 32), Tenant: "beta", Principal: "ci"}}, specs)
 	require.Equal(t, 1, PlainTextTokens(specs))
 
 	_, err = ParseTokenFile([]byte(`{"tokens":[{"token":"` + tokenAcme + `","tennant":"acme"}]}`))
@@ -150,8 +151,8 @@ func TestParseTokenFile_ReadsTheDocumentedFormat(t *testing.T) {
 func TestParseTokenEnv_ReadsTokenEqualsTenantColonPrincipal(t *testing.T) {
 	specs, err := ParseTokenEnv(" tok==padded-0123456789=acme:alice , sha256:" + strings.Repeat("0f", 32) + "=beta:svc:worker,")
 	require.NoError(t, err)
-	require.Equal(t, []TokenSpec{{"tok==padded-0123456789", "acme", "alice"},
-		{"sha256:" + strings.Repeat("0f", 32), "beta", "svc:worker"}}, specs)
+	require.Equal(t, []TokenSpec{{Token: "tok==padded-0123456789", Tenant: "acme", Principal: "alice"},
+		{Token: "sha256:" + strings.Repeat("0f", 32), Tenant: "beta", Principal: "svc:worker"}}, specs)
 	_, err = ParseTokenEnv("just-a-token-0123456789")
 	require.EqualError(t, err, `WEFT_AUTH_TOKENS entry 1 must be "token=tenant:principal"`)
 }

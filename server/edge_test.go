@@ -45,7 +45,7 @@ func TestCallerOf_RequestStateWithoutAuthenticationHasNoCaller(t *testing.T) {
 	require.NoError(t, err)
 	who, err := callerOf(ctx)
 	require.NoError(t, err)
-	require.Equal(t, caller{tenant: DefaultTenant, principal: AnonymousCaller}, who)
+	require.Equal(t, caller{tenant: DefaultTenant, principal: AnonymousCaller, perms: allPerms, method: AuthNone}, who)
 	require.Equal(t, "id-1", CorrelationID(ctx))
 }
 

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/weft-dev/weft/audit"
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 	"github.com/weft-dev/weft/schedule"
@@ -47,6 +48,17 @@ type Config struct {
 	// AnonymousCaller (weftd allows that only on a loopback address).
 	// Health, reflection, /healthz, /readyz and /metrics are always open.
 	Tokens *TokenSet
+	// ClientCertificates lets a verified TLS client certificate authenticate
+	// its caller when the request carries no bearer token: subject CN is the
+	// principal, O the tenant, OUs naming roles its roles (clientcert.go).
+	ClientCertificates bool
+	// OIDC, when set, verifies bearer tokens an OpenID provider issued and
+	// maps their claims to the caller (oidc.go); static tokens still work.
+	OIDC *OIDCVerifier
+	// Audit, when set, records every mutating call (audit.go) and serves
+	// AuditService; nil: no audit log, and AuditService answers
+	// FAILED_PRECONDITION.
+	Audit *audit.Log
 	// Metrics is the pipeline /metrics serves: the server creates its
 	// instruments on its MeterProvider, and the process may add others (the
 	// export worker's, the engine's). Nil: a pipeline of the server's own.
@@ -119,6 +131,7 @@ var ServiceNames = []string{
 	weftv1connect.EventServiceName,
 	weftv1connect.WorkerServiceName,
 	weftv1connect.ScheduleServiceName,
+	weftv1connect.AuditServiceName,
 }
 
 // New answers the HTTP handler that serves every service, health and
@@ -146,10 +159,13 @@ func New(cfg Config) (http.Handler, error) {
 		connect.WithCodec(jsonCodec{name: "json"}),
 		connect.WithCodec(jsonCodec{name: "json; charset=utf-8"}),
 		// Outermost first: correlation id, faults, logs and metrics; then
-		// authentication; then validation, so an unauthenticated caller
-		// learns nothing of the request rules.
+		// Outermost first: tracing, correlation id, faults, logs and metrics;
+		// then authentication and the permission check; then validation, so
+		// an unauthenticated or unauthorised caller learns nothing of the
+		// request rules.
 		connect.WithInterceptors(interceptorsWithTracing(traced, &faultInterceptor{logger: cfg.Logger, metrics: m},
-			&authInterceptor{tokens: cfg.Tokens}, &validationInterceptor{rules: requestRulesOnce(), validator: validator})...),
+			&authInterceptor{tokens: cfg.Tokens, certs: cfg.ClientCertificates, oidc: cfg.OIDC}, auditInterceptorFor(cfg),
+			authorizeInterceptor{}, &validationInterceptor{rules: requestRulesOnce(), validator: validator})...),
 		connect.WithReadMaxBytes(int(cfg.MaxRequestBytes)),
 		boundedGzip(cfg.MaxRequestBytes),
 		connect.WithRecover(recoverPanic(cfg.Logger)),
@@ -162,6 +178,9 @@ func New(cfg Config) (http.Handler, error) {
 		func() (string, http.Handler) { return weftv1connect.NewEventServiceHandler(cfg.Events, opts...) },
 		func() (string, http.Handler) { return weftv1connect.NewWorkerServiceHandler(cfg.Workers, opts...) },
 		func() (string, http.Handler) { return weftv1connect.NewScheduleServiceHandler(cfg.Schedules, opts...) },
+		func() (string, http.Handler) {
+			return weftv1connect.NewAuditServiceHandler(auditServiceFor(cfg), opts...)
+		},
 	} {
 		path, h := serve()
 		mux.Handle(path, h)
@@ -178,6 +197,7 @@ func New(cfg Config) (http.Handler, error) {
 	// The outer limit bounds the raw body (a compressed bomb included) a little
 	// above the message limit, which Connect enforces after decompression.
 	handler := withTransportFaults(mux, routes, cfg.MaxRequestBytes, cfg.MaxRequestBytes+64<<10)
+	handler = withPeerCertificate(handler)
 	if len(cfg.CORSOrigins) > 0 {
 		handler = withCORS(handler, cfg.CORSOrigins)
 	}

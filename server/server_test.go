@@ -25,7 +25,7 @@ import (
 )
 
 // testServer serves cfg in-process over HTTP/1.1 and h2c.
-func testServer(t *testing.T, cfg Config) string {
+func testServer(t testing.TB, cfg Config) string {
 	t.Helper()
 	h, err := New(cfg)
 	require.NoError(t, err)
@@ -37,7 +37,7 @@ func testServer(t *testing.T, cfg Config) string {
 }
 
 // engineConfig answers a config whose services run on a fresh memstore-backed engine.
-func engineConfig(t *testing.T) Config {
+func engineConfig(t testing.TB) Config {
 	t.Helper()
 	st := memstore.New(memstore.Config{})
 	t.Cleanup(func() { _ = st.Close() })

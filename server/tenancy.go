@@ -23,6 +23,11 @@ type caller struct {
 	principal string
 	// authenticated: principal is a bearer token's name, not AnonymousCaller.
 	authenticated bool
+	// perms are what the caller's roles grant (every permission on a server
+	// without tokens).
+	perms permSet
+	// method is how the caller proved who it is (AuthBearerToken, …).
+	method AuthMethod
 }
 
 // authenticatedPrincipal answers the principal a bearer token proved, or ""
@@ -51,6 +56,11 @@ func callerOf(ctx context.Context) (caller, error) {
 // request's "Authorization: Bearer <token>" must name a configured token.
 type authInterceptor struct {
 	tokens *TokenSet
+	// certs: a verified client certificate authenticates its caller
+	// (clientcert.go).
+	certs bool
+	// oidc verifies bearer tokens an OpenID provider issued (oidc.go).
+	oidc *OIDCVerifier
 }
 
 func (a *authInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
@@ -80,16 +90,9 @@ func (a *authInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc
 // authenticate answers ctx carrying the request's caller (in its state, where
 // the log line finds it too), or an unauthenticated fault.
 func (a *authInterceptor) authenticate(ctx context.Context, h http.Header) (context.Context, error) {
-	who := caller{tenant: DefaultTenant, principal: AnonymousCaller}
-	if a.tokens != nil {
-		token, ok := bearerToken(h)
-		if !ok {
-			return ctx, unauthenticated(`missing bearer token: send "Authorization: Bearer <token>"`)
-		}
-		if who, ok = a.tokens.lookup(token); !ok {
-			return ctx, unauthenticated("unknown bearer token")
-		}
-		who.authenticated = true
+	who, err := a.identify(ctx, h)
+	if err != nil {
+		return ctx, err
 	}
 	s := stateOf(ctx)
 	if s == nil { // a call that passed neither the edge nor the fault interceptor

@@ -51,6 +51,7 @@ func init() {
 		{"resume", "RUN", "resume a paused run", (*cli).resume},
 		{"cancel", "RUN", "cancel a run (--reason, --compensate)", (*cli).cancel},
 		{"delete", "RUN", "delete a finished run and all its records", (*cli).deleteRun},
+		{"audit", "", "list the audit log, newest first (--principal, --target, --outcome, --since)", (*cli).audit},
 		{"retry-step", "RUN ACTION", "retry a failed step the run is held on", (*cli).retryStep},
 		{"skip-step", "RUN ACTION", "skip a step", (*cli).skipStep},
 		{"workers", "", "list the queues with their pollers, backlog and oldest ready task", (*cli).workers},
@@ -87,6 +88,9 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, names ...string) ([]string,
 	if err := c.checkGlobals(); err != nil {
 		return nil, err
 	}
+	if err := c.g.tls.load(); err != nil {
+		return nil, err
+	}
 	return pos, wantArgs(pos, names...)
 }
 
@@ -107,6 +111,9 @@ func (c *cli) client() *client.Client {
 	if c.g.token != "" {
 		opts = append(opts, client.WithToken(c.g.token))
 	}
+	if c.g.tls.config != nil {
+		opts = append(opts, client.WithTLS(c.g.tls.config))
+	}
 	return client.New(c.g.baseURL(), opts...)
 }
 
@@ -123,7 +130,7 @@ func (c *cli) health(args []string) error {
 	if _, err := c.parse(c.flags("health", true), args); err != nil {
 		return err
 	}
-	code, err := health(c.ctx, c.g.baseURL(), c.stdout, c.g.output == "json")
+	code, err := health(c.ctx, c.g.baseURL(), c.g.tls.config, c.stdout, c.g.output == "json")
 	if err == nil && code != 0 {
 		err = errNotServing
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,8 +21,8 @@ type serviceHealth struct {
 
 // health prints each service's serving status, as a table or as JSON
 // ({"services": [{"service", "status"}]}); it fails unless all serve.
-func health(ctx context.Context, base string, stdout io.Writer, asJSON bool) (int, error) {
-	client := &http.Client{Timeout: 10 * time.Second}
+func health(ctx context.Context, base string, tlsConfig *tls.Config, stdout io.Writer, asJSON bool) (int, error) {
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
 	code := 0
 	all := make([]serviceHealth, 0, len(services))
 	for _, svc := range services {

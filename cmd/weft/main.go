@@ -127,13 +127,14 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-11s %-11s %s\n", c.name, c.args, c.summary)
 	}
 	fmt.Fprintln(w, "\nweft help COMMAND (or weft COMMAND --help) shows a command's flags.")
-	fmt.Fprintln(w, "environment: WEFT_URL (default http://127.0.0.1:7400), WEFT_TOKEN")
+	fmt.Fprintln(w, "environment: WEFT_URL (default http://127.0.0.1:7400), WEFT_TOKEN, WEFT_CA_CERT, WEFT_CLIENT_CERT, WEFT_CLIENT_KEY")
 	fmt.Fprintln(w, "exit codes: 0 success, 1 an API or connection error or an invalid workflow file, 2 a usage error")
 }
 
 // globals are the flags every command accepts.
 type globals struct {
 	addr, token, output string
+	tls                 tlsFlags
 }
 
 // register adds the global flags to fs. complete passes false: its --output
@@ -141,6 +142,7 @@ type globals struct {
 // -o selects the format and the bearer token comes before the command or
 // from $WEFT_TOKEN.
 func (g *globals) register(fs *flag.FlagSet, getenv func(string) string, all bool) {
+	g.tls.register(fs, getenv, g.addr == "")
 	if g.addr == "" {
 		g.addr = envOr(getenv("WEFT_URL"), "http://127.0.0.1:7400")
 		g.token = getenv("WEFT_TOKEN")

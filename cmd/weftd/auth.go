@@ -31,10 +31,15 @@ func loadAuth(opts options, logger *slog.Logger) (*server.TokenSet, error) {
 			return nil, fmt.Errorf("bearer tokens: %w", err)
 		}
 		logger.Info("weftd authentication: bearer tokens", slog.Int("tokens", tokens.Len()))
+		warnDefaultRoles(specs, logger)
 		return tokens, nil
 	}
 	loopback := isLoopback(opts.addr)
 	switch {
+	case opts.tls.clientCA != "" || opts.oidc.Issuer != "":
+		logger.Info("weftd authentication: no static bearer tokens", slog.Bool("client_certificates", opts.tls.clientCA != ""),
+			slog.Bool("oidc", opts.oidc.Issuer != ""))
+		return nil, nil
 	case opts.insecureNoAuth:
 		logger.Error("weftd runs WITHOUT AUTHENTICATION (--insecure-no-auth): every caller is tenant \"default\", principal \"anonymous\"",
 			slog.String("addr", opts.addr), slog.Bool("loopback", loopback))
@@ -45,6 +50,21 @@ func loadAuth(opts options, logger *slog.Logger) (*server.TokenSet, error) {
 		return nil, nil
 	}
 	return nil, errOpenOnPublicAddress
+}
+
+// warnDefaultRoles says how many tokens name no roles and so hold every
+// permission (server.DefaultRoles).
+func warnDefaultRoles(specs []server.TokenSpec, logger *slog.Logger) {
+	n := 0
+	for _, s := range specs {
+		if len(s.Roles) == 0 {
+			n++
+		}
+	}
+	if n > 0 {
+		logger.Warn("bearer tokens without \"roles\" hold every permission (roles admin and worker): give each token its roles in the token file",
+			slog.Int("tokens", n))
+	}
 }
 
 // tokenSpecs reads the token file and WEFT_AUTH_TOKENS.

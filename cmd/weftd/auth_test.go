@@ -85,7 +85,7 @@ func TestWeftd_RefusesToStartWithoutTokensOnANonLoopbackAddress(t *testing.T) {
 }
 
 func TestWeftd_InsecureNoAuthServesBeyondLoopbackAndSaysSoLoudly(t *testing.T) {
-	d := startWeftdEnv(t, nil, "--addr", "0.0.0.0:0", "--data-dir", t.TempDir(), "--insecure-no-auth")
+	d := startWeftdEnv(t, nil, "--addr", "0.0.0.0:0", "--data-dir", t.TempDir(), "--insecure-no-auth", "--insecure-plaintext")
 	require.Contains(t, d.logs(), `"level":"ERROR","msg":"weftd runs WITHOUT AUTHENTICATION (--insecure-no-auth)`)
 	stopWeftd(t, d)
 }

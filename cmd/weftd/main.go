@@ -20,6 +20,21 @@
 //	--auth-tokens WEFT_AUTH_TOKENS_FILE bearer-token file (see docs/api.md)
 //	              WEFT_AUTH_TOKENS  more tokens: "token=tenant:principal,…" (environment only)
 //	--insecure-no-auth               serve without tokens on a non-loopback address
+//	--tls-cert    WEFT_TLS_CERT     TLS certificate chain (PEM): serve TLS 1.2+ with HTTP/2; reloaded
+//	--tls-key     WEFT_TLS_KEY      its private key   on SIGHUP and when the files change
+//	--tls-client-ca WEFT_TLS_CLIENT_CA CAs whose client certificates authenticate callers (subject
+//	                                CN: principal, O: tenant, OU: roles; docs/security.md)
+//	--tls-watch-interval WEFT_TLS_WATCH_INTERVAL how often the TLS files are checked (default 5s)
+//	--insecure-plaintext             serve plaintext on a non-loopback address (TLS-terminating proxy)
+//	--oidc-issuer WEFT_OIDC_ISSUER  OpenID Connect issuer whose tokens authenticate callers
+//	--oidc-audience WEFT_OIDC_AUDIENCE the audience (client id) its tokens must carry
+//	--oidc-principal-claim, --oidc-tenant-claim, --oidc-roles-claim  the claims that are the
+//	                                principal (sub), tenant (weft_tenant) and roles (roles)
+//	--oidc-tenant WEFT_OIDC_TENANT  every OIDC caller's tenant, instead of a claim
+//	--oidc-clock-skew WEFT_OIDC_CLOCK_SKEW how long after expiry a token is accepted (30s)
+//	--audit       WEFT_AUDIT        audit log of every mutating call: auto (on when callers
+//	                                authenticate; default), on or off (docs/security.md)
+//	--audit-retention WEFT_AUDIT_RETENTION how long audit records are kept (default 365d)
 //	--ownership   WEFT_OWNERSHIP    single-owner or cas-required (default: single-owner on
 //	                                Pebble, cas-required on a SQL store)
 //	--redis       WEFT_REDIS        lease service (default: in process on Pebble,
@@ -116,6 +131,12 @@ type options struct {
 	gcHeapFloor uint64
 	// tracing says where spans go (tracing.go).
 	tracing telemetry.TracingConfig
+	// tls is transport security (tls.go).
+	tls tlsOptions
+	// oidc is the OpenID Connect issuer whose tokens authenticate (oidc.go).
+	oidc server.OIDCConfig
+	// audit is the audit log's switch and retention (audit.go).
+	audit auditOptions
 }
 
 // defaultScheduleToStart is weftd's schedule-to-start timeout: long enough
@@ -154,6 +175,9 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	gcFloorText := fs.String("gc-heap-floor-mib", envOr(getenv, "WEFT_GC_HEAP_FLOOR_MIB", strconv.Itoa(defaultGCHeapFloorMiB)),
 		"heap the garbage collector lets weftd reach however little of it is live, MiB (0: none)")
 	tracingOptions := tracingFlags(fs, getenv)
+	tlsOpts := tlsFlags(fs, getenv)
+	oidcOpts := oidcFlags(fs, getenv)
+	auditOpts := auditFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -222,6 +246,18 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if err := checkRedisPrefix(*redisPrefix); err != nil {
 		return options{}, err
 	}
+	tlsOptions, err := tlsOpts()
+	if err != nil {
+		return options{}, err
+	}
+	oidcOptions, err := oidcOpts()
+	if err != nil {
+		return options{}, err
+	}
+	auditOptions, err := auditOpts()
+	if err != nil {
+		return options{}, err
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return options{}, fmt.Errorf("log level must be debug, info, warn or error, got %q", *level)
@@ -231,7 +267,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		tokenFile: *tokenFile, envTokens: getenv("WEFT_AUTH_TOKENS"), insecureNoAuth: *insecure,
 		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel, redisPrefix: *redisPrefix},
 		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: definition.BackpressureMode(*backpressure), bus: *bus,
-		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart, gcHeapFloor: gcHeapFloor, tracing: tracing}, nil
+		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart, gcHeapFloor: gcHeapFloor, tracing: tracing,
+		tls: tlsOptions, oidc: oidcOptions, audit: auditOptions}, nil
 }
 
 // retentionOption parses --retention: a Go duration, or whole days with a
@@ -299,6 +336,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	defer stopDebug()
 	tokens, err := loadAuth(opts, logger)
+	if err != nil {
+		return err
+	}
+	tlsr, err := loadTLS(opts, logger)
+	if err != nil {
+		return err
+	}
+	oidcVerifier, err := loadOIDC(ctx, opts, logger)
 	if err != nil {
 		return err
 	}
@@ -374,8 +419,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	go func() { defer close(schDone); sch.Run(engCtx) }()
 	defer func() { stopEngine(); <-schDone }()
 	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens, Metrics: metrics, Tracing: tracing,
-		Readiness: readinessChecks(st, opts.store, cl)}.WithEngine(eng).WithSchedules(sch)
-	return serve(ctx, opts, logger, cfg, st.Capabilities().Backend)
+		Readiness: readinessChecks(st, opts.store, cl), ClientCertificates: opts.tls.clientCA != "", OIDC: oidcVerifier,
+		Audit: startAudit(engCtx, opts, tokens != nil || opts.tls.clientCA != "" || oidcVerifier != nil, st, logger)}.WithEngine(eng).WithSchedules(sch)
+	return serve(ctx, opts, logger, cfg, st.Capabilities().Backend, tlsr)
 }
 
 // shutdownGrace is how long in-flight calls may finish on shutdown before
@@ -383,7 +429,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 const shutdownGrace = time.Second
 
 // serve listens and serves cfg until ctx ends, then shuts the server down.
-func serve(ctx context.Context, opts options, logger *slog.Logger, cfg server.Config, backend string) error {
+func serve(ctx context.Context, opts options, logger *slog.Logger, cfg server.Config, backend string, tlsr *server.TLSReloader) error {
 	handler, err := server.New(cfg)
 	if err != nil {
 		return err
@@ -403,9 +449,16 @@ func serve(ctx context.Context, opts options, logger *slog.Logger, cfg server.Co
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },
 	}
-	logger.Info("weftd listening", slog.String("addr", ln.Addr().String()), slog.String("store", backend))
+	logger.Info("weftd listening", slog.String("addr", ln.Addr().String()), slog.String("store", backend),
+		slog.Bool("tls", tlsr != nil))
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	if tlsr != nil {
+		srv.Protocols, srv.TLSConfig = server.TLSProtocols(), tlsr.ServerConfig()
+		go watchTLS(baseCtx, tlsr, opts.tls.watch, logger)
+		go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
 	select {
 	case err := <-errc:
 		return err

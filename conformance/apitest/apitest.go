@@ -3,11 +3,15 @@ package apitest
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,12 +38,34 @@ var Protocols = []Protocol{
 }
 
 // HTTPClient answers a client that speaks HTTP/1.1 and HTTP/2 without TLS, as
-// gRPC against a plaintext weftd needs.
+// gRPC against a plaintext weftd needs, and HTTP/2 over TLS against an
+// https:// one whose CA TrustCA named.
 func HTTPClient() *http.Client {
 	p := new(http.Protocols)
 	p.SetHTTP1(true)
+	p.SetHTTP2(true)
 	p.SetUnencryptedHTTP2(true)
-	return &http.Client{Transport: &http.Transport{Protocols: p}, Timeout: 30 * time.Second}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: trustedRoots.Load()}
+	return &http.Client{Transport: &http.Transport{Protocols: p, TLSClientConfig: tlsConfig}, Timeout: 30 * time.Second}
+}
+
+// trustedRoots are the CAs HTTPClient trusts (nil: the system's).
+var (
+	trustedRoots atomic.Pointer[x509.CertPool]
+	trustMu      sync.Mutex
+)
+
+// TrustCA makes every client of the suite trust ca, so the suite can run
+// against an https:// weftd whose certificate a test's CA signed.
+func TrustCA(ca *x509.Certificate) {
+	trustMu.Lock()
+	defer trustMu.Unlock()
+	pool := x509.NewCertPool()
+	if old := trustedRoots.Load(); old != nil {
+		pool = old.Clone()
+	}
+	pool.AddCert(ca)
+	trustedRoots.Store(pool)
 }
 
 // Exercise runs every rule of the suite against the server at baseURL

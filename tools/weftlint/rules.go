@@ -60,8 +60,10 @@ var rules = []rule{
 	{pkg: "telemetry", allow: list(std, "go.opentelemetry.io/...", "github.com/prometheus/...")},
 	{pkg: "server/wiretest", allow: list(std, "gen/...", "connectrpc.com/connect", "google.golang.org/genproto/...", "google.golang.org/protobuf/...")},
 	{pkg: "schedule", allow: list(std, "engine/...", "store", "github.com/robfig/cron/v3")},
-	{pkg: "server", allow: list(std, "engine/...", "schedule", "internal/jsonvalue", "internal/protorules", "gen/...", "telemetry", "console", "connectrpc.com/...", "buf.build/...",
-		"google.golang.org/protobuf/...", "google.golang.org/genproto/...", "github.com/google/uuid", "github.com/rs/cors", "go.opentelemetry.io/otel/...")},
+	{pkg: "audit", allow: list(std, "store")},
+	{pkg: "server", allow: list(std, "audit", "engine/...", "schedule", "internal/jsonvalue", "internal/protorules", "gen/...", "telemetry", "console", "connectrpc.com/...", "buf.build/...",
+		"google.golang.org/protobuf/...", "google.golang.org/genproto/...", "github.com/google/uuid", "github.com/rs/cors", "go.opentelemetry.io/otel/...",
+		"github.com/coreos/go-oidc/v3/...", "github.com/go-jose/go-jose/v4/...", "internal/tlstest", "internal/oidctest")},
 	{pkg: "console", allow: list(std)},
 
 	// The public API's clients: they speak to Weft only over the wire.
@@ -78,6 +80,8 @@ var rules = []rule{
 	{pkg: "internal/jsonvalue", allow: list(std, "google.golang.org/protobuf/types/known/structpb")},
 	{pkg: "internal/redisconn", allow: list(std, goRedis)},
 	{pkg: "internal/redistest", allow: list(std, "internal/redisconn", goRedis, "github.com/google/uuid")},
+	{pkg: "internal/tlstest", allow: list(std)},
+	{pkg: "internal/oidctest", allow: list(std, "github.com/go-jose/go-jose/v4/...")},
 	{pkg: "internal/protorules", allow: list(std, "buf.build/gen/...", "google.golang.org/protobuf/...")},
 	{pkg: "internal/eventschema", allow: list(std, "gen/...", "buf.build/gen/...", "google.golang.org/protobuf/...")},
 	{pkg: "gen/...", deny: list("engine/...", "store/...", "server/...", "client/...")},

@@ -11,6 +11,12 @@ export interface NodeWeftClientOptions extends Omit<WeftClientOptions, "transpor
   baseUrl: string;
   /** "grpc" (default) or "connect", both over HTTP/2. */
   protocol?: "grpc" | "connect";
+  /**
+   * TLS for an https:// weftd: the CA that signed its certificate (PEM), and
+   * a client certificate and key (PEM) for mutual TLS. Unset: Node's roots,
+   * no client certificate.
+   */
+  tls?: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer };
 }
 
 /**
@@ -18,7 +24,12 @@ export interface NodeWeftClientOptions extends Omit<WeftClientOptions, "transpor
  * default, or the Connect protocol. The token is sent on every call.
  */
 export function createNodeWeftClient(options: NodeWeftClientOptions): WeftClient {
-  const common = { baseUrl: options.baseUrl, interceptors: options.interceptors, defaultTimeoutMs: options.defaultTimeoutMs };
+  const common = {
+    baseUrl: options.baseUrl,
+    interceptors: options.interceptors,
+    defaultTimeoutMs: options.defaultTimeoutMs,
+    nodeOptions: options.tls ? { ca: options.tls.ca, cert: options.tls.cert, key: options.tls.key } : undefined,
+  };
   const transport: Transport =
     options.protocol === "connect"
       ? createConnectTransport({ ...common, httpVersion: "2", useBinaryFormat: true })

@@ -1,0 +1,215 @@
+// Package audit keeps the audit log: one record of every mutating call to
+// the API, allowed or denied — who (principal and how they authenticated),
+// what (procedure and permission), on which target, when, the outcome and
+// the correlation id; never a payload.
+//
+// A call that is allowed is recorded before it runs (outcome "pending") and
+// its outcome written over the record after it answers, so a process that
+// stops between the action and the outcome loses neither: the record stays,
+// "pending", and the target's own history says what happened. A denied call
+// is one record. Records are kept per tenant, newest first, and removed
+// after the retention.
+//
+// Layering: it imports store and the standard library only; the server
+// imports it, the engine never does.
+package audit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/weft-dev/weft/store"
+)
+
+// Record is one audited call.
+type Record struct {
+	ID            string    `json:"id"`
+	Time          time.Time `json:"time"`
+	Tenant        string    `json:"tenant"`
+	Principal     string    `json:"principal"`
+	AuthMethod    string    `json:"auth_method"`
+	Procedure     string    `json:"procedure"`
+	Permission    string    `json:"permission"`
+	Target        string    `json:"target,omitempty"`
+	Outcome       string    `json:"outcome"`
+	CorrelationID string    `json:"correlation_id,omitempty"`
+}
+
+// OutcomePending is the outcome of a record whose call has not answered
+// (or whose process stopped before writing the outcome).
+const OutcomePending = "pending"
+
+// Log writes and reads audit records in a store.
+type Log struct {
+	st  store.Store
+	now func() time.Time
+}
+
+// New answers the audit log kept in st; now is the clock (nil: time.Now).
+func New(st store.Store, now func() time.Time) *Log {
+	if now == nil {
+		now = time.Now
+	}
+	return &Log{st: st, now: now}
+}
+
+// keyOf answers a record's key: the tenant's prefix, then the time inverted
+// so that an ascending scan reads newest first, then the id.
+func keyOf(tenant string, at time.Time, id string) []byte {
+	var inv [8]byte
+	binary.BigEndian.PutUint64(inv[:], math.MaxUint64-uint64(at.UnixNano()))
+	return store.Key("aud", tenant, hex.EncodeToString(inv[:]), id)
+}
+
+// Begin records a call before it runs, with outcome "pending", and answers
+// the record to End once it has answered. rec's ID and Time are set here.
+func (l *Log) Begin(ctx context.Context, rec Record) (Record, error) {
+	rec.ID, rec.Time, rec.Outcome = newID(), l.now().UTC(), OutcomePending
+	return rec, l.put(ctx, rec)
+}
+
+// End writes the call's outcome over the record Begin answered.
+func (l *Log) End(ctx context.Context, rec Record, outcome string) error {
+	rec.Outcome = outcome
+	return l.put(ctx, rec)
+}
+
+// Append records a call that did not run (a denied one) with its outcome.
+func (l *Log) Append(ctx context.Context, rec Record) error {
+	rec.ID, rec.Time = newID(), l.now().UTC()
+	return l.put(ctx, rec)
+}
+
+func (l *Log) put(ctx context.Context, rec Record) error {
+	value, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("audit record: %w", err)
+	}
+	_, err = l.st.Commit(ctx, &store.Batch{Ops: []store.Op{store.Put(keyOf(rec.Tenant, rec.Time, rec.ID), value)}})
+	if err != nil {
+		return fmt.Errorf("audit record: %w", err)
+	}
+	return nil
+}
+
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Filter keeps the records every set field matches.
+type Filter struct {
+	Principal, Procedure, Target, Outcome string
+	// Since (inclusive) and Until (exclusive) bound the time; zero: open.
+	Since, Until time.Time
+}
+
+func (f Filter) keeps(r Record) bool {
+	return (f.Principal == "" || r.Principal == f.Principal) &&
+		(f.Procedure == "" || r.Procedure == f.Procedure) &&
+		(f.Target == "" || r.Target == f.Target) &&
+		(f.Outcome == "" || r.Outcome == f.Outcome) &&
+		(f.Since.IsZero() || !r.Time.Before(f.Since)) &&
+		(f.Until.IsZero() || r.Time.Before(f.Until))
+}
+
+// ListParams selects one page of a tenant's records.
+type ListParams struct {
+	Tenant string
+	Filter Filter
+	// Limit is the most records answered (1 to 1000).
+	Limit int
+	// After resumes from a previous page's Next.
+	After []byte
+}
+
+// ListResult is one page, newest first; Next is nil on the last page.
+type ListResult struct {
+	Records []Record
+	Next    []byte
+}
+
+// maxScanned bounds the records one List call reads while filtering, so a
+// filter matching nothing cannot make one call read the whole log.
+const maxScanned = 10000
+
+// List answers a page of the tenant's records that the filter keeps.
+func (l *Log) List(ctx context.Context, p ListParams) (ListResult, error) {
+	if p.Limit < 1 || p.Limit > 1000 {
+		return ListResult{}, fmt.Errorf("audit page size must be from 1 to 1000, got %d", p.Limit)
+	}
+	prefix := store.KeyPrefix("aud", p.Tenant)
+	if !p.Filter.Until.IsZero() && p.After == nil {
+		p.After = keyOf(p.Tenant, p.Filter.Until, "") // records before Until start just after it
+	}
+	var out ListResult
+	after, scanned := p.After, 0
+	for scanned < maxScanned {
+		page, err := l.st.Scan(ctx, &store.ScanParams{Prefix: prefix, After: after, Limit: 256})
+		if err != nil {
+			return ListResult{}, fmt.Errorf("audit log: %w", err)
+		}
+		for _, it := range page.Items {
+			scanned++
+			var r Record
+			if err := json.Unmarshal(it.Value, &r); err != nil {
+				return ListResult{}, errors.New("audit log: a record is not readable")
+			}
+			if !p.Filter.Since.IsZero() && r.Time.Before(p.Filter.Since) {
+				return out, nil // older records follow: none can match
+			}
+			if p.Filter.keeps(r) {
+				out.Records = append(out.Records, r)
+				if len(out.Records) == p.Limit {
+					out.Next = it.Key
+					return out, nil
+				}
+			}
+			after = it.Key
+		}
+		if page.Next == nil {
+			return out, nil
+		}
+	}
+	out.Next = after
+	return out, nil
+}
+
+// Sweep removes every record older than before, of every tenant, in
+// batches; it answers how many it removed.
+func (l *Log) Sweep(ctx context.Context, before time.Time) (int, error) {
+	prefix := store.KeyPrefix("aud")
+	removed := 0
+	var after []byte
+	for {
+		page, err := l.st.Scan(ctx, &store.ScanParams{Prefix: prefix, After: after, Limit: 256})
+		if err != nil {
+			return removed, fmt.Errorf("audit sweep: %w", err)
+		}
+		var ops []store.Op
+		for _, it := range page.Items {
+			var r Record
+			if json.Unmarshal(it.Value, &r) == nil && r.Time.Before(before) {
+				ops = append(ops, store.Delete(it.Key))
+			}
+			after = it.Key
+		}
+		if len(ops) > 0 {
+			if _, err := l.st.Commit(ctx, &store.Batch{Ops: ops}); err != nil {
+				return removed, fmt.Errorf("audit sweep: %w", err)
+			}
+			removed += len(ops)
+		}
+		if page.Next == nil {
+			return removed, nil
+		}
+	}
+}
