@@ -10,8 +10,8 @@
 // is one record. Records are kept per tenant, newest first, and removed
 // after the retention.
 //
-// Layering: it imports store and the standard library only; the server
-// imports it, the engine never does.
+// Layering: it imports store, engine/keyspace (its key prefix) and the
+// standard library only; the server imports it, the engine never does.
 package audit
 
 import (
@@ -25,6 +25,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -65,7 +66,7 @@ func New(st store.Store, now func() time.Time) *Log {
 func keyOf(tenant string, at time.Time, id string) []byte {
 	var inv [8]byte
 	binary.BigEndian.PutUint64(inv[:], math.MaxUint64-uint64(at.UnixNano()))
-	return store.Key("aud", tenant, hex.EncodeToString(inv[:]), id)
+	return keyspace.Audit.Key(tenant, hex.EncodeToString(inv[:]), id)
 }
 
 // Begin records a call before it runs, with outcome "pending", and answers
@@ -146,7 +147,7 @@ func (l *Log) List(ctx context.Context, p ListParams) (ListResult, error) {
 	if p.Limit < 1 || p.Limit > 1000 {
 		return ListResult{}, fmt.Errorf("audit page size must be from 1 to 1000, got %d", p.Limit)
 	}
-	prefix := store.KeyPrefix("aud", p.Tenant)
+	prefix := keyspace.Audit.KeyPrefix(p.Tenant)
 	if !p.Filter.Until.IsZero() && p.After == nil {
 		p.After = keyOf(p.Tenant, p.Filter.Until, "") // records before Until start just after it
 	}
@@ -186,7 +187,7 @@ func (l *Log) List(ctx context.Context, p ListParams) (ListResult, error) {
 // Sweep removes every record older than before, of every tenant, in
 // batches; it answers how many it removed.
 func (l *Log) Sweep(ctx context.Context, before time.Time) (int, error) {
-	prefix := store.KeyPrefix("aud")
+	prefix := keyspace.Audit.KeyPrefix()
 	removed := 0
 	var after []byte
 	for {

@@ -115,9 +115,12 @@ var (
 		"by tenant, queue, worker, process")
 	// Schedule holds schedule records.
 	Schedule = prefix("sch", "schedule", "a schedule's record", "by tenant, schedule")
+	// Audit holds the audit log's records.
+	Audit = prefix("aud", "audit", "an audit record of one call (who, what, on which target, the outcome; never a payload)",
+		"by tenant, then newest first (the time inverted, fixed-width hex), then the record id")
 )
 
 // All lists every prefix, in the order docs/persisted-format.md lists them.
 var All = []Prefix{Run, RunRequest, RunIndex, RunStatus, PendingTrigger, Ready, Task, Timer,
 	SignalPayload, SignalRecord, SignalExpiry, Recon, Outbox, OutboxRetry, DeadLetter,
-	Slot, RunQueue, Manual, Expiry, Poller, Schedule}
+	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Audit}

@@ -60,7 +60,7 @@ var rules = []rule{
 	{pkg: "telemetry", allow: list(std, "go.opentelemetry.io/...", "github.com/prometheus/...")},
 	{pkg: "server/wiretest", allow: list(std, "gen/...", "connectrpc.com/connect", "google.golang.org/genproto/...", "google.golang.org/protobuf/...")},
 	{pkg: "schedule", allow: list(std, "engine/...", "store", "github.com/robfig/cron/v3")},
-	{pkg: "audit", allow: list(std, "store")},
+	{pkg: "audit", allow: list(std, "store", "engine/keyspace")},
 	{pkg: "server", allow: list(std, "audit", "engine/...", "schedule", "internal/jsonvalue", "internal/protorules", "gen/...", "telemetry", "console", "connectrpc.com/...", "buf.build/...",
 		"google.golang.org/protobuf/...", "google.golang.org/genproto/...", "github.com/google/uuid", "github.com/rs/cors", "go.opentelemetry.io/otel/...",
 		"github.com/coreos/go-oidc/v3/...", "github.com/go-jose/go-jose/v4/...", "internal/tlstest", "internal/oidctest")},

@@ -89,6 +89,8 @@ class AsyncClient:
             self.transport, SERVICES["workers"], timeout, retry)
         self.schedules: "_services.AsyncScheduleService" = _AsyncService(  # type: ignore[assignment]
             self.transport, SERVICES["schedules"], timeout, retry)
+        self.audit: "_services.AsyncAuditService" = _AsyncService(  # type: ignore[assignment]
+            self.transport, SERVICES["audit"], timeout, retry)
 
     async def __aenter__(self) -> "AsyncClient":
         return self

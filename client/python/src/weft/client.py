@@ -23,7 +23,7 @@ from google.protobuf.message import Message
 from . import _connect, values
 from .errors import DeadlineExceeded
 from .retry import DEFAULT_RETRY, RetryPolicy, call_sync, is_transient
-from weft.v1 import definition_pb2, event_pb2, run_pb2, schedule_pb2, signal_pb2, worker_pb2
+from weft.v1 import audit_pb2, definition_pb2, event_pb2, run_pb2, schedule_pb2, signal_pb2, worker_pb2
 
 if TYPE_CHECKING:
     from weft.v1 import _services
@@ -39,6 +39,7 @@ SERVICES = {
     "events": event_pb2.DESCRIPTOR.services_by_name["EventService"],
     "workers": worker_pb2.DESCRIPTOR.services_by_name["WorkerService"],
     "schedules": schedule_pb2.DESCRIPTOR.services_by_name["ScheduleService"],
+    "audit": audit_pb2.DESCRIPTOR.services_by_name["AuditService"],
 }
 
 Definition = Union[definition_pb2.WorkflowDefinition, Mapping[str, Any]]
@@ -166,6 +167,8 @@ class Client:
             self.transport, SERVICES["workers"], timeout, retry)
         self.schedules: "_services.ScheduleService" = _Service(  # type: ignore[assignment]
             self.transport, SERVICES["schedules"], timeout, retry)
+        self.audit: "_services.AuditService" = _Service(  # type: ignore[assignment]
+            self.transport, SERVICES["audit"], timeout, retry)
 
     def __enter__(self) -> "Client":
         return self

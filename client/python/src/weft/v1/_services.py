@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Iterator, Mapping, Optiona
 
 if TYPE_CHECKING:
     from weft.retry import RetryPolicy
+    from weft.v1 import audit_pb2
     from weft.v1 import event_pb2
     from weft.v1 import run_pb2
     from weft.v1 import schedule_pb2
@@ -101,6 +102,12 @@ class ScheduleService(Protocol):
     def delete_schedule(self, request: Union[schedule_pb2.DeleteScheduleRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> schedule_pb2.DeleteScheduleResponse: ...
 
 
+class AuditService(Protocol):
+    """weft.v1.AuditService, as ``Client.audit``."""
+
+    def list_audit_events(self, request: Union[audit_pb2.ListAuditEventsRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> audit_pb2.ListAuditEventsResponse: ...
+
+
 class AsyncRunService(Protocol):
     """weft.v1.RunService, as ``AsyncClient.runs``."""
 
@@ -185,3 +192,9 @@ class AsyncScheduleService(Protocol):
     async def backfill_schedule(self, request: Union[schedule_pb2.BackfillScheduleRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> schedule_pb2.BackfillScheduleResponse: ...
 
     async def delete_schedule(self, request: Union[schedule_pb2.DeleteScheduleRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> schedule_pb2.DeleteScheduleResponse: ...
+
+
+class AsyncAuditService(Protocol):
+    """weft.v1.AuditService, as ``AsyncClient.audit``."""
+
+    async def list_audit_events(self, request: Union[audit_pb2.ListAuditEventsRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> audit_pb2.ListAuditEventsResponse: ...

@@ -188,7 +188,7 @@ class ReportVerificationResponse(_message.Message):
     def __init__(self, duplicate: bool = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ["action_id", "activity", "deadline", "engine_attempt_id", "heartbeat_timeout_ms", "idempotency_key", "input", "logical_attempt_id", "operation_id", "reconciliation_key", "run_id", "run_input", "secrets", "task_id", "task_token", "task_type", "tenant_id", "upstream_outputs"]
+    __slots__ = ["action_id", "activity", "deadline", "engine_attempt_id", "heartbeat_timeout_ms", "idempotency_key", "input", "logical_attempt_id", "operation_id", "reconciliation_key", "run_id", "run_input", "secrets", "task_id", "task_token", "task_type", "tenant_id", "traceparent", "upstream_outputs"]
     class UpstreamOutputsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -213,6 +213,7 @@ class Task(_message.Message):
     TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
     TASK_TYPE_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
     UPSTREAM_OUTPUTS_FIELD_NUMBER: _ClassVar[int]
     action_id: str
     activity: str
@@ -231,8 +232,9 @@ class Task(_message.Message):
     task_token: str
     task_type: TaskType
     tenant_id: str
+    traceparent: str
     upstream_outputs: _containers.MessageMap[str, _struct_pb2.Value]
-    def __init__(self, task_token: _Optional[str] = ..., task_type: _Optional[_Union[TaskType, str]] = ..., task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., action_id: _Optional[str] = ..., activity: _Optional[str] = ..., operation_id: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., run_input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., upstream_outputs: _Optional[_Mapping[str, _struct_pb2.Value]] = ..., idempotency_key: _Optional[str] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., heartbeat_timeout_ms: _Optional[int] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., reconciliation_key: _Optional[str] = ..., tenant_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, task_token: _Optional[str] = ..., task_type: _Optional[_Union[TaskType, str]] = ..., task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., action_id: _Optional[str] = ..., activity: _Optional[str] = ..., operation_id: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., run_input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., upstream_outputs: _Optional[_Mapping[str, _struct_pb2.Value]] = ..., idempotency_key: _Optional[str] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., heartbeat_timeout_ms: _Optional[int] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., reconciliation_key: _Optional[str] = ..., tenant_id: _Optional[str] = ..., traceparent: _Optional[str] = ...) -> None: ...
 
 class TaskType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
