@@ -97,6 +97,10 @@ func main() {
 	tuneGC(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if _, err := parseOptions(os.Args[1:], os.Getenv, io.Discard); errors.Is(err, flag.ErrHelp) {
+		_, _ = parseOptions(os.Args[1:], os.Getenv, os.Stdout) // -h: the flags, on stdout
+		return
+	}
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "weftd:", err)
 		os.Exit(1)
@@ -148,6 +152,11 @@ const defaultScheduleToStart = 5 * time.Minute
 func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("weftd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: weftd [flags]\n\nMost flags may also be set by an environment variable (WEFT_ADDR, WEFT_STORE, …;\n"+
+			"README lists each flag's); a flag given wins.\n\n")
+		fs.PrintDefaults()
+	}
 	addr := fs.String("addr", envOr(getenv, "WEFT_ADDR", "127.0.0.1:7400"), "listen address")
 	dataDir := fs.String("data-dir", envOr(getenv, "WEFT_DATA_DIR", ".weft"), "embedded store directory")
 	storeFlag := fs.String("store", envOr(getenv, "WEFT_STORE", storePebble), `"pebble" or a postgresql:// URL`)

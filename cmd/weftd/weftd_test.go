@@ -239,3 +239,17 @@ func runTool(t *testing.T, name string, args ...string) string {
 	require.NoError(t, err, "%s %v:\n%s", name, args, out)
 	return string(out)
 }
+
+// TestWeftd_HelpPrintsTheFlagsOnStdoutAndExitsZero: -h and --help are a
+// request, not a mistake.
+func TestWeftd_HelpPrintsTheFlagsOnStdoutAndExitsZero(t *testing.T) {
+	for _, arg := range []string{"-h", "--help"} {
+		var stdout, stderr strings.Builder
+		cmd := exec.Command(weftdBinary(t), arg)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		require.NoError(t, cmd.Run(), "weftd %s: %s", arg, stderr.String())
+		require.Contains(t, stdout.String(), "usage: weftd [flags]")
+		require.Contains(t, stdout.String(), "-redis-prefix")
+		require.Empty(t, stderr.String())
+	}
+}
