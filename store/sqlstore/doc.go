@@ -51,9 +51,9 @@
 // trip, or BEGIN with the reads and COMMIT with the writes). On CockroachDB
 // it runs as CockroachDB retries a transaction in place (groupcrdb.go), in
 // two round trips: BEGIN, SAVEPOINT cockroach_restart and the reads, then
-// the writes (UPSERT), RELEASE (the commit) and COMMIT. Config.Path forces that path onto PostgreSQL
-// (tests). statements.go and Statements list every statement the store
-// sends.
+// the writes (UPSERT), RELEASE (the commit) and COMMIT. Config.Path forces
+// that path onto PostgreSQL (tests). statements.go and Statements list every
+// statement the store sends.
 //
 // Errors are translated once, here: SQLSTATE 40001 and 40P01, and a failure
 // before anything was sent, restart the group (in place on CockroachDB, at
@@ -65,6 +65,7 @@
 // was sent become *store.OutcomeUnknownError, never retried. Reads run again
 // after the same failures, at most Config.MaxReadAttempts times (counted in
 // Stats.ReadRetries).
+//
 // A transaction whose COMMIT was sent on PostgreSQL and whose answer was
 // never read is in doubt: the server may still commit it. Its keys stay held
 // until its backend has ended (indoubt.go), so every later batch on them is
