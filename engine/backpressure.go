@@ -43,19 +43,14 @@ func (c Config) limitsOf(run *record.Run) []admission.Limit {
 	return admission.Limits(run.TenantID, run.Definition.PlanID, c.Limits.PerTenant, perPlan)
 }
 
-// claimSlots takes a free slot of every limit for the run, or answers false
-// (and takes none) when a limit is reached.
-func (c *recorder) claimSlots() (bool, error) {
-	keys, full, err := admission.FreeSlots(c.ctx, c.e.store, c.e.cfg.limitsOf(c.run))
-	if err != nil || full != nil {
-		return false, err
-	}
-	for _, k := range keys {
+// takeSlots takes for the run the free slot of every limit that the
+// decision's prepare found, each on condition that nobody took it since.
+func (c *recorder) takeSlots() {
+	for _, k := range c.prepared.freeSlots {
 		c.require(store.IfAbsent(k))
 		c.ops = append(c.ops, store.Put(k, []byte(c.run.RunID)))
 		c.state.Slots = append(c.state.Slots, string(k))
 	}
-	return true, nil
 }
 
 // releaseSlots gives the run's slots back (the run ended).

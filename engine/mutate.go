@@ -61,9 +61,9 @@ type recorder struct {
 	// arena is the memory events, ops, conds and taskPuts start in, given
 	// back once the decision's commit settles (arena.go); nil: none.
 	arena *decisionArena
-	// failed is the first error met where the rules could not be answered
-	// one (fail): the decision fails with it.
-	failed error
+	// prepared is what the decision read for its rules before they ran
+	// (prepare.go).
+	prepared prepared
 	// appended is where the batch holds the decision's events and outbox
 	// entries, for the outbox cache once it commits (Config.OutboxCache).
 	appended runlog.Appended
@@ -145,44 +145,6 @@ func newEventID() string {
 	u[6] = u[6]&0x0f | 0x40 // version 4
 	u[8] = u[8]&0x3f | 0x80 // variant RFC 4122
 	return u.String()
-}
-
-// read gets a value during a decision, seeing the decision's own writes
-// first (lookup); a failure, "not found" included, ends the decision.
-func (c *recorder) read(key []byte) ([]byte, error) {
-	value, found, err := c.lookup(key)
-	if err == nil && !found {
-		err = fmt.Errorf("read %s: %w", key, store.ErrNotFound)
-	}
-	return value, err
-}
-
-// lookup answers a key's value as the decision sees it: the decision's own
-// last write of it first (a delete: not found), else the store's. Only the
-// store's "not found" is not found; any other error is answered.
-func (c *recorder) lookup(key []byte) (value []byte, found bool, err error) {
-	for i := len(c.ops) - 1; i >= 0; i-- {
-		if string(c.ops[i].Key) == string(key) {
-			return c.ops[i].Value, c.ops[i].Kind == store.OpPut, nil
-		}
-	}
-	item, err := c.e.store.Get(c.ctx, key)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, false, nil
-	case err != nil:
-		return nil, false, fmt.Errorf("read %s: %w", key, err)
-	}
-	return item.Value, true, nil
-}
-
-// fail records an error met where the rules cannot answer one (a read
-// behind decide.Recorder): the decision fails with the first such error
-// once its rules return, and commits nothing.
-func (c *recorder) fail(err error) {
-	if c.failed == nil {
-		c.failed = err
-	}
 }
 
 // savepoint marks a point a decision can roll back to, before it has changed
@@ -380,6 +342,9 @@ type decision struct {
 	// the only kind that sees a run being removed; to every other the run
 	// is not found.
 	removal bool
+	// noRules: the decision applies no rule (a heartbeat, a removal batch),
+	// so nothing is read for them (prepare).
+	noRules bool
 }
 
 // mutate makes and commits a decision about a run (commitDecision).
@@ -471,12 +436,13 @@ func decideOnce(ctx context.Context, e *Engine, runID string, d decision, fresh 
 		}
 	}()
 	defer ch.observeEnd(&committed, &err)
-	from := state.Status
-	err = d.decide(ch)
-	if err == nil {
-		err = ch.failed // a read behind the rules failed
+	if !d.noRules {
+		if ch.prepared, err = prepare(ctx, e, run, state); err != nil {
+			return ch, false, err
+		}
 	}
-	if err != nil {
+	from := state.Status
+	if err = d.decide(ch); err != nil {
 		return ch, cached, err
 	}
 	ch.indexForRetention(from)

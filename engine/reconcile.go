@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -43,40 +41,13 @@ func operationID(runID, actionID string, logical int) string {
 	return runID + "/" + actionID + "/" + strconv.Itoa(logical)
 }
 
-// reconRecordOf answers the step's record as the decision sees it — its own
-// write of the record first, else the store's — or nil when there is none.
-// A read that fails, or a record that does not decode, fails the decision
-// (recorder.fail): it is never taken for "no record", which would replace
-// the stored record and drop its idempotency key.
-func (c *recorder) reconRecordOf(a *definition.Action, st *runstate.StepState) *reconRecord {
-	key := reconKey(c.run.RunID, a.Activity, operationID(c.run.RunID, a.ID, st.LogicalAttempt))
-	value, found, err := c.lookup(key)
-	if err != nil {
-		c.fail(err)
-		return nil
-	}
-	if !found {
-		return nil
-	}
-	var r reconRecord
-	if err := json.Unmarshal(value, &r); err != nil {
-		c.fail(fmt.Errorf("decode the reconciliation record %s: %w", key, err))
-		return nil
-	}
-	return &r
-}
-
-// recordRecon writes the step's reconciliation record with u's status,
-// result and error, keeping the recorded key and diagnostic unless u has one.
+// recordRecon writes the step's reconciliation record as the rules left it
+// (decide merges it with the record the decision's prepare read).
 func (c *recorder) recordRecon(a *definition.Action, st *runstate.StepState, u decide.Recon) {
 	op := operationID(c.run.RunID, a.ID, st.LogicalAttempt)
-	r := c.reconRecordOf(a, st)
-	if r == nil {
-		r = &reconRecord{FormatVersion: record.Version, WorkflowID: c.run.RunID, ActivityName: a.Activity, OperationID: op, CreatedAt: c.now}
-	}
-	r.Status, r.Result, r.Error, r.UpdatedAt = u.Status, u.Result, u.Err, c.now
-	r.IdempotencyKey, r.Diagnostic = cmp.Or(u.Key, r.IdempotencyKey), cmp.Or(u.Diagnostic, r.Diagnostic)
-	c.put(reconKey(c.run.RunID, a.Activity, op), r)
+	c.put(reconKey(c.run.RunID, a.Activity, op), &reconRecord{FormatVersion: record.Version, WorkflowID: c.run.RunID,
+		ActivityName: a.Activity, OperationID: op, IdempotencyKey: u.Key, Status: u.Status, Result: u.Result, Error: u.Err,
+		Diagnostic: u.Diagnostic, CreatedAt: u.CreatedAt, UpdatedAt: c.now})
 }
 
 // VerifyParams is a worker's answer to a verify task.

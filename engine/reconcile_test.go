@@ -282,19 +282,29 @@ func TestReconRecord_ADecisionSeesTheRecordItWroteEarlier(t *testing.T) {
 	b := setup(t)
 	def := seq("charge")
 	run := &record.Run{RunID: "r-same-decision", TenantID: tenant, Definition: def}
-	ch := newChange(b.eng, b.ctx, run, &runstate.State{RunID: run.RunID}, testStart, "test")
-	a, step := &def.Actions[0], &runstate.StepState{ActionID: "charge", LogicalAttempt: 1}
-	ch.recordRecon(a, step, decide.Recon{Status: decide.ReconIndeterminate, Key: "order-7", Diagnostic: "dispatched"})
-	ch.recordRecon(a, step, decide.Recon{Status: decide.ReconCancelled})
-	require.NoError(t, ch.failed)
-	rec := ch.reconRecordOf(a, step)
-	require.NotNil(t, rec, "the decision's own write is its record")
+	step := &runstate.StepState{ActionID: "charge", LogicalAttempt: 1, Reconcile: true, Status: runstate.StepRunning}
+	ch := newChange(b.eng, b.ctx, run, &runstate.State{RunID: run.RunID, Steps: []*runstate.StepState{step}}, testStart, "test")
+	a := &def.Actions[0]
+	ch.rules().RecordRecon(a, step, decide.Recon{Status: decide.ReconIndeterminate, Key: "order-7", Diagnostic: "dispatched"})
+	ch.rules().RecordRecon(a, step, decide.Recon{Status: decide.ReconCancelled})
+	rec, ok := ch.rules().Recon(step)
+	require.True(t, ok, "the decision's own write is its record")
 	require.Equal(t, decide.ReconCancelled, rec.Status)
-	require.Equal(t, "order-7", rec.IdempotencyKey)
+	require.Equal(t, "order-7", rec.Key)
 	require.Equal(t, "dispatched", rec.Diagnostic)
+	key := reconKey(run.RunID, a.Activity, operationID(run.RunID, a.ID, 1))
+	var written reconRecord
+	for _, op := range ch.ops {
+		if string(op.Key) == string(key) {
+			require.NoError(t, json.Unmarshal(op.Value, &written))
+		}
+	}
+	require.Equal(t, decide.ReconCancelled, written.Status)
+	require.Equal(t, "order-7", written.IdempotencyKey, "the last write keeps the first's key")
+	require.Equal(t, "dispatched", written.Diagnostic)
 }
 
-// A signal whose acceptance cannot be read back inside its decision is not
+// A signal whose acceptance cannot be read back for its decision is not
 // taken for a new one: the read's error is the call's answer, and nothing
 // is written.
 func TestSignal_AReadErrorInItsDecisionIsTheAnswerNotANewSignal(t *testing.T) {
@@ -304,7 +314,7 @@ func TestSignal_AReadErrorInItsDecisionIsTheAnswerNotANewSignal(t *testing.T) {
 	id := "s-1"
 	before, err := b.eng.GetRun(b.ctx, GetRunParams{TenantID: tenant, RunID: run.RunID})
 	require.NoError(t, err)
-	st.failing, st.skip = true, 1 // the acceptance read before the decision succeeds; the one inside fails
+	st.failing = true // the decision's one read of the acceptance fails
 	_, err = b.eng.SignalRun(b.ctx, SignalParams{TenantID: tenant, RunID: run.RunID, SignalName: "go", SignalID: &id})
 	require.ErrorIs(t, err, errReadFailed)
 	st.failing = false

@@ -55,7 +55,7 @@ func reportComplete(ctx context.Context, e *Engine, r ReportParams) (*ReportResu
 			return fault.ClaimLost(t.TaskID, t.RunID) // a verify task is answered with ReportVerification
 		}
 		if st.Reconcile {
-			ch.recordRecon(a, st, decide.Recon{Status: decide.ReconCompleted, Result: r.Output, Key: r.ReconciliationKey})
+			ch.rules().RecordRecon(a, st, decide.Recon{Status: decide.ReconCompleted, Result: r.Output, Key: r.ReconciliationKey})
 		}
 		return ch.rules().SucceedAttempt(a, st, decide.Attempt{Outcome: runstate.AttemptSucceeded, Output: r.Output,
 			Artifacts: r.Artifacts, WorkerID: r.WorkerID, CorrelationID: r.CorrelationID})
@@ -136,7 +136,7 @@ func reportFail(ctx context.Context, e *Engine, r ReportParams) (*ReportResult, 
 			if r.SideEffectPossible {
 				status = decide.ReconIndeterminate
 			}
-			ch.recordRecon(a, st, decide.Recon{Status: status, Err: stepErr, Key: r.ReconciliationKey})
+			ch.rules().RecordRecon(a, st, decide.Recon{Status: status, Err: stepErr, Key: r.ReconciliationKey})
 		}
 		if err := ch.rules().FailAttempt(a, st, decide.Attempt{Outcome: runstate.AttemptFailed, Err: stepErr, WorkerID: r.WorkerID,
 			CorrelationID: r.CorrelationID}); err != nil {
@@ -277,6 +277,7 @@ func reportHeartbeat(ctx context.Context, e *Engine, tenantID, token string) (*H
 		answer  *HeartbeatResult
 	)
 	_, err = e.commitDecision(ctx, decision{
+		noRules: true,
 		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
 			var err error
 			t, version, err = e.records.LoadTask(ctx, taskID)

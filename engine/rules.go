@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
@@ -42,8 +41,9 @@ func newChange(e *Engine, ctx context.Context, run *record.Run, state *runstate.
 func (c *change) rules() *decide.Decision {
 	if !c.ruled {
 		run := decide.Run{ID: c.run.RunID, Definition: &c.run.Definition, PlanSHA256: c.run.PlanSHA256,
-			Admission: decide.Admission{Mode: c.e.cfg.backpressureOf(c.run), Delay: c.e.cfg.Delay}}
-		c.decision, c.ruled = decide.New(run, c.state, c.now, ruleRecorder{&c.recorder}), true
+			Admission: decide.Admission{Mode: c.e.cfg.backpressureOf(c.run), Delay: c.e.cfg.Delay},
+			Context:   runContext(c.run, c.run.SubmittedBy)}
+		c.decision, c.ruled = decide.New(run, c.state, c.now, c.prepared.rules, ruleRecorder{&c.recorder}), true
 	}
 	return &c.decision
 }
@@ -157,30 +157,14 @@ func (r ruleRecorder) NewTask(kind decide.TaskKind, a *definition.Action, st *ru
 
 func (r ruleRecorder) RetireTask(taskID, readyKey string) { r.c.retireTask(taskID, readyKey) }
 
-func (r ruleRecorder) Recon(a *definition.Action, st *runstate.StepState) (decide.Recon, bool) {
-	rec := r.c.reconRecordOf(a, st)
-	if rec == nil {
-		return decide.Recon{}, false
-	}
-	return decide.Recon{Status: rec.Status, Result: rec.Result, Err: rec.Error, Key: rec.IdempotencyKey, Diagnostic: rec.Diagnostic}, true
-}
-
 func (r ruleRecorder) RecordRecon(a *definition.Action, st *runstate.StepState, rc decide.Recon) {
 	r.c.recordRecon(a, st, rc)
 }
 
-func (r ruleRecorder) ClaimSlots() (bool, error) { return r.c.claimSlots() }
+func (r ruleRecorder) TakeSlots() { r.c.takeSlots() }
 
 func (r ruleRecorder) Enqueue() {
 	r.c.ops = append(r.c.ops, store.Put(admission.QueuedKey(r.c.state.QueuedAt, r.c.run.RunID), []byte(r.c.run.RunID)))
-}
-
-func (r ruleRecorder) SignalPayload(key string) (json.RawMessage, error) {
-	return r.c.read([]byte(key))
-}
-
-func (r ruleRecorder) RunContext() *runstate.RunContext {
-	return runContext(r.c.run, r.c.run.SubmittedBy)
 }
 
 // Alert raises an alert when, and only if, the decision commits.

@@ -14,6 +14,8 @@ import (
 // scenarios are the engine's behaviour tests, each named after the rule it
 // proves; every one runs on every store backend.
 var scenarios = map[string]func(*testing.T, *bundle){
+	"Reads_AnIdempotentSignalReadsItsPayloadKeyOnce":                                        scenarioReads_AnIdempotentSignalReadsItsPayloadKeyOnce,
+	"Reads_ATaskCompletionReadsEveryKeyAtMostOnce":                                          scenarioReads_ATaskCompletionReadsEveryKeyAtMostOnce,
 	"ScheduleToStart_AnUnclaimedTaskFailsItsAttemptWithItsOwnClassLeavesTheQueueAndRetries": scenarioScheduleToStart_AnUnclaimedTaskFailsItsAttemptWithItsOwnClassLeavesTheQueueAndRetries,
 	"ScheduleToStart_ARetryClaimedLaterStartsTheStepOnce":                                   scenarioScheduleToStart_ARetryClaimedLaterStartsTheStepOnce,
 	"ScheduleToStart_ACompensationNobodyClaimsFailsUnderTheHooksPolicyAndTheRunEnds":        scenarioScheduleToStart_ACompensationNobodyClaimsFailsUnderTheHooksPolicyAndTheRunEnds,

@@ -83,7 +83,8 @@ func (e *Engine) SignalRun(ctx context.Context, p SignalParams) (*SignalResult, 
 		return nil, fault.Invalid(fault.Violation("payload", "payload.json", "payload must be valid JSON"))
 	}
 	return deliverSignal(ctx, e, p, runstate.SignalUser, func(ch *change, acc AcceptedSignal) error {
-		return fault.Refused(ch.rules().AcceptSignal(runstate.PendingSignal{Name: acc.SignalName, ID: acc.SignalID, StorageKey: acc.SignalStorageKey}))
+		return fault.Refused(ch.rules().AcceptSignal(runstate.PendingSignal{Name: acc.SignalName, ID: acc.SignalID,
+			StorageKey: acc.SignalStorageKey}, payloadOrNull(p.Payload)))
 	})
 }
 
@@ -107,40 +108,49 @@ func deliverSignal(ctx context.Context, e *Engine, p SignalParams, kind runstate
 			return nil, fault.CapabilityUnavailable(p.RunID, "conditionalBatch",
 				"idempotent signal delivery needs a store with conditionalBatch; "+e.store.Capabilities().Backend+" has none")
 		}
-		if prior, err := priorAcceptance(ctx, e.store, p.RunID, name, id); prior != nil || err != nil {
-			return prior, err
-		}
 	}
-	var result AcceptedSignal
-	var rejected error
-	_, err := e.mutate(ctx, p.RunID, decide.ActorOf(p.Actor), func(ch *change) error {
-		rejected = nil // a decision made again decides afresh
-		if idempotent {
-			_, found, err := ch.lookup(acceptance.PayloadKey(p.RunID, name, id))
-			switch {
-			case err != nil:
-				return err // a read that failed is not "not accepted"
-			case found:
-				return errDuplicateSignal // accepted while this request waited its turn
+	var (
+		result   AcceptedSignal
+		rejected error
+		prior    *SignalResult
+	)
+	_, err := e.commitDecision(ctx, decision{runID: p.RunID, actor: decide.ActorOf(p.Actor),
+		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
+			if !idempotent {
+				return p.RunID, false, nil
 			}
-		}
-		result = AcceptedSignal{Accepted: true, RunID: p.RunID, SignalName: name, SignalID: id, AcceptedAt: ch.now,
-			SignalStorageKey: string(acceptance.PayloadKey(p.RunID, name, id))}
-		sp := ch.savepoint()
-		ch.recordAcceptance(kind, result, p.Payload, p.Compensate)
-		if err := apply(ch, result); err != nil {
-			if !isRejection(err) {
-				return err
+			// The one read of the signal's payload key: an earlier
+			// acceptance is answered as it was. The decision's batch
+			// requires that neither of its records exists, so a signal
+			// accepted after this read fails that condition and is
+			// answered the same way.
+			var err error
+			prior, err = priorAcceptance(ctx, e.store, p.RunID, name, id)
+			return p.RunID, prior != nil || err != nil, err
+		},
+		decide: func(ch *change) error {
+			rejected = nil // a decision made again decides afresh
+			result = AcceptedSignal{Accepted: true, RunID: p.RunID, SignalName: name, SignalID: id, AcceptedAt: ch.now,
+				SignalStorageKey: string(acceptance.PayloadKey(p.RunID, name, id))}
+			ch.requireNewSignal(result)
+			sp := ch.savepoint()
+			ch.recordAcceptance(kind, result, p.Payload, p.Compensate)
+			if err := apply(ch, result); err != nil {
+				if !isRejection(err) {
+					return err
+				}
+				ch.rollback(sp) // the acceptance goes; its conditions stay: a duplicate is never rejected
+				rejected = err
+				ch.rules().Rejected("", runstate.EventData{SignalKind: kind, SignalName: name, SignalID: id, Actor: ch.actor, Reason: err.Error()})
 			}
-			ch.rollback(sp)
-			rejected = err
-			ch.rules().Rejected("", runstate.EventData{SignalKind: kind, SignalName: name, SignalID: id, Actor: ch.actor, Reason: err.Error()})
-		}
-		return nil
+			return nil
+		},
 	})
-	if idempotent && (errors.Is(err, errDuplicateSignal) || conflictOn(err, acceptance.RecordKey(p.RunID, name, id)) ||
-		conflictOn(err, acceptance.PayloadKey(p.RunID, name, id))) {
-		return priorAcceptance(ctx, e.store, p.RunID, name, id)
+	switch {
+	case prior != nil:
+		return prior, nil
+	case idempotent && (conflictOn(err, acceptance.RecordKey(p.RunID, name, id)) || conflictOn(err, acceptance.PayloadKey(p.RunID, name, id))):
+		return priorAcceptance(ctx, e.store, p.RunID, name, id) // accepted since the read: answered as it was
 	}
 	if err == nil && rejected != nil {
 		err = rejected
@@ -179,20 +189,29 @@ func priorAcceptance(ctx context.Context, st store.Store, runID, name, id string
 	return &SignalResult{Result: *prior, Duplicate: true}, nil
 }
 
-// errDuplicateSignal ends a decision that found the signal already accepted.
-var errDuplicateSignal = errors.New("signal already accepted")
+// payloadOrNull answers a signal's payload as stored: JSON null when it has none.
+func payloadOrNull(payload json.RawMessage) json.RawMessage {
+	if len(payload) == 0 {
+		return json.RawMessage("null")
+	}
+	return payload
+}
 
-// recordAcceptance writes the payload and the accepted-response record, both
-// on condition that neither exists, and logs SignalAccepted.
+// requireNewSignal conditions the decision's batch on the signal's payload
+// and accepted-response record being absent: whether the decision accepts
+// the signal or logs its rejection, it commits only if no acceptance of the
+// same signal committed first.
+func (c *recorder) requireNewSignal(acc AcceptedSignal) {
+	c.require(store.IfAbsent(acceptance.RecordKey(acc.RunID, acc.SignalName, acc.SignalID)))
+	c.require(store.IfAbsent(acceptance.PayloadKey(acc.RunID, acc.SignalName, acc.SignalID)))
+}
+
+// recordAcceptance writes the payload and the accepted-response record
+// (requireNewSignal conditions both) and logs SignalAccepted.
 func (c *recorder) recordAcceptance(kind runstate.SignalKind, acc AcceptedSignal, payload json.RawMessage, compensate bool) {
 	sigKey := acceptance.PayloadKey(acc.RunID, acc.SignalName, acc.SignalID)
 	accKey := acceptance.RecordKey(acc.RunID, acc.SignalName, acc.SignalID)
-	c.require(store.IfAbsent(accKey))
-	c.require(store.IfAbsent(sigKey))
-	if len(payload) == 0 {
-		payload = json.RawMessage("null")
-	}
-	c.ops = append(c.ops, store.Put(sigKey, payload))
+	c.ops = append(c.ops, store.Put(sigKey, payloadOrNull(payload)))
 	expires := acc.AcceptedAt.Add(c.e.cfg.SignalRetention)
 	c.put(accKey, acceptance.Record{FormatVersion: record.Version, RunID: acc.RunID, SignalName: acc.SignalName,
 		SignalID: acc.SignalID, SignalStorageKey: acc.SignalStorageKey, Response: acc, AcceptedAt: acc.AcceptedAt,

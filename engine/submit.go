@@ -232,9 +232,10 @@ func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, body []b
 // stored), its indexes and its first event, and the run request it answers.
 func (c *change) submit(p SubmitParams, rrKey, recBody []byte) {
 	rec := c.run
+	context := runContext(rec, p.SubmittedBy)
 	c.emit(runstate.EvRunSubmitted, "", 1, 0, runstate.EventData{
 		Status:       string(runstate.RunPending),
-		Context:      runContext(rec, p.SubmittedBy),
+		Context:      &context,
 		PlanID:       rec.Definition.PlanID,
 		PlanSHA256:   rec.PlanSHA256,
 		RunRequestID: rec.RunRequestID,
@@ -320,12 +321,12 @@ func existingRun(ctx context.Context, e *Engine, rrKey []byte, rec *record.Run) 
 
 // runContext answers the run context a decision about r sees, triggered
 // by triggeredBy.
-func runContext(r *record.Run, triggeredBy string) *runstate.RunContext {
+func runContext(r *record.Run, triggeredBy string) runstate.RunContext {
 	source := r.TriggerSource
 	if source == "" {
 		source = TriggerAPI // records written before trigger sources were kept
 	}
-	return &runstate.RunContext{TenantID: r.TenantID, ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID,
+	return runstate.RunContext{TenantID: r.TenantID, ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID,
 		TriggeredBy: decide.ActorOf(triggeredBy), TriggerSource: source}
 }
 

@@ -326,8 +326,8 @@ func (c *change) taskFor(t *record.Task, st *runstate.StepState) *Task {
 	}
 	task.UpstreamOutputs = c.rules().UpstreamOutputs(a)
 	if t.Kind == TaskVerify {
-		if rec := c.reconRecordOf(a, st); rec != nil {
-			task.ReconciliationKey = rec.IdempotencyKey
+		if rec, ok := c.rules().Recon(st); ok {
+			task.ReconciliationKey = rec.Key
 		}
 	}
 	return task

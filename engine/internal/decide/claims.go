@@ -36,7 +36,7 @@ func (d *Decision) Claimed(kind TaskKind, a *definition.Action, st *runstate.Ste
 		}
 		if verifiable {
 			st.Reconcile = true
-			d.rec.RecordRecon(a, st, Recon{Status: ReconIndeterminate})
+			d.core().recordRecon(a, st, Recon{Status: ReconIndeterminate})
 		}
 	case TaskVerify:
 		st.ReadyKey = ""

@@ -26,7 +26,8 @@ type recorder struct {
 	timers  map[decide.Timer]bool
 	recon   map[string]decide.Recon
 	signals map[string]json.RawMessage
-	slots   bool // ClaimSlots finds a free slot
+	slots   bool // a free slot of each limit is prepared
+	took    int  // TakeSlots calls
 	queued  bool
 	illegal []string
 }
@@ -85,20 +86,26 @@ func (r *recorder) NewTask(kind decide.TaskKind, a *definition.Action, st *runst
 
 func (r *recorder) RetireTask(taskID, _ string) { delete(r.tasks, taskID) }
 
-func (r *recorder) Recon(a *definition.Action, _ *runstate.StepState) (decide.Recon, bool) {
-	rec, ok := r.recon[a.ID]
-	return rec, ok
-}
-
 func (r *recorder) RecordRecon(a *definition.Action, _ *runstate.StepState, rec decide.Recon) {
 	r.recon[a.ID] = rec
 }
-func (r *recorder) ClaimSlots() (bool, error) { return r.slots, nil }
-func (r *recorder) Enqueue()                  { r.queued = true }
+func (r *recorder) TakeSlots()                 { r.took++ }
+func (r *recorder) Enqueue()                   { r.queued = true }
+func (r *recorder) Alert(string, ...slog.Attr) {}
 
-func (r *recorder) SignalPayload(key string) (json.RawMessage, error) { return r.signals[key], nil }
-func (r *recorder) Alert(string, ...slog.Attr)                        {}
-func (r *recorder) RunContext() *runstate.RunContext                  { return &runstate.RunContext{TenantID: "t"} }
+// prepared is what the engine would have read for a decision: the records,
+// payloads and slots the recorder holds.
+func (r *recorder) prepared() decide.Prepared {
+	slots := decide.SlotsFull
+	if r.slots {
+		slots = decide.SlotsFree
+	}
+	recons := make(map[string]decide.Recon, len(r.recon))
+	for id, rec := range r.recon {
+		recons[id] = rec
+	}
+	return decide.Prepared{Recons: recons, Payloads: r.signals, Slots: slots}
+}
 
 // run is one run under the rules: its definition, state and recorder, and
 // a clock; each call is one decision.
@@ -121,7 +128,8 @@ func newRun(t *testing.T, def definition.Definition) *run {
 // decide makes one decision.
 func (r *run) decide(f func(d *decide.Decision) error) error {
 	r.now = r.now.Add(time.Second)
-	d := decide.New(decide.Run{ID: "r", Definition: &r.def, Admission: decide.Admission{Mode: definition.BackpressureQueue}}, r.s, r.now, r.rec)
+	d := decide.New(decide.Run{ID: "r", Definition: &r.def, Admission: decide.Admission{Mode: definition.BackpressureQueue},
+		Context: runstate.RunContext{TenantID: "t"}}, r.s, r.now, r.rec.prepared(), r.rec)
 	return f(&d)
 }
 
@@ -216,6 +224,34 @@ func TestAdmit_AtALimitQueuesUnlessDelayed(t *testing.T) {
 	require.NoError(t, r.decide((*decide.Decision).Admit))
 	require.Equal(t, runstate.RunRunning, r.s.Status)
 	require.Equal(t, []string{"a"}, r.scheduled())
+}
+
+// The rules never read: what they need is prepared, and a value that was
+// not prepared is an error, never "absent" — admitting a run whose slots
+// were not read, or consuming a signal whose payload was not.
+func TestRules_AValueNotPreparedIsAnErrorNeverAbsent(t *testing.T) {
+	r := newRun(t, definition.Definition{PlanID: "p", PlanVersion: "1", Actions: []definition.Action{action("a", 1)}})
+	d := decide.New(decide.Run{ID: "r", Definition: &r.def}, r.s, r.now, decide.Prepared{}, r.rec)
+	require.ErrorContains(t, d.Trigger(), "concurrency slots were not read")
+	require.Zero(t, r.rec.took, "no slot taken")
+
+	wait := action("w", 1)
+	wait.Activity, wait.WaitForSignal = "", &definition.SignalWait{SignalName: "go"}
+	r = newRun(t, definition.Definition{PlanID: "p", PlanVersion: "1", Actions: []definition.Action{wait}})
+	require.NoError(t, r.decide((*decide.Decision).Trigger))
+	r.s.Signals = append(r.s.Signals, runstate.PendingSignal{Name: "go", ID: "s0", StorageKey: "sig/s0"})
+	d = decide.New(decide.Run{ID: "r", Definition: &r.def}, r.s, r.now, decide.Prepared{}, r.rec)
+	err := d.AcceptSignal(runstate.PendingSignal{Name: "go", ID: "s1", StorageKey: "sig/s1"}, json.RawMessage(`1`))
+	require.ErrorContains(t, err, `the payload of signal "s0" was not read`)
+
+	// The payload a decision accepts is its own value: consumed at once.
+	r = newRun(t, definition.Definition{PlanID: "p", PlanVersion: "1", Actions: []definition.Action{wait}})
+	require.NoError(t, r.decide((*decide.Decision).Trigger))
+	require.NoError(t, r.decide(func(d *decide.Decision) error {
+		return d.AcceptSignal(runstate.PendingSignal{Name: "go", ID: "s1", StorageKey: "sig/s1"}, json.RawMessage(`{"v":1}`))
+	}))
+	require.Equal(t, runstate.RunCompleted, r.s.Status)
+	require.JSONEq(t, `{"v":1}`, string(r.s.Step("w").Output))
 }
 
 func TestFailAttempt_OnFailureDecidesWhatTheRunDoes(t *testing.T) {

@@ -9,9 +9,11 @@ import (
 	"github.com/weft-dev/weft/engine/runstate"
 )
 
-// Recorder is what a decision writes through. Its methods fail only where
-// they must read or refuse (a status move, a concurrency slot, a signal's
-// payload); everything recorded commits with the decision, or not at all.
+// Recorder is what a decision writes through: it only writes, and never
+// reads. What the rules need from the store is read before they run and
+// handed to them as a Prepared value. Its methods fail only where they
+// refuse (an illegal status move); everything recorded commits with the
+// decision, or not at all.
 type Recorder interface {
 	// Emit appends an event to the run's log, emitted by the decision's actor.
 	Emit(typ, stepID string, logical, engineAttempt int, data runstate.EventData)
@@ -36,19 +38,14 @@ type Recorder interface {
 	NewTask(kind TaskKind, a *definition.Action, st *runstate.StepState, notBefore time.Time) (taskID, readyKey string)
 	// RetireTask ends a task nobody may run or report any more.
 	RetireTask(taskID, readyKey string)
-	// Recon answers the step's reconciliation record, ok false when it has none.
-	Recon(a *definition.Action, st *runstate.StepState) (r Recon, ok bool)
-	// RecordRecon writes the step's reconciliation record with r's status.
+	// RecordRecon writes the step's reconciliation record as r, whole (the
+	// rules merge it with the prepared one).
 	RecordRecon(a *definition.Action, st *runstate.StepState, r Recon)
-	// ClaimSlots takes a free slot of each concurrency limit the run is under
-	// for the run, or none and false when one is full.
-	ClaimSlots() (bool, error)
+	// TakeSlots takes for the run the free slot of each concurrency limit
+	// that Prepared.Slots found.
+	TakeSlots()
 	// Enqueue puts the QUEUED run in the run queue, at its QueuedAt.
 	Enqueue()
-	// SignalPayload reads an accepted signal's payload.
-	SignalPayload(storageKey string) (json.RawMessage, error)
-	// RunContext answers the run's context, as its start records it.
-	RunContext() *runstate.RunContext
 	// Alert raises an alert once, and only if, the decision commits.
 	Alert(name string, attrs ...slog.Attr)
 }
@@ -60,15 +57,51 @@ type Run struct {
 	PlanSHA256 string
 	// Admission is what the run does at a concurrency limit.
 	Admission Admission
+	// Context is the run's context, as its start records it.
+	Context runstate.RunContext
 }
+
+// Prepared is what a decision's rules need from the store, read before they
+// run (the engine's prepare) and handed to them as values: one read per key
+// per decision, and a read that failed fails the decision before any rule
+// runs, so no rule ever takes a failed read for "absent".
+type Prepared struct {
+	// Recons are the reconciliation records of the run's reconcilable steps
+	// that have not ended, for their current logical attempts, by action id;
+	// a reconcilable step that has not ended and is not in it has none. (A
+	// step that is not reconcilable, or whose logical attempt opened after
+	// the read, has none either: a record is written only for a
+	// reconcilable step's logical attempt.) The rules keep it current with
+	// what they record.
+	Recons map[string]Recon
+	// Payloads are the payloads of the accepted signals a step of the run
+	// may consume in this decision, by storage key, and of the signal the
+	// decision accepts (AcceptSignal); asking for another is the engine's
+	// fault, an error.
+	Payloads map[string]json.RawMessage
+	// Slots is what the read of the run's concurrency limits found, read
+	// when the decision may admit the run.
+	Slots Slots
+}
+
+// Slots is what the read of a run's concurrency limits found.
+type Slots uint8
+
+// The outcomes of that read.
+const (
+	SlotsUnread Slots = iota // not read: the decision may not admit the run
+	SlotsFree                // a slot of every limit is free (or there is no limit)
+	SlotsFull                // a limit is reached
+)
 
 // Decision is one decision about one run: the rules, applied to the run's
 // state, which they change in place, and recorded through rec.
 type Decision struct {
-	run   Run
-	state *runstate.State
-	now   time.Time
-	rec   Recorder
+	run      Run
+	state    *runstate.State
+	now      time.Time
+	prepared Prepared
+	rec      Recorder
 }
 
 // core is a decision seen from inside: the steps the rules share (advance,
@@ -78,9 +111,10 @@ type core Decision
 
 func (d *Decision) core() *core { return (*core)(d) }
 
-// New answers a decision about run, at now, on state.
-func New(run Run, state *runstate.State, now time.Time, rec Recorder) Decision {
-	return Decision{run: run, state: state, now: now, rec: rec}
+// New answers a decision about run, at now, on state, with what was read
+// for it (prepared); it writes through rec.
+func New(run Run, state *runstate.State, now time.Time, prepared Prepared, rec Recorder) Decision {
+	return Decision{run: run, state: state, now: now, prepared: prepared, rec: rec}
 }
 
 // TimerKind names what a timer does when it fires; the names are the

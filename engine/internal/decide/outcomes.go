@@ -177,7 +177,7 @@ func (c *core) cancelOpenSteps(reason string) error {
 			st.TaskID, st.ReadyKey = "", ""
 			if st.Reconcile {
 				// Cancellation observed before completion (docs/semantics.md#reconciliation).
-				c.rec.RecordRecon(c.run.action(st.ActionID), st, Recon{Status: ReconCancelled,
+				c.recordRecon(c.run.action(st.ActionID), st, Recon{Status: ReconCancelled,
 					Err: &runstate.StepError{Class: definition.ErrorCancelled, Message: reason}})
 			}
 			if err := c.cancelStep(st, reason); err != nil {

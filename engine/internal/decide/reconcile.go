@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"cmp"
 	"encoding/json"
 	"time"
 
@@ -31,16 +32,20 @@ const (
 	ReconIndeterminate ReconStatus = "indeterminate"
 )
 
-// Recon is what a decision reads of, and writes to, a step's
+// Recon is what a decision knows of, and writes to, a step's
 // reconciliation record.
 type Recon struct {
-	Status ReconStatus
-	Result json.RawMessage
-	Err    *runstate.StepError
+	// Logical is the logical attempt the record is of.
+	Logical int
+	Status  ReconStatus
+	Result  json.RawMessage
+	Err     *runstate.StepError
 	// Key is the idempotency key the worker reported; "" keeps the one recorded.
 	Key string
 	// Diagnostic, when set, replaces the recorded one.
 	Diagnostic string
+	// CreatedAt is when the record was first written.
+	CreatedAt time.Time
 }
 
 // needsVerify reports whether the next dispatch of a reconcilable step must
@@ -49,12 +54,42 @@ func needsVerify(status ReconStatus) bool {
 	return status == ReconTimedOut || status == ReconIndeterminate
 }
 
-// reconOf answers the record of a reconcilable step.
-func (c *core) reconOf(a *definition.Action, st *runstate.StepState) (Recon, bool) {
+// reconOf answers the record of a reconcilable step, as prepared and as the
+// decision has since recorded it.
+func (c *core) reconOf(st *runstate.StepState) (Recon, bool) {
 	if !st.Reconcile {
 		return Recon{}, false
 	}
-	return c.rec.Recon(a, st)
+	r, ok := c.prepared.Recons[st.ActionID]
+	if !ok || r.Logical != st.LogicalAttempt {
+		return Recon{}, false
+	}
+	return r, true
+}
+
+// recordRecon writes the step's reconciliation record with u's status,
+// result and error, keeping the recorded key, diagnostic and creation time
+// unless u has its own.
+func (c *core) recordRecon(a *definition.Action, st *runstate.StepState, u Recon) {
+	u.Logical, u.CreatedAt = st.LogicalAttempt, c.now
+	if prev, ok := c.reconOf(st); ok {
+		u.Key, u.Diagnostic, u.CreatedAt = cmp.Or(u.Key, prev.Key), cmp.Or(u.Diagnostic, prev.Diagnostic), prev.CreatedAt
+	}
+	if c.prepared.Recons == nil {
+		c.prepared.Recons = make(map[string]Recon, 1)
+	}
+	c.prepared.Recons[st.ActionID] = u
+	c.rec.RecordRecon(a, st, u)
+}
+
+// Recon answers a reconcilable step's record as the decision knows it: as
+// prepared, and as the decision has since recorded it.
+func (d *Decision) Recon(st *runstate.StepState) (Recon, bool) { return d.core().reconOf(st) }
+
+// RecordRecon writes a reconcilable step's record as a worker's report
+// leaves it (docs/semantics.md#reconciliation).
+func (d *Decision) RecordRecon(a *definition.Action, st *runstate.StepState, u Recon) {
+	d.core().recordRecon(a, st, u)
 }
 
 // scheduleVerify persists a verify task for the step.
@@ -69,7 +104,7 @@ func (c *core) scheduleVerify(a *definition.Action, st *runstate.StepState) {
 // docs/semantics.md#reconciliation.
 func (d *Decision) ApplyVerify(a *definition.Action, st *runstate.StepState, state runstate.VerifyState, result json.RawMessage, diagnostic string) error {
 	st.TaskID, st.Verifying = "", false
-	rec, _ := d.rec.Recon(a, st)
+	rec, _ := d.core().reconOf(st)
 	d.rec.Emit(runstate.EvStepVerified, st.ActionID, st.LogicalAttempt, st.EngineAttempt, runstate.EventData{
 		VerifyState: string(state), ReconciliationKey: rec.Key, Reason: diagnostic})
 	switch {
@@ -77,7 +112,7 @@ func (d *Decision) ApplyVerify(a *definition.Action, st *runstate.StepState, sta
 		// No side effect happened: dispatch again.
 		return d.core().scheduleAttempt(a, st, d.now)
 	case state == runstate.VerifyCompletedWithResult && len(result) > 0:
-		d.rec.RecordRecon(a, st, Recon{Status: ReconCompleted, Result: result, Diagnostic: diagnostic})
+		d.core().recordRecon(a, st, Recon{Status: ReconCompleted, Result: result, Diagnostic: diagnostic})
 		if err := d.core().succeedStep(st, result, nil, "reconciliation"); err != nil {
 			return err
 		}
@@ -102,7 +137,7 @@ func (d *Decision) VerifierUnavailable(a *definition.Action, st *runstate.StepSt
 // silently; on_failure decides (HOLD lets an operator look first).
 func (c *core) failReconciled(a *definition.Action, st *runstate.StepState, class definition.ErrorClass, message string) error {
 	stepErr := &runstate.StepError{Class: class, Message: message}
-	c.rec.RecordRecon(a, st, Recon{Status: ReconIndeterminate, Err: stepErr, Diagnostic: message})
+	c.recordRecon(a, st, Recon{Status: ReconIndeterminate, Err: stepErr, Diagnostic: message})
 	if err := c.failStep(a, st, stepErr); err != nil {
 		return err
 	}

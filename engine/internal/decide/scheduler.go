@@ -23,10 +23,11 @@ func (c *core) startRun() error {
 		s.Deadline = c.now.Add(t)
 		c.rec.SetTimer(Timer{Kind: TimerWorkflow, Due: s.Deadline})
 	}
+	runContext := c.run.Context
 	c.rec.Emit(runstate.EvRunStarted, "", 1, 0, runstate.EventData{
 		Status:     string(runstate.RunRunning),
 		StartedAt:  c.now,
-		Context:    c.rec.RunContext(),
+		Context:    &runContext,
 		PlanID:     c.run.Definition.PlanID,
 		PlanSHA256: c.run.PlanSHA256,
 	})
@@ -241,7 +242,7 @@ func (c *core) dispatchDueRetries() error {
 		waiting := st.Status == runstate.StepRunning || st.Status == runstate.StepScheduled
 		if waiting && st.TaskID == "" && !st.NextAttemptAt.IsZero() && !st.NextAttemptAt.After(c.now) {
 			a := c.run.action(st.ActionID)
-			if rec, ok := c.reconOf(a, st); ok && needsVerify(rec.Status) {
+			if rec, ok := c.reconOf(st); ok && needsVerify(rec.Status) {
 				c.scheduleVerify(a, st) // a side effect may exist: ask before dispatching again
 				continue
 			}

@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
@@ -64,11 +65,11 @@ func (d *Decision) Trigger() error {
 // future, and under any other mode it stays QUEUED, in the run queue
 // (docs/semantics.md#backpressure).
 func (d *Decision) Admit() error {
-	claimed, err := d.rec.ClaimSlots()
 	switch {
-	case err != nil:
-		return err
-	case claimed:
+	case d.prepared.Slots == SlotsUnread:
+		return fmt.Errorf("decide: run %s: its concurrency slots were not read before the decision to admit it", d.run.ID)
+	case d.prepared.Slots == SlotsFree:
+		d.rec.TakeSlots()
 	case d.run.Admission.Mode == definition.BackpressureDelay:
 		d.state.DelayUntil = d.now.Add(d.run.Admission.Delay)
 	default:

@@ -70,7 +70,7 @@ func (d *Decision) AttemptTimedOut(kind TaskKind, a *definition.Action, st *runs
 	case kind == TaskVerify:
 		return d.VerifierUnavailable(a, st, "timed out")
 	case st.Reconcile:
-		d.rec.RecordRecon(a, st, Recon{Status: ReconTimedOut, Err: stepErr})
+		d.core().recordRecon(a, st, Recon{Status: ReconTimedOut, Err: stepErr})
 	}
 	return d.FailAttempt(a, st, Attempt{Outcome: runstate.AttemptTimedOut, Err: stepErr, WorkerID: workerID})
 }

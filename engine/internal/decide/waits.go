@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -26,13 +27,17 @@ func (c *core) openSignalWait(a *definition.Action, st *runstate.StepState) erro
 	return c.consumeSignals()
 }
 
-// AcceptSignal queues a user signal the run accepted and hands it to a step
-// waiting for its name. A run that has ended accepts none.
-func (d *Decision) AcceptSignal(sig runstate.PendingSignal) error {
+// AcceptSignal queues a user signal the run accepted, with its payload, and
+// hands it to a step waiting for its name. A run that has ended accepts none.
+func (d *Decision) AcceptSignal(sig runstate.PendingSignal, payload json.RawMessage) error {
 	if s := d.state.Status; s.Terminal() {
 		return illegal(Move{RunID: d.run.ID, Status: s, From: string(s), To: "signal", Signal: sig.Name,
 			Why: "run " + d.run.ID + " is " + string(s) + " and accepts no signals"})
 	}
+	if d.prepared.Payloads == nil {
+		d.prepared.Payloads = make(map[string]json.RawMessage, 1)
+	}
+	d.prepared.Payloads[sig.StorageKey] = payload
 	d.state.Signals = append(d.state.Signals, sig)
 	if err := d.core().consumeSignals(); err != nil {
 		return err
@@ -53,9 +58,9 @@ func (c *core) consumeSignals() error {
 			if sig.Name != st.WaitingSignal {
 				continue
 			}
-			payload, err := c.rec.SignalPayload(sig.StorageKey)
-			if err != nil {
-				return err
+			payload, ok := c.prepared.Payloads[sig.StorageKey]
+			if !ok {
+				return fmt.Errorf("decide: run %s: the payload of signal %q was not read before the decision", c.run.ID, sig.ID)
 			}
 			s.Signals = append(s.Signals[:i:i], s.Signals[i+1:]...)
 			c.rec.Emit(runstate.EvSignalConsumed, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{SignalName: sig.Name, SignalID: sig.ID})
