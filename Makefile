@@ -67,13 +67,15 @@ python-deps:
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(PY_DEBS); \
 	else echo "make: the Python SDK needs Debian's $(PY_DEBS) (apt-get install as root)"; exit 1; fi
 
-## gen: regenerate Go (gen/) and TypeScript (client/ts/src/gen/) from proto/, then the
+## gen: regenerate Go (gen/) and TypeScript (client/ts/src/gen/) from proto/, then
+## engine/runcodec's field tables (fields_gen.go) from engine/runstate's wire tags, the
 ## events' JSON Schema files (docs/events/) from the generated descriptors, the
 ## reference of every YAML key (docs/definitions.md) from the loader's key table
 ## (engine/definition/yaml_keys.go), then the web console (console/dist/), which
 ## bundles the generated TypeScript; and the Python SDK's types (python-gen).
 gen: node_modules/.package-lock.json console/node_modules/.package-lock.json python-gen
 	buf generate
+	go generate ./engine/runcodec
 	go run ./tools/eventschema docs/events
 	go run ./tools/yamlkeys docs/definitions.md
 	node console/build.mjs
@@ -97,9 +99,10 @@ console: console/node_modules/.package-lock.json
 	node console/build.mjs
 
 ## gen-check: fail when regenerating changes anything (generated code is committed).
+GENERATED := gen client/ts/src/gen engine/runcodec/fields_gen.go docs/events docs/definitions.md console/dist $(PY_GEN)
 gen-check: gen
-	@test -z "$$(git status --porcelain -- gen client/ts/src/gen docs/events docs/definitions.md console/dist $(PY_GEN))" || \
-		{ echo "generated code is stale: run 'make gen' and commit"; git status --porcelain -- gen client/ts/src/gen docs/events docs/definitions.md console/dist $(PY_GEN); exit 1; }
+	@test -z "$$(git status --porcelain -- $(GENERATED))" || \
+		{ echo "generated code is stale: run 'make gen' and commit"; git status --porcelain -- $(GENERATED); exit 1; }
 
 ## lint: buf lint and breaking, gofmt, go vet, Weft's own rules (tools/weftlint:
 ## each package's import rule, no printing in library code, no citation of a

@@ -12,3 +12,11 @@
 // engine/runstate and protobuf's wire encoding (protowire), never the
 // engine, the store, a transport or generated code.
 package runcodec
+
+// The binary field tables of runstate's stored types (fields_gen.go: each
+// message's append and decode functions, and the JSON field tables of the
+// messages an event holds) are generated from the types' wire and json
+// tags by tools/codecgen; the task, timer, outbox and ready records, whose
+// fields refer to one another, are written here by hand.
+//
+//go:generate go run ../../tools/codecgen fields_gen.go

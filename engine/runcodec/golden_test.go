@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -118,4 +119,15 @@ func TestGolden_AStoredEventsBusJSONIsWhatAnOlderWeftdWrote(t *testing.T) {
 		require.Equal(t, []any{ev.Type, ev.RunID, ev.ID, ev.Seq}, []any{string(env.Type), string(env.RunID), env.ID, env.Seq}, c.Name)
 	}
 	require.NotZero(t, n)
+}
+
+// The envelope's reader (envelopeFields.note) knows the event's first four
+// wire fields by number; they are the tags of runstate.Event.
+func TestEventEnvelope_ReadsTheWireFieldsRunstateNumbers(t *testing.T) {
+	ev := reflect.TypeFor[runstate.Event]()
+	for name, want := range map[string]string{"Type": "1", "ID": "2,uuid=14", "RunID": "3", "Seq": "4"} {
+		f, ok := ev.FieldByName(name)
+		require.True(t, ok, name)
+		require.Equal(t, want, f.Tag.Get("wire"), name)
+	}
 }

@@ -26,7 +26,7 @@ type EventEnvelope struct {
 // an error saying so.
 //
 // The binary form is written as JSON field by field, with no event decoded
-// in between (json_fields.go); an event whose fields are not as
+// in between (json_fields.go, with the tables of fields_gen.go); an event whose fields are not as
 // AppendEvent writes them is decoded and encoded again first, and an event
 // stored as JSON, as every event was before, is decoded and marshalled.
 func AppendStoredEventJSON(b, stored []byte) ([]byte, EventEnvelope, error) {

@@ -13,7 +13,8 @@ import (
 // runstate.Event (tags, omitempty and omitzero, string escaping, times),
 // written from the stored form: each message is a table of its JSON
 // fields, in the order encoding/json writes them, each with the wire
-// field it is read from. A property test holds the JSON written from
+// field it is read from (the tables, eventJSON and the messages it holds,
+// are generated into fields_gen.go from runstate's tags). A property test holds the JSON written from
 // AppendEvent's bytes and json.Marshal's of the event byte for byte
 // together.
 
@@ -90,141 +91,6 @@ func (m *jsonMessageFields) index(n protowire.Number) int {
 	}
 	return int(m.at[n]) - 1
 }
-
-func str(key string, n protowire.Number) jsonField {
-	return jsonField{key: key, num: n, kind: jsonString}
-}
-
-func omitted(f jsonField) jsonField {
-	f.omit = true
-	return f
-}
-
-func of(key string, n protowire.Number, kind jsonKind) jsonField {
-	return jsonField{key: key, num: n, kind: kind}
-}
-
-func msgOf(key string, n protowire.Number, kind jsonKind, m *jsonMessageFields) jsonField {
-	return jsonField{key: key, num: n, kind: kind, msg: m}
-}
-
-func compact(f jsonField, alt protowire.Number, kind jsonKind) jsonField {
-	f.alt, f.altKind = alt, kind
-	return f
-}
-
-var eventJSON = jsonMessageOf(
-	str(`"event_type":`, 1),
-	compact(str(`"event_id":`, 2), 14, jsonUUID),
-	str(`"run_id":`, 3),
-	of(`"run_seq":`, 4, jsonUint),
-	compact(str(`"idempotency_key":`, 5), 15, jsonSHA256),
-	of(`"emitted_at":`, 6, jsonTime),
-	omitted(of(`"occurred_at":`, 7, jsonTime)),
-	str(`"emitted_by":`, 8),
-	str(`"step_id":`, 9),
-	of(`"logical_attempt_id":`, 10, jsonInt),
-	omitted(of(`"engine_attempt_id":`, 11, jsonInt)),
-	str(`"plan_version":`, 12),
-	msgOf(`"data":`, 13, jsonMessage, eventDataJSON),
-)
-
-var eventDataJSON = jsonMessageOf(
-	omitted(str(`"status":`, 1)),
-	omitted(str(`"substatus":`, 2)),
-	omitted(str(`"reason":`, 3)),
-	omitted(str(`"actor":`, 4)),
-	omitted(str(`"worker_id":`, 5)),
-	omitted(str(`"task_id":`, 6)),
-	omitted(str(`"queue":`, 7)),
-	omitted(of(`"not_before":`, 8, jsonTime)),
-	omitted(of(`"started_at":`, 9, jsonTime)),
-	omitted(of(`"completed_at":`, 10, jsonTime)),
-	omitted(of(`"deadline":`, 11, jsonTime)),
-	omitted(of(`"output":`, 12, jsonRaw)),
-	omitted(msgOf(`"artifacts":`, 13, jsonMessages, artifactRefJSON)),
-	omitted(msgOf(`"error":`, 14, jsonMessage, stepErrorJSON)),
-	omitted(msgOf(`"run_error":`, 15, jsonMessage, runErrorJSON)),
-	omitted(msgOf(`"attempt":`, 16, jsonMessage, attemptJSON)),
-	omitted(of(`"will_retry":`, 17, jsonBool)),
-	omitted(of(`"next_attempt_at":`, 18, jsonTime)),
-	omitted(str(`"completion_token":`, 19)),
-	omitted(str(`"signal_kind":`, 20)),
-	omitted(str(`"signal_name":`, 21)),
-	omitted(str(`"signal_id":`, 22)),
-	omitted(str(`"signal_storage_key":`, 23)),
-	omitted(of(`"accepted_at":`, 24, jsonTime)),
-	omitted(str(`"manual_outcome":`, 25)),
-	omitted(str(`"principal":`, 26)),
-	omitted(str(`"correlation_id":`, 27)),
-	omitted(str(`"notes":`, 28)),
-	omitted(of(`"evidence_refs":`, 29, jsonStrings)),
-	omitted(of(`"in_flight_tasks":`, 30, jsonInt)),
-	omitted(of(`"timed_out":`, 31, jsonBool)),
-	omitted(of(`"new_logical_attempt":`, 32, jsonInt)),
-	omitted(str(`"operation":`, 33)),
-	omitted(str(`"operation_key":`, 34)),
-	omitted(str(`"failed_action_id":`, 35)),
-	omitted(of(`"compensation_order":`, 36, jsonStrings)),
-	omitted(str(`"compensation_outcome":`, 37)),
-	omitted(msgOf(`"cancellation":`, 38, jsonMessage, cancellationJSON)),
-	omitted(of(`"waiting_on":`, 39, jsonStrings)),
-	omitted(str(`"source":`, 40)),
-	omitted(msgOf(`"context":`, 41, jsonMessage, runContextJSON)),
-	omitted(str(`"plan_id":`, 42)),
-	omitted(str(`"plan_sha256":`, 43)),
-	omitted(str(`"run_request_id":`, 44)),
-	omitted(str(`"verify_state":`, 45)),
-	omitted(str(`"reconciliation_key":`, 46)),
-	omitted(of(`"compensate":`, 47, jsonBool)),
-	omitted(of(`"cancel_requested":`, 48, jsonBool)),
-)
-
-var artifactRefJSON = jsonMessageOf(
-	str(`"uri":`, 1),
-	omitted(str(`"kind":`, 2)),
-	omitted(str(`"sha256":`, 3)),
-	omitted(of(`"size_bytes":`, 4, jsonUint)),
-	omitted(of(`"expires_at":`, 5, jsonTime)),
-)
-
-var stepErrorJSON = jsonMessageOf(
-	str(`"class":`, 1),
-	omitted(str(`"code":`, 2)),
-	omitted(str(`"message":`, 3)),
-	omitted(of(`"retryable":`, 4, jsonBool)),
-)
-
-var runErrorJSON = jsonMessageOf(
-	omitted(str(`"action_id":`, 1)),
-	omitted(msgOf(`"error":`, 2, jsonMessage, stepErrorJSON)),
-	omitted(of(`"workflow_timeout":`, 3, jsonBool)),
-)
-
-var attemptJSON = jsonMessageOf(
-	of(`"logical_attempt":`, 1, jsonInt),
-	of(`"engine_attempt":`, 2, jsonInt),
-	omitted(str(`"outcome":`, 3)),
-	omitted(msgOf(`"error":`, 4, jsonMessage, stepErrorJSON)),
-	omitted(of(`"started_at":`, 5, jsonTime)),
-	omitted(of(`"completed_at":`, 6, jsonTime)),
-	omitted(str(`"worker_id":`, 7)),
-)
-
-var cancellationJSON = jsonMessageOf(
-	str(`"cancelled_by":`, 1),
-	omitted(str(`"reason":`, 2)),
-	of(`"requested_at":`, 3, jsonTime),
-	omitted(of(`"compensate":`, 4, jsonBool)),
-)
-
-var runContextJSON = jsonMessageOf(
-	str(`"tenant_id":`, 1),
-	str(`"project_id":`, 2),
-	str(`"environment_id":`, 3),
-	omitted(str(`"triggered_by":`, 4)),
-	omitted(str(`"trigger_source":`, 5)),
-)
 
 // errNotCanonical is a message whose fields are not each written once, in
 // the order of its JSON fields, as AppendEvent writes them: a field

@@ -6,6 +6,11 @@
 // takes state and events and answers new state; nothing reads a clock,
 // a store or the network, so the rules can be tested on their own.
 //
+// The stored types carry a wire tag on every field: its number in the
+// binary record engine/runcodec stores (docs/persisted-format.md), from
+// which tools/codecgen generates that codec. A new field takes the next
+// free number; a number is never reused.
+//
 // Layering: it may import the standard library and engine/definition, never the
 // engine, the store, a transport or generated code.
 package runstate

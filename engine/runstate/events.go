@@ -46,83 +46,83 @@ const RunStepID = "RUN"
 
 // Event is one entry of a run's append-only log, with the envelope of docs/semantics.md#events.
 type Event struct {
-	Type           string    `json:"event_type"`
-	ID             string    `json:"event_id"`
-	RunID          string    `json:"run_id"`
-	Seq            uint64    `json:"run_seq"`
-	IdempotencyKey string    `json:"idempotency_key"`
-	EmittedAt      time.Time `json:"emitted_at"`
-	OccurredAt     time.Time `json:"occurred_at,omitzero"`
-	EmittedBy      string    `json:"emitted_by"`
-	StepID         string    `json:"step_id"`
-	LogicalAttempt int       `json:"logical_attempt_id"`
-	EngineAttempt  int       `json:"engine_attempt_id,omitempty"`
-	PlanVersion    string    `json:"plan_version"`
-	Data           EventData `json:"data"`
+	Type           string    `json:"event_type" wire:"1"`
+	ID             string    `json:"event_id" wire:"2,uuid=14"`
+	RunID          string    `json:"run_id" wire:"3"`
+	Seq            uint64    `json:"run_seq" wire:"4"`
+	IdempotencyKey string    `json:"idempotency_key" wire:"5,sha256=15"`
+	EmittedAt      time.Time `json:"emitted_at" wire:"6"`
+	OccurredAt     time.Time `json:"occurred_at,omitzero" wire:"7"`
+	EmittedBy      string    `json:"emitted_by" wire:"8"`
+	StepID         string    `json:"step_id" wire:"9"`
+	LogicalAttempt int       `json:"logical_attempt_id" wire:"10"`
+	EngineAttempt  int       `json:"engine_attempt_id,omitempty" wire:"11"`
+	PlanVersion    string    `json:"plan_version" wire:"12"`
+	Data           EventData `json:"data" wire:"13"`
 }
 
 // EventData is the payload of every event type, flat: each type uses the
 // fields its proto payload names, and leaves the others empty.
 type EventData struct {
-	Status              string              `json:"status,omitempty"`
-	Substatus           string              `json:"substatus,omitempty"`
-	Reason              string              `json:"reason,omitempty"`
-	Actor               string              `json:"actor,omitempty"`
-	WorkerID            string              `json:"worker_id,omitempty"`
-	TaskID              string              `json:"task_id,omitempty"`
-	Queue               string              `json:"queue,omitempty"`
-	NotBefore           time.Time           `json:"not_before,omitzero"`
-	StartedAt           time.Time           `json:"started_at,omitzero"`
-	CompletedAt         time.Time           `json:"completed_at,omitzero"`
-	Deadline            time.Time           `json:"deadline,omitzero"`
-	Output              json.RawMessage     `json:"output,omitempty"`
-	Artifacts           []ArtifactRef       `json:"artifacts,omitempty"`
-	Error               *StepError          `json:"error,omitempty"`
-	RunError            *RunError           `json:"run_error,omitempty"`
-	Attempt             *Attempt            `json:"attempt,omitempty"`
-	WillRetry           bool                `json:"will_retry,omitempty"`
-	NextAttemptAt       time.Time           `json:"next_attempt_at,omitzero"`
-	CompletionToken     string              `json:"completion_token,omitempty"`
-	SignalKind          SignalKind          `json:"signal_kind,omitempty"`
-	SignalName          string              `json:"signal_name,omitempty"`
-	SignalID            string              `json:"signal_id,omitempty"`
-	SignalStorageKey    string              `json:"signal_storage_key,omitempty"`
-	AcceptedAt          time.Time           `json:"accepted_at,omitzero"`
-	ManualOutcome       string              `json:"manual_outcome,omitempty"`
-	Principal           string              `json:"principal,omitempty"`
-	CorrelationID       string              `json:"correlation_id,omitempty"`
-	Notes               string              `json:"notes,omitempty"`
-	EvidenceRefs        []string            `json:"evidence_refs,omitempty"`
-	InFlightTasks       int                 `json:"in_flight_tasks,omitempty"`
-	TimedOut            bool                `json:"timed_out,omitempty"`
-	NewLogicalAttempt   int                 `json:"new_logical_attempt,omitempty"`
-	Operation           string              `json:"operation,omitempty"`
-	OperationKey        string              `json:"operation_key,omitempty"`
-	FailedActionID      string              `json:"failed_action_id,omitempty"`
-	CompensationOrder   []string            `json:"compensation_order,omitempty"`
-	CompensationOutcome CompensationOutcome `json:"compensation_outcome,omitempty"`
-	Cancellation        *Cancellation       `json:"cancellation,omitempty"`
-	WaitingOn           []string            `json:"waiting_on,omitempty"`
-	Source              string              `json:"source,omitempty"`
-	Context             *RunContext         `json:"context,omitempty"`
-	PlanID              string              `json:"plan_id,omitempty"`
-	PlanSHA256          string              `json:"plan_sha256,omitempty"`
-	RunRequestID        string              `json:"run_request_id,omitempty"`
-	VerifyState         string              `json:"verify_state,omitempty"`
-	ReconciliationKey   string              `json:"reconciliation_key,omitempty"`
+	Status              string              `json:"status,omitempty" wire:"1"`
+	Substatus           string              `json:"substatus,omitempty" wire:"2"`
+	Reason              string              `json:"reason,omitempty" wire:"3"`
+	Actor               string              `json:"actor,omitempty" wire:"4"`
+	WorkerID            string              `json:"worker_id,omitempty" wire:"5"`
+	TaskID              string              `json:"task_id,omitempty" wire:"6"`
+	Queue               string              `json:"queue,omitempty" wire:"7"`
+	NotBefore           time.Time           `json:"not_before,omitzero" wire:"8"`
+	StartedAt           time.Time           `json:"started_at,omitzero" wire:"9"`
+	CompletedAt         time.Time           `json:"completed_at,omitzero" wire:"10"`
+	Deadline            time.Time           `json:"deadline,omitzero" wire:"11"`
+	Output              json.RawMessage     `json:"output,omitempty" wire:"12"`
+	Artifacts           []ArtifactRef       `json:"artifacts,omitempty" wire:"13"`
+	Error               *StepError          `json:"error,omitempty" wire:"14"`
+	RunError            *RunError           `json:"run_error,omitempty" wire:"15"`
+	Attempt             *Attempt            `json:"attempt,omitempty" wire:"16"`
+	WillRetry           bool                `json:"will_retry,omitempty" wire:"17"`
+	NextAttemptAt       time.Time           `json:"next_attempt_at,omitzero" wire:"18"`
+	CompletionToken     string              `json:"completion_token,omitempty" wire:"19"`
+	SignalKind          SignalKind          `json:"signal_kind,omitempty" wire:"20"`
+	SignalName          string              `json:"signal_name,omitempty" wire:"21"`
+	SignalID            string              `json:"signal_id,omitempty" wire:"22"`
+	SignalStorageKey    string              `json:"signal_storage_key,omitempty" wire:"23"`
+	AcceptedAt          time.Time           `json:"accepted_at,omitzero" wire:"24"`
+	ManualOutcome       string              `json:"manual_outcome,omitempty" wire:"25"`
+	Principal           string              `json:"principal,omitempty" wire:"26"`
+	CorrelationID       string              `json:"correlation_id,omitempty" wire:"27"`
+	Notes               string              `json:"notes,omitempty" wire:"28"`
+	EvidenceRefs        []string            `json:"evidence_refs,omitempty" wire:"29"`
+	InFlightTasks       int                 `json:"in_flight_tasks,omitempty" wire:"30"`
+	TimedOut            bool                `json:"timed_out,omitempty" wire:"31"`
+	NewLogicalAttempt   int                 `json:"new_logical_attempt,omitempty" wire:"32"`
+	Operation           string              `json:"operation,omitempty" wire:"33"`
+	OperationKey        string              `json:"operation_key,omitempty" wire:"34"`
+	FailedActionID      string              `json:"failed_action_id,omitempty" wire:"35"`
+	CompensationOrder   []string            `json:"compensation_order,omitempty" wire:"36"`
+	CompensationOutcome CompensationOutcome `json:"compensation_outcome,omitempty" wire:"37"`
+	Cancellation        *Cancellation       `json:"cancellation,omitempty" wire:"38"`
+	WaitingOn           []string            `json:"waiting_on,omitempty" wire:"39"`
+	Source              string              `json:"source,omitempty" wire:"40"`
+	Context             *RunContext         `json:"context,omitempty" wire:"41"`
+	PlanID              string              `json:"plan_id,omitempty" wire:"42"`
+	PlanSHA256          string              `json:"plan_sha256,omitempty" wire:"43"`
+	RunRequestID        string              `json:"run_request_id,omitempty" wire:"44"`
+	VerifyState         string              `json:"verify_state,omitempty" wire:"45"`
+	ReconciliationKey   string              `json:"reconciliation_key,omitempty" wire:"46"`
 	// Compensate marks a cancel's SignalAccepted that asked for compensation (docs/semantics.md#cancel-compensation).
-	Compensate bool `json:"compensate,omitempty"`
+	Compensate bool `json:"compensate,omitempty" wire:"47"`
 	// CancelRequested marks a RunCompensating that a cancel asked for; its Cancellation says who and why.
-	CancelRequested bool `json:"cancel_requested,omitempty"`
+	CancelRequested bool `json:"cancel_requested,omitempty" wire:"48"`
 }
 
 // RunContext is who and where a run belongs to.
 type RunContext struct {
-	TenantID      string `json:"tenant_id"`
-	ProjectID     string `json:"project_id"`
-	EnvironmentID string `json:"environment_id"`
-	TriggeredBy   string `json:"triggered_by,omitempty"`
-	TriggerSource string `json:"trigger_source,omitempty"`
+	TenantID      string `json:"tenant_id" wire:"1"`
+	ProjectID     string `json:"project_id" wire:"2"`
+	EnvironmentID string `json:"environment_id" wire:"3"`
+	TriggeredBy   string `json:"triggered_by,omitempty" wire:"4"`
+	TriggerSource string `json:"trigger_source,omitempty" wire:"5"`
 }
 
 // SignalKind says what a signal asked for.

@@ -12,10 +12,10 @@ import "fmt"
 // plan version [, engine attempt]), and the plan version is fixed per run,
 // so a key is present iff one span of its scope holds it.
 type KeySpan struct {
-	Types   uint64 `json:"types"`
-	Logical int    `json:"logical,omitempty"`
-	From    int    `json:"from"`
-	To      int    `json:"to"`
+	Types   uint64 `json:"types" wire:"1"`
+	Logical int    `json:"logical,omitempty" wire:"2"`
+	From    int    `json:"from" wire:"3"`
+	To      int    `json:"to" wire:"4,offset=From"`
 }
 
 // eventBits numbers the event types for KeySpan.Types. The numbers are

@@ -14,15 +14,15 @@ const (
 
 // ManualResult is the canonical result of an accepted manual completion.
 type ManualResult struct {
-	RunID           string        `json:"run_id"`
-	ActionID        string        `json:"action_id"`
-	CompletionToken string        `json:"completion_token"`
-	Outcome         ManualOutcome `json:"outcome"`
-	ActorUserID     string        `json:"actor_user_id"`
-	AcceptedAt      time.Time     `json:"accepted_at"`
-	Principal       string        `json:"principal,omitempty"`
-	Notes           string        `json:"notes,omitempty"`
-	EvidenceRefs    []string      `json:"evidence_refs,omitempty"`
+	RunID           string        `json:"run_id" wire:"1"`
+	ActionID        string        `json:"action_id" wire:"2"`
+	CompletionToken string        `json:"completion_token" wire:"3"`
+	Outcome         ManualOutcome `json:"outcome" wire:"4"`
+	ActorUserID     string        `json:"actor_user_id" wire:"5"`
+	AcceptedAt      time.Time     `json:"accepted_at" wire:"6"`
+	Principal       string        `json:"principal,omitempty" wire:"7"`
+	Notes           string        `json:"notes,omitempty" wire:"8"`
+	EvidenceRefs    []string      `json:"evidence_refs,omitempty" wire:"9"`
 }
 
 // ManualResultOf answers the manual completion a SignalAccepted event records.

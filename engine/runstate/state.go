@@ -14,73 +14,73 @@ const CheckpointVersion = 1
 // stored as one record and replaced only by a conditional batch on its
 // version, together with the events that describe the change.
 type State struct {
-	FormatVersion int       `json:"version"`
-	RunID         string    `json:"run_id"`
-	Status        RunStatus `json:"status"`
-	Substatus     string    `json:"substatus,omitempty"`
-	Message       string    `json:"message,omitempty"`
+	FormatVersion int       `json:"version" wire:"1"`
+	RunID         string    `json:"run_id" wire:"2"`
+	Status        RunStatus `json:"status" wire:"3"`
+	Substatus     string    `json:"substatus,omitempty" wire:"4"`
+	Message       string    `json:"message,omitempty" wire:"5"`
 	// Steps in definition order.
-	Steps []*StepState `json:"steps"`
+	Steps []*StepState `json:"steps" wire:"6"`
 	// LastSeq is the highest run_seq appended.
-	LastSeq uint64 `json:"last_seq"`
+	LastSeq uint64 `json:"last_seq" wire:"7"`
 	// Epoch is the fencing epoch of the run's current owner.
-	Epoch       uint64    `json:"epoch,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-	StartedAt   time.Time `json:"started_at,omitzero"`
-	CompletedAt time.Time `json:"completed_at,omitzero"`
+	Epoch       uint64    `json:"epoch,omitempty" wire:"8"`
+	CreatedAt   time.Time `json:"created_at" wire:"9"`
+	StartedAt   time.Time `json:"started_at,omitzero" wire:"10"`
+	CompletedAt time.Time `json:"completed_at,omitzero" wire:"11"`
 	// Deadline is when the workflow timeout fires; zero without one.
-	Deadline time.Time `json:"deadline,omitzero"`
+	Deadline time.Time `json:"deadline,omitzero" wire:"12"`
 	// CompletionOrder lists succeeded steps in the order they succeeded.
-	CompletionOrder []string `json:"completion_order,omitempty"`
+	CompletionOrder []string `json:"completion_order,omitempty" wire:"13"`
 	// Failing is the step whose failure stopped scheduling (fail-fast); the
 	// run applies its on_failure once nothing is in flight.
-	Failing string `json:"failing,omitempty"`
+	Failing string `json:"failing,omitempty" wire:"14"`
 	// HeldOn is the failed step a HOLD run waits on.
-	HeldOn string `json:"held_on,omitempty"`
+	HeldOn string `json:"held_on,omitempty" wire:"15"`
 	// Compensation is the rollback in progress or done.
-	Compensation *CompensationState `json:"compensation,omitempty"`
-	Error        *RunError          `json:"error,omitempty"`
-	Cancellation *Cancellation      `json:"cancellation,omitempty"`
+	Compensation *CompensationState `json:"compensation,omitempty" wire:"16"`
+	Error        *RunError          `json:"error,omitempty" wire:"17"`
+	Cancellation *Cancellation      `json:"cancellation,omitempty" wire:"18"`
 	// Pauses and Resumes count accepted pauses and resumes, for event keys.
-	Pauses  int `json:"pauses,omitempty"`
-	Resumes int `json:"resumes,omitempty"`
+	Pauses  int `json:"pauses,omitempty" wire:"19"`
+	Resumes int `json:"resumes,omitempty" wire:"20"`
 	// Blocks counts RunBlocked/RunUnblocked pairs, for event keys.
-	Blocks int `json:"blocks,omitempty"`
+	Blocks int `json:"blocks,omitempty" wire:"21"`
 	// SignalCount counts SignalAccepted and SignalRejected events, for their keys.
-	SignalCount int `json:"signal_count,omitempty"`
+	SignalCount int `json:"signal_count,omitempty" wire:"22"`
 	// Slots are the concurrency slots the started run holds.
-	Slots []string `json:"slots,omitempty"`
+	Slots []string `json:"slots,omitempty" wire:"23"`
 	// QueuedAt is when the run was queued for lack of a slot.
-	QueuedAt time.Time `json:"queued_at,omitzero"`
+	QueuedAt time.Time `json:"queued_at,omitzero" wire:"24"`
 	// DelayUntil pushes the run's first activities into the future (DELAY backpressure).
-	DelayUntil time.Time `json:"delay_until,omitzero"`
+	DelayUntil time.Time `json:"delay_until,omitzero" wire:"25"`
 	// PausedFrom is the status a pause interrupted.
-	PausedFrom RunStatus `json:"paused_from,omitempty"`
+	PausedFrom RunStatus `json:"paused_from,omitempty" wire:"26"`
 	// Signals are accepted user signals not yet consumed, in acceptance order.
-	Signals []PendingSignal `json:"signals,omitempty"`
+	Signals []PendingSignal `json:"signals,omitempty" wire:"27"`
 	// RetainUntil is when retention removes the finished run (its rx: index
 	// entry's time); zero while the run is not finished, or kept forever
 	// (docs/semantics.md#retention).
-	RetainUntil time.Time `json:"retain_until,omitzero"`
+	RetainUntil time.Time `json:"retain_until,omitzero" wire:"28"`
 	// Removing says retention or DeleteRun has begun removing the run: it is
 	// invisible from then on, and the removal is resumed until its last
 	// record is gone.
-	Removing bool `json:"removing,omitempty"`
+	Removing bool `json:"removing,omitempty" wire:"29"`
 	// KeysTracked says the checkpoint records the idempotency keys of the
 	// events its run has appended (RunKeys, StepState.Keys), exactly: an
 	// event whose key is there is not appended, and events are written
 	// without a key row (docs/semantics.md#event-idempotency-key). Set at
 	// submission; a checkpoint stored by an older engine has no record, and
 	// its run's events keep their key rows.
-	KeysTracked bool `json:"keys_tracked,omitempty"`
+	KeysTracked bool `json:"keys_tracked,omitempty" wire:"30"`
 	// RunKeys are the keys of the run-level events appended (KeySpan).
-	RunKeys []KeySpan `json:"run_keys,omitempty"`
+	RunKeys []KeySpan `json:"run_keys,omitempty" wire:"31"`
 	// StepFailures is the run's failed-steps counter (docs/semantics.md#resync):
 	// every StepFailed adds one — a step that failed and was then skipped
 	// still counts — and a RETRY_STEP that reopens a failed step takes one
 	// away. A checkpoint stored before the counter counts its FAILED steps
 	// (CountFailedSteps).
-	StepFailures int `json:"step_failures,omitempty"`
+	StepFailures int `json:"step_failures,omitempty" wire:"32"`
 }
 
 // CountFailedSteps answers how many steps are FAILED: the failed-steps
@@ -97,58 +97,58 @@ func (s *State) CountFailedSteps() int {
 
 // PendingSignal is an accepted signal waiting for a wait-for-signal step.
 type PendingSignal struct {
-	Name       string `json:"name"`
-	ID         string `json:"id"`
-	StorageKey string `json:"storage_key"`
+	Name       string `json:"name" wire:"1"`
+	ID         string `json:"id" wire:"2"`
+	StorageKey string `json:"storage_key" wire:"3"`
 }
 
 // StepState is one action's state within a checkpoint.
 type StepState struct {
-	ActionID       string     `json:"action_id"`
-	Status         StepStatus `json:"status"`
-	LogicalAttempt int        `json:"logical_attempt"`
-	EngineAttempt  int        `json:"engine_attempt"`
-	Attempts       []Attempt  `json:"attempts,omitempty"`
+	ActionID       string     `json:"action_id" wire:"1"`
+	Status         StepStatus `json:"status" wire:"2"`
+	LogicalAttempt int        `json:"logical_attempt" wire:"3"`
+	EngineAttempt  int        `json:"engine_attempt" wire:"4"`
+	Attempts       []Attempt  `json:"attempts,omitempty" wire:"5"`
 	// TaskID is the current task, while one exists.
-	TaskID          string          `json:"task_id,omitempty"`
-	ReadyKey        string          `json:"ready_key,omitempty"`
-	ScheduledAt     time.Time       `json:"scheduled_at,omitzero"`
-	StartedAt       time.Time       `json:"started_at,omitzero"`
-	CompletedAt     time.Time       `json:"completed_at,omitzero"`
-	Output          json.RawMessage `json:"output,omitempty"`
-	Artifacts       []ArtifactRef   `json:"artifacts,omitempty"`
-	Error           *StepError      `json:"error,omitempty"`
-	CompletionToken string          `json:"completion_token,omitempty"`
-	WaitingSignal   string          `json:"waiting_signal,omitempty"`
-	NextAttemptAt   time.Time       `json:"next_attempt_at,omitzero"`
-	Reason          string          `json:"reason,omitempty"`
+	TaskID          string          `json:"task_id,omitempty" wire:"6"`
+	ReadyKey        string          `json:"ready_key,omitempty" wire:"7"`
+	ScheduledAt     time.Time       `json:"scheduled_at,omitzero" wire:"8"`
+	StartedAt       time.Time       `json:"started_at,omitzero" wire:"9"`
+	CompletedAt     time.Time       `json:"completed_at,omitzero" wire:"10"`
+	Output          json.RawMessage `json:"output,omitempty" wire:"11"`
+	Artifacts       []ArtifactRef   `json:"artifacts,omitempty" wire:"12"`
+	Error           *StepError      `json:"error,omitempty" wire:"13"`
+	CompletionToken string          `json:"completion_token,omitempty" wire:"14"`
+	WaitingSignal   string          `json:"waiting_signal,omitempty" wire:"15"`
+	NextAttemptAt   time.Time       `json:"next_attempt_at,omitzero" wire:"16"`
+	Reason          string          `json:"reason,omitempty" wire:"17"`
 	// Manual is the accepted manual completion that ended the step's wait.
-	Manual *ManualResult `json:"manual,omitempty"`
+	Manual *ManualResult `json:"manual,omitempty" wire:"18"`
 	// Compensation of this step.
-	CompStatus   CompensationStatus `json:"comp_status,omitempty"`
-	CompAttempt  int                `json:"comp_attempt,omitempty"`
-	CompError    *StepError         `json:"comp_error,omitempty"`
-	CompTaskID   string             `json:"comp_task_id,omitempty"`
-	CompReadyKey string             `json:"comp_ready_key,omitempty"`
+	CompStatus   CompensationStatus `json:"comp_status,omitempty" wire:"19"`
+	CompAttempt  int                `json:"comp_attempt,omitempty" wire:"20"`
+	CompError    *StepError         `json:"comp_error,omitempty" wire:"21"`
+	CompTaskID   string             `json:"comp_task_id,omitempty" wire:"22"`
+	CompReadyKey string             `json:"comp_ready_key,omitempty" wire:"23"`
 	// Reconcile: the activity was claimed by a worker that can verify it, so
 	// its operation has a reconciliation record (docs/semantics.md#reconciliation).
-	Reconcile bool `json:"reconcile,omitempty"`
+	Reconcile bool `json:"reconcile,omitempty" wire:"24"`
 	// Verifying: the current task is a verify task.
-	Verifying bool `json:"verifying,omitempty"`
+	Verifying bool `json:"verifying,omitempty" wire:"25"`
 	// Keys are the keys of the step's events appended, while the run's
 	// checkpoint has KeysTracked (KeySpan).
-	Keys []KeySpan `json:"keys,omitempty"`
+	Keys []KeySpan `json:"keys,omitempty" wire:"26"`
 }
 
 // Attempt is the evidence of one execution attempt (docs/semantics.md#attempt-evidence).
 type Attempt struct {
-	LogicalAttempt int            `json:"logical_attempt"`
-	EngineAttempt  int            `json:"engine_attempt"`
-	Outcome        AttemptOutcome `json:"outcome,omitempty"`
-	Error          *StepError     `json:"error,omitempty"`
-	StartedAt      time.Time      `json:"started_at,omitzero"`
-	CompletedAt    time.Time      `json:"completed_at,omitzero"`
-	WorkerID       string         `json:"worker_id,omitempty"`
+	LogicalAttempt int            `json:"logical_attempt" wire:"1"`
+	EngineAttempt  int            `json:"engine_attempt" wire:"2"`
+	Outcome        AttemptOutcome `json:"outcome,omitempty" wire:"3"`
+	Error          *StepError     `json:"error,omitempty" wire:"4"`
+	StartedAt      time.Time      `json:"started_at,omitzero" wire:"5"`
+	CompletedAt    time.Time      `json:"completed_at,omitzero" wire:"6"`
+	WorkerID       string         `json:"worker_id,omitempty" wire:"7"`
 }
 
 // AttemptOutcome is how an attempt ended.
@@ -165,38 +165,38 @@ const (
 
 // StepError describes a failure without its payload.
 type StepError struct {
-	Class     definition.ErrorClass `json:"class"`
-	Code      string                `json:"code,omitempty"`
-	Message   string                `json:"message,omitempty"`
-	Retryable bool                  `json:"retryable,omitempty"`
+	Class     definition.ErrorClass `json:"class" wire:"1"`
+	Code      string                `json:"code,omitempty" wire:"2"`
+	Message   string                `json:"message,omitempty" wire:"3"`
+	Retryable bool                  `json:"retryable,omitempty" wire:"4"`
 }
 
 // RunError is a run's terminal failure.
 type RunError struct {
-	ActionID        string     `json:"action_id,omitempty"`
-	Error           *StepError `json:"error,omitempty"`
-	WorkflowTimeout bool       `json:"workflow_timeout,omitempty"`
+	ActionID        string     `json:"action_id,omitempty" wire:"1"`
+	Error           *StepError `json:"error,omitempty" wire:"2"`
+	WorkflowTimeout bool       `json:"workflow_timeout,omitempty" wire:"3"`
 }
 
 // Cancellation records who cancelled a run and why (docs/semantics.md#cancellation).
 type Cancellation struct {
-	CancelledBy string    `json:"cancelled_by"`
-	Reason      string    `json:"reason,omitempty"`
-	RequestedAt time.Time `json:"requested_at"`
+	CancelledBy string    `json:"cancelled_by" wire:"1"`
+	Reason      string    `json:"reason,omitempty" wire:"2"`
+	RequestedAt time.Time `json:"requested_at" wire:"3"`
 	// Compensate is set when the cancel asked for compensation (docs/semantics.md#cancel-compensation).
-	Compensate bool `json:"compensate,omitempty"`
+	Compensate bool `json:"compensate,omitempty" wire:"4"`
 }
 
 // CompensationState is a run's rollback.
 type CompensationState struct {
 	// Order is the steps to compensate, in reverse completion order.
-	Order []string `json:"order"`
+	Order []string `json:"order" wire:"1"`
 	// Next indexes the next step of Order to start.
-	Next    int                 `json:"next"`
-	Outcome CompensationOutcome `json:"outcome,omitempty"`
+	Next    int                 `json:"next" wire:"2"`
+	Outcome CompensationOutcome `json:"outcome,omitempty" wire:"3"`
 	// ForCancel is set when a cancel asked for this rollback: the run then
 	// ends CANCELLED, not FAILED (docs/semantics.md#cancel-compensation).
-	ForCancel bool `json:"for_cancel,omitempty"`
+	ForCancel bool `json:"for_cancel,omitempty" wire:"4"`
 }
 
 // CompensationStatus is one step's rollback status.
@@ -221,11 +221,11 @@ const (
 
 // ArtifactRef points at an output stored outside Weft (docs/semantics.md#artifacts-and-secrets).
 type ArtifactRef struct {
-	URI       string    `json:"uri"`
-	Kind      string    `json:"kind,omitempty"`
-	SHA256    string    `json:"sha256,omitempty"`
-	SizeBytes uint64    `json:"size_bytes,omitempty"`
-	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	URI       string    `json:"uri" wire:"1"`
+	Kind      string    `json:"kind,omitempty" wire:"2"`
+	SHA256    string    `json:"sha256,omitempty" wire:"3"`
+	SizeBytes uint64    `json:"size_bytes,omitempty" wire:"4"`
+	ExpiresAt time.Time `json:"expires_at,omitzero" wire:"5"`
 }
 
 // Step answers the state of one action, or nil.
