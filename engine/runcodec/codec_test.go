@@ -3,8 +3,6 @@ package runcodec
 import (
 	"encoding/json"
 	"math/rand/v2"
-	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,96 +10,15 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/internal/testkit/fill"
 )
 
-// filler sets fields from a seeded source. full sets every field to a
-// non-zero value, so that a field the codec forgets fails the round trip;
-// otherwise each field is zero half the time.
-type filler struct {
-	r    *rand.Rand
-	full bool
-}
-
-var fillStrings = []string{"", "x", "RUN", "StepCompleted", "activity-worker:w1", "é ünïcode ✓", "a:b%c",
-	"0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e", "0195B3C2-7C1E-7E3A-9D41-2F1A6B8C9D0E",
-	strings.Repeat("ab", 32), strings.Repeat("AB", 32), strings.Repeat("z", 300), "\x00\xff"}
-
-func (f filler) skip() bool { return !f.full && f.r.IntN(2) == 0 }
-
-func (f filler) fill(v reflect.Value, depth int) {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if depth > 4 || f.skip() {
-			return
-		}
-		p := reflect.New(v.Type().Elem())
-		f.fill(p.Elem(), depth+1)
-		v.Set(p)
-	case reflect.Struct:
-		if v.Type() == reflect.TypeFor[time.Time]() {
-			if !f.skip() {
-				sec := f.r.Int64N(4e9) - 1e9 // before and after 1970
-				v.Set(reflect.ValueOf(time.Unix(sec, f.r.Int64N(1e9)).UTC()))
-			}
-			return
-		}
-		for i := range v.NumField() {
-			f.fill(v.Field(i), depth)
-		}
-	case reflect.String:
-		s := fillStrings[f.r.IntN(len(fillStrings))]
-		if f.full && s == "" {
-			s = "full"
-		}
-		if !f.skip() {
-			v.SetString(s)
-		}
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		if !f.skip() {
-			v.SetInt(f.r.Int64N(1<<40) - 1<<39 | 1)
-		}
-	case reflect.Uint64, reflect.Uint32:
-		if !f.skip() {
-			v.SetUint(f.r.Uint64()>>uint(f.r.IntN(64)) | 1)
-		}
-	case reflect.Bool:
-		v.SetBool(f.full || f.r.IntN(2) == 0)
-	case reflect.Slice:
-		if f.skip() {
-			return
-		}
-		if v.Type() == reflect.TypeFor[json.RawMessage]() {
-			v.SetBytes([]byte(`{"k":[1,"two",null]}`))
-			return
-		}
-		n := 1 + f.r.IntN(3)
-		s := reflect.MakeSlice(v.Type(), n, n)
-		for i := range n {
-			el := s.Index(i)
-			if el.Kind() == reflect.String { // elements keep even ""
-				el.SetString(fillStrings[f.r.IntN(len(fillStrings))])
-				continue
-			}
-			if el.Kind() == reflect.Pointer { // a checkpoint's steps are never nil
-				el.Set(reflect.New(el.Type().Elem()))
-				el = el.Elem()
-			}
-			f.fill(el, depth+1)
-		}
-		v.Set(s)
-	}
-}
-
 func randomEvent(r *rand.Rand, full bool) *runstate.Event {
-	ev := &runstate.Event{}
-	filler{r: r, full: full}.fill(reflect.ValueOf(ev).Elem(), 0)
-	return ev
+	return fill.New[runstate.Event](fill.Filler{Rand: r, Full: full})
 }
 
 func randomState(r *rand.Rand, full bool) *runstate.State {
-	s := &runstate.State{}
-	filler{r: r, full: full}.fill(reflect.ValueOf(s).Elem(), 0)
-	return s
+	return fill.New[runstate.State](fill.Filler{Rand: r, Full: full})
 }
 
 func TestEventCodec_RoundTripsEveryField(t *testing.T) {

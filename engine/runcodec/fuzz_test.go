@@ -2,10 +2,11 @@ package runcodec
 
 import (
 	"math/rand/v2"
-	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/testkit/fill"
 )
 
 // The decoders of the small records: any input is decoded or refused with
@@ -13,7 +14,7 @@ import (
 
 func FuzzDecodeTimer(f *testing.F) {
 	tm := &Timer{}
-	filler{r: rand.New(rand.NewPCG(41, 16)), full: true}.fill(reflect.ValueOf(tm).Elem(), 0)
+	fill.Filler{Rand: rand.New(rand.NewPCG(41, 16)), Full: true}.Fill(tm)
 	f.Add(AppendTimer(nil, tm))
 	f.Add([]byte(`{"run_id":"r","kind":"task_timeout","due":"2026-01-01T00:00:00Z"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -3,11 +3,12 @@ package runcodec
 import (
 	"encoding/json"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/testkit/fill"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/weft-dev/weft/engine/definition"
@@ -15,7 +16,7 @@ import (
 
 func randomTask(r *rand.Rand, full bool) *Task {
 	t := &Task{}
-	filler{r: r, full: full}.fill(reflect.ValueOf(t).Elem(), 0)
+	fill.Filler{Rand: r, Full: full}.Fill(t)
 	return t
 }
 

@@ -3,18 +3,19 @@ package runcodec
 import (
 	"encoding/json"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/testkit/fill"
 )
 
 func TestTimerCodec_RoundTripsEveryField(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 16))
 	for i := range 2000 {
 		tm := &Timer{}
-		filler{r: r, full: i%3 == 0}.fill(reflect.ValueOf(tm).Elem(), 0)
+		fill.Filler{Rand: r, Full: i%3 == 0}.Fill(tm)
 		if i%2 == 0 { // as the engine writes a task's timer
 			tm.RunID = "0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e"
 			tm.Ref = tm.RunID + "/charge/1/a1"

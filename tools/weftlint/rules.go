@@ -81,6 +81,7 @@ var rules = []rule{
 	{pkg: "internal/redisconn", allow: list(std, goRedis)},
 	{pkg: "internal/redistest", allow: list(std, "internal/redisconn", goRedis, "github.com/google/uuid")},
 	{pkg: "internal/tlstest", allow: list(std)},
+	{pkg: "internal/testkit/fill", allow: list(std)},
 	{pkg: "internal/oidctest", allow: list(std, "github.com/go-jose/go-jose/v4/...")},
 	{pkg: "internal/protorules", allow: list(std, "buf.build/gen/...", "google.golang.org/protobuf/...")},
 	{pkg: "internal/eventschema", allow: list(std, "gen/...", "buf.build/gen/...", "google.golang.org/protobuf/...")},
