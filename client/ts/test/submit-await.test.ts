@@ -125,11 +125,16 @@ test("submitAndAwait gives up after timeoutMs with the run still going", async (
 // open: a long poll cut short would lose a submission without runRequestId
 // (it is not retried) and fail an await that was going to succeed.
 const sleepMs = (ms: number) => new Promise<void>((res) => setTimeout(res, ms));
+// The submitting and working side of these runs is another client, with the
+// default timeouts: SubmitRun and CompleteTask are ordinary calls, and 300 ms is
+// not a bound a loaded machine keeps; only the awaiting client carries the short
+// defaultTimeoutMs under test.
+const worker = createWeftClient({ baseUrl });
 
 test("submitAndAwait outlasts a defaultTimeoutMs shorter than the run", async () => {
   const weft = createWeftClient({ baseUrl, defaultTimeoutMs: 300 });
   const activity = unique("tssubmitawait");
-  const [done] = await Promise.all([weft.submitAndAwait(oneTask(activity)), completeTask(weft, activity, "slow", sleepMs(1200))]);
+  const [done] = await Promise.all([weft.submitAndAwait(oneTask(activity)), completeTask(worker, activity, "slow", sleepMs(1200))]);
   assert.equal(done.status, RunStatus.COMPLETED);
   assert.equal(fromValue(done.steps[0]?.output), "slow");
 });
@@ -137,20 +142,20 @@ test("submitAndAwait outlasts a defaultTimeoutMs shorter than the run", async ()
 test("awaitRun outlasts a defaultTimeoutMs shorter than the run", async () => {
   const weft = createWeftClient({ baseUrl, defaultTimeoutMs: 300 });
   const activity = unique("tssubmitawait");
-  const { run } = await weft.runs.submitRun({ ...oneTask(activity), start: true });
-  const [done] = await Promise.all([weft.awaitRun(run!.runId), completeTask(weft, activity, "slow", sleepMs(1200))]);
+  const { run } = await worker.runs.submitRun({ ...oneTask(activity), start: true });
+  const [done] = await Promise.all([weft.awaitRun(run!.runId), completeTask(worker, activity, "slow", sleepMs(1200))]);
   assert.equal(done.status, RunStatus.COMPLETED);
 });
 
 test("watchEvents outlasts a defaultTimeoutMs shorter than the run", async () => {
   const weft = createWeftClient({ baseUrl, defaultTimeoutMs: 300 });
   const activity = unique("tssubmitawait");
-  const { run } = await weft.runs.submitRun({ ...oneTask(activity), start: true });
+  const { run } = await worker.runs.submitRun({ ...oneTask(activity), start: true });
   const types: string[] = [];
   const watched = (async () => {
     for await (const ev of weft.watchEvents(run!.runId, { retry: { maxAttempts: 1 } })) types.push(ev.eventType);
   })();
-  await completeTask(weft, activity, "slow", sleepMs(1200));
+  await completeTask(worker, activity, "slow", sleepMs(1200));
   await watched;
   assert.equal(types.at(-1), "RunCompleted", "the one stream lasted until the run ended");
 });
