@@ -46,6 +46,7 @@ var rules = []rule{
 	{pkg: "engine/internal/admission", allow: list(std, "store", "engine/keyspace"), deny: list("server/...")},
 	{pkg: "engine/internal/ownership", allow: list(std, "store"), deny: list("server/...")},
 	{pkg: "engine/expr", allow: list(std, "cel.dev/cel-go/..."), deny: list("server/...")},
+	{pkg: "engine/flowcontrol", allow: list(std), deny: list("server/...")},
 	{pkg: "engine/runstate", deny: list(engineRoot, "store/...", "lease/...", "wake/...", "export/...", "server/...", "gen/...")},
 	{pkg: "engine/runcodec", allow: list(std, "engine/definition", "engine/runstate", "google.golang.org/protobuf/encoding/protowire"),
 		deny: list("server/...")},
