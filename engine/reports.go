@@ -138,8 +138,9 @@ func reportFail(ctx context.Context, e *Engine, r ReportParams) (*ReportResult, 
 			}
 			ch.rules().RecordRecon(a, st, decide.Recon{Status: status, Err: stepErr, Key: r.ReconciliationKey})
 		}
+		keepHeartbeatDetails(st, t)
 		if err := ch.rules().FailAttempt(a, st, decide.Attempt{Outcome: runstate.AttemptFailed, Err: stepErr, WorkerID: r.WorkerID,
-			CorrelationID: r.CorrelationID}); err != nil {
+			CorrelationID: r.CorrelationID, RetryAfter: r.RetryAfter}); err != nil {
 			return err
 		}
 		willRetry = st.TaskID == "" && !st.NextAttemptAt.IsZero()
@@ -151,17 +152,37 @@ func reportFail(ctx context.Context, e *Engine, r ReportParams) (*ReportResult, 
 	return res, err
 }
 
-// checkOutput enforces the inline result limit (docs/semantics.md#artifacts-and-secrets).
-func checkOutput(out json.RawMessage, limit int) error {
-	if len(out) > limit {
-		return fault.PayloadTooLarge(
-			fmt.Sprintf("output is %d bytes, over the inline limit of %d; send it as an artifact reference", len(out), limit),
-			fault.Violation("output", "output.max_bytes", "output is %d bytes, over the inline limit of %d", len(out), limit))
+// keepHeartbeatDetails keeps, for the step's next engine attempt, the
+// details of the last heartbeat of an activity attempt that ends: its own
+// when it sent any, else those of the attempts before it
+// (docs/semantics.md#heartbeat-details).
+func keepHeartbeatDetails(st *runstate.StepState, t *record.Task) {
+	if t.Kind == TaskActivity && len(t.HeartbeatDetails) > 0 {
+		st.HeartbeatDetails = t.HeartbeatDetails
 	}
-	if len(out) > 0 && !json.Valid(out) {
-		return fault.Invalid(fault.Violation("output", "output.json", "output must be valid JSON"))
+}
+
+// checkJSON enforces the inline limit on a JSON value a worker sends
+// (docs/semantics.md#artifacts-and-secrets), naming its field; hint, when
+// not empty, says what to do instead.
+func checkJSON(v json.RawMessage, field string, limit int, hint string) error {
+	if len(v) > limit {
+		msg := fmt.Sprintf("%s is %d bytes, over the inline limit of %d", field, len(v), limit)
+		if hint != "" {
+			msg += "; " + hint
+		}
+		return fault.PayloadTooLarge(msg,
+			fault.Violation(field, field+".max_bytes", "%s is %d bytes, over the inline limit of %d", field, len(v), limit))
+	}
+	if len(v) > 0 && !json.Valid(v) {
+		return fault.Invalid(fault.Violation(field, field+".json", "%s must be valid JSON", field))
 	}
 	return nil
+}
+
+// checkOutput enforces the inline result limit (docs/semantics.md#artifacts-and-secrets).
+func checkOutput(out json.RawMessage, limit int) error {
+	return checkJSON(out, "output", limit, "send it as an artifact reference")
 }
 
 // report applies a worker's report on the claim its token names. A report
@@ -257,18 +278,25 @@ type HeartbeatParams struct {
 	TenantID string
 	// Token is the claim's token, as the task carried it.
 	Token string
+	// Details are the activity's progress, JSON; nil keeps those the claim
+	// has (docs/semantics.md#heartbeat-details).
+	Details json.RawMessage
 }
 
 // HeartbeatTask keeps a claim alive. It touches only the task record; the
 // heartbeat timer, when it fires, looks at the last heartbeat.
 func (e *Engine) HeartbeatTask(ctx context.Context, p HeartbeatParams) (*HeartbeatResult, error) {
-	return reportHeartbeat(ctx, e, p.TenantID, p.Token)
+	return reportHeartbeat(ctx, e, p)
 }
 
 // reportHeartbeat keeps a claim alive: HeartbeatTask.
-func reportHeartbeat(ctx context.Context, e *Engine, tenantID, token string) (*HeartbeatResult, error) {
+func reportHeartbeat(ctx context.Context, e *Engine, p HeartbeatParams) (*HeartbeatResult, error) {
+	tenantID, token := p.TenantID, p.Token
 	taskID, err := parseToken(token)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkJSON(p.Details, "details", e.cfg.InlineResultLimit, ""); err != nil {
 		return nil, err
 	}
 	var (
@@ -300,6 +328,9 @@ func reportHeartbeat(ctx context.Context, e *Engine, tenantID, token string) (*H
 			answer = &HeartbeatResult{Deadline: t.Deadline}
 			t := t.Fresh()
 			t.HeartbeatAt = ch.now
+			if len(p.Details) > 0 {
+				t.HeartbeatDetails = p.Details
+			}
 			ch.require(store.IfVersion(record.TaskKey(taskID), version))
 			ch.put(record.TaskKey(taskID), t)
 			return nil

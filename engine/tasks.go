@@ -79,6 +79,9 @@ type Task struct {
 	// TraceParent is the W3C traceparent the worker's span continues: the
 	// attempt's, in the run's trace ("": the run is not traced).
 	TraceParent string
+	// HeartbeatDetails, for activity tasks, are the last heartbeat details
+	// of the logical attempt's earlier engine attempts (docs/semantics.md#heartbeat-details).
+	HeartbeatDetails json.RawMessage
 }
 
 // The worker-facing task protocol: claiming ready tasks for a poll (poll,
@@ -325,6 +328,9 @@ func (c *change) taskFor(t *record.Task, st *runstate.StepState) *Task {
 		return task
 	}
 	task.UpstreamOutputs = c.rules().UpstreamOutputs(a)
+	if t.Kind == TaskActivity {
+		task.HeartbeatDetails = st.HeartbeatDetails
+	}
 	if t.Kind == TaskVerify {
 		if rec, ok := c.rules().Recon(st); ok {
 			task.ReconciliationKey = rec.Key
@@ -361,6 +367,9 @@ type ReportParams struct {
 	Message            string
 	SideEffectPossible bool
 	ReconciliationKey  string
+	// RetryAfter is the worker's earliest time for the next attempt, from
+	// now (docs/semantics.md#retry-after).
+	RetryAfter time.Duration
 	// CorrelationID is the reporting call's correlation id, recorded with
 	// the attempt's evidence (StepAttemptRecorded).
 	CorrelationID string

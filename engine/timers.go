@@ -104,6 +104,7 @@ func (c dueTimer) attemptTimedOut(task *record.Task, token, message string) erro
 	task.State = record.TaskLost
 	c.put(record.TaskKey(task.TaskID), task)
 	c.observeAttemptEnd(task, "timed_out")
+	keepHeartbeatDetails(st, task)
 	if !task.HeartbeatDue.IsZero() {
 		c.clearTimer(task.HeartbeatDue, record.TimerHeartbeat, task.TaskID)
 	}

@@ -85,6 +85,7 @@ func plainTaskProto(t *engine.Task) *weftv1.Task {
 		LogicalAttemptId: uint32(max(t.LogicalAttempt, 0)), EngineAttemptId: uint32(max(t.EngineAttempt, 0)),
 		Deadline: eventpb.Timestamp(t.Deadline), HeartbeatTimeoutMs: uint32(max(t.HeartbeatTimeout.Milliseconds(), 0)),
 		Secrets: secretsProto(t.Secrets), TenantId: t.TenantID, ReconciliationKey: t.ReconciliationKey, Traceparent: t.TraceParent,
+		HeartbeatDetails: eventpb.JSONValue(t.HeartbeatDetails),
 	}
 	for id, v := range t.UpstreamOutputs {
 		if out.UpstreamOutputs == nil {

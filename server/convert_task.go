@@ -61,6 +61,7 @@ func taskProto(t *engine.Task, box *taskBox) *weftv1.Task {
 		Traceparent:        t.TraceParent,
 		TenantId:           t.TenantID,
 		ReconciliationKey:  t.ReconciliationKey,
+		HeartbeatDetails:   jsonValue(t.HeartbeatDetails),
 	}
 	if len(t.UpstreamOutputs) > 0 {
 		out.UpstreamOutputs = make(map[string]*structpb.Value, len(t.UpstreamOutputs))

@@ -92,7 +92,7 @@ func (s *WorkerService) FailTask(ctx context.Context, req *connect.Request[weftv
 	res, err := s.eng.FailTask(ctx, engine.ReportParams{TenantID: who.tenant, Token: m.GetTaskToken(),
 		WorkerID: m.GetWorkerId(), ErrorClass: errorClasses.Engine(m.GetErrorClass()), Code: m.GetCode(),
 		Message: m.GetMessage(), SideEffectPossible: m.GetSideEffectPossible(), ReconciliationKey: m.GetReconciliationKey(),
-		CorrelationID: CorrelationID(ctx)})
+		RetryAfter: time.Duration(m.GetRetryAfterMs()) * time.Millisecond, CorrelationID: CorrelationID(ctx)})
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,11 @@ func (s *WorkerService) HeartbeatTask(ctx context.Context, req *connect.Request[
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.eng.HeartbeatTask(ctx, engine.HeartbeatParams{TenantID: who.tenant, Token: req.Msg.GetTaskToken()})
+	details, err := jsonField(req.Msg.GetDetails(), "details")
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.eng.HeartbeatTask(ctx, engine.HeartbeatParams{TenantID: who.tenant, Token: req.Msg.GetTaskToken(), Details: details})
 	if err != nil {
 		return nil, err
 	}

@@ -887,6 +887,7 @@ func appendStepState(b []byte, v *runstate.StepState) []byte {
 	for i := range v.Keys {
 		b = appendMessage(b, 26, func(b []byte) []byte { return appendKeySpan(b, &v.Keys[i]) })
 	}
+	b = appendBytes(b, 27, v.HeartbeatDetails)
 	return b
 }
 
@@ -1018,6 +1019,12 @@ func decodeStepState(b []byte, v *runstate.StepState) error {
 			}
 			v.Keys = append(v.Keys, runstate.KeySpan{})
 			return decodeKeySpan(x, &v.Keys[len(v.Keys)-1])
+		case 27:
+			x, err := f.bytes()
+			if len(x) > 0 { // empty is absent
+				v.HeartbeatDetails = bytes.Clone(x)
+			}
+			return err
 		}
 		return nil // a field this reader does not know
 	})

@@ -1,6 +1,7 @@
 package runcodec
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -42,6 +43,7 @@ type Task struct {
 	HeartbeatDue     time.Time           `json:"heartbeat_due,omitzero"`
 	StartDue         time.Time           `json:"start_due,omitzero"`
 	Result           string              `json:"result,omitempty"`
+	HeartbeatDetails json.RawMessage     `json:"heartbeat_details,omitempty"`
 }
 
 // The fields of a task record. A task's id begins with its run's and its
@@ -75,6 +77,7 @@ const (
 	taskIDSuffix         = 24
 	taskTokenSuffix      = 25
 	taskStartDue         = 26
+	taskHeartbeatDetails = 27 // JSON
 )
 
 // AppendTask appends a task record's stored form to b.
@@ -114,6 +117,7 @@ func AppendTask(b []byte, t *Task) []byte {
 	b = appendTime(b, taskDeadline, t.Deadline)
 	b = appendTime(b, taskHeartbeatDue, t.HeartbeatDue)
 	b = appendTime(b, taskStartDue, t.StartDue)
+	b = appendBytes(b, taskHeartbeatDetails, t.HeartbeatDetails)
 	return appendString(b, taskResult, t.Result)
 }
 
@@ -211,6 +215,11 @@ func decodeTask(b []byte, t *Task) error {
 			t.StartDue, err = f.time()
 		case taskResult:
 			t.Result, err = f.str()
+		case taskHeartbeatDetails:
+			var v []byte
+			if v, err = f.bytes(); err == nil && len(v) > 0 { // empty is absent
+				t.HeartbeatDetails = bytes.Clone(v)
+			}
 		}
 		return err
 	})

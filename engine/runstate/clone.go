@@ -90,6 +90,7 @@ func (st *StepState) cloneInto(c *StepState, room *cloneRoom) {
 	c.Output = copyInto(&room.output, st.Output)
 	c.Keys = copyInto(&room.keys, st.Keys)
 	c.Artifacts = slices.Clone(st.Artifacts)
+	c.HeartbeatDetails = slices.Clone(st.HeartbeatDetails)
 	c.Error = st.Error.Clone()
 	c.CompError = st.CompError.Clone()
 	if st.Manual != nil {

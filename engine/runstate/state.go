@@ -138,6 +138,10 @@ type StepState struct {
 	// Keys are the keys of the step's events appended, while the run's
 	// checkpoint has KeysTracked (KeySpan).
 	Keys []KeySpan `json:"keys,omitempty" wire:"26"`
+	// HeartbeatDetails are the details of the last heartbeat that carried
+	// any, of the engine attempts of this logical attempt that have ended;
+	// the next attempt's task carries them (docs/semantics.md#heartbeat-details).
+	HeartbeatDetails json.RawMessage `json:"heartbeat_details,omitempty" wire:"27"`
 }
 
 // Attempt is the evidence of one execution attempt (docs/semantics.md#attempt-evidence).

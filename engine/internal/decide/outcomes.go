@@ -15,6 +15,9 @@ type Attempt struct {
 	Artifacts []runstate.ArtifactRef
 	Err       *runstate.StepError
 	WorkerID  string
+	// RetryAfter is the worker's earliest time for the next attempt, from
+	// now (docs/semantics.md#retry-after); 0: the backoff alone.
+	RetryAfter time.Duration
 	// CorrelationID is the reporting call's; empty for an attempt a timer ended.
 	CorrelationID string
 }
@@ -78,6 +81,7 @@ func (c *core) succeedStep(st *runstate.StepState, output json.RawMessage, artif
 		return err
 	}
 	st.Output, st.Artifacts = output, artifacts
+	st.HeartbeatDetails = nil // the logical attempt is over (docs/semantics.md#heartbeat-details)
 	st.CompletedAt = c.now
 	st.Error = nil
 	st.CompletionToken = ""
@@ -95,7 +99,7 @@ func (d *Decision) FailAttempt(a *definition.Action, st *runstate.StepState, r A
 	r.Err.Class = definition.NormalizeClass(r.Err.Class)
 	r.Err.Retryable = a.Retry.Retryable(r.Err.Class)
 	if d.state.Failing == "" && runLive(d.state) && a.Retry.ShouldRetry(st.EngineAttempt, r.Err.Class) {
-		st.NextAttemptAt = d.now.Add(a.Retry.Backoff(st.EngineAttempt))
+		st.NextAttemptAt = d.now.Add(max(a.Retry.Backoff(st.EngineAttempt), r.RetryAfter))
 		st.Error = r.Err
 		d.core().recordAttempt(st, r, true)
 		d.rec.SetTimer(Timer{Kind: TimerBackoff, Ref: st.ActionID, Due: st.NextAttemptAt})
@@ -124,6 +128,7 @@ func (c *core) failStep(a *definition.Action, st *runstate.StepState, stepErr *r
 		return err
 	}
 	st.Error = stepErr
+	st.HeartbeatDetails = nil // the logical attempt is over (docs/semantics.md#heartbeat-details)
 	st.CompletedAt = c.now
 	st.CompletionToken = ""
 	st.WaitingSignal = ""

@@ -132,6 +132,9 @@ type Task struct {
 	// Result is how a done task ended ("completed" or "failed"), so that a
 	// duplicate report with the same token is recognised.
 	Result string `json:"result,omitempty"`
+	// HeartbeatDetails are the details of the claim's last heartbeat that
+	// carried any (docs/semantics.md#heartbeat-details).
+	HeartbeatDetails json.RawMessage `json:"heartbeat_details,omitempty"`
 }
 
 // Stored answers the record as runcodec stores it.
@@ -141,7 +144,7 @@ func (t *Task) Stored() *runcodec.Task {
 		LogicalAttempt: t.LogicalAttempt, EngineAttempt: t.EngineAttempt, NotBefore: t.NotBefore, Seq: t.Seq,
 		Timeout: t.Timeout, HeartbeatTimeout: t.HeartbeatTimeout, State: string(t.State), Token: t.Token,
 		WorkerID: t.WorkerID, ClaimedAt: t.ClaimedAt, HeartbeatAt: t.HeartbeatAt, Deadline: t.Deadline,
-		HeartbeatDue: t.HeartbeatDue, StartDue: t.StartDue, Result: t.Result}
+		HeartbeatDue: t.HeartbeatDue, StartDue: t.StartDue, Result: t.Result, HeartbeatDetails: t.HeartbeatDetails}
 }
 
 // DecodeTask decodes a stored task record (binary, or the JSON of an older
@@ -156,7 +159,7 @@ func DecodeTask(b []byte, t *Task) error {
 		LogicalAttempt: s.LogicalAttempt, EngineAttempt: s.EngineAttempt, NotBefore: s.NotBefore, Seq: s.Seq,
 		Timeout: s.Timeout, HeartbeatTimeout: s.HeartbeatTimeout, State: TaskState(s.State), Token: s.Token,
 		WorkerID: s.WorkerID, ClaimedAt: s.ClaimedAt, HeartbeatAt: s.HeartbeatAt, Deadline: s.Deadline,
-		HeartbeatDue: s.HeartbeatDue, StartDue: s.StartDue, Result: s.Result}
+		HeartbeatDue: s.HeartbeatDue, StartDue: s.StartDue, Result: s.Result, HeartbeatDetails: s.HeartbeatDetails}
 	return nil
 }
 

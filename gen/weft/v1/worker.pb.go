@@ -317,9 +317,14 @@ type Task struct {
 	// The W3C traceparent of the attempt, in the run's trace: a worker starts
 	// its activity's span as its child (docs/observability.md). Empty when the
 	// run is not traced.
-	Traceparent   string `protobuf:"bytes,19,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Traceparent string `protobuf:"bytes,19,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	// The details of the last heartbeat that carried any, from an earlier
+	// engine attempt of this logical attempt, so a retried activity can resume
+	// where that attempt got to (docs/semantics.md#heartbeat-details). Unset
+	// when none did, and on compensation and verify tasks.
+	HeartbeatDetails *structpb.Value `protobuf:"bytes,20,opt,name=heartbeat_details,json=heartbeatDetails,proto3" json:"heartbeat_details,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -483,6 +488,13 @@ func (x *Task) GetTraceparent() string {
 		return x.Traceparent
 	}
 	return ""
+}
+
+func (x *Task) GetHeartbeatDetails() *structpb.Value {
+	if x != nil {
+		return x.HeartbeatDetails
+	}
+	return nil
 }
 
 // CompleteTaskRequest reports a result.
@@ -655,8 +667,14 @@ type FailTaskRequest struct {
 	SideEffectPossible bool `protobuf:"varint,6,opt,name=side_effect_possible,json=sideEffectPossible,proto3" json:"side_effect_possible,omitempty"`
 	// For a verifiable activity: the idempotency key the worker derived.
 	ReconciliationKey string `protobuf:"bytes,7,opt,name=reconciliation_key,json=reconciliationKey,proto3" json:"reconciliation_key,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The worker's earliest time for the next attempt, from now (a rate
+	// limit's Retry-After): when the failure is retried, the next attempt is
+	// due at the later of this and the retry policy's backoff; the run's
+	// timeout still ends the run meanwhile (docs/semantics.md#retry-after).
+	// 0: the backoff alone.
+	RetryAfterMs  uint32 `protobuf:"varint,8,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FailTaskRequest) Reset() {
@@ -738,6 +756,13 @@ func (x *FailTaskRequest) GetReconciliationKey() string {
 	return ""
 }
 
+func (x *FailTaskRequest) GetRetryAfterMs() uint32 {
+	if x != nil {
+		return x.RetryAfterMs
+	}
+	return 0
+}
+
 // FailTaskResponse acknowledges a failure report.
 type FailTaskResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -799,7 +824,13 @@ type HeartbeatTaskRequest struct {
 	// The claim.
 	TaskToken string `protobuf:"bytes,1,opt,name=task_token,json=taskToken,proto3" json:"task_token,omitempty"`
 	// The worker.
-	WorkerId      string `protobuf:"bytes,2,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	WorkerId string `protobuf:"bytes,2,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// The activity's progress, as JSON, up to the server's inline limit
+	// (default 256 KiB). The engine keeps the latest the attempt sent; an
+	// attempt retried after this one fails or times out carries it in
+	// Task.heartbeat_details (docs/semantics.md#heartbeat-details). Unset:
+	// the details kept stay as they are.
+	Details       *structpb.Value `protobuf:"bytes,3,opt,name=details,proto3" json:"details,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -846,6 +877,13 @@ func (x *HeartbeatTaskRequest) GetWorkerId() string {
 		return x.WorkerId
 	}
 	return ""
+}
+
+func (x *HeartbeatTaskRequest) GetDetails() *structpb.Value {
+	if x != nil {
+		return x.Details
+	}
+	return nil
 }
 
 // HeartbeatTaskResponse answers a heartbeat.
@@ -1423,7 +1461,7 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"\tmax_tasks\x18\x05 \x01(\rB\b\xbaH\x05*\x03\x18\x80\x02R\bmaxTasks\x12\"\n" +
 	"\await_ms\x18\x06 \x01(\rB\t\xbaH\x06*\x04\x18\xe0\xd4\x03R\x06waitMs\"8\n" +
 	"\x11PollTasksResponse\x12#\n" +
-	"\x05tasks\x18\x01 \x03(\v2\r.weft.v1.TaskR\x05tasks\"\xf8\x06\n" +
+	"\x05tasks\x18\x01 \x03(\v2\r.weft.v1.TaskR\x05tasks\"\xbd\a\n" +
 	"\x04Task\x12\x1d\n" +
 	"\n" +
 	"task_token\x18\x01 \x01(\tR\ttaskToken\x12.\n" +
@@ -1445,7 +1483,8 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"\asecrets\x18\x10 \x03(\v2\x12.weft.v1.SecretRefR\asecrets\x12-\n" +
 	"\x12reconciliation_key\x18\x11 \x01(\tR\x11reconciliationKey\x12\x1b\n" +
 	"\ttenant_id\x18\x12 \x01(\tR\btenantId\x12 \n" +
-	"\vtraceparent\x18\x13 \x01(\tR\vtraceparent\x1aZ\n" +
+	"\vtraceparent\x18\x13 \x01(\tR\vtraceparent\x12C\n" +
+	"\x11heartbeat_details\x18\x14 \x01(\v2\x16.google.protobuf.ValueR\x10heartbeatDetails\x1aZ\n" +
 	"\x14UpstreamOutputsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
 	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\"\xcb\x02\n" +
@@ -1462,7 +1501,7 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"next_tasks\x18\x06 \x01(\v2\x19.weft.v1.PollTasksRequestR\tnextTasks\"Y\n" +
 	"\x14CompleteTaskResponse\x12\x1c\n" +
 	"\tduplicate\x18\x01 \x01(\bR\tduplicate\x12#\n" +
-	"\x05tasks\x18\x02 \x03(\v2\r.weft.v1.TaskR\x05tasks\"\xd2\x02\n" +
+	"\x05tasks\x18\x02 \x03(\v2\r.weft.v1.TaskR\x05tasks\"\x84\x03\n" +
 	"\x0fFailTaskRequest\x12)\n" +
 	"\n" +
 	"task_token\x18\x01 \x01(\tB\n" +
@@ -1474,17 +1513,20 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"\x04code\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x04code\x12\"\n" +
 	"\amessage\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\amessage\x120\n" +
 	"\x14side_effect_possible\x18\x06 \x01(\bR\x12sideEffectPossible\x127\n" +
-	"\x12reconciliation_key\x18\a \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x11reconciliationKey\"O\n" +
+	"\x12reconciliation_key\x18\a \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x11reconciliationKey\x120\n" +
+	"\x0eretry_after_ms\x18\b \x01(\rB\n" +
+	"\xbaH\a*\x05\x18\x80\xb8\x99)R\fretryAfterMs\"O\n" +
 	"\x10FailTaskResponse\x12\x1c\n" +
 	"\tduplicate\x18\x01 \x01(\bR\tduplicate\x12\x1d\n" +
 	"\n" +
-	"will_retry\x18\x02 \x01(\bR\twillRetry\"j\n" +
+	"will_retry\x18\x02 \x01(\bR\twillRetry\"\x9c\x01\n" +
 	"\x14HeartbeatTaskRequest\x12)\n" +
 	"\n" +
 	"task_token\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\bR\ttaskToken\x12'\n" +
 	"\tworker_id\x18\x02 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\bworkerId\"z\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\bworkerId\x120\n" +
+	"\adetails\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\adetails\"z\n" +
 	"\x15HeartbeatTaskResponse\x12)\n" +
 	"\x10cancel_requested\x18\x01 \x01(\bR\x0fcancelRequested\x126\n" +
 	"\bdeadline\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\x81\x02\n" +
@@ -1592,39 +1634,41 @@ var file_weft_v1_worker_proto_depIdxs = []int32{
 	19, // 5: weft.v1.Task.upstream_outputs:type_name -> weft.v1.Task.UpstreamOutputsEntry
 	21, // 6: weft.v1.Task.deadline:type_name -> google.protobuf.Timestamp
 	22, // 7: weft.v1.Task.secrets:type_name -> weft.v1.SecretRef
-	20, // 8: weft.v1.CompleteTaskRequest.output:type_name -> google.protobuf.Value
-	23, // 9: weft.v1.CompleteTaskRequest.artifacts:type_name -> weft.v1.ArtifactRef
-	2,  // 10: weft.v1.CompleteTaskRequest.next_tasks:type_name -> weft.v1.PollTasksRequest
-	4,  // 11: weft.v1.CompleteTaskResponse.tasks:type_name -> weft.v1.Task
-	24, // 12: weft.v1.FailTaskRequest.error_class:type_name -> weft.v1.ErrorClass
-	21, // 13: weft.v1.HeartbeatTaskResponse.deadline:type_name -> google.protobuf.Timestamp
-	25, // 14: weft.v1.ReportVerificationRequest.state:type_name -> weft.v1.VerifyState
-	20, // 15: weft.v1.ReportVerificationRequest.result:type_name -> google.protobuf.Value
-	17, // 16: weft.v1.ListWorkersResponse.queues:type_name -> weft.v1.QueueDescription
-	17, // 17: weft.v1.DescribeQueueResponse.queue:type_name -> weft.v1.QueueDescription
-	21, // 18: weft.v1.QueueDescription.oldest_ready_at:type_name -> google.protobuf.Timestamp
-	18, // 19: weft.v1.QueueDescription.pollers:type_name -> weft.v1.Poller
-	21, // 20: weft.v1.Poller.last_poll_at:type_name -> google.protobuf.Timestamp
-	20, // 21: weft.v1.Task.UpstreamOutputsEntry.value:type_name -> google.protobuf.Value
-	2,  // 22: weft.v1.WorkerService.PollTasks:input_type -> weft.v1.PollTasksRequest
-	5,  // 23: weft.v1.WorkerService.CompleteTask:input_type -> weft.v1.CompleteTaskRequest
-	7,  // 24: weft.v1.WorkerService.FailTask:input_type -> weft.v1.FailTaskRequest
-	9,  // 25: weft.v1.WorkerService.HeartbeatTask:input_type -> weft.v1.HeartbeatTaskRequest
-	11, // 26: weft.v1.WorkerService.ReportVerification:input_type -> weft.v1.ReportVerificationRequest
-	13, // 27: weft.v1.WorkerService.ListWorkers:input_type -> weft.v1.ListWorkersRequest
-	15, // 28: weft.v1.WorkerService.DescribeQueue:input_type -> weft.v1.DescribeQueueRequest
-	3,  // 29: weft.v1.WorkerService.PollTasks:output_type -> weft.v1.PollTasksResponse
-	6,  // 30: weft.v1.WorkerService.CompleteTask:output_type -> weft.v1.CompleteTaskResponse
-	8,  // 31: weft.v1.WorkerService.FailTask:output_type -> weft.v1.FailTaskResponse
-	10, // 32: weft.v1.WorkerService.HeartbeatTask:output_type -> weft.v1.HeartbeatTaskResponse
-	12, // 33: weft.v1.WorkerService.ReportVerification:output_type -> weft.v1.ReportVerificationResponse
-	14, // 34: weft.v1.WorkerService.ListWorkers:output_type -> weft.v1.ListWorkersResponse
-	16, // 35: weft.v1.WorkerService.DescribeQueue:output_type -> weft.v1.DescribeQueueResponse
-	29, // [29:36] is the sub-list for method output_type
-	22, // [22:29] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	20, // 8: weft.v1.Task.heartbeat_details:type_name -> google.protobuf.Value
+	20, // 9: weft.v1.CompleteTaskRequest.output:type_name -> google.protobuf.Value
+	23, // 10: weft.v1.CompleteTaskRequest.artifacts:type_name -> weft.v1.ArtifactRef
+	2,  // 11: weft.v1.CompleteTaskRequest.next_tasks:type_name -> weft.v1.PollTasksRequest
+	4,  // 12: weft.v1.CompleteTaskResponse.tasks:type_name -> weft.v1.Task
+	24, // 13: weft.v1.FailTaskRequest.error_class:type_name -> weft.v1.ErrorClass
+	20, // 14: weft.v1.HeartbeatTaskRequest.details:type_name -> google.protobuf.Value
+	21, // 15: weft.v1.HeartbeatTaskResponse.deadline:type_name -> google.protobuf.Timestamp
+	25, // 16: weft.v1.ReportVerificationRequest.state:type_name -> weft.v1.VerifyState
+	20, // 17: weft.v1.ReportVerificationRequest.result:type_name -> google.protobuf.Value
+	17, // 18: weft.v1.ListWorkersResponse.queues:type_name -> weft.v1.QueueDescription
+	17, // 19: weft.v1.DescribeQueueResponse.queue:type_name -> weft.v1.QueueDescription
+	21, // 20: weft.v1.QueueDescription.oldest_ready_at:type_name -> google.protobuf.Timestamp
+	18, // 21: weft.v1.QueueDescription.pollers:type_name -> weft.v1.Poller
+	21, // 22: weft.v1.Poller.last_poll_at:type_name -> google.protobuf.Timestamp
+	20, // 23: weft.v1.Task.UpstreamOutputsEntry.value:type_name -> google.protobuf.Value
+	2,  // 24: weft.v1.WorkerService.PollTasks:input_type -> weft.v1.PollTasksRequest
+	5,  // 25: weft.v1.WorkerService.CompleteTask:input_type -> weft.v1.CompleteTaskRequest
+	7,  // 26: weft.v1.WorkerService.FailTask:input_type -> weft.v1.FailTaskRequest
+	9,  // 27: weft.v1.WorkerService.HeartbeatTask:input_type -> weft.v1.HeartbeatTaskRequest
+	11, // 28: weft.v1.WorkerService.ReportVerification:input_type -> weft.v1.ReportVerificationRequest
+	13, // 29: weft.v1.WorkerService.ListWorkers:input_type -> weft.v1.ListWorkersRequest
+	15, // 30: weft.v1.WorkerService.DescribeQueue:input_type -> weft.v1.DescribeQueueRequest
+	3,  // 31: weft.v1.WorkerService.PollTasks:output_type -> weft.v1.PollTasksResponse
+	6,  // 32: weft.v1.WorkerService.CompleteTask:output_type -> weft.v1.CompleteTaskResponse
+	8,  // 33: weft.v1.WorkerService.FailTask:output_type -> weft.v1.FailTaskResponse
+	10, // 34: weft.v1.WorkerService.HeartbeatTask:output_type -> weft.v1.HeartbeatTaskResponse
+	12, // 35: weft.v1.WorkerService.ReportVerification:output_type -> weft.v1.ReportVerificationResponse
+	14, // 36: weft.v1.WorkerService.ListWorkers:output_type -> weft.v1.ListWorkersResponse
+	16, // 37: weft.v1.WorkerService.DescribeQueue:output_type -> weft.v1.DescribeQueueResponse
+	31, // [31:38] is the sub-list for method output_type
+	24, // [24:31] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_worker_proto_init() }

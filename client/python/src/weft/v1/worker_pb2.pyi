@@ -60,11 +60,12 @@ class DescribeQueueResponse(_message.Message):
     def __init__(self, queue: _Optional[_Union[QueueDescription, _Mapping]] = ...) -> None: ...
 
 class FailTaskRequest(_message.Message):
-    __slots__ = ["code", "error_class", "message", "reconciliation_key", "side_effect_possible", "task_token", "worker_id"]
+    __slots__ = ["code", "error_class", "message", "reconciliation_key", "retry_after_ms", "side_effect_possible", "task_token", "worker_id"]
     CODE_FIELD_NUMBER: _ClassVar[int]
     ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     RECONCILIATION_KEY_FIELD_NUMBER: _ClassVar[int]
+    RETRY_AFTER_MS_FIELD_NUMBER: _ClassVar[int]
     SIDE_EFFECT_POSSIBLE_FIELD_NUMBER: _ClassVar[int]
     TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
@@ -72,10 +73,11 @@ class FailTaskRequest(_message.Message):
     error_class: _common_pb2.ErrorClass
     message: str
     reconciliation_key: str
+    retry_after_ms: int
     side_effect_possible: bool
     task_token: str
     worker_id: str
-    def __init__(self, task_token: _Optional[str] = ..., worker_id: _Optional[str] = ..., error_class: _Optional[_Union[_common_pb2.ErrorClass, str]] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., side_effect_possible: bool = ..., reconciliation_key: _Optional[str] = ...) -> None: ...
+    def __init__(self, task_token: _Optional[str] = ..., worker_id: _Optional[str] = ..., error_class: _Optional[_Union[_common_pb2.ErrorClass, str]] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., side_effect_possible: bool = ..., reconciliation_key: _Optional[str] = ..., retry_after_ms: _Optional[int] = ...) -> None: ...
 
 class FailTaskResponse(_message.Message):
     __slots__ = ["duplicate", "will_retry"]
@@ -86,12 +88,14 @@ class FailTaskResponse(_message.Message):
     def __init__(self, duplicate: bool = ..., will_retry: bool = ...) -> None: ...
 
 class HeartbeatTaskRequest(_message.Message):
-    __slots__ = ["task_token", "worker_id"]
+    __slots__ = ["details", "task_token", "worker_id"]
+    DETAILS_FIELD_NUMBER: _ClassVar[int]
     TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    details: _struct_pb2.Value
     task_token: str
     worker_id: str
-    def __init__(self, task_token: _Optional[str] = ..., worker_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, task_token: _Optional[str] = ..., worker_id: _Optional[str] = ..., details: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class HeartbeatTaskResponse(_message.Message):
     __slots__ = ["cancel_requested", "deadline"]
@@ -188,7 +192,7 @@ class ReportVerificationResponse(_message.Message):
     def __init__(self, duplicate: bool = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ["action_id", "activity", "deadline", "engine_attempt_id", "heartbeat_timeout_ms", "idempotency_key", "input", "logical_attempt_id", "operation_id", "reconciliation_key", "run_id", "run_input", "secrets", "task_id", "task_token", "task_type", "tenant_id", "traceparent", "upstream_outputs"]
+    __slots__ = ["action_id", "activity", "deadline", "engine_attempt_id", "heartbeat_details", "heartbeat_timeout_ms", "idempotency_key", "input", "logical_attempt_id", "operation_id", "reconciliation_key", "run_id", "run_input", "secrets", "task_id", "task_token", "task_type", "tenant_id", "traceparent", "upstream_outputs"]
     class UpstreamOutputsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -200,6 +204,7 @@ class Task(_message.Message):
     ACTIVITY_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     ENGINE_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEAT_DETAILS_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
@@ -219,6 +224,7 @@ class Task(_message.Message):
     activity: str
     deadline: _timestamp_pb2.Timestamp
     engine_attempt_id: int
+    heartbeat_details: _struct_pb2.Value
     heartbeat_timeout_ms: int
     idempotency_key: str
     input: _struct_pb2.Value
@@ -234,7 +240,7 @@ class Task(_message.Message):
     tenant_id: str
     traceparent: str
     upstream_outputs: _containers.MessageMap[str, _struct_pb2.Value]
-    def __init__(self, task_token: _Optional[str] = ..., task_type: _Optional[_Union[TaskType, str]] = ..., task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., action_id: _Optional[str] = ..., activity: _Optional[str] = ..., operation_id: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., run_input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., upstream_outputs: _Optional[_Mapping[str, _struct_pb2.Value]] = ..., idempotency_key: _Optional[str] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., heartbeat_timeout_ms: _Optional[int] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., reconciliation_key: _Optional[str] = ..., tenant_id: _Optional[str] = ..., traceparent: _Optional[str] = ...) -> None: ...
+    def __init__(self, task_token: _Optional[str] = ..., task_type: _Optional[_Union[TaskType, str]] = ..., task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., action_id: _Optional[str] = ..., activity: _Optional[str] = ..., operation_id: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., run_input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., upstream_outputs: _Optional[_Mapping[str, _struct_pb2.Value]] = ..., idempotency_key: _Optional[str] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., heartbeat_timeout_ms: _Optional[int] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., reconciliation_key: _Optional[str] = ..., tenant_id: _Optional[str] = ..., traceparent: _Optional[str] = ..., heartbeat_details: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class TaskType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
