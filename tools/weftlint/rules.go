@@ -47,6 +47,7 @@ var rules = []rule{
 	{pkg: "engine/internal/ownership", allow: list(std, "store"), deny: list("server/...")},
 	{pkg: "engine/expr", allow: list(std, "cel.dev/cel-go/..."), deny: list("server/...")},
 	{pkg: "engine/flowcontrol", allow: list(std), deny: list("server/...")},
+	{pkg: "engine/runquery", allow: list(std, "engine/runstate"), deny: list("server/...")},
 	{pkg: "engine/runstate", deny: list(engineRoot, "store/...", "lease/...", "wake/...", "export/...", "server/...", "gen/...")},
 	{pkg: "engine/runcodec", allow: list(std, "engine/definition", "engine/runstate", "google.golang.org/protobuf/encoding/protowire"),
 		deny: list("server/...")},
