@@ -23,6 +23,7 @@ import (
 	"github.com/weft-dev/weft/engine/runstate"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/internal/testkit/fill"
 )
 
 // The conversions that allocate their messages in blocks (runProto,
@@ -122,69 +123,28 @@ func requireSameMessage(t *testing.T, want, got proto.Message, msgAndArgs ...any
 var jsonSamples = []json.RawMessage{nil, json.RawMessage(`{}`), json.RawMessage(`{ }`), json.RawMessage(`null`),
 	json.RawMessage(`{"a":1}`), json.RawMessage(`[{}]`), json.RawMessage(`"{}"`), json.RawMessage(`{"":{}}`)}
 
+// fillValues are the values of the types randomFill gives their own.
+var fillValues = map[reflect.Type][]any{reflect.TypeFor[json.RawMessage](): func() (out []any) {
+	for _, s := range jsonSamples {
+		out = append(out, s)
+	}
+	return out
+}()}
+
 // randomFill sets v, recursively, to random values: every field of every
 // struct, so that a field a conversion forgets shows.
-func randomFill(r *rand.Rand, v reflect.Value, depth int) {
-	switch v.Type() {
-	case reflect.TypeFor[json.RawMessage]():
-		v.Set(reflect.ValueOf(jsonSamples[r.IntN(len(jsonSamples))]))
-		return
-	case reflect.TypeFor[time.Time]():
-		if r.IntN(4) != 0 {
-			v.Set(reflect.ValueOf(time.Unix(r.Int64N(4e9), r.Int64N(1e9)).UTC()))
-		}
-		return
-	}
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString([]string{"", "a", "step-" + strconv.Itoa(r.IntN(9)), "é:x"}[r.IntN(4)])
-	case reflect.Bool:
-		v.SetBool(r.IntN(2) == 0)
-	case reflect.Int, reflect.Int32, reflect.Int64:
-		v.SetInt(r.Int64N(1e6) - 1e3)
-	case reflect.Uint, reflect.Uint32, reflect.Uint64:
-		v.SetUint(r.Uint64N(1e6))
-	case reflect.Float64:
-		v.SetFloat(r.Float64() * 10)
-	case reflect.Pointer:
-		if depth < 6 && r.IntN(2) == 0 {
-			v.Set(reflect.New(v.Type().Elem()))
-			randomFill(r, v.Elem(), depth+1)
-		}
-	case reflect.Slice:
-		if depth < 6 && r.IntN(4) != 0 {
-			n := r.IntN(4)
-			v.Set(reflect.MakeSlice(v.Type(), n, n))
-			for i := range n {
-				randomFill(r, v.Index(i), depth+1)
-			}
-		}
-	case reflect.Map:
-		if depth < 6 && r.IntN(2) == 0 {
-			v.Set(reflect.MakeMap(v.Type()))
-			for range r.IntN(3) {
-				k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-				randomFill(r, k, depth+1)
-				randomFill(r, e, depth+1)
-				v.SetMapIndex(k, e)
-			}
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				randomFill(r, v.Field(i), depth+1)
-			}
-		}
-	}
+func randomFill(r *rand.Rand, v reflect.Value) {
+	fill.Filler{Rand: r, Strings: []string{"", "a", "step-1", "step-7", "é:x"}, MaxDepth: 6,
+		Values: fillValues}.FillValue(v)
 }
 
 func randomSnapshot(r *rand.Rand) *runstate.Snapshot {
 	s := new(runstate.Snapshot)
-	randomFill(r, reflect.ValueOf(s).Elem(), 0)
+	randomFill(r, reflect.ValueOf(s).Elem())
 	if r.IntN(3) == 0 {
 		s.Steps = make([]runstate.StepState, 1+r.IntN(6))
 		for i := range s.Steps {
-			randomFill(r, reflect.ValueOf(&s.Steps[i]).Elem(), 1)
+			randomFill(r, reflect.ValueOf(&s.Steps[i]).Elem())
 			s.Steps[i].ActionID = "a" + strconv.Itoa(i) + s.Steps[i].ActionID
 		}
 	}
@@ -224,7 +184,7 @@ func TestAttemptIn_IsThePlainConversion(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 2))
 	for range 500 {
 		var a runstate.Attempt
-		randomFill(r, reflect.ValueOf(&a).Elem(), 0)
+		randomFill(r, reflect.ValueOf(&a).Elem())
 		var box attemptBox
 		requireSameMessage(t, plainAttemptProto(&a), eventpb.AttemptIn(&a, &box.attempt, &box.at))
 	}
@@ -256,7 +216,7 @@ func TestTasksProto_AnswersWhatConvertingEachTaskAloneAnswers(t *testing.T) {
 			tasks := make([]*engine.Task, n)
 			for i := range tasks {
 				tasks[i] = new(engine.Task)
-				randomFill(r, reflect.ValueOf(tasks[i]).Elem(), 0)
+				randomFill(r, reflect.ValueOf(tasks[i]).Elem())
 			}
 			got := tasksProto(tasks)
 			require.Len(t, got, n)

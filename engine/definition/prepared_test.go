@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/testkit/fill"
 )
 
 // fresh prepares d without any cache, as a submission did before the cache:
@@ -43,72 +45,23 @@ func requirePreparedAsFresh(t *testing.T, c *PreparedCache, d Definition, msg st
 	require.True(t, reflect.DeepEqual(def, got.Definition), msg)
 }
 
-// randomValue fills v (settable) with a random value of its type: mostly
-// values a definition may validly hold, so that most definitions prepare,
-// and by reflection, so that a field added later is filled too.
-func randomValue(r *rand.Rand, v reflect.Value, depth int) {
-	switch v.Type() {
-	case reflect.TypeFor[json.RawMessage]():
-		samples := []json.RawMessage{nil, {}, json.RawMessage(`{}`), json.RawMessage(`{"a":1}`), json.RawMessage(`[1,"x"]`), json.RawMessage(`"s"`)}
-		v.Set(reflect.ValueOf(samples[r.IntN(len(samples))]))
-		return
-	case reflect.TypeFor[Duration]():
-		samples := []Duration{0, Ms(1), Ms(250), Ms(1000), Ms(30000), Ms(90000)}
-		v.Set(reflect.ValueOf(samples[r.IntN(len(samples))]))
-		return
-	case reflect.TypeFor[BackoffStrategy]():
-		v.SetString(pick(r, "", string(BackoffConstant), string(BackoffLinear), string(BackoffExponential)))
-		return
-	case reflect.TypeFor[OnFailure]():
-		v.SetString(pick(r, "", string(OnFailureAbort), string(OnFailureSkip), string(OnFailureCompensate), string(OnFailureHold)))
-		return
-	case reflect.TypeFor[CompletionMode]():
-		v.SetString(pick(r, "", "", "", string(CompletionAutomated), string(CompletionManual)))
-		return
-	case reflect.TypeFor[BackpressureMode]():
-		v.SetString(pick(r, "", string(BackpressureReject), string(BackpressureQueue), string(BackpressureDelay)))
-		return
-	case reflect.TypeFor[ErrorClass]():
-		v.SetString(pick(r, string(ErrorTimeout), string(ErrorTransient), string(ErrorValidation)))
-		return
-	}
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString(pick(r, "", "a", "b", "c", "q1", "op.x", "é"))
-	case reflect.Bool:
-		v.SetBool(r.IntN(4) == 0)
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		v.SetInt(int64(r.IntN(4)))
-	case reflect.Float64:
-		v.SetFloat([]float64{0, 1, 1.5, 2, 3.25}[r.IntN(5)])
-	case reflect.Pointer:
-		if depth > 3 || r.IntN(2) == 0 {
-			v.SetZero()
-			return
-		}
-		p := reflect.New(v.Type().Elem())
-		randomValue(r, p.Elem(), depth+1)
-		v.Set(p)
-	case reflect.Slice:
-		switch n := r.IntN(5); {
-		case n == 0 || depth > 3:
-			v.SetZero() // nil
-		case n == 1:
-			v.Set(reflect.MakeSlice(v.Type(), 0, 0)) // empty, not nil
-		default:
-			s := reflect.MakeSlice(v.Type(), n-1, n-1)
-			for i := range n - 1 {
-				randomValue(r, s.Index(i), depth+1)
-			}
-			v.Set(s)
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			randomValue(r, v.Field(i), depth+1)
-		}
-	default:
-		panic("randomValue: no generator for " + v.Type().String())
-	}
+// definitionValues are the values of the definition's own types: mostly
+// values a definition may validly hold, so that most definitions prepare.
+var definitionValues = map[reflect.Type][]any{
+	reflect.TypeFor[json.RawMessage]():  {nil, json.RawMessage{}, json.RawMessage(`{}`), json.RawMessage(`{"a":1}`), json.RawMessage(`[1,"x"]`), json.RawMessage(`"s"`)},
+	reflect.TypeFor[Duration]():         {Duration(0), Ms(1), Ms(250), Ms(1000), Ms(30000), Ms(90000)},
+	reflect.TypeFor[BackoffStrategy]():  {"", BackoffConstant, BackoffLinear, BackoffExponential},
+	reflect.TypeFor[OnFailure]():        {"", OnFailureAbort, OnFailureSkip, OnFailureCompensate, OnFailureHold},
+	reflect.TypeFor[CompletionMode]():   {"", "", "", CompletionAutomated, CompletionManual},
+	reflect.TypeFor[BackpressureMode](): {"", BackpressureReject, BackpressureQueue, BackpressureDelay},
+	reflect.TypeFor[ErrorClass]():       {ErrorTimeout, ErrorTransient, ErrorValidation},
+}
+
+// randomValue fills v (settable) with a random value of its type, by
+// reflection, so that a field added later is filled too.
+func randomValue(r *rand.Rand, v reflect.Value) {
+	fill.Filler{Rand: r, Strings: []string{"", "a", "b", "c", "q1", "op.x", "é"}, Ints: []int64{0, 1, 2, 3},
+		Values: definitionValues, EmptySlices: true}.FillValue(v)
 }
 
 func pick(r *rand.Rand, s ...string) string { return s[r.IntN(len(s))] }
@@ -117,12 +70,12 @@ func pick(r *rand.Rand, s ...string) string { return s[r.IntN(len(s))] }
 // actions with distinct ids and contiguous orders.
 func randomDefinition(r *rand.Rand) Definition {
 	var d Definition
-	randomValue(r, reflect.ValueOf(&d).Elem(), 0)
+	randomValue(r, reflect.ValueOf(&d).Elem())
 	if r.IntN(4) != 0 {
 		d.PlanID, d.PlanVersion, d.ResultActionID = "plan", "1", ""
 		d.Actions = make([]Action, 1+r.IntN(4))
 		for i := range d.Actions {
-			randomValue(r, reflect.ValueOf(&d.Actions[i]).Elem(), 1)
+			randomValue(r, reflect.ValueOf(&d.Actions[i]).Elem())
 			a := &d.Actions[i]
 			a.ID, a.Order, a.DependsOn = string(rune('a'+i)), i+1, nil
 			a.Queue = pick(r, "", "q1")

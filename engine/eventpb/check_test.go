@@ -17,6 +17,7 @@ import (
 	"github.com/weft-dev/weft/engine/runstate"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/internal/protorules"
+	"github.com/weft-dev/weft/internal/testkit/fill"
 )
 
 // randomStrings are the strings a random event is made of: each rule's
@@ -36,50 +37,23 @@ var randomStrings = []string{
 
 var randomInts = []int64{0, 1, 2, 3, 999, 1000, 1001, -1}
 
-// fillRandom sets every field of v (a pointer) from the pools, recursively.
-func fillRandom(r *rand.Rand, v reflect.Value, depth int) {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if depth > 3 || r.IntN(3) == 0 {
-			v.Set(reflect.Zero(v.Type()))
-			return
-		}
-		p := reflect.New(v.Type().Elem())
-		fillRandom(r, p.Elem(), depth+1)
-		v.Set(p)
-	case reflect.Struct:
-		if v.Type() == reflect.TypeFor[time.Time]() {
-			if r.IntN(4) > 0 {
-				v.Set(reflect.ValueOf(time.Date(2026, 11, 1, 12, 0, r.IntN(60), 0, time.UTC)))
-			}
-			return
-		}
-		for i := range v.NumField() {
-			fillRandom(r, v.Field(i), depth)
-		}
-	case reflect.String:
-		v.SetString(randomStrings[r.IntN(len(randomStrings))])
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		v.SetInt(randomInts[r.IntN(len(randomInts))])
-	case reflect.Uint64, reflect.Uint32:
-		v.SetUint(uint64(max(randomInts[r.IntN(len(randomInts))], 0)))
-	case reflect.Bool:
-		v.SetBool(r.IntN(2) == 0)
-	case reflect.Slice:
-		if v.Type() == reflect.TypeFor[json.RawMessage]() {
-			if r.IntN(2) == 0 {
-				v.SetBytes([]byte(`{"k":[1,"two",null]}`))
-			}
-			return
-		}
-		n := r.IntN(3)
-		s := reflect.MakeSlice(v.Type(), n, n)
-		for i := range n {
-			fillRandom(r, s.Index(i), depth+1)
-		}
-		v.Set(s)
+// randomTimes are the times a random event holds: none, or a second of one minute.
+var randomTimes = func() []any {
+	out := []any{time.Time{}}
+	for s := range 60 {
+		out = append(out, time.Date(2026, 11, 1, 12, 0, s, 0, time.UTC))
 	}
+	return out
+}()
+
+// filler draws every field of an event from the pools.
+func filler(r *rand.Rand) fill.Filler {
+	return fill.Filler{Rand: r, Strings: randomStrings, Ints: randomInts, MaxDepth: 3,
+		Values: map[reflect.Type][]any{reflect.TypeFor[time.Time](): randomTimes}}
 }
+
+// fillRandom sets every field of v from the pools, recursively.
+func fillRandom(r *rand.Rand, v reflect.Value) { filler(r).FillValue(v) }
 
 // randomEvent answers an event of a type the engine knows (or not): a valid
 // event of its type with one field drawn from the pools, or one whose every
@@ -95,9 +69,9 @@ func randomEvent(r *rand.Rand) *runstate.Event {
 		mutateSome(r, reflect.ValueOf(ev).Elem())
 		return ev
 	case 1:
-		fillRandom(r, reflect.ValueOf(ev).Elem(), 0)
+		fillRandom(r, reflect.ValueOf(ev).Elem())
 	default:
-		fillRandom(r, reflect.ValueOf(&ev.Data).Elem(), 0)
+		fillRandom(r, reflect.ValueOf(&ev.Data).Elem())
 	}
 	ev.Type = typ
 	return ev
@@ -107,7 +81,7 @@ func randomEvent(r *rand.Rand) *runstate.Event {
 // with a small probability, or else each field it holds.
 func mutateSome(r *rand.Rand, v reflect.Value) {
 	if r.IntN(25) == 0 {
-		fillRandom(r, v, 0)
+		fillRandom(r, v)
 		return
 	}
 	switch {

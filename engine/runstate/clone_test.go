@@ -3,81 +3,16 @@ package runstate
 import (
 	"reflect"
 	"testing"
-	"time"
+
+	"github.com/weft-dev/weft/internal/testkit/fill"
 )
 
-var timeType = reflect.TypeOf(time.Time{})
-
-// fillAll sets every field reachable from v to a non-zero value, the same
-// every time: two slice elements, allocated pointers.
-func fillAll(v reflect.Value) {
-	switch {
-	case v.Type() == timeType:
-		v.Set(reflect.ValueOf(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
-		return
-	}
-	switch v.Kind() {
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				fillAll(v.Field(i))
-			}
-		}
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-		fillAll(v.Elem())
-	case reflect.Slice:
-		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
-		for i := range 2 {
-			fillAll(v.Index(i))
-		}
-	case reflect.String:
-		v.SetString("s")
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		v.SetInt(7)
-	case reflect.Uint64, reflect.Uint32, reflect.Uint8, reflect.Uint:
-		v.SetUint(7)
-	case reflect.Bool:
-		v.SetBool(true)
-	default:
-		panic("fillAll: add a case for " + v.Type().String())
-	}
-}
-
-// changeAll changes every leaf reachable from v in place, without
-// replacing any pointer or slice: whatever is shared shows the change.
-func changeAll(v reflect.Value) {
-	switch {
-	case v.Type() == timeType:
-		v.Set(reflect.ValueOf(v.Interface().(time.Time).Add(time.Hour)))
-		return
-	}
-	switch v.Kind() {
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				changeAll(v.Field(i))
-			}
-		}
-	case reflect.Pointer:
-		if !v.IsNil() {
-			changeAll(v.Elem())
-		}
-	case reflect.Slice:
-		for i := range v.Len() {
-			changeAll(v.Index(i))
-		}
-	case reflect.String:
-		v.SetString(v.String() + "!")
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		v.SetInt(v.Int() + 1)
-	case reflect.Uint64, reflect.Uint32, reflect.Uint8, reflect.Uint:
-		v.SetUint(v.Uint() + 1)
-	case reflect.Bool:
-		v.SetBool(!v.Bool())
-	default:
-		panic("changeAll: add a case for " + v.Type().String())
-	}
+// filled is a checkpoint with every field set, the same every time: two
+// elements in every slice, every pointer allocated.
+func filled() State {
+	var s State
+	fill.Filler{Full: true, SliceLen: 2}.Fill(&s)
+	return s
 }
 
 // A decision changes a clone of the cached checkpoint; if the clone shared
@@ -85,14 +20,12 @@ func changeAll(v reflect.Value) {
 // never committed. Fails when a field is added to State (or anything it
 // holds) without clone copying it.
 func TestStateClone_SharesNothing(t *testing.T) {
-	var orig, want State
-	fillAll(reflect.ValueOf(&orig).Elem())
-	fillAll(reflect.ValueOf(&want).Elem())
+	orig, want := filled(), filled()
 	c := orig.Clone()
 	if !reflect.DeepEqual(c, &orig) {
 		t.Fatalf("clone differs from the original:\n%+v\n%+v", c, &orig)
 	}
-	changeAll(reflect.ValueOf(c).Elem())
+	fill.Change(c)
 	if !reflect.DeepEqual(&orig, &want) {
 		t.Fatal("changing the clone changed the original: clone shares a pointer or slice with it")
 	}
@@ -101,8 +34,7 @@ func TestStateClone_SharesNothing(t *testing.T) {
 // A clone's steps share one allocation of attempts, one of outputs and one
 // of key spans: growing one step's must never write over the next step's.
 func TestStateClone_GrowingOneStepLeavesTheNextStepsAlone(t *testing.T) {
-	var orig State
-	fillAll(reflect.ValueOf(&orig).Elem())
+	orig := filled()
 	orig.Steps[0].Output = []byte(`{"a":1}`)
 	orig.Steps[1].Output = []byte(`{"b":2}`)
 	c := orig.Clone()

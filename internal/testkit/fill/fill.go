@@ -30,6 +30,8 @@ type Filler struct {
 	Values map[reflect.Type][]any
 	// EmptySlices makes some slices empty but not nil (when not Full).
 	EmptySlices bool
+	// SliceLen is the length of every slice filled; 0 draws 1 to 3.
+	SliceLen int
 	// MaxDepth is how deep pointers, slices and maps are followed (4 by
 	// default); deeper, they stay nil.
 	MaxDepth int
@@ -53,6 +55,12 @@ func (f Filler) Fill(ptr any) {
 	if v.Kind() != reflect.Pointer || v.IsNil() {
 		panic("fill: Fill takes a non-nil pointer, got " + v.Type().String())
 	}
+	f.FillValue(v.Elem())
+}
+
+// FillValue sets v, which must be settable (a field, an element, what a
+// pointer points at).
+func (f Filler) FillValue(v reflect.Value) {
 	if f.Rand == nil {
 		f.Rand = rand.New(rand.NewPCG(0, 0))
 	}
@@ -62,7 +70,7 @@ func (f Filler) Fill(ptr any) {
 	if f.MaxDepth == 0 {
 		f.MaxDepth = 4
 	}
-	f.value(v.Elem(), 0)
+	f.value(v, 0)
 }
 
 // New answers a filled value of type T.
@@ -155,7 +163,10 @@ func (f *Filler) slice(v reflect.Value, depth int) {
 		v.Set(reflect.MakeSlice(v.Type(), 0, 0))
 		return
 	}
-	n := 1 + f.Rand.IntN(3)
+	n := f.SliceLen
+	if n == 0 {
+		n = 1 + f.Rand.IntN(3)
+	}
 	s := reflect.MakeSlice(v.Type(), n, n)
 	for i := range n {
 		el := s.Index(i)
