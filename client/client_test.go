@@ -19,6 +19,7 @@ import (
 var protocols = []client.Protocol{client.ProtocolConnectProto, client.ProtocolConnectJSON, client.ProtocolGRPC, client.ProtocolGRPCWeb}
 
 func TestEveryProtocol_SubmitsReadsAndListsRuns(t *testing.T) {
+	t.Parallel()
 	url := setupURL(t)
 	for _, p := range protocols {
 		t.Run(p.String(), func(t *testing.T) {
@@ -35,6 +36,7 @@ func TestEveryProtocol_SubmitsReadsAndListsRuns(t *testing.T) {
 }
 
 func TestFault_IsTypedErrorWithStableCodeAndCorrelationID(t *testing.T) {
+	t.Parallel()
 	url := setupURL(t)
 	for _, p := range protocols {
 		t.Run(p.String(), func(t *testing.T) {
@@ -52,6 +54,7 @@ func TestFault_IsTypedErrorWithStableCodeAndCorrelationID(t *testing.T) {
 }
 
 func TestInvalidArgument_CarriesFieldViolations(t *testing.T) {
+	t.Parallel()
 	c := client.New(setupURL(t))
 	_, err := c.GetRun(context.Background(), "")
 	require.True(t, client.IsCode(err, client.CodeInvalidArgument), "got %v", err)
@@ -63,6 +66,7 @@ func TestInvalidArgument_CarriesFieldViolations(t *testing.T) {
 }
 
 func TestIllegalTransition_IsItsOwnCode(t *testing.T) {
+	t.Parallel()
 	c := client.New(setupURL(t))
 	run := submit(t, c, waitingForSignal())
 	_, err := c.CancelRun(context.Background(), &weftv1.CancelRunRequest{RunId: run.GetRunId()})
@@ -72,6 +76,7 @@ func TestIllegalTransition_IsItsOwnCode(t *testing.T) {
 }
 
 func TestSignalRun_ReusesOneGeneratedSignalIDAcrossItsRetries(t *testing.T) {
+	t.Parallel()
 	url := setupURL(t)
 	var calls atomic.Int32
 	// The first answer is lost after the server accepted the signal.
@@ -95,6 +100,7 @@ func TestSignalRun_ReusesOneGeneratedSignalIDAcrossItsRetries(t *testing.T) {
 }
 
 func TestSignalRun_KeepsTheCallersSignalID(t *testing.T) {
+	t.Parallel()
 	c := client.New(setupURL(t))
 	run := submit(t, c, waitingForSignal())
 	id := "sig-1"
@@ -106,6 +112,7 @@ func TestSignalRun_KeepsTheCallersSignalID(t *testing.T) {
 }
 
 func TestClientErrors_AreNeverRetried(t *testing.T) {
+	t.Parallel()
 	url := setupURL(t)
 	var calls atomic.Int32
 	counting := proxy(t, url, func(w http.ResponseWriter, r *http.Request, forward http.HandlerFunc) {
@@ -119,6 +126,7 @@ func TestClientErrors_AreNeverRetried(t *testing.T) {
 }
 
 func TestUnavailable_IsRetriedUpToMaxAttempts(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int32
 	down := proxy(t, "http://127.0.0.1:1", func(w http.ResponseWriter, r *http.Request, _ http.HandlerFunc) {
 		calls.Add(1)
@@ -131,6 +139,7 @@ func TestUnavailable_IsRetriedUpToMaxAttempts(t *testing.T) {
 }
 
 func TestBearerToken_IsSentOnUnaryAndStreamingCalls(t *testing.T) {
+	t.Parallel()
 	url := setupURL(t)
 	var mu sync.Mutex
 	seen := map[string]string{}
@@ -154,6 +163,7 @@ func TestBearerToken_IsSentOnUnaryAndStreamingCalls(t *testing.T) {
 }
 
 func TestWatchEvents_YieldsEveryEventInRunSeqOrderUntilTerminal(t *testing.T) {
+	t.Parallel()
 	c := client.New(setupURL(t))
 	run := submit(t, c, waitingForSignal())
 	_, err := c.SignalRun(context.Background(), &weftv1.SignalRunRequest{RunId: run.GetRunId(), SignalName: "go"})
@@ -174,6 +184,7 @@ func TestWatchEvents_YieldsEveryEventInRunSeqOrderUntilTerminal(t *testing.T) {
 }
 
 func TestListEventsAndResync_AnswerTheLog(t *testing.T) {
+	t.Parallel()
 	c := client.New(setupURL(t))
 	run := submit(t, c, waitingForSignal())
 	page, err := c.ListEvents(context.Background(), &weftv1.ListEventsRequest{RunId: run.GetRunId()})
@@ -195,6 +206,7 @@ func (discard) Write(b []byte) (int, error) { return len(b), nil }
 func (discard) WriteHeader(int)             {}
 
 func TestAwaitRun_LongPollsTheRPCUntilTheRunIsTerminal(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	calls := map[string]int{}
 	url := proxy(t, setupURL(t), func(w http.ResponseWriter, r *http.Request, forward http.HandlerFunc) {
@@ -218,6 +230,7 @@ func TestAwaitRun_LongPollsTheRPCUntilTheRunIsTerminal(t *testing.T) {
 }
 
 func TestAwaitRun_WatchesTheEventsOfAServerWithoutTheRPC(t *testing.T) {
+	t.Parallel()
 	url := proxy(t, setupURL(t), func(w http.ResponseWriter, r *http.Request, forward http.HandlerFunc) {
 		if r.URL.Path == "/weft.v1.RunService/AwaitRun" {
 			http.NotFound(w, r) // as a server that predates it answers
@@ -235,6 +248,7 @@ func TestAwaitRun_WatchesTheEventsOfAServerWithoutTheRPC(t *testing.T) {
 }
 
 func TestAnswers_AreUncompressedUnlessWithGzip(t *testing.T) {
+	t.Parallel()
 	url := setupURL(t)
 	var mu sync.Mutex
 	var accepted []string
@@ -258,6 +272,7 @@ func TestAnswers_AreUncompressedUnlessWithGzip(t *testing.T) {
 }
 
 func TestSubmitAndAwait_AnswersTheTerminalRunInOneCall(t *testing.T) {
+	t.Parallel()
 	calls, url := countingProxy(t)
 	c := client.New(url)
 	go signalOnceSubmitted(t, c, 0)
@@ -272,6 +287,7 @@ func TestSubmitAndAwait_AnswersTheTerminalRunInOneCall(t *testing.T) {
 }
 
 func TestSubmitAndAwait_AwaitsARunStillGoingWhenTheSubmissionAnswers(t *testing.T) {
+	t.Parallel()
 	calls, url := countingProxy(t)
 	c := client.New(url)
 	go signalOnceSubmitted(t, c, 100*time.Millisecond)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestAwaitingCopy_CarriesEveryFieldOfTheRequest(t *testing.T) {
+	t.Parallel()
 	req := &weftv1.SubmitRunRequest{}
 	m := req.ProtoReflect()
 	fields := m.Descriptor().Fields()

@@ -21,6 +21,7 @@ type receipt struct {
 // run is COMPLETED, and Result decodes it into a typed value; before that,
 // and for a definition that names no result, there is none.
 func TestResult_IsTheNamedActionsOutputOnceTheRunIsCompleted(t *testing.T) {
+	t.Parallel()
 	c := client.New(setupURL(t))
 	ctx := context.Background()
 	def := waitingForSignal()
@@ -56,6 +57,7 @@ func TestResult_IsTheNamedActionsOutputOnceTheRunIsCompleted(t *testing.T) {
 
 // TestResult_ANameThatIsNoActionIsRefusedNamingResultActionID.
 func TestResult_ANameThatIsNoActionIsRefusedNamingResultActionID(t *testing.T) {
+	t.Parallel()
 	c := client.New(setupURL(t))
 	def := waitingForSignal()
 	def.ResultActionId = "nope"

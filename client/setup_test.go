@@ -10,39 +10,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/client"
-	"github.com/weft-dev/weft/engine"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
-	"github.com/weft-dev/weft/server"
-	"github.com/weft-dev/weft/store/memstore"
+	"github.com/weft-dev/weft/internal/testkit"
 )
 
-// startServer serves a fresh memstore-backed engine and answers its URL and
-// a stop function.
+// startServer serves a fresh in-process weftd and answers its URL and a
+// stop function (for the Examples, which have no test).
 func startServer() (url string, stop func()) {
-	st := memstore.New(memstore.Config{})
-	eng, err := engine.New(engine.Config{Store: st, PollInterval: 20 * time.Millisecond})
+	s, err := testkit.New(testkit.Options{})
 	if err != nil {
 		panic(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); eng.Run(ctx) }()
-	h, err := server.New(server.Config{}.WithEngine(eng))
-	if err != nil {
-		panic(err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.Config.Protocols = server.Protocols()
-	srv.Start()
-	return srv.URL, func() { srv.Close(); cancel(); <-done; _ = st.Close() }
+	return s.URL, s.Close
 }
 
-// setupURL serves a fresh server for the test.
+// setupURL serves a fresh in-process weftd for the test.
 func setupURL(t *testing.T) string {
 	t.Helper()
-	url, stop := startServer()
-	t.Cleanup(stop)
-	return url
+	return testkit.Start(t, testkit.Options{}).URL
 }
 
 // proxy forwards to target, letting the test see and alter each request.

@@ -30,6 +30,7 @@ func newerServer(t *testing.T, bodies map[string]string, status int) string {
 }
 
 func TestSchemaEvolution_UnknownFieldsEnumValuesAndEventTypesAreTolerated(t *testing.T) {
+	t.Parallel()
 	url := newerServer(t, map[string]string{
 		"/weft.v1.RunService/GetRun": `{"run": {"run_id": "r1", "status": "RUN_STATUS_ARCHIVED", "brand_new_field": {"x": 1},
 			"steps": [{"action_id": "a", "status": 42}]}}`,
@@ -52,6 +53,7 @@ func TestSchemaEvolution_UnknownFieldsEnumValuesAndEventTypesAreTolerated(t *tes
 }
 
 func TestFaultWithUnknownCode_FallsBackToTheConnectCode(t *testing.T) {
+	t.Parallel()
 	detail, err := proto.Marshal(&weftv1.Fault{Code: weftv1.FaultCode(99), CorrelationId: "corr-1"})
 	require.NoError(t, err)
 	body := fmt.Sprintf(`{"code": "aborted", "message": "something new", "details": [{"type": "weft.v1.Fault", "value": %q}]}`,
@@ -65,6 +67,7 @@ func TestFaultWithUnknownCode_FallsBackToTheConnectCode(t *testing.T) {
 }
 
 func TestSignalAcceptanceIndeterminate_IsATypedCodeAndNotRetried(t *testing.T) {
+	t.Parallel()
 	detail, err := proto.Marshal(&weftv1.Fault{Code: weftv1.FaultCode_FAULT_CODE_SIGNAL_ACCEPTANCE_INDETERMINATE, SignalId: "s1"})
 	require.NoError(t, err)
 	body := fmt.Sprintf(`{"code": "aborted", "message": "indeterminate", "details": [{"type": "weft.v1.Fault", "value": %q}]}`,

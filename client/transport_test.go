@@ -31,6 +31,7 @@ type streamBody struct{ io.Reader }
 func (streamBody) Close() error { return nil }
 
 func TestDefaultTransport_SendsARequestsHeaderAndBodyInOneWrite(t *testing.T) {
+	t.Parallel()
 	var got atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)

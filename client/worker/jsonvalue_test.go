@@ -13,6 +13,7 @@ import (
 )
 
 func TestJSONOf_WritesWhatProtojsonWrites(t *testing.T) {
+	t.Parallel()
 	docs := []string{`null`, `true`, `false`, `0`, `-0`, `1`, `-1.5`, `123456789012`, `1e21`, `1e-7`, `0.000001`,
 		`-2.5e-10`, `1.7976931348623157e308`, `""`, `"plain"`, `"q\"b\\s/ é 😀 \u2028"`, `"\b\f\n\r\t\u0001\u001f\u007f"`,
 		`[]`, `{}`, `[1,"a",null,[true],{"z":1,"a":[]}]`, `{"b":{"y":2,"x":"1"},"a":"\u0000","":0}`}
@@ -28,6 +29,7 @@ func TestJSONOf_WritesWhatProtojsonWrites(t *testing.T) {
 }
 
 func TestJSONOf_AnswersNilForWhatJSONCannotCarry(t *testing.T) {
+	t.Parallel()
 	require.Nil(t, jsonOf(nil))
 	for _, v := range []*structpb.Value{structpb.NewNumberValue(math.NaN()), structpb.NewNumberValue(math.Inf(-1)),
 		structpb.NewStringValue("bad \xff"), {}, structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{{}}})} {
@@ -38,6 +40,7 @@ func TestJSONOf_AnswersNilForWhatJSONCannotCarry(t *testing.T) {
 }
 
 func TestValueOf_ReadsWhatProtojsonReads(t *testing.T) {
+	t.Parallel()
 	docs := []string{`null`, `true`, `0`, `-12.5e3`, `9007199254740993`, `"s\u00e9\ud83d\ude00\n"`, `[]`, `{}`,
 		` { "a" : [1, {"b": null}], "c": "d" } `, `{"x":{"y":{"z":[[],{}]}}}`}
 	for _, doc := range docs {

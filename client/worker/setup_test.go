@@ -3,7 +3,6 @@ package worker_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,10 +12,8 @@ import (
 
 	"github.com/weft-dev/weft/client"
 	"github.com/weft-dev/weft/client/worker"
-	"github.com/weft-dev/weft/engine"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
-	"github.com/weft-dev/weft/server"
-	"github.com/weft-dev/weft/store/memstore"
+	"github.com/weft-dev/weft/internal/testkit"
 )
 
 // bundle is one test's server, client and worker.
@@ -28,35 +25,26 @@ type bundle struct {
 	polls *atomic.Int64
 }
 
-// setup serves a fresh engine and answers a client and an unstarted worker.
+// setup serves a fresh in-process weftd and answers a client and an
+// unstarted worker.
 func setup(t *testing.T, opts worker.Options) *bundle {
 	t.Helper()
-	st := memstore.New(memstore.Config{})
-	eng, err := engine.New(engine.Config{Store: st, PollInterval: 10 * time.Millisecond})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); eng.Run(ctx) }()
-	h, err := server.New(server.Config{}.WithEngine(eng))
-	require.NoError(t, err)
 	polls := &atomic.Int64{}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/PollTasks") {
-			polls.Add(1)
-		}
-		h.ServeHTTP(w, r)
-	}))
-	srv.Config.Protocols = server.Protocols()
-	srv.Start()
-	t.Cleanup(func() { srv.Close(); cancel(); <-done; _ = st.Close() })
-	c := client.New(srv.URL)
+	srv := testkit.Start(t, testkit.Options{Wrap: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/PollTasks") {
+				polls.Add(1)
+			}
+			h.ServeHTTP(w, r)
+		})
+	}})
 	if opts.PollWait == 0 {
 		opts.PollWait = 200 * time.Millisecond
 	}
 	if opts.WorkerID == "" {
 		opts.WorkerID = "test-worker"
 	}
-	return &bundle{t: t, c: c, w: worker.New(c, opts), polls: polls}
+	return &bundle{t: t, c: srv.Client, w: worker.New(srv.Client, opts), polls: polls}
 }
 
 // start runs the worker until the test ends and answers a stop function

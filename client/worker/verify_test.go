@@ -3,7 +3,6 @@ package worker_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/weft-dev/weft/client/worker"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/internal/testkit"
 )
 
 // fakeWorkers hands out scripted tasks once and records every request.
@@ -59,6 +59,7 @@ func (f *fakeWorkers) ReportVerification(_ context.Context, req *connect.Request
 }
 
 func TestVerifiableActivity_IsAnnouncedAndReportsItsReconciliationKey(t *testing.T) {
+	t.Parallel()
 	fake := &fakeWorkers{tasks: []*weftv1.Task{
 		{TaskToken: "t1", TaskType: weftv1.TaskType_TASK_TYPE_ACTIVITY, Activity: "charge",
 			Input: structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"sku": structpb.NewStringValue("W1")}})},
@@ -66,10 +67,7 @@ func TestVerifiableActivity_IsAnnouncedAndReportsItsReconciliationKey(t *testing
 	}}
 	mux := http.NewServeMux()
 	mux.Handle(weftv1connect.NewWorkerServiceHandler(fake))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-
-	w := worker.New(client.New(srv.URL), worker.Options{WorkerID: "w", Queue: "payments", Concurrency: 3, PollWait: 50 * time.Millisecond})
+	w := worker.New(client.New(testkit.Serve(t, mux)), worker.Options{WorkerID: "w", Queue: "payments", Concurrency: 3, PollWait: 50 * time.Millisecond})
 	worker.Register(w, "charge", func(ctx context.Context, in order) (string, error) { return "charged", nil },
 		worker.WithIdempotencyKey(func(in order) string { return "key-" + in.SKU }),
 		worker.WithVerify(func(ctx context.Context, key string) (worker.VerifyResult, error) {

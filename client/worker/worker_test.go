@@ -33,6 +33,7 @@ func jsonValue(t *testing.T, v map[string]any) *structpb.Value {
 }
 
 func TestActivity_GetsTypedInputAndItsOutputIsTheStepOutput(t *testing.T) {
+	t.Parallel()
 	b := setup(t, worker.Options{})
 	var seen worker.ActivityInfo
 	worker.Register(b.w, "reserve", func(ctx context.Context, in order) (reservation, error) {
@@ -68,6 +69,7 @@ func TestActivity_GetsTypedInputAndItsOutputIsTheStepOutput(t *testing.T) {
 }
 
 func TestFail_ClassDecidesTheRetry(t *testing.T) {
+	t.Parallel()
 	b := setup(t, worker.Options{})
 	var calls atomic.Int32
 	worker.Register(b.w, "charge", func(ctx context.Context, in struct{}) (struct{}, error) {
@@ -84,6 +86,7 @@ func TestFail_ClassDecidesTheRetry(t *testing.T) {
 }
 
 func TestUnclassifiedError_IsUnknownAndRetried(t *testing.T) {
+	t.Parallel()
 	b := setup(t, worker.Options{})
 	var calls atomic.Int32
 	worker.Register(b.w, "flaky", func(ctx context.Context, in struct{}) (string, error) {
@@ -102,6 +105,7 @@ func TestUnclassifiedError_IsUnknownAndRetried(t *testing.T) {
 }
 
 func TestPanic_FailsTheTaskAsAgentErrorAndTheWorkerKeepsRunning(t *testing.T) {
+	t.Parallel()
 	b := setup(t, worker.Options{})
 	worker.Register(b.w, "explode", func(ctx context.Context, in struct{}) (string, error) { panic("kaboom") })
 	worker.Register(b.w, "fine", func(ctx context.Context, in struct{}) (string, error) { return "ok", nil })
@@ -116,6 +120,7 @@ func TestPanic_FailsTheTaskAsAgentErrorAndTheWorkerKeepsRunning(t *testing.T) {
 }
 
 func TestInvalidInput_FailsAsValidation(t *testing.T) {
+	t.Parallel()
 	b := setup(t, worker.Options{})
 	worker.Register(b.w, "reserve", func(ctx context.Context, in order) (string, error) { return "never", nil })
 	b.start()
@@ -127,6 +132,7 @@ func TestInvalidInput_FailsAsValidation(t *testing.T) {
 }
 
 func TestConcurrency_NeverRunsMoreThanTheLimit(t *testing.T) {
+	t.Parallel()
 	b := setup(t, worker.Options{Concurrency: 2})
 	var now, peak atomic.Int32
 	worker.Register(b.w, "slow", func(ctx context.Context, in struct{}) (struct{}, error) {
@@ -149,6 +155,7 @@ func TestConcurrency_NeverRunsMoreThanTheLimit(t *testing.T) {
 }
 
 func TestHeartbeatCancelRequested_CancelsTheActivityContext(t *testing.T) {
+	t.Parallel()
 	b := setup(t, worker.Options{})
 	started := make(chan string, 1)
 	stopped := make(chan error, 1)
@@ -172,6 +179,7 @@ func TestHeartbeatCancelRequested_CancelsTheActivityContext(t *testing.T) {
 }
 
 func TestGracefulShutdown_LetsInFlightTasksFinishAndReport(t *testing.T) {
+	t.Parallel()
 	b := setup(t, worker.Options{ShutdownTimeout: 5 * time.Second})
 	started := make(chan struct{})
 	worker.Register(b.w, "slow", func(ctx context.Context, in struct{}) (string, error) {
@@ -188,6 +196,7 @@ func TestGracefulShutdown_LetsInFlightTasksFinishAndReport(t *testing.T) {
 }
 
 func TestShutdownTimeout_AbandonsTasksWithoutReportingThem(t *testing.T) {
+	t.Parallel()
 	b := setup(t, worker.Options{ShutdownTimeout: 100 * time.Millisecond, HeartbeatInterval: -1})
 	started := make(chan struct{})
 	release := make(chan struct{})
@@ -211,6 +220,7 @@ func TestShutdownTimeout_AbandonsTasksWithoutReportingThem(t *testing.T) {
 }
 
 func TestCompensation_RunsWithTheHookInputAfterALaterFailure(t *testing.T) {
+	t.Parallel()
 	b := setup(t, worker.Options{})
 	var mu sync.Mutex
 	var released []string
@@ -237,6 +247,7 @@ func TestCompensation_RunsWithTheHookInputAfterALaterFailure(t *testing.T) {
 }
 
 func TestRegister_RejectsDuplicatesAndVerifyWithoutKey(t *testing.T) {
+	t.Parallel()
 	b := setup(t, worker.Options{})
 	fn := func(ctx context.Context, in order) (string, error) { return "", nil }
 	worker.Register(b.w, "a", fn)
@@ -253,11 +264,13 @@ func TestRegister_RejectsDuplicatesAndVerifyWithoutKey(t *testing.T) {
 }
 
 func TestRun_WithNothingRegisteredIsAnError(t *testing.T) {
+	t.Parallel()
 	b := setup(t, worker.Options{})
 	require.Error(t, b.w.Run(context.Background()))
 }
 
 func TestEagerDispatch_ASequenceTakesEachNextStepWithTheCompletionNotAPoll(t *testing.T) {
+	t.Parallel()
 	b := setup(t, worker.Options{Concurrency: 1, PollWait: 30 * time.Second})
 	var ran atomic.Int64
 	worker.Register(b.w, "step", func(ctx context.Context, in struct{}) (int64, error) {

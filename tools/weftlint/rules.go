@@ -85,6 +85,8 @@ var rules = []rule{
 	{pkg: "internal/redistest", allow: list(std, "internal/redisconn", goRedis, "github.com/google/uuid")},
 	{pkg: "internal/tlstest", allow: list(std)},
 	{pkg: "internal/testkit/fill", allow: list(std)},
+	{pkg: "internal/testkit", allow: list(std, "client", "engine", "schedule", "server", "store", "store/memstore", "store/sqlstore/sqltest",
+		"internal/redistest", testify)},
 	{pkg: "internal/oidctest", allow: list(std, "github.com/go-jose/go-jose/v4/...")},
 	{pkg: "internal/protorules", allow: list(std, "buf.build/gen/...", "google.golang.org/protobuf/...")},
 	{pkg: "internal/eventschema", allow: list(std, "gen/...", "buf.build/gen/...", "google.golang.org/protobuf/...")},

@@ -1,0 +1,132 @@
+package testkit
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/client"
+	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/schedule"
+	"github.com/weft-dev/weft/server"
+	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/memstore"
+)
+
+// Options shape an in-process weftd.
+type Options struct {
+	// Store is the store it runs on; nil, a fresh memstore, closed with
+	// the server.
+	Store store.Store
+	// Engine adjusts the engine's config (its store set, and a poll
+	// interval of 10 ms).
+	Engine func(*engine.Config)
+	// Server adjusts the server's config (the engine's services and the
+	// schedules' set); the server given is the one being started, its
+	// store and engine ready.
+	Server func(*Server, server.Config) server.Config
+	// Wrap wraps the handler (a test that sees or alters each request).
+	Wrap func(http.Handler) http.Handler
+}
+
+// Server is a weftd in process.
+type Server struct {
+	URL       string
+	Store     store.Store
+	Engine    *engine.Engine
+	Schedules *schedule.Scheduler
+	// Client is a client of the server.
+	Client *client.Client
+
+	http      *httptest.Server
+	stop      context.CancelFunc
+	done      chan struct{}
+	ownsStore bool
+}
+
+// Start starts a weftd in process for the test, stopped when it ends.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	s, err := New(opts)
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// New starts a weftd in process; Close stops it. Start is the form for a
+// test; New is for what has no test (an Example).
+func New(opts Options) (*Server, error) {
+	s := &Server{Store: opts.Store, done: make(chan struct{})}
+	if s.Store == nil {
+		s.Store, s.ownsStore = memstore.New(memstore.Config{}), true
+	}
+	cfg := engine.Config{Store: s.Store, PollInterval: 10 * time.Millisecond}
+	if opts.Engine != nil {
+		opts.Engine(&cfg)
+	}
+	var err error
+	if s.Engine, err = engine.New(cfg); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if s.Schedules, err = schedule.New(schedule.Config{Store: s.Store, Runs: s.Engine}); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	go func() { defer close(s.done); s.Engine.Run(ctx) }()
+	scfg := server.Config{}.WithEngine(s.Engine).WithSchedules(s.Schedules)
+	if opts.Server != nil {
+		scfg = opts.Server(s, scfg)
+	}
+	h, err := server.New(scfg)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	var handler http.Handler = h
+	if opts.Wrap != nil {
+		handler = opts.Wrap(h)
+	}
+	s.http = serve(handler)
+	s.URL = s.http.URL
+	s.Client = client.New(s.URL)
+	return s, nil
+}
+
+// Close stops the server, then the engine, then closes a store of its own.
+func (s *Server) Close() {
+	if s.http != nil {
+		s.http.Close()
+	}
+	s.stop()
+	<-s.done
+	s.closeStore()
+}
+
+func (s *Server) closeStore() {
+	if s.ownsStore {
+		_ = s.Store.Close()
+	}
+}
+
+// Serve serves h on a loopback port over HTTP/1.1 and h2c, as weftd
+// does, until the test ends, and answers its URL.
+func Serve(t testing.TB, h http.Handler) string {
+	t.Helper()
+	srv := serve(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func serve(h http.Handler) *httptest.Server {
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.Protocols = server.Protocols()
+	srv.Start()
+	return srv
+}
