@@ -95,6 +95,9 @@ type Program struct {
 	steps  []string // the step ids it reads
 	fanOut bool
 	limits Limits
+	// spelled are the field names and string literals of the source,
+	// which an error may name.
+	spelled map[string]bool
 }
 
 // Path answers the path the program was compiled for.
@@ -143,9 +146,10 @@ func (e *Env) compile(src, path string, k Kind, s Scope, offset int) (*Program, 
 		cel.CustomDecoratorV2(orderRanges(rangeIDs(checked.NativeRep().Expr()))),
 	)
 	if err != nil {
-		return nil, Errors{errorf(path, RuleType, "%s", redact(err.Error()))}
+		return nil, Errors{errorf(path, RuleType, "%s", redact(err.Error(), nil))}
 	}
-	return &Program{path: path, kind: k, prg: prg, steps: refs.read, fanOut: s.FanOut, limits: e.limits}, nil
+	return &Program{path: path, kind: k, prg: prg, steps: refs.read, fanOut: s.FanOut, limits: e.limits,
+		spelled: spelledNames(checked.NativeRep().Expr())}, nil
 }
 
 // celErrors converts CEL's issues to Errors at path.
@@ -332,4 +336,30 @@ func (c *refChecker) add(e ast.Expr, shift int, rule, format string, args ...any
 		}
 	}
 	c.errs = append(c.errs, err)
+}
+
+// spelledNames answers the field names and string literals in e.
+func spelledNames(e ast.Expr) map[string]bool {
+	out := map[string]bool{}
+	visit(e, func(x ast.Expr) {
+		switch x.Kind() {
+		case ast.SelectKind:
+			out[x.AsSelect().FieldName()] = true
+		case ast.LiteralKind:
+			if s, ok := x.AsLiteral().(celtypes.String); ok {
+				out[string(s)] = true
+			}
+		}
+	})
+	return out
+}
+
+// CompileKey compiles the value of a key that takes an expression (when,
+// forEach, a key, sleepUntil): bare CEL, or CEL written as a template
+// "${{ <CEL> }}", whose columns then count the "${{".
+func (e *Env) CompileKey(s, path string, k Kind, sc Scope) (*Program, error) {
+	if src, offset, ok := Expression(s); ok {
+		return e.compile(src, path, k, sc, offset)
+	}
+	return e.compile(s, path, k, sc, 0)
 }

@@ -124,3 +124,21 @@ func TestCompile_RecordsTheStepsItReads(t *testing.T) {
 	require.Equal(t, []string{"charge", "ship"}, p.Steps())
 	require.Equal(t, "p", p.Path())
 }
+
+func TestCompileKey_BareCELOrATemplate(t *testing.T) {
+	t.Parallel()
+	env := testEnv(t)
+	for _, s := range []string{`timestamp(input.at)`, `${{ timestamp(input.at) }}`} {
+		p, err := env.CompileKey(s, "steps[4].sleepUntil", Timestamp, Scope{})
+		require.NoError(t, err, s)
+		_, err = p.EvalTimestamp(Vars{Input: []byte(`{"at": "2026-11-29T09:00:00Z"}`)})
+		require.NoError(t, err)
+	}
+	_, err := env.CompileKey(`${{ inptu.at }}`, "steps[4].sleepUntil", Timestamp, Scope{})
+	var errs Errors
+	require.True(t, errors.As(err, &errs))
+	require.Equal(t, 5, errs[0].Column, "the column counts the ${{")
+	_, err = env.CompileKey(`inptu.at`, "steps[4].when", Bool, Scope{})
+	require.True(t, errors.As(err, &errs))
+	require.Equal(t, 1, errs[0].Column)
+}

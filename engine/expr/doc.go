@@ -17,7 +17,8 @@
 //
 // # What each key needs
 //
-// [Compile] takes the [Kind] of value its key needs and refuses an
+// A key that takes only an expression is compiled with [Env.CompileKey],
+// which reads bare CEL or CEL written as "${{ <CEL> }}" alike. [Env.Compile] takes the [Kind] of value its key needs and refuses an
 // expression whose checked type cannot be one; a dyn result is checked when
 // it is evaluated (rule expression_result_type either way):
 //
@@ -81,7 +82,9 @@
 // once): the YAML path of the expression, a stable rule id, the line and
 // 1-based column within the string that holds it (a template's column
 // counts its "${{"), and the message. An evaluation's message never quotes
-// a value it read: quoted text and a missing key's name are removed.
+// a value it read: quoted text is removed, and a missing key is named only
+// when the expression spells it (steps.charge, input.customer, a string
+// literal), not when it was computed from the data.
 //
 // Layering: it is pure code over values; it imports the standard library
 // and cel-go only, never the store, the engine, a transport or generated

@@ -94,10 +94,15 @@ var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`)
 const maxMessage = 200
 
 // redact answers an evaluator's message without the values it may quote: a
-// quoted run becomes "…", and "no such key: <key>" (whose key may come from
-// the data) loses its key.
-func redact(msg string) string {
+// quoted run becomes "…", and "no such key: <key>" loses its key unless the
+// expression itself spells it (names, a field name or a string literal of
+// the expression's source, are not data).
+func redact(msg string, spelled map[string]bool) string {
 	if i := strings.Index(msg, "no such key"); i >= 0 {
+		key := strings.TrimSpace(strings.TrimPrefix(msg[i:], "no such key:"))
+		if spelled[key] {
+			return msg[:i] + "no such key: " + key
+		}
 		return msg[:i] + "no such key"
 	}
 	msg = quoted.ReplaceAllString(msg, `"…"`)

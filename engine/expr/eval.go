@@ -77,7 +77,7 @@ func (p *Program) eval(v Vars) (ref.Val, error) {
 	}
 	out, _, err := p.prg.Eval(act)
 	if err != nil {
-		return nil, errorf(p.path, RuleEval, "%s", redact(err.Error()))
+		return nil, errorf(p.path, RuleEval, "%s", redact(err.Error(), p.spelled))
 	}
 	if !p.kind.holds(out) {
 		return nil, errorf(p.path, RuleResultType, "the expression must be %s, and its value is a %s", p.kind, out.Type().TypeName())
@@ -128,7 +128,7 @@ func (p *Program) toJSON(out ref.Val) (json.RawMessage, error) {
 	case errors.Is(err, errTooDeep):
 		return nil, errorf(p.path, RuleLimit, "the value nests deeper than %d", p.limits.Depth)
 	case err != nil:
-		return nil, errorf(p.path, RuleEval, "%s", redact(err.Error()))
+		return nil, errorf(p.path, RuleEval, "%s", redact(err.Error(), p.spelled))
 	}
 	return b, nil
 }

@@ -19,6 +19,7 @@ type evalCase struct {
 	want  string
 	rule  string
 	hide  string // text of the input the error must not quote
+	says  string // text the error's message holds
 }
 
 func TestEval_ValuesConvertExactly(t *testing.T) {
@@ -50,8 +51,9 @@ func TestEval_ValuesConvertExactly(t *testing.T) {
 		{name: "optional values", src: `input.?missing.orValue(7)`, input: `{}`, want: `7`},
 		{name: "run.id", src: `"run-" + run.id`, want: `"run-r1"`},
 		{name: "a step's output", src: `steps.charge.output.id`, steps: map[string]json.RawMessage{"charge": json.RawMessage(`{"id":"ch_1"}`)}, want: `"ch_1"`},
-		{name: "a step that has no output", src: `steps.charge.output.id`, rule: RuleEval},
-		{name: "a missing key", src: `input.customer`, input: `{"cust": "acme"}`, rule: RuleEval},
+		{name: "a step that has no output", src: `steps.charge.output.id`, rule: RuleEval, says: "no such key: charge"},
+		{name: "a missing key the expression names", src: `input.customer`, input: `{"cust": "acme"}`, rule: RuleEval, says: "no such key: customer"},
+		{name: "a missing key by a literal", src: `input["the key"]`, input: `{}`, rule: RuleEval, says: "no such key: the key"},
 		{name: "a missing key whose name is data", src: `input.m[input.k]`, input: `{"m": {}, "k": "s3cr3t-key"}`, rule: RuleEval, hide: "s3cr3t-key"},
 		{name: "a conversion error quotes no input", src: `int(input.secret)`, input: `{"secret": "hunter2"}`, rule: RuleEval, hide: "hunter2"},
 		{name: "a timestamp parse error quotes no input", src: `timestamp(input.at)`, input: `{"at": "hunter2-at"}`, rule: RuleEval, hide: "hunter2"},
@@ -83,6 +85,7 @@ func TestEval_ValuesConvertExactly(t *testing.T) {
 			if c.hide != "" {
 				require.NotContains(t, e.Error(), c.hide)
 			}
+			require.Contains(t, e.Message, c.says)
 		})
 	}
 }

@@ -150,3 +150,16 @@ func TestMatch_AbsentFieldsAndNull(t *testing.T) {
 		require.Equal(t, want, q.Match(run), src)
 	}
 }
+
+func TestSchema_GroupBy(t *testing.T) {
+	t.Parallel()
+	schema := testSchema(t)
+	for _, ok := range []string{"status", "plan", "failedStep", "customer", "vip", "attempts"} {
+		_, err := schema.GroupField(ok)
+		require.NoError(t, err, ok)
+	}
+	for _, bad := range []string{"createdAt", "runId", "score", "dueAt", "nope"} {
+		_, err := schema.GroupField(bad)
+		require.Error(t, err, bad)
+	}
+}

@@ -37,7 +37,8 @@
 // exactly: attempts > 1.5 holds for 2; 9007199254740993 is not
 // 9007199254740992.0), TRUE or FALSE for a bool, an RFC 3339 string for a
 // time. [AttributeValue] reads an attribute's value from JSON by the same
-// types (a keyword at most 256 bytes).
+// types (a keyword at most 256 bytes). CountRuns groups by status, plan,
+// failedStep or a keyword, bool or int attribute ([Schema.GroupField]).
 //
 // # Absent values
 //

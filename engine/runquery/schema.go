@@ -182,3 +182,18 @@ func (s *Schema) Field(name string) (Field, bool) {
 	f, ok := s.fields[name]
 	return f, ok
 }
+
+// GroupField checks a CountRuns group-by: status or a keyword, bool or int
+// search attribute (a time or a double would make a group per value).
+func (s *Schema) GroupField(name string) (Field, error) {
+	f, ok := s.Field(name)
+	switch {
+	case !ok:
+		return Field{}, fmt.Errorf("unknown field '%s' to group by", name)
+	case name == FieldStatus || name == FieldPlan || name == FieldFailedStep:
+		return f, nil
+	case f.Attribute && (f.Type == Keyword || f.Type == Bool || f.Type == Int):
+		return f, nil
+	}
+	return Field{}, fmt.Errorf("runs are grouped by status, plan, failedStep or a keyword, bool or int search attribute, not by %s", name)
+}
