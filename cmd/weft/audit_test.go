@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/audit"
-	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/internal/testkit"
 	"github.com/weft-dev/weft/server"
-	"github.com/weft-dev/weft/store/memstore"
 )
 
 const (
@@ -22,26 +19,18 @@ const (
 // log, and answers its URL.
 func auditWeftd(t *testing.T) string {
 	t.Helper()
-	st := memstore.New(memstore.Config{})
-	eng, err := engine.New(engine.Config{Store: st})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); eng.Run(ctx) }()
 	tokens, err := server.NewTokenSet(
 		server.TokenSpec{Token: adminToken, Tenant: "acme", Principal: "root", Roles: []string{"admin"}},
 		server.TokenSpec{Token: viewerToken, Tenant: "acme", Principal: "vic", Roles: []string{"viewer"}})
 	require.NoError(t, err)
-	h, err := server.New(server.Config{Tokens: tokens, Audit: audit.New(st, nil)}.WithEngine(eng))
-	require.NoError(t, err)
-	srv := httptest.NewUnstartedServer(h)
-	srv.Config.Protocols = server.Protocols()
-	srv.Start()
-	t.Cleanup(func() { srv.Close(); cancel(); <-done; _ = st.Close() })
-	return srv.URL
+	return testkit.Start(t, testkit.Options{Server: func(s *testkit.Server, c server.Config) server.Config {
+		c.Tokens, c.Audit = tokens, audit.New(s.Store, nil)
+		return c
+	}}).URL
 }
 
 func TestCLI_AuditListsWhoDidWhatAndAViewerMayNot(t *testing.T) {
+	t.Parallel()
 	url := auditWeftd(t)
 	env := map[string]string{"WEFT_URL": url}
 	r := weftWith(env, "--token", viewerToken, "submit", writeFile(t, "w.yaml", waitsYAML))

@@ -17,6 +17,7 @@ const reserveThenWaitJSON = `{"plan_id": "reserve", "plan_version": "1", "action
   {"id": "wait", "order": 2, "wait_for_signal": {"signal_name": "go"}}]}`
 
 func TestCancelCompensate_ReleasesWhatSucceededAndEndsCancelled(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	released := make(chan struct{}, 1)
 	b.startWorker(func(w *worker.Worker) {
@@ -49,6 +50,7 @@ func TestCancelCompensate_ReleasesWhatSucceededAndEndsCancelled(t *testing.T) {
 }
 
 func TestCancel_WithoutCompensateRunsNoHook(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	b.startWorker(func(w *worker.Worker) {
 		worker.Register(w, "reserve", func(ctx context.Context, in struct{}) (string, error) { return "held", nil })

@@ -41,6 +41,7 @@ func (b *bundle) submitFile(name, content string, flags ...string) string {
 }
 
 func TestSubmit_Spec002YAMLWithStart_RunsTheRun(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	out := b.ok("submit", "--start", "--run-request-id", "req-1", "--project", "shop", "--env", "prod",
 		"--input", `{"customer": "c-1"}`, writeFile(t, "w.yaml", waitsYAML))
@@ -55,6 +56,7 @@ func TestSubmit_Spec002YAMLWithStart_RunsTheRun(t *testing.T) {
 }
 
 func TestSubmit_APIJSONDefinitionWithoutStart_StaysPendingUntilStart(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	runID := b.submitFile("def.json", holdJSON)
 	run, err := b.c.GetRun(context.Background(), runID)
@@ -69,6 +71,7 @@ func TestSubmit_APIJSONDefinitionWithoutStart_StaysPendingUntilStart(t *testing.
 // TestSubmit_InvalidDefinitionFile_ExitsOneNamingTheYAMLPathWithoutAUsageLine:
 // the command line was right, the file was not (issue 37).
 func TestSubmit_InvalidDefinitionFile_ExitsOneNamingTheYAMLPathWithoutAUsageLine(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	r := b.weft("submit", writeFile(t, "bad.yaml", "planId: p\nsteps:\n  - name: a\n    timeout: 5\n"))
 	require.Equal(t, 1, r.code)
@@ -77,6 +80,7 @@ func TestSubmit_InvalidDefinitionFile_ExitsOneNamingTheYAMLPathWithoutAUsageLine
 }
 
 func TestSubmit_YAMLWithMistakes_ExitsOneWithEveryErrorByYAMLPathOnce(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	r := b.weft("submit", writeFile(t, "mistakes.yaml", `planId: p
 spec:
@@ -99,6 +103,7 @@ spec:
 }
 
 func TestInYAML_TheServersFindingsAreNamedByYAMLPathOnce(t *testing.T) {
+	t.Parallel()
 	_, paths, err := definition.ReadYAML([]byte("planId: p\nspec:\n  steps: [{name: a}, {name: b}]\n"))
 	require.NoError(t, err)
 	server := &client.Error{Code: client.CodeInvalidArgument, Message: "invalid definition: definition.actions[1].queue: too long",
@@ -118,6 +123,7 @@ func TestInYAML_TheServersFindingsAreNamedByYAMLPathOnce(t *testing.T) {
 }
 
 func TestGet_TableShowsStepsAndJSONUsesProtoFieldNames(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	runID := b.submitFile("w.yaml", waitsYAML, "--start")
 	b.eventually(runID, statusIs(weftv1.RunStatus_RUN_STATUS_BLOCKED))
@@ -133,6 +139,7 @@ func TestGet_TableShowsStepsAndJSONUsesProtoFieldNames(t *testing.T) {
 }
 
 func TestList_FiltersByStatusAndPlan(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	blocked := b.submitFile("w.yaml", waitsYAML, "--start")
 	pending := b.submitFile("m.yaml", manualYAML)
@@ -150,6 +157,7 @@ func TestList_FiltersByStatusAndPlan(t *testing.T) {
 }
 
 func TestEvents_ListsAfterASeqAndWatchesUntilTheRunEnds(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	runID := b.submitFile("w.yaml", waitsYAML, "--start")
 	b.eventually(runID, statusIs(weftv1.RunStatus_RUN_STATUS_BLOCKED))
@@ -175,6 +183,7 @@ func TestEvents_ListsAfterASeqAndWatchesUntilTheRunEnds(t *testing.T) {
 }
 
 func TestSignal_ReusedSignalIDAnswersTheOriginalResult(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	runID := b.submitFile("w.yaml", waitsYAML, "--start")
 	first := b.ok("signal", runID, "go", "--signal-id", "sig-7", "--payload", `{"ok": true}`)
@@ -187,6 +196,7 @@ func TestSignal_ReusedSignalIDAnswersTheOriginalResult(t *testing.T) {
 }
 
 func TestComplete_ManualStepWithTokenOutcomeAndOutput(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	runID := b.submitFile("m.yaml", manualYAML, "--start")
 	run := b.eventually(runID, func(r *weftv1.Run) bool { return stepOf(r, "approve").GetCompletionToken() != "" })
@@ -204,6 +214,7 @@ func TestComplete_ManualStepWithTokenOutcomeAndOutput(t *testing.T) {
 }
 
 func TestPauseResumeCancel_SteerTheRun(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	runID := b.submitFile("w.yaml", waitsYAML, "--start")
 	b.eventually(runID, statusIs(weftv1.RunStatus_RUN_STATUS_BLOCKED))
@@ -216,6 +227,7 @@ func TestPauseResumeCancel_SteerTheRun(t *testing.T) {
 }
 
 func TestRetryStepAndSkipStep_ReleaseAHeldRun(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	b.startWorker(func(w *worker.Worker) {
 		worker.Register(w, "always-fails", func(ctx context.Context, in struct{}) (string, error) {
@@ -235,6 +247,7 @@ func TestRetryStepAndSkipStep_ReleaseAHeldRun(t *testing.T) {
 }
 
 func TestAPIError_ExitsOneWithFaultCodeAndCorrelationID(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	r := b.weft("get", "no-such-run")
 	require.Equal(t, 1, r.code)
@@ -243,6 +256,7 @@ func TestAPIError_ExitsOneWithFaultCodeAndCorrelationID(t *testing.T) {
 }
 
 func TestUsageErrors_ExitTwo(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	for _, args := range [][]string{
 		{"get"},
@@ -259,6 +273,7 @@ func TestUsageErrors_ExitTwo(t *testing.T) {
 }
 
 func TestToken_IsSentAsBearerFromFlagOrEnvironment(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	// The server does not check tokens yet; the call must still succeed with one.
 	runID := b.submitFile("w.yaml", waitsYAML)

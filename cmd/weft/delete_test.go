@@ -18,6 +18,7 @@ const waitOnlyJSON = `{"plan_id": "wait", "plan_version": "1", "actions": [
 // nothing; once cancelled it is deleted (-o json says removed), and a second
 // delete is not found.
 func TestDelete_RefusesAnUnfinishedRunThenDeletesItOnceFinished(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	runID := b.submitFile("def.json", waitOnlyJSON, "--start")
 	b.eventually(runID, statusIs(weftv1.RunStatus_RUN_STATUS_BLOCKED))
@@ -48,6 +49,7 @@ func TestDelete_RefusesAnUnfinishedRunThenDeletesItOnceFinished(t *testing.T) {
 }
 
 func TestDelete_NeedsExactlyOneRun(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	require.Equal(t, 2, b.weft("delete").code)
 	require.Equal(t, 2, b.weft("delete", "a", "b").code)

@@ -8,12 +8,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,22 +20,10 @@ import (
 	"github.com/weft-dev/weft/client"
 	"github.com/weft-dev/weft/client/worker"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/internal/testkit"
 )
 
-// binaries are weft and weftd, built once for the package's tests.
-var binaries struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binaries.dir != "" {
-		_ = os.RemoveAll(binaries.dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // built answers the directory holding weft and weftd, built from this tree.
 func built(t *testing.T) string {
@@ -45,23 +31,7 @@ func built(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds weft and weftd")
 	}
-	binaries.once.Do(func() {
-		root, err := filepath.Abs("../..")
-		if err != nil {
-			binaries.err = err
-			return
-		}
-		if binaries.dir, binaries.err = os.MkdirTemp("", "weft-cli-"); binaries.err != nil {
-			return
-		}
-		build := exec.Command("go", "build", "-o", binaries.dir+string(filepath.Separator), "./cmd/weft", "./cmd/weftd")
-		build.Dir = root
-		if out, err := build.CombinedOutput(); err != nil {
-			binaries.err = fmt.Errorf("go build: %v: %s", err, out)
-		}
-	})
-	require.NoError(t, binaries.err)
-	return binaries.dir
+	return testkit.Build(t, "./cmd/weft", "./cmd/weftd")
 }
 
 // real is a weftd process and the weft binary pointed at it.
@@ -77,24 +47,8 @@ type real struct {
 func startReal(t *testing.T, args ...string) *real {
 	t.Helper()
 	bin := built(t)
-	ready := make(chan string, 1)
-	weftd := start(t, filepath.Join(bin, "weftd"), nil, func(line string) {
-		var entry struct {
-			Msg  string `json:"msg"`
-			Addr string `json:"addr"`
-		}
-		if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "weftd listening" {
-			ready <- entry.Addr
-		}
-	}, append([]string{"--addr", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)...)
-	select {
-	case addr := <-ready:
-		url := "http://" + addr
-		return &real{t: t, bin: bin, url: url, c: client.New(url)}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("weftd did not report listening:\n%s", weftd.logs())
-		return nil
-	}
+	w := testkit.StartWeftd(t, nil, args...)
+	return &real{t: t, bin: bin, url: w.URL, c: w.Client}
 }
 
 // weft runs the weft binary with $WEFT_URL set to the weftd (env adds or
@@ -170,6 +124,7 @@ steps:
 // RUN=$(weft submit --start --quiet needs-approval.yaml) keeps the run's id
 // although the start is refused; the error says what to do next.
 func TestFirstHour_SubmitStartQuietPrintsTheRunIDWhenApprovalRefusesTheStart(t *testing.T) {
+	t.Parallel()
 	r := startReal(t)
 	res := r.weft("submit", "--start", "--quiet", r.file("needs-approval.yaml", approvalYAML))
 	require.Equal(t, 1, res.code, res.stderr)
@@ -216,6 +171,7 @@ func helpInvocations() [][]string {
 // from its text; a schedule subcommand's help names the subcommand; the
 // top-level list names every schedule subcommand.
 func TestFirstHour_HelpGoesToStdoutAndExitsZero(t *testing.T) {
+	t.Parallel()
 	r := &real{t: t, bin: built(t), url: "http://127.0.0.1:1"}
 	for _, args := range helpInvocations() {
 		res := r.weft(args...)
@@ -244,6 +200,7 @@ func TestFirstHour_HelpGoesToStdoutAndExitsZero(t *testing.T) {
 // TestFirstHour_InvalidDefinitionFileExitsOneWithoutAUsageLine: the command
 // line was right; the file was not.
 func TestFirstHour_InvalidDefinitionFileExitsOneWithoutAUsageLine(t *testing.T) {
+	t.Parallel()
 	r := &real{t: t, bin: built(t), url: "http://127.0.0.1:1"}
 	res := r.weft("submit", r.file("bad.yaml", "planId: p\nsteps:\n  - name: a\n    timeout: soon\n"))
 	require.Equal(t, 1, res.code, res.stderr)
@@ -256,6 +213,7 @@ func TestFirstHour_InvalidDefinitionFileExitsOneWithoutAUsageLine(t *testing.T) 
 
 // TestFirstHour_AddrWithoutSchemeIsAUsageErrorNamingAddr: not Unavailable.
 func TestFirstHour_AddrWithoutSchemeIsAUsageErrorNamingAddr(t *testing.T) {
+	t.Parallel()
 	r := &real{t: t, bin: built(t)}
 	for _, env := range [][]string{{"WEFT_URL=127.0.0.1:7400"}, {"WEFT_URL=http://127.0.0.1:7400"}} {
 		args := []string{"list"}
@@ -272,6 +230,7 @@ func TestFirstHour_AddrWithoutSchemeIsAUsageErrorNamingAddr(t *testing.T) {
 // TestFirstHour_RefusedConnectionSaysWeftdIsNotRunning: the hint names
 // weftd and how to start it, for API calls and for health.
 func TestFirstHour_RefusedConnectionSaysWeftdIsNotRunning(t *testing.T) {
+	t.Parallel()
 	r := &real{t: t, bin: built(t), url: "http://127.0.0.1:1"}
 	for _, args := range [][]string{{"list"}, {"get", "run-x"}, {"health"}} {
 		res := r.weft(args...)
@@ -284,6 +243,7 @@ func TestFirstHour_RefusedConnectionSaysWeftdIsNotRunning(t *testing.T) {
 // TestFirstHour_EveryCommandsJSONOutputIsJSON: -o json prints JSON for
 // every command that answers something, health included.
 func TestFirstHour_EveryCommandsJSONOutputIsJSON(t *testing.T) {
+	t.Parallel()
 	r := startReal(t)
 	file := r.file("wait.yaml", "planId: w\nsteps:\n  - name: gate\n    waitForSignal: go\n")
 	runID := strings.TrimSpace(r.ok("submit", "--start", "-q", file))
@@ -324,6 +284,7 @@ steps:
 // TestFirstHour_EventsDetailSaysWhyAnAttemptFailedAndWhyASignalWasRefused,
 // and a final error prints its class and code once.
 func TestFirstHour_EventsDetailSaysWhyAnAttemptFailedAndWhyASignalWasRefused(t *testing.T) {
+	t.Parallel()
 	r := startReal(t)
 	r.worker(func(w *worker.Worker) {
 		worker.Register(w, "publish", func(context.Context, struct{}) (struct{}, error) {
@@ -354,6 +315,7 @@ func TestFirstHour_EventsDetailSaysWhyAnAttemptFailedAndWhyASignalWasRefused(t *
 // weft list's WAITING ON column, so that nine waiting runs and one held run
 // are told apart.
 func TestFirstHour_GetAndListSayWhyARunWaits(t *testing.T) {
+	t.Parallel()
 	r := startReal(t)
 	r.worker(func(w *worker.Worker) {
 		worker.Register(w, "publish", func(context.Context, struct{}) (struct{}, error) {
@@ -386,6 +348,7 @@ func TestFirstHour_GetAndListSayWhyARunWaits(t *testing.T) {
 // TestFirstHour_SignalNoStepWaitsForIsRefusedNamingTheRealOne: nothing is
 // sent, exit 1, and the name the step waits for is offered.
 func TestFirstHour_SignalNoStepWaitsForIsRefusedNamingTheRealOne(t *testing.T) {
+	t.Parallel()
 	r := startReal(t)
 	runID := strings.TrimSpace(r.ok("submit", "--start", "-q", r.file("wait.yaml", "planId: w\nsteps:\n  - name: gate\n    waitForSignal: payment-confirmed\n")))
 	r.await(runID, statusIs(weftv1.RunStatus_RUN_STATUS_BLOCKED))
@@ -403,6 +366,7 @@ func TestFirstHour_SignalNoStepWaitsForIsRefusedNamingTheRealOne(t *testing.T) {
 
 // TestFirstHour_ScheduleCronFlagErrorNamesTheFlagNotTheFile.
 func TestFirstHour_ScheduleCronFlagErrorNamesTheFlagNotTheFile(t *testing.T) {
+	t.Parallel()
 	r := startReal(t)
 	res := r.weft("schedule", "create", "hourly", r.file("wf.yaml", "planId: p\nsteps:\n  - name: a\n"), "--cron", "61 * * * *")
 	require.Equal(t, 1, res.code, res.stderr)
@@ -413,6 +377,7 @@ func TestFirstHour_ScheduleCronFlagErrorNamesTheFlagNotTheFile(t *testing.T) {
 // TestFirstHour_YAMLMistakesAreReportedInYAMLTerms: retry suggests
 // retryPolicy, no API name leaks, an indentation mistake names its line.
 func TestFirstHour_YAMLMistakesAreReportedInYAMLTerms(t *testing.T) {
+	t.Parallel()
 	r := &real{t: t, bin: built(t), url: "http://127.0.0.1:1"}
 	res := r.weft("submit", r.file("retry.yaml", "planId: p\nsteps:\n  - name: a\n    retry: {maxAttempts: 3}\n  - name: b\n    dependsOn: [\"\"]\n  - name: a\n"))
 	require.Equal(t, 1, res.code)
@@ -442,6 +407,7 @@ func lineWith(t *testing.T, out, s string) string {
 // SCHEDULED, long before the schedule-to-start timeout; weft queue lists the
 // activities its pollers run.
 func TestFirstHour_MissingActivitySurfacesAtOnceInGetAndQueue(t *testing.T) {
+	t.Parallel()
 	r := startReal(t)
 	r.worker(func(w *worker.Worker) {
 		worker.Register(w, "publish", func(context.Context, struct{}) (struct{}, error) { return struct{}{}, nil })

@@ -11,6 +11,7 @@ import (
 // engine itself. It reads a YAML definition with engine/definition and
 // converts it with engine/eventpb, both below the engine.
 func TestCLI_LinksNeitherTheServerNorTheEngine(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)

@@ -3,22 +3,22 @@ package main
 import (
 	"bytes"
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/internal/testkit"
 	"github.com/weft-dev/weft/server"
 )
 
 func TestHealth_ReportsEveryServiceServing(t *testing.T) {
+	t.Parallel()
 	h, err := server.New(server.Config{})
 	require.NoError(t, err)
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	url := testkit.Serve(t, h)
 	var out bytes.Buffer
-	code, err := run(context.Background(), []string{"--addr", srv.URL, "health"}, func(string) string { return "" }, &out, &out)
+	code, err := run(context.Background(), []string{"--addr", url, "health"}, func(string) string { return "" }, &out, &out)
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
 	for _, svc := range services {
@@ -28,6 +28,7 @@ func TestHealth_ReportsEveryServiceServing(t *testing.T) {
 }
 
 func TestHealth_UnreachableServerNamesTheAddress(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	code, err := run(context.Background(), []string{"--addr", "http://127.0.0.1:1", "health"}, func(string) string { return "" }, &out, &out)
 	require.Equal(t, 1, code)
@@ -35,6 +36,7 @@ func TestHealth_UnreachableServerNamesTheAddress(t *testing.T) {
 }
 
 func TestUnknownCommand_ExitsTwoWithUsage(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	code, err := run(context.Background(), []string{"frobnicate"}, func(string) string { return "" }, &out, &out)
 	require.Equal(t, 2, code)

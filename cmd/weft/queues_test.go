@@ -21,6 +21,7 @@ const nobodyJSON = `{"plan_id": "nobody", "plan_version": "1", "actions": [
 // beside the worker that polls it for other activities; `weft queue NAME`
 // describes the same queue, and both answer proto JSON with --output json.
 func TestWorkers_ListsEachQueuesPollersBacklogAndOldestReadyAge(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	b.startWorker(func(w *worker.Worker) {
 		worker.Register(w, "other", func(ctx context.Context, in struct{}) (string, error) { return "", nil })
@@ -67,6 +68,7 @@ func TestWorkers_ListsEachQueuesPollersBacklogAndOldestReadyAge(t *testing.T) {
 // queue's name is required (exit 2) and checked by the server's rule (exit 1,
 // naming the field).
 func TestQueue_WithoutANameOrWithAnInvalidOne_IsAUsageOrArgumentError(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	r := b.weft("queue")
 	require.Equal(t, 2, r.code)

@@ -253,6 +253,7 @@ func TestQuickstart_EveryReadmeCommandWorksInProcess(t *testing.T) {
 }
 
 func TestShellWords_QuotesAndVariables(t *testing.T) {
+	t.Parallel()
 	got := shellWords(t, `weft signal $RUN go --payload '{"a": "b c"}' --notes "x y"`, map[string]string{"RUN": "r1"})
 	require.Equal(t, []string{"weft", "signal", "r1", "go", "--payload", `{"a": "b c"}`, "--notes", "x y"}, got)
 	require.Equal(t, "weft get $RUN", stripComment("weft get $RUN   # a comment with 'quote"))

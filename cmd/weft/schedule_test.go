@@ -25,6 +25,7 @@ func scheduleFile(t *testing.T) string {
 // describe, list, pause, trigger, resume, backfill and delete with
 // --output json and reads each answer back.
 func TestScheduleCommands_EverySubcommandAnswersJSONForScripts(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	file := scheduleFile(t)
 	var created struct {
@@ -79,6 +80,7 @@ func TestScheduleCommands_EverySubcommandAnswersJSONForScripts(t *testing.T) {
 // TestScheduleCommands_BadFlagsAreUsageErrorsAndBadSpecsAPIErrors: exit 2
 // for what the CLI can check, exit 1 naming the field for what weftd refuses.
 func TestScheduleCommands_BadFlagsAreUsageErrorsAndBadSpecsAPIErrors(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	file := scheduleFile(t)
 	for _, args := range [][]string{
@@ -103,6 +105,7 @@ func TestScheduleCommands_BadFlagsAreUsageErrorsAndBadSpecsAPIErrors(t *testing.
 // replaces the cron, with a FILE replaces the definition; two triggers with
 // one --request-id answer one run.
 func TestScheduleCommands_UpdateChangesOnlyWhatItsFlagsNameAndTriggerRequestIDsAreIdempotent(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	file := scheduleFile(t)
 	b.ok("schedule", "create", "nightly", file, "--cron", "0 2 * * *", "--overlap", "buffer-one", "--paused")
@@ -170,6 +173,7 @@ func TestScheduleCommands_UpdateChangesOnlyWhatItsFlagsNameAndTriggerRequestIDsA
 
 // TestScheduleTable_ShowsTheLatestFiresLagOnlyOnceThereIsOne.
 func TestScheduleTable_ShowsTheLatestFiresLagOnlyOnceThereIsOne(t *testing.T) {
+	t.Parallel()
 	var out strings.Builder
 	s := &weftv1.Schedule{ScheduleId: "s", Spec: &weftv1.ScheduleSpec{Trigger: &weftv1.ScheduleSpec_IntervalMs{IntervalMs: 60000}}}
 	printScheduleTable(&out, s)

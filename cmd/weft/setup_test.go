@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -13,11 +12,8 @@ import (
 
 	"github.com/weft-dev/weft/client"
 	"github.com/weft-dev/weft/client/worker"
-	"github.com/weft-dev/weft/engine"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
-	"github.com/weft-dev/weft/schedule"
-	"github.com/weft-dev/weft/server"
-	"github.com/weft-dev/weft/store/memstore"
+	"github.com/weft-dev/weft/internal/testkit"
 )
 
 // bundle is one test's in-process server and a client of it.
@@ -29,21 +25,8 @@ type bundle struct {
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
-	st := memstore.New(memstore.Config{})
-	eng, err := engine.New(engine.Config{Store: st, PollInterval: 10 * time.Millisecond})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); eng.Run(ctx) }()
-	sch, err := schedule.New(schedule.Config{Store: st, Runs: eng})
-	require.NoError(t, err)
-	h, err := server.New(server.Config{}.WithEngine(eng).WithSchedules(sch))
-	require.NoError(t, err)
-	srv := httptest.NewUnstartedServer(h)
-	srv.Config.Protocols = server.Protocols()
-	srv.Start()
-	t.Cleanup(func() { srv.Close(); cancel(); <-done; _ = st.Close() })
-	return &bundle{t: t, url: srv.URL, c: client.New(srv.URL)}
+	srv := testkit.Start(t, testkit.Options{})
+	return &bundle{t: t, url: srv.URL, c: srv.Client}
 }
 
 // result is one CLI invocation's outcome.

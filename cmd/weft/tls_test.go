@@ -49,6 +49,7 @@ func weftWith(env map[string]string, args ...string) result {
 }
 
 func TestCLI_WorksOverTLSWithACustomCAAndAClientCertificate(t *testing.T) {
+	t.Parallel()
 	ca, clients := tlstest.NewCA(t, "server"), tlstest.NewCA(t, "clients")
 	url := tlsWeftd(t, ca, clients)
 	cert := clients.Client(t, "ops", pkix.Name{CommonName: "ops", Organization: []string{"acme"}, OrganizationalUnit: []string{"operator"}})

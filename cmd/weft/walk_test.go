@@ -18,6 +18,7 @@ import (
 // TestWalk_EveryExampleOfDocsDefinitionsIsSubmittedByWeft: each YAML block
 // of the page, written to a file, is accepted by weft submit.
 func TestWalk_EveryExampleOfDocsDefinitionsIsSubmittedByWeft(t *testing.T) {
+	t.Parallel()
 	page, err := os.ReadFile("../../docs/definitions.md")
 	require.NoError(t, err)
 	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(page), -1)
@@ -37,6 +38,7 @@ func TestWalk_EveryExampleOfDocsDefinitionsIsSubmittedByWeft(t *testing.T) {
 // README mentions (weft NAME, weft schedule NAME) answers --help with exit
 // 0; the README links the definitions reference.
 func TestWalk_EveryWeftCommandTheReadmeNamesExistsAndHasHelp(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	require.True(t, strings.Contains(string(readme), "docs/definitions.md"), "the README links the definitions reference")
@@ -57,6 +59,7 @@ func TestWalk_EveryWeftCommandTheReadmeNamesExistsAndHasHelp(t *testing.T) {
 // TestWalk_EveryWeftdFlagTheReadmeNamesReadsTheEnvironmentVariableItSays:
 // each "--flag (`WEFT_X`" of the README is a flag of weftd that reads WEFT_X.
 func TestWalk_EveryWeftdFlagTheReadmeNamesReadsTheEnvironmentVariableItSays(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	src, err := os.ReadFile("../weftd/main.go")

@@ -25,53 +25,65 @@ import (
 // machine included).
 const stopWithin = 40 * time.Second
 
+// builds are the commands built for this test binary, into one directory.
 var builds struct {
 	sync.Mutex
-	dirs map[string]*built
-}
-
-type built struct {
-	once sync.Once
 	dir  string
-	err  error
+	done map[string]bool
 }
 
 // Build builds the module's commands pkgs ("./cmd/weftd", "./cmd/weft",
-// …), from the module's root, into one directory, once per test binary,
+// …), from the module's root, once per test binary, into one directory,
 // and answers the directory (each binary is named after its package).
+// Main removes it.
 func Build(t testing.TB, pkgs ...string) string {
 	t.Helper()
-	key := strings.Join(pkgs, " ")
 	builds.Lock()
-	if builds.dirs == nil {
-		builds.dirs = map[string]*built{}
+	defer builds.Unlock()
+	var missing []string
+	for _, p := range pkgs {
+		if !builds.done[p] {
+			missing = append(missing, p)
+		}
 	}
-	b := builds.dirs[key]
-	if b == nil {
-		b = &built{}
-		builds.dirs[key] = b
+	if len(missing) > 0 {
+		require.NoError(t, build(missing))
 	}
-	builds.Unlock()
-	b.once.Do(func() { b.dir, b.err = build(pkgs) })
-	require.NoError(t, b.err)
-	return b.dir
+	return builds.dir
 }
 
-func build(pkgs []string) (string, error) {
+func build(pkgs []string) error {
 	root, err := ModuleRoot()
 	if err != nil {
-		return "", err
+		return err
 	}
-	dir, err := os.MkdirTemp("", "weft-test-bin-")
-	if err != nil {
-		return "", err
+	if builds.dir == "" {
+		if builds.dir, err = os.MkdirTemp("", "weft-test-bin-"); err != nil {
+			return err
+		}
+		builds.done = map[string]bool{}
 	}
-	cmd := exec.Command("go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...)
+	cmd := exec.Command("go", append([]string{"build", "-o", builds.dir + string(filepath.Separator)}, pkgs...)...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %w: %s", strings.Join(pkgs, " "), err, out)
+		return fmt.Errorf("go build %s: %w: %s", strings.Join(pkgs, " "), err, out)
 	}
-	return dir, nil
+	for _, p := range pkgs {
+		builds.done[p] = true
+	}
+	return nil
+}
+
+// Main runs a package's tests and removes what Build built; a package
+// whose tests build commands calls it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	builds.Lock()
+	if builds.dir != "" {
+		_ = os.RemoveAll(builds.dir)
+	}
+	builds.Unlock()
+	os.Exit(code)
 }
 
 // ModuleRoot answers the directory of the module's go.mod, above the
