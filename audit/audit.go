@@ -3,12 +3,17 @@
 // what (procedure and permission), on which target, when, the outcome and
 // the correlation id; never a payload.
 //
-// A call that is allowed is recorded before it runs (outcome "pending") and
-// its outcome written over the record after it answers, so a process that
-// stops between the action and the outcome loses neither: the record stays,
-// "pending", and the target's own history says what happened. A denied call
-// is one record. Records are kept per tenant, newest first, and removed
-// after the retention.
+// An allowed call's record commits in the same batch as the call's action
+// ([Log.Rider], a [store.Rider] the engine's decision and the scheduler's
+// record writes carry), with outcome "ok": a process that stops after that
+// batch keeps both, one that stops before it keeps neither, and the record
+// cannot claim an action that did not commit. A call that committed no
+// action (refused by the rules, failed before its commit, or one that
+// changes nothing, such as a repeated signal) is recorded after it
+// answers, with its outcome, by [Log.Settle], and only if its batch did not
+// already carry the record (an unknown outcome that in fact committed). A
+// denied call is one record ([Log.Append]). Records are kept per tenant,
+// newest first, and removed after the retention.
 //
 // Layering: it imports store, engine/keyspace (its key prefix) and the
 // standard library only; the server imports it, the engine never does.
@@ -23,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/weft-dev/weft/engine/keyspace"
@@ -43,9 +49,9 @@ type Record struct {
 	CorrelationID string    `json:"correlation_id,omitempty"`
 }
 
-// OutcomePending is the outcome of a record whose call has not answered
-// (or whose process stopped before writing the outcome).
-const OutcomePending = "pending"
+// OutcomeOK is the outcome of a call that answered without a fault, and
+// of one whose action committed.
+const OutcomeOK = "ok"
 
 // Log writes and reads audit records in a store.
 type Log struct {
@@ -54,6 +60,8 @@ type Log struct {
 }
 
 // New answers the audit log kept in st; now is the clock (nil: time.Now).
+// st must be the store the engine and the scheduler commit to, so that a
+// record can ride an action's batch.
 func New(st store.Store, now func() time.Time) *Log {
 	if now == nil {
 		now = time.Now
@@ -69,36 +77,106 @@ func keyOf(tenant string, at time.Time, id string) []byte {
 	return keyspace.Audit.Key(tenant, hex.EncodeToString(inv[:]), id)
 }
 
-// Begin records a call before it runs, with outcome "pending", and answers
-// the record to End once it has answered. rec's ID and Time are set here.
-func (l *Log) Begin(ctx context.Context, rec Record) (Record, error) {
-	rec.ID, rec.Time, rec.Outcome = newID(), l.now().UTC(), OutcomePending
-	return rec, l.put(ctx, rec)
+// Rider answers the rider that carries rec's record, with outcome "ok",
+// in the batch of the call's action (store.WithRider). rec's ID and Time
+// are set here.
+func (l *Log) Rider(rec Record) *Rider {
+	rec.ID, rec.Time, rec.Outcome = newID(), l.now().UTC(), OutcomeOK
+	return &Rider{rec: rec}
 }
 
-// End writes the call's outcome over the record Begin answered.
-func (l *Log) End(ctx context.Context, rec Record, outcome string) error {
-	rec.Outcome = outcome
-	return l.put(ctx, rec)
-}
-
-// Append records a call that did not run (a denied one) with its outcome.
-func (l *Log) Append(ctx context.Context, rec Record) error {
-	rec.ID, rec.Time = newID(), l.now().UTC()
-	return l.put(ctx, rec)
-}
-
-func (l *Log) put(ctx context.Context, rec Record) error {
-	value, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("audit record: %w", err)
+// Settle records the call of r's record with its outcome unless a batch
+// already carried the record: after a call that committed no action. It
+// writes the record only if absent, so a record an unknown outcome in fact
+// committed is kept as it is.
+func (l *Log) Settle(ctx context.Context, r *Rider, outcome string) error {
+	if r.Committed() {
+		return nil
 	}
-	_, err = l.st.Commit(ctx, &store.Batch{Ops: []store.Op{store.Put(keyOf(rec.Tenant, rec.Time, rec.ID), value)}})
+	rec := r.rec
+	rec.Outcome = outcome
+	op, err := opOf(rec)
+	if err != nil {
+		return err
+	}
+	_, err = l.st.Commit(ctx, &store.Batch{Conditions: []store.Condition{store.IfAbsent(op.Key)}, Ops: []store.Op{op}})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return nil // the action's batch carried it after all
+	}
 	if err != nil {
 		return fmt.Errorf("audit record: %w", err)
 	}
 	return nil
 }
+
+// Append records a call that did not run (a denied one) with its outcome.
+func (l *Log) Append(ctx context.Context, rec Record) error {
+	rec.ID, rec.Time = newID(), l.now().UTC()
+	op, err := opOf(rec)
+	if err != nil {
+		return err
+	}
+	if _, err := l.st.Commit(ctx, &store.Batch{Ops: []store.Op{op}}); err != nil {
+		return fmt.Errorf("audit record: %w", err)
+	}
+	return nil
+}
+
+func opOf(rec Record) (store.Op, error) {
+	value, err := json.Marshal(rec)
+	if err != nil {
+		return store.Op{}, fmt.Errorf("audit record: %w", err)
+	}
+	return store.Put(keyOf(rec.Tenant, rec.Time, rec.ID), value), nil
+}
+
+// Rider carries one call's audit record into the batch of its action
+// (store.Rider): the first batch committed under the call's context that
+// offers to carry it, and no other once that one committed. A call whose
+// action is several batches (a schedule's trigger: the run, then the
+// schedule's record) is recorded by the first.
+type Rider struct {
+	rec Record
+	mu  sync.Mutex
+	// riding: a batch carrying the record is in flight; done: one committed.
+	riding, done bool
+}
+
+// Ops implements store.Rider.
+func (r *Rider) Ops() []store.Op {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.riding || r.done {
+		return nil
+	}
+	op, err := opOf(r.rec)
+	if err != nil {
+		return nil // a record of strings always marshals; Settle reports it
+	}
+	r.riding = true
+	return []store.Op{op}
+}
+
+// Settle implements store.Rider.
+func (r *Rider) Settle(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.riding, r.done = false, r.done || err == nil
+}
+
+// Committed reports whether a batch carrying the record committed.
+func (r *Rider) Committed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done
+}
+
+// On answers ctx carrying the rider (store.WithRider): the call's action
+// committed under it carries the record.
+func (r *Rider) On(ctx context.Context) context.Context { return store.WithRider(ctx, r) }
+
+// Record answers the record the rider carries (outcome "ok").
+func (r *Rider) Record() Record { return r.rec }
 
 func newID() string {
 	var b [12]byte

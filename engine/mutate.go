@@ -456,7 +456,9 @@ func decideOnce(ctx context.Context, e *Engine, runID string, d decision, fresh 
 	if err != nil {
 		return ch, cached, err
 	}
+	settleRider := store.Ride(ctx, batch) // the call's audit record commits with its decision
 	res, err := ch.commitObserved(ctx, batch)
+	settleRider(err)
 	if err != nil {
 		e.records.ForgetCheckpoint(runID) // it may be stale, or the commit may have applied
 		e.records.ForgetTasks(ch.taskPuts)

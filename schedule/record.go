@@ -189,15 +189,20 @@ func save(ctx context.Context, st store.Store, v *versioned) error {
 	if v.version != 0 {
 		cond = store.IfVersion(k, v.version)
 	}
-	res, err := st.Commit(ctx, &store.Batch{Conditions: []store.Condition{cond}, Ops: []store.Op{store.Put(k, body)}})
+	b := &store.Batch{Conditions: []store.Condition{cond}, Ops: []store.Op{store.Put(k, body)}}
+	settleRider := store.Ride(ctx, b) // the call's audit record commits with the change
+	res, err := st.Commit(ctx, b)
+	settleRider(err)
 	return settle(err, func() { v.version = res.Versions[0] })
 }
 
 // remove deletes the record if it is still at v.version.
 func remove(ctx context.Context, st store.Store, v *versioned) error {
 	k := key(v.rec.TenantID, v.rec.ScheduleID)
-	_, err := st.Commit(ctx, &store.Batch{Conditions: []store.Condition{store.IfVersion(k, v.version)},
-		Ops: []store.Op{store.Delete(k)}})
+	b := &store.Batch{Conditions: []store.Condition{store.IfVersion(k, v.version)}, Ops: []store.Op{store.Delete(k)}}
+	settleRider := store.Ride(ctx, b)
+	_, err := st.Commit(ctx, b)
+	settleRider(err)
 	return settle(err, func() {})
 }
 

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 
 	"connectrpc.com/connect"
@@ -13,11 +12,14 @@ import (
 )
 
 // auditInterceptor records every call of an RPC the permission table marks
-// mutating in the audit log: a denied call as one record, an allowed one
-// before it runs (outcome pending) and again with its outcome. A call whose
-// record cannot be written is refused (UNAVAILABLE) before it runs, so no
-// action goes unrecorded. It runs after authentication (it records who) and
-// before the permission check (it records denials).
+// mutating in the audit log: a denied call as one record; an allowed one in
+// the batch of its action (the call's context carries the record as a
+// store.Rider, which the engine's decision and the scheduler's record write
+// add to their batch), or, when the call committed no action, after it
+// answers, with its outcome (package audit). A call whose action cannot
+// carry its record does not commit, so no action goes unrecorded. It runs
+// after authentication (it records who) and before the permission check
+// (it records denials).
 type auditInterceptor struct {
 	log    *audit.Log
 	logger *slog.Logger
@@ -40,18 +42,14 @@ func (a *auditInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 			}
 			return nil, denied
 		}
-		rec, err = a.log.Begin(ctx, rec)
-		if err != nil {
-			a.failed(ctx, procedure, err)
-			return nil, connect.NewError(connect.CodeUnavailable, errors.New("the audit log cannot be written; the call was not run"))
-		}
-		res, callErr := next(ctx, req)
-		outcome := "ok"
+		rider := a.log.Rider(rec)
+		res, callErr := next(rider.On(ctx), req)
+		outcome := audit.OutcomeOK
 		if callErr != nil {
 			outcome = withFault(callErr, "").Code().String()
 		}
-		if err := a.log.End(context.WithoutCancel(ctx), rec, outcome); err != nil {
-			a.failed(ctx, procedure, err) // the record stays, pending
+		if err := a.log.Settle(context.WithoutCancel(ctx), rider, outcome); err != nil {
+			a.failed(ctx, procedure, err) // the call committed no action
 		}
 		return res, callErr
 	}

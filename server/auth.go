@@ -101,7 +101,11 @@ func entryOf(s TokenSpec) (tokenEntry, error) {
 	if err != nil {
 		return tokenEntry{}, err
 	}
-	return tokenEntry{digest: digest, who: caller{tenant: s.Tenant, principal: s.Principal, perms: perms}}, nil
+	roles := s.Roles
+	if len(roles) == 0 {
+		roles = roleStrings(DefaultRoles)
+	}
+	return tokenEntry{digest: digest, who: caller{tenant: s.Tenant, principal: s.Principal, perms: perms, roles: roles}}, nil
 }
 
 // digestOf answers a configured token's SHA-256.

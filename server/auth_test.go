@@ -95,7 +95,7 @@ func TestTokenSet_LooksUpPlainAndHashedTokens(t *testing.T) {
 	set, err := NewTokenSet(TokenSpec{Token: tokenAcme, Tenant: "acme", Principal: "alice"},
 		TokenSpec{Token: "sha256:" + strings.ToUpper(hex.EncodeToString(sum[:])), Tenant: "beta", Principal: "bob"})
 	require.NoError(t, err)
-	for token, want := range map[string]caller{tokenAcme: {tenant: "acme", principal: "alice", perms: allPerms}, tokenBeta: {tenant: "beta", principal: "bob", perms: allPerms}} {
+	for token, want := range map[string]caller{tokenAcme: {tenant: "acme", principal: "alice", perms: allPerms, roles: roleStrings(DefaultRoles)}, tokenBeta: {tenant: "beta", principal: "bob", perms: allPerms, roles: roleStrings(DefaultRoles)}} {
 		who, ok := set.lookup(token)
 		require.True(t, ok)
 		require.Equal(t, want, who)

@@ -62,5 +62,5 @@ func certificateCaller(cert *x509.Certificate) (caller, error) {
 		return caller{}, err
 	}
 	return caller{tenant: subject.Organization[0], principal: subject.CommonName, perms: perms,
-		authenticated: true, method: AuthClientCertificate}, nil
+		authenticated: true, method: AuthClientCertificate, roles: roles}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -162,8 +163,19 @@ func (v *OIDCVerifier) mapClaims(claims map[string]json.RawMessage) (caller, err
 			return caller{}, fmt.Errorf("OIDC claim %q (the tenant): %w", v.cfg.TenantClaim, err)
 		}
 	}
-	return caller{tenant: tenant, principal: principal, perms: rolesClaimPerms(claims[v.cfg.RolesClaim]),
-		authenticated: true, method: AuthOIDC}, nil
+	roles := rolesClaim(claims[v.cfg.RolesClaim])
+	perms, _ := permsOfRoles(roles) // every role rolesClaim answers is known
+	if len(roles) == 0 {
+		perms = 0 // a token naming no role is granted nothing (not DefaultRoles)
+	}
+	var exp struct {
+		Exp int64 `json:"exp"`
+	}
+	if raw, ok := claims["exp"]; ok {
+		_ = json.Unmarshal(raw, &exp.Exp)
+	}
+	return caller{tenant: tenant, principal: principal, perms: perms, roles: roles,
+		authenticated: true, method: AuthOIDC, expires: time.Unix(exp.Exp, 0)}, nil
 }
 
 // stringClaim answers a claim that must be a non-empty string.
@@ -179,20 +191,22 @@ func stringClaim(claims map[string]json.RawMessage, name string) (string, error)
 	return s, nil
 }
 
-// rolesClaimPerms answers the permissions of the roles a roles claim (a
-// string or a list of strings) names; values naming no role are ignored.
-func rolesClaimPerms(raw json.RawMessage) permSet {
+// rolesClaim answers the roles a roles claim (a string or a list of
+// strings) names; values naming no role are ignored.
+func rolesClaim(raw json.RawMessage) []string {
 	var list []string
 	if json.Unmarshal(raw, &list) != nil {
 		var one string
 		if json.Unmarshal(raw, &one) != nil {
-			return 0
+			return nil
 		}
 		list = strings.Fields(one)
 	}
-	var s permSet
+	var roles []string
 	for _, r := range list {
-		s |= rolePerms[Role(r)]
+		if _, ok := rolePerms[Role(r)]; ok && !slices.Contains(roles, r) {
+			roles = append(roles, r)
+		}
 	}
-	return s
+	return roles
 }

@@ -64,6 +64,8 @@ var rpcRules = map[string]rpcRule{
 	weftv1connect.ScheduleServiceDeleteScheduleProcedure:   mutate(PermSchedulesWrite),
 
 	weftv1connect.AuditServiceListAuditEventsProcedure: read(PermAuditRead),
+
+	weftv1connect.IdentityServiceWhoAmIProcedure: read(PermIdentityRead),
 }
 
 // PermissionOf answers the permission the procedure ("/weft.v1.RunService/GetRun")

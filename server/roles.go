@@ -25,6 +25,7 @@ const (
 	PermQueuesRead                       // read queues and the workers polling them
 	PermTasksWork                        // poll, complete, fail, heartbeat, verify tasks
 	PermAuditRead                        // read the audit log
+	PermIdentityRead                     // read who the server takes the caller to be (WhoAmI)
 	permCount
 )
 
@@ -40,6 +41,7 @@ var permissionNames = [permCount]string{
 	PermQueuesRead:     "queues.read",
 	PermTasksWork:      "tasks.work",
 	PermAuditRead:      "audit.read",
+	PermIdentityRead:   "identity.read",
 }
 
 // String answers the permission's name, e.g. "runs.operate".
@@ -84,11 +86,11 @@ const (
 )
 
 var (
-	viewerPerms    = permsOf(PermRunsRead, PermSchedulesRead, PermQueuesRead)
+	viewerPerms    = permsOf(PermRunsRead, PermSchedulesRead, PermQueuesRead, PermIdentityRead)
 	submitterPerms = viewerPerms | permsOf(PermRunsSubmit)
 	operatorPerms  = submitterPerms | permsOf(PermRunsOperate)
 	approverPerms  = viewerPerms | permsOf(PermRunsApprove, PermManualComplete)
-	workerPerms    = permsOf(PermTasksWork)
+	workerPerms    = permsOf(PermTasksWork, PermIdentityRead)
 	adminPerms     = operatorPerms | approverPerms | permsOf(PermRunsDelete, PermSchedulesWrite, PermAuditRead)
 )
 

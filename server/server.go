@@ -132,6 +132,7 @@ var ServiceNames = []string{
 	weftv1connect.WorkerServiceName,
 	weftv1connect.ScheduleServiceName,
 	weftv1connect.AuditServiceName,
+	weftv1connect.IdentityServiceName,
 }
 
 // New answers the HTTP handler that serves every service, health and
@@ -180,6 +181,9 @@ func New(cfg Config) (http.Handler, error) {
 		func() (string, http.Handler) { return weftv1connect.NewScheduleServiceHandler(cfg.Schedules, opts...) },
 		func() (string, http.Handler) {
 			return weftv1connect.NewAuditServiceHandler(auditServiceFor(cfg), opts...)
+		},
+		func() (string, http.Handler) {
+			return weftv1connect.NewIdentityServiceHandler(identityService{}, opts...)
 		},
 	} {
 		path, h := serve()

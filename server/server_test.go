@@ -21,6 +21,7 @@ import (
 	"github.com/weft-dev/weft/engine"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
 
@@ -41,6 +42,12 @@ func engineConfig(t testing.TB) Config {
 	t.Helper()
 	st := memstore.New(memstore.Config{})
 	t.Cleanup(func() { _ = st.Close() })
+	return engineConfigOn(t, st)
+}
+
+// engineConfigOn is engineConfig with the engine on st.
+func engineConfigOn(t testing.TB, st store.Store) Config {
+	t.Helper()
 	eng, err := engine.New(engine.Config{Store: st})
 	require.NoError(t, err)
 	ctx, stop := context.WithCancel(context.Background())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -28,6 +29,12 @@ type caller struct {
 	perms permSet
 	// method is how the caller proved who it is (AuthBearerToken, …).
 	method AuthMethod
+	// roles are the caller's roles, as its credential names them (none on a
+	// server that authenticates nobody).
+	roles []string
+	// expires is when the caller's credential stops being accepted, when
+	// known (an OIDC token's expiry); zero otherwise.
+	expires time.Time
 }
 
 // authenticatedPrincipal answers the principal a bearer token proved, or ""
@@ -98,6 +105,7 @@ func (a *authInterceptor) authenticate(ctx context.Context, h http.Header) (cont
 	if s == nil { // a call that passed neither the edge nor the fault interceptor
 		ctx, s = withRequestState(ctx, "")
 	}
+	who.perms |= permsOf(PermIdentityRead) // whoever authenticated may ask who they are
 	s.who, s.authed = who, true
 	return ctx, nil
 }

@@ -17,7 +17,7 @@ func (c *cli) audit(args []string) error {
 	principal := fs.String("principal", "", "only this principal's calls")
 	procedure := fs.String("procedure", "", `only this procedure, e.g. /weft.v1.RunService/CancelRun`)
 	target := fs.String("target", "", `only calls on this target, e.g. run:RUN`)
-	outcome := fs.String("outcome", "", "only this outcome: ok, permission_denied, pending, …")
+	outcome := fs.String("outcome", "", "only this outcome: ok, permission_denied, not_found, …")
 	since := fs.Duration("since", 0, "only calls in this last while, e.g. 24h")
 	limit := fs.Uint("limit", 0, "at most this many records (default 100, max 1000)")
 	page := fs.String("page-token", "", "the next page token of a previous audit")

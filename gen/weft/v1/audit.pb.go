@@ -44,10 +44,9 @@ type AuditEvent struct {
 	// What the call acted on, e.g. "run:01J…", "schedule:nightly"; empty for
 	// a call that names nothing (a submission names its plan).
 	Target string `protobuf:"bytes,8,opt,name=target,proto3" json:"target,omitempty"`
-	// "ok", a Connect code ("permission_denied", "not_found", …), or
-	// "pending": the call was recorded before it ran and its outcome was never
-	// written (the process stopped); the target's own history says what
-	// happened.
+	// "ok" (the call's action committed, in the same batch as this record,
+	// or the call answered without a fault and changed nothing), or the Connect
+	// code of its fault ("permission_denied", "not_found", …).
 	Outcome string `protobuf:"bytes,9,opt,name=outcome,proto3" json:"outcome,omitempty"`
 	// The call's correlation id (the Weft-Correlation-Id response header).
 	CorrelationId string `protobuf:"bytes,10,opt,name=correlation_id,json=correlationId,proto3" json:"correlation_id,omitempty"`

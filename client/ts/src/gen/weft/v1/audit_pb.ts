@@ -80,10 +80,9 @@ export type AuditEvent = Message<"weft.v1.AuditEvent"> & {
   target: string;
 
   /**
-   * "ok", a Connect code ("permission_denied", "not_found", …), or
-   * "pending": the call was recorded before it ran and its outcome was never
-   * written (the process stopped); the target's own history says what
-   * happened.
+   * "ok" (the call's action committed, in the same batch as this record,
+   * or the call answered without a fault and changed nothing), or the Connect
+   * code of its fault ("permission_denied", "not_found", …).
    *
    * @generated from field: string outcome = 9;
    */
