@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,8 +134,35 @@ func TestFaultProxy_ACommitStalledPastItsDeadlineIsOutcomeUnknown(t *testing.T) 
 	t.Parallel()
 	s, proxy, _ := proxied(t, sqlstore.Config{})
 	proxy.StallStatements(contains("weft_kv"), 1, time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
+	// The deadline passes once the COMMIT was sent, while the proxy holds the
+	// statement: a fixed timeout would be missed before the send on a loaded
+	// machine, and that commit is rightly answered "never committed".
+	ctx := newDeadline()
+	sqlstore.SetAfterSendHook(s, func(context.Context, uint32) { ctx.pass() })
 	_, err := s.Commit(ctx, &store.Batch{Ops: []store.Op{store.Put([]byte("k"), []byte("v"))}})
 	require.ErrorIs(t, err, store.ErrOutcomeUnknown, "the whole pipeline, COMMIT included, was sent: the outcome is not the caller's to know")
+}
+
+// deadline is a context whose deadline passes when the test says (pass), not
+// at a time: its Err is then context.DeadlineExceeded, as a timeout's is.
+type deadline struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func newDeadline() *deadline {
+	return &deadline{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (d *deadline) pass()                 { d.once.Do(func() { close(d.done) }) }
+func (d *deadline) Done() <-chan struct{} { return d.done }
+
+func (d *deadline) Err() error {
+	select {
+	case <-d.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
 }
