@@ -6,57 +6,23 @@ import (
 	"encoding/hex"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/conformance/apitest"
+	"github.com/weft-dev/weft/internal/testkit"
 )
 
 const (
 	acmeToken = "acme-alice-token-0123456789"
 	betaToken = "beta-bob-token-0123456789ab"
 )
-
-// startWeftdEnv starts weftd with args and extra environment variables,
-// waits until it listens, and stops it when the test ends.
-func startWeftdEnv(t *testing.T, env []string, args ...string) *daemon {
-	t.Helper()
-	cmd := exec.Command(weftdBinary(t), args...)
-	cmd.Env = append(os.Environ(), env...)
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	d := &daemon{cmd: cmd, done: make(chan error, 1)}
-	ready := make(chan string, 1)
-	go d.readLogs(stderr, ready)
-	t.Cleanup(func() {
-		if !d.waited {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			if err := d.wait(); err != nil {
-				_ = cmd.Process.Kill()
-				t.Errorf("weftd did not stop cleanly: %v\n%s", err, d.logs())
-			}
-		}
-	})
-	select {
-	case addr := <-ready:
-		_, port, err := net.SplitHostPort(addr)
-		require.NoError(t, err)
-		d.addr = net.JoinHostPort("127.0.0.1", port)
-		d.url = "http://" + d.addr
-	case <-time.After(30 * time.Second):
-		t.Fatalf("weftd did not report listening:\n%s", d.logs())
-	}
-	return d
-}
 
 // runWeftdToExit runs weftd expecting it to refuse to start, and answers
 // its output.
@@ -76,6 +42,7 @@ func runWeftdToExit(t *testing.T, env []string, args ...string) string {
 }
 
 func TestWeftd_RefusesToStartWithoutTokensOnANonLoopbackAddress(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	out := runWeftdToExit(t, nil, "--addr", "0.0.0.0:0", "--data-dir", dir)
 	require.Contains(t, out, "no bearer tokens are configured and the listen address is not loopback")
@@ -85,30 +52,34 @@ func TestWeftd_RefusesToStartWithoutTokensOnANonLoopbackAddress(t *testing.T) {
 }
 
 func TestWeftd_InsecureNoAuthServesBeyondLoopbackAndSaysSoLoudly(t *testing.T) {
-	d := startWeftdEnv(t, nil, "--addr", "0.0.0.0:0", "--data-dir", t.TempDir(), "--insecure-no-auth", "--insecure-plaintext")
-	require.Contains(t, d.logs(), `"level":"ERROR","msg":"weftd runs WITHOUT AUTHENTICATION (--insecure-no-auth)`)
-	stopWeftd(t, d)
+	t.Parallel()
+	d := testkit.StartWeftd(t, nil, "--addr", "0.0.0.0:0", "--data-dir", t.TempDir(), "--insecure-no-auth", "--insecure-plaintext")
+	require.Contains(t, d.Logs(), `"level":"ERROR","msg":"weftd runs WITHOUT AUTHENTICATION (--insecure-no-auth)`)
+	d.Stop(t)
 }
 
 func TestWeftd_OpenOnLoopbackWarnsAtStartUp(t *testing.T) {
-	d := startWeftd(t)
-	require.Contains(t, d.logs(), `"level":"WARN","msg":"weftd runs without authentication on a loopback address`)
+	t.Parallel()
+	d := testkit.StartWeftd(t, nil)
+	require.Contains(t, d.Logs(), `"level":"WARN","msg":"weftd runs without authentication on a loopback address`)
 }
 
 func TestWeftd_BearerTokensFromFileAndEnvAuthenticateAndIsolateTenants(t *testing.T) {
+	t.Parallel()
 	sum := sha256.Sum256([]byte(betaToken))
 	file := filepath.Join(t.TempDir(), "tokens.json")
 	require.NoError(t, os.WriteFile(file, []byte(`{"tokens":[{"token":"`+acmeToken+`","tenant":"acme","principal":"alice"}]}`), 0o600))
-	d := startWeftdEnv(t, []string{"WEFT_AUTH_TOKENS=sha256:" + hex.EncodeToString(sum[:]) + "=beta:bob"},
+	d := testkit.StartWeftd(t, []string{"WEFT_AUTH_TOKENS=sha256:" + hex.EncodeToString(sum[:]) + "=beta:bob"},
 		"--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--auth-tokens", file)
-	require.Contains(t, d.logs(), `"msg":"weftd authentication: bearer tokens","tokens":2`)
-	require.NotContains(t, d.logs(), "without authentication")
-	apitest.ExerciseAuthentication(t, d.url, acmeToken)
-	apitest.ExerciseTenantIsolation(t, d.url, acmeToken, betaToken)
-	require.NotContains(t, d.logs(), acmeToken, "a token must never be logged")
+	require.Contains(t, d.Logs(), `"msg":"weftd authentication: bearer tokens","tokens":2`)
+	require.NotContains(t, d.Logs(), "without authentication")
+	apitest.ExerciseAuthentication(t, d.URL, acmeToken)
+	apitest.ExerciseTenantIsolation(t, d.URL, acmeToken, betaToken)
+	require.NotContains(t, d.Logs(), acmeToken, "a token must never be logged")
 }
 
 func TestWeftd_BadTokenFileRefusesToStartWithoutQuotingTheToken(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "tokens.json")
 	require.NoError(t, os.WriteFile(file, []byte(`{"tokens":[{"token":"short-secret","tenant":"acme","principal":"alice"}]}`), 0o600))
 	out := runWeftdToExit(t, nil, "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--auth-tokens", file)
@@ -117,6 +88,7 @@ func TestWeftd_BadTokenFileRefusesToStartWithoutQuotingTheToken(t *testing.T) {
 }
 
 func TestIsLoopback_OnlyLoopbackHostsAreOpenable(t *testing.T) {
+	t.Parallel()
 	for addr, want := range map[string]bool{
 		"127.0.0.1:7400": true, "[::1]:7400": true, "localhost:7400": true, "127.0.0.2:1": true,
 		":7400": false, "0.0.0.0:7400": false, "[::]:7400": false, "10.1.2.3:7400": false, "bad": false,
@@ -126,6 +98,7 @@ func TestIsLoopback_OnlyLoopbackHostsAreOpenable(t *testing.T) {
 }
 
 func TestLoadAuth_WarnsWhenAPlainTextTokenFileIsReadableByOthers(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "tokens.json")
 	require.NoError(t, os.WriteFile(file, []byte(`{"tokens":[{"token":"`+acmeToken+`","tenant":"acme","principal":"alice"}]}`), 0o644))
 	var logs strings.Builder
@@ -138,22 +111,23 @@ func TestLoadAuth_WarnsWhenAPlainTextTokenFileIsReadableByOthers(t *testing.T) {
 }
 
 func TestWeftd_GrpcurlAndCurlJSONRPCWithABearerToken(t *testing.T) {
+	t.Parallel()
 	grpcurl := requireTool(t, "grpcurl")
 	curl := requireTool(t, "curl")
 	file := filepath.Join(t.TempDir(), "tokens.json")
 	require.NoError(t, os.WriteFile(file, []byte(`{"tokens":[{"token":"`+acmeToken+`","tenant":"acme","principal":"alice"}]}`), 0o600))
-	d := startWeftdEnv(t, nil, "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--auth-tokens", file)
+	d := testkit.StartWeftd(t, nil, "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--auth-tokens", file)
 
-	require.Contains(t, runTool(t, grpcurl, "-plaintext", d.addr, "list"), "weft.v1.RunService\n", "reflection needs no token")
-	out, err := exec.Command(grpcurl, "-plaintext", "-d", `{"run_id":"run-x"}`, d.addr, "weft.v1.RunService/GetRun").CombinedOutput()
+	require.Contains(t, runTool(t, grpcurl, "-plaintext", d.Addr, "list"), "weft.v1.RunService\n", "reflection needs no token")
+	out, err := exec.Command(grpcurl, "-plaintext", "-d", `{"run_id":"run-x"}`, d.Addr, "weft.v1.RunService/GetRun").CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "Code: Unauthenticated")
 	out, err = exec.Command(grpcurl, "-plaintext", "-H", "authorization: Bearer "+acmeToken,
-		"-d", `{"run_id":"run-x"}`, d.addr, "weft.v1.RunService/GetRun").CombinedOutput()
+		"-d", `{"run_id":"run-x"}`, d.Addr, "weft.v1.RunService/GetRun").CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "Code: NotFound", "the token is accepted; the run does not exist")
 
-	body := runTool(t, curl, "-sS", "-X", "POST", d.url+"/jsonrpc", "-H", "Authorization: Bearer "+acmeToken,
+	body := runTool(t, curl, "-sS", "-X", "POST", d.URL+"/jsonrpc", "-H", "Authorization: Bearer "+acmeToken,
 		"-H", "Content-Type: application/json",
 		"-d", `{"jsonrpc":"2.0","id":1,"method":"weft.v1.RunService.ListRuns","params":{}}`)
 	require.JSONEq(t, `{"jsonrpc":"2.0","id":1,"result":{}}`, body)

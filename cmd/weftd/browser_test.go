@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/testkit"
 )
 
 // TestWeftd_BrowserThroughConnectWebAcrossOrigins loads a page bundled from
@@ -24,12 +26,13 @@ import (
 // only the page's origin: the same page from a second origin is refused by the
 // browser.
 func TestWeftd_BrowserThroughConnectWebAcrossOrigins(t *testing.T) {
+	t.Parallel()
 	browser := requireChromium(t)
 	npm := requireTool(t, "npm")
 	node := requireTool(t, "node")
 	root := repoRoot(t)
 	if _, err := os.Stat(filepath.Join(root, "node_modules", "playwright-core")); err != nil {
-		skipOrFail(t, "node_modules/playwright-core is not installed (run `make tools`)")
+		testkit.SkipOrFail(t, "node_modules/playwright-core is not installed (run `make tools`)")
 	}
 
 	build := exec.Command(npm, "run", "-s", "build:browser")
@@ -44,7 +47,7 @@ func TestWeftd_BrowserThroughConnectWebAcrossOrigins(t *testing.T) {
 
 	d := startWeftdIn(t, t.TempDir(), "--cors-origin", page.URL)
 	rec := &preflightRecorder{}
-	api := httptest.NewServer(rec.proxy(t, d.url))
+	api := httptest.NewServer(rec.proxy(t, d.URL))
 	t.Cleanup(api.Close)
 
 	pageURL := page.URL + "/?weft=" + url.QueryEscape(api.URL)
@@ -233,6 +236,6 @@ func requireChromium(t *testing.T) string {
 			return c
 		}
 	}
-	skipOrFail(t, "chromium is not installed (run `make tools`, which installs Debian's chromium)")
+	testkit.SkipOrFail(t, "chromium is not installed (run `make tools`, which installs Debian's chromium)")
 	return ""
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -22,20 +21,9 @@ import (
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 	"github.com/weft-dev/weft/internal/redistest"
+	"github.com/weft-dev/weft/internal/testkit"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
-
-// clusterFlags answers the flags of a deployment of the calling test's own:
-// a schema of the test database, and the test Redis (WEFT_TEST_REDIS_URL
-// included) under a key prefix only this test uses, so that its weftds never
-// share leases, wake-ups or event streams with another test's. Every weftd
-// started with them joins that one deployment.
-func clusterFlags(t *testing.T, db *sqltest.DB) []string {
-	t.Helper()
-	prefix := redistest.Prefix(t, redistest.Require(t))
-	return []string{"--store", clusterURL(t, db.NewSchema(t)), "--redis", redistest.URL(), "--bus", redistest.URL(),
-		"--redis-prefix", prefix}
-}
 
 // with answers flags followed by more, in a slice of its own.
 func with(flags []string, more ...string) []string { return slices.Concat(flags, more) }
@@ -49,36 +37,27 @@ func flagValue(flags []string, name string) string {
 	return flags[i+1]
 }
 
-// clusterURL answers the test database's URL with search_path set to schema.
-func clusterURL(t *testing.T, schema string) string {
-	u, err := url.Parse(sqltest.URL())
-	require.NoError(t, err)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 // TestCluster_TwoWeftdsShareRunsAndAFrozenOneLosesNothing runs two weftd
 // processes on one PostgreSQL with Redis leases, freezes one with SIGSTOP for
 // three lease TTLs while workers keep going through the other, and checks
 // that every run finishes with each step's result recorded exactly once.
 func TestCluster_TwoWeftdsShareRunsAndAFrozenOneLosesNothing(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster processes: skipped in -short")
 	}
 	db := sqltest.Require(t)
 	redistest.Require(t)
-	store := clusterFlags(t, db)
+	store := testkit.ClusterFlags(t, db)
 	const ttl = 300 * time.Millisecond
 	a := startWeftdIn(t, t.TempDir(), with(store, "--lease-ttl", ttl.String())...)
 	b := startWeftdIn(t, t.TempDir(), with(store, "--lease-ttl", ttl.String())...)
-	require.Contains(t, a.logs(), `"mode":"cas-required"`)
+	require.Contains(t, a.Logs(), `"mode":"cas-required"`)
 	ctx := context.Background()
-	runsA := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), a.url)
-	runsB := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), b.url)
-	workersB := weftv1connect.NewWorkerServiceClient(apitest.HTTPClient(), b.url)
-	eventsB := weftv1connect.NewEventServiceClient(apitest.HTTPClient(), b.url)
+	runsA := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), a.URL)
+	runsB := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), b.URL)
+	workersB := weftv1connect.NewWorkerServiceClient(apitest.HTTPClient(), b.URL)
+	eventsB := weftv1connect.NewEventServiceClient(apitest.HTTPClient(), b.URL)
 
 	def := &weftv1.WorkflowDefinition{PlanId: "cluster", PlanVersion: "1"}
 	for i, id := range []string{"a", "b"} {
@@ -116,9 +95,9 @@ func TestCluster_TwoWeftdsShareRunsAndAFrozenOneLosesNothing(t *testing.T) {
 	defer func() { stopWork(); wg.Wait() }()
 
 	time.Sleep(ttl) // let both engines own some runs
-	require.NoError(t, a.cmd.Process.Signal(syscall.SIGSTOP))
+	require.NoError(t, a.Cmd.Process.Signal(syscall.SIGSTOP))
 	time.Sleep(3 * ttl)
-	require.NoError(t, a.cmd.Process.Signal(syscall.SIGCONT))
+	require.NoError(t, a.Cmd.Process.Signal(syscall.SIGCONT))
 
 	require.Eventually(t, func() bool {
 		for _, id := range runIDs {
@@ -148,11 +127,12 @@ func TestCluster_TwoWeftdsShareRunsAndAFrozenOneLosesNothing(t *testing.T) {
 // against weftd in the cluster configuration (PostgreSQL store, cas-required,
 // Redis leases), as TestWeftd_ServesAPISuiteAsARealProcess does on Pebble.
 func TestWeftd_ServesAPISuiteOnPostgreSQLAndRedis(t *testing.T) {
+	t.Parallel()
 	db := sqltest.Require(t)
 	redistest.Require(t)
-	d := startWeftdIn(t, t.TempDir(), clusterFlags(t, db)...)
-	require.Contains(t, d.logs(), `"leases":"redis"`)
-	apitest.Exercise(t, d.url)
+	d := startWeftdIn(t, t.TempDir(), testkit.ClusterFlags(t, db)...)
+	require.Contains(t, d.Logs(), `"leases":"redis"`)
+	apitest.Exercise(t, d.URL)
 }
 
 // TestWeftd_BackpressureModesAtFiveTimesTheLimit submits five times the
@@ -160,6 +140,7 @@ func TestWeftd_ServesAPISuiteOnPostgreSQLAndRedis(t *testing.T) {
 // runs over the limit with 429 and Retry-After, QUEUE and DELAY accept them
 // all, and nothing answers 5xx.
 func TestWeftd_BackpressureModesAtFiveTimesTheLimit(t *testing.T) {
+	t.Parallel()
 	for mode, want := range map[string]map[int]int{
 		"reject": {http.StatusOK: 2, http.StatusTooManyRequests: 8},
 		"queue":  {http.StatusOK: 10},
@@ -170,7 +151,7 @@ func TestWeftd_BackpressureModesAtFiveTimesTheLimit(t *testing.T) {
 			body := `{"start": true, "definition": {"plan_id": "p", "plan_version": "1", "actions": [{"id": "a", "order": 1, "activity": "x"}]}}`
 			statuses := map[int]int{}
 			for range 10 {
-				req, err := http.NewRequest(http.MethodPost, d.url+"/weft.v1.RunService/SubmitRun", strings.NewReader(body))
+				req, err := http.NewRequest(http.MethodPost, d.URL+"/weft.v1.RunService/SubmitRun", strings.NewReader(body))
 				require.NoError(t, err)
 				req.Header.Set("Content-Type", "application/json")
 				res, err := apitest.HTTPClient().Do(req)
@@ -190,13 +171,14 @@ func TestWeftd_BackpressureModesAtFiveTimesTheLimit(t *testing.T) {
 // TestWeftd_ExportsRunEventsToRedisStreams submits a run to weftd in the
 // cluster configuration and finds its events on the tenant's Redis stream.
 func TestWeftd_ExportsRunEventsToRedisStreams(t *testing.T) {
+	t.Parallel()
 	db := sqltest.Require(t)
 	rdb := redistest.Require(t)
-	flags := clusterFlags(t, db)
+	flags := testkit.ClusterFlags(t, db)
 	d := startWeftdIn(t, t.TempDir(), flags...)
-	require.Contains(t, d.logs(), "events are exported to Redis Streams")
+	require.Contains(t, d.Logs(), "events are exported to Redis Streams")
 	stream := flagValue(flags, "--redis-prefix") + "events:default" // the test's own
-	runs := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), d.url)
+	runs := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), d.URL)
 	res, err := runs.SubmitRun(context.Background(), connect.NewRequest(&weftv1.SubmitRunRequest{Start: true,
 		Definition: &weftv1.WorkflowDefinition{PlanId: "export", PlanVersion: "1",
 			Actions: []*weftv1.Action{{Id: "a", Order: 1, Activity: "x"}}}}))
@@ -215,7 +197,7 @@ func TestWeftd_ExportsRunEventsToRedisStreams(t *testing.T) {
 		}
 		return len(types) >= 4 && types[0] == "RunSubmitted"
 	}, 20*time.Second, 50*time.Millisecond, "the run's events reach its tenant's stream")
-	metrics, err := apitest.HTTPClient().Get(d.url + "/metrics")
+	metrics, err := apitest.HTTPClient().Get(d.URL + "/metrics")
 	require.NoError(t, err)
 	defer metrics.Body.Close()
 	body, err := io.ReadAll(metrics.Body)

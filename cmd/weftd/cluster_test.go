@@ -9,6 +9,7 @@ import (
 )
 
 func TestOptions_OwnershipAndLeaseTTLAreValidated(t *testing.T) {
+	t.Parallel()
 	none := func(string) string { return "" }
 	_, err := parseOptions([]string{"--ownership", "many"}, none, io.Discard)
 	require.ErrorContains(t, err, `ownership must be single-owner or cas-required, got "many"`)
@@ -23,6 +24,7 @@ func TestOptions_OwnershipAndLeaseTTLAreValidated(t *testing.T) {
 }
 
 func TestOptions_LimitsAndBackpressureAreValidated(t *testing.T) {
+	t.Parallel()
 	none := func(string) string { return "" }
 	_, err := parseOptions([]string{"--backpressure", "drop"}, none, io.Discard)
 	require.ErrorContains(t, err, `backpressure must be reject, queue or delay, got "drop"`)
@@ -35,6 +37,7 @@ func TestOptions_LimitsAndBackpressureAreValidated(t *testing.T) {
 }
 
 func TestOptions_ScheduleToStartTimeoutDefaultsToFiveMinutesAndZeroMeansNone(t *testing.T) {
+	t.Parallel()
 	none := func(string) string { return "" }
 	opts, err := parseOptions(nil, none, io.Discard)
 	require.NoError(t, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/weft-dev/weft/examples/fulfilment"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/internal/redistest"
+	"github.com/weft-dev/weft/internal/testkit"
 	"github.com/weft-dev/weft/server"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -65,7 +66,7 @@ func requireConsoleTools(t *testing.T) (node, browser string) {
 	node = requireTool(t, "node")
 	root := repoRoot(t)
 	if _, err := os.Stat(filepath.Join(root, "console", "node_modules", "playwright-core")); err != nil {
-		skipOrFail(t, "console/node_modules is not installed (run `make tools`)")
+		testkit.SkipOrFail(t, "console/node_modules is not installed (run `make tools`)")
 	}
 	build := exec.Command(node, "console/build.mjs", "--test")
 	build.Dir = root
@@ -79,6 +80,7 @@ func requireConsoleTools(t *testing.T) (node, browser string) {
 // watermark passes it) and console/test/dag.test.ts (the graph's edges and
 // layout).
 func TestConsole_EventFeedAndGraphRules(t *testing.T) {
+	t.Parallel()
 	node, _ := requireConsoleTools(t)
 	cmd := exec.Command(node, "--test", "console/test-dist/feed.test.mjs", "console/test-dist/dag.test.mjs")
 	cmd.Dir = repoRoot(t)
@@ -91,16 +93,17 @@ func TestConsole_EventFeedAndGraphRules(t *testing.T) {
 // console with a Content-Security-Policy that allows no inline script, and /
 // sends a browser there.
 func TestConsole_ServesEmbeddedAssetsUnderAStrictCSP(t *testing.T) {
-	d := startWeftd(t)
+	t.Parallel()
+	d := testkit.StartWeftd(t, nil)
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := noRedirect.Get(d.url + "/")
+	res, err := noRedirect.Get(d.URL + "/")
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusFound, res.StatusCode)
 	require.Equal(t, server.ConsolePath, res.Header.Get("Location"))
 
 	for path, contentType := range map[string]string{"/ui/": "text/html", "/ui/app.js": "text/javascript", "/ui/app.css": "text/css"} {
-		res, err := http.Get(d.url + path)
+		res, err := http.Get(d.URL + path)
 		require.NoError(t, err)
 		body, _ := io.ReadAll(res.Body)
 		res.Body.Close()
@@ -114,7 +117,7 @@ func TestConsole_ServesEmbeddedAssetsUnderAStrictCSP(t *testing.T) {
 		require.NotContains(t, csp, "unsafe-", path)
 		require.Equal(t, "nosniff", res.Header.Get("X-Content-Type-Options"), path)
 	}
-	res, err = http.Get(d.url + "/ui/missing.js")
+	res, err = http.Get(d.URL + "/ui/missing.js")
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusNotFound, res.StatusCode)
@@ -135,6 +138,7 @@ func TestConsole_ServesEmbeddedAssetsUnderAStrictCSP(t *testing.T) {
 // another tenant sees none of these runs; without tokens the console opens
 // directly. Then the API confirms what the clicks did.
 func TestConsole_EndToEndInChromium(t *testing.T) {
+	t.Parallel()
 	node, browser := requireConsoleTools(t)
 	root := repoRoot(t)
 
@@ -145,11 +149,11 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 		`{"token":"`+carol+`","tenant":"acme","principal":"carol"},`+
 		`{"token":"`+beta+`","tenant":"beta","principal":"bob"}]}`), 0o600))
 	d := startWeftdIn(t, t.TempDir(), "--auth-tokens", file)
-	open := startWeftd(t)
+	open := testkit.StartWeftd(t, nil)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	acmeClient := client.New(d.url, client.WithToken(acme))
+	acmeClient := client.New(d.URL, client.WithToken(acme))
 	w := worker.New(acmeClient, worker.Options{Queue: "default", Concurrency: 4, PollWait: 2 * time.Second})
 	fulfilment.Register(w, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	// console.slow runs until the browser test asks for its release, so that
@@ -239,7 +243,7 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 	require.NoError(t, err)
 	// The browser reaches weftd through a proxy that makes a gap in the drain run's watch.
 	gap := &gapProxy{run: drain.GetRun().GetRunId(), release: make(chan struct{})}
-	proxied := httptest.NewServer(gap.handler(t, d.url))
+	proxied := httptest.NewServer(gap.handler(t, d.URL))
 	t.Cleanup(proxied.Close)
 	resyncer := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		select {
@@ -253,8 +257,8 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 		HoldRun: hold.GetRun().GetRunId(), RollbackRun: rollback.GetRun().GetRunId(), DrainRun: drain.GetRun().GetRunId(), ReleaseURL: releaser.URL,
 		ResyncURL: resyncer.URL, AuthURL: proxied.URL, AcmeToken: acme, CarolToken: carol, BetaToken: beta, WrongToken: "not-a-token-of-this-weftd",
 		MainRun: submit(acmeClient), PauseRun: submit(acmeClient), CancelRun: submit(acmeClient),
-		BetaRun: submit(client.New(d.url, client.WithToken(beta))), Submitter: "alice",
-		OpenURL: open.url, OpenRun: submit(client.New(open.url)),
+		BetaRun: submit(client.New(d.URL, client.WithToken(beta))), Submitter: "alice",
+		OpenURL: open.URL, OpenRun: submit(client.New(open.URL)),
 		Shots:         os.Getenv("WEFT_CONSOLE_SHOTS"),
 		CompensateRun: compensate.GetRun().GetRunId(), Schedule: "nightly-report", ScheduleRun: scheduled.GetRunId(),
 	}
@@ -312,31 +316,32 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 	sched, err := acmeClient.GetSchedule(ctx, cfg.Schedule, 0)
 	require.NoError(t, err)
 	require.True(t, sched.GetPaused(), "paused, resumed and paused again from the console")
-	require.NotContains(t, d.logs(), acme, "a token must never be logged")
+	require.NotContains(t, d.Logs(), acme, "a token must never be logged")
 }
 
 // TestConsole_AnyWeftdOfAClusterServesTheSameRuns: two weftd processes share
 // PostgreSQL and Redis; the console served by one shows a run submitted
 // through the other, and a signal sent from it finishes the run.
 func TestConsole_AnyWeftdOfAClusterServesTheSameRuns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster processes: skipped in -short")
 	}
 	node, browser := requireConsoleTools(t)
 	db := sqltest.Require(t)
 	redistest.Require(t)
-	store := clusterFlags(t, db)
+	store := testkit.ClusterFlags(t, db)
 	a := startWeftdIn(t, t.TempDir(), store...)
 	b := startWeftdIn(t, t.TempDir(), store...)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	viaA := client.New(a.url)
+	viaA := client.New(a.URL)
 	res, err := viaA.SubmitRun(ctx, &weftv1.SubmitRunRequest{Start: true, Definition: &weftv1.WorkflowDefinition{
 		PlanId: "cluster-console", PlanVersion: "1", Actions: []*weftv1.Action{
 			{Id: "wait", Order: 1, WaitForSignal: &weftv1.WaitForSignal{SignalName: "go"}},
 		}}})
 	require.NoError(t, err)
-	cfg := consoleE2E{Scenario: "cluster", ClusterURL: b.url, ClusterRun: res.GetRun().GetRunId(), Shots: t.TempDir()}
+	cfg := consoleE2E{Scenario: "cluster", ClusterURL: b.URL, ClusterRun: res.GetRun().GetRunId(), Shots: t.TempDir()}
 	driveConsole(t, ctx, node, browser, cfg, b)
 
 	run, err := viaA.GetRun(ctx, cfg.ClusterRun)
@@ -353,7 +358,7 @@ func driveConsole(t *testing.T, ctx context.Context, node, browser string, cfg c
 	drive.Dir = repoRoot(t)
 	drive.Env = append(os.Environ(), "CHROMIUM="+browser)
 	out, err := drive.CombinedOutput()
-	require.NoError(t, err, "the console end-to-end test:\n%s\nweftd:\n%s", out, tail(d.logs(), 40))
+	require.NoError(t, err, "the console end-to-end test:\n%s\nweftd:\n%s", out, tail(d.Logs(), 40))
 	t.Logf("%s", out)
 }
 

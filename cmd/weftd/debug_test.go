@@ -10,6 +10,7 @@ import (
 )
 
 func TestDebugAddressMustBeLoopback(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		addr string
 		ok   bool
@@ -34,6 +35,7 @@ func TestDebugAddressMustBeLoopback(t *testing.T) {
 }
 
 func TestDebugListenerServesProfiles(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ var metricName = regexp.MustCompile(`\bweft_[a-z0-9_]+`)
 // and names only such series. The series are those of a weftd (with its
 // event bus) that ran the example workflow and a failing step.
 func TestDeploy_DashboardAndAlertRulesLoadAndNameOnlyExportedMetrics(t *testing.T) {
+	t.Parallel()
 	exported := exportedSeries(t)
 
 	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "grafana", "weft-dashboard.json"))
@@ -124,8 +125,8 @@ func exportedSeries(t *testing.T) map[string]bool {
 	t.Helper()
 	tr := newTraced(t, 0)
 	d := startWeftdIn(t, t.TempDir(), "--bus", "memory")
-	c := client.New(d.url)
-	stopWorker := tr.startWorker(t, d.url)
+	c := client.New(d.URL)
+	stopWorker := tr.startWorker(t, d.URL)
 	res, err := c.SubmitRun(context.Background(), &weftv1.SubmitRunRequest{Start: true, Definition: exampleDefinition(t)})
 	require.NoError(t, err)
 	finishExample(t, c, res.GetRun().GetRunId())
@@ -136,7 +137,7 @@ func exportedSeries(t *testing.T) map[string]bool {
 	require.NoError(t, err)
 	require.Equal(t, weftv1.RunStatus_RUN_STATUS_FAILED, bad.GetStatus())
 	stopWorker()
-	resp, err := http.Get(d.url + "/metrics")
+	resp, err := http.Get(d.URL + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)

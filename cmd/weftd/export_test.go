@@ -11,6 +11,7 @@ import (
 // events go: an embedded weftd has no bus another process could read, so it
 // writes no outbox unless --bus names one; a cluster exports to Redis.
 func TestBusURL_EmbeddedExportsOnlyWhenABusIsNamed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/conformance/apitest"
+	"github.com/weft-dev/weft/internal/testkit"
 	"github.com/weft-dev/weft/server"
 	"github.com/weft-dev/weft/server/wiretest"
 )
@@ -80,8 +81,9 @@ func (f *fuzzTally) add(failed, timeout bool, finding string) bool {
 // error without the Fault and correlation id; no error quotes the marker
 // planted in the request's payloads; weftd logs no ERROR and stays alive.
 func TestWeftd_FuzzedRequestsNeverAnswerAServerErrorOrQuoteTheRequest(t *testing.T) {
+	t.Parallel()
 	duration, seed := fuzzSettings(t)
-	d := startWeftd(t)
+	d := testkit.StartWeftd(t, nil)
 	methods, err := wiretest.Methods(server.ServiceNames)
 	require.NoError(t, err)
 	client := apitest.HTTPClient()
@@ -92,18 +94,18 @@ func TestWeftd_FuzzedRequestsNeverAnswerAServerErrorOrQuoteTheRequest(t *testing
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			fuzzWorker(d.url, methods, seed+uint64(w), deadline, tally)
+			fuzzWorker(d.URL, methods, seed+uint64(w), deadline, tally)
 		}()
 	}
 	wg.Wait()
 	t.Logf("seed %d, %s: %d requests, %d error answers, %d client timeouts (long polls)",
 		seed, duration, tally.requests, tally.failed, tally.timeouts)
 	require.Empty(t, tally.findings, "findings:\n%s", strings.Join(tally.findings, "\n"))
-	res, err := client.Get(d.url + "/healthz")
+	res, err := client.Get(d.URL + "/healthz")
 	require.NoError(t, err, "weftd is alive")
 	require.NoError(t, res.Body.Close())
 	require.Equal(t, http.StatusOK, res.StatusCode)
-	logs := d.logs()
+	logs := d.Logs()
 	require.NotContains(t, logs, `"level":"ERROR"`, "a client mistake logged an ERROR")
 	require.NotContains(t, logs, "panic")
 	require.NotContains(t, logs, fuzzMarker, "the log quotes a request")

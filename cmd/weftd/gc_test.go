@@ -22,6 +22,7 @@ func gcPercent() int {
 }
 
 func TestTuneGC_DefaultsTo200AndLeavesAGOGCTheEnvironmentSets(t *testing.T) {
+	t.Parallel()
 	before := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(before) })
 
@@ -39,6 +40,7 @@ func TestTuneGC_DefaultsTo200AndLeavesAGOGCTheEnvironmentSets(t *testing.T) {
 }
 
 func TestGCPercentFor_AimsTheGoalAtTheFloorUntilBaseReachesIt(t *testing.T) {
+	t.Parallel()
 	const mib = 1 << 20
 	cases := []struct {
 		name        string
@@ -61,6 +63,7 @@ func TestGCPercentFor_AimsTheGoalAtTheFloorUntilBaseReachesIt(t *testing.T) {
 }
 
 func TestGCHeapFloorOption_IsWholeMiBFromZero(t *testing.T) {
+	t.Parallel()
 	for text, want := range map[string]uint64{"0": 0, "96": 96 << 20, "65536": 65536 << 20} {
 		got, err := gcHeapFloorOption(text)
 		require.NoError(t, err, text)
@@ -76,6 +79,7 @@ func TestGCHeapFloorOption_IsWholeMiBFromZero(t *testing.T) {
 // (the floor is once per process), GOGC follows the live heap after each
 // collection, and a floor of 0 leaves GOGC alone.
 func TestStartGCHeapFloor_SetsGOGCAfterEachCollection(t *testing.T) {
+	t.Parallel()
 	if floor := os.Getenv("WEFT_TEST_GC_FLOOR_CHILD"); floor != "" {
 		mib, _ := strconv.Atoi(floor)
 		startGCHeapFloor(uint64(mib) << 20)

@@ -13,6 +13,7 @@ import (
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 	"github.com/weft-dev/weft/internal/redistest"
+	"github.com/weft-dev/weft/internal/testkit"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
@@ -22,20 +23,21 @@ import (
 // result (one of them fresh, the rest duplicates), never IllegalTransition,
 // and the run logs one acceptance.
 func TestCluster_ConcurrentDuplicateManualCompletionsAcrossTwoWeftdsGetTheOriginalResult(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster processes: skipped in -short")
 	}
 	db := sqltest.Require(t)
 	redistest.Require(t)
-	store := clusterFlags(t, db)
+	store := testkit.ClusterFlags(t, db)
 	var signals []weftv1connect.SignalServiceClient
 	var runs weftv1connect.RunServiceClient
 	var events weftv1connect.EventServiceClient
 	for range 2 {
 		d := startWeftdIn(t, t.TempDir(), store...)
-		signals = append(signals, weftv1connect.NewSignalServiceClient(apitest.HTTPClient(), d.url))
-		runs = weftv1connect.NewRunServiceClient(apitest.HTTPClient(), d.url)
-		events = weftv1connect.NewEventServiceClient(apitest.HTTPClient(), d.url)
+		signals = append(signals, weftv1connect.NewSignalServiceClient(apitest.HTTPClient(), d.URL))
+		runs = weftv1connect.NewRunServiceClient(apitest.HTTPClient(), d.URL)
+		events = weftv1connect.NewEventServiceClient(apitest.HTTPClient(), d.URL)
 	}
 	ctx := context.Background()
 	def := &weftv1.WorkflowDefinition{PlanId: "manual", PlanVersion: "1", Actions: []*weftv1.Action{

@@ -41,6 +41,7 @@ func scrapePipeline(t *testing.T, pipeline *telemetry.Metrics) string {
 // start-up; when the counts cannot be read the scrape still answers, without
 // weft_runs and weft_queue_depth (no bogus zeros), and a warning is logged.
 func TestEngineMetrics_RunsQueueDepthStaleCommitsAndAlertsThenNoZerosWhenTheStoreFails(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := memstore.New(memstore.Config{})
 	eng, err := engine.New(engine.Config{Store: st})
@@ -98,6 +99,7 @@ func TestEngineMetrics_RunsQueueDepthStaleCommitsAndAlertsThenNoZerosWhenTheStor
 // a group-committing store's groups, batches and retries are counters read at
 // scrape time; a store that does not commit in groups serves none of them.
 func TestStoreMetrics_GroupCommitCountsAreServedAndNothingForAStoreWithoutGroups(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := pebblestore.Open(t.TempDir(), pebblestore.Config{})
 	require.NoError(t, err)
@@ -134,6 +136,7 @@ func TestStoreMetrics_GroupCommitCountsAreServedAndNothingForAStoreWithoutGroups
 // their Prometheus names with tenant and schedule labels, from the scheduler
 // at scrape time.
 func TestScheduleMetrics_FiresSkipsMissesFailuresAndTheLagAreServedByTenantAndSchedule(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := memstore.New(memstore.Config{})
 	clk := timesource.NewManual(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
@@ -175,6 +178,7 @@ func TestScheduleMetrics_FiresSkipsMissesFailuresAndTheLagAreServedByTenantAndSc
 // gauges labelled by tenant and queue, so a queue whose tasks nobody takes
 // shows backlog and a growing age beside zero pollers.
 func TestEngineMetrics_PerQueueBacklogOldestAgeAndPollersByTenantAndQueue(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	manual := timesource.NewManual(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	eng, err := engine.New(engine.Config{Store: memstore.New(memstore.Config{}), Clock: manual})
@@ -213,6 +217,7 @@ func TestEngineMetrics_PerQueueBacklogOldestAgeAndPollersByTenantAndQueue(t *tes
 }
 
 func TestMetrics_ASQLStoreServesItsReadRetries(t *testing.T) {
+	t.Parallel()
 	db := sqltest.Require(t)
 	st := db.Open(t, db.NewSchema(t))
 	pipeline, err := telemetry.NewMetrics()

@@ -14,6 +14,7 @@ import (
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 	"github.com/weft-dev/weft/internal/redistest"
+	"github.com/weft-dev/weft/internal/testkit"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
@@ -22,15 +23,16 @@ import (
 // with its identity and the task it holds (from the poller's record in the
 // store), describes the queue's backlog, and serves the queue's gauges.
 func TestCluster_EveryWeftdListsAPollerOfAnotherWithItsTaskAndServesItsQueueMetrics(t *testing.T) {
+	t.Parallel()
 	db := sqltest.Require(t)
 	redistest.Require(t)
-	store := clusterFlags(t, db)
+	store := testkit.ClusterFlags(t, db)
 	a := startWeftdIn(t, t.TempDir(), store...)
 	b := startWeftdIn(t, t.TempDir(), store...)
 	ctx := context.Background()
-	runsA := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), a.url)
-	workersA := weftv1connect.NewWorkerServiceClient(apitest.HTTPClient(), a.url)
-	workersB := weftv1connect.NewWorkerServiceClient(apitest.HTTPClient(), b.url)
+	runsA := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), a.URL)
+	workersA := weftv1connect.NewWorkerServiceClient(apitest.HTTPClient(), a.URL)
+	workersB := weftv1connect.NewWorkerServiceClient(apitest.HTTPClient(), b.URL)
 	def := &weftv1.WorkflowDefinition{PlanId: "pollers", PlanVersion: "1", Actions: []*weftv1.Action{{Id: "a", Order: 1, Activity: "work"}}}
 	for range 2 {
 		_, err := runsA.SubmitRun(ctx, connect.NewRequest(&weftv1.SubmitRunRequest{Definition: def, Start: true}))
@@ -53,7 +55,7 @@ func TestCluster_EveryWeftdListsAPollerOfAnotherWithItsTaskAndServesItsQueueMetr
 	require.Equal(t, []string{"work"}, q.GetPollers()[0].GetActivities())
 	require.EqualValues(t, 1, q.GetBacklog())
 
-	metrics, err := apitest.HTTPClient().Get(b.url + "/metrics")
+	metrics, err := apitest.HTTPClient().Get(b.URL + "/metrics")
 	require.NoError(t, err)
 	defer metrics.Body.Close()
 	body, err := io.ReadAll(metrics.Body)
@@ -100,8 +102,9 @@ func requireFailsScheduleToStart(t *testing.T, runs weftv1connect.RunServiceClie
 // TestWeftd_AnActionsScheduleToStartTimeoutFailsAnUnclaimedTaskThenRetries:
 // embedded weftd, the action's own timeout (the deployment's is 5 minutes).
 func TestWeftd_AnActionsScheduleToStartTimeoutFailsAnUnclaimedTaskThenRetries(t *testing.T) {
-	d := startWeftd(t)
-	runs := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), d.url)
+	t.Parallel()
+	d := testkit.StartWeftd(t, nil)
+	runs := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), d.URL)
 	requireFailsScheduleToStart(t, runs, unclaimedRun(t, runs, proto.Uint32(300)))
 }
 
@@ -109,11 +112,12 @@ func TestWeftd_AnActionsScheduleToStartTimeoutFailsAnUnclaimedTaskThenRetries(t 
 // weftd processes on PostgreSQL and Redis with --schedule-to-start-timeout;
 // the action sets none.
 func TestCluster_TheDeploymentsScheduleToStartTimeoutFailsAnUnclaimedTask(t *testing.T) {
+	t.Parallel()
 	db := sqltest.Require(t)
 	redistest.Require(t)
-	store := clusterFlags(t, db)
+	store := testkit.ClusterFlags(t, db)
 	a := startWeftdIn(t, t.TempDir(), with(store, "--schedule-to-start-timeout", "300ms")...)
 	b := startWeftdIn(t, t.TempDir(), with(store, "--schedule-to-start-timeout", "300ms")...)
-	runID := unclaimedRun(t, weftv1connect.NewRunServiceClient(apitest.HTTPClient(), a.url), nil)
-	requireFailsScheduleToStart(t, weftv1connect.NewRunServiceClient(apitest.HTTPClient(), b.url), runID)
+	runID := unclaimedRun(t, weftv1connect.NewRunServiceClient(apitest.HTTPClient(), a.URL), nil)
+	requireFailsScheduleToStart(t, weftv1connect.NewRunServiceClient(apitest.HTTPClient(), b.URL), runID)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/weft-dev/weft/conformance/apitest"
 	"github.com/weft-dev/weft/internal/redistest"
+	"github.com/weft-dev/weft/internal/testkit"
 	"github.com/weft-dev/weft/lease"
 	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
@@ -37,34 +38,35 @@ func readyz(t *testing.T, base string) (int, string) {
 // ready again. Every line weftd wrote meanwhile is JSON (go-redis logs
 // through weftd's logger), and the lease failure counter is served.
 func TestWeftd_ReadyFlipsToNotReadyWhileRedisIsDownAndBack(t *testing.T) {
+	t.Parallel()
 	db := sqltest.Require(t)
 	r := redistest.StartPrivate(t)
-	d := startWeftdIn(t, t.TempDir(), "--store", clusterURL(t, db.NewSchema(t)), "--redis", "redis://"+r.Addr())
-	status, body := readyz(t, d.url)
+	d := startWeftdIn(t, t.TempDir(), "--store", testkit.SchemaURL(t, db.NewSchema(t)), "--redis", "redis://"+r.Addr())
+	status, body := readyz(t, d.URL)
 	require.Equal(t, http.StatusOK, status, body)
 
 	r.Stop()
-	status, body = readyz(t, d.url)
+	status, body = readyz(t, d.URL)
 	require.Equal(t, http.StatusServiceUnavailable, status)
 	require.Contains(t, body, "redis: the lease service cannot be reached")
 	require.NotContains(t, body, r.Addr(), "the reason names no address")
-	res, err := apitest.HTTPClient().Get(d.url + "/healthz")
+	res, err := apitest.HTTPClient().Get(d.URL + "/healthz")
 	require.NoError(t, err)
 	require.NoError(t, res.Body.Close())
 	require.Equal(t, http.StatusOK, res.StatusCode, "liveness does not follow Redis")
 
 	r.Start()
 	require.Eventually(t, func() bool {
-		status, _ := readyz(t, d.url)
+		status, _ := readyz(t, d.URL)
 		return status == http.StatusOK
 	}, 10*time.Second, 50*time.Millisecond, "ready again once Redis is back")
 
-	logs := d.logs()
+	logs := d.Logs()
 	require.Contains(t, logs, `"msg":"weftd not ready"`)
 	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
 		require.True(t, json.Valid([]byte(line)), "a line outside the JSON log: %s", line)
 	}
-	res, err = apitest.HTTPClient().Get(d.url + "/metrics")
+	res, err = apitest.HTTPClient().Get(d.URL + "/metrics")
 	require.NoError(t, err)
 	metrics, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
@@ -75,6 +77,7 @@ func TestWeftd_ReadyFlipsToNotReadyWhileRedisIsDownAndBack(t *testing.T) {
 // TestReadinessChecks_AClosedStoreIsNotReady: the store probe answers the
 // store's failure as the reason (a missing key is not one).
 func TestReadinessChecks_AClosedStoreIsNotReady(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Config{})
 	checks := readinessChecks(st, "pebble", &cluster{})
 	require.Len(t, checks, 1, "no Redis without a cluster")
@@ -97,6 +100,7 @@ func (f failingLeases) Acquire(context.Context, string, string, time.Duration) (
 // lease service fails counts in weft_lease_acquire_failures_total; a lease
 // another owner holds does not.
 func TestCountedLeases_CountServiceFailuresNotContention(t *testing.T) {
+	t.Parallel()
 	pipeline, err := telemetry.NewMetrics()
 	require.NoError(t, err)
 	scrape := func() string { return scrapePipeline(t, pipeline) }

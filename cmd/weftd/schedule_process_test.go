@@ -15,6 +15,7 @@ import (
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 	"github.com/weft-dev/weft/internal/redistest"
+	"github.com/weft-dev/weft/internal/testkit"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
@@ -25,18 +26,19 @@ import (
 // processes, none lost by the killed one — and the schedule's fire counter
 // agrees with the runs.
 func TestCluster_TwoWeftdsFireEachNominalTimeOnceAndAKilledOneLosesNone(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster processes: skipped in -short")
 	}
 	db := sqltest.Require(t)
 	redistest.Require(t)
-	store := clusterFlags(t, db)
+	store := testkit.ClusterFlags(t, db)
 	a := startWeftdIn(t, t.TempDir(), store...)
 	b := startWeftdIn(t, t.TempDir(), store...)
 	ctx := context.Background()
-	schedA := weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), a.url)
-	schedB := weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), b.url)
-	runsB := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), b.url)
+	schedA := weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), a.URL)
+	schedB := weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), b.URL)
+	runsB := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), b.URL)
 	def := &weftv1.WorkflowDefinition{PlanId: "every-second", PlanVersion: "1", Actions: []*weftv1.Action{
 		{Id: "wait", Order: 1, WaitForSignal: &weftv1.WaitForSignal{SignalName: "go"}},
 	}}
@@ -51,8 +53,8 @@ func TestCluster_TwoWeftdsFireEachNominalTimeOnceAndAKilledOneLosesNone(t *testi
 		return res.Msg.GetSchedule().GetFires()
 	}
 	require.Eventually(t, func() bool { return fires() >= 3 }, 30*time.Second, 100*time.Millisecond)
-	require.NoError(t, a.cmd.Process.Signal(syscall.SIGKILL))
-	_ = a.wait()
+	require.NoError(t, a.Cmd.Process.Signal(syscall.SIGKILL))
+	_ = a.Wait()
 	atKill := fires()
 	require.Eventually(t, func() bool { return fires() >= atKill+3 }, 30*time.Second, 100*time.Millisecond,
 		"the surviving weftd keeps firing")
@@ -82,18 +84,19 @@ func TestCluster_TwoWeftdsFireEachNominalTimeOnceAndAKilledOneLosesNone(t *testi
 // and counts one fire; after an update of the schedule's definition the
 // retry still answers that run.
 func TestCluster_ATriggerRetriedOnEitherWeftdStartsOneRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster processes: skipped in -short")
 	}
 	db := sqltest.Require(t)
 	redistest.Require(t)
-	store := clusterFlags(t, db)
+	store := testkit.ClusterFlags(t, db)
 	a := startWeftdIn(t, t.TempDir(), store...)
 	b := startWeftdIn(t, t.TempDir(), store...)
 	ctx := context.Background()
 	clients := []weftv1connect.ScheduleServiceClient{
-		weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), a.url),
-		weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), b.url),
+		weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), a.URL),
+		weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), b.URL),
 	}
 	def := &weftv1.WorkflowDefinition{PlanId: "deploy", PlanVersion: "1", Actions: []*weftv1.Action{
 		{Id: "wait", Order: 1, WaitForSignal: &weftv1.WaitForSignal{SignalName: "go"}},
@@ -125,7 +128,7 @@ func TestCluster_ATriggerRetriedOnEitherWeftdStartsOneRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, first, trigger(clients[0]), "the retry after the update answers the run it started")
 
-	runs, err := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), b.url).ListRuns(ctx,
+	runs, err := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), b.URL).ListRuns(ctx,
 		connect.NewRequest(&weftv1.ListRunsRequest{PageSize: 100}))
 	require.NoError(t, err)
 	require.Len(t, runs.Msg.GetRuns(), 1)

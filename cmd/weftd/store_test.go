@@ -16,12 +16,14 @@ import (
 
 	"github.com/weft-dev/weft/conformance/apitest"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/internal/testkit"
 	"github.com/weft-dev/weft/store/pebblestore"
 	"github.com/weft-dev/weft/store/sqlstore"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
 func TestOptions_StoreDefaultsToPebbleAndAcceptsPostgresURLs(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{}
 	getenv := func(k string) string { return env[k] }
 	opts, err := parseOptions(nil, getenv, io.Discard)
@@ -39,12 +41,14 @@ func TestOptions_StoreDefaultsToPebbleAndAcceptsPostgresURLs(t *testing.T) {
 }
 
 func TestOptions_UnknownStoreNamesOnlyTheScheme(t *testing.T) {
+	t.Parallel()
 	_, err := parseOptions([]string{"--store", "mysql://root:hunter2@db/weft"}, func(string) string { return "" }, io.Discard)
 	require.EqualError(t, err, `store must be "pebble" or a postgresql:// URL, got "mysql"`)
 	require.NotContains(t, err.Error(), "hunter2")
 }
 
 func TestRedactURL_HidesPasswords(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"postgresql://weft:hunter2@db:5432/weft?sslmode=disable": "postgresql://weft:xxxxx@db:5432/weft?sslmode=disable",
 		"postgres://db/weft?password=hunter2&user=weft":          "postgres://db/weft?password=xxxxx&user=weft",
@@ -56,6 +60,7 @@ func TestRedactURL_HidesPasswords(t *testing.T) {
 }
 
 func TestScrub_RemovesTheURLAndPasswordFromErrors(t *testing.T) {
+	t.Parallel()
 	raw := "postgresql://weft:hunter2@db/weft"
 	err := scrub(errors.New("cannot parse `"+raw+"`: failed; password hunter2 rejected"), raw)
 	require.NotContains(t, err.Error(), "hunter2")
@@ -63,6 +68,7 @@ func TestScrub_RemovesTheURLAndPasswordFromErrors(t *testing.T) {
 }
 
 func TestOpenStore_CreatesTheDataDirectory(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "nested", "data")
 	st, err := openStore(context.Background(), options{store: storePebble, dataDir: dir}, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
@@ -71,26 +77,28 @@ func TestOpenStore_CreatesTheDataDirectory(t *testing.T) {
 }
 
 func TestWeftd_RunsSurviveARestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	d := startWeftdIn(t, dir)
-	c := apitest.NewClients(d.url, apitest.Protocols[0])
+	c := apitest.NewClients(d.URL, apitest.Protocols[0])
 	res, err := c.Runs.SubmitRun(context.Background(), connect.NewRequest(&weftv1.SubmitRunRequest{
 		Definition: &weftv1.WorkflowDefinition{PlanId: "p", PlanVersion: "1",
 			Actions: []*weftv1.Action{{Id: "a", Order: 1, Activity: "x"}}}}))
 	require.NoError(t, err)
-	stopWeftd(t, d)
+	d.Stop(t)
 
 	d = startWeftdIn(t, dir)
-	c = apitest.NewClients(d.url, apitest.Protocols[2])
+	c = apitest.NewClients(d.URL, apitest.Protocols[2])
 	got, err := c.Runs.GetRun(context.Background(), connect.NewRequest(&weftv1.GetRunRequest{RunId: res.Msg.GetRun().GetRunId()}))
 	require.NoError(t, err)
 	require.Equal(t, weftv1.RunStatus_RUN_STATUS_PENDING, got.Msg.GetRun().GetStatus())
-	require.Contains(t, d.logs(), `"msg":"weftd store opened","backend":"pebble"`)
+	require.Contains(t, d.Logs(), `"msg":"weftd store opened","backend":"pebble"`)
 }
 
 func TestWeftd_SIGTERMEndsLongPollsAndWatches(t *testing.T) {
-	d := startWeftd(t)
-	c := apitest.NewClients(d.url, apitest.Protocols[2])
+	t.Parallel()
+	d := testkit.StartWeftd(t, nil)
+	c := apitest.NewClients(d.URL, apitest.Protocols[2])
 	polled := make(chan error, 1)
 	go func() {
 		_, err := c.Workers.PollTasks(context.Background(), connect.NewRequest(&weftv1.PollTasksRequest{
@@ -107,7 +115,7 @@ func TestWeftd_SIGTERMEndsLongPollsAndWatches(t *testing.T) {
 	// Both the long poll and the watch must be in the server before it stops.
 	require.Eventually(t, func() bool { return inFlightRPCs(t, d) >= 2 }, 10*time.Second, 10*time.Millisecond)
 	start := time.Now()
-	stopWeftd(t, d)
+	d.Stop(t)
 	require.Less(t, time.Since(start), 30*time.Second, "shutdown cut the 60 s long poll short")
 	require.NoError(t, <-polled, "a long poll cut short by shutdown answers no tasks")
 	for stream.Receive() {
@@ -116,7 +124,7 @@ func TestWeftd_SIGTERMEndsLongPollsAndWatches(t *testing.T) {
 
 // inFlightRPCs reads weft_rpc_in_flight from weftd's /metrics.
 func inFlightRPCs(t *testing.T, d *daemon) float64 {
-	res, err := apitest.HTTPClient().Get(d.url + "/metrics")
+	res, err := apitest.HTTPClient().Get(d.URL + "/metrics")
 	if err != nil {
 		return 0
 	}
@@ -132,6 +140,7 @@ func inFlightRPCs(t *testing.T, d *daemon) float64 {
 }
 
 func TestOptions_PebbleCacheIsMiBFromEnvThenFlagAndRefusesNonsense(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{}
 	getenv := func(k string) string { return env[k] }
 	opts, err := parseOptions(nil, getenv, io.Discard)
@@ -153,6 +162,7 @@ func TestOptions_PebbleCacheIsMiBFromEnvThenFlagAndRefusesNonsense(t *testing.T)
 }
 
 func TestOptions_SQLMaxConnsAndMigrateComeFromEnvThenFlagAndRefuseNonsense(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{}
 	getenv := func(k string) string { return env[k] }
 	opts, err := parseOptions(nil, getenv, io.Discard)
@@ -178,9 +188,10 @@ func TestOptions_SQLMaxConnsAndMigrateComeFromEnvThenFlagAndRefuseNonsense(t *te
 }
 
 func TestWeftd_RefusesToServeOnAnIncompleteSchemaNamingTheMissingMigration(t *testing.T) {
+	t.Parallel()
 	db := sqltest.Require(t)
 	getenv := func(string) string { return "" }
-	err := run(context.Background(), []string{"--store", clusterURL(t, db.NewSchema(t)), "--sql-migrate=false",
+	err := run(context.Background(), []string{"--store", testkit.SchemaURL(t, db.NewSchema(t)), "--sql-migrate=false",
 		"--addr", "127.0.0.1:0", "--wake-channel", "none", "--bus", "none"}, getenv, io.Discard)
 	require.ErrorContains(t, err, "missing migration 0001_kv.sql")
 	var incomplete *sqlstore.SchemaIncompleteError

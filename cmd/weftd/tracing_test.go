@@ -21,6 +21,7 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/examples/fulfilment"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/internal/testkit"
 	"github.com/weft-dev/weft/server"
 	"github.com/weft-dev/weft/telemetry"
 )
@@ -141,14 +142,15 @@ func finishExample(t *testing.T, c *client.Client, runID string) {
 // with weftd exporting over HTTP and the Go worker over gRPC, is one trace
 // under the submitter's span, nested as docs/observability.md draws it.
 func TestTracing_ExampleRunIsOneTraceNestedAsDocumented(t *testing.T) {
+	t.Parallel()
 	tr := newTraced(t, 1)
-	d := startWeftdEnv(t, tracingEnv, "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--otlp-endpoint", tr.recv.httpURL)
-	c := client.New(d.url)
-	stopWorker := tr.startWorker(t, d.url)
+	d := testkit.StartWeftd(t, tracingEnv, "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--otlp-endpoint", tr.recv.httpURL)
+	c := client.New(d.URL)
+	stopWorker := tr.startWorker(t, d.URL)
 	runID, traceID := tr.submitTraced(t, c)
 	finishExample(t, c, runID)
 	stopWorker()
-	stopWeftd(t, d)
+	d.Stop(t)
 	require.NoError(t, tr.process.Shutdown(context.Background()))
 
 	spans := tr.recv.spans()
@@ -208,22 +210,23 @@ func TestTracing_ExampleRunIsOneTraceNestedAsDocumented(t *testing.T) {
 // run in the trace its submission began — the traceparent is kept with the
 // run.
 func TestTracing_CrashAndRecoveryKeepTheRunsTraceID(t *testing.T) {
+	t.Parallel()
 	tr := newTraced(t, 1)
 	dir := t.TempDir()
-	first := startWeftdEnv(t, tracingEnv, "--addr", "127.0.0.1:0", "--data-dir", dir, "--otlp-endpoint", tr.recv.httpURL)
-	stopFirstWorker := tr.startWorker(t, first.url)
-	runID, traceID := tr.submitTraced(t, client.New(first.url))
-	waitStep(t, client.New(first.url), runID, "payment-confirmed", weftv1.StepStatus_STEP_STATUS_WAITING_FOR_SIGNAL)
+	first := testkit.StartWeftd(t, tracingEnv, "--addr", "127.0.0.1:0", "--data-dir", dir, "--otlp-endpoint", tr.recv.httpURL)
+	stopFirstWorker := tr.startWorker(t, first.URL)
+	runID, traceID := tr.submitTraced(t, client.New(first.URL))
+	waitStep(t, client.New(first.URL), runID, "payment-confirmed", weftv1.StepStatus_STEP_STATUS_WAITING_FOR_SIGNAL)
 	stopFirstWorker()
-	require.NoError(t, first.cmd.Process.Signal(syscall.SIGKILL))
-	require.Error(t, first.wait(), "weftd was killed")
+	require.NoError(t, first.Cmd.Process.Signal(syscall.SIGKILL))
+	require.Error(t, first.Wait(), "weftd was killed")
 
-	second := startWeftdEnv(t, tracingEnv, "--addr", "127.0.0.1:0", "--data-dir", dir, "--otlp-endpoint", tr.recv.httpURL)
-	c := client.New(second.url)
-	stopWorker := tr.startWorker(t, second.url)
+	second := testkit.StartWeftd(t, tracingEnv, "--addr", "127.0.0.1:0", "--data-dir", dir, "--otlp-endpoint", tr.recv.httpURL)
+	c := client.New(second.URL)
+	stopWorker := tr.startWorker(t, second.URL)
 	finishExample(t, c, runID) // no span of the submitter's: the trace comes from the store
 	stopWorker()
-	stopWeftd(t, second)
+	second.Stop(t)
 	require.NoError(t, tr.process.Shutdown(context.Background()))
 
 	spans := tr.recv.spans()
@@ -240,16 +243,17 @@ func TestTracing_CrashAndRecoveryKeepTheRunsTraceID(t *testing.T) {
 // no sampled caller, the example run leaves no span anywhere — not weftd's,
 // not the worker's.
 func TestTracing_SampleRatioZeroExportsNothing(t *testing.T) {
+	t.Parallel()
 	tr := newTraced(t, 0)
-	d := startWeftdEnv(t, tracingEnv, "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
+	d := testkit.StartWeftd(t, tracingEnv, "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
 		"--otlp-endpoint", tr.recv.grpcURL, "--otlp-protocol", "grpc", "--trace-sample-ratio", "0")
-	c := client.New(d.url)
-	stopWorker := tr.startWorker(t, d.url)
+	c := client.New(d.URL)
+	stopWorker := tr.startWorker(t, d.URL)
 	res, err := c.SubmitRun(context.Background(), &weftv1.SubmitRunRequest{Start: true, Definition: exampleDefinition(t)})
 	require.NoError(t, err)
 	finishExample(t, c, res.GetRun().GetRunId())
 	stopWorker()
-	stopWeftd(t, d)
+	d.Stop(t)
 	require.NoError(t, tr.process.Shutdown(context.Background()))
 	require.Empty(t, tr.recv.spans())
 }
@@ -314,6 +318,7 @@ func names(spans []gotSpan) []string {
 // TestOptions_BadTraceFlagsNameTheValue: a sample ratio outside 0..1 or an
 // unknown OTLP protocol is refused at start-up, naming what was given.
 func TestOptions_BadTraceFlagsNameTheValue(t *testing.T) {
+	t.Parallel()
 	env := func(string) string { return "" }
 	_, err := parseOptions([]string{"--trace-sample-ratio", "1.5"}, env, io.Discard)
 	require.ErrorContains(t, err, `trace sample ratio must be a number from 0 to 1, got "1.5"`)

@@ -20,12 +20,14 @@ import (
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 	"github.com/weft-dev/weft/internal/redistest"
+	"github.com/weft-dev/weft/internal/testkit"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 	"github.com/weft-dev/weft/wake"
 	"github.com/weft-dev/weft/wake/rediswake"
 )
 
 func TestOptions_WakeChannelIsValidated(t *testing.T) {
+	t.Parallel()
 	none := func(string) string { return "" }
 	_, err := parseOptions([]string{"--wake-channel", "weft wake"}, none, io.Discard)
 	require.ErrorContains(t, err, `wake channel must be a Redis channel name without spaces or control characters, or "none"`)
@@ -39,6 +41,7 @@ func TestOptions_WakeChannelIsValidated(t *testing.T) {
 // channel --wake-channel names; "none" turns that off; the embedded store
 // needs none. Opening connects to nothing (go-redis dials lazily).
 func TestCluster_WakeupsGoOverRedisOnASQLStoreOnly(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, store, redis, channel string
 		want                        string // the channel, "" for none
@@ -73,6 +76,7 @@ func TestCluster_WakeupsGoOverRedisOnASQLStoreOnly(t *testing.T) {
 // worker long-polling B gets the task, and B's /metrics counts the keys it
 // received.
 func TestCluster_TwoWeftdsWakeEachOtherOverRedis(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster processes: skipped in -short")
 	}
@@ -84,10 +88,10 @@ func TestCluster_TwoWeftdsWakeEachOtherOverRedis(t *testing.T) {
 	defer func() { _ = sub.Close() }()
 	heard := sub.Channel()
 
-	store := clusterFlags(t, db)
+	store := testkit.ClusterFlags(t, db)
 	a := startWeftdIn(t, t.TempDir(), with(store, "--wake-channel", channel)...)
 	b := startWeftdIn(t, t.TempDir(), with(store, "--wake-channel", channel)...)
-	require.Contains(t, a.logs(), `"wakeups":"redis","channel":"`+channel+`"`)
+	require.Contains(t, a.Logs(), `"wakeups":"redis","channel":"`+channel+`"`)
 	require.Eventually(t, func() bool {
 		n, err := rdb.PubSubNumSub(ctx, channel).Result()
 		return err == nil && n[channel] == 3 // both weftds and this test
@@ -95,7 +99,7 @@ func TestCluster_TwoWeftdsWakeEachOtherOverRedis(t *testing.T) {
 
 	polled := make(chan *weftv1.PollTasksResponse, 1)
 	go func() {
-		workers := weftv1connect.NewWorkerServiceClient(apitest.HTTPClient(), b.url)
+		workers := weftv1connect.NewWorkerServiceClient(apitest.HTTPClient(), b.URL)
 		res, err := workers.PollTasks(ctx, connect.NewRequest(&weftv1.PollTasksRequest{WorkerId: "w",
 			Activities: []*weftv1.ActivityRegistration{{Name: "wake"}}, WaitMs: 20_000}))
 		if err != nil {
@@ -104,7 +108,7 @@ func TestCluster_TwoWeftdsWakeEachOtherOverRedis(t *testing.T) {
 		}
 		polled <- res.Msg
 	}()
-	runs := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), a.url)
+	runs := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), a.URL)
 	res, err := runs.SubmitRun(ctx, connect.NewRequest(&weftv1.SubmitRunRequest{Start: true,
 		Definition: &weftv1.WorkflowDefinition{PlanId: "wake", PlanVersion: "1",
 			Actions: []*weftv1.Action{{Id: "a", Order: 1, Activity: "wake"}}}}))
@@ -148,7 +152,7 @@ func requireHeard(t *testing.T, heard <-chan *redis.Message, runID string) {
 // scrapeSeries answers a series's value on d's /metrics, or -1 when absent.
 func scrapeSeries(t *testing.T, d *daemon, series string) float64 {
 	t.Helper()
-	res, err := apitest.HTTPClient().Get(d.url + "/metrics")
+	res, err := apitest.HTTPClient().Get(d.URL + "/metrics")
 	require.NoError(t, err)
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)

@@ -1,24 +1,23 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/conformance/apitest"
+	"github.com/weft-dev/weft/internal/testkit"
 )
 
 func TestOptions_DefaultIsLoopback7400AndEnvThenFlagsOverride(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{}
 	getenv := func(k string) string { return env[k] }
 
@@ -38,33 +37,37 @@ func TestOptions_DefaultIsLoopback7400AndEnvThenFlagsOverride(t *testing.T) {
 }
 
 func TestOptions_BadLogLevelNamesTheValue(t *testing.T) {
+	t.Parallel()
 	_, err := parseOptions([]string{"--log-level", "loud"}, func(string) string { return "" }, io.Discard)
 	require.ErrorContains(t, err, `log level must be debug, info, warn or error, got "loud"`)
 }
 
 func TestWeftd_ServesAPISuiteAsARealProcess(t *testing.T) {
-	d := startWeftd(t)
-	apitest.Exercise(t, d.url)
+	t.Parallel()
+	d := testkit.StartWeftd(t, nil)
+	apitest.Exercise(t, d.URL)
 }
 
 func TestWeftd_GrpcurlListsAndDescribesServices(t *testing.T) {
+	t.Parallel()
 	grpcurl := requireTool(t, "grpcurl")
-	d := startWeftd(t)
-	out := runTool(t, grpcurl, "-plaintext", d.addr, "list")
+	d := testkit.StartWeftd(t, nil)
+	out := runTool(t, grpcurl, "-plaintext", d.Addr, "list")
 	for _, svc := range []string{"weft.v1.RunService", "weft.v1.SignalService", "weft.v1.EventService",
 		"weft.v1.WorkerService", "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"} {
 		require.Contains(t, out, svc+"\n")
 	}
-	desc := runTool(t, grpcurl, "-plaintext", d.addr, "describe", "weft.v1.RunService")
+	desc := runTool(t, grpcurl, "-plaintext", d.Addr, "describe", "weft.v1.RunService")
 	require.Contains(t, desc, "rpc SubmitRun ( .weft.v1.SubmitRunRequest ) returns ( .weft.v1.SubmitRunResponse );")
-	msg := runTool(t, grpcurl, "-plaintext", d.addr, "describe", "weft.v1.SignalRunRequest")
+	msg := runTool(t, grpcurl, "-plaintext", d.Addr, "describe", "weft.v1.SignalRunRequest")
 	require.Contains(t, msg, "optional string signal_id = 3")
 }
 
 func TestWeftd_InvalidArgumentThroughGrpcurl(t *testing.T) {
+	t.Parallel()
 	grpcurl := requireTool(t, "grpcurl")
-	d := startWeftd(t)
-	cmd := exec.Command(grpcurl, "-plaintext", "-d", `{"run_id": ""}`, d.addr, "weft.v1.RunService/GetRun")
+	d := testkit.StartWeftd(t, nil)
+	cmd := exec.Command(grpcurl, "-plaintext", "-d", `{"run_id": ""}`, d.Addr, "weft.v1.RunService/GetRun")
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err, "grpcurl succeeded: %s", out)
 	text := string(out)
@@ -75,10 +78,11 @@ func TestWeftd_InvalidArgumentThroughGrpcurl(t *testing.T) {
 }
 
 func TestWeftd_InvalidArgumentThroughCurl(t *testing.T) {
+	t.Parallel()
 	curl := requireTool(t, "curl")
-	d := startWeftd(t)
+	d := testkit.StartWeftd(t, nil)
 	out := runTool(t, curl, "-sS", "-w", "\n%{http_code}", "-X", "POST", "-H", "Content-Type: application/json",
-		"-d", `{"run_id": ""}`, d.url+"/weft.v1.RunService/GetRun")
+		"-d", `{"run_id": ""}`, d.URL+"/weft.v1.RunService/GetRun")
 	body, status, _ := strings.Cut(strings.TrimSpace(out), "\n")
 	require.Equal(t, "400", status)
 	var got struct {
@@ -99,108 +103,26 @@ func TestWeftd_InvalidArgumentThroughCurl(t *testing.T) {
 }
 
 func TestWeftd_SIGTERMShutsDownCleanly(t *testing.T) {
-	d := startWeftd(t)
-	require.NoError(t, d.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, d.wait(), "weftd did not exit 0 on SIGTERM")
-	require.Contains(t, d.logs(), `"msg":"weftd stopped"`)
+	t.Parallel()
+	d := testkit.StartWeftd(t, nil)
+	require.NoError(t, d.Cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, d.Wait(), "weftd did not exit 0 on SIGTERM")
+	require.Contains(t, d.Logs(), `"msg":"weftd stopped"`)
 }
 
-// daemon is a weftd process started by a test.
-type daemon struct {
-	cmd    *exec.Cmd
-	addr   string
-	url    string
-	mu     sync.Mutex
-	log    strings.Builder
-	done   chan error
-	waited bool
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
-func (d *daemon) logs() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.log.String()
-}
+// daemon is a weftd process a test started (testkit.StartWeftd).
+type daemon = testkit.Weftd
 
-func (d *daemon) wait() error {
-	select {
-	case err := <-d.done:
-		d.waited = true
-		return err
-	case <-time.After(15 * time.Second):
-		return os.ErrDeadlineExceeded
-	}
-}
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// weftdBinary builds weftd once per test binary.
-func weftdBinary(t *testing.T) string {
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "weftd-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "weftd")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = &buildError{out: string(out), err: err}
-		}
-	})
-	require.NoError(t, buildErr)
-	return binPath
-}
-
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
-
-// startWeftd starts weftd on a free loopback port and a fresh data directory,
-// and stops it when the test ends.
-func startWeftd(t *testing.T) *daemon {
-	t.Helper()
-	return startWeftdIn(t, t.TempDir())
-}
-
-// stopWeftd stops d with SIGTERM and requires a clean exit.
-func stopWeftd(t *testing.T, d *daemon) {
-	t.Helper()
-	require.NoError(t, d.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, d.wait(), "weftd did not exit 0 on SIGTERM:\n%s", d.logs())
-}
+// weftdBinary answers weftd built from this tree, once per test binary.
+func weftdBinary(t *testing.T) string { return filepath.Join(testkit.Build(t, "./cmd/weftd"), "weftd") }
 
 // startWeftdIn starts weftd on a free loopback port and the data directory
 // dir, with any extra flags (e.g. --cors-origin), and stops it when the test ends.
 func startWeftdIn(t *testing.T, dir string, extra ...string) *daemon {
 	t.Helper()
-	return startWeftdEnv(t, nil, append([]string{"--addr", "127.0.0.1:0", "--data-dir", dir}, extra...)...)
-}
-
-// readLogs copies weftd's log lines and reports the listening address.
-func (d *daemon) readLogs(r io.Reader, ready chan<- string) {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := sc.Text()
-		d.mu.Lock()
-		d.log.WriteString(line + "\n")
-		d.mu.Unlock()
-		var entry struct {
-			Msg  string `json:"msg"`
-			Addr string `json:"addr"`
-		}
-		if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "weftd listening" {
-			ready <- entry.Addr
-		}
-	}
-	d.done <- d.cmd.Wait()
+	return testkit.StartWeftd(t, nil, append([]string{"--data-dir", dir}, extra...)...)
 }
 
 // requireTool finds a command on PATH or in the repository's bin/.
@@ -213,17 +135,8 @@ func requireTool(t *testing.T, name string) string {
 	if _, err := os.Stat(p); err == nil {
 		return p
 	}
-	skipOrFail(t, name+" is not installed (run `make tools`)")
+	testkit.SkipOrFail(t, name+" is not installed (run `make tools`)")
 	return ""
-}
-
-// skipOrFail skips loudly on a laptop and fails in CI.
-func skipOrFail(t *testing.T, reason string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf("CI is set and %s", reason)
-	}
-	t.Skipf("SKIPPED: %s", reason)
 }
 
 func repoRoot(t *testing.T) string {
@@ -243,6 +156,7 @@ func runTool(t *testing.T, name string, args ...string) string {
 // TestWeftd_HelpPrintsTheFlagsOnStdoutAndExitsZero: -h and --help are a
 // request, not a mistake.
 func TestWeftd_HelpPrintsTheFlagsOnStdoutAndExitsZero(t *testing.T) {
+	t.Parallel()
 	for _, arg := range []string{"-h", "--help"} {
 		var stdout, stderr strings.Builder
 		cmd := exec.Command(weftdBinary(t), arg)
