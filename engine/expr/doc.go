@@ -43,7 +43,9 @@
 // types, optional values and maps with non-string keys have no JSON form
 // and fail the evaluation. A JSON object with a duplicate key, a number
 // beyond a double's range and nesting deeper than Limits.Depth are
-// refused.
+// refused. [Vars] hold the variables as JSON text, converted only when a
+// program reads them; [Vars.Shared] converts them once for many programs
+// (a template's expressions, a fan-out's items).
 //
 // # Determinism
 //

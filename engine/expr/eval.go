@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"sync"
 	"time"
 
 	"cel.dev/cel-go/common/types"
@@ -26,11 +27,58 @@ type Vars struct {
 	// by a program compiled with Scope.FanOut).
 	Item  json.RawMessage
 	Index int
+
+	// cache holds the converted input and step outputs (see Shared).
+	cache *varCache
+}
+
+// Shared answers v with its input and step outputs converted once for
+// every program evaluated with it (and with copies of it that change only
+// Item and Index): a template's expressions, a fan-out's items. It is safe
+// for concurrent use.
+func (v Vars) Shared() Vars {
+	if v.cache == nil {
+		v.cache = &varCache{steps: map[string]ref.Val{}}
+	}
+	return v
+}
+
+// varCache is what Shared keeps.
+type varCache struct {
+	mu    sync.Mutex
+	input ref.Val
+	steps map[string]ref.Val
+}
+
+// get answers the converted value called name, converting it with conv
+// the first time.
+func (c *varCache) get(name string, conv func() (ref.Val, error)) (ref.Val, error) {
+	if c == nil {
+		return conv()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if name == varInput && c.input != nil {
+		return c.input, nil
+	}
+	if v, ok := c.steps[name]; ok {
+		return v, nil
+	}
+	v, err := conv()
+	if err != nil {
+		return nil, err
+	}
+	if name == varInput {
+		c.input = v
+	} else {
+		c.steps[name] = v
+	}
+	return v, nil
 }
 
 // activation builds the variables p reads from v.
 func (p *Program) activation(v Vars) (map[string]any, error) {
-	input, err := p.jsonVar(varInput, v.Input)
+	input, err := v.cache.get(varInput, func() (ref.Val, error) { return p.jsonVar(varInput, v.Input) })
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +88,8 @@ func (p *Program) activation(v Vars) (map[string]any, error) {
 		if !ok {
 			continue
 		}
-		out, err := p.jsonVar("steps."+id+".output", raw)
+		name := "steps." + id + ".output"
+		out, err := v.cache.get(name, func() (ref.Val, error) { return p.jsonVar(name, raw) })
 		if err != nil {
 			return nil, err
 		}

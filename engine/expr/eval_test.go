@@ -193,3 +193,24 @@ func TestEval_IsDeterministic(t *testing.T) {
 		require.Equal(t, string(first), string(got))
 	}
 }
+
+func TestVars_SharedConvertsOnceAndAnswersTheSame(t *testing.T) {
+	t.Parallel()
+	env := testEnv(t)
+	p, err := env.Compile(`{"c": input.customer, "id": steps.charge.output.id, "sku": item.sku, "i": index}`, "p", JSON, atFanOut)
+	require.NoError(t, err)
+	base := Vars{Input: json.RawMessage(`{"customer": "acme"}`), Steps: map[string]json.RawMessage{"charge": json.RawMessage(`{"id": "ch_1"}`)}}
+	shared := base.Shared()
+	for i, sku := range []string{"a", "b", "c"} {
+		plain, shared := base, shared
+		plain.Item, plain.Index = json.RawMessage(`{"sku":"`+sku+`"}`), i
+		shared.Item, shared.Index = plain.Item, i
+		want, err := p.EvalJSON(plain)
+		require.NoError(t, err)
+		got, err := p.EvalJSON(shared)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "the item and index are each copy's own")
+	}
+	require.NotNil(t, shared.cache.input, "the input was converted into the shared cache")
+	require.Len(t, shared.cache.steps, 1)
+}

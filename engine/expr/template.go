@@ -232,7 +232,7 @@ func (t *Template) Static() bool { return len(t.progs) == 0 }
 // (compacted, escapes removed), each expression replaced by its value.
 func (t *Template) Eval(v Vars) (json.RawMessage, error) {
 	var b []byte
-	b, err := t.root.append(b, v)
+	b, err := t.root.append(b, v.Shared())
 	if err != nil {
 		return nil, err
 	}
