@@ -190,7 +190,8 @@ test-crdb-path:
 ## fuzz: the fuzz suites for longer than make test runs them (20 s, seed 20):
 ## random, truncated and mutated requests to every method over every protocol of a
 ## real weftd for WEFT_FUZZ_DURATION (default 5m; WEFT_FUZZ_SEED picks another
-## sequence), then each Go fuzz target of the server's decoders for as long.
+## sequence), then each Go fuzz target of the server's decoders and of the stored
+## records' decoders (engine/runcodec) for as long.
 WEFT_FUZZ_DURATION ?= 5m
 fuzz:
 	WEFT_FUZZ_DURATION=$(WEFT_FUZZ_DURATION) go test -count=1 -timeout 0 -v \
@@ -198,6 +199,9 @@ fuzz:
 	for f in FuzzJSONCodec_NeverFailsNeverQuotes FuzzProtoCodec_NeverFailsNeverQuotes \
 		FuzzFrameLimit_HandsOutAPrefixOrRefuses; do \
 		go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(WEFT_FUZZ_DURATION) ./server/ || exit 1; done
+	for f in FuzzDecodeEvent FuzzDecodeState FuzzDecodeTask FuzzDecodeTimer FuzzDecodeOutboxRef FuzzDecodeReady \
+		FuzzStoredEventJSON; do \
+		go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(WEFT_FUZZ_DURATION) ./engine/runcodec/ || exit 1; done
 
 ## run: weftd on the embedded default (Pebble in ./.weft), on 127.0.0.1:7400. It is
 ## built into bin/weftd and run from there, not with go run: go build relinks only

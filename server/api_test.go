@@ -77,6 +77,7 @@ func def(actions ...*weftv1.Action) *weftv1.WorkflowDefinition {
 }
 
 func TestResyncRun_FullAndFromSnapshot(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		run := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"}))
 		b.complete(b.poll("x"))
@@ -103,6 +104,7 @@ func TestResyncRun_FullAndFromSnapshot(t *testing.T) {
 }
 
 func TestListEvents_PagesInRunSeqOrder(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		run := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"}))
 		b.complete(b.poll("x"))
@@ -126,6 +128,7 @@ func TestListEvents_PagesInRunSeqOrder(t *testing.T) {
 }
 
 func TestWatchEvents_StreamsEventsAppendedWhileWatching(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		run := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"}))
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -146,6 +149,7 @@ func TestWatchEvents_StreamsEventsAppendedWhileWatching(t *testing.T) {
 }
 
 func TestWatchEvents_UnknownRunIsNotFound(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		stream, err := b.c.Events.WatchEvents(context.Background(), connect.NewRequest(&weftv1.WatchEventsRequest{RunId: "run-nope"}))
 		require.NoError(t, err)
@@ -155,6 +159,7 @@ func TestWatchEvents_UnknownRunIsNotFound(t *testing.T) {
 }
 
 func TestManualCompletion_CompletesTheStepOnceAndAnswersDuplicates(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		run := b.submit(def(&weftv1.Action{Id: "sign", Order: 1, CompletionMode: weftv1.CompletionMode_COMPLETION_MODE_MANUAL}))
 		step := b.getRun(run.GetRunId()).GetSteps()[0]
@@ -177,6 +182,7 @@ func TestManualCompletion_CompletesTheStepOnceAndAnswersDuplicates(t *testing.T)
 }
 
 func TestHeldStep_FailRetryStepAndComplete(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		run := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x", OnFailure: weftv1.OnFailure_ON_FAILURE_HOLD,
 			Retry: &weftv1.RetryPolicy{MaxAttempts: proto.Uint32(1)}}))
@@ -202,6 +208,7 @@ func TestHeldStep_FailRetryStepAndComplete(t *testing.T) {
 }
 
 func TestPauseResumeAndListRuns(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		run := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"}))
 		task := b.poll("x")
@@ -226,6 +233,7 @@ func TestPauseResumeAndListRuns(t *testing.T) {
 // TestListRuns_RunIDContainsKeepsOnlyRunsWhoseIDHasTheText: the run id search
 // is a filter of ListRuns over all of the tenant's runs.
 func TestListRuns_RunIDContainsKeepsOnlyRunsWhoseIDHasTheText(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		first := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"}))
 		second := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"}))
@@ -246,6 +254,7 @@ func TestListRuns_RunIDContainsKeepsOnlyRunsWhoseIDHasTheText(t *testing.T) {
 }
 
 func TestApproval_StartRefusedUntilApproved(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		d := def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"})
 		d.RequiresApproval = true
@@ -263,6 +272,7 @@ func TestApproval_StartRefusedUntilApproved(t *testing.T) {
 }
 
 func TestHeartbeat_AnswersCancelAfterTheRunIsCancelled(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		run := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"}))
 		task := b.poll("x")
@@ -280,6 +290,7 @@ func TestHeartbeat_AnswersCancelAfterTheRunIsCancelled(t *testing.T) {
 }
 
 func TestReportVerification_ReconcilesAPossibleSideEffectWithoutRedispatch(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		ctx := context.Background()
 		action := &weftv1.Action{Id: "charge", Order: 1, Activity: "charge",

@@ -74,6 +74,7 @@ func mutatingProcedures() []string {
 // (denied, except for what a viewer may do): each call leaves exactly one
 // record, with who, how, what and the outcome, and no read leaves any.
 func TestAudit_EveryMutatingRPCLeavesExactlyOneRecord(t *testing.T) {
+	t.Parallel()
 	b := auditSetup(t)
 	for _, procedure := range mutatingProcedures() {
 		for _, role := range []string{"default", "viewer"} {
@@ -106,6 +107,7 @@ func TestAudit_EveryMutatingRPCLeavesExactlyOneRecord(t *testing.T) {
 }
 
 func TestAudit_RecordsTheTargetAndNeverThePayload(t *testing.T) {
+	t.Parallel()
 	b := auditSetup(t)
 	c := apitest.NewClients(b.url, apitest.WithBearer(apitest.Protocols[0], roleToken("operator")))
 	res, err := c.Runs.SubmitRun(context.Background(), connect.NewRequest(&weftv1.SubmitRunRequest{
@@ -134,6 +136,7 @@ func TestAudit_RecordsTheTargetAndNeverThePayload(t *testing.T) {
 // crash window): every commit from the action's on fails. The action did
 // not happen, and no record says it did.
 func TestAudit_ACrashBeforeTheActionsBatchLeavesNeitherAndNoOK(t *testing.T) {
+	t.Parallel()
 	b := auditSetup(t)
 	c := apitest.NewClients(b.url, apitest.WithBearer(apitest.Protocols[0], roleToken("operator")))
 	runID := submitted(t, c)
@@ -154,6 +157,7 @@ func TestAudit_ACrashBeforeTheActionsBatchLeavesNeitherAndNoOK(t *testing.T) {
 // later write succeeds. The action and its record, outcome "ok", are both
 // there, because they were one batch.
 func TestAudit_ACrashAfterTheActionsBatchKeepsBothItsRecordCommittedWithIt(t *testing.T) {
+	t.Parallel()
 	b := auditSetup(t)
 	c := apitest.NewClients(b.url, apitest.WithBearer(apitest.Protocols[0], roleToken("operator")))
 	runID := submitted(t, c)
@@ -177,6 +181,7 @@ func TestAudit_ACrashAfterTheActionsBatchKeepsBothItsRecordCommittedWithIt(t *te
 // action done; the record the batch carried stays, "ok", and the call's
 // answer does not add a second.
 func TestAudit_AnUnknownOutcomeThatCommittedKeepsItsOKRecord(t *testing.T) {
+	t.Parallel()
 	b := auditSetup(t)
 	c := apitest.NewClients(b.url, apitest.WithBearer(apitest.Protocols[0], roleToken("operator")))
 	runID := submitted(t, c)
@@ -196,6 +201,7 @@ func TestAudit_AnUnknownOutcomeThatCommittedKeepsItsOKRecord(t *testing.T) {
 // TestAudit_ACallRefusedByTheRulesIsRecordedWithItsFault: a call that
 // commits no action is recorded after it answers, with its outcome.
 func TestAudit_ACallRefusedByTheRulesIsRecordedWithItsFault(t *testing.T) {
+	t.Parallel()
 	b := auditSetup(t)
 	c := apitest.NewClients(b.url, apitest.WithBearer(apitest.Protocols[0], roleToken("operator")))
 	_, err := c.Runs.CancelRun(context.Background(), connect.NewRequest(&weftv1.CancelRunRequest{RunId: "no-such-run"}))
@@ -221,6 +227,7 @@ func requireStatus(t *testing.T, c apitest.Clients, runID string, want weftv1.Ru
 }
 
 func TestAudit_OnlyAnAdminReadsTheLogAndFiltersApply(t *testing.T) {
+	t.Parallel()
 	b := auditSetup(t)
 	callAs(t, b.url, wiretest.ConnectJSON, weftv1connect.RunServiceDeleteRunProcedure, roleToken("viewer"))
 	callAs(t, b.url, wiretest.ConnectJSON, weftv1connect.RunServiceCancelRunProcedure, roleToken("operator"))
@@ -293,6 +300,7 @@ func (s *ridingCheck) Commit(ctx context.Context, b *store.Batch) (*store.Commit
 // API suite with the audit log on and checks every batch a mutating call
 // commits: each one that changes anything carries the call's record.
 func TestAudit_EveryActionOfTheAPISuiteCommitsWithItsRecord(t *testing.T) {
+	t.Parallel()
 	mem := memstore.New(memstore.Config{})
 	t.Cleanup(func() { _ = mem.Close() })
 	check := &ridingCheck{Store: mem}

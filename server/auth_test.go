@@ -37,14 +37,17 @@ func authConfig(t *testing.T) Config {
 }
 
 func TestAuthentication_MissingOrUnknownTokenIsUnauthenticatedAndHealthStaysOpen(t *testing.T) {
+	t.Parallel()
 	apitest.ExerciseAuthentication(t, testServer(t, authConfig(t)), tokenAcme)
 }
 
 func TestTenantIsolation_ATokenOfTenantACannotReachTenantBsRuns(t *testing.T) {
+	t.Parallel()
 	apitest.ExerciseTenantIsolation(t, testServer(t, authConfig(t)), tokenAcme, tokenBeta)
 }
 
 func TestAuthentication_RunsAsTheTokensTenantAndPrincipal(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, authConfig(t))
 	for token, want := range map[string][2]string{tokenAcme: {"acme", "alice"}, tokenBeta: {"beta", "bob"}} {
 		c := apitest.NewClients(url, apitest.WithBearer(apitest.Protocols[0], token))
@@ -57,6 +60,7 @@ func TestAuthentication_RunsAsTheTokensTenantAndPrincipal(t *testing.T) {
 }
 
 func TestAuthentication_JSONRPCForwardsTheBearerToken(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, authConfig(t))
 	res := apitest.CallJSONRPC(t, url, 1, "weft.v1.RunService/ListRuns", map[string]any{}, nil)
 	require.NotNil(t, res.Error)
@@ -69,6 +73,7 @@ func TestAuthentication_JSONRPCForwardsTheBearerToken(t *testing.T) {
 }
 
 func TestAuthentication_OpenServerRunsAsDefaultAnonymous(t *testing.T) {
+	t.Parallel()
 	c := apitest.NewClients(testServer(t, engineConfig(t)), apitest.Protocols[0])
 	res, err := c.Runs.SubmitRun(context.Background(), connect.NewRequest(&weftv1.SubmitRunRequest{
 		Definition: def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"})}))
@@ -78,6 +83,7 @@ func TestAuthentication_OpenServerRunsAsDefaultAnonymous(t *testing.T) {
 }
 
 func TestLogLine_NamesTenantAndPrincipalButNoPayload(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	cfg := authConfig(t)
 	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -91,6 +97,7 @@ func TestLogLine_NamesTenantAndPrincipalButNoPayload(t *testing.T) {
 }
 
 func TestTokenSet_LooksUpPlainAndHashedTokens(t *testing.T) {
+	t.Parallel()
 	sum := sha256.Sum256([]byte(tokenBeta))
 	set, err := NewTokenSet(TokenSpec{Token: tokenAcme, Tenant: "acme", Principal: "alice"},
 		TokenSpec{Token: "sha256:" + strings.ToUpper(hex.EncodeToString(sum[:])), Tenant: "beta", Principal: "bob"})
@@ -107,6 +114,7 @@ func TestTokenSet_LooksUpPlainAndHashedTokens(t *testing.T) {
 }
 
 func TestTokenSet_RefusesBadEntriesWithoutQuotingTheToken(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		spec TokenSpec
@@ -133,6 +141,7 @@ func TestTokenSet_RefusesBadEntriesWithoutQuotingTheToken(t *testing.T) {
 }
 
 func TestParseTokenFile_ReadsTheDocumentedFormat(t *testing.T) {
+	t.Parallel()
 	specs, err := ParseTokenFile([]byte(`{"tokens":[
 		{"token":"` + tokenAcme + `","tenant":"acme","principal":"alice"},
 		{"token":"sha256:` + strings.Repeat("ab", 32) + `","tenant":"beta","principal":"ci"}]}`))
@@ -149,6 +158,7 @@ func TestParseTokenFile_ReadsTheDocumentedFormat(t *testing.T) {
 }
 
 func TestParseTokenEnv_ReadsTokenEqualsTenantColonPrincipal(t *testing.T) {
+	t.Parallel()
 	specs, err := ParseTokenEnv(" tok==padded-0123456789=acme:alice , sha256:" + strings.Repeat("0f", 32) + "=beta:svc:worker,")
 	require.NoError(t, err)
 	require.Equal(t, []TokenSpec{{Token: "tok==padded-0123456789", Tenant: "acme", Principal: "alice"},
@@ -158,6 +168,7 @@ func TestParseTokenEnv_ReadsTokenEqualsTenantColonPrincipal(t *testing.T) {
 }
 
 func TestBearerToken_ParsesTheAuthorizationHeader(t *testing.T) {
+	t.Parallel()
 	for header, want := range map[string]string{
 		"Bearer abc": "abc", "bearer abc": "abc", "BEARER   abc ": "abc", "Basic abc": "", "Bearer": "", "": "", "Bearer  ": "",
 	} {

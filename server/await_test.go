@@ -14,6 +14,7 @@ import (
 )
 
 func TestAwaitRun_AnswersTheTerminalRunOrTheRunAsItIsWhenTheWaitPasses(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		run := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "act-a"}))
 		res, err := b.c.Runs.AwaitRun(context.Background(), connect.NewRequest(&weftv1.AwaitRunRequest{RunId: run.GetRunId(), WaitMs: 20}))
@@ -38,6 +39,7 @@ func TestAwaitRun_AnswersTheTerminalRunOrTheRunAsItIsWhenTheWaitPasses(t *testin
 }
 
 func TestAwaitRun_RefusesBadRequestsNamingTheFieldOnEveryPath(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, engineConfig(t))
 	for _, tc := range []struct {
 		name, field, rule string

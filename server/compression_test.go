@@ -36,6 +36,7 @@ func postJSON(t *testing.T, url, procedure, body string) (string, int) {
 // accepts gzip (a compressor per small message cost more CPU than anything
 // else weftd did); larger answers are still compressed.
 func TestCompression_OnlyAnswersOfAtLeastCompressMinBytes(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, engineConfig(t))
 	b := &bundle{t: t, c: apitest.NewClients(url, twoProtocols[0])}
 	enc, n := postJSON(t, url, "/weft.v1.RunService/ListRuns", `{}`)
@@ -52,6 +53,7 @@ func TestCompression_OnlyAnswersOfAtLeastCompressMinBytes(t *testing.T) {
 // The Run a client awaits, of a few steps, is below compressMinBytes (in
 // JSON, the larger encoding): it goes uncompressed.
 func TestCompression_ARunOfAFewStepsGoesUncompressed(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, engineConfig(t))
 	b := &bundle{t: t, c: apitest.NewClients(url, twoProtocols[0])}
 	var actions []*weftv1.Action

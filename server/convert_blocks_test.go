@@ -155,6 +155,7 @@ func randomSnapshot(r *rand.Rand) *runstate.Snapshot {
 // idempotency keys — and its shared definition answer each run as
 // converting every message on its own does.
 func TestRunProto_AnswersWhatConvertingEachMessageAloneAnswers(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(16, 1))
 	for i := range 2000 {
 		s := randomSnapshot(r)
@@ -166,6 +167,7 @@ func TestRunProto_AnswersWhatConvertingEachMessageAloneAnswers(t *testing.T) {
 // A step's attempts are a slice of the run's block capped at its own: one
 // step's attempts growing leaves the next step's alone.
 func TestRunProto_GrowingOneStepsAttemptsLeavesTheNextStepsAlone(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	s := &runstate.Snapshot{RunID: "r", Steps: []runstate.StepState{
 		{ActionID: "a", Attempts: []runstate.Attempt{{LogicalAttempt: 1, StartedAt: at}}},
@@ -181,6 +183,7 @@ func TestRunProto_GrowingOneStepsAttemptsLeavesTheNextStepsAlone(t *testing.T) {
 // Every field of an attempt is converted into its box (eventpb.AttemptIn, as
 // runProto and the events do) as converting it field by field does.
 func TestAttemptIn_IsThePlainConversion(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(16, 2))
 	for range 500 {
 		var a runstate.Attempt
@@ -193,6 +196,7 @@ func TestAttemptIn_IsThePlainConversion(t *testing.T) {
 // The empty object's one-allocation Value is the Value eventpb.JSONValue
 // parses, on the wire and in JSON; every other value is eventpb's.
 func TestJSONValue_IsEventpbJSONValue(t *testing.T) {
+	t.Parallel()
 	for _, raw := range append(jsonSamples, json.RawMessage(`{"a":{}}`), json.RawMessage(`[]`), json.RawMessage(` {}`)) {
 		want, got := eventpb.JSONValue(raw), jsonValue(raw)
 		if want == nil {
@@ -210,6 +214,7 @@ func TestJSONValue_IsEventpbJSONValue(t *testing.T) {
 // tasksProto answers one task (a block with its slice) and several as
 // converting each alone does.
 func TestTasksProto_AnswersWhatConvertingEachTaskAloneAnswers(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(16, 3))
 	for n := range 4 {
 		for range 100 {
@@ -244,6 +249,7 @@ func submittedDefinition(t *testing.T, planVersion string) definition.Definition
 // is never answered another's message, whether it shares the actions
 // (another plan version over them) or only equals them (its own array).
 func TestSharedDefinitionProto_IsBuiltOncePerDefinitionAndNeverAnsweredAnothers(t *testing.T) {
+	t.Parallel()
 	c := newDefinitionCache(8)
 	d := submittedDefinition(t, "1")
 	first := c.get(d)
@@ -270,6 +276,7 @@ func TestSharedDefinitionProto_IsBuiltOncePerDefinitionAndNeverAnsweredAnothers(
 
 // The cache holds at most its bound.
 func TestSharedDefinitionProto_HoldsAtMostItsBound(t *testing.T) {
+	t.Parallel()
 	c := newDefinitionCache(4)
 	for i := range 20 {
 		d := submittedDefinition(t, strconv.Itoa(i))
@@ -283,6 +290,7 @@ func TestSharedDefinitionProto_HoldsAtMostItsBound(t *testing.T) {
 // with -race), and all the answers served through the handler in both
 // codecs, leave it what a fresh conversion is.
 func TestSharedDefinitionProto_ServingAnswersLeavesTheSharedMessageUnchanged(t *testing.T) {
+	t.Parallel()
 	d := submittedDefinition(t, "shared")
 	shared := sharedDefinitionProto(d)
 	var wg sync.WaitGroup

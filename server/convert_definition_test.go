@@ -45,6 +45,7 @@ func everyField(t *testing.T) *weftv1.WorkflowDefinition {
 }
 
 func TestDefinition_RoundTripsThroughTheEngine(t *testing.T) {
+	t.Parallel()
 	in := everyField(t)
 	def, err := definitionOf(in, "definition")
 	require.NoError(t, err)
@@ -52,6 +53,7 @@ func TestDefinition_RoundTripsThroughTheEngine(t *testing.T) {
 }
 
 func TestDefinition_ConvertsUnitsAndEnums(t *testing.T) {
+	t.Parallel()
 	def, err := definitionOf(everyField(t), "definition")
 	require.NoError(t, err)
 	a := def.Actions[0]
@@ -66,6 +68,7 @@ func TestDefinition_ConvertsUnitsAndEnums(t *testing.T) {
 }
 
 func TestDefinition_UnsetFieldsAreTheEngineZero(t *testing.T) {
+	t.Parallel()
 	def, err := definitionOf(&weftv1.WorkflowDefinition{PlanId: "p", PlanVersion: "1",
 		Actions: []*weftv1.Action{{Id: "a", Order: 1, Activity: "x"}}}, "definition")
 	require.NoError(t, err)
@@ -75,6 +78,7 @@ func TestDefinition_UnsetFieldsAreTheEngineZero(t *testing.T) {
 }
 
 func TestDefinition_ValueWithoutKindIsNull(t *testing.T) {
+	t.Parallel()
 	def, err := definitionOf(&weftv1.WorkflowDefinition{Actions: []*weftv1.Action{{Input: &structpb.Value{}}}}, "definition")
 	require.NoError(t, err)
 	require.Equal(t, json.RawMessage("null"), def.Actions[0].Input)
@@ -91,6 +95,7 @@ func cmpDiff(want, got proto.Message) string {
 // A retry policy converts to nil only when no field of it is set: any one
 // field set round-trips on its own.
 func TestRetryProto_IsNilOnlyForAnAllUnsetPolicy(t *testing.T) {
+	t.Parallel()
 	require.Nil(t, retryProto(definition.RetryPolicy{}))
 	for _, p := range []*weftv1.RetryPolicy{
 		{MaxAttempts: proto.Uint32(3)}, {Strategy: weftv1.BackoffStrategy_BACKOFF_STRATEGY_CONSTANT},

@@ -29,6 +29,7 @@ func requireEnumRoundTrip[P ~int32, E ~string](t *testing.T, names map[int32]str
 }
 
 func TestEnumTables_MapEveryProtoValueToTheEngineAndBack(t *testing.T) {
+	t.Parallel()
 	cases := map[string]func(t *testing.T){
 		"BackoffStrategy":  func(t *testing.T) { requireEnumRoundTrip(t, weftv1.BackoffStrategy_name, backoffStrategies) },
 		"OnFailure":        func(t *testing.T) { requireEnumRoundTrip(t, weftv1.OnFailure_name, onFailures) },
@@ -42,6 +43,7 @@ func TestEnumTables_MapEveryProtoValueToTheEngineAndBack(t *testing.T) {
 }
 
 func TestEnumTables_UnknownValuesMapToUnset(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, weftv1.OnFailure_ON_FAILURE_UNSPECIFIED, onFailures.Proto("FROM_THE_FUTURE"))
 	require.Empty(t, taskTypes.Engine(weftv1.TaskType(999)))
 }

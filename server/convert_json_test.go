@@ -18,6 +18,7 @@ import (
 // writes directly is answered as written, and what JSON cannot carry is an
 // error that does not quote the value.
 func TestRawJSON_AnswersUnsetNullTheValueOrAnErrorWithoutTheValue(t *testing.T) {
+	t.Parallel()
 	got, err := rawJSON(nil)
 	require.NoError(t, err)
 	require.Nil(t, got)
@@ -55,6 +56,7 @@ func BenchmarkRawJSON(b *testing.B) {
 // A timestamp written into its message's block is eventpb.Timestamp's:
 // nil for the zero time, else the same seconds and nanoseconds.
 func TestTimestampIn_IsEventpbsTimestamp(t *testing.T) {
+	t.Parallel()
 	for _, at := range []time.Time{{}, time.Unix(0, 0), time.Date(2026, 1, 2, 3, 4, 5, 999999999, time.UTC),
 		time.Date(1969, 12, 31, 23, 59, 59, 1, time.FixedZone("x", 3600)), time.Now()} {
 		var dst timestamppb.Timestamp
@@ -70,6 +72,7 @@ func TestTimestampIn_IsEventpbsTimestamp(t *testing.T) {
 // Tasks converted together are each their own message, with their own
 // deadline.
 func TestTasksProto_EachTaskIsItsOwnMessage(t *testing.T) {
+	t.Parallel()
 	a, b := &engine.Task{Token: "a", Deadline: time.Unix(100, 0)}, &engine.Task{Token: "b", Deadline: time.Unix(200, 0)}
 	got := tasksProto([]*engine.Task{a, b, {Token: "c"}})
 	require.Len(t, got, 3)

@@ -24,6 +24,7 @@ func nextFor(activity string) *weftv1.PollTasksRequest {
 }
 
 func TestCompleteTask_NextTasksAnswersTheTaskTheResultMadeReadyAndCountsItDispatched(t *testing.T) {
+	t.Parallel()
 	for _, p := range twoProtocols {
 		t.Run(p.Name, func(t *testing.T) {
 			url := testServer(t, engineConfig(t))
@@ -49,6 +50,7 @@ func TestCompleteTask_NextTasksAnswersTheTaskTheResultMadeReadyAndCountsItDispat
 }
 
 func TestCompleteTask_NextTasksMustBeTheWorkersOwnAndNeverWait(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, engineConfig(t))
 	for _, tc := range []struct {
 		name, field, rule string

@@ -20,6 +20,7 @@ import (
 // Correlation ids are random version-4 UUIDs, each request's its own, however
 // many the read-ahead buffer serves.
 func TestCorrelationID_IsADistinctVersion4UUIDEachTime(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for range 5 * len(idPool.buf) / 16 {
 		id := newCorrelationID()
@@ -35,6 +36,7 @@ func TestCorrelationID_IsADistinctVersion4UUIDEachTime(t *testing.T) {
 // A request's state carries no caller until the auth interceptor has checked
 // its token: a handler reached without it is unauthenticated, never a default.
 func TestCallerOf_RequestStateWithoutAuthenticationHasNoCaller(t *testing.T) {
+	t.Parallel()
 	ctx, _ := withRequestState(context.Background(), "id-1")
 	_, err := callerOf(ctx)
 	require.Equal(t, connect.CodeUnauthenticated, connect.CodeOf(err))
@@ -52,6 +54,7 @@ func TestCallerOf_RequestStateWithoutAuthenticationHasNoCaller(t *testing.T) {
 // A call that did not pass the edge (an interceptor chain used on its own)
 // still gets a correlation id, which its answer must then carry.
 func TestBegin_GivesACallWithoutTheEdgeItsOwnCorrelationID(t *testing.T) {
+	t.Parallel()
 	ctx, state, fresh := begin(context.Background())
 	require.NotEmpty(t, fresh)
 	require.Equal(t, fresh, state.id)
@@ -66,6 +69,7 @@ func TestBegin_GivesACallWithoutTheEdgeItsOwnCorrelationID(t *testing.T) {
 // Every procedure of every service is routed to its service's handler
 // without the mux, and nothing else is.
 func TestProcedureRoutes_NameEveryProcedureOfTheServicesAndNothingElse(t *testing.T) {
+	t.Parallel()
 	handlers := map[string]http.Handler{}
 	for _, name := range ServiceNames {
 		handlers["/"+name+"/"] = http.NotFoundHandler()
@@ -84,6 +88,7 @@ func TestProcedureRoutes_NameEveryProcedureOfTheServicesAndNothingElse(t *testin
 // before procedures were routed directly; a procedure's exact path reaches its
 // handler.
 func TestEdge_OnlyExactProcedurePathsSkipTheMux(t *testing.T) {
+	t.Parallel()
 	h, err := New(Config{Workers: cannedWorkers{}})
 	require.NoError(t, err)
 	for _, tc := range []struct {
@@ -124,6 +129,7 @@ func (b blockingWorkers) PollTasks(context.Context, *connect.Request[weftv1.Poll
 // being served and 0 once it is answered, and the answered call is then in
 // weft_rpc_requests_total.
 func TestMetrics_InFlightCountsACallBeingServed(t *testing.T) {
+	t.Parallel()
 	w := blockingWorkers{entered: make(chan struct{}), release: make(chan struct{})}
 	url := testServer(t, Config{Workers: w})
 	c := apitest.NewClients(url, apitest.Protocols[0])
@@ -162,6 +168,7 @@ func (c ctxWorkers) PollTasks(ctx context.Context, _ *connect.Request[weftv1.Pol
 // caller's values reach the handler, the caller's cancellation ends the
 // handler's context, and the state answers the request's correlation id.
 func TestEdge_RequestContextKeepsTheCallersValuesAndCancellation(t *testing.T) {
+	t.Parallel()
 	w := ctxWorkers{seen: make(chan context.Context, 1)}
 	h, err := New(Config{Workers: w})
 	require.NoError(t, err)

@@ -53,6 +53,7 @@ var jsonProtocols = []struct {
 // enum.known_name, and an INVALID_ARGUMENT Fault with a correlation id, on
 // Connect (POST and GET), gRPC and gRPC-Web with JSON, and JSON-RPC.
 func TestUnknownEnumName_IsInvalidArgumentNamingFieldAndRuleOnEveryJSONPath(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, engineConfig(t))
 	cases := []struct {
 		name, procedure, body, field string
@@ -100,6 +101,7 @@ func TestUnknownEnumName_IsInvalidArgumentNamingFieldAndRuleOnEveryJSONPath(t *t
 // HTTP/JSON (Connect unary POST and GET) the refusal is a 400 whose body
 // carries the Fault and the violations.
 func TestUnknownEnumName_AnswersHTTP400WithFaultAndViolations(t *testing.T) {
+	t.Parallel()
 	base := testServer(t, engineConfig(t))
 	body := `{"statuses":["RUNING"]}`
 	get, err := http.NewRequest(http.MethodGet, base+"/weft.v1.RunService/ListRuns?encoding=json&message="+url.QueryEscape(body), nil)
@@ -134,6 +136,7 @@ func TestUnknownEnumName_AnswersHTTP400WithFaultAndViolations(t *testing.T) {
 // one stream, WatchEvents, has no enum field, so a stream of ListRuns
 // requests stands in, with the server's codec and validation interceptor).
 func TestUnknownEnumName_IsRefusedOnAServerStream(t *testing.T) {
+	t.Parallel()
 	validator, err := protovalidate.New()
 	require.NoError(t, err)
 	reached := false
@@ -177,6 +180,7 @@ func TestUnknownEnumName_IsRefusedOnAServerStream(t *testing.T) {
 // TestUnknownEnumName_IsJudgedAfterAuthentication: a caller without a token
 // learns nothing of the request rules, unknown enum names included.
 func TestUnknownEnumName_IsJudgedAfterAuthentication(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, authConfig(t))
 	client := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), url, connect.WithCodec(fixedJSON{`{"statuses":["RUNING"]}`}))
 	_, err := client.ListRuns(context.Background(), connect.NewRequest(&weftv1.ListRunsRequest{}))
@@ -187,6 +191,7 @@ func TestUnknownEnumName_IsJudgedAfterAuthentication(t *testing.T) {
 // is protobuf's open-enum value, in JSON as in binary; where the field has a
 // defined_only rule (ListRuns statuses does) validation refuses it.
 func TestUnknownEnumNumber_KeepsProtobufBehaviour(t *testing.T) {
+	t.Parallel()
 	var req weftv1.ListRunsRequest
 	require.NoError(t, jsonCodec{name: "json"}.Unmarshal([]byte(`{"statuses":[12345]}`), &req))
 	require.Equal(t, weftv1.RunStatus(12345), req.GetStatuses()[0])
@@ -208,6 +213,7 @@ func TestUnknownEnumNumber_KeepsProtobufBehaviour(t *testing.T) {
 // violation, and a body protojson cannot decode is one violation naming the
 // field and the rule (never a codec error, which would lose the Fault).
 func TestJSONCodec_RefusesUnknownEnumNamesAndUndecodableBodies(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, body string
 		rule       string
@@ -250,6 +256,7 @@ func TestJSONCodec_RefusesUnknownEnumNamesAndUndecodableBodies(t *testing.T) {
 // a request holds, one refusal lists at most maxEnumViolations, and quotes
 // no more than 64 characters of each.
 func TestJSONCodec_BoundsTheViolationsOfOneRequest(t *testing.T) {
+	t.Parallel()
 	names := make([]string, 1000)
 	for i := range names {
 		names[i] = strings.Repeat("Z", 10_000)
@@ -266,6 +273,7 @@ func TestJSONCodec_BoundsTheViolationsOfOneRequest(t *testing.T) {
 // TestRefusalMark_ReadsBackWhatTheCodecWrote: the mark survives other
 // unknown fields before it, and a message without it is not refused.
 func TestRefusalMark_ReadsBackWhatTheCodecWrote(t *testing.T) {
+	t.Parallel()
 	var req weftv1.ListRunsRequest
 	require.Nil(t, refusalOf(&req))
 	other := []byte{0x98, 0x06, 0x01} // field 99, varint 1: a newer client's field

@@ -20,6 +20,7 @@ import (
 // watch interval to an hour: an event appended by the same engine must still
 // reach the watcher, because appends wake it.
 func TestWatchEvents_SendsThisWeftdsAppendsWithoutWaitingForTheInterval(t *testing.T) {
+	t.Parallel()
 	eng, err := engine.New(engine.Config{Store: memstore.New(memstore.Config{})})
 	require.NoError(t, err)
 	cfg := Config{}.WithEngine(eng)

@@ -30,6 +30,7 @@ func (b *bundle) events(runID string) []*weftv1.Event {
 }
 
 func TestStepAttemptRecorded_CarriesTheReportingCallsCorrelationID(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		run, failedBy := b.heldFailure()
 		_, err := b.c.Runs.RetryStep(context.Background(), connect.NewRequest(&weftv1.RetryStepRequest{RunId: run.GetRunId(), ActionId: "a"}))
@@ -52,6 +53,7 @@ func TestStepAttemptRecorded_CarriesTheReportingCallsCorrelationID(t *testing.T)
 }
 
 func TestRun_FailedStepsCountsTheStepsThatAreFailed(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		run := b.submit(def(&weftv1.Action{Id: "ok", Order: 1, Activity: "x"}))
 		b.complete(b.poll("x"))
@@ -66,6 +68,7 @@ func TestRun_FailedStepsCountsTheStepsThatAreFailed(t *testing.T) {
 }
 
 func TestResyncRun_FromSnapshotAnswersASnapshotAtOrBeforeSnapshotSeqAndTheDeltaAfterIt(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		run := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"}))
 		b.complete(b.poll("x"))
@@ -96,6 +99,7 @@ func TestResyncRun_FromSnapshotAnswersASnapshotAtOrBeforeSnapshotSeqAndTheDeltaA
 }
 
 func TestResyncRun_FromSnapshotFallsBackToFullWhenNoSnapshotIsAtOrBeforeSnapshotSeq(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		run := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"}))
 		b.complete(b.poll("x"))

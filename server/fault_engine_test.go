@@ -26,6 +26,7 @@ var engineCodes = []engine.Code{
 }
 
 func TestEngineFaultTable_MapsEveryEngineCode(t *testing.T) {
+	t.Parallel()
 	require.Len(t, faultForEngineCode, len(engineCodes))
 	for _, code := range engineCodes {
 		fc, ok := faultForEngineCode[code]
@@ -48,6 +49,7 @@ func toSnake(fc weftv1.FaultCode) string {
 }
 
 func TestEngineFault_CarriesTheIdentifiers(t *testing.T) {
+	t.Parallel()
 	err := engineFault(&engine.Error{Code: engine.CodeIllegalTransition, Message: "run r cannot go COMPENSATING -> CANCELLED",
 		RunID: "r", ActionID: "a", SignalName: "s", SignalID: "i", RunStatus: runstate.RunCompensating,
 		Transition: "COMPENSATING -> CANCELLED"})
@@ -64,6 +66,7 @@ func TestEngineFault_CarriesTheIdentifiers(t *testing.T) {
 }
 
 func TestEngineFault_OverloadSetsRetryAfter(t *testing.T) {
+	t.Parallel()
 	err := engineFault(&engine.Error{Code: engine.CodeResourceExhausted, RetryAfter: 2500 * time.Millisecond})
 	var cerr *connect.Error
 	require.ErrorAs(t, err, &cerr)
@@ -73,6 +76,7 @@ func TestEngineFault_OverloadSetsRetryAfter(t *testing.T) {
 }
 
 func TestEngineFault_CapabilityIsNamed(t *testing.T) {
+	t.Parallel()
 	err := engineFault(&engine.Error{Code: engine.CodeCapabilityUnavailable, Capability: "conditionalBatch"})
 	require.Equal(t, connect.CodeUnimplemented, connect.CodeOf(err))
 	fault, _ := FaultOf(err)
@@ -80,6 +84,7 @@ func TestEngineFault_CapabilityIsNamed(t *testing.T) {
 }
 
 func TestEngineFault_InvalidInputCarriesViolations(t *testing.T) {
+	t.Parallel()
 	for _, code := range []engine.Code{engine.CodeInvalidArgument, engine.CodePayloadTooLarge} {
 		err := engineFault(&engine.Error{Code: code, Message: "invalid request", Violations: []engine.FieldViolation{
 			{Field: "definition.actions[1].id", Rule: "actions.id_unique", Message: "id must be unique"}}})
@@ -102,6 +107,7 @@ func TestEngineFault_InvalidInputCarriesViolations(t *testing.T) {
 }
 
 func TestEngineFault_InternalErrorsStayUnwrappedForTheInterceptor(t *testing.T) {
+	t.Parallel()
 	plain := errors.New("disk on fire")
 	require.Same(t, plain, engineFault(plain))
 	internal := &engine.Error{Code: engine.CodeInternal, Message: "undecodable record"}
@@ -125,6 +131,7 @@ func (engineErrorRuns) GetRun(context.Context, *connect.Request[weftv1.GetRunReq
 // engine's error as it is answers the fault, its identifiers and a
 // correlation id on Connect, gRPC and JSON-RPC.
 func TestEngineErrors_AreMappedOnceByTheInterceptor(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, Config{Runs: engineErrorRuns{}})
 	for _, opts := range [][]connect.ClientOption{nil, {connect.WithGRPC()}, {connect.WithGRPCWeb()}} {
 		client := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), url, opts...)

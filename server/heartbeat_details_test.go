@@ -14,6 +14,7 @@ import (
 )
 
 func TestHeartbeatDetails_TheRetriedTaskCarriesTheLastDetailsSent(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		ctx := context.Background()
 		b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x", Retry: &weftv1.RetryPolicy{InitialBackoffMs: proto.Uint32(1)}}))
@@ -34,6 +35,7 @@ func TestHeartbeatDetails_TheRetriedTaskCarriesTheLastDetailsSent(t *testing.T) 
 }
 
 func TestFailTask_RetryAfterPutsTheNextAttemptAfterItWhenLongerThanTheBackoff(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		ctx := context.Background()
 		run := b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x", Retry: &weftv1.RetryPolicy{InitialBackoffMs: proto.Uint32(1)}}))
@@ -49,6 +51,7 @@ func TestFailTask_RetryAfterPutsTheNextAttemptAfterItWhenLongerThanTheBackoff(t 
 }
 
 func TestFailTask_RetryAfterOverADayIsRefusedNamingTheField(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		b.submit(def(&weftv1.Action{Id: "a", Order: 1, Activity: "x"}))
 		task := b.poll("x")

@@ -60,6 +60,7 @@ func getRunOfSize(t *testing.T, p apitest.Protocol, size int) connect.ClientOpti
 // found) and one of MaxRequestBytes+1 answers the PAYLOAD_TOO_LARGE fault
 // with the Connect/gRPC code the fault table gives it.
 func TestRequestSizeLimit_ServesExactlyTheLimitAndRefusesOneByteMore(t *testing.T) {
+	t.Parallel()
 	cfg := engineConfig(t)
 	cfg.MaxRequestBytes = testLimit
 	url := testServer(t, cfg)
@@ -86,6 +87,7 @@ func TestRequestSizeLimit_ServesExactlyTheLimitAndRefusesOneByteMore(t *testing.
 // calls over Connect, gRPC and gRPC-Web, with the table's code; never
 // resource_exhausted, which tells a client to retry the same request later.
 func TestOversizeMessage_AnswersPayloadTooLargeOnEveryProtocol(t *testing.T) {
+	t.Parallel()
 	cfg := engineConfig(t)
 	cfg.MaxRequestBytes = testLimit
 	url := testServer(t, cfg)
@@ -124,6 +126,7 @@ func TestOversizeMessage_AnswersPayloadTooLargeOnEveryProtocol(t *testing.T) {
 // a body JSON-RPC refuses itself) are the table's for PAYLOAD_TOO_LARGE,
 // and every answer carries the Fault.
 func TestOversizeRequest_AgreesWithTheFaultTableOverHTTPAndJSONRPC(t *testing.T) {
+	t.Parallel()
 	cfg := engineConfig(t)
 	cfg.MaxRequestBytes = testLimit
 	url := testServer(t, cfg)
@@ -176,6 +179,7 @@ func requireTooLarge(t *testing.T, err error) {
 // TestUnaryLimit_HandsOutTheLimitAndRefusesOneByteMore: the reader's own
 // boundary, independent of Connect's buffering.
 func TestUnaryLimit_HandsOutTheLimitAndRefusesOneByteMore(t *testing.T) {
+	t.Parallel()
 	read := func(n int) ([]byte, error) {
 		return io.ReadAll(&unaryLimit{body: io.NopCloser(bytes.NewReader(make([]byte, n))), limit: 10, remaining: 10})
 	}
@@ -207,6 +211,7 @@ func frames(sizes ...int) []byte {
 // are read; envelopes within the limit pass unchanged, whatever the read
 // sizes; a truncated prefix is refused as a malformed envelope.
 func TestFrameLimit_PassesEnvelopesUpToTheLimitAndRefusesTheFirstOverIt(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		body      []byte

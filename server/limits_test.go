@@ -48,6 +48,7 @@ func envelope(compressed []byte) []byte {
 // protocol that accepts compression,
 // and the server never allocates anything near the decompressed size.
 func TestCompressedBomb_IsRefusedWithoutA5xxOrInflating(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, engineConfig(t))
 	bomb := gzipBomb(t, 1024)
 	require.Less(t, len(bomb), DefaultMaxRequestBytes, "the bomb must pass the raw body limit")
@@ -123,6 +124,7 @@ func endStream(t *testing.T, payload []byte) string {
 // most limit bytes of a bomb, then the PAYLOAD_TOO_LARGE fault, instead of
 // inflating the rest; a message of exactly the limit inflates whole.
 func TestCappedGzip_StopsInflatingPastTheLimit(t *testing.T) {
+	t.Parallel()
 	r := &cappedGzipReader{limit: 4096}
 	require.NoError(t, r.Reset(bytes.NewReader(gzipBomb(t, 64))))
 	n, err := io.Copy(io.Discard, r)
@@ -144,6 +146,7 @@ func TestCappedGzip_StopsInflatingPastTheLimit(t *testing.T) {
 // TestGzipRequests_WithinTheLimitAreServed: the bounded codec still serves
 // ordinary compressed calls on every protocol.
 func TestGzipRequests_WithinTheLimitAreServed(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, engineConfig(t))
 	for _, p := range apitest.Protocols {
 		t.Run(p.Name, func(t *testing.T) {

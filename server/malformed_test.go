@@ -56,6 +56,7 @@ func requireClientMistake(t *testing.T, out wiretest.Outcome, marker string, log
 // TestConnectGETWithBadBase64_IsInvalidArgument: issue 20 finding 1 (HTTP
 // 500 unknown "illegal base64 data").
 func TestConnectGETWithBadBase64_IsInvalidArgument(t *testing.T) {
+	t.Parallel()
 	base, log := loggedServer(t)
 	res, err := apitest.HTTPClient().Get(base + "/weft.v1.RunService/GetRun?encoding=json&base64=1&message=!!")
 	require.NoError(t, err)
@@ -79,6 +80,7 @@ func TestConnectGETWithBadBase64_IsInvalidArgument(t *testing.T) {
 // refused as invalid_argument with the Fault, naming the header and never
 // repeating it (Connect's own refusal quoted it).
 func TestTimeoutHeaders_NotInTheProtocolsForm_AreInvalidArgumentNotQuotingThem(t *testing.T) {
+	t.Parallel()
 	base, log := loggedServer(t)
 	for name, tc := range map[string]struct {
 		p      wiretest.Protocol
@@ -111,6 +113,7 @@ func TestTimeoutHeaders_NotInTheProtocolsForm_AreInvalidArgumentNotQuotingThem(t
 // invalid_argument with the Fault, and the answer never repeats the
 // parameter (Connect's own refusal quoted it).
 func TestConnectGETWithAnUnknownEncoding_IsInvalidArgumentNotQuotingIt(t *testing.T) {
+	t.Parallel()
 	base, log := loggedServer(t)
 	for name, query := range map[string]string{
 		"Encoding":    "encoding=MARKERxml&message=%7B%7D",
@@ -142,6 +145,7 @@ func TestConnectGETWithAnUnknownEncoding_IsInvalidArgumentNotQuotingIt(t *testin
 // and WatchEvents logged an ERROR line per request), and the other framing
 // mistakes Connect answered as internal or unknown.
 func TestTruncatedEnvelope_IsInvalidArgumentOnEveryEnvelopedProtocol(t *testing.T) {
+	t.Parallel()
 	base, log := loggedServer(t)
 	bodies := map[string][]byte{
 		"DeclaresMoreThanSent": []byte("\x00\x00\x00\x00\x0a\x0a\x01x"),
@@ -174,6 +178,7 @@ func TestTruncatedEnvelope_IsInvalidArgumentOnEveryEnvelopedProtocol(t *testing.
 // with the JSON codec answered grpc-status 13 "marshal protobuf status:
 // string field contains invalid UTF-8"), on every protocol and both codecs.
 func TestInvalidUTF8_IsInvalidArgumentNamingTheField(t *testing.T) {
+	t.Parallel()
 	base, log := loggedServer(t)
 	jsonBody := []byte("{\"run_id\":\"MARK\xff\xfeER\"}")
 	protoBody := []byte("\x0a\x08MARK\xff\xfeER")
@@ -204,6 +209,7 @@ func TestInvalidUTF8_IsInvalidArgumentNamingTheField(t *testing.T) {
 // finding 2 (duplicate map keys, invalid values and a signal's payload were
 // quoted, fields named in camelCase, no Fault or correlation id).
 func TestDecodeErrors_NameTheProtoFieldAndNeverQuoteTheRequest(t *testing.T) {
+	t.Parallel()
 	base, log := loggedServer(t)
 	cases := []struct {
 		name, procedure, body, field, rule string
@@ -249,6 +255,7 @@ func TestDecodeErrors_NameTheProtoFieldAndNeverQuoteTheRequest(t *testing.T) {
 // TestConnectErrorDebug_UsesProtoFieldNames: issue 20 finding 2 (the
 // details' debug JSON of a Connect error used camelCase keys).
 func TestConnectErrorDebug_UsesProtoFieldNames(t *testing.T) {
+	t.Parallel()
 	base, _ := loggedServer(t)
 	res, err := apitest.HTTPClient().Post(base+"/weft.v1.RunService/GetRun", "application/json", strings.NewReader(`{"run_id":""}`))
 	require.NoError(t, err)
@@ -267,6 +274,7 @@ func TestConnectErrorDebug_UsesProtoFieldNames(t *testing.T) {
 // correlation id, and its details' debug JSON uses proto field names, with
 // either codec.
 func TestConnectStreamingErrorDebug_UsesProtoFieldNames(t *testing.T) {
+	t.Parallel()
 	base, _ := loggedServer(t)
 	for _, codec := range []string{"json", "proto"} {
 		t.Run(codec, func(t *testing.T) {
@@ -294,6 +302,7 @@ func TestConnectStreamingErrorDebug_UsesProtoFieldNames(t *testing.T) {
 // TestCorruptGzip_IsInvalidArgumentWithTheFault: a body that claims gzip and
 // is not is a client mistake on Connect and gRPC, answered with the Fault.
 func TestCorruptGzip_IsInvalidArgumentWithTheFault(t *testing.T) {
+	t.Parallel()
 	base, log := loggedServer(t)
 	for name, p := range map[string]wiretest.Protocol{"connect": wiretest.ConnectJSON, "grpc": wiretest.GRPC, "grpc-web": wiretest.GRPCWeb} {
 		t.Run(name, func(t *testing.T) {

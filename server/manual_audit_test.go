@@ -50,6 +50,7 @@ func manualRequest(runID, token, actor string) *weftv1.CompleteManualActionReque
 }
 
 func TestManualCompletion_SeparationOfDutiesIsDecidedOnTheAuthenticatedPrincipal(t *testing.T) {
+	t.Parallel()
 	_, alice, carol := auditTeam(t)
 	runID, token := waitingManual(t, alice)
 	_, err := alice.Signals.CompleteManualAction(context.Background(), connect.NewRequest(manualRequest(runID, token, "not-alice")))
@@ -86,6 +87,7 @@ func TestManualCompletion_SeparationOfDutiesIsDecidedOnTheAuthenticatedPrincipal
 }
 
 func TestManualCompletion_DeclaredActorIsRecordedBesideThePrincipal(t *testing.T) {
+	t.Parallel()
 	url, alice, carol := auditTeam(t)
 	runID, token := waitingManual(t, alice)
 	_, err := carol.Signals.CompleteManualAction(context.Background(), connect.NewRequest(manualRequest(runID, token, "alice")))

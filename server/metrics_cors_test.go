@@ -37,6 +37,7 @@ func scrape(t *testing.T, url string) string {
 // latency histogram by procedure, and the server's counts of submissions,
 // signals, task reports and JSON-RPC refusals.
 func TestMetrics_CountRequestsLatenciesAndOutcomesInPrometheusText(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, authConfig(t))
 	c := apitest.NewClients(url, apitest.WithBearer(apitest.Protocols[0], tokenAcme))
 	ctx := context.Background()
@@ -135,6 +136,7 @@ func parseExposition(t *testing.T, text string) map[string]*family {
 // buckets docs/api.md lists, with no scope labels, no target_info and no
 // other weft_ series; a second server counts nothing of the first's.
 func TestMetrics_OpenTelemetryInstrumentsKeepTheirPrometheusNamesAndLabels(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, engineConfig(t))
 	b := &bundle{t: t, c: apitest.NewClients(url, apitest.Protocols[0])}
 	ctx := context.Background()
@@ -199,6 +201,7 @@ func TestMetrics_OpenTelemetryInstrumentsKeepTheirPrometheusNamesAndLabels(t *te
 // one pipeline (weftd's server, engine and export worker); what one server
 // counts, the other serves.
 func TestMetrics_ServersSharingAPipelineServeOneCount(t *testing.T) {
+	t.Parallel()
 	pipeline, err := telemetry.NewMetrics()
 	require.NoError(t, err)
 	cfg := engineConfig(t)
@@ -213,6 +216,7 @@ func TestMetrics_ServersSharingAPipelineServeOneCount(t *testing.T) {
 // preflights browsers send (lower-case, sorted header lists) are allowed for
 // /jsonrpc and a Connect route, and answers expose the headers clients read.
 func TestCORS_BrowserPreflightsForJSONRPCAndConnectWithABearerToken(t *testing.T) {
+	t.Parallel()
 	cfg := authConfig(t)
 	cfg.CORSOrigins = []string{"https://app.example"}
 	url := testServer(t, cfg)

@@ -19,6 +19,7 @@ import (
 // values of a label keep their own series; every later one is OtherLabel,
 // while the admitted ones stay themselves (docs/observability.md#cardinality).
 func TestBoundedLabels_ValuesPastTheBoundAreOther(t *testing.T) {
+	t.Parallel()
 	b := newBoundedLabels(MaxPlanLabels)
 	for i := range MaxPlanLabels {
 		require.Equal(t, fmt.Sprint("plan-", i), b.of(fmt.Sprint("plan-", i)))
@@ -31,6 +32,7 @@ func TestBoundedLabels_ValuesPastTheBoundAreOther(t *testing.T) {
 // TestNewObserver_NothingToObserveIsNil: with tracing and metrics both off
 // there is no observer, so the engine calls nothing.
 func TestNewObserver_NothingToObserveIsNil(t *testing.T) {
+	t.Parallel()
 	o, err := NewObserver(nil, nil)
 	require.NoError(t, err)
 	require.Nil(t, o)
@@ -42,6 +44,7 @@ func TestNewObserver_NothingToObserveIsNil(t *testing.T) {
 // weft_step_failures_total{error_class,plan} and weft_queue_wait_seconds{plan,queue},
 // with the values the run gave them.
 func TestRunMetrics_PerPlanAndQueueSeriesAreServedWithTheirLabels(t *testing.T) {
+	t.Parallel()
 	metrics, err := telemetry.NewMetrics()
 	require.NoError(t, err)
 	observer, err := NewObserver(nil, metrics)

@@ -39,6 +39,7 @@ func submitAs(t *testing.T, url string, p apitest.Protocol, token string) (*weft
 }
 
 func TestOIDC_ATokenOfTheIssuerAuthenticatesAsItsClaimsSay(t *testing.T) {
+	t.Parallel()
 	iss := oidctest.NewIssuer(t)
 	key := iss.NewKey("k1", true)
 	url := oidcServer(t, iss)
@@ -66,6 +67,7 @@ func TestOIDC_ATokenOfTheIssuerAuthenticatesAsItsClaimsSay(t *testing.T) {
 }
 
 func TestOIDC_KeyRotationMidTestIsFollowed(t *testing.T) {
+	t.Parallel()
 	iss := oidctest.NewIssuer(t)
 	old := iss.NewKey("k1", true)
 	url := oidcServer(t, iss)
@@ -86,6 +88,7 @@ func TestOIDC_KeyRotationMidTestIsFollowed(t *testing.T) {
 // another audience, from another issuer, unsigned (alg none), tampered,
 // signed with a key the issuer never published, and missing the tenant.
 func TestOIDC_BadTokensAreRefusedWithoutQuotingThem(t *testing.T) {
+	t.Parallel()
 	iss := oidctest.NewIssuer(t)
 	key := iss.NewKey("k1", true)
 	rogue := iss.NewKey("k1", false) // same kid, never published
@@ -126,6 +129,7 @@ func TestOIDC_BadTokensAreRefusedWithoutQuotingThem(t *testing.T) {
 }
 
 func TestNewOIDCVerifier_RefusesAMissingAudienceAndAnUnreachableIssuer(t *testing.T) {
+	t.Parallel()
 	_, err := NewOIDCVerifier(context.Background(), OIDCConfig{Issuer: "https://id.example"})
 	require.ErrorContains(t, err, "OIDC audience is empty")
 	_, err = NewOIDCVerifier(context.Background(), OIDCConfig{Issuer: "http://127.0.0.1:1", Audience: "a"})

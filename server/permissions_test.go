@@ -36,6 +36,7 @@ func apiMethods(t *testing.T) map[string]bool {
 }
 
 func TestPermissionTable_NamesEveryRPCAndNothingElse(t *testing.T) {
+	t.Parallel()
 	methods := apiMethods(t)
 	for procedure := range methods {
 		_, ok := PermissionOf(procedure)
@@ -48,6 +49,7 @@ func TestPermissionTable_NamesEveryRPCAndNothingElse(t *testing.T) {
 }
 
 func TestRoles_EachRoleGrantsWhatTheIssueSays(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, []string{"runs.read", "schedules.read", "queues.read", "identity.read"}, RoleViewer.Permissions())
 	require.Equal(t, []string{"runs.read", "runs.submit", "schedules.read", "queues.read", "identity.read"}, RoleSubmitter.Permissions())
 	require.Equal(t, []string{"runs.read", "runs.submit", "runs.operate", "schedules.read", "queues.read", "identity.read"}, RoleOperator.Permissions())
@@ -104,6 +106,7 @@ func emptyRequest(p wiretest.Protocol) []byte {
 // the RPC's permission gets PERMISSION_DENIED naming it; a role that holds
 // it gets past the check (whatever the empty request then earns).
 func TestPermissionMatrix_EveryRPCByEveryRoleOnEveryProtocol(t *testing.T) {
+	t.Parallel()
 	url := matrixServer(t)
 	methods := apiMethods(t)
 	procedures := make([]string, 0, len(methods))
@@ -153,6 +156,7 @@ func callAs(t *testing.T, url string, p wiretest.Protocol, procedure, token stri
 }
 
 func TestPermission_UnauthenticatedCallerLearnsNoPermission(t *testing.T) {
+	t.Parallel()
 	url := matrixServer(t)
 	req, err := wiretest.Request(context.Background(), url, wiretest.ConnectJSON, "weft.v1.RunService/DeleteRun", []byte(`{}`))
 	require.NoError(t, err)
@@ -163,6 +167,7 @@ func TestPermission_UnauthenticatedCallerLearnsNoPermission(t *testing.T) {
 }
 
 func TestPermission_DenialComesBeforeValidationAndSaysNothingOfTheTarget(t *testing.T) {
+	t.Parallel()
 	url := matrixServer(t)
 	// A malformed request from a viewer: the denial, not the violation, answers.
 	req, err := wiretest.Request(context.Background(), url, wiretest.ConnectJSON, "weft.v1.RunService/CancelRun",
@@ -178,18 +183,21 @@ func TestPermission_DenialComesBeforeValidationAndSaysNothingOfTheTarget(t *test
 }
 
 func TestTokenSet_RefusesAnUnknownRoleNamingIt(t *testing.T) {
+	t.Parallel()
 	_, err := NewTokenSet(TokenSpec{Token: roleToken("x"), Tenant: "acme", Principal: "p", Roles: []string{"viewer", "root"}})
 	require.ErrorContains(t, err, `unknown role "root"`)
 	require.NotContains(t, err.Error(), roleToken("x"))
 }
 
 func TestParseTokenFile_ReadsRoles(t *testing.T) {
+	t.Parallel()
 	specs, err := ParseTokenFile([]byte(`{"tokens":[{"token":"t","tenant":"a","principal":"p","roles":["viewer","worker"]}]}`))
 	require.NoError(t, err)
 	require.Equal(t, []string{"viewer", "worker"}, specs[0].Roles)
 }
 
 func TestOpenServer_CallerHoldsEveryPermission(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, engineConfig(t))
 	req, err := wiretest.Request(context.Background(), url, wiretest.ConnectJSON, "weft.v1.RunService/ListRuns", []byte(`{}`))
 	require.NoError(t, err)

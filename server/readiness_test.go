@@ -42,6 +42,7 @@ func grpcHealth(t *testing.T, base, service string) (int, string) {
 // gRPC health answer not ready, with the reason, while a dependency cannot be
 // reached, and ready again once it can; /healthz answers ok throughout.
 func TestReadiness_FollowsTheDependenciesAndHealthzStaysLiveness(t *testing.T) {
+	t.Parallel()
 	var down atomic.Bool
 	cfg := Config{Readiness: []ReadinessCheck{
 		{Name: "store", Probe: func(context.Context) error { return nil }},
@@ -83,6 +84,7 @@ func TestReadiness_FollowsTheDependenciesAndHealthzStaysLiveness(t *testing.T) {
 // TestReadiness_AProbeThatHangsIsNotReadyWithinTheTimeout: a dependency that
 // does not answer is a reason too, not a hung probe.
 func TestReadiness_AProbeThatHangsIsNotReadyWithinTheTimeout(t *testing.T) {
+	t.Parallel()
 	r := newReadiness([]ReadinessCheck{{Name: "store", Probe: func(ctx context.Context) error {
 		<-ctx.Done()
 		return ctx.Err()

@@ -44,6 +44,7 @@ func requestTypes(t testing.TB) []protoreflect.MessageType {
 }
 
 func TestRequestRules_CompileEveryRequestMessage(t *testing.T) {
+	t.Parallel()
 	rules := compileRequestRules(ServiceNames)
 	for _, mt := range requestTypes(t) {
 		require.Contains(t, rules.byType, mt.Descriptor().FullName(), "its requests would all go to protovalidate")
@@ -53,6 +54,7 @@ func TestRequestRules_CompileEveryRequestMessage(t *testing.T) {
 // A rule the compilation does not know leaves its message to protovalidate:
 // compiling it fails, it never passes for certain.
 func TestRequestRules_LeaveAMessageWithAnUnknownRuleToProtovalidate(t *testing.T) {
+	t.Parallel()
 	_, err := protorules.Compile(messageWithRule(t, &validate.FieldRules{Type: &validate.FieldRules_String_{
 		String_: &validate.StringRules{WellKnown: &validate.StringRules_Email{Email: true}}}}))
 	require.ErrorContains(t, err, "string.email is not compiled")
@@ -360,6 +362,7 @@ func agree(t testing.TB, rules *requestRules, v protovalidate.Validator, m proto
 }
 
 func TestRequestRules_PassExactlyTheRequestsProtovalidatePasses(t *testing.T) {
+	t.Parallel()
 	rules := compileRequestRules(ServiceNames)
 	v, err := protovalidate.New()
 	require.NoError(t, err)
@@ -398,6 +401,7 @@ func FuzzRequestRules_AgreeWithProtovalidate(f *testing.F) {
 
 // A valid worker call is passed by the compiled rules, without protovalidate.
 func TestRequestRules_PassAValidWorkerCallWithoutProtovalidate(t *testing.T) {
+	t.Parallel()
 	rules := compileRequestRules(ServiceNames)
 	req := &weftv1.CompleteTaskRequest{TaskToken: "task-00#abcdef", WorkerId: "bench-worker-0",
 		Output:    structpb.NewStructValue(&structpb.Struct{}),
@@ -409,6 +413,7 @@ func TestRequestRules_PassAValidWorkerCallWithoutProtovalidate(t *testing.T) {
 // An invalid request gets protovalidate's error: invalid_argument with its
 // violations (field and rule) as the detail.
 func TestValidation_AnInvalidRequestGetsProtovalidatesViolations(t *testing.T) {
+	t.Parallel()
 	v, err := protovalidate.New()
 	require.NoError(t, err)
 	in := &validationInterceptor{rules: compileRequestRules(ServiceNames), validator: v}

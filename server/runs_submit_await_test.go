@@ -13,6 +13,7 @@ import (
 )
 
 func TestSubmitRun_WithAwaitMsAnswersTheRunOnceTerminalOrAsItIsWhenTheWaitPasses(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		res, err := b.c.Runs.SubmitRun(context.Background(), connect.NewRequest(&weftv1.SubmitRunRequest{
 			Definition: def(&weftv1.Action{Id: "a", Order: 1, Activity: "act-a"}), Start: true, AwaitMs: 20}))
@@ -38,6 +39,7 @@ func TestSubmitRun_WithAwaitMsAnswersTheRunOnceTerminalOrAsItIsWhenTheWaitPasses
 }
 
 func TestSubmitRun_WithoutStartIgnoresAwaitMs(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, b *bundle) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -49,6 +51,7 @@ func TestSubmitRun_WithoutStartIgnoresAwaitMs(t *testing.T) {
 }
 
 func TestSubmitRun_RefusesAnAwaitOverAMinute(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, engineConfig(t))
 	for _, p := range twoProtocols {
 		_, err := apitest.NewClients(url, p).Runs.SubmitRun(context.Background(), connect.NewRequest(&weftv1.SubmitRunRequest{

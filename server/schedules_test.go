@@ -45,6 +45,7 @@ func scheduleDefinition() *weftv1.WorkflowDefinition {
 // pauses, resumes, triggers, backfills and deletes a schedule over Connect
 // (JSON and binary), gRPC and gRPC-Web.
 func TestScheduleService_EveryRPCWorksOnEveryProtocol(t *testing.T) {
+	t.Parallel()
 	url := scheduleServer(t)
 	ctx := context.Background()
 	for _, p := range apitest.Protocols {
@@ -120,6 +121,7 @@ func mustZone(t *testing.T, name string) *time.Location {
 // rules and the scheduler's own (cron syntax, time zone) both answer 400
 // with the field's proto name, never a 5xx.
 func TestScheduleService_BadSpecsAreInvalidArgumentNamingTheField(t *testing.T) {
+	t.Parallel()
 	url := scheduleServer(t)
 	cases := []struct {
 		name, body, field string
@@ -145,6 +147,7 @@ func TestScheduleService_BadSpecsAreInvalidArgumentNamingTheField(t *testing.T) 
 // is refused with 400 naming the field, by the proto's rules or the
 // scheduler's, and changes nothing.
 func TestScheduleService_BadUpdatesAreInvalidArgumentNamingTheField(t *testing.T) {
+	t.Parallel()
 	url := scheduleServer(t)
 	status, body := postRaw(t, url+"/weft.v1.ScheduleService/CreateSchedule",
 		`{"schedule_id":"s","spec":{"cron":"0 * * * *"},"definition":`+defJSON+`}`)
@@ -186,6 +189,7 @@ const defJSON = `{"plan_id":"nightly","plan_version":"1","actions":[{"id":"wait"
 // TestScheduleService_IsServedOverJSONRPC: the service is one of the
 // JSON-RPC methods, with proto field names in the answer.
 func TestScheduleService_IsServedOverJSONRPC(t *testing.T) {
+	t.Parallel()
 	url := scheduleServer(t)
 	status, body := postRaw(t, url+JSONRPCPath, `{"jsonrpc":"2.0","id":1,"method":"weft.v1.ScheduleService/CreateSchedule",`+
 		`"params":{"schedule_id":"hourly","spec":{"interval_ms":"3600000"},"definition":`+defJSON+`}}`)

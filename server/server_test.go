@@ -58,10 +58,12 @@ func engineConfigOn(t testing.TB, st store.Store) Config {
 }
 
 func TestServer_PassesAPISuiteInProcess(t *testing.T) {
+	t.Parallel()
 	apitest.Exercise(t, testServer(t, engineConfig(t)))
 }
 
 func TestUnimplementedRPC_AnswersFaultWithCorrelationID(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, Config{})
 	for _, p := range apitest.Protocols {
 		t.Run(p.Name, func(t *testing.T) {
@@ -91,6 +93,7 @@ func (leakyRuns) GetRun(_ context.Context, req *connect.Request[weftv1.GetRunReq
 }
 
 func TestInternalErrors_NeverReachTheClientVerbatim(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
 	url := testServer(t, Config{Logger: logger, Runs: leakyRuns{}})
@@ -109,6 +112,7 @@ func TestInternalErrors_NeverReachTheClientVerbatim(t *testing.T) {
 }
 
 func TestRequestSizeLimit_RefusesOversizedMessagesWithoutA5xx(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, Config{MaxRequestBytes: 4096})
 	client := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), url)
 	_, err := client.GetRun(context.Background(), connect.NewRequest(&weftv1.GetRunRequest{RunId: strings.Repeat("x", 8192)}))
@@ -119,11 +123,13 @@ func TestRequestSizeLimit_RefusesOversizedMessagesWithoutA5xx(t *testing.T) {
 }
 
 func TestConfig_RejectsTinyRequestLimit(t *testing.T) {
+	t.Parallel()
 	_, err := New(Config{MaxRequestBytes: 10})
 	require.EqualError(t, err, "max request bytes must be at least 1024, got 10")
 }
 
 func TestJSONCodec_EmitsProtoFieldNames(t *testing.T) {
+	t.Parallel()
 	step := &weftv1.Step{ActionId: "a", StartedAt: timestamppb.Now(), CompletedAt: timestamppb.Now(), LogicalAttemptId: 1}
 	out, err := jsonCodec{name: "json"}.Marshal(step)
 	require.NoError(t, err)
@@ -134,12 +140,14 @@ func TestJSONCodec_EmitsProtoFieldNames(t *testing.T) {
 }
 
 func TestJSONCodec_IgnoresUnknownFields(t *testing.T) {
+	t.Parallel()
 	var req weftv1.GetRunRequest
 	require.NoError(t, jsonCodec{name: "json"}.Unmarshal([]byte(`{"run_id":"r","from_the_future":1}`), &req))
 	require.Equal(t, "r", req.GetRunId())
 }
 
 func TestFaultTable_MapsEveryCode(t *testing.T) {
+	t.Parallel()
 	for num, name := range weftv1.FaultCode_name {
 		code := weftv1.FaultCode(num)
 		if code == weftv1.FaultCode_FAULT_CODE_UNSPECIFIED {
@@ -152,6 +160,7 @@ func TestFaultTable_MapsEveryCode(t *testing.T) {
 
 // Faults a client causes never answer 5xx.
 func TestFaultTable_ClientCausedFaultsAreNever5xx(t *testing.T) {
+	t.Parallel()
 	serverSide := map[weftv1.FaultCode]bool{
 		weftv1.FaultCode_FAULT_CODE_INTERNAL:               true,
 		weftv1.FaultCode_FAULT_CODE_UNAVAILABLE:            true,
@@ -168,6 +177,7 @@ func TestFaultTable_ClientCausedFaultsAreNever5xx(t *testing.T) {
 // The proto documents each code's "connect / http / jsonrpc" triple; the table
 // must say the same.
 func TestFaultTable_MatchesProtoDocumentation(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("../proto/weft/v1/fault.proto")
 	require.NoError(t, err)
 	re := regexp.MustCompile(`([a-z_]+) / (\d{3}) / (-\d+)\.\n\s+(FAULT_CODE_[A-Z_]+) =`)
@@ -183,6 +193,7 @@ func TestFaultTable_MatchesProtoDocumentation(t *testing.T) {
 }
 
 func TestOverloadFault_SetsRetryAfterSeconds(t *testing.T) {
+	t.Parallel()
 	err := newFaultError(&weftv1.Fault{Code: weftv1.FaultCode_FAULT_CODE_RESOURCE_EXHAUSTED, RetryAfterMs: 1500}, "tenant limit reached")
 	require.Equal(t, connect.CodeResourceExhausted, err.Code())
 	require.Equal(t, "2", err.Meta().Get("Retry-After"))

@@ -79,12 +79,14 @@ func (b *tlsBundle) servedSerial(t *testing.T) string {
 }
 
 func TestTLS_ServesTheWholeAPISuiteOnEveryProtocol(t *testing.T) {
+	t.Parallel()
 	b := serveTLS(t, engineConfig(t), nil)
 	apitest.TrustCA(b.ca.Cert)
 	apitest.Exercise(t, b.url)
 }
 
 func TestTLS_GRPCRunsOverHTTP2AndOldTLSIsRefused(t *testing.T) {
+	t.Parallel()
 	b := serveTLS(t, engineConfig(t), nil)
 	var proto atomic.Value
 	hc := b.client(true)
@@ -109,6 +111,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestTLS_PlaintextClientIsRefused(t *testing.T) {
+	t.Parallel()
 	b := serveTLS(t, engineConfig(t), nil)
 	plain := "http://" + b.addr
 	for _, p := range apitest.Protocols {
@@ -129,6 +132,7 @@ func TestTLS_PlaintextClientIsRefused(t *testing.T) {
 // No call fails, and each new handshake after a rotation sees the new
 // certificate.
 func TestTLS_RotationUnderLoadFailsNoCall(t *testing.T) {
+	t.Parallel()
 	b := serveTLS(t, engineConfig(t), nil)
 	ctx, stop := context.WithCancel(context.Background())
 	var calls, failures atomic.Int64
@@ -169,6 +173,7 @@ func TestTLS_RotationUnderLoadFailsNoCall(t *testing.T) {
 }
 
 func TestTLS_ChangedFilesAreReloadedWithoutASignal(t *testing.T) {
+	t.Parallel()
 	b := serveTLS(t, engineConfig(t), nil)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -180,6 +185,7 @@ func TestTLS_ChangedFilesAreReloadedWithoutASignal(t *testing.T) {
 }
 
 func TestTLS_BadNewFilesKeepThePreviousCertificate(t *testing.T) {
+	t.Parallel()
 	b := serveTLS(t, engineConfig(t), nil)
 	served := b.servedSerial(t)
 	other := b.ca.Server(t, "mismatch")
@@ -191,6 +197,7 @@ func TestTLS_BadNewFilesKeepThePreviousCertificate(t *testing.T) {
 }
 
 func TestMutualTLS_CertificateSubjectIsThePrincipal(t *testing.T) {
+	t.Parallel()
 	clients := tlstest.NewCA(t, "clients")
 	cfg := authConfig(t)
 	cfg.ClientCertificates = true
@@ -233,6 +240,7 @@ func TestMutualTLS_CertificateSubjectIsThePrincipal(t *testing.T) {
 }
 
 func TestMutualTLS_ACertificateOfAnotherCAFailsTheHandshake(t *testing.T) {
+	t.Parallel()
 	clients := tlstest.NewCA(t, "clients")
 	stranger := tlstest.NewCA(t, "stranger").Client(t, "x", pkix.Name{CommonName: "x", Organization: []string{"acme"}})
 	cfg := authConfig(t)
@@ -254,6 +262,7 @@ func TestMutualTLS_ACertificateOfAnotherCAFailsTheHandshake(t *testing.T) {
 }
 
 func TestNewTLSReloader_RefusesAMissingKeyNamingIt(t *testing.T) {
+	t.Parallel()
 	_, err := NewTLSReloader(TLSFiles{Cert: "x"}, nil)
 	require.EqualError(t, err, "TLS needs both a certificate file and a key file")
 	_, err = NewTLSReloader(TLSFiles{Cert: filepath.Join(t.TempDir(), "none.crt"), Key: "k"}, nil)

@@ -17,6 +17,7 @@ import (
 // still be completed with the Fault and the correlation id (and its details'
 // debug JSON in proto field names), so the answer is sent inflated.
 func TestConnectStreamingCompressedEndStream_IsCompletedWithTheFault(t *testing.T) {
+	t.Parallel()
 	end := []byte(`{"error":{"code":"invalid_argument","message":"` + strings.Repeat("m", 2*compressMinBytes) + `"}}`)
 	var zipped bytes.Buffer
 	zw := gzip.NewWriter(&zipped)
@@ -51,6 +52,7 @@ func TestConnectStreamingCompressedEndStream_IsCompletedWithTheFault(t *testing.
 // TestConnectStreamingEndStreamThatDoesNotInflate_PassesThrough: a compressed
 // end-of-stream message that is not gzip is sent as Connect wrote it.
 func TestConnectStreamingEndStreamThatDoesNotInflate_PassesThrough(t *testing.T) {
+	t.Parallel()
 	env := []byte{0x03, 0, 0, 0, 3, 'a', 'b', 'c'}
 	rec := httptest.NewRecorder()
 	w := &faultWriter{ResponseWriter: rec, id: "id"}

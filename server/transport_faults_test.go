@@ -42,6 +42,7 @@ func (faultyRuns) GetRun(_ context.Context, req *connect.Request[weftv1.GetRunRe
 // HTTP status of Connect, the gRPC code and the JSON-RPC code are the ones
 // server/fault.go's table gives, and every transport carries the same Fault.
 func TestFaults_AgreeAcrossConnectGRPCAndJSONRPC(t *testing.T) {
+	t.Parallel()
 	url := testServer(t, Config{Runs: faultyRuns{}})
 	grpc := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), url, connect.WithGRPC())
 	for code := range faults {
@@ -81,6 +82,7 @@ func TestFaults_AgreeAcrossConnectGRPCAndJSONRPC(t *testing.T) {
 // TestFaults_SemanticsTableMatchesTheServer: docs/semantics.md's fault table
 // says what server/fault.go does.
 func TestFaults_SemanticsTableMatchesTheServer(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("../docs/semantics.md")
 	require.NoError(t, err)
 	row := regexp.MustCompile("(?m)^\\| `(FAULT_CODE_)?([A-Z_]+)` \\| [A-Za-z]+ \\| ([a-z_]+) \\| (\\d{3})[^|]* \\| (-\\d+) \\|")
@@ -100,6 +102,7 @@ func TestFaults_SemanticsTableMatchesTheServer(t *testing.T) {
 // Connect's HTTP/JSON or JSON-RPC, the answer is a 4xx (JSON-RPC answers
 // its own errors in a 200, as JSON-RPC over HTTP does).
 func TestClientCausedErrors_AreNever5xx(t *testing.T) {
+	t.Parallel()
 	cfg := engineConfig(t)
 	cfg.MaxRequestBytes = 4096
 	url := testServer(t, cfg)

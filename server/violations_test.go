@@ -21,6 +21,7 @@ func renderPath(els []*validate.FieldPathElement) []string {
 }
 
 func TestFieldPath_SplitsNamesAndIndexes(t *testing.T) {
+	t.Parallel()
 	cases := map[string][]string{
 		"run_id":                              {"run_id"},
 		"definition.actions[2].id":            {"definition", "actions[2]", "id"},
