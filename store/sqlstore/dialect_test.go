@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/sqlstore"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
 // unsupportedOnCockroachDB is what CockroachDB does not support (or
@@ -201,4 +202,24 @@ func TestDialect_TheStoreSendsNoStatementTheListLacks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The fault proxy's emulation of CockroachDB's sessions (the fence of a
+// transaction in doubt, exercised on PostgreSQL) covers exactly the session
+// statements the store sends to CockroachDB.
+func TestDialect_TheProxyEmulatesEveryCockroachDBSessionStatement(t *testing.T) {
+	t.Parallel()
+	stmts, err := sqlstore.Statements(sqlstore.CockroachDB, sqlstore.Config{})
+	require.NoError(t, err)
+	var sessions []string
+	for _, st := range stmts {
+		if strings.Contains(strings.ToLower(st.SQL), "session") && st.Name != "session settings" {
+			sessions = append(sessions, st.SQL)
+		}
+	}
+	want := make([]string, 0, len(sqltest.CockroachSessionStatements))
+	for sql := range sqltest.CockroachSessionStatements {
+		want = append(want, sql)
+	}
+	require.ElementsMatch(t, want, sessions)
 }

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -70,5 +71,20 @@ func SetBeforeReadHook(s *Store, fn func(attempt int) error) { s.hooks.beforeRea
 // WithTracer answers cfg with tracer seeing every statement its pool sends.
 func WithTracer(cfg Config, tracer pgx.QueryTracer) Config {
 	cfg.tracer = tracer
+	return cfg
+}
+
+// SetVersionClock makes s's version clock read its wall time from now (see
+// versionClock), keeping the ticks it handed out. Set it before the first
+// Commit.
+func SetVersionClock(s *Store, now func() time.Time) { s.clock.now = now }
+
+// NodeBits is how many low bits of a version name its store.
+const NodeBits = nodeBits
+
+// WithFence answers cfg with sessions in doubt ended the way of dialect d
+// (see Config.fence), whatever the database.
+func WithFence(cfg Config, d Dialect) Config {
+	cfg.fence = d
 	return cfg
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/sqlstore"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
 // A commit whose caller gave up once its COMMIT was on its way answers
@@ -41,28 +42,47 @@ import (
 // committed after a later batch on its key that found the key absent.
 func TestGivenUpCommit_IsOrderedBeforeEveryLaterBatchOnItsKeys(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name      string
-		maxGroups int
-		twoTrips  bool // the two-round-trip path (pipelineGroup) instead of one
-		queued    bool // through a leader, behind a group in flight, instead of alone
-	}{
+	for _, tc := range []givenUpCase{
 		{name: "alone/one round trip/one group in flight", maxGroups: 1},
 		{name: "alone/two round trips/one group in flight", maxGroups: 1, twoTrips: true},
 		{name: "alone/one round trip/four groups in flight", maxGroups: 4},
 		{name: "leader/one round trip/one group in flight", maxGroups: 1, queued: true},
 		{name: "leader/two round trips/one group in flight", maxGroups: 1, twoTrips: true, queued: true},
 		{name: "leader/one round trip/four groups in flight", maxGroups: 4, queued: true},
+		{name: "cockroachdb/alone/one round trip/one group in flight", maxGroups: 1, cockroach: true},
+		{name: "cockroachdb/alone/two round trips/one group in flight", maxGroups: 1, twoTrips: true, cockroach: true},
+		{name: "cockroachdb/leader/one round trip/four groups in flight", maxGroups: 4, queued: true, cockroach: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			givenUpCommitScenario(t, tc.maxGroups, tc.twoTrips, tc.queued)
+			givenUpCommitScenario(t, tc)
 		})
 	}
 }
 
-func givenUpCommitScenario(t *testing.T, maxGroups int, twoTrips, queued bool) {
-	b := setupGroups(t, sqlstore.Config{MaxGroups: maxGroups, URL: cancelDroppingProxy(t, requirePostgres(t).URL)})
+// givenUpCase is a way a commit is given up on.
+type givenUpCase struct {
+	name      string
+	maxGroups int
+	twoTrips  bool // the two-round-trip path (pipelineGroup, cockroachGroup) instead of one
+	queued    bool // through a leader, behind a group in flight, instead of alone
+	// cockroach runs CockroachDB's path, its in-doubt session ended the way
+	// of CockroachDB (CANCEL SESSION, crdb_internal.cluster_sessions) through
+	// a proxy that runs PostgreSQL's equivalents.
+	cockroach bool
+}
+
+func givenUpCommitScenario(t *testing.T, tc givenUpCase) {
+	maxGroups, twoTrips, queued := tc.maxGroups, tc.twoTrips, tc.queued
+	cfg := sqlstore.Config{MaxGroups: maxGroups, URL: cancelDroppingProxy(t, requirePostgres(t).URL)}
+	var emulator *sqltest.Proxy
+	if tc.cockroach {
+		emulator = sqltest.StartProxy(t, requirePostgres(t).URL)
+		emulator.EmulateCockroachSessions()
+		emulator.DropCancelRequests()
+		cfg = sqlstore.WithFence(sqlstore.Config{MaxGroups: maxGroups, URL: emulator.URL, Path: sqlstore.CockroachDB}, sqlstore.CockroachDB)
+	}
+	b := setupGroups(t, cfg)
 	ctx := context.Background()
 	cond, locked, created := key("cond"), key("a-locked"), key("b-created")
 	condVersion := put(t, b.s, cond, "c0")
@@ -157,6 +177,9 @@ func givenUpCommitScenario(t *testing.T, maxGroups int, twoTrips, queued bool) {
 		require.NoError(t, getErr)
 		require.Equal(t, condVersion, it.Version, "the given-up batch committed in part")
 		require.NotZero(t, b.s.Stats().InDoubt, "the transaction in doubt was ended before the later batch")
+		if tc.cockroach {
+			require.NotZero(t, emulator.Emulated("CANCEL SESSION IF EXISTS $1"), "ended as CockroachDB ends a session")
+		}
 		return
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/weft-dev/weft/store"
 )
@@ -19,15 +20,8 @@ const (
 	// orders.
 	lockConditionsSQL = "SELECT k, version FROM weft_kv WHERE k = ANY($1) ORDER BY k FOR UPDATE"
 	readConditionsSQL = "SELECT k, version FROM weft_kv WHERE k = ANY($1)"
-	// drawVersionsSQL draws one version per put of the group before the
-	// conditions are evaluated, so that a later batch's conditions see the
-	// exact versions an earlier batch of the same group writes. Sequences
-	// never hand out a number twice (not even to rolled-back transactions),
-	// so a key's version never repeats; numbers drawn for batches that lose
-	// are skipped.
-	drawVersionsSQL = "SELECT nextval('weft_kv_version') FROM generate_series(1, $1::INT8)"
-	deleteSQL       = "DELETE FROM weft_kv WHERE k = ANY($1)"
-	upsertSQL       = `INSERT INTO weft_kv (k, v, version)
+	deleteSQL         = "DELETE FROM weft_kv WHERE k = ANY($1)"
+	upsertSQL         = `INSERT INTO weft_kv (k, v, version)
 SELECT t.k, t.v, t.version FROM unnest($1::BYTEA[], $2::BYTEA[], $3::INT8[]) AS t(k, v, version)
 ON CONFLICT (k) DO UPDATE SET v = excluded.v, version = excluded.version`
 )
@@ -43,12 +37,11 @@ type group struct {
 	// live indexes the requests the transaction still decides; a recheck
 	// answers some of them early and drops them.
 	live []int
-	// condKeys and nPuts are set by index, which the paths that read the
+	// condKeys is set by index, which the paths that read the
 	// condition keys first (queueReads, recheck) run once: a group that
 	// commits in one round trip never needs them.
 	indexed  bool
 	condKeys [][]byte // every condition key of the live requests, sorted, once
-	nPuts    int      // puts of the live requests
 	// outcomes holds each request's outcome (same index as reqs): set by
 	// decide for live requests (afresh on every attempt), by recheck for the
 	// ones it dropped.
@@ -73,14 +66,13 @@ func (g *group) indexOnce() {
 	}
 }
 
-// index gathers the condition keys and counts the puts of the live requests.
+// index gathers the condition keys of the live requests.
 func (g *group) index() {
 	g.indexed = true
-	g.condKeys, g.nPuts = nil, 0
+	g.condKeys = nil
 	seen := map[string]struct{}{}
 	for _, i := range g.live {
 		r := g.reqs[i]
-		g.nPuts += r.nPuts
 		for _, c := range r.conds {
 			if _, dup := seen[string(c.Key)]; !dup {
 				seen[string(c.Key)] = struct{}{}
@@ -98,53 +90,27 @@ type keyState struct {
 }
 
 // queueReads queues the reads of an attempt: lock and read the condition
-// keys, draw the versions.
+// keys.
 func (g *group) queueReads(b *pgx.Batch) {
 	g.indexOnce()
 	if len(g.condKeys) > 0 {
 		b.Queue(lockConditionsSQL, byteaArray(g.condKeys))
 	}
-	if g.nPuts > 0 {
-		b.Queue(drawVersionsSQL, g.nPuts)
-	}
 }
 
-// readResults reads what queueReads queued: the condition keys found, and
-// the versions drawn.
-func (g *group) readResults(br pgx.BatchResults) (map[string]keyState, []int64, error) {
+// readResults reads what queueReads queued: the condition keys found.
+func (g *group) readResults(br pgx.BatchResults) (map[string]keyState, error) {
 	state := make(map[string]keyState, len(g.condKeys))
 	if len(g.condKeys) > 0 {
 		rows, err := br.Query()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if err := scanStates(rows, state); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	if g.nPuts == 0 {
-		return state, nil, nil
-	}
-	rows, err := br.Query()
-	if err != nil {
-		return nil, nil, err
-	}
-	versions, err := drawnVersions(rows, g.nPuts)
-	if err == nil && len(versions) != g.nPuts {
-		err = fmt.Errorf("sqlstore: drew %d versions for %d puts", len(versions), g.nPuts)
-	}
-	return state, versions, err
-}
-
-// drawnVersions reads the versions drawVersionsSQL drew.
-func drawnVersions(rows pgx.Rows, n int) ([]int64, error) {
-	versions := make([]int64, 0, n)
-	var v int64
-	_, err := pgx.ForEachRow(rows, []any{&v}, func() error {
-		versions = append(versions, v)
-		return nil
-	})
-	return versions, err
+	return state, nil
 }
 
 // scanStates adds the (key, version) rows to state.
@@ -168,27 +134,32 @@ func lookupIn(state map[string]keyState) func([]byte) (bool, uint64, error) {
 // decide evaluates each live batch's conditions in arrival order against
 // state — the database's rows, then each accepted batch's writes — and
 // records every live batch's outcome. A batch whose condition fails changes
-// nothing and never affects its neighbours. It answers what the accepted
-// batches leave behind: for each key, its last write.
-func (g *group) decide(state map[string]keyState, versions []int64) *writes {
+// nothing and never affects its neighbours. Each accepted batch's puts get
+// versions from clock, drawn after its conditions' versions were observed,
+// so that a later batch's conditions see the exact versions an earlier
+// batch of the same group writes, and a compare-and-set writes a version
+// above the one it held. It answers what the accepted batches leave behind:
+// for each key, its last write.
+func (g *group) decide(state map[string]keyState, clock *versionClock) *writes {
 	w := &writes{last: map[string]int{}}
 	lookup := lookupIn(state)
-	next := 0
 	for _, i := range g.live {
 		r := g.reqs[i]
 		if err := checkConditions(r.conds, lookup); err != nil {
 			g.outcomes[i] = outcome{err: err}
 			continue
 		}
+		observeConditions(clock, r.conds)
 		res := &store.CommitResult{Versions: make([]uint64, len(r.ops))}
+		tick := clock.next(r.nPuts)
 		for j, op := range r.ops {
 			if op.Kind == store.OpDelete {
 				state[string(op.Key)] = keyState{}
 				w.set(op.Key, nil, 0)
 				continue
 			}
-			v := uint64(versions[next])
-			next++
+			v := clock.version(tick)
+			tick++
 			res.Versions[j] = v
 			state[string(op.Key)] = keyState{found: true, version: v}
 			w.set(op.Key, op.Value, v)
@@ -196,6 +167,15 @@ func (g *group) decide(state map[string]keyState, versions []int64) *writes {
 		g.outcomes[i] = outcome{res: res}
 	}
 	return w
+}
+
+// observeConditions advances clock past the versions conds hold.
+func observeConditions(clock *versionClock, conds []store.Condition) {
+	for _, c := range conds {
+		if c.Kind == store.CondVersion {
+			clock.observe(c.Version)
+		}
+	}
 }
 
 // recheck runs before a transaction that would likely be wasted, and between
@@ -262,9 +242,12 @@ func condsWritten(conds []store.Condition, written map[string]struct{}) bool {
 	return false
 }
 
-// querier is what recheck reads with: the pool.
+// querier is what recheck and the fences of indoubt.go read with: the
+// pool.
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
 // writes is the net effect of a group's accepted batches: each key's last

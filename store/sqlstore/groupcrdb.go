@@ -13,9 +13,11 @@ import (
 )
 
 // cockroachGroup is one attempt of a group's transaction on CockroachDB's
-// path, in two round trips, each a pipeline ending in one Sync:
+// path when it cannot commit in one round trip (two batches share a key, or
+// a condition failed the implicit transaction of pipelineOnce), in two
+// round trips, each a pipeline ending in one Sync:
 //  1. BEGIN ISOLATION LEVEL SERIALIZABLE, SAVEPOINT cockroach_restart, and
-//     the reads (the condition keys locked, the versions drawn);
+//     the reads (the condition keys locked);
 //  2. the writes (the upsert spelt UPSERT on CockroachDB), RELEASE SAVEPOINT
 //     cockroach_restart — CockroachDB's commit — and COMMIT; or ROLLBACK
 //     alone when the group writes nothing.
@@ -29,16 +31,11 @@ import (
 // transaction is rolled back and retryTx restarts it from BEGIN.
 //
 // Once the writes' pipeline was sent, a failure that is not the server's
-// answer (a lost connection, an ended context) leaves the outcome unknown,
-// as does a failed RELEASE on CockroachDB other than a serialization
+// answer (a lost connection, an ended context) leaves the transaction in
+// doubt (indoubt.go), and a failed RELEASE on CockroachDB other than a serialization
 // failure (the crdb helper's rule). On PostgreSQL (the path forced onto it,
 // Config.Path) RELEASE commits nothing and COMMIT is the commit.
-func (s *Store) cockroachGroup(ctx context.Context, g *group, attempt int) error {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
+func (s *Store) cockroachGroup(ctx context.Context, conn *pgxpool.Conn, g *group, attempt int) error {
 	if err := s.prepareCockroach(ctx, conn.Conn()); err != nil {
 		return err
 	}
@@ -68,7 +65,7 @@ func (s *Store) cockroachGroup(ctx context.Context, g *group, attempt int) error
 // so those would be prepared again just then. A statement prepared under
 // its own text, pgx sends as it is.
 func (s *Store) prepareCockroach(ctx context.Context, conn *pgx.Conn) error {
-	for _, sql := range []string{beginSQL, savepointSQL, rollbackToSavepointSQL, lockConditionsSQL, drawVersionsSQL,
+	for _, sql := range []string{beginSQL, savepointSQL, rollbackToSavepointSQL, lockConditionsSQL,
 		deleteSQL, upsert(s.server), releaseSavepointSQL, commitSQL, rollbackSQL} {
 		if _, err := conn.Prepare(ctx, sql, sql); err != nil {
 			return err
@@ -80,14 +77,14 @@ func (s *Store) prepareCockroach(ctx context.Context, conn *pgx.Conn) error {
 // cockroachTry runs the group's two pipelines once, lead first, and
 // answers whether a failure may be retried in place.
 func (s *Store) cockroachTry(ctx context.Context, conn *pgxpool.Conn, g *group, attempt int, lead []string) (err error, again bool) {
-	state, versions, err := s.cockroachReads(ctx, conn, g, lead)
+	state, err := s.cockroachReads(ctx, conn, g, lead)
 	if err == nil {
 		err = s.afterRead(len(g.live), attempt)
 	}
 	if err != nil {
 		return err, inPlaceRetryable(err) && !errors.Is(err, errLeadFailed)
 	}
-	w := g.decide(state, versions)
+	w := g.decide(state, s.clock)
 	if len(w.ops) == 0 {
 		// Nothing to write: the answers stand as of the reads (see endSQL).
 		if _, err := conn.Exec(ctx, rollbackSQL); err != nil {
@@ -101,6 +98,7 @@ func (s *Store) cockroachTry(ctx context.Context, conn *pgxpool.Conn, g *group, 
 	batch.Queue(releaseSavepointSQL)
 	batch.Queue(commitSQL)
 	br := conn.SendBatch(ctx, batch)
+	s.hooks.sent(ctx, conn.Conn().PgConn().PID())
 	stage := stageWrite
 	err = w.readResults(br)
 	if err == nil {
@@ -120,7 +118,7 @@ func (s *Store) cockroachTry(ctx context.Context, conn *pgxpool.Conn, g *group, 
 	if err == nil {
 		return nil, false
 	}
-	return s.classifyCockroachWrite(err, stage)
+	return s.classifyCockroachWrite(conn, err, stage)
 }
 
 // errLeadFailed marks a failure of the statements before the reads (BEGIN,
@@ -129,7 +127,7 @@ var errLeadFailed = errors.New("sqlstore: the transaction's first statements fai
 
 // cockroachReads sends lead and the group's reads in one pipeline and
 // answers what the reads found.
-func (s *Store) cockroachReads(ctx context.Context, conn *pgxpool.Conn, g *group, lead []string) (map[string]keyState, []int64, error) {
+func (s *Store) cockroachReads(ctx context.Context, conn *pgxpool.Conn, g *group, lead []string) (map[string]keyState, error) {
 	reads := &pgx.Batch{}
 	for _, sql := range lead {
 		reads.Queue(sql)
@@ -144,14 +142,13 @@ func (s *Store) cockroachReads(ctx context.Context, conn *pgxpool.Conn, g *group
 		}
 	}
 	var state map[string]keyState
-	var versions []int64
 	if err == nil {
-		state, versions, err = g.readResults(br)
+		state, err = g.readResults(br)
 	}
 	if closeErr := br.Close(); err == nil {
 		err = closeErr
 	}
-	return state, versions, err
+	return state, err
 }
 
 // The statements of the writes' pipeline, for classifyCockroachWrite.
@@ -161,15 +158,17 @@ const (
 	stageCommit
 )
 
-// classifyCockroachWrite classifies a failure of the writes' pipeline, which
-// failed at stage, and answers whether it may be retried in place.
-func (s *Store) classifyCockroachWrite(err error, stage int) (error, bool) {
+// classifyCockroachWrite classifies a failure of the writes' pipeline on
+// conn, which failed at stage, and answers whether it may be retried in
+// place. A failure that is not the server's answer, once the pipeline was
+// sent, leaves the transaction in doubt (indoubt.go).
+func (s *Store) classifyCockroachWrite(conn *pgxpool.Conn, err error, stage int) (error, bool) {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {
 		if pgconn.SafeToRetry(err) {
 			return err, false // nothing was sent
 		}
-		return &store.OutcomeUnknownError{Cause: fmt.Errorf("sqlstore: the writes and COMMIT were sent: %w", err)}, false
+		return s.inDoubt(conn, fmt.Errorf("the writes and COMMIT were sent: %w", err)), false
 	}
 	switch stage {
 	case stageWrite:

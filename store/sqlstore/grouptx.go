@@ -63,14 +63,14 @@ func (st *groupStats) count(n int) {
 func (s *Store) commitGroup(reqs []*request, disjoint bool) {
 	ctx, cancel := groupContext(reqs)
 	defer cancel()
-	if pid := s.commitGroupCtx(ctx, reqs, disjoint); pid != 0 {
-		s.endSession(pid)
+	if ref, inDoubt := s.commitGroupCtx(ctx, reqs, disjoint); inDoubt {
+		s.endSession(ref)
 	}
 }
 
 // commitGroupCtx is commitGroup on ctx, but for a transaction in doubt,
-// whose backend it answers (0: none) for its caller to end.
-func (s *Store) commitGroupCtx(ctx context.Context, reqs []*request, disjoint bool) (inDoubt uint32) {
+// whose session it answers (inDoubt) for its caller to end.
+func (s *Store) commitGroupCtx(ctx context.Context, reqs []*request, disjoint bool) (ref session, inDoubt bool) {
 	s.stats.count(len(reqs))
 	g := newGroup(reqs)
 	g.disjoint = disjoint
@@ -102,10 +102,10 @@ func (s *Store) commitGroupCtx(ctx context.Context, reqs []*request, disjoint bo
 		for i, r := range reqs {
 			r.finish(g.outcomes[i])
 		}
-		return 0
+		return session{}, false
 	}
 	s.fail(ctx, g, err)
-	return inDoubtBackend(err)
+	return inDoubtSession(err)
 }
 
 // fail finishes a group whose transaction wrote nothing, or whose outcome is
@@ -132,16 +132,14 @@ func (s *Store) fail(ctx context.Context, g *group, err error) {
 	}
 }
 
-// attemptGroup runs one attempt of a group's transaction. On PostgreSQL it is
-// pipelined: in one round trip when no two batches share a key and every
-// condition holds (pipelineOnce); otherwise BEGIN and the reads in one round
+// attemptGroup runs one attempt of a group's transaction, in one round trip
+// when no two batches share a key and every condition holds (pipelineOnce:
+// on PostgreSQL BEGIN … COMMIT pipelined, on CockroachDB's path one implicit
+// transaction). Otherwise, on PostgreSQL, BEGIN and the reads in one round
 // trip, then the writes and COMMIT, decided batch by batch, in a second
-// (pipelineGroup). On CockroachDB's path it takes two round trips too and
-// retries in place through a savepoint (cockroachGroup, groupcrdb.go).
+// (pipelineGroup); on CockroachDB's path two round trips too, retried in
+// place through a savepoint (cockroachGroup, groupcrdb.go).
 func (s *Store) attemptGroup(ctx context.Context, g *group, attempt int) error {
-	if s.dialect != PostgreSQL {
-		return s.cockroachGroup(ctx, g, attempt)
-	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -161,6 +159,16 @@ func (s *Store) attemptGroup(ctx context.Context, g *group, attempt int) error {
 			return err
 		}
 		s.stats.fallbacks.Add(1)
+		// One read answers the batches whose conditions fail (most often
+		// all there are: a compare-and-set that lost), without a
+		// transaction; the rest are decided batch by batch.
+		s.stats.rechecks.Add(1)
+		if err := g.recheck(ctx, conn); err != nil {
+			return err
+		}
+	}
+	if s.dialect != PostgreSQL {
+		return s.cockroachGroup(ctx, conn, g, attempt)
 	}
 	return s.pipelineGroup(ctx, conn, g, attempt)
 }
@@ -171,9 +179,9 @@ type batchSender interface {
 
 // sendReads sends the reads, which follow a BEGIN when begins (whose result
 // it reads first), and answers what they found.
-func sendReads(ctx context.Context, conn batchSender, b *pgx.Batch, begins bool, g *group) (map[string]keyState, []int64, error) {
+func sendReads(ctx context.Context, conn batchSender, b *pgx.Batch, begins bool, g *group) (map[string]keyState, error) {
 	if b.Len() == 0 {
-		return map[string]keyState{}, nil, nil
+		return map[string]keyState{}, nil
 	}
 	br := conn.SendBatch(ctx, b)
 	var err error
@@ -181,14 +189,13 @@ func sendReads(ctx context.Context, conn batchSender, b *pgx.Batch, begins bool,
 		_, err = br.Exec()
 	}
 	var state map[string]keyState
-	var versions []int64
 	if err == nil {
-		state, versions, err = g.readResults(br)
+		state, err = g.readResults(br)
 	}
 	if closeErr := br.Close(); err == nil {
 		err = closeErr
 	}
-	return state, versions, err
+	return state, err
 }
 
 // pipelineGroup is one attempt of a group's transaction on PostgreSQL, in two
@@ -199,7 +206,7 @@ func (s *Store) pipelineGroup(ctx context.Context, conn *pgxpool.Conn, g *group,
 	reads := &pgx.Batch{}
 	reads.Queue(beginSQL)
 	g.queueReads(reads)
-	state, versions, err := sendReads(ctx, conn, reads, true, g)
+	state, err := sendReads(ctx, conn, reads, true, g)
 	if err == nil {
 		err = s.afterRead(len(g.live), attempt)
 	}
@@ -207,7 +214,7 @@ func (s *Store) pipelineGroup(ctx context.Context, conn *pgxpool.Conn, g *group,
 		rollback(conn)
 		return err
 	}
-	w := g.decide(state, versions)
+	w := g.decide(state, s.clock)
 	batch := &pgx.Batch{}
 	w.queue(batch)
 	end := endSQL(w)
@@ -234,7 +241,7 @@ func (s *Store) pipelineGroup(ctx context.Context, conn *pgxpool.Conn, g *group,
 		rollback(conn)
 		return err
 	default:
-		return inDoubt(conn.Conn().PgConn().PID(), err)
+		return s.inDoubt(conn, err)
 	}
 }
 

@@ -19,7 +19,9 @@ type hooks struct {
 	// the attempt (from 1); an error from it is that attempt's.
 	beforeRead func(attempt int) error
 	// afterSend runs once a group's COMMIT has been sent (in one round trip
-	// or in the second of two) and before its answer is read, with the
+	// or in the second of two; on CockroachDB's path the Sync of its
+	// implicit transaction, or RELEASE and COMMIT) and before its answer is
+	// read, with the
 	// transaction's context and the backend process that runs it.
 	afterSend func(ctx context.Context, pid uint32)
 }

@@ -223,6 +223,10 @@ func requireRecordedMigrationsApplied(t *testing.T, conn *pgx.Conn) {
 			var options []string
 			require.NoError(t, conn.QueryRow(ctx, "SELECT reloptions FROM pg_class WHERE oid = to_regclass('weft_kv')").Scan(&options))
 			require.Contains(t, options, "fillfactor=85", "0002 recorded without its setting")
+		case 3:
+			var seq *string
+			require.NoError(t, conn.QueryRow(ctx, "SELECT to_regclass('weft_store_node')::TEXT").Scan(&seq))
+			require.NotNil(t, seq, "0003 recorded without its sequence")
 		default:
 			require.Fail(t, "a migration this test does not know", "version %s: say here what it does", strconv.FormatInt(v, 10))
 		}

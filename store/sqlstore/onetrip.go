@@ -29,13 +29,18 @@ FROM unnest($1::BYTEA[], $2::INT8[], $3::INT8[]) AS c(k, kind, version)
 LEFT JOIN (SELECT k, version FROM weft_kv WHERE k = ANY($1) ORDER BY k FOR UPDATE) AS cur ON cur.k = c.k
 WHERE NOT CASE c.kind WHEN 1 THEN cur.k IS NULL WHEN 2 THEN cur.k IS NOT NULL
 ELSE cur.version IS NOT DISTINCT FROM c.version END`
-	// upsertDrawingSQL is upsertSQL drawing each row's version from the
-	// sequence itself and answering it.
-	upsertDrawingSQL = `INSERT INTO weft_kv (k, v, version)
-SELECT t.k, t.v, nextval('weft_kv_version') FROM unnest($1::BYTEA[], $2::BYTEA[]) AS t(k, v)
-ON CONFLICT (k) DO UPDATE SET v = excluded.v, version = excluded.version
-RETURNING k, version`
-	// codeConditionFailed is what checkConditionsSQL raises.
+	// checkConditionsImplicitSQL is checkConditionsSQL on CockroachDB's
+	// path, in the implicit transaction of one pipeline: the same check,
+	// reading the rows without locking them. The transaction is SERIALIZABLE
+	// (sessionSQL), so a write of a condition key between the check and the
+	// commit fails it with a serialization failure, which CockroachDB
+	// retries itself while the pipeline's answers are still unsent.
+	checkConditionsImplicitSQL = `SELECT 1 / (count(*) = 0)::INT
+FROM unnest($1::BYTEA[], $2::INT8[], $3::INT8[]) AS c(k, kind, version)
+LEFT JOIN weft_kv AS cur ON cur.k = c.k
+WHERE NOT CASE c.kind WHEN 1 THEN cur.k IS NULL WHEN 2 THEN cur.k IS NOT NULL
+ELSE cur.version IS NOT DISTINCT FROM c.version END`
+	// codeConditionFailed is what the checks raise.
 	codeConditionFailed = "22012"
 )
 
@@ -45,7 +50,7 @@ var errConditionsFailed = errors.New("sqlstore: a condition of the group does no
 
 // tripScratch is the buffers of one-round-trip attempts, reused from group
 // to group (tripScratches): the seen set of oneTrip, the arrays a group
-// sends and the versions it reads back. Nothing in it outlives the attempt
+// sends, the versions of its puts among them. Nothing in it outlives the attempt
 // that filled it: the arrays hold only references to the requests' own
 // bytes, release lets go of them when the attempt ends, reset empties every
 // part again before the next group, and what the callers get (acceptAll)
@@ -60,7 +65,7 @@ type tripScratch struct {
 	// enc holds the statements' array parameters, encoded in PostgreSQL's
 	// binary array format; pipelineOnce hands slices of it to pgconn as the
 	// statements' parameters, which it copies into its write buffer once.
-	enc [6][]byte
+	enc [7][]byte
 }
 
 // tripPut is one put of a one-round-trip group and where its version goes.
@@ -142,6 +147,7 @@ const (
 	encDeletes
 	encPutKeys
 	encPutValues
+	encPutVersions
 )
 
 // encode encodes w's arrays into s.enc.
@@ -152,6 +158,22 @@ func (s *tripScratch) encode(w *oneTripWrites) {
 	s.enc[encDeletes] = appendByteaArray(s.enc[encDeletes][:0], w.deletes)
 	s.enc[encPutKeys] = appendByteaArray(s.enc[encPutKeys][:0], w.putKeys)
 	s.enc[encPutValues] = appendByteaArray(s.enc[encPutValues][:0], w.putValues)
+	s.enc[encPutVersions] = appendInt8Array(s.enc[encPutVersions][:0], w.versions)
+}
+
+// drawVersions gives each put of g's live batches (filled into sc by
+// oneTripWrites) a version from clock, drawn after every condition's
+// version was observed: no two batches of the group share a key, so each
+// batch's puts get versions above the versions it is conditioned on.
+func (sc *tripScratch) drawVersions(g *group, clock *versionClock) {
+	for _, i := range g.live {
+		observeConditions(clock, g.reqs[i].conds)
+	}
+	tick := clock.next(len(sc.w.versions))
+	for at := range sc.w.versions {
+		sc.w.versions[at] = int64(clock.version(tick))
+		tick++
+	}
 }
 
 // maxScratch bounds the entries a tripScratch keeps between groups.
@@ -172,15 +194,15 @@ func resetSlice[S ~[]E, E any](s S, limit int) S {
 	return s[:0]
 }
 
-// oneTrip reports whether g's live batches may commit in one round trip: on
-// PostgreSQL, without a test hook, when no two of them share a key. Then no
+// oneTrip reports whether g's live batches may commit in one round trip:
+// without a test hook, when no two of them share a key. Then no
 // batch's conditions depend on another's writes: each holds or not on the
 // rows as they were, and the writes of the batches are disjoint. The
 // committer tells it when the whole group shares no key (group.disjoint);
 // otherwise it compares the batches' key hashes, and two batches that share
 // a hash are taken to share a key (a collision only costs the round trip).
 func (s *Store) oneTrip(g *group, sc *tripScratch) bool {
-	if s.dialect != PostgreSQL || s.hooks.afterRead != nil {
+	if s.hooks.afterRead != nil {
 		return false
 	}
 	if len(g.live) == 1 || g.disjoint {
@@ -199,8 +221,8 @@ func (s *Store) oneTrip(g *group, sc *tripScratch) bool {
 }
 
 // oneTripWrites is what a one-round-trip attempt sends: every condition,
-// and every write, the puts in key order; and the versions the upsert
-// answers, in the same order as putKeys.
+// and every write, the puts in key order, their versions in the same order
+// (drawVersions).
 type oneTripWrites struct {
 	condKeys           byteaArray
 	condKinds, condVer int8Array
@@ -209,7 +231,8 @@ type oneTripWrites struct {
 	versions           []int64
 }
 
-// oneTripWrites fills sc (reset first) with what g's live batches send.
+// oneTripWrites fills sc (reset first) with what g's live batches send, the
+// versions left 0 for drawVersions.
 func (g *group) oneTripWrites(sc *tripScratch) *oneTripWrites {
 	sc.reset()
 	w := &sc.w
@@ -241,8 +264,8 @@ func (g *group) oneTripWrites(sc *tripScratch) *oneTripWrites {
 	return w
 }
 
-// end is the statement that ends the transaction: COMMIT, or ROLLBACK when
-// nothing is written (see endSQL).
+// end is the statement that ends the transaction on PostgreSQL's path:
+// COMMIT, or ROLLBACK when nothing is written (see endSQL).
 func (w *oneTripWrites) end() string {
 	if len(w.deletes) == 0 && len(w.putKeys) == 0 {
 		return rollbackSQL
@@ -263,26 +286,33 @@ type tripStatements struct {
 const tripStatementsKey = "weft/sqlstore.tripStatements"
 
 // prepareTrip answers conn's one-round-trip statements, preparing them under
-// names of their own the first time the connection sends them. They stay
-// prepared for the connection's life, as pgx's own statement cache keeps the
-// statements a pgx.Batch sends.
-func prepareTrip(ctx context.Context, conn *pgx.Conn) (*tripStatements, error) {
+// names of their own the first time the connection sends them: on
+// PostgreSQL's path BEGIN, the locking check, the delete, the upsert, COMMIT
+// and ROLLBACK; on CockroachDB's the check of the implicit transaction, the
+// delete and the upsert, spelt for server. They stay prepared for the
+// connection's life, as pgx's own statement cache keeps the statements a
+// pgx.Batch sends.
+func prepareTrip(ctx context.Context, conn *pgx.Conn, path, server Dialect) (*tripStatements, error) {
 	data := conn.PgConn().CustomData()
 	if st, ok := data[tripStatementsKey].(*tripStatements); ok {
 		return st, nil
 	}
 	st := &tripStatements{}
-	for _, p := range []struct {
+	type stmt struct {
 		sd        **pgconn.StatementDescription
 		name, sql string
-	}{
-		{&st.begin, "weft_trip_begin", beginSQL},
-		{&st.check, "weft_trip_check", checkConditionsSQL},
+	}
+	stmts := []stmt{
 		{&st.del, "weft_trip_delete", deleteSQL},
-		{&st.upsert, "weft_trip_upsert", upsertDrawingSQL},
-		{&st.commit, "weft_trip_commit", commitSQL},
-		{&st.rollback, "weft_trip_rollback", rollbackSQL},
-	} {
+		{&st.upsert, "weft_trip_upsert", upsert(server)},
+	}
+	if path == PostgreSQL {
+		stmts = append(stmts, stmt{&st.begin, "weft_trip_begin", beginSQL}, stmt{&st.check, "weft_trip_check", checkConditionsSQL},
+			stmt{&st.commit, "weft_trip_commit", commitSQL}, stmt{&st.rollback, "weft_trip_rollback", rollbackSQL})
+	} else {
+		stmts = append(stmts, stmt{&st.check, "weft_trip_check", checkConditionsImplicitSQL})
+	}
+	for _, p := range stmts {
 		sd, err := conn.Prepare(ctx, p.name, p.sql)
 		if err != nil {
 			return nil, err
@@ -308,32 +338,44 @@ var (
 	noFormats    []int16
 )
 
-// pipelineOnce is one attempt of a group's transaction on PostgreSQL in one
-// round trip, for a group oneTrip accepts: BEGIN, checkConditionsSQL, the
-// delete, the upsert drawing the versions, and COMMIT, pipelined. Every
-// batch commits, or none: when a condition fails the check aborts the
-// transaction and pipelineOnce answers errConditionsFailed, after which the
-// caller decides the group batch by batch (pipelineGroup). Other failures are
-// classified as pipelineGroup's.
+// pipelineOnce is one attempt of a group's transaction in one round trip,
+// for a group oneTrip accepts. On PostgreSQL's path it pipelines BEGIN,
+// checkConditionsSQL, the delete, the upsert and COMMIT. On CockroachDB's it
+// pipelines checkConditionsImplicitSQL, the delete and the upsert alone: the
+// statements before the pipeline's Sync are one implicit transaction, which
+// the Sync commits, and which CockroachDB retries itself after a
+// serialization failure, its answers (a row and two command tags) being
+// still unsent then. Every batch commits, or none: when a condition fails
+// the check aborts the transaction before any write and pipelineOnce
+// answers errConditionsFailed, after which the caller decides the group
+// batch by batch. The versions are the store's own (drawVersions): nothing
+// is read back but the check's row and the command tags. Other failures are
+// classified as pipelineGroup's: once the pipeline's end (COMMIT, or the
+// Sync of the implicit transaction) was sent, a failure that is not the
+// server's answer leaves the transaction in doubt.
 //
 // It speaks to pgconn's pipeline itself, as pgx.Conn.SendBatch would, with
 // the statements prepared by prepareTrip and the parameters already encoded
 // in the scratch: pgx would copy each encoded array once more into a buffer
 // of its own before its pipeline copies it into the write buffer.
 func (s *Store) pipelineOnce(ctx context.Context, conn *pgxpool.Conn, g *group, sc *tripScratch) error {
-	st, err := prepareTrip(ctx, conn.Conn())
+	st, err := prepareTrip(ctx, conn.Conn(), s.dialect, s.server)
 	if err != nil {
-		return err // before BEGIN: nothing was sent
+		return err // before the pipeline: nothing was sent
 	}
 	w := g.oneTripWrites(sc)
+	sc.drawVersions(g, s.clock)
 	sc.encode(w)
+	explicit := s.dialect == PostgreSQL
 	end := w.end()
 	pg := conn.Conn().PgConn()
 	p := pg.StartPipeline(ctx)
 	if !pg.IsClosed() { // a closed connection's Frontend may be sending its Terminate
 		st.room.reserve(pg.Frontend(), pipelineBytes(sc))
 	}
-	p.SendQueryStatement(st.begin, nil, noFormats, noFormats)
+	if explicit {
+		p.SendQueryStatement(st.begin, nil, noFormats, noFormats)
+	}
 	if len(w.condKeys) > 0 {
 		p.SendQueryStatement(st.check, sc.enc[encCondKeys:encCondVersions+1], binaryFormat, noFormats)
 	}
@@ -341,12 +383,14 @@ func (s *Store) pipelineOnce(ctx context.Context, conn *pgxpool.Conn, g *group, 
 		p.SendQueryStatement(st.del, sc.enc[encDeletes:encDeletes+1], binaryFormat, noFormats)
 	}
 	if len(w.putKeys) > 0 {
-		p.SendQueryStatement(st.upsert, sc.enc[encPutKeys:encPutValues+1], binaryFormat, binaryFormat)
+		p.SendQueryStatement(st.upsert, sc.enc[encPutKeys:encPutVersions+1], binaryFormat, noFormats)
 	}
-	p.SendQueryStatement(st.end(end), nil, noFormats, noFormats)
+	if explicit {
+		p.SendQueryStatement(st.end(end), nil, noFormats, noFormats)
+	}
 	if err = p.Sync(); err == nil {
 		s.hooks.sent(ctx, pg.PID())
-		err = readOnce(p, w, end)
+		err = readOnce(p, w, explicit, end)
 	}
 	if closeErr := p.Close(); err == nil {
 		err = closeErr
@@ -358,16 +402,20 @@ func (s *Store) pipelineOnce(ctx context.Context, conn *pgxpool.Conn, g *group, 
 	var pgErr *pgconn.PgError // escapes (errors.As): declared only on failure
 	switch {
 	case sqlState(err) == codeConditionFailed:
-		rollback(conn)
+		if explicit {
+			rollback(conn)
+		}
 		return errConditionsFailed
 	case errors.As(err, &pgErr), pgconn.SafeToRetry(err):
-		rollback(conn)
+		if explicit {
+			rollback(conn)
+		}
 		if stalePlan(pgErr) {
 			forgetTrip(conn)
 		}
 		return err
 	default:
-		return inDoubt(pg.PID(), err)
+		return s.inDoubt(conn, err)
 	}
 }
 
@@ -387,12 +435,15 @@ func forgetTrip(conn *pgxpool.Conn) {
 	_ = conn.Conn().Close(ctx)
 }
 
-// readOnce reads pipelineOnce's results in order, and the versions drawn
-// into w.versions by the position of their key in w.putKeys. It stops at
-// the first failure; the pipeline's Close reads what is left.
-func readOnce(p *pgconn.Pipeline, w *oneTripWrites, end string) error {
-	if _, err := nextExec(p); err != nil { // BEGIN
-		return err
+// readOnce reads pipelineOnce's results in order: BEGIN and the end
+// statement (COMMIT or ROLLBACK) when explicit, else the Sync that commits
+// the implicit transaction. It stops at the first failure; the pipeline's
+// Close reads what is left.
+func readOnce(p *pgconn.Pipeline, w *oneTripWrites, explicit bool, end string) error {
+	if explicit {
+		if _, err := nextExec(p); err != nil { // BEGIN
+			return err
+		}
 	}
 	if len(w.condKeys) > 0 {
 		if _, err := nextExec(p); err != nil {
@@ -405,23 +456,35 @@ func readOnce(p *pgconn.Pipeline, w *oneTripWrites, end string) error {
 		}
 	}
 	if len(w.putKeys) > 0 {
-		rr, err := nextResult(p)
-		if err != nil {
-			return err
-		}
-		err = readVersions(rr, w)
-		if _, closeErr := rr.Close(); err == nil {
-			err = closeErr
+		tag, err := nextExec(p)
+		if err == nil && tag.RowsAffected() != int64(len(w.putKeys)) {
+			err = fmt.Errorf("sqlstore: upsert wrote %d rows for %d keys", tag.RowsAffected(), len(w.putKeys))
 		}
 		if err != nil {
 			return err
 		}
+	}
+	if !explicit {
+		return nextSync(p)
 	}
 	tag, err := nextExec(p)
 	if err == nil && tag.String() != end {
 		err = fmt.Errorf("sqlstore: %s answered %q", end, tag)
 	}
 	return err
+}
+
+// nextSync reads the answer to the pipeline's Sync: the commit of an
+// implicit transaction, whose failure the server reports there.
+func nextSync(p *pgconn.Pipeline) error {
+	res, err := p.GetResults()
+	if err != nil {
+		return err
+	}
+	if _, ok := res.(*pgconn.PipelineSync); !ok {
+		return fmt.Errorf("sqlstore: the pipeline answered %T for its Sync", res)
+	}
+	return nil
 }
 
 // nextResult answers the result of the pipeline's next statement.
@@ -446,50 +509,8 @@ func nextExec(p *pgconn.Pipeline) (pgconn.CommandTag, error) {
 	return rr.Close()
 }
 
-// readVersions reads the upsert's (k, version) rows, both in binary, into
-// w.versions, in place (no key is copied), and checks that every key sent
-// comes back exactly once (putKeys holds each key once: oneTrip takes no
-// two batches that share one).
-func readVersions(rr *pgconn.ResultReader, w *oneTripWrites) error {
-	fields := rr.FieldDescriptions()
-	if len(fields) != 2 || fields[0].Format != pgtype.BinaryFormatCode || fields[1].Format != pgtype.BinaryFormatCode {
-		return fmt.Errorf("sqlstore: upsert answered %d columns, not (k, version) in binary", len(fields))
-	}
-	n := 0
-	for rr.NextRow() {
-		vals := rr.Values()
-		if len(vals[1]) != 8 {
-			return fmt.Errorf("sqlstore: upsert answered a version of %d bytes", len(vals[1]))
-		}
-		v := int64(binary.BigEndian.Uint64(vals[1]))
-		at, found := w.putIndex(vals[0], n)
-		if !found || w.versions[at] != 0 || v <= 0 {
-			return fmt.Errorf("sqlstore: upsert answered a key it was not sent, or twice")
-		}
-		w.versions[at] = v
-		n++
-	}
-	if n != len(w.putKeys) {
-		if _, err := rr.Close(); err != nil {
-			return err
-		}
-		return fmt.Errorf("sqlstore: upsert wrote %d rows for %d keys", n, len(w.putKeys))
-	}
-	return nil
-}
-
-// putIndex answers the position of key in w.putKeys. The upsert answers
-// its rows in the order it was sent them, so the n-th row's key is most
-// likely the n-th key: compared first, before a binary search.
-func (w *oneTripWrites) putIndex(key []byte, n int) (int, bool) {
-	if n < len(w.putKeys) && bytes.Equal(w.putKeys[n], key) {
-		return n, true
-	}
-	return slices.BinarySearchFunc(w.putKeys, key, bytes.Compare)
-}
-
 // acceptAll records every live batch as committed, each put with the
-// version drawn for its key. The results share two allocations.
+// version drawn for its key (drawVersions). The results share two allocations.
 func (g *group) acceptAll(sc *tripScratch) {
 	nOps := 0
 	for _, i := range g.live {

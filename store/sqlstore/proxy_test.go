@@ -30,7 +30,8 @@ func proxied(t *testing.T, cfg sqlstore.Config) (*sqlstore.Store, *sqltest.Proxy
 }
 
 // paths are the ways a group commits: PostgreSQL's one round trip, its two
-// (a hook after the reads forces them), and CockroachDB's path.
+// (a hook after the reads forces them), and CockroachDB's path's one round
+// trip (an implicit transaction) and two (savepoint retries).
 var paths = []struct {
 	name string
 	cfg  sqlstore.Config
@@ -38,11 +39,18 @@ var paths = []struct {
 }{
 	{"postgresql one trip", sqlstore.Config{}, false},
 	{"postgresql two trips", sqlstore.Config{}, true},
-	{"cockroachdb path", sqlstore.Config{Path: sqlstore.CockroachDB}, false},
+	{"cockroachdb path one trip", sqlstore.Config{Path: sqlstore.CockroachDB}, false},
+	{"cockroachdb path two trips", sqlstore.Config{Path: sqlstore.CockroachDB}, true},
 }
 
 func contains(part string) func(string) bool {
 	return func(sql string) bool { return strings.Contains(sql, part) }
+}
+
+// readsConditions matches the statements that read a group's condition
+// keys: the lock of two round trips, the checks of one.
+func readsConditions(sql string) bool {
+	return strings.Contains(sql, "FOR UPDATE") || strings.Contains(sql, "count(*) = 0")
 }
 
 func TestFaultProxy_RelaysEveryOperationUnchanged(t *testing.T) {
@@ -101,7 +109,7 @@ func TestFaultProxy_AServerRaisedSerializationFailureIsRetriedAndCounted(t *test
 				sqlstore.SetAfterReadHook(s, func(int, int) error { return nil })
 			}
 			ctx := context.Background()
-			proxy.FailStatements(contains("FOR UPDATE"), 2)
+			proxy.FailStatements(readsConditions, 2)
 			_, err := s.Commit(ctx, &store.Batch{Conditions: []store.Condition{store.IfAbsent([]byte("k"))}, Ops: []store.Op{store.Put([]byte("k"), []byte("v"))}})
 			require.NoError(t, err)
 			require.Zero(t, proxy.Armed(), "both failures were raised")

@@ -14,6 +14,7 @@ import (
 	"github.com/weft-dev/weft/conformance/storetest"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/sqlstore"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
 // cockroachPath opens a store on the CockroachDB path against the local
@@ -186,21 +187,52 @@ func TestRetries_ReadsRunAgainAfterASerializationFailureBoundedAndCounted(t *tes
 	}
 }
 
-func TestCockroachDBPath_AGroupTakesTwoRoundTrips(t *testing.T) {
+// On CockroachDB's path a group whose batches share no key commits in one
+// round trip, an implicit transaction of one pipeline; a condition that
+// fails costs one read more; batches that share a key take two round trips
+// (the reads, then the writes). The proxy counts what the store sends and
+// then waits on: Syncs and simple Queries.
+func TestCockroachDBPath_AGroupOfBatchesSharingNoKeyTakesOneRoundTrip(t *testing.T) {
 	t.Parallel()
 	db := requirePostgres(t)
-	log := &statementLog{}
-	s := cockroachPath(t, db, db.NewSchema(t), sqlstore.WithTracer(sqlstore.Config{MaxConns: 1}, log))
+	proxy := sqltest.StartProxy(t, db.URL)
+	s := cockroachPath(t, db.Through(proxy), db.NewSchema(t), sqlstore.Config{MaxConns: 1})
 	ctx := context.Background()
-	put := func(key string) {
-		_, err := s.Commit(ctx, &store.Batch{Conditions: []store.Condition{store.IfAbsent([]byte(key))},
-			Ops: []store.Op{store.Put([]byte(key), []byte("v"))}})
-		require.NoError(t, err)
+	k := func(s string) []byte { return []byte(s) }
+	put := func(key string) *store.Batch {
+		return &store.Batch{Conditions: []store.Condition{store.IfAbsent(k(key))}, Ops: []store.Op{store.Put(k(key), k("v"))}}
 	}
-	put("warm") // prepares the path's statements on the connection, once
-	pipelines, queries := log.roundTrips()
-	put("k")
-	p2, q2 := log.roundTrips()
-	require.Equal(t, 2, p2-pipelines, "BEGIN, SAVEPOINT and the reads; then the writes, RELEASE and COMMIT")
-	require.Equal(t, 0, q2-queries, "no statement on its own")
+	cases := []struct {
+		name    string
+		commit  func(round string)
+		trips   int
+		because string
+	}{
+		{"a batch alone", func(r string) {
+			_, err := s.Commit(ctx, put("alone"+r))
+			require.NoError(t, err)
+		}, 1, "the check, the upsert and the Sync that commits them"},
+		{"a group sharing no key", func(r string) {
+			_, errs := sqlstore.CommitGroup(s, []*store.Batch{put("a" + r), put("b" + r),
+				{Ops: []store.Op{store.Delete(k("a" + r + "x")), store.Put(k("c"+r), nil)}}})
+			require.Equal(t, []error{nil, nil, nil}, errs)
+		}, 1, "one implicit transaction"},
+		{"a condition that fails", func(r string) {
+			_, err := s.Commit(ctx, put("alone"+r))
+			require.ErrorIs(t, err, store.ErrConditionFailed)
+		}, 2, "the implicit transaction that aborts, then the read that answers the batch"},
+		{"a group sharing a key", func(r string) {
+			_, errs := sqlstore.CommitGroup(s, []*store.Batch{put("s" + r), {Ops: []store.Op{store.Put(k("s"+r), k("w"))}}})
+			require.Equal(t, []error{nil, nil}, errs)
+		}, 2, "BEGIN, SAVEPOINT and the reads; then the writes, RELEASE and COMMIT"},
+	}
+	for _, c := range cases {
+		c.commit("warm") // prepares the statements of the path on the connection, once
+	}
+	for _, c := range cases {
+		before := proxy.RoundTrips()
+		c.commit("")
+		require.Equal(t, c.trips, proxy.RoundTrips()-before, "%s: %s", c.name, c.because)
+	}
+	require.EqualValues(t, 4, s.Stats().OneRoundTrip, "the batch alone and the group, each warming up and then counted: %+v", s.Stats())
 }

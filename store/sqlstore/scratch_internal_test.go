@@ -59,7 +59,7 @@ func randomGroup(rng *rand.Rand, round int) *group {
 type sent struct {
 	condKeys, deletes, putKeys, putValues [][]byte
 	condKinds, condVer, versions          []int64
-	encoded                               [6][]byte
+	encoded                               [7][]byte
 	puts                                  []tripPut
 }
 
@@ -112,7 +112,7 @@ func TestTripScratch_ReuseNeverLeaksOneGroupsRowsIntoAnother(t *testing.T) {
 			}
 		}
 		require.Len(t, got.putKeys, n)
-		// Versions start unset: the upsert's answers alone fill them.
+		// Versions start unset: drawVersions alone fills them.
 		for _, v := range got.versions {
 			require.Zero(t, v)
 		}
@@ -214,33 +214,6 @@ func TestTripScratch_ReleasedHoldsNoReferenceToTheGroupsRows(t *testing.T) {
 		for _, p := range sc.order[:cap(sc.order)] {
 			require.Nil(t, p, "round %d", round)
 		}
-	}
-}
-
-// putIndex finds each key sent, whatever order the upsert answers the rows
-// in, and no key that was not sent.
-func TestPutIndex_FindsEveryKeyInAnyOrderOfRows(t *testing.T) {
-	t.Parallel()
-	w := &oneTripWrites{putKeys: [][]byte{[]byte("a"), []byte("b"), []byte("c"), []byte("d")}}
-	for _, tc := range []struct {
-		name string
-		rows []string
-	}{
-		{"as sent", []string{"a", "b", "c", "d"}},
-		{"reversed", []string{"d", "c", "b", "a"}},
-		{"shuffled", []string{"c", "a", "d", "b"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for n, k := range tc.rows {
-				at, found := w.putIndex([]byte(k), n)
-				require.True(t, found, "row %d, key %q", n, k)
-				require.Equal(t, k, string(w.putKeys[at]))
-			}
-		})
-	}
-	for n, k := range []string{"", "aa", "e", "0"} {
-		_, found := w.putIndex([]byte(k), n)
-		require.False(t, found, "key %q was never sent", k)
 	}
 }
 

@@ -95,6 +95,9 @@ type Config struct {
 	// five minutes.
 	MigrationLockWait time.Duration
 
+	// fence, set by tests only, chooses the dialect whose way a session in
+	// doubt is ended (indoubt.go); empty means the detected database's.
+	fence Dialect
 	// tracer, set by tests only, sees every statement the pool sends.
 	tracer pgx.QueryTracer
 	// migrationHook, set by tests only, runs at each point of a migration
@@ -167,19 +170,29 @@ func (c Config) validate() error {
 }
 
 // configureSession sets, on each new connection, the session settings
-// (sessionSQL) of the database it reaches: CockroachDB announces itself with
-// a crdb_version parameter.
+// (sessionSQL) of the database it reaches — CockroachDB announces itself
+// with a crdb_version parameter — and, on CockroachDB, reads the session's
+// id, which names it should a transaction of it be left in doubt
+// (indoubt.go).
 func (c Config) configureSession(ctx context.Context, conn *pgx.Conn) error {
 	server := PostgreSQL
 	if conn.PgConn().ParameterStatus("crdb_version") != "" {
 		server = CockroachDB
 	}
-	set := c.sessionSQL(server)
-	if set == "" {
+	if set := c.sessionSQL(server); set != "" {
+		if _, err := conn.Exec(ctx, set); err != nil {
+			return err
+		}
+	}
+	if server != CockroachDB && c.fence != CockroachDB {
 		return nil
 	}
-	_, err := conn.Exec(ctx, set)
-	return err
+	var id string
+	if err := conn.QueryRow(ctx, sessionIDSQL).Scan(&id); err != nil {
+		return fmt.Errorf("sqlstore: read the session id: %w", err)
+	}
+	conn.PgConn().CustomData()[sessionIDKey] = id
+	return nil
 }
 
 // Store is the SQL backend. Create it with Open.
@@ -190,10 +203,14 @@ type Store struct {
 	// dialect is the code path (Config.Path, or the database's); server is
 	// the database detected, whose spelling of statements the store uses.
 	dialect, server Dialect
-	groups          *committer
-	mems            requestMems // the memory of requests' copies of their batches
-	stats           groupStats
-	hooks           hooks
+	// fence is the dialect whose way a session in doubt is ended: the
+	// database's (Config's fence in tests).
+	fence  Dialect
+	clock  *versionClock // hands out the versions of puts (versions.go)
+	groups *committer
+	mems   requestMems // the memory of requests' copies of their batches
+	stats  groupStats
+	hooks  hooks
 
 	// life guards the pool against Close: operations enter it.
 	life store.CloseGuard
@@ -294,6 +311,10 @@ func (s *Store) init(ctx context.Context) error {
 		s.dialect = CockroachDB
 		backend += "+cockroachdb-path"
 	}
+	s.fence = s.server
+	if s.cfg.fence != "" {
+		s.fence = s.cfg.fence
+	}
 	s.caps = store.Capabilities{
 		Backend:          backend,
 		ConditionalBatch: true,
@@ -303,7 +324,15 @@ func (s *Store) init(ctx context.Context) error {
 		Durable:          true,
 		MaxValueBytes:    s.cfg.MaxValueBytes,
 	}
-	return s.migrate(ctx)
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	node, err := s.drawNode(ctx)
+	if err != nil {
+		return err
+	}
+	s.clock = newVersionClock(node, time.Now)
+	return nil
 }
 
 // Dialect reports the code path: the detected database's, or Config.Path.
@@ -468,10 +497,10 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 		// on it). A transaction left in doubt when ctx ends is ended in the
 		// background, its keys held until then, while the caller has its
 		// answer at once.
-		if pid := s.commitGroupCtx(ctx, []*request{r}, true); pid != 0 {
+		if ref, inDoubt := s.commitGroupCtx(ctx, []*request{r}, true); inDoubt {
 			held := slices.Clone(r.keys) // r's memory is recycled once Commit returns
 			go func() {
-				s.endSession(pid)
+				s.endSession(ref)
 				s.groups.finishSolo(held)
 			}()
 		} else {

@@ -49,16 +49,18 @@ func upsert(server Dialect) string {
 //     enable_seqscan = off a generic plan of a k = ANY($1) statement made
 //     while the table was small stays a sequential scan as the table grows
 //     (measured at up to 40 ms a statement).
-//   - on the CockroachDB path forced onto PostgreSQL (Config.Path),
-//     default_transaction_isolation = serializable: CockroachDB's reads are
-//     SERIALIZABLE too.
+//   - on CockroachDB's path, default_transaction_isolation = serializable:
+//     the one-round-trip pipeline is an implicit transaction (onetrip.go),
+//     which a cluster whose default is READ COMMITTED would otherwise run
+//     at that level; on PostgreSQL (the path forced onto it, Config.Path)
+//     it makes reads SERIALIZABLE too, as CockroachDB's are.
 func (c Config) sessionSQL(server Dialect) string {
 	var set []string
 	if server == PostgreSQL {
 		set = append(set, "SET plan_cache_mode = force_generic_plan", "SET enable_seqscan = off")
-		if c.Path == CockroachDB {
-			set = append(set, "SET default_transaction_isolation = serializable")
-		}
+	}
+	if server == CockroachDB || c.Path == CockroachDB {
+		set = append(set, "SET default_transaction_isolation = serializable")
 	}
 	if c.StatementTimeout > 0 {
 		set = append(set, "SET statement_timeout = "+strconv.FormatInt(c.StatementTimeout.Milliseconds(), 10))
@@ -89,7 +91,7 @@ func Statements(server Dialect, cfg Config) ([]Statement, error) {
 		{"get", getSQL}, {"get many", getManySQL}, {"scan from", scanFromSQL}, {"scan a range", scanRangeSQL},
 		{"begin (group)", beginSQL}, {"commit", commitSQL}, {"rollback", rollbackSQL},
 		{"lock the condition keys", lockConditionsSQL}, {"read the condition keys", readConditionsSQL},
-		{"draw versions", drawVersionsSQL}, {"delete", deleteSQL}, {"upsert", upsert(server)},
+		{"delete", deleteSQL}, {"upsert", upsert(server)}, {"draw the store's node number", drawNodeSQL},
 		{"savepoint", savepointSQL}, {"release the savepoint", releaseSavepointSQL},
 		{"roll back to the savepoint", rollbackToSavepointSQL},
 		{"create the migrations table", createMigrationsTableSQL}, {"record a migration", recordMigrationSQL},
@@ -98,9 +100,15 @@ func Statements(server Dialect, cfg Config) ([]Statement, error) {
 		{"renew the migration lock", renewLockSQL}, {"release the migration lock", releaseLockSQL},
 	}
 	if server == PostgreSQL {
-		// The one-round-trip pipeline runs on PostgreSQL only.
 		out = append(out, Statement{"check conditions (one trip)", checkConditionsSQL},
-			Statement{"upsert drawing versions (one trip)", upsertDrawingSQL})
+			Statement{"end a backend in doubt", terminateSQL}, Statement{"is a backend alive", backendAliveSQL})
+	}
+	if server == CockroachDB || cfg.Path == CockroachDB {
+		out = append(out, Statement{"check conditions (one trip, implicit transaction)", checkConditionsImplicitSQL})
+	}
+	if server == CockroachDB {
+		out = append(out, Statement{"read the session id", sessionIDSQL},
+			Statement{"end a session in doubt", cancelSessionSQL}, Statement{"is a session alive", sessionAliveSQL})
 	}
 	migrations, err := Migrations()
 	if err != nil {

@@ -35,10 +35,64 @@ type Proxy struct {
 	// commitsDropped counts connections dropped after the server answered
 	// their COMMIT with COMMIT (a commit that happened).
 	commitsDropped int
-	// commits counts the COMMITs clients sent.
+	// commits counts the COMMITs clients sent, and the Syncs that commit an
+	// implicit transaction that wrote.
 	commits int
-	conns   map[net.Conn]struct{}
-	wg      sync.WaitGroup
+	// roundTrips counts the messages a client then waits on the answer of:
+	// Syncs, and simple Queries.
+	roundTrips int
+	conns      map[net.Conn]struct{}
+	wg         sync.WaitGroup
+	// emulate and dropCancels are set before the first connection
+	// (EmulateCockroachSessions, DropCancelRequests); emulated counts the
+	// statements rewritten.
+	emulate, dropCancels bool
+	emulated             map[string]int
+}
+
+// CockroachSessionStatements are the statements by which the store names,
+// ends and watches a CockroachDB session, each with what a proxy that
+// EmulateCockroachSessions runs on PostgreSQL instead: a session's id is
+// its backend's process id and start, which no later backend shares.
+var CockroachSessionStatements = map[string]string{
+	"SHOW session_id": "SELECT pid::TEXT || '@' || backend_start::TEXT AS session_id FROM pg_stat_activity WHERE pid = pg_backend_pid()",
+	"CANCEL SESSION IF EXISTS $1": "SELECT pg_terminate_backend(pid) FROM pg_stat_activity " +
+		"WHERE pid::TEXT || '@' || backend_start::TEXT = $1::TEXT",
+	"SELECT EXISTS (SELECT 1 FROM crdb_internal.cluster_sessions WHERE session_id = $1)": "SELECT EXISTS (SELECT 1 FROM pg_stat_activity " +
+		"WHERE pid::TEXT || '@' || backend_start::TEXT = $1::TEXT)",
+}
+
+// EmulateCockroachSessions makes the proxy run, for each of
+// CockroachSessionStatements, PostgreSQL's equivalent: the store's fence of
+// a CockroachDB session in doubt then ends a real backend. Call it before
+// the first connection.
+func (p *Proxy) EmulateCockroachSessions() { p.emulate = true }
+
+// DropCancelRequests makes the proxy drop PostgreSQL's cancel requests, as
+// a lost packet would: a backend the client gave up on then runs on. Call
+// it before the first connection.
+func (p *Proxy) DropCancelRequests() { p.dropCancels = true }
+
+// Emulated answers how many times EmulateCockroachSessions rewrote sql.
+func (p *Proxy) Emulated(sql string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.emulated[sql]
+}
+
+// rewrite answers what the server runs for sql.
+func (p *Proxy) rewrite(sql string) string {
+	if !p.emulate {
+		return sql
+	}
+	pg, ok := CockroachSessionStatements[sql]
+	if !ok {
+		return sql
+	}
+	p.mu.Lock()
+	p.emulated[sql]++
+	p.mu.Unlock()
+	return pg
 }
 
 type faultKind int
@@ -71,7 +125,7 @@ func StartProxy(t testing.TB, dbURL string) *Proxy {
 	if err != nil {
 		t.Fatalf("proxy: listen: %v", err)
 	}
-	p := &Proxy{upstream: u.Host, ln: ln, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{upstream: u.Host, ln: ln, conns: map[net.Conn]struct{}{}, emulated: map[string]int{}}
 	u.Host = ln.Addr().String()
 	p.URL = u.String()
 	p.wg.Go(p.accept)
@@ -81,7 +135,10 @@ func StartProxy(t testing.TB, dbURL string) *Proxy {
 
 // DropAfterCommit makes the next n COMMITs reach the server, then drops
 // their connection once the server has answered, before the client reads
-// the answer.
+// the answer. A Sync that ends an implicit transaction (a pipeline without
+// BEGIN, outside any transaction) in which a statement wrote the store's
+// rows (weft_kv: a group's commit, not a migration's step) is a COMMIT
+// here: its connection is dropped once the server answered the Sync.
 func (p *Proxy) DropAfterCommit(n int) { p.DropCommitAfter(0, n) }
 
 // DropCommitAfter lets skip COMMITs through, then does what DropAfterCommit
@@ -90,11 +147,27 @@ func (p *Proxy) DropCommitAfter(skip, n int) {
 	p.arm(&fault{kind: dropAfterCommit, match: isCommit, skip: skip, n: n})
 }
 
-// Commits answers how many COMMITs clients sent through the proxy.
+// Commits answers how many COMMITs clients sent through the proxy (the
+// Syncs of implicit transactions that wrote the store's rows included).
 func (p *Proxy) Commits() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.commits
+}
+
+// RoundTrips answers how many times a client sent what it then waits on the
+// server's answer to: a Sync (the end of an extended-protocol pipeline,
+// however many statements it holds) or a simple Query.
+func (p *Proxy) RoundTrips() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.roundTrips
+}
+
+func (p *Proxy) roundTrip() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.roundTrips++
 }
 
 // FailStatements makes the next n statements match accepts fail with a
@@ -204,8 +277,16 @@ type session struct {
 	pending []answer
 	// dropping is set once a COMMIT to be dropped was sent: nothing more
 	// reaches the client, and the connection is dropped once the server
-	// answers the COMMIT.
-	dropping bool
+	// answers the COMMIT (atReady: the Sync of an implicit transaction).
+	dropping, atReady bool
+	// failed is set when the server answered an error after the drop was
+	// armed: the implicit transaction did not commit.
+	failed bool
+	// txStatus is the server's last ReadyForQuery status ('I': outside any
+	// transaction); writes and begins say whether the statements since the
+	// last Sync wrote and began a transaction (toServer's only).
+	txStatus       byte
+	writes, begins bool
 }
 
 type answer int
@@ -223,6 +304,9 @@ func (p *Proxy) serve(client net.Conn) {
 	be := pgproto3.NewBackend(client, client)
 	startup, err := receiveStartup(client, be)
 	if err != nil {
+		return
+	}
+	if _, cancel := startup.(*pgproto3.CancelRequest); cancel && p.dropCancels {
 		return
 	}
 	server, err := net.Dial("tcp", p.upstream)
@@ -283,15 +367,26 @@ func (s *session) toServer() {
 		case *pgproto3.Parse:
 			s.statements[m.Name] = m.Query
 			s.expect(parseForward)
+			if q := s.p.rewrite(m.Query); q != m.Query {
+				msg = &pgproto3.Parse{Name: m.Name, Query: q, ParameterOIDs: m.ParameterOIDs}
+			}
 		case *pgproto3.Sync:
 			s.expect(ready)
+			s.p.roundTrip()
+			s.syncing()
 		case *pgproto3.Query:
 			s.expect(ready)
+			s.p.roundTrip()
 			if f := s.apply(m.String); f != nil && f.kind == failStatement {
 				msg = &pgproto3.Query{String: failSQL}
+			} else if q := s.p.rewrite(m.String); q != m.String {
+				msg = &pgproto3.Query{String: q}
 			}
 		case *pgproto3.Bind:
-			if f := s.apply(s.statements[m.PreparedStatement]); f != nil && f.kind == failStatement {
+			sql := s.statements[m.PreparedStatement]
+			s.writes = s.writes || writesRows(sql)
+			s.begins = s.begins || isBegin(sql)
+			if f := s.apply(sql); f != nil && f.kind == failStatement {
 				s.expect(parseSwallow)
 				s.fe.Send(&pgproto3.Parse{Query: failSQL})
 				msg = &pgproto3.Bind{DestinationPortal: m.DestinationPortal}
@@ -305,6 +400,53 @@ func (s *session) toServer() {
 			return
 		}
 	}
+}
+
+// syncing books a Sync about to be sent: when it commits an implicit
+// transaction that wrote, it is a COMMIT to the faults (DropAfterCommit).
+func (s *session) syncing() {
+	s.mu.Lock()
+	implicit := s.txStatus == 'I' && s.writes && !s.begins
+	s.mu.Unlock()
+	s.writes, s.begins = false, false
+	if !implicit {
+		return
+	}
+	if f := s.p.take(implicitCommit); f != nil {
+		switch f.kind {
+		case stallStatement:
+			time.Sleep(f.stall)
+		case dropAfterCommit:
+			s.mu.Lock()
+			s.dropping, s.atReady, s.failed = true, true, false
+			s.mu.Unlock()
+		}
+	}
+}
+
+// implicitCommit is what the faults see of a Sync that commits an implicit
+// transaction.
+const implicitCommit = "COMMIT"
+
+// writesRows reports a statement that writes the store's rows.
+func writesRows(sql string) bool {
+	return isWrite(sql) && strings.Contains(sql, "weft_kv")
+}
+
+// isWrite reports a statement that writes rows.
+func isWrite(sql string) bool {
+	sql = strings.ToUpper(strings.TrimSpace(sql))
+	for _, verb := range []string{"INSERT", "UPSERT", "UPDATE", "DELETE"} {
+		if strings.HasPrefix(sql, verb) {
+			return true
+		}
+	}
+	return false
+}
+
+// isBegin reports a statement that begins a transaction.
+func isBegin(sql string) bool {
+	return strings.HasPrefix(strings.ToUpper(strings.TrimSpace(sql)), "BEGIN")
 }
 
 // apply answers the fault that applies to a statement about to run, after
@@ -368,6 +510,15 @@ func (s *session) answered(msg pgproto3.BackendMessage) (forward, drop bool) {
 			forward = a != parseSwallow
 		}
 	case *pgproto3.ReadyForQuery:
+		s.txStatus = m.TxStatus
+		if s.dropping && s.atReady {
+			if !s.failed {
+				s.p.mu.Lock()
+				s.p.commitsDropped++
+				s.p.mu.Unlock()
+			}
+			return false, true
+		}
 		for len(s.pending) > 0 {
 			a := s.pending[0]
 			s.pending = s.pending[1:]
@@ -376,10 +527,13 @@ func (s *session) answered(msg pgproto3.BackendMessage) (forward, drop bool) {
 			}
 		}
 		forward = true
+	case *pgproto3.ErrorResponse:
+		forward = true
+		s.failed = s.failed || s.atReady
 	case *pgproto3.CommandComplete:
 		forward = true
 		tag := string(m.CommandTag)
-		if s.dropping && (tag == "COMMIT" || tag == "ROLLBACK") {
+		if s.dropping && !s.atReady && (tag == "COMMIT" || tag == "ROLLBACK") {
 			if tag == "COMMIT" {
 				s.p.mu.Lock()
 				s.p.commitsDropped++
