@@ -5,7 +5,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -328,4 +330,32 @@ func TestOptions_BadTraceFlagsNameTheValue(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "http://127.0.0.1:4318", opts.tracing.Endpoint)
 	require.InDelta(t, 0.25, *opts.tracing.SampleRatio, 0)
+}
+
+// TestWeftd_MakeBuildLinksNoHTMLTemplate: weftd as the Makefile builds it
+// (its GOFLAGS' build tags) links neither golang.org/x/net/trace nor
+// html/template. gRPC, which the OTLP exporters link, imports x/net/trace
+// unless built with grpcnotrace, and html/template's reflective method calls
+// make the linker keep every exported method of every type: +18 MB of binary
+// and of idle RSS with tracing off (docs/observability.md#cost).
+func TestWeftd_MakeBuildLinksNoHTMLTemplate(t *testing.T) {
+	makefile, err := os.ReadFile(filepath.Join(repoRoot(t), "Makefile"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^export GOFLAGS \?= (.*)$`).FindSubmatch(makefile)
+	require.NotNil(t, m, "the Makefile exports no GOFLAGS")
+	var tags []string
+	for _, f := range strings.Fields(string(m[1])) {
+		if v, ok := strings.CutPrefix(f, "-tags="); ok {
+			tags = append(tags, v)
+		}
+	}
+	require.Contains(t, tags, "grpcnotrace", "the Makefile's GOFLAGS lack grpcnotrace")
+	cmd := exec.Command("go", "list", "-deps", "-tags="+strings.Join(tags, ","), ".")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	deps := strings.Fields(string(out))
+	require.Contains(t, deps, "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp", "tracing is in the binary")
+	require.NotContains(t, deps, "golang.org/x/net/trace")
+	require.NotContains(t, deps, "html/template")
 }
