@@ -8,6 +8,7 @@ import { EventService } from "./gen/weft/v1/event_pb.js";
 import { WorkerService } from "./gen/weft/v1/worker_pb.js";
 import { bearerAuth, resolveToken, type TokenSource } from "./auth.js";
 import { toWeftError } from "./errors.js";
+import { activeSpanContext, injectTraceContext } from "./tracecontext.js";
 import { signalRun, type SignalRunInput, type SignalRunOptions } from "./signal.js";
 import type { Event } from "./gen/weft/v1/event_pb.js";
 import type { Run } from "./gen/weft/v1/run_pb.js";
@@ -137,13 +138,18 @@ function baseTransport(options: WeftClientOptions): Transport {
 
 /**
  * weftTransport wraps a transport so that every call rejects with a WeftError
- * (also mid-stream), and, when a token is given, carries it on calls that have
- * no Authorization header yet (so a Transport you built gets it too).
+ * (also mid-stream); carries the W3C traceparent of the span in the active
+ * OpenTelemetry context, when there is one, so that weftd continues the
+ * caller's trace; and, when a token is given, carries it on calls that have
+ * no Authorization header yet (so a Transport you built gets both too).
  */
 export function weftTransport(inner: Transport, token?: TokenSource): Transport {
-  const withAuth = async (header: HeadersInit | undefined): Promise<HeadersInit | undefined> => {
-    if (token === undefined) return header;
+  const withHeaders = async (header: HeadersInit | undefined): Promise<HeadersInit | undefined> => {
+    const sc = activeSpanContext(); // read before any await
+    if (token === undefined && !sc) return header;
     const h = new Headers(header);
+    if (sc) injectTraceContext(h, sc);
+    if (token === undefined) return h;
     const t = await resolveToken(token);
     if (t && !h.has("authorization")) h.set("authorization", `Bearer ${t}`);
     return h;
@@ -151,7 +157,7 @@ export function weftTransport(inner: Transport, token?: TokenSource): Transport 
   return {
     async unary(method, signal, timeoutMs, header, input, contextValues) {
       try {
-        return await inner.unary(method, signal, timeoutMs, await withAuth(header), input, contextValues);
+        return await inner.unary(method, signal, timeoutMs, await withHeaders(header), input, contextValues);
       } catch (e) {
         throw toWeftError(e);
       }
@@ -159,7 +165,7 @@ export function weftTransport(inner: Transport, token?: TokenSource): Transport 
     async stream(method, signal, timeoutMs, header, input, contextValues) {
       let res;
       try {
-        res = await inner.stream(method, signal, timeoutMs, await withAuth(header), input, contextValues);
+        res = await inner.stream(method, signal, timeoutMs, await withHeaders(header), input, contextValues);
       } catch (e) {
         throw toWeftError(e);
       }

@@ -20,6 +20,7 @@ export {
 } from "./errors.js";
 export { signalRun, newSignalId, type SignalRunInput, type SignalRunOptions } from "./signal.js";
 export { bearerAuth, type TokenSource } from "./auth.js";
+export { parseTraceparent, formatTraceparent } from "./tracecontext.js";
 export { parseDefinition, parseDuration, DefinitionError } from "./definition.js";
 export {
   submit,

@@ -5,6 +5,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { SpanKind, SpanStatusCode, context, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import {
   TaskSchema,
   toValue,
@@ -12,6 +15,7 @@ import {
   backoffMs,
   retryPolicy,
   withRetry,
+  parseTraceparent,
   type CompleteTaskRequest,
   type FailTaskRequest,
   type PollTasksRequest,
@@ -27,6 +31,7 @@ import {
   TaskAborted,
   TaskType,
   VerifyState,
+  SPAN_ACTIVITY,
   Worker,
   classify,
   fail,
@@ -367,4 +372,89 @@ test("a traced task's reports carry its traceparent, and its activity sees it; a
   await done;
   assert.deepEqual(seen, [tp, ""]);
   assert.deepEqual(fake.traceparents, [tp, tp, ""]);
+});
+
+test("a traced task's activity runs in its own span, the attempt's child: the activity's spans nest below it, its reports carry it, a failure records its class and never its message", async () => {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const fake = new FakeWorkers();
+  const traceId = "0af7651916cd43dd8448eb211c80319c";
+  const attempt = "b7ad6b7169203331";
+  const tp = `00-${traceId}-${attempt}-01`;
+  const given: string[] = [];
+  try {
+    const { w, done } = running(
+      fake,
+      (w) => {
+        w.activity("ok", async (_in: unknown, ctx) => {
+          given.push(trace.getSpanContext(ctx.traceContext)?.spanId ?? "");
+          await new Promise((r) => setTimeout(r, 1));
+          // The activity's own instrumented call: a span under the active context.
+          provider.getTracer("app").startSpan("own-call").end();
+          return 1;
+        });
+        w.activity("bad", () => {
+          throw fail(ErrorClass.VALIDATION, "no", "refused card 4111-SECRET");
+        });
+      },
+      { tracerProvider: provider },
+    );
+    fake.give(task({ taskId: "1", runId: "run-1", actionId: "step-a", activity: "ok", logicalAttemptId: 2, engineAttemptId: 3, traceparent: tp }));
+    await fake.reports(1);
+    fake.give(task({ taskId: "2", runId: "run-1", actionId: "step-b", activity: "bad", traceparent: tp }));
+    await fake.reports(2);
+    fake.give(task({ taskId: "3", activity: "ok" }));
+    await fake.reports(3);
+    w.shutdown();
+    await done;
+  } finally {
+    context.disable();
+  }
+  const spans = exporter.getFinishedSpans();
+  const ok = spans.find((s) => s.name === `${SPAN_ACTIVITY} ok`);
+  const bad = spans.find((s) => s.name === `${SPAN_ACTIVITY} bad`);
+  const own = spans.find((s) => s.name === "own-call" && s.parentSpanContext);
+  assert.ok(ok && bad && own, `spans: ${spans.map((s) => s.name).join(", ")}`);
+  assert.equal(spans.filter((s) => s.name.startsWith(SPAN_ACTIVITY)).length, 2, "the untraced task started a span");
+  for (const s of [ok, bad]) {
+    assert.equal(s.spanContext().traceId, traceId);
+    assert.equal(s.parentSpanContext?.spanId, attempt, "the activity's span is the attempt's child");
+    assert.equal(s.kind, SpanKind.CONSUMER);
+  }
+  assert.deepEqual(ok.attributes, {
+    "weft.run_id": "run-1",
+    "weft.step": "step-a",
+    "weft.activity": "ok",
+    "weft.attempt": 2,
+    "weft.engine_attempt": 3,
+    "weft.task_kind": "TASK_TYPE_ACTIVITY",
+    "weft.worker_id": "unit",
+    "weft.outcome": "completed",
+  });
+  assert.equal(own.parentSpanContext?.spanId, ok.spanContext().spanId, "the activity's own call is not under its span");
+  assert.deepEqual(given, [ok.spanContext().spanId, ""], "ctx.traceContext carries the activity's span (none for the untraced task)");
+  assert.equal(bad.attributes["weft.outcome"], "failed");
+  assert.equal(bad.attributes["weft.error_class"], "ERROR_CLASS_VALIDATION");
+  assert.deepEqual(bad.status, { code: SpanStatusCode.ERROR, message: "ERROR_CLASS_VALIDATION" });
+  assert.ok(!JSON.stringify([bad.attributes, bad.status, bad.events]).includes("SECRET"), "the failure's message is in its span");
+  // Reports go under the activity's span, so weftd's spans of them nest below it.
+  assert.deepEqual(fake.traceparents, [`00-${traceId}-${ok.spanContext().spanId}-01`, `00-${traceId}-${bad.spanContext().spanId}-01`, ""]);
+});
+
+test("parseTraceparent takes W3C's form only", () => {
+  const sc = parseTraceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+  assert.deepEqual(sc, { traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", traceFlags: 1, isRemote: true });
+  assert.equal(parseTraceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00")?.traceFlags, 0);
+  for (const bad of [
+    "",
+    "00-00000000000000000000000000000000-b7ad6b7169203331-01", // zero trace id
+    "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01", // zero span id
+    "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", // version ff
+    "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-x", // version 00 has four fields
+    "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01", // upper case
+    "00-0af7651916cd43dd8448eb211c80319c-b7ad6b716920333-01",
+  ]) {
+    assert.equal(parseTraceparent(bad), undefined, bad);
+  }
 });

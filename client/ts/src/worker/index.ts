@@ -20,3 +20,4 @@ export { Slots } from "./slots.js";
 export { ErrorClass } from "../gen/weft/v1/common_pb.js";
 export { VerifyState } from "../gen/weft/v1/event_pb.js";
 export { TaskType } from "../gen/weft/v1/worker_pb.js";
+export { SPAN_ACTIVITY, TRACER_NAME, type SpanOutcome } from "./tracing.js";

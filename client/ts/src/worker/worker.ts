@@ -2,6 +2,7 @@
 // with a concurrency limit, heartbeats, reports retried on transient faults,
 // verify tasks, eager dispatch and graceful shutdown.
 import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { ROOT_CONTEXT, context, type Context, type Tracer, type TracerProvider } from "@opentelemetry/api";
 import { ValueSchema, timestampDate, type Value } from "@bufbuild/protobuf/wkt";
 import type { WeftClient } from "../client.js";
 import { ErrorClass, type SecretRef } from "../gen/weft/v1/common_pb.js";
@@ -27,6 +28,7 @@ import {
   type Classified,
 } from "./failure.js";
 import { Slots } from "./slots.js";
+import { startActivitySpan, workerTracer, type ActivitySpan } from "./tracing.js";
 
 /** A log sink; lines never carry payloads. */
 export interface WorkerLogger {
@@ -56,6 +58,13 @@ export interface WorkerOptions {
   retry?: RetryPolicy;
   /** Receives the worker's log lines (default: none). */
   logger?: WorkerLogger;
+  /**
+   * Makes the span of each traced task's activity, a child of the attempt's
+   * span in the run's trace (docs/observability.md). Default: the global
+   * provider of @opentelemetry/api, which records nothing until an
+   * OpenTelemetry SDK is registered.
+   */
+  tracerProvider?: TracerProvider;
 }
 
 /** The defaults of {@link WorkerOptions}, as the Go worker's. */
@@ -103,8 +112,8 @@ export interface ActivityInfo {
   readonly workerId: string;
   /**
    * The W3C traceparent of the attempt's span in the run's trace ("" when
-   * the run is not traced): start the activity's span as its child, e.g.
-   * with @opentelemetry/api's propagation.extract (docs/observability.md).
+   * the run is not traced); the worker starts the activity's span as its
+   * child (ActivityContext.traceContext).
    */
   readonly traceparent: string;
 }
@@ -120,6 +129,14 @@ export interface ActivityContext {
    * and other cancellable calls.
    */
   readonly signal: AbortSignal;
+  /**
+   * The OpenTelemetry context carrying the activity's span ("weft.activity
+   * <name>", in the run's trace; ROOT_CONTEXT when the run is not traced).
+   * The activity also runs inside it, so with an SDK's context manager
+   * registered its instrumented HTTP and database calls join the trace on
+   * their own; pass it where a call takes a context explicitly.
+   */
+  readonly traceContext: Context;
 }
 
 /** An activity: takes the task's input (decoded JSON) and answers its output (encoded as JSON). */
@@ -209,7 +226,8 @@ type Outcome = { ok: true; output: JsonValue | undefined; key: string } | { ok: 
  */
 export class Worker {
   private readonly client: WeftClient;
-  private readonly opts: Required<Omit<WorkerOptions, "logger" | "retry">> & { retry: RetryPolicy };
+  private readonly opts: Required<Omit<WorkerOptions, "logger" | "retry" | "tracerProvider">> & { retry: RetryPolicy };
+  private readonly tracer: Tracer;
   private readonly log: WorkerLogger;
   private readonly activities = new Map<string, Handler>();
   private readonly compensations = new Map<string, Handler>();
@@ -229,6 +247,7 @@ export class Worker {
       shutdownTimeoutMs: options.shutdownTimeoutMs && options.shutdownTimeoutMs > 0 ? options.shutdownTimeoutMs : WORKER_DEFAULTS.shutdownTimeoutMs,
       retry: options.retry ?? {},
     };
+    this.tracer = workerTracer(options.tracerProvider);
     const logger = options.logger;
     this.log = (level, msg, fields) => logger?.(level, msg, { worker_id: this.opts.workerId, ...fields });
   }
@@ -457,28 +476,35 @@ export class Worker {
     this.abandon.signal.addEventListener("abort", onAbandon, { once: true });
     const deadline = t.deadline ? timestampDate(t.deadline) : undefined;
     const clearDeadline = deadline ? atTime(deadline, () => abort("deadline")) : () => {};
-    const stopHeartbeat = this.heartbeat(t, ac.signal, abort, fields);
-    const ctx: ActivityContext = { info: this.info(t, deadline), signal: ac.signal };
+    const span = startActivitySpan(this.tracer, t, this.opts.workerId);
+    const traceparent = span?.traceparent ?? "";
+    const stopHeartbeat = this.heartbeat(t, ac.signal, abort, fields, traceparent);
+    const ctx: ActivityContext = { info: this.info(t, deadline), signal: ac.signal, traceContext: span?.context ?? ROOT_CONTEXT };
     try {
       if (t.taskType === TaskType.VERIFY) {
-        await this.runVerify(t, h, ctx, fields);
+        await this.runVerify(t, h, ctx, fields, traceparent);
         return [];
       }
-      const outcome = await runGuarded(h, t.input, ctx);
+      const outcome = await (span ? context.with(span.context, () => runGuarded(h, t.input, ctx)) : runGuarded(h, t.input, ctx));
       const aborted = ac.signal.aborted ? (ac.signal.reason as TaskAborted).kind : undefined;
       if (aborted === "claim-lost" || aborted === "abandoned") {
         this.log("info", "task not reported", { ...fields, reason: aborted });
+        span?.outcome("not_reported");
         return [];
       }
       if (!outcome.ok) {
-        await this.reportFailure(t, classify(outcome.err, aborted), outcome.key, fields);
+        const failure = classify(outcome.err, aborted);
+        span?.outcome("failed", failure.errorClass === ErrorClass.UNSPECIFIED ? ErrorClass.UNKNOWN : failure.errorClass);
+        await this.reportFailure(t, failure, outcome.key, fields, traceparent);
         return [];
       }
-      return await this.reportCompletion(t, outcome.output, outcome.key, fields);
+      span?.outcome("completed");
+      return await this.reportCompletion(t, outcome.output, outcome.key, fields, traceparent);
     } finally {
       clearDeadline();
       await stopHeartbeat();
       this.abandon.signal.removeEventListener("abort", onAbandon);
+      span?.end();
     }
   }
 
@@ -510,7 +536,7 @@ export class Worker {
    * aborting the task when weftd asks or the claim is gone. A failed
    * heartbeat is not retried: the next one is the retry.
    */
-  private heartbeat(t: Task, signal: AbortSignal, abort: (k: AbortKind) => void, fields: Record<string, unknown>): () => Promise<void> {
+  private heartbeat(t: Task, signal: AbortSignal, abort: (k: AbortKind) => void, fields: Record<string, unknown>, traceparent: string): () => Promise<void> {
     const every = heartbeatEvery(t.heartbeatTimeoutMs, this.opts.heartbeatIntervalMs);
     if (every <= 0) return async () => {};
     let inFlight: Promise<void> = Promise.resolve();
@@ -518,7 +544,7 @@ export class Worker {
       try {
         const res = await this.client.workers.heartbeatTask(
           { taskToken: t.taskToken, workerId: this.opts.workerId },
-          { signal, timeoutMs: Math.max(every, 1000), ...traceHeaders(t) },
+          { signal, timeoutMs: Math.max(every, 1000), ...traceHeaders(traceparent) },
         );
         if (res.cancelRequested) {
           this.log("info", "cancel requested; stopping the task", fields);
@@ -554,18 +580,18 @@ export class Worker {
   }
 
   /** reportCompletion reports a result, asking for the next task unless shutting down. */
-  private async reportCompletion(t: Task, output: JsonValue | undefined, key: string, fields: Record<string, unknown>): Promise<Task[]> {
+  private async reportCompletion(t: Task, output: JsonValue | undefined, key: string, fields: Record<string, unknown>, traceparent: string): Promise<Task[]> {
     let value: Value | undefined;
     try {
       value = output === undefined ? undefined : fromJson(ValueSchema, output);
     } catch {
-      await this.reportFailure(t, { errorClass: ErrorClass.AGENT_ERROR, code: "invalid_output", message: "the output is not representable as JSON", sideEffectPossible: false }, key, fields);
+      await this.reportFailure(t, { errorClass: ErrorClass.AGENT_ERROR, code: "invalid_output", message: "the output is not representable as JSON", sideEffectPossible: false }, key, fields, traceparent);
       return [];
     }
     const next = this.stopping ? undefined : this.pollRequest(1, 0);
     try {
       const res = await this.report(
-        () => this.client.workers.completeTask({ taskToken: t.taskToken, workerId: this.opts.workerId, output: value, reconciliationKey: key, nextTasks: next }, traceHeaders(t)),
+        () => this.client.workers.completeTask({ taskToken: t.taskToken, workerId: this.opts.workerId, output: value, reconciliationKey: key, nextTasks: next }, traceHeaders(traceparent)),
         fields,
         "completion",
       );
@@ -580,7 +606,7 @@ export class Worker {
         case "PayloadTooLarge":
         case "InvalidArgument":
           this.log("warn", "completion refused; failing the task", { ...fields, code });
-          await this.reportFailure(t, { errorClass: ErrorClass.AGENT_ERROR, code: "output_rejected", message: `weftd refused the output: ${code}`, sideEffectPossible: false }, key, fields);
+          await this.reportFailure(t, { errorClass: ErrorClass.AGENT_ERROR, code: "output_rejected", message: `weftd refused the output: ${code}`, sideEffectPossible: false }, key, fields, traceparent);
           break;
         default:
           this.log("warn", "completion not reported; the claim will time out", { ...fields, code });
@@ -589,7 +615,7 @@ export class Worker {
     }
   }
 
-  private async reportFailure(t: Task, f: Classified, key: string, fields: Record<string, unknown>): Promise<void> {
+  private async reportFailure(t: Task, f: Classified, key: string, fields: Record<string, unknown>, traceparent = t.traceparent): Promise<void> {
     const errorClass = f.errorClass === ErrorClass.UNSPECIFIED ? ErrorClass.UNKNOWN : f.errorClass;
     try {
       const res = await this.report(
@@ -602,7 +628,7 @@ export class Worker {
             message: truncate(f.message || "failed", MAX_MESSAGE_CHARS),
             sideEffectPossible: f.sideEffectPossible,
             reconciliationKey: key,
-          }, traceHeaders(t)),
+          }, traceHeaders(traceparent)),
         fields,
         "failure report",
       );
@@ -614,7 +640,7 @@ export class Worker {
   }
 
   /** runVerify answers a verify task through the activity's verify function. */
-  private async runVerify(t: Task, h: Handler, ctx: ActivityContext, fields: Record<string, unknown>): Promise<void> {
+  private async runVerify(t: Task, h: Handler, ctx: ActivityContext, fields: Record<string, unknown>, traceparent: string): Promise<void> {
     let state = VerifyState.INDETERMINATE;
     let diagnostic = "";
     let result: Value | undefined;
@@ -622,7 +648,7 @@ export class Worker {
       // The key the worker reported; when the attempt's worker died before
       // reporting, the key derived from the task's input, as that worker did.
       const key = t.reconciliationKey || h.keyOf?.(t.input) || "";
-      const res = await h.verify!(key, ctx);
+      const res = await context.with(ctx.traceContext, () => h.verify!(key, ctx));
       state = res.state === VerifyState.UNSPECIFIED ? VerifyState.INDETERMINATE : res.state;
       diagnostic = res.diagnostic ?? "";
       if (state === VerifyState.COMPLETED_WITH_RESULT) {
@@ -647,7 +673,7 @@ export class Worker {
             state,
             result,
             diagnostic: truncate(diagnostic, MAX_MESSAGE_CHARS),
-          }, traceHeaders(t)),
+          }, traceHeaders(traceparent)),
         fields,
         "verification report",
       );
@@ -753,10 +779,10 @@ function defaultWorkerId(): string {
 
 /**
  * traceHeaders answers the call options that carry a traced task's
- * traceparent on its reports and heartbeats, so that weftd's spans of them
- * join the run's trace under the attempt's span (docs/observability.md);
- * none for a task that is not traced.
+ * traceparent (its activity span's) on its reports and heartbeats, so that
+ * weftd's spans of them join the run's trace under the activity's span
+ * (docs/observability.md); none for a task that is not traced.
  */
-export function traceHeaders(t: Task): { headers?: Record<string, string> } {
-  return t.traceparent ? { headers: { traceparent: t.traceparent } } : {};
+export function traceHeaders(traceparent: string): { headers?: Record<string, string> } {
+  return traceparent ? { headers: { traceparent } } : {};
 }

@@ -42,12 +42,12 @@ export function weftdBinary(): string {
   return built;
 }
 
-/** startWeftd starts weftd (embedded, temp dir, free port) with any extra flags. */
-export async function startWeftd(extra: string[] = []): Promise<Weftd> {
+/** startWeftd starts weftd (embedded, temp dir, free port) with any extra flags and environment variables. */
+export async function startWeftd(extra: string[] = [], env: Record<string, string> = {}): Promise<Weftd> {
   const dir = mkdtempSync(join(tmpdir(), "weftd-ts-"));
   const child: ChildProcess = spawn(weftdBinary(), ["--addr", "127.0.0.1:0", "--data-dir", dir, "--log-level", "info", ...extra], {
     stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, GOGC: process.env.GOGC ?? "200" },
+    env: { ...process.env, GOGC: process.env.GOGC ?? "200", ...env },
   });
   let log = "";
   const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
