@@ -13,7 +13,7 @@ GRPCURL_VERSION := v1.9.4
 PROTOVALIDATE_VERSION := v1.2.2
 GO_TEST_FLAGS ?= -count=1 -timeout=20m
 
-.PHONY: all gen gen-check python-gen python-deps python-build test-python py-worker python-bench lint breaking test test-go test-crdb-path test-ts fuzz ts-build ts-worker node22 run bench bench-scale tools chromium console vendor-protovalidate clean
+.PHONY: all gen gen-check python-gen python-deps python-build test-python py-worker python-bench lint breaking test test-go test-crdb-path test-sql-proxy test-ts fuzz ts-build ts-worker node22 run bench bench-scale tools chromium console vendor-protovalidate clean
 
 all: lint test
 
@@ -190,6 +190,14 @@ py-worker: python-deps
 ## already runs the storage suite and the engine's wire crash test on that path.
 test-crdb-path:
 	WEFT_TEST_SQL_PATH=cockroachdb go test $(GO_TEST_FLAGS) ./store/... ./engine/... ./schedule/... ./export/...
+
+## test-sql-proxy: every SQL connection of the tests through a relaying fault proxy
+## (store/sqlstore/sqltest): the engine's crash, failover and duplicate-signal suites on
+## CockroachDB's code path, and cmd/weftd's multi-process PostgreSQL+Redis tests, whose weftd
+## processes reach the database through a proxy of their test's own (docs/storage.md, "Testing").
+test-sql-proxy:
+	WEFT_TEST_SQL_PROXY=1 WEFT_TEST_SQL_PATH=cockroachdb go test $(GO_TEST_FLAGS) ./engine/...
+	WEFT_TEST_SQL_PROXY=1 go test $(GO_TEST_FLAGS) -run 'TestCluster_|TestWeftd_' ./cmd/weftd/
 
 ## fuzz: the fuzz suites for longer than make test runs them (20 s, seed 20):
 ## random, truncated and mutated requests to every method over every protocol of a

@@ -23,9 +23,17 @@ func ClusterFlags(t testing.TB, db *sqltest.DB) []string {
 }
 
 // SchemaURL answers the test database's URL with search_path set to schema.
+// With WEFT_TEST_SQL_PROXY set (sqltest.ThroughProxy) it is the URL of a
+// fault proxy of the test's own in front of the database, relaying every
+// message unchanged: the weftd processes given it reach the database through
+// the proxy, as the stores tests open in process do.
 func SchemaURL(t testing.TB, schema string) string {
 	t.Helper()
-	u, err := url.Parse(sqltest.URL())
+	db := sqltest.URL()
+	if sqltest.ThroughProxy() {
+		db = sqltest.StartProxy(t, db).URL
+	}
+	u, err := url.Parse(db)
 	require.NoError(t, err)
 	q := u.Query()
 	q.Set("search_path", schema)
