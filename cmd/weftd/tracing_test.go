@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/trace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -358,4 +360,56 @@ func TestWeftd_MakeBuildLinksNoHTMLTemplate(t *testing.T) {
 	require.Contains(t, deps, "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp", "tracing is in the binary")
 	require.NotContains(t, deps, "golang.org/x/net/trace")
 	require.NotContains(t, deps, "html/template")
+}
+
+// TestTracing_AFailedAttemptsMessageAndInputAreInNoSpan: a step whose
+// activity fails for good with a message naming its input leaves spans that
+// say it failed and with which class — weftd's attempt and decisions, the
+// worker's activity span — and none carries the message or the input.
+func TestTracing_AFailedAttemptsMessageAndInputAreInNoSpan(t *testing.T) {
+	const secret = "4111-SECRET-7f3a9"
+	tr := newTraced(t, 1)
+	d := testkit.StartWeftd(t, tracingEnv, "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--otlp-endpoint", tr.recv.httpURL)
+	c := client.New(d.URL)
+	w := worker.New(c, worker.Options{WorkerID: "trace-worker", PollWait: time.Second, TracerProvider: tr.process.Provider})
+	worker.Register(w, "charge-secret", func(_ context.Context, in struct{ Card string }) (struct{}, error) {
+		return struct{}{}, worker.Fail(worker.ClassValidation, "declined", fmt.Errorf("card %s declined", in.Card))
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	def, err := definition.LoadYAML([]byte("metadata: {name: failing, version: '1'}\nspec:\n  steps:\n" +
+		"    - name: charge\n      activity: charge-secret\n      input: {card: " + secret + "}\n"))
+	require.NoError(t, err)
+	sctx, span := tr.process.Provider.Tracer("submitter").Start(context.Background(), "submit")
+	res, err := c.SubmitRun(sctx, &weftv1.SubmitRunRequest{Start: true, Definition: server.DefinitionToProto(def)})
+	span.End()
+	require.NoError(t, err)
+	awaitCtx, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stop()
+	run, err := c.AwaitRun(awaitCtx, res.GetRun().GetRunId())
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_FAILED, run.GetStatus())
+	require.Contains(t, run.GetSteps()[0].GetError().GetMessage(), secret, "the run keeps the message; its spans must not")
+	cancel()
+	<-done
+	d.Stop(t)
+	require.NoError(t, tr.process.Shutdown(context.Background()))
+
+	spans := requireOneTrace(t, tr.recv.spans(), run.GetRunId(), span.SpanContext().TraceID().String())
+	attempt := only(t, spans, func(s gotSpan) bool { return s.Name == server.SpanAttempt })
+	require.Equal(t, "failed", attempt.Attrs["weft.outcome"])
+	act := only(t, spans, func(s gotSpan) bool { return s.Name == worker.SpanActivity+" charge-secret" })
+	require.Equal(t, "failed", act.Attrs["weft.outcome"])
+	require.Equal(t, "ERROR_CLASS_VALIDATION", act.Attrs["weft.error_class"])
+	require.Equal(t, tracepb.Status_STATUS_CODE_ERROR, act.StatusCode)
+	for _, s := range tr.recv.spans() {
+		texts := []string{s.Name, s.Status}
+		for k, v := range s.Attrs {
+			texts = append(texts, k, v)
+		}
+		for _, text := range texts {
+			require.NotContains(t, text, "SECRET", "span %q carries the failure's message or the input", s.Name)
+		}
+	}
 }
