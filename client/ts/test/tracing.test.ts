@@ -10,11 +10,14 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { context, trace } from "@opentelemetry/api";
+import { create } from "@bufbuild/protobuf";
+import type { Transport } from "@connectrpc/connect";
+import { ROOT_CONTEXT, TraceFlags, context, createTraceState, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { NodeTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { createWeftClient, RunStatus } from "../src/index.js";
+import { createWeftClient, GetRunResponseSchema, RunStatus } from "../src/index.js";
 import { repoRoot, startWeftd } from "./support/weftd.js";
 import { childEnv } from "./support/env.js";
 import { renderTree, startOtlpReceiver, type GotSpan } from "./support/otlp.js";
@@ -25,6 +28,37 @@ if (!built && process.env.CI) throw new Error("CI is set and client/ts/dist is m
 
 /** Strings of the run's inputs, outputs, signal payload and manual notes: none may appear in any span. */
 const payloadMarkers = ["WIDGET-1", "EUR", "rsv-", "ch-", "trk-", "PAY-7f3a9", "stock checked 7f3a9"];
+
+test("the client sends the traceparent of the active span (and its tracestate), none without one, and never over a call's own", async () => {
+  const seen: Array<string | null> = [];
+  const states: Array<string | null> = [];
+  const inner = {
+    async unary(method: { parent: unknown; name: string }, _signal: unknown, _timeout: unknown, header: HeadersInit | undefined) {
+      const h = new Headers(header);
+      seen.push(h.get("traceparent"));
+      states.push(h.get("tracestate"));
+      return { stream: false, service: method.parent, method, header: new Headers(), trailer: new Headers(), message: create(GetRunResponseSchema) };
+    },
+    stream() {
+      throw new Error("no streams here");
+    },
+  } as unknown as Transport;
+  const weft = createWeftClient({ transport: inner });
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  try {
+    const sc = { traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", traceFlags: TraceFlags.SAMPLED, traceState: createTraceState("vendor=v1") };
+    await weft.runs.getRun({ runId: "r" });
+    await context.with(trace.setSpanContext(ROOT_CONTEXT, sc), async () => {
+      await new Promise((r) => setTimeout(r, 1)); // still active after an await
+      await weft.runs.getRun({ runId: "r" });
+      await weft.runs.getRun({ runId: "r" }, { headers: { traceparent: "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01" } });
+    });
+  } finally {
+    context.disable();
+  }
+  assert.deepEqual(seen, [null, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"]);
+  assert.deepEqual(states, [null, "vendor=v1", null]);
+});
 
 test("the example run with the TypeScript worker is one trace, nested as documented, with the activity's span under its attempt and no payload", { skip: !built && "client/ts/dist is not built (make ts-build)" }, async () => {
   const recv = await startOtlpReceiver();
