@@ -16,7 +16,7 @@ import (
 func TestAlert_ProjectorLagHighWhenTheOldestUnappliedEventIsOlderThan5s(t *testing.T) {
 	b := setup(t)
 	run := b.submit(seq("a"))
-	p, err := b.eng.NewProjector(b.ctx, ProjectionParams{TenantID: tenant, RunID: run.RunID})
+	p, err := NewProjector(b.ctx, b.eng, ProjectionParams{TenantID: tenant, RunID: run.RunID})
 	require.NoError(t, err)
 	b.clock.Advance(ProjectorLagThreshold) // exactly 5s: not over the threshold
 	require.NoError(t, p.Catch(b.ctx))
@@ -35,7 +35,7 @@ func TestAlert_ProjectorLagHighWhenTheOldestUnappliedEventIsOlderThan5s(t *testi
 func TestAlert_ProjectorNonContiguousFetchGoesThroughTheHook(t *testing.T) {
 	b := setup(t)
 	run := b.submit(seq("a", "b"))
-	p, err := b.eng.NewProjector(b.ctx, ProjectionParams{TenantID: tenant, RunID: run.RunID})
+	p, err := NewProjector(b.ctx, b.eng, ProjectionParams{TenantID: tenant, RunID: run.RunID})
 	require.NoError(t, err)
 	require.NoError(t, p.Catch(b.ctx))
 	mark := p.Snapshot().LastEventSeq
@@ -52,7 +52,7 @@ func TestAlert_ProjectorNonContiguousFetchGoesThroughTheHook(t *testing.T) {
 func TestAlert_ProjectorCausalViolationIsInformationalAndStateIsStillApplied(t *testing.T) {
 	b := setup(t)
 	run := b.submit(dag()) // b needs a
-	p, err := b.eng.NewProjector(b.ctx, ProjectionParams{TenantID: tenant, RunID: run.RunID})
+	p, err := NewProjector(b.ctx, b.eng, ProjectionParams{TenantID: tenant, RunID: run.RunID})
 	require.NoError(t, err)
 	require.NoError(t, p.Catch(b.ctx))
 	mark := p.Snapshot().LastEventSeq

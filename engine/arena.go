@@ -36,7 +36,7 @@ type decisionArena struct {
 	ops      [opsPerDecision]store.Op
 	conds    [condsPerDecision]store.Condition
 	taskPuts [taskPutsPerDecision]cache.NotedTask
-	// batch is the decision's batch (recorder.batch); checkpoint, the
+	// batch is the decision's batch (batchOf); checkpoint, the
 	// memory its checkpoint's value is encoded in.
 	batch      store.Batch
 	checkpoint []byte
@@ -140,7 +140,7 @@ func (d *decisionArena) fillWithPoison() {
 
 // newBatch answers the decision's batch, with room for conds conditions and
 // ops writes: the arena's, when the recorder has one.
-func (c *recorder) newBatch(conds, ops int) *store.Batch {
+func newBatch(c *change, conds, ops int) *store.Batch {
 	if c.arena == nil {
 		return &store.Batch{Conditions: make([]store.Condition, 0, conds), Ops: make([]store.Op, 0, ops)}
 	}
@@ -152,7 +152,7 @@ func (c *recorder) newBatch(conds, ops int) *store.Batch {
 // putCheckpoint is the write of the decision's checkpoint, encoded in the
 // arena's memory when the recorder has one (which keeps it, grown, for the
 // next decision).
-func (c *recorder) putCheckpoint(key []byte) store.Op {
+func putCheckpoint(c *change, key []byte) store.Op {
 	if c.arena == nil {
 		return runlog.PutCheckpointAt(key, c.state)
 	}
@@ -162,7 +162,7 @@ func (c *recorder) putCheckpoint(key []byte) store.Op {
 }
 
 // useArena makes the recorder record in arena, from empty.
-func (c *recorder) useArena(arena *decisionArena) {
+func useArena(c *change, arena *decisionArena) {
 	c.arena = arena
 	c.events, c.ops, c.conds, c.taskPuts = arena.events[:0], arena.ops[:0], arena.conds[:0], arena.taskPuts[:0]
 }
@@ -170,7 +170,7 @@ func (c *recorder) useArena(arena *decisionArena) {
 // giveArenaBack gives the recorder's arena back once its decision's commit
 // has settled: the recorder then records nothing, and holds none of the
 // arena's memory.
-func (c *recorder) giveArenaBack() {
+func giveArenaBack(c *change) {
 	if c.arena == nil {
 		return
 	}

@@ -25,7 +25,7 @@ func TestDecisionArena_TheAnsweredChangeHoldsNoneOfItsArena(t *testing.T) {
 	run := b.submit(seq("a"))
 	var during *decisionArena
 	b.noProjectionCheck = true // the decision below appends a RunPaused without pausing the run
-	ch, err := b.eng.mutate(b.ctx, run.RunID, "alice", func(ch *change) error {
+	ch, err := mutate(b.ctx, b.eng, run.RunID, "alice", func(ch *change) error {
 		during = ch.arena
 		ch.emit(runstate.EvRunPaused, "", 1, 0, runstate.EventData{Status: string(runstate.RunPaused), Actor: "alice", Reason: "test"})
 		require.Len(t, ch.events, 1)
@@ -47,10 +47,10 @@ func TestDecisionArena_TheAnsweredChangeHoldsNoneOfItsArena(t *testing.T) {
 // An arena taken again starts empty, however much the decision before
 // recorded in it.
 func TestDecisionArena_ATakenArenaRecordsFromEmpty(t *testing.T) {
-	var c recorder
+	var c change
 	arena := &decisionArena{}
 	arena.fillWithPoison()
-	c.useArena(arena)
+	useArena(&c, arena)
 	require.Empty(t, c.events)
 	require.Empty(t, c.ops)
 	require.Empty(t, c.conds)
@@ -169,9 +169,9 @@ func TestDecisionArena_TheBatchAndCheckpointAreKeptEmptiedWithinBounds(t *testin
 	b := setup(t)
 	run := b.submit(seq("a"))
 	b.noProjectionCheck = true
-	_, err := b.eng.mutate(b.ctx, run.RunID, "alice", func(ch *change) error {
+	_, err := mutate(b.ctx, b.eng, run.RunID, "alice", func(ch *change) error {
 		ch.emit(runstate.EvRunPaused, "", 1, 0, runstate.EventData{Status: string(runstate.RunPaused), Actor: "alice", Reason: "test"})
-		batch, err := ch.batch(0)
+		batch, err := batchOf(ch, 0)
 		require.NoError(t, err)
 		require.Same(t, &ch.arena.batch, batch, "the batch is the arena's")
 		require.Equal(t, runlog.CheckpointKey(run.RunID), batch.Ops[0].Key)

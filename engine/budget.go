@@ -32,7 +32,7 @@ func (c Config) budgetDefaults() Config {
 // written, or (outcome unknown) it was written and the retry finds it
 // applied. Other decisions are never failed by the budget; a commit slower
 // than it is logged.
-func (ch *change) commitWithinBudget(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
+func commitWithinBudget(ctx context.Context, ch *change, b *store.Batch) (*store.CommitResult, error) {
 	e := ch.e
 	lb := e.cfg.latencyBudget()
 	var res *store.CommitResult

@@ -11,7 +11,6 @@ import (
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runcodec"
-	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -83,70 +82,25 @@ type readyEntry struct {
 	gone bool
 }
 
-// makeReady makes t ready in its queue: its ready entry, and the
-// schedule-to-start timer its StartDue names (startDue), are written when
-// the decision is made unless a hand-off claims t first (handOff). Its
-// queue's polls are woken after the commit. t must have no ready entry in
-// the store: a task new in this decision, or one its claim took out of its
-// queue (unclaim). newTask says t is new, its record not yet written.
-func (c *recorder) makeReady(t *record.Task, newTask bool) []byte {
-	key := t.ReadyKey()
-	c.readyPuts = append(c.readyPuts, readyEntry{key: key, task: t, startDue: t.StartDue, newTask: newTask})
-	return key
-}
-
-// pendingReady answers the ready entry this decision made for t (deleted
-// since or not), or nil.
-func (c *recorder) pendingReady(t *record.Task) *readyEntry {
-	for i := range c.readyPuts {
-		if r := &c.readyPuts[i]; r.task == t {
-			return r
-		}
-	}
-	return nil
-}
-
-// unready removes t's ready entry: one this decision made vanishes, any
-// other is deleted.
-func (c *recorder) unready(t *record.Task) {
-	if r := c.pendingReady(t); r != nil && !r.gone {
-		r.gone = true
-		return
-	}
-	c.del(t.ReadyKey())
-}
-
-// dropReady makes the held-back ready entry at key vanish; it reports
-// whether there was one.
-func (c *recorder) dropReady(key []byte) bool {
-	for i := range c.readyPuts {
-		if r := &c.readyPuts[i]; !r.gone && string(r.key) == string(key) {
-			r.gone = true
-			return true
-		}
-	}
-	return false
-}
-
 // handOff claims, for polls waiting in this process, the tasks the decision
 // made ready and that a poll could claim now; their ready entries are never
 // written. It runs after the decision, on its final state, and then writes
 // the ready entries left (materializeReady).
-func (c *change) handOff() error {
+func handOff(c *change) error {
 	for i := range c.readyPuts {
 		if c.readyPuts[i].gone {
 			continue
 		}
-		if err := c.handOffOne(&c.readyPuts[i]); err != nil {
+		if err := handOffOne(c, &c.readyPuts[i]); err != nil {
 			return err
 		}
 	}
-	c.materializeReady()
+	materializeReady(c)
 	return nil
 }
 
 // handOffOne hands one new ready task to a waiting poll, if one wants it.
-func (c *change) handOffOne(r *readyEntry) error {
+func handOffOne(c *change, r *readyEntry) error {
 	t := r.task
 	if t.State != record.TaskReady || t.NotBefore.After(c.now) || !decide.Claimable(c.state, t.ActionID, t.TaskID) {
 		return nil
@@ -156,7 +110,7 @@ func (c *change) handOffOne(r *readyEntry) error {
 		return nil
 	}
 	c.eff.HandOffs = append(c.eff.HandOffs, dispatch.HandOff[*Task]{Slot: s}) // released if anything below fails
-	task, err := c.claimTask(t, s.WorkerID, s.Wants(verifyKey(t.Activity)))
+	task, err := claimTask(c, t, s.WorkerID, s.Wants(verifyKey(t.Activity)))
 	if err != nil || task == nil || !r.gone {
 		return fault.Internal(t.RunID, "hand-off of a claimable task "+t.TaskID+" made no claim")
 	}
@@ -169,12 +123,12 @@ func (c *change) handOffOne(r *readyEntry) error {
 // retirement), and each entry not deleted meanwhile, with its
 // schedule-to-start timer. The entries deleted leave readyPuts: their
 // queues gain nothing.
-func (c *recorder) materializeReady() {
+func materializeReady(c *change) {
 	kept := c.readyPuts[:0]
 	for _, r := range c.readyPuts {
 		t := r.task
 		if r.newTask {
-			if key := record.TaskKey(t.TaskID); !c.writes(key) { // a new task's key: any write of it came later
+			if key := record.TaskKey(t.TaskID); !writesKey(c, key) { // a new task's key: any write of it came later
 				c.put(key, t)
 			}
 		}
@@ -188,86 +142,6 @@ func (c *recorder) materializeReady() {
 		kept = append(kept, r)
 	}
 	c.readyPuts = kept
-}
-
-// effects answers what the decision hands dispatch once its commit settles.
-func (c *recorder) effects() *dispatch.Effects[*Task] {
-	c.eff.Ready, c.eff.Queues = c.eff.Ready[:0], c.eff.Queues[:0]
-	for _, r := range c.readyPuts {
-		if r.gone {
-			continue
-		}
-		t := r.task
-		c.eff.Ready = append(c.eff.Ready, dispatch.Ready{Prefix: record.QueuePrefix(t.TenantID, t.Queue), Key: r.key})
-		c.eff.Queues = append(c.eff.Queues, dispatch.QueueKey(t.TenantID, t.Queue))
-	}
-	if len(c.events) > 0 && !c.newRun { // a run being created has no watchers yet
-		c.eff.Run = c.run.RunID
-		c.eff.Ended = c.state.Status.Terminal()
-	}
-	return &c.eff
-}
-
-// AwaitParams asks for a run's snapshot once it ends.
-type AwaitParams struct {
-	TenantID string
-	RunID    string
-	// Wait is the longest to wait for the run to end; 0 answers at once.
-	Wait time.Duration
-	// Seen is the checkpoint version of the run the caller already holds
-	// from this engine (SubmitResult.Version), 0 none: the first look then
-	// takes the engine's cached checkpoint when it is that version or newer
-	// instead of reading the store, unless it has nothing to wait for.
-	Seen uint64
-}
-
-// AwaitRun answers the run's snapshot as soon as it is terminal, or once
-// p.Wait has passed (then as it is; 0 answers at once). It looks at the run's
-// checkpoint when a commit of this engine ends the run (dispatch.RunEndKey:
-// not at each step before), when another engine's append to the run's log
-// arrives through a Notifier (not reliably), and at least every
-// PollInterval, and builds a snapshot only to answer, where watching the
-// run's events reads, converts and sends each one. The first look reads the
-// store, unless the caller holds a version this engine committed (p.Seen,
-// as a submission with start does) and the cache holds it or a newer one
-// (cache.Records.LookSince); a later one takes the engine's cached checkpoint
-// when a commit of this engine advanced it since the look before
-// (cache.Records.LookAgain), and reads the store otherwise. So a wait that
-// ends at the deadline, or on the interval, with the cache not advanced
-// answers the store's state, and only committed states ever answer: the
-// cache holds a checkpoint only once its commit succeeded. It answers the context's error when ctx
-// ends first.
-func (e *Engine) AwaitRun(ctx context.Context, p AwaitParams) (*runstate.Snapshot, error) {
-	runID := p.RunID
-	rec, err := e.records.RunFor(ctx, p.TenantID, runID)
-	if err != nil {
-		return nil, err
-	}
-	deadline := e.clock.Now().Add(p.Wait)
-	var (
-		state *runstate.State
-		seen  uint64 // the version of the last look; 0: none yet
-	)
-	err = e.dispatch.Waker().Await(ctx, dispatch.RunEndKey(runID), func() (time.Duration, error) {
-		look := e.records.LookAgain
-		if seen == 0 && p.Seen != 0 && deadline.After(e.clock.Now()) {
-			seen, look = p.Seen, e.records.LookSince // the first look, with a version in hand
-		}
-		s, version, err := look(ctx, runID, seen)
-		if err != nil {
-			return 0, err
-		}
-		state, seen = s, version
-		remaining := deadline.Sub(e.clock.Now())
-		if s.Status.Terminal() || remaining <= 0 {
-			return 0, nil
-		}
-		return min(remaining, e.cfg.PollInterval), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return snapshotOf(rec, state), nil
 }
 
 // Undelivered claims. A call answers the tasks claimed for it — a poll's own
@@ -318,7 +192,7 @@ func giveBackOne(ctx context.Context, e *Engine, task *Task) error {
 		t       *record.Task
 		version uint64
 	)
-	_, err := e.commitDecision(ctx, decision{
+	_, err := commitDecision(ctx, e, decision{
 		actor: "weft:undelivered",
 		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
 			var err error
@@ -335,7 +209,7 @@ func giveBackOne(ctx context.Context, e *Engine, task *Task) error {
 		},
 		decide: func(ch *change) error {
 			ch.require(store.IfVersion(record.TaskKey(t.TaskID), version))
-			ch.unclaim(t.Fresh())
+			unclaim(ch, t.Fresh())
 			return nil
 		},
 		// A heartbeat or a report changed the task: look again.
@@ -347,7 +221,7 @@ func giveBackOne(ctx context.Context, e *Engine, task *Task) error {
 
 // unclaim makes a claimed task ready again under the same engine attempt,
 // with its timers gone and its token revoked, if it is still its step's.
-func (c *change) unclaim(t *record.Task) {
+func unclaim(c *change, t *record.Task) {
 	st := decide.StepOfTask(c.state, t.ActionID, t.TaskID)
 	if st == nil || c.state.Status.Terminal() {
 		return
@@ -358,7 +232,7 @@ func (c *change) unclaim(t *record.Task) {
 	}
 	t.State, t.Token, t.WorkerID = record.TaskReady, "", ""
 	t.ClaimedAt, t.HeartbeatAt, t.Deadline, t.HeartbeatDue = time.Time{}, time.Time{}, time.Time{}, time.Time{}
-	c.scheduleStart(t, c.run.Action(t.ActionID), c.now) // waiting for a worker again
+	scheduleStart(c, t, c.run.Action(t.ActionID), c.now) // waiting for a worker again
 	c.put(record.TaskKey(t.TaskID), t)
 	c.rules().Unclaimed(decide.TaskKind(t.Kind), st, string(c.makeReady(t, false)))
 }

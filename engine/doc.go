@@ -5,9 +5,18 @@
 // ownership and the background work, retention among it, which removes
 // finished runs with every record they own (retention.go).
 //
-// What a decision decides — given a run's state, its definition and what
-// happened, what the run does next — is engine/internal/decide's, written
-// through a Recorder that the engine's recorder implements (rules.go).
+// Each call has its file, named after it (submitrun.go, startrun.go,
+// signalrun.go, completemanualaction.go, control.go, polltasks.go,
+// completetask.go, failtask.go, heartbeattask.go, reportverification.go,
+// deleterun.go, awaitrun.go; the background work in timers.go,
+// runqueue.go and retention.go): it shows the call's path from what it
+// reads first to its commit, over one shared helper, commitDecision
+// (decision.go), which loads the run, prepares what its rules read
+// (prepare.go), decides under the run's lock and commits the change
+// (change.go, built into a batch by batch.go). What a decision decides —
+// given a run's state, its definition, what happened and what was
+// prepared, what the run does next — is engine/internal/decide's, written
+// through a write-only Recorder the change implements (ruleRecorder).
 // Definitions live in engine/definition; the run's state, transition tables,
 // events and their projection in engine/runstate; the write latency
 // budget's classes in engine/internal/budget; which records a run owns and

@@ -81,7 +81,7 @@ func driveWith(ctx context.Context, e *Engine, runID string, removal bool, decid
 		e.cfg.inTenure(runID)
 	}
 	var bumped uint64
-	ch, err := e.commitDecision(held.Context(), decision{runID: runID, actor: "engine:" + e.cfg.Owner, fromStore: true, removal: removal, noRules: removal, decide: func(ch *change) error {
+	ch, err := commitDecision(held.Context(), e, decision{runID: runID, actor: "engine:" + e.cfg.Owner, fromStore: true, removal: removal, noRules: removal, decide: func(ch *change) error {
 		bumped = 0
 		if err := t.Fence(ch.state.Epoch); err != nil {
 			return err

@@ -291,9 +291,9 @@ func stripe[K ~string | ~[]byte](key K, n int) int {
 	return int(h % uint32(n))
 }
 
-// now answers the engine's time, in UTC, to the millisecond (what the API
+// clockNow answers the engine's time, in UTC, to the millisecond (what the API
 // and the persisted format carry).
-func (e *Engine) now() time.Time { return e.clock.Now().UTC().Truncate(time.Millisecond) }
+func clockNow(e *Engine) time.Time { return e.clock.Now().UTC().Truncate(time.Millisecond) }
 
 // newRunID answers a time-ordered run identifier.
 func newRunID() string {

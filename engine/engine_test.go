@@ -84,7 +84,7 @@ func (b *bundle) requireProjectionsMatchCheckpoints() {
 	list, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant, PageSize: 1000})
 	require.NoError(t, err)
 	for _, r := range list.Runs {
-		p, err := b.eng.NewProjector(b.ctx, ProjectionParams{TenantID: tenant, RunID: r.RunID})
+		p, err := NewProjector(b.ctx, b.eng, ProjectionParams{TenantID: tenant, RunID: r.RunID})
 		require.NoError(t, err)
 		require.NoError(t, p.Catch(b.ctx))
 		got, want := comparable(p.Snapshot()), comparable(b.run(r.RunID))

@@ -304,7 +304,7 @@ func TestEventKeys_AnEventWhoseKeyExistsInsertsNothingAndTheRestOfTheDecisionCom
 	before := b.runEvents(run.RunID)
 	lastSeq := mustLastSeq(t, b.store, run.RunID)
 	other := store.Key("test", run.RunID, "other")
-	_, err := b.eng.mutate(b.ctx, run.RunID, "op", func(ch *change) error {
+	_, err := mutate(b.ctx, b.eng, run.RunID, "op", func(ch *change) error {
 		ch.emit(runstate.EvStepScheduled, "a", 1, 0, scheduled.Data) // the key of an earlier decision's event
 		ch.emit(runstate.EvStepScheduled, "b", 1, 0, scheduled.Data) // a new key
 		ch.emit(runstate.EvStepScheduled, "b", 1, 0, scheduled.Data) // the same, again in this decision

@@ -93,7 +93,7 @@ func observedTask(t *record.Task, outcome string, now time.Time) ObservedTask {
 
 // submitObserved starts observing a submission: the context it continues
 // under, with p's traceparent set, and the call that ends it.
-func (e *Engine) submitObserved(ctx context.Context, p *SubmitParams) (context.Context, func(*SubmitResult, error)) {
+func submitObserved(ctx context.Context, e *Engine, p *SubmitParams) (context.Context, func(*SubmitResult, error)) {
 	ctx, p.traceParent = e.cfg.Observer.SubmitStarting(ctx, p.Definition.PlanID)
 	return ctx, func(res *SubmitResult, err error) {
 		var runID string
@@ -105,7 +105,7 @@ func (e *Engine) submitObserved(ctx context.Context, p *SubmitParams) (context.C
 }
 
 // observeDecision starts observing an attempt at a decision.
-func (c *recorder) observeDecision() {
+func observeDecision(c *change) {
 	if c.e == nil || c.e.cfg.Observer == nil {
 		return
 	}
@@ -114,7 +114,7 @@ func (c *recorder) observeDecision() {
 }
 
 // observeEnd tells the observer the attempt at the decision is over.
-func (c *recorder) observeEnd(committed *bool, err *error) {
+func observeEnd(c *change, committed *bool, err *error) {
 	if !c.observing {
 		return
 	}
@@ -124,7 +124,7 @@ func (c *recorder) observeEnd(committed *bool, err *error) {
 
 // observeClaim notes a claimed task, and answers the traceparent its
 // worker continues.
-func (c *recorder) observeClaim(t *record.Task) string {
+func observeClaim(c *change, t *record.Task) string {
 	if !c.observing {
 		return ""
 	}
@@ -134,7 +134,7 @@ func (c *recorder) observeClaim(t *record.Task) string {
 }
 
 // observeAttemptEnd notes the end of a claimed task's attempt.
-func (c *recorder) observeAttemptEnd(t *record.Task, outcome string) {
+func observeAttemptEnd(c *change, t *record.Task, outcome string) {
 	if c.observing {
 		c.ended = append(c.ended, observedTask(t, outcome, c.now))
 	}
@@ -142,12 +142,12 @@ func (c *recorder) observeAttemptEnd(t *record.Task, outcome string) {
 
 // commitObserved commits the decision's batch (commitWithinBudget), timed
 // for the observer when there is one.
-func (ch *change) commitObserved(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
+func commitObserved(ctx context.Context, ch *change, b *store.Batch) (*store.CommitResult, error) {
 	if !ch.observing {
-		return ch.commitWithinBudget(ctx, b)
+		return commitWithinBudget(ctx, ch, b)
 	}
 	start := time.Now()
-	res, err := ch.commitWithinBudget(ctx, b)
+	res, err := commitWithinBudget(ctx, ch, b)
 	ch.e.cfg.Observer.StoreCommitted(ch.ctx, start, len(b.Ops), err)
 	return res, err
 }

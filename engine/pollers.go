@@ -89,7 +89,7 @@ func errTenantRequired() error {
 // desk answers the queues' desk over this engine's store and pollers.
 func queueDesk(e *Engine) *queues.Desk {
 	return &queues.Desk{Store: e.store, Pollers: &e.dispatch.Pollers, Owner: e.cfg.Owner, Refresh: e.cfg.PollerRefresh,
-		TTL: e.cfg.PollerTTL, Budget: listBacklogBudget, Now: e.now, Sweep: &e.pollerSweep}
+		TTL: e.cfg.PollerTTL, Budget: listBacklogBudget, Now: func() time.Time { return clockNow(e) }, Sweep: &e.pollerSweep}
 }
 
 // list describes every queue of tenant; of every tenant when tenant is "".
@@ -110,10 +110,10 @@ func beginPoll(e *Engine, p PollParams) func(tasks []*Task) {
 	for n := range p.taskNames() {
 		names = append(names, n)
 	}
-	end := e.dispatch.Pollers.Begin(key, names, e.now())
+	end := e.dispatch.Pollers.Begin(key, names, clockNow(e))
 	return func(tasks []*Task) {
 		noteHanded(e, p, tasks)
-		end(e.now())
+		end(clockNow(e))
 	}
 }
 

@@ -15,9 +15,9 @@ type ProjectionParams struct {
 	RunID    string
 }
 
-// ProjectionBase answers the snapshot a projection of the run starts from:
+// projectionBase answers the snapshot a projection of the run starts from:
 // its identity and definition, every step PENDING, watermark 0.
-func (e *Engine) ProjectionBase(ctx context.Context, p ProjectionParams) (*runstate.Snapshot, error) {
+func projectionBase(ctx context.Context, e *Engine, p ProjectionParams) (*runstate.Snapshot, error) {
 	runID := p.RunID
 	rec, err := e.records.RunFor(ctx, p.TenantID, runID)
 	if err != nil {
@@ -43,8 +43,8 @@ type Projector struct {
 }
 
 // NewProjector answers a projector of one run, starting empty.
-func (e *Engine) NewProjector(ctx context.Context, p ProjectionParams) (*Projector, error) {
-	base, err := e.ProjectionBase(ctx, p)
+func NewProjector(ctx context.Context, e *Engine, p ProjectionParams) (*Projector, error) {
+	base, err := projectionBase(ctx, e, p)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func (p *Projector) project(ctx context.Context, base *runstate.Snapshot, events
 
 // resync rebuilds the projection from every event (FULL mode).
 func (p *Projector) resync(ctx context.Context, before uint64) error {
-	base, err := p.eng.ProjectionBase(ctx, ProjectionParams{TenantID: p.tenant, RunID: p.runID})
+	base, err := projectionBase(ctx, p.eng, ProjectionParams{TenantID: p.tenant, RunID: p.runID})
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func (e *Engine) SnapshotAt(ctx context.Context, p SnapshotAtParams) (*runstate.
 	if seq == 0 {
 		return nil, nil
 	}
-	base, err := e.ProjectionBase(ctx, ProjectionParams{TenantID: tenantID, RunID: runID})
+	base, err := projectionBase(ctx, e, ProjectionParams{TenantID: tenantID, RunID: runID})
 	if err != nil {
 		return nil, err
 	}

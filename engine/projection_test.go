@@ -13,7 +13,7 @@ import (
 func TestProjection_UnknownEventTypesAdvanceTheWatermarkOnly(t *testing.T) {
 	b := setup(t)
 	run := b.submit(seq("a"))
-	base, err := b.eng.ProjectionBase(b.ctx, ProjectionParams{TenantID: tenant, RunID: run.RunID})
+	base, err := projectionBase(b.ctx, b.eng, ProjectionParams{TenantID: tenant, RunID: run.RunID})
 	require.NoError(t, err)
 	page, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: run.RunID, PageSize: 100})
 	require.NoError(t, err)
@@ -29,7 +29,7 @@ func TestProjection_ReprocessingIsIdempotentAndSnapshotsAreImmutable(t *testing.
 	b := setup(t)
 	run := b.submit(seq("a", "b"))
 	b.complete(b.poll("act-a"), `1`)
-	base, err := b.eng.ProjectionBase(b.ctx, ProjectionParams{TenantID: tenant, RunID: run.RunID})
+	base, err := projectionBase(b.ctx, b.eng, ProjectionParams{TenantID: tenant, RunID: run.RunID})
 	require.NoError(t, err)
 	page, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: run.RunID, PageSize: 100})
 	require.NoError(t, err)
@@ -42,7 +42,7 @@ func TestProjection_ReprocessingIsIdempotentAndSnapshotsAreImmutable(t *testing.
 func TestProjector_NonContiguousFetchResyncsAndAdvancesTheWatermark(t *testing.T) {
 	b := setup(t)
 	run := b.submit(seq("a", "b"))
-	p, err := b.eng.NewProjector(b.ctx, ProjectionParams{TenantID: tenant, RunID: run.RunID})
+	p, err := NewProjector(b.ctx, b.eng, ProjectionParams{TenantID: tenant, RunID: run.RunID})
 	require.NoError(t, err)
 	require.NoError(t, p.Catch(b.ctx))
 	mark := p.Snapshot().LastEventSeq

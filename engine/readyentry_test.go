@@ -131,9 +131,9 @@ func TestReadyEntry_ATaskNoPollTakesIsWrittenWithItsEntryAndStartTimer(t *testin
 	require.Zero(t, b.readyEntries())
 }
 
-// recorderForTests answers a recorder of one run with no engine.
-func recorderForTests() *recorder {
-	return &recorder{run: &record.Run{RunID: "run-1", TenantID: tenant}}
+// changeForTests answers a change of one run with no engine.
+func changeForTests() *change {
+	return &change{run: &record.Run{RunID: "run-1", TenantID: tenant}}
 }
 
 // newReadyTask answers a task of run-1 ready in the default queue with a
@@ -149,19 +149,20 @@ func newReadyTask(id string, due time.Time) *record.Task {
 // its timer; and a delete of an entry the decision did not make stays.
 func TestRecorder_AReadyEntryMadeAndDeletedInOneDecisionIsNeitherWrittenNorDeleted(t *testing.T) {
 	due := testStart.Add(time.Minute)
-	c := recorderForTests()
+	c := changeForTests()
 	byKey, byTask, kept := newReadyTask("run-1/a/1/activity1", due), newReadyTask("run-1/b/1/activity1", due), newReadyTask("run-1/c/1/activity1", due)
 	c.makeReady(byKey, true)
 	c.makeReady(byTask, true)
 	c.makeReady(kept, true)
 	c.del(byKey.ReadyKey())
 	c.unready(byTask)
-	c.disarmStartTimer(byTask)
+	disarmStartTimer(c, byTask)
 	byTask.State = record.TaskClaimed
 	c.put(record.TaskKey(byTask.TaskID), byTask)
 	other := newReadyTask("run-1/d/1/activity1", due)
-	c.unready(other) // made ready by an earlier decision
-	c.materializeReady()
+	c.unready(other)
+	materializeReady( // made ready by an earlier decision
+		c)
 
 	var keys []string
 	for _, op := range appendLastWrites(nil, c.ops) {
@@ -194,13 +195,13 @@ func TestRecorder_AReadyEntryMadeAndDeletedInOneDecisionIsNeitherWrittenNorDelet
 // A decision rolled back to a savepoint forgets the ready entries it made
 // since.
 func TestRecorder_ARollbackForgetsTheReadyEntriesMadeSinceItsSavepoint(t *testing.T) {
-	c := recorderForTests()
+	c := changeForTests()
 	c.state = &runstate.State{}
 	c.makeReady(newReadyTask("run-1/a/1/activity1", time.Time{}), true)
 	sp := c.savepoint()
 	c.makeReady(newReadyTask("run-1/b/1/activity1", time.Time{}), true)
 	c.rollback(sp)
-	c.materializeReady()
+	materializeReady(c)
 	require.Len(t, c.readyPuts, 1)
 	require.Equal(t, "run-1/a/1/activity1", c.readyPuts[0].task.TaskID)
 	require.Len(t, c.ops, 2, "a's record and entry; nothing of b")

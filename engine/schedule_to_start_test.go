@@ -123,7 +123,7 @@ func scenarioScheduleToStart_AGivenBackTaskWaitsAgainFromItsGiveBack(t *testing.
 	giveBack(b.eng, []*Task{task})
 	timers := startTimers(t, b)
 	require.Len(t, timers, 1)
-	require.Equal(t, b.eng.now().Add(time.Minute), timers[0].Due)
+	require.Equal(t, clockNow(b.eng).Add(time.Minute), timers[0].Due)
 	b.clock.Advance(time.Minute)
 	b.tick()
 	st := b.run(run.RunID).Step("a")

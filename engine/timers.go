@@ -19,7 +19,7 @@ import (
 // batch that applies it, on condition that it is still there, so two engines
 // never apply one timer twice.
 func fireDueTimers(ctx context.Context, e *Engine) error {
-	start, end := record.TimerRange(e.now())
+	start, end := record.TimerRange(clockNow(e))
 	var errs []error
 	for {
 		res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: 256})
@@ -103,7 +103,7 @@ func (c dueTimer) attemptTimedOut(task *record.Task, token, message string) erro
 	}
 	task.State = record.TaskLost
 	c.put(record.TaskKey(task.TaskID), task)
-	c.observeAttemptEnd(task, "timed_out")
+	observeAttemptEnd(c.change, task, "timed_out")
 	keepHeartbeatDetails(st, task)
 	if !task.HeartbeatDue.IsZero() {
 		c.clearTimer(task.HeartbeatDue, record.TimerHeartbeat, task.TaskID)
@@ -135,7 +135,7 @@ func (c dueTimer) heartbeatDue(task *record.Task, token string) error {
 // record until the run consumes it or ends. Each removal is a change to the
 // run, so it is fenced like every other write to it.
 func expireSignals(ctx context.Context, e *Engine) error {
-	expired, err := acceptance.ExpiredAt(ctx, e.store, e.now())
+	expired, err := acceptance.ExpiredAt(ctx, e.store, clockNow(e))
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func deleteOrphan(ctx context.Context, e *Engine, key []byte) error {
 
 // startTimeout answers how long a task of a may wait for a worker: the
 // action's own timeout, else the deployment's; zero when there is none.
-func (c *recorder) startTimeout(a *definition.Action) time.Duration {
+func startTimeout(c *change, a *definition.Action) time.Duration {
 	if a != nil && a.ScheduleToStartTimeout > 0 {
 		return a.ScheduleToStartTimeout.D()
 	}
@@ -202,9 +202,9 @@ func (c *recorder) startTimeout(a *definition.Action) time.Duration {
 // scheduleStart records on an activity or compensation task that is ready
 // from from on the due time of its schedule-to-start timer, for the task's
 // ready entry to write (makeReady); zero when it has none.
-func (c *recorder) scheduleStart(t *record.Task, a *definition.Action, from time.Time) {
+func scheduleStart(c *change, t *record.Task, a *definition.Action, from time.Time) {
 	t.StartDue = time.Time{}
-	if d := c.startTimeout(a); t.Kind != TaskVerify && d > 0 {
+	if d := startTimeout(c, a); t.Kind != TaskVerify && d > 0 {
 		t.StartDue = from.Add(d)
 	}
 }
@@ -212,8 +212,8 @@ func (c *recorder) scheduleStart(t *record.Task, a *definition.Action, from time
 // armStartTimer sets the schedule-to-start timer of a task that stays
 // ready from from on (scheduleStart), and records its due time on the task
 // (which the caller then writes).
-func (c *recorder) armStartTimer(t *record.Task, a *definition.Action, from time.Time) {
-	c.scheduleStart(t, a, from)
+func armStartTimer(c *change, t *record.Task, a *definition.Action, from time.Time) {
+	scheduleStart(c, t, a, from)
 	if !t.StartDue.IsZero() {
 		c.setTimer(record.Timer{RunID: t.RunID, Kind: record.TimerStart, Ref: t.TaskID, Due: t.StartDue})
 	}
@@ -222,7 +222,7 @@ func (c *recorder) armStartTimer(t *record.Task, a *definition.Action, from time
 // disarmStartTimer removes the schedule-to-start timer of a task being
 // claimed. A timer this decision itself arms (a hand-off claims the task it
 // makes ready) is never written, nor deleted.
-func (c *recorder) disarmStartTimer(t *record.Task) {
+func disarmStartTimer(c *change, t *record.Task) {
 	if t.StartDue.IsZero() {
 		return
 	}
@@ -234,8 +234,8 @@ func (c *recorder) disarmStartTimer(t *record.Task) {
 	t.StartDue = time.Time{}
 }
 
-// writes reports whether the decision has written key so far.
-func (c *recorder) writes(key []byte) bool {
+// writesKey reports whether the decision has written key so far.
+func writesKey(c *change, key []byte) bool {
 	for _, op := range c.ops {
 		if string(op.Key) == string(key) {
 			return true
@@ -257,7 +257,7 @@ func (c dueTimer) startTimedOut(task *record.Task) error {
 		return nil // no longer its step's task
 	}
 	if c.state.Status == runstate.RunPaused {
-		c.armStartTimer(task, a, c.now)
+		armStartTimer(c.change, task, a, c.now)
 		c.put(record.TaskKey(task.TaskID), task)
 		return nil
 	}
@@ -266,7 +266,7 @@ func (c dueTimer) startTimedOut(task *record.Task) error {
 	c.put(record.TaskKey(task.TaskID), task)
 	stepErr := &runstate.StepError{Class: definition.ErrorScheduleToStart, Message: fmt.Sprintf(
 		"no worker claimed the %s task of %q on queue %q within its schedule-to-start timeout of %s",
-		task.Kind, task.Activity, task.Queue, c.startTimeout(a))}
+		task.Kind, task.Activity, task.Queue, startTimeout(c.change, a))}
 	if task.Kind == TaskCompensation {
 		st.CompReadyKey = ""
 		return c.rules().FinishCompensation(a, st, false, stepErr)

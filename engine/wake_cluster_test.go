@@ -221,16 +221,16 @@ func BenchmarkWakeRedis_CrossEngineHandOff(b *testing.B) {
 			}
 			var total time.Duration
 			for b.Loop() {
-				total += handOff(b, a, poller)
+				total += handOffTime(b, a, poller)
 			}
 			b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/handoff")
 		})
 	}
 }
 
-// handOff answers how long after a began to make a task ready poller's
+// handOffTime answers how long after a began to make a task ready poller's
 // waiting long poll answered.
-func handOff(b *testing.B, a, poller *Engine) time.Duration {
+func handOffTime(b *testing.B, a, poller *Engine) time.Duration {
 	polled := make(chan time.Time, 1)
 	go func() {
 		_, _ = poller.PollTasks(context.Background(), PollParams{TenantID: tenant, WorkerID: "w",

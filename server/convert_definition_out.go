@@ -50,7 +50,7 @@ type definitionEntry struct {
 }
 
 // definitionProtosSize bounds definitionProtos: the distinct definitions
-// whose runs are answered, not the runs (engine/submit.go bounds its
+// whose runs are answered, not the runs (engine/submitrun.go bounds its
 // prepared definitions alike).
 const definitionProtosSize = 256
 

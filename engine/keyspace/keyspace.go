@@ -87,7 +87,7 @@ var (
 	SignalExpiry = prefix("sigx", "engine/internal/acceptance", "nothing: an accepted record indexed by its expiry",
 		"by expiry (fixed-width hex), run, signal name, signal id")
 	// Recon holds reconciliation records.
-	Recon = prefix("rec", "engine (reconcile.go)", "an operation's reconciliation record",
+	Recon = prefix("rec", "engine (reportverification.go)", "an operation's reconciliation record",
 		"by run, activity, operation id")
 	// Outbox holds the transactional outbox's entries.
 	Outbox = prefix("ob", "engine/runlog (written), export (read and deleted)", "an outbox entry: a reference to one decision's events",

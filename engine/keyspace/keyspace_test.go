@@ -73,11 +73,21 @@ func TestPrefix_KeysAreTheStoresCodec(t *testing.T) {
 }
 
 // No package spells a prefix: every key is built through the registry.
-// (The store's own code and its conformance suite, which exercise the codec
-// with keys of their own, are not Weft's records.)
+// Neither a key built from a literal first component (store.Key("wf", …))
+// nor a string that starts with a registered prefix and its separator
+// ("wf:…") appears in any package's code. (The store's own code and its
+// conformance suite, which exercise the codec with keys of their own, are
+// not Weft's records.) The walk covers every package of the module, the
+// audit log and the schedules among them.
 func TestKeyspace_NoPackageSpellsAPrefix(t *testing.T) {
 	literal := regexp.MustCompile(`store\.(Key|KeyPrefix)\("`)
+	var names []string
+	for _, p := range All {
+		names = append(names, regexp.QuoteMeta(p.Name))
+	}
+	spelled := regexp.MustCompile(`"(` + strings.Join(names, "|") + `):[^ ]`) // "task: %w" is a message
 	skip := []string{"store", "conformance/storetest", "gen", "node_modules", "client/ts", "console"}
+	visited := map[string]bool{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -93,6 +103,7 @@ func TestKeyspace_NoPackageSpellsAPrefix(t *testing.T) {
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
+		visited[filepath.ToSlash(filepath.Dir(rel))] = true
 		src, err := os.ReadFile(path)
 		if err != nil {
 			return err
@@ -100,7 +111,15 @@ func TestKeyspace_NoPackageSpellsAPrefix(t *testing.T) {
 		if loc := literal.FindIndex(src); loc != nil {
 			t.Errorf("%s spells a key prefix (%s…): build the key through engine/keyspace", rel, src[loc[0]:loc[1]])
 		}
+		if loc := spelled.FindIndex(src); loc != nil && !strings.HasPrefix(rel, "engine/keyspace/") {
+			t.Errorf("%s spells a key prefix (%s): build the key through engine/keyspace", rel, src[loc[0]:loc[1]])
+		}
 		return nil
 	})
 	require.NoError(t, err)
+	for _, dir := range []string{"engine", "engine/runlog", "engine/internal/record", "engine/internal/acceptance",
+		"engine/internal/admission", "engine/internal/pollers", "engine/internal/retention", "audit", "schedule", "export",
+		"server", "cmd/weftd", "cmd/weft"} {
+		require.True(t, visited[dir], "the walk read %s", dir)
+	}
 }

@@ -47,7 +47,7 @@ type Task struct {
 }
 
 // The fields of a task record. A task's id begins with its run's and its
-// claim token with its id (engine/rules.go, engine/tasks.go), so both are
+// claim token with its id (engine/polltasks.go), so both are
 // stored as what follows the prefix when they have it (fields 24 and 25),
 // and the run id as its 16 bytes when it is a canonical UUID (field 23).
 const (

@@ -43,24 +43,6 @@ func (c Config) limitsOf(run *record.Run) []admission.Limit {
 	return admission.Limits(run.TenantID, run.Definition.PlanID, c.Limits.PerTenant, perPlan)
 }
 
-// takeSlots takes for the run the free slot of every limit that the
-// decision's prepare found, each on condition that nobody took it since.
-func (c *recorder) takeSlots() {
-	for _, k := range c.prepared.freeSlots {
-		c.require(store.IfAbsent(k))
-		c.ops = append(c.ops, store.Put(k, []byte(c.run.RunID)))
-		c.state.Slots = append(c.state.Slots, string(k))
-	}
-}
-
-// releaseSlots gives the run's slots back (the run ended).
-func (c *recorder) releaseSlots() {
-	for _, k := range c.state.Slots {
-		c.del([]byte(k))
-	}
-	c.state.Slots = nil
-}
-
 // backpressureOf answers what run does at a limit: its definition's mode,
 // else the deployment's.
 func (c Config) backpressureOf(run *record.Run) definition.BackpressureMode {

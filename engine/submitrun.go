@@ -81,7 +81,7 @@ func (e *Engine) SubmitRun(ctx context.Context, p SubmitParams) (*SubmitResult, 
 func submit(ctx context.Context, e *Engine, p SubmitParams) (res *SubmitResult, err error) {
 	if e.cfg.Observer != nil {
 		var ended func(*SubmitResult, error)
-		ctx, ended = e.submitObserved(ctx, &p)
+		ctx, ended = submitObserved(ctx, e, &p)
 		defer func() { ended(res, err) }()
 	}
 	rec, body, err := newRunRecord(e, p)
@@ -142,7 +142,7 @@ func newRunRecord(e *Engine, p SubmitParams) (*record.Run, []byte, error) {
 		Definition:    prepared.Definition,
 		Input:         p.Input,
 		PlanSHA256:    prepared.PlanSHA256,
-		CreatedAt:     e.now(),
+		CreatedAt:     clockNow(e),
 		TraceParent:   p.traceParent,
 	}
 	body, err := record.EncodeRun(rec, prepared.JSON)
@@ -188,7 +188,7 @@ func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, body []b
 		unlock := e.locks.lockSubmission(rrKey) // single-owner stores without CAS check the key under it
 		defer unlock()
 	}
-	ch, err := e.commitDecision(ctx, decision{
+	ch, err := commitDecision(ctx, e, decision{
 		runID: rec.RunID, actor: decide.ActorOf(p.SubmittedBy), newRun: rec, initial: keysTracked(decide.InitialState(rec.RunID, &rec.Definition, rec.CreatedAt)),
 		prepare: func(ctx context.Context, fresh bool) (string, bool, error) {
 			if !fresh {
@@ -198,14 +198,14 @@ func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, body []b
 			return rec.RunID, done, err
 		},
 		decide: func(ch *change) error {
-			ch.submit(p, rrKey, body)
+			submitRecords(ch, p, rrKey, body)
 			if !startsWithSubmission(rec, p) {
 				return nil
 			}
 			if err := triggerDecision((*decide.Decision).Trigger)(ch); err != nil {
 				return err
 			}
-			ch.dropTransientWrites()
+			dropTransientWrites(ch)
 			return nil
 		},
 		contended: func() error {
@@ -228,9 +228,9 @@ func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, body []b
 	return "", nil, err
 }
 
-// submit is the decision a submission makes: the run's record (recBody, as
+// submitRecords is the decision a submission makes: the run's record (recBody, as
 // stored), its indexes and its first event, and the run request it answers.
-func (c *change) submit(p SubmitParams, rrKey, recBody []byte) {
+func submitRecords(c *change, p SubmitParams, rrKey, recBody []byte) {
 	rec := c.run
 	context := runContext(rec, p.SubmittedBy)
 	c.emit(runstate.EvRunSubmitted, "", 1, 0, runstate.EventData{
@@ -264,7 +264,7 @@ func startsWithSubmission(rec *record.Run, p SubmitParams) bool {
 // marker the trigger removes, the run's status index under PENDING and
 // QUEUED, passed through on the way to RUNNING): a new run's keys did not
 // exist before, so the delete has nothing to remove.
-func (c *change) dropTransientWrites() {
+func dropTransientWrites(c *change) {
 	if !c.newRun {
 		return
 	}
@@ -328,47 +328,6 @@ func runContext(r *record.Run, triggeredBy string) runstate.RunContext {
 	}
 	return runstate.RunContext{TenantID: r.TenantID, ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID,
 		TriggeredBy: decide.ActorOf(triggeredBy), TriggerSource: source}
-}
-
-// StartParams names the run StartRun triggers and who asks.
-type StartParams struct {
-	TenantID string
-	RunID    string
-	// Actor is who starts the run; "" is the system.
-	Actor string
-}
-
-// StartRun triggers a PENDING or APPROVED run.
-func (e *Engine) StartRun(ctx context.Context, p StartParams) (*runstate.Snapshot, error) {
-	return startSubmitted(ctx, e, p.TenantID, p.RunID, p.Actor)
-}
-
-// startSubmitted triggers a submitted run: StartRun.
-func startSubmitted(ctx context.Context, e *Engine, tenantID, runID, actor string) (*runstate.Snapshot, error) {
-	if _, err := e.records.RunFor(ctx, tenantID, runID); err != nil {
-		return nil, err
-	}
-	if _, err := e.mutate(ctx, runID, decide.ActorOf(actor), triggerDecision((*decide.Decision).Start)); err != nil {
-		return nil, err
-	}
-	return e.GetRun(ctx, GetRunParams{TenantID: tenantID, RunID: runID})
-}
-
-// triggerRun moves a run QUEUED and then RUNNING, scheduling its first steps,
-// and removes the pending-trigger marker in the same batch.
-func triggerRun(ctx context.Context, e *Engine, runID, actor string) error {
-	_, err := e.mutate(ctx, runID, decide.ActorOf(actor), triggerDecision((*decide.Decision).Trigger))
-	return err
-}
-
-// triggerDecision is the decision a trigger makes (decide.Trigger, or
-// StartRun's decide.Start), removing the run's pending-trigger marker in
-// the same batch.
-func triggerDecision(trigger func(*decide.Decision) error) func(*change) error {
-	return func(ch *change) error {
-		ch.del(record.PendingTriggerKey(ch.run.RunID))
-		return fault.Refused(trigger(ch.rules()))
-	}
 }
 
 // recoverTriggers finishes triggers a crash interrupted.

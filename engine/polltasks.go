@@ -15,7 +15,6 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
-	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -87,7 +86,7 @@ type Task struct {
 // The worker-facing task protocol: claiming ready tasks for a poll (poll,
 // claimReady, claim), handing claimed tasks back when the poll that asked
 // for them has gone (giveBack, dispatch.go), and taking a worker's report of
-// a task with the eager dispatch of its next ones (report, reports.go). The
+// a task with the eager dispatch of its next ones (report, report.go). The
 // Engine's exported task calls (PollTasks, CompleteTask, FailTask,
 // ReportVerification) are its entry points.
 
@@ -154,7 +153,7 @@ func verifyKey(activity string) string { return "v:" + activity }
 // has room for.
 func claimReady(ctx context.Context, e *Engine, p PollParams, slot *dispatch.Slot[*Task]) ([]*Task, error) {
 	hints := e.dispatch.Hints()
-	prefix, end := record.ReadyTaskRange(p.TenantID, p.Queue, e.now())
+	prefix, end := record.ReadyTaskRange(p.TenantID, p.Queue, clockNow(e))
 	start, gen := hints.Start(prefix, prefix)
 	if bytes.Compare(start, end) >= 0 {
 		// A concurrent poll that read the clock later has already found
@@ -250,10 +249,10 @@ func claim(ctx context.Context, e *Engine, taskID string, p PollParams, names ma
 	}
 	defer e.dispatch.Claiming.End(taskID)
 	var task *Task
-	_, err = e.mutate(ctx, t.RunID, decide.WorkerActor(p.WorkerID), func(ch *change) error {
+	_, err = mutate(ctx, e, t.RunID, decide.WorkerActor(p.WorkerID), func(ch *change) error {
 		ch.require(store.IfVersion(record.TaskKey(taskID), version))
 		var cerr error
-		task, cerr = ch.claimTask(t.Fresh(), p.WorkerID, names[verifyKey(t.Activity)])
+		task, cerr = claimTask(ch, t.Fresh(), p.WorkerID, names[verifyKey(t.Activity)])
 		return cerr
 	})
 	var cf *store.ConditionFailedError
@@ -264,7 +263,7 @@ func claim(ctx context.Context, e *Engine, taskID string, p PollParams, names ma
 }
 
 // claimTask is the decision of a claim.
-func (c *change) claimTask(t *record.Task, workerID string, verifiable bool) (*Task, error) {
+func claimTask(c *change, t *record.Task, workerID string, verifiable bool) (*Task, error) {
 	s := c.state
 	st := decide.StepOfTask(s, t.ActionID, t.TaskID)
 	if s.Status.Terminal() || st == nil {
@@ -278,7 +277,7 @@ func (c *change) claimTask(t *record.Task, workerID string, verifiable bool) (*T
 	t.ClaimedAt, t.HeartbeatAt = c.now, c.now
 	t.Deadline = c.now.Add(t.Timeout.D())
 	c.unready(t)
-	c.disarmStartTimer(t)
+	disarmStartTimer(c, t)
 	c.setTimer(record.Timer{RunID: t.RunID, Kind: record.TimerAttempt, Ref: t.TaskID, Due: t.Deadline, Token: t.Token})
 	if hb := t.HeartbeatTimeout.D(); hb > 0 {
 		t.HeartbeatDue = c.now.Add(hb)
@@ -288,8 +287,8 @@ func (c *change) claimTask(t *record.Task, workerID string, verifiable bool) (*T
 	if err := c.rules().Claimed(decide.TaskKind(t.Kind), c.run.Action(t.ActionID), st, workerID, verifiable); err != nil {
 		return nil, err
 	}
-	task := c.taskFor(t, st)
-	task.TraceParent = c.observeClaim(t)
+	task := taskFor(c, t, st)
+	task.TraceParent = observeClaim(c, t)
 	return task, nil
 }
 
@@ -310,7 +309,7 @@ func claimToken(taskID string) string {
 }
 
 // taskFor builds what the worker receives.
-func (c *change) taskFor(t *record.Task, st *runstate.StepState) *Task {
+func taskFor(c *change, t *record.Task, st *runstate.StepState) *Task {
 	a := c.run.Action(t.ActionID)
 	task := &Task{
 		Token: t.Token, Kind: t.Kind, TaskID: t.TaskID, RunID: t.RunID, TenantID: t.TenantID,
@@ -337,53 +336,4 @@ func (c *change) taskFor(t *record.Task, st *runstate.StepState) *Task {
 		}
 	}
 	return task
-}
-
-// retireTask ends a task nobody may run or report any more: its queue entry
-// goes, and its record says lost, so a late report changes nothing. Writing
-// the record without reading it is safe: every claim also changes the
-// checkpoint this change is conditioned on.
-func (c *recorder) retireTask(taskID, readyKey string) {
-	if taskID == "" {
-		return
-	}
-	if readyKey != "" {
-		c.del([]byte(readyKey))
-	}
-	c.put(record.TaskKey(taskID), &record.Task{FormatVersion: record.Version, TaskID: taskID, RunID: c.run.RunID,
-		TenantID: c.run.TenantID, State: record.TaskLost})
-}
-
-// ReportParams is a worker's report on a claimed task.
-type ReportParams struct {
-	TenantID  string
-	Token     string
-	WorkerID  string
-	Output    json.RawMessage
-	Artifacts []runstate.ArtifactRef
-	// For failures.
-	ErrorClass         definition.ErrorClass
-	Code               string
-	Message            string
-	SideEffectPossible bool
-	ReconciliationKey  string
-	// RetryAfter is the worker's earliest time for the next attempt, from
-	// now (docs/semantics.md#retry-after).
-	RetryAfter time.Duration
-	// CorrelationID is the reporting call's correlation id, recorded with
-	// the attempt's evidence (StepAttemptRecorded).
-	CorrelationID string
-	// Next, on a completion, asks for the worker's next tasks (eager
-	// dispatch): the reporting worker's own, with no Wait. Nil: none.
-	Next *PollParams
-}
-
-// parseToken answers the task a token names.
-func parseToken(token string) (string, error) {
-	i := strings.LastIndexByte(token, '#')
-	if i <= 0 {
-		return "", fault.InvalidArgument("task_token is not a Weft task token",
-			fault.Violation("task_token", "task_token.format", "task_token is not a Weft task token"))
-	}
-	return token[:i], nil
 }

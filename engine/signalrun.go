@@ -114,7 +114,7 @@ func deliverSignal(ctx context.Context, e *Engine, p SignalParams, kind runstate
 		rejected error
 		prior    *SignalResult
 	)
-	_, err := e.commitDecision(ctx, decision{runID: p.RunID, actor: decide.ActorOf(p.Actor),
+	_, err := commitDecision(ctx, e, decision{runID: p.RunID, actor: decide.ActorOf(p.Actor),
 		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
 			if !idempotent {
 				return p.RunID, false, nil
@@ -132,9 +132,9 @@ func deliverSignal(ctx context.Context, e *Engine, p SignalParams, kind runstate
 			rejected = nil // a decision made again decides afresh
 			result = AcceptedSignal{Accepted: true, RunID: p.RunID, SignalName: name, SignalID: id, AcceptedAt: ch.now,
 				SignalStorageKey: string(acceptance.PayloadKey(p.RunID, name, id))}
-			ch.requireNewSignal(result)
+			requireNewSignal(ch, result)
 			sp := ch.savepoint()
-			ch.recordAcceptance(kind, result, p.Payload, p.Compensate)
+			recordAcceptance(ch, kind, result, p.Payload, p.Compensate)
 			if err := apply(ch, result); err != nil {
 				if !isRejection(err) {
 					return err
@@ -201,14 +201,14 @@ func payloadOrNull(payload json.RawMessage) json.RawMessage {
 // and accepted-response record being absent: whether the decision accepts
 // the signal or logs its rejection, it commits only if no acceptance of the
 // same signal committed first.
-func (c *recorder) requireNewSignal(acc AcceptedSignal) {
+func requireNewSignal(c *change, acc AcceptedSignal) {
 	c.require(store.IfAbsent(acceptance.RecordKey(acc.RunID, acc.SignalName, acc.SignalID)))
 	c.require(store.IfAbsent(acceptance.PayloadKey(acc.RunID, acc.SignalName, acc.SignalID)))
 }
 
 // recordAcceptance writes the payload and the accepted-response record
 // (requireNewSignal conditions both) and logs SignalAccepted.
-func (c *recorder) recordAcceptance(kind runstate.SignalKind, acc AcceptedSignal, payload json.RawMessage, compensate bool) {
+func recordAcceptance(c *change, kind runstate.SignalKind, acc AcceptedSignal, payload json.RawMessage, compensate bool) {
 	sigKey := acceptance.PayloadKey(acc.RunID, acc.SignalName, acc.SignalID)
 	accKey := acceptance.RecordKey(acc.RunID, acc.SignalName, acc.SignalID)
 	c.ops = append(c.ops, store.Put(sigKey, payloadOrNull(payload)))

@@ -82,7 +82,7 @@ func (e *Engine) CompleteManualAction(ctx context.Context, m ManualCompletionPar
 	}
 	var result runstate.ManualResult
 	var rejected error
-	_, err = e.mutate(ctx, m.RunID, "operator:"+m.completedBy(), func(ch *change) error {
+	_, err = mutate(ctx, e, m.RunID, "operator:"+m.completedBy(), func(ch *change) error {
 		rejected = nil // a decision made again decides afresh
 		if _, err := ch.e.store.Get(ch.ctx, key); err == nil {
 			return errDuplicateManual // accepted while this request waited its turn

@@ -41,15 +41,6 @@ func operationID(runID, actionID string, logical int) string {
 	return runID + "/" + actionID + "/" + strconv.Itoa(logical)
 }
 
-// recordRecon writes the step's reconciliation record as the rules left it
-// (decide merges it with the record the decision's prepare read).
-func (c *recorder) recordRecon(a *definition.Action, st *runstate.StepState, u decide.Recon) {
-	op := operationID(c.run.RunID, a.ID, st.LogicalAttempt)
-	c.put(reconKey(c.run.RunID, a.Activity, op), &reconRecord{FormatVersion: record.Version, WorkflowID: c.run.RunID,
-		ActivityName: a.Activity, OperationID: op, IdempotencyKey: u.Key, Status: u.Status, Result: u.Result, Error: u.Err,
-		Diagnostic: u.Diagnostic, CreatedAt: u.CreatedAt, UpdatedAt: c.now})
-}
-
 // VerifyParams is a worker's answer to a verify task.
 type VerifyParams struct {
 	TenantID   string

@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/dispatch"
+	"github.com/weft-dev/weft/engine/internal/fault"
+	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/runstate"
+)
+
+// ReportResult answers a task report.
+type ReportResult struct {
+	// Duplicate is true when this claim was already reported the same way;
+	// nothing changed.
+	Duplicate bool
+	// WillRetry is true when a failure is followed by another attempt.
+	WillRetry bool
+	// Tasks were claimed for the reporting worker by eager dispatch
+	// (ReportParams.Next).
+	Tasks []*Task
+}
+
+// CompleteTask records a task's result durably before it answers. With
+// r.Next, the tasks the result makes ready that r.Next asks for are claimed
+// for the worker in the result's own commit (eager dispatch, dispatch.go) and
+// answered with it.
+func (e *Engine) CompleteTask(ctx context.Context, r ReportParams) (*ReportResult, error) {
+	return reportComplete(ctx, e, r)
+}
+
+// reportComplete takes a worker's result: CompleteTask.
+func reportComplete(ctx context.Context, e *Engine, r ReportParams) (*ReportResult, error) {
+	if err := checkOutput(r.Output, e.cfg.InlineResultLimit); err != nil {
+		return nil, err
+	}
+	if err := checkNext(r); err != nil {
+		return nil, err
+	}
+	eager := eagerSlot(ctx, e, r.Next)
+	res, err := report(ctx, e, r, "completed", func(ch *change, t *record.Task, a *definition.Action, st *runstate.StepState) error {
+		ch.eager = eager
+		switch t.Kind {
+		case TaskCompensation:
+			return ch.rules().FinishCompensation(a, st, true, nil)
+		case TaskVerify:
+			return fault.ClaimLost(t.TaskID, t.RunID) // a verify task is answered with ReportVerification
+		}
+		if st.Reconcile {
+			ch.rules().RecordRecon(a, st, decide.Recon{Status: decide.ReconCompleted, Result: r.Output, Key: r.ReconciliationKey})
+		}
+		return ch.rules().SucceedAttempt(a, st, decide.Attempt{Outcome: runstate.AttemptSucceeded, Output: r.Output,
+			Artifacts: r.Artifacts, WorkerID: r.WorkerID, CorrelationID: r.CorrelationID})
+	})
+	res, err = answerEager(e, eager, res, err)
+	if res != nil && len(res.Tasks) > 0 {
+		noteHanded(e, r.Next.withDefaults(), res.Tasks)
+	}
+	return res, err
+}
+
+// checkNext refuses a request for next tasks that is not the reporting
+// worker's, or that would wait.
+func checkNext(r ReportParams) error {
+	switch {
+	case r.Next == nil:
+		return nil
+	case r.Next.WorkerID != r.WorkerID:
+		return fault.Invalid(fault.Violation("next_tasks.worker_id", "next_tasks.worker", "next_tasks.worker_id must equal worker_id"))
+	case r.Next.Wait != 0:
+		return fault.Invalid(fault.Violation("next_tasks.wait_ms", "next_tasks.no_wait", "next_tasks.wait_ms must be 0: a completion never waits for tasks"))
+	}
+	return nil
+}
+
+// eagerSlot answers the hand-off slot for a reporting worker's next tasks;
+// nil when it asked for none.
+func eagerSlot(ctx context.Context, e *Engine, next *PollParams) *dispatch.Slot[*Task] {
+	if next == nil {
+		return nil
+	}
+	return slotFor(ctx, e, next.withDefaults())
+}
+
+// answerEager adds to a report's answer the tasks eager dispatch claimed for
+// the worker. A claim is only ever made by a decision that committed, and a
+// committed claim is answered, whatever else the report met — unless the
+// call has ended, when they are given back.
+func answerEager(e *Engine, s *dispatch.Slot[*Task], res *ReportResult, err error) (*ReportResult, error) {
+	if s == nil {
+		return res, err
+	}
+	tasks := e.dispatch.Close(s)
+	if len(tasks) == 0 {
+		return res, err
+	}
+	if s.Context().Err() != nil {
+		return nil, e.dispatch.Undelivered(s, tasks) // dispatch.go; the result itself is recorded
+	}
+	if err != nil {
+		e.log.Warn("a report failed after its eager claims committed; answering the tasks claimed", slog.String("error", err.Error()))
+	}
+	if res == nil {
+		res = &ReportResult{}
+	}
+	res.Tasks = tasks
+	return res, nil
+}
+
+// checkOutput enforces the inline result limit (docs/semantics.md#artifacts-and-secrets).
+func checkOutput(out json.RawMessage, limit int) error {
+	return checkJSON(out, "output", limit, "send it as an artifact reference")
+}
