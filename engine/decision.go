@@ -61,8 +61,11 @@ func mutate(ctx context.Context, e *Engine, runID, actor string, decide func(*ch
 }
 
 // commitDecision is the one commit pipeline every mutating path goes
-// through: read, decide, build the batch with its conditions and fencing
-// epoch, commit, and settle the decision's effects. A lost race on the
+// through — the shared "load, decide under the run's lock, commit" of every
+// call's file: the call's own reads (d.prepare), then under the run's lock
+// the run and its checkpoint, what the rules read (prepare.go), the
+// decision (d.decide), the batch with its conditions and fencing epoch, the
+// commit, and the settling of the decision's effects. A lost race on the
 // checkpoint (or on what prepare read), a retryable store error, or a commit
 // whose outcome is unknown, is resolved by reading again and deciding again,
 // never by blindly re-sending: decisions are made from the state they read,
