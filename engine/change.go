@@ -249,9 +249,12 @@ func (c *change) notePutTask(key []byte, t *record.Task, body []byte) {
 func (c *change) rules() *decide.Decision {
 	if !c.ruled {
 		run := decide.Run{ID: c.run.RunID, Definition: &c.run.Definition, PlanSHA256: c.run.PlanSHA256,
-			Admission: decide.Admission{Mode: c.e.cfg.backpressureOf(c.run), Delay: c.e.cfg.Delay},
-			Context:   runContext(c.run, c.run.SubmittedBy)}
-		c.decision, c.ruled = decide.New(run, c.state, c.now, c.prepared.rules, ruleRecorder{c}), true
+			Admission: decide.Admission{Mode: c.e.cfg.backpressureOf(c.run), Delay: c.e.cfg.Delay}}
+		if c.prepared.rules.Slots != decide.SlotsUnread { // the decision may start the run
+			context := runContext(c.run, c.run.SubmittedBy)
+			run.Context = &context
+		}
+		c.decision, c.ruled = decide.New(run, c.state, c.now, &c.prepared.rules, ruleRecorder{c}), true
 	}
 	return &c.decision
 }

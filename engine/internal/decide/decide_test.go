@@ -95,7 +95,7 @@ func (r *recorder) Alert(string, ...slog.Attr) {}
 
 // prepared is what the engine would have read for a decision: the records,
 // payloads and slots the recorder holds.
-func (r *recorder) prepared() decide.Prepared {
+func (r *recorder) prepared() *decide.Prepared {
 	slots := decide.SlotsFull
 	if r.slots {
 		slots = decide.SlotsFree
@@ -104,7 +104,7 @@ func (r *recorder) prepared() decide.Prepared {
 	for id, rec := range r.recon {
 		recons[id] = rec
 	}
-	return decide.Prepared{Recons: recons, Payloads: r.signals, Slots: slots}
+	return &decide.Prepared{Recons: recons, Payloads: r.signals, Slots: slots}
 }
 
 // run is one run under the rules: its definition, state and recorder, and
@@ -129,7 +129,7 @@ func newRun(t *testing.T, def definition.Definition) *run {
 func (r *run) decide(f func(d *decide.Decision) error) error {
 	r.now = r.now.Add(time.Second)
 	d := decide.New(decide.Run{ID: "r", Definition: &r.def, Admission: decide.Admission{Mode: definition.BackpressureQueue},
-		Context: runstate.RunContext{TenantID: "t"}}, r.s, r.now, r.rec.prepared(), r.rec)
+		Context: &runstate.RunContext{TenantID: "t"}}, r.s, r.now, r.rec.prepared(), r.rec)
 	return f(&d)
 }
 
@@ -231,7 +231,7 @@ func TestAdmit_AtALimitQueuesUnlessDelayed(t *testing.T) {
 // were not read, or consuming a signal whose payload was not.
 func TestRules_AValueNotPreparedIsAnErrorNeverAbsent(t *testing.T) {
 	r := newRun(t, definition.Definition{PlanID: "p", PlanVersion: "1", Actions: []definition.Action{action("a", 1)}})
-	d := decide.New(decide.Run{ID: "r", Definition: &r.def}, r.s, r.now, decide.Prepared{}, r.rec)
+	d := decide.New(decide.Run{ID: "r", Definition: &r.def}, r.s, r.now, &decide.Prepared{}, r.rec)
 	require.ErrorContains(t, d.Trigger(), "concurrency slots were not read")
 	require.Zero(t, r.rec.took, "no slot taken")
 
@@ -240,7 +240,7 @@ func TestRules_AValueNotPreparedIsAnErrorNeverAbsent(t *testing.T) {
 	r = newRun(t, definition.Definition{PlanID: "p", PlanVersion: "1", Actions: []definition.Action{wait}})
 	require.NoError(t, r.decide((*decide.Decision).Trigger))
 	r.s.Signals = append(r.s.Signals, runstate.PendingSignal{Name: "go", ID: "s0", StorageKey: "sig/s0"})
-	d = decide.New(decide.Run{ID: "r", Definition: &r.def}, r.s, r.now, decide.Prepared{}, r.rec)
+	d = decide.New(decide.Run{ID: "r", Definition: &r.def}, r.s, r.now, &decide.Prepared{}, r.rec)
 	err := d.AcceptSignal(runstate.PendingSignal{Name: "go", ID: "s1", StorageKey: "sig/s1"}, json.RawMessage(`1`))
 	require.ErrorContains(t, err, `the payload of signal "s0" was not read`)
 

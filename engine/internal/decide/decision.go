@@ -57,8 +57,9 @@ type Run struct {
 	PlanSHA256 string
 	// Admission is what the run does at a concurrency limit.
 	Admission Admission
-	// Context is the run's context, as its start records it.
-	Context runstate.RunContext
+	// Context is the run's context, as its start records it; set when the
+	// decision may start the run (Prepared.Slots is read).
+	Context *runstate.RunContext
 }
 
 // Prepared is what a decision's rules need from the store, read before they
@@ -100,7 +101,7 @@ type Decision struct {
 	run      Run
 	state    *runstate.State
 	now      time.Time
-	prepared Prepared
+	prepared *Prepared
 	rec      Recorder
 }
 
@@ -112,8 +113,9 @@ type core Decision
 func (d *Decision) core() *core { return (*core)(d) }
 
 // New answers a decision about run, at now, on state, with what was read
-// for it (prepared); it writes through rec.
-func New(run Run, state *runstate.State, now time.Time, prepared Prepared, rec Recorder) Decision {
+// for it (prepared, which the rules keep current with what they record);
+// it writes through rec.
+func New(run Run, state *runstate.State, now time.Time, prepared *Prepared, rec Recorder) Decision {
 	return Decision{run: run, state: state, now: now, prepared: prepared, rec: rec}
 }
 

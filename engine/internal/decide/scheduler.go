@@ -23,11 +23,10 @@ func (c *core) startRun() error {
 		s.Deadline = c.now.Add(t)
 		c.rec.SetTimer(Timer{Kind: TimerWorkflow, Due: s.Deadline})
 	}
-	runContext := c.run.Context
 	c.rec.Emit(runstate.EvRunStarted, "", 1, 0, runstate.EventData{
 		Status:     string(runstate.RunRunning),
 		StartedAt:  c.now,
-		Context:    &runContext,
+		Context:    c.run.Context,
 		PlanID:     c.run.Definition.PlanID,
 		PlanSHA256: c.run.PlanSHA256,
 	})

@@ -68,6 +68,8 @@ func (d *Decision) Admit() error {
 	switch {
 	case d.prepared.Slots == SlotsUnread:
 		return fmt.Errorf("decide: run %s: its concurrency slots were not read before the decision to admit it", d.run.ID)
+	case d.run.Context == nil:
+		return fmt.Errorf("decide: run %s: its context was not prepared for its start", d.run.ID)
 	case d.prepared.Slots == SlotsFree:
 		d.rec.TakeSlots()
 	case d.run.Admission.Mode == definition.BackpressureDelay:
