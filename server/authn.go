@@ -30,6 +30,9 @@ func (a *authInterceptor) identify(ctx context.Context, h http.Header) (caller, 
 	if token, ok := bearerToken(h); ok {
 		return a.tokenCaller(ctx, token)
 	}
+	if id, ok := cookieOf(h, sessionCookie); ok && a.sessions != nil {
+		return a.sessionCaller(ctx, h, id)
+	}
 	if cert, ok := peerCertificate(ctx); ok && a.certs {
 		who, err := certificateCaller(cert)
 		if err != nil {
@@ -41,6 +44,18 @@ func (a *authInterceptor) identify(ctx context.Context, h http.Header) (caller, 
 		return caller{}, unauthenticated(`missing credentials: send "Authorization: Bearer <token>" or a client certificate`)
 	}
 	return caller{}, unauthenticated(`missing bearer token: send "Authorization: Bearer <token>"`)
+}
+
+// cookieOf answers the value of the request's cookie name.
+func cookieOf(h http.Header, name string) (string, bool) {
+	if len(h.Values("Cookie")) == 0 {
+		return "", false
+	}
+	c, err := (&http.Request{Header: h}).Cookie(name)
+	if err != nil || c.Value == "" {
+		return "", false
+	}
+	return c.Value, true
 }
 
 // tokenCaller answers the caller of a bearer token: a configured static

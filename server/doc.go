@@ -13,6 +13,8 @@
 // request into invalid_argument naming the field, never quoting the request.
 //
 // Layering: it may import gen/, the engine, schedule, telemetry (OpenTelemetry
-// metrics), console (the web console's assets) and the standard library plus
-// connect-go and its companions; the engine and the store never import it.
+// metrics), console (the web console's assets), audit, go-oidc and
+// golang.org/x/oauth2 (verifying tokens; the console's sign-in) and the
+// standard library plus connect-go and its companions; the engine and the
+// store never import it.
 package server

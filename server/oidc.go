@@ -37,6 +37,15 @@ type OIDCConfig struct {
 	ClockSkew time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// ClientSecret is the console's client secret at the issuer, for an
+	// issuer that registers the console as a confidential client; empty: a
+	// public client (PKCE alone). The console signs in as client Audience.
+	ClientSecret string
+	// ConsoleURL is weftd's external base URL as browsers reach it
+	// ("https://weft.example.com"); the console's sign-in redirect is
+	// ConsoleURL + "/ui/auth/callback", which the issuer must list. Empty:
+	// taken from each request's host (scheme https under TLS).
+	ConsoleURL string
 }
 
 // Defaults of OIDCConfig.
@@ -91,6 +100,9 @@ func (c OIDCConfig) validate() error {
 type OIDCVerifier struct {
 	cfg      OIDCConfig
 	verifier *oidc.IDTokenVerifier
+	// provider is the issuer's discovery document: the console's sign-in
+	// reads its authorization and token endpoints (console_signin.go).
+	provider *oidc.Provider
 }
 
 // NewOIDCVerifier reads the issuer's discovery document and answers a
@@ -110,7 +122,7 @@ func NewOIDCVerifier(ctx context.Context, cfg OIDCConfig) (*OIDCVerifier, error)
 		ClientID: cfg.Audience,
 		Now:      func() time.Time { return now().Add(-skew) },
 	})
-	return &OIDCVerifier{cfg: cfg, verifier: v}, nil
+	return &OIDCVerifier{cfg: cfg, verifier: v, provider: provider}, nil
 }
 
 // looksLikeJWT reports whether a bearer token has a JWT's three parts, so

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"buf.build/go/protovalidate"
 	"connectrpc.com/connect"
@@ -155,6 +156,15 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
+	auth := &authInterceptor{tokens: cfg.Tokens, certs: cfg.ClientCertificates, oidc: cfg.OIDC}
+	if !auth.open() {
+		var now func() time.Time
+		if cfg.OIDC != nil {
+			now = cfg.OIDC.cfg.Now // the clock the issuer's tokens are checked on
+		}
+		auth.sessions = newConsoleSessions(now)
+		auth.signIn = &consoleSignIn{auth: auth, sessions: auth.sessions, logger: cfg.Logger}
+	}
 	opts := []connect.HandlerOption{
 		connect.WithCodec(protoCodec{}),
 		connect.WithCodec(jsonCodec{name: "json"}),
@@ -165,7 +175,7 @@ func New(cfg Config) (http.Handler, error) {
 		// an unauthenticated or unauthorised caller learns nothing of the
 		// request rules.
 		connect.WithInterceptors(interceptorsWithTracing(traced, &faultInterceptor{logger: cfg.Logger, metrics: m},
-			&authInterceptor{tokens: cfg.Tokens, certs: cfg.ClientCertificates, oidc: cfg.OIDC}, auditInterceptorFor(cfg),
+			auth, auditInterceptorFor(cfg),
 			authorizeInterceptor{}, &validationInterceptor{rules: requestRulesOnce(), validator: validator})...),
 		connect.WithReadMaxBytes(int(cfg.MaxRequestBytes)),
 		boundedGzip(cfg.MaxRequestBytes),
@@ -193,6 +203,13 @@ func New(cfg Config) (http.Handler, error) {
 	routes := procedureRoutes(services)
 	mountOperational(mux, newReadiness(cfg.Readiness, cfg.Logger))
 	mountConsole(mux)
+	if auth.signIn != nil {
+		mountConsoleSignIn(mux, auth.signIn)
+	} else {
+		mux.HandleFunc("GET "+consoleConfigPath, func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]bool{"open": true})
+		})
+	}
 	mux.Handle("GET "+MetricsPath, m.pipeline.Handler())
 	// JSON-RPC forwards to the same handlers, so every call meets the same
 	// interceptors and message limit as Connect.

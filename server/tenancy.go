@@ -68,6 +68,10 @@ type authInterceptor struct {
 	certs bool
 	// oidc verifies bearer tokens an OpenID provider issued (oidc.go).
 	oidc *OIDCVerifier
+	// sessions are the console's signed-in sessions (console_session.go),
+	// renewed through signIn; nil on a server that authenticates nobody.
+	sessions *consoleSessions
+	signIn   *consoleSignIn
 }
 
 func (a *authInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {

@@ -32,6 +32,8 @@
 //	                                principal (sub), tenant (weft_tenant) and roles (roles)
 //	--oidc-tenant WEFT_OIDC_TENANT  every OIDC caller's tenant, instead of a claim
 //	--oidc-clock-skew WEFT_OIDC_CLOCK_SKEW how long after expiry a token is accepted (30s)
+//	--oidc-client-secret-file WEFT_OIDC_CLIENT_SECRET_FILE  the console's client secret at the issuer
+//	--console-url WEFT_CONSOLE_URL  weftd's external base URL, for the console's sign-in redirect
 //	--audit       WEFT_AUDIT        audit log of every mutating call: auto (on when callers
 //	                                authenticate; default), on or off (docs/security.md)
 //	--audit-retention WEFT_AUDIT_RETENTION how long audit records are kept (default 365d)

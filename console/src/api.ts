@@ -6,32 +6,32 @@ import { RunService } from "../../client/ts/src/gen/weft/v1/run_pb";
 import { SignalService } from "../../client/ts/src/gen/weft/v1/signal_pb";
 import { EventService } from "../../client/ts/src/gen/weft/v1/event_pb";
 import { ScheduleService } from "../../client/ts/src/gen/weft/v1/schedule_pb";
+import { IdentityService } from "../../client/ts/src/gen/weft/v1/identity_pb";
+import { AuditService } from "../../client/ts/src/gen/weft/v1/audit_pb";
 import { FaultCode, FaultSchema } from "../../client/ts/src/gen/weft/v1/fault_pb";
 import { ViolationsSchema } from "../../client/ts/src/gen/buf/validate/validate_pb";
 
-const TOKEN_KEY = "weft.console.token";
+// The console holds no token: weftd keeps the signed-in person's tokens in
+// a server-side session and the browser only an HttpOnly, SameSite=Strict
+// cookie, which every same-origin call carries (docs/console.md#signing-in).
 
-/** The bearer token of this tab's session, if the person signed in. */
-export function sessionToken(): string {
-  return sessionStorage.getItem(TOKEN_KEY) ?? "";
-}
+/** signedOut is dispatched on window when weftd answers UNAUTHENTICATED: the session ended. */
+export const SIGNED_OUT = "weft:signed-out";
 
-/** Keeps a token for this tab only (sessionStorage: gone when the tab closes). */
-export function setSessionToken(token: string): void {
-  if (token) sessionStorage.setItem(TOKEN_KEY, token);
-  else sessionStorage.removeItem(TOKEN_KEY);
-}
-
-const bearer: Interceptor = (next) => async (req) => {
-  const token = sessionToken();
-  if (token) req.header.set("Authorization", `Bearer ${token}`);
-  return next(req);
+const watchSession: Interceptor = (next) => async (req) => {
+  try {
+    return await next(req);
+  } catch (e) {
+    const err = ConnectError.from(e);
+    if (err.code === Code.Unauthenticated) dispatchEvent(new CustomEvent(SIGNED_OUT, { detail: err.rawMessage }));
+    throw e;
+  }
 };
 
 const transport = createConnectTransport({
   baseUrl: location.origin,
   useBinaryFormat: true,
-  interceptors: [bearer],
+  interceptors: [watchSession],
 });
 
 /** Typed clients of the services the console uses. */
@@ -40,7 +40,41 @@ export const api = {
   signals: createClient(SignalService, transport),
   events: createClient(EventService, transport),
   schedules: createClient(ScheduleService, transport),
+  identity: createClient(IdentityService, transport),
+  audit: createClient(AuditService, transport),
 };
+
+/** The ways this weftd lets a person sign in (GET /ui/auth/config). */
+export interface AuthConfig {
+  open: boolean;
+  oidc: boolean;
+  tokens: boolean;
+}
+
+export async function authConfig(): Promise<AuthConfig> {
+  const res = await fetch("/ui/auth/config", { credentials: "same-origin" });
+  if (!res.ok) throw new Error(`weftd answered ${res.status} for its sign-in configuration`);
+  const c = await res.json();
+  return { open: !!c.open, oidc: !!c.oidc, tokens: !!c.tokens };
+}
+
+/** signInWithToken hands a pasted token to weftd, which keeps it in the session; the page forgets it. */
+export async function signInWithToken(token: string): Promise<string | undefined> {
+  const res = await fetch("/ui/auth/token", {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ token }),
+  });
+  if (res.ok) return undefined;
+  const body = await res.json().catch(() => ({}));
+  return `${body.error ?? `weftd answered ${res.status}`}${body.correlation_id ? ` (correlation id ${body.correlation_id})` : ""}`;
+}
+
+/** signOut ends the session at weftd. */
+export async function signOut(): Promise<void> {
+  await fetch("/ui/auth/logout", { method: "POST", credentials: "same-origin" });
+}
 
 /** A fault as the console shows it: code, message, correlation id, field violations. */
 export interface Fault {

@@ -1,4 +1,5 @@
 // A run: its header, actions, graph, selected step, timeline, signals and event log.
+import { can, why } from "./me";
 import { useState } from "preact/hooks";
 import { RunStatus, StepStatus, type Run, type Step } from "../../client/ts/src/gen/weft/v1/run_pb";
 import type { Fault } from "./api";
@@ -34,23 +35,29 @@ export function RunPage({ runId }: { runId: string }) {
     setOutcome({ ok: msg });
     view.refresh();
   };
+  const operate = can("runs.operate");
   return (
     <main class="page run">
       <RunHeader run={run} view={view} />
       <div class="actions" role="toolbar" aria-label="Run actions">
-        <button type="button" id="act-pause" disabled={isTerminal(run.status) || run.status === RunStatus.PAUSED} onClick={() => setPending({ kind: "pause" })}>
+        <button type="button" id="act-pause" disabled={!operate || isTerminal(run.status) || run.status === RunStatus.PAUSED} title={operate ? undefined : why("runs.operate")} onClick={() => setPending({ kind: "pause" })}>
           Pause
         </button>
-        <button type="button" id="act-resume" disabled={run.status !== RunStatus.PAUSED} onClick={() => setPending({ kind: "resume" })}>
+        <button type="button" id="act-resume" disabled={!operate || run.status !== RunStatus.PAUSED} title={operate ? undefined : why("runs.operate")} onClick={() => setPending({ kind: "resume" })}>
           Resume
         </button>
-        <button type="button" id="act-signal" disabled={isTerminal(run.status)} onClick={() => setPending({ kind: "signal" })}>
+        <button type="button" id="act-signal" disabled={!operate || isTerminal(run.status)} title={operate ? undefined : why("runs.operate")} onClick={() => setPending({ kind: "signal" })}>
           Send signal
         </button>
-        <button type="button" id="act-cancel" class="danger" disabled={isTerminal(run.status)} onClick={() => setPending({ kind: "cancel" })}>
+        <button type="button" id="act-cancel" class="danger" disabled={!operate || isTerminal(run.status)} title={operate ? undefined : why("runs.operate")} onClick={() => setPending({ kind: "cancel" })}>
           Cancel run
         </button>
       </div>
+      {!operate && (
+        <p class="gated" id="run-gated">
+          Pause, resume, signal, cancel, retry and skip are off: each {why("runs.operate")}.
+        </p>
+      )}
       {outcome && ("ok" in outcome ? <p class="accepted" role="status">{outcome.ok}</p> : <FaultView fault={outcome.fault} />)}
       {pending && (
         <ActionDialog

@@ -1,5 +1,6 @@
 // The schedules list: each schedule's spec, next fire, last fire and its run,
 // counters, and pause / resume with confirmation, all from ScheduleService.
+import { can, why } from "./me";
 import { useEffect, useState } from "preact/hooks";
 import { OverlapPolicy, type Schedule, type ScheduleSpec } from "../../client/ts/src/gen/weft/v1/schedule_pb";
 import { api, faultOf, type Fault } from "./api";
@@ -130,6 +131,11 @@ export function SchedulesPage() {
           }}
         />
       )}
+      {!can("schedules.write") && (
+        <p class="gated" id="schedules-gated">
+          Pausing and resuming schedules {why("schedules.write")}.
+        </p>
+      )}
       <table class="schedules">
         <thead>
           <tr>
@@ -184,11 +190,11 @@ export function SchedulesPage() {
               </td>
               <td>
                 {s.paused ? (
-                  <button type="button" class="resume" onClick={() => setSteer({ kind: "resume", schedule: s })}>
+                  <button type="button" class="resume" disabled={!can("schedules.write")} title={can("schedules.write") ? undefined : why("schedules.write")} onClick={() => setSteer({ kind: "resume", schedule: s })}>
                     Resume
                   </button>
                 ) : (
-                  <button type="button" class="pause" onClick={() => setSteer({ kind: "pause", schedule: s })}>
+                  <button type="button" class="pause" disabled={!can("schedules.write")} title={can("schedules.write") ? undefined : why("schedules.write")} onClick={() => setSteer({ kind: "pause", schedule: s })}>
                     Pause
                   </button>
                 )}

@@ -1,4 +1,5 @@
 // One step: its facts, input and output, artifacts, attempts, and its actions.
+import { can, why } from "./me";
 import { StepStatus, type Run, type Step } from "../../client/ts/src/gen/weft/v1/run_pb";
 import type { Action } from "../../client/ts/src/gen/weft/v1/definition_pb";
 import { Badge } from "./ui";
@@ -17,18 +18,21 @@ export function StepPanel({ run, step, action, onAct }: { run: Run; step: Step; 
         Step <span class="mono">{step.actionId}</span> <Badge status={status} />
       </h2>
       <div class="step-actions">
+        {step.status === StepStatus.WAITING_FOR_MANUAL_COMPLETION && step.completionToken && !can("manual.complete") && (
+          <span class="gated" id="complete-gated">Completing this step {why("manual.complete")}.</span>
+        )}
         {step.status === StepStatus.WAITING_FOR_MANUAL_COMPLETION && step.completionToken && (
-          <button type="button" id="act-complete" class="primary" onClick={() => onAct({ kind: "complete", step })}>
+          <button type="button" id="act-complete" class="primary" disabled={!can("manual.complete")} title={can("manual.complete") ? undefined : why("manual.complete")} onClick={() => onAct({ kind: "complete", step })}>
             Complete this step…
           </button>
         )}
         {live && step.status === StepStatus.FAILED && (
-          <button type="button" id="act-retry" onClick={() => onAct({ kind: "retry", step: step.actionId })}>
+          <button type="button" id="act-retry" disabled={!can("runs.operate")} title={can("runs.operate") ? undefined : why("runs.operate")} onClick={() => onAct({ kind: "retry", step: step.actionId })}>
             Retry step
           </button>
         )}
         {live && (step.status === StepStatus.PENDING || step.status === StepStatus.FAILED) && (
-          <button type="button" id="act-skip" onClick={() => onAct({ kind: "skip", step: step.actionId })}>
+          <button type="button" id="act-skip" disabled={!can("runs.operate")} title={can("runs.operate") ? undefined : why("runs.operate")} onClick={() => onAct({ kind: "skip", step: step.actionId })}>
             Skip step
           </button>
         )}

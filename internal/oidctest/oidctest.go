@@ -1,9 +1,13 @@
-// Package oidctest is an OpenID provider for tests, built from go-jose:
-// discovery and a JWKS served over HTTP, keys it signs tokens with, keys it
-// publishes and retires (a rotation).
+// Package oidctest holds OpenID providers for tests. [Issuer], built from
+// go-jose, serves discovery and a JWKS and signs tokens with keys it
+// publishes and retires (a rotation), for the bearer-token tests.
+// [Provider] is a whole provider — zitadel/oidc's op package over its
+// example storage and login page: the authorization endpoint, the token
+// endpoint with PKCE verification and refresh tokens, a login form a
+// browser can fill — for the console's sign-in.
 //
-// Layering: it imports go-jose and the standard library; only tests import
-// it.
+// Layering: it imports go-jose, zitadel/oidc (and golang.org/x/text, which
+// its user type needs) and the standard library; only tests import it.
 package oidctest
 
 import (
