@@ -538,7 +538,9 @@ type Stats struct {
 	// trip (no two batches sharing a key, every condition holding).
 	OneRoundTrip uint64
 	// Fallbacks is how often a one-round-trip attempt found a condition
-	// that does not hold and the group was decided batch by batch in two.
+	// that does not hold: one read then answered the batches whose
+	// conditions fail, and the rest were decided batch by batch in two
+	// round trips (each such read is counted in Rechecks too).
 	Fallbacks uint64
 	// InDoubt is how many group transactions were left in doubt (COMMIT
 	// sent, no answer read) and ended at the database before their keys
