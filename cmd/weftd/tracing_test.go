@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -412,4 +413,68 @@ func TestTracing_AFailedAttemptsMessageAndInputAreInNoSpan(t *testing.T) {
 			require.NotContains(t, text, "SECRET", "span %q carries the failure's message or the input", s.Name)
 		}
 	}
+}
+
+// TestTracing_CrashDuringAnAttemptKeepsTheAttemptsSpanAndTheWorkersChild:
+// weftd killed (SIGKILL) while a worker runs an attempt, and restarted on
+// the same store and address, takes the worker's report: the attempt's span,
+// written by the new process, has the span id the claim named, so the
+// worker's activity span started before the crash is its child, and the
+// report's RPC and decision nest under the activity — one trace throughout.
+func TestTracing_CrashDuringAnAttemptKeepsTheAttemptsSpanAndTheWorkersChild(t *testing.T) {
+	tr := newTraced(t, 1)
+	dir := t.TempDir()
+	first := testkit.StartWeftd(t, tracingEnv, "--addr", "127.0.0.1:0", "--data-dir", dir, "--otlp-endpoint", tr.recv.httpURL)
+	// The worker's reports outlast the restart.
+	c := client.New(first.URL, client.WithRetry(client.RetryPolicy{MaxAttempts: 200, InitialBackoff: 50 * time.Millisecond,
+		MaxBackoff: 200 * time.Millisecond, Multiplier: 2}))
+	started, release := make(chan struct{}), make(chan struct{})
+	w := worker.New(c, worker.Options{WorkerID: "trace-worker", PollWait: time.Second, TracerProvider: tr.process.Provider})
+	worker.Register(w, "hold", func(context.Context, struct{}) (string, error) {
+		close(started)
+		<-release
+		return "held", nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	stopWorker := sync.OnceFunc(func() { cancel(); <-done })
+	t.Cleanup(stopWorker)
+	def, err := definition.LoadYAML([]byte("metadata: {name: crashing, version: '1'}\nspec:\n  steps:\n" +
+		"    - name: hold\n      activity: hold\n      timeout: 5m\n"))
+	require.NoError(t, err)
+	sctx, span := tr.process.Provider.Tracer("submitter").Start(context.Background(), "submit")
+	res, err := c.SubmitRun(sctx, &weftv1.SubmitRunRequest{Start: true, Definition: server.DefinitionToProto(def)})
+	span.End()
+	require.NoError(t, err)
+	runID, traceID := res.GetRun().GetRunId(), span.SpanContext().TraceID().String()
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the attempt never started")
+	}
+	require.NoError(t, first.Cmd.Process.Signal(syscall.SIGKILL))
+	require.Error(t, first.Wait(), "weftd was killed")
+
+	second := testkit.StartWeftd(t, tracingEnv, "--addr", first.Addr, "--data-dir", dir, "--otlp-endpoint", tr.recv.httpURL)
+	close(release)
+	awaitCtx, stop := context.WithTimeout(context.Background(), 60*time.Second)
+	defer stop()
+	run, err := second.Client.AwaitRun(awaitCtx, runID)
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, run.GetStatus())
+	stopWorker()
+	second.Stop(t)
+	require.NoError(t, tr.process.Shutdown(context.Background()))
+
+	spans := requireOneTrace(t, tr.recv.spans(), runID, traceID)
+	attempt := only(t, spans, func(s gotSpan) bool { return s.Name == server.SpanAttempt })
+	require.Equal(t, "completed", attempt.Attrs["weft.outcome"])
+	act := only(t, spans, func(s gotSpan) bool { return s.Name == worker.SpanActivity+" hold" })
+	require.Equal(t, attempt.SpanID, act.Parent, "the activity's span, begun before the crash, is the child of the attempt's span written after it")
+	report := only(t, spans, func(s gotSpan) bool { return s.Name == "weft.v1.WorkerService/CompleteTask" && s.Parent == act.SpanID })
+	only(t, spans, func(s gotSpan) bool {
+		return strings.HasPrefix(s.Name, server.SpanDecision) && s.Parent == report.SpanID
+	})
+	requireNoPayload(t, spans)
 }
