@@ -192,9 +192,29 @@ func (b *Batcher) Run(ctx context.Context) {
 		if !b.linger(ctx) {
 			return
 		}
+		if b.holding() { // held since the kick: Release or the first Add after the hold sends
+			continue
+		}
 		for _, batch := range b.take() {
 			failing = b.sendOne(ctx, batch, failing)
 		}
+	}
+}
+
+// holding reports whether a hold keeps the pending keys now, clearing one
+// that has ended. A kick from before the hold (an Add while a send was in
+// flight, or while the sender lingered) must not send keys the hold keeps.
+func (b *Batcher) holding() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.heldUntil.IsZero():
+		return false
+	case time.Now().Before(b.heldUntil):
+		return true
+	default:
+		b.heldUntil = time.Time{}
+		return false
 	}
 }
 

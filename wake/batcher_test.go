@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -219,4 +220,28 @@ func TestBatcher_HeldKeysWaitForReleaseOrTheFirstKeyAfterTheHold(t *testing.T) {
 	b.Hold(time.Now().Add(-time.Millisecond)) // a hold that has ended
 	b.Add([]string{"after"})
 	eventually(t, func() bool { return r.sent()["after"] == 1 }, "a key after the hold is sent")
+}
+
+// TestBatcher_AKickFromBeforeAHoldSendsNothingTheHoldKeeps: keys added while
+// a send is in flight kick the sender; a hold that starts before the sender
+// takes them keeps them (and the keys added after it) until Release. A
+// process that found itself alone on its wake-up channel must not publish to
+// nobody the keys a process about to join would miss for good.
+func TestBatcher_AKickFromBeforeAHoldSendsNothingTheHoldKeeps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		b := setup(t, wake.BatcherConfig{}, r)
+		b.Add([]string{"first"})
+		<-r.entered // the first send is in flight
+		b.Add([]string{"kicked"})
+		b.Hold(time.Now().Add(time.Hour))
+		b.Add([]string{"held"})
+		close(r.gate)
+		settle := func() { time.Sleep(time.Second); synctest.Wait() } // the bubble's clock: past any linger
+		settle()
+		require.Equal(t, map[string]int{"first": 1}, r.sent(), "nothing the hold keeps is sent")
+		b.Release()
+		settle()
+		require.Equal(t, map[string]int{"first": 1, "kicked": 1, "held": 1}, r.sent(), "Release sends what the hold kept")
+	})
 }
