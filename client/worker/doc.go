@@ -17,13 +17,19 @@
 //     when a heartbeat answers cancel_requested or the claim is lost.
 //     Heartbeats go every heartbeat_timeout/3 when the action has a heartbeat
 //     timeout, else every Options.HeartbeatInterval (default 10 s).
+//   - Heartbeat(ctx, details) sends one now with the activity's progress;
+//     weftd keeps the latest, and when the attempt fails or times out the
+//     next attempt reads them with HeartbeatDetails (Info(ctx).HeartbeatDetails;
+//     docs/semantics.md#heartbeat-details).
 //   - The input is the action's input decoded as JSON into In; a decoding
 //     error fails the task with class VALIDATION. Info(ctx) gives the run's
 //     input, upstream outputs, Weft's idempotency key and the attempt numbers.
 //   - A returned Out is encoded as JSON and completed. A returned error fails
 //     the task with the class Fail gave it (UNKNOWN by default — retryable
 //     until attempts run out), CANCELLED after a cancel request, TIMEOUT when
-//     the deadline passed. A panic fails the task with class AGENT_ERROR; the
+//     the deadline passed. RateLimited(err, d) fails it with class
+//     RATE_LIMIT and retry_after d: the next attempt starts no sooner
+//     (docs/semantics.md#retry-after). A panic fails the task with class AGENT_ERROR; the
 //     worker keeps running.
 //   - Graceful shutdown: when Run's context ends, polling stops (a poll in
 //     flight is cancelled), in-flight tasks finish and report for up to

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
@@ -44,6 +45,11 @@ type Failure struct {
 	SideEffectPossible bool
 	// Err is the cause. Its message is reported: keep payloads and secrets out of it.
 	Err error
+	// RetryAfter, when positive, is the earliest the next attempt may
+	// start, from the report (a rate limit's Retry-After): weftd starts it
+	// at the later of this and the retry policy's backoff, at most a day
+	// (docs/semantics.md#retry-after).
+	RetryAfter time.Duration
 }
 
 // Error renders the class, code and cause.
@@ -73,6 +79,23 @@ func (f *Failure) class() ErrorClass {
 //	return Out{}, worker.Fail(worker.ClassValidation, "sku_unknown", err)
 func Fail(class ErrorClass, code string, err error) error {
 	return &Failure{Class: class, Code: code, Err: err}
+}
+
+// RateLimited is a RATE_LIMIT failure whose next attempt starts no sooner
+// than retryAfter from now (0: the backoff alone), e.g. from the external
+// system's Retry-After:
+//
+//	return Out{}, worker.RateLimited(err, 30*time.Second)
+func RateLimited(err error, retryAfter time.Duration) error {
+	return &Failure{Class: ClassRateLimit, Code: "rate_limited", Err: err, RetryAfter: retryAfter}
+}
+
+// maxRetryAfter is the longest retry_after the API takes.
+const maxRetryAfter = 24 * time.Hour
+
+// retryAfterMs answers d in the API's milliseconds, within its bound.
+func retryAfterMs(d time.Duration) uint32 {
+	return uint32(min(max(d, 0), maxRetryAfter).Milliseconds())
 }
 
 // SideEffectPossible marks err as one after which the external effect may

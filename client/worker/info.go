@@ -36,6 +36,10 @@ type ActivityInfo struct {
 	Secrets []*weftv1.SecretRef
 	// WorkerID is this worker's id.
 	WorkerID string
+	// HeartbeatDetails are the details of the last heartbeat an earlier
+	// engine attempt of this logical attempt sent (nil: none); see
+	// [HeartbeatDetails] (docs/semantics.md#heartbeat-details).
+	HeartbeatDetails json.RawMessage
 }
 
 type infoKey struct{}

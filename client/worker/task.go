@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -38,7 +37,7 @@ func (w *Worker) handle(ctx context.Context, t *weftv1.Task, next *weftv1.PollTa
 	var span *activitySpan
 	ctx, actCtx, span = w.startActivitySpan(ctx, actCtx, t)
 	defer span.end()
-	stopHeartbeat := w.heartbeat(actCtx, log, t, cancel)
+	actCtx, stopHeartbeat := w.heartbeat(actCtx, log, t, cancel)
 	defer stopHeartbeat()
 	if t.GetTaskType() == weftv1.TaskType_TASK_TYPE_VERIFY {
 		w.runVerify(ctx, actCtx, log, t, h)
@@ -82,6 +81,9 @@ func (w *Worker) activityContext(ctx context.Context, t *weftv1.Task) (context.C
 		TenantID: t.GetTenantId(), Activity: t.GetActivity(), OperationID: t.GetOperationId(),
 		IdempotencyKey: t.GetIdempotencyKey(), LogicalAttempt: t.GetLogicalAttemptId(), EngineAttempt: t.GetEngineAttemptId(),
 		RunInput: jsonOf(t.GetRunInput()), Secrets: t.GetSecrets(), WorkerID: w.opts.WorkerID}
+	if t.GetHeartbeatDetails() != nil {
+		info.HeartbeatDetails = jsonOf(t.GetHeartbeatDetails())
+	}
 	if len(t.GetUpstreamOutputs()) > 0 {
 		info.UpstreamOutputs = make(map[string]json.RawMessage, len(t.GetUpstreamOutputs()))
 		for id, v := range t.GetUpstreamOutputs() {
@@ -108,51 +110,6 @@ func runGuarded(ctx context.Context, log *slog.Logger, h *handler, input *struct
 		}
 	}()
 	return h.run(ctx, jsonOf(input))
-}
-
-// heartbeat sends heartbeats until the answered stop function is called,
-// cancelling the activity when Weft asks or the claim is gone.
-func (w *Worker) heartbeat(ctx context.Context, log *slog.Logger, t *weftv1.Task, cancel context.CancelCauseFunc) func() {
-	every := w.opts.HeartbeatInterval
-	if hb := time.Duration(t.GetHeartbeatTimeoutMs()) * time.Millisecond; hb > 0 {
-		every = hb / 3
-		if w.opts.HeartbeatInterval > 0 {
-			every = min(every, w.opts.HeartbeatInterval)
-		}
-	}
-	if every <= 0 {
-		return func() {}
-	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			res, err := w.c.HeartbeatTask(ctx, &weftv1.HeartbeatTaskRequest{TaskToken: t.GetTaskToken(), WorkerId: w.opts.WorkerID})
-			switch {
-			case client.IsCode(err, client.CodeTaskClaimLost), client.IsCode(err, client.CodeNotFound):
-				log.Info("claim lost; stopping the task")
-				cancel(errClaimLost)
-				return
-			case err != nil:
-				log.Warn("heartbeat failed", slog.String("code", client.CodeOf(err)))
-			case res.GetCancelRequested():
-				log.Info("cancel requested; stopping the task")
-				cancel(errCancelRequested)
-				return
-			}
-		}
-	}()
-	return func() { close(stop); <-done }
 }
 
 // complete reports a result, asking for next, and answers the tasks eager
@@ -190,7 +147,7 @@ func (w *Worker) fail(ctx context.Context, log *slog.Logger, t *weftv1.Task, f *
 	}
 	res, err := w.c.FailTask(ctx, &weftv1.FailTaskRequest{TaskToken: t.GetTaskToken(), WorkerId: w.opts.WorkerID,
 		ErrorClass: f.class(), Code: code, Message: truncate(f.Error(), maxMessageRunes),
-		SideEffectPossible: f.SideEffectPossible, ReconciliationKey: key})
+		SideEffectPossible: f.SideEffectPossible, ReconciliationKey: key, RetryAfterMs: retryAfterMs(f.RetryAfter)})
 	switch {
 	case err == nil:
 		log.Debug("task failed", slog.String("class", f.class().String()), slog.Bool("will_retry", res.GetWillRetry()))

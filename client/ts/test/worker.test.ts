@@ -23,7 +23,7 @@ import {
   type WeftClient,
   type Run,
 } from "../src/index.js";
-import { ErrorClass, fail, Worker, VerifyState, TaskAborted, type WorkerOptions } from "../src/worker/index.js";
+import { ErrorClass, fail, rateLimited, Worker, VerifyState, TaskAborted, type WorkerOptions } from "../src/worker/index.js";
 import { startWeftd, until, type Weftd } from "./support/weftd.js";
 import { childEnv } from "./support/env.js";
 
@@ -260,9 +260,9 @@ function spawnChild(env: Record<string, string>): Child {
   };
 }
 
-test("a worker frozen past its heartbeat timeout loses the task: another worker's attempt completes the step", async () => {
+test("a worker frozen past its heartbeat timeout loses the task: another worker's attempt completes the step from its last heartbeat details", async () => {
   const a = unique("frozen");
-  const child = spawnChild({ WORKER_ID: "frozen-child", ACTIVITY: a, MODE: "hang" });
+  const child = spawnChild({ WORKER_ID: "frozen-child", ACTIVITY: a, MODE: "hang", DETAILS: JSON.stringify({ page: 3 }) });
   try {
     const { run } = await weft.submit({
       planId: "ts-frozen",
@@ -271,12 +271,15 @@ test("a worker frozen past its heartbeat timeout loses the task: another worker'
     });
     await child.waitFor("started", (l) => l.started === "charge");
     child.proc.kill("SIGSTOP"); // no more heartbeats
-    const { stop } = startWorker((w) => w.activity(a, () => ({ receipt: "second-worker" })), { workerId: "rescuer" });
+    const { stop } = startWorker(
+      (w) => w.activity(a, (_input: unknown, ctx) => ({ receipt: "second-worker", resumedFrom: ctx.info.heartbeatDetails ?? null })),
+      { workerId: "rescuer" },
+    );
     try {
       const done = await weft.awaitRun(run.runId, { timeoutMs: 30000 });
       assert.equal(done.status, RunStatus.COMPLETED, done.message);
       const s = step(done, "charge");
-      assert.deepEqual(fromValue(s.output), { receipt: "second-worker" });
+      assert.deepEqual(fromValue(s.output), { receipt: "second-worker", resumedFrom: { page: 3 } });
       assert.equal(s.attempts[0].outcome, AttemptOutcome.TIMED_OUT);
       assert.equal(s.attempts[0].workerId, "frozen-child");
       assert.equal(s.attempts.at(-1)?.workerId, "rescuer");
@@ -291,6 +294,35 @@ test("a worker frozen past its heartbeat timeout loses the task: another worker'
     child.proc.kill("SIGCONT");
     child.proc.kill("SIGKILL");
     await child.exited;
+  }
+});
+
+test("rateLimited's retryAfterMs is the next attempt's recorded due time when longer than the backoff", async () => {
+  const a = unique("limited");
+  let failedAfter = 0;
+  const { stop } = startWorker((w) =>
+    w.activity(a, () => {
+      failedAfter = Math.floor(Date.now()); // the API answers milliseconds
+      throw rateLimited("the bank answered 429", 3_600_000);
+    }),
+  );
+  try {
+    const { run } = await weft.submit({
+      planId: "ts-limited",
+      planVersion: "1",
+      actions: [{ id: "pay", order: 1, activity: a, retry: { maxAttempts: 3, initialBackoffMs: 1 } }],
+    });
+    const failed = await until("the first attempt to fail", async () => {
+      const r = await weft.runs.getRun({ runId: run.runId });
+      return r.run && step(r.run, "pay").attempts.length === 1 ? r.run : undefined;
+    });
+    const s = step(failed, "pay");
+    assert.equal(s.attempts[0].error?.errorClass, ErrorClass.RATE_LIMIT);
+    assert.ok(s.nextAttemptAt, "a retry is due");
+    const due = Number(s.nextAttemptAt.seconds) * 1000 + Math.floor(s.nextAttemptAt.nanos / 1e6);
+    assert.ok(due >= failedAfter + 3_600_000, `next attempt due ${due}, the failure was reported after ${failedAfter}`);
+  } finally {
+    await stop();
   }
 });
 

@@ -22,12 +22,24 @@ export class ActivityFailure extends Error {
   readonly code: string;
   /** True when the external effect may have happened: the engine verifies before it retries. */
   readonly sideEffectPossible: boolean;
+  /**
+   * The earliest the next attempt may start, in milliseconds from the report
+   * (a rate limit's Retry-After): weftd starts it at the later of this and the
+   * retry policy's backoff, at most a day (docs/semantics.md#retry-after). 0: the backoff alone.
+   */
+  readonly retryAfterMs: number;
 
-  constructor(errorClass: ErrorClass, code: string, message: string, options: { cause?: unknown; sideEffectPossible?: boolean } = {}) {
+  constructor(
+    errorClass: ErrorClass,
+    code: string,
+    message: string,
+    options: { cause?: unknown; sideEffectPossible?: boolean; retryAfterMs?: number } = {},
+  ) {
     super(message, { cause: options.cause });
     this.errorClass = errorClass === ErrorClass.UNSPECIFIED ? ErrorClass.UNKNOWN : errorClass;
     this.code = code;
     this.sideEffectPossible = options.sideEffectPossible ?? false;
+    this.retryAfterMs = options.retryAfterMs ?? 0;
   }
 
   static [Symbol.hasInstance](v: unknown): boolean {
@@ -48,12 +60,32 @@ export function fail(errorClass: ErrorClass, code: string, message: string | Err
 }
 
 /**
+ * rateLimited answers a RATE_LIMIT failure whose next attempt starts no
+ * sooner than `retryAfterMs` from now, e.g. from the external system's
+ * Retry-After:
+ *
+ *     throw rateLimited("the bank answered 429", 30_000);
+ */
+export function rateLimited(message: string, retryAfterMs: number): ActivityFailure {
+  return new ActivityFailure(ErrorClass.RATE_LIMIT, "rate_limited", message, { retryAfterMs });
+}
+
+/** The longest retry_after the API takes: a day. */
+export const MAX_RETRY_AFTER_MS = 86_400_000;
+
+/** retryAfterMs answers ms as the API's retry_after_ms: a whole number within its bound. */
+export function retryAfterMs(ms: number | undefined): number {
+  if (!ms || !Number.isFinite(ms) || ms <= 0) return 0;
+  return Math.min(Math.ceil(ms), MAX_RETRY_AFTER_MS);
+}
+
+/**
  * sideEffectPossible marks err as one after which the external effect may
  * have happened, keeping its class and code when it is an ActivityFailure.
  */
 export function sideEffectPossible(err: unknown): ActivityFailure {
   if (err instanceof ActivityFailure) {
-    return new ActivityFailure(err.errorClass, err.code, err.message, { cause: err.cause, sideEffectPossible: true });
+    return new ActivityFailure(err.errorClass, err.code, err.message, { cause: err.cause, sideEffectPossible: true, retryAfterMs: err.retryAfterMs });
   }
   return new ActivityFailure(ErrorClass.UNKNOWN, "", messageOf(err), { cause: err, sideEffectPossible: true });
 }
@@ -85,6 +117,8 @@ export interface Classified {
   code: string;
   message: string;
   sideEffectPossible: boolean;
+  /** The failure's retry_after, in milliseconds (0 or absent: none). */
+  retryAfterMs?: number;
 }
 
 /**
@@ -95,7 +129,7 @@ export interface Classified {
  */
 export function classify(err: unknown, aborted: AbortKind | undefined): Classified {
   if (err instanceof ActivityFailure) {
-    return { errorClass: err.errorClass, code: err.code, message: err.message, sideEffectPossible: err.sideEffectPossible };
+    return { errorClass: err.errorClass, code: err.code, message: err.message, sideEffectPossible: err.sideEffectPossible, retryAfterMs: err.retryAfterMs };
   }
   const message = messageOf(err);
   switch (aborted) {

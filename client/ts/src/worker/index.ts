@@ -15,7 +15,17 @@ export {
   type VerifyResult,
   type RunOptions,
 } from "./worker.js";
-export { ActivityFailure, TaskAborted, fail, sideEffectPossible, classify, type AbortKind, type Classified } from "./failure.js";
+export {
+  ActivityFailure,
+  TaskAborted,
+  fail,
+  rateLimited,
+  sideEffectPossible,
+  classify,
+  MAX_RETRY_AFTER_MS,
+  type AbortKind,
+  type Classified,
+} from "./failure.js";
 export { Slots } from "./slots.js";
 export { ErrorClass } from "../gen/weft/v1/common_pb.js";
 export { VerifyState } from "../gen/weft/v1/event_pb.js";

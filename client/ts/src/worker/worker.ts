@@ -24,6 +24,7 @@ import {
   classify,
   messageOf,
   truncate,
+  retryAfterMs,
   type AbortKind,
   type Classified,
 } from "./failure.js";
@@ -116,12 +117,27 @@ export interface ActivityInfo {
    * child (ActivityContext.traceContext).
    */
   readonly traceparent: string;
+  /**
+   * The details of the last heartbeat an earlier engine attempt of this
+   * logical attempt sent (undefined: none did), so a retried activity can
+   * resume (docs/semantics.md#heartbeat-details).
+   */
+  readonly heartbeatDetails: JsonValue | undefined;
 }
 
 /** The second argument of every activity, compensation and verify function. */
 export interface ActivityContext {
   /** The task. */
   readonly info: ActivityInfo;
+  /**
+   * Sends a heartbeat now with `details` as the activity's progress (JSON;
+   * undefined sends none and keeps those sent before). weftd keeps the
+   * latest; when the attempt fails or times out, the next attempt reads them
+   * as `info.heartbeatDetails`. The worker's periodic heartbeats go on
+   * meanwhile. It rejects when the heartbeat was not delivered (the details
+   * go again with the next periodic one).
+   */
+  heartbeat(details?: JsonValue): Promise<void>;
   /**
    * Aborted when the task must stop: its deadline passed, weftd asked (the run
    * was cancelled), the claim was lost, or the worker abandoned it at the
@@ -478,8 +494,13 @@ export class Worker {
     const clearDeadline = deadline ? atTime(deadline, () => abort("deadline")) : () => {};
     const span = startActivitySpan(this.tracer, t, this.opts.workerId);
     const traceparent = span?.traceparent ?? "";
-    const stopHeartbeat = this.heartbeat(t, ac.signal, abort, fields, traceparent);
-    const ctx: ActivityContext = { info: this.info(t, deadline), signal: ac.signal, traceContext: span?.context ?? ROOT_CONTEXT };
+    const beats = this.heartbeat(t, ac.signal, abort, fields, traceparent);
+    const ctx: ActivityContext = {
+      info: this.info(t, deadline),
+      signal: ac.signal,
+      traceContext: span?.context ?? ROOT_CONTEXT,
+      heartbeat: beats.now,
+    };
     try {
       if (t.taskType === TaskType.VERIFY) {
         await this.runVerify(t, h, ctx, fields, traceparent);
@@ -502,7 +523,7 @@ export class Worker {
       return await this.reportCompletion(t, outcome.output, outcome.key, fields, traceparent);
     } finally {
       clearDeadline();
-      await stopHeartbeat();
+      await beats.stop();
       this.abandon.signal.removeEventListener("abort", onAbandon);
       span?.end();
     }
@@ -528,30 +549,41 @@ export class Worker {
       secrets: t.secrets,
       workerId: this.opts.workerId,
       traceparent: t.traceparent,
+      heartbeatDetails: t.heartbeatDetails ? fromValue(t.heartbeatDetails) : undefined,
     });
   }
 
   /**
    * heartbeat sends heartbeats until the answered stop function is called,
-   * aborting the task when weftd asks or the claim is gone. A failed
-   * heartbeat is not retried: the next one is the retry.
+   * aborting the task when weftd asks or the claim is gone, and answers
+   * `now`, the activity's own heartbeat (ActivityContext.heartbeat), which
+   * carries its details; a periodic heartbeat carries details not yet
+   * delivered. A failed periodic heartbeat is not retried: the next one is
+   * the retry.
    */
-  private heartbeat(t: Task, signal: AbortSignal, abort: (k: AbortKind) => void, fields: Record<string, unknown>, traceparent: string): () => Promise<void> {
+  private heartbeat(
+    t: Task,
+    signal: AbortSignal,
+    abort: (k: AbortKind) => void,
+    fields: Record<string, unknown>,
+    traceparent: string,
+  ): { now: (details?: JsonValue) => Promise<void>; stop: () => Promise<void> } {
     const every = heartbeatEvery(t.heartbeatTimeoutMs, this.opts.heartbeatIntervalMs);
-    if (every <= 0) return async () => {};
-    let inFlight: Promise<void> = Promise.resolve();
-    const beat = async () => {
+    let pending: Value | undefined; // details not yet delivered
+    const send = async () => {
+      const sent = pending;
       try {
         const res = await this.client.workers.heartbeatTask(
-          { taskToken: t.taskToken, workerId: this.opts.workerId },
+          { taskToken: t.taskToken, workerId: this.opts.workerId, details: sent },
           { signal, timeoutMs: Math.max(every, 1000), ...traceHeaders(traceparent) },
         );
+        if (pending === sent) pending = undefined;
         if (res.cancelRequested) {
           this.log("info", "cancel requested; stopping the task", fields);
           abort("cancel-requested");
         }
       } catch (e) {
-        if (signal.aborted) return;
+        if (signal.aborted) throw e;
         const code = toWeftError(e).code;
         if (code === "TaskClaimLost" || code === "NotFound") {
           this.log("info", "claim lost; stopping the task", fields);
@@ -559,15 +591,25 @@ export class Worker {
         } else {
           this.log("warn", "heartbeat failed", { ...fields, code });
         }
+        throw e;
       }
     };
-    const timer = setInterval(() => {
-      if (signal.aborted) return;
-      inFlight = inFlight.then(beat);
-    }, every);
-    return async () => {
-      clearInterval(timer);
-      await inFlight;
+    let inFlight: Promise<void> = Promise.resolve();
+    const now = (details?: JsonValue) => {
+      if (details !== undefined) pending = fromJson(ValueSchema, details);
+      const beat = inFlight.then(send);
+      inFlight = beat.catch(() => {});
+      return beat;
+    };
+    const timer = every > 0 ? setInterval(() => {
+      if (!signal.aborted) inFlight = inFlight.then(send).catch(() => {});
+    }, every) : undefined;
+    return {
+      now,
+      stop: async () => {
+        if (timer) clearInterval(timer);
+        await inFlight;
+      },
     };
   }
 
@@ -628,6 +670,7 @@ export class Worker {
             message: truncate(f.message || "failed", MAX_MESSAGE_CHARS),
             sideEffectPossible: f.sideEffectPossible,
             reconciliationKey: key,
+            retryAfterMs: retryAfterMs(f.retryAfterMs),
           }, traceHeaders(traceparent)),
         fields,
         "failure report",
