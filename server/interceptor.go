@@ -107,16 +107,36 @@ func (f *faultInterceptor) finish(ctx context.Context, state *requestState, proc
 		f.log(ctx, state, slog.LevelDebug, "rpc", procedure, protocol, took)
 		return nil
 	}
-	cerr := withFault(err, state.id)
+	cerr := withFault(callerEnded(ctx, err), state.id)
 	f.metrics.observe(procedure, protocol, cerr, took)
 	code := slog.String("code", cerr.Code().String())
-	if cerr.Code() == connect.CodeInternal {
+	switch cerr.Code() {
+	case connect.CodeInternal:
 		// The original error text goes to the log only; it may name internals.
 		f.log(ctx, state, slog.LevelError, "rpc failed", procedure, protocol, took, code, slog.String("error", err.Error()))
-	} else {
+	case connect.CodeCanceled, connect.CodeDeadlineExceeded:
+		// The caller's own: what failed once it stopped waiting goes to the log.
+		f.log(ctx, state, slog.LevelInfo, "rpc failed", procedure, protocol, took, code, slog.String("error", err.Error()))
+	default:
 		f.log(ctx, state, slog.LevelInfo, "rpc failed", procedure, protocol, took, code)
 	}
 	return cerr
+}
+
+// callerEnded answers a call's error as the caller's own deadline or
+// cancellation when the call's context has ended and the error would
+// otherwise be internal: whatever failed then (a store whose connection
+// closed with the context, say) failed because the caller stopped waiting,
+// which is no fault of the server's. Any other error stands.
+func callerEnded(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	var cerr *connect.Error
+	if errors.As(engineFault(err), &cerr) && cerr.Code() != connect.CodeInternal && cerr.Code() != connect.CodeUnknown {
+		return err
+	}
+	return contextFault(ctx.Err())
 }
 
 // log writes a call's line, built only when the logger takes the level: a
@@ -175,9 +195,16 @@ func withFault(err error, correlationID string) *connect.Error {
 	return out
 }
 
+// faultCodeFor answers the fault code of an error that carries none of its
+// own: by its Connect code, none for a deadline or a cancellation (the
+// caller's own, which the Connect code says; the Fault still carries the
+// correlation id), else INTERNAL.
 func faultCodeFor(code connect.Code) weftv1.FaultCode {
 	if fc, ok := faultForConnectCode[code]; ok {
 		return fc
+	}
+	if code == connect.CodeCanceled || code == connect.CodeDeadlineExceeded {
+		return weftv1.FaultCode_FAULT_CODE_UNSPECIFIED
 	}
 	return weftv1.FaultCode_FAULT_CODE_INTERNAL
 }

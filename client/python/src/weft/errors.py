@@ -103,8 +103,8 @@ class WeftError(Exception):
 def code_of(connect_code: str, fault_code: Optional[int]) -> str:
     """The stable code: the fault's name when known, else the Connect code's.
     A deadline or a cancellation is the caller's own and keeps the Connect
-    code's name whatever fault came with it (weftd attaches an INTERNAL fault
-    to deadline_exceeded)."""
+    code's name whatever fault came with it (weftd's carries no fault code;
+    an older weftd's said INTERNAL)."""
     if fault_code and connect_code not in ("deadline_exceeded", "canceled"):
         name = _FAULT_NAMES.get(fault_code)
         if name:
