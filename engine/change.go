@@ -80,6 +80,10 @@ type change struct {
 	// when it asked for its next tasks (eager dispatch): served before any
 	// waiting poll.
 	eager *dispatch.Slot[*Task]
+	// completed is the task record a completion with eager dispatch
+	// finished: the tokens of the tasks eager dispatch claims for the
+	// worker are written into it (recordEagerClaims).
+	completed *record.Task
 	// decision is the rules applied to the run (rules), made on first use
 	// (ruled).
 	decision decide.Decision

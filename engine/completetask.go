@@ -10,7 +10,9 @@ import (
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
+	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/store"
 )
 
 // ReportResult answers a task report.
@@ -43,7 +45,7 @@ func reportComplete(ctx context.Context, e *Engine, r ReportParams) (*ReportResu
 	}
 	eager := eagerSlot(ctx, e, r.Next)
 	res, err := report(ctx, e, r, "completed", func(ch *change, t *record.Task, a *definition.Action, st *runstate.StepState) error {
-		ch.eager = eager
+		ch.eager, ch.completed = eager, t
 		switch t.Kind {
 		case TaskCompensation:
 			return ch.rules().FinishCompensation(a, st, true, nil)
@@ -61,6 +63,59 @@ func reportComplete(ctx context.Context, e *Engine, r ReportParams) (*ReportResu
 		noteHanded(e, r.Next.withDefaults(), res.Tasks)
 	}
 	return res, err
+}
+
+// recordEagerClaims writes into the task record a completion finished the
+// tokens of the next tasks eager dispatch claimed for the worker in the
+// same decision, so that a retried completion, which proves the worker never
+// got the answer that named them, gives them back (giveBackEager).
+func recordEagerClaims(c *change) {
+	t := c.completed
+	if t == nil || c.eager == nil {
+		return
+	}
+	n := len(t.EagerTokens)
+	for _, h := range c.eff.HandOffs {
+		if h.Slot == c.eager && h.Task != nil {
+			t.EagerTokens = append(t.EagerTokens, h.Task.Token)
+		}
+	}
+	if len(t.EagerTokens) > n {
+		rewriteTask(c, record.TaskKey(t.TaskID), t)
+	}
+}
+
+// rewriteTask replaces the value of the put of task record t at key that
+// the decision already holds (put), as t is now.
+func rewriteTask(c *change, key []byte, t *record.Task) {
+	b := runcodec.AppendTask(make([]byte, 0, taskRecordSize), t.Stored())
+	for i := range c.ops {
+		if c.ops[i].Kind == store.OpPut && string(c.ops[i].Key) == string(key) {
+			c.ops[i].Value = b
+		}
+	}
+	for i := range c.taskPuts {
+		if string(c.taskPuts[i].Key) == string(key) {
+			c.taskPuts[i].Record, c.taskPuts[i].Body = *t, b
+		}
+	}
+}
+
+// giveBackEager gives back the next tasks eager dispatch claimed with a
+// completion that is now reported again with the same token: the worker
+// retries a completion only when it did not get the answer, so it never
+// learnt of them, and they would stay claimed by nobody until their attempt
+// timeouts. Each still claimed with its token is ready again
+// (docs/semantics.md#give-back); one reported, timed out or given back
+// meanwhile is left as it is.
+func giveBackEager(e *Engine, tokens []string) {
+	tasks := make([]*Task, 0, len(tokens))
+	for _, tok := range tokens {
+		if id, err := parseToken(tok); err == nil {
+			tasks = append(tasks, &Task{TaskID: id, Token: tok})
+		}
+	}
+	giveBack(e, tasks)
 }
 
 // checkNext refuses a request for next tasks that is not the reporting

@@ -160,6 +160,7 @@ func decideOnce(ctx context.Context, e *Engine, runID string, d decision, fresh 
 	if err := handOff(ch); err != nil {
 		return ch, cached, err
 	}
+	recordEagerClaims(ch)
 	if !ch.dirty && len(ch.ops) == 0 {
 		return ch, cached, nil
 	}

@@ -33,6 +33,7 @@ func report(ctx context.Context, e *Engine, r ReportParams, result string,
 		version         uint64
 		cached          bool
 		answer          *ReportResult
+		eagerTokens     []string // a duplicate completion's eager claims
 	}{tenantID: r.TenantID, token: r.Token}
 	_, err = commitDecision(ctx, e, decision{
 		actor: decide.WorkerActor(r.WorkerID),
@@ -48,6 +49,7 @@ func report(ctx context.Context, e *Engine, r ReportParams, result string,
 				return "", false, fault.ClaimLost(taskID, "")
 			case t.State == record.TaskDone && t.Token == rc.token && t.Result == result:
 				rc.answer = &ReportResult{Duplicate: true}
+				rc.eagerTokens = t.EagerTokens
 				return "", true, nil
 			case t.State != record.TaskClaimed || t.Token != rc.token:
 				return "", false, fault.ClaimLost(taskID, t.RunID)
@@ -81,6 +83,9 @@ func report(ctx context.Context, e *Engine, r ReportParams, result string,
 	case err != nil:
 		return nil, err
 	case rc.answer != nil:
+		if len(rc.eagerTokens) > 0 {
+			giveBackEager(e, rc.eagerTokens) // completetask.go
+		}
 		return rc.answer, nil
 	}
 	return &ReportResult{}, nil

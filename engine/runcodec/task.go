@@ -44,6 +44,7 @@ type Task struct {
 	StartDue         time.Time           `json:"start_due,omitzero"`
 	Result           string              `json:"result,omitempty"`
 	HeartbeatDetails json.RawMessage     `json:"heartbeat_details,omitempty"`
+	EagerTokens      []string            `json:"eager_tokens,omitempty"`
 }
 
 // The fields of a task record. A task's id begins with its run's and its
@@ -78,6 +79,7 @@ const (
 	taskTokenSuffix      = 25
 	taskStartDue         = 26
 	taskHeartbeatDetails = 27 // JSON
+	taskEagerTokens      = 28 // repeated
 )
 
 // AppendTask appends a task record's stored form to b.
@@ -118,6 +120,9 @@ func AppendTask(b []byte, t *Task) []byte {
 	b = appendTime(b, taskHeartbeatDue, t.HeartbeatDue)
 	b = appendTime(b, taskStartDue, t.StartDue)
 	b = appendBytes(b, taskHeartbeatDetails, t.HeartbeatDetails)
+	for _, s := range t.EagerTokens {
+		b = appendElem(b, taskEagerTokens, s)
+	}
 	return appendString(b, taskResult, t.Result)
 }
 
@@ -215,6 +220,11 @@ func decodeTask(b []byte, t *Task) error {
 			t.StartDue, err = f.time()
 		case taskResult:
 			t.Result, err = f.str()
+		case taskEagerTokens:
+			var s string
+			if s, err = f.str(); err == nil {
+				t.EagerTokens = append(t.EagerTokens, s)
+			}
 		case taskHeartbeatDetails:
 			var v []byte
 			if v, err = f.bytes(); err == nil && len(v) > 0 { // empty is absent

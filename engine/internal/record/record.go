@@ -135,6 +135,10 @@ type Task struct {
 	// HeartbeatDetails are the details of the claim's last heartbeat that
 	// carried any (docs/semantics.md#heartbeat-details).
 	HeartbeatDetails json.RawMessage `json:"heartbeat_details,omitempty"`
+	// EagerTokens, on a task completed with eager dispatch, are the claim
+	// tokens of the next tasks its completion claimed for the worker, so
+	// that a retried completion can give them back (docs/semantics.md#give-back).
+	EagerTokens []string `json:"eager_tokens,omitempty"`
 }
 
 // Stored answers the record as runcodec stores it.
@@ -144,7 +148,8 @@ func (t *Task) Stored() *runcodec.Task {
 		LogicalAttempt: t.LogicalAttempt, EngineAttempt: t.EngineAttempt, NotBefore: t.NotBefore, Seq: t.Seq,
 		Timeout: t.Timeout, HeartbeatTimeout: t.HeartbeatTimeout, State: string(t.State), Token: t.Token,
 		WorkerID: t.WorkerID, ClaimedAt: t.ClaimedAt, HeartbeatAt: t.HeartbeatAt, Deadline: t.Deadline,
-		HeartbeatDue: t.HeartbeatDue, StartDue: t.StartDue, Result: t.Result, HeartbeatDetails: t.HeartbeatDetails}
+		HeartbeatDue: t.HeartbeatDue, StartDue: t.StartDue, Result: t.Result, HeartbeatDetails: t.HeartbeatDetails,
+		EagerTokens: t.EagerTokens}
 }
 
 // DecodeTask decodes a stored task record (binary, or the JSON of an older
@@ -159,7 +164,8 @@ func DecodeTask(b []byte, t *Task) error {
 		LogicalAttempt: s.LogicalAttempt, EngineAttempt: s.EngineAttempt, NotBefore: s.NotBefore, Seq: s.Seq,
 		Timeout: s.Timeout, HeartbeatTimeout: s.HeartbeatTimeout, State: TaskState(s.State), Token: s.Token,
 		WorkerID: s.WorkerID, ClaimedAt: s.ClaimedAt, HeartbeatAt: s.HeartbeatAt, Deadline: s.Deadline,
-		HeartbeatDue: s.HeartbeatDue, StartDue: s.StartDue, Result: s.Result, HeartbeatDetails: s.HeartbeatDetails}
+		HeartbeatDue: s.HeartbeatDue, StartDue: s.StartDue, Result: s.Result, HeartbeatDetails: s.HeartbeatDetails,
+		EagerTokens: s.EagerTokens}
 	return nil
 }
 
