@@ -5,7 +5,9 @@ compensations as the Go worker (examples/worker) and the TypeScript one
     make py-worker          # or: PYTHONPATH=client/python/src /usr/bin/python3 examples/python/worker.py
 
 The address is $WEFT_URL (default http://127.0.0.1:7400), the bearer token
-$WEFT_TOKEN, the queue $WEFT_QUEUE (default "default"). On SIGINT or SIGTERM it
+$WEFT_TOKEN, the queue $WEFT_QUEUE (default "default"); with an https:// address,
+$WEFT_CA_CERT, $WEFT_CLIENT_CERT and $WEFT_CLIENT_KEY name a private CA and a
+client certificate, as for the CLI. On SIGINT or SIGTERM it
 stops polling and lets in-flight tasks finish and report.
 """
 
@@ -51,7 +53,8 @@ def say(msg: str, **fields: object) -> None:
     print(json.dumps({"msg": msg, **fields}), file=sys.stderr, flush=True)
 
 
-client = weft.AsyncClient(os.environ.get("WEFT_URL") or "http://127.0.0.1:7400", token=os.environ.get("WEFT_TOKEN"))
+client = weft.AsyncClient(os.environ.get("WEFT_URL") or "http://127.0.0.1:7400", token=os.environ.get("WEFT_TOKEN"),
+                          tls=weft.TLS.from_env())
 worker = Worker(client, queue=os.environ.get("WEFT_QUEUE") or "default")
 
 

@@ -5,6 +5,7 @@ WEFT_URL, WORKER_ID, ACTIVITY, LEDGER (a directory), MODE:
   effect-then-hang   write the side effect to LEDGER, print "effect", hang until stopped
   hang               print "started", hang until stopped
   finish-on-release  print "started", finish once LEDGER/release exists
+DETAILS (optional JSON) is sent with a heartbeat before "started".
 """
 
 import asyncio
@@ -54,6 +55,8 @@ verifiable = MODE == "effect-then-hang"
 
 @worker.activity(os.environ["ACTIVITY"], idempotency_key=(lambda c: c.order_id) if verifiable else None)
 async def charge(c: Charge, ctx: ActivityContext) -> dict:
+    if os.environ.get("DETAILS"):
+        assert await ctx.heartbeat(json.loads(os.environ["DETAILS"]))
     say(started=ctx.info.action_id, attempt=ctx.info.engine_attempt, run_id=ctx.info.run_id)
     if MODE == "effect-then-hang":
         (LEDGER / c.order_id).write_text(json.dumps({"receipt": f"R-{c.order_id}"}))

@@ -1,7 +1,8 @@
 """A real HTTP/1.1 proxy in front of weftd that loses answers: it forwards a
 request whose path ends with a given method to weftd (so it takes effect),
 then closes the connection without answering, the first ``drops`` times. That
-is the network fault that makes a caller retry; nothing is mocked."""
+is the network fault that makes a caller retry; nothing is mocked. It also
+records each call's method and traceparent header (``calls``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ class LossyProxy:
         self.method = method
         self.drops = drops
         self.seen = 0
+        #: (method, traceparent header or "") of every call forwarded, in order.
+        self.calls: list[tuple[str, str]] = []
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -27,6 +30,7 @@ class LossyProxy:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                proxy.calls.append((self.path.rsplit("/", 1)[-1], self.headers.get("traceparent") or ""))
                 conn = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port, timeout=60)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
                 conn.request("POST", self.path, body=body, headers=headers)

@@ -6,6 +6,7 @@ import json
 import shutil
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,9 +150,10 @@ def test_cancelling_a_run_cancels_the_running_activity_which_reports_CANCELLED(w
     assert reasons == ["cancel-requested"]
 
 
-def test_a_worker_frozen_past_its_heartbeat_timeout_loses_the_task_to_another_worker(weftd, client):
+def test_a_worker_frozen_past_its_heartbeat_timeout_loses_the_task_to_another_worker_which_resumes_from_its_details(
+        weftd, client):
     a = unique("frozen")
-    child = ChildWorker(weftd.url, WORKER_ID="frozen-child", ACTIVITY=a, MODE="hang")
+    child = ChildWorker(weftd.url, WORKER_ID="frozen-child", ACTIVITY=a, MODE="hang", DETAILS='{"page": 3}')
     try:
         run = client.submit(plan({"id": "charge", "activity": a, "heartbeat_timeout_ms": 1500,
                                   "input": {"order_id": "x", "cents": 1},
@@ -161,8 +163,9 @@ def test_a_worker_frozen_past_its_heartbeat_timeout_loses_the_task_to_another_wo
 
         def register(w: Worker) -> None:
             @w.activity(a)
-            async def rescue(_):
-                return {"receipt": "second-worker"}
+            async def rescue(_, ctx: ActivityContext):
+                assert ctx.heartbeat_details == ctx.info.heartbeat_details
+                return {"receipt": "second-worker", "resumed_from": ctx.info.heartbeat_details}
 
         w = ThreadWorker(weftd.url, register, worker_id="rescuer")
         try:
@@ -171,7 +174,7 @@ def test_a_worker_frozen_past_its_heartbeat_timeout_loses_the_task_to_another_wo
             w.stop()
         assert done.status == run_pb2.RUN_STATUS_COMPLETED, done.message
         s = step(done, "charge")
-        assert weft.from_value(s.output) == {"receipt": "second-worker"}
+        assert weft.from_value(s.output) == {"receipt": "second-worker", "resumed_from": {"page": 3}}
         assert (s.attempts[0].worker_id, s.attempts[0].outcome) == ("frozen-child", run_pb2.ATTEMPT_OUTCOME_TIMED_OUT)
         assert s.attempts[-1].worker_id == "rescuer"
         child.proc.send_signal(18)  # SIGCONT: its next heartbeat learns the claim is gone
@@ -307,28 +310,37 @@ def test_a_completion_whose_answer_is_lost_is_retried_with_the_same_task_token(w
     assert weft.from_value(step(done, "work").output) == {"once": True}
 
 
-def test_RateLimited_with_retry_after_holds_the_report_so_the_next_attempt_starts_no_sooner(weftd, client):
+def test_RateLimited_retry_after_reaches_weftd_as_the_next_attempts_recorded_due_time(weftd, client):
     from weft.worker import RateLimited
 
     a = unique("limited")
+    failed_after: list[int] = []
 
     def register(w: Worker) -> None:
         @w.activity(a)
         async def call_api(_, ctx: ActivityContext):
-            if ctx.info.engine_attempt == 1:
-                raise RateLimited("the API said 429", retry_after=0.5)
-            return "ok"
+            failed_after.append(int(time.time() * 1000))  # the API answers milliseconds
+            raise RateLimited("the API said 429", retry_after=3600)
 
     w = ThreadWorker(weftd.url, register)
     try:
-        run = client.submit_and_await(plan({"id": "api", "activity": a,
-                                            "retry": {"max_attempts": 2, "initial_backoff_ms": 10}}), timeout=60)
+        run = client.submit(plan({"id": "api", "activity": a,
+                                  "retry": {"max_attempts": 2, "initial_backoff_ms": 10}})).run
+        failed = until("the first attempt to fail", lambda: (lambda r: r if step(r, "api").attempts else None)(
+            client.runs.get_run(run_id=run.run_id).run))
     finally:
         w.stop()
-    assert run.status == run_pb2.RUN_STATUS_COMPLETED, run.message
-    first, second = step(run, "api").attempts
-    assert first.error.error_class == common_pb2.ERROR_CLASS_RATE_LIMIT and first.error.code == "rate_limited"
-    assert second.started_at.ToMilliseconds() - first.started_at.ToMilliseconds() >= 500
+    s = step(failed, "api")
+    assert len(s.attempts) == 1 and failed_after, "no second attempt before the hour"
+    assert s.attempts[0].error.error_class == common_pb2.ERROR_CLASS_RATE_LIMIT
+    assert s.attempts[0].error.code == "rate_limited"
+    assert s.next_attempt_at.ToMilliseconds() >= failed_after[0] + 3_600_000
+
+
+def test_retry_after_ms_is_whole_milliseconds_rounded_up_within_a_day():
+    from weft.worker.failure import retry_after_ms
+
+    assert [retry_after_ms(x) for x in (None, 0, -1, 0.0001, 1.5, 10 ** 9)] == [0, 0, 0, 1, 1500, 86_400_000]
 
 
 def test_a_step_failing_for_good_runs_the_compensations_registered_by_decorator(weftd, client):
@@ -362,3 +374,31 @@ def test_a_step_failing_for_good_runs_the_compensations_registered_by_decorator(
     assert run.compensation_outcome == run_pb2.COMPENSATION_OUTCOME_ROLLED_BACK
     assert undone == [("hotel", "hotel")]
     assert weft.from_value(step(run, "noop").output) == "done"
+
+
+def test_a_lost_completion_answer_does_not_strand_the_next_task_eager_dispatch_claimed_with_it(weftd, client):
+    from lossy_proxy import LossyProxy
+
+    a = unique("eager-lost")
+    proxy = LossyProxy(weftd.url, "CompleteTask", drops=1)
+
+    def register(w: Worker) -> None:
+        @w.activity(a)
+        async def work(_, ctx: ActivityContext):
+            return {"step": ctx.info.action_id}
+
+    w = ThreadWorker(proxy.url, register, concurrency=1)
+    try:
+        # The first completion claims "second" for the worker in its own commit;
+        # its answer is lost. The attempt timeout (10 min) is far beyond the
+        # test's wait: only a claim given back lets "second" run.
+        done = client.submit_and_await(plan(
+            {"id": "first", "activity": a},
+            {"id": "second", "activity": a, "timeout_ms": 600_000}), timeout=30)
+    finally:
+        w.stop()
+        proxy.close()
+    assert done.status == run_pb2.RUN_STATUS_COMPLETED, done.message
+    assert proxy.seen >= 2, "the completion was not retried"
+    second = step(done, "second")
+    assert [x.outcome for x in second.attempts] == [run_pb2.ATTEMPT_OUTCOME_SUCCEEDED]

@@ -30,12 +30,13 @@ from .errors import (
     WeftError,
 )
 from .retry import RetryPolicy
+from .tls import TLS
 from .values import NoResult, from_value, is_terminal, result, run_status_name, to_value
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "AsyncClient", "Client", "RetryPolicy", "WeftError", "FieldViolation",
+    "AsyncClient", "Client", "RetryPolicy", "TLS", "WeftError", "FieldViolation",
     "CapabilityUnavailable", "DeadlineExceeded", "FailedPrecondition", "IllegalTransition", "Internal",
     "InvalidArgument", "NotFound", "OperationConflict", "PayloadTooLarge", "PermissionDenied",
     "ResourceExhausted", "SchemaValidationFailed", "SignalAcceptanceIndeterminate", "TaskClaimLost",

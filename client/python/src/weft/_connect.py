@@ -22,6 +22,7 @@ from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from . import errors
+from .tls import TLS, check_scheme
 
 #: A bearer token, or a function answering one per call (e.g. a refresher).
 TokenSource = Union[str, Callable[[], str], None]
@@ -217,14 +218,21 @@ def _timeout(timeout: Optional[float]) -> httpx.Timeout:
     return httpx.Timeout(10.0, read=None if timeout is None else timeout + 2.0)
 
 
+def _tls_options(base_url: str, tls: Optional[TLS]) -> dict:
+    """httpx's options for tls (none without it)."""
+    check_scheme(base_url, tls)
+    return tls.httpx_options() if tls is not None else {}
+
+
 class SyncTransport:
     """Connect over a blocking ``httpx.Client``."""
 
     def __init__(self, base_url: str, *, token: TokenSource, json: bool, http2: bool,
-                 http_client: Optional[httpx.Client] = None) -> None:
+                 http_client: Optional[httpx.Client] = None, tls: Optional[TLS] = None) -> None:
         self.codec = Codec(json)
         self.token = token
-        self.http = http_client or httpx.Client(base_url=base_url.rstrip("/"), http1=not http2, http2=http2)
+        self.http = http_client or httpx.Client(base_url=base_url.rstrip("/"), http1=not http2, http2=http2,
+                                                **_tls_options(base_url, tls))
 
     def unary(self, method: Method, request: Message, timeout: Optional[float],
               headers: Optional[Mapping[str, str]] = None) -> Message:
@@ -263,10 +271,11 @@ class AsyncTransport:
     """Connect over an ``httpx.AsyncClient``."""
 
     def __init__(self, base_url: str, *, token: TokenSource, json: bool, http2: bool,
-                 http_client: Optional[httpx.AsyncClient] = None) -> None:
+                 http_client: Optional[httpx.AsyncClient] = None, tls: Optional[TLS] = None) -> None:
         self.codec = Codec(json)
         self.token = token
-        self.http = http_client or httpx.AsyncClient(base_url=base_url.rstrip("/"), http1=not http2, http2=http2)
+        self.http = http_client or httpx.AsyncClient(base_url=base_url.rstrip("/"), http1=not http2, http2=http2,
+                                                     **_tls_options(base_url, tls))
 
     async def unary(self, method: Method, request: Message, timeout: Optional[float],
                     headers: Optional[Mapping[str, str]] = None) -> Message:

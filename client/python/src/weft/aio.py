@@ -28,6 +28,7 @@ from .client import (
     submit_request,
 )
 from .retry import DEFAULT_RETRY, RetryPolicy, call_async, is_transient
+from .tls import TLS
 from weft.v1 import event_pb2, run_pb2, signal_pb2
 
 if TYPE_CHECKING:
@@ -75,9 +76,10 @@ class AsyncClient:
 
     def __init__(self, base_url: str = "http://127.0.0.1:7400", *, token: _connect.TokenSource = None,
                  json: bool = False, http2: bool = False, timeout: Optional[float] = 30.0,
-                 retry: RetryPolicy = DEFAULT_RETRY, http_client: Optional[httpx.AsyncClient] = None) -> None:
+                 retry: RetryPolicy = DEFAULT_RETRY, http_client: Optional[httpx.AsyncClient] = None,
+                 tls: Optional[TLS] = None) -> None:
         self.transport = _connect.AsyncTransport(base_url, token=token, json=json, http2=http2,
-                                                 http_client=http_client)
+                                                 http_client=http_client, tls=tls)
         self.retry = retry
         self.runs: "_services.AsyncRunService" = _AsyncService(  # type: ignore[assignment]
             self.transport, SERVICES["runs"], timeout, retry)

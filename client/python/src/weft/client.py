@@ -22,6 +22,7 @@ from google.protobuf.message import Message
 
 from . import _connect, values
 from .errors import DeadlineExceeded
+from .tls import TLS
 from .retry import DEFAULT_RETRY, RetryPolicy, call_sync, is_transient
 from weft.v1 import audit_pb2, definition_pb2, event_pb2, run_pb2, schedule_pb2, signal_pb2, worker_pb2
 
@@ -150,12 +151,17 @@ class Client:
             their own.
         retry: how calls that are safe to repeat are retried.
         http_client: an ``httpx.Client`` to use instead (its base_url set).
+        tls: a private CA and a client certificate (:class:`weft.TLS`), with
+            an ``https://`` base_url; without it, ``https://`` trusts the
+            system's CAs.
     """
 
     def __init__(self, base_url: str = "http://127.0.0.1:7400", *, token: _connect.TokenSource = None,
                  json: bool = False, http2: bool = False, timeout: Optional[float] = 30.0,
-                 retry: RetryPolicy = DEFAULT_RETRY, http_client: Optional[httpx.Client] = None) -> None:
-        self.transport = _connect.SyncTransport(base_url, token=token, json=json, http2=http2, http_client=http_client)
+                 retry: RetryPolicy = DEFAULT_RETRY, http_client: Optional[httpx.Client] = None,
+                 tls: Optional[TLS] = None) -> None:
+        self.transport = _connect.SyncTransport(base_url, token=token, json=json, http2=http2, http_client=http_client,
+                                                tls=tls)
         self.retry = retry
         self.runs: "_services.RunService" = _Service(  # type: ignore[assignment]
             self.transport, SERVICES["runs"], timeout, retry)

@@ -4,6 +4,7 @@ external side effect may have happened."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional
 
@@ -44,14 +45,26 @@ class NonRetryable(ActivityError):
 
 class RateLimited(ActivityError):
     """The external system refused for now: class RATE_LIMIT (retried). With
-    ``retry_after`` (seconds) the worker holds the failure report that long
-    (at most until the attempt's deadline, heartbeating meanwhile), so the
-    engine's next attempt starts no sooner."""
+    ``retry_after`` (seconds, e.g. its Retry-After) weftd starts the next
+    attempt no sooner: at the later of it and the retry policy's backoff, at
+    most a day (docs/semantics.md#retry-after). The worker's slot is free at once."""
 
     def __init__(self, message: str = "rate limited", *, retry_after: Optional[float] = None,
                  code: str = "rate_limited") -> None:
         super().__init__(message, error_class=common_pb2.ERROR_CLASS_RATE_LIMIT, code=code)
         self.retry_after = retry_after
+
+
+#: The longest retry_after the API takes, in milliseconds: a day.
+MAX_RETRY_AFTER_MS = 86_400_000
+
+
+def retry_after_ms(seconds: Optional[float]) -> int:
+    """``seconds`` as the API's retry_after_ms: whole milliseconds, rounded
+    up, within its bound; 0 for none."""
+    if not seconds or seconds <= 0:
+        return 0
+    return min(math.ceil(seconds * 1000), MAX_RETRY_AFTER_MS)
 
 
 def side_effect_possible(err: BaseException) -> ActivityError:
@@ -71,6 +84,8 @@ class Classified:
     code: str
     message: str
     side_effect_possible: bool = False
+    #: Seconds before the next attempt may start (RateLimited); None: the backoff alone.
+    retry_after: Optional[float] = None
 
 
 def classify(err: BaseException, aborted: Optional[str]) -> Classified:
@@ -78,7 +93,8 @@ def classify(err: BaseException, aborted: Optional[str]) -> Classified:
     stopped it (if it did): an ActivityError wins; then a cancel request
     (CANCELLED) and the deadline (TIMEOUT); anything else is UNKNOWN."""
     if isinstance(err, ActivityError):
-        return Classified(err.error_class, err.code, err.message, err.side_effect_possible)
+        return Classified(err.error_class, err.code, err.message, err.side_effect_possible,
+                          getattr(err, "retry_after", None))
     message = message_of(err)
     if aborted == "cancel-requested":
         return Classified(common_pb2.ERROR_CLASS_CANCELLED, "cancel_requested", message)

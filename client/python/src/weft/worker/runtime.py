@@ -29,9 +29,9 @@ from .failure import (
     MAX_MESSAGE_CHARS,
     ActivityError,
     Classified,
-    RateLimited,
     classify,
     message_of,
+    retry_after_ms,
     truncate,
 )
 from weft.v1 import common_pb2, event_pb2, worker_pb2
@@ -71,6 +71,15 @@ class ActivityInfo:
     #: The outputs of the actions this one depends on, by action id, as JSON.
     upstream_outputs: dict
     worker_id: str
+    #: The details of the last heartbeat an earlier engine attempt of this
+    #: logical attempt sent (None: none did), so a retried activity can
+    #: resume (docs/semantics.md#heartbeat-details).
+    heartbeat_details: Any = None
+    #: The W3C traceparent of the attempt's span in the run's trace ("" when
+    #: the run is not traced): start the activity's span as its child. The
+    #: worker sends it on the task's reports and heartbeats, so weftd's spans
+    #: of them join the trace (docs/observability.md).
+    traceparent: str = ""
 
 
 @dataclass
@@ -100,13 +109,16 @@ class ActivityContext:
     which. An async activity is also cancelled (``asyncio.CancelledError``);
     a sync one, run in a thread, should check ``is_cancelled()``."""
 
-    def __init__(self, info: ActivityInfo, beat: Callable[[], Awaitable[None]],
+    def __init__(self, info: ActivityInfo, beat: Callable[[], Awaitable[bool]],
                  loop: asyncio.AbstractEventLoop) -> None:
         self.info = info
         self.cancelled = threading.Event()
         self.cancel_reason: Optional[str] = None
-        #: The details of the last heartbeat, kept by this worker for the activity.
-        self.heartbeat_details: Any = None
+        #: The activity's latest progress: the details it last heartbeated,
+        #: else those of the earlier attempt (``info.heartbeat_details``).
+        self.heartbeat_details: Any = info.heartbeat_details
+        #: Details not yet delivered to weftd (sent with the next heartbeat).
+        self._pending: Any = None
         self._beat = beat
         self._loop = loop
         self._task: Optional[asyncio.Task] = None
@@ -115,18 +127,25 @@ class ActivityContext:
         """True once the task must stop (see the class)."""
         return self.cancelled.is_set()
 
-    async def heartbeat(self, details: Any = None) -> None:
-        """Sends a heartbeat now (the runtime also sends them on its own) and
-        records ``details`` as the activity's progress."""
+    async def heartbeat(self, details: Any = None) -> bool:
+        """Sends a heartbeat now (the runtime also sends them on its own),
+        with ``details`` (JSON, or a dataclass) as the activity's progress;
+        None sends none and keeps those sent before. weftd keeps the latest;
+        when the attempt fails or times out, the next attempt reads them as
+        ``info.heartbeat_details`` (docs/semantics.md#heartbeat-details).
+        Answers whether weftd took it; details not delivered go with the
+        next heartbeat."""
         if details is not None:
+            self._pending = values.to_value(details)  # refuses what JSON cannot carry, here
             self.heartbeat_details = details
-        await self._beat()
+        return await self._beat()
 
-    def heartbeat_sync(self, details: Any = None) -> None:
+    def heartbeat_sync(self, details: Any = None) -> bool:
         """:meth:`heartbeat` from a sync activity's thread."""
         if details is not None:
+            self._pending = values.to_value(details)
             self.heartbeat_details = details
-        asyncio.run_coroutine_threadsafe(self._beat(), self._loop).result()
+        return asyncio.run_coroutine_threadsafe(self._beat(), self._loop).result()
 
     def _abort(self, kind: str) -> None:
         if self.cancelled.is_set():
@@ -189,6 +208,13 @@ def _signature(fn: Callable[..., Any]) -> tuple[Any, int]:
     hints = typing.get_type_hints(fn) if params else {}
     input_type = hints.get(params[0].name) if params else None
     return input_type, min(len(params), 2)
+
+
+def trace_headers(t: worker_pb2.Task) -> Optional[dict]:
+    """The headers that carry a traced task's traceparent on its reports and
+    heartbeats, so weftd's spans of them join the run's trace under the
+    attempt (as the Go and TS workers send it); None for an untraced task."""
+    return {"traceparent": t.traceparent} if t.traceparent else None
 
 
 def heartbeat_every(heartbeat_timeout_ms: int, interval: float) -> float:
@@ -452,6 +478,8 @@ class Worker:
             run_input=values.from_value_field(t, "run_input"),
             upstream_outputs={k: values.from_value(v) for k, v in t.upstream_outputs.items()},
             worker_id=self.worker_id,
+            heartbeat_details=values.from_value_field(t, "heartbeat_details"),
+            traceparent=t.traceparent,
         )
 
     async def _handle(self, t: worker_pb2.Task) -> list:
@@ -482,10 +510,7 @@ class Worker:
                 log.info("task not reported", extra={**fields, "reason": ctx.cancel_reason})
                 return []
             if not ok:
-                f = classify(out, ctx.cancel_reason)
-                if isinstance(out, RateLimited) and out.retry_after:
-                    await self._hold(out.retry_after, ctx)
-                await self._report_failure(t, f, key, fields)
+                await self._report_failure(t, classify(out, ctx.cancel_reason), key, fields)
                 return []
             return await self._report_completion(t, out, key, fields)
         finally:
@@ -494,13 +519,6 @@ class Worker:
             if beats is not None:
                 beats.cancel()
             self._contexts.discard(ctx)
-
-    async def _hold(self, seconds: float, ctx: ActivityContext) -> None:
-        """Waits up to ``seconds``, no later than the attempt's deadline."""
-        if ctx.info.deadline is not None:
-            seconds = min(seconds, (ctx.info.deadline - _dt.datetime.now(_dt.timezone.utc)).total_seconds() - 1)
-        if seconds > 0:
-            await asyncio.sleep(seconds)
 
     async def _run_activity(self, h: _Handler, t: worker_pb2.Task, ctx: ActivityContext) -> tuple[bool, Any, str]:
         """Runs the function: (True, output, key) or (False, error, key)."""
@@ -547,22 +565,30 @@ class Worker:
 
         return asyncio.create_task(loop())
 
-    async def _beat(self, t: worker_pb2.Task, ctx: ActivityContext, fields: dict) -> None:
-        """One heartbeat: stops the task when weftd asks or the claim is gone;
-        a failed heartbeat is not retried (the next one is the retry)."""
+    async def _beat(self, t: worker_pb2.Task, ctx: ActivityContext, fields: dict) -> bool:
+        """One heartbeat, with the details not yet delivered: stops the task
+        when weftd asks or the claim is gone; a failed heartbeat is not
+        retried (the next one is the retry). Answers whether weftd took it."""
+        sent = ctx._pending
+        req = worker_pb2.HeartbeatTaskRequest(task_token=t.task_token, worker_id=self.worker_id)
+        if sent is not None:
+            req.details.CopyFrom(sent)
         try:
-            res = await self.client.workers.heartbeat_task(task_token=t.task_token, worker_id=self.worker_id,
-                                                           timeout=10.0, retry=RetryPolicy(max_attempts=1))
+            res = await self.client.workers.heartbeat_task(req, timeout=10.0, retry=RetryPolicy(max_attempts=1),
+                                                           headers=trace_headers(t))
         except WeftError as e:
             if e.code in ("TaskClaimLost", "NotFound"):
                 log.info("claim lost; stopping the task", extra=fields)
                 ctx._abort("claim-lost")
             else:
                 log.warning("heartbeat failed", extra={**fields, "code": e.code})
-            return
+            return False
+        if ctx._pending is sent:
+            ctx._pending = None
         if res.cancel_requested:
             log.info("cancel requested; stopping the task", extra=fields)
             ctx._abort("cancel-requested")
+        return True
 
     async def _report_completion(self, t: worker_pb2.Task, out: Any, key: str, fields: dict) -> list:
         try:
@@ -578,7 +604,7 @@ class Worker:
         if not self._stopping:
             req.next_tasks.CopyFrom(self.poll_request(1, 0))
         try:
-            res = await self.client.workers.complete_task(req, retry=self.retry)
+            res = await self.client.workers.complete_task(req, retry=self.retry, headers=trace_headers(t))
         except WeftError as e:
             if e.code == "TaskClaimLost":
                 log.info("completion not applied: the claim was lost", extra=fields)
@@ -596,7 +622,8 @@ class Worker:
                 task_token=t.task_token, worker_id=self.worker_id,
                 error_class=f.error_class or common_pb2.ERROR_CLASS_UNKNOWN,
                 code=truncate(f.code, MAX_CODE_CHARS), message=truncate(f.message or "failed", MAX_MESSAGE_CHARS),
-                side_effect_possible=f.side_effect_possible, reconciliation_key=key, retry=self.retry)
+                side_effect_possible=f.side_effect_possible, reconciliation_key=key,
+                retry_after_ms=retry_after_ms(f.retry_after), retry=self.retry, headers=trace_headers(t))
         except WeftError as e:
             log.info("failure not reported", extra={**fields, "code": e.code})
 
@@ -620,6 +647,6 @@ class Worker:
         if result is not None:
             req.result.CopyFrom(result)
         try:
-            await self.client.workers.report_verification(req, retry=self.retry)
+            await self.client.workers.report_verification(req, retry=self.retry, headers=trace_headers(t))
         except WeftError as e:
             log.warning("verification not reported", extra={**fields, "code": e.code})
