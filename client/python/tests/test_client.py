@@ -146,6 +146,31 @@ def test_a_bearer_token_authenticates_and_a_missing_one_raises_Unauthenticated(s
         alice.runs.list_runs()
 
 
+def test_who_am_i_answers_the_callers_principal_tenant_and_roles(secured):
+    with weft.Client(secured.url, token="alice-secret-token-1234") as alice:
+        me = alice.identity.who_am_i()
+    assert (me.principal, me.tenant_id) == ("alice", "acme")
+    assert me.roles and "runs.read" in me.permissions
+
+
+def test_the_clients_serve_every_service_of_the_api():
+    import importlib
+    import pkgutil
+    import weft.v1
+    api = set()
+    for m in pkgutil.iter_modules(weft.v1.__path__):
+        if m.name.endswith("_pb2"):
+            api |= {s.full_name for s in importlib.import_module(f"weft.v1.{m.name}").DESCRIPTOR.services_by_name.values()}
+    assert api == {s.full_name for s in weft.client.SERVICES.values()}
+    with weft.Client() as c:
+        assert all(hasattr(c, name) for name in weft.client.SERVICES)
+
+    async def served_async() -> bool:
+        async with weft.AsyncClient() as c:
+            return all(hasattr(c, name) for name in weft.client.SERVICES)
+    assert asyncio.run(served_async())
+
+
 def test_separation_of_duties_raises_PermissionDenied_and_a_tenant_limit_ResourceExhausted(secured):
     manual = {"plan_id": unique("py-manual"), "plan_version": "1",
               "actions": [{"id": "approve", "order": 1, "completion_mode": "COMPLETION_MODE_MANUAL"}]}

@@ -93,6 +93,8 @@ class AsyncClient:
             self.transport, SERVICES["schedules"], timeout, retry)
         self.audit: "_services.AsyncAuditService" = _AsyncService(  # type: ignore[assignment]
             self.transport, SERVICES["audit"], timeout, retry)
+        self.identity: "_services.AsyncIdentityService" = _AsyncService(  # type: ignore[assignment]
+            self.transport, SERVICES["identity"], timeout, retry)
 
     async def __aenter__(self) -> "AsyncClient":
         return self

@@ -24,7 +24,7 @@ from . import _connect, values
 from .errors import DeadlineExceeded
 from .tls import TLS
 from .retry import DEFAULT_RETRY, RetryPolicy, call_sync, is_transient
-from weft.v1 import audit_pb2, definition_pb2, event_pb2, run_pb2, schedule_pb2, signal_pb2, worker_pb2
+from weft.v1 import audit_pb2, definition_pb2, event_pb2, identity_pb2, run_pb2, schedule_pb2, signal_pb2, worker_pb2
 
 if TYPE_CHECKING:
     from weft.v1 import _services
@@ -41,6 +41,7 @@ SERVICES = {
     "workers": worker_pb2.DESCRIPTOR.services_by_name["WorkerService"],
     "schedules": schedule_pb2.DESCRIPTOR.services_by_name["ScheduleService"],
     "audit": audit_pb2.DESCRIPTOR.services_by_name["AuditService"],
+    "identity": identity_pb2.DESCRIPTOR.services_by_name["IdentityService"],
 }
 
 Definition = Union[definition_pb2.WorkflowDefinition, Mapping[str, Any]]
@@ -175,6 +176,8 @@ class Client:
             self.transport, SERVICES["schedules"], timeout, retry)
         self.audit: "_services.AuditService" = _Service(  # type: ignore[assignment]
             self.transport, SERVICES["audit"], timeout, retry)
+        self.identity: "_services.IdentityService" = _Service(  # type: ignore[assignment]
+            self.transport, SERVICES["identity"], timeout, retry)
 
     def __enter__(self) -> "Client":
         return self

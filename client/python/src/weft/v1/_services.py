@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from weft.retry import RetryPolicy
     from weft.v1 import audit_pb2
     from weft.v1 import event_pb2
+    from weft.v1 import identity_pb2
     from weft.v1 import run_pb2
     from weft.v1 import schedule_pb2
     from weft.v1 import signal_pb2
@@ -108,6 +109,12 @@ class AuditService(Protocol):
     def list_audit_events(self, request: Union[audit_pb2.ListAuditEventsRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> audit_pb2.ListAuditEventsResponse: ...
 
 
+class IdentityService(Protocol):
+    """weft.v1.IdentityService, as ``Client.identity``."""
+
+    def who_am_i(self, request: Union[identity_pb2.WhoAmIRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> identity_pb2.WhoAmIResponse: ...
+
+
 class AsyncRunService(Protocol):
     """weft.v1.RunService, as ``AsyncClient.runs``."""
 
@@ -198,3 +205,9 @@ class AsyncAuditService(Protocol):
     """weft.v1.AuditService, as ``AsyncClient.audit``."""
 
     async def list_audit_events(self, request: Union[audit_pb2.ListAuditEventsRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> audit_pb2.ListAuditEventsResponse: ...
+
+
+class AsyncIdentityService(Protocol):
+    """weft.v1.IdentityService, as ``AsyncClient.identity``."""
+
+    async def who_am_i(self, request: Union[identity_pb2.WhoAmIRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> identity_pb2.WhoAmIResponse: ...
