@@ -17,6 +17,7 @@ import (
 	"github.com/weft-dev/weft/engine/keyspace"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/internal/testkit/loop"
 	"github.com/weft-dev/weft/schedule"
 	"github.com/weft-dev/weft/server/wiretest"
 	"github.com/weft-dev/weft/store"
@@ -304,12 +305,7 @@ func TestAudit_EveryActionOfTheAPISuiteCommitsWithItsRecord(t *testing.T) {
 	mem := memstore.New(memstore.Config{})
 	t.Cleanup(func() { _ = mem.Close() })
 	check := &ridingCheck{Store: mem}
-	eng, err := engine.New(engine.Config{Store: check})
-	require.NoError(t, err)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); eng.Run(ctx) }()
-	t.Cleanup(func() { stop(); <-done })
+	eng := loop.Engine(t, engine.Config{Store: check})
 	sch, err := schedule.New(schedule.Config{Store: check, Runs: eng})
 	require.NoError(t, err)
 	cfg := Config{}.WithEngine(eng).WithSchedules(sch)
@@ -317,6 +313,7 @@ func TestAudit_EveryActionOfTheAPISuiteCommitsWithItsRecord(t *testing.T) {
 	url := testServer(t, cfg)
 	apitest.Exercise(t, url)
 	schedules := weftv1connect.NewScheduleServiceClient(apitest.HTTPClient(), url)
+	ctx := context.Background()
 	_, err = schedules.CreateSchedule(ctx, connect.NewRequest(&weftv1.CreateScheduleRequest{ScheduleId: "nightly",
 		Spec: &weftv1.ScheduleSpec{Trigger: &weftv1.ScheduleSpec_Cron{Cron: "0 2 * * *"}}, Definition: scheduleDefinition()}))
 	require.NoError(t, err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/weft-dev/weft/conformance/apitest"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/internal/testkit/loop"
 )
 
 // fixedJSON is a client codec that sends a fixed JSON body whatever the
@@ -148,10 +148,7 @@ func TestUnknownEnumName_IsRefusedOnAServerStream(t *testing.T) {
 			return nil
 		},
 		connect.WithCodec(jsonCodec{name: "json"}), connect.WithInterceptors(&validationInterceptor{validator: validator})))
-	srv := httptest.NewUnstartedServer(mux)
-	srv.Config.Protocols = Protocols()
-	srv.Start()
-	t.Cleanup(srv.Close)
+	url := loop.Serve(t, mux, Protocols())
 	streams := []struct {
 		name string
 		opts []connect.ClientOption
@@ -163,7 +160,7 @@ func TestUnknownEnumName_IsRefusedOnAServerStream(t *testing.T) {
 	for _, p := range streams {
 		t.Run(p.name, func(t *testing.T) {
 			opts := append([]connect.ClientOption{connect.WithCodec(fixedJSON{`{"statuses":["RUNING"]}`})}, p.opts...)
-			client := connect.NewClient[weftv1.ListRunsRequest, weftv1.ListRunsResponse](apitest.HTTPClient(), srv.URL+procedure, opts...)
+			client := connect.NewClient[weftv1.ListRunsRequest, weftv1.ListRunsResponse](apitest.HTTPClient(), url+procedure, opts...)
 			stream, err := client.CallServerStream(context.Background(), connect.NewRequest(&weftv1.ListRunsRequest{}))
 			require.NoError(t, err)
 			require.False(t, stream.Receive())

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"strconv"
@@ -21,20 +20,19 @@ import (
 	"github.com/weft-dev/weft/engine"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+	"github.com/weft-dev/weft/internal/testkit/loop"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 )
 
-// testServer serves cfg in-process over HTTP/1.1 and h2c.
+// testServer serves cfg in-process over HTTP/1.1 and h2c (the test kit's
+// loop: this package's own tests cannot import internal/testkit, which
+// imports it).
 func testServer(t testing.TB, cfg Config) string {
 	t.Helper()
 	h, err := New(cfg)
 	require.NoError(t, err)
-	srv := httptest.NewUnstartedServer(h)
-	srv.Config.Protocols = Protocols()
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return loop.Serve(t, h, Protocols())
 }
 
 // engineConfig answers a config whose services run on a fresh memstore-backed engine.
@@ -48,13 +46,7 @@ func engineConfig(t testing.TB) Config {
 // engineConfigOn is engineConfig with the engine on st.
 func engineConfigOn(t testing.TB, st store.Store) Config {
 	t.Helper()
-	eng, err := engine.New(engine.Config{Store: st})
-	require.NoError(t, err)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); eng.Run(ctx) }()
-	t.Cleanup(func() { stop(); <-done })
-	return Config{}.WithEngine(eng)
+	return Config{}.WithEngine(loop.Engine(t, engine.Config{Store: st}))
 }
 
 func TestServer_PassesAPISuiteInProcess(t *testing.T) {

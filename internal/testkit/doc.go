@@ -7,8 +7,12 @@
 // server and process a test starts is stopped when the test ends; a weftd
 // process must then exit 0 on SIGTERM.
 //
+// Its lowest layer, internal/testkit/loop (an engine run until stopped, a
+// handler served on loopback), imports no server, so the server package's
+// own tests use it too.
+//
 // Layering: it may import the standard library, client, engine, schedule,
 // server, store, store/memstore, store/sqlstore/sqltest,
-// internal/redistest and testify; only tests import it (the engine's
+// internal/redistest, internal/testkit/loop and testify; only tests import it (the engine's
 // never: they may not reach the server).
 package testkit

@@ -1,7 +1,6 @@
 package testkit
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/weft-dev/weft/client"
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/internal/testkit/loop"
 	"github.com/weft-dev/weft/schedule"
 	"github.com/weft-dev/weft/server"
 	"github.com/weft-dev/weft/store"
@@ -43,8 +43,7 @@ type Server struct {
 	Client *client.Client
 
 	http      *httptest.Server
-	stop      context.CancelFunc
-	done      chan struct{}
+	running   *loop.Running
 	ownsStore bool
 }
 
@@ -60,7 +59,7 @@ func Start(t testing.TB, opts Options) *Server {
 // New starts a weftd in process; Close stops it. Start is the form for a
 // test; New is for what has no test (an Example).
 func New(opts Options) (*Server, error) {
-	s := &Server{Store: opts.Store, done: make(chan struct{})}
+	s := &Server{Store: opts.Store}
 	if s.Store == nil {
 		s.Store, s.ownsStore = memstore.New(memstore.Config{}), true
 	}
@@ -69,17 +68,15 @@ func New(opts Options) (*Server, error) {
 		opts.Engine(&cfg)
 	}
 	var err error
-	if s.Engine, err = engine.New(cfg); err != nil {
+	if s.running, err = loop.StartEngine(cfg); err != nil {
 		s.closeStore()
 		return nil, err
 	}
+	s.Engine = s.running.Engine
 	if s.Schedules, err = schedule.New(schedule.Config{Store: s.Store, Runs: s.Engine}); err != nil {
-		s.closeStore()
+		s.Close()
 		return nil, err
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	s.stop = stop
-	go func() { defer close(s.done); s.Engine.Run(ctx) }()
 	scfg := server.Config{}.WithEngine(s.Engine).WithSchedules(s.Schedules)
 	if opts.Server != nil {
 		scfg = opts.Server(s, scfg)
@@ -93,7 +90,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Wrap != nil {
 		handler = opts.Wrap(h)
 	}
-	s.http = serve(handler)
+	s.http = loop.Listen(handler, server.Protocols())
 	s.URL = s.http.URL
 	s.Client = client.New(s.URL)
 	return s, nil
@@ -104,8 +101,7 @@ func (s *Server) Close() {
 	if s.http != nil {
 		s.http.Close()
 	}
-	s.stop()
-	<-s.done
+	s.running.Stop()
 	s.closeStore()
 }
 
@@ -119,14 +115,5 @@ func (s *Server) closeStore() {
 // does, until the test ends, and answers its URL.
 func Serve(t testing.TB, h http.Handler) string {
 	t.Helper()
-	srv := serve(h)
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-func serve(h http.Handler) *httptest.Server {
-	srv := httptest.NewUnstartedServer(h)
-	srv.Config.Protocols = server.Protocols()
-	srv.Start()
-	return srv
+	return loop.Serve(t, h, server.Protocols())
 }

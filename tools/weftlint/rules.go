@@ -66,7 +66,7 @@ var rules = []rule{
 	{pkg: "audit", allow: list(std, "store", "engine/keyspace")},
 	{pkg: "server", allow: list(std, "audit", "engine/...", "schedule", "internal/jsonvalue", "internal/protorules", "gen/...", "telemetry", "console", "connectrpc.com/...", "buf.build/...",
 		"google.golang.org/protobuf/...", "google.golang.org/genproto/...", "github.com/google/uuid", "github.com/rs/cors", "go.opentelemetry.io/otel/...",
-		"github.com/coreos/go-oidc/v3/...", "github.com/go-jose/go-jose/v4/...", "golang.org/x/oauth2", "internal/tlstest", "internal/oidctest")},
+		"github.com/coreos/go-oidc/v3/...", "github.com/go-jose/go-jose/v4/...", "golang.org/x/oauth2", "internal/tlstest", "internal/oidctest", "internal/testkit/loop")},
 	{pkg: "console", allow: list(std)},
 
 	// The public API's clients: they speak to Weft only over the wire.
@@ -85,8 +85,9 @@ var rules = []rule{
 	{pkg: "internal/redistest", allow: list(std, "internal/redisconn", goRedis, "github.com/google/uuid")},
 	{pkg: "internal/tlstest", allow: list(std)},
 	{pkg: "internal/testkit/fill", allow: list(std)},
+	{pkg: "internal/testkit/loop", allow: list(std, "engine", testify)},
 	{pkg: "internal/testkit", allow: list(std, "client", "engine", "schedule", "server", "store", "store/memstore", "store/sqlstore/sqltest",
-		"internal/redistest", testify)},
+		"internal/redistest", "internal/testkit/loop", testify)},
 	{pkg: "internal/oidctest", allow: list(std, "github.com/go-jose/go-jose/v4/...", "github.com/zitadel/oidc/v3/...", "golang.org/x/text/language")},
 	{pkg: "internal/protorules", allow: list(std, "buf.build/gen/...", "google.golang.org/protobuf/...")},
 	{pkg: "internal/eventschema", allow: list(std, "gen/...", "buf.build/gen/...", "google.golang.org/protobuf/...")},
