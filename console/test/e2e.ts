@@ -5,8 +5,9 @@
 //
 //   node console/test-dist/e2e.mjs '<config JSON>'
 import { chromium, type Browser, type Page } from "playwright-core";
-import assert from "node:assert/strict";
 import { join } from "node:path";
+import { newPage, shot, waitText } from "./support/page.js";
+import assert from "node:assert/strict";
 
 /** What the Go test hands over. */
 interface Config {
@@ -52,31 +53,7 @@ interface Config {
 }
 
 const cfg = JSON.parse(process.argv[2] ?? "") as Config;
-// Generous: the whole suite may run beside this on two shared cores.
-const WAIT = 60_000;
 const log = (msg: string) => process.stderr.write(`e2e: ${msg}\n`);
-
-async function newPage(browser: Browser, problems: string[]): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(WAIT);
-  page.on("console", (m) => {
-    const text = m.text();
-    if (m.type() === "error" && !/Failed to load resource: the server responded with a status of (401|403|404)/.test(text)) problems.push(`console ${m.type()}: ${text}`);
-    if (/Content[- ]Security[- ]Policy/i.test(text)) problems.push(`CSP: ${text}`);
-  });
-  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-  return page;
-}
-
-/** waitText waits until an element matching selector has text matching re. */
-async function waitText(page: Page, selector: string, re: RegExp): Promise<void> {
-  await page.locator(selector).filter({ hasText: re }).first().waitFor();
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(cfg.shots, `${name}.png`) });
-}
 
 async function signIn(page: Page, token: string): Promise<void> {
   await page.locator("#token").fill(token);
@@ -148,7 +125,7 @@ async function main(): Promise<void> {
     await waitText(page, ".refused", /The token was refused/);
     await waitText(page, "#token-refused", /unknown bearer token/);
     assert.equal(await page.locator("table.runs").count(), 0, "the runs list showed behind a refused token");
-    await shot(page, "signin-refused");
+    await shot(page, cfg.shots, "signin-refused");
 
     log("the list shows a submitted run");
     await signIn(page, cfg.acmeToken);
@@ -165,7 +142,7 @@ async function main(): Promise<void> {
     await page.getByRole("button", { name: "Clear" }).click();
     await page.locator(`tr[data-run-id="${cfg.pauseRun}"]`).waitFor();
     await waitText(page, 'button.count:not([data-status]) .count-n', /^8$/);
-    await shot(page, "runs");
+    await shot(page, cfg.shots, "runs");
 
     log("a run page shows its DAG and timeline");
     await openRunFromList(page, cfg.mainRun);
@@ -186,7 +163,7 @@ async function main(): Promise<void> {
     await waitText(page, "dialog[open] #sig-known", /payment-confirmed/);
     await page.locator("dialog[open] #sig-name").fill("payment-confirmd");
     await waitText(page, "dialog[open] #sig-unknown", /No step of this run waits for a signal named payment-confirmd/);
-    await shot(page, "signal-dialog");
+    await shot(page, cfg.shots, "signal-dialog");
     await page.locator("dialog[open]").getByRole("button", { name: "Close" }).click();
 
     log("a signal with a <script> payload is sent and shown as text");
@@ -209,7 +186,7 @@ async function main(): Promise<void> {
     await page.locator("#completion-token").waitFor();
     const token = (await page.locator("#completion-token").textContent())?.trim() ?? "";
     assert.match(token, /^[0-9a-f]{16,}$/);
-    await shot(page, "run-waiting");
+    await shot(page, cfg.shots, "run-waiting");
     await page.locator("#act-complete").click();
     await waitText(page, "dialog[open]", new RegExp(token));
     await confirm(page, "Complete", { "#mc-actor": cfg.submitter, "#mc-notes": "stock checked" });
@@ -231,9 +208,9 @@ async function main(): Promise<void> {
     await page.locator('svg.dag g.node[data-step="ship"]').click();
     await waitText(page, "#step-output", /tracking/);
     await page.evaluate(() => window.scrollTo(0, 0));
-    await shot(page, "run-completed");
+    await shot(page, cfg.shots, "run-completed");
     await page.emulateMedia({ colorScheme: "dark" });
-    await shot(page, "run-completed-dark");
+    await shot(page, cfg.shots, "run-completed-dark");
     await page.emulateMedia({ colorScheme: "light" });
 
     log("a failed step held by the run is retried, then skipped, from the console");
@@ -252,7 +229,7 @@ async function main(): Promise<void> {
     await page.locator('svg.dag g.node[data-step="bad-reserve"][data-status="FAILED"]').waitFor();
     await waitText(page, "table.events", /StepRetried/);
     await page.evaluate(() => window.scrollTo(0, 0));
-    await shot(page, "run-held");
+    await shot(page, cfg.shots, "run-held");
     await page.screenshot({ path: join(cfg.shots, "run-held-full.png"), fullPage: true });
     await page.locator("#act-skip").click();
     await confirm(page, "Skip", { "#act-reason": "stock counted by hand" });
@@ -288,11 +265,11 @@ async function main(): Promise<void> {
     await runStatus(page, /^PAUSED · DRAINING \(1 in flight\)$/);
     log("a gap in run_seq shows STALE until a resync moves the watermark past it");
     await waitText(page, "#feed-state", /^STALE · resyncing$/);
-    await shot(page, "run-stale");
+    await shot(page, cfg.shots, "run-stale");
     assert.equal((await fetch(cfg.resyncURL)).status, 200);
     await waitText(page, "#feed-state", /^LIVE$/);
     await waitText(page, ".facts", /1 resyncs?/);
-    await shot(page, "run-draining");
+    await shot(page, cfg.shots, "run-draining");
     const released = await fetch(cfg.releaseURL);
     assert.equal(released.status, 200);
     await runStatus(page, /^PAUSED$/);
@@ -317,7 +294,7 @@ async function main(): Promise<void> {
     await page.locator('svg.dag g.node[data-step="wait"][data-status="WAITING_FOR_SIGNAL"]').waitFor();
     await page.locator("#act-cancel").click();
     await page.locator("dialog[open] #act-compensate").check();
-    await shot(page, "cancel-compensate");
+    await shot(page, cfg.shots, "cancel-compensate");
     await confirm(page, "Cancel run", { "#act-reason": "customer left" });
     await waitText(page, ".accepted", /succeeded steps are compensated first/);
     await runStatus(page, /^CANCELLED/);
@@ -334,7 +311,7 @@ async function main(): Promise<void> {
     await waitText(page, `tr[data-schedule-id="${cfg.schedule}"]`, /cron 0 2 \* \* \* \(Europe\/Berlin\)/);
     await waitText(page, 'tr[data-schedule-id="hourly-sync"] .state .badge', /^PAUSED$/);
     await waitText(page, 'tr[data-schedule-id="hourly-sync"]', /every 1 h\s*overlap BUFFER_ONE/);
-    await shot(page, "schedules");
+    await shot(page, cfg.shots, "schedules");
     await row.getByRole("button", { name: "Pause" }).click();
     await page.locator("dialog[open]").getByRole("button", { name: "Close" }).click();
     await waitText(page, `tr[data-schedule-id="${cfg.schedule}"] .state .badge`, /^ACTIVE$/);

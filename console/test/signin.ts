@@ -5,8 +5,8 @@
 // page with its filters and pages, and a session renewed before expiry and
 // ended when the provider ends it. cmd/weftd/console_signin_test.go runs it.
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { newPage, shot, waitText } from "./support/page.js";
 
 interface Config {
   url: string;
@@ -20,29 +20,7 @@ interface Config {
 }
 
 const cfg = JSON.parse(process.argv[2] ?? "") as Config;
-const WAIT = 60_000;
 const log = (msg: string) => process.stderr.write(`signin: ${msg}\n`);
-
-async function newPage(browser: Browser, problems: string[]): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(WAIT);
-  page.on("console", (m) => {
-    const text = m.text();
-    if (m.type() === "error" && !/Failed to load resource: the server responded with a status of (401|403|404)/.test(text)) problems.push(`console ${m.type()}: ${text}`);
-    if (/Content[- ]Security[- ]Policy/i.test(text)) problems.push(`CSP: ${text}`);
-  });
-  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-  return page;
-}
-
-async function waitText(page: Page, selector: string, re: RegExp): Promise<void> {
-  await page.locator(selector).filter({ hasText: re }).first().waitFor();
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  if (cfg.shots) await page.screenshot({ path: join(cfg.shots, `${name}.png`) });
-}
 
 /** signInAtProvider clicks through the provider's login page. */
 async function signInAtProvider(page: Page, user: string, password: string, name?: string): Promise<void> {
@@ -51,7 +29,7 @@ async function signInAtProvider(page: Page, user: string, password: string, name
   await page.waitForURL((u) => u.toString().startsWith(cfg.providerURL));
   await page.locator("#username").fill(user);
   await page.locator("#password").fill(password);
-  if (name) await shot(page, name);
+  if (name) await shot(page, cfg.shots, name);
   await page.getByRole("button", { name: "Login" }).click();
   await page.waitForURL((u) => u.toString().startsWith(`${cfg.url}/ui/`));
   await waitText(page, "#who-principal", new RegExp(`^${user}$`));
@@ -69,7 +47,7 @@ async function main(): Promise<void> {
     await admin.goto(`${cfg.url}/ui/`);
     await admin.locator("#signin-oidc").waitFor();
     await admin.locator("#token").waitFor();
-    await shot(admin, "console-signin");
+    await shot(admin, cfg.shots, "console-signin");
 
     log("alice signs in through the provider's page and sees who she is");
     await signInAtProvider(admin, "alice", "alice-pw", "provider-login");
@@ -79,7 +57,7 @@ async function main(): Promise<void> {
     assert.equal(await admin.evaluate(() => sessionStorage.length + localStorage.length), 0, "no token in the page's storage");
     assert.equal(await admin.evaluate(() => document.cookie), "", "the session cookie is HttpOnly");
     await admin.locator(`tr[data-run-id="${cfg.run}"]`).waitFor();
-    await shot(admin, "console-signed-in");
+    await shot(admin, cfg.shots, "console-signed-in");
 
     log("a viewer's controls are off, with the reason; the server's own denial shows clearly");
     const viewer = await newPage(browser, problems);
@@ -90,7 +68,7 @@ async function main(): Promise<void> {
     await waitText(viewer, "#run-gated", /needs runs\.operate \(operator, admin\); your roles: viewer/);
     for (const id of ["#act-pause", "#act-signal", "#act-cancel"]) assert.ok(await viewer.locator(id).isDisabled(), `${id} is off for a viewer`);
     assert.match((await viewer.locator("#act-pause").getAttribute("title")) ?? "", /needs runs\.operate/);
-    await shot(viewer, "console-viewer");
+    await shot(viewer, cfg.shots, "console-viewer");
     await viewer.goto(`${cfg.url}/ui/#/audit`);
     await waitText(viewer, "#audit-gated", /for admins: it needs audit\.read/);
     // Past the console's own check (as a stale page or a hand-made call would be), weftd refuses.
@@ -101,7 +79,7 @@ async function main(): Promise<void> {
     await dialog.getByRole("button", { name: "Pause", exact: true }).click();
     await waitText(viewer, ".fault-code", /^PERMISSION_DENIED$/);
     await waitText(viewer, ".fault-message", /permission "runs\.operate" denied/);
-    await shot(viewer, "console-viewer-denied");
+    await shot(viewer, cfg.shots, "console-viewer-denied");
     await viewer.context().close();
 
     log("an operator signs in with a pasted token and pauses the run");
@@ -118,7 +96,7 @@ async function main(): Promise<void> {
     await op.locator("dialog[open]").getByRole("button", { name: "Pause", exact: true }).click();
     await waitText(op, ".accepted", /Pause accepted/);
     await waitText(op, "#run-status .badge", /^PAUSED/);
-    await shot(op, "console-operator");
+    await shot(op, cfg.shots, "console-operator");
     await op.getByRole("button", { name: "Sign out" }).click();
     await op.locator("#token").waitFor();
     await op.context().close();
@@ -128,7 +106,7 @@ async function main(): Promise<void> {
     await admin.locator("#audit-table tbody tr").first().waitFor();
     await waitText(admin, `#audit-table tr[data-procedure="/weft.v1.RunService/PauseRun"][data-outcome="ok"]`, /olga.*token/);
     await waitText(admin, `#audit-table tr[data-procedure="/weft.v1.RunService/PauseRun"][data-outcome="permission_denied"]`, /vic.*oidc/);
-    await shot(admin, "console-audit");
+    await shot(admin, cfg.shots, "console-audit");
     await admin.locator("#a-outcome").selectOption("permission_denied");
     await admin.locator("#a-apply").click();
     await admin.waitForFunction(() => {
@@ -145,7 +123,7 @@ async function main(): Promise<void> {
       return n > 0 && n < 50;
     });
     assert.ok(await admin.locator("#a-newer").isEnabled());
-    await shot(admin, "console-audit-page2");
+    await shot(admin, cfg.shots, "console-audit-page2");
 
     log("alice's session is renewed before her token expires, and ends once the provider ends it");
     await admin.goto(`${cfg.url}/ui/#/`);
@@ -155,7 +133,7 @@ async function main(): Promise<void> {
     const res = await fetch(cfg.endSessionsURL);
     assert.equal(res.status, 200);
     await waitText(admin, "#signin-message", /^Your sign-in expired and could not be renewed; sign in again$/);
-    await shot(admin, "console-session-ended");
+    await shot(admin, cfg.shots, "console-session-ended");
 
     assert.deepEqual(problems, [], "the browser reported problems");
     log("all scenarios passed");

@@ -62,29 +62,29 @@ func (q *Query) Expr() Expr { return q.expr }
 // String writes the query in its canonical form.
 func (q *Query) String() string { return q.expr.String() }
 
+// checkAll checks the terms of a conjunction or disjunction, stopping at
+// the first error.
+func checkAll(terms []Expr, s *Schema) ([]cond, *Error) {
+	out := make([]cond, len(terms))
+	for i, t := range terms {
+		c, err := check(t, s)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
 // check checks one expression.
 func check(e Expr, s *Schema) (cond, *Error) {
 	switch x := e.(type) {
 	case *And:
-		out := make(andCond, len(x.Terms))
-		for i, t := range x.Terms {
-			c, err := check(t, s)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = c
-		}
-		return out, nil
+		out, err := checkAll(x.Terms, s)
+		return andCond(out), err
 	case *Or:
-		out := make(orCond, len(x.Terms))
-		for i, t := range x.Terms {
-			c, err := check(t, s)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = c
-		}
-		return out, nil
+		out, err := checkAll(x.Terms, s)
+		return orCond(out), err
 	case *Not:
 		c, err := check(x.X, s)
 		if err != nil {
