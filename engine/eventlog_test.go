@@ -24,6 +24,15 @@ func asOlderWeftd(t *testing.T, st store.Store, runID string) {
 	for _, it := range res.Items {
 		var v any
 		switch {
+		case runcodec.IsEventGroup(it.Value): // an older weftd stored each event alone
+			evs, err := runcodec.DecodeEvents(it.Value, nil)
+			require.NoError(t, err)
+			for _, ev := range evs {
+				js, err := json.Marshal(ev)
+				require.NoError(t, err)
+				b.Ops = append(b.Ops, store.Put(runlog.EventKey(runID, ev.Seq), js))
+			}
+			continue
 		case len(it.Value) > 0 && it.Value[0] == runcodec.FormatEvent:
 			var ev runstate.Event
 			require.NoError(t, runcodec.DecodeEvent(it.Value, &ev))

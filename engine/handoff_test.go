@@ -19,6 +19,7 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runcodec"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -173,7 +174,9 @@ func TestHandOff_ACompletionHandsTheNextTaskToAWaitingPollInOneCommit(t *testing
 // normalised answers every record of a store with the identifiers that
 // differ between two engines' runs (run ids, event ids, token suffixes,
 // idempotency keys hashed from the run id) replaced, so that two runs driven
-// the same way compare equal: each record as "key = value", sorted.
+// the same way compare equal: each record as "key = value", sorted. An
+// event group is listed as its events, each under its own run_seq's key:
+// how many decisions appended the events is not what is compared.
 func normalised(t *testing.T, st store.Store, runID string) []string {
 	t.Helper()
 	uuids := regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
@@ -189,6 +192,15 @@ func normalised(t *testing.T, st store.Store, runID string) []string {
 		res, err := st.Scan(context.Background(), &store.ScanParams{After: after, Limit: store.MaxScanLimit})
 		require.NoError(t, err)
 		for _, it := range res.Items {
+			if runcodec.IsEventGroup(it.Value) {
+				evs, err := runcodec.DecodeEvents(it.Value, nil)
+				require.NoError(t, err)
+				for i := range evs {
+					key := runlog.EventKey(runID, evs[i].Seq)
+					out = append(out, norm(string(key))+" = "+norm(string(asJSON(t, runcodec.AppendEvent(nil, &evs[i])))))
+				}
+				continue
+			}
 			out = append(out, norm(string(it.Key))+" = "+norm(string(asJSON(t, it.Value))))
 		}
 		if res.Next == nil {
@@ -209,6 +221,10 @@ func asJSON(t *testing.T, v []byte) []byte {
 		var ev runstate.Event
 		require.NoError(t, runcodec.DecodeEvent(v, &ev))
 		decoded = &ev
+	case runcodec.IsEventGroup(v):
+		evs, err := runcodec.DecodeEvents(v, nil)
+		require.NoError(t, err)
+		decoded = evs
 	case len(v) > 0 && v[0] == runcodec.FormatCheckpoint:
 		var s runstate.State
 		require.NoError(t, runcodec.DecodeState(v, &s))

@@ -16,7 +16,7 @@ import (
 	"github.com/weft-dev/weft/store"
 )
 
-// eventReads counts the reads of events (wf:…:ev:…). It hides a store's
+// eventReads counts the reads of event records (wf:…:ev:…). It hides a store's
 // GetMany, so that store.GetMany reads one Get at a time.
 type eventReads struct {
 	store.Store
@@ -98,7 +98,7 @@ func TestWorker_ReadsTheEntriesItsOutboxCacheDoesNotHold(t *testing.T) {
 	require.NoError(t, err)
 	drain(t, w)
 	requireAllDelivered(t, st, refs, bus.Messages())
-	require.EqualValues(t, 34*3, st.n.Load(), "the events of the entries not held, and only those")
+	require.EqualValues(t, 34, st.n.Load(), "the event records of the entries not held (one per decision), and only those")
 }
 
 // A worker killed between publish and acknowledgement, whose process (and

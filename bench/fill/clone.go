@@ -160,6 +160,12 @@ func encodeAs(format byte, b []byte, from int) ([]byte, error) {
 			return b, fmt.Errorf("render an event: %w", err)
 		}
 		return runcodec.AppendEvent(b[:from], &ev), nil
+	case runcodec.FormatEventGroup:
+		var evs []runstate.Event
+		if err := json.Unmarshal(text, &evs); err != nil {
+			return b, fmt.Errorf("render an event group: %w", err)
+		}
+		return runcodec.AppendEventGroup(b[:from], evs), nil
 	case runcodec.FormatCheckpoint:
 		var s runstate.State
 		if err := json.Unmarshal(text, &s); err != nil {

@@ -183,6 +183,12 @@ func asJSON(items []store.Item) ([]store.Item, []byte, error) {
 				return nil, nil, fmt.Errorf("template record %q: %w", it.Key, err)
 			}
 			v = &ev
+		case runcodec.IsEventGroup(it.Value): // a JSON array of its events
+			evs, err := runcodec.DecodeEvents(it.Value, nil)
+			if err != nil {
+				return nil, nil, fmt.Errorf("template record %q: %w", it.Key, err)
+			}
+			v = evs
 		case len(it.Value) > 0 && it.Value[0] == runcodec.FormatCheckpoint:
 			var s runstate.State
 			if err := runcodec.DecodeState(it.Value, &s); err != nil {
@@ -295,6 +301,18 @@ type record struct {
 // correlation ids of the calls that reported attempts (evidence of a call,
 // not a key, so a clone may repeat them).
 func (c *compiler) learn(it store.Item) error {
+	if len(it.Value) > 0 && it.Value[0] == '[' { // an event group's events
+		var rs []json.RawMessage
+		if json.Unmarshal(it.Value, &rs) != nil {
+			return nil
+		}
+		for _, r := range rs {
+			if err := c.learn(store.Item{Key: it.Key, Value: r}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	var r record
 	if len(it.Value) == 0 || it.Value[0] != '{' || json.Unmarshal(it.Value, &r) != nil || r.RunID != c.t.runID {
 		return nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/internal/testkit/fill"
 )
 
@@ -53,5 +54,26 @@ func FuzzDecodeReady(f *testing.F) {
 		again, err := DecodeReady(AppendReady(nil, id))
 		require.NoError(t, err)
 		require.Equal(t, id, again)
+	})
+}
+
+// An event group's reader: any input is decoded or refused, never a panic,
+// and a group that decodes stores back to the same events.
+func FuzzDecodeEvents(f *testing.F) {
+	evs := make([]runstate.Event, 3)
+	for i := range evs {
+		fill.Filler{Rand: rand.New(rand.NewPCG(uint64(i), 16)), Full: true}.Fill(&evs[i])
+	}
+	f.Add(AppendEventGroup(nil, evs))
+	f.Add(AppendEventGroup(nil, evs[:1]))
+	f.Add([]byte{FormatEventGroup})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := DecodeEvents(b, nil)
+		if err != nil || !IsEventGroup(b) || len(got) < 2 {
+			return
+		}
+		again, err := DecodeEvents(AppendEventGroup(nil, got), nil)
+		require.NoError(t, err)
+		require.Equal(t, got, again)
 	})
 }

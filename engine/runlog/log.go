@@ -58,48 +58,53 @@ func DecodeCheckpoint(runID string, b []byte) (*runstate.State, error) {
 	return &s, nil
 }
 
-// AppendEvents adds a decision's events to its batch: each event, and with
-// keyRows its idempotency key's row on an absent-condition — for a run whose
-// checkpoint does not record the keys itself (runstate.State.KeysTracked;
-// docs/semantics.md#event-idempotency-key); with outbox, one outbox entry
-// for the export worker in the same batch (docs/semantics.md#outbox), which
-// refers to the events instead of copying them: ob:{run}:{first run_seq}
-// names the run's events up to the last. It answers where in b it put them
-// (Appended), for the outbox cache to note once b commits.
+// AppendEvents adds a decision's events to its batch: one record holding
+// them (runcodec.AppendEventGroup: the event itself when there is one) at
+// the run_seq of the last, for each run of consecutive run_seqs among them
+// (a decision's are consecutive; any gap starts a record of its own); with
+// keyRows, each event's idempotency key's row on an absent-condition — for
+// a run whose checkpoint does not record the keys itself
+// (runstate.State.KeysTracked; docs/semantics.md#event-idempotency-key);
+// with outbox, one outbox entry per record for the export worker in the
+// same batch (docs/semantics.md#outbox), which refers to the record
+// instead of copying it: ob:{run}:{first run_seq} names the run's events up
+// to the last. It answers where in b it put them (Appended), for the
+// outbox cache to note once b commits.
 func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outbox, keyRows bool) Appended {
-	appended := Appended{tenantID: tenantID, events: events, at: len(b.Ops), stride: 1}
-	if keyRows {
-		appended.stride = 2
-	}
-	// The events' values share one buffer, each capped at its own length.
-	buf := make([]byte, 0, 272*len(events))
-	for i := range events {
-		ev := &events[i]
+	appended := Appended{tenantID: tenantID, events: events, at: len(b.Ops)}
+	// The records' values share one buffer, each capped at its own length.
+	buf := make([]byte, 0, 280*len(events))
+	for first := 0; first < len(events); {
+		last := entryEnd(events, first)
 		start := len(buf)
-		buf = runcodec.AppendEvent(buf, ev)
+		buf = runcodec.AppendEventGroup(buf, events[first:last+1])
 		value := buf[start:len(buf):len(buf)]
-		b.Ops = append(b.Ops, store.Put(EventKey(ev.RunID, ev.Seq), value))
-		if !keyRows {
-			continue
+		b.Ops = append(b.Ops, store.Put(EventKey(events[last].RunID, events[last].Seq), value))
+		first = last + 1
+	}
+	appended.records = len(b.Ops) - appended.at
+	if keyRows {
+		for i := range events {
+			ev := &events[i]
+			idem := idemKey(ev.RunID, ev.IdempotencyKey)
+			var be [8]byte
+			binary.BigEndian.PutUint64(be[:], ev.Seq)
+			start := len(buf)
+			buf = hex.AppendEncode(buf, be[:]) // store.Uint64(ev.Seq), without its string
+			seq := buf[start:len(buf):len(buf)]
+			b.Conditions = append(b.Conditions, store.IfAbsent(idem))
+			b.Ops = append(b.Ops, store.Put(idem, seq))
 		}
-		idem := idemKey(ev.RunID, ev.IdempotencyKey)
-		var be [8]byte
-		binary.BigEndian.PutUint64(be[:], ev.Seq)
-		start = len(buf)
-		buf = hex.AppendEncode(buf, be[:]) // store.Uint64(ev.Seq), without its string
-		seq := buf[start:len(buf):len(buf)]
-		b.Conditions = append(b.Conditions, store.IfAbsent(idem))
-		b.Ops = append(b.Ops, store.Put(idem, seq))
 	}
 	if !outbox {
 		return appended
 	}
-	appended.outbox = true
+	appended.outbox, appended.outboxAt = true, len(b.Ops)
 	for first := 0; first < len(events); {
 		last := entryEnd(events, first)
 		ref := runcodec.OutboxRef{TenantID: tenantID}
 		if last > first {
-			ref.LastSeq = events[last].Seq
+			ref.LastSeq, ref.Grouped = events[last].Seq, true
 		}
 		b.Ops = append(b.Ops, store.Put(OutboxKey(events[first].RunID, events[first].Seq), runcodec.AppendOutboxRef(nil, ref)))
 		first = last + 1
@@ -107,9 +112,9 @@ func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outb
 	return appended
 }
 
-// entryEnd answers the index of the last of events that the outbox entry
-// starting at events[first] names: a decision's events have consecutive
-// run_seqs, and any gap starts an entry of its own.
+// entryEnd answers the index of the last of events that the record (and
+// the outbox entry) starting at events[first] holds: a decision's events
+// have consecutive run_seqs, and any gap starts a record of its own.
 func entryEnd(events []runstate.Event, first int) int {
 	last := first
 	for last+1 < len(events) && events[last+1].Seq == events[last].Seq+1 {
@@ -119,47 +124,70 @@ func entryEnd(events []runstate.Event, first int) int {
 }
 
 // Appended is where AppendEvents put a decision's events and outbox
-// entries in its batch: from Ops[at], each event's put (followed by its
-// idempotency key's row when stride is 2), then, with outbox, one entry per
-// run of consecutive run_seqs (entryEnd). OutboxCache.Committed reads the
+// entries in its batch: from Ops[at], records puts, one per run of
+// consecutive run_seqs (entryEnd); with outbox, from Ops[outboxAt], one
+// entry per record, in the same order. OutboxCache.Committed reads the
 // committed batch through it.
 type Appended struct {
-	tenantID   string
-	events     []runstate.Event
-	at, stride int
-	outbox     bool
+	tenantID    string
+	events      []runstate.Event
+	at, records int
+	outbox      bool
+	outboxAt    int
 }
 
 // EventWrites answers how many writes AppendEvents adds to a batch for
 // events, with the same outbox and keyRows; its conditions are one per
 // event with keyRows, none without.
 func EventWrites(events []runstate.Event, outbox, keyRows bool) int {
-	n := len(events)
+	records := 0
+	for first := 0; first < len(events); first = entryEnd(events, first) + 1 {
+		records++
+	}
+	n := records
 	if keyRows {
 		n += len(events)
 	}
 	if outbox {
-		for first := 0; first < len(events); first = entryEnd(events, first) + 1 {
-			n++ // one outbox entry
-		}
+		n += records // one outbox entry per record
 	}
 	return n
 }
 
 // ReadEvents answers up to limit of a run's events after the watermark
-// after, in run_seq order, and whether more follow.
+// after, in run_seq order, and whether more follow. A record is keyed by
+// the run_seq of its last event, so the first record after the
+// watermark's key holds the first event after it; the events of a record
+// at or before the watermark are skipped.
 func ReadEvents(ctx context.Context, st store.Store, runID string, after uint64, limit int) ([]runstate.Event, bool, error) {
+	if limit <= 0 {
+		limit = 1
+	}
 	res, err := st.Scan(ctx, &store.ScanParams{Prefix: EventPrefix(runID), After: EventKey(runID, after), Limit: limit})
 	if err != nil {
 		return nil, false, err
 	}
 	events := make([]runstate.Event, 0, len(res.Items))
-	for _, it := range res.Items {
-		var ev runstate.Event
-		if err := runcodec.DecodeEvent(it.Value, &ev); err != nil {
+	more := res.Next != nil
+	for i, it := range res.Items {
+		from := len(events)
+		events, err = runcodec.DecodeEvents(it.Value, events)
+		if err != nil {
 			return nil, false, errors.Join(errors.New("undecodable event in run "+runID), err)
 		}
-		events = append(events, ev)
+		kept := from
+		for _, ev := range events[from:] {
+			if ev.Seq > after {
+				events[kept] = ev
+				kept++
+			}
+		}
+		events = events[:kept]
+		if len(events) >= limit {
+			more = more || len(events) > limit || i < len(res.Items)-1
+			events = events[:limit]
+			break
+		}
 	}
-	return events, res.Next != nil, nil
+	return events, more, nil
 }

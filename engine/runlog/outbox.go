@@ -17,7 +17,8 @@ import (
 // The transactional outbox (docs/semantics.md#outbox). A decision that
 // appends events writes, in the same batch, one entry ob:{run}:{run_seq}
 // that refers to them instead of copying them (runcodec's outbox reference:
-// the run's tenant and the last run_seq); the export worker resolves a page
+// the run's tenant, the last run_seq, and whether they are one group
+// record, at that run_seq); the export worker resolves a page
 // of entries with ResolveOutbox, publishes their events, and deletes them.
 // Entries an older weftd wrote hold a copy of one event as JSON
 // (OutboxEntry) and resolve from it.
@@ -136,6 +137,10 @@ func (c *OutboxCache) ResolveOutboxInto(ctx context.Context, st store.Store, ent
 			r.sizeFor(values...)
 			continue
 		}
+		if ref.grouped {
+			keys = append(keys, EventKey(ref.runID, ref.last))
+			continue
+		}
 		for seq := ref.first; seq <= ref.last; seq++ {
 			keys = append(keys, EventKey(ref.runID, seq))
 		}
@@ -226,22 +231,25 @@ func (r *resolver) resolveHeld(ref outboxRef, values [][]byte) ResolvedEntry {
 }
 
 // resolve answers the events the reference names, whose keys are the next
-// r.last-r.first+1 of r.keys.
+// of r.keys: one, their group's, for a grouped reference, else one per
+// event, r.last-r.first+1.
 func (r *resolver) resolve(ref outboxRef) ResolvedEntry {
 	n := int(ref.last - ref.first + 1)
+	if ref.grouped {
+		return r.resolveGroup(ref, n)
+	}
 	keys := r.keys[:n]
 	r.keys = r.keys[n:]
 	out := ResolvedEntry{Events: r.entryEvents(n)}
 	var failed error
 	for j, key := range keys {
-		if len(r.found) == 0 || !bytes.Equal(r.found[0].Key, key) {
+		body, ok := r.next(key)
+		if !ok {
 			if failed == nil {
 				failed = fmt.Errorf("outbox entry refers to run_seq %d, which is not stored", ref.first+uint64(j))
 			}
 			continue
 		}
-		body := r.found[0].Value
-		r.found = r.found[1:]
 		if failed != nil {
 			continue // the rest of this reference's events, skipped in step
 		}
@@ -256,6 +264,39 @@ func (r *resolver) resolve(ref outboxRef) ResolvedEntry {
 		return ResolvedEntry{Err: failed}
 	}
 	return out
+}
+
+// resolveGroup answers the n events of a grouped reference, from the one
+// record its next key names.
+func (r *resolver) resolveGroup(ref outboxRef, n int) ResolvedEntry {
+	key := r.keys[0]
+	r.keys = r.keys[1:]
+	body, ok := r.next(key)
+	if !ok {
+		return ResolvedEntry{Err: fmt.Errorf("outbox entry refers to the events of run_seq %d to %d, which are not stored", ref.first, ref.last)}
+	}
+	var values [][]byte
+	if err := runcodec.EachStoredEvent(body, func(v []byte) error {
+		values = append(values, v)
+		return nil
+	}); err != nil {
+		return ResolvedEntry{Err: fmt.Errorf("outbox entry's events %d to %d: %w", ref.first, ref.last, err)}
+	}
+	if len(values) != n {
+		return ResolvedEntry{Err: fmt.Errorf("outbox entry names %d events, its record at run_seq %d holds %d", n, ref.last, len(values))}
+	}
+	return r.resolveHeld(ref, values)
+}
+
+// next answers the value of the next item found when it is key's, taking
+// it; GetMany answers only the keys found, in the order asked.
+func (r *resolver) next(key []byte) ([]byte, bool) {
+	if len(r.found) == 0 || !bytes.Equal(r.found[0].Key, key) {
+		return nil, false
+	}
+	body := r.found[0].Value
+	r.found = r.found[1:]
+	return body, true
 }
 
 // event answers one stored event with its JSON, written from the stored
@@ -302,6 +343,8 @@ func eventType(b []byte) string {
 type outboxRef struct {
 	tenantID, runID string
 	first, last     uint64
+	// grouped: the events are one record, at last (runcodec.OutboxRef).
+	grouped bool
 }
 
 // maxEventsPerEntry bounds the events one outbox entry may name (a decision
@@ -325,7 +368,7 @@ func parseOutboxRef(it store.Item) (outboxRef, error) {
 	if last-first >= maxEventsPerEntry {
 		return outboxRef{}, errors.New("outbox entry names too many events")
 	}
-	return outboxRef{tenantID: ref.TenantID, runID: parts[1], first: first, last: last}, nil
+	return outboxRef{tenantID: ref.TenantID, runID: parts[1], first: first, last: last, grouped: ref.Grouped && last > first}, nil
 }
 
 // resolveCopy decodes an older entry, which holds the event's JSON.

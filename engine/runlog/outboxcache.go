@@ -3,6 +3,7 @@ package runlog
 import (
 	"sync"
 
+	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -92,23 +93,24 @@ func (c *OutboxCache) Committed(b *store.Batch, res *store.CommitResult, a Appen
 	if c == nil || !a.outbox || len(a.events) == 0 || res == nil {
 		return
 	}
-	ref := a.at + len(a.events)*a.stride // the first outbox entry's op
-	if ref+1 > len(b.Ops) || len(res.Versions) != len(b.Ops) {
+	if a.outboxAt+a.records > len(b.Ops) || len(res.Versions) != len(b.Ops) {
 		return // not the batch AppendEvents wrote to: note nothing
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for first := 0; first < len(a.events); {
+	rec := 0
+	for first := 0; first < len(a.events); rec++ {
 		last := entryEnd(a.events, first)
-		e := cachedEntry{version: res.Versions[ref], tenantID: a.tenantID, values: make([][]byte, 0, last-first+1)}
+		e := cachedEntry{version: res.Versions[a.outboxAt+rec], tenantID: a.tenantID, values: make([][]byte, 0, last-first+1)}
 		e.size = cachedEntryOverhead + len(a.events[first].RunID) + len(a.tenantID)
-		for i := first; i <= last; i++ {
-			v := b.Ops[a.at+i*a.stride].Value
+		err := runcodec.EachStoredEvent(b.Ops[a.at+rec].Value, func(v []byte) error {
 			e.values = append(e.values, v)
 			e.size += len(v) + 24
+			return nil
+		})
+		if err == nil && len(e.values) == last-first+1 {
+			c.putLocked(outboxID{runID: a.events[first].RunID, first: a.events[first].Seq}, e)
 		}
-		c.putLocked(outboxID{runID: a.events[first].RunID, first: a.events[first].Seq}, e)
-		ref++
 		first = last + 1
 	}
 }

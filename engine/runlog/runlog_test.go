@@ -28,14 +28,14 @@ func TestOutbox_OneEntryPerDecisionAndOnePerRunOfConsecutiveSeqs(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[string]runcodec.OutboxRef{
-		string(OutboxKey("r", 3)): {TenantID: "t", LastSeq: 4},
+		string(OutboxKey("r", 3)): {TenantID: "t", LastSeq: 4, Grouped: true},
 		string(OutboxKey("r", 7)): {TenantID: "t"},
 	}, refs)
 	require.Len(t, b.Conditions, 3, "each event's idempotency key")
 
 	b = &store.Batch{}
 	AppendEvents(b, "t", events, false, true)
-	require.Len(t, b.Ops, 6, "no outbox entry without export: each event and its key")
+	require.Len(t, b.Ops, 5, "no outbox entry without export: one record per run of run_seqs, each event's key")
 }
 
 func TestOutbox_AnOlderEntryResolvesFromTheCopyItHoldsByteForByte(t *testing.T) {
@@ -130,29 +130,39 @@ func TestOutbox_EntriesResolveInStepAroundMissingAndUndecodableEvents(t *testing
 	}
 }
 
-func TestAppendEvents_EachEventAndItsKeyRowHoldTheirOwnValues(t *testing.T) {
+func TestAppendEvents_ARecordAndEachKeyRowHoldTheirOwnValues(t *testing.T) {
 	events := make([]runstate.Event, 40) // enough to outgrow the values' shared buffer
 	for i := range events {
-		events[i] = runstate.Event{Type: runstate.EvStepStarted, RunID: "r", Seq: uint64(i + 1), IdempotencyKey: fmt.Sprint("k", i),
+		seq := uint64(i + 1)
+		if i >= 20 {
+			seq += 10 // a gap: a second record
+		}
+		events[i] = runstate.Event{Type: runstate.EvStepStarted, RunID: "r", Seq: seq, IdempotencyKey: fmt.Sprint("k", i),
 			StepID: fmt.Sprintf("step-%d-%s", i, string(make([]byte, i*13)))}
 	}
 	b := &store.Batch{}
 	AppendEvents(b, "t", events, false, true)
-	require.Len(t, b.Ops, 2*len(events))
+	require.Len(t, b.Ops, 2+len(events))
+	for r, want := range [][]runstate.Event{events[:20], events[20:]} {
+		op := b.Ops[r]
+		require.Equal(t, string(EventKey("r", want[len(want)-1].Seq)), string(op.Key), "a record is keyed by its last run_seq")
+		got, err := runcodec.DecodeEvents(op.Value, nil)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		require.Equal(t, len(op.Value), cap(op.Value), "a value cannot be appended into the next")
+	}
 	for i := range events {
-		var got runstate.Event
-		require.NoError(t, runcodec.DecodeEvent(b.Ops[2*i].Value, &got))
-		require.Equal(t, events[i], got)
-		require.Equal(t, string(EventKey("r", uint64(i+1))), string(b.Ops[2*i].Key))
-		require.Equal(t, string(idemKey("r", events[i].IdempotencyKey)), string(b.Ops[2*i+1].Key))
-		require.Equal(t, store.Uint64(uint64(i+1)), string(b.Ops[2*i+1].Value), "the key's row holds its event's run_seq")
-		require.Equal(t, len(b.Ops[2*i].Value), cap(b.Ops[2*i].Value), "a value cannot be appended into the next")
+		op := b.Ops[2+i]
+		require.Equal(t, string(idemKey("r", events[i].IdempotencyKey)), string(op.Key))
+		require.Equal(t, store.Uint64(events[i].Seq), string(op.Value), "the key's row holds its event's run_seq")
+		require.Equal(t, len(op.Value), cap(op.Value), "a value cannot be appended into the next")
 	}
 }
 
-// TestAppendEvents_WithoutKeyRowsWritesEachEventAloneAndNoCondition: for a
-// run whose checkpoint records its keys, an event is its one row.
-func TestAppendEvents_WithoutKeyRowsWritesEachEventAloneAndNoCondition(t *testing.T) {
+// TestAppendEvents_ADecisionsEventsAreOneRecordAndNoCondition: for a run
+// whose checkpoint records its keys, a decision's events are one row; a
+// decision's one event is stored alone, as before groups.
+func TestAppendEvents_ADecisionsEventsAreOneRecordAndNoCondition(t *testing.T) {
 	events := make([]runstate.Event, 5)
 	for i := range events {
 		events[i] = runstate.Event{Type: runstate.EvStepStarted, RunID: "r", Seq: uint64(i + 1), IdempotencyKey: fmt.Sprint("k", i), StepID: "a"}
@@ -160,13 +170,101 @@ func TestAppendEvents_WithoutKeyRowsWritesEachEventAloneAndNoCondition(t *testin
 	b := &store.Batch{}
 	AppendEvents(b, "t", events, false, false)
 	require.Empty(t, b.Conditions)
-	require.Len(t, b.Ops, len(events))
-	for i := range events {
-		require.Equal(t, string(EventKey("r", uint64(i+1))), string(b.Ops[i].Key))
-		var got runstate.Event
-		require.NoError(t, runcodec.DecodeEvent(b.Ops[i].Value, &got))
-		require.Equal(t, events[i], got)
+	require.Len(t, b.Ops, 1)
+	require.Equal(t, string(EventKey("r", 5)), string(b.Ops[0].Key))
+	require.True(t, runcodec.IsEventGroup(b.Ops[0].Value))
+	got, err := runcodec.DecodeEvents(b.Ops[0].Value, nil)
+	require.NoError(t, err)
+	require.Equal(t, events, got)
+
+	b = &store.Batch{}
+	AppendEvents(b, "t", events[2:3], false, false)
+	require.Len(t, b.Ops, 1)
+	require.Equal(t, string(EventKey("r", 3)), string(b.Ops[0].Key))
+	require.Equal(t, runcodec.FormatEvent, b.Ops[0].Value[0], "one event is its own record")
+}
+
+// ReadEvents answers the events after a watermark, page by page, whether
+// they are stored one per record (as an older weftd stored them), in
+// groups, or both in one run, with the same run_seqs: a watermark inside a
+// group skips the group's earlier events, and a page ends inside a group.
+func TestReadEvents_PagesThroughGroupsAndSingleRecordsAlike(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Config{})
+	var all []runstate.Event
+	b := &store.Batch{}
+	decision := func(n int) {
+		events := make([]runstate.Event, n)
+		for i := range events {
+			seq := uint64(len(all) + 1)
+			events[i] = runstate.Event{Type: runstate.EvStepCompleted, ID: fmt.Sprint("e-", seq), RunID: "r", Seq: seq, StepID: "s"}
+			all = append(all, events[i])
+		}
+		AppendEvents(b, "t", events, false, false)
 	}
+	for seq := 1; seq <= 3; seq++ { // as an older weftd wrote them: one record each
+		ev := runstate.Event{Type: runstate.EvStepCompleted, ID: fmt.Sprint("e-", seq), RunID: "r", Seq: uint64(seq), StepID: "s"}
+		b.Ops = append(b.Ops, store.Put(EventKey("r", uint64(seq)), runcodec.AppendEvent(nil, &ev)))
+		all = append(all, ev)
+	}
+	decision(4)
+	decision(1)
+	decision(5)
+	_, err := st.Commit(ctx, b)
+	require.NoError(t, err)
+	for after := 0; after <= len(all); after++ {
+		for _, limit := range []int{1, 2, 3, 100} {
+			var got []runstate.Event
+			from := uint64(after)
+			for {
+				page, more, err := ReadEvents(ctx, st, "r", from, limit)
+				require.NoError(t, err)
+				require.LessOrEqual(t, len(page), limit)
+				got = append(got, page...)
+				if !more {
+					break
+				}
+				require.NotEmpty(t, page, "more follow only after a page with events")
+				from = page[len(page)-1].Seq
+			}
+			require.Equal(t, len(all)-after, len(got), "after %d, pages of %d", after, limit)
+			if len(got) > 0 {
+				require.Equal(t, all[after:], got, "after %d, pages of %d", after, limit)
+			}
+		}
+	}
+}
+
+// A grouped outbox entry resolves from its one record, in run_seq order;
+// one whose record is missing, or holds a different count, fails alone.
+func TestOutbox_AGroupedEntryResolvesFromItsOneRecord(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Config{})
+	b := &store.Batch{}
+	events := make([]runstate.Event, 3)
+	for i := range events {
+		events[i] = runstate.Event{Type: runstate.EvStepCompleted, ID: fmt.Sprint("e-", i+2), RunID: "r-1", Seq: uint64(i + 2), StepID: "s"}
+	}
+	AppendEvents(b, "t", events, true, false)
+	_, err := st.Commit(ctx, b)
+	require.NoError(t, err)
+	entry, err := st.Get(ctx, OutboxKey("r-1", 2))
+	require.NoError(t, err)
+	grouped := func(first, last uint64) store.Item {
+		return store.Item{Key: OutboxKey("r-1", first), Value: runcodec.AppendOutboxRef(nil, runcodec.OutboxRef{TenantID: "t", LastSeq: last, Grouped: true})}
+	}
+	got, err := ResolveOutbox(ctx, st, []store.Item{entry, grouped(1, 4), grouped(5, 9)})
+	require.NoError(t, err)
+	require.NoError(t, got[0].Err)
+	require.Len(t, got[0].Events, 3)
+	for i, ev := range got[0].Events {
+		require.Equal(t, uint64(2+i), ev.RunSeq)
+		js, err := json.Marshal(&events[i])
+		require.NoError(t, err)
+		require.Equal(t, string(js), string(ev.Event))
+	}
+	require.ErrorContains(t, got[1].Err, "holds 3")
+	require.ErrorContains(t, got[2].Err, "not stored")
 }
 
 func TestEventWrites_CountsTheWritesAppendEventsAdds(t *testing.T) {

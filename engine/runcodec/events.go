@@ -1,0 +1,95 @@
+package runcodec
+
+import (
+	"fmt"
+
+	"github.com/weft-dev/weft/engine/runstate"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// FormatEventGroup is the events one decision appended together, version
+// 1, stored as one record at the run_seq of the last of them: field 1,
+// repeated, each event's stored form (FormatEvent, its format byte first),
+// in run_seq order, which are consecutive. A decision that appends one
+// event stores it as a FormatEvent record instead, as every event was
+// stored before groups.
+const FormatEventGroup byte = 0x07
+
+// eventGroupEvent is the field of a group that holds one event.
+const eventGroupEvent = 1
+
+// IsEventGroup reports whether a stored value is an event group.
+func IsEventGroup(b []byte) bool { return len(b) > 0 && b[0] == FormatEventGroup }
+
+// AppendEventGroup appends the stored form of events, which a decision
+// appended together with consecutive run_seqs, to b: one event's own
+// record (AppendEvent) when there is one, else a group of them.
+func AppendEventGroup(b []byte, events []runstate.Event) []byte {
+	if len(events) == 1 {
+		return AppendEvent(b, &events[0])
+	}
+	b = append(b, FormatEventGroup)
+	for i := range events {
+		// The event's length is not known before it is encoded: room for a
+		// two-byte length is left and the event moved when it needs more.
+		b = protowire.AppendTag(b, eventGroupEvent, protowire.BytesType)
+		at := len(b)
+		b = append(b, 0, 0)
+		b = AppendEvent(b, &events[i])
+		n := len(b) - at - 2
+		b = putLength(b, at, n)
+	}
+	return b
+}
+
+// putLength writes the length n of the bytes at b[at+2:] into the two
+// bytes left for it at b[at:], moving them when n needs fewer or more.
+func putLength(b []byte, at, n int) []byte {
+	var l [binaryMaxVarint]byte
+	size := len(protowire.AppendVarint(l[:0], uint64(n)))
+	if size != 2 {
+		body := append([]byte(nil), b[at+2:]...)
+		b = append(protowire.AppendVarint(b[:at], uint64(n)), body...)
+		return b
+	}
+	protowire.AppendVarint(b[at:at], uint64(n))
+	return b
+}
+
+// binaryMaxVarint is the longest varint.
+const binaryMaxVarint = 10
+
+// EachStoredEvent calls fn with the stored form of every event a record
+// under wf:{run}:ev: holds, in run_seq order: the record itself for an
+// event stored alone (binary or the JSON of an older weftd), each of its
+// events for a group. The forms fn gets are slices of b.
+func EachStoredEvent(b []byte, fn func(event []byte) error) error {
+	if !IsEventGroup(b) {
+		return fn(b)
+	}
+	n := 0
+	err := eachField(b[1:], func(num protowire.Number, f field) error {
+		if num != eventGroupEvent {
+			return nil
+		}
+		if f.typ != protowire.BytesType || len(f.v) == 0 {
+			return fmt.Errorf("event group: event %d is not a stored event", n)
+		}
+		n++
+		return fn(f.v)
+	})
+	if err == nil && n == 0 {
+		err = fmt.Errorf("event group: no events")
+	}
+	return err
+}
+
+// DecodeEvents appends to evs every event a record under wf:{run}:ev:
+// holds (EachStoredEvent), decoded.
+func DecodeEvents(b []byte, evs []runstate.Event) ([]runstate.Event, error) {
+	err := EachStoredEvent(b, func(stored []byte) error {
+		evs = append(evs, runstate.Event{})
+		return DecodeEvent(stored, &evs[len(evs)-1])
+	})
+	return evs, err
+}
