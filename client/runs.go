@@ -88,6 +88,14 @@ func (c *Client) RetryStep(ctx context.Context, req *weftv1.RetryStepRequest) (*
 	return unary(ctx, c, true, req, c.runs.RetryStep)
 }
 
+// RerunRun takes an ended run back to RUNNING from a step
+// (docs/semantics.md#rerun). A missing signal_id is generated once and
+// reused across retries.
+func (c *Client) RerunRun(ctx context.Context, req *weftv1.RerunRunRequest) (*weftv1.RerunRunResponse, error) {
+	req = withSignalID(c, req, req.SignalId, func(m *weftv1.RerunRunRequest, id *string) { m.SignalId = id })
+	return unary(ctx, c, true, req, c.runs.RerunRun)
+}
+
 // SkipStep skips a step. A missing signal_id is generated once and reused
 // across retries.
 func (c *Client) SkipStep(ctx context.Context, req *weftv1.SkipStepRequest) (*weftv1.SkipStepResponse, error) {

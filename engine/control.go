@@ -85,3 +85,16 @@ func (e *Engine) RetryStep(ctx context.Context, p ControlParams) (*ControlResult
 func (e *Engine) SkipStep(ctx context.Context, p ControlParams) (*ControlResult, error) {
 	return deliverControl(ctx, e, p, runstate.SignalSkipStep, (*decide.Decision).SkipStep)
 }
+
+// RerunRun takes an ended run (COMPLETED, FAILED or CANCELLED) back to
+// RUNNING from the step p.ActionID: that step and everything downstream of
+// it open new logical attempts in the same run, upstream outputs are kept,
+// and a step whose earlier attempt may have left a side effect is verified
+// before it is dispatched again (docs/semantics.md#rerun). p.SignalID makes
+// it idempotent, as every control signal.
+func (e *Engine) RerunRun(ctx context.Context, p ControlParams) (*ControlResult, error) {
+	if p.ActionID == "" {
+		return nil, fault.Invalid(fault.Violation("from_step", "from_step.required", "from_step must name the step to rerun from"))
+	}
+	return deliverControl(ctx, e, p, runstate.SignalRerun, (*decide.Decision).Rerun)
+}

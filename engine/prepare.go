@@ -23,9 +23,10 @@ type prepared struct {
 
 // prepare reads, under the run's lock and before any rule runs, what the
 // rules may need of the store for a decision on state: the reconciliation
-// records of the reconcilable steps that have not ended, the payloads of
+// records of the reconcilable steps that have not ended (of an ended run:
+// of every reconcilable step, which a rerun may reopen), the payloads of
 // the accepted signals a step may consume, and the run's concurrency slots
-// when the decision may admit it. Each key is read once; a read that fails
+// when the decision may admit it or rerun it (docs/semantics.md#rerun). Each key is read once; a read that fails
 // — anything but "not found" — fails the decision. A run in none of those
 // states reads nothing.
 func prepare(ctx context.Context, e *Engine, run *record.Run, state *runstate.State) (prepared, error) {
@@ -56,8 +57,12 @@ func prepare(ctx context.Context, e *Engine, run *record.Run, state *runstate.St
 }
 
 // mayAdmit reports whether a decision on state may admit the run (Trigger,
-// Admit): it has not started yet.
+// Admit): it has not started yet; or may take it back to RUNNING (Rerun):
+// it has ended.
 func mayAdmit(run *record.Run, state *runstate.State) bool {
+	if state.Status.Terminal() {
+		return true
+	}
 	switch state.Status {
 	case runstate.RunQueued, runstate.RunApproved:
 		return true
@@ -68,10 +73,11 @@ func mayAdmit(run *record.Run, state *runstate.State) bool {
 }
 
 // prepareRecons reads the reconciliation record of every reconcilable step
-// that has not ended, for its current logical attempt.
+// that has not ended, for its current logical attempt; of an ended run, of
+// every reconcilable step (a rerun verifies before it reopens one).
 func prepareRecons(ctx context.Context, e *Engine, run *record.Run, state *runstate.State, p *decide.Prepared) error {
 	for _, st := range state.Steps {
-		if !st.Reconcile || st.Status.Terminal() {
+		if !st.Reconcile || (st.Status.Terminal() && !state.Status.Terminal()) {
 			continue
 		}
 		a := run.Action(st.ActionID)

@@ -49,9 +49,19 @@ func (c Config) retentionOf(run *record.Run) time.Duration {
 
 // indexForRetention is what the commit pipeline adds to the decision that
 // ends a run (its status becomes terminal): the run's expiry, in the
-// checkpoint and in the rx: index, in the same batch.
+// checkpoint and in the rx: index, in the same batch. The decision that
+// reruns an ended run takes its expiry away again (docs/semantics.md#rerun).
 func indexForRetention(c *change, from runstate.RunStatus) {
-	if c.e == nil || from.Terminal() || !c.state.Status.Terminal() {
+	if c.e == nil {
+		return
+	}
+	if from.Terminal() && !c.state.Status.Terminal() && !c.state.RetainUntil.IsZero() {
+		c.del(retention.ExpiryKey(c.state.RetainUntil, c.run.RunID))
+		c.state.RetainUntil = time.Time{}
+		c.dirty = true
+		return
+	}
+	if from.Terminal() || !c.state.Status.Terminal() {
 		return
 	}
 	keep := c.e.cfg.retentionOf(c.run)

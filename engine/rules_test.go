@@ -21,7 +21,7 @@ import (
 
 func TestTransitions_IllegalTransitionIsAnErrorNeverApplied(t *testing.T) {
 	ch := newChange(nil, nil, &record.Run{RunID: "r"}, &runstate.State{Status: runstate.RunCompleted}, time.Time{}, "")
-	err := ch.transition(runstate.RunRunning)
+	err := ch.transition(runstate.RunQueued)
 	require.Equal(t, CodeIllegalTransition, CodeOf(err))
 	require.Equal(t, runstate.RunCompleted, ch.state.Status)
 }
@@ -30,7 +30,8 @@ func TestTransitions_IllegalTransitionIsAnErrorNeverApplied(t *testing.T) {
 func runStatusOf(ev runstate.Event) (runstate.RunStatus, bool) {
 	switch ev.Type {
 	case runstate.EvRunSubmitted, runstate.EvRunApproved, runstate.EvRunQueued, runstate.EvRunStarted, runstate.EvRunBlocked, runstate.EvRunUnblocked, runstate.EvRunPaused,
-		runstate.EvRunResumed, runstate.EvRunCompensating, runstate.EvRunCompleted, runstate.EvRunFailed, runstate.EvRunCancelled:
+		runstate.EvRunResumed, runstate.EvRunCompensating, runstate.EvRunCompleted, runstate.EvRunFailed, runstate.EvRunCancelled,
+		runstate.EvRunRerun:
 		return runstate.RunStatus(ev.Data.Status), true
 	}
 	return "", false
@@ -38,8 +39,8 @@ func runStatusOf(ev runstate.Event) (runstate.RunStatus, bool) {
 
 // TestStateMachine_RandomOperationsOnlyMakeLegalTransitions drives random
 // definitions with random worker and operator behaviour, and checks after
-// each step that every status change in the log is legal, that a terminal
-// run never changes, and that the projection agrees with the checkpoint.
+// each step that every status change in the log is legal, that an ended
+// run changes only by a rerun, and that the projection agrees with the checkpoint.
 func TestStateMachine_RandomOperationsOnlyMakeLegalTransitions(t *testing.T) {
 	for seed := range uint64(150) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -121,6 +122,10 @@ func randomOperation(b *bundle, rng *rand.Rand, runID string) {
 		if rng.IntN(4) == 0 {
 			_, _ = b.eng.CancelRun(ctx, ControlParams{TenantID: tenant, RunID: runID, Actor: "op", Compensate: rng.IntN(2) == 0})
 		}
+		if snap := b.run(runID); snap.Status.Terminal() && rng.IntN(2) == 0 {
+			from := snap.Steps[rng.IntN(len(snap.Steps))].ActionID
+			_, _ = b.eng.RerunRun(ctx, ControlParams{TenantID: tenant, RunID: runID, ActionID: from, Actor: "op"})
+		}
 	}
 }
 
@@ -141,7 +146,7 @@ func requireLegalHistory(t *testing.T, b *bundle, runID string) {
 		if ev.Type == runstate.EvRunCompensating {
 			cancelCompensation = ev.Data.CancelRequested
 		}
-		require.False(t, status.Terminal(), "a terminal run changed at run_seq %d", ev.Seq)
+		require.True(t, !status.Terminal() || ev.Type == runstate.EvRunRerun, "an ended run changed other than by a rerun at run_seq %d", ev.Seq)
 		status = to
 	}
 	require.Equal(t, status, b.run(runID).Status)

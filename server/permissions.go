@@ -35,6 +35,7 @@ var rpcRules = map[string]rpcRule{
 	weftv1connect.RunServicePauseRunProcedure:   mutate(PermRunsOperate),
 	weftv1connect.RunServiceResumeRunProcedure:  mutate(PermRunsOperate),
 	weftv1connect.RunServiceRetryStepProcedure:  mutate(PermRunsOperate),
+	weftv1connect.RunServiceRerunRunProcedure:   mutate(PermRunsOperate),
 	weftv1connect.RunServiceSkipStepProcedure:   mutate(PermRunsOperate),
 	weftv1connect.RunServiceDeleteRunProcedure:  mutate(PermRunsDelete),
 

@@ -100,3 +100,12 @@ func (s *RunService) DeleteRun(ctx context.Context, req *connect.Request[weftv1.
 	}
 	return connect.NewResponse(&weftv1.DeleteRunResponse{RunId: req.Msg.GetRunId(), Removed: res.Removed}), nil
 }
+
+// RerunRun takes an ended run back to RUNNING from a step (docs/semantics.md#rerun).
+func (s *RunService) RerunRun(ctx context.Context, req *connect.Request[weftv1.RerunRunRequest]) (*connect.Response[weftv1.RerunRunResponse], error) {
+	res, err := control(ctx, req.Msg, req.Msg.GetFromStep(), req.Msg.SignalId, s.eng.RerunRun)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&weftv1.RerunRunResponse{Result: acceptedProto(res.Result), Run: runProto(res.Run)}), nil
+}

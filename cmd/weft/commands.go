@@ -54,6 +54,7 @@ func init() {
 		{"audit", "", "list the audit log, newest first (--principal, --target, --outcome, --since)", (*cli).audit},
 		{"retry-step", "RUN ACTION", "retry a failed step the run is held on", (*cli).retryStep},
 		{"skip-step", "RUN ACTION", "skip a step", (*cli).skipStep},
+		{"rerun", "RUN --from STEP", "rerun an ended run from a step, in the same run (--reason, --signal-id)", (*cli).rerun},
 		{"workers", "", "list the queues with their pollers, backlog and oldest ready task", (*cli).workers},
 		{"queue", "NAME", "describe a queue: its pollers, backlog and oldest ready task", (*cli).queue},
 		{"schedule", "SUBCOMMAND", "create|update|list|describe|pause|resume|trigger|backfill|delete schedules", (*cli).schedule},
@@ -505,6 +506,20 @@ func (c *cli) retryStep(args []string) error {
 func (c *cli) skipStep(args []string) error {
 	return c.control("skip-step", args, true, func(ctx context.Context, cl *client.Client, run, action, reason string, id *string) (*weftv1.Run, proto.Message, error) {
 		res, err := cl.SkipStep(ctx, &weftv1.SkipStepRequest{RunId: run, ActionId: action, Reason: reason, SignalId: id})
+		return res.GetRun(), res, err
+	})
+}
+
+// rerun takes an ended run back to RUNNING from --from (docs/semantics.md#rerun).
+func (c *cli) rerun(args []string) error {
+	var from *string
+	return c.controlWith("rerun", args, false, func(fs *flag.FlagSet) {
+		from = fs.String("from", "", "the step to rerun from (required)")
+	}, func(ctx context.Context, cl *client.Client, run, _, reason string, id *string) (*weftv1.Run, proto.Message, error) {
+		if *from == "" {
+			return nil, nil, usageError("rerun: --from STEP is required")
+		}
+		res, err := cl.RerunRun(ctx, &weftv1.RerunRunRequest{RunId: run, FromStep: *from, Reason: reason, SignalId: id})
 		return res.GetRun(), res, err
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -279,4 +280,38 @@ func TestToken_IsSentAsBearerFromFlagOrEnvironment(t *testing.T) {
 	runID := b.submitFile("w.yaml", waitsYAML)
 	r := b.weft("--token", "s3cret", "get", runID)
 	require.Equal(t, 0, r.code, "%v", r.err)
+}
+
+// failsOnceJSON fails its first step for good; a rerun finds the worker fixed.
+const failsOnceJSON = `{"plan_id": "fails-once", "plan_version": "1", "actions": [
+  {"id": "a", "order": 1, "activity": "first"},
+  {"id": "b", "order": 2, "activity": "flaky", "retry": {"max_attempts": 1}}]}`
+
+func TestRerun_TakesAFailedRunBackToRunningFromAStep(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var firsts, flakies atomic.Int32
+	b.startWorker(func(w *worker.Worker) {
+		worker.Register(w, "first", func(ctx context.Context, in struct{}) (string, error) { firsts.Add(1); return "one", nil })
+		worker.Register(w, "flaky", func(ctx context.Context, in struct{}) (string, error) {
+			if flakies.Add(1) == 1 {
+				return "", worker.Fail(worker.ClassValidation, "not yet", errors.New("not yet"))
+			}
+			return "two", nil
+		})
+	})
+	runID := b.submitFile("def.json", failsOnceJSON, "--start")
+	b.eventually(runID, statusIs(weftv1.RunStatus_RUN_STATUS_FAILED))
+	r := b.weft("rerun", runID)
+	require.Equal(t, 2, r.code, "--from is required")
+	require.Contains(t, b.ok("rerun", runID, "--from", "b", "--reason", "fixed the worker", "--signal-id", "rerun-1"), "RUNNING")
+	run := b.eventually(runID, statusIs(weftv1.RunStatus_RUN_STATUS_COMPLETED))
+	require.Equal(t, uint32(2), stepOf(run, "b").GetLogicalAttemptId())
+	require.Equal(t, int32(1), firsts.Load(), "the upstream step ran once")
+	js := b.ok("rerun", runID, "--from", "b", "--signal-id", "rerun-1", "-o", "json")
+	require.Contains(t, js, `"signal_id": "rerun-1"`)
+	require.Contains(t, js, `"status": "RUN_STATUS_COMPLETED"`, "a retried rerun answers the first and reruns nothing")
+	r = b.weft("rerun", runID, "--from", "nope")
+	require.Equal(t, 1, r.code)
+	require.ErrorContains(t, r.err, "NotFound")
 }

@@ -130,6 +130,7 @@ var SignalKinds = NewEnumTable(map[weftv1.SignalKind]runstate.SignalKind{
 	weftv1.SignalKind_SIGNAL_KIND_SKIP_STEP:         runstate.SignalSkipStep,
 	weftv1.SignalKind_SIGNAL_KIND_MANUAL_COMPLETION: runstate.SignalManual,
 	weftv1.SignalKind_SIGNAL_KIND_APPROVE:           runstate.SignalApprove,
+	weftv1.SignalKind_SIGNAL_KIND_RERUN:             runstate.SignalRerun,
 })
 
 // ManualOutcomes maps what a person reports for a manual action.

@@ -56,6 +56,11 @@ var runPayloads = map[string]payloadFiller{
 		out.Payload = &weftv1.Event_RunCompensating{RunCompensating: &weftv1.RunCompensating{Status: runStatusOf(d),
 			FailedActionId: d.FailedActionID, CompensationOrder: d.CompensationOrder, CancelRequested: d.CancelRequested}}
 	},
+	runstate.EvRunRerun: func(ev *runstate.Event, out *weftv1.Event) {
+		d := &ev.Data
+		out.Payload = &weftv1.Event_RunRerun{RunRerun: &weftv1.RunRerun{Status: runStatusOf(d),
+			FromStep: d.RerunFrom, Reopened: d.Reopened, RequestedBy: d.Actor, Reason: d.Reason}}
+	},
 	runstate.EvRunCompleted: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_RunCompleted{RunCompleted: &weftv1.RunCompleted{Status: runStatusOf(&ev.Data),
 			CompletedAt: Timestamp(ev.Data.CompletedAt)}}
@@ -111,7 +116,7 @@ var stepPayloads = map[string]payloadFiller{
 	runstate.EvStepRetried: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_StepRetried{StepRetried: &weftv1.StepRetried{Status: stepStatusOf(d),
-			NewLogicalAttemptId: uint32(max(d.NewLogicalAttempt, 0)), RequestedBy: d.Actor}}
+			NewLogicalAttemptId: uint32(max(d.NewLogicalAttempt, 0)), RequestedBy: d.Actor, Rerun: d.Rerun}}
 	},
 	runstate.EvStepAttemptRecorded: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_StepAttemptRecorded{StepAttemptRecorded: &weftv1.StepAttemptRecorded{

@@ -52,6 +52,7 @@ var fieldReaders = map[protoreflect.FullName]fieldReader{
 	"weft.v1.RunCancelled.compensation_outcome": enum(func(ev *runstate.Event) protoreflect.EnumNumber {
 		return protoreflect.EnumNumber(CompensationOutcomes.Proto(ev.Data.CompensationOutcome))
 	}),
+	"weft.v1.RunRerun.from_step":                 str(func(ev *runstate.Event, _ int) string { return ev.Data.RerunFrom }),
 	"weft.v1.StepScheduled.task_id":              str(func(ev *runstate.Event, _ int) string { return ev.Data.TaskID }),
 	"weft.v1.StepFailed.error":                   message(func(ev *runstate.Event) bool { return ev.Data.Error != nil }),
 	"weft.v1.StepRetried.new_logical_attempt_id": uint32Of(func(ev *runstate.Event) int { return ev.Data.NewLogicalAttempt }),

@@ -180,6 +180,11 @@ func appendEventData(b []byte, v *runstate.EventData) []byte {
 	b = appendString(b, 46, v.ReconciliationKey)
 	b = appendBool(b, 47, v.Compensate)
 	b = appendBool(b, 48, v.CancelRequested)
+	b = appendString(b, 49, v.RerunFrom)
+	for _, s := range v.Reopened {
+		b = appendElem(b, 50, s)
+	}
+	b = appendBool(b, 51, v.Rerun)
 	return b
 }
 
@@ -398,6 +403,18 @@ func decodeEventData(b []byte, v *runstate.EventData) error {
 		case 48:
 			x, err := f.bool()
 			v.CancelRequested = x
+			return err
+		case 49:
+			s, err := f.str()
+			v.RerunFrom = s
+			return err
+		case 50:
+			s, err := f.str()
+			v.Reopened = append(v.Reopened, s)
+			return err
+		case 51:
+			x, err := f.bool()
+			v.Rerun = x
 			return err
 		}
 		return nil // a field this reader does not know
@@ -688,6 +705,7 @@ func appendState(b []byte, v *runstate.State) []byte {
 		b = appendMessage(b, 31, func(b []byte) []byte { return appendKeySpan(b, &v.RunKeys[i]) })
 	}
 	b = appendInt(b, 32, int64(v.StepFailures))
+	b = appendInt(b, 33, int64(v.Reruns))
 	return b
 }
 
@@ -841,6 +859,10 @@ func decodeState(b []byte, v *runstate.State) error {
 		case 32:
 			x, err := f.int()
 			v.StepFailures = int(x)
+			return err
+		case 33:
+			x, err := f.int()
+			v.Reruns = int(x)
 			return err
 		}
 		return nil // a field this reader does not know
@@ -1258,6 +1280,9 @@ var eventDataJSON = jsonMessageOf(
 	jsonField{key: `"reconciliation_key":`, num: 46, kind: jsonString, omit: true},
 	jsonField{key: `"compensate":`, num: 47, kind: jsonBool, omit: true},
 	jsonField{key: `"cancel_requested":`, num: 48, kind: jsonBool, omit: true},
+	jsonField{key: `"rerun_from":`, num: 49, kind: jsonString, omit: true},
+	jsonField{key: `"reopened":`, num: 50, kind: jsonStrings, omit: true},
+	jsonField{key: `"rerun":`, num: 51, kind: jsonBool, omit: true},
 )
 
 var artifactRefJSON = jsonMessageOf(

@@ -23,6 +23,7 @@ const (
 	EvRunCompleted          = "RunCompleted"
 	EvRunFailed             = "RunFailed"
 	EvRunCancelled          = "RunCancelled"
+	EvRunRerun              = "RunRerun"
 	EvStepScheduled         = "StepScheduled"
 	EvStepStarted           = "StepStarted"
 	EvStepCompleted         = "StepCompleted"
@@ -114,6 +115,13 @@ type EventData struct {
 	Compensate bool `json:"compensate,omitempty" wire:"47"`
 	// CancelRequested marks a RunCompensating that a cancel asked for; its Cancellation says who and why.
 	CancelRequested bool `json:"cancel_requested,omitempty" wire:"48"`
+	// RerunFrom is the step a RunRerun reran from; Reopened the steps it
+	// opened new logical attempts for, in definition order (docs/semantics.md#rerun).
+	RerunFrom string   `json:"rerun_from,omitempty" wire:"49"`
+	Reopened  []string `json:"reopened,omitempty" wire:"50"`
+	// Rerun marks a StepRetried that a rerun made: the step's earlier
+	// output, artifacts and compensation are set aside with its attempt.
+	Rerun bool `json:"rerun,omitempty" wire:"51"`
 }
 
 // RunContext is who and where a run belongs to.
@@ -138,6 +146,7 @@ const (
 	SignalSkipStep  SignalKind = "SKIP_STEP"
 	SignalManual    SignalKind = "MANUAL_COMPLETION"
 	SignalApprove   SignalKind = "APPROVE"
+	SignalRerun     SignalKind = "RERUN"
 )
 
 // IdempotencyKey answers the key of docs/semantics.md#event-idempotency-key:

@@ -50,6 +50,7 @@ var eventBits = map[string]uint64{
 	EvSignalAccepted:        1 << 26,
 	EvSignalRejected:        1 << 27,
 	EvSignalConsumed:        1 << 28,
+	EvRunRerun:              1 << 29,
 }
 
 // EventTypes answers every event type a key record numbers.

@@ -2,6 +2,7 @@ package runstate
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
@@ -88,6 +89,12 @@ var runReducers = map[string]func(*Snapshot, Event){
 		s.CompensationOutcome = ev.Data.CompensationOutcome
 		s.finish()
 	},
+	// RerunRun took the ended run back to RUNNING (docs/semantics.md#rerun);
+	// the StepRetried events after it reopen its steps.
+	EvRunRerun: func(s *Snapshot, _ Event) {
+		s.Status, s.Substatus, s.Message = RunRunning, "", ""
+		s.CompletedAt, s.TotalDuration, s.Error, s.Cancellation, s.CompensationOutcome = time.Time{}, 0, nil, nil, ""
+	},
 }
 
 // finish records the duration of a terminal run.
@@ -150,12 +157,41 @@ var stepReducers = map[string]func(*Snapshot, *StepState, Event){
 		}
 		st.Status, st.LogicalAttempt, st.EngineAttempt = StepPending, ev.Data.NewLogicalAttempt, 0
 		st.Error, st.Reason = nil, ""
+		if ev.Data.Rerun {
+			s.setAside(st)
+		}
 	},
 	EvCompensationStarted:   func(_ *Snapshot, st *StepState, _ Event) { st.CompStatus = CompRunning },
 	EvCompensationSucceeded: func(_ *Snapshot, st *StepState, _ Event) { st.CompStatus, st.CompError = CompSucceeded, nil },
 	EvCompensationFailed: func(_ *Snapshot, st *StepState, ev Event) {
 		st.CompStatus, st.CompError = CompFailed, ev.Data.Error
 	},
+}
+
+// setAside clears what a step's earlier logical attempt left when a rerun
+// reopens it (docs/semantics.md#rerun): its output and artifacts (also from
+// the run's), its times, its wait and its compensation. Its attempts stay.
+func (s *Snapshot) setAside(st *StepState) {
+	if len(st.Artifacts) > 0 {
+		kept := s.Artifacts[:0:0]
+		for _, a := range s.Artifacts {
+			if !slices.Contains(st.Artifacts, a) {
+				kept = append(kept, a)
+			}
+		}
+		s.Artifacts = kept
+	}
+	st.SetAside()
+}
+
+// SetAside clears what the step's ended logical attempt left, for a rerun's
+// new one (docs/semantics.md#rerun): output, artifacts, times, the wait, the
+// manual result and the compensation. Attempts and event keys stay.
+func (st *StepState) SetAside() {
+	st.Output, st.Artifacts, st.Manual, st.HeartbeatDetails = nil, nil, nil, nil
+	st.ScheduledAt, st.StartedAt, st.CompletedAt, st.NextAttemptAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	st.CompletionToken, st.WaitingSignal = "", ""
+	st.CompStatus, st.CompAttempt, st.CompError = "", 0, nil
 }
 
 // UnmetDependency answers a dependency of a step that the projection does

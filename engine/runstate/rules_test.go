@@ -18,14 +18,14 @@ func TestIdempotencyKey_IsSpec004Formula(t *testing.T) {
 		"per-attempt evidence includes the engine attempt")
 }
 
-func TestTransitions_TerminalStatusesHaveNoWayOut(t *testing.T) {
+func TestTransitions_AnEndedRunsOnlyWayOutIsARerunToRunning(t *testing.T) {
 	all := []RunStatus{RunPending, RunApproved, RunQueued, RunRunning, RunBlocked, RunPaused, RunCompensating, RunCompleted, RunFailed, RunCancelled}
 	for _, from := range []RunStatus{RunCompleted, RunFailed, RunCancelled} {
 		for _, to := range all {
-			require.False(t, RunTransitionAllowed(from, to), "%s -> %s", from, to)
+			require.Equal(t, to == RunRunning, RunTransitionAllowed(from, to), "%s -> %s", from, to)
 		}
 	}
-	illegal := [][2]RunStatus{{RunPending, RunRunning}, {RunFailed, RunRunning}, {RunCompensating, RunRunning},
+	illegal := [][2]RunStatus{{RunPending, RunRunning}, {RunCompensating, RunRunning},
 		{RunCompensating, RunCancelled}, {RunCompensating, RunPaused}}
 	for _, tr := range illegal {
 		require.False(t, RunTransitionAllowed(tr[0], tr[1]), "%s -> %s must be illegal", tr[0], tr[1])
@@ -48,6 +48,11 @@ func TestTransitions_CompensatingEndsCancelledOnlyWhenACancelAskedForTheCompensa
 		{RunRunning, RunCancelled, false, true},
 		{RunCancelled, RunCompensating, true, false},
 		{RunFailed, RunCancelled, true, false},
+		{RunFailed, RunRunning, false, true}, // RerunRun (docs/semantics.md#rerun)
+		{RunCancelled, RunRunning, true, true},
+		{RunCompleted, RunRunning, false, true},
+		{RunCompleted, RunBlocked, false, false},
+		{RunFailed, RunQueued, false, false},
 	} {
 		require.Equal(t, tc.want, RunTransitionAllowedWhen(tc.from, tc.to, tc.cancelCompensation),
 			"%s -> %s (cancel compensation %v)", tc.from, tc.to, tc.cancelCompensation)

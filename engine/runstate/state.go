@@ -81,7 +81,17 @@ type State struct {
 	// away. A checkpoint stored before the counter counts its FAILED steps
 	// (CountFailedSteps).
 	StepFailures int `json:"step_failures,omitempty" wire:"32"`
+	// Reruns counts the RerunRun calls that reopened the ended run
+	// (docs/semantics.md#rerun): the n-th rerun's RunRerun, and the end
+	// events after it, are keyed n+1 (RunEnds).
+	Reruns int `json:"reruns,omitempty" wire:"33"`
 }
+
+// RunEnds answers the logical attempt of the run-level events that end the
+// run or start its rollback (RunCompensating, RunCompleted, RunFailed,
+// RunCancelled): 1, and one more after each rerun, so that a rerun run's
+// second end is a new event with a key of its own.
+func (s *State) RunEnds() int { return s.Reruns + 1 }
 
 // CountFailedSteps answers how many steps are FAILED: the failed-steps
 // counter of a checkpoint stored before it kept one (State.StepFailures).

@@ -17,7 +17,8 @@ const (
 	RunCancelled    RunStatus = "CANCELLED"
 )
 
-// Terminal reports whether the status never changes again.
+// Terminal reports whether the run has ended: nothing changes it again but
+// RerunRun, which takes an ended run back to RUNNING (docs/semantics.md#rerun).
 func (s RunStatus) Terminal() bool {
 	return s == RunCompleted || s == RunFailed || s == RunCancelled
 }

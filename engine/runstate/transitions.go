@@ -9,6 +9,10 @@ var runTransitions = map[RunStatus][]RunStatus{
 	RunBlocked:      {RunRunning, RunPaused, RunCompensating, RunFailed, RunCancelled},
 	RunPaused:       {RunRunning, RunBlocked, RunCompensating, RunFailed, RunCancelled},
 	RunCompensating: {RunFailed},
+	// RerunRun takes an ended run back to RUNNING (docs/semantics.md#rerun).
+	RunCompleted: {RunRunning},
+	RunFailed:    {RunRunning},
+	RunCancelled: {RunRunning},
 }
 
 // cancelCompensationTransitions are legal only while a rollback a cancel asked
@@ -19,14 +23,18 @@ var cancelCompensationTransitions = map[RunStatus][]RunStatus{
 
 // stepTransitions is the one table of legal step transitions (docs/semantics.md#step-transitions).
 // FAILED → PENDING is RETRY_STEP's new logical
-// attempt, and the retry policy's next engine attempt.
+// attempt, and the retry policy's next engine attempt; SUCCEEDED, SKIPPED,
+// FAILED and CANCELLED → PENDING is a rerun's (docs/semantics.md#rerun), and
+// SCHEDULED → SUCCEEDED a rerun's verify that found the side effect done.
 var stepTransitions = map[StepStatus][]StepStatus{
 	StepPending:       {StepScheduled, StepRunning, StepWaitingManual, StepWaitingSignal, StepSkipped, StepCancelled},
-	StepScheduled:     {StepRunning, StepCancelled, StepPending, StepFailed},
+	StepScheduled:     {StepRunning, StepCancelled, StepPending, StepFailed, StepSucceeded},
 	StepRunning:       {StepSucceeded, StepFailed, StepCancelled, StepWaitingManual, StepPending},
 	StepWaitingManual: {StepSucceeded, StepFailed, StepCancelled},
 	StepWaitingSignal: {StepSucceeded, StepFailed, StepCancelled},
+	StepSucceeded:     {StepPending},
 	StepFailed:        {StepPending, StepSkipped},
+	StepSkipped:       {StepPending},
 	StepCancelled:     {StepPending, StepSkipped},
 }
 

@@ -24,7 +24,7 @@ import (
 var engineEventTypes = []string{
 	runstate.EvRunSubmitted, runstate.EvRunApproved, runstate.EvRunQueued, runstate.EvRunStarted, runstate.EvRunBlocked,
 	runstate.EvRunUnblocked, runstate.EvRunPaused, runstate.EvRunDrained, runstate.EvRunResumed, runstate.EvRunCompensating,
-	runstate.EvRunCompleted, runstate.EvRunFailed, runstate.EvRunCancelled, runstate.EvStepScheduled, runstate.EvStepStarted,
+	runstate.EvRunCompleted, runstate.EvRunFailed, runstate.EvRunCancelled, runstate.EvRunRerun, runstate.EvStepScheduled, runstate.EvStepStarted,
 	runstate.EvStepCompleted, runstate.EvStepFailed, runstate.EvStepSkipped, runstate.EvStepCancelled, runstate.EvStepWaiting,
 	runstate.EvStepRetried, runstate.EvStepAttemptRecorded, runstate.EvStepVerified, runstate.EvCompensationStarted,
 	runstate.EvCompensationSucceeded, runstate.EvCompensationFailed, runstate.EvSignalAccepted, runstate.EvSignalRejected,

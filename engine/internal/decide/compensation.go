@@ -43,7 +43,7 @@ func (c *core) startCompensation(order []string, data runstate.EventData) error 
 		s.Step(id).CompStatus = runstate.CompPending
 	}
 	data.Status, data.CompensationOrder = string(runstate.RunCompensating), order
-	c.rec.Emit(runstate.EvRunCompensating, "", 1, 0, data)
+	c.rec.Emit(runstate.EvRunCompensating, "", c.state.RunEnds(), 0, data)
 	return c.nextCompensation()
 }
 

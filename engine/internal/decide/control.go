@@ -155,7 +155,7 @@ func (c *core) cancelRun(outcome runstate.CompensationOutcome) error {
 	}
 	s := c.state
 	s.CompletedAt = c.now
-	c.rec.Emit(runstate.EvRunCancelled, "", 1, 0, runstate.EventData{Status: string(runstate.RunCancelled), Cancellation: s.Cancellation,
+	c.rec.Emit(runstate.EvRunCancelled, "", s.RunEnds(), 0, runstate.EventData{Status: string(runstate.RunCancelled), Cancellation: s.Cancellation,
 		CompensationOutcome: outcome, CompletedAt: c.now})
 	return nil
 }

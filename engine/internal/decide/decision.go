@@ -68,7 +68,8 @@ type Run struct {
 // runs, so no rule ever takes a failed read for "absent".
 type Prepared struct {
 	// Recons are the reconciliation records of the run's reconcilable steps
-	// that have not ended, for their current logical attempts, by action id;
+	// that have not ended (of an ended run: of all of them, which a rerun
+	// reads, docs/semantics.md#rerun), for their current logical attempts, by action id;
 	// a reconcilable step that has not ended and is not in it has none. (A
 	// step that is not reconcilable, or whose logical attempt opened after
 	// the read, has none either: a record is written only for a
@@ -81,7 +82,7 @@ type Prepared struct {
 	// fault, an error.
 	Payloads map[string]json.RawMessage
 	// Slots is what the read of the run's concurrency limits found, read
-	// when the decision may admit the run.
+	// when the decision may admit the run, or rerun it.
 	Slots Slots
 }
 

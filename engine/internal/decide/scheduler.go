@@ -206,6 +206,9 @@ func (c *core) dispatch(a *definition.Action) error {
 	case a.Activity == "" && a.Completion == definition.CompletionManual:
 		return c.openManualWait(a, st)
 	}
+	if rec, ok := c.reconOf(st); ok && needsVerify(rec.Status) {
+		return c.verifyFirst(a, st) // a rerun's step whose earlier attempt may have left a side effect (docs/semantics.md#rerun)
+	}
 	notBefore := c.now
 	if c.state.DelayUntil.After(c.now) {
 		notBefore = c.state.DelayUntil
@@ -220,7 +223,7 @@ func (c *core) scheduleAttempt(a *definition.Action, st *runstate.StepState, not
 	st.EngineAttempt++
 	st.NextAttemptAt = time.Time{}
 	st.TaskID, st.ReadyKey = c.rec.NewTask(TaskActivity, a, st, notBefore)
-	if st.EngineAttempt == 1 {
+	if st.EngineAttempt == 1 && st.Status == runstate.StepPending {
 		if err := c.rec.MoveStep(st, runstate.StepScheduled); err != nil {
 			return err
 		}
@@ -329,7 +332,7 @@ func (c *core) completeRun() error {
 		return err
 	}
 	c.state.CompletedAt = c.now
-	c.rec.Emit(runstate.EvRunCompleted, "", 1, 0, runstate.EventData{Status: string(runstate.RunCompleted), CompletedAt: c.now})
+	c.rec.Emit(runstate.EvRunCompleted, "", c.state.RunEnds(), 0, runstate.EventData{Status: string(runstate.RunCompleted), CompletedAt: c.now})
 	return nil
 }
 
@@ -341,7 +344,7 @@ func (c *core) failRun(runErr *runstate.RunError, outcome runstate.CompensationO
 	s := c.state
 	s.CompletedAt = c.now
 	s.Error = runErr
-	c.rec.Emit(runstate.EvRunFailed, "", 1, 0, runstate.EventData{Status: string(runstate.RunFailed), RunError: runErr,
+	c.rec.Emit(runstate.EvRunFailed, "", s.RunEnds(), 0, runstate.EventData{Status: string(runstate.RunFailed), RunError: runErr,
 		CompensationOutcome: outcome, CompletedAt: c.now})
 	return nil
 }

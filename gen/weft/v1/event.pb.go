@@ -105,6 +105,8 @@ const (
 	SignalKind_SIGNAL_KIND_MANUAL_COMPLETION SignalKind = 6
 	// Approval.
 	SignalKind_SIGNAL_KIND_APPROVE SignalKind = 7
+	// RERUN (RerunRun, docs/semantics.md#rerun).
+	SignalKind_SIGNAL_KIND_RERUN SignalKind = 8
 )
 
 // Enum value maps for SignalKind.
@@ -118,6 +120,7 @@ var (
 		5: "SIGNAL_KIND_SKIP_STEP",
 		6: "SIGNAL_KIND_MANUAL_COMPLETION",
 		7: "SIGNAL_KIND_APPROVE",
+		8: "SIGNAL_KIND_RERUN",
 	}
 	SignalKind_value = map[string]int32{
 		"SIGNAL_KIND_UNSPECIFIED":       0,
@@ -128,6 +131,7 @@ var (
 		"SIGNAL_KIND_SKIP_STEP":         5,
 		"SIGNAL_KIND_MANUAL_COMPLETION": 6,
 		"SIGNAL_KIND_APPROVE":           7,
+		"SIGNAL_KIND_RERUN":             8,
 	}
 )
 
@@ -256,6 +260,7 @@ type Event struct {
 	//	*Event_RunCompleted
 	//	*Event_RunFailed
 	//	*Event_RunCancelled
+	//	*Event_RunRerun
 	//	*Event_StepScheduled
 	//	*Event_StepStarted
 	//	*Event_StepCompleted
@@ -515,6 +520,15 @@ func (x *Event) GetRunCancelled() *RunCancelled {
 	return nil
 }
 
+func (x *Event) GetRunRerun() *RunRerun {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_RunRerun); ok {
+			return x.RunRerun
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetStepScheduled() *StepScheduled {
 	if x != nil {
 		if x, ok := x.Payload.(*Event_StepScheduled); ok {
@@ -728,6 +742,11 @@ type Event_RunCancelled struct {
 	RunCancelled *RunCancelled `protobuf:"bytes,32,opt,name=run_cancelled,json=runCancelled,proto3,oneof"`
 }
 
+type Event_RunRerun struct {
+	// RunRerun.
+	RunRerun *RunRerun `protobuf:"bytes,33,opt,name=run_rerun,json=runRerun,proto3,oneof"`
+}
+
 type Event_StepScheduled struct {
 	// StepScheduled.
 	StepScheduled *StepScheduled `protobuf:"bytes,40,opt,name=step_scheduled,json=stepScheduled,proto3,oneof"`
@@ -833,6 +852,8 @@ func (*Event_RunCompleted) isEvent_Payload() {}
 func (*Event_RunFailed) isEvent_Payload() {}
 
 func (*Event_RunCancelled) isEvent_Payload() {}
+
+func (*Event_RunRerun) isEvent_Payload() {}
 
 func (*Event_StepScheduled) isEvent_Payload() {}
 
@@ -1900,6 +1921,90 @@ func (x *RunCancelled) GetCompensationOutcome() CompensationOutcome {
 	return CompensationOutcome_COMPENSATION_OUTCOME_UNSPECIFIED
 }
 
+// RunRerun: RerunRun took the ended run back to RUNNING (docs/semantics.md#rerun);
+// a StepRetried with rerun set follows for each step it reopened. Its
+// logical_attempt_id counts the run's reruns.
+type RunRerun struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Always RUNNING.
+	Status RunStatus `protobuf:"varint,1,opt,name=status,proto3,enum=weft.v1.RunStatus" json:"status,omitempty"`
+	// The step the run reran from.
+	FromStep string `protobuf:"bytes,2,opt,name=from_step,json=fromStep,proto3" json:"from_step,omitempty"`
+	// The steps that open new logical attempts, in definition order.
+	Reopened []string `protobuf:"bytes,3,rep,name=reopened,proto3" json:"reopened,omitempty"`
+	// Who asked.
+	RequestedBy string `protobuf:"bytes,4,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
+	// Why.
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunRerun) Reset() {
+	*x = RunRerun{}
+	mi := &file_weft_v1_event_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunRerun) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunRerun) ProtoMessage() {}
+
+func (x *RunRerun) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_event_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunRerun.ProtoReflect.Descriptor instead.
+func (*RunRerun) Descriptor() ([]byte, []int) {
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *RunRerun) GetStatus() RunStatus {
+	if x != nil {
+		return x.Status
+	}
+	return RunStatus_RUN_STATUS_UNSPECIFIED
+}
+
+func (x *RunRerun) GetFromStep() string {
+	if x != nil {
+		return x.FromStep
+	}
+	return ""
+}
+
+func (x *RunRerun) GetReopened() []string {
+	if x != nil {
+		return x.Reopened
+	}
+	return nil
+}
+
+func (x *RunRerun) GetRequestedBy() string {
+	if x != nil {
+		return x.RequestedBy
+	}
+	return ""
+}
+
+func (x *RunRerun) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // StepScheduled: a task was persisted for the step before execution (docs/semantics.md#task-persistence).
 type StepScheduled struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1917,7 +2022,7 @@ type StepScheduled struct {
 
 func (x *StepScheduled) Reset() {
 	*x = StepScheduled{}
-	mi := &file_weft_v1_event_proto_msgTypes[16]
+	mi := &file_weft_v1_event_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1929,7 +2034,7 @@ func (x *StepScheduled) String() string {
 func (*StepScheduled) ProtoMessage() {}
 
 func (x *StepScheduled) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[16]
+	mi := &file_weft_v1_event_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1942,7 +2047,7 @@ func (x *StepScheduled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepScheduled.ProtoReflect.Descriptor instead.
 func (*StepScheduled) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{16}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StepScheduled) GetStatus() StepStatus {
@@ -1988,7 +2093,7 @@ type StepStarted struct {
 
 func (x *StepStarted) Reset() {
 	*x = StepStarted{}
-	mi := &file_weft_v1_event_proto_msgTypes[17]
+	mi := &file_weft_v1_event_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2000,7 +2105,7 @@ func (x *StepStarted) String() string {
 func (*StepStarted) ProtoMessage() {}
 
 func (x *StepStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[17]
+	mi := &file_weft_v1_event_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2013,7 +2118,7 @@ func (x *StepStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStarted.ProtoReflect.Descriptor instead.
 func (*StepStarted) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{17}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StepStarted) GetStatus() StepStatus {
@@ -2056,7 +2161,7 @@ type StepCompleted struct {
 
 func (x *StepCompleted) Reset() {
 	*x = StepCompleted{}
-	mi := &file_weft_v1_event_proto_msgTypes[18]
+	mi := &file_weft_v1_event_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2068,7 +2173,7 @@ func (x *StepCompleted) String() string {
 func (*StepCompleted) ProtoMessage() {}
 
 func (x *StepCompleted) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[18]
+	mi := &file_weft_v1_event_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2081,7 +2186,7 @@ func (x *StepCompleted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepCompleted.ProtoReflect.Descriptor instead.
 func (*StepCompleted) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{18}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StepCompleted) GetStatus() StepStatus {
@@ -2138,7 +2243,7 @@ type StepFailed struct {
 
 func (x *StepFailed) Reset() {
 	*x = StepFailed{}
-	mi := &file_weft_v1_event_proto_msgTypes[19]
+	mi := &file_weft_v1_event_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2150,7 +2255,7 @@ func (x *StepFailed) String() string {
 func (*StepFailed) ProtoMessage() {}
 
 func (x *StepFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[19]
+	mi := &file_weft_v1_event_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2163,7 +2268,7 @@ func (x *StepFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepFailed.ProtoReflect.Descriptor instead.
 func (*StepFailed) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{19}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StepFailed) GetStatus() StepStatus {
@@ -2214,7 +2319,7 @@ type StepSkipped struct {
 
 func (x *StepSkipped) Reset() {
 	*x = StepSkipped{}
-	mi := &file_weft_v1_event_proto_msgTypes[20]
+	mi := &file_weft_v1_event_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2226,7 +2331,7 @@ func (x *StepSkipped) String() string {
 func (*StepSkipped) ProtoMessage() {}
 
 func (x *StepSkipped) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[20]
+	mi := &file_weft_v1_event_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2239,7 +2344,7 @@ func (x *StepSkipped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepSkipped.ProtoReflect.Descriptor instead.
 func (*StepSkipped) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{20}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StepSkipped) GetStatus() StepStatus {
@@ -2269,7 +2374,7 @@ type StepCancelled struct {
 
 func (x *StepCancelled) Reset() {
 	*x = StepCancelled{}
-	mi := &file_weft_v1_event_proto_msgTypes[21]
+	mi := &file_weft_v1_event_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2281,7 +2386,7 @@ func (x *StepCancelled) String() string {
 func (*StepCancelled) ProtoMessage() {}
 
 func (x *StepCancelled) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[21]
+	mi := &file_weft_v1_event_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2294,7 +2399,7 @@ func (x *StepCancelled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepCancelled.ProtoReflect.Descriptor instead.
 func (*StepCancelled) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{21}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StepCancelled) GetStatus() StepStatus {
@@ -2328,7 +2433,7 @@ type StepWaiting struct {
 
 func (x *StepWaiting) Reset() {
 	*x = StepWaiting{}
-	mi := &file_weft_v1_event_proto_msgTypes[22]
+	mi := &file_weft_v1_event_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2340,7 +2445,7 @@ func (x *StepWaiting) String() string {
 func (*StepWaiting) ProtoMessage() {}
 
 func (x *StepWaiting) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[22]
+	mi := &file_weft_v1_event_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2353,7 +2458,7 @@ func (x *StepWaiting) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepWaiting.ProtoReflect.Descriptor instead.
 func (*StepWaiting) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{22}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StepWaiting) GetStatus() StepStatus {
@@ -2384,7 +2489,7 @@ func (x *StepWaiting) GetDeadline() *timestamppb.Timestamp {
 	return nil
 }
 
-// StepRetried: RETRY_STEP opened a new logical attempt.
+// StepRetried: RETRY_STEP, or a rerun (rerun set), opened a new logical attempt.
 type StepRetried struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Always PENDING.
@@ -2392,14 +2497,17 @@ type StepRetried struct {
 	// The new logical attempt.
 	NewLogicalAttemptId uint32 `protobuf:"varint,2,opt,name=new_logical_attempt_id,json=newLogicalAttemptId,proto3" json:"new_logical_attempt_id,omitempty"`
 	// Who asked.
-	RequestedBy   string `protobuf:"bytes,3,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
+	RequestedBy string `protobuf:"bytes,3,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
+	// A rerun opened it (docs/semantics.md#rerun): the earlier attempt's
+	// output, artifacts and compensation are set aside.
+	Rerun         bool `protobuf:"varint,4,opt,name=rerun,proto3" json:"rerun,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StepRetried) Reset() {
 	*x = StepRetried{}
-	mi := &file_weft_v1_event_proto_msgTypes[23]
+	mi := &file_weft_v1_event_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2411,7 +2519,7 @@ func (x *StepRetried) String() string {
 func (*StepRetried) ProtoMessage() {}
 
 func (x *StepRetried) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[23]
+	mi := &file_weft_v1_event_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2424,7 +2532,7 @@ func (x *StepRetried) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepRetried.ProtoReflect.Descriptor instead.
 func (*StepRetried) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{23}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StepRetried) GetStatus() StepStatus {
@@ -2448,6 +2556,13 @@ func (x *StepRetried) GetRequestedBy() string {
 	return ""
 }
 
+func (x *StepRetried) GetRerun() bool {
+	if x != nil {
+		return x.Rerun
+	}
+	return false
+}
+
 // StepAttemptRecorded is the evidence of one attempt (docs/semantics.md#attempt-evidence); its key includes engine_attempt_id.
 type StepAttemptRecorded struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2463,7 +2578,7 @@ type StepAttemptRecorded struct {
 
 func (x *StepAttemptRecorded) Reset() {
 	*x = StepAttemptRecorded{}
-	mi := &file_weft_v1_event_proto_msgTypes[24]
+	mi := &file_weft_v1_event_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2475,7 +2590,7 @@ func (x *StepAttemptRecorded) String() string {
 func (*StepAttemptRecorded) ProtoMessage() {}
 
 func (x *StepAttemptRecorded) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[24]
+	mi := &file_weft_v1_event_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2488,7 +2603,7 @@ func (x *StepAttemptRecorded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepAttemptRecorded.ProtoReflect.Descriptor instead.
 func (*StepAttemptRecorded) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{24}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StepAttemptRecorded) GetAttempt() *Attempt {
@@ -2520,7 +2635,7 @@ type StepVerified struct {
 
 func (x *StepVerified) Reset() {
 	*x = StepVerified{}
-	mi := &file_weft_v1_event_proto_msgTypes[25]
+	mi := &file_weft_v1_event_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2532,7 +2647,7 @@ func (x *StepVerified) String() string {
 func (*StepVerified) ProtoMessage() {}
 
 func (x *StepVerified) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[25]
+	mi := &file_weft_v1_event_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2545,7 +2660,7 @@ func (x *StepVerified) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepVerified.ProtoReflect.Descriptor instead.
 func (*StepVerified) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{25}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StepVerified) GetVerifyState() VerifyState {
@@ -2582,7 +2697,7 @@ type CompensationStarted struct {
 
 func (x *CompensationStarted) Reset() {
 	*x = CompensationStarted{}
-	mi := &file_weft_v1_event_proto_msgTypes[26]
+	mi := &file_weft_v1_event_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2594,7 +2709,7 @@ func (x *CompensationStarted) String() string {
 func (*CompensationStarted) ProtoMessage() {}
 
 func (x *CompensationStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[26]
+	mi := &file_weft_v1_event_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2607,7 +2722,7 @@ func (x *CompensationStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompensationStarted.ProtoReflect.Descriptor instead.
 func (*CompensationStarted) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{26}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CompensationStarted) GetOperation() string {
@@ -2635,7 +2750,7 @@ type CompensationSucceeded struct {
 
 func (x *CompensationSucceeded) Reset() {
 	*x = CompensationSucceeded{}
-	mi := &file_weft_v1_event_proto_msgTypes[27]
+	mi := &file_weft_v1_event_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2647,7 +2762,7 @@ func (x *CompensationSucceeded) String() string {
 func (*CompensationSucceeded) ProtoMessage() {}
 
 func (x *CompensationSucceeded) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[27]
+	mi := &file_weft_v1_event_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2660,7 +2775,7 @@ func (x *CompensationSucceeded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompensationSucceeded.ProtoReflect.Descriptor instead.
 func (*CompensationSucceeded) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{27}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CompensationSucceeded) GetCompletedAt() *timestamppb.Timestamp {
@@ -2683,7 +2798,7 @@ type CompensationFailed struct {
 
 func (x *CompensationFailed) Reset() {
 	*x = CompensationFailed{}
-	mi := &file_weft_v1_event_proto_msgTypes[28]
+	mi := &file_weft_v1_event_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2695,7 +2810,7 @@ func (x *CompensationFailed) String() string {
 func (*CompensationFailed) ProtoMessage() {}
 
 func (x *CompensationFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[28]
+	mi := &file_weft_v1_event_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2708,7 +2823,7 @@ func (x *CompensationFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompensationFailed.ProtoReflect.Descriptor instead.
 func (*CompensationFailed) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{28}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CompensationFailed) GetError() *StepError {
@@ -2745,7 +2860,7 @@ type SignalAccepted struct {
 
 func (x *SignalAccepted) Reset() {
 	*x = SignalAccepted{}
-	mi := &file_weft_v1_event_proto_msgTypes[29]
+	mi := &file_weft_v1_event_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2757,7 +2872,7 @@ func (x *SignalAccepted) String() string {
 func (*SignalAccepted) ProtoMessage() {}
 
 func (x *SignalAccepted) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[29]
+	mi := &file_weft_v1_event_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2770,7 +2885,7 @@ func (x *SignalAccepted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalAccepted.ProtoReflect.Descriptor instead.
 func (*SignalAccepted) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{29}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SignalAccepted) GetKind() SignalKind {
@@ -2830,7 +2945,7 @@ type SignalRejected struct {
 
 func (x *SignalRejected) Reset() {
 	*x = SignalRejected{}
-	mi := &file_weft_v1_event_proto_msgTypes[30]
+	mi := &file_weft_v1_event_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2842,7 +2957,7 @@ func (x *SignalRejected) String() string {
 func (*SignalRejected) ProtoMessage() {}
 
 func (x *SignalRejected) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[30]
+	mi := &file_weft_v1_event_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2855,7 +2970,7 @@ func (x *SignalRejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalRejected.ProtoReflect.Descriptor instead.
 func (*SignalRejected) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{30}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SignalRejected) GetKind() SignalKind {
@@ -2913,7 +3028,7 @@ type SignalConsumed struct {
 
 func (x *SignalConsumed) Reset() {
 	*x = SignalConsumed{}
-	mi := &file_weft_v1_event_proto_msgTypes[31]
+	mi := &file_weft_v1_event_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2925,7 +3040,7 @@ func (x *SignalConsumed) String() string {
 func (*SignalConsumed) ProtoMessage() {}
 
 func (x *SignalConsumed) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[31]
+	mi := &file_weft_v1_event_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2938,7 +3053,7 @@ func (x *SignalConsumed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalConsumed.ProtoReflect.Descriptor instead.
 func (*SignalConsumed) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{31}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SignalConsumed) GetSignalName() string {
@@ -2970,7 +3085,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_weft_v1_event_proto_msgTypes[32]
+	mi := &file_weft_v1_event_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2982,7 +3097,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[32]
+	mi := &file_weft_v1_event_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2995,7 +3110,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{32}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListEventsRequest) GetRunId() string {
@@ -3034,7 +3149,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_weft_v1_event_proto_msgTypes[33]
+	mi := &file_weft_v1_event_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3046,7 +3161,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[33]
+	mi := &file_weft_v1_event_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3059,7 +3174,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{33}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -3096,7 +3211,7 @@ type WatchEventsRequest struct {
 
 func (x *WatchEventsRequest) Reset() {
 	*x = WatchEventsRequest{}
-	mi := &file_weft_v1_event_proto_msgTypes[34]
+	mi := &file_weft_v1_event_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3108,7 +3223,7 @@ func (x *WatchEventsRequest) String() string {
 func (*WatchEventsRequest) ProtoMessage() {}
 
 func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[34]
+	mi := &file_weft_v1_event_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3121,7 +3236,7 @@ func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsRequest.ProtoReflect.Descriptor instead.
 func (*WatchEventsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{34}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *WatchEventsRequest) GetRunId() string {
@@ -3149,7 +3264,7 @@ type WatchEventsResponse struct {
 
 func (x *WatchEventsResponse) Reset() {
 	*x = WatchEventsResponse{}
-	mi := &file_weft_v1_event_proto_msgTypes[35]
+	mi := &file_weft_v1_event_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3161,7 +3276,7 @@ func (x *WatchEventsResponse) String() string {
 func (*WatchEventsResponse) ProtoMessage() {}
 
 func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[35]
+	mi := &file_weft_v1_event_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3174,7 +3289,7 @@ func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsResponse.ProtoReflect.Descriptor instead.
 func (*WatchEventsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{35}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *WatchEventsResponse) GetEvent() *Event {
@@ -3201,7 +3316,7 @@ type ResyncRunRequest struct {
 
 func (x *ResyncRunRequest) Reset() {
 	*x = ResyncRunRequest{}
-	mi := &file_weft_v1_event_proto_msgTypes[36]
+	mi := &file_weft_v1_event_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3213,7 +3328,7 @@ func (x *ResyncRunRequest) String() string {
 func (*ResyncRunRequest) ProtoMessage() {}
 
 func (x *ResyncRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[36]
+	mi := &file_weft_v1_event_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3226,7 +3341,7 @@ func (x *ResyncRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncRunRequest.ProtoReflect.Descriptor instead.
 func (*ResyncRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{36}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ResyncRunRequest) GetRunId() string {
@@ -3270,7 +3385,7 @@ type ResyncRunResponse struct {
 
 func (x *ResyncRunResponse) Reset() {
 	*x = ResyncRunResponse{}
-	mi := &file_weft_v1_event_proto_msgTypes[37]
+	mi := &file_weft_v1_event_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3282,7 +3397,7 @@ func (x *ResyncRunResponse) String() string {
 func (*ResyncRunResponse) ProtoMessage() {}
 
 func (x *ResyncRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[37]
+	mi := &file_weft_v1_event_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3295,7 +3410,7 @@ func (x *ResyncRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncRunResponse.ProtoReflect.Descriptor instead.
 func (*ResyncRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{37}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ResyncRunResponse) GetMode() ResyncMode {
@@ -3330,7 +3445,7 @@ var File_weft_v1_event_proto protoreflect.FileDescriptor
 
 const file_weft_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x13weft/v1/event.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x11weft/v1/run.proto\x1a\x14weft/v1/signal.proto\"\xb5\x13\n" +
+	"\x13weft/v1/event.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x11weft/v1/run.proto\x1a\x14weft/v1/signal.proto\"\xe7\x13\n" +
 	"\x05Event\x12:\n" +
 	"\n" +
 	"event_type\x18\x01 \x01(\tB\x1b\xbaH\x18r\x16\x10\x01\x18@2\x10^[A-Z][A-Za-z]+$R\teventType\x12#\n" +
@@ -3371,7 +3486,8 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\rrun_completed\x18\x1e \x01(\v2\x15.weft.v1.RunCompletedH\x00R\frunCompleted\x123\n" +
 	"\n" +
 	"run_failed\x18\x1f \x01(\v2\x12.weft.v1.RunFailedH\x00R\trunFailed\x12<\n" +
-	"\rrun_cancelled\x18  \x01(\v2\x15.weft.v1.RunCancelledH\x00R\frunCancelled\x12?\n" +
+	"\rrun_cancelled\x18  \x01(\v2\x15.weft.v1.RunCancelledH\x00R\frunCancelled\x120\n" +
+	"\trun_rerun\x18! \x01(\v2\x11.weft.v1.RunRerunH\x00R\brunRerun\x12?\n" +
 	"\x0estep_scheduled\x18( \x01(\v2\x16.weft.v1.StepScheduledH\x00R\rstepScheduled\x129\n" +
 	"\fstep_started\x18) \x01(\v2\x14.weft.v1.StepStartedH\x00R\vstepStarted\x12?\n" +
 	"\x0estep_completed\x18* \x01(\v2\x16.weft.v1.StepCompletedH\x00R\rstepCompleted\x126\n" +
@@ -3482,7 +3598,14 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x129\n" +
 	"\fcancellation\x18\x02 \x01(\v2\x15.weft.v1.CancellationR\fcancellation\x12E\n" +
 	"\fcompleted_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\x12Y\n" +
-	"\x14compensation_outcome\x18\x04 \x01(\x0e2\x1c.weft.v1.CompensationOutcomeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x13compensationOutcome\"\xbb\x01\n" +
+	"\x14compensation_outcome\x18\x04 \x01(\x0e2\x1c.weft.v1.CompensationOutcomeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x13compensationOutcome\"\xbf\x01\n" +
+	"\bRunRerun\x126\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12$\n" +
+	"\tfrom_step\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\bfromStep\x12\x1a\n" +
+	"\breopened\x18\x03 \x03(\tR\breopened\x12!\n" +
+	"\frequested_by\x18\x04 \x01(\tR\vrequestedBy\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xbb\x01\n" +
 	"\rStepScheduled\x127\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12 \n" +
@@ -3526,12 +3649,13 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\x10completion_token\x18\x02 \x01(\tR\x0fcompletionToken\x12\x1f\n" +
 	"\vsignal_name\x18\x03 \x01(\tR\n" +
 	"signalName\x126\n" +
-	"\bdeadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\xa7\x01\n" +
+	"\bdeadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\xbd\x01\n" +
 	"\vStepRetried\x127\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12<\n" +
 	"\x16new_logical_attempt_id\x18\x02 \x01(\rB\a\xbaH\x04*\x02(\x02R\x13newLogicalAttemptId\x12!\n" +
-	"\frequested_by\x18\x03 \x01(\tR\vrequestedBy\"p\n" +
+	"\frequested_by\x18\x03 \x01(\tR\vrequestedBy\x12\x14\n" +
+	"\x05rerun\x18\x04 \x01(\bR\x05rerun\"p\n" +
 	"\x13StepAttemptRecorded\x122\n" +
 	"\aattempt\x18\x01 \x01(\v2\x10.weft.v1.AttemptB\x06\xbaH\x03\xc8\x01\x01R\aattempt\x12%\n" +
 	"\x0ecorrelation_id\x18\x02 \x01(\tR\rcorrelationId\"\x96\x01\n" +
@@ -3600,7 +3724,7 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\x1aVERIFY_STATE_NOT_COMPLETED\x10\x01\x12&\n" +
 	"\"VERIFY_STATE_COMPLETED_WITH_RESULT\x10\x02\x12-\n" +
 	")VERIFY_STATE_COMPLETED_RESULT_UNAVAILABLE\x10\x03\x12\x1e\n" +
-	"\x1aVERIFY_STATE_INDETERMINATE\x10\x04*\xe3\x01\n" +
+	"\x1aVERIFY_STATE_INDETERMINATE\x10\x04*\xfa\x01\n" +
 	"\n" +
 	"SignalKind\x12\x1b\n" +
 	"\x17SIGNAL_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
@@ -3610,7 +3734,8 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\x16SIGNAL_KIND_RETRY_STEP\x10\x04\x12\x19\n" +
 	"\x15SIGNAL_KIND_SKIP_STEP\x10\x05\x12!\n" +
 	"\x1dSIGNAL_KIND_MANUAL_COMPLETION\x10\x06\x12\x17\n" +
-	"\x13SIGNAL_KIND_APPROVE\x10\a*^\n" +
+	"\x13SIGNAL_KIND_APPROVE\x10\a\x12\x15\n" +
+	"\x11SIGNAL_KIND_RERUN\x10\b*^\n" +
 	"\n" +
 	"ResyncMode\x12\x1b\n" +
 	"\x17RESYNC_MODE_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -3635,7 +3760,7 @@ func file_weft_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_weft_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_weft_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_weft_v1_event_proto_goTypes = []any{
 	(VerifyState)(0),               // 0: weft.v1.VerifyState
 	(SignalKind)(0),                // 1: weft.v1.SignalKind
@@ -3656,46 +3781,47 @@ var file_weft_v1_event_proto_goTypes = []any{
 	(*RunCompleted)(nil),           // 16: weft.v1.RunCompleted
 	(*RunFailed)(nil),              // 17: weft.v1.RunFailed
 	(*RunCancelled)(nil),           // 18: weft.v1.RunCancelled
-	(*StepScheduled)(nil),          // 19: weft.v1.StepScheduled
-	(*StepStarted)(nil),            // 20: weft.v1.StepStarted
-	(*StepCompleted)(nil),          // 21: weft.v1.StepCompleted
-	(*StepFailed)(nil),             // 22: weft.v1.StepFailed
-	(*StepSkipped)(nil),            // 23: weft.v1.StepSkipped
-	(*StepCancelled)(nil),          // 24: weft.v1.StepCancelled
-	(*StepWaiting)(nil),            // 25: weft.v1.StepWaiting
-	(*StepRetried)(nil),            // 26: weft.v1.StepRetried
-	(*StepAttemptRecorded)(nil),    // 27: weft.v1.StepAttemptRecorded
-	(*StepVerified)(nil),           // 28: weft.v1.StepVerified
-	(*CompensationStarted)(nil),    // 29: weft.v1.CompensationStarted
-	(*CompensationSucceeded)(nil),  // 30: weft.v1.CompensationSucceeded
-	(*CompensationFailed)(nil),     // 31: weft.v1.CompensationFailed
-	(*SignalAccepted)(nil),         // 32: weft.v1.SignalAccepted
-	(*SignalRejected)(nil),         // 33: weft.v1.SignalRejected
-	(*SignalConsumed)(nil),         // 34: weft.v1.SignalConsumed
-	(*ListEventsRequest)(nil),      // 35: weft.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),     // 36: weft.v1.ListEventsResponse
-	(*WatchEventsRequest)(nil),     // 37: weft.v1.WatchEventsRequest
-	(*WatchEventsResponse)(nil),    // 38: weft.v1.WatchEventsResponse
-	(*ResyncRunRequest)(nil),       // 39: weft.v1.ResyncRunRequest
-	(*ResyncRunResponse)(nil),      // 40: weft.v1.ResyncRunResponse
-	(*timestamppb.Timestamp)(nil),  // 41: google.protobuf.Timestamp
-	(RunStatus)(0),                 // 42: weft.v1.RunStatus
-	(RunSubstatus)(0),              // 43: weft.v1.RunSubstatus
-	(*RunError)(nil),               // 44: weft.v1.RunError
-	(CompensationOutcome)(0),       // 45: weft.v1.CompensationOutcome
-	(*Cancellation)(nil),           // 46: weft.v1.Cancellation
-	(StepStatus)(0),                // 47: weft.v1.StepStatus
-	(*structpb.Value)(nil),         // 48: google.protobuf.Value
-	(*ArtifactRef)(nil),            // 49: weft.v1.ArtifactRef
-	(*StepError)(nil),              // 50: weft.v1.StepError
-	(*Attempt)(nil),                // 51: weft.v1.Attempt
-	(*AcceptedSignalResult)(nil),   // 52: weft.v1.AcceptedSignalResult
-	(*ManualCompletionResult)(nil), // 53: weft.v1.ManualCompletionResult
-	(*Run)(nil),                    // 54: weft.v1.Run
+	(*RunRerun)(nil),               // 19: weft.v1.RunRerun
+	(*StepScheduled)(nil),          // 20: weft.v1.StepScheduled
+	(*StepStarted)(nil),            // 21: weft.v1.StepStarted
+	(*StepCompleted)(nil),          // 22: weft.v1.StepCompleted
+	(*StepFailed)(nil),             // 23: weft.v1.StepFailed
+	(*StepSkipped)(nil),            // 24: weft.v1.StepSkipped
+	(*StepCancelled)(nil),          // 25: weft.v1.StepCancelled
+	(*StepWaiting)(nil),            // 26: weft.v1.StepWaiting
+	(*StepRetried)(nil),            // 27: weft.v1.StepRetried
+	(*StepAttemptRecorded)(nil),    // 28: weft.v1.StepAttemptRecorded
+	(*StepVerified)(nil),           // 29: weft.v1.StepVerified
+	(*CompensationStarted)(nil),    // 30: weft.v1.CompensationStarted
+	(*CompensationSucceeded)(nil),  // 31: weft.v1.CompensationSucceeded
+	(*CompensationFailed)(nil),     // 32: weft.v1.CompensationFailed
+	(*SignalAccepted)(nil),         // 33: weft.v1.SignalAccepted
+	(*SignalRejected)(nil),         // 34: weft.v1.SignalRejected
+	(*SignalConsumed)(nil),         // 35: weft.v1.SignalConsumed
+	(*ListEventsRequest)(nil),      // 36: weft.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),     // 37: weft.v1.ListEventsResponse
+	(*WatchEventsRequest)(nil),     // 38: weft.v1.WatchEventsRequest
+	(*WatchEventsResponse)(nil),    // 39: weft.v1.WatchEventsResponse
+	(*ResyncRunRequest)(nil),       // 40: weft.v1.ResyncRunRequest
+	(*ResyncRunResponse)(nil),      // 41: weft.v1.ResyncRunResponse
+	(*timestamppb.Timestamp)(nil),  // 42: google.protobuf.Timestamp
+	(RunStatus)(0),                 // 43: weft.v1.RunStatus
+	(RunSubstatus)(0),              // 44: weft.v1.RunSubstatus
+	(*RunError)(nil),               // 45: weft.v1.RunError
+	(CompensationOutcome)(0),       // 46: weft.v1.CompensationOutcome
+	(*Cancellation)(nil),           // 47: weft.v1.Cancellation
+	(StepStatus)(0),                // 48: weft.v1.StepStatus
+	(*structpb.Value)(nil),         // 49: google.protobuf.Value
+	(*ArtifactRef)(nil),            // 50: weft.v1.ArtifactRef
+	(*StepError)(nil),              // 51: weft.v1.StepError
+	(*Attempt)(nil),                // 52: weft.v1.Attempt
+	(*AcceptedSignalResult)(nil),   // 53: weft.v1.AcceptedSignalResult
+	(*ManualCompletionResult)(nil), // 54: weft.v1.ManualCompletionResult
+	(*Run)(nil),                    // 55: weft.v1.Run
 }
 var file_weft_v1_event_proto_depIdxs = []int32{
-	41, // 0: weft.v1.Event.emitted_at:type_name -> google.protobuf.Timestamp
-	41, // 1: weft.v1.Event.occurred_at:type_name -> google.protobuf.Timestamp
+	42, // 0: weft.v1.Event.emitted_at:type_name -> google.protobuf.Timestamp
+	42, // 1: weft.v1.Event.occurred_at:type_name -> google.protobuf.Timestamp
 	6,  // 2: weft.v1.Event.run_submitted:type_name -> weft.v1.RunSubmitted
 	7,  // 3: weft.v1.Event.run_approved:type_name -> weft.v1.RunApproved
 	8,  // 4: weft.v1.Event.run_queued:type_name -> weft.v1.RunQueued
@@ -3709,91 +3835,93 @@ var file_weft_v1_event_proto_depIdxs = []int32{
 	16, // 12: weft.v1.Event.run_completed:type_name -> weft.v1.RunCompleted
 	17, // 13: weft.v1.Event.run_failed:type_name -> weft.v1.RunFailed
 	18, // 14: weft.v1.Event.run_cancelled:type_name -> weft.v1.RunCancelled
-	19, // 15: weft.v1.Event.step_scheduled:type_name -> weft.v1.StepScheduled
-	20, // 16: weft.v1.Event.step_started:type_name -> weft.v1.StepStarted
-	21, // 17: weft.v1.Event.step_completed:type_name -> weft.v1.StepCompleted
-	22, // 18: weft.v1.Event.step_failed:type_name -> weft.v1.StepFailed
-	23, // 19: weft.v1.Event.step_skipped:type_name -> weft.v1.StepSkipped
-	24, // 20: weft.v1.Event.step_cancelled:type_name -> weft.v1.StepCancelled
-	25, // 21: weft.v1.Event.step_waiting:type_name -> weft.v1.StepWaiting
-	26, // 22: weft.v1.Event.step_retried:type_name -> weft.v1.StepRetried
-	27, // 23: weft.v1.Event.step_attempt_recorded:type_name -> weft.v1.StepAttemptRecorded
-	28, // 24: weft.v1.Event.step_verified:type_name -> weft.v1.StepVerified
-	29, // 25: weft.v1.Event.compensation_started:type_name -> weft.v1.CompensationStarted
-	30, // 26: weft.v1.Event.compensation_succeeded:type_name -> weft.v1.CompensationSucceeded
-	31, // 27: weft.v1.Event.compensation_failed:type_name -> weft.v1.CompensationFailed
-	32, // 28: weft.v1.Event.signal_accepted:type_name -> weft.v1.SignalAccepted
-	33, // 29: weft.v1.Event.signal_rejected:type_name -> weft.v1.SignalRejected
-	34, // 30: weft.v1.Event.signal_consumed:type_name -> weft.v1.SignalConsumed
-	42, // 31: weft.v1.RunSubmitted.status:type_name -> weft.v1.RunStatus
-	5,  // 32: weft.v1.RunSubmitted.plan_ref:type_name -> weft.v1.PlanRef
-	4,  // 33: weft.v1.RunSubmitted.context:type_name -> weft.v1.RunContext
-	42, // 34: weft.v1.RunApproved.status:type_name -> weft.v1.RunStatus
-	42, // 35: weft.v1.RunQueued.status:type_name -> weft.v1.RunStatus
-	42, // 36: weft.v1.RunStarted.status:type_name -> weft.v1.RunStatus
-	5,  // 37: weft.v1.RunStarted.plan_ref:type_name -> weft.v1.PlanRef
-	4,  // 38: weft.v1.RunStarted.context:type_name -> weft.v1.RunContext
-	41, // 39: weft.v1.RunStarted.started_at:type_name -> google.protobuf.Timestamp
-	42, // 40: weft.v1.RunBlocked.status:type_name -> weft.v1.RunStatus
-	42, // 41: weft.v1.RunUnblocked.status:type_name -> weft.v1.RunStatus
-	42, // 42: weft.v1.RunPaused.status:type_name -> weft.v1.RunStatus
-	43, // 43: weft.v1.RunPaused.substatus:type_name -> weft.v1.RunSubstatus
-	42, // 44: weft.v1.RunDrained.status:type_name -> weft.v1.RunStatus
-	42, // 45: weft.v1.RunResumed.status:type_name -> weft.v1.RunStatus
-	42, // 46: weft.v1.RunCompensating.status:type_name -> weft.v1.RunStatus
-	42, // 47: weft.v1.RunCompleted.status:type_name -> weft.v1.RunStatus
-	41, // 48: weft.v1.RunCompleted.completed_at:type_name -> google.protobuf.Timestamp
-	42, // 49: weft.v1.RunFailed.status:type_name -> weft.v1.RunStatus
-	44, // 50: weft.v1.RunFailed.error:type_name -> weft.v1.RunError
-	45, // 51: weft.v1.RunFailed.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	41, // 52: weft.v1.RunFailed.completed_at:type_name -> google.protobuf.Timestamp
-	42, // 53: weft.v1.RunCancelled.status:type_name -> weft.v1.RunStatus
-	46, // 54: weft.v1.RunCancelled.cancellation:type_name -> weft.v1.Cancellation
-	41, // 55: weft.v1.RunCancelled.completed_at:type_name -> google.protobuf.Timestamp
-	45, // 56: weft.v1.RunCancelled.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	47, // 57: weft.v1.StepScheduled.status:type_name -> weft.v1.StepStatus
-	41, // 58: weft.v1.StepScheduled.not_before:type_name -> google.protobuf.Timestamp
-	47, // 59: weft.v1.StepStarted.status:type_name -> weft.v1.StepStatus
-	41, // 60: weft.v1.StepStarted.started_at:type_name -> google.protobuf.Timestamp
-	47, // 61: weft.v1.StepCompleted.status:type_name -> weft.v1.StepStatus
-	48, // 62: weft.v1.StepCompleted.output:type_name -> google.protobuf.Value
-	49, // 63: weft.v1.StepCompleted.artifacts:type_name -> weft.v1.ArtifactRef
-	41, // 64: weft.v1.StepCompleted.completed_at:type_name -> google.protobuf.Timestamp
-	47, // 65: weft.v1.StepFailed.status:type_name -> weft.v1.StepStatus
-	50, // 66: weft.v1.StepFailed.error:type_name -> weft.v1.StepError
-	41, // 67: weft.v1.StepFailed.completed_at:type_name -> google.protobuf.Timestamp
-	41, // 68: weft.v1.StepFailed.next_attempt_at:type_name -> google.protobuf.Timestamp
-	47, // 69: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
-	47, // 70: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
-	47, // 71: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
-	41, // 72: weft.v1.StepWaiting.deadline:type_name -> google.protobuf.Timestamp
-	47, // 73: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
-	51, // 74: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
-	0,  // 75: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
-	41, // 76: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
-	50, // 77: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
-	41, // 78: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
-	1,  // 79: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
-	52, // 80: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
-	53, // 81: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
-	1,  // 82: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
-	3,  // 83: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
-	3,  // 84: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
-	2,  // 85: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
-	2,  // 86: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
-	54, // 87: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
-	3,  // 88: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
-	35, // 89: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
-	37, // 90: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
-	39, // 91: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
-	36, // 92: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
-	38, // 93: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
-	40, // 94: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
-	92, // [92:95] is the sub-list for method output_type
-	89, // [89:92] is the sub-list for method input_type
-	89, // [89:89] is the sub-list for extension type_name
-	89, // [89:89] is the sub-list for extension extendee
-	0,  // [0:89] is the sub-list for field type_name
+	19, // 15: weft.v1.Event.run_rerun:type_name -> weft.v1.RunRerun
+	20, // 16: weft.v1.Event.step_scheduled:type_name -> weft.v1.StepScheduled
+	21, // 17: weft.v1.Event.step_started:type_name -> weft.v1.StepStarted
+	22, // 18: weft.v1.Event.step_completed:type_name -> weft.v1.StepCompleted
+	23, // 19: weft.v1.Event.step_failed:type_name -> weft.v1.StepFailed
+	24, // 20: weft.v1.Event.step_skipped:type_name -> weft.v1.StepSkipped
+	25, // 21: weft.v1.Event.step_cancelled:type_name -> weft.v1.StepCancelled
+	26, // 22: weft.v1.Event.step_waiting:type_name -> weft.v1.StepWaiting
+	27, // 23: weft.v1.Event.step_retried:type_name -> weft.v1.StepRetried
+	28, // 24: weft.v1.Event.step_attempt_recorded:type_name -> weft.v1.StepAttemptRecorded
+	29, // 25: weft.v1.Event.step_verified:type_name -> weft.v1.StepVerified
+	30, // 26: weft.v1.Event.compensation_started:type_name -> weft.v1.CompensationStarted
+	31, // 27: weft.v1.Event.compensation_succeeded:type_name -> weft.v1.CompensationSucceeded
+	32, // 28: weft.v1.Event.compensation_failed:type_name -> weft.v1.CompensationFailed
+	33, // 29: weft.v1.Event.signal_accepted:type_name -> weft.v1.SignalAccepted
+	34, // 30: weft.v1.Event.signal_rejected:type_name -> weft.v1.SignalRejected
+	35, // 31: weft.v1.Event.signal_consumed:type_name -> weft.v1.SignalConsumed
+	43, // 32: weft.v1.RunSubmitted.status:type_name -> weft.v1.RunStatus
+	5,  // 33: weft.v1.RunSubmitted.plan_ref:type_name -> weft.v1.PlanRef
+	4,  // 34: weft.v1.RunSubmitted.context:type_name -> weft.v1.RunContext
+	43, // 35: weft.v1.RunApproved.status:type_name -> weft.v1.RunStatus
+	43, // 36: weft.v1.RunQueued.status:type_name -> weft.v1.RunStatus
+	43, // 37: weft.v1.RunStarted.status:type_name -> weft.v1.RunStatus
+	5,  // 38: weft.v1.RunStarted.plan_ref:type_name -> weft.v1.PlanRef
+	4,  // 39: weft.v1.RunStarted.context:type_name -> weft.v1.RunContext
+	42, // 40: weft.v1.RunStarted.started_at:type_name -> google.protobuf.Timestamp
+	43, // 41: weft.v1.RunBlocked.status:type_name -> weft.v1.RunStatus
+	43, // 42: weft.v1.RunUnblocked.status:type_name -> weft.v1.RunStatus
+	43, // 43: weft.v1.RunPaused.status:type_name -> weft.v1.RunStatus
+	44, // 44: weft.v1.RunPaused.substatus:type_name -> weft.v1.RunSubstatus
+	43, // 45: weft.v1.RunDrained.status:type_name -> weft.v1.RunStatus
+	43, // 46: weft.v1.RunResumed.status:type_name -> weft.v1.RunStatus
+	43, // 47: weft.v1.RunCompensating.status:type_name -> weft.v1.RunStatus
+	43, // 48: weft.v1.RunCompleted.status:type_name -> weft.v1.RunStatus
+	42, // 49: weft.v1.RunCompleted.completed_at:type_name -> google.protobuf.Timestamp
+	43, // 50: weft.v1.RunFailed.status:type_name -> weft.v1.RunStatus
+	45, // 51: weft.v1.RunFailed.error:type_name -> weft.v1.RunError
+	46, // 52: weft.v1.RunFailed.compensation_outcome:type_name -> weft.v1.CompensationOutcome
+	42, // 53: weft.v1.RunFailed.completed_at:type_name -> google.protobuf.Timestamp
+	43, // 54: weft.v1.RunCancelled.status:type_name -> weft.v1.RunStatus
+	47, // 55: weft.v1.RunCancelled.cancellation:type_name -> weft.v1.Cancellation
+	42, // 56: weft.v1.RunCancelled.completed_at:type_name -> google.protobuf.Timestamp
+	46, // 57: weft.v1.RunCancelled.compensation_outcome:type_name -> weft.v1.CompensationOutcome
+	43, // 58: weft.v1.RunRerun.status:type_name -> weft.v1.RunStatus
+	48, // 59: weft.v1.StepScheduled.status:type_name -> weft.v1.StepStatus
+	42, // 60: weft.v1.StepScheduled.not_before:type_name -> google.protobuf.Timestamp
+	48, // 61: weft.v1.StepStarted.status:type_name -> weft.v1.StepStatus
+	42, // 62: weft.v1.StepStarted.started_at:type_name -> google.protobuf.Timestamp
+	48, // 63: weft.v1.StepCompleted.status:type_name -> weft.v1.StepStatus
+	49, // 64: weft.v1.StepCompleted.output:type_name -> google.protobuf.Value
+	50, // 65: weft.v1.StepCompleted.artifacts:type_name -> weft.v1.ArtifactRef
+	42, // 66: weft.v1.StepCompleted.completed_at:type_name -> google.protobuf.Timestamp
+	48, // 67: weft.v1.StepFailed.status:type_name -> weft.v1.StepStatus
+	51, // 68: weft.v1.StepFailed.error:type_name -> weft.v1.StepError
+	42, // 69: weft.v1.StepFailed.completed_at:type_name -> google.protobuf.Timestamp
+	42, // 70: weft.v1.StepFailed.next_attempt_at:type_name -> google.protobuf.Timestamp
+	48, // 71: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
+	48, // 72: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
+	48, // 73: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
+	42, // 74: weft.v1.StepWaiting.deadline:type_name -> google.protobuf.Timestamp
+	48, // 75: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
+	52, // 76: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
+	0,  // 77: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
+	42, // 78: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
+	51, // 79: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
+	42, // 80: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
+	1,  // 81: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
+	53, // 82: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
+	54, // 83: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	1,  // 84: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
+	3,  // 85: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
+	3,  // 86: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
+	2,  // 87: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
+	2,  // 88: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
+	55, // 89: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
+	3,  // 90: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
+	36, // 91: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
+	38, // 92: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
+	40, // 93: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
+	37, // 94: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
+	39, // 95: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
+	41, // 96: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
+	94, // [94:97] is the sub-list for method output_type
+	91, // [91:94] is the sub-list for method input_type
+	91, // [91:91] is the sub-list for extension type_name
+	91, // [91:91] is the sub-list for extension extendee
+	0,  // [0:91] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_event_proto_init() }
@@ -3818,6 +3946,7 @@ func file_weft_v1_event_proto_init() {
 		(*Event_RunCompleted)(nil),
 		(*Event_RunFailed)(nil),
 		(*Event_RunCancelled)(nil),
+		(*Event_RunRerun)(nil),
 		(*Event_StepScheduled)(nil),
 		(*Event_StepStarted)(nil),
 		(*Event_StepCompleted)(nil),
@@ -3841,7 +3970,7 @@ func file_weft_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_event_proto_rawDesc), len(file_weft_v1_event_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   38,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1980,6 +1980,134 @@ func (x *ListRunsResponse) GetNextPageToken() string {
 	return ""
 }
 
+// RerunRunRequest reruns an ended run from a step.
+type RerunRunRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The step to rerun from.
+	FromStep string `protobuf:"bytes,2,opt,name=from_step,json=fromStep,proto3" json:"from_step,omitempty"`
+	// Makes the call idempotent (the request id); same rules as SignalRunRequest.signal_id.
+	SignalId *string `protobuf:"bytes,3,opt,name=signal_id,json=signalId,proto3,oneof" json:"signal_id,omitempty"`
+	// Why.
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RerunRunRequest) Reset() {
+	*x = RerunRunRequest{}
+	mi := &file_weft_v1_run_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RerunRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RerunRunRequest) ProtoMessage() {}
+
+func (x *RerunRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RerunRunRequest.ProtoReflect.Descriptor instead.
+func (*RerunRunRequest) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *RerunRunRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *RerunRunRequest) GetFromStep() string {
+	if x != nil {
+		return x.FromStep
+	}
+	return ""
+}
+
+func (x *RerunRunRequest) GetSignalId() string {
+	if x != nil && x.SignalId != nil {
+		return *x.SignalId
+	}
+	return ""
+}
+
+func (x *RerunRunRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// RerunRunResponse answers the accepted control signal.
+type RerunRunResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The canonical accepted result (the original one on a duplicate).
+	Result *AcceptedSignalResult `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	// The run's snapshot now.
+	Run           *Run `protobuf:"bytes,2,opt,name=run,proto3" json:"run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RerunRunResponse) Reset() {
+	*x = RerunRunResponse{}
+	mi := &file_weft_v1_run_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RerunRunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RerunRunResponse) ProtoMessage() {}
+
+func (x *RerunRunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RerunRunResponse.ProtoReflect.Descriptor instead.
+func (*RerunRunResponse) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *RerunRunResponse) GetResult() *AcceptedSignalResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *RerunRunResponse) GetRun() *Run {
+	if x != nil {
+		return x.Run
+	}
+	return nil
+}
+
 // CancelRunRequest cancels a run.
 type CancelRunRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1999,7 +2127,7 @@ type CancelRunRequest struct {
 
 func (x *CancelRunRequest) Reset() {
 	*x = CancelRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[18]
+	mi := &file_weft_v1_run_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2011,7 +2139,7 @@ func (x *CancelRunRequest) String() string {
 func (*CancelRunRequest) ProtoMessage() {}
 
 func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[18]
+	mi := &file_weft_v1_run_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2024,7 +2152,7 @@ func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunRequest.ProtoReflect.Descriptor instead.
 func (*CancelRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{18}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CancelRunRequest) GetRunId() string {
@@ -2068,7 +2196,7 @@ type CancelRunResponse struct {
 
 func (x *CancelRunResponse) Reset() {
 	*x = CancelRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[19]
+	mi := &file_weft_v1_run_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2080,7 +2208,7 @@ func (x *CancelRunResponse) String() string {
 func (*CancelRunResponse) ProtoMessage() {}
 
 func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[19]
+	mi := &file_weft_v1_run_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2093,7 +2221,7 @@ func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunResponse.ProtoReflect.Descriptor instead.
 func (*CancelRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{19}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CancelRunResponse) GetResult() *AcceptedSignalResult {
@@ -2125,7 +2253,7 @@ type PauseRunRequest struct {
 
 func (x *PauseRunRequest) Reset() {
 	*x = PauseRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[20]
+	mi := &file_weft_v1_run_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2137,7 +2265,7 @@ func (x *PauseRunRequest) String() string {
 func (*PauseRunRequest) ProtoMessage() {}
 
 func (x *PauseRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[20]
+	mi := &file_weft_v1_run_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2150,7 +2278,7 @@ func (x *PauseRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRunRequest.ProtoReflect.Descriptor instead.
 func (*PauseRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{20}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PauseRunRequest) GetRunId() string {
@@ -2187,7 +2315,7 @@ type PauseRunResponse struct {
 
 func (x *PauseRunResponse) Reset() {
 	*x = PauseRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[21]
+	mi := &file_weft_v1_run_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2199,7 +2327,7 @@ func (x *PauseRunResponse) String() string {
 func (*PauseRunResponse) ProtoMessage() {}
 
 func (x *PauseRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[21]
+	mi := &file_weft_v1_run_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2212,7 +2340,7 @@ func (x *PauseRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRunResponse.ProtoReflect.Descriptor instead.
 func (*PauseRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{21}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PauseRunResponse) GetResult() *AcceptedSignalResult {
@@ -2244,7 +2372,7 @@ type ResumeRunRequest struct {
 
 func (x *ResumeRunRequest) Reset() {
 	*x = ResumeRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[22]
+	mi := &file_weft_v1_run_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2256,7 +2384,7 @@ func (x *ResumeRunRequest) String() string {
 func (*ResumeRunRequest) ProtoMessage() {}
 
 func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[22]
+	mi := &file_weft_v1_run_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2269,7 +2397,7 @@ func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRunRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{22}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ResumeRunRequest) GetRunId() string {
@@ -2306,7 +2434,7 @@ type ResumeRunResponse struct {
 
 func (x *ResumeRunResponse) Reset() {
 	*x = ResumeRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[23]
+	mi := &file_weft_v1_run_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2318,7 +2446,7 @@ func (x *ResumeRunResponse) String() string {
 func (*ResumeRunResponse) ProtoMessage() {}
 
 func (x *ResumeRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[23]
+	mi := &file_weft_v1_run_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2331,7 +2459,7 @@ func (x *ResumeRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRunResponse.ProtoReflect.Descriptor instead.
 func (*ResumeRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{23}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ResumeRunResponse) GetResult() *AcceptedSignalResult {
@@ -2365,7 +2493,7 @@ type RetryStepRequest struct {
 
 func (x *RetryStepRequest) Reset() {
 	*x = RetryStepRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[24]
+	mi := &file_weft_v1_run_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2377,7 +2505,7 @@ func (x *RetryStepRequest) String() string {
 func (*RetryStepRequest) ProtoMessage() {}
 
 func (x *RetryStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[24]
+	mi := &file_weft_v1_run_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2390,7 +2518,7 @@ func (x *RetryStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryStepRequest.ProtoReflect.Descriptor instead.
 func (*RetryStepRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{24}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RetryStepRequest) GetRunId() string {
@@ -2434,7 +2562,7 @@ type RetryStepResponse struct {
 
 func (x *RetryStepResponse) Reset() {
 	*x = RetryStepResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[25]
+	mi := &file_weft_v1_run_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2446,7 +2574,7 @@ func (x *RetryStepResponse) String() string {
 func (*RetryStepResponse) ProtoMessage() {}
 
 func (x *RetryStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[25]
+	mi := &file_weft_v1_run_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2459,7 +2587,7 @@ func (x *RetryStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryStepResponse.ProtoReflect.Descriptor instead.
 func (*RetryStepResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{25}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RetryStepResponse) GetResult() *AcceptedSignalResult {
@@ -2493,7 +2621,7 @@ type SkipStepRequest struct {
 
 func (x *SkipStepRequest) Reset() {
 	*x = SkipStepRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[26]
+	mi := &file_weft_v1_run_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2505,7 +2633,7 @@ func (x *SkipStepRequest) String() string {
 func (*SkipStepRequest) ProtoMessage() {}
 
 func (x *SkipStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[26]
+	mi := &file_weft_v1_run_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2518,7 +2646,7 @@ func (x *SkipStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipStepRequest.ProtoReflect.Descriptor instead.
 func (*SkipStepRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{26}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SkipStepRequest) GetRunId() string {
@@ -2562,7 +2690,7 @@ type SkipStepResponse struct {
 
 func (x *SkipStepResponse) Reset() {
 	*x = SkipStepResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[27]
+	mi := &file_weft_v1_run_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2574,7 +2702,7 @@ func (x *SkipStepResponse) String() string {
 func (*SkipStepResponse) ProtoMessage() {}
 
 func (x *SkipStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[27]
+	mi := &file_weft_v1_run_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2587,7 +2715,7 @@ func (x *SkipStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipStepResponse.ProtoReflect.Descriptor instead.
 func (*SkipStepResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{27}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SkipStepResponse) GetResult() *AcceptedSignalResult {
@@ -2615,7 +2743,7 @@ type DeleteRunRequest struct {
 
 func (x *DeleteRunRequest) Reset() {
 	*x = DeleteRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[28]
+	mi := &file_weft_v1_run_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2627,7 +2755,7 @@ func (x *DeleteRunRequest) String() string {
 func (*DeleteRunRequest) ProtoMessage() {}
 
 func (x *DeleteRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[28]
+	mi := &file_weft_v1_run_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2640,7 +2768,7 @@ func (x *DeleteRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRunRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{28}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeleteRunRequest) GetRunId() string {
@@ -2665,7 +2793,7 @@ type DeleteRunResponse struct {
 
 func (x *DeleteRunResponse) Reset() {
 	*x = DeleteRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[29]
+	mi := &file_weft_v1_run_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2677,7 +2805,7 @@ func (x *DeleteRunResponse) String() string {
 func (*DeleteRunResponse) ProtoMessage() {}
 
 func (x *DeleteRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[29]
+	mi := &file_weft_v1_run_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2690,7 +2818,7 @@ func (x *DeleteRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRunResponse.ProtoReflect.Descriptor instead.
 func (*DeleteRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{29}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DeleteRunResponse) GetRunId() string {
@@ -2852,7 +2980,20 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\rrunIdContains\"\\\n" +
 	"\x10ListRunsResponse\x12 \n" +
 	"\x04runs\x18\x01 \x03(\v2\f.weft.v1.RunR\x04runs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xb3\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xbb\x01\n" +
+	"\x0fRerunRunRequest\x12!\n" +
+	"\x06run_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x05runId\x12'\n" +
+	"\tfrom_step\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bfromStep\x12,\n" +
+	"\tsignal_id\x18\x03 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01(\x80\x01H\x00R\bsignalId\x88\x01\x01\x12 \n" +
+	"\x06reason\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reasonB\f\n" +
+	"\n" +
+	"_signal_id\"i\n" +
+	"\x10RerunRunResponse\x125\n" +
+	"\x06result\x18\x01 \x01(\v2\x1d.weft.v1.AcceptedSignalResultR\x06result\x12\x1e\n" +
+	"\x03run\x18\x02 \x01(\v2\f.weft.v1.RunR\x03run\"\xb3\x01\n" +
 	"\x10CancelRunRequest\x12!\n" +
 	"\x06run_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x05runId\x12,\n" +
@@ -2965,7 +3106,7 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x16ATTEMPT_OUTCOME_FAILED\x10\x02\x12\x1d\n" +
 	"\x19ATTEMPT_OUTCOME_TIMED_OUT\x10\x03\x12\x1d\n" +
 	"\x19ATTEMPT_OUTCOME_CANCELLED\x10\x04\x12\x1e\n" +
-	"\x1aATTEMPT_OUTCOME_RECONCILED\x10\x052\xbb\x06\n" +
+	"\x1aATTEMPT_OUTCOME_RECONCILED\x10\x052\xfc\x06\n" +
 	"\n" +
 	"RunService\x12B\n" +
 	"\tSubmitRun\x12\x19.weft.v1.SubmitRunRequest\x1a\x1a.weft.v1.SubmitRunResponse\x12?\n" +
@@ -2979,7 +3120,8 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\bPauseRun\x12\x18.weft.v1.PauseRunRequest\x1a\x19.weft.v1.PauseRunResponse\x12B\n" +
 	"\tResumeRun\x12\x19.weft.v1.ResumeRunRequest\x1a\x1a.weft.v1.ResumeRunResponse\x12B\n" +
 	"\tRetryStep\x12\x19.weft.v1.RetryStepRequest\x1a\x1a.weft.v1.RetryStepResponse\x12?\n" +
-	"\bSkipStep\x12\x18.weft.v1.SkipStepRequest\x1a\x19.weft.v1.SkipStepResponse\x12G\n" +
+	"\bSkipStep\x12\x18.weft.v1.SkipStepRequest\x1a\x19.weft.v1.SkipStepResponse\x12?\n" +
+	"\bRerunRun\x12\x18.weft.v1.RerunRunRequest\x1a\x19.weft.v1.RerunRunResponse\x12G\n" +
 	"\tDeleteRun\x12\x19.weft.v1.DeleteRunRequest\x1a\x1a.weft.v1.DeleteRunResponse\"\x03\x90\x02\x02B-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
 
 var (
@@ -2995,7 +3137,7 @@ func file_weft_v1_run_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_weft_v1_run_proto_goTypes = []any{
 	(RunStatus)(0),                 // 0: weft.v1.RunStatus
 	(RunSubstatus)(0),              // 1: weft.v1.RunSubstatus
@@ -3021,112 +3163,118 @@ var file_weft_v1_run_proto_goTypes = []any{
 	(*AwaitRunResponse)(nil),       // 21: weft.v1.AwaitRunResponse
 	(*ListRunsRequest)(nil),        // 22: weft.v1.ListRunsRequest
 	(*ListRunsResponse)(nil),       // 23: weft.v1.ListRunsResponse
-	(*CancelRunRequest)(nil),       // 24: weft.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),      // 25: weft.v1.CancelRunResponse
-	(*PauseRunRequest)(nil),        // 26: weft.v1.PauseRunRequest
-	(*PauseRunResponse)(nil),       // 27: weft.v1.PauseRunResponse
-	(*ResumeRunRequest)(nil),       // 28: weft.v1.ResumeRunRequest
-	(*ResumeRunResponse)(nil),      // 29: weft.v1.ResumeRunResponse
-	(*RetryStepRequest)(nil),       // 30: weft.v1.RetryStepRequest
-	(*RetryStepResponse)(nil),      // 31: weft.v1.RetryStepResponse
-	(*SkipStepRequest)(nil),        // 32: weft.v1.SkipStepRequest
-	(*SkipStepResponse)(nil),       // 33: weft.v1.SkipStepResponse
-	(*DeleteRunRequest)(nil),       // 34: weft.v1.DeleteRunRequest
-	(*DeleteRunResponse)(nil),      // 35: weft.v1.DeleteRunResponse
-	(*timestamppb.Timestamp)(nil),  // 36: google.protobuf.Timestamp
-	(*WorkflowDefinition)(nil),     // 37: weft.v1.WorkflowDefinition
-	(*structpb.Value)(nil),         // 38: google.protobuf.Value
-	(*ArtifactRef)(nil),            // 39: weft.v1.ArtifactRef
-	(*ManualCompletionResult)(nil), // 40: weft.v1.ManualCompletionResult
-	(ErrorClass)(0),                // 41: weft.v1.ErrorClass
-	(*AcceptedSignalResult)(nil),   // 42: weft.v1.AcceptedSignalResult
+	(*RerunRunRequest)(nil),        // 24: weft.v1.RerunRunRequest
+	(*RerunRunResponse)(nil),       // 25: weft.v1.RerunRunResponse
+	(*CancelRunRequest)(nil),       // 26: weft.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),      // 27: weft.v1.CancelRunResponse
+	(*PauseRunRequest)(nil),        // 28: weft.v1.PauseRunRequest
+	(*PauseRunResponse)(nil),       // 29: weft.v1.PauseRunResponse
+	(*ResumeRunRequest)(nil),       // 30: weft.v1.ResumeRunRequest
+	(*ResumeRunResponse)(nil),      // 31: weft.v1.ResumeRunResponse
+	(*RetryStepRequest)(nil),       // 32: weft.v1.RetryStepRequest
+	(*RetryStepResponse)(nil),      // 33: weft.v1.RetryStepResponse
+	(*SkipStepRequest)(nil),        // 34: weft.v1.SkipStepRequest
+	(*SkipStepResponse)(nil),       // 35: weft.v1.SkipStepResponse
+	(*DeleteRunRequest)(nil),       // 36: weft.v1.DeleteRunRequest
+	(*DeleteRunResponse)(nil),      // 37: weft.v1.DeleteRunResponse
+	(*timestamppb.Timestamp)(nil),  // 38: google.protobuf.Timestamp
+	(*WorkflowDefinition)(nil),     // 39: weft.v1.WorkflowDefinition
+	(*structpb.Value)(nil),         // 40: google.protobuf.Value
+	(*ArtifactRef)(nil),            // 41: weft.v1.ArtifactRef
+	(*ManualCompletionResult)(nil), // 42: weft.v1.ManualCompletionResult
+	(ErrorClass)(0),                // 43: weft.v1.ErrorClass
+	(*AcceptedSignalResult)(nil),   // 44: weft.v1.AcceptedSignalResult
 }
 var file_weft_v1_run_proto_depIdxs = []int32{
 	0,  // 0: weft.v1.Run.status:type_name -> weft.v1.RunStatus
 	1,  // 1: weft.v1.Run.substatus:type_name -> weft.v1.RunSubstatus
 	7,  // 2: weft.v1.Run.steps:type_name -> weft.v1.Step
 	3,  // 3: weft.v1.Run.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	36, // 4: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
-	36, // 5: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
-	36, // 6: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
+	38, // 4: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
+	38, // 5: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
+	38, // 6: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
 	10, // 7: weft.v1.Run.error:type_name -> weft.v1.RunError
 	11, // 8: weft.v1.Run.cancellation:type_name -> weft.v1.Cancellation
-	37, // 9: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
-	38, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
-	39, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
-	36, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
-	38, // 13: weft.v1.Run.result:type_name -> google.protobuf.Value
-	36, // 14: weft.v1.Run.retain_until:type_name -> google.protobuf.Timestamp
+	39, // 9: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
+	40, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
+	41, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
+	38, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
+	40, // 13: weft.v1.Run.result:type_name -> google.protobuf.Value
+	38, // 14: weft.v1.Run.retain_until:type_name -> google.protobuf.Timestamp
 	2,  // 15: weft.v1.Step.status:type_name -> weft.v1.StepStatus
 	8,  // 16: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
-	36, // 17: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
-	36, // 18: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
-	36, // 19: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
-	38, // 20: weft.v1.Step.output:type_name -> google.protobuf.Value
-	39, // 21: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
+	38, // 17: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
+	38, // 18: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
+	38, // 19: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
+	40, // 20: weft.v1.Step.output:type_name -> google.protobuf.Value
+	41, // 21: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
 	9,  // 22: weft.v1.Step.error:type_name -> weft.v1.StepError
 	4,  // 23: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
 	9,  // 24: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
-	36, // 25: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
-	40, // 26: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	38, // 25: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
+	42, // 26: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
 	5,  // 27: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
 	9,  // 28: weft.v1.Attempt.error:type_name -> weft.v1.StepError
-	36, // 29: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	36, // 30: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
-	41, // 31: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
+	38, // 29: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	38, // 30: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
+	43, // 31: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
 	9,  // 32: weft.v1.RunError.error:type_name -> weft.v1.StepError
-	36, // 33: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
-	37, // 34: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	38, // 35: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
+	38, // 33: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
+	39, // 34: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	40, // 35: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
 	6,  // 36: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
 	6,  // 37: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
-	42, // 38: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	44, // 38: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
 	6,  // 39: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
 	6,  // 40: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
 	6,  // 41: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
 	0,  // 42: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
-	36, // 43: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
-	36, // 44: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
+	38, // 43: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
+	38, // 44: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
 	6,  // 45: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
-	42, // 46: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 47: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
-	42, // 48: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 49: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
-	42, // 50: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 51: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
-	42, // 52: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 53: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
-	42, // 54: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 55: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
-	12, // 56: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
-	14, // 57: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
-	16, // 58: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
-	18, // 59: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
-	20, // 60: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
-	22, // 61: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
-	24, // 62: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
-	26, // 63: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
-	28, // 64: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
-	30, // 65: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
-	32, // 66: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
-	34, // 67: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
-	13, // 68: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
-	15, // 69: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
-	17, // 70: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
-	19, // 71: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
-	21, // 72: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
-	23, // 73: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
-	25, // 74: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
-	27, // 75: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
-	29, // 76: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
-	31, // 77: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
-	33, // 78: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
-	35, // 79: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
-	68, // [68:80] is the sub-list for method output_type
-	56, // [56:68] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	44, // 46: weft.v1.RerunRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 47: weft.v1.RerunRunResponse.run:type_name -> weft.v1.Run
+	44, // 48: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 49: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
+	44, // 50: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 51: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
+	44, // 52: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 53: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
+	44, // 54: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 55: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
+	44, // 56: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	6,  // 57: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
+	12, // 58: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
+	14, // 59: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
+	16, // 60: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
+	18, // 61: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
+	20, // 62: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
+	22, // 63: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
+	26, // 64: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
+	28, // 65: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
+	30, // 66: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
+	32, // 67: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
+	34, // 68: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
+	24, // 69: weft.v1.RunService.RerunRun:input_type -> weft.v1.RerunRunRequest
+	36, // 70: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
+	13, // 71: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
+	15, // 72: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
+	17, // 73: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
+	19, // 74: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
+	21, // 75: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
+	23, // 76: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
+	27, // 77: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
+	29, // 78: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
+	31, // 79: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
+	33, // 80: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
+	35, // 81: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
+	25, // 82: weft.v1.RunService.RerunRun:output_type -> weft.v1.RerunRunResponse
+	37, // 83: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
+	71, // [71:84] is the sub-list for method output_type
+	58, // [58:71] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_run_proto_init() }
@@ -3143,13 +3291,14 @@ func file_weft_v1_run_proto_init() {
 	file_weft_v1_run_proto_msgTypes[22].OneofWrappers = []any{}
 	file_weft_v1_run_proto_msgTypes[24].OneofWrappers = []any{}
 	file_weft_v1_run_proto_msgTypes[26].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[28].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_run_proto_rawDesc), len(file_weft_v1_run_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   30,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

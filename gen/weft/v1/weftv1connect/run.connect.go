@@ -55,6 +55,8 @@ const (
 	RunServiceRetryStepProcedure = "/weft.v1.RunService/RetryStep"
 	// RunServiceSkipStepProcedure is the fully-qualified name of the RunService's SkipStep RPC.
 	RunServiceSkipStepProcedure = "/weft.v1.RunService/SkipStep"
+	// RunServiceRerunRunProcedure is the fully-qualified name of the RunService's RerunRun RPC.
+	RunServiceRerunRunProcedure = "/weft.v1.RunService/RerunRun"
 	// RunServiceDeleteRunProcedure is the fully-qualified name of the RunService's DeleteRun RPC.
 	RunServiceDeleteRunProcedure = "/weft.v1.RunService/DeleteRun"
 )
@@ -92,6 +94,14 @@ type RunServiceClient interface {
 	RetryStep(context.Context, *connect.Request[v1.RetryStepRequest]) (*connect.Response[v1.RetryStepResponse], error)
 	// SkipStep marks a PENDING step, or the FAILED step a run is held on, SKIPPED.
 	SkipStep(context.Context, *connect.Request[v1.SkipStepRequest]) (*connect.Response[v1.SkipStepResponse], error)
+	// RerunRun takes an ended run (COMPLETED, FAILED or CANCELLED) back to
+	// RUNNING from from_step: that step and everything downstream of it open
+	// new logical attempts in the same run; upstream outputs are kept, the log
+	// keeps every earlier attempt, and a step whose earlier attempt may have
+	// left a side effect is verified before it is dispatched again
+	// (docs/semantics.md#rerun). Refused with ILLEGAL_TRANSITION on a run that
+	// has not ended, or when a step upstream of from_step is not done.
+	RerunRun(context.Context, *connect.Request[v1.RerunRunRequest]) (*connect.Response[v1.RerunRunResponse], error)
 	// DeleteRun removes a finished run (COMPLETED, FAILED or CANCELLED) and
 	// every record it owns at once, as retention does when the run expires
 	// (docs/semantics.md#delete-run). A run not finished is refused with
@@ -179,6 +189,12 @@ func NewRunServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(runServiceMethods.ByName("SkipStep")),
 			connect.WithClientOptions(opts...),
 		),
+		rerunRun: connect.NewClient[v1.RerunRunRequest, v1.RerunRunResponse](
+			httpClient,
+			baseURL+RunServiceRerunRunProcedure,
+			connect.WithSchema(runServiceMethods.ByName("RerunRun")),
+			connect.WithClientOptions(opts...),
+		),
 		deleteRun: connect.NewClient[v1.DeleteRunRequest, v1.DeleteRunResponse](
 			httpClient,
 			baseURL+RunServiceDeleteRunProcedure,
@@ -202,6 +218,7 @@ type runServiceClient struct {
 	resumeRun  *connect.Client[v1.ResumeRunRequest, v1.ResumeRunResponse]
 	retryStep  *connect.Client[v1.RetryStepRequest, v1.RetryStepResponse]
 	skipStep   *connect.Client[v1.SkipStepRequest, v1.SkipStepResponse]
+	rerunRun   *connect.Client[v1.RerunRunRequest, v1.RerunRunResponse]
 	deleteRun  *connect.Client[v1.DeleteRunRequest, v1.DeleteRunResponse]
 }
 
@@ -260,6 +277,11 @@ func (c *runServiceClient) SkipStep(ctx context.Context, req *connect.Request[v1
 	return c.skipStep.CallUnary(ctx, req)
 }
 
+// RerunRun calls weft.v1.RunService.RerunRun.
+func (c *runServiceClient) RerunRun(ctx context.Context, req *connect.Request[v1.RerunRunRequest]) (*connect.Response[v1.RerunRunResponse], error) {
+	return c.rerunRun.CallUnary(ctx, req)
+}
+
 // DeleteRun calls weft.v1.RunService.DeleteRun.
 func (c *runServiceClient) DeleteRun(ctx context.Context, req *connect.Request[v1.DeleteRunRequest]) (*connect.Response[v1.DeleteRunResponse], error) {
 	return c.deleteRun.CallUnary(ctx, req)
@@ -298,6 +320,14 @@ type RunServiceHandler interface {
 	RetryStep(context.Context, *connect.Request[v1.RetryStepRequest]) (*connect.Response[v1.RetryStepResponse], error)
 	// SkipStep marks a PENDING step, or the FAILED step a run is held on, SKIPPED.
 	SkipStep(context.Context, *connect.Request[v1.SkipStepRequest]) (*connect.Response[v1.SkipStepResponse], error)
+	// RerunRun takes an ended run (COMPLETED, FAILED or CANCELLED) back to
+	// RUNNING from from_step: that step and everything downstream of it open
+	// new logical attempts in the same run; upstream outputs are kept, the log
+	// keeps every earlier attempt, and a step whose earlier attempt may have
+	// left a side effect is verified before it is dispatched again
+	// (docs/semantics.md#rerun). Refused with ILLEGAL_TRANSITION on a run that
+	// has not ended, or when a step upstream of from_step is not done.
+	RerunRun(context.Context, *connect.Request[v1.RerunRunRequest]) (*connect.Response[v1.RerunRunResponse], error)
 	// DeleteRun removes a finished run (COMPLETED, FAILED or CANCELLED) and
 	// every record it owns at once, as retention does when the run expires
 	// (docs/semantics.md#delete-run). A run not finished is refused with
@@ -381,6 +411,12 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(runServiceMethods.ByName("SkipStep")),
 		connect.WithHandlerOptions(opts...),
 	)
+	runServiceRerunRunHandler := connect.NewUnaryHandler(
+		RunServiceRerunRunProcedure,
+		svc.RerunRun,
+		connect.WithSchema(runServiceMethods.ByName("RerunRun")),
+		connect.WithHandlerOptions(opts...),
+	)
 	runServiceDeleteRunHandler := connect.NewUnaryHandler(
 		RunServiceDeleteRunProcedure,
 		svc.DeleteRun,
@@ -412,6 +448,8 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 			runServiceRetryStepHandler.ServeHTTP(w, r)
 		case RunServiceSkipStepProcedure:
 			runServiceSkipStepHandler.ServeHTTP(w, r)
+		case RunServiceRerunRunProcedure:
+			runServiceRerunRunHandler.ServeHTTP(w, r)
 		case RunServiceDeleteRunProcedure:
 			runServiceDeleteRunHandler.ServeHTTP(w, r)
 		default:
@@ -465,6 +503,10 @@ func (UnimplementedRunServiceHandler) RetryStep(context.Context, *connect.Reques
 
 func (UnimplementedRunServiceHandler) SkipStep(context.Context, *connect.Request[v1.SkipStepRequest]) (*connect.Response[v1.SkipStepResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.SkipStep is not implemented"))
+}
+
+func (UnimplementedRunServiceHandler) RerunRun(context.Context, *connect.Request[v1.RerunRunRequest]) (*connect.Response[v1.RerunRunResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.RerunRun is not implemented"))
 }
 
 func (UnimplementedRunServiceHandler) DeleteRun(context.Context, *connect.Request[v1.DeleteRunRequest]) (*connect.Response[v1.DeleteRunResponse], error) {

@@ -18,6 +18,7 @@ SIGNAL_KIND_APPROVE: SignalKind
 SIGNAL_KIND_CANCEL: SignalKind
 SIGNAL_KIND_MANUAL_COMPLETION: SignalKind
 SIGNAL_KIND_PAUSE: SignalKind
+SIGNAL_KIND_RERUN: SignalKind
 SIGNAL_KIND_RESUME: SignalKind
 SIGNAL_KIND_RETRY_STEP: SignalKind
 SIGNAL_KIND_SKIP_STEP: SignalKind
@@ -51,7 +52,7 @@ class CompensationSucceeded(_message.Message):
     def __init__(self, completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ["compensation_failed", "compensation_started", "compensation_succeeded", "emitted_at", "emitted_by", "engine_attempt_id", "event_id", "event_type", "idempotency_key", "logical_attempt_id", "occurred_at", "plan_version", "run_approved", "run_blocked", "run_cancelled", "run_compensating", "run_completed", "run_drained", "run_failed", "run_id", "run_paused", "run_queued", "run_resumed", "run_seq", "run_started", "run_submitted", "run_unblocked", "signal_accepted", "signal_consumed", "signal_rejected", "step_attempt_recorded", "step_cancelled", "step_completed", "step_failed", "step_id", "step_retried", "step_scheduled", "step_skipped", "step_started", "step_verified", "step_waiting"]
+    __slots__ = ["compensation_failed", "compensation_started", "compensation_succeeded", "emitted_at", "emitted_by", "engine_attempt_id", "event_id", "event_type", "idempotency_key", "logical_attempt_id", "occurred_at", "plan_version", "run_approved", "run_blocked", "run_cancelled", "run_compensating", "run_completed", "run_drained", "run_failed", "run_id", "run_paused", "run_queued", "run_rerun", "run_resumed", "run_seq", "run_started", "run_submitted", "run_unblocked", "signal_accepted", "signal_consumed", "signal_rejected", "step_attempt_recorded", "step_cancelled", "step_completed", "step_failed", "step_id", "step_retried", "step_scheduled", "step_skipped", "step_started", "step_verified", "step_waiting"]
     COMPENSATION_FAILED_FIELD_NUMBER: _ClassVar[int]
     COMPENSATION_STARTED_FIELD_NUMBER: _ClassVar[int]
     COMPENSATION_SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
@@ -74,6 +75,7 @@ class Event(_message.Message):
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_PAUSED_FIELD_NUMBER: _ClassVar[int]
     RUN_QUEUED_FIELD_NUMBER: _ClassVar[int]
+    RUN_RERUN_FIELD_NUMBER: _ClassVar[int]
     RUN_RESUMED_FIELD_NUMBER: _ClassVar[int]
     RUN_SEQ_FIELD_NUMBER: _ClassVar[int]
     RUN_STARTED_FIELD_NUMBER: _ClassVar[int]
@@ -115,6 +117,7 @@ class Event(_message.Message):
     run_id: str
     run_paused: RunPaused
     run_queued: RunQueued
+    run_rerun: RunRerun
     run_resumed: RunResumed
     run_seq: int
     run_started: RunStarted
@@ -134,7 +137,7 @@ class Event(_message.Message):
     step_started: StepStarted
     step_verified: StepVerified
     step_waiting: StepWaiting
-    def __init__(self, event_type: _Optional[str] = ..., event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., run_seq: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., emitted_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., occurred_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., emitted_by: _Optional[str] = ..., step_id: _Optional[str] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., plan_version: _Optional[str] = ..., run_submitted: _Optional[_Union[RunSubmitted, _Mapping]] = ..., run_approved: _Optional[_Union[RunApproved, _Mapping]] = ..., run_queued: _Optional[_Union[RunQueued, _Mapping]] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., run_blocked: _Optional[_Union[RunBlocked, _Mapping]] = ..., run_unblocked: _Optional[_Union[RunUnblocked, _Mapping]] = ..., run_paused: _Optional[_Union[RunPaused, _Mapping]] = ..., run_drained: _Optional[_Union[RunDrained, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., run_compensating: _Optional[_Union[RunCompensating, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_failed: _Optional[_Union[RunFailed, _Mapping]] = ..., run_cancelled: _Optional[_Union[RunCancelled, _Mapping]] = ..., step_scheduled: _Optional[_Union[StepScheduled, _Mapping]] = ..., step_started: _Optional[_Union[StepStarted, _Mapping]] = ..., step_completed: _Optional[_Union[StepCompleted, _Mapping]] = ..., step_failed: _Optional[_Union[StepFailed, _Mapping]] = ..., step_skipped: _Optional[_Union[StepSkipped, _Mapping]] = ..., step_cancelled: _Optional[_Union[StepCancelled, _Mapping]] = ..., step_waiting: _Optional[_Union[StepWaiting, _Mapping]] = ..., step_retried: _Optional[_Union[StepRetried, _Mapping]] = ..., step_attempt_recorded: _Optional[_Union[StepAttemptRecorded, _Mapping]] = ..., step_verified: _Optional[_Union[StepVerified, _Mapping]] = ..., compensation_started: _Optional[_Union[CompensationStarted, _Mapping]] = ..., compensation_succeeded: _Optional[_Union[CompensationSucceeded, _Mapping]] = ..., compensation_failed: _Optional[_Union[CompensationFailed, _Mapping]] = ..., signal_accepted: _Optional[_Union[SignalAccepted, _Mapping]] = ..., signal_rejected: _Optional[_Union[SignalRejected, _Mapping]] = ..., signal_consumed: _Optional[_Union[SignalConsumed, _Mapping]] = ...) -> None: ...
+    def __init__(self, event_type: _Optional[str] = ..., event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., run_seq: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., emitted_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., occurred_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., emitted_by: _Optional[str] = ..., step_id: _Optional[str] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., plan_version: _Optional[str] = ..., run_submitted: _Optional[_Union[RunSubmitted, _Mapping]] = ..., run_approved: _Optional[_Union[RunApproved, _Mapping]] = ..., run_queued: _Optional[_Union[RunQueued, _Mapping]] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., run_blocked: _Optional[_Union[RunBlocked, _Mapping]] = ..., run_unblocked: _Optional[_Union[RunUnblocked, _Mapping]] = ..., run_paused: _Optional[_Union[RunPaused, _Mapping]] = ..., run_drained: _Optional[_Union[RunDrained, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., run_compensating: _Optional[_Union[RunCompensating, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_failed: _Optional[_Union[RunFailed, _Mapping]] = ..., run_cancelled: _Optional[_Union[RunCancelled, _Mapping]] = ..., run_rerun: _Optional[_Union[RunRerun, _Mapping]] = ..., step_scheduled: _Optional[_Union[StepScheduled, _Mapping]] = ..., step_started: _Optional[_Union[StepStarted, _Mapping]] = ..., step_completed: _Optional[_Union[StepCompleted, _Mapping]] = ..., step_failed: _Optional[_Union[StepFailed, _Mapping]] = ..., step_skipped: _Optional[_Union[StepSkipped, _Mapping]] = ..., step_cancelled: _Optional[_Union[StepCancelled, _Mapping]] = ..., step_waiting: _Optional[_Union[StepWaiting, _Mapping]] = ..., step_retried: _Optional[_Union[StepRetried, _Mapping]] = ..., step_attempt_recorded: _Optional[_Union[StepAttemptRecorded, _Mapping]] = ..., step_verified: _Optional[_Union[StepVerified, _Mapping]] = ..., compensation_started: _Optional[_Union[CompensationStarted, _Mapping]] = ..., compensation_succeeded: _Optional[_Union[CompensationSucceeded, _Mapping]] = ..., compensation_failed: _Optional[_Union[CompensationFailed, _Mapping]] = ..., signal_accepted: _Optional[_Union[SignalAccepted, _Mapping]] = ..., signal_rejected: _Optional[_Union[SignalRejected, _Mapping]] = ..., signal_consumed: _Optional[_Union[SignalConsumed, _Mapping]] = ...) -> None: ...
 
 class ListEventsRequest(_message.Message):
     __slots__ = ["after_seq", "page_size", "run_id"]
@@ -302,6 +305,20 @@ class RunQueued(_message.Message):
     status: _run_pb2.RunStatus
     def __init__(self, status: _Optional[_Union[_run_pb2.RunStatus, str]] = ..., reason: _Optional[str] = ...) -> None: ...
 
+class RunRerun(_message.Message):
+    __slots__ = ["from_step", "reason", "reopened", "requested_by", "status"]
+    FROM_STEP_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    REOPENED_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_BY_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    from_step: str
+    reason: str
+    reopened: _containers.RepeatedScalarFieldContainer[str]
+    requested_by: str
+    status: _run_pb2.RunStatus
+    def __init__(self, status: _Optional[_Union[_run_pb2.RunStatus, str]] = ..., from_step: _Optional[str] = ..., reopened: _Optional[_Iterable[str]] = ..., requested_by: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
 class RunResumed(_message.Message):
     __slots__ = ["requested_by", "status"]
     REQUESTED_BY_FIELD_NUMBER: _ClassVar[int]
@@ -427,14 +444,16 @@ class StepFailed(_message.Message):
     def __init__(self, status: _Optional[_Union[_run_pb2.StepStatus, str]] = ..., error: _Optional[_Union[_run_pb2.StepError, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., will_retry: bool = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class StepRetried(_message.Message):
-    __slots__ = ["new_logical_attempt_id", "requested_by", "status"]
+    __slots__ = ["new_logical_attempt_id", "requested_by", "rerun", "status"]
     NEW_LOGICAL_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     REQUESTED_BY_FIELD_NUMBER: _ClassVar[int]
+    RERUN_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     new_logical_attempt_id: int
     requested_by: str
+    rerun: bool
     status: _run_pb2.StepStatus
-    def __init__(self, status: _Optional[_Union[_run_pb2.StepStatus, str]] = ..., new_logical_attempt_id: _Optional[int] = ..., requested_by: _Optional[str] = ...) -> None: ...
+    def __init__(self, status: _Optional[_Union[_run_pb2.StepStatus, str]] = ..., new_logical_attempt_id: _Optional[int] = ..., requested_by: _Optional[str] = ..., rerun: bool = ...) -> None: ...
 
 class StepScheduled(_message.Message):
     __slots__ = ["not_before", "queue", "status", "task_id"]

@@ -207,6 +207,26 @@ class PauseRunResponse(_message.Message):
     run: Run
     def __init__(self, result: _Optional[_Union[_common_pb2.AcceptedSignalResult, _Mapping]] = ..., run: _Optional[_Union[Run, _Mapping]] = ...) -> None: ...
 
+class RerunRunRequest(_message.Message):
+    __slots__ = ["from_step", "reason", "run_id", "signal_id"]
+    FROM_STEP_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_ID_FIELD_NUMBER: _ClassVar[int]
+    from_step: str
+    reason: str
+    run_id: str
+    signal_id: str
+    def __init__(self, run_id: _Optional[str] = ..., from_step: _Optional[str] = ..., signal_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class RerunRunResponse(_message.Message):
+    __slots__ = ["result", "run"]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    result: _common_pb2.AcceptedSignalResult
+    run: Run
+    def __init__(self, result: _Optional[_Union[_common_pb2.AcceptedSignalResult, _Mapping]] = ..., run: _Optional[_Union[Run, _Mapping]] = ...) -> None: ...
+
 class ResumeRunRequest(_message.Message):
     __slots__ = ["reason", "run_id", "signal_id"]
     REASON_FIELD_NUMBER: _ClassVar[int]

@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file weft/v1/event.proto.
  */
 export const file_weft_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChN3ZWZ0L3YxL2V2ZW50LnByb3RvEgd3ZWZ0LnYxIoEPCgVFdmVudBIvCgpldmVudF90eXBlGAEgASgJQhu6SBhyFhABGEAyEF5bQS1aXVtBLVphLXpdKyQSGgoIZXZlbnRfaWQYAiABKAlCCLpIBXIDsAEBEhoKBnJ1bl9pZBgDIAEoCUIKukgHcgUQARiAARIYCgdydW5fc2VxGAQgASgEQge6SAQyAigBEi4KD2lkZW1wb3RlbmN5X2tleRgFIAEoCUIVukgSchAyDl5bMC05YS1mXXs2NH0kEjYKCmVtaXR0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESLwoLb2NjdXJyZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh4KCmVtaXR0ZWRfYnkYCCABKAlCCrpIB3IFEAEYgAQSGwoHc3RlcF9pZBgJIAEoCUIKukgHcgUQARiAARIjChJsb2dpY2FsX2F0dGVtcHRfaWQYCiABKA1CB7pIBCoCKAESHgoRZW5naW5lX2F0dGVtcHRfaWQYCyABKA1IAYgBARIfCgxwbGFuX3ZlcnNpb24YDCABKAlCCbpIBnIEEAEYQBIuCg1ydW5fc3VibWl0dGVkGBQgASgLMhUud2VmdC52MS5SdW5TdWJtaXR0ZWRIABIsCgxydW5fYXBwcm92ZWQYFSABKAsyFC53ZWZ0LnYxLlJ1bkFwcHJvdmVkSAASKAoKcnVuX3F1ZXVlZBgWIAEoCzISLndlZnQudjEuUnVuUXVldWVkSAASKgoLcnVuX3N0YXJ0ZWQYFyABKAsyEy53ZWZ0LnYxLlJ1blN0YXJ0ZWRIABIqCgtydW5fYmxvY2tlZBgYIAEoCzITLndlZnQudjEuUnVuQmxvY2tlZEgAEi4KDXJ1bl91bmJsb2NrZWQYGSABKAsyFS53ZWZ0LnYxLlJ1blVuYmxvY2tlZEgAEigKCnJ1bl9wYXVzZWQYGiABKAsyEi53ZWZ0LnYxLlJ1blBhdXNlZEgAEioKC3J1bl9kcmFpbmVkGBsgASgLMhMud2VmdC52MS5SdW5EcmFpbmVkSAASKgoLcnVuX3Jlc3VtZWQYHCABKAsyEy53ZWZ0LnYxLlJ1blJlc3VtZWRIABI0ChBydW5fY29tcGVuc2F0aW5nGB0gASgLMhgud2VmdC52MS5SdW5Db21wZW5zYXRpbmdIABIuCg1ydW5fY29tcGxldGVkGB4gASgLMhUud2VmdC52MS5SdW5Db21wbGV0ZWRIABIoCgpydW5fZmFpbGVkGB8gASgLMhIud2VmdC52MS5SdW5GYWlsZWRIABIuCg1ydW5fY2FuY2VsbGVkGCAgASgLMhUud2VmdC52MS5SdW5DYW5jZWxsZWRIABIwCg5zdGVwX3NjaGVkdWxlZBgoIAEoCzIWLndlZnQudjEuU3RlcFNjaGVkdWxlZEgAEiwKDHN0ZXBfc3RhcnRlZBgpIAEoCzIULndlZnQudjEuU3RlcFN0YXJ0ZWRIABIwCg5zdGVwX2NvbXBsZXRlZBgqIAEoCzIWLndlZnQudjEuU3RlcENvbXBsZXRlZEgAEioKC3N0ZXBfZmFpbGVkGCsgASgLMhMud2VmdC52MS5TdGVwRmFpbGVkSAASLAoMc3RlcF9za2lwcGVkGCwgASgLMhQud2VmdC52MS5TdGVwU2tpcHBlZEgAEjAKDnN0ZXBfY2FuY2VsbGVkGC0gASgLMhYud2VmdC52MS5TdGVwQ2FuY2VsbGVkSAASLAoMc3RlcF93YWl0aW5nGC4gASgLMhQud2VmdC52MS5TdGVwV2FpdGluZ0gAEiwKDHN0ZXBfcmV0cmllZBgvIAEoCzIULndlZnQudjEuU3RlcFJldHJpZWRIABI9ChVzdGVwX2F0dGVtcHRfcmVjb3JkZWQYMCABKAsyHC53ZWZ0LnYxLlN0ZXBBdHRlbXB0UmVjb3JkZWRIABIuCg1zdGVwX3ZlcmlmaWVkGDEgASgLMhUud2VmdC52MS5TdGVwVmVyaWZpZWRIABI8ChRjb21wZW5zYXRpb25fc3RhcnRlZBg8IAEoCzIcLndlZnQudjEuQ29tcGVuc2F0aW9uU3RhcnRlZEgAEkAKFmNvbXBlbnNhdGlvbl9zdWNjZWVkZWQYPSABKAsyHi53ZWZ0LnYxLkNvbXBlbnNhdGlvblN1Y2NlZWRlZEgAEjoKE2NvbXBlbnNhdGlvbl9mYWlsZWQYPiABKAsyGy53ZWZ0LnYxLkNvbXBlbnNhdGlvbkZhaWxlZEgAEjIKD3NpZ25hbF9hY2NlcHRlZBhGIAEoCzIXLndlZnQudjEuU2lnbmFsQWNjZXB0ZWRIABIyCg9zaWduYWxfcmVqZWN0ZWQYRyABKAsyFy53ZWZ0LnYxLlNpZ25hbFJlamVjdGVkSAASMgoPc2lnbmFsX2NvbnN1bWVkGEggASgLMhcud2VmdC52MS5TaWduYWxDb25zdW1lZEgAQhAKB3BheWxvYWQSBbpIAggBQhQKEl9lbmdpbmVfYXR0ZW1wdF9pZCKFAQoKUnVuQ29udGV4dBIdCgl0ZW5hbnRfaWQYASABKAlCCrpIB3IFEAEYgAESEgoKcHJvamVjdF9pZBgCIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgDIAEoCRIUCgx0cmlnZ2VyZWRfYnkYBCABKAkSFgoOdHJpZ2dlcl9zb3VyY2UYBSABKAkihQEKB1BsYW5SZWYSCwoDdXJpGAEgASgJEiUKBnNoYTI1NhgCIAEoCUIVukgSchAyDl5bMC05YS1mXXs2NH0kEhYKDnNjaGVtYV92ZXJzaW9uGAMgASgJEhgKB3BsYW5faWQYBCABKAlCB7pIBHICEAESFAoMcGxhbl92ZXJzaW9uGAUgASgJIrABCgxSdW5TdWJtaXR0ZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASKgoIcGxhbl9yZWYYAiABKAsyEC53ZWZ0LnYxLlBsYW5SZWZCBrpIA8gBARIsCgdjb250ZXh0GAMgASgLMhMud2VmdC52MS5SdW5Db250ZXh0Qga6SAPIAQESFgoOcnVuX3JlcXVlc3RfaWQYBCABKAkiYgoLUnVuQXBwcm92ZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASEwoLYXBwcm92ZWRfYnkYAiABKAkSDgoGcmVhc29uGAMgASgJIksKCVJ1blF1ZXVlZBIuCgZzdGF0dXMYASABKA4yEi53ZWZ0LnYxLlJ1blN0YXR1c0IKukgHggEEEAEgABIOCgZyZWFzb24YAiABKAki6wEKClJ1blN0YXJ0ZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASFgoOZW5naW5lX3J1bl9yZWYYAiABKAkSEwoLZW5naW5lX3R5cGUYAyABKAkSIgoIcGxhbl9yZWYYBCABKAsyEC53ZWZ0LnYxLlBsYW5SZWYSJAoHY29udGV4dBgFIAEoCzITLndlZnQudjEuUnVuQ29udGV4dBI2CgpzdGFydGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBImAKClJ1bkJsb2NrZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASEgoKd2FpdGluZ19vbhgCIAMoCRIOCgZyZWFzb24YAyABKAkiPgoMUnVuVW5ibG9ja2VkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAIqQBCglSdW5QYXVzZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASKAoJc3Vic3RhdHVzGAIgASgOMhUud2VmdC52MS5SdW5TdWJzdGF0dXMSFwoPaW5fZmxpZ2h0X3Rhc2tzGAMgASgNEhQKDHJlcXVlc3RlZF9ieRgEIAEoCRIOCgZyZWFzb24YBSABKAkiZwoKUnVuRHJhaW5lZBIuCgZzdGF0dXMYASABKA4yEi53ZWZ0LnYxLlJ1blN0YXR1c0IKukgHggEEEAEgABIRCgl0aW1lZF9vdXQYAiABKAgSFgoOb3JwaGFuZWRfdGFza3MYAyABKA0iUgoKUnVuUmVzdW1lZBIuCgZzdGF0dXMYASABKA4yEi53ZWZ0LnYxLlJ1blN0YXR1c0IKukgHggEEEAEgABIUCgxyZXF1ZXN0ZWRfYnkYAiABKAkikQEKD1J1bkNvbXBlbnNhdGluZxIuCgZzdGF0dXMYASABKA4yEi53ZWZ0LnYxLlJ1blN0YXR1c0IKukgHggEEEAEgABIYChBmYWlsZWRfYWN0aW9uX2lkGAIgASgJEhoKEmNvbXBlbnNhdGlvbl9vcmRlchgDIAMoCRIYChBjYW5jZWxfcmVxdWVzdGVkGAQgASgIIngKDFJ1bkNvbXBsZXRlZBIuCgZzdGF0dXMYASABKA4yEi53ZWZ0LnYxLlJ1blN0YXR1c0IKukgHggEEEAEgABI4Cgxjb21wbGV0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQEi0wEKCVJ1bkZhaWxlZBIuCgZzdGF0dXMYASABKA4yEi53ZWZ0LnYxLlJ1blN0YXR1c0IKukgHggEEEAEgABIgCgVlcnJvchgCIAEoCzIRLndlZnQudjEuUnVuRXJyb3ISOgoUY29tcGVuc2F0aW9uX291dGNvbWUYAyABKA4yHC53ZWZ0LnYxLkNvbXBlbnNhdGlvbk91dGNvbWUSOAoMY29tcGxldGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBIusBCgxSdW5DYW5jZWxsZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASKwoMY2FuY2VsbGF0aW9uGAIgASgLMhUud2VmdC52MS5DYW5jZWxsYXRpb24SOAoMY29tcGxldGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBEkQKFGNvbXBlbnNhdGlvbl9vdXRjb21lGAQgASgOMhwud2VmdC52MS5Db21wZW5zYXRpb25PdXRjb21lQgi6SAWCAQIQASKZAQoNU3RlcFNjaGVkdWxlZBIvCgZzdGF0dXMYASABKA4yEy53ZWZ0LnYxLlN0ZXBTdGF0dXNCCrpIB4IBBBABIAASGAoHdGFza19pZBgCIAEoCUIHukgEcgIQARINCgVxdWV1ZRgDIAEoCRIuCgpub3RfYmVmb3JlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKJAQoLU3RlcFN0YXJ0ZWQSLwoGc3RhdHVzGAEgASgOMhMud2VmdC52MS5TdGVwU3RhdHVzQgq6SAeCAQQQASAAEhEKCXdvcmtlcl9pZBgCIAEoCRI2CgpzdGFydGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBItsBCg1TdGVwQ29tcGxldGVkEi8KBnN0YXR1cxgBIAEoDjITLndlZnQudjEuU3RlcFN0YXR1c0IKukgHggEEEAEgABImCgZvdXRwdXQYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJwoJYXJ0aWZhY3RzGAMgAygLMhQud2VmdC52MS5BcnRpZmFjdFJlZhI4Cgxjb21wbGV0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESDgoGc291cmNlGAUgASgJIusBCgpTdGVwRmFpbGVkEi8KBnN0YXR1cxgBIAEoDjITLndlZnQudjEuU3RlcFN0YXR1c0IKukgHggEEEAEgABIpCgVlcnJvchgCIAEoCzISLndlZnQudjEuU3RlcEVycm9yQga6SAPIAQESOAoMY29tcGxldGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBEhIKCndpbGxfcmV0cnkYBCABKAgSMwoPbmV4dF9hdHRlbXB0X2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJOCgtTdGVwU2tpcHBlZBIvCgZzdGF0dXMYASABKA4yEy53ZWZ0LnYxLlN0ZXBTdGF0dXNCCrpIB4IBBBABIAASDgoGcmVhc29uGAIgASgJIlAKDVN0ZXBDYW5jZWxsZWQSLwoGc3RhdHVzGAEgASgOMhMud2VmdC52MS5TdGVwU3RhdHVzQgq6SAeCAQQQASAAEg4KBnJlYXNvbhgCIAEoCSKbAQoLU3RlcFdhaXRpbmcSLwoGc3RhdHVzGAEgASgOMhMud2VmdC52MS5TdGVwU3RhdHVzQgq6SAeCAQQQASAAEhgKEGNvbXBsZXRpb25fdG9rZW4YAiABKAkSEwoLc2lnbmFsX25hbWUYAyABKAkSLAoIZGVhZGxpbmUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIn0KC1N0ZXBSZXRyaWVkEi8KBnN0YXR1cxgBIAEoDjITLndlZnQudjEuU3RlcFN0YXR1c0IKukgHggEEEAEgABInChZuZXdfbG9naWNhbF9hdHRlbXB0X2lkGAIgASgNQge6SAQqAigCEhQKDHJlcXVlc3RlZF9ieRgDIAEoCSJYChNTdGVwQXR0ZW1wdFJlY29yZGVkEikKB2F0dGVtcHQYASABKAsyEC53ZWZ0LnYxLkF0dGVtcHRCBrpIA8gBARIWCg5jb3JyZWxhdGlvbl9pZBgCIAEoCSJqCgxTdGVwVmVyaWZpZWQSKgoMdmVyaWZ5X3N0YXRlGAEgASgOMhQud2VmdC52MS5WZXJpZnlTdGF0ZRIaChJyZWNvbmNpbGlhdGlvbl9rZXkYAiABKAkSEgoKZGlhZ25vc3RpYxgDIAEoCSJBChNDb21wZW5zYXRpb25TdGFydGVkEhEKCW9wZXJhdGlvbhgBIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYAiABKAkiSQoVQ29tcGVuc2F0aW9uU3VjY2VlZGVkEjAKDGNvbXBsZXRlZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiaQoSQ29tcGVuc2F0aW9uRmFpbGVkEiEKBWVycm9yGAEgASgLMhIud2VmdC52MS5TdGVwRXJyb3ISMAoMY29tcGxldGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLBAQoOU2lnbmFsQWNjZXB0ZWQSIQoEa2luZBgBIAEoDjITLndlZnQudjEuU2lnbmFsS2luZBItCgZyZXN1bHQYAiABKAsyHS53ZWZ0LnYxLkFjY2VwdGVkU2lnbmFsUmVzdWx0Eg0KBWFjdG9yGAMgASgJEjoKEW1hbnVhbF9jb21wbGV0aW9uGAQgASgLMh8ud2VmdC52MS5NYW51YWxDb21wbGV0aW9uUmVzdWx0EhIKCmNvbXBlbnNhdGUYBSABKAgikQEKDlNpZ25hbFJlamVjdGVkEiEKBGtpbmQYASABKA4yEy53ZWZ0LnYxLlNpZ25hbEtpbmQSEwoLc2lnbmFsX25hbWUYAiABKAkSEQoJc2lnbmFsX2lkGAMgASgJEg0KBWFjdG9yGAQgASgJEg4KBnJlYXNvbhgFIAEoCRIVCg1hY3Rvcl91c2VyX2lkGAYgASgJIjgKDlNpZ25hbENvbnN1bWVkEhMKC3NpZ25hbF9uYW1lGAEgASgJEhEKCXNpZ25hbF9pZBgCIAEoCSJfChFMaXN0RXZlbnRzUmVxdWVzdBIaCgZydW5faWQYASABKAlCCrpIB3IFEAEYgAESEQoJYWZ0ZXJfc2VxGAIgASgEEhsKCXBhZ2Vfc2l6ZRgDIAEoDUIIukgFKgMY6AciXgoSTGlzdEV2ZW50c1Jlc3BvbnNlEh4KBmV2ZW50cxgBIAMoCzIOLndlZnQudjEuRXZlbnQSFgoObGFzdF9ldmVudF9zZXEYAiABKAQSEAoIaGFzX21vcmUYAyABKAgiQwoSV2F0Y2hFdmVudHNSZXF1ZXN0EhoKBnJ1bl9pZBgBIAEoCUIKukgHcgUQARiAARIRCglhZnRlcl9zZXEYAiABKAQiNAoTV2F0Y2hFdmVudHNSZXNwb25zZRIdCgVldmVudBgBIAEoCzIOLndlZnQudjEuRXZlbnQicwoQUmVzeW5jUnVuUmVxdWVzdBIaCgZydW5faWQYASABKAlCCrpIB3IFEAEYgAESLQoEbW9kZRgCIAEoDjITLndlZnQudjEuUmVzeW5jTW9kZUIKukgHggEEEAEgABIUCgxzbmFwc2hvdF9zZXEYAyABKAQijgEKEVJlc3luY1J1blJlc3BvbnNlEiEKBG1vZGUYASABKA4yEy53ZWZ0LnYxLlJlc3luY01vZGUSHgoIc25hcHNob3QYAiABKAsyDC53ZWZ0LnYxLlJ1bhIeCgZldmVudHMYAyADKAsyDi53ZWZ0LnYxLkV2ZW50EhYKDmxhc3RfZXZlbnRfc2VxGAQgASgEKsIBCgtWZXJpZnlTdGF0ZRIcChhWRVJJRllfU1RBVEVfVU5TUEVDSUZJRUQQABIeChpWRVJJRllfU1RBVEVfTk9UX0NPTVBMRVRFRBABEiYKIlZFUklGWV9TVEFURV9DT01QTEVURURfV0lUSF9SRVNVTFQQAhItCilWRVJJRllfU1RBVEVfQ09NUExFVEVEX1JFU1VMVF9VTkFWQUlMQUJMRRADEh4KGlZFUklGWV9TVEFURV9JTkRFVEVSTUlOQVRFEAQq4wEKClNpZ25hbEtpbmQSGwoXU0lHTkFMX0tJTkRfVU5TUEVDSUZJRUQQABIVChFTSUdOQUxfS0lORF9QQVVTRRABEhYKElNJR05BTF9LSU5EX1JFU1VNRRACEhYKElNJR05BTF9LSU5EX0NBTkNFTBADEhoKFlNJR05BTF9LSU5EX1JFVFJZX1NURVAQBBIZChVTSUdOQUxfS0lORF9TS0lQX1NURVAQBRIhCh1TSUdOQUxfS0lORF9NQU5VQUxfQ09NUExFVElPThAGEhcKE1NJR05BTF9LSU5EX0FQUFJPVkUQBypeCgpSZXN5bmNNb2RlEhsKF1JFU1lOQ19NT0RFX1VOU1BFQ0lGSUVEEAASFAoQUkVTWU5DX01PREVfRlVMTBABEh0KGVJFU1lOQ19NT0RFX0ZST01fU05BUFNIT1QQAjLvAQoMRXZlbnRTZXJ2aWNlEkoKCkxpc3RFdmVudHMSGi53ZWZ0LnYxLkxpc3RFdmVudHNSZXF1ZXN0Ghsud2VmdC52MS5MaXN0RXZlbnRzUmVzcG9uc2UiA5ACARJKCgtXYXRjaEV2ZW50cxIbLndlZnQudjEuV2F0Y2hFdmVudHNSZXF1ZXN0Ghwud2VmdC52MS5XYXRjaEV2ZW50c1Jlc3BvbnNlMAESRwoJUmVzeW5jUnVuEhkud2VmdC52MS5SZXN5bmNSdW5SZXF1ZXN0Ghoud2VmdC52MS5SZXN5bmNSdW5SZXNwb25zZSIDkAIBQi1aK2dpdGh1Yi5jb20vd2VmdC1kZXYvd2VmdC9nZW4vd2VmdC92MTt3ZWZ0djFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common, file_weft_v1_run, file_weft_v1_signal]);
+  fileDesc("ChN3ZWZ0L3YxL2V2ZW50LnByb3RvEgd3ZWZ0LnYxIqkPCgVFdmVudBIvCgpldmVudF90eXBlGAEgASgJQhu6SBhyFhABGEAyEF5bQS1aXVtBLVphLXpdKyQSGgoIZXZlbnRfaWQYAiABKAlCCLpIBXIDsAEBEhoKBnJ1bl9pZBgDIAEoCUIKukgHcgUQARiAARIYCgdydW5fc2VxGAQgASgEQge6SAQyAigBEi4KD2lkZW1wb3RlbmN5X2tleRgFIAEoCUIVukgSchAyDl5bMC05YS1mXXs2NH0kEjYKCmVtaXR0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESLwoLb2NjdXJyZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh4KCmVtaXR0ZWRfYnkYCCABKAlCCrpIB3IFEAEYgAQSGwoHc3RlcF9pZBgJIAEoCUIKukgHcgUQARiAARIjChJsb2dpY2FsX2F0dGVtcHRfaWQYCiABKA1CB7pIBCoCKAESHgoRZW5naW5lX2F0dGVtcHRfaWQYCyABKA1IAYgBARIfCgxwbGFuX3ZlcnNpb24YDCABKAlCCbpIBnIEEAEYQBIuCg1ydW5fc3VibWl0dGVkGBQgASgLMhUud2VmdC52MS5SdW5TdWJtaXR0ZWRIABIsCgxydW5fYXBwcm92ZWQYFSABKAsyFC53ZWZ0LnYxLlJ1bkFwcHJvdmVkSAASKAoKcnVuX3F1ZXVlZBgWIAEoCzISLndlZnQudjEuUnVuUXVldWVkSAASKgoLcnVuX3N0YXJ0ZWQYFyABKAsyEy53ZWZ0LnYxLlJ1blN0YXJ0ZWRIABIqCgtydW5fYmxvY2tlZBgYIAEoCzITLndlZnQudjEuUnVuQmxvY2tlZEgAEi4KDXJ1bl91bmJsb2NrZWQYGSABKAsyFS53ZWZ0LnYxLlJ1blVuYmxvY2tlZEgAEigKCnJ1bl9wYXVzZWQYGiABKAsyEi53ZWZ0LnYxLlJ1blBhdXNlZEgAEioKC3J1bl9kcmFpbmVkGBsgASgLMhMud2VmdC52MS5SdW5EcmFpbmVkSAASKgoLcnVuX3Jlc3VtZWQYHCABKAsyEy53ZWZ0LnYxLlJ1blJlc3VtZWRIABI0ChBydW5fY29tcGVuc2F0aW5nGB0gASgLMhgud2VmdC52MS5SdW5Db21wZW5zYXRpbmdIABIuCg1ydW5fY29tcGxldGVkGB4gASgLMhUud2VmdC52MS5SdW5Db21wbGV0ZWRIABIoCgpydW5fZmFpbGVkGB8gASgLMhIud2VmdC52MS5SdW5GYWlsZWRIABIuCg1ydW5fY2FuY2VsbGVkGCAgASgLMhUud2VmdC52MS5SdW5DYW5jZWxsZWRIABImCglydW5fcmVydW4YISABKAsyES53ZWZ0LnYxLlJ1blJlcnVuSAASMAoOc3RlcF9zY2hlZHVsZWQYKCABKAsyFi53ZWZ0LnYxLlN0ZXBTY2hlZHVsZWRIABIsCgxzdGVwX3N0YXJ0ZWQYKSABKAsyFC53ZWZ0LnYxLlN0ZXBTdGFydGVkSAASMAoOc3RlcF9jb21wbGV0ZWQYKiABKAsyFi53ZWZ0LnYxLlN0ZXBDb21wbGV0ZWRIABIqCgtzdGVwX2ZhaWxlZBgrIAEoCzITLndlZnQudjEuU3RlcEZhaWxlZEgAEiwKDHN0ZXBfc2tpcHBlZBgsIAEoCzIULndlZnQudjEuU3RlcFNraXBwZWRIABIwCg5zdGVwX2NhbmNlbGxlZBgtIAEoCzIWLndlZnQudjEuU3RlcENhbmNlbGxlZEgAEiwKDHN0ZXBfd2FpdGluZxguIAEoCzIULndlZnQudjEuU3RlcFdhaXRpbmdIABIsCgxzdGVwX3JldHJpZWQYLyABKAsyFC53ZWZ0LnYxLlN0ZXBSZXRyaWVkSAASPQoVc3RlcF9hdHRlbXB0X3JlY29yZGVkGDAgASgLMhwud2VmdC52MS5TdGVwQXR0ZW1wdFJlY29yZGVkSAASLgoNc3RlcF92ZXJpZmllZBgxIAEoCzIVLndlZnQudjEuU3RlcFZlcmlmaWVkSAASPAoUY29tcGVuc2F0aW9uX3N0YXJ0ZWQYPCABKAsyHC53ZWZ0LnYxLkNvbXBlbnNhdGlvblN0YXJ0ZWRIABJAChZjb21wZW5zYXRpb25fc3VjY2VlZGVkGD0gASgLMh4ud2VmdC52MS5Db21wZW5zYXRpb25TdWNjZWVkZWRIABI6ChNjb21wZW5zYXRpb25fZmFpbGVkGD4gASgLMhsud2VmdC52MS5Db21wZW5zYXRpb25GYWlsZWRIABIyCg9zaWduYWxfYWNjZXB0ZWQYRiABKAsyFy53ZWZ0LnYxLlNpZ25hbEFjY2VwdGVkSAASMgoPc2lnbmFsX3JlamVjdGVkGEcgASgLMhcud2VmdC52MS5TaWduYWxSZWplY3RlZEgAEjIKD3NpZ25hbF9jb25zdW1lZBhIIAEoCzIXLndlZnQudjEuU2lnbmFsQ29uc3VtZWRIAEIQCgdwYXlsb2FkEgW6SAIIAUIUChJfZW5naW5lX2F0dGVtcHRfaWQihQEKClJ1bkNvbnRleHQSHQoJdGVuYW50X2lkGAEgASgJQgq6SAdyBRABGIABEhIKCnByb2plY3RfaWQYAiABKAkSFgoOZW52aXJvbm1lbnRfaWQYAyABKAkSFAoMdHJpZ2dlcmVkX2J5GAQgASgJEhYKDnRyaWdnZXJfc291cmNlGAUgASgJIoUBCgdQbGFuUmVmEgsKA3VyaRgBIAEoCRIlCgZzaGEyNTYYAiABKAlCFbpIEnIQMg5eWzAtOWEtZl17NjR9JBIWCg5zY2hlbWFfdmVyc2lvbhgDIAEoCRIYCgdwbGFuX2lkGAQgASgJQge6SARyAhABEhQKDHBsYW5fdmVyc2lvbhgFIAEoCSKwAQoMUnVuU3VibWl0dGVkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEioKCHBsYW5fcmVmGAIgASgLMhAud2VmdC52MS5QbGFuUmVmQga6SAPIAQESLAoHY29udGV4dBgDIAEoCzITLndlZnQudjEuUnVuQ29udGV4dEIGukgDyAEBEhYKDnJ1bl9yZXF1ZXN0X2lkGAQgASgJImIKC1J1bkFwcHJvdmVkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEhMKC2FwcHJvdmVkX2J5GAIgASgJEg4KBnJlYXNvbhgDIAEoCSJLCglSdW5RdWV1ZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASDgoGcmVhc29uGAIgASgJIusBCgpSdW5TdGFydGVkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEhYKDmVuZ2luZV9ydW5fcmVmGAIgASgJEhMKC2VuZ2luZV90eXBlGAMgASgJEiIKCHBsYW5fcmVmGAQgASgLMhAud2VmdC52MS5QbGFuUmVmEiQKB2NvbnRleHQYBSABKAsyEy53ZWZ0LnYxLlJ1bkNvbnRleHQSNgoKc3RhcnRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBASJgCgpSdW5CbG9ja2VkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEhIKCndhaXRpbmdfb24YAiADKAkSDgoGcmVhc29uGAMgASgJIj4KDFJ1blVuYmxvY2tlZBIuCgZzdGF0dXMYASABKA4yEi53ZWZ0LnYxLlJ1blN0YXR1c0IKukgHggEEEAEgACKkAQoJUnVuUGF1c2VkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEigKCXN1YnN0YXR1cxgCIAEoDjIVLndlZnQudjEuUnVuU3Vic3RhdHVzEhcKD2luX2ZsaWdodF90YXNrcxgDIAEoDRIUCgxyZXF1ZXN0ZWRfYnkYBCABKAkSDgoGcmVhc29uGAUgASgJImcKClJ1bkRyYWluZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASEQoJdGltZWRfb3V0GAIgASgIEhYKDm9ycGhhbmVkX3Rhc2tzGAMgASgNIlIKClJ1blJlc3VtZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASFAoMcmVxdWVzdGVkX2J5GAIgASgJIpEBCg9SdW5Db21wZW5zYXRpbmcSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASGAoQZmFpbGVkX2FjdGlvbl9pZBgCIAEoCRIaChJjb21wZW5zYXRpb25fb3JkZXIYAyADKAkSGAoQY2FuY2VsX3JlcXVlc3RlZBgEIAEoCCJ4CgxSdW5Db21wbGV0ZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASOAoMY29tcGxldGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBItMBCglSdW5GYWlsZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASIAoFZXJyb3IYAiABKAsyES53ZWZ0LnYxLlJ1bkVycm9yEjoKFGNvbXBlbnNhdGlvbl9vdXRjb21lGAMgASgOMhwud2VmdC52MS5Db21wZW5zYXRpb25PdXRjb21lEjgKDGNvbXBsZXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBASLrAQoMUnVuQ2FuY2VsbGVkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEisKDGNhbmNlbGxhdGlvbhgCIAEoCzIVLndlZnQudjEuQ2FuY2VsbGF0aW9uEjgKDGNvbXBsZXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARJEChRjb21wZW5zYXRpb25fb3V0Y29tZRgEIAEoDjIcLndlZnQudjEuQ29tcGVuc2F0aW9uT3V0Y29tZUIIukgFggECEAEijgEKCFJ1blJlcnVuEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEhoKCWZyb21fc3RlcBgCIAEoCUIHukgEcgIQARIQCghyZW9wZW5lZBgDIAMoCRIUCgxyZXF1ZXN0ZWRfYnkYBCABKAkSDgoGcmVhc29uGAUgASgJIpkBCg1TdGVwU2NoZWR1bGVkEi8KBnN0YXR1cxgBIAEoDjITLndlZnQudjEuU3RlcFN0YXR1c0IKukgHggEEEAEgABIYCgd0YXNrX2lkGAIgASgJQge6SARyAhABEg0KBXF1ZXVlGAMgASgJEi4KCm5vdF9iZWZvcmUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIokBCgtTdGVwU3RhcnRlZBIvCgZzdGF0dXMYASABKA4yEy53ZWZ0LnYxLlN0ZXBTdGF0dXNCCrpIB4IBBBABIAASEQoJd29ya2VyX2lkGAIgASgJEjYKCnN0YXJ0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQEi2wEKDVN0ZXBDb21wbGV0ZWQSLwoGc3RhdHVzGAEgASgOMhMud2VmdC52MS5TdGVwU3RhdHVzQgq6SAeCAQQQASAAEiYKBm91dHB1dBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRInCglhcnRpZmFjdHMYAyADKAsyFC53ZWZ0LnYxLkFydGlmYWN0UmVmEjgKDGNvbXBsZXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARIOCgZzb3VyY2UYBSABKAki6wEKClN0ZXBGYWlsZWQSLwoGc3RhdHVzGAEgASgOMhMud2VmdC52MS5TdGVwU3RhdHVzQgq6SAeCAQQQASAAEikKBWVycm9yGAIgASgLMhIud2VmdC52MS5TdGVwRXJyb3JCBrpIA8gBARI4Cgxjb21wbGV0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESEgoKd2lsbF9yZXRyeRgEIAEoCBIzCg9uZXh0X2F0dGVtcHRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk4KC1N0ZXBTa2lwcGVkEi8KBnN0YXR1cxgBIAEoDjITLndlZnQudjEuU3RlcFN0YXR1c0IKukgHggEEEAEgABIOCgZyZWFzb24YAiABKAkiUAoNU3RlcENhbmNlbGxlZBIvCgZzdGF0dXMYASABKA4yEy53ZWZ0LnYxLlN0ZXBTdGF0dXNCCrpIB4IBBBABIAASDgoGcmVhc29uGAIgASgJIpsBCgtTdGVwV2FpdGluZxIvCgZzdGF0dXMYASABKA4yEy53ZWZ0LnYxLlN0ZXBTdGF0dXNCCrpIB4IBBBABIAASGAoQY29tcGxldGlvbl90b2tlbhgCIAEoCRITCgtzaWduYWxfbmFtZRgDIAEoCRIsCghkZWFkbGluZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAEKC1N0ZXBSZXRyaWVkEi8KBnN0YXR1cxgBIAEoDjITLndlZnQudjEuU3RlcFN0YXR1c0IKukgHggEEEAEgABInChZuZXdfbG9naWNhbF9hdHRlbXB0X2lkGAIgASgNQge6SAQqAigCEhQKDHJlcXVlc3RlZF9ieRgDIAEoCRINCgVyZXJ1bhgEIAEoCCJYChNTdGVwQXR0ZW1wdFJlY29yZGVkEikKB2F0dGVtcHQYASABKAsyEC53ZWZ0LnYxLkF0dGVtcHRCBrpIA8gBARIWCg5jb3JyZWxhdGlvbl9pZBgCIAEoCSJqCgxTdGVwVmVyaWZpZWQSKgoMdmVyaWZ5X3N0YXRlGAEgASgOMhQud2VmdC52MS5WZXJpZnlTdGF0ZRIaChJyZWNvbmNpbGlhdGlvbl9rZXkYAiABKAkSEgoKZGlhZ25vc3RpYxgDIAEoCSJBChNDb21wZW5zYXRpb25TdGFydGVkEhEKCW9wZXJhdGlvbhgBIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYAiABKAkiSQoVQ29tcGVuc2F0aW9uU3VjY2VlZGVkEjAKDGNvbXBsZXRlZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiaQoSQ29tcGVuc2F0aW9uRmFpbGVkEiEKBWVycm9yGAEgASgLMhIud2VmdC52MS5TdGVwRXJyb3ISMAoMY29tcGxldGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLBAQoOU2lnbmFsQWNjZXB0ZWQSIQoEa2luZBgBIAEoDjITLndlZnQudjEuU2lnbmFsS2luZBItCgZyZXN1bHQYAiABKAsyHS53ZWZ0LnYxLkFjY2VwdGVkU2lnbmFsUmVzdWx0Eg0KBWFjdG9yGAMgASgJEjoKEW1hbnVhbF9jb21wbGV0aW9uGAQgASgLMh8ud2VmdC52MS5NYW51YWxDb21wbGV0aW9uUmVzdWx0EhIKCmNvbXBlbnNhdGUYBSABKAgikQEKDlNpZ25hbFJlamVjdGVkEiEKBGtpbmQYASABKA4yEy53ZWZ0LnYxLlNpZ25hbEtpbmQSEwoLc2lnbmFsX25hbWUYAiABKAkSEQoJc2lnbmFsX2lkGAMgASgJEg0KBWFjdG9yGAQgASgJEg4KBnJlYXNvbhgFIAEoCRIVCg1hY3Rvcl91c2VyX2lkGAYgASgJIjgKDlNpZ25hbENvbnN1bWVkEhMKC3NpZ25hbF9uYW1lGAEgASgJEhEKCXNpZ25hbF9pZBgCIAEoCSJfChFMaXN0RXZlbnRzUmVxdWVzdBIaCgZydW5faWQYASABKAlCCrpIB3IFEAEYgAESEQoJYWZ0ZXJfc2VxGAIgASgEEhsKCXBhZ2Vfc2l6ZRgDIAEoDUIIukgFKgMY6AciXgoSTGlzdEV2ZW50c1Jlc3BvbnNlEh4KBmV2ZW50cxgBIAMoCzIOLndlZnQudjEuRXZlbnQSFgoObGFzdF9ldmVudF9zZXEYAiABKAQSEAoIaGFzX21vcmUYAyABKAgiQwoSV2F0Y2hFdmVudHNSZXF1ZXN0EhoKBnJ1bl9pZBgBIAEoCUIKukgHcgUQARiAARIRCglhZnRlcl9zZXEYAiABKAQiNAoTV2F0Y2hFdmVudHNSZXNwb25zZRIdCgVldmVudBgBIAEoCzIOLndlZnQudjEuRXZlbnQicwoQUmVzeW5jUnVuUmVxdWVzdBIaCgZydW5faWQYASABKAlCCrpIB3IFEAEYgAESLQoEbW9kZRgCIAEoDjITLndlZnQudjEuUmVzeW5jTW9kZUIKukgHggEEEAEgABIUCgxzbmFwc2hvdF9zZXEYAyABKAQijgEKEVJlc3luY1J1blJlc3BvbnNlEiEKBG1vZGUYASABKA4yEy53ZWZ0LnYxLlJlc3luY01vZGUSHgoIc25hcHNob3QYAiABKAsyDC53ZWZ0LnYxLlJ1bhIeCgZldmVudHMYAyADKAsyDi53ZWZ0LnYxLkV2ZW50EhYKDmxhc3RfZXZlbnRfc2VxGAQgASgEKsIBCgtWZXJpZnlTdGF0ZRIcChhWRVJJRllfU1RBVEVfVU5TUEVDSUZJRUQQABIeChpWRVJJRllfU1RBVEVfTk9UX0NPTVBMRVRFRBABEiYKIlZFUklGWV9TVEFURV9DT01QTEVURURfV0lUSF9SRVNVTFQQAhItCilWRVJJRllfU1RBVEVfQ09NUExFVEVEX1JFU1VMVF9VTkFWQUlMQUJMRRADEh4KGlZFUklGWV9TVEFURV9JTkRFVEVSTUlOQVRFEAQq+gEKClNpZ25hbEtpbmQSGwoXU0lHTkFMX0tJTkRfVU5TUEVDSUZJRUQQABIVChFTSUdOQUxfS0lORF9QQVVTRRABEhYKElNJR05BTF9LSU5EX1JFU1VNRRACEhYKElNJR05BTF9LSU5EX0NBTkNFTBADEhoKFlNJR05BTF9LSU5EX1JFVFJZX1NURVAQBBIZChVTSUdOQUxfS0lORF9TS0lQX1NURVAQBRIhCh1TSUdOQUxfS0lORF9NQU5VQUxfQ09NUExFVElPThAGEhcKE1NJR05BTF9LSU5EX0FQUFJPVkUQBxIVChFTSUdOQUxfS0lORF9SRVJVThAIKl4KClJlc3luY01vZGUSGwoXUkVTWU5DX01PREVfVU5TUEVDSUZJRUQQABIUChBSRVNZTkNfTU9ERV9GVUxMEAESHQoZUkVTWU5DX01PREVfRlJPTV9TTkFQU0hPVBACMu8BCgxFdmVudFNlcnZpY2USSgoKTGlzdEV2ZW50cxIaLndlZnQudjEuTGlzdEV2ZW50c1JlcXVlc3QaGy53ZWZ0LnYxLkxpc3RFdmVudHNSZXNwb25zZSIDkAIBEkoKC1dhdGNoRXZlbnRzEhsud2VmdC52MS5XYXRjaEV2ZW50c1JlcXVlc3QaHC53ZWZ0LnYxLldhdGNoRXZlbnRzUmVzcG9uc2UwARJHCglSZXN5bmNSdW4SGS53ZWZ0LnYxLlJlc3luY1J1blJlcXVlc3QaGi53ZWZ0LnYxLlJlc3luY1J1blJlc3BvbnNlIgOQAgFCLVorZ2l0aHViLmNvbS93ZWZ0LWRldi93ZWZ0L2dlbi93ZWZ0L3YxO3dlZnR2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common, file_weft_v1_run, file_weft_v1_signal]);
 
 /**
  * Event is one entry of a run's event log, with the envelope of docs/semantics.md#events and a typed
@@ -221,6 +221,14 @@ export type Event = Message<"weft.v1.Event"> & {
      */
     value: RunCancelled;
     case: "runCancelled";
+  } | {
+    /**
+     * RunRerun.
+     *
+     * @generated from field: weft.v1.RunRerun run_rerun = 33;
+     */
+    value: RunRerun;
+    case: "runRerun";
   } | {
     /**
      * StepScheduled.
@@ -943,6 +951,57 @@ export const RunCancelledSchema: GenMessage<RunCancelled> = /*@__PURE__*/
   messageDesc(file_weft_v1_event, 15);
 
 /**
+ * RunRerun: RerunRun took the ended run back to RUNNING (docs/semantics.md#rerun);
+ * a StepRetried with rerun set follows for each step it reopened. Its
+ * logical_attempt_id counts the run's reruns.
+ *
+ * @generated from message weft.v1.RunRerun
+ */
+export type RunRerun = Message<"weft.v1.RunRerun"> & {
+  /**
+   * Always RUNNING.
+   *
+   * @generated from field: weft.v1.RunStatus status = 1;
+   */
+  status: RunStatus;
+
+  /**
+   * The step the run reran from.
+   *
+   * @generated from field: string from_step = 2;
+   */
+  fromStep: string;
+
+  /**
+   * The steps that open new logical attempts, in definition order.
+   *
+   * @generated from field: repeated string reopened = 3;
+   */
+  reopened: string[];
+
+  /**
+   * Who asked.
+   *
+   * @generated from field: string requested_by = 4;
+   */
+  requestedBy: string;
+
+  /**
+   * Why.
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message weft.v1.RunRerun.
+ * Use `create(RunRerunSchema)` to create a new message.
+ */
+export const RunRerunSchema: GenMessage<RunRerun> = /*@__PURE__*/
+  messageDesc(file_weft_v1_event, 16);
+
+/**
  * StepScheduled: a task was persisted for the step before execution (docs/semantics.md#task-persistence).
  *
  * @generated from message weft.v1.StepScheduled
@@ -982,7 +1041,7 @@ export type StepScheduled = Message<"weft.v1.StepScheduled"> & {
  * Use `create(StepScheduledSchema)` to create a new message.
  */
 export const StepScheduledSchema: GenMessage<StepScheduled> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 16);
+  messageDesc(file_weft_v1_event, 17);
 
 /**
  * StepStarted: a worker started an attempt.
@@ -1017,7 +1076,7 @@ export type StepStarted = Message<"weft.v1.StepStarted"> & {
  * Use `create(StepStartedSchema)` to create a new message.
  */
 export const StepStartedSchema: GenMessage<StepStarted> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 17);
+  messageDesc(file_weft_v1_event, 18);
 
 /**
  * StepCompleted: the step succeeded.
@@ -1066,7 +1125,7 @@ export type StepCompleted = Message<"weft.v1.StepCompleted"> & {
  * Use `create(StepCompletedSchema)` to create a new message.
  */
 export const StepCompletedSchema: GenMessage<StepCompleted> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 18);
+  messageDesc(file_weft_v1_event, 19);
 
 /**
  * StepFailed: the attempt failed.
@@ -1115,7 +1174,7 @@ export type StepFailed = Message<"weft.v1.StepFailed"> & {
  * Use `create(StepFailedSchema)` to create a new message.
  */
 export const StepFailedSchema: GenMessage<StepFailed> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 19);
+  messageDesc(file_weft_v1_event, 20);
 
 /**
  * StepSkipped: the step was skipped.
@@ -1143,7 +1202,7 @@ export type StepSkipped = Message<"weft.v1.StepSkipped"> & {
  * Use `create(StepSkippedSchema)` to create a new message.
  */
 export const StepSkippedSchema: GenMessage<StepSkipped> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 20);
+  messageDesc(file_weft_v1_event, 21);
 
 /**
  * StepCancelled: the step was cancelled.
@@ -1171,7 +1230,7 @@ export type StepCancelled = Message<"weft.v1.StepCancelled"> & {
  * Use `create(StepCancelledSchema)` to create a new message.
  */
 export const StepCancelledSchema: GenMessage<StepCancelled> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 21);
+  messageDesc(file_weft_v1_event, 22);
 
 /**
  * StepWaiting: the step waits for a person or a signal.
@@ -1213,10 +1272,10 @@ export type StepWaiting = Message<"weft.v1.StepWaiting"> & {
  * Use `create(StepWaitingSchema)` to create a new message.
  */
 export const StepWaitingSchema: GenMessage<StepWaiting> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 22);
+  messageDesc(file_weft_v1_event, 23);
 
 /**
- * StepRetried: RETRY_STEP opened a new logical attempt.
+ * StepRetried: RETRY_STEP, or a rerun (rerun set), opened a new logical attempt.
  *
  * @generated from message weft.v1.StepRetried
  */
@@ -1241,6 +1300,14 @@ export type StepRetried = Message<"weft.v1.StepRetried"> & {
    * @generated from field: string requested_by = 3;
    */
   requestedBy: string;
+
+  /**
+   * A rerun opened it (docs/semantics.md#rerun): the earlier attempt's
+   * output, artifacts and compensation are set aside.
+   *
+   * @generated from field: bool rerun = 4;
+   */
+  rerun: boolean;
 };
 
 /**
@@ -1248,7 +1315,7 @@ export type StepRetried = Message<"weft.v1.StepRetried"> & {
  * Use `create(StepRetriedSchema)` to create a new message.
  */
 export const StepRetriedSchema: GenMessage<StepRetried> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 23);
+  messageDesc(file_weft_v1_event, 24);
 
 /**
  * StepAttemptRecorded is the evidence of one attempt (docs/semantics.md#attempt-evidence); its key includes engine_attempt_id.
@@ -1278,7 +1345,7 @@ export type StepAttemptRecorded = Message<"weft.v1.StepAttemptRecorded"> & {
  * Use `create(StepAttemptRecordedSchema)` to create a new message.
  */
 export const StepAttemptRecordedSchema: GenMessage<StepAttemptRecorded> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 24);
+  messageDesc(file_weft_v1_event, 25);
 
 /**
  * StepVerified: a verify task reported on a keyed activity.
@@ -1313,7 +1380,7 @@ export type StepVerified = Message<"weft.v1.StepVerified"> & {
  * Use `create(StepVerifiedSchema)` to create a new message.
  */
 export const StepVerifiedSchema: GenMessage<StepVerified> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 25);
+  messageDesc(file_weft_v1_event, 26);
 
 /**
  * CompensationStarted: a step's hook started.
@@ -1341,7 +1408,7 @@ export type CompensationStarted = Message<"weft.v1.CompensationStarted"> & {
  * Use `create(CompensationStartedSchema)` to create a new message.
  */
 export const CompensationStartedSchema: GenMessage<CompensationStarted> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 26);
+  messageDesc(file_weft_v1_event, 27);
 
 /**
  * CompensationSucceeded: a step's hook succeeded.
@@ -1362,7 +1429,7 @@ export type CompensationSucceeded = Message<"weft.v1.CompensationSucceeded"> & {
  * Use `create(CompensationSucceededSchema)` to create a new message.
  */
 export const CompensationSucceededSchema: GenMessage<CompensationSucceeded> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 27);
+  messageDesc(file_weft_v1_event, 28);
 
 /**
  * CompensationFailed: a step's hook failed after its attempts; compensation continues.
@@ -1390,7 +1457,7 @@ export type CompensationFailed = Message<"weft.v1.CompensationFailed"> & {
  * Use `create(CompensationFailedSchema)` to create a new message.
  */
 export const CompensationFailedSchema: GenMessage<CompensationFailed> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 28);
+  messageDesc(file_weft_v1_event, 29);
 
 /**
  * SignalAccepted: a signal was accepted; it does not itself change the run's status.
@@ -1440,7 +1507,7 @@ export type SignalAccepted = Message<"weft.v1.SignalAccepted"> & {
  * Use `create(SignalAcceptedSchema)` to create a new message.
  */
 export const SignalAcceptedSchema: GenMessage<SignalAccepted> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 29);
+  messageDesc(file_weft_v1_event, 30);
 
 /**
  * SignalRejected: a signal was refused (illegal transition, policy deny, ...).
@@ -1497,7 +1564,7 @@ export type SignalRejected = Message<"weft.v1.SignalRejected"> & {
  * Use `create(SignalRejectedSchema)` to create a new message.
  */
 export const SignalRejectedSchema: GenMessage<SignalRejected> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 30);
+  messageDesc(file_weft_v1_event, 31);
 
 /**
  * SignalConsumed: a wait-for-signal action took an accepted signal.
@@ -1525,7 +1592,7 @@ export type SignalConsumed = Message<"weft.v1.SignalConsumed"> & {
  * Use `create(SignalConsumedSchema)` to create a new message.
  */
 export const SignalConsumedSchema: GenMessage<SignalConsumed> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 31);
+  messageDesc(file_weft_v1_event, 32);
 
 /**
  * ListEventsRequest pages a run's events.
@@ -1560,7 +1627,7 @@ export type ListEventsRequest = Message<"weft.v1.ListEventsRequest"> & {
  * Use `create(ListEventsRequestSchema)` to create a new message.
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 32);
+  messageDesc(file_weft_v1_event, 33);
 
 /**
  * ListEventsResponse is one page of events.
@@ -1595,7 +1662,7 @@ export type ListEventsResponse = Message<"weft.v1.ListEventsResponse"> & {
  * Use `create(ListEventsResponseSchema)` to create a new message.
  */
 export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 33);
+  messageDesc(file_weft_v1_event, 34);
 
 /**
  * WatchEventsRequest follows a run's events.
@@ -1623,7 +1690,7 @@ export type WatchEventsRequest = Message<"weft.v1.WatchEventsRequest"> & {
  * Use `create(WatchEventsRequestSchema)` to create a new message.
  */
 export const WatchEventsRequestSchema: GenMessage<WatchEventsRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 34);
+  messageDesc(file_weft_v1_event, 35);
 
 /**
  * WatchEventsResponse carries one event.
@@ -1644,7 +1711,7 @@ export type WatchEventsResponse = Message<"weft.v1.WatchEventsResponse"> & {
  * Use `create(WatchEventsResponseSchema)` to create a new message.
  */
 export const WatchEventsResponseSchema: GenMessage<WatchEventsResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 35);
+  messageDesc(file_weft_v1_event, 36);
 
 /**
  * ResyncRunRequest asks for what a projector needs to rebuild.
@@ -1681,7 +1748,7 @@ export type ResyncRunRequest = Message<"weft.v1.ResyncRunRequest"> & {
  * Use `create(ResyncRunRequestSchema)` to create a new message.
  */
 export const ResyncRunRequestSchema: GenMessage<ResyncRunRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 36);
+  messageDesc(file_weft_v1_event, 37);
 
 /**
  * ResyncRunResponse answers a resync.
@@ -1726,7 +1793,7 @@ export type ResyncRunResponse = Message<"weft.v1.ResyncRunResponse"> & {
  * Use `create(ResyncRunResponseSchema)` to create a new message.
  */
 export const ResyncRunResponseSchema: GenMessage<ResyncRunResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 37);
+  messageDesc(file_weft_v1_event, 38);
 
 /**
  * VerifyState is what a verify function found (docs/semantics.md#reconciliation).
@@ -1837,6 +1904,13 @@ export enum SignalKind {
    * @generated from enum value: SIGNAL_KIND_APPROVE = 7;
    */
   APPROVE = 7,
+
+  /**
+   * RERUN (RerunRun, docs/semantics.md#rerun).
+   *
+   * @generated from enum value: SIGNAL_KIND_RERUN = 8;
+   */
+  RERUN = 8,
 }
 
 /**
