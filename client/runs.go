@@ -128,3 +128,25 @@ func Terminal(s weftv1.RunStatus) bool {
 	}
 	return false
 }
+
+// StartBatch starts a batch operation over runs (docs/semantics.md#batches).
+// It is retried on the failures that retrying fixes: the same batch_id
+// answers the batch the first attempt stored.
+func (c *Client) StartBatch(ctx context.Context, req *weftv1.StartBatchRequest) (*weftv1.StartBatchResponse, error) {
+	return unary(ctx, c, true, req, c.runs.StartBatch)
+}
+
+// DescribeBatch answers a batch's progress and a page of its runs' outcomes.
+func (c *Client) DescribeBatch(ctx context.Context, req *weftv1.DescribeBatchRequest) (*weftv1.DescribeBatchResponse, error) {
+	return unary(ctx, c, true, req, c.runs.DescribeBatch)
+}
+
+// CancelBatch stops a batch; the runs it has not acted on are left alone.
+func (c *Client) CancelBatch(ctx context.Context, batchID string) (*weftv1.CancelBatchResponse, error) {
+	return unary(ctx, c, true, &weftv1.CancelBatchRequest{BatchId: batchID}, c.runs.CancelBatch)
+}
+
+// ListBatches answers a page of the caller's batches.
+func (c *Client) ListBatches(ctx context.Context, req *weftv1.ListBatchesRequest) (*weftv1.ListBatchesResponse, error) {
+	return unary(ctx, c, true, req, c.runs.ListBatches)
+}

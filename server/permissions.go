@@ -38,6 +38,11 @@ var rpcRules = map[string]rpcRule{
 	weftv1connect.RunServiceRerunRunProcedure:   mutate(PermRunsOperate),
 	weftv1connect.RunServiceSkipStepProcedure:   mutate(PermRunsOperate),
 	weftv1connect.RunServiceDeleteRunProcedure:  mutate(PermRunsDelete),
+	// A delete batch also needs runs.delete (StartBatch checks it).
+	weftv1connect.RunServiceStartBatchProcedure:    mutate(PermRunsOperate),
+	weftv1connect.RunServiceCancelBatchProcedure:   mutate(PermRunsOperate),
+	weftv1connect.RunServiceDescribeBatchProcedure: read(PermRunsRead),
+	weftv1connect.RunServiceListBatchesProcedure:   read(PermRunsRead),
 
 	weftv1connect.EventServiceListEventsProcedure:  read(PermRunsRead),
 	weftv1connect.EventServiceWatchEventsProcedure: read(PermRunsRead),

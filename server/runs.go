@@ -6,6 +6,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/weft-dev/weft/batch"
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/runstate"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
@@ -17,6 +18,8 @@ import (
 // as the engine returned them, for the fault interceptor to map.
 type RunService struct {
 	eng *engine.Engine
+	// batches serves the batch operations' calls; nil answers them unavailable.
+	batches *batch.Batches
 }
 
 var _ weftv1connect.RunServiceHandler = (*RunService)(nil)

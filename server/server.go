@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/weft-dev/weft/audit"
+	"github.com/weft-dev/weft/batch"
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 	"github.com/weft-dev/weft/schedule"
@@ -108,6 +109,15 @@ func (c Config) WithEngine(eng *engine.Engine) Config {
 	c.Signals = NewSignalService(eng)
 	c.Events = NewEventService(eng)
 	c.Workers = NewWorkerService(eng)
+	return c
+}
+
+// WithBatches answers the config with RunService's batch operations served
+// by b (after WithEngine).
+func (c Config) WithBatches(b *batch.Batches) Config {
+	if rs, ok := c.Runs.(*RunService); ok {
+		rs.batches = b
+	}
 	return c
 }
 

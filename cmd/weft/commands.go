@@ -58,6 +58,7 @@ func init() {
 		{"workers", "", "list the queues with their pollers, backlog and oldest ready task", (*cli).workers},
 		{"queue", "NAME", "describe a queue: its pollers, backlog and oldest ready task", (*cli).queue},
 		{"schedule", "SUBCOMMAND", "create|update|list|describe|pause|resume|trigger|backfill|delete schedules", (*cli).schedule},
+		{"batch", "SUBCOMMAND", "start|describe|cancel|list batch operations over many runs", (*cli).batch},
 	}
 }
 

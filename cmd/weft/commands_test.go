@@ -315,3 +315,36 @@ func TestRerun_TakesAFailedRunBackToRunningFromAStep(t *testing.T) {
 	require.Equal(t, 1, r.code)
 	require.ErrorContains(t, r.err, "NotFound")
 }
+
+func TestBatch_StartDescribeAndCancelOverManyRuns(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var ids []string
+	for range 3 {
+		id := b.submitFile("w.yaml", waitsYAML, "--start")
+		b.eventually(id, statusIs(weftv1.RunStatus_RUN_STATUS_BLOCKED))
+		ids = append(ids, id)
+	}
+	out := b.ok("batch", "start", "pause-3", "--op", "pause", "--runs", strings.Join(ids, ","), "--rate", "100", "--reason", "maintenance")
+	require.Contains(t, out, "batch pause-3: pause of 3 runs")
+	for _, id := range ids {
+		b.eventually(id, statusIs(weftv1.RunStatus_RUN_STATUS_PAUSED))
+	}
+	require.Eventually(t, func() bool {
+		return strings.Contains(b.ok("batch", "describe", "pause-3"), "COMPLETED")
+	}, 30*time.Second, 20*time.Millisecond)
+	desc := b.ok("batch", "describe", "pause-3")
+	require.Contains(t, desc, "done 3/3 (succeeded 3, failed 0, skipped 0)")
+	for _, id := range ids {
+		require.Contains(t, desc, id)
+	}
+	require.Contains(t, b.ok("batch", "start", "pause-3", "--op", "cancel", "--runs", ids[0]), "was started before",
+		"the same id again answers the original batch")
+	require.Contains(t, b.ok("batch", "list"), "pause-3")
+	require.Contains(t, b.ok("batch", "cancel", "pause-3"), "COMPLETED", "an ended batch is answered as it is")
+	r := b.weft("batch", "start", "x", "--op", "explode", "--runs", ids[0])
+	require.Equal(t, 2, r.code)
+	r = b.weft("batch", "start", "x", "--op", "rerun_from", "--runs", ids[0])
+	require.Equal(t, 1, r.code)
+	require.ErrorContains(t, r.err, "from_step")
+}

@@ -87,6 +87,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/weft-dev/weft/batch"
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/schedule"
@@ -429,9 +430,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	schDone := make(chan struct{})
 	go func() { defer close(schDone); sch.Run(engCtx) }()
 	defer func() { stopEngine(); <-schDone }()
+	batches, err := batch.New(batch.Config{Store: st, Runs: eng, Owner: engineOwner(), LeaseTTL: opts.cluster.leaseTTL,
+		Logger: logger.With(slog.String("component", "batch"))})
+	if err != nil {
+		return err
+	}
+	batchDone := make(chan struct{})
+	go func() { defer close(batchDone); batches.Run(engCtx) }()
+	defer func() { stopEngine(); <-batchDone }()
 	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens, Metrics: metrics, Tracing: tracing,
 		Readiness: readinessChecks(st, opts.store, cl), ClientCertificates: opts.tls.clientCA != "", OIDC: oidcVerifier,
-		Audit: startAudit(engCtx, opts, tokens != nil || opts.tls.clientCA != "" || oidcVerifier != nil, st, logger)}.WithEngine(eng).WithSchedules(sch)
+		Audit: startAudit(engCtx, opts, tokens != nil || opts.tls.clientCA != "" || oidcVerifier != nil, st, logger)}.WithEngine(eng).WithSchedules(sch).WithBatches(batches)
 	return serve(ctx, opts, logger, cfg, st.Capabilities().Backend, tlsr)
 }
 

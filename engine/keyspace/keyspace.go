@@ -115,6 +115,15 @@ var (
 		"by tenant, queue, worker, process")
 	// Schedule holds schedule records.
 	Schedule = prefix("sch", "schedule", "a schedule's record", "by tenant, schedule")
+	// Batch holds batch operations' records.
+	Batch = prefix("bat", "batch", "a batch operation's record: what it does, its runs' count, its progress and its owner",
+		"by tenant, batch")
+	// BatchRun holds a batch's runs, with each one's outcome.
+	BatchRun = prefix("btr", "batch", "one run of a batch and how the operation went on it",
+		"by tenant, batch, the batch's selection nonce, then the run's place in the selection (fixed-width decimal)")
+	// BatchActive indexes the batches still running.
+	BatchActive = prefix("bta", "batch", "nothing: a running batch, so that every weftd finds the batches to drive",
+		"by tenant, batch")
 	// Audit holds the audit log's records.
 	Audit = prefix("aud", "audit", "an audit record of one call (who, what, on which target, the outcome; never a payload)",
 		"by tenant, then newest first (the time inverted, fixed-width hex), then the record id")
@@ -123,4 +132,4 @@ var (
 // All lists every prefix, in the order docs/persisted-format.md lists them.
 var All = []Prefix{Run, RunRequest, RunIndex, RunStatus, PendingTrigger, Ready, Task, Timer,
 	SignalPayload, SignalRecord, SignalExpiry, Recon, Outbox, OutboxRetry, DeadLetter,
-	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Audit}
+	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Batch, BatchRun, BatchActive, Audit}

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/batch"
 	"github.com/weft-dev/weft/client"
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/internal/testkit/loop"
@@ -39,6 +41,9 @@ type Server struct {
 	Store     store.Store
 	Engine    *engine.Engine
 	Schedules *schedule.Scheduler
+	// Batches drives the batch operations, in the background until Close.
+	Batches     *batch.Batches
+	stopBatches func()
 	// Client is a client of the server.
 	Client *client.Client
 
@@ -77,7 +82,12 @@ func New(opts Options) (*Server, error) {
 		s.Close()
 		return nil, err
 	}
-	scfg := server.Config{}.WithEngine(s.Engine).WithSchedules(s.Schedules)
+	if s.Batches, err = batch.New(batch.Config{Store: s.Store, Runs: s.Engine, Interval: 20 * time.Millisecond}); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.stopBatches = s.runBatches()
+	scfg := server.Config{}.WithEngine(s.Engine).WithSchedules(s.Schedules).WithBatches(s.Batches)
 	if opts.Server != nil {
 		scfg = opts.Server(s, scfg)
 	}
@@ -101,8 +111,19 @@ func (s *Server) Close() {
 	if s.http != nil {
 		s.http.Close()
 	}
+	if s.stopBatches != nil {
+		s.stopBatches()
+	}
 	s.running.Stop()
 	s.closeStore()
+}
+
+// runBatches drives the batches until the answered stop is called.
+func (s *Server) runBatches() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.Batches.Run(ctx) }()
+	return func() { cancel(); <-done }
 }
 
 func (s *Server) closeStore() {

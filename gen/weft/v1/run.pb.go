@@ -419,6 +419,193 @@ func (AttemptOutcome) EnumDescriptor() ([]byte, []int) {
 	return file_weft_v1_run_proto_rawDescGZIP(), []int{5}
 }
 
+// BatchOperation is what a batch does to each of its runs (docs/semantics.md#batches).
+type BatchOperation int32
+
+const (
+	// Never sent.
+	BatchOperation_BATCH_OPERATION_UNSPECIFIED BatchOperation = 0
+	// CancelRun.
+	BatchOperation_BATCH_OPERATION_CANCEL BatchOperation = 1
+	// PauseRun.
+	BatchOperation_BATCH_OPERATION_PAUSE BatchOperation = 2
+	// ResumeRun.
+	BatchOperation_BATCH_OPERATION_RESUME BatchOperation = 3
+	// RerunRun from from_step.
+	BatchOperation_BATCH_OPERATION_RERUN_FROM BatchOperation = 4
+	// RetryStep of action_id.
+	BatchOperation_BATCH_OPERATION_RETRY_STEP BatchOperation = 5
+	// SignalRun with signal_name and payload.
+	BatchOperation_BATCH_OPERATION_SIGNAL BatchOperation = 6
+	// DeleteRun.
+	BatchOperation_BATCH_OPERATION_DELETE BatchOperation = 7
+)
+
+// Enum value maps for BatchOperation.
+var (
+	BatchOperation_name = map[int32]string{
+		0: "BATCH_OPERATION_UNSPECIFIED",
+		1: "BATCH_OPERATION_CANCEL",
+		2: "BATCH_OPERATION_PAUSE",
+		3: "BATCH_OPERATION_RESUME",
+		4: "BATCH_OPERATION_RERUN_FROM",
+		5: "BATCH_OPERATION_RETRY_STEP",
+		6: "BATCH_OPERATION_SIGNAL",
+		7: "BATCH_OPERATION_DELETE",
+	}
+	BatchOperation_value = map[string]int32{
+		"BATCH_OPERATION_UNSPECIFIED": 0,
+		"BATCH_OPERATION_CANCEL":      1,
+		"BATCH_OPERATION_PAUSE":       2,
+		"BATCH_OPERATION_RESUME":      3,
+		"BATCH_OPERATION_RERUN_FROM":  4,
+		"BATCH_OPERATION_RETRY_STEP":  5,
+		"BATCH_OPERATION_SIGNAL":      6,
+		"BATCH_OPERATION_DELETE":      7,
+	}
+)
+
+func (x BatchOperation) Enum() *BatchOperation {
+	p := new(BatchOperation)
+	*p = x
+	return p
+}
+
+func (x BatchOperation) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BatchOperation) Descriptor() protoreflect.EnumDescriptor {
+	return file_weft_v1_run_proto_enumTypes[6].Descriptor()
+}
+
+func (BatchOperation) Type() protoreflect.EnumType {
+	return &file_weft_v1_run_proto_enumTypes[6]
+}
+
+func (x BatchOperation) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BatchOperation.Descriptor instead.
+func (BatchOperation) EnumDescriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{6}
+}
+
+// BatchState is where a batch is.
+type BatchState int32
+
+const (
+	// Never stored.
+	BatchState_BATCH_STATE_UNSPECIFIED BatchState = 0
+	// Acting on its runs.
+	BatchState_BATCH_STATE_RUNNING BatchState = 1
+	// Every run was acted on.
+	BatchState_BATCH_STATE_COMPLETED BatchState = 2
+	// Stopped by CancelBatch.
+	BatchState_BATCH_STATE_CANCELLED BatchState = 3
+)
+
+// Enum value maps for BatchState.
+var (
+	BatchState_name = map[int32]string{
+		0: "BATCH_STATE_UNSPECIFIED",
+		1: "BATCH_STATE_RUNNING",
+		2: "BATCH_STATE_COMPLETED",
+		3: "BATCH_STATE_CANCELLED",
+	}
+	BatchState_value = map[string]int32{
+		"BATCH_STATE_UNSPECIFIED": 0,
+		"BATCH_STATE_RUNNING":     1,
+		"BATCH_STATE_COMPLETED":   2,
+		"BATCH_STATE_CANCELLED":   3,
+	}
+)
+
+func (x BatchState) Enum() *BatchState {
+	p := new(BatchState)
+	*p = x
+	return p
+}
+
+func (x BatchState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BatchState) Descriptor() protoreflect.EnumDescriptor {
+	return file_weft_v1_run_proto_enumTypes[7].Descriptor()
+}
+
+func (BatchState) Type() protoreflect.EnumType {
+	return &file_weft_v1_run_proto_enumTypes[7]
+}
+
+func (x BatchState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BatchState.Descriptor instead.
+func (BatchState) EnumDescriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{7}
+}
+
+// BatchRunOutcome is how a batch's operation went on one run.
+type BatchRunOutcome int32
+
+const (
+	// Not acted on yet.
+	BatchRunOutcome_BATCH_RUN_OUTCOME_UNSPECIFIED BatchRunOutcome = 0
+	// The operation was accepted (a retry after a crash answers the same acceptance).
+	BatchRunOutcome_BATCH_RUN_OUTCOME_SUCCEEDED BatchRunOutcome = 1
+	// The operation was refused; code and message say why.
+	BatchRunOutcome_BATCH_RUN_OUTCOME_FAILED BatchRunOutcome = 2
+	// Not acted on: the batch was cancelled first.
+	BatchRunOutcome_BATCH_RUN_OUTCOME_SKIPPED BatchRunOutcome = 3
+)
+
+// Enum value maps for BatchRunOutcome.
+var (
+	BatchRunOutcome_name = map[int32]string{
+		0: "BATCH_RUN_OUTCOME_UNSPECIFIED",
+		1: "BATCH_RUN_OUTCOME_SUCCEEDED",
+		2: "BATCH_RUN_OUTCOME_FAILED",
+		3: "BATCH_RUN_OUTCOME_SKIPPED",
+	}
+	BatchRunOutcome_value = map[string]int32{
+		"BATCH_RUN_OUTCOME_UNSPECIFIED": 0,
+		"BATCH_RUN_OUTCOME_SUCCEEDED":   1,
+		"BATCH_RUN_OUTCOME_FAILED":      2,
+		"BATCH_RUN_OUTCOME_SKIPPED":     3,
+	}
+)
+
+func (x BatchRunOutcome) Enum() *BatchRunOutcome {
+	p := new(BatchRunOutcome)
+	*p = x
+	return p
+}
+
+func (x BatchRunOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BatchRunOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_weft_v1_run_proto_enumTypes[8].Descriptor()
+}
+
+func (BatchRunOutcome) Type() protoreflect.EnumType {
+	return &file_weft_v1_run_proto_enumTypes[8]
+}
+
+func (x BatchRunOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BatchRunOutcome.Descriptor instead.
+func (BatchRunOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{8}
+}
+
 // Run is a run's snapshot: an immutable projection of its event log up to last_event_seq.
 type Run struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2835,6 +3022,801 @@ func (x *DeleteRunResponse) GetRemoved() bool {
 	return false
 }
 
+// StartBatchRequest starts a batch.
+type StartBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The batch's id, chosen by the caller: the same id again answers the
+	// original batch.
+	BatchId string `protobuf:"bytes,1,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
+	// The runs, by id (at most 10000, no duplicates).
+	RunIds []string `protobuf:"bytes,2,rep,name=run_ids,json=runIds,proto3" json:"run_ids,omitempty"`
+	// The runs, by a query of the run query language (docs/semantics.md#batches):
+	// exactly one of query and run_ids.
+	Query string `protobuf:"bytes,3,opt,name=query,proto3" json:"query,omitempty"`
+	// What to do to each run.
+	Operation BatchOperation `protobuf:"varint,4,opt,name=operation,proto3,enum=weft.v1.BatchOperation" json:"operation,omitempty"`
+	// At most this many runs per second (default 10, at most 1000).
+	Rate float64 `protobuf:"fixed64,5,opt,name=rate,proto3" json:"rate,omitempty"`
+	// For RERUN_FROM: the step to rerun from.
+	FromStep string `protobuf:"bytes,6,opt,name=from_step,json=fromStep,proto3" json:"from_step,omitempty"`
+	// For RETRY_STEP: the step to retry.
+	ActionId string `protobuf:"bytes,7,opt,name=action_id,json=actionId,proto3" json:"action_id,omitempty"`
+	// For SIGNAL: the signal's name.
+	SignalName string `protobuf:"bytes,8,opt,name=signal_name,json=signalName,proto3" json:"signal_name,omitempty"`
+	// For SIGNAL: the payload.
+	Payload *structpb.Value `protobuf:"bytes,9,opt,name=payload,proto3" json:"payload,omitempty"`
+	// Why, recorded with each run's control signal.
+	Reason string `protobuf:"bytes,10,opt,name=reason,proto3" json:"reason,omitempty"`
+	// For CANCEL: compensate the succeeded steps first.
+	Compensate    bool `protobuf:"varint,11,opt,name=compensate,proto3" json:"compensate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartBatchRequest) Reset() {
+	*x = StartBatchRequest{}
+	mi := &file_weft_v1_run_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartBatchRequest) ProtoMessage() {}
+
+func (x *StartBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartBatchRequest.ProtoReflect.Descriptor instead.
+func (*StartBatchRequest) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *StartBatchRequest) GetBatchId() string {
+	if x != nil {
+		return x.BatchId
+	}
+	return ""
+}
+
+func (x *StartBatchRequest) GetRunIds() []string {
+	if x != nil {
+		return x.RunIds
+	}
+	return nil
+}
+
+func (x *StartBatchRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *StartBatchRequest) GetOperation() BatchOperation {
+	if x != nil {
+		return x.Operation
+	}
+	return BatchOperation_BATCH_OPERATION_UNSPECIFIED
+}
+
+func (x *StartBatchRequest) GetRate() float64 {
+	if x != nil {
+		return x.Rate
+	}
+	return 0
+}
+
+func (x *StartBatchRequest) GetFromStep() string {
+	if x != nil {
+		return x.FromStep
+	}
+	return ""
+}
+
+func (x *StartBatchRequest) GetActionId() string {
+	if x != nil {
+		return x.ActionId
+	}
+	return ""
+}
+
+func (x *StartBatchRequest) GetSignalName() string {
+	if x != nil {
+		return x.SignalName
+	}
+	return ""
+}
+
+func (x *StartBatchRequest) GetPayload() *structpb.Value {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *StartBatchRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *StartBatchRequest) GetCompensate() bool {
+	if x != nil {
+		return x.Compensate
+	}
+	return false
+}
+
+// StartBatchResponse answers the batch as stored.
+type StartBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The batch.
+	Batch *Batch `protobuf:"bytes,1,opt,name=batch,proto3" json:"batch,omitempty"`
+	// The batch_id was started before: this is that batch.
+	Existing      bool `protobuf:"varint,2,opt,name=existing,proto3" json:"existing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartBatchResponse) Reset() {
+	*x = StartBatchResponse{}
+	mi := &file_weft_v1_run_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartBatchResponse) ProtoMessage() {}
+
+func (x *StartBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartBatchResponse.ProtoReflect.Descriptor instead.
+func (*StartBatchResponse) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *StartBatchResponse) GetBatch() *Batch {
+	if x != nil {
+		return x.Batch
+	}
+	return nil
+}
+
+func (x *StartBatchResponse) GetExisting() bool {
+	if x != nil {
+		return x.Existing
+	}
+	return false
+}
+
+// DescribeBatchRequest reads a batch.
+type DescribeBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The batch.
+	BatchId string `protobuf:"bytes,1,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
+	// At most this many run outcomes (default 100, at most 1000).
+	PageSize uint32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DescribeBatchRequest) Reset() {
+	*x = DescribeBatchRequest{}
+	mi := &file_weft_v1_run_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DescribeBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DescribeBatchRequest) ProtoMessage() {}
+
+func (x *DescribeBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DescribeBatchRequest.ProtoReflect.Descriptor instead.
+func (*DescribeBatchRequest) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *DescribeBatchRequest) GetBatchId() string {
+	if x != nil {
+		return x.BatchId
+	}
+	return ""
+}
+
+func (x *DescribeBatchRequest) GetPageSize() uint32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *DescribeBatchRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// DescribeBatchResponse is the batch and a page of its runs.
+type DescribeBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The batch.
+	Batch *Batch `protobuf:"bytes,1,opt,name=batch,proto3" json:"batch,omitempty"`
+	// Its runs in selection order, with their outcomes.
+	Runs []*BatchRun `protobuf:"bytes,2,rep,name=runs,proto3" json:"runs,omitempty"`
+	// Pass to get the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DescribeBatchResponse) Reset() {
+	*x = DescribeBatchResponse{}
+	mi := &file_weft_v1_run_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DescribeBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DescribeBatchResponse) ProtoMessage() {}
+
+func (x *DescribeBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DescribeBatchResponse.ProtoReflect.Descriptor instead.
+func (*DescribeBatchResponse) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *DescribeBatchResponse) GetBatch() *Batch {
+	if x != nil {
+		return x.Batch
+	}
+	return nil
+}
+
+func (x *DescribeBatchResponse) GetRuns() []*BatchRun {
+	if x != nil {
+		return x.Runs
+	}
+	return nil
+}
+
+func (x *DescribeBatchResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// CancelBatchRequest stops a batch.
+type CancelBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The batch.
+	BatchId       string `protobuf:"bytes,1,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelBatchRequest) Reset() {
+	*x = CancelBatchRequest{}
+	mi := &file_weft_v1_run_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelBatchRequest) ProtoMessage() {}
+
+func (x *CancelBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelBatchRequest.ProtoReflect.Descriptor instead.
+func (*CancelBatchRequest) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *CancelBatchRequest) GetBatchId() string {
+	if x != nil {
+		return x.BatchId
+	}
+	return ""
+}
+
+// CancelBatchResponse answers the batch after it.
+type CancelBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The batch.
+	Batch         *Batch `protobuf:"bytes,1,opt,name=batch,proto3" json:"batch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelBatchResponse) Reset() {
+	*x = CancelBatchResponse{}
+	mi := &file_weft_v1_run_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelBatchResponse) ProtoMessage() {}
+
+func (x *CancelBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelBatchResponse.ProtoReflect.Descriptor instead.
+func (*CancelBatchResponse) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *CancelBatchResponse) GetBatch() *Batch {
+	if x != nil {
+		return x.Batch
+	}
+	return nil
+}
+
+// ListBatchesRequest pages through batches.
+type ListBatchesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most this many (default 50, at most 1000).
+	PageSize uint32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBatchesRequest) Reset() {
+	*x = ListBatchesRequest{}
+	mi := &file_weft_v1_run_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBatchesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBatchesRequest) ProtoMessage() {}
+
+func (x *ListBatchesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBatchesRequest.ProtoReflect.Descriptor instead.
+func (*ListBatchesRequest) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ListBatchesRequest) GetPageSize() uint32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListBatchesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListBatchesResponse is one page of batches.
+type ListBatchesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The batches, by id.
+	Batches []*Batch `protobuf:"bytes,1,rep,name=batches,proto3" json:"batches,omitempty"`
+	// Pass to get the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBatchesResponse) Reset() {
+	*x = ListBatchesResponse{}
+	mi := &file_weft_v1_run_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBatchesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBatchesResponse) ProtoMessage() {}
+
+func (x *ListBatchesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBatchesResponse.ProtoReflect.Descriptor instead.
+func (*ListBatchesResponse) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ListBatchesResponse) GetBatches() []*Batch {
+	if x != nil {
+		return x.Batches
+	}
+	return nil
+}
+
+func (x *ListBatchesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// Batch is a batch operation and its progress.
+type Batch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its id.
+	BatchId string `protobuf:"bytes,1,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
+	// What it does.
+	Operation BatchOperation `protobuf:"varint,2,opt,name=operation,proto3,enum=weft.v1.BatchOperation" json:"operation,omitempty"`
+	// Where it is.
+	State BatchState `protobuf:"varint,3,opt,name=state,proto3,enum=weft.v1.BatchState" json:"state,omitempty"`
+	// The query it selected its runs with, if any.
+	Query string `protobuf:"bytes,4,opt,name=query,proto3" json:"query,omitempty"`
+	// Runs per second at most.
+	Rate float64 `protobuf:"fixed64,5,opt,name=rate,proto3" json:"rate,omitempty"`
+	// How many runs it selected.
+	Total uint32 `protobuf:"varint,6,opt,name=total,proto3" json:"total,omitempty"`
+	// How many were acted on so far (succeeded + failed).
+	Done uint32 `protobuf:"varint,7,opt,name=done,proto3" json:"done,omitempty"`
+	// Of those, accepted.
+	Succeeded uint32 `protobuf:"varint,8,opt,name=succeeded,proto3" json:"succeeded,omitempty"`
+	// Of those, refused.
+	Failed uint32 `protobuf:"varint,9,opt,name=failed,proto3" json:"failed,omitempty"`
+	// Left alone because the batch was cancelled.
+	Skipped uint32 `protobuf:"varint,10,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	// For RERUN_FROM: the step.
+	FromStep string `protobuf:"bytes,11,opt,name=from_step,json=fromStep,proto3" json:"from_step,omitempty"`
+	// For RETRY_STEP: the step.
+	ActionId string `protobuf:"bytes,12,opt,name=action_id,json=actionId,proto3" json:"action_id,omitempty"`
+	// For SIGNAL: the signal's name.
+	SignalName string `protobuf:"bytes,13,opt,name=signal_name,json=signalName,proto3" json:"signal_name,omitempty"`
+	// Who started it.
+	CreatedBy string `protobuf:"bytes,14,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	// When.
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// When it completed or was cancelled.
+	EndedAt *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
+	// The weftd process driving it, while it runs (docs/semantics.md#batches).
+	Owner         string `protobuf:"bytes,17,opt,name=owner,proto3" json:"owner,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Batch) Reset() {
+	*x = Batch{}
+	mi := &file_weft_v1_run_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Batch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Batch) ProtoMessage() {}
+
+func (x *Batch) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Batch.ProtoReflect.Descriptor instead.
+func (*Batch) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *Batch) GetBatchId() string {
+	if x != nil {
+		return x.BatchId
+	}
+	return ""
+}
+
+func (x *Batch) GetOperation() BatchOperation {
+	if x != nil {
+		return x.Operation
+	}
+	return BatchOperation_BATCH_OPERATION_UNSPECIFIED
+}
+
+func (x *Batch) GetState() BatchState {
+	if x != nil {
+		return x.State
+	}
+	return BatchState_BATCH_STATE_UNSPECIFIED
+}
+
+func (x *Batch) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *Batch) GetRate() float64 {
+	if x != nil {
+		return x.Rate
+	}
+	return 0
+}
+
+func (x *Batch) GetTotal() uint32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *Batch) GetDone() uint32 {
+	if x != nil {
+		return x.Done
+	}
+	return 0
+}
+
+func (x *Batch) GetSucceeded() uint32 {
+	if x != nil {
+		return x.Succeeded
+	}
+	return 0
+}
+
+func (x *Batch) GetFailed() uint32 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *Batch) GetSkipped() uint32 {
+	if x != nil {
+		return x.Skipped
+	}
+	return 0
+}
+
+func (x *Batch) GetFromStep() string {
+	if x != nil {
+		return x.FromStep
+	}
+	return ""
+}
+
+func (x *Batch) GetActionId() string {
+	if x != nil {
+		return x.ActionId
+	}
+	return ""
+}
+
+func (x *Batch) GetSignalName() string {
+	if x != nil {
+		return x.SignalName
+	}
+	return ""
+}
+
+func (x *Batch) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
+func (x *Batch) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *Batch) GetEndedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndedAt
+	}
+	return nil
+}
+
+func (x *Batch) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+// BatchRun is one of a batch's runs and how the operation went on it.
+type BatchRun struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// How it went.
+	Outcome BatchRunOutcome `protobuf:"varint,2,opt,name=outcome,proto3,enum=weft.v1.BatchRunOutcome" json:"outcome,omitempty"`
+	// For FAILED: the fault code (FaultCode's name without its prefix, lower case).
+	Code string `protobuf:"bytes,3,opt,name=code,proto3" json:"code,omitempty"`
+	// For FAILED: why, without any payload.
+	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// When it was acted on.
+	At            *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchRun) Reset() {
+	*x = BatchRun{}
+	mi := &file_weft_v1_run_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchRun) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchRun) ProtoMessage() {}
+
+func (x *BatchRun) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchRun.ProtoReflect.Descriptor instead.
+func (*BatchRun) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *BatchRun) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *BatchRun) GetOutcome() BatchRunOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return BatchRunOutcome_BATCH_RUN_OUTCOME_UNSPECIFIED
+}
+
+func (x *BatchRun) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *BatchRun) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *BatchRun) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
 var File_weft_v1_run_proto protoreflect.FileDescriptor
 
 const file_weft_v1_run_proto_rawDesc = "" +
@@ -3061,7 +4043,77 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x05runId\"D\n" +
 	"\x11DeleteRunResponse\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x18\n" +
-	"\aremoved\x18\x02 \x01(\bR\aremoved*\x9e\x02\n" +
+	"\aremoved\x18\x02 \x01(\bR\aremoved\"\xfa\x03\n" +
+	"\x11StartBatchRequest\x129\n" +
+	"\bbatch_id\x18\x01 \x01(\tB\x1e\xbaH\x1br\x19\x10\x01\x18\x80\x012\x12^[A-Za-z0-9._:-]+$R\abatchId\x12-\n" +
+	"\arun_ids\x18\x02 \x03(\tB\x14\xbaH\x11\x92\x01\x0e\x10\x90N\x18\x01\"\ar\x05\x10\x01\x18\x80\x01R\x06runIds\x12\x1e\n" +
+	"\x05query\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\x05query\x12A\n" +
+	"\toperation\x18\x04 \x01(\x0e2\x17.weft.v1.BatchOperationB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\toperation\x12+\n" +
+	"\x04rate\x18\x05 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00@\x8f@)\x00\x00\x00\x00\x00\x00\x00\x00R\x04rate\x12%\n" +
+	"\tfrom_step\x18\x06 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\bfromStep\x12%\n" +
+	"\taction_id\x18\a \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\bactionId\x12)\n" +
+	"\vsignal_name\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\n" +
+	"signalName\x120\n" +
+	"\apayload\x18\t \x01(\v2\x16.google.protobuf.ValueR\apayload\x12 \n" +
+	"\x06reason\x18\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\x12\x1e\n" +
+	"\n" +
+	"compensate\x18\v \x01(\bR\n" +
+	"compensate\"V\n" +
+	"\x12StartBatchResponse\x12$\n" +
+	"\x05batch\x18\x01 \x01(\v2\x0e.weft.v1.BatchR\x05batch\x12\x1a\n" +
+	"\bexisting\x18\x02 \x01(\bR\bexisting\"\x8d\x01\n" +
+	"\x14DescribeBatchRequest\x12%\n" +
+	"\bbatch_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\abatchId\x12%\n" +
+	"\tpage_size\x18\x02 \x01(\rB\b\xbaH\x05*\x03\x18\xe8\aR\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"\x8c\x01\n" +
+	"\x15DescribeBatchResponse\x12$\n" +
+	"\x05batch\x18\x01 \x01(\v2\x0e.weft.v1.BatchR\x05batch\x12%\n" +
+	"\x04runs\x18\x02 \x03(\v2\x11.weft.v1.BatchRunR\x04runs\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\";\n" +
+	"\x12CancelBatchRequest\x12%\n" +
+	"\bbatch_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\abatchId\";\n" +
+	"\x13CancelBatchResponse\x12$\n" +
+	"\x05batch\x18\x01 \x01(\v2\x0e.weft.v1.BatchR\x05batch\"d\n" +
+	"\x12ListBatchesRequest\x12%\n" +
+	"\tpage_size\x18\x01 \x01(\rB\b\xbaH\x05*\x03\x18\xe8\aR\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"g\n" +
+	"\x13ListBatchesResponse\x12(\n" +
+	"\abatches\x18\x01 \x03(\v2\x0e.weft.v1.BatchR\abatches\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xaa\x04\n" +
+	"\x05Batch\x12\x19\n" +
+	"\bbatch_id\x18\x01 \x01(\tR\abatchId\x125\n" +
+	"\toperation\x18\x02 \x01(\x0e2\x17.weft.v1.BatchOperationR\toperation\x12)\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x13.weft.v1.BatchStateR\x05state\x12\x14\n" +
+	"\x05query\x18\x04 \x01(\tR\x05query\x12\x12\n" +
+	"\x04rate\x18\x05 \x01(\x01R\x04rate\x12\x14\n" +
+	"\x05total\x18\x06 \x01(\rR\x05total\x12\x12\n" +
+	"\x04done\x18\a \x01(\rR\x04done\x12\x1c\n" +
+	"\tsucceeded\x18\b \x01(\rR\tsucceeded\x12\x16\n" +
+	"\x06failed\x18\t \x01(\rR\x06failed\x12\x18\n" +
+	"\askipped\x18\n" +
+	" \x01(\rR\askipped\x12\x1b\n" +
+	"\tfrom_step\x18\v \x01(\tR\bfromStep\x12\x1b\n" +
+	"\taction_id\x18\f \x01(\tR\bactionId\x12\x1f\n" +
+	"\vsignal_name\x18\r \x01(\tR\n" +
+	"signalName\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\x0e \x01(\tR\tcreatedBy\x129\n" +
+	"\n" +
+	"created_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x125\n" +
+	"\bended_at\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12\x14\n" +
+	"\x05owner\x18\x11 \x01(\tR\x05owner\"\xaf\x01\n" +
+	"\bBatchRun\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x122\n" +
+	"\aoutcome\x18\x02 \x01(\x0e2\x18.weft.v1.BatchRunOutcomeR\aoutcome\x12\x12\n" +
+	"\x04code\x18\x03 \x01(\tR\x04code\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12*\n" +
+	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02at*\x9e\x02\n" +
 	"\tRunStatus\x12\x1a\n" +
 	"\x16RUN_STATUS_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12RUN_STATUS_PENDING\x10\x01\x12\x17\n" +
@@ -3106,7 +4158,27 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x16ATTEMPT_OUTCOME_FAILED\x10\x02\x12\x1d\n" +
 	"\x19ATTEMPT_OUTCOME_TIMED_OUT\x10\x03\x12\x1d\n" +
 	"\x19ATTEMPT_OUTCOME_CANCELLED\x10\x04\x12\x1e\n" +
-	"\x1aATTEMPT_OUTCOME_RECONCILED\x10\x052\xfc\x06\n" +
+	"\x1aATTEMPT_OUTCOME_RECONCILED\x10\x05*\xfc\x01\n" +
+	"\x0eBatchOperation\x12\x1f\n" +
+	"\x1bBATCH_OPERATION_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16BATCH_OPERATION_CANCEL\x10\x01\x12\x19\n" +
+	"\x15BATCH_OPERATION_PAUSE\x10\x02\x12\x1a\n" +
+	"\x16BATCH_OPERATION_RESUME\x10\x03\x12\x1e\n" +
+	"\x1aBATCH_OPERATION_RERUN_FROM\x10\x04\x12\x1e\n" +
+	"\x1aBATCH_OPERATION_RETRY_STEP\x10\x05\x12\x1a\n" +
+	"\x16BATCH_OPERATION_SIGNAL\x10\x06\x12\x1a\n" +
+	"\x16BATCH_OPERATION_DELETE\x10\a*x\n" +
+	"\n" +
+	"BatchState\x12\x1b\n" +
+	"\x17BATCH_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13BATCH_STATE_RUNNING\x10\x01\x12\x19\n" +
+	"\x15BATCH_STATE_COMPLETED\x10\x02\x12\x19\n" +
+	"\x15BATCH_STATE_CANCELLED\x10\x03*\x92\x01\n" +
+	"\x0fBatchRunOutcome\x12!\n" +
+	"\x1dBATCH_RUN_OUTCOME_UNSPECIFIED\x10\x00\x12\x1f\n" +
+	"\x1bBATCH_RUN_OUTCOME_SUCCEEDED\x10\x01\x12\x1c\n" +
+	"\x18BATCH_RUN_OUTCOME_FAILED\x10\x02\x12\x1d\n" +
+	"\x19BATCH_RUN_OUTCOME_SKIPPED\x10\x032\xb6\t\n" +
 	"\n" +
 	"RunService\x12B\n" +
 	"\tSubmitRun\x12\x19.weft.v1.SubmitRunRequest\x1a\x1a.weft.v1.SubmitRunResponse\x12?\n" +
@@ -3121,7 +4193,12 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\tResumeRun\x12\x19.weft.v1.ResumeRunRequest\x1a\x1a.weft.v1.ResumeRunResponse\x12B\n" +
 	"\tRetryStep\x12\x19.weft.v1.RetryStepRequest\x1a\x1a.weft.v1.RetryStepResponse\x12?\n" +
 	"\bSkipStep\x12\x18.weft.v1.SkipStepRequest\x1a\x19.weft.v1.SkipStepResponse\x12?\n" +
-	"\bRerunRun\x12\x18.weft.v1.RerunRunRequest\x1a\x19.weft.v1.RerunRunResponse\x12G\n" +
+	"\bRerunRun\x12\x18.weft.v1.RerunRunRequest\x1a\x19.weft.v1.RerunRunResponse\x12E\n" +
+	"\n" +
+	"StartBatch\x12\x1a.weft.v1.StartBatchRequest\x1a\x1b.weft.v1.StartBatchResponse\x12S\n" +
+	"\rDescribeBatch\x12\x1d.weft.v1.DescribeBatchRequest\x1a\x1e.weft.v1.DescribeBatchResponse\"\x03\x90\x02\x01\x12M\n" +
+	"\vCancelBatch\x12\x1b.weft.v1.CancelBatchRequest\x1a\x1c.weft.v1.CancelBatchResponse\"\x03\x90\x02\x02\x12M\n" +
+	"\vListBatches\x12\x1b.weft.v1.ListBatchesRequest\x1a\x1c.weft.v1.ListBatchesResponse\"\x03\x90\x02\x01\x12G\n" +
 	"\tDeleteRun\x12\x19.weft.v1.DeleteRunRequest\x1a\x1a.weft.v1.DeleteRunResponse\"\x03\x90\x02\x02B-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
 
 var (
@@ -3136,8 +4213,8 @@ func file_weft_v1_run_proto_rawDescGZIP() []byte {
 	return file_weft_v1_run_proto_rawDescData
 }
 
-var file_weft_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_weft_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_weft_v1_run_proto_goTypes = []any{
 	(RunStatus)(0),                 // 0: weft.v1.RunStatus
 	(RunSubstatus)(0),              // 1: weft.v1.RunSubstatus
@@ -3145,136 +4222,170 @@ var file_weft_v1_run_proto_goTypes = []any{
 	(CompensationOutcome)(0),       // 3: weft.v1.CompensationOutcome
 	(CompensationStatus)(0),        // 4: weft.v1.CompensationStatus
 	(AttemptOutcome)(0),            // 5: weft.v1.AttemptOutcome
-	(*Run)(nil),                    // 6: weft.v1.Run
-	(*Step)(nil),                   // 7: weft.v1.Step
-	(*Attempt)(nil),                // 8: weft.v1.Attempt
-	(*StepError)(nil),              // 9: weft.v1.StepError
-	(*RunError)(nil),               // 10: weft.v1.RunError
-	(*Cancellation)(nil),           // 11: weft.v1.Cancellation
-	(*SubmitRunRequest)(nil),       // 12: weft.v1.SubmitRunRequest
-	(*SubmitRunResponse)(nil),      // 13: weft.v1.SubmitRunResponse
-	(*StartRunRequest)(nil),        // 14: weft.v1.StartRunRequest
-	(*StartRunResponse)(nil),       // 15: weft.v1.StartRunResponse
-	(*ApproveRunRequest)(nil),      // 16: weft.v1.ApproveRunRequest
-	(*ApproveRunResponse)(nil),     // 17: weft.v1.ApproveRunResponse
-	(*GetRunRequest)(nil),          // 18: weft.v1.GetRunRequest
-	(*GetRunResponse)(nil),         // 19: weft.v1.GetRunResponse
-	(*AwaitRunRequest)(nil),        // 20: weft.v1.AwaitRunRequest
-	(*AwaitRunResponse)(nil),       // 21: weft.v1.AwaitRunResponse
-	(*ListRunsRequest)(nil),        // 22: weft.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),       // 23: weft.v1.ListRunsResponse
-	(*RerunRunRequest)(nil),        // 24: weft.v1.RerunRunRequest
-	(*RerunRunResponse)(nil),       // 25: weft.v1.RerunRunResponse
-	(*CancelRunRequest)(nil),       // 26: weft.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),      // 27: weft.v1.CancelRunResponse
-	(*PauseRunRequest)(nil),        // 28: weft.v1.PauseRunRequest
-	(*PauseRunResponse)(nil),       // 29: weft.v1.PauseRunResponse
-	(*ResumeRunRequest)(nil),       // 30: weft.v1.ResumeRunRequest
-	(*ResumeRunResponse)(nil),      // 31: weft.v1.ResumeRunResponse
-	(*RetryStepRequest)(nil),       // 32: weft.v1.RetryStepRequest
-	(*RetryStepResponse)(nil),      // 33: weft.v1.RetryStepResponse
-	(*SkipStepRequest)(nil),        // 34: weft.v1.SkipStepRequest
-	(*SkipStepResponse)(nil),       // 35: weft.v1.SkipStepResponse
-	(*DeleteRunRequest)(nil),       // 36: weft.v1.DeleteRunRequest
-	(*DeleteRunResponse)(nil),      // 37: weft.v1.DeleteRunResponse
-	(*timestamppb.Timestamp)(nil),  // 38: google.protobuf.Timestamp
-	(*WorkflowDefinition)(nil),     // 39: weft.v1.WorkflowDefinition
-	(*structpb.Value)(nil),         // 40: google.protobuf.Value
-	(*ArtifactRef)(nil),            // 41: weft.v1.ArtifactRef
-	(*ManualCompletionResult)(nil), // 42: weft.v1.ManualCompletionResult
-	(ErrorClass)(0),                // 43: weft.v1.ErrorClass
-	(*AcceptedSignalResult)(nil),   // 44: weft.v1.AcceptedSignalResult
+	(BatchOperation)(0),            // 6: weft.v1.BatchOperation
+	(BatchState)(0),                // 7: weft.v1.BatchState
+	(BatchRunOutcome)(0),           // 8: weft.v1.BatchRunOutcome
+	(*Run)(nil),                    // 9: weft.v1.Run
+	(*Step)(nil),                   // 10: weft.v1.Step
+	(*Attempt)(nil),                // 11: weft.v1.Attempt
+	(*StepError)(nil),              // 12: weft.v1.StepError
+	(*RunError)(nil),               // 13: weft.v1.RunError
+	(*Cancellation)(nil),           // 14: weft.v1.Cancellation
+	(*SubmitRunRequest)(nil),       // 15: weft.v1.SubmitRunRequest
+	(*SubmitRunResponse)(nil),      // 16: weft.v1.SubmitRunResponse
+	(*StartRunRequest)(nil),        // 17: weft.v1.StartRunRequest
+	(*StartRunResponse)(nil),       // 18: weft.v1.StartRunResponse
+	(*ApproveRunRequest)(nil),      // 19: weft.v1.ApproveRunRequest
+	(*ApproveRunResponse)(nil),     // 20: weft.v1.ApproveRunResponse
+	(*GetRunRequest)(nil),          // 21: weft.v1.GetRunRequest
+	(*GetRunResponse)(nil),         // 22: weft.v1.GetRunResponse
+	(*AwaitRunRequest)(nil),        // 23: weft.v1.AwaitRunRequest
+	(*AwaitRunResponse)(nil),       // 24: weft.v1.AwaitRunResponse
+	(*ListRunsRequest)(nil),        // 25: weft.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),       // 26: weft.v1.ListRunsResponse
+	(*RerunRunRequest)(nil),        // 27: weft.v1.RerunRunRequest
+	(*RerunRunResponse)(nil),       // 28: weft.v1.RerunRunResponse
+	(*CancelRunRequest)(nil),       // 29: weft.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),      // 30: weft.v1.CancelRunResponse
+	(*PauseRunRequest)(nil),        // 31: weft.v1.PauseRunRequest
+	(*PauseRunResponse)(nil),       // 32: weft.v1.PauseRunResponse
+	(*ResumeRunRequest)(nil),       // 33: weft.v1.ResumeRunRequest
+	(*ResumeRunResponse)(nil),      // 34: weft.v1.ResumeRunResponse
+	(*RetryStepRequest)(nil),       // 35: weft.v1.RetryStepRequest
+	(*RetryStepResponse)(nil),      // 36: weft.v1.RetryStepResponse
+	(*SkipStepRequest)(nil),        // 37: weft.v1.SkipStepRequest
+	(*SkipStepResponse)(nil),       // 38: weft.v1.SkipStepResponse
+	(*DeleteRunRequest)(nil),       // 39: weft.v1.DeleteRunRequest
+	(*DeleteRunResponse)(nil),      // 40: weft.v1.DeleteRunResponse
+	(*StartBatchRequest)(nil),      // 41: weft.v1.StartBatchRequest
+	(*StartBatchResponse)(nil),     // 42: weft.v1.StartBatchResponse
+	(*DescribeBatchRequest)(nil),   // 43: weft.v1.DescribeBatchRequest
+	(*DescribeBatchResponse)(nil),  // 44: weft.v1.DescribeBatchResponse
+	(*CancelBatchRequest)(nil),     // 45: weft.v1.CancelBatchRequest
+	(*CancelBatchResponse)(nil),    // 46: weft.v1.CancelBatchResponse
+	(*ListBatchesRequest)(nil),     // 47: weft.v1.ListBatchesRequest
+	(*ListBatchesResponse)(nil),    // 48: weft.v1.ListBatchesResponse
+	(*Batch)(nil),                  // 49: weft.v1.Batch
+	(*BatchRun)(nil),               // 50: weft.v1.BatchRun
+	(*timestamppb.Timestamp)(nil),  // 51: google.protobuf.Timestamp
+	(*WorkflowDefinition)(nil),     // 52: weft.v1.WorkflowDefinition
+	(*structpb.Value)(nil),         // 53: google.protobuf.Value
+	(*ArtifactRef)(nil),            // 54: weft.v1.ArtifactRef
+	(*ManualCompletionResult)(nil), // 55: weft.v1.ManualCompletionResult
+	(ErrorClass)(0),                // 56: weft.v1.ErrorClass
+	(*AcceptedSignalResult)(nil),   // 57: weft.v1.AcceptedSignalResult
 }
 var file_weft_v1_run_proto_depIdxs = []int32{
 	0,  // 0: weft.v1.Run.status:type_name -> weft.v1.RunStatus
 	1,  // 1: weft.v1.Run.substatus:type_name -> weft.v1.RunSubstatus
-	7,  // 2: weft.v1.Run.steps:type_name -> weft.v1.Step
+	10, // 2: weft.v1.Run.steps:type_name -> weft.v1.Step
 	3,  // 3: weft.v1.Run.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	38, // 4: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
-	38, // 5: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
-	38, // 6: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
-	10, // 7: weft.v1.Run.error:type_name -> weft.v1.RunError
-	11, // 8: weft.v1.Run.cancellation:type_name -> weft.v1.Cancellation
-	39, // 9: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
-	40, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
-	41, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
-	38, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
-	40, // 13: weft.v1.Run.result:type_name -> google.protobuf.Value
-	38, // 14: weft.v1.Run.retain_until:type_name -> google.protobuf.Timestamp
+	51, // 4: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
+	51, // 5: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
+	51, // 6: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
+	13, // 7: weft.v1.Run.error:type_name -> weft.v1.RunError
+	14, // 8: weft.v1.Run.cancellation:type_name -> weft.v1.Cancellation
+	52, // 9: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
+	53, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
+	54, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
+	51, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
+	53, // 13: weft.v1.Run.result:type_name -> google.protobuf.Value
+	51, // 14: weft.v1.Run.retain_until:type_name -> google.protobuf.Timestamp
 	2,  // 15: weft.v1.Step.status:type_name -> weft.v1.StepStatus
-	8,  // 16: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
-	38, // 17: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
-	38, // 18: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
-	38, // 19: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
-	40, // 20: weft.v1.Step.output:type_name -> google.protobuf.Value
-	41, // 21: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
-	9,  // 22: weft.v1.Step.error:type_name -> weft.v1.StepError
+	11, // 16: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
+	51, // 17: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
+	51, // 18: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
+	51, // 19: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
+	53, // 20: weft.v1.Step.output:type_name -> google.protobuf.Value
+	54, // 21: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
+	12, // 22: weft.v1.Step.error:type_name -> weft.v1.StepError
 	4,  // 23: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
-	9,  // 24: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
-	38, // 25: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
-	42, // 26: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	12, // 24: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
+	51, // 25: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
+	55, // 26: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
 	5,  // 27: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
-	9,  // 28: weft.v1.Attempt.error:type_name -> weft.v1.StepError
-	38, // 29: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	38, // 30: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
-	43, // 31: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
-	9,  // 32: weft.v1.RunError.error:type_name -> weft.v1.StepError
-	38, // 33: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
-	39, // 34: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	40, // 35: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
-	6,  // 36: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
-	6,  // 37: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
-	44, // 38: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 39: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
-	6,  // 40: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
-	6,  // 41: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
+	12, // 28: weft.v1.Attempt.error:type_name -> weft.v1.StepError
+	51, // 29: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	51, // 30: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
+	56, // 31: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
+	12, // 32: weft.v1.RunError.error:type_name -> weft.v1.StepError
+	51, // 33: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
+	52, // 34: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	53, // 35: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
+	9,  // 36: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
+	9,  // 37: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
+	57, // 38: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 39: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
+	9,  // 40: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
+	9,  // 41: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
 	0,  // 42: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
-	38, // 43: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
-	38, // 44: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
-	6,  // 45: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
-	44, // 46: weft.v1.RerunRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 47: weft.v1.RerunRunResponse.run:type_name -> weft.v1.Run
-	44, // 48: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 49: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
-	44, // 50: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 51: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
-	44, // 52: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 53: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
-	44, // 54: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 55: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
-	44, // 56: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	6,  // 57: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
-	12, // 58: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
-	14, // 59: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
-	16, // 60: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
-	18, // 61: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
-	20, // 62: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
-	22, // 63: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
-	26, // 64: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
-	28, // 65: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
-	30, // 66: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
-	32, // 67: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
-	34, // 68: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
-	24, // 69: weft.v1.RunService.RerunRun:input_type -> weft.v1.RerunRunRequest
-	36, // 70: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
-	13, // 71: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
-	15, // 72: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
-	17, // 73: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
-	19, // 74: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
-	21, // 75: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
-	23, // 76: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
-	27, // 77: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
-	29, // 78: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
-	31, // 79: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
-	33, // 80: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
-	35, // 81: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
-	25, // 82: weft.v1.RunService.RerunRun:output_type -> weft.v1.RerunRunResponse
-	37, // 83: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
-	71, // [71:84] is the sub-list for method output_type
-	58, // [58:71] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	51, // 43: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
+	51, // 44: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
+	9,  // 45: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
+	57, // 46: weft.v1.RerunRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 47: weft.v1.RerunRunResponse.run:type_name -> weft.v1.Run
+	57, // 48: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 49: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
+	57, // 50: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 51: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
+	57, // 52: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 53: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
+	57, // 54: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 55: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
+	57, // 56: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 57: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
+	6,  // 58: weft.v1.StartBatchRequest.operation:type_name -> weft.v1.BatchOperation
+	53, // 59: weft.v1.StartBatchRequest.payload:type_name -> google.protobuf.Value
+	49, // 60: weft.v1.StartBatchResponse.batch:type_name -> weft.v1.Batch
+	49, // 61: weft.v1.DescribeBatchResponse.batch:type_name -> weft.v1.Batch
+	50, // 62: weft.v1.DescribeBatchResponse.runs:type_name -> weft.v1.BatchRun
+	49, // 63: weft.v1.CancelBatchResponse.batch:type_name -> weft.v1.Batch
+	49, // 64: weft.v1.ListBatchesResponse.batches:type_name -> weft.v1.Batch
+	6,  // 65: weft.v1.Batch.operation:type_name -> weft.v1.BatchOperation
+	7,  // 66: weft.v1.Batch.state:type_name -> weft.v1.BatchState
+	51, // 67: weft.v1.Batch.created_at:type_name -> google.protobuf.Timestamp
+	51, // 68: weft.v1.Batch.ended_at:type_name -> google.protobuf.Timestamp
+	8,  // 69: weft.v1.BatchRun.outcome:type_name -> weft.v1.BatchRunOutcome
+	51, // 70: weft.v1.BatchRun.at:type_name -> google.protobuf.Timestamp
+	15, // 71: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
+	17, // 72: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
+	19, // 73: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
+	21, // 74: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
+	23, // 75: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
+	25, // 76: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
+	29, // 77: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
+	31, // 78: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
+	33, // 79: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
+	35, // 80: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
+	37, // 81: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
+	27, // 82: weft.v1.RunService.RerunRun:input_type -> weft.v1.RerunRunRequest
+	41, // 83: weft.v1.RunService.StartBatch:input_type -> weft.v1.StartBatchRequest
+	43, // 84: weft.v1.RunService.DescribeBatch:input_type -> weft.v1.DescribeBatchRequest
+	45, // 85: weft.v1.RunService.CancelBatch:input_type -> weft.v1.CancelBatchRequest
+	47, // 86: weft.v1.RunService.ListBatches:input_type -> weft.v1.ListBatchesRequest
+	39, // 87: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
+	16, // 88: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
+	18, // 89: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
+	20, // 90: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
+	22, // 91: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
+	24, // 92: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
+	26, // 93: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
+	30, // 94: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
+	32, // 95: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
+	34, // 96: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
+	36, // 97: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
+	38, // 98: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
+	28, // 99: weft.v1.RunService.RerunRun:output_type -> weft.v1.RerunRunResponse
+	42, // 100: weft.v1.RunService.StartBatch:output_type -> weft.v1.StartBatchResponse
+	44, // 101: weft.v1.RunService.DescribeBatch:output_type -> weft.v1.DescribeBatchResponse
+	46, // 102: weft.v1.RunService.CancelBatch:output_type -> weft.v1.CancelBatchResponse
+	48, // 103: weft.v1.RunService.ListBatches:output_type -> weft.v1.ListBatchesResponse
+	40, // 104: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
+	88, // [88:105] is the sub-list for method output_type
+	71, // [71:88] is the sub-list for method input_type
+	71, // [71:71] is the sub-list for extension type_name
+	71, // [71:71] is the sub-list for extension extendee
+	0,  // [0:71] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_run_proto_init() }
@@ -3297,8 +4408,8 @@ func file_weft_v1_run_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_run_proto_rawDesc), len(file_weft_v1_run_proto_rawDesc)),
-			NumEnums:      6,
-			NumMessages:   32,
+			NumEnums:      9,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -57,6 +57,15 @@ const (
 	RunServiceSkipStepProcedure = "/weft.v1.RunService/SkipStep"
 	// RunServiceRerunRunProcedure is the fully-qualified name of the RunService's RerunRun RPC.
 	RunServiceRerunRunProcedure = "/weft.v1.RunService/RerunRun"
+	// RunServiceStartBatchProcedure is the fully-qualified name of the RunService's StartBatch RPC.
+	RunServiceStartBatchProcedure = "/weft.v1.RunService/StartBatch"
+	// RunServiceDescribeBatchProcedure is the fully-qualified name of the RunService's DescribeBatch
+	// RPC.
+	RunServiceDescribeBatchProcedure = "/weft.v1.RunService/DescribeBatch"
+	// RunServiceCancelBatchProcedure is the fully-qualified name of the RunService's CancelBatch RPC.
+	RunServiceCancelBatchProcedure = "/weft.v1.RunService/CancelBatch"
+	// RunServiceListBatchesProcedure is the fully-qualified name of the RunService's ListBatches RPC.
+	RunServiceListBatchesProcedure = "/weft.v1.RunService/ListBatches"
 	// RunServiceDeleteRunProcedure is the fully-qualified name of the RunService's DeleteRun RPC.
 	RunServiceDeleteRunProcedure = "/weft.v1.RunService/DeleteRun"
 )
@@ -102,6 +111,18 @@ type RunServiceClient interface {
 	// (docs/semantics.md#rerun). Refused with ILLEGAL_TRANSITION on a run that
 	// has not ended, or when a step upstream of from_step is not done.
 	RerunRun(context.Context, *connect.Request[v1.RerunRunRequest]) (*connect.Response[v1.RerunRunResponse], error)
+	// StartBatch starts a batch operation over runs (docs/semantics.md#batches):
+	// it is stored before it answers and runs durably in the background, at
+	// most rate runs per second, resumed where it was by any weftd after a
+	// crash or failover. The same batch_id again answers the original batch,
+	// never a conflict.
+	StartBatch(context.Context, *connect.Request[v1.StartBatchRequest]) (*connect.Response[v1.StartBatchResponse], error)
+	// DescribeBatch answers a batch's progress and a page of its runs' outcomes.
+	DescribeBatch(context.Context, *connect.Request[v1.DescribeBatchRequest]) (*connect.Response[v1.DescribeBatchResponse], error)
+	// CancelBatch stops a batch: the runs not yet acted on are left alone.
+	CancelBatch(context.Context, *connect.Request[v1.CancelBatchRequest]) (*connect.Response[v1.CancelBatchResponse], error)
+	// ListBatches pages through the caller's batches, by id.
+	ListBatches(context.Context, *connect.Request[v1.ListBatchesRequest]) (*connect.Response[v1.ListBatchesResponse], error)
 	// DeleteRun removes a finished run (COMPLETED, FAILED or CANCELLED) and
 	// every record it owns at once, as retention does when the run expires
 	// (docs/semantics.md#delete-run). A run not finished is refused with
@@ -195,6 +216,33 @@ func NewRunServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(runServiceMethods.ByName("RerunRun")),
 			connect.WithClientOptions(opts...),
 		),
+		startBatch: connect.NewClient[v1.StartBatchRequest, v1.StartBatchResponse](
+			httpClient,
+			baseURL+RunServiceStartBatchProcedure,
+			connect.WithSchema(runServiceMethods.ByName("StartBatch")),
+			connect.WithClientOptions(opts...),
+		),
+		describeBatch: connect.NewClient[v1.DescribeBatchRequest, v1.DescribeBatchResponse](
+			httpClient,
+			baseURL+RunServiceDescribeBatchProcedure,
+			connect.WithSchema(runServiceMethods.ByName("DescribeBatch")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		cancelBatch: connect.NewClient[v1.CancelBatchRequest, v1.CancelBatchResponse](
+			httpClient,
+			baseURL+RunServiceCancelBatchProcedure,
+			connect.WithSchema(runServiceMethods.ByName("CancelBatch")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
+			connect.WithClientOptions(opts...),
+		),
+		listBatches: connect.NewClient[v1.ListBatchesRequest, v1.ListBatchesResponse](
+			httpClient,
+			baseURL+RunServiceListBatchesProcedure,
+			connect.WithSchema(runServiceMethods.ByName("ListBatches")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 		deleteRun: connect.NewClient[v1.DeleteRunRequest, v1.DeleteRunResponse](
 			httpClient,
 			baseURL+RunServiceDeleteRunProcedure,
@@ -207,19 +255,23 @@ func NewRunServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 
 // runServiceClient implements RunServiceClient.
 type runServiceClient struct {
-	submitRun  *connect.Client[v1.SubmitRunRequest, v1.SubmitRunResponse]
-	startRun   *connect.Client[v1.StartRunRequest, v1.StartRunResponse]
-	approveRun *connect.Client[v1.ApproveRunRequest, v1.ApproveRunResponse]
-	getRun     *connect.Client[v1.GetRunRequest, v1.GetRunResponse]
-	awaitRun   *connect.Client[v1.AwaitRunRequest, v1.AwaitRunResponse]
-	listRuns   *connect.Client[v1.ListRunsRequest, v1.ListRunsResponse]
-	cancelRun  *connect.Client[v1.CancelRunRequest, v1.CancelRunResponse]
-	pauseRun   *connect.Client[v1.PauseRunRequest, v1.PauseRunResponse]
-	resumeRun  *connect.Client[v1.ResumeRunRequest, v1.ResumeRunResponse]
-	retryStep  *connect.Client[v1.RetryStepRequest, v1.RetryStepResponse]
-	skipStep   *connect.Client[v1.SkipStepRequest, v1.SkipStepResponse]
-	rerunRun   *connect.Client[v1.RerunRunRequest, v1.RerunRunResponse]
-	deleteRun  *connect.Client[v1.DeleteRunRequest, v1.DeleteRunResponse]
+	submitRun     *connect.Client[v1.SubmitRunRequest, v1.SubmitRunResponse]
+	startRun      *connect.Client[v1.StartRunRequest, v1.StartRunResponse]
+	approveRun    *connect.Client[v1.ApproveRunRequest, v1.ApproveRunResponse]
+	getRun        *connect.Client[v1.GetRunRequest, v1.GetRunResponse]
+	awaitRun      *connect.Client[v1.AwaitRunRequest, v1.AwaitRunResponse]
+	listRuns      *connect.Client[v1.ListRunsRequest, v1.ListRunsResponse]
+	cancelRun     *connect.Client[v1.CancelRunRequest, v1.CancelRunResponse]
+	pauseRun      *connect.Client[v1.PauseRunRequest, v1.PauseRunResponse]
+	resumeRun     *connect.Client[v1.ResumeRunRequest, v1.ResumeRunResponse]
+	retryStep     *connect.Client[v1.RetryStepRequest, v1.RetryStepResponse]
+	skipStep      *connect.Client[v1.SkipStepRequest, v1.SkipStepResponse]
+	rerunRun      *connect.Client[v1.RerunRunRequest, v1.RerunRunResponse]
+	startBatch    *connect.Client[v1.StartBatchRequest, v1.StartBatchResponse]
+	describeBatch *connect.Client[v1.DescribeBatchRequest, v1.DescribeBatchResponse]
+	cancelBatch   *connect.Client[v1.CancelBatchRequest, v1.CancelBatchResponse]
+	listBatches   *connect.Client[v1.ListBatchesRequest, v1.ListBatchesResponse]
+	deleteRun     *connect.Client[v1.DeleteRunRequest, v1.DeleteRunResponse]
 }
 
 // SubmitRun calls weft.v1.RunService.SubmitRun.
@@ -282,6 +334,26 @@ func (c *runServiceClient) RerunRun(ctx context.Context, req *connect.Request[v1
 	return c.rerunRun.CallUnary(ctx, req)
 }
 
+// StartBatch calls weft.v1.RunService.StartBatch.
+func (c *runServiceClient) StartBatch(ctx context.Context, req *connect.Request[v1.StartBatchRequest]) (*connect.Response[v1.StartBatchResponse], error) {
+	return c.startBatch.CallUnary(ctx, req)
+}
+
+// DescribeBatch calls weft.v1.RunService.DescribeBatch.
+func (c *runServiceClient) DescribeBatch(ctx context.Context, req *connect.Request[v1.DescribeBatchRequest]) (*connect.Response[v1.DescribeBatchResponse], error) {
+	return c.describeBatch.CallUnary(ctx, req)
+}
+
+// CancelBatch calls weft.v1.RunService.CancelBatch.
+func (c *runServiceClient) CancelBatch(ctx context.Context, req *connect.Request[v1.CancelBatchRequest]) (*connect.Response[v1.CancelBatchResponse], error) {
+	return c.cancelBatch.CallUnary(ctx, req)
+}
+
+// ListBatches calls weft.v1.RunService.ListBatches.
+func (c *runServiceClient) ListBatches(ctx context.Context, req *connect.Request[v1.ListBatchesRequest]) (*connect.Response[v1.ListBatchesResponse], error) {
+	return c.listBatches.CallUnary(ctx, req)
+}
+
 // DeleteRun calls weft.v1.RunService.DeleteRun.
 func (c *runServiceClient) DeleteRun(ctx context.Context, req *connect.Request[v1.DeleteRunRequest]) (*connect.Response[v1.DeleteRunResponse], error) {
 	return c.deleteRun.CallUnary(ctx, req)
@@ -328,6 +400,18 @@ type RunServiceHandler interface {
 	// (docs/semantics.md#rerun). Refused with ILLEGAL_TRANSITION on a run that
 	// has not ended, or when a step upstream of from_step is not done.
 	RerunRun(context.Context, *connect.Request[v1.RerunRunRequest]) (*connect.Response[v1.RerunRunResponse], error)
+	// StartBatch starts a batch operation over runs (docs/semantics.md#batches):
+	// it is stored before it answers and runs durably in the background, at
+	// most rate runs per second, resumed where it was by any weftd after a
+	// crash or failover. The same batch_id again answers the original batch,
+	// never a conflict.
+	StartBatch(context.Context, *connect.Request[v1.StartBatchRequest]) (*connect.Response[v1.StartBatchResponse], error)
+	// DescribeBatch answers a batch's progress and a page of its runs' outcomes.
+	DescribeBatch(context.Context, *connect.Request[v1.DescribeBatchRequest]) (*connect.Response[v1.DescribeBatchResponse], error)
+	// CancelBatch stops a batch: the runs not yet acted on are left alone.
+	CancelBatch(context.Context, *connect.Request[v1.CancelBatchRequest]) (*connect.Response[v1.CancelBatchResponse], error)
+	// ListBatches pages through the caller's batches, by id.
+	ListBatches(context.Context, *connect.Request[v1.ListBatchesRequest]) (*connect.Response[v1.ListBatchesResponse], error)
 	// DeleteRun removes a finished run (COMPLETED, FAILED or CANCELLED) and
 	// every record it owns at once, as retention does when the run expires
 	// (docs/semantics.md#delete-run). A run not finished is refused with
@@ -417,6 +501,33 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(runServiceMethods.ByName("RerunRun")),
 		connect.WithHandlerOptions(opts...),
 	)
+	runServiceStartBatchHandler := connect.NewUnaryHandler(
+		RunServiceStartBatchProcedure,
+		svc.StartBatch,
+		connect.WithSchema(runServiceMethods.ByName("StartBatch")),
+		connect.WithHandlerOptions(opts...),
+	)
+	runServiceDescribeBatchHandler := connect.NewUnaryHandler(
+		RunServiceDescribeBatchProcedure,
+		svc.DescribeBatch,
+		connect.WithSchema(runServiceMethods.ByName("DescribeBatch")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	runServiceCancelBatchHandler := connect.NewUnaryHandler(
+		RunServiceCancelBatchProcedure,
+		svc.CancelBatch,
+		connect.WithSchema(runServiceMethods.ByName("CancelBatch")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
+		connect.WithHandlerOptions(opts...),
+	)
+	runServiceListBatchesHandler := connect.NewUnaryHandler(
+		RunServiceListBatchesProcedure,
+		svc.ListBatches,
+		connect.WithSchema(runServiceMethods.ByName("ListBatches")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	runServiceDeleteRunHandler := connect.NewUnaryHandler(
 		RunServiceDeleteRunProcedure,
 		svc.DeleteRun,
@@ -450,6 +561,14 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 			runServiceSkipStepHandler.ServeHTTP(w, r)
 		case RunServiceRerunRunProcedure:
 			runServiceRerunRunHandler.ServeHTTP(w, r)
+		case RunServiceStartBatchProcedure:
+			runServiceStartBatchHandler.ServeHTTP(w, r)
+		case RunServiceDescribeBatchProcedure:
+			runServiceDescribeBatchHandler.ServeHTTP(w, r)
+		case RunServiceCancelBatchProcedure:
+			runServiceCancelBatchHandler.ServeHTTP(w, r)
+		case RunServiceListBatchesProcedure:
+			runServiceListBatchesHandler.ServeHTTP(w, r)
 		case RunServiceDeleteRunProcedure:
 			runServiceDeleteRunHandler.ServeHTTP(w, r)
 		default:
@@ -507,6 +626,22 @@ func (UnimplementedRunServiceHandler) SkipStep(context.Context, *connect.Request
 
 func (UnimplementedRunServiceHandler) RerunRun(context.Context, *connect.Request[v1.RerunRunRequest]) (*connect.Response[v1.RerunRunResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.RerunRun is not implemented"))
+}
+
+func (UnimplementedRunServiceHandler) StartBatch(context.Context, *connect.Request[v1.StartBatchRequest]) (*connect.Response[v1.StartBatchResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.StartBatch is not implemented"))
+}
+
+func (UnimplementedRunServiceHandler) DescribeBatch(context.Context, *connect.Request[v1.DescribeBatchRequest]) (*connect.Response[v1.DescribeBatchResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.DescribeBatch is not implemented"))
+}
+
+func (UnimplementedRunServiceHandler) CancelBatch(context.Context, *connect.Request[v1.CancelBatchRequest]) (*connect.Response[v1.CancelBatchResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.CancelBatch is not implemented"))
+}
+
+func (UnimplementedRunServiceHandler) ListBatches(context.Context, *connect.Request[v1.ListBatchesRequest]) (*connect.Response[v1.ListBatchesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.ListBatches is not implemented"))
 }
 
 func (UnimplementedRunServiceHandler) DeleteRun(context.Context, *connect.Request[v1.DeleteRunRequest]) (*connect.Response[v1.DeleteRunResponse], error) {

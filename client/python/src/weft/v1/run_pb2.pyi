@@ -16,6 +16,22 @@ ATTEMPT_OUTCOME_RECONCILED: AttemptOutcome
 ATTEMPT_OUTCOME_SUCCEEDED: AttemptOutcome
 ATTEMPT_OUTCOME_TIMED_OUT: AttemptOutcome
 ATTEMPT_OUTCOME_UNSPECIFIED: AttemptOutcome
+BATCH_OPERATION_CANCEL: BatchOperation
+BATCH_OPERATION_DELETE: BatchOperation
+BATCH_OPERATION_PAUSE: BatchOperation
+BATCH_OPERATION_RERUN_FROM: BatchOperation
+BATCH_OPERATION_RESUME: BatchOperation
+BATCH_OPERATION_RETRY_STEP: BatchOperation
+BATCH_OPERATION_SIGNAL: BatchOperation
+BATCH_OPERATION_UNSPECIFIED: BatchOperation
+BATCH_RUN_OUTCOME_FAILED: BatchRunOutcome
+BATCH_RUN_OUTCOME_SKIPPED: BatchRunOutcome
+BATCH_RUN_OUTCOME_SUCCEEDED: BatchRunOutcome
+BATCH_RUN_OUTCOME_UNSPECIFIED: BatchRunOutcome
+BATCH_STATE_CANCELLED: BatchState
+BATCH_STATE_COMPLETED: BatchState
+BATCH_STATE_RUNNING: BatchState
+BATCH_STATE_UNSPECIFIED: BatchState
 COMPENSATION_OUTCOME_PARTIAL: CompensationOutcome
 COMPENSATION_OUTCOME_ROLLED_BACK: CompensationOutcome
 COMPENSATION_OUTCOME_UNSPECIFIED: CompensationOutcome
@@ -99,6 +115,70 @@ class AwaitRunResponse(_message.Message):
     run: Run
     def __init__(self, run: _Optional[_Union[Run, _Mapping]] = ...) -> None: ...
 
+class Batch(_message.Message):
+    __slots__ = ["action_id", "batch_id", "created_at", "created_by", "done", "ended_at", "failed", "from_step", "operation", "owner", "query", "rate", "signal_name", "skipped", "state", "succeeded", "total"]
+    ACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    BATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    ENDED_AT_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    FROM_STEP_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    RATE_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_NAME_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    action_id: str
+    batch_id: str
+    created_at: _timestamp_pb2.Timestamp
+    created_by: str
+    done: int
+    ended_at: _timestamp_pb2.Timestamp
+    failed: int
+    from_step: str
+    operation: BatchOperation
+    owner: str
+    query: str
+    rate: float
+    signal_name: str
+    skipped: int
+    state: BatchState
+    succeeded: int
+    total: int
+    def __init__(self, batch_id: _Optional[str] = ..., operation: _Optional[_Union[BatchOperation, str]] = ..., state: _Optional[_Union[BatchState, str]] = ..., query: _Optional[str] = ..., rate: _Optional[float] = ..., total: _Optional[int] = ..., done: _Optional[int] = ..., succeeded: _Optional[int] = ..., failed: _Optional[int] = ..., skipped: _Optional[int] = ..., from_step: _Optional[str] = ..., action_id: _Optional[str] = ..., signal_name: _Optional[str] = ..., created_by: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., owner: _Optional[str] = ...) -> None: ...
+
+class BatchRun(_message.Message):
+    __slots__ = ["at", "code", "message", "outcome", "run_id"]
+    AT_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    at: _timestamp_pb2.Timestamp
+    code: str
+    message: str
+    outcome: BatchRunOutcome
+    run_id: str
+    def __init__(self, run_id: _Optional[str] = ..., outcome: _Optional[_Union[BatchRunOutcome, str]] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class CancelBatchRequest(_message.Message):
+    __slots__ = ["batch_id"]
+    BATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    batch_id: str
+    def __init__(self, batch_id: _Optional[str] = ...) -> None: ...
+
+class CancelBatchResponse(_message.Message):
+    __slots__ = ["batch"]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
+    batch: Batch
+    def __init__(self, batch: _Optional[_Union[Batch, _Mapping]] = ...) -> None: ...
+
 class CancelRunRequest(_message.Message):
     __slots__ = ["compensate", "reason", "run_id", "signal_id"]
     COMPENSATE_FIELD_NUMBER: _ClassVar[int]
@@ -145,6 +225,26 @@ class DeleteRunResponse(_message.Message):
     run_id: str
     def __init__(self, run_id: _Optional[str] = ..., removed: bool = ...) -> None: ...
 
+class DescribeBatchRequest(_message.Message):
+    __slots__ = ["batch_id", "page_size", "page_token"]
+    BATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    batch_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, batch_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class DescribeBatchResponse(_message.Message):
+    __slots__ = ["batch", "next_page_token", "runs"]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    batch: Batch
+    next_page_token: str
+    runs: _containers.RepeatedCompositeFieldContainer[BatchRun]
+    def __init__(self, batch: _Optional[_Union[Batch, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[BatchRun, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
 class GetRunRequest(_message.Message):
     __slots__ = ["run_id"]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -156,6 +256,22 @@ class GetRunResponse(_message.Message):
     RUN_FIELD_NUMBER: _ClassVar[int]
     run: Run
     def __init__(self, run: _Optional[_Union[Run, _Mapping]] = ...) -> None: ...
+
+class ListBatchesRequest(_message.Message):
+    __slots__ = ["page_size", "page_token"]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListBatchesResponse(_message.Message):
+    __slots__ = ["batches", "next_page_token"]
+    BATCHES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    batches: _containers.RepeatedCompositeFieldContainer[Batch]
+    next_page_token: str
+    def __init__(self, batches: _Optional[_Iterable[_Union[Batch, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ListRunsRequest(_message.Message):
     __slots__ = ["created_after", "created_before", "environment_id", "page_size", "page_token", "plan_id", "plan_version", "project_id", "run_id_contains", "statuses"]
@@ -355,6 +471,40 @@ class SkipStepResponse(_message.Message):
     run: Run
     def __init__(self, result: _Optional[_Union[_common_pb2.AcceptedSignalResult, _Mapping]] = ..., run: _Optional[_Union[Run, _Mapping]] = ...) -> None: ...
 
+class StartBatchRequest(_message.Message):
+    __slots__ = ["action_id", "batch_id", "compensate", "from_step", "operation", "payload", "query", "rate", "reason", "run_ids", "signal_name"]
+    ACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    BATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    COMPENSATE_FIELD_NUMBER: _ClassVar[int]
+    FROM_STEP_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    RATE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    RUN_IDS_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_NAME_FIELD_NUMBER: _ClassVar[int]
+    action_id: str
+    batch_id: str
+    compensate: bool
+    from_step: str
+    operation: BatchOperation
+    payload: _struct_pb2.Value
+    query: str
+    rate: float
+    reason: str
+    run_ids: _containers.RepeatedScalarFieldContainer[str]
+    signal_name: str
+    def __init__(self, batch_id: _Optional[str] = ..., run_ids: _Optional[_Iterable[str]] = ..., query: _Optional[str] = ..., operation: _Optional[_Union[BatchOperation, str]] = ..., rate: _Optional[float] = ..., from_step: _Optional[str] = ..., action_id: _Optional[str] = ..., signal_name: _Optional[str] = ..., payload: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., reason: _Optional[str] = ..., compensate: bool = ...) -> None: ...
+
+class StartBatchResponse(_message.Message):
+    __slots__ = ["batch", "existing"]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
+    EXISTING_FIELD_NUMBER: _ClassVar[int]
+    batch: Batch
+    existing: bool
+    def __init__(self, batch: _Optional[_Union[Batch, _Mapping]] = ..., existing: bool = ...) -> None: ...
+
 class StartRunRequest(_message.Message):
     __slots__ = ["run_id"]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -463,4 +613,13 @@ class CompensationStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class AttemptOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class BatchOperation(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class BatchState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class BatchRunOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

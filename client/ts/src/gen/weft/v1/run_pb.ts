@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file weft/v1/run.proto.
  */
 export const file_weft_v1_run: GenFile = /*@__PURE__*/
-  fileDesc("ChF3ZWZ0L3YxL3J1bi5wcm90bxIHd2VmdC52MSKtBwoDUnVuEg4KBnJ1bl9pZBgBIAEoCRIRCgl0ZW5hbnRfaWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgEIAEoCRIPCgdwbGFuX2lkGAUgASgJEhQKDHBsYW5fdmVyc2lvbhgGIAEoCRIWCg5ydW5fcmVxdWVzdF9pZBgHIAEoCRIiCgZzdGF0dXMYCCABKA4yEi53ZWZ0LnYxLlJ1blN0YXR1cxIoCglzdWJzdGF0dXMYCSABKA4yFS53ZWZ0LnYxLlJ1blN1YnN0YXR1cxIPCgdtZXNzYWdlGAogASgJEhwKBXN0ZXBzGAsgAygLMg0ud2VmdC52MS5TdGVwEjoKFGNvbXBlbnNhdGlvbl9vdXRjb21lGAwgASgOMhwud2VmdC52MS5Db21wZW5zYXRpb25PdXRjb21lEi4KCmNyZWF0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnN0YXJ0ZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRdG90YWxfZHVyYXRpb25fbXMYECABKAQSFgoObGFzdF9ldmVudF9zZXEYESABKAQSIAoFZXJyb3IYEiABKAsyES53ZWZ0LnYxLlJ1bkVycm9yEisKDGNhbmNlbGxhdGlvbhgTIAEoCzIVLndlZnQudjEuQ2FuY2VsbGF0aW9uEhQKDHN1Ym1pdHRlZF9ieRgUIAEoCRIvCgpkZWZpbml0aW9uGBUgASgLMhsud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb24SJQoFaW5wdXQYFiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJwoJYXJ0aWZhY3RzGBcgAygLMhQud2VmdC52MS5BcnRpZmFjdFJlZhIsCghkZWFkbGluZRgYIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMZmFpbGVkX3N0ZXBzGBkgASgNEhYKDnRyaWdnZXJfc291cmNlGBogASgJEiYKBnJlc3VsdBgbIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIwCgxyZXRhaW5fdW50aWwYHCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wItsFCgRTdGVwEhEKCWFjdGlvbl9pZBgBIAEoCRIjCgZzdGF0dXMYAiABKA4yEy53ZWZ0LnYxLlN0ZXBTdGF0dXMSGgoSbG9naWNhbF9hdHRlbXB0X2lkGAMgASgNEhkKEWVuZ2luZV9hdHRlbXB0X2lkGAQgASgNEiIKCGF0dGVtcHRzGAUgAygLMhAud2VmdC52MS5BdHRlbXB0EjAKDHNjaGVkdWxlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKc3RhcnRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgZvdXRwdXQYCSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJwoJYXJ0aWZhY3RzGAogAygLMhQud2VmdC52MS5BcnRpZmFjdFJlZhIhCgVlcnJvchgLIAEoCzISLndlZnQudjEuU3RlcEVycm9yEhgKEGNvbXBsZXRpb25fdG9rZW4YDCABKAkSOAoTY29tcGVuc2F0aW9uX3N0YXR1cxgNIAEoDjIbLndlZnQudjEuQ29tcGVuc2F0aW9uU3RhdHVzEi4KEmNvbXBlbnNhdGlvbl9lcnJvchgOIAEoCzISLndlZnQudjEuU3RlcEVycm9yEhcKD2lkZW1wb3RlbmN5X2tleRgPIAEoCRIzCg9uZXh0X2F0dGVtcHRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJlYXNvbhgRIAEoCRIaChJ3YWl0aW5nX2Zvcl9zaWduYWwYEiABKAkSOgoRbWFudWFsX2NvbXBsZXRpb24YEyABKAsyHy53ZWZ0LnYxLk1hbnVhbENvbXBsZXRpb25SZXN1bHQiggIKB0F0dGVtcHQSGgoSbG9naWNhbF9hdHRlbXB0X2lkGAEgASgNEhkKEWVuZ2luZV9hdHRlbXB0X2lkGAIgASgNEigKB291dGNvbWUYAyABKA4yFy53ZWZ0LnYxLkF0dGVtcHRPdXRjb21lEiEKBWVycm9yGAQgASgLMhIud2VmdC52MS5TdGVwRXJyb3ISLgoKc3RhcnRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgl3b3JrZXJfaWQYByABKAkiZwoJU3RlcEVycm9yEigKC2Vycm9yX2NsYXNzGAEgASgOMhMud2VmdC52MS5FcnJvckNsYXNzEgwKBGNvZGUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCRIRCglyZXRyeWFibGUYBCABKAgiWgoIUnVuRXJyb3ISEQoJYWN0aW9uX2lkGAEgASgJEiEKBWVycm9yGAIgASgLMhIud2VmdC52MS5TdGVwRXJyb3ISGAoQd29ya2Zsb3dfdGltZW91dBgDIAEoCCJ6CgxDYW5jZWxsYXRpb24SFAoMY2FuY2VsbGVkX2J5GAEgASgJEg4KBnJlYXNvbhgCIAEoCRIwCgxyZXF1ZXN0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmNvbXBlbnNhdGUYBCABKAgi5AIKEFN1Ym1pdFJ1blJlcXVlc3QSNwoKZGVmaW5pdGlvbhgBIAEoCzIbLndlZnQudjEuV29ya2Zsb3dEZWZpbml0aW9uQga6SAPIAQESQgoOcnVuX3JlcXVlc3RfaWQYAiABKAlCKrpIJ3IlGIABMiBeKFtBLVphLXowLTldW0EtWmEtejAtOV8uOi1dKik/JBINCgVzdGFydBgDIAEoCBI9Cgpwcm9qZWN0X2lkGAQgASgJQim6SCZyJBiAATIfXihbQS1aYS16MC05XVtBLVphLXowLTlfLi1dKik/JBJBCg5lbnZpcm9ubWVudF9pZBgFIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyQSJQoFaW5wdXQYBiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSGwoIYXdhaXRfbXMYByABKA1CCbpIBioEGODUAyJAChFTdWJtaXRSdW5SZXNwb25zZRIZCgNydW4YASABKAsyDC53ZWZ0LnYxLlJ1bhIQCghleGlzdGluZxgCIAEoCCItCg9TdGFydFJ1blJlcXVlc3QSGgoGcnVuX2lkGAEgASgJQgq6SAdyBRABGIABIi0KEFN0YXJ0UnVuUmVzcG9uc2USGQoDcnVuGAEgASgLMgwud2VmdC52MS5SdW4iewoRQXBwcm92ZVJ1blJlcXVlc3QSGgoGcnVuX2lkGAEgASgJQgq6SAdyBRABGIABEiIKCXNpZ25hbF9pZBgCIAEoCUIKukgHcgUQASiAAUgAiAEBEhgKBnJlYXNvbhgDIAEoCUIIukgFcgMYgAhCDAoKX3NpZ25hbF9pZCJeChJBcHByb3ZlUnVuUmVzcG9uc2USLQoGcmVzdWx0GAEgASgLMh0ud2VmdC52MS5BY2NlcHRlZFNpZ25hbFJlc3VsdBIZCgNydW4YAiABKAsyDC53ZWZ0LnYxLlJ1biIrCg1HZXRSdW5SZXF1ZXN0EhoKBnJ1bl9pZBgBIAEoCUIKukgHcgUQARiAASIrCg5HZXRSdW5SZXNwb25zZRIZCgNydW4YASABKAsyDC53ZWZ0LnYxLlJ1biJJCg9Bd2FpdFJ1blJlcXVlc3QSGgoGcnVuX2lkGAEgASgJQgq6SAdyBRABGIABEhoKB3dhaXRfbXMYAiABKA1CCbpIBioEGODUAyItChBBd2FpdFJ1blJlc3BvbnNlEhkKA3J1bhgBIAEoCzIMLndlZnQudjEuUnVuIokDCg9MaXN0UnVuc1JlcXVlc3QSNwoIc3RhdHVzZXMYASADKA4yEi53ZWZ0LnYxLlJ1blN0YXR1c0IRukgOkgELEBAiB4IBBBABIAASGQoHcGxhbl9pZBgCIAEoCUIIukgFcgMYgAESHQoMcGxhbl92ZXJzaW9uGAMgASgJQge6SARyAhhAEjEKDWNyZWF0ZWRfYWZ0ZXIYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbCglwYWdlX3NpemUYBiABKA1CCLpIBSoDGOgHEhwKCnBhZ2VfdG9rZW4YByABKAlCCLpIBXIDGIAIEhwKCnByb2plY3RfaWQYCCABKAlCCLpIBXIDGIABEiAKDmVudmlyb25tZW50X2lkGAkgASgJQgi6SAVyAxiAARIhCg9ydW5faWRfY29udGFpbnMYCiABKAlCCLpIBXIDGIABIkcKEExpc3RSdW5zUmVzcG9uc2USGgoEcnVucxgBIAMoCzIMLndlZnQudjEuUnVuEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKYAQoPUmVydW5SdW5SZXF1ZXN0EhoKBnJ1bl9pZBgBIAEoCUIKukgHcgUQARiAARIdCglmcm9tX3N0ZXAYAiABKAlCCrpIB3IFEAEYgAESIgoJc2lnbmFsX2lkGAMgASgJQgq6SAdyBRABKIABSACIAQESGAoGcmVhc29uGAQgASgJQgi6SAVyAxiACEIMCgpfc2lnbmFsX2lkIlwKEFJlcnVuUnVuUmVzcG9uc2USLQoGcmVzdWx0GAEgASgLMh0ud2VmdC52MS5BY2NlcHRlZFNpZ25hbFJlc3VsdBIZCgNydW4YAiABKAsyDC53ZWZ0LnYxLlJ1biKOAQoQQ2FuY2VsUnVuUmVxdWVzdBIaCgZydW5faWQYASABKAlCCrpIB3IFEAEYgAESIgoJc2lnbmFsX2lkGAIgASgJQgq6SAdyBRABKIABSACIAQESGAoGcmVhc29uGAMgASgJQgi6SAVyAxiACBISCgpjb21wZW5zYXRlGAQgASgIQgwKCl9zaWduYWxfaWQiXQoRQ2FuY2VsUnVuUmVzcG9uc2USLQoGcmVzdWx0GAEgASgLMh0ud2VmdC52MS5BY2NlcHRlZFNpZ25hbFJlc3VsdBIZCgNydW4YAiABKAsyDC53ZWZ0LnYxLlJ1biJ5Cg9QYXVzZVJ1blJlcXVlc3QSGgoGcnVuX2lkGAEgASgJQgq6SAdyBRABGIABEiIKCXNpZ25hbF9pZBgCIAEoCUIKukgHcgUQASiAAUgAiAEBEhgKBnJlYXNvbhgDIAEoCUIIukgFcgMYgAhCDAoKX3NpZ25hbF9pZCJcChBQYXVzZVJ1blJlc3BvbnNlEi0KBnJlc3VsdBgBIAEoCzIdLndlZnQudjEuQWNjZXB0ZWRTaWduYWxSZXN1bHQSGQoDcnVuGAIgASgLMgwud2VmdC52MS5SdW4iegoQUmVzdW1lUnVuUmVxdWVzdBIaCgZydW5faWQYASABKAlCCrpIB3IFEAEYgAESIgoJc2lnbmFsX2lkGAIgASgJQgq6SAdyBRABKIABSACIAQESGAoGcmVhc29uGAMgASgJQgi6SAVyAxiACEIMCgpfc2lnbmFsX2lkIl0KEVJlc3VtZVJ1blJlc3BvbnNlEi0KBnJlc3VsdBgBIAEoCzIdLndlZnQudjEuQWNjZXB0ZWRTaWduYWxSZXN1bHQSGQoDcnVuGAIgASgLMgwud2VmdC52MS5SdW4imQEKEFJldHJ5U3RlcFJlcXVlc3QSGgoGcnVuX2lkGAEgASgJQgq6SAdyBRABGIABEh0KCWFjdGlvbl9pZBgCIAEoCUIKukgHcgUQARiAARIiCglzaWduYWxfaWQYAyABKAlCCrpIB3IFEAEogAFIAIgBARIYCgZyZWFzb24YBCABKAlCCLpIBXIDGIAIQgwKCl9zaWduYWxfaWQiXQoRUmV0cnlTdGVwUmVzcG9uc2USLQoGcmVzdWx0GAEgASgLMh0ud2VmdC52MS5BY2NlcHRlZFNpZ25hbFJlc3VsdBIZCgNydW4YAiABKAsyDC53ZWZ0LnYxLlJ1biKYAQoPU2tpcFN0ZXBSZXF1ZXN0EhoKBnJ1bl9pZBgBIAEoCUIKukgHcgUQARiAARIdCglhY3Rpb25faWQYAiABKAlCCrpIB3IFEAEYgAESIgoJc2lnbmFsX2lkGAMgASgJQgq6SAdyBRABKIABSACIAQESGAoGcmVhc29uGAQgASgJQgi6SAVyAxiACEIMCgpfc2lnbmFsX2lkIlwKEFNraXBTdGVwUmVzcG9uc2USLQoGcmVzdWx0GAEgASgLMh0ud2VmdC52MS5BY2NlcHRlZFNpZ25hbFJlc3VsdBIZCgNydW4YAiABKAsyDC53ZWZ0LnYxLlJ1biIuChBEZWxldGVSdW5SZXF1ZXN0EhoKBnJ1bl9pZBgBIAEoCUIKukgHcgUQARiAASI0ChFEZWxldGVSdW5SZXNwb25zZRIOCgZydW5faWQYASABKAkSDwoHcmVtb3ZlZBgCIAEoCCqeAgoJUnVuU3RhdHVzEhoKFlJVTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIWChJSVU5fU1RBVFVTX1BFTkRJTkcQARIXChNSVU5fU1RBVFVTX0FQUFJPVkVEEAISFQoRUlVOX1NUQVRVU19RVUVVRUQQAxIWChJSVU5fU1RBVFVTX1JVTk5JTkcQBBIWChJSVU5fU1RBVFVTX0JMT0NLRUQQBRIVChFSVU5fU1RBVFVTX1BBVVNFRBAGEhsKF1JVTl9TVEFUVVNfQ09NUEVOU0FUSU5HEAcSGAoUUlVOX1NUQVRVU19DT01QTEVURUQQCBIVChFSVU5fU1RBVFVTX0ZBSUxFRBAJEhgKFFJVTl9TVEFUVVNfQ0FOQ0VMTEVEEAoqSQoMUnVuU3Vic3RhdHVzEh0KGVJVTl9TVUJTVEFUVVNfVU5TUEVDSUZJRUQQABIaChZSVU5fU1VCU1RBVFVTX0RSQUlOSU5HEAEqsAIKClN0ZXBTdGF0dXMSGwoXU1RFUF9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNTVEVQX1NUQVRVU19QRU5ESU5HEAESGQoVU1RFUF9TVEFUVVNfU0NIRURVTEVEEAISFwoTU1RFUF9TVEFUVVNfUlVOTklORxADEi0KKVNURVBfU1RBVFVTX1dBSVRJTkdfRk9SX01BTlVBTF9DT01QTEVUSU9OEAQSIgoeU1RFUF9TVEFUVVNfV0FJVElOR19GT1JfU0lHTkFMEAUSGQoVU1RFUF9TVEFUVVNfU1VDQ0VFREVEEAYSFgoSU1RFUF9TVEFUVVNfRkFJTEVEEAcSFwoTU1RFUF9TVEFUVVNfU0tJUFBFRBAIEhkKFVNURVBfU1RBVFVTX0NBTkNFTExFRBAJKoMBChNDb21wZW5zYXRpb25PdXRjb21lEiQKIENPTVBFTlNBVElPTl9PVVRDT01FX1VOU1BFQ0lGSUVEEAASJAogQ09NUEVOU0FUSU9OX09VVENPTUVfUk9MTEVEX0JBQ0sQARIgChxDT01QRU5TQVRJT05fT1VUQ09NRV9QQVJUSUFMEAIqvgEKEkNvbXBlbnNhdGlvblN0YXR1cxIjCh9DT01QRU5TQVRJT05fU1RBVFVTX1VOU1BFQ0lGSUVEEAASHwobQ09NUEVOU0FUSU9OX1NUQVRVU19QRU5ESU5HEAESHwobQ09NUEVOU0FUSU9OX1NUQVRVU19SVU5OSU5HEAISIQodQ09NUEVOU0FUSU9OX1NUQVRVU19TVUNDRUVERUQQAxIeChpDT01QRU5TQVRJT05fU1RBVFVTX0ZBSUxFRBAEKsoBCg5BdHRlbXB0T3V0Y29tZRIfChtBVFRFTVBUX09VVENPTUVfVU5TUEVDSUZJRUQQABIdChlBVFRFTVBUX09VVENPTUVfU1VDQ0VFREVEEAESGgoWQVRURU1QVF9PVVRDT01FX0ZBSUxFRBACEh0KGUFUVEVNUFRfT1VUQ09NRV9USU1FRF9PVVQQAxIdChlBVFRFTVBUX09VVENPTUVfQ0FOQ0VMTEVEEAQSHgoaQVRURU1QVF9PVVRDT01FX1JFQ09OQ0lMRUQQBTL8BgoKUnVuU2VydmljZRJCCglTdWJtaXRSdW4SGS53ZWZ0LnYxLlN1Ym1pdFJ1blJlcXVlc3QaGi53ZWZ0LnYxLlN1Ym1pdFJ1blJlc3BvbnNlEj8KCFN0YXJ0UnVuEhgud2VmdC52MS5TdGFydFJ1blJlcXVlc3QaGS53ZWZ0LnYxLlN0YXJ0UnVuUmVzcG9uc2USRQoKQXBwcm92ZVJ1bhIaLndlZnQudjEuQXBwcm92ZVJ1blJlcXVlc3QaGy53ZWZ0LnYxLkFwcHJvdmVSdW5SZXNwb25zZRI+CgZHZXRSdW4SFi53ZWZ0LnYxLkdldFJ1blJlcXVlc3QaFy53ZWZ0LnYxLkdldFJ1blJlc3BvbnNlIgOQAgESRAoIQXdhaXRSdW4SGC53ZWZ0LnYxLkF3YWl0UnVuUmVxdWVzdBoZLndlZnQudjEuQXdhaXRSdW5SZXNwb25zZSIDkAIBEkQKCExpc3RSdW5zEhgud2VmdC52MS5MaXN0UnVuc1JlcXVlc3QaGS53ZWZ0LnYxLkxpc3RSdW5zUmVzcG9uc2UiA5ACARJCCglDYW5jZWxSdW4SGS53ZWZ0LnYxLkNhbmNlbFJ1blJlcXVlc3QaGi53ZWZ0LnYxLkNhbmNlbFJ1blJlc3BvbnNlEj8KCFBhdXNlUnVuEhgud2VmdC52MS5QYXVzZVJ1blJlcXVlc3QaGS53ZWZ0LnYxLlBhdXNlUnVuUmVzcG9uc2USQgoJUmVzdW1lUnVuEhkud2VmdC52MS5SZXN1bWVSdW5SZXF1ZXN0Ghoud2VmdC52MS5SZXN1bWVSdW5SZXNwb25zZRJCCglSZXRyeVN0ZXASGS53ZWZ0LnYxLlJldHJ5U3RlcFJlcXVlc3QaGi53ZWZ0LnYxLlJldHJ5U3RlcFJlc3BvbnNlEj8KCFNraXBTdGVwEhgud2VmdC52MS5Ta2lwU3RlcFJlcXVlc3QaGS53ZWZ0LnYxLlNraXBTdGVwUmVzcG9uc2USPwoIUmVydW5SdW4SGC53ZWZ0LnYxLlJlcnVuUnVuUmVxdWVzdBoZLndlZnQudjEuUmVydW5SdW5SZXNwb25zZRJHCglEZWxldGVSdW4SGS53ZWZ0LnYxLkRlbGV0ZVJ1blJlcXVlc3QaGi53ZWZ0LnYxLkRlbGV0ZVJ1blJlc3BvbnNlIgOQAgJCLVorZ2l0aHViLmNvbS93ZWZ0LWRldi93ZWZ0L2dlbi93ZWZ0L3YxO3dlZnR2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common, file_weft_v1_definition, file_weft_v1_signal]);
+  fileDesc("ChF3ZWZ0L3YxL3J1bi5wcm90bxIHd2VmdC52MSKtBwoDUnVuEg4KBnJ1bl9pZBgBIAEoCRIRCgl0ZW5hbnRfaWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgEIAEoCRIPCgdwbGFuX2lkGAUgASgJEhQKDHBsYW5fdmVyc2lvbhgGIAEoCRIWCg5ydW5fcmVxdWVzdF9pZBgHIAEoCRIiCgZzdGF0dXMYCCABKA4yEi53ZWZ0LnYxLlJ1blN0YXR1cxIoCglzdWJzdGF0dXMYCSABKA4yFS53ZWZ0LnYxLlJ1blN1YnN0YXR1cxIPCgdtZXNzYWdlGAogASgJEhwKBXN0ZXBzGAsgAygLMg0ud2VmdC52MS5TdGVwEjoKFGNvbXBlbnNhdGlvbl9vdXRjb21lGAwgASgOMhwud2VmdC52MS5Db21wZW5zYXRpb25PdXRjb21lEi4KCmNyZWF0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnN0YXJ0ZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRdG90YWxfZHVyYXRpb25fbXMYECABKAQSFgoObGFzdF9ldmVudF9zZXEYESABKAQSIAoFZXJyb3IYEiABKAsyES53ZWZ0LnYxLlJ1bkVycm9yEisKDGNhbmNlbGxhdGlvbhgTIAEoCzIVLndlZnQudjEuQ2FuY2VsbGF0aW9uEhQKDHN1Ym1pdHRlZF9ieRgUIAEoCRIvCgpkZWZpbml0aW9uGBUgASgLMhsud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb24SJQoFaW5wdXQYFiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJwoJYXJ0aWZhY3RzGBcgAygLMhQud2VmdC52MS5BcnRpZmFjdFJlZhIsCghkZWFkbGluZRgYIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMZmFpbGVkX3N0ZXBzGBkgASgNEhYKDnRyaWdnZXJfc291cmNlGBogASgJEiYKBnJlc3VsdBgbIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIwCgxyZXRhaW5fdW50aWwYHCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wItsFCgRTdGVwEhEKCWFjdGlvbl9pZBgBIAEoCRIjCgZzdGF0dXMYAiABKA4yEy53ZWZ0LnYxLlN0ZXBTdGF0dXMSGgoSbG9naWNhbF9hdHRlbXB0X2lkGAMgASgNEhkKEWVuZ2luZV9hdHRlbXB0X2lkGAQgASgNEiIKCGF0dGVtcHRzGAUgAygLMhAud2VmdC52MS5BdHRlbXB0EjAKDHNjaGVkdWxlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKc3RhcnRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgZvdXRwdXQYCSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJwoJYXJ0aWZhY3RzGAogAygLMhQud2VmdC52MS5BcnRpZmFjdFJlZhIhCgVlcnJvchgLIAEoCzISLndlZnQudjEuU3RlcEVycm9yEhgKEGNvbXBsZXRpb25fdG9rZW4YDCABKAkSOAoTY29tcGVuc2F0aW9uX3N0YXR1cxgNIAEoDjIbLndlZnQudjEuQ29tcGVuc2F0aW9uU3RhdHVzEi4KEmNvbXBlbnNhdGlvbl9lcnJvchgOIAEoCzISLndlZnQudjEuU3RlcEVycm9yEhcKD2lkZW1wb3RlbmN5X2tleRgPIAEoCRIzCg9uZXh0X2F0dGVtcHRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJlYXNvbhgRIAEoCRIaChJ3YWl0aW5nX2Zvcl9zaWduYWwYEiABKAkSOgoRbWFudWFsX2NvbXBsZXRpb24YEyABKAsyHy53ZWZ0LnYxLk1hbnVhbENvbXBsZXRpb25SZXN1bHQiggIKB0F0dGVtcHQSGgoSbG9naWNhbF9hdHRlbXB0X2lkGAEgASgNEhkKEWVuZ2luZV9hdHRlbXB0X2lkGAIgASgNEigKB291dGNvbWUYAyABKA4yFy53ZWZ0LnYxLkF0dGVtcHRPdXRjb21lEiEKBWVycm9yGAQgASgLMhIud2VmdC52MS5TdGVwRXJyb3ISLgoKc3RhcnRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgl3b3JrZXJfaWQYByABKAkiZwoJU3RlcEVycm9yEigKC2Vycm9yX2NsYXNzGAEgASgOMhMud2VmdC52MS5FcnJvckNsYXNzEgwKBGNvZGUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCRIRCglyZXRyeWFibGUYBCABKAgiWgoIUnVuRXJyb3ISEQoJYWN0aW9uX2lkGAEgASgJEiEKBWVycm9yGAIgASgLMhIud2VmdC52MS5TdGVwRXJyb3ISGAoQd29ya2Zsb3dfdGltZW91dBgDIAEoCCJ6CgxDYW5jZWxsYXRpb24SFAoMY2FuY2VsbGVkX2J5GAEgASgJEg4KBnJlYXNvbhgCIAEoCRIwCgxyZXF1ZXN0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmNvbXBlbnNhdGUYBCABKAgi5AIKEFN1Ym1pdFJ1blJlcXVlc3QSNwoKZGVmaW5pdGlvbhgBIAEoCzIbLndlZnQudjEuV29ya2Zsb3dEZWZpbml0aW9uQga6SAPIAQESQgoOcnVuX3JlcXVlc3RfaWQYAiABKAlCKrpIJ3IlGIABMiBeKFtBLVphLXowLTldW0EtWmEtejAtOV8uOi1dKik/JBINCgVzdGFydBgDIAEoCBI9Cgpwcm9qZWN0X2lkGAQgASgJQim6SCZyJBiAATIfXihbQS1aYS16MC05XVtBLVphLXowLTlfLi1dKik/JBJBCg5lbnZpcm9ubWVudF9pZBgFIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyQSJQoFaW5wdXQYBiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSGwoIYXdhaXRfbXMYByABKA1CCbpIBioEGODUAyJAChFTdWJtaXRSdW5SZXNwb25zZRIZCgNydW4YASABKAsyDC53ZWZ0LnYxLlJ1bhIQCghleGlzdGluZxgCIAEoCCItCg9TdGFydFJ1blJlcXVlc3QSGgoGcnVuX2lkGAEgASgJQgq6SAdyBRABGIABIi0KEFN0YXJ0UnVuUmVzcG9uc2USGQoDcnVuGAEgASgLMgwud2VmdC52MS5SdW4iewoRQXBwcm92ZVJ1blJlcXVlc3QSGgoGcnVuX2lkGAEgASgJQgq6SAdyBRABGIABEiIKCXNpZ25hbF9pZBgCIAEoCUIKukgHcgUQASiAAUgAiAEBEhgKBnJlYXNvbhgDIAEoCUIIukgFcgMYgAhCDAoKX3NpZ25hbF9pZCJeChJBcHByb3ZlUnVuUmVzcG9uc2USLQoGcmVzdWx0GAEgASgLMh0ud2VmdC52MS5BY2NlcHRlZFNpZ25hbFJlc3VsdBIZCgNydW4YAiABKAsyDC53ZWZ0LnYxLlJ1biIrCg1HZXRSdW5SZXF1ZXN0EhoKBnJ1bl9pZBgBIAEoCUIKukgHcgUQARiAASIrCg5HZXRSdW5SZXNwb25zZRIZCgNydW4YASABKAsyDC53ZWZ0LnYxLlJ1biJJCg9Bd2FpdFJ1blJlcXVlc3QSGgoGcnVuX2lkGAEgASgJQgq6SAdyBRABGIABEhoKB3dhaXRfbXMYAiABKA1CCbpIBioEGODUAyItChBBd2FpdFJ1blJlc3BvbnNlEhkKA3J1bhgBIAEoCzIMLndlZnQudjEuUnVuIokDCg9MaXN0UnVuc1JlcXVlc3QSNwoIc3RhdHVzZXMYASADKA4yEi53ZWZ0LnYxLlJ1blN0YXR1c0IRukgOkgELEBAiB4IBBBABIAASGQoHcGxhbl9pZBgCIAEoCUIIukgFcgMYgAESHQoMcGxhbl92ZXJzaW9uGAMgASgJQge6SARyAhhAEjEKDWNyZWF0ZWRfYWZ0ZXIYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbCglwYWdlX3NpemUYBiABKA1CCLpIBSoDGOgHEhwKCnBhZ2VfdG9rZW4YByABKAlCCLpIBXIDGIAIEhwKCnByb2plY3RfaWQYCCABKAlCCLpIBXIDGIABEiAKDmVudmlyb25tZW50X2lkGAkgASgJQgi6SAVyAxiAARIhCg9ydW5faWRfY29udGFpbnMYCiABKAlCCLpIBXIDGIABIkcKEExpc3RSdW5zUmVzcG9uc2USGgoEcnVucxgBIAMoCzIMLndlZnQudjEuUnVuEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKYAQoPUmVydW5SdW5SZXF1ZXN0EhoKBnJ1bl9pZBgBIAEoCUIKukgHcgUQARiAARIdCglmcm9tX3N0ZXAYAiABKAlCCrpIB3IFEAEYgAESIgoJc2lnbmFsX2lkGAMgASgJQgq6SAdyBRABKIABSACIAQESGAoGcmVhc29uGAQgASgJQgi6SAVyAxiACEIMCgpfc2lnbmFsX2lkIlwKEFJlcnVuUnVuUmVzcG9uc2USLQoGcmVzdWx0GAEgASgLMh0ud2VmdC52MS5BY2NlcHRlZFNpZ25hbFJlc3VsdBIZCgNydW4YAiABKAsyDC53ZWZ0LnYxLlJ1biKOAQoQQ2FuY2VsUnVuUmVxdWVzdBIaCgZydW5faWQYASABKAlCCrpIB3IFEAEYgAESIgoJc2lnbmFsX2lkGAIgASgJQgq6SAdyBRABKIABSACIAQESGAoGcmVhc29uGAMgASgJQgi6SAVyAxiACBISCgpjb21wZW5zYXRlGAQgASgIQgwKCl9zaWduYWxfaWQiXQoRQ2FuY2VsUnVuUmVzcG9uc2USLQoGcmVzdWx0GAEgASgLMh0ud2VmdC52MS5BY2NlcHRlZFNpZ25hbFJlc3VsdBIZCgNydW4YAiABKAsyDC53ZWZ0LnYxLlJ1biJ5Cg9QYXVzZVJ1blJlcXVlc3QSGgoGcnVuX2lkGAEgASgJQgq6SAdyBRABGIABEiIKCXNpZ25hbF9pZBgCIAEoCUIKukgHcgUQASiAAUgAiAEBEhgKBnJlYXNvbhgDIAEoCUIIukgFcgMYgAhCDAoKX3NpZ25hbF9pZCJcChBQYXVzZVJ1blJlc3BvbnNlEi0KBnJlc3VsdBgBIAEoCzIdLndlZnQudjEuQWNjZXB0ZWRTaWduYWxSZXN1bHQSGQoDcnVuGAIgASgLMgwud2VmdC52MS5SdW4iegoQUmVzdW1lUnVuUmVxdWVzdBIaCgZydW5faWQYASABKAlCCrpIB3IFEAEYgAESIgoJc2lnbmFsX2lkGAIgASgJQgq6SAdyBRABKIABSACIAQESGAoGcmVhc29uGAMgASgJQgi6SAVyAxiACEIMCgpfc2lnbmFsX2lkIl0KEVJlc3VtZVJ1blJlc3BvbnNlEi0KBnJlc3VsdBgBIAEoCzIdLndlZnQudjEuQWNjZXB0ZWRTaWduYWxSZXN1bHQSGQoDcnVuGAIgASgLMgwud2VmdC52MS5SdW4imQEKEFJldHJ5U3RlcFJlcXVlc3QSGgoGcnVuX2lkGAEgASgJQgq6SAdyBRABGIABEh0KCWFjdGlvbl9pZBgCIAEoCUIKukgHcgUQARiAARIiCglzaWduYWxfaWQYAyABKAlCCrpIB3IFEAEogAFIAIgBARIYCgZyZWFzb24YBCABKAlCCLpIBXIDGIAIQgwKCl9zaWduYWxfaWQiXQoRUmV0cnlTdGVwUmVzcG9uc2USLQoGcmVzdWx0GAEgASgLMh0ud2VmdC52MS5BY2NlcHRlZFNpZ25hbFJlc3VsdBIZCgNydW4YAiABKAsyDC53ZWZ0LnYxLlJ1biKYAQoPU2tpcFN0ZXBSZXF1ZXN0EhoKBnJ1bl9pZBgBIAEoCUIKukgHcgUQARiAARIdCglhY3Rpb25faWQYAiABKAlCCrpIB3IFEAEYgAESIgoJc2lnbmFsX2lkGAMgASgJQgq6SAdyBRABKIABSACIAQESGAoGcmVhc29uGAQgASgJQgi6SAVyAxiACEIMCgpfc2lnbmFsX2lkIlwKEFNraXBTdGVwUmVzcG9uc2USLQoGcmVzdWx0GAEgASgLMh0ud2VmdC52MS5BY2NlcHRlZFNpZ25hbFJlc3VsdBIZCgNydW4YAiABKAsyDC53ZWZ0LnYxLlJ1biIuChBEZWxldGVSdW5SZXF1ZXN0EhoKBnJ1bl9pZBgBIAEoCUIKukgHcgUQARiAASI0ChFEZWxldGVSdW5SZXNwb25zZRIOCgZydW5faWQYASABKAkSDwoHcmVtb3ZlZBgCIAEoCCKUAwoRU3RhcnRCYXRjaFJlcXVlc3QSMAoIYmF0Y2hfaWQYASABKAlCHrpIG3IZEAEYgAEyEl5bQS1aYS16MC05Ll86LV0rJBIlCgdydW5faWRzGAIgAygJQhS6SBGSAQ4QkE4YASIHcgUQARiAARIXCgVxdWVyeRgDIAEoCUIIukgFcgMYgCASNgoJb3BlcmF0aW9uGAQgASgOMhcud2VmdC52MS5CYXRjaE9wZXJhdGlvbkIKukgHggEEEAEgABIlCgRyYXRlGAUgASgBQhe6SBQSEhkAAAAAAECPQCkAAAAAAAAAABIbCglmcm9tX3N0ZXAYBiABKAlCCLpIBXIDGIABEhsKCWFjdGlvbl9pZBgHIAEoCUIIukgFcgMYgAESHQoLc2lnbmFsX25hbWUYCCABKAlCCLpIBXIDGIACEicKB3BheWxvYWQYCSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSGAoGcmVhc29uGAogASgJQgi6SAVyAxiACBISCgpjb21wZW5zYXRlGAsgASgIIkUKElN0YXJ0QmF0Y2hSZXNwb25zZRIdCgViYXRjaBgBIAEoCzIOLndlZnQudjEuQmF0Y2gSEAoIZXhpc3RpbmcYAiABKAgibwoURGVzY3JpYmVCYXRjaFJlcXVlc3QSHAoIYmF0Y2hfaWQYASABKAlCCrpIB3IFEAEYgAESGwoJcGFnZV9zaXplGAIgASgNQgi6SAUqAxjoBxIcCgpwYWdlX3Rva2VuGAMgASgJQgi6SAVyAxiACCJwChVEZXNjcmliZUJhdGNoUmVzcG9uc2USHQoFYmF0Y2gYASABKAsyDi53ZWZ0LnYxLkJhdGNoEh8KBHJ1bnMYAiADKAsyES53ZWZ0LnYxLkJhdGNoUnVuEhcKD25leHRfcGFnZV90b2tlbhgDIAEoCSIyChJDYW5jZWxCYXRjaFJlcXVlc3QSHAoIYmF0Y2hfaWQYASABKAlCCrpIB3IFEAEYgAEiNAoTQ2FuY2VsQmF0Y2hSZXNwb25zZRIdCgViYXRjaBgBIAEoCzIOLndlZnQudjEuQmF0Y2giTwoSTGlzdEJhdGNoZXNSZXF1ZXN0EhsKCXBhZ2Vfc2l6ZRgBIAEoDUIIukgFKgMY6AcSHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYgAgiTwoTTGlzdEJhdGNoZXNSZXNwb25zZRIfCgdiYXRjaGVzGAEgAygLMg4ud2VmdC52MS5CYXRjaBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkikwMKBUJhdGNoEhAKCGJhdGNoX2lkGAEgASgJEioKCW9wZXJhdGlvbhgCIAEoDjIXLndlZnQudjEuQmF0Y2hPcGVyYXRpb24SIgoFc3RhdGUYAyABKA4yEy53ZWZ0LnYxLkJhdGNoU3RhdGUSDQoFcXVlcnkYBCABKAkSDAoEcmF0ZRgFIAEoARINCgV0b3RhbBgGIAEoDRIMCgRkb25lGAcgASgNEhEKCXN1Y2NlZWRlZBgIIAEoDRIOCgZmYWlsZWQYCSABKA0SDwoHc2tpcHBlZBgKIAEoDRIRCglmcm9tX3N0ZXAYCyABKAkSEQoJYWN0aW9uX2lkGAwgASgJEhMKC3NpZ25hbF9uYW1lGA0gASgJEhIKCmNyZWF0ZWRfYnkYDiABKAkSLgoKY3JlYXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBW93bmVyGBEgASgJIowBCghCYXRjaFJ1bhIOCgZydW5faWQYASABKAkSKQoHb3V0Y29tZRgCIAEoDjIYLndlZnQudjEuQmF0Y2hSdW5PdXRjb21lEgwKBGNvZGUYAyABKAkSDwoHbWVzc2FnZRgEIAEoCRImCgJhdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqngIKCVJ1blN0YXR1cxIaChZSVU5fU1RBVFVTX1VOU1BFQ0lGSUVEEAASFgoSUlVOX1NUQVRVU19QRU5ESU5HEAESFwoTUlVOX1NUQVRVU19BUFBST1ZFRBACEhUKEVJVTl9TVEFUVVNfUVVFVUVEEAMSFgoSUlVOX1NUQVRVU19SVU5OSU5HEAQSFgoSUlVOX1NUQVRVU19CTE9DS0VEEAUSFQoRUlVOX1NUQVRVU19QQVVTRUQQBhIbChdSVU5fU1RBVFVTX0NPTVBFTlNBVElORxAHEhgKFFJVTl9TVEFUVVNfQ09NUExFVEVEEAgSFQoRUlVOX1NUQVRVU19GQUlMRUQQCRIYChRSVU5fU1RBVFVTX0NBTkNFTExFRBAKKkkKDFJ1blN1YnN0YXR1cxIdChlSVU5fU1VCU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWUlVOX1NVQlNUQVRVU19EUkFJTklORxABKrACCgpTdGVwU3RhdHVzEhsKF1NURVBfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTU1RFUF9TVEFUVVNfUEVORElORxABEhkKFVNURVBfU1RBVFVTX1NDSEVEVUxFRBACEhcKE1NURVBfU1RBVFVTX1JVTk5JTkcQAxItCilTVEVQX1NUQVRVU19XQUlUSU5HX0ZPUl9NQU5VQUxfQ09NUExFVElPThAEEiIKHlNURVBfU1RBVFVTX1dBSVRJTkdfRk9SX1NJR05BTBAFEhkKFVNURVBfU1RBVFVTX1NVQ0NFRURFRBAGEhYKElNURVBfU1RBVFVTX0ZBSUxFRBAHEhcKE1NURVBfU1RBVFVTX1NLSVBQRUQQCBIZChVTVEVQX1NUQVRVU19DQU5DRUxMRUQQCSqDAQoTQ29tcGVuc2F0aW9uT3V0Y29tZRIkCiBDT01QRU5TQVRJT05fT1VUQ09NRV9VTlNQRUNJRklFRBAAEiQKIENPTVBFTlNBVElPTl9PVVRDT01FX1JPTExFRF9CQUNLEAESIAocQ09NUEVOU0FUSU9OX09VVENPTUVfUEFSVElBTBACKr4BChJDb21wZW5zYXRpb25TdGF0dXMSIwofQ09NUEVOU0FUSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEh8KG0NPTVBFTlNBVElPTl9TVEFUVVNfUEVORElORxABEh8KG0NPTVBFTlNBVElPTl9TVEFUVVNfUlVOTklORxACEiEKHUNPTVBFTlNBVElPTl9TVEFUVVNfU1VDQ0VFREVEEAMSHgoaQ09NUEVOU0FUSU9OX1NUQVRVU19GQUlMRUQQBCrKAQoOQXR0ZW1wdE91dGNvbWUSHwobQVRURU1QVF9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHQoZQVRURU1QVF9PVVRDT01FX1NVQ0NFRURFRBABEhoKFkFUVEVNUFRfT1VUQ09NRV9GQUlMRUQQAhIdChlBVFRFTVBUX09VVENPTUVfVElNRURfT1VUEAMSHQoZQVRURU1QVF9PVVRDT01FX0NBTkNFTExFRBAEEh4KGkFUVEVNUFRfT1VUQ09NRV9SRUNPTkNJTEVEEAUq/AEKDkJhdGNoT3BlcmF0aW9uEh8KG0JBVENIX09QRVJBVElPTl9VTlNQRUNJRklFRBAAEhoKFkJBVENIX09QRVJBVElPTl9DQU5DRUwQARIZChVCQVRDSF9PUEVSQVRJT05fUEFVU0UQAhIaChZCQVRDSF9PUEVSQVRJT05fUkVTVU1FEAMSHgoaQkFUQ0hfT1BFUkFUSU9OX1JFUlVOX0ZST00QBBIeChpCQVRDSF9PUEVSQVRJT05fUkVUUllfU1RFUBAFEhoKFkJBVENIX09QRVJBVElPTl9TSUdOQUwQBhIaChZCQVRDSF9PUEVSQVRJT05fREVMRVRFEAcqeAoKQmF0Y2hTdGF0ZRIbChdCQVRDSF9TVEFURV9VTlNQRUNJRklFRBAAEhcKE0JBVENIX1NUQVRFX1JVTk5JTkcQARIZChVCQVRDSF9TVEFURV9DT01QTEVURUQQAhIZChVCQVRDSF9TVEFURV9DQU5DRUxMRUQQAyqSAQoPQmF0Y2hSdW5PdXRjb21lEiEKHUJBVENIX1JVTl9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHwobQkFUQ0hfUlVOX09VVENPTUVfU1VDQ0VFREVEEAESHAoYQkFUQ0hfUlVOX09VVENPTUVfRkFJTEVEEAISHQoZQkFUQ0hfUlVOX09VVENPTUVfU0tJUFBFRBADMrYJCgpSdW5TZXJ2aWNlEkIKCVN1Ym1pdFJ1bhIZLndlZnQudjEuU3VibWl0UnVuUmVxdWVzdBoaLndlZnQudjEuU3VibWl0UnVuUmVzcG9uc2USPwoIU3RhcnRSdW4SGC53ZWZ0LnYxLlN0YXJ0UnVuUmVxdWVzdBoZLndlZnQudjEuU3RhcnRSdW5SZXNwb25zZRJFCgpBcHByb3ZlUnVuEhoud2VmdC52MS5BcHByb3ZlUnVuUmVxdWVzdBobLndlZnQudjEuQXBwcm92ZVJ1blJlc3BvbnNlEj4KBkdldFJ1bhIWLndlZnQudjEuR2V0UnVuUmVxdWVzdBoXLndlZnQudjEuR2V0UnVuUmVzcG9uc2UiA5ACARJECghBd2FpdFJ1bhIYLndlZnQudjEuQXdhaXRSdW5SZXF1ZXN0Ghkud2VmdC52MS5Bd2FpdFJ1blJlc3BvbnNlIgOQAgESRAoITGlzdFJ1bnMSGC53ZWZ0LnYxLkxpc3RSdW5zUmVxdWVzdBoZLndlZnQudjEuTGlzdFJ1bnNSZXNwb25zZSIDkAIBEkIKCUNhbmNlbFJ1bhIZLndlZnQudjEuQ2FuY2VsUnVuUmVxdWVzdBoaLndlZnQudjEuQ2FuY2VsUnVuUmVzcG9uc2USPwoIUGF1c2VSdW4SGC53ZWZ0LnYxLlBhdXNlUnVuUmVxdWVzdBoZLndlZnQudjEuUGF1c2VSdW5SZXNwb25zZRJCCglSZXN1bWVSdW4SGS53ZWZ0LnYxLlJlc3VtZVJ1blJlcXVlc3QaGi53ZWZ0LnYxLlJlc3VtZVJ1blJlc3BvbnNlEkIKCVJldHJ5U3RlcBIZLndlZnQudjEuUmV0cnlTdGVwUmVxdWVzdBoaLndlZnQudjEuUmV0cnlTdGVwUmVzcG9uc2USPwoIU2tpcFN0ZXASGC53ZWZ0LnYxLlNraXBTdGVwUmVxdWVzdBoZLndlZnQudjEuU2tpcFN0ZXBSZXNwb25zZRI/CghSZXJ1blJ1bhIYLndlZnQudjEuUmVydW5SdW5SZXF1ZXN0Ghkud2VmdC52MS5SZXJ1blJ1blJlc3BvbnNlEkUKClN0YXJ0QmF0Y2gSGi53ZWZ0LnYxLlN0YXJ0QmF0Y2hSZXF1ZXN0Ghsud2VmdC52MS5TdGFydEJhdGNoUmVzcG9uc2USUwoNRGVzY3JpYmVCYXRjaBIdLndlZnQudjEuRGVzY3JpYmVCYXRjaFJlcXVlc3QaHi53ZWZ0LnYxLkRlc2NyaWJlQmF0Y2hSZXNwb25zZSIDkAIBEk0KC0NhbmNlbEJhdGNoEhsud2VmdC52MS5DYW5jZWxCYXRjaFJlcXVlc3QaHC53ZWZ0LnYxLkNhbmNlbEJhdGNoUmVzcG9uc2UiA5ACAhJNCgtMaXN0QmF0Y2hlcxIbLndlZnQudjEuTGlzdEJhdGNoZXNSZXF1ZXN0Ghwud2VmdC52MS5MaXN0QmF0Y2hlc1Jlc3BvbnNlIgOQAgESRwoJRGVsZXRlUnVuEhkud2VmdC52MS5EZWxldGVSdW5SZXF1ZXN0Ghoud2VmdC52MS5EZWxldGVSdW5SZXNwb25zZSIDkAICQi1aK2dpdGh1Yi5jb20vd2VmdC1kZXYvd2VmdC9nZW4vd2VmdC92MTt3ZWZ0djFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common, file_weft_v1_definition, file_weft_v1_signal]);
 
 /**
  * Run is a run's snapshot: an immutable projection of its event log up to last_event_seq.
@@ -1432,6 +1432,477 @@ export const DeleteRunResponseSchema: GenMessage<DeleteRunResponse> = /*@__PURE_
   messageDesc(file_weft_v1_run, 31);
 
 /**
+ * StartBatchRequest starts a batch.
+ *
+ * @generated from message weft.v1.StartBatchRequest
+ */
+export type StartBatchRequest = Message<"weft.v1.StartBatchRequest"> & {
+  /**
+   * The batch's id, chosen by the caller: the same id again answers the
+   * original batch.
+   *
+   * @generated from field: string batch_id = 1;
+   */
+  batchId: string;
+
+  /**
+   * The runs, by id (at most 10000, no duplicates).
+   *
+   * @generated from field: repeated string run_ids = 2;
+   */
+  runIds: string[];
+
+  /**
+   * The runs, by a query of the run query language (docs/semantics.md#batches):
+   * exactly one of query and run_ids.
+   *
+   * @generated from field: string query = 3;
+   */
+  query: string;
+
+  /**
+   * What to do to each run.
+   *
+   * @generated from field: weft.v1.BatchOperation operation = 4;
+   */
+  operation: BatchOperation;
+
+  /**
+   * At most this many runs per second (default 10, at most 1000).
+   *
+   * @generated from field: double rate = 5;
+   */
+  rate: number;
+
+  /**
+   * For RERUN_FROM: the step to rerun from.
+   *
+   * @generated from field: string from_step = 6;
+   */
+  fromStep: string;
+
+  /**
+   * For RETRY_STEP: the step to retry.
+   *
+   * @generated from field: string action_id = 7;
+   */
+  actionId: string;
+
+  /**
+   * For SIGNAL: the signal's name.
+   *
+   * @generated from field: string signal_name = 8;
+   */
+  signalName: string;
+
+  /**
+   * For SIGNAL: the payload.
+   *
+   * @generated from field: google.protobuf.Value payload = 9;
+   */
+  payload?: Value | undefined;
+
+  /**
+   * Why, recorded with each run's control signal.
+   *
+   * @generated from field: string reason = 10;
+   */
+  reason: string;
+
+  /**
+   * For CANCEL: compensate the succeeded steps first.
+   *
+   * @generated from field: bool compensate = 11;
+   */
+  compensate: boolean;
+};
+
+/**
+ * Describes the message weft.v1.StartBatchRequest.
+ * Use `create(StartBatchRequestSchema)` to create a new message.
+ */
+export const StartBatchRequestSchema: GenMessage<StartBatchRequest> = /*@__PURE__*/
+  messageDesc(file_weft_v1_run, 32);
+
+/**
+ * StartBatchResponse answers the batch as stored.
+ *
+ * @generated from message weft.v1.StartBatchResponse
+ */
+export type StartBatchResponse = Message<"weft.v1.StartBatchResponse"> & {
+  /**
+   * The batch.
+   *
+   * @generated from field: weft.v1.Batch batch = 1;
+   */
+  batch?: Batch | undefined;
+
+  /**
+   * The batch_id was started before: this is that batch.
+   *
+   * @generated from field: bool existing = 2;
+   */
+  existing: boolean;
+};
+
+/**
+ * Describes the message weft.v1.StartBatchResponse.
+ * Use `create(StartBatchResponseSchema)` to create a new message.
+ */
+export const StartBatchResponseSchema: GenMessage<StartBatchResponse> = /*@__PURE__*/
+  messageDesc(file_weft_v1_run, 33);
+
+/**
+ * DescribeBatchRequest reads a batch.
+ *
+ * @generated from message weft.v1.DescribeBatchRequest
+ */
+export type DescribeBatchRequest = Message<"weft.v1.DescribeBatchRequest"> & {
+  /**
+   * The batch.
+   *
+   * @generated from field: string batch_id = 1;
+   */
+  batchId: string;
+
+  /**
+   * At most this many run outcomes (default 100, at most 1000).
+   *
+   * @generated from field: uint32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * The next_page_token of the previous page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message weft.v1.DescribeBatchRequest.
+ * Use `create(DescribeBatchRequestSchema)` to create a new message.
+ */
+export const DescribeBatchRequestSchema: GenMessage<DescribeBatchRequest> = /*@__PURE__*/
+  messageDesc(file_weft_v1_run, 34);
+
+/**
+ * DescribeBatchResponse is the batch and a page of its runs.
+ *
+ * @generated from message weft.v1.DescribeBatchResponse
+ */
+export type DescribeBatchResponse = Message<"weft.v1.DescribeBatchResponse"> & {
+  /**
+   * The batch.
+   *
+   * @generated from field: weft.v1.Batch batch = 1;
+   */
+  batch?: Batch | undefined;
+
+  /**
+   * Its runs in selection order, with their outcomes.
+   *
+   * @generated from field: repeated weft.v1.BatchRun runs = 2;
+   */
+  runs: BatchRun[];
+
+  /**
+   * Pass to get the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 3;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message weft.v1.DescribeBatchResponse.
+ * Use `create(DescribeBatchResponseSchema)` to create a new message.
+ */
+export const DescribeBatchResponseSchema: GenMessage<DescribeBatchResponse> = /*@__PURE__*/
+  messageDesc(file_weft_v1_run, 35);
+
+/**
+ * CancelBatchRequest stops a batch.
+ *
+ * @generated from message weft.v1.CancelBatchRequest
+ */
+export type CancelBatchRequest = Message<"weft.v1.CancelBatchRequest"> & {
+  /**
+   * The batch.
+   *
+   * @generated from field: string batch_id = 1;
+   */
+  batchId: string;
+};
+
+/**
+ * Describes the message weft.v1.CancelBatchRequest.
+ * Use `create(CancelBatchRequestSchema)` to create a new message.
+ */
+export const CancelBatchRequestSchema: GenMessage<CancelBatchRequest> = /*@__PURE__*/
+  messageDesc(file_weft_v1_run, 36);
+
+/**
+ * CancelBatchResponse answers the batch after it.
+ *
+ * @generated from message weft.v1.CancelBatchResponse
+ */
+export type CancelBatchResponse = Message<"weft.v1.CancelBatchResponse"> & {
+  /**
+   * The batch.
+   *
+   * @generated from field: weft.v1.Batch batch = 1;
+   */
+  batch?: Batch | undefined;
+};
+
+/**
+ * Describes the message weft.v1.CancelBatchResponse.
+ * Use `create(CancelBatchResponseSchema)` to create a new message.
+ */
+export const CancelBatchResponseSchema: GenMessage<CancelBatchResponse> = /*@__PURE__*/
+  messageDesc(file_weft_v1_run, 37);
+
+/**
+ * ListBatchesRequest pages through batches.
+ *
+ * @generated from message weft.v1.ListBatchesRequest
+ */
+export type ListBatchesRequest = Message<"weft.v1.ListBatchesRequest"> & {
+  /**
+   * At most this many (default 50, at most 1000).
+   *
+   * @generated from field: uint32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * The next_page_token of the previous page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message weft.v1.ListBatchesRequest.
+ * Use `create(ListBatchesRequestSchema)` to create a new message.
+ */
+export const ListBatchesRequestSchema: GenMessage<ListBatchesRequest> = /*@__PURE__*/
+  messageDesc(file_weft_v1_run, 38);
+
+/**
+ * ListBatchesResponse is one page of batches.
+ *
+ * @generated from message weft.v1.ListBatchesResponse
+ */
+export type ListBatchesResponse = Message<"weft.v1.ListBatchesResponse"> & {
+  /**
+   * The batches, by id.
+   *
+   * @generated from field: repeated weft.v1.Batch batches = 1;
+   */
+  batches: Batch[];
+
+  /**
+   * Pass to get the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message weft.v1.ListBatchesResponse.
+ * Use `create(ListBatchesResponseSchema)` to create a new message.
+ */
+export const ListBatchesResponseSchema: GenMessage<ListBatchesResponse> = /*@__PURE__*/
+  messageDesc(file_weft_v1_run, 39);
+
+/**
+ * Batch is a batch operation and its progress.
+ *
+ * @generated from message weft.v1.Batch
+ */
+export type Batch = Message<"weft.v1.Batch"> & {
+  /**
+   * Its id.
+   *
+   * @generated from field: string batch_id = 1;
+   */
+  batchId: string;
+
+  /**
+   * What it does.
+   *
+   * @generated from field: weft.v1.BatchOperation operation = 2;
+   */
+  operation: BatchOperation;
+
+  /**
+   * Where it is.
+   *
+   * @generated from field: weft.v1.BatchState state = 3;
+   */
+  state: BatchState;
+
+  /**
+   * The query it selected its runs with, if any.
+   *
+   * @generated from field: string query = 4;
+   */
+  query: string;
+
+  /**
+   * Runs per second at most.
+   *
+   * @generated from field: double rate = 5;
+   */
+  rate: number;
+
+  /**
+   * How many runs it selected.
+   *
+   * @generated from field: uint32 total = 6;
+   */
+  total: number;
+
+  /**
+   * How many were acted on so far (succeeded + failed).
+   *
+   * @generated from field: uint32 done = 7;
+   */
+  done: number;
+
+  /**
+   * Of those, accepted.
+   *
+   * @generated from field: uint32 succeeded = 8;
+   */
+  succeeded: number;
+
+  /**
+   * Of those, refused.
+   *
+   * @generated from field: uint32 failed = 9;
+   */
+  failed: number;
+
+  /**
+   * Left alone because the batch was cancelled.
+   *
+   * @generated from field: uint32 skipped = 10;
+   */
+  skipped: number;
+
+  /**
+   * For RERUN_FROM: the step.
+   *
+   * @generated from field: string from_step = 11;
+   */
+  fromStep: string;
+
+  /**
+   * For RETRY_STEP: the step.
+   *
+   * @generated from field: string action_id = 12;
+   */
+  actionId: string;
+
+  /**
+   * For SIGNAL: the signal's name.
+   *
+   * @generated from field: string signal_name = 13;
+   */
+  signalName: string;
+
+  /**
+   * Who started it.
+   *
+   * @generated from field: string created_by = 14;
+   */
+  createdBy: string;
+
+  /**
+   * When.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 15;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * When it completed or was cancelled.
+   *
+   * @generated from field: google.protobuf.Timestamp ended_at = 16;
+   */
+  endedAt?: Timestamp | undefined;
+
+  /**
+   * The weftd process driving it, while it runs (docs/semantics.md#batches).
+   *
+   * @generated from field: string owner = 17;
+   */
+  owner: string;
+};
+
+/**
+ * Describes the message weft.v1.Batch.
+ * Use `create(BatchSchema)` to create a new message.
+ */
+export const BatchSchema: GenMessage<Batch> = /*@__PURE__*/
+  messageDesc(file_weft_v1_run, 40);
+
+/**
+ * BatchRun is one of a batch's runs and how the operation went on it.
+ *
+ * @generated from message weft.v1.BatchRun
+ */
+export type BatchRun = Message<"weft.v1.BatchRun"> & {
+  /**
+   * The run.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * How it went.
+   *
+   * @generated from field: weft.v1.BatchRunOutcome outcome = 2;
+   */
+  outcome: BatchRunOutcome;
+
+  /**
+   * For FAILED: the fault code (FaultCode's name without its prefix, lower case).
+   *
+   * @generated from field: string code = 3;
+   */
+  code: string;
+
+  /**
+   * For FAILED: why, without any payload.
+   *
+   * @generated from field: string message = 4;
+   */
+  message: string;
+
+  /**
+   * When it was acted on.
+   *
+   * @generated from field: google.protobuf.Timestamp at = 5;
+   */
+  at?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message weft.v1.BatchRun.
+ * Use `create(BatchRunSchema)` to create a new message.
+ */
+export const BatchRunSchema: GenMessage<BatchRun> = /*@__PURE__*/
+  messageDesc(file_weft_v1_run, 41);
+
+/**
  * RunStatus is the canonical run status (docs/semantics.md#run-status maps
  * every document's names onto it).
  *
@@ -1770,6 +2241,157 @@ export const AttemptOutcomeSchema: GenEnum<AttemptOutcome> = /*@__PURE__*/
   enumDesc(file_weft_v1_run, 5);
 
 /**
+ * BatchOperation is what a batch does to each of its runs (docs/semantics.md#batches).
+ *
+ * @generated from enum weft.v1.BatchOperation
+ */
+export enum BatchOperation {
+  /**
+   * Never sent.
+   *
+   * @generated from enum value: BATCH_OPERATION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * CancelRun.
+   *
+   * @generated from enum value: BATCH_OPERATION_CANCEL = 1;
+   */
+  CANCEL = 1,
+
+  /**
+   * PauseRun.
+   *
+   * @generated from enum value: BATCH_OPERATION_PAUSE = 2;
+   */
+  PAUSE = 2,
+
+  /**
+   * ResumeRun.
+   *
+   * @generated from enum value: BATCH_OPERATION_RESUME = 3;
+   */
+  RESUME = 3,
+
+  /**
+   * RerunRun from from_step.
+   *
+   * @generated from enum value: BATCH_OPERATION_RERUN_FROM = 4;
+   */
+  RERUN_FROM = 4,
+
+  /**
+   * RetryStep of action_id.
+   *
+   * @generated from enum value: BATCH_OPERATION_RETRY_STEP = 5;
+   */
+  RETRY_STEP = 5,
+
+  /**
+   * SignalRun with signal_name and payload.
+   *
+   * @generated from enum value: BATCH_OPERATION_SIGNAL = 6;
+   */
+  SIGNAL = 6,
+
+  /**
+   * DeleteRun.
+   *
+   * @generated from enum value: BATCH_OPERATION_DELETE = 7;
+   */
+  DELETE = 7,
+}
+
+/**
+ * Describes the enum weft.v1.BatchOperation.
+ */
+export const BatchOperationSchema: GenEnum<BatchOperation> = /*@__PURE__*/
+  enumDesc(file_weft_v1_run, 6);
+
+/**
+ * BatchState is where a batch is.
+ *
+ * @generated from enum weft.v1.BatchState
+ */
+export enum BatchState {
+  /**
+   * Never stored.
+   *
+   * @generated from enum value: BATCH_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Acting on its runs.
+   *
+   * @generated from enum value: BATCH_STATE_RUNNING = 1;
+   */
+  RUNNING = 1,
+
+  /**
+   * Every run was acted on.
+   *
+   * @generated from enum value: BATCH_STATE_COMPLETED = 2;
+   */
+  COMPLETED = 2,
+
+  /**
+   * Stopped by CancelBatch.
+   *
+   * @generated from enum value: BATCH_STATE_CANCELLED = 3;
+   */
+  CANCELLED = 3,
+}
+
+/**
+ * Describes the enum weft.v1.BatchState.
+ */
+export const BatchStateSchema: GenEnum<BatchState> = /*@__PURE__*/
+  enumDesc(file_weft_v1_run, 7);
+
+/**
+ * BatchRunOutcome is how a batch's operation went on one run.
+ *
+ * @generated from enum weft.v1.BatchRunOutcome
+ */
+export enum BatchRunOutcome {
+  /**
+   * Not acted on yet.
+   *
+   * @generated from enum value: BATCH_RUN_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The operation was accepted (a retry after a crash answers the same acceptance).
+   *
+   * @generated from enum value: BATCH_RUN_OUTCOME_SUCCEEDED = 1;
+   */
+  SUCCEEDED = 1,
+
+  /**
+   * The operation was refused; code and message say why.
+   *
+   * @generated from enum value: BATCH_RUN_OUTCOME_FAILED = 2;
+   */
+  FAILED = 2,
+
+  /**
+   * Not acted on: the batch was cancelled first.
+   *
+   * @generated from enum value: BATCH_RUN_OUTCOME_SKIPPED = 3;
+   */
+  SKIPPED = 3,
+}
+
+/**
+ * Describes the enum weft.v1.BatchRunOutcome.
+ */
+export const BatchRunOutcomeSchema: GenEnum<BatchRunOutcome> = /*@__PURE__*/
+  enumDesc(file_weft_v1_run, 8);
+
+/**
  * RunService submits runs, reads them, and steers them.
  *
  * Every steering call (approve, cancel, pause, resume, retry step, skip step) is
@@ -1914,6 +2536,50 @@ export const RunService: GenService<{
     methodKind: "unary";
     input: typeof RerunRunRequestSchema;
     output: typeof RerunRunResponseSchema;
+  },
+  /**
+   * StartBatch starts a batch operation over runs (docs/semantics.md#batches):
+   * it is stored before it answers and runs durably in the background, at
+   * most rate runs per second, resumed where it was by any weftd after a
+   * crash or failover. The same batch_id again answers the original batch,
+   * never a conflict.
+   *
+   * @generated from rpc weft.v1.RunService.StartBatch
+   */
+  startBatch: {
+    methodKind: "unary";
+    input: typeof StartBatchRequestSchema;
+    output: typeof StartBatchResponseSchema;
+  },
+  /**
+   * DescribeBatch answers a batch's progress and a page of its runs' outcomes.
+   *
+   * @generated from rpc weft.v1.RunService.DescribeBatch
+   */
+  describeBatch: {
+    methodKind: "unary";
+    input: typeof DescribeBatchRequestSchema;
+    output: typeof DescribeBatchResponseSchema;
+  },
+  /**
+   * CancelBatch stops a batch: the runs not yet acted on are left alone.
+   *
+   * @generated from rpc weft.v1.RunService.CancelBatch
+   */
+  cancelBatch: {
+    methodKind: "unary";
+    input: typeof CancelBatchRequestSchema;
+    output: typeof CancelBatchResponseSchema;
+  },
+  /**
+   * ListBatches pages through the caller's batches, by id.
+   *
+   * @generated from rpc weft.v1.RunService.ListBatches
+   */
+  listBatches: {
+    methodKind: "unary";
+    input: typeof ListBatchesRequestSchema;
+    output: typeof ListBatchesResponseSchema;
   },
   /**
    * DeleteRun removes a finished run (COMPLETED, FAILED or CANCELLED) and
