@@ -51,6 +51,7 @@ type Client struct {
 	workers weftv1connect.WorkerServiceClient
 	sched   weftv1connect.ScheduleServiceClient
 	audit   weftv1connect.AuditServiceClient
+	defs    weftv1connect.DefinitionServiceClient
 	retry   RetryPolicy
 	newID   func() string
 }
@@ -131,6 +132,7 @@ func New(baseURL string, opts ...Option) *Client {
 		workers: weftv1connect.NewWorkerServiceClient(cfg.httpClient, base, copts...),
 		sched:   weftv1connect.NewScheduleServiceClient(cfg.httpClient, base, copts...),
 		audit:   weftv1connect.NewAuditServiceClient(cfg.httpClient, base, copts...),
+		defs:    weftv1connect.NewDefinitionServiceClient(cfg.httpClient, base, copts...),
 		retry:   cfg.retry.withDefaults(),
 		newID:   cfg.newID,
 	}

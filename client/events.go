@@ -109,7 +109,8 @@ func awaitingCopy(req *weftv1.SubmitRunRequest) *weftv1.SubmitRunRequest {
 	if wait == 0 {
 		wait = uint32(awaitRunWait.Milliseconds())
 	}
-	return &weftv1.SubmitRunRequest{Definition: req.GetDefinition(), RunRequestId: req.GetRunRequestId(), Start: true,
+	return &weftv1.SubmitRunRequest{Definition: req.GetDefinition(), DefinitionRef: req.GetDefinitionRef(),
+		RunRequestId: req.GetRunRequestId(), Start: true,
 		ProjectId: req.GetProjectId(), EnvironmentId: req.GetEnvironmentId(), Input: req.GetInput(), AwaitMs: wait}
 }
 

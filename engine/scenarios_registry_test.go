@@ -79,6 +79,12 @@ var scenarios = map[string]func(*testing.T, *bundle){
 	"Sequential_RunsEachActionAfterThePreviousSucceeds":                                     scenarioSequential_RunsEachActionAfterThePreviousSucceeds,
 	"Poll_FindsATaskWhoseEntrySortsBeforeClaimedOnes":                                       scenarioPoll_FindsATaskWhoseEntrySortsBeforeClaimedOnes,
 	"Undelivered_AClaimWhoseCallEndedIsReadyAgainUnderTheSameAttempt":                       scenarioUndelivered_AClaimWhoseCallEndedIsReadyAgainUnderTheSameAttempt,
+	"Registry_AStoredVersionIsImmutableAndTheSameBodyAgainIsExisting":                       scenarioRegistry_AStoredVersionIsImmutableAndTheSameBodyAgainIsExisting,
+	"Registry_LatestIsTheVersionStoredLast":                                                 scenarioRegistry_LatestIsTheVersionStoredLast,
+	"Registry_ListPagesByPlanThenVersionWithinTheTenant":                                    scenarioRegistry_ListPagesByPlanThenVersionWithinTheTenant,
+	"Registry_SubmitByReferenceRunsTheStoredVersionOrTheLatest":                             scenarioRegistry_SubmitByReferenceRunsTheStoredVersionOrTheLatest,
+	"Registry_AnInvalidDefinitionNamesTheFieldAndStoresNothing":                             scenarioRegistry_AnInvalidDefinitionNamesTheFieldAndStoresNothing,
+	"Registry_ConcurrentPutsOfOneVersionStoreExactlyOneBody":                                scenarioRegistry_ConcurrentPutsOfOneVersionStoreExactlyOneBody,
 }
 
 // scenarioBackends open a fresh store of each backend for one test.

@@ -24,6 +24,9 @@ type SubmitParams struct {
 	EnvironmentID string
 	// Definition is validated (after defaults) before anything is written.
 	Definition definition.Definition
+	// Ref, when set, names a stored definition (Definitions) to run
+	// instead of Definition, which must then be empty.
+	Ref *DefinitionRef
 	// RunRequestID makes submission idempotent on the tuple of docs/semantics.md#run-request-idempotency.
 	RunRequestID string
 	// Start triggers the run right after it is persisted.
@@ -84,6 +87,9 @@ func submit(ctx context.Context, e *Engine, p SubmitParams) (res *SubmitResult, 
 		ctx, ended = submitObserved(ctx, e, &p)
 		defer func() { ended(res, err) }()
 	}
+	if err := resolveRef(ctx, e, &p); err != nil {
+		return nil, err
+	}
 	rec, body, err := newRunRecord(e, p)
 	if err != nil {
 		return nil, err
@@ -113,6 +119,24 @@ func submit(ctx context.Context, e *Engine, p SubmitParams) (res *SubmitResult, 
 	}
 	snap, err := e.GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: rec.RunID})
 	return &SubmitResult{Run: snap}, err
+}
+
+// resolveRef reads the stored definition a submission names into its
+// Definition (docs/semantics.md#definition-registry).
+func resolveRef(ctx context.Context, e *Engine, p *SubmitParams) error {
+	if p.Ref == nil {
+		return nil
+	}
+	if len(p.Definition.Actions) > 0 || p.Definition.PlanID != "" {
+		return fault.Invalid(fault.Violation("definition", "definition.one_of",
+			"give either definition or definition_ref, not both"))
+	}
+	stored, err := getDefinition(ctx, e, p.TenantID, *p.Ref)
+	if err != nil {
+		return err
+	}
+	p.Definition = stored.Definition
+	return nil
 }
 
 // newRunRecord validates the submission and builds the run's record, and

@@ -69,6 +69,10 @@ var rpcRules = map[string]rpcRule{
 	weftv1connect.ScheduleServiceBackfillScheduleProcedure: mutate(PermSchedulesWrite),
 	weftv1connect.ScheduleServiceDeleteScheduleProcedure:   mutate(PermSchedulesWrite),
 
+	weftv1connect.DefinitionServicePutDefinitionProcedure:   mutate(PermDefinitionsWrite),
+	weftv1connect.DefinitionServiceGetDefinitionProcedure:   read(PermDefinitionsRead),
+	weftv1connect.DefinitionServiceListDefinitionsProcedure: read(PermDefinitionsRead),
+
 	weftv1connect.AuditServiceListAuditEventsProcedure: read(PermAuditRead),
 
 	weftv1connect.IdentityServiceWhoAmIProcedure: read(PermIdentityRead),

@@ -14,34 +14,38 @@ type Permission uint8
 // The permissions. Their names (String) are what a PERMISSION_DENIED fault
 // names and what docs/security.md lists.
 const (
-	PermRunsRead       Permission = iota // read runs, their events and manual actions
-	PermRunsSubmit                       // submit and start runs
-	PermRunsOperate                      // pause, resume, cancel, retry, skip, signal
-	PermRunsApprove                      // approve a run that waits for approval
-	PermManualComplete                   // complete a manual step
-	PermRunsDelete                       // delete a finished run
-	PermSchedulesRead                    // read schedules
-	PermSchedulesWrite                   // create, change, fire, backfill, delete schedules
-	PermQueuesRead                       // read queues and the workers polling them
-	PermTasksWork                        // poll, complete, fail, heartbeat, verify tasks
-	PermAuditRead                        // read the audit log
-	PermIdentityRead                     // read who the server takes the caller to be (WhoAmI)
+	PermRunsRead         Permission = iota // read runs, their events and manual actions
+	PermRunsSubmit                         // submit and start runs
+	PermRunsOperate                        // pause, resume, cancel, retry, skip, signal
+	PermRunsApprove                        // approve a run that waits for approval
+	PermManualComplete                     // complete a manual step
+	PermRunsDelete                         // delete a finished run
+	PermSchedulesRead                      // read schedules
+	PermSchedulesWrite                     // create, change, fire, backfill, delete schedules
+	PermQueuesRead                         // read queues and the workers polling them
+	PermTasksWork                          // poll, complete, fail, heartbeat, verify tasks
+	PermAuditRead                          // read the audit log
+	PermIdentityRead                       // read who the server takes the caller to be (WhoAmI)
+	PermDefinitionsRead                    // read the definition registry
+	PermDefinitionsWrite                   // store new definition versions in the registry
 	permCount
 )
 
 var permissionNames = [permCount]string{
-	PermRunsRead:       "runs.read",
-	PermRunsSubmit:     "runs.submit",
-	PermRunsOperate:    "runs.operate",
-	PermRunsApprove:    "runs.approve",
-	PermManualComplete: "manual.complete",
-	PermRunsDelete:     "runs.delete",
-	PermSchedulesRead:  "schedules.read",
-	PermSchedulesWrite: "schedules.write",
-	PermQueuesRead:     "queues.read",
-	PermTasksWork:      "tasks.work",
-	PermAuditRead:      "audit.read",
-	PermIdentityRead:   "identity.read",
+	PermRunsRead:         "runs.read",
+	PermRunsSubmit:       "runs.submit",
+	PermRunsOperate:      "runs.operate",
+	PermRunsApprove:      "runs.approve",
+	PermManualComplete:   "manual.complete",
+	PermRunsDelete:       "runs.delete",
+	PermSchedulesRead:    "schedules.read",
+	PermSchedulesWrite:   "schedules.write",
+	PermQueuesRead:       "queues.read",
+	PermTasksWork:        "tasks.work",
+	PermAuditRead:        "audit.read",
+	PermIdentityRead:     "identity.read",
+	PermDefinitionsRead:  "definitions.read",
+	PermDefinitionsWrite: "definitions.write",
 }
 
 // String answers the permission's name, e.g. "runs.operate".
@@ -86,8 +90,8 @@ const (
 )
 
 var (
-	viewerPerms    = permsOf(PermRunsRead, PermSchedulesRead, PermQueuesRead, PermIdentityRead)
-	submitterPerms = viewerPerms | permsOf(PermRunsSubmit)
+	viewerPerms    = permsOf(PermRunsRead, PermSchedulesRead, PermQueuesRead, PermIdentityRead, PermDefinitionsRead)
+	submitterPerms = viewerPerms | permsOf(PermRunsSubmit, PermDefinitionsWrite)
 	operatorPerms  = submitterPerms | permsOf(PermRunsOperate)
 	approverPerms  = viewerPerms | permsOf(PermRunsApprove, PermManualComplete)
 	workerPerms    = permsOf(PermTasksWork, PermIdentityRead)

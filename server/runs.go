@@ -67,17 +67,36 @@ func (s *RunService) awaitSubmitted(ctx context.Context, who caller, res *engine
 
 // submitParamsOf converts a submission.
 func submitParamsOf(m *weftv1.SubmitRunRequest, who caller) (engine.SubmitParams, error) {
-	def, err := definitionOf(m.GetDefinition(), "definition")
-	if err != nil {
-		return engine.SubmitParams{}, err
+	p := engine.SubmitParams{TenantID: who.tenant, ProjectID: m.GetProjectId(), EnvironmentID: m.GetEnvironmentId(),
+		RunRequestID: m.GetRunRequestId(), Start: m.GetStart(), SubmittedBy: who.principal}
+	switch {
+	case m.Definition != nil && m.DefinitionRef != nil:
+		return p, definitionChoice("give either definition or definition_ref, not both")
+	case m.DefinitionRef != nil:
+		ref := definitionRefOf(m.DefinitionRef)
+		p.Ref = &ref
+	case m.Definition != nil:
+		def, err := definitionOf(m.Definition, "definition")
+		if err != nil {
+			return p, err
+		}
+		p.Definition = def
+	default:
+		return p, definitionChoice("one of definition (inline) and definition_ref (a stored one) is required")
 	}
 	input, err := jsonField(m.GetInput(), "input")
 	if err != nil {
-		return engine.SubmitParams{}, err
+		return p, err
 	}
-	return engine.SubmitParams{TenantID: who.tenant, ProjectID: m.GetProjectId(), EnvironmentID: m.GetEnvironmentId(),
-		Definition: def, RunRequestID: m.GetRunRequestId(), Start: m.GetStart(), Input: input,
-		SubmittedBy: who.principal}, nil
+	p.Input = input
+	return p, nil
+}
+
+// definitionChoice refuses a submission that gives neither or both of
+// definition and definition_ref.
+func definitionChoice(message string) error {
+	return &engine.Error{Code: engine.CodeInvalidArgument, Message: "invalid request",
+		Violations: []engine.FieldViolation{{Field: "definition", Rule: "definition.one_of", Message: message}}}
 }
 
 // StartRun triggers a PENDING or APPROVED run.

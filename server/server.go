@@ -39,6 +39,9 @@ type Config struct {
 	Workers weftv1connect.WorkerServiceHandler
 	// Schedules implements ScheduleService; nil answers unimplemented.
 	Schedules weftv1connect.ScheduleServiceHandler
+	// Definitions implements DefinitionService (the definition registry);
+	// nil answers unimplemented.
+	Definitions weftv1connect.DefinitionServiceHandler
 	// MaxRequestBytes caps a request message, compressed or not. 0: 4 MiB.
 	MaxRequestBytes int64
 	// CORSOrigins are the browser origins allowed to call the API; "*" allows
@@ -100,6 +103,9 @@ func (c Config) WithDefaults() Config {
 	if c.Schedules == nil {
 		c.Schedules = weftv1connect.UnimplementedScheduleServiceHandler{}
 	}
+	if c.Definitions == nil {
+		c.Definitions = weftv1connect.UnimplementedDefinitionServiceHandler{}
+	}
 	return c
 }
 
@@ -109,6 +115,7 @@ func (c Config) WithEngine(eng *engine.Engine) Config {
 	c.Signals = NewSignalService(eng)
 	c.Events = NewEventService(eng)
 	c.Workers = NewWorkerService(eng)
+	c.Definitions = NewDefinitionService(eng)
 	return c
 }
 
@@ -144,6 +151,7 @@ var ServiceNames = []string{
 	weftv1connect.ScheduleServiceName,
 	weftv1connect.AuditServiceName,
 	weftv1connect.IdentityServiceName,
+	weftv1connect.DefinitionServiceName,
 }
 
 // New answers the HTTP handler that serves every service, health and
@@ -199,6 +207,9 @@ func New(cfg Config) (http.Handler, error) {
 		func() (string, http.Handler) { return weftv1connect.NewEventServiceHandler(cfg.Events, opts...) },
 		func() (string, http.Handler) { return weftv1connect.NewWorkerServiceHandler(cfg.Workers, opts...) },
 		func() (string, http.Handler) { return weftv1connect.NewScheduleServiceHandler(cfg.Schedules, opts...) },
+		func() (string, http.Handler) {
+			return weftv1connect.NewDefinitionServiceHandler(cfg.Definitions, opts...)
+		},
 		func() (string, http.Handler) {
 			return weftv1connect.NewAuditServiceHandler(auditServiceFor(cfg), opts...)
 		},

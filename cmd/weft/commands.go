@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/weft-dev/weft/client"
+	"github.com/weft-dev/weft/engine/definition"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
@@ -39,7 +40,8 @@ var commands []command
 func init() {
 	commands = []command{
 		{"health", "", "report whether each weft.v1 service is serving", (*cli).health},
-		{"submit", "FILE", "submit a workflow (YAML or JSON); --start to run it", (*cli).submit},
+		{"submit", "FILE", "submit a workflow (YAML or JSON, or --plan for a stored one); --start to run it, --wait to await it", (*cli).submit},
+		{"await", "RUN", "wait for a run to end and print it; exit 0 when COMPLETED, 1 otherwise", (*cli).await},
 		{"start", "RUN", "start a PENDING or APPROVED run", (*cli).start},
 		{"approve", "RUN", "approve a run that requires approval", (*cli).approve},
 		{"get", "RUN", "show a run, what it waits for, and its steps", (*cli).get},
@@ -59,6 +61,7 @@ func init() {
 		{"queue", "NAME", "describe a queue: its pollers, backlog and oldest ready task", (*cli).queue},
 		{"schedule", "SUBCOMMAND", "create|update|list|describe|pause|resume|trigger|backfill|delete schedules", (*cli).schedule},
 		{"batch", "SUBCOMMAND", "start|describe|cancel|list batch operations over many runs", (*cli).batch},
+		{"definition", "SUBCOMMAND", "put|get|list stored definitions (the definition registry)", (*cli).definition},
 	}
 }
 
@@ -142,26 +145,38 @@ func (c *cli) health(args []string) error {
 func (c *cli) submit(args []string) error {
 	fs := c.flags("submit", true)
 	start := fs.Bool("start", false, "start the run right after it is persisted")
+	wait := fs.Bool("wait", false, "with --start: wait for the run to end and print it; exit 0 when COMPLETED, 1 otherwise")
+	plan := fs.String("plan", "", "run a stored definition of this plan (weft definition put) instead of a FILE")
+	version := fs.String("version", "", "with --plan: the stored version (default the plan's latest)")
 	requestID := fs.String("run-request-id", "", "makes the submission idempotent")
 	project := fs.String("project", "", "project (default \"default\")")
 	env := fs.String("env", "", "environment (default \"default\")")
 	input := fs.String("input", "", "the run's input, as JSON")
 	quiet := fs.Bool("quiet", false, "print only the run id")
 	fs.BoolVar(quiet, "q", false, "print only the run id")
-	pos, err := c.parse(fs, args, "FILE")
+	pos, err := c.parse(fs, args, submitArgs(args)...)
 	if err != nil {
 		return err
 	}
-	def, paths, err := loadDefinition(pos[0])
-	if err != nil {
+	if *wait && !*start {
+		return usageError("--wait needs --start: a run that is not started never ends")
+	}
+	if *version != "" && *plan == "" {
+		return usageError("--version needs --plan")
+	}
+	req := &weftv1.SubmitRunRequest{RunRequestId: *requestID, ProjectId: *project, EnvironmentId: *env}
+	var paths *definition.PathMap
+	if *plan != "" {
+		req.DefinitionRef = &weftv1.DefinitionRef{PlanId: *plan, PlanVersion: *version}
+	} else if req.Definition, paths, err = loadDefinition(pos[0]); err != nil {
 		return err
 	}
 	// A run that requires approval is persisted, then refused a start: it is
 	// submitted without one and started apart, so that its id is printed
-	// whatever the start answers.
-	startApart := *start && def.GetRequiresApproval()
-	req := &weftv1.SubmitRunRequest{Definition: def, Start: *start && !startApart, RunRequestId: *requestID,
-		ProjectId: *project, EnvironmentId: *env}
+	// whatever the start answers. A stored definition's need is known only
+	// once the run is: it is started apart too.
+	startApart := *start && (req.Definition.GetRequiresApproval() || *plan != "")
+	req.Start = *start && !startApart
 	if req.Input, err = jsonFlag("--input", *input); err != nil {
 		return err
 	}
@@ -172,18 +187,29 @@ func (c *cli) submit(args []string) error {
 	if err != nil {
 		return inYAML(err, paths)
 	}
-	var startErr error
 	if startApart && startable(res.GetRun()) {
-		if run, err := cl.StartRun(ctx, res.GetRun().GetRunId()); err != nil {
-			startErr = notStarted(res.GetRun(), err)
-		} else {
-			res.Run = run
+		run, err := cl.StartRun(ctx, res.GetRun().GetRunId())
+		if err != nil {
+			_ = c.printSubmitted(res, *quiet)
+			return notStarted(res.GetRun(), err)
+		}
+		res.Run = run
+	}
+	if *wait {
+		return c.awaitAndPrint(res.GetRun().GetRunId(), *quiet)
+	}
+	return c.printSubmitted(res, *quiet)
+}
+
+// submitArgs names submit's positional arguments: none with --plan, else
+// the workflow FILE.
+func submitArgs(args []string) []string {
+	for _, a := range args {
+		if a == "--plan" || a == "-plan" || strings.HasPrefix(a, "--plan=") || strings.HasPrefix(a, "-plan=") {
+			return nil
 		}
 	}
-	if err := c.printSubmitted(res, *quiet); err != nil {
-		return err
-	}
-	return startErr
+	return []string{"FILE"}
 }
 
 // startable reports whether StartRun may start the run.

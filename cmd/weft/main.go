@@ -54,7 +54,7 @@ func main() {
 }
 
 // services are the services `weft health` checks.
-var services = []string{"weft.v1.RunService", "weft.v1.SignalService", "weft.v1.EventService", "weft.v1.WorkerService", "weft.v1.ScheduleService"}
+var services = []string{"weft.v1.RunService", "weft.v1.SignalService", "weft.v1.EventService", "weft.v1.WorkerService", "weft.v1.ScheduleService", "weft.v1.DefinitionService"}
 
 // run executes one command and answers the exit code: 0 success (help
 // asked for included), 1 an API, connection or input-file error, 2 a usage

@@ -33,34 +33,39 @@ func init() {
 }
 
 // schedule dispatches weft schedule SUBCOMMAND.
-// Its help and usage lines name the subcommand (c.cmd becomes "schedule
-// create", …).
 func (c *cli) schedule(args []string) error {
+	return c.dispatch("schedule", scheduleCommands, args)
+}
+
+// dispatch runs weft NAME SUBCOMMAND, one of subs. Its help and usage lines
+// name the subcommand (c.cmd becomes "schedule create", …).
+func (c *cli) dispatch(name string, subs []command, args []string) error {
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help") {
-		printScheduleUsage(c.stdout)
+		printSubcommands(c.stdout, name, subs)
 		return nil
 	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		printScheduleUsage(c.stderr)
-		return usageError("weft schedule needs a subcommand")
+		printSubcommands(c.stderr, name, subs)
+		return usageError("weft %s needs a subcommand", name)
 	}
-	for _, sc := range scheduleCommands {
+	for _, sc := range subs {
 		if sc.name == args[0] {
-			c.cmd = &command{name: "schedule " + sc.name, args: sc.args, summary: sc.summary, run: sc.run}
+			c.cmd = &command{name: name + " " + sc.name, args: sc.args, summary: sc.summary, run: sc.run}
 			return sc.run(c, args[1:])
 		}
 	}
-	printScheduleUsage(c.stderr)
-	return usageError("unknown schedule subcommand %q", args[0])
+	printSubcommands(c.stderr, name, subs)
+	return usageError("unknown %s subcommand %q", name, args[0])
 }
 
-func printScheduleUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: weft schedule SUBCOMMAND [arguments] [flags]")
+// printSubcommands prints weft NAME's usage: its subcommands.
+func printSubcommands(w io.Writer, name string, subs []command) {
+	fmt.Fprintf(w, "usage: weft %s SUBCOMMAND [arguments] [flags]\n", name)
 	fmt.Fprintln(w, "\nsubcommands:")
-	for _, sc := range scheduleCommands {
+	for _, sc := range subs {
 		fmt.Fprintf(w, "  %-9s %-9s %s\n", sc.name, sc.args, sc.summary)
 	}
-	fmt.Fprintln(w, "\nweft schedule SUBCOMMAND --help shows a subcommand's flags.")
+	fmt.Fprintf(w, "\nweft %s SUBCOMMAND --help shows a subcommand's flags.\n", name)
 }
 
 // overlapPolicies are the --overlap values.

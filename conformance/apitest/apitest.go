@@ -134,6 +134,9 @@ func Exercise(t *testing.T, baseURL string) {
 	t.Run("Queues_ListPollersInFlightBacklogAndOldestReadyOnEveryProtocol", func(t *testing.T) {
 		testQueuesListPollers(t, baseURL)
 	})
+	t.Run("Registry_PutGetListAndSubmitByReferenceOnEveryProtocol", func(t *testing.T) {
+		testRegistry(t, baseURL)
+	})
 	exerciseJSONRPC(t, baseURL)
 }
 

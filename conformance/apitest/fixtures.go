@@ -21,16 +21,19 @@ type Clients struct {
 	Signals weftv1connect.SignalServiceClient
 	Events  weftv1connect.EventServiceClient
 	Workers weftv1connect.WorkerServiceClient
+	// Definitions is the definition registry.
+	Definitions weftv1connect.DefinitionServiceClient
 }
 
 // NewClients answers clients of the server at baseURL speaking p.
 func NewClients(baseURL string, p Protocol) Clients {
 	hc := HTTPClient()
 	return Clients{
-		Runs:    weftv1connect.NewRunServiceClient(hc, baseURL, p.Options...),
-		Signals: weftv1connect.NewSignalServiceClient(hc, baseURL, p.Options...),
-		Events:  weftv1connect.NewEventServiceClient(hc, baseURL, p.Options...),
-		Workers: weftv1connect.NewWorkerServiceClient(hc, baseURL, p.Options...),
+		Runs:        weftv1connect.NewRunServiceClient(hc, baseURL, p.Options...),
+		Signals:     weftv1connect.NewSignalServiceClient(hc, baseURL, p.Options...),
+		Events:      weftv1connect.NewEventServiceClient(hc, baseURL, p.Options...),
+		Workers:     weftv1connect.NewWorkerServiceClient(hc, baseURL, p.Options...),
+		Definitions: weftv1connect.NewDefinitionServiceClient(hc, baseURL, p.Options...),
 	}
 }
 

@@ -124,6 +124,12 @@ var (
 	// BatchActive indexes the batches still running.
 	BatchActive = prefix("bta", "batch", "nothing: a running batch, so that every weftd finds the batches to drive",
 		"by tenant, batch")
+	// Definition holds the definition registry's stored versions.
+	Definition = prefix("def", "engine/internal/record", "a stored definition version: the definition (defaults applied), its plan SHA-256, who stored it and when",
+		"by tenant, plan, version")
+	// DefinitionHead holds each plan's latest version.
+	DefinitionHead = prefix("defh", "engine/internal/record", "a plan's latest stored version and how many it has",
+		"by tenant, plan")
 	// Audit holds the audit log's records.
 	Audit = prefix("aud", "audit", "an audit record of one call (who, what, on which target, the outcome; never a payload)",
 		"by tenant, then newest first (the time inverted, fixed-width hex), then the record id")
@@ -132,4 +138,4 @@ var (
 // All lists every prefix, in the order docs/persisted-format.md lists them.
 var All = []Prefix{Run, RunRequest, RunIndex, RunStatus, PendingTrigger, Ready, Task, Timer,
 	SignalPayload, SignalRecord, SignalExpiry, Recon, Outbox, OutboxRetry, DeadLetter,
-	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Batch, BatchRun, BatchActive, Audit}
+	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Batch, BatchRun, BatchActive, Definition, DefinitionHead, Audit}

@@ -35,8 +35,36 @@ them to a real weftd). Every key is optional unless a rule says otherwise; a wor
 least one step. A key the shape does not have is refused with its path and, when one is close
 (or it is the API's name of a key, such as ` + "`retry`" + ` for ` + "`retryPolicy`" + `), the key it was probably
 meant to be. Durations are Go durations (` + "`500ms`, `5m`, `1h30m`" + `). docs/semantics.md#yaml-definitions
-maps the shape onto the API's fields and states the rules.
+maps the shape onto the API's fields and states the rules. A definition can also be stored in
+weftd and run by its plan id and version ([the registry](#the-registry)).
 
+`
+
+// registry is the page's last section: where a definition can be kept
+// instead of in a file (docs/semantics.md#definition-registry).
+const registry = `
+<a id="the-registry"></a>
+## The registry
+
+A definition can be stored in weftd instead of being sent with each run: ` + "`weft definition put FILE`" + `
+stores the file under its plan id and version (` + "`metadata.name`, `metadata.version`" + `), with every
+default applied. A stored version never changes: putting the same file again is a success
+(` + "`already stored`" + `), and a different definition under a stored version is refused, naming the plan
+and the version — store it under a new version. The version stored last is the plan's latest.
+
+` + "```sh" + `
+weft definition put examples/workflow.yaml            # stored plan order-fulfilment version 1 (latest)
+weft definition list                                  # every plan's versions; --plan P for one
+weft definition get order-fulfilment                  # the latest; --version V for another
+RUN=$(weft submit --plan order-fulfilment --start -q)  # a run of the latest
+weft submit --plan order-fulfilment --version 1 --start
+weft await $RUN                                       # waits for it to end: exit 0 when COMPLETED, 1 otherwise
+` + "```" + `
+
+Over the API these are ` + "`DefinitionService`" + `'s ` + "`PutDefinition`, `GetDefinition` and `ListDefinitions`" + `,
+and a submission names a stored definition with ` + "`SubmitRunRequest.definition_ref`" + ` (` + "`{plan_id, plan_version}`" + `;
+an empty version is the latest) instead of ` + "`definition`" + ` (docs/api.md). docs/semantics.md#definition-registry
+states the rules.
 `
 
 // page renders the reference.
@@ -57,6 +85,7 @@ func page(groups []definition.YAMLKeyGroup) string {
 			fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n### `%s`\n\n%s\n\n```yaml\n%s```\n", anchor(g, k), key(g, k), k.Means, k.Example)
 		}
 	}
+	b.WriteString(registry)
 	return b.String()
 }
 

@@ -6,6 +6,7 @@ import { RunService } from "./gen/weft/v1/run_pb.js";
 import { SignalService, type SignalRunResponse } from "./gen/weft/v1/signal_pb.js";
 import { EventService } from "./gen/weft/v1/event_pb.js";
 import { WorkerService } from "./gen/weft/v1/worker_pb.js";
+import { DefinitionService } from "./gen/weft/v1/definition_pb.js";
 import { bearerAuth, resolveToken, type TokenSource } from "./auth.js";
 import { toWeftError } from "./errors.js";
 import { activeSpanContext, injectTraceContext } from "./tracecontext.js";
@@ -67,6 +68,8 @@ export interface WeftClient {
   readonly events: Client<typeof EventService>;
   /** weft.v1.WorkerService: poll and report tasks. */
   readonly workers: Client<typeof WorkerService>;
+  /** weft.v1.DefinitionService: the definition registry (put, get, list stored definitions). */
+  readonly definitions: Client<typeof DefinitionService>;
   /** The transport every client uses (errors converted, token applied). */
   readonly transport: Transport;
   /** Sends a signal with one signal id reused across retries; see {@link signalRun}. */
@@ -104,6 +107,7 @@ export function createWeftClient(options: WeftClientOptions): WeftClient {
     signals,
     events,
     workers: createClient(WorkerService, transport),
+    definitions: createClient(DefinitionService, transport),
     transport,
     signalRun: (input, opts) => signalRun(signals, input, opts),
     submit: (definition, opts) => submit(runs, definition, opts),

@@ -164,3 +164,25 @@ test("a signal sent twice with the same signalId answers the same accepted resul
   assert.deepEqual(fromValue(done.steps[0]?.output), { ok: true });
   assert.equal(fromValue(done.steps[1]?.output), 1);
 });
+
+test("a definition stored in the registry is run by reference to COMPLETED, and another body under its version is refused", async () => {
+  const weft = createWeftClient({ baseUrl });
+  const planId = unique("tsregistry");
+  const activity = unique("tsregistry.work");
+  const definition = { planId, planVersion: "1", actions: [{ id: "work", order: 1, activity }] };
+  const put = await weft.definitions.putDefinition({ definition });
+  assert.equal(put.existing, false);
+  assert.equal(put.version?.latest, true);
+  assert.equal((await weft.definitions.putDefinition({ definition })).existing, true, "the same body again is existing");
+  const conflict = await rejection(weft.definitions.putDefinition({ definition: { ...definition, actions: [{ id: "other", order: 1, activity }] } }));
+  assert.match(conflict.message, new RegExp(`plan ${planId.replace(".", "\\.")} version 1 is already stored`));
+  const { versions } = await weft.definitions.listDefinitions({ planId });
+  assert.deepEqual(versions.map((v) => v.planVersion), ["1"]);
+
+  const { run } = await weft.runs.submitRun({ definitionRef: { planId }, start: true });
+  assert.equal(run?.planVersion, "1");
+  const { tasks } = await weft.workers.pollTasks({ workerId: "ts-worker", activities: [{ name: activity }], waitMs: 5000 });
+  assert.equal(tasks.length, 1);
+  await weft.workers.completeTask({ taskToken: tasks[0].taskToken, workerId: "ts-worker", output: toValue("ok") });
+  assert.equal((await weft.awaitRun(run!.runId)).status, RunStatus.COMPLETED);
+});

@@ -11,6 +11,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -822,11 +823,507 @@ func (x *CompensationHook) GetQueue() string {
 	return ""
 }
 
+// DefinitionRef names a stored definition: a plan and one of its versions,
+// or its latest.
+type DefinitionRef struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The plan.
+	PlanId string `protobuf:"bytes,1,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	// The version. Empty: the plan's latest, the version stored last.
+	PlanVersion   string `protobuf:"bytes,2,opt,name=plan_version,json=planVersion,proto3" json:"plan_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DefinitionRef) Reset() {
+	*x = DefinitionRef{}
+	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DefinitionRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DefinitionRef) ProtoMessage() {}
+
+func (x *DefinitionRef) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DefinitionRef.ProtoReflect.Descriptor instead.
+func (*DefinitionRef) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *DefinitionRef) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
+}
+
+func (x *DefinitionRef) GetPlanVersion() string {
+	if x != nil {
+		return x.PlanVersion
+	}
+	return ""
+}
+
+// DefinitionVersion describes one stored version of a plan.
+type DefinitionVersion struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The plan.
+	PlanId string `protobuf:"bytes,1,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	// The version.
+	PlanVersion string `protobuf:"bytes,2,opt,name=plan_version,json=planVersion,proto3" json:"plan_version,omitempty"`
+	// The definition's display name.
+	DisplayName string `protobuf:"bytes,3,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	// The SHA-256 of the definition's canonical JSON after defaults: the
+	// plan_sha256 its runs record.
+	PlanSha256 string `protobuf:"bytes,4,opt,name=plan_sha256,json=planSha256,proto3" json:"plan_sha256,omitempty"`
+	// The principal that stored it.
+	CreatedBy string `protobuf:"bytes,5,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	// When it was stored.
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// How many actions it has.
+	ActionCount uint32 `protobuf:"varint,7,opt,name=action_count,json=actionCount,proto3" json:"action_count,omitempty"`
+	// True for the plan's latest version.
+	Latest        bool `protobuf:"varint,8,opt,name=latest,proto3" json:"latest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DefinitionVersion) Reset() {
+	*x = DefinitionVersion{}
+	mi := &file_weft_v1_definition_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DefinitionVersion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DefinitionVersion) ProtoMessage() {}
+
+func (x *DefinitionVersion) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DefinitionVersion.ProtoReflect.Descriptor instead.
+func (*DefinitionVersion) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *DefinitionVersion) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
+}
+
+func (x *DefinitionVersion) GetPlanVersion() string {
+	if x != nil {
+		return x.PlanVersion
+	}
+	return ""
+}
+
+func (x *DefinitionVersion) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
+func (x *DefinitionVersion) GetPlanSha256() string {
+	if x != nil {
+		return x.PlanSha256
+	}
+	return ""
+}
+
+func (x *DefinitionVersion) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
+func (x *DefinitionVersion) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *DefinitionVersion) GetActionCount() uint32 {
+	if x != nil {
+		return x.ActionCount
+	}
+	return 0
+}
+
+func (x *DefinitionVersion) GetLatest() bool {
+	if x != nil {
+		return x.Latest
+	}
+	return false
+}
+
+// PutDefinitionRequest stores a definition.
+type PutDefinitionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The definition; its plan_id and plan_version say where it is stored.
+	Definition    *WorkflowDefinition `protobuf:"bytes,1,opt,name=definition,proto3" json:"definition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutDefinitionRequest) Reset() {
+	*x = PutDefinitionRequest{}
+	mi := &file_weft_v1_definition_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutDefinitionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutDefinitionRequest) ProtoMessage() {}
+
+func (x *PutDefinitionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutDefinitionRequest.ProtoReflect.Descriptor instead.
+func (*PutDefinitionRequest) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *PutDefinitionRequest) GetDefinition() *WorkflowDefinition {
+	if x != nil {
+		return x.Definition
+	}
+	return nil
+}
+
+// PutDefinitionResponse answers the stored version.
+type PutDefinitionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The stored version.
+	Version *DefinitionVersion `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
+	// The definition as stored, with every default applied.
+	Definition *WorkflowDefinition `protobuf:"bytes,2,opt,name=definition,proto3" json:"definition,omitempty"`
+	// True when the same definition was already stored under this version.
+	Existing      bool `protobuf:"varint,3,opt,name=existing,proto3" json:"existing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutDefinitionResponse) Reset() {
+	*x = PutDefinitionResponse{}
+	mi := &file_weft_v1_definition_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutDefinitionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutDefinitionResponse) ProtoMessage() {}
+
+func (x *PutDefinitionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutDefinitionResponse.ProtoReflect.Descriptor instead.
+func (*PutDefinitionResponse) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *PutDefinitionResponse) GetVersion() *DefinitionVersion {
+	if x != nil {
+		return x.Version
+	}
+	return nil
+}
+
+func (x *PutDefinitionResponse) GetDefinition() *WorkflowDefinition {
+	if x != nil {
+		return x.Definition
+	}
+	return nil
+}
+
+func (x *PutDefinitionResponse) GetExisting() bool {
+	if x != nil {
+		return x.Existing
+	}
+	return false
+}
+
+// GetDefinitionRequest reads a stored definition.
+type GetDefinitionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The plan and version (empty: the latest).
+	Ref           *DefinitionRef `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDefinitionRequest) Reset() {
+	*x = GetDefinitionRequest{}
+	mi := &file_weft_v1_definition_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDefinitionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDefinitionRequest) ProtoMessage() {}
+
+func (x *GetDefinitionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDefinitionRequest.ProtoReflect.Descriptor instead.
+func (*GetDefinitionRequest) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *GetDefinitionRequest) GetRef() *DefinitionRef {
+	if x != nil {
+		return x.Ref
+	}
+	return nil
+}
+
+// GetDefinitionResponse answers a stored definition.
+type GetDefinitionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The stored version.
+	Version *DefinitionVersion `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
+	// The definition as stored, with every default applied.
+	Definition    *WorkflowDefinition `protobuf:"bytes,2,opt,name=definition,proto3" json:"definition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDefinitionResponse) Reset() {
+	*x = GetDefinitionResponse{}
+	mi := &file_weft_v1_definition_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDefinitionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDefinitionResponse) ProtoMessage() {}
+
+func (x *GetDefinitionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDefinitionResponse.ProtoReflect.Descriptor instead.
+func (*GetDefinitionResponse) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *GetDefinitionResponse) GetVersion() *DefinitionVersion {
+	if x != nil {
+		return x.Version
+	}
+	return nil
+}
+
+func (x *GetDefinitionResponse) GetDefinition() *WorkflowDefinition {
+	if x != nil {
+		return x.Definition
+	}
+	return nil
+}
+
+// ListDefinitionsRequest pages through stored definitions.
+type ListDefinitionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most this many. 0: 100.
+	PageSize uint32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// From a previous response's next_page_token.
+	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only this plan's versions. Empty: every plan.
+	PlanId        string `protobuf:"bytes,3,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDefinitionsRequest) Reset() {
+	*x = ListDefinitionsRequest{}
+	mi := &file_weft_v1_definition_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDefinitionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDefinitionsRequest) ProtoMessage() {}
+
+func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDefinitionsRequest.ProtoReflect.Descriptor instead.
+func (*ListDefinitionsRequest) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ListDefinitionsRequest) GetPageSize() uint32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListDefinitionsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListDefinitionsRequest) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
+}
+
+// ListDefinitionsResponse is one page.
+type ListDefinitionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The versions, by plan id and then version.
+	Versions []*DefinitionVersion `protobuf:"bytes,1,rep,name=versions,proto3" json:"versions,omitempty"`
+	// Empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDefinitionsResponse) Reset() {
+	*x = ListDefinitionsResponse{}
+	mi := &file_weft_v1_definition_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDefinitionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDefinitionsResponse) ProtoMessage() {}
+
+func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDefinitionsResponse.ProtoReflect.Descriptor instead.
+func (*ListDefinitionsResponse) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ListDefinitionsResponse) GetVersions() []*DefinitionVersion {
+	if x != nil {
+		return x.Versions
+	}
+	return nil
+}
+
+func (x *ListDefinitionsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 var File_weft_v1_definition_proto protoreflect.FileDescriptor
 
 const file_weft_v1_definition_proto_rawDesc = "" +
 	"\n" +
-	"\x18weft/v1/definition.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x14weft/v1/common.proto\"\xa7\x05\n" +
+	"\x18weft/v1/definition.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\"\xa7\x05\n" +
 	"\x12WorkflowDefinition\x12A\n" +
 	"\aplan_id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x06planId\x12K\n" +
 	"\fplan_version\x18\x02 \x01(\tB(\xbaH%r#\x10\x01\x18@2\x1d^[A-Za-z0-9][A-Za-z0-9_.+-]*$R\vplanVersion\x126\n" +
@@ -908,7 +1405,47 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"*\b\x18\x80\x90\xfb\xd3\t(\x01H\x00R\ttimeoutMs\x88\x01\x01\x12*\n" +
 	"\x05retry\x18\x04 \x01(\v2\x14.weft.v1.RetryPolicyR\x05retry\x12?\n" +
 	"\x05queue\x18\x05 \x01(\tB)\xbaH&r$\x18\x80\x012\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$R\x05queueB\r\n" +
-	"\v_timeout_ms*\x91\x01\n" +
+	"\v_timeout_ms\"\xa0\x01\n" +
+	"\rDefinitionRef\x12A\n" +
+	"\aplan_id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x06planId\x12L\n" +
+	"\fplan_version\x18\x02 \x01(\tB)\xbaH&r$\x18@2 ^([A-Za-z0-9][A-Za-z0-9_.+-]*)?$R\vplanVersion\"\xa8\x02\n" +
+	"\x11DefinitionVersion\x12\x17\n" +
+	"\aplan_id\x18\x01 \x01(\tR\x06planId\x12!\n" +
+	"\fplan_version\x18\x02 \x01(\tR\vplanVersion\x12!\n" +
+	"\fdisplay_name\x18\x03 \x01(\tR\vdisplayName\x12\x1f\n" +
+	"\vplan_sha256\x18\x04 \x01(\tR\n" +
+	"planSha256\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\x05 \x01(\tR\tcreatedBy\x129\n" +
+	"\n" +
+	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12!\n" +
+	"\faction_count\x18\a \x01(\rR\vactionCount\x12\x16\n" +
+	"\x06latest\x18\b \x01(\bR\x06latest\"[\n" +
+	"\x14PutDefinitionRequest\x12C\n" +
+	"\n" +
+	"definition\x18\x01 \x01(\v2\x1b.weft.v1.WorkflowDefinitionB\x06\xbaH\x03\xc8\x01\x01R\n" +
+	"definition\"\xa6\x01\n" +
+	"\x15PutDefinitionResponse\x124\n" +
+	"\aversion\x18\x01 \x01(\v2\x1a.weft.v1.DefinitionVersionR\aversion\x12;\n" +
+	"\n" +
+	"definition\x18\x02 \x01(\v2\x1b.weft.v1.WorkflowDefinitionR\n" +
+	"definition\x12\x1a\n" +
+	"\bexisting\x18\x03 \x01(\bR\bexisting\"H\n" +
+	"\x14GetDefinitionRequest\x120\n" +
+	"\x03ref\x18\x01 \x01(\v2\x16.weft.v1.DefinitionRefB\x06\xbaH\x03\xc8\x01\x01R\x03ref\"\x8a\x01\n" +
+	"\x15GetDefinitionResponse\x124\n" +
+	"\aversion\x18\x01 \x01(\v2\x1a.weft.v1.DefinitionVersionR\aversion\x12;\n" +
+	"\n" +
+	"definition\x18\x02 \x01(\v2\x1b.weft.v1.WorkflowDefinitionR\n" +
+	"definition\"\xac\x01\n" +
+	"\x16ListDefinitionsRequest\x12%\n" +
+	"\tpage_size\x18\x01 \x01(\rB\b\xbaH\x05*\x03\x18\xe8\aR\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\tpageToken\x12B\n" +
+	"\aplan_id\x18\x03 \x01(\tB)\xbaH&r$\x18\x80\x012\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$R\x06planId\"y\n" +
+	"\x17ListDefinitionsResponse\x126\n" +
+	"\bversions\x18\x01 \x03(\v2\x1a.weft.v1.DefinitionVersionR\bversions\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\x91\x01\n" +
 	"\x0fBackoffStrategy\x12 \n" +
 	"\x1cBACKOFF_STRATEGY_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19BACKOFF_STRATEGY_CONSTANT\x10\x01\x12\x1b\n" +
@@ -928,7 +1465,11 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\x1dBACKPRESSURE_MODE_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18BACKPRESSURE_MODE_REJECT\x10\x01\x12\x1b\n" +
 	"\x17BACKPRESSURE_MODE_QUEUE\x10\x02\x12\x1b\n" +
-	"\x17BACKPRESSURE_MODE_DELAY\x10\x03B-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
+	"\x17BACKPRESSURE_MODE_DELAY\x10\x032\x98\x02\n" +
+	"\x11DefinitionService\x12S\n" +
+	"\rPutDefinition\x12\x1d.weft.v1.PutDefinitionRequest\x1a\x1e.weft.v1.PutDefinitionResponse\"\x03\x90\x02\x02\x12S\n" +
+	"\rGetDefinition\x12\x1d.weft.v1.GetDefinitionRequest\x1a\x1e.weft.v1.GetDefinitionResponse\"\x03\x90\x02\x01\x12Y\n" +
+	"\x0fListDefinitions\x12\x1f.weft.v1.ListDefinitionsRequest\x1a .weft.v1.ListDefinitionsResponse\"\x03\x90\x02\x01B-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
 
 var (
 	file_weft_v1_definition_proto_rawDescOnce sync.Once
@@ -943,40 +1484,63 @@ func file_weft_v1_definition_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_definition_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_weft_v1_definition_proto_goTypes = []any{
-	(BackoffStrategy)(0),       // 0: weft.v1.BackoffStrategy
-	(OnFailure)(0),             // 1: weft.v1.OnFailure
-	(CompletionMode)(0),        // 2: weft.v1.CompletionMode
-	(BackpressureMode)(0),      // 3: weft.v1.BackpressureMode
-	(*WorkflowDefinition)(nil), // 4: weft.v1.WorkflowDefinition
-	(*Action)(nil),             // 5: weft.v1.Action
-	(*RetryPolicy)(nil),        // 6: weft.v1.RetryPolicy
-	(*WaitForSignal)(nil),      // 7: weft.v1.WaitForSignal
-	(*CompensationHook)(nil),   // 8: weft.v1.CompensationHook
-	(*structpb.Value)(nil),     // 9: google.protobuf.Value
-	(*SecretRef)(nil),          // 10: weft.v1.SecretRef
-	(ErrorClass)(0),            // 11: weft.v1.ErrorClass
+	(BackoffStrategy)(0),            // 0: weft.v1.BackoffStrategy
+	(OnFailure)(0),                  // 1: weft.v1.OnFailure
+	(CompletionMode)(0),             // 2: weft.v1.CompletionMode
+	(BackpressureMode)(0),           // 3: weft.v1.BackpressureMode
+	(*WorkflowDefinition)(nil),      // 4: weft.v1.WorkflowDefinition
+	(*Action)(nil),                  // 5: weft.v1.Action
+	(*RetryPolicy)(nil),             // 6: weft.v1.RetryPolicy
+	(*WaitForSignal)(nil),           // 7: weft.v1.WaitForSignal
+	(*CompensationHook)(nil),        // 8: weft.v1.CompensationHook
+	(*DefinitionRef)(nil),           // 9: weft.v1.DefinitionRef
+	(*DefinitionVersion)(nil),       // 10: weft.v1.DefinitionVersion
+	(*PutDefinitionRequest)(nil),    // 11: weft.v1.PutDefinitionRequest
+	(*PutDefinitionResponse)(nil),   // 12: weft.v1.PutDefinitionResponse
+	(*GetDefinitionRequest)(nil),    // 13: weft.v1.GetDefinitionRequest
+	(*GetDefinitionResponse)(nil),   // 14: weft.v1.GetDefinitionResponse
+	(*ListDefinitionsRequest)(nil),  // 15: weft.v1.ListDefinitionsRequest
+	(*ListDefinitionsResponse)(nil), // 16: weft.v1.ListDefinitionsResponse
+	(*structpb.Value)(nil),          // 17: google.protobuf.Value
+	(*SecretRef)(nil),               // 18: weft.v1.SecretRef
+	(ErrorClass)(0),                 // 19: weft.v1.ErrorClass
+	(*timestamppb.Timestamp)(nil),   // 20: google.protobuf.Timestamp
 }
 var file_weft_v1_definition_proto_depIdxs = []int32{
 	5,  // 0: weft.v1.WorkflowDefinition.actions:type_name -> weft.v1.Action
 	3,  // 1: weft.v1.WorkflowDefinition.backpressure:type_name -> weft.v1.BackpressureMode
-	9,  // 2: weft.v1.Action.input:type_name -> google.protobuf.Value
+	17, // 2: weft.v1.Action.input:type_name -> google.protobuf.Value
 	6,  // 3: weft.v1.Action.retry:type_name -> weft.v1.RetryPolicy
 	1,  // 4: weft.v1.Action.on_failure:type_name -> weft.v1.OnFailure
 	2,  // 5: weft.v1.Action.completion_mode:type_name -> weft.v1.CompletionMode
 	7,  // 6: weft.v1.Action.wait_for_signal:type_name -> weft.v1.WaitForSignal
 	8,  // 7: weft.v1.Action.compensation:type_name -> weft.v1.CompensationHook
-	10, // 8: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
+	18, // 8: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
 	0,  // 9: weft.v1.RetryPolicy.strategy:type_name -> weft.v1.BackoffStrategy
-	11, // 10: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
-	9,  // 11: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
+	19, // 10: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
+	17, // 11: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
 	6,  // 12: weft.v1.CompensationHook.retry:type_name -> weft.v1.RetryPolicy
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	20, // 13: weft.v1.DefinitionVersion.created_at:type_name -> google.protobuf.Timestamp
+	4,  // 14: weft.v1.PutDefinitionRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	10, // 15: weft.v1.PutDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
+	4,  // 16: weft.v1.PutDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	9,  // 17: weft.v1.GetDefinitionRequest.ref:type_name -> weft.v1.DefinitionRef
+	10, // 18: weft.v1.GetDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
+	4,  // 19: weft.v1.GetDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	10, // 20: weft.v1.ListDefinitionsResponse.versions:type_name -> weft.v1.DefinitionVersion
+	11, // 21: weft.v1.DefinitionService.PutDefinition:input_type -> weft.v1.PutDefinitionRequest
+	13, // 22: weft.v1.DefinitionService.GetDefinition:input_type -> weft.v1.GetDefinitionRequest
+	15, // 23: weft.v1.DefinitionService.ListDefinitions:input_type -> weft.v1.ListDefinitionsRequest
+	12, // 24: weft.v1.DefinitionService.PutDefinition:output_type -> weft.v1.PutDefinitionResponse
+	14, // 25: weft.v1.DefinitionService.GetDefinition:output_type -> weft.v1.GetDefinitionResponse
+	16, // 26: weft.v1.DefinitionService.ListDefinitions:output_type -> weft.v1.ListDefinitionsResponse
+	24, // [24:27] is the sub-list for method output_type
+	21, // [21:24] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_definition_proto_init() }
@@ -996,9 +1560,9 @@ func file_weft_v1_definition_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_definition_proto_rawDesc), len(file_weft_v1_definition_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   5,
+			NumMessages:   13,
 			NumExtensions: 0,
-			NumServices:   0,
+			NumServices:   1,
 		},
 		GoTypes:           file_weft_v1_definition_proto_goTypes,
 		DependencyIndexes: file_weft_v1_definition_proto_depIdxs,

@@ -1420,10 +1420,11 @@ func (x *Cancellation) GetCompensate() bool {
 	return false
 }
 
-// SubmitRunRequest submits a run with an inline definition.
+// SubmitRunRequest submits a run of an inline definition or of a stored one
+// (DefinitionService): exactly one of definition and definition_ref.
 type SubmitRunRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The definition to run.
+	// The definition to run, inline.
 	Definition *WorkflowDefinition `protobuf:"bytes,1,opt,name=definition,proto3" json:"definition,omitempty"`
 	// Makes submission idempotent on (tenant, project, environment, plan id,
 	// plan version, run_request_id). Empty: not idempotent.
@@ -1440,7 +1441,10 @@ type SubmitRunRequest struct {
 	// for it to be terminal before answering (AwaitRun in the same call, which
 	// saves a submitter that waits for its run a round trip). 0: answer at
 	// once. Max 60000.
-	AwaitMs       uint32 `protobuf:"varint,7,opt,name=await_ms,json=awaitMs,proto3" json:"await_ms,omitempty"`
+	AwaitMs uint32 `protobuf:"varint,7,opt,name=await_ms,json=awaitMs,proto3" json:"await_ms,omitempty"`
+	// The stored definition to run (docs/definitions.md#the-registry): a plan
+	// and a version, or the plan's latest.
+	DefinitionRef *DefinitionRef `protobuf:"bytes,8,opt,name=definition_ref,json=definitionRef,proto3" json:"definition_ref,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1522,6 +1526,13 @@ func (x *SubmitRunRequest) GetAwaitMs() uint32 {
 		return x.AwaitMs
 	}
 	return 0
+}
+
+func (x *SubmitRunRequest) GetDefinitionRef() *DefinitionRef {
+	if x != nil {
+		return x.DefinitionRef
+	}
+	return nil
 }
 
 // SubmitRunResponse answers the persisted run.
@@ -3904,10 +3915,10 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\frequested_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\x12\x1e\n" +
 	"\n" +
 	"compensate\x18\x04 \x01(\bR\n" +
-	"compensate\"\xaf\x03\n" +
-	"\x10SubmitRunRequest\x12C\n" +
+	"compensate\"\xe6\x03\n" +
+	"\x10SubmitRunRequest\x12;\n" +
 	"\n" +
-	"definition\x18\x01 \x01(\v2\x1b.weft.v1.WorkflowDefinitionB\x06\xbaH\x03\xc8\x01\x01R\n" +
+	"definition\x18\x01 \x01(\v2\x1b.weft.v1.WorkflowDefinitionR\n" +
 	"definition\x12P\n" +
 	"\x0erun_request_id\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\frunRequestId\x12\x14\n" +
 	"\x05start\x18\x03 \x01(\bR\x05start\x12H\n" +
@@ -3915,7 +3926,8 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"project_id\x18\x04 \x01(\tB)\xbaH&r$\x18\x80\x012\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$R\tprojectId\x12P\n" +
 	"\x0eenvironment_id\x18\x05 \x01(\tB)\xbaH&r$\x18\x80\x012\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$R\renvironmentId\x12,\n" +
 	"\x05input\x18\x06 \x01(\v2\x16.google.protobuf.ValueR\x05input\x12$\n" +
-	"\bawait_ms\x18\a \x01(\rB\t\xbaH\x06*\x04\x18\xe0\xd4\x03R\aawaitMs\"O\n" +
+	"\bawait_ms\x18\a \x01(\rB\t\xbaH\x06*\x04\x18\xe0\xd4\x03R\aawaitMs\x12=\n" +
+	"\x0edefinition_ref\x18\b \x01(\v2\x16.weft.v1.DefinitionRefR\rdefinitionRef\"O\n" +
 	"\x11SubmitRunResponse\x12\x1e\n" +
 	"\x03run\x18\x01 \x01(\v2\f.weft.v1.RunR\x03run\x12\x1a\n" +
 	"\bexisting\x18\x02 \x01(\bR\bexisting\"4\n" +
@@ -4273,7 +4285,8 @@ var file_weft_v1_run_proto_goTypes = []any{
 	(*ArtifactRef)(nil),            // 54: weft.v1.ArtifactRef
 	(*ManualCompletionResult)(nil), // 55: weft.v1.ManualCompletionResult
 	(ErrorClass)(0),                // 56: weft.v1.ErrorClass
-	(*AcceptedSignalResult)(nil),   // 57: weft.v1.AcceptedSignalResult
+	(*DefinitionRef)(nil),          // 57: weft.v1.DefinitionRef
+	(*AcceptedSignalResult)(nil),   // 58: weft.v1.AcceptedSignalResult
 }
 var file_weft_v1_run_proto_depIdxs = []int32{
 	0,  // 0: weft.v1.Run.status:type_name -> weft.v1.RunStatus
@@ -4312,80 +4325,81 @@ var file_weft_v1_run_proto_depIdxs = []int32{
 	51, // 33: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
 	52, // 34: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
 	53, // 35: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
-	9,  // 36: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
-	9,  // 37: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
-	57, // 38: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 39: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
-	9,  // 40: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
-	9,  // 41: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
-	0,  // 42: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
-	51, // 43: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
-	51, // 44: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
-	9,  // 45: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
-	57, // 46: weft.v1.RerunRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 47: weft.v1.RerunRunResponse.run:type_name -> weft.v1.Run
-	57, // 48: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 49: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
-	57, // 50: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 51: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
-	57, // 52: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 53: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
-	57, // 54: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 55: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
-	57, // 56: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 57: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
-	6,  // 58: weft.v1.StartBatchRequest.operation:type_name -> weft.v1.BatchOperation
-	53, // 59: weft.v1.StartBatchRequest.payload:type_name -> google.protobuf.Value
-	49, // 60: weft.v1.StartBatchResponse.batch:type_name -> weft.v1.Batch
-	49, // 61: weft.v1.DescribeBatchResponse.batch:type_name -> weft.v1.Batch
-	50, // 62: weft.v1.DescribeBatchResponse.runs:type_name -> weft.v1.BatchRun
-	49, // 63: weft.v1.CancelBatchResponse.batch:type_name -> weft.v1.Batch
-	49, // 64: weft.v1.ListBatchesResponse.batches:type_name -> weft.v1.Batch
-	6,  // 65: weft.v1.Batch.operation:type_name -> weft.v1.BatchOperation
-	7,  // 66: weft.v1.Batch.state:type_name -> weft.v1.BatchState
-	51, // 67: weft.v1.Batch.created_at:type_name -> google.protobuf.Timestamp
-	51, // 68: weft.v1.Batch.ended_at:type_name -> google.protobuf.Timestamp
-	8,  // 69: weft.v1.BatchRun.outcome:type_name -> weft.v1.BatchRunOutcome
-	51, // 70: weft.v1.BatchRun.at:type_name -> google.protobuf.Timestamp
-	15, // 71: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
-	17, // 72: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
-	19, // 73: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
-	21, // 74: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
-	23, // 75: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
-	25, // 76: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
-	29, // 77: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
-	31, // 78: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
-	33, // 79: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
-	35, // 80: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
-	37, // 81: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
-	27, // 82: weft.v1.RunService.RerunRun:input_type -> weft.v1.RerunRunRequest
-	41, // 83: weft.v1.RunService.StartBatch:input_type -> weft.v1.StartBatchRequest
-	43, // 84: weft.v1.RunService.DescribeBatch:input_type -> weft.v1.DescribeBatchRequest
-	45, // 85: weft.v1.RunService.CancelBatch:input_type -> weft.v1.CancelBatchRequest
-	47, // 86: weft.v1.RunService.ListBatches:input_type -> weft.v1.ListBatchesRequest
-	39, // 87: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
-	16, // 88: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
-	18, // 89: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
-	20, // 90: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
-	22, // 91: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
-	24, // 92: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
-	26, // 93: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
-	30, // 94: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
-	32, // 95: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
-	34, // 96: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
-	36, // 97: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
-	38, // 98: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
-	28, // 99: weft.v1.RunService.RerunRun:output_type -> weft.v1.RerunRunResponse
-	42, // 100: weft.v1.RunService.StartBatch:output_type -> weft.v1.StartBatchResponse
-	44, // 101: weft.v1.RunService.DescribeBatch:output_type -> weft.v1.DescribeBatchResponse
-	46, // 102: weft.v1.RunService.CancelBatch:output_type -> weft.v1.CancelBatchResponse
-	48, // 103: weft.v1.RunService.ListBatches:output_type -> weft.v1.ListBatchesResponse
-	40, // 104: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
-	88, // [88:105] is the sub-list for method output_type
-	71, // [71:88] is the sub-list for method input_type
-	71, // [71:71] is the sub-list for extension type_name
-	71, // [71:71] is the sub-list for extension extendee
-	0,  // [0:71] is the sub-list for field type_name
+	57, // 36: weft.v1.SubmitRunRequest.definition_ref:type_name -> weft.v1.DefinitionRef
+	9,  // 37: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
+	9,  // 38: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
+	58, // 39: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 40: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
+	9,  // 41: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
+	9,  // 42: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
+	0,  // 43: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
+	51, // 44: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
+	51, // 45: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
+	9,  // 46: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
+	58, // 47: weft.v1.RerunRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 48: weft.v1.RerunRunResponse.run:type_name -> weft.v1.Run
+	58, // 49: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 50: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
+	58, // 51: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 52: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
+	58, // 53: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 54: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
+	58, // 55: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 56: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
+	58, // 57: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 58: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
+	6,  // 59: weft.v1.StartBatchRequest.operation:type_name -> weft.v1.BatchOperation
+	53, // 60: weft.v1.StartBatchRequest.payload:type_name -> google.protobuf.Value
+	49, // 61: weft.v1.StartBatchResponse.batch:type_name -> weft.v1.Batch
+	49, // 62: weft.v1.DescribeBatchResponse.batch:type_name -> weft.v1.Batch
+	50, // 63: weft.v1.DescribeBatchResponse.runs:type_name -> weft.v1.BatchRun
+	49, // 64: weft.v1.CancelBatchResponse.batch:type_name -> weft.v1.Batch
+	49, // 65: weft.v1.ListBatchesResponse.batches:type_name -> weft.v1.Batch
+	6,  // 66: weft.v1.Batch.operation:type_name -> weft.v1.BatchOperation
+	7,  // 67: weft.v1.Batch.state:type_name -> weft.v1.BatchState
+	51, // 68: weft.v1.Batch.created_at:type_name -> google.protobuf.Timestamp
+	51, // 69: weft.v1.Batch.ended_at:type_name -> google.protobuf.Timestamp
+	8,  // 70: weft.v1.BatchRun.outcome:type_name -> weft.v1.BatchRunOutcome
+	51, // 71: weft.v1.BatchRun.at:type_name -> google.protobuf.Timestamp
+	15, // 72: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
+	17, // 73: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
+	19, // 74: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
+	21, // 75: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
+	23, // 76: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
+	25, // 77: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
+	29, // 78: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
+	31, // 79: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
+	33, // 80: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
+	35, // 81: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
+	37, // 82: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
+	27, // 83: weft.v1.RunService.RerunRun:input_type -> weft.v1.RerunRunRequest
+	41, // 84: weft.v1.RunService.StartBatch:input_type -> weft.v1.StartBatchRequest
+	43, // 85: weft.v1.RunService.DescribeBatch:input_type -> weft.v1.DescribeBatchRequest
+	45, // 86: weft.v1.RunService.CancelBatch:input_type -> weft.v1.CancelBatchRequest
+	47, // 87: weft.v1.RunService.ListBatches:input_type -> weft.v1.ListBatchesRequest
+	39, // 88: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
+	16, // 89: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
+	18, // 90: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
+	20, // 91: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
+	22, // 92: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
+	24, // 93: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
+	26, // 94: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
+	30, // 95: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
+	32, // 96: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
+	34, // 97: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
+	36, // 98: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
+	38, // 99: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
+	28, // 100: weft.v1.RunService.RerunRun:output_type -> weft.v1.RerunRunResponse
+	42, // 101: weft.v1.RunService.StartBatch:output_type -> weft.v1.StartBatchResponse
+	44, // 102: weft.v1.RunService.DescribeBatch:output_type -> weft.v1.DescribeBatchResponse
+	46, // 103: weft.v1.RunService.CancelBatch:output_type -> weft.v1.CancelBatchResponse
+	48, // 104: weft.v1.RunService.ListBatches:output_type -> weft.v1.ListBatchesResponse
+	40, // 105: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
+	89, // [89:106] is the sub-list for method output_type
+	72, // [72:89] is the sub-list for method input_type
+	72, // [72:72] is the sub-list for extension type_name
+	72, // [72:72] is the sub-list for extension extendee
+	0,  // [0:72] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_run_proto_init() }

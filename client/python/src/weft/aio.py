@@ -95,6 +95,8 @@ class AsyncClient:
             self.transport, SERVICES["audit"], timeout, retry)
         self.identity: "_services.AsyncIdentityService" = _AsyncService(  # type: ignore[assignment]
             self.transport, SERVICES["identity"], timeout, retry)
+        self.definitions: "_services.AsyncDefinitionService" = _AsyncService(  # type: ignore[assignment]
+            self.transport, SERVICES["definitions"], timeout, retry)
 
     async def __aenter__(self) -> "AsyncClient":
         return self

@@ -42,6 +42,7 @@ SERVICES = {
     "schedules": schedule_pb2.DESCRIPTOR.services_by_name["ScheduleService"],
     "audit": audit_pb2.DESCRIPTOR.services_by_name["AuditService"],
     "identity": identity_pb2.DESCRIPTOR.services_by_name["IdentityService"],
+    "definitions": definition_pb2.DESCRIPTOR.services_by_name["DefinitionService"],
 }
 
 Definition = Union[definition_pb2.WorkflowDefinition, Mapping[str, Any]]
@@ -178,6 +179,8 @@ class Client:
             self.transport, SERVICES["audit"], timeout, retry)
         self.identity: "_services.IdentityService" = _Service(  # type: ignore[assignment]
             self.transport, SERVICES["identity"], timeout, retry)
+        self.definitions: "_services.DefinitionService" = _Service(  # type: ignore[assignment]
+            self.transport, SERVICES["definitions"], timeout, retry)
 
     def __enter__(self) -> "Client":
         return self

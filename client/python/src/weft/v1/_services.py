@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Iterator, Mapping, Optiona
 if TYPE_CHECKING:
     from weft.retry import RetryPolicy
     from weft.v1 import audit_pb2
+    from weft.v1 import definition_pb2
     from weft.v1 import event_pb2
     from weft.v1 import identity_pb2
     from weft.v1 import run_pb2
@@ -125,6 +126,16 @@ class IdentityService(Protocol):
     def who_am_i(self, request: Union[identity_pb2.WhoAmIRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> identity_pb2.WhoAmIResponse: ...
 
 
+class DefinitionService(Protocol):
+    """weft.v1.DefinitionService, as ``Client.definitions``."""
+
+    def put_definition(self, request: Union[definition_pb2.PutDefinitionRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> definition_pb2.PutDefinitionResponse: ...
+
+    def get_definition(self, request: Union[definition_pb2.GetDefinitionRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> definition_pb2.GetDefinitionResponse: ...
+
+    def list_definitions(self, request: Union[definition_pb2.ListDefinitionsRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> definition_pb2.ListDefinitionsResponse: ...
+
+
 class AsyncRunService(Protocol):
     """weft.v1.RunService, as ``AsyncClient.runs``."""
 
@@ -231,3 +242,13 @@ class AsyncIdentityService(Protocol):
     """weft.v1.IdentityService, as ``AsyncClient.identity``."""
 
     async def who_am_i(self, request: Union[identity_pb2.WhoAmIRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> identity_pb2.WhoAmIResponse: ...
+
+
+class AsyncDefinitionService(Protocol):
+    """weft.v1.DefinitionService, as ``AsyncClient.definitions``."""
+
+    async def put_definition(self, request: Union[definition_pb2.PutDefinitionRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> definition_pb2.PutDefinitionResponse: ...
+
+    async def get_definition(self, request: Union[definition_pb2.GetDefinitionRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> definition_pb2.GetDefinitionResponse: ...
+
+    async def list_definitions(self, request: Union[definition_pb2.ListDefinitionsRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> definition_pb2.ListDefinitionsResponse: ...

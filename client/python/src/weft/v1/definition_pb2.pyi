@@ -1,5 +1,6 @@
 from buf.validate import validate_pb2 as _validate_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from weft.v1 import common_pb2 as _common_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -74,6 +75,82 @@ class CompensationHook(_message.Message):
     retry: RetryPolicy
     timeout_ms: int
     def __init__(self, operation: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., retry: _Optional[_Union[RetryPolicy, _Mapping]] = ..., queue: _Optional[str] = ...) -> None: ...
+
+class DefinitionRef(_message.Message):
+    __slots__ = ["plan_id", "plan_version"]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    plan_id: str
+    plan_version: str
+    def __init__(self, plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ...) -> None: ...
+
+class DefinitionVersion(_message.Message):
+    __slots__ = ["action_count", "created_at", "created_by", "display_name", "latest", "plan_id", "plan_sha256", "plan_version"]
+    ACTION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    LATEST_FIELD_NUMBER: _ClassVar[int]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAN_SHA256_FIELD_NUMBER: _ClassVar[int]
+    PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    action_count: int
+    created_at: _timestamp_pb2.Timestamp
+    created_by: str
+    display_name: str
+    latest: bool
+    plan_id: str
+    plan_sha256: str
+    plan_version: str
+    def __init__(self, plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., display_name: _Optional[str] = ..., plan_sha256: _Optional[str] = ..., created_by: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., action_count: _Optional[int] = ..., latest: bool = ...) -> None: ...
+
+class GetDefinitionRequest(_message.Message):
+    __slots__ = ["ref"]
+    REF_FIELD_NUMBER: _ClassVar[int]
+    ref: DefinitionRef
+    def __init__(self, ref: _Optional[_Union[DefinitionRef, _Mapping]] = ...) -> None: ...
+
+class GetDefinitionResponse(_message.Message):
+    __slots__ = ["definition", "version"]
+    DEFINITION_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    definition: WorkflowDefinition
+    version: DefinitionVersion
+    def __init__(self, version: _Optional[_Union[DefinitionVersion, _Mapping]] = ..., definition: _Optional[_Union[WorkflowDefinition, _Mapping]] = ...) -> None: ...
+
+class ListDefinitionsRequest(_message.Message):
+    __slots__ = ["page_size", "page_token", "plan_id"]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    plan_id: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., plan_id: _Optional[str] = ...) -> None: ...
+
+class ListDefinitionsResponse(_message.Message):
+    __slots__ = ["next_page_token", "versions"]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    next_page_token: str
+    versions: _containers.RepeatedCompositeFieldContainer[DefinitionVersion]
+    def __init__(self, versions: _Optional[_Iterable[_Union[DefinitionVersion, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class PutDefinitionRequest(_message.Message):
+    __slots__ = ["definition"]
+    DEFINITION_FIELD_NUMBER: _ClassVar[int]
+    definition: WorkflowDefinition
+    def __init__(self, definition: _Optional[_Union[WorkflowDefinition, _Mapping]] = ...) -> None: ...
+
+class PutDefinitionResponse(_message.Message):
+    __slots__ = ["definition", "existing", "version"]
+    DEFINITION_FIELD_NUMBER: _ClassVar[int]
+    EXISTING_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    definition: WorkflowDefinition
+    existing: bool
+    version: DefinitionVersion
+    def __init__(self, version: _Optional[_Union[DefinitionVersion, _Mapping]] = ..., definition: _Optional[_Union[WorkflowDefinition, _Mapping]] = ..., existing: bool = ...) -> None: ...
 
 class RetryPolicy(_message.Message):
     __slots__ = ["backoff_multiplier", "initial_backoff_ms", "max_attempts", "max_backoff_ms", "retryable_errors", "strategy"]

@@ -572,9 +572,10 @@ class StepError(_message.Message):
     def __init__(self, error_class: _Optional[_Union[_common_pb2.ErrorClass, str]] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., retryable: bool = ...) -> None: ...
 
 class SubmitRunRequest(_message.Message):
-    __slots__ = ["await_ms", "definition", "environment_id", "input", "project_id", "run_request_id", "start"]
+    __slots__ = ["await_ms", "definition", "definition_ref", "environment_id", "input", "project_id", "run_request_id", "start"]
     AWAIT_MS_FIELD_NUMBER: _ClassVar[int]
     DEFINITION_FIELD_NUMBER: _ClassVar[int]
+    DEFINITION_REF_FIELD_NUMBER: _ClassVar[int]
     ENVIRONMENT_ID_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -582,12 +583,13 @@ class SubmitRunRequest(_message.Message):
     START_FIELD_NUMBER: _ClassVar[int]
     await_ms: int
     definition: _definition_pb2.WorkflowDefinition
+    definition_ref: _definition_pb2.DefinitionRef
     environment_id: str
     input: _struct_pb2.Value
     project_id: str
     run_request_id: str
     start: bool
-    def __init__(self, definition: _Optional[_Union[_definition_pb2.WorkflowDefinition, _Mapping]] = ..., run_request_id: _Optional[str] = ..., start: bool = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., await_ms: _Optional[int] = ...) -> None: ...
+    def __init__(self, definition: _Optional[_Union[_definition_pb2.WorkflowDefinition, _Mapping]] = ..., run_request_id: _Optional[str] = ..., start: bool = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., await_ms: _Optional[int] = ..., definition_ref: _Optional[_Union[_definition_pb2.DefinitionRef, _Mapping]] = ...) -> None: ...
 
 class SubmitRunResponse(_message.Message):
     __slots__ = ["existing", "run"]

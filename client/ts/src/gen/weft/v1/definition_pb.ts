@@ -2,11 +2,11 @@
 // @generated from file weft/v1/definition.proto (package weft.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "../../buf/validate/validate_pb.js";
-import type { Value } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { Timestamp, Value } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { ErrorClass, SecretRef } from "./common_pb.js";
 import { file_weft_v1_common } from "./common_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file weft/v1/definition.proto.
  */
 export const file_weft_v1_definition: GenFile = /*@__PURE__*/
-  fileDesc("Chh3ZWZ0L3YxL2RlZmluaXRpb24ucHJvdG8SB3dlZnQudjEinAQKEldvcmtmbG93RGVmaW5pdGlvbhI5CgdwbGFuX2lkGAEgASgJQii6SCVyIxABGIABMhxeW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSokEj4KDHBsYW5fdmVyc2lvbhgCIAEoCUIoukglciMQARhAMh1eW0EtWmEtejAtOV1bQS1aYS16MC05Xy4rLV0qJBItCgdhY3Rpb25zGAMgAygLMg8ud2VmdC52MS5BY3Rpb25CC7pICJIBBQgBEOgHEiYKCnRpbWVvdXRfbXMYBCABKA1CDbpICioIGICQ+9MJKAFIAIgBARI5CgxiYWNrcHJlc3N1cmUYBSABKA4yGS53ZWZ0LnYxLkJhY2twcmVzc3VyZU1vZGVCCLpIBYIBAhABEikKE21heF9jb25jdXJyZW50X3J1bnMYBiABKA1CB7pIBCoCKAFIAYgBARIZChFyZXF1aXJlc19hcHByb3ZhbBgHIAEoCBIeCgxkaXNwbGF5X25hbWUYCCABKAlCCLpIBXIDGIACEgsKA2RhZxgJIAEoCBIiChByZXN1bHRfYWN0aW9uX2lkGAogASgJQgi6SAVyAxiAARIqCgxyZXRlbnRpb25fbXMYCyABKARCD7pIDDIKGIDwrueWCSjoB0gCiAEBQg0KC190aW1lb3V0X21zQhYKFF9tYXhfY29uY3VycmVudF9ydW5zQg8KDV9yZXRlbnRpb25fbXMi6QkKBkFjdGlvbhI0CgJpZBgBIAEoCUIoukglciMQARiAATIcXltBLVphLXowLTldW0EtWmEtejAtOV8uLV0qJBIZCgVvcmRlchgCIAEoDUIKukgHKgUY6AcoARI9CghhY3Rpdml0eRgDIAEoCUIrukgociYYgAIyIV4oW0EtWmEtejAtOV1bQS1aYS16MC05Xy46Ly1dKik/JBI4CgVxdWV1ZRgEIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyQSKAoKZGVwZW5kc19vbhgFIAMoCUIUukgRkgEOEOgHGAEiB3IFEAEYgAESJQoFaW5wdXQYBiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSIwoFcmV0cnkYByABKAsyFC53ZWZ0LnYxLlJldHJ5UG9saWN5EiYKCnRpbWVvdXRfbXMYCCABKA1CDbpICioIGICQ+9MJKAFIAIgBARIwChRoZWFydGJlYXRfdGltZW91dF9tcxgJIAEoDUINukgKKggYgJD70wkoZEgBiAEBEjAKCm9uX2ZhaWx1cmUYCiABKA4yEi53ZWZ0LnYxLk9uRmFpbHVyZUIIukgFggECEAESOgoPY29tcGxldGlvbl9tb2RlGAsgASgOMhcud2VmdC52MS5Db21wbGV0aW9uTW9kZUIIukgFggECEAESLwoPd2FpdF9mb3Jfc2lnbmFsGAwgASgLMhYud2VmdC52MS5XYWl0Rm9yU2lnbmFsEi0KEW1hbnVhbF90aW1lb3V0X21zGA0gASgNQg26SAoqCBiAkPvTCSgBSAKIAQESLwoMY29tcGVuc2F0aW9uGA4gASgLMhkud2VmdC52MS5Db21wZW5zYXRpb25Ib29rEi0KB3NlY3JldHMYDyADKAsyEi53ZWZ0LnYxLlNlY3JldFJlZkIIukgFkgECEEASOAocc2NoZWR1bGVfdG9fc3RhcnRfdGltZW91dF9tcxgQIAEoDUINukgKKggYgJD70wkoAUgDiAEBOv0Cukj5AhrmAQoLYWN0aW9uLmtpbmQScWFuIGFjdGlvbiBuZWVkcyBleGFjdGx5IG9uZSBvZiBhY3Rpdml0eSBvciB3YWl0X2Zvcl9zaWduYWwsIHVubGVzcyBjb21wbGV0aW9uX21vZGUgaXMgTUFOVUFMLCB3aGljaCBtYXkgb21pdCBib3RoGmRoYXModGhpcy53YWl0X2Zvcl9zaWduYWwpID8gdGhpcy5hY3Rpdml0eSA9PSAnJyA6ICh0aGlzLmFjdGl2aXR5ICE9ICcnIHx8IHRoaXMuY29tcGxldGlvbl9tb2RlID09IDIpGo0BChRhY3Rpb24ubWFudWFsX3NpZ25hbBI6YSB3YWl0LWZvci1zaWduYWwgYWN0aW9uIGNhbm5vdCBhbHNvIGJlIGNvbXBsZXRlZCBtYW51YWxseRo5IShoYXModGhpcy53YWl0X2Zvcl9zaWduYWwpICYmIHRoaXMuY29tcGxldGlvbl9tb2RlID09IDIpQg0KC190aW1lb3V0X21zQhcKFV9oZWFydGJlYXRfdGltZW91dF9tc0IUChJfbWFudWFsX3RpbWVvdXRfbXNCHwodX3NjaGVkdWxlX3RvX3N0YXJ0X3RpbWVvdXRfbXMijQMKC1JldHJ5UG9saWN5EiQKDG1heF9hdHRlbXB0cxgBIAEoDUIJukgGKgQYCigBSACIAQESNAoIc3RyYXRlZ3kYAiABKA4yGC53ZWZ0LnYxLkJhY2tvZmZTdHJhdGVneUIIukgFggECEAESKwoSaW5pdGlhbF9iYWNrb2ZmX21zGAMgASgNQgq6SAcqBRiAuJkpSAGIAQESOAoSYmFja29mZl9tdWx0aXBsaWVyGAQgASgBQhe6SBQSEhkAAAAAAABZQCkAAAAAAADwP0gCiAEBEicKDm1heF9iYWNrb2ZmX21zGAUgASgNQgq6SAcqBRiAuJkpSAOIAQESQAoQcmV0cnlhYmxlX2Vycm9ycxgGIAMoDjITLndlZnQudjEuRXJyb3JDbGFzc0IRukgOkgELECAiB4IBBBABIABCDwoNX21heF9hdHRlbXB0c0IVChNfaW5pdGlhbF9iYWNrb2ZmX21zQhUKE19iYWNrb2ZmX211bHRpcGxpZXJCEQoPX21heF9iYWNrb2ZmX21zImcKDVdhaXRGb3JTaWduYWwSHwoLc2lnbmFsX25hbWUYASABKAlCCrpIB3IFEAEYgAISJgoKdGltZW91dF9tcxgCIAEoDUINukgKKggYgJD70wkoAUgAiAEBQg0KC190aW1lb3V0X21zIo4CChBDb21wZW5zYXRpb25Ib29rEj0KCW9wZXJhdGlvbhgBIAEoCUIqukgnciUQARiAAjIeXltBLVphLXowLTldW0EtWmEtejAtOV8uOi8tXSokEiUKBWlucHV0GAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEiYKCnRpbWVvdXRfbXMYAyABKA1CDbpICioIGICQ+9MJKAFIAIgBARIjCgVyZXRyeRgEIAEoCzIULndlZnQudjEuUmV0cnlQb2xpY3kSOAoFcXVldWUYBSABKAlCKbpIJnIkGIABMh9eKFtBLVphLXowLTldW0EtWmEtejAtOV8uLV0qKT8kQg0KC190aW1lb3V0X21zKpEBCg9CYWNrb2ZmU3RyYXRlZ3kSIAocQkFDS09GRl9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEh0KGUJBQ0tPRkZfU1RSQVRFR1lfQ09OU1RBTlQQARIbChdCQUNLT0ZGX1NUUkFURUdZX0xJTkVBUhACEiAKHEJBQ0tPRkZfU1RSQVRFR1lfRVhQT05FTlRJQUwQAyqCAQoJT25GYWlsdXJlEhoKFk9OX0ZBSUxVUkVfVU5TUEVDSUZJRUQQABIUChBPTl9GQUlMVVJFX0FCT1JUEAESEwoPT05fRkFJTFVSRV9TS0lQEAISGQoVT05fRkFJTFVSRV9DT01QRU5TQVRFEAMSEwoPT05fRkFJTFVSRV9IT0xEEAQqbAoOQ29tcGxldGlvbk1vZGUSHwobQ09NUExFVElPTl9NT0RFX1VOU1BFQ0lGSUVEEAASHQoZQ09NUExFVElPTl9NT0RFX0FVVE9NQVRFRBABEhoKFkNPTVBMRVRJT05fTU9ERV9NQU5VQUwQAiqNAQoQQmFja3ByZXNzdXJlTW9kZRIhCh1CQUNLUFJFU1NVUkVfTU9ERV9VTlNQRUNJRklFRBAAEhwKGEJBQ0tQUkVTU1VSRV9NT0RFX1JFSkVDVBABEhsKF0JBQ0tQUkVTU1VSRV9NT0RFX1FVRVVFEAISGwoXQkFDS1BSRVNTVVJFX01PREVfREVMQVkQA0ItWitnaXRodWIuY29tL3dlZnQtZGV2L3dlZnQvZ2VuL3dlZnQvdjE7d2VmdHYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_struct, file_weft_v1_common]);
+  fileDesc("Chh3ZWZ0L3YxL2RlZmluaXRpb24ucHJvdG8SB3dlZnQudjEinAQKEldvcmtmbG93RGVmaW5pdGlvbhI5CgdwbGFuX2lkGAEgASgJQii6SCVyIxABGIABMhxeW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSokEj4KDHBsYW5fdmVyc2lvbhgCIAEoCUIoukglciMQARhAMh1eW0EtWmEtejAtOV1bQS1aYS16MC05Xy4rLV0qJBItCgdhY3Rpb25zGAMgAygLMg8ud2VmdC52MS5BY3Rpb25CC7pICJIBBQgBEOgHEiYKCnRpbWVvdXRfbXMYBCABKA1CDbpICioIGICQ+9MJKAFIAIgBARI5CgxiYWNrcHJlc3N1cmUYBSABKA4yGS53ZWZ0LnYxLkJhY2twcmVzc3VyZU1vZGVCCLpIBYIBAhABEikKE21heF9jb25jdXJyZW50X3J1bnMYBiABKA1CB7pIBCoCKAFIAYgBARIZChFyZXF1aXJlc19hcHByb3ZhbBgHIAEoCBIeCgxkaXNwbGF5X25hbWUYCCABKAlCCLpIBXIDGIACEgsKA2RhZxgJIAEoCBIiChByZXN1bHRfYWN0aW9uX2lkGAogASgJQgi6SAVyAxiAARIqCgxyZXRlbnRpb25fbXMYCyABKARCD7pIDDIKGIDwrueWCSjoB0gCiAEBQg0KC190aW1lb3V0X21zQhYKFF9tYXhfY29uY3VycmVudF9ydW5zQg8KDV9yZXRlbnRpb25fbXMi6QkKBkFjdGlvbhI0CgJpZBgBIAEoCUIoukglciMQARiAATIcXltBLVphLXowLTldW0EtWmEtejAtOV8uLV0qJBIZCgVvcmRlchgCIAEoDUIKukgHKgUY6AcoARI9CghhY3Rpdml0eRgDIAEoCUIrukgociYYgAIyIV4oW0EtWmEtejAtOV1bQS1aYS16MC05Xy46Ly1dKik/JBI4CgVxdWV1ZRgEIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyQSKAoKZGVwZW5kc19vbhgFIAMoCUIUukgRkgEOEOgHGAEiB3IFEAEYgAESJQoFaW5wdXQYBiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSIwoFcmV0cnkYByABKAsyFC53ZWZ0LnYxLlJldHJ5UG9saWN5EiYKCnRpbWVvdXRfbXMYCCABKA1CDbpICioIGICQ+9MJKAFIAIgBARIwChRoZWFydGJlYXRfdGltZW91dF9tcxgJIAEoDUINukgKKggYgJD70wkoZEgBiAEBEjAKCm9uX2ZhaWx1cmUYCiABKA4yEi53ZWZ0LnYxLk9uRmFpbHVyZUIIukgFggECEAESOgoPY29tcGxldGlvbl9tb2RlGAsgASgOMhcud2VmdC52MS5Db21wbGV0aW9uTW9kZUIIukgFggECEAESLwoPd2FpdF9mb3Jfc2lnbmFsGAwgASgLMhYud2VmdC52MS5XYWl0Rm9yU2lnbmFsEi0KEW1hbnVhbF90aW1lb3V0X21zGA0gASgNQg26SAoqCBiAkPvTCSgBSAKIAQESLwoMY29tcGVuc2F0aW9uGA4gASgLMhkud2VmdC52MS5Db21wZW5zYXRpb25Ib29rEi0KB3NlY3JldHMYDyADKAsyEi53ZWZ0LnYxLlNlY3JldFJlZkIIukgFkgECEEASOAocc2NoZWR1bGVfdG9fc3RhcnRfdGltZW91dF9tcxgQIAEoDUINukgKKggYgJD70wkoAUgDiAEBOv0Cukj5AhrmAQoLYWN0aW9uLmtpbmQScWFuIGFjdGlvbiBuZWVkcyBleGFjdGx5IG9uZSBvZiBhY3Rpdml0eSBvciB3YWl0X2Zvcl9zaWduYWwsIHVubGVzcyBjb21wbGV0aW9uX21vZGUgaXMgTUFOVUFMLCB3aGljaCBtYXkgb21pdCBib3RoGmRoYXModGhpcy53YWl0X2Zvcl9zaWduYWwpID8gdGhpcy5hY3Rpdml0eSA9PSAnJyA6ICh0aGlzLmFjdGl2aXR5ICE9ICcnIHx8IHRoaXMuY29tcGxldGlvbl9tb2RlID09IDIpGo0BChRhY3Rpb24ubWFudWFsX3NpZ25hbBI6YSB3YWl0LWZvci1zaWduYWwgYWN0aW9uIGNhbm5vdCBhbHNvIGJlIGNvbXBsZXRlZCBtYW51YWxseRo5IShoYXModGhpcy53YWl0X2Zvcl9zaWduYWwpICYmIHRoaXMuY29tcGxldGlvbl9tb2RlID09IDIpQg0KC190aW1lb3V0X21zQhcKFV9oZWFydGJlYXRfdGltZW91dF9tc0IUChJfbWFudWFsX3RpbWVvdXRfbXNCHwodX3NjaGVkdWxlX3RvX3N0YXJ0X3RpbWVvdXRfbXMijQMKC1JldHJ5UG9saWN5EiQKDG1heF9hdHRlbXB0cxgBIAEoDUIJukgGKgQYCigBSACIAQESNAoIc3RyYXRlZ3kYAiABKA4yGC53ZWZ0LnYxLkJhY2tvZmZTdHJhdGVneUIIukgFggECEAESKwoSaW5pdGlhbF9iYWNrb2ZmX21zGAMgASgNQgq6SAcqBRiAuJkpSAGIAQESOAoSYmFja29mZl9tdWx0aXBsaWVyGAQgASgBQhe6SBQSEhkAAAAAAABZQCkAAAAAAADwP0gCiAEBEicKDm1heF9iYWNrb2ZmX21zGAUgASgNQgq6SAcqBRiAuJkpSAOIAQESQAoQcmV0cnlhYmxlX2Vycm9ycxgGIAMoDjITLndlZnQudjEuRXJyb3JDbGFzc0IRukgOkgELECAiB4IBBBABIABCDwoNX21heF9hdHRlbXB0c0IVChNfaW5pdGlhbF9iYWNrb2ZmX21zQhUKE19iYWNrb2ZmX211bHRpcGxpZXJCEQoPX21heF9iYWNrb2ZmX21zImcKDVdhaXRGb3JTaWduYWwSHwoLc2lnbmFsX25hbWUYASABKAlCCrpIB3IFEAEYgAISJgoKdGltZW91dF9tcxgCIAEoDUINukgKKggYgJD70wkoAUgAiAEBQg0KC190aW1lb3V0X21zIo4CChBDb21wZW5zYXRpb25Ib29rEj0KCW9wZXJhdGlvbhgBIAEoCUIqukgnciUQARiAAjIeXltBLVphLXowLTldW0EtWmEtejAtOV8uOi8tXSokEiUKBWlucHV0GAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEiYKCnRpbWVvdXRfbXMYAyABKA1CDbpICioIGICQ+9MJKAFIAIgBARIjCgVyZXRyeRgEIAEoCzIULndlZnQudjEuUmV0cnlQb2xpY3kSOAoFcXVldWUYBSABKAlCKbpIJnIkGIABMh9eKFtBLVphLXowLTldW0EtWmEtejAtOV8uLV0qKT8kQg0KC190aW1lb3V0X21zIosBCg1EZWZpbml0aW9uUmVmEjkKB3BsYW5faWQYASABKAlCKLpIJXIjEAEYgAEyHF5bQS1aYS16MC05XVtBLVphLXowLTlfLi1dKiQSPwoMcGxhbl92ZXJzaW9uGAIgASgJQim6SCZyJBhAMiBeKFtBLVphLXowLTldW0EtWmEtejAtOV8uKy1dKik/JCLPAQoRRGVmaW5pdGlvblZlcnNpb24SDwoHcGxhbl9pZBgBIAEoCRIUCgxwbGFuX3ZlcnNpb24YAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhMKC3BsYW5fc2hhMjU2GAQgASgJEhIKCmNyZWF0ZWRfYnkYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMYWN0aW9uX2NvdW50GAcgASgNEg4KBmxhdGVzdBgIIAEoCCJPChRQdXREZWZpbml0aW9uUmVxdWVzdBI3CgpkZWZpbml0aW9uGAEgASgLMhsud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb25CBrpIA8gBASKHAQoVUHV0RGVmaW5pdGlvblJlc3BvbnNlEisKB3ZlcnNpb24YASABKAsyGi53ZWZ0LnYxLkRlZmluaXRpb25WZXJzaW9uEi8KCmRlZmluaXRpb24YAiABKAsyGy53ZWZ0LnYxLldvcmtmbG93RGVmaW5pdGlvbhIQCghleGlzdGluZxgDIAEoCCJDChRHZXREZWZpbml0aW9uUmVxdWVzdBIrCgNyZWYYASABKAsyFi53ZWZ0LnYxLkRlZmluaXRpb25SZWZCBrpIA8gBASJ1ChVHZXREZWZpbml0aW9uUmVzcG9uc2USKwoHdmVyc2lvbhgBIAEoCzIaLndlZnQudjEuRGVmaW5pdGlvblZlcnNpb24SLwoKZGVmaW5pdGlvbhgCIAEoCzIbLndlZnQudjEuV29ya2Zsb3dEZWZpbml0aW9uIo8BChZMaXN0RGVmaW5pdGlvbnNSZXF1ZXN0EhsKCXBhZ2Vfc2l6ZRgBIAEoDUIIukgFKgMY6AcSHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYgAQSOgoHcGxhbl9pZBgDIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyQiYAoXTGlzdERlZmluaXRpb25zUmVzcG9uc2USLAoIdmVyc2lvbnMYASADKAsyGi53ZWZ0LnYxLkRlZmluaXRpb25WZXJzaW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSqRAQoPQmFja29mZlN0cmF0ZWd5EiAKHEJBQ0tPRkZfU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIdChlCQUNLT0ZGX1NUUkFURUdZX0NPTlNUQU5UEAESGwoXQkFDS09GRl9TVFJBVEVHWV9MSU5FQVIQAhIgChxCQUNLT0ZGX1NUUkFURUdZX0VYUE9ORU5USUFMEAMqggEKCU9uRmFpbHVyZRIaChZPTl9GQUlMVVJFX1VOU1BFQ0lGSUVEEAASFAoQT05fRkFJTFVSRV9BQk9SVBABEhMKD09OX0ZBSUxVUkVfU0tJUBACEhkKFU9OX0ZBSUxVUkVfQ09NUEVOU0FURRADEhMKD09OX0ZBSUxVUkVfSE9MRBAEKmwKDkNvbXBsZXRpb25Nb2RlEh8KG0NPTVBMRVRJT05fTU9ERV9VTlNQRUNJRklFRBAAEh0KGUNPTVBMRVRJT05fTU9ERV9BVVRPTUFURUQQARIaChZDT01QTEVUSU9OX01PREVfTUFOVUFMEAIqjQEKEEJhY2twcmVzc3VyZU1vZGUSIQodQkFDS1BSRVNTVVJFX01PREVfVU5TUEVDSUZJRUQQABIcChhCQUNLUFJFU1NVUkVfTU9ERV9SRUpFQ1QQARIbChdCQUNLUFJFU1NVUkVfTU9ERV9RVUVVRRACEhsKF0JBQ0tQUkVTU1VSRV9NT0RFX0RFTEFZEAMymAIKEURlZmluaXRpb25TZXJ2aWNlElMKDVB1dERlZmluaXRpb24SHS53ZWZ0LnYxLlB1dERlZmluaXRpb25SZXF1ZXN0Gh4ud2VmdC52MS5QdXREZWZpbml0aW9uUmVzcG9uc2UiA5ACAhJTCg1HZXREZWZpbml0aW9uEh0ud2VmdC52MS5HZXREZWZpbml0aW9uUmVxdWVzdBoeLndlZnQudjEuR2V0RGVmaW5pdGlvblJlc3BvbnNlIgOQAgESWQoPTGlzdERlZmluaXRpb25zEh8ud2VmdC52MS5MaXN0RGVmaW5pdGlvbnNSZXF1ZXN0GiAud2VmdC52MS5MaXN0RGVmaW5pdGlvbnNSZXNwb25zZSIDkAIBQi1aK2dpdGh1Yi5jb20vd2VmdC1kZXYvd2VmdC9nZW4vd2VmdC92MTt3ZWZ0djFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common]);
 
 /**
  * WorkflowDefinition is a workflow submitted inline with a run. A definition
@@ -394,6 +394,274 @@ export const CompensationHookSchema: GenMessage<CompensationHook> = /*@__PURE__*
   messageDesc(file_weft_v1_definition, 4);
 
 /**
+ * DefinitionRef names a stored definition: a plan and one of its versions,
+ * or its latest.
+ *
+ * @generated from message weft.v1.DefinitionRef
+ */
+export type DefinitionRef = Message<"weft.v1.DefinitionRef"> & {
+  /**
+   * The plan.
+   *
+   * @generated from field: string plan_id = 1;
+   */
+  planId: string;
+
+  /**
+   * The version. Empty: the plan's latest, the version stored last.
+   *
+   * @generated from field: string plan_version = 2;
+   */
+  planVersion: string;
+};
+
+/**
+ * Describes the message weft.v1.DefinitionRef.
+ * Use `create(DefinitionRefSchema)` to create a new message.
+ */
+export const DefinitionRefSchema: GenMessage<DefinitionRef> = /*@__PURE__*/
+  messageDesc(file_weft_v1_definition, 5);
+
+/**
+ * DefinitionVersion describes one stored version of a plan.
+ *
+ * @generated from message weft.v1.DefinitionVersion
+ */
+export type DefinitionVersion = Message<"weft.v1.DefinitionVersion"> & {
+  /**
+   * The plan.
+   *
+   * @generated from field: string plan_id = 1;
+   */
+  planId: string;
+
+  /**
+   * The version.
+   *
+   * @generated from field: string plan_version = 2;
+   */
+  planVersion: string;
+
+  /**
+   * The definition's display name.
+   *
+   * @generated from field: string display_name = 3;
+   */
+  displayName: string;
+
+  /**
+   * The SHA-256 of the definition's canonical JSON after defaults: the
+   * plan_sha256 its runs record.
+   *
+   * @generated from field: string plan_sha256 = 4;
+   */
+  planSha256: string;
+
+  /**
+   * The principal that stored it.
+   *
+   * @generated from field: string created_by = 5;
+   */
+  createdBy: string;
+
+  /**
+   * When it was stored.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 6;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * How many actions it has.
+   *
+   * @generated from field: uint32 action_count = 7;
+   */
+  actionCount: number;
+
+  /**
+   * True for the plan's latest version.
+   *
+   * @generated from field: bool latest = 8;
+   */
+  latest: boolean;
+};
+
+/**
+ * Describes the message weft.v1.DefinitionVersion.
+ * Use `create(DefinitionVersionSchema)` to create a new message.
+ */
+export const DefinitionVersionSchema: GenMessage<DefinitionVersion> = /*@__PURE__*/
+  messageDesc(file_weft_v1_definition, 6);
+
+/**
+ * PutDefinitionRequest stores a definition.
+ *
+ * @generated from message weft.v1.PutDefinitionRequest
+ */
+export type PutDefinitionRequest = Message<"weft.v1.PutDefinitionRequest"> & {
+  /**
+   * The definition; its plan_id and plan_version say where it is stored.
+   *
+   * @generated from field: weft.v1.WorkflowDefinition definition = 1;
+   */
+  definition?: WorkflowDefinition | undefined;
+};
+
+/**
+ * Describes the message weft.v1.PutDefinitionRequest.
+ * Use `create(PutDefinitionRequestSchema)` to create a new message.
+ */
+export const PutDefinitionRequestSchema: GenMessage<PutDefinitionRequest> = /*@__PURE__*/
+  messageDesc(file_weft_v1_definition, 7);
+
+/**
+ * PutDefinitionResponse answers the stored version.
+ *
+ * @generated from message weft.v1.PutDefinitionResponse
+ */
+export type PutDefinitionResponse = Message<"weft.v1.PutDefinitionResponse"> & {
+  /**
+   * The stored version.
+   *
+   * @generated from field: weft.v1.DefinitionVersion version = 1;
+   */
+  version?: DefinitionVersion | undefined;
+
+  /**
+   * The definition as stored, with every default applied.
+   *
+   * @generated from field: weft.v1.WorkflowDefinition definition = 2;
+   */
+  definition?: WorkflowDefinition | undefined;
+
+  /**
+   * True when the same definition was already stored under this version.
+   *
+   * @generated from field: bool existing = 3;
+   */
+  existing: boolean;
+};
+
+/**
+ * Describes the message weft.v1.PutDefinitionResponse.
+ * Use `create(PutDefinitionResponseSchema)` to create a new message.
+ */
+export const PutDefinitionResponseSchema: GenMessage<PutDefinitionResponse> = /*@__PURE__*/
+  messageDesc(file_weft_v1_definition, 8);
+
+/**
+ * GetDefinitionRequest reads a stored definition.
+ *
+ * @generated from message weft.v1.GetDefinitionRequest
+ */
+export type GetDefinitionRequest = Message<"weft.v1.GetDefinitionRequest"> & {
+  /**
+   * The plan and version (empty: the latest).
+   *
+   * @generated from field: weft.v1.DefinitionRef ref = 1;
+   */
+  ref?: DefinitionRef | undefined;
+};
+
+/**
+ * Describes the message weft.v1.GetDefinitionRequest.
+ * Use `create(GetDefinitionRequestSchema)` to create a new message.
+ */
+export const GetDefinitionRequestSchema: GenMessage<GetDefinitionRequest> = /*@__PURE__*/
+  messageDesc(file_weft_v1_definition, 9);
+
+/**
+ * GetDefinitionResponse answers a stored definition.
+ *
+ * @generated from message weft.v1.GetDefinitionResponse
+ */
+export type GetDefinitionResponse = Message<"weft.v1.GetDefinitionResponse"> & {
+  /**
+   * The stored version.
+   *
+   * @generated from field: weft.v1.DefinitionVersion version = 1;
+   */
+  version?: DefinitionVersion | undefined;
+
+  /**
+   * The definition as stored, with every default applied.
+   *
+   * @generated from field: weft.v1.WorkflowDefinition definition = 2;
+   */
+  definition?: WorkflowDefinition | undefined;
+};
+
+/**
+ * Describes the message weft.v1.GetDefinitionResponse.
+ * Use `create(GetDefinitionResponseSchema)` to create a new message.
+ */
+export const GetDefinitionResponseSchema: GenMessage<GetDefinitionResponse> = /*@__PURE__*/
+  messageDesc(file_weft_v1_definition, 10);
+
+/**
+ * ListDefinitionsRequest pages through stored definitions.
+ *
+ * @generated from message weft.v1.ListDefinitionsRequest
+ */
+export type ListDefinitionsRequest = Message<"weft.v1.ListDefinitionsRequest"> & {
+  /**
+   * At most this many. 0: 100.
+   *
+   * @generated from field: uint32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * From a previous response's next_page_token.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+
+  /**
+   * Only this plan's versions. Empty: every plan.
+   *
+   * @generated from field: string plan_id = 3;
+   */
+  planId: string;
+};
+
+/**
+ * Describes the message weft.v1.ListDefinitionsRequest.
+ * Use `create(ListDefinitionsRequestSchema)` to create a new message.
+ */
+export const ListDefinitionsRequestSchema: GenMessage<ListDefinitionsRequest> = /*@__PURE__*/
+  messageDesc(file_weft_v1_definition, 11);
+
+/**
+ * ListDefinitionsResponse is one page.
+ *
+ * @generated from message weft.v1.ListDefinitionsResponse
+ */
+export type ListDefinitionsResponse = Message<"weft.v1.ListDefinitionsResponse"> & {
+  /**
+   * The versions, by plan id and then version.
+   *
+   * @generated from field: repeated weft.v1.DefinitionVersion versions = 1;
+   */
+  versions: DefinitionVersion[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message weft.v1.ListDefinitionsResponse.
+ * Use `create(ListDefinitionsResponseSchema)` to create a new message.
+ */
+export const ListDefinitionsResponseSchema: GenMessage<ListDefinitionsResponse> = /*@__PURE__*/
+  messageDesc(file_weft_v1_definition, 12);
+
+/**
  * BackoffStrategy is how the delay between retries grows (docs/semantics.md#backoff).
  *
  * @generated from enum weft.v1.BackoffStrategy
@@ -556,4 +824,51 @@ export enum BackpressureMode {
  */
 export const BackpressureModeSchema: GenEnum<BackpressureMode> = /*@__PURE__*/
   enumDesc(file_weft_v1_definition, 3);
+
+/**
+ * DefinitionService is the definition registry (docs/definitions.md#the-registry):
+ * a tenant's workflow definitions stored by plan id and version, so that a
+ * run (SubmitRunRequest.definition_ref) or a sub-workflow step names a
+ * definition instead of carrying it. A version, once stored, never changes.
+ *
+ * @generated from service weft.v1.DefinitionService
+ */
+export const DefinitionService: GenService<{
+  /**
+   * PutDefinition stores a definition under its plan_id and plan_version,
+   * validated as a submission's is. The same definition again (after
+   * defaults) answers the stored one with existing set; a different one
+   * under a version already stored is refused (ALREADY_EXISTS, naming the
+   * plan and the version). The version becomes the plan's latest.
+   *
+   * @generated from rpc weft.v1.DefinitionService.PutDefinition
+   */
+  putDefinition: {
+    methodKind: "unary";
+    input: typeof PutDefinitionRequestSchema;
+    output: typeof PutDefinitionResponseSchema;
+  },
+  /**
+   * GetDefinition answers one stored version of a plan, or its latest.
+   *
+   * @generated from rpc weft.v1.DefinitionService.GetDefinition
+   */
+  getDefinition: {
+    methodKind: "unary";
+    input: typeof GetDefinitionRequestSchema;
+    output: typeof GetDefinitionResponseSchema;
+  },
+  /**
+   * ListDefinitions pages through the caller's stored definitions, by plan
+   * id and then version, without their bodies.
+   *
+   * @generated from rpc weft.v1.DefinitionService.ListDefinitions
+   */
+  listDefinitions: {
+    methodKind: "unary";
+    input: typeof ListDefinitionsRequestSchema;
+    output: typeof ListDefinitionsResponseSchema;
+  },
+}> = /*@__PURE__*/
+  serviceDesc(file_weft_v1_definition, 0);
 

@@ -1,0 +1,88 @@
+package server
+
+import (
+	"context"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/weft-dev/weft/engine"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
+)
+
+// DefinitionService serves weft.v1.DefinitionService over the engine's
+// definition registry: it converts each request, calls the registry once,
+// and converts the answer or the fault.
+type DefinitionService struct {
+	defs *engine.Definitions
+}
+
+var _ weftv1connect.DefinitionServiceHandler = (*DefinitionService)(nil)
+
+// NewDefinitionService answers the DefinitionService handler over eng's registry.
+func NewDefinitionService(eng *engine.Engine) *DefinitionService {
+	return &DefinitionService{defs: eng.Definitions()}
+}
+
+// PutDefinition stores a definition version.
+func (s *DefinitionService) PutDefinition(ctx context.Context, req *connect.Request[weftv1.PutDefinitionRequest]) (*connect.Response[weftv1.PutDefinitionResponse], error) {
+	who, err := callerOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	def, err := definitionOf(req.Msg.GetDefinition(), "definition")
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.defs.Put(ctx, engine.PutDefinitionParams{TenantID: who.tenant, Definition: def, CreatedBy: who.principal})
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&weftv1.PutDefinitionResponse{Version: definitionVersionProto(res.Stored),
+		Definition: definitionProto(res.Stored.Definition), Existing: res.Existing}), nil
+}
+
+// GetDefinition answers a stored version, or a plan's latest.
+func (s *DefinitionService) GetDefinition(ctx context.Context, req *connect.Request[weftv1.GetDefinitionRequest]) (*connect.Response[weftv1.GetDefinitionResponse], error) {
+	who, err := callerOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := s.defs.Get(ctx, engine.GetDefinitionParams{TenantID: who.tenant, Ref: definitionRefOf(req.Msg.GetRef())})
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&weftv1.GetDefinitionResponse{Version: definitionVersionProto(stored),
+		Definition: definitionProto(stored.Definition)}), nil
+}
+
+// ListDefinitions pages through the caller's stored versions.
+func (s *DefinitionService) ListDefinitions(ctx context.Context, req *connect.Request[weftv1.ListDefinitionsRequest]) (*connect.Response[weftv1.ListDefinitionsResponse], error) {
+	who, err := callerOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	page, err := s.defs.List(ctx, engine.ListDefinitionsParams{TenantID: who.tenant, PlanID: req.Msg.GetPlanId(),
+		PageSize: int(req.Msg.GetPageSize()), PageToken: req.Msg.GetPageToken()})
+	if err != nil {
+		return nil, err
+	}
+	out := &weftv1.ListDefinitionsResponse{NextPageToken: page.NextPageToken}
+	for _, d := range page.Definitions {
+		out.Versions = append(out.Versions, definitionVersionProto(d))
+	}
+	return connect.NewResponse(out), nil
+}
+
+// definitionRefOf converts a reference to a stored definition.
+func definitionRefOf(r *weftv1.DefinitionRef) engine.DefinitionRef {
+	return engine.DefinitionRef{PlanID: r.GetPlanId(), Version: r.GetPlanVersion()}
+}
+
+// definitionVersionProto describes a stored version.
+func definitionVersionProto(d *engine.StoredDefinition) *weftv1.DefinitionVersion {
+	return &weftv1.DefinitionVersion{PlanId: d.Definition.PlanID, PlanVersion: d.Definition.PlanVersion,
+		DisplayName: d.Definition.DisplayName, PlanSha256: d.PlanSHA256, CreatedBy: d.CreatedBy,
+		CreatedAt: timestamppb.New(d.CreatedAt), ActionCount: uint32(len(d.Definition.Actions)), Latest: d.Latest}
+}
