@@ -293,12 +293,12 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 	require.Equal(t, weftv1.RunStatus_RUN_STATUS_BLOCKED, paused.GetStatus(), "paused and resumed")
 	held, err := acmeClient.GetRun(ctx, cfg.HoldRun)
 	require.NoError(t, err)
-	require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, held.GetStatus(), "retried, then skipped")
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_BLOCKED, held.GetStatus(), "retried, skipped, completed, then rerun from bad-reserve, which fails again")
 	for _, s := range held.GetSteps() {
 		if s.GetActionId() == "bad-reserve" {
-			require.Equal(t, weftv1.StepStatus_STEP_STATUS_SKIPPED, s.GetStatus())
-			require.Equal(t, uint32(2), s.GetLogicalAttemptId(), "the console's retry opened a second logical attempt")
-			require.Contains(t, s.GetReason(), "stock counted by hand", "the reason typed in the console")
+			require.Equal(t, weftv1.StepStatus_STEP_STATUS_FAILED, s.GetStatus())
+			require.Equal(t, uint32(3), s.GetLogicalAttemptId(), "the console's retry opened a second logical attempt, its rerun a third")
+			require.Len(t, s.GetAttempts(), 3, "every earlier attempt stays")
 		}
 	}
 	drained, err := acmeClient.GetRun(ctx, cfg.DrainRun)

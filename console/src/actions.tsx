@@ -11,7 +11,7 @@ import { signalNames } from "./waiting";
 /** An action a person can take, and what it needs. */
 export type Pending =
   | { kind: "pause" | "resume" | "cancel" }
-  | { kind: "retry" | "skip"; step: string }
+  | { kind: "retry" | "skip" | "rerun"; step: string }
   | { kind: "signal" }
   | { kind: "complete"; step: Step };
 
@@ -64,6 +64,9 @@ export function ActionDialog({
         case "skip":
           await api.runs.skipStep({ runId, actionId: pending.step, reason, signalId: autoId });
           return onDone(`Skip of ${pending.step} accepted.`);
+        case "rerun":
+          await api.runs.rerunRun({ runId, fromStep: pending.step, reason, signalId: autoId });
+          return onDone(`Rerun from ${pending.step} accepted.`);
         case "signal": {
           const res = await api.signals.signalRun({ runId, signalName: name, payload: parse("payload", payload), signalId: signalId.trim() || undefined });
           return onDone(`Signal ${name} accepted (signal id ${res.result?.signalId ?? ""}${res.duplicate ? ", a duplicate" : ""}).`);
@@ -98,6 +101,7 @@ export function ActionDialog({
     cancel: ["Cancel this run?", "Cancel run"],
     retry: ["Retry this step?", "Retry"],
     skip: ["Skip this step?", "Skip"],
+    rerun: ["Rerun the run from this step?", "Rerun"],
     signal: ["Send a signal", "Send"],
     complete: ["Complete the manual step", "Complete"],
   };
@@ -105,7 +109,14 @@ export function ActionDialog({
   return (
     <Dialog title={title} confirm={confirm} danger={pending.kind === "cancel" || pending.kind === "skip"} busy={busy} onConfirm={send} onClose={onClose}>
       <p class="muted mono">{runId}</p>
-      {(pending.kind === "retry" || pending.kind === "skip") && <p>Step <span class="mono">{pending.step}</span></p>}
+      {(pending.kind === "retry" || pending.kind === "skip" || pending.kind === "rerun") && <p>Step <span class="mono">{pending.step}</span></p>}
+      {pending.kind === "rerun" && (
+        <p id="rerun-note">
+          The run goes back to RUNNING, in the same run: this step and everything downstream of it run again as new logical attempts, the
+          steps upstream of it keep their outputs, and the log keeps every earlier attempt. A step whose earlier attempt may have left a side
+          effect is verified before it runs again.
+        </p>
+      )}
       {pending.kind === "pause" && <p>Running tasks finish (the run shows DRAINING); nothing new starts until it is resumed.</p>}
       {pending.kind === "cancel" && (
         <>

@@ -67,7 +67,12 @@ export function useRun(runId: string): RunView {
       }
       snapshotRunning = false;
     };
-    s.refresh = () => void readSnapshot();
+    // wake, while set, resumes following an ended run (see follow).
+    let wake: (() => void) | undefined;
+    s.refresh = () => {
+      void readSnapshot();
+      wake?.();
+    };
 
     // resync repeats ResyncRun until the feed is no longer STALE.
     const resync = async () => {
@@ -147,7 +152,18 @@ export function useRun(runId: string): RunView {
         // The watch ended without a gap: the run is terminal and drained,
         // or the connection dropped. Read the snapshot and decide.
         await readSnapshot();
-        if (s.run && isTerminal(s.run.status) && s.feed.watermark >= s.run.lastEventSeq) break;
+        if (s.run && isTerminal(s.run.status) && s.feed.watermark >= s.run.lastEventSeq) {
+          // An ended run changes again only by an action on it (a rerun
+          // takes it back to RUNNING): follow it again after the next one.
+          render(0);
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            signal.addEventListener("abort", () => resolve());
+          });
+          wake = undefined;
+          await readSnapshot();
+          continue;
+        }
         await sleep(RETRY_MS, signal);
       }
       render(0);

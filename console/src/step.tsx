@@ -31,6 +31,11 @@ export function StepPanel({ run, step, action, onAct }: { run: Run; step: Step; 
             Retry step
           </button>
         )}
+        {!live && (
+          <button type="button" id="act-rerun" disabled={!can("runs.operate")} title={can("runs.operate") ? undefined : why("runs.operate")} onClick={() => onAct({ kind: "rerun", step: step.actionId })}>
+            Rerun from this step
+          </button>
+        )}
         {live && (step.status === StepStatus.PENDING || step.status === StepStatus.FAILED) && (
           <button type="button" id="act-skip" disabled={!can("runs.operate")} title={can("runs.operate") ? undefined : why("runs.operate")} onClick={() => onAct({ kind: "skip", step: step.actionId })}>
             Skip step

@@ -236,6 +236,18 @@ async function main(): Promise<void> {
     await page.locator('svg.dag g.node[data-step="bad-reserve"][data-status="SKIPPED"]').waitFor();
     await runStatus(page, /^COMPLETED/);
 
+    log("an ended run is rerun from a step on its run page: the step runs again, in the same run");
+    await page.locator('svg.dag g.node[data-step="bad-reserve"]').click();
+    await page.locator("#act-rerun").click();
+    await page.locator("dialog[open] #rerun-note").waitFor();
+    await shot(page, cfg.shots, "rerun-confirm");
+    await confirm(page, "Rerun", { "#act-reason": "stock feed fixed" });
+    await waitText(page, "table.events", /RunRerun/);
+    await runStatus(page, /^BLOCKED/); // bad-reserve fails again, and the run holds on it
+    await page.waitForFunction(() => document.querySelectorAll('svg.timeline g[data-step="bad-reserve"] g.bar[data-outcome="FAILED"]').length === 3);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shot(page, cfg.shots, "run-rerun");
+
     log("a failed run shows its compensation outcome and each step's compensation");
     await openRunFromList(page, cfg.rollbackRun);
     await runStatus(page, /^FAILED/);
