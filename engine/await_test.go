@@ -68,7 +68,7 @@ func TestAwaitRun_IsWokenByTheCommitThatEndsTheRunNotByEachStep(t *testing.T) {
 	run := b.submit(seq("a", "b"))
 	end, release := b.eng.dispatch.Waker().Wait(dispatch.RunEndKey(run.RunID))
 	defer release()
-	log, releaseLog := b.eng.EventsAppended(run.RunID)
+	log, releaseLog := b.eng.Wakes().EventsAppended(run.RunID)
 	defer releaseLog()
 
 	b.complete(b.poll("act-a"), `{}`)
@@ -204,7 +204,7 @@ func TestAwaitRun_WaitsLeaveNoKeyBehind(t *testing.T) {
 	require.NotEqual(t, runstate.RunCompleted, snap.Status)
 	b.pollNone("act-none")
 
-	_, release := b.eng.EventsAppended(pending.RunID)
+	_, release := b.eng.Wakes().EventsAppended(pending.RunID)
 	require.Equal(t, 1, b.eng.dispatch.Waker().Keys(), "a watch holds its run's key while it waits")
 	release()
 	release() // a second release changes nothing

@@ -48,10 +48,17 @@ type Notifier interface {
 	Publish(keys []string)
 }
 
+// Wakes is this engine's wake-ups: what its long polls and event watches
+// wait on, and how another engine's published keys reach them.
+type Wakes struct{ e *Engine }
+
+// Wakes answers the engine's wake-ups.
+func (e *Engine) Wakes() Wakes { return Wakes{e: e} }
+
 // Wake wakes this engine's long polls and event watches waiting on keys, as
 // another engine's Notifier published them. Keys that nothing here waits on,
 // or that this engine never publishes, are ignored.
-func (e *Engine) Wake(keys ...string) { e.dispatch.Wake(keys...) }
+func (w Wakes) Wake(keys ...string) { w.e.dispatch.Wake(keys...) }
 
 // EventsAppended answers a channel closed the next time this engine appends
 // events to the run's log, and a release to call once the caller no longer
@@ -59,8 +66,8 @@ func (e *Engine) Wake(keys ...string) { e.dispatch.Wake(keys...) }
 // the log, then wait on it: an append in between closes it at once. Other
 // engines' appends close it only through a Notifier, and not reliably, so
 // watchers also look at the log on an interval.
-func (e *Engine) EventsAppended(runID string) (<-chan struct{}, func()) {
-	return e.dispatch.Waker().Wait(dispatch.RunKey(runID))
+func (w Wakes) EventsAppended(runID string) (<-chan struct{}, func()) {
+	return w.e.dispatch.Waker().Wait(dispatch.RunKey(runID))
 }
 
 // readyEntry is a ready-queue entry the decision makes, held back from its

@@ -47,7 +47,7 @@ func redisWakeCluster(t *testing.T, addr string) (a, b *redisPeer) {
 		eng, err := New(Config{Store: db.Open(t, schema), Ownership: CASRequired, Owner: owner,
 			PollInterval: time.Hour, Notifier: n})
 		require.NoError(t, err)
-		wg.Go(func() { n.Run(ctx, eng.Wake) })
+		wg.Go(func() { n.Run(ctx, eng.Wakes().Wake) })
 		peers[i] = &redisPeer{eng: eng, n: n}
 	}
 	for _, p := range peers {
@@ -80,7 +80,7 @@ func TestWakeRedis_AnEventWatchOnOneEngineHearsAnotherEnginesAppend(t *testing.T
 	t.Parallel()
 	a, b := redisWakeCluster(t, redistest.Require(t).Options().Addr)
 	runID := submitOn(t, a.eng, "act-watch", false)
-	appended, release := b.eng.EventsAppended(runID)
+	appended, release := b.eng.Wakes().EventsAppended(runID)
 	defer release()
 	_, err := a.eng.StartRun(context.Background(), StartParams{TenantID: tenant, RunID: runID, Actor: "alice"})
 	require.NoError(t, err)
@@ -276,7 +276,7 @@ func benchCluster(b *testing.B, addr string, wakeups bool) (*Engine, *Engine) {
 			b.Fatal(err)
 		}
 		if n != nil {
-			wg.Go(func() { n.Run(ctx, eng.Wake) })
+			wg.Go(func() { n.Run(ctx, eng.Wakes().Wake) })
 			for n.Stats().Subscriptions == 0 {
 				time.Sleep(time.Millisecond)
 			}

@@ -29,7 +29,7 @@ func (l *loopback) Publish(keys []string) {
 	to := l.to
 	l.mu.Unlock()
 	for _, e := range to {
-		e.Wake(keys...)
+		e.Wakes().Wake(keys...)
 	}
 }
 
@@ -137,7 +137,7 @@ func TestWake_ANotifierCarriesACommitsWakeupsToAnotherEngine(t *testing.T) {
 	})
 	t.Run("an event watch hears another engine's append", func(t *testing.T) {
 		runID := submitOn(t, a, "act-watch", false)
-		appended, release := b.EventsAppended(runID)
+		appended, release := b.Wakes().EventsAppended(runID)
 		defer release()
 		_, err := a.StartRun(context.Background(), StartParams{TenantID: tenant, RunID: runID, Actor: "alice"})
 		require.NoError(t, err)

@@ -72,7 +72,7 @@ func (s *EventService) WatchEvents(ctx context.Context, req *connect.Request[wef
 // next append or the interval. It answers whether the watch is over: the
 // caller left, or the run is terminal and everything was sent.
 func (w *watch) round(ctx context.Context, interval time.Duration) (bool, error) {
-	appended, release := w.eng.EventsAppended(w.runID) // before reading, so no append is missed
+	appended, release := w.eng.Wakes().EventsAppended(w.runID) // before reading, so no append is missed
 	defer release()
 	done, err := w.step(ctx)
 	if ctx.Err() != nil {

@@ -67,7 +67,7 @@ func (c *cluster) runWakeups(eng *engine.Engine) (stop func()) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { c.wakes.Run(ctx, eng.Wake) })
+	wg.Go(func() { c.wakes.Run(ctx, eng.Wakes().Wake) })
 	return func() { cancel(); wg.Wait() }
 }
 
