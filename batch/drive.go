@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/keyspace"
+	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -78,7 +79,7 @@ func (b *Batches) drive(ctx context.Context, active, k []byte) error {
 			if time.Until(deadline) < wait {
 				return nil // the next round goes on
 			}
-			if err := sleep(ctx, wait); err != nil {
+			if err := clock.Sleep(ctx, wait); err != nil {
 				return err
 			}
 			continue
@@ -169,16 +170,4 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
-}
-
-// sleep waits d, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"connectrpc.com/connect"
 
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/internal/clock"
 )
 
 // ListEvents answers one page of a run's events in run_seq order after
@@ -54,7 +55,7 @@ func (c *Client) WatchEvents(ctx context.Context, runID string, afterSeq uint64)
 				}
 			}
 			failures++
-			if !Retryable(err) || failures >= c.retry.MaxAttempts || !sleep(ctx, c.retry.backoff(failures)) {
+			if !Retryable(err) || failures >= c.retry.MaxAttempts || clock.Sleep(ctx, c.retry.backoff(failures)) != nil {
 				yield(nil, wrapError(err))
 				return
 			}
@@ -133,20 +134,8 @@ func (c *Client) awaitRunByWatch(ctx context.Context, runID string) (*weftv1.Run
 			return run, nil
 		}
 		after = max(after, run.GetLastEventSeq())
-		if !sleep(ctx, c.retry.InitialBackoff) {
+		if clock.Sleep(ctx, c.retry.InitialBackoff) != nil {
 			return nil, wrapError(ctx.Err())
 		}
-	}
-}
-
-// sleep waits d or until ctx ends, answering false when ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/weft-dev/weft/client"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"github.com/weft-dev/weft/internal/clock"
 )
 
 // Options configures a Worker. Zero fields take defaults.
@@ -172,7 +173,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 			failures++
 			w.log.Warn("poll failed", slog.String("code", client.CodeOf(err)), slog.Any("error", err))
-			if !sleep(ctx, min(time.Duration(failures)*200*time.Millisecond, maxPollBackoff)) {
+			if clock.Sleep(ctx, min(time.Duration(failures)*200*time.Millisecond, maxPollBackoff)) != nil {
 				break
 			}
 			continue
@@ -256,17 +257,5 @@ func (s slots) acquire(ctx context.Context) int {
 func (s slots) release(n int) {
 	for range n {
 		<-s
-	}
-}
-
-// sleep waits d or until ctx ends, answering false when ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

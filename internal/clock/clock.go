@@ -7,6 +7,7 @@
 package clock
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -58,4 +59,20 @@ func (m *Manual) Set(t time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.now = t
+}
+
+// Sleep waits d, or until ctx ends, and answers ctx's error when it ended
+// first. A d of zero or less does not wait and answers nil.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

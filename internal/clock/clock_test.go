@@ -1,6 +1,7 @@
 package clock_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -46,4 +47,14 @@ func TestSystem_ReadsTheWallClockInUTC(t *testing.T) {
 		require.Equal(t, time.UTC, now.Location())
 		require.True(t, now.Equal(before.Add(time.Hour)), "System reads time.Now, which the bubble moved by an hour")
 	})
+}
+
+// Sleep answers nil once d has passed, ctx's error when ctx ends first, and
+// nil at once for a d of zero or less.
+func TestSleep_AnswersContextErrorWhenContextEndsFirst(t *testing.T) {
+	require.NoError(t, clock.Sleep(context.Background(), time.Millisecond))
+	require.NoError(t, clock.Sleep(context.Background(), 0))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, clock.Sleep(ctx, time.Hour), context.Canceled)
 }

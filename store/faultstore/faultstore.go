@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -118,21 +119,6 @@ func (s *Store) currentDelays() (commit, ack time.Duration) {
 	return s.delays[0], s.delays[1]
 }
 
-// wait waits d, or until ctx ends.
-func wait(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // Stats returns the counts so far.
 func (s *Store) Stats() Stats {
 	s.mu.Lock()
@@ -196,7 +182,7 @@ func (s *Store) Scan(ctx context.Context, p *store.ScanParams) (*store.ScanResul
 // the configured delays.
 func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult, error) {
 	commitDelay, ackDelay := s.currentDelays()
-	if err := wait(ctx, commitDelay); err != nil {
+	if err := clock.Sleep(ctx, commitDelay); err != nil {
 		return nil, fmt.Errorf("faultstore: commit delayed past the caller's deadline: %w", err)
 	}
 	if ackDelay > 0 {
@@ -204,7 +190,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (*store.CommitResult
 		if err != nil {
 			return res, err
 		}
-		if werr := wait(ctx, ackDelay); werr != nil {
+		if werr := clock.Sleep(ctx, ackDelay); werr != nil {
 			return nil, &store.OutcomeUnknownError{Cause: fmt.Errorf("faultstore: acknowledgement delayed past the caller's deadline: %w", werr)}
 		}
 		return res, nil

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/weft-dev/weft/internal/clock"
 )
 
 // The cluster's migration lock is one row with a lease, not an advisory lock
@@ -75,7 +77,7 @@ func (s *Store) lockMigrations(ctx context.Context, missing []string) (*migratio
 			return nil, &SchemaIncompleteError{Missing: missing,
 				Reason: fmt.Sprintf("another process held the migration lock for longer than %s", s.cfg.MigrationLockWait)}
 		}
-		if err := sleep(ctx, mrand.N(wait)+wait/2); err != nil {
+		if err := clock.Sleep(ctx, mrand.N(wait)+wait/2); err != nil {
 			return nil, err
 		}
 		wait = min(2*wait, time.Second, s.cfg.MigrationLease/4)
@@ -137,16 +139,4 @@ func lockHolder() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return "weftd-" + strings.ToLower(hex.EncodeToString(b[:]))
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

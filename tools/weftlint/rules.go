@@ -12,10 +12,10 @@ var rules = []rule{
 	// The storage seam and its backends.
 	{pkg: "store", allow: list(std)},
 	{pkg: "store/memstore", allow: list(std, "store")},
-	{pkg: "store/faultstore", allow: list(std, "store")},
+	{pkg: "store/faultstore", allow: list(std, "store", "internal/clock")},
 	{pkg: "store/nocasstore", allow: list(std, "store", "store/memstore")},
 	{pkg: "store/pebblestore", allow: list(std, "store", "github.com/cockroachdb/pebble/v2/...")},
-	{pkg: "store/sqlstore", allow: list(std, "store", "github.com/jackc/pgx/v5/...", "github.com/cockroachdb/cockroach-go/v2/...")},
+	{pkg: "store/sqlstore", allow: list(std, "store", "internal/clock", "github.com/jackc/pgx/v5/...", "github.com/cockroachdb/cockroach-go/v2/...")},
 	{pkg: "store/sqlstore/sqltest", allow: list(std, "store/sqlstore", "github.com/jackc/pgx/v5/...")},
 	{pkg: "store/...", deny: list("engine/...", "server/...")},
 
@@ -63,7 +63,7 @@ var rules = []rule{
 	{pkg: "telemetry", allow: list(std, "go.opentelemetry.io/...", "github.com/prometheus/...")},
 	{pkg: "server/wiretest", allow: list(std, "gen/...", "connectrpc.com/connect", "google.golang.org/genproto/...", "google.golang.org/protobuf/...")},
 	{pkg: "schedule", allow: list(std, "engine/...", "store", "github.com/robfig/cron/v3")},
-	{pkg: "batch", allow: list(std, "engine", "engine/runstate", "engine/keyspace", "store", "github.com/google/uuid"), deny: list("server/...")},
+	{pkg: "batch", allow: list(std, "engine", "internal/clock", "engine/runstate", "engine/keyspace", "store", "github.com/google/uuid"), deny: list("server/...")},
 	{pkg: "audit", allow: list(std, "store", "engine/keyspace")},
 	{pkg: "server", allow: list(std, "audit", "batch", "engine/...", "schedule", "internal/jsonvalue", "internal/protorules", "gen/...", "telemetry", "console", "connectrpc.com/...", "buf.build/...",
 		"google.golang.org/protobuf/...", "google.golang.org/genproto/...", "github.com/google/uuid", "github.com/rs/cors", "go.opentelemetry.io/otel/...",
@@ -71,8 +71,8 @@ var rules = []rule{
 	{pkg: "console", allow: list(std)},
 
 	// The public API's clients: they speak to Weft only over the wire.
-	{pkg: "client", allow: list(std, "gen/...", "connectrpc.com/connect", "buf.build/gen/...", "google.golang.org/protobuf/...", otelAPI)},
-	{pkg: "client/worker", allow: list(std, "client", "internal/jsonvalue", "gen/...", "google.golang.org/protobuf/...", otelAPI)},
+	{pkg: "client", allow: list(std, "internal/clock", "gen/...", "connectrpc.com/connect", "buf.build/gen/...", "google.golang.org/protobuf/...", otelAPI)},
+	{pkg: "client/worker", allow: list(std, "client", "internal/clock", "internal/jsonvalue", "gen/...", "google.golang.org/protobuf/...", otelAPI)},
 	{pkg: "conformance", allow: list()},
 	{pkg: "conformance/storetest", allow: list(std, "store", testify)},
 	{pkg: "conformance/apitest", allow: list(std, "gen/...", "connectrpc.com/connect", "buf.build/gen/...", "google.golang.org/protobuf/...", testify)},
