@@ -34,6 +34,9 @@ func (s *RunService) SubmitRun(ctx context.Context, req *connect.Request[weftv1.
 	if err != nil {
 		return nil, err
 	}
+	if len(req.Msg.GetSearchAttributes()) > 0 || len(req.Msg.GetDefinition().GetSearchAttributes()) > 0 {
+		return nil, searchUnavailable()
+	}
 	p, err := submitParamsOf(req.Msg, who)
 	if err != nil {
 		return nil, err
@@ -147,6 +150,9 @@ func (s *RunService) ListRuns(ctx context.Context, req *connect.Request[weftv1.L
 		return nil, err
 	}
 	m := req.Msg
+	if m.GetQuery() != "" {
+		return nil, searchUnavailable()
+	}
 	p := engine.ListRunsParams{TenantID: who.tenant, PlanID: m.GetPlanId(), PlanVersion: m.GetPlanVersion(),
 		ProjectID: m.GetProjectId(), EnvironmentID: m.GetEnvironmentId(), RunIDContains: m.GetRunIdContains(),
 		CreatedAfter:  timeOf(m.GetCreatedAfter()),

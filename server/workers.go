@@ -60,6 +60,9 @@ func (s *WorkerService) CompleteTask(ctx context.Context, req *connect.Request[w
 		return nil, err
 	}
 	m := req.Msg
+	if len(m.GetSearchAttributes()) > 0 {
+		return nil, searchUnavailable()
+	}
 	output, err := jsonField(m.GetOutput(), "output")
 	if err != nil {
 		return nil, err

@@ -287,9 +287,16 @@ type WorkflowDefinition struct {
 	// removes it and every record it owns, overriding the server's --retention
 	// (docs/semantics.md#retention). Unset: the server's default. One second
 	// to ten years.
-	RetentionMs   *uint64 `protobuf:"varint,11,opt,name=retention_ms,json=retentionMs,proto3,oneof" json:"retention_ms,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	RetentionMs *uint64 `protobuf:"varint,11,opt,name=retention_ms,json=retentionMs,proto3,oneof" json:"retention_ms,omitempty"`
+	// Search attributes every run of this definition is given at submission
+	// (docs/semantics.md#search-attributes): by name, a ${{ }} expression
+	// over the run's input (or a literal) whose value's type is the
+	// attribute's: a string (keyword), an int, a double, a bool or a
+	// timestamp (time). A submission's search_attributes of the same name
+	// win.
+	SearchAttributes map[string]string `protobuf:"bytes,12,rep,name=search_attributes,json=searchAttributes,proto3" json:"search_attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *WorkflowDefinition) Reset() {
@@ -397,6 +404,13 @@ func (x *WorkflowDefinition) GetRetentionMs() uint64 {
 		return *x.RetentionMs
 	}
 	return 0
+}
+
+func (x *WorkflowDefinition) GetSearchAttributes() map[string]string {
+	if x != nil {
+		return x.SearchAttributes
+	}
+	return nil
 }
 
 // Action is one step of a workflow.
@@ -1323,7 +1337,7 @@ var File_weft_v1_definition_proto protoreflect.FileDescriptor
 
 const file_weft_v1_definition_proto_rawDesc = "" +
 	"\n" +
-	"\x18weft/v1/definition.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\"\xa7\x05\n" +
+	"\x18weft/v1/definition.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\"\xcc\x06\n" +
 	"\x12WorkflowDefinition\x12A\n" +
 	"\aplan_id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x06planId\x12K\n" +
 	"\fplan_version\x18\x02 \x01(\tB(\xbaH%r#\x10\x01\x18@2\x1d^[A-Za-z0-9][A-Za-z0-9_.+-]*$R\vplanVersion\x126\n" +
@@ -1339,7 +1353,11 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\x10result_action_id\x18\n" +
 	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x0eresultActionId\x127\n" +
 	"\fretention_ms\x18\v \x01(\x04B\x0f\xbaH\f2\n" +
-	"\x18\x80\xf0\xae\xe7\x96\t(\xe8\aH\x02R\vretentionMs\x88\x01\x01B\r\n" +
+	"\x18\x80\xf0\xae\xe7\x96\t(\xe8\aH\x02R\vretentionMs\x88\x01\x01\x12^\n" +
+	"\x11search_attributes\x18\f \x03(\v21.weft.v1.WorkflowDefinition.SearchAttributesEntryR\x10searchAttributes\x1aC\n" +
+	"\x15SearchAttributesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
 	"\v_timeout_msB\x16\n" +
 	"\x14_max_concurrent_runsB\x0f\n" +
 	"\r_retention_ms\"\xa9\v\n" +
@@ -1484,7 +1502,7 @@ func file_weft_v1_definition_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_definition_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_weft_v1_definition_proto_goTypes = []any{
 	(BackoffStrategy)(0),            // 0: weft.v1.BackoffStrategy
 	(OnFailure)(0),                  // 1: weft.v1.OnFailure
@@ -1503,44 +1521,46 @@ var file_weft_v1_definition_proto_goTypes = []any{
 	(*GetDefinitionResponse)(nil),   // 14: weft.v1.GetDefinitionResponse
 	(*ListDefinitionsRequest)(nil),  // 15: weft.v1.ListDefinitionsRequest
 	(*ListDefinitionsResponse)(nil), // 16: weft.v1.ListDefinitionsResponse
-	(*structpb.Value)(nil),          // 17: google.protobuf.Value
-	(*SecretRef)(nil),               // 18: weft.v1.SecretRef
-	(ErrorClass)(0),                 // 19: weft.v1.ErrorClass
-	(*timestamppb.Timestamp)(nil),   // 20: google.protobuf.Timestamp
+	nil,                             // 17: weft.v1.WorkflowDefinition.SearchAttributesEntry
+	(*structpb.Value)(nil),          // 18: google.protobuf.Value
+	(*SecretRef)(nil),               // 19: weft.v1.SecretRef
+	(ErrorClass)(0),                 // 20: weft.v1.ErrorClass
+	(*timestamppb.Timestamp)(nil),   // 21: google.protobuf.Timestamp
 }
 var file_weft_v1_definition_proto_depIdxs = []int32{
 	5,  // 0: weft.v1.WorkflowDefinition.actions:type_name -> weft.v1.Action
 	3,  // 1: weft.v1.WorkflowDefinition.backpressure:type_name -> weft.v1.BackpressureMode
-	17, // 2: weft.v1.Action.input:type_name -> google.protobuf.Value
-	6,  // 3: weft.v1.Action.retry:type_name -> weft.v1.RetryPolicy
-	1,  // 4: weft.v1.Action.on_failure:type_name -> weft.v1.OnFailure
-	2,  // 5: weft.v1.Action.completion_mode:type_name -> weft.v1.CompletionMode
-	7,  // 6: weft.v1.Action.wait_for_signal:type_name -> weft.v1.WaitForSignal
-	8,  // 7: weft.v1.Action.compensation:type_name -> weft.v1.CompensationHook
-	18, // 8: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
-	0,  // 9: weft.v1.RetryPolicy.strategy:type_name -> weft.v1.BackoffStrategy
-	19, // 10: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
-	17, // 11: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
-	6,  // 12: weft.v1.CompensationHook.retry:type_name -> weft.v1.RetryPolicy
-	20, // 13: weft.v1.DefinitionVersion.created_at:type_name -> google.protobuf.Timestamp
-	4,  // 14: weft.v1.PutDefinitionRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	10, // 15: weft.v1.PutDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
-	4,  // 16: weft.v1.PutDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	9,  // 17: weft.v1.GetDefinitionRequest.ref:type_name -> weft.v1.DefinitionRef
-	10, // 18: weft.v1.GetDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
-	4,  // 19: weft.v1.GetDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	10, // 20: weft.v1.ListDefinitionsResponse.versions:type_name -> weft.v1.DefinitionVersion
-	11, // 21: weft.v1.DefinitionService.PutDefinition:input_type -> weft.v1.PutDefinitionRequest
-	13, // 22: weft.v1.DefinitionService.GetDefinition:input_type -> weft.v1.GetDefinitionRequest
-	15, // 23: weft.v1.DefinitionService.ListDefinitions:input_type -> weft.v1.ListDefinitionsRequest
-	12, // 24: weft.v1.DefinitionService.PutDefinition:output_type -> weft.v1.PutDefinitionResponse
-	14, // 25: weft.v1.DefinitionService.GetDefinition:output_type -> weft.v1.GetDefinitionResponse
-	16, // 26: weft.v1.DefinitionService.ListDefinitions:output_type -> weft.v1.ListDefinitionsResponse
-	24, // [24:27] is the sub-list for method output_type
-	21, // [21:24] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	17, // 2: weft.v1.WorkflowDefinition.search_attributes:type_name -> weft.v1.WorkflowDefinition.SearchAttributesEntry
+	18, // 3: weft.v1.Action.input:type_name -> google.protobuf.Value
+	6,  // 4: weft.v1.Action.retry:type_name -> weft.v1.RetryPolicy
+	1,  // 5: weft.v1.Action.on_failure:type_name -> weft.v1.OnFailure
+	2,  // 6: weft.v1.Action.completion_mode:type_name -> weft.v1.CompletionMode
+	7,  // 7: weft.v1.Action.wait_for_signal:type_name -> weft.v1.WaitForSignal
+	8,  // 8: weft.v1.Action.compensation:type_name -> weft.v1.CompensationHook
+	19, // 9: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
+	0,  // 10: weft.v1.RetryPolicy.strategy:type_name -> weft.v1.BackoffStrategy
+	20, // 11: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
+	18, // 12: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
+	6,  // 13: weft.v1.CompensationHook.retry:type_name -> weft.v1.RetryPolicy
+	21, // 14: weft.v1.DefinitionVersion.created_at:type_name -> google.protobuf.Timestamp
+	4,  // 15: weft.v1.PutDefinitionRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	10, // 16: weft.v1.PutDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
+	4,  // 17: weft.v1.PutDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	9,  // 18: weft.v1.GetDefinitionRequest.ref:type_name -> weft.v1.DefinitionRef
+	10, // 19: weft.v1.GetDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
+	4,  // 20: weft.v1.GetDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	10, // 21: weft.v1.ListDefinitionsResponse.versions:type_name -> weft.v1.DefinitionVersion
+	11, // 22: weft.v1.DefinitionService.PutDefinition:input_type -> weft.v1.PutDefinitionRequest
+	13, // 23: weft.v1.DefinitionService.GetDefinition:input_type -> weft.v1.GetDefinitionRequest
+	15, // 24: weft.v1.DefinitionService.ListDefinitions:input_type -> weft.v1.ListDefinitionsRequest
+	12, // 25: weft.v1.DefinitionService.PutDefinition:output_type -> weft.v1.PutDefinitionResponse
+	14, // 26: weft.v1.DefinitionService.GetDefinition:output_type -> weft.v1.GetDefinitionResponse
+	16, // 27: weft.v1.DefinitionService.ListDefinitions:output_type -> weft.v1.ListDefinitionsResponse
+	25, // [25:28] is the sub-list for method output_type
+	22, // [22:25] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_definition_proto_init() }
@@ -1560,7 +1580,7 @@ func file_weft_v1_definition_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_definition_proto_rawDesc), len(file_weft_v1_definition_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

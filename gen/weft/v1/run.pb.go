@@ -670,9 +670,11 @@ type Run struct {
 	// (docs/semantics.md#retention): its end plus its definition's retention_ms,
 	// or the server's --retention. Unset while the run is not finished, and
 	// when it is kept until DeleteRun.
-	RetainUntil   *timestamppb.Timestamp `protobuf:"bytes,28,opt,name=retain_until,json=retainUntil,proto3" json:"retain_until,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	RetainUntil *timestamppb.Timestamp `protobuf:"bytes,28,opt,name=retain_until,json=retainUntil,proto3" json:"retain_until,omitempty"`
+	// The run's search attributes (docs/semantics.md#search-attributes), by name.
+	SearchAttributes map[string]*SearchAttributeValue `protobuf:"bytes,29,rep,name=search_attributes,json=searchAttributes,proto3" json:"search_attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Run) Reset() {
@@ -897,6 +899,13 @@ func (x *Run) GetResult() *structpb.Value {
 func (x *Run) GetRetainUntil() *timestamppb.Timestamp {
 	if x != nil {
 		return x.RetainUntil
+	}
+	return nil
+}
+
+func (x *Run) GetSearchAttributes() map[string]*SearchAttributeValue {
+	if x != nil {
+		return x.SearchAttributes
 	}
 	return nil
 }
@@ -1445,8 +1454,12 @@ type SubmitRunRequest struct {
 	// The stored definition to run (docs/definitions.md#the-registry): a plan
 	// and a version, or the plan's latest.
 	DefinitionRef *DefinitionRef `protobuf:"bytes,8,opt,name=definition_ref,json=definitionRef,proto3" json:"definition_ref,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Search attributes to set on the run (docs/semantics.md#search-attributes),
+	// over the definition's searchAttributes of the same name. At most 100; a
+	// name is a letter then letters, digits or '_', at most 64.
+	SearchAttributes map[string]*SearchAttributeValue `protobuf:"bytes,9,rep,name=search_attributes,json=searchAttributes,proto3" json:"search_attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *SubmitRunRequest) Reset() {
@@ -1531,6 +1544,13 @@ func (x *SubmitRunRequest) GetAwaitMs() uint32 {
 func (x *SubmitRunRequest) GetDefinitionRef() *DefinitionRef {
 	if x != nil {
 		return x.DefinitionRef
+	}
+	return nil
+}
+
+func (x *SubmitRunRequest) GetSearchAttributes() map[string]*SearchAttributeValue {
+	if x != nil {
+		return x.SearchAttributes
 	}
 	return nil
 }
@@ -2019,6 +2039,11 @@ type ListRunsRequest struct {
 	// Only runs whose run_id contains this text (case-sensitive), among all of
 	// the tenant's runs: the console's run id search.
 	RunIdContains string `protobuf:"bytes,10,opt,name=run_id_contains,json=runIdContains,proto3" json:"run_id_contains,omitempty"`
+	// Only runs matching this query (docs/semantics.md#run-queries), e.g.
+	// status = "FAILED" AND customer = "acme" AND createdAt > "2026-11-28T10:00:00Z".
+	// A query that does not parse or type-check is INVALID_ARGUMENT naming the
+	// column and the problem. The other filters still apply.
+	Query         string `protobuf:"bytes,11,opt,name=query,proto3" json:"query,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2119,6 +2144,13 @@ func (x *ListRunsRequest) GetEnvironmentId() string {
 func (x *ListRunsRequest) GetRunIdContains() string {
 	if x != nil {
 		return x.RunIdContains
+	}
+	return ""
+}
+
+func (x *ListRunsRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
 	}
 	return ""
 }
@@ -3832,7 +3864,7 @@ var File_weft_v1_run_proto protoreflect.FileDescriptor
 
 const file_weft_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/signal.proto\"\xf0\t\n" +
+	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/search.proto\x1a\x14weft/v1/signal.proto\"\xa5\v\n" +
 	"\x03Run\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x1d\n" +
@@ -3867,7 +3899,11 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\ffailed_steps\x18\x19 \x01(\rR\vfailedSteps\x12%\n" +
 	"\x0etrigger_source\x18\x1a \x01(\tR\rtriggerSource\x12.\n" +
 	"\x06result\x18\x1b \x01(\v2\x16.google.protobuf.ValueR\x06result\x12=\n" +
-	"\fretain_until\x18\x1c \x01(\v2\x1a.google.protobuf.TimestampR\vretainUntil\"\xdc\a\n" +
+	"\fretain_until\x18\x1c \x01(\v2\x1a.google.protobuf.TimestampR\vretainUntil\x12O\n" +
+	"\x11search_attributes\x18\x1d \x03(\v2\".weft.v1.Run.SearchAttributesEntryR\x10searchAttributes\x1ab\n" +
+	"\x15SearchAttributesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
+	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"\xdc\a\n" +
 	"\x04Step\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12+\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12,\n" +
@@ -3915,7 +3951,7 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\frequested_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\x12\x1e\n" +
 	"\n" +
 	"compensate\x18\x04 \x01(\bR\n" +
-	"compensate\"\xe6\x03\n" +
+	"compensate\"\xa8\x05\n" +
 	"\x10SubmitRunRequest\x12;\n" +
 	"\n" +
 	"definition\x18\x01 \x01(\v2\x1b.weft.v1.WorkflowDefinitionR\n" +
@@ -3927,7 +3963,11 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x0eenvironment_id\x18\x05 \x01(\tB)\xbaH&r$\x18\x80\x012\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$R\renvironmentId\x12,\n" +
 	"\x05input\x18\x06 \x01(\v2\x16.google.protobuf.ValueR\x05input\x12$\n" +
 	"\bawait_ms\x18\a \x01(\rB\t\xbaH\x06*\x04\x18\xe0\xd4\x03R\aawaitMs\x12=\n" +
-	"\x0edefinition_ref\x18\b \x01(\v2\x16.weft.v1.DefinitionRefR\rdefinitionRef\"O\n" +
+	"\x0edefinition_ref\x18\b \x01(\v2\x16.weft.v1.DefinitionRefR\rdefinitionRef\x12\\\n" +
+	"\x11search_attributes\x18\t \x03(\v2/.weft.v1.SubmitRunRequest.SearchAttributesEntryR\x10searchAttributes\x1ab\n" +
+	"\x15SearchAttributesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
+	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"O\n" +
 	"\x11SubmitRunResponse\x12\x1e\n" +
 	"\x03run\x18\x01 \x01(\v2\f.weft.v1.RunR\x03run\x12\x1a\n" +
 	"\bexisting\x18\x02 \x01(\bR\bexisting\"4\n" +
@@ -3957,7 +3997,7 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x05runId\x12\"\n" +
 	"\await_ms\x18\x02 \x01(\rB\t\xbaH\x06*\x04\x18\xe0\xd4\x03R\x06waitMs\"2\n" +
 	"\x10AwaitRunResponse\x12\x1e\n" +
-	"\x03run\x18\x01 \x01(\v2\f.weft.v1.RunR\x03run\"\x83\x04\n" +
+	"\x03run\x18\x01 \x01(\v2\f.weft.v1.RunR\x03run\"\xa3\x04\n" +
 	"\x0fListRunsRequest\x12A\n" +
 	"\bstatuses\x18\x01 \x03(\x0e2\x12.weft.v1.RunStatusB\x11\xbaH\x0e\x92\x01\v\x10\x10\"\a\x82\x01\x04\x10\x01 \x00R\bstatuses\x12!\n" +
 	"\aplan_id\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x06planId\x12*\n" +
@@ -3971,7 +4011,8 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"project_id\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\tprojectId\x12/\n" +
 	"\x0eenvironment_id\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\renvironmentId\x120\n" +
 	"\x0frun_id_contains\x18\n" +
-	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\rrunIdContains\"\\\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\rrunIdContains\x12\x1e\n" +
+	"\x05query\x18\v \x01(\tB\b\xbaH\x05r\x03\x18\x80@R\x05query\"\\\n" +
 	"\x10ListRunsResponse\x12 \n" +
 	"\x04runs\x18\x01 \x03(\v2\f.weft.v1.RunR\x04runs\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xbb\x01\n" +
@@ -4190,7 +4231,8 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x1dBATCH_RUN_OUTCOME_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bBATCH_RUN_OUTCOME_SUCCEEDED\x10\x01\x12\x1c\n" +
 	"\x18BATCH_RUN_OUTCOME_FAILED\x10\x02\x12\x1d\n" +
-	"\x19BATCH_RUN_OUTCOME_SKIPPED\x10\x032\xb6\t\n" +
+	"\x19BATCH_RUN_OUTCOME_SKIPPED\x10\x032\xe9\n" +
+	"\n" +
 	"\n" +
 	"RunService\x12B\n" +
 	"\tSubmitRun\x12\x19.weft.v1.SubmitRunRequest\x1a\x1a.weft.v1.SubmitRunResponse\x12?\n" +
@@ -4199,7 +4241,9 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"ApproveRun\x12\x1a.weft.v1.ApproveRunRequest\x1a\x1b.weft.v1.ApproveRunResponse\x12>\n" +
 	"\x06GetRun\x12\x16.weft.v1.GetRunRequest\x1a\x17.weft.v1.GetRunResponse\"\x03\x90\x02\x01\x12D\n" +
 	"\bAwaitRun\x12\x18.weft.v1.AwaitRunRequest\x1a\x19.weft.v1.AwaitRunResponse\"\x03\x90\x02\x01\x12D\n" +
-	"\bListRuns\x12\x18.weft.v1.ListRunsRequest\x1a\x19.weft.v1.ListRunsResponse\"\x03\x90\x02\x01\x12B\n" +
+	"\bListRuns\x12\x18.weft.v1.ListRunsRequest\x1a\x19.weft.v1.ListRunsResponse\"\x03\x90\x02\x01\x12G\n" +
+	"\tCountRuns\x12\x19.weft.v1.CountRunsRequest\x1a\x1a.weft.v1.CountRunsResponse\"\x03\x90\x02\x01\x12h\n" +
+	"\x14ListSearchAttributes\x12$.weft.v1.ListSearchAttributesRequest\x1a%.weft.v1.ListSearchAttributesResponse\"\x03\x90\x02\x01\x12B\n" +
 	"\tCancelRun\x12\x19.weft.v1.CancelRunRequest\x1a\x1a.weft.v1.CancelRunResponse\x12?\n" +
 	"\bPauseRun\x12\x18.weft.v1.PauseRunRequest\x1a\x19.weft.v1.PauseRunResponse\x12B\n" +
 	"\tResumeRun\x12\x19.weft.v1.ResumeRunRequest\x1a\x1a.weft.v1.ResumeRunResponse\x12B\n" +
@@ -4226,180 +4270,195 @@ func file_weft_v1_run_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_weft_v1_run_proto_goTypes = []any{
-	(RunStatus)(0),                 // 0: weft.v1.RunStatus
-	(RunSubstatus)(0),              // 1: weft.v1.RunSubstatus
-	(StepStatus)(0),                // 2: weft.v1.StepStatus
-	(CompensationOutcome)(0),       // 3: weft.v1.CompensationOutcome
-	(CompensationStatus)(0),        // 4: weft.v1.CompensationStatus
-	(AttemptOutcome)(0),            // 5: weft.v1.AttemptOutcome
-	(BatchOperation)(0),            // 6: weft.v1.BatchOperation
-	(BatchState)(0),                // 7: weft.v1.BatchState
-	(BatchRunOutcome)(0),           // 8: weft.v1.BatchRunOutcome
-	(*Run)(nil),                    // 9: weft.v1.Run
-	(*Step)(nil),                   // 10: weft.v1.Step
-	(*Attempt)(nil),                // 11: weft.v1.Attempt
-	(*StepError)(nil),              // 12: weft.v1.StepError
-	(*RunError)(nil),               // 13: weft.v1.RunError
-	(*Cancellation)(nil),           // 14: weft.v1.Cancellation
-	(*SubmitRunRequest)(nil),       // 15: weft.v1.SubmitRunRequest
-	(*SubmitRunResponse)(nil),      // 16: weft.v1.SubmitRunResponse
-	(*StartRunRequest)(nil),        // 17: weft.v1.StartRunRequest
-	(*StartRunResponse)(nil),       // 18: weft.v1.StartRunResponse
-	(*ApproveRunRequest)(nil),      // 19: weft.v1.ApproveRunRequest
-	(*ApproveRunResponse)(nil),     // 20: weft.v1.ApproveRunResponse
-	(*GetRunRequest)(nil),          // 21: weft.v1.GetRunRequest
-	(*GetRunResponse)(nil),         // 22: weft.v1.GetRunResponse
-	(*AwaitRunRequest)(nil),        // 23: weft.v1.AwaitRunRequest
-	(*AwaitRunResponse)(nil),       // 24: weft.v1.AwaitRunResponse
-	(*ListRunsRequest)(nil),        // 25: weft.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),       // 26: weft.v1.ListRunsResponse
-	(*RerunRunRequest)(nil),        // 27: weft.v1.RerunRunRequest
-	(*RerunRunResponse)(nil),       // 28: weft.v1.RerunRunResponse
-	(*CancelRunRequest)(nil),       // 29: weft.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),      // 30: weft.v1.CancelRunResponse
-	(*PauseRunRequest)(nil),        // 31: weft.v1.PauseRunRequest
-	(*PauseRunResponse)(nil),       // 32: weft.v1.PauseRunResponse
-	(*ResumeRunRequest)(nil),       // 33: weft.v1.ResumeRunRequest
-	(*ResumeRunResponse)(nil),      // 34: weft.v1.ResumeRunResponse
-	(*RetryStepRequest)(nil),       // 35: weft.v1.RetryStepRequest
-	(*RetryStepResponse)(nil),      // 36: weft.v1.RetryStepResponse
-	(*SkipStepRequest)(nil),        // 37: weft.v1.SkipStepRequest
-	(*SkipStepResponse)(nil),       // 38: weft.v1.SkipStepResponse
-	(*DeleteRunRequest)(nil),       // 39: weft.v1.DeleteRunRequest
-	(*DeleteRunResponse)(nil),      // 40: weft.v1.DeleteRunResponse
-	(*StartBatchRequest)(nil),      // 41: weft.v1.StartBatchRequest
-	(*StartBatchResponse)(nil),     // 42: weft.v1.StartBatchResponse
-	(*DescribeBatchRequest)(nil),   // 43: weft.v1.DescribeBatchRequest
-	(*DescribeBatchResponse)(nil),  // 44: weft.v1.DescribeBatchResponse
-	(*CancelBatchRequest)(nil),     // 45: weft.v1.CancelBatchRequest
-	(*CancelBatchResponse)(nil),    // 46: weft.v1.CancelBatchResponse
-	(*ListBatchesRequest)(nil),     // 47: weft.v1.ListBatchesRequest
-	(*ListBatchesResponse)(nil),    // 48: weft.v1.ListBatchesResponse
-	(*Batch)(nil),                  // 49: weft.v1.Batch
-	(*BatchRun)(nil),               // 50: weft.v1.BatchRun
-	(*timestamppb.Timestamp)(nil),  // 51: google.protobuf.Timestamp
-	(*WorkflowDefinition)(nil),     // 52: weft.v1.WorkflowDefinition
-	(*structpb.Value)(nil),         // 53: google.protobuf.Value
-	(*ArtifactRef)(nil),            // 54: weft.v1.ArtifactRef
-	(*ManualCompletionResult)(nil), // 55: weft.v1.ManualCompletionResult
-	(ErrorClass)(0),                // 56: weft.v1.ErrorClass
-	(*DefinitionRef)(nil),          // 57: weft.v1.DefinitionRef
-	(*AcceptedSignalResult)(nil),   // 58: weft.v1.AcceptedSignalResult
+	(RunStatus)(0),                       // 0: weft.v1.RunStatus
+	(RunSubstatus)(0),                    // 1: weft.v1.RunSubstatus
+	(StepStatus)(0),                      // 2: weft.v1.StepStatus
+	(CompensationOutcome)(0),             // 3: weft.v1.CompensationOutcome
+	(CompensationStatus)(0),              // 4: weft.v1.CompensationStatus
+	(AttemptOutcome)(0),                  // 5: weft.v1.AttemptOutcome
+	(BatchOperation)(0),                  // 6: weft.v1.BatchOperation
+	(BatchState)(0),                      // 7: weft.v1.BatchState
+	(BatchRunOutcome)(0),                 // 8: weft.v1.BatchRunOutcome
+	(*Run)(nil),                          // 9: weft.v1.Run
+	(*Step)(nil),                         // 10: weft.v1.Step
+	(*Attempt)(nil),                      // 11: weft.v1.Attempt
+	(*StepError)(nil),                    // 12: weft.v1.StepError
+	(*RunError)(nil),                     // 13: weft.v1.RunError
+	(*Cancellation)(nil),                 // 14: weft.v1.Cancellation
+	(*SubmitRunRequest)(nil),             // 15: weft.v1.SubmitRunRequest
+	(*SubmitRunResponse)(nil),            // 16: weft.v1.SubmitRunResponse
+	(*StartRunRequest)(nil),              // 17: weft.v1.StartRunRequest
+	(*StartRunResponse)(nil),             // 18: weft.v1.StartRunResponse
+	(*ApproveRunRequest)(nil),            // 19: weft.v1.ApproveRunRequest
+	(*ApproveRunResponse)(nil),           // 20: weft.v1.ApproveRunResponse
+	(*GetRunRequest)(nil),                // 21: weft.v1.GetRunRequest
+	(*GetRunResponse)(nil),               // 22: weft.v1.GetRunResponse
+	(*AwaitRunRequest)(nil),              // 23: weft.v1.AwaitRunRequest
+	(*AwaitRunResponse)(nil),             // 24: weft.v1.AwaitRunResponse
+	(*ListRunsRequest)(nil),              // 25: weft.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),             // 26: weft.v1.ListRunsResponse
+	(*RerunRunRequest)(nil),              // 27: weft.v1.RerunRunRequest
+	(*RerunRunResponse)(nil),             // 28: weft.v1.RerunRunResponse
+	(*CancelRunRequest)(nil),             // 29: weft.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),            // 30: weft.v1.CancelRunResponse
+	(*PauseRunRequest)(nil),              // 31: weft.v1.PauseRunRequest
+	(*PauseRunResponse)(nil),             // 32: weft.v1.PauseRunResponse
+	(*ResumeRunRequest)(nil),             // 33: weft.v1.ResumeRunRequest
+	(*ResumeRunResponse)(nil),            // 34: weft.v1.ResumeRunResponse
+	(*RetryStepRequest)(nil),             // 35: weft.v1.RetryStepRequest
+	(*RetryStepResponse)(nil),            // 36: weft.v1.RetryStepResponse
+	(*SkipStepRequest)(nil),              // 37: weft.v1.SkipStepRequest
+	(*SkipStepResponse)(nil),             // 38: weft.v1.SkipStepResponse
+	(*DeleteRunRequest)(nil),             // 39: weft.v1.DeleteRunRequest
+	(*DeleteRunResponse)(nil),            // 40: weft.v1.DeleteRunResponse
+	(*StartBatchRequest)(nil),            // 41: weft.v1.StartBatchRequest
+	(*StartBatchResponse)(nil),           // 42: weft.v1.StartBatchResponse
+	(*DescribeBatchRequest)(nil),         // 43: weft.v1.DescribeBatchRequest
+	(*DescribeBatchResponse)(nil),        // 44: weft.v1.DescribeBatchResponse
+	(*CancelBatchRequest)(nil),           // 45: weft.v1.CancelBatchRequest
+	(*CancelBatchResponse)(nil),          // 46: weft.v1.CancelBatchResponse
+	(*ListBatchesRequest)(nil),           // 47: weft.v1.ListBatchesRequest
+	(*ListBatchesResponse)(nil),          // 48: weft.v1.ListBatchesResponse
+	(*Batch)(nil),                        // 49: weft.v1.Batch
+	(*BatchRun)(nil),                     // 50: weft.v1.BatchRun
+	nil,                                  // 51: weft.v1.Run.SearchAttributesEntry
+	nil,                                  // 52: weft.v1.SubmitRunRequest.SearchAttributesEntry
+	(*timestamppb.Timestamp)(nil),        // 53: google.protobuf.Timestamp
+	(*WorkflowDefinition)(nil),           // 54: weft.v1.WorkflowDefinition
+	(*structpb.Value)(nil),               // 55: google.protobuf.Value
+	(*ArtifactRef)(nil),                  // 56: weft.v1.ArtifactRef
+	(*ManualCompletionResult)(nil),       // 57: weft.v1.ManualCompletionResult
+	(ErrorClass)(0),                      // 58: weft.v1.ErrorClass
+	(*DefinitionRef)(nil),                // 59: weft.v1.DefinitionRef
+	(*AcceptedSignalResult)(nil),         // 60: weft.v1.AcceptedSignalResult
+	(*SearchAttributeValue)(nil),         // 61: weft.v1.SearchAttributeValue
+	(*CountRunsRequest)(nil),             // 62: weft.v1.CountRunsRequest
+	(*ListSearchAttributesRequest)(nil),  // 63: weft.v1.ListSearchAttributesRequest
+	(*CountRunsResponse)(nil),            // 64: weft.v1.CountRunsResponse
+	(*ListSearchAttributesResponse)(nil), // 65: weft.v1.ListSearchAttributesResponse
 }
 var file_weft_v1_run_proto_depIdxs = []int32{
 	0,  // 0: weft.v1.Run.status:type_name -> weft.v1.RunStatus
 	1,  // 1: weft.v1.Run.substatus:type_name -> weft.v1.RunSubstatus
 	10, // 2: weft.v1.Run.steps:type_name -> weft.v1.Step
 	3,  // 3: weft.v1.Run.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	51, // 4: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
-	51, // 5: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
-	51, // 6: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
+	53, // 4: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
+	53, // 5: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
+	53, // 6: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
 	13, // 7: weft.v1.Run.error:type_name -> weft.v1.RunError
 	14, // 8: weft.v1.Run.cancellation:type_name -> weft.v1.Cancellation
-	52, // 9: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
-	53, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
-	54, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
-	51, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
-	53, // 13: weft.v1.Run.result:type_name -> google.protobuf.Value
-	51, // 14: weft.v1.Run.retain_until:type_name -> google.protobuf.Timestamp
-	2,  // 15: weft.v1.Step.status:type_name -> weft.v1.StepStatus
-	11, // 16: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
-	51, // 17: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
-	51, // 18: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
-	51, // 19: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
-	53, // 20: weft.v1.Step.output:type_name -> google.protobuf.Value
-	54, // 21: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
-	12, // 22: weft.v1.Step.error:type_name -> weft.v1.StepError
-	4,  // 23: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
-	12, // 24: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
-	51, // 25: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
-	55, // 26: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
-	5,  // 27: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
-	12, // 28: weft.v1.Attempt.error:type_name -> weft.v1.StepError
-	51, // 29: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	51, // 30: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
-	56, // 31: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
-	12, // 32: weft.v1.RunError.error:type_name -> weft.v1.StepError
-	51, // 33: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
-	52, // 34: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	53, // 35: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
-	57, // 36: weft.v1.SubmitRunRequest.definition_ref:type_name -> weft.v1.DefinitionRef
-	9,  // 37: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
-	9,  // 38: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
-	58, // 39: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 40: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
-	9,  // 41: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
-	9,  // 42: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
-	0,  // 43: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
-	51, // 44: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
-	51, // 45: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
-	9,  // 46: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
-	58, // 47: weft.v1.RerunRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 48: weft.v1.RerunRunResponse.run:type_name -> weft.v1.Run
-	58, // 49: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 50: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
-	58, // 51: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 52: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
-	58, // 53: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 54: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
-	58, // 55: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 56: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
-	58, // 57: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 58: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
-	6,  // 59: weft.v1.StartBatchRequest.operation:type_name -> weft.v1.BatchOperation
-	53, // 60: weft.v1.StartBatchRequest.payload:type_name -> google.protobuf.Value
-	49, // 61: weft.v1.StartBatchResponse.batch:type_name -> weft.v1.Batch
-	49, // 62: weft.v1.DescribeBatchResponse.batch:type_name -> weft.v1.Batch
-	50, // 63: weft.v1.DescribeBatchResponse.runs:type_name -> weft.v1.BatchRun
-	49, // 64: weft.v1.CancelBatchResponse.batch:type_name -> weft.v1.Batch
-	49, // 65: weft.v1.ListBatchesResponse.batches:type_name -> weft.v1.Batch
-	6,  // 66: weft.v1.Batch.operation:type_name -> weft.v1.BatchOperation
-	7,  // 67: weft.v1.Batch.state:type_name -> weft.v1.BatchState
-	51, // 68: weft.v1.Batch.created_at:type_name -> google.protobuf.Timestamp
-	51, // 69: weft.v1.Batch.ended_at:type_name -> google.protobuf.Timestamp
-	8,  // 70: weft.v1.BatchRun.outcome:type_name -> weft.v1.BatchRunOutcome
-	51, // 71: weft.v1.BatchRun.at:type_name -> google.protobuf.Timestamp
-	15, // 72: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
-	17, // 73: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
-	19, // 74: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
-	21, // 75: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
-	23, // 76: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
-	25, // 77: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
-	29, // 78: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
-	31, // 79: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
-	33, // 80: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
-	35, // 81: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
-	37, // 82: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
-	27, // 83: weft.v1.RunService.RerunRun:input_type -> weft.v1.RerunRunRequest
-	41, // 84: weft.v1.RunService.StartBatch:input_type -> weft.v1.StartBatchRequest
-	43, // 85: weft.v1.RunService.DescribeBatch:input_type -> weft.v1.DescribeBatchRequest
-	45, // 86: weft.v1.RunService.CancelBatch:input_type -> weft.v1.CancelBatchRequest
-	47, // 87: weft.v1.RunService.ListBatches:input_type -> weft.v1.ListBatchesRequest
-	39, // 88: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
-	16, // 89: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
-	18, // 90: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
-	20, // 91: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
-	22, // 92: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
-	24, // 93: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
-	26, // 94: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
-	30, // 95: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
-	32, // 96: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
-	34, // 97: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
-	36, // 98: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
-	38, // 99: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
-	28, // 100: weft.v1.RunService.RerunRun:output_type -> weft.v1.RerunRunResponse
-	42, // 101: weft.v1.RunService.StartBatch:output_type -> weft.v1.StartBatchResponse
-	44, // 102: weft.v1.RunService.DescribeBatch:output_type -> weft.v1.DescribeBatchResponse
-	46, // 103: weft.v1.RunService.CancelBatch:output_type -> weft.v1.CancelBatchResponse
-	48, // 104: weft.v1.RunService.ListBatches:output_type -> weft.v1.ListBatchesResponse
-	40, // 105: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
-	89, // [89:106] is the sub-list for method output_type
-	72, // [72:89] is the sub-list for method input_type
-	72, // [72:72] is the sub-list for extension type_name
-	72, // [72:72] is the sub-list for extension extendee
-	0,  // [0:72] is the sub-list for field type_name
+	54, // 9: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
+	55, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
+	56, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
+	53, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
+	55, // 13: weft.v1.Run.result:type_name -> google.protobuf.Value
+	53, // 14: weft.v1.Run.retain_until:type_name -> google.protobuf.Timestamp
+	51, // 15: weft.v1.Run.search_attributes:type_name -> weft.v1.Run.SearchAttributesEntry
+	2,  // 16: weft.v1.Step.status:type_name -> weft.v1.StepStatus
+	11, // 17: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
+	53, // 18: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
+	53, // 19: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
+	53, // 20: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
+	55, // 21: weft.v1.Step.output:type_name -> google.protobuf.Value
+	56, // 22: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
+	12, // 23: weft.v1.Step.error:type_name -> weft.v1.StepError
+	4,  // 24: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
+	12, // 25: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
+	53, // 26: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
+	57, // 27: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	5,  // 28: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
+	12, // 29: weft.v1.Attempt.error:type_name -> weft.v1.StepError
+	53, // 30: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	53, // 31: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
+	58, // 32: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
+	12, // 33: weft.v1.RunError.error:type_name -> weft.v1.StepError
+	53, // 34: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
+	54, // 35: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	55, // 36: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
+	59, // 37: weft.v1.SubmitRunRequest.definition_ref:type_name -> weft.v1.DefinitionRef
+	52, // 38: weft.v1.SubmitRunRequest.search_attributes:type_name -> weft.v1.SubmitRunRequest.SearchAttributesEntry
+	9,  // 39: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
+	9,  // 40: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
+	60, // 41: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 42: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
+	9,  // 43: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
+	9,  // 44: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
+	0,  // 45: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
+	53, // 46: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
+	53, // 47: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
+	9,  // 48: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
+	60, // 49: weft.v1.RerunRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 50: weft.v1.RerunRunResponse.run:type_name -> weft.v1.Run
+	60, // 51: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 52: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
+	60, // 53: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 54: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
+	60, // 55: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 56: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
+	60, // 57: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 58: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
+	60, // 59: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 60: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
+	6,  // 61: weft.v1.StartBatchRequest.operation:type_name -> weft.v1.BatchOperation
+	55, // 62: weft.v1.StartBatchRequest.payload:type_name -> google.protobuf.Value
+	49, // 63: weft.v1.StartBatchResponse.batch:type_name -> weft.v1.Batch
+	49, // 64: weft.v1.DescribeBatchResponse.batch:type_name -> weft.v1.Batch
+	50, // 65: weft.v1.DescribeBatchResponse.runs:type_name -> weft.v1.BatchRun
+	49, // 66: weft.v1.CancelBatchResponse.batch:type_name -> weft.v1.Batch
+	49, // 67: weft.v1.ListBatchesResponse.batches:type_name -> weft.v1.Batch
+	6,  // 68: weft.v1.Batch.operation:type_name -> weft.v1.BatchOperation
+	7,  // 69: weft.v1.Batch.state:type_name -> weft.v1.BatchState
+	53, // 70: weft.v1.Batch.created_at:type_name -> google.protobuf.Timestamp
+	53, // 71: weft.v1.Batch.ended_at:type_name -> google.protobuf.Timestamp
+	8,  // 72: weft.v1.BatchRun.outcome:type_name -> weft.v1.BatchRunOutcome
+	53, // 73: weft.v1.BatchRun.at:type_name -> google.protobuf.Timestamp
+	61, // 74: weft.v1.Run.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
+	61, // 75: weft.v1.SubmitRunRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
+	15, // 76: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
+	17, // 77: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
+	19, // 78: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
+	21, // 79: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
+	23, // 80: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
+	25, // 81: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
+	62, // 82: weft.v1.RunService.CountRuns:input_type -> weft.v1.CountRunsRequest
+	63, // 83: weft.v1.RunService.ListSearchAttributes:input_type -> weft.v1.ListSearchAttributesRequest
+	29, // 84: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
+	31, // 85: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
+	33, // 86: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
+	35, // 87: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
+	37, // 88: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
+	27, // 89: weft.v1.RunService.RerunRun:input_type -> weft.v1.RerunRunRequest
+	41, // 90: weft.v1.RunService.StartBatch:input_type -> weft.v1.StartBatchRequest
+	43, // 91: weft.v1.RunService.DescribeBatch:input_type -> weft.v1.DescribeBatchRequest
+	45, // 92: weft.v1.RunService.CancelBatch:input_type -> weft.v1.CancelBatchRequest
+	47, // 93: weft.v1.RunService.ListBatches:input_type -> weft.v1.ListBatchesRequest
+	39, // 94: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
+	16, // 95: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
+	18, // 96: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
+	20, // 97: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
+	22, // 98: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
+	24, // 99: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
+	26, // 100: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
+	64, // 101: weft.v1.RunService.CountRuns:output_type -> weft.v1.CountRunsResponse
+	65, // 102: weft.v1.RunService.ListSearchAttributes:output_type -> weft.v1.ListSearchAttributesResponse
+	30, // 103: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
+	32, // 104: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
+	34, // 105: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
+	36, // 106: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
+	38, // 107: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
+	28, // 108: weft.v1.RunService.RerunRun:output_type -> weft.v1.RerunRunResponse
+	42, // 109: weft.v1.RunService.StartBatch:output_type -> weft.v1.StartBatchResponse
+	44, // 110: weft.v1.RunService.DescribeBatch:output_type -> weft.v1.DescribeBatchResponse
+	46, // 111: weft.v1.RunService.CancelBatch:output_type -> weft.v1.CancelBatchResponse
+	48, // 112: weft.v1.RunService.ListBatches:output_type -> weft.v1.ListBatchesResponse
+	40, // 113: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
+	95, // [95:114] is the sub-list for method output_type
+	76, // [76:95] is the sub-list for method input_type
+	76, // [76:76] is the sub-list for extension type_name
+	76, // [76:76] is the sub-list for extension extendee
+	0,  // [0:76] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_run_proto_init() }
@@ -4409,6 +4468,7 @@ func file_weft_v1_run_proto_init() {
 	}
 	file_weft_v1_common_proto_init()
 	file_weft_v1_definition_proto_init()
+	file_weft_v1_search_proto_init()
 	file_weft_v1_signal_proto_init()
 	file_weft_v1_run_proto_msgTypes[10].OneofWrappers = []any{}
 	file_weft_v1_run_proto_msgTypes[18].OneofWrappers = []any{}
@@ -4423,7 +4483,7 @@ func file_weft_v1_run_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_run_proto_rawDesc), len(file_weft_v1_run_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   42,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

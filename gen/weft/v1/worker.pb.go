@@ -516,9 +516,13 @@ type CompleteTaskRequest struct {
 	// it is claimed for this worker in the result's own commit and answered in
 	// CompleteTaskResponse.tasks, up to max_tasks, instead of going to another
 	// poll. Unset: none.
-	NextTasks     *PollTasksRequest `protobuf:"bytes,6,opt,name=next_tasks,json=nextTasks,proto3" json:"next_tasks,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	NextTasks *PollTasksRequest `protobuf:"bytes,6,opt,name=next_tasks,json=nextTasks,proto3" json:"next_tasks,omitempty"`
+	// Search attributes the run is given with this result
+	// (docs/semantics.md#search-attributes), recorded in the result's own
+	// commit. At most 100.
+	SearchAttributes map[string]*SearchAttributeValue `protobuf:"bytes,7,rep,name=search_attributes,json=searchAttributes,proto3" json:"search_attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *CompleteTaskRequest) Reset() {
@@ -589,6 +593,13 @@ func (x *CompleteTaskRequest) GetReconciliationKey() string {
 func (x *CompleteTaskRequest) GetNextTasks() *PollTasksRequest {
 	if x != nil {
 		return x.NextTasks
+	}
+	return nil
+}
+
+func (x *CompleteTaskRequest) GetSearchAttributes() map[string]*SearchAttributeValue {
+	if x != nil {
+		return x.SearchAttributes
 	}
 	return nil
 }
@@ -1443,7 +1454,7 @@ var File_weft_v1_worker_proto protoreflect.FileDescriptor
 
 const file_weft_v1_worker_proto_rawDesc = "" +
 	"\n" +
-	"\x14weft/v1/worker.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x13weft/v1/event.proto\"V\n" +
+	"\x14weft/v1/worker.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x13weft/v1/event.proto\x1a\x14weft/v1/search.proto\"V\n" +
 	"\x14ActivityRegistration\x12\x1e\n" +
 	"\x04name\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\x04name\x12\x1e\n" +
@@ -1487,7 +1498,7 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"\x11heartbeat_details\x18\x14 \x01(\v2\x16.google.protobuf.ValueR\x10heartbeatDetails\x1aZ\n" +
 	"\x14UpstreamOutputsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
-	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\"\xcb\x02\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\"\x90\x04\n" +
 	"\x13CompleteTaskRequest\x12)\n" +
 	"\n" +
 	"task_token\x18\x01 \x01(\tB\n" +
@@ -1498,7 +1509,11 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"\tartifacts\x18\x04 \x03(\v2\x14.weft.v1.ArtifactRefB\t\xbaH\x06\x92\x01\x03\x10\x80\x02R\tartifacts\x127\n" +
 	"\x12reconciliation_key\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x11reconciliationKey\x128\n" +
 	"\n" +
-	"next_tasks\x18\x06 \x01(\v2\x19.weft.v1.PollTasksRequestR\tnextTasks\"Y\n" +
+	"next_tasks\x18\x06 \x01(\v2\x19.weft.v1.PollTasksRequestR\tnextTasks\x12_\n" +
+	"\x11search_attributes\x18\a \x03(\v22.weft.v1.CompleteTaskRequest.SearchAttributesEntryR\x10searchAttributes\x1ab\n" +
+	"\x15SearchAttributesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
+	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"Y\n" +
 	"\x14CompleteTaskResponse\x12\x1c\n" +
 	"\tduplicate\x18\x01 \x01(\bR\tduplicate\x12#\n" +
 	"\x05tasks\x18\x02 \x03(\v2\r.weft.v1.TaskR\x05tasks\"\x84\x03\n" +
@@ -1596,7 +1611,7 @@ func file_weft_v1_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_weft_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_weft_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_weft_v1_worker_proto_goTypes = []any{
 	(TaskType)(0),                      // 0: weft.v1.TaskType
 	(*ActivityRegistration)(nil),       // 1: weft.v1.ActivityRegistration
@@ -1618,57 +1633,61 @@ var file_weft_v1_worker_proto_goTypes = []any{
 	(*QueueDescription)(nil),           // 17: weft.v1.QueueDescription
 	(*Poller)(nil),                     // 18: weft.v1.Poller
 	nil,                                // 19: weft.v1.Task.UpstreamOutputsEntry
-	(*structpb.Value)(nil),             // 20: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil),      // 21: google.protobuf.Timestamp
-	(*SecretRef)(nil),                  // 22: weft.v1.SecretRef
-	(*ArtifactRef)(nil),                // 23: weft.v1.ArtifactRef
-	(ErrorClass)(0),                    // 24: weft.v1.ErrorClass
-	(VerifyState)(0),                   // 25: weft.v1.VerifyState
+	nil,                                // 20: weft.v1.CompleteTaskRequest.SearchAttributesEntry
+	(*structpb.Value)(nil),             // 21: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil),      // 22: google.protobuf.Timestamp
+	(*SecretRef)(nil),                  // 23: weft.v1.SecretRef
+	(*ArtifactRef)(nil),                // 24: weft.v1.ArtifactRef
+	(ErrorClass)(0),                    // 25: weft.v1.ErrorClass
+	(VerifyState)(0),                   // 26: weft.v1.VerifyState
+	(*SearchAttributeValue)(nil),       // 27: weft.v1.SearchAttributeValue
 }
 var file_weft_v1_worker_proto_depIdxs = []int32{
 	1,  // 0: weft.v1.PollTasksRequest.activities:type_name -> weft.v1.ActivityRegistration
 	4,  // 1: weft.v1.PollTasksResponse.tasks:type_name -> weft.v1.Task
 	0,  // 2: weft.v1.Task.task_type:type_name -> weft.v1.TaskType
-	20, // 3: weft.v1.Task.input:type_name -> google.protobuf.Value
-	20, // 4: weft.v1.Task.run_input:type_name -> google.protobuf.Value
+	21, // 3: weft.v1.Task.input:type_name -> google.protobuf.Value
+	21, // 4: weft.v1.Task.run_input:type_name -> google.protobuf.Value
 	19, // 5: weft.v1.Task.upstream_outputs:type_name -> weft.v1.Task.UpstreamOutputsEntry
-	21, // 6: weft.v1.Task.deadline:type_name -> google.protobuf.Timestamp
-	22, // 7: weft.v1.Task.secrets:type_name -> weft.v1.SecretRef
-	20, // 8: weft.v1.Task.heartbeat_details:type_name -> google.protobuf.Value
-	20, // 9: weft.v1.CompleteTaskRequest.output:type_name -> google.protobuf.Value
-	23, // 10: weft.v1.CompleteTaskRequest.artifacts:type_name -> weft.v1.ArtifactRef
+	22, // 6: weft.v1.Task.deadline:type_name -> google.protobuf.Timestamp
+	23, // 7: weft.v1.Task.secrets:type_name -> weft.v1.SecretRef
+	21, // 8: weft.v1.Task.heartbeat_details:type_name -> google.protobuf.Value
+	21, // 9: weft.v1.CompleteTaskRequest.output:type_name -> google.protobuf.Value
+	24, // 10: weft.v1.CompleteTaskRequest.artifacts:type_name -> weft.v1.ArtifactRef
 	2,  // 11: weft.v1.CompleteTaskRequest.next_tasks:type_name -> weft.v1.PollTasksRequest
-	4,  // 12: weft.v1.CompleteTaskResponse.tasks:type_name -> weft.v1.Task
-	24, // 13: weft.v1.FailTaskRequest.error_class:type_name -> weft.v1.ErrorClass
-	20, // 14: weft.v1.HeartbeatTaskRequest.details:type_name -> google.protobuf.Value
-	21, // 15: weft.v1.HeartbeatTaskResponse.deadline:type_name -> google.protobuf.Timestamp
-	25, // 16: weft.v1.ReportVerificationRequest.state:type_name -> weft.v1.VerifyState
-	20, // 17: weft.v1.ReportVerificationRequest.result:type_name -> google.protobuf.Value
-	17, // 18: weft.v1.ListWorkersResponse.queues:type_name -> weft.v1.QueueDescription
-	17, // 19: weft.v1.DescribeQueueResponse.queue:type_name -> weft.v1.QueueDescription
-	21, // 20: weft.v1.QueueDescription.oldest_ready_at:type_name -> google.protobuf.Timestamp
-	18, // 21: weft.v1.QueueDescription.pollers:type_name -> weft.v1.Poller
-	21, // 22: weft.v1.Poller.last_poll_at:type_name -> google.protobuf.Timestamp
-	20, // 23: weft.v1.Task.UpstreamOutputsEntry.value:type_name -> google.protobuf.Value
-	2,  // 24: weft.v1.WorkerService.PollTasks:input_type -> weft.v1.PollTasksRequest
-	5,  // 25: weft.v1.WorkerService.CompleteTask:input_type -> weft.v1.CompleteTaskRequest
-	7,  // 26: weft.v1.WorkerService.FailTask:input_type -> weft.v1.FailTaskRequest
-	9,  // 27: weft.v1.WorkerService.HeartbeatTask:input_type -> weft.v1.HeartbeatTaskRequest
-	11, // 28: weft.v1.WorkerService.ReportVerification:input_type -> weft.v1.ReportVerificationRequest
-	13, // 29: weft.v1.WorkerService.ListWorkers:input_type -> weft.v1.ListWorkersRequest
-	15, // 30: weft.v1.WorkerService.DescribeQueue:input_type -> weft.v1.DescribeQueueRequest
-	3,  // 31: weft.v1.WorkerService.PollTasks:output_type -> weft.v1.PollTasksResponse
-	6,  // 32: weft.v1.WorkerService.CompleteTask:output_type -> weft.v1.CompleteTaskResponse
-	8,  // 33: weft.v1.WorkerService.FailTask:output_type -> weft.v1.FailTaskResponse
-	10, // 34: weft.v1.WorkerService.HeartbeatTask:output_type -> weft.v1.HeartbeatTaskResponse
-	12, // 35: weft.v1.WorkerService.ReportVerification:output_type -> weft.v1.ReportVerificationResponse
-	14, // 36: weft.v1.WorkerService.ListWorkers:output_type -> weft.v1.ListWorkersResponse
-	16, // 37: weft.v1.WorkerService.DescribeQueue:output_type -> weft.v1.DescribeQueueResponse
-	31, // [31:38] is the sub-list for method output_type
-	24, // [24:31] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	20, // 12: weft.v1.CompleteTaskRequest.search_attributes:type_name -> weft.v1.CompleteTaskRequest.SearchAttributesEntry
+	4,  // 13: weft.v1.CompleteTaskResponse.tasks:type_name -> weft.v1.Task
+	25, // 14: weft.v1.FailTaskRequest.error_class:type_name -> weft.v1.ErrorClass
+	21, // 15: weft.v1.HeartbeatTaskRequest.details:type_name -> google.protobuf.Value
+	22, // 16: weft.v1.HeartbeatTaskResponse.deadline:type_name -> google.protobuf.Timestamp
+	26, // 17: weft.v1.ReportVerificationRequest.state:type_name -> weft.v1.VerifyState
+	21, // 18: weft.v1.ReportVerificationRequest.result:type_name -> google.protobuf.Value
+	17, // 19: weft.v1.ListWorkersResponse.queues:type_name -> weft.v1.QueueDescription
+	17, // 20: weft.v1.DescribeQueueResponse.queue:type_name -> weft.v1.QueueDescription
+	22, // 21: weft.v1.QueueDescription.oldest_ready_at:type_name -> google.protobuf.Timestamp
+	18, // 22: weft.v1.QueueDescription.pollers:type_name -> weft.v1.Poller
+	22, // 23: weft.v1.Poller.last_poll_at:type_name -> google.protobuf.Timestamp
+	21, // 24: weft.v1.Task.UpstreamOutputsEntry.value:type_name -> google.protobuf.Value
+	27, // 25: weft.v1.CompleteTaskRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
+	2,  // 26: weft.v1.WorkerService.PollTasks:input_type -> weft.v1.PollTasksRequest
+	5,  // 27: weft.v1.WorkerService.CompleteTask:input_type -> weft.v1.CompleteTaskRequest
+	7,  // 28: weft.v1.WorkerService.FailTask:input_type -> weft.v1.FailTaskRequest
+	9,  // 29: weft.v1.WorkerService.HeartbeatTask:input_type -> weft.v1.HeartbeatTaskRequest
+	11, // 30: weft.v1.WorkerService.ReportVerification:input_type -> weft.v1.ReportVerificationRequest
+	13, // 31: weft.v1.WorkerService.ListWorkers:input_type -> weft.v1.ListWorkersRequest
+	15, // 32: weft.v1.WorkerService.DescribeQueue:input_type -> weft.v1.DescribeQueueRequest
+	3,  // 33: weft.v1.WorkerService.PollTasks:output_type -> weft.v1.PollTasksResponse
+	6,  // 34: weft.v1.WorkerService.CompleteTask:output_type -> weft.v1.CompleteTaskResponse
+	8,  // 35: weft.v1.WorkerService.FailTask:output_type -> weft.v1.FailTaskResponse
+	10, // 36: weft.v1.WorkerService.HeartbeatTask:output_type -> weft.v1.HeartbeatTaskResponse
+	12, // 37: weft.v1.WorkerService.ReportVerification:output_type -> weft.v1.ReportVerificationResponse
+	14, // 38: weft.v1.WorkerService.ListWorkers:output_type -> weft.v1.ListWorkersResponse
+	16, // 39: weft.v1.WorkerService.DescribeQueue:output_type -> weft.v1.DescribeQueueResponse
+	33, // [33:40] is the sub-list for method output_type
+	26, // [26:33] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_worker_proto_init() }
@@ -1678,13 +1697,14 @@ func file_weft_v1_worker_proto_init() {
 	}
 	file_weft_v1_common_proto_init()
 	file_weft_v1_event_proto_init()
+	file_weft_v1_search_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_worker_proto_rawDesc), len(file_weft_v1_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

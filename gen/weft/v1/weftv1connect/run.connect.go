@@ -45,6 +45,11 @@ const (
 	RunServiceAwaitRunProcedure = "/weft.v1.RunService/AwaitRun"
 	// RunServiceListRunsProcedure is the fully-qualified name of the RunService's ListRuns RPC.
 	RunServiceListRunsProcedure = "/weft.v1.RunService/ListRuns"
+	// RunServiceCountRunsProcedure is the fully-qualified name of the RunService's CountRuns RPC.
+	RunServiceCountRunsProcedure = "/weft.v1.RunService/CountRuns"
+	// RunServiceListSearchAttributesProcedure is the fully-qualified name of the RunService's
+	// ListSearchAttributes RPC.
+	RunServiceListSearchAttributesProcedure = "/weft.v1.RunService/ListSearchAttributes"
 	// RunServiceCancelRunProcedure is the fully-qualified name of the RunService's CancelRun RPC.
 	RunServiceCancelRunProcedure = "/weft.v1.RunService/CancelRun"
 	// RunServicePauseRunProcedure is the fully-qualified name of the RunService's PauseRun RPC.
@@ -91,6 +96,13 @@ type RunServiceClient interface {
 	AwaitRun(context.Context, *connect.Request[v1.AwaitRunRequest]) (*connect.Response[v1.AwaitRunResponse], error)
 	// ListRuns pages through the caller's runs, newest first.
 	ListRuns(context.Context, *connect.Request[v1.ListRunsRequest]) (*connect.Response[v1.ListRunsResponse], error)
+	// CountRuns counts the caller's runs matching a query
+	// (docs/semantics.md#run-queries), in total or grouped by status, plan,
+	// failedStep or a search attribute.
+	CountRuns(context.Context, *connect.Request[v1.CountRunsRequest]) (*connect.Response[v1.CountRunsResponse], error)
+	// ListSearchAttributes answers the search attributes the caller's tenant
+	// has used and their types (docs/semantics.md#search-attributes).
+	ListSearchAttributes(context.Context, *connect.Request[v1.ListSearchAttributesRequest]) (*connect.Response[v1.ListSearchAttributesResponse], error)
 	// CancelRun ends a non-terminal run CANCELLED. Rejected while COMPENSATING.
 	CancelRun(context.Context, *connect.Request[v1.CancelRunRequest]) (*connect.Response[v1.CancelRunResponse], error)
 	// PauseRun stops new scheduling: the run is PAUSED with substatus DRAINING
@@ -180,6 +192,20 @@ func NewRunServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		countRuns: connect.NewClient[v1.CountRunsRequest, v1.CountRunsResponse](
+			httpClient,
+			baseURL+RunServiceCountRunsProcedure,
+			connect.WithSchema(runServiceMethods.ByName("CountRuns")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		listSearchAttributes: connect.NewClient[v1.ListSearchAttributesRequest, v1.ListSearchAttributesResponse](
+			httpClient,
+			baseURL+RunServiceListSearchAttributesProcedure,
+			connect.WithSchema(runServiceMethods.ByName("ListSearchAttributes")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 		cancelRun: connect.NewClient[v1.CancelRunRequest, v1.CancelRunResponse](
 			httpClient,
 			baseURL+RunServiceCancelRunProcedure,
@@ -255,23 +281,25 @@ func NewRunServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 
 // runServiceClient implements RunServiceClient.
 type runServiceClient struct {
-	submitRun     *connect.Client[v1.SubmitRunRequest, v1.SubmitRunResponse]
-	startRun      *connect.Client[v1.StartRunRequest, v1.StartRunResponse]
-	approveRun    *connect.Client[v1.ApproveRunRequest, v1.ApproveRunResponse]
-	getRun        *connect.Client[v1.GetRunRequest, v1.GetRunResponse]
-	awaitRun      *connect.Client[v1.AwaitRunRequest, v1.AwaitRunResponse]
-	listRuns      *connect.Client[v1.ListRunsRequest, v1.ListRunsResponse]
-	cancelRun     *connect.Client[v1.CancelRunRequest, v1.CancelRunResponse]
-	pauseRun      *connect.Client[v1.PauseRunRequest, v1.PauseRunResponse]
-	resumeRun     *connect.Client[v1.ResumeRunRequest, v1.ResumeRunResponse]
-	retryStep     *connect.Client[v1.RetryStepRequest, v1.RetryStepResponse]
-	skipStep      *connect.Client[v1.SkipStepRequest, v1.SkipStepResponse]
-	rerunRun      *connect.Client[v1.RerunRunRequest, v1.RerunRunResponse]
-	startBatch    *connect.Client[v1.StartBatchRequest, v1.StartBatchResponse]
-	describeBatch *connect.Client[v1.DescribeBatchRequest, v1.DescribeBatchResponse]
-	cancelBatch   *connect.Client[v1.CancelBatchRequest, v1.CancelBatchResponse]
-	listBatches   *connect.Client[v1.ListBatchesRequest, v1.ListBatchesResponse]
-	deleteRun     *connect.Client[v1.DeleteRunRequest, v1.DeleteRunResponse]
+	submitRun            *connect.Client[v1.SubmitRunRequest, v1.SubmitRunResponse]
+	startRun             *connect.Client[v1.StartRunRequest, v1.StartRunResponse]
+	approveRun           *connect.Client[v1.ApproveRunRequest, v1.ApproveRunResponse]
+	getRun               *connect.Client[v1.GetRunRequest, v1.GetRunResponse]
+	awaitRun             *connect.Client[v1.AwaitRunRequest, v1.AwaitRunResponse]
+	listRuns             *connect.Client[v1.ListRunsRequest, v1.ListRunsResponse]
+	countRuns            *connect.Client[v1.CountRunsRequest, v1.CountRunsResponse]
+	listSearchAttributes *connect.Client[v1.ListSearchAttributesRequest, v1.ListSearchAttributesResponse]
+	cancelRun            *connect.Client[v1.CancelRunRequest, v1.CancelRunResponse]
+	pauseRun             *connect.Client[v1.PauseRunRequest, v1.PauseRunResponse]
+	resumeRun            *connect.Client[v1.ResumeRunRequest, v1.ResumeRunResponse]
+	retryStep            *connect.Client[v1.RetryStepRequest, v1.RetryStepResponse]
+	skipStep             *connect.Client[v1.SkipStepRequest, v1.SkipStepResponse]
+	rerunRun             *connect.Client[v1.RerunRunRequest, v1.RerunRunResponse]
+	startBatch           *connect.Client[v1.StartBatchRequest, v1.StartBatchResponse]
+	describeBatch        *connect.Client[v1.DescribeBatchRequest, v1.DescribeBatchResponse]
+	cancelBatch          *connect.Client[v1.CancelBatchRequest, v1.CancelBatchResponse]
+	listBatches          *connect.Client[v1.ListBatchesRequest, v1.ListBatchesResponse]
+	deleteRun            *connect.Client[v1.DeleteRunRequest, v1.DeleteRunResponse]
 }
 
 // SubmitRun calls weft.v1.RunService.SubmitRun.
@@ -302,6 +330,16 @@ func (c *runServiceClient) AwaitRun(ctx context.Context, req *connect.Request[v1
 // ListRuns calls weft.v1.RunService.ListRuns.
 func (c *runServiceClient) ListRuns(ctx context.Context, req *connect.Request[v1.ListRunsRequest]) (*connect.Response[v1.ListRunsResponse], error) {
 	return c.listRuns.CallUnary(ctx, req)
+}
+
+// CountRuns calls weft.v1.RunService.CountRuns.
+func (c *runServiceClient) CountRuns(ctx context.Context, req *connect.Request[v1.CountRunsRequest]) (*connect.Response[v1.CountRunsResponse], error) {
+	return c.countRuns.CallUnary(ctx, req)
+}
+
+// ListSearchAttributes calls weft.v1.RunService.ListSearchAttributes.
+func (c *runServiceClient) ListSearchAttributes(ctx context.Context, req *connect.Request[v1.ListSearchAttributesRequest]) (*connect.Response[v1.ListSearchAttributesResponse], error) {
+	return c.listSearchAttributes.CallUnary(ctx, req)
 }
 
 // CancelRun calls weft.v1.RunService.CancelRun.
@@ -380,6 +418,13 @@ type RunServiceHandler interface {
 	AwaitRun(context.Context, *connect.Request[v1.AwaitRunRequest]) (*connect.Response[v1.AwaitRunResponse], error)
 	// ListRuns pages through the caller's runs, newest first.
 	ListRuns(context.Context, *connect.Request[v1.ListRunsRequest]) (*connect.Response[v1.ListRunsResponse], error)
+	// CountRuns counts the caller's runs matching a query
+	// (docs/semantics.md#run-queries), in total or grouped by status, plan,
+	// failedStep or a search attribute.
+	CountRuns(context.Context, *connect.Request[v1.CountRunsRequest]) (*connect.Response[v1.CountRunsResponse], error)
+	// ListSearchAttributes answers the search attributes the caller's tenant
+	// has used and their types (docs/semantics.md#search-attributes).
+	ListSearchAttributes(context.Context, *connect.Request[v1.ListSearchAttributesRequest]) (*connect.Response[v1.ListSearchAttributesResponse], error)
 	// CancelRun ends a non-terminal run CANCELLED. Rejected while COMPENSATING.
 	CancelRun(context.Context, *connect.Request[v1.CancelRunRequest]) (*connect.Response[v1.CancelRunResponse], error)
 	// PauseRun stops new scheduling: the run is PAUSED with substatus DRAINING
@@ -462,6 +507,20 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 		RunServiceListRunsProcedure,
 		svc.ListRuns,
 		connect.WithSchema(runServiceMethods.ByName("ListRuns")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	runServiceCountRunsHandler := connect.NewUnaryHandler(
+		RunServiceCountRunsProcedure,
+		svc.CountRuns,
+		connect.WithSchema(runServiceMethods.ByName("CountRuns")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	runServiceListSearchAttributesHandler := connect.NewUnaryHandler(
+		RunServiceListSearchAttributesProcedure,
+		svc.ListSearchAttributes,
+		connect.WithSchema(runServiceMethods.ByName("ListSearchAttributes")),
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
@@ -549,6 +608,10 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 			runServiceAwaitRunHandler.ServeHTTP(w, r)
 		case RunServiceListRunsProcedure:
 			runServiceListRunsHandler.ServeHTTP(w, r)
+		case RunServiceCountRunsProcedure:
+			runServiceCountRunsHandler.ServeHTTP(w, r)
+		case RunServiceListSearchAttributesProcedure:
+			runServiceListSearchAttributesHandler.ServeHTTP(w, r)
 		case RunServiceCancelRunProcedure:
 			runServiceCancelRunHandler.ServeHTTP(w, r)
 		case RunServicePauseRunProcedure:
@@ -602,6 +665,14 @@ func (UnimplementedRunServiceHandler) AwaitRun(context.Context, *connect.Request
 
 func (UnimplementedRunServiceHandler) ListRuns(context.Context, *connect.Request[v1.ListRunsRequest]) (*connect.Response[v1.ListRunsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.ListRuns is not implemented"))
+}
+
+func (UnimplementedRunServiceHandler) CountRuns(context.Context, *connect.Request[v1.CountRunsRequest]) (*connect.Response[v1.CountRunsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.CountRuns is not implemented"))
+}
+
+func (UnimplementedRunServiceHandler) ListSearchAttributes(context.Context, *connect.Request[v1.ListSearchAttributesRequest]) (*connect.Response[v1.ListSearchAttributesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.ListSearchAttributes is not implemented"))
 }
 
 func (UnimplementedRunServiceHandler) CancelRun(context.Context, *connect.Request[v1.CancelRunRequest]) (*connect.Response[v1.CancelRunResponse], error) {

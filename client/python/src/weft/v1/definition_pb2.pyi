@@ -177,7 +177,14 @@ class WaitForSignal(_message.Message):
     def __init__(self, signal_name: _Optional[str] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
 
 class WorkflowDefinition(_message.Message):
-    __slots__ = ["actions", "backpressure", "dag", "display_name", "max_concurrent_runs", "plan_id", "plan_version", "requires_approval", "result_action_id", "retention_ms", "timeout_ms"]
+    __slots__ = ["actions", "backpressure", "dag", "display_name", "max_concurrent_runs", "plan_id", "plan_version", "requires_approval", "result_action_id", "retention_ms", "search_attributes", "timeout_ms"]
+    class SearchAttributesEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
     BACKPRESSURE_FIELD_NUMBER: _ClassVar[int]
     DAG_FIELD_NUMBER: _ClassVar[int]
@@ -188,6 +195,7 @@ class WorkflowDefinition(_message.Message):
     REQUIRES_APPROVAL_FIELD_NUMBER: _ClassVar[int]
     RESULT_ACTION_ID_FIELD_NUMBER: _ClassVar[int]
     RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     actions: _containers.RepeatedCompositeFieldContainer[Action]
     backpressure: BackpressureMode
@@ -199,8 +207,9 @@ class WorkflowDefinition(_message.Message):
     requires_approval: bool
     result_action_id: str
     retention_ms: int
+    search_attributes: _containers.ScalarMap[str, str]
     timeout_ms: int
-    def __init__(self, plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., backpressure: _Optional[_Union[BackpressureMode, str]] = ..., max_concurrent_runs: _Optional[int] = ..., requires_approval: bool = ..., display_name: _Optional[str] = ..., dag: bool = ..., result_action_id: _Optional[str] = ..., retention_ms: _Optional[int] = ...) -> None: ...
+    def __init__(self, plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., backpressure: _Optional[_Union[BackpressureMode, str]] = ..., max_concurrent_runs: _Optional[int] = ..., requires_approval: bool = ..., display_name: _Optional[str] = ..., dag: bool = ..., result_action_id: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class BackoffStrategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -3,6 +3,7 @@ from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from weft.v1 import common_pb2 as _common_pb2
 from weft.v1 import definition_pb2 as _definition_pb2
+from weft.v1 import search_pb2 as _search_pb2
 from weft.v1 import signal_pb2 as _signal_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -274,7 +275,7 @@ class ListBatchesResponse(_message.Message):
     def __init__(self, batches: _Optional[_Iterable[_Union[Batch, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ListRunsRequest(_message.Message):
-    __slots__ = ["created_after", "created_before", "environment_id", "page_size", "page_token", "plan_id", "plan_version", "project_id", "run_id_contains", "statuses"]
+    __slots__ = ["created_after", "created_before", "environment_id", "page_size", "page_token", "plan_id", "plan_version", "project_id", "query", "run_id_contains", "statuses"]
     CREATED_AFTER_FIELD_NUMBER: _ClassVar[int]
     CREATED_BEFORE_FIELD_NUMBER: _ClassVar[int]
     ENVIRONMENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -283,6 +284,7 @@ class ListRunsRequest(_message.Message):
     PLAN_ID_FIELD_NUMBER: _ClassVar[int]
     PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_CONTAINS_FIELD_NUMBER: _ClassVar[int]
     STATUSES_FIELD_NUMBER: _ClassVar[int]
     created_after: _timestamp_pb2.Timestamp
@@ -293,9 +295,10 @@ class ListRunsRequest(_message.Message):
     plan_id: str
     plan_version: str
     project_id: str
+    query: str
     run_id_contains: str
     statuses: _containers.RepeatedScalarFieldContainer[RunStatus]
-    def __init__(self, statuses: _Optional[_Iterable[_Union[RunStatus, str]]] = ..., plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., created_after: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., run_id_contains: _Optional[str] = ...) -> None: ...
+    def __init__(self, statuses: _Optional[_Iterable[_Union[RunStatus, str]]] = ..., plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., created_after: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., run_id_contains: _Optional[str] = ..., query: _Optional[str] = ...) -> None: ...
 
 class ListRunsResponse(_message.Message):
     __slots__ = ["next_page_token", "runs"]
@@ -382,7 +385,14 @@ class RetryStepResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_common_pb2.AcceptedSignalResult, _Mapping]] = ..., run: _Optional[_Union[Run, _Mapping]] = ...) -> None: ...
 
 class Run(_message.Message):
-    __slots__ = ["artifacts", "cancellation", "compensation_outcome", "completed_at", "created_at", "deadline", "definition", "environment_id", "error", "failed_steps", "input", "last_event_seq", "message", "plan_id", "plan_version", "project_id", "result", "retain_until", "run_id", "run_request_id", "started_at", "status", "steps", "submitted_by", "substatus", "tenant_id", "total_duration_ms", "trigger_source"]
+    __slots__ = ["artifacts", "cancellation", "compensation_outcome", "completed_at", "created_at", "deadline", "definition", "environment_id", "error", "failed_steps", "input", "last_event_seq", "message", "plan_id", "plan_version", "project_id", "result", "retain_until", "run_id", "run_request_id", "search_attributes", "started_at", "status", "steps", "submitted_by", "substatus", "tenant_id", "total_duration_ms", "trigger_source"]
+    class SearchAttributesEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _search_pb2.SearchAttributeValue
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_search_pb2.SearchAttributeValue, _Mapping]] = ...) -> None: ...
     ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     CANCELLATION_FIELD_NUMBER: _ClassVar[int]
     COMPENSATION_OUTCOME_FIELD_NUMBER: _ClassVar[int]
@@ -403,6 +413,7 @@ class Run(_message.Message):
     RETAIN_UNTIL_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     STEPS_FIELD_NUMBER: _ClassVar[int]
@@ -431,6 +442,7 @@ class Run(_message.Message):
     retain_until: _timestamp_pb2.Timestamp
     run_id: str
     run_request_id: str
+    search_attributes: _containers.MessageMap[str, _search_pb2.SearchAttributeValue]
     started_at: _timestamp_pb2.Timestamp
     status: RunStatus
     steps: _containers.RepeatedCompositeFieldContainer[Step]
@@ -439,7 +451,7 @@ class Run(_message.Message):
     tenant_id: str
     total_duration_ms: int
     trigger_source: str
-    def __init__(self, run_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., run_request_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., substatus: _Optional[_Union[RunSubstatus, str]] = ..., message: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ..., compensation_outcome: _Optional[_Union[CompensationOutcome, str]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., total_duration_ms: _Optional[int] = ..., last_event_seq: _Optional[int] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., cancellation: _Optional[_Union[Cancellation, _Mapping]] = ..., submitted_by: _Optional[str] = ..., definition: _Optional[_Union[_definition_pb2.WorkflowDefinition, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., failed_steps: _Optional[int] = ..., trigger_source: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retain_until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, run_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., run_request_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., substatus: _Optional[_Union[RunSubstatus, str]] = ..., message: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ..., compensation_outcome: _Optional[_Union[CompensationOutcome, str]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., total_duration_ms: _Optional[int] = ..., last_event_seq: _Optional[int] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., cancellation: _Optional[_Union[Cancellation, _Mapping]] = ..., submitted_by: _Optional[str] = ..., definition: _Optional[_Union[_definition_pb2.WorkflowDefinition, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., failed_steps: _Optional[int] = ..., trigger_source: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retain_until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., search_attributes: _Optional[_Mapping[str, _search_pb2.SearchAttributeValue]] = ...) -> None: ...
 
 class RunError(_message.Message):
     __slots__ = ["action_id", "error", "workflow_timeout"]
@@ -572,7 +584,14 @@ class StepError(_message.Message):
     def __init__(self, error_class: _Optional[_Union[_common_pb2.ErrorClass, str]] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., retryable: bool = ...) -> None: ...
 
 class SubmitRunRequest(_message.Message):
-    __slots__ = ["await_ms", "definition", "definition_ref", "environment_id", "input", "project_id", "run_request_id", "start"]
+    __slots__ = ["await_ms", "definition", "definition_ref", "environment_id", "input", "project_id", "run_request_id", "search_attributes", "start"]
+    class SearchAttributesEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _search_pb2.SearchAttributeValue
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_search_pb2.SearchAttributeValue, _Mapping]] = ...) -> None: ...
     AWAIT_MS_FIELD_NUMBER: _ClassVar[int]
     DEFINITION_FIELD_NUMBER: _ClassVar[int]
     DEFINITION_REF_FIELD_NUMBER: _ClassVar[int]
@@ -580,6 +599,7 @@ class SubmitRunRequest(_message.Message):
     INPUT_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     START_FIELD_NUMBER: _ClassVar[int]
     await_ms: int
     definition: _definition_pb2.WorkflowDefinition
@@ -588,8 +608,9 @@ class SubmitRunRequest(_message.Message):
     input: _struct_pb2.Value
     project_id: str
     run_request_id: str
+    search_attributes: _containers.MessageMap[str, _search_pb2.SearchAttributeValue]
     start: bool
-    def __init__(self, definition: _Optional[_Union[_definition_pb2.WorkflowDefinition, _Mapping]] = ..., run_request_id: _Optional[str] = ..., start: bool = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., await_ms: _Optional[int] = ..., definition_ref: _Optional[_Union[_definition_pb2.DefinitionRef, _Mapping]] = ...) -> None: ...
+    def __init__(self, definition: _Optional[_Union[_definition_pb2.WorkflowDefinition, _Mapping]] = ..., run_request_id: _Optional[str] = ..., start: bool = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., await_ms: _Optional[int] = ..., definition_ref: _Optional[_Union[_definition_pb2.DefinitionRef, _Mapping]] = ..., search_attributes: _Optional[_Mapping[str, _search_pb2.SearchAttributeValue]] = ...) -> None: ...
 
 class SubmitRunResponse(_message.Message):
     __slots__ = ["existing", "run"]

@@ -3,6 +3,7 @@ from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from weft.v1 import common_pb2 as _common_pb2
 from weft.v1 import event_pb2 as _event_pb2
+from weft.v1 import search_pb2 as _search_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -24,20 +25,29 @@ class ActivityRegistration(_message.Message):
     def __init__(self, name: _Optional[str] = ..., verifiable: bool = ...) -> None: ...
 
 class CompleteTaskRequest(_message.Message):
-    __slots__ = ["artifacts", "next_tasks", "output", "reconciliation_key", "task_token", "worker_id"]
+    __slots__ = ["artifacts", "next_tasks", "output", "reconciliation_key", "search_attributes", "task_token", "worker_id"]
+    class SearchAttributesEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _search_pb2.SearchAttributeValue
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_search_pb2.SearchAttributeValue, _Mapping]] = ...) -> None: ...
     ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     NEXT_TASKS_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     RECONCILIATION_KEY_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     artifacts: _containers.RepeatedCompositeFieldContainer[_common_pb2.ArtifactRef]
     next_tasks: PollTasksRequest
     output: _struct_pb2.Value
     reconciliation_key: str
+    search_attributes: _containers.MessageMap[str, _search_pb2.SearchAttributeValue]
     task_token: str
     worker_id: str
-    def __init__(self, task_token: _Optional[str] = ..., worker_id: _Optional[str] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., reconciliation_key: _Optional[str] = ..., next_tasks: _Optional[_Union[PollTasksRequest, _Mapping]] = ...) -> None: ...
+    def __init__(self, task_token: _Optional[str] = ..., worker_id: _Optional[str] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., reconciliation_key: _Optional[str] = ..., next_tasks: _Optional[_Union[PollTasksRequest, _Mapping]] = ..., search_attributes: _Optional[_Mapping[str, _search_pb2.SearchAttributeValue]] = ...) -> None: ...
 
 class CompleteTaskResponse(_message.Message):
     __slots__ = ["duplicate", "tasks"]
