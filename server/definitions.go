@@ -2,11 +2,14 @@ package server
 
 import (
 	"context"
+	"errors"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/weft-dev/weft/engine"
+	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/eventpb"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 )
@@ -85,4 +88,40 @@ func definitionVersionProto(d *engine.StoredDefinition) *weftv1.DefinitionVersio
 	return &weftv1.DefinitionVersion{PlanId: d.Definition.PlanID, PlanVersion: d.Definition.PlanVersion,
 		DisplayName: d.Definition.DisplayName, PlanSha256: d.PlanSHA256, CreatedBy: d.CreatedBy,
 		CreatedAt: timestamppb.New(d.CreatedAt), ActionCount: uint32(len(d.Definition.Actions)), Latest: d.Latest}
+}
+
+// ParseDefinition reads a YAML workflow document and validates it, storing
+// nothing: the definition to submit, or every problem named by its YAML path.
+func (s *DefinitionService) ParseDefinition(ctx context.Context, req *connect.Request[weftv1.ParseDefinitionRequest]) (*connect.Response[weftv1.ParseDefinitionResponse], error) {
+	if _, err := callerOf(ctx); err != nil {
+		return nil, err
+	}
+	def, _, err := definition.ReadYAML([]byte(req.Msg.GetYaml()))
+	if err != nil {
+		return nil, yamlFault(err)
+	}
+	out := eventpb.DefinitionProto(def)
+	if out == nil {
+		return nil, &engine.Error{Code: engine.CodeInvalidArgument, Message: "invalid YAML definition",
+			Violations: []engine.FieldViolation{{Field: "steps", Rule: "definition.steps", Message: "the workflow has no steps"}}}
+	}
+	return connect.NewResponse(&weftv1.ParseDefinitionResponse{Definition: out}), nil
+}
+
+// yamlFault answers a YAML document's refusal as an invalid-argument error
+// whose violations name YAML paths; a problem of the whole document (its
+// syntax) names the request's yaml field.
+func yamlFault(err error) error {
+	var invalid *definition.Error
+	if !errors.As(err, &invalid) {
+		return err
+	}
+	violations := make([]engine.FieldViolation, len(invalid.Violations))
+	for i, v := range invalid.Violations {
+		if v.Field == "" {
+			v.Field = "yaml"
+		}
+		violations[i] = v
+	}
+	return &engine.Error{Code: engine.CodeInvalidArgument, Message: invalid.Message, Violations: violations}
 }

@@ -74,6 +74,7 @@ var rpcRules = map[string]rpcRule{
 	weftv1connect.DefinitionServicePutDefinitionProcedure:   mutate(PermDefinitionsWrite),
 	weftv1connect.DefinitionServiceGetDefinitionProcedure:   read(PermDefinitionsRead),
 	weftv1connect.DefinitionServiceListDefinitionsProcedure: read(PermDefinitionsRead),
+	weftv1connect.DefinitionServiceParseDefinitionProcedure: read(PermDefinitionsRead),
 
 	weftv1connect.AuditServiceListAuditEventsProcedure: read(PermAuditRead),
 

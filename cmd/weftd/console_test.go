@@ -78,11 +78,12 @@ func requireConsoleTools(t *testing.T) (node, browser string) {
 // TestConsole_EventFeedAndGraphRules runs the console's unit tests in Node:
 // console/test/feed.test.ts (run_seq order, STALE on a gap, resync until the
 // watermark passes it) and console/test/dag.test.ts (the graph's edges and
-// layout).
+// layout), console/test/jsoncheck.test.ts (where a JSON input stops being
+// JSON, and that it accepts exactly what JSON.parse accepts).
 func TestConsole_EventFeedAndGraphRules(t *testing.T) {
 	t.Parallel()
 	node, _ := requireConsoleTools(t)
-	cmd := exec.Command(node, "--test", "console/test-dist/feed.test.mjs", "console/test-dist/dag.test.mjs")
+	cmd := exec.Command(node, "--test", "console/test-dist/feed.test.mjs", "console/test-dist/dag.test.mjs", "console/test-dist/jsoncheck.test.mjs")
 	cmd.Dir = repoRoot(t)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -137,6 +137,9 @@ func Exercise(t *testing.T, baseURL string) {
 	t.Run("Registry_PutGetListAndSubmitByReferenceOnEveryProtocol", func(t *testing.T) {
 		testRegistry(t, baseURL)
 	})
+	t.Run("ParseDefinition_ReadsYAMLAndNamesEachProblemByItsYAMLPathOnEveryProtocol", func(t *testing.T) {
+		testParseDefinition(t, baseURL)
+	})
 	exerciseJSONRPC(t, baseURL)
 }
 

@@ -8,6 +8,7 @@ import { EventService } from "../../client/ts/src/gen/weft/v1/event_pb";
 import { ScheduleService } from "../../client/ts/src/gen/weft/v1/schedule_pb";
 import { IdentityService } from "../../client/ts/src/gen/weft/v1/identity_pb";
 import { AuditService } from "../../client/ts/src/gen/weft/v1/audit_pb";
+import { DefinitionService } from "../../client/ts/src/gen/weft/v1/definition_pb";
 import { FaultCode, FaultSchema } from "../../client/ts/src/gen/weft/v1/fault_pb";
 import { ViolationsSchema } from "../../client/ts/src/gen/buf/validate/validate_pb";
 
@@ -42,6 +43,7 @@ export const api = {
   schedules: createClient(ScheduleService, transport),
   identity: createClient(IdentityService, transport),
   audit: createClient(AuditService, transport),
+  definitions: createClient(DefinitionService, transport),
 };
 
 /** The ways this weftd lets a person sign in (GET /ui/auth/config). */
@@ -95,7 +97,9 @@ export function faultOf(e: unknown): Fault {
     .findDetails(ViolationsSchema)
     .flatMap((v) => v.violations)
     .map((v) => {
-      const path = (v.field?.elements ?? []).map((el) => el.fieldName).join(".");
+      const path = (v.field?.elements ?? [])
+        .map((el) => (el.subscript.case === "index" ? `${el.fieldName}[${el.subscript.value}]` : el.fieldName))
+        .join(".");
       return `${path}: ${v.ruleId}${v.message ? ` (${v.message})` : ""}`;
     });
   return {
@@ -106,4 +110,9 @@ export function faultOf(e: unknown): Fault {
     unauthenticated: err.code === Code.Unauthenticated,
     notFound: err.code === Code.NotFound,
   };
+}
+
+/** localFault is a refusal the console makes itself, before sending anything. */
+export function localFault(message: string, violations: string[] = []): Fault {
+  return { code: "INVALID_ARGUMENT", message, correlationId: "", violations, unauthenticated: false, notFound: false };
 }

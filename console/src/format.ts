@@ -5,7 +5,8 @@ import { ValueSchema, type Timestamp, type Value, timestampMs } from "@bufbuild/
 import { RunStatus, RunSubstatus, StepStatus, AttemptOutcome, CompensationOutcome, CompensationStatus } from "../../client/ts/src/gen/weft/v1/run_pb";
 import { ErrorClass } from "../../client/ts/src/gen/weft/v1/common_pb";
 
-function enumName(e: Record<number, string>, v: number): string {
+/** The name of an enum value without its prefix, or its number when this console does not know it. */
+export function enumName(e: Record<number, string>, v: number): string {
   return e[v] ?? String(v);
 }
 

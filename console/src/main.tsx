@@ -1,7 +1,7 @@
 // The console's shell: sign-in (with the identity provider, or a pasted
 // token) when weftd asks for it, who is signed in, and a hash router between
-// the runs list (#/), a run (#/runs/<id>), the schedules (#/schedules) and
-// the audit log (#/audit).
+// the runs list (#/), a run (#/runs/<id>), starting a run (#/start), a batch
+// (#/batches/<id>), the schedules (#/schedules) and the audit log (#/audit).
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import type { WhoAmIResponse } from "../../client/ts/src/gen/weft/v1/identity_pb";
@@ -12,6 +12,8 @@ import { RunsPage } from "./runs";
 import { RunPage } from "./run";
 import { SchedulesPage } from "./schedules";
 import { AuditPage } from "./audit";
+import { StartPage } from "./start";
+import { BatchPage } from "./batch";
 import { ms } from "./format";
 
 type Access =
@@ -170,6 +172,8 @@ function App() {
       </main>
     );
   const runMatch = /^#\/runs\/(.+)$/.exec(hash);
+  const batchMatch = /^#\/batches\/(.+)$/.exec(hash);
+  const start = hash === "#/start";
   const schedules = hash === "#/schedules";
   const audit = hash.startsWith("#/audit");
   const leave = async () => {
@@ -185,7 +189,7 @@ function App() {
           Weft
         </a>
         <nav aria-label="Main">
-          <a href="#/" aria-current={runMatch || schedules || audit ? undefined : "page"}>
+          <a href="#/" aria-current={runMatch || batchMatch || start || schedules || audit ? undefined : "page"}>
             Runs
           </a>
           <a href="#/schedules" aria-current={schedules ? "page" : undefined}>
@@ -206,6 +210,10 @@ function App() {
       </header>
       {runMatch ? (
         <RunPage key={runMatch[1]} runId={decodeURIComponent(runMatch[1])} />
+      ) : batchMatch ? (
+        <BatchPage key={batchMatch[1]} batchId={decodeURIComponent(batchMatch[1])} />
+      ) : start ? (
+        <StartPage />
       ) : schedules ? (
         <SchedulesPage />
       ) : audit ? (

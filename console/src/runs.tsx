@@ -1,5 +1,6 @@
 // The runs list: filters (status, plan, creation time, run id text), paging,
-// live refresh and counts by status, all from ListRuns.
+// live refresh and counts by status, all from ListRuns; runs selected by
+// their checkboxes are acted on together by a batch (batch.tsx).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -8,6 +9,9 @@ import { api, faultOf, type Fault } from "./api";
 import { Badge, FaultView } from "./ui";
 import { RUN_STATUSES, duration, ms, runStatusName, substatusName, when } from "./format";
 import { waitingText } from "./waiting";
+import { BATCH_OPERATIONS, BatchDialog, batchRefusal } from "./batch";
+import type { BatchOperation } from "../../client/ts/src/gen/weft/v1/run_pb";
+import { can, why } from "./me";
 
 /** The page size of the list. */
 const PAGE_SIZE = 25;
@@ -81,6 +85,10 @@ export function RunsPage() {
   const [tick, setTick] = useState(0);
   const page = pages[pages.length - 1];
   const windowCache = useRef<{ key: string; window: ListRunsResponse } | undefined>(undefined);
+  // The runs selected for a batch, by id: kept across pages, refreshes and filters.
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [op, setOp] = useState<BatchOperation>(BATCH_OPERATIONS[0].op);
+  const [confirming, setConfirming] = useState<string[] | undefined>();
 
   useEffect(() => {
     let gone = false;
@@ -111,10 +119,32 @@ export function RunsPage() {
   const set = (k: keyof Filters) => (e: { currentTarget: { value: string } }) => setDraft({ ...draft, [k]: e.currentTarget.value });
   const now = Date.now();
   const total = listing ? [...listing.counts.values()].reduce((a, b) => a + b, 0) : 0;
+  const onPage = listing?.runs.map((r) => r.runId) ?? [];
+  const pageSelected = onPage.length > 0 && onPage.every((id) => selected.has(id));
+  const toggle = (ids: string[], on: boolean) => {
+    const next = new Set(selected);
+    for (const id of ids) {
+      if (on) next.add(id);
+      else next.delete(id);
+    }
+    setSelected(next);
+  };
+  const refusal = batchRefusal(op);
 
   return (
     <main class="page">
-      <h1>Runs</h1>
+      <div class="page-title">
+        <h1>Runs</h1>
+        {can("runs.submit") ? (
+          <a class="button primary" id="start-run" href="#/start">
+            Start a run
+          </a>
+        ) : (
+          <span class="gated" title={why("runs.submit")}>
+            Starting a run {why("runs.submit")}
+          </span>
+        )}
+      </div>
       <div class="counts" aria-label="Runs by status">
         <button type="button" class={`count ${filters.status === "" ? "active" : ""}`} onClick={() => apply({ ...filters, status: "" })}>
           <span class="count-name">ALL</span>
@@ -190,10 +220,56 @@ export function RunsPage() {
         </label>
       </form>
       {fault && <FaultView fault={fault} />}
+      {selected.size > 0 && (
+        <div class="batch-bar" id="batch-bar" role="region" aria-label="Batch">
+          <strong id="selected-count">
+            {selected.size} run{selected.size === 1 ? "" : "s"} selected
+          </strong>
+          <label>
+            Operation
+            <select id="batch-op" value={String(op)} onChange={(e) => setOp(Number(e.currentTarget.value) as BatchOperation)}>
+              {BATCH_OPERATIONS.map((o) => (
+                <option key={o.op} value={String(o.op)}>
+                  {o.verb.toLowerCase()}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="button" class="primary" id="batch-apply" disabled={!!refusal} title={refusal} onClick={() => setConfirming([...selected])}>
+            Apply to {selected.size} run{selected.size === 1 ? "" : "s"}…
+          </button>
+          <button type="button" id="batch-clear" onClick={() => setSelected(new Set())}>
+            Clear selection
+          </button>
+          {refusal && <span class="gated">{refusal}</span>}
+        </div>
+      )}
+      {confirming && (
+        <BatchDialog
+          op={op}
+          runIds={confirming}
+          onClose={() => setConfirming(undefined)}
+          onStarted={(id) => {
+            setConfirming(undefined);
+            setSelected(new Set());
+            location.hash = `#/batches/${encodeURIComponent(id)}`;
+          }}
+        />
+      )}
       {listing && !listing.countedAll && <p class="note">Counts cover the newest {WINDOW} runs.</p>}
       <table class="runs">
         <thead>
           <tr>
+            <th scope="col" class="select">
+              <input
+                type="checkbox"
+                id="select-page"
+                aria-label="Select every run on this page"
+                checked={pageSelected}
+                disabled={onPage.length === 0}
+                onChange={(e) => toggle(onPage, e.currentTarget.checked)}
+              />
+            </th>
             <th scope="col">Run</th>
             <th scope="col">Plan</th>
             <th scope="col">Status</th>
@@ -205,7 +281,16 @@ export function RunsPage() {
         </thead>
         <tbody>
           {listing?.runs.map((r) => (
-            <tr key={r.runId} data-run-id={r.runId}>
+            <tr key={r.runId} data-run-id={r.runId} class={selected.has(r.runId) ? "selected" : undefined}>
+              <td class="select">
+                <input
+                  type="checkbox"
+                  class="select-run"
+                  aria-label={`Select run ${r.runId}`}
+                  checked={selected.has(r.runId)}
+                  onChange={(e) => toggle([r.runId], e.currentTarget.checked)}
+                />
+              </td>
               <td>
                 <a href={`#/runs/${encodeURIComponent(r.runId)}`} class="mono">
                   {r.runId}
@@ -226,7 +311,7 @@ export function RunsPage() {
           ))}
           {listing && listing.runs.length === 0 && (
             <tr>
-              <td colSpan={7} class="empty">
+              <td colSpan={8} class="empty">
                 No runs match.
               </td>
             </tr>

@@ -1333,6 +1333,99 @@ func (x *ListDefinitionsResponse) GetNextPageToken() string {
 	return ""
 }
 
+// ParseDefinitionRequest is a workflow document to read.
+type ParseDefinitionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The document in the YAML shape of docs/definitions.md (JSON is read as
+	// YAML), at most 1 MiB.
+	Yaml          string `protobuf:"bytes,1,opt,name=yaml,proto3" json:"yaml,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ParseDefinitionRequest) Reset() {
+	*x = ParseDefinitionRequest{}
+	mi := &file_weft_v1_definition_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ParseDefinitionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ParseDefinitionRequest) ProtoMessage() {}
+
+func (x *ParseDefinitionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ParseDefinitionRequest.ProtoReflect.Descriptor instead.
+func (*ParseDefinitionRequest) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ParseDefinitionRequest) GetYaml() string {
+	if x != nil {
+		return x.Yaml
+	}
+	return ""
+}
+
+// ParseDefinitionResponse is the definition the document describes.
+type ParseDefinitionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The definition, before defaults: what SubmitRun or PutDefinition takes.
+	Definition    *WorkflowDefinition `protobuf:"bytes,1,opt,name=definition,proto3" json:"definition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ParseDefinitionResponse) Reset() {
+	*x = ParseDefinitionResponse{}
+	mi := &file_weft_v1_definition_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ParseDefinitionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ParseDefinitionResponse) ProtoMessage() {}
+
+func (x *ParseDefinitionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ParseDefinitionResponse.ProtoReflect.Descriptor instead.
+func (*ParseDefinitionResponse) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ParseDefinitionResponse) GetDefinition() *WorkflowDefinition {
+	if x != nil {
+		return x.Definition
+	}
+	return nil
+}
+
 var File_weft_v1_definition_proto protoreflect.FileDescriptor
 
 const file_weft_v1_definition_proto_rawDesc = "" +
@@ -1463,7 +1556,13 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\aplan_id\x18\x03 \x01(\tB)\xbaH&r$\x18\x80\x012\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$R\x06planId\"y\n" +
 	"\x17ListDefinitionsResponse\x126\n" +
 	"\bversions\x18\x01 \x03(\v2\x1a.weft.v1.DefinitionVersionR\bversions\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\x91\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"9\n" +
+	"\x16ParseDefinitionRequest\x12\x1f\n" +
+	"\x04yaml\x18\x01 \x01(\tB\v\xbaH\br\x06\x10\x01(\x80\x80@R\x04yaml\"V\n" +
+	"\x17ParseDefinitionResponse\x12;\n" +
+	"\n" +
+	"definition\x18\x01 \x01(\v2\x1b.weft.v1.WorkflowDefinitionR\n" +
+	"definition*\x91\x01\n" +
 	"\x0fBackoffStrategy\x12 \n" +
 	"\x1cBACKOFF_STRATEGY_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19BACKOFF_STRATEGY_CONSTANT\x10\x01\x12\x1b\n" +
@@ -1483,11 +1582,12 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\x1dBACKPRESSURE_MODE_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18BACKPRESSURE_MODE_REJECT\x10\x01\x12\x1b\n" +
 	"\x17BACKPRESSURE_MODE_QUEUE\x10\x02\x12\x1b\n" +
-	"\x17BACKPRESSURE_MODE_DELAY\x10\x032\x98\x02\n" +
+	"\x17BACKPRESSURE_MODE_DELAY\x10\x032\xf3\x02\n" +
 	"\x11DefinitionService\x12S\n" +
 	"\rPutDefinition\x12\x1d.weft.v1.PutDefinitionRequest\x1a\x1e.weft.v1.PutDefinitionResponse\"\x03\x90\x02\x02\x12S\n" +
 	"\rGetDefinition\x12\x1d.weft.v1.GetDefinitionRequest\x1a\x1e.weft.v1.GetDefinitionResponse\"\x03\x90\x02\x01\x12Y\n" +
-	"\x0fListDefinitions\x12\x1f.weft.v1.ListDefinitionsRequest\x1a .weft.v1.ListDefinitionsResponse\"\x03\x90\x02\x01B-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
+	"\x0fListDefinitions\x12\x1f.weft.v1.ListDefinitionsRequest\x1a .weft.v1.ListDefinitionsResponse\"\x03\x90\x02\x01\x12Y\n" +
+	"\x0fParseDefinition\x12\x1f.weft.v1.ParseDefinitionRequest\x1a .weft.v1.ParseDefinitionResponse\"\x03\x90\x02\x01B-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
 
 var (
 	file_weft_v1_definition_proto_rawDescOnce sync.Once
@@ -1502,7 +1602,7 @@ func file_weft_v1_definition_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_definition_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_weft_v1_definition_proto_goTypes = []any{
 	(BackoffStrategy)(0),            // 0: weft.v1.BackoffStrategy
 	(OnFailure)(0),                  // 1: weft.v1.OnFailure
@@ -1521,28 +1621,30 @@ var file_weft_v1_definition_proto_goTypes = []any{
 	(*GetDefinitionResponse)(nil),   // 14: weft.v1.GetDefinitionResponse
 	(*ListDefinitionsRequest)(nil),  // 15: weft.v1.ListDefinitionsRequest
 	(*ListDefinitionsResponse)(nil), // 16: weft.v1.ListDefinitionsResponse
-	nil,                             // 17: weft.v1.WorkflowDefinition.SearchAttributesEntry
-	(*structpb.Value)(nil),          // 18: google.protobuf.Value
-	(*SecretRef)(nil),               // 19: weft.v1.SecretRef
-	(ErrorClass)(0),                 // 20: weft.v1.ErrorClass
-	(*timestamppb.Timestamp)(nil),   // 21: google.protobuf.Timestamp
+	(*ParseDefinitionRequest)(nil),  // 17: weft.v1.ParseDefinitionRequest
+	(*ParseDefinitionResponse)(nil), // 18: weft.v1.ParseDefinitionResponse
+	nil,                             // 19: weft.v1.WorkflowDefinition.SearchAttributesEntry
+	(*structpb.Value)(nil),          // 20: google.protobuf.Value
+	(*SecretRef)(nil),               // 21: weft.v1.SecretRef
+	(ErrorClass)(0),                 // 22: weft.v1.ErrorClass
+	(*timestamppb.Timestamp)(nil),   // 23: google.protobuf.Timestamp
 }
 var file_weft_v1_definition_proto_depIdxs = []int32{
 	5,  // 0: weft.v1.WorkflowDefinition.actions:type_name -> weft.v1.Action
 	3,  // 1: weft.v1.WorkflowDefinition.backpressure:type_name -> weft.v1.BackpressureMode
-	17, // 2: weft.v1.WorkflowDefinition.search_attributes:type_name -> weft.v1.WorkflowDefinition.SearchAttributesEntry
-	18, // 3: weft.v1.Action.input:type_name -> google.protobuf.Value
+	19, // 2: weft.v1.WorkflowDefinition.search_attributes:type_name -> weft.v1.WorkflowDefinition.SearchAttributesEntry
+	20, // 3: weft.v1.Action.input:type_name -> google.protobuf.Value
 	6,  // 4: weft.v1.Action.retry:type_name -> weft.v1.RetryPolicy
 	1,  // 5: weft.v1.Action.on_failure:type_name -> weft.v1.OnFailure
 	2,  // 6: weft.v1.Action.completion_mode:type_name -> weft.v1.CompletionMode
 	7,  // 7: weft.v1.Action.wait_for_signal:type_name -> weft.v1.WaitForSignal
 	8,  // 8: weft.v1.Action.compensation:type_name -> weft.v1.CompensationHook
-	19, // 9: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
+	21, // 9: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
 	0,  // 10: weft.v1.RetryPolicy.strategy:type_name -> weft.v1.BackoffStrategy
-	20, // 11: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
-	18, // 12: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
+	22, // 11: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
+	20, // 12: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
 	6,  // 13: weft.v1.CompensationHook.retry:type_name -> weft.v1.RetryPolicy
-	21, // 14: weft.v1.DefinitionVersion.created_at:type_name -> google.protobuf.Timestamp
+	23, // 14: weft.v1.DefinitionVersion.created_at:type_name -> google.protobuf.Timestamp
 	4,  // 15: weft.v1.PutDefinitionRequest.definition:type_name -> weft.v1.WorkflowDefinition
 	10, // 16: weft.v1.PutDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
 	4,  // 17: weft.v1.PutDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
@@ -1550,17 +1652,20 @@ var file_weft_v1_definition_proto_depIdxs = []int32{
 	10, // 19: weft.v1.GetDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
 	4,  // 20: weft.v1.GetDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
 	10, // 21: weft.v1.ListDefinitionsResponse.versions:type_name -> weft.v1.DefinitionVersion
-	11, // 22: weft.v1.DefinitionService.PutDefinition:input_type -> weft.v1.PutDefinitionRequest
-	13, // 23: weft.v1.DefinitionService.GetDefinition:input_type -> weft.v1.GetDefinitionRequest
-	15, // 24: weft.v1.DefinitionService.ListDefinitions:input_type -> weft.v1.ListDefinitionsRequest
-	12, // 25: weft.v1.DefinitionService.PutDefinition:output_type -> weft.v1.PutDefinitionResponse
-	14, // 26: weft.v1.DefinitionService.GetDefinition:output_type -> weft.v1.GetDefinitionResponse
-	16, // 27: weft.v1.DefinitionService.ListDefinitions:output_type -> weft.v1.ListDefinitionsResponse
-	25, // [25:28] is the sub-list for method output_type
-	22, // [22:25] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	4,  // 22: weft.v1.ParseDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	11, // 23: weft.v1.DefinitionService.PutDefinition:input_type -> weft.v1.PutDefinitionRequest
+	13, // 24: weft.v1.DefinitionService.GetDefinition:input_type -> weft.v1.GetDefinitionRequest
+	15, // 25: weft.v1.DefinitionService.ListDefinitions:input_type -> weft.v1.ListDefinitionsRequest
+	17, // 26: weft.v1.DefinitionService.ParseDefinition:input_type -> weft.v1.ParseDefinitionRequest
+	12, // 27: weft.v1.DefinitionService.PutDefinition:output_type -> weft.v1.PutDefinitionResponse
+	14, // 28: weft.v1.DefinitionService.GetDefinition:output_type -> weft.v1.GetDefinitionResponse
+	16, // 29: weft.v1.DefinitionService.ListDefinitions:output_type -> weft.v1.ListDefinitionsResponse
+	18, // 30: weft.v1.DefinitionService.ParseDefinition:output_type -> weft.v1.ParseDefinitionResponse
+	27, // [27:31] is the sub-list for method output_type
+	23, // [23:27] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_definition_proto_init() }
@@ -1580,7 +1685,7 @@ func file_weft_v1_definition_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_definition_proto_rawDesc), len(file_weft_v1_definition_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   14,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -42,6 +42,9 @@ const (
 	// DefinitionServiceListDefinitionsProcedure is the fully-qualified name of the DefinitionService's
 	// ListDefinitions RPC.
 	DefinitionServiceListDefinitionsProcedure = "/weft.v1.DefinitionService/ListDefinitions"
+	// DefinitionServiceParseDefinitionProcedure is the fully-qualified name of the DefinitionService's
+	// ParseDefinition RPC.
+	DefinitionServiceParseDefinitionProcedure = "/weft.v1.DefinitionService/ParseDefinition"
 )
 
 // DefinitionServiceClient is a client for the weft.v1.DefinitionService service.
@@ -57,6 +60,13 @@ type DefinitionServiceClient interface {
 	// ListDefinitions pages through the caller's stored definitions, by plan
 	// id and then version, without their bodies.
 	ListDefinitions(context.Context, *connect.Request[v1.ListDefinitionsRequest]) (*connect.Response[v1.ListDefinitionsResponse], error)
+	// ParseDefinition reads a definition in the YAML shape
+	// (docs/definitions.md) and validates it as a submission would, storing
+	// nothing: it answers the WorkflowDefinition to submit, or INVALID_ARGUMENT
+	// with one violation per problem, each naming its YAML path in the
+	// document (e.g. spec.steps[2].timeout). It is how a client without a
+	// YAML loader of its own — the web console — checks a pasted workflow.
+	ParseDefinition(context.Context, *connect.Request[v1.ParseDefinitionRequest]) (*connect.Response[v1.ParseDefinitionResponse], error)
 }
 
 // NewDefinitionServiceClient constructs a client for the weft.v1.DefinitionService service. By
@@ -91,6 +101,13 @@ func NewDefinitionServiceClient(httpClient connect.HTTPClient, baseURL string, o
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		parseDefinition: connect.NewClient[v1.ParseDefinitionRequest, v1.ParseDefinitionResponse](
+			httpClient,
+			baseURL+DefinitionServiceParseDefinitionProcedure,
+			connect.WithSchema(definitionServiceMethods.ByName("ParseDefinition")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -99,6 +116,7 @@ type definitionServiceClient struct {
 	putDefinition   *connect.Client[v1.PutDefinitionRequest, v1.PutDefinitionResponse]
 	getDefinition   *connect.Client[v1.GetDefinitionRequest, v1.GetDefinitionResponse]
 	listDefinitions *connect.Client[v1.ListDefinitionsRequest, v1.ListDefinitionsResponse]
+	parseDefinition *connect.Client[v1.ParseDefinitionRequest, v1.ParseDefinitionResponse]
 }
 
 // PutDefinition calls weft.v1.DefinitionService.PutDefinition.
@@ -116,6 +134,11 @@ func (c *definitionServiceClient) ListDefinitions(ctx context.Context, req *conn
 	return c.listDefinitions.CallUnary(ctx, req)
 }
 
+// ParseDefinition calls weft.v1.DefinitionService.ParseDefinition.
+func (c *definitionServiceClient) ParseDefinition(ctx context.Context, req *connect.Request[v1.ParseDefinitionRequest]) (*connect.Response[v1.ParseDefinitionResponse], error) {
+	return c.parseDefinition.CallUnary(ctx, req)
+}
+
 // DefinitionServiceHandler is an implementation of the weft.v1.DefinitionService service.
 type DefinitionServiceHandler interface {
 	// PutDefinition stores a definition under its plan_id and plan_version,
@@ -129,6 +152,13 @@ type DefinitionServiceHandler interface {
 	// ListDefinitions pages through the caller's stored definitions, by plan
 	// id and then version, without their bodies.
 	ListDefinitions(context.Context, *connect.Request[v1.ListDefinitionsRequest]) (*connect.Response[v1.ListDefinitionsResponse], error)
+	// ParseDefinition reads a definition in the YAML shape
+	// (docs/definitions.md) and validates it as a submission would, storing
+	// nothing: it answers the WorkflowDefinition to submit, or INVALID_ARGUMENT
+	// with one violation per problem, each naming its YAML path in the
+	// document (e.g. spec.steps[2].timeout). It is how a client without a
+	// YAML loader of its own — the web console — checks a pasted workflow.
+	ParseDefinition(context.Context, *connect.Request[v1.ParseDefinitionRequest]) (*connect.Response[v1.ParseDefinitionResponse], error)
 }
 
 // NewDefinitionServiceHandler builds an HTTP handler from the service implementation. It returns
@@ -159,6 +189,13 @@ func NewDefinitionServiceHandler(svc DefinitionServiceHandler, opts ...connect.H
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	definitionServiceParseDefinitionHandler := connect.NewUnaryHandler(
+		DefinitionServiceParseDefinitionProcedure,
+		svc.ParseDefinition,
+		connect.WithSchema(definitionServiceMethods.ByName("ParseDefinition")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/weft.v1.DefinitionService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case DefinitionServicePutDefinitionProcedure:
@@ -167,6 +204,8 @@ func NewDefinitionServiceHandler(svc DefinitionServiceHandler, opts ...connect.H
 			definitionServiceGetDefinitionHandler.ServeHTTP(w, r)
 		case DefinitionServiceListDefinitionsProcedure:
 			definitionServiceListDefinitionsHandler.ServeHTTP(w, r)
+		case DefinitionServiceParseDefinitionProcedure:
+			definitionServiceParseDefinitionHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -186,4 +225,8 @@ func (UnimplementedDefinitionServiceHandler) GetDefinition(context.Context, *con
 
 func (UnimplementedDefinitionServiceHandler) ListDefinitions(context.Context, *connect.Request[v1.ListDefinitionsRequest]) (*connect.Response[v1.ListDefinitionsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.DefinitionService.ListDefinitions is not implemented"))
+}
+
+func (UnimplementedDefinitionServiceHandler) ParseDefinition(context.Context, *connect.Request[v1.ParseDefinitionRequest]) (*connect.Response[v1.ParseDefinitionResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.DefinitionService.ParseDefinition is not implemented"))
 }

@@ -136,6 +136,18 @@ class ListDefinitionsResponse(_message.Message):
     versions: _containers.RepeatedCompositeFieldContainer[DefinitionVersion]
     def __init__(self, versions: _Optional[_Iterable[_Union[DefinitionVersion, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
+class ParseDefinitionRequest(_message.Message):
+    __slots__ = ["yaml"]
+    YAML_FIELD_NUMBER: _ClassVar[int]
+    yaml: str
+    def __init__(self, yaml: _Optional[str] = ...) -> None: ...
+
+class ParseDefinitionResponse(_message.Message):
+    __slots__ = ["definition"]
+    DEFINITION_FIELD_NUMBER: _ClassVar[int]
+    definition: WorkflowDefinition
+    def __init__(self, definition: _Optional[_Union[WorkflowDefinition, _Mapping]] = ...) -> None: ...
+
 class PutDefinitionRequest(_message.Message):
     __slots__ = ["definition"]
     DEFINITION_FIELD_NUMBER: _ClassVar[int]

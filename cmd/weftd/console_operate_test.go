@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/client"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+)
+
+// consoleOperate is what console/test/operate.ts reads.
+type consoleOperate struct {
+	URL string `json:"url"`
+	// Plan is stored in the registry in versions 1 and 2; Batch is the plan
+	// of BatchRuns, of which the browser cancels the first three.
+	Plan      string   `json:"plan"`
+	BatchPlan string   `json:"batchPlan"`
+	BatchRuns []string `json:"batchRuns"`
+	Shots     string   `json:"shots"`
+}
+
+// operateOut is what console/test/operate.ts prints on its last line: the
+// runs it started and the batch it ran.
+type operateOut struct {
+	YAMLRun     string `json:"yamlRun"`
+	RegistryRun string `json:"registryRun"`
+	PendingRun  string `json:"pendingRun"`
+	Batch       string `json:"batch"`
+}
+
+// waitDefinition is a one-step plan that waits for a signal named go.
+func waitDefinition(plan, version string) *weftv1.WorkflowDefinition {
+	return &weftv1.WorkflowDefinition{PlanId: plan, PlanVersion: version, DisplayName: "Restock " + version,
+		Actions: []*weftv1.Action{{Id: "wait-" + version, Order: 1, WaitForSignal: &weftv1.WaitForSignal{SignalName: "go"}}}}
+}
+
+// TestConsole_StartsRunsAndRunsBatchesInChromium clicks through the
+// console's start-a-run form and its batch actions in headless Chromium
+// against a real weftd: pasted YAML with a bad duration is refused naming
+// its YAML path beside the YAML, an input that is not JSON is shown at its
+// line and column and nothing is sent, then the fixed YAML runs with its
+// input and opens the new run; a run from the registry's version 1 (not the
+// latest) runs that version; a run submitted without start waits PENDING;
+// three runs selected in the list are cancelled by one batch whose dialog
+// says it touches three runs, and whose page follows it to COMPLETED with
+// each run's outcome. Then the API confirms what the clicks did.
+func TestConsole_StartsRunsAndRunsBatchesInChromium(t *testing.T) {
+	t.Parallel()
+	node, browser := requireConsoleTools(t)
+	d := startWeftdIn(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c := client.New(d.URL)
+	const plan, batchPlan = "restock", "nightly-sweep"
+	for _, v := range []string{"1", "2"} {
+		_, err := c.PutDefinition(ctx, waitDefinition(plan, v))
+		require.NoError(t, err)
+	}
+	cfg := consoleOperate{URL: d.URL, Plan: plan, BatchPlan: batchPlan, Shots: os.Getenv("WEFT_CONSOLE_SHOTS")}
+	if cfg.Shots == "" {
+		cfg.Shots = t.TempDir()
+	}
+	for range 4 {
+		res, err := c.SubmitRun(ctx, &weftv1.SubmitRunRequest{Start: true, Definition: waitDefinition(batchPlan, "1")})
+		require.NoError(t, err)
+		cfg.BatchRuns = append(cfg.BatchRuns, res.GetRun().GetRunId())
+	}
+
+	arg, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	drive := exec.CommandContext(ctx, node, filepath.Join(repoRoot(t), "console/test-dist/operate.mjs"), string(arg))
+	drive.Dir = repoRoot(t)
+	drive.Env = append(os.Environ(), "CHROMIUM="+browser)
+	var stderr bytes.Buffer
+	drive.Stderr = &stderr
+	stdout, err := drive.Output()
+	require.NoError(t, err, "the console test:\n%s\nweftd:\n%s", stderr.String(), tail(d.Logs(), 40))
+	t.Logf("%s", stderr.String())
+	var out operateOut
+	require.NoError(t, json.Unmarshal(lastLine(stdout), &out), "%s", stdout)
+
+	yamlRun, err := c.GetRun(ctx, out.YAMLRun)
+	require.NoError(t, err)
+	require.Equal(t, "pasted", yamlRun.GetPlanId())
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_BLOCKED, yamlRun.GetStatus(), "started, waiting for its signal")
+	require.Equal(t, "A-1001", yamlRun.GetInput().GetStructValue().GetFields()["order"].GetStringValue(), "the input typed in the console")
+	registryRun, err := c.GetRun(ctx, out.RegistryRun)
+	require.NoError(t, err)
+	require.Equal(t, plan, registryRun.GetPlanId())
+	require.Equal(t, "1", registryRun.GetPlanVersion(), "the version picked, not the latest")
+	pending, err := c.GetRun(ctx, out.PendingRun)
+	require.NoError(t, err)
+	require.Equal(t, weftv1.RunStatus_RUN_STATUS_PENDING, pending.GetStatus(), "submitted without start")
+	require.Equal(t, "2", pending.GetPlanVersion(), "the plan's latest")
+
+	for i, id := range cfg.BatchRuns {
+		run, err := c.GetRun(ctx, id)
+		require.NoError(t, err)
+		want := weftv1.RunStatus_RUN_STATUS_CANCELLED
+		if i == 3 {
+			want = weftv1.RunStatus_RUN_STATUS_BLOCKED // not selected
+		}
+		require.Equal(t, want, run.GetStatus(), id)
+	}
+	batch, err := c.DescribeBatch(ctx, &weftv1.DescribeBatchRequest{BatchId: out.Batch})
+	require.NoError(t, err)
+	require.Equal(t, weftv1.BatchState_BATCH_STATE_COMPLETED, batch.GetBatch().GetState())
+	require.Equal(t, uint32(3), batch.GetBatch().GetSucceeded())
+	require.Equal(t, weftv1.BatchOperation_BATCH_OPERATION_CANCEL, batch.GetBatch().GetOperation())
+}
+
+// lastLine answers the last non-empty line of out.
+func lastLine(out []byte) []byte {
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	return lines[len(lines)-1]
+}

@@ -1,0 +1,153 @@
+// Drives the console's start-a-run form and batch actions in headless
+// Chromium against the weftd cmd/weftd/console_operate_test.go started, and
+// prints what it did as JSON on its last line (the runs it started, the
+// batch it ran), which the Go test checks through the API.
+//
+//   node console/test-dist/operate.mjs '<config JSON>'
+import { chromium, type Page } from "playwright-core";
+import { join } from "node:path";
+import assert from "node:assert/strict";
+import { newPage, shot, waitText } from "./support/page.js";
+
+interface Config {
+  url: string;
+  /** Stored in the registry in versions 1 and 2, each one step that waits for signal go. */
+  plan: string;
+  /** The plan of batchRuns; the first three are cancelled by a batch. */
+  batchPlan: string;
+  batchRuns: string[];
+  shots: string;
+}
+
+const cfg = JSON.parse(process.argv[2] ?? "") as Config;
+const log = (msg: string) => process.stderr.write(`operate: ${msg}\n`);
+
+/** A pasted workflow whose second step's timeout is not a duration. */
+const badYAML = `metadata:
+  name: pasted
+  version: "1"
+spec:
+  steps:
+    - name: reserve
+      waitForSignal: go
+    - name: ship
+      dependsOn: [reserve]
+      waitForSignal: shipped
+      timeout: soon
+`;
+const goodYAML = badYAML.replace("      timeout: soon\n", "");
+
+/** runIdOf answers the run the page shows, once it shows one. */
+async function runIdOf(page: Page): Promise<string> {
+  await page.waitForURL(/#\/runs\//);
+  const id = decodeURIComponent(new URL(page.url()).hash.replace(/^#\/runs\//, ""));
+  await waitText(page, "#run-id", new RegExp(id));
+  return id;
+}
+
+async function main(): Promise<void> {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+      "--disable-component-update", "--no-first-run"],
+  });
+  const problems: string[] = [];
+  const page = await newPage(browser, problems);
+  try {
+    await page.goto(`${cfg.url}/ui/`);
+    await page.locator(`tr[data-run-id="${cfg.batchRuns[0]}"]`).waitFor();
+
+    log("pasted YAML with a bad duration is refused beside the YAML, naming its YAML path");
+    await page.locator("#start-run").click();
+    await page.locator("#stored-definition").waitFor(); // the registry is the default source when it holds definitions
+    await page.locator("#source-yaml").check();
+    await page.locator("#start-yaml").fill(badYAML);
+    await page.locator("#start-check").click();
+    await waitText(page, "#yaml-fault .fault-code", /^INVALID_ARGUMENT$/);
+    await waitText(page, "#yaml-fault .violations", /spec\.steps\[1\]\.timeout: yaml\.duration/);
+    await shot(page, cfg.shots, "start-yaml-error");
+    await page.locator("#start-submit").click(); // submitting asks weftd again and sends nothing
+    await waitText(page, "#yaml-fault .violations", /spec\.steps\[1\]\.timeout/);
+    assert.match(page.url(), /#\/start$/, "a refused definition opened a run");
+
+    log("an input that is not JSON is shown at its line and column, and nothing can be sent");
+    await page.locator("#start-yaml").fill(goodYAML);
+    await page.locator("#start-check").click();
+    await waitText(page, "#yaml-ok", /pasted@1, 2 steps/);
+    assert.equal(await page.locator("#yaml-fault").count(), 0, "the fixed YAML's refusal is gone");
+    await page.locator("#start-input").fill('{"order": "A-1001",\n "lines": }');
+    await waitText(page, "#input-error", /line 2, column 11: expected a value/);
+    assert.equal(await page.locator("#start-submit").isDisabled(), true, "submit is off while the input is not JSON");
+    await page.locator("#input-error").scrollIntoViewIfNeeded();
+    await shot(page, cfg.shots, "start-input-error");
+
+    log("the fixed workflow runs with its input and the console opens the new run");
+    await page.locator("#start-input").fill('{"order": "A-1001"}');
+    assert.equal(await page.locator("#input-error").count(), 0);
+    await page.locator("#start-submit").click();
+    const yamlRun = await runIdOf(page);
+    await waitText(page, "#run-status .badge", /^BLOCKED/);
+    await page.locator('svg.dag g.node[data-step="reserve"][data-status="WAITING_FOR_SIGNAL"]').waitFor();
+
+    log("a run of a stored definition: the version picked, not the latest");
+    await page.goto(`${cfg.url}/ui/#/start`);
+    await page.locator("#start-plan").selectOption(cfg.plan);
+    await page.locator("#start-version").selectOption("1");
+    await waitText(page, "#stored-definition", /restock@1 · 1 step ·/);
+    await waitText(page, "#stored-definition .def-steps", /wait-1\s*waits for signal go/);
+    await shot(page, cfg.shots, "start-registry");
+    await page.locator("#start-submit").click();
+    const registryRun = await runIdOf(page);
+    await page.locator('svg.dag g.node[data-step="wait-1"]').waitFor();
+
+    log("a run submitted without start waits PENDING (the plan's latest)");
+    await page.goto(`${cfg.url}/ui/#/start`);
+    await page.locator("#start-plan").selectOption(cfg.plan);
+    await waitText(page, "#stored-definition", /restock@2/);
+    await page.locator("#start-now").uncheck();
+    await page.getByRole("button", { name: "Submit", exact: true }).click();
+    const pendingRun = await runIdOf(page);
+    await waitText(page, "#run-status .badge", /^PENDING/);
+
+    log("three runs selected in the list are cancelled by one batch, after a confirmation that counts them");
+    await page.locator("a", { hasText: "Runs" }).first().click();
+    await page.locator("#f-plan").fill(cfg.batchPlan);
+    await page.getByRole("button", { name: "Apply" }).click();
+    await page.waitForFunction((n) => document.querySelectorAll("table.runs tbody tr[data-run-id]").length === n, cfg.batchRuns.length);
+    for (const id of cfg.batchRuns.slice(0, 3)) await page.locator(`tr[data-run-id="${id}"] input.select-run`).check();
+    await waitText(page, "#selected-count", /^3 runs selected$/);
+    await page.locator("#batch-op").selectOption({ label: "cancel" });
+    await shot(page, cfg.shots, "runs-selected");
+    await page.locator("#batch-apply").click();
+    await waitText(page, "dialog[open] #batch-count", /This batch touches 3 runs: it cancels each run/);
+    await page.locator("dialog[open] #batch-reason").fill("nightly sweep");
+    await shot(page, cfg.shots, "batch-confirm");
+    await page.locator("dialog[open]").getByRole("button", { name: "Cancel 3 runs", exact: true }).click();
+    await page.waitForURL(/#\/batches\//);
+    const batch = decodeURIComponent(new URL(page.url()).hash.replace(/^#\/batches\//, ""));
+    await waitText(page, "#batch-state .badge", /^COMPLETED$/);
+    await waitText(page, "#batch-counts", /^3 of 3 done · 3 succeeded · 0 failed · 0 skipped$/);
+    await page.waitForFunction(() => document.querySelectorAll('table.batch-runs tr[data-outcome="SUCCEEDED"]').length === 3);
+    for (const id of cfg.batchRuns.slice(0, 3)) assert.equal(await page.locator(`table.batch-runs tr[data-run-id="${id}"]`).count(), 1, id);
+    await shot(page, cfg.shots, "batch-done");
+    await page.locator(`table.batch-runs tr[data-run-id="${cfg.batchRuns[0]}"] a`).click();
+    await waitText(page, "#run-status .badge", /^CANCELLED/);
+
+    // weftd's refusals of the bad YAML are 400 answers the browser logs; every other problem counts.
+    assert.deepEqual(problems.filter((p) => !/status of 400/.test(p)), [], "the browser reported problems");
+    process.stdout.write(`${JSON.stringify({ yamlRun, registryRun, pendingRun, batch })}\n`);
+    log("all scenarios passed");
+  } catch (e) {
+    if (problems.length > 0) log(`browser problems: ${problems.join(" | ")}`);
+    if (!page.isClosed()) await page.screenshot({ path: join(cfg.shots, "operate-failure.png"), fullPage: true }).catch(() => {});
+    throw e;
+  } finally {
+    await browser.close();
+  }
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`operate: FAILED: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});
