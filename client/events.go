@@ -112,7 +112,8 @@ func awaitingCopy(req *weftv1.SubmitRunRequest) *weftv1.SubmitRunRequest {
 	}
 	return &weftv1.SubmitRunRequest{Definition: req.GetDefinition(), DefinitionRef: req.GetDefinitionRef(),
 		RunRequestId: req.GetRunRequestId(), Start: true,
-		ProjectId: req.GetProjectId(), EnvironmentId: req.GetEnvironmentId(), Input: req.GetInput(), AwaitMs: wait}
+		ProjectId: req.GetProjectId(), EnvironmentId: req.GetEnvironmentId(), Input: req.GetInput(), AwaitMs: wait,
+		SearchAttributes: req.GetSearchAttributes()}
 }
 
 // awaitRunByWatch watches a run until it is terminal and answers its final

@@ -17,6 +17,9 @@ func TestAwaitingCopy_CarriesEveryFieldOfTheRequest(t *testing.T) {
 	for i := range fields.Len() {
 		fd := fields.Get(i)
 		switch {
+		case fd.IsMap():
+			mp := m.Mutable(fd).Map()
+			mp.Set(protoreflect.ValueOfString("k").MapKey(), mp.NewValue())
 		case fd.Kind() == protoreflect.MessageKind:
 			m.Set(fd, protoreflect.ValueOfMessage(m.NewField(fd).Message()))
 		case fd.Kind() == protoreflect.StringKind:

@@ -10,9 +10,10 @@ import (
 )
 
 // searchUnavailable is the fault of a search call this server does not
-// serve yet: the query language and search attributes are being wired.
+// serve yet (failed_precondition, never a 5xx): the query language and
+// search attributes are being wired.
 func searchUnavailable() error {
-	return engineFault(&engine.Error{Code: engine.CodeCapabilityUnavailable, Capability: "search",
+	return engineFault(&engine.Error{Code: engine.CodeFailedPrecondition,
 		Message: "run queries and search attributes are not served by this server yet"})
 }
 

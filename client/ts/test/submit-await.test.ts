@@ -59,6 +59,7 @@ test("awaitingCopy carries every field of the request", () => {
   const req = create(SubmitRunRequestSchema) as Record<string, unknown>;
   for (const field of SubmitRunRequestSchema.fields) {
     if (field.fieldKind === "message") req[field.localName] = create(field.message);
+    else if (field.fieldKind === "map") req[field.localName] = { k: {} };
     else if (field.fieldKind === "scalar" && field.scalar === ScalarType.STRING) req[field.localName] = "x";
     else if (field.fieldKind === "scalar" && field.scalar === ScalarType.BOOL) req[field.localName] = true;
     else if (field.fieldKind === "scalar" && field.scalar === ScalarType.UINT32) req[field.localName] = 7;
