@@ -320,6 +320,9 @@ func taskFor(c *change, t *record.Task, st *runstate.StepState) *Task {
 		IdempotencyKey: t.RunID + ":" + t.ActionID,
 		Input:          a.Input,
 	}
+	if st.Input != nil { // its ${{ }} expressions' values, recorded when the step's first task was created
+		task.Input = st.Input
+	}
 	if t.Kind == TaskCompensation {
 		task.Input = a.Compensation.Input
 		task.IdempotencyKey = decide.CompensationKey(t.RunID, t.ActionID)
@@ -327,6 +330,9 @@ func taskFor(c *change, t *record.Task, st *runstate.StepState) *Task {
 		return task
 	}
 	task.UpstreamOutputs = c.rules().UpstreamOutputs(a)
+	if a.Repeat != nil && st.Iteration > 1 && len(st.Output) > 0 {
+		task.UpstreamOutputs[a.ID] = st.Output // the previous iteration's (docs/semantics.md#repeat)
+	}
 	if t.Kind == TaskActivity {
 		task.HeartbeatDetails = st.HeartbeatDetails
 	}

@@ -227,7 +227,7 @@ func indexOf(d definition.Definition, id string) int {
 // kind the engine fires, polls and reports.
 func TestRules_TimerAndTaskKindsAreThePersistedOnes(t *testing.T) {
 	timers := map[decide.TimerKind]record.TimerKind{decide.TimerBackoff: record.TimerBackoff, decide.TimerWorkflow: record.TimerWorkflow,
-		decide.TimerDrain: record.TimerDrain, decide.TimerWait: record.TimerWait}
+		decide.TimerDrain: record.TimerDrain, decide.TimerWait: record.TimerWait, decide.TimerSleep: record.TimerSleep}
 	for rule, persisted := range timers {
 		require.Equal(t, string(persisted), string(rule))
 	}

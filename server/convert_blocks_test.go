@@ -61,6 +61,7 @@ func plainRunProto(s *runstate.Snapshot) *weftv1.Run {
 			CompensationError: eventpb.StepError(st.CompError), IdempotencyKey: actionIdempotencyKey(s.RunID, st.ActionID),
 			NextAttemptAt: eventpb.Timestamp(st.NextAttemptAt), Reason: st.Reason,
 			WaitingForSignal: st.WaitingSignal, ManualCompletion: eventpb.StepManual(st.Manual),
+			WakeAt: eventpb.Timestamp(st.WakeAt), Iteration: uint32(max(st.Iteration, 0)), Input: eventpb.JSONValue(st.Input),
 		}
 		for j := range st.Attempts {
 			step.Attempts = append(step.Attempts, plainAttemptProto(&st.Attempts[j]))

@@ -61,6 +61,12 @@ func actionOf(a *weftv1.Action, out *definition.Action, path func() string) erro
 		Completion:             completionModes.Engine(a.GetCompletionMode()),
 		ManualTimeout:          msOf(a.ManualTimeoutMs),
 		Secrets:                secretsOf(a.GetSecrets()),
+		When:                   a.GetWhen(),
+		Sleep:                  msOf(a.SleepMs),
+		SleepUntil:             a.GetSleepUntil(),
+	}
+	if r := a.GetRepeat(); r != nil {
+		out.Repeat = &definition.Repeat{Until: r.GetUntil(), MaxIterations: int(r.GetMaxIterations())}
 	}
 	if w := a.GetWaitForSignal(); w != nil {
 		out.WaitForSignal = &definition.SignalWait{SignalName: w.GetSignalName(), Timeout: msOf(w.TimeoutMs)}

@@ -125,6 +125,9 @@ func stepProto(st *runstate.StepState, box *stepBox, b *stepBlocks) *weftv1.Step
 		Reason:             st.Reason,
 		WaitingForSignal:   st.WaitingSignal,
 		ManualCompletion:   eventpb.StepManual(st.Manual),
+		WakeAt:             eventpb.Timestamp(st.WakeAt),
+		Iteration:          uint32(max(st.Iteration, 0)),
+		Input:              jsonValue(st.Input),
 	}
 	n := b.runIDLen + 1 + len(st.ActionID) // actionIdempotencyKey's length
 	out.IdempotencyKey, b.keys = b.keys[:n], b.keys[n:]

@@ -139,8 +139,20 @@ func stepDetail(s *weftv1.Step) string {
 	if e := s.GetError(); e != nil {
 		parts = append(parts, stepError(e))
 	}
-	if r := s.GetReason(); r != "" {
+	if r := s.GetReason(); r == "condition" && s.GetStatus() == weftv1.StepStatus_STEP_STATUS_SKIPPED {
+		parts = append(parts, "skipped by condition (when was false)")
+	} else if r != "" {
 		parts = append(parts, r)
+	}
+	if w := s.GetWakeAt(); w != nil {
+		if s.GetStatus() == weftv1.StepStatus_STEP_STATUS_RUNNING {
+			parts = append(parts, "sleeping until "+when(w))
+		} else {
+			parts = append(parts, "slept until "+when(w))
+		}
+	}
+	if n := s.GetIteration(); n > 0 {
+		parts = append(parts, fmt.Sprintf("iteration %d", n))
 	}
 	if cs := s.GetCompensationStatus(); cs != weftv1.CompensationStatus_COMPENSATION_STATUS_UNSPECIFIED {
 		parts = append(parts, "compensation "+enumName(cs.String(), "COMPENSATION_STATUS_"))
@@ -245,6 +257,10 @@ func eventDetail(ev *weftv1.Event) string {
 		return "queue " + p.StepScheduled.GetQueue()
 	case *weftv1.Event_StepSkipped:
 		return p.StepSkipped.GetReason()
+	case *weftv1.Event_StepSleeping:
+		return "sleeping until " + when(p.StepSleeping.GetWakeAt())
+	case *weftv1.Event_StepIterated:
+		return fmt.Sprintf("iteration %d done; next is logical attempt %d", p.StepIterated.GetIteration(), p.StepIterated.GetNewLogicalAttemptId())
 	case *weftv1.Event_StepCancelled:
 		return p.StepCancelled.GetReason()
 	case *weftv1.Event_StepRetried:

@@ -145,6 +145,10 @@ func (a Action) clone() Action {
 	a.Input = cloneRaw(a.Input)
 	a.Retry.RetryableErrors = slices.Clone(a.Retry.RetryableErrors)
 	a.Secrets = slices.Clone(a.Secrets)
+	if a.Repeat != nil {
+		r := *a.Repeat
+		a.Repeat = &r
+	}
 	if a.WaitForSignal != nil {
 		w := *a.WaitForSignal
 		a.WaitForSignal = &w

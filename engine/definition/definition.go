@@ -56,7 +56,31 @@ type Action struct {
 	ManualTimeout          Duration          `json:"manual_timeout_ms,omitempty"`
 	Compensation           *CompensationHook `json:"compensation,omitempty"`
 	Secrets                []SecretRef       `json:"secrets,omitempty"`
+	// When is a CEL bool evaluated when the step becomes ready: false skips
+	// it with reason condition (docs/semantics.md#when). Empty: always runs.
+	When string `json:"when,omitempty"`
+	// Repeat runs the step again until a condition over its own output
+	// holds (docs/semantics.md#repeat).
+	Repeat *Repeat `json:"repeat,omitempty"`
+	// Sleep makes the step a durable sleep of this long: it completes when
+	// the time comes (docs/semantics.md#sleep).
+	Sleep Duration `json:"sleep_ms,omitempty"`
+	// SleepUntil makes the step a durable sleep until the time a CEL
+	// timestamp expression answers (docs/semantics.md#sleep).
+	SleepUntil string `json:"sleep_until,omitempty"`
 }
+
+// Repeat is a step's bounded loop (docs/semantics.md#repeat): the step runs
+// again, each iteration a new logical attempt, until Until (a CEL bool that
+// reads the last iteration's output as steps.<id>.output) holds; after
+// MaxIterations iterations without it the step fails.
+type Repeat struct {
+	Until         string `json:"until"`
+	MaxIterations int    `json:"max_iterations"`
+}
+
+// Sleeps reports whether the action is a durable sleep (sleep or sleepUntil).
+func (a *Action) Sleeps() bool { return a.Sleep > 0 || a.SleepUntil != "" }
 
 // RetryPolicy decides whether and when a failed attempt runs again (docs/semantics.md#retry-policy,
 // docs/semantics.md#backoff).
@@ -183,3 +207,13 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // Ms builds a Duration from milliseconds.
 func Ms(ms int64) Duration { return Duration(time.Duration(ms) * time.Millisecond) }
+
+// Action answers the action with id, or nil.
+func (d *Definition) Action(id string) *Action {
+	for i := range d.Actions {
+		if d.Actions[i].ID == id {
+			return &d.Actions[i]
+		}
+	}
+	return nil
+}

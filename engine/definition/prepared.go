@@ -180,6 +180,14 @@ func (c *PreparedCache) hash(d *Definition) uint64 {
 			h.str(s.Name)
 			h.str(s.Ref)
 		}
+		h.str(a.When)
+		h.bool(a.Repeat != nil)
+		if r := a.Repeat; r != nil {
+			h.str(r.Until)
+			h.u64(uint64(r.MaxIterations))
+		}
+		h.u64(uint64(a.Sleep))
+		h.str(a.SleepUntil)
 	}
 	return h.h.Sum64()
 }
@@ -228,7 +236,9 @@ func equalAction(a, b *Action) bool {
 		a.OnFailure == b.OnFailure && a.Completion == b.Completion && a.ManualTimeout == b.ManualTimeout &&
 		equalPtr(a.WaitForSignal, b.WaitForSignal, func(x, y *SignalWait) bool { return *x == *y }) &&
 		equalPtr(a.Compensation, b.Compensation, equalHook) &&
-		(a.Secrets == nil) == (b.Secrets == nil) && slices.Equal(a.Secrets, b.Secrets)
+		(a.Secrets == nil) == (b.Secrets == nil) && slices.Equal(a.Secrets, b.Secrets) &&
+		a.When == b.When && equalPtr(a.Repeat, b.Repeat, func(x, y *Repeat) bool { return *x == *y }) &&
+		a.Sleep == b.Sleep && a.SleepUntil == b.SleepUntil
 }
 
 func equalHook(a, b *CompensationHook) bool {

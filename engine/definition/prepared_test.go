@@ -96,6 +96,14 @@ func randomDefinition(r *rand.Rand) Definition {
 			for j := range a.Secrets {
 				a.Secrets[j] = SecretRef{Name: "s", Ref: pick(r, "r1", "r2")}
 			}
+			a.When, a.SleepUntil, a.Sleep = pick(r, "", "", "true", "input.x > 1", "inptu"), "", 0
+			if a.Repeat != nil {
+				a.Repeat.Until, a.Repeat.MaxIterations = pick(r, "true", "steps."+a.ID+".output.done"), 1+r.IntN(3)
+			}
+			if r.IntN(8) == 0 {
+				a.Activity, a.WaitForSignal, a.Completion, a.Compensation, a.Repeat = "", nil, "", nil, nil
+				a.Sleep, a.SleepUntil = Ms(int64(1+r.IntN(2))*1000), ""
+			}
 		}
 		d.Retention = Ms(int64(r.IntN(2)) * 90000)
 	}

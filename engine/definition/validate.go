@@ -56,6 +56,7 @@ func (d Definition) Validate() error {
 	v.checkActions(d.Actions)
 	v.checkDAG(d.Actions)
 	v.checkResult(d)
+	v.checkExpressions(&d)
 	return v.err("invalid definition")
 }
 
@@ -242,6 +243,7 @@ func (v *violations) checkAction(p string, a Action) {
 		v.checkCompensation(p+".compensation", *c)
 	}
 	v.checkSecrets(p, a.Secrets)
+	v.checkStepKinds(p, a)
 }
 
 // checkKind checks that an action is exactly one of activity or
@@ -249,6 +251,9 @@ func (v *violations) checkAction(p string, a Action) {
 // and action.manual_signal).
 func (v *violations) checkKind(p string, a Action) {
 	manual := a.Completion == CompletionManual
+	if a.Sleeps() {
+		return // checkStepKinds
+	}
 	switch {
 	case a.WaitForSignal != nil && a.Activity != "":
 		v.add(p, "action.kind", "an action needs exactly one of activity or wait_for_signal, got both")

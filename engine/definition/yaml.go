@@ -47,6 +47,10 @@ import (
 //	    manualTimeout: "4h"           → manual_timeout (how long a person may take)
 //	    waitForSignal: name           (or {name: s, timeout: "1h"})
 //	    secrets: [{name: n, ref: r}]  → secret references (never values)
+//	    when: <CEL bool>              → when (false: skipped, reason condition)
+//	    repeat: {until: <CEL bool>, maxIterations: n} → repeat
+//	    sleep: "10m"                  → sleep (a durable sleep step; no activity)
+//	    sleepUntil: ${{ <CEL timestamp> }} → sleep_until
 //	compensation:     (or spec.compensation)
 //	  - step: a                       → attaches a's compensation hook
 //	    action | operation: op        → operation
@@ -348,7 +352,17 @@ func (l *yamlLoader) step(n *yaml.Node, path string, order int) Action {
 	if v := get(n, "secrets"); v != nil {
 		a.Secrets = l.secrets(v, path+".secrets")
 	}
-	if a.Activity == "" && a.WaitForSignal == nil && a.Completion != CompletionManual {
+	if v := get(n, "when"); v != nil {
+		a.When = l.str(v, path+".when")
+	}
+	if v := get(n, "repeat"); v != nil {
+		a.Repeat = l.repeat(v, path+".repeat")
+	}
+	a.Sleep = l.optDuration(n, path, "sleep")
+	if v := get(n, "sleepUntil"); v != nil {
+		a.SleepUntil = l.str(v, path+".sleepUntil")
+	}
+	if a.Activity == "" && a.WaitForSignal == nil && a.Completion != CompletionManual && !a.Sleeps() {
 		a.Activity = a.ID
 	}
 	return a
@@ -379,6 +393,20 @@ func (l *yamlLoader) signalWait(n *yaml.Node, path string) *SignalWait {
 		SignalName: l.first(field{n, path, "name"}, field{n, path, "signal"}),
 		Timeout:    l.optDuration(n, path, "timeout"),
 	}
+}
+
+// repeat reads repeat: {until, maxIterations}.
+func (l *yamlLoader) repeat(n *yaml.Node, path string) *Repeat {
+	if n.Kind != yaml.MappingNode {
+		l.fail(path, "yaml.type", "repeat must be a mapping of until and maxIterations")
+		return nil
+	}
+	l.knownKeys(n, path, repeatKeys)
+	r := &Repeat{Until: l.first(field{n, path, "until"})}
+	if v := get(n, "maxIterations"); v != nil {
+		r.MaxIterations, _ = l.integer(v, path+".maxIterations")
+	}
+	return r
 }
 
 // secrets reads a step's secret references: a list of {name, ref}.

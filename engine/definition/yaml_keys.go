@@ -41,6 +41,7 @@ var (
 	signalWaitKeys   = keyNames(yamlKeyGroups[5])
 	secretKeys       = keyNames(yamlKeyGroups[6])
 	compensationKeys = keyNames(yamlKeyGroups[7])
+	repeatKeys       = keyNames(yamlKeyGroups[8])
 )
 
 func keyNames(g YAMLKeyGroup) []string {
@@ -105,6 +106,10 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"manualTimeout", "How long a person may take to complete a manual step.", "planId: p\nsteps:\n  - name: approve-shipment\n    manual: true\n    manualTimeout: 4h\n"},
 		{"waitForSignal", "The step waits for a signal of this name (`weft signal RUN NAME`) and completes with its payload: a name, or a mapping (below).", "planId: p\nsteps:\n  - name: payment-confirmed\n    waitForSignal: payment-confirmed\n"},
 		{"secrets", "Secret references (never values) handed to the worker: a list of mappings (below).", "planId: p\nsteps:\n  - name: deploy\n    secrets:\n      - name: token\n        ref: vault://deploy/token\n"},
+		{"when", "A CEL bool, evaluated when the step becomes ready: `false` skips it with reason `condition` (docs/semantics.md#when). It reads `input`, `run.id` and `steps.<id>.output` of the steps upstream.", "planId: p\nsteps:\n  - name: charge\n    when: input.amount > 0\n"},
+		{"repeat", "Runs the step again until a condition over its own output holds: a mapping (below, docs/semantics.md#repeat).", "planId: p\nsteps:\n  - name: poll\n    repeat:\n      until: steps.poll.output.done\n      maxIterations: 20\n"},
+		{"sleep", "Makes the step a durable sleep of this long (a duration): it completes when the time comes, across restarts (docs/semantics.md#sleep).", "planId: p\nsteps:\n  - name: cool-down\n    sleep: 10m\n"},
+		{"sleepUntil", "Makes the step a durable sleep until the time a CEL timestamp expression answers (docs/semantics.md#sleep).", "planId: p\nsteps:\n  - name: wait-for-nine\n    sleepUntil: ${{ timestamp(input.notBefore) }}\n"},
 	}},
 	{Path: "steps[].retryPolicy", About: "How a step's failed attempts are retried.", Keys: []YAMLKey{
 		{"maxRetries", "Retries after the first attempt (`maxRetries: n` is `max_attempts` n+1).", "planId: p\nsteps:\n  - name: a\n    retryPolicy:\n      maxRetries: 2\n"},
@@ -134,6 +139,9 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"input", "The hook's input, any YAML.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    input: {reason: rollback}\n"},
 		{"timeout", "How long one attempt of the hook may run.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    timeout: 30s\n"},
 		{"retryPolicy", "How the hook's failed attempts are retried, as for steps.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    retryPolicy: {maxAttempts: 5}\n"},
+	}},	{Path: "steps[].repeat", About: "A step's bounded loop: each iteration is a new logical attempt.", Keys: []YAMLKey{
+		{"until", "A CEL bool over the last iteration's output (`steps.<id>.output` of the step itself): when it holds, the step succeeds with that output.", "planId: p\nsteps:\n  - name: poll\n    repeat:\n      until: steps.poll.output.status == 'done'\n      maxIterations: 10\n"},
+		{"maxIterations", "The most iterations (required, 1–1000); when the last one's output does not satisfy `until`, the step fails.", "planId: p\nsteps:\n  - name: poll\n    repeat:\n      until: steps.poll.output.done\n      maxIterations: 5\n"},
 	}},
 }
 
@@ -195,6 +203,7 @@ var apiNames = map[string]string{
 	"actions": "steps", "action_id": "name", "completion_mode": "manual", "result_action_id": "result",
 	"retention_ms": "retention", "max_concurrent_runs": "maxConcurrentRuns", "plan_id": "planId",
 	"plan_version": "planVersion", "display_name": "displayName", "signal_name": "name",
+	"sleep_ms": "sleep", "sleep_until": "sleepUntil", "max_iterations": "maxIterations", "if": "when", "skip_if": "when",
 }
 
 // didYouMean answers `; did you mean "k"?` for the key an unknown one was

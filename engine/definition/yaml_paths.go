@@ -22,7 +22,7 @@ var yamlKeys = map[string]string{
 	"backoff_multiplier": "multiplier", "retryable_errors": "retryableErrors", "timeout_ms": "timeout", "retention_ms": "retention",
 	"heartbeat_timeout_ms": "heartbeatTimeout", "schedule_to_start_timeout_ms": "scheduleToStartTimeout", "on_failure": "onFailure", "completion_mode": "manual",
 	"wait_for_signal": "waitForSignal", "signal_name": "name", "manual_timeout_ms": "manualTimeout",
-	"operation": "action",
+	"operation": "action", "sleep_ms": "sleep", "sleep_until": "sleepUntil", "max_iterations": "maxIterations",
 }
 
 // YAMLPath answers the YAML path of an API field path; a path it cannot
@@ -59,6 +59,13 @@ func joinRest(base, tail string) string {
 	if tail == "" {
 		return base
 	}
+	// An input's members are the user's keys, spelled as they are: only
+	// the path up to the input is renamed.
+	var data string
+	if head, rest, ok := strings.Cut(tail, "input"); ok && (head == "" || strings.HasSuffix(head, ".")) &&
+		(rest == "" || rest[0] == '.' || rest[0] == '[') {
+		tail, data = head+"input", rest
+	}
 	segs := strings.Split(tail, ".")
 	for j, s := range segs {
 		name, index, _ := strings.Cut(s, "[")
@@ -70,7 +77,7 @@ func joinRest(base, tail string) string {
 		}
 		segs[j] = name
 	}
-	return join(base, strings.Join(segs, "."))
+	return join(base, strings.Join(segs, ".")) + data
 }
 
 // atoi reads a small non-negative decimal index.

@@ -84,6 +84,12 @@ func actionProto(a *definition.Action, out *weftv1.Action) *weftv1.Action {
 		CompletionMode:           CompletionModes.Proto(a.Completion),
 		ManualTimeoutMs:          msProto(a.ManualTimeout),
 		Secrets:                  SecretsProto(a.Secrets),
+		When:                     a.When,
+		SleepMs:                  msProto(a.Sleep),
+		SleepUntil:               a.SleepUntil,
+	}
+	if r := a.Repeat; r != nil {
+		out.Repeat = &weftv1.StepRepeat{Until: r.Until, MaxIterations: uint32(max(r.MaxIterations, 0))}
 	}
 	if w := a.WaitForSignal; w != nil {
 		out.WaitForSignal = &weftv1.WaitForSignal{SignalName: w.SignalName, TimeoutMs: msProto(w.Timeout)}

@@ -84,7 +84,17 @@ var stepPayloads = map[string]payloadFiller{
 	runstate.EvStepScheduled: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_StepScheduled{StepScheduled: &weftv1.StepScheduled{Status: stepStatusOf(d),
-			TaskId: d.TaskID, Queue: d.Queue, NotBefore: Timestamp(d.NotBefore)}}
+			TaskId: d.TaskID, Queue: d.Queue, NotBefore: Timestamp(d.NotBefore), Input: JSONValue(d.Input)}}
+	},
+	runstate.EvStepSleeping: func(ev *runstate.Event, out *weftv1.Event) {
+		d := &ev.Data
+		out.Payload = &weftv1.Event_StepSleeping{StepSleeping: &weftv1.StepSleeping{Status: stepStatusOf(d),
+			StartedAt: Timestamp(d.StartedAt), WakeAt: Timestamp(d.WakeAt)}}
+	},
+	runstate.EvStepIterated: func(ev *runstate.Event, out *weftv1.Event) {
+		d := &ev.Data
+		out.Payload = &weftv1.Event_StepIterated{StepIterated: &weftv1.StepIterated{Status: stepStatusOf(d),
+			Iteration: uint32(max(d.Iteration, 0)), Output: JSONValue(d.Output), NewLogicalAttemptId: uint32(max(d.NewLogicalAttempt, 0))}}
 	},
 	runstate.EvStepStarted: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data

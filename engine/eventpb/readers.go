@@ -52,15 +52,19 @@ var fieldReaders = map[protoreflect.FullName]fieldReader{
 	"weft.v1.RunCancelled.compensation_outcome": enum(func(ev *runstate.Event) protoreflect.EnumNumber {
 		return protoreflect.EnumNumber(CompensationOutcomes.Proto(ev.Data.CompensationOutcome))
 	}),
-	"weft.v1.RunRerun.from_step":                 str(func(ev *runstate.Event, _ int) string { return ev.Data.RerunFrom }),
-	"weft.v1.StepScheduled.task_id":              str(func(ev *runstate.Event, _ int) string { return ev.Data.TaskID }),
-	"weft.v1.StepFailed.error":                   message(func(ev *runstate.Event) bool { return ev.Data.Error != nil }),
-	"weft.v1.StepRetried.new_logical_attempt_id": uint32Of(func(ev *runstate.Event) int { return ev.Data.NewLogicalAttempt }),
-	"weft.v1.StepAttemptRecorded.attempt":        message(func(ev *runstate.Event) bool { return ev.Data.Attempt != nil }),
-	"weft.v1.StepCompleted.artifacts":            {len: func(ev *runstate.Event) int { return len(ev.Data.Artifacts) }},
-	"weft.v1.ArtifactRef.uri":                    str(func(ev *runstate.Event, i int) string { return ev.Data.Artifacts[i].URI }),
-	"weft.v1.ArtifactRef.kind":                   str(func(ev *runstate.Event, i int) string { return ev.Data.Artifacts[i].Kind }),
-	"weft.v1.ArtifactRef.sha256":                 str(func(ev *runstate.Event, i int) string { return ev.Data.Artifacts[i].SHA256 }),
+	"weft.v1.RunRerun.from_step":                  str(func(ev *runstate.Event, _ int) string { return ev.Data.RerunFrom }),
+	"weft.v1.StepScheduled.task_id":               str(func(ev *runstate.Event, _ int) string { return ev.Data.TaskID }),
+	"weft.v1.StepFailed.error":                    message(func(ev *runstate.Event) bool { return ev.Data.Error != nil }),
+	"weft.v1.StepRetried.new_logical_attempt_id":  uint32Of(func(ev *runstate.Event) int { return ev.Data.NewLogicalAttempt }),
+	"weft.v1.StepSleeping.started_at":             timestamp(func(ev *runstate.Event) time.Time { return ev.Data.StartedAt }),
+	"weft.v1.StepSleeping.wake_at":                timestamp(func(ev *runstate.Event) time.Time { return ev.Data.WakeAt }),
+	"weft.v1.StepIterated.iteration":              uint32Of(func(ev *runstate.Event) int { return ev.Data.Iteration }),
+	"weft.v1.StepIterated.new_logical_attempt_id": uint32Of(func(ev *runstate.Event) int { return ev.Data.NewLogicalAttempt }),
+	"weft.v1.StepAttemptRecorded.attempt":         message(func(ev *runstate.Event) bool { return ev.Data.Attempt != nil }),
+	"weft.v1.StepCompleted.artifacts":             {len: func(ev *runstate.Event) int { return len(ev.Data.Artifacts) }},
+	"weft.v1.ArtifactRef.uri":                     str(func(ev *runstate.Event, i int) string { return ev.Data.Artifacts[i].URI }),
+	"weft.v1.ArtifactRef.kind":                    str(func(ev *runstate.Event, i int) string { return ev.Data.Artifacts[i].Kind }),
+	"weft.v1.ArtifactRef.sha256":                  str(func(ev *runstate.Event, i int) string { return ev.Data.Artifacts[i].SHA256 }),
 }
 
 // statusReaders read a payload's status field by its enum: every payload

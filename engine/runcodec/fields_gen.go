@@ -185,6 +185,9 @@ func appendEventData(b []byte, v *runstate.EventData) []byte {
 		b = appendElem(b, 50, s)
 	}
 	b = appendBool(b, 51, v.Rerun)
+	b = appendBytes(b, 52, v.Input)
+	b = appendTime(b, 53, v.WakeAt)
+	b = appendInt(b, 54, int64(v.Iteration))
 	return b
 }
 
@@ -415,6 +418,20 @@ func decodeEventData(b []byte, v *runstate.EventData) error {
 		case 51:
 			x, err := f.bool()
 			v.Rerun = x
+			return err
+		case 52:
+			x, err := f.bytes()
+			if len(x) > 0 { // empty is absent
+				v.Input = bytes.Clone(x)
+			}
+			return err
+		case 53:
+			t, err := f.time()
+			v.WakeAt = t
+			return err
+		case 54:
+			x, err := f.int()
+			v.Iteration = int(x)
 			return err
 		}
 		return nil // a field this reader does not know
@@ -910,6 +927,9 @@ func appendStepState(b []byte, v *runstate.StepState) []byte {
 		b = appendMessage(b, 26, func(b []byte) []byte { return appendKeySpan(b, &v.Keys[i]) })
 	}
 	b = appendBytes(b, 27, v.HeartbeatDetails)
+	b = appendBytes(b, 28, v.Input)
+	b = appendTime(b, 29, v.WakeAt)
+	b = appendInt(b, 30, int64(v.Iteration))
 	return b
 }
 
@@ -1046,6 +1066,20 @@ func decodeStepState(b []byte, v *runstate.StepState) error {
 			if len(x) > 0 { // empty is absent
 				v.HeartbeatDetails = bytes.Clone(x)
 			}
+			return err
+		case 28:
+			x, err := f.bytes()
+			if len(x) > 0 { // empty is absent
+				v.Input = bytes.Clone(x)
+			}
+			return err
+		case 29:
+			t, err := f.time()
+			v.WakeAt = t
+			return err
+		case 30:
+			x, err := f.int()
+			v.Iteration = int(x)
 			return err
 		}
 		return nil // a field this reader does not know
@@ -1283,6 +1317,9 @@ var eventDataJSON = jsonMessageOf(
 	jsonField{key: `"rerun_from":`, num: 49, kind: jsonString, omit: true},
 	jsonField{key: `"reopened":`, num: 50, kind: jsonStrings, omit: true},
 	jsonField{key: `"rerun":`, num: 51, kind: jsonBool, omit: true},
+	jsonField{key: `"input":`, num: 52, kind: jsonRaw, omit: true},
+	jsonField{key: `"wake_at":`, num: 53, kind: jsonTime, omit: true},
+	jsonField{key: `"iteration":`, num: 54, kind: jsonInt, omit: true},
 )
 
 var artifactRefJSON = jsonMessageOf(

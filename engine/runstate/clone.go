@@ -91,6 +91,7 @@ func (st *StepState) cloneInto(c *StepState, room *cloneRoom) {
 	c.Keys = copyInto(&room.keys, st.Keys)
 	c.Artifacts = slices.Clone(st.Artifacts)
 	c.HeartbeatDetails = slices.Clone(st.HeartbeatDetails)
+	c.Input = slices.Clone(st.Input)
 	c.Error = st.Error.Clone()
 	c.CompError = st.CompError.Clone()
 	if st.Manual != nil {

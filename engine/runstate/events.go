@@ -34,6 +34,8 @@ const (
 	EvStepRetried           = "StepRetried"
 	EvStepAttemptRecorded   = "StepAttemptRecorded"
 	EvStepVerified          = "StepVerified"
+	EvStepSleeping          = "StepSleeping"
+	EvStepIterated          = "StepIterated"
 	EvCompensationStarted   = "CompensationStarted"
 	EvCompensationSucceeded = "CompensationSucceeded"
 	EvCompensationFailed    = "CompensationFailed"
@@ -122,6 +124,14 @@ type EventData struct {
 	// Rerun marks a StepRetried that a rerun made: the step's earlier
 	// output, artifacts and compensation are set aside with its attempt.
 	Rerun bool `json:"rerun,omitempty" wire:"51"`
+	// Input is a StepScheduled's input with its ${{ }} expressions
+	// evaluated (docs/semantics.md#input-expressions).
+	Input json.RawMessage `json:"input,omitempty" wire:"52"`
+	// WakeAt is when a StepSleeping's sleep ends (docs/semantics.md#sleep).
+	WakeAt time.Time `json:"wake_at,omitzero" wire:"53"`
+	// Iteration is the repeat iteration a StepIterated ended
+	// (docs/semantics.md#repeat).
+	Iteration int `json:"iteration,omitempty" wire:"54"`
 }
 
 // RunContext is who and where a run belongs to.

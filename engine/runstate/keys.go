@@ -51,6 +51,10 @@ var eventBits = map[string]uint64{
 	EvSignalRejected:        1 << 27,
 	EvSignalConsumed:        1 << 28,
 	EvRunRerun:              1 << 29,
+	// Bits 50–53 are the step kinds' (their numbers follow the proto
+	// payload numbers, so that branches adding events do not clash).
+	EvStepSleeping: 1 << 50,
+	EvStepIterated: 1 << 51,
 }
 
 // EventTypes answers every event type a key record numbers.

@@ -106,8 +106,21 @@ func (s *Snapshot) finish() {
 }
 
 var stepReducers = map[string]func(*Snapshot, *StepState, Event){
-	EvStepScheduled: func(_ *Snapshot, st *StepState, ev Event) {
+	EvStepScheduled: func(s *Snapshot, st *StepState, ev Event) {
 		st.Status, st.ScheduledAt, st.EngineAttempt = StepScheduled, ev.EmittedAt, 1
+		if len(ev.Data.Input) > 0 {
+			st.Input = ev.Data.Input
+		}
+		if a := s.Definition.Action(st.ActionID); a != nil && a.Repeat != nil && st.Iteration == 0 {
+			st.Iteration = 1 // a repeat step's first iteration (docs/semantics.md#repeat)
+		}
+	},
+	EvStepIterated: func(_ *Snapshot, st *StepState, ev Event) {
+		st.Status, st.LogicalAttempt, st.EngineAttempt, st.Iteration = StepPending, ev.Data.NewLogicalAttempt, 0, ev.Data.Iteration+1
+		st.Output, st.Artifacts, st.Error = ev.Data.Output, nil, nil
+	},
+	EvStepSleeping: func(_ *Snapshot, st *StepState, ev Event) {
+		st.Status, st.ScheduledAt, st.StartedAt, st.WakeAt = StepRunning, ev.EmittedAt, ev.Data.StartedAt, ev.Data.WakeAt
 	},
 	EvStepStarted: func(_ *Snapshot, st *StepState, ev Event) { st.Status, st.StartedAt = StepRunning, ev.Data.StartedAt },
 	EvStepAttemptRecorded: func(_ *Snapshot, st *StepState, ev Event) {
@@ -192,6 +205,7 @@ func (st *StepState) SetAside() {
 	st.ScheduledAt, st.StartedAt, st.CompletedAt, st.NextAttemptAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	st.CompletionToken, st.WaitingSignal = "", ""
 	st.CompStatus, st.CompAttempt, st.CompError = "", 0, nil
+	st.WakeAt, st.Iteration = time.Time{}, 0
 }
 
 // UnmetDependency answers a dependency of a step that the projection does

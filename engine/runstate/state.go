@@ -152,6 +152,16 @@ type StepState struct {
 	// any, of the engine attempts of this logical attempt that have ended;
 	// the next attempt's task carries them (docs/semantics.md#heartbeat-details).
 	HeartbeatDetails json.RawMessage `json:"heartbeat_details,omitempty" wire:"27"`
+	// Input is the step's input with its ${{ }} expressions evaluated, as
+	// its first task recorded it (docs/semantics.md#input-expressions);
+	// every later attempt runs with it. Nil: the input has no expression.
+	Input json.RawMessage `json:"input,omitempty" wire:"28"`
+	// WakeAt is when a sleep step completes, while it sleeps
+	// (docs/semantics.md#sleep).
+	WakeAt time.Time `json:"wake_at,omitzero" wire:"29"`
+	// Iteration is a repeat step's current iteration, from 1
+	// (docs/semantics.md#repeat); 0 for a step without repeat.
+	Iteration int `json:"iteration,omitempty" wire:"30"`
 }
 
 // Attempt is the evidence of one execution attempt (docs/semantics.md#attempt-evidence).

@@ -55,6 +55,8 @@ type Run struct {
 	ID         string
 	Definition *definition.Definition
 	PlanSHA256 string
+	// Input is the run's input, which expressions read as input.
+	Input json.RawMessage
 	// Admission is what the run does at a concurrency limit.
 	Admission Admission
 	// Context is the run's context, as its start records it; set when the
@@ -131,6 +133,7 @@ const (
 	TimerWorkflow TimerKind = "workflow" // the workflow timeout
 	TimerDrain    TimerKind = "drain"    // ref: the pause's number; its drain timeout
 	TimerWait     TimerKind = "wait"     // ref: action id; a manual or signal wait's timeout
+	TimerSleep    TimerKind = "sleep"    // ref: action id; a sleep step's wake time (docs/semantics.md#sleep)
 )
 
 // compensationRef is the backoff timer ref of a compensation hook's retry.

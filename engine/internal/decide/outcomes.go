@@ -64,9 +64,12 @@ func (d *Decision) SucceedAttempt(a *definition.Action, st *runstate.StepState, 
 	d.core().recordAttempt(st, r, false)
 	st.Output, st.Artifacts = r.Output, r.Artifacts
 	var err error
-	if a.Completion == definition.CompletionManual {
+	switch {
+	case a.Completion == definition.CompletionManual:
 		err = d.core().openManualWait(a, st)
-	} else {
+	case a.Repeat != nil:
+		err = d.core().iterate(a, st, r)
+	default:
 		err = d.core().succeedStep(st, r.Output, r.Artifacts, "")
 	}
 	if err != nil {
@@ -195,6 +198,7 @@ func (c *core) cancelOpenSteps(reason string) error {
 
 // cancelStep marks a step CANCELLED.
 func (c *core) cancelStep(st *runstate.StepState, reason string) error {
+	c.clearSleep(st)
 	if err := c.rec.MoveStep(st, runstate.StepCancelled); err != nil {
 		return err
 	}

@@ -134,6 +134,7 @@ func (d *Decision) reopenStep(st *runstate.StepState, actor string) error {
 	if !st.NextAttemptAt.IsZero() {
 		d.rec.ClearTimer(Timer{Kind: TimerBackoff, Ref: st.ActionID, Due: st.NextAttemptAt})
 	}
+	d.core().clearSleep(st)
 	if st.Status == runstate.StepFailed {
 		s.StepFailures-- // the failed step is reopened (docs/semantics.md#resync)
 	}

@@ -54,6 +54,9 @@ func (c *core) advance() error {
 	if err := c.dispatchDueRetries(); err != nil {
 		return err
 	}
+	if err := c.wakeDueSleeps(); err != nil {
+		return err
+	}
 	// A dispatch may finish a step at once (a wait that consumes a signal
 	// accepted earlier), which makes its dependants runnable: repeat until
 	// nothing new becomes runnable. Each round moves steps out of PENDING, so
@@ -69,6 +72,9 @@ func (c *core) advance() error {
 		for _, a := range runnable {
 			if err := c.dispatch(a); err != nil {
 				return err
+			}
+			if s.Failing != "" { // the step failed as it became ready (an expression's error)
+				return c.advance()
 			}
 		}
 	}
@@ -200,7 +206,12 @@ func (c *core) skipStep(st *runstate.StepState, reason string) error {
 func (c *core) dispatch(a *definition.Action) error {
 	st := c.state.Step(a.ID)
 	st.EngineAttempt = 0
+	if run, err := c.checkWhen(a, st); !run || err != nil {
+		return err
+	}
 	switch {
+	case a.Sleeps():
+		return c.startSleep(a, st)
 	case a.WaitForSignal != nil:
 		return c.openSignalWait(a, st)
 	case a.Activity == "" && a.Completion == definition.CompletionManual:
@@ -220,6 +231,12 @@ func (c *core) dispatch(a *definition.Action) error {
 // first attempt of a logical attempt makes the step SCHEDULED (docs/semantics.md#task-persistence);
 // later ones keep it RUNNING.
 func (c *core) scheduleAttempt(a *definition.Action, st *runstate.StepState, notBefore time.Time) error {
+	if st.Input == nil {
+		if ok, err := c.resolveInput(a, st); !ok || err != nil {
+			return err
+		}
+	}
+	startIteration(a, st)
 	st.EngineAttempt++
 	st.NextAttemptAt = time.Time{}
 	st.TaskID, st.ReadyKey = c.rec.NewTask(TaskActivity, a, st, notBefore)
@@ -229,7 +246,7 @@ func (c *core) scheduleAttempt(a *definition.Action, st *runstate.StepState, not
 		}
 		st.ScheduledAt = c.now
 		c.rec.Emit(runstate.EvStepScheduled, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
-			Status: string(runstate.StepScheduled), TaskID: st.TaskID, Queue: a.Queue, NotBefore: notBefore})
+			Status: string(runstate.StepScheduled), TaskID: st.TaskID, Queue: a.Queue, NotBefore: notBefore, Input: st.Input})
 	}
 	c.rec.Changed()
 	return nil

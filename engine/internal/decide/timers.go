@@ -24,6 +24,8 @@ func (d *Decision) TimerDue(t Timer) error {
 		d.core().drainTimedOut()
 	case TimerWait:
 		return d.core().waitTimedOut(t.Ref)
+	case TimerSleep:
+		return d.core().sleepDue(t)
 	}
 	return nil
 }

@@ -181,6 +181,7 @@ const (
 	TimerDrain     TimerKind = "drain"     // a pause's drain timeout
 	TimerWait      TimerKind = "wait"      // ref: action id; a manual or signal wait's timeout
 	TimerStart     TimerKind = "start"     // ref: task id; the schedule-to-start timeout of a ready task
+	TimerSleep     TimerKind = "sleep"     // ref: action id; a sleep step's wake time
 )
 
 // Timer is a durable timer's value, stored in binary (runcodec.Timer,

@@ -461,8 +461,20 @@ type Action struct {
 	// (docs/semantics.md#schedule-to-start). Unset: the deployment's default
 	// (weftd --schedule-to-start-timeout, 5 minutes).
 	ScheduleToStartTimeoutMs *uint32 `protobuf:"varint,16,opt,name=schedule_to_start_timeout_ms,json=scheduleToStartTimeoutMs,proto3,oneof" json:"schedule_to_start_timeout_ms,omitempty"`
-	unknownFields            protoimpl.UnknownFields
-	sizeCache                protoimpl.SizeCache
+	// A CEL bool evaluated when the step becomes ready: false skips it with
+	// reason "condition" (docs/semantics.md#when). Empty: the step always runs.
+	When string `protobuf:"bytes,17,opt,name=when,proto3" json:"when,omitempty"`
+	// Runs the step again until a condition over its own output holds
+	// (docs/semantics.md#repeat).
+	Repeat *StepRepeat `protobuf:"bytes,18,opt,name=repeat,proto3" json:"repeat,omitempty"`
+	// Makes the step a durable sleep of this many milliseconds: it completes when
+	// the time comes (docs/semantics.md#sleep). Exclusive with sleep_until.
+	SleepMs *uint32 `protobuf:"varint,19,opt,name=sleep_ms,json=sleepMs,proto3,oneof" json:"sleep_ms,omitempty"`
+	// Makes the step a durable sleep until the time this CEL timestamp
+	// expression answers, evaluated when the step becomes ready (docs/semantics.md#sleep).
+	SleepUntil    string `protobuf:"bytes,20,opt,name=sleep_until,json=sleepUntil,proto3" json:"sleep_until,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Action) Reset() {
@@ -607,6 +619,91 @@ func (x *Action) GetScheduleToStartTimeoutMs() uint32 {
 	return 0
 }
 
+func (x *Action) GetWhen() string {
+	if x != nil {
+		return x.When
+	}
+	return ""
+}
+
+func (x *Action) GetRepeat() *StepRepeat {
+	if x != nil {
+		return x.Repeat
+	}
+	return nil
+}
+
+func (x *Action) GetSleepMs() uint32 {
+	if x != nil && x.SleepMs != nil {
+		return *x.SleepMs
+	}
+	return 0
+}
+
+func (x *Action) GetSleepUntil() string {
+	if x != nil {
+		return x.SleepUntil
+	}
+	return ""
+}
+
+// StepRepeat is a step's bounded loop (docs/semantics.md#repeat): each
+// iteration is a new logical attempt, until `until` holds; after
+// max_iterations iterations without it the step fails.
+type StepRepeat struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A CEL bool over steps.<id>.output, the step's own last output.
+	Until string `protobuf:"bytes,1,opt,name=until,proto3" json:"until,omitempty"`
+	// The most iterations, 1–1000.
+	MaxIterations uint32 `protobuf:"varint,2,opt,name=max_iterations,json=maxIterations,proto3" json:"max_iterations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepRepeat) Reset() {
+	*x = StepRepeat{}
+	mi := &file_weft_v1_definition_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepRepeat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepRepeat) ProtoMessage() {}
+
+func (x *StepRepeat) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepRepeat.ProtoReflect.Descriptor instead.
+func (*StepRepeat) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *StepRepeat) GetUntil() string {
+	if x != nil {
+		return x.Until
+	}
+	return ""
+}
+
+func (x *StepRepeat) GetMaxIterations() uint32 {
+	if x != nil {
+		return x.MaxIterations
+	}
+	return 0
+}
+
 // RetryPolicy decides whether and when a failed attempt runs again. Canonical
 // fields are those of docs/semantics.md#retry-policy, with the backoff strategy of docs/semantics.md#backoff.
 type RetryPolicy struct {
@@ -629,7 +726,7 @@ type RetryPolicy struct {
 
 func (x *RetryPolicy) Reset() {
 	*x = RetryPolicy{}
-	mi := &file_weft_v1_definition_proto_msgTypes[2]
+	mi := &file_weft_v1_definition_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -641,7 +738,7 @@ func (x *RetryPolicy) String() string {
 func (*RetryPolicy) ProtoMessage() {}
 
 func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[2]
+	mi := &file_weft_v1_definition_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -654,7 +751,7 @@ func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryPolicy.ProtoReflect.Descriptor instead.
 func (*RetryPolicy) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{2}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RetryPolicy) GetMaxAttempts() uint32 {
@@ -712,7 +809,7 @@ type WaitForSignal struct {
 
 func (x *WaitForSignal) Reset() {
 	*x = WaitForSignal{}
-	mi := &file_weft_v1_definition_proto_msgTypes[3]
+	mi := &file_weft_v1_definition_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -724,7 +821,7 @@ func (x *WaitForSignal) String() string {
 func (*WaitForSignal) ProtoMessage() {}
 
 func (x *WaitForSignal) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[3]
+	mi := &file_weft_v1_definition_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -737,7 +834,7 @@ func (x *WaitForSignal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitForSignal.ProtoReflect.Descriptor instead.
 func (*WaitForSignal) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{3}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *WaitForSignal) GetSignalName() string {
@@ -774,7 +871,7 @@ type CompensationHook struct {
 
 func (x *CompensationHook) Reset() {
 	*x = CompensationHook{}
-	mi := &file_weft_v1_definition_proto_msgTypes[4]
+	mi := &file_weft_v1_definition_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -786,7 +883,7 @@ func (x *CompensationHook) String() string {
 func (*CompensationHook) ProtoMessage() {}
 
 func (x *CompensationHook) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[4]
+	mi := &file_weft_v1_definition_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -799,7 +896,7 @@ func (x *CompensationHook) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompensationHook.ProtoReflect.Descriptor instead.
 func (*CompensationHook) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{4}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CompensationHook) GetOperation() string {
@@ -851,7 +948,7 @@ type DefinitionRef struct {
 
 func (x *DefinitionRef) Reset() {
 	*x = DefinitionRef{}
-	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	mi := &file_weft_v1_definition_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -863,7 +960,7 @@ func (x *DefinitionRef) String() string {
 func (*DefinitionRef) ProtoMessage() {}
 
 func (x *DefinitionRef) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	mi := &file_weft_v1_definition_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -876,7 +973,7 @@ func (x *DefinitionRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefinitionRef.ProtoReflect.Descriptor instead.
 func (*DefinitionRef) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{5}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DefinitionRef) GetPlanId() string {
@@ -919,7 +1016,7 @@ type DefinitionVersion struct {
 
 func (x *DefinitionVersion) Reset() {
 	*x = DefinitionVersion{}
-	mi := &file_weft_v1_definition_proto_msgTypes[6]
+	mi := &file_weft_v1_definition_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -931,7 +1028,7 @@ func (x *DefinitionVersion) String() string {
 func (*DefinitionVersion) ProtoMessage() {}
 
 func (x *DefinitionVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[6]
+	mi := &file_weft_v1_definition_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -944,7 +1041,7 @@ func (x *DefinitionVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefinitionVersion.ProtoReflect.Descriptor instead.
 func (*DefinitionVersion) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{6}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *DefinitionVersion) GetPlanId() string {
@@ -1014,7 +1111,7 @@ type PutDefinitionRequest struct {
 
 func (x *PutDefinitionRequest) Reset() {
 	*x = PutDefinitionRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[7]
+	mi := &file_weft_v1_definition_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1026,7 +1123,7 @@ func (x *PutDefinitionRequest) String() string {
 func (*PutDefinitionRequest) ProtoMessage() {}
 
 func (x *PutDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[7]
+	mi := &file_weft_v1_definition_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1039,7 +1136,7 @@ func (x *PutDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*PutDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{7}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PutDefinitionRequest) GetDefinition() *WorkflowDefinition {
@@ -1064,7 +1161,7 @@ type PutDefinitionResponse struct {
 
 func (x *PutDefinitionResponse) Reset() {
 	*x = PutDefinitionResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[8]
+	mi := &file_weft_v1_definition_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1076,7 +1173,7 @@ func (x *PutDefinitionResponse) String() string {
 func (*PutDefinitionResponse) ProtoMessage() {}
 
 func (x *PutDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[8]
+	mi := &file_weft_v1_definition_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1089,7 +1186,7 @@ func (x *PutDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*PutDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{8}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PutDefinitionResponse) GetVersion() *DefinitionVersion {
@@ -1124,7 +1221,7 @@ type GetDefinitionRequest struct {
 
 func (x *GetDefinitionRequest) Reset() {
 	*x = GetDefinitionRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[9]
+	mi := &file_weft_v1_definition_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1136,7 +1233,7 @@ func (x *GetDefinitionRequest) String() string {
 func (*GetDefinitionRequest) ProtoMessage() {}
 
 func (x *GetDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[9]
+	mi := &file_weft_v1_definition_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1149,7 +1246,7 @@ func (x *GetDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*GetDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{9}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetDefinitionRequest) GetRef() *DefinitionRef {
@@ -1172,7 +1269,7 @@ type GetDefinitionResponse struct {
 
 func (x *GetDefinitionResponse) Reset() {
 	*x = GetDefinitionResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[10]
+	mi := &file_weft_v1_definition_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1184,7 +1281,7 @@ func (x *GetDefinitionResponse) String() string {
 func (*GetDefinitionResponse) ProtoMessage() {}
 
 func (x *GetDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[10]
+	mi := &file_weft_v1_definition_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1197,7 +1294,7 @@ func (x *GetDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*GetDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{10}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetDefinitionResponse) GetVersion() *DefinitionVersion {
@@ -1229,7 +1326,7 @@ type ListDefinitionsRequest struct {
 
 func (x *ListDefinitionsRequest) Reset() {
 	*x = ListDefinitionsRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[11]
+	mi := &file_weft_v1_definition_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1241,7 +1338,7 @@ func (x *ListDefinitionsRequest) String() string {
 func (*ListDefinitionsRequest) ProtoMessage() {}
 
 func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[11]
+	mi := &file_weft_v1_definition_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1254,7 +1351,7 @@ func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsRequest.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{11}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListDefinitionsRequest) GetPageSize() uint32 {
@@ -1291,7 +1388,7 @@ type ListDefinitionsResponse struct {
 
 func (x *ListDefinitionsResponse) Reset() {
 	*x = ListDefinitionsResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[12]
+	mi := &file_weft_v1_definition_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1303,7 +1400,7 @@ func (x *ListDefinitionsResponse) String() string {
 func (*ListDefinitionsResponse) ProtoMessage() {}
 
 func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[12]
+	mi := &file_weft_v1_definition_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1316,7 +1413,7 @@ func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsResponse.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{12}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListDefinitionsResponse) GetVersions() []*DefinitionVersion {
@@ -1345,7 +1442,7 @@ type ParseDefinitionRequest struct {
 
 func (x *ParseDefinitionRequest) Reset() {
 	*x = ParseDefinitionRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[13]
+	mi := &file_weft_v1_definition_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1357,7 +1454,7 @@ func (x *ParseDefinitionRequest) String() string {
 func (*ParseDefinitionRequest) ProtoMessage() {}
 
 func (x *ParseDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[13]
+	mi := &file_weft_v1_definition_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1370,7 +1467,7 @@ func (x *ParseDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParseDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*ParseDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{13}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ParseDefinitionRequest) GetYaml() string {
@@ -1391,7 +1488,7 @@ type ParseDefinitionResponse struct {
 
 func (x *ParseDefinitionResponse) Reset() {
 	*x = ParseDefinitionResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[14]
+	mi := &file_weft_v1_definition_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1403,7 +1500,7 @@ func (x *ParseDefinitionResponse) String() string {
 func (*ParseDefinitionResponse) ProtoMessage() {}
 
 func (x *ParseDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[14]
+	mi := &file_weft_v1_definition_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1416,7 +1513,7 @@ func (x *ParseDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParseDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*ParseDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{14}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ParseDefinitionResponse) GetDefinition() *WorkflowDefinition {
@@ -1453,7 +1550,8 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
 	"\v_timeout_msB\x16\n" +
 	"\x14_max_concurrent_runsB\x0f\n" +
-	"\r_retention_ms\"\xa9\v\n" +
+	"\r_retention_ms\"\xf2\n" +
+	"\n" +
 	"\x06Action\x128\n" +
 	"\x02id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x02id\x12 \n" +
 	"\x05order\x18\x02 \x01(\rB\n" +
@@ -1479,13 +1577,25 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\fcompensation\x18\x0e \x01(\v2\x19.weft.v1.CompensationHookR\fcompensation\x126\n" +
 	"\asecrets\x18\x0f \x03(\v2\x12.weft.v1.SecretRefB\b\xbaH\x05\x92\x01\x02\x10@R\asecrets\x12R\n" +
 	"\x1cschedule_to_start_timeout_ms\x18\x10 \x01(\rB\r\xbaH\n" +
-	"*\b\x18\x80\x90\xfb\xd3\t(\x01H\x03R\x18scheduleToStartTimeoutMs\x88\x01\x01:\xfd\x02\xbaH\xf9\x02\x1a\xe6\x01\n" +
-	"\vaction.kind\x12qan action needs exactly one of activity or wait_for_signal, unless completion_mode is MANUAL, which may omit both\x1adhas(this.wait_for_signal) ? this.activity == '' : (this.activity != '' || this.completion_mode == 2)\x1a\x8d\x01\n" +
+	"*\b\x18\x80\x90\xfb\xd3\t(\x01H\x03R\x18scheduleToStartTimeoutMs\x88\x01\x01\x12\x1c\n" +
+	"\x04when\x18\x11 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\x04when\x12+\n" +
+	"\x06repeat\x18\x12 \x01(\v2\x13.weft.v1.StepRepeatR\x06repeat\x12-\n" +
+	"\bsleep_ms\x18\x13 \x01(\rB\r\xbaH\n" +
+	"*\b\x18\x80\x90\xfb\xd3\t(\x01H\x04R\asleepMs\x88\x01\x01\x12)\n" +
+	"\vsleep_until\x18\x14 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\n" +
+	"sleepUntil:\x94\x01\xbaH\x90\x01\x1a\x8d\x01\n" +
 	"\x14action.manual_signal\x12:a wait-for-signal action cannot also be completed manually\x1a9!(has(this.wait_for_signal) && this.completion_mode == 2)B\r\n" +
 	"\v_timeout_msB\x17\n" +
 	"\x15_heartbeat_timeout_msB\x14\n" +
 	"\x12_manual_timeout_msB\x1f\n" +
-	"\x1d_schedule_to_start_timeout_ms\"\xe8\x03\n" +
+	"\x1d_schedule_to_start_timeout_msB\v\n" +
+	"\t_sleep_ms\"a\n" +
+	"\n" +
+	"StepRepeat\x12 \n" +
+	"\x05until\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80 R\x05until\x121\n" +
+	"\x0emax_iterations\x18\x02 \x01(\rB\n" +
+	"\xbaH\a*\x05\x18\xe8\a(\x01R\rmaxIterations\"\xe8\x03\n" +
 	"\vRetryPolicy\x121\n" +
 	"\fmax_attempts\x18\x01 \x01(\rB\t\xbaH\x06*\x04\x18\n" +
 	"(\x01H\x00R\vmaxAttempts\x88\x01\x01\x12>\n" +
@@ -1602,7 +1712,7 @@ func file_weft_v1_definition_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_definition_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_weft_v1_definition_proto_goTypes = []any{
 	(BackoffStrategy)(0),            // 0: weft.v1.BackoffStrategy
 	(OnFailure)(0),                  // 1: weft.v1.OnFailure
@@ -1610,62 +1720,64 @@ var file_weft_v1_definition_proto_goTypes = []any{
 	(BackpressureMode)(0),           // 3: weft.v1.BackpressureMode
 	(*WorkflowDefinition)(nil),      // 4: weft.v1.WorkflowDefinition
 	(*Action)(nil),                  // 5: weft.v1.Action
-	(*RetryPolicy)(nil),             // 6: weft.v1.RetryPolicy
-	(*WaitForSignal)(nil),           // 7: weft.v1.WaitForSignal
-	(*CompensationHook)(nil),        // 8: weft.v1.CompensationHook
-	(*DefinitionRef)(nil),           // 9: weft.v1.DefinitionRef
-	(*DefinitionVersion)(nil),       // 10: weft.v1.DefinitionVersion
-	(*PutDefinitionRequest)(nil),    // 11: weft.v1.PutDefinitionRequest
-	(*PutDefinitionResponse)(nil),   // 12: weft.v1.PutDefinitionResponse
-	(*GetDefinitionRequest)(nil),    // 13: weft.v1.GetDefinitionRequest
-	(*GetDefinitionResponse)(nil),   // 14: weft.v1.GetDefinitionResponse
-	(*ListDefinitionsRequest)(nil),  // 15: weft.v1.ListDefinitionsRequest
-	(*ListDefinitionsResponse)(nil), // 16: weft.v1.ListDefinitionsResponse
-	(*ParseDefinitionRequest)(nil),  // 17: weft.v1.ParseDefinitionRequest
-	(*ParseDefinitionResponse)(nil), // 18: weft.v1.ParseDefinitionResponse
-	nil,                             // 19: weft.v1.WorkflowDefinition.SearchAttributesEntry
-	(*structpb.Value)(nil),          // 20: google.protobuf.Value
-	(*SecretRef)(nil),               // 21: weft.v1.SecretRef
-	(ErrorClass)(0),                 // 22: weft.v1.ErrorClass
-	(*timestamppb.Timestamp)(nil),   // 23: google.protobuf.Timestamp
+	(*StepRepeat)(nil),              // 6: weft.v1.StepRepeat
+	(*RetryPolicy)(nil),             // 7: weft.v1.RetryPolicy
+	(*WaitForSignal)(nil),           // 8: weft.v1.WaitForSignal
+	(*CompensationHook)(nil),        // 9: weft.v1.CompensationHook
+	(*DefinitionRef)(nil),           // 10: weft.v1.DefinitionRef
+	(*DefinitionVersion)(nil),       // 11: weft.v1.DefinitionVersion
+	(*PutDefinitionRequest)(nil),    // 12: weft.v1.PutDefinitionRequest
+	(*PutDefinitionResponse)(nil),   // 13: weft.v1.PutDefinitionResponse
+	(*GetDefinitionRequest)(nil),    // 14: weft.v1.GetDefinitionRequest
+	(*GetDefinitionResponse)(nil),   // 15: weft.v1.GetDefinitionResponse
+	(*ListDefinitionsRequest)(nil),  // 16: weft.v1.ListDefinitionsRequest
+	(*ListDefinitionsResponse)(nil), // 17: weft.v1.ListDefinitionsResponse
+	(*ParseDefinitionRequest)(nil),  // 18: weft.v1.ParseDefinitionRequest
+	(*ParseDefinitionResponse)(nil), // 19: weft.v1.ParseDefinitionResponse
+	nil,                             // 20: weft.v1.WorkflowDefinition.SearchAttributesEntry
+	(*structpb.Value)(nil),          // 21: google.protobuf.Value
+	(*SecretRef)(nil),               // 22: weft.v1.SecretRef
+	(ErrorClass)(0),                 // 23: weft.v1.ErrorClass
+	(*timestamppb.Timestamp)(nil),   // 24: google.protobuf.Timestamp
 }
 var file_weft_v1_definition_proto_depIdxs = []int32{
 	5,  // 0: weft.v1.WorkflowDefinition.actions:type_name -> weft.v1.Action
 	3,  // 1: weft.v1.WorkflowDefinition.backpressure:type_name -> weft.v1.BackpressureMode
-	19, // 2: weft.v1.WorkflowDefinition.search_attributes:type_name -> weft.v1.WorkflowDefinition.SearchAttributesEntry
-	20, // 3: weft.v1.Action.input:type_name -> google.protobuf.Value
-	6,  // 4: weft.v1.Action.retry:type_name -> weft.v1.RetryPolicy
+	20, // 2: weft.v1.WorkflowDefinition.search_attributes:type_name -> weft.v1.WorkflowDefinition.SearchAttributesEntry
+	21, // 3: weft.v1.Action.input:type_name -> google.protobuf.Value
+	7,  // 4: weft.v1.Action.retry:type_name -> weft.v1.RetryPolicy
 	1,  // 5: weft.v1.Action.on_failure:type_name -> weft.v1.OnFailure
 	2,  // 6: weft.v1.Action.completion_mode:type_name -> weft.v1.CompletionMode
-	7,  // 7: weft.v1.Action.wait_for_signal:type_name -> weft.v1.WaitForSignal
-	8,  // 8: weft.v1.Action.compensation:type_name -> weft.v1.CompensationHook
-	21, // 9: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
-	0,  // 10: weft.v1.RetryPolicy.strategy:type_name -> weft.v1.BackoffStrategy
-	22, // 11: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
-	20, // 12: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
-	6,  // 13: weft.v1.CompensationHook.retry:type_name -> weft.v1.RetryPolicy
-	23, // 14: weft.v1.DefinitionVersion.created_at:type_name -> google.protobuf.Timestamp
-	4,  // 15: weft.v1.PutDefinitionRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	10, // 16: weft.v1.PutDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
-	4,  // 17: weft.v1.PutDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	9,  // 18: weft.v1.GetDefinitionRequest.ref:type_name -> weft.v1.DefinitionRef
-	10, // 19: weft.v1.GetDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
-	4,  // 20: weft.v1.GetDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	10, // 21: weft.v1.ListDefinitionsResponse.versions:type_name -> weft.v1.DefinitionVersion
-	4,  // 22: weft.v1.ParseDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	11, // 23: weft.v1.DefinitionService.PutDefinition:input_type -> weft.v1.PutDefinitionRequest
-	13, // 24: weft.v1.DefinitionService.GetDefinition:input_type -> weft.v1.GetDefinitionRequest
-	15, // 25: weft.v1.DefinitionService.ListDefinitions:input_type -> weft.v1.ListDefinitionsRequest
-	17, // 26: weft.v1.DefinitionService.ParseDefinition:input_type -> weft.v1.ParseDefinitionRequest
-	12, // 27: weft.v1.DefinitionService.PutDefinition:output_type -> weft.v1.PutDefinitionResponse
-	14, // 28: weft.v1.DefinitionService.GetDefinition:output_type -> weft.v1.GetDefinitionResponse
-	16, // 29: weft.v1.DefinitionService.ListDefinitions:output_type -> weft.v1.ListDefinitionsResponse
-	18, // 30: weft.v1.DefinitionService.ParseDefinition:output_type -> weft.v1.ParseDefinitionResponse
-	27, // [27:31] is the sub-list for method output_type
-	23, // [23:27] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	8,  // 7: weft.v1.Action.wait_for_signal:type_name -> weft.v1.WaitForSignal
+	9,  // 8: weft.v1.Action.compensation:type_name -> weft.v1.CompensationHook
+	22, // 9: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
+	6,  // 10: weft.v1.Action.repeat:type_name -> weft.v1.StepRepeat
+	0,  // 11: weft.v1.RetryPolicy.strategy:type_name -> weft.v1.BackoffStrategy
+	23, // 12: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
+	21, // 13: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
+	7,  // 14: weft.v1.CompensationHook.retry:type_name -> weft.v1.RetryPolicy
+	24, // 15: weft.v1.DefinitionVersion.created_at:type_name -> google.protobuf.Timestamp
+	4,  // 16: weft.v1.PutDefinitionRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	11, // 17: weft.v1.PutDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
+	4,  // 18: weft.v1.PutDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	10, // 19: weft.v1.GetDefinitionRequest.ref:type_name -> weft.v1.DefinitionRef
+	11, // 20: weft.v1.GetDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
+	4,  // 21: weft.v1.GetDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	11, // 22: weft.v1.ListDefinitionsResponse.versions:type_name -> weft.v1.DefinitionVersion
+	4,  // 23: weft.v1.ParseDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	12, // 24: weft.v1.DefinitionService.PutDefinition:input_type -> weft.v1.PutDefinitionRequest
+	14, // 25: weft.v1.DefinitionService.GetDefinition:input_type -> weft.v1.GetDefinitionRequest
+	16, // 26: weft.v1.DefinitionService.ListDefinitions:input_type -> weft.v1.ListDefinitionsRequest
+	18, // 27: weft.v1.DefinitionService.ParseDefinition:input_type -> weft.v1.ParseDefinitionRequest
+	13, // 28: weft.v1.DefinitionService.PutDefinition:output_type -> weft.v1.PutDefinitionResponse
+	15, // 29: weft.v1.DefinitionService.GetDefinition:output_type -> weft.v1.GetDefinitionResponse
+	17, // 30: weft.v1.DefinitionService.ListDefinitions:output_type -> weft.v1.ListDefinitionsResponse
+	19, // 31: weft.v1.DefinitionService.ParseDefinition:output_type -> weft.v1.ParseDefinitionResponse
+	28, // [28:32] is the sub-list for method output_type
+	24, // [24:28] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_definition_proto_init() }
@@ -1676,16 +1788,16 @@ func file_weft_v1_definition_proto_init() {
 	file_weft_v1_common_proto_init()
 	file_weft_v1_definition_proto_msgTypes[0].OneofWrappers = []any{}
 	file_weft_v1_definition_proto_msgTypes[1].OneofWrappers = []any{}
-	file_weft_v1_definition_proto_msgTypes[2].OneofWrappers = []any{}
 	file_weft_v1_definition_proto_msgTypes[3].OneofWrappers = []any{}
 	file_weft_v1_definition_proto_msgTypes[4].OneofWrappers = []any{}
+	file_weft_v1_definition_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_definition_proto_rawDesc), len(file_weft_v1_definition_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

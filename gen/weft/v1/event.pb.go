@@ -271,6 +271,8 @@ type Event struct {
 	//	*Event_StepRetried
 	//	*Event_StepAttemptRecorded
 	//	*Event_StepVerified
+	//	*Event_StepSleeping
+	//	*Event_StepIterated
 	//	*Event_CompensationStarted
 	//	*Event_CompensationSucceeded
 	//	*Event_CompensationFailed
@@ -619,6 +621,24 @@ func (x *Event) GetStepVerified() *StepVerified {
 	return nil
 }
 
+func (x *Event) GetStepSleeping() *StepSleeping {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_StepSleeping); ok {
+			return x.StepSleeping
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetStepIterated() *StepIterated {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_StepIterated); ok {
+			return x.StepIterated
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetCompensationStarted() *CompensationStarted {
 	if x != nil {
 		if x, ok := x.Payload.(*Event_CompensationStarted); ok {
@@ -797,6 +817,16 @@ type Event_StepVerified struct {
 	StepVerified *StepVerified `protobuf:"bytes,49,opt,name=step_verified,json=stepVerified,proto3,oneof"`
 }
 
+type Event_StepSleeping struct {
+	// StepSleeping.
+	StepSleeping *StepSleeping `protobuf:"bytes,50,opt,name=step_sleeping,json=stepSleeping,proto3,oneof"`
+}
+
+type Event_StepIterated struct {
+	// StepIterated.
+	StepIterated *StepIterated `protobuf:"bytes,51,opt,name=step_iterated,json=stepIterated,proto3,oneof"`
+}
+
 type Event_CompensationStarted struct {
 	// CompensationStarted.
 	CompensationStarted *CompensationStarted `protobuf:"bytes,60,opt,name=compensation_started,json=compensationStarted,proto3,oneof"`
@@ -874,6 +904,10 @@ func (*Event_StepRetried) isEvent_Payload() {}
 func (*Event_StepAttemptRecorded) isEvent_Payload() {}
 
 func (*Event_StepVerified) isEvent_Payload() {}
+
+func (*Event_StepSleeping) isEvent_Payload() {}
+
+func (*Event_StepIterated) isEvent_Payload() {}
 
 func (*Event_CompensationStarted) isEvent_Payload() {}
 
@@ -2015,7 +2049,11 @@ type StepScheduled struct {
 	// The queue it waits in.
 	Queue string `protobuf:"bytes,3,opt,name=queue,proto3" json:"queue,omitempty"`
 	// When it may start (later than now under DELAY backpressure or backoff).
-	NotBefore     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=not_before,json=notBefore,proto3" json:"not_before,omitempty"`
+	NotBefore *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=not_before,json=notBefore,proto3" json:"not_before,omitempty"`
+	// The step's input with its ${{ }} expressions evaluated, which every attempt
+	// of the step runs with (docs/semantics.md#input-expressions); unset when the
+	// input has no expression.
+	Input         *structpb.Value `protobuf:"bytes,50,opt,name=input,proto3" json:"input,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2078,6 +2116,151 @@ func (x *StepScheduled) GetNotBefore() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *StepScheduled) GetInput() *structpb.Value {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+// StepSleeping: a sleep step started its durable sleep (docs/semantics.md#sleep).
+type StepSleeping struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Always RUNNING.
+	Status StepStatus `protobuf:"varint,1,opt,name=status,proto3,enum=weft.v1.StepStatus" json:"status,omitempty"`
+	// When the sleep started.
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// When it ends: the step completes then, or when the run resumes if it is paused then.
+	WakeAt        *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=wake_at,json=wakeAt,proto3" json:"wake_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepSleeping) Reset() {
+	*x = StepSleeping{}
+	mi := &file_weft_v1_event_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepSleeping) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepSleeping) ProtoMessage() {}
+
+func (x *StepSleeping) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_event_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepSleeping.ProtoReflect.Descriptor instead.
+func (*StepSleeping) Descriptor() ([]byte, []int) {
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *StepSleeping) GetStatus() StepStatus {
+	if x != nil {
+		return x.Status
+	}
+	return StepStatus_STEP_STATUS_UNSPECIFIED
+}
+
+func (x *StepSleeping) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *StepSleeping) GetWakeAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.WakeAt
+	}
+	return nil
+}
+
+// StepIterated: a repeat step's iteration succeeded without its until holding,
+// and the next iteration opened as a new logical attempt (docs/semantics.md#repeat).
+type StepIterated struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Always PENDING: the next iteration waits to be dispatched.
+	Status StepStatus `protobuf:"varint,1,opt,name=status,proto3,enum=weft.v1.StepStatus" json:"status,omitempty"`
+	// The iteration that ended, from 1.
+	Iteration uint32 `protobuf:"varint,2,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	// Its output (the checkpoint keeps only the last iteration's).
+	Output *structpb.Value `protobuf:"bytes,3,opt,name=output,proto3" json:"output,omitempty"`
+	// The logical attempt of the next iteration.
+	NewLogicalAttemptId uint32 `protobuf:"varint,4,opt,name=new_logical_attempt_id,json=newLogicalAttemptId,proto3" json:"new_logical_attempt_id,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *StepIterated) Reset() {
+	*x = StepIterated{}
+	mi := &file_weft_v1_event_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepIterated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepIterated) ProtoMessage() {}
+
+func (x *StepIterated) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_event_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepIterated.ProtoReflect.Descriptor instead.
+func (*StepIterated) Descriptor() ([]byte, []int) {
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *StepIterated) GetStatus() StepStatus {
+	if x != nil {
+		return x.Status
+	}
+	return StepStatus_STEP_STATUS_UNSPECIFIED
+}
+
+func (x *StepIterated) GetIteration() uint32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *StepIterated) GetOutput() *structpb.Value {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+func (x *StepIterated) GetNewLogicalAttemptId() uint32 {
+	if x != nil {
+		return x.NewLogicalAttemptId
+	}
+	return 0
+}
+
 // StepStarted: a worker started an attempt.
 type StepStarted struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2093,7 +2276,7 @@ type StepStarted struct {
 
 func (x *StepStarted) Reset() {
 	*x = StepStarted{}
-	mi := &file_weft_v1_event_proto_msgTypes[18]
+	mi := &file_weft_v1_event_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2105,7 +2288,7 @@ func (x *StepStarted) String() string {
 func (*StepStarted) ProtoMessage() {}
 
 func (x *StepStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[18]
+	mi := &file_weft_v1_event_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2118,7 +2301,7 @@ func (x *StepStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStarted.ProtoReflect.Descriptor instead.
 func (*StepStarted) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{18}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StepStarted) GetStatus() StepStatus {
@@ -2161,7 +2344,7 @@ type StepCompleted struct {
 
 func (x *StepCompleted) Reset() {
 	*x = StepCompleted{}
-	mi := &file_weft_v1_event_proto_msgTypes[19]
+	mi := &file_weft_v1_event_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2173,7 +2356,7 @@ func (x *StepCompleted) String() string {
 func (*StepCompleted) ProtoMessage() {}
 
 func (x *StepCompleted) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[19]
+	mi := &file_weft_v1_event_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2186,7 +2369,7 @@ func (x *StepCompleted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepCompleted.ProtoReflect.Descriptor instead.
 func (*StepCompleted) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{19}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StepCompleted) GetStatus() StepStatus {
@@ -2243,7 +2426,7 @@ type StepFailed struct {
 
 func (x *StepFailed) Reset() {
 	*x = StepFailed{}
-	mi := &file_weft_v1_event_proto_msgTypes[20]
+	mi := &file_weft_v1_event_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2255,7 +2438,7 @@ func (x *StepFailed) String() string {
 func (*StepFailed) ProtoMessage() {}
 
 func (x *StepFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[20]
+	mi := &file_weft_v1_event_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2268,7 +2451,7 @@ func (x *StepFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepFailed.ProtoReflect.Descriptor instead.
 func (*StepFailed) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{20}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StepFailed) GetStatus() StepStatus {
@@ -2319,7 +2502,7 @@ type StepSkipped struct {
 
 func (x *StepSkipped) Reset() {
 	*x = StepSkipped{}
-	mi := &file_weft_v1_event_proto_msgTypes[21]
+	mi := &file_weft_v1_event_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2331,7 +2514,7 @@ func (x *StepSkipped) String() string {
 func (*StepSkipped) ProtoMessage() {}
 
 func (x *StepSkipped) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[21]
+	mi := &file_weft_v1_event_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2344,7 +2527,7 @@ func (x *StepSkipped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepSkipped.ProtoReflect.Descriptor instead.
 func (*StepSkipped) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{21}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StepSkipped) GetStatus() StepStatus {
@@ -2374,7 +2557,7 @@ type StepCancelled struct {
 
 func (x *StepCancelled) Reset() {
 	*x = StepCancelled{}
-	mi := &file_weft_v1_event_proto_msgTypes[22]
+	mi := &file_weft_v1_event_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2386,7 +2569,7 @@ func (x *StepCancelled) String() string {
 func (*StepCancelled) ProtoMessage() {}
 
 func (x *StepCancelled) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[22]
+	mi := &file_weft_v1_event_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2399,7 +2582,7 @@ func (x *StepCancelled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepCancelled.ProtoReflect.Descriptor instead.
 func (*StepCancelled) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{22}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StepCancelled) GetStatus() StepStatus {
@@ -2433,7 +2616,7 @@ type StepWaiting struct {
 
 func (x *StepWaiting) Reset() {
 	*x = StepWaiting{}
-	mi := &file_weft_v1_event_proto_msgTypes[23]
+	mi := &file_weft_v1_event_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2445,7 +2628,7 @@ func (x *StepWaiting) String() string {
 func (*StepWaiting) ProtoMessage() {}
 
 func (x *StepWaiting) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[23]
+	mi := &file_weft_v1_event_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2458,7 +2641,7 @@ func (x *StepWaiting) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepWaiting.ProtoReflect.Descriptor instead.
 func (*StepWaiting) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{23}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StepWaiting) GetStatus() StepStatus {
@@ -2507,7 +2690,7 @@ type StepRetried struct {
 
 func (x *StepRetried) Reset() {
 	*x = StepRetried{}
-	mi := &file_weft_v1_event_proto_msgTypes[24]
+	mi := &file_weft_v1_event_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2519,7 +2702,7 @@ func (x *StepRetried) String() string {
 func (*StepRetried) ProtoMessage() {}
 
 func (x *StepRetried) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[24]
+	mi := &file_weft_v1_event_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2532,7 +2715,7 @@ func (x *StepRetried) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepRetried.ProtoReflect.Descriptor instead.
 func (*StepRetried) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{24}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StepRetried) GetStatus() StepStatus {
@@ -2578,7 +2761,7 @@ type StepAttemptRecorded struct {
 
 func (x *StepAttemptRecorded) Reset() {
 	*x = StepAttemptRecorded{}
-	mi := &file_weft_v1_event_proto_msgTypes[25]
+	mi := &file_weft_v1_event_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2590,7 +2773,7 @@ func (x *StepAttemptRecorded) String() string {
 func (*StepAttemptRecorded) ProtoMessage() {}
 
 func (x *StepAttemptRecorded) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[25]
+	mi := &file_weft_v1_event_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2603,7 +2786,7 @@ func (x *StepAttemptRecorded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepAttemptRecorded.ProtoReflect.Descriptor instead.
 func (*StepAttemptRecorded) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{25}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *StepAttemptRecorded) GetAttempt() *Attempt {
@@ -2635,7 +2818,7 @@ type StepVerified struct {
 
 func (x *StepVerified) Reset() {
 	*x = StepVerified{}
-	mi := &file_weft_v1_event_proto_msgTypes[26]
+	mi := &file_weft_v1_event_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2647,7 +2830,7 @@ func (x *StepVerified) String() string {
 func (*StepVerified) ProtoMessage() {}
 
 func (x *StepVerified) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[26]
+	mi := &file_weft_v1_event_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2660,7 +2843,7 @@ func (x *StepVerified) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepVerified.ProtoReflect.Descriptor instead.
 func (*StepVerified) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{26}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StepVerified) GetVerifyState() VerifyState {
@@ -2697,7 +2880,7 @@ type CompensationStarted struct {
 
 func (x *CompensationStarted) Reset() {
 	*x = CompensationStarted{}
-	mi := &file_weft_v1_event_proto_msgTypes[27]
+	mi := &file_weft_v1_event_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2709,7 +2892,7 @@ func (x *CompensationStarted) String() string {
 func (*CompensationStarted) ProtoMessage() {}
 
 func (x *CompensationStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[27]
+	mi := &file_weft_v1_event_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2722,7 +2905,7 @@ func (x *CompensationStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompensationStarted.ProtoReflect.Descriptor instead.
 func (*CompensationStarted) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{27}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CompensationStarted) GetOperation() string {
@@ -2750,7 +2933,7 @@ type CompensationSucceeded struct {
 
 func (x *CompensationSucceeded) Reset() {
 	*x = CompensationSucceeded{}
-	mi := &file_weft_v1_event_proto_msgTypes[28]
+	mi := &file_weft_v1_event_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2762,7 +2945,7 @@ func (x *CompensationSucceeded) String() string {
 func (*CompensationSucceeded) ProtoMessage() {}
 
 func (x *CompensationSucceeded) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[28]
+	mi := &file_weft_v1_event_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2775,7 +2958,7 @@ func (x *CompensationSucceeded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompensationSucceeded.ProtoReflect.Descriptor instead.
 func (*CompensationSucceeded) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{28}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CompensationSucceeded) GetCompletedAt() *timestamppb.Timestamp {
@@ -2798,7 +2981,7 @@ type CompensationFailed struct {
 
 func (x *CompensationFailed) Reset() {
 	*x = CompensationFailed{}
-	mi := &file_weft_v1_event_proto_msgTypes[29]
+	mi := &file_weft_v1_event_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2810,7 +2993,7 @@ func (x *CompensationFailed) String() string {
 func (*CompensationFailed) ProtoMessage() {}
 
 func (x *CompensationFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[29]
+	mi := &file_weft_v1_event_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2823,7 +3006,7 @@ func (x *CompensationFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompensationFailed.ProtoReflect.Descriptor instead.
 func (*CompensationFailed) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{29}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CompensationFailed) GetError() *StepError {
@@ -2860,7 +3043,7 @@ type SignalAccepted struct {
 
 func (x *SignalAccepted) Reset() {
 	*x = SignalAccepted{}
-	mi := &file_weft_v1_event_proto_msgTypes[30]
+	mi := &file_weft_v1_event_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2872,7 +3055,7 @@ func (x *SignalAccepted) String() string {
 func (*SignalAccepted) ProtoMessage() {}
 
 func (x *SignalAccepted) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[30]
+	mi := &file_weft_v1_event_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2885,7 +3068,7 @@ func (x *SignalAccepted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalAccepted.ProtoReflect.Descriptor instead.
 func (*SignalAccepted) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{30}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SignalAccepted) GetKind() SignalKind {
@@ -2945,7 +3128,7 @@ type SignalRejected struct {
 
 func (x *SignalRejected) Reset() {
 	*x = SignalRejected{}
-	mi := &file_weft_v1_event_proto_msgTypes[31]
+	mi := &file_weft_v1_event_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2957,7 +3140,7 @@ func (x *SignalRejected) String() string {
 func (*SignalRejected) ProtoMessage() {}
 
 func (x *SignalRejected) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[31]
+	mi := &file_weft_v1_event_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2970,7 +3153,7 @@ func (x *SignalRejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalRejected.ProtoReflect.Descriptor instead.
 func (*SignalRejected) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{31}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SignalRejected) GetKind() SignalKind {
@@ -3028,7 +3211,7 @@ type SignalConsumed struct {
 
 func (x *SignalConsumed) Reset() {
 	*x = SignalConsumed{}
-	mi := &file_weft_v1_event_proto_msgTypes[32]
+	mi := &file_weft_v1_event_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3040,7 +3223,7 @@ func (x *SignalConsumed) String() string {
 func (*SignalConsumed) ProtoMessage() {}
 
 func (x *SignalConsumed) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[32]
+	mi := &file_weft_v1_event_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3053,7 +3236,7 @@ func (x *SignalConsumed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalConsumed.ProtoReflect.Descriptor instead.
 func (*SignalConsumed) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{32}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SignalConsumed) GetSignalName() string {
@@ -3085,7 +3268,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_weft_v1_event_proto_msgTypes[33]
+	mi := &file_weft_v1_event_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3097,7 +3280,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[33]
+	mi := &file_weft_v1_event_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3110,7 +3293,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{33}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListEventsRequest) GetRunId() string {
@@ -3149,7 +3332,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_weft_v1_event_proto_msgTypes[34]
+	mi := &file_weft_v1_event_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3161,7 +3344,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[34]
+	mi := &file_weft_v1_event_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3174,7 +3357,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{34}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -3211,7 +3394,7 @@ type WatchEventsRequest struct {
 
 func (x *WatchEventsRequest) Reset() {
 	*x = WatchEventsRequest{}
-	mi := &file_weft_v1_event_proto_msgTypes[35]
+	mi := &file_weft_v1_event_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3223,7 +3406,7 @@ func (x *WatchEventsRequest) String() string {
 func (*WatchEventsRequest) ProtoMessage() {}
 
 func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[35]
+	mi := &file_weft_v1_event_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3236,7 +3419,7 @@ func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsRequest.ProtoReflect.Descriptor instead.
 func (*WatchEventsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{35}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *WatchEventsRequest) GetRunId() string {
@@ -3264,7 +3447,7 @@ type WatchEventsResponse struct {
 
 func (x *WatchEventsResponse) Reset() {
 	*x = WatchEventsResponse{}
-	mi := &file_weft_v1_event_proto_msgTypes[36]
+	mi := &file_weft_v1_event_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3276,7 +3459,7 @@ func (x *WatchEventsResponse) String() string {
 func (*WatchEventsResponse) ProtoMessage() {}
 
 func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[36]
+	mi := &file_weft_v1_event_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3289,7 +3472,7 @@ func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsResponse.ProtoReflect.Descriptor instead.
 func (*WatchEventsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{36}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *WatchEventsResponse) GetEvent() *Event {
@@ -3316,7 +3499,7 @@ type ResyncRunRequest struct {
 
 func (x *ResyncRunRequest) Reset() {
 	*x = ResyncRunRequest{}
-	mi := &file_weft_v1_event_proto_msgTypes[37]
+	mi := &file_weft_v1_event_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3328,7 +3511,7 @@ func (x *ResyncRunRequest) String() string {
 func (*ResyncRunRequest) ProtoMessage() {}
 
 func (x *ResyncRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[37]
+	mi := &file_weft_v1_event_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3341,7 +3524,7 @@ func (x *ResyncRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncRunRequest.ProtoReflect.Descriptor instead.
 func (*ResyncRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{37}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ResyncRunRequest) GetRunId() string {
@@ -3385,7 +3568,7 @@ type ResyncRunResponse struct {
 
 func (x *ResyncRunResponse) Reset() {
 	*x = ResyncRunResponse{}
-	mi := &file_weft_v1_event_proto_msgTypes[38]
+	mi := &file_weft_v1_event_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3397,7 +3580,7 @@ func (x *ResyncRunResponse) String() string {
 func (*ResyncRunResponse) ProtoMessage() {}
 
 func (x *ResyncRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[38]
+	mi := &file_weft_v1_event_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3410,7 +3593,7 @@ func (x *ResyncRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncRunResponse.ProtoReflect.Descriptor instead.
 func (*ResyncRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{38}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ResyncRunResponse) GetMode() ResyncMode {
@@ -3445,7 +3628,7 @@ var File_weft_v1_event_proto protoreflect.FileDescriptor
 
 const file_weft_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x13weft/v1/event.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x11weft/v1/run.proto\x1a\x14weft/v1/signal.proto\"\xe7\x13\n" +
+	"\x13weft/v1/event.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x11weft/v1/run.proto\x1a\x14weft/v1/signal.proto\"\xe3\x14\n" +
 	"\x05Event\x12:\n" +
 	"\n" +
 	"event_type\x18\x01 \x01(\tB\x1b\xbaH\x18r\x16\x10\x01\x18@2\x10^[A-Z][A-Za-z]+$R\teventType\x12#\n" +
@@ -3498,7 +3681,9 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\fstep_waiting\x18. \x01(\v2\x14.weft.v1.StepWaitingH\x00R\vstepWaiting\x129\n" +
 	"\fstep_retried\x18/ \x01(\v2\x14.weft.v1.StepRetriedH\x00R\vstepRetried\x12R\n" +
 	"\x15step_attempt_recorded\x180 \x01(\v2\x1c.weft.v1.StepAttemptRecordedH\x00R\x13stepAttemptRecorded\x12<\n" +
-	"\rstep_verified\x181 \x01(\v2\x15.weft.v1.StepVerifiedH\x00R\fstepVerified\x12Q\n" +
+	"\rstep_verified\x181 \x01(\v2\x15.weft.v1.StepVerifiedH\x00R\fstepVerified\x12<\n" +
+	"\rstep_sleeping\x182 \x01(\v2\x15.weft.v1.StepSleepingH\x00R\fstepSleeping\x12<\n" +
+	"\rstep_iterated\x183 \x01(\v2\x15.weft.v1.StepIteratedH\x00R\fstepIterated\x12Q\n" +
 	"\x14compensation_started\x18< \x01(\v2\x1c.weft.v1.CompensationStartedH\x00R\x13compensationStarted\x12W\n" +
 	"\x16compensation_succeeded\x18= \x01(\v2\x1e.weft.v1.CompensationSucceededH\x00R\x15compensationSucceeded\x12N\n" +
 	"\x13compensation_failed\x18> \x01(\v2\x1b.weft.v1.CompensationFailedH\x00R\x12compensationFailed\x12B\n" +
@@ -3605,14 +3790,27 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\tfrom_step\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\bfromStep\x12\x1a\n" +
 	"\breopened\x18\x03 \x03(\tR\breopened\x12!\n" +
 	"\frequested_by\x18\x04 \x01(\tR\vrequestedBy\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xbb\x01\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xe9\x01\n" +
 	"\rStepScheduled\x127\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12 \n" +
 	"\atask_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x06taskId\x12\x14\n" +
 	"\x05queue\x18\x03 \x01(\tR\x05queue\x129\n" +
 	"\n" +
-	"not_before\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tnotBefore\"\xa6\x01\n" +
+	"not_before\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tnotBefore\x12,\n" +
+	"\x05input\x182 \x01(\v2\x16.google.protobuf.ValueR\x05input\"\xc7\x01\n" +
+	"\fStepSleeping\x127\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12A\n" +
+	"\n" +
+	"started_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\tstartedAt\x12;\n" +
+	"\awake_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\x06wakeAt\"\xdc\x01\n" +
+	"\fStepIterated\x127\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12%\n" +
+	"\titeration\x18\x02 \x01(\rB\a\xbaH\x04*\x02(\x01R\titeration\x12.\n" +
+	"\x06output\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x06output\x12<\n" +
+	"\x16new_logical_attempt_id\x18\x04 \x01(\rB\a\xbaH\x04*\x02(\x01R\x13newLogicalAttemptId\"\xa6\x01\n" +
 	"\vStepStarted\x127\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12\x1b\n" +
@@ -3760,7 +3958,7 @@ func file_weft_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_weft_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_weft_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_weft_v1_event_proto_goTypes = []any{
 	(VerifyState)(0),               // 0: weft.v1.VerifyState
 	(SignalKind)(0),                // 1: weft.v1.SignalKind
@@ -3783,145 +3981,155 @@ var file_weft_v1_event_proto_goTypes = []any{
 	(*RunCancelled)(nil),           // 18: weft.v1.RunCancelled
 	(*RunRerun)(nil),               // 19: weft.v1.RunRerun
 	(*StepScheduled)(nil),          // 20: weft.v1.StepScheduled
-	(*StepStarted)(nil),            // 21: weft.v1.StepStarted
-	(*StepCompleted)(nil),          // 22: weft.v1.StepCompleted
-	(*StepFailed)(nil),             // 23: weft.v1.StepFailed
-	(*StepSkipped)(nil),            // 24: weft.v1.StepSkipped
-	(*StepCancelled)(nil),          // 25: weft.v1.StepCancelled
-	(*StepWaiting)(nil),            // 26: weft.v1.StepWaiting
-	(*StepRetried)(nil),            // 27: weft.v1.StepRetried
-	(*StepAttemptRecorded)(nil),    // 28: weft.v1.StepAttemptRecorded
-	(*StepVerified)(nil),           // 29: weft.v1.StepVerified
-	(*CompensationStarted)(nil),    // 30: weft.v1.CompensationStarted
-	(*CompensationSucceeded)(nil),  // 31: weft.v1.CompensationSucceeded
-	(*CompensationFailed)(nil),     // 32: weft.v1.CompensationFailed
-	(*SignalAccepted)(nil),         // 33: weft.v1.SignalAccepted
-	(*SignalRejected)(nil),         // 34: weft.v1.SignalRejected
-	(*SignalConsumed)(nil),         // 35: weft.v1.SignalConsumed
-	(*ListEventsRequest)(nil),      // 36: weft.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),     // 37: weft.v1.ListEventsResponse
-	(*WatchEventsRequest)(nil),     // 38: weft.v1.WatchEventsRequest
-	(*WatchEventsResponse)(nil),    // 39: weft.v1.WatchEventsResponse
-	(*ResyncRunRequest)(nil),       // 40: weft.v1.ResyncRunRequest
-	(*ResyncRunResponse)(nil),      // 41: weft.v1.ResyncRunResponse
-	(*timestamppb.Timestamp)(nil),  // 42: google.protobuf.Timestamp
-	(RunStatus)(0),                 // 43: weft.v1.RunStatus
-	(RunSubstatus)(0),              // 44: weft.v1.RunSubstatus
-	(*RunError)(nil),               // 45: weft.v1.RunError
-	(CompensationOutcome)(0),       // 46: weft.v1.CompensationOutcome
-	(*Cancellation)(nil),           // 47: weft.v1.Cancellation
-	(StepStatus)(0),                // 48: weft.v1.StepStatus
-	(*structpb.Value)(nil),         // 49: google.protobuf.Value
-	(*ArtifactRef)(nil),            // 50: weft.v1.ArtifactRef
-	(*StepError)(nil),              // 51: weft.v1.StepError
-	(*Attempt)(nil),                // 52: weft.v1.Attempt
-	(*AcceptedSignalResult)(nil),   // 53: weft.v1.AcceptedSignalResult
-	(*ManualCompletionResult)(nil), // 54: weft.v1.ManualCompletionResult
-	(*Run)(nil),                    // 55: weft.v1.Run
+	(*StepSleeping)(nil),           // 21: weft.v1.StepSleeping
+	(*StepIterated)(nil),           // 22: weft.v1.StepIterated
+	(*StepStarted)(nil),            // 23: weft.v1.StepStarted
+	(*StepCompleted)(nil),          // 24: weft.v1.StepCompleted
+	(*StepFailed)(nil),             // 25: weft.v1.StepFailed
+	(*StepSkipped)(nil),            // 26: weft.v1.StepSkipped
+	(*StepCancelled)(nil),          // 27: weft.v1.StepCancelled
+	(*StepWaiting)(nil),            // 28: weft.v1.StepWaiting
+	(*StepRetried)(nil),            // 29: weft.v1.StepRetried
+	(*StepAttemptRecorded)(nil),    // 30: weft.v1.StepAttemptRecorded
+	(*StepVerified)(nil),           // 31: weft.v1.StepVerified
+	(*CompensationStarted)(nil),    // 32: weft.v1.CompensationStarted
+	(*CompensationSucceeded)(nil),  // 33: weft.v1.CompensationSucceeded
+	(*CompensationFailed)(nil),     // 34: weft.v1.CompensationFailed
+	(*SignalAccepted)(nil),         // 35: weft.v1.SignalAccepted
+	(*SignalRejected)(nil),         // 36: weft.v1.SignalRejected
+	(*SignalConsumed)(nil),         // 37: weft.v1.SignalConsumed
+	(*ListEventsRequest)(nil),      // 38: weft.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),     // 39: weft.v1.ListEventsResponse
+	(*WatchEventsRequest)(nil),     // 40: weft.v1.WatchEventsRequest
+	(*WatchEventsResponse)(nil),    // 41: weft.v1.WatchEventsResponse
+	(*ResyncRunRequest)(nil),       // 42: weft.v1.ResyncRunRequest
+	(*ResyncRunResponse)(nil),      // 43: weft.v1.ResyncRunResponse
+	(*timestamppb.Timestamp)(nil),  // 44: google.protobuf.Timestamp
+	(RunStatus)(0),                 // 45: weft.v1.RunStatus
+	(RunSubstatus)(0),              // 46: weft.v1.RunSubstatus
+	(*RunError)(nil),               // 47: weft.v1.RunError
+	(CompensationOutcome)(0),       // 48: weft.v1.CompensationOutcome
+	(*Cancellation)(nil),           // 49: weft.v1.Cancellation
+	(StepStatus)(0),                // 50: weft.v1.StepStatus
+	(*structpb.Value)(nil),         // 51: google.protobuf.Value
+	(*ArtifactRef)(nil),            // 52: weft.v1.ArtifactRef
+	(*StepError)(nil),              // 53: weft.v1.StepError
+	(*Attempt)(nil),                // 54: weft.v1.Attempt
+	(*AcceptedSignalResult)(nil),   // 55: weft.v1.AcceptedSignalResult
+	(*ManualCompletionResult)(nil), // 56: weft.v1.ManualCompletionResult
+	(*Run)(nil),                    // 57: weft.v1.Run
 }
 var file_weft_v1_event_proto_depIdxs = []int32{
-	42, // 0: weft.v1.Event.emitted_at:type_name -> google.protobuf.Timestamp
-	42, // 1: weft.v1.Event.occurred_at:type_name -> google.protobuf.Timestamp
-	6,  // 2: weft.v1.Event.run_submitted:type_name -> weft.v1.RunSubmitted
-	7,  // 3: weft.v1.Event.run_approved:type_name -> weft.v1.RunApproved
-	8,  // 4: weft.v1.Event.run_queued:type_name -> weft.v1.RunQueued
-	9,  // 5: weft.v1.Event.run_started:type_name -> weft.v1.RunStarted
-	10, // 6: weft.v1.Event.run_blocked:type_name -> weft.v1.RunBlocked
-	11, // 7: weft.v1.Event.run_unblocked:type_name -> weft.v1.RunUnblocked
-	12, // 8: weft.v1.Event.run_paused:type_name -> weft.v1.RunPaused
-	13, // 9: weft.v1.Event.run_drained:type_name -> weft.v1.RunDrained
-	14, // 10: weft.v1.Event.run_resumed:type_name -> weft.v1.RunResumed
-	15, // 11: weft.v1.Event.run_compensating:type_name -> weft.v1.RunCompensating
-	16, // 12: weft.v1.Event.run_completed:type_name -> weft.v1.RunCompleted
-	17, // 13: weft.v1.Event.run_failed:type_name -> weft.v1.RunFailed
-	18, // 14: weft.v1.Event.run_cancelled:type_name -> weft.v1.RunCancelled
-	19, // 15: weft.v1.Event.run_rerun:type_name -> weft.v1.RunRerun
-	20, // 16: weft.v1.Event.step_scheduled:type_name -> weft.v1.StepScheduled
-	21, // 17: weft.v1.Event.step_started:type_name -> weft.v1.StepStarted
-	22, // 18: weft.v1.Event.step_completed:type_name -> weft.v1.StepCompleted
-	23, // 19: weft.v1.Event.step_failed:type_name -> weft.v1.StepFailed
-	24, // 20: weft.v1.Event.step_skipped:type_name -> weft.v1.StepSkipped
-	25, // 21: weft.v1.Event.step_cancelled:type_name -> weft.v1.StepCancelled
-	26, // 22: weft.v1.Event.step_waiting:type_name -> weft.v1.StepWaiting
-	27, // 23: weft.v1.Event.step_retried:type_name -> weft.v1.StepRetried
-	28, // 24: weft.v1.Event.step_attempt_recorded:type_name -> weft.v1.StepAttemptRecorded
-	29, // 25: weft.v1.Event.step_verified:type_name -> weft.v1.StepVerified
-	30, // 26: weft.v1.Event.compensation_started:type_name -> weft.v1.CompensationStarted
-	31, // 27: weft.v1.Event.compensation_succeeded:type_name -> weft.v1.CompensationSucceeded
-	32, // 28: weft.v1.Event.compensation_failed:type_name -> weft.v1.CompensationFailed
-	33, // 29: weft.v1.Event.signal_accepted:type_name -> weft.v1.SignalAccepted
-	34, // 30: weft.v1.Event.signal_rejected:type_name -> weft.v1.SignalRejected
-	35, // 31: weft.v1.Event.signal_consumed:type_name -> weft.v1.SignalConsumed
-	43, // 32: weft.v1.RunSubmitted.status:type_name -> weft.v1.RunStatus
-	5,  // 33: weft.v1.RunSubmitted.plan_ref:type_name -> weft.v1.PlanRef
-	4,  // 34: weft.v1.RunSubmitted.context:type_name -> weft.v1.RunContext
-	43, // 35: weft.v1.RunApproved.status:type_name -> weft.v1.RunStatus
-	43, // 36: weft.v1.RunQueued.status:type_name -> weft.v1.RunStatus
-	43, // 37: weft.v1.RunStarted.status:type_name -> weft.v1.RunStatus
-	5,  // 38: weft.v1.RunStarted.plan_ref:type_name -> weft.v1.PlanRef
-	4,  // 39: weft.v1.RunStarted.context:type_name -> weft.v1.RunContext
-	42, // 40: weft.v1.RunStarted.started_at:type_name -> google.protobuf.Timestamp
-	43, // 41: weft.v1.RunBlocked.status:type_name -> weft.v1.RunStatus
-	43, // 42: weft.v1.RunUnblocked.status:type_name -> weft.v1.RunStatus
-	43, // 43: weft.v1.RunPaused.status:type_name -> weft.v1.RunStatus
-	44, // 44: weft.v1.RunPaused.substatus:type_name -> weft.v1.RunSubstatus
-	43, // 45: weft.v1.RunDrained.status:type_name -> weft.v1.RunStatus
-	43, // 46: weft.v1.RunResumed.status:type_name -> weft.v1.RunStatus
-	43, // 47: weft.v1.RunCompensating.status:type_name -> weft.v1.RunStatus
-	43, // 48: weft.v1.RunCompleted.status:type_name -> weft.v1.RunStatus
-	42, // 49: weft.v1.RunCompleted.completed_at:type_name -> google.protobuf.Timestamp
-	43, // 50: weft.v1.RunFailed.status:type_name -> weft.v1.RunStatus
-	45, // 51: weft.v1.RunFailed.error:type_name -> weft.v1.RunError
-	46, // 52: weft.v1.RunFailed.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	42, // 53: weft.v1.RunFailed.completed_at:type_name -> google.protobuf.Timestamp
-	43, // 54: weft.v1.RunCancelled.status:type_name -> weft.v1.RunStatus
-	47, // 55: weft.v1.RunCancelled.cancellation:type_name -> weft.v1.Cancellation
-	42, // 56: weft.v1.RunCancelled.completed_at:type_name -> google.protobuf.Timestamp
-	46, // 57: weft.v1.RunCancelled.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	43, // 58: weft.v1.RunRerun.status:type_name -> weft.v1.RunStatus
-	48, // 59: weft.v1.StepScheduled.status:type_name -> weft.v1.StepStatus
-	42, // 60: weft.v1.StepScheduled.not_before:type_name -> google.protobuf.Timestamp
-	48, // 61: weft.v1.StepStarted.status:type_name -> weft.v1.StepStatus
-	42, // 62: weft.v1.StepStarted.started_at:type_name -> google.protobuf.Timestamp
-	48, // 63: weft.v1.StepCompleted.status:type_name -> weft.v1.StepStatus
-	49, // 64: weft.v1.StepCompleted.output:type_name -> google.protobuf.Value
-	50, // 65: weft.v1.StepCompleted.artifacts:type_name -> weft.v1.ArtifactRef
-	42, // 66: weft.v1.StepCompleted.completed_at:type_name -> google.protobuf.Timestamp
-	48, // 67: weft.v1.StepFailed.status:type_name -> weft.v1.StepStatus
-	51, // 68: weft.v1.StepFailed.error:type_name -> weft.v1.StepError
-	42, // 69: weft.v1.StepFailed.completed_at:type_name -> google.protobuf.Timestamp
-	42, // 70: weft.v1.StepFailed.next_attempt_at:type_name -> google.protobuf.Timestamp
-	48, // 71: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
-	48, // 72: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
-	48, // 73: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
-	42, // 74: weft.v1.StepWaiting.deadline:type_name -> google.protobuf.Timestamp
-	48, // 75: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
-	52, // 76: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
-	0,  // 77: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
-	42, // 78: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
-	51, // 79: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
-	42, // 80: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
-	1,  // 81: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
-	53, // 82: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
-	54, // 83: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
-	1,  // 84: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
-	3,  // 85: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
-	3,  // 86: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
-	2,  // 87: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
-	2,  // 88: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
-	55, // 89: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
-	3,  // 90: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
-	36, // 91: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
-	38, // 92: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
-	40, // 93: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
-	37, // 94: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
-	39, // 95: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
-	41, // 96: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
-	94, // [94:97] is the sub-list for method output_type
-	91, // [91:94] is the sub-list for method input_type
-	91, // [91:91] is the sub-list for extension type_name
-	91, // [91:91] is the sub-list for extension extendee
-	0,  // [0:91] is the sub-list for field type_name
+	44,  // 0: weft.v1.Event.emitted_at:type_name -> google.protobuf.Timestamp
+	44,  // 1: weft.v1.Event.occurred_at:type_name -> google.protobuf.Timestamp
+	6,   // 2: weft.v1.Event.run_submitted:type_name -> weft.v1.RunSubmitted
+	7,   // 3: weft.v1.Event.run_approved:type_name -> weft.v1.RunApproved
+	8,   // 4: weft.v1.Event.run_queued:type_name -> weft.v1.RunQueued
+	9,   // 5: weft.v1.Event.run_started:type_name -> weft.v1.RunStarted
+	10,  // 6: weft.v1.Event.run_blocked:type_name -> weft.v1.RunBlocked
+	11,  // 7: weft.v1.Event.run_unblocked:type_name -> weft.v1.RunUnblocked
+	12,  // 8: weft.v1.Event.run_paused:type_name -> weft.v1.RunPaused
+	13,  // 9: weft.v1.Event.run_drained:type_name -> weft.v1.RunDrained
+	14,  // 10: weft.v1.Event.run_resumed:type_name -> weft.v1.RunResumed
+	15,  // 11: weft.v1.Event.run_compensating:type_name -> weft.v1.RunCompensating
+	16,  // 12: weft.v1.Event.run_completed:type_name -> weft.v1.RunCompleted
+	17,  // 13: weft.v1.Event.run_failed:type_name -> weft.v1.RunFailed
+	18,  // 14: weft.v1.Event.run_cancelled:type_name -> weft.v1.RunCancelled
+	19,  // 15: weft.v1.Event.run_rerun:type_name -> weft.v1.RunRerun
+	20,  // 16: weft.v1.Event.step_scheduled:type_name -> weft.v1.StepScheduled
+	23,  // 17: weft.v1.Event.step_started:type_name -> weft.v1.StepStarted
+	24,  // 18: weft.v1.Event.step_completed:type_name -> weft.v1.StepCompleted
+	25,  // 19: weft.v1.Event.step_failed:type_name -> weft.v1.StepFailed
+	26,  // 20: weft.v1.Event.step_skipped:type_name -> weft.v1.StepSkipped
+	27,  // 21: weft.v1.Event.step_cancelled:type_name -> weft.v1.StepCancelled
+	28,  // 22: weft.v1.Event.step_waiting:type_name -> weft.v1.StepWaiting
+	29,  // 23: weft.v1.Event.step_retried:type_name -> weft.v1.StepRetried
+	30,  // 24: weft.v1.Event.step_attempt_recorded:type_name -> weft.v1.StepAttemptRecorded
+	31,  // 25: weft.v1.Event.step_verified:type_name -> weft.v1.StepVerified
+	21,  // 26: weft.v1.Event.step_sleeping:type_name -> weft.v1.StepSleeping
+	22,  // 27: weft.v1.Event.step_iterated:type_name -> weft.v1.StepIterated
+	32,  // 28: weft.v1.Event.compensation_started:type_name -> weft.v1.CompensationStarted
+	33,  // 29: weft.v1.Event.compensation_succeeded:type_name -> weft.v1.CompensationSucceeded
+	34,  // 30: weft.v1.Event.compensation_failed:type_name -> weft.v1.CompensationFailed
+	35,  // 31: weft.v1.Event.signal_accepted:type_name -> weft.v1.SignalAccepted
+	36,  // 32: weft.v1.Event.signal_rejected:type_name -> weft.v1.SignalRejected
+	37,  // 33: weft.v1.Event.signal_consumed:type_name -> weft.v1.SignalConsumed
+	45,  // 34: weft.v1.RunSubmitted.status:type_name -> weft.v1.RunStatus
+	5,   // 35: weft.v1.RunSubmitted.plan_ref:type_name -> weft.v1.PlanRef
+	4,   // 36: weft.v1.RunSubmitted.context:type_name -> weft.v1.RunContext
+	45,  // 37: weft.v1.RunApproved.status:type_name -> weft.v1.RunStatus
+	45,  // 38: weft.v1.RunQueued.status:type_name -> weft.v1.RunStatus
+	45,  // 39: weft.v1.RunStarted.status:type_name -> weft.v1.RunStatus
+	5,   // 40: weft.v1.RunStarted.plan_ref:type_name -> weft.v1.PlanRef
+	4,   // 41: weft.v1.RunStarted.context:type_name -> weft.v1.RunContext
+	44,  // 42: weft.v1.RunStarted.started_at:type_name -> google.protobuf.Timestamp
+	45,  // 43: weft.v1.RunBlocked.status:type_name -> weft.v1.RunStatus
+	45,  // 44: weft.v1.RunUnblocked.status:type_name -> weft.v1.RunStatus
+	45,  // 45: weft.v1.RunPaused.status:type_name -> weft.v1.RunStatus
+	46,  // 46: weft.v1.RunPaused.substatus:type_name -> weft.v1.RunSubstatus
+	45,  // 47: weft.v1.RunDrained.status:type_name -> weft.v1.RunStatus
+	45,  // 48: weft.v1.RunResumed.status:type_name -> weft.v1.RunStatus
+	45,  // 49: weft.v1.RunCompensating.status:type_name -> weft.v1.RunStatus
+	45,  // 50: weft.v1.RunCompleted.status:type_name -> weft.v1.RunStatus
+	44,  // 51: weft.v1.RunCompleted.completed_at:type_name -> google.protobuf.Timestamp
+	45,  // 52: weft.v1.RunFailed.status:type_name -> weft.v1.RunStatus
+	47,  // 53: weft.v1.RunFailed.error:type_name -> weft.v1.RunError
+	48,  // 54: weft.v1.RunFailed.compensation_outcome:type_name -> weft.v1.CompensationOutcome
+	44,  // 55: weft.v1.RunFailed.completed_at:type_name -> google.protobuf.Timestamp
+	45,  // 56: weft.v1.RunCancelled.status:type_name -> weft.v1.RunStatus
+	49,  // 57: weft.v1.RunCancelled.cancellation:type_name -> weft.v1.Cancellation
+	44,  // 58: weft.v1.RunCancelled.completed_at:type_name -> google.protobuf.Timestamp
+	48,  // 59: weft.v1.RunCancelled.compensation_outcome:type_name -> weft.v1.CompensationOutcome
+	45,  // 60: weft.v1.RunRerun.status:type_name -> weft.v1.RunStatus
+	50,  // 61: weft.v1.StepScheduled.status:type_name -> weft.v1.StepStatus
+	44,  // 62: weft.v1.StepScheduled.not_before:type_name -> google.protobuf.Timestamp
+	51,  // 63: weft.v1.StepScheduled.input:type_name -> google.protobuf.Value
+	50,  // 64: weft.v1.StepSleeping.status:type_name -> weft.v1.StepStatus
+	44,  // 65: weft.v1.StepSleeping.started_at:type_name -> google.protobuf.Timestamp
+	44,  // 66: weft.v1.StepSleeping.wake_at:type_name -> google.protobuf.Timestamp
+	50,  // 67: weft.v1.StepIterated.status:type_name -> weft.v1.StepStatus
+	51,  // 68: weft.v1.StepIterated.output:type_name -> google.protobuf.Value
+	50,  // 69: weft.v1.StepStarted.status:type_name -> weft.v1.StepStatus
+	44,  // 70: weft.v1.StepStarted.started_at:type_name -> google.protobuf.Timestamp
+	50,  // 71: weft.v1.StepCompleted.status:type_name -> weft.v1.StepStatus
+	51,  // 72: weft.v1.StepCompleted.output:type_name -> google.protobuf.Value
+	52,  // 73: weft.v1.StepCompleted.artifacts:type_name -> weft.v1.ArtifactRef
+	44,  // 74: weft.v1.StepCompleted.completed_at:type_name -> google.protobuf.Timestamp
+	50,  // 75: weft.v1.StepFailed.status:type_name -> weft.v1.StepStatus
+	53,  // 76: weft.v1.StepFailed.error:type_name -> weft.v1.StepError
+	44,  // 77: weft.v1.StepFailed.completed_at:type_name -> google.protobuf.Timestamp
+	44,  // 78: weft.v1.StepFailed.next_attempt_at:type_name -> google.protobuf.Timestamp
+	50,  // 79: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
+	50,  // 80: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
+	50,  // 81: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
+	44,  // 82: weft.v1.StepWaiting.deadline:type_name -> google.protobuf.Timestamp
+	50,  // 83: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
+	54,  // 84: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
+	0,   // 85: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
+	44,  // 86: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
+	53,  // 87: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
+	44,  // 88: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
+	1,   // 89: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
+	55,  // 90: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
+	56,  // 91: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	1,   // 92: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
+	3,   // 93: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
+	3,   // 94: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
+	2,   // 95: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
+	2,   // 96: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
+	57,  // 97: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
+	3,   // 98: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
+	38,  // 99: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
+	40,  // 100: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
+	42,  // 101: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
+	39,  // 102: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
+	41,  // 103: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
+	43,  // 104: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
+	102, // [102:105] is the sub-list for method output_type
+	99,  // [99:102] is the sub-list for method input_type
+	99,  // [99:99] is the sub-list for extension type_name
+	99,  // [99:99] is the sub-list for extension extendee
+	0,   // [0:99] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_event_proto_init() }
@@ -3957,6 +4165,8 @@ func file_weft_v1_event_proto_init() {
 		(*Event_StepRetried)(nil),
 		(*Event_StepAttemptRecorded)(nil),
 		(*Event_StepVerified)(nil),
+		(*Event_StepSleeping)(nil),
+		(*Event_StepIterated)(nil),
 		(*Event_CompensationStarted)(nil),
 		(*Event_CompensationSucceeded)(nil),
 		(*Event_CompensationFailed)(nil),
@@ -3970,7 +4180,7 @@ func file_weft_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_event_proto_rawDesc), len(file_weft_v1_event_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   39,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -952,8 +952,15 @@ type Step struct {
 	// The accepted manual completion that ended the step's wait, with who
 	// completed it, the authenticated principal, notes and evidence.
 	ManualCompletion *ManualCompletionResult `protobuf:"bytes,19,opt,name=manual_completion,json=manualCompletion,proto3" json:"manual_completion,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// When a sleep step completes (docs/semantics.md#sleep); set once it sleeps.
+	WakeAt *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=wake_at,json=wakeAt,proto3" json:"wake_at,omitempty"`
+	// A repeat step's current iteration, from 1 (docs/semantics.md#repeat); 0 without repeat.
+	Iteration uint32 `protobuf:"varint,21,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	// The step's input with its ${{ }} expressions evaluated, as its first task
+	// recorded it (docs/semantics.md#input-expressions); unset when the input has no expression.
+	Input         *structpb.Value `protobuf:"bytes,22,opt,name=input,proto3" json:"input,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Step) Reset() {
@@ -1115,6 +1122,27 @@ func (x *Step) GetWaitingForSignal() string {
 func (x *Step) GetManualCompletion() *ManualCompletionResult {
 	if x != nil {
 		return x.ManualCompletion
+	}
+	return nil
+}
+
+func (x *Step) GetWakeAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.WakeAt
+	}
+	return nil
+}
+
+func (x *Step) GetIteration() uint32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *Step) GetInput() *structpb.Value {
+	if x != nil {
+		return x.Input
 	}
 	return nil
 }
@@ -3903,7 +3931,7 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x11search_attributes\x18\x1d \x03(\v2\".weft.v1.Run.SearchAttributesEntryR\x10searchAttributes\x1ab\n" +
 	"\x15SearchAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
-	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"\xdc\a\n" +
+	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"\xdd\b\n" +
 	"\x04Step\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12+\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12,\n" +
@@ -3925,7 +3953,10 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x0fnext_attempt_at\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\rnextAttemptAt\x12\x16\n" +
 	"\x06reason\x18\x11 \x01(\tR\x06reason\x12,\n" +
 	"\x12waiting_for_signal\x18\x12 \x01(\tR\x10waitingForSignal\x12L\n" +
-	"\x11manual_completion\x18\x13 \x01(\v2\x1f.weft.v1.ManualCompletionResultR\x10manualCompletion\"\xd7\x02\n" +
+	"\x11manual_completion\x18\x13 \x01(\v2\x1f.weft.v1.ManualCompletionResultR\x10manualCompletion\x123\n" +
+	"\awake_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\x06wakeAt\x12\x1c\n" +
+	"\titeration\x18\x15 \x01(\rR\titeration\x12,\n" +
+	"\x05input\x18\x16 \x01(\v2\x16.google.protobuf.ValueR\x05input\"\xd7\x02\n" +
 	"\aAttempt\x12,\n" +
 	"\x12logical_attempt_id\x18\x01 \x01(\rR\x10logicalAttemptId\x12*\n" +
 	"\x11engine_attempt_id\x18\x02 \x01(\rR\x0fengineAttemptId\x121\n" +
@@ -4368,97 +4399,99 @@ var file_weft_v1_run_proto_depIdxs = []int32{
 	12, // 25: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
 	53, // 26: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
 	57, // 27: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
-	5,  // 28: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
-	12, // 29: weft.v1.Attempt.error:type_name -> weft.v1.StepError
-	53, // 30: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	53, // 31: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
-	58, // 32: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
-	12, // 33: weft.v1.RunError.error:type_name -> weft.v1.StepError
-	53, // 34: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
-	54, // 35: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	55, // 36: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
-	59, // 37: weft.v1.SubmitRunRequest.definition_ref:type_name -> weft.v1.DefinitionRef
-	52, // 38: weft.v1.SubmitRunRequest.search_attributes:type_name -> weft.v1.SubmitRunRequest.SearchAttributesEntry
-	9,  // 39: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
-	9,  // 40: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
-	60, // 41: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 42: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
-	9,  // 43: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
-	9,  // 44: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
-	0,  // 45: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
-	53, // 46: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
-	53, // 47: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
-	9,  // 48: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
-	60, // 49: weft.v1.RerunRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 50: weft.v1.RerunRunResponse.run:type_name -> weft.v1.Run
-	60, // 51: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 52: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
-	60, // 53: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 54: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
-	60, // 55: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 56: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
-	60, // 57: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 58: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
-	60, // 59: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 60: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
-	6,  // 61: weft.v1.StartBatchRequest.operation:type_name -> weft.v1.BatchOperation
-	55, // 62: weft.v1.StartBatchRequest.payload:type_name -> google.protobuf.Value
-	49, // 63: weft.v1.StartBatchResponse.batch:type_name -> weft.v1.Batch
-	49, // 64: weft.v1.DescribeBatchResponse.batch:type_name -> weft.v1.Batch
-	50, // 65: weft.v1.DescribeBatchResponse.runs:type_name -> weft.v1.BatchRun
-	49, // 66: weft.v1.CancelBatchResponse.batch:type_name -> weft.v1.Batch
-	49, // 67: weft.v1.ListBatchesResponse.batches:type_name -> weft.v1.Batch
-	6,  // 68: weft.v1.Batch.operation:type_name -> weft.v1.BatchOperation
-	7,  // 69: weft.v1.Batch.state:type_name -> weft.v1.BatchState
-	53, // 70: weft.v1.Batch.created_at:type_name -> google.protobuf.Timestamp
-	53, // 71: weft.v1.Batch.ended_at:type_name -> google.protobuf.Timestamp
-	8,  // 72: weft.v1.BatchRun.outcome:type_name -> weft.v1.BatchRunOutcome
-	53, // 73: weft.v1.BatchRun.at:type_name -> google.protobuf.Timestamp
-	61, // 74: weft.v1.Run.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
-	61, // 75: weft.v1.SubmitRunRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
-	15, // 76: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
-	17, // 77: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
-	19, // 78: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
-	21, // 79: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
-	23, // 80: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
-	25, // 81: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
-	62, // 82: weft.v1.RunService.CountRuns:input_type -> weft.v1.CountRunsRequest
-	63, // 83: weft.v1.RunService.ListSearchAttributes:input_type -> weft.v1.ListSearchAttributesRequest
-	29, // 84: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
-	31, // 85: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
-	33, // 86: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
-	35, // 87: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
-	37, // 88: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
-	27, // 89: weft.v1.RunService.RerunRun:input_type -> weft.v1.RerunRunRequest
-	41, // 90: weft.v1.RunService.StartBatch:input_type -> weft.v1.StartBatchRequest
-	43, // 91: weft.v1.RunService.DescribeBatch:input_type -> weft.v1.DescribeBatchRequest
-	45, // 92: weft.v1.RunService.CancelBatch:input_type -> weft.v1.CancelBatchRequest
-	47, // 93: weft.v1.RunService.ListBatches:input_type -> weft.v1.ListBatchesRequest
-	39, // 94: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
-	16, // 95: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
-	18, // 96: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
-	20, // 97: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
-	22, // 98: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
-	24, // 99: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
-	26, // 100: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
-	64, // 101: weft.v1.RunService.CountRuns:output_type -> weft.v1.CountRunsResponse
-	65, // 102: weft.v1.RunService.ListSearchAttributes:output_type -> weft.v1.ListSearchAttributesResponse
-	30, // 103: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
-	32, // 104: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
-	34, // 105: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
-	36, // 106: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
-	38, // 107: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
-	28, // 108: weft.v1.RunService.RerunRun:output_type -> weft.v1.RerunRunResponse
-	42, // 109: weft.v1.RunService.StartBatch:output_type -> weft.v1.StartBatchResponse
-	44, // 110: weft.v1.RunService.DescribeBatch:output_type -> weft.v1.DescribeBatchResponse
-	46, // 111: weft.v1.RunService.CancelBatch:output_type -> weft.v1.CancelBatchResponse
-	48, // 112: weft.v1.RunService.ListBatches:output_type -> weft.v1.ListBatchesResponse
-	40, // 113: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
-	95, // [95:114] is the sub-list for method output_type
-	76, // [76:95] is the sub-list for method input_type
-	76, // [76:76] is the sub-list for extension type_name
-	76, // [76:76] is the sub-list for extension extendee
-	0,  // [0:76] is the sub-list for field type_name
+	53, // 28: weft.v1.Step.wake_at:type_name -> google.protobuf.Timestamp
+	55, // 29: weft.v1.Step.input:type_name -> google.protobuf.Value
+	5,  // 30: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
+	12, // 31: weft.v1.Attempt.error:type_name -> weft.v1.StepError
+	53, // 32: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	53, // 33: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
+	58, // 34: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
+	12, // 35: weft.v1.RunError.error:type_name -> weft.v1.StepError
+	53, // 36: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
+	54, // 37: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	55, // 38: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
+	59, // 39: weft.v1.SubmitRunRequest.definition_ref:type_name -> weft.v1.DefinitionRef
+	52, // 40: weft.v1.SubmitRunRequest.search_attributes:type_name -> weft.v1.SubmitRunRequest.SearchAttributesEntry
+	9,  // 41: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
+	9,  // 42: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
+	60, // 43: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 44: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
+	9,  // 45: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
+	9,  // 46: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
+	0,  // 47: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
+	53, // 48: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
+	53, // 49: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
+	9,  // 50: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
+	60, // 51: weft.v1.RerunRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 52: weft.v1.RerunRunResponse.run:type_name -> weft.v1.Run
+	60, // 53: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 54: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
+	60, // 55: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 56: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
+	60, // 57: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 58: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
+	60, // 59: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 60: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
+	60, // 61: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 62: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
+	6,  // 63: weft.v1.StartBatchRequest.operation:type_name -> weft.v1.BatchOperation
+	55, // 64: weft.v1.StartBatchRequest.payload:type_name -> google.protobuf.Value
+	49, // 65: weft.v1.StartBatchResponse.batch:type_name -> weft.v1.Batch
+	49, // 66: weft.v1.DescribeBatchResponse.batch:type_name -> weft.v1.Batch
+	50, // 67: weft.v1.DescribeBatchResponse.runs:type_name -> weft.v1.BatchRun
+	49, // 68: weft.v1.CancelBatchResponse.batch:type_name -> weft.v1.Batch
+	49, // 69: weft.v1.ListBatchesResponse.batches:type_name -> weft.v1.Batch
+	6,  // 70: weft.v1.Batch.operation:type_name -> weft.v1.BatchOperation
+	7,  // 71: weft.v1.Batch.state:type_name -> weft.v1.BatchState
+	53, // 72: weft.v1.Batch.created_at:type_name -> google.protobuf.Timestamp
+	53, // 73: weft.v1.Batch.ended_at:type_name -> google.protobuf.Timestamp
+	8,  // 74: weft.v1.BatchRun.outcome:type_name -> weft.v1.BatchRunOutcome
+	53, // 75: weft.v1.BatchRun.at:type_name -> google.protobuf.Timestamp
+	61, // 76: weft.v1.Run.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
+	61, // 77: weft.v1.SubmitRunRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
+	15, // 78: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
+	17, // 79: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
+	19, // 80: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
+	21, // 81: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
+	23, // 82: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
+	25, // 83: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
+	62, // 84: weft.v1.RunService.CountRuns:input_type -> weft.v1.CountRunsRequest
+	63, // 85: weft.v1.RunService.ListSearchAttributes:input_type -> weft.v1.ListSearchAttributesRequest
+	29, // 86: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
+	31, // 87: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
+	33, // 88: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
+	35, // 89: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
+	37, // 90: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
+	27, // 91: weft.v1.RunService.RerunRun:input_type -> weft.v1.RerunRunRequest
+	41, // 92: weft.v1.RunService.StartBatch:input_type -> weft.v1.StartBatchRequest
+	43, // 93: weft.v1.RunService.DescribeBatch:input_type -> weft.v1.DescribeBatchRequest
+	45, // 94: weft.v1.RunService.CancelBatch:input_type -> weft.v1.CancelBatchRequest
+	47, // 95: weft.v1.RunService.ListBatches:input_type -> weft.v1.ListBatchesRequest
+	39, // 96: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
+	16, // 97: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
+	18, // 98: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
+	20, // 99: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
+	22, // 100: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
+	24, // 101: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
+	26, // 102: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
+	64, // 103: weft.v1.RunService.CountRuns:output_type -> weft.v1.CountRunsResponse
+	65, // 104: weft.v1.RunService.ListSearchAttributes:output_type -> weft.v1.ListSearchAttributesResponse
+	30, // 105: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
+	32, // 106: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
+	34, // 107: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
+	36, // 108: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
+	38, // 109: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
+	28, // 110: weft.v1.RunService.RerunRun:output_type -> weft.v1.RerunRunResponse
+	42, // 111: weft.v1.RunService.StartBatch:output_type -> weft.v1.StartBatchResponse
+	44, // 112: weft.v1.RunService.DescribeBatch:output_type -> weft.v1.DescribeBatchResponse
+	46, // 113: weft.v1.RunService.CancelBatch:output_type -> weft.v1.CancelBatchResponse
+	48, // 114: weft.v1.RunService.ListBatches:output_type -> weft.v1.ListBatchesResponse
+	40, // 115: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
+	97, // [97:116] is the sub-list for method output_type
+	78, // [78:97] is the sub-list for method input_type
+	78, // [78:78] is the sub-list for extension type_name
+	78, // [78:78] is the sub-list for extension extendee
+	0,  // [0:78] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_run_proto_init() }

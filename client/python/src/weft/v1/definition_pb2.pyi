@@ -27,7 +27,7 @@ ON_FAILURE_SKIP: OnFailure
 ON_FAILURE_UNSPECIFIED: OnFailure
 
 class Action(_message.Message):
-    __slots__ = ["activity", "compensation", "completion_mode", "depends_on", "heartbeat_timeout_ms", "id", "input", "manual_timeout_ms", "on_failure", "order", "queue", "retry", "schedule_to_start_timeout_ms", "secrets", "timeout_ms", "wait_for_signal"]
+    __slots__ = ["activity", "compensation", "completion_mode", "depends_on", "heartbeat_timeout_ms", "id", "input", "manual_timeout_ms", "on_failure", "order", "queue", "repeat", "retry", "schedule_to_start_timeout_ms", "secrets", "sleep_ms", "sleep_until", "timeout_ms", "wait_for_signal", "when"]
     ACTIVITY_FIELD_NUMBER: _ClassVar[int]
     COMPENSATION_FIELD_NUMBER: _ClassVar[int]
     COMPLETION_MODE_FIELD_NUMBER: _ClassVar[int]
@@ -39,11 +39,15 @@ class Action(_message.Message):
     ON_FAILURE_FIELD_NUMBER: _ClassVar[int]
     ORDER_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
+    REPEAT_FIELD_NUMBER: _ClassVar[int]
     RETRY_FIELD_NUMBER: _ClassVar[int]
     SCHEDULE_TO_START_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     SECRETS_FIELD_NUMBER: _ClassVar[int]
+    SLEEP_MS_FIELD_NUMBER: _ClassVar[int]
+    SLEEP_UNTIL_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     WAIT_FOR_SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    WHEN_FIELD_NUMBER: _ClassVar[int]
     activity: str
     compensation: CompensationHook
     completion_mode: CompletionMode
@@ -55,12 +59,16 @@ class Action(_message.Message):
     on_failure: OnFailure
     order: int
     queue: str
+    repeat: StepRepeat
     retry: RetryPolicy
     schedule_to_start_timeout_ms: int
     secrets: _containers.RepeatedCompositeFieldContainer[_common_pb2.SecretRef]
+    sleep_ms: int
+    sleep_until: str
     timeout_ms: int
     wait_for_signal: WaitForSignal
-    def __init__(self, id: _Optional[str] = ..., order: _Optional[int] = ..., activity: _Optional[str] = ..., queue: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retry: _Optional[_Union[RetryPolicy, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., heartbeat_timeout_ms: _Optional[int] = ..., on_failure: _Optional[_Union[OnFailure, str]] = ..., completion_mode: _Optional[_Union[CompletionMode, str]] = ..., wait_for_signal: _Optional[_Union[WaitForSignal, _Mapping]] = ..., manual_timeout_ms: _Optional[int] = ..., compensation: _Optional[_Union[CompensationHook, _Mapping]] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., schedule_to_start_timeout_ms: _Optional[int] = ...) -> None: ...
+    when: str
+    def __init__(self, id: _Optional[str] = ..., order: _Optional[int] = ..., activity: _Optional[str] = ..., queue: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retry: _Optional[_Union[RetryPolicy, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., heartbeat_timeout_ms: _Optional[int] = ..., on_failure: _Optional[_Union[OnFailure, str]] = ..., completion_mode: _Optional[_Union[CompletionMode, str]] = ..., wait_for_signal: _Optional[_Union[WaitForSignal, _Mapping]] = ..., manual_timeout_ms: _Optional[int] = ..., compensation: _Optional[_Union[CompensationHook, _Mapping]] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., schedule_to_start_timeout_ms: _Optional[int] = ..., when: _Optional[str] = ..., repeat: _Optional[_Union[StepRepeat, _Mapping]] = ..., sleep_ms: _Optional[int] = ..., sleep_until: _Optional[str] = ...) -> None: ...
 
 class CompensationHook(_message.Message):
     __slots__ = ["input", "operation", "queue", "retry", "timeout_ms"]
@@ -179,6 +187,14 @@ class RetryPolicy(_message.Message):
     retryable_errors: _containers.RepeatedScalarFieldContainer[_common_pb2.ErrorClass]
     strategy: BackoffStrategy
     def __init__(self, max_attempts: _Optional[int] = ..., strategy: _Optional[_Union[BackoffStrategy, str]] = ..., initial_backoff_ms: _Optional[int] = ..., backoff_multiplier: _Optional[float] = ..., max_backoff_ms: _Optional[int] = ..., retryable_errors: _Optional[_Iterable[_Union[_common_pb2.ErrorClass, str]]] = ...) -> None: ...
+
+class StepRepeat(_message.Message):
+    __slots__ = ["max_iterations", "until"]
+    MAX_ITERATIONS_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_FIELD_NUMBER: _ClassVar[int]
+    max_iterations: int
+    until: str
+    def __init__(self, until: _Optional[str] = ..., max_iterations: _Optional[int] = ...) -> None: ...
 
 class WaitForSignal(_message.Message):
     __slots__ = ["signal_name", "timeout_ms"]

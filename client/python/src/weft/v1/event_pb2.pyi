@@ -52,7 +52,7 @@ class CompensationSucceeded(_message.Message):
     def __init__(self, completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ["compensation_failed", "compensation_started", "compensation_succeeded", "emitted_at", "emitted_by", "engine_attempt_id", "event_id", "event_type", "idempotency_key", "logical_attempt_id", "occurred_at", "plan_version", "run_approved", "run_blocked", "run_cancelled", "run_compensating", "run_completed", "run_drained", "run_failed", "run_id", "run_paused", "run_queued", "run_rerun", "run_resumed", "run_seq", "run_started", "run_submitted", "run_unblocked", "signal_accepted", "signal_consumed", "signal_rejected", "step_attempt_recorded", "step_cancelled", "step_completed", "step_failed", "step_id", "step_retried", "step_scheduled", "step_skipped", "step_started", "step_verified", "step_waiting"]
+    __slots__ = ["compensation_failed", "compensation_started", "compensation_succeeded", "emitted_at", "emitted_by", "engine_attempt_id", "event_id", "event_type", "idempotency_key", "logical_attempt_id", "occurred_at", "plan_version", "run_approved", "run_blocked", "run_cancelled", "run_compensating", "run_completed", "run_drained", "run_failed", "run_id", "run_paused", "run_queued", "run_rerun", "run_resumed", "run_seq", "run_started", "run_submitted", "run_unblocked", "signal_accepted", "signal_consumed", "signal_rejected", "step_attempt_recorded", "step_cancelled", "step_completed", "step_failed", "step_id", "step_iterated", "step_retried", "step_scheduled", "step_skipped", "step_sleeping", "step_started", "step_verified", "step_waiting"]
     COMPENSATION_FAILED_FIELD_NUMBER: _ClassVar[int]
     COMPENSATION_STARTED_FIELD_NUMBER: _ClassVar[int]
     COMPENSATION_SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
@@ -89,9 +89,11 @@ class Event(_message.Message):
     STEP_COMPLETED_FIELD_NUMBER: _ClassVar[int]
     STEP_FAILED_FIELD_NUMBER: _ClassVar[int]
     STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_ITERATED_FIELD_NUMBER: _ClassVar[int]
     STEP_RETRIED_FIELD_NUMBER: _ClassVar[int]
     STEP_SCHEDULED_FIELD_NUMBER: _ClassVar[int]
     STEP_SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    STEP_SLEEPING_FIELD_NUMBER: _ClassVar[int]
     STEP_STARTED_FIELD_NUMBER: _ClassVar[int]
     STEP_VERIFIED_FIELD_NUMBER: _ClassVar[int]
     STEP_WAITING_FIELD_NUMBER: _ClassVar[int]
@@ -131,13 +133,15 @@ class Event(_message.Message):
     step_completed: StepCompleted
     step_failed: StepFailed
     step_id: str
+    step_iterated: StepIterated
     step_retried: StepRetried
     step_scheduled: StepScheduled
     step_skipped: StepSkipped
+    step_sleeping: StepSleeping
     step_started: StepStarted
     step_verified: StepVerified
     step_waiting: StepWaiting
-    def __init__(self, event_type: _Optional[str] = ..., event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., run_seq: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., emitted_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., occurred_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., emitted_by: _Optional[str] = ..., step_id: _Optional[str] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., plan_version: _Optional[str] = ..., run_submitted: _Optional[_Union[RunSubmitted, _Mapping]] = ..., run_approved: _Optional[_Union[RunApproved, _Mapping]] = ..., run_queued: _Optional[_Union[RunQueued, _Mapping]] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., run_blocked: _Optional[_Union[RunBlocked, _Mapping]] = ..., run_unblocked: _Optional[_Union[RunUnblocked, _Mapping]] = ..., run_paused: _Optional[_Union[RunPaused, _Mapping]] = ..., run_drained: _Optional[_Union[RunDrained, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., run_compensating: _Optional[_Union[RunCompensating, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_failed: _Optional[_Union[RunFailed, _Mapping]] = ..., run_cancelled: _Optional[_Union[RunCancelled, _Mapping]] = ..., run_rerun: _Optional[_Union[RunRerun, _Mapping]] = ..., step_scheduled: _Optional[_Union[StepScheduled, _Mapping]] = ..., step_started: _Optional[_Union[StepStarted, _Mapping]] = ..., step_completed: _Optional[_Union[StepCompleted, _Mapping]] = ..., step_failed: _Optional[_Union[StepFailed, _Mapping]] = ..., step_skipped: _Optional[_Union[StepSkipped, _Mapping]] = ..., step_cancelled: _Optional[_Union[StepCancelled, _Mapping]] = ..., step_waiting: _Optional[_Union[StepWaiting, _Mapping]] = ..., step_retried: _Optional[_Union[StepRetried, _Mapping]] = ..., step_attempt_recorded: _Optional[_Union[StepAttemptRecorded, _Mapping]] = ..., step_verified: _Optional[_Union[StepVerified, _Mapping]] = ..., compensation_started: _Optional[_Union[CompensationStarted, _Mapping]] = ..., compensation_succeeded: _Optional[_Union[CompensationSucceeded, _Mapping]] = ..., compensation_failed: _Optional[_Union[CompensationFailed, _Mapping]] = ..., signal_accepted: _Optional[_Union[SignalAccepted, _Mapping]] = ..., signal_rejected: _Optional[_Union[SignalRejected, _Mapping]] = ..., signal_consumed: _Optional[_Union[SignalConsumed, _Mapping]] = ...) -> None: ...
+    def __init__(self, event_type: _Optional[str] = ..., event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., run_seq: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., emitted_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., occurred_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., emitted_by: _Optional[str] = ..., step_id: _Optional[str] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., plan_version: _Optional[str] = ..., run_submitted: _Optional[_Union[RunSubmitted, _Mapping]] = ..., run_approved: _Optional[_Union[RunApproved, _Mapping]] = ..., run_queued: _Optional[_Union[RunQueued, _Mapping]] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., run_blocked: _Optional[_Union[RunBlocked, _Mapping]] = ..., run_unblocked: _Optional[_Union[RunUnblocked, _Mapping]] = ..., run_paused: _Optional[_Union[RunPaused, _Mapping]] = ..., run_drained: _Optional[_Union[RunDrained, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., run_compensating: _Optional[_Union[RunCompensating, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_failed: _Optional[_Union[RunFailed, _Mapping]] = ..., run_cancelled: _Optional[_Union[RunCancelled, _Mapping]] = ..., run_rerun: _Optional[_Union[RunRerun, _Mapping]] = ..., step_scheduled: _Optional[_Union[StepScheduled, _Mapping]] = ..., step_started: _Optional[_Union[StepStarted, _Mapping]] = ..., step_completed: _Optional[_Union[StepCompleted, _Mapping]] = ..., step_failed: _Optional[_Union[StepFailed, _Mapping]] = ..., step_skipped: _Optional[_Union[StepSkipped, _Mapping]] = ..., step_cancelled: _Optional[_Union[StepCancelled, _Mapping]] = ..., step_waiting: _Optional[_Union[StepWaiting, _Mapping]] = ..., step_retried: _Optional[_Union[StepRetried, _Mapping]] = ..., step_attempt_recorded: _Optional[_Union[StepAttemptRecorded, _Mapping]] = ..., step_verified: _Optional[_Union[StepVerified, _Mapping]] = ..., step_sleeping: _Optional[_Union[StepSleeping, _Mapping]] = ..., step_iterated: _Optional[_Union[StepIterated, _Mapping]] = ..., compensation_started: _Optional[_Union[CompensationStarted, _Mapping]] = ..., compensation_succeeded: _Optional[_Union[CompensationSucceeded, _Mapping]] = ..., compensation_failed: _Optional[_Union[CompensationFailed, _Mapping]] = ..., signal_accepted: _Optional[_Union[SignalAccepted, _Mapping]] = ..., signal_rejected: _Optional[_Union[SignalRejected, _Mapping]] = ..., signal_consumed: _Optional[_Union[SignalConsumed, _Mapping]] = ...) -> None: ...
 
 class ListEventsRequest(_message.Message):
     __slots__ = ["after_seq", "page_size", "run_id"]
@@ -443,6 +447,18 @@ class StepFailed(_message.Message):
     will_retry: bool
     def __init__(self, status: _Optional[_Union[_run_pb2.StepStatus, str]] = ..., error: _Optional[_Union[_run_pb2.StepError, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., will_retry: bool = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
+class StepIterated(_message.Message):
+    __slots__ = ["iteration", "new_logical_attempt_id", "output", "status"]
+    ITERATION_FIELD_NUMBER: _ClassVar[int]
+    NEW_LOGICAL_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    iteration: int
+    new_logical_attempt_id: int
+    output: _struct_pb2.Value
+    status: _run_pb2.StepStatus
+    def __init__(self, status: _Optional[_Union[_run_pb2.StepStatus, str]] = ..., iteration: _Optional[int] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., new_logical_attempt_id: _Optional[int] = ...) -> None: ...
+
 class StepRetried(_message.Message):
     __slots__ = ["new_logical_attempt_id", "requested_by", "rerun", "status"]
     NEW_LOGICAL_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -456,16 +472,18 @@ class StepRetried(_message.Message):
     def __init__(self, status: _Optional[_Union[_run_pb2.StepStatus, str]] = ..., new_logical_attempt_id: _Optional[int] = ..., requested_by: _Optional[str] = ..., rerun: bool = ...) -> None: ...
 
 class StepScheduled(_message.Message):
-    __slots__ = ["not_before", "queue", "status", "task_id"]
+    __slots__ = ["input", "not_before", "queue", "status", "task_id"]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
     NOT_BEFORE_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    input: _struct_pb2.Value
     not_before: _timestamp_pb2.Timestamp
     queue: str
     status: _run_pb2.StepStatus
     task_id: str
-    def __init__(self, status: _Optional[_Union[_run_pb2.StepStatus, str]] = ..., task_id: _Optional[str] = ..., queue: _Optional[str] = ..., not_before: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, status: _Optional[_Union[_run_pb2.StepStatus, str]] = ..., task_id: _Optional[str] = ..., queue: _Optional[str] = ..., not_before: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class StepSkipped(_message.Message):
     __slots__ = ["reason", "status"]
@@ -474,6 +492,16 @@ class StepSkipped(_message.Message):
     reason: str
     status: _run_pb2.StepStatus
     def __init__(self, status: _Optional[_Union[_run_pb2.StepStatus, str]] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class StepSleeping(_message.Message):
+    __slots__ = ["started_at", "status", "wake_at"]
+    STARTED_AT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    WAKE_AT_FIELD_NUMBER: _ClassVar[int]
+    started_at: _timestamp_pb2.Timestamp
+    status: _run_pb2.StepStatus
+    wake_at: _timestamp_pb2.Timestamp
+    def __init__(self, status: _Optional[_Union[_run_pb2.StepStatus, str]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., wake_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class StepStarted(_message.Message):
     __slots__ = ["started_at", "status", "worker_id"]

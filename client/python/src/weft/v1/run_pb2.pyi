@@ -530,7 +530,7 @@ class StartRunResponse(_message.Message):
     def __init__(self, run: _Optional[_Union[Run, _Mapping]] = ...) -> None: ...
 
 class Step(_message.Message):
-    __slots__ = ["action_id", "artifacts", "attempts", "compensation_error", "compensation_status", "completed_at", "completion_token", "engine_attempt_id", "error", "idempotency_key", "logical_attempt_id", "manual_completion", "next_attempt_at", "output", "reason", "scheduled_at", "started_at", "status", "waiting_for_signal"]
+    __slots__ = ["action_id", "artifacts", "attempts", "compensation_error", "compensation_status", "completed_at", "completion_token", "engine_attempt_id", "error", "idempotency_key", "input", "iteration", "logical_attempt_id", "manual_completion", "next_attempt_at", "output", "reason", "scheduled_at", "started_at", "status", "waiting_for_signal", "wake_at"]
     ACTION_ID_FIELD_NUMBER: _ClassVar[int]
     ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
@@ -541,6 +541,8 @@ class Step(_message.Message):
     ENGINE_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    ITERATION_FIELD_NUMBER: _ClassVar[int]
     LOGICAL_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     MANUAL_COMPLETION_FIELD_NUMBER: _ClassVar[int]
     NEXT_ATTEMPT_AT_FIELD_NUMBER: _ClassVar[int]
@@ -550,6 +552,7 @@ class Step(_message.Message):
     STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     WAITING_FOR_SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    WAKE_AT_FIELD_NUMBER: _ClassVar[int]
     action_id: str
     artifacts: _containers.RepeatedCompositeFieldContainer[_common_pb2.ArtifactRef]
     attempts: _containers.RepeatedCompositeFieldContainer[Attempt]
@@ -560,6 +563,8 @@ class Step(_message.Message):
     engine_attempt_id: int
     error: StepError
     idempotency_key: str
+    input: _struct_pb2.Value
+    iteration: int
     logical_attempt_id: int
     manual_completion: _signal_pb2.ManualCompletionResult
     next_attempt_at: _timestamp_pb2.Timestamp
@@ -569,7 +574,8 @@ class Step(_message.Message):
     started_at: _timestamp_pb2.Timestamp
     status: StepStatus
     waiting_for_signal: str
-    def __init__(self, action_id: _Optional[str] = ..., status: _Optional[_Union[StepStatus, str]] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., attempts: _Optional[_Iterable[_Union[Attempt, _Mapping]]] = ..., scheduled_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., error: _Optional[_Union[StepError, _Mapping]] = ..., completion_token: _Optional[str] = ..., compensation_status: _Optional[_Union[CompensationStatus, str]] = ..., compensation_error: _Optional[_Union[StepError, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., reason: _Optional[str] = ..., waiting_for_signal: _Optional[str] = ..., manual_completion: _Optional[_Union[_signal_pb2.ManualCompletionResult, _Mapping]] = ...) -> None: ...
+    wake_at: _timestamp_pb2.Timestamp
+    def __init__(self, action_id: _Optional[str] = ..., status: _Optional[_Union[StepStatus, str]] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., attempts: _Optional[_Iterable[_Union[Attempt, _Mapping]]] = ..., scheduled_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., error: _Optional[_Union[StepError, _Mapping]] = ..., completion_token: _Optional[str] = ..., compensation_status: _Optional[_Union[CompensationStatus, str]] = ..., compensation_error: _Optional[_Union[StepError, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., reason: _Optional[str] = ..., waiting_for_signal: _Optional[str] = ..., manual_completion: _Optional[_Union[_signal_pb2.ManualCompletionResult, _Mapping]] = ..., wake_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., iteration: _Optional[int] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class StepError(_message.Message):
     __slots__ = ["code", "error_class", "message", "retryable"]

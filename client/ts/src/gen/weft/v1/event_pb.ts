@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file weft/v1/event.proto.
  */
 export const file_weft_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChN3ZWZ0L3YxL2V2ZW50LnByb3RvEgd3ZWZ0LnYxIqkPCgVFdmVudBIvCgpldmVudF90eXBlGAEgASgJQhu6SBhyFhABGEAyEF5bQS1aXVtBLVphLXpdKyQSGgoIZXZlbnRfaWQYAiABKAlCCLpIBXIDsAEBEhoKBnJ1bl9pZBgDIAEoCUIKukgHcgUQARiAARIYCgdydW5fc2VxGAQgASgEQge6SAQyAigBEi4KD2lkZW1wb3RlbmN5X2tleRgFIAEoCUIVukgSchAyDl5bMC05YS1mXXs2NH0kEjYKCmVtaXR0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESLwoLb2NjdXJyZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh4KCmVtaXR0ZWRfYnkYCCABKAlCCrpIB3IFEAEYgAQSGwoHc3RlcF9pZBgJIAEoCUIKukgHcgUQARiAARIjChJsb2dpY2FsX2F0dGVtcHRfaWQYCiABKA1CB7pIBCoCKAESHgoRZW5naW5lX2F0dGVtcHRfaWQYCyABKA1IAYgBARIfCgxwbGFuX3ZlcnNpb24YDCABKAlCCbpIBnIEEAEYQBIuCg1ydW5fc3VibWl0dGVkGBQgASgLMhUud2VmdC52MS5SdW5TdWJtaXR0ZWRIABIsCgxydW5fYXBwcm92ZWQYFSABKAsyFC53ZWZ0LnYxLlJ1bkFwcHJvdmVkSAASKAoKcnVuX3F1ZXVlZBgWIAEoCzISLndlZnQudjEuUnVuUXVldWVkSAASKgoLcnVuX3N0YXJ0ZWQYFyABKAsyEy53ZWZ0LnYxLlJ1blN0YXJ0ZWRIABIqCgtydW5fYmxvY2tlZBgYIAEoCzITLndlZnQudjEuUnVuQmxvY2tlZEgAEi4KDXJ1bl91bmJsb2NrZWQYGSABKAsyFS53ZWZ0LnYxLlJ1blVuYmxvY2tlZEgAEigKCnJ1bl9wYXVzZWQYGiABKAsyEi53ZWZ0LnYxLlJ1blBhdXNlZEgAEioKC3J1bl9kcmFpbmVkGBsgASgLMhMud2VmdC52MS5SdW5EcmFpbmVkSAASKgoLcnVuX3Jlc3VtZWQYHCABKAsyEy53ZWZ0LnYxLlJ1blJlc3VtZWRIABI0ChBydW5fY29tcGVuc2F0aW5nGB0gASgLMhgud2VmdC52MS5SdW5Db21wZW5zYXRpbmdIABIuCg1ydW5fY29tcGxldGVkGB4gASgLMhUud2VmdC52MS5SdW5Db21wbGV0ZWRIABIoCgpydW5fZmFpbGVkGB8gASgLMhIud2VmdC52MS5SdW5GYWlsZWRIABIuCg1ydW5fY2FuY2VsbGVkGCAgASgLMhUud2VmdC52MS5SdW5DYW5jZWxsZWRIABImCglydW5fcmVydW4YISABKAsyES53ZWZ0LnYxLlJ1blJlcnVuSAASMAoOc3RlcF9zY2hlZHVsZWQYKCABKAsyFi53ZWZ0LnYxLlN0ZXBTY2hlZHVsZWRIABIsCgxzdGVwX3N0YXJ0ZWQYKSABKAsyFC53ZWZ0LnYxLlN0ZXBTdGFydGVkSAASMAoOc3RlcF9jb21wbGV0ZWQYKiABKAsyFi53ZWZ0LnYxLlN0ZXBDb21wbGV0ZWRIABIqCgtzdGVwX2ZhaWxlZBgrIAEoCzITLndlZnQudjEuU3RlcEZhaWxlZEgAEiwKDHN0ZXBfc2tpcHBlZBgsIAEoCzIULndlZnQudjEuU3RlcFNraXBwZWRIABIwCg5zdGVwX2NhbmNlbGxlZBgtIAEoCzIWLndlZnQudjEuU3RlcENhbmNlbGxlZEgAEiwKDHN0ZXBfd2FpdGluZxguIAEoCzIULndlZnQudjEuU3RlcFdhaXRpbmdIABIsCgxzdGVwX3JldHJpZWQYLyABKAsyFC53ZWZ0LnYxLlN0ZXBSZXRyaWVkSAASPQoVc3RlcF9hdHRlbXB0X3JlY29yZGVkGDAgASgLMhwud2VmdC52MS5TdGVwQXR0ZW1wdFJlY29yZGVkSAASLgoNc3RlcF92ZXJpZmllZBgxIAEoCzIVLndlZnQudjEuU3RlcFZlcmlmaWVkSAASPAoUY29tcGVuc2F0aW9uX3N0YXJ0ZWQYPCABKAsyHC53ZWZ0LnYxLkNvbXBlbnNhdGlvblN0YXJ0ZWRIABJAChZjb21wZW5zYXRpb25fc3VjY2VlZGVkGD0gASgLMh4ud2VmdC52MS5Db21wZW5zYXRpb25TdWNjZWVkZWRIABI6ChNjb21wZW5zYXRpb25fZmFpbGVkGD4gASgLMhsud2VmdC52MS5Db21wZW5zYXRpb25GYWlsZWRIABIyCg9zaWduYWxfYWNjZXB0ZWQYRiABKAsyFy53ZWZ0LnYxLlNpZ25hbEFjY2VwdGVkSAASMgoPc2lnbmFsX3JlamVjdGVkGEcgASgLMhcud2VmdC52MS5TaWduYWxSZWplY3RlZEgAEjIKD3NpZ25hbF9jb25zdW1lZBhIIAEoCzIXLndlZnQudjEuU2lnbmFsQ29uc3VtZWRIAEIQCgdwYXlsb2FkEgW6SAIIAUIUChJfZW5naW5lX2F0dGVtcHRfaWQihQEKClJ1bkNvbnRleHQSHQoJdGVuYW50X2lkGAEgASgJQgq6SAdyBRABGIABEhIKCnByb2plY3RfaWQYAiABKAkSFgoOZW52aXJvbm1lbnRfaWQYAyABKAkSFAoMdHJpZ2dlcmVkX2J5GAQgASgJEhYKDnRyaWdnZXJfc291cmNlGAUgASgJIoUBCgdQbGFuUmVmEgsKA3VyaRgBIAEoCRIlCgZzaGEyNTYYAiABKAlCFbpIEnIQMg5eWzAtOWEtZl17NjR9JBIWCg5zY2hlbWFfdmVyc2lvbhgDIAEoCRIYCgdwbGFuX2lkGAQgASgJQge6SARyAhABEhQKDHBsYW5fdmVyc2lvbhgFIAEoCSKwAQoMUnVuU3VibWl0dGVkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEioKCHBsYW5fcmVmGAIgASgLMhAud2VmdC52MS5QbGFuUmVmQga6SAPIAQESLAoHY29udGV4dBgDIAEoCzITLndlZnQudjEuUnVuQ29udGV4dEIGukgDyAEBEhYKDnJ1bl9yZXF1ZXN0X2lkGAQgASgJImIKC1J1bkFwcHJvdmVkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEhMKC2FwcHJvdmVkX2J5GAIgASgJEg4KBnJlYXNvbhgDIAEoCSJLCglSdW5RdWV1ZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASDgoGcmVhc29uGAIgASgJIusBCgpSdW5TdGFydGVkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEhYKDmVuZ2luZV9ydW5fcmVmGAIgASgJEhMKC2VuZ2luZV90eXBlGAMgASgJEiIKCHBsYW5fcmVmGAQgASgLMhAud2VmdC52MS5QbGFuUmVmEiQKB2NvbnRleHQYBSABKAsyEy53ZWZ0LnYxLlJ1bkNvbnRleHQSNgoKc3RhcnRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBASJgCgpSdW5CbG9ja2VkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEhIKCndhaXRpbmdfb24YAiADKAkSDgoGcmVhc29uGAMgASgJIj4KDFJ1blVuYmxvY2tlZBIuCgZzdGF0dXMYASABKA4yEi53ZWZ0LnYxLlJ1blN0YXR1c0IKukgHggEEEAEgACKkAQoJUnVuUGF1c2VkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEigKCXN1YnN0YXR1cxgCIAEoDjIVLndlZnQudjEuUnVuU3Vic3RhdHVzEhcKD2luX2ZsaWdodF90YXNrcxgDIAEoDRIUCgxyZXF1ZXN0ZWRfYnkYBCABKAkSDgoGcmVhc29uGAUgASgJImcKClJ1bkRyYWluZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASEQoJdGltZWRfb3V0GAIgASgIEhYKDm9ycGhhbmVkX3Rhc2tzGAMgASgNIlIKClJ1blJlc3VtZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASFAoMcmVxdWVzdGVkX2J5GAIgASgJIpEBCg9SdW5Db21wZW5zYXRpbmcSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASGAoQZmFpbGVkX2FjdGlvbl9pZBgCIAEoCRIaChJjb21wZW5zYXRpb25fb3JkZXIYAyADKAkSGAoQY2FuY2VsX3JlcXVlc3RlZBgEIAEoCCJ4CgxSdW5Db21wbGV0ZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASOAoMY29tcGxldGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBItMBCglSdW5GYWlsZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASIAoFZXJyb3IYAiABKAsyES53ZWZ0LnYxLlJ1bkVycm9yEjoKFGNvbXBlbnNhdGlvbl9vdXRjb21lGAMgASgOMhwud2VmdC52MS5Db21wZW5zYXRpb25PdXRjb21lEjgKDGNvbXBsZXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBASLrAQoMUnVuQ2FuY2VsbGVkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEisKDGNhbmNlbGxhdGlvbhgCIAEoCzIVLndlZnQudjEuQ2FuY2VsbGF0aW9uEjgKDGNvbXBsZXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARJEChRjb21wZW5zYXRpb25fb3V0Y29tZRgEIAEoDjIcLndlZnQudjEuQ29tcGVuc2F0aW9uT3V0Y29tZUIIukgFggECEAEijgEKCFJ1blJlcnVuEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEhoKCWZyb21fc3RlcBgCIAEoCUIHukgEcgIQARIQCghyZW9wZW5lZBgDIAMoCRIUCgxyZXF1ZXN0ZWRfYnkYBCABKAkSDgoGcmVhc29uGAUgASgJIpkBCg1TdGVwU2NoZWR1bGVkEi8KBnN0YXR1cxgBIAEoDjITLndlZnQudjEuU3RlcFN0YXR1c0IKukgHggEEEAEgABIYCgd0YXNrX2lkGAIgASgJQge6SARyAhABEg0KBXF1ZXVlGAMgASgJEi4KCm5vdF9iZWZvcmUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIokBCgtTdGVwU3RhcnRlZBIvCgZzdGF0dXMYASABKA4yEy53ZWZ0LnYxLlN0ZXBTdGF0dXNCCrpIB4IBBBABIAASEQoJd29ya2VyX2lkGAIgASgJEjYKCnN0YXJ0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQEi2wEKDVN0ZXBDb21wbGV0ZWQSLwoGc3RhdHVzGAEgASgOMhMud2VmdC52MS5TdGVwU3RhdHVzQgq6SAeCAQQQASAAEiYKBm91dHB1dBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRInCglhcnRpZmFjdHMYAyADKAsyFC53ZWZ0LnYxLkFydGlmYWN0UmVmEjgKDGNvbXBsZXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARIOCgZzb3VyY2UYBSABKAki6wEKClN0ZXBGYWlsZWQSLwoGc3RhdHVzGAEgASgOMhMud2VmdC52MS5TdGVwU3RhdHVzQgq6SAeCAQQQASAAEikKBWVycm9yGAIgASgLMhIud2VmdC52MS5TdGVwRXJyb3JCBrpIA8gBARI4Cgxjb21wbGV0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESEgoKd2lsbF9yZXRyeRgEIAEoCBIzCg9uZXh0X2F0dGVtcHRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk4KC1N0ZXBTa2lwcGVkEi8KBnN0YXR1cxgBIAEoDjITLndlZnQudjEuU3RlcFN0YXR1c0IKukgHggEEEAEgABIOCgZyZWFzb24YAiABKAkiUAoNU3RlcENhbmNlbGxlZBIvCgZzdGF0dXMYASABKA4yEy53ZWZ0LnYxLlN0ZXBTdGF0dXNCCrpIB4IBBBABIAASDgoGcmVhc29uGAIgASgJIpsBCgtTdGVwV2FpdGluZxIvCgZzdGF0dXMYASABKA4yEy53ZWZ0LnYxLlN0ZXBTdGF0dXNCCrpIB4IBBBABIAASGAoQY29tcGxldGlvbl90b2tlbhgCIAEoCRITCgtzaWduYWxfbmFtZRgDIAEoCRIsCghkZWFkbGluZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAEKC1N0ZXBSZXRyaWVkEi8KBnN0YXR1cxgBIAEoDjITLndlZnQudjEuU3RlcFN0YXR1c0IKukgHggEEEAEgABInChZuZXdfbG9naWNhbF9hdHRlbXB0X2lkGAIgASgNQge6SAQqAigCEhQKDHJlcXVlc3RlZF9ieRgDIAEoCRINCgVyZXJ1bhgEIAEoCCJYChNTdGVwQXR0ZW1wdFJlY29yZGVkEikKB2F0dGVtcHQYASABKAsyEC53ZWZ0LnYxLkF0dGVtcHRCBrpIA8gBARIWCg5jb3JyZWxhdGlvbl9pZBgCIAEoCSJqCgxTdGVwVmVyaWZpZWQSKgoMdmVyaWZ5X3N0YXRlGAEgASgOMhQud2VmdC52MS5WZXJpZnlTdGF0ZRIaChJyZWNvbmNpbGlhdGlvbl9rZXkYAiABKAkSEgoKZGlhZ25vc3RpYxgDIAEoCSJBChNDb21wZW5zYXRpb25TdGFydGVkEhEKCW9wZXJhdGlvbhgBIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYAiABKAkiSQoVQ29tcGVuc2F0aW9uU3VjY2VlZGVkEjAKDGNvbXBsZXRlZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiaQoSQ29tcGVuc2F0aW9uRmFpbGVkEiEKBWVycm9yGAEgASgLMhIud2VmdC52MS5TdGVwRXJyb3ISMAoMY29tcGxldGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLBAQoOU2lnbmFsQWNjZXB0ZWQSIQoEa2luZBgBIAEoDjITLndlZnQudjEuU2lnbmFsS2luZBItCgZyZXN1bHQYAiABKAsyHS53ZWZ0LnYxLkFjY2VwdGVkU2lnbmFsUmVzdWx0Eg0KBWFjdG9yGAMgASgJEjoKEW1hbnVhbF9jb21wbGV0aW9uGAQgASgLMh8ud2VmdC52MS5NYW51YWxDb21wbGV0aW9uUmVzdWx0EhIKCmNvbXBlbnNhdGUYBSABKAgikQEKDlNpZ25hbFJlamVjdGVkEiEKBGtpbmQYASABKA4yEy53ZWZ0LnYxLlNpZ25hbEtpbmQSEwoLc2lnbmFsX25hbWUYAiABKAkSEQoJc2lnbmFsX2lkGAMgASgJEg0KBWFjdG9yGAQgASgJEg4KBnJlYXNvbhgFIAEoCRIVCg1hY3Rvcl91c2VyX2lkGAYgASgJIjgKDlNpZ25hbENvbnN1bWVkEhMKC3NpZ25hbF9uYW1lGAEgASgJEhEKCXNpZ25hbF9pZBgCIAEoCSJfChFMaXN0RXZlbnRzUmVxdWVzdBIaCgZydW5faWQYASABKAlCCrpIB3IFEAEYgAESEQoJYWZ0ZXJfc2VxGAIgASgEEhsKCXBhZ2Vfc2l6ZRgDIAEoDUIIukgFKgMY6AciXgoSTGlzdEV2ZW50c1Jlc3BvbnNlEh4KBmV2ZW50cxgBIAMoCzIOLndlZnQudjEuRXZlbnQSFgoObGFzdF9ldmVudF9zZXEYAiABKAQSEAoIaGFzX21vcmUYAyABKAgiQwoSV2F0Y2hFdmVudHNSZXF1ZXN0EhoKBnJ1bl9pZBgBIAEoCUIKukgHcgUQARiAARIRCglhZnRlcl9zZXEYAiABKAQiNAoTV2F0Y2hFdmVudHNSZXNwb25zZRIdCgVldmVudBgBIAEoCzIOLndlZnQudjEuRXZlbnQicwoQUmVzeW5jUnVuUmVxdWVzdBIaCgZydW5faWQYASABKAlCCrpIB3IFEAEYgAESLQoEbW9kZRgCIAEoDjITLndlZnQudjEuUmVzeW5jTW9kZUIKukgHggEEEAEgABIUCgxzbmFwc2hvdF9zZXEYAyABKAQijgEKEVJlc3luY1J1blJlc3BvbnNlEiEKBG1vZGUYASABKA4yEy53ZWZ0LnYxLlJlc3luY01vZGUSHgoIc25hcHNob3QYAiABKAsyDC53ZWZ0LnYxLlJ1bhIeCgZldmVudHMYAyADKAsyDi53ZWZ0LnYxLkV2ZW50EhYKDmxhc3RfZXZlbnRfc2VxGAQgASgEKsIBCgtWZXJpZnlTdGF0ZRIcChhWRVJJRllfU1RBVEVfVU5TUEVDSUZJRUQQABIeChpWRVJJRllfU1RBVEVfTk9UX0NPTVBMRVRFRBABEiYKIlZFUklGWV9TVEFURV9DT01QTEVURURfV0lUSF9SRVNVTFQQAhItCilWRVJJRllfU1RBVEVfQ09NUExFVEVEX1JFU1VMVF9VTkFWQUlMQUJMRRADEh4KGlZFUklGWV9TVEFURV9JTkRFVEVSTUlOQVRFEAQq+gEKClNpZ25hbEtpbmQSGwoXU0lHTkFMX0tJTkRfVU5TUEVDSUZJRUQQABIVChFTSUdOQUxfS0lORF9QQVVTRRABEhYKElNJR05BTF9LSU5EX1JFU1VNRRACEhYKElNJR05BTF9LSU5EX0NBTkNFTBADEhoKFlNJR05BTF9LSU5EX1JFVFJZX1NURVAQBBIZChVTSUdOQUxfS0lORF9TS0lQX1NURVAQBRIhCh1TSUdOQUxfS0lORF9NQU5VQUxfQ09NUExFVElPThAGEhcKE1NJR05BTF9LSU5EX0FQUFJPVkUQBxIVChFTSUdOQUxfS0lORF9SRVJVThAIKl4KClJlc3luY01vZGUSGwoXUkVTWU5DX01PREVfVU5TUEVDSUZJRUQQABIUChBSRVNZTkNfTU9ERV9GVUxMEAESHQoZUkVTWU5DX01PREVfRlJPTV9TTkFQU0hPVBACMu8BCgxFdmVudFNlcnZpY2USSgoKTGlzdEV2ZW50cxIaLndlZnQudjEuTGlzdEV2ZW50c1JlcXVlc3QaGy53ZWZ0LnYxLkxpc3RFdmVudHNSZXNwb25zZSIDkAIBEkoKC1dhdGNoRXZlbnRzEhsud2VmdC52MS5XYXRjaEV2ZW50c1JlcXVlc3QaHC53ZWZ0LnYxLldhdGNoRXZlbnRzUmVzcG9uc2UwARJHCglSZXN5bmNSdW4SGS53ZWZ0LnYxLlJlc3luY1J1blJlcXVlc3QaGi53ZWZ0LnYxLlJlc3luY1J1blJlc3BvbnNlIgOQAgFCLVorZ2l0aHViLmNvbS93ZWZ0LWRldi93ZWZ0L2dlbi93ZWZ0L3YxO3dlZnR2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common, file_weft_v1_run, file_weft_v1_signal]);
+  fileDesc("ChN3ZWZ0L3YxL2V2ZW50LnByb3RvEgd3ZWZ0LnYxIokQCgVFdmVudBIvCgpldmVudF90eXBlGAEgASgJQhu6SBhyFhABGEAyEF5bQS1aXVtBLVphLXpdKyQSGgoIZXZlbnRfaWQYAiABKAlCCLpIBXIDsAEBEhoKBnJ1bl9pZBgDIAEoCUIKukgHcgUQARiAARIYCgdydW5fc2VxGAQgASgEQge6SAQyAigBEi4KD2lkZW1wb3RlbmN5X2tleRgFIAEoCUIVukgSchAyDl5bMC05YS1mXXs2NH0kEjYKCmVtaXR0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESLwoLb2NjdXJyZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh4KCmVtaXR0ZWRfYnkYCCABKAlCCrpIB3IFEAEYgAQSGwoHc3RlcF9pZBgJIAEoCUIKukgHcgUQARiAARIjChJsb2dpY2FsX2F0dGVtcHRfaWQYCiABKA1CB7pIBCoCKAESHgoRZW5naW5lX2F0dGVtcHRfaWQYCyABKA1IAYgBARIfCgxwbGFuX3ZlcnNpb24YDCABKAlCCbpIBnIEEAEYQBIuCg1ydW5fc3VibWl0dGVkGBQgASgLMhUud2VmdC52MS5SdW5TdWJtaXR0ZWRIABIsCgxydW5fYXBwcm92ZWQYFSABKAsyFC53ZWZ0LnYxLlJ1bkFwcHJvdmVkSAASKAoKcnVuX3F1ZXVlZBgWIAEoCzISLndlZnQudjEuUnVuUXVldWVkSAASKgoLcnVuX3N0YXJ0ZWQYFyABKAsyEy53ZWZ0LnYxLlJ1blN0YXJ0ZWRIABIqCgtydW5fYmxvY2tlZBgYIAEoCzITLndlZnQudjEuUnVuQmxvY2tlZEgAEi4KDXJ1bl91bmJsb2NrZWQYGSABKAsyFS53ZWZ0LnYxLlJ1blVuYmxvY2tlZEgAEigKCnJ1bl9wYXVzZWQYGiABKAsyEi53ZWZ0LnYxLlJ1blBhdXNlZEgAEioKC3J1bl9kcmFpbmVkGBsgASgLMhMud2VmdC52MS5SdW5EcmFpbmVkSAASKgoLcnVuX3Jlc3VtZWQYHCABKAsyEy53ZWZ0LnYxLlJ1blJlc3VtZWRIABI0ChBydW5fY29tcGVuc2F0aW5nGB0gASgLMhgud2VmdC52MS5SdW5Db21wZW5zYXRpbmdIABIuCg1ydW5fY29tcGxldGVkGB4gASgLMhUud2VmdC52MS5SdW5Db21wbGV0ZWRIABIoCgpydW5fZmFpbGVkGB8gASgLMhIud2VmdC52MS5SdW5GYWlsZWRIABIuCg1ydW5fY2FuY2VsbGVkGCAgASgLMhUud2VmdC52MS5SdW5DYW5jZWxsZWRIABImCglydW5fcmVydW4YISABKAsyES53ZWZ0LnYxLlJ1blJlcnVuSAASMAoOc3RlcF9zY2hlZHVsZWQYKCABKAsyFi53ZWZ0LnYxLlN0ZXBTY2hlZHVsZWRIABIsCgxzdGVwX3N0YXJ0ZWQYKSABKAsyFC53ZWZ0LnYxLlN0ZXBTdGFydGVkSAASMAoOc3RlcF9jb21wbGV0ZWQYKiABKAsyFi53ZWZ0LnYxLlN0ZXBDb21wbGV0ZWRIABIqCgtzdGVwX2ZhaWxlZBgrIAEoCzITLndlZnQudjEuU3RlcEZhaWxlZEgAEiwKDHN0ZXBfc2tpcHBlZBgsIAEoCzIULndlZnQudjEuU3RlcFNraXBwZWRIABIwCg5zdGVwX2NhbmNlbGxlZBgtIAEoCzIWLndlZnQudjEuU3RlcENhbmNlbGxlZEgAEiwKDHN0ZXBfd2FpdGluZxguIAEoCzIULndlZnQudjEuU3RlcFdhaXRpbmdIABIsCgxzdGVwX3JldHJpZWQYLyABKAsyFC53ZWZ0LnYxLlN0ZXBSZXRyaWVkSAASPQoVc3RlcF9hdHRlbXB0X3JlY29yZGVkGDAgASgLMhwud2VmdC52MS5TdGVwQXR0ZW1wdFJlY29yZGVkSAASLgoNc3RlcF92ZXJpZmllZBgxIAEoCzIVLndlZnQudjEuU3RlcFZlcmlmaWVkSAASLgoNc3RlcF9zbGVlcGluZxgyIAEoCzIVLndlZnQudjEuU3RlcFNsZWVwaW5nSAASLgoNc3RlcF9pdGVyYXRlZBgzIAEoCzIVLndlZnQudjEuU3RlcEl0ZXJhdGVkSAASPAoUY29tcGVuc2F0aW9uX3N0YXJ0ZWQYPCABKAsyHC53ZWZ0LnYxLkNvbXBlbnNhdGlvblN0YXJ0ZWRIABJAChZjb21wZW5zYXRpb25fc3VjY2VlZGVkGD0gASgLMh4ud2VmdC52MS5Db21wZW5zYXRpb25TdWNjZWVkZWRIABI6ChNjb21wZW5zYXRpb25fZmFpbGVkGD4gASgLMhsud2VmdC52MS5Db21wZW5zYXRpb25GYWlsZWRIABIyCg9zaWduYWxfYWNjZXB0ZWQYRiABKAsyFy53ZWZ0LnYxLlNpZ25hbEFjY2VwdGVkSAASMgoPc2lnbmFsX3JlamVjdGVkGEcgASgLMhcud2VmdC52MS5TaWduYWxSZWplY3RlZEgAEjIKD3NpZ25hbF9jb25zdW1lZBhIIAEoCzIXLndlZnQudjEuU2lnbmFsQ29uc3VtZWRIAEIQCgdwYXlsb2FkEgW6SAIIAUIUChJfZW5naW5lX2F0dGVtcHRfaWQihQEKClJ1bkNvbnRleHQSHQoJdGVuYW50X2lkGAEgASgJQgq6SAdyBRABGIABEhIKCnByb2plY3RfaWQYAiABKAkSFgoOZW52aXJvbm1lbnRfaWQYAyABKAkSFAoMdHJpZ2dlcmVkX2J5GAQgASgJEhYKDnRyaWdnZXJfc291cmNlGAUgASgJIoUBCgdQbGFuUmVmEgsKA3VyaRgBIAEoCRIlCgZzaGEyNTYYAiABKAlCFbpIEnIQMg5eWzAtOWEtZl17NjR9JBIWCg5zY2hlbWFfdmVyc2lvbhgDIAEoCRIYCgdwbGFuX2lkGAQgASgJQge6SARyAhABEhQKDHBsYW5fdmVyc2lvbhgFIAEoCSKwAQoMUnVuU3VibWl0dGVkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEioKCHBsYW5fcmVmGAIgASgLMhAud2VmdC52MS5QbGFuUmVmQga6SAPIAQESLAoHY29udGV4dBgDIAEoCzITLndlZnQudjEuUnVuQ29udGV4dEIGukgDyAEBEhYKDnJ1bl9yZXF1ZXN0X2lkGAQgASgJImIKC1J1bkFwcHJvdmVkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEhMKC2FwcHJvdmVkX2J5GAIgASgJEg4KBnJlYXNvbhgDIAEoCSJLCglSdW5RdWV1ZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASDgoGcmVhc29uGAIgASgJIusBCgpSdW5TdGFydGVkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEhYKDmVuZ2luZV9ydW5fcmVmGAIgASgJEhMKC2VuZ2luZV90eXBlGAMgASgJEiIKCHBsYW5fcmVmGAQgASgLMhAud2VmdC52MS5QbGFuUmVmEiQKB2NvbnRleHQYBSABKAsyEy53ZWZ0LnYxLlJ1bkNvbnRleHQSNgoKc3RhcnRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBASJgCgpSdW5CbG9ja2VkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEhIKCndhaXRpbmdfb24YAiADKAkSDgoGcmVhc29uGAMgASgJIj4KDFJ1blVuYmxvY2tlZBIuCgZzdGF0dXMYASABKA4yEi53ZWZ0LnYxLlJ1blN0YXR1c0IKukgHggEEEAEgACKkAQoJUnVuUGF1c2VkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEigKCXN1YnN0YXR1cxgCIAEoDjIVLndlZnQudjEuUnVuU3Vic3RhdHVzEhcKD2luX2ZsaWdodF90YXNrcxgDIAEoDRIUCgxyZXF1ZXN0ZWRfYnkYBCABKAkSDgoGcmVhc29uGAUgASgJImcKClJ1bkRyYWluZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASEQoJdGltZWRfb3V0GAIgASgIEhYKDm9ycGhhbmVkX3Rhc2tzGAMgASgNIlIKClJ1blJlc3VtZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASFAoMcmVxdWVzdGVkX2J5GAIgASgJIpEBCg9SdW5Db21wZW5zYXRpbmcSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASGAoQZmFpbGVkX2FjdGlvbl9pZBgCIAEoCRIaChJjb21wZW5zYXRpb25fb3JkZXIYAyADKAkSGAoQY2FuY2VsX3JlcXVlc3RlZBgEIAEoCCJ4CgxSdW5Db21wbGV0ZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASOAoMY29tcGxldGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBItMBCglSdW5GYWlsZWQSLgoGc3RhdHVzGAEgASgOMhIud2VmdC52MS5SdW5TdGF0dXNCCrpIB4IBBBABIAASIAoFZXJyb3IYAiABKAsyES53ZWZ0LnYxLlJ1bkVycm9yEjoKFGNvbXBlbnNhdGlvbl9vdXRjb21lGAMgASgOMhwud2VmdC52MS5Db21wZW5zYXRpb25PdXRjb21lEjgKDGNvbXBsZXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBASLrAQoMUnVuQ2FuY2VsbGVkEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEisKDGNhbmNlbGxhdGlvbhgCIAEoCzIVLndlZnQudjEuQ2FuY2VsbGF0aW9uEjgKDGNvbXBsZXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARJEChRjb21wZW5zYXRpb25fb3V0Y29tZRgEIAEoDjIcLndlZnQudjEuQ29tcGVuc2F0aW9uT3V0Y29tZUIIukgFggECEAEijgEKCFJ1blJlcnVuEi4KBnN0YXR1cxgBIAEoDjISLndlZnQudjEuUnVuU3RhdHVzQgq6SAeCAQQQASAAEhoKCWZyb21fc3RlcBgCIAEoCUIHukgEcgIQARIQCghyZW9wZW5lZBgDIAMoCRIUCgxyZXF1ZXN0ZWRfYnkYBCABKAkSDgoGcmVhc29uGAUgASgJIsABCg1TdGVwU2NoZWR1bGVkEi8KBnN0YXR1cxgBIAEoDjITLndlZnQudjEuU3RlcFN0YXR1c0IKukgHggEEEAEgABIYCgd0YXNrX2lkGAIgASgJQge6SARyAhABEg0KBXF1ZXVlGAMgASgJEi4KCm5vdF9iZWZvcmUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiUKBWlucHV0GDIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIqwBCgxTdGVwU2xlZXBpbmcSLwoGc3RhdHVzGAEgASgOMhMud2VmdC52MS5TdGVwU3RhdHVzQgq6SAeCAQQQASAAEjYKCnN0YXJ0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESMwoHd2FrZV9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBASKsAQoMU3RlcEl0ZXJhdGVkEi8KBnN0YXR1cxgBIAEoDjITLndlZnQudjEuU3RlcFN0YXR1c0IKukgHggEEEAEgABIaCglpdGVyYXRpb24YAiABKA1CB7pIBCoCKAESJgoGb3V0cHV0GAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEicKFm5ld19sb2dpY2FsX2F0dGVtcHRfaWQYBCABKA1CB7pIBCoCKAEiiQEKC1N0ZXBTdGFydGVkEi8KBnN0YXR1cxgBIAEoDjITLndlZnQudjEuU3RlcFN0YXR1c0IKukgHggEEEAEgABIRCgl3b3JrZXJfaWQYAiABKAkSNgoKc3RhcnRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBASLbAQoNU3RlcENvbXBsZXRlZBIvCgZzdGF0dXMYASABKA4yEy53ZWZ0LnYxLlN0ZXBTdGF0dXNCCrpIB4IBBBABIAASJgoGb3V0cHV0GAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEicKCWFydGlmYWN0cxgDIAMoCzIULndlZnQudjEuQXJ0aWZhY3RSZWYSOAoMY29tcGxldGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBEg4KBnNvdXJjZRgFIAEoCSLrAQoKU3RlcEZhaWxlZBIvCgZzdGF0dXMYASABKA4yEy53ZWZ0LnYxLlN0ZXBTdGF0dXNCCrpIB4IBBBABIAASKQoFZXJyb3IYAiABKAsyEi53ZWZ0LnYxLlN0ZXBFcnJvckIGukgDyAEBEjgKDGNvbXBsZXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARISCgp3aWxsX3JldHJ5GAQgASgIEjMKD25leHRfYXR0ZW1wdF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiTgoLU3RlcFNraXBwZWQSLwoGc3RhdHVzGAEgASgOMhMud2VmdC52MS5TdGVwU3RhdHVzQgq6SAeCAQQQASAAEg4KBnJlYXNvbhgCIAEoCSJQCg1TdGVwQ2FuY2VsbGVkEi8KBnN0YXR1cxgBIAEoDjITLndlZnQudjEuU3RlcFN0YXR1c0IKukgHggEEEAEgABIOCgZyZWFzb24YAiABKAkimwEKC1N0ZXBXYWl0aW5nEi8KBnN0YXR1cxgBIAEoDjITLndlZnQudjEuU3RlcFN0YXR1c0IKukgHggEEEAEgABIYChBjb21wbGV0aW9uX3Rva2VuGAIgASgJEhMKC3NpZ25hbF9uYW1lGAMgASgJEiwKCGRlYWRsaW5lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKMAQoLU3RlcFJldHJpZWQSLwoGc3RhdHVzGAEgASgOMhMud2VmdC52MS5TdGVwU3RhdHVzQgq6SAeCAQQQASAAEicKFm5ld19sb2dpY2FsX2F0dGVtcHRfaWQYAiABKA1CB7pIBCoCKAISFAoMcmVxdWVzdGVkX2J5GAMgASgJEg0KBXJlcnVuGAQgASgIIlgKE1N0ZXBBdHRlbXB0UmVjb3JkZWQSKQoHYXR0ZW1wdBgBIAEoCzIQLndlZnQudjEuQXR0ZW1wdEIGukgDyAEBEhYKDmNvcnJlbGF0aW9uX2lkGAIgASgJImoKDFN0ZXBWZXJpZmllZBIqCgx2ZXJpZnlfc3RhdGUYASABKA4yFC53ZWZ0LnYxLlZlcmlmeVN0YXRlEhoKEnJlY29uY2lsaWF0aW9uX2tleRgCIAEoCRISCgpkaWFnbm9zdGljGAMgASgJIkEKE0NvbXBlbnNhdGlvblN0YXJ0ZWQSEQoJb3BlcmF0aW9uGAEgASgJEhcKD2lkZW1wb3RlbmN5X2tleRgCIAEoCSJJChVDb21wZW5zYXRpb25TdWNjZWVkZWQSMAoMY29tcGxldGVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJpChJDb21wZW5zYXRpb25GYWlsZWQSIQoFZXJyb3IYASABKAsyEi53ZWZ0LnYxLlN0ZXBFcnJvchIwCgxjb21wbGV0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIsEBCg5TaWduYWxBY2NlcHRlZBIhCgRraW5kGAEgASgOMhMud2VmdC52MS5TaWduYWxLaW5kEi0KBnJlc3VsdBgCIAEoCzIdLndlZnQudjEuQWNjZXB0ZWRTaWduYWxSZXN1bHQSDQoFYWN0b3IYAyABKAkSOgoRbWFudWFsX2NvbXBsZXRpb24YBCABKAsyHy53ZWZ0LnYxLk1hbnVhbENvbXBsZXRpb25SZXN1bHQSEgoKY29tcGVuc2F0ZRgFIAEoCCKRAQoOU2lnbmFsUmVqZWN0ZWQSIQoEa2luZBgBIAEoDjITLndlZnQudjEuU2lnbmFsS2luZBITCgtzaWduYWxfbmFtZRgCIAEoCRIRCglzaWduYWxfaWQYAyABKAkSDQoFYWN0b3IYBCABKAkSDgoGcmVhc29uGAUgASgJEhUKDWFjdG9yX3VzZXJfaWQYBiABKAkiOAoOU2lnbmFsQ29uc3VtZWQSEwoLc2lnbmFsX25hbWUYASABKAkSEQoJc2lnbmFsX2lkGAIgASgJIl8KEUxpc3RFdmVudHNSZXF1ZXN0EhoKBnJ1bl9pZBgBIAEoCUIKukgHcgUQARiAARIRCglhZnRlcl9zZXEYAiABKAQSGwoJcGFnZV9zaXplGAMgASgNQgi6SAUqAxjoByJeChJMaXN0RXZlbnRzUmVzcG9uc2USHgoGZXZlbnRzGAEgAygLMg4ud2VmdC52MS5FdmVudBIWCg5sYXN0X2V2ZW50X3NlcRgCIAEoBBIQCghoYXNfbW9yZRgDIAEoCCJDChJXYXRjaEV2ZW50c1JlcXVlc3QSGgoGcnVuX2lkGAEgASgJQgq6SAdyBRABGIABEhEKCWFmdGVyX3NlcRgCIAEoBCI0ChNXYXRjaEV2ZW50c1Jlc3BvbnNlEh0KBWV2ZW50GAEgASgLMg4ud2VmdC52MS5FdmVudCJzChBSZXN5bmNSdW5SZXF1ZXN0EhoKBnJ1bl9pZBgBIAEoCUIKukgHcgUQARiAARItCgRtb2RlGAIgASgOMhMud2VmdC52MS5SZXN5bmNNb2RlQgq6SAeCAQQQASAAEhQKDHNuYXBzaG90X3NlcRgDIAEoBCKOAQoRUmVzeW5jUnVuUmVzcG9uc2USIQoEbW9kZRgBIAEoDjITLndlZnQudjEuUmVzeW5jTW9kZRIeCghzbmFwc2hvdBgCIAEoCzIMLndlZnQudjEuUnVuEh4KBmV2ZW50cxgDIAMoCzIOLndlZnQudjEuRXZlbnQSFgoObGFzdF9ldmVudF9zZXEYBCABKAQqwgEKC1ZlcmlmeVN0YXRlEhwKGFZFUklGWV9TVEFURV9VTlNQRUNJRklFRBAAEh4KGlZFUklGWV9TVEFURV9OT1RfQ09NUExFVEVEEAESJgoiVkVSSUZZX1NUQVRFX0NPTVBMRVRFRF9XSVRIX1JFU1VMVBACEi0KKVZFUklGWV9TVEFURV9DT01QTEVURURfUkVTVUxUX1VOQVZBSUxBQkxFEAMSHgoaVkVSSUZZX1NUQVRFX0lOREVURVJNSU5BVEUQBCr6AQoKU2lnbmFsS2luZBIbChdTSUdOQUxfS0lORF9VTlNQRUNJRklFRBAAEhUKEVNJR05BTF9LSU5EX1BBVVNFEAESFgoSU0lHTkFMX0tJTkRfUkVTVU1FEAISFgoSU0lHTkFMX0tJTkRfQ0FOQ0VMEAMSGgoWU0lHTkFMX0tJTkRfUkVUUllfU1RFUBAEEhkKFVNJR05BTF9LSU5EX1NLSVBfU1RFUBAFEiEKHVNJR05BTF9LSU5EX01BTlVBTF9DT01QTEVUSU9OEAYSFwoTU0lHTkFMX0tJTkRfQVBQUk9WRRAHEhUKEVNJR05BTF9LSU5EX1JFUlVOEAgqXgoKUmVzeW5jTW9kZRIbChdSRVNZTkNfTU9ERV9VTlNQRUNJRklFRBAAEhQKEFJFU1lOQ19NT0RFX0ZVTEwQARIdChlSRVNZTkNfTU9ERV9GUk9NX1NOQVBTSE9UEAIy7wEKDEV2ZW50U2VydmljZRJKCgpMaXN0RXZlbnRzEhoud2VmdC52MS5MaXN0RXZlbnRzUmVxdWVzdBobLndlZnQudjEuTGlzdEV2ZW50c1Jlc3BvbnNlIgOQAgESSgoLV2F0Y2hFdmVudHMSGy53ZWZ0LnYxLldhdGNoRXZlbnRzUmVxdWVzdBocLndlZnQudjEuV2F0Y2hFdmVudHNSZXNwb25zZTABEkcKCVJlc3luY1J1bhIZLndlZnQudjEuUmVzeW5jUnVuUmVxdWVzdBoaLndlZnQudjEuUmVzeW5jUnVuUmVzcG9uc2UiA5ACAUItWitnaXRodWIuY29tL3dlZnQtZGV2L3dlZnQvZ2VuL3dlZnQvdjE7d2VmdHYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common, file_weft_v1_run, file_weft_v1_signal]);
 
 /**
  * Event is one entry of a run's event log, with the envelope of docs/semantics.md#events and a typed
@@ -309,6 +309,22 @@ export type Event = Message<"weft.v1.Event"> & {
      */
     value: StepVerified;
     case: "stepVerified";
+  } | {
+    /**
+     * StepSleeping.
+     *
+     * @generated from field: weft.v1.StepSleeping step_sleeping = 50;
+     */
+    value: StepSleeping;
+    case: "stepSleeping";
+  } | {
+    /**
+     * StepIterated.
+     *
+     * @generated from field: weft.v1.StepIterated step_iterated = 51;
+     */
+    value: StepIterated;
+    case: "stepIterated";
   } | {
     /**
      * CompensationStarted.
@@ -1034,6 +1050,15 @@ export type StepScheduled = Message<"weft.v1.StepScheduled"> & {
    * @generated from field: google.protobuf.Timestamp not_before = 4;
    */
   notBefore?: Timestamp | undefined;
+
+  /**
+   * The step's input with its ${{ }} expressions evaluated, which every attempt
+   * of the step runs with (docs/semantics.md#input-expressions); unset when the
+   * input has no expression.
+   *
+   * @generated from field: google.protobuf.Value input = 50;
+   */
+  input?: Value | undefined;
 };
 
 /**
@@ -1042,6 +1067,84 @@ export type StepScheduled = Message<"weft.v1.StepScheduled"> & {
  */
 export const StepScheduledSchema: GenMessage<StepScheduled> = /*@__PURE__*/
   messageDesc(file_weft_v1_event, 17);
+
+/**
+ * StepSleeping: a sleep step started its durable sleep (docs/semantics.md#sleep).
+ *
+ * @generated from message weft.v1.StepSleeping
+ */
+export type StepSleeping = Message<"weft.v1.StepSleeping"> & {
+  /**
+   * Always RUNNING.
+   *
+   * @generated from field: weft.v1.StepStatus status = 1;
+   */
+  status: StepStatus;
+
+  /**
+   * When the sleep started.
+   *
+   * @generated from field: google.protobuf.Timestamp started_at = 2;
+   */
+  startedAt?: Timestamp | undefined;
+
+  /**
+   * When it ends: the step completes then, or when the run resumes if it is paused then.
+   *
+   * @generated from field: google.protobuf.Timestamp wake_at = 3;
+   */
+  wakeAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message weft.v1.StepSleeping.
+ * Use `create(StepSleepingSchema)` to create a new message.
+ */
+export const StepSleepingSchema: GenMessage<StepSleeping> = /*@__PURE__*/
+  messageDesc(file_weft_v1_event, 18);
+
+/**
+ * StepIterated: a repeat step's iteration succeeded without its until holding,
+ * and the next iteration opened as a new logical attempt (docs/semantics.md#repeat).
+ *
+ * @generated from message weft.v1.StepIterated
+ */
+export type StepIterated = Message<"weft.v1.StepIterated"> & {
+  /**
+   * Always PENDING: the next iteration waits to be dispatched.
+   *
+   * @generated from field: weft.v1.StepStatus status = 1;
+   */
+  status: StepStatus;
+
+  /**
+   * The iteration that ended, from 1.
+   *
+   * @generated from field: uint32 iteration = 2;
+   */
+  iteration: number;
+
+  /**
+   * Its output (the checkpoint keeps only the last iteration's).
+   *
+   * @generated from field: google.protobuf.Value output = 3;
+   */
+  output?: Value | undefined;
+
+  /**
+   * The logical attempt of the next iteration.
+   *
+   * @generated from field: uint32 new_logical_attempt_id = 4;
+   */
+  newLogicalAttemptId: number;
+};
+
+/**
+ * Describes the message weft.v1.StepIterated.
+ * Use `create(StepIteratedSchema)` to create a new message.
+ */
+export const StepIteratedSchema: GenMessage<StepIterated> = /*@__PURE__*/
+  messageDesc(file_weft_v1_event, 19);
 
 /**
  * StepStarted: a worker started an attempt.
@@ -1076,7 +1179,7 @@ export type StepStarted = Message<"weft.v1.StepStarted"> & {
  * Use `create(StepStartedSchema)` to create a new message.
  */
 export const StepStartedSchema: GenMessage<StepStarted> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 18);
+  messageDesc(file_weft_v1_event, 20);
 
 /**
  * StepCompleted: the step succeeded.
@@ -1125,7 +1228,7 @@ export type StepCompleted = Message<"weft.v1.StepCompleted"> & {
  * Use `create(StepCompletedSchema)` to create a new message.
  */
 export const StepCompletedSchema: GenMessage<StepCompleted> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 19);
+  messageDesc(file_weft_v1_event, 21);
 
 /**
  * StepFailed: the attempt failed.
@@ -1174,7 +1277,7 @@ export type StepFailed = Message<"weft.v1.StepFailed"> & {
  * Use `create(StepFailedSchema)` to create a new message.
  */
 export const StepFailedSchema: GenMessage<StepFailed> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 20);
+  messageDesc(file_weft_v1_event, 22);
 
 /**
  * StepSkipped: the step was skipped.
@@ -1202,7 +1305,7 @@ export type StepSkipped = Message<"weft.v1.StepSkipped"> & {
  * Use `create(StepSkippedSchema)` to create a new message.
  */
 export const StepSkippedSchema: GenMessage<StepSkipped> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 21);
+  messageDesc(file_weft_v1_event, 23);
 
 /**
  * StepCancelled: the step was cancelled.
@@ -1230,7 +1333,7 @@ export type StepCancelled = Message<"weft.v1.StepCancelled"> & {
  * Use `create(StepCancelledSchema)` to create a new message.
  */
 export const StepCancelledSchema: GenMessage<StepCancelled> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 22);
+  messageDesc(file_weft_v1_event, 24);
 
 /**
  * StepWaiting: the step waits for a person or a signal.
@@ -1272,7 +1375,7 @@ export type StepWaiting = Message<"weft.v1.StepWaiting"> & {
  * Use `create(StepWaitingSchema)` to create a new message.
  */
 export const StepWaitingSchema: GenMessage<StepWaiting> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 23);
+  messageDesc(file_weft_v1_event, 25);
 
 /**
  * StepRetried: RETRY_STEP, or a rerun (rerun set), opened a new logical attempt.
@@ -1315,7 +1418,7 @@ export type StepRetried = Message<"weft.v1.StepRetried"> & {
  * Use `create(StepRetriedSchema)` to create a new message.
  */
 export const StepRetriedSchema: GenMessage<StepRetried> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 24);
+  messageDesc(file_weft_v1_event, 26);
 
 /**
  * StepAttemptRecorded is the evidence of one attempt (docs/semantics.md#attempt-evidence); its key includes engine_attempt_id.
@@ -1345,7 +1448,7 @@ export type StepAttemptRecorded = Message<"weft.v1.StepAttemptRecorded"> & {
  * Use `create(StepAttemptRecordedSchema)` to create a new message.
  */
 export const StepAttemptRecordedSchema: GenMessage<StepAttemptRecorded> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 25);
+  messageDesc(file_weft_v1_event, 27);
 
 /**
  * StepVerified: a verify task reported on a keyed activity.
@@ -1380,7 +1483,7 @@ export type StepVerified = Message<"weft.v1.StepVerified"> & {
  * Use `create(StepVerifiedSchema)` to create a new message.
  */
 export const StepVerifiedSchema: GenMessage<StepVerified> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 26);
+  messageDesc(file_weft_v1_event, 28);
 
 /**
  * CompensationStarted: a step's hook started.
@@ -1408,7 +1511,7 @@ export type CompensationStarted = Message<"weft.v1.CompensationStarted"> & {
  * Use `create(CompensationStartedSchema)` to create a new message.
  */
 export const CompensationStartedSchema: GenMessage<CompensationStarted> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 27);
+  messageDesc(file_weft_v1_event, 29);
 
 /**
  * CompensationSucceeded: a step's hook succeeded.
@@ -1429,7 +1532,7 @@ export type CompensationSucceeded = Message<"weft.v1.CompensationSucceeded"> & {
  * Use `create(CompensationSucceededSchema)` to create a new message.
  */
 export const CompensationSucceededSchema: GenMessage<CompensationSucceeded> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 28);
+  messageDesc(file_weft_v1_event, 30);
 
 /**
  * CompensationFailed: a step's hook failed after its attempts; compensation continues.
@@ -1457,7 +1560,7 @@ export type CompensationFailed = Message<"weft.v1.CompensationFailed"> & {
  * Use `create(CompensationFailedSchema)` to create a new message.
  */
 export const CompensationFailedSchema: GenMessage<CompensationFailed> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 29);
+  messageDesc(file_weft_v1_event, 31);
 
 /**
  * SignalAccepted: a signal was accepted; it does not itself change the run's status.
@@ -1507,7 +1610,7 @@ export type SignalAccepted = Message<"weft.v1.SignalAccepted"> & {
  * Use `create(SignalAcceptedSchema)` to create a new message.
  */
 export const SignalAcceptedSchema: GenMessage<SignalAccepted> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 30);
+  messageDesc(file_weft_v1_event, 32);
 
 /**
  * SignalRejected: a signal was refused (illegal transition, policy deny, ...).
@@ -1564,7 +1667,7 @@ export type SignalRejected = Message<"weft.v1.SignalRejected"> & {
  * Use `create(SignalRejectedSchema)` to create a new message.
  */
 export const SignalRejectedSchema: GenMessage<SignalRejected> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 31);
+  messageDesc(file_weft_v1_event, 33);
 
 /**
  * SignalConsumed: a wait-for-signal action took an accepted signal.
@@ -1592,7 +1695,7 @@ export type SignalConsumed = Message<"weft.v1.SignalConsumed"> & {
  * Use `create(SignalConsumedSchema)` to create a new message.
  */
 export const SignalConsumedSchema: GenMessage<SignalConsumed> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 32);
+  messageDesc(file_weft_v1_event, 34);
 
 /**
  * ListEventsRequest pages a run's events.
@@ -1627,7 +1730,7 @@ export type ListEventsRequest = Message<"weft.v1.ListEventsRequest"> & {
  * Use `create(ListEventsRequestSchema)` to create a new message.
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 33);
+  messageDesc(file_weft_v1_event, 35);
 
 /**
  * ListEventsResponse is one page of events.
@@ -1662,7 +1765,7 @@ export type ListEventsResponse = Message<"weft.v1.ListEventsResponse"> & {
  * Use `create(ListEventsResponseSchema)` to create a new message.
  */
 export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 34);
+  messageDesc(file_weft_v1_event, 36);
 
 /**
  * WatchEventsRequest follows a run's events.
@@ -1690,7 +1793,7 @@ export type WatchEventsRequest = Message<"weft.v1.WatchEventsRequest"> & {
  * Use `create(WatchEventsRequestSchema)` to create a new message.
  */
 export const WatchEventsRequestSchema: GenMessage<WatchEventsRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 35);
+  messageDesc(file_weft_v1_event, 37);
 
 /**
  * WatchEventsResponse carries one event.
@@ -1711,7 +1814,7 @@ export type WatchEventsResponse = Message<"weft.v1.WatchEventsResponse"> & {
  * Use `create(WatchEventsResponseSchema)` to create a new message.
  */
 export const WatchEventsResponseSchema: GenMessage<WatchEventsResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 36);
+  messageDesc(file_weft_v1_event, 38);
 
 /**
  * ResyncRunRequest asks for what a projector needs to rebuild.
@@ -1748,7 +1851,7 @@ export type ResyncRunRequest = Message<"weft.v1.ResyncRunRequest"> & {
  * Use `create(ResyncRunRequestSchema)` to create a new message.
  */
 export const ResyncRunRequestSchema: GenMessage<ResyncRunRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 37);
+  messageDesc(file_weft_v1_event, 39);
 
 /**
  * ResyncRunResponse answers a resync.
@@ -1793,7 +1896,7 @@ export type ResyncRunResponse = Message<"weft.v1.ResyncRunResponse"> & {
  * Use `create(ResyncRunResponseSchema)` to create a new message.
  */
 export const ResyncRunResponseSchema: GenMessage<ResyncRunResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_event, 38);
+  messageDesc(file_weft_v1_event, 40);
 
 /**
  * VerifyState is what a verify function found (docs/semantics.md#reconciliation).

@@ -1,0 +1,376 @@
+package definition
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weft-dev/weft/engine/expr"
+)
+
+// The bounds of a step's expressions.
+const (
+	// MaxRepeatIterations is the largest repeat.max_iterations (docs/semantics.md#repeat).
+	MaxRepeatIterations = 1000
+	// MinSleep is the shortest sleep that may be set.
+	MinSleep = Duration(time.Millisecond)
+)
+
+// The environment every expression of a definition is compiled in, and the
+// programs compiled in it, kept so that a run's decisions do not compile an
+// expression each time they evaluate it. A program is found by everything
+// that went into compiling it (its kind, path, scope and source), so the
+// same expression in two definitions is one entry, and one whose scope
+// differs is another.
+var (
+	exprEnv   = mustEnv()
+	programMu sync.Mutex
+	programs  = map[programKey]any{} // *expr.Program or *expr.Template
+)
+
+// maxPrograms bounds the programs kept.
+const maxPrograms = 4096
+
+// programKey is what a compiled program depends on.
+type programKey struct {
+	kind  expr.Kind
+	tmpl  bool
+	path  string
+	scope string
+	src   string
+}
+
+func mustEnv() *expr.Env {
+	e, err := expr.NewEnv(expr.Limits{})
+	if err != nil {
+		panic(err) // the environment's options are fixed: a failure is a bug caught by every test
+	}
+	return e
+}
+
+// scope answers what an expression of the action at index i may read: the
+// steps upstream of it (its transitive dependencies in a DAG, the steps
+// before it in a sequence), and the action itself when self is set (a
+// repeat.until reads its own last iteration).
+func (d *Definition) scope(i int, self bool) expr.Scope {
+	known := make([]string, len(d.Actions))
+	for j := range d.Actions {
+		known[j] = d.Actions[j].ID
+	}
+	var up []string
+	if d.sequential() {
+		a := &d.Actions[i]
+		for j := range d.Actions {
+			b := &d.Actions[j]
+			if b.Order < a.Order || (b.Order == a.Order && b.ID < a.ID) {
+				up = append(up, b.ID)
+			}
+		}
+	} else {
+		up = d.ancestors(i)
+	}
+	if self {
+		up = append(up, d.Actions[i].ID)
+	}
+	return expr.Scope{Steps: up, Known: known}
+}
+
+// sequential reports whether the definition runs by order alone
+// (docs/semantics.md#sequential-order).
+func (d *Definition) sequential() bool { return !d.DAG && !hasDependencies(d.Actions) }
+
+// ancestors answers the ids the action at index i depends on, directly or
+// through others, each once; a cycle (refused elsewhere) ends the walk.
+func (d *Definition) ancestors(i int) []string {
+	index := make(map[string]int, len(d.Actions))
+	for j := range d.Actions {
+		if _, dup := index[d.Actions[j].ID]; !dup {
+			index[d.Actions[j].ID] = j
+		}
+	}
+	seen := map[string]bool{d.Actions[i].ID: true}
+	var out []string
+	stack := append([]string(nil), d.Actions[i].DependsOn...)
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		j, ok := index[id]
+		if seen[id] || !ok {
+			continue
+		}
+		seen[id] = true
+		out = append(out, id)
+		stack = append(stack, d.Actions[j].DependsOn...)
+	}
+	return out
+}
+
+// hasTemplate reports whether raw may hold an expression string (a ${{ …
+// }}): only then is it compiled as a template.
+func hasTemplate(raw json.RawMessage) bool { return bytes.Contains(raw, []byte("${{")) }
+
+// compile answers the program of src at path, compiled once.
+func compile(src, path string, k expr.Kind, s expr.Scope) (*expr.Program, error) {
+	key := programKey{kind: k, path: path, scope: strings.Join(s.Steps, "\x00") + "\x01" + strings.Join(s.Known, "\x00"), src: src}
+	if p, ok := cached(key); ok {
+		return p.(*expr.Program), nil
+	}
+	p, err := exprEnv.CompileKey(src, path, k, s)
+	if err != nil {
+		return nil, err
+	}
+	keep(key, p)
+	return p, nil
+}
+
+// compileTemplate answers the template of raw at path, compiled once.
+func compileTemplate(raw json.RawMessage, path string, s expr.Scope) (*expr.Template, error) {
+	key := programKey{tmpl: true, path: path, scope: strings.Join(s.Steps, "\x00") + "\x01" + strings.Join(s.Known, "\x00"), src: string(raw)}
+	if t, ok := cached(key); ok {
+		return t.(*expr.Template), nil
+	}
+	t, err := exprEnv.CompileTemplate(raw, path, s)
+	if err != nil {
+		return nil, err
+	}
+	keep(key, t)
+	return t, nil
+}
+
+func cached(key programKey) (any, bool) {
+	programMu.Lock()
+	defer programMu.Unlock()
+	p, ok := programs[key]
+	return p, ok
+}
+
+func keep(key programKey, p any) {
+	programMu.Lock()
+	PutBounded(programs, key, p, maxPrograms)
+	programMu.Unlock()
+}
+
+// checkExpressions compiles every expression of the definition, adding a
+// violation for each problem at the expression's own path.
+func (v *violations) checkExpressions(d *Definition) {
+	for i := range d.Actions {
+		a := &d.Actions[i]
+		p := actionPath(i)
+		if hasTemplate(a.Input) && json.Valid(a.Input) {
+			_, err := compileTemplate(a.Input, p+".input", d.scope(i, false))
+			v.exprErr(err)
+		}
+		if a.When != "" {
+			_, err := compile(a.When, p+".when", expr.Bool, d.scope(i, false))
+			v.exprErr(err)
+		}
+		if a.SleepUntil != "" {
+			_, err := compile(a.SleepUntil, p+".sleep_until", expr.Timestamp, d.scope(i, false))
+			v.exprErr(err)
+		}
+		if r := a.Repeat; r != nil && r.Until != "" {
+			_, err := compile(r.Until, p+".repeat.until", expr.Bool, d.scope(i, true))
+			v.exprErr(err)
+		}
+	}
+}
+
+// exprErr adds each problem of a compile's error.
+func (v *violations) exprErr(err error) {
+	var es expr.Errors
+	switch {
+	case err == nil:
+	case errors.As(err, &es):
+		for _, e := range es {
+			v.add(e.Path, e.Rule, "%s", exprMessage(e))
+		}
+	default:
+		v.add("", expr.RuleSyntax, "%s", err.Error())
+	}
+}
+
+// exprMessage is an expression error's message without its path (a
+// violation names it): "column 7: undeclared reference to 'inptu'".
+func exprMessage(e *expr.Error) string {
+	switch {
+	case e.Line > 1:
+		return "line " + strconv.Itoa(e.Line) + ", column " + strconv.Itoa(e.Column) + ": " + e.Message
+	case e.Column > 0:
+		return "column " + strconv.Itoa(e.Column) + ": " + e.Message
+	}
+	return e.Message
+}
+
+// checkStepKinds checks the keys that make a step something else than an
+// activity: a sleep, a repeat.
+func (v *violations) checkStepKinds(p string, a Action) {
+	if a.Sleep != 0 || a.SleepUntil != "" {
+		switch {
+		case a.Sleep != 0 && a.SleepUntil != "":
+			v.add(p, "sleep.one_of", "a step sleeps for sleep_ms or until sleep_until, not both")
+		case a.Sleep != 0 && (a.Sleep < MinSleep || a.Sleep > MaxTimeout):
+			v.add(p+".sleep_ms", "sleep.range", "sleep_ms must be between %s and %s, got %s", MinSleep.D(), MaxTimeout.D(), a.Sleep.D())
+		}
+		if a.Activity != "" || a.WaitForSignal != nil || a.Completion == CompletionManual || a.Compensation != nil || a.Repeat != nil {
+			v.add(p, "sleep.kind", "a sleep step has no activity, wait_for_signal, manual completion, compensation or repeat")
+		}
+	}
+	if r := a.Repeat; r != nil {
+		if strings.TrimSpace(r.Until) == "" {
+			v.add(p+".repeat.until", "repeat.until_required", "repeat.until must be a bool expression")
+		}
+		if r.MaxIterations < 1 || r.MaxIterations > MaxRepeatIterations {
+			v.add(p+".repeat.max_iterations", "repeat.max_iterations_range",
+				"repeat.max_iterations is required, between 1 and %d, got %d", MaxRepeatIterations, r.MaxIterations)
+		}
+		if a.Activity == "" {
+			v.add(p+".repeat", "repeat.kind", "repeat needs an activity step")
+		}
+	}
+}
+
+// Values are what a step's expressions read, as the engine holds them.
+type Values struct {
+	// Input is the run's input.
+	Input json.RawMessage
+	// RunID is the run's id.
+	RunID string
+	// Output answers a finished step's output, nil when it has none.
+	Output func(id string) json.RawMessage
+}
+
+// vars answers v as the variables of an expression in scope s: the
+// outputs of the steps it may read that have one.
+func (v Values) vars(s expr.Scope) expr.Vars {
+	steps := make(map[string]json.RawMessage, len(s.Steps))
+	for _, id := range s.Steps {
+		if out := v.Output(id); len(out) > 0 {
+			steps[id] = out
+		}
+	}
+	return expr.Vars{Input: v.Input, Steps: steps, RunID: v.RunID}
+}
+
+// ExprError is an expression's failure at run time: its YAML path (as
+// steps[i].<key> spells it) and what went wrong, never a value it read.
+type ExprError struct {
+	Path    string
+	Message string
+}
+
+func (e *ExprError) Error() string { return e.Path + ": " + e.Message }
+
+// runtimeError answers a compile or evaluation error as an *ExprError.
+func runtimeError(path string, err error) error {
+	var es expr.Errors
+	var e *expr.Error
+	switch {
+	case errors.As(err, &es) && len(es) > 0:
+		e = es[0]
+	case errors.As(err, &e):
+	default:
+		return &ExprError{Path: yamlSpelling(path), Message: err.Error()}
+	}
+	return &ExprError{Path: yamlSpelling(e.Path), Message: exprMessage(e)}
+}
+
+// yamlSpelling answers an API path as a YAML definition spells it
+// ("actions[2].sleep_until" → "steps[2].sleepUntil").
+func yamlSpelling(api string) string { return (&PathMap{steps: "steps"}).YAMLPath(api) }
+
+// index answers the position of a in d, or -1.
+func (d *Definition) index(a *Action) int {
+	for i := range d.Actions {
+		if &d.Actions[i] == a || d.Actions[i].ID == a.ID {
+			return i
+		}
+	}
+	return -1
+}
+
+// ResolveInput answers the action's input with each ${{ }} replaced by its
+// value over v (docs/semantics.md#input-expressions); an input without one
+// is answered as it is.
+func (d *Definition) ResolveInput(a *Action, v Values) (json.RawMessage, error) {
+	i := d.index(a)
+	if i < 0 || !hasTemplate(a.Input) {
+		return a.Input, nil
+	}
+	path := actionPath(i) + ".input"
+	s := d.scope(i, false)
+	t, err := compileTemplate(a.Input, path, s)
+	if err != nil {
+		return nil, runtimeError(path, err)
+	}
+	if t.Static() {
+		return a.Input, nil
+	}
+	out, err := t.Eval(v.vars(s))
+	if err != nil {
+		return nil, runtimeError(path, err)
+	}
+	return out, nil
+}
+
+// EvalWhen answers the action's when over v (docs/semantics.md#when): true
+// when it has none.
+func (d *Definition) EvalWhen(a *Action, v Values) (bool, error) {
+	if a.When == "" {
+		return true, nil
+	}
+	return d.evalBool(a, a.When, ".when", false, v)
+}
+
+// EvalUntil answers the action's repeat.until over v, which holds the
+// action's own last output (docs/semantics.md#repeat).
+func (d *Definition) EvalUntil(a *Action, v Values) (bool, error) {
+	if a.Repeat == nil {
+		return true, nil
+	}
+	return d.evalBool(a, a.Repeat.Until, ".repeat.until", true, v)
+}
+
+func (d *Definition) evalBool(a *Action, src, key string, self bool, v Values) (bool, error) {
+	i := d.index(a)
+	if i < 0 {
+		return false, &ExprError{Path: key[1:], Message: "the step is not in the definition"}
+	}
+	path := actionPath(i) + key
+	s := d.scope(i, self)
+	p, err := compile(src, path, expr.Bool, s)
+	if err != nil {
+		return false, runtimeError(path, err)
+	}
+	ok, err := p.EvalBool(v.vars(s))
+	if err != nil {
+		return false, runtimeError(path, err)
+	}
+	return ok, nil
+}
+
+// WakeAt answers when a sleep step started at now completes
+// (docs/semantics.md#sleep): now + sleep, or sleepUntil's value over v.
+func (d *Definition) WakeAt(a *Action, now time.Time, v Values) (time.Time, error) {
+	if a.SleepUntil == "" {
+		return now.Add(a.Sleep.D()), nil
+	}
+	i := d.index(a)
+	if i < 0 {
+		return time.Time{}, &ExprError{Path: "sleepUntil", Message: "the step is not in the definition"}
+	}
+	path := actionPath(i) + ".sleep_until"
+	s := d.scope(i, false)
+	p, err := compile(a.SleepUntil, path, expr.Timestamp, s)
+	if err != nil {
+		return time.Time{}, runtimeError(path, err)
+	}
+	t, err := p.EvalTimestamp(v.vars(s))
+	if err != nil {
+		return time.Time{}, runtimeError(path, err)
+	}
+	return t, nil
+}
