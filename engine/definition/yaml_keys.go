@@ -139,7 +139,8 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"input", "The hook's input, any YAML.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    input: {reason: rollback}\n"},
 		{"timeout", "How long one attempt of the hook may run.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    timeout: 30s\n"},
 		{"retryPolicy", "How the hook's failed attempts are retried, as for steps.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    retryPolicy: {maxAttempts: 5}\n"},
-	}},	{Path: "steps[].repeat", About: "A step's bounded loop: each iteration is a new logical attempt.", Keys: []YAMLKey{
+	}},
+	{Path: "steps[].repeat", About: "A step's bounded loop: each iteration is a new logical attempt.", Keys: []YAMLKey{
 		{"until", "A CEL bool over the last iteration's output (`steps.<id>.output` of the step itself): when it holds, the step succeeds with that output.", "planId: p\nsteps:\n  - name: poll\n    repeat:\n      until: steps.poll.output.status == 'done'\n      maxIterations: 10\n"},
 		{"maxIterations", "The most iterations (required, 1–1000); when the last one's output does not satisfy `until`, the step fails.", "planId: p\nsteps:\n  - name: poll\n    repeat:\n      until: steps.poll.output.done\n      maxIterations: 5\n"},
 	}},
