@@ -16,7 +16,7 @@ const module = "github.com/weft-dev/weft/"
 // own, the module's packages it may import (its doc.go states the rule);
 // the standard library and third-party modules are not restricted here.
 var allowedWeftImports = map[string][]string{
-	"definition": nil,
+	"definition": {"engine/expr"},
 	"runstate":   {"engine/definition"},
 	"eventpb":    {"engine/definition", "engine/runstate", "internal/protorules", "internal/jsonvalue", "gen/"},
 }

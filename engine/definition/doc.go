@@ -4,7 +4,8 @@
 // (Validate) and the retry policy's arithmetic (Retryable, ShouldRetry,
 // Backoff). docs/semantics.md states the rules it enforces.
 //
-// Layering: it is pure code; it may import the standard library and the YAML parser,
-// never the store, the engine, a transport or generated code. Everything
+// Layering: it is pure code; it may import the standard library, the YAML parser
+// and engine/expr (the expressions it compiles when it validates), never the
+// store, the engine, a transport or generated code. Everything
 // else in Weft that needs a definition imports it from here.
 package definition
