@@ -88,6 +88,12 @@ type change struct {
 	// (ruled).
 	decision decide.Decision
 	ruled    bool
+	// flowWakes are the queues whose flow-control slots the decision gave
+	// back: their polls are woken.
+	flowWakes []string
+	// flowHeld is a due schedule-to-start timer's read: flow control holds
+	// the ready task now (flowHeldNow).
+	flowHeld bool
 }
 
 // newEventID answers a random (version 4) UUID as uuid.NewString does, read
@@ -279,6 +285,7 @@ func (c *change) transition(to runstate.RunStatus) error {
 	}
 	if to.Terminal() {
 		c.releaseSlots()
+		releaseAllFlowSlots(c)
 	}
 	c.del(record.RunStatusKey(c.run.TenantID, from, c.run.RunID))
 	c.ops = append(c.ops, store.Put(record.RunStatusKey(c.run.TenantID, to, c.run.RunID), nil))
@@ -326,7 +333,12 @@ func (c *change) newTask(a *definition.Action, st *runstate.StepState, kind Task
 		State:            record.TaskReady,
 	}
 	scheduleStart(c, t, a, notBefore) // the schedule-to-start timer (timers.go)
-	c.makeReady(t, true)              // the record is written with the entry, unless a hand-off claims it
+	if kind == TaskActivity {
+		if t.Flow = flowOfTask(c, a); t.Flow != nil && t.Flow.Err != "" {
+			t.StartDue = c.now // its attempt fails at once (startTimedOut)
+		}
+	}
+	c.makeReady(t, true) // the record is written with the entry, unless a hand-off claims it
 	return t
 }
 
@@ -386,6 +398,11 @@ func (c *change) effects() *dispatch.Effects[*Task] {
 		c.eff.Ready = append(c.eff.Ready, dispatch.Ready{Prefix: record.QueuePrefix(t.TenantID, t.Queue), Key: r.key})
 		c.eff.Queues = append(c.eff.Queues, dispatch.QueueKey(t.TenantID, t.Queue))
 	}
+	for _, q := range c.flowWakes {
+		key := dispatch.QueueKey(c.run.TenantID, q)
+		c.eff.Queues = append(c.eff.Queues, key)
+		c.e.flow.woke(key)
+	}
 	if len(c.events) > 0 && !c.newRun { // a run being created has no watchers yet
 		c.eff.Run = c.run.RunID
 		c.eff.Ended = c.state.Status.Terminal()
@@ -403,6 +420,11 @@ func (c *change) retireTask(taskID, readyKey string) {
 	}
 	if readyKey != "" {
 		c.del([]byte(readyKey))
+	}
+	for _, st := range c.state.Steps {
+		if st.TaskID == taskID && st.FlowSlot != "" {
+			releaseFlowSlot(c, st, queueOrDefault(c.run.Action(st.ActionID).Queue))
+		}
 	}
 	c.put(record.TaskKey(taskID), &record.Task{FormatVersion: record.Version, TaskID: taskID, RunID: c.run.RunID,
 		TenantID: c.run.TenantID, State: record.TaskLost})

@@ -58,7 +58,10 @@ func (e *Engine) Wakes() Wakes { return Wakes{e: e} }
 // Wake wakes this engine's long polls and event watches waiting on keys, as
 // another engine's Notifier published them. Keys that nothing here waits on,
 // or that this engine never publishes, are ignored.
-func (w Wakes) Wake(keys ...string) { w.e.dispatch.Wake(keys...) }
+func (w Wakes) Wake(keys ...string) {
+	w.e.flow.woke(keys...) // a slot may have been given back there
+	w.e.dispatch.Wake(keys...)
+}
 
 // EventsAppended answers a channel closed the next time this engine appends
 // events to the run's log, and a release to call once the caller no longer
@@ -109,7 +112,7 @@ func handOff(c *change) error {
 // handOffOne hands one new ready task to a waiting poll, if one wants it.
 func handOffOne(c *change, r *readyEntry) error {
 	t := r.task
-	if t.State != record.TaskReady || t.NotBefore.After(c.now) || !decide.Claimable(c.state, t.ActionID, t.TaskID) {
+	if t.State != record.TaskReady || t.NotBefore.After(c.now) || t.Flow != nil || !decide.Claimable(c.state, t.ActionID, t.TaskID) {
 		return nil
 	}
 	s := c.e.dispatch.Reserve(c.eager, dispatch.QueueKey(t.TenantID, t.Queue), wantKey(t))
@@ -237,6 +240,7 @@ func unclaim(c *change, t *record.Task) {
 	if !t.HeartbeatDue.IsZero() {
 		c.clearTimer(t.HeartbeatDue, record.TimerHeartbeat, t.TaskID)
 	}
+	releaseFlowSlot(c, st, t.Queue)
 	t.State, t.Token, t.WorkerID = record.TaskReady, "", ""
 	t.ClaimedAt, t.HeartbeatAt, t.Deadline, t.HeartbeatDue = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	scheduleStart(c, t, c.run.Action(t.ActionID), c.now) // waiting for a worker again

@@ -228,6 +228,9 @@ type Engine struct {
 	pollerSweep queues.Pacer
 	// arenas recycles the memory decisions record in (arena.go).
 	arenas arenas
+	// flow remembers the flow-control keys holding their tasks back
+	// (flowclaim.go).
+	flow flowGate
 }
 
 // New builds an engine over cfg.Store. It fails before anything else can
@@ -332,13 +335,14 @@ func (e *Engine) Run(ctx context.Context) {
 }
 
 // Tick does one round of background work: fires due timers, finishes
-// interrupted triggers, removes expired signal records and expired runs, and
-// writes the records of the workers polling this engine (pollers.go). Tests
+// interrupted triggers, removes expired signal records and expired runs,
+// writes the records of the workers polling this engine (pollers.go) and
+// deletes idle throttle buckets (flowclaim.go). Tests
 // call it after advancing a fake clock.
 func (e *Engine) Tick(ctx context.Context) error {
 	_, queueErr := dequeueAndStart(ctx, e)
 	return errors.Join(fireDueTimers(ctx, e), recoverTriggers(ctx, e), expireSignals(ctx, e), expireRuns(ctx, e),
-		publishPollers(ctx, e), queueErr)
+		publishPollers(ctx, e), sweepIdleBuckets(ctx, e), queueErr)
 }
 
 // Counters are what this engine counted since it started, for metrics.

@@ -248,6 +248,9 @@ func claim(ctx context.Context, e *Engine, taskID string, p PollParams, names ma
 		return nil, nil // another poll of this process is claiming it
 	}
 	defer e.dispatch.Claiming.End(taskID)
+	if t.Flow != nil {
+		return claimFlow(ctx, e, t, version, p, names)
+	}
 	var task *Task
 	_, err = mutate(ctx, e, t.RunID, decide.WorkerActor(p.WorkerID), func(ch *change) error {
 		ch.require(store.IfVersion(record.TaskKey(taskID), version))

@@ -65,6 +65,9 @@ func report(ctx context.Context, e *Engine, r ReportParams, result string,
 			}
 			t := rc.t.Fresh()
 			finishTask(ch, key, t, result)
+			if t.Kind == TaskActivity {
+				releaseFlowSlot(ch, st, t.Queue)
+			}
 			return apply(ch, t, ch.run.Action(t.ActionID), st)
 		},
 		lostRace: func(err error) bool {

@@ -154,6 +154,10 @@ func newRunRecord(e *Engine, p SubmitParams) (*record.Run, []byte, error) {
 	if len(p.Input) > 0 && !json.Valid(p.Input) {
 		return nil, nil, fault.Invalid(fault.Violation("input", "input.json", "input must be valid JSON"))
 	}
+	flow, err := flowPlanOf(&prepared.Definition, prepared.PlanSHA256)
+	if err != nil {
+		return nil, nil, err
+	}
 	rec := &record.Run{
 		FormatVersion: record.Version,
 		RunID:         newRunID(),
@@ -168,6 +172,9 @@ func newRunRecord(e *Engine, p SubmitParams) (*record.Run, []byte, error) {
 		PlanSHA256:    prepared.PlanSHA256,
 		CreatedAt:     clockNow(e),
 		TraceParent:   p.traceParent,
+	}
+	if err := checkFlowAtSubmit(rec, flow); err != nil {
+		return nil, nil, err
 	}
 	body, err := record.EncodeRun(rec, prepared.JSON)
 	if err != nil {

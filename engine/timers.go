@@ -54,7 +54,15 @@ func fireTimer(ctx context.Context, e *Engine, key, value []byte) error {
 			return err
 		}
 	}
+	var held bool
+	if t.Kind == record.TimerStart {
+		var err error
+		if held, err = flowHeldNow(ctx, e, task); err != nil {
+			return err
+		}
+	}
 	err := drive(ctx, e, t.RunID, func(ch *change) error {
+		ch.flowHeld = held
 		ch.require(store.IfPresent(key))
 		ch.del(key)
 		if task != nil {
@@ -103,6 +111,9 @@ func (c dueTimer) attemptTimedOut(task *record.Task, token, message string) erro
 	}
 	task.State = record.TaskLost
 	c.put(record.TaskKey(task.TaskID), task)
+	if task.Kind == TaskActivity {
+		releaseFlowSlot(c.change, st, task.Queue)
+	}
 	observeAttemptEnd(c.change, task, "timed_out")
 	keepHeartbeatDetails(st, task)
 	if !task.HeartbeatDue.IsZero() {
@@ -256,7 +267,10 @@ func (c dueTimer) startTimedOut(task *record.Task) error {
 	if st == nil || a == nil {
 		return nil // no longer its step's task
 	}
-	if c.state.Status == runstate.RunPaused {
+	if f := task.Flow; f != nil && f.Err != "" {
+		return c.flowKeyFailed(task, a, st, f.Err)
+	}
+	if c.state.Status == runstate.RunPaused || c.flowHeld { // held by flow control: the wait starts again
 		armStartTimer(c.change, task, a, c.now)
 		c.put(record.TaskKey(task.TaskID), task)
 		return nil

@@ -68,6 +68,12 @@ func actionOf(a *weftv1.Action, out *definition.Action, path func() string) erro
 	if r := a.GetRepeat(); r != nil {
 		out.Repeat = &definition.Repeat{Until: r.GetUntil(), MaxIterations: int(r.GetMaxIterations())}
 	}
+	if c := a.GetConcurrency(); c != nil {
+		out.Concurrency = &definition.StepConcurrency{Key: c.GetKey(), Limit: int(c.GetLimit()), Scope: definition.FlowScope(c.GetScope())}
+	}
+	if t := a.GetThrottle(); t != nil {
+		out.Throttle = &definition.StepThrottle{Key: t.GetKey(), Rate: t.GetRate(), Burst: int(t.GetBurst()), Scope: definition.FlowScope(t.GetScope())}
+	}
 	if w := a.GetWaitForSignal(); w != nil {
 		out.WaitForSignal = &definition.SignalWait{SignalName: w.GetSignalName(), Timeout: msOf(w.TimeoutMs)}
 	}

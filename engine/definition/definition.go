@@ -68,6 +68,10 @@ type Action struct {
 	// SleepUntil makes the step a durable sleep until the time a CEL
 	// timestamp expression answers (docs/semantics.md#sleep).
 	SleepUntil string `json:"sleep_until,omitempty"`
+	// Concurrency and Throttle are the step's flow control
+	// (docs/semantics.md#step-concurrency, docs/semantics.md#step-throttle).
+	Concurrency *StepConcurrency `json:"concurrency,omitempty"`
+	Throttle    *StepThrottle    `json:"throttle,omitempty"`
 }
 
 // Repeat is a step's bounded loop (docs/semantics.md#repeat): the step runs

@@ -188,6 +188,7 @@ func (c *PreparedCache) hash(d *Definition) uint64 {
 		}
 		h.u64(uint64(a.Sleep))
 		h.str(a.SleepUntil)
+		h.flow(a)
 	}
 	return h.h.Sum64()
 }
@@ -238,7 +239,8 @@ func equalAction(a, b *Action) bool {
 		equalPtr(a.Compensation, b.Compensation, equalHook) &&
 		(a.Secrets == nil) == (b.Secrets == nil) && slices.Equal(a.Secrets, b.Secrets) &&
 		a.When == b.When && equalPtr(a.Repeat, b.Repeat, func(x, y *Repeat) bool { return *x == *y }) &&
-		a.Sleep == b.Sleep && a.SleepUntil == b.SleepUntil
+		a.Sleep == b.Sleep && a.SleepUntil == b.SleepUntil &&
+		equalPtr(a.Concurrency, b.Concurrency, equalConcurrency) && equalPtr(a.Throttle, b.Throttle, equalThrottle)
 }
 
 func equalHook(a, b *CompensationHook) bool {

@@ -51,6 +51,10 @@ import (
 //	    repeat: {until: <CEL bool>, maxIterations: n} → repeat
 //	    sleep: "10m"                  → sleep (a durable sleep step; no activity)
 //	    sleepUntil: ${{ <CEL timestamp> }} → sleep_until
+//	    concurrency: {key: <CEL>, limit: n, scope: plan|tenant}
+//	                                  → at most n tasks of the key in flight
+//	    throttle: {key: <CEL>, rate: "100/1m", burst: n, scope: plan|tenant}
+//	                                  → the key's tasks handed out at the rate
 //	compensation:     (or spec.compensation)
 //	  - step: a                       → attaches a's compensation hook
 //	    action | operation: op        → operation
@@ -362,6 +366,12 @@ func (l *yamlLoader) step(n *yaml.Node, path string, order int) Action {
 	if v := get(n, "sleepUntil"); v != nil {
 		a.SleepUntil = l.str(v, path+".sleepUntil")
 	}
+	if v := get(n, "concurrency"); v != nil {
+		a.Concurrency = l.concurrency(v, path+".concurrency")
+	}
+	if v := get(n, "throttle"); v != nil {
+		a.Throttle = l.throttle(v, path+".throttle")
+	}
 	if a.Activity == "" && a.WaitForSignal == nil && a.Completion != CompletionManual && !a.Sleeps() {
 		a.Activity = a.ID
 	}
@@ -427,6 +437,35 @@ func (l *yamlLoader) secrets(n *yaml.Node, path string) []SecretRef {
 		out = append(out, SecretRef{Name: l.first(field{c, p, "name"}), Ref: l.first(field{c, p, "ref"})})
 	}
 	return out
+}
+
+// concurrency reads a step's concurrency: {key, limit, scope}.
+func (l *yamlLoader) concurrency(n *yaml.Node, path string) *StepConcurrency {
+	if n.Kind != yaml.MappingNode {
+		l.fail(path, "yaml.type", "concurrency must be a mapping of key, limit and scope")
+		return nil
+	}
+	l.knownKeys(n, path, concurrencyKeys)
+	c := &StepConcurrency{Key: l.first(field{n, path, "key"}), Scope: FlowScope(l.first(field{n, path, "scope"}))}
+	if v := get(n, "limit"); v != nil {
+		c.Limit, _ = l.integer(v, path+".limit")
+	}
+	return c
+}
+
+// throttle reads a step's throttle: {key, rate, burst, scope}.
+func (l *yamlLoader) throttle(n *yaml.Node, path string) *StepThrottle {
+	if n.Kind != yaml.MappingNode {
+		l.fail(path, "yaml.type", "throttle must be a mapping of key, rate, burst and scope")
+		return nil
+	}
+	l.knownKeys(n, path, throttleKeys)
+	t := &StepThrottle{Key: l.first(field{n, path, "key"}), Rate: l.first(field{n, path, "rate"}),
+		Scope: FlowScope(l.first(field{n, path, "scope"}))}
+	if v := get(n, "burst"); v != nil {
+		t.Burst, _ = l.integer(v, path+".burst")
+	}
+	return t
 }
 
 // compensations attaches the compensation list's hooks to the steps they name.

@@ -94,6 +94,12 @@ func actionProto(a *definition.Action, out *weftv1.Action) *weftv1.Action {
 	if w := a.WaitForSignal; w != nil {
 		out.WaitForSignal = &weftv1.WaitForSignal{SignalName: w.SignalName, TimeoutMs: msProto(w.Timeout)}
 	}
+	if c := a.Concurrency; c != nil {
+		out.Concurrency = &weftv1.StepConcurrency{Key: c.Key, Limit: clampUint32(c.Limit), Scope: string(c.Scope)}
+	}
+	if t := a.Throttle; t != nil {
+		out.Throttle = &weftv1.StepThrottle{Key: t.Key, Rate: t.Rate, Burst: clampUint32(t.Burst), Scope: string(t.Scope)}
+	}
 	if h := a.Compensation; h != nil {
 		out.Compensation = &weftv1.CompensationHook{Operation: h.Operation, Input: JSONValue(h.Input),
 			TimeoutMs: msProto(h.Timeout), Retry: RetryProto(h.Retry), Queue: h.Queue}
@@ -153,4 +159,13 @@ func optUint32(n int) *uint32 {
 	}
 	v := uint32(n)
 	return &v
+}
+
+// clampUint32 answers n as a uint32, negative ones as 0 (a value the
+// proto's rules then refuse, as the definition's would).
+func clampUint32(n int) uint32 {
+	if n < 0 {
+		return 0
+	}
+	return uint32(min(n, 1<<32-1))
 }

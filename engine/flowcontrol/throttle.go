@@ -94,6 +94,12 @@ func (t Throttle) NextRelease(b Bucket, now time.Time) time.Time {
 	return now
 }
 
+// Idle reports whether the bucket is full at now (its theoretical arrival
+// time has passed): it lets as many tasks through as no bucket would, so
+// it may be deleted, which bounds the stored buckets to the keys busy
+// recently.
+func (b Bucket) Idle(now time.Time) bool { return b.TAT <= now.UnixNano() }
+
 // bucketFormat is the first byte of a stored bucket.
 const bucketFormat = 1
 

@@ -121,3 +121,10 @@ func TestThrottle_ABacklogGetsTheFullRate(t *testing.T) {
 		}
 	})
 }
+
+func TestBucket_IdleOnceItsArrivalTimeHasPassed(t *testing.T) {
+	now := time.Unix(100, 0)
+	require.True(t, Bucket{}.Idle(now))
+	require.True(t, Bucket{TAT: now.UnixNano()}.Idle(now))
+	require.False(t, Bucket{TAT: now.UnixNano() + 1}.Idle(now))
+}

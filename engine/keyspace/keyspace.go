@@ -130,6 +130,12 @@ var (
 	// DefinitionHead holds each plan's latest version.
 	DefinitionHead = prefix("defh", "engine/internal/record", "a plan's latest stored version and how many it has",
 		"by tenant, plan")
+	// FlowSlot holds the task holding one slot of a step concurrency key.
+	FlowSlot = prefix("fcs", "engine (flow.go)", "the task and claim token holding slot i of a step concurrency key",
+		"by tenant, scope, key, slot index")
+	// FlowThrottle holds a step throttle key's bucket.
+	FlowThrottle = prefix("fct", "engine (flow.go)", "a throttle key's bucket: the theoretical arrival time of its next task",
+		"by tenant, scope, key")
 	// Audit holds the audit log's records.
 	Audit = prefix("aud", "audit", "an audit record of one call (who, what, on which target, the outcome; never a payload)",
 		"by tenant, then newest first (the time inverted, fixed-width hex), then the record id")
@@ -138,4 +144,4 @@ var (
 // All lists every prefix, in the order docs/persisted-format.md lists them.
 var All = []Prefix{Run, RunRequest, RunIndex, RunStatus, PendingTrigger, Ready, Task, Timer,
 	SignalPayload, SignalRecord, SignalExpiry, Recon, Outbox, OutboxRetry, DeadLetter,
-	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Batch, BatchRun, BatchActive, Definition, DefinitionHead, Audit}
+	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Batch, BatchRun, BatchActive, Definition, DefinitionHead, FlowSlot, FlowThrottle, Audit}

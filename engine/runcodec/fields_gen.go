@@ -930,6 +930,7 @@ func appendStepState(b []byte, v *runstate.StepState) []byte {
 	b = appendBytes(b, 28, v.Input)
 	b = appendTime(b, 29, v.WakeAt)
 	b = appendInt(b, 30, int64(v.Iteration))
+	b = appendString(b, 36, v.FlowSlot)
 	return b
 }
 
@@ -1080,6 +1081,10 @@ func decodeStepState(b []byte, v *runstate.StepState) error {
 		case 30:
 			x, err := f.int()
 			v.Iteration = int(x)
+			return err
+		case 36:
+			s, err := f.str()
+			v.FlowSlot = s
 			return err
 		}
 		return nil // a field this reader does not know

@@ -45,7 +45,26 @@ type Task struct {
 	Result           string              `json:"result,omitempty"`
 	HeartbeatDetails json.RawMessage     `json:"heartbeat_details,omitempty"`
 	EagerTokens      []string            `json:"eager_tokens,omitempty"`
+	Flow             *TaskFlow           `json:"flow,omitempty"`
 }
+
+// TaskFlow is a task's flow control: the values its step's keys answered
+// when the task was created (docs/semantics.md#step-concurrency). Nil: the
+// task's step has none.
+type TaskFlow struct {
+	ConcurrencyKey string `json:"concurrency_key,omitempty"`
+	ThrottleKey    string `json:"throttle_key,omitempty"`
+	// Err says why a key could not be evaluated (rule and message, never a
+	// value): the task is never claimed and its attempt fails.
+	Err string `json:"error,omitempty"`
+}
+
+// The fields of a task's flow control (task field 29).
+const (
+	flowConcurrencyKey = 1
+	flowThrottleKey    = 2
+	flowErr            = 3
+)
 
 // The fields of a task record. A task's id begins with its run's and its
 // claim token with its id (engine/polltasks.go), so both are
@@ -80,6 +99,7 @@ const (
 	taskStartDue         = 26
 	taskHeartbeatDetails = 27 // JSON
 	taskEagerTokens      = 28 // repeated
+	taskFlow             = 29 // TaskFlow, a message (present: the step has flow control)
 )
 
 // AppendTask appends a task record's stored form to b.
@@ -123,7 +143,32 @@ func AppendTask(b []byte, t *Task) []byte {
 	for _, s := range t.EagerTokens {
 		b = appendElem(b, taskEagerTokens, s)
 	}
+	if f := t.Flow; f != nil {
+		b = appendMessage(b, taskFlow, func(b []byte) []byte {
+			b = appendString(b, flowConcurrencyKey, f.ConcurrencyKey)
+			b = appendString(b, flowThrottleKey, f.ThrottleKey)
+			return appendString(b, flowErr, f.Err)
+		})
+	}
 	return appendString(b, taskResult, t.Result)
+}
+
+// decodeFlow decodes a task's flow control.
+func decodeFlow(b []byte) (*TaskFlow, error) {
+	f := &TaskFlow{}
+	err := eachField(b, func(n protowire.Number, fd field) error {
+		var err error
+		switch n {
+		case flowConcurrencyKey:
+			f.ConcurrencyKey, err = fd.str()
+		case flowThrottleKey:
+			f.ThrottleKey, err = fd.str()
+		case flowErr:
+			f.Err, err = fd.str()
+		}
+		return err
+	})
+	return f, err
 }
 
 // IsTask reports whether a stored value is a binary task record.
@@ -220,6 +265,11 @@ func decodeTask(b []byte, t *Task) error {
 			t.StartDue, err = f.time()
 		case taskResult:
 			t.Result, err = f.str()
+		case taskFlow:
+			var v []byte
+			if v, err = f.bytes(); err == nil {
+				t.Flow, err = decodeFlow(v)
+			}
 		case taskEagerTokens:
 			var s string
 			if s, err = f.str(); err == nil {

@@ -162,6 +162,10 @@ type StepState struct {
 	// Iteration is a repeat step's current iteration, from 1
 	// (docs/semantics.md#repeat); 0 for a step without repeat.
 	Iteration int `json:"iteration,omitempty" wire:"30"`
+	// FlowSlot is the store key of the step concurrency slot its current
+	// task holds while claimed (docs/semantics.md#step-concurrency): every
+	// way out of the claim gives it back in the same batch.
+	FlowSlot string `json:"flow_slot,omitempty" wire:"36"`
 }
 
 // Attempt is the evidence of one execution attempt (docs/semantics.md#attempt-evidence).

@@ -139,6 +139,9 @@ type Task struct {
 	// tokens of the next tasks its completion claimed for the worker, so
 	// that a retried completion can give them back (docs/semantics.md#give-back).
 	EagerTokens []string `json:"eager_tokens,omitempty"`
+	// Flow is the task's flow control: what its step's keys answered when
+	// it was created (docs/semantics.md#step-concurrency); nil: none.
+	Flow *runcodec.TaskFlow `json:"flow,omitempty"`
 }
 
 // Stored answers the record as runcodec stores it.
@@ -149,7 +152,7 @@ func (t *Task) Stored() *runcodec.Task {
 		Timeout: t.Timeout, HeartbeatTimeout: t.HeartbeatTimeout, State: string(t.State), Token: t.Token,
 		WorkerID: t.WorkerID, ClaimedAt: t.ClaimedAt, HeartbeatAt: t.HeartbeatAt, Deadline: t.Deadline,
 		HeartbeatDue: t.HeartbeatDue, StartDue: t.StartDue, Result: t.Result, HeartbeatDetails: t.HeartbeatDetails,
-		EagerTokens: t.EagerTokens}
+		EagerTokens: t.EagerTokens, Flow: t.Flow}
 }
 
 // DecodeTask decodes a stored task record (binary, or the JSON of an older
@@ -165,7 +168,7 @@ func DecodeTask(b []byte, t *Task) error {
 		Timeout: s.Timeout, HeartbeatTimeout: s.HeartbeatTimeout, State: TaskState(s.State), Token: s.Token,
 		WorkerID: s.WorkerID, ClaimedAt: s.ClaimedAt, HeartbeatAt: s.HeartbeatAt, Deadline: s.Deadline,
 		HeartbeatDue: s.HeartbeatDue, StartDue: s.StartDue, Result: s.Result, HeartbeatDetails: s.HeartbeatDetails,
-		EagerTokens: s.EagerTokens}
+		EagerTokens: s.EagerTokens, Flow: s.Flow}
 	return nil
 }
 

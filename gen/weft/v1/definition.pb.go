@@ -472,7 +472,13 @@ type Action struct {
 	SleepMs *uint32 `protobuf:"varint,19,opt,name=sleep_ms,json=sleepMs,proto3,oneof" json:"sleep_ms,omitempty"`
 	// Makes the step a durable sleep until the time this CEL timestamp
 	// expression answers, evaluated when the step becomes ready (docs/semantics.md#sleep).
-	SleepUntil    string `protobuf:"bytes,20,opt,name=sleep_until,json=sleepUntil,proto3" json:"sleep_until,omitempty"`
+	SleepUntil string `protobuf:"bytes,20,opt,name=sleep_until,json=sleepUntil,proto3" json:"sleep_until,omitempty"`
+	// At most limit of this action's tasks with the same key in flight
+	// (claimed and not reported) at once (docs/semantics.md#step-concurrency).
+	Concurrency *StepConcurrency `protobuf:"bytes,25,opt,name=concurrency,proto3" json:"concurrency,omitempty"`
+	// This action's tasks with the same key are handed out at most at a rate
+	// (docs/semantics.md#step-throttle).
+	Throttle      *StepThrottle `protobuf:"bytes,26,opt,name=throttle,proto3" json:"throttle,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -647,6 +653,20 @@ func (x *Action) GetSleepUntil() string {
 	return ""
 }
 
+func (x *Action) GetConcurrency() *StepConcurrency {
+	if x != nil {
+		return x.Concurrency
+	}
+	return nil
+}
+
+func (x *Action) GetThrottle() *StepThrottle {
+	if x != nil {
+		return x.Throttle
+	}
+	return nil
+}
+
 // StepRepeat is a step's bounded loop (docs/semantics.md#repeat): each
 // iteration is a new logical attempt, until `until` holds; after
 // max_iterations iterations without it the step fails.
@@ -704,6 +724,146 @@ func (x *StepRepeat) GetMaxIterations() uint32 {
 	return 0
 }
 
+// StepConcurrency limits an action's tasks in flight per key.
+type StepConcurrency struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A CEL expression answering a string, over input, steps.<id>.output of
+	// upstream actions and run.id, evaluated when the action's task is created.
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// The most tasks of one key in flight, 1–100000.
+	Limit uint32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Who shares the key: "plan" (every run of the plan; empty is plan) or
+	// "tenant" (every plan of the tenant naming the key).
+	Scope         string `protobuf:"bytes,3,opt,name=scope,proto3" json:"scope,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepConcurrency) Reset() {
+	*x = StepConcurrency{}
+	mi := &file_weft_v1_definition_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepConcurrency) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepConcurrency) ProtoMessage() {}
+
+func (x *StepConcurrency) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepConcurrency.ProtoReflect.Descriptor instead.
+func (*StepConcurrency) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *StepConcurrency) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *StepConcurrency) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *StepConcurrency) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+// StepThrottle limits the rate an action's tasks are handed out per key.
+type StepThrottle struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A CEL expression answering a string, like StepConcurrency.key.
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// "<count>/<period>": "100/1m", "20/s" (units s, m, h, d; count
+	// 1–1000000, period 1s–1d).
+	Rate string `protobuf:"bytes,2,opt,name=rate,proto3" json:"rate,omitempty"`
+	// How many tasks may go at once after a quiet spell, 1–10000. Unset: 1.
+	Burst uint32 `protobuf:"varint,3,opt,name=burst,proto3" json:"burst,omitempty"`
+	// Who shares the key's rate, as StepConcurrency.scope.
+	Scope         string `protobuf:"bytes,4,opt,name=scope,proto3" json:"scope,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepThrottle) Reset() {
+	*x = StepThrottle{}
+	mi := &file_weft_v1_definition_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepThrottle) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepThrottle) ProtoMessage() {}
+
+func (x *StepThrottle) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepThrottle.ProtoReflect.Descriptor instead.
+func (*StepThrottle) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *StepThrottle) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *StepThrottle) GetRate() string {
+	if x != nil {
+		return x.Rate
+	}
+	return ""
+}
+
+func (x *StepThrottle) GetBurst() uint32 {
+	if x != nil {
+		return x.Burst
+	}
+	return 0
+}
+
+func (x *StepThrottle) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
 // RetryPolicy decides whether and when a failed attempt runs again. Canonical
 // fields are those of docs/semantics.md#retry-policy, with the backoff strategy of docs/semantics.md#backoff.
 type RetryPolicy struct {
@@ -726,7 +886,7 @@ type RetryPolicy struct {
 
 func (x *RetryPolicy) Reset() {
 	*x = RetryPolicy{}
-	mi := &file_weft_v1_definition_proto_msgTypes[3]
+	mi := &file_weft_v1_definition_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -738,7 +898,7 @@ func (x *RetryPolicy) String() string {
 func (*RetryPolicy) ProtoMessage() {}
 
 func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[3]
+	mi := &file_weft_v1_definition_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -751,7 +911,7 @@ func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryPolicy.ProtoReflect.Descriptor instead.
 func (*RetryPolicy) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{3}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RetryPolicy) GetMaxAttempts() uint32 {
@@ -809,7 +969,7 @@ type WaitForSignal struct {
 
 func (x *WaitForSignal) Reset() {
 	*x = WaitForSignal{}
-	mi := &file_weft_v1_definition_proto_msgTypes[4]
+	mi := &file_weft_v1_definition_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +981,7 @@ func (x *WaitForSignal) String() string {
 func (*WaitForSignal) ProtoMessage() {}
 
 func (x *WaitForSignal) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[4]
+	mi := &file_weft_v1_definition_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +994,7 @@ func (x *WaitForSignal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitForSignal.ProtoReflect.Descriptor instead.
 func (*WaitForSignal) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{4}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *WaitForSignal) GetSignalName() string {
@@ -871,7 +1031,7 @@ type CompensationHook struct {
 
 func (x *CompensationHook) Reset() {
 	*x = CompensationHook{}
-	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	mi := &file_weft_v1_definition_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -883,7 +1043,7 @@ func (x *CompensationHook) String() string {
 func (*CompensationHook) ProtoMessage() {}
 
 func (x *CompensationHook) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	mi := &file_weft_v1_definition_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -896,7 +1056,7 @@ func (x *CompensationHook) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompensationHook.ProtoReflect.Descriptor instead.
 func (*CompensationHook) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{5}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CompensationHook) GetOperation() string {
@@ -948,7 +1108,7 @@ type DefinitionRef struct {
 
 func (x *DefinitionRef) Reset() {
 	*x = DefinitionRef{}
-	mi := &file_weft_v1_definition_proto_msgTypes[6]
+	mi := &file_weft_v1_definition_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -960,7 +1120,7 @@ func (x *DefinitionRef) String() string {
 func (*DefinitionRef) ProtoMessage() {}
 
 func (x *DefinitionRef) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[6]
+	mi := &file_weft_v1_definition_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -973,7 +1133,7 @@ func (x *DefinitionRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefinitionRef.ProtoReflect.Descriptor instead.
 func (*DefinitionRef) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{6}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DefinitionRef) GetPlanId() string {
@@ -1016,7 +1176,7 @@ type DefinitionVersion struct {
 
 func (x *DefinitionVersion) Reset() {
 	*x = DefinitionVersion{}
-	mi := &file_weft_v1_definition_proto_msgTypes[7]
+	mi := &file_weft_v1_definition_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1028,7 +1188,7 @@ func (x *DefinitionVersion) String() string {
 func (*DefinitionVersion) ProtoMessage() {}
 
 func (x *DefinitionVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[7]
+	mi := &file_weft_v1_definition_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1041,7 +1201,7 @@ func (x *DefinitionVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefinitionVersion.ProtoReflect.Descriptor instead.
 func (*DefinitionVersion) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{7}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DefinitionVersion) GetPlanId() string {
@@ -1111,7 +1271,7 @@ type PutDefinitionRequest struct {
 
 func (x *PutDefinitionRequest) Reset() {
 	*x = PutDefinitionRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[8]
+	mi := &file_weft_v1_definition_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1123,7 +1283,7 @@ func (x *PutDefinitionRequest) String() string {
 func (*PutDefinitionRequest) ProtoMessage() {}
 
 func (x *PutDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[8]
+	mi := &file_weft_v1_definition_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1136,7 +1296,7 @@ func (x *PutDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*PutDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{8}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PutDefinitionRequest) GetDefinition() *WorkflowDefinition {
@@ -1161,7 +1321,7 @@ type PutDefinitionResponse struct {
 
 func (x *PutDefinitionResponse) Reset() {
 	*x = PutDefinitionResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[9]
+	mi := &file_weft_v1_definition_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1173,7 +1333,7 @@ func (x *PutDefinitionResponse) String() string {
 func (*PutDefinitionResponse) ProtoMessage() {}
 
 func (x *PutDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[9]
+	mi := &file_weft_v1_definition_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1186,7 +1346,7 @@ func (x *PutDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*PutDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{9}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PutDefinitionResponse) GetVersion() *DefinitionVersion {
@@ -1221,7 +1381,7 @@ type GetDefinitionRequest struct {
 
 func (x *GetDefinitionRequest) Reset() {
 	*x = GetDefinitionRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[10]
+	mi := &file_weft_v1_definition_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1233,7 +1393,7 @@ func (x *GetDefinitionRequest) String() string {
 func (*GetDefinitionRequest) ProtoMessage() {}
 
 func (x *GetDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[10]
+	mi := &file_weft_v1_definition_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1246,7 +1406,7 @@ func (x *GetDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*GetDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{10}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetDefinitionRequest) GetRef() *DefinitionRef {
@@ -1269,7 +1429,7 @@ type GetDefinitionResponse struct {
 
 func (x *GetDefinitionResponse) Reset() {
 	*x = GetDefinitionResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[11]
+	mi := &file_weft_v1_definition_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1281,7 +1441,7 @@ func (x *GetDefinitionResponse) String() string {
 func (*GetDefinitionResponse) ProtoMessage() {}
 
 func (x *GetDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[11]
+	mi := &file_weft_v1_definition_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1294,7 +1454,7 @@ func (x *GetDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*GetDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{11}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetDefinitionResponse) GetVersion() *DefinitionVersion {
@@ -1326,7 +1486,7 @@ type ListDefinitionsRequest struct {
 
 func (x *ListDefinitionsRequest) Reset() {
 	*x = ListDefinitionsRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[12]
+	mi := &file_weft_v1_definition_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1338,7 +1498,7 @@ func (x *ListDefinitionsRequest) String() string {
 func (*ListDefinitionsRequest) ProtoMessage() {}
 
 func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[12]
+	mi := &file_weft_v1_definition_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1351,7 +1511,7 @@ func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsRequest.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{12}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListDefinitionsRequest) GetPageSize() uint32 {
@@ -1388,7 +1548,7 @@ type ListDefinitionsResponse struct {
 
 func (x *ListDefinitionsResponse) Reset() {
 	*x = ListDefinitionsResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[13]
+	mi := &file_weft_v1_definition_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1400,7 +1560,7 @@ func (x *ListDefinitionsResponse) String() string {
 func (*ListDefinitionsResponse) ProtoMessage() {}
 
 func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[13]
+	mi := &file_weft_v1_definition_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1413,7 +1573,7 @@ func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsResponse.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{13}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListDefinitionsResponse) GetVersions() []*DefinitionVersion {
@@ -1442,7 +1602,7 @@ type ParseDefinitionRequest struct {
 
 func (x *ParseDefinitionRequest) Reset() {
 	*x = ParseDefinitionRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[14]
+	mi := &file_weft_v1_definition_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1454,7 +1614,7 @@ func (x *ParseDefinitionRequest) String() string {
 func (*ParseDefinitionRequest) ProtoMessage() {}
 
 func (x *ParseDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[14]
+	mi := &file_weft_v1_definition_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1467,7 +1627,7 @@ func (x *ParseDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParseDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*ParseDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{14}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ParseDefinitionRequest) GetYaml() string {
@@ -1488,7 +1648,7 @@ type ParseDefinitionResponse struct {
 
 func (x *ParseDefinitionResponse) Reset() {
 	*x = ParseDefinitionResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[15]
+	mi := &file_weft_v1_definition_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1500,7 +1660,7 @@ func (x *ParseDefinitionResponse) String() string {
 func (*ParseDefinitionResponse) ProtoMessage() {}
 
 func (x *ParseDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[15]
+	mi := &file_weft_v1_definition_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1513,7 +1673,7 @@ func (x *ParseDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParseDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*ParseDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{15}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ParseDefinitionResponse) GetDefinition() *WorkflowDefinition {
@@ -1550,8 +1710,7 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
 	"\v_timeout_msB\x16\n" +
 	"\x14_max_concurrent_runsB\x0f\n" +
-	"\r_retention_ms\"\xf2\n" +
-	"\n" +
+	"\r_retention_ms\"\xe1\v\n" +
 	"\x06Action\x128\n" +
 	"\x02id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x02id\x12 \n" +
 	"\x05order\x18\x02 \x01(\rB\n" +
@@ -1583,7 +1742,9 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\bsleep_ms\x18\x13 \x01(\rB\r\xbaH\n" +
 	"*\b\x18\x80\x90\xfb\xd3\t(\x01H\x04R\asleepMs\x88\x01\x01\x12)\n" +
 	"\vsleep_until\x18\x14 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\n" +
-	"sleepUntil:\x94\x01\xbaH\x90\x01\x1a\x8d\x01\n" +
+	"sleepUntil\x12:\n" +
+	"\vconcurrency\x18\x19 \x01(\v2\x18.weft.v1.StepConcurrencyR\vconcurrency\x121\n" +
+	"\bthrottle\x18\x1a \x01(\v2\x15.weft.v1.StepThrottleR\bthrottle:\x94\x01\xbaH\x90\x01\x1a\x8d\x01\n" +
 	"\x14action.manual_signal\x12:a wait-for-signal action cannot also be completed manually\x1a9!(has(this.wait_for_signal) && this.completion_mode == 2)B\r\n" +
 	"\v_timeout_msB\x17\n" +
 	"\x15_heartbeat_timeout_msB\x14\n" +
@@ -1595,7 +1756,18 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\x05until\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80 R\x05until\x121\n" +
 	"\x0emax_iterations\x18\x02 \x01(\rB\n" +
-	"\xbaH\a*\x05\x18\xe8\a(\x01R\rmaxIterations\"\xe8\x03\n" +
+	"\xbaH\a*\x05\x18\xe8\a(\x01R\rmaxIterations\"\x7f\n" +
+	"\x0fStepConcurrency\x12\x1c\n" +
+	"\x03key\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80 R\x03key\x12!\n" +
+	"\x05limit\x18\x02 \x01(\rB\v\xbaH\b*\x06\x18\xa0\x8d\x06(\x01R\x05limit\x12+\n" +
+	"\x05scope\x18\x03 \x01(\tB\x15\xbaH\x12r\x10R\x00R\x04planR\x06tenantR\x05scope\"\x98\x01\n" +
+	"\fStepThrottle\x12\x1c\n" +
+	"\x03key\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80 R\x03key\x12\x1d\n" +
+	"\x04rate\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18 R\x04rate\x12\x1e\n" +
+	"\x05burst\x18\x03 \x01(\rB\b\xbaH\x05*\x03\x18\x90NR\x05burst\x12+\n" +
+	"\x05scope\x18\x04 \x01(\tB\x15\xbaH\x12r\x10R\x00R\x04planR\x06tenantR\x05scope\"\xe8\x03\n" +
 	"\vRetryPolicy\x121\n" +
 	"\fmax_attempts\x18\x01 \x01(\rB\t\xbaH\x06*\x04\x18\n" +
 	"(\x01H\x00R\vmaxAttempts\x88\x01\x01\x12>\n" +
@@ -1712,7 +1884,7 @@ func file_weft_v1_definition_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_definition_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_weft_v1_definition_proto_goTypes = []any{
 	(BackoffStrategy)(0),            // 0: weft.v1.BackoffStrategy
 	(OnFailure)(0),                  // 1: weft.v1.OnFailure
@@ -1721,63 +1893,67 @@ var file_weft_v1_definition_proto_goTypes = []any{
 	(*WorkflowDefinition)(nil),      // 4: weft.v1.WorkflowDefinition
 	(*Action)(nil),                  // 5: weft.v1.Action
 	(*StepRepeat)(nil),              // 6: weft.v1.StepRepeat
-	(*RetryPolicy)(nil),             // 7: weft.v1.RetryPolicy
-	(*WaitForSignal)(nil),           // 8: weft.v1.WaitForSignal
-	(*CompensationHook)(nil),        // 9: weft.v1.CompensationHook
-	(*DefinitionRef)(nil),           // 10: weft.v1.DefinitionRef
-	(*DefinitionVersion)(nil),       // 11: weft.v1.DefinitionVersion
-	(*PutDefinitionRequest)(nil),    // 12: weft.v1.PutDefinitionRequest
-	(*PutDefinitionResponse)(nil),   // 13: weft.v1.PutDefinitionResponse
-	(*GetDefinitionRequest)(nil),    // 14: weft.v1.GetDefinitionRequest
-	(*GetDefinitionResponse)(nil),   // 15: weft.v1.GetDefinitionResponse
-	(*ListDefinitionsRequest)(nil),  // 16: weft.v1.ListDefinitionsRequest
-	(*ListDefinitionsResponse)(nil), // 17: weft.v1.ListDefinitionsResponse
-	(*ParseDefinitionRequest)(nil),  // 18: weft.v1.ParseDefinitionRequest
-	(*ParseDefinitionResponse)(nil), // 19: weft.v1.ParseDefinitionResponse
-	nil,                             // 20: weft.v1.WorkflowDefinition.SearchAttributesEntry
-	(*structpb.Value)(nil),          // 21: google.protobuf.Value
-	(*SecretRef)(nil),               // 22: weft.v1.SecretRef
-	(ErrorClass)(0),                 // 23: weft.v1.ErrorClass
-	(*timestamppb.Timestamp)(nil),   // 24: google.protobuf.Timestamp
+	(*StepConcurrency)(nil),         // 7: weft.v1.StepConcurrency
+	(*StepThrottle)(nil),            // 8: weft.v1.StepThrottle
+	(*RetryPolicy)(nil),             // 9: weft.v1.RetryPolicy
+	(*WaitForSignal)(nil),           // 10: weft.v1.WaitForSignal
+	(*CompensationHook)(nil),        // 11: weft.v1.CompensationHook
+	(*DefinitionRef)(nil),           // 12: weft.v1.DefinitionRef
+	(*DefinitionVersion)(nil),       // 13: weft.v1.DefinitionVersion
+	(*PutDefinitionRequest)(nil),    // 14: weft.v1.PutDefinitionRequest
+	(*PutDefinitionResponse)(nil),   // 15: weft.v1.PutDefinitionResponse
+	(*GetDefinitionRequest)(nil),    // 16: weft.v1.GetDefinitionRequest
+	(*GetDefinitionResponse)(nil),   // 17: weft.v1.GetDefinitionResponse
+	(*ListDefinitionsRequest)(nil),  // 18: weft.v1.ListDefinitionsRequest
+	(*ListDefinitionsResponse)(nil), // 19: weft.v1.ListDefinitionsResponse
+	(*ParseDefinitionRequest)(nil),  // 20: weft.v1.ParseDefinitionRequest
+	(*ParseDefinitionResponse)(nil), // 21: weft.v1.ParseDefinitionResponse
+	nil,                             // 22: weft.v1.WorkflowDefinition.SearchAttributesEntry
+	(*structpb.Value)(nil),          // 23: google.protobuf.Value
+	(*SecretRef)(nil),               // 24: weft.v1.SecretRef
+	(ErrorClass)(0),                 // 25: weft.v1.ErrorClass
+	(*timestamppb.Timestamp)(nil),   // 26: google.protobuf.Timestamp
 }
 var file_weft_v1_definition_proto_depIdxs = []int32{
 	5,  // 0: weft.v1.WorkflowDefinition.actions:type_name -> weft.v1.Action
 	3,  // 1: weft.v1.WorkflowDefinition.backpressure:type_name -> weft.v1.BackpressureMode
-	20, // 2: weft.v1.WorkflowDefinition.search_attributes:type_name -> weft.v1.WorkflowDefinition.SearchAttributesEntry
-	21, // 3: weft.v1.Action.input:type_name -> google.protobuf.Value
-	7,  // 4: weft.v1.Action.retry:type_name -> weft.v1.RetryPolicy
+	22, // 2: weft.v1.WorkflowDefinition.search_attributes:type_name -> weft.v1.WorkflowDefinition.SearchAttributesEntry
+	23, // 3: weft.v1.Action.input:type_name -> google.protobuf.Value
+	9,  // 4: weft.v1.Action.retry:type_name -> weft.v1.RetryPolicy
 	1,  // 5: weft.v1.Action.on_failure:type_name -> weft.v1.OnFailure
 	2,  // 6: weft.v1.Action.completion_mode:type_name -> weft.v1.CompletionMode
-	8,  // 7: weft.v1.Action.wait_for_signal:type_name -> weft.v1.WaitForSignal
-	9,  // 8: weft.v1.Action.compensation:type_name -> weft.v1.CompensationHook
-	22, // 9: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
+	10, // 7: weft.v1.Action.wait_for_signal:type_name -> weft.v1.WaitForSignal
+	11, // 8: weft.v1.Action.compensation:type_name -> weft.v1.CompensationHook
+	24, // 9: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
 	6,  // 10: weft.v1.Action.repeat:type_name -> weft.v1.StepRepeat
-	0,  // 11: weft.v1.RetryPolicy.strategy:type_name -> weft.v1.BackoffStrategy
-	23, // 12: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
-	21, // 13: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
-	7,  // 14: weft.v1.CompensationHook.retry:type_name -> weft.v1.RetryPolicy
-	24, // 15: weft.v1.DefinitionVersion.created_at:type_name -> google.protobuf.Timestamp
-	4,  // 16: weft.v1.PutDefinitionRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	11, // 17: weft.v1.PutDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
-	4,  // 18: weft.v1.PutDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	10, // 19: weft.v1.GetDefinitionRequest.ref:type_name -> weft.v1.DefinitionRef
-	11, // 20: weft.v1.GetDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
-	4,  // 21: weft.v1.GetDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	11, // 22: weft.v1.ListDefinitionsResponse.versions:type_name -> weft.v1.DefinitionVersion
-	4,  // 23: weft.v1.ParseDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	12, // 24: weft.v1.DefinitionService.PutDefinition:input_type -> weft.v1.PutDefinitionRequest
-	14, // 25: weft.v1.DefinitionService.GetDefinition:input_type -> weft.v1.GetDefinitionRequest
-	16, // 26: weft.v1.DefinitionService.ListDefinitions:input_type -> weft.v1.ListDefinitionsRequest
-	18, // 27: weft.v1.DefinitionService.ParseDefinition:input_type -> weft.v1.ParseDefinitionRequest
-	13, // 28: weft.v1.DefinitionService.PutDefinition:output_type -> weft.v1.PutDefinitionResponse
-	15, // 29: weft.v1.DefinitionService.GetDefinition:output_type -> weft.v1.GetDefinitionResponse
-	17, // 30: weft.v1.DefinitionService.ListDefinitions:output_type -> weft.v1.ListDefinitionsResponse
-	19, // 31: weft.v1.DefinitionService.ParseDefinition:output_type -> weft.v1.ParseDefinitionResponse
-	28, // [28:32] is the sub-list for method output_type
-	24, // [24:28] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	7,  // 11: weft.v1.Action.concurrency:type_name -> weft.v1.StepConcurrency
+	8,  // 12: weft.v1.Action.throttle:type_name -> weft.v1.StepThrottle
+	0,  // 13: weft.v1.RetryPolicy.strategy:type_name -> weft.v1.BackoffStrategy
+	25, // 14: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
+	23, // 15: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
+	9,  // 16: weft.v1.CompensationHook.retry:type_name -> weft.v1.RetryPolicy
+	26, // 17: weft.v1.DefinitionVersion.created_at:type_name -> google.protobuf.Timestamp
+	4,  // 18: weft.v1.PutDefinitionRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	13, // 19: weft.v1.PutDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
+	4,  // 20: weft.v1.PutDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	12, // 21: weft.v1.GetDefinitionRequest.ref:type_name -> weft.v1.DefinitionRef
+	13, // 22: weft.v1.GetDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
+	4,  // 23: weft.v1.GetDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	13, // 24: weft.v1.ListDefinitionsResponse.versions:type_name -> weft.v1.DefinitionVersion
+	4,  // 25: weft.v1.ParseDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	14, // 26: weft.v1.DefinitionService.PutDefinition:input_type -> weft.v1.PutDefinitionRequest
+	16, // 27: weft.v1.DefinitionService.GetDefinition:input_type -> weft.v1.GetDefinitionRequest
+	18, // 28: weft.v1.DefinitionService.ListDefinitions:input_type -> weft.v1.ListDefinitionsRequest
+	20, // 29: weft.v1.DefinitionService.ParseDefinition:input_type -> weft.v1.ParseDefinitionRequest
+	15, // 30: weft.v1.DefinitionService.PutDefinition:output_type -> weft.v1.PutDefinitionResponse
+	17, // 31: weft.v1.DefinitionService.GetDefinition:output_type -> weft.v1.GetDefinitionResponse
+	19, // 32: weft.v1.DefinitionService.ListDefinitions:output_type -> weft.v1.ListDefinitionsResponse
+	21, // 33: weft.v1.DefinitionService.ParseDefinition:output_type -> weft.v1.ParseDefinitionResponse
+	30, // [30:34] is the sub-list for method output_type
+	26, // [26:30] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_definition_proto_init() }
@@ -1788,16 +1964,16 @@ func file_weft_v1_definition_proto_init() {
 	file_weft_v1_common_proto_init()
 	file_weft_v1_definition_proto_msgTypes[0].OneofWrappers = []any{}
 	file_weft_v1_definition_proto_msgTypes[1].OneofWrappers = []any{}
-	file_weft_v1_definition_proto_msgTypes[3].OneofWrappers = []any{}
-	file_weft_v1_definition_proto_msgTypes[4].OneofWrappers = []any{}
 	file_weft_v1_definition_proto_msgTypes[5].OneofWrappers = []any{}
+	file_weft_v1_definition_proto_msgTypes[6].OneofWrappers = []any{}
+	file_weft_v1_definition_proto_msgTypes[7].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_definition_proto_rawDesc), len(file_weft_v1_definition_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -17,7 +17,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from weft.v1 import common_pb2 as weft_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18weft/v1/definition.proto\x12\x07weft.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\"\xa3\x05\n\x12WorkflowDefinition\x12\x39\n\x07plan_id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x01\x32\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$\x12>\n\x0cplan_version\x18\x02 \x01(\tB(\xbaH%r#\x10\x01\x18@2\x1d^[A-Za-z0-9][A-Za-z0-9_.+-]*$\x12-\n\x07\x61\x63tions\x18\x03 \x03(\x0b\x32\x0f.weft.v1.ActionB\x0b\xbaH\x08\x92\x01\x05\x08\x01\x10\xe8\x07\x12&\n\ntimeout_ms\x18\x04 \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(\x01H\x00\x88\x01\x01\x12\x39\n\x0c\x62\x61\x63kpressure\x18\x05 \x01(\x0e\x32\x19.weft.v1.BackpressureModeB\x08\xbaH\x05\x82\x01\x02\x10\x01\x12)\n\x13max_concurrent_runs\x18\x06 \x01(\rB\x07\xbaH\x04*\x02(\x01H\x01\x88\x01\x01\x12\x19\n\x11requires_approval\x18\x07 \x01(\x08\x12\x1e\n\x0c\x64isplay_name\x18\x08 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02\x12\x0b\n\x03\x64\x61g\x18\t \x01(\x08\x12\"\n\x10result_action_id\x18\n \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\x12*\n\x0cretention_ms\x18\x0b \x01(\x04\x42\x0f\xbaH\x0c\x32\n\x18\x80\xf0\xae\xe7\x96\t(\xe8\x07H\x02\x88\x01\x01\x12L\n\x11search_attributes\x18\x0c \x03(\x0b\x32\x31.weft.v1.WorkflowDefinition.SearchAttributesEntry\x1a\x37\n\x15SearchAttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\r\n\x0b_timeout_msB\x16\n\x14_max_concurrent_runsB\x0f\n\r_retention_ms\"\x8f\t\n\x06\x41\x63tion\x12\x34\n\x02id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x01\x32\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$\x12\x19\n\x05order\x18\x02 \x01(\rB\n\xbaH\x07*\x05\x18\xe8\x07(\x01\x12=\n\x08\x61\x63tivity\x18\x03 \x01(\tB+\xbaH(r&\x18\x80\x02\x32!^([A-Za-z0-9][A-Za-z0-9_.:/-]*)?$\x12\x38\n\x05queue\x18\x04 \x01(\tB)\xbaH&r$\x18\x80\x01\x32\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$\x12(\n\ndepends_on\x18\x05 \x03(\tB\x14\xbaH\x11\x92\x01\x0e\x10\xe8\x07\x18\x01\"\x07r\x05\x10\x01\x18\x80\x01\x12%\n\x05input\x18\x06 \x01(\x0b\x32\x16.google.protobuf.Value\x12#\n\x05retry\x18\x07 \x01(\x0b\x32\x14.weft.v1.RetryPolicy\x12&\n\ntimeout_ms\x18\x08 \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(\x01H\x00\x88\x01\x01\x12\x30\n\x14heartbeat_timeout_ms\x18\t \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(dH\x01\x88\x01\x01\x12\x30\n\non_failure\x18\n \x01(\x0e\x32\x12.weft.v1.OnFailureB\x08\xbaH\x05\x82\x01\x02\x10\x01\x12:\n\x0f\x63ompletion_mode\x18\x0b \x01(\x0e\x32\x17.weft.v1.CompletionModeB\x08\xbaH\x05\x82\x01\x02\x10\x01\x12/\n\x0fwait_for_signal\x18\x0c \x01(\x0b\x32\x16.weft.v1.WaitForSignal\x12-\n\x11manual_timeout_ms\x18\r \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(\x01H\x02\x88\x01\x01\x12/\n\x0c\x63ompensation\x18\x0e \x01(\x0b\x32\x19.weft.v1.CompensationHook\x12-\n\x07secrets\x18\x0f \x03(\x0b\x32\x12.weft.v1.SecretRefB\x08\xbaH\x05\x92\x01\x02\x10@\x12\x38\n\x1cschedule_to_start_timeout_ms\x18\x10 \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(\x01H\x03\x88\x01\x01\x12\x16\n\x04when\x18\x11 \x01(\tB\x08\xbaH\x05r\x03\x18\x80 \x12#\n\x06repeat\x18\x12 \x01(\x0b\x32\x13.weft.v1.StepRepeat\x12$\n\x08sleep_ms\x18\x13 \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(\x01H\x04\x88\x01\x01\x12\x1d\n\x0bsleep_until\x18\x14 \x01(\tB\x08\xbaH\x05r\x03\x18\x80 :\x94\x01\xbaH\x90\x01\x1a\x8d\x01\n\x14\x61\x63tion.manual_signal\x12:a wait-for-signal action cannot also be completed manually\x1a\x39!(has(this.wait_for_signal) && this.completion_mode == 2)B\r\n\x0b_timeout_msB\x17\n\x15_heartbeat_timeout_msB\x14\n\x12_manual_timeout_msB\x1f\n\x1d_schedule_to_start_timeout_msB\x0b\n\t_sleep_ms\"K\n\nStepRepeat\x12\x19\n\x05until\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80 \x12\"\n\x0emax_iterations\x18\x02 \x01(\rB\n\xbaH\x07*\x05\x18\xe8\x07(\x01\"\x8d\x03\n\x0bRetryPolicy\x12$\n\x0cmax_attempts\x18\x01 \x01(\rB\t\xbaH\x06*\x04\x18\n(\x01H\x00\x88\x01\x01\x12\x34\n\x08strategy\x18\x02 \x01(\x0e\x32\x18.weft.v1.BackoffStrategyB\x08\xbaH\x05\x82\x01\x02\x10\x01\x12+\n\x12initial_backoff_ms\x18\x03 \x01(\rB\n\xbaH\x07*\x05\x18\x80\xb8\x99)H\x01\x88\x01\x01\x12\x38\n\x12\x62\x61\x63koff_multiplier\x18\x04 \x01(\x01\x42\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00Y@)\x00\x00\x00\x00\x00\x00\xf0?H\x02\x88\x01\x01\x12\'\n\x0emax_backoff_ms\x18\x05 \x01(\rB\n\xbaH\x07*\x05\x18\x80\xb8\x99)H\x03\x88\x01\x01\x12@\n\x10retryable_errors\x18\x06 \x03(\x0e\x32\x13.weft.v1.ErrorClassB\x11\xbaH\x0e\x92\x01\x0b\x10 \"\x07\x82\x01\x04\x10\x01 \x00\x42\x0f\n\r_max_attemptsB\x15\n\x13_initial_backoff_msB\x15\n\x13_backoff_multiplierB\x11\n\x0f_max_backoff_ms\"g\n\rWaitForSignal\x12\x1f\n\x0bsignal_name\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02\x12&\n\ntimeout_ms\x18\x02 \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(\x01H\x00\x88\x01\x01\x42\r\n\x0b_timeout_ms\"\x8e\x02\n\x10\x43ompensationHook\x12=\n\toperation\x18\x01 \x01(\tB*\xbaH\'r%\x10\x01\x18\x80\x02\x32\x1e^[A-Za-z0-9][A-Za-z0-9_.:/-]*$\x12%\n\x05input\x18\x02 \x01(\x0b\x32\x16.google.protobuf.Value\x12&\n\ntimeout_ms\x18\x03 \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(\x01H\x00\x88\x01\x01\x12#\n\x05retry\x18\x04 \x01(\x0b\x32\x14.weft.v1.RetryPolicy\x12\x38\n\x05queue\x18\x05 \x01(\tB)\xbaH&r$\x18\x80\x01\x32\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$B\r\n\x0b_timeout_ms\"\x8b\x01\n\rDefinitionRef\x12\x39\n\x07plan_id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x01\x32\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$\x12?\n\x0cplan_version\x18\x02 \x01(\tB)\xbaH&r$\x18@2 ^([A-Za-z0-9][A-Za-z0-9_.+-]*)?$\"\xcf\x01\n\x11\x44\x65\x66initionVersion\x12\x0f\n\x07plan_id\x18\x01 \x01(\t\x12\x14\n\x0cplan_version\x18\x02 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x03 \x01(\t\x12\x13\n\x0bplan_sha256\x18\x04 \x01(\t\x12\x12\n\ncreated_by\x18\x05 \x01(\t\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x61\x63tion_count\x18\x07 \x01(\r\x12\x0e\n\x06latest\x18\x08 \x01(\x08\"O\n\x14PutDefinitionRequest\x12\x37\n\ndefinition\x18\x01 \x01(\x0b\x32\x1b.weft.v1.WorkflowDefinitionB\x06\xbaH\x03\xc8\x01\x01\"\x87\x01\n\x15PutDefinitionResponse\x12+\n\x07version\x18\x01 \x01(\x0b\x32\x1a.weft.v1.DefinitionVersion\x12/\n\ndefinition\x18\x02 \x01(\x0b\x32\x1b.weft.v1.WorkflowDefinition\x12\x10\n\x08\x65xisting\x18\x03 \x01(\x08\"C\n\x14GetDefinitionRequest\x12+\n\x03ref\x18\x01 \x01(\x0b\x32\x16.weft.v1.DefinitionRefB\x06\xbaH\x03\xc8\x01\x01\"u\n\x15GetDefinitionResponse\x12+\n\x07version\x18\x01 \x01(\x0b\x32\x1a.weft.v1.DefinitionVersion\x12/\n\ndefinition\x18\x02 \x01(\x0b\x32\x1b.weft.v1.WorkflowDefinition\"\x8f\x01\n\x16ListDefinitionsRequest\x12\x1b\n\tpage_size\x18\x01 \x01(\rB\x08\xbaH\x05*\x03\x18\xe8\x07\x12\x1c\n\npage_token\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x04\x12:\n\x07plan_id\x18\x03 \x01(\tB)\xbaH&r$\x18\x80\x01\x32\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$\"`\n\x17ListDefinitionsResponse\x12,\n\x08versions\x18\x01 \x03(\x0b\x32\x1a.weft.v1.DefinitionVersion\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"3\n\x16ParseDefinitionRequest\x12\x19\n\x04yaml\x18\x01 \x01(\tB\x0b\xbaH\x08r\x06\x10\x01(\x80\x80@\"J\n\x17ParseDefinitionResponse\x12/\n\ndefinition\x18\x01 \x01(\x0b\x32\x1b.weft.v1.WorkflowDefinition*\x91\x01\n\x0f\x42\x61\x63koffStrategy\x12 \n\x1c\x42\x41\x43KOFF_STRATEGY_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x42\x41\x43KOFF_STRATEGY_CONSTANT\x10\x01\x12\x1b\n\x17\x42\x41\x43KOFF_STRATEGY_LINEAR\x10\x02\x12 \n\x1c\x42\x41\x43KOFF_STRATEGY_EXPONENTIAL\x10\x03*\x82\x01\n\tOnFailure\x12\x1a\n\x16ON_FAILURE_UNSPECIFIED\x10\x00\x12\x14\n\x10ON_FAILURE_ABORT\x10\x01\x12\x13\n\x0fON_FAILURE_SKIP\x10\x02\x12\x19\n\x15ON_FAILURE_COMPENSATE\x10\x03\x12\x13\n\x0fON_FAILURE_HOLD\x10\x04*l\n\x0e\x43ompletionMode\x12\x1f\n\x1b\x43OMPLETION_MODE_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x43OMPLETION_MODE_AUTOMATED\x10\x01\x12\x1a\n\x16\x43OMPLETION_MODE_MANUAL\x10\x02*\x8d\x01\n\x10\x42\x61\x63kpressureMode\x12!\n\x1d\x42\x41\x43KPRESSURE_MODE_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x42\x41\x43KPRESSURE_MODE_REJECT\x10\x01\x12\x1b\n\x17\x42\x41\x43KPRESSURE_MODE_QUEUE\x10\x02\x12\x1b\n\x17\x42\x41\x43KPRESSURE_MODE_DELAY\x10\x03\x32\xf3\x02\n\x11\x44\x65\x66initionService\x12S\n\rPutDefinition\x12\x1d.weft.v1.PutDefinitionRequest\x1a\x1e.weft.v1.PutDefinitionResponse\"\x03\x90\x02\x02\x12S\n\rGetDefinition\x12\x1d.weft.v1.GetDefinitionRequest\x1a\x1e.weft.v1.GetDefinitionResponse\"\x03\x90\x02\x01\x12Y\n\x0fListDefinitions\x12\x1f.weft.v1.ListDefinitionsRequest\x1a .weft.v1.ListDefinitionsResponse\"\x03\x90\x02\x01\x12Y\n\x0fParseDefinition\x12\x1f.weft.v1.ParseDefinitionRequest\x1a .weft.v1.ParseDefinitionResponse\"\x03\x90\x02\x01\x42-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18weft/v1/definition.proto\x12\x07weft.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\"\xa3\x05\n\x12WorkflowDefinition\x12\x39\n\x07plan_id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x01\x32\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$\x12>\n\x0cplan_version\x18\x02 \x01(\tB(\xbaH%r#\x10\x01\x18@2\x1d^[A-Za-z0-9][A-Za-z0-9_.+-]*$\x12-\n\x07\x61\x63tions\x18\x03 \x03(\x0b\x32\x0f.weft.v1.ActionB\x0b\xbaH\x08\x92\x01\x05\x08\x01\x10\xe8\x07\x12&\n\ntimeout_ms\x18\x04 \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(\x01H\x00\x88\x01\x01\x12\x39\n\x0c\x62\x61\x63kpressure\x18\x05 \x01(\x0e\x32\x19.weft.v1.BackpressureModeB\x08\xbaH\x05\x82\x01\x02\x10\x01\x12)\n\x13max_concurrent_runs\x18\x06 \x01(\rB\x07\xbaH\x04*\x02(\x01H\x01\x88\x01\x01\x12\x19\n\x11requires_approval\x18\x07 \x01(\x08\x12\x1e\n\x0c\x64isplay_name\x18\x08 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02\x12\x0b\n\x03\x64\x61g\x18\t \x01(\x08\x12\"\n\x10result_action_id\x18\n \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\x12*\n\x0cretention_ms\x18\x0b \x01(\x04\x42\x0f\xbaH\x0c\x32\n\x18\x80\xf0\xae\xe7\x96\t(\xe8\x07H\x02\x88\x01\x01\x12L\n\x11search_attributes\x18\x0c \x03(\x0b\x32\x31.weft.v1.WorkflowDefinition.SearchAttributesEntry\x1a\x37\n\x15SearchAttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\r\n\x0b_timeout_msB\x16\n\x14_max_concurrent_runsB\x0f\n\r_retention_ms\"\xe7\t\n\x06\x41\x63tion\x12\x34\n\x02id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x01\x32\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$\x12\x19\n\x05order\x18\x02 \x01(\rB\n\xbaH\x07*\x05\x18\xe8\x07(\x01\x12=\n\x08\x61\x63tivity\x18\x03 \x01(\tB+\xbaH(r&\x18\x80\x02\x32!^([A-Za-z0-9][A-Za-z0-9_.:/-]*)?$\x12\x38\n\x05queue\x18\x04 \x01(\tB)\xbaH&r$\x18\x80\x01\x32\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$\x12(\n\ndepends_on\x18\x05 \x03(\tB\x14\xbaH\x11\x92\x01\x0e\x10\xe8\x07\x18\x01\"\x07r\x05\x10\x01\x18\x80\x01\x12%\n\x05input\x18\x06 \x01(\x0b\x32\x16.google.protobuf.Value\x12#\n\x05retry\x18\x07 \x01(\x0b\x32\x14.weft.v1.RetryPolicy\x12&\n\ntimeout_ms\x18\x08 \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(\x01H\x00\x88\x01\x01\x12\x30\n\x14heartbeat_timeout_ms\x18\t \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(dH\x01\x88\x01\x01\x12\x30\n\non_failure\x18\n \x01(\x0e\x32\x12.weft.v1.OnFailureB\x08\xbaH\x05\x82\x01\x02\x10\x01\x12:\n\x0f\x63ompletion_mode\x18\x0b \x01(\x0e\x32\x17.weft.v1.CompletionModeB\x08\xbaH\x05\x82\x01\x02\x10\x01\x12/\n\x0fwait_for_signal\x18\x0c \x01(\x0b\x32\x16.weft.v1.WaitForSignal\x12-\n\x11manual_timeout_ms\x18\r \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(\x01H\x02\x88\x01\x01\x12/\n\x0c\x63ompensation\x18\x0e \x01(\x0b\x32\x19.weft.v1.CompensationHook\x12-\n\x07secrets\x18\x0f \x03(\x0b\x32\x12.weft.v1.SecretRefB\x08\xbaH\x05\x92\x01\x02\x10@\x12\x38\n\x1cschedule_to_start_timeout_ms\x18\x10 \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(\x01H\x03\x88\x01\x01\x12\x16\n\x04when\x18\x11 \x01(\tB\x08\xbaH\x05r\x03\x18\x80 \x12#\n\x06repeat\x18\x12 \x01(\x0b\x32\x13.weft.v1.StepRepeat\x12$\n\x08sleep_ms\x18\x13 \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(\x01H\x04\x88\x01\x01\x12\x1d\n\x0bsleep_until\x18\x14 \x01(\tB\x08\xbaH\x05r\x03\x18\x80 \x12-\n\x0b\x63oncurrency\x18\x19 \x01(\x0b\x32\x18.weft.v1.StepConcurrency\x12\'\n\x08throttle\x18\x1a \x01(\x0b\x32\x15.weft.v1.StepThrottle:\x94\x01\xbaH\x90\x01\x1a\x8d\x01\n\x14\x61\x63tion.manual_signal\x12:a wait-for-signal action cannot also be completed manually\x1a\x39!(has(this.wait_for_signal) && this.completion_mode == 2)B\r\n\x0b_timeout_msB\x17\n\x15_heartbeat_timeout_msB\x14\n\x12_manual_timeout_msB\x1f\n\x1d_schedule_to_start_timeout_msB\x0b\n\t_sleep_ms\"K\n\nStepRepeat\x12\x19\n\x05until\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80 \x12\"\n\x0emax_iterations\x18\x02 \x01(\rB\n\xbaH\x07*\x05\x18\xe8\x07(\x01\"l\n\x0fStepConcurrency\x12\x17\n\x03key\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80 \x12\x1a\n\x05limit\x18\x02 \x01(\rB\x0b\xbaH\x08*\x06\x18\xa0\x8d\x06(\x01\x12$\n\x05scope\x18\x03 \x01(\tB\x15\xbaH\x12r\x10R\x00R\x04planR\x06tenant\"\x7f\n\x0cStepThrottle\x12\x17\n\x03key\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80 \x12\x17\n\x04rate\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18 \x12\x17\n\x05\x62urst\x18\x03 \x01(\rB\x08\xbaH\x05*\x03\x18\x90N\x12$\n\x05scope\x18\x04 \x01(\tB\x15\xbaH\x12r\x10R\x00R\x04planR\x06tenant\"\x8d\x03\n\x0bRetryPolicy\x12$\n\x0cmax_attempts\x18\x01 \x01(\rB\t\xbaH\x06*\x04\x18\n(\x01H\x00\x88\x01\x01\x12\x34\n\x08strategy\x18\x02 \x01(\x0e\x32\x18.weft.v1.BackoffStrategyB\x08\xbaH\x05\x82\x01\x02\x10\x01\x12+\n\x12initial_backoff_ms\x18\x03 \x01(\rB\n\xbaH\x07*\x05\x18\x80\xb8\x99)H\x01\x88\x01\x01\x12\x38\n\x12\x62\x61\x63koff_multiplier\x18\x04 \x01(\x01\x42\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00Y@)\x00\x00\x00\x00\x00\x00\xf0?H\x02\x88\x01\x01\x12\'\n\x0emax_backoff_ms\x18\x05 \x01(\rB\n\xbaH\x07*\x05\x18\x80\xb8\x99)H\x03\x88\x01\x01\x12@\n\x10retryable_errors\x18\x06 \x03(\x0e\x32\x13.weft.v1.ErrorClassB\x11\xbaH\x0e\x92\x01\x0b\x10 \"\x07\x82\x01\x04\x10\x01 \x00\x42\x0f\n\r_max_attemptsB\x15\n\x13_initial_backoff_msB\x15\n\x13_backoff_multiplierB\x11\n\x0f_max_backoff_ms\"g\n\rWaitForSignal\x12\x1f\n\x0bsignal_name\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02\x12&\n\ntimeout_ms\x18\x02 \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(\x01H\x00\x88\x01\x01\x42\r\n\x0b_timeout_ms\"\x8e\x02\n\x10\x43ompensationHook\x12=\n\toperation\x18\x01 \x01(\tB*\xbaH\'r%\x10\x01\x18\x80\x02\x32\x1e^[A-Za-z0-9][A-Za-z0-9_.:/-]*$\x12%\n\x05input\x18\x02 \x01(\x0b\x32\x16.google.protobuf.Value\x12&\n\ntimeout_ms\x18\x03 \x01(\rB\r\xbaH\n*\x08\x18\x80\x90\xfb\xd3\t(\x01H\x00\x88\x01\x01\x12#\n\x05retry\x18\x04 \x01(\x0b\x32\x14.weft.v1.RetryPolicy\x12\x38\n\x05queue\x18\x05 \x01(\tB)\xbaH&r$\x18\x80\x01\x32\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$B\r\n\x0b_timeout_ms\"\x8b\x01\n\rDefinitionRef\x12\x39\n\x07plan_id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x01\x32\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$\x12?\n\x0cplan_version\x18\x02 \x01(\tB)\xbaH&r$\x18@2 ^([A-Za-z0-9][A-Za-z0-9_.+-]*)?$\"\xcf\x01\n\x11\x44\x65\x66initionVersion\x12\x0f\n\x07plan_id\x18\x01 \x01(\t\x12\x14\n\x0cplan_version\x18\x02 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x03 \x01(\t\x12\x13\n\x0bplan_sha256\x18\x04 \x01(\t\x12\x12\n\ncreated_by\x18\x05 \x01(\t\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x61\x63tion_count\x18\x07 \x01(\r\x12\x0e\n\x06latest\x18\x08 \x01(\x08\"O\n\x14PutDefinitionRequest\x12\x37\n\ndefinition\x18\x01 \x01(\x0b\x32\x1b.weft.v1.WorkflowDefinitionB\x06\xbaH\x03\xc8\x01\x01\"\x87\x01\n\x15PutDefinitionResponse\x12+\n\x07version\x18\x01 \x01(\x0b\x32\x1a.weft.v1.DefinitionVersion\x12/\n\ndefinition\x18\x02 \x01(\x0b\x32\x1b.weft.v1.WorkflowDefinition\x12\x10\n\x08\x65xisting\x18\x03 \x01(\x08\"C\n\x14GetDefinitionRequest\x12+\n\x03ref\x18\x01 \x01(\x0b\x32\x16.weft.v1.DefinitionRefB\x06\xbaH\x03\xc8\x01\x01\"u\n\x15GetDefinitionResponse\x12+\n\x07version\x18\x01 \x01(\x0b\x32\x1a.weft.v1.DefinitionVersion\x12/\n\ndefinition\x18\x02 \x01(\x0b\x32\x1b.weft.v1.WorkflowDefinition\"\x8f\x01\n\x16ListDefinitionsRequest\x12\x1b\n\tpage_size\x18\x01 \x01(\rB\x08\xbaH\x05*\x03\x18\xe8\x07\x12\x1c\n\npage_token\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x04\x12:\n\x07plan_id\x18\x03 \x01(\tB)\xbaH&r$\x18\x80\x01\x32\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$\"`\n\x17ListDefinitionsResponse\x12,\n\x08versions\x18\x01 \x03(\x0b\x32\x1a.weft.v1.DefinitionVersion\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"3\n\x16ParseDefinitionRequest\x12\x19\n\x04yaml\x18\x01 \x01(\tB\x0b\xbaH\x08r\x06\x10\x01(\x80\x80@\"J\n\x17ParseDefinitionResponse\x12/\n\ndefinition\x18\x01 \x01(\x0b\x32\x1b.weft.v1.WorkflowDefinition*\x91\x01\n\x0f\x42\x61\x63koffStrategy\x12 \n\x1c\x42\x41\x43KOFF_STRATEGY_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x42\x41\x43KOFF_STRATEGY_CONSTANT\x10\x01\x12\x1b\n\x17\x42\x41\x43KOFF_STRATEGY_LINEAR\x10\x02\x12 \n\x1c\x42\x41\x43KOFF_STRATEGY_EXPONENTIAL\x10\x03*\x82\x01\n\tOnFailure\x12\x1a\n\x16ON_FAILURE_UNSPECIFIED\x10\x00\x12\x14\n\x10ON_FAILURE_ABORT\x10\x01\x12\x13\n\x0fON_FAILURE_SKIP\x10\x02\x12\x19\n\x15ON_FAILURE_COMPENSATE\x10\x03\x12\x13\n\x0fON_FAILURE_HOLD\x10\x04*l\n\x0e\x43ompletionMode\x12\x1f\n\x1b\x43OMPLETION_MODE_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x43OMPLETION_MODE_AUTOMATED\x10\x01\x12\x1a\n\x16\x43OMPLETION_MODE_MANUAL\x10\x02*\x8d\x01\n\x10\x42\x61\x63kpressureMode\x12!\n\x1d\x42\x41\x43KPRESSURE_MODE_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x42\x41\x43KPRESSURE_MODE_REJECT\x10\x01\x12\x1b\n\x17\x42\x41\x43KPRESSURE_MODE_QUEUE\x10\x02\x12\x1b\n\x17\x42\x41\x43KPRESSURE_MODE_DELAY\x10\x03\x32\xf3\x02\n\x11\x44\x65\x66initionService\x12S\n\rPutDefinition\x12\x1d.weft.v1.PutDefinitionRequest\x1a\x1e.weft.v1.PutDefinitionResponse\"\x03\x90\x02\x02\x12S\n\rGetDefinition\x12\x1d.weft.v1.GetDefinitionRequest\x1a\x1e.weft.v1.GetDefinitionResponse\"\x03\x90\x02\x01\x12Y\n\x0fListDefinitions\x12\x1f.weft.v1.ListDefinitionsRequest\x1a .weft.v1.ListDefinitionsResponse\"\x03\x90\x02\x01\x12Y\n\x0fParseDefinition\x12\x1f.weft.v1.ParseDefinitionRequest\x1a .weft.v1.ParseDefinitionResponse\"\x03\x90\x02\x01\x42-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'weft.v1.definition_pb2', globals())
@@ -81,6 +81,20 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _STEPREPEAT.fields_by_name['until']._serialized_options = b'\272H\007r\005\020\001\030\200 '
   _STEPREPEAT.fields_by_name['max_iterations']._options = None
   _STEPREPEAT.fields_by_name['max_iterations']._serialized_options = b'\272H\007*\005\030\350\007(\001'
+  _STEPCONCURRENCY.fields_by_name['key']._options = None
+  _STEPCONCURRENCY.fields_by_name['key']._serialized_options = b'\272H\007r\005\020\001\030\200 '
+  _STEPCONCURRENCY.fields_by_name['limit']._options = None
+  _STEPCONCURRENCY.fields_by_name['limit']._serialized_options = b'\272H\010*\006\030\240\215\006(\001'
+  _STEPCONCURRENCY.fields_by_name['scope']._options = None
+  _STEPCONCURRENCY.fields_by_name['scope']._serialized_options = b'\272H\022r\020R\000R\004planR\006tenant'
+  _STEPTHROTTLE.fields_by_name['key']._options = None
+  _STEPTHROTTLE.fields_by_name['key']._serialized_options = b'\272H\007r\005\020\001\030\200 '
+  _STEPTHROTTLE.fields_by_name['rate']._options = None
+  _STEPTHROTTLE.fields_by_name['rate']._serialized_options = b'\272H\006r\004\020\001\030 '
+  _STEPTHROTTLE.fields_by_name['burst']._options = None
+  _STEPTHROTTLE.fields_by_name['burst']._serialized_options = b'\272H\005*\003\030\220N'
+  _STEPTHROTTLE.fields_by_name['scope']._options = None
+  _STEPTHROTTLE.fields_by_name['scope']._serialized_options = b'\272H\022r\020R\000R\004planR\006tenant'
   _RETRYPOLICY.fields_by_name['max_attempts']._options = None
   _RETRYPOLICY.fields_by_name['max_attempts']._serialized_options = b'\272H\006*\004\030\n(\001'
   _RETRYPOLICY.fields_by_name['strategy']._options = None
@@ -127,48 +141,52 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _DEFINITIONSERVICE.methods_by_name['ListDefinitions']._serialized_options = b'\220\002\001'
   _DEFINITIONSERVICE.methods_by_name['ParseDefinition']._options = None
   _DEFINITIONSERVICE.methods_by_name['ParseDefinition']._serialized_options = b'\220\002\001'
-  _BACKOFFSTRATEGY._serialized_start=3987
-  _BACKOFFSTRATEGY._serialized_end=4132
-  _ONFAILURE._serialized_start=4135
-  _ONFAILURE._serialized_end=4265
-  _COMPLETIONMODE._serialized_start=4267
-  _COMPLETIONMODE._serialized_end=4375
-  _BACKPRESSUREMODE._serialized_start=4378
-  _BACKPRESSUREMODE._serialized_end=4519
+  _BACKOFFSTRATEGY._serialized_start=4314
+  _BACKOFFSTRATEGY._serialized_end=4459
+  _ONFAILURE._serialized_start=4462
+  _ONFAILURE._serialized_end=4592
+  _COMPLETIONMODE._serialized_start=4594
+  _COMPLETIONMODE._serialized_end=4702
+  _BACKPRESSUREMODE._serialized_start=4705
+  _BACKPRESSUREMODE._serialized_end=4846
   _WORKFLOWDEFINITION._serialized_start=152
   _WORKFLOWDEFINITION._serialized_end=827
   _WORKFLOWDEFINITION_SEARCHATTRIBUTESENTRY._serialized_start=716
   _WORKFLOWDEFINITION_SEARCHATTRIBUTESENTRY._serialized_end=771
   _ACTION._serialized_start=830
-  _ACTION._serialized_end=1997
-  _STEPREPEAT._serialized_start=1999
-  _STEPREPEAT._serialized_end=2074
-  _RETRYPOLICY._serialized_start=2077
-  _RETRYPOLICY._serialized_end=2474
-  _WAITFORSIGNAL._serialized_start=2476
-  _WAITFORSIGNAL._serialized_end=2579
-  _COMPENSATIONHOOK._serialized_start=2582
-  _COMPENSATIONHOOK._serialized_end=2852
-  _DEFINITIONREF._serialized_start=2855
-  _DEFINITIONREF._serialized_end=2994
-  _DEFINITIONVERSION._serialized_start=2997
-  _DEFINITIONVERSION._serialized_end=3204
-  _PUTDEFINITIONREQUEST._serialized_start=3206
-  _PUTDEFINITIONREQUEST._serialized_end=3285
-  _PUTDEFINITIONRESPONSE._serialized_start=3288
-  _PUTDEFINITIONRESPONSE._serialized_end=3423
-  _GETDEFINITIONREQUEST._serialized_start=3425
-  _GETDEFINITIONREQUEST._serialized_end=3492
-  _GETDEFINITIONRESPONSE._serialized_start=3494
-  _GETDEFINITIONRESPONSE._serialized_end=3611
-  _LISTDEFINITIONSREQUEST._serialized_start=3614
-  _LISTDEFINITIONSREQUEST._serialized_end=3757
-  _LISTDEFINITIONSRESPONSE._serialized_start=3759
-  _LISTDEFINITIONSRESPONSE._serialized_end=3855
-  _PARSEDEFINITIONREQUEST._serialized_start=3857
-  _PARSEDEFINITIONREQUEST._serialized_end=3908
-  _PARSEDEFINITIONRESPONSE._serialized_start=3910
-  _PARSEDEFINITIONRESPONSE._serialized_end=3984
-  _DEFINITIONSERVICE._serialized_start=4522
-  _DEFINITIONSERVICE._serialized_end=4893
+  _ACTION._serialized_end=2085
+  _STEPREPEAT._serialized_start=2087
+  _STEPREPEAT._serialized_end=2162
+  _STEPCONCURRENCY._serialized_start=2164
+  _STEPCONCURRENCY._serialized_end=2272
+  _STEPTHROTTLE._serialized_start=2274
+  _STEPTHROTTLE._serialized_end=2401
+  _RETRYPOLICY._serialized_start=2404
+  _RETRYPOLICY._serialized_end=2801
+  _WAITFORSIGNAL._serialized_start=2803
+  _WAITFORSIGNAL._serialized_end=2906
+  _COMPENSATIONHOOK._serialized_start=2909
+  _COMPENSATIONHOOK._serialized_end=3179
+  _DEFINITIONREF._serialized_start=3182
+  _DEFINITIONREF._serialized_end=3321
+  _DEFINITIONVERSION._serialized_start=3324
+  _DEFINITIONVERSION._serialized_end=3531
+  _PUTDEFINITIONREQUEST._serialized_start=3533
+  _PUTDEFINITIONREQUEST._serialized_end=3612
+  _PUTDEFINITIONRESPONSE._serialized_start=3615
+  _PUTDEFINITIONRESPONSE._serialized_end=3750
+  _GETDEFINITIONREQUEST._serialized_start=3752
+  _GETDEFINITIONREQUEST._serialized_end=3819
+  _GETDEFINITIONRESPONSE._serialized_start=3821
+  _GETDEFINITIONRESPONSE._serialized_end=3938
+  _LISTDEFINITIONSREQUEST._serialized_start=3941
+  _LISTDEFINITIONSREQUEST._serialized_end=4084
+  _LISTDEFINITIONSRESPONSE._serialized_start=4086
+  _LISTDEFINITIONSRESPONSE._serialized_end=4182
+  _PARSEDEFINITIONREQUEST._serialized_start=4184
+  _PARSEDEFINITIONREQUEST._serialized_end=4235
+  _PARSEDEFINITIONRESPONSE._serialized_start=4237
+  _PARSEDEFINITIONRESPONSE._serialized_end=4311
+  _DEFINITIONSERVICE._serialized_start=4849
+  _DEFINITIONSERVICE._serialized_end=5220
 # @@protoc_insertion_point(module_scope)

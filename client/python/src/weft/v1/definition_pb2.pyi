@@ -27,10 +27,11 @@ ON_FAILURE_SKIP: OnFailure
 ON_FAILURE_UNSPECIFIED: OnFailure
 
 class Action(_message.Message):
-    __slots__ = ["activity", "compensation", "completion_mode", "depends_on", "heartbeat_timeout_ms", "id", "input", "manual_timeout_ms", "on_failure", "order", "queue", "repeat", "retry", "schedule_to_start_timeout_ms", "secrets", "sleep_ms", "sleep_until", "timeout_ms", "wait_for_signal", "when"]
+    __slots__ = ["activity", "compensation", "completion_mode", "concurrency", "depends_on", "heartbeat_timeout_ms", "id", "input", "manual_timeout_ms", "on_failure", "order", "queue", "repeat", "retry", "schedule_to_start_timeout_ms", "secrets", "sleep_ms", "sleep_until", "throttle", "timeout_ms", "wait_for_signal", "when"]
     ACTIVITY_FIELD_NUMBER: _ClassVar[int]
     COMPENSATION_FIELD_NUMBER: _ClassVar[int]
     COMPLETION_MODE_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     DEPENDS_ON_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
@@ -45,12 +46,14 @@ class Action(_message.Message):
     SECRETS_FIELD_NUMBER: _ClassVar[int]
     SLEEP_MS_FIELD_NUMBER: _ClassVar[int]
     SLEEP_UNTIL_FIELD_NUMBER: _ClassVar[int]
+    THROTTLE_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     WAIT_FOR_SIGNAL_FIELD_NUMBER: _ClassVar[int]
     WHEN_FIELD_NUMBER: _ClassVar[int]
     activity: str
     compensation: CompensationHook
     completion_mode: CompletionMode
+    concurrency: StepConcurrency
     depends_on: _containers.RepeatedScalarFieldContainer[str]
     heartbeat_timeout_ms: int
     id: str
@@ -65,10 +68,11 @@ class Action(_message.Message):
     secrets: _containers.RepeatedCompositeFieldContainer[_common_pb2.SecretRef]
     sleep_ms: int
     sleep_until: str
+    throttle: StepThrottle
     timeout_ms: int
     wait_for_signal: WaitForSignal
     when: str
-    def __init__(self, id: _Optional[str] = ..., order: _Optional[int] = ..., activity: _Optional[str] = ..., queue: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retry: _Optional[_Union[RetryPolicy, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., heartbeat_timeout_ms: _Optional[int] = ..., on_failure: _Optional[_Union[OnFailure, str]] = ..., completion_mode: _Optional[_Union[CompletionMode, str]] = ..., wait_for_signal: _Optional[_Union[WaitForSignal, _Mapping]] = ..., manual_timeout_ms: _Optional[int] = ..., compensation: _Optional[_Union[CompensationHook, _Mapping]] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., schedule_to_start_timeout_ms: _Optional[int] = ..., when: _Optional[str] = ..., repeat: _Optional[_Union[StepRepeat, _Mapping]] = ..., sleep_ms: _Optional[int] = ..., sleep_until: _Optional[str] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., order: _Optional[int] = ..., activity: _Optional[str] = ..., queue: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retry: _Optional[_Union[RetryPolicy, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., heartbeat_timeout_ms: _Optional[int] = ..., on_failure: _Optional[_Union[OnFailure, str]] = ..., completion_mode: _Optional[_Union[CompletionMode, str]] = ..., wait_for_signal: _Optional[_Union[WaitForSignal, _Mapping]] = ..., manual_timeout_ms: _Optional[int] = ..., compensation: _Optional[_Union[CompensationHook, _Mapping]] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., schedule_to_start_timeout_ms: _Optional[int] = ..., when: _Optional[str] = ..., repeat: _Optional[_Union[StepRepeat, _Mapping]] = ..., sleep_ms: _Optional[int] = ..., sleep_until: _Optional[str] = ..., concurrency: _Optional[_Union[StepConcurrency, _Mapping]] = ..., throttle: _Optional[_Union[StepThrottle, _Mapping]] = ...) -> None: ...
 
 class CompensationHook(_message.Message):
     __slots__ = ["input", "operation", "queue", "retry", "timeout_ms"]
@@ -188,6 +192,16 @@ class RetryPolicy(_message.Message):
     strategy: BackoffStrategy
     def __init__(self, max_attempts: _Optional[int] = ..., strategy: _Optional[_Union[BackoffStrategy, str]] = ..., initial_backoff_ms: _Optional[int] = ..., backoff_multiplier: _Optional[float] = ..., max_backoff_ms: _Optional[int] = ..., retryable_errors: _Optional[_Iterable[_Union[_common_pb2.ErrorClass, str]]] = ...) -> None: ...
 
+class StepConcurrency(_message.Message):
+    __slots__ = ["key", "limit", "scope"]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    limit: int
+    scope: str
+    def __init__(self, key: _Optional[str] = ..., limit: _Optional[int] = ..., scope: _Optional[str] = ...) -> None: ...
+
 class StepRepeat(_message.Message):
     __slots__ = ["max_iterations", "until"]
     MAX_ITERATIONS_FIELD_NUMBER: _ClassVar[int]
@@ -195,6 +209,18 @@ class StepRepeat(_message.Message):
     max_iterations: int
     until: str
     def __init__(self, until: _Optional[str] = ..., max_iterations: _Optional[int] = ...) -> None: ...
+
+class StepThrottle(_message.Message):
+    __slots__ = ["burst", "key", "rate", "scope"]
+    BURST_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    RATE_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    burst: int
+    key: str
+    rate: str
+    scope: str
+    def __init__(self, key: _Optional[str] = ..., rate: _Optional[str] = ..., burst: _Optional[int] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class WaitForSignal(_message.Message):
     __slots__ = ["signal_name", "timeout_ms"]

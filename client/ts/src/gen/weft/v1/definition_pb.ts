@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file weft/v1/definition.proto.
  */
 export const file_weft_v1_definition: GenFile = /*@__PURE__*/
-  fileDesc("Chh3ZWZ0L3YxL2RlZmluaXRpb24ucHJvdG8SB3dlZnQudjEiowUKEldvcmtmbG93RGVmaW5pdGlvbhI5CgdwbGFuX2lkGAEgASgJQii6SCVyIxABGIABMhxeW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSokEj4KDHBsYW5fdmVyc2lvbhgCIAEoCUIoukglciMQARhAMh1eW0EtWmEtejAtOV1bQS1aYS16MC05Xy4rLV0qJBItCgdhY3Rpb25zGAMgAygLMg8ud2VmdC52MS5BY3Rpb25CC7pICJIBBQgBEOgHEiYKCnRpbWVvdXRfbXMYBCABKA1CDbpICioIGICQ+9MJKAFIAIgBARI5CgxiYWNrcHJlc3N1cmUYBSABKA4yGS53ZWZ0LnYxLkJhY2twcmVzc3VyZU1vZGVCCLpIBYIBAhABEikKE21heF9jb25jdXJyZW50X3J1bnMYBiABKA1CB7pIBCoCKAFIAYgBARIZChFyZXF1aXJlc19hcHByb3ZhbBgHIAEoCBIeCgxkaXNwbGF5X25hbWUYCCABKAlCCLpIBXIDGIACEgsKA2RhZxgJIAEoCBIiChByZXN1bHRfYWN0aW9uX2lkGAogASgJQgi6SAVyAxiAARIqCgxyZXRlbnRpb25fbXMYCyABKARCD7pIDDIKGIDwrueWCSjoB0gCiAEBEkwKEXNlYXJjaF9hdHRyaWJ1dGVzGAwgAygLMjEud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb24uU2VhcmNoQXR0cmlidXRlc0VudHJ5GjcKFVNlYXJjaEF0dHJpYnV0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg0KC190aW1lb3V0X21zQhYKFF9tYXhfY29uY3VycmVudF9ydW5zQg8KDV9yZXRlbnRpb25fbXMijwkKBkFjdGlvbhI0CgJpZBgBIAEoCUIoukglciMQARiAATIcXltBLVphLXowLTldW0EtWmEtejAtOV8uLV0qJBIZCgVvcmRlchgCIAEoDUIKukgHKgUY6AcoARI9CghhY3Rpdml0eRgDIAEoCUIrukgociYYgAIyIV4oW0EtWmEtejAtOV1bQS1aYS16MC05Xy46Ly1dKik/JBI4CgVxdWV1ZRgEIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyQSKAoKZGVwZW5kc19vbhgFIAMoCUIUukgRkgEOEOgHGAEiB3IFEAEYgAESJQoFaW5wdXQYBiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSIwoFcmV0cnkYByABKAsyFC53ZWZ0LnYxLlJldHJ5UG9saWN5EiYKCnRpbWVvdXRfbXMYCCABKA1CDbpICioIGICQ+9MJKAFIAIgBARIwChRoZWFydGJlYXRfdGltZW91dF9tcxgJIAEoDUINukgKKggYgJD70wkoZEgBiAEBEjAKCm9uX2ZhaWx1cmUYCiABKA4yEi53ZWZ0LnYxLk9uRmFpbHVyZUIIukgFggECEAESOgoPY29tcGxldGlvbl9tb2RlGAsgASgOMhcud2VmdC52MS5Db21wbGV0aW9uTW9kZUIIukgFggECEAESLwoPd2FpdF9mb3Jfc2lnbmFsGAwgASgLMhYud2VmdC52MS5XYWl0Rm9yU2lnbmFsEi0KEW1hbnVhbF90aW1lb3V0X21zGA0gASgNQg26SAoqCBiAkPvTCSgBSAKIAQESLwoMY29tcGVuc2F0aW9uGA4gASgLMhkud2VmdC52MS5Db21wZW5zYXRpb25Ib29rEi0KB3NlY3JldHMYDyADKAsyEi53ZWZ0LnYxLlNlY3JldFJlZkIIukgFkgECEEASOAocc2NoZWR1bGVfdG9fc3RhcnRfdGltZW91dF9tcxgQIAEoDUINukgKKggYgJD70wkoAUgDiAEBEhYKBHdoZW4YESABKAlCCLpIBXIDGIAgEiMKBnJlcGVhdBgSIAEoCzITLndlZnQudjEuU3RlcFJlcGVhdBIkCghzbGVlcF9tcxgTIAEoDUINukgKKggYgJD70wkoAUgEiAEBEh0KC3NsZWVwX3VudGlsGBQgASgJQgi6SAVyAxiAIDqUAbpIkAEajQEKFGFjdGlvbi5tYW51YWxfc2lnbmFsEjphIHdhaXQtZm9yLXNpZ25hbCBhY3Rpb24gY2Fubm90IGFsc28gYmUgY29tcGxldGVkIG1hbnVhbGx5GjkhKGhhcyh0aGlzLndhaXRfZm9yX3NpZ25hbCkgJiYgdGhpcy5jb21wbGV0aW9uX21vZGUgPT0gMilCDQoLX3RpbWVvdXRfbXNCFwoVX2hlYXJ0YmVhdF90aW1lb3V0X21zQhQKEl9tYW51YWxfdGltZW91dF9tc0IfCh1fc2NoZWR1bGVfdG9fc3RhcnRfdGltZW91dF9tc0ILCglfc2xlZXBfbXMiSwoKU3RlcFJlcGVhdBIZCgV1bnRpbBgBIAEoCUIKukgHcgUQARiAIBIiCg5tYXhfaXRlcmF0aW9ucxgCIAEoDUIKukgHKgUY6AcoASKNAwoLUmV0cnlQb2xpY3kSJAoMbWF4X2F0dGVtcHRzGAEgASgNQgm6SAYqBBgKKAFIAIgBARI0CghzdHJhdGVneRgCIAEoDjIYLndlZnQudjEuQmFja29mZlN0cmF0ZWd5Qgi6SAWCAQIQARIrChJpbml0aWFsX2JhY2tvZmZfbXMYAyABKA1CCrpIByoFGIC4mSlIAYgBARI4ChJiYWNrb2ZmX211bHRpcGxpZXIYBCABKAFCF7pIFBISGQAAAAAAAFlAKQAAAAAAAPA/SAKIAQESJwoObWF4X2JhY2tvZmZfbXMYBSABKA1CCrpIByoFGIC4mSlIA4gBARJAChByZXRyeWFibGVfZXJyb3JzGAYgAygOMhMud2VmdC52MS5FcnJvckNsYXNzQhG6SA6SAQsQICIHggEEEAEgAEIPCg1fbWF4X2F0dGVtcHRzQhUKE19pbml0aWFsX2JhY2tvZmZfbXNCFQoTX2JhY2tvZmZfbXVsdGlwbGllckIRCg9fbWF4X2JhY2tvZmZfbXMiZwoNV2FpdEZvclNpZ25hbBIfCgtzaWduYWxfbmFtZRgBIAEoCUIKukgHcgUQARiAAhImCgp0aW1lb3V0X21zGAIgASgNQg26SAoqCBiAkPvTCSgBSACIAQFCDQoLX3RpbWVvdXRfbXMijgIKEENvbXBlbnNhdGlvbkhvb2sSPQoJb3BlcmF0aW9uGAEgASgJQiq6SCdyJRABGIACMh5eW0EtWmEtejAtOV1bQS1aYS16MC05Xy46Ly1dKiQSJQoFaW5wdXQYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJgoKdGltZW91dF9tcxgDIAEoDUINukgKKggYgJD70wkoAUgAiAEBEiMKBXJldHJ5GAQgASgLMhQud2VmdC52MS5SZXRyeVBvbGljeRI4CgVxdWV1ZRgFIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyRCDQoLX3RpbWVvdXRfbXMiiwEKDURlZmluaXRpb25SZWYSOQoHcGxhbl9pZBgBIAEoCUIoukglciMQARiAATIcXltBLVphLXowLTldW0EtWmEtejAtOV8uLV0qJBI/CgxwbGFuX3ZlcnNpb24YAiABKAlCKbpIJnIkGEAyIF4oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4rLV0qKT8kIs8BChFEZWZpbml0aW9uVmVyc2lvbhIPCgdwbGFuX2lkGAEgASgJEhQKDHBsYW5fdmVyc2lvbhgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSEwoLcGxhbl9zaGEyNTYYBCABKAkSEgoKY3JlYXRlZF9ieRgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxhY3Rpb25fY291bnQYByABKA0SDgoGbGF0ZXN0GAggASgIIk8KFFB1dERlZmluaXRpb25SZXF1ZXN0EjcKCmRlZmluaXRpb24YASABKAsyGy53ZWZ0LnYxLldvcmtmbG93RGVmaW5pdGlvbkIGukgDyAEBIocBChVQdXREZWZpbml0aW9uUmVzcG9uc2USKwoHdmVyc2lvbhgBIAEoCzIaLndlZnQudjEuRGVmaW5pdGlvblZlcnNpb24SLwoKZGVmaW5pdGlvbhgCIAEoCzIbLndlZnQudjEuV29ya2Zsb3dEZWZpbml0aW9uEhAKCGV4aXN0aW5nGAMgASgIIkMKFEdldERlZmluaXRpb25SZXF1ZXN0EisKA3JlZhgBIAEoCzIWLndlZnQudjEuRGVmaW5pdGlvblJlZkIGukgDyAEBInUKFUdldERlZmluaXRpb25SZXNwb25zZRIrCgd2ZXJzaW9uGAEgASgLMhoud2VmdC52MS5EZWZpbml0aW9uVmVyc2lvbhIvCgpkZWZpbml0aW9uGAIgASgLMhsud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb24ijwEKFkxpc3REZWZpbml0aW9uc1JlcXVlc3QSGwoJcGFnZV9zaXplGAEgASgNQgi6SAUqAxjoBxIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxiABBI6CgdwbGFuX2lkGAMgASgJQim6SCZyJBiAATIfXihbQS1aYS16MC05XVtBLVphLXowLTlfLi1dKik/JCJgChdMaXN0RGVmaW5pdGlvbnNSZXNwb25zZRIsCgh2ZXJzaW9ucxgBIAMoCzIaLndlZnQudjEuRGVmaW5pdGlvblZlcnNpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjMKFlBhcnNlRGVmaW5pdGlvblJlcXVlc3QSGQoEeWFtbBgBIAEoCUILukgIcgYQASiAgEAiSgoXUGFyc2VEZWZpbml0aW9uUmVzcG9uc2USLwoKZGVmaW5pdGlvbhgBIAEoCzIbLndlZnQudjEuV29ya2Zsb3dEZWZpbml0aW9uKpEBCg9CYWNrb2ZmU3RyYXRlZ3kSIAocQkFDS09GRl9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEh0KGUJBQ0tPRkZfU1RSQVRFR1lfQ09OU1RBTlQQARIbChdCQUNLT0ZGX1NUUkFURUdZX0xJTkVBUhACEiAKHEJBQ0tPRkZfU1RSQVRFR1lfRVhQT05FTlRJQUwQAyqCAQoJT25GYWlsdXJlEhoKFk9OX0ZBSUxVUkVfVU5TUEVDSUZJRUQQABIUChBPTl9GQUlMVVJFX0FCT1JUEAESEwoPT05fRkFJTFVSRV9TS0lQEAISGQoVT05fRkFJTFVSRV9DT01QRU5TQVRFEAMSEwoPT05fRkFJTFVSRV9IT0xEEAQqbAoOQ29tcGxldGlvbk1vZGUSHwobQ09NUExFVElPTl9NT0RFX1VOU1BFQ0lGSUVEEAASHQoZQ09NUExFVElPTl9NT0RFX0FVVE9NQVRFRBABEhoKFkNPTVBMRVRJT05fTU9ERV9NQU5VQUwQAiqNAQoQQmFja3ByZXNzdXJlTW9kZRIhCh1CQUNLUFJFU1NVUkVfTU9ERV9VTlNQRUNJRklFRBAAEhwKGEJBQ0tQUkVTU1VSRV9NT0RFX1JFSkVDVBABEhsKF0JBQ0tQUkVTU1VSRV9NT0RFX1FVRVVFEAISGwoXQkFDS1BSRVNTVVJFX01PREVfREVMQVkQAzLzAgoRRGVmaW5pdGlvblNlcnZpY2USUwoNUHV0RGVmaW5pdGlvbhIdLndlZnQudjEuUHV0RGVmaW5pdGlvblJlcXVlc3QaHi53ZWZ0LnYxLlB1dERlZmluaXRpb25SZXNwb25zZSIDkAICElMKDUdldERlZmluaXRpb24SHS53ZWZ0LnYxLkdldERlZmluaXRpb25SZXF1ZXN0Gh4ud2VmdC52MS5HZXREZWZpbml0aW9uUmVzcG9uc2UiA5ACARJZCg9MaXN0RGVmaW5pdGlvbnMSHy53ZWZ0LnYxLkxpc3REZWZpbml0aW9uc1JlcXVlc3QaIC53ZWZ0LnYxLkxpc3REZWZpbml0aW9uc1Jlc3BvbnNlIgOQAgESWQoPUGFyc2VEZWZpbml0aW9uEh8ud2VmdC52MS5QYXJzZURlZmluaXRpb25SZXF1ZXN0GiAud2VmdC52MS5QYXJzZURlZmluaXRpb25SZXNwb25zZSIDkAIBQi1aK2dpdGh1Yi5jb20vd2VmdC1kZXYvd2VmdC9nZW4vd2VmdC92MTt3ZWZ0djFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common]);
+  fileDesc("Chh3ZWZ0L3YxL2RlZmluaXRpb24ucHJvdG8SB3dlZnQudjEiowUKEldvcmtmbG93RGVmaW5pdGlvbhI5CgdwbGFuX2lkGAEgASgJQii6SCVyIxABGIABMhxeW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSokEj4KDHBsYW5fdmVyc2lvbhgCIAEoCUIoukglciMQARhAMh1eW0EtWmEtejAtOV1bQS1aYS16MC05Xy4rLV0qJBItCgdhY3Rpb25zGAMgAygLMg8ud2VmdC52MS5BY3Rpb25CC7pICJIBBQgBEOgHEiYKCnRpbWVvdXRfbXMYBCABKA1CDbpICioIGICQ+9MJKAFIAIgBARI5CgxiYWNrcHJlc3N1cmUYBSABKA4yGS53ZWZ0LnYxLkJhY2twcmVzc3VyZU1vZGVCCLpIBYIBAhABEikKE21heF9jb25jdXJyZW50X3J1bnMYBiABKA1CB7pIBCoCKAFIAYgBARIZChFyZXF1aXJlc19hcHByb3ZhbBgHIAEoCBIeCgxkaXNwbGF5X25hbWUYCCABKAlCCLpIBXIDGIACEgsKA2RhZxgJIAEoCBIiChByZXN1bHRfYWN0aW9uX2lkGAogASgJQgi6SAVyAxiAARIqCgxyZXRlbnRpb25fbXMYCyABKARCD7pIDDIKGIDwrueWCSjoB0gCiAEBEkwKEXNlYXJjaF9hdHRyaWJ1dGVzGAwgAygLMjEud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb24uU2VhcmNoQXR0cmlidXRlc0VudHJ5GjcKFVNlYXJjaEF0dHJpYnV0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg0KC190aW1lb3V0X21zQhYKFF9tYXhfY29uY3VycmVudF9ydW5zQg8KDV9yZXRlbnRpb25fbXMi5wkKBkFjdGlvbhI0CgJpZBgBIAEoCUIoukglciMQARiAATIcXltBLVphLXowLTldW0EtWmEtejAtOV8uLV0qJBIZCgVvcmRlchgCIAEoDUIKukgHKgUY6AcoARI9CghhY3Rpdml0eRgDIAEoCUIrukgociYYgAIyIV4oW0EtWmEtejAtOV1bQS1aYS16MC05Xy46Ly1dKik/JBI4CgVxdWV1ZRgEIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyQSKAoKZGVwZW5kc19vbhgFIAMoCUIUukgRkgEOEOgHGAEiB3IFEAEYgAESJQoFaW5wdXQYBiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSIwoFcmV0cnkYByABKAsyFC53ZWZ0LnYxLlJldHJ5UG9saWN5EiYKCnRpbWVvdXRfbXMYCCABKA1CDbpICioIGICQ+9MJKAFIAIgBARIwChRoZWFydGJlYXRfdGltZW91dF9tcxgJIAEoDUINukgKKggYgJD70wkoZEgBiAEBEjAKCm9uX2ZhaWx1cmUYCiABKA4yEi53ZWZ0LnYxLk9uRmFpbHVyZUIIukgFggECEAESOgoPY29tcGxldGlvbl9tb2RlGAsgASgOMhcud2VmdC52MS5Db21wbGV0aW9uTW9kZUIIukgFggECEAESLwoPd2FpdF9mb3Jfc2lnbmFsGAwgASgLMhYud2VmdC52MS5XYWl0Rm9yU2lnbmFsEi0KEW1hbnVhbF90aW1lb3V0X21zGA0gASgNQg26SAoqCBiAkPvTCSgBSAKIAQESLwoMY29tcGVuc2F0aW9uGA4gASgLMhkud2VmdC52MS5Db21wZW5zYXRpb25Ib29rEi0KB3NlY3JldHMYDyADKAsyEi53ZWZ0LnYxLlNlY3JldFJlZkIIukgFkgECEEASOAocc2NoZWR1bGVfdG9fc3RhcnRfdGltZW91dF9tcxgQIAEoDUINukgKKggYgJD70wkoAUgDiAEBEhYKBHdoZW4YESABKAlCCLpIBXIDGIAgEiMKBnJlcGVhdBgSIAEoCzITLndlZnQudjEuU3RlcFJlcGVhdBIkCghzbGVlcF9tcxgTIAEoDUINukgKKggYgJD70wkoAUgEiAEBEh0KC3NsZWVwX3VudGlsGBQgASgJQgi6SAVyAxiAIBItCgtjb25jdXJyZW5jeRgZIAEoCzIYLndlZnQudjEuU3RlcENvbmN1cnJlbmN5EicKCHRocm90dGxlGBogASgLMhUud2VmdC52MS5TdGVwVGhyb3R0bGU6lAG6SJABGo0BChRhY3Rpb24ubWFudWFsX3NpZ25hbBI6YSB3YWl0LWZvci1zaWduYWwgYWN0aW9uIGNhbm5vdCBhbHNvIGJlIGNvbXBsZXRlZCBtYW51YWxseRo5IShoYXModGhpcy53YWl0X2Zvcl9zaWduYWwpICYmIHRoaXMuY29tcGxldGlvbl9tb2RlID09IDIpQg0KC190aW1lb3V0X21zQhcKFV9oZWFydGJlYXRfdGltZW91dF9tc0IUChJfbWFudWFsX3RpbWVvdXRfbXNCHwodX3NjaGVkdWxlX3RvX3N0YXJ0X3RpbWVvdXRfbXNCCwoJX3NsZWVwX21zIksKClN0ZXBSZXBlYXQSGQoFdW50aWwYASABKAlCCrpIB3IFEAEYgCASIgoObWF4X2l0ZXJhdGlvbnMYAiABKA1CCrpIByoFGOgHKAEibAoPU3RlcENvbmN1cnJlbmN5EhcKA2tleRgBIAEoCUIKukgHcgUQARiAIBIaCgVsaW1pdBgCIAEoDUILukgIKgYYoI0GKAESJAoFc2NvcGUYAyABKAlCFbpIEnIQUgBSBHBsYW5SBnRlbmFudCJ/CgxTdGVwVGhyb3R0bGUSFwoDa2V5GAEgASgJQgq6SAdyBRABGIAgEhcKBHJhdGUYAiABKAlCCbpIBnIEEAEYIBIXCgVidXJzdBgDIAEoDUIIukgFKgMYkE4SJAoFc2NvcGUYBCABKAlCFbpIEnIQUgBSBHBsYW5SBnRlbmFudCKNAwoLUmV0cnlQb2xpY3kSJAoMbWF4X2F0dGVtcHRzGAEgASgNQgm6SAYqBBgKKAFIAIgBARI0CghzdHJhdGVneRgCIAEoDjIYLndlZnQudjEuQmFja29mZlN0cmF0ZWd5Qgi6SAWCAQIQARIrChJpbml0aWFsX2JhY2tvZmZfbXMYAyABKA1CCrpIByoFGIC4mSlIAYgBARI4ChJiYWNrb2ZmX211bHRpcGxpZXIYBCABKAFCF7pIFBISGQAAAAAAAFlAKQAAAAAAAPA/SAKIAQESJwoObWF4X2JhY2tvZmZfbXMYBSABKA1CCrpIByoFGIC4mSlIA4gBARJAChByZXRyeWFibGVfZXJyb3JzGAYgAygOMhMud2VmdC52MS5FcnJvckNsYXNzQhG6SA6SAQsQICIHggEEEAEgAEIPCg1fbWF4X2F0dGVtcHRzQhUKE19pbml0aWFsX2JhY2tvZmZfbXNCFQoTX2JhY2tvZmZfbXVsdGlwbGllckIRCg9fbWF4X2JhY2tvZmZfbXMiZwoNV2FpdEZvclNpZ25hbBIfCgtzaWduYWxfbmFtZRgBIAEoCUIKukgHcgUQARiAAhImCgp0aW1lb3V0X21zGAIgASgNQg26SAoqCBiAkPvTCSgBSACIAQFCDQoLX3RpbWVvdXRfbXMijgIKEENvbXBlbnNhdGlvbkhvb2sSPQoJb3BlcmF0aW9uGAEgASgJQiq6SCdyJRABGIACMh5eW0EtWmEtejAtOV1bQS1aYS16MC05Xy46Ly1dKiQSJQoFaW5wdXQYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJgoKdGltZW91dF9tcxgDIAEoDUINukgKKggYgJD70wkoAUgAiAEBEiMKBXJldHJ5GAQgASgLMhQud2VmdC52MS5SZXRyeVBvbGljeRI4CgVxdWV1ZRgFIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyRCDQoLX3RpbWVvdXRfbXMiiwEKDURlZmluaXRpb25SZWYSOQoHcGxhbl9pZBgBIAEoCUIoukglciMQARiAATIcXltBLVphLXowLTldW0EtWmEtejAtOV8uLV0qJBI/CgxwbGFuX3ZlcnNpb24YAiABKAlCKbpIJnIkGEAyIF4oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4rLV0qKT8kIs8BChFEZWZpbml0aW9uVmVyc2lvbhIPCgdwbGFuX2lkGAEgASgJEhQKDHBsYW5fdmVyc2lvbhgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSEwoLcGxhbl9zaGEyNTYYBCABKAkSEgoKY3JlYXRlZF9ieRgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxhY3Rpb25fY291bnQYByABKA0SDgoGbGF0ZXN0GAggASgIIk8KFFB1dERlZmluaXRpb25SZXF1ZXN0EjcKCmRlZmluaXRpb24YASABKAsyGy53ZWZ0LnYxLldvcmtmbG93RGVmaW5pdGlvbkIGukgDyAEBIocBChVQdXREZWZpbml0aW9uUmVzcG9uc2USKwoHdmVyc2lvbhgBIAEoCzIaLndlZnQudjEuRGVmaW5pdGlvblZlcnNpb24SLwoKZGVmaW5pdGlvbhgCIAEoCzIbLndlZnQudjEuV29ya2Zsb3dEZWZpbml0aW9uEhAKCGV4aXN0aW5nGAMgASgIIkMKFEdldERlZmluaXRpb25SZXF1ZXN0EisKA3JlZhgBIAEoCzIWLndlZnQudjEuRGVmaW5pdGlvblJlZkIGukgDyAEBInUKFUdldERlZmluaXRpb25SZXNwb25zZRIrCgd2ZXJzaW9uGAEgASgLMhoud2VmdC52MS5EZWZpbml0aW9uVmVyc2lvbhIvCgpkZWZpbml0aW9uGAIgASgLMhsud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb24ijwEKFkxpc3REZWZpbml0aW9uc1JlcXVlc3QSGwoJcGFnZV9zaXplGAEgASgNQgi6SAUqAxjoBxIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxiABBI6CgdwbGFuX2lkGAMgASgJQim6SCZyJBiAATIfXihbQS1aYS16MC05XVtBLVphLXowLTlfLi1dKik/JCJgChdMaXN0RGVmaW5pdGlvbnNSZXNwb25zZRIsCgh2ZXJzaW9ucxgBIAMoCzIaLndlZnQudjEuRGVmaW5pdGlvblZlcnNpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjMKFlBhcnNlRGVmaW5pdGlvblJlcXVlc3QSGQoEeWFtbBgBIAEoCUILukgIcgYQASiAgEAiSgoXUGFyc2VEZWZpbml0aW9uUmVzcG9uc2USLwoKZGVmaW5pdGlvbhgBIAEoCzIbLndlZnQudjEuV29ya2Zsb3dEZWZpbml0aW9uKpEBCg9CYWNrb2ZmU3RyYXRlZ3kSIAocQkFDS09GRl9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEh0KGUJBQ0tPRkZfU1RSQVRFR1lfQ09OU1RBTlQQARIbChdCQUNLT0ZGX1NUUkFURUdZX0xJTkVBUhACEiAKHEJBQ0tPRkZfU1RSQVRFR1lfRVhQT05FTlRJQUwQAyqCAQoJT25GYWlsdXJlEhoKFk9OX0ZBSUxVUkVfVU5TUEVDSUZJRUQQABIUChBPTl9GQUlMVVJFX0FCT1JUEAESEwoPT05fRkFJTFVSRV9TS0lQEAISGQoVT05fRkFJTFVSRV9DT01QRU5TQVRFEAMSEwoPT05fRkFJTFVSRV9IT0xEEAQqbAoOQ29tcGxldGlvbk1vZGUSHwobQ09NUExFVElPTl9NT0RFX1VOU1BFQ0lGSUVEEAASHQoZQ09NUExFVElPTl9NT0RFX0FVVE9NQVRFRBABEhoKFkNPTVBMRVRJT05fTU9ERV9NQU5VQUwQAiqNAQoQQmFja3ByZXNzdXJlTW9kZRIhCh1CQUNLUFJFU1NVUkVfTU9ERV9VTlNQRUNJRklFRBAAEhwKGEJBQ0tQUkVTU1VSRV9NT0RFX1JFSkVDVBABEhsKF0JBQ0tQUkVTU1VSRV9NT0RFX1FVRVVFEAISGwoXQkFDS1BSRVNTVVJFX01PREVfREVMQVkQAzLzAgoRRGVmaW5pdGlvblNlcnZpY2USUwoNUHV0RGVmaW5pdGlvbhIdLndlZnQudjEuUHV0RGVmaW5pdGlvblJlcXVlc3QaHi53ZWZ0LnYxLlB1dERlZmluaXRpb25SZXNwb25zZSIDkAICElMKDUdldERlZmluaXRpb24SHS53ZWZ0LnYxLkdldERlZmluaXRpb25SZXF1ZXN0Gh4ud2VmdC52MS5HZXREZWZpbml0aW9uUmVzcG9uc2UiA5ACARJZCg9MaXN0RGVmaW5pdGlvbnMSHy53ZWZ0LnYxLkxpc3REZWZpbml0aW9uc1JlcXVlc3QaIC53ZWZ0LnYxLkxpc3REZWZpbml0aW9uc1Jlc3BvbnNlIgOQAgESWQoPUGFyc2VEZWZpbml0aW9uEh8ud2VmdC52MS5QYXJzZURlZmluaXRpb25SZXF1ZXN0GiAud2VmdC52MS5QYXJzZURlZmluaXRpb25SZXNwb25zZSIDkAIBQi1aK2dpdGh1Yi5jb20vd2VmdC1kZXYvd2VmdC9nZW4vd2VmdC92MTt3ZWZ0djFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common]);
 
 /**
  * WorkflowDefinition is a workflow submitted inline with a run. A definition
@@ -293,6 +293,22 @@ export type Action = Message<"weft.v1.Action"> & {
    * @generated from field: string sleep_until = 20;
    */
   sleepUntil: string;
+
+  /**
+   * At most limit of this action's tasks with the same key in flight
+   * (claimed and not reported) at once (docs/semantics.md#step-concurrency).
+   *
+   * @generated from field: weft.v1.StepConcurrency concurrency = 25;
+   */
+  concurrency?: StepConcurrency | undefined;
+
+  /**
+   * This action's tasks with the same key are handed out at most at a rate
+   * (docs/semantics.md#step-throttle).
+   *
+   * @generated from field: weft.v1.StepThrottle throttle = 26;
+   */
+  throttle?: StepThrottle | undefined;
 };
 
 /**
@@ -331,6 +347,86 @@ export type StepRepeat = Message<"weft.v1.StepRepeat"> & {
  */
 export const StepRepeatSchema: GenMessage<StepRepeat> = /*@__PURE__*/
   messageDesc(file_weft_v1_definition, 2);
+
+/**
+ * StepConcurrency limits an action's tasks in flight per key.
+ *
+ * @generated from message weft.v1.StepConcurrency
+ */
+export type StepConcurrency = Message<"weft.v1.StepConcurrency"> & {
+  /**
+   * A CEL expression answering a string, over input, steps.<id>.output of
+   * upstream actions and run.id, evaluated when the action's task is created.
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * The most tasks of one key in flight, 1–100000.
+   *
+   * @generated from field: uint32 limit = 2;
+   */
+  limit: number;
+
+  /**
+   * Who shares the key: "plan" (every run of the plan; empty is plan) or
+   * "tenant" (every plan of the tenant naming the key).
+   *
+   * @generated from field: string scope = 3;
+   */
+  scope: string;
+};
+
+/**
+ * Describes the message weft.v1.StepConcurrency.
+ * Use `create(StepConcurrencySchema)` to create a new message.
+ */
+export const StepConcurrencySchema: GenMessage<StepConcurrency> = /*@__PURE__*/
+  messageDesc(file_weft_v1_definition, 3);
+
+/**
+ * StepThrottle limits the rate an action's tasks are handed out per key.
+ *
+ * @generated from message weft.v1.StepThrottle
+ */
+export type StepThrottle = Message<"weft.v1.StepThrottle"> & {
+  /**
+   * A CEL expression answering a string, like StepConcurrency.key.
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * "<count>/<period>": "100/1m", "20/s" (units s, m, h, d; count
+   * 1–1000000, period 1s–1d).
+   *
+   * @generated from field: string rate = 2;
+   */
+  rate: string;
+
+  /**
+   * How many tasks may go at once after a quiet spell, 1–10000. Unset: 1.
+   *
+   * @generated from field: uint32 burst = 3;
+   */
+  burst: number;
+
+  /**
+   * Who shares the key's rate, as StepConcurrency.scope.
+   *
+   * @generated from field: string scope = 4;
+   */
+  scope: string;
+};
+
+/**
+ * Describes the message weft.v1.StepThrottle.
+ * Use `create(StepThrottleSchema)` to create a new message.
+ */
+export const StepThrottleSchema: GenMessage<StepThrottle> = /*@__PURE__*/
+  messageDesc(file_weft_v1_definition, 4);
 
 /**
  * RetryPolicy decides whether and when a failed attempt runs again. Canonical
@@ -387,7 +483,7 @@ export type RetryPolicy = Message<"weft.v1.RetryPolicy"> & {
  * Use `create(RetryPolicySchema)` to create a new message.
  */
 export const RetryPolicySchema: GenMessage<RetryPolicy> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 3);
+  messageDesc(file_weft_v1_definition, 5);
 
 /**
  * WaitForSignal makes an action wait for a named signal.
@@ -415,7 +511,7 @@ export type WaitForSignal = Message<"weft.v1.WaitForSignal"> & {
  * Use `create(WaitForSignalSchema)` to create a new message.
  */
 export const WaitForSignalSchema: GenMessage<WaitForSignal> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 4);
+  messageDesc(file_weft_v1_definition, 6);
 
 /**
  * CompensationHook is an action's rollback (docs/semantics.md#compensation). Its idempotency key is
@@ -465,7 +561,7 @@ export type CompensationHook = Message<"weft.v1.CompensationHook"> & {
  * Use `create(CompensationHookSchema)` to create a new message.
  */
 export const CompensationHookSchema: GenMessage<CompensationHook> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 5);
+  messageDesc(file_weft_v1_definition, 7);
 
 /**
  * DefinitionRef names a stored definition: a plan and one of its versions,
@@ -494,7 +590,7 @@ export type DefinitionRef = Message<"weft.v1.DefinitionRef"> & {
  * Use `create(DefinitionRefSchema)` to create a new message.
  */
 export const DefinitionRefSchema: GenMessage<DefinitionRef> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 6);
+  messageDesc(file_weft_v1_definition, 8);
 
 /**
  * DefinitionVersion describes one stored version of a plan.
@@ -565,7 +661,7 @@ export type DefinitionVersion = Message<"weft.v1.DefinitionVersion"> & {
  * Use `create(DefinitionVersionSchema)` to create a new message.
  */
 export const DefinitionVersionSchema: GenMessage<DefinitionVersion> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 7);
+  messageDesc(file_weft_v1_definition, 9);
 
 /**
  * PutDefinitionRequest stores a definition.
@@ -586,7 +682,7 @@ export type PutDefinitionRequest = Message<"weft.v1.PutDefinitionRequest"> & {
  * Use `create(PutDefinitionRequestSchema)` to create a new message.
  */
 export const PutDefinitionRequestSchema: GenMessage<PutDefinitionRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 8);
+  messageDesc(file_weft_v1_definition, 10);
 
 /**
  * PutDefinitionResponse answers the stored version.
@@ -621,7 +717,7 @@ export type PutDefinitionResponse = Message<"weft.v1.PutDefinitionResponse"> & {
  * Use `create(PutDefinitionResponseSchema)` to create a new message.
  */
 export const PutDefinitionResponseSchema: GenMessage<PutDefinitionResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 9);
+  messageDesc(file_weft_v1_definition, 11);
 
 /**
  * GetDefinitionRequest reads a stored definition.
@@ -642,7 +738,7 @@ export type GetDefinitionRequest = Message<"weft.v1.GetDefinitionRequest"> & {
  * Use `create(GetDefinitionRequestSchema)` to create a new message.
  */
 export const GetDefinitionRequestSchema: GenMessage<GetDefinitionRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 10);
+  messageDesc(file_weft_v1_definition, 12);
 
 /**
  * GetDefinitionResponse answers a stored definition.
@@ -670,7 +766,7 @@ export type GetDefinitionResponse = Message<"weft.v1.GetDefinitionResponse"> & {
  * Use `create(GetDefinitionResponseSchema)` to create a new message.
  */
 export const GetDefinitionResponseSchema: GenMessage<GetDefinitionResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 11);
+  messageDesc(file_weft_v1_definition, 13);
 
 /**
  * ListDefinitionsRequest pages through stored definitions.
@@ -705,7 +801,7 @@ export type ListDefinitionsRequest = Message<"weft.v1.ListDefinitionsRequest"> &
  * Use `create(ListDefinitionsRequestSchema)` to create a new message.
  */
 export const ListDefinitionsRequestSchema: GenMessage<ListDefinitionsRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 12);
+  messageDesc(file_weft_v1_definition, 14);
 
 /**
  * ListDefinitionsResponse is one page.
@@ -733,7 +829,7 @@ export type ListDefinitionsResponse = Message<"weft.v1.ListDefinitionsResponse">
  * Use `create(ListDefinitionsResponseSchema)` to create a new message.
  */
 export const ListDefinitionsResponseSchema: GenMessage<ListDefinitionsResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 13);
+  messageDesc(file_weft_v1_definition, 15);
 
 /**
  * ParseDefinitionRequest is a workflow document to read.
@@ -755,7 +851,7 @@ export type ParseDefinitionRequest = Message<"weft.v1.ParseDefinitionRequest"> &
  * Use `create(ParseDefinitionRequestSchema)` to create a new message.
  */
 export const ParseDefinitionRequestSchema: GenMessage<ParseDefinitionRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 14);
+  messageDesc(file_weft_v1_definition, 16);
 
 /**
  * ParseDefinitionResponse is the definition the document describes.
@@ -776,7 +872,7 @@ export type ParseDefinitionResponse = Message<"weft.v1.ParseDefinitionResponse">
  * Use `create(ParseDefinitionResponseSchema)` to create a new message.
  */
 export const ParseDefinitionResponseSchema: GenMessage<ParseDefinitionResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 15);
+  messageDesc(file_weft_v1_definition, 17);
 
 /**
  * BackoffStrategy is how the delay between retries grows (docs/semantics.md#backoff).

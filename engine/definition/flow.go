@@ -1,0 +1,67 @@
+package definition
+
+// StepConcurrency limits how many tasks of a step's key are in flight —
+// claimed and not yet reported — at once, across every run of the plan
+// (scope plan) or of the tenant (scope tenant: every plan naming the same
+// key shares the limit) (docs/semantics.md#step-concurrency).
+type StepConcurrency struct {
+	// Key is a CEL expression over input, steps.<id>.output (upstream
+	// steps) and run.id, evaluated to a string when the step's task is
+	// created.
+	Key string `json:"key"`
+	// Limit is the most tasks of one key in flight, 1–100,000.
+	Limit int       `json:"limit"`
+	Scope FlowScope `json:"scope,omitempty"`
+}
+
+// StepThrottle limits how fast a step's tasks of one key are handed out:
+// at most Rate, with up to Burst at once after a quiet spell; excess tasks
+// wait, none is dropped (docs/semantics.md#step-throttle).
+type StepThrottle struct {
+	// Key is a CEL expression like StepConcurrency.Key.
+	Key string `json:"key"`
+	// Rate is "<count>/<period>": "100/1m", "20/s".
+	Rate string `json:"rate"`
+	// Burst is how many tasks may go at once (0: 1).
+	Burst int       `json:"burst,omitempty"`
+	Scope FlowScope `json:"scope,omitempty"`
+}
+
+// FlowScope is who shares a flow-control key: the plan's runs (default)
+// or the tenant's.
+type FlowScope string
+
+// The flow-control scopes.
+const (
+	ScopePlan   FlowScope = "plan"
+	ScopeTenant FlowScope = "tenant"
+)
+
+// ScopeOf answers s, or ScopePlan when unset.
+func ScopeOf(s FlowScope) FlowScope {
+	if s == "" {
+		return ScopePlan
+	}
+	return s
+}
+
+func equalConcurrency(a, b *StepConcurrency) bool { return *a == *b }
+
+func equalThrottle(a, b *StepThrottle) bool { return *a == *b }
+
+// flow hashes an action's flow control.
+func (h *hasher) flow(a *Action) {
+	h.bool(a.Concurrency != nil)
+	if c := a.Concurrency; c != nil {
+		h.str(c.Key)
+		h.u64(uint64(c.Limit))
+		h.str(string(c.Scope))
+	}
+	h.bool(a.Throttle != nil)
+	if t := a.Throttle; t != nil {
+		h.str(t.Key)
+		h.str(t.Rate)
+		h.u64(uint64(t.Burst))
+		h.str(string(t.Scope))
+	}
+}
