@@ -105,9 +105,9 @@ const putRetries = 16
 // stored one, Existing; a different one under a stored version is refused
 // with operation_conflict naming the plan and the version.
 func (d *Definitions) Put(ctx context.Context, p PutDefinitionParams) (*PutDefinitionResult, error) {
-	prepared, err := preparedDefinitions.Prepare(p.Definition)
+	prepared, _, err := prepareDefinition(p.Definition)
 	if err != nil {
-		return nil, prefixViolations(err, "definition.")
+		return nil, err
 	}
 	def := prepared.Definition
 	rec := &record.StoredDefinition{FormatVersion: record.Version, TenantID: p.TenantID, Definition: def,

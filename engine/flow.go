@@ -155,15 +155,28 @@ func exprViolations(path string, err error) []FieldViolation {
 	if errors.As(err, &list) {
 		out := make([]FieldViolation, 0, len(list))
 		for _, e := range list {
-			out = append(out, fault.Violation(path, e.Rule, "%s", e.Error()))
+			out = append(out, fault.Violation(path, e.Rule, "%s", exprMessage(e)))
 		}
 		return out
 	}
 	var one *expr.Error
 	if errors.As(err, &one) {
-		return []FieldViolation{fault.Violation(path, one.Rule, "%s", one.Error())}
+		return []FieldViolation{fault.Violation(path, one.Rule, "%s", exprMessage(one))}
 	}
 	return []FieldViolation{fault.Violation(path, expr.RuleEval, "%s", err.Error())}
+}
+
+// exprMessage is an expression's error without its path (the violation
+// names the field, which a YAML file places elsewhere): its position
+// within the expression, when it has one, and the message.
+func exprMessage(e *expr.Error) string {
+	if e.Column > 0 && e.Line > 1 {
+		return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Message)
+	}
+	if e.Column > 0 {
+		return fmt.Sprintf("column %d: %s", e.Column, e.Message)
+	}
+	return e.Message
 }
 
 // flowViolation answers a flowcontrol rule broken at path.

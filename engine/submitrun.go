@@ -147,16 +147,12 @@ func resolveRef(ctx context.Context, e *Engine, p *SubmitParams) error {
 // runs of the same definition share its prepared form, which nothing
 // changes.
 func newRunRecord(e *Engine, p SubmitParams) (*record.Run, []byte, error) {
-	prepared, err := preparedDefinitions.Prepare(p.Definition)
+	prepared, flow, err := prepareDefinition(p.Definition)
 	if err != nil {
-		return nil, nil, prefixViolations(err, "definition.")
+		return nil, nil, err
 	}
 	if len(p.Input) > 0 && !json.Valid(p.Input) {
 		return nil, nil, fault.Invalid(fault.Violation("input", "input.json", "input must be valid JSON"))
-	}
-	flow, err := flowPlanOf(&prepared.Definition, prepared.PlanSHA256)
-	if err != nil {
-		return nil, nil, err
 	}
 	rec := &record.Run{
 		FormatVersion: record.Version,
@@ -181,6 +177,31 @@ func newRunRecord(e *Engine, p SubmitParams) (*record.Run, []byte, error) {
 		return nil, nil, err
 	}
 	return rec, body, nil
+}
+
+// prepareDefinition prepares a definition as a submission stores it
+// (definition.Prepare, through preparedDefinitions) and compiles its flow
+// control, answering every problem as an invalid-argument error naming
+// the API's field paths under "definition.".
+func prepareDefinition(d definition.Definition) (*definition.Prepared, *flowPlan, error) {
+	prepared, err := preparedDefinitions.Prepare(d)
+	if err != nil {
+		return nil, nil, prefixViolations(err, "definition.")
+	}
+	flow, err := flowPlanOf(&prepared.Definition, prepared.PlanSHA256)
+	if err != nil {
+		return nil, nil, err
+	}
+	return prepared, flow, nil
+}
+
+// CheckDefinition validates a definition as a submission does, storing
+// nothing: nil, or an invalid-argument error naming each problem by its
+// API field path under "definition." (a key that reads only the input is
+// checked against an input at submission).
+func CheckDefinition(d definition.Definition) error {
+	_, _, err := prepareDefinition(d)
+	return err
 }
 
 // preparedDefinitionsSize bounds the definitions preparedDefinitions holds:

@@ -96,9 +96,12 @@ func (s *DefinitionService) ParseDefinition(ctx context.Context, req *connect.Re
 	if _, err := callerOf(ctx); err != nil {
 		return nil, err
 	}
-	def, _, err := definition.ReadYAML([]byte(req.Msg.GetYaml()))
+	def, paths, err := definition.ReadYAML([]byte(req.Msg.GetYaml()))
 	if err != nil {
 		return nil, yamlFault(err)
+	}
+	if err := inYAMLPaths(engine.CheckDefinition(def), paths); err != nil {
+		return nil, err // what the YAML's own validation cannot check: flow control's keys and rates
 	}
 	out := eventpb.DefinitionProto(def)
 	if out == nil {
@@ -106,6 +109,21 @@ func (s *DefinitionService) ParseDefinition(ctx context.Context, req *connect.Re
 			Violations: []engine.FieldViolation{{Field: "steps", Rule: "definition.steps", Message: "the workflow has no steps"}}}
 	}
 	return connect.NewResponse(&weftv1.ParseDefinitionResponse{Definition: out}), nil
+}
+
+// inYAMLPaths names each violation of an engine refusal by its YAML path.
+func inYAMLPaths(err error, paths *definition.PathMap) error {
+	var e *engine.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	out := *e
+	out.Violations = make([]engine.FieldViolation, len(e.Violations))
+	for i, v := range e.Violations {
+		v.Field = paths.YAMLPath(v.Field)
+		out.Violations[i] = v
+	}
+	return &out
 }
 
 // yamlFault answers a YAML document's refusal as an invalid-argument error
