@@ -69,6 +69,8 @@ type Config struct {
 	Scale *ScaleConfig
 	// Logger receives progress lines (default: discard).
 	Logger *slog.Logger
+	// flow: the measurement's steps have flow control (measureFlow).
+	flow bool
 }
 
 // WithDefaults answers c with unset fields defaulted.

@@ -105,7 +105,11 @@ func (r *Report) renderEndToEnd(w io.Writer) error {
 		if m.Ceiling != nil {
 			ceiling = fmt.Sprintf("%.0f (%s/%d)", m.Ceiling.CommitsPerSec, m.Ceiling.Backend, m.Ceiling.Conns)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%.0f\t%s\t%.3f\t\n", m.Config, m.Clients,
+		config := m.Config
+		if m.FlowControl {
+			config += "+flow"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%.0f\t%s\t%.3f\t\n", config, m.Clients,
 			m.WorkflowsSec, m.StepsSec, m.Latency.P50, m.Latency.P95, m.Latency.P99, m.ServerLatency.P50,
 			m.WeftdCPUSeconds, m.CPUMsPerStep, m.HarnessCPUMsPerStep, m.ServicesCPUMsPerStep, m.WeftdPeakRSSMB, ceiling, m.StepsPerCommit)
 	}

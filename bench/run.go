@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/weft-dev/weft/client"
@@ -81,7 +82,29 @@ func (r *Report) measureEndToEnd(ctx context.Context, cfg Config, tmp string) er
 			}
 			r.Measurements = append(r.Measurements, m)
 		}
+		if err := r.measureFlow(ctx, cfg, name, tmp); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// measureFlow measures the configuration again at its highest concurrency
+// with flow control on every step, for the cost of a concurrency key and a
+// throttle per step beside none (docs/performance.md).
+func (r *Report) measureFlow(ctx context.Context, cfg Config, name, tmp string) error {
+	c := slices.Max(cfg.Clients)
+	cfg.flow = true
+	m, err := measure(ctx, cfg, name, c, tmp)
+	if err != nil {
+		return fmt.Errorf("%s configuration with flow control, C=%d: %w", name, c, err)
+	}
+	m.FlowControl = true
+	m.Ceiling = r.matchCeiling(name, c)
+	if m.Ceiling != nil && m.Ceiling.CommitsPerSec > 0 {
+		m.StepsPerCommit = m.StepsSec / m.Ceiling.CommitsPerSec
+	}
+	r.Measurements = append(r.Measurements, m)
 	return nil
 }
 
@@ -150,7 +173,7 @@ func measure(ctx context.Context, cfg Config, name string, c int, tmp string) (M
 // it ends.
 func measureOn(ctx context.Context, cfg Config, d *weftd, name string, c, w int, atStart func() func(), log *slog.Logger) (Measurement, error) {
 	cfg.Workflows = w
-	wl := &workload{cfg: cfg, client: client.New(d.url), prefix: newTag()}
+	wl := &workload{cfg: cfg, client: client.New(d.url), prefix: newTag(), flow: cfg.flow}
 	stopWorkers := wl.startWorkers()
 	m, err := timed(ctx, wl, d, c, atStart, log)
 	if werr := stopWorkers(); werr != nil && err == nil {

@@ -22,6 +22,9 @@ type Measurement struct {
 	// Config is Cluster or Embedded; Clients is C.
 	Config  string `json:"config"`
 	Clients int    `json:"clients"`
+	// FlowControl: every step had a concurrency key and a throttle
+	// (flowSteps).
+	FlowControl bool `json:"flow_control,omitempty"`
 	// Workflows of Steps steps each, all checked COMPLETED, in Seconds.
 	Workflows    int     `json:"workflows"`
 	Steps        int     `json:"steps_per_workflow"`
@@ -58,6 +61,8 @@ type workload struct {
 	cfg    Config
 	client *client.Client
 	prefix string
+	// flow gives every step a concurrency key and a throttle (flowSteps).
+	flow bool
 }
 
 // startWorkers runs cfg.Workers worker runtimes for the no-op activity until
@@ -88,7 +93,22 @@ func (w *workload) definition() *weftv1.WorkflowDefinition {
 	for i := range w.cfg.Steps {
 		def.Actions = append(def.Actions, &weftv1.Action{Id: "s" + strconv.Itoa(i+1), Order: uint32(i + 1), Activity: noopActivity})
 	}
+	if w.flow {
+		flowSteps(def)
+	}
 	return def
+}
+
+// flowSteps gives every step of def flow control that never holds a task
+// back, so that what is measured is its cost, not its waiting: a
+// concurrency key per run (limit 1: a run's steps run one at a time) and
+// one throttle shared by every run of the tenant, at a rate far above the
+// workload's (docs/semantics.md#step-concurrency, #step-throttle).
+func flowSteps(def *weftv1.WorkflowDefinition) {
+	for _, a := range def.Actions {
+		a.Concurrency = &weftv1.StepConcurrency{Key: "run.id", Limit: 1}
+		a.Throttle = &weftv1.StepThrottle{Key: "'bench'", Rate: "1000000/1s", Burst: 10000, Scope: "tenant"}
+	}
 }
 
 // drive runs n workflows from c concurrent clients, each submitting one and

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"sort"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/memstore"
 )
 
 // flowScenarios run on every backend (TestFlow).
@@ -356,4 +358,47 @@ func TestFlow_AnIdleThrottleBucketIsDeletedAndABusyOneKept(t *testing.T) {
 	b.clock.Advance(61 * time.Second)
 	b.tick()
 	require.Zero(t, buckets(), "once its time has passed it is full, as no bucket: deleted")
+}
+
+// BenchmarkFlowStep runs one-step workflows on the in-memory store, each
+// step claimed by a poll and completed, with and without flow control on
+// the step (a concurrency key per run and one throttle shared by every
+// run, neither ever holding a task back): the decision path's cost of a
+// concurrency key and a throttle per step (b.N counts steps).
+//
+//	go test -run '^$' -bench FlowStep -benchmem ./engine/
+func BenchmarkFlowStep(b *testing.B) {
+	for _, flow := range []bool{false, true} {
+		name := "none"
+		if flow {
+			name = "concurrency+throttle"
+		}
+		b.Run(name, func(b *testing.B) {
+			eng, err := New(Config{Store: memstore.New(memstore.Config{})})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			def := seq("s1")
+			if flow {
+				def.Actions[0].Concurrency = &definition.StepConcurrency{Key: "run.id", Limit: 1}
+				def.Actions[0].Throttle = &definition.StepThrottle{Key: "'bench'", Rate: "1000000/1s", Burst: 10000, Scope: definition.ScopeTenant}
+			}
+			poll := PollParams{TenantID: tenant, WorkerID: "w", Activities: []string{"act-s1"}, MaxTasks: 1}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := eng.SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: def, Start: true}); err != nil {
+					b.Fatal(err)
+				}
+				tasks, err := eng.PollTasks(ctx, poll)
+				if err != nil || len(tasks) != 1 {
+					b.Fatalf("poll: %v, %d tasks", err, len(tasks))
+				}
+				if _, err := eng.CompleteTask(ctx, ReportParams{TenantID: tenant, Token: tasks[0].Token, WorkerID: "w", Output: json.RawMessage(`{}`)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
