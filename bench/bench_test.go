@@ -38,8 +38,12 @@ func TestRun_TinyScaleReportHasEveryFigure(t *testing.T) {
 		require.Positive(t, c.Commits, "%s/%d", c.Backend, c.Conns)
 		require.Positive(t, c.Latency.P50, "%s/%d", c.Backend, c.Conns)
 	}
-	require.Len(t, r.Measurements, len(configs))
+	require.Len(t, r.Measurements, 2*len(configs), "each configuration, and again with flow control on every step")
+	flow := 0
 	for _, m := range r.Measurements {
+		if m.FlowControl {
+			flow++
+		}
 		require.Equal(t, 5, m.Workflows, m.Config)
 		require.Equal(t, 2, m.Steps, m.Config)
 		require.Positive(t, m.StepsSec, m.Config)
@@ -52,6 +56,7 @@ func TestRun_TinyScaleReportHasEveryFigure(t *testing.T) {
 		require.Equal(t, 4, m.Ceiling.Conns, "C=2 is compared with the 4-committer ceiling")
 		require.Positive(t, m.StepsPerCommit, m.Config)
 	}
+	require.Equal(t, len(configs), flow, "one flow-controlled measurement per configuration")
 	require.Len(t, r.Targets, 5)
 	for _, tg := range r.Targets {
 		require.Contains(t, []string{bench.Pass, bench.Miss, bench.NotMeasured}, tg.Status, tg.Name)

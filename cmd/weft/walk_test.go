@@ -15,8 +15,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// inputComment is an example's line saying the input it is submitted with.
+var inputComment = regexp.MustCompile(`(?m)^# input: (.*)$`)
+
 // TestWalk_EveryExampleOfDocsDefinitionsIsSubmittedByWeft: each YAML block
-// of the page, written to a file, is accepted by weft submit.
+// of the page, written to a file, is accepted by weft submit — with the
+// input its "# input: {…}" comment line gives, when it has one (a
+// flow-control key over the input is evaluated at submission).
 func TestWalk_EveryExampleOfDocsDefinitionsIsSubmittedByWeft(t *testing.T) {
 	t.Parallel()
 	page, err := os.ReadFile("../../docs/definitions.md")
@@ -28,7 +33,11 @@ func TestWalk_EveryExampleOfDocsDefinitionsIsSubmittedByWeft(t *testing.T) {
 	for i, b := range blocks {
 		file := filepath.Join(dir, "example.yaml")
 		require.NoError(t, os.WriteFile(file, []byte(b[1]), 0o600))
-		res := r.weft("submit", "-q", file)
+		args := []string{"submit", "-q", file}
+		if m := inputComment.FindStringSubmatch(b[1]); m != nil {
+			args = append(args, "--input", m[1])
+		}
+		res := r.weft(args...)
 		require.Equal(t, 0, res.code, "example %d:\n%s\n%s", i, b[1], res.stderr)
 		require.Regexp(t, `^run-`, res.stdout)
 	}

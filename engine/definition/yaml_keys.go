@@ -112,7 +112,7 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"repeat", "Runs the step again until a condition over its own output holds: a mapping (below, docs/semantics.md#repeat).", "planId: p\nsteps:\n  - name: poll\n    repeat:\n      until: steps.poll.output.done\n      maxIterations: 20\n"},
 		{"sleep", "Makes the step a durable sleep of this long (a duration): it completes when the time comes, across restarts (docs/semantics.md#sleep).", "planId: p\nsteps:\n  - name: cool-down\n    sleep: 10m\n"},
 		{"sleepUntil", "Makes the step a durable sleep until the time a CEL timestamp expression answers (docs/semantics.md#sleep).", "planId: p\nsteps:\n  - name: wait-for-nine\n    sleepUntil: ${{ timestamp(input.notBefore) }}\n"},
-		{"concurrency", "At most `limit` of the step's tasks with the same key in flight (claimed and not reported) at once, across every run of the plan, or of the tenant with `scope: tenant`: a mapping (below; docs/semantics.md#step-concurrency).", "planId: p\nsteps:\n  - name: charge\n    concurrency:\n      key: input.customer\n      limit: 2\n"},
+		{"concurrency", "At most `limit` of the step's tasks with the same key in flight (claimed and not reported) at once, across every run of the plan, or of the tenant with `scope: tenant`: a mapping (below; docs/semantics.md#step-concurrency).", "# input: {\"customer\": \"acme\"}\nplanId: p\nsteps:\n  - name: charge\n    concurrency:\n      key: input.customer\n      limit: 2\n"},
 		{"throttle", "The step's tasks with the same key are handed out at most at `rate`; excess tasks wait, none is dropped: a mapping (below; docs/semantics.md#step-throttle).", "planId: p\nsteps:\n  - name: charge\n    throttle:\n      key: \"'payments'\"\n      rate: 100/1m\n      scope: tenant\n"},
 	}},
 	{Path: "steps[].retryPolicy", About: "How a step's failed attempts are retried.", Keys: []YAMLKey{
@@ -149,12 +149,12 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"maxIterations", "The most iterations (required, 1–1000); when the last one's output does not satisfy `until`, the step fails.", "planId: p\nsteps:\n  - name: poll\n    repeat:\n      until: steps.poll.output.done\n      maxIterations: 5\n"},
 	}},
 	{Path: "steps[].concurrency", About: "A step's concurrency limit per key (docs/semantics.md#step-concurrency).", Keys: []YAMLKey{
-		{"key", "A CEL expression answering a string — over `input`, `steps.<id>.output` of upstream steps and `run.id` — evaluated when the step's task is created; tasks with the same key share the limit.", "planId: p\nsteps:\n  - name: charge\n    concurrency:\n      key: input.customer\n      limit: 1\n"},
-		{"limit", "The most tasks of one key in flight at once, 1–100000.", "planId: p\nsteps:\n  - name: charge\n    concurrency:\n      key: input.customer\n      limit: 2\n"},
+		{"key", "A CEL expression answering a string — over `input`, `steps.<id>.output` of upstream steps and `run.id` — evaluated when the step's task is created; tasks with the same key share the limit.", "# input: {\"customer\": \"acme\"}\nplanId: p\nsteps:\n  - name: charge\n    concurrency:\n      key: input.customer\n      limit: 1\n"},
+		{"limit", "The most tasks of one key in flight at once, 1–100000.", "# input: {\"customer\": \"acme\"}\nplanId: p\nsteps:\n  - name: charge\n    concurrency:\n      key: input.customer\n      limit: 2\n"},
 		{"scope", "Who shares the key: `plan` (every run of the plan; the default) or `tenant` (every plan of the tenant naming the same key).", "planId: p\nsteps:\n  - name: charge\n    concurrency:\n      key: \"'psp'\"\n      limit: 10\n      scope: tenant\n"},
 	}},
 	{Path: "steps[].throttle", About: "A step's dispatch rate per key (docs/semantics.md#step-throttle).", Keys: []YAMLKey{
-		{"key", "A CEL expression answering a string, like `concurrency.key`; tasks with the same key share the rate.", "planId: p\nsteps:\n  - name: call\n    throttle:\n      key: input.provider\n      rate: 10/s\n"},
+		{"key", "A CEL expression answering a string, like `concurrency.key`; tasks with the same key share the rate.", "# input: {\"provider\": \"psp\"}\nplanId: p\nsteps:\n  - name: call\n    throttle:\n      key: input.provider\n      rate: 10/s\n"},
 		{"rate", "`<count>/<period>`: at most count tasks per period (units s, m, h, d; `100/1m`, `20/s`), count 1–1000000, period 1s–1d.", "planId: p\nsteps:\n  - name: call\n    throttle:\n      key: \"'psp'\"\n      rate: 100/1m\n"},
 		{"burst", "How many tasks may go at once after a quiet spell, 1–10000 (default 1).", "planId: p\nsteps:\n  - name: call\n    throttle:\n      key: \"'psp'\"\n      rate: 20/s\n      burst: 5\n"},
 		{"scope", "Who shares the key's rate: `plan` (the default) or `tenant`.", "planId: p\nsteps:\n  - name: call\n    throttle:\n      key: \"'psp'\"\n      rate: 100/1m\n      scope: tenant\n"},

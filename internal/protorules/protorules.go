@@ -94,6 +94,8 @@ type valueCheck struct {
 	// regexp engine.
 	matched *matchCache
 	uuid    bool
+	// in, when set, is every value the string may have (string.in).
+	in []string
 	// unsigned integers
 	ugte, ulte, uconst *uint64
 	// doubles: NaN fails every bound, as in protovalidate.
@@ -318,7 +320,7 @@ var valueKinds = map[string]struct {
 	kind  protoreflect.Kind
 	rules []string
 }{
-	"string": {protoreflect.StringKind, []string{"min_len", "max_len", "min_bytes", "max_bytes", "pattern", "uuid"}},
+	"string": {protoreflect.StringKind, []string{"min_len", "max_len", "min_bytes", "max_bytes", "pattern", "uuid", "in"}},
 	"uint32": {protoreflect.Uint32Kind, []string{"gte", "lte", "const"}},
 	"uint64": {protoreflect.Uint64Kind, []string{"gte", "lte", "const"}},
 	"double": {protoreflect.DoubleKind, []string{"gte", "lte"}},
@@ -397,7 +399,14 @@ func (c *valueCheck) set(rule string, v protoreflect.Value) error {
 		} else {
 			c.definedOnly = x
 		}
-	case protoreflect.List: // enum.not_in
+	case protoreflect.List: // enum.not_in, string.in
+		if c.kind == protoreflect.StringKind {
+			c.in = []string{}
+			for i := range x.Len() {
+				c.in = append(c.in, x.Get(i).String())
+			}
+			break
+		}
 		for i := range x.Len() {
 			c.notIn = append(c.notIn, protoreflect.EnumNumber(x.Get(i).Int()))
 		}
@@ -607,6 +616,9 @@ func (c *valueCheck) stringPasses(s string) bool {
 		return false
 	}
 	if c.pattern != nil && !c.matches(s) {
+		return false
+	}
+	if c.in != nil && !slices.Contains(c.in, s) {
 		return false
 	}
 	return !c.uuid || isUUID(s)

@@ -110,3 +110,26 @@ func TestMatchCache_AnswersWhatTheRegexpAnswersAndStaysBounded(t *testing.T) {
 	}
 	require.Equal(t, maxMatched, len(*c.values.Load()))
 }
+
+// string.in passes exactly the values it lists (the empty string only when
+// listed), whatever else the string's rules say.
+func TestStringPasses_InPassesExactlyTheListedValues(t *testing.T) {
+	c := &valueCheck{kind: protoreflect.StringKind}
+	list := protoreflect.ValueOfList(&stringList{"", "plan", "tenant"})
+	require.NoError(t, c.set("in", list))
+	for s, want := range map[string]bool{"": true, "plan": true, "tenant": true, "Plan": false, "plan ": false, "x": false} {
+		require.Equal(t, want, c.stringPasses(s), "%q", s)
+	}
+}
+
+// stringList is a protoreflect.List of strings, as a rule's repeated value.
+type stringList []string
+
+func (l *stringList) Len() int                          { return len(*l) }
+func (l *stringList) Get(i int) protoreflect.Value      { return protoreflect.ValueOfString((*l)[i]) }
+func (l *stringList) Set(i int, v protoreflect.Value)   { (*l)[i] = v.String() }
+func (l *stringList) Append(v protoreflect.Value)       { *l = append(*l, v.String()) }
+func (l *stringList) AppendMutable() protoreflect.Value { panic("strings are not mutable") }
+func (l *stringList) Truncate(n int)                    { *l = (*l)[:n] }
+func (l *stringList) NewElement() protoreflect.Value    { return protoreflect.ValueOfString("") }
+func (l *stringList) IsValid() bool                     { return true }
