@@ -25,6 +25,7 @@ import (
 	"github.com/weft-dev/weft/internal/testkit"
 	"github.com/weft-dev/weft/server"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -56,6 +57,8 @@ type consoleE2E struct {
 	CompensateRun string `json:"compensateRun"`
 	Schedule      string `json:"schedule"`
 	ScheduleRun   string `json:"scheduleRun"`
+	// StepsRun has a step its condition skipped and a step that sleeps.
+	StepsRun string `json:"stepsRun"`
 }
 
 // requireConsoleTools answers node, after checking that Chromium and the
@@ -228,6 +231,15 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 			{Id: "wait", Order: 2, WaitForSignal: &weftv1.WaitForSignal{SignalName: "never"}},
 		}}})
 	require.NoError(t, err)
+	// A run whose gift-wrap step its condition skips and whose cool-off step sleeps for an hour.
+	steps, err := acmeClient.SubmitRun(ctx, &weftv1.SubmitRunRequest{Start: true,
+		Input: structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"giftWrap": structpb.NewBoolValue(false)}}),
+		Definition: &weftv1.WorkflowDefinition{PlanId: "gifts", PlanVersion: "1", Actions: []*weftv1.Action{
+			{Id: "reserve", Order: 1, Activity: "reserve-inventory", Input: item(1)},
+			{Id: "gift-wrap", Order: 2, Activity: "ship-order", DependsOn: []string{"reserve"}, When: "input.giftWrap"},
+			{Id: "cool-off", Order: 3, DependsOn: []string{"reserve"}, SleepMs: proto.Uint32(3_600_000)},
+		}}})
+	require.NoError(t, err)
 	// A yearly schedule, triggered once so that it has a last fire and its run.
 	_, err = acmeClient.CreateSchedule(ctx, &weftv1.CreateScheduleRequest{ScheduleId: "nightly-report",
 		Spec: &weftv1.ScheduleSpec{Trigger: &weftv1.ScheduleSpec_Cron{Cron: "0 2 * * *"}, TimeZone: "Europe/Berlin"},
@@ -262,6 +274,7 @@ func TestConsole_EndToEndInChromium(t *testing.T) {
 		OpenURL: open.URL, OpenRun: submit(client.New(open.URL)),
 		Shots:         os.Getenv("WEFT_CONSOLE_SHOTS"),
 		CompensateRun: compensate.GetRun().GetRunId(), Schedule: "nightly-report", ScheduleRun: scheduled.GetRunId(),
+		StepsRun: steps.GetRun().GetRunId(),
 	}
 	if cfg.Shots == "" {
 		cfg.Shots = t.TempDir()

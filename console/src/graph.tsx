@@ -1,12 +1,16 @@
 // The run's graph: the layout from dag.ts drawn as SVG, each step coloured by status.
 import { useMemo } from "preact/hooks";
-import type { Run } from "../../client/ts/src/gen/weft/v1/run_pb";
+import type { Run, Step } from "../../client/ts/src/gen/weft/v1/run_pb";
 import { layoutDag } from "./dag";
+import { skippedByCondition, sleeping } from "./steps";
 import { stepStatusName } from "./format";
 
-/** shortStatus fits a step status into a graph node. */
-const shortStatus = (status: string): string =>
-  status === "WAITING_FOR_MANUAL_COMPLETION" ? "WAITING FOR A PERSON" : status.replaceAll("_", " ");
+/** shortStatus fits a step's status into a graph node: a condition's skip and a sleep say so. */
+const shortStatus = (status: string, s?: Step): string => {
+  if (s && skippedByCondition(s)) return "SKIPPED · CONDITION";
+  if (s && sleeping(s)) return "SLEEPING";
+  return status === "WAITING_FOR_MANUAL_COMPLETION" ? "WAITING FOR A PERSON" : status.replaceAll("_", " ");
+};
 
 /** DagView draws the run's actions and dependencies; clicking or Enter on a step selects it. */
 export function DagView({ run, selected, onSelect }: { run: Run; selected?: string; onSelect: (id: string) => void }) {
@@ -34,6 +38,7 @@ export function DagView({ run, selected, onSelect }: { run: Run; selected?: stri
               class={`node s-${status.toLowerCase()} ${selected === n.id ? "selected" : ""}`}
               data-step={n.id}
               data-status={status}
+              data-reason={s?.reason || undefined}
               transform={`translate(${n.x},${n.y})`}
               tabIndex={0}
               role="button"
@@ -52,7 +57,7 @@ export function DagView({ run, selected, onSelect }: { run: Run; selected?: stri
                 {n.id.length > 24 ? `${n.id.slice(0, 23)}…` : n.id}
               </text>
               <text x="12" y="40" class="node-status">
-                {shortStatus(status)}
+                {shortStatus(status, s)}
                 {s && s.attempts.length > 1 ? ` · ${s.attempts.length} attempts` : ""}
               </text>
             </g>

@@ -62,8 +62,13 @@ function summary(e: Event): string {
     case "signalRejected":
       return `${p.value.signalName} refused: ${p.value.reason}`;
     case "stepSkipped":
+      return p.value.reason === "condition" ? "skipped by condition (when was false)" : p.value.reason;
     case "stepCancelled":
       return p.value.reason;
+    case "stepSleeping":
+      return `sleeps until ${when(p.value.wakeAt)}`;
+    case "stepIterated":
+      return `iteration ${p.value.iteration} done; next is logical attempt ${p.value.newLogicalAttemptId}`;
     case "runPaused":
       return `by ${p.value.requestedBy}, ${p.value.inFlightTasks} in flight${p.value.reason ? `: ${p.value.reason}` : ""}`;
     case "runDrained":
@@ -88,7 +93,7 @@ function summary(e: Event): string {
  */
 const ENGINE_EVENTS = new Set([
   "StepScheduled", "StepWaiting", "RunBlocked", "RunUnblocked", "RunCompleted", "RunFailed", "RunCompensating",
-  "CompensationStarted", "RunDrained", "RunQueued", "SignalConsumed",
+  "CompensationStarted", "RunDrained", "RunQueued", "SignalConsumed", "StepSleeping", "StepIterated",
 ]);
 
 /** By names who emitted an event: the engine for its own decisions. */

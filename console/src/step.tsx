@@ -3,9 +3,19 @@ import { can, why } from "./me";
 import { StepStatus, type Run, type Step } from "../../client/ts/src/gen/weft/v1/run_pb";
 import type { Action } from "../../client/ts/src/gen/weft/v1/definition_pb";
 import { Badge } from "./ui";
-import { attemptsOf, stepErrorText } from "./steps";
+import { attemptsOf, skippedByCondition, sleeping, stepErrorText } from "./steps";
 import type { Pending } from "./actions";
-import { attemptOutcomeName, clock, compensationStatusName, isTerminal, jsonText, stepStatusName, when } from "./format";
+import { attemptOutcomeName, clock, compensationStatusName, duration, isTerminal, jsonText, stepStatusName, when } from "./format";
+
+/** activityText says what the step does: its activity, a signal wait, a sleep, or a person. */
+function activityText(action?: Action): string {
+  if (!action) return "";
+  if (action.activity) return action.activity;
+  if (action.waitForSignal) return `waits for signal ${action.waitForSignal.signalName}`;
+  if (action.sleepMs !== undefined) return `sleeps ${duration(action.sleepMs)}`;
+  if (action.sleepUntil) return `sleeps until ${action.sleepUntil}`;
+  return "manual";
+}
 
 /** StepPanel shows one step and offers the actions its status allows. */
 export function StepPanel({ run, step, action, onAct }: { run: Run; step: Step; action?: Action; onAct: (p: Pending) => void }) {
@@ -45,7 +55,7 @@ export function StepPanel({ run, step, action, onAct }: { run: Run; step: Step; 
       <dl class="facts">
         <div>
           <dt>Activity</dt>
-          <dd>{action?.activity || (action?.waitForSignal ? `waits for signal ${action.waitForSignal.signalName}` : "manual")}</dd>
+          <dd>{activityText(action)}</dd>
         </div>
         <div>
           <dt>Attempt</dt>
@@ -78,7 +88,21 @@ export function StepPanel({ run, step, action, onAct }: { run: Run; step: Step; 
         {step.reason && (
           <div>
             <dt>Reason</dt>
-            <dd>{step.reason}</dd>
+            <dd id="step-reason">{skippedByCondition(step) ? `Skipped by condition: when ${action?.when ?? ""} was false` : step.reason}</dd>
+          </div>
+        )}
+        {step.wakeAt && (
+          <div>
+            <dt>{sleeping(step) ? "Wakes at" : "Slept until"}</dt>
+            <dd id="step-wake">{when(step.wakeAt)}</dd>
+          </div>
+        )}
+        {step.iteration > 0 && action?.repeat && (
+          <div>
+            <dt>Iteration</dt>
+            <dd id="step-iteration">
+              {step.iteration} of at most {action.repeat.maxIterations}
+            </dd>
           </div>
         )}
         {comp && (
@@ -95,7 +119,7 @@ export function StepPanel({ run, step, action, onAct }: { run: Run; step: Step; 
       <div class="io">
         <div>
           <h3>Input</h3>
-          <pre class="json" id="step-input">{jsonText(action?.input) || "—"}</pre>
+          <pre class="json" id="step-input">{jsonText(step.input ?? action?.input) || "—"}</pre>
         </div>
         <div>
           <h3>Output</h3>

@@ -3,8 +3,14 @@ import { create } from "@bufbuild/protobuf";
 import { StepStatus, AttemptSchema, type Attempt, type Step, type StepError } from "../../client/ts/src/gen/weft/v1/run_pb";
 import { errorClassName } from "./format";
 
-/** A step is in flight while a worker holds its task (docs/semantics.md: only claimed tasks count for DRAINING). */
-export const inFlight = (s: Step) => s.status === StepStatus.RUNNING;
+/** A step is in flight while a worker holds its task (docs/semantics.md: only claimed tasks count for DRAINING); a sleep has none. */
+export const inFlight = (s: Step) => s.status === StepStatus.RUNNING && !sleeping(s);
+
+/** sleeping reports whether a sleep step waits for its wake time (docs/semantics.md#sleep). */
+export const sleeping = (s: Step) => s.status === StepStatus.RUNNING && s.wakeAt !== undefined;
+
+/** skippedByCondition reports whether the step's when was false (docs/semantics.md#when). */
+export const skippedByCondition = (s: Step) => s.status === StepStatus.SKIPPED && s.reason === "condition";
 
 /**
  * attemptsOf answers a step's recorded attempts and, while it runs, the
@@ -13,6 +19,7 @@ export const inFlight = (s: Step) => s.status === StepStatus.RUNNING;
 export function attemptsOf(s: Step): Attempt[] {
   const running =
     s.status === StepStatus.RUNNING &&
+    !sleeping(s) &&
     s.startedAt !== undefined &&
     !s.attempts.some((a) => a.logicalAttemptId === s.logicalAttemptId && a.engineAttemptId === s.engineAttemptId);
   if (!running) return s.attempts;

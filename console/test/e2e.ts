@@ -33,6 +33,8 @@ interface Config {
   rollbackRun: string;
   /** acme's run whose first step runs until releaseURL is fetched. */
   drainRun: string;
+  /** A run with a step its condition skipped and a sleeping step. */
+  stepsRun: string;
   releaseURL: string;
   /** Fetching it lets the proxy in front of weftd answer the ResyncRun calls it holds. */
   resyncURL: string;
@@ -141,7 +143,7 @@ async function main(): Promise<void> {
     await page.waitForFunction(() => document.querySelectorAll("table.runs tbody tr[data-run-id]").length === 1);
     await page.getByRole("button", { name: "Clear" }).click();
     await page.locator(`tr[data-run-id="${cfg.pauseRun}"]`).waitFor();
-    await waitText(page, 'button.count:not([data-status]) .count-n', /^8$/);
+    await waitText(page, 'button.count:not([data-status]) .count-n', /^9$/);
     await shot(page, cfg.shots, "runs");
 
     log("a run page shows its DAG and timeline");
@@ -256,6 +258,20 @@ async function main(): Promise<void> {
     await page.locator('svg.dag g.node[data-step="reserve"]').click();
     await waitText(page, "#step-panel", /Compensation\s*SUCCEEDED/);
     await waitText(page, "table.events", /CompensationSucceeded/);
+
+    log("a step its condition skipped says so, and a sleeping step shows its wake time");
+    await openRunFromList(page, cfg.stepsRun);
+    await page.locator('svg.dag g.node[data-step="gift-wrap"][data-status="SKIPPED"][data-reason="condition"]').waitFor();
+    await waitText(page, 'svg.dag g.node[data-step="gift-wrap"] .node-status', /SKIPPED · CONDITION/);
+    await page.locator('svg.dag g.node[data-step="gift-wrap"]').click();
+    await waitText(page, "#step-reason", /^Skipped by condition: when input\.giftWrap was false$/);
+    await waitText(page, 'svg.dag g.node[data-step="cool-off"] .node-status', /^SLEEPING$/);
+    await page.locator('svg.dag g.node[data-step="cool-off"]').click();
+    await waitText(page, "#step-panel", /sleeps 1 h 0 min/);
+    await waitText(page, "#step-wake", /\d/);
+    await waitText(page, "table.events", /StepSleeping/);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shot(page, cfg.shots, "run-condition-and-sleep");
 
     log("pause and resume take effect");
     await openRunFromList(page, cfg.pauseRun);
