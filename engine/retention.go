@@ -244,6 +244,9 @@ func (r removal) Finish(indexKey []byte) {
 		if !st.NextAttemptAt.IsZero() {
 			c.clearTimer(st.NextAttemptAt, record.TimerBackoff, st.ActionID)
 		}
+		if !st.WakeAt.IsZero() && st.Status == runstate.StepRunning {
+			c.clearTimer(st.WakeAt, record.TimerSleep, st.ActionID) // a sleep that never woke (docs/semantics.md#sleep)
+		}
 		if a := c.run.Action(st.ActionID); a != nil {
 			if t, ok := decide.WaitTimer(a, st); ok {
 				c.clearTimer(t.Due, record.TimerWait, t.Ref)

@@ -91,10 +91,10 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"result", "The step whose output is the run's result.", "planId: p\nspec:\n  result: a\n  steps:\n    - name: a\n"},
 		{"retention", "How long a finished run is kept.", "planId: p\nspec:\n  retention: 24h\n  steps:\n    - name: a\n"},
 	}},
-	{Path: "steps[]", About: "One step (an action). A step runs an activity on a worker, waits for a signal (`waitForSignal`) or waits for a person (`manual: true`).", Keys: []YAMLKey{
+	{Path: "steps[]", About: "One step (an action). A step runs an activity on a worker, waits for a signal (`waitForSignal`), waits for a person (`manual: true`) or sleeps (`sleep`, `sleepUntil`).", Keys: []YAMLKey{
 		{"name", "The step's id (`action_id`), unique in the workflow; `weft get`, `dependsOn` and `result` name steps by it.", "planId: p\nsteps:\n  - name: charge-card\n"},
 		{"id", "The step's id, like `name`.", "planId: p\nsteps:\n  - id: charge-card\n"},
-		{"activity", "The activity a worker registers and runs (default: the step's name, unless the step is manual or waits for a signal).", "planId: p\nsteps:\n  - name: charge\n    activity: payments.charge\n"},
+		{"activity", "The activity a worker registers and runs (default: the step's name, unless the step is manual, waits for a signal or sleeps).", "planId: p\nsteps:\n  - name: charge\n    activity: payments.charge\n"},
 		{"agent", "The activity, like `activity`.", "planId: p\nsteps:\n  - name: charge\n    agent: payments.charge\n"},
 		{"queue", "The task queue the step's tasks go to (default `default`); workers poll queues.", "planId: p\nsteps:\n  - name: render\n    queue: gpu\n"},
 		{"dependsOn", "The steps that must finish first: a list, or one name.", "planId: p\nsteps:\n  - name: extract\n  - name: load\n    dependsOn: extract\n"},
@@ -103,7 +103,7 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"heartbeatTimeout", "How long an attempt may go without a heartbeat before it times out.", "planId: p\nsteps:\n  - name: render\n    timeout: 1h\n    heartbeatTimeout: 30s\n"},
 		{"scheduleToStartTimeout", "How long a task may wait for a worker before its attempt fails `SCHEDULE_TO_START` (default: weftd's `--schedule-to-start-timeout`, 5m).", "planId: p\nsteps:\n  - name: render\n    scheduleToStartTimeout: 2m\n"},
 		{"retryPolicy", "How failed attempts are retried: a mapping (below).", "planId: p\nsteps:\n  - name: charge\n    retryPolicy:\n      maxAttempts: 5\n      backoff: exponential\n"},
-		{"input", "The step's input: any YAML, passed to the activity as JSON.", "planId: p\nsteps:\n  - name: send-email\n    input:\n      to: ops@example.com\n      template: nightly\n"},
+		{"input", "The step's input: any YAML, passed to the activity as JSON. A string that is exactly `${{ <CEL> }}` is replaced by the expression's value (typed JSON) when the step's first task is created, and every later attempt uses that value (docs/semantics.md#input-expressions); `$${{ x }}` is the literal text `${{ x }}`.", "planId: p\nsteps:\n  - name: quote\n  - name: send-email\n    dependsOn: quote\n    input:\n      to: '${{ input.customer.email }}'\n      total: '${{ steps.quote.output.total }}'\n      template: nightly\n"},
 		{"manual", "`true`: a person completes the step (`weft complete RUN STEP --token T --actor NAME`); it has no activity.", "planId: p\nsteps:\n  - name: approve-shipment\n    manual: true\n"},
 		{"manualTimeout", "How long a person may take to complete a manual step.", "planId: p\nsteps:\n  - name: approve-shipment\n    manual: true\n    manualTimeout: 4h\n"},
 		{"waitForSignal", "The step waits for a signal of this name (`weft signal RUN NAME`) and completes with its payload: a name, or a mapping (below).", "planId: p\nsteps:\n  - name: payment-confirmed\n    waitForSignal: payment-confirmed\n"},
