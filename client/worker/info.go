@@ -30,7 +30,11 @@ type ActivityInfo struct {
 	Deadline time.Time
 	// RunInput is the run's input as JSON (null when none).
 	RunInput json.RawMessage
-	// UpstreamOutputs are the outputs of the actions this one depends on, by action id.
+	// UpstreamOutputs are the outputs of the actions this one depends on, by
+	// action id; in a repeat step's later iterations, also the previous
+	// iteration's output under the step's own id (docs/semantics.md#repeat).
+	// The task's input already has its ${{ }} expressions evaluated
+	// (docs/semantics.md#input-expressions).
 	UpstreamOutputs map[string]json.RawMessage
 	// Secrets are the references the worker resolves.
 	Secrets []*weftv1.SecretRef

@@ -48,7 +48,8 @@ export class DefinitionError extends Error {
  *   `spec.requiresApproval`, `spec.maxConcurrentRuns`, `spec.backpressure`,
  *   `spec.steps` (`name`, `activity`, `dependsOn`, `input`, `timeout`,
  *   `heartbeatTimeout`, `scheduleToStartTimeout`, `retryPolicy`, `onFailure`, `manual`, `manualTimeout`,
- *   `waitForSignal`, `secrets`, `queue`) and `spec.compensation`; its steps
+ *   `waitForSignal`, `secrets`, `queue`, `when`, `repeat`, `sleep`, `sleepUntil`) and
+ *   `spec.compensation`; its steps
  *   form a DAG, and a key the shape does not have is refused;
  * - the API's JSON form of weft.v1.WorkflowDefinition (a document with
  *   `actions`), e.g. from `weft get -o json`.
@@ -102,7 +103,9 @@ const definitionKeys = ["apiVersion", "kind", "metadata", "spec", "planId", "nam
 const metadataKeys = ["name", "version", "displayName"];
 const specKeys = ["timeout", "steps", "compensation", "requiresApproval", "maxConcurrentRuns", "backpressure"];
 const stepKeys = ["name", "id", "activity", "agent", "queue", "dependsOn", "onFailure", "timeout",
-  "heartbeatTimeout", "scheduleToStartTimeout", "retryPolicy", "input", "manual", "manualTimeout", "waitForSignal", "secrets"];
+  "heartbeatTimeout", "scheduleToStartTimeout", "retryPolicy", "input", "manual", "manualTimeout", "waitForSignal", "secrets",
+  "when", "repeat", "sleep", "sleepUntil"];
+const repeatKeys = ["until", "maxIterations"];
 const retryKeys = ["maxRetries", "maxAttempts", "backoff", "initialDelay", "maxDelay", "multiplier", "backoffMultiplier", "retryableErrors"];
 const signalWaitKeys = ["name", "signal", "timeout"];
 const compensationKeys = ["step", "operation", "action", "queue", "agent", "input", "timeout", "retryPolicy"];
@@ -293,7 +296,23 @@ class Loader {
         this.fail(`${path}.waitForSignal`, "yaml.type", "waitForSignal must be a signal name or a mapping");
       }
     }
-    if (!a.activity && !a.waitForSignal && a.completionMode !== CompletionMode.MANUAL) a.activity = a.id;
+    // A step's expressions are CEL, compiled and checked by weftd (docs/semantics.md#when, #repeat, #sleep).
+    if (get(s, "when") !== undefined) a.when = this.str(get(s, "when"), `${path}.when`);
+    const repeat = get(s, "repeat");
+    if (repeat !== undefined) {
+      if (isMap(repeat)) {
+        this.knownKeys(repeat, `${path}.repeat`, repeatKeys);
+        a.repeat = { $typeName: "weft.v1.StepRepeat", until: this.first([repeat, `${path}.repeat`, "until"]), maxIterations: 0 };
+        const n = get(repeat, "maxIterations");
+        if (n !== undefined) a.repeat.maxIterations = Math.max(0, this.integer(n, `${path}.repeat.maxIterations`) ?? 0);
+      } else {
+        this.fail(`${path}.repeat`, "yaml.type", "repeat must be a mapping of until and maxIterations");
+      }
+    }
+    if (get(s, "sleep") !== undefined) a.sleepMs = this.duration(get(s, "sleep"), `${path}.sleep`);
+    if (get(s, "sleepUntil") !== undefined) a.sleepUntil = this.str(get(s, "sleepUntil"), `${path}.sleepUntil`);
+    const sleeps = a.sleepMs !== undefined || a.sleepUntil !== "";
+    if (!a.activity && !a.waitForSignal && a.completionMode !== CompletionMode.MANUAL && !sleeps) a.activity = a.id;
     return a;
   }
 

@@ -79,6 +79,33 @@ spec:
   assert.deepEqual(d.actions[0].secrets.map((x) => [x.name, x.ref]), [["api", "vault://kv/api"]]);
 });
 
+test("when, repeat, sleep and sleepUntil read into the definition; a sleep step has no activity", () => {
+  const d = parseDefinition(`
+metadata: {name: p}
+spec:
+  steps:
+    - name: charge
+      when: input.amount > 0
+      input: {cents: '\${{ input.amount * 100 }}'}
+    - name: poll
+      repeat: {until: steps.poll.output.done, maxIterations: 5}
+    - name: nap
+      sleep: 10m
+    - name: until
+      sleepUntil: \${{ timestamp(input.at) }}
+`);
+  assert.equal(d.actions[0].when, "input.amount > 0");
+  assert.deepEqual(fromValue(d.actions[0].input!), { cents: "${{ input.amount * 100 }}" }, "expressions are weftd's to evaluate");
+  assert.equal(d.actions[1].repeat?.until, "steps.poll.output.done");
+  assert.equal(d.actions[1].repeat?.maxIterations, 5);
+  assert.equal(d.actions[2].sleepMs, 10 * 60 * 1000);
+  assert.equal(d.actions[2].activity, "");
+  assert.equal(d.actions[3].sleepUntil, "${{ timestamp(input.at) }}");
+  assert.equal(d.actions[3].activity, "");
+  assert.throws(() => parseDefinition("metadata: {name: p}\nspec:\n  steps:\n    - name: a\n      repeat: {untill: x, maxIterations: 2}\n"),
+    (e: DefinitionError) => e.violations.some((v) => v.field === "spec.steps[0].repeat.untill"));
+});
+
 test("top-level x- keys, keys holding anchors, apiVersion and kind are accepted and ignored", () => {
   const d = parseDefinition(`
 apiVersion: weft/v1
