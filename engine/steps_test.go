@@ -30,6 +30,11 @@ var stepScenarios = map[string]func(*testing.T, *bundle){
 	"Sleep_APausedRunResumesItsSleepWhereItWas":                                   scenarioSleep_APausedRunResumesItsSleepWhereItWas,
 	"Sleep_ADueSleepOfAPausedRunCompletesWhenItResumes":                           scenarioSleep_ADueSleepOfAPausedRunCompletesWhenItResumes,
 	"Sleep_ACancelledSleepNeverFires":                                             scenarioSleep_ACancelledSleepNeverFires,
+	"Sleep_AFailFastCancelsASleepLikeAnUnstartedTask":                             scenarioSleep_AFailFastCancelsASleepLikeAnUnstartedTask,
+	"Sleep_ARerunSleepsAgainFromItsOwnTime":                                       scenarioSleep_ARerunSleepsAgainFromItsOwnTime,
+	"Repeat_AFailedAttemptIsRetriedWithinItsIteration":                            scenarioRepeat_AFailedAttemptIsRetriedWithinItsIteration,
+	"Repeat_AnUntilThatCannotBeEvaluatedFailsTheStepValidation":                   scenarioRepeat_AnUntilThatCannotBeEvaluatedFailsTheStepValidation,
+	"When_IsEvaluatedAgainWhenARerunReopensTheStep":                               scenarioWhen_IsEvaluatedAgainWhenARerunReopensTheStep,
 }
 
 func TestStepScenarios(t *testing.T) {
@@ -377,4 +382,87 @@ func scenarioSleep_ACancelledSleepNeverFires(t *testing.T, b *bundle) {
 	b.tick()
 	require.Empty(t, b.stepEvents(run.RunID, "nap", runstate.EvStepCompleted))
 	require.Equal(t, runstate.RunCancelled, b.run(run.RunID).Status)
+}
+
+func scenarioSleep_AFailFastCancelsASleepLikeAnUnstartedTask(t *testing.T, b *bundle) {
+	d := dag() // a; b and c need a; d needs both
+	d.Actions[1] = definition.Action{ID: "b", Order: 2, DependsOn: []string{"a"}, Sleep: definition.Duration(time.Hour)}
+	d.Actions[2].OnFailure = definition.OnFailureAbort
+	run := b.submit(d)
+	b.complete(b.poll("x"), `null`)
+	require.Equal(t, runstate.StepRunning, b.run(run.RunID).Step("b").Status)
+	b.fail(b.poll("x"), definition.ErrorValidation) // c fails for good
+	snap := b.run(run.RunID)
+	require.Equal(t, runstate.RunFailed, snap.Status)
+	require.Equal(t, runstate.StepCancelled, snap.Step("b").Status)
+	require.Equal(t, "fail-fast after c failed", snap.Step("b").Reason)
+	b.clock.Advance(2 * time.Hour)
+	b.tick()
+	require.Empty(t, b.stepEvents(run.RunID, "b", runstate.EvStepCompleted))
+}
+
+func scenarioSleep_ARerunSleepsAgainFromItsOwnTime(t *testing.T, b *bundle) {
+	run := b.submit(napping())
+	b.complete(b.poll("act-a"), `null`)
+	b.clock.Advance(10 * time.Minute)
+	b.tick()
+	b.complete(b.poll("act-c"), `null`)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
+	b.clock.Advance(time.Hour)
+	_, err := b.eng.RerunRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, ActionID: "nap", Actor: "op"})
+	require.NoError(t, err)
+	st := b.run(run.RunID).Step("nap")
+	require.Equal(t, runstate.StepRunning, st.Status)
+	require.Equal(t, 2, st.LogicalAttempt)
+	require.True(t, b.clock.Now().Add(10*time.Minute).Equal(st.WakeAt), "sleep's duration counts from the rerun")
+	b.pollNone("act-c")
+	b.clock.Advance(10 * time.Minute)
+	b.tick()
+	b.complete(b.poll("act-c"), `null`)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
+	require.Len(t, b.stepEvents(run.RunID, "nap", runstate.EvStepSleeping), 2)
+}
+
+func scenarioRepeat_AFailedAttemptIsRetriedWithinItsIteration(t *testing.T, b *bundle) {
+	run := b.submit(polling(3))
+	b.complete(b.poll("act-a"), `{"done":false}`)
+	b.fail(b.poll("act-a"), definition.ErrorTransient)
+	b.clock.Advance(definition.DefaultInitialBackoff.D())
+	b.tick()
+	retry := b.poll("act-a")
+	require.Equal(t, 2, retry.LogicalAttempt, "the second iteration's")
+	require.Equal(t, 2, retry.EngineAttempt)
+	require.JSONEq(t, `{"done":false}`, string(retry.UpstreamOutputs["a"]))
+	b.complete(retry, `{"done":true}`)
+	snap := b.run(run.RunID)
+	require.Equal(t, runstate.RunCompleted, snap.Status)
+	require.Equal(t, 2, snap.Step("a").Iteration)
+}
+
+func scenarioRepeat_AnUntilThatCannotBeEvaluatedFailsTheStepValidation(t *testing.T, b *bundle) {
+	d := polling(3)
+	d.Actions[0].OnFailure = definition.OnFailureAbort
+	run := b.submit(d)
+	b.complete(b.poll("act-a"), `{"status":"secret"}`) // no done
+	st := b.run(run.RunID).Step("a")
+	require.Equal(t, runstate.StepFailed, st.Status)
+	require.Equal(t, definition.ErrorValidation, st.Error.Class)
+	require.Contains(t, st.Error.Message, "steps[0].repeat.until")
+	require.NotContains(t, st.Error.Message, "secret")
+}
+
+func scenarioWhen_IsEvaluatedAgainWhenARerunReopensTheStep(t *testing.T, b *bundle) {
+	d := seq("a", "b")
+	d.Actions[1].When = "steps.a.output.go"
+	run := b.submit(d)
+	b.complete(b.poll("act-a"), `{"go":false}`)
+	require.Equal(t, "condition", b.run(run.RunID).Step("b").Reason)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
+	_, err := b.eng.RerunRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, ActionID: "a", Actor: "op"})
+	require.NoError(t, err)
+	b.complete(b.poll("act-a"), `{"go":true}`)
+	b.complete(b.poll("act-b"), `null`)
+	snap := b.run(run.RunID)
+	require.Equal(t, runstate.RunCompleted, snap.Status)
+	require.Equal(t, runstate.StepSucceeded, snap.Step("b").Status)
 }

@@ -108,7 +108,7 @@ var stepPayloads = map[string]payloadFiller{
 		d := &ev.Data
 		out.Payload = &weftv1.Event_StepFailed{StepFailed: &weftv1.StepFailed{Status: stepStatusOf(d),
 			Error: StepError(d.Error), CompletedAt: Timestamp(d.CompletedAt), WillRetry: d.WillRetry,
-			NextAttemptAt: Timestamp(d.NextAttemptAt)}}
+			NextAttemptAt: Timestamp(d.NextAttemptAt), Output: JSONValue(d.Output)}}
 	},
 	runstate.EvStepSkipped: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_StepSkipped{StepSkipped: &weftv1.StepSkipped{Status: stepStatusOf(&ev.Data),

@@ -142,6 +142,9 @@ var stepReducers = map[string]func(*Snapshot, *StepState, Event){
 		s.StepFailures++
 		st.Status, st.Error, st.CompletedAt = StepFailed, ev.Data.Error, ev.Data.CompletedAt
 		st.CompletionToken, st.WaitingSignal, st.NextAttemptAt = "", "", time.Time{}
+		if len(ev.Data.Output) > 0 {
+			st.Output = ev.Data.Output // a repeat step's last iteration (docs/semantics.md#repeat)
+		}
 	},
 	EvStepSkipped: func(_ *Snapshot, st *StepState, ev Event) {
 		st.Status, st.Reason, st.CompletedAt = StepSkipped, ev.Data.Reason, ev.EmittedAt

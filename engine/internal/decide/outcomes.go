@@ -137,8 +137,11 @@ func (c *core) failStep(a *definition.Action, st *runstate.StepState, stepErr *r
 	st.WaitingSignal = ""
 	st.NextAttemptAt = time.Time{}
 	c.state.StepFailures++ // every StepFailed counts, whatever follows (docs/semantics.md#resync)
-	c.rec.Emit(runstate.EvStepFailed, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
-		Status: string(runstate.StepFailed), Error: stepErr, CompletedAt: c.now})
+	data := runstate.EventData{Status: string(runstate.StepFailed), Error: stepErr, CompletedAt: c.now}
+	if a.Repeat != nil {
+		data.Output = st.Output // the last iteration's, which the step keeps (docs/semantics.md#repeat)
+	}
+	c.rec.Emit(runstate.EvStepFailed, st.ActionID, st.LogicalAttempt, 0, data)
 	if !runLive(c.state) {
 		return nil
 	}
@@ -159,10 +162,17 @@ func (c *core) failStep(a *definition.Action, st *runstate.StepState, stepErr *r
 	return nil
 }
 
-// cancelUnstarted cancels tasks no worker has claimed yet (fail-fast: no new
-// actions start; running ones may finish).
+// cancelUnstarted cancels tasks no worker has claimed yet, and sleeps, which
+// do no work (fail-fast: no new actions start; running ones may finish;
+// docs/semantics.md#sleep).
 func (c *core) cancelUnstarted(reason string) error {
 	for _, st := range c.state.Steps {
+		if sleeping(st) {
+			if err := c.cancelStep(st, reason); err != nil {
+				return err
+			}
+			continue
+		}
 		if st.Status != runstate.StepScheduled || st.TaskID == "" {
 			continue
 		}

@@ -2420,6 +2420,9 @@ type StepFailed struct {
 	WillRetry bool `protobuf:"varint,4,opt,name=will_retry,json=willRetry,proto3" json:"will_retry,omitempty"`
 	// When that attempt is due.
 	NextAttemptAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=next_attempt_at,json=nextAttemptAt,proto3" json:"next_attempt_at,omitempty"`
+	// A repeat step's last iteration's output, which the step keeps when it
+	// fails (docs/semantics.md#repeat); unset for any other step.
+	Output        *structpb.Value `protobuf:"bytes,50,opt,name=output,proto3" json:"output,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2485,6 +2488,13 @@ func (x *StepFailed) GetWillRetry() bool {
 func (x *StepFailed) GetNextAttemptAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.NextAttemptAt
+	}
+	return nil
+}
+
+func (x *StepFailed) GetOutput() *structpb.Value {
+	if x != nil {
+		return x.Output
 	}
 	return nil
 }
@@ -3823,7 +3833,7 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\x06output\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x06output\x122\n" +
 	"\tartifacts\x18\x03 \x03(\v2\x14.weft.v1.ArtifactRefR\tartifacts\x12E\n" +
 	"\fcompleted_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\x12\x16\n" +
-	"\x06source\x18\x05 \x01(\tR\x06source\"\xa1\x02\n" +
+	"\x06source\x18\x05 \x01(\tR\x06source\"\xd1\x02\n" +
 	"\n" +
 	"StepFailed\x127\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
@@ -3832,7 +3842,8 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\fcompleted_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\x12\x1d\n" +
 	"\n" +
 	"will_retry\x18\x04 \x01(\bR\twillRetry\x12B\n" +
-	"\x0fnext_attempt_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\rnextAttemptAt\"^\n" +
+	"\x0fnext_attempt_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\rnextAttemptAt\x12.\n" +
+	"\x06output\x182 \x01(\v2\x16.google.protobuf.ValueR\x06output\"^\n" +
 	"\vStepSkipped\x127\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12\x16\n" +
@@ -4099,37 +4110,38 @@ var file_weft_v1_event_proto_depIdxs = []int32{
 	53,  // 76: weft.v1.StepFailed.error:type_name -> weft.v1.StepError
 	44,  // 77: weft.v1.StepFailed.completed_at:type_name -> google.protobuf.Timestamp
 	44,  // 78: weft.v1.StepFailed.next_attempt_at:type_name -> google.protobuf.Timestamp
-	50,  // 79: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
-	50,  // 80: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
-	50,  // 81: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
-	44,  // 82: weft.v1.StepWaiting.deadline:type_name -> google.protobuf.Timestamp
-	50,  // 83: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
-	54,  // 84: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
-	0,   // 85: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
-	44,  // 86: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
-	53,  // 87: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
-	44,  // 88: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
-	1,   // 89: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
-	55,  // 90: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
-	56,  // 91: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
-	1,   // 92: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
-	3,   // 93: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
-	3,   // 94: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
-	2,   // 95: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
-	2,   // 96: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
-	57,  // 97: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
-	3,   // 98: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
-	38,  // 99: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
-	40,  // 100: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
-	42,  // 101: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
-	39,  // 102: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
-	41,  // 103: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
-	43,  // 104: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
-	102, // [102:105] is the sub-list for method output_type
-	99,  // [99:102] is the sub-list for method input_type
-	99,  // [99:99] is the sub-list for extension type_name
-	99,  // [99:99] is the sub-list for extension extendee
-	0,   // [0:99] is the sub-list for field type_name
+	51,  // 79: weft.v1.StepFailed.output:type_name -> google.protobuf.Value
+	50,  // 80: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
+	50,  // 81: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
+	50,  // 82: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
+	44,  // 83: weft.v1.StepWaiting.deadline:type_name -> google.protobuf.Timestamp
+	50,  // 84: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
+	54,  // 85: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
+	0,   // 86: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
+	44,  // 87: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
+	53,  // 88: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
+	44,  // 89: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
+	1,   // 90: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
+	55,  // 91: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
+	56,  // 92: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	1,   // 93: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
+	3,   // 94: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
+	3,   // 95: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
+	2,   // 96: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
+	2,   // 97: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
+	57,  // 98: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
+	3,   // 99: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
+	38,  // 100: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
+	40,  // 101: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
+	42,  // 102: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
+	39,  // 103: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
+	41,  // 104: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
+	43,  // 105: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
+	103, // [103:106] is the sub-list for method output_type
+	100, // [100:103] is the sub-list for method input_type
+	100, // [100:100] is the sub-list for extension type_name
+	100, // [100:100] is the sub-list for extension extendee
+	0,   // [0:100] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_event_proto_init() }

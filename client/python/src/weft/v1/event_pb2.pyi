@@ -434,18 +434,20 @@ class StepCompleted(_message.Message):
     def __init__(self, status: _Optional[_Union[_run_pb2.StepStatus, str]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., source: _Optional[str] = ...) -> None: ...
 
 class StepFailed(_message.Message):
-    __slots__ = ["completed_at", "error", "next_attempt_at", "status", "will_retry"]
+    __slots__ = ["completed_at", "error", "next_attempt_at", "output", "status", "will_retry"]
     COMPLETED_AT_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     NEXT_ATTEMPT_AT_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     WILL_RETRY_FIELD_NUMBER: _ClassVar[int]
     completed_at: _timestamp_pb2.Timestamp
     error: _run_pb2.StepError
     next_attempt_at: _timestamp_pb2.Timestamp
+    output: _struct_pb2.Value
     status: _run_pb2.StepStatus
     will_retry: bool
-    def __init__(self, status: _Optional[_Union[_run_pb2.StepStatus, str]] = ..., error: _Optional[_Union[_run_pb2.StepError, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., will_retry: bool = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, status: _Optional[_Union[_run_pb2.StepStatus, str]] = ..., error: _Optional[_Union[_run_pb2.StepError, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., will_retry: bool = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class StepIterated(_message.Message):
     __slots__ = ["iteration", "new_logical_attempt_id", "output", "status"]
