@@ -51,6 +51,10 @@ func TestBinary_ConditionSkipsSleepsAndInputExpressionsShowInWeftGet(t *testing.
 	require.Regexp(t, `gift-wrap\s+SKIPPED\s+1\.0\s+skipped by condition \(when was false\)`, r.stdout)
 	require.Regexp(t, `cool-off\s+RUNNING\s+1\.0\s+sleeping until 20\d\d-\d\d-\d\dT`, r.stdout)
 	require.Regexp(t, `(?m)^status\s+RUNNING$`, r.stdout, "a sleeping run is not blocked: it moves on by itself")
+	require.Regexp(t, `(?m)^waiting on\s+sleep of step cool-off: wakes by itself at 20\d\d-`, r.stdout)
+	r = weft("list")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Regexp(t, run+`.*sleep of step cool-off`, r.stdout)
 
 	r = weft("get", run, "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)

@@ -50,6 +50,10 @@ func stepWait(run *weftv1.Run, s *weftv1.Step) string {
 		return fmt.Sprintf("signal %s (step %s): weft signal %s %s", s.GetWaitingForSignal(), id, run.GetRunId(), s.GetWaitingForSignal())
 	case weftv1.StepStatus_STEP_STATUS_WAITING_FOR_MANUAL_COMPLETION:
 		return fmt.Sprintf("manual step %s: weft complete %s %s --token %s --actor NAME", id, run.GetRunId(), id, s.GetCompletionToken())
+	case weftv1.StepStatus_STEP_STATUS_RUNNING:
+		if w := s.GetWakeAt(); w != nil { // docs/semantics.md#sleep
+			return fmt.Sprintf("sleep of step %s: wakes by itself at %s", id, when(w))
+		}
 	case weftv1.StepStatus_STEP_STATUS_FAILED:
 		if run.GetStatus() == weftv1.RunStatus_RUN_STATUS_BLOCKED || run.GetStatus() == weftv1.RunStatus_RUN_STATUS_PAUSED {
 			return fmt.Sprintf("held on failure of %s: weft retry-step %s %s, or weft skip-step %s %s", id, run.GetRunId(), id, run.GetRunId(), id)

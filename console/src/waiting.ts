@@ -1,8 +1,10 @@
 // Why a run that is not finished does not move on, as the CLI's weft get and
 // weft list say it (cmd/weft/waiting.go): the signal a step waits for, a
 // manual step, a step the run is held on after its failure and what clears
-// it, a start or an approval, a slot it is queued for, or a pause.
+// it, a sleep and its wake time, a start or an approval, a slot it is queued
+// for, or a pause.
 import { RunStatus, StepStatus, type Run, type Step } from "../../client/ts/src/gen/weft/v1/run_pb";
+import { when } from "./format";
 
 /** One thing a run waits for: what, and what ends the wait. */
 export interface Wait {
@@ -16,6 +18,9 @@ function stepWait(run: Run, s: Step): Wait | undefined {
       return { what: `signal ${s.waitingForSignal} (step ${s.actionId})`, next: "Send signal" };
     case StepStatus.WAITING_FOR_MANUAL_COMPLETION:
       return { what: `manual step ${s.actionId}`, next: "Complete it" };
+    case StepStatus.RUNNING:
+      if (s.wakeAt) return { what: `sleep of step ${s.actionId} until ${when(s.wakeAt)}`, next: "it wakes by itself" }; // docs/semantics.md#sleep
+      break;
     case StepStatus.FAILED:
       if (run.status === RunStatus.BLOCKED || run.status === RunStatus.PAUSED)
         return { what: `held on failure of ${s.actionId}`, next: "Retry step or Skip step" };

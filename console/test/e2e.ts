@@ -261,6 +261,7 @@ async function main(): Promise<void> {
 
     log("a step its condition skipped says so, and a sleeping step shows its wake time");
     await openRunFromList(page, cfg.stepsRun);
+    await waitText(page, "#run-waiting", /sleep of step cool-off until .* \(it wakes by itself\)/);
     await page.locator('svg.dag g.node[data-step="gift-wrap"][data-status="SKIPPED"][data-reason="condition"]').waitFor();
     await waitText(page, 'svg.dag g.node[data-step="gift-wrap"] .node-status', /SKIPPED · CONDITION/);
     await page.locator('svg.dag g.node[data-step="gift-wrap"]').click();
