@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,19 +30,28 @@ const (
 var (
 	exprEnv   = mustEnv()
 	programMu sync.Mutex
-	programs  = map[programKey]any{} // *expr.Program or *expr.Template
+	programs  = map[programKey]programEntry{}
 )
 
 // maxPrograms bounds the programs kept.
 const maxPrograms = 4096
 
-// programKey is what a compiled program depends on.
+// programKey is what a compiled program depends on; the scope by a hash of
+// its ids (scopeHash), which a hit checks against the entry's own.
 type programKey struct {
-	kind  expr.Kind
-	tmpl  bool
-	path  string
-	scope string
-	src   string
+	kind    expr.Kind
+	tmpl    bool
+	runtime bool // kept for evaluation: the scope is not part of it (runtimeProgram)
+	path    string
+	src     string
+	scope   uint64
+}
+
+// programEntry is a kept program (*expr.Program or *expr.Template) and the
+// scope it was compiled in (nil for a runtime one).
+type programEntry struct {
+	prog         any
+	steps, known []string
 }
 
 func mustEnv() *expr.Env {
@@ -56,27 +66,73 @@ func mustEnv() *expr.Env {
 // steps upstream of it (its transitive dependencies in a DAG, the steps
 // before it in a sequence), and the action itself when self is set (a
 // repeat.until reads its own last iteration).
-func (d *Definition) scope(i int, self bool) expr.Scope {
-	known := make([]string, len(d.Actions))
+func (d *Definition) scope(i int, self bool) expr.Scope { return d.scopes().of(d, i, self) }
+
+// scopes is what the scopes of a definition's expressions are made of,
+// worked out once for all of them: every id, and in a sequence the ids in
+// dispatch order, each action's upstream being a prefix of them.
+type scopes struct {
+	known   []string
+	ordered []string // a sequence's ids in dispatch order
+	pos     []int    // each action's position in ordered
+}
+
+func (d *Definition) scopes() *scopes {
+	sc := &scopes{known: make([]string, len(d.Actions))}
 	for j := range d.Actions {
-		known[j] = d.Actions[j].ID
+		sc.known[j] = d.Actions[j].ID
 	}
-	var up []string
 	if d.sequential() {
-		a := &d.Actions[i]
-		for j := range d.Actions {
-			b := &d.Actions[j]
-			if b.Order < a.Order || (b.Order == a.Order && b.ID < a.ID) {
-				up = append(up, b.ID)
-			}
+		idx := make([]int, len(d.Actions))
+		for j := range idx {
+			idx[j] = j
 		}
+		slices.SortStableFunc(idx, func(x, y int) int {
+			a, b := &d.Actions[x], &d.Actions[y]
+			if a.Order != b.Order {
+				return a.Order - b.Order
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+		sc.ordered, sc.pos = make([]string, len(idx)), make([]int, len(idx))
+		for k, j := range idx {
+			sc.ordered[k], sc.pos[j] = d.Actions[j].ID, k
+		}
+	}
+	return sc
+}
+
+// of answers the scope of an expression of the action at index i.
+func (sc *scopes) of(d *Definition, i int, self bool) expr.Scope {
+	var up []string
+	if sc.pos != nil {
+		up = sc.ordered[:sc.pos[i]:sc.pos[i]]
 	} else {
 		up = d.ancestors(i)
 	}
 	if self {
 		up = append(up, d.Actions[i].ID)
 	}
-	return expr.Scope{Steps: up, Known: known}
+	return expr.Scope{Steps: up, Known: sc.known}
+}
+
+// scopeHash hashes a scope's ids (FNV-1a, each id followed by a 0 byte).
+func scopeHash(s expr.Scope) uint64 {
+	h := uint64(14695981039346656037)
+	add := func(id string) {
+		for k := 0; k < len(id); k++ {
+			h = (h ^ uint64(id[k])) * 1099511628211
+		}
+		h = (h ^ 0) * 1099511628211
+	}
+	for _, id := range s.Steps {
+		add(id)
+	}
+	h = (h ^ 1) * 1099511628211
+	for _, id := range s.Known {
+		add(id)
+	}
+	return h
 }
 
 // sequential reports whether the definition runs by order alone
@@ -113,67 +169,79 @@ func (d *Definition) ancestors(i int) []string {
 // }}): only then is it compiled as a template.
 func hasTemplate(raw json.RawMessage) bool { return bytes.Contains(raw, []byte("${{")) }
 
-// compile answers the program of src at path, compiled once.
+// compile answers the program of src at path in scope s, compiled once.
 func compile(src, path string, k expr.Kind, s expr.Scope) (*expr.Program, error) {
-	key := programKey{kind: k, path: path, scope: strings.Join(s.Steps, "\x00") + "\x01" + strings.Join(s.Known, "\x00"), src: src}
-	if p, ok := cached(key); ok {
+	key := programKey{kind: k, path: path, src: src, scope: scopeHash(s)}
+	if p, ok := cached(key, s); ok {
 		return p.(*expr.Program), nil
 	}
 	p, err := exprEnv.CompileKey(src, path, k, s)
 	if err != nil {
 		return nil, err
 	}
-	keep(key, p)
+	keep(key, programEntry{prog: p, steps: s.Steps, known: s.Known})
 	return p, nil
 }
 
-// compileTemplate answers the template of raw at path, compiled once.
+// compileTemplate answers the template of raw at path in scope s, compiled once.
 func compileTemplate(raw json.RawMessage, path string, s expr.Scope) (*expr.Template, error) {
-	key := programKey{tmpl: true, path: path, scope: strings.Join(s.Steps, "\x00") + "\x01" + strings.Join(s.Known, "\x00"), src: string(raw)}
-	if t, ok := cached(key); ok {
+	key := programKey{tmpl: true, path: path, src: string(raw), scope: scopeHash(s)}
+	if t, ok := cached(key, s); ok {
 		return t.(*expr.Template), nil
 	}
 	t, err := exprEnv.CompileTemplate(raw, path, s)
 	if err != nil {
 		return nil, err
 	}
-	keep(key, t)
+	keep(key, programEntry{prog: t, steps: s.Steps, known: s.Known})
 	return t, nil
 }
 
-func cached(key programKey) (any, bool) {
+// cached answers the program kept at key, when it was compiled in scope s
+// (a hash collision is a miss).
+func cached(key programKey, s expr.Scope) (any, bool) {
 	programMu.Lock()
-	defer programMu.Unlock()
-	p, ok := programs[key]
-	return p, ok
+	e, ok := programs[key]
+	programMu.Unlock()
+	if !ok || (!key.runtime && (!slices.Equal(e.steps, s.Steps) || !slices.Equal(e.known, s.Known))) {
+		return nil, false
+	}
+	return e.prog, true
 }
 
-func keep(key programKey, p any) {
+func keep(key programKey, e programEntry) {
 	programMu.Lock()
-	PutBounded(programs, key, p, maxPrograms)
+	PutBounded(programs, key, e, maxPrograms)
 	programMu.Unlock()
 }
 
 // checkExpressions compiles every expression of the definition, adding a
 // violation for each problem at the expression's own path.
 func (v *violations) checkExpressions(d *Definition) {
+	var sc *scopes // worked out for the first expression
+	scope := func(i int, self bool) expr.Scope {
+		if sc == nil {
+			sc = d.scopes()
+		}
+		return sc.of(d, i, self)
+	}
 	for i := range d.Actions {
 		a := &d.Actions[i]
 		p := actionPath(i)
 		if hasTemplate(a.Input) && json.Valid(a.Input) {
-			_, err := compileTemplate(a.Input, p+".input", d.scope(i, false))
+			_, err := compileTemplate(a.Input, p+".input", scope(i, false))
 			v.exprErr(err)
 		}
 		if a.When != "" {
-			_, err := compile(a.When, p+".when", expr.Bool, d.scope(i, false))
+			_, err := compile(a.When, p+".when", expr.Bool, scope(i, false))
 			v.exprErr(err)
 		}
 		if a.SleepUntil != "" {
-			_, err := compile(a.SleepUntil, p+".sleep_until", expr.Timestamp, d.scope(i, false))
+			_, err := compile(a.SleepUntil, p+".sleep_until", expr.Timestamp, scope(i, false))
 			v.exprErr(err)
 		}
 		if r := a.Repeat; r != nil && r.Until != "" {
-			_, err := compile(r.Until, p+".repeat.until", expr.Bool, d.scope(i, true))
+			_, err := compile(r.Until, p+".repeat.until", expr.Bool, scope(i, true))
 			v.exprErr(err)
 		}
 	}
@@ -243,16 +311,71 @@ type Values struct {
 	Output func(id string) json.RawMessage
 }
 
-// vars answers v as the variables of an expression in scope s: the
-// outputs of the steps it may read that have one.
-func (v Values) vars(s expr.Scope) expr.Vars {
-	steps := make(map[string]json.RawMessage, len(s.Steps))
-	for _, id := range s.Steps {
+// vars answers v as the variables of an expression of the action at index
+// i that reads the steps ids: the outputs of those it may read (upstream,
+// or itself when self) that have one.
+func (d *Definition) vars(i int, self bool, ids []string, v Values) expr.Vars {
+	steps := make(map[string]json.RawMessage, len(ids))
+	for _, id := range ids {
+		if !d.readable(i, self, id) {
+			continue
+		}
 		if out := v.Output(id); len(out) > 0 {
 			steps[id] = out
 		}
 	}
 	return expr.Vars{Input: v.Input, Steps: steps, RunID: v.RunID}
+}
+
+// readable reports whether an expression of the action at index i may read
+// step id: a step upstream of it (scope's rule), or itself when self.
+func (d *Definition) readable(i int, self bool, id string) bool {
+	a := &d.Actions[i]
+	if id == a.ID {
+		return self
+	}
+	if d.sequential() {
+		for j := range d.Actions {
+			if b := &d.Actions[j]; b.ID == id {
+				return b.Order < a.Order || (b.Order == a.Order && b.ID < a.ID)
+			}
+		}
+		return false
+	}
+	return slices.Contains(d.ancestors(i), id)
+}
+
+// runtimeProgram answers the program of src, the expression at key of the
+// action at index i, for an evaluation. The definition was validated, so
+// the expression compiles in its scope, and its program does not depend on
+// the scope (only what compiles does): it is kept by its kind, path and
+// source alone, and the scope is worked out only to compile it the first
+// time.
+func (d *Definition) runtimeProgram(i int, src, path string, k expr.Kind, self bool) (*expr.Program, error) {
+	key := programKey{kind: k, runtime: true, path: path, src: src}
+	if p, ok := cached(key, expr.Scope{}); ok {
+		return p.(*expr.Program), nil
+	}
+	p, err := exprEnv.CompileKey(src, path, k, d.scope(i, self))
+	if err != nil {
+		return nil, err
+	}
+	keep(key, programEntry{prog: p})
+	return p, nil
+}
+
+// runtimeTemplate is runtimeProgram for an input template.
+func (d *Definition) runtimeTemplate(i int, raw json.RawMessage, path string) (*expr.Template, error) {
+	key := programKey{tmpl: true, runtime: true, path: path, src: string(raw)}
+	if t, ok := cached(key, expr.Scope{}); ok {
+		return t.(*expr.Template), nil
+	}
+	t, err := exprEnv.CompileTemplate(raw, path, d.scope(i, false))
+	if err != nil {
+		return nil, err
+	}
+	keep(key, programEntry{prog: t})
+	return t, nil
 }
 
 // ExprError is an expression's failure at run time: its YAML path (as
@@ -301,15 +424,18 @@ func (d *Definition) ResolveInput(a *Action, v Values) (json.RawMessage, error) 
 		return a.Input, nil
 	}
 	path := actionPath(i) + ".input"
-	s := d.scope(i, false)
-	t, err := compileTemplate(a.Input, path, s)
+	t, err := d.runtimeTemplate(i, a.Input, path)
 	if err != nil {
 		return nil, runtimeError(path, err)
 	}
 	if t.Static() {
 		return a.Input, nil
 	}
-	out, err := t.Eval(v.vars(s))
+	var reads []string
+	for _, p := range t.Programs() {
+		reads = append(reads, p.Steps()...)
+	}
+	out, err := t.Eval(d.vars(i, false, reads, v))
 	if err != nil {
 		return nil, runtimeError(path, err)
 	}
@@ -340,12 +466,11 @@ func (d *Definition) evalBool(a *Action, src, key string, self bool, v Values) (
 		return false, &ExprError{Path: key[1:], Message: "the step is not in the definition"}
 	}
 	path := actionPath(i) + key
-	s := d.scope(i, self)
-	p, err := compile(src, path, expr.Bool, s)
+	p, err := d.runtimeProgram(i, src, path, expr.Bool, self)
 	if err != nil {
 		return false, runtimeError(path, err)
 	}
-	ok, err := p.EvalBool(v.vars(s))
+	ok, err := p.EvalBool(d.vars(i, self, p.Steps(), v))
 	if err != nil {
 		return false, runtimeError(path, err)
 	}
@@ -363,12 +488,11 @@ func (d *Definition) WakeAt(a *Action, now time.Time, v Values) (time.Time, erro
 		return time.Time{}, &ExprError{Path: "sleepUntil", Message: "the step is not in the definition"}
 	}
 	path := actionPath(i) + ".sleep_until"
-	s := d.scope(i, false)
-	p, err := compile(a.SleepUntil, path, expr.Timestamp, s)
+	p, err := d.runtimeProgram(i, a.SleepUntil, path, expr.Timestamp, false)
 	if err != nil {
 		return time.Time{}, runtimeError(path, err)
 	}
-	t, err := p.EvalTimestamp(v.vars(s))
+	t, err := p.EvalTimestamp(d.vars(i, false, p.Steps(), v))
 	if err != nil {
 		return time.Time{}, runtimeError(path, err)
 	}
