@@ -2,9 +2,11 @@ package client
 
 import (
 	"context"
+	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
@@ -44,6 +46,71 @@ func (c *Client) GetRun(ctx context.Context, runID string) (*weftv1.Run, error) 
 // ListRuns answers one page of runs, newest first.
 func (c *Client) ListRuns(ctx context.Context, req *weftv1.ListRunsRequest) (*weftv1.ListRunsResponse, error) {
 	return unary(ctx, c, true, req, c.runs.ListRuns)
+}
+
+// CountRuns counts the caller's runs matching a query, in total or grouped
+// by one field (docs/semantics.md#run-queries).
+func (c *Client) CountRuns(ctx context.Context, req *weftv1.CountRunsRequest) (*weftv1.CountRunsResponse, error) {
+	return unary(ctx, c, true, req, c.runs.CountRuns)
+}
+
+// ListSearchAttributes answers the search attributes the caller's tenant
+// has used and their types (docs/semantics.md#search-attributes).
+func (c *Client) ListSearchAttributes(ctx context.Context) ([]*weftv1.SearchAttributeDeclaration, error) {
+	res, err := unary(ctx, c, true, &weftv1.ListSearchAttributesRequest{}, c.runs.ListSearchAttributes)
+	if err != nil {
+		return nil, err
+	}
+	return res.GetAttributes(), nil
+}
+
+// QueryRuns answers every run matching a query, newest first, following
+// the pages (at most limit runs; 0: all of them).
+func (c *Client) QueryRuns(ctx context.Context, query string, limit int) ([]*weftv1.Run, error) {
+	var out []*weftv1.Run
+	req := &weftv1.ListRunsRequest{Query: query, PageSize: 1000}
+	for {
+		res, err := c.ListRuns(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range res.GetRuns() {
+			if limit > 0 && len(out) == limit {
+				return out, nil
+			}
+			out = append(out, r)
+		}
+		if req.PageToken = res.GetNextPageToken(); req.PageToken == "" {
+			return out, nil
+		}
+	}
+}
+
+// AttrKeyword, AttrInt, AttrDouble, AttrBool and AttrTime build search
+// attribute values for SubmitRunRequest.search_attributes and
+// CompleteTaskRequest.search_attributes.
+func AttrKeyword(s string) *weftv1.SearchAttributeValue {
+	return &weftv1.SearchAttributeValue{Value: &weftv1.SearchAttributeValue_KeywordValue{KeywordValue: s}}
+}
+
+// AttrInt is an int search attribute value.
+func AttrInt(i int64) *weftv1.SearchAttributeValue {
+	return &weftv1.SearchAttributeValue{Value: &weftv1.SearchAttributeValue_IntValue{IntValue: i}}
+}
+
+// AttrDouble is a double search attribute value.
+func AttrDouble(f float64) *weftv1.SearchAttributeValue {
+	return &weftv1.SearchAttributeValue{Value: &weftv1.SearchAttributeValue_DoubleValue{DoubleValue: f}}
+}
+
+// AttrBool is a bool search attribute value.
+func AttrBool(b bool) *weftv1.SearchAttributeValue {
+	return &weftv1.SearchAttributeValue{Value: &weftv1.SearchAttributeValue_BoolValue{BoolValue: b}}
+}
+
+// AttrTime is a time search attribute value.
+func AttrTime(t time.Time) *weftv1.SearchAttributeValue {
+	return &weftv1.SearchAttributeValue{Value: &weftv1.SearchAttributeValue_TimeValue{TimeValue: timestamppb.New(t)}}
 }
 
 // ApproveRun approves a run that requires approval. A missing signal_id is

@@ -23,7 +23,7 @@ func started(s runstate.RunStatus) bool {
 
 func (b *bundle) countStarted() int {
 	b.t.Helper()
-	list, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant, PageSize: 1000})
+	list, err := b.eng.Queries().ListRuns(b.ctx, ListRunsParams{TenantID: tenant, PageSize: 1000})
 	require.NoError(b.t, err)
 	n := 0
 	for _, r := range list.Runs {

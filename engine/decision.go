@@ -152,11 +152,15 @@ func decideOnce(ctx context.Context, e *Engine, runID string, d decision, fresh 
 			return ch, false, err
 		}
 	}
-	from := state.Status
+	from, indexed := state.Status, indexedOf(state)
+	if d.newRun != nil {
+		indexed = indexedFields{}
+	}
 	if err = d.decide(ch); err != nil {
 		return ch, cached, err
 	}
 	indexForRetention(ch, from)
+	indexForSearch(ch, indexed)
 	if err := handOff(ch); err != nil {
 		return ch, cached, err
 	}

@@ -119,7 +119,7 @@ func scenarioRegistry_SubmitByReferenceRunsTheStoredVersionOrTheLatest(t *testin
 	require.Equal(t, CodeNotFound, codeOf(t, err), "another tenant's registry is not this one's")
 	_, err = b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Ref: &DefinitionRef{PlanID: "orders"}, Definition: seq("a")})
 	require.Equal(t, CodeInvalidArgument, codeOf(t, err))
-	list, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant})
+	list, err := b.eng.Queries().ListRuns(b.ctx, ListRunsParams{TenantID: tenant})
 	require.NoError(t, err)
 	require.Len(t, list.Runs, 2, "a refused submission writes nothing")
 }

@@ -81,7 +81,7 @@ func (b *bundle) requireProjectionsMatchCheckpoints() {
 			require.Empty(t, b.alerts.named(name), "a run the engine wrote in order raised %s", name)
 		}
 	}()
-	list, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant, PageSize: 1000})
+	list, err := b.eng.Queries().ListRuns(b.ctx, ListRunsParams{TenantID: tenant, PageSize: 1000})
 	require.NoError(t, err)
 	for _, r := range list.Runs {
 		p, err := NewProjector(b.ctx, b.eng, ProjectionParams{TenantID: tenant, RunID: r.RunID})

@@ -174,7 +174,7 @@ func scenarioThrottle_DispatchFollowsTheRateAfterTheBurst(t *testing.T, b *bundl
 		require.Less(t, b.clock.Now().Sub(start), time.Minute, "the backlog drains")
 	}
 	var started []time.Time
-	list, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant, PageSize: 1000})
+	list, err := b.eng.Queries().ListRuns(b.ctx, ListRunsParams{TenantID: tenant, PageSize: 1000})
 	require.NoError(t, err)
 	for _, r := range list.Runs {
 		started = append(started, b.eventAt(r.RunID, runstate.EvStepStarted, "call").EmittedAt)
@@ -265,7 +265,7 @@ func scenarioFlow_BadFlowControlIsRefusedAtSubmitNamingTheField(t *testing.T, b 
 			require.Contains(t, fields, c.field+" "+c.rule)
 		})
 	}
-	list, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant, PageSize: 10})
+	list, err := b.eng.Queries().ListRuns(b.ctx, ListRunsParams{TenantID: tenant, PageSize: 10})
 	require.NoError(t, err)
 	require.Empty(t, list.Runs, "nothing was stored")
 }

@@ -31,7 +31,7 @@ import (
 // persistedPrefixes are the key prefixes of docs/persisted-format.md: the
 // scans below read the whole store, and check that these are all they met.
 var persistedPrefixes = []string{"wf", "rr", "ri", "rs", "pt", "op", "task", "tmr", "sig", "sigr", "sigx",
-	"rec", "ob", "obr", "dlq", "slot", "rq", "mc", "sch", "rx", "wk"}
+	"rec", "ob", "obr", "dlq", "slot", "rq", "mc", "sch", "rx", "wk", "sat", "sx"}
 
 // storedKeys answers every key in the store with its value.
 func storedKeys(t *testing.T, st store.Store) map[string]string {
@@ -310,7 +310,7 @@ func TestRetention_ALargeRunGoesInBatchesAndIsInvisibleFromTheFirst(t *testing.T
 			require.Equal(t, CodeNotFound, CodeOf(err), "the run is visible after the first removal batch")
 			_, err = b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: run})
 			require.Equal(t, CodeNotFound, CodeOf(err))
-			list, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant})
+			list, err := b.eng.Queries().ListRuns(b.ctx, ListRunsParams{TenantID: tenant})
 			require.NoError(t, err)
 			require.Empty(t, list.Runs)
 		}

@@ -471,7 +471,7 @@ func scenarioSubmit_InvalidDefinitionNamesTheFieldAndWritesNothing(t *testing.T,
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, CodeInvalidArgument, e.Code)
 	require.Equal(t, "definition.actions[1].id", e.Violations[0].Field)
-	list, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant})
+	list, err := b.eng.Queries().ListRuns(b.ctx, ListRunsParams{TenantID: tenant})
 	require.NoError(t, err)
 	require.Empty(t, list.Runs)
 }

@@ -3,15 +3,10 @@ package engine
 import (
 	"cmp"
 	"context"
-	"slices"
-	"strings"
-	"time"
 
-	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
-	"github.com/weft-dev/weft/store"
 )
 
 // snapshotOf builds a snapshot from a run's record and checkpoint.
@@ -22,7 +17,7 @@ func snapshotOf(rec *record.Run, s *runstate.State) *runstate.Snapshot {
 		SubmittedBy: rec.SubmittedBy, TriggerSource: cmp.Or(rec.TriggerSource, TriggerAPI), Status: s.Status, Substatus: s.Substatus, Message: s.Message,
 		CreatedAt: s.CreatedAt, StartedAt: s.StartedAt, CompletedAt: s.CompletedAt, LastEventSeq: s.LastSeq,
 		Error: s.Error, Cancellation: s.Cancellation, Definition: rec.Definition, Input: rec.Input, Deadline: s.Deadline,
-		RetainUntil: s.RetainUntil, StepFailures: s.StepFailures,
+		RetainUntil: s.RetainUntil, StepFailures: s.StepFailures, SearchAttributes: s.SearchAttributes,
 	}
 	if s.Compensation != nil {
 		snap.CompensationOutcome = s.Compensation.Outcome
@@ -66,89 +61,6 @@ func (e *Engine) GetRun(ctx context.Context, p GetRunParams) (*runstate.Snapshot
 		return nil, err
 	}
 	return snapshotOf(rec, state), nil
-}
-
-// ListRunsParams filters and pages a tenant's runs.
-type ListRunsParams struct {
-	TenantID      string
-	Statuses      []runstate.RunStatus
-	PlanID        string
-	PlanVersion   string
-	ProjectID     string
-	EnvironmentID string
-	// RunIDContains keeps only runs whose id contains it.
-	RunIDContains string
-	CreatedAfter  time.Time
-	CreatedBefore time.Time
-	PageSize      int
-	// PageToken is the NextPageToken of the previous page.
-	PageToken string
-}
-
-// ListRunsResult is one page of runs, newest first.
-type ListRunsResult struct {
-	Runs          []*runstate.Snapshot
-	NextPageToken string
-}
-
-// ListRuns pages through a tenant's runs, newest first.
-func (e *Engine) ListRuns(ctx context.Context, p ListRunsParams) (*ListRunsResult, error) {
-	if p.PageSize <= 0 {
-		p.PageSize = 100
-	}
-	prefix := record.RunIndexPrefix(p.TenantID)
-	after := []byte(nil)
-	if p.PageToken != "" {
-		after = append(append([]byte{}, prefix...), p.PageToken...)
-	}
-	out := &ListRunsResult{}
-	for {
-		res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: prefix, After: after, Limit: 256})
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range res.Items {
-			if !strings.Contains(string(it.Value), p.RunIDContains) {
-				continue // the index entry names the run: no need to load it
-			}
-			snap, err := e.GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: string(it.Value)})
-			if err != nil {
-				if CodeOf(err) == CodeNotFound {
-					continue
-				}
-				return nil, err
-			}
-			if !p.matches(snap) {
-				continue
-			}
-			snap.Definition, snap.Input = definition.Definition{}, nil
-			out.Runs = append(out.Runs, snap)
-			if len(out.Runs) == p.PageSize {
-				out.NextPageToken = string(it.Key[len(prefix):])
-				return out, nil
-			}
-		}
-		if res.Next == nil {
-			return out, nil
-		}
-		after = res.Next
-	}
-}
-
-func (p ListRunsParams) matches(s *runstate.Snapshot) bool {
-	if len(p.Statuses) > 0 && !slices.Contains(p.Statuses, s.Status) {
-		return false
-	}
-	switch {
-	case p.PlanID != "" && s.PlanID != p.PlanID,
-		p.PlanVersion != "" && s.PlanVersion != p.PlanVersion,
-		p.ProjectID != "" && s.ProjectID != p.ProjectID,
-		p.EnvironmentID != "" && s.EnvironmentID != p.EnvironmentID,
-		!p.CreatedAfter.IsZero() && s.CreatedAt.Before(p.CreatedAfter),
-		!p.CreatedBefore.IsZero() && !s.CreatedAt.Before(p.CreatedBefore):
-		return false
-	}
-	return true
 }
 
 // ListEventsResult is one page of a run's events.

@@ -38,6 +38,9 @@ type SubmitParams struct {
 	// default), TriggerManual or TriggerSchedule
 	// (docs/semantics.md#trigger-source).
 	TriggerSource string
+	// SearchAttributes are set on the run (docs/semantics.md#search-attributes):
+	// each a name, a type (keyword, int, double, bool, time) and its JSON value.
+	SearchAttributes []runstate.SearchAttribute
 	// traceParent is kept with the run: its trace (observe.go).
 	traceParent string
 }
@@ -99,7 +102,18 @@ func submit(ctx context.Context, e *Engine, p SubmitParams) (res *SubmitResult, 
 			return nil, err
 		}
 	}
-	existing, committed, err := persistSubmission(ctx, e, rec, body, p)
+	var existing string
+	var committed *runstate.State
+	for range maxTypeRaces {
+		var attrs attributeChange
+		if attrs, err = submissionAttributes(ctx, e, p); err != nil {
+			return nil, err
+		}
+		existing, committed, err = persistSubmission(ctx, e, rec, body, p, attrs)
+		if !lostTypeRace(err) {
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +134,10 @@ func submit(ctx context.Context, e *Engine, p SubmitParams) (res *SubmitResult, 
 	snap, err := e.GetRun(ctx, GetRunParams{TenantID: p.TenantID, RunID: rec.RunID})
 	return &SubmitResult{Run: snap}, err
 }
+
+// maxTypeRaces bounds how often a decision is made again after another
+// recorded the type of an attribute name it took as new (lostTypeRace).
+const maxTypeRaces = 3
 
 // resolveRef reads the stored definition a submission names into its
 // Definition (docs/semantics.md#definition-registry).
@@ -232,7 +250,7 @@ func prefixViolations(err error, prefix string) error {
 // when an earlier attempt whose outcome was unknown had committed it). When
 // RunRequestID names a run already submitted, it writes nothing and answers
 // that run's id.
-func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, body []byte, p SubmitParams) (string, *runstate.State, error) {
+func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, body []byte, p SubmitParams, attrs attributeChange) (string, *runstate.State, error) {
 	var rrKey []byte
 	if rec.RunRequestID != "" {
 		d := rec.Definition
@@ -251,6 +269,7 @@ func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, body []b
 		},
 		decide: func(ch *change) error {
 			submitRecords(ch, p, rrKey, body)
+			attrs.apply(ch, "", 1)
 			if !startsWithSubmission(rec, p) {
 				return nil
 			}

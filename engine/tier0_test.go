@@ -125,7 +125,7 @@ func scenarioPersistedFormat_UnknownPrefixesBreakNoScanAndAreLeftAlone(t *testin
 	b.clock.Advance(time.Hour)
 	b.tick()
 	require.Equal(t, runstate.RunCompleted, b.run(runID).Status)
-	list, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant})
+	list, err := b.eng.Queries().ListRuns(b.ctx, ListRunsParams{TenantID: tenant})
 	require.NoError(t, err)
 	require.Len(t, list.Runs, 1)
 	for _, k := range foreign {

@@ -16,7 +16,7 @@ import (
 func TestEventValidation_EveryEventOfARunIsValidatedAgainstTheProtoSchema(t *testing.T) {
 	b := setup(t)
 	scenarioDAG_AllOfJoinWaitsForEveryPredecessor(t, b)
-	runs, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant})
+	runs, err := b.eng.Queries().ListRuns(b.ctx, ListRunsParams{TenantID: tenant})
 	require.NoError(t, err)
 	require.Len(t, runs.Runs, 1)
 	require.EqualValues(t, runs.Runs[0].LastEventSeq, b.validated.Load(), "every appended event passed the validator")

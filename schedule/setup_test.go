@@ -106,7 +106,7 @@ func (b *bundle) tickAt(d time.Duration) {
 // by nominal time).
 func (b *bundle) runs() []*runstate.Snapshot {
 	b.t.Helper()
-	list, err := b.eng.ListRuns(b.ctx, engine.ListRunsParams{TenantID: tenant, PageSize: 1000})
+	list, err := b.eng.Queries().ListRuns(b.ctx, engine.ListRunsParams{TenantID: tenant, PageSize: 1000})
 	require.NoError(b.t, err)
 	out := make([]*runstate.Snapshot, 0, len(list.Runs))
 	for _, r := range list.Runs {

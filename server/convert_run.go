@@ -68,6 +68,7 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 		Definition:          sharedDefinitionProto(s.Definition),
 		Input:               jsonValue(s.Input),
 		Artifacts:           eventpb.Artifacts(s.Artifacts),
+		SearchAttributes:    eventpb.SearchAttributes(s.SearchAttributes),
 		Deadline:            eventpb.Timestamp(s.Deadline),
 		Result:              jsonValue(s.Result),
 		RetainUntil:         eventpb.Timestamp(s.RetainUntil),

@@ -34,7 +34,7 @@ func (s *RunService) SubmitRun(ctx context.Context, req *connect.Request[weftv1.
 	if err != nil {
 		return nil, err
 	}
-	if len(req.Msg.GetSearchAttributes()) > 0 || len(req.Msg.GetDefinition().GetSearchAttributes()) > 0 {
+	if len(req.Msg.GetDefinition().GetSearchAttributes()) > 0 {
 		return nil, searchUnavailable()
 	}
 	p, err := submitParamsOf(req.Msg, who)
@@ -92,6 +92,9 @@ func submitParamsOf(m *weftv1.SubmitRunRequest, who caller) (engine.SubmitParams
 		return p, err
 	}
 	p.Input = input
+	if p.SearchAttributes, err = searchAttributesOf(m.GetSearchAttributes(), "search_attributes"); err != nil {
+		return p, err
+	}
 	return p, nil
 }
 
@@ -150,17 +153,14 @@ func (s *RunService) ListRuns(ctx context.Context, req *connect.Request[weftv1.L
 		return nil, err
 	}
 	m := req.Msg
-	if m.GetQuery() != "" {
-		return nil, searchUnavailable()
-	}
 	p := engine.ListRunsParams{TenantID: who.tenant, PlanID: m.GetPlanId(), PlanVersion: m.GetPlanVersion(),
 		ProjectID: m.GetProjectId(), EnvironmentID: m.GetEnvironmentId(), RunIDContains: m.GetRunIdContains(),
 		CreatedAfter:  timeOf(m.GetCreatedAfter()),
-		CreatedBefore: timeOf(m.GetCreatedBefore()), PageSize: int(m.GetPageSize()), PageToken: m.GetPageToken()}
+		CreatedBefore: timeOf(m.GetCreatedBefore()), Query: m.GetQuery(), PageSize: int(m.GetPageSize()), PageToken: m.GetPageToken()}
 	for _, st := range m.GetStatuses() {
 		p.Statuses = append(p.Statuses, runStatuses.Engine(st))
 	}
-	res, err := s.eng.ListRuns(ctx, p)
+	res, err := s.eng.Queries().ListRuns(ctx, p)
 	if err != nil {
 		return nil, err
 	}

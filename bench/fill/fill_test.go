@@ -162,7 +162,7 @@ func TestFill_ClonesAreRunsTheEngineReads(t *testing.T) {
 		require.True(t, again.Existing)
 		require.Equal(t, id.RunID, again.Run.RunID)
 	}
-	list, err := dst.eng.ListRuns(ctx, engine.ListRunsParams{TenantID: tenant, PageSize: 100})
+	list, err := dst.eng.Queries().ListRuns(ctx, engine.ListRunsParams{TenantID: tenant, PageSize: 100})
 	require.NoError(t, err)
 	require.Len(t, list.Runs, 25)
 	for i := 1; i < len(list.Runs); i++ {

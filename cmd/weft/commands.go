@@ -45,7 +45,8 @@ func init() {
 		{"start", "RUN", "start a PENDING or APPROVED run", (*cli).start},
 		{"approve", "RUN", "approve a run that requires approval", (*cli).approve},
 		{"get", "RUN", "show a run, what it waits for, and its steps", (*cli).get},
-		{"list", "", "list runs, newest first, with what each waits for (--status, --plan)", (*cli).list},
+		{"list", "", "list runs, newest first, with what each waits for (--status, --plan, --query)", (*cli).list},
+		{"count", "", "count runs matching a query (--query), in total or per value (--group-by)", (*cli).count},
 		{"events", "RUN", "show a run's events (--watch, --after SEQ)", (*cli).events},
 		{"signal", "RUN NAME", "send a signal a step waits for (--payload JSON, --signal-id, --any-name)", (*cli).signal},
 		{"complete", "RUN ACTION", "complete a manual step (--token, --outcome, --actor)", (*cli).complete},
@@ -154,6 +155,8 @@ func (c *cli) submit(args []string) error {
 	input := fs.String("input", "", "the run's input, as JSON")
 	quiet := fs.Bool("quiet", false, "print only the run id")
 	fs.BoolVar(quiet, "q", false, "print only the run id")
+	attrs := attrFlag{}
+	fs.Var(attrs, "attr", "a search attribute NAME=VALUE (a keyword) or NAME:TYPE=VALUE, TYPE int, double, bool or time; repeatable")
 	pos, err := c.parse(fs, args, submitArgs(args)...)
 	if err != nil {
 		return err
@@ -164,7 +167,7 @@ func (c *cli) submit(args []string) error {
 	if *version != "" && *plan == "" {
 		return usageError("--version needs --plan")
 	}
-	req := &weftv1.SubmitRunRequest{RunRequestId: *requestID, ProjectId: *project, EnvironmentId: *env}
+	req := &weftv1.SubmitRunRequest{RunRequestId: *requestID, ProjectId: *project, EnvironmentId: *env, SearchAttributes: attrs}
 	var paths *definition.PathMap
 	if *plan != "" {
 		req.DefinitionRef = &weftv1.DefinitionRef{PlanId: *plan, PlanVersion: *version}
@@ -288,10 +291,11 @@ func (c *cli) list(args []string) error {
 	env := fs.String("env", "", "only runs of this environment")
 	limit := fs.Uint("limit", 0, "at most this many runs (default 100, max 1000)")
 	page := fs.String("page-token", "", "the next page token of a previous list")
+	query := fs.String("query", "", `only runs matching this query, e.g. 'status = "FAILED" AND customer = "acme"'`)
 	if _, err := c.parse(fs, args); err != nil {
 		return err
 	}
-	req := &weftv1.ListRunsRequest{PlanId: *plan, ProjectId: *project, EnvironmentId: *env,
+	req := &weftv1.ListRunsRequest{PlanId: *plan, ProjectId: *project, EnvironmentId: *env, Query: *query,
 		PageSize: uint32(min(*limit, 1000)), PageToken: *page}
 	for s := range strings.SplitSeq(*statuses, ",") {
 		if s = strings.TrimSpace(s); s == "" {

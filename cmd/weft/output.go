@@ -113,6 +113,9 @@ func printRun(w io.Writer, run *weftv1.Run, notes ...string) {
 	if r := run.GetRetainUntil(); r != nil {
 		fmt.Fprintf(tw, "retained until\t%s\n", when(r))
 	}
+	if a := run.GetSearchAttributes(); len(a) > 0 {
+		fmt.Fprintf(tw, "attributes\t%s\n", attributesText(a))
+	}
 	_ = tw.Flush()
 	if len(run.GetSteps()) == 0 {
 		return

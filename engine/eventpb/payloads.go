@@ -56,6 +56,10 @@ var runPayloads = map[string]payloadFiller{
 		out.Payload = &weftv1.Event_RunCompensating{RunCompensating: &weftv1.RunCompensating{Status: runStatusOf(d),
 			FailedActionId: d.FailedActionID, CompensationOrder: d.CompensationOrder, CancelRequested: d.CancelRequested}}
 	},
+	runstate.EvSearchAttributesUpserted: func(ev *runstate.Event, out *weftv1.Event) {
+		out.Payload = &weftv1.Event_SearchAttributesUpserted{SearchAttributesUpserted: &weftv1.SearchAttributesUpserted{
+			Attributes: SearchAttributes(ev.Data.Attributes)}}
+	},
 	runstate.EvRunRerun: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_RunRerun{RunRerun: &weftv1.RunRerun{Status: runStatusOf(d),

@@ -136,6 +136,12 @@ var (
 	// FlowThrottle holds a step throttle key's bucket.
 	FlowThrottle = prefix("fct", "engine (flow.go)", "a throttle key's bucket: the theoretical arrival time of its next task",
 		"by tenant, scope, key")
+	// SearchType holds the type each search attribute name has in a tenant.
+	SearchType = prefix("sat", "engine/internal/record", "a search attribute's type in a tenant, fixed by its first value",
+		"by tenant, attribute name")
+	// SearchIndex indexes runs by their query fields' values.
+	SearchIndex = prefix("sx", "engine/internal/record", "nothing: a run indexed under one value of one query field (a search attribute or a built-in field)",
+		"by tenant, field, value (order-preserving), then newest first (negated creation time, fixed-width hex), then run")
 	// Audit holds the audit log's records.
 	Audit = prefix("aud", "audit", "an audit record of one call (who, what, on which target, the outcome; never a payload)",
 		"by tenant, then newest first (the time inverted, fixed-width hex), then the record id")
@@ -144,4 +150,4 @@ var (
 // All lists every prefix, in the order docs/persisted-format.md lists them.
 var All = []Prefix{Run, RunRequest, RunIndex, RunStatus, PendingTrigger, Ready, Task, Timer,
 	SignalPayload, SignalRecord, SignalExpiry, Recon, Outbox, OutboxRetry, DeadLetter,
-	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Batch, BatchRun, BatchActive, Definition, DefinitionHead, FlowSlot, FlowThrottle, Audit}
+	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Batch, BatchRun, BatchActive, Definition, DefinitionHead, FlowSlot, FlowThrottle, SearchType, SearchIndex, Audit}

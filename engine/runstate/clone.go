@@ -33,6 +33,13 @@ func (s *State) Clone() *State {
 	c.Slots = slices.Clone(s.Slots)
 	c.Signals = slices.Clone(s.Signals)
 	c.RunKeys = slices.Clone(s.RunKeys)
+	if s.SearchAttributes != nil {
+		c.SearchAttributes = make([]SearchAttribute, len(s.SearchAttributes))
+		for i, a := range s.SearchAttributes {
+			a.Value = slices.Clone(a.Value)
+			c.SearchAttributes[i] = a
+		}
+	}
 	return &c
 }
 

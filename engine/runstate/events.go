@@ -132,6 +132,9 @@ type EventData struct {
 	// Iteration is the repeat iteration a StepIterated ended
 	// (docs/semantics.md#repeat).
 	Iteration int `json:"iteration,omitempty" wire:"54"`
+	// Attributes are the search attributes a SearchAttributesUpserted set,
+	// sorted by name (docs/semantics.md#search-attributes).
+	Attributes []SearchAttribute `json:"attributes,omitempty" wire:"64"`
 }
 
 // RunContext is who and where a run belongs to.

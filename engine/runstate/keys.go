@@ -55,6 +55,8 @@ var eventBits = map[string]uint64{
 	// payload numbers, so that branches adding events do not clash).
 	EvStepSleeping: 1 << 50,
 	EvStepIterated: 1 << 51,
+	// Bit 34: its proto payload number.
+	EvSearchAttributesUpserted: 1 << 34,
 }
 
 // EventTypes answers every event type a key record numbers.

@@ -91,6 +91,9 @@ var runReducers = map[string]func(*Snapshot, Event){
 	},
 	// RerunRun took the ended run back to RUNNING (docs/semantics.md#rerun);
 	// the StepRetried events after it reopen its steps.
+	EvSearchAttributesUpserted: func(s *Snapshot, ev Event) {
+		s.SearchAttributes = UpsertAttributes(s.SearchAttributes, ev.Data.Attributes)
+	},
 	EvRunRerun: func(s *Snapshot, _ Event) {
 		s.Status, s.Substatus, s.Message = RunRunning, "", ""
 		s.CompletedAt, s.TotalDuration, s.Error, s.Cancellation, s.CompensationOutcome = time.Time{}, 0, nil, nil, ""

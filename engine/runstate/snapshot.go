@@ -46,6 +46,8 @@ type Snapshot struct {
 	RetainUntil time.Time
 	// StepFailures is the failed-steps counter (FailedSteps).
 	StepFailures int
+	// SearchAttributes are the run's search attributes, sorted by name.
+	SearchAttributes []SearchAttribute
 }
 
 // RunResult answers the run's result: the output of the action the

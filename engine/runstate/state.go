@@ -85,6 +85,10 @@ type State struct {
 	// (docs/semantics.md#rerun): the n-th rerun's RunRerun, and the end
 	// events after it, are keyed n+1 (RunEnds).
 	Reruns int `json:"reruns,omitempty" wire:"33"`
+	// SearchAttributes are the run's search attributes, sorted by name
+	// (docs/semantics.md#search-attributes). A decision that sets them
+	// replaces the slice (UpsertAttributes), never an element of it.
+	SearchAttributes []SearchAttribute `json:"search_attributes,omitempty" wire:"38"`
 }
 
 // RunEnds answers the logical attempt of the run-level events that end the

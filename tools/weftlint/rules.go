@@ -41,7 +41,7 @@ var rules = []rule{
 	{pkg: "engine/internal/queues", allow: list(std, "store", "engine/keyspace", "engine/internal/dispatch", "engine/internal/pollers", "engine/internal/record"),
 		deny: list("server/...")},
 	{pkg: "engine/internal/acceptance", allow: list(std, "store", "engine/keyspace", "engine/runstate"), deny: list("server/...")},
-	{pkg: "engine/internal/record", allow: list(std, "store", "engine/keyspace", "engine/definition", "engine/runstate", "engine/runcodec"), deny: list("server/...")},
+	{pkg: "engine/internal/record", allow: list(std, "store", "engine/keyspace", "engine/definition", "engine/runstate", "engine/runcodec", "engine/runquery"), deny: list("server/...")},
 	{pkg: "engine/internal/retention", allow: list(std, "store", "engine/keyspace"), deny: list("server/...")},
 	{pkg: "engine/internal/admission", allow: list(std, "store", "engine/keyspace"), deny: list("server/...")},
 	{pkg: "engine/internal/ownership", allow: list(std, "store"), deny: list("server/...")},

@@ -261,6 +261,7 @@ type Event struct {
 	//	*Event_RunFailed
 	//	*Event_RunCancelled
 	//	*Event_RunRerun
+	//	*Event_SearchAttributesUpserted
 	//	*Event_StepScheduled
 	//	*Event_StepStarted
 	//	*Event_StepCompleted
@@ -531,6 +532,15 @@ func (x *Event) GetRunRerun() *RunRerun {
 	return nil
 }
 
+func (x *Event) GetSearchAttributesUpserted() *SearchAttributesUpserted {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_SearchAttributesUpserted); ok {
+			return x.SearchAttributesUpserted
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetStepScheduled() *StepScheduled {
 	if x != nil {
 		if x, ok := x.Payload.(*Event_StepScheduled); ok {
@@ -767,6 +777,11 @@ type Event_RunRerun struct {
 	RunRerun *RunRerun `protobuf:"bytes,33,opt,name=run_rerun,json=runRerun,proto3,oneof"`
 }
 
+type Event_SearchAttributesUpserted struct {
+	// SearchAttributesUpserted.
+	SearchAttributesUpserted *SearchAttributesUpserted `protobuf:"bytes,34,opt,name=search_attributes_upserted,json=searchAttributesUpserted,proto3,oneof"`
+}
+
 type Event_StepScheduled struct {
 	// StepScheduled.
 	StepScheduled *StepScheduled `protobuf:"bytes,40,opt,name=step_scheduled,json=stepScheduled,proto3,oneof"`
@@ -884,6 +899,8 @@ func (*Event_RunFailed) isEvent_Payload() {}
 func (*Event_RunCancelled) isEvent_Payload() {}
 
 func (*Event_RunRerun) isEvent_Payload() {}
+
+func (*Event_SearchAttributesUpserted) isEvent_Payload() {}
 
 func (*Event_StepScheduled) isEvent_Payload() {}
 
@@ -2420,9 +2437,6 @@ type StepFailed struct {
 	WillRetry bool `protobuf:"varint,4,opt,name=will_retry,json=willRetry,proto3" json:"will_retry,omitempty"`
 	// When that attempt is due.
 	NextAttemptAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=next_attempt_at,json=nextAttemptAt,proto3" json:"next_attempt_at,omitempty"`
-	// A repeat step's last iteration's output, which the step keeps when it
-	// fails (docs/semantics.md#repeat); unset for any other step.
-	Output        *structpb.Value `protobuf:"bytes,50,opt,name=output,proto3" json:"output,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2488,13 +2502,6 @@ func (x *StepFailed) GetWillRetry() bool {
 func (x *StepFailed) GetNextAttemptAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.NextAttemptAt
-	}
-	return nil
-}
-
-func (x *StepFailed) GetOutput() *structpb.Value {
-	if x != nil {
-		return x.Output
 	}
 	return nil
 }
@@ -3638,7 +3645,7 @@ var File_weft_v1_event_proto protoreflect.FileDescriptor
 
 const file_weft_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x13weft/v1/event.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x11weft/v1/run.proto\x1a\x14weft/v1/signal.proto\"\xe3\x14\n" +
+	"\x13weft/v1/event.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x11weft/v1/run.proto\x1a\x14weft/v1/search.proto\x1a\x14weft/v1/signal.proto\"\xc6\x15\n" +
 	"\x05Event\x12:\n" +
 	"\n" +
 	"event_type\x18\x01 \x01(\tB\x1b\xbaH\x18r\x16\x10\x01\x18@2\x10^[A-Z][A-Za-z]+$R\teventType\x12#\n" +
@@ -3680,7 +3687,8 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\n" +
 	"run_failed\x18\x1f \x01(\v2\x12.weft.v1.RunFailedH\x00R\trunFailed\x12<\n" +
 	"\rrun_cancelled\x18  \x01(\v2\x15.weft.v1.RunCancelledH\x00R\frunCancelled\x120\n" +
-	"\trun_rerun\x18! \x01(\v2\x11.weft.v1.RunRerunH\x00R\brunRerun\x12?\n" +
+	"\trun_rerun\x18! \x01(\v2\x11.weft.v1.RunRerunH\x00R\brunRerun\x12a\n" +
+	"\x1asearch_attributes_upserted\x18\" \x01(\v2!.weft.v1.SearchAttributesUpsertedH\x00R\x18searchAttributesUpserted\x12?\n" +
 	"\x0estep_scheduled\x18( \x01(\v2\x16.weft.v1.StepScheduledH\x00R\rstepScheduled\x129\n" +
 	"\fstep_started\x18) \x01(\v2\x14.weft.v1.StepStartedH\x00R\vstepStarted\x12?\n" +
 	"\x0estep_completed\x18* \x01(\v2\x16.weft.v1.StepCompletedH\x00R\rstepCompleted\x126\n" +
@@ -3833,7 +3841,7 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\x06output\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x06output\x122\n" +
 	"\tartifacts\x18\x03 \x03(\v2\x14.weft.v1.ArtifactRefR\tartifacts\x12E\n" +
 	"\fcompleted_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\x12\x16\n" +
-	"\x06source\x18\x05 \x01(\tR\x06source\"\xd1\x02\n" +
+	"\x06source\x18\x05 \x01(\tR\x06source\"\xa1\x02\n" +
 	"\n" +
 	"StepFailed\x127\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
@@ -3842,8 +3850,7 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\fcompleted_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\x12\x1d\n" +
 	"\n" +
 	"will_retry\x18\x04 \x01(\bR\twillRetry\x12B\n" +
-	"\x0fnext_attempt_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\rnextAttemptAt\x12.\n" +
-	"\x06output\x182 \x01(\v2\x16.google.protobuf.ValueR\x06output\"^\n" +
+	"\x0fnext_attempt_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\rnextAttemptAt\"^\n" +
 	"\vStepSkipped\x127\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12\x16\n" +
@@ -3971,64 +3978,65 @@ func file_weft_v1_event_proto_rawDescGZIP() []byte {
 var file_weft_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_weft_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_weft_v1_event_proto_goTypes = []any{
-	(VerifyState)(0),               // 0: weft.v1.VerifyState
-	(SignalKind)(0),                // 1: weft.v1.SignalKind
-	(ResyncMode)(0),                // 2: weft.v1.ResyncMode
-	(*Event)(nil),                  // 3: weft.v1.Event
-	(*RunContext)(nil),             // 4: weft.v1.RunContext
-	(*PlanRef)(nil),                // 5: weft.v1.PlanRef
-	(*RunSubmitted)(nil),           // 6: weft.v1.RunSubmitted
-	(*RunApproved)(nil),            // 7: weft.v1.RunApproved
-	(*RunQueued)(nil),              // 8: weft.v1.RunQueued
-	(*RunStarted)(nil),             // 9: weft.v1.RunStarted
-	(*RunBlocked)(nil),             // 10: weft.v1.RunBlocked
-	(*RunUnblocked)(nil),           // 11: weft.v1.RunUnblocked
-	(*RunPaused)(nil),              // 12: weft.v1.RunPaused
-	(*RunDrained)(nil),             // 13: weft.v1.RunDrained
-	(*RunResumed)(nil),             // 14: weft.v1.RunResumed
-	(*RunCompensating)(nil),        // 15: weft.v1.RunCompensating
-	(*RunCompleted)(nil),           // 16: weft.v1.RunCompleted
-	(*RunFailed)(nil),              // 17: weft.v1.RunFailed
-	(*RunCancelled)(nil),           // 18: weft.v1.RunCancelled
-	(*RunRerun)(nil),               // 19: weft.v1.RunRerun
-	(*StepScheduled)(nil),          // 20: weft.v1.StepScheduled
-	(*StepSleeping)(nil),           // 21: weft.v1.StepSleeping
-	(*StepIterated)(nil),           // 22: weft.v1.StepIterated
-	(*StepStarted)(nil),            // 23: weft.v1.StepStarted
-	(*StepCompleted)(nil),          // 24: weft.v1.StepCompleted
-	(*StepFailed)(nil),             // 25: weft.v1.StepFailed
-	(*StepSkipped)(nil),            // 26: weft.v1.StepSkipped
-	(*StepCancelled)(nil),          // 27: weft.v1.StepCancelled
-	(*StepWaiting)(nil),            // 28: weft.v1.StepWaiting
-	(*StepRetried)(nil),            // 29: weft.v1.StepRetried
-	(*StepAttemptRecorded)(nil),    // 30: weft.v1.StepAttemptRecorded
-	(*StepVerified)(nil),           // 31: weft.v1.StepVerified
-	(*CompensationStarted)(nil),    // 32: weft.v1.CompensationStarted
-	(*CompensationSucceeded)(nil),  // 33: weft.v1.CompensationSucceeded
-	(*CompensationFailed)(nil),     // 34: weft.v1.CompensationFailed
-	(*SignalAccepted)(nil),         // 35: weft.v1.SignalAccepted
-	(*SignalRejected)(nil),         // 36: weft.v1.SignalRejected
-	(*SignalConsumed)(nil),         // 37: weft.v1.SignalConsumed
-	(*ListEventsRequest)(nil),      // 38: weft.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),     // 39: weft.v1.ListEventsResponse
-	(*WatchEventsRequest)(nil),     // 40: weft.v1.WatchEventsRequest
-	(*WatchEventsResponse)(nil),    // 41: weft.v1.WatchEventsResponse
-	(*ResyncRunRequest)(nil),       // 42: weft.v1.ResyncRunRequest
-	(*ResyncRunResponse)(nil),      // 43: weft.v1.ResyncRunResponse
-	(*timestamppb.Timestamp)(nil),  // 44: google.protobuf.Timestamp
-	(RunStatus)(0),                 // 45: weft.v1.RunStatus
-	(RunSubstatus)(0),              // 46: weft.v1.RunSubstatus
-	(*RunError)(nil),               // 47: weft.v1.RunError
-	(CompensationOutcome)(0),       // 48: weft.v1.CompensationOutcome
-	(*Cancellation)(nil),           // 49: weft.v1.Cancellation
-	(StepStatus)(0),                // 50: weft.v1.StepStatus
-	(*structpb.Value)(nil),         // 51: google.protobuf.Value
-	(*ArtifactRef)(nil),            // 52: weft.v1.ArtifactRef
-	(*StepError)(nil),              // 53: weft.v1.StepError
-	(*Attempt)(nil),                // 54: weft.v1.Attempt
-	(*AcceptedSignalResult)(nil),   // 55: weft.v1.AcceptedSignalResult
-	(*ManualCompletionResult)(nil), // 56: weft.v1.ManualCompletionResult
-	(*Run)(nil),                    // 57: weft.v1.Run
+	(VerifyState)(0),                 // 0: weft.v1.VerifyState
+	(SignalKind)(0),                  // 1: weft.v1.SignalKind
+	(ResyncMode)(0),                  // 2: weft.v1.ResyncMode
+	(*Event)(nil),                    // 3: weft.v1.Event
+	(*RunContext)(nil),               // 4: weft.v1.RunContext
+	(*PlanRef)(nil),                  // 5: weft.v1.PlanRef
+	(*RunSubmitted)(nil),             // 6: weft.v1.RunSubmitted
+	(*RunApproved)(nil),              // 7: weft.v1.RunApproved
+	(*RunQueued)(nil),                // 8: weft.v1.RunQueued
+	(*RunStarted)(nil),               // 9: weft.v1.RunStarted
+	(*RunBlocked)(nil),               // 10: weft.v1.RunBlocked
+	(*RunUnblocked)(nil),             // 11: weft.v1.RunUnblocked
+	(*RunPaused)(nil),                // 12: weft.v1.RunPaused
+	(*RunDrained)(nil),               // 13: weft.v1.RunDrained
+	(*RunResumed)(nil),               // 14: weft.v1.RunResumed
+	(*RunCompensating)(nil),          // 15: weft.v1.RunCompensating
+	(*RunCompleted)(nil),             // 16: weft.v1.RunCompleted
+	(*RunFailed)(nil),                // 17: weft.v1.RunFailed
+	(*RunCancelled)(nil),             // 18: weft.v1.RunCancelled
+	(*RunRerun)(nil),                 // 19: weft.v1.RunRerun
+	(*StepScheduled)(nil),            // 20: weft.v1.StepScheduled
+	(*StepSleeping)(nil),             // 21: weft.v1.StepSleeping
+	(*StepIterated)(nil),             // 22: weft.v1.StepIterated
+	(*StepStarted)(nil),              // 23: weft.v1.StepStarted
+	(*StepCompleted)(nil),            // 24: weft.v1.StepCompleted
+	(*StepFailed)(nil),               // 25: weft.v1.StepFailed
+	(*StepSkipped)(nil),              // 26: weft.v1.StepSkipped
+	(*StepCancelled)(nil),            // 27: weft.v1.StepCancelled
+	(*StepWaiting)(nil),              // 28: weft.v1.StepWaiting
+	(*StepRetried)(nil),              // 29: weft.v1.StepRetried
+	(*StepAttemptRecorded)(nil),      // 30: weft.v1.StepAttemptRecorded
+	(*StepVerified)(nil),             // 31: weft.v1.StepVerified
+	(*CompensationStarted)(nil),      // 32: weft.v1.CompensationStarted
+	(*CompensationSucceeded)(nil),    // 33: weft.v1.CompensationSucceeded
+	(*CompensationFailed)(nil),       // 34: weft.v1.CompensationFailed
+	(*SignalAccepted)(nil),           // 35: weft.v1.SignalAccepted
+	(*SignalRejected)(nil),           // 36: weft.v1.SignalRejected
+	(*SignalConsumed)(nil),           // 37: weft.v1.SignalConsumed
+	(*ListEventsRequest)(nil),        // 38: weft.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),       // 39: weft.v1.ListEventsResponse
+	(*WatchEventsRequest)(nil),       // 40: weft.v1.WatchEventsRequest
+	(*WatchEventsResponse)(nil),      // 41: weft.v1.WatchEventsResponse
+	(*ResyncRunRequest)(nil),         // 42: weft.v1.ResyncRunRequest
+	(*ResyncRunResponse)(nil),        // 43: weft.v1.ResyncRunResponse
+	(*timestamppb.Timestamp)(nil),    // 44: google.protobuf.Timestamp
+	(*SearchAttributesUpserted)(nil), // 45: weft.v1.SearchAttributesUpserted
+	(RunStatus)(0),                   // 46: weft.v1.RunStatus
+	(RunSubstatus)(0),                // 47: weft.v1.RunSubstatus
+	(*RunError)(nil),                 // 48: weft.v1.RunError
+	(CompensationOutcome)(0),         // 49: weft.v1.CompensationOutcome
+	(*Cancellation)(nil),             // 50: weft.v1.Cancellation
+	(StepStatus)(0),                  // 51: weft.v1.StepStatus
+	(*structpb.Value)(nil),           // 52: google.protobuf.Value
+	(*ArtifactRef)(nil),              // 53: weft.v1.ArtifactRef
+	(*StepError)(nil),                // 54: weft.v1.StepError
+	(*Attempt)(nil),                  // 55: weft.v1.Attempt
+	(*AcceptedSignalResult)(nil),     // 56: weft.v1.AcceptedSignalResult
+	(*ManualCompletionResult)(nil),   // 57: weft.v1.ManualCompletionResult
+	(*Run)(nil),                      // 58: weft.v1.Run
 }
 var file_weft_v1_event_proto_depIdxs = []int32{
 	44,  // 0: weft.v1.Event.emitted_at:type_name -> google.protobuf.Timestamp
@@ -4047,89 +4055,89 @@ var file_weft_v1_event_proto_depIdxs = []int32{
 	17,  // 13: weft.v1.Event.run_failed:type_name -> weft.v1.RunFailed
 	18,  // 14: weft.v1.Event.run_cancelled:type_name -> weft.v1.RunCancelled
 	19,  // 15: weft.v1.Event.run_rerun:type_name -> weft.v1.RunRerun
-	20,  // 16: weft.v1.Event.step_scheduled:type_name -> weft.v1.StepScheduled
-	23,  // 17: weft.v1.Event.step_started:type_name -> weft.v1.StepStarted
-	24,  // 18: weft.v1.Event.step_completed:type_name -> weft.v1.StepCompleted
-	25,  // 19: weft.v1.Event.step_failed:type_name -> weft.v1.StepFailed
-	26,  // 20: weft.v1.Event.step_skipped:type_name -> weft.v1.StepSkipped
-	27,  // 21: weft.v1.Event.step_cancelled:type_name -> weft.v1.StepCancelled
-	28,  // 22: weft.v1.Event.step_waiting:type_name -> weft.v1.StepWaiting
-	29,  // 23: weft.v1.Event.step_retried:type_name -> weft.v1.StepRetried
-	30,  // 24: weft.v1.Event.step_attempt_recorded:type_name -> weft.v1.StepAttemptRecorded
-	31,  // 25: weft.v1.Event.step_verified:type_name -> weft.v1.StepVerified
-	21,  // 26: weft.v1.Event.step_sleeping:type_name -> weft.v1.StepSleeping
-	22,  // 27: weft.v1.Event.step_iterated:type_name -> weft.v1.StepIterated
-	32,  // 28: weft.v1.Event.compensation_started:type_name -> weft.v1.CompensationStarted
-	33,  // 29: weft.v1.Event.compensation_succeeded:type_name -> weft.v1.CompensationSucceeded
-	34,  // 30: weft.v1.Event.compensation_failed:type_name -> weft.v1.CompensationFailed
-	35,  // 31: weft.v1.Event.signal_accepted:type_name -> weft.v1.SignalAccepted
-	36,  // 32: weft.v1.Event.signal_rejected:type_name -> weft.v1.SignalRejected
-	37,  // 33: weft.v1.Event.signal_consumed:type_name -> weft.v1.SignalConsumed
-	45,  // 34: weft.v1.RunSubmitted.status:type_name -> weft.v1.RunStatus
-	5,   // 35: weft.v1.RunSubmitted.plan_ref:type_name -> weft.v1.PlanRef
-	4,   // 36: weft.v1.RunSubmitted.context:type_name -> weft.v1.RunContext
-	45,  // 37: weft.v1.RunApproved.status:type_name -> weft.v1.RunStatus
-	45,  // 38: weft.v1.RunQueued.status:type_name -> weft.v1.RunStatus
-	45,  // 39: weft.v1.RunStarted.status:type_name -> weft.v1.RunStatus
-	5,   // 40: weft.v1.RunStarted.plan_ref:type_name -> weft.v1.PlanRef
-	4,   // 41: weft.v1.RunStarted.context:type_name -> weft.v1.RunContext
-	44,  // 42: weft.v1.RunStarted.started_at:type_name -> google.protobuf.Timestamp
-	45,  // 43: weft.v1.RunBlocked.status:type_name -> weft.v1.RunStatus
-	45,  // 44: weft.v1.RunUnblocked.status:type_name -> weft.v1.RunStatus
-	45,  // 45: weft.v1.RunPaused.status:type_name -> weft.v1.RunStatus
-	46,  // 46: weft.v1.RunPaused.substatus:type_name -> weft.v1.RunSubstatus
-	45,  // 47: weft.v1.RunDrained.status:type_name -> weft.v1.RunStatus
-	45,  // 48: weft.v1.RunResumed.status:type_name -> weft.v1.RunStatus
-	45,  // 49: weft.v1.RunCompensating.status:type_name -> weft.v1.RunStatus
-	45,  // 50: weft.v1.RunCompleted.status:type_name -> weft.v1.RunStatus
-	44,  // 51: weft.v1.RunCompleted.completed_at:type_name -> google.protobuf.Timestamp
-	45,  // 52: weft.v1.RunFailed.status:type_name -> weft.v1.RunStatus
-	47,  // 53: weft.v1.RunFailed.error:type_name -> weft.v1.RunError
-	48,  // 54: weft.v1.RunFailed.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	44,  // 55: weft.v1.RunFailed.completed_at:type_name -> google.protobuf.Timestamp
-	45,  // 56: weft.v1.RunCancelled.status:type_name -> weft.v1.RunStatus
-	49,  // 57: weft.v1.RunCancelled.cancellation:type_name -> weft.v1.Cancellation
-	44,  // 58: weft.v1.RunCancelled.completed_at:type_name -> google.protobuf.Timestamp
-	48,  // 59: weft.v1.RunCancelled.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	45,  // 60: weft.v1.RunRerun.status:type_name -> weft.v1.RunStatus
-	50,  // 61: weft.v1.StepScheduled.status:type_name -> weft.v1.StepStatus
-	44,  // 62: weft.v1.StepScheduled.not_before:type_name -> google.protobuf.Timestamp
-	51,  // 63: weft.v1.StepScheduled.input:type_name -> google.protobuf.Value
-	50,  // 64: weft.v1.StepSleeping.status:type_name -> weft.v1.StepStatus
-	44,  // 65: weft.v1.StepSleeping.started_at:type_name -> google.protobuf.Timestamp
-	44,  // 66: weft.v1.StepSleeping.wake_at:type_name -> google.protobuf.Timestamp
-	50,  // 67: weft.v1.StepIterated.status:type_name -> weft.v1.StepStatus
-	51,  // 68: weft.v1.StepIterated.output:type_name -> google.protobuf.Value
-	50,  // 69: weft.v1.StepStarted.status:type_name -> weft.v1.StepStatus
-	44,  // 70: weft.v1.StepStarted.started_at:type_name -> google.protobuf.Timestamp
-	50,  // 71: weft.v1.StepCompleted.status:type_name -> weft.v1.StepStatus
-	51,  // 72: weft.v1.StepCompleted.output:type_name -> google.protobuf.Value
-	52,  // 73: weft.v1.StepCompleted.artifacts:type_name -> weft.v1.ArtifactRef
-	44,  // 74: weft.v1.StepCompleted.completed_at:type_name -> google.protobuf.Timestamp
-	50,  // 75: weft.v1.StepFailed.status:type_name -> weft.v1.StepStatus
-	53,  // 76: weft.v1.StepFailed.error:type_name -> weft.v1.StepError
-	44,  // 77: weft.v1.StepFailed.completed_at:type_name -> google.protobuf.Timestamp
-	44,  // 78: weft.v1.StepFailed.next_attempt_at:type_name -> google.protobuf.Timestamp
-	51,  // 79: weft.v1.StepFailed.output:type_name -> google.protobuf.Value
-	50,  // 80: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
-	50,  // 81: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
-	50,  // 82: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
+	45,  // 16: weft.v1.Event.search_attributes_upserted:type_name -> weft.v1.SearchAttributesUpserted
+	20,  // 17: weft.v1.Event.step_scheduled:type_name -> weft.v1.StepScheduled
+	23,  // 18: weft.v1.Event.step_started:type_name -> weft.v1.StepStarted
+	24,  // 19: weft.v1.Event.step_completed:type_name -> weft.v1.StepCompleted
+	25,  // 20: weft.v1.Event.step_failed:type_name -> weft.v1.StepFailed
+	26,  // 21: weft.v1.Event.step_skipped:type_name -> weft.v1.StepSkipped
+	27,  // 22: weft.v1.Event.step_cancelled:type_name -> weft.v1.StepCancelled
+	28,  // 23: weft.v1.Event.step_waiting:type_name -> weft.v1.StepWaiting
+	29,  // 24: weft.v1.Event.step_retried:type_name -> weft.v1.StepRetried
+	30,  // 25: weft.v1.Event.step_attempt_recorded:type_name -> weft.v1.StepAttemptRecorded
+	31,  // 26: weft.v1.Event.step_verified:type_name -> weft.v1.StepVerified
+	21,  // 27: weft.v1.Event.step_sleeping:type_name -> weft.v1.StepSleeping
+	22,  // 28: weft.v1.Event.step_iterated:type_name -> weft.v1.StepIterated
+	32,  // 29: weft.v1.Event.compensation_started:type_name -> weft.v1.CompensationStarted
+	33,  // 30: weft.v1.Event.compensation_succeeded:type_name -> weft.v1.CompensationSucceeded
+	34,  // 31: weft.v1.Event.compensation_failed:type_name -> weft.v1.CompensationFailed
+	35,  // 32: weft.v1.Event.signal_accepted:type_name -> weft.v1.SignalAccepted
+	36,  // 33: weft.v1.Event.signal_rejected:type_name -> weft.v1.SignalRejected
+	37,  // 34: weft.v1.Event.signal_consumed:type_name -> weft.v1.SignalConsumed
+	46,  // 35: weft.v1.RunSubmitted.status:type_name -> weft.v1.RunStatus
+	5,   // 36: weft.v1.RunSubmitted.plan_ref:type_name -> weft.v1.PlanRef
+	4,   // 37: weft.v1.RunSubmitted.context:type_name -> weft.v1.RunContext
+	46,  // 38: weft.v1.RunApproved.status:type_name -> weft.v1.RunStatus
+	46,  // 39: weft.v1.RunQueued.status:type_name -> weft.v1.RunStatus
+	46,  // 40: weft.v1.RunStarted.status:type_name -> weft.v1.RunStatus
+	5,   // 41: weft.v1.RunStarted.plan_ref:type_name -> weft.v1.PlanRef
+	4,   // 42: weft.v1.RunStarted.context:type_name -> weft.v1.RunContext
+	44,  // 43: weft.v1.RunStarted.started_at:type_name -> google.protobuf.Timestamp
+	46,  // 44: weft.v1.RunBlocked.status:type_name -> weft.v1.RunStatus
+	46,  // 45: weft.v1.RunUnblocked.status:type_name -> weft.v1.RunStatus
+	46,  // 46: weft.v1.RunPaused.status:type_name -> weft.v1.RunStatus
+	47,  // 47: weft.v1.RunPaused.substatus:type_name -> weft.v1.RunSubstatus
+	46,  // 48: weft.v1.RunDrained.status:type_name -> weft.v1.RunStatus
+	46,  // 49: weft.v1.RunResumed.status:type_name -> weft.v1.RunStatus
+	46,  // 50: weft.v1.RunCompensating.status:type_name -> weft.v1.RunStatus
+	46,  // 51: weft.v1.RunCompleted.status:type_name -> weft.v1.RunStatus
+	44,  // 52: weft.v1.RunCompleted.completed_at:type_name -> google.protobuf.Timestamp
+	46,  // 53: weft.v1.RunFailed.status:type_name -> weft.v1.RunStatus
+	48,  // 54: weft.v1.RunFailed.error:type_name -> weft.v1.RunError
+	49,  // 55: weft.v1.RunFailed.compensation_outcome:type_name -> weft.v1.CompensationOutcome
+	44,  // 56: weft.v1.RunFailed.completed_at:type_name -> google.protobuf.Timestamp
+	46,  // 57: weft.v1.RunCancelled.status:type_name -> weft.v1.RunStatus
+	50,  // 58: weft.v1.RunCancelled.cancellation:type_name -> weft.v1.Cancellation
+	44,  // 59: weft.v1.RunCancelled.completed_at:type_name -> google.protobuf.Timestamp
+	49,  // 60: weft.v1.RunCancelled.compensation_outcome:type_name -> weft.v1.CompensationOutcome
+	46,  // 61: weft.v1.RunRerun.status:type_name -> weft.v1.RunStatus
+	51,  // 62: weft.v1.StepScheduled.status:type_name -> weft.v1.StepStatus
+	44,  // 63: weft.v1.StepScheduled.not_before:type_name -> google.protobuf.Timestamp
+	52,  // 64: weft.v1.StepScheduled.input:type_name -> google.protobuf.Value
+	51,  // 65: weft.v1.StepSleeping.status:type_name -> weft.v1.StepStatus
+	44,  // 66: weft.v1.StepSleeping.started_at:type_name -> google.protobuf.Timestamp
+	44,  // 67: weft.v1.StepSleeping.wake_at:type_name -> google.protobuf.Timestamp
+	51,  // 68: weft.v1.StepIterated.status:type_name -> weft.v1.StepStatus
+	52,  // 69: weft.v1.StepIterated.output:type_name -> google.protobuf.Value
+	51,  // 70: weft.v1.StepStarted.status:type_name -> weft.v1.StepStatus
+	44,  // 71: weft.v1.StepStarted.started_at:type_name -> google.protobuf.Timestamp
+	51,  // 72: weft.v1.StepCompleted.status:type_name -> weft.v1.StepStatus
+	52,  // 73: weft.v1.StepCompleted.output:type_name -> google.protobuf.Value
+	53,  // 74: weft.v1.StepCompleted.artifacts:type_name -> weft.v1.ArtifactRef
+	44,  // 75: weft.v1.StepCompleted.completed_at:type_name -> google.protobuf.Timestamp
+	51,  // 76: weft.v1.StepFailed.status:type_name -> weft.v1.StepStatus
+	54,  // 77: weft.v1.StepFailed.error:type_name -> weft.v1.StepError
+	44,  // 78: weft.v1.StepFailed.completed_at:type_name -> google.protobuf.Timestamp
+	44,  // 79: weft.v1.StepFailed.next_attempt_at:type_name -> google.protobuf.Timestamp
+	51,  // 80: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
+	51,  // 81: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
+	51,  // 82: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
 	44,  // 83: weft.v1.StepWaiting.deadline:type_name -> google.protobuf.Timestamp
-	50,  // 84: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
-	54,  // 85: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
+	51,  // 84: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
+	55,  // 85: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
 	0,   // 86: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
 	44,  // 87: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
-	53,  // 88: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
+	54,  // 88: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
 	44,  // 89: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 90: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
-	55,  // 91: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
-	56,  // 92: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	56,  // 91: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
+	57,  // 92: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
 	1,   // 93: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
 	3,   // 94: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
 	3,   // 95: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
 	2,   // 96: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
 	2,   // 97: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
-	57,  // 98: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
+	58,  // 98: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
 	3,   // 99: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
 	38,  // 100: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
 	40,  // 101: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
@@ -4151,6 +4159,7 @@ func file_weft_v1_event_proto_init() {
 	}
 	file_weft_v1_common_proto_init()
 	file_weft_v1_run_proto_init()
+	file_weft_v1_search_proto_init()
 	file_weft_v1_signal_proto_init()
 	file_weft_v1_event_proto_msgTypes[0].OneofWrappers = []any{
 		(*Event_RunSubmitted)(nil),
@@ -4167,6 +4176,7 @@ func file_weft_v1_event_proto_init() {
 		(*Event_RunFailed)(nil),
 		(*Event_RunCancelled)(nil),
 		(*Event_RunRerun)(nil),
+		(*Event_SearchAttributesUpserted)(nil),
 		(*Event_StepScheduled)(nil),
 		(*Event_StepStarted)(nil),
 		(*Event_StepCompleted)(nil),

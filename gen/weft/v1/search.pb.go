@@ -230,6 +230,55 @@ func (*SearchAttributeValue_BoolValue) isSearchAttributeValue_Value() {}
 
 func (*SearchAttributeValue_TimeValue) isSearchAttributeValue_Value() {}
 
+// SearchAttributesUpserted records search attributes set on a run: at
+// submission (the submission's and the definition's searchAttributes) or by
+// a worker completing a task (the event's step_id is then the step's).
+// Each named attribute takes the value given; the others keep theirs.
+type SearchAttributesUpserted struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The attributes set, by name.
+	Attributes    map[string]*SearchAttributeValue `protobuf:"bytes,1,rep,name=attributes,proto3" json:"attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchAttributesUpserted) Reset() {
+	*x = SearchAttributesUpserted{}
+	mi := &file_weft_v1_search_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchAttributesUpserted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchAttributesUpserted) ProtoMessage() {}
+
+func (x *SearchAttributesUpserted) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_search_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchAttributesUpserted.ProtoReflect.Descriptor instead.
+func (*SearchAttributesUpserted) Descriptor() ([]byte, []int) {
+	return file_weft_v1_search_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SearchAttributesUpserted) GetAttributes() map[string]*SearchAttributeValue {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
 // CountRunsRequest counts the caller's runs matching a query, optionally
 // grouped by one field.
 type CountRunsRequest struct {
@@ -249,7 +298,7 @@ type CountRunsRequest struct {
 
 func (x *CountRunsRequest) Reset() {
 	*x = CountRunsRequest{}
-	mi := &file_weft_v1_search_proto_msgTypes[1]
+	mi := &file_weft_v1_search_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -261,7 +310,7 @@ func (x *CountRunsRequest) String() string {
 func (*CountRunsRequest) ProtoMessage() {}
 
 func (x *CountRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_search_proto_msgTypes[1]
+	mi := &file_weft_v1_search_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -274,7 +323,7 @@ func (x *CountRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountRunsRequest.ProtoReflect.Descriptor instead.
 func (*CountRunsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_search_proto_rawDescGZIP(), []int{1}
+	return file_weft_v1_search_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *CountRunsRequest) GetQuery() string {
@@ -320,7 +369,7 @@ type CountRunsResponse struct {
 
 func (x *CountRunsResponse) Reset() {
 	*x = CountRunsResponse{}
-	mi := &file_weft_v1_search_proto_msgTypes[2]
+	mi := &file_weft_v1_search_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -332,7 +381,7 @@ func (x *CountRunsResponse) String() string {
 func (*CountRunsResponse) ProtoMessage() {}
 
 func (x *CountRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_search_proto_msgTypes[2]
+	mi := &file_weft_v1_search_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -345,7 +394,7 @@ func (x *CountRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountRunsResponse.ProtoReflect.Descriptor instead.
 func (*CountRunsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_search_proto_rawDescGZIP(), []int{2}
+	return file_weft_v1_search_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CountRunsResponse) GetCount() uint64 {
@@ -375,7 +424,7 @@ type CountRunsGroup struct {
 
 func (x *CountRunsGroup) Reset() {
 	*x = CountRunsGroup{}
-	mi := &file_weft_v1_search_proto_msgTypes[3]
+	mi := &file_weft_v1_search_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -387,7 +436,7 @@ func (x *CountRunsGroup) String() string {
 func (*CountRunsGroup) ProtoMessage() {}
 
 func (x *CountRunsGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_search_proto_msgTypes[3]
+	mi := &file_weft_v1_search_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -400,7 +449,7 @@ func (x *CountRunsGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountRunsGroup.ProtoReflect.Descriptor instead.
 func (*CountRunsGroup) Descriptor() ([]byte, []int) {
-	return file_weft_v1_search_proto_rawDescGZIP(), []int{3}
+	return file_weft_v1_search_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CountRunsGroup) GetValue() *SearchAttributeValue {
@@ -426,7 +475,7 @@ type ListSearchAttributesRequest struct {
 
 func (x *ListSearchAttributesRequest) Reset() {
 	*x = ListSearchAttributesRequest{}
-	mi := &file_weft_v1_search_proto_msgTypes[4]
+	mi := &file_weft_v1_search_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -438,7 +487,7 @@ func (x *ListSearchAttributesRequest) String() string {
 func (*ListSearchAttributesRequest) ProtoMessage() {}
 
 func (x *ListSearchAttributesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_search_proto_msgTypes[4]
+	mi := &file_weft_v1_search_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -451,7 +500,7 @@ func (x *ListSearchAttributesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSearchAttributesRequest.ProtoReflect.Descriptor instead.
 func (*ListSearchAttributesRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_search_proto_rawDescGZIP(), []int{4}
+	return file_weft_v1_search_proto_rawDescGZIP(), []int{5}
 }
 
 // ListSearchAttributesResponse answers every search attribute the tenant
@@ -466,7 +515,7 @@ type ListSearchAttributesResponse struct {
 
 func (x *ListSearchAttributesResponse) Reset() {
 	*x = ListSearchAttributesResponse{}
-	mi := &file_weft_v1_search_proto_msgTypes[5]
+	mi := &file_weft_v1_search_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -478,7 +527,7 @@ func (x *ListSearchAttributesResponse) String() string {
 func (*ListSearchAttributesResponse) ProtoMessage() {}
 
 func (x *ListSearchAttributesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_search_proto_msgTypes[5]
+	mi := &file_weft_v1_search_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -491,7 +540,7 @@ func (x *ListSearchAttributesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSearchAttributesResponse.ProtoReflect.Descriptor instead.
 func (*ListSearchAttributesResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_search_proto_rawDescGZIP(), []int{5}
+	return file_weft_v1_search_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListSearchAttributesResponse) GetAttributes() []*SearchAttributeDeclaration {
@@ -514,7 +563,7 @@ type SearchAttributeDeclaration struct {
 
 func (x *SearchAttributeDeclaration) Reset() {
 	*x = SearchAttributeDeclaration{}
-	mi := &file_weft_v1_search_proto_msgTypes[6]
+	mi := &file_weft_v1_search_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -526,7 +575,7 @@ func (x *SearchAttributeDeclaration) String() string {
 func (*SearchAttributeDeclaration) ProtoMessage() {}
 
 func (x *SearchAttributeDeclaration) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_search_proto_msgTypes[6]
+	mi := &file_weft_v1_search_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -539,7 +588,7 @@ func (x *SearchAttributeDeclaration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchAttributeDeclaration.ProtoReflect.Descriptor instead.
 func (*SearchAttributeDeclaration) Descriptor() ([]byte, []int) {
-	return file_weft_v1_search_proto_rawDescGZIP(), []int{6}
+	return file_weft_v1_search_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SearchAttributeDeclaration) GetName() string {
@@ -569,7 +618,14 @@ const file_weft_v1_search_proto_rawDesc = "" +
 	"bool_value\x18\x04 \x01(\bH\x00R\tboolValue\x12;\n" +
 	"\n" +
 	"time_value\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampH\x00R\ttimeValueB\a\n" +
-	"\x05value\"\xb0\x01\n" +
+	"\x05value\"\xcb\x01\n" +
+	"\x18SearchAttributesUpserted\x12Q\n" +
+	"\n" +
+	"attributes\x18\x01 \x03(\v21.weft.v1.SearchAttributesUpserted.AttributesEntryR\n" +
+	"attributes\x1a\\\n" +
+	"\x0fAttributesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
+	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"\xb0\x01\n" +
 	"\x10CountRunsRequest\x12\x1e\n" +
 	"\x05query\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80@R\x05query\x12\"\n" +
 	"\bgroup_by\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\agroupBy\x12'\n" +
@@ -611,29 +667,33 @@ func file_weft_v1_search_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_search_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_weft_v1_search_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_weft_v1_search_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_weft_v1_search_proto_goTypes = []any{
 	(SearchAttributeType)(0),             // 0: weft.v1.SearchAttributeType
 	(*SearchAttributeValue)(nil),         // 1: weft.v1.SearchAttributeValue
-	(*CountRunsRequest)(nil),             // 2: weft.v1.CountRunsRequest
-	(*CountRunsResponse)(nil),            // 3: weft.v1.CountRunsResponse
-	(*CountRunsGroup)(nil),               // 4: weft.v1.CountRunsGroup
-	(*ListSearchAttributesRequest)(nil),  // 5: weft.v1.ListSearchAttributesRequest
-	(*ListSearchAttributesResponse)(nil), // 6: weft.v1.ListSearchAttributesResponse
-	(*SearchAttributeDeclaration)(nil),   // 7: weft.v1.SearchAttributeDeclaration
-	(*timestamppb.Timestamp)(nil),        // 8: google.protobuf.Timestamp
+	(*SearchAttributesUpserted)(nil),     // 2: weft.v1.SearchAttributesUpserted
+	(*CountRunsRequest)(nil),             // 3: weft.v1.CountRunsRequest
+	(*CountRunsResponse)(nil),            // 4: weft.v1.CountRunsResponse
+	(*CountRunsGroup)(nil),               // 5: weft.v1.CountRunsGroup
+	(*ListSearchAttributesRequest)(nil),  // 6: weft.v1.ListSearchAttributesRequest
+	(*ListSearchAttributesResponse)(nil), // 7: weft.v1.ListSearchAttributesResponse
+	(*SearchAttributeDeclaration)(nil),   // 8: weft.v1.SearchAttributeDeclaration
+	nil,                                  // 9: weft.v1.SearchAttributesUpserted.AttributesEntry
+	(*timestamppb.Timestamp)(nil),        // 10: google.protobuf.Timestamp
 }
 var file_weft_v1_search_proto_depIdxs = []int32{
-	8, // 0: weft.v1.SearchAttributeValue.time_value:type_name -> google.protobuf.Timestamp
-	4, // 1: weft.v1.CountRunsResponse.groups:type_name -> weft.v1.CountRunsGroup
-	1, // 2: weft.v1.CountRunsGroup.value:type_name -> weft.v1.SearchAttributeValue
-	7, // 3: weft.v1.ListSearchAttributesResponse.attributes:type_name -> weft.v1.SearchAttributeDeclaration
-	0, // 4: weft.v1.SearchAttributeDeclaration.type:type_name -> weft.v1.SearchAttributeType
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	10, // 0: weft.v1.SearchAttributeValue.time_value:type_name -> google.protobuf.Timestamp
+	9,  // 1: weft.v1.SearchAttributesUpserted.attributes:type_name -> weft.v1.SearchAttributesUpserted.AttributesEntry
+	5,  // 2: weft.v1.CountRunsResponse.groups:type_name -> weft.v1.CountRunsGroup
+	1,  // 3: weft.v1.CountRunsGroup.value:type_name -> weft.v1.SearchAttributeValue
+	8,  // 4: weft.v1.ListSearchAttributesResponse.attributes:type_name -> weft.v1.SearchAttributeDeclaration
+	0,  // 5: weft.v1.SearchAttributeDeclaration.type:type_name -> weft.v1.SearchAttributeType
+	1,  // 6: weft.v1.SearchAttributesUpserted.AttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
+	7,  // [7:7] is the sub-list for method output_type
+	7,  // [7:7] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_search_proto_init() }
@@ -654,7 +714,7 @@ func file_weft_v1_search_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_search_proto_rawDesc), len(file_weft_v1_search_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

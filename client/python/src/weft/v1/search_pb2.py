@@ -15,7 +15,7 @@ from buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14weft/v1/search.proto\x12\x07weft.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xad\x01\n\x14SearchAttributeValue\x12\x17\n\rkeyword_value\x18\x01 \x01(\tH\x00\x12\x13\n\tint_value\x18\x02 \x01(\x03H\x00\x12\x16\n\x0c\x64ouble_value\x18\x03 \x01(\x01H\x00\x12\x14\n\nbool_value\x18\x04 \x01(\x08H\x00\x12\x30\n\ntime_value\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampH\x00\x42\x07\n\x05value\"\x86\x01\n\x10\x43ountRunsRequest\x12\x17\n\x05query\x18\x01 \x01(\tB\x08\xbaH\x05r\x03\x18\x80@\x12\x19\n\x08group_by\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x18@\x12\x1c\n\nproject_id\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\x12 \n\x0e\x65nvironment_id\x18\x04 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\"K\n\x11\x43ountRunsResponse\x12\r\n\x05\x63ount\x18\x01 \x01(\x04\x12\'\n\x06groups\x18\x02 \x03(\x0b\x32\x17.weft.v1.CountRunsGroup\"M\n\x0e\x43ountRunsGroup\x12,\n\x05value\x18\x01 \x01(\x0b\x32\x1d.weft.v1.SearchAttributeValue\x12\r\n\x05\x63ount\x18\x02 \x01(\x04\"\x1d\n\x1bListSearchAttributesRequest\"W\n\x1cListSearchAttributesResponse\x12\x37\n\nattributes\x18\x01 \x03(\x0b\x32#.weft.v1.SearchAttributeDeclaration\"V\n\x1aSearchAttributeDeclaration\x12\x0c\n\x04name\x18\x01 \x01(\t\x12*\n\x04type\x18\x02 \x01(\x0e\x32\x1c.weft.v1.SearchAttributeType*\xe0\x01\n\x13SearchAttributeType\x12%\n!SEARCH_ATTRIBUTE_TYPE_UNSPECIFIED\x10\x00\x12!\n\x1dSEARCH_ATTRIBUTE_TYPE_KEYWORD\x10\x01\x12\x1d\n\x19SEARCH_ATTRIBUTE_TYPE_INT\x10\x02\x12 \n\x1cSEARCH_ATTRIBUTE_TYPE_DOUBLE\x10\x03\x12\x1e\n\x1aSEARCH_ATTRIBUTE_TYPE_BOOL\x10\x04\x12\x1e\n\x1aSEARCH_ATTRIBUTE_TYPE_TIME\x10\x05\x42-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14weft/v1/search.proto\x12\x07weft.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xad\x01\n\x14SearchAttributeValue\x12\x17\n\rkeyword_value\x18\x01 \x01(\tH\x00\x12\x13\n\tint_value\x18\x02 \x01(\x03H\x00\x12\x16\n\x0c\x64ouble_value\x18\x03 \x01(\x01H\x00\x12\x14\n\nbool_value\x18\x04 \x01(\x08H\x00\x12\x30\n\ntime_value\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampH\x00\x42\x07\n\x05value\"\xb3\x01\n\x18SearchAttributesUpserted\x12\x45\n\nattributes\x18\x01 \x03(\x0b\x32\x31.weft.v1.SearchAttributesUpserted.AttributesEntry\x1aP\n\x0f\x41ttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12,\n\x05value\x18\x02 \x01(\x0b\x32\x1d.weft.v1.SearchAttributeValue:\x02\x38\x01\"\x86\x01\n\x10\x43ountRunsRequest\x12\x17\n\x05query\x18\x01 \x01(\tB\x08\xbaH\x05r\x03\x18\x80@\x12\x19\n\x08group_by\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x18@\x12\x1c\n\nproject_id\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\x12 \n\x0e\x65nvironment_id\x18\x04 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\"K\n\x11\x43ountRunsResponse\x12\r\n\x05\x63ount\x18\x01 \x01(\x04\x12\'\n\x06groups\x18\x02 \x03(\x0b\x32\x17.weft.v1.CountRunsGroup\"M\n\x0e\x43ountRunsGroup\x12,\n\x05value\x18\x01 \x01(\x0b\x32\x1d.weft.v1.SearchAttributeValue\x12\r\n\x05\x63ount\x18\x02 \x01(\x04\"\x1d\n\x1bListSearchAttributesRequest\"W\n\x1cListSearchAttributesResponse\x12\x37\n\nattributes\x18\x01 \x03(\x0b\x32#.weft.v1.SearchAttributeDeclaration\"V\n\x1aSearchAttributeDeclaration\x12\x0c\n\x04name\x18\x01 \x01(\t\x12*\n\x04type\x18\x02 \x01(\x0e\x32\x1c.weft.v1.SearchAttributeType*\xe0\x01\n\x13SearchAttributeType\x12%\n!SEARCH_ATTRIBUTE_TYPE_UNSPECIFIED\x10\x00\x12!\n\x1dSEARCH_ATTRIBUTE_TYPE_KEYWORD\x10\x01\x12\x1d\n\x19SEARCH_ATTRIBUTE_TYPE_INT\x10\x02\x12 \n\x1cSEARCH_ATTRIBUTE_TYPE_DOUBLE\x10\x03\x12\x1e\n\x1aSEARCH_ATTRIBUTE_TYPE_BOOL\x10\x04\x12\x1e\n\x1aSEARCH_ATTRIBUTE_TYPE_TIME\x10\x05\x42-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'weft.v1.search_pb2', globals())
@@ -23,6 +23,8 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'Z+github.com/weft-dev/weft/gen/weft/v1;weftv1'
+  _SEARCHATTRIBUTESUPSERTED_ATTRIBUTESENTRY._options = None
+  _SEARCHATTRIBUTESUPSERTED_ATTRIBUTESENTRY._serialized_options = b'8\001'
   _COUNTRUNSREQUEST.fields_by_name['query']._options = None
   _COUNTRUNSREQUEST.fields_by_name['query']._serialized_options = b'\272H\005r\003\030\200@'
   _COUNTRUNSREQUEST.fields_by_name['group_by']._options = None
@@ -31,20 +33,24 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _COUNTRUNSREQUEST.fields_by_name['project_id']._serialized_options = b'\272H\005r\003\030\200\001'
   _COUNTRUNSREQUEST.fields_by_name['environment_id']._options = None
   _COUNTRUNSREQUEST.fields_by_name['environment_id']._serialized_options = b'\272H\005r\003\030\200\001'
-  _SEARCHATTRIBUTETYPE._serialized_start=773
-  _SEARCHATTRIBUTETYPE._serialized_end=997
+  _SEARCHATTRIBUTETYPE._serialized_start=955
+  _SEARCHATTRIBUTETYPE._serialized_end=1179
   _SEARCHATTRIBUTEVALUE._serialized_start=96
   _SEARCHATTRIBUTEVALUE._serialized_end=269
-  _COUNTRUNSREQUEST._serialized_start=272
-  _COUNTRUNSREQUEST._serialized_end=406
-  _COUNTRUNSRESPONSE._serialized_start=408
-  _COUNTRUNSRESPONSE._serialized_end=483
-  _COUNTRUNSGROUP._serialized_start=485
-  _COUNTRUNSGROUP._serialized_end=562
-  _LISTSEARCHATTRIBUTESREQUEST._serialized_start=564
-  _LISTSEARCHATTRIBUTESREQUEST._serialized_end=593
-  _LISTSEARCHATTRIBUTESRESPONSE._serialized_start=595
-  _LISTSEARCHATTRIBUTESRESPONSE._serialized_end=682
-  _SEARCHATTRIBUTEDECLARATION._serialized_start=684
-  _SEARCHATTRIBUTEDECLARATION._serialized_end=770
+  _SEARCHATTRIBUTESUPSERTED._serialized_start=272
+  _SEARCHATTRIBUTESUPSERTED._serialized_end=451
+  _SEARCHATTRIBUTESUPSERTED_ATTRIBUTESENTRY._serialized_start=371
+  _SEARCHATTRIBUTESUPSERTED_ATTRIBUTESENTRY._serialized_end=451
+  _COUNTRUNSREQUEST._serialized_start=454
+  _COUNTRUNSREQUEST._serialized_end=588
+  _COUNTRUNSRESPONSE._serialized_start=590
+  _COUNTRUNSRESPONSE._serialized_end=665
+  _COUNTRUNSGROUP._serialized_start=667
+  _COUNTRUNSGROUP._serialized_end=744
+  _LISTSEARCHATTRIBUTESREQUEST._serialized_start=746
+  _LISTSEARCHATTRIBUTESREQUEST._serialized_end=775
+  _LISTSEARCHATTRIBUTESRESPONSE._serialized_start=777
+  _LISTSEARCHATTRIBUTESRESPONSE._serialized_end=864
+  _SEARCHATTRIBUTEDECLARATION._serialized_start=866
+  _SEARCHATTRIBUTEDECLARATION._serialized_end=952
 # @@protoc_insertion_point(module_scope)

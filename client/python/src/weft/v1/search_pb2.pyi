@@ -74,5 +74,18 @@ class SearchAttributeValue(_message.Message):
     time_value: _timestamp_pb2.Timestamp
     def __init__(self, keyword_value: _Optional[str] = ..., int_value: _Optional[int] = ..., double_value: _Optional[float] = ..., bool_value: bool = ..., time_value: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
+class SearchAttributesUpserted(_message.Message):
+    __slots__ = ["attributes"]
+    class AttributesEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: SearchAttributeValue
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[SearchAttributeValue, _Mapping]] = ...) -> None: ...
+    ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    attributes: _containers.MessageMap[str, SearchAttributeValue]
+    def __init__(self, attributes: _Optional[_Mapping[str, SearchAttributeValue]] = ...) -> None: ...
+
 class SearchAttributeType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file weft/v1/search.proto.
  */
 export const file_weft_v1_search: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZWZ0L3YxL3NlYXJjaC5wcm90bxIHd2VmdC52MSKtAQoUU2VhcmNoQXR0cmlidXRlVmFsdWUSFwoNa2V5d29yZF92YWx1ZRgBIAEoCUgAEhMKCWludF92YWx1ZRgCIAEoA0gAEhYKDGRvdWJsZV92YWx1ZRgDIAEoAUgAEhQKCmJvb2xfdmFsdWUYBCABKAhIABIwCgp0aW1lX3ZhbHVlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAQgcKBXZhbHVlIoYBChBDb3VudFJ1bnNSZXF1ZXN0EhcKBXF1ZXJ5GAEgASgJQgi6SAVyAxiAQBIZCghncm91cF9ieRgCIAEoCUIHukgEcgIYQBIcCgpwcm9qZWN0X2lkGAMgASgJQgi6SAVyAxiAARIgCg5lbnZpcm9ubWVudF9pZBgEIAEoCUIIukgFcgMYgAEiSwoRQ291bnRSdW5zUmVzcG9uc2USDQoFY291bnQYASABKAQSJwoGZ3JvdXBzGAIgAygLMhcud2VmdC52MS5Db3VudFJ1bnNHcm91cCJNCg5Db3VudFJ1bnNHcm91cBIsCgV2YWx1ZRgBIAEoCzIdLndlZnQudjEuU2VhcmNoQXR0cmlidXRlVmFsdWUSDQoFY291bnQYAiABKAQiHQobTGlzdFNlYXJjaEF0dHJpYnV0ZXNSZXF1ZXN0IlcKHExpc3RTZWFyY2hBdHRyaWJ1dGVzUmVzcG9uc2USNwoKYXR0cmlidXRlcxgBIAMoCzIjLndlZnQudjEuU2VhcmNoQXR0cmlidXRlRGVjbGFyYXRpb24iVgoaU2VhcmNoQXR0cmlidXRlRGVjbGFyYXRpb24SDAoEbmFtZRgBIAEoCRIqCgR0eXBlGAIgASgOMhwud2VmdC52MS5TZWFyY2hBdHRyaWJ1dGVUeXBlKuABChNTZWFyY2hBdHRyaWJ1dGVUeXBlEiUKIVNFQVJDSF9BVFRSSUJVVEVfVFlQRV9VTlNQRUNJRklFRBAAEiEKHVNFQVJDSF9BVFRSSUJVVEVfVFlQRV9LRVlXT1JEEAESHQoZU0VBUkNIX0FUVFJJQlVURV9UWVBFX0lOVBACEiAKHFNFQVJDSF9BVFRSSUJVVEVfVFlQRV9ET1VCTEUQAxIeChpTRUFSQ0hfQVRUUklCVVRFX1RZUEVfQk9PTBAEEh4KGlNFQVJDSF9BVFRSSUJVVEVfVFlQRV9USU1FEAVCLVorZ2l0aHViLmNvbS93ZWZ0LWRldi93ZWZ0L2dlbi93ZWZ0L3YxO3dlZnR2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_timestamp]);
+  fileDesc("ChR3ZWZ0L3YxL3NlYXJjaC5wcm90bxIHd2VmdC52MSKtAQoUU2VhcmNoQXR0cmlidXRlVmFsdWUSFwoNa2V5d29yZF92YWx1ZRgBIAEoCUgAEhMKCWludF92YWx1ZRgCIAEoA0gAEhYKDGRvdWJsZV92YWx1ZRgDIAEoAUgAEhQKCmJvb2xfdmFsdWUYBCABKAhIABIwCgp0aW1lX3ZhbHVlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAQgcKBXZhbHVlIrMBChhTZWFyY2hBdHRyaWJ1dGVzVXBzZXJ0ZWQSRQoKYXR0cmlidXRlcxgBIAMoCzIxLndlZnQudjEuU2VhcmNoQXR0cmlidXRlc1Vwc2VydGVkLkF0dHJpYnV0ZXNFbnRyeRpQCg9BdHRyaWJ1dGVzRW50cnkSCwoDa2V5GAEgASgJEiwKBXZhbHVlGAIgASgLMh0ud2VmdC52MS5TZWFyY2hBdHRyaWJ1dGVWYWx1ZToCOAEihgEKEENvdW50UnVuc1JlcXVlc3QSFwoFcXVlcnkYASABKAlCCLpIBXIDGIBAEhkKCGdyb3VwX2J5GAIgASgJQge6SARyAhhAEhwKCnByb2plY3RfaWQYAyABKAlCCLpIBXIDGIABEiAKDmVudmlyb25tZW50X2lkGAQgASgJQgi6SAVyAxiAASJLChFDb3VudFJ1bnNSZXNwb25zZRINCgVjb3VudBgBIAEoBBInCgZncm91cHMYAiADKAsyFy53ZWZ0LnYxLkNvdW50UnVuc0dyb3VwIk0KDkNvdW50UnVuc0dyb3VwEiwKBXZhbHVlGAEgASgLMh0ud2VmdC52MS5TZWFyY2hBdHRyaWJ1dGVWYWx1ZRINCgVjb3VudBgCIAEoBCIdChtMaXN0U2VhcmNoQXR0cmlidXRlc1JlcXVlc3QiVwocTGlzdFNlYXJjaEF0dHJpYnV0ZXNSZXNwb25zZRI3CgphdHRyaWJ1dGVzGAEgAygLMiMud2VmdC52MS5TZWFyY2hBdHRyaWJ1dGVEZWNsYXJhdGlvbiJWChpTZWFyY2hBdHRyaWJ1dGVEZWNsYXJhdGlvbhIMCgRuYW1lGAEgASgJEioKBHR5cGUYAiABKA4yHC53ZWZ0LnYxLlNlYXJjaEF0dHJpYnV0ZVR5cGUq4AEKE1NlYXJjaEF0dHJpYnV0ZVR5cGUSJQohU0VBUkNIX0FUVFJJQlVURV9UWVBFX1VOU1BFQ0lGSUVEEAASIQodU0VBUkNIX0FUVFJJQlVURV9UWVBFX0tFWVdPUkQQARIdChlTRUFSQ0hfQVRUUklCVVRFX1RZUEVfSU5UEAISIAocU0VBUkNIX0FUVFJJQlVURV9UWVBFX0RPVUJMRRADEh4KGlNFQVJDSF9BVFRSSUJVVEVfVFlQRV9CT09MEAQSHgoaU0VBUkNIX0FUVFJJQlVURV9UWVBFX1RJTUUQBUItWitnaXRodWIuY29tL3dlZnQtZGV2L3dlZnQvZ2VuL3dlZnQvdjE7d2VmdHYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_timestamp]);
 
 /**
  * SearchAttributeValue is one search attribute's typed value
@@ -81,6 +81,30 @@ export const SearchAttributeValueSchema: GenMessage<SearchAttributeValue> = /*@_
   messageDesc(file_weft_v1_search, 0);
 
 /**
+ * SearchAttributesUpserted records search attributes set on a run: at
+ * submission (the submission's and the definition's searchAttributes) or by
+ * a worker completing a task (the event's step_id is then the step's).
+ * Each named attribute takes the value given; the others keep theirs.
+ *
+ * @generated from message weft.v1.SearchAttributesUpserted
+ */
+export type SearchAttributesUpserted = Message<"weft.v1.SearchAttributesUpserted"> & {
+  /**
+   * The attributes set, by name.
+   *
+   * @generated from field: map<string, weft.v1.SearchAttributeValue> attributes = 1;
+   */
+  attributes: { [key: string]: SearchAttributeValue };
+};
+
+/**
+ * Describes the message weft.v1.SearchAttributesUpserted.
+ * Use `create(SearchAttributesUpsertedSchema)` to create a new message.
+ */
+export const SearchAttributesUpsertedSchema: GenMessage<SearchAttributesUpserted> = /*@__PURE__*/
+  messageDesc(file_weft_v1_search, 1);
+
+/**
  * CountRunsRequest counts the caller's runs matching a query, optionally
  * grouped by one field.
  *
@@ -122,7 +146,7 @@ export type CountRunsRequest = Message<"weft.v1.CountRunsRequest"> & {
  * Use `create(CountRunsRequestSchema)` to create a new message.
  */
 export const CountRunsRequestSchema: GenMessage<CountRunsRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_search, 1);
+  messageDesc(file_weft_v1_search, 2);
 
 /**
  * CountRunsResponse is the count, and the groups when group_by was set.
@@ -152,7 +176,7 @@ export type CountRunsResponse = Message<"weft.v1.CountRunsResponse"> & {
  * Use `create(CountRunsResponseSchema)` to create a new message.
  */
 export const CountRunsResponseSchema: GenMessage<CountRunsResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_search, 2);
+  messageDesc(file_weft_v1_search, 3);
 
 /**
  * CountRunsGroup is the runs with one value of the group_by field.
@@ -180,7 +204,7 @@ export type CountRunsGroup = Message<"weft.v1.CountRunsGroup"> & {
  * Use `create(CountRunsGroupSchema)` to create a new message.
  */
 export const CountRunsGroupSchema: GenMessage<CountRunsGroup> = /*@__PURE__*/
-  messageDesc(file_weft_v1_search, 3);
+  messageDesc(file_weft_v1_search, 4);
 
 /**
  * ListSearchAttributesRequest asks for the caller's tenant's search attributes.
@@ -195,7 +219,7 @@ export type ListSearchAttributesRequest = Message<"weft.v1.ListSearchAttributesR
  * Use `create(ListSearchAttributesRequestSchema)` to create a new message.
  */
 export const ListSearchAttributesRequestSchema: GenMessage<ListSearchAttributesRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_search, 4);
+  messageDesc(file_weft_v1_search, 5);
 
 /**
  * ListSearchAttributesResponse answers every search attribute the tenant
@@ -217,7 +241,7 @@ export type ListSearchAttributesResponse = Message<"weft.v1.ListSearchAttributes
  * Use `create(ListSearchAttributesResponseSchema)` to create a new message.
  */
 export const ListSearchAttributesResponseSchema: GenMessage<ListSearchAttributesResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_search, 5);
+  messageDesc(file_weft_v1_search, 6);
 
 /**
  * SearchAttributeDeclaration is one attribute's name and type.
@@ -245,7 +269,7 @@ export type SearchAttributeDeclaration = Message<"weft.v1.SearchAttributeDeclara
  * Use `create(SearchAttributeDeclarationSchema)` to create a new message.
  */
 export const SearchAttributeDeclarationSchema: GenMessage<SearchAttributeDeclaration> = /*@__PURE__*/
-  messageDesc(file_weft_v1_search, 6);
+  messageDesc(file_weft_v1_search, 7);
 
 /**
  * SearchAttributeType is a search attribute's type.
