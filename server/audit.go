@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/weft-dev/weft/audit"
+	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
 // auditInterceptor records every call of an RPC the permission table marks
@@ -79,9 +80,16 @@ var targetFields = []struct {
 	{"run_id", "run"}, {"schedule_id", "schedule"},
 }
 
-// targetOf answers what a request acts on ("run:…", "schedule:…", "plan:…"),
+// targetOf answers what a request acts on ("run:…", "schedule:…", "plan:…",
+// "saved-view:…"),
 // or "" when it names nothing: only identifiers, never a payload.
 func targetOf(msg any) string {
+	switch v := msg.(type) {
+	case *weftv1.SaveViewRequest:
+		return "saved-view:" + v.GetView().GetName()
+	case *weftv1.DeleteViewRequest:
+		return "saved-view:" + v.GetName()
+	}
 	m, ok := msg.(proto.Message)
 	if !ok {
 		return ""

@@ -23,6 +23,7 @@ import (
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/faultstore"
 	"github.com/weft-dev/weft/store/memstore"
+	"github.com/weft-dev/weft/view"
 )
 
 // auditBundle is a server with one token per role and an audit log kept in
@@ -308,7 +309,7 @@ func TestAudit_EveryActionOfTheAPISuiteCommitsWithItsRecord(t *testing.T) {
 	eng := loop.Engine(t, engine.Config{Store: check})
 	sch, err := schedule.New(schedule.Config{Store: check, Runs: eng})
 	require.NoError(t, err)
-	cfg := Config{}.WithEngine(eng).WithSchedules(sch)
+	cfg := Config{}.WithEngine(eng).WithSchedules(sch).WithViews(view.New(check))
 	cfg.Audit = audit.New(check, nil)
 	url := testServer(t, cfg)
 	apitest.Exercise(t, url)

@@ -76,6 +76,10 @@ var rpcRules = map[string]rpcRule{
 	weftv1connect.DefinitionServiceListDefinitionsProcedure: read(PermDefinitionsRead),
 	weftv1connect.DefinitionServiceParseDefinitionProcedure: read(PermDefinitionsRead),
 
+	weftv1connect.ViewServiceSaveViewProcedure:   mutate(PermViewsWrite),
+	weftv1connect.ViewServiceListViewsProcedure:  read(PermViewsRead),
+	weftv1connect.ViewServiceDeleteViewProcedure: mutate(PermViewsWrite),
+
 	weftv1connect.AuditServiceListAuditEventsProcedure: read(PermAuditRead),
 
 	weftv1connect.IdentityServiceWhoAmIProcedure: read(PermIdentityRead),

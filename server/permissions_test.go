@@ -50,13 +50,13 @@ func TestPermissionTable_NamesEveryRPCAndNothingElse(t *testing.T) {
 
 func TestRoles_EachRoleGrantsWhatTheIssueSays(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, []string{"runs.read", "schedules.read", "queues.read", "identity.read", "definitions.read"}, RoleViewer.Permissions())
+	require.Equal(t, []string{"runs.read", "schedules.read", "queues.read", "identity.read", "definitions.read", "views.read"}, RoleViewer.Permissions())
 	require.Equal(t, []string{"runs.read", "runs.submit", "schedules.read", "queues.read", "identity.read",
-		"definitions.read", "definitions.write"}, RoleSubmitter.Permissions())
+		"definitions.read", "definitions.write", "views.read", "views.write"}, RoleSubmitter.Permissions())
 	require.Equal(t, []string{"runs.read", "runs.submit", "runs.operate", "schedules.read", "queues.read", "identity.read",
-		"definitions.read", "definitions.write"}, RoleOperator.Permissions())
+		"definitions.read", "definitions.write", "views.read", "views.write"}, RoleOperator.Permissions())
 	require.Equal(t, []string{"runs.read", "runs.approve", "manual.complete", "schedules.read", "queues.read", "identity.read",
-		"definitions.read"}, RoleApprover.Permissions())
+		"definitions.read", "views.read"}, RoleApprover.Permissions())
 	require.Equal(t, []string{"tasks.work", "identity.read"}, RoleWorker.Permissions())
 	admin := RoleAdmin.Permissions()
 	require.NotContains(t, admin, "tasks.work", "an admin is not a worker")

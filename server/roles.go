@@ -28,6 +28,8 @@ const (
 	PermIdentityRead                       // read who the server takes the caller to be (WhoAmI)
 	PermDefinitionsRead                    // read the definition registry
 	PermDefinitionsWrite                   // store new definition versions in the registry
+	PermViewsRead                          // list the runs list's saved views
+	PermViewsWrite                         // save and delete the runs list's saved views
 	permCount
 )
 
@@ -46,6 +48,8 @@ var permissionNames = [permCount]string{
 	PermIdentityRead:     "identity.read",
 	PermDefinitionsRead:  "definitions.read",
 	PermDefinitionsWrite: "definitions.write",
+	PermViewsRead:        "views.read",
+	PermViewsWrite:       "views.write",
 }
 
 // String answers the permission's name, e.g. "runs.operate".
@@ -90,8 +94,8 @@ const (
 )
 
 var (
-	viewerPerms    = permsOf(PermRunsRead, PermSchedulesRead, PermQueuesRead, PermIdentityRead, PermDefinitionsRead)
-	submitterPerms = viewerPerms | permsOf(PermRunsSubmit, PermDefinitionsWrite)
+	viewerPerms    = permsOf(PermRunsRead, PermSchedulesRead, PermQueuesRead, PermIdentityRead, PermDefinitionsRead, PermViewsRead)
+	submitterPerms = viewerPerms | permsOf(PermRunsSubmit, PermDefinitionsWrite, PermViewsWrite)
 	operatorPerms  = submitterPerms | permsOf(PermRunsOperate)
 	approverPerms  = viewerPerms | permsOf(PermRunsApprove, PermManualComplete)
 	workerPerms    = permsOf(PermTasksWork, PermIdentityRead)

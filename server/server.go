@@ -24,6 +24,7 @@ import (
 	"github.com/weft-dev/weft/gen/weft/v1/weftv1connect"
 	"github.com/weft-dev/weft/schedule"
 	"github.com/weft-dev/weft/telemetry"
+	"github.com/weft-dev/weft/view"
 )
 
 // Config says what the server serves and how. The zero value plus a logger is
@@ -42,6 +43,9 @@ type Config struct {
 	// Definitions implements DefinitionService (the definition registry);
 	// nil answers unimplemented.
 	Definitions weftv1connect.DefinitionServiceHandler
+	// Views implements ViewService (the runs list's saved views); nil
+	// answers unimplemented.
+	Views weftv1connect.ViewServiceHandler
 	// MaxRequestBytes caps a request message, compressed or not. 0: 4 MiB.
 	MaxRequestBytes int64
 	// CORSOrigins are the browser origins allowed to call the API; "*" allows
@@ -106,6 +110,9 @@ func (c Config) WithDefaults() Config {
 	if c.Definitions == nil {
 		c.Definitions = weftv1connect.UnimplementedDefinitionServiceHandler{}
 	}
+	if c.Views == nil {
+		c.Views = weftv1connect.UnimplementedViewServiceHandler{}
+	}
 	return c
 }
 
@@ -125,6 +132,12 @@ func (c Config) WithBatches(b *batch.Batches) Config {
 	if rs, ok := c.Runs.(*RunService); ok {
 		rs.batches = b
 	}
+	return c
+}
+
+// WithViews answers the config with ViewService served over views.
+func (c Config) WithViews(views *view.Views) Config {
+	c.Views = NewViewService(views)
 	return c
 }
 
@@ -152,6 +165,7 @@ var ServiceNames = []string{
 	weftv1connect.AuditServiceName,
 	weftv1connect.IdentityServiceName,
 	weftv1connect.DefinitionServiceName,
+	weftv1connect.ViewServiceName,
 }
 
 // New answers the HTTP handler that serves every service, health and
@@ -210,6 +224,7 @@ func New(cfg Config) (http.Handler, error) {
 		func() (string, http.Handler) {
 			return weftv1connect.NewDefinitionServiceHandler(cfg.Definitions, opts...)
 		},
+		func() (string, http.Handler) { return weftv1connect.NewViewServiceHandler(cfg.Views, opts...) },
 		func() (string, http.Handler) {
 			return weftv1connect.NewAuditServiceHandler(auditServiceFor(cfg), opts...)
 		},

@@ -23,6 +23,7 @@ import (
 	"github.com/weft-dev/weft/internal/testkit/loop"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
+	"github.com/weft-dev/weft/view"
 )
 
 // testServer serves cfg in-process over HTTP/1.1 and h2c (the test kit's
@@ -46,7 +47,7 @@ func engineConfig(t testing.TB) Config {
 // engineConfigOn is engineConfig with the engine on st.
 func engineConfigOn(t testing.TB, st store.Store) Config {
 	t.Helper()
-	return Config{}.WithEngine(loop.Engine(t, engine.Config{Store: st}))
+	return Config{}.WithEngine(loop.Engine(t, engine.Config{Store: st})).WithViews(view.New(st))
 }
 
 func TestServer_PassesAPISuiteInProcess(t *testing.T) {

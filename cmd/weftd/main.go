@@ -94,6 +94,7 @@ import (
 	"github.com/weft-dev/weft/server"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/telemetry"
+	"github.com/weft-dev/weft/view"
 )
 
 func main() {
@@ -440,7 +441,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	defer func() { stopEngine(); <-batchDone }()
 	cfg := server.Config{Logger: logger, CORSOrigins: opts.corsOrigins, Tokens: tokens, Metrics: metrics, Tracing: tracing,
 		Readiness: readinessChecks(st, opts.store, cl), ClientCertificates: opts.tls.clientCA != "", OIDC: oidcVerifier,
-		Audit: startAudit(engCtx, opts, tokens != nil || opts.tls.clientCA != "" || oidcVerifier != nil, st, logger)}.WithEngine(eng).WithSchedules(sch).WithBatches(batches)
+		Audit: startAudit(engCtx, opts, tokens != nil || opts.tls.clientCA != "" || oidcVerifier != nil, st, logger)}.WithEngine(eng).WithSchedules(sch).WithBatches(batches).WithViews(view.New(st))
 	return serve(ctx, opts, logger, cfg, st.Capabilities().Backend, tlsr)
 }
 

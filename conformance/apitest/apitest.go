@@ -143,6 +143,9 @@ func Exercise(t *testing.T, baseURL string) {
 	t.Run("FlowControl_AStepsKeyLimitHoldsAndBadFlowControlNamesTheFieldOnEveryProtocol", func(t *testing.T) {
 		testFlowControl(t, baseURL)
 	})
+	t.Run("Views_SaveByNameListForTheTenantDeleteOnEveryProtocol", func(t *testing.T) {
+		testViews(t, baseURL)
+	})
 	exerciseJSONRPC(t, baseURL)
 }
 

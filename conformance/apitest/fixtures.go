@@ -23,6 +23,8 @@ type Clients struct {
 	Workers weftv1connect.WorkerServiceClient
 	// Definitions is the definition registry.
 	Definitions weftv1connect.DefinitionServiceClient
+	// Views are the runs list's saved views.
+	Views weftv1connect.ViewServiceClient
 }
 
 // NewClients answers clients of the server at baseURL speaking p.
@@ -34,6 +36,7 @@ func NewClients(baseURL string, p Protocol) Clients {
 		Events:      weftv1connect.NewEventServiceClient(hc, baseURL, p.Options...),
 		Workers:     weftv1connect.NewWorkerServiceClient(hc, baseURL, p.Options...),
 		Definitions: weftv1connect.NewDefinitionServiceClient(hc, baseURL, p.Options...),
+		Views:       weftv1connect.NewViewServiceClient(hc, baseURL, p.Options...),
 	}
 }
 

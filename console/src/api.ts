@@ -9,6 +9,7 @@ import { ScheduleService } from "../../client/ts/src/gen/weft/v1/schedule_pb";
 import { IdentityService } from "../../client/ts/src/gen/weft/v1/identity_pb";
 import { AuditService } from "../../client/ts/src/gen/weft/v1/audit_pb";
 import { DefinitionService } from "../../client/ts/src/gen/weft/v1/definition_pb";
+import { ViewService } from "../../client/ts/src/gen/weft/v1/view_pb";
 import { FaultCode, FaultSchema } from "../../client/ts/src/gen/weft/v1/fault_pb";
 import { ViolationsSchema } from "../../client/ts/src/gen/buf/validate/validate_pb";
 
@@ -44,6 +45,7 @@ export const api = {
   identity: createClient(IdentityService, transport),
   audit: createClient(AuditService, transport),
   definitions: createClient(DefinitionService, transport),
+  views: createClient(ViewService, transport),
 };
 
 /** The ways this weftd lets a person sign in (GET /ui/auth/config). */

@@ -28,8 +28,11 @@ export const operationName = (op: BatchOperation): string => enumName(BatchOpera
 /** The default rate: as many runs a second as weftd's default. */
 const DEFAULT_RATE = 10;
 
-/** BatchDialog confirms a batch over runIds, collects what the operation needs, starts it and hands its id to onStarted. */
-export function BatchDialog({ op, runIds, onStarted, onClose }: { op: BatchOperation; runIds: string[]; onStarted: (batchId: string) => void; onClose: () => void }) {
+/** The runs a batch acts on: chosen by id, or every run a query matches (count of them when the dialog opened). */
+export type Selection = { runIds: string[] } | { query: string; count: number };
+
+/** BatchDialog confirms a batch over a selection, collects what the operation needs, starts it and hands its id to onStarted. */
+export function BatchDialog({ op, selection, onStarted, onClose }: { op: BatchOperation; selection: Selection; onStarted: (batchId: string) => void; onClose: () => void }) {
   const spec = BATCH_OPERATIONS.find((o) => o.op === op)!;
   // Chosen once per dialog: pressing the button again, after an answer was
   // lost, answers the batch the first press started.
@@ -42,7 +45,7 @@ export function BatchDialog({ op, runIds, onStarted, onClose }: { op: BatchOpera
   const [rate, setRate] = useState(String(DEFAULT_RATE));
   const [busy, setBusy] = useState(false);
   const [fault, setFault] = useState<Fault | undefined>();
-  const n = runIds.length;
+  const n = "runIds" in selection ? selection.runIds.length : selection.count;
   const runs = `${n} run${n === 1 ? "" : "s"}`;
 
   const send = async () => {
@@ -53,7 +56,7 @@ export function BatchDialog({ op, runIds, onStarted, onClose }: { op: BatchOpera
     try {
       await api.runs.startBatch({
         batchId,
-        runIds,
+        ...("runIds" in selection ? { runIds: selection.runIds } : { query: selection.query }),
         operation: op,
         rate: Number(rate) || 0,
         reason,
@@ -82,8 +85,14 @@ export function BatchDialog({ op, runIds, onStarted, onClose }: { op: BatchOpera
       onClose={onClose}
     >
       <p id="batch-count">
-        This batch touches <strong>{runs}</strong>: it {spec.does}.
+        This batch touches <strong>{runs}</strong>
+        {"query" in selection ? " (every run matching the filters when it starts)" : ""}: it {spec.does}.
       </p>
+      {"query" in selection && (
+        <p class="mono" id="batch-query">
+          {selection.query}
+        </p>
+      )}
       <p class="muted">
         It runs in weftd, at most the rate below, and goes on if you close this page; a run it cannot act on (its status does not allow it) is
         recorded as failed with the reason, the others go on. Batch id <span class="mono">{batchId}</span>.

@@ -2,9 +2,7 @@
 // live refresh and counts by status, all from ListRuns; runs selected by
 // their checkboxes are acted on together by a batch (batch.tsx).
 import { useEffect, useRef, useState } from "preact/hooks";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { Run, ListRunsRequestSchema, ListRunsResponse } from "../../client/ts/src/gen/weft/v1/run_pb";
+import type { Run, ListRunsResponse } from "../../client/ts/src/gen/weft/v1/run_pb";
 import { api, faultOf, type Fault } from "./api";
 import { Badge, FaultView } from "./ui";
 import { RUN_STATUSES, duration, ms, runStatusName, substatusName, when } from "./format";
@@ -12,6 +10,9 @@ import { waitingText } from "./waiting";
 import { BATCH_OPERATIONS, BatchDialog, batchRefusal } from "./batch";
 import type { BatchOperation } from "../../client/ts/src/gen/weft/v1/run_pb";
 import { can, why } from "./me";
+import { matchingQuery, noFilters, request, type Filters } from "./filters";
+import { SavedViews, viewInLink } from "./views";
+import { QueryProblem, queryProblem } from "./query";
 
 /** The page size of the list. */
 const PAGE_SIZE = 25;
@@ -21,26 +22,6 @@ const WINDOW = 1000;
 const REFRESH_MS = 2000;
 /** Every how many refreshes the counts' window is read again (10 s). */
 const WINDOW_EVERY = 5;
-
-interface Filters {
-  status: string; // a RunStatus number, or "" for any
-  plan: string;
-  after: string; // datetime-local, or ""
-  before: string;
-  search: string;
-}
-
-const noFilters: Filters = { status: "", plan: "", after: "", before: "", search: "" };
-
-function request(f: Filters, withStatus: boolean): MessageInitShape<typeof ListRunsRequestSchema> {
-  const r: MessageInitShape<typeof ListRunsRequestSchema> = {};
-  if (withStatus && f.status) r.statuses = [Number(f.status)];
-  if (f.plan.trim()) r.planId = f.plan.trim();
-  if (f.search.trim()) r.runIdContains = f.search.trim();
-  if (f.after) r.createdAfter = timestampFromMs(new Date(f.after).getTime());
-  if (f.before) r.createdBefore = timestampFromMs(new Date(f.before).getTime());
-  return r;
-}
 
 interface Listing {
   runs: Run[];
@@ -88,18 +69,27 @@ export function RunsPage() {
   // The runs selected for a batch, by id: kept across pages, refreshes and filters.
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [op, setOp] = useState<BatchOperation>(BATCH_OPERATIONS[0].op);
-  const [confirming, setConfirming] = useState<string[] | undefined>();
+  const [confirming, setConfirming] = useState<{ runIds: string[] } | { query: string; count: number } | undefined>();
+  // "All matching": every run the filters select, as one query, and how many CountRuns counted.
+  const [matching, setMatching] = useState<{ query: string; count: number } | undefined>();
+  const [matchingNote, setMatchingNote] = useState<string | undefined>();
+  const [matchingFault, setMatchingFault] = useState<Fault | undefined>();
 
   useEffect(() => {
     let gone = false;
-    const key = JSON.stringify([filters.plan, filters.after, filters.before, filters.search, Math.floor(tick / WINDOW_EVERY)]);
+    const key = JSON.stringify([filters.plan, filters.after, filters.before, filters.search, filters.query, Math.floor(tick / WINDOW_EVERY)]);
     load(filters, page, windowCache, key).then(
       (l) => {
         if (gone) return;
         setListing(l);
         setFault(undefined);
       },
-      (e) => !gone && setFault(faultOf(e)),
+      (e) => {
+        if (gone) return;
+        setFault(faultOf(e));
+        // A refused query selects nothing: the runs listed before it would read as its answer.
+        if (filters.query.trim()) setListing(undefined);
+      },
     );
     return () => {
       gone = true;
@@ -115,7 +105,24 @@ export function RunsPage() {
   const apply = (f: Filters) => {
     setFilters(f);
     setPages([""]);
+    setMatching(undefined);
+    setMatchingNote(undefined);
+    setMatchingFault(undefined);
   };
+  const selectMatching = async () => {
+    setMatchingNote(undefined);
+    setMatchingFault(undefined);
+    const m = matchingQuery(filters);
+    if ("refused" in m) return setMatchingNote(m.refused);
+    try {
+      const res = await api.runs.countRuns({ query: m.query });
+      setSelected(new Set());
+      setMatching({ query: m.query, count: Number(res.count) });
+    } catch (e) {
+      setMatchingFault(faultOf(e));
+    }
+  };
+  const filtered = JSON.stringify(filters) !== JSON.stringify(noFilters);
   const set = (k: keyof Filters) => (e: { currentTarget: { value: string } }) => setDraft({ ...draft, [k]: e.currentTarget.value });
   const now = Date.now();
   const total = listing ? [...listing.counts.values()].reduce((a, b) => a + b, 0) : 0;
@@ -130,6 +137,7 @@ export function RunsPage() {
     setSelected(next);
   };
   const refusal = batchRefusal(op);
+  const queryFault = fault ? queryProblem(fault, filters.query.trim() !== "") : undefined;
 
   return (
     <main class="page">
@@ -169,6 +177,13 @@ export function RunsPage() {
           </button>
         ))}
       </div>
+      <SavedViews
+        current={filters}
+        onOpen={(f) => {
+          setDraft(f);
+          apply(f);
+        }}
+      />
       <form
         class="filters"
         onSubmit={(e) => {
@@ -176,6 +191,20 @@ export function RunsPage() {
           apply(draft);
         }}
       >
+        <label class="query">
+          Query
+          <input
+            id="f-query"
+            class="mono"
+            spellcheck={false}
+            value={draft.query}
+            onInput={set("query")}
+            aria-invalid={queryFault ? "true" : undefined}
+            aria-describedby={queryFault ? "query-error" : undefined}
+            placeholder={'status = "FAILED" AND plan = "order-fulfilment" AND createdAt > "2026-11-28T10:00:00Z"'}
+          />
+        </label>
+        {queryFault && fault && <QueryProblem query={filters.query} problem={queryFault} fault={fault} />}
         <label>
           Status
           <select id="f-status" value={draft.status} onChange={set("status")}>
@@ -219,11 +248,22 @@ export function RunsPage() {
           <input type="checkbox" checked={live} onChange={(e) => setLive(e.currentTarget.checked)} /> Live
         </label>
       </form>
-      {fault && <FaultView fault={fault} />}
-      {selected.size > 0 && (
+      {fault && !queryFault && <FaultView fault={fault} />}
+      {filtered && !matching && (
+        <p class="matching">
+          <button type="button" class="link" id="select-matching" disabled={!!batchRefusal(op)} onClick={selectMatching}>
+            Select every run matching these filters
+          </button>
+          {matchingNote && <span class="note" id="matching-note">{matchingNote}</span>}
+        </p>
+      )}
+      {matchingFault && <FaultView fault={matchingFault} />}
+      {(selected.size > 0 || matching) && (
         <div class="batch-bar" id="batch-bar" role="region" aria-label="Batch">
           <strong id="selected-count">
-            {selected.size} run{selected.size === 1 ? "" : "s"} selected
+            {matching
+              ? `All ${matching.count} run${matching.count === 1 ? "" : "s"} matching the filters`
+              : `${selected.size} run${selected.size === 1 ? "" : "s"} selected`}
           </strong>
           <label>
             Operation
@@ -235,10 +275,24 @@ export function RunsPage() {
               ))}
             </select>
           </label>
-          <button type="button" class="primary" id="batch-apply" disabled={!!refusal} title={refusal} onClick={() => setConfirming([...selected])}>
-            Apply to {selected.size} run{selected.size === 1 ? "" : "s"}…
+          <button
+            type="button"
+            class="primary"
+            id="batch-apply"
+            disabled={!!refusal || matching?.count === 0}
+            title={refusal}
+            onClick={() => setConfirming(matching ? { ...matching } : { runIds: [...selected] })}
+          >
+            Apply to {matching ? matching.count : selected.size} run{(matching ? matching.count : selected.size) === 1 ? "" : "s"}…
           </button>
-          <button type="button" id="batch-clear" onClick={() => setSelected(new Set())}>
+          <button
+            type="button"
+            id="batch-clear"
+            onClick={() => {
+              setSelected(new Set());
+              setMatching(undefined);
+            }}
+          >
             Clear selection
           </button>
           {refusal && <span class="gated">{refusal}</span>}
@@ -247,11 +301,12 @@ export function RunsPage() {
       {confirming && (
         <BatchDialog
           op={op}
-          runIds={confirming}
+          selection={confirming}
           onClose={() => setConfirming(undefined)}
           onStarted={(id) => {
             setConfirming(undefined);
             setSelected(new Set());
+            setMatching(undefined);
             location.hash = `#/batches/${encodeURIComponent(id)}`;
           }}
         />

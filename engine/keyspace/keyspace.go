@@ -142,6 +142,9 @@ var (
 	// SearchIndex indexes runs by their query fields' values.
 	SearchIndex = prefix("sx", "engine/internal/record", "nothing: a run indexed under one value of one query field (a search attribute or a built-in field)",
 		"by tenant, field, value (order-preserving), then newest first (negated creation time, fixed-width hex), then run")
+	// View holds the saved views of the runs list.
+	View = prefix("view", "view", "a saved view of the runs list: its name, query and filters, who saved it and when",
+		"by tenant, name")
 	// Audit holds the audit log's records.
 	Audit = prefix("aud", "audit", "an audit record of one call (who, what, on which target, the outcome; never a payload)",
 		"by tenant, then newest first (the time inverted, fixed-width hex), then the record id")
@@ -150,4 +153,4 @@ var (
 // All lists every prefix, in the order docs/persisted-format.md lists them.
 var All = []Prefix{Run, RunRequest, RunIndex, RunStatus, PendingTrigger, Ready, Task, Timer,
 	SignalPayload, SignalRecord, SignalExpiry, Recon, Outbox, OutboxRetry, DeadLetter,
-	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Batch, BatchRun, BatchActive, Definition, DefinitionHead, FlowSlot, FlowThrottle, SearchType, SearchIndex, Audit}
+	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Batch, BatchRun, BatchActive, Definition, DefinitionHead, FlowSlot, FlowThrottle, SearchType, SearchIndex, View, Audit}

@@ -17,6 +17,7 @@ import (
 	"github.com/weft-dev/weft/server"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
+	"github.com/weft-dev/weft/view"
 )
 
 // Options shape an in-process weftd.
@@ -87,7 +88,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.stopBatches = s.runBatches()
-	scfg := server.Config{}.WithEngine(s.Engine).WithSchedules(s.Schedules).WithBatches(s.Batches)
+	scfg := server.Config{}.WithEngine(s.Engine).WithSchedules(s.Schedules).WithBatches(s.Batches).WithViews(view.New(s.Store))
 	if opts.Server != nil {
 		scfg = opts.Server(s, scfg)
 	}

@@ -7,6 +7,7 @@ import { SignalService, type SignalRunResponse } from "./gen/weft/v1/signal_pb.j
 import { EventService } from "./gen/weft/v1/event_pb.js";
 import { WorkerService } from "./gen/weft/v1/worker_pb.js";
 import { DefinitionService } from "./gen/weft/v1/definition_pb.js";
+import { ViewService } from "./gen/weft/v1/view_pb.js";
 import { bearerAuth, resolveToken, type TokenSource } from "./auth.js";
 import { toWeftError } from "./errors.js";
 import { activeSpanContext, injectTraceContext } from "./tracecontext.js";
@@ -70,6 +71,8 @@ export interface WeftClient {
   readonly workers: Client<typeof WorkerService>;
   /** weft.v1.DefinitionService: the definition registry (put, get, list stored definitions). */
   readonly definitions: Client<typeof DefinitionService>;
+  /** weft.v1.ViewService: the runs list's saved views (save, list, delete). */
+  readonly views: Client<typeof ViewService>;
   /** The transport every client uses (errors converted, token applied). */
   readonly transport: Transport;
   /** Sends a signal with one signal id reused across retries; see {@link signalRun}. */
@@ -108,6 +111,7 @@ export function createWeftClient(options: WeftClientOptions): WeftClient {
     events,
     workers: createClient(WorkerService, transport),
     definitions: createClient(DefinitionService, transport),
+    views: createClient(ViewService, transport),
     transport,
     signalRun: (input, opts) => signalRun(signals, input, opts),
     submit: (definition, opts) => submit(runs, definition, opts),

@@ -97,6 +97,8 @@ class AsyncClient:
             self.transport, SERVICES["identity"], timeout, retry)
         self.definitions: "_services.AsyncDefinitionService" = _AsyncService(  # type: ignore[assignment]
             self.transport, SERVICES["definitions"], timeout, retry)
+        self.views: "_services.AsyncViewService" = _AsyncService(  # type: ignore[assignment]
+            self.transport, SERVICES["views"], timeout, retry)
 
     async def __aenter__(self) -> "AsyncClient":
         return self

@@ -24,7 +24,7 @@ from . import _connect, values
 from .errors import DeadlineExceeded
 from .tls import TLS
 from .retry import DEFAULT_RETRY, RetryPolicy, call_sync, is_transient
-from weft.v1 import audit_pb2, definition_pb2, event_pb2, identity_pb2, run_pb2, schedule_pb2, signal_pb2, worker_pb2
+from weft.v1 import audit_pb2, definition_pb2, event_pb2, identity_pb2, run_pb2, schedule_pb2, signal_pb2, view_pb2, worker_pb2
 
 if TYPE_CHECKING:
     from weft.v1 import _services
@@ -43,6 +43,7 @@ SERVICES = {
     "audit": audit_pb2.DESCRIPTOR.services_by_name["AuditService"],
     "identity": identity_pb2.DESCRIPTOR.services_by_name["IdentityService"],
     "definitions": definition_pb2.DESCRIPTOR.services_by_name["DefinitionService"],
+    "views": view_pb2.DESCRIPTOR.services_by_name["ViewService"],
 }
 
 Definition = Union[definition_pb2.WorkflowDefinition, Mapping[str, Any]]
@@ -181,6 +182,8 @@ class Client:
             self.transport, SERVICES["identity"], timeout, retry)
         self.definitions: "_services.DefinitionService" = _Service(  # type: ignore[assignment]
             self.transport, SERVICES["definitions"], timeout, retry)
+        self.views: "_services.ViewService" = _Service(  # type: ignore[assignment]
+            self.transport, SERVICES["views"], timeout, retry)
 
     def __enter__(self) -> "Client":
         return self

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from weft.v1 import schedule_pb2
     from weft.v1 import search_pb2
     from weft.v1 import signal_pb2
+    from weft.v1 import view_pb2
     from weft.v1 import worker_pb2
 
 
@@ -143,6 +144,16 @@ class DefinitionService(Protocol):
     def parse_definition(self, request: Union[definition_pb2.ParseDefinitionRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> definition_pb2.ParseDefinitionResponse: ...
 
 
+class ViewService(Protocol):
+    """weft.v1.ViewService, as ``Client.views``."""
+
+    def save_view(self, request: Union[view_pb2.SaveViewRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> view_pb2.SaveViewResponse: ...
+
+    def list_views(self, request: Union[view_pb2.ListViewsRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> view_pb2.ListViewsResponse: ...
+
+    def delete_view(self, request: Union[view_pb2.DeleteViewRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> view_pb2.DeleteViewResponse: ...
+
+
 class AsyncRunService(Protocol):
     """weft.v1.RunService, as ``AsyncClient.runs``."""
 
@@ -265,3 +276,13 @@ class AsyncDefinitionService(Protocol):
     async def list_definitions(self, request: Union[definition_pb2.ListDefinitionsRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> definition_pb2.ListDefinitionsResponse: ...
 
     async def parse_definition(self, request: Union[definition_pb2.ParseDefinitionRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> definition_pb2.ParseDefinitionResponse: ...
+
+
+class AsyncViewService(Protocol):
+    """weft.v1.ViewService, as ``AsyncClient.views``."""
+
+    async def save_view(self, request: Union[view_pb2.SaveViewRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> view_pb2.SaveViewResponse: ...
+
+    async def list_views(self, request: Union[view_pb2.ListViewsRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> view_pb2.ListViewsResponse: ...
+
+    async def delete_view(self, request: Union[view_pb2.DeleteViewRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> view_pb2.DeleteViewResponse: ...
