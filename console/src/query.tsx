@@ -12,11 +12,13 @@ export interface QueryProblemAt {
 /**
  * queryProblem answers the problem a fault of a listing with a query names
  * in it, or undefined when the fault is not about the query: an
- * INVALID_ARGUMENT about the query, or a weftd that serves no queries.
+ * INVALID_ARGUMENT about the query, or a weftd that serves no queries
+ * (CAPABILITY_UNAVAILABLE or FAILED_PRECONDITION).
  */
 export function queryProblem(f: Fault, hasQuery: boolean): QueryProblemAt | undefined {
   if (!hasQuery) return undefined;
-  if (f.code === "CAPABILITY_UNAVAILABLE") return { message: f.message };
+  // A weftd that cannot run queries yet (no query engine) refuses every one.
+  if (f.code === "CAPABILITY_UNAVAILABLE" || f.code === "FAILED_PRECONDITION") return { message: f.message };
   if (f.code !== "INVALID_ARGUMENT") return undefined;
   const about = f.violations.find((v) => /^query\b/.test(v));
   if (!about && !/\bquery\b/i.test(f.message)) return undefined;

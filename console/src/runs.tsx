@@ -96,11 +96,13 @@ export function RunsPage() {
     };
   }, [filters, page, tick]);
 
+  // A refused query is refused again until it changes: Live waits for the next Apply.
+  const queryRefused = !!fault && !!queryProblem(fault, filters.query.trim() !== "");
   useEffect(() => {
-    if (!live) return;
+    if (!live || queryRefused) return;
     const t = setInterval(() => setTick((n) => n + 1), REFRESH_MS);
     return () => clearInterval(t);
-  }, [live]);
+  }, [live, queryRefused]);
 
   const apply = (f: Filters) => {
     setFilters(f);

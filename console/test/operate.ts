@@ -17,7 +17,7 @@ interface Config {
   batchPlan: string;
   batchRuns: string[];
   shots: string;
-  /** Whether this weftd serves run queries (search's engine); when not, a query is answered CAPABILITY_UNAVAILABLE. */
+  /** Whether this weftd serves run queries (search's engine); when not, a query is refused as unavailable (FAILED_PRECONDITION). */
   queryServed: boolean;
 }
 
@@ -195,13 +195,13 @@ async function main(): Promise<void> {
       assert.ok(caret.indexOf("^") >= 20, `the caret is under the place the query breaks: ${JSON.stringify(where)}`);
     } else {
       // This weftd has no query engine yet: the refusal is still the query's, under the box.
-      await waitText(page, "#query-error .fault-code", /^CAPABILITY_UNAVAILABLE$/);
+      await waitText(page, "#query-error .fault-code", /^(CAPABILITY_UNAVAILABLE|FAILED_PRECONDITION)$/);
       await waitText(page, "#query-error .fault-message", /run queries/);
     }
     assert.equal(await page.locator("#f-query[aria-invalid=true]").count(), 1);
     await shot(page, cfg.shots, "query-error");
     await page.locator("#select-matching").click();
-    if (!cfg.queryServed) await waitText(page, ".fault-code", /^CAPABILITY_UNAVAILABLE$/); // CountRuns
+    if (!cfg.queryServed) await waitText(page, ".fault-code", /^(CAPABILITY_UNAVAILABLE|FAILED_PRECONDITION)$/); // CountRuns
 
     // weftd's refusals of the bad YAML are 400 answers the browser logs; every other problem counts.
     assert.deepEqual(problems.filter((p) => !/status of (400|501|503)/.test(p)), [], "the browser reported problems");
