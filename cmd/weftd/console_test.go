@@ -82,11 +82,13 @@ func requireConsoleTools(t *testing.T) (node, browser string) {
 // console/test/feed.test.ts (run_seq order, STALE on a gap, resync until the
 // watermark passes it) and console/test/dag.test.ts (the graph's edges and
 // layout), console/test/jsoncheck.test.ts (where a JSON input stops being
-// JSON, and that it accepts exactly what JSON.parse accepts).
+// JSON, and that it accepts exactly what JSON.parse accepts) and
+// console/test/filters.test.ts (the filters as one query for a batch, a
+// view's filters kept and given back, a refused query placed at its column).
 func TestConsole_EventFeedAndGraphRules(t *testing.T) {
 	t.Parallel()
 	node, _ := requireConsoleTools(t)
-	cmd := exec.Command(node, "--test", "console/test-dist/feed.test.mjs", "console/test-dist/dag.test.mjs", "console/test-dist/jsoncheck.test.mjs")
+	cmd := exec.Command(node, "--test", "console/test-dist/feed.test.mjs", "console/test-dist/dag.test.mjs", "console/test-dist/jsoncheck.test.mjs", "console/test-dist/filters.test.mjs")
 	cmd.Dir = repoRoot(t)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -22,8 +22,9 @@ export function queryProblem(f: Fault, hasQuery: boolean): QueryProblemAt | unde
   if (f.code !== "INVALID_ARGUMENT") return undefined;
   const about = f.violations.find((v) => /^query\b/.test(v));
   if (!about && !/\bquery\b/i.test(f.message)) return undefined;
-  const text = about ?? f.message;
-  const m = /column (\d+)/i.exec(text) ?? /column (\d+)/i.exec(f.message);
+  // weftd's message says it in words ("invalid query: expected a value after '=' at column 14, found the end").
+  const text = /column \d+/i.test(f.message) ? f.message : (about ?? f.message);
+  const m = /column (\d+)/i.exec(text) ?? (about ? /column (\d+)/i.exec(about) : null);
   return { column: m ? Number(m[1]) : undefined, message: text };
 }
 
