@@ -52,6 +52,7 @@ type Client struct {
 	sched   weftv1connect.ScheduleServiceClient
 	audit   weftv1connect.AuditServiceClient
 	defs    weftv1connect.DefinitionServiceClient
+	views   weftv1connect.ViewServiceClient
 	retry   RetryPolicy
 	newID   func() string
 }
@@ -133,6 +134,7 @@ func New(baseURL string, opts ...Option) *Client {
 		sched:   weftv1connect.NewScheduleServiceClient(cfg.httpClient, base, copts...),
 		audit:   weftv1connect.NewAuditServiceClient(cfg.httpClient, base, copts...),
 		defs:    weftv1connect.NewDefinitionServiceClient(cfg.httpClient, base, copts...),
+		views:   weftv1connect.NewViewServiceClient(cfg.httpClient, base, copts...),
 		retry:   cfg.retry.withDefaults(),
 		newID:   cfg.newID,
 	}

@@ -328,3 +328,34 @@ func signalOnceSubmitted(t *testing.T, c *client.Client, delay time.Duration) {
 	}
 	t.Errorf("no run was submitted")
 }
+
+func TestViews_SaveListAndDeleteThroughTheGoClient(t *testing.T) {
+	t.Parallel()
+	c := client.New(setupURL(t))
+	ctx := context.Background()
+	saved, err := c.SaveView(ctx, &weftv1.View{Name: "failed", Query: `status = "FAILED"`})
+	require.NoError(t, err)
+	require.True(t, saved.GetCreated())
+	again, err := c.SaveView(ctx, &weftv1.View{Name: "failed", Query: `status = "FAILED" AND plan = "p"`})
+	require.NoError(t, err)
+	require.False(t, again.GetCreated())
+	list, err := c.ListViews(ctx, &weftv1.ListViewsRequest{})
+	require.NoError(t, err)
+	require.Len(t, list.GetViews(), 1)
+	require.Equal(t, `status = "FAILED" AND plan = "p"`, list.GetViews()[0].GetQuery())
+	require.NoError(t, c.DeleteView(ctx, "failed"))
+	require.True(t, client.IsCode(c.DeleteView(ctx, "failed"), client.CodeNotFound))
+}
+
+func TestParseDefinition_AnswersTheDefinitionOrTheYAMLPathOfEachProblem(t *testing.T) {
+	t.Parallel()
+	c := client.New(setupURL(t))
+	def, err := c.ParseDefinition(context.Background(), "planId: parsed\nsteps:\n  - name: a\n    activity: work\n")
+	require.NoError(t, err)
+	require.Equal(t, "parsed", def.GetPlanId())
+	_, err = c.ParseDefinition(context.Background(), "planId: parsed\nsteps:\n  - name: a\n    timeout: soon\n")
+	var e *client.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, client.CodeInvalidArgument, e.Code)
+	require.Equal(t, "steps[0].timeout", e.Violations[0].Field)
+}

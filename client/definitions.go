@@ -26,3 +26,14 @@ func (c *Client) GetDefinition(ctx context.Context, planID, version string) (*we
 func (c *Client) ListDefinitions(ctx context.Context, req *weftv1.ListDefinitionsRequest) (*weftv1.ListDefinitionsResponse, error) {
 	return unary(ctx, c, true, req, c.defs.ListDefinitions)
 }
+
+// ParseDefinition reads a workflow in the YAML shape (docs/definitions.md)
+// and validates it as a submission would, storing nothing: the definition to
+// submit, or CodeInvalidArgument with each problem named by its YAML path.
+func (c *Client) ParseDefinition(ctx context.Context, yaml string) (*weftv1.WorkflowDefinition, error) {
+	res, err := unary(ctx, c, true, &weftv1.ParseDefinitionRequest{Yaml: yaml}, c.defs.ParseDefinition)
+	if err != nil {
+		return nil, err
+	}
+	return res.GetDefinition(), nil
+}
