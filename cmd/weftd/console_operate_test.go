@@ -57,7 +57,8 @@ func waitDefinition(plan, version string) *weftv1.WorkflowDefinition {
 // latest) runs that version; a run submitted without start waits PENDING;
 // three runs selected in the list are cancelled by one batch whose dialog
 // says it touches three runs, and whose page follows it to COMPLETED with
-// each run's outcome; a view of the list's filters is saved, reopened from
+// each run's outcome; a submit and a batch whose first answer the network
+// lost are pressed again and answer the same run and the same batch; a view of the list's filters is saved, reopened from
 // the picker and from a link in another tab, saved again under its name
 // (replaced) and deleted; a query weftd refuses is shown under the query
 // box. Then the API confirms what the clicks did.
@@ -101,6 +102,12 @@ func TestConsole_StartsRunsAndRunsBatchesInChromium(t *testing.T) {
 	var out operateOut
 	require.NoError(t, json.Unmarshal(lastLine(stdout), &out), "%s", stdout)
 
+	pasted, err := c.ListRuns(ctx, &weftv1.ListRunsRequest{PlanId: "pasted"})
+	require.NoError(t, err)
+	require.Len(t, pasted.GetRuns(), 1, "a submit pressed again after its answer was lost is the same run")
+	batches, err := c.ListBatches(ctx, &weftv1.ListBatchesRequest{})
+	require.NoError(t, err)
+	require.Len(t, batches.GetBatches(), 1, "a batch confirmed again after its answer was lost is the same batch")
 	yamlRun, err := c.GetRun(ctx, out.YAMLRun)
 	require.NoError(t, err)
 	require.Equal(t, "pasted", yamlRun.GetPlanId())
