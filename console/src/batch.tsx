@@ -5,12 +5,12 @@
 import { useEffect, useState } from "preact/hooks";
 import { fromJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import { BatchOperation, BatchRunOutcome, BatchState, type DescribeBatchResponse } from "../../client/ts/src/gen/weft/v1/run_pb";
+import { BatchOperation, BatchRunOutcome, BatchState, type DescribeBatchResponse, type ListBatchesResponse } from "../../client/ts/src/gen/weft/v1/run_pb";
 import { api, faultOf, localFault, type Fault } from "./api";
 import { can, why } from "./me";
 import { Badge, Dialog, FaultView } from "./ui";
 import { checkJson } from "./jsoncheck";
-import { enumName, when } from "./format";
+import { enumName, ms, when } from "./format";
 
 /** The operations a batch applies, as the list offers them: the verb, and the permission beyond runs.operate. */
 export const BATCH_OPERATIONS: { op: BatchOperation; verb: string; does: string; extra?: string }[] = [
@@ -194,7 +194,7 @@ export function BatchPage({ batchId }: { batchId: string }) {
   return (
     <main class="page batch">
       <p>
-        <a href="#/">← Runs</a>
+        <a href="#/batches">← Batches</a>
       </p>
       <div class="run-header">
         <div class="run-title">
@@ -290,6 +290,69 @@ export function BatchPage({ batchId }: { batchId: string }) {
           {res.nextPageToken && <p class="note">The first {RUNS_PAGE} of its runs are shown; weft batch describe pages through the rest.</p>}
         </>
       )}
+    </main>
+  );
+}
+
+/** How many batches the list reads (ListBatches' largest page); they come by id, and are shown newest first. */
+const BATCHES = 1000;
+
+/** BatchesPage lists the tenant's batches, newest first, each with its progress and a link to its page. */
+export function BatchesPage() {
+  const [res, setRes] = useState<ListBatchesResponse | undefined>();
+  const [fault, setFault] = useState<Fault | undefined>();
+  useEffect(() => {
+    api.runs.listBatches({ pageSize: BATCHES }).then(setRes, (e) => setFault(faultOf(e)));
+  }, []);
+  const batches = [...(res?.batches ?? [])].sort((a, b) => (ms(b.createdAt) ?? 0) - (ms(a.createdAt) ?? 0));
+  return (
+    <main class="page batches">
+      <h1>Batches</h1>
+      <p class="muted">Batches are started from the runs list (select runs, then an operation) or with weft batch start.</p>
+      {fault && <FaultView fault={fault} />}
+      <table class="batches">
+        <thead>
+          <tr>
+            <th scope="col">Batch</th>
+            <th scope="col">Operation</th>
+            <th scope="col">State</th>
+            <th scope="col">Progress</th>
+            <th scope="col">Started by</th>
+            <th scope="col">Started</th>
+          </tr>
+        </thead>
+        <tbody>
+          {batches.map((b) => (
+            <tr key={b.batchId} data-batch-id={b.batchId}>
+              <td>
+                <a class="mono" href={`#/batches/${encodeURIComponent(b.batchId)}`}>
+                  {b.batchId}
+                </a>
+              </td>
+              <td>
+                {BATCH_OPERATIONS.find((o) => o.op === b.operation)?.verb.toLowerCase() ?? operationName(b.operation)}
+                {b.query && <div class="muted mono">{b.query}</div>}
+              </td>
+              <td>
+                <Badge status={stateName(b.state)} />
+              </td>
+              <td class="nowrap">
+                {b.done} of {b.total} · {b.failed} failed{b.skipped > 0 ? ` · ${b.skipped} skipped` : ""}
+              </td>
+              <td>{b.createdBy}</td>
+              <td>{when(b.createdAt)}</td>
+            </tr>
+          ))}
+          {res && batches.length === 0 && (
+            <tr>
+              <td colSpan={6} class="empty">
+                No batches yet.
+              </td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+      {res?.nextPageToken && <p class="note">The first {BATCHES} batches by id are shown; weft batch list pages through the rest.</p>}
     </main>
   );
 }

@@ -1,7 +1,8 @@
 // The console's shell: sign-in (with the identity provider, or a pasted
 // token) when weftd asks for it, who is signed in, and a hash router between
-// the runs list (#/), a run (#/runs/<id>), starting a run (#/start), a batch
-// (#/batches/<id>), the schedules (#/schedules) and the audit log (#/audit).
+// the runs list (#/), a run (#/runs/<id>), starting a run (#/start), the
+// batches (#/batches) and one (#/batches/<id>), the schedules (#/schedules)
+// and the audit log (#/audit).
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import type { WhoAmIResponse } from "../../client/ts/src/gen/weft/v1/identity_pb";
@@ -13,7 +14,7 @@ import { RunPage } from "./run";
 import { SchedulesPage } from "./schedules";
 import { AuditPage } from "./audit";
 import { StartPage } from "./start";
-import { BatchPage } from "./batch";
+import { BatchPage, BatchesPage } from "./batch";
 import { ms } from "./format";
 
 type Access =
@@ -174,6 +175,7 @@ function App() {
   const runMatch = /^#\/runs\/(.+)$/.exec(hash);
   const batchMatch = /^#\/batches\/(.+)$/.exec(hash);
   const start = hash === "#/start";
+  const batches = hash === "#/batches";
   const schedules = hash === "#/schedules";
   const audit = hash.startsWith("#/audit");
   const leave = async () => {
@@ -189,8 +191,11 @@ function App() {
           Weft
         </a>
         <nav aria-label="Main">
-          <a href="#/" aria-current={runMatch || batchMatch || start || schedules || audit ? undefined : "page"}>
+          <a href="#/" aria-current={runMatch || batchMatch || batches || start || schedules || audit ? undefined : "page"}>
             Runs
+          </a>
+          <a href="#/batches" aria-current={batches || batchMatch ? "page" : undefined}>
+            Batches
           </a>
           <a href="#/schedules" aria-current={schedules ? "page" : undefined}>
             Schedules
@@ -212,6 +217,8 @@ function App() {
         <RunPage key={runMatch[1]} runId={decodeURIComponent(runMatch[1])} />
       ) : batchMatch ? (
         <BatchPage key={batchMatch[1]} batchId={decodeURIComponent(batchMatch[1])} />
+      ) : batches ? (
+        <BatchesPage />
       ) : start ? (
         <StartPage />
       ) : schedules ? (

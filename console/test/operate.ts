@@ -158,6 +158,12 @@ async function main(): Promise<void> {
     await page.waitForFunction(() => document.querySelectorAll('table.batch-runs tr[data-outcome="SUCCEEDED"]').length === 3);
     for (const id of cfg.batchRuns.slice(0, 3)) assert.equal(await page.locator(`table.batch-runs tr[data-run-id="${id}"]`).count(), 1, id);
     await shot(page, cfg.shots, "batch-done");
+    await page.locator("nav").getByRole("link", { name: "Batches" }).click();
+    await waitText(page, `tr[data-batch-id="${batch}"]`, /cancel\s*COMPLETED\s*3 of 3 · 0 failed\s*anonymous/);
+    assert.equal(await page.locator("table.batches tbody tr[data-batch-id]").count(), 1, "one batch, though confirmed twice");
+    await shot(page, cfg.shots, "batches");
+    await page.locator(`tr[data-batch-id="${batch}"] a`).click();
+    await waitText(page, "#batch-state .badge", /^COMPLETED$/);
     await page.locator(`table.batch-runs tr[data-run-id="${cfg.batchRuns[0]}"] a`).click();
     await waitText(page, "#run-status .badge", /^CANCELLED/);
 
