@@ -29,6 +29,7 @@ var flowScenarios = map[string]func(t *testing.T, b *bundle){
 	"Flow_BadFlowControlIsRefusedAtSubmitNamingTheField":        scenarioFlow_BadFlowControlIsRefusedAtSubmitNamingTheField,
 	"Concurrency_AGivenBackTaskGivesItsSlotBack":                scenarioConcurrency_AGivenBackTaskGivesItsSlotBack,
 	"Concurrency_AStaleHolderIsReplacedOnceItsTaskIsNotClaimed": scenarioConcurrency_AStaleHolderIsReplacedOnceItsTaskIsNotClaimed,
+	"Visibility_DescribeQueueAndGetRunSayWhatHoldsATask":        scenarioVisibility_DescribeQueueAndGetRunSayWhatHoldsATask,
 }
 
 func TestFlow(t *testing.T) {
@@ -401,4 +402,57 @@ func BenchmarkFlowStep(b *testing.B) {
 			}
 		})
 	}
+}
+
+func scenarioVisibility_DescribeQueueAndGetRunSayWhatHoldsATask(t *testing.T, b *bundle) {
+	conc := limited("input.customer", 2)
+	var runs []string
+	for range 3 {
+		runs = append(runs, b.submitInput(conc, `{"customer":"customer-42"}`).RunID)
+	}
+	claimed := map[string]bool{}
+	for _, task := range b.pollAll("act-charge", 10) {
+		claimed[task.RunID] = true
+	}
+	require.Len(t, claimed, 2)
+	thr := seq("call")
+	thr.PlanID = "thr"
+	thr.Actions[0].Throttle = &definition.StepThrottle{Key: "'payments'", Rate: "1/1m"}
+	t1, t2 := b.submit(thr).RunID, b.submit(thr).RunID
+	called := b.pollAll("act-call", 10)
+	require.Len(t, called, 1)
+	held := t2
+	if called[0].RunID == t2 {
+		held = t1
+	}
+	for _, id := range runs {
+		snap := b.run(id)
+		if claimed[id] {
+			require.Empty(t, snap.FlowWaits, "a claimed step waits on nothing")
+		} else {
+			require.Equal(t, map[string]string{"charge": "concurrency key customer-42 at 2/2"}, snap.FlowWaits)
+		}
+	}
+	next := testStart.Add(time.Minute).Format(time.RFC3339Nano)
+	require.Equal(t, map[string]string{"call": "throttled by key payments until " + next}, b.run(held).FlowWaits)
+
+	q, err := b.eng.DescribeQueue(b.ctx, DescribeQueueParams{TenantID: tenant})
+	require.NoError(t, err)
+	require.Len(t, q.FlowKeys, 2)
+	c, th := q.FlowKeys[0], q.FlowKeys[1]
+	if c.Kind != "concurrency" {
+		c, th = th, c
+	}
+	require.Equal(t, "concurrency", c.Kind)
+	require.Equal(t, "plan:plan", c.Scope)
+	require.Equal(t, "customer-42", c.Key)
+	require.Equal(t, []int{1, 2, 2}, []int{c.Waiting, c.InUse, c.Limit})
+	require.Equal(t, "throttle", th.Kind)
+	require.Equal(t, "payments", th.Key)
+	require.Equal(t, []int{1, 0, 1}, []int{th.Waiting, th.Tokens, th.Burst})
+	require.Equal(t, "1/1m", th.Rate)
+	require.Equal(t, testStart.Add(time.Minute), th.NextRelease)
+
+	b.clock.Advance(time.Minute)
+	require.Empty(t, b.run(held).FlowWaits, "a token is there: the task waits for a worker only")
 }

@@ -67,8 +67,9 @@ func (e *Engine) ListWorkers(ctx context.Context, p ListWorkersParams) ([]*Queue
 	return listQueues(ctx, e, p.TenantID)
 }
 
-// DescribeQueue answers one queue of the tenant: its pollers, backlog and
-// oldest ready task. A queue nobody polls and nothing waits in is described
+// DescribeQueue answers one queue of the tenant: its pollers, backlog,
+// oldest ready task and the flow-control keys of its tasks
+// (docs/semantics.md#flow-visibility). A queue nobody polls and nothing waits in is described
 // empty.
 func (e *Engine) DescribeQueue(ctx context.Context, p DescribeQueueParams) (*QueueInfo, error) {
 	if p.TenantID == "" {
@@ -77,7 +78,11 @@ func (e *Engine) DescribeQueue(ctx context.Context, p DescribeQueueParams) (*Que
 	if p.Queue == "" {
 		p.Queue = definition.DefaultQueue
 	}
-	return describeQueue(ctx, e, p.TenantID, p.Queue)
+	q, err := describeQueue(ctx, e, p.TenantID, p.Queue)
+	if err != nil {
+		return nil, err
+	}
+	return q, describeFlow(ctx, e, q)
 }
 
 // errTenantRequired refuses a listing without a tenant: it would list every

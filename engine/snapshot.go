@@ -60,7 +60,11 @@ func (e *Engine) GetRun(ctx context.Context, p GetRunParams) (*runstate.Snapshot
 	if err != nil {
 		return nil, err
 	}
-	return snapshotOf(rec, state), nil
+	snap := snapshotOf(rec, state)
+	if snap.FlowWaits, err = flowWaitsOf(ctx, e, rec, state); err != nil {
+		return nil, err
+	}
+	return snap, nil
 }
 
 // ListEventsResult is one page of a run's events.

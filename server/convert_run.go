@@ -89,6 +89,7 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 	out.Steps = make([]*weftv1.Step, len(s.Steps))
 	for i := range s.Steps {
 		out.Steps[i] = stepProto(&s.Steps[i], &steps[i], &b)
+		out.Steps[i].FlowWait = s.FlowWaits[s.Steps[i].ActionID]
 	}
 	return out
 }

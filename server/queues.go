@@ -50,6 +50,11 @@ func queueProto(q *engine.QueueInfo) *weftv1.QueueDescription {
 	if !q.OldestReady.IsZero() {
 		out.OldestReadyAt = eventpb.Timestamp(q.OldestReady)
 	}
+	for _, k := range q.FlowKeys {
+		out.FlowKeys = append(out.FlowKeys, &weftv1.FlowKeyState{Kind: k.Kind, Scope: k.Scope, Key: k.Key,
+			Waiting: uint32(k.Waiting), InUse: uint32(k.InUse), Limit: uint32(k.Limit), Rate: k.Rate,
+			Burst: uint32(k.Burst), Tokens: uint32(k.Tokens), NextRelease: eventpb.Timestamp(k.NextRelease)})
+	}
 	for _, p := range q.Pollers {
 		out.Pollers = append(out.Pollers, &weftv1.Poller{WorkerId: p.WorkerID, LastPollAt: eventpb.Timestamp(p.LastPoll),
 			Polling: p.Polling, InFlightTasks: uint32(p.InFlight), Activities: p.Activities,

@@ -139,6 +139,9 @@ func stepDetail(s *weftv1.Step) string {
 	if sig := s.GetWaitingForSignal(); sig != "" {
 		parts = append(parts, "waiting for signal "+sig)
 	}
+	if f := s.GetFlowWait(); f != "" {
+		parts = append(parts, "waiting: "+f)
+	}
 	if e := s.GetError(); e != nil {
 		parts = append(parts, stepError(e))
 	}

@@ -82,6 +82,34 @@ func printQueue(w io.Writer, q *weftv1.QueueDescription) {
 		fmt.Fprintln(w)
 		printPollers(w, []*weftv1.QueueDescription{q})
 	}
+	if len(q.GetFlowKeys()) > 0 {
+		fmt.Fprintln(w)
+		printFlowKeys(w, q.GetFlowKeys())
+	}
+}
+
+// printFlowKeys prints the queue's flow-control keys: a concurrency key's
+// slots in use of its limit, a throttle's tokens, rate and next release,
+// and each key's waiting tasks.
+func printFlowKeys(w io.Writer, keys []*weftv1.FlowKeyState) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FLOW KEY	KIND	SCOPE	WAITING	IN USE	TOKENS	NEXT RELEASE")
+	for _, k := range keys {
+		inUse, tokens, next := "-", "-", "-"
+		switch k.GetKind() {
+		case "concurrency":
+			inUse = fmt.Sprintf("%d/%d", k.GetInUse(), k.GetLimit())
+		case "throttle":
+			tokens = fmt.Sprintf("%d/%d (%s)", k.GetTokens(), k.GetBurst(), k.GetRate())
+			if k.GetTokens() == 0 {
+				next = when(k.GetNextRelease())
+			} else {
+				next = "now"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", k.GetKey(), k.GetKind(), k.GetScope(), k.GetWaiting(), inUse, tokens, next)
+	}
+	_ = tw.Flush()
 }
 
 // printPollers prints a table of the queues' pollers.

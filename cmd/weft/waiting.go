@@ -50,9 +50,12 @@ func stepWait(run *weftv1.Run, s *weftv1.Step) string {
 		return fmt.Sprintf("signal %s (step %s): weft signal %s %s", s.GetWaitingForSignal(), id, run.GetRunId(), s.GetWaitingForSignal())
 	case weftv1.StepStatus_STEP_STATUS_WAITING_FOR_MANUAL_COMPLETION:
 		return fmt.Sprintf("manual step %s: weft complete %s %s --token %s --actor NAME", id, run.GetRunId(), id, s.GetCompletionToken())
-	case weftv1.StepStatus_STEP_STATUS_RUNNING:
+	case weftv1.StepStatus_STEP_STATUS_SCHEDULED, weftv1.StepStatus_STEP_STATUS_RUNNING:
 		if w := s.GetWakeAt(); w != nil { // docs/semantics.md#sleep
 			return fmt.Sprintf("sleep of step %s: wakes by itself at %s", id, when(w))
+		}
+		if f := s.GetFlowWait(); f != "" {
+			return fmt.Sprintf("flow control (step %s): %s", id, f)
 		}
 	case weftv1.StepStatus_STEP_STATUS_FAILED:
 		if run.GetStatus() == weftv1.RunStatus_RUN_STATUS_BLOCKED || run.GetStatus() == weftv1.RunStatus_RUN_STATUS_PAUSED {

@@ -40,6 +40,11 @@ type Snapshot struct {
 	// once the run is COMPLETED and that action SUCCEEDED; nil otherwise
 	// (docs/semantics.md#a-runs-result).
 	Result json.RawMessage
+	// FlowWaits says, by action id, why flow control holds a step's ready
+	// task when the run was read ("concurrency key customer-42 at 2/2",
+	// "throttled by key payments until …"; docs/semantics.md#flow-visibility).
+	// Read by GetRun; nil otherwise.
+	FlowWaits map[string]string
 	// RetainUntil is when retention removes the finished run; zero while it
 	// is not finished, or kept until deleted (docs/semantics.md#retention).
 	// The checkpoint knows it; a projection from the log does not.

@@ -39,6 +39,28 @@ type Info struct {
 	OldestReadyAge time.Duration
 	// Pollers are the workers polling it, by worker id.
 	Pollers []pollers.Info
+	// FlowKeys are the flow-control keys of its tasks, when described
+	// (docs/semantics.md#flow-visibility): filled by the engine.
+	FlowKeys []FlowKey
+}
+
+// FlowKey is one step concurrency key or throttle key of a queue's tasks:
+// the tasks it holds back and, for a concurrency key, its slots in use and
+// limit, for a throttle its rate, tokens and next release.
+type FlowKey struct {
+	// Kind is "concurrency" or "throttle"; Scope "tenant" or "plan:{id}".
+	Kind, Scope, Key string
+	// Waiting counts the queue's ready tasks with the key (up to the
+	// description's scan).
+	Waiting int
+	// InUse and Limit: a concurrency key's slots held and its limit.
+	InUse, Limit int
+	// Rate, Burst and Tokens: a throttle's rate ("100/1m"), burst and the
+	// tasks it would let go now; NextRelease is when it next has a token
+	// (now when it has one).
+	Rate          string
+	Burst, Tokens int
+	NextRelease   time.Time
 }
 
 // Desk answers what one process knows of queues and their pollers.

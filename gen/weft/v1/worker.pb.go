@@ -1271,7 +1271,11 @@ type QueueDescription struct {
 	// (at most 4294967295); 0 when none is ready.
 	OldestReadyAgeMs uint32 `protobuf:"varint,5,opt,name=oldest_ready_age_ms,json=oldestReadyAgeMs,proto3" json:"oldest_ready_age_ms,omitempty"`
 	// The workers polling the queue, by worker_id.
-	Pollers       []*Poller `protobuf:"bytes,6,rep,name=pollers,proto3" json:"pollers,omitempty"`
+	Pollers []*Poller `protobuf:"bytes,6,rep,name=pollers,proto3" json:"pollers,omitempty"`
+	// The step concurrency and throttle keys of the queue's tasks, those with
+	// the most waiting tasks first (at most 100; DescribeQueue only, read from
+	// at most 1000 ready tasks and 1000 held slots; docs/semantics.md#flow-visibility).
+	FlowKeys      []*FlowKeyState `protobuf:"bytes,7,rep,name=flow_keys,json=flowKeys,proto3" json:"flow_keys,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1348,6 +1352,137 @@ func (x *QueueDescription) GetPollers() []*Poller {
 	return nil
 }
 
+func (x *QueueDescription) GetFlowKeys() []*FlowKeyState {
+	if x != nil {
+		return x.FlowKeys
+	}
+	return nil
+}
+
+// FlowKeyState is one flow-control key of a queue's tasks.
+type FlowKeyState struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "concurrency" or "throttle".
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// Who shares the key: "tenant" or "plan:{plan_id}".
+	Scope string `protobuf:"bytes,2,opt,name=scope,proto3" json:"scope,omitempty"`
+	// The key, as the step's key expression answered it.
+	Key string `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// The queue's ready tasks with the key.
+	Waiting uint32 `protobuf:"varint,4,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	// A concurrency key's slots held (tasks in flight) and its limit.
+	InUse uint32 `protobuf:"varint,5,opt,name=in_use,json=inUse,proto3" json:"in_use,omitempty"`
+	Limit uint32 `protobuf:"varint,6,opt,name=limit,proto3" json:"limit,omitempty"`
+	// A throttle's rate ("100/1m"), burst, and how many tasks it would let go now.
+	Rate   string `protobuf:"bytes,7,opt,name=rate,proto3" json:"rate,omitempty"`
+	Burst  uint32 `protobuf:"varint,8,opt,name=burst,proto3" json:"burst,omitempty"`
+	Tokens uint32 `protobuf:"varint,9,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	// When a throttle next has a token (now, when it has one).
+	NextRelease   *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=next_release,json=nextRelease,proto3" json:"next_release,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlowKeyState) Reset() {
+	*x = FlowKeyState{}
+	mi := &file_weft_v1_worker_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlowKeyState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlowKeyState) ProtoMessage() {}
+
+func (x *FlowKeyState) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_worker_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlowKeyState.ProtoReflect.Descriptor instead.
+func (*FlowKeyState) Descriptor() ([]byte, []int) {
+	return file_weft_v1_worker_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *FlowKeyState) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *FlowKeyState) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *FlowKeyState) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *FlowKeyState) GetWaiting() uint32 {
+	if x != nil {
+		return x.Waiting
+	}
+	return 0
+}
+
+func (x *FlowKeyState) GetInUse() uint32 {
+	if x != nil {
+		return x.InUse
+	}
+	return 0
+}
+
+func (x *FlowKeyState) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *FlowKeyState) GetRate() string {
+	if x != nil {
+		return x.Rate
+	}
+	return ""
+}
+
+func (x *FlowKeyState) GetBurst() uint32 {
+	if x != nil {
+		return x.Burst
+	}
+	return 0
+}
+
+func (x *FlowKeyState) GetTokens() uint32 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *FlowKeyState) GetNextRelease() *timestamppb.Timestamp {
+	if x != nil {
+		return x.NextRelease
+	}
+	return nil
+}
+
 // Poller is one worker polling one queue. Every weftd of a cluster lists
 // every poller; what a weftd other than the one the worker polls answers may
 // be up to one refresh (10 s by default) old.
@@ -1373,7 +1508,7 @@ type Poller struct {
 
 func (x *Poller) Reset() {
 	*x = Poller{}
-	mi := &file_weft_v1_worker_proto_msgTypes[17]
+	mi := &file_weft_v1_worker_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1520,7 @@ func (x *Poller) String() string {
 func (*Poller) ProtoMessage() {}
 
 func (x *Poller) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_worker_proto_msgTypes[17]
+	mi := &file_weft_v1_worker_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1533,7 @@ func (x *Poller) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Poller.ProtoReflect.Descriptor instead.
 func (*Poller) Descriptor() ([]byte, []int) {
-	return file_weft_v1_worker_proto_rawDescGZIP(), []int{17}
+	return file_weft_v1_worker_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Poller) GetWorkerId() string {
@@ -1565,14 +1700,27 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"\x14DescribeQueueRequest\x12?\n" +
 	"\x05queue\x18\x01 \x01(\tB)\xbaH&r$\x18\x80\x012\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$R\x05queue\"H\n" +
 	"\x15DescribeQueueResponse\x12/\n" +
-	"\x05queue\x18\x01 \x01(\v2\x19.weft.v1.QueueDescriptionR\x05queue\"\x87\x02\n" +
+	"\x05queue\x18\x01 \x01(\v2\x19.weft.v1.QueueDescriptionR\x05queue\"\xbb\x02\n" +
 	"\x10QueueDescription\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x18\n" +
 	"\abacklog\x18\x02 \x01(\rR\abacklog\x12%\n" +
 	"\x0ebacklog_capped\x18\x03 \x01(\bR\rbacklogCapped\x12B\n" +
 	"\x0foldest_ready_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\roldestReadyAt\x12-\n" +
 	"\x13oldest_ready_age_ms\x18\x05 \x01(\rR\x10oldestReadyAgeMs\x12)\n" +
-	"\apollers\x18\x06 \x03(\v2\x0f.weft.v1.PollerR\apollers\"\xa0\x02\n" +
+	"\apollers\x18\x06 \x03(\v2\x0f.weft.v1.PollerR\apollers\x122\n" +
+	"\tflow_keys\x18\a \x03(\v2\x15.weft.v1.FlowKeyStateR\bflowKeys\"\x92\x02\n" +
+	"\fFlowKeyState\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x14\n" +
+	"\x05scope\x18\x02 \x01(\tR\x05scope\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x18\n" +
+	"\awaiting\x18\x04 \x01(\rR\awaiting\x12\x15\n" +
+	"\x06in_use\x18\x05 \x01(\rR\x05inUse\x12\x14\n" +
+	"\x05limit\x18\x06 \x01(\rR\x05limit\x12\x12\n" +
+	"\x04rate\x18\a \x01(\tR\x04rate\x12\x14\n" +
+	"\x05burst\x18\b \x01(\rR\x05burst\x12\x16\n" +
+	"\x06tokens\x18\t \x01(\rR\x06tokens\x12=\n" +
+	"\fnext_release\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\vnextRelease\"\xa0\x02\n" +
 	"\x06Poller\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12<\n" +
 	"\flast_poll_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
@@ -1611,7 +1759,7 @@ func file_weft_v1_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_weft_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_weft_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_weft_v1_worker_proto_goTypes = []any{
 	(TaskType)(0),                      // 0: weft.v1.TaskType
 	(*ActivityRegistration)(nil),       // 1: weft.v1.ActivityRegistration
@@ -1631,63 +1779,66 @@ var file_weft_v1_worker_proto_goTypes = []any{
 	(*DescribeQueueRequest)(nil),       // 15: weft.v1.DescribeQueueRequest
 	(*DescribeQueueResponse)(nil),      // 16: weft.v1.DescribeQueueResponse
 	(*QueueDescription)(nil),           // 17: weft.v1.QueueDescription
-	(*Poller)(nil),                     // 18: weft.v1.Poller
-	nil,                                // 19: weft.v1.Task.UpstreamOutputsEntry
-	nil,                                // 20: weft.v1.CompleteTaskRequest.SearchAttributesEntry
-	(*structpb.Value)(nil),             // 21: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil),      // 22: google.protobuf.Timestamp
-	(*SecretRef)(nil),                  // 23: weft.v1.SecretRef
-	(*ArtifactRef)(nil),                // 24: weft.v1.ArtifactRef
-	(ErrorClass)(0),                    // 25: weft.v1.ErrorClass
-	(VerifyState)(0),                   // 26: weft.v1.VerifyState
-	(*SearchAttributeValue)(nil),       // 27: weft.v1.SearchAttributeValue
+	(*FlowKeyState)(nil),               // 18: weft.v1.FlowKeyState
+	(*Poller)(nil),                     // 19: weft.v1.Poller
+	nil,                                // 20: weft.v1.Task.UpstreamOutputsEntry
+	nil,                                // 21: weft.v1.CompleteTaskRequest.SearchAttributesEntry
+	(*structpb.Value)(nil),             // 22: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil),      // 23: google.protobuf.Timestamp
+	(*SecretRef)(nil),                  // 24: weft.v1.SecretRef
+	(*ArtifactRef)(nil),                // 25: weft.v1.ArtifactRef
+	(ErrorClass)(0),                    // 26: weft.v1.ErrorClass
+	(VerifyState)(0),                   // 27: weft.v1.VerifyState
+	(*SearchAttributeValue)(nil),       // 28: weft.v1.SearchAttributeValue
 }
 var file_weft_v1_worker_proto_depIdxs = []int32{
 	1,  // 0: weft.v1.PollTasksRequest.activities:type_name -> weft.v1.ActivityRegistration
 	4,  // 1: weft.v1.PollTasksResponse.tasks:type_name -> weft.v1.Task
 	0,  // 2: weft.v1.Task.task_type:type_name -> weft.v1.TaskType
-	21, // 3: weft.v1.Task.input:type_name -> google.protobuf.Value
-	21, // 4: weft.v1.Task.run_input:type_name -> google.protobuf.Value
-	19, // 5: weft.v1.Task.upstream_outputs:type_name -> weft.v1.Task.UpstreamOutputsEntry
-	22, // 6: weft.v1.Task.deadline:type_name -> google.protobuf.Timestamp
-	23, // 7: weft.v1.Task.secrets:type_name -> weft.v1.SecretRef
-	21, // 8: weft.v1.Task.heartbeat_details:type_name -> google.protobuf.Value
-	21, // 9: weft.v1.CompleteTaskRequest.output:type_name -> google.protobuf.Value
-	24, // 10: weft.v1.CompleteTaskRequest.artifacts:type_name -> weft.v1.ArtifactRef
+	22, // 3: weft.v1.Task.input:type_name -> google.protobuf.Value
+	22, // 4: weft.v1.Task.run_input:type_name -> google.protobuf.Value
+	20, // 5: weft.v1.Task.upstream_outputs:type_name -> weft.v1.Task.UpstreamOutputsEntry
+	23, // 6: weft.v1.Task.deadline:type_name -> google.protobuf.Timestamp
+	24, // 7: weft.v1.Task.secrets:type_name -> weft.v1.SecretRef
+	22, // 8: weft.v1.Task.heartbeat_details:type_name -> google.protobuf.Value
+	22, // 9: weft.v1.CompleteTaskRequest.output:type_name -> google.protobuf.Value
+	25, // 10: weft.v1.CompleteTaskRequest.artifacts:type_name -> weft.v1.ArtifactRef
 	2,  // 11: weft.v1.CompleteTaskRequest.next_tasks:type_name -> weft.v1.PollTasksRequest
-	20, // 12: weft.v1.CompleteTaskRequest.search_attributes:type_name -> weft.v1.CompleteTaskRequest.SearchAttributesEntry
+	21, // 12: weft.v1.CompleteTaskRequest.search_attributes:type_name -> weft.v1.CompleteTaskRequest.SearchAttributesEntry
 	4,  // 13: weft.v1.CompleteTaskResponse.tasks:type_name -> weft.v1.Task
-	25, // 14: weft.v1.FailTaskRequest.error_class:type_name -> weft.v1.ErrorClass
-	21, // 15: weft.v1.HeartbeatTaskRequest.details:type_name -> google.protobuf.Value
-	22, // 16: weft.v1.HeartbeatTaskResponse.deadline:type_name -> google.protobuf.Timestamp
-	26, // 17: weft.v1.ReportVerificationRequest.state:type_name -> weft.v1.VerifyState
-	21, // 18: weft.v1.ReportVerificationRequest.result:type_name -> google.protobuf.Value
+	26, // 14: weft.v1.FailTaskRequest.error_class:type_name -> weft.v1.ErrorClass
+	22, // 15: weft.v1.HeartbeatTaskRequest.details:type_name -> google.protobuf.Value
+	23, // 16: weft.v1.HeartbeatTaskResponse.deadline:type_name -> google.protobuf.Timestamp
+	27, // 17: weft.v1.ReportVerificationRequest.state:type_name -> weft.v1.VerifyState
+	22, // 18: weft.v1.ReportVerificationRequest.result:type_name -> google.protobuf.Value
 	17, // 19: weft.v1.ListWorkersResponse.queues:type_name -> weft.v1.QueueDescription
 	17, // 20: weft.v1.DescribeQueueResponse.queue:type_name -> weft.v1.QueueDescription
-	22, // 21: weft.v1.QueueDescription.oldest_ready_at:type_name -> google.protobuf.Timestamp
-	18, // 22: weft.v1.QueueDescription.pollers:type_name -> weft.v1.Poller
-	22, // 23: weft.v1.Poller.last_poll_at:type_name -> google.protobuf.Timestamp
-	21, // 24: weft.v1.Task.UpstreamOutputsEntry.value:type_name -> google.protobuf.Value
-	27, // 25: weft.v1.CompleteTaskRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
-	2,  // 26: weft.v1.WorkerService.PollTasks:input_type -> weft.v1.PollTasksRequest
-	5,  // 27: weft.v1.WorkerService.CompleteTask:input_type -> weft.v1.CompleteTaskRequest
-	7,  // 28: weft.v1.WorkerService.FailTask:input_type -> weft.v1.FailTaskRequest
-	9,  // 29: weft.v1.WorkerService.HeartbeatTask:input_type -> weft.v1.HeartbeatTaskRequest
-	11, // 30: weft.v1.WorkerService.ReportVerification:input_type -> weft.v1.ReportVerificationRequest
-	13, // 31: weft.v1.WorkerService.ListWorkers:input_type -> weft.v1.ListWorkersRequest
-	15, // 32: weft.v1.WorkerService.DescribeQueue:input_type -> weft.v1.DescribeQueueRequest
-	3,  // 33: weft.v1.WorkerService.PollTasks:output_type -> weft.v1.PollTasksResponse
-	6,  // 34: weft.v1.WorkerService.CompleteTask:output_type -> weft.v1.CompleteTaskResponse
-	8,  // 35: weft.v1.WorkerService.FailTask:output_type -> weft.v1.FailTaskResponse
-	10, // 36: weft.v1.WorkerService.HeartbeatTask:output_type -> weft.v1.HeartbeatTaskResponse
-	12, // 37: weft.v1.WorkerService.ReportVerification:output_type -> weft.v1.ReportVerificationResponse
-	14, // 38: weft.v1.WorkerService.ListWorkers:output_type -> weft.v1.ListWorkersResponse
-	16, // 39: weft.v1.WorkerService.DescribeQueue:output_type -> weft.v1.DescribeQueueResponse
-	33, // [33:40] is the sub-list for method output_type
-	26, // [26:33] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	23, // 21: weft.v1.QueueDescription.oldest_ready_at:type_name -> google.protobuf.Timestamp
+	19, // 22: weft.v1.QueueDescription.pollers:type_name -> weft.v1.Poller
+	18, // 23: weft.v1.QueueDescription.flow_keys:type_name -> weft.v1.FlowKeyState
+	23, // 24: weft.v1.FlowKeyState.next_release:type_name -> google.protobuf.Timestamp
+	23, // 25: weft.v1.Poller.last_poll_at:type_name -> google.protobuf.Timestamp
+	22, // 26: weft.v1.Task.UpstreamOutputsEntry.value:type_name -> google.protobuf.Value
+	28, // 27: weft.v1.CompleteTaskRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
+	2,  // 28: weft.v1.WorkerService.PollTasks:input_type -> weft.v1.PollTasksRequest
+	5,  // 29: weft.v1.WorkerService.CompleteTask:input_type -> weft.v1.CompleteTaskRequest
+	7,  // 30: weft.v1.WorkerService.FailTask:input_type -> weft.v1.FailTaskRequest
+	9,  // 31: weft.v1.WorkerService.HeartbeatTask:input_type -> weft.v1.HeartbeatTaskRequest
+	11, // 32: weft.v1.WorkerService.ReportVerification:input_type -> weft.v1.ReportVerificationRequest
+	13, // 33: weft.v1.WorkerService.ListWorkers:input_type -> weft.v1.ListWorkersRequest
+	15, // 34: weft.v1.WorkerService.DescribeQueue:input_type -> weft.v1.DescribeQueueRequest
+	3,  // 35: weft.v1.WorkerService.PollTasks:output_type -> weft.v1.PollTasksResponse
+	6,  // 36: weft.v1.WorkerService.CompleteTask:output_type -> weft.v1.CompleteTaskResponse
+	8,  // 37: weft.v1.WorkerService.FailTask:output_type -> weft.v1.FailTaskResponse
+	10, // 38: weft.v1.WorkerService.HeartbeatTask:output_type -> weft.v1.HeartbeatTaskResponse
+	12, // 39: weft.v1.WorkerService.ReportVerification:output_type -> weft.v1.ReportVerificationResponse
+	14, // 40: weft.v1.WorkerService.ListWorkers:output_type -> weft.v1.ListWorkersResponse
+	16, // 41: weft.v1.WorkerService.DescribeQueue:output_type -> weft.v1.DescribeQueueResponse
+	35, // [35:42] is the sub-list for method output_type
+	28, // [28:35] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_worker_proto_init() }
@@ -1704,7 +1855,7 @@ func file_weft_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_worker_proto_rawDesc), len(file_weft_v1_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

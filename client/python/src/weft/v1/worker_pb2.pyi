@@ -97,6 +97,30 @@ class FailTaskResponse(_message.Message):
     will_retry: bool
     def __init__(self, duplicate: bool = ..., will_retry: bool = ...) -> None: ...
 
+class FlowKeyState(_message.Message):
+    __slots__ = ["burst", "in_use", "key", "kind", "limit", "next_release", "rate", "scope", "tokens", "waiting"]
+    BURST_FIELD_NUMBER: _ClassVar[int]
+    IN_USE_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    NEXT_RELEASE_FIELD_NUMBER: _ClassVar[int]
+    RATE_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
+    burst: int
+    in_use: int
+    key: str
+    kind: str
+    limit: int
+    next_release: _timestamp_pb2.Timestamp
+    rate: str
+    scope: str
+    tokens: int
+    waiting: int
+    def __init__(self, kind: _Optional[str] = ..., scope: _Optional[str] = ..., key: _Optional[str] = ..., waiting: _Optional[int] = ..., in_use: _Optional[int] = ..., limit: _Optional[int] = ..., rate: _Optional[str] = ..., burst: _Optional[int] = ..., tokens: _Optional[int] = ..., next_release: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
 class HeartbeatTaskRequest(_message.Message):
     __slots__ = ["details", "task_token", "worker_id"]
     DETAILS_FIELD_NUMBER: _ClassVar[int]
@@ -166,20 +190,22 @@ class Poller(_message.Message):
     def __init__(self, worker_id: _Optional[str] = ..., last_poll_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., polling: bool = ..., in_flight_tasks: _Optional[int] = ..., activities: _Optional[_Iterable[str]] = ..., compensations: _Optional[_Iterable[str]] = ..., verifiable_activities: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class QueueDescription(_message.Message):
-    __slots__ = ["backlog", "backlog_capped", "oldest_ready_age_ms", "oldest_ready_at", "pollers", "queue"]
+    __slots__ = ["backlog", "backlog_capped", "flow_keys", "oldest_ready_age_ms", "oldest_ready_at", "pollers", "queue"]
     BACKLOG_CAPPED_FIELD_NUMBER: _ClassVar[int]
     BACKLOG_FIELD_NUMBER: _ClassVar[int]
+    FLOW_KEYS_FIELD_NUMBER: _ClassVar[int]
     OLDEST_READY_AGE_MS_FIELD_NUMBER: _ClassVar[int]
     OLDEST_READY_AT_FIELD_NUMBER: _ClassVar[int]
     POLLERS_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     backlog: int
     backlog_capped: bool
+    flow_keys: _containers.RepeatedCompositeFieldContainer[FlowKeyState]
     oldest_ready_age_ms: int
     oldest_ready_at: _timestamp_pb2.Timestamp
     pollers: _containers.RepeatedCompositeFieldContainer[Poller]
     queue: str
-    def __init__(self, queue: _Optional[str] = ..., backlog: _Optional[int] = ..., backlog_capped: bool = ..., oldest_ready_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., oldest_ready_age_ms: _Optional[int] = ..., pollers: _Optional[_Iterable[_Union[Poller, _Mapping]]] = ...) -> None: ...
+    def __init__(self, queue: _Optional[str] = ..., backlog: _Optional[int] = ..., backlog_capped: bool = ..., oldest_ready_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., oldest_ready_age_ms: _Optional[int] = ..., pollers: _Optional[_Iterable[_Union[Poller, _Mapping]]] = ..., flow_keys: _Optional[_Iterable[_Union[FlowKeyState, _Mapping]]] = ...) -> None: ...
 
 class ReportVerificationRequest(_message.Message):
     __slots__ = ["diagnostic", "result", "state", "task_token", "worker_id"]
