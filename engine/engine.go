@@ -354,11 +354,16 @@ type Counters struct {
 	// RunsRemoved counts the runs whose removal (by retention or DeleteRun)
 	// this engine finished (retention.go).
 	RunsRemoved int64
+	// FlowHeldConcurrency and FlowHeldThrottle count the claims this engine
+	// found held back by a concurrency key at its limit or a throttle
+	// without a token (flowclaim.go).
+	FlowHeldConcurrency, FlowHeldThrottle int64
 }
 
 // Counters answers this engine's counters; unlike Stats it reads no store.
 func (e *Engine) Counters() Counters {
-	return Counters{StaleCommitsRejected: e.own.stale.Load(), RunsRemoved: e.own.removed.Load()}
+	return Counters{StaleCommitsRejected: e.own.stale.Load(), RunsRemoved: e.own.removed.Load(),
+		FlowHeldConcurrency: e.flow.heldFull.Load(), FlowHeldThrottle: e.flow.heldThrottle.Load()}
 }
 
 // StatsCap bounds each count Stats makes: a count at the cap means "at least".
@@ -375,6 +380,10 @@ type Stats struct {
 	// Queues describes every queue of every tenant that has a poller or a
 	// ready task (at most 1,000; ListWorkers says what each holds).
 	Queues []*QueueInfo
+	// FlowKeys are the step concurrency keys by slots held and the
+	// throttle keys by backlog, the top 20 of each kind and the rest as one
+	// series named "other" per tenant (flowview.go).
+	FlowKeys []FlowKeyStat
 }
 
 // AllRunStatuses lists every run status, in lifecycle order.
@@ -401,6 +410,9 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 		return nil, err
 	}
 	if out.Queues, err = listQueues(ctx, e, ""); err != nil {
+		return nil, err
+	}
+	if out.FlowKeys, err = flowStats(ctx, e); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
@@ -92,6 +93,7 @@ func claimFlow(ctx context.Context, e *Engine, t *record.Task, version uint64, p
 				return "", false, err
 			}
 			if r.full {
+				e.flow.heldFull.Add(1)
 				e.flow.holdFull(gate[0], queue, clockNow(e))
 				return "", true, nil
 			}
@@ -112,6 +114,7 @@ func claimFlow(ctx context.Context, e *Engine, t *record.Task, version uint64, p
 	var cf *store.ConditionFailedError
 	switch {
 	case errors.As(err, &held):
+		e.flow.heldThrottle.Add(1)
 		e.flow.holdUntil(gate[1], held.retryAt, func() { e.dispatch.Wake(queue) })
 		return nil, nil
 	case errors.Is(err, errSkipTask) || errors.As(err, &cf) || CodeOf(err) == CodeNotFound:
@@ -304,6 +307,8 @@ type flowGate struct {
 	full  map[string]map[string]time.Time // queue → key → until
 	timed map[string]time.Time            // key → until
 	sweep []byte                          // where the idle-bucket sweep resumes
+	// heldFull and heldThrottle count the claims held back (Counters).
+	heldFull, heldThrottle atomic.Int64
 }
 
 // The gate's bounds: how long a full key is skipped at most without a

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/flowcontrol"
 	"github.com/weft-dev/weft/engine/internal/queues"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/keyspace"
@@ -219,4 +220,103 @@ func flowWait(ctx context.Context, e *Engine, rec *record.Run, t *record.Task) (
 		}
 	}
 	return strings.Join(why, "; "), nil
+}
+
+// FlowKeyStat is one flow-control key's figures for metrics: a
+// concurrency key's slots held, a throttle key's backlog (how far its
+// bucket runs ahead of now: the wait of a task that came now, beyond the
+// burst).
+type FlowKeyStat struct {
+	TenantID, Kind, Scope, Key string
+	InUse                      int
+	Ahead                      time.Duration
+}
+
+// flowStatsTop is how many keys of each kind metrics name; the rest are
+// one series with key "other" (its slots summed, its backlog the most).
+const flowStatsTop = 20
+
+// OtherFlowKey names the series of the keys beyond the top ones.
+const OtherFlowKey = "other"
+
+// flowStats answers the keys of every tenant by slots held and by
+// throttle backlog, the top flowStatsTop of each and one "other" series
+// per kind, from at most StatsCap slot and bucket records each.
+func flowStats(ctx context.Context, e *Engine) ([]FlowKeyStat, error) {
+	slots, err := e.store.Scan(ctx, &store.ScanParams{Prefix: keyspace.FlowSlot.KeyPrefix(), Limit: StatsCap})
+	if err != nil {
+		return nil, err
+	}
+	inUse := map[[3]string]int{}
+	for _, it := range slots.Items {
+		if c, ok := flowKeyParts(it.Key, 5); ok { // fcs, tenant, scope, key, index
+			inUse[c]++
+		}
+	}
+	buckets, err := e.store.Scan(ctx, &store.ScanParams{Prefix: keyspace.FlowThrottle.KeyPrefix(), Limit: StatsCap})
+	if err != nil {
+		return nil, err
+	}
+	now := clockNow(e)
+	ahead := map[[3]string]time.Duration{}
+	for _, it := range buckets.Items {
+		var b flowcontrol.Bucket
+		if c, ok := flowKeyParts(it.Key, 4); ok && b.UnmarshalBinary(it.Value) == nil && !b.Idle(now) {
+			ahead[c] = time.Duration(b.TAT - now.UnixNano())
+		}
+	}
+	out := topFlowKeys("concurrency", inUse, func(s *FlowKeyStat, n int) { s.InUse += n })
+	return append(out, topFlowKeys("throttle", ahead, func(s *FlowKeyStat, d time.Duration) { s.Ahead = max(s.Ahead, d) })...), nil
+}
+
+// flowKeyParts answers a flow record key's tenant, scope and key, when it
+// has n components.
+func flowKeyParts(key []byte, n int) ([3]string, bool) {
+	c, err := store.SplitKey(key)
+	if err != nil || len(c) != n {
+		return [3]string{}, false
+	}
+	return [3]string{c[1], c[2], c[3]}, true
+}
+
+// topFlowKeys answers the flowStatsTop keys of m with the largest values,
+// by tenant, and the rest folded into one series per tenant named
+// OtherFlowKey.
+func topFlowKeys[V int | time.Duration](kind string, m map[[3]string]V, fold func(*FlowKeyStat, V)) []FlowKeyStat {
+	keys := make([][3]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y [3]string) int {
+		return cmp.Or(cmp.Compare(m[y], m[x]), cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1]), cmp.Compare(x[2], y[2]))
+	})
+	var out []FlowKeyStat
+	other := map[string]*FlowKeyStat{}
+	for i, k := range keys {
+		if i < flowStatsTop {
+			s := FlowKeyStat{TenantID: k[0], Kind: kind, Scope: scopeLabel(k[1]), Key: k[2]}
+			fold(&s, m[k])
+			out = append(out, s)
+			continue
+		}
+		if other[k[0]] == nil {
+			other[k[0]] = &FlowKeyStat{TenantID: k[0], Kind: kind, Scope: OtherFlowKey, Key: OtherFlowKey}
+		}
+		fold(other[k[0]], m[k])
+	}
+	for _, s := range other {
+		out = append(out, *s)
+	}
+	return out
+}
+
+// scopeLabel names a stored scope ("t", "p:{plan}") as descriptions do.
+func scopeLabel(s string) string {
+	if s == "t" {
+		return "tenant"
+	}
+	if plan, ok := strings.CutPrefix(s, "p:"); ok {
+		return "plan:" + plan
+	}
+	return s
 }

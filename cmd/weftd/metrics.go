@@ -38,13 +38,15 @@ func observeEngine(meter metric.Meter, eng *engine.Engine, logger *slog.Logger) 
 	removed, err4 := meter.Int64ObservableCounter("weft.runs.removed", metric.WithUnit("{run}"),
 		metric.WithDescription("Finished runs this weftd removed with all their records: expired (retention) or deleted (DeleteRun)."))
 	perQueue, err5 := newQueueGauges(meter)
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+	flow, err6 := newFlowGauges(meter)
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		return fmt.Errorf("engine metrics: %w", err)
 	}
 	_, err := meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		counted := eng.Counters()
 		o.ObserveInt64(stale, counted.StaleCommitsRejected)
 		o.ObserveInt64(removed, counted.RunsRemoved)
+		flow.observeHeld(o, counted)
 		ctx, cancel := context.WithTimeout(ctx, statsTimeout)
 		defer cancel()
 		stats, err := eng.Stats(ctx)
@@ -59,8 +61,9 @@ func observeEngine(meter metric.Meter, eng *engine.Engine, logger *slog.Logger) 
 		o.ObserveInt64(queue, int64(stats.ReadyTasks), metric.WithAttributes(attribute.String("kind", "tasks")))
 		o.ObserveInt64(queue, int64(stats.QueuedRuns), metric.WithAttributes(attribute.String("kind", "runs")))
 		perQueue.observe(o, stats.Queues)
+		flow.observe(o, stats.FlowKeys)
 		return nil
-	}, runs, queue, stale, removed, perQueue.backlog, perQueue.oldestAge, perQueue.pollers)
+	}, runs, queue, stale, removed, perQueue.backlog, perQueue.oldestAge, perQueue.pollers, flow.inUse, flow.backlog, flow.held)
 	if err != nil {
 		return fmt.Errorf("engine metrics: %w", err)
 	}
@@ -194,4 +197,43 @@ func (g *queueGauges) observe(o metric.Observer, queues []*engine.QueueInfo) {
 		o.ObserveFloat64(g.oldestAge, q.OldestReadyAge.Seconds(), attrs)
 		o.ObserveInt64(g.pollers, int64(len(q.Pollers)), attrs)
 	}
+}
+
+// flowGauges are the flow-control series (docs/operations.md#flow-metrics):
+// per key, labelled by tenant, scope and key — the top 20 keys of each kind
+// and one series named "other" per tenant for the rest, so the series stay
+// bounded whatever the keys — a concurrency key's slots held and a throttle
+// key's backlog; and this weftd's claims flow control held back, by kind.
+type flowGauges struct {
+	inUse   metric.Int64ObservableGauge
+	backlog metric.Float64ObservableGauge
+	held    metric.Int64ObservableCounter
+}
+
+func newFlowGauges(meter metric.Meter) (*flowGauges, error) {
+	inUse, err1 := meter.Int64ObservableGauge("weft.flow.slots_in_use", metric.WithUnit("{task}"),
+		metric.WithDescription("Tasks in flight holding a step concurrency key's slots, by tenant, scope and key (the top 20 keys; the rest summed as key other)."))
+	backlog, err2 := meter.Float64ObservableGauge("weft.flow.throttle.backlog", metric.WithUnit("s"),
+		metric.WithDescription("How far a step throttle key's bucket runs ahead of now (a task arriving now waits this long beyond the burst), by tenant, scope and key (the top 20; the rest's largest as key other)."))
+	held, err3 := meter.Int64ObservableCounter("weft.flow.claims.held", metric.WithUnit("{claim}"),
+		metric.WithDescription("Claims this weftd found held back by flow control, by kind (concurrency: the key at its limit; throttle: no token)."))
+	return &flowGauges{inUse: inUse, backlog: backlog, held: held}, errors.Join(err1, err2, err3)
+}
+
+// observe records every key's series.
+func (g *flowGauges) observe(o metric.Observer, keys []engine.FlowKeyStat) {
+	for _, k := range keys {
+		attrs := metric.WithAttributes(attribute.String("tenant", k.TenantID), attribute.String("scope", k.Scope), attribute.String("key", k.Key))
+		if k.Kind == "concurrency" {
+			o.ObserveInt64(g.inUse, int64(k.InUse), attrs)
+		} else {
+			o.ObserveFloat64(g.backlog, k.Ahead.Seconds(), attrs)
+		}
+	}
+}
+
+// observeHeld records the held claims' counters.
+func (g *flowGauges) observeHeld(o metric.Observer, c engine.Counters) {
+	o.ObserveInt64(g.held, c.FlowHeldConcurrency, metric.WithAttributes(attribute.String("kind", "concurrency")))
+	o.ObserveInt64(g.held, c.FlowHeldThrottle, metric.WithAttributes(attribute.String("kind", "throttle")))
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -227,4 +228,47 @@ func TestMetrics_ASQLStoreServesItsReadRetries(t *testing.T) {
 	require.Contains(t, text, "# TYPE weft_store_read_retries_total counter\n")
 	require.Contains(t, text, "weft_store_read_retries_total 0\n")
 	require.Contains(t, text, "weft_store_commit_retries_total 0\n")
+}
+
+// TestFlowMetrics_KeysSlotsAndThrottleBacklogAreBoundedToTheTopKeysAndOther:
+// 25 concurrency keys each holding a slot (one holding two) serve the top 20
+// by name and the other 5 summed as key "other"; a throttle key's backlog is
+// how far its bucket runs ahead; the claims held back are counted by kind.
+func TestFlowMetrics_KeysSlotsAndThrottleBacklogAreBoundedToTheTopKeysAndOther(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	manual := timesource.NewManual(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
+	eng, err := engine.New(engine.Config{Store: memstore.New(memstore.Config{}), Clock: manual})
+	require.NoError(t, err)
+	pipeline, err := telemetry.NewMetrics()
+	require.NoError(t, err)
+	require.NoError(t, observeEngine(pipeline.Provider.Meter(meterName), eng, slog.New(slog.DiscardHandler)))
+	def := definition.Definition{PlanID: "p", PlanVersion: "1", Actions: []definition.Action{{ID: "a", Order: 1, Activity: "x",
+		Concurrency: &definition.StepConcurrency{Key: "input.k", Limit: 2}}}}
+	submit := func(d definition.Definition, key string) {
+		_, err := eng.SubmitRun(ctx, engine.SubmitParams{TenantID: "t", Definition: d, Start: true, Input: []byte(`{"k":"` + key + `"}`)})
+		require.NoError(t, err)
+	}
+	for i := range 25 {
+		submit(def, fmt.Sprintf("key-%02d", i))
+	}
+	submit(def, "key-00") // key-00 holds two: the top key
+	thr := definition.Definition{PlanID: "q", PlanVersion: "1", Actions: []definition.Action{{ID: "b", Order: 1, Activity: "y",
+		Throttle: &definition.StepThrottle{Key: "'psp'", Rate: "1/1m", Scope: definition.ScopeTenant}}}}
+	submit(thr, "")
+	submit(thr, "")
+	tasks, err := eng.PollTasks(ctx, engine.PollParams{TenantID: "t", WorkerID: "w", Activities: []string{"x", "y"}, MaxTasks: 100})
+	require.NoError(t, err)
+	require.Len(t, tasks, 27, "every concurrency task and one throttled one")
+	text := scrapePipeline(t, pipeline)
+	for _, line := range []string{
+		"# TYPE weft_flow_slots_in_use gauge\n",
+		`weft_flow_slots_in_use{key="key-00",scope="plan:p",tenant="t"} 2` + "\n",
+		`weft_flow_slots_in_use{key="other",scope="other",tenant="t"} 5` + "\n",
+		`weft_flow_throttle_backlog_seconds{key="psp",scope="tenant",tenant="t"} 60` + "\n",
+		`weft_flow_claims_held_total{kind="throttle"} 1` + "\n",
+	} {
+		require.Contains(t, text, line)
+	}
+	require.Equal(t, 21, strings.Count(text, "weft_flow_slots_in_use{"), "the top 20 keys and other")
 }
