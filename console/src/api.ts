@@ -10,6 +10,7 @@ import { IdentityService } from "../../client/ts/src/gen/weft/v1/identity_pb";
 import { AuditService } from "../../client/ts/src/gen/weft/v1/audit_pb";
 import { DefinitionService } from "../../client/ts/src/gen/weft/v1/definition_pb";
 import { ViewService } from "../../client/ts/src/gen/weft/v1/view_pb";
+import { WorkerService } from "../../client/ts/src/gen/weft/v1/worker_pb";
 import { FaultCode, FaultSchema } from "../../client/ts/src/gen/weft/v1/fault_pb";
 import { ViolationsSchema } from "../../client/ts/src/gen/buf/validate/validate_pb";
 
@@ -46,6 +47,7 @@ export const api = {
   audit: createClient(AuditService, transport),
   definitions: createClient(DefinitionService, transport),
   views: createClient(ViewService, transport),
+  workers: createClient(WorkerService, transport),
 };
 
 /** The ways this weftd lets a person sign in (GET /ui/auth/config). */

@@ -1,8 +1,8 @@
 // The console's shell: sign-in (with the identity provider, or a pasted
 // token) when weftd asks for it, who is signed in, and a hash router between
 // the runs list (#/), a run (#/runs/<id>), starting a run (#/start), the
-// batches (#/batches) and one (#/batches/<id>), the schedules (#/schedules)
-// and the audit log (#/audit).
+// batches (#/batches) and one (#/batches/<id>), the schedules (#/schedules),
+// the queues (#/queues) and the audit log (#/audit).
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import type { WhoAmIResponse } from "../../client/ts/src/gen/weft/v1/identity_pb";
@@ -15,6 +15,7 @@ import { SchedulesPage } from "./schedules";
 import { AuditPage } from "./audit";
 import { StartPage } from "./start";
 import { BatchPage, BatchesPage } from "./batch";
+import { QueuesPage } from "./queues";
 import { ms } from "./format";
 
 type Access =
@@ -178,6 +179,7 @@ function App() {
   const batches = hash === "#/batches";
   const schedules = hash === "#/schedules";
   const audit = hash.startsWith("#/audit");
+  const queues = hash === "#/queues";
   const leave = async () => {
     await signOut();
     setMe(undefined);
@@ -191,7 +193,7 @@ function App() {
           Weft
         </a>
         <nav aria-label="Main">
-          <a href="#/" aria-current={runMatch || batchMatch || batches || start || schedules || audit ? undefined : "page"}>
+          <a href="#/" aria-current={runMatch || batchMatch || batches || start || schedules || audit || queues ? undefined : "page"}>
             Runs
           </a>
           <a href="#/batches" aria-current={batches || batchMatch ? "page" : undefined}>
@@ -200,6 +202,11 @@ function App() {
           <a href="#/schedules" aria-current={schedules ? "page" : undefined}>
             Schedules
           </a>
+          {can("queues.read") && (
+            <a href="#/queues" id="nav-queues" aria-current={queues ? "page" : undefined}>
+              Queues
+            </a>
+          )}
           {can("audit.read") && (
             <a href="#/audit" id="nav-audit" aria-current={audit ? "page" : undefined}>
               Audit log
@@ -225,6 +232,8 @@ function App() {
         <SchedulesPage />
       ) : audit ? (
         <AuditPage />
+      ) : queues ? (
+        <QueuesPage />
       ) : (
         <RunsPage />
       )}

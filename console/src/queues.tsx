@@ -1,0 +1,115 @@
+// The queues page: each of the tenant's queues with its backlog, oldest
+// ready task and pollers (WorkerService.ListWorkers), and the step
+// concurrency and throttle keys of its tasks (DescribeQueue's flow_keys:
+// slots in use of the limit, waiting tasks, throttle tokens and the next
+// release; docs/semantics.md#flow-visibility), refreshed while Live is on.
+import { useEffect, useState } from "preact/hooks";
+import type { FlowKeyState, QueueDescription } from "../../client/ts/src/gen/weft/v1/worker_pb";
+import { api, faultOf, type Fault } from "./api";
+import { FaultView } from "./ui";
+import { duration, when } from "./format";
+
+/** How often the page refreshes while Live is on. */
+const REFRESH_MS = 2000;
+
+/** inUseText is a concurrency key's slots held of its limit, e.g. "2/2". */
+export function inUseText(k: FlowKeyState): string {
+  return k.kind === "concurrency" ? `${k.inUse}/${k.limit}` : "—";
+}
+
+/** tokensText is a throttle's tokens of its burst and rate, e.g. "0/5 (20/1s)". */
+export function tokensText(k: FlowKeyState): string {
+  return k.kind === "throttle" ? `${k.tokens}/${k.burst} (${k.rate})` : "—";
+}
+
+/** FlowKeys is a queue's table of flow-control keys. */
+function FlowKeys({ queue, keys }: { queue: string; keys: FlowKeyState[] }) {
+  if (keys.length === 0) return <p class="muted flow-none">No flow-control key holds a task of this queue.</p>;
+  return (
+    <table class="flow-keys" aria-label={`Flow-control keys of queue ${queue}`}>
+      <thead>
+        <tr>
+          <th scope="col">Key</th>
+          <th scope="col">Kind</th>
+          <th scope="col">Scope</th>
+          <th scope="col">Waiting</th>
+          <th scope="col">In use / limit</th>
+          <th scope="col">Tokens (rate)</th>
+          <th scope="col">Next release</th>
+        </tr>
+      </thead>
+      <tbody>
+        {keys.map((k) => (
+          <tr key={`${k.kind}/${k.scope}/${k.key}`} data-flow-key={k.key} data-flow-kind={k.kind}>
+            <td class="mono">{k.key}</td>
+            <td>{k.kind}</td>
+            <td>{k.scope}</td>
+            <td class="waiting">{k.waiting}</td>
+            <td class="in-use">{inUseText(k)}</td>
+            <td class="tokens">{tokensText(k)}</td>
+            <td class="next-release">{k.kind === "throttle" ? (k.tokens > 0 ? "now" : when(k.nextRelease)) : "—"}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** QueuesPage lists the tenant's queues and their flow-control keys. */
+export function QueuesPage() {
+  const [queues, setQueues] = useState<QueueDescription[] | undefined>();
+  const [fault, setFault] = useState<Fault | undefined>();
+  const [live, setLive] = useState(true);
+  const [tick, setTick] = useState(0);
+
+  useEffect(() => {
+    let gone = false;
+    (async () => {
+      try {
+        const list = await api.workers.listWorkers({});
+        const described = await Promise.all(list.queues.map((q) => api.workers.describeQueue({ queue: q.queue })));
+        if (gone) return;
+        setQueues(described.map((d, i) => d.queue ?? list.queues[i]));
+        setFault(undefined);
+      } catch (e) {
+        if (!gone) setFault(faultOf(e));
+      }
+    })();
+    return () => {
+      gone = true;
+    };
+  }, [tick]);
+
+  useEffect(() => {
+    if (!live) return;
+    const t = setInterval(() => setTick((n) => n + 1), REFRESH_MS);
+    return () => clearInterval(t);
+  }, [live]);
+
+  return (
+    <main class="page">
+      <h1>Queues</h1>
+      <div class="filters bar">
+        <p class="note">
+          Each queue with a poller or a ready task, and the step concurrency and throttle keys of its tasks. <code>weft queue NAME</code> shows the same.
+        </p>
+        <label class="live">
+          <input type="checkbox" checked={live} onChange={(e) => setLive(e.currentTarget.checked)} /> Live
+        </label>
+      </div>
+      {fault && <FaultView fault={fault} />}
+      {queues?.length === 0 && <p class="muted">No queue has a poller or a ready task.</p>}
+      {queues?.map((q) => (
+        <section key={q.queue} class="queue" data-queue={q.queue} aria-label={`Queue ${q.queue}`}>
+          <h2 class="mono">{q.queue}</h2>
+          <p class="queue-summary">
+            backlog <strong class="backlog">{q.backlogCapped ? `${q.backlog}+` : q.backlog}</strong> · oldest ready{" "}
+            {q.oldestReadyAt ? `${when(q.oldestReadyAt)} (waiting ${duration(q.oldestReadyAgeMs)})` : "none"} · pollers{" "}
+            <strong class="pollers">{q.pollers.length}</strong>
+          </p>
+          <FlowKeys queue={q.queue} keys={q.flowKeys} />
+        </section>
+      ))}
+    </main>
+  );
+}
