@@ -156,11 +156,14 @@ func decideOnce(ctx context.Context, e *Engine, runID string, d decision, fresh 
 	if d.newRun != nil {
 		indexed = indexedFields{}
 	}
+	children := childStepsOf(ch)
 	if err = d.decide(ch); err != nil {
 		return ch, cached, err
 	}
 	indexForRetention(ch, from)
 	indexForSearch(ch, indexed)
+	syncChildren(ch, from, children)
+	notifyParent(ch, from)
 	if err := handOff(ch); err != nil {
 		return ch, cached, err
 	}

@@ -144,6 +144,10 @@ type Config struct {
 	// Observer is told of submissions, decisions, claims and attempts, for
 	// traces and metrics (observe.go). Nil: nothing is observed, at no cost.
 	Observer Observer
+	// MaxWorkflowDepth caps how deeply runs nest through sub-workflow steps:
+	// a step of a run at this depth that would start a child fails
+	// (docs/semantics.md#sub-workflows). Default DefaultMaxWorkflowDepth.
+	MaxWorkflowDepth int
 }
 
 // Defaults.
@@ -174,6 +178,7 @@ func (c Config) WithDefaults() Config {
 	c.SignalRetention = cmp.Or(c.SignalRetention, DefaultSignalRetention)
 	c.Retention = cmp.Or(c.Retention, DefaultRetention)
 	c.Ownership = cmp.Or(c.Ownership, SingleOwner)
+	c.MaxWorkflowDepth = cmp.Or(c.MaxWorkflowDepth, DefaultMaxWorkflowDepth)
 	if c.Alerts == nil {
 		c.Alerts = LogAlerts(c.Logger)
 	}

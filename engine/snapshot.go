@@ -22,6 +22,9 @@ func snapshotOf(rec *record.Run, s *runstate.State) *runstate.Snapshot {
 	if s.Compensation != nil {
 		snap.CompensationOutcome = s.Compensation.Outcome
 	}
+	if p := rec.Parent; p != nil {
+		snap.ParentRunID, snap.ParentStep = p.RunID, p.Step
+	}
 	if !s.CompletedAt.IsZero() && !s.StartedAt.IsZero() {
 		snap.TotalDuration = s.CompletedAt.Sub(s.StartedAt)
 	}

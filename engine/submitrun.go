@@ -43,6 +43,9 @@ type SubmitParams struct {
 	SearchAttributes []runstate.SearchAttribute
 	// traceParent is kept with the run: its trace (observe.go).
 	traceParent string
+	// parent, for a child run, is the run and step that start it
+	// (subworkflow.go).
+	parent *record.Parent
 }
 
 // The trigger sources a run's context records.
@@ -91,6 +94,9 @@ func submit(ctx context.Context, e *Engine, p SubmitParams) (res *SubmitResult, 
 		defer func() { ended(res, err) }()
 	}
 	if err := resolveRef(ctx, e, &p); err != nil {
+		return nil, err
+	}
+	if err := resolveSubWorkflows(ctx, e, &p); err != nil {
 		return nil, err
 	}
 	rec, body, err := newRunRecord(e, p)
@@ -186,6 +192,7 @@ func newRunRecord(e *Engine, p SubmitParams) (*record.Run, []byte, error) {
 		PlanSHA256:    prepared.PlanSHA256,
 		CreatedAt:     clockNow(e),
 		TraceParent:   p.traceParent,
+		Parent:        p.parent,
 	}
 	if err := checkFlowAtSubmit(rec, flow); err != nil {
 		return nil, nil, err

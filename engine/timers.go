@@ -45,6 +45,10 @@ func fireTimer(ctx context.Context, e *Engine, key, value []byte) error {
 		e.log.Error("undecodable timer deleted", slog.String("key", string(key)))
 		return deleteOrphan(ctx, e, key)
 	}
+	switch t.Kind {
+	case record.TimerChildStart, record.TimerChildEnd, record.TimerParent:
+		return fireSubWorkflowTimer(ctx, e, key, &t)
+	}
 	var task *record.Task
 	var taskVersion uint64
 	if t.Kind == record.TimerAttempt || t.Kind == record.TimerHeartbeat || t.Kind == record.TimerStart {

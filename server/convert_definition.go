@@ -8,6 +8,7 @@ import (
 
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/eventpb"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
@@ -82,7 +83,31 @@ func actionOf(a *weftv1.Action, out *definition.Action, path func() string) erro
 			return err
 		}
 	}
+	if w := a.GetWorkflow(); w != nil {
+		if out.Workflow, err = subWorkflowOf(w, path); err != nil {
+			return err
+		}
+		out.ParentClose = eventpb.ParentCloses.Engine(a.GetParentClose())
+	}
 	return nil
+}
+
+// subWorkflowOf converts a sub-workflow action's child; actionPath names
+// the action for an error.
+func subWorkflowOf(w *weftv1.SubWorkflow, actionPath func() string) (*definition.SubWorkflow, error) {
+	input, err := rawJSON(w.GetInput())
+	if err != nil {
+		return nil, jsonFieldError(actionPath()+".workflow.input", err)
+	}
+	out := &definition.SubWorkflow{PlanID: w.GetPlanId(), PlanVersion: w.GetPlanVersion(), Input: input}
+	if d := w.GetDefinition(); d != nil {
+		child, err := definitionOf(d, actionPath()+".workflow.definition")
+		if err != nil {
+			return nil, err
+		}
+		out.Definition = &child
+	}
+	return out, nil
 }
 
 // hookOf converts an action's compensation hook; actionPath names the

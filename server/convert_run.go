@@ -72,6 +72,8 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 		Deadline:            eventpb.Timestamp(s.Deadline),
 		Result:              jsonValue(s.Result),
 		RetainUntil:         eventpb.Timestamp(s.RetainUntil),
+		ParentRunId:         s.ParentRunID,
+		ParentStep:          s.ParentStep,
 	}
 	if len(s.Steps) == 0 {
 		return out
@@ -130,6 +132,7 @@ func stepProto(st *runstate.StepState, box *stepBox, b *stepBlocks) *weftv1.Step
 		WakeAt:             eventpb.Timestamp(st.WakeAt),
 		Iteration:          uint32(max(st.Iteration, 0)),
 		Input:              jsonValue(st.Input),
+		ChildRunId:         st.ChildRunID,
 	}
 	n := b.runIDLen + 1 + len(st.ActionID) // actionIdempotencyKey's length
 	out.IdempotencyKey, b.keys = b.keys[:n], b.keys[n:]

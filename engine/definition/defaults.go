@@ -74,6 +74,7 @@ func (d Definition) WithDefaults() Definition {
 	out := d.Clone()
 	for i := range out.Actions {
 		out.Actions[i] = out.Actions[i].withDefaults()
+		out.Actions[i].Workflow.withDefaults(&out, out.Actions[i].ID)
 	}
 	return out
 }
@@ -86,6 +87,9 @@ func (a Action) withDefaults() Action {
 	}
 	if a.OnFailure == "" {
 		a.OnFailure = DefaultOnFailure
+	}
+	if a.Workflow != nil && a.ParentClose == "" {
+		a.ParentClose = ParentCloseCancel
 	}
 	if a.Completion == "" {
 		a.Completion = DefaultCompletion
@@ -153,6 +157,7 @@ func (a Action) clone() Action {
 		w := *a.WaitForSignal
 		a.WaitForSignal = &w
 	}
+	a.Workflow = a.Workflow.clone()
 	if a.Compensation != nil {
 		c := *a.Compensation
 		c.Input = cloneRaw(c.Input)

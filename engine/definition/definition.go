@@ -72,6 +72,10 @@ type Action struct {
 	// (docs/semantics.md#step-concurrency, docs/semantics.md#step-throttle).
 	Concurrency *StepConcurrency `json:"concurrency,omitempty"`
 	Throttle    *StepThrottle    `json:"throttle,omitempty"`
+	// Workflow makes the action start a child run (docs/semantics.md#sub-workflows);
+	// ParentClose is what the child does when the parent stops waiting for it.
+	Workflow    *SubWorkflow `json:"workflow,omitempty"`
+	ParentClose ParentClose  `json:"parent_close,omitempty"`
 }
 
 // Repeat is a step's bounded loop (docs/semantics.md#repeat): the step runs

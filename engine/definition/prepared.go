@@ -189,6 +189,7 @@ func (c *PreparedCache) hash(d *Definition) uint64 {
 		h.u64(uint64(a.Sleep))
 		h.str(a.SleepUntil)
 		h.flow(a)
+		h.subWorkflow(a.Workflow, a.ParentClose)
 	}
 	return h.h.Sum64()
 }
@@ -240,7 +241,8 @@ func equalAction(a, b *Action) bool {
 		(a.Secrets == nil) == (b.Secrets == nil) && slices.Equal(a.Secrets, b.Secrets) &&
 		a.When == b.When && equalPtr(a.Repeat, b.Repeat, func(x, y *Repeat) bool { return *x == *y }) &&
 		a.Sleep == b.Sleep && a.SleepUntil == b.SleepUntil &&
-		equalPtr(a.Concurrency, b.Concurrency, equalConcurrency) && equalPtr(a.Throttle, b.Throttle, equalThrottle)
+		equalPtr(a.Concurrency, b.Concurrency, equalConcurrency) && equalPtr(a.Throttle, b.Throttle, equalThrottle) &&
+		a.ParentClose == b.ParentClose && equalPtr(a.Workflow, b.Workflow, equalSubWorkflow)
 }
 
 func equalHook(a, b *CompensationHook) bool {

@@ -104,6 +104,12 @@ func randomDefinition(r *rand.Rand) Definition {
 				a.Activity, a.WaitForSignal, a.Completion, a.Compensation, a.Repeat = "", nil, "", nil, nil
 				a.Sleep, a.SleepUntil = Ms(int64(1+r.IntN(2))*1000), ""
 			}
+			a.Workflow, a.ParentClose = nil, ""
+			if a.Activity != "" && r.IntN(8) == 0 { // a sub-workflow step
+				a.Workflow = &SubWorkflow{PlanID: "sub", PlanVersion: pick(r, "", "2"), Input: json.RawMessage(`{"i":1}`)}
+				a.Activity, a.WaitForSignal, a.Completion, a.Compensation, a.Repeat = "", nil, CompletionAutomated, nil, nil
+				a.ParentClose = ParentClose(pick(r, "", "cancel", "abandon"))
+			}
 		}
 		d.Retention = Ms(int64(r.IntN(2)) * 90000)
 	}
@@ -211,6 +217,10 @@ func TestPreparedCache_NeverAnswersOneDefinitionForAnother(t *testing.T) {
 						Retry: RetryPolicy{MaxAttempts: 1, RetryableErrors: []ErrorClass{}}, Queue: "cq"},
 					Secrets: []SecretRef{{Name: "s", Ref: "r"}}},
 				{ID: "b", Order: 2, DependsOn: []string{"a"}, WaitForSignal: &SignalWait{SignalName: "go", Timeout: Ms(400)}},
+				{ID: "c", Order: 3, DependsOn: []string{"b"}, ParentClose: ParentCloseAbandon,
+					Workflow: &SubWorkflow{PlanID: "sub", PlanVersion: "2", Input: json.RawMessage(`{"i":1}`)}},
+				{ID: "d", Order: 4, DependsOn: []string{"c"},
+					Workflow: &SubWorkflow{Definition: &Definition{PlanID: "inner", PlanVersion: "1", Actions: []Action{{ID: "x", Order: 1, Activity: "act"}}}}},
 			}}
 	}
 	var paths []string

@@ -52,18 +52,27 @@ var (
 // without defaults; it never panics.
 func (d Definition) Validate() error {
 	v := &violations{}
+	v.checkDefinition(d)
+	return v.err("invalid definition")
+}
+
+// checkDefinition checks a whole definition (a run's, or an inline
+// sub-workflow's).
+func (v *violations) checkDefinition(d Definition) {
 	v.checkPlan(d)
 	v.checkActions(d.Actions)
 	v.checkDAG(d.Actions)
 	v.checkResult(d)
 	v.checkExpressions(&d)
-	return v.err("invalid definition")
 }
 
 // violations collects what Validate finds.
 type violations struct {
 	list    []Violation
 	dropped int
+	// depth is how deeply the definition checked is nested in inline
+	// sub-workflows (0: the run's own).
+	depth int
 }
 
 // add records one violation, or counts it once MaxViolations are listed.
@@ -242,6 +251,7 @@ func (v *violations) checkAction(p string, a Action) {
 	if c := a.Compensation; c != nil {
 		v.checkCompensation(p+".compensation", *c)
 	}
+	v.checkSubWorkflow(p, a)
 	v.checkSecrets(p, a.Secrets)
 	v.checkStepKinds(p, a)
 }
@@ -255,6 +265,8 @@ func (v *violations) checkKind(p string, a Action) {
 		return // checkStepKinds
 	}
 	switch {
+	case a.Workflow != nil:
+		return // checkSubWorkflow
 	case a.WaitForSignal != nil && a.Activity != "":
 		v.add(p, "action.kind", "an action needs exactly one of activity or wait_for_signal, got both")
 	case a.WaitForSignal == nil && a.Activity == "" && !manual:

@@ -195,6 +195,7 @@ type yamlLoader struct {
 	v      violations
 	budget int // values input conversion may still produce
 	paths  *PathMap
+	depth  int // how deeply this document is nested in inline sub-workflows
 }
 
 // fail records one problem at a YAML path.
@@ -244,6 +245,9 @@ func (l *yamlLoader) definition(root *yaml.Node) Definition {
 	}
 	if n, p := l.body(root, spec, "result", "result_action_id"); n != nil {
 		d.ResultActionID = l.str(n, p)
+	}
+	if l.depth == 0 {
+		nameInline(&d)
 	}
 	return d
 }
@@ -372,7 +376,8 @@ func (l *yamlLoader) step(n *yaml.Node, path string, order int) Action {
 	if v := get(n, "throttle"); v != nil {
 		a.Throttle = l.throttle(v, path+".throttle")
 	}
-	if a.Activity == "" && a.WaitForSignal == nil && a.Completion != CompletionManual && !a.Sleeps() {
+	l.childStep(n, path, order-1, &a)
+	if a.Activity == "" && a.WaitForSignal == nil && a.Completion != CompletionManual && !a.Sleeps() && a.Workflow == nil {
 		a.Activity = a.ID
 	}
 	return a

@@ -114,6 +114,8 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"sleepUntil", "Makes the step a durable sleep until the time a CEL timestamp expression answers (docs/semantics.md#sleep).", "planId: p\nsteps:\n  - name: wait-for-nine\n    sleepUntil: ${{ timestamp(input.notBefore) }}\n"},
 		{"concurrency", "At most `limit` of the step's tasks with the same key in flight (claimed and not reported) at once, across every run of the plan, or of the tenant with `scope: tenant`: a mapping (below; docs/semantics.md#step-concurrency).", "# input: {\"customer\": \"acme\"}\nplanId: p\nsteps:\n  - name: charge\n    concurrency:\n      key: input.customer\n      limit: 2\n"},
 		{"throttle", "The step's tasks with the same key are handed out at most at `rate`; excess tasks wait, none is dropped: a mapping (below; docs/semantics.md#step-throttle).", "planId: p\nsteps:\n  - name: charge\n    throttle:\n      key: \"'payments'\"\n      rate: 100/1m\n      scope: tenant\n"},
+		{"workflow", "The step starts a child run and finishes with its result (the child's `result` step's output) or fails with its error: a stored definition (`plan`, `version`) or an inline one (`steps`), and the child's `input` (below; docs/semantics.md#sub-workflows).", "planId: order\nsteps:\n  - name: refund\n    workflow:\n      plan: refund\n      version: \"2\"\n      input: {reason: cancelled}\n"},
+		{"parentClose", "What the child run of a `workflow` step does when the parent stops waiting for it (the parent is cancelled or fails, or the step is cancelled): `cancel` (the default) or `abandon` (it runs on).", "planId: order\nsteps:\n  - name: audit\n    parentClose: abandon\n    workflow:\n      plan: audit-trail\n"},
 	}},
 	{Path: "steps[].retryPolicy", About: "How a step's failed attempts are retried.", Keys: []YAMLKey{
 		{"maxRetries", "Retries after the first attempt (`maxRetries: n` is `max_attempts` n+1).", "planId: p\nsteps:\n  - name: a\n    retryPolicy:\n      maxRetries: 2\n"},
@@ -158,6 +160,15 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"rate", "`<count>/<period>`: at most count tasks per period (units s, m, h, d; `100/1m`, `20/s`), count 1–1000000, period 1s–1d.", "planId: p\nsteps:\n  - name: call\n    throttle:\n      key: \"'psp'\"\n      rate: 100/1m\n"},
 		{"burst", "How many tasks may go at once after a quiet spell, 1–10000 (default 1).", "planId: p\nsteps:\n  - name: call\n    throttle:\n      key: \"'psp'\"\n      rate: 20/s\n      burst: 5\n"},
 		{"scope", "Who shares the key's rate: `plan` (the default) or `tenant`.", "planId: p\nsteps:\n  - name: call\n    throttle:\n      key: \"'psp'\"\n      rate: 100/1m\n      scope: tenant\n"},
+	}},
+	{Path: "steps[].workflow", About: "A step's child run: a stored definition (`plan`, `version`) or an inline one (`steps`, with `compensation`, `result` and `timeout` as at the top level), and its input.", Keys: []YAMLKey{
+		{"plan", "The plan id of a stored definition (`weft definition put`); it must exist when the parent is submitted.", "planId: p\nsteps:\n  - name: refund\n    workflow:\n      plan: refund\n"},
+		{"version", "The stored definition's version; without it, the latest version when the parent is submitted, pinned for the run.", "planId: p\nsteps:\n  - name: refund\n    workflow:\n      plan: refund\n      version: \"3\"\n"},
+		{"input", "The child run's input, any YAML.", "planId: p\nsteps:\n  - name: refund\n    workflow:\n      plan: refund\n      input: {amount: 10}\n"},
+		{"steps", "An inline child definition's steps, as at the top level.", "planId: p\nsteps:\n  - name: notify\n    workflow:\n      result: email\n      steps:\n        - name: email\n"},
+		{"compensation", "The inline child's compensation hooks.", "planId: p\nsteps:\n  - name: book\n    workflow:\n      steps:\n        - name: reserve\n        - name: pay\n          dependsOn: [reserve]\n      compensation:\n        - step: reserve\n          operation: release\n"},
+		{"result", "The inline child's step whose output is the child's result, and so the step's output.", "planId: p\nsteps:\n  - name: quote\n    workflow:\n      result: price\n      steps:\n        - name: price\n"},
+		{"timeout", "The inline child's workflow timeout.", "planId: p\nsteps:\n  - name: quote\n    workflow:\n      timeout: 10m\n      steps:\n        - name: price\n"},
 	}},
 }
 

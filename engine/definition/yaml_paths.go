@@ -13,6 +13,10 @@ type PathMap struct {
 	steps        string            // where the step list is: "spec.steps" or "steps"
 	top          map[string]string // a top-level API field → its YAML path
 	compensation map[int]string    // an action's index → its compensation entry
+	// children place the paths inside an action's inline sub-workflow, by
+	// the action's index; prefix is where a child's own paths are.
+	children map[int]*PathMap
+	prefix   string
 }
 
 // yamlKeys are the YAML spellings of the API's field names.
@@ -23,6 +27,7 @@ var yamlKeys = map[string]string{
 	"heartbeat_timeout_ms": "heartbeatTimeout", "schedule_to_start_timeout_ms": "scheduleToStartTimeout", "on_failure": "onFailure", "completion_mode": "manual",
 	"wait_for_signal": "waitForSignal", "signal_name": "name", "manual_timeout_ms": "manualTimeout",
 	"operation": "action", "sleep_ms": "sleep", "sleep_until": "sleepUntil", "max_iterations": "maxIterations",
+	"parent_close": "parentClose", "plan_id": "plan", "plan_version": "version",
 }
 
 // YAMLPath answers the YAML path of an API field path; a path it cannot
@@ -31,6 +36,15 @@ func (m *PathMap) YAMLPath(api string) string {
 	if m == nil {
 		return api
 	}
+	p := m.yamlPath(api)
+	if m.prefix != "" {
+		return join(m.prefix, p)
+	}
+	return p
+}
+
+// yamlPath is YAMLPath inside the document (or inline sub-workflow) m maps.
+func (m *PathMap) yamlPath(api string) string {
 	rest := strings.TrimPrefix(api, "definition.")
 	if rest == "actions" {
 		return m.steps
@@ -48,6 +62,9 @@ func (m *PathMap) YAMLPath(api string) string {
 		return api
 	}
 	base, tail := indexPath(m.steps, i), strings.TrimPrefix(rest[end+1:], ".")
+	if p, ok := m.childYAMLPath(i, tail); ok {
+		return p
+	}
 	if hook, ok := m.compensation[i]; ok && (tail == "compensation" || strings.HasPrefix(tail, "compensation.")) {
 		base, tail = hook, strings.TrimPrefix(strings.TrimPrefix(tail, "compensation"), ".")
 	}

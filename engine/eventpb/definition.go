@@ -104,6 +104,25 @@ func actionProto(a *definition.Action, out *weftv1.Action) *weftv1.Action {
 		out.Compensation = &weftv1.CompensationHook{Operation: h.Operation, Input: JSONValue(h.Input),
 			TimeoutMs: msProto(h.Timeout), Retry: RetryProto(h.Retry), Queue: h.Queue}
 	}
+	if w := a.Workflow; w != nil {
+		out.Workflow = SubWorkflowProto(w)
+		out.ParentClose = ParentCloses.Proto(a.ParentClose)
+	}
+	return out
+}
+
+// ParentCloses maps the parent-close policies.
+var ParentCloses = NewEnumTable(map[weftv1.ParentClose]definition.ParentClose{
+	weftv1.ParentClose_PARENT_CLOSE_CANCEL:  definition.ParentCloseCancel,
+	weftv1.ParentClose_PARENT_CLOSE_ABANDON: definition.ParentCloseAbandon,
+})
+
+// SubWorkflowProto converts a sub-workflow action's child.
+func SubWorkflowProto(w *definition.SubWorkflow) *weftv1.SubWorkflow {
+	out := &weftv1.SubWorkflow{PlanId: w.PlanID, PlanVersion: w.PlanVersion, Input: JSONValue(w.Input)}
+	if w.Definition != nil {
+		out.Definition = DefinitionProto(*w.Definition)
+	}
 	return out
 }
 

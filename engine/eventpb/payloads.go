@@ -108,6 +108,16 @@ var stepPayloads = map[string]payloadFiller{
 	runstate.EvStepCompleted: func(ev *runstate.Event, out *weftv1.Event) {
 		fillStepCompleted(ev, out, JSONValue(ev.Data.Output))
 	},
+	runstate.EvChildRunStarted: func(ev *runstate.Event, out *weftv1.Event) {
+		d := &ev.Data
+		out.Payload = &weftv1.Event_ChildRunStarted{ChildRunStarted: &weftv1.ChildRunStarted{Status: stepStatusOf(d),
+			ChildRunId: d.ChildRunID, StartedAt: Timestamp(d.StartedAt)}}
+	},
+	runstate.EvChildRunEnded: func(ev *runstate.Event, out *weftv1.Event) {
+		d := &ev.Data
+		out.Payload = &weftv1.Event_ChildRunEnded{ChildRunEnded: &weftv1.ChildRunEnded{Status: runStatusOf(d),
+			ChildRunId: d.ChildRunID, CompletedAt: Timestamp(d.CompletedAt)}}
+	},
 	runstate.EvStepFailed: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_StepFailed{StepFailed: &weftv1.StepFailed{Status: stepStatusOf(d),

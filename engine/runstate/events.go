@@ -42,6 +42,10 @@ const (
 	EvSignalAccepted        = "SignalAccepted"
 	EvSignalRejected        = "SignalRejected"
 	EvSignalConsumed        = "SignalConsumed"
+	// EvChildRunStarted: a sub-workflow step's child run exists (its id in
+	// ChildRunID); EvChildRunEnded: the child ended (Status is the child's).
+	EvChildRunStarted = "ChildRunStarted"
+	EvChildRunEnded   = "ChildRunEnded"
 )
 
 // RunStepID is the step id of run-level events (docs/semantics.md#event-idempotency-key).
@@ -135,6 +139,9 @@ type EventData struct {
 	// Attributes are the search attributes a SearchAttributesUpserted set,
 	// sorted by name (docs/semantics.md#search-attributes).
 	Attributes []SearchAttribute `json:"attributes,omitempty" wire:"64"`
+	// ChildRunID is the child run a ChildRunStarted or ChildRunEnded names
+	// (docs/semantics.md#sub-workflows).
+	ChildRunID string `json:"child_run_id,omitempty" wire:"62"`
 }
 
 // RunContext is who and where a run belongs to.

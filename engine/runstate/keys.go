@@ -52,9 +52,12 @@ var eventBits = map[string]uint64{
 	EvSignalConsumed:        1 << 28,
 	EvRunRerun:              1 << 29,
 	// Bits 50–53 are the step kinds' (their numbers follow the proto
-	// payload numbers, so that branches adding events do not clash).
-	EvStepSleeping: 1 << 50,
-	EvStepIterated: 1 << 51,
+	// payload numbers, so that branches adding events do not clash); 35–36
+	// the sub-workflow events'.
+	EvStepSleeping:    1 << 50,
+	EvStepIterated:    1 << 51,
+	EvChildRunStarted: 1 << 35,
+	EvChildRunEnded:   1 << 36,
 	// Bit 34: its proto payload number.
 	EvSearchAttributesUpserted: 1 << 34,
 }

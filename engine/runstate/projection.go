@@ -126,6 +126,9 @@ var stepReducers = map[string]func(*Snapshot, *StepState, Event){
 		st.Status, st.ScheduledAt, st.StartedAt, st.WakeAt = StepRunning, ev.EmittedAt, ev.Data.StartedAt, ev.Data.WakeAt
 	},
 	EvStepStarted: func(_ *Snapshot, st *StepState, ev Event) { st.Status, st.StartedAt = StepRunning, ev.Data.StartedAt },
+	EvChildRunStarted: func(_ *Snapshot, st *StepState, ev Event) {
+		st.Status, st.StartedAt, st.ChildRunID = StepRunning, ev.Data.StartedAt, ev.Data.ChildRunID
+	},
 	EvStepAttemptRecorded: func(_ *Snapshot, st *StepState, ev Event) {
 		if a := ev.Data.Attempt; a != nil {
 			st.Attempts = append(st.Attempts, *a)

@@ -53,6 +53,10 @@ type Snapshot struct {
 	StepFailures int
 	// SearchAttributes are the run's search attributes, sorted by name.
 	SearchAttributes []SearchAttribute
+	// ParentRunID and ParentStep name the run and step that started this
+	// run as a child (docs/semantics.md#sub-workflows); empty otherwise.
+	ParentRunID string
+	ParentStep  string
 }
 
 // RunResult answers the run's result: the output of the action the

@@ -170,6 +170,9 @@ type StepState struct {
 	// task holds while claimed (docs/semantics.md#step-concurrency): every
 	// way out of the claim gives it back in the same batch.
 	FlowSlot string `json:"flow_slot,omitempty" wire:"36"`
+	// ChildRunID is the child run of a sub-workflow step's current logical
+	// attempt, once it exists (docs/semantics.md#sub-workflows).
+	ChildRunID string `json:"child_run_id,omitempty" wire:"38"`
 }
 
 // Attempt is the evidence of one execution attempt (docs/semantics.md#attempt-evidence).

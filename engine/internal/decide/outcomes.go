@@ -166,6 +166,9 @@ func (c *core) failStep(a *definition.Action, st *runstate.StepState, stepErr *r
 // do no work (fail-fast: no new actions start; running ones may finish;
 // docs/semantics.md#sleep).
 func (c *core) cancelUnstarted(reason string) error {
+	if err := c.cancelChildSteps(reason); err != nil {
+		return err
+	}
 	for _, st := range c.state.Steps {
 		if sleeping(st) {
 			if err := c.cancelStep(st, reason); err != nil {

@@ -212,6 +212,8 @@ func (c *core) dispatch(a *definition.Action) error {
 	switch {
 	case a.Sleeps():
 		return c.startSleep(a, st)
+	case a.Workflow != nil:
+		return c.openChild(st)
 	case a.WaitForSignal != nil:
 		return c.openSignalWait(a, st)
 	case a.Activity == "" && a.Completion == definition.CompletionManual:

@@ -14,7 +14,7 @@ import (
 // output (compact and escaped already), written as it is. It answers false
 // for anything else, and EncodeRun falls back to json.Marshal.
 func appendRun(r *Run, definitionJSON []byte) ([]byte, bool) {
-	if len(definitionJSON) == 0 || !plain(r.RunID) || !plain(r.TenantID) || !plain(r.ProjectID) ||
+	if len(definitionJSON) == 0 || r.Parent != nil || !plain(r.RunID) || !plain(r.TenantID) || !plain(r.ProjectID) ||
 		!plain(r.EnvironmentID) || !plain(r.RunRequestID) || !plain(r.SubmittedBy) ||
 		!plain(r.TriggerSource) || !plain(r.PlanSHA256) || !plain(r.TraceParent) || !plainInput(r.Input) {
 		return nil, false

@@ -34,6 +34,27 @@ type Run struct {
 	// submission so that every later span of the run joins it, across
 	// processes and restarts (docs/observability.md). Empty: not traced.
 	TraceParent string `json:"traceparent,omitempty"`
+	// Parent, on a child run, is the run and step that started it
+	// (docs/semantics.md#sub-workflows).
+	Parent *Parent `json:"parent,omitempty"`
+}
+
+// Parent is where a child run was started: the parent run, its step and
+// the step's logical attempt, and the child's depth (1: a child of a run
+// that has no parent).
+type Parent struct {
+	RunID   string `json:"run_id"`
+	Step    string `json:"step"`
+	Logical int    `json:"logical"`
+	Depth   int    `json:"depth"`
+}
+
+// Depth answers how deep the run is nested in sub-workflows (0: it has no parent).
+func (r *Run) Depth() int {
+	if r.Parent == nil {
+		return 0
+	}
+	return r.Parent.Depth
 }
 
 // storedRun is Run as stored, its definition already encoded: Run's fields
@@ -52,6 +73,7 @@ type storedRun struct {
 	PlanSHA256    string          `json:"plan_sha256"`
 	CreatedAt     time.Time       `json:"created_at"`
 	TraceParent   string          `json:"traceparent,omitempty"`
+	Parent        *Parent         `json:"parent,omitempty"`
 }
 
 // EncodeRun answers the run's stored record, the JSON of r, given the JSON
@@ -66,7 +88,7 @@ func EncodeRun(r *Run, definitionJSON []byte) ([]byte, error) {
 	return json.Marshal(storedRun{FormatVersion: r.FormatVersion, RunID: r.RunID, TenantID: r.TenantID,
 		ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID, RunRequestID: r.RunRequestID,
 		SubmittedBy: r.SubmittedBy, TriggerSource: r.TriggerSource, Definition: definitionJSON, Input: r.Input,
-		PlanSHA256: r.PlanSHA256, CreatedAt: r.CreatedAt, TraceParent: r.TraceParent})
+		PlanSHA256: r.PlanSHA256, CreatedAt: r.CreatedAt, TraceParent: r.TraceParent, Parent: r.Parent})
 }
 
 // Action answers the definition's action with id, or nil.
@@ -185,6 +207,10 @@ const (
 	TimerWait      TimerKind = "wait"      // ref: action id; a manual or signal wait's timeout
 	TimerStart     TimerKind = "start"     // ref: task id; the schedule-to-start timeout of a ready task
 	TimerSleep     TimerKind = "sleep"     // ref: action id; a sleep step's wake time
+	// The sub-workflow timers (docs/semantics.md#sub-workflows).
+	TimerChildStart TimerKind = "child-start" // ref: action id; start the step's child run
+	TimerChildEnd   TimerKind = "child-end"   // ref: the child run id; the child ended: finish the parent's step
+	TimerParent     TimerKind = "parent"      // ref: the parent run id; bring the child in line with its parent
 )
 
 // Timer is a durable timer's value, stored in binary (runcodec.Timer,

@@ -24,6 +24,59 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ParentClose is what a child run does when its parent stops waiting for it.
+type ParentClose int32
+
+const (
+	// Not set: CANCEL.
+	ParentClose_PARENT_CLOSE_UNSPECIFIED ParentClose = 0
+	// The child is cancelled.
+	ParentClose_PARENT_CLOSE_CANCEL ParentClose = 1
+	// The child runs on.
+	ParentClose_PARENT_CLOSE_ABANDON ParentClose = 2
+)
+
+// Enum value maps for ParentClose.
+var (
+	ParentClose_name = map[int32]string{
+		0: "PARENT_CLOSE_UNSPECIFIED",
+		1: "PARENT_CLOSE_CANCEL",
+		2: "PARENT_CLOSE_ABANDON",
+	}
+	ParentClose_value = map[string]int32{
+		"PARENT_CLOSE_UNSPECIFIED": 0,
+		"PARENT_CLOSE_CANCEL":      1,
+		"PARENT_CLOSE_ABANDON":     2,
+	}
+)
+
+func (x ParentClose) Enum() *ParentClose {
+	p := new(ParentClose)
+	*p = x
+	return p
+}
+
+func (x ParentClose) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ParentClose) Descriptor() protoreflect.EnumDescriptor {
+	return file_weft_v1_definition_proto_enumTypes[0].Descriptor()
+}
+
+func (ParentClose) Type() protoreflect.EnumType {
+	return &file_weft_v1_definition_proto_enumTypes[0]
+}
+
+func (x ParentClose) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ParentClose.Descriptor instead.
+func (ParentClose) EnumDescriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{0}
+}
+
 // BackoffStrategy is how the delay between retries grows (docs/semantics.md#backoff).
 type BackoffStrategy int32
 
@@ -65,11 +118,11 @@ func (x BackoffStrategy) String() string {
 }
 
 func (BackoffStrategy) Descriptor() protoreflect.EnumDescriptor {
-	return file_weft_v1_definition_proto_enumTypes[0].Descriptor()
+	return file_weft_v1_definition_proto_enumTypes[1].Descriptor()
 }
 
 func (BackoffStrategy) Type() protoreflect.EnumType {
-	return &file_weft_v1_definition_proto_enumTypes[0]
+	return &file_weft_v1_definition_proto_enumTypes[1]
 }
 
 func (x BackoffStrategy) Number() protoreflect.EnumNumber {
@@ -78,7 +131,7 @@ func (x BackoffStrategy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use BackoffStrategy.Descriptor instead.
 func (BackoffStrategy) EnumDescriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{0}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{1}
 }
 
 // OnFailure is what the run does when an action fails for good.
@@ -126,11 +179,11 @@ func (x OnFailure) String() string {
 }
 
 func (OnFailure) Descriptor() protoreflect.EnumDescriptor {
-	return file_weft_v1_definition_proto_enumTypes[1].Descriptor()
+	return file_weft_v1_definition_proto_enumTypes[2].Descriptor()
 }
 
 func (OnFailure) Type() protoreflect.EnumType {
-	return &file_weft_v1_definition_proto_enumTypes[1]
+	return &file_weft_v1_definition_proto_enumTypes[2]
 }
 
 func (x OnFailure) Number() protoreflect.EnumNumber {
@@ -139,7 +192,7 @@ func (x OnFailure) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use OnFailure.Descriptor instead.
 func (OnFailure) EnumDescriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{1}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{2}
 }
 
 // CompletionMode says who completes an action.
@@ -179,11 +232,11 @@ func (x CompletionMode) String() string {
 }
 
 func (CompletionMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_weft_v1_definition_proto_enumTypes[2].Descriptor()
+	return file_weft_v1_definition_proto_enumTypes[3].Descriptor()
 }
 
 func (CompletionMode) Type() protoreflect.EnumType {
-	return &file_weft_v1_definition_proto_enumTypes[2]
+	return &file_weft_v1_definition_proto_enumTypes[3]
 }
 
 func (x CompletionMode) Number() protoreflect.EnumNumber {
@@ -192,7 +245,7 @@ func (x CompletionMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CompletionMode.Descriptor instead.
 func (CompletionMode) EnumDescriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{2}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{3}
 }
 
 // BackpressureMode is what submission does when a concurrency limit is reached (docs/semantics.md#backpressure).
@@ -236,11 +289,11 @@ func (x BackpressureMode) String() string {
 }
 
 func (BackpressureMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_weft_v1_definition_proto_enumTypes[3].Descriptor()
+	return file_weft_v1_definition_proto_enumTypes[4].Descriptor()
 }
 
 func (BackpressureMode) Type() protoreflect.EnumType {
-	return &file_weft_v1_definition_proto_enumTypes[3]
+	return &file_weft_v1_definition_proto_enumTypes[4]
 }
 
 func (x BackpressureMode) Number() protoreflect.EnumNumber {
@@ -249,7 +302,7 @@ func (x BackpressureMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use BackpressureMode.Descriptor instead.
 func (BackpressureMode) EnumDescriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{3}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{4}
 }
 
 // WorkflowDefinition is a workflow submitted inline with a run. A definition
@@ -478,7 +531,15 @@ type Action struct {
 	Concurrency *StepConcurrency `protobuf:"bytes,25,opt,name=concurrency,proto3" json:"concurrency,omitempty"`
 	// This action's tasks with the same key are handed out at most at a rate
 	// (docs/semantics.md#step-throttle).
-	Throttle      *StepThrottle `protobuf:"bytes,26,opt,name=throttle,proto3" json:"throttle,omitempty"`
+	Throttle *StepThrottle `protobuf:"bytes,26,opt,name=throttle,proto3" json:"throttle,omitempty"`
+	// The action starts a child run and finishes with its result, or fails
+	// with its error (docs/semantics.md#sub-workflows). Such an action has no
+	// activity, wait_for_signal, manual completion or compensation hook.
+	Workflow *SubWorkflow `protobuf:"bytes,28,opt,name=workflow,proto3" json:"workflow,omitempty"`
+	// What the child run does when the parent stops waiting for it (the
+	// parent is cancelled or fails, or the step is cancelled). Unspecified:
+	// CANCEL.
+	ParentClose   ParentClose `protobuf:"varint,29,opt,name=parent_close,json=parentClose,proto3,enum=weft.v1.ParentClose" json:"parent_close,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -665,6 +726,20 @@ func (x *Action) GetThrottle() *StepThrottle {
 		return x.Throttle
 	}
 	return nil
+}
+
+func (x *Action) GetWorkflow() *SubWorkflow {
+	if x != nil {
+		return x.Workflow
+	}
+	return nil
+}
+
+func (x *Action) GetParentClose() ParentClose {
+	if x != nil {
+		return x.ParentClose
+	}
+	return ParentClose_PARENT_CLOSE_UNSPECIFIED
 }
 
 // StepRepeat is a step's bounded loop (docs/semantics.md#repeat): each
@@ -864,6 +939,77 @@ func (x *StepThrottle) GetScope() string {
 	return ""
 }
 
+// SubWorkflow is the child run a sub-workflow action starts: a stored
+// definition (plan_id, and plan_version or the latest when the parent is
+// submitted, pinned for the run), or an inline one; and its input.
+type SubWorkflow struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PlanId        string                 `protobuf:"bytes,1,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	PlanVersion   string                 `protobuf:"bytes,2,opt,name=plan_version,json=planVersion,proto3" json:"plan_version,omitempty"`
+	Definition    *WorkflowDefinition    `protobuf:"bytes,3,opt,name=definition,proto3" json:"definition,omitempty"`
+	Input         *structpb.Value        `protobuf:"bytes,4,opt,name=input,proto3" json:"input,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubWorkflow) Reset() {
+	*x = SubWorkflow{}
+	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubWorkflow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubWorkflow) ProtoMessage() {}
+
+func (x *SubWorkflow) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubWorkflow.ProtoReflect.Descriptor instead.
+func (*SubWorkflow) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *SubWorkflow) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
+}
+
+func (x *SubWorkflow) GetPlanVersion() string {
+	if x != nil {
+		return x.PlanVersion
+	}
+	return ""
+}
+
+func (x *SubWorkflow) GetDefinition() *WorkflowDefinition {
+	if x != nil {
+		return x.Definition
+	}
+	return nil
+}
+
+func (x *SubWorkflow) GetInput() *structpb.Value {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
 // RetryPolicy decides whether and when a failed attempt runs again. Canonical
 // fields are those of docs/semantics.md#retry-policy, with the backoff strategy of docs/semantics.md#backoff.
 type RetryPolicy struct {
@@ -886,7 +1032,7 @@ type RetryPolicy struct {
 
 func (x *RetryPolicy) Reset() {
 	*x = RetryPolicy{}
-	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	mi := &file_weft_v1_definition_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -898,7 +1044,7 @@ func (x *RetryPolicy) String() string {
 func (*RetryPolicy) ProtoMessage() {}
 
 func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	mi := &file_weft_v1_definition_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -911,7 +1057,7 @@ func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryPolicy.ProtoReflect.Descriptor instead.
 func (*RetryPolicy) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{5}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RetryPolicy) GetMaxAttempts() uint32 {
@@ -969,7 +1115,7 @@ type WaitForSignal struct {
 
 func (x *WaitForSignal) Reset() {
 	*x = WaitForSignal{}
-	mi := &file_weft_v1_definition_proto_msgTypes[6]
+	mi := &file_weft_v1_definition_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -981,7 +1127,7 @@ func (x *WaitForSignal) String() string {
 func (*WaitForSignal) ProtoMessage() {}
 
 func (x *WaitForSignal) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[6]
+	mi := &file_weft_v1_definition_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -994,7 +1140,7 @@ func (x *WaitForSignal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitForSignal.ProtoReflect.Descriptor instead.
 func (*WaitForSignal) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{6}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *WaitForSignal) GetSignalName() string {
@@ -1031,7 +1177,7 @@ type CompensationHook struct {
 
 func (x *CompensationHook) Reset() {
 	*x = CompensationHook{}
-	mi := &file_weft_v1_definition_proto_msgTypes[7]
+	mi := &file_weft_v1_definition_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1043,7 +1189,7 @@ func (x *CompensationHook) String() string {
 func (*CompensationHook) ProtoMessage() {}
 
 func (x *CompensationHook) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[7]
+	mi := &file_weft_v1_definition_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1056,7 +1202,7 @@ func (x *CompensationHook) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompensationHook.ProtoReflect.Descriptor instead.
 func (*CompensationHook) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{7}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CompensationHook) GetOperation() string {
@@ -1108,7 +1254,7 @@ type DefinitionRef struct {
 
 func (x *DefinitionRef) Reset() {
 	*x = DefinitionRef{}
-	mi := &file_weft_v1_definition_proto_msgTypes[8]
+	mi := &file_weft_v1_definition_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1120,7 +1266,7 @@ func (x *DefinitionRef) String() string {
 func (*DefinitionRef) ProtoMessage() {}
 
 func (x *DefinitionRef) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[8]
+	mi := &file_weft_v1_definition_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1133,7 +1279,7 @@ func (x *DefinitionRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefinitionRef.ProtoReflect.Descriptor instead.
 func (*DefinitionRef) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{8}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DefinitionRef) GetPlanId() string {
@@ -1176,7 +1322,7 @@ type DefinitionVersion struct {
 
 func (x *DefinitionVersion) Reset() {
 	*x = DefinitionVersion{}
-	mi := &file_weft_v1_definition_proto_msgTypes[9]
+	mi := &file_weft_v1_definition_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1334,7 @@ func (x *DefinitionVersion) String() string {
 func (*DefinitionVersion) ProtoMessage() {}
 
 func (x *DefinitionVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[9]
+	mi := &file_weft_v1_definition_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1347,7 @@ func (x *DefinitionVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefinitionVersion.ProtoReflect.Descriptor instead.
 func (*DefinitionVersion) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{9}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DefinitionVersion) GetPlanId() string {
@@ -1271,7 +1417,7 @@ type PutDefinitionRequest struct {
 
 func (x *PutDefinitionRequest) Reset() {
 	*x = PutDefinitionRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[10]
+	mi := &file_weft_v1_definition_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1283,7 +1429,7 @@ func (x *PutDefinitionRequest) String() string {
 func (*PutDefinitionRequest) ProtoMessage() {}
 
 func (x *PutDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[10]
+	mi := &file_weft_v1_definition_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1296,7 +1442,7 @@ func (x *PutDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*PutDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{10}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PutDefinitionRequest) GetDefinition() *WorkflowDefinition {
@@ -1321,7 +1467,7 @@ type PutDefinitionResponse struct {
 
 func (x *PutDefinitionResponse) Reset() {
 	*x = PutDefinitionResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[11]
+	mi := &file_weft_v1_definition_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1333,7 +1479,7 @@ func (x *PutDefinitionResponse) String() string {
 func (*PutDefinitionResponse) ProtoMessage() {}
 
 func (x *PutDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[11]
+	mi := &file_weft_v1_definition_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1346,7 +1492,7 @@ func (x *PutDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*PutDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{11}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PutDefinitionResponse) GetVersion() *DefinitionVersion {
@@ -1381,7 +1527,7 @@ type GetDefinitionRequest struct {
 
 func (x *GetDefinitionRequest) Reset() {
 	*x = GetDefinitionRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[12]
+	mi := &file_weft_v1_definition_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1393,7 +1539,7 @@ func (x *GetDefinitionRequest) String() string {
 func (*GetDefinitionRequest) ProtoMessage() {}
 
 func (x *GetDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[12]
+	mi := &file_weft_v1_definition_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1406,7 +1552,7 @@ func (x *GetDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*GetDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{12}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetDefinitionRequest) GetRef() *DefinitionRef {
@@ -1429,7 +1575,7 @@ type GetDefinitionResponse struct {
 
 func (x *GetDefinitionResponse) Reset() {
 	*x = GetDefinitionResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[13]
+	mi := &file_weft_v1_definition_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1441,7 +1587,7 @@ func (x *GetDefinitionResponse) String() string {
 func (*GetDefinitionResponse) ProtoMessage() {}
 
 func (x *GetDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[13]
+	mi := &file_weft_v1_definition_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1454,7 +1600,7 @@ func (x *GetDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*GetDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{13}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetDefinitionResponse) GetVersion() *DefinitionVersion {
@@ -1486,7 +1632,7 @@ type ListDefinitionsRequest struct {
 
 func (x *ListDefinitionsRequest) Reset() {
 	*x = ListDefinitionsRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[14]
+	mi := &file_weft_v1_definition_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1498,7 +1644,7 @@ func (x *ListDefinitionsRequest) String() string {
 func (*ListDefinitionsRequest) ProtoMessage() {}
 
 func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[14]
+	mi := &file_weft_v1_definition_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1511,7 +1657,7 @@ func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsRequest.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{14}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListDefinitionsRequest) GetPageSize() uint32 {
@@ -1548,7 +1694,7 @@ type ListDefinitionsResponse struct {
 
 func (x *ListDefinitionsResponse) Reset() {
 	*x = ListDefinitionsResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[15]
+	mi := &file_weft_v1_definition_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +1706,7 @@ func (x *ListDefinitionsResponse) String() string {
 func (*ListDefinitionsResponse) ProtoMessage() {}
 
 func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[15]
+	mi := &file_weft_v1_definition_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +1719,7 @@ func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsResponse.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{15}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListDefinitionsResponse) GetVersions() []*DefinitionVersion {
@@ -1602,7 +1748,7 @@ type ParseDefinitionRequest struct {
 
 func (x *ParseDefinitionRequest) Reset() {
 	*x = ParseDefinitionRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[16]
+	mi := &file_weft_v1_definition_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1614,7 +1760,7 @@ func (x *ParseDefinitionRequest) String() string {
 func (*ParseDefinitionRequest) ProtoMessage() {}
 
 func (x *ParseDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[16]
+	mi := &file_weft_v1_definition_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1627,7 +1773,7 @@ func (x *ParseDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParseDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*ParseDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{16}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ParseDefinitionRequest) GetYaml() string {
@@ -1648,7 +1794,7 @@ type ParseDefinitionResponse struct {
 
 func (x *ParseDefinitionResponse) Reset() {
 	*x = ParseDefinitionResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[17]
+	mi := &file_weft_v1_definition_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1660,7 +1806,7 @@ func (x *ParseDefinitionResponse) String() string {
 func (*ParseDefinitionResponse) ProtoMessage() {}
 
 func (x *ParseDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[17]
+	mi := &file_weft_v1_definition_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1673,7 +1819,7 @@ func (x *ParseDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParseDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*ParseDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{17}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ParseDefinitionResponse) GetDefinition() *WorkflowDefinition {
@@ -1710,7 +1856,7 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
 	"\v_timeout_msB\x16\n" +
 	"\x14_max_concurrent_runsB\x0f\n" +
-	"\r_retention_ms\"\xe1\v\n" +
+	"\r_retention_ms\"\xd6\f\n" +
 	"\x06Action\x128\n" +
 	"\x02id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x02id\x12 \n" +
 	"\x05order\x18\x02 \x01(\rB\n" +
@@ -1744,7 +1890,9 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\vsleep_until\x18\x14 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\n" +
 	"sleepUntil\x12:\n" +
 	"\vconcurrency\x18\x19 \x01(\v2\x18.weft.v1.StepConcurrencyR\vconcurrency\x121\n" +
-	"\bthrottle\x18\x1a \x01(\v2\x15.weft.v1.StepThrottleR\bthrottle:\x94\x01\xbaH\x90\x01\x1a\x8d\x01\n" +
+	"\bthrottle\x18\x1a \x01(\v2\x15.weft.v1.StepThrottleR\bthrottle\x120\n" +
+	"\bworkflow\x18\x1c \x01(\v2\x14.weft.v1.SubWorkflowR\bworkflow\x12A\n" +
+	"\fparent_close\x18\x1d \x01(\x0e2\x14.weft.v1.ParentCloseB\b\xbaH\x05\x82\x01\x02\x10\x01R\vparentClose:\x94\x01\xbaH\x90\x01\x1a\x8d\x01\n" +
 	"\x14action.manual_signal\x12:a wait-for-signal action cannot also be completed manually\x1a9!(has(this.wait_for_signal) && this.completion_mode == 2)B\r\n" +
 	"\v_timeout_msB\x17\n" +
 	"\x15_heartbeat_timeout_msB\x14\n" +
@@ -1767,7 +1915,14 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\xbaH\ar\x05\x10\x01\x18\x80 R\x03key\x12\x1d\n" +
 	"\x04rate\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18 R\x04rate\x12\x1e\n" +
 	"\x05burst\x18\x03 \x01(\rB\b\xbaH\x05*\x03\x18\x90NR\x05burst\x12+\n" +
-	"\x05scope\x18\x04 \x01(\tB\x15\xbaH\x12r\x10R\x00R\x04planR\x06tenantR\x05scope\"\xe8\x03\n" +
+	"\x05scope\x18\x04 \x01(\tB\x15\xbaH\x12r\x10R\x00R\x04planR\x06tenantR\x05scope\"\xc7\x01\n" +
+	"\vSubWorkflow\x12!\n" +
+	"\aplan_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x06planId\x12*\n" +
+	"\fplan_version\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\vplanVersion\x12;\n" +
+	"\n" +
+	"definition\x18\x03 \x01(\v2\x1b.weft.v1.WorkflowDefinitionR\n" +
+	"definition\x12,\n" +
+	"\x05input\x18\x04 \x01(\v2\x16.google.protobuf.ValueR\x05input\"\xe8\x03\n" +
 	"\vRetryPolicy\x121\n" +
 	"\fmax_attempts\x18\x01 \x01(\rB\t\xbaH\x06*\x04\x18\n" +
 	"(\x01H\x00R\vmaxAttempts\x88\x01\x01\x12>\n" +
@@ -1844,7 +1999,11 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\x17ParseDefinitionResponse\x12;\n" +
 	"\n" +
 	"definition\x18\x01 \x01(\v2\x1b.weft.v1.WorkflowDefinitionR\n" +
-	"definition*\x91\x01\n" +
+	"definition*^\n" +
+	"\vParentClose\x12\x1c\n" +
+	"\x18PARENT_CLOSE_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13PARENT_CLOSE_CANCEL\x10\x01\x12\x18\n" +
+	"\x14PARENT_CLOSE_ABANDON\x10\x02*\x91\x01\n" +
 	"\x0fBackoffStrategy\x12 \n" +
 	"\x1cBACKOFF_STRATEGY_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19BACKOFF_STRATEGY_CONSTANT\x10\x01\x12\x1b\n" +
@@ -1883,77 +2042,83 @@ func file_weft_v1_definition_proto_rawDescGZIP() []byte {
 	return file_weft_v1_definition_proto_rawDescData
 }
 
-var file_weft_v1_definition_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_weft_v1_definition_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_weft_v1_definition_proto_goTypes = []any{
-	(BackoffStrategy)(0),            // 0: weft.v1.BackoffStrategy
-	(OnFailure)(0),                  // 1: weft.v1.OnFailure
-	(CompletionMode)(0),             // 2: weft.v1.CompletionMode
-	(BackpressureMode)(0),           // 3: weft.v1.BackpressureMode
-	(*WorkflowDefinition)(nil),      // 4: weft.v1.WorkflowDefinition
-	(*Action)(nil),                  // 5: weft.v1.Action
-	(*StepRepeat)(nil),              // 6: weft.v1.StepRepeat
-	(*StepConcurrency)(nil),         // 7: weft.v1.StepConcurrency
-	(*StepThrottle)(nil),            // 8: weft.v1.StepThrottle
-	(*RetryPolicy)(nil),             // 9: weft.v1.RetryPolicy
-	(*WaitForSignal)(nil),           // 10: weft.v1.WaitForSignal
-	(*CompensationHook)(nil),        // 11: weft.v1.CompensationHook
-	(*DefinitionRef)(nil),           // 12: weft.v1.DefinitionRef
-	(*DefinitionVersion)(nil),       // 13: weft.v1.DefinitionVersion
-	(*PutDefinitionRequest)(nil),    // 14: weft.v1.PutDefinitionRequest
-	(*PutDefinitionResponse)(nil),   // 15: weft.v1.PutDefinitionResponse
-	(*GetDefinitionRequest)(nil),    // 16: weft.v1.GetDefinitionRequest
-	(*GetDefinitionResponse)(nil),   // 17: weft.v1.GetDefinitionResponse
-	(*ListDefinitionsRequest)(nil),  // 18: weft.v1.ListDefinitionsRequest
-	(*ListDefinitionsResponse)(nil), // 19: weft.v1.ListDefinitionsResponse
-	(*ParseDefinitionRequest)(nil),  // 20: weft.v1.ParseDefinitionRequest
-	(*ParseDefinitionResponse)(nil), // 21: weft.v1.ParseDefinitionResponse
-	nil,                             // 22: weft.v1.WorkflowDefinition.SearchAttributesEntry
-	(*structpb.Value)(nil),          // 23: google.protobuf.Value
-	(*SecretRef)(nil),               // 24: weft.v1.SecretRef
-	(ErrorClass)(0),                 // 25: weft.v1.ErrorClass
-	(*timestamppb.Timestamp)(nil),   // 26: google.protobuf.Timestamp
+	(ParentClose)(0),                // 0: weft.v1.ParentClose
+	(BackoffStrategy)(0),            // 1: weft.v1.BackoffStrategy
+	(OnFailure)(0),                  // 2: weft.v1.OnFailure
+	(CompletionMode)(0),             // 3: weft.v1.CompletionMode
+	(BackpressureMode)(0),           // 4: weft.v1.BackpressureMode
+	(*WorkflowDefinition)(nil),      // 5: weft.v1.WorkflowDefinition
+	(*Action)(nil),                  // 6: weft.v1.Action
+	(*StepRepeat)(nil),              // 7: weft.v1.StepRepeat
+	(*StepConcurrency)(nil),         // 8: weft.v1.StepConcurrency
+	(*StepThrottle)(nil),            // 9: weft.v1.StepThrottle
+	(*SubWorkflow)(nil),             // 10: weft.v1.SubWorkflow
+	(*RetryPolicy)(nil),             // 11: weft.v1.RetryPolicy
+	(*WaitForSignal)(nil),           // 12: weft.v1.WaitForSignal
+	(*CompensationHook)(nil),        // 13: weft.v1.CompensationHook
+	(*DefinitionRef)(nil),           // 14: weft.v1.DefinitionRef
+	(*DefinitionVersion)(nil),       // 15: weft.v1.DefinitionVersion
+	(*PutDefinitionRequest)(nil),    // 16: weft.v1.PutDefinitionRequest
+	(*PutDefinitionResponse)(nil),   // 17: weft.v1.PutDefinitionResponse
+	(*GetDefinitionRequest)(nil),    // 18: weft.v1.GetDefinitionRequest
+	(*GetDefinitionResponse)(nil),   // 19: weft.v1.GetDefinitionResponse
+	(*ListDefinitionsRequest)(nil),  // 20: weft.v1.ListDefinitionsRequest
+	(*ListDefinitionsResponse)(nil), // 21: weft.v1.ListDefinitionsResponse
+	(*ParseDefinitionRequest)(nil),  // 22: weft.v1.ParseDefinitionRequest
+	(*ParseDefinitionResponse)(nil), // 23: weft.v1.ParseDefinitionResponse
+	nil,                             // 24: weft.v1.WorkflowDefinition.SearchAttributesEntry
+	(*structpb.Value)(nil),          // 25: google.protobuf.Value
+	(*SecretRef)(nil),               // 26: weft.v1.SecretRef
+	(ErrorClass)(0),                 // 27: weft.v1.ErrorClass
+	(*timestamppb.Timestamp)(nil),   // 28: google.protobuf.Timestamp
 }
 var file_weft_v1_definition_proto_depIdxs = []int32{
-	5,  // 0: weft.v1.WorkflowDefinition.actions:type_name -> weft.v1.Action
-	3,  // 1: weft.v1.WorkflowDefinition.backpressure:type_name -> weft.v1.BackpressureMode
-	22, // 2: weft.v1.WorkflowDefinition.search_attributes:type_name -> weft.v1.WorkflowDefinition.SearchAttributesEntry
-	23, // 3: weft.v1.Action.input:type_name -> google.protobuf.Value
-	9,  // 4: weft.v1.Action.retry:type_name -> weft.v1.RetryPolicy
-	1,  // 5: weft.v1.Action.on_failure:type_name -> weft.v1.OnFailure
-	2,  // 6: weft.v1.Action.completion_mode:type_name -> weft.v1.CompletionMode
-	10, // 7: weft.v1.Action.wait_for_signal:type_name -> weft.v1.WaitForSignal
-	11, // 8: weft.v1.Action.compensation:type_name -> weft.v1.CompensationHook
-	24, // 9: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
-	6,  // 10: weft.v1.Action.repeat:type_name -> weft.v1.StepRepeat
-	7,  // 11: weft.v1.Action.concurrency:type_name -> weft.v1.StepConcurrency
-	8,  // 12: weft.v1.Action.throttle:type_name -> weft.v1.StepThrottle
-	0,  // 13: weft.v1.RetryPolicy.strategy:type_name -> weft.v1.BackoffStrategy
-	25, // 14: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
-	23, // 15: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
-	9,  // 16: weft.v1.CompensationHook.retry:type_name -> weft.v1.RetryPolicy
-	26, // 17: weft.v1.DefinitionVersion.created_at:type_name -> google.protobuf.Timestamp
-	4,  // 18: weft.v1.PutDefinitionRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	13, // 19: weft.v1.PutDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
-	4,  // 20: weft.v1.PutDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	12, // 21: weft.v1.GetDefinitionRequest.ref:type_name -> weft.v1.DefinitionRef
-	13, // 22: weft.v1.GetDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
-	4,  // 23: weft.v1.GetDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	13, // 24: weft.v1.ListDefinitionsResponse.versions:type_name -> weft.v1.DefinitionVersion
-	4,  // 25: weft.v1.ParseDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	14, // 26: weft.v1.DefinitionService.PutDefinition:input_type -> weft.v1.PutDefinitionRequest
-	16, // 27: weft.v1.DefinitionService.GetDefinition:input_type -> weft.v1.GetDefinitionRequest
-	18, // 28: weft.v1.DefinitionService.ListDefinitions:input_type -> weft.v1.ListDefinitionsRequest
-	20, // 29: weft.v1.DefinitionService.ParseDefinition:input_type -> weft.v1.ParseDefinitionRequest
-	15, // 30: weft.v1.DefinitionService.PutDefinition:output_type -> weft.v1.PutDefinitionResponse
-	17, // 31: weft.v1.DefinitionService.GetDefinition:output_type -> weft.v1.GetDefinitionResponse
-	19, // 32: weft.v1.DefinitionService.ListDefinitions:output_type -> weft.v1.ListDefinitionsResponse
-	21, // 33: weft.v1.DefinitionService.ParseDefinition:output_type -> weft.v1.ParseDefinitionResponse
-	30, // [30:34] is the sub-list for method output_type
-	26, // [26:30] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	6,  // 0: weft.v1.WorkflowDefinition.actions:type_name -> weft.v1.Action
+	4,  // 1: weft.v1.WorkflowDefinition.backpressure:type_name -> weft.v1.BackpressureMode
+	24, // 2: weft.v1.WorkflowDefinition.search_attributes:type_name -> weft.v1.WorkflowDefinition.SearchAttributesEntry
+	25, // 3: weft.v1.Action.input:type_name -> google.protobuf.Value
+	11, // 4: weft.v1.Action.retry:type_name -> weft.v1.RetryPolicy
+	2,  // 5: weft.v1.Action.on_failure:type_name -> weft.v1.OnFailure
+	3,  // 6: weft.v1.Action.completion_mode:type_name -> weft.v1.CompletionMode
+	12, // 7: weft.v1.Action.wait_for_signal:type_name -> weft.v1.WaitForSignal
+	13, // 8: weft.v1.Action.compensation:type_name -> weft.v1.CompensationHook
+	26, // 9: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
+	7,  // 10: weft.v1.Action.repeat:type_name -> weft.v1.StepRepeat
+	8,  // 11: weft.v1.Action.concurrency:type_name -> weft.v1.StepConcurrency
+	9,  // 12: weft.v1.Action.throttle:type_name -> weft.v1.StepThrottle
+	10, // 13: weft.v1.Action.workflow:type_name -> weft.v1.SubWorkflow
+	0,  // 14: weft.v1.Action.parent_close:type_name -> weft.v1.ParentClose
+	5,  // 15: weft.v1.SubWorkflow.definition:type_name -> weft.v1.WorkflowDefinition
+	25, // 16: weft.v1.SubWorkflow.input:type_name -> google.protobuf.Value
+	1,  // 17: weft.v1.RetryPolicy.strategy:type_name -> weft.v1.BackoffStrategy
+	27, // 18: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
+	25, // 19: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
+	11, // 20: weft.v1.CompensationHook.retry:type_name -> weft.v1.RetryPolicy
+	28, // 21: weft.v1.DefinitionVersion.created_at:type_name -> google.protobuf.Timestamp
+	5,  // 22: weft.v1.PutDefinitionRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	15, // 23: weft.v1.PutDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
+	5,  // 24: weft.v1.PutDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	14, // 25: weft.v1.GetDefinitionRequest.ref:type_name -> weft.v1.DefinitionRef
+	15, // 26: weft.v1.GetDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
+	5,  // 27: weft.v1.GetDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	15, // 28: weft.v1.ListDefinitionsResponse.versions:type_name -> weft.v1.DefinitionVersion
+	5,  // 29: weft.v1.ParseDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	16, // 30: weft.v1.DefinitionService.PutDefinition:input_type -> weft.v1.PutDefinitionRequest
+	18, // 31: weft.v1.DefinitionService.GetDefinition:input_type -> weft.v1.GetDefinitionRequest
+	20, // 32: weft.v1.DefinitionService.ListDefinitions:input_type -> weft.v1.ListDefinitionsRequest
+	22, // 33: weft.v1.DefinitionService.ParseDefinition:input_type -> weft.v1.ParseDefinitionRequest
+	17, // 34: weft.v1.DefinitionService.PutDefinition:output_type -> weft.v1.PutDefinitionResponse
+	19, // 35: weft.v1.DefinitionService.GetDefinition:output_type -> weft.v1.GetDefinitionResponse
+	21, // 36: weft.v1.DefinitionService.ListDefinitions:output_type -> weft.v1.ListDefinitionsResponse
+	23, // 37: weft.v1.DefinitionService.ParseDefinition:output_type -> weft.v1.ParseDefinitionResponse
+	34, // [34:38] is the sub-list for method output_type
+	30, // [30:34] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_definition_proto_init() }
@@ -1964,16 +2129,16 @@ func file_weft_v1_definition_proto_init() {
 	file_weft_v1_common_proto_init()
 	file_weft_v1_definition_proto_msgTypes[0].OneofWrappers = []any{}
 	file_weft_v1_definition_proto_msgTypes[1].OneofWrappers = []any{}
-	file_weft_v1_definition_proto_msgTypes[5].OneofWrappers = []any{}
 	file_weft_v1_definition_proto_msgTypes[6].OneofWrappers = []any{}
 	file_weft_v1_definition_proto_msgTypes[7].OneofWrappers = []any{}
+	file_weft_v1_definition_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_definition_proto_rawDesc), len(file_weft_v1_definition_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   19,
+			NumEnums:      5,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -261,7 +261,6 @@ type Event struct {
 	//	*Event_RunFailed
 	//	*Event_RunCancelled
 	//	*Event_RunRerun
-	//	*Event_SearchAttributesUpserted
 	//	*Event_StepScheduled
 	//	*Event_StepStarted
 	//	*Event_StepCompleted
@@ -280,6 +279,8 @@ type Event struct {
 	//	*Event_SignalAccepted
 	//	*Event_SignalRejected
 	//	*Event_SignalConsumed
+	//	*Event_ChildRunStarted
+	//	*Event_ChildRunEnded
 	Payload       isEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -532,15 +533,6 @@ func (x *Event) GetRunRerun() *RunRerun {
 	return nil
 }
 
-func (x *Event) GetSearchAttributesUpserted() *SearchAttributesUpserted {
-	if x != nil {
-		if x, ok := x.Payload.(*Event_SearchAttributesUpserted); ok {
-			return x.SearchAttributesUpserted
-		}
-	}
-	return nil
-}
-
 func (x *Event) GetStepScheduled() *StepScheduled {
 	if x != nil {
 		if x, ok := x.Payload.(*Event_StepScheduled); ok {
@@ -703,6 +695,24 @@ func (x *Event) GetSignalConsumed() *SignalConsumed {
 	return nil
 }
 
+func (x *Event) GetChildRunStarted() *ChildRunStarted {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_ChildRunStarted); ok {
+			return x.ChildRunStarted
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetChildRunEnded() *ChildRunEnded {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_ChildRunEnded); ok {
+			return x.ChildRunEnded
+		}
+	}
+	return nil
+}
+
 type isEvent_Payload interface {
 	isEvent_Payload()
 }
@@ -775,11 +785,6 @@ type Event_RunCancelled struct {
 type Event_RunRerun struct {
 	// RunRerun.
 	RunRerun *RunRerun `protobuf:"bytes,33,opt,name=run_rerun,json=runRerun,proto3,oneof"`
-}
-
-type Event_SearchAttributesUpserted struct {
-	// SearchAttributesUpserted.
-	SearchAttributesUpserted *SearchAttributesUpserted `protobuf:"bytes,34,opt,name=search_attributes_upserted,json=searchAttributesUpserted,proto3,oneof"`
 }
 
 type Event_StepScheduled struct {
@@ -872,6 +877,16 @@ type Event_SignalConsumed struct {
 	SignalConsumed *SignalConsumed `protobuf:"bytes,72,opt,name=signal_consumed,json=signalConsumed,proto3,oneof"`
 }
 
+type Event_ChildRunStarted struct {
+	// ChildRunStarted.
+	ChildRunStarted *ChildRunStarted `protobuf:"bytes,35,opt,name=child_run_started,json=childRunStarted,proto3,oneof"`
+}
+
+type Event_ChildRunEnded struct {
+	// ChildRunEnded.
+	ChildRunEnded *ChildRunEnded `protobuf:"bytes,36,opt,name=child_run_ended,json=childRunEnded,proto3,oneof"`
+}
+
 func (*Event_RunSubmitted) isEvent_Payload() {}
 
 func (*Event_RunApproved) isEvent_Payload() {}
@@ -899,8 +914,6 @@ func (*Event_RunFailed) isEvent_Payload() {}
 func (*Event_RunCancelled) isEvent_Payload() {}
 
 func (*Event_RunRerun) isEvent_Payload() {}
-
-func (*Event_SearchAttributesUpserted) isEvent_Payload() {}
 
 func (*Event_StepScheduled) isEvent_Payload() {}
 
@@ -937,6 +950,10 @@ func (*Event_SignalAccepted) isEvent_Payload() {}
 func (*Event_SignalRejected) isEvent_Payload() {}
 
 func (*Event_SignalConsumed) isEvent_Payload() {}
+
+func (*Event_ChildRunStarted) isEvent_Payload() {}
+
+func (*Event_ChildRunEnded) isEvent_Payload() {}
 
 // RunContext is who and where a run belongs to.
 type RunContext struct {
@@ -3270,6 +3287,137 @@ func (x *SignalConsumed) GetSignalId() string {
 	return ""
 }
 
+// ChildRunStarted: a sub-workflow step's child run exists; the step is
+// RUNNING until the child ends (docs/semantics.md#sub-workflows).
+type ChildRunStarted struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Always RUNNING.
+	Status StepStatus `protobuf:"varint,1,opt,name=status,proto3,enum=weft.v1.StepStatus" json:"status,omitempty"`
+	// The child run.
+	ChildRunId string `protobuf:"bytes,2,opt,name=child_run_id,json=childRunId,proto3" json:"child_run_id,omitempty"`
+	// When the step started waiting for it.
+	StartedAt     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChildRunStarted) Reset() {
+	*x = ChildRunStarted{}
+	mi := &file_weft_v1_event_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChildRunStarted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChildRunStarted) ProtoMessage() {}
+
+func (x *ChildRunStarted) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_event_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChildRunStarted.ProtoReflect.Descriptor instead.
+func (*ChildRunStarted) Descriptor() ([]byte, []int) {
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *ChildRunStarted) GetStatus() StepStatus {
+	if x != nil {
+		return x.Status
+	}
+	return StepStatus_STEP_STATUS_UNSPECIFIED
+}
+
+func (x *ChildRunStarted) GetChildRunId() string {
+	if x != nil {
+		return x.ChildRunId
+	}
+	return ""
+}
+
+func (x *ChildRunStarted) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+// ChildRunEnded: a sub-workflow step's child run ended; StepCompleted (with
+// the child's result) or StepFailed (with its error) follows.
+type ChildRunEnded struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The child's terminal status (UNSPECIFIED: the child was removed before
+	// its end reached the parent).
+	Status RunStatus `protobuf:"varint,1,opt,name=status,proto3,enum=weft.v1.RunStatus" json:"status,omitempty"`
+	// The child run.
+	ChildRunId string `protobuf:"bytes,2,opt,name=child_run_id,json=childRunId,proto3" json:"child_run_id,omitempty"`
+	// When the parent learned it.
+	CompletedAt   *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChildRunEnded) Reset() {
+	*x = ChildRunEnded{}
+	mi := &file_weft_v1_event_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChildRunEnded) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChildRunEnded) ProtoMessage() {}
+
+func (x *ChildRunEnded) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_event_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChildRunEnded.ProtoReflect.Descriptor instead.
+func (*ChildRunEnded) Descriptor() ([]byte, []int) {
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ChildRunEnded) GetStatus() RunStatus {
+	if x != nil {
+		return x.Status
+	}
+	return RunStatus_RUN_STATUS_UNSPECIFIED
+}
+
+func (x *ChildRunEnded) GetChildRunId() string {
+	if x != nil {
+		return x.ChildRunId
+	}
+	return ""
+}
+
+func (x *ChildRunEnded) GetCompletedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CompletedAt
+	}
+	return nil
+}
+
 // ListEventsRequest pages a run's events.
 type ListEventsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3285,7 +3433,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_weft_v1_event_proto_msgTypes[35]
+	mi := &file_weft_v1_event_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3297,7 +3445,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[35]
+	mi := &file_weft_v1_event_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3310,7 +3458,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{35}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListEventsRequest) GetRunId() string {
@@ -3349,7 +3497,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_weft_v1_event_proto_msgTypes[36]
+	mi := &file_weft_v1_event_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3361,7 +3509,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[36]
+	mi := &file_weft_v1_event_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3374,7 +3522,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{36}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -3411,7 +3559,7 @@ type WatchEventsRequest struct {
 
 func (x *WatchEventsRequest) Reset() {
 	*x = WatchEventsRequest{}
-	mi := &file_weft_v1_event_proto_msgTypes[37]
+	mi := &file_weft_v1_event_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3423,7 +3571,7 @@ func (x *WatchEventsRequest) String() string {
 func (*WatchEventsRequest) ProtoMessage() {}
 
 func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[37]
+	mi := &file_weft_v1_event_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3436,7 +3584,7 @@ func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsRequest.ProtoReflect.Descriptor instead.
 func (*WatchEventsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{37}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *WatchEventsRequest) GetRunId() string {
@@ -3464,7 +3612,7 @@ type WatchEventsResponse struct {
 
 func (x *WatchEventsResponse) Reset() {
 	*x = WatchEventsResponse{}
-	mi := &file_weft_v1_event_proto_msgTypes[38]
+	mi := &file_weft_v1_event_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3476,7 +3624,7 @@ func (x *WatchEventsResponse) String() string {
 func (*WatchEventsResponse) ProtoMessage() {}
 
 func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[38]
+	mi := &file_weft_v1_event_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3489,7 +3637,7 @@ func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsResponse.ProtoReflect.Descriptor instead.
 func (*WatchEventsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{38}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WatchEventsResponse) GetEvent() *Event {
@@ -3516,7 +3664,7 @@ type ResyncRunRequest struct {
 
 func (x *ResyncRunRequest) Reset() {
 	*x = ResyncRunRequest{}
-	mi := &file_weft_v1_event_proto_msgTypes[39]
+	mi := &file_weft_v1_event_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3528,7 +3676,7 @@ func (x *ResyncRunRequest) String() string {
 func (*ResyncRunRequest) ProtoMessage() {}
 
 func (x *ResyncRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[39]
+	mi := &file_weft_v1_event_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3541,7 +3689,7 @@ func (x *ResyncRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncRunRequest.ProtoReflect.Descriptor instead.
 func (*ResyncRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{39}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ResyncRunRequest) GetRunId() string {
@@ -3585,7 +3733,7 @@ type ResyncRunResponse struct {
 
 func (x *ResyncRunResponse) Reset() {
 	*x = ResyncRunResponse{}
-	mi := &file_weft_v1_event_proto_msgTypes[40]
+	mi := &file_weft_v1_event_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3597,7 +3745,7 @@ func (x *ResyncRunResponse) String() string {
 func (*ResyncRunResponse) ProtoMessage() {}
 
 func (x *ResyncRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[40]
+	mi := &file_weft_v1_event_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3610,7 +3758,7 @@ func (x *ResyncRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncRunResponse.ProtoReflect.Descriptor instead.
 func (*ResyncRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{40}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ResyncRunResponse) GetMode() ResyncMode {
@@ -3645,7 +3793,7 @@ var File_weft_v1_event_proto protoreflect.FileDescriptor
 
 const file_weft_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x13weft/v1/event.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x11weft/v1/run.proto\x1a\x14weft/v1/search.proto\x1a\x14weft/v1/signal.proto\"\xc6\x15\n" +
+	"\x13weft/v1/event.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x11weft/v1/run.proto\x1a\x14weft/v1/signal.proto\"\xed\x15\n" +
 	"\x05Event\x12:\n" +
 	"\n" +
 	"event_type\x18\x01 \x01(\tB\x1b\xbaH\x18r\x16\x10\x01\x18@2\x10^[A-Z][A-Za-z]+$R\teventType\x12#\n" +
@@ -3687,8 +3835,7 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\n" +
 	"run_failed\x18\x1f \x01(\v2\x12.weft.v1.RunFailedH\x00R\trunFailed\x12<\n" +
 	"\rrun_cancelled\x18  \x01(\v2\x15.weft.v1.RunCancelledH\x00R\frunCancelled\x120\n" +
-	"\trun_rerun\x18! \x01(\v2\x11.weft.v1.RunRerunH\x00R\brunRerun\x12a\n" +
-	"\x1asearch_attributes_upserted\x18\" \x01(\v2!.weft.v1.SearchAttributesUpsertedH\x00R\x18searchAttributesUpserted\x12?\n" +
+	"\trun_rerun\x18! \x01(\v2\x11.weft.v1.RunRerunH\x00R\brunRerun\x12?\n" +
 	"\x0estep_scheduled\x18( \x01(\v2\x16.weft.v1.StepScheduledH\x00R\rstepScheduled\x129\n" +
 	"\fstep_started\x18) \x01(\v2\x14.weft.v1.StepStartedH\x00R\vstepStarted\x12?\n" +
 	"\x0estep_completed\x18* \x01(\v2\x16.weft.v1.StepCompletedH\x00R\rstepCompleted\x126\n" +
@@ -3707,7 +3854,9 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\x13compensation_failed\x18> \x01(\v2\x1b.weft.v1.CompensationFailedH\x00R\x12compensationFailed\x12B\n" +
 	"\x0fsignal_accepted\x18F \x01(\v2\x17.weft.v1.SignalAcceptedH\x00R\x0esignalAccepted\x12B\n" +
 	"\x0fsignal_rejected\x18G \x01(\v2\x17.weft.v1.SignalRejectedH\x00R\x0esignalRejected\x12B\n" +
-	"\x0fsignal_consumed\x18H \x01(\v2\x17.weft.v1.SignalConsumedH\x00R\x0esignalConsumedB\x10\n" +
+	"\x0fsignal_consumed\x18H \x01(\v2\x17.weft.v1.SignalConsumedH\x00R\x0esignalConsumed\x12F\n" +
+	"\x11child_run_started\x18# \x01(\v2\x18.weft.v1.ChildRunStartedH\x00R\x0fchildRunStarted\x12@\n" +
+	"\x0fchild_run_ended\x18$ \x01(\v2\x16.weft.v1.ChildRunEndedH\x00R\rchildRunEndedB\x10\n" +
 	"\apayload\x12\x05\xbaH\x02\b\x01B\x14\n" +
 	"\x12_engine_attempt_id\"\xc5\x01\n" +
 	"\n" +
@@ -3908,7 +4057,19 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\x0eSignalConsumed\x12\x1f\n" +
 	"\vsignal_name\x18\x01 \x01(\tR\n" +
 	"signalName\x12\x1b\n" +
-	"\tsignal_id\x18\x02 \x01(\tR\bsignalId\"z\n" +
+	"\tsignal_id\x18\x02 \x01(\tR\bsignalId\"\xb8\x01\n" +
+	"\x0fChildRunStarted\x127\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12)\n" +
+	"\fchild_run_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\n" +
+	"childRunId\x12A\n" +
+	"\n" +
+	"started_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\tstartedAt\"\xaf\x01\n" +
+	"\rChildRunEnded\x124\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x12.weft.v1.RunStatusB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06status\x12)\n" +
+	"\fchild_run_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\n" +
+	"childRunId\x12=\n" +
+	"\fcompleted_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\"z\n" +
 	"\x11ListEventsRequest\x12!\n" +
 	"\x06run_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x05runId\x12\x1b\n" +
@@ -3976,71 +4137,72 @@ func file_weft_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_weft_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_weft_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_weft_v1_event_proto_goTypes = []any{
-	(VerifyState)(0),                 // 0: weft.v1.VerifyState
-	(SignalKind)(0),                  // 1: weft.v1.SignalKind
-	(ResyncMode)(0),                  // 2: weft.v1.ResyncMode
-	(*Event)(nil),                    // 3: weft.v1.Event
-	(*RunContext)(nil),               // 4: weft.v1.RunContext
-	(*PlanRef)(nil),                  // 5: weft.v1.PlanRef
-	(*RunSubmitted)(nil),             // 6: weft.v1.RunSubmitted
-	(*RunApproved)(nil),              // 7: weft.v1.RunApproved
-	(*RunQueued)(nil),                // 8: weft.v1.RunQueued
-	(*RunStarted)(nil),               // 9: weft.v1.RunStarted
-	(*RunBlocked)(nil),               // 10: weft.v1.RunBlocked
-	(*RunUnblocked)(nil),             // 11: weft.v1.RunUnblocked
-	(*RunPaused)(nil),                // 12: weft.v1.RunPaused
-	(*RunDrained)(nil),               // 13: weft.v1.RunDrained
-	(*RunResumed)(nil),               // 14: weft.v1.RunResumed
-	(*RunCompensating)(nil),          // 15: weft.v1.RunCompensating
-	(*RunCompleted)(nil),             // 16: weft.v1.RunCompleted
-	(*RunFailed)(nil),                // 17: weft.v1.RunFailed
-	(*RunCancelled)(nil),             // 18: weft.v1.RunCancelled
-	(*RunRerun)(nil),                 // 19: weft.v1.RunRerun
-	(*StepScheduled)(nil),            // 20: weft.v1.StepScheduled
-	(*StepSleeping)(nil),             // 21: weft.v1.StepSleeping
-	(*StepIterated)(nil),             // 22: weft.v1.StepIterated
-	(*StepStarted)(nil),              // 23: weft.v1.StepStarted
-	(*StepCompleted)(nil),            // 24: weft.v1.StepCompleted
-	(*StepFailed)(nil),               // 25: weft.v1.StepFailed
-	(*StepSkipped)(nil),              // 26: weft.v1.StepSkipped
-	(*StepCancelled)(nil),            // 27: weft.v1.StepCancelled
-	(*StepWaiting)(nil),              // 28: weft.v1.StepWaiting
-	(*StepRetried)(nil),              // 29: weft.v1.StepRetried
-	(*StepAttemptRecorded)(nil),      // 30: weft.v1.StepAttemptRecorded
-	(*StepVerified)(nil),             // 31: weft.v1.StepVerified
-	(*CompensationStarted)(nil),      // 32: weft.v1.CompensationStarted
-	(*CompensationSucceeded)(nil),    // 33: weft.v1.CompensationSucceeded
-	(*CompensationFailed)(nil),       // 34: weft.v1.CompensationFailed
-	(*SignalAccepted)(nil),           // 35: weft.v1.SignalAccepted
-	(*SignalRejected)(nil),           // 36: weft.v1.SignalRejected
-	(*SignalConsumed)(nil),           // 37: weft.v1.SignalConsumed
-	(*ListEventsRequest)(nil),        // 38: weft.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),       // 39: weft.v1.ListEventsResponse
-	(*WatchEventsRequest)(nil),       // 40: weft.v1.WatchEventsRequest
-	(*WatchEventsResponse)(nil),      // 41: weft.v1.WatchEventsResponse
-	(*ResyncRunRequest)(nil),         // 42: weft.v1.ResyncRunRequest
-	(*ResyncRunResponse)(nil),        // 43: weft.v1.ResyncRunResponse
-	(*timestamppb.Timestamp)(nil),    // 44: google.protobuf.Timestamp
-	(*SearchAttributesUpserted)(nil), // 45: weft.v1.SearchAttributesUpserted
-	(RunStatus)(0),                   // 46: weft.v1.RunStatus
-	(RunSubstatus)(0),                // 47: weft.v1.RunSubstatus
-	(*RunError)(nil),                 // 48: weft.v1.RunError
-	(CompensationOutcome)(0),         // 49: weft.v1.CompensationOutcome
-	(*Cancellation)(nil),             // 50: weft.v1.Cancellation
-	(StepStatus)(0),                  // 51: weft.v1.StepStatus
-	(*structpb.Value)(nil),           // 52: google.protobuf.Value
-	(*ArtifactRef)(nil),              // 53: weft.v1.ArtifactRef
-	(*StepError)(nil),                // 54: weft.v1.StepError
-	(*Attempt)(nil),                  // 55: weft.v1.Attempt
-	(*AcceptedSignalResult)(nil),     // 56: weft.v1.AcceptedSignalResult
-	(*ManualCompletionResult)(nil),   // 57: weft.v1.ManualCompletionResult
-	(*Run)(nil),                      // 58: weft.v1.Run
+	(VerifyState)(0),               // 0: weft.v1.VerifyState
+	(SignalKind)(0),                // 1: weft.v1.SignalKind
+	(ResyncMode)(0),                // 2: weft.v1.ResyncMode
+	(*Event)(nil),                  // 3: weft.v1.Event
+	(*RunContext)(nil),             // 4: weft.v1.RunContext
+	(*PlanRef)(nil),                // 5: weft.v1.PlanRef
+	(*RunSubmitted)(nil),           // 6: weft.v1.RunSubmitted
+	(*RunApproved)(nil),            // 7: weft.v1.RunApproved
+	(*RunQueued)(nil),              // 8: weft.v1.RunQueued
+	(*RunStarted)(nil),             // 9: weft.v1.RunStarted
+	(*RunBlocked)(nil),             // 10: weft.v1.RunBlocked
+	(*RunUnblocked)(nil),           // 11: weft.v1.RunUnblocked
+	(*RunPaused)(nil),              // 12: weft.v1.RunPaused
+	(*RunDrained)(nil),             // 13: weft.v1.RunDrained
+	(*RunResumed)(nil),             // 14: weft.v1.RunResumed
+	(*RunCompensating)(nil),        // 15: weft.v1.RunCompensating
+	(*RunCompleted)(nil),           // 16: weft.v1.RunCompleted
+	(*RunFailed)(nil),              // 17: weft.v1.RunFailed
+	(*RunCancelled)(nil),           // 18: weft.v1.RunCancelled
+	(*RunRerun)(nil),               // 19: weft.v1.RunRerun
+	(*StepScheduled)(nil),          // 20: weft.v1.StepScheduled
+	(*StepSleeping)(nil),           // 21: weft.v1.StepSleeping
+	(*StepIterated)(nil),           // 22: weft.v1.StepIterated
+	(*StepStarted)(nil),            // 23: weft.v1.StepStarted
+	(*StepCompleted)(nil),          // 24: weft.v1.StepCompleted
+	(*StepFailed)(nil),             // 25: weft.v1.StepFailed
+	(*StepSkipped)(nil),            // 26: weft.v1.StepSkipped
+	(*StepCancelled)(nil),          // 27: weft.v1.StepCancelled
+	(*StepWaiting)(nil),            // 28: weft.v1.StepWaiting
+	(*StepRetried)(nil),            // 29: weft.v1.StepRetried
+	(*StepAttemptRecorded)(nil),    // 30: weft.v1.StepAttemptRecorded
+	(*StepVerified)(nil),           // 31: weft.v1.StepVerified
+	(*CompensationStarted)(nil),    // 32: weft.v1.CompensationStarted
+	(*CompensationSucceeded)(nil),  // 33: weft.v1.CompensationSucceeded
+	(*CompensationFailed)(nil),     // 34: weft.v1.CompensationFailed
+	(*SignalAccepted)(nil),         // 35: weft.v1.SignalAccepted
+	(*SignalRejected)(nil),         // 36: weft.v1.SignalRejected
+	(*SignalConsumed)(nil),         // 37: weft.v1.SignalConsumed
+	(*ChildRunStarted)(nil),        // 38: weft.v1.ChildRunStarted
+	(*ChildRunEnded)(nil),          // 39: weft.v1.ChildRunEnded
+	(*ListEventsRequest)(nil),      // 40: weft.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),     // 41: weft.v1.ListEventsResponse
+	(*WatchEventsRequest)(nil),     // 42: weft.v1.WatchEventsRequest
+	(*WatchEventsResponse)(nil),    // 43: weft.v1.WatchEventsResponse
+	(*ResyncRunRequest)(nil),       // 44: weft.v1.ResyncRunRequest
+	(*ResyncRunResponse)(nil),      // 45: weft.v1.ResyncRunResponse
+	(*timestamppb.Timestamp)(nil),  // 46: google.protobuf.Timestamp
+	(RunStatus)(0),                 // 47: weft.v1.RunStatus
+	(RunSubstatus)(0),              // 48: weft.v1.RunSubstatus
+	(*RunError)(nil),               // 49: weft.v1.RunError
+	(CompensationOutcome)(0),       // 50: weft.v1.CompensationOutcome
+	(*Cancellation)(nil),           // 51: weft.v1.Cancellation
+	(StepStatus)(0),                // 52: weft.v1.StepStatus
+	(*structpb.Value)(nil),         // 53: google.protobuf.Value
+	(*ArtifactRef)(nil),            // 54: weft.v1.ArtifactRef
+	(*StepError)(nil),              // 55: weft.v1.StepError
+	(*Attempt)(nil),                // 56: weft.v1.Attempt
+	(*AcceptedSignalResult)(nil),   // 57: weft.v1.AcceptedSignalResult
+	(*ManualCompletionResult)(nil), // 58: weft.v1.ManualCompletionResult
+	(*Run)(nil),                    // 59: weft.v1.Run
 }
 var file_weft_v1_event_proto_depIdxs = []int32{
-	44,  // 0: weft.v1.Event.emitted_at:type_name -> google.protobuf.Timestamp
-	44,  // 1: weft.v1.Event.occurred_at:type_name -> google.protobuf.Timestamp
+	46,  // 0: weft.v1.Event.emitted_at:type_name -> google.protobuf.Timestamp
+	46,  // 1: weft.v1.Event.occurred_at:type_name -> google.protobuf.Timestamp
 	6,   // 2: weft.v1.Event.run_submitted:type_name -> weft.v1.RunSubmitted
 	7,   // 3: weft.v1.Event.run_approved:type_name -> weft.v1.RunApproved
 	8,   // 4: weft.v1.Event.run_queued:type_name -> weft.v1.RunQueued
@@ -4055,101 +4217,106 @@ var file_weft_v1_event_proto_depIdxs = []int32{
 	17,  // 13: weft.v1.Event.run_failed:type_name -> weft.v1.RunFailed
 	18,  // 14: weft.v1.Event.run_cancelled:type_name -> weft.v1.RunCancelled
 	19,  // 15: weft.v1.Event.run_rerun:type_name -> weft.v1.RunRerun
-	45,  // 16: weft.v1.Event.search_attributes_upserted:type_name -> weft.v1.SearchAttributesUpserted
-	20,  // 17: weft.v1.Event.step_scheduled:type_name -> weft.v1.StepScheduled
-	23,  // 18: weft.v1.Event.step_started:type_name -> weft.v1.StepStarted
-	24,  // 19: weft.v1.Event.step_completed:type_name -> weft.v1.StepCompleted
-	25,  // 20: weft.v1.Event.step_failed:type_name -> weft.v1.StepFailed
-	26,  // 21: weft.v1.Event.step_skipped:type_name -> weft.v1.StepSkipped
-	27,  // 22: weft.v1.Event.step_cancelled:type_name -> weft.v1.StepCancelled
-	28,  // 23: weft.v1.Event.step_waiting:type_name -> weft.v1.StepWaiting
-	29,  // 24: weft.v1.Event.step_retried:type_name -> weft.v1.StepRetried
-	30,  // 25: weft.v1.Event.step_attempt_recorded:type_name -> weft.v1.StepAttemptRecorded
-	31,  // 26: weft.v1.Event.step_verified:type_name -> weft.v1.StepVerified
-	21,  // 27: weft.v1.Event.step_sleeping:type_name -> weft.v1.StepSleeping
-	22,  // 28: weft.v1.Event.step_iterated:type_name -> weft.v1.StepIterated
-	32,  // 29: weft.v1.Event.compensation_started:type_name -> weft.v1.CompensationStarted
-	33,  // 30: weft.v1.Event.compensation_succeeded:type_name -> weft.v1.CompensationSucceeded
-	34,  // 31: weft.v1.Event.compensation_failed:type_name -> weft.v1.CompensationFailed
-	35,  // 32: weft.v1.Event.signal_accepted:type_name -> weft.v1.SignalAccepted
-	36,  // 33: weft.v1.Event.signal_rejected:type_name -> weft.v1.SignalRejected
-	37,  // 34: weft.v1.Event.signal_consumed:type_name -> weft.v1.SignalConsumed
-	46,  // 35: weft.v1.RunSubmitted.status:type_name -> weft.v1.RunStatus
-	5,   // 36: weft.v1.RunSubmitted.plan_ref:type_name -> weft.v1.PlanRef
-	4,   // 37: weft.v1.RunSubmitted.context:type_name -> weft.v1.RunContext
-	46,  // 38: weft.v1.RunApproved.status:type_name -> weft.v1.RunStatus
-	46,  // 39: weft.v1.RunQueued.status:type_name -> weft.v1.RunStatus
-	46,  // 40: weft.v1.RunStarted.status:type_name -> weft.v1.RunStatus
-	5,   // 41: weft.v1.RunStarted.plan_ref:type_name -> weft.v1.PlanRef
-	4,   // 42: weft.v1.RunStarted.context:type_name -> weft.v1.RunContext
-	44,  // 43: weft.v1.RunStarted.started_at:type_name -> google.protobuf.Timestamp
-	46,  // 44: weft.v1.RunBlocked.status:type_name -> weft.v1.RunStatus
-	46,  // 45: weft.v1.RunUnblocked.status:type_name -> weft.v1.RunStatus
-	46,  // 46: weft.v1.RunPaused.status:type_name -> weft.v1.RunStatus
-	47,  // 47: weft.v1.RunPaused.substatus:type_name -> weft.v1.RunSubstatus
-	46,  // 48: weft.v1.RunDrained.status:type_name -> weft.v1.RunStatus
-	46,  // 49: weft.v1.RunResumed.status:type_name -> weft.v1.RunStatus
-	46,  // 50: weft.v1.RunCompensating.status:type_name -> weft.v1.RunStatus
-	46,  // 51: weft.v1.RunCompleted.status:type_name -> weft.v1.RunStatus
-	44,  // 52: weft.v1.RunCompleted.completed_at:type_name -> google.protobuf.Timestamp
-	46,  // 53: weft.v1.RunFailed.status:type_name -> weft.v1.RunStatus
-	48,  // 54: weft.v1.RunFailed.error:type_name -> weft.v1.RunError
-	49,  // 55: weft.v1.RunFailed.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	44,  // 56: weft.v1.RunFailed.completed_at:type_name -> google.protobuf.Timestamp
-	46,  // 57: weft.v1.RunCancelled.status:type_name -> weft.v1.RunStatus
-	50,  // 58: weft.v1.RunCancelled.cancellation:type_name -> weft.v1.Cancellation
-	44,  // 59: weft.v1.RunCancelled.completed_at:type_name -> google.protobuf.Timestamp
-	49,  // 60: weft.v1.RunCancelled.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	46,  // 61: weft.v1.RunRerun.status:type_name -> weft.v1.RunStatus
-	51,  // 62: weft.v1.StepScheduled.status:type_name -> weft.v1.StepStatus
-	44,  // 63: weft.v1.StepScheduled.not_before:type_name -> google.protobuf.Timestamp
-	52,  // 64: weft.v1.StepScheduled.input:type_name -> google.protobuf.Value
-	51,  // 65: weft.v1.StepSleeping.status:type_name -> weft.v1.StepStatus
-	44,  // 66: weft.v1.StepSleeping.started_at:type_name -> google.protobuf.Timestamp
-	44,  // 67: weft.v1.StepSleeping.wake_at:type_name -> google.protobuf.Timestamp
-	51,  // 68: weft.v1.StepIterated.status:type_name -> weft.v1.StepStatus
-	52,  // 69: weft.v1.StepIterated.output:type_name -> google.protobuf.Value
-	51,  // 70: weft.v1.StepStarted.status:type_name -> weft.v1.StepStatus
-	44,  // 71: weft.v1.StepStarted.started_at:type_name -> google.protobuf.Timestamp
-	51,  // 72: weft.v1.StepCompleted.status:type_name -> weft.v1.StepStatus
-	52,  // 73: weft.v1.StepCompleted.output:type_name -> google.protobuf.Value
-	53,  // 74: weft.v1.StepCompleted.artifacts:type_name -> weft.v1.ArtifactRef
-	44,  // 75: weft.v1.StepCompleted.completed_at:type_name -> google.protobuf.Timestamp
-	51,  // 76: weft.v1.StepFailed.status:type_name -> weft.v1.StepStatus
-	54,  // 77: weft.v1.StepFailed.error:type_name -> weft.v1.StepError
-	44,  // 78: weft.v1.StepFailed.completed_at:type_name -> google.protobuf.Timestamp
-	44,  // 79: weft.v1.StepFailed.next_attempt_at:type_name -> google.protobuf.Timestamp
-	51,  // 80: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
-	51,  // 81: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
-	51,  // 82: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
-	44,  // 83: weft.v1.StepWaiting.deadline:type_name -> google.protobuf.Timestamp
-	51,  // 84: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
-	55,  // 85: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
-	0,   // 86: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
-	44,  // 87: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
-	54,  // 88: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
-	44,  // 89: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
-	1,   // 90: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
-	56,  // 91: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
-	57,  // 92: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
-	1,   // 93: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
-	3,   // 94: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
-	3,   // 95: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
-	2,   // 96: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
-	2,   // 97: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
-	58,  // 98: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
-	3,   // 99: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
-	38,  // 100: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
-	40,  // 101: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
-	42,  // 102: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
-	39,  // 103: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
-	41,  // 104: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
-	43,  // 105: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
-	103, // [103:106] is the sub-list for method output_type
-	100, // [100:103] is the sub-list for method input_type
-	100, // [100:100] is the sub-list for extension type_name
-	100, // [100:100] is the sub-list for extension extendee
-	0,   // [0:100] is the sub-list for field type_name
+	20,  // 16: weft.v1.Event.step_scheduled:type_name -> weft.v1.StepScheduled
+	23,  // 17: weft.v1.Event.step_started:type_name -> weft.v1.StepStarted
+	24,  // 18: weft.v1.Event.step_completed:type_name -> weft.v1.StepCompleted
+	25,  // 19: weft.v1.Event.step_failed:type_name -> weft.v1.StepFailed
+	26,  // 20: weft.v1.Event.step_skipped:type_name -> weft.v1.StepSkipped
+	27,  // 21: weft.v1.Event.step_cancelled:type_name -> weft.v1.StepCancelled
+	28,  // 22: weft.v1.Event.step_waiting:type_name -> weft.v1.StepWaiting
+	29,  // 23: weft.v1.Event.step_retried:type_name -> weft.v1.StepRetried
+	30,  // 24: weft.v1.Event.step_attempt_recorded:type_name -> weft.v1.StepAttemptRecorded
+	31,  // 25: weft.v1.Event.step_verified:type_name -> weft.v1.StepVerified
+	21,  // 26: weft.v1.Event.step_sleeping:type_name -> weft.v1.StepSleeping
+	22,  // 27: weft.v1.Event.step_iterated:type_name -> weft.v1.StepIterated
+	32,  // 28: weft.v1.Event.compensation_started:type_name -> weft.v1.CompensationStarted
+	33,  // 29: weft.v1.Event.compensation_succeeded:type_name -> weft.v1.CompensationSucceeded
+	34,  // 30: weft.v1.Event.compensation_failed:type_name -> weft.v1.CompensationFailed
+	35,  // 31: weft.v1.Event.signal_accepted:type_name -> weft.v1.SignalAccepted
+	36,  // 32: weft.v1.Event.signal_rejected:type_name -> weft.v1.SignalRejected
+	37,  // 33: weft.v1.Event.signal_consumed:type_name -> weft.v1.SignalConsumed
+	38,  // 34: weft.v1.Event.child_run_started:type_name -> weft.v1.ChildRunStarted
+	39,  // 35: weft.v1.Event.child_run_ended:type_name -> weft.v1.ChildRunEnded
+	47,  // 36: weft.v1.RunSubmitted.status:type_name -> weft.v1.RunStatus
+	5,   // 37: weft.v1.RunSubmitted.plan_ref:type_name -> weft.v1.PlanRef
+	4,   // 38: weft.v1.RunSubmitted.context:type_name -> weft.v1.RunContext
+	47,  // 39: weft.v1.RunApproved.status:type_name -> weft.v1.RunStatus
+	47,  // 40: weft.v1.RunQueued.status:type_name -> weft.v1.RunStatus
+	47,  // 41: weft.v1.RunStarted.status:type_name -> weft.v1.RunStatus
+	5,   // 42: weft.v1.RunStarted.plan_ref:type_name -> weft.v1.PlanRef
+	4,   // 43: weft.v1.RunStarted.context:type_name -> weft.v1.RunContext
+	46,  // 44: weft.v1.RunStarted.started_at:type_name -> google.protobuf.Timestamp
+	47,  // 45: weft.v1.RunBlocked.status:type_name -> weft.v1.RunStatus
+	47,  // 46: weft.v1.RunUnblocked.status:type_name -> weft.v1.RunStatus
+	47,  // 47: weft.v1.RunPaused.status:type_name -> weft.v1.RunStatus
+	48,  // 48: weft.v1.RunPaused.substatus:type_name -> weft.v1.RunSubstatus
+	47,  // 49: weft.v1.RunDrained.status:type_name -> weft.v1.RunStatus
+	47,  // 50: weft.v1.RunResumed.status:type_name -> weft.v1.RunStatus
+	47,  // 51: weft.v1.RunCompensating.status:type_name -> weft.v1.RunStatus
+	47,  // 52: weft.v1.RunCompleted.status:type_name -> weft.v1.RunStatus
+	46,  // 53: weft.v1.RunCompleted.completed_at:type_name -> google.protobuf.Timestamp
+	47,  // 54: weft.v1.RunFailed.status:type_name -> weft.v1.RunStatus
+	49,  // 55: weft.v1.RunFailed.error:type_name -> weft.v1.RunError
+	50,  // 56: weft.v1.RunFailed.compensation_outcome:type_name -> weft.v1.CompensationOutcome
+	46,  // 57: weft.v1.RunFailed.completed_at:type_name -> google.protobuf.Timestamp
+	47,  // 58: weft.v1.RunCancelled.status:type_name -> weft.v1.RunStatus
+	51,  // 59: weft.v1.RunCancelled.cancellation:type_name -> weft.v1.Cancellation
+	46,  // 60: weft.v1.RunCancelled.completed_at:type_name -> google.protobuf.Timestamp
+	50,  // 61: weft.v1.RunCancelled.compensation_outcome:type_name -> weft.v1.CompensationOutcome
+	47,  // 62: weft.v1.RunRerun.status:type_name -> weft.v1.RunStatus
+	52,  // 63: weft.v1.StepScheduled.status:type_name -> weft.v1.StepStatus
+	46,  // 64: weft.v1.StepScheduled.not_before:type_name -> google.protobuf.Timestamp
+	53,  // 65: weft.v1.StepScheduled.input:type_name -> google.protobuf.Value
+	52,  // 66: weft.v1.StepSleeping.status:type_name -> weft.v1.StepStatus
+	46,  // 67: weft.v1.StepSleeping.started_at:type_name -> google.protobuf.Timestamp
+	46,  // 68: weft.v1.StepSleeping.wake_at:type_name -> google.protobuf.Timestamp
+	52,  // 69: weft.v1.StepIterated.status:type_name -> weft.v1.StepStatus
+	53,  // 70: weft.v1.StepIterated.output:type_name -> google.protobuf.Value
+	52,  // 71: weft.v1.StepStarted.status:type_name -> weft.v1.StepStatus
+	46,  // 72: weft.v1.StepStarted.started_at:type_name -> google.protobuf.Timestamp
+	52,  // 73: weft.v1.StepCompleted.status:type_name -> weft.v1.StepStatus
+	53,  // 74: weft.v1.StepCompleted.output:type_name -> google.protobuf.Value
+	54,  // 75: weft.v1.StepCompleted.artifacts:type_name -> weft.v1.ArtifactRef
+	46,  // 76: weft.v1.StepCompleted.completed_at:type_name -> google.protobuf.Timestamp
+	52,  // 77: weft.v1.StepFailed.status:type_name -> weft.v1.StepStatus
+	55,  // 78: weft.v1.StepFailed.error:type_name -> weft.v1.StepError
+	46,  // 79: weft.v1.StepFailed.completed_at:type_name -> google.protobuf.Timestamp
+	46,  // 80: weft.v1.StepFailed.next_attempt_at:type_name -> google.protobuf.Timestamp
+	52,  // 81: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
+	52,  // 82: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
+	52,  // 83: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
+	46,  // 84: weft.v1.StepWaiting.deadline:type_name -> google.protobuf.Timestamp
+	52,  // 85: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
+	56,  // 86: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
+	0,   // 87: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
+	46,  // 88: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
+	55,  // 89: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
+	46,  // 90: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
+	1,   // 91: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
+	57,  // 92: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
+	58,  // 93: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	1,   // 94: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
+	52,  // 95: weft.v1.ChildRunStarted.status:type_name -> weft.v1.StepStatus
+	46,  // 96: weft.v1.ChildRunStarted.started_at:type_name -> google.protobuf.Timestamp
+	47,  // 97: weft.v1.ChildRunEnded.status:type_name -> weft.v1.RunStatus
+	46,  // 98: weft.v1.ChildRunEnded.completed_at:type_name -> google.protobuf.Timestamp
+	3,   // 99: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
+	3,   // 100: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
+	2,   // 101: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
+	2,   // 102: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
+	59,  // 103: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
+	3,   // 104: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
+	40,  // 105: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
+	42,  // 106: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
+	44,  // 107: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
+	41,  // 108: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
+	43,  // 109: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
+	45,  // 110: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
+	108, // [108:111] is the sub-list for method output_type
+	105, // [105:108] is the sub-list for method input_type
+	105, // [105:105] is the sub-list for extension type_name
+	105, // [105:105] is the sub-list for extension extendee
+	0,   // [0:105] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_event_proto_init() }
@@ -4159,7 +4326,6 @@ func file_weft_v1_event_proto_init() {
 	}
 	file_weft_v1_common_proto_init()
 	file_weft_v1_run_proto_init()
-	file_weft_v1_search_proto_init()
 	file_weft_v1_signal_proto_init()
 	file_weft_v1_event_proto_msgTypes[0].OneofWrappers = []any{
 		(*Event_RunSubmitted)(nil),
@@ -4176,7 +4342,6 @@ func file_weft_v1_event_proto_init() {
 		(*Event_RunFailed)(nil),
 		(*Event_RunCancelled)(nil),
 		(*Event_RunRerun)(nil),
-		(*Event_SearchAttributesUpserted)(nil),
 		(*Event_StepScheduled)(nil),
 		(*Event_StepStarted)(nil),
 		(*Event_StepCompleted)(nil),
@@ -4195,6 +4360,8 @@ func file_weft_v1_event_proto_init() {
 		(*Event_SignalAccepted)(nil),
 		(*Event_SignalRejected)(nil),
 		(*Event_SignalConsumed)(nil),
+		(*Event_ChildRunStarted)(nil),
+		(*Event_ChildRunEnded)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -4202,7 +4369,7 @@ func file_weft_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_event_proto_rawDesc), len(file_weft_v1_event_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   41,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

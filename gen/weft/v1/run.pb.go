@@ -673,8 +673,13 @@ type Run struct {
 	RetainUntil *timestamppb.Timestamp `protobuf:"bytes,28,opt,name=retain_until,json=retainUntil,proto3" json:"retain_until,omitempty"`
 	// The run's search attributes (docs/semantics.md#search-attributes), by name.
 	SearchAttributes map[string]*SearchAttributeValue `protobuf:"bytes,29,rep,name=search_attributes,json=searchAttributes,proto3" json:"search_attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The run that started this one as a child, through its sub-workflow step
+	// parent_step (docs/semantics.md#sub-workflows); empty for a run without
+	// a parent.
+	ParentRunId   string `protobuf:"bytes,31,opt,name=parent_run_id,json=parentRunId,proto3" json:"parent_run_id,omitempty"`
+	ParentStep    string `protobuf:"bytes,32,opt,name=parent_step,json=parentStep,proto3" json:"parent_step,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Run) Reset() {
@@ -910,6 +915,20 @@ func (x *Run) GetSearchAttributes() map[string]*SearchAttributeValue {
 	return nil
 }
 
+func (x *Run) GetParentRunId() string {
+	if x != nil {
+		return x.ParentRunId
+	}
+	return ""
+}
+
+func (x *Run) GetParentStep() string {
+	if x != nil {
+		return x.ParentStep
+	}
+	return ""
+}
+
 // Step is one action's snapshot.
 type Step struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -959,11 +978,9 @@ type Step struct {
 	// The step's input with its ${{ }} expressions evaluated, as its first task
 	// recorded it (docs/semantics.md#input-expressions); unset when the input has no expression.
 	Input *structpb.Value `protobuf:"bytes,22,opt,name=input,proto3" json:"input,omitempty"`
-	// Why flow control holds the step's ready task, when GetRun read it:
-	// "concurrency key customer-42 at 2/2", "throttled by key payments until
-	// 2026-12-02T05:00:01.25Z" (docs/semantics.md#flow-visibility). Empty: it
-	// holds none (the task, if any, waits for a worker).
-	FlowWait      string `protobuf:"bytes,26,opt,name=flow_wait,json=flowWait,proto3" json:"flow_wait,omitempty"`
+	// The child run of a sub-workflow step's current logical attempt, once it
+	// exists (docs/semantics.md#sub-workflows).
+	ChildRunId    string `protobuf:"bytes,27,opt,name=child_run_id,json=childRunId,proto3" json:"child_run_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1152,9 +1169,9 @@ func (x *Step) GetInput() *structpb.Value {
 	return nil
 }
 
-func (x *Step) GetFlowWait() string {
+func (x *Step) GetChildRunId() string {
 	if x != nil {
-		return x.FlowWait
+		return x.ChildRunId
 	}
 	return ""
 }
@@ -3904,7 +3921,7 @@ var File_weft_v1_run_proto protoreflect.FileDescriptor
 
 const file_weft_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/search.proto\x1a\x14weft/v1/signal.proto\"\xa5\v\n" +
+	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/search.proto\x1a\x14weft/v1/signal.proto\"\xea\v\n" +
 	"\x03Run\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x1d\n" +
@@ -3940,10 +3957,13 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x0etrigger_source\x18\x1a \x01(\tR\rtriggerSource\x12.\n" +
 	"\x06result\x18\x1b \x01(\v2\x16.google.protobuf.ValueR\x06result\x12=\n" +
 	"\fretain_until\x18\x1c \x01(\v2\x1a.google.protobuf.TimestampR\vretainUntil\x12O\n" +
-	"\x11search_attributes\x18\x1d \x03(\v2\".weft.v1.Run.SearchAttributesEntryR\x10searchAttributes\x1ab\n" +
+	"\x11search_attributes\x18\x1d \x03(\v2\".weft.v1.Run.SearchAttributesEntryR\x10searchAttributes\x12\"\n" +
+	"\rparent_run_id\x18\x1f \x01(\tR\vparentRunId\x12\x1f\n" +
+	"\vparent_step\x18  \x01(\tR\n" +
+	"parentStep\x1ab\n" +
 	"\x15SearchAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
-	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"\xfa\b\n" +
+	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"\xff\b\n" +
 	"\x04Step\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12+\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12,\n" +
@@ -3968,8 +3988,9 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x11manual_completion\x18\x13 \x01(\v2\x1f.weft.v1.ManualCompletionResultR\x10manualCompletion\x123\n" +
 	"\awake_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\x06wakeAt\x12\x1c\n" +
 	"\titeration\x18\x15 \x01(\rR\titeration\x12,\n" +
-	"\x05input\x18\x16 \x01(\v2\x16.google.protobuf.ValueR\x05input\x12\x1b\n" +
-	"\tflow_wait\x18\x1a \x01(\tR\bflowWait\"\xd7\x02\n" +
+	"\x05input\x18\x16 \x01(\v2\x16.google.protobuf.ValueR\x05input\x12 \n" +
+	"\fchild_run_id\x18\x1b \x01(\tR\n" +
+	"childRunId\"\xd7\x02\n" +
 	"\aAttempt\x12,\n" +
 	"\x12logical_attempt_id\x18\x01 \x01(\rR\x10logicalAttemptId\x12*\n" +
 	"\x11engine_attempt_id\x18\x02 \x01(\rR\x0fengineAttemptId\x121\n" +

@@ -25,9 +25,12 @@ ON_FAILURE_COMPENSATE: OnFailure
 ON_FAILURE_HOLD: OnFailure
 ON_FAILURE_SKIP: OnFailure
 ON_FAILURE_UNSPECIFIED: OnFailure
+PARENT_CLOSE_ABANDON: ParentClose
+PARENT_CLOSE_CANCEL: ParentClose
+PARENT_CLOSE_UNSPECIFIED: ParentClose
 
 class Action(_message.Message):
-    __slots__ = ["activity", "compensation", "completion_mode", "concurrency", "depends_on", "heartbeat_timeout_ms", "id", "input", "manual_timeout_ms", "on_failure", "order", "queue", "repeat", "retry", "schedule_to_start_timeout_ms", "secrets", "sleep_ms", "sleep_until", "throttle", "timeout_ms", "wait_for_signal", "when"]
+    __slots__ = ["activity", "compensation", "completion_mode", "concurrency", "depends_on", "heartbeat_timeout_ms", "id", "input", "manual_timeout_ms", "on_failure", "order", "parent_close", "queue", "repeat", "retry", "schedule_to_start_timeout_ms", "secrets", "sleep_ms", "sleep_until", "throttle", "timeout_ms", "wait_for_signal", "when", "workflow"]
     ACTIVITY_FIELD_NUMBER: _ClassVar[int]
     COMPENSATION_FIELD_NUMBER: _ClassVar[int]
     COMPLETION_MODE_FIELD_NUMBER: _ClassVar[int]
@@ -39,6 +42,7 @@ class Action(_message.Message):
     MANUAL_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     ON_FAILURE_FIELD_NUMBER: _ClassVar[int]
     ORDER_FIELD_NUMBER: _ClassVar[int]
+    PARENT_CLOSE_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     REPEAT_FIELD_NUMBER: _ClassVar[int]
     RETRY_FIELD_NUMBER: _ClassVar[int]
@@ -50,6 +54,7 @@ class Action(_message.Message):
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     WAIT_FOR_SIGNAL_FIELD_NUMBER: _ClassVar[int]
     WHEN_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_FIELD_NUMBER: _ClassVar[int]
     activity: str
     compensation: CompensationHook
     completion_mode: CompletionMode
@@ -61,6 +66,7 @@ class Action(_message.Message):
     manual_timeout_ms: int
     on_failure: OnFailure
     order: int
+    parent_close: ParentClose
     queue: str
     repeat: StepRepeat
     retry: RetryPolicy
@@ -72,7 +78,8 @@ class Action(_message.Message):
     timeout_ms: int
     wait_for_signal: WaitForSignal
     when: str
-    def __init__(self, id: _Optional[str] = ..., order: _Optional[int] = ..., activity: _Optional[str] = ..., queue: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retry: _Optional[_Union[RetryPolicy, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., heartbeat_timeout_ms: _Optional[int] = ..., on_failure: _Optional[_Union[OnFailure, str]] = ..., completion_mode: _Optional[_Union[CompletionMode, str]] = ..., wait_for_signal: _Optional[_Union[WaitForSignal, _Mapping]] = ..., manual_timeout_ms: _Optional[int] = ..., compensation: _Optional[_Union[CompensationHook, _Mapping]] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., schedule_to_start_timeout_ms: _Optional[int] = ..., when: _Optional[str] = ..., repeat: _Optional[_Union[StepRepeat, _Mapping]] = ..., sleep_ms: _Optional[int] = ..., sleep_until: _Optional[str] = ..., concurrency: _Optional[_Union[StepConcurrency, _Mapping]] = ..., throttle: _Optional[_Union[StepThrottle, _Mapping]] = ...) -> None: ...
+    workflow: SubWorkflow
+    def __init__(self, id: _Optional[str] = ..., order: _Optional[int] = ..., activity: _Optional[str] = ..., queue: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retry: _Optional[_Union[RetryPolicy, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., heartbeat_timeout_ms: _Optional[int] = ..., on_failure: _Optional[_Union[OnFailure, str]] = ..., completion_mode: _Optional[_Union[CompletionMode, str]] = ..., wait_for_signal: _Optional[_Union[WaitForSignal, _Mapping]] = ..., manual_timeout_ms: _Optional[int] = ..., compensation: _Optional[_Union[CompensationHook, _Mapping]] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., schedule_to_start_timeout_ms: _Optional[int] = ..., when: _Optional[str] = ..., repeat: _Optional[_Union[StepRepeat, _Mapping]] = ..., sleep_ms: _Optional[int] = ..., sleep_until: _Optional[str] = ..., concurrency: _Optional[_Union[StepConcurrency, _Mapping]] = ..., throttle: _Optional[_Union[StepThrottle, _Mapping]] = ..., workflow: _Optional[_Union[SubWorkflow, _Mapping]] = ..., parent_close: _Optional[_Union[ParentClose, str]] = ...) -> None: ...
 
 class CompensationHook(_message.Message):
     __slots__ = ["input", "operation", "queue", "retry", "timeout_ms"]
@@ -222,6 +229,18 @@ class StepThrottle(_message.Message):
     scope: str
     def __init__(self, key: _Optional[str] = ..., rate: _Optional[str] = ..., burst: _Optional[int] = ..., scope: _Optional[str] = ...) -> None: ...
 
+class SubWorkflow(_message.Message):
+    __slots__ = ["definition", "input", "plan_id", "plan_version"]
+    DEFINITION_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    definition: WorkflowDefinition
+    input: _struct_pb2.Value
+    plan_id: str
+    plan_version: str
+    def __init__(self, plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., definition: _Optional[_Union[WorkflowDefinition, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
 class WaitForSignal(_message.Message):
     __slots__ = ["signal_name", "timeout_ms"]
     SIGNAL_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -264,6 +283,9 @@ class WorkflowDefinition(_message.Message):
     search_attributes: _containers.ScalarMap[str, str]
     timeout_ms: int
     def __init__(self, plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., backpressure: _Optional[_Union[BackpressureMode, str]] = ..., max_concurrent_runs: _Optional[int] = ..., requires_approval: bool = ..., display_name: _Optional[str] = ..., dag: bool = ..., result_action_id: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ParentClose(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
 
 class BackoffStrategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -385,7 +385,7 @@ class RetryStepResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_common_pb2.AcceptedSignalResult, _Mapping]] = ..., run: _Optional[_Union[Run, _Mapping]] = ...) -> None: ...
 
 class Run(_message.Message):
-    __slots__ = ["artifacts", "cancellation", "compensation_outcome", "completed_at", "created_at", "deadline", "definition", "environment_id", "error", "failed_steps", "input", "last_event_seq", "message", "plan_id", "plan_version", "project_id", "result", "retain_until", "run_id", "run_request_id", "search_attributes", "started_at", "status", "steps", "submitted_by", "substatus", "tenant_id", "total_duration_ms", "trigger_source"]
+    __slots__ = ["artifacts", "cancellation", "compensation_outcome", "completed_at", "created_at", "deadline", "definition", "environment_id", "error", "failed_steps", "input", "last_event_seq", "message", "parent_run_id", "parent_step", "plan_id", "plan_version", "project_id", "result", "retain_until", "run_id", "run_request_id", "search_attributes", "started_at", "status", "steps", "submitted_by", "substatus", "tenant_id", "total_duration_ms", "trigger_source"]
     class SearchAttributesEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -406,6 +406,8 @@ class Run(_message.Message):
     INPUT_FIELD_NUMBER: _ClassVar[int]
     LAST_EVENT_SEQ_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    PARENT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_STEP_FIELD_NUMBER: _ClassVar[int]
     PLAN_ID_FIELD_NUMBER: _ClassVar[int]
     PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -435,6 +437,8 @@ class Run(_message.Message):
     input: _struct_pb2.Value
     last_event_seq: int
     message: str
+    parent_run_id: str
+    parent_step: str
     plan_id: str
     plan_version: str
     project_id: str
@@ -451,7 +455,7 @@ class Run(_message.Message):
     tenant_id: str
     total_duration_ms: int
     trigger_source: str
-    def __init__(self, run_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., run_request_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., substatus: _Optional[_Union[RunSubstatus, str]] = ..., message: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ..., compensation_outcome: _Optional[_Union[CompensationOutcome, str]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., total_duration_ms: _Optional[int] = ..., last_event_seq: _Optional[int] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., cancellation: _Optional[_Union[Cancellation, _Mapping]] = ..., submitted_by: _Optional[str] = ..., definition: _Optional[_Union[_definition_pb2.WorkflowDefinition, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., failed_steps: _Optional[int] = ..., trigger_source: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retain_until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., search_attributes: _Optional[_Mapping[str, _search_pb2.SearchAttributeValue]] = ...) -> None: ...
+    def __init__(self, run_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., run_request_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., substatus: _Optional[_Union[RunSubstatus, str]] = ..., message: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ..., compensation_outcome: _Optional[_Union[CompensationOutcome, str]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., total_duration_ms: _Optional[int] = ..., last_event_seq: _Optional[int] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., cancellation: _Optional[_Union[Cancellation, _Mapping]] = ..., submitted_by: _Optional[str] = ..., definition: _Optional[_Union[_definition_pb2.WorkflowDefinition, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., failed_steps: _Optional[int] = ..., trigger_source: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retain_until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., search_attributes: _Optional[_Mapping[str, _search_pb2.SearchAttributeValue]] = ..., parent_run_id: _Optional[str] = ..., parent_step: _Optional[str] = ...) -> None: ...
 
 class RunError(_message.Message):
     __slots__ = ["action_id", "error", "workflow_timeout"]
@@ -530,17 +534,17 @@ class StartRunResponse(_message.Message):
     def __init__(self, run: _Optional[_Union[Run, _Mapping]] = ...) -> None: ...
 
 class Step(_message.Message):
-    __slots__ = ["action_id", "artifacts", "attempts", "compensation_error", "compensation_status", "completed_at", "completion_token", "engine_attempt_id", "error", "flow_wait", "idempotency_key", "input", "iteration", "logical_attempt_id", "manual_completion", "next_attempt_at", "output", "reason", "scheduled_at", "started_at", "status", "waiting_for_signal", "wake_at"]
+    __slots__ = ["action_id", "artifacts", "attempts", "child_run_id", "compensation_error", "compensation_status", "completed_at", "completion_token", "engine_attempt_id", "error", "idempotency_key", "input", "iteration", "logical_attempt_id", "manual_completion", "next_attempt_at", "output", "reason", "scheduled_at", "started_at", "status", "waiting_for_signal", "wake_at"]
     ACTION_ID_FIELD_NUMBER: _ClassVar[int]
     ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    CHILD_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     COMPENSATION_ERROR_FIELD_NUMBER: _ClassVar[int]
     COMPENSATION_STATUS_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_AT_FIELD_NUMBER: _ClassVar[int]
     COMPLETION_TOKEN_FIELD_NUMBER: _ClassVar[int]
     ENGINE_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
-    FLOW_WAIT_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     ITERATION_FIELD_NUMBER: _ClassVar[int]
@@ -557,13 +561,13 @@ class Step(_message.Message):
     action_id: str
     artifacts: _containers.RepeatedCompositeFieldContainer[_common_pb2.ArtifactRef]
     attempts: _containers.RepeatedCompositeFieldContainer[Attempt]
+    child_run_id: str
     compensation_error: StepError
     compensation_status: CompensationStatus
     completed_at: _timestamp_pb2.Timestamp
     completion_token: str
     engine_attempt_id: int
     error: StepError
-    flow_wait: str
     idempotency_key: str
     input: _struct_pb2.Value
     iteration: int
@@ -577,7 +581,7 @@ class Step(_message.Message):
     status: StepStatus
     waiting_for_signal: str
     wake_at: _timestamp_pb2.Timestamp
-    def __init__(self, action_id: _Optional[str] = ..., status: _Optional[_Union[StepStatus, str]] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., attempts: _Optional[_Iterable[_Union[Attempt, _Mapping]]] = ..., scheduled_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., error: _Optional[_Union[StepError, _Mapping]] = ..., completion_token: _Optional[str] = ..., compensation_status: _Optional[_Union[CompensationStatus, str]] = ..., compensation_error: _Optional[_Union[StepError, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., reason: _Optional[str] = ..., waiting_for_signal: _Optional[str] = ..., manual_completion: _Optional[_Union[_signal_pb2.ManualCompletionResult, _Mapping]] = ..., wake_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., iteration: _Optional[int] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., flow_wait: _Optional[str] = ...) -> None: ...
+    def __init__(self, action_id: _Optional[str] = ..., status: _Optional[_Union[StepStatus, str]] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., attempts: _Optional[_Iterable[_Union[Attempt, _Mapping]]] = ..., scheduled_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., error: _Optional[_Union[StepError, _Mapping]] = ..., completion_token: _Optional[str] = ..., compensation_status: _Optional[_Union[CompensationStatus, str]] = ..., compensation_error: _Optional[_Union[StepError, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., reason: _Optional[str] = ..., waiting_for_signal: _Optional[str] = ..., manual_completion: _Optional[_Union[_signal_pb2.ManualCompletionResult, _Mapping]] = ..., wake_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., iteration: _Optional[int] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., child_run_id: _Optional[str] = ...) -> None: ...
 
 class StepError(_message.Message):
     __slots__ = ["code", "error_class", "message", "retryable"]

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file weft/v1/definition.proto.
  */
 export const file_weft_v1_definition: GenFile = /*@__PURE__*/
-  fileDesc("Chh3ZWZ0L3YxL2RlZmluaXRpb24ucHJvdG8SB3dlZnQudjEiowUKEldvcmtmbG93RGVmaW5pdGlvbhI5CgdwbGFuX2lkGAEgASgJQii6SCVyIxABGIABMhxeW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSokEj4KDHBsYW5fdmVyc2lvbhgCIAEoCUIoukglciMQARhAMh1eW0EtWmEtejAtOV1bQS1aYS16MC05Xy4rLV0qJBItCgdhY3Rpb25zGAMgAygLMg8ud2VmdC52MS5BY3Rpb25CC7pICJIBBQgBEOgHEiYKCnRpbWVvdXRfbXMYBCABKA1CDbpICioIGICQ+9MJKAFIAIgBARI5CgxiYWNrcHJlc3N1cmUYBSABKA4yGS53ZWZ0LnYxLkJhY2twcmVzc3VyZU1vZGVCCLpIBYIBAhABEikKE21heF9jb25jdXJyZW50X3J1bnMYBiABKA1CB7pIBCoCKAFIAYgBARIZChFyZXF1aXJlc19hcHByb3ZhbBgHIAEoCBIeCgxkaXNwbGF5X25hbWUYCCABKAlCCLpIBXIDGIACEgsKA2RhZxgJIAEoCBIiChByZXN1bHRfYWN0aW9uX2lkGAogASgJQgi6SAVyAxiAARIqCgxyZXRlbnRpb25fbXMYCyABKARCD7pIDDIKGIDwrueWCSjoB0gCiAEBEkwKEXNlYXJjaF9hdHRyaWJ1dGVzGAwgAygLMjEud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb24uU2VhcmNoQXR0cmlidXRlc0VudHJ5GjcKFVNlYXJjaEF0dHJpYnV0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg0KC190aW1lb3V0X21zQhYKFF9tYXhfY29uY3VycmVudF9ydW5zQg8KDV9yZXRlbnRpb25fbXMi5wkKBkFjdGlvbhI0CgJpZBgBIAEoCUIoukglciMQARiAATIcXltBLVphLXowLTldW0EtWmEtejAtOV8uLV0qJBIZCgVvcmRlchgCIAEoDUIKukgHKgUY6AcoARI9CghhY3Rpdml0eRgDIAEoCUIrukgociYYgAIyIV4oW0EtWmEtejAtOV1bQS1aYS16MC05Xy46Ly1dKik/JBI4CgVxdWV1ZRgEIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyQSKAoKZGVwZW5kc19vbhgFIAMoCUIUukgRkgEOEOgHGAEiB3IFEAEYgAESJQoFaW5wdXQYBiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSIwoFcmV0cnkYByABKAsyFC53ZWZ0LnYxLlJldHJ5UG9saWN5EiYKCnRpbWVvdXRfbXMYCCABKA1CDbpICioIGICQ+9MJKAFIAIgBARIwChRoZWFydGJlYXRfdGltZW91dF9tcxgJIAEoDUINukgKKggYgJD70wkoZEgBiAEBEjAKCm9uX2ZhaWx1cmUYCiABKA4yEi53ZWZ0LnYxLk9uRmFpbHVyZUIIukgFggECEAESOgoPY29tcGxldGlvbl9tb2RlGAsgASgOMhcud2VmdC52MS5Db21wbGV0aW9uTW9kZUIIukgFggECEAESLwoPd2FpdF9mb3Jfc2lnbmFsGAwgASgLMhYud2VmdC52MS5XYWl0Rm9yU2lnbmFsEi0KEW1hbnVhbF90aW1lb3V0X21zGA0gASgNQg26SAoqCBiAkPvTCSgBSAKIAQESLwoMY29tcGVuc2F0aW9uGA4gASgLMhkud2VmdC52MS5Db21wZW5zYXRpb25Ib29rEi0KB3NlY3JldHMYDyADKAsyEi53ZWZ0LnYxLlNlY3JldFJlZkIIukgFkgECEEASOAocc2NoZWR1bGVfdG9fc3RhcnRfdGltZW91dF9tcxgQIAEoDUINukgKKggYgJD70wkoAUgDiAEBEhYKBHdoZW4YESABKAlCCLpIBXIDGIAgEiMKBnJlcGVhdBgSIAEoCzITLndlZnQudjEuU3RlcFJlcGVhdBIkCghzbGVlcF9tcxgTIAEoDUINukgKKggYgJD70wkoAUgEiAEBEh0KC3NsZWVwX3VudGlsGBQgASgJQgi6SAVyAxiAIBItCgtjb25jdXJyZW5jeRgZIAEoCzIYLndlZnQudjEuU3RlcENvbmN1cnJlbmN5EicKCHRocm90dGxlGBogASgLMhUud2VmdC52MS5TdGVwVGhyb3R0bGU6lAG6SJABGo0BChRhY3Rpb24ubWFudWFsX3NpZ25hbBI6YSB3YWl0LWZvci1zaWduYWwgYWN0aW9uIGNhbm5vdCBhbHNvIGJlIGNvbXBsZXRlZCBtYW51YWxseRo5IShoYXModGhpcy53YWl0X2Zvcl9zaWduYWwpICYmIHRoaXMuY29tcGxldGlvbl9tb2RlID09IDIpQg0KC190aW1lb3V0X21zQhcKFV9oZWFydGJlYXRfdGltZW91dF9tc0IUChJfbWFudWFsX3RpbWVvdXRfbXNCHwodX3NjaGVkdWxlX3RvX3N0YXJ0X3RpbWVvdXRfbXNCCwoJX3NsZWVwX21zIksKClN0ZXBSZXBlYXQSGQoFdW50aWwYASABKAlCCrpIB3IFEAEYgCASIgoObWF4X2l0ZXJhdGlvbnMYAiABKA1CCrpIByoFGOgHKAEibAoPU3RlcENvbmN1cnJlbmN5EhcKA2tleRgBIAEoCUIKukgHcgUQARiAIBIaCgVsaW1pdBgCIAEoDUILukgIKgYYoI0GKAESJAoFc2NvcGUYAyABKAlCFbpIEnIQUgBSBHBsYW5SBnRlbmFudCJ/CgxTdGVwVGhyb3R0bGUSFwoDa2V5GAEgASgJQgq6SAdyBRABGIAgEhcKBHJhdGUYAiABKAlCCbpIBnIEEAEYIBIXCgVidXJzdBgDIAEoDUIIukgFKgMYkE4SJAoFc2NvcGUYBCABKAlCFbpIEnIQUgBSBHBsYW5SBnRlbmFudCKNAwoLUmV0cnlQb2xpY3kSJAoMbWF4X2F0dGVtcHRzGAEgASgNQgm6SAYqBBgKKAFIAIgBARI0CghzdHJhdGVneRgCIAEoDjIYLndlZnQudjEuQmFja29mZlN0cmF0ZWd5Qgi6SAWCAQIQARIrChJpbml0aWFsX2JhY2tvZmZfbXMYAyABKA1CCrpIByoFGIC4mSlIAYgBARI4ChJiYWNrb2ZmX211bHRpcGxpZXIYBCABKAFCF7pIFBISGQAAAAAAAFlAKQAAAAAAAPA/SAKIAQESJwoObWF4X2JhY2tvZmZfbXMYBSABKA1CCrpIByoFGIC4mSlIA4gBARJAChByZXRyeWFibGVfZXJyb3JzGAYgAygOMhMud2VmdC52MS5FcnJvckNsYXNzQhG6SA6SAQsQICIHggEEEAEgAEIPCg1fbWF4X2F0dGVtcHRzQhUKE19pbml0aWFsX2JhY2tvZmZfbXNCFQoTX2JhY2tvZmZfbXVsdGlwbGllckIRCg9fbWF4X2JhY2tvZmZfbXMiZwoNV2FpdEZvclNpZ25hbBIfCgtzaWduYWxfbmFtZRgBIAEoCUIKukgHcgUQARiAAhImCgp0aW1lb3V0X21zGAIgASgNQg26SAoqCBiAkPvTCSgBSACIAQFCDQoLX3RpbWVvdXRfbXMijgIKEENvbXBlbnNhdGlvbkhvb2sSPQoJb3BlcmF0aW9uGAEgASgJQiq6SCdyJRABGIACMh5eW0EtWmEtejAtOV1bQS1aYS16MC05Xy46Ly1dKiQSJQoFaW5wdXQYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJgoKdGltZW91dF9tcxgDIAEoDUINukgKKggYgJD70wkoAUgAiAEBEiMKBXJldHJ5GAQgASgLMhQud2VmdC52MS5SZXRyeVBvbGljeRI4CgVxdWV1ZRgFIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyRCDQoLX3RpbWVvdXRfbXMiiwEKDURlZmluaXRpb25SZWYSOQoHcGxhbl9pZBgBIAEoCUIoukglciMQARiAATIcXltBLVphLXowLTldW0EtWmEtejAtOV8uLV0qJBI/CgxwbGFuX3ZlcnNpb24YAiABKAlCKbpIJnIkGEAyIF4oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4rLV0qKT8kIs8BChFEZWZpbml0aW9uVmVyc2lvbhIPCgdwbGFuX2lkGAEgASgJEhQKDHBsYW5fdmVyc2lvbhgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSEwoLcGxhbl9zaGEyNTYYBCABKAkSEgoKY3JlYXRlZF9ieRgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxhY3Rpb25fY291bnQYByABKA0SDgoGbGF0ZXN0GAggASgIIk8KFFB1dERlZmluaXRpb25SZXF1ZXN0EjcKCmRlZmluaXRpb24YASABKAsyGy53ZWZ0LnYxLldvcmtmbG93RGVmaW5pdGlvbkIGukgDyAEBIocBChVQdXREZWZpbml0aW9uUmVzcG9uc2USKwoHdmVyc2lvbhgBIAEoCzIaLndlZnQudjEuRGVmaW5pdGlvblZlcnNpb24SLwoKZGVmaW5pdGlvbhgCIAEoCzIbLndlZnQudjEuV29ya2Zsb3dEZWZpbml0aW9uEhAKCGV4aXN0aW5nGAMgASgIIkMKFEdldERlZmluaXRpb25SZXF1ZXN0EisKA3JlZhgBIAEoCzIWLndlZnQudjEuRGVmaW5pdGlvblJlZkIGukgDyAEBInUKFUdldERlZmluaXRpb25SZXNwb25zZRIrCgd2ZXJzaW9uGAEgASgLMhoud2VmdC52MS5EZWZpbml0aW9uVmVyc2lvbhIvCgpkZWZpbml0aW9uGAIgASgLMhsud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb24ijwEKFkxpc3REZWZpbml0aW9uc1JlcXVlc3QSGwoJcGFnZV9zaXplGAEgASgNQgi6SAUqAxjoBxIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxiABBI6CgdwbGFuX2lkGAMgASgJQim6SCZyJBiAATIfXihbQS1aYS16MC05XVtBLVphLXowLTlfLi1dKik/JCJgChdMaXN0RGVmaW5pdGlvbnNSZXNwb25zZRIsCgh2ZXJzaW9ucxgBIAMoCzIaLndlZnQudjEuRGVmaW5pdGlvblZlcnNpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjMKFlBhcnNlRGVmaW5pdGlvblJlcXVlc3QSGQoEeWFtbBgBIAEoCUILukgIcgYQASiAgEAiSgoXUGFyc2VEZWZpbml0aW9uUmVzcG9uc2USLwoKZGVmaW5pdGlvbhgBIAEoCzIbLndlZnQudjEuV29ya2Zsb3dEZWZpbml0aW9uKpEBCg9CYWNrb2ZmU3RyYXRlZ3kSIAocQkFDS09GRl9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEh0KGUJBQ0tPRkZfU1RSQVRFR1lfQ09OU1RBTlQQARIbChdCQUNLT0ZGX1NUUkFURUdZX0xJTkVBUhACEiAKHEJBQ0tPRkZfU1RSQVRFR1lfRVhQT05FTlRJQUwQAyqCAQoJT25GYWlsdXJlEhoKFk9OX0ZBSUxVUkVfVU5TUEVDSUZJRUQQABIUChBPTl9GQUlMVVJFX0FCT1JUEAESEwoPT05fRkFJTFVSRV9TS0lQEAISGQoVT05fRkFJTFVSRV9DT01QRU5TQVRFEAMSEwoPT05fRkFJTFVSRV9IT0xEEAQqbAoOQ29tcGxldGlvbk1vZGUSHwobQ09NUExFVElPTl9NT0RFX1VOU1BFQ0lGSUVEEAASHQoZQ09NUExFVElPTl9NT0RFX0FVVE9NQVRFRBABEhoKFkNPTVBMRVRJT05fTU9ERV9NQU5VQUwQAiqNAQoQQmFja3ByZXNzdXJlTW9kZRIhCh1CQUNLUFJFU1NVUkVfTU9ERV9VTlNQRUNJRklFRBAAEhwKGEJBQ0tQUkVTU1VSRV9NT0RFX1JFSkVDVBABEhsKF0JBQ0tQUkVTU1VSRV9NT0RFX1FVRVVFEAISGwoXQkFDS1BSRVNTVVJFX01PREVfREVMQVkQAzLzAgoRRGVmaW5pdGlvblNlcnZpY2USUwoNUHV0RGVmaW5pdGlvbhIdLndlZnQudjEuUHV0RGVmaW5pdGlvblJlcXVlc3QaHi53ZWZ0LnYxLlB1dERlZmluaXRpb25SZXNwb25zZSIDkAICElMKDUdldERlZmluaXRpb24SHS53ZWZ0LnYxLkdldERlZmluaXRpb25SZXF1ZXN0Gh4ud2VmdC52MS5HZXREZWZpbml0aW9uUmVzcG9uc2UiA5ACARJZCg9MaXN0RGVmaW5pdGlvbnMSHy53ZWZ0LnYxLkxpc3REZWZpbml0aW9uc1JlcXVlc3QaIC53ZWZ0LnYxLkxpc3REZWZpbml0aW9uc1Jlc3BvbnNlIgOQAgESWQoPUGFyc2VEZWZpbml0aW9uEh8ud2VmdC52MS5QYXJzZURlZmluaXRpb25SZXF1ZXN0GiAud2VmdC52MS5QYXJzZURlZmluaXRpb25SZXNwb25zZSIDkAIBQi1aK2dpdGh1Yi5jb20vd2VmdC1kZXYvd2VmdC9nZW4vd2VmdC92MTt3ZWZ0djFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common]);
+  fileDesc("Chh3ZWZ0L3YxL2RlZmluaXRpb24ucHJvdG8SB3dlZnQudjEiowUKEldvcmtmbG93RGVmaW5pdGlvbhI5CgdwbGFuX2lkGAEgASgJQii6SCVyIxABGIABMhxeW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSokEj4KDHBsYW5fdmVyc2lvbhgCIAEoCUIoukglciMQARhAMh1eW0EtWmEtejAtOV1bQS1aYS16MC05Xy4rLV0qJBItCgdhY3Rpb25zGAMgAygLMg8ud2VmdC52MS5BY3Rpb25CC7pICJIBBQgBEOgHEiYKCnRpbWVvdXRfbXMYBCABKA1CDbpICioIGICQ+9MJKAFIAIgBARI5CgxiYWNrcHJlc3N1cmUYBSABKA4yGS53ZWZ0LnYxLkJhY2twcmVzc3VyZU1vZGVCCLpIBYIBAhABEikKE21heF9jb25jdXJyZW50X3J1bnMYBiABKA1CB7pIBCoCKAFIAYgBARIZChFyZXF1aXJlc19hcHByb3ZhbBgHIAEoCBIeCgxkaXNwbGF5X25hbWUYCCABKAlCCLpIBXIDGIACEgsKA2RhZxgJIAEoCBIiChByZXN1bHRfYWN0aW9uX2lkGAogASgJQgi6SAVyAxiAARIqCgxyZXRlbnRpb25fbXMYCyABKARCD7pIDDIKGIDwrueWCSjoB0gCiAEBEkwKEXNlYXJjaF9hdHRyaWJ1dGVzGAwgAygLMjEud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb24uU2VhcmNoQXR0cmlidXRlc0VudHJ5GjcKFVNlYXJjaEF0dHJpYnV0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg0KC190aW1lb3V0X21zQhYKFF9tYXhfY29uY3VycmVudF9ydW5zQg8KDV9yZXRlbnRpb25fbXMixQoKBkFjdGlvbhI0CgJpZBgBIAEoCUIoukglciMQARiAATIcXltBLVphLXowLTldW0EtWmEtejAtOV8uLV0qJBIZCgVvcmRlchgCIAEoDUIKukgHKgUY6AcoARI9CghhY3Rpdml0eRgDIAEoCUIrukgociYYgAIyIV4oW0EtWmEtejAtOV1bQS1aYS16MC05Xy46Ly1dKik/JBI4CgVxdWV1ZRgEIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyQSKAoKZGVwZW5kc19vbhgFIAMoCUIUukgRkgEOEOgHGAEiB3IFEAEYgAESJQoFaW5wdXQYBiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSIwoFcmV0cnkYByABKAsyFC53ZWZ0LnYxLlJldHJ5UG9saWN5EiYKCnRpbWVvdXRfbXMYCCABKA1CDbpICioIGICQ+9MJKAFIAIgBARIwChRoZWFydGJlYXRfdGltZW91dF9tcxgJIAEoDUINukgKKggYgJD70wkoZEgBiAEBEjAKCm9uX2ZhaWx1cmUYCiABKA4yEi53ZWZ0LnYxLk9uRmFpbHVyZUIIukgFggECEAESOgoPY29tcGxldGlvbl9tb2RlGAsgASgOMhcud2VmdC52MS5Db21wbGV0aW9uTW9kZUIIukgFggECEAESLwoPd2FpdF9mb3Jfc2lnbmFsGAwgASgLMhYud2VmdC52MS5XYWl0Rm9yU2lnbmFsEi0KEW1hbnVhbF90aW1lb3V0X21zGA0gASgNQg26SAoqCBiAkPvTCSgBSAKIAQESLwoMY29tcGVuc2F0aW9uGA4gASgLMhkud2VmdC52MS5Db21wZW5zYXRpb25Ib29rEi0KB3NlY3JldHMYDyADKAsyEi53ZWZ0LnYxLlNlY3JldFJlZkIIukgFkgECEEASOAocc2NoZWR1bGVfdG9fc3RhcnRfdGltZW91dF9tcxgQIAEoDUINukgKKggYgJD70wkoAUgDiAEBEhYKBHdoZW4YESABKAlCCLpIBXIDGIAgEiMKBnJlcGVhdBgSIAEoCzITLndlZnQudjEuU3RlcFJlcGVhdBIkCghzbGVlcF9tcxgTIAEoDUINukgKKggYgJD70wkoAUgEiAEBEh0KC3NsZWVwX3VudGlsGBQgASgJQgi6SAVyAxiAIBItCgtjb25jdXJyZW5jeRgZIAEoCzIYLndlZnQudjEuU3RlcENvbmN1cnJlbmN5EicKCHRocm90dGxlGBogASgLMhUud2VmdC52MS5TdGVwVGhyb3R0bGUSJgoId29ya2Zsb3cYHCABKAsyFC53ZWZ0LnYxLlN1YldvcmtmbG93EjQKDHBhcmVudF9jbG9zZRgdIAEoDjIULndlZnQudjEuUGFyZW50Q2xvc2VCCLpIBYIBAhABOpQBukiQARqNAQoUYWN0aW9uLm1hbnVhbF9zaWduYWwSOmEgd2FpdC1mb3Itc2lnbmFsIGFjdGlvbiBjYW5ub3QgYWxzbyBiZSBjb21wbGV0ZWQgbWFudWFsbHkaOSEoaGFzKHRoaXMud2FpdF9mb3Jfc2lnbmFsKSAmJiB0aGlzLmNvbXBsZXRpb25fbW9kZSA9PSAyKUINCgtfdGltZW91dF9tc0IXChVfaGVhcnRiZWF0X3RpbWVvdXRfbXNCFAoSX21hbnVhbF90aW1lb3V0X21zQh8KHV9zY2hlZHVsZV90b19zdGFydF90aW1lb3V0X21zQgsKCV9zbGVlcF9tcyJLCgpTdGVwUmVwZWF0EhkKBXVudGlsGAEgASgJQgq6SAdyBRABGIAgEiIKDm1heF9pdGVyYXRpb25zGAIgASgNQgq6SAcqBRjoBygBImwKD1N0ZXBDb25jdXJyZW5jeRIXCgNrZXkYASABKAlCCrpIB3IFEAEYgCASGgoFbGltaXQYAiABKA1CC7pICCoGGKCNBigBEiQKBXNjb3BlGAMgASgJQhW6SBJyEFIAUgRwbGFuUgZ0ZW5hbnQifwoMU3RlcFRocm90dGxlEhcKA2tleRgBIAEoCUIKukgHcgUQARiAIBIXCgRyYXRlGAIgASgJQgm6SAZyBBABGCASFwoFYnVyc3QYAyABKA1CCLpIBSoDGJBOEiQKBXNjb3BlGAQgASgJQhW6SBJyEFIAUgRwbGFuUgZ0ZW5hbnQinwEKC1N1YldvcmtmbG93EhkKB3BsYW5faWQYASABKAlCCLpIBXIDGIABEh0KDHBsYW5fdmVyc2lvbhgCIAEoCUIHukgEcgIYQBIvCgpkZWZpbml0aW9uGAMgASgLMhsud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb24SJQoFaW5wdXQYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUijQMKC1JldHJ5UG9saWN5EiQKDG1heF9hdHRlbXB0cxgBIAEoDUIJukgGKgQYCigBSACIAQESNAoIc3RyYXRlZ3kYAiABKA4yGC53ZWZ0LnYxLkJhY2tvZmZTdHJhdGVneUIIukgFggECEAESKwoSaW5pdGlhbF9iYWNrb2ZmX21zGAMgASgNQgq6SAcqBRiAuJkpSAGIAQESOAoSYmFja29mZl9tdWx0aXBsaWVyGAQgASgBQhe6SBQSEhkAAAAAAABZQCkAAAAAAADwP0gCiAEBEicKDm1heF9iYWNrb2ZmX21zGAUgASgNQgq6SAcqBRiAuJkpSAOIAQESQAoQcmV0cnlhYmxlX2Vycm9ycxgGIAMoDjITLndlZnQudjEuRXJyb3JDbGFzc0IRukgOkgELECAiB4IBBBABIABCDwoNX21heF9hdHRlbXB0c0IVChNfaW5pdGlhbF9iYWNrb2ZmX21zQhUKE19iYWNrb2ZmX211bHRpcGxpZXJCEQoPX21heF9iYWNrb2ZmX21zImcKDVdhaXRGb3JTaWduYWwSHwoLc2lnbmFsX25hbWUYASABKAlCCrpIB3IFEAEYgAISJgoKdGltZW91dF9tcxgCIAEoDUINukgKKggYgJD70wkoAUgAiAEBQg0KC190aW1lb3V0X21zIo4CChBDb21wZW5zYXRpb25Ib29rEj0KCW9wZXJhdGlvbhgBIAEoCUIqukgnciUQARiAAjIeXltBLVphLXowLTldW0EtWmEtejAtOV8uOi8tXSokEiUKBWlucHV0GAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEiYKCnRpbWVvdXRfbXMYAyABKA1CDbpICioIGICQ+9MJKAFIAIgBARIjCgVyZXRyeRgEIAEoCzIULndlZnQudjEuUmV0cnlQb2xpY3kSOAoFcXVldWUYBSABKAlCKbpIJnIkGIABMh9eKFtBLVphLXowLTldW0EtWmEtejAtOV8uLV0qKT8kQg0KC190aW1lb3V0X21zIosBCg1EZWZpbml0aW9uUmVmEjkKB3BsYW5faWQYASABKAlCKLpIJXIjEAEYgAEyHF5bQS1aYS16MC05XVtBLVphLXowLTlfLi1dKiQSPwoMcGxhbl92ZXJzaW9uGAIgASgJQim6SCZyJBhAMiBeKFtBLVphLXowLTldW0EtWmEtejAtOV8uKy1dKik/JCLPAQoRRGVmaW5pdGlvblZlcnNpb24SDwoHcGxhbl9pZBgBIAEoCRIUCgxwbGFuX3ZlcnNpb24YAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhMKC3BsYW5fc2hhMjU2GAQgASgJEhIKCmNyZWF0ZWRfYnkYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMYWN0aW9uX2NvdW50GAcgASgNEg4KBmxhdGVzdBgIIAEoCCJPChRQdXREZWZpbml0aW9uUmVxdWVzdBI3CgpkZWZpbml0aW9uGAEgASgLMhsud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb25CBrpIA8gBASKHAQoVUHV0RGVmaW5pdGlvblJlc3BvbnNlEisKB3ZlcnNpb24YASABKAsyGi53ZWZ0LnYxLkRlZmluaXRpb25WZXJzaW9uEi8KCmRlZmluaXRpb24YAiABKAsyGy53ZWZ0LnYxLldvcmtmbG93RGVmaW5pdGlvbhIQCghleGlzdGluZxgDIAEoCCJDChRHZXREZWZpbml0aW9uUmVxdWVzdBIrCgNyZWYYASABKAsyFi53ZWZ0LnYxLkRlZmluaXRpb25SZWZCBrpIA8gBASJ1ChVHZXREZWZpbml0aW9uUmVzcG9uc2USKwoHdmVyc2lvbhgBIAEoCzIaLndlZnQudjEuRGVmaW5pdGlvblZlcnNpb24SLwoKZGVmaW5pdGlvbhgCIAEoCzIbLndlZnQudjEuV29ya2Zsb3dEZWZpbml0aW9uIo8BChZMaXN0RGVmaW5pdGlvbnNSZXF1ZXN0EhsKCXBhZ2Vfc2l6ZRgBIAEoDUIIukgFKgMY6AcSHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYgAQSOgoHcGxhbl9pZBgDIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyQiYAoXTGlzdERlZmluaXRpb25zUmVzcG9uc2USLAoIdmVyc2lvbnMYASADKAsyGi53ZWZ0LnYxLkRlZmluaXRpb25WZXJzaW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIzChZQYXJzZURlZmluaXRpb25SZXF1ZXN0EhkKBHlhbWwYASABKAlCC7pICHIGEAEogIBAIkoKF1BhcnNlRGVmaW5pdGlvblJlc3BvbnNlEi8KCmRlZmluaXRpb24YASABKAsyGy53ZWZ0LnYxLldvcmtmbG93RGVmaW5pdGlvbipeCgtQYXJlbnRDbG9zZRIcChhQQVJFTlRfQ0xPU0VfVU5TUEVDSUZJRUQQABIXChNQQVJFTlRfQ0xPU0VfQ0FOQ0VMEAESGAoUUEFSRU5UX0NMT1NFX0FCQU5ET04QAiqRAQoPQmFja29mZlN0cmF0ZWd5EiAKHEJBQ0tPRkZfU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIdChlCQUNLT0ZGX1NUUkFURUdZX0NPTlNUQU5UEAESGwoXQkFDS09GRl9TVFJBVEVHWV9MSU5FQVIQAhIgChxCQUNLT0ZGX1NUUkFURUdZX0VYUE9ORU5USUFMEAMqggEKCU9uRmFpbHVyZRIaChZPTl9GQUlMVVJFX1VOU1BFQ0lGSUVEEAASFAoQT05fRkFJTFVSRV9BQk9SVBABEhMKD09OX0ZBSUxVUkVfU0tJUBACEhkKFU9OX0ZBSUxVUkVfQ09NUEVOU0FURRADEhMKD09OX0ZBSUxVUkVfSE9MRBAEKmwKDkNvbXBsZXRpb25Nb2RlEh8KG0NPTVBMRVRJT05fTU9ERV9VTlNQRUNJRklFRBAAEh0KGUNPTVBMRVRJT05fTU9ERV9BVVRPTUFURUQQARIaChZDT01QTEVUSU9OX01PREVfTUFOVUFMEAIqjQEKEEJhY2twcmVzc3VyZU1vZGUSIQodQkFDS1BSRVNTVVJFX01PREVfVU5TUEVDSUZJRUQQABIcChhCQUNLUFJFU1NVUkVfTU9ERV9SRUpFQ1QQARIbChdCQUNLUFJFU1NVUkVfTU9ERV9RVUVVRRACEhsKF0JBQ0tQUkVTU1VSRV9NT0RFX0RFTEFZEAMy8wIKEURlZmluaXRpb25TZXJ2aWNlElMKDVB1dERlZmluaXRpb24SHS53ZWZ0LnYxLlB1dERlZmluaXRpb25SZXF1ZXN0Gh4ud2VmdC52MS5QdXREZWZpbml0aW9uUmVzcG9uc2UiA5ACAhJTCg1HZXREZWZpbml0aW9uEh0ud2VmdC52MS5HZXREZWZpbml0aW9uUmVxdWVzdBoeLndlZnQudjEuR2V0RGVmaW5pdGlvblJlc3BvbnNlIgOQAgESWQoPTGlzdERlZmluaXRpb25zEh8ud2VmdC52MS5MaXN0RGVmaW5pdGlvbnNSZXF1ZXN0GiAud2VmdC52MS5MaXN0RGVmaW5pdGlvbnNSZXNwb25zZSIDkAIBElkKD1BhcnNlRGVmaW5pdGlvbhIfLndlZnQudjEuUGFyc2VEZWZpbml0aW9uUmVxdWVzdBogLndlZnQudjEuUGFyc2VEZWZpbml0aW9uUmVzcG9uc2UiA5ACAUItWitnaXRodWIuY29tL3dlZnQtZGV2L3dlZnQvZ2VuL3dlZnQvdjE7d2VmdHYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common]);
 
 /**
  * WorkflowDefinition is a workflow submitted inline with a run. A definition
@@ -309,6 +309,24 @@ export type Action = Message<"weft.v1.Action"> & {
    * @generated from field: weft.v1.StepThrottle throttle = 26;
    */
   throttle?: StepThrottle | undefined;
+
+  /**
+   * The action starts a child run and finishes with its result, or fails
+   * with its error (docs/semantics.md#sub-workflows). Such an action has no
+   * activity, wait_for_signal, manual completion or compensation hook.
+   *
+   * @generated from field: weft.v1.SubWorkflow workflow = 28;
+   */
+  workflow?: SubWorkflow | undefined;
+
+  /**
+   * What the child run does when the parent stops waiting for it (the
+   * parent is cancelled or fails, or the step is cancelled). Unspecified:
+   * CANCEL.
+   *
+   * @generated from field: weft.v1.ParentClose parent_close = 29;
+   */
+  parentClose: ParentClose;
 };
 
 /**
@@ -429,6 +447,42 @@ export const StepThrottleSchema: GenMessage<StepThrottle> = /*@__PURE__*/
   messageDesc(file_weft_v1_definition, 4);
 
 /**
+ * SubWorkflow is the child run a sub-workflow action starts: a stored
+ * definition (plan_id, and plan_version or the latest when the parent is
+ * submitted, pinned for the run), or an inline one; and its input.
+ *
+ * @generated from message weft.v1.SubWorkflow
+ */
+export type SubWorkflow = Message<"weft.v1.SubWorkflow"> & {
+  /**
+   * @generated from field: string plan_id = 1;
+   */
+  planId: string;
+
+  /**
+   * @generated from field: string plan_version = 2;
+   */
+  planVersion: string;
+
+  /**
+   * @generated from field: weft.v1.WorkflowDefinition definition = 3;
+   */
+  definition?: WorkflowDefinition | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Value input = 4;
+   */
+  input?: Value | undefined;
+};
+
+/**
+ * Describes the message weft.v1.SubWorkflow.
+ * Use `create(SubWorkflowSchema)` to create a new message.
+ */
+export const SubWorkflowSchema: GenMessage<SubWorkflow> = /*@__PURE__*/
+  messageDesc(file_weft_v1_definition, 5);
+
+/**
  * RetryPolicy decides whether and when a failed attempt runs again. Canonical
  * fields are those of docs/semantics.md#retry-policy, with the backoff strategy of docs/semantics.md#backoff.
  *
@@ -483,7 +537,7 @@ export type RetryPolicy = Message<"weft.v1.RetryPolicy"> & {
  * Use `create(RetryPolicySchema)` to create a new message.
  */
 export const RetryPolicySchema: GenMessage<RetryPolicy> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 5);
+  messageDesc(file_weft_v1_definition, 6);
 
 /**
  * WaitForSignal makes an action wait for a named signal.
@@ -511,7 +565,7 @@ export type WaitForSignal = Message<"weft.v1.WaitForSignal"> & {
  * Use `create(WaitForSignalSchema)` to create a new message.
  */
 export const WaitForSignalSchema: GenMessage<WaitForSignal> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 6);
+  messageDesc(file_weft_v1_definition, 7);
 
 /**
  * CompensationHook is an action's rollback (docs/semantics.md#compensation). Its idempotency key is
@@ -561,7 +615,7 @@ export type CompensationHook = Message<"weft.v1.CompensationHook"> & {
  * Use `create(CompensationHookSchema)` to create a new message.
  */
 export const CompensationHookSchema: GenMessage<CompensationHook> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 7);
+  messageDesc(file_weft_v1_definition, 8);
 
 /**
  * DefinitionRef names a stored definition: a plan and one of its versions,
@@ -590,7 +644,7 @@ export type DefinitionRef = Message<"weft.v1.DefinitionRef"> & {
  * Use `create(DefinitionRefSchema)` to create a new message.
  */
 export const DefinitionRefSchema: GenMessage<DefinitionRef> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 8);
+  messageDesc(file_weft_v1_definition, 9);
 
 /**
  * DefinitionVersion describes one stored version of a plan.
@@ -661,7 +715,7 @@ export type DefinitionVersion = Message<"weft.v1.DefinitionVersion"> & {
  * Use `create(DefinitionVersionSchema)` to create a new message.
  */
 export const DefinitionVersionSchema: GenMessage<DefinitionVersion> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 9);
+  messageDesc(file_weft_v1_definition, 10);
 
 /**
  * PutDefinitionRequest stores a definition.
@@ -682,7 +736,7 @@ export type PutDefinitionRequest = Message<"weft.v1.PutDefinitionRequest"> & {
  * Use `create(PutDefinitionRequestSchema)` to create a new message.
  */
 export const PutDefinitionRequestSchema: GenMessage<PutDefinitionRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 10);
+  messageDesc(file_weft_v1_definition, 11);
 
 /**
  * PutDefinitionResponse answers the stored version.
@@ -717,7 +771,7 @@ export type PutDefinitionResponse = Message<"weft.v1.PutDefinitionResponse"> & {
  * Use `create(PutDefinitionResponseSchema)` to create a new message.
  */
 export const PutDefinitionResponseSchema: GenMessage<PutDefinitionResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 11);
+  messageDesc(file_weft_v1_definition, 12);
 
 /**
  * GetDefinitionRequest reads a stored definition.
@@ -738,7 +792,7 @@ export type GetDefinitionRequest = Message<"weft.v1.GetDefinitionRequest"> & {
  * Use `create(GetDefinitionRequestSchema)` to create a new message.
  */
 export const GetDefinitionRequestSchema: GenMessage<GetDefinitionRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 12);
+  messageDesc(file_weft_v1_definition, 13);
 
 /**
  * GetDefinitionResponse answers a stored definition.
@@ -766,7 +820,7 @@ export type GetDefinitionResponse = Message<"weft.v1.GetDefinitionResponse"> & {
  * Use `create(GetDefinitionResponseSchema)` to create a new message.
  */
 export const GetDefinitionResponseSchema: GenMessage<GetDefinitionResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 13);
+  messageDesc(file_weft_v1_definition, 14);
 
 /**
  * ListDefinitionsRequest pages through stored definitions.
@@ -801,7 +855,7 @@ export type ListDefinitionsRequest = Message<"weft.v1.ListDefinitionsRequest"> &
  * Use `create(ListDefinitionsRequestSchema)` to create a new message.
  */
 export const ListDefinitionsRequestSchema: GenMessage<ListDefinitionsRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 14);
+  messageDesc(file_weft_v1_definition, 15);
 
 /**
  * ListDefinitionsResponse is one page.
@@ -829,7 +883,7 @@ export type ListDefinitionsResponse = Message<"weft.v1.ListDefinitionsResponse">
  * Use `create(ListDefinitionsResponseSchema)` to create a new message.
  */
 export const ListDefinitionsResponseSchema: GenMessage<ListDefinitionsResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 15);
+  messageDesc(file_weft_v1_definition, 16);
 
 /**
  * ParseDefinitionRequest is a workflow document to read.
@@ -851,7 +905,7 @@ export type ParseDefinitionRequest = Message<"weft.v1.ParseDefinitionRequest"> &
  * Use `create(ParseDefinitionRequestSchema)` to create a new message.
  */
 export const ParseDefinitionRequestSchema: GenMessage<ParseDefinitionRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 16);
+  messageDesc(file_weft_v1_definition, 17);
 
 /**
  * ParseDefinitionResponse is the definition the document describes.
@@ -872,7 +926,41 @@ export type ParseDefinitionResponse = Message<"weft.v1.ParseDefinitionResponse">
  * Use `create(ParseDefinitionResponseSchema)` to create a new message.
  */
 export const ParseDefinitionResponseSchema: GenMessage<ParseDefinitionResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 17);
+  messageDesc(file_weft_v1_definition, 18);
+
+/**
+ * ParentClose is what a child run does when its parent stops waiting for it.
+ *
+ * @generated from enum weft.v1.ParentClose
+ */
+export enum ParentClose {
+  /**
+   * Not set: CANCEL.
+   *
+   * @generated from enum value: PARENT_CLOSE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The child is cancelled.
+   *
+   * @generated from enum value: PARENT_CLOSE_CANCEL = 1;
+   */
+  CANCEL = 1,
+
+  /**
+   * The child runs on.
+   *
+   * @generated from enum value: PARENT_CLOSE_ABANDON = 2;
+   */
+  ABANDON = 2,
+}
+
+/**
+ * Describes the enum weft.v1.ParentClose.
+ */
+export const ParentCloseSchema: GenEnum<ParentClose> = /*@__PURE__*/
+  enumDesc(file_weft_v1_definition, 0);
 
 /**
  * BackoffStrategy is how the delay between retries grows (docs/semantics.md#backoff).
@@ -913,7 +1001,7 @@ export enum BackoffStrategy {
  * Describes the enum weft.v1.BackoffStrategy.
  */
 export const BackoffStrategySchema: GenEnum<BackoffStrategy> = /*@__PURE__*/
-  enumDesc(file_weft_v1_definition, 0);
+  enumDesc(file_weft_v1_definition, 1);
 
 /**
  * OnFailure is what the run does when an action fails for good.
@@ -961,7 +1049,7 @@ export enum OnFailure {
  * Describes the enum weft.v1.OnFailure.
  */
 export const OnFailureSchema: GenEnum<OnFailure> = /*@__PURE__*/
-  enumDesc(file_weft_v1_definition, 1);
+  enumDesc(file_weft_v1_definition, 2);
 
 /**
  * CompletionMode says who completes an action.
@@ -995,7 +1083,7 @@ export enum CompletionMode {
  * Describes the enum weft.v1.CompletionMode.
  */
 export const CompletionModeSchema: GenEnum<CompletionMode> = /*@__PURE__*/
-  enumDesc(file_weft_v1_definition, 2);
+  enumDesc(file_weft_v1_definition, 3);
 
 /**
  * BackpressureMode is what submission does when a concurrency limit is reached (docs/semantics.md#backpressure).
@@ -1036,7 +1124,7 @@ export enum BackpressureMode {
  * Describes the enum weft.v1.BackpressureMode.
  */
 export const BackpressureModeSchema: GenEnum<BackpressureMode> = /*@__PURE__*/
-  enumDesc(file_weft_v1_definition, 3);
+  enumDesc(file_weft_v1_definition, 4);
 
 /**
  * DefinitionService is the definition registry (docs/definitions.md#the-registry):
