@@ -32,11 +32,15 @@ type DeleteRunResult struct {
 // being removed, is not found — so a second DeleteRun of one run answers
 // not found.
 func (e *Engine) DeleteRun(ctx context.Context, p DeleteRunParams) (*DeleteRunResult, error) {
-	if _, err := e.records.RunFor(ctx, p.TenantID, p.RunID); err != nil {
+	rec, err := e.records.RunFor(ctx, p.TenantID, p.RunID)
+	if err != nil {
+		return nil, err
+	}
+	if err := deleteChildren(ctx, e, rec, p); err != nil {
 		return nil, err
 	}
 	var indexKey []byte
-	_, err := commitDecision(ctx, e, decision{runID: p.RunID, actor: p.Actor, decide: func(ch *change) error {
+	_, err = commitDecision(ctx, e, decision{runID: p.RunID, actor: p.Actor, decide: func(ch *change) error {
 		s := ch.state
 		if !s.Status.Terminal() {
 			return fault.FailedPrecondition(p.RunID, "run "+p.RunID+" is "+string(s.Status)+

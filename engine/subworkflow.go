@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -112,7 +113,7 @@ func fireChildStart(ctx context.Context, e *Engine, key []byte, t *record.Timer)
 			return nil
 		})
 	}
-	childID, refusal, err := startChild(ctx, e, parent, a, logical)
+	childID, refusal, err := startChild(ctx, e, parent, a, logical, decide.ChildInput(a, st))
 	if err != nil {
 		return err
 	}
@@ -131,9 +132,9 @@ func fireChildStart(ctx context.Context, e *Engine, key []byte, t *record.Timer)
 
 // childRequest answers the submission of the step's child run for its
 // logical attempt.
-func childRequest(parent *record.Run, a *definition.Action, logical int) SubmitParams {
+func childRequest(parent *record.Run, a *definition.Action, logical int, input json.RawMessage) SubmitParams {
 	return SubmitParams{TenantID: parent.TenantID, ProjectID: parent.ProjectID, EnvironmentID: parent.EnvironmentID,
-		RunRequestID: decide.ChildRequestID(parent.RunID, a.ID, logical), Start: true, Input: a.Workflow.Input,
+		RunRequestID: decide.ChildRequestID(parent.RunID, a.ID, logical), Start: true, Input: input,
 		SubmittedBy: parent.SubmittedBy, TriggerSource: TriggerWorkflow, traceParent: parent.TraceParent,
 		parent: &record.Parent{RunID: parent.RunID, Step: a.ID, Logical: logical, Depth: parent.Depth() + 1}}
 }
@@ -156,13 +157,13 @@ func childDefinition(ctx context.Context, e *Engine, tenant string, w *definitio
 // the step fails with when the child cannot be started (the depth cap, a
 // refused submission); any other error is answered as err, and the timer
 // fires again.
-func startChild(ctx context.Context, e *Engine, parent *record.Run, a *definition.Action, logical int) (string, *runstate.StepError, error) {
+func startChild(ctx context.Context, e *Engine, parent *record.Run, a *definition.Action, logical int, input json.RawMessage) (string, *runstate.StepError, error) {
 	if depth := parent.Depth() + 1; depth > e.cfg.MaxWorkflowDepth {
 		return "", &runstate.StepError{Class: definition.ErrorValidation, Code: "workflow_depth", Message: fmt.Sprintf(
 			"step %s would start a child run at depth %d, past the sub-workflow depth cap of %d (weftd --max-workflow-depth)",
 			a.ID, depth, e.cfg.MaxWorkflowDepth)}, nil
 	}
-	p := childRequest(parent, a, logical)
+	p := childRequest(parent, a, logical, input)
 	def, err := childDefinition(ctx, e, parent.TenantID, a.Workflow)
 	if err == nil {
 		p.Definition = def
@@ -434,6 +435,56 @@ func resolveIn(ctx context.Context, e *Engine, tenant string, d *definition.Defi
 			return err
 		}
 		w.PlanVersion = stored.Definition.PlanVersion
+	}
+	return nil
+}
+
+// deleteChildren removes, before DeleteRun removes their finished parent,
+// every child run its sub-workflow steps started, at every logical attempt
+// (docs/semantics.md#sub-workflows): refused with failed_precondition, and
+// nothing removed, while the parent or any child has not finished. A retry
+// after a crash between the removals finds the removed ones gone.
+func deleteChildren(ctx context.Context, e *Engine, parent *record.Run, p DeleteRunParams) error {
+	if !hasChildSteps(&parent.Definition) {
+		return nil
+	}
+	state, _, _, err := e.records.CheckpointToDecideOn(ctx, parent.RunID, true)
+	if err != nil || !state.Status.Terminal() {
+		return err // the parent's own decision refuses a run that has not finished
+	}
+	var children []string
+	for i := range parent.Definition.Actions {
+		a := &parent.Definition.Actions[i]
+		st := state.Step(a.ID)
+		if a.Workflow == nil || st == nil {
+			continue
+		}
+		for logical := 1; logical <= st.LogicalAttempt; logical++ {
+			id, err := existingChild(ctx, e, parent, a, logical)
+			if err != nil {
+				return err
+			}
+			if id == "" {
+				continue
+			}
+			cs, _, _, err := e.records.CheckpointToDecideOn(ctx, id, true)
+			switch {
+			case CodeOf(err) == CodeNotFound:
+				continue
+			case err != nil:
+				return err
+			case !cs.Status.Terminal():
+				return fault.FailedPrecondition(parent.RunID, "run "+parent.RunID+" has child run "+id+" (step "+a.ID+
+					") that is "+string(cs.Status)+": a run is deleted with its children once they have all finished")
+			}
+			children = append(children, id)
+		}
+	}
+	for _, id := range children {
+		_, err := e.DeleteRun(ctx, DeleteRunParams{TenantID: p.TenantID, RunID: id, Actor: p.Actor})
+		if err != nil && CodeOf(err) != CodeNotFound {
+			return err
+		}
 	}
 	return nil
 }

@@ -28,6 +28,8 @@ func init() {
 		"SubWorkflow_AChildPastTheDepthCapFailsTheStep":                    scenarioSubWorkflow_AChildPastTheDepthCapFailsTheStep,
 		"SubWorkflow_APlanReferenceIsPinnedAtSubmitAndAMissingOneRefused":  scenarioSubWorkflow_APlanReferenceIsPinnedAtSubmitAndAMissingOneRefused,
 		"SubWorkflow_AFailFastParentStopsWaitingAndCancelsItsRunningChild": scenarioSubWorkflow_AFailFastParentStopsWaitingAndCancelsItsRunningChild,
+		"SubWorkflow_TheChildsInputExpressionsAreEvaluatedOnceAtDispatch":  scenarioSubWorkflow_TheChildsInputExpressionsAreEvaluatedOnceAtDispatch,
+		"SubWorkflow_DeletingTheParentDeletesItsChildrenOnceTheyHaveEnded": scenarioSubWorkflow_DeletingTheParentDeletesItsChildrenOnceTheyHaveEnded,
 	} {
 		scenarios[name] = s
 	}
@@ -132,7 +134,7 @@ func scenarioSubWorkflow_AStartFiredAgainAfterACrashFindsTheSameChild(t *testing
 	// timer is still there, and fires again.
 	parent, err := b.eng.records.LoadRun(b.ctx, run.RunID)
 	require.NoError(t, err)
-	first, refusal, err := startChild(b.ctx, b.eng, parent, parent.Action("child"), 1)
+	first, refusal, err := startChild(b.ctx, b.eng, parent, parent.Action("child"), 1, json.RawMessage(`{}`))
 	require.NoError(t, err)
 	require.Nil(t, refusal)
 	b.tick()
@@ -297,6 +299,46 @@ func scenarioSubWorkflow_AFailFastParentStopsWaitingAndCancelsItsRunningChild(t 
 	require.Equal(t, runstate.StepCancelled, snap.Step("child").Status)
 	b.tick()
 	require.Equal(t, runstate.RunCancelled, b.run(childID).Status)
+}
+
+func scenarioSubWorkflow_TheChildsInputExpressionsAreEvaluatedOnceAtDispatch(t *testing.T, b *bundle) {
+	run := b.submit(withChild(inlineChild(), `{"n":"${{ steps.a.output.n + 1 }}","who":"${{ run.id }}"}`))
+	b.complete(b.poll("act-a"), `{"n":41}`)
+	st := b.run(run.RunID).Step("child")
+	require.JSONEq(t, `{"n":42,"who":"`+run.RunID+`"}`, string(st.Input), "recorded with the dispatch")
+	b.tick()
+	require.JSONEq(t, `{"n":42,"who":"`+run.RunID+`"}`, string(b.childOf(run.RunID, "child").Input))
+
+	bad := withChild(inlineChild(), `{"n":"${{ steps.nope.output }}"}`)
+	_, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: bad, Start: true, SubmittedBy: "alice"})
+	require.Equal(t, CodeInvalidArgument, CodeOf(err))
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, "definition.actions[1].workflow.input.n", e.Violations[0].Field)
+}
+
+func scenarioSubWorkflow_DeletingTheParentDeletesItsChildrenOnceTheyHaveEnded(t *testing.T, b *bundle) {
+	def := withChild(inlineChild(), `{}`)
+	def.Actions[1].ParentClose = definition.ParentCloseAbandon
+	run := b.submit(def)
+	b.complete(b.poll("act-a"), `1`)
+	b.tick()
+	childID := b.run(run.RunID).Step("child").ChildRunID
+	_, err := b.eng.CancelRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.NoError(t, err)
+	b.tick()
+	_, err = b.eng.DeleteRun(b.ctx, DeleteRunParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.Equal(t, CodeFailedPrecondition, CodeOf(err), "refused while the abandoned child runs")
+	require.Contains(t, err.Error(), "child run "+childID)
+	require.Equal(t, runstate.RunCancelled, b.run(run.RunID).Status, "nothing was removed")
+	b.complete(b.poll("act-c1"), `1`)
+	b.tick()
+	_, err = b.eng.DeleteRun(b.ctx, DeleteRunParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.NoError(t, err)
+	for _, id := range []string{run.RunID, childID} {
+		_, err := b.eng.GetRun(b.ctx, GetRunParams{TenantID: tenant, RunID: id})
+		require.Equal(t, CodeNotFound, CodeOf(err), id)
+	}
 }
 
 // TestSubWorkflow_CrashAroundTheChildsStartAndEndLeavesOneChildAndFinishesTheStepOnce

@@ -88,6 +88,9 @@ func printRun(w io.Writer, run *weftv1.Run, notes ...string) {
 	fmt.Fprintf(tw, "status\t%s\n", status)
 	fmt.Fprintf(tw, "plan\t%s@%s\n", run.GetPlanId(), run.GetPlanVersion())
 	fmt.Fprintf(tw, "created\t%s\n", when(run.GetCreatedAt()))
+	if p := run.GetParentRunId(); p != "" {
+		fmt.Fprintf(tw, "parent\t%s (step %s)\n", p, run.GetParentStep())
+	}
 	if m := run.GetMessage(); m != "" {
 		fmt.Fprintf(tw, "message\t%s\n", m)
 	}
@@ -133,6 +136,9 @@ func printRun(w io.Writer, run *weftv1.Run, notes ...string) {
 // stepDetail is the one thing a person most needs to know about a step.
 func stepDetail(s *weftv1.Step) string {
 	var parts []string
+	if c := s.GetChildRunId(); c != "" {
+		parts = append(parts, "child run "+c)
+	}
 	if t := s.GetCompletionToken(); t != "" {
 		parts = append(parts, "completion token "+t)
 	}
@@ -260,9 +266,16 @@ func eventDetail(ev *weftv1.Event) string {
 	case *weftv1.Event_RunBlocked:
 		return strings.TrimSuffix("waiting on "+strings.Join(p.RunBlocked.GetWaitingOn(), ", ")+": "+p.RunBlocked.GetReason(), ": ")
 	case *weftv1.Event_StepScheduled:
+		if p.StepScheduled.GetQueue() == "" {
+			return "" // a sub-workflow step: its child starts next
+		}
 		return "queue " + p.StepScheduled.GetQueue()
 	case *weftv1.Event_StepSkipped:
 		return p.StepSkipped.GetReason()
+	case *weftv1.Event_ChildRunStarted:
+		return "child run " + p.ChildRunStarted.GetChildRunId()
+	case *weftv1.Event_ChildRunEnded:
+		return "child run " + p.ChildRunEnded.GetChildRunId() + " " + enumName(p.ChildRunEnded.GetStatus().String(), "RUN_STATUS_")
 	case *weftv1.Event_StepSleeping:
 		return "sleeping until " + when(p.StepSleeping.GetWakeAt())
 	case *weftv1.Event_StepIterated:

@@ -30,6 +30,12 @@ func TestWalk_EveryExampleOfDocsDefinitionsIsSubmittedByWeft(t *testing.T) {
 	require.Greater(t, len(blocks), 50, "a block per key")
 	r := startReal(t)
 	dir := t.TempDir()
+	// The stored definitions the sub-workflow examples name (docs/semantics.md#sub-workflows).
+	for _, stored := range []string{"refund\nversion: \"2\"", "refund\nversion: \"3\"", "audit-trail"} {
+		file := filepath.Join(dir, "stored.yaml")
+		require.NoError(t, os.WriteFile(file, []byte("planId: "+stored+"\nsteps:\n  - name: a\n"), 0o600))
+		require.Equal(t, 0, r.weft("definition", "put", file).code, stored)
+	}
 	for i, b := range blocks {
 		file := filepath.Join(dir, "example.yaml")
 		require.NoError(t, os.WriteFile(file, []byte(b[1]), 0o600))

@@ -53,3 +53,18 @@ func TestOptions_ScheduleToStartTimeoutDefaultsToFiveMinutesAndZeroMeansNone(t *
 		require.ErrorContains(t, err, "schedule-to-start timeout must be 0 (no bound) or a duration from 1ms to 720h, got "+`"`+bad+`"`)
 	}
 }
+
+func TestOptions_MaxWorkflowDepthDefaultsToEightAndIsBounded(t *testing.T) {
+	t.Parallel()
+	none := func(string) string { return "" }
+	opts, err := parseOptions(nil, none, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 8, opts.maxWorkflowDepth)
+	opts, err = parseOptions(nil, func(k string) string { return map[string]string{"WEFT_MAX_WORKFLOW_DEPTH": "3"}[k] }, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 3, opts.maxWorkflowDepth)
+	for _, bad := range []string{"0", "65", "deep"} {
+		_, err = parseOptions([]string{"--max-workflow-depth", bad}, none, io.Discard)
+		require.ErrorContains(t, err, `max workflow depth must be a whole number from 1 to 64, got "`+bad+`"`)
+	}
+}

@@ -55,6 +55,8 @@
 //	--schedule-to-start-timeout WEFT_SCHEDULE_TO_START_TIMEOUT  how long a task may wait
 //	                                for a worker when its action sets no schedule_to_start_timeout_ms
 //	                                (default 5m; 0: no bound; docs/semantics.md#schedule-to-start)
+//	--max-workflow-depth WEFT_MAX_WORKFLOW_DEPTH  how deeply runs nest through sub-workflow
+//	                                steps (default 8; docs/semantics.md#sub-workflows)
 //	--bus         WEFT_BUS          where run events are exported: "none", "memory" or a redis://
 //	                                URL (default: none on Pebble, Redis on a SQL store)
 //	--debug-addr  WEFT_DEBUG_ADDR   serve Go's /debug/pprof profiles on this loopback
@@ -134,6 +136,8 @@ type options struct {
 	retention time.Duration
 	// scheduleToStart is the deployment's schedule-to-start timeout (0: none).
 	scheduleToStart time.Duration
+	// maxWorkflowDepth caps how deeply runs nest (engine.Config.MaxWorkflowDepth).
+	maxWorkflowDepth int
 	// gcHeapFloor is the heap the collector lets weftd reach however little
 	// of it is live (bytes; 0: none; gc.go).
 	gcHeapFloor uint64
@@ -183,6 +187,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	pebbleCacheText := fs.String("pebble-cache-mib", envOr(getenv, "WEFT_PEBBLE_CACHE_MIB", strconv.Itoa(defaultPebbleCacheMiB)), "embedded store's block cache, MiB")
 	startText := fs.String("schedule-to-start-timeout", envOr(getenv, "WEFT_SCHEDULE_TO_START_TIMEOUT", defaultScheduleToStart.String()),
 		"how long a task may wait for a worker when its action sets none (0: no bound)")
+	depthText := fs.String("max-workflow-depth", envOr(getenv, "WEFT_MAX_WORKFLOW_DEPTH", strconv.Itoa(engine.DefaultMaxWorkflowDepth)),
+		"how deeply runs nest through sub-workflow steps")
 	leaseTTLText := fs.String("lease-ttl", envOr(getenv, "WEFT_LEASE_TTL", engine.DefaultLeaseTTL.String()), "run lease TTL, e.g. 10s")
 	retentionText := fs.String("retention", envOr(getenv, "WEFT_RETENTION", "30d"), `how long a finished run is kept, e.g. 720h or 30d ("0": until deleted)`)
 	gcFloorText := fs.String("gc-heap-floor-mib", envOr(getenv, "WEFT_GC_HEAP_FLOOR_MIB", strconv.Itoa(defaultGCHeapFloorMiB)),
@@ -246,6 +252,10 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		scheduleToStart > definition.MaxTimeout.D() {
 		return options{}, fmt.Errorf("schedule-to-start timeout must be 0 (no bound) or a duration from 1ms to 720h, got %q", *startText)
 	}
+	depth, err := strconv.Atoi(*depthText)
+	if err != nil || depth < 1 || depth > maxWorkflowDepth {
+		return options{}, fmt.Errorf("max workflow depth must be a whole number from 1 to %d, got %q", maxWorkflowDepth, *depthText)
+	}
 	if err := checkDebugAddr(*debugAddr); err != nil {
 		return options{}, err
 	}
@@ -281,8 +291,11 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel, redisPrefix: *redisPrefix},
 		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: definition.BackpressureMode(*backpressure), bus: *bus,
 		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart, gcHeapFloor: gcHeapFloor, tracing: tracing,
-		tls: tlsOptions, oidc: oidcOptions, audit: auditOptions}, nil
+		maxWorkflowDepth: depth, tls: tlsOptions, oidc: oidcOptions, audit: auditOptions}, nil
 }
+
+// maxWorkflowDepth is the largest --max-workflow-depth.
+const maxWorkflowDepth = 64
 
 // retentionOption parses --retention: a Go duration, or whole days with a
 // "d" suffix; "0" keeps finished runs until they are deleted.
@@ -400,7 +413,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	eng, err := engine.New(engine.Config{Store: st, Logger: engLogger,
 		Ownership: cl.mode, Leases: leases, Notifier: cl.notifier(), LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
 		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: exp.outbox, OutboxCache: exp.cache, Alerts: alerts, Retention: opts.retention,
-		ScheduleToStartTimeout: opts.scheduleToStart, Observer: engineObserver(observer)})
+		ScheduleToStartTimeout: opts.scheduleToStart, Observer: engineObserver(observer), MaxWorkflowDepth: opts.maxWorkflowDepth})
 	if err != nil {
 		return err
 	}

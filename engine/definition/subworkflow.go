@@ -217,6 +217,40 @@ func (l *yamlLoader) subWorkflow(n *yaml.Node, path string, index int) *SubWorkf
 	return w
 }
 
+// checkWorkflowInputs compiles the ${{ }} expressions of each sub-workflow
+// step's input (docs/semantics.md#input-expressions), as a step's input's.
+func (v *violations) checkWorkflowInputs(d *Definition) {
+	for i := range d.Actions {
+		if w := d.Actions[i].Workflow; w != nil && hasTemplate(w.Input) && json.Valid(w.Input) {
+			_, err := compileTemplate(w.Input, actionPath(i)+".workflow.input", d.scope(i, false))
+			v.exprErr(err)
+		}
+	}
+}
+
+// ResolveWorkflowInput answers a sub-workflow step's child input with each
+// ${{ }} replaced by its value over v, as ResolveInput does a step's input.
+func (d *Definition) ResolveWorkflowInput(a *Action, v Values) (json.RawMessage, error) {
+	i := d.index(a)
+	if i < 0 || a.Workflow == nil || !hasTemplate(a.Workflow.Input) {
+		return a.Workflow.Input, nil
+	}
+	path := actionPath(i) + ".workflow.input"
+	s := d.scope(i, false)
+	t, err := compileTemplate(a.Workflow.Input, path, s)
+	if err != nil {
+		return nil, runtimeError(path, err)
+	}
+	if t.Static() {
+		return a.Workflow.Input, nil
+	}
+	out, err := t.Eval(v.vars(s))
+	if err != nil {
+		return nil, runtimeError(path, err)
+	}
+	return out, nil
+}
+
 // parentClose reads parentClose.
 func (l *yamlLoader) parentClose(n *yaml.Node, path string) ParentClose {
 	s := ParentClose(strings.ToLower(l.str(n, path)))

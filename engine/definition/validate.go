@@ -64,6 +64,7 @@ func (v *violations) checkDefinition(d Definition) {
 	v.checkDAG(d.Actions)
 	v.checkResult(d)
 	v.checkExpressions(&d)
+	v.checkWorkflowInputs(&d)
 }
 
 // violations collects what Validate finds.

@@ -213,7 +213,7 @@ func (c *core) dispatch(a *definition.Action) error {
 	case a.Sleeps():
 		return c.startSleep(a, st)
 	case a.Workflow != nil:
-		return c.openChild(st)
+		return c.openChild(a, st)
 	case a.WaitForSignal != nil:
 		return c.openSignalWait(a, st)
 	case a.Activity == "" && a.Completion == definition.CompletionManual:

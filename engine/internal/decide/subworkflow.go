@@ -46,17 +46,36 @@ func ChildRequestID(runID, actionID string, logical int) string {
 }
 
 // openChild dispatches a sub-workflow step: SCHEDULED, with the timer that
-// starts its child.
-func (c *core) openChild(st *runstate.StepState) error {
+// starts its child, and the child's input with its ${{ }} expressions
+// evaluated and recorded (StepScheduled.input), which the child is started
+// with whenever the timer fires. An expression that fails fails the step.
+func (c *core) openChild(a *definition.Action, st *runstate.StepState) error {
+	in, err := c.run.Definition.ResolveWorkflowInput(a, c.values())
+	if err != nil {
+		return c.failAsReady(a, st, err)
+	}
 	if err := c.rec.MoveStep(st, runstate.StepScheduled); err != nil {
 		return err
 	}
-	st.ScheduledAt, st.ChildRunID = c.now, ""
+	st.ScheduledAt, st.ChildRunID, st.Input = c.now, "", nil
+	if !sameBytes(in, a.Workflow.Input) {
+		st.Input = in
+	}
 	c.rec.SetTimer(Timer{Kind: TimerChildStart, Ref: st.ActionID, Due: c.now})
 	c.rec.Emit(runstate.EvStepScheduled, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
-		Status: string(runstate.StepScheduled), TaskID: ChildRequestID(c.run.ID, st.ActionID, st.LogicalAttempt), NotBefore: c.now})
+		Status: string(runstate.StepScheduled), TaskID: ChildRequestID(c.run.ID, st.ActionID, st.LogicalAttempt), NotBefore: c.now,
+		Input: st.Input})
 	c.rec.Changed()
 	return nil
+}
+
+// ChildInput answers the input the step's child is started with: the one
+// its dispatch evaluated, else the definition's.
+func ChildInput(a *definition.Action, st *runstate.StepState) json.RawMessage {
+	if st.Input != nil {
+		return st.Input
+	}
+	return a.Workflow.Input
 }
 
 // ChildWanted reports whether the step's logical attempt still waits for
