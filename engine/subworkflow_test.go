@@ -62,7 +62,7 @@ func (b *bundle) childOf(parentID, step string) *runstate.Snapshot {
 // childrenOf answers the runs whose parent is parentID.
 func (b *bundle) childrenOf(parentID string) []*runstate.Snapshot {
 	b.t.Helper()
-	list, err := b.eng.ListRuns(b.ctx, ListRunsParams{TenantID: tenant, PageSize: 1000})
+	list, err := b.eng.Queries().ListRuns(b.ctx, ListRunsParams{TenantID: tenant, PageSize: 1000})
 	require.NoError(b.t, err)
 	var out []*runstate.Snapshot
 	for _, r := range list.Runs {
@@ -410,7 +410,7 @@ func driveChildCrash(t *testing.T, backend crashBackend, killAt int, die bool) c
 	require.NoError(t, err)
 	require.Equal(t, runstate.RunCompleted, snap.Status, "crash point %d", killAt)
 	require.JSONEq(t, `"c1"`, string(snap.Step("child").Output))
-	list, err := eng.ListRuns(ctx, ListRunsParams{TenantID: tenant, PageSize: 100})
+	list, err := eng.Queries().ListRuns(ctx, ListRunsParams{TenantID: tenant, PageSize: 100})
 	require.NoError(t, err)
 	children := 0
 	for _, r := range list.Runs {

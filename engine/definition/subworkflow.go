@@ -236,15 +236,18 @@ func (d *Definition) ResolveWorkflowInput(a *Action, v Values) (json.RawMessage,
 		return a.Workflow.Input, nil
 	}
 	path := actionPath(i) + ".workflow.input"
-	s := d.scope(i, false)
-	t, err := compileTemplate(a.Workflow.Input, path, s)
+	t, err := d.runtimeTemplate(i, a.Workflow.Input, path)
 	if err != nil {
 		return nil, runtimeError(path, err)
 	}
 	if t.Static() {
 		return a.Workflow.Input, nil
 	}
-	out, err := t.Eval(v.vars(s))
+	var reads []string
+	for _, p := range t.Programs() {
+		reads = append(reads, p.Steps()...)
+	}
+	out, err := t.Eval(d.vars(i, false, reads, v))
 	if err != nil {
 		return nil, runtimeError(path, err)
 	}

@@ -188,6 +188,9 @@ func appendEventData(b []byte, v *runstate.EventData) []byte {
 	b = appendBytes(b, 52, v.Input)
 	b = appendTime(b, 53, v.WakeAt)
 	b = appendInt(b, 54, int64(v.Iteration))
+	for i := range v.Attributes {
+		b = appendMessage(b, 64, func(b []byte) []byte { return appendSearchAttribute(b, &v.Attributes[i]) })
+	}
 	b = appendString(b, 62, v.ChildRunID)
 	return b
 }
@@ -434,6 +437,13 @@ func decodeEventData(b []byte, v *runstate.EventData) error {
 			x, err := f.int()
 			v.Iteration = int(x)
 			return err
+		case 64:
+			x, err := f.bytes()
+			if err != nil {
+				return err
+			}
+			v.Attributes = append(v.Attributes, runstate.SearchAttribute{})
+			return decodeSearchAttribute(x, &v.Attributes[len(v.Attributes)-1])
 		case 62:
 			s, err := f.str()
 			v.ChildRunID = s
@@ -677,6 +687,37 @@ func decodeRunContext(b []byte, v *runstate.RunContext) error {
 	})
 }
 
+// appendSearchAttribute appends the fields of a SearchAttribute.
+func appendSearchAttribute(b []byte, v *runstate.SearchAttribute) []byte {
+	b = appendString(b, 1, v.Name)
+	b = appendString(b, 2, v.Type)
+	b = appendBytes(b, 3, v.Value)
+	return b
+}
+
+// decodeSearchAttribute decodes the fields of a SearchAttribute onto v.
+func decodeSearchAttribute(b []byte, v *runstate.SearchAttribute) error {
+	return eachField(b, func(n protowire.Number, f field) error {
+		switch n {
+		case 1:
+			s, err := f.str()
+			v.Name = s
+			return err
+		case 2:
+			s, err := f.str()
+			v.Type = s
+			return err
+		case 3:
+			x, err := f.bytes()
+			if len(x) > 0 { // empty is absent
+				v.Value = bytes.Clone(x)
+			}
+			return err
+		}
+		return nil // a field this reader does not know
+	})
+}
+
 // appendState appends the fields of a State.
 func appendState(b []byte, v *runstate.State) []byte {
 	b = appendInt(b, 1, int64(v.FormatVersion))
@@ -728,6 +769,9 @@ func appendState(b []byte, v *runstate.State) []byte {
 	}
 	b = appendInt(b, 32, int64(v.StepFailures))
 	b = appendInt(b, 33, int64(v.Reruns))
+	for i := range v.SearchAttributes {
+		b = appendMessage(b, 38, func(b []byte) []byte { return appendSearchAttribute(b, &v.SearchAttributes[i]) })
+	}
 	return b
 }
 
@@ -886,6 +930,13 @@ func decodeState(b []byte, v *runstate.State) error {
 			x, err := f.int()
 			v.Reruns = int(x)
 			return err
+		case 38:
+			x, err := f.bytes()
+			if err != nil {
+				return err
+			}
+			v.SearchAttributes = append(v.SearchAttributes, runstate.SearchAttribute{})
+			return decodeSearchAttribute(x, &v.SearchAttributes[len(v.SearchAttributes)-1])
 		}
 		return nil // a field this reader does not know
 	})
@@ -1335,6 +1386,7 @@ var eventDataJSON = jsonMessageOf(
 	jsonField{key: `"input":`, num: 52, kind: jsonRaw, omit: true},
 	jsonField{key: `"wake_at":`, num: 53, kind: jsonTime, omit: true},
 	jsonField{key: `"iteration":`, num: 54, kind: jsonInt, omit: true},
+	jsonField{key: `"attributes":`, num: 64, kind: jsonMessages, omit: true, msg: searchAttributeJSON},
 	jsonField{key: `"child_run_id":`, num: 62, kind: jsonString, omit: true},
 )
 
@@ -1382,4 +1434,10 @@ var runContextJSON = jsonMessageOf(
 	jsonField{key: `"environment_id":`, num: 3, kind: jsonString},
 	jsonField{key: `"triggered_by":`, num: 4, kind: jsonString, omit: true},
 	jsonField{key: `"trigger_source":`, num: 5, kind: jsonString, omit: true},
+)
+
+var searchAttributeJSON = jsonMessageOf(
+	jsonField{key: `"name":`, num: 1, kind: jsonString},
+	jsonField{key: `"type":`, num: 2, kind: jsonString},
+	jsonField{key: `"value":`, num: 3, kind: jsonRaw, omit: true},
 )

@@ -28,7 +28,7 @@ var engineEventTypes = []string{
 	runstate.EvStepCompleted, runstate.EvStepFailed, runstate.EvStepSkipped, runstate.EvStepCancelled, runstate.EvStepWaiting,
 	runstate.EvStepRetried, runstate.EvStepAttemptRecorded, runstate.EvStepVerified, runstate.EvCompensationStarted,
 	runstate.EvCompensationSucceeded, runstate.EvCompensationFailed, runstate.EvSignalAccepted, runstate.EvSignalRejected,
-	runstate.EvSignalConsumed, runstate.EvStepSleeping, runstate.EvStepIterated, runstate.EvChildRunStarted, runstate.EvChildRunEnded,
+	runstate.EvSignalConsumed, runstate.EvStepSleeping, runstate.EvStepIterated, runstate.EvChildRunStarted, runstate.EvChildRunEnded, runstate.EvSearchAttributesUpserted,
 }
 
 const dir = "../../docs/events"

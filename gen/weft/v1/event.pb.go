@@ -261,6 +261,7 @@ type Event struct {
 	//	*Event_RunFailed
 	//	*Event_RunCancelled
 	//	*Event_RunRerun
+	//	*Event_SearchAttributesUpserted
 	//	*Event_StepScheduled
 	//	*Event_StepStarted
 	//	*Event_StepCompleted
@@ -533,6 +534,15 @@ func (x *Event) GetRunRerun() *RunRerun {
 	return nil
 }
 
+func (x *Event) GetSearchAttributesUpserted() *SearchAttributesUpserted {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_SearchAttributesUpserted); ok {
+			return x.SearchAttributesUpserted
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetStepScheduled() *StepScheduled {
 	if x != nil {
 		if x, ok := x.Payload.(*Event_StepScheduled); ok {
@@ -787,6 +797,11 @@ type Event_RunRerun struct {
 	RunRerun *RunRerun `protobuf:"bytes,33,opt,name=run_rerun,json=runRerun,proto3,oneof"`
 }
 
+type Event_SearchAttributesUpserted struct {
+	// SearchAttributesUpserted.
+	SearchAttributesUpserted *SearchAttributesUpserted `protobuf:"bytes,34,opt,name=search_attributes_upserted,json=searchAttributesUpserted,proto3,oneof"`
+}
+
 type Event_StepScheduled struct {
 	// StepScheduled.
 	StepScheduled *StepScheduled `protobuf:"bytes,40,opt,name=step_scheduled,json=stepScheduled,proto3,oneof"`
@@ -914,6 +929,8 @@ func (*Event_RunFailed) isEvent_Payload() {}
 func (*Event_RunCancelled) isEvent_Payload() {}
 
 func (*Event_RunRerun) isEvent_Payload() {}
+
+func (*Event_SearchAttributesUpserted) isEvent_Payload() {}
 
 func (*Event_StepScheduled) isEvent_Payload() {}
 
@@ -2454,6 +2471,9 @@ type StepFailed struct {
 	WillRetry bool `protobuf:"varint,4,opt,name=will_retry,json=willRetry,proto3" json:"will_retry,omitempty"`
 	// When that attempt is due.
 	NextAttemptAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=next_attempt_at,json=nextAttemptAt,proto3" json:"next_attempt_at,omitempty"`
+	// A repeat step's last iteration's output, which the step keeps when it
+	// fails (docs/semantics.md#repeat); unset for any other step.
+	Output        *structpb.Value `protobuf:"bytes,50,opt,name=output,proto3" json:"output,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2519,6 +2539,13 @@ func (x *StepFailed) GetWillRetry() bool {
 func (x *StepFailed) GetNextAttemptAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.NextAttemptAt
+	}
+	return nil
+}
+
+func (x *StepFailed) GetOutput() *structpb.Value {
+	if x != nil {
+		return x.Output
 	}
 	return nil
 }
@@ -3793,7 +3820,7 @@ var File_weft_v1_event_proto protoreflect.FileDescriptor
 
 const file_weft_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x13weft/v1/event.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x11weft/v1/run.proto\x1a\x14weft/v1/signal.proto\"\xed\x15\n" +
+	"\x13weft/v1/event.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x11weft/v1/run.proto\x1a\x14weft/v1/search.proto\x1a\x14weft/v1/signal.proto\"\xd0\x16\n" +
 	"\x05Event\x12:\n" +
 	"\n" +
 	"event_type\x18\x01 \x01(\tB\x1b\xbaH\x18r\x16\x10\x01\x18@2\x10^[A-Z][A-Za-z]+$R\teventType\x12#\n" +
@@ -3835,7 +3862,8 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\n" +
 	"run_failed\x18\x1f \x01(\v2\x12.weft.v1.RunFailedH\x00R\trunFailed\x12<\n" +
 	"\rrun_cancelled\x18  \x01(\v2\x15.weft.v1.RunCancelledH\x00R\frunCancelled\x120\n" +
-	"\trun_rerun\x18! \x01(\v2\x11.weft.v1.RunRerunH\x00R\brunRerun\x12?\n" +
+	"\trun_rerun\x18! \x01(\v2\x11.weft.v1.RunRerunH\x00R\brunRerun\x12a\n" +
+	"\x1asearch_attributes_upserted\x18\" \x01(\v2!.weft.v1.SearchAttributesUpsertedH\x00R\x18searchAttributesUpserted\x12?\n" +
 	"\x0estep_scheduled\x18( \x01(\v2\x16.weft.v1.StepScheduledH\x00R\rstepScheduled\x129\n" +
 	"\fstep_started\x18) \x01(\v2\x14.weft.v1.StepStartedH\x00R\vstepStarted\x12?\n" +
 	"\x0estep_completed\x18* \x01(\v2\x16.weft.v1.StepCompletedH\x00R\rstepCompleted\x126\n" +
@@ -3990,7 +4018,7 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\x06output\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x06output\x122\n" +
 	"\tartifacts\x18\x03 \x03(\v2\x14.weft.v1.ArtifactRefR\tartifacts\x12E\n" +
 	"\fcompleted_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\x12\x16\n" +
-	"\x06source\x18\x05 \x01(\tR\x06source\"\xa1\x02\n" +
+	"\x06source\x18\x05 \x01(\tR\x06source\"\xd1\x02\n" +
 	"\n" +
 	"StepFailed\x127\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
@@ -3999,7 +4027,8 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\fcompleted_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcompletedAt\x12\x1d\n" +
 	"\n" +
 	"will_retry\x18\x04 \x01(\bR\twillRetry\x12B\n" +
-	"\x0fnext_attempt_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\rnextAttemptAt\"^\n" +
+	"\x0fnext_attempt_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\rnextAttemptAt\x12.\n" +
+	"\x06output\x182 \x01(\v2\x16.google.protobuf.ValueR\x06output\"^\n" +
 	"\vStepSkipped\x127\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12\x16\n" +
@@ -4139,66 +4168,67 @@ func file_weft_v1_event_proto_rawDescGZIP() []byte {
 var file_weft_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_weft_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_weft_v1_event_proto_goTypes = []any{
-	(VerifyState)(0),               // 0: weft.v1.VerifyState
-	(SignalKind)(0),                // 1: weft.v1.SignalKind
-	(ResyncMode)(0),                // 2: weft.v1.ResyncMode
-	(*Event)(nil),                  // 3: weft.v1.Event
-	(*RunContext)(nil),             // 4: weft.v1.RunContext
-	(*PlanRef)(nil),                // 5: weft.v1.PlanRef
-	(*RunSubmitted)(nil),           // 6: weft.v1.RunSubmitted
-	(*RunApproved)(nil),            // 7: weft.v1.RunApproved
-	(*RunQueued)(nil),              // 8: weft.v1.RunQueued
-	(*RunStarted)(nil),             // 9: weft.v1.RunStarted
-	(*RunBlocked)(nil),             // 10: weft.v1.RunBlocked
-	(*RunUnblocked)(nil),           // 11: weft.v1.RunUnblocked
-	(*RunPaused)(nil),              // 12: weft.v1.RunPaused
-	(*RunDrained)(nil),             // 13: weft.v1.RunDrained
-	(*RunResumed)(nil),             // 14: weft.v1.RunResumed
-	(*RunCompensating)(nil),        // 15: weft.v1.RunCompensating
-	(*RunCompleted)(nil),           // 16: weft.v1.RunCompleted
-	(*RunFailed)(nil),              // 17: weft.v1.RunFailed
-	(*RunCancelled)(nil),           // 18: weft.v1.RunCancelled
-	(*RunRerun)(nil),               // 19: weft.v1.RunRerun
-	(*StepScheduled)(nil),          // 20: weft.v1.StepScheduled
-	(*StepSleeping)(nil),           // 21: weft.v1.StepSleeping
-	(*StepIterated)(nil),           // 22: weft.v1.StepIterated
-	(*StepStarted)(nil),            // 23: weft.v1.StepStarted
-	(*StepCompleted)(nil),          // 24: weft.v1.StepCompleted
-	(*StepFailed)(nil),             // 25: weft.v1.StepFailed
-	(*StepSkipped)(nil),            // 26: weft.v1.StepSkipped
-	(*StepCancelled)(nil),          // 27: weft.v1.StepCancelled
-	(*StepWaiting)(nil),            // 28: weft.v1.StepWaiting
-	(*StepRetried)(nil),            // 29: weft.v1.StepRetried
-	(*StepAttemptRecorded)(nil),    // 30: weft.v1.StepAttemptRecorded
-	(*StepVerified)(nil),           // 31: weft.v1.StepVerified
-	(*CompensationStarted)(nil),    // 32: weft.v1.CompensationStarted
-	(*CompensationSucceeded)(nil),  // 33: weft.v1.CompensationSucceeded
-	(*CompensationFailed)(nil),     // 34: weft.v1.CompensationFailed
-	(*SignalAccepted)(nil),         // 35: weft.v1.SignalAccepted
-	(*SignalRejected)(nil),         // 36: weft.v1.SignalRejected
-	(*SignalConsumed)(nil),         // 37: weft.v1.SignalConsumed
-	(*ChildRunStarted)(nil),        // 38: weft.v1.ChildRunStarted
-	(*ChildRunEnded)(nil),          // 39: weft.v1.ChildRunEnded
-	(*ListEventsRequest)(nil),      // 40: weft.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),     // 41: weft.v1.ListEventsResponse
-	(*WatchEventsRequest)(nil),     // 42: weft.v1.WatchEventsRequest
-	(*WatchEventsResponse)(nil),    // 43: weft.v1.WatchEventsResponse
-	(*ResyncRunRequest)(nil),       // 44: weft.v1.ResyncRunRequest
-	(*ResyncRunResponse)(nil),      // 45: weft.v1.ResyncRunResponse
-	(*timestamppb.Timestamp)(nil),  // 46: google.protobuf.Timestamp
-	(RunStatus)(0),                 // 47: weft.v1.RunStatus
-	(RunSubstatus)(0),              // 48: weft.v1.RunSubstatus
-	(*RunError)(nil),               // 49: weft.v1.RunError
-	(CompensationOutcome)(0),       // 50: weft.v1.CompensationOutcome
-	(*Cancellation)(nil),           // 51: weft.v1.Cancellation
-	(StepStatus)(0),                // 52: weft.v1.StepStatus
-	(*structpb.Value)(nil),         // 53: google.protobuf.Value
-	(*ArtifactRef)(nil),            // 54: weft.v1.ArtifactRef
-	(*StepError)(nil),              // 55: weft.v1.StepError
-	(*Attempt)(nil),                // 56: weft.v1.Attempt
-	(*AcceptedSignalResult)(nil),   // 57: weft.v1.AcceptedSignalResult
-	(*ManualCompletionResult)(nil), // 58: weft.v1.ManualCompletionResult
-	(*Run)(nil),                    // 59: weft.v1.Run
+	(VerifyState)(0),                 // 0: weft.v1.VerifyState
+	(SignalKind)(0),                  // 1: weft.v1.SignalKind
+	(ResyncMode)(0),                  // 2: weft.v1.ResyncMode
+	(*Event)(nil),                    // 3: weft.v1.Event
+	(*RunContext)(nil),               // 4: weft.v1.RunContext
+	(*PlanRef)(nil),                  // 5: weft.v1.PlanRef
+	(*RunSubmitted)(nil),             // 6: weft.v1.RunSubmitted
+	(*RunApproved)(nil),              // 7: weft.v1.RunApproved
+	(*RunQueued)(nil),                // 8: weft.v1.RunQueued
+	(*RunStarted)(nil),               // 9: weft.v1.RunStarted
+	(*RunBlocked)(nil),               // 10: weft.v1.RunBlocked
+	(*RunUnblocked)(nil),             // 11: weft.v1.RunUnblocked
+	(*RunPaused)(nil),                // 12: weft.v1.RunPaused
+	(*RunDrained)(nil),               // 13: weft.v1.RunDrained
+	(*RunResumed)(nil),               // 14: weft.v1.RunResumed
+	(*RunCompensating)(nil),          // 15: weft.v1.RunCompensating
+	(*RunCompleted)(nil),             // 16: weft.v1.RunCompleted
+	(*RunFailed)(nil),                // 17: weft.v1.RunFailed
+	(*RunCancelled)(nil),             // 18: weft.v1.RunCancelled
+	(*RunRerun)(nil),                 // 19: weft.v1.RunRerun
+	(*StepScheduled)(nil),            // 20: weft.v1.StepScheduled
+	(*StepSleeping)(nil),             // 21: weft.v1.StepSleeping
+	(*StepIterated)(nil),             // 22: weft.v1.StepIterated
+	(*StepStarted)(nil),              // 23: weft.v1.StepStarted
+	(*StepCompleted)(nil),            // 24: weft.v1.StepCompleted
+	(*StepFailed)(nil),               // 25: weft.v1.StepFailed
+	(*StepSkipped)(nil),              // 26: weft.v1.StepSkipped
+	(*StepCancelled)(nil),            // 27: weft.v1.StepCancelled
+	(*StepWaiting)(nil),              // 28: weft.v1.StepWaiting
+	(*StepRetried)(nil),              // 29: weft.v1.StepRetried
+	(*StepAttemptRecorded)(nil),      // 30: weft.v1.StepAttemptRecorded
+	(*StepVerified)(nil),             // 31: weft.v1.StepVerified
+	(*CompensationStarted)(nil),      // 32: weft.v1.CompensationStarted
+	(*CompensationSucceeded)(nil),    // 33: weft.v1.CompensationSucceeded
+	(*CompensationFailed)(nil),       // 34: weft.v1.CompensationFailed
+	(*SignalAccepted)(nil),           // 35: weft.v1.SignalAccepted
+	(*SignalRejected)(nil),           // 36: weft.v1.SignalRejected
+	(*SignalConsumed)(nil),           // 37: weft.v1.SignalConsumed
+	(*ChildRunStarted)(nil),          // 38: weft.v1.ChildRunStarted
+	(*ChildRunEnded)(nil),            // 39: weft.v1.ChildRunEnded
+	(*ListEventsRequest)(nil),        // 40: weft.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),       // 41: weft.v1.ListEventsResponse
+	(*WatchEventsRequest)(nil),       // 42: weft.v1.WatchEventsRequest
+	(*WatchEventsResponse)(nil),      // 43: weft.v1.WatchEventsResponse
+	(*ResyncRunRequest)(nil),         // 44: weft.v1.ResyncRunRequest
+	(*ResyncRunResponse)(nil),        // 45: weft.v1.ResyncRunResponse
+	(*timestamppb.Timestamp)(nil),    // 46: google.protobuf.Timestamp
+	(*SearchAttributesUpserted)(nil), // 47: weft.v1.SearchAttributesUpserted
+	(RunStatus)(0),                   // 48: weft.v1.RunStatus
+	(RunSubstatus)(0),                // 49: weft.v1.RunSubstatus
+	(*RunError)(nil),                 // 50: weft.v1.RunError
+	(CompensationOutcome)(0),         // 51: weft.v1.CompensationOutcome
+	(*Cancellation)(nil),             // 52: weft.v1.Cancellation
+	(StepStatus)(0),                  // 53: weft.v1.StepStatus
+	(*structpb.Value)(nil),           // 54: google.protobuf.Value
+	(*ArtifactRef)(nil),              // 55: weft.v1.ArtifactRef
+	(*StepError)(nil),                // 56: weft.v1.StepError
+	(*Attempt)(nil),                  // 57: weft.v1.Attempt
+	(*AcceptedSignalResult)(nil),     // 58: weft.v1.AcceptedSignalResult
+	(*ManualCompletionResult)(nil),   // 59: weft.v1.ManualCompletionResult
+	(*Run)(nil),                      // 60: weft.v1.Run
 }
 var file_weft_v1_event_proto_depIdxs = []int32{
 	46,  // 0: weft.v1.Event.emitted_at:type_name -> google.protobuf.Timestamp
@@ -4217,106 +4247,108 @@ var file_weft_v1_event_proto_depIdxs = []int32{
 	17,  // 13: weft.v1.Event.run_failed:type_name -> weft.v1.RunFailed
 	18,  // 14: weft.v1.Event.run_cancelled:type_name -> weft.v1.RunCancelled
 	19,  // 15: weft.v1.Event.run_rerun:type_name -> weft.v1.RunRerun
-	20,  // 16: weft.v1.Event.step_scheduled:type_name -> weft.v1.StepScheduled
-	23,  // 17: weft.v1.Event.step_started:type_name -> weft.v1.StepStarted
-	24,  // 18: weft.v1.Event.step_completed:type_name -> weft.v1.StepCompleted
-	25,  // 19: weft.v1.Event.step_failed:type_name -> weft.v1.StepFailed
-	26,  // 20: weft.v1.Event.step_skipped:type_name -> weft.v1.StepSkipped
-	27,  // 21: weft.v1.Event.step_cancelled:type_name -> weft.v1.StepCancelled
-	28,  // 22: weft.v1.Event.step_waiting:type_name -> weft.v1.StepWaiting
-	29,  // 23: weft.v1.Event.step_retried:type_name -> weft.v1.StepRetried
-	30,  // 24: weft.v1.Event.step_attempt_recorded:type_name -> weft.v1.StepAttemptRecorded
-	31,  // 25: weft.v1.Event.step_verified:type_name -> weft.v1.StepVerified
-	21,  // 26: weft.v1.Event.step_sleeping:type_name -> weft.v1.StepSleeping
-	22,  // 27: weft.v1.Event.step_iterated:type_name -> weft.v1.StepIterated
-	32,  // 28: weft.v1.Event.compensation_started:type_name -> weft.v1.CompensationStarted
-	33,  // 29: weft.v1.Event.compensation_succeeded:type_name -> weft.v1.CompensationSucceeded
-	34,  // 30: weft.v1.Event.compensation_failed:type_name -> weft.v1.CompensationFailed
-	35,  // 31: weft.v1.Event.signal_accepted:type_name -> weft.v1.SignalAccepted
-	36,  // 32: weft.v1.Event.signal_rejected:type_name -> weft.v1.SignalRejected
-	37,  // 33: weft.v1.Event.signal_consumed:type_name -> weft.v1.SignalConsumed
-	38,  // 34: weft.v1.Event.child_run_started:type_name -> weft.v1.ChildRunStarted
-	39,  // 35: weft.v1.Event.child_run_ended:type_name -> weft.v1.ChildRunEnded
-	47,  // 36: weft.v1.RunSubmitted.status:type_name -> weft.v1.RunStatus
-	5,   // 37: weft.v1.RunSubmitted.plan_ref:type_name -> weft.v1.PlanRef
-	4,   // 38: weft.v1.RunSubmitted.context:type_name -> weft.v1.RunContext
-	47,  // 39: weft.v1.RunApproved.status:type_name -> weft.v1.RunStatus
-	47,  // 40: weft.v1.RunQueued.status:type_name -> weft.v1.RunStatus
-	47,  // 41: weft.v1.RunStarted.status:type_name -> weft.v1.RunStatus
-	5,   // 42: weft.v1.RunStarted.plan_ref:type_name -> weft.v1.PlanRef
-	4,   // 43: weft.v1.RunStarted.context:type_name -> weft.v1.RunContext
-	46,  // 44: weft.v1.RunStarted.started_at:type_name -> google.protobuf.Timestamp
-	47,  // 45: weft.v1.RunBlocked.status:type_name -> weft.v1.RunStatus
-	47,  // 46: weft.v1.RunUnblocked.status:type_name -> weft.v1.RunStatus
-	47,  // 47: weft.v1.RunPaused.status:type_name -> weft.v1.RunStatus
-	48,  // 48: weft.v1.RunPaused.substatus:type_name -> weft.v1.RunSubstatus
-	47,  // 49: weft.v1.RunDrained.status:type_name -> weft.v1.RunStatus
-	47,  // 50: weft.v1.RunResumed.status:type_name -> weft.v1.RunStatus
-	47,  // 51: weft.v1.RunCompensating.status:type_name -> weft.v1.RunStatus
-	47,  // 52: weft.v1.RunCompleted.status:type_name -> weft.v1.RunStatus
-	46,  // 53: weft.v1.RunCompleted.completed_at:type_name -> google.protobuf.Timestamp
-	47,  // 54: weft.v1.RunFailed.status:type_name -> weft.v1.RunStatus
-	49,  // 55: weft.v1.RunFailed.error:type_name -> weft.v1.RunError
-	50,  // 56: weft.v1.RunFailed.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	46,  // 57: weft.v1.RunFailed.completed_at:type_name -> google.protobuf.Timestamp
-	47,  // 58: weft.v1.RunCancelled.status:type_name -> weft.v1.RunStatus
-	51,  // 59: weft.v1.RunCancelled.cancellation:type_name -> weft.v1.Cancellation
-	46,  // 60: weft.v1.RunCancelled.completed_at:type_name -> google.protobuf.Timestamp
-	50,  // 61: weft.v1.RunCancelled.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	47,  // 62: weft.v1.RunRerun.status:type_name -> weft.v1.RunStatus
-	52,  // 63: weft.v1.StepScheduled.status:type_name -> weft.v1.StepStatus
-	46,  // 64: weft.v1.StepScheduled.not_before:type_name -> google.protobuf.Timestamp
-	53,  // 65: weft.v1.StepScheduled.input:type_name -> google.protobuf.Value
-	52,  // 66: weft.v1.StepSleeping.status:type_name -> weft.v1.StepStatus
-	46,  // 67: weft.v1.StepSleeping.started_at:type_name -> google.protobuf.Timestamp
-	46,  // 68: weft.v1.StepSleeping.wake_at:type_name -> google.protobuf.Timestamp
-	52,  // 69: weft.v1.StepIterated.status:type_name -> weft.v1.StepStatus
-	53,  // 70: weft.v1.StepIterated.output:type_name -> google.protobuf.Value
-	52,  // 71: weft.v1.StepStarted.status:type_name -> weft.v1.StepStatus
-	46,  // 72: weft.v1.StepStarted.started_at:type_name -> google.protobuf.Timestamp
-	52,  // 73: weft.v1.StepCompleted.status:type_name -> weft.v1.StepStatus
-	53,  // 74: weft.v1.StepCompleted.output:type_name -> google.protobuf.Value
-	54,  // 75: weft.v1.StepCompleted.artifacts:type_name -> weft.v1.ArtifactRef
-	46,  // 76: weft.v1.StepCompleted.completed_at:type_name -> google.protobuf.Timestamp
-	52,  // 77: weft.v1.StepFailed.status:type_name -> weft.v1.StepStatus
-	55,  // 78: weft.v1.StepFailed.error:type_name -> weft.v1.StepError
-	46,  // 79: weft.v1.StepFailed.completed_at:type_name -> google.protobuf.Timestamp
-	46,  // 80: weft.v1.StepFailed.next_attempt_at:type_name -> google.protobuf.Timestamp
-	52,  // 81: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
-	52,  // 82: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
-	52,  // 83: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
-	46,  // 84: weft.v1.StepWaiting.deadline:type_name -> google.protobuf.Timestamp
-	52,  // 85: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
-	56,  // 86: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
-	0,   // 87: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
-	46,  // 88: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
-	55,  // 89: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
-	46,  // 90: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
-	1,   // 91: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
-	57,  // 92: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
-	58,  // 93: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
-	1,   // 94: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
-	52,  // 95: weft.v1.ChildRunStarted.status:type_name -> weft.v1.StepStatus
-	46,  // 96: weft.v1.ChildRunStarted.started_at:type_name -> google.protobuf.Timestamp
-	47,  // 97: weft.v1.ChildRunEnded.status:type_name -> weft.v1.RunStatus
-	46,  // 98: weft.v1.ChildRunEnded.completed_at:type_name -> google.protobuf.Timestamp
-	3,   // 99: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
-	3,   // 100: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
-	2,   // 101: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
-	2,   // 102: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
-	59,  // 103: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
-	3,   // 104: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
-	40,  // 105: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
-	42,  // 106: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
-	44,  // 107: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
-	41,  // 108: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
-	43,  // 109: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
-	45,  // 110: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
-	108, // [108:111] is the sub-list for method output_type
-	105, // [105:108] is the sub-list for method input_type
-	105, // [105:105] is the sub-list for extension type_name
-	105, // [105:105] is the sub-list for extension extendee
-	0,   // [0:105] is the sub-list for field type_name
+	47,  // 16: weft.v1.Event.search_attributes_upserted:type_name -> weft.v1.SearchAttributesUpserted
+	20,  // 17: weft.v1.Event.step_scheduled:type_name -> weft.v1.StepScheduled
+	23,  // 18: weft.v1.Event.step_started:type_name -> weft.v1.StepStarted
+	24,  // 19: weft.v1.Event.step_completed:type_name -> weft.v1.StepCompleted
+	25,  // 20: weft.v1.Event.step_failed:type_name -> weft.v1.StepFailed
+	26,  // 21: weft.v1.Event.step_skipped:type_name -> weft.v1.StepSkipped
+	27,  // 22: weft.v1.Event.step_cancelled:type_name -> weft.v1.StepCancelled
+	28,  // 23: weft.v1.Event.step_waiting:type_name -> weft.v1.StepWaiting
+	29,  // 24: weft.v1.Event.step_retried:type_name -> weft.v1.StepRetried
+	30,  // 25: weft.v1.Event.step_attempt_recorded:type_name -> weft.v1.StepAttemptRecorded
+	31,  // 26: weft.v1.Event.step_verified:type_name -> weft.v1.StepVerified
+	21,  // 27: weft.v1.Event.step_sleeping:type_name -> weft.v1.StepSleeping
+	22,  // 28: weft.v1.Event.step_iterated:type_name -> weft.v1.StepIterated
+	32,  // 29: weft.v1.Event.compensation_started:type_name -> weft.v1.CompensationStarted
+	33,  // 30: weft.v1.Event.compensation_succeeded:type_name -> weft.v1.CompensationSucceeded
+	34,  // 31: weft.v1.Event.compensation_failed:type_name -> weft.v1.CompensationFailed
+	35,  // 32: weft.v1.Event.signal_accepted:type_name -> weft.v1.SignalAccepted
+	36,  // 33: weft.v1.Event.signal_rejected:type_name -> weft.v1.SignalRejected
+	37,  // 34: weft.v1.Event.signal_consumed:type_name -> weft.v1.SignalConsumed
+	38,  // 35: weft.v1.Event.child_run_started:type_name -> weft.v1.ChildRunStarted
+	39,  // 36: weft.v1.Event.child_run_ended:type_name -> weft.v1.ChildRunEnded
+	48,  // 37: weft.v1.RunSubmitted.status:type_name -> weft.v1.RunStatus
+	5,   // 38: weft.v1.RunSubmitted.plan_ref:type_name -> weft.v1.PlanRef
+	4,   // 39: weft.v1.RunSubmitted.context:type_name -> weft.v1.RunContext
+	48,  // 40: weft.v1.RunApproved.status:type_name -> weft.v1.RunStatus
+	48,  // 41: weft.v1.RunQueued.status:type_name -> weft.v1.RunStatus
+	48,  // 42: weft.v1.RunStarted.status:type_name -> weft.v1.RunStatus
+	5,   // 43: weft.v1.RunStarted.plan_ref:type_name -> weft.v1.PlanRef
+	4,   // 44: weft.v1.RunStarted.context:type_name -> weft.v1.RunContext
+	46,  // 45: weft.v1.RunStarted.started_at:type_name -> google.protobuf.Timestamp
+	48,  // 46: weft.v1.RunBlocked.status:type_name -> weft.v1.RunStatus
+	48,  // 47: weft.v1.RunUnblocked.status:type_name -> weft.v1.RunStatus
+	48,  // 48: weft.v1.RunPaused.status:type_name -> weft.v1.RunStatus
+	49,  // 49: weft.v1.RunPaused.substatus:type_name -> weft.v1.RunSubstatus
+	48,  // 50: weft.v1.RunDrained.status:type_name -> weft.v1.RunStatus
+	48,  // 51: weft.v1.RunResumed.status:type_name -> weft.v1.RunStatus
+	48,  // 52: weft.v1.RunCompensating.status:type_name -> weft.v1.RunStatus
+	48,  // 53: weft.v1.RunCompleted.status:type_name -> weft.v1.RunStatus
+	46,  // 54: weft.v1.RunCompleted.completed_at:type_name -> google.protobuf.Timestamp
+	48,  // 55: weft.v1.RunFailed.status:type_name -> weft.v1.RunStatus
+	50,  // 56: weft.v1.RunFailed.error:type_name -> weft.v1.RunError
+	51,  // 57: weft.v1.RunFailed.compensation_outcome:type_name -> weft.v1.CompensationOutcome
+	46,  // 58: weft.v1.RunFailed.completed_at:type_name -> google.protobuf.Timestamp
+	48,  // 59: weft.v1.RunCancelled.status:type_name -> weft.v1.RunStatus
+	52,  // 60: weft.v1.RunCancelled.cancellation:type_name -> weft.v1.Cancellation
+	46,  // 61: weft.v1.RunCancelled.completed_at:type_name -> google.protobuf.Timestamp
+	51,  // 62: weft.v1.RunCancelled.compensation_outcome:type_name -> weft.v1.CompensationOutcome
+	48,  // 63: weft.v1.RunRerun.status:type_name -> weft.v1.RunStatus
+	53,  // 64: weft.v1.StepScheduled.status:type_name -> weft.v1.StepStatus
+	46,  // 65: weft.v1.StepScheduled.not_before:type_name -> google.protobuf.Timestamp
+	54,  // 66: weft.v1.StepScheduled.input:type_name -> google.protobuf.Value
+	53,  // 67: weft.v1.StepSleeping.status:type_name -> weft.v1.StepStatus
+	46,  // 68: weft.v1.StepSleeping.started_at:type_name -> google.protobuf.Timestamp
+	46,  // 69: weft.v1.StepSleeping.wake_at:type_name -> google.protobuf.Timestamp
+	53,  // 70: weft.v1.StepIterated.status:type_name -> weft.v1.StepStatus
+	54,  // 71: weft.v1.StepIterated.output:type_name -> google.protobuf.Value
+	53,  // 72: weft.v1.StepStarted.status:type_name -> weft.v1.StepStatus
+	46,  // 73: weft.v1.StepStarted.started_at:type_name -> google.protobuf.Timestamp
+	53,  // 74: weft.v1.StepCompleted.status:type_name -> weft.v1.StepStatus
+	54,  // 75: weft.v1.StepCompleted.output:type_name -> google.protobuf.Value
+	55,  // 76: weft.v1.StepCompleted.artifacts:type_name -> weft.v1.ArtifactRef
+	46,  // 77: weft.v1.StepCompleted.completed_at:type_name -> google.protobuf.Timestamp
+	53,  // 78: weft.v1.StepFailed.status:type_name -> weft.v1.StepStatus
+	56,  // 79: weft.v1.StepFailed.error:type_name -> weft.v1.StepError
+	46,  // 80: weft.v1.StepFailed.completed_at:type_name -> google.protobuf.Timestamp
+	46,  // 81: weft.v1.StepFailed.next_attempt_at:type_name -> google.protobuf.Timestamp
+	54,  // 82: weft.v1.StepFailed.output:type_name -> google.protobuf.Value
+	53,  // 83: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
+	53,  // 84: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
+	53,  // 85: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
+	46,  // 86: weft.v1.StepWaiting.deadline:type_name -> google.protobuf.Timestamp
+	53,  // 87: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
+	57,  // 88: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
+	0,   // 89: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
+	46,  // 90: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
+	56,  // 91: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
+	46,  // 92: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
+	1,   // 93: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
+	58,  // 94: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
+	59,  // 95: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	1,   // 96: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
+	53,  // 97: weft.v1.ChildRunStarted.status:type_name -> weft.v1.StepStatus
+	46,  // 98: weft.v1.ChildRunStarted.started_at:type_name -> google.protobuf.Timestamp
+	48,  // 99: weft.v1.ChildRunEnded.status:type_name -> weft.v1.RunStatus
+	46,  // 100: weft.v1.ChildRunEnded.completed_at:type_name -> google.protobuf.Timestamp
+	3,   // 101: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
+	3,   // 102: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
+	2,   // 103: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
+	2,   // 104: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
+	60,  // 105: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
+	3,   // 106: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
+	40,  // 107: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
+	42,  // 108: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
+	44,  // 109: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
+	41,  // 110: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
+	43,  // 111: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
+	45,  // 112: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
+	110, // [110:113] is the sub-list for method output_type
+	107, // [107:110] is the sub-list for method input_type
+	107, // [107:107] is the sub-list for extension type_name
+	107, // [107:107] is the sub-list for extension extendee
+	0,   // [0:107] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_event_proto_init() }
@@ -4326,6 +4358,7 @@ func file_weft_v1_event_proto_init() {
 	}
 	file_weft_v1_common_proto_init()
 	file_weft_v1_run_proto_init()
+	file_weft_v1_search_proto_init()
 	file_weft_v1_signal_proto_init()
 	file_weft_v1_event_proto_msgTypes[0].OneofWrappers = []any{
 		(*Event_RunSubmitted)(nil),
@@ -4342,6 +4375,7 @@ func file_weft_v1_event_proto_init() {
 		(*Event_RunFailed)(nil),
 		(*Event_RunCancelled)(nil),
 		(*Event_RunRerun)(nil),
+		(*Event_SearchAttributesUpserted)(nil),
 		(*Event_StepScheduled)(nil),
 		(*Event_StepStarted)(nil),
 		(*Event_StepCompleted)(nil),

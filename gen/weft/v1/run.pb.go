@@ -978,6 +978,11 @@ type Step struct {
 	// The step's input with its ${{ }} expressions evaluated, as its first task
 	// recorded it (docs/semantics.md#input-expressions); unset when the input has no expression.
 	Input *structpb.Value `protobuf:"bytes,22,opt,name=input,proto3" json:"input,omitempty"`
+	// Why flow control holds the step's ready task, when GetRun read it:
+	// "concurrency key customer-42 at 2/2", "throttled by key payments until
+	// 2026-12-02T05:00:01.25Z" (docs/semantics.md#flow-visibility). Empty: it
+	// holds none (the task, if any, waits for a worker).
+	FlowWait string `protobuf:"bytes,26,opt,name=flow_wait,json=flowWait,proto3" json:"flow_wait,omitempty"`
 	// The child run of a sub-workflow step's current logical attempt, once it
 	// exists (docs/semantics.md#sub-workflows).
 	ChildRunId    string `protobuf:"bytes,27,opt,name=child_run_id,json=childRunId,proto3" json:"child_run_id,omitempty"`
@@ -1167,6 +1172,13 @@ func (x *Step) GetInput() *structpb.Value {
 		return x.Input
 	}
 	return nil
+}
+
+func (x *Step) GetFlowWait() string {
+	if x != nil {
+		return x.FlowWait
+	}
+	return ""
 }
 
 func (x *Step) GetChildRunId() string {
@@ -3963,7 +3975,7 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"parentStep\x1ab\n" +
 	"\x15SearchAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
-	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"\xff\b\n" +
+	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"\x9c\t\n" +
 	"\x04Step\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12+\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12,\n" +
@@ -3988,7 +4000,8 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x11manual_completion\x18\x13 \x01(\v2\x1f.weft.v1.ManualCompletionResultR\x10manualCompletion\x123\n" +
 	"\awake_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\x06wakeAt\x12\x1c\n" +
 	"\titeration\x18\x15 \x01(\rR\titeration\x12,\n" +
-	"\x05input\x18\x16 \x01(\v2\x16.google.protobuf.ValueR\x05input\x12 \n" +
+	"\x05input\x18\x16 \x01(\v2\x16.google.protobuf.ValueR\x05input\x12\x1b\n" +
+	"\tflow_wait\x18\x1a \x01(\tR\bflowWait\x12 \n" +
 	"\fchild_run_id\x18\x1b \x01(\tR\n" +
 	"childRunId\"\xd7\x02\n" +
 	"\aAttempt\x12,\n" +

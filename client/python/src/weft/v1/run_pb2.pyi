@@ -534,7 +534,7 @@ class StartRunResponse(_message.Message):
     def __init__(self, run: _Optional[_Union[Run, _Mapping]] = ...) -> None: ...
 
 class Step(_message.Message):
-    __slots__ = ["action_id", "artifacts", "attempts", "child_run_id", "compensation_error", "compensation_status", "completed_at", "completion_token", "engine_attempt_id", "error", "idempotency_key", "input", "iteration", "logical_attempt_id", "manual_completion", "next_attempt_at", "output", "reason", "scheduled_at", "started_at", "status", "waiting_for_signal", "wake_at"]
+    __slots__ = ["action_id", "artifacts", "attempts", "child_run_id", "compensation_error", "compensation_status", "completed_at", "completion_token", "engine_attempt_id", "error", "flow_wait", "idempotency_key", "input", "iteration", "logical_attempt_id", "manual_completion", "next_attempt_at", "output", "reason", "scheduled_at", "started_at", "status", "waiting_for_signal", "wake_at"]
     ACTION_ID_FIELD_NUMBER: _ClassVar[int]
     ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
@@ -545,6 +545,7 @@ class Step(_message.Message):
     COMPLETION_TOKEN_FIELD_NUMBER: _ClassVar[int]
     ENGINE_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    FLOW_WAIT_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     ITERATION_FIELD_NUMBER: _ClassVar[int]
@@ -568,6 +569,7 @@ class Step(_message.Message):
     completion_token: str
     engine_attempt_id: int
     error: StepError
+    flow_wait: str
     idempotency_key: str
     input: _struct_pb2.Value
     iteration: int
@@ -581,7 +583,7 @@ class Step(_message.Message):
     status: StepStatus
     waiting_for_signal: str
     wake_at: _timestamp_pb2.Timestamp
-    def __init__(self, action_id: _Optional[str] = ..., status: _Optional[_Union[StepStatus, str]] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., attempts: _Optional[_Iterable[_Union[Attempt, _Mapping]]] = ..., scheduled_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., error: _Optional[_Union[StepError, _Mapping]] = ..., completion_token: _Optional[str] = ..., compensation_status: _Optional[_Union[CompensationStatus, str]] = ..., compensation_error: _Optional[_Union[StepError, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., reason: _Optional[str] = ..., waiting_for_signal: _Optional[str] = ..., manual_completion: _Optional[_Union[_signal_pb2.ManualCompletionResult, _Mapping]] = ..., wake_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., iteration: _Optional[int] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., child_run_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, action_id: _Optional[str] = ..., status: _Optional[_Union[StepStatus, str]] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., attempts: _Optional[_Iterable[_Union[Attempt, _Mapping]]] = ..., scheduled_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., error: _Optional[_Union[StepError, _Mapping]] = ..., completion_token: _Optional[str] = ..., compensation_status: _Optional[_Union[CompensationStatus, str]] = ..., compensation_error: _Optional[_Union[StepError, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., reason: _Optional[str] = ..., waiting_for_signal: _Optional[str] = ..., manual_completion: _Optional[_Union[_signal_pb2.ManualCompletionResult, _Mapping]] = ..., wake_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., iteration: _Optional[int] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., flow_wait: _Optional[str] = ..., child_run_id: _Optional[str] = ...) -> None: ...
 
 class StepError(_message.Message):
     __slots__ = ["code", "error_class", "message", "retryable"]
