@@ -137,7 +137,7 @@ func TestFill_ClonesAreRunsTheEngineReads(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 25, res.Runs)
 	require.Equal(t, 25*tmpl.Records(), res.Records)
-	require.Equal(t, 7*6, res.Commits, "7 batches of each of ri, rr, rs, rx, task and wf")
+	require.Equal(t, 7*7, res.Commits, "7 batches of each of ri, rr, rs, rx, sx, task and wf")
 	require.NotEmpty(t, res.Samples)
 
 	for _, id := range res.Samples {
