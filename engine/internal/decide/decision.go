@@ -106,6 +106,9 @@ type Decision struct {
 	now      time.Time
 	prepared *Prepared
 	rec      Recorder
+	// firing is the sleep timer this decision applies (TimerDue), which the
+	// engine deletes itself.
+	firing *Timer
 }
 
 // core is a decision seen from inside: the steps the rules share (advance,

@@ -45,6 +45,11 @@ func (c *core) advance() error {
 	if s.Status != runstate.RunRunning && s.Status != runstate.RunBlocked {
 		return nil
 	}
+	// A due sleep completes even while a failure waits for work in flight,
+	// as a running task may (docs/semantics.md#sleep).
+	if err := c.wakeDueSleeps(); err != nil {
+		return err
+	}
 	if s.Failing != "" {
 		if inFlight(s) == 0 {
 			return c.applyFailurePolicy()
@@ -52,9 +57,6 @@ func (c *core) advance() error {
 		return nil
 	}
 	if err := c.dispatchDueRetries(); err != nil {
-		return err
-	}
-	if err := c.wakeDueSleeps(); err != nil {
 		return err
 	}
 	// A dispatch may finish a step at once (a wait that consumes a signal

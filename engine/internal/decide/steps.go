@@ -87,7 +87,7 @@ func (c *core) startSleep(a *definition.Action, st *runstate.StepState) error {
 	c.rec.Emit(runstate.EvStepSleeping, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
 		Status: string(runstate.StepRunning), StartedAt: c.now, WakeAt: wake})
 	if !wake.After(c.now) {
-		return c.wake(st)
+		return c.succeedStep(st, nil, nil, "sleep") // no timer was set
 	}
 	c.rec.SetTimer(sleepTimer(st))
 	return nil
@@ -111,6 +111,7 @@ func (c *core) sleepDue(t Timer) error {
 	if st == nil || !sleeping(st) || !st.WakeAt.Equal(t.Due) {
 		return nil
 	}
+	c.firing = &t
 	return c.advance() // wakeDueSleeps completes it, unless the run is paused
 }
 
@@ -127,8 +128,13 @@ func (c *core) wakeDueSleeps() error {
 	return nil
 }
 
-// wake completes a sleep step: SUCCEEDED, with no output.
+// wake completes a sleep step: SUCCEEDED, with no output. Its timer goes
+// with it, unless it is the one being applied (the engine deletes that).
 func (c *core) wake(st *runstate.StepState) error {
+	t := sleepTimer(st)
+	if f := c.firing; f == nil || f.Kind != t.Kind || f.Ref != t.Ref || !f.Due.Equal(t.Due) {
+		c.rec.ClearTimer(t)
+	}
 	return c.succeedStep(st, nil, nil, "sleep")
 }
 
