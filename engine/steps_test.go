@@ -35,6 +35,7 @@ var stepScenarios = map[string]func(*testing.T, *bundle){
 	"Repeat_AFailedAttemptIsRetriedWithinItsIteration":                            scenarioRepeat_AFailedAttemptIsRetriedWithinItsIteration,
 	"Repeat_AnUntilThatCannotBeEvaluatedFailsTheStepValidation":                   scenarioRepeat_AnUntilThatCannotBeEvaluatedFailsTheStepValidation,
 	"When_IsEvaluatedAgainWhenARerunReopensTheStep":                               scenarioWhen_IsEvaluatedAgainWhenARerunReopensTheStep,
+	"Repeat_ASubWorkflowStepStartsANewChildEachIteration":                         scenarioRepeat_ASubWorkflowStepStartsANewChildEachIteration,
 }
 
 func TestStepScenarios(t *testing.T) {
@@ -465,4 +466,29 @@ func scenarioWhen_IsEvaluatedAgainWhenARerunReopensTheStep(t *testing.T, b *bund
 	snap := b.run(run.RunID)
 	require.Equal(t, runstate.RunCompleted, snap.Status)
 	require.Equal(t, runstate.StepSucceeded, snap.Step("b").Status)
+}
+
+// A repeat on a sub-workflow step starts a new child each iteration, until
+// the child's result satisfies until (docs/semantics.md#repeat).
+func scenarioRepeat_ASubWorkflowStepStartsANewChildEachIteration(t *testing.T, b *bundle) {
+	def := withChild(inlineChild(), `{}`)
+	def.Actions[1].Repeat = &definition.Repeat{Until: "steps.child.output.done", MaxIterations: 3}
+	run := b.submit(def)
+	b.complete(b.poll("act-a"), `1`)
+	for i, out := range []string{`{"done":false}`, `{"done":true}`} {
+		b.tick()
+		child := b.childOf(run.RunID, "child")
+		require.Equal(t, i+1, b.run(run.RunID).Step("child").Iteration)
+		b.complete(b.poll("act-c1"), out)
+		require.Equal(t, runstate.RunCompleted, b.run(child.RunID).Status)
+		b.tick()
+	}
+	snap := b.run(run.RunID)
+	require.Equal(t, runstate.StepSucceeded, snap.Step("child").Status)
+	require.JSONEq(t, `{"done":true}`, string(snap.Step("child").Output))
+	require.Len(t, b.childrenOf(run.RunID), 2, "one child per iteration")
+	require.Len(t, b.stepEvents(run.RunID, "child", runstate.EvStepIterated), 1)
+	b.complete(b.poll("act-b"), `null`)
+	b.tick()
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }

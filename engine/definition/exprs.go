@@ -295,8 +295,8 @@ func (v *violations) checkStepKinds(p string, a Action) {
 			v.add(p+".repeat.max_iterations", "repeat.max_iterations_range",
 				"repeat.max_iterations is required, between 1 and %d, got %d", MaxRepeatIterations, r.MaxIterations)
 		}
-		if a.Activity == "" {
-			v.add(p+".repeat", "repeat.kind", "repeat needs an activity step")
+		if a.Activity == "" && a.Workflow == nil {
+			v.add(p+".repeat", "repeat.kind", "repeat needs an activity or sub-workflow step")
 		}
 	}
 }

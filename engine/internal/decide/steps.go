@@ -146,7 +146,8 @@ func (c *core) clearSleep(st *runstate.StepState) {
 	}
 }
 
-// iterate ends a repeat step's iteration that succeeded with r's output
+// iterate ends a repeat step's iteration — an attempt, or a sub-workflow
+// step's child run — that succeeded with r's output
 // (docs/semantics.md#repeat): the step succeeds when its until holds over that
 // output; otherwise the next iteration opens as a new logical attempt, or,
 // after max_iterations, the step fails.
@@ -164,6 +165,8 @@ func (c *core) iterate(a *definition.Action, st *runstate.StepState, r Attempt) 
 	switch {
 	case err != nil:
 		return c.failAsReady(a, st, err)
+	case done && a.Workflow != nil:
+		return c.succeedStep(st, r.Output, nil, "child:"+st.ChildRunID)
 	case done:
 		return c.succeedStep(st, r.Output, r.Artifacts, "")
 	case n >= a.Repeat.MaxIterations:

@@ -57,6 +57,7 @@ func (c *core) openChild(a *definition.Action, st *runstate.StepState) error {
 	if err := c.rec.MoveStep(st, runstate.StepScheduled); err != nil {
 		return err
 	}
+	startIteration(a, st)
 	st.ScheduledAt, st.ChildRunID, st.Input = c.now, "", nil
 	if !sameBytes(in, a.Workflow.Input) {
 		st.Input = in
@@ -145,9 +146,12 @@ func (d *Decision) ChildEnded(e ChildEnd) error {
 	c.rec.Emit(runstate.EvChildRunEnded, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{
 		Status: string(e.Status), ChildRunID: e.ChildRunID, CompletedAt: d.now})
 	var err error
-	if e.Status == runstate.RunCompleted && !e.Gone {
+	switch {
+	case e.Status == runstate.RunCompleted && !e.Gone && a.Repeat != nil:
+		err = c.iterate(a, st, Attempt{Output: e.Result}) // the next iteration is a new child (docs/semantics.md#repeat)
+	case e.Status == runstate.RunCompleted && !e.Gone:
 		err = c.succeedStep(st, e.Result, nil, "child:"+e.ChildRunID)
-	} else {
+	default:
 		err = c.failStep(a, st, childError(e))
 	}
 	if err != nil {
