@@ -43,6 +43,10 @@ func reportComplete(ctx context.Context, e *Engine, r ReportParams) (*ReportResu
 	if err := checkNext(r); err != nil {
 		return nil, err
 	}
+	types, err := reportedAttributeTypes(ctx, e, r)
+	if err != nil {
+		return nil, err
+	}
 	eager := eagerSlot(ctx, e, r.Next)
 	res, err := report(ctx, e, r, "completed", func(ch *change, t *record.Task, a *definition.Action, st *runstate.StepState) error {
 		ch.eager, ch.completed = eager, t
@@ -55,9 +59,21 @@ func reportComplete(ctx context.Context, e *Engine, r ReportParams) (*ReportResu
 		if st.Reconcile {
 			ch.rules().RecordRecon(a, st, decide.Recon{Status: decide.ReconCompleted, Result: r.Output, Key: r.ReconciliationKey})
 		}
-		return ch.rules().SucceedAttempt(a, st, decide.Attempt{Outcome: runstate.AttemptSucceeded, Output: r.Output,
-			Artifacts: r.Artifacts, WorkerID: r.WorkerID, CorrelationID: r.CorrelationID})
+		attrs, err := checkAttributes("search_attributes", r.SearchAttributes, ch.state.SearchAttributes, types)
+		if err != nil {
+			return err
+		}
+		logical := st.LogicalAttempt
+		if err := ch.rules().SucceedAttempt(a, st, decide.Attempt{Outcome: runstate.AttemptSucceeded, Output: r.Output,
+			Artifacts: r.Artifacts, WorkerID: r.WorkerID, CorrelationID: r.CorrelationID}); err != nil {
+			return err
+		}
+		attrs.apply(ch, a.ID, logical)
+		return nil
 	})
+	if lostTypeRace(err) {
+		err = fault.Unavailable("", "another result fixed the type of a search attribute first; retry the report")
+	}
 	res, err = answerEager(e, eager, res, err)
 	if res != nil && len(res.Tasks) > 0 {
 		noteHanded(e, r.Next.withDefaults(), res.Tasks)

@@ -209,3 +209,19 @@ func (q Queries) SearchAttributes(ctx context.Context, tenant string) ([]SearchA
 	slices.SortFunc(out, func(a, b SearchAttribute) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
+
+// SelectRuns answers the ids of a tenant's runs a query matches, newest
+// first, at most limit of them (a batch's selection, fixed when it starts:
+// docs/semantics.md#batches). It reads what ListRuns reads.
+func (q Queries) SelectRuns(ctx context.Context, tenant, query string, limit int) ([]string, error) {
+	compiled, err := q.compile(ctx, tenant, "query", query)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	err = queryRuns(ctx, q.e, tenant, compiled, "", nil, func(_ string, r queriedRun) bool {
+		out = append(out, r.rec.RunID)
+		return len(out) < limit
+	})
+	return out, err
+}

@@ -400,3 +400,30 @@ func TestSearchAttributes_ADeletedRunLeavesNoIndexEntries(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, attrs, 5)
 }
+
+// TestSearchAttributes_AWorkersCompletionSetsThemInItsCommit: a worker's
+// result sets attributes on the run (over the submission's, keeping the
+// others), recorded by an event keyed to the step's attempt and queryable
+// at once; a result whose attributes break a rule is refused and leaves the
+// task claimed, so a corrected report still completes it.
+func TestSearchAttributes_AWorkersCompletionSetsThemInItsCommit(t *testing.T) {
+	b := setup(t)
+	res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: seq("charge", "ship"), Start: true,
+		SearchAttributes: []runstate.SearchAttribute{attr("customer", "keyword", `"acme"`), attr("stage", "keyword", `"new"`)}})
+	require.NoError(t, err)
+	runID := res.Run.RunID
+	task := b.poll("act-charge")
+	_, err = b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`{}`),
+		SearchAttributes: []runstate.SearchAttribute{attr("stage", "int", "2")}})
+	require.Equal(t, CodeInvalidArgument, CodeOf(err), "stage is a keyword in this tenant")
+	_, err = b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w1", Output: json.RawMessage(`{}`),
+		SearchAttributes: []runstate.SearchAttribute{attr("stage", "keyword", `"charged"`), attr("amount", "double", "12.5")}})
+	require.NoError(t, err)
+	snap := b.run(runID)
+	require.Equal(t, []runstate.SearchAttribute{attr("amount", "double", "12.5"), attr("customer", "keyword", `"acme"`),
+		attr("stage", "keyword", `"charged"`)}, snap.SearchAttributes)
+	ev := b.eventAt(runID, runstate.EvSearchAttributesUpserted, "charge")
+	require.Equal(t, 1, ev.LogicalAttempt)
+	require.Equal(t, []string{runID}, listQuery(b, `stage = "charged" AND amount > 10`, 10))
+	require.Empty(t, listQuery(b, `stage = "new"`, 10), "the old value's index entry went with the change")
+}

@@ -128,6 +128,9 @@ type ReportParams struct {
 	// Next, on a completion, asks for the worker's next tasks (eager
 	// dispatch): the reporting worker's own, with no Wait. Nil: none.
 	Next *PollParams
+	// SearchAttributes, on a completion, are set on the run in the
+	// result's own commit (docs/semantics.md#search-attributes).
+	SearchAttributes []runstate.SearchAttribute
 }
 
 // parseToken answers the task a token names.

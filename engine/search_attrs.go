@@ -70,6 +70,9 @@ type attributeChange struct {
 // The error names the attribute and the rule, never its value.
 func checkAttributes(field string, set, current []runstate.SearchAttribute, types attributeTypes) (attributeChange, error) {
 	var out attributeChange
+	if len(set) == 0 {
+		return out, nil
+	}
 	seen := map[string]bool{}
 	for _, a := range set {
 		path := field + "." + a.Name
@@ -151,4 +154,14 @@ func submissionAttributes(ctx context.Context, e *Engine, p SubmitParams) (attri
 		return attributeChange{}, err
 	}
 	return checkAttributes("search_attributes", p.SearchAttributes, nil, types)
+}
+
+// reportedAttributeTypes reads the tenant's attribute types for a
+// completion that sets attributes (none read nothing): the decision checks
+// them against these, and the run's own, as a rule over prepared reads.
+func reportedAttributeTypes(ctx context.Context, e *Engine, r ReportParams) (attributeTypes, error) {
+	if len(r.SearchAttributes) == 0 {
+		return nil, nil
+	}
+	return tenantAttributeTypes(ctx, e.store, r.TenantID)
 }

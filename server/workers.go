@@ -60,9 +60,6 @@ func (s *WorkerService) CompleteTask(ctx context.Context, req *connect.Request[w
 		return nil, err
 	}
 	m := req.Msg
-	if len(m.GetSearchAttributes()) > 0 {
-		return nil, searchUnavailable()
-	}
 	output, err := jsonField(m.GetOutput(), "output")
 	if err != nil {
 		return nil, err
@@ -70,6 +67,9 @@ func (s *WorkerService) CompleteTask(ctx context.Context, req *connect.Request[w
 	report := engine.ReportParams{TenantID: who.tenant, Token: m.GetTaskToken(),
 		WorkerID: m.GetWorkerId(), Output: output, Artifacts: artifactsOf(m.GetArtifacts()),
 		ReconciliationKey: m.GetReconciliationKey(), CorrelationID: CorrelationID(ctx)}
+	if report.SearchAttributes, err = searchAttributesOf(m.GetSearchAttributes(), "search_attributes"); err != nil {
+		return nil, err
+	}
 	if m.GetNextTasks() != nil {
 		next := pollParams(who.tenant, m.GetNextTasks())
 		report.Next = &next

@@ -444,7 +444,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	schDone := make(chan struct{})
 	go func() { defer close(schDone); sch.Run(engCtx) }()
 	defer func() { stopEngine(); <-schDone }()
-	batches, err := batch.New(batch.Config{Store: st, Runs: eng, Owner: engineOwner(), LeaseTTL: opts.cluster.leaseTTL,
+	batches, err := batch.New(batch.Config{Store: st, Runs: eng, Select: eng.Queries().SelectRuns, Owner: engineOwner(), LeaseTTL: opts.cluster.leaseTTL,
 		Logger: logger.With(slog.String("component", "batch"))})
 	if err != nil {
 		return err

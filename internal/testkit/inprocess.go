@@ -83,7 +83,7 @@ func New(opts Options) (*Server, error) {
 		s.Close()
 		return nil, err
 	}
-	if s.Batches, err = batch.New(batch.Config{Store: s.Store, Runs: s.Engine, Interval: 20 * time.Millisecond}); err != nil {
+	if s.Batches, err = batch.New(batch.Config{Store: s.Store, Runs: s.Engine, Select: s.Engine.Queries().SelectRuns, Interval: 20 * time.Millisecond}); err != nil {
 		s.Close()
 		return nil, err
 	}
