@@ -43,6 +43,10 @@ func TestBatch_AQuerySelectionIsFixedWhenTheBatchStarts(t *testing.T) {
 			_, _, _, err = b.b.Describe(b.ctx, tenant, "bad", 1, "")
 			require.Equal(t, engine.CodeNotFound, engine.CodeOf(err), "a refused batch is not stored")
 
+			listed, err := eng.Queries().ListRuns(b.ctx, engine.ListRunsParams{TenantID: tenant, Query: `customer = "acme" AND status = "BLOCKED"`})
+			require.NoError(t, err)
+			require.Len(t, listed.Runs, 2)
+			require.ElementsMatch(t, []string{acme1, acme2}, []string{listed.Runs[0].RunID, listed.Runs[1].RunID})
 			v, _, err := b.b.Start(b.ctx, StartParams{TenantID: tenant, BatchID: "q1", Operation: OpCancel,
 				Query: `customer = "acme" AND status = "BLOCKED"`, Rate: 1000, CreatedBy: "op"})
 			require.NoError(t, err)
@@ -56,7 +60,7 @@ func TestBatch_AQuerySelectionIsFixedWhenTheBatchStarts(t *testing.T) {
 			_, runs, _, err := b.b.Describe(b.ctx, tenant, "q1", 10, "")
 			require.NoError(t, err)
 			require.Len(t, runs, 2)
-			require.Equal(t, []string{acme2, acme1}, []string{runs[0].RunID, runs[1].RunID}, "newest first, as the query listed them")
+			require.Equal(t, []string{listed.Runs[0].RunID, listed.Runs[1].RunID}, []string{runs[0].RunID, runs[1].RunID}, "as the query listed them")
 			for _, r := range runs {
 				require.Equal(t, OutcomeSucceeded, r.Outcome)
 				require.Equal(t, runstate.RunCancelled, b.status(r.RunID))

@@ -222,15 +222,15 @@ func (s *recordCounter) read(f func()) int64 {
 // checkpoint, run index, status index and sx: entries, as the engine
 // writes them (indexedOf, recordFields) — cloned from one run submitted
 // through the engine. of gives run i's plan and customer.
-func fillRuns(b *bundle, st store.Store, n int, of func(i int) (plan, customer string)) {
-	b.t.Helper()
-	res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: seq("charge"), SubmittedBy: "alice",
+func fillRuns(tb testing.TB, ctx context.Context, eng *Engine, st store.Store, n int, of func(i int) (plan, customer string)) {
+	tb.Helper()
+	res, err := eng.SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: seq("charge"), SubmittedBy: "alice",
 		SearchAttributes: []runstate.SearchAttribute{attr("customer", "keyword", `"template"`)}})
-	require.NoError(b.t, err)
-	template, err := b.eng.records.LoadRun(b.ctx, res.Run.RunID)
-	require.NoError(b.t, err)
-	templateState, _, err := b.eng.records.LoadCheckpoint(b.ctx, res.Run.RunID)
-	require.NoError(b.t, err)
+	require.NoError(tb, err)
+	template, err := eng.records.LoadRun(ctx, res.Run.RunID)
+	require.NoError(tb, err)
+	templateState, _, err := eng.records.LoadCheckpoint(ctx, res.Run.RunID)
+	require.NoError(tb, err)
 	batch := &store.Batch{}
 	for i := range n {
 		plan, customer := of(i)
@@ -241,7 +241,7 @@ func fillRuns(b *bundle, st store.Store, n int, of func(i int) (plan, customer s
 		state.RunID, state.CreatedAt = rec.RunID, rec.CreatedAt
 		state.SearchAttributes = []runstate.SearchAttribute{attr("customer", "keyword", strconv.Quote(customer))}
 		body, err := json.Marshal(&rec)
-		require.NoError(b.t, err)
+		require.NoError(tb, err)
 		batch.Ops = append(batch.Ops, store.Put(record.RunKey(rec.RunID), body),
 			store.Put(runlog.CheckpointKey(rec.RunID), runcodec.AppendState(nil, state)),
 			store.Put(record.RunIndexKey(tenant, rec.CreatedAt, rec.RunID), []byte(rec.RunID)),
@@ -252,8 +252,8 @@ func fillRuns(b *bundle, st store.Store, n int, of func(i int) (plan, customer s
 		indexedOf(state).each(index)
 		recordFields(&rec, index)
 		if len(batch.Ops) > 20_000 || i == n-1 {
-			_, err := st.Commit(b.ctx, batch)
-			require.NoError(b.t, err)
+			_, err := st.Commit(ctx, batch)
+			require.NoError(tb, err)
 			batch = &store.Batch{}
 		}
 	}
@@ -277,7 +277,7 @@ func TestQuery_ASelectiveQueryReadsItsMatchesNotEveryRun(t *testing.T) {
 	counter := &recordCounter{Store: pebble}
 	b := setupWith(t, counter)
 	b.noProjectionCheck = true // 100 000 runs' logs
-	fillRuns(b, counter.Store, stored, func(i int) (string, string) {
+	fillRuns(t, b.ctx, b.eng, counter.Store, stored, func(i int) (string, string) {
 		if i%(stored/matching) == 0 {
 			return "rare", "acme"
 		}
@@ -426,4 +426,71 @@ func TestSearchAttributes_AWorkersCompletionSetsThemInItsCommit(t *testing.T) {
 	require.Equal(t, 1, ev.LogicalAttempt)
 	require.Equal(t, []string{runID}, listQuery(b, `stage = "charged" AND amount > 10`, 10))
 	require.Empty(t, listQuery(b, `stage = "new"`, 10), "the old value's index entry went with the change")
+}
+
+// TestSearchAttributes_ADefinitionsExpressionsSetThemAtSubmission: a
+// definition's searchAttributes are evaluated over the input when the run
+// is submitted, each typed by its value (a literal is a keyword); the
+// submission's attribute of the same name wins. A mistake is refused
+// naming definition.search_attributes.NAME: at validation (syntax, an
+// undeclared name), at submission (a value of no attribute type, a type
+// the tenant fixed otherwise), and nothing is written.
+func TestSearchAttributes_ADefinitionsExpressionsSetThemAtSubmission(t *testing.T) {
+	b := setup(t)
+	def := seq("a")
+	def.SearchAttributes = map[string]string{"customer": "${{ input.customer }}", "priority": "${{ input.items.size() + 1 }}",
+		"ratio": "${{ 0.5 }}", "rush": "${{ input.items.size() > 1 }}", "due": `${{ timestamp("2026-11-28T10:00:00Z") }}`,
+		"channel": "web", "escaped": "$${{ not an expression }}"}
+	res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: def, Input: json.RawMessage(`{"customer": "acme", "items": [1, 2]}`),
+		SearchAttributes: []runstate.SearchAttribute{attr("channel", "keyword", `"api"`)}})
+	require.NoError(t, err)
+	require.Equal(t, []runstate.SearchAttribute{
+		attr("channel", "keyword", `"api"`), attr("customer", "keyword", `"acme"`), attr("due", "time", `"2026-11-28T10:00:00Z"`),
+		attr("escaped", "keyword", `"${{ not an expression }}"`), attr("priority", "int", "3"), attr("ratio", "double", "0.5"),
+		attr("rush", "bool", "true"),
+	}, b.run(res.Run.RunID).SearchAttributes)
+	require.Equal(t, []string{res.Run.RunID}, listQuery(b, `priority = 3 AND rush = TRUE AND due < "2026-12-01T00:00:00Z"`, 10))
+
+	for name, c := range map[string]struct{ value, field string }{
+		"syntax":     {"${{ input. }}", "definition.search_attributes.bad"},
+		"undeclared": {"${{ inptu.customer }}", "definition.search_attributes.bad"},
+		"a map":      {`${{ {"a": 1} }}`, "definition.search_attributes.bad"},
+		"a list":     {"${{ input.items }}", "definition.search_attributes.bad"},
+		"no key":     {"${{ input.nothing }}", "definition.search_attributes.bad"},
+		"type fixed": {"${{ 7 }}", "definition.search_attributes.customer"},
+		"bad name":   {"x", "definition.search_attributes.1bad"},
+	} {
+		d := seq("a")
+		key := "bad"
+		switch name {
+		case "type fixed":
+			key = "customer"
+		case "bad name":
+			key = "1bad"
+		}
+		d.SearchAttributes = map[string]string{key: c.value}
+		_, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: d, Input: json.RawMessage(`{"customer": "acme", "items": [1]}`)})
+		require.Equal(t, CodeInvalidArgument, CodeOf(err), "%s: %v", name, err)
+		var e *Error
+		require.ErrorAs(t, err, &e, name)
+		require.Equal(t, c.field, e.Violations[0].Field, "%s: %v", name, err)
+	}
+	list, err := b.eng.Queries().ListRuns(b.ctx, ListRunsParams{TenantID: tenant})
+	require.NoError(t, err)
+	require.Len(t, list.Runs, 1, "no refused submission created a run")
+}
+
+// TestSearchAttributes_YAMLSearchAttributesLoadAndMistakesNameTheirYAMLPath:
+// searchAttributes: in YAML, a number or a bool keeping its type.
+func TestSearchAttributes_YAMLSearchAttributesLoadAndMistakesNameTheirYAMLPath(t *testing.T) {
+	d, err := definition.LoadYAML([]byte("planId: p\nsearchAttributes:\n  customer: ${{ input.customer }}\n  priority: 2\n  rush: true\n  channel: web\nsteps:\n  - name: a\n"))
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"customer": "${{ input.customer }}", "priority": "${{ 2 }}", "rush": "${{ true }}", "channel": "web"},
+		d.SearchAttributes)
+	_, paths, err := definition.ReadYAML([]byte("planId: p\nspec:\n  searchAttributes:\n    customer: ${{ input. }}\n  steps:\n    - name: a\n"))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "spec.searchAttributes.customer")
+	_ = paths
+	_, err = definition.LoadYAML([]byte("planId: p\nsearchAttributes: [a]\nsteps:\n  - name: a\n"))
+	require.ErrorContains(t, err, "searchAttributes")
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/weft-dev/weft/engine/expr"
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/keyspace"
@@ -143,17 +144,47 @@ func lostTypeRace(err error) bool {
 	return errors.As(err, &cf) && strings.HasPrefix(string(cf.Key), string(keyspace.SearchType.KeyPrefix()))
 }
 
-// submissionAttributes checks a submission's search attributes against
-// the tenant's types; none read nothing.
-func submissionAttributes(ctx context.Context, e *Engine, p SubmitParams) (attributeChange, error) {
-	if len(p.SearchAttributes) == 0 {
+// submissionAttributes answers the attributes a submission sets: its
+// definition's (evaluated over the input, field definition.search_attributes)
+// under its own (search_attributes), each checked against the tenant's
+// types; none read nothing.
+func submissionAttributes(ctx context.Context, e *Engine, rec *record.Run, p SubmitParams) (attributeChange, error) {
+	if len(p.SearchAttributes) == 0 && len(rec.Definition.SearchAttributes) == 0 {
 		return attributeChange{}, nil
+	}
+	fromDef, err := rec.Definition.EvalSearchAttributes(rec.Input, rec.RunID)
+	if err != nil {
+		var one *expr.Error
+		path := "definition.search_attributes"
+		if errors.As(err, &one) {
+			path = "definition." + one.Path
+		}
+		return attributeChange{}, fault.Invalid(exprViolations(path, err)...)
 	}
 	types, err := tenantAttributeTypes(ctx, e.store, p.TenantID)
 	if err != nil {
 		return attributeChange{}, err
 	}
-	return checkAttributes("search_attributes", p.SearchAttributes, nil, types)
+	own, err := checkAttributes("search_attributes", p.SearchAttributes, nil, types)
+	if err != nil {
+		return attributeChange{}, err
+	}
+	var defSet []runstate.SearchAttribute
+	for _, a := range fromDef {
+		if _, mine := runstate.Attribute(own.set, a.Name); !mine {
+			defSet = append(defSet, runstate.SearchAttribute{Name: a.Name, Type: a.Type, Value: a.Value})
+		}
+	}
+	def, err := checkAttributes("definition.search_attributes", defSet, own.set, types)
+	if err != nil {
+		return attributeChange{}, err
+	}
+	merged := attributeChange{set: runstate.UpsertAttributes(own.set, def.set), newTypes: append(own.newTypes, def.newTypes...)}
+	if n := len(types) + len(merged.newTypes); n > MaxTenantAttributes {
+		return attributeChange{}, fault.Invalid(fault.Violation("search_attributes", "search_attributes.tenant_count",
+			"a tenant uses at most %d search attribute names; this would make %d", MaxTenantAttributes, n))
+	}
+	return merged, nil
 }
 
 // reportedAttributeTypes reads the tenant's attribute types for a

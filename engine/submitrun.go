@@ -112,7 +112,7 @@ func submit(ctx context.Context, e *Engine, p SubmitParams) (res *SubmitResult, 
 	var committed *runstate.State
 	for range maxTypeRaces {
 		var attrs attributeChange
-		if attrs, err = submissionAttributes(ctx, e, p); err != nil {
+		if attrs, err = submissionAttributes(ctx, e, rec, p); err != nil {
 			return nil, err
 		}
 		existing, committed, err = persistSubmission(ctx, e, rec, body, p, attrs)

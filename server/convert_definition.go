@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -28,6 +29,7 @@ func definitionOf(d *weftv1.WorkflowDefinition, path string) (definition.Definit
 		DisplayName:       d.GetDisplayName(),
 		ResultActionID:    d.GetResultActionId(),
 		Retention:         ms64Of(d.RetentionMs),
+		SearchAttributes:  maps.Clone(d.GetSearchAttributes()),
 	}
 	if actions := d.GetActions(); len(actions) > 0 {
 		out.Actions = make([]definition.Action, len(actions))

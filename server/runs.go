@@ -34,9 +34,6 @@ func (s *RunService) SubmitRun(ctx context.Context, req *connect.Request[weftv1.
 	if err != nil {
 		return nil, err
 	}
-	if len(req.Msg.GetDefinition().GetSearchAttributes()) > 0 {
-		return nil, searchUnavailable()
-	}
 	p, err := submitParamsOf(req.Msg, who)
 	if err != nil {
 		return nil, err

@@ -14,13 +14,6 @@ import (
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
 
-// searchUnavailable is the fault of a search feature this server does not
-// serve yet (failed_precondition, never a 5xx).
-func searchUnavailable() error {
-	return engineFault(&engine.Error{Code: engine.CodeFailedPrecondition,
-		Message: "a definition's searchAttributes and a worker's search_attributes are not served by this server yet"})
-}
-
 // searchAttributesOf converts a request's search attributes (at field) to
 // the engine's, sorted by name; a value with none of its fields set is
 // refused naming it. The engine checks names, types and values.

@@ -33,6 +33,10 @@ type Definition struct {
 	// before retention removes it, overriding the deployment's default
 	// (docs/semantics.md#retention); zero: the default.
 	Retention Duration `json:"retention_ms,omitempty"`
+	// SearchAttributes are set on every run at submission
+	// (docs/semantics.md#search-attributes), by name: a ${{ }} expression
+	// over the input, typed by its value, or a literal keyword.
+	SearchAttributes map[string]string `json:"search_attributes,omitempty"`
 }
 
 // Action is one step of a definition.

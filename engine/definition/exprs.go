@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -218,6 +220,7 @@ func keep(key programKey, e programEntry) {
 // checkExpressions compiles every expression of the definition, adding a
 // violation for each problem at the expression's own path.
 func (v *violations) checkExpressions(d *Definition) {
+	v.checkSearchAttributes(d)
 	var sc *scopes // worked out for the first expression
 	scope := func(i int, self bool) expr.Scope {
 		if sc == nil {
@@ -245,6 +248,83 @@ func (v *violations) checkExpressions(d *Definition) {
 			v.exprErr(err)
 		}
 	}
+}
+
+// The bounds of a definition's search attributes (docs/semantics.md#search-attributes).
+const (
+	// MaxSearchAttributes is the most a definition sets.
+	MaxSearchAttributes = 100
+	// maxSearchAttributeName is the longest name; maxSearchKeyword the
+	// longest literal keyword, in bytes.
+	maxSearchAttributeName = 64
+	maxSearchKeyword       = 256
+)
+
+// searchAttributeName is the pattern of a search attribute's name (the
+// engine also refuses the query language's field names and words).
+var searchAttributeName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+
+// checkSearchAttributes checks a definition's search attributes: each
+// name, each literal's length, each expression compiled over the input.
+func (v *violations) checkSearchAttributes(d *Definition) {
+	if len(d.SearchAttributes) > MaxSearchAttributes {
+		v.add("search_attributes", "search_attributes.count", "a definition sets at most %d search attributes", MaxSearchAttributes)
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.SearchAttributes)) {
+		path := "search_attributes." + name
+		if len(name) > maxSearchAttributeName || !searchAttributeName.MatchString(name) {
+			v.add(path, "search_attributes.name", "a search attribute's name is a letter then letters, digits or '_', at most %d", maxSearchAttributeName)
+			continue
+		}
+		value := d.SearchAttributes[name]
+		if src, _, ok := expr.Expression(value); ok {
+			_, err := compile(src, path, expr.JSON, expr.Scope{})
+			v.exprErr(err)
+			continue
+		}
+		if len(expr.Literal(value)) > maxSearchKeyword {
+			v.add(path, "search_attributes.value", "a keyword is at most %d bytes", maxSearchKeyword)
+		}
+	}
+}
+
+// SearchAttributeValue is one search attribute a definition gives a run:
+// its type (keyword, int, double, bool, time) and its value as JSON.
+type SearchAttributeValue struct {
+	Name  string
+	Type  string
+	Value json.RawMessage
+}
+
+// EvalSearchAttributes answers the search attributes d gives a run with
+// input, by name: each expression evaluated (its value's type is the
+// attribute's), each literal a keyword. The error names the attribute's
+// path, never a value.
+func (d *Definition) EvalSearchAttributes(input json.RawMessage, runID string) ([]SearchAttributeValue, error) {
+	if len(d.SearchAttributes) == 0 {
+		return nil, nil
+	}
+	out := make([]SearchAttributeValue, 0, len(d.SearchAttributes))
+	vars := expr.Vars{Input: input, RunID: runID}.Shared()
+	for _, name := range slices.Sorted(maps.Keys(d.SearchAttributes)) {
+		value := d.SearchAttributes[name]
+		src, _, ok := expr.Expression(value)
+		if !ok {
+			b, _ := json.Marshal(expr.Literal(value)) // a string always marshals
+			out = append(out, SearchAttributeValue{Name: name, Type: "keyword", Value: b})
+			continue
+		}
+		p, err := compile(src, "search_attributes."+name, expr.JSON, expr.Scope{})
+		if err != nil {
+			return nil, err
+		}
+		typ, raw, err := p.EvalSearchAttribute(vars)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, SearchAttributeValue{Name: name, Type: typ, Value: raw})
+	}
+	return out, nil
 }
 
 // exprErr adds each problem of a compile's error.

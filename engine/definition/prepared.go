@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"hash/maphash"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -140,6 +141,11 @@ func (c *PreparedCache) hash(d *Definition) uint64 {
 	h.bool(d.DAG)
 	h.str(d.ResultActionID)
 	h.u64(uint64(d.Retention))
+	h.bool(d.SearchAttributes == nil)
+	for _, name := range slices.Sorted(maps.Keys(d.SearchAttributes)) {
+		h.str(name)
+		h.str(d.SearchAttributes[name])
+	}
 	h.bool(d.Actions == nil)
 	h.u64(uint64(len(d.Actions)))
 	for i := range d.Actions {
@@ -215,6 +221,7 @@ func Equal(a, b *Definition) bool {
 		a.Backpressure == b.Backpressure && a.MaxConcurrentRuns == b.MaxConcurrentRuns &&
 		a.RequiresApproval == b.RequiresApproval && a.DisplayName == b.DisplayName && a.DAG == b.DAG &&
 		a.ResultActionID == b.ResultActionID && a.Retention == b.Retention &&
+		(a.SearchAttributes == nil) == (b.SearchAttributes == nil) && maps.Equal(a.SearchAttributes, b.SearchAttributes) &&
 		(a.Actions == nil) == (b.Actions == nil) && equalActions(a.Actions, b.Actions)
 }
 

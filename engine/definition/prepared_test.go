@@ -112,6 +112,7 @@ func randomDefinition(r *rand.Rand) Definition {
 			}
 		}
 		d.Retention = Ms(int64(r.IntN(2)) * 90000)
+		d.SearchAttributes = []map[string]string{nil, {"customer": "${{ input.x }}"}, {"channel": "web", "n": "${{ 2 }}"}}[len(d.Actions)%3] // no draw: the sequence stays
 	}
 	return d
 }
@@ -181,6 +182,32 @@ func mutations(v reflect.Value, path string, out *[]string, set *[]func()) {
 		}
 		for i := range v.Len() {
 			mutations(v.Index(i), path+"["+string(rune('0'+i))+"]", out, set)
+		}
+	case reflect.Map: // string to string (search attributes): nil or empty, a key added, each value changed
+		if v.IsNil() {
+			*out = append(*out, path+" (empty)")
+			*set = append(*set, func() { v.Set(reflect.MakeMap(v.Type())) })
+			return
+		}
+		*out = append(*out, path+" (nil)", path+" (key)")
+		*set = append(*set, func() { v.SetZero() }, func() {
+			m := reflect.MakeMap(v.Type())
+			for _, k := range v.MapKeys() {
+				m.SetMapIndex(k, v.MapIndex(k))
+			}
+			m.SetMapIndex(reflect.ValueOf("added"), reflect.ValueOf("x"))
+			v.Set(m)
+		})
+		for _, k := range v.MapKeys() {
+			*out = append(*out, path+"["+k.String()+"]")
+			*set = append(*set, func() {
+				m := reflect.MakeMap(v.Type())
+				for _, k2 := range v.MapKeys() {
+					m.SetMapIndex(k2, v.MapIndex(k2))
+				}
+				m.SetMapIndex(k, reflect.ValueOf(v.MapIndex(k).String()+"x"))
+				v.Set(m)
+			})
 		}
 	case reflect.String:
 		*out = append(*out, path)

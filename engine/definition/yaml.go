@@ -246,10 +246,39 @@ func (l *yamlLoader) definition(root *yaml.Node) Definition {
 	if n, p := l.body(root, spec, "result", "result_action_id"); n != nil {
 		d.ResultActionID = l.str(n, p)
 	}
+	if n, p := l.body(root, spec, "searchAttributes", "search_attributes"); n != nil {
+		d.SearchAttributes = l.searchAttributes(n, p)
+	}
 	if l.depth == 0 {
 		nameInline(&d)
 	}
 	return d
+}
+
+// searchAttributes reads a mapping of search attribute names to values: a
+// string is itself (a ${{ }} expression, or a literal keyword); a number or
+// a bool is the expression of that literal, so that it keeps its type.
+func (l *yamlLoader) searchAttributes(n *yaml.Node, path string) map[string]string {
+	if n.Kind != yaml.MappingNode {
+		l.fail(path, "yaml.type", "%s must be a mapping of attribute names to values", fieldName(path))
+		return nil
+	}
+	out := map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		name, v := n.Content[i].Value, resolve(n.Content[i+1])
+		at := path + "." + name
+		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+			l.fail(at, "yaml.type", "a search attribute's value is a string, a number, a bool or a ${{ }} expression")
+			continue
+		}
+		switch v.Tag {
+		case "!!int", "!!float", "!!bool":
+			out[name] = "${{ " + strings.ToLower(v.Value) + " }}"
+		default:
+			out[name] = v.Value
+		}
+	}
+	return out
 }
 
 // field names one optional key of a mapping at a path.

@@ -75,6 +75,7 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"backpressure", "What a start beyond a limit does: `reject` (refused), `queue` (QUEUED until a slot frees) or `delay` (docs/semantics.md#backpressure).", "planId: nightly-report\nmaxConcurrentRuns: 1\nbackpressure: reject\nsteps:\n  - name: build-report\n"},
 		{"result", "The step whose output is the run's result (`result_action_id`; `Run.result`).", "planId: quote\nresult: price\nsteps:\n  - name: price\n"},
 		{"retention", "How long a finished run is kept before it is removed with its records (`retention_ms`; default: weftd's `--retention`).", "planId: nightly-report\nretention: 720h\nsteps:\n  - name: build-report\n"},
+		{"searchAttributes", "Search attributes every run is given at submission (`search_attributes`; docs/semantics.md#search-attributes), by name: a `${{ }}` expression over `input` and `run.id` (`${{ input.customer }}`) whose value's type is the attribute's (a string is a keyword, then int, double, bool, timestamp), a number or a bool (that value), or other text (a keyword). It is evaluated when the run is submitted; a submission's attribute of the same name wins.", "planId: order-fulfilment\nsearchAttributes:\n  ticket: ${{ \"T-\" + run.id }}\n  priority: 2\n  channel: web\nsteps:\n  - name: charge\n"},
 	}},
 	{Path: "metadata", About: "The plan's identity, manifest style.", Keys: []YAMLKey{
 		{"name", "The plan's id, like `planId`.", "metadata:\n  name: nightly-report\nsteps:\n  - name: build-report\n"},
@@ -90,6 +91,7 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"backpressure", "What a start beyond a limit does.", "planId: p\nspec:\n  maxConcurrentRuns: 2\n  backpressure: queue\n  steps:\n    - name: a\n"},
 		{"result", "The step whose output is the run's result.", "planId: p\nspec:\n  result: a\n  steps:\n    - name: a\n"},
 		{"retention", "How long a finished run is kept.", "planId: p\nspec:\n  retention: 24h\n  steps:\n    - name: a\n"},
+		{"searchAttributes", "Search attributes every run is given.", "planId: p\nspec:\n  searchAttributes:\n    region: eu\n  steps:\n    - name: a\n"},
 	}},
 	{Path: "steps[]", About: "One step (an action). A step runs an activity on a worker, waits for a signal (`waitForSignal`), waits for a person (`manual: true`) or sleeps (`sleep`, `sleepUntil`).", Keys: []YAMLKey{
 		{"name", "The step's id (`action_id`), unique in the workflow; `weft get`, `dependsOn` and `result` name steps by it.", "planId: p\nsteps:\n  - name: charge-card\n"},
@@ -228,7 +230,7 @@ var apiNames = map[string]string{
 	"max_attempts": "maxAttempts", "max_retries": "maxRetries", "initial_backoff_ms": "initialDelay",
 	"max_backoff_ms": "maxDelay", "backoff_multiplier": "multiplier", "retryable_errors": "retryableErrors",
 	"actions": "steps", "action_id": "name", "completion_mode": "manual", "result_action_id": "result",
-	"retention_ms": "retention", "max_concurrent_runs": "maxConcurrentRuns", "plan_id": "planId",
+	"retention_ms": "retention", "search_attributes": "searchAttributes", "max_concurrent_runs": "maxConcurrentRuns", "plan_id": "planId",
 	"plan_version": "planVersion", "display_name": "displayName", "signal_name": "name",
 	"sleep_ms": "sleep", "sleep_until": "sleepUntil", "max_iterations": "maxIterations", "if": "when", "skip_if": "when",
 }

@@ -3,6 +3,7 @@ package eventpb
 import (
 	"github.com/weft-dev/weft/engine/definition"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
+	"maps"
 )
 
 // BackoffStrategies maps a retry policy's backoff strategies.
@@ -55,6 +56,7 @@ func DefinitionProto(d definition.Definition) *weftv1.WorkflowDefinition {
 		DisplayName:       d.DisplayName,
 		ResultActionId:    d.ResultActionID,
 		RetentionMs:       ms64Proto(d.Retention),
+		SearchAttributes:  maps.Clone(d.SearchAttributes),
 	}
 	if len(d.Actions) > 0 {
 		// The actions' messages are allocated in one block.

@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/store/pebblestore"
+)
+
+// BenchmarkQuery_SelectiveListRuns: ListRuns with a query matching 50 runs
+// (customer = "acme"), over 10 000 and 1 000 000 stored runs on Pebble,
+// filled directly (fillRuns). The cost must stay flat: the plan reads the
+// matches' index entries and runs, never the others. records/op is what
+// the store answered per call. 1M runs only with WEFT_BENCH_QUERY_1M=1
+// (the fill writes about 12 million keys).
+func BenchmarkQuery_SelectiveListRuns(b *testing.B) {
+	sizes := []int{10_000}
+	if os.Getenv("WEFT_BENCH_QUERY_1M") == "1" {
+		sizes = append(sizes, 1_000_000)
+	}
+	for _, stored := range sizes {
+		b.Run("stored="+strconv.Itoa(stored), func(b *testing.B) {
+			const matching = 50
+			ctx := context.Background()
+			pebble, err := pebblestore.Open(b.TempDir(), pebblestore.Config{})
+			require.NoError(b, err)
+			b.Cleanup(func() { _ = pebble.Close() })
+			counter := &recordCounter{Store: pebble}
+			eng, err := New(Config{Store: counter})
+			require.NoError(b, err)
+			fillRuns(b, ctx, eng, counter.Store, stored, func(i int) (string, string) {
+				if i%(stored/matching) == 0 {
+					return "rare", "acme"
+				}
+				return "bulk", "customer-" + strconv.Itoa(i%1000+1000)
+			})
+			p := ListRunsParams{TenantID: tenant, Query: `customer = "acme"`, PageSize: 100}
+			b.ResetTimer()
+			reads := counter.read(func() {
+				for b.Loop() {
+					res, err := eng.Queries().ListRuns(ctx, p)
+					if err != nil || len(res.Runs) != matching {
+						b.Fatalf("ListRuns: %v, %d runs", err, len(res.Runs))
+					}
+				}
+			})
+			b.ReportMetric(float64(reads)/float64(b.N), "records/op")
+		})
+	}
+}
