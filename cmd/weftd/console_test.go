@@ -84,11 +84,12 @@ func requireConsoleTools(t *testing.T) (node, browser string) {
 // layout), console/test/jsoncheck.test.ts (where a JSON input stops being
 // JSON, and that it accepts exactly what JSON.parse accepts) and
 // console/test/filters.test.ts (the filters as one query for a batch, a
-// view's filters kept and given back, a refused query placed at its column).
+// view's filters kept and given back, a refused query placed at its column)
+// and console/test/yamlpath.test.ts (a refused YAML path's line in the text).
 func TestConsole_EventFeedAndGraphRules(t *testing.T) {
 	t.Parallel()
 	node, _ := requireConsoleTools(t)
-	cmd := exec.Command(node, "--test", "console/test-dist/feed.test.mjs", "console/test-dist/dag.test.mjs", "console/test-dist/jsoncheck.test.mjs", "console/test-dist/filters.test.mjs")
+	cmd := exec.Command(node, "--test", "console/test-dist/feed.test.mjs", "console/test-dist/dag.test.mjs", "console/test-dist/jsoncheck.test.mjs", "console/test-dist/filters.test.mjs", "console/test-dist/yamlpath.test.mjs")
 	cmd.Dir = repoRoot(t)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)

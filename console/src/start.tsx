@@ -12,6 +12,7 @@ import { can, why } from "./me";
 import { FaultView } from "./ui";
 import { checkJson, type JsonProblem } from "./jsoncheck";
 import { when } from "./format";
+import { yamlLine } from "./yamlpath";
 
 type Source = "registry" | "yaml";
 
@@ -42,6 +43,37 @@ function InputProblem({ text, problem }: { text: string; problem: JsonProblem })
         {" ".repeat(problem.column - 1)}^
       </pre>
     </div>
+  );
+}
+
+/** YAMLWhere says on which line of the pasted YAML each refused path is, and moves the cursor there. */
+function YAMLWhere({ yaml, fault, textarea }: { yaml: string; fault: Fault; textarea: () => HTMLTextAreaElement | null }) {
+  const places = fault.violations
+    .map((v) => {
+      const path = v.slice(0, v.indexOf(": "));
+      return { path, line: path && path !== "yaml" ? yamlLine(yaml, path) : undefined };
+    })
+    .filter((p): p is { path: string; line: number } => p.line !== undefined);
+  if (places.length === 0) return null;
+  const go = (line: number) => {
+    const t = textarea();
+    if (!t) return;
+    const lines = yaml.split("\n");
+    const start = lines.slice(0, line - 1).reduce((n, l) => n + l.length + 1, 0);
+    t.focus();
+    t.setSelectionRange(start, start + (lines[line - 1]?.length ?? 0));
+  };
+  return (
+    <ul class="yaml-where" id="yaml-where">
+      {places.map((p) => (
+        <li key={p.path}>
+          <span class="mono">{p.path}</span> is on{" "}
+          <button type="button" class="link" data-line={p.line} onClick={() => go(p.line)}>
+            line {p.line}
+          </button>
+        </li>
+      ))}
+    </ul>
   );
 }
 
@@ -83,6 +115,7 @@ export function StartPage() {
   // One run_request_id per distinct submission, so that a retried click
   // (an answer lost to the network, a double click) answers the same run.
   const request = useRef<{ key: string; id: string } | undefined>(undefined);
+  const yamlBox = useRef<HTMLTextAreaElement>(null);
 
   useEffect(() => {
     api.definitions.listDefinitions({ pageSize: VERSIONS }).then(
@@ -235,6 +268,7 @@ export function StartPage() {
               Workflow (YAML, the shape of docs/definitions.md)
               <textarea
                 id="start-yaml"
+                ref={yamlBox}
                 rows={12}
                 class="mono"
                 spellcheck={false}
@@ -260,6 +294,7 @@ export function StartPage() {
             {yamlFault && (
               <div id="yaml-fault">
                 <FaultView fault={yamlFault} />
+                <YAMLWhere yaml={yaml} fault={yamlFault} textarea={() => yamlBox.current} />
               </div>
             )}
             {parsed && parsed.yaml === yaml && <Steps def={parsed.def} />}

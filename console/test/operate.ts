@@ -84,6 +84,10 @@ async function main(): Promise<void> {
     await page.locator("#start-check").click();
     await waitText(page, "#yaml-fault .fault-code", /^INVALID_ARGUMENT$/);
     await waitText(page, "#yaml-fault .violations", /spec\.steps\[1\]\.timeout: yaml\.duration/);
+    await waitText(page, "#yaml-where", /spec\.steps\[1\]\.timeout is on line 11/);
+    await page.locator('#yaml-where button[data-line="11"]').click();
+    const selected = await page.locator("#start-yaml").evaluate((t: HTMLTextAreaElement) => t.value.slice(t.selectionStart, t.selectionEnd));
+    assert.equal(selected, "      timeout: soon", "the button selects the refused line");
     await shot(page, cfg.shots, "start-yaml-error");
     await page.locator("#start-submit").click(); // submitting asks weftd again and sends nothing
     await waitText(page, "#yaml-fault .violations", /spec\.steps\[1\]\.timeout/);
