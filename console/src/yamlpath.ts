@@ -61,8 +61,9 @@ export function yamlLine(src: string, path: string): number | undefined {
       range = [{ ...items[seg].l, indent: at + 2, dash: false }, ...range.slice(start + 1, end)];
       continue;
     }
-    const block = first.dash ? first.indent + 2 : first.indent;
-    const i = range.findIndex((l) => (l.dash ? l.indent + 2 : l.indent) === block && isKey(l.text, seg) && (!l.dash || l === first));
+    if (first.dash) return found; // a list has no keys
+    const block = first.indent;
+    const i = range.findIndex((l) => l.indent === block && !l.dash && isKey(l.text, seg));
     if (i < 0) return found;
     found = range[i].n;
     const rest = range.slice(i + 1);
