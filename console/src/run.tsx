@@ -39,6 +39,7 @@ export function RunPage({ runId }: { runId: string }) {
   return (
     <main class="page run">
       <RunHeader run={run} view={view} />
+      <RunLinks run={run} />
       <div class="actions" role="toolbar" aria-label="Run actions">
         <button type="button" id="act-pause" disabled={!operate || isTerminal(run.status) || run.status === RunStatus.PAUSED} title={operate ? undefined : why("runs.operate")} onClick={() => setPending({ kind: "pause" })}>
           Pause
@@ -93,6 +94,38 @@ export function RunPage({ runId }: { runId: string }) {
         <EventLog events={view.feed.events} />
       </section>
     </main>
+  );
+}
+
+/**
+ * RunLinks links a child run to the run and step that started it, and a run
+ * to the child runs its sub-workflow steps started (docs/semantics.md#sub-workflows).
+ */
+function RunLinks({ run }: { run: Run }) {
+  const children = run.steps.filter((s) => s.childRunId !== "");
+  if (!run.parentRunId && children.length === 0) return null;
+  const link = (id: string, elemId?: string) => (
+    <a class="mono" id={elemId} href={`#/runs/${encodeURIComponent(id)}`}>
+      {id}
+    </a>
+  );
+  return (
+    <nav class="run-links" aria-label="Related runs">
+      {run.parentRunId && (
+        <p id="run-parent">
+          Child run of {link(run.parentRunId, "run-parent-link")}, started by its step <span class="mono">{run.parentStep}</span>
+        </p>
+      )}
+      {children.length > 0 && (
+        <ul id="run-children">
+          {children.map((s) => (
+            <li key={s.actionId}>
+              Step <span class="mono">{s.actionId}</span> runs child run {link(s.childRunId, `run-child-${s.actionId}`)}
+            </li>
+          ))}
+        </ul>
+      )}
+    </nav>
   );
 }
 
