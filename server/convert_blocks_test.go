@@ -48,7 +48,7 @@ func plainRunProto(s *runstate.Snapshot) *weftv1.Run {
 		Definition: definitionProto(s.Definition), Input: eventpb.JSONValue(s.Input),
 		Artifacts: eventpb.Artifacts(s.Artifacts), Deadline: eventpb.Timestamp(s.Deadline),
 		Result: eventpb.JSONValue(s.Result), RetainUntil: eventpb.Timestamp(s.RetainUntil),
-		ParentRunId: s.ParentRunID, ParentStep: s.ParentStep,
+		ParentRunId: s.ParentRunID, ParentStep: s.ParentStep, SearchAttributes: eventpb.SearchAttributes(s.SearchAttributes),
 	}
 	for i := range s.Steps {
 		st := &s.Steps[i]
@@ -63,7 +63,7 @@ func plainRunProto(s *runstate.Snapshot) *weftv1.Run {
 			NextAttemptAt: eventpb.Timestamp(st.NextAttemptAt), Reason: st.Reason,
 			WaitingForSignal: st.WaitingSignal, ManualCompletion: eventpb.StepManual(st.Manual),
 			WakeAt: eventpb.Timestamp(st.WakeAt), Iteration: uint32(max(st.Iteration, 0)), Input: eventpb.JSONValue(st.Input),
-			ChildRunId: st.ChildRunID,
+			ChildRunId: st.ChildRunID, FlowWait: s.FlowWaits[st.ActionID],
 		}
 		for j := range st.Attempts {
 			step.Attempts = append(step.Attempts, plainAttemptProto(&st.Attempts[j]))

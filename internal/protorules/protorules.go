@@ -48,6 +48,13 @@ type Message struct {
 	exprs []expr
 	// empty: neither the message nor any message it holds has a rule.
 	empty bool
+	// compiling: the message is being compiled, so a field that holds it
+	// (a cycle: a definition inside a sub-workflow step, a Value inside a
+	// ListValue) cannot know yet whether it is empty and keeps it until
+	// settle decides.
+	compiling bool
+	// desc is the message's descriptor (goBind reads it once settled).
+	desc protoreflect.MessageDescriptor
 	// goType is the generated Go type (*T) whose struct Passes reads
 	// directly (goBind); nil: the message is read through protoreflect.
 	goType reflect.Type
@@ -56,6 +63,7 @@ type Message struct {
 // Field is one field's compiled rules.
 type Field struct {
 	fd       protoreflect.FieldDescriptor
+	ruled    bool // the field has rules of its own
 	list     bool // fd.IsList(), asked on every read
 	required bool
 	// presence: the field's rules apply only when it is set (a field with
@@ -158,14 +166,52 @@ func (e *expr) goPasses(sv reflect.Value) bool {
 // Compile compiles the rules of md and of the messages it holds; it fails
 // when one of them carries a rule the compilation does not know.
 func Compile(md protoreflect.MessageDescriptor) (*Message, error) {
-	return compileMessage(md, map[protoreflect.FullName]*Message{})
+	seen := map[protoreflect.FullName]*Message{}
+	m, err := compileMessage(md, seen)
+	if err != nil {
+		return nil, err
+	}
+	settle(seen)
+	return m, nil
+}
+
+// settle decides, once every message reachable is compiled, which are
+// empty — no rule of their own and no field holding a message that is not
+// empty, cycles included (a fixed point) — drops the fields that only held
+// empty messages, and binds each message to its generated Go struct.
+func settle(seen map[protoreflect.FullName]*Message) {
+	for _, m := range seen {
+		m.empty = len(m.oneofs) == 0 && len(m.exprs) == 0 && !slices.ContainsFunc(m.fields, func(f Field) bool { return f.ruled })
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, m := range seen {
+			if m.empty && slices.ContainsFunc(m.fields, func(f Field) bool { return f.nested != nil && !f.nested.empty }) {
+				m.empty, changed = false, true
+			}
+		}
+	}
+	for _, m := range seen {
+		kept := m.fields[:0]
+		for _, f := range m.fields {
+			if f.nested != nil && f.nested.empty {
+				f.nested = nil
+			}
+			if f.ruled || f.nested != nil {
+				kept = append(kept, f)
+			}
+		}
+		m.fields = kept
+		m.goBind(m.desc)
+	}
 }
 
 func compileMessage(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]*Message) (*Message, error) {
 	if c, ok := seen[md.FullName()]; ok {
 		return c, nil // compiled, or being compiled (a cycle adds no rule of its own)
 	}
-	out := &Message{empty: true}
+	out := &Message{empty: true, compiling: true, desc: md}
+	defer func() { out.compiling = false }()
 	seen[md.FullName()] = out
 	if err := out.compileMessageRules(md); err != nil {
 		return nil, err
@@ -191,7 +237,6 @@ func compileMessage(md protoreflect.MessageDescriptor, seen map[protoreflect.Ful
 		}
 	}
 	out.empty = len(out.fields) == 0 && len(out.oneofs) == 0 && len(out.exprs) == 0
-	out.goBind(md)
 	return out, nil
 }
 
@@ -223,6 +268,7 @@ func compileField(fd protoreflect.FieldDescriptor, seen map[protoreflect.FullNam
 	out := &Field{fd: fd}
 	fr, _ := proto.GetExtension(fd.Options(), validate.E_Field).(*validate.FieldRules)
 	ruled := fr != nil && countSet(fr.ProtoReflect()) > 0
+	out.ruled = ruled
 	if ruled {
 		if err := out.compileRules(fd, fr); err != nil {
 			return nil, err
@@ -243,7 +289,7 @@ func compileField(fd protoreflect.FieldDescriptor, seen map[protoreflect.FullNam
 		if err != nil {
 			return nil, err
 		}
-		if !nested.empty {
+		if !nested.empty || nested.compiling {
 			out.nested = nested
 		}
 	}
