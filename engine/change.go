@@ -332,6 +332,9 @@ func (c *change) newTask(a *definition.Action, st *runstate.StepState, kind Task
 		HeartbeatTimeout: a.HeartbeatTimeout,
 		State:            record.TaskReady,
 	}
+	if p := c.run.EffectivePriority(); p != record.DefaultPriority {
+		t.Priority = p // its ready entry goes to the queue's lane of p
+	}
 	scheduleStart(c, t, a, notBefore) // the schedule-to-start timer (timers.go)
 	if kind == TaskActivity {
 		if t.Flow = flowOfTask(c, a); t.Flow != nil && t.Flow.Err != "" {
@@ -395,7 +398,7 @@ func (c *change) effects() *dispatch.Effects[*Task] {
 			continue
 		}
 		t := r.task
-		c.eff.Ready = append(c.eff.Ready, dispatch.Ready{Prefix: record.QueuePrefix(t.TenantID, t.Queue), Key: r.key})
+		c.eff.Ready = append(c.eff.Ready, dispatch.Ready{Prefix: record.QueuePrefix(t.TenantID, record.Lane(t.Queue, t.Priority)), Key: r.key})
 		c.eff.Queues = append(c.eff.Queues, dispatch.QueueKey(t.TenantID, t.Queue))
 	}
 	for _, q := range c.flowWakes {

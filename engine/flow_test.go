@@ -30,6 +30,8 @@ var flowScenarios = map[string]func(t *testing.T, b *bundle){
 	"Concurrency_AGivenBackTaskGivesItsSlotBack":                scenarioConcurrency_AGivenBackTaskGivesItsSlotBack,
 	"Concurrency_AStaleHolderIsReplacedOnceItsTaskIsNotClaimed": scenarioConcurrency_AStaleHolderIsReplacedOnceItsTaskIsNotClaimed,
 	"Visibility_DescribeQueueAndGetRunSayWhatHoldsATask":        scenarioVisibility_DescribeQueueAndGetRunSayWhatHoldsATask,
+	"Priority_TasksAreHandedOutInPriorityOrderFIFOWithinOne":    scenarioPriority_TasksAreHandedOutInPriorityOrderFIFOWithinOne,
+	"Priority_OutOfRangeIsRefusedNamingTheField":                scenarioPriority_OutOfRangeIsRefusedNamingTheField,
 }
 
 func TestFlow(t *testing.T) {
@@ -338,6 +340,16 @@ steps:
 	}, got)
 }
 
+func TestFlow_APriorityOutOfRangeInAYAMLFileIsRefusedByItsYAMLPath(t *testing.T) {
+	b := setup(t)
+	d, paths, err := definition.ReadYAML([]byte("planId: p\nspec:\n  priority: 9\n  steps:\n    - name: a\n"))
+	require.NoError(t, err)
+	_, err = b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: d, Start: true})
+	var fe *Error
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, "spec.priority", paths.YAMLPath(fe.Violations[0].Field))
+}
+
 func TestFlow_YAMLRefusesAFlowControlKeyTheShapeDoesNotHave(t *testing.T) {
 	_, _, err := definition.ReadYAML([]byte("planId: p\nsteps:\n  - name: a\n    throttle: {key: \"'k'\", rat: 1/s}\n"))
 	require.ErrorContains(t, err, "steps[0].throttle.rat")
@@ -455,4 +467,62 @@ func scenarioVisibility_DescribeQueueAndGetRunSayWhatHoldsATask(t *testing.T, b 
 
 	b.clock.Advance(time.Minute)
 	require.Empty(t, b.run(held).FlowWaits, "a token is there: the task waits for a worker only")
+}
+
+func scenarioPriority_TasksAreHandedOutInPriorityOrderFIFOWithinOne(t *testing.T, b *bundle) {
+	low := seq("work")
+	high := seq("work")
+	high.PlanID, high.Priority = "vip", 1
+	n := 100
+	if b.store.Capabilities().Backend != "memory" {
+		n = 30
+	}
+	submit := func(d definition.Definition, priority int) string {
+		b.clock.Advance(time.Millisecond) // submission order is ready order
+		res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: d, Start: true, Priority: priority})
+		require.NoError(t, err)
+		return res.Run.RunID
+	}
+	for range n {
+		submit(low, 5)
+	}
+	var vip []string
+	for i := range 10 {
+		if i%2 == 0 {
+			vip = append(vip, submit(high, 0)) // the definition's priority
+		} else {
+			vip = append(vip, submit(low, 1)) // the submission's
+		}
+	}
+	mid := submit(low, 0) // priority 3: after the high ones, before the low ones
+	require.Equal(t, 1, b.run(vip[0]).Priority)
+	require.Equal(t, 3, b.run(mid).Priority)
+	var got []string
+	for range 10 {
+		tasks := b.pollAll("act-work", 1)
+		require.Len(t, tasks, 1)
+		got = append(got, tasks[0].RunID)
+	}
+	require.Equal(t, vip, got, "the high-priority tasks first, oldest first")
+	next := b.pollAll("act-work", 1)
+	require.Equal(t, mid, next[0].RunID, "then priority 3, then 5")
+	q, err := b.eng.DescribeQueue(b.ctx, DescribeQueueParams{TenantID: tenant})
+	require.NoError(t, err)
+	require.Equal(t, n, q.Backlog, "every lane counts in the queue's backlog")
+	list, err := b.eng.ListWorkers(b.ctx, ListWorkersParams{TenantID: tenant})
+	require.NoError(t, err)
+	require.Len(t, list, 1, "a priority's lane is its queue's, not a queue of its own")
+}
+
+func scenarioPriority_OutOfRangeIsRefusedNamingTheField(t *testing.T, b *bundle) {
+	_, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: seq("a"), Start: true, Priority: 6})
+	var fe *Error
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, "priority", fe.Violations[0].Field)
+	require.Equal(t, "flow.priority_range", fe.Violations[0].Rule)
+	d := seq("a")
+	d.Priority = 9
+	_, err = b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: d, Start: true})
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, "definition.priority", fe.Violations[0].Field)
 }

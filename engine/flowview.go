@@ -63,13 +63,15 @@ func describeFlow(ctx context.Context, e *Engine, q *QueueInfo) error {
 		}
 		return nil
 	}
-	if err := eachFlowTask(ctx, e, record.QueuePrefix(q.TenantID, q.Queue), false, func(t *record.Task) error {
-		if t.State != record.TaskReady || t.Flow.Err != "" {
-			return nil
+	for _, lane := range record.Lanes(q.Queue) {
+		if err := eachFlowTask(ctx, e, record.QueuePrefix(q.TenantID, lane), false, func(t *record.Task) error {
+			if t.State != record.TaskReady || t.Flow.Err != "" {
+				return nil
+			}
+			return add(t, true)
+		}); err != nil {
+			return err
 		}
-		return add(t, true)
-	}); err != nil {
-		return err
 	}
 	if err := eachFlowTask(ctx, e, keyspace.FlowSlot.KeyPrefix(q.TenantID), true, func(t *record.Task) error {
 		if t.State != record.TaskClaimed || t.Queue != q.Queue {

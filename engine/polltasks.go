@@ -150,22 +150,37 @@ func wantKey(t *record.Task) string {
 func verifyKey(activity string) string { return "v:" + activity }
 
 // claimReady claims tasks that are ready now, as many as the poll's slot
-// has room for.
+// has room for: from the queue's lanes in priority order, oldest first
+// within each (docs/semantics.md#priority).
 func claimReady(ctx context.Context, e *Engine, p PollParams, slot *dispatch.Slot[*Task]) ([]*Task, error) {
+	var out []*Task
+	now := clockNow(e)
+	for _, lane := range record.Lanes(p.Queue) {
+		done, err := claimLane(ctx, e, p, slot, lane, now, &out)
+		if err != nil || done || len(out) >= p.MaxTasks {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// claimLane claims the ready tasks of one lane of the poll's queue onto
+// out, until the poll has room for no more; done says the poll's room went
+// to hand-offs.
+func claimLane(ctx context.Context, e *Engine, p PollParams, slot *dispatch.Slot[*Task], lane string, now time.Time, out *[]*Task) (bool, error) {
 	hints := e.dispatch.Hints()
-	prefix, end := record.ReadyTaskRange(p.TenantID, p.Queue, clockNow(e))
+	prefix, end := record.ReadyTaskRange(p.TenantID, lane, now)
 	start, gen := hints.Start(prefix, prefix)
 	if bytes.Compare(start, end) >= 0 {
 		// A concurrent poll that read the clock later has already found
 		// nothing live before a point past this poll's now.
-		return nil, nil
+		return false, nil
 	}
-	var out []*Task
 	var after []byte
-	for len(out) < p.MaxTasks {
+	for len(*out) < p.MaxTasks {
 		res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, After: after, Limit: 64})
 		if err != nil {
-			return out, err
+			return false, err
 		}
 		if after == nil { // the first page says where the live entries begin
 			if len(res.Items) > 0 {
@@ -183,13 +198,13 @@ func claimReady(ctx context.Context, e *Engine, p PollParams, slot *dispatch.Slo
 		for len(ids) > 0 {
 			n := e.dispatch.Hold(slot, min(len(ids), maxParallelClaims))
 			if n == 0 {
-				return out, nil // the rest of the poll's room went to hand-offs
+				return true, nil // the rest of the poll's room went to hand-offs
 			}
 			claimed, err := claimEach(ctx, e, ids[:n], p, slot.Names())
 			e.dispatch.Unhold(slot, n-len(claimed))
-			out = append(out, claimed...)
+			*out = append(*out, claimed...)
 			if err != nil {
-				return out, err // answer passes on what was claimed
+				return false, err // answer passes on what was claimed
 			}
 			ids = ids[n:]
 		}
@@ -198,7 +213,7 @@ func claimReady(ctx context.Context, e *Engine, p PollParams, slot *dispatch.Slo
 		}
 		after = res.Next
 	}
-	return out, nil
+	return false, nil
 }
 
 // maxParallelClaims bounds the claims one poll makes at once.

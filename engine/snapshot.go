@@ -17,7 +17,7 @@ func snapshotOf(rec *record.Run, s *runstate.State) *runstate.Snapshot {
 		SubmittedBy: rec.SubmittedBy, TriggerSource: cmp.Or(rec.TriggerSource, TriggerAPI), Status: s.Status, Substatus: s.Substatus, Message: s.Message,
 		CreatedAt: s.CreatedAt, StartedAt: s.StartedAt, CompletedAt: s.CompletedAt, LastEventSeq: s.LastSeq,
 		Error: s.Error, Cancellation: s.Cancellation, Definition: rec.Definition, Input: rec.Input, Deadline: s.Deadline,
-		RetainUntil: s.RetainUntil, StepFailures: s.StepFailures, SearchAttributes: s.SearchAttributes,
+		RetainUntil: s.RetainUntil, StepFailures: s.StepFailures, SearchAttributes: s.SearchAttributes, Priority: rec.EffectivePriority(),
 	}
 	if s.Compensation != nil {
 		snap.CompensationOutcome = s.Compensation.Outcome

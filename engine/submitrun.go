@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/flowcontrol"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
@@ -41,6 +42,9 @@ type SubmitParams struct {
 	// SearchAttributes are set on the run (docs/semantics.md#search-attributes):
 	// each a name, a type (keyword, int, double, bool, time) and its JSON value.
 	SearchAttributes []runstate.SearchAttribute
+	// Priority is the run's priority for its tasks, 1 (first) to 5, over
+	// its definition's; zero: the definition's (docs/semantics.md#priority).
+	Priority int
 	// traceParent is kept with the run: its trace (observe.go).
 	traceParent string
 	// parent, for a child run, is the run and step that start it
@@ -178,6 +182,11 @@ func newRunRecord(e *Engine, p SubmitParams) (*record.Run, []byte, error) {
 	if len(p.Input) > 0 && !json.Valid(p.Input) {
 		return nil, nil, fault.Invalid(fault.Violation("input", "input.json", "input must be valid JSON"))
 	}
+	if p.Priority != 0 {
+		if err := flowcontrol.ValidPriority(p.Priority); err != nil {
+			return nil, nil, fault.Invalid(flowViolation("priority", err))
+		}
+	}
 	rec := &record.Run{
 		FormatVersion: record.Version,
 		RunID:         newRunID(),
@@ -193,6 +202,7 @@ func newRunRecord(e *Engine, p SubmitParams) (*record.Run, []byte, error) {
 		CreatedAt:     clockNow(e),
 		TraceParent:   p.traceParent,
 		Parent:        p.parent,
+		Priority:      p.Priority,
 	}
 	if err := checkFlowAtSubmit(rec, flow); err != nil {
 		return nil, nil, err
@@ -212,6 +222,11 @@ func prepareDefinition(d definition.Definition) (*definition.Prepared, *flowPlan
 	prepared, err := preparedDefinitions.Prepare(d)
 	if err != nil {
 		return nil, nil, prefixViolations(err, "definition.")
+	}
+	if pr := prepared.Definition.Priority; pr != 0 {
+		if err := flowcontrol.ValidPriority(pr); err != nil {
+			return nil, nil, fault.Invalid(flowViolation("definition.priority", err))
+		}
 	}
 	flow, err := flowPlanOf(&prepared.Definition, prepared.PlanSHA256)
 	if err != nil {

@@ -24,6 +24,7 @@ func definitionOf(d *weftv1.WorkflowDefinition, path string) (definition.Definit
 		Timeout:           msOf(d.TimeoutMs),
 		Backpressure:      backpressureModes.Engine(d.GetBackpressure()),
 		MaxConcurrentRuns: int(d.GetMaxConcurrentRuns()),
+		Priority:          int(d.GetPriority()),
 		RequiresApproval:  d.GetRequiresApproval(),
 		DAG:               d.GetDag(),
 		DisplayName:       d.GetDisplayName(),

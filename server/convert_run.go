@@ -65,6 +65,7 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 		SubmittedBy:         s.SubmittedBy,
 		FailedSteps:         uint32(s.FailedSteps()),
 		TriggerSource:       s.TriggerSource,
+		Priority:            uint32(max(s.Priority, 0)),
 		Definition:          sharedDefinitionProto(s.Definition),
 		Input:               jsonValue(s.Input),
 		Artifacts:           eventpb.Artifacts(s.Artifacts),

@@ -68,7 +68,7 @@ func (s *RunService) awaitSubmitted(ctx context.Context, who caller, res *engine
 // submitParamsOf converts a submission.
 func submitParamsOf(m *weftv1.SubmitRunRequest, who caller) (engine.SubmitParams, error) {
 	p := engine.SubmitParams{TenantID: who.tenant, ProjectID: m.GetProjectId(), EnvironmentID: m.GetEnvironmentId(),
-		RunRequestID: m.GetRunRequestId(), Start: m.GetStart(), SubmittedBy: who.principal}
+		RunRequestID: m.GetRunRequestId(), Start: m.GetStart(), SubmittedBy: who.principal, Priority: int(m.GetPriority())}
 	switch {
 	case m.Definition != nil && m.DefinitionRef != nil:
 		return p, definitionChoice("give either definition or definition_ref, not both")

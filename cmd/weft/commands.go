@@ -153,6 +153,7 @@ func (c *cli) submit(args []string) error {
 	project := fs.String("project", "", "project (default \"default\")")
 	env := fs.String("env", "", "environment (default \"default\")")
 	input := fs.String("input", "", "the run's input, as JSON")
+	priority := fs.Uint("priority", 0, "the run's priority, 1 (its tasks handed out first) to 5 (default: the definition's, else 3)")
 	quiet := fs.Bool("quiet", false, "print only the run id")
 	fs.BoolVar(quiet, "q", false, "print only the run id")
 	attrs := attrFlag{}
@@ -168,6 +169,13 @@ func (c *cli) submit(args []string) error {
 		return usageError("--version needs --plan")
 	}
 	req := &weftv1.SubmitRunRequest{RunRequestId: *requestID, ProjectId: *project, EnvironmentId: *env, SearchAttributes: attrs}
+	if *priority != 0 {
+		if *priority > 5 {
+			return usageError("--priority must be between 1 (first) and 5")
+		}
+		pr := uint32(*priority)
+		req.Priority = &pr
+	}
 	var paths *definition.PathMap
 	if *plan != "" {
 		req.DefinitionRef = &weftv1.DefinitionRef{PlanId: *plan, PlanVersion: *version}

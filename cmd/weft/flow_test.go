@@ -54,3 +54,17 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
+
+// TestSubmit_PriorityFlagSetsTheRunsPriority: --priority 1 gives the run
+// priority 1 over its definition's; out of 1–5 it is a usage error.
+func TestSubmit_PriorityFlagSetsTheRunsPriority(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.submitFile("f.yaml", "planId: p\npriority: 4\nsteps:\n  - name: a\n", "--priority", "1")
+	run := b.eventually(id, func(*weftv1.Run) bool { return true })
+	require.EqualValues(t, 1, run.GetPriority())
+	other := b.submitFile("f.yaml", "planId: p\npriority: 4\nsteps:\n  - name: a\n")
+	require.EqualValues(t, 4, b.eventually(other, func(*weftv1.Run) bool { return true }).GetPriority(), "the definition's")
+	r := b.weft("submit", "--priority", "7", writeFile(t, "g.yaml", "planId: p\nsteps:\n  - name: a\n"))
+	require.Equal(t, 2, r.code)
+}

@@ -37,6 +37,9 @@ type Definition struct {
 	// (docs/semantics.md#search-attributes), by name: a ${{ }} expression
 	// over the input, typed by its value, or a literal keyword.
 	SearchAttributes map[string]string `json:"search_attributes,omitempty"`
+	// Priority is the priority of the runs' tasks, 1 (first) to 5; zero:
+	// the default, 3 (docs/semantics.md#priority).
+	Priority int `json:"priority,omitempty"`
 }
 
 // Action is one step of a definition.

@@ -30,6 +30,7 @@ import (
 //	requiresApproval: true            → requires_approval (ApproveRun before StartRun)
 //	maxConcurrentRuns: 5              → max_concurrent_runs
 //	backpressure: reject|queue|delay  → backpressure
+//	priority: 1..5                    → priority (of the runs' tasks; default 3)
 //	steps:            (or spec.steps; spec.* wins over the top level)
 //	  - name: a                       → action id (or id:); list position → order from 1
 //	    activity | agent: x           → activity (default: the step's name, unless
@@ -232,6 +233,9 @@ func (l *yamlLoader) definition(root *yaml.Node) Definition {
 	}
 	if n, p := l.body(root, spec, "maxConcurrentRuns", "max_concurrent_runs"); n != nil {
 		d.MaxConcurrentRuns, _ = l.integer(n, p)
+	}
+	if n, p := l.body(root, spec, "priority", "priority"); n != nil {
+		d.Priority, _ = l.integer(n, p)
 	}
 	if n, p := l.body(root, spec, "backpressure", "backpressure"); n != nil {
 		d.Backpressure = l.backpressure(n, p)

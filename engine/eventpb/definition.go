@@ -51,6 +51,7 @@ func DefinitionProto(d definition.Definition) *weftv1.WorkflowDefinition {
 		TimeoutMs:         msProto(d.Timeout),
 		Backpressure:      BackpressureModes.Proto(d.Backpressure),
 		MaxConcurrentRuns: optUint32(d.MaxConcurrentRuns),
+		Priority:          optUint32(d.Priority),
 		RequiresApproval:  d.RequiresApproval,
 		Dag:               d.DAG,
 		DisplayName:       d.DisplayName,

@@ -46,6 +46,7 @@ type Task struct {
 	HeartbeatDetails json.RawMessage     `json:"heartbeat_details,omitempty"`
 	EagerTokens      []string            `json:"eager_tokens,omitempty"`
 	Flow             *TaskFlow           `json:"flow,omitempty"`
+	Priority         int                 `json:"priority,omitempty"`
 }
 
 // TaskFlow is a task's flow control: the values its step's keys answered
@@ -100,6 +101,7 @@ const (
 	taskHeartbeatDetails = 27 // JSON
 	taskEagerTokens      = 28 // repeated
 	taskFlow             = 29 // TaskFlow, a message (present: the step has flow control)
+	taskPriority         = 30 // the run's priority, 1–5 (absent: 3)
 )
 
 // AppendTask appends a task record's stored form to b.
@@ -150,6 +152,7 @@ func AppendTask(b []byte, t *Task) []byte {
 			return appendString(b, flowErr, f.Err)
 		})
 	}
+	b = appendInt(b, taskPriority, int64(t.Priority))
 	return appendString(b, taskResult, t.Result)
 }
 
@@ -265,6 +268,9 @@ func decodeTask(b []byte, t *Task) error {
 			t.StartDue, err = f.time()
 		case taskResult:
 			t.Result, err = f.str()
+		case taskPriority:
+			x, err = f.int()
+			t.Priority = int(x)
 		case taskFlow:
 			var v []byte
 			if v, err = f.bytes(); err == nil {

@@ -45,6 +45,9 @@ type Snapshot struct {
 	// "throttled by key payments until …"; docs/semantics.md#flow-visibility).
 	// Read by GetRun; nil otherwise.
 	FlowWaits map[string]string
+	// Priority is the run's priority, 1 (first) to 5
+	// (docs/semantics.md#priority).
+	Priority int
 	// RetainUntil is when retention removes the finished run; zero while it
 	// is not finished, or kept until deleted (docs/semantics.md#retention).
 	// The checkpoint knows it; a projection from the log does not.

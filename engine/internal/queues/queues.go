@@ -132,17 +132,26 @@ func (d *Desk) describeWith(ctx context.Context, q pollers.Ref, polling []poller
 // in the first entry: entries sort by when they become ready.
 func (d *Desk) backlog(ctx context.Context, q *Info, limit int) error {
 	now := d.Now()
-	start, end := record.ReadyTaskRange(q.TenantID, q.Queue, now)
-	res, err := d.Store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: limit})
-	if err != nil {
-		return err
-	}
-	q.Backlog, q.BacklogCapped = len(res.Items), res.Next != nil
-	if len(res.Items) > 0 {
-		q.OldestReady = readyEntryTime(res.Items[0].Key)
-		if !q.OldestReady.IsZero() {
-			q.OldestReadyAge = max(now.Sub(q.OldestReady), 0)
+	for _, lane := range record.Lanes(q.Queue) { // every priority's lane (docs/semantics.md#priority)
+		start, end := record.ReadyTaskRange(q.TenantID, lane, now)
+		res, err := d.Store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: max(limit-q.Backlog, 1)})
+		if err != nil {
+			return err
 		}
+		if q.Backlog >= limit { // counted up to limit: a later lane with any entry only says so
+			q.BacklogCapped = q.BacklogCapped || len(res.Items) > 0
+		} else {
+			q.Backlog += len(res.Items)
+			q.BacklogCapped = q.BacklogCapped || res.Next != nil
+		}
+		if len(res.Items) > 0 {
+			if at := readyEntryTime(res.Items[0].Key); !at.IsZero() && (q.OldestReady.IsZero() || at.Before(q.OldestReady)) {
+				q.OldestReady = at
+			}
+		}
+	}
+	if !q.OldestReady.IsZero() {
+		q.OldestReadyAge = max(now.Sub(q.OldestReady), 0)
 	}
 	return nil
 }
@@ -180,7 +189,9 @@ func (d *Desk) readyQueues(ctx context.Context, tenant string) ([]pollers.Ref, e
 		if err != nil || len(parts) < 3 {
 			return out, nil // not ours to read: stop here
 		}
-		out = append(out, pollers.Ref{Tenant: parts[1], Queue: parts[2]})
+		if ref := (pollers.Ref{Tenant: parts[1], Queue: record.QueueOfLane(parts[2])}); !slices.Contains(out, ref) {
+			out = append(out, ref) // a priority's lane is its queue's
+		}
 		start = store.PrefixEnd(record.QueuePrefix(parts[1], parts[2]))
 	}
 	return out, nil

@@ -55,6 +55,10 @@ func appendRun(r *Run, definitionJSON []byte) ([]byte, bool) {
 	if r.TraceParent != "" {
 		b = appendField(b, `,"traceparent":`, r.TraceParent)
 	}
+	if r.Priority != 0 {
+		b = append(b, `,"priority":`...)
+		b = strconv.AppendInt(b, int64(r.Priority), 10)
+	}
 	return append(b, '}'), true
 }
 

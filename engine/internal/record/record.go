@@ -2,6 +2,8 @@ package record
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
@@ -37,6 +39,9 @@ type Run struct {
 	// Parent, on a child run, is the run and step that started it
 	// (docs/semantics.md#sub-workflows).
 	Parent *Parent `json:"parent,omitempty"`
+	// Priority is the submission's priority for the run's tasks, 1–5; zero:
+	// the definition's (docs/semantics.md#priority).
+	Priority int `json:"priority,omitempty"`
 }
 
 // Parent is where a child run was started: the parent run, its step and
@@ -74,6 +79,7 @@ type storedRun struct {
 	CreatedAt     time.Time       `json:"created_at"`
 	TraceParent   string          `json:"traceparent,omitempty"`
 	Parent        *Parent         `json:"parent,omitempty"`
+	Priority      int             `json:"priority,omitempty"`
 }
 
 // EncodeRun answers the run's stored record, the JSON of r, given the JSON
@@ -88,8 +94,24 @@ func EncodeRun(r *Run, definitionJSON []byte) ([]byte, error) {
 	return json.Marshal(storedRun{FormatVersion: r.FormatVersion, RunID: r.RunID, TenantID: r.TenantID,
 		ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID, RunRequestID: r.RunRequestID,
 		SubmittedBy: r.SubmittedBy, TriggerSource: r.TriggerSource, Definition: definitionJSON, Input: r.Input,
-		PlanSHA256: r.PlanSHA256, CreatedAt: r.CreatedAt, TraceParent: r.TraceParent, Parent: r.Parent})
+		PlanSHA256: r.PlanSHA256, CreatedAt: r.CreatedAt, TraceParent: r.TraceParent, Parent: r.Parent, Priority: r.Priority})
 }
+
+// EffectivePriority answers the priority of the run's tasks: its
+// submission's, else its definition's, else the default, 3.
+func (r *Run) EffectivePriority() int {
+	switch {
+	case r.Priority != 0:
+		return r.Priority
+	case r.Definition.Priority != 0:
+		return r.Definition.Priority
+	}
+	return DefaultPriority
+}
+
+// DefaultPriority is a run's priority when neither its submission nor its
+// definition sets one (flowcontrol.DefaultPriority).
+const DefaultPriority = 3
 
 // Action answers the definition's action with id, or nil.
 func (r *Run) Action(id string) *definition.Action {
@@ -164,6 +186,9 @@ type Task struct {
 	// Flow is the task's flow control: what its step's keys answered when
 	// it was created (docs/semantics.md#step-concurrency); nil: none.
 	Flow *runcodec.TaskFlow `json:"flow,omitempty"`
+	// Priority is its run's priority, 1–5 (zero: 3); it places the task's
+	// ready entry in its queue's lane (Lane, docs/semantics.md#priority).
+	Priority int `json:"priority,omitempty"`
 }
 
 // Stored answers the record as runcodec stores it.
@@ -174,7 +199,7 @@ func (t *Task) Stored() *runcodec.Task {
 		Timeout: t.Timeout, HeartbeatTimeout: t.HeartbeatTimeout, State: string(t.State), Token: t.Token,
 		WorkerID: t.WorkerID, ClaimedAt: t.ClaimedAt, HeartbeatAt: t.HeartbeatAt, Deadline: t.Deadline,
 		HeartbeatDue: t.HeartbeatDue, StartDue: t.StartDue, Result: t.Result, HeartbeatDetails: t.HeartbeatDetails,
-		EagerTokens: t.EagerTokens, Flow: t.Flow}
+		EagerTokens: t.EagerTokens, Flow: t.Flow, Priority: t.Priority}
 }
 
 // DecodeTask decodes a stored task record (binary, or the JSON of an older
@@ -190,7 +215,7 @@ func DecodeTask(b []byte, t *Task) error {
 		Timeout: s.Timeout, HeartbeatTimeout: s.HeartbeatTimeout, State: TaskState(s.State), Token: s.Token,
 		WorkerID: s.WorkerID, ClaimedAt: s.ClaimedAt, HeartbeatAt: s.HeartbeatAt, Deadline: s.Deadline,
 		HeartbeatDue: s.HeartbeatDue, StartDue: s.StartDue, Result: s.Result, HeartbeatDetails: s.HeartbeatDetails,
-		EagerTokens: s.EagerTokens, Flow: s.Flow}
+		EagerTokens: s.EagerTokens, Flow: s.Flow, Priority: s.Priority}
 	return nil
 }
 
@@ -253,7 +278,36 @@ func (t *Task) Fresh() *Task {
 
 // ReadyKey answers the task's queue entry key.
 func (t *Task) ReadyKey() []byte {
-	return ReadyTaskKey(t.TenantID, t.Queue, t.NotBefore, t.Seq, t.TaskID)
+	return ReadyTaskKey(t.TenantID, Lane(t.Queue, t.Priority), t.NotBefore, t.Seq, t.TaskID)
+}
+
+// Lane answers where in a queue the ready entries of a priority are kept
+// (docs/semantics.md#priority): the queue itself for the default priority 3
+// (and zero), so entries written before priorities existed keep their
+// place; "{queue}~p{priority}" for the others — '~' is not allowed in a
+// queue name, so a lane never collides with a queue. A poll scans the
+// lanes from priority 1 to 5.
+func Lane(queue string, priority int) string {
+	if priority == 0 || priority == DefaultPriority {
+		return queue
+	}
+	return queue + LaneMark + strconv.Itoa(priority)
+}
+
+// LaneMark separates a queue from a lane's priority.
+const LaneMark = "~p"
+
+// Lanes answers a queue's lanes, first handed out first.
+func Lanes(queue string) []string {
+	return []string{Lane(queue, 1), Lane(queue, 2), queue, Lane(queue, 4), Lane(queue, 5)}
+}
+
+// QueueOfLane answers the queue a lane belongs to.
+func QueueOfLane(lane string) string {
+	if i := strings.LastIndex(lane, LaneMark); i > 0 {
+		return lane[:i]
+	}
+	return lane
 }
 
 // The engine's key layout (docs/persisted-format.md lists every record);

@@ -348,8 +348,11 @@ type WorkflowDefinition struct {
 	// timestamp (time). A submission's search_attributes of the same name
 	// win.
 	SearchAttributes map[string]string `protobuf:"bytes,12,rep,name=search_attributes,json=searchAttributes,proto3" json:"search_attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The priority of the runs' tasks, 1 (handed out first) to 5; unset: 3
+	// (docs/semantics.md#priority). A submission's priority wins.
+	Priority      *uint32 `protobuf:"varint,13,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WorkflowDefinition) Reset() {
@@ -464,6 +467,13 @@ func (x *WorkflowDefinition) GetSearchAttributes() map[string]string {
 		return x.SearchAttributes
 	}
 	return nil
+}
+
+func (x *WorkflowDefinition) GetPriority() uint32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
 }
 
 // Action is one step of a workflow.
@@ -1833,7 +1843,7 @@ var File_weft_v1_definition_proto protoreflect.FileDescriptor
 
 const file_weft_v1_definition_proto_rawDesc = "" +
 	"\n" +
-	"\x18weft/v1/definition.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\"\xcc\x06\n" +
+	"\x18weft/v1/definition.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\"\x85\a\n" +
 	"\x12WorkflowDefinition\x12A\n" +
 	"\aplan_id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x06planId\x12K\n" +
 	"\fplan_version\x18\x02 \x01(\tB(\xbaH%r#\x10\x01\x18@2\x1d^[A-Za-z0-9][A-Za-z0-9_.+-]*$R\vplanVersion\x126\n" +
@@ -1850,13 +1860,15 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x0eresultActionId\x127\n" +
 	"\fretention_ms\x18\v \x01(\x04B\x0f\xbaH\f2\n" +
 	"\x18\x80\xf0\xae\xe7\x96\t(\xe8\aH\x02R\vretentionMs\x88\x01\x01\x12^\n" +
-	"\x11search_attributes\x18\f \x03(\v21.weft.v1.WorkflowDefinition.SearchAttributesEntryR\x10searchAttributes\x1aC\n" +
+	"\x11search_attributes\x18\f \x03(\v21.weft.v1.WorkflowDefinition.SearchAttributesEntryR\x10searchAttributes\x12*\n" +
+	"\bpriority\x18\r \x01(\rB\t\xbaH\x06*\x04\x18\x05(\x01H\x03R\bpriority\x88\x01\x01\x1aC\n" +
 	"\x15SearchAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
 	"\v_timeout_msB\x16\n" +
 	"\x14_max_concurrent_runsB\x0f\n" +
-	"\r_retention_ms\"\xd6\f\n" +
+	"\r_retention_msB\v\n" +
+	"\t_priority\"\xd6\f\n" +
 	"\x06Action\x128\n" +
 	"\x02id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x02id\x12 \n" +
 	"\x05order\x18\x02 \x01(\rB\n" +

@@ -676,8 +676,11 @@ type Run struct {
 	// The run that started this one as a child, through its sub-workflow step
 	// parent_step (docs/semantics.md#sub-workflows); empty for a run without
 	// a parent.
-	ParentRunId   string `protobuf:"bytes,31,opt,name=parent_run_id,json=parentRunId,proto3" json:"parent_run_id,omitempty"`
-	ParentStep    string `protobuf:"bytes,32,opt,name=parent_step,json=parentStep,proto3" json:"parent_step,omitempty"`
+	ParentRunId string `protobuf:"bytes,31,opt,name=parent_run_id,json=parentRunId,proto3" json:"parent_run_id,omitempty"`
+	ParentStep  string `protobuf:"bytes,32,opt,name=parent_step,json=parentStep,proto3" json:"parent_step,omitempty"`
+	// The run's priority, 1 (first) to 5: its submission's, else its
+	// definition's, else 3 (docs/semantics.md#priority).
+	Priority      uint32 `protobuf:"varint,30,opt,name=priority,proto3" json:"priority,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -927,6 +930,13 @@ func (x *Run) GetParentStep() string {
 		return x.ParentStep
 	}
 	return ""
+}
+
+func (x *Run) GetPriority() uint32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
 }
 
 // Step is one action's snapshot.
@@ -1527,8 +1537,11 @@ type SubmitRunRequest struct {
 	// over the definition's searchAttributes of the same name. At most 100; a
 	// name is a letter then letters, digits or '_', at most 64.
 	SearchAttributes map[string]*SearchAttributeValue `protobuf:"bytes,9,rep,name=search_attributes,json=searchAttributes,proto3" json:"search_attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The run's priority, 1 (its tasks handed out first) to 5, over the
+	// definition's (docs/semantics.md#priority). Unset: the definition's, else 3.
+	Priority      *uint32 `protobuf:"varint,10,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SubmitRunRequest) Reset() {
@@ -1622,6 +1635,13 @@ func (x *SubmitRunRequest) GetSearchAttributes() map[string]*SearchAttributeValu
 		return x.SearchAttributes
 	}
 	return nil
+}
+
+func (x *SubmitRunRequest) GetPriority() uint32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
 }
 
 // SubmitRunResponse answers the persisted run.
@@ -3933,7 +3953,7 @@ var File_weft_v1_run_proto protoreflect.FileDescriptor
 
 const file_weft_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/search.proto\x1a\x14weft/v1/signal.proto\"\xea\v\n" +
+	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/search.proto\x1a\x14weft/v1/signal.proto\"\x86\f\n" +
 	"\x03Run\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x1d\n" +
@@ -3972,7 +3992,8 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x11search_attributes\x18\x1d \x03(\v2\".weft.v1.Run.SearchAttributesEntryR\x10searchAttributes\x12\"\n" +
 	"\rparent_run_id\x18\x1f \x01(\tR\vparentRunId\x12\x1f\n" +
 	"\vparent_step\x18  \x01(\tR\n" +
-	"parentStep\x1ab\n" +
+	"parentStep\x12\x1a\n" +
+	"\bpriority\x18\x1e \x01(\rR\bpriority\x1ab\n" +
 	"\x15SearchAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
 	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"\x9c\t\n" +
@@ -4029,7 +4050,7 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\frequested_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\x12\x1e\n" +
 	"\n" +
 	"compensate\x18\x04 \x01(\bR\n" +
-	"compensate\"\xa8\x05\n" +
+	"compensate\"\xe1\x05\n" +
 	"\x10SubmitRunRequest\x12;\n" +
 	"\n" +
 	"definition\x18\x01 \x01(\v2\x1b.weft.v1.WorkflowDefinitionR\n" +
@@ -4042,10 +4063,13 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x05input\x18\x06 \x01(\v2\x16.google.protobuf.ValueR\x05input\x12$\n" +
 	"\bawait_ms\x18\a \x01(\rB\t\xbaH\x06*\x04\x18\xe0\xd4\x03R\aawaitMs\x12=\n" +
 	"\x0edefinition_ref\x18\b \x01(\v2\x16.weft.v1.DefinitionRefR\rdefinitionRef\x12\\\n" +
-	"\x11search_attributes\x18\t \x03(\v2/.weft.v1.SubmitRunRequest.SearchAttributesEntryR\x10searchAttributes\x1ab\n" +
+	"\x11search_attributes\x18\t \x03(\v2/.weft.v1.SubmitRunRequest.SearchAttributesEntryR\x10searchAttributes\x12*\n" +
+	"\bpriority\x18\n" +
+	" \x01(\rB\t\xbaH\x06*\x04\x18\x05(\x01H\x00R\bpriority\x88\x01\x01\x1ab\n" +
 	"\x15SearchAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
-	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"O\n" +
+	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01B\v\n" +
+	"\t_priority\"O\n" +
 	"\x11SubmitRunResponse\x12\x1e\n" +
 	"\x03run\x18\x01 \x01(\v2\f.weft.v1.RunR\x03run\x12\x1a\n" +
 	"\bexisting\x18\x02 \x01(\bR\bexisting\"4\n" +
@@ -4550,6 +4574,7 @@ func file_weft_v1_run_proto_init() {
 	file_weft_v1_definition_proto_init()
 	file_weft_v1_search_proto_init()
 	file_weft_v1_signal_proto_init()
+	file_weft_v1_run_proto_msgTypes[6].OneofWrappers = []any{}
 	file_weft_v1_run_proto_msgTypes[10].OneofWrappers = []any{}
 	file_weft_v1_run_proto_msgTypes[18].OneofWrappers = []any{}
 	file_weft_v1_run_proto_msgTypes[20].OneofWrappers = []any{}

@@ -250,7 +250,7 @@ class WaitForSignal(_message.Message):
     def __init__(self, signal_name: _Optional[str] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
 
 class WorkflowDefinition(_message.Message):
-    __slots__ = ["actions", "backpressure", "dag", "display_name", "max_concurrent_runs", "plan_id", "plan_version", "requires_approval", "result_action_id", "retention_ms", "search_attributes", "timeout_ms"]
+    __slots__ = ["actions", "backpressure", "dag", "display_name", "max_concurrent_runs", "plan_id", "plan_version", "priority", "requires_approval", "result_action_id", "retention_ms", "search_attributes", "timeout_ms"]
     class SearchAttributesEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -265,6 +265,7 @@ class WorkflowDefinition(_message.Message):
     MAX_CONCURRENT_RUNS_FIELD_NUMBER: _ClassVar[int]
     PLAN_ID_FIELD_NUMBER: _ClassVar[int]
     PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
     REQUIRES_APPROVAL_FIELD_NUMBER: _ClassVar[int]
     RESULT_ACTION_ID_FIELD_NUMBER: _ClassVar[int]
     RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
@@ -277,12 +278,13 @@ class WorkflowDefinition(_message.Message):
     max_concurrent_runs: int
     plan_id: str
     plan_version: str
+    priority: int
     requires_approval: bool
     result_action_id: str
     retention_ms: int
     search_attributes: _containers.ScalarMap[str, str]
     timeout_ms: int
-    def __init__(self, plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., backpressure: _Optional[_Union[BackpressureMode, str]] = ..., max_concurrent_runs: _Optional[int] = ..., requires_approval: bool = ..., display_name: _Optional[str] = ..., dag: bool = ..., result_action_id: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    def __init__(self, plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., backpressure: _Optional[_Union[BackpressureMode, str]] = ..., max_concurrent_runs: _Optional[int] = ..., requires_approval: bool = ..., display_name: _Optional[str] = ..., dag: bool = ..., result_action_id: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, str]] = ..., priority: _Optional[int] = ...) -> None: ...
 
 class ParentClose(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -385,7 +385,7 @@ class RetryStepResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_common_pb2.AcceptedSignalResult, _Mapping]] = ..., run: _Optional[_Union[Run, _Mapping]] = ...) -> None: ...
 
 class Run(_message.Message):
-    __slots__ = ["artifacts", "cancellation", "compensation_outcome", "completed_at", "created_at", "deadline", "definition", "environment_id", "error", "failed_steps", "input", "last_event_seq", "message", "parent_run_id", "parent_step", "plan_id", "plan_version", "project_id", "result", "retain_until", "run_id", "run_request_id", "search_attributes", "started_at", "status", "steps", "submitted_by", "substatus", "tenant_id", "total_duration_ms", "trigger_source"]
+    __slots__ = ["artifacts", "cancellation", "compensation_outcome", "completed_at", "created_at", "deadline", "definition", "environment_id", "error", "failed_steps", "input", "last_event_seq", "message", "parent_run_id", "parent_step", "plan_id", "plan_version", "priority", "project_id", "result", "retain_until", "run_id", "run_request_id", "search_attributes", "started_at", "status", "steps", "submitted_by", "substatus", "tenant_id", "total_duration_ms", "trigger_source"]
     class SearchAttributesEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -410,6 +410,7 @@ class Run(_message.Message):
     PARENT_STEP_FIELD_NUMBER: _ClassVar[int]
     PLAN_ID_FIELD_NUMBER: _ClassVar[int]
     PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     RETAIN_UNTIL_FIELD_NUMBER: _ClassVar[int]
@@ -441,6 +442,7 @@ class Run(_message.Message):
     parent_step: str
     plan_id: str
     plan_version: str
+    priority: int
     project_id: str
     result: _struct_pb2.Value
     retain_until: _timestamp_pb2.Timestamp
@@ -455,7 +457,7 @@ class Run(_message.Message):
     tenant_id: str
     total_duration_ms: int
     trigger_source: str
-    def __init__(self, run_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., run_request_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., substatus: _Optional[_Union[RunSubstatus, str]] = ..., message: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ..., compensation_outcome: _Optional[_Union[CompensationOutcome, str]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., total_duration_ms: _Optional[int] = ..., last_event_seq: _Optional[int] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., cancellation: _Optional[_Union[Cancellation, _Mapping]] = ..., submitted_by: _Optional[str] = ..., definition: _Optional[_Union[_definition_pb2.WorkflowDefinition, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., failed_steps: _Optional[int] = ..., trigger_source: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retain_until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., search_attributes: _Optional[_Mapping[str, _search_pb2.SearchAttributeValue]] = ..., parent_run_id: _Optional[str] = ..., parent_step: _Optional[str] = ...) -> None: ...
+    def __init__(self, run_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., run_request_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., substatus: _Optional[_Union[RunSubstatus, str]] = ..., message: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ..., compensation_outcome: _Optional[_Union[CompensationOutcome, str]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., total_duration_ms: _Optional[int] = ..., last_event_seq: _Optional[int] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., cancellation: _Optional[_Union[Cancellation, _Mapping]] = ..., submitted_by: _Optional[str] = ..., definition: _Optional[_Union[_definition_pb2.WorkflowDefinition, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., failed_steps: _Optional[int] = ..., trigger_source: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retain_until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., search_attributes: _Optional[_Mapping[str, _search_pb2.SearchAttributeValue]] = ..., parent_run_id: _Optional[str] = ..., parent_step: _Optional[str] = ..., priority: _Optional[int] = ...) -> None: ...
 
 class RunError(_message.Message):
     __slots__ = ["action_id", "error", "workflow_timeout"]
@@ -598,7 +600,7 @@ class StepError(_message.Message):
     def __init__(self, error_class: _Optional[_Union[_common_pb2.ErrorClass, str]] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., retryable: bool = ...) -> None: ...
 
 class SubmitRunRequest(_message.Message):
-    __slots__ = ["await_ms", "definition", "definition_ref", "environment_id", "input", "project_id", "run_request_id", "search_attributes", "start"]
+    __slots__ = ["await_ms", "definition", "definition_ref", "environment_id", "input", "priority", "project_id", "run_request_id", "search_attributes", "start"]
     class SearchAttributesEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -611,6 +613,7 @@ class SubmitRunRequest(_message.Message):
     DEFINITION_REF_FIELD_NUMBER: _ClassVar[int]
     ENVIRONMENT_ID_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
@@ -620,11 +623,12 @@ class SubmitRunRequest(_message.Message):
     definition_ref: _definition_pb2.DefinitionRef
     environment_id: str
     input: _struct_pb2.Value
+    priority: int
     project_id: str
     run_request_id: str
     search_attributes: _containers.MessageMap[str, _search_pb2.SearchAttributeValue]
     start: bool
-    def __init__(self, definition: _Optional[_Union[_definition_pb2.WorkflowDefinition, _Mapping]] = ..., run_request_id: _Optional[str] = ..., start: bool = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., await_ms: _Optional[int] = ..., definition_ref: _Optional[_Union[_definition_pb2.DefinitionRef, _Mapping]] = ..., search_attributes: _Optional[_Mapping[str, _search_pb2.SearchAttributeValue]] = ...) -> None: ...
+    def __init__(self, definition: _Optional[_Union[_definition_pb2.WorkflowDefinition, _Mapping]] = ..., run_request_id: _Optional[str] = ..., start: bool = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., await_ms: _Optional[int] = ..., definition_ref: _Optional[_Union[_definition_pb2.DefinitionRef, _Mapping]] = ..., search_attributes: _Optional[_Mapping[str, _search_pb2.SearchAttributeValue]] = ..., priority: _Optional[int] = ...) -> None: ...
 
 class SubmitRunResponse(_message.Message):
     __slots__ = ["existing", "run"]
