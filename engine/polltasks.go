@@ -155,13 +155,54 @@ func verifyKey(activity string) string { return "v:" + activity }
 func claimReady(ctx context.Context, e *Engine, p PollParams, slot *dispatch.Slot[*Task]) ([]*Task, error) {
 	var out []*Task
 	now := clockNow(e)
-	for _, lane := range record.Lanes(p.Queue) {
+	lanes, err := readyLanes(ctx, e, p.TenantID, p.Queue)
+	if err != nil {
+		return nil, err
+	}
+	for _, lane := range lanes {
 		done, err := claimLane(ctx, e, p, slot, lane, now, &out)
 		if err != nil || done || len(out) >= p.MaxTasks {
 			return out, err
 		}
 	}
 	return out, nil
+}
+
+// readyLanes answers the queue's lanes to claim from, in priority order:
+// the queue itself (priority 3, and every entry from before priorities)
+// and those of the other priorities that hold entries, found with one
+// bounded read each (docs/semantics.md#priority).
+func readyLanes(ctx context.Context, e *Engine, tenant, queue string) ([]string, error) {
+	var others []string
+	start, end := record.OtherLanesRange(tenant, queue)
+	for len(others) < 4 {
+		res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(res.Items) == 0 {
+			break
+		}
+		lane, ok := record.LaneOfKey(res.Items[0].Key)
+		if !ok || record.QueueOfLane(lane) != queue {
+			break
+		}
+		others = append(others, lane)
+		start = store.PrefixEnd(record.QueuePrefix(tenant, lane))
+	}
+	lanes := make([]string, 0, len(others)+1)
+	for _, l := range others {
+		if record.LanePriority(l) < record.DefaultPriority {
+			lanes = append(lanes, l)
+		}
+	}
+	lanes = append(lanes, queue)
+	for _, l := range others {
+		if record.LanePriority(l) > record.DefaultPriority {
+			lanes = append(lanes, l)
+		}
+	}
+	return lanes, nil
 }
 
 // claimLane claims the ready tasks of one lane of the poll's queue onto

@@ -302,6 +302,34 @@ func Lanes(queue string) []string {
 	return []string{Lane(queue, 1), Lane(queue, 2), queue, Lane(queue, 4), Lane(queue, 5)}
 }
 
+// OtherLanesRange bounds the ready entries of a queue's lanes other than
+// the queue itself (priorities 1, 2, 4 and 5), which sort together, in
+// priority order: a poll finds the lanes that hold entries with one
+// bounded read each.
+func OtherLanesRange(tenant, queue string) (start, end []byte) {
+	start = append(keyspace.Ready.KeyPrefix(tenant), store.EscapeComponent(queue+LaneMark)...)
+	return start, store.PrefixEnd(start)
+}
+
+// LaneOfKey answers the lane of a ready entry's key.
+func LaneOfKey(key []byte) (string, bool) {
+	parts, err := store.SplitKey(key)
+	if err != nil || len(parts) < 3 {
+		return "", false
+	}
+	return parts[2], true
+}
+
+// LanePriority answers the priority of a queue's lane.
+func LanePriority(lane string) int {
+	if i := strings.LastIndex(lane, LaneMark); i > 0 {
+		if p, err := strconv.Atoi(lane[i+len(LaneMark):]); err == nil {
+			return p
+		}
+	}
+	return DefaultPriority
+}
+
 // QueueOfLane answers the queue a lane belongs to.
 func QueueOfLane(lane string) string {
 	if i := strings.LastIndex(lane, LaneMark); i > 0 {
