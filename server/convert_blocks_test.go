@@ -49,6 +49,7 @@ func plainRunProto(s *runstate.Snapshot) *weftv1.Run {
 		Artifacts: eventpb.Artifacts(s.Artifacts), Deadline: eventpb.Timestamp(s.Deadline),
 		Result: eventpb.JSONValue(s.Result), RetainUntil: eventpb.Timestamp(s.RetainUntil),
 		ParentRunId: s.ParentRunID, ParentStep: s.ParentStep, SearchAttributes: eventpb.SearchAttributes(s.SearchAttributes),
+		Priority: uint32(max(s.Priority, 0)),
 	}
 	for i := range s.Steps {
 		st := &s.Steps[i]
