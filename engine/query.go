@@ -334,7 +334,10 @@ func (r queriedRun) Field(name string) (runquery.Value, bool) {
 	case runquery.FieldFailedStep:
 		return keyword(s.FailedStep())
 	case runquery.FieldParentRunID:
-		return runquery.Value{}, false // runs have no parent yet
+		if rec.Parent == nil {
+			return runquery.Value{}, false
+		}
+		return keyword(rec.Parent.RunID)
 	case runquery.FieldCreatedAt:
 		return runquery.TimeValue(rec.CreatedAt), true
 	case runquery.FieldStartedAt:

@@ -494,3 +494,18 @@ func TestSearchAttributes_YAMLSearchAttributesLoadAndMistakesNameTheirYAMLPath(t
 	_, err = definition.LoadYAML([]byte("planId: p\nsearchAttributes: [a]\nsteps:\n  - name: a\n"))
 	require.ErrorContains(t, err, "searchAttributes")
 }
+
+// TestQuery_ParentRunIdFindsTheChildrenASubWorkflowStepStarted: a child
+// run is indexed under its parent from its submission.
+func TestQuery_ParentRunIdFindsTheChildrenASubWorkflowStepStarted(t *testing.T) {
+	b := setup(t)
+	run := b.submit(withChild(inlineChild(), `{"n":1}`))
+	b.complete(b.poll("act-a"), `1`)
+	b.tick()
+	child := b.childOf(run.RunID, "child")
+	require.Equal(t, []string{child.RunID}, listQuery(b, `parentRunId = "`+run.RunID+`"`, 10))
+	require.Equal(t, []string{run.RunID}, listQuery(b, `parentRunId = NULL`, 10))
+	count, err := b.eng.Queries().CountRuns(b.ctx, CountRunsParams{TenantID: tenant, Query: `parentRunId STARTS_WITH "` + run.RunID[:4] + `"`})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), count.Count)
+}

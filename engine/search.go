@@ -15,7 +15,7 @@ import (
 // its own batch, so the index never disagrees with a committed checkpoint.
 
 // indexedFields are the values of a run's checkpoint that its sx: entries
-// hold; the record's (plan, planVersion, submittedBy) never change, and
+// hold; the record's (plan, planVersion, submittedBy, parentRunId) never change, and
 // are indexed with the submission and removed with the run.
 type indexedFields struct {
 	status     runstate.RunStatus
@@ -61,6 +61,9 @@ func recordFields(run *record.Run, add func(field string, v runquery.Value)) {
 	add(runquery.FieldPlanVersion, runquery.KeywordValue(run.Definition.PlanVersion))
 	if run.SubmittedBy != "" {
 		add(runquery.FieldSubmittedBy, runquery.KeywordValue(run.SubmittedBy))
+	}
+	if run.Parent != nil {
+		add(runquery.FieldParentRunID, runquery.KeywordValue(run.Parent.RunID))
 	}
 }
 
