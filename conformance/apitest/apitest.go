@@ -140,6 +140,9 @@ func Exercise(t *testing.T, baseURL string) {
 	t.Run("ParseDefinition_ReadsYAMLAndNamesEachProblemByItsYAMLPathOnEveryProtocol", func(t *testing.T) {
 		testParseDefinition(t, baseURL)
 	})
+	t.Run("Search_AttributesQueriesAndCountsOnEveryProtocol", func(t *testing.T) {
+		testSearch(t, baseURL)
+	})
 	t.Run("FlowControl_AStepsKeyLimitHoldsAndBadFlowControlNamesTheFieldOnEveryProtocol", func(t *testing.T) {
 		testFlowControl(t, baseURL)
 	})
