@@ -39,6 +39,7 @@ func (w *Worker) handle(ctx context.Context, t *weftv1.Task, next *weftv1.PollTa
 	defer span.end()
 	actCtx, stopHeartbeat := w.heartbeat(actCtx, log, t, cancel)
 	defer stopHeartbeat()
+	actCtx, attrs := withAttributes(actCtx)
 	if t.GetTaskType() == weftv1.TaskType_TASK_TYPE_VERIFY {
 		w.runVerify(ctx, actCtx, log, t, h)
 		return nil
@@ -55,7 +56,7 @@ func (w *Worker) handle(ctx context.Context, t *weftv1.Task, next *weftv1.PollTa
 		w.fail(ctx, log, t, f, key)
 	default:
 		span.outcome("completed", "")
-		return w.complete(ctx, log, t, out, key, next)
+		return w.complete(ctx, log, t, out, key, attrs.get(), next)
 	}
 	return nil
 }
@@ -114,8 +115,10 @@ func runGuarded(ctx context.Context, log *slog.Logger, h *handler, input *struct
 
 // complete reports a result, asking for next, and answers the tasks eager
 // dispatch claimed for the worker.
-func (w *Worker) complete(ctx context.Context, log *slog.Logger, t *weftv1.Task, out []byte, key string, next *weftv1.PollTasksRequest) []*weftv1.Task {
-	req := &weftv1.CompleteTaskRequest{TaskToken: t.GetTaskToken(), WorkerId: w.opts.WorkerID, ReconciliationKey: key, NextTasks: next}
+func (w *Worker) complete(ctx context.Context, log *slog.Logger, t *weftv1.Task, out []byte, key string,
+	attrs map[string]*weftv1.SearchAttributeValue, next *weftv1.PollTasksRequest) []*weftv1.Task {
+	req := &weftv1.CompleteTaskRequest{TaskToken: t.GetTaskToken(), WorkerId: w.opts.WorkerID, ReconciliationKey: key, NextTasks: next,
+		SearchAttributes: attrs}
 	if out != nil {
 		v, err := valueOf(out)
 		if err != nil {
