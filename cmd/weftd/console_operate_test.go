@@ -40,6 +40,9 @@ type operateOut struct {
 	RegistryRun string `json:"registryRun"`
 	PendingRun  string `json:"pendingRun"`
 	Batch       string `json:"batch"`
+	// BatchByQuery: the batch over every matching run started (a weftd
+	// whose batches cannot select by a query refuses it naming query).
+	BatchByQuery bool `json:"batchByQuery"`
 }
 
 // waitDefinition is a one-step plan that waits for a signal named go.
@@ -83,6 +86,7 @@ func TestConsole_StartsRunsAndRunsBatchesInChromium(t *testing.T) {
 	if !cfg.QueryServed {
 		t.Log("this weftd serves no run queries yet: the query box is checked to show the capability fault, not a parse error's column")
 	}
+
 	for range 4 {
 		res, err := c.SubmitRun(ctx, &weftv1.SubmitRunRequest{Start: true, Definition: waitDefinition(batchPlan, "1")})
 		require.NoError(t, err)
@@ -101,13 +105,21 @@ func TestConsole_StartsRunsAndRunsBatchesInChromium(t *testing.T) {
 	t.Logf("%s", stderr.String())
 	var out operateOut
 	require.NoError(t, json.Unmarshal(lastLine(stdout), &out), "%s", stdout)
+	t.Logf("queries served: %v; batches by query served: %v", cfg.QueryServed, out.BatchByQuery)
 
 	pasted, err := c.ListRuns(ctx, &weftv1.ListRunsRequest{PlanId: "pasted"})
 	require.NoError(t, err)
 	require.Len(t, pasted.GetRuns(), 1, "a submit pressed again after its answer was lost is the same run")
 	batches, err := c.ListBatches(ctx, &weftv1.ListBatchesRequest{})
 	require.NoError(t, err)
-	require.Len(t, batches.GetBatches(), 1, "a batch confirmed again after its answer was lost is the same batch")
+	byQuery := 0
+	for _, b := range batches.GetBatches() {
+		if b.GetQuery() != "" {
+			byQuery++
+		}
+	}
+	require.Len(t, batches.GetBatches(), 1+byQuery, "a batch confirmed again after its answer was lost is the same batch")
+	require.Equal(t, map[bool]int{true: 1, false: 0}[out.BatchByQuery], byQuery, "the batch over every run matching the filters, when weftd's batches select by a query")
 	yamlRun, err := c.GetRun(ctx, out.YAMLRun)
 	require.NoError(t, err)
 	require.Equal(t, "pasted", yamlRun.GetPlanId())
@@ -128,6 +140,9 @@ func TestConsole_StartsRunsAndRunsBatchesInChromium(t *testing.T) {
 		want := weftv1.RunStatus_RUN_STATUS_CANCELLED
 		if i == 3 {
 			want = weftv1.RunStatus_RUN_STATUS_BLOCKED // not selected
+			if out.BatchByQuery {
+				want = weftv1.RunStatus_RUN_STATUS_PAUSED // the one run the batch by query matched
+			}
 		}
 		require.Equal(t, want, run.GetStatus(), id)
 	}

@@ -23,7 +23,9 @@ export function queryProblem(f: Fault, hasQuery: boolean): QueryProblemAt | unde
   const about = f.violations.find((v) => /^query\b/.test(v));
   if (!about && !/\bquery\b/i.test(f.message)) return undefined;
   // weftd's message says it in words ("invalid query: expected a value after '=' at column 14, found the end").
-  const text = /column \d+/i.test(f.message) ? f.message : (about ?? f.message);
+  // (once: weftd's message may repeat the violation after ": query: ")
+  const said = f.message.split(": query: ")[0];
+  const text = /column \d+/i.test(said) ? said : (about ?? said);
   const m = /column (\d+)/i.exec(text) ?? (about ? /column (\d+)/i.exec(about) : null);
   return { column: m ? Number(m[1]) : undefined, message: text };
 }

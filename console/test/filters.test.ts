@@ -39,6 +39,8 @@ test("queryProblem places a refused query at the column weftd names, and leaves 
   const syntax = fault("INVALID_ARGUMENT", "invalid query: expected a value after '=' at column 29, found the end", ["query: query.syntax (expected a value after '=' at column 29, found the end)"]);
   assert.deepEqual(queryProblem(syntax, true), { column: 29, message: syntax.message });
   assert.equal(queryProblem(syntax, false), undefined, "no query was sent");
+  const twice = fault("INVALID_ARGUMENT", "invalid query: unknown field 'stauts' at column 1: query: unknown field 'stauts' at column 1", ["query: query.syntax (unknown field 'stauts' at column 1)"]);
+  assert.deepEqual(queryProblem(twice, true), { column: 1, message: "invalid query: unknown field 'stauts' at column 1" }, "said once");
   const unserved = fault("FAILED_PRECONDITION", "run queries and search attributes are not served by this server yet");
   assert.deepEqual(queryProblem(unserved, true), { message: unserved.message });
   assert.equal(queryProblem(fault("INVALID_ARGUMENT", "invalid request", ["plan_id: string.max_len"]), true), undefined, "another field's refusal");
