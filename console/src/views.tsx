@@ -55,6 +55,10 @@ export function SavedViews({ current, onOpen }: { current: Filters; onOpen: (f: 
     });
   }, []);
 
+  // What was said about the last save or delete goes with the filters it was about.
+  const shown = JSON.stringify(current);
+  useEffect(() => setDone(undefined), [shown]);
+
   const chosen = views?.find((v) => v.name === open);
   return (
     <div class="views" role="region" aria-label="Saved views">
