@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,6 +62,15 @@ type consoleE2E struct {
 	StepsRun string `json:"stepsRun"`
 }
 
+// consoleTestBuild bundles console/test once per test process: the build
+// empties console/test-dist first, so a build per test would take the
+// bundles from under the parallel tests already running them.
+var consoleTestBuild struct {
+	once sync.Once
+	out  []byte
+	err  error
+}
+
 // requireConsoleTools answers node, after checking that Chromium and the
 // console's npm packages are installed, and bundles console/test.
 func requireConsoleTools(t *testing.T) (node, browser string) {
@@ -71,10 +81,12 @@ func requireConsoleTools(t *testing.T) (node, browser string) {
 	if _, err := os.Stat(filepath.Join(root, "console", "node_modules", "playwright-core")); err != nil {
 		testkit.SkipOrFail(t, "console/node_modules is not installed (run `make tools`)")
 	}
-	build := exec.Command(node, "console/build.mjs", "--test")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "node console/build.mjs --test:\n%s", out)
+	consoleTestBuild.once.Do(func() {
+		build := exec.Command(node, "console/build.mjs", "--test")
+		build.Dir = root
+		consoleTestBuild.out, consoleTestBuild.err = build.CombinedOutput()
+	})
+	require.NoError(t, consoleTestBuild.err, "node console/build.mjs --test:\n%s", consoleTestBuild.out)
 	return node, browser
 }
 
