@@ -133,3 +133,17 @@ func (l *stringList) AppendMutable() protoreflect.Value { panic("strings are not
 func (l *stringList) Truncate(n int)                    { *l = (*l)[:n] }
 func (l *stringList) NewElement() protoreflect.Value    { return protoreflect.ValueOfString("") }
 func (l *stringList) IsValid() bool                     { return true }
+
+// A message that holds itself — a sub-workflow step's inline definition is a
+// WorkflowDefinition inside a WorkflowDefinition — is checked by its own
+// rules at every depth: a nested definition without actions does not pass.
+func TestCompile_ChecksAMessageThatHoldsItselfAtEveryDepth(t *testing.T) {
+	c, err := Compile((&weftv1.SubmitRunRequest{}).ProtoReflect().Descriptor())
+	require.NoError(t, err)
+	inner := &weftv1.WorkflowDefinition{PlanId: "child", PlanVersion: "1"}
+	req := &weftv1.SubmitRunRequest{Definition: &weftv1.WorkflowDefinition{PlanId: "p", PlanVersion: "1", Actions: []*weftv1.Action{
+		{Id: "a", Order: 1, Workflow: &weftv1.SubWorkflow{Definition: inner}}}}}
+	require.False(t, c.PassesMessage(req), "the inline definition has no actions")
+	inner.Actions = []*weftv1.Action{{Id: "x", Order: 1, Activity: "act"}}
+	require.True(t, c.PassesMessage(req))
+}
