@@ -30,6 +30,7 @@ func init() {
 		"SubWorkflow_AFailFastParentStopsWaitingAndCancelsItsRunningChild": scenarioSubWorkflow_AFailFastParentStopsWaitingAndCancelsItsRunningChild,
 		"SubWorkflow_TheChildsInputExpressionsAreEvaluatedOnceAtDispatch":  scenarioSubWorkflow_TheChildsInputExpressionsAreEvaluatedOnceAtDispatch,
 		"SubWorkflow_DeletingTheParentDeletesItsChildrenOnceTheyHaveEnded": scenarioSubWorkflow_DeletingTheParentDeletesItsChildrenOnceTheyHaveEnded,
+		"SubWorkflow_AChildStartedWhileItsParentIsPausedIsPausedToo":       scenarioSubWorkflow_AChildStartedWhileItsParentIsPausedIsPausedToo,
 	} {
 		scenarios[name] = s
 	}
@@ -339,6 +340,25 @@ func scenarioSubWorkflow_DeletingTheParentDeletesItsChildrenOnceTheyHaveEnded(t 
 		_, err := b.eng.GetRun(b.ctx, GetRunParams{TenantID: tenant, RunID: id})
 		require.Equal(t, CodeNotFound, CodeOf(err), id)
 	}
+}
+
+func scenarioSubWorkflow_AChildStartedWhileItsParentIsPausedIsPausedToo(t *testing.T, b *bundle) {
+	run := b.submit(withChild(inlineChild(), `{}`))
+	b.complete(b.poll("act-a"), `1`) // the step is dispatched: its child-start timer is due
+	_, err := b.eng.PauseRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.NoError(t, err)
+	b.tick() // starts the child, which the parent's pause reaches next
+	b.tick()
+	child := b.childOf(run.RunID, "child")
+	require.Equal(t, runstate.RunPaused, child.Status)
+	b.pollNone("act-c1")
+	_, err = b.eng.ResumeRun(b.ctx, ControlParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.NoError(t, err)
+	b.tick()
+	b.complete(b.poll("act-c1"), `1`)
+	b.tick()
+	b.complete(b.poll("act-b"), `2`)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }
 
 // TestSubWorkflow_CrashAroundTheChildsStartAndEndLeavesOneChildAndFinishesTheStepOnce
