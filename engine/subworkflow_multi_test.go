@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/internal/redistest"
+	"github.com/weft-dev/weft/lease/redislease"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
+)
+
+// TestSubWorkflow_ThreeEnginesWhileLeasesVanishStartOneChildPerStepAndFinishItOnce
+// runs three engines on one PostgreSQL store with Redis leases that are
+// deleted every 100 ms, over 60 runs whose middle step is a sub-workflow,
+// with workers reporting through any engine: every parent completes with
+// its child's result, each parent has exactly one child, and the parent's
+// sub-workflow step records its child's start, its end and its completion
+// once each — whichever engine fired which timer, and however often an
+// owner lost its lease under a decision.
+func TestSubWorkflow_ThreeEnginesWhileLeasesVanishStartOneChildPerStepAndFinishItOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-engine race: skipped in -short")
+	}
+	rdb := redistest.Require(t)
+	db := sqltest.Require(t)
+	schema := db.NewSchema(t)
+	prefix := "weft-test:" + uuid.NewString() + ":"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var engines []*Engine
+	var wg sync.WaitGroup
+	for i := range 3 {
+		eng, err := New(Config{Store: db.Open(t, schema), Ownership: CASRequired, Owner: fmt.Sprintf("engine-%d", i),
+			Leases: redislease.New(rdb, prefix), LeaseTTL: 1500 * time.Millisecond, PollInterval: 20 * time.Millisecond})
+		require.NoError(t, err)
+		engines = append(engines, eng)
+		wg.Add(1)
+		go func() { defer wg.Done(); eng.Run(ctx) }()
+	}
+	defer wg.Wait()
+	defer cancel()
+	go deleteLeasesEvery(ctx, rdb, prefix, 100*time.Millisecond)
+
+	const runs = 60
+	var parents []string
+	for i := range runs {
+		res, err := engines[i%3].SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: withChild(inlineChild(), `{}`),
+			Start: true, RunRequestID: fmt.Sprint("parent-", i)})
+		require.NoError(t, err)
+		parents = append(parents, res.Run.RunID)
+	}
+	var workers sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range 3 {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				tasks, err := engines[w].PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: fmt.Sprint("w", w),
+					Activities: []string{"act-a", "act-c1", "act-b"}, MaxTasks: 8, Wait: 50 * time.Millisecond})
+				if err != nil {
+					continue
+				}
+				for _, task := range tasks {
+					_, _ = engines[(w+n)%3].CompleteTask(ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w",
+						Output: json.RawMessage(`"` + task.ActionID + `"`)})
+				}
+			}
+		}()
+	}
+	require.Eventually(t, func() bool {
+		for _, id := range parents {
+			snap, err := engines[0].GetRun(ctx, GetRunParams{TenantID: tenant, RunID: id})
+			if err != nil || !snap.Status.Terminal() {
+				return false
+			}
+		}
+		return true
+	}, 3*time.Minute, 100*time.Millisecond, "every parent finishes")
+	close(stop)
+	workers.Wait()
+
+	children := map[string]int{}
+	list, err := engines[1].Queries().ListRuns(ctx, ListRunsParams{TenantID: tenant, PageSize: 1000})
+	require.NoError(t, err)
+	for _, r := range list.Runs {
+		if strings.HasPrefix(r.RunRequestID, "child:") {
+			snap, err := engines[1].GetRun(ctx, GetRunParams{TenantID: tenant, RunID: r.RunID})
+			require.NoError(t, err)
+			children[snap.ParentRunID]++
+		}
+	}
+	for _, id := range parents {
+		require.Equal(t, 1, children[id], "children of run %s", id)
+		snap, err := engines[2].GetRun(ctx, GetRunParams{TenantID: tenant, RunID: id})
+		require.NoError(t, err)
+		require.Equal(t, runstate.RunCompleted, snap.Status)
+		require.JSONEq(t, `"c1"`, string(snap.Step("child").Output))
+		page, err := engines[0].ListEvents(ctx, ListEventsParams{TenantID: tenant, RunID: id, PageSize: 1000})
+		require.NoError(t, err)
+		counts := map[string]int{}
+		for _, ev := range page.Events {
+			if ev.StepID == "child" {
+				counts[ev.Type]++
+			}
+		}
+		for _, typ := range []string{runstate.EvStepScheduled, runstate.EvChildRunStarted, runstate.EvChildRunEnded, runstate.EvStepCompleted} {
+			require.Equal(t, 1, counts[typ], "%s of run %s", typ, id)
+		}
+	}
+}
