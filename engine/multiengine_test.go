@@ -201,7 +201,15 @@ func TestMultiEngine_FrozenOwnersLateCommitIsRejected(t *testing.T) {
 	}()
 	<-read
 	time.Sleep(3 * ttl) // three lease TTLs pass while engine a is frozen
-	require.NoError(t, drive(ctx, b, runID, touch("b-took-over")))
+	// b takes the run over once a's lease has run out (a renewal a sent just
+	// before it froze may land late on a loaded machine: b waits it out).
+	var bErr error
+	require.Eventually(t, func() bool {
+		owned, err := driveOwned(ctx, b, runID, touch("b-took-over"))
+		bErr = err
+		return owned || err != nil
+	}, 10*time.Second, ttl)
+	require.NoError(t, bErr)
 	close(frozen.thaw)
 	require.NoError(t, <-lateDone)
 
