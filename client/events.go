@@ -113,7 +113,7 @@ func awaitingCopy(req *weftv1.SubmitRunRequest) *weftv1.SubmitRunRequest {
 	return &weftv1.SubmitRunRequest{Definition: req.GetDefinition(), DefinitionRef: req.GetDefinitionRef(),
 		RunRequestId: req.GetRunRequestId(), Start: true,
 		ProjectId: req.GetProjectId(), EnvironmentId: req.GetEnvironmentId(), Input: req.GetInput(), AwaitMs: wait,
-		SearchAttributes: req.GetSearchAttributes()}
+		SearchAttributes: req.GetSearchAttributes(), Priority: req.Priority}
 }
 
 // awaitRunByWatch watches a run until it is terminal and answers its final

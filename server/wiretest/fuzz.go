@@ -265,6 +265,14 @@ func markedIdentifier(m protoreflect.Message, marker string) bool {
 	found := false
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
+		case fd.IsMap() && fd.Name() == "search_attributes":
+			// A search attribute's name is an identifier (queries name it,
+			// ListSearchAttributes lists it, a fault names it); its value is
+			// payload.
+			v.Map().Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {
+				found = found || strings.Contains(k.String(), marker)
+				return !found
+			})
 		case fd.IsMap():
 			// A map's keys and values are payload, never identifiers.
 		case fd.IsList():
