@@ -499,17 +499,24 @@ func (d *Definition) index(a *Action) int {
 // value over v (docs/semantics.md#input-expressions); an input without one
 // is answered as it is.
 func (d *Definition) ResolveInput(a *Action, v Values) (json.RawMessage, error) {
+	return d.resolveTemplate(a, a.Input, ".input", v)
+}
+
+// resolveTemplate answers raw, a JSON value of action a at its key (as
+// ".input"), with each ${{ }} replaced by its value over v; a value without
+// one is answered as it is.
+func (d *Definition) resolveTemplate(a *Action, raw json.RawMessage, key string, v Values) (json.RawMessage, error) {
 	i := d.index(a)
-	if i < 0 || !hasTemplate(a.Input) {
-		return a.Input, nil
+	if i < 0 || !hasTemplate(raw) {
+		return raw, nil
 	}
-	path := actionPath(i) + ".input"
-	t, err := d.runtimeTemplate(i, a.Input, path)
+	path := actionPath(i) + key
+	t, err := d.runtimeTemplate(i, raw, path)
 	if err != nil {
 		return nil, runtimeError(path, err)
 	}
 	if t.Static() {
-		return a.Input, nil
+		return raw, nil
 	}
 	var reads []string
 	for _, p := range t.Programs() {

@@ -231,27 +231,10 @@ func (v *violations) checkWorkflowInputs(d *Definition) {
 // ResolveWorkflowInput answers a sub-workflow step's child input with each
 // ${{ }} replaced by its value over v, as ResolveInput does a step's input.
 func (d *Definition) ResolveWorkflowInput(a *Action, v Values) (json.RawMessage, error) {
-	i := d.index(a)
-	if i < 0 || a.Workflow == nil || !hasTemplate(a.Workflow.Input) {
-		return a.Workflow.Input, nil
+	if a.Workflow == nil {
+		return nil, nil
 	}
-	path := actionPath(i) + ".workflow.input"
-	t, err := d.runtimeTemplate(i, a.Workflow.Input, path)
-	if err != nil {
-		return nil, runtimeError(path, err)
-	}
-	if t.Static() {
-		return a.Workflow.Input, nil
-	}
-	var reads []string
-	for _, p := range t.Programs() {
-		reads = append(reads, p.Steps()...)
-	}
-	out, err := t.Eval(d.vars(i, false, reads, v))
-	if err != nil {
-		return nil, runtimeError(path, err)
-	}
-	return out, nil
+	return d.resolveTemplate(a, a.Workflow.Input, ".workflow.input", v)
 }
 
 // parentClose reads parentClose.

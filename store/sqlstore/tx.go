@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/weft-dev/weft/internal/clock"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -99,15 +100,7 @@ func backoff(ctx context.Context, attempt int) error {
 	if attempt == 1 {
 		return nil
 	}
-	ceiling := time.Millisecond << min(attempt-2, 4)
-	t := time.NewTimer(rand.N(ceiling))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return clock.Sleep(ctx, rand.N(time.Millisecond<<min(attempt-2, 4)))
 }
 
 // retryable reports a failure after which nothing was committed and the
