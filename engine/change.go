@@ -259,7 +259,7 @@ func (c *change) notePutTask(key []byte, t *record.Task, body []byte) {
 func (c *change) rules() *decide.Decision {
 	if !c.ruled {
 		run := decide.Run{ID: c.run.RunID, Definition: &c.run.Definition, PlanSHA256: c.run.PlanSHA256, Input: c.run.Input,
-			Admission: decide.Admission{Mode: c.e.cfg.backpressureOf(c.run), Delay: c.e.cfg.Delay}}
+			Admission: decide.Admission{Mode: c.e.cfg.backpressureOf(c.run), Delay: c.e.cfg.Delay}, MaxFanOut: c.e.cfg.MaxFanOut}
 		if c.prepared.rules.Slots != decide.SlotsUnread { // the decision may start the run
 			context := runContext(c.run, c.run.SubmittedBy)
 			run.Context = &context

@@ -148,6 +148,10 @@ type Config struct {
 	// a step of a run at this depth that would start a child fails
 	// (docs/semantics.md#sub-workflows). Default DefaultMaxWorkflowDepth.
 	MaxWorkflowDepth int
+	// MaxFanOut caps a forEach list's length: a longer one fails its step
+	// VALIDATION (docs/semantics.md#for-each). Default
+	// definition.DefaultMaxFanOut (1,000), at most definition.MaxFanOutLimit.
+	MaxFanOut int
 }
 
 // Defaults.
@@ -179,6 +183,7 @@ func (c Config) WithDefaults() Config {
 	c.Retention = cmp.Or(c.Retention, DefaultRetention)
 	c.Ownership = cmp.Or(c.Ownership, SingleOwner)
 	c.MaxWorkflowDepth = cmp.Or(c.MaxWorkflowDepth, DefaultMaxWorkflowDepth)
+	c.MaxFanOut = min(cmp.Or(c.MaxFanOut, definition.DefaultMaxFanOut), definition.MaxFanOutLimit)
 	if c.Alerts == nil {
 		c.Alerts = LogAlerts(c.Logger)
 	}

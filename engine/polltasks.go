@@ -81,6 +81,12 @@ type Task struct {
 	// HeartbeatDetails, for activity tasks, are the last heartbeat details
 	// of the logical attempt's earlier engine attempts (docs/semantics.md#heartbeat-details).
 	HeartbeatDetails json.RawMessage
+	// Item and Index, for a task of a fan-out's item, are the list's
+	// element the item runs with and its position (docs/semantics.md#for-each);
+	// ItemOf is the forEach step ("" for any other task).
+	Item   json.RawMessage
+	Index  int
+	ItemOf string
 }
 
 // The worker-facing task protocol: claiming ready tasks for a poll (poll,
@@ -381,6 +387,12 @@ func taskFor(c *change, t *record.Task, st *runstate.StepState) *Task {
 	}
 	if st.Input != nil { // its ${{ }} expressions' values, recorded when the step's first task was created
 		task.Input = st.Input
+	}
+	if st.IsItem() {
+		task.Item, task.Index, task.ItemOf = st.Item, st.Index, st.Parent
+		if len(task.Item) == 0 {
+			task.Item = json.RawMessage("null")
+		}
 	}
 	if t.Kind == TaskCompensation {
 		task.Input = a.Compensation.Input

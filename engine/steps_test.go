@@ -213,6 +213,10 @@ func TestSubmit_AnExpressionMistakeIsRefusedNamingItsPath(t *testing.T) {
 		{"repeat.until", func(d *definition.Definition) {
 			d.Actions[1].Repeat = &definition.Repeat{Until: "steps.b.output.done ||", MaxIterations: 2}
 		}, "definition.actions[1].repeat.until"},
+		{"forEach", func(d *definition.Definition) { d.Actions[1].ForEach = "steps.a.output.n + 1" }, "definition.actions[1].for_each"},
+		{"forEach with sleep", func(d *definition.Definition) {
+			d.Actions[1] = definition.Action{ID: "b", Order: 2, Sleep: definition.Ms(1000), ForEach: "[1]"}
+		}, "definition.actions[1].for_each"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

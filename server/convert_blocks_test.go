@@ -65,6 +65,13 @@ func plainRunProto(s *runstate.Snapshot) *weftv1.Run {
 			WaitingForSignal: st.WaitingSignal, ManualCompletion: eventpb.StepManual(st.Manual),
 			WakeAt: eventpb.Timestamp(st.WakeAt), Iteration: uint32(max(st.Iteration, 0)), Input: eventpb.JSONValue(st.Input),
 			ChildRunId: st.ChildRunID, FlowWait: s.FlowWaits[st.ActionID],
+			ParentStep: st.Parent, ItemIndex: uint32(max(st.Index, 0)),
+		}
+		if f, ok := s.FanOuts()[st.ActionID]; ok {
+			n := func(v int) uint32 { return uint32(max(v, 0)) }
+			step.FanOut = &weftv1.FanOutProgress{Items: n(f.Items), MaxConcurrency: n(f.MaxConcurrency),
+				Pending: n(f.Pending), InFlight: n(f.InFlight), Succeeded: n(f.Succeeded), Failed: n(f.Failed),
+				Cancelled: n(f.Cancelled)}
 		}
 		for j := range st.Attempts {
 			step.Attempts = append(step.Attempts, plainAttemptProto(&st.Attempts[j]))
@@ -91,6 +98,12 @@ func plainTaskProto(t *engine.Task) *weftv1.Task {
 		Deadline: eventpb.Timestamp(t.Deadline), HeartbeatTimeoutMs: uint32(max(t.HeartbeatTimeout.Milliseconds(), 0)),
 		Secrets: secretsProto(t.Secrets), TenantId: t.TenantID, ReconciliationKey: t.ReconciliationKey, Traceparent: t.TraceParent,
 		HeartbeatDetails: eventpb.JSONValue(t.HeartbeatDetails),
+	}
+	if t.ItemOf != "" {
+		out.Item, out.Index = eventpb.JSONValue(t.Item), uint32(max(t.Index, 0))
+		if out.Item == nil {
+			out.Item = structpb.NewNullValue()
+		}
 	}
 	for id, v := range t.UpstreamOutputs {
 		if out.UpstreamOutputs == nil {

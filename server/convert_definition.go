@@ -68,6 +68,8 @@ func actionOf(a *weftv1.Action, out *definition.Action, path func() string) erro
 		When:                   a.GetWhen(),
 		Sleep:                  msOf(a.SleepMs),
 		SleepUntil:             a.GetSleepUntil(),
+		ForEach:                a.GetForEach(),
+		MaxConcurrency:         int(min(a.GetMaxConcurrency(), definition.MaxMaxConcurrency+1)),
 	}
 	if r := a.GetRepeat(); r != nil {
 		out.Repeat = &definition.Repeat{Until: r.GetUntil(), MaxIterations: int(r.GetMaxIterations())}

@@ -90,11 +90,22 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 	}
 	steps := make([]stepBox, len(s.Steps))
 	out.Steps = make([]*weftv1.Step, len(s.Steps))
+	fanOuts := s.FanOuts()
 	for i := range s.Steps {
 		out.Steps[i] = stepProto(&s.Steps[i], &steps[i], &b)
 		out.Steps[i].FlowWait = s.FlowWaits[s.Steps[i].ActionID]
+		if f, ok := fanOuts[s.Steps[i].ActionID]; ok {
+			out.Steps[i].FanOut = fanOutProto(f)
+		}
 	}
 	return out
+}
+
+// fanOutProto converts how a forEach step's items stand (docs/semantics.md#for-each).
+func fanOutProto(f runstate.FanOut) *weftv1.FanOutProgress {
+	n := func(v int) uint32 { return uint32(max(v, 0)) }
+	return &weftv1.FanOutProgress{Items: n(f.Items), MaxConcurrency: n(f.MaxConcurrency), Pending: n(f.Pending),
+		InFlight: n(f.InFlight), Succeeded: n(f.Succeeded), Failed: n(f.Failed), Cancelled: n(f.Cancelled)}
 }
 
 // stepBlocks is what a run's steps take their parts from, each taking the
@@ -134,6 +145,8 @@ func stepProto(st *runstate.StepState, box *stepBox, b *stepBlocks) *weftv1.Step
 		Iteration:          uint32(max(st.Iteration, 0)),
 		Input:              jsonValue(st.Input),
 		ChildRunId:         st.ChildRunID,
+		ParentStep:         st.Parent,
+		ItemIndex:          uint32(max(st.Index, 0)),
 	}
 	n := b.runIDLen + 1 + len(st.ActionID) // actionIdempotencyKey's length
 	out.IdempotencyKey, b.keys = b.keys[:n], b.keys[n:]

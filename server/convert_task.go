@@ -63,6 +63,9 @@ func taskProto(t *engine.Task, box *taskBox) *weftv1.Task {
 		ReconciliationKey:  t.ReconciliationKey,
 		HeartbeatDetails:   jsonValue(t.HeartbeatDetails),
 	}
+	if t.ItemOf != "" { // a fan-out's item (docs/semantics.md#for-each)
+		out.Item, out.Index = jsonValueOrNull(t.Item), uint32(max(t.Index, 0))
+	}
 	if len(t.UpstreamOutputs) > 0 {
 		out.UpstreamOutputs = make(map[string]*structpb.Value, len(t.UpstreamOutputs))
 		for id, v := range t.UpstreamOutputs {

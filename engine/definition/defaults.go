@@ -88,6 +88,9 @@ func (a Action) withDefaults() Action {
 	if a.OnFailure == "" {
 		a.OnFailure = DefaultOnFailure
 	}
+	if a.ForEach != "" && a.MaxConcurrency == 0 {
+		a.MaxConcurrency = DefaultMaxConcurrency
+	}
 	if a.Workflow != nil && a.ParentClose == "" {
 		a.ParentClose = ParentCloseCancel
 	}

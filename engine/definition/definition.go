@@ -83,6 +83,13 @@ type Action struct {
 	// ParentClose is what the child does when the parent stops waiting for it.
 	Workflow    *SubWorkflow `json:"workflow,omitempty"`
 	ParentClose ParentClose  `json:"parent_close,omitempty"`
+	// ForEach makes the step a fan-out (docs/semantics.md#for-each): a CEL
+	// list, evaluated when the step becomes ready, with one item per
+	// element, each item run as the step would run (an activity or a
+	// sub-workflow) and addressed step[index]; MaxConcurrency bounds the
+	// items in flight (default DefaultMaxConcurrency).
+	ForEach        string `json:"for_each,omitempty"`
+	MaxConcurrency int    `json:"max_concurrency,omitempty"`
 }
 
 // Repeat is a step's bounded loop (docs/semantics.md#repeat): the step runs
@@ -223,11 +230,17 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // Ms builds a Duration from milliseconds.
 func Ms(ms int64) Duration { return Duration(time.Duration(ms) * time.Millisecond) }
 
-// Action answers the action with id, or nil.
+// Action answers the action with id, or nil. An item id of a fan-out
+// ("ship[3]", ItemID) answers the item's action (ItemAction).
 func (d *Definition) Action(id string) *Action {
 	for i := range d.Actions {
 		if d.Actions[i].ID == id {
 			return &d.Actions[i]
+		}
+	}
+	if parent, index, ok := ParseItemID(id); ok {
+		if a := d.Action(parent); a != nil && a.ForEach != "" {
+			return a.ItemAction(index)
 		}
 	}
 	return nil

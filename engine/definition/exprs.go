@@ -44,6 +44,7 @@ type programKey struct {
 	kind    expr.Kind
 	tmpl    bool
 	runtime bool // kept for evaluation: the scope is not part of it (runtimeProgram)
+	fanOut  bool // compiled with item and index declared (docs/semantics.md#for-each)
 	path    string
 	src     string
 	scope   uint64
@@ -173,7 +174,7 @@ func hasTemplate(raw json.RawMessage) bool { return bytes.Contains(raw, []byte("
 
 // compile answers the program of src at path in scope s, compiled once.
 func compile(src, path string, k expr.Kind, s expr.Scope) (*expr.Program, error) {
-	key := programKey{kind: k, path: path, src: src, scope: scopeHash(s)}
+	key := programKey{kind: k, path: path, src: src, scope: scopeHash(s), fanOut: s.FanOut}
 	if p, ok := cached(key, s); ok {
 		return p.(*expr.Program), nil
 	}
@@ -187,7 +188,7 @@ func compile(src, path string, k expr.Kind, s expr.Scope) (*expr.Program, error)
 
 // compileTemplate answers the template of raw at path in scope s, compiled once.
 func compileTemplate(raw json.RawMessage, path string, s expr.Scope) (*expr.Template, error) {
-	key := programKey{tmpl: true, path: path, src: string(raw), scope: scopeHash(s)}
+	key := programKey{tmpl: true, path: path, src: string(raw), scope: scopeHash(s), fanOut: s.FanOut}
 	if t, ok := cached(key, s); ok {
 		return t.(*expr.Template), nil
 	}
@@ -232,7 +233,13 @@ func (v *violations) checkExpressions(d *Definition) {
 		a := &d.Actions[i]
 		p := actionPath(i)
 		if hasTemplate(a.Input) && json.Valid(a.Input) {
-			_, err := compileTemplate(a.Input, p+".input", scope(i, false))
+			s := scope(i, false)
+			s.FanOut = a.ForEach != "" // an item's input reads item and index (docs/semantics.md#for-each)
+			_, err := compileTemplate(a.Input, p+".input", s)
+			v.exprErr(err)
+		}
+		if strings.TrimSpace(a.ForEach) != "" {
+			_, err := compile(a.ForEach, p+".for_each", expr.List, scope(i, false))
 			v.exprErr(err)
 		}
 		if a.When != "" {

@@ -197,6 +197,8 @@ func (c *PreparedCache) hash(d *Definition) uint64 {
 		h.str(a.SleepUntil)
 		h.flow(a)
 		h.subWorkflow(a.Workflow, a.ParentClose)
+		h.str(a.ForEach)
+		h.u64(uint64(a.MaxConcurrency))
 	}
 	return h.h.Sum64()
 }
@@ -250,7 +252,8 @@ func equalAction(a, b *Action) bool {
 		a.When == b.When && equalPtr(a.Repeat, b.Repeat, func(x, y *Repeat) bool { return *x == *y }) &&
 		a.Sleep == b.Sleep && a.SleepUntil == b.SleepUntil &&
 		equalPtr(a.Concurrency, b.Concurrency, equalConcurrency) && equalPtr(a.Throttle, b.Throttle, equalThrottle) &&
-		a.ParentClose == b.ParentClose && equalPtr(a.Workflow, b.Workflow, equalSubWorkflow)
+		a.ParentClose == b.ParentClose && equalPtr(a.Workflow, b.Workflow, equalSubWorkflow) &&
+		a.ForEach == b.ForEach && a.MaxConcurrency == b.MaxConcurrency
 }
 
 func equalHook(a, b *CompensationHook) bool {

@@ -105,6 +105,10 @@ func randomDefinition(r *rand.Rand) Definition {
 				a.Sleep, a.SleepUntil = Ms(int64(1+r.IntN(2))*1000), ""
 			}
 			a.Workflow, a.ParentClose = nil, ""
+			a.ForEach, a.MaxConcurrency = "", 0
+			if a.Activity != "" && a.Repeat == nil && i == 1 && len(d.Actions)%2 == 0 { // a fan-out; no draw: the sequence stays
+				a.ForEach, a.MaxConcurrency = []string{"[1, 2]", "input.items"}[len(d.Actions)%4/2], len(a.Secrets)%3
+			}
 			if a.Activity != "" && r.IntN(8) == 0 { // a sub-workflow step
 				a.Workflow = &SubWorkflow{PlanID: "sub", PlanVersion: pick(r, "", "2"), Input: json.RawMessage(`{"i":1}`)}
 				a.Activity, a.WaitForSignal, a.Completion, a.Compensation, a.Repeat = "", nil, CompletionAutomated, nil, nil

@@ -222,7 +222,9 @@ func (l *yamlLoader) subWorkflow(n *yaml.Node, path string, index int) *SubWorkf
 func (v *violations) checkWorkflowInputs(d *Definition) {
 	for i := range d.Actions {
 		if w := d.Actions[i].Workflow; w != nil && hasTemplate(w.Input) && json.Valid(w.Input) {
-			_, err := compileTemplate(w.Input, actionPath(i)+".workflow.input", d.scope(i, false))
+			s := d.scope(i, false)
+			s.FanOut = d.Actions[i].ForEach != "" // each item's child input reads item and index (docs/semantics.md#for-each)
+			_, err := compileTemplate(w.Input, actionPath(i)+".workflow.input", s)
 			v.exprErr(err)
 		}
 	}

@@ -255,6 +255,7 @@ func (v *violations) checkAction(p string, a Action) {
 	v.checkSubWorkflow(p, a)
 	v.checkSecrets(p, a.Secrets)
 	v.checkStepKinds(p, a)
+	v.checkForEach(p, a)
 }
 
 // checkKind checks that an action is exactly one of activity or

@@ -409,6 +409,15 @@ func (l *yamlLoader) step(n *yaml.Node, path string, order int) Action {
 	if v := get(n, "throttle"); v != nil {
 		a.Throttle = l.throttle(v, path+".throttle")
 	}
+	if v := get(n, "forEach"); v != nil {
+		a.ForEach = l.str(v, path+".forEach")
+	}
+	if v := get(n, "maxConcurrency"); v != nil {
+		var ok bool
+		if a.MaxConcurrency, ok = l.integer(v, path+".maxConcurrency"); ok && a.MaxConcurrency == 0 {
+			l.fail(path+".maxConcurrency", "for_each.max_concurrency_range", "maxConcurrency must be between 1 and %d, got 0", MaxMaxConcurrency)
+		}
+	}
 	l.childStep(n, path, order-1, &a)
 	if a.Activity == "" && a.WaitForSignal == nil && a.Completion != CompletionManual && !a.Sleeps() && a.Workflow == nil {
 		a.Activity = a.ID

@@ -119,6 +119,8 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"concurrency", "At most `limit` of the step's tasks with the same key in flight (claimed and not reported) at once, across every run of the plan, or of the tenant with `scope: tenant`: a mapping (below; docs/semantics.md#step-concurrency).", "# input: {\"customer\": \"acme\"}\nplanId: p\nsteps:\n  - name: charge\n    concurrency:\n      key: input.customer\n      limit: 2\n"},
 		{"throttle", "The step's tasks with the same key are handed out at most at `rate`; excess tasks wait, none is dropped: a mapping (below; docs/semantics.md#step-throttle).", "planId: p\nsteps:\n  - name: charge\n    throttle:\n      key: \"'payments'\"\n      rate: 100/1m\n      scope: tenant\n"},
 		{"workflow", "The step starts a child run and finishes with its result (the child's `result` step's output) or fails with its error: a stored definition (`plan`, `version`) or an inline one (`steps`), and the child's `input` (below; docs/semantics.md#sub-workflows).", "planId: order\nsteps:\n  - name: refund\n    workflow:\n      plan: refund\n      version: \"2\"\n      input: {reason: cancelled}\n"},
+		{"forEach", "Fans the step out over a list: a CEL list expression (bare or `${{ }}`) evaluated when the step becomes ready, one item per element, each run as the step would be (its activity or its `workflow`), with its own attempts, retries and timeouts, addressed `step[index]`; the item's `input` reads `item` and `index`, and the step's output is the list of the items' outputs in order (docs/semantics.md#for-each).", "planId: p\nsteps:\n  - name: ship\n    forEach: \"[1, 2, 3]\"\n    input:\n      line: ${{ item }}\n      position: ${{ index }}\n"},
+		{"maxConcurrency", "At most this many items of a `forEach` step in flight at once (default 10, at least 1).", "planId: p\nsteps:\n  - name: ship\n    forEach: \"[1, 2, 3]\"\n    maxConcurrency: 2\n"},
 		{"parentClose", "What the child run of a `workflow` step does when the parent stops waiting for it (the parent is cancelled or fails, or the step is cancelled): `cancel` (the default) or `abandon` (it runs on).", "planId: order\nsteps:\n  - name: audit\n    parentClose: abandon\n    workflow:\n      plan: audit-trail\n"},
 	}},
 	{Path: "steps[].retryPolicy", About: "How a step's failed attempts are retried.", Keys: []YAMLKey{
@@ -235,6 +237,7 @@ var apiNames = map[string]string{
 	"retention_ms": "retention", "search_attributes": "searchAttributes", "max_concurrent_runs": "maxConcurrentRuns", "plan_id": "planId",
 	"plan_version": "planVersion", "display_name": "displayName", "signal_name": "name",
 	"sleep_ms": "sleep", "sleep_until": "sleepUntil", "max_iterations": "maxIterations", "if": "when", "skip_if": "when",
+	"for_each": "forEach", "foreach": "forEach", "max_concurrency": "maxConcurrency", "parallelism": "maxConcurrency",
 }
 
 // didYouMean answers `; did you mean "k"?` for the key an unknown one was

@@ -28,6 +28,7 @@ var yamlKeys = map[string]string{
 	"wait_for_signal": "waitForSignal", "signal_name": "name", "manual_timeout_ms": "manualTimeout",
 	"operation": "action", "sleep_ms": "sleep", "sleep_until": "sleepUntil", "max_iterations": "maxIterations",
 	"parent_close": "parentClose", "plan_id": "plan", "plan_version": "version",
+	"for_each": "forEach", "max_concurrency": "maxConcurrency",
 }
 
 // YAMLPath answers the YAML path of an API field path; a path it cannot

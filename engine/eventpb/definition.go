@@ -90,6 +90,11 @@ func actionProto(a *definition.Action, out *weftv1.Action) *weftv1.Action {
 		When:                     a.When,
 		SleepMs:                  msProto(a.Sleep),
 		SleepUntil:               a.SleepUntil,
+		ForEach:                  a.ForEach,
+	}
+	if a.MaxConcurrency != 0 {
+		n := clampUint32(a.MaxConcurrency)
+		out.MaxConcurrency = &n
 	}
 	if r := a.Repeat; r != nil {
 		out.Repeat = &weftv1.StepRepeat{Until: r.Until, MaxIterations: uint32(max(r.MaxIterations, 0))}

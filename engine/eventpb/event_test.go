@@ -21,7 +21,7 @@ var engineEventTypes = []string{
 	runstate.EvStepCompleted, runstate.EvStepFailed, runstate.EvStepSkipped, runstate.EvStepCancelled, runstate.EvStepWaiting,
 	runstate.EvStepRetried, runstate.EvStepAttemptRecorded, runstate.EvStepVerified, runstate.EvStepSleeping, runstate.EvStepIterated, runstate.EvCompensationStarted,
 	runstate.EvCompensationSucceeded, runstate.EvCompensationFailed, runstate.EvSignalAccepted, runstate.EvSignalRejected,
-	runstate.EvSignalConsumed, runstate.EvSearchAttributesUpserted, runstate.EvChildRunStarted, runstate.EvChildRunEnded,
+	runstate.EvSignalConsumed, runstate.EvSearchAttributesUpserted, runstate.EvChildRunStarted, runstate.EvChildRunEnded, runstate.EvStepFannedOut,
 }
 
 // payloadCase answers the name of the oneof field an event's payload sets.

@@ -108,6 +108,11 @@ var stepPayloads = map[string]payloadFiller{
 	runstate.EvStepCompleted: func(ev *runstate.Event, out *weftv1.Event) {
 		fillStepCompleted(ev, out, JSONValue(ev.Data.Output))
 	},
+	runstate.EvStepFannedOut: func(ev *runstate.Event, out *weftv1.Event) {
+		d := &ev.Data
+		out.Payload = &weftv1.Event_StepFannedOut{StepFannedOut: &weftv1.StepFannedOut{Status: stepStatusOf(d),
+			StartedAt: Timestamp(d.StartedAt), ItemCount: uint32(max(d.ItemCount, 0)), MaxConcurrency: uint32(max(d.MaxConcurrency, 0))}}
+	},
 	runstate.EvChildRunStarted: func(ev *runstate.Event, out *weftv1.Event) {
 		d := &ev.Data
 		out.Payload = &weftv1.Event_ChildRunStarted{ChildRunStarted: &weftv1.ChildRunStarted{Status: stepStatusOf(d),

@@ -60,6 +60,8 @@ var fieldReaders = map[protoreflect.FullName]fieldReader{
 	"weft.v1.StepFailed.error":                    message(func(ev *runstate.Event) bool { return ev.Data.Error != nil }),
 	"weft.v1.StepRetried.new_logical_attempt_id":  uint32Of(func(ev *runstate.Event) int { return ev.Data.NewLogicalAttempt }),
 	"weft.v1.StepSleeping.started_at":             timestamp(func(ev *runstate.Event) time.Time { return ev.Data.StartedAt }),
+	"weft.v1.StepFannedOut.started_at":            timestamp(func(ev *runstate.Event) time.Time { return ev.Data.StartedAt }),
+	"weft.v1.StepFannedOut.max_concurrency":       uint32Of(func(ev *runstate.Event) int { return ev.Data.MaxConcurrency }),
 	"weft.v1.StepSleeping.wake_at":                timestamp(func(ev *runstate.Event) time.Time { return ev.Data.WakeAt }),
 	"weft.v1.StepIterated.iteration":              uint32Of(func(ev *runstate.Event) int { return ev.Data.Iteration }),
 	"weft.v1.StepIterated.new_logical_attempt_id": uint32Of(func(ev *runstate.Event) int { return ev.Data.NewLogicalAttempt }),

@@ -192,6 +192,8 @@ func appendEventData(b []byte, v *runstate.EventData) []byte {
 		b = appendMessage(b, 64, func(b []byte) []byte { return appendSearchAttribute(b, &v.Attributes[i]) })
 	}
 	b = appendString(b, 62, v.ChildRunID)
+	b = appendInt(b, 56, int64(v.ItemCount))
+	b = appendInt(b, 57, int64(v.MaxConcurrency))
 	return b
 }
 
@@ -447,6 +449,14 @@ func decodeEventData(b []byte, v *runstate.EventData) error {
 		case 62:
 			s, err := f.str()
 			v.ChildRunID = s
+			return err
+		case 56:
+			x, err := f.int()
+			v.ItemCount = int(x)
+			return err
+		case 57:
+			x, err := f.int()
+			v.MaxConcurrency = int(x)
 			return err
 		}
 		return nil // a field this reader does not know
@@ -988,6 +998,10 @@ func appendStepState(b []byte, v *runstate.StepState) []byte {
 	b = appendInt(b, 30, int64(v.Iteration))
 	b = appendString(b, 36, v.FlowSlot)
 	b = appendString(b, 38, v.ChildRunID)
+	b = appendBytes(b, 32, v.Item)
+	b = appendString(b, 33, v.Parent)
+	b = appendInt(b, 34, int64(v.Index))
+	b = appendInt(b, 35, int64(v.ItemCount))
 	return b
 }
 
@@ -1146,6 +1160,24 @@ func decodeStepState(b []byte, v *runstate.StepState) error {
 		case 38:
 			s, err := f.str()
 			v.ChildRunID = s
+			return err
+		case 32:
+			x, err := f.bytes()
+			if len(x) > 0 { // empty is absent
+				v.Item = bytes.Clone(x)
+			}
+			return err
+		case 33:
+			s, err := f.str()
+			v.Parent = s
+			return err
+		case 34:
+			x, err := f.int()
+			v.Index = int(x)
+			return err
+		case 35:
+			x, err := f.int()
+			v.ItemCount = int(x)
 			return err
 		}
 		return nil // a field this reader does not know
@@ -1388,6 +1420,8 @@ var eventDataJSON = jsonMessageOf(
 	jsonField{key: `"iteration":`, num: 54, kind: jsonInt, omit: true},
 	jsonField{key: `"attributes":`, num: 64, kind: jsonMessages, omit: true, msg: searchAttributeJSON},
 	jsonField{key: `"child_run_id":`, num: 62, kind: jsonString, omit: true},
+	jsonField{key: `"item_count":`, num: 56, kind: jsonInt, omit: true},
+	jsonField{key: `"max_concurrency":`, num: 57, kind: jsonInt, omit: true},
 )
 
 var artifactRefJSON = jsonMessageOf(

@@ -99,6 +99,7 @@ func (st *StepState) cloneInto(c *StepState, room *cloneRoom) {
 	c.Artifacts = slices.Clone(st.Artifacts)
 	c.HeartbeatDetails = slices.Clone(st.HeartbeatDetails)
 	c.Input = slices.Clone(st.Input)
+	c.Item = slices.Clone(st.Item)
 	c.Error = st.Error.Clone()
 	c.CompError = st.CompError.Clone()
 	if st.Manual != nil {

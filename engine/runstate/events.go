@@ -46,6 +46,9 @@ const (
 	// ChildRunID); EvChildRunEnded: the child ended (Status is the child's).
 	EvChildRunStarted = "ChildRunStarted"
 	EvChildRunEnded   = "ChildRunEnded"
+	// EvStepFannedOut: a forEach step evaluated its list and runs its
+	// ItemCount items (docs/semantics.md#for-each).
+	EvStepFannedOut = "StepFannedOut"
 )
 
 // RunStepID is the step id of run-level events (docs/semantics.md#event-idempotency-key).
@@ -142,6 +145,10 @@ type EventData struct {
 	// ChildRunID is the child run a ChildRunStarted or ChildRunEnded names
 	// (docs/semantics.md#sub-workflows).
 	ChildRunID string `json:"child_run_id,omitempty" wire:"62"`
+	// ItemCount is how many items a StepFannedOut's list holds; MaxConcurrency
+	// how many of them may be in flight at once (docs/semantics.md#for-each).
+	ItemCount      int `json:"item_count,omitempty" wire:"56"`
+	MaxConcurrency int `json:"max_concurrency,omitempty" wire:"57"`
 }
 
 // RunContext is who and where a run belongs to.

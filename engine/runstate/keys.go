@@ -58,6 +58,8 @@ var eventBits = map[string]uint64{
 	EvStepIterated:    1 << 51,
 	EvChildRunStarted: 1 << 35,
 	EvChildRunEnded:   1 << 36,
+	// Bit 54: StepFannedOut's proto payload number (docs/semantics.md#for-each).
+	EvStepFannedOut: 1 << 54,
 	// Bit 34: its proto payload number.
 	EvSearchAttributesUpserted: 1 << 34,
 }

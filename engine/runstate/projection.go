@@ -47,6 +47,37 @@ func reduce(s *Snapshot, ev Event) {
 	}
 }
 
+// fanOut creates the items of a forEach step its StepFannedOut announced,
+// those it does not have yet (a RETRY_STEP keeps its items;
+// docs/semantics.md#for-each), PENDING under the step's logical attempt.
+func (s *Snapshot) fanOut(st *StepState, ev Event) {
+	parent := st.ActionID
+	st.ItemCount = ev.Data.ItemCount
+	have := map[int]bool{}
+	for i := range s.Steps {
+		if s.Steps[i].Parent == parent {
+			have[s.Steps[i].Index] = true
+		}
+	}
+	for i := range ev.Data.ItemCount {
+		if !have[i] {
+			s.Steps = append(s.Steps, StepState{ActionID: definition.ItemID(parent, i), Parent: parent, Index: i,
+				Status: StepPending, LogicalAttempt: ev.LogicalAttempt})
+		}
+	}
+}
+
+// reopenItems applies a forEach step's StepRetried to its items: a
+// rerun's reopens every one (the list is evaluated again), a RETRY_STEP's
+// those that did not succeed.
+func (s *Snapshot) reopenItems(parent string, ev Event) {
+	for i := range s.Steps {
+		if it := &s.Steps[i]; it.Parent == parent && (ev.Data.Rerun || it.Status != StepSkipped) {
+			it.ReopenItem(ev.Data.NewLogicalAttempt, ev.Data.Rerun)
+		}
+	}
+}
+
 var runReducers = map[string]func(*Snapshot, Event){
 	EvRunSubmitted: func(s *Snapshot, ev Event) { s.Status, s.CreatedAt = RunPending, ev.EmittedAt },
 	EvRunApproved:  func(s *Snapshot, _ Event) { s.Status = RunApproved },
@@ -126,6 +157,10 @@ var stepReducers = map[string]func(*Snapshot, *StepState, Event){
 		st.Status, st.ScheduledAt, st.StartedAt, st.WakeAt = StepRunning, ev.EmittedAt, ev.Data.StartedAt, ev.Data.WakeAt
 	},
 	EvStepStarted: func(_ *Snapshot, st *StepState, ev Event) { st.Status, st.StartedAt = StepRunning, ev.Data.StartedAt },
+	EvStepFannedOut: func(s *Snapshot, st *StepState, ev Event) {
+		st.Status, st.ScheduledAt, st.StartedAt = StepRunning, ev.EmittedAt, ev.Data.StartedAt
+		s.fanOut(st, ev) // st may move: the steps grow
+	},
 	EvChildRunStarted: func(_ *Snapshot, st *StepState, ev Event) {
 		st.Status, st.StartedAt, st.ChildRunID = StepRunning, ev.Data.StartedAt, ev.Data.ChildRunID
 	},
@@ -181,6 +216,9 @@ var stepReducers = map[string]func(*Snapshot, *StepState, Event){
 		st.Error, st.Reason = nil, ""
 		if ev.Data.Rerun {
 			s.setAside(st)
+		}
+		if a := s.Definition.Action(st.ActionID); a != nil && a.ForEach != "" {
+			s.reopenItems(st.ActionID, ev)
 		}
 	},
 	EvCompensationStarted:   func(_ *Snapshot, st *StepState, _ Event) { st.CompStatus = CompRunning },

@@ -105,3 +105,47 @@ func (s *Snapshot) Clone() *Snapshot {
 	out.Artifacts = slices.Clip(s.Artifacts)
 	return &out
 }
+
+// FanOut is how a forEach step's items stand (docs/semantics.md#for-each).
+type FanOut struct {
+	Items, MaxConcurrency                           int
+	Pending, InFlight, Succeeded, Failed, Cancelled int
+}
+
+// FanOuts answers, by forEach step, how its items stand: the steps that
+// have fanned out, each counted over the items of its current list.
+func (s *Snapshot) FanOuts() map[string]FanOut {
+	var out map[string]FanOut
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		if !st.IsItem() {
+			continue
+		}
+		parent := s.Step(st.Parent)
+		if parent == nil || st.Index >= parent.ItemCount {
+			continue
+		}
+		if out == nil {
+			out = map[string]FanOut{}
+		}
+		f := out[st.Parent]
+		f.Items = parent.ItemCount
+		if a := s.Definition.Action(st.Parent); a != nil {
+			f.MaxConcurrency = a.MaxConcurrency
+		}
+		switch st.Status {
+		case StepPending:
+			f.Pending++
+		case StepSucceeded:
+			f.Succeeded++
+		case StepFailed:
+			f.Failed++
+		case StepCancelled, StepSkipped:
+			f.Cancelled++
+		default:
+			f.InFlight++
+		}
+		out[st.Parent] = f
+	}
+	return out
+}

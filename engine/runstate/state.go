@@ -173,6 +173,39 @@ type StepState struct {
 	// ChildRunID is the child run of a sub-workflow step's current logical
 	// attempt, once it exists (docs/semantics.md#sub-workflows).
 	ChildRunID string `json:"child_run_id,omitempty" wire:"38"`
+	// Parent and Index make the step an item of a fan-out
+	// (docs/semantics.md#for-each): the forEach step it belongs to and its
+	// position in the list; its id is Parent[Index] (definition.ItemID).
+	// Item is the list's element the item runs with, which its input's
+	// expressions read as item.
+	Item   json.RawMessage `json:"item,omitempty" wire:"32"`
+	Parent string          `json:"parent,omitempty" wire:"33"`
+	Index  int             `json:"index,omitempty" wire:"34"`
+	// ItemCount is a forEach step's list length once it fanned out: its
+	// items are those of index 0 to ItemCount-1 (a rerun over a shorter
+	// list skips the others).
+	ItemCount int `json:"item_count,omitempty" wire:"35"`
+}
+
+// IsItem reports whether the step is an item of a fan-out.
+func (st *StepState) IsItem() bool { return st.Parent != "" }
+
+// ReopenItem opens a new logical attempt for an item of a fan-out its
+// step reopened (docs/semantics.md#for-each): a RETRY_STEP's runs again
+// an item that did not succeed, and one that did keeps its output; a
+// rerun's (rerun) runs every item again, over the list evaluated again
+// (the item's element goes: nil until then).
+func (st *StepState) ReopenItem(logical int, rerun bool) {
+	if st.Status == StepSucceeded && !rerun {
+		return
+	}
+	st.Status, st.LogicalAttempt, st.EngineAttempt = StepPending, logical, 0
+	st.Error, st.Reason, st.Input = nil, "", nil
+	st.TaskID, st.ReadyKey, st.ChildRunID, st.Reconcile, st.Verifying = "", "", "", false, false
+	st.SetAside()
+	if rerun {
+		st.Item = nil
+	}
 }
 
 // Attempt is the evidence of one execution attempt (docs/semantics.md#attempt-evidence).

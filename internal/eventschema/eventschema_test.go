@@ -29,6 +29,7 @@ var engineEventTypes = []string{
 	runstate.EvStepRetried, runstate.EvStepAttemptRecorded, runstate.EvStepVerified, runstate.EvCompensationStarted,
 	runstate.EvCompensationSucceeded, runstate.EvCompensationFailed, runstate.EvSignalAccepted, runstate.EvSignalRejected,
 	runstate.EvSignalConsumed, runstate.EvStepSleeping, runstate.EvStepIterated, runstate.EvChildRunStarted, runstate.EvChildRunEnded, runstate.EvSearchAttributesUpserted,
+	runstate.EvStepFannedOut,
 }
 
 const dir = "../../docs/events"

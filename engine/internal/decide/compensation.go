@@ -24,7 +24,11 @@ func compensationOrder(run *Run, s *runstate.State) []string {
 	var order []string
 	for i := len(s.CompletionOrder) - 1; i >= 0; i-- {
 		id := s.CompletionOrder[i]
-		if run.action(id).Compensation != nil && s.Step(id).Status == runstate.StepSucceeded {
+		a := run.action(id)
+		if a.ForEach != "" {
+			continue // its items are compensated, each (docs/semantics.md#for-each)
+		}
+		if a.Compensation != nil && s.Step(id).Status == runstate.StepSucceeded {
 			order = append(order, id)
 		}
 	}

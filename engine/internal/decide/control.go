@@ -167,6 +167,9 @@ func (d *Decision) RetryStep(c Control) error {
 	if st == nil {
 		return noAction(d.run.ID, c.ActionID)
 	}
+	if st.IsItem() {
+		return refuseItem(d.run.ID, c.ActionID, s.Status)
+	}
 	if s.HeldOn != c.ActionID || s.Status != runstate.RunBlocked {
 		return illegal(Move{RunID: d.run.ID, ActionID: c.ActionID, Status: s.Status, From: string(st.Status), To: "PENDING",
 			Why: "RETRY_STEP needs a run held on the failed step " + c.ActionID})
@@ -180,6 +183,9 @@ func (d *Decision) RetryStep(c Control) error {
 	st.EngineAttempt, st.Error, st.Reason = 0, nil, ""
 	d.rec.Emit(runstate.EvStepRetried, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Status: string(runstate.StepPending),
 		NewLogicalAttempt: st.LogicalAttempt, Actor: c.Actor})
+	if err := d.core().reopenItems(st, false); err != nil {
+		return err
+	}
 	return d.core().advance()
 }
 
@@ -190,6 +196,8 @@ func (d *Decision) SkipStep(c Control) error {
 	switch {
 	case st == nil:
 		return noAction(d.run.ID, c.ActionID)
+	case st.IsItem():
+		return refuseItem(d.run.ID, c.ActionID, s.Status)
 	case s.Status.Terminal() || s.Status == runstate.RunCompensating:
 		return illegal(RunMove(d.run.ID, s.Status, s.Status))
 	case st.Status != runstate.StepPending && s.HeldOn != c.ActionID:

@@ -134,12 +134,7 @@ func (r *run) decide(f func(d *decide.Decision) error) error {
 }
 
 func (r *run) action(id string) *definition.Action {
-	for i := range r.def.Actions {
-		if r.def.Actions[i].ID == id {
-			return &r.def.Actions[i]
-		}
-	}
-	return nil
+	return r.def.Action(id) // an item of a fan-out too (definition.ItemAction)
 }
 
 // scheduled answers the steps with a task waiting for a worker, in the order of the definition.

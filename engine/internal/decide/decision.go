@@ -62,6 +62,9 @@ type Run struct {
 	// Context is the run's context, as its start records it; set when the
 	// decision may start the run (Prepared.Slots is read).
 	Context *runstate.RunContext
+	// MaxFanOut caps a forEach list's length (docs/semantics.md#for-each);
+	// zero: DefaultMaxFanOut.
+	MaxFanOut int
 }
 
 // Prepared is what a decision's rules need from the store, read before they
@@ -181,5 +184,5 @@ func (r *Run) action(id string) *definition.Action {
 			return &r.Definition.Actions[i]
 		}
 	}
-	return nil
+	return r.Definition.Action(id) // an item of a fan-out (definition.ItemAction)
 }

@@ -142,8 +142,8 @@ func (c *core) failStep(a *definition.Action, st *runstate.StepState, stepErr *r
 		data.Output = st.Output // the last iteration's, which the step keeps (docs/semantics.md#repeat)
 	}
 	c.rec.Emit(runstate.EvStepFailed, st.ActionID, st.LogicalAttempt, 0, data)
-	if !runLive(c.state) {
-		return nil
+	if !runLive(c.state) || st.IsItem() {
+		return nil // an item's failure stops its fan-out, whose step fails (docs/semantics.md#for-each)
 	}
 	if a.OnFailure == definition.OnFailureSkip {
 		if err := c.rec.MoveStep(st, runstate.StepSkipped); err != nil {
@@ -203,6 +203,12 @@ func (c *core) cancelOpenSteps(reason string) error {
 			}
 			if err := c.cancelStep(st, reason); err != nil {
 				return err
+			}
+		case runstate.StepPending:
+			if st.IsItem() { // an item its fan-out never started (docs/semantics.md#for-each)
+				if err := c.cancelStep(st, reason); err != nil {
+					return err
+				}
 			}
 		}
 	}

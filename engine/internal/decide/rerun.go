@@ -23,6 +23,9 @@ func (d *Decision) Rerun(c Control) error {
 	if from == nil {
 		return noAction(d.run.ID, c.ActionID)
 	}
+	if from.IsItem() {
+		return refuseItem(d.run.ID, c.ActionID, s.Status)
+	}
 	if err := d.rerunAllowed(c.ActionID); err != nil {
 		return err
 	}
@@ -96,6 +99,7 @@ func (d *Decision) rerunSet(actionID string) []string {
 	for _, st := range d.state.Steps {
 		id := st.ActionID
 		switch {
+		case st.IsItem(): // its forEach step's rerun reruns it (docs/semantics.md#for-each)
 		case st.Status == runstate.StepPending, slices.Contains(up, id):
 		case id == actionID, slices.Contains(down, id), !done(st), st.CompStatus != "":
 			out = append(out, id)
@@ -152,6 +156,11 @@ func (d *Decision) reopenStep(st *runstate.StepState, actor string) error {
 		st.Reconcile = true
 		d.core().recordRecon(a, st, Recon{Status: ReconIndeterminate, Key: prior.Key,
 			Diagnostic: fmt.Sprintf("rerun: logical attempt %d ended %s; verified before it is dispatched again", ended, prior.Status)})
+	}
+	if a.ForEach != "" {
+		if err := d.core().reopenItems(st, true); err != nil { // the list is evaluated again (docs/semantics.md#for-each)
+			return err
+		}
 	}
 	d.rec.Emit(runstate.EvStepRetried, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Status: string(runstate.StepPending),
 		NewLogicalAttempt: st.LogicalAttempt, Actor: actor, Rerun: true})

@@ -39,6 +39,11 @@ func (c *core) startRun() error {
 func (c *core) advance() error {
 	s := c.state
 	if s.Status == runstate.RunPaused {
+		// A paused fan-out starts no new item, but ends once its items
+		// have (docs/semantics.md#for-each).
+		if err := c.settleFanOuts(false); err != nil {
+			return err
+		}
 		c.checkDrained()
 		return nil
 	}
@@ -48,6 +53,12 @@ func (c *core) advance() error {
 	// A due sleep completes even while a failure waits for work in flight,
 	// as a running task may (docs/semantics.md#sleep).
 	if err := c.wakeDueSleeps(); err != nil {
+		return err
+	}
+	// A fan-out whose item ended dispatches the next one, or ends
+	// (docs/semantics.md#for-each); one that ends may make its dependants
+	// runnable below, or fail the run.
+	if err := c.settleFanOuts(true); err != nil {
 		return err
 	}
 	if s.Failing != "" {
@@ -212,6 +223,8 @@ func (c *core) dispatch(a *definition.Action) error {
 		return err
 	}
 	switch {
+	case a.ForEach != "":
+		return c.openFanOut(a, st)
 	case a.Sleeps():
 		return c.startSleep(a, st)
 	case a.Workflow != nil:
@@ -308,6 +321,7 @@ func (c *core) settle() error {
 	waiting := []string{}
 	for _, st := range s.Steps {
 		switch {
+		case st.IsItem(): // its forEach step says (docs/semantics.md#for-each)
 		case passable(&c.run, st):
 		case st.Status == runstate.StepWaitingManual || st.Status == runstate.StepWaitingSignal:
 			done = false

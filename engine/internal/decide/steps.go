@@ -43,6 +43,9 @@ func (c *core) checkWhen(a *definition.Action, st *runstate.StepState) (bool, er
 // the step. It answers whether the step goes on to run.
 func (c *core) resolveInput(a *definition.Action, st *runstate.StepState) (bool, error) {
 	in, err := c.run.Definition.ResolveInput(a, c.values())
+	if st.IsItem() {
+		in, err = c.itemInput(st) // it reads item and index (docs/semantics.md#for-each)
+	}
 	if err != nil {
 		return false, c.failAsReady(a, st, err)
 	}

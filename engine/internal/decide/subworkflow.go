@@ -51,6 +51,9 @@ func ChildRequestID(runID, actionID string, logical int) string {
 // with whenever the timer fires. An expression that fails fails the step.
 func (c *core) openChild(a *definition.Action, st *runstate.StepState) error {
 	in, err := c.run.Definition.ResolveWorkflowInput(a, c.values())
+	if st.IsItem() {
+		in, err = c.itemInput(st) // one child per item (docs/semantics.md#for-each)
+	}
 	if err != nil {
 		return c.failAsReady(a, st, err)
 	}

@@ -113,14 +113,10 @@ func (r *Run) EffectivePriority() int {
 // definition sets one (flowcontrol.DefaultPriority).
 const DefaultPriority = 3
 
-// Action answers the definition's action with id, or nil.
+// Action answers the definition's action with id, or nil; an item id of
+// a fan-out answers the item's action (definition.Definition.Action).
 func (r *Run) Action(id string) *definition.Action {
-	for i := range r.Definition.Actions {
-		if r.Definition.Actions[i].ID == id {
-			return &r.Definition.Actions[i]
-		}
-	}
-	return nil
+	return r.Definition.Action(id)
 }
 
 // TaskKind is what a task asks a worker to do.

@@ -549,9 +549,20 @@ type Action struct {
 	// What the child run does when the parent stops waiting for it (the
 	// parent is cancelled or fails, or the step is cancelled). Unspecified:
 	// CANCEL.
-	ParentClose   ParentClose `protobuf:"varint,29,opt,name=parent_close,json=parentClose,proto3,enum=weft.v1.ParentClose" json:"parent_close,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ParentClose ParentClose `protobuf:"varint,29,opt,name=parent_close,json=parentClose,proto3,enum=weft.v1.ParentClose" json:"parent_close,omitempty"`
+	// Fans the step out over a list (docs/semantics.md#for-each): a CEL list
+	// expression, bare or as ${{ }}, evaluated when the step becomes ready.
+	// Each element is one item, addressed step[index], run as the step would
+	// be (its activity, or its workflow) with its own attempts, retries and
+	// timeouts; its input's expressions read item and index. The step's
+	// output is the list of the items' outputs in item order. Not with
+	// sleep_ms, sleep_until, repeat, wait_for_signal or manual completion.
+	ForEach string `protobuf:"bytes,23,opt,name=for_each,json=forEach,proto3" json:"for_each,omitempty"`
+	// At most this many items of a for_each step in flight at once, 1–1000.
+	// Unset: 10. Only with for_each.
+	MaxConcurrency *uint32 `protobuf:"varint,24,opt,name=max_concurrency,json=maxConcurrency,proto3,oneof" json:"max_concurrency,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Action) Reset() {
@@ -750,6 +761,20 @@ func (x *Action) GetParentClose() ParentClose {
 		return x.ParentClose
 	}
 	return ParentClose_PARENT_CLOSE_UNSPECIFIED
+}
+
+func (x *Action) GetForEach() string {
+	if x != nil {
+		return x.ForEach
+	}
+	return ""
+}
+
+func (x *Action) GetMaxConcurrency() uint32 {
+	if x != nil && x.MaxConcurrency != nil {
+		return *x.MaxConcurrency
+	}
+	return 0
 }
 
 // StepRepeat is a step's bounded loop (docs/semantics.md#repeat): each
@@ -1868,7 +1893,7 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\v_timeout_msB\x16\n" +
 	"\x14_max_concurrent_runsB\x0f\n" +
 	"\r_retention_msB\v\n" +
-	"\t_priority\"\xd6\f\n" +
+	"\t_priority\"\xc9\r\n" +
 	"\x06Action\x128\n" +
 	"\x02id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x02id\x12 \n" +
 	"\x05order\x18\x02 \x01(\rB\n" +
@@ -1904,13 +1929,17 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\vconcurrency\x18\x19 \x01(\v2\x18.weft.v1.StepConcurrencyR\vconcurrency\x121\n" +
 	"\bthrottle\x18\x1a \x01(\v2\x15.weft.v1.StepThrottleR\bthrottle\x120\n" +
 	"\bworkflow\x18\x1c \x01(\v2\x14.weft.v1.SubWorkflowR\bworkflow\x12A\n" +
-	"\fparent_close\x18\x1d \x01(\x0e2\x14.weft.v1.ParentCloseB\b\xbaH\x05\x82\x01\x02\x10\x01R\vparentClose:\x94\x01\xbaH\x90\x01\x1a\x8d\x01\n" +
+	"\fparent_close\x18\x1d \x01(\x0e2\x14.weft.v1.ParentCloseB\b\xbaH\x05\x82\x01\x02\x10\x01R\vparentClose\x12#\n" +
+	"\bfor_each\x18\x17 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\aforEach\x128\n" +
+	"\x0fmax_concurrency\x18\x18 \x01(\rB\n" +
+	"\xbaH\a*\x05\x18\xe8\a(\x01H\x05R\x0emaxConcurrency\x88\x01\x01:\x94\x01\xbaH\x90\x01\x1a\x8d\x01\n" +
 	"\x14action.manual_signal\x12:a wait-for-signal action cannot also be completed manually\x1a9!(has(this.wait_for_signal) && this.completion_mode == 2)B\r\n" +
 	"\v_timeout_msB\x17\n" +
 	"\x15_heartbeat_timeout_msB\x14\n" +
 	"\x12_manual_timeout_msB\x1f\n" +
 	"\x1d_schedule_to_start_timeout_msB\v\n" +
-	"\t_sleep_ms\"a\n" +
+	"\t_sleep_msB\x12\n" +
+	"\x10_max_concurrency\"a\n" +
 	"\n" +
 	"StepRepeat\x12 \n" +
 	"\x05until\x18\x01 \x01(\tB\n" +

@@ -282,6 +282,7 @@ type Event struct {
 	//	*Event_SignalConsumed
 	//	*Event_ChildRunStarted
 	//	*Event_ChildRunEnded
+	//	*Event_StepFannedOut
 	Payload       isEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -723,6 +724,15 @@ func (x *Event) GetChildRunEnded() *ChildRunEnded {
 	return nil
 }
 
+func (x *Event) GetStepFannedOut() *StepFannedOut {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_StepFannedOut); ok {
+			return x.StepFannedOut
+		}
+	}
+	return nil
+}
+
 type isEvent_Payload interface {
 	isEvent_Payload()
 }
@@ -902,6 +912,11 @@ type Event_ChildRunEnded struct {
 	ChildRunEnded *ChildRunEnded `protobuf:"bytes,36,opt,name=child_run_ended,json=childRunEnded,proto3,oneof"`
 }
 
+type Event_StepFannedOut struct {
+	// StepFannedOut.
+	StepFannedOut *StepFannedOut `protobuf:"bytes,54,opt,name=step_fanned_out,json=stepFannedOut,proto3,oneof"`
+}
+
 func (*Event_RunSubmitted) isEvent_Payload() {}
 
 func (*Event_RunApproved) isEvent_Payload() {}
@@ -971,6 +986,8 @@ func (*Event_SignalConsumed) isEvent_Payload() {}
 func (*Event_ChildRunStarted) isEvent_Payload() {}
 
 func (*Event_ChildRunEnded) isEvent_Payload() {}
+
+func (*Event_StepFannedOut) isEvent_Payload() {}
 
 // RunContext is who and where a run belongs to.
 type RunContext struct {
@@ -2238,6 +2255,81 @@ func (x *StepSleeping) GetWakeAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// StepFannedOut: a forEach step evaluated its list and is RUNNING with one
+// item per element, PENDING, each addressed step[index]; its items' own
+// events follow under their ids (docs/semantics.md#for-each).
+type StepFannedOut struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Always RUNNING.
+	Status StepStatus `protobuf:"varint,1,opt,name=status,proto3,enum=weft.v1.StepStatus" json:"status,omitempty"`
+	// When the step started.
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// How many items: the list's length.
+	ItemCount uint32 `protobuf:"varint,3,opt,name=item_count,json=itemCount,proto3" json:"item_count,omitempty"`
+	// At most this many in flight at once.
+	MaxConcurrency uint32 `protobuf:"varint,4,opt,name=max_concurrency,json=maxConcurrency,proto3" json:"max_concurrency,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *StepFannedOut) Reset() {
+	*x = StepFannedOut{}
+	mi := &file_weft_v1_event_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepFannedOut) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepFannedOut) ProtoMessage() {}
+
+func (x *StepFannedOut) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_event_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepFannedOut.ProtoReflect.Descriptor instead.
+func (*StepFannedOut) Descriptor() ([]byte, []int) {
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *StepFannedOut) GetStatus() StepStatus {
+	if x != nil {
+		return x.Status
+	}
+	return StepStatus_STEP_STATUS_UNSPECIFIED
+}
+
+func (x *StepFannedOut) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *StepFannedOut) GetItemCount() uint32 {
+	if x != nil {
+		return x.ItemCount
+	}
+	return 0
+}
+
+func (x *StepFannedOut) GetMaxConcurrency() uint32 {
+	if x != nil {
+		return x.MaxConcurrency
+	}
+	return 0
+}
+
 // StepIterated: a repeat step's iteration succeeded without its until holding,
 // and the next iteration opened as a new logical attempt (docs/semantics.md#repeat).
 type StepIterated struct {
@@ -2256,7 +2348,7 @@ type StepIterated struct {
 
 func (x *StepIterated) Reset() {
 	*x = StepIterated{}
-	mi := &file_weft_v1_event_proto_msgTypes[19]
+	mi := &file_weft_v1_event_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2268,7 +2360,7 @@ func (x *StepIterated) String() string {
 func (*StepIterated) ProtoMessage() {}
 
 func (x *StepIterated) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[19]
+	mi := &file_weft_v1_event_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2281,7 +2373,7 @@ func (x *StepIterated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepIterated.ProtoReflect.Descriptor instead.
 func (*StepIterated) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{19}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StepIterated) GetStatus() StepStatus {
@@ -2327,7 +2419,7 @@ type StepStarted struct {
 
 func (x *StepStarted) Reset() {
 	*x = StepStarted{}
-	mi := &file_weft_v1_event_proto_msgTypes[20]
+	mi := &file_weft_v1_event_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2339,7 +2431,7 @@ func (x *StepStarted) String() string {
 func (*StepStarted) ProtoMessage() {}
 
 func (x *StepStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[20]
+	mi := &file_weft_v1_event_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2352,7 +2444,7 @@ func (x *StepStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStarted.ProtoReflect.Descriptor instead.
 func (*StepStarted) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{20}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StepStarted) GetStatus() StepStatus {
@@ -2395,7 +2487,7 @@ type StepCompleted struct {
 
 func (x *StepCompleted) Reset() {
 	*x = StepCompleted{}
-	mi := &file_weft_v1_event_proto_msgTypes[21]
+	mi := &file_weft_v1_event_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2407,7 +2499,7 @@ func (x *StepCompleted) String() string {
 func (*StepCompleted) ProtoMessage() {}
 
 func (x *StepCompleted) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[21]
+	mi := &file_weft_v1_event_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2420,7 +2512,7 @@ func (x *StepCompleted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepCompleted.ProtoReflect.Descriptor instead.
 func (*StepCompleted) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{21}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StepCompleted) GetStatus() StepStatus {
@@ -2480,7 +2572,7 @@ type StepFailed struct {
 
 func (x *StepFailed) Reset() {
 	*x = StepFailed{}
-	mi := &file_weft_v1_event_proto_msgTypes[22]
+	mi := &file_weft_v1_event_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2492,7 +2584,7 @@ func (x *StepFailed) String() string {
 func (*StepFailed) ProtoMessage() {}
 
 func (x *StepFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[22]
+	mi := &file_weft_v1_event_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2505,7 +2597,7 @@ func (x *StepFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepFailed.ProtoReflect.Descriptor instead.
 func (*StepFailed) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{22}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StepFailed) GetStatus() StepStatus {
@@ -2563,7 +2655,7 @@ type StepSkipped struct {
 
 func (x *StepSkipped) Reset() {
 	*x = StepSkipped{}
-	mi := &file_weft_v1_event_proto_msgTypes[23]
+	mi := &file_weft_v1_event_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2575,7 +2667,7 @@ func (x *StepSkipped) String() string {
 func (*StepSkipped) ProtoMessage() {}
 
 func (x *StepSkipped) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[23]
+	mi := &file_weft_v1_event_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2588,7 +2680,7 @@ func (x *StepSkipped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepSkipped.ProtoReflect.Descriptor instead.
 func (*StepSkipped) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{23}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StepSkipped) GetStatus() StepStatus {
@@ -2618,7 +2710,7 @@ type StepCancelled struct {
 
 func (x *StepCancelled) Reset() {
 	*x = StepCancelled{}
-	mi := &file_weft_v1_event_proto_msgTypes[24]
+	mi := &file_weft_v1_event_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2630,7 +2722,7 @@ func (x *StepCancelled) String() string {
 func (*StepCancelled) ProtoMessage() {}
 
 func (x *StepCancelled) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[24]
+	mi := &file_weft_v1_event_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2643,7 +2735,7 @@ func (x *StepCancelled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepCancelled.ProtoReflect.Descriptor instead.
 func (*StepCancelled) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{24}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StepCancelled) GetStatus() StepStatus {
@@ -2677,7 +2769,7 @@ type StepWaiting struct {
 
 func (x *StepWaiting) Reset() {
 	*x = StepWaiting{}
-	mi := &file_weft_v1_event_proto_msgTypes[25]
+	mi := &file_weft_v1_event_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2689,7 +2781,7 @@ func (x *StepWaiting) String() string {
 func (*StepWaiting) ProtoMessage() {}
 
 func (x *StepWaiting) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[25]
+	mi := &file_weft_v1_event_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2702,7 +2794,7 @@ func (x *StepWaiting) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepWaiting.ProtoReflect.Descriptor instead.
 func (*StepWaiting) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{25}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StepWaiting) GetStatus() StepStatus {
@@ -2751,7 +2843,7 @@ type StepRetried struct {
 
 func (x *StepRetried) Reset() {
 	*x = StepRetried{}
-	mi := &file_weft_v1_event_proto_msgTypes[26]
+	mi := &file_weft_v1_event_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2763,7 +2855,7 @@ func (x *StepRetried) String() string {
 func (*StepRetried) ProtoMessage() {}
 
 func (x *StepRetried) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[26]
+	mi := &file_weft_v1_event_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2776,7 +2868,7 @@ func (x *StepRetried) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepRetried.ProtoReflect.Descriptor instead.
 func (*StepRetried) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{26}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *StepRetried) GetStatus() StepStatus {
@@ -2822,7 +2914,7 @@ type StepAttemptRecorded struct {
 
 func (x *StepAttemptRecorded) Reset() {
 	*x = StepAttemptRecorded{}
-	mi := &file_weft_v1_event_proto_msgTypes[27]
+	mi := &file_weft_v1_event_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2834,7 +2926,7 @@ func (x *StepAttemptRecorded) String() string {
 func (*StepAttemptRecorded) ProtoMessage() {}
 
 func (x *StepAttemptRecorded) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[27]
+	mi := &file_weft_v1_event_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2847,7 +2939,7 @@ func (x *StepAttemptRecorded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepAttemptRecorded.ProtoReflect.Descriptor instead.
 func (*StepAttemptRecorded) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{27}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StepAttemptRecorded) GetAttempt() *Attempt {
@@ -2879,7 +2971,7 @@ type StepVerified struct {
 
 func (x *StepVerified) Reset() {
 	*x = StepVerified{}
-	mi := &file_weft_v1_event_proto_msgTypes[28]
+	mi := &file_weft_v1_event_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2891,7 +2983,7 @@ func (x *StepVerified) String() string {
 func (*StepVerified) ProtoMessage() {}
 
 func (x *StepVerified) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[28]
+	mi := &file_weft_v1_event_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2904,7 +2996,7 @@ func (x *StepVerified) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepVerified.ProtoReflect.Descriptor instead.
 func (*StepVerified) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{28}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *StepVerified) GetVerifyState() VerifyState {
@@ -2941,7 +3033,7 @@ type CompensationStarted struct {
 
 func (x *CompensationStarted) Reset() {
 	*x = CompensationStarted{}
-	mi := &file_weft_v1_event_proto_msgTypes[29]
+	mi := &file_weft_v1_event_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2953,7 +3045,7 @@ func (x *CompensationStarted) String() string {
 func (*CompensationStarted) ProtoMessage() {}
 
 func (x *CompensationStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[29]
+	mi := &file_weft_v1_event_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2966,7 +3058,7 @@ func (x *CompensationStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompensationStarted.ProtoReflect.Descriptor instead.
 func (*CompensationStarted) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{29}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CompensationStarted) GetOperation() string {
@@ -2994,7 +3086,7 @@ type CompensationSucceeded struct {
 
 func (x *CompensationSucceeded) Reset() {
 	*x = CompensationSucceeded{}
-	mi := &file_weft_v1_event_proto_msgTypes[30]
+	mi := &file_weft_v1_event_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3006,7 +3098,7 @@ func (x *CompensationSucceeded) String() string {
 func (*CompensationSucceeded) ProtoMessage() {}
 
 func (x *CompensationSucceeded) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[30]
+	mi := &file_weft_v1_event_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3019,7 +3111,7 @@ func (x *CompensationSucceeded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompensationSucceeded.ProtoReflect.Descriptor instead.
 func (*CompensationSucceeded) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{30}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CompensationSucceeded) GetCompletedAt() *timestamppb.Timestamp {
@@ -3042,7 +3134,7 @@ type CompensationFailed struct {
 
 func (x *CompensationFailed) Reset() {
 	*x = CompensationFailed{}
-	mi := &file_weft_v1_event_proto_msgTypes[31]
+	mi := &file_weft_v1_event_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3054,7 +3146,7 @@ func (x *CompensationFailed) String() string {
 func (*CompensationFailed) ProtoMessage() {}
 
 func (x *CompensationFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[31]
+	mi := &file_weft_v1_event_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3067,7 +3159,7 @@ func (x *CompensationFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompensationFailed.ProtoReflect.Descriptor instead.
 func (*CompensationFailed) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{31}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CompensationFailed) GetError() *StepError {
@@ -3104,7 +3196,7 @@ type SignalAccepted struct {
 
 func (x *SignalAccepted) Reset() {
 	*x = SignalAccepted{}
-	mi := &file_weft_v1_event_proto_msgTypes[32]
+	mi := &file_weft_v1_event_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3116,7 +3208,7 @@ func (x *SignalAccepted) String() string {
 func (*SignalAccepted) ProtoMessage() {}
 
 func (x *SignalAccepted) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[32]
+	mi := &file_weft_v1_event_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3129,7 +3221,7 @@ func (x *SignalAccepted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalAccepted.ProtoReflect.Descriptor instead.
 func (*SignalAccepted) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{32}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SignalAccepted) GetKind() SignalKind {
@@ -3189,7 +3281,7 @@ type SignalRejected struct {
 
 func (x *SignalRejected) Reset() {
 	*x = SignalRejected{}
-	mi := &file_weft_v1_event_proto_msgTypes[33]
+	mi := &file_weft_v1_event_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3201,7 +3293,7 @@ func (x *SignalRejected) String() string {
 func (*SignalRejected) ProtoMessage() {}
 
 func (x *SignalRejected) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[33]
+	mi := &file_weft_v1_event_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3214,7 +3306,7 @@ func (x *SignalRejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalRejected.ProtoReflect.Descriptor instead.
 func (*SignalRejected) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{33}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SignalRejected) GetKind() SignalKind {
@@ -3272,7 +3364,7 @@ type SignalConsumed struct {
 
 func (x *SignalConsumed) Reset() {
 	*x = SignalConsumed{}
-	mi := &file_weft_v1_event_proto_msgTypes[34]
+	mi := &file_weft_v1_event_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3284,7 +3376,7 @@ func (x *SignalConsumed) String() string {
 func (*SignalConsumed) ProtoMessage() {}
 
 func (x *SignalConsumed) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[34]
+	mi := &file_weft_v1_event_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3297,7 +3389,7 @@ func (x *SignalConsumed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalConsumed.ProtoReflect.Descriptor instead.
 func (*SignalConsumed) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{34}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SignalConsumed) GetSignalName() string {
@@ -3330,7 +3422,7 @@ type ChildRunStarted struct {
 
 func (x *ChildRunStarted) Reset() {
 	*x = ChildRunStarted{}
-	mi := &file_weft_v1_event_proto_msgTypes[35]
+	mi := &file_weft_v1_event_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3342,7 +3434,7 @@ func (x *ChildRunStarted) String() string {
 func (*ChildRunStarted) ProtoMessage() {}
 
 func (x *ChildRunStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[35]
+	mi := &file_weft_v1_event_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3355,7 +3447,7 @@ func (x *ChildRunStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChildRunStarted.ProtoReflect.Descriptor instead.
 func (*ChildRunStarted) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{35}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ChildRunStarted) GetStatus() StepStatus {
@@ -3396,7 +3488,7 @@ type ChildRunEnded struct {
 
 func (x *ChildRunEnded) Reset() {
 	*x = ChildRunEnded{}
-	mi := &file_weft_v1_event_proto_msgTypes[36]
+	mi := &file_weft_v1_event_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3408,7 +3500,7 @@ func (x *ChildRunEnded) String() string {
 func (*ChildRunEnded) ProtoMessage() {}
 
 func (x *ChildRunEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[36]
+	mi := &file_weft_v1_event_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +3513,7 @@ func (x *ChildRunEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChildRunEnded.ProtoReflect.Descriptor instead.
 func (*ChildRunEnded) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{36}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ChildRunEnded) GetStatus() RunStatus {
@@ -3460,7 +3552,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_weft_v1_event_proto_msgTypes[37]
+	mi := &file_weft_v1_event_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3472,7 +3564,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[37]
+	mi := &file_weft_v1_event_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3485,7 +3577,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{37}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListEventsRequest) GetRunId() string {
@@ -3524,7 +3616,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_weft_v1_event_proto_msgTypes[38]
+	mi := &file_weft_v1_event_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3536,7 +3628,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[38]
+	mi := &file_weft_v1_event_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3549,7 +3641,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{38}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -3586,7 +3678,7 @@ type WatchEventsRequest struct {
 
 func (x *WatchEventsRequest) Reset() {
 	*x = WatchEventsRequest{}
-	mi := &file_weft_v1_event_proto_msgTypes[39]
+	mi := &file_weft_v1_event_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3598,7 +3690,7 @@ func (x *WatchEventsRequest) String() string {
 func (*WatchEventsRequest) ProtoMessage() {}
 
 func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[39]
+	mi := &file_weft_v1_event_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3611,7 +3703,7 @@ func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsRequest.ProtoReflect.Descriptor instead.
 func (*WatchEventsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{39}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WatchEventsRequest) GetRunId() string {
@@ -3639,7 +3731,7 @@ type WatchEventsResponse struct {
 
 func (x *WatchEventsResponse) Reset() {
 	*x = WatchEventsResponse{}
-	mi := &file_weft_v1_event_proto_msgTypes[40]
+	mi := &file_weft_v1_event_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3651,7 +3743,7 @@ func (x *WatchEventsResponse) String() string {
 func (*WatchEventsResponse) ProtoMessage() {}
 
 func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[40]
+	mi := &file_weft_v1_event_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3664,7 +3756,7 @@ func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsResponse.ProtoReflect.Descriptor instead.
 func (*WatchEventsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{40}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *WatchEventsResponse) GetEvent() *Event {
@@ -3691,7 +3783,7 @@ type ResyncRunRequest struct {
 
 func (x *ResyncRunRequest) Reset() {
 	*x = ResyncRunRequest{}
-	mi := &file_weft_v1_event_proto_msgTypes[41]
+	mi := &file_weft_v1_event_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3703,7 +3795,7 @@ func (x *ResyncRunRequest) String() string {
 func (*ResyncRunRequest) ProtoMessage() {}
 
 func (x *ResyncRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[41]
+	mi := &file_weft_v1_event_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3716,7 +3808,7 @@ func (x *ResyncRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncRunRequest.ProtoReflect.Descriptor instead.
 func (*ResyncRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{41}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ResyncRunRequest) GetRunId() string {
@@ -3760,7 +3852,7 @@ type ResyncRunResponse struct {
 
 func (x *ResyncRunResponse) Reset() {
 	*x = ResyncRunResponse{}
-	mi := &file_weft_v1_event_proto_msgTypes[42]
+	mi := &file_weft_v1_event_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3772,7 +3864,7 @@ func (x *ResyncRunResponse) String() string {
 func (*ResyncRunResponse) ProtoMessage() {}
 
 func (x *ResyncRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_event_proto_msgTypes[42]
+	mi := &file_weft_v1_event_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3785,7 +3877,7 @@ func (x *ResyncRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncRunResponse.ProtoReflect.Descriptor instead.
 func (*ResyncRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_event_proto_rawDescGZIP(), []int{42}
+	return file_weft_v1_event_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ResyncRunResponse) GetMode() ResyncMode {
@@ -3820,7 +3912,7 @@ var File_weft_v1_event_proto protoreflect.FileDescriptor
 
 const file_weft_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x13weft/v1/event.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x11weft/v1/run.proto\x1a\x14weft/v1/search.proto\x1a\x14weft/v1/signal.proto\"\xd0\x16\n" +
+	"\x13weft/v1/event.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x11weft/v1/run.proto\x1a\x14weft/v1/search.proto\x1a\x14weft/v1/signal.proto\"\x92\x17\n" +
 	"\x05Event\x12:\n" +
 	"\n" +
 	"event_type\x18\x01 \x01(\tB\x1b\xbaH\x18r\x16\x10\x01\x18@2\x10^[A-Z][A-Za-z]+$R\teventType\x12#\n" +
@@ -3884,7 +3976,8 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\x0fsignal_rejected\x18G \x01(\v2\x17.weft.v1.SignalRejectedH\x00R\x0esignalRejected\x12B\n" +
 	"\x0fsignal_consumed\x18H \x01(\v2\x17.weft.v1.SignalConsumedH\x00R\x0esignalConsumed\x12F\n" +
 	"\x11child_run_started\x18# \x01(\v2\x18.weft.v1.ChildRunStartedH\x00R\x0fchildRunStarted\x12@\n" +
-	"\x0fchild_run_ended\x18$ \x01(\v2\x16.weft.v1.ChildRunEndedH\x00R\rchildRunEndedB\x10\n" +
+	"\x0fchild_run_ended\x18$ \x01(\v2\x16.weft.v1.ChildRunEndedH\x00R\rchildRunEnded\x12@\n" +
+	"\x0fstep_fanned_out\x186 \x01(\v2\x16.weft.v1.StepFannedOutH\x00R\rstepFannedOutB\x10\n" +
 	"\apayload\x12\x05\xbaH\x02\b\x01B\x14\n" +
 	"\x12_engine_attempt_id\"\xc5\x01\n" +
 	"\n" +
@@ -4000,6 +4093,14 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\tstartedAt\x12;\n" +
 	"\awake_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\x06wakeAt\"\xdc\x01\n" +
+	"\rStepFannedOut\x127\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12A\n" +
+	"\n" +
+	"started_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\tstartedAt\x12\x1d\n" +
+	"\n" +
+	"item_count\x18\x03 \x01(\rR\titemCount\x120\n" +
+	"\x0fmax_concurrency\x18\x04 \x01(\rB\a\xbaH\x04*\x02(\x01R\x0emaxConcurrency\"\xdc\x01\n" +
 	"\fStepIterated\x127\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x13.weft.v1.StepStatusB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12%\n" +
@@ -4166,7 +4267,7 @@ func file_weft_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_weft_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_weft_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_weft_v1_event_proto_goTypes = []any{
 	(VerifyState)(0),                 // 0: weft.v1.VerifyState
 	(SignalKind)(0),                  // 1: weft.v1.SignalKind
@@ -4190,49 +4291,50 @@ var file_weft_v1_event_proto_goTypes = []any{
 	(*RunRerun)(nil),                 // 19: weft.v1.RunRerun
 	(*StepScheduled)(nil),            // 20: weft.v1.StepScheduled
 	(*StepSleeping)(nil),             // 21: weft.v1.StepSleeping
-	(*StepIterated)(nil),             // 22: weft.v1.StepIterated
-	(*StepStarted)(nil),              // 23: weft.v1.StepStarted
-	(*StepCompleted)(nil),            // 24: weft.v1.StepCompleted
-	(*StepFailed)(nil),               // 25: weft.v1.StepFailed
-	(*StepSkipped)(nil),              // 26: weft.v1.StepSkipped
-	(*StepCancelled)(nil),            // 27: weft.v1.StepCancelled
-	(*StepWaiting)(nil),              // 28: weft.v1.StepWaiting
-	(*StepRetried)(nil),              // 29: weft.v1.StepRetried
-	(*StepAttemptRecorded)(nil),      // 30: weft.v1.StepAttemptRecorded
-	(*StepVerified)(nil),             // 31: weft.v1.StepVerified
-	(*CompensationStarted)(nil),      // 32: weft.v1.CompensationStarted
-	(*CompensationSucceeded)(nil),    // 33: weft.v1.CompensationSucceeded
-	(*CompensationFailed)(nil),       // 34: weft.v1.CompensationFailed
-	(*SignalAccepted)(nil),           // 35: weft.v1.SignalAccepted
-	(*SignalRejected)(nil),           // 36: weft.v1.SignalRejected
-	(*SignalConsumed)(nil),           // 37: weft.v1.SignalConsumed
-	(*ChildRunStarted)(nil),          // 38: weft.v1.ChildRunStarted
-	(*ChildRunEnded)(nil),            // 39: weft.v1.ChildRunEnded
-	(*ListEventsRequest)(nil),        // 40: weft.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),       // 41: weft.v1.ListEventsResponse
-	(*WatchEventsRequest)(nil),       // 42: weft.v1.WatchEventsRequest
-	(*WatchEventsResponse)(nil),      // 43: weft.v1.WatchEventsResponse
-	(*ResyncRunRequest)(nil),         // 44: weft.v1.ResyncRunRequest
-	(*ResyncRunResponse)(nil),        // 45: weft.v1.ResyncRunResponse
-	(*timestamppb.Timestamp)(nil),    // 46: google.protobuf.Timestamp
-	(*SearchAttributesUpserted)(nil), // 47: weft.v1.SearchAttributesUpserted
-	(RunStatus)(0),                   // 48: weft.v1.RunStatus
-	(RunSubstatus)(0),                // 49: weft.v1.RunSubstatus
-	(*RunError)(nil),                 // 50: weft.v1.RunError
-	(CompensationOutcome)(0),         // 51: weft.v1.CompensationOutcome
-	(*Cancellation)(nil),             // 52: weft.v1.Cancellation
-	(StepStatus)(0),                  // 53: weft.v1.StepStatus
-	(*structpb.Value)(nil),           // 54: google.protobuf.Value
-	(*ArtifactRef)(nil),              // 55: weft.v1.ArtifactRef
-	(*StepError)(nil),                // 56: weft.v1.StepError
-	(*Attempt)(nil),                  // 57: weft.v1.Attempt
-	(*AcceptedSignalResult)(nil),     // 58: weft.v1.AcceptedSignalResult
-	(*ManualCompletionResult)(nil),   // 59: weft.v1.ManualCompletionResult
-	(*Run)(nil),                      // 60: weft.v1.Run
+	(*StepFannedOut)(nil),            // 22: weft.v1.StepFannedOut
+	(*StepIterated)(nil),             // 23: weft.v1.StepIterated
+	(*StepStarted)(nil),              // 24: weft.v1.StepStarted
+	(*StepCompleted)(nil),            // 25: weft.v1.StepCompleted
+	(*StepFailed)(nil),               // 26: weft.v1.StepFailed
+	(*StepSkipped)(nil),              // 27: weft.v1.StepSkipped
+	(*StepCancelled)(nil),            // 28: weft.v1.StepCancelled
+	(*StepWaiting)(nil),              // 29: weft.v1.StepWaiting
+	(*StepRetried)(nil),              // 30: weft.v1.StepRetried
+	(*StepAttemptRecorded)(nil),      // 31: weft.v1.StepAttemptRecorded
+	(*StepVerified)(nil),             // 32: weft.v1.StepVerified
+	(*CompensationStarted)(nil),      // 33: weft.v1.CompensationStarted
+	(*CompensationSucceeded)(nil),    // 34: weft.v1.CompensationSucceeded
+	(*CompensationFailed)(nil),       // 35: weft.v1.CompensationFailed
+	(*SignalAccepted)(nil),           // 36: weft.v1.SignalAccepted
+	(*SignalRejected)(nil),           // 37: weft.v1.SignalRejected
+	(*SignalConsumed)(nil),           // 38: weft.v1.SignalConsumed
+	(*ChildRunStarted)(nil),          // 39: weft.v1.ChildRunStarted
+	(*ChildRunEnded)(nil),            // 40: weft.v1.ChildRunEnded
+	(*ListEventsRequest)(nil),        // 41: weft.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),       // 42: weft.v1.ListEventsResponse
+	(*WatchEventsRequest)(nil),       // 43: weft.v1.WatchEventsRequest
+	(*WatchEventsResponse)(nil),      // 44: weft.v1.WatchEventsResponse
+	(*ResyncRunRequest)(nil),         // 45: weft.v1.ResyncRunRequest
+	(*ResyncRunResponse)(nil),        // 46: weft.v1.ResyncRunResponse
+	(*timestamppb.Timestamp)(nil),    // 47: google.protobuf.Timestamp
+	(*SearchAttributesUpserted)(nil), // 48: weft.v1.SearchAttributesUpserted
+	(RunStatus)(0),                   // 49: weft.v1.RunStatus
+	(RunSubstatus)(0),                // 50: weft.v1.RunSubstatus
+	(*RunError)(nil),                 // 51: weft.v1.RunError
+	(CompensationOutcome)(0),         // 52: weft.v1.CompensationOutcome
+	(*Cancellation)(nil),             // 53: weft.v1.Cancellation
+	(StepStatus)(0),                  // 54: weft.v1.StepStatus
+	(*structpb.Value)(nil),           // 55: google.protobuf.Value
+	(*ArtifactRef)(nil),              // 56: weft.v1.ArtifactRef
+	(*StepError)(nil),                // 57: weft.v1.StepError
+	(*Attempt)(nil),                  // 58: weft.v1.Attempt
+	(*AcceptedSignalResult)(nil),     // 59: weft.v1.AcceptedSignalResult
+	(*ManualCompletionResult)(nil),   // 60: weft.v1.ManualCompletionResult
+	(*Run)(nil),                      // 61: weft.v1.Run
 }
 var file_weft_v1_event_proto_depIdxs = []int32{
-	46,  // 0: weft.v1.Event.emitted_at:type_name -> google.protobuf.Timestamp
-	46,  // 1: weft.v1.Event.occurred_at:type_name -> google.protobuf.Timestamp
+	47,  // 0: weft.v1.Event.emitted_at:type_name -> google.protobuf.Timestamp
+	47,  // 1: weft.v1.Event.occurred_at:type_name -> google.protobuf.Timestamp
 	6,   // 2: weft.v1.Event.run_submitted:type_name -> weft.v1.RunSubmitted
 	7,   // 3: weft.v1.Event.run_approved:type_name -> weft.v1.RunApproved
 	8,   // 4: weft.v1.Event.run_queued:type_name -> weft.v1.RunQueued
@@ -4247,108 +4349,111 @@ var file_weft_v1_event_proto_depIdxs = []int32{
 	17,  // 13: weft.v1.Event.run_failed:type_name -> weft.v1.RunFailed
 	18,  // 14: weft.v1.Event.run_cancelled:type_name -> weft.v1.RunCancelled
 	19,  // 15: weft.v1.Event.run_rerun:type_name -> weft.v1.RunRerun
-	47,  // 16: weft.v1.Event.search_attributes_upserted:type_name -> weft.v1.SearchAttributesUpserted
+	48,  // 16: weft.v1.Event.search_attributes_upserted:type_name -> weft.v1.SearchAttributesUpserted
 	20,  // 17: weft.v1.Event.step_scheduled:type_name -> weft.v1.StepScheduled
-	23,  // 18: weft.v1.Event.step_started:type_name -> weft.v1.StepStarted
-	24,  // 19: weft.v1.Event.step_completed:type_name -> weft.v1.StepCompleted
-	25,  // 20: weft.v1.Event.step_failed:type_name -> weft.v1.StepFailed
-	26,  // 21: weft.v1.Event.step_skipped:type_name -> weft.v1.StepSkipped
-	27,  // 22: weft.v1.Event.step_cancelled:type_name -> weft.v1.StepCancelled
-	28,  // 23: weft.v1.Event.step_waiting:type_name -> weft.v1.StepWaiting
-	29,  // 24: weft.v1.Event.step_retried:type_name -> weft.v1.StepRetried
-	30,  // 25: weft.v1.Event.step_attempt_recorded:type_name -> weft.v1.StepAttemptRecorded
-	31,  // 26: weft.v1.Event.step_verified:type_name -> weft.v1.StepVerified
+	24,  // 18: weft.v1.Event.step_started:type_name -> weft.v1.StepStarted
+	25,  // 19: weft.v1.Event.step_completed:type_name -> weft.v1.StepCompleted
+	26,  // 20: weft.v1.Event.step_failed:type_name -> weft.v1.StepFailed
+	27,  // 21: weft.v1.Event.step_skipped:type_name -> weft.v1.StepSkipped
+	28,  // 22: weft.v1.Event.step_cancelled:type_name -> weft.v1.StepCancelled
+	29,  // 23: weft.v1.Event.step_waiting:type_name -> weft.v1.StepWaiting
+	30,  // 24: weft.v1.Event.step_retried:type_name -> weft.v1.StepRetried
+	31,  // 25: weft.v1.Event.step_attempt_recorded:type_name -> weft.v1.StepAttemptRecorded
+	32,  // 26: weft.v1.Event.step_verified:type_name -> weft.v1.StepVerified
 	21,  // 27: weft.v1.Event.step_sleeping:type_name -> weft.v1.StepSleeping
-	22,  // 28: weft.v1.Event.step_iterated:type_name -> weft.v1.StepIterated
-	32,  // 29: weft.v1.Event.compensation_started:type_name -> weft.v1.CompensationStarted
-	33,  // 30: weft.v1.Event.compensation_succeeded:type_name -> weft.v1.CompensationSucceeded
-	34,  // 31: weft.v1.Event.compensation_failed:type_name -> weft.v1.CompensationFailed
-	35,  // 32: weft.v1.Event.signal_accepted:type_name -> weft.v1.SignalAccepted
-	36,  // 33: weft.v1.Event.signal_rejected:type_name -> weft.v1.SignalRejected
-	37,  // 34: weft.v1.Event.signal_consumed:type_name -> weft.v1.SignalConsumed
-	38,  // 35: weft.v1.Event.child_run_started:type_name -> weft.v1.ChildRunStarted
-	39,  // 36: weft.v1.Event.child_run_ended:type_name -> weft.v1.ChildRunEnded
-	48,  // 37: weft.v1.RunSubmitted.status:type_name -> weft.v1.RunStatus
-	5,   // 38: weft.v1.RunSubmitted.plan_ref:type_name -> weft.v1.PlanRef
-	4,   // 39: weft.v1.RunSubmitted.context:type_name -> weft.v1.RunContext
-	48,  // 40: weft.v1.RunApproved.status:type_name -> weft.v1.RunStatus
-	48,  // 41: weft.v1.RunQueued.status:type_name -> weft.v1.RunStatus
-	48,  // 42: weft.v1.RunStarted.status:type_name -> weft.v1.RunStatus
-	5,   // 43: weft.v1.RunStarted.plan_ref:type_name -> weft.v1.PlanRef
-	4,   // 44: weft.v1.RunStarted.context:type_name -> weft.v1.RunContext
-	46,  // 45: weft.v1.RunStarted.started_at:type_name -> google.protobuf.Timestamp
-	48,  // 46: weft.v1.RunBlocked.status:type_name -> weft.v1.RunStatus
-	48,  // 47: weft.v1.RunUnblocked.status:type_name -> weft.v1.RunStatus
-	48,  // 48: weft.v1.RunPaused.status:type_name -> weft.v1.RunStatus
-	49,  // 49: weft.v1.RunPaused.substatus:type_name -> weft.v1.RunSubstatus
-	48,  // 50: weft.v1.RunDrained.status:type_name -> weft.v1.RunStatus
-	48,  // 51: weft.v1.RunResumed.status:type_name -> weft.v1.RunStatus
-	48,  // 52: weft.v1.RunCompensating.status:type_name -> weft.v1.RunStatus
-	48,  // 53: weft.v1.RunCompleted.status:type_name -> weft.v1.RunStatus
-	46,  // 54: weft.v1.RunCompleted.completed_at:type_name -> google.protobuf.Timestamp
-	48,  // 55: weft.v1.RunFailed.status:type_name -> weft.v1.RunStatus
-	50,  // 56: weft.v1.RunFailed.error:type_name -> weft.v1.RunError
-	51,  // 57: weft.v1.RunFailed.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	46,  // 58: weft.v1.RunFailed.completed_at:type_name -> google.protobuf.Timestamp
-	48,  // 59: weft.v1.RunCancelled.status:type_name -> weft.v1.RunStatus
-	52,  // 60: weft.v1.RunCancelled.cancellation:type_name -> weft.v1.Cancellation
-	46,  // 61: weft.v1.RunCancelled.completed_at:type_name -> google.protobuf.Timestamp
-	51,  // 62: weft.v1.RunCancelled.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	48,  // 63: weft.v1.RunRerun.status:type_name -> weft.v1.RunStatus
-	53,  // 64: weft.v1.StepScheduled.status:type_name -> weft.v1.StepStatus
-	46,  // 65: weft.v1.StepScheduled.not_before:type_name -> google.protobuf.Timestamp
-	54,  // 66: weft.v1.StepScheduled.input:type_name -> google.protobuf.Value
-	53,  // 67: weft.v1.StepSleeping.status:type_name -> weft.v1.StepStatus
-	46,  // 68: weft.v1.StepSleeping.started_at:type_name -> google.protobuf.Timestamp
-	46,  // 69: weft.v1.StepSleeping.wake_at:type_name -> google.protobuf.Timestamp
-	53,  // 70: weft.v1.StepIterated.status:type_name -> weft.v1.StepStatus
-	54,  // 71: weft.v1.StepIterated.output:type_name -> google.protobuf.Value
-	53,  // 72: weft.v1.StepStarted.status:type_name -> weft.v1.StepStatus
-	46,  // 73: weft.v1.StepStarted.started_at:type_name -> google.protobuf.Timestamp
-	53,  // 74: weft.v1.StepCompleted.status:type_name -> weft.v1.StepStatus
-	54,  // 75: weft.v1.StepCompleted.output:type_name -> google.protobuf.Value
-	55,  // 76: weft.v1.StepCompleted.artifacts:type_name -> weft.v1.ArtifactRef
-	46,  // 77: weft.v1.StepCompleted.completed_at:type_name -> google.protobuf.Timestamp
-	53,  // 78: weft.v1.StepFailed.status:type_name -> weft.v1.StepStatus
-	56,  // 79: weft.v1.StepFailed.error:type_name -> weft.v1.StepError
-	46,  // 80: weft.v1.StepFailed.completed_at:type_name -> google.protobuf.Timestamp
-	46,  // 81: weft.v1.StepFailed.next_attempt_at:type_name -> google.protobuf.Timestamp
-	54,  // 82: weft.v1.StepFailed.output:type_name -> google.protobuf.Value
-	53,  // 83: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
-	53,  // 84: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
-	53,  // 85: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
-	46,  // 86: weft.v1.StepWaiting.deadline:type_name -> google.protobuf.Timestamp
-	53,  // 87: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
-	57,  // 88: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
-	0,   // 89: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
-	46,  // 90: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
-	56,  // 91: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
-	46,  // 92: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
-	1,   // 93: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
-	58,  // 94: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
-	59,  // 95: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
-	1,   // 96: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
-	53,  // 97: weft.v1.ChildRunStarted.status:type_name -> weft.v1.StepStatus
-	46,  // 98: weft.v1.ChildRunStarted.started_at:type_name -> google.protobuf.Timestamp
-	48,  // 99: weft.v1.ChildRunEnded.status:type_name -> weft.v1.RunStatus
-	46,  // 100: weft.v1.ChildRunEnded.completed_at:type_name -> google.protobuf.Timestamp
-	3,   // 101: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
-	3,   // 102: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
-	2,   // 103: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
-	2,   // 104: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
-	60,  // 105: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
-	3,   // 106: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
-	40,  // 107: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
-	42,  // 108: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
-	44,  // 109: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
-	41,  // 110: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
-	43,  // 111: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
-	45,  // 112: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
-	110, // [110:113] is the sub-list for method output_type
-	107, // [107:110] is the sub-list for method input_type
-	107, // [107:107] is the sub-list for extension type_name
-	107, // [107:107] is the sub-list for extension extendee
-	0,   // [0:107] is the sub-list for field type_name
+	23,  // 28: weft.v1.Event.step_iterated:type_name -> weft.v1.StepIterated
+	33,  // 29: weft.v1.Event.compensation_started:type_name -> weft.v1.CompensationStarted
+	34,  // 30: weft.v1.Event.compensation_succeeded:type_name -> weft.v1.CompensationSucceeded
+	35,  // 31: weft.v1.Event.compensation_failed:type_name -> weft.v1.CompensationFailed
+	36,  // 32: weft.v1.Event.signal_accepted:type_name -> weft.v1.SignalAccepted
+	37,  // 33: weft.v1.Event.signal_rejected:type_name -> weft.v1.SignalRejected
+	38,  // 34: weft.v1.Event.signal_consumed:type_name -> weft.v1.SignalConsumed
+	39,  // 35: weft.v1.Event.child_run_started:type_name -> weft.v1.ChildRunStarted
+	40,  // 36: weft.v1.Event.child_run_ended:type_name -> weft.v1.ChildRunEnded
+	22,  // 37: weft.v1.Event.step_fanned_out:type_name -> weft.v1.StepFannedOut
+	49,  // 38: weft.v1.RunSubmitted.status:type_name -> weft.v1.RunStatus
+	5,   // 39: weft.v1.RunSubmitted.plan_ref:type_name -> weft.v1.PlanRef
+	4,   // 40: weft.v1.RunSubmitted.context:type_name -> weft.v1.RunContext
+	49,  // 41: weft.v1.RunApproved.status:type_name -> weft.v1.RunStatus
+	49,  // 42: weft.v1.RunQueued.status:type_name -> weft.v1.RunStatus
+	49,  // 43: weft.v1.RunStarted.status:type_name -> weft.v1.RunStatus
+	5,   // 44: weft.v1.RunStarted.plan_ref:type_name -> weft.v1.PlanRef
+	4,   // 45: weft.v1.RunStarted.context:type_name -> weft.v1.RunContext
+	47,  // 46: weft.v1.RunStarted.started_at:type_name -> google.protobuf.Timestamp
+	49,  // 47: weft.v1.RunBlocked.status:type_name -> weft.v1.RunStatus
+	49,  // 48: weft.v1.RunUnblocked.status:type_name -> weft.v1.RunStatus
+	49,  // 49: weft.v1.RunPaused.status:type_name -> weft.v1.RunStatus
+	50,  // 50: weft.v1.RunPaused.substatus:type_name -> weft.v1.RunSubstatus
+	49,  // 51: weft.v1.RunDrained.status:type_name -> weft.v1.RunStatus
+	49,  // 52: weft.v1.RunResumed.status:type_name -> weft.v1.RunStatus
+	49,  // 53: weft.v1.RunCompensating.status:type_name -> weft.v1.RunStatus
+	49,  // 54: weft.v1.RunCompleted.status:type_name -> weft.v1.RunStatus
+	47,  // 55: weft.v1.RunCompleted.completed_at:type_name -> google.protobuf.Timestamp
+	49,  // 56: weft.v1.RunFailed.status:type_name -> weft.v1.RunStatus
+	51,  // 57: weft.v1.RunFailed.error:type_name -> weft.v1.RunError
+	52,  // 58: weft.v1.RunFailed.compensation_outcome:type_name -> weft.v1.CompensationOutcome
+	47,  // 59: weft.v1.RunFailed.completed_at:type_name -> google.protobuf.Timestamp
+	49,  // 60: weft.v1.RunCancelled.status:type_name -> weft.v1.RunStatus
+	53,  // 61: weft.v1.RunCancelled.cancellation:type_name -> weft.v1.Cancellation
+	47,  // 62: weft.v1.RunCancelled.completed_at:type_name -> google.protobuf.Timestamp
+	52,  // 63: weft.v1.RunCancelled.compensation_outcome:type_name -> weft.v1.CompensationOutcome
+	49,  // 64: weft.v1.RunRerun.status:type_name -> weft.v1.RunStatus
+	54,  // 65: weft.v1.StepScheduled.status:type_name -> weft.v1.StepStatus
+	47,  // 66: weft.v1.StepScheduled.not_before:type_name -> google.protobuf.Timestamp
+	55,  // 67: weft.v1.StepScheduled.input:type_name -> google.protobuf.Value
+	54,  // 68: weft.v1.StepSleeping.status:type_name -> weft.v1.StepStatus
+	47,  // 69: weft.v1.StepSleeping.started_at:type_name -> google.protobuf.Timestamp
+	47,  // 70: weft.v1.StepSleeping.wake_at:type_name -> google.protobuf.Timestamp
+	54,  // 71: weft.v1.StepFannedOut.status:type_name -> weft.v1.StepStatus
+	47,  // 72: weft.v1.StepFannedOut.started_at:type_name -> google.protobuf.Timestamp
+	54,  // 73: weft.v1.StepIterated.status:type_name -> weft.v1.StepStatus
+	55,  // 74: weft.v1.StepIterated.output:type_name -> google.protobuf.Value
+	54,  // 75: weft.v1.StepStarted.status:type_name -> weft.v1.StepStatus
+	47,  // 76: weft.v1.StepStarted.started_at:type_name -> google.protobuf.Timestamp
+	54,  // 77: weft.v1.StepCompleted.status:type_name -> weft.v1.StepStatus
+	55,  // 78: weft.v1.StepCompleted.output:type_name -> google.protobuf.Value
+	56,  // 79: weft.v1.StepCompleted.artifacts:type_name -> weft.v1.ArtifactRef
+	47,  // 80: weft.v1.StepCompleted.completed_at:type_name -> google.protobuf.Timestamp
+	54,  // 81: weft.v1.StepFailed.status:type_name -> weft.v1.StepStatus
+	57,  // 82: weft.v1.StepFailed.error:type_name -> weft.v1.StepError
+	47,  // 83: weft.v1.StepFailed.completed_at:type_name -> google.protobuf.Timestamp
+	47,  // 84: weft.v1.StepFailed.next_attempt_at:type_name -> google.protobuf.Timestamp
+	55,  // 85: weft.v1.StepFailed.output:type_name -> google.protobuf.Value
+	54,  // 86: weft.v1.StepSkipped.status:type_name -> weft.v1.StepStatus
+	54,  // 87: weft.v1.StepCancelled.status:type_name -> weft.v1.StepStatus
+	54,  // 88: weft.v1.StepWaiting.status:type_name -> weft.v1.StepStatus
+	47,  // 89: weft.v1.StepWaiting.deadline:type_name -> google.protobuf.Timestamp
+	54,  // 90: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
+	58,  // 91: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
+	0,   // 92: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
+	47,  // 93: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
+	57,  // 94: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
+	47,  // 95: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
+	1,   // 96: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
+	59,  // 97: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
+	60,  // 98: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	1,   // 99: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
+	54,  // 100: weft.v1.ChildRunStarted.status:type_name -> weft.v1.StepStatus
+	47,  // 101: weft.v1.ChildRunStarted.started_at:type_name -> google.protobuf.Timestamp
+	49,  // 102: weft.v1.ChildRunEnded.status:type_name -> weft.v1.RunStatus
+	47,  // 103: weft.v1.ChildRunEnded.completed_at:type_name -> google.protobuf.Timestamp
+	3,   // 104: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
+	3,   // 105: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
+	2,   // 106: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
+	2,   // 107: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
+	61,  // 108: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
+	3,   // 109: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
+	41,  // 110: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
+	43,  // 111: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
+	45,  // 112: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
+	42,  // 113: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
+	44,  // 114: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
+	46,  // 115: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
+	113, // [113:116] is the sub-list for method output_type
+	110, // [110:113] is the sub-list for method input_type
+	110, // [110:110] is the sub-list for extension type_name
+	110, // [110:110] is the sub-list for extension extendee
+	0,   // [0:110] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_event_proto_init() }
@@ -4396,6 +4501,7 @@ func file_weft_v1_event_proto_init() {
 		(*Event_SignalConsumed)(nil),
 		(*Event_ChildRunStarted)(nil),
 		(*Event_ChildRunEnded)(nil),
+		(*Event_StepFannedOut)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -4403,7 +4509,7 @@ func file_weft_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_event_proto_rawDesc), len(file_weft_v1_event_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   43,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

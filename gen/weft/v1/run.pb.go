@@ -995,7 +995,14 @@ type Step struct {
 	FlowWait string `protobuf:"bytes,26,opt,name=flow_wait,json=flowWait,proto3" json:"flow_wait,omitempty"`
 	// The child run of a sub-workflow step's current logical attempt, once it
 	// exists (docs/semantics.md#sub-workflows).
-	ChildRunId    string `protobuf:"bytes,27,opt,name=child_run_id,json=childRunId,proto3" json:"child_run_id,omitempty"`
+	ChildRunId string `protobuf:"bytes,27,opt,name=child_run_id,json=childRunId,proto3" json:"child_run_id,omitempty"`
+	// For an item of a fan-out (docs/semantics.md#for-each): the forEach step
+	// it belongs to, and its index in the list (the item's action_id is
+	// parent_step[item_index]). Empty on any other step.
+	ParentStep string `protobuf:"bytes,23,opt,name=parent_step,json=parentStep,proto3" json:"parent_step,omitempty"`
+	ItemIndex  uint32 `protobuf:"varint,24,opt,name=item_index,json=itemIndex,proto3" json:"item_index,omitempty"`
+	// For a forEach step, once it fanned out: how its items stand.
+	FanOut        *FanOutProgress `protobuf:"bytes,25,opt,name=fan_out,json=fanOut,proto3" json:"fan_out,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1198,6 +1205,127 @@ func (x *Step) GetChildRunId() string {
 	return ""
 }
 
+func (x *Step) GetParentStep() string {
+	if x != nil {
+		return x.ParentStep
+	}
+	return ""
+}
+
+func (x *Step) GetItemIndex() uint32 {
+	if x != nil {
+		return x.ItemIndex
+	}
+	return 0
+}
+
+func (x *Step) GetFanOut() *FanOutProgress {
+	if x != nil {
+		return x.FanOut
+	}
+	return nil
+}
+
+// FanOutProgress is how a forEach step's items stand (docs/semantics.md#for-each).
+type FanOutProgress struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The list's length: one item each.
+	Items uint32 `protobuf:"varint,1,opt,name=items,proto3" json:"items,omitempty"`
+	// At most this many in flight at once.
+	MaxConcurrency uint32 `protobuf:"varint,2,opt,name=max_concurrency,json=maxConcurrency,proto3" json:"max_concurrency,omitempty"`
+	// Items not started yet.
+	Pending uint32 `protobuf:"varint,3,opt,name=pending,proto3" json:"pending,omitempty"`
+	// Items dispatched and not ended (scheduled, running, or waiting for a retry).
+	InFlight uint32 `protobuf:"varint,4,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
+	// Items that succeeded.
+	Succeeded uint32 `protobuf:"varint,5,opt,name=succeeded,proto3" json:"succeeded,omitempty"`
+	// Items that failed.
+	Failed uint32 `protobuf:"varint,6,opt,name=failed,proto3" json:"failed,omitempty"`
+	// Items cancelled (the fan-out stopped, or the run was cancelled).
+	Cancelled     uint32 `protobuf:"varint,7,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FanOutProgress) Reset() {
+	*x = FanOutProgress{}
+	mi := &file_weft_v1_run_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FanOutProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FanOutProgress) ProtoMessage() {}
+
+func (x *FanOutProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FanOutProgress.ProtoReflect.Descriptor instead.
+func (*FanOutProgress) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *FanOutProgress) GetItems() uint32 {
+	if x != nil {
+		return x.Items
+	}
+	return 0
+}
+
+func (x *FanOutProgress) GetMaxConcurrency() uint32 {
+	if x != nil {
+		return x.MaxConcurrency
+	}
+	return 0
+}
+
+func (x *FanOutProgress) GetPending() uint32 {
+	if x != nil {
+		return x.Pending
+	}
+	return 0
+}
+
+func (x *FanOutProgress) GetInFlight() uint32 {
+	if x != nil {
+		return x.InFlight
+	}
+	return 0
+}
+
+func (x *FanOutProgress) GetSucceeded() uint32 {
+	if x != nil {
+		return x.Succeeded
+	}
+	return 0
+}
+
+func (x *FanOutProgress) GetFailed() uint32 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *FanOutProgress) GetCancelled() uint32 {
+	if x != nil {
+		return x.Cancelled
+	}
+	return 0
+}
+
 // Attempt is the evidence of one execution attempt (docs/semantics.md#attempt-evidence).
 type Attempt struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1221,7 +1349,7 @@ type Attempt struct {
 
 func (x *Attempt) Reset() {
 	*x = Attempt{}
-	mi := &file_weft_v1_run_proto_msgTypes[2]
+	mi := &file_weft_v1_run_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1233,7 +1361,7 @@ func (x *Attempt) String() string {
 func (*Attempt) ProtoMessage() {}
 
 func (x *Attempt) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[2]
+	mi := &file_weft_v1_run_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1246,7 +1374,7 @@ func (x *Attempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attempt.ProtoReflect.Descriptor instead.
 func (*Attempt) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{2}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Attempt) GetLogicalAttemptId() uint32 {
@@ -1315,7 +1443,7 @@ type StepError struct {
 
 func (x *StepError) Reset() {
 	*x = StepError{}
-	mi := &file_weft_v1_run_proto_msgTypes[3]
+	mi := &file_weft_v1_run_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1327,7 +1455,7 @@ func (x *StepError) String() string {
 func (*StepError) ProtoMessage() {}
 
 func (x *StepError) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[3]
+	mi := &file_weft_v1_run_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1340,7 +1468,7 @@ func (x *StepError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepError.ProtoReflect.Descriptor instead.
 func (*StepError) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{3}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *StepError) GetErrorClass() ErrorClass {
@@ -1386,7 +1514,7 @@ type RunError struct {
 
 func (x *RunError) Reset() {
 	*x = RunError{}
-	mi := &file_weft_v1_run_proto_msgTypes[4]
+	mi := &file_weft_v1_run_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1398,7 +1526,7 @@ func (x *RunError) String() string {
 func (*RunError) ProtoMessage() {}
 
 func (x *RunError) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[4]
+	mi := &file_weft_v1_run_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1411,7 +1539,7 @@ func (x *RunError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunError.ProtoReflect.Descriptor instead.
 func (*RunError) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{4}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RunError) GetActionId() string {
@@ -1452,7 +1580,7 @@ type Cancellation struct {
 
 func (x *Cancellation) Reset() {
 	*x = Cancellation{}
-	mi := &file_weft_v1_run_proto_msgTypes[5]
+	mi := &file_weft_v1_run_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1464,7 +1592,7 @@ func (x *Cancellation) String() string {
 func (*Cancellation) ProtoMessage() {}
 
 func (x *Cancellation) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[5]
+	mi := &file_weft_v1_run_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1477,7 +1605,7 @@ func (x *Cancellation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancellation.ProtoReflect.Descriptor instead.
 func (*Cancellation) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{5}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Cancellation) GetCancelledBy() string {
@@ -1546,7 +1674,7 @@ type SubmitRunRequest struct {
 
 func (x *SubmitRunRequest) Reset() {
 	*x = SubmitRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[6]
+	mi := &file_weft_v1_run_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1558,7 +1686,7 @@ func (x *SubmitRunRequest) String() string {
 func (*SubmitRunRequest) ProtoMessage() {}
 
 func (x *SubmitRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[6]
+	mi := &file_weft_v1_run_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1571,7 +1699,7 @@ func (x *SubmitRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRunRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{6}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SubmitRunRequest) GetDefinition() *WorkflowDefinition {
@@ -1658,7 +1786,7 @@ type SubmitRunResponse struct {
 
 func (x *SubmitRunResponse) Reset() {
 	*x = SubmitRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[7]
+	mi := &file_weft_v1_run_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1670,7 +1798,7 @@ func (x *SubmitRunResponse) String() string {
 func (*SubmitRunResponse) ProtoMessage() {}
 
 func (x *SubmitRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[7]
+	mi := &file_weft_v1_run_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1683,7 +1811,7 @@ func (x *SubmitRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRunResponse.ProtoReflect.Descriptor instead.
 func (*SubmitRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{7}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SubmitRunResponse) GetRun() *Run {
@@ -1711,7 +1839,7 @@ type StartRunRequest struct {
 
 func (x *StartRunRequest) Reset() {
 	*x = StartRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[8]
+	mi := &file_weft_v1_run_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1723,7 +1851,7 @@ func (x *StartRunRequest) String() string {
 func (*StartRunRequest) ProtoMessage() {}
 
 func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[8]
+	mi := &file_weft_v1_run_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1736,7 +1864,7 @@ func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunRequest.ProtoReflect.Descriptor instead.
 func (*StartRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{8}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StartRunRequest) GetRunId() string {
@@ -1757,7 +1885,7 @@ type StartRunResponse struct {
 
 func (x *StartRunResponse) Reset() {
 	*x = StartRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[9]
+	mi := &file_weft_v1_run_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1769,7 +1897,7 @@ func (x *StartRunResponse) String() string {
 func (*StartRunResponse) ProtoMessage() {}
 
 func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[9]
+	mi := &file_weft_v1_run_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1782,7 +1910,7 @@ func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunResponse.ProtoReflect.Descriptor instead.
 func (*StartRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{9}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *StartRunResponse) GetRun() *Run {
@@ -1807,7 +1935,7 @@ type ApproveRunRequest struct {
 
 func (x *ApproveRunRequest) Reset() {
 	*x = ApproveRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[10]
+	mi := &file_weft_v1_run_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1819,7 +1947,7 @@ func (x *ApproveRunRequest) String() string {
 func (*ApproveRunRequest) ProtoMessage() {}
 
 func (x *ApproveRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[10]
+	mi := &file_weft_v1_run_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1832,7 +1960,7 @@ func (x *ApproveRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveRunRequest.ProtoReflect.Descriptor instead.
 func (*ApproveRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{10}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ApproveRunRequest) GetRunId() string {
@@ -1869,7 +1997,7 @@ type ApproveRunResponse struct {
 
 func (x *ApproveRunResponse) Reset() {
 	*x = ApproveRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[11]
+	mi := &file_weft_v1_run_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1881,7 +2009,7 @@ func (x *ApproveRunResponse) String() string {
 func (*ApproveRunResponse) ProtoMessage() {}
 
 func (x *ApproveRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[11]
+	mi := &file_weft_v1_run_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1894,7 +2022,7 @@ func (x *ApproveRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveRunResponse.ProtoReflect.Descriptor instead.
 func (*ApproveRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{11}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ApproveRunResponse) GetResult() *AcceptedSignalResult {
@@ -1922,7 +2050,7 @@ type GetRunRequest struct {
 
 func (x *GetRunRequest) Reset() {
 	*x = GetRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[12]
+	mi := &file_weft_v1_run_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1934,7 +2062,7 @@ func (x *GetRunRequest) String() string {
 func (*GetRunRequest) ProtoMessage() {}
 
 func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[12]
+	mi := &file_weft_v1_run_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1947,7 +2075,7 @@ func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunRequest.ProtoReflect.Descriptor instead.
 func (*GetRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{12}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetRunRequest) GetRunId() string {
@@ -1968,7 +2096,7 @@ type GetRunResponse struct {
 
 func (x *GetRunResponse) Reset() {
 	*x = GetRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[13]
+	mi := &file_weft_v1_run_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1980,7 +2108,7 @@ func (x *GetRunResponse) String() string {
 func (*GetRunResponse) ProtoMessage() {}
 
 func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[13]
+	mi := &file_weft_v1_run_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1993,7 +2121,7 @@ func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunResponse.ProtoReflect.Descriptor instead.
 func (*GetRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{13}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetRunResponse) GetRun() *Run {
@@ -2016,7 +2144,7 @@ type AwaitRunRequest struct {
 
 func (x *AwaitRunRequest) Reset() {
 	*x = AwaitRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[14]
+	mi := &file_weft_v1_run_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2028,7 +2156,7 @@ func (x *AwaitRunRequest) String() string {
 func (*AwaitRunRequest) ProtoMessage() {}
 
 func (x *AwaitRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[14]
+	mi := &file_weft_v1_run_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2041,7 +2169,7 @@ func (x *AwaitRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitRunRequest.ProtoReflect.Descriptor instead.
 func (*AwaitRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{14}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AwaitRunRequest) GetRunId() string {
@@ -2069,7 +2197,7 @@ type AwaitRunResponse struct {
 
 func (x *AwaitRunResponse) Reset() {
 	*x = AwaitRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[15]
+	mi := &file_weft_v1_run_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2081,7 +2209,7 @@ func (x *AwaitRunResponse) String() string {
 func (*AwaitRunResponse) ProtoMessage() {}
 
 func (x *AwaitRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[15]
+	mi := &file_weft_v1_run_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2094,7 +2222,7 @@ func (x *AwaitRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitRunResponse.ProtoReflect.Descriptor instead.
 func (*AwaitRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{15}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AwaitRunResponse) GetRun() *Run {
@@ -2139,7 +2267,7 @@ type ListRunsRequest struct {
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[16]
+	mi := &file_weft_v1_run_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2151,7 +2279,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[16]
+	mi := &file_weft_v1_run_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2164,7 +2292,7 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{16}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListRunsRequest) GetStatuses() []RunStatus {
@@ -2257,7 +2385,7 @@ type ListRunsResponse struct {
 
 func (x *ListRunsResponse) Reset() {
 	*x = ListRunsResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[17]
+	mi := &file_weft_v1_run_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2269,7 +2397,7 @@ func (x *ListRunsResponse) String() string {
 func (*ListRunsResponse) ProtoMessage() {}
 
 func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[17]
+	mi := &file_weft_v1_run_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2282,7 +2410,7 @@ func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
 func (*ListRunsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{17}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListRunsResponse) GetRuns() []*Run {
@@ -2316,7 +2444,7 @@ type RerunRunRequest struct {
 
 func (x *RerunRunRequest) Reset() {
 	*x = RerunRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[18]
+	mi := &file_weft_v1_run_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2328,7 +2456,7 @@ func (x *RerunRunRequest) String() string {
 func (*RerunRunRequest) ProtoMessage() {}
 
 func (x *RerunRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[18]
+	mi := &file_weft_v1_run_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2341,7 +2469,7 @@ func (x *RerunRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RerunRunRequest.ProtoReflect.Descriptor instead.
 func (*RerunRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{18}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RerunRunRequest) GetRunId() string {
@@ -2385,7 +2513,7 @@ type RerunRunResponse struct {
 
 func (x *RerunRunResponse) Reset() {
 	*x = RerunRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[19]
+	mi := &file_weft_v1_run_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2397,7 +2525,7 @@ func (x *RerunRunResponse) String() string {
 func (*RerunRunResponse) ProtoMessage() {}
 
 func (x *RerunRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[19]
+	mi := &file_weft_v1_run_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2410,7 +2538,7 @@ func (x *RerunRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RerunRunResponse.ProtoReflect.Descriptor instead.
 func (*RerunRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{19}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RerunRunResponse) GetResult() *AcceptedSignalResult {
@@ -2446,7 +2574,7 @@ type CancelRunRequest struct {
 
 func (x *CancelRunRequest) Reset() {
 	*x = CancelRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[20]
+	mi := &file_weft_v1_run_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2458,7 +2586,7 @@ func (x *CancelRunRequest) String() string {
 func (*CancelRunRequest) ProtoMessage() {}
 
 func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[20]
+	mi := &file_weft_v1_run_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2471,7 +2599,7 @@ func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunRequest.ProtoReflect.Descriptor instead.
 func (*CancelRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{20}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CancelRunRequest) GetRunId() string {
@@ -2515,7 +2643,7 @@ type CancelRunResponse struct {
 
 func (x *CancelRunResponse) Reset() {
 	*x = CancelRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[21]
+	mi := &file_weft_v1_run_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2527,7 +2655,7 @@ func (x *CancelRunResponse) String() string {
 func (*CancelRunResponse) ProtoMessage() {}
 
 func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[21]
+	mi := &file_weft_v1_run_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2540,7 +2668,7 @@ func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunResponse.ProtoReflect.Descriptor instead.
 func (*CancelRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{21}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CancelRunResponse) GetResult() *AcceptedSignalResult {
@@ -2572,7 +2700,7 @@ type PauseRunRequest struct {
 
 func (x *PauseRunRequest) Reset() {
 	*x = PauseRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[22]
+	mi := &file_weft_v1_run_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2584,7 +2712,7 @@ func (x *PauseRunRequest) String() string {
 func (*PauseRunRequest) ProtoMessage() {}
 
 func (x *PauseRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[22]
+	mi := &file_weft_v1_run_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2597,7 +2725,7 @@ func (x *PauseRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRunRequest.ProtoReflect.Descriptor instead.
 func (*PauseRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{22}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PauseRunRequest) GetRunId() string {
@@ -2634,7 +2762,7 @@ type PauseRunResponse struct {
 
 func (x *PauseRunResponse) Reset() {
 	*x = PauseRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[23]
+	mi := &file_weft_v1_run_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2646,7 +2774,7 @@ func (x *PauseRunResponse) String() string {
 func (*PauseRunResponse) ProtoMessage() {}
 
 func (x *PauseRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[23]
+	mi := &file_weft_v1_run_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2659,7 +2787,7 @@ func (x *PauseRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRunResponse.ProtoReflect.Descriptor instead.
 func (*PauseRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{23}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PauseRunResponse) GetResult() *AcceptedSignalResult {
@@ -2691,7 +2819,7 @@ type ResumeRunRequest struct {
 
 func (x *ResumeRunRequest) Reset() {
 	*x = ResumeRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[24]
+	mi := &file_weft_v1_run_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2703,7 +2831,7 @@ func (x *ResumeRunRequest) String() string {
 func (*ResumeRunRequest) ProtoMessage() {}
 
 func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[24]
+	mi := &file_weft_v1_run_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2716,7 +2844,7 @@ func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRunRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{24}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ResumeRunRequest) GetRunId() string {
@@ -2753,7 +2881,7 @@ type ResumeRunResponse struct {
 
 func (x *ResumeRunResponse) Reset() {
 	*x = ResumeRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[25]
+	mi := &file_weft_v1_run_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2765,7 +2893,7 @@ func (x *ResumeRunResponse) String() string {
 func (*ResumeRunResponse) ProtoMessage() {}
 
 func (x *ResumeRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[25]
+	mi := &file_weft_v1_run_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2778,7 +2906,7 @@ func (x *ResumeRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRunResponse.ProtoReflect.Descriptor instead.
 func (*ResumeRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{25}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ResumeRunResponse) GetResult() *AcceptedSignalResult {
@@ -2812,7 +2940,7 @@ type RetryStepRequest struct {
 
 func (x *RetryStepRequest) Reset() {
 	*x = RetryStepRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[26]
+	mi := &file_weft_v1_run_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2824,7 +2952,7 @@ func (x *RetryStepRequest) String() string {
 func (*RetryStepRequest) ProtoMessage() {}
 
 func (x *RetryStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[26]
+	mi := &file_weft_v1_run_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2837,7 +2965,7 @@ func (x *RetryStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryStepRequest.ProtoReflect.Descriptor instead.
 func (*RetryStepRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{26}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RetryStepRequest) GetRunId() string {
@@ -2881,7 +3009,7 @@ type RetryStepResponse struct {
 
 func (x *RetryStepResponse) Reset() {
 	*x = RetryStepResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[27]
+	mi := &file_weft_v1_run_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2893,7 +3021,7 @@ func (x *RetryStepResponse) String() string {
 func (*RetryStepResponse) ProtoMessage() {}
 
 func (x *RetryStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[27]
+	mi := &file_weft_v1_run_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2906,7 +3034,7 @@ func (x *RetryStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryStepResponse.ProtoReflect.Descriptor instead.
 func (*RetryStepResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{27}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RetryStepResponse) GetResult() *AcceptedSignalResult {
@@ -2940,7 +3068,7 @@ type SkipStepRequest struct {
 
 func (x *SkipStepRequest) Reset() {
 	*x = SkipStepRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[28]
+	mi := &file_weft_v1_run_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2952,7 +3080,7 @@ func (x *SkipStepRequest) String() string {
 func (*SkipStepRequest) ProtoMessage() {}
 
 func (x *SkipStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[28]
+	mi := &file_weft_v1_run_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2965,7 +3093,7 @@ func (x *SkipStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipStepRequest.ProtoReflect.Descriptor instead.
 func (*SkipStepRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{28}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SkipStepRequest) GetRunId() string {
@@ -3009,7 +3137,7 @@ type SkipStepResponse struct {
 
 func (x *SkipStepResponse) Reset() {
 	*x = SkipStepResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[29]
+	mi := &file_weft_v1_run_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3021,7 +3149,7 @@ func (x *SkipStepResponse) String() string {
 func (*SkipStepResponse) ProtoMessage() {}
 
 func (x *SkipStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[29]
+	mi := &file_weft_v1_run_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3034,7 +3162,7 @@ func (x *SkipStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipStepResponse.ProtoReflect.Descriptor instead.
 func (*SkipStepResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{29}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SkipStepResponse) GetResult() *AcceptedSignalResult {
@@ -3062,7 +3190,7 @@ type DeleteRunRequest struct {
 
 func (x *DeleteRunRequest) Reset() {
 	*x = DeleteRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[30]
+	mi := &file_weft_v1_run_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3074,7 +3202,7 @@ func (x *DeleteRunRequest) String() string {
 func (*DeleteRunRequest) ProtoMessage() {}
 
 func (x *DeleteRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[30]
+	mi := &file_weft_v1_run_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3087,7 +3215,7 @@ func (x *DeleteRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRunRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{30}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DeleteRunRequest) GetRunId() string {
@@ -3112,7 +3240,7 @@ type DeleteRunResponse struct {
 
 func (x *DeleteRunResponse) Reset() {
 	*x = DeleteRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[31]
+	mi := &file_weft_v1_run_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3124,7 +3252,7 @@ func (x *DeleteRunResponse) String() string {
 func (*DeleteRunResponse) ProtoMessage() {}
 
 func (x *DeleteRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[31]
+	mi := &file_weft_v1_run_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3137,7 +3265,7 @@ func (x *DeleteRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRunResponse.ProtoReflect.Descriptor instead.
 func (*DeleteRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{31}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *DeleteRunResponse) GetRunId() string {
@@ -3187,7 +3315,7 @@ type StartBatchRequest struct {
 
 func (x *StartBatchRequest) Reset() {
 	*x = StartBatchRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[32]
+	mi := &file_weft_v1_run_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3199,7 +3327,7 @@ func (x *StartBatchRequest) String() string {
 func (*StartBatchRequest) ProtoMessage() {}
 
 func (x *StartBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[32]
+	mi := &file_weft_v1_run_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3212,7 +3340,7 @@ func (x *StartBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartBatchRequest.ProtoReflect.Descriptor instead.
 func (*StartBatchRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{32}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *StartBatchRequest) GetBatchId() string {
@@ -3305,7 +3433,7 @@ type StartBatchResponse struct {
 
 func (x *StartBatchResponse) Reset() {
 	*x = StartBatchResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[33]
+	mi := &file_weft_v1_run_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3317,7 +3445,7 @@ func (x *StartBatchResponse) String() string {
 func (*StartBatchResponse) ProtoMessage() {}
 
 func (x *StartBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[33]
+	mi := &file_weft_v1_run_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3330,7 +3458,7 @@ func (x *StartBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartBatchResponse.ProtoReflect.Descriptor instead.
 func (*StartBatchResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{33}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *StartBatchResponse) GetBatch() *Batch {
@@ -3362,7 +3490,7 @@ type DescribeBatchRequest struct {
 
 func (x *DescribeBatchRequest) Reset() {
 	*x = DescribeBatchRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[34]
+	mi := &file_weft_v1_run_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3374,7 +3502,7 @@ func (x *DescribeBatchRequest) String() string {
 func (*DescribeBatchRequest) ProtoMessage() {}
 
 func (x *DescribeBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[34]
+	mi := &file_weft_v1_run_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3387,7 +3515,7 @@ func (x *DescribeBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeBatchRequest.ProtoReflect.Descriptor instead.
 func (*DescribeBatchRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{34}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DescribeBatchRequest) GetBatchId() string {
@@ -3426,7 +3554,7 @@ type DescribeBatchResponse struct {
 
 func (x *DescribeBatchResponse) Reset() {
 	*x = DescribeBatchResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[35]
+	mi := &file_weft_v1_run_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3438,7 +3566,7 @@ func (x *DescribeBatchResponse) String() string {
 func (*DescribeBatchResponse) ProtoMessage() {}
 
 func (x *DescribeBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[35]
+	mi := &file_weft_v1_run_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3451,7 +3579,7 @@ func (x *DescribeBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeBatchResponse.ProtoReflect.Descriptor instead.
 func (*DescribeBatchResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{35}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *DescribeBatchResponse) GetBatch() *Batch {
@@ -3486,7 +3614,7 @@ type CancelBatchRequest struct {
 
 func (x *CancelBatchRequest) Reset() {
 	*x = CancelBatchRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[36]
+	mi := &file_weft_v1_run_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3498,7 +3626,7 @@ func (x *CancelBatchRequest) String() string {
 func (*CancelBatchRequest) ProtoMessage() {}
 
 func (x *CancelBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[36]
+	mi := &file_weft_v1_run_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3511,7 +3639,7 @@ func (x *CancelBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelBatchRequest.ProtoReflect.Descriptor instead.
 func (*CancelBatchRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{36}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CancelBatchRequest) GetBatchId() string {
@@ -3532,7 +3660,7 @@ type CancelBatchResponse struct {
 
 func (x *CancelBatchResponse) Reset() {
 	*x = CancelBatchResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[37]
+	mi := &file_weft_v1_run_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3544,7 +3672,7 @@ func (x *CancelBatchResponse) String() string {
 func (*CancelBatchResponse) ProtoMessage() {}
 
 func (x *CancelBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[37]
+	mi := &file_weft_v1_run_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3557,7 +3685,7 @@ func (x *CancelBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelBatchResponse.ProtoReflect.Descriptor instead.
 func (*CancelBatchResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{37}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CancelBatchResponse) GetBatch() *Batch {
@@ -3580,7 +3708,7 @@ type ListBatchesRequest struct {
 
 func (x *ListBatchesRequest) Reset() {
 	*x = ListBatchesRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[38]
+	mi := &file_weft_v1_run_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3592,7 +3720,7 @@ func (x *ListBatchesRequest) String() string {
 func (*ListBatchesRequest) ProtoMessage() {}
 
 func (x *ListBatchesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[38]
+	mi := &file_weft_v1_run_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3605,7 +3733,7 @@ func (x *ListBatchesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBatchesRequest.ProtoReflect.Descriptor instead.
 func (*ListBatchesRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{38}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListBatchesRequest) GetPageSize() uint32 {
@@ -3635,7 +3763,7 @@ type ListBatchesResponse struct {
 
 func (x *ListBatchesResponse) Reset() {
 	*x = ListBatchesResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[39]
+	mi := &file_weft_v1_run_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3647,7 +3775,7 @@ func (x *ListBatchesResponse) String() string {
 func (*ListBatchesResponse) ProtoMessage() {}
 
 func (x *ListBatchesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[39]
+	mi := &file_weft_v1_run_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3660,7 +3788,7 @@ func (x *ListBatchesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBatchesResponse.ProtoReflect.Descriptor instead.
 func (*ListBatchesResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{39}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListBatchesResponse) GetBatches() []*Batch {
@@ -3720,7 +3848,7 @@ type Batch struct {
 
 func (x *Batch) Reset() {
 	*x = Batch{}
-	mi := &file_weft_v1_run_proto_msgTypes[40]
+	mi := &file_weft_v1_run_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3732,7 +3860,7 @@ func (x *Batch) String() string {
 func (*Batch) ProtoMessage() {}
 
 func (x *Batch) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[40]
+	mi := &file_weft_v1_run_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3745,7 +3873,7 @@ func (x *Batch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Batch.ProtoReflect.Descriptor instead.
 func (*Batch) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{40}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Batch) GetBatchId() string {
@@ -3886,7 +4014,7 @@ type BatchRun struct {
 
 func (x *BatchRun) Reset() {
 	*x = BatchRun{}
-	mi := &file_weft_v1_run_proto_msgTypes[41]
+	mi := &file_weft_v1_run_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3898,7 +4026,7 @@ func (x *BatchRun) String() string {
 func (*BatchRun) ProtoMessage() {}
 
 func (x *BatchRun) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[41]
+	mi := &file_weft_v1_run_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3911,7 +4039,7 @@ func (x *BatchRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRun.ProtoReflect.Descriptor instead.
 func (*BatchRun) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{41}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *BatchRun) GetRunId() string {
@@ -3996,7 +4124,8 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\bpriority\x18\x1e \x01(\rR\bpriority\x1ab\n" +
 	"\x15SearchAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
-	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"\x9c\t\n" +
+	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"\x8e\n" +
+	"\n" +
 	"\x04Step\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12+\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x13.weft.v1.StepStatusR\x06status\x12,\n" +
@@ -4024,7 +4153,20 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x05input\x18\x16 \x01(\v2\x16.google.protobuf.ValueR\x05input\x12\x1b\n" +
 	"\tflow_wait\x18\x1a \x01(\tR\bflowWait\x12 \n" +
 	"\fchild_run_id\x18\x1b \x01(\tR\n" +
-	"childRunId\"\xd7\x02\n" +
+	"childRunId\x12\x1f\n" +
+	"\vparent_step\x18\x17 \x01(\tR\n" +
+	"parentStep\x12\x1d\n" +
+	"\n" +
+	"item_index\x18\x18 \x01(\rR\titemIndex\x120\n" +
+	"\afan_out\x18\x19 \x01(\v2\x17.weft.v1.FanOutProgressR\x06fanOut\"\xda\x01\n" +
+	"\x0eFanOutProgress\x12\x14\n" +
+	"\x05items\x18\x01 \x01(\rR\x05items\x12'\n" +
+	"\x0fmax_concurrency\x18\x02 \x01(\rR\x0emaxConcurrency\x12\x18\n" +
+	"\apending\x18\x03 \x01(\rR\apending\x12\x1b\n" +
+	"\tin_flight\x18\x04 \x01(\rR\binFlight\x12\x1c\n" +
+	"\tsucceeded\x18\x05 \x01(\rR\tsucceeded\x12\x16\n" +
+	"\x06failed\x18\x06 \x01(\rR\x06failed\x12\x1c\n" +
+	"\tcancelled\x18\a \x01(\rR\tcancelled\"\xd7\x02\n" +
 	"\aAttempt\x12,\n" +
 	"\x12logical_attempt_id\x18\x01 \x01(\rR\x10logicalAttemptId\x12*\n" +
 	"\x11engine_attempt_id\x18\x02 \x01(\rR\x0fengineAttemptId\x121\n" +
@@ -4372,7 +4514,7 @@ func file_weft_v1_run_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_weft_v1_run_proto_goTypes = []any{
 	(RunStatus)(0),                       // 0: weft.v1.RunStatus
 	(RunSubstatus)(0),                    // 1: weft.v1.RunSubstatus
@@ -4385,184 +4527,186 @@ var file_weft_v1_run_proto_goTypes = []any{
 	(BatchRunOutcome)(0),                 // 8: weft.v1.BatchRunOutcome
 	(*Run)(nil),                          // 9: weft.v1.Run
 	(*Step)(nil),                         // 10: weft.v1.Step
-	(*Attempt)(nil),                      // 11: weft.v1.Attempt
-	(*StepError)(nil),                    // 12: weft.v1.StepError
-	(*RunError)(nil),                     // 13: weft.v1.RunError
-	(*Cancellation)(nil),                 // 14: weft.v1.Cancellation
-	(*SubmitRunRequest)(nil),             // 15: weft.v1.SubmitRunRequest
-	(*SubmitRunResponse)(nil),            // 16: weft.v1.SubmitRunResponse
-	(*StartRunRequest)(nil),              // 17: weft.v1.StartRunRequest
-	(*StartRunResponse)(nil),             // 18: weft.v1.StartRunResponse
-	(*ApproveRunRequest)(nil),            // 19: weft.v1.ApproveRunRequest
-	(*ApproveRunResponse)(nil),           // 20: weft.v1.ApproveRunResponse
-	(*GetRunRequest)(nil),                // 21: weft.v1.GetRunRequest
-	(*GetRunResponse)(nil),               // 22: weft.v1.GetRunResponse
-	(*AwaitRunRequest)(nil),              // 23: weft.v1.AwaitRunRequest
-	(*AwaitRunResponse)(nil),             // 24: weft.v1.AwaitRunResponse
-	(*ListRunsRequest)(nil),              // 25: weft.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),             // 26: weft.v1.ListRunsResponse
-	(*RerunRunRequest)(nil),              // 27: weft.v1.RerunRunRequest
-	(*RerunRunResponse)(nil),             // 28: weft.v1.RerunRunResponse
-	(*CancelRunRequest)(nil),             // 29: weft.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),            // 30: weft.v1.CancelRunResponse
-	(*PauseRunRequest)(nil),              // 31: weft.v1.PauseRunRequest
-	(*PauseRunResponse)(nil),             // 32: weft.v1.PauseRunResponse
-	(*ResumeRunRequest)(nil),             // 33: weft.v1.ResumeRunRequest
-	(*ResumeRunResponse)(nil),            // 34: weft.v1.ResumeRunResponse
-	(*RetryStepRequest)(nil),             // 35: weft.v1.RetryStepRequest
-	(*RetryStepResponse)(nil),            // 36: weft.v1.RetryStepResponse
-	(*SkipStepRequest)(nil),              // 37: weft.v1.SkipStepRequest
-	(*SkipStepResponse)(nil),             // 38: weft.v1.SkipStepResponse
-	(*DeleteRunRequest)(nil),             // 39: weft.v1.DeleteRunRequest
-	(*DeleteRunResponse)(nil),            // 40: weft.v1.DeleteRunResponse
-	(*StartBatchRequest)(nil),            // 41: weft.v1.StartBatchRequest
-	(*StartBatchResponse)(nil),           // 42: weft.v1.StartBatchResponse
-	(*DescribeBatchRequest)(nil),         // 43: weft.v1.DescribeBatchRequest
-	(*DescribeBatchResponse)(nil),        // 44: weft.v1.DescribeBatchResponse
-	(*CancelBatchRequest)(nil),           // 45: weft.v1.CancelBatchRequest
-	(*CancelBatchResponse)(nil),          // 46: weft.v1.CancelBatchResponse
-	(*ListBatchesRequest)(nil),           // 47: weft.v1.ListBatchesRequest
-	(*ListBatchesResponse)(nil),          // 48: weft.v1.ListBatchesResponse
-	(*Batch)(nil),                        // 49: weft.v1.Batch
-	(*BatchRun)(nil),                     // 50: weft.v1.BatchRun
-	nil,                                  // 51: weft.v1.Run.SearchAttributesEntry
-	nil,                                  // 52: weft.v1.SubmitRunRequest.SearchAttributesEntry
-	(*timestamppb.Timestamp)(nil),        // 53: google.protobuf.Timestamp
-	(*WorkflowDefinition)(nil),           // 54: weft.v1.WorkflowDefinition
-	(*structpb.Value)(nil),               // 55: google.protobuf.Value
-	(*ArtifactRef)(nil),                  // 56: weft.v1.ArtifactRef
-	(*ManualCompletionResult)(nil),       // 57: weft.v1.ManualCompletionResult
-	(ErrorClass)(0),                      // 58: weft.v1.ErrorClass
-	(*DefinitionRef)(nil),                // 59: weft.v1.DefinitionRef
-	(*AcceptedSignalResult)(nil),         // 60: weft.v1.AcceptedSignalResult
-	(*SearchAttributeValue)(nil),         // 61: weft.v1.SearchAttributeValue
-	(*CountRunsRequest)(nil),             // 62: weft.v1.CountRunsRequest
-	(*ListSearchAttributesRequest)(nil),  // 63: weft.v1.ListSearchAttributesRequest
-	(*CountRunsResponse)(nil),            // 64: weft.v1.CountRunsResponse
-	(*ListSearchAttributesResponse)(nil), // 65: weft.v1.ListSearchAttributesResponse
+	(*FanOutProgress)(nil),               // 11: weft.v1.FanOutProgress
+	(*Attempt)(nil),                      // 12: weft.v1.Attempt
+	(*StepError)(nil),                    // 13: weft.v1.StepError
+	(*RunError)(nil),                     // 14: weft.v1.RunError
+	(*Cancellation)(nil),                 // 15: weft.v1.Cancellation
+	(*SubmitRunRequest)(nil),             // 16: weft.v1.SubmitRunRequest
+	(*SubmitRunResponse)(nil),            // 17: weft.v1.SubmitRunResponse
+	(*StartRunRequest)(nil),              // 18: weft.v1.StartRunRequest
+	(*StartRunResponse)(nil),             // 19: weft.v1.StartRunResponse
+	(*ApproveRunRequest)(nil),            // 20: weft.v1.ApproveRunRequest
+	(*ApproveRunResponse)(nil),           // 21: weft.v1.ApproveRunResponse
+	(*GetRunRequest)(nil),                // 22: weft.v1.GetRunRequest
+	(*GetRunResponse)(nil),               // 23: weft.v1.GetRunResponse
+	(*AwaitRunRequest)(nil),              // 24: weft.v1.AwaitRunRequest
+	(*AwaitRunResponse)(nil),             // 25: weft.v1.AwaitRunResponse
+	(*ListRunsRequest)(nil),              // 26: weft.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),             // 27: weft.v1.ListRunsResponse
+	(*RerunRunRequest)(nil),              // 28: weft.v1.RerunRunRequest
+	(*RerunRunResponse)(nil),             // 29: weft.v1.RerunRunResponse
+	(*CancelRunRequest)(nil),             // 30: weft.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),            // 31: weft.v1.CancelRunResponse
+	(*PauseRunRequest)(nil),              // 32: weft.v1.PauseRunRequest
+	(*PauseRunResponse)(nil),             // 33: weft.v1.PauseRunResponse
+	(*ResumeRunRequest)(nil),             // 34: weft.v1.ResumeRunRequest
+	(*ResumeRunResponse)(nil),            // 35: weft.v1.ResumeRunResponse
+	(*RetryStepRequest)(nil),             // 36: weft.v1.RetryStepRequest
+	(*RetryStepResponse)(nil),            // 37: weft.v1.RetryStepResponse
+	(*SkipStepRequest)(nil),              // 38: weft.v1.SkipStepRequest
+	(*SkipStepResponse)(nil),             // 39: weft.v1.SkipStepResponse
+	(*DeleteRunRequest)(nil),             // 40: weft.v1.DeleteRunRequest
+	(*DeleteRunResponse)(nil),            // 41: weft.v1.DeleteRunResponse
+	(*StartBatchRequest)(nil),            // 42: weft.v1.StartBatchRequest
+	(*StartBatchResponse)(nil),           // 43: weft.v1.StartBatchResponse
+	(*DescribeBatchRequest)(nil),         // 44: weft.v1.DescribeBatchRequest
+	(*DescribeBatchResponse)(nil),        // 45: weft.v1.DescribeBatchResponse
+	(*CancelBatchRequest)(nil),           // 46: weft.v1.CancelBatchRequest
+	(*CancelBatchResponse)(nil),          // 47: weft.v1.CancelBatchResponse
+	(*ListBatchesRequest)(nil),           // 48: weft.v1.ListBatchesRequest
+	(*ListBatchesResponse)(nil),          // 49: weft.v1.ListBatchesResponse
+	(*Batch)(nil),                        // 50: weft.v1.Batch
+	(*BatchRun)(nil),                     // 51: weft.v1.BatchRun
+	nil,                                  // 52: weft.v1.Run.SearchAttributesEntry
+	nil,                                  // 53: weft.v1.SubmitRunRequest.SearchAttributesEntry
+	(*timestamppb.Timestamp)(nil),        // 54: google.protobuf.Timestamp
+	(*WorkflowDefinition)(nil),           // 55: weft.v1.WorkflowDefinition
+	(*structpb.Value)(nil),               // 56: google.protobuf.Value
+	(*ArtifactRef)(nil),                  // 57: weft.v1.ArtifactRef
+	(*ManualCompletionResult)(nil),       // 58: weft.v1.ManualCompletionResult
+	(ErrorClass)(0),                      // 59: weft.v1.ErrorClass
+	(*DefinitionRef)(nil),                // 60: weft.v1.DefinitionRef
+	(*AcceptedSignalResult)(nil),         // 61: weft.v1.AcceptedSignalResult
+	(*SearchAttributeValue)(nil),         // 62: weft.v1.SearchAttributeValue
+	(*CountRunsRequest)(nil),             // 63: weft.v1.CountRunsRequest
+	(*ListSearchAttributesRequest)(nil),  // 64: weft.v1.ListSearchAttributesRequest
+	(*CountRunsResponse)(nil),            // 65: weft.v1.CountRunsResponse
+	(*ListSearchAttributesResponse)(nil), // 66: weft.v1.ListSearchAttributesResponse
 }
 var file_weft_v1_run_proto_depIdxs = []int32{
 	0,  // 0: weft.v1.Run.status:type_name -> weft.v1.RunStatus
 	1,  // 1: weft.v1.Run.substatus:type_name -> weft.v1.RunSubstatus
 	10, // 2: weft.v1.Run.steps:type_name -> weft.v1.Step
 	3,  // 3: weft.v1.Run.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	53, // 4: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
-	53, // 5: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
-	53, // 6: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
-	13, // 7: weft.v1.Run.error:type_name -> weft.v1.RunError
-	14, // 8: weft.v1.Run.cancellation:type_name -> weft.v1.Cancellation
-	54, // 9: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
-	55, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
-	56, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
-	53, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
-	55, // 13: weft.v1.Run.result:type_name -> google.protobuf.Value
-	53, // 14: weft.v1.Run.retain_until:type_name -> google.protobuf.Timestamp
-	51, // 15: weft.v1.Run.search_attributes:type_name -> weft.v1.Run.SearchAttributesEntry
+	54, // 4: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
+	54, // 5: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
+	54, // 6: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
+	14, // 7: weft.v1.Run.error:type_name -> weft.v1.RunError
+	15, // 8: weft.v1.Run.cancellation:type_name -> weft.v1.Cancellation
+	55, // 9: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
+	56, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
+	57, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
+	54, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
+	56, // 13: weft.v1.Run.result:type_name -> google.protobuf.Value
+	54, // 14: weft.v1.Run.retain_until:type_name -> google.protobuf.Timestamp
+	52, // 15: weft.v1.Run.search_attributes:type_name -> weft.v1.Run.SearchAttributesEntry
 	2,  // 16: weft.v1.Step.status:type_name -> weft.v1.StepStatus
-	11, // 17: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
-	53, // 18: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
-	53, // 19: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
-	53, // 20: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
-	55, // 21: weft.v1.Step.output:type_name -> google.protobuf.Value
-	56, // 22: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
-	12, // 23: weft.v1.Step.error:type_name -> weft.v1.StepError
+	12, // 17: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
+	54, // 18: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
+	54, // 19: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
+	54, // 20: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
+	56, // 21: weft.v1.Step.output:type_name -> google.protobuf.Value
+	57, // 22: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
+	13, // 23: weft.v1.Step.error:type_name -> weft.v1.StepError
 	4,  // 24: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
-	12, // 25: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
-	53, // 26: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
-	57, // 27: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
-	53, // 28: weft.v1.Step.wake_at:type_name -> google.protobuf.Timestamp
-	55, // 29: weft.v1.Step.input:type_name -> google.protobuf.Value
-	5,  // 30: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
-	12, // 31: weft.v1.Attempt.error:type_name -> weft.v1.StepError
-	53, // 32: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	53, // 33: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
-	58, // 34: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
-	12, // 35: weft.v1.RunError.error:type_name -> weft.v1.StepError
-	53, // 36: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
-	54, // 37: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	55, // 38: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
-	59, // 39: weft.v1.SubmitRunRequest.definition_ref:type_name -> weft.v1.DefinitionRef
-	52, // 40: weft.v1.SubmitRunRequest.search_attributes:type_name -> weft.v1.SubmitRunRequest.SearchAttributesEntry
-	9,  // 41: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
-	9,  // 42: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
-	60, // 43: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 44: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
-	9,  // 45: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
-	9,  // 46: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
-	0,  // 47: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
-	53, // 48: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
-	53, // 49: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
-	9,  // 50: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
-	60, // 51: weft.v1.RerunRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 52: weft.v1.RerunRunResponse.run:type_name -> weft.v1.Run
-	60, // 53: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 54: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
-	60, // 55: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 56: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
-	60, // 57: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 58: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
-	60, // 59: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 60: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
-	60, // 61: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 62: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
-	6,  // 63: weft.v1.StartBatchRequest.operation:type_name -> weft.v1.BatchOperation
-	55, // 64: weft.v1.StartBatchRequest.payload:type_name -> google.protobuf.Value
-	49, // 65: weft.v1.StartBatchResponse.batch:type_name -> weft.v1.Batch
-	49, // 66: weft.v1.DescribeBatchResponse.batch:type_name -> weft.v1.Batch
-	50, // 67: weft.v1.DescribeBatchResponse.runs:type_name -> weft.v1.BatchRun
-	49, // 68: weft.v1.CancelBatchResponse.batch:type_name -> weft.v1.Batch
-	49, // 69: weft.v1.ListBatchesResponse.batches:type_name -> weft.v1.Batch
-	6,  // 70: weft.v1.Batch.operation:type_name -> weft.v1.BatchOperation
-	7,  // 71: weft.v1.Batch.state:type_name -> weft.v1.BatchState
-	53, // 72: weft.v1.Batch.created_at:type_name -> google.protobuf.Timestamp
-	53, // 73: weft.v1.Batch.ended_at:type_name -> google.protobuf.Timestamp
-	8,  // 74: weft.v1.BatchRun.outcome:type_name -> weft.v1.BatchRunOutcome
-	53, // 75: weft.v1.BatchRun.at:type_name -> google.protobuf.Timestamp
-	61, // 76: weft.v1.Run.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
-	61, // 77: weft.v1.SubmitRunRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
-	15, // 78: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
-	17, // 79: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
-	19, // 80: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
-	21, // 81: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
-	23, // 82: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
-	25, // 83: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
-	62, // 84: weft.v1.RunService.CountRuns:input_type -> weft.v1.CountRunsRequest
-	63, // 85: weft.v1.RunService.ListSearchAttributes:input_type -> weft.v1.ListSearchAttributesRequest
-	29, // 86: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
-	31, // 87: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
-	33, // 88: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
-	35, // 89: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
-	37, // 90: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
-	27, // 91: weft.v1.RunService.RerunRun:input_type -> weft.v1.RerunRunRequest
-	41, // 92: weft.v1.RunService.StartBatch:input_type -> weft.v1.StartBatchRequest
-	43, // 93: weft.v1.RunService.DescribeBatch:input_type -> weft.v1.DescribeBatchRequest
-	45, // 94: weft.v1.RunService.CancelBatch:input_type -> weft.v1.CancelBatchRequest
-	47, // 95: weft.v1.RunService.ListBatches:input_type -> weft.v1.ListBatchesRequest
-	39, // 96: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
-	16, // 97: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
-	18, // 98: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
-	20, // 99: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
-	22, // 100: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
-	24, // 101: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
-	26, // 102: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
-	64, // 103: weft.v1.RunService.CountRuns:output_type -> weft.v1.CountRunsResponse
-	65, // 104: weft.v1.RunService.ListSearchAttributes:output_type -> weft.v1.ListSearchAttributesResponse
-	30, // 105: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
-	32, // 106: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
-	34, // 107: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
-	36, // 108: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
-	38, // 109: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
-	28, // 110: weft.v1.RunService.RerunRun:output_type -> weft.v1.RerunRunResponse
-	42, // 111: weft.v1.RunService.StartBatch:output_type -> weft.v1.StartBatchResponse
-	44, // 112: weft.v1.RunService.DescribeBatch:output_type -> weft.v1.DescribeBatchResponse
-	46, // 113: weft.v1.RunService.CancelBatch:output_type -> weft.v1.CancelBatchResponse
-	48, // 114: weft.v1.RunService.ListBatches:output_type -> weft.v1.ListBatchesResponse
-	40, // 115: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
-	97, // [97:116] is the sub-list for method output_type
-	78, // [78:97] is the sub-list for method input_type
-	78, // [78:78] is the sub-list for extension type_name
-	78, // [78:78] is the sub-list for extension extendee
-	0,  // [0:78] is the sub-list for field type_name
+	13, // 25: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
+	54, // 26: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
+	58, // 27: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	54, // 28: weft.v1.Step.wake_at:type_name -> google.protobuf.Timestamp
+	56, // 29: weft.v1.Step.input:type_name -> google.protobuf.Value
+	11, // 30: weft.v1.Step.fan_out:type_name -> weft.v1.FanOutProgress
+	5,  // 31: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
+	13, // 32: weft.v1.Attempt.error:type_name -> weft.v1.StepError
+	54, // 33: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	54, // 34: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
+	59, // 35: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
+	13, // 36: weft.v1.RunError.error:type_name -> weft.v1.StepError
+	54, // 37: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
+	55, // 38: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	56, // 39: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
+	60, // 40: weft.v1.SubmitRunRequest.definition_ref:type_name -> weft.v1.DefinitionRef
+	53, // 41: weft.v1.SubmitRunRequest.search_attributes:type_name -> weft.v1.SubmitRunRequest.SearchAttributesEntry
+	9,  // 42: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
+	9,  // 43: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
+	61, // 44: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 45: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
+	9,  // 46: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
+	9,  // 47: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
+	0,  // 48: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
+	54, // 49: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
+	54, // 50: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
+	9,  // 51: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
+	61, // 52: weft.v1.RerunRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 53: weft.v1.RerunRunResponse.run:type_name -> weft.v1.Run
+	61, // 54: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 55: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
+	61, // 56: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 57: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
+	61, // 58: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 59: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
+	61, // 60: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 61: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
+	61, // 62: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 63: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
+	6,  // 64: weft.v1.StartBatchRequest.operation:type_name -> weft.v1.BatchOperation
+	56, // 65: weft.v1.StartBatchRequest.payload:type_name -> google.protobuf.Value
+	50, // 66: weft.v1.StartBatchResponse.batch:type_name -> weft.v1.Batch
+	50, // 67: weft.v1.DescribeBatchResponse.batch:type_name -> weft.v1.Batch
+	51, // 68: weft.v1.DescribeBatchResponse.runs:type_name -> weft.v1.BatchRun
+	50, // 69: weft.v1.CancelBatchResponse.batch:type_name -> weft.v1.Batch
+	50, // 70: weft.v1.ListBatchesResponse.batches:type_name -> weft.v1.Batch
+	6,  // 71: weft.v1.Batch.operation:type_name -> weft.v1.BatchOperation
+	7,  // 72: weft.v1.Batch.state:type_name -> weft.v1.BatchState
+	54, // 73: weft.v1.Batch.created_at:type_name -> google.protobuf.Timestamp
+	54, // 74: weft.v1.Batch.ended_at:type_name -> google.protobuf.Timestamp
+	8,  // 75: weft.v1.BatchRun.outcome:type_name -> weft.v1.BatchRunOutcome
+	54, // 76: weft.v1.BatchRun.at:type_name -> google.protobuf.Timestamp
+	62, // 77: weft.v1.Run.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
+	62, // 78: weft.v1.SubmitRunRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
+	16, // 79: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
+	18, // 80: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
+	20, // 81: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
+	22, // 82: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
+	24, // 83: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
+	26, // 84: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
+	63, // 85: weft.v1.RunService.CountRuns:input_type -> weft.v1.CountRunsRequest
+	64, // 86: weft.v1.RunService.ListSearchAttributes:input_type -> weft.v1.ListSearchAttributesRequest
+	30, // 87: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
+	32, // 88: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
+	34, // 89: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
+	36, // 90: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
+	38, // 91: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
+	28, // 92: weft.v1.RunService.RerunRun:input_type -> weft.v1.RerunRunRequest
+	42, // 93: weft.v1.RunService.StartBatch:input_type -> weft.v1.StartBatchRequest
+	44, // 94: weft.v1.RunService.DescribeBatch:input_type -> weft.v1.DescribeBatchRequest
+	46, // 95: weft.v1.RunService.CancelBatch:input_type -> weft.v1.CancelBatchRequest
+	48, // 96: weft.v1.RunService.ListBatches:input_type -> weft.v1.ListBatchesRequest
+	40, // 97: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
+	17, // 98: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
+	19, // 99: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
+	21, // 100: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
+	23, // 101: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
+	25, // 102: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
+	27, // 103: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
+	65, // 104: weft.v1.RunService.CountRuns:output_type -> weft.v1.CountRunsResponse
+	66, // 105: weft.v1.RunService.ListSearchAttributes:output_type -> weft.v1.ListSearchAttributesResponse
+	31, // 106: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
+	33, // 107: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
+	35, // 108: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
+	37, // 109: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
+	39, // 110: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
+	29, // 111: weft.v1.RunService.RerunRun:output_type -> weft.v1.RerunRunResponse
+	43, // 112: weft.v1.RunService.StartBatch:output_type -> weft.v1.StartBatchResponse
+	45, // 113: weft.v1.RunService.DescribeBatch:output_type -> weft.v1.DescribeBatchResponse
+	47, // 114: weft.v1.RunService.CancelBatch:output_type -> weft.v1.CancelBatchResponse
+	49, // 115: weft.v1.RunService.ListBatches:output_type -> weft.v1.ListBatchesResponse
+	41, // 116: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
+	98, // [98:117] is the sub-list for method output_type
+	79, // [79:98] is the sub-list for method input_type
+	79, // [79:79] is the sub-list for extension type_name
+	79, // [79:79] is the sub-list for extension extendee
+	0,  // [0:79] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_run_proto_init() }
@@ -4574,21 +4718,21 @@ func file_weft_v1_run_proto_init() {
 	file_weft_v1_definition_proto_init()
 	file_weft_v1_search_proto_init()
 	file_weft_v1_signal_proto_init()
-	file_weft_v1_run_proto_msgTypes[6].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[10].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[18].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[20].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[22].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[24].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[26].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[28].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[7].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[11].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[19].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[21].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[23].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[25].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[27].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[29].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_run_proto_rawDesc), len(file_weft_v1_run_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   44,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

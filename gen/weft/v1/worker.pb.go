@@ -323,8 +323,14 @@ type Task struct {
 	// where that attempt got to (docs/semantics.md#heartbeat-details). Unset
 	// when none did, and on compensation and verify tasks.
 	HeartbeatDetails *structpb.Value `protobuf:"bytes,20,opt,name=heartbeat_details,json=heartbeatDetails,proto3" json:"heartbeat_details,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// For a task of a fan-out's item (docs/semantics.md#for-each): the list's
+	// element the item runs with, as JSON. Unset on any other task.
+	Item *structpb.Value `protobuf:"bytes,21,opt,name=item,proto3" json:"item,omitempty"`
+	// For a task of a fan-out's item: its position in the list, from 0 (the
+	// task's action_id is the step's id and [index]).
+	Index         uint32 `protobuf:"varint,22,opt,name=index,proto3" json:"index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -495,6 +501,20 @@ func (x *Task) GetHeartbeatDetails() *structpb.Value {
 		return x.HeartbeatDetails
 	}
 	return nil
+}
+
+func (x *Task) GetItem() *structpb.Value {
+	if x != nil {
+		return x.Item
+	}
+	return nil
+}
+
+func (x *Task) GetIndex() uint32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
 }
 
 // CompleteTaskRequest reports a result.
@@ -1607,7 +1627,7 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"\tmax_tasks\x18\x05 \x01(\rB\b\xbaH\x05*\x03\x18\x80\x02R\bmaxTasks\x12\"\n" +
 	"\await_ms\x18\x06 \x01(\rB\t\xbaH\x06*\x04\x18\xe0\xd4\x03R\x06waitMs\"8\n" +
 	"\x11PollTasksResponse\x12#\n" +
-	"\x05tasks\x18\x01 \x03(\v2\r.weft.v1.TaskR\x05tasks\"\xbd\a\n" +
+	"\x05tasks\x18\x01 \x03(\v2\r.weft.v1.TaskR\x05tasks\"\xff\a\n" +
 	"\x04Task\x12\x1d\n" +
 	"\n" +
 	"task_token\x18\x01 \x01(\tR\ttaskToken\x12.\n" +
@@ -1630,7 +1650,9 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"\x12reconciliation_key\x18\x11 \x01(\tR\x11reconciliationKey\x12\x1b\n" +
 	"\ttenant_id\x18\x12 \x01(\tR\btenantId\x12 \n" +
 	"\vtraceparent\x18\x13 \x01(\tR\vtraceparent\x12C\n" +
-	"\x11heartbeat_details\x18\x14 \x01(\v2\x16.google.protobuf.ValueR\x10heartbeatDetails\x1aZ\n" +
+	"\x11heartbeat_details\x18\x14 \x01(\v2\x16.google.protobuf.ValueR\x10heartbeatDetails\x12*\n" +
+	"\x04item\x18\x15 \x01(\v2\x16.google.protobuf.ValueR\x04item\x12\x14\n" +
+	"\x05index\x18\x16 \x01(\rR\x05index\x1aZ\n" +
 	"\x14UpstreamOutputsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
 	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\"\x90\x04\n" +
@@ -1801,44 +1823,45 @@ var file_weft_v1_worker_proto_depIdxs = []int32{
 	23, // 6: weft.v1.Task.deadline:type_name -> google.protobuf.Timestamp
 	24, // 7: weft.v1.Task.secrets:type_name -> weft.v1.SecretRef
 	22, // 8: weft.v1.Task.heartbeat_details:type_name -> google.protobuf.Value
-	22, // 9: weft.v1.CompleteTaskRequest.output:type_name -> google.protobuf.Value
-	25, // 10: weft.v1.CompleteTaskRequest.artifacts:type_name -> weft.v1.ArtifactRef
-	2,  // 11: weft.v1.CompleteTaskRequest.next_tasks:type_name -> weft.v1.PollTasksRequest
-	21, // 12: weft.v1.CompleteTaskRequest.search_attributes:type_name -> weft.v1.CompleteTaskRequest.SearchAttributesEntry
-	4,  // 13: weft.v1.CompleteTaskResponse.tasks:type_name -> weft.v1.Task
-	26, // 14: weft.v1.FailTaskRequest.error_class:type_name -> weft.v1.ErrorClass
-	22, // 15: weft.v1.HeartbeatTaskRequest.details:type_name -> google.protobuf.Value
-	23, // 16: weft.v1.HeartbeatTaskResponse.deadline:type_name -> google.protobuf.Timestamp
-	27, // 17: weft.v1.ReportVerificationRequest.state:type_name -> weft.v1.VerifyState
-	22, // 18: weft.v1.ReportVerificationRequest.result:type_name -> google.protobuf.Value
-	17, // 19: weft.v1.ListWorkersResponse.queues:type_name -> weft.v1.QueueDescription
-	17, // 20: weft.v1.DescribeQueueResponse.queue:type_name -> weft.v1.QueueDescription
-	23, // 21: weft.v1.QueueDescription.oldest_ready_at:type_name -> google.protobuf.Timestamp
-	19, // 22: weft.v1.QueueDescription.pollers:type_name -> weft.v1.Poller
-	18, // 23: weft.v1.QueueDescription.flow_keys:type_name -> weft.v1.FlowKeyState
-	23, // 24: weft.v1.FlowKeyState.next_release:type_name -> google.protobuf.Timestamp
-	23, // 25: weft.v1.Poller.last_poll_at:type_name -> google.protobuf.Timestamp
-	22, // 26: weft.v1.Task.UpstreamOutputsEntry.value:type_name -> google.protobuf.Value
-	28, // 27: weft.v1.CompleteTaskRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
-	2,  // 28: weft.v1.WorkerService.PollTasks:input_type -> weft.v1.PollTasksRequest
-	5,  // 29: weft.v1.WorkerService.CompleteTask:input_type -> weft.v1.CompleteTaskRequest
-	7,  // 30: weft.v1.WorkerService.FailTask:input_type -> weft.v1.FailTaskRequest
-	9,  // 31: weft.v1.WorkerService.HeartbeatTask:input_type -> weft.v1.HeartbeatTaskRequest
-	11, // 32: weft.v1.WorkerService.ReportVerification:input_type -> weft.v1.ReportVerificationRequest
-	13, // 33: weft.v1.WorkerService.ListWorkers:input_type -> weft.v1.ListWorkersRequest
-	15, // 34: weft.v1.WorkerService.DescribeQueue:input_type -> weft.v1.DescribeQueueRequest
-	3,  // 35: weft.v1.WorkerService.PollTasks:output_type -> weft.v1.PollTasksResponse
-	6,  // 36: weft.v1.WorkerService.CompleteTask:output_type -> weft.v1.CompleteTaskResponse
-	8,  // 37: weft.v1.WorkerService.FailTask:output_type -> weft.v1.FailTaskResponse
-	10, // 38: weft.v1.WorkerService.HeartbeatTask:output_type -> weft.v1.HeartbeatTaskResponse
-	12, // 39: weft.v1.WorkerService.ReportVerification:output_type -> weft.v1.ReportVerificationResponse
-	14, // 40: weft.v1.WorkerService.ListWorkers:output_type -> weft.v1.ListWorkersResponse
-	16, // 41: weft.v1.WorkerService.DescribeQueue:output_type -> weft.v1.DescribeQueueResponse
-	35, // [35:42] is the sub-list for method output_type
-	28, // [28:35] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	22, // 9: weft.v1.Task.item:type_name -> google.protobuf.Value
+	22, // 10: weft.v1.CompleteTaskRequest.output:type_name -> google.protobuf.Value
+	25, // 11: weft.v1.CompleteTaskRequest.artifacts:type_name -> weft.v1.ArtifactRef
+	2,  // 12: weft.v1.CompleteTaskRequest.next_tasks:type_name -> weft.v1.PollTasksRequest
+	21, // 13: weft.v1.CompleteTaskRequest.search_attributes:type_name -> weft.v1.CompleteTaskRequest.SearchAttributesEntry
+	4,  // 14: weft.v1.CompleteTaskResponse.tasks:type_name -> weft.v1.Task
+	26, // 15: weft.v1.FailTaskRequest.error_class:type_name -> weft.v1.ErrorClass
+	22, // 16: weft.v1.HeartbeatTaskRequest.details:type_name -> google.protobuf.Value
+	23, // 17: weft.v1.HeartbeatTaskResponse.deadline:type_name -> google.protobuf.Timestamp
+	27, // 18: weft.v1.ReportVerificationRequest.state:type_name -> weft.v1.VerifyState
+	22, // 19: weft.v1.ReportVerificationRequest.result:type_name -> google.protobuf.Value
+	17, // 20: weft.v1.ListWorkersResponse.queues:type_name -> weft.v1.QueueDescription
+	17, // 21: weft.v1.DescribeQueueResponse.queue:type_name -> weft.v1.QueueDescription
+	23, // 22: weft.v1.QueueDescription.oldest_ready_at:type_name -> google.protobuf.Timestamp
+	19, // 23: weft.v1.QueueDescription.pollers:type_name -> weft.v1.Poller
+	18, // 24: weft.v1.QueueDescription.flow_keys:type_name -> weft.v1.FlowKeyState
+	23, // 25: weft.v1.FlowKeyState.next_release:type_name -> google.protobuf.Timestamp
+	23, // 26: weft.v1.Poller.last_poll_at:type_name -> google.protobuf.Timestamp
+	22, // 27: weft.v1.Task.UpstreamOutputsEntry.value:type_name -> google.protobuf.Value
+	28, // 28: weft.v1.CompleteTaskRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
+	2,  // 29: weft.v1.WorkerService.PollTasks:input_type -> weft.v1.PollTasksRequest
+	5,  // 30: weft.v1.WorkerService.CompleteTask:input_type -> weft.v1.CompleteTaskRequest
+	7,  // 31: weft.v1.WorkerService.FailTask:input_type -> weft.v1.FailTaskRequest
+	9,  // 32: weft.v1.WorkerService.HeartbeatTask:input_type -> weft.v1.HeartbeatTaskRequest
+	11, // 33: weft.v1.WorkerService.ReportVerification:input_type -> weft.v1.ReportVerificationRequest
+	13, // 34: weft.v1.WorkerService.ListWorkers:input_type -> weft.v1.ListWorkersRequest
+	15, // 35: weft.v1.WorkerService.DescribeQueue:input_type -> weft.v1.DescribeQueueRequest
+	3,  // 36: weft.v1.WorkerService.PollTasks:output_type -> weft.v1.PollTasksResponse
+	6,  // 37: weft.v1.WorkerService.CompleteTask:output_type -> weft.v1.CompleteTaskResponse
+	8,  // 38: weft.v1.WorkerService.FailTask:output_type -> weft.v1.FailTaskResponse
+	10, // 39: weft.v1.WorkerService.HeartbeatTask:output_type -> weft.v1.HeartbeatTaskResponse
+	12, // 40: weft.v1.WorkerService.ReportVerification:output_type -> weft.v1.ReportVerificationResponse
+	14, // 41: weft.v1.WorkerService.ListWorkers:output_type -> weft.v1.ListWorkersResponse
+	16, // 42: weft.v1.WorkerService.DescribeQueue:output_type -> weft.v1.DescribeQueueResponse
+	36, // [36:43] is the sub-list for method output_type
+	29, // [29:36] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_worker_proto_init() }

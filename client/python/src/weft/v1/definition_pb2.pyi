@@ -30,16 +30,18 @@ PARENT_CLOSE_CANCEL: ParentClose
 PARENT_CLOSE_UNSPECIFIED: ParentClose
 
 class Action(_message.Message):
-    __slots__ = ["activity", "compensation", "completion_mode", "concurrency", "depends_on", "heartbeat_timeout_ms", "id", "input", "manual_timeout_ms", "on_failure", "order", "parent_close", "queue", "repeat", "retry", "schedule_to_start_timeout_ms", "secrets", "sleep_ms", "sleep_until", "throttle", "timeout_ms", "wait_for_signal", "when", "workflow"]
+    __slots__ = ["activity", "compensation", "completion_mode", "concurrency", "depends_on", "for_each", "heartbeat_timeout_ms", "id", "input", "manual_timeout_ms", "max_concurrency", "on_failure", "order", "parent_close", "queue", "repeat", "retry", "schedule_to_start_timeout_ms", "secrets", "sleep_ms", "sleep_until", "throttle", "timeout_ms", "wait_for_signal", "when", "workflow"]
     ACTIVITY_FIELD_NUMBER: _ClassVar[int]
     COMPENSATION_FIELD_NUMBER: _ClassVar[int]
     COMPLETION_MODE_FIELD_NUMBER: _ClassVar[int]
     CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     DEPENDS_ON_FIELD_NUMBER: _ClassVar[int]
+    FOR_EACH_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     MANUAL_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     ON_FAILURE_FIELD_NUMBER: _ClassVar[int]
     ORDER_FIELD_NUMBER: _ClassVar[int]
     PARENT_CLOSE_FIELD_NUMBER: _ClassVar[int]
@@ -60,10 +62,12 @@ class Action(_message.Message):
     completion_mode: CompletionMode
     concurrency: StepConcurrency
     depends_on: _containers.RepeatedScalarFieldContainer[str]
+    for_each: str
     heartbeat_timeout_ms: int
     id: str
     input: _struct_pb2.Value
     manual_timeout_ms: int
+    max_concurrency: int
     on_failure: OnFailure
     order: int
     parent_close: ParentClose
@@ -79,7 +83,7 @@ class Action(_message.Message):
     wait_for_signal: WaitForSignal
     when: str
     workflow: SubWorkflow
-    def __init__(self, id: _Optional[str] = ..., order: _Optional[int] = ..., activity: _Optional[str] = ..., queue: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retry: _Optional[_Union[RetryPolicy, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., heartbeat_timeout_ms: _Optional[int] = ..., on_failure: _Optional[_Union[OnFailure, str]] = ..., completion_mode: _Optional[_Union[CompletionMode, str]] = ..., wait_for_signal: _Optional[_Union[WaitForSignal, _Mapping]] = ..., manual_timeout_ms: _Optional[int] = ..., compensation: _Optional[_Union[CompensationHook, _Mapping]] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., schedule_to_start_timeout_ms: _Optional[int] = ..., when: _Optional[str] = ..., repeat: _Optional[_Union[StepRepeat, _Mapping]] = ..., sleep_ms: _Optional[int] = ..., sleep_until: _Optional[str] = ..., concurrency: _Optional[_Union[StepConcurrency, _Mapping]] = ..., throttle: _Optional[_Union[StepThrottle, _Mapping]] = ..., workflow: _Optional[_Union[SubWorkflow, _Mapping]] = ..., parent_close: _Optional[_Union[ParentClose, str]] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., order: _Optional[int] = ..., activity: _Optional[str] = ..., queue: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retry: _Optional[_Union[RetryPolicy, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., heartbeat_timeout_ms: _Optional[int] = ..., on_failure: _Optional[_Union[OnFailure, str]] = ..., completion_mode: _Optional[_Union[CompletionMode, str]] = ..., wait_for_signal: _Optional[_Union[WaitForSignal, _Mapping]] = ..., manual_timeout_ms: _Optional[int] = ..., compensation: _Optional[_Union[CompensationHook, _Mapping]] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., schedule_to_start_timeout_ms: _Optional[int] = ..., when: _Optional[str] = ..., repeat: _Optional[_Union[StepRepeat, _Mapping]] = ..., sleep_ms: _Optional[int] = ..., sleep_until: _Optional[str] = ..., concurrency: _Optional[_Union[StepConcurrency, _Mapping]] = ..., throttle: _Optional[_Union[StepThrottle, _Mapping]] = ..., workflow: _Optional[_Union[SubWorkflow, _Mapping]] = ..., parent_close: _Optional[_Union[ParentClose, str]] = ..., for_each: _Optional[str] = ..., max_concurrency: _Optional[int] = ...) -> None: ...
 
 class CompensationHook(_message.Message):
     __slots__ = ["input", "operation", "queue", "retry", "timeout_ms"]

@@ -73,7 +73,7 @@ class CompensationSucceeded(_message.Message):
     def __init__(self, completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ["child_run_ended", "child_run_started", "compensation_failed", "compensation_started", "compensation_succeeded", "emitted_at", "emitted_by", "engine_attempt_id", "event_id", "event_type", "idempotency_key", "logical_attempt_id", "occurred_at", "plan_version", "run_approved", "run_blocked", "run_cancelled", "run_compensating", "run_completed", "run_drained", "run_failed", "run_id", "run_paused", "run_queued", "run_rerun", "run_resumed", "run_seq", "run_started", "run_submitted", "run_unblocked", "search_attributes_upserted", "signal_accepted", "signal_consumed", "signal_rejected", "step_attempt_recorded", "step_cancelled", "step_completed", "step_failed", "step_id", "step_iterated", "step_retried", "step_scheduled", "step_skipped", "step_sleeping", "step_started", "step_verified", "step_waiting"]
+    __slots__ = ["child_run_ended", "child_run_started", "compensation_failed", "compensation_started", "compensation_succeeded", "emitted_at", "emitted_by", "engine_attempt_id", "event_id", "event_type", "idempotency_key", "logical_attempt_id", "occurred_at", "plan_version", "run_approved", "run_blocked", "run_cancelled", "run_compensating", "run_completed", "run_drained", "run_failed", "run_id", "run_paused", "run_queued", "run_rerun", "run_resumed", "run_seq", "run_started", "run_submitted", "run_unblocked", "search_attributes_upserted", "signal_accepted", "signal_consumed", "signal_rejected", "step_attempt_recorded", "step_cancelled", "step_completed", "step_failed", "step_fanned_out", "step_id", "step_iterated", "step_retried", "step_scheduled", "step_skipped", "step_sleeping", "step_started", "step_verified", "step_waiting"]
     CHILD_RUN_ENDED_FIELD_NUMBER: _ClassVar[int]
     CHILD_RUN_STARTED_FIELD_NUMBER: _ClassVar[int]
     COMPENSATION_FAILED_FIELD_NUMBER: _ClassVar[int]
@@ -112,6 +112,7 @@ class Event(_message.Message):
     STEP_CANCELLED_FIELD_NUMBER: _ClassVar[int]
     STEP_COMPLETED_FIELD_NUMBER: _ClassVar[int]
     STEP_FAILED_FIELD_NUMBER: _ClassVar[int]
+    STEP_FANNED_OUT_FIELD_NUMBER: _ClassVar[int]
     STEP_ID_FIELD_NUMBER: _ClassVar[int]
     STEP_ITERATED_FIELD_NUMBER: _ClassVar[int]
     STEP_RETRIED_FIELD_NUMBER: _ClassVar[int]
@@ -159,6 +160,7 @@ class Event(_message.Message):
     step_cancelled: StepCancelled
     step_completed: StepCompleted
     step_failed: StepFailed
+    step_fanned_out: StepFannedOut
     step_id: str
     step_iterated: StepIterated
     step_retried: StepRetried
@@ -168,7 +170,7 @@ class Event(_message.Message):
     step_started: StepStarted
     step_verified: StepVerified
     step_waiting: StepWaiting
-    def __init__(self, event_type: _Optional[str] = ..., event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., run_seq: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., emitted_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., occurred_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., emitted_by: _Optional[str] = ..., step_id: _Optional[str] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., plan_version: _Optional[str] = ..., run_submitted: _Optional[_Union[RunSubmitted, _Mapping]] = ..., run_approved: _Optional[_Union[RunApproved, _Mapping]] = ..., run_queued: _Optional[_Union[RunQueued, _Mapping]] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., run_blocked: _Optional[_Union[RunBlocked, _Mapping]] = ..., run_unblocked: _Optional[_Union[RunUnblocked, _Mapping]] = ..., run_paused: _Optional[_Union[RunPaused, _Mapping]] = ..., run_drained: _Optional[_Union[RunDrained, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., run_compensating: _Optional[_Union[RunCompensating, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_failed: _Optional[_Union[RunFailed, _Mapping]] = ..., run_cancelled: _Optional[_Union[RunCancelled, _Mapping]] = ..., run_rerun: _Optional[_Union[RunRerun, _Mapping]] = ..., search_attributes_upserted: _Optional[_Union[_search_pb2.SearchAttributesUpserted, _Mapping]] = ..., step_scheduled: _Optional[_Union[StepScheduled, _Mapping]] = ..., step_started: _Optional[_Union[StepStarted, _Mapping]] = ..., step_completed: _Optional[_Union[StepCompleted, _Mapping]] = ..., step_failed: _Optional[_Union[StepFailed, _Mapping]] = ..., step_skipped: _Optional[_Union[StepSkipped, _Mapping]] = ..., step_cancelled: _Optional[_Union[StepCancelled, _Mapping]] = ..., step_waiting: _Optional[_Union[StepWaiting, _Mapping]] = ..., step_retried: _Optional[_Union[StepRetried, _Mapping]] = ..., step_attempt_recorded: _Optional[_Union[StepAttemptRecorded, _Mapping]] = ..., step_verified: _Optional[_Union[StepVerified, _Mapping]] = ..., step_sleeping: _Optional[_Union[StepSleeping, _Mapping]] = ..., step_iterated: _Optional[_Union[StepIterated, _Mapping]] = ..., compensation_started: _Optional[_Union[CompensationStarted, _Mapping]] = ..., compensation_succeeded: _Optional[_Union[CompensationSucceeded, _Mapping]] = ..., compensation_failed: _Optional[_Union[CompensationFailed, _Mapping]] = ..., signal_accepted: _Optional[_Union[SignalAccepted, _Mapping]] = ..., signal_rejected: _Optional[_Union[SignalRejected, _Mapping]] = ..., signal_consumed: _Optional[_Union[SignalConsumed, _Mapping]] = ..., child_run_started: _Optional[_Union[ChildRunStarted, _Mapping]] = ..., child_run_ended: _Optional[_Union[ChildRunEnded, _Mapping]] = ...) -> None: ...
+    def __init__(self, event_type: _Optional[str] = ..., event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., run_seq: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., emitted_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., occurred_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., emitted_by: _Optional[str] = ..., step_id: _Optional[str] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., plan_version: _Optional[str] = ..., run_submitted: _Optional[_Union[RunSubmitted, _Mapping]] = ..., run_approved: _Optional[_Union[RunApproved, _Mapping]] = ..., run_queued: _Optional[_Union[RunQueued, _Mapping]] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., run_blocked: _Optional[_Union[RunBlocked, _Mapping]] = ..., run_unblocked: _Optional[_Union[RunUnblocked, _Mapping]] = ..., run_paused: _Optional[_Union[RunPaused, _Mapping]] = ..., run_drained: _Optional[_Union[RunDrained, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., run_compensating: _Optional[_Union[RunCompensating, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_failed: _Optional[_Union[RunFailed, _Mapping]] = ..., run_cancelled: _Optional[_Union[RunCancelled, _Mapping]] = ..., run_rerun: _Optional[_Union[RunRerun, _Mapping]] = ..., search_attributes_upserted: _Optional[_Union[_search_pb2.SearchAttributesUpserted, _Mapping]] = ..., step_scheduled: _Optional[_Union[StepScheduled, _Mapping]] = ..., step_started: _Optional[_Union[StepStarted, _Mapping]] = ..., step_completed: _Optional[_Union[StepCompleted, _Mapping]] = ..., step_failed: _Optional[_Union[StepFailed, _Mapping]] = ..., step_skipped: _Optional[_Union[StepSkipped, _Mapping]] = ..., step_cancelled: _Optional[_Union[StepCancelled, _Mapping]] = ..., step_waiting: _Optional[_Union[StepWaiting, _Mapping]] = ..., step_retried: _Optional[_Union[StepRetried, _Mapping]] = ..., step_attempt_recorded: _Optional[_Union[StepAttemptRecorded, _Mapping]] = ..., step_verified: _Optional[_Union[StepVerified, _Mapping]] = ..., step_sleeping: _Optional[_Union[StepSleeping, _Mapping]] = ..., step_iterated: _Optional[_Union[StepIterated, _Mapping]] = ..., compensation_started: _Optional[_Union[CompensationStarted, _Mapping]] = ..., compensation_succeeded: _Optional[_Union[CompensationSucceeded, _Mapping]] = ..., compensation_failed: _Optional[_Union[CompensationFailed, _Mapping]] = ..., signal_accepted: _Optional[_Union[SignalAccepted, _Mapping]] = ..., signal_rejected: _Optional[_Union[SignalRejected, _Mapping]] = ..., signal_consumed: _Optional[_Union[SignalConsumed, _Mapping]] = ..., child_run_started: _Optional[_Union[ChildRunStarted, _Mapping]] = ..., child_run_ended: _Optional[_Union[ChildRunEnded, _Mapping]] = ..., step_fanned_out: _Optional[_Union[StepFannedOut, _Mapping]] = ...) -> None: ...
 
 class ListEventsRequest(_message.Message):
     __slots__ = ["after_seq", "page_size", "run_id"]
@@ -475,6 +477,18 @@ class StepFailed(_message.Message):
     status: _run_pb2.StepStatus
     will_retry: bool
     def __init__(self, status: _Optional[_Union[_run_pb2.StepStatus, str]] = ..., error: _Optional[_Union[_run_pb2.StepError, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., will_retry: bool = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
+class StepFannedOut(_message.Message):
+    __slots__ = ["item_count", "max_concurrency", "started_at", "status"]
+    ITEM_COUNT_FIELD_NUMBER: _ClassVar[int]
+    MAX_CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    STARTED_AT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    item_count: int
+    max_concurrency: int
+    started_at: _timestamp_pb2.Timestamp
+    status: _run_pb2.StepStatus
+    def __init__(self, status: _Optional[_Union[_run_pb2.StepStatus, str]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., item_count: _Optional[int] = ..., max_concurrency: _Optional[int] = ...) -> None: ...
 
 class StepIterated(_message.Message):
     __slots__ = ["iteration", "new_logical_attempt_id", "output", "status"]

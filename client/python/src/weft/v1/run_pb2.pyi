@@ -246,6 +246,24 @@ class DescribeBatchResponse(_message.Message):
     runs: _containers.RepeatedCompositeFieldContainer[BatchRun]
     def __init__(self, batch: _Optional[_Union[Batch, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[BatchRun, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
+class FanOutProgress(_message.Message):
+    __slots__ = ["cancelled", "failed", "in_flight", "items", "max_concurrency", "pending", "succeeded"]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    MAX_CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
+    cancelled: int
+    failed: int
+    in_flight: int
+    items: int
+    max_concurrency: int
+    pending: int
+    succeeded: int
+    def __init__(self, items: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., pending: _Optional[int] = ..., in_flight: _Optional[int] = ..., succeeded: _Optional[int] = ..., failed: _Optional[int] = ..., cancelled: _Optional[int] = ...) -> None: ...
+
 class GetRunRequest(_message.Message):
     __slots__ = ["run_id"]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -536,7 +554,7 @@ class StartRunResponse(_message.Message):
     def __init__(self, run: _Optional[_Union[Run, _Mapping]] = ...) -> None: ...
 
 class Step(_message.Message):
-    __slots__ = ["action_id", "artifacts", "attempts", "child_run_id", "compensation_error", "compensation_status", "completed_at", "completion_token", "engine_attempt_id", "error", "flow_wait", "idempotency_key", "input", "iteration", "logical_attempt_id", "manual_completion", "next_attempt_at", "output", "reason", "scheduled_at", "started_at", "status", "waiting_for_signal", "wake_at"]
+    __slots__ = ["action_id", "artifacts", "attempts", "child_run_id", "compensation_error", "compensation_status", "completed_at", "completion_token", "engine_attempt_id", "error", "fan_out", "flow_wait", "idempotency_key", "input", "item_index", "iteration", "logical_attempt_id", "manual_completion", "next_attempt_at", "output", "parent_step", "reason", "scheduled_at", "started_at", "status", "waiting_for_signal", "wake_at"]
     ACTION_ID_FIELD_NUMBER: _ClassVar[int]
     ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
@@ -547,14 +565,17 @@ class Step(_message.Message):
     COMPLETION_TOKEN_FIELD_NUMBER: _ClassVar[int]
     ENGINE_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    FAN_OUT_FIELD_NUMBER: _ClassVar[int]
     FLOW_WAIT_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
+    ITEM_INDEX_FIELD_NUMBER: _ClassVar[int]
     ITERATION_FIELD_NUMBER: _ClassVar[int]
     LOGICAL_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     MANUAL_COMPLETION_FIELD_NUMBER: _ClassVar[int]
     NEXT_ATTEMPT_AT_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    PARENT_STEP_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     SCHEDULED_AT_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_FIELD_NUMBER: _ClassVar[int]
@@ -571,21 +592,24 @@ class Step(_message.Message):
     completion_token: str
     engine_attempt_id: int
     error: StepError
+    fan_out: FanOutProgress
     flow_wait: str
     idempotency_key: str
     input: _struct_pb2.Value
+    item_index: int
     iteration: int
     logical_attempt_id: int
     manual_completion: _signal_pb2.ManualCompletionResult
     next_attempt_at: _timestamp_pb2.Timestamp
     output: _struct_pb2.Value
+    parent_step: str
     reason: str
     scheduled_at: _timestamp_pb2.Timestamp
     started_at: _timestamp_pb2.Timestamp
     status: StepStatus
     waiting_for_signal: str
     wake_at: _timestamp_pb2.Timestamp
-    def __init__(self, action_id: _Optional[str] = ..., status: _Optional[_Union[StepStatus, str]] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., attempts: _Optional[_Iterable[_Union[Attempt, _Mapping]]] = ..., scheduled_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., error: _Optional[_Union[StepError, _Mapping]] = ..., completion_token: _Optional[str] = ..., compensation_status: _Optional[_Union[CompensationStatus, str]] = ..., compensation_error: _Optional[_Union[StepError, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., reason: _Optional[str] = ..., waiting_for_signal: _Optional[str] = ..., manual_completion: _Optional[_Union[_signal_pb2.ManualCompletionResult, _Mapping]] = ..., wake_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., iteration: _Optional[int] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., flow_wait: _Optional[str] = ..., child_run_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, action_id: _Optional[str] = ..., status: _Optional[_Union[StepStatus, str]] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., attempts: _Optional[_Iterable[_Union[Attempt, _Mapping]]] = ..., scheduled_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., error: _Optional[_Union[StepError, _Mapping]] = ..., completion_token: _Optional[str] = ..., compensation_status: _Optional[_Union[CompensationStatus, str]] = ..., compensation_error: _Optional[_Union[StepError, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., reason: _Optional[str] = ..., waiting_for_signal: _Optional[str] = ..., manual_completion: _Optional[_Union[_signal_pb2.ManualCompletionResult, _Mapping]] = ..., wake_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., iteration: _Optional[int] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., flow_wait: _Optional[str] = ..., child_run_id: _Optional[str] = ..., parent_step: _Optional[str] = ..., item_index: _Optional[int] = ..., fan_out: _Optional[_Union[FanOutProgress, _Mapping]] = ...) -> None: ...
 
 class StepError(_message.Message):
     __slots__ = ["code", "error_class", "message", "retryable"]

@@ -19,7 +19,7 @@ from weft.v1 import event_pb2 as weft_dot_v1_dot_event__pb2
 from weft.v1 import search_pb2 as weft_dot_v1_dot_search__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14weft/v1/worker.proto\x12\x07weft.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x13weft/v1/event.proto\x1a\x14weft/v1/search.proto\"D\n\x14\x41\x63tivityRegistration\x12\x18\n\x04name\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02\x12\x12\n\nverifiable\x18\x02 \x01(\x08\"\x8d\x02\n\x10PollTasksRequest\x12\x1d\n\tworker_id\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02\x12\x38\n\x05queue\x18\x02 \x01(\tB)\xbaH&r$\x18\x80\x01\x32\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$\x12<\n\nactivities\x18\x03 \x03(\x0b\x32\x1d.weft.v1.ActivityRegistrationB\t\xbaH\x06\x92\x01\x03\x10\xe8\x07\x12)\n\rcompensations\x18\x04 \x03(\tB\x12\xbaH\x0f\x92\x01\x0c\x10\xe8\x07\"\x07r\x05\x10\x01\x18\x80\x02\x12\x1b\n\tmax_tasks\x18\x05 \x01(\rB\x08\xbaH\x05*\x03\x18\x80\x02\x12\x1a\n\x07wait_ms\x18\x06 \x01(\rB\t\xbaH\x06*\x04\x18\xe0\xd4\x03\"1\n\x11PollTasksResponse\x12\x1c\n\x05tasks\x18\x01 \x03(\x0b\x32\r.weft.v1.Task\"\xb4\x05\n\x04Task\x12\x12\n\ntask_token\x18\x01 \x01(\t\x12$\n\ttask_type\x18\x02 \x01(\x0e\x32\x11.weft.v1.TaskType\x12\x0f\n\x07task_id\x18\x03 \x01(\t\x12\x0e\n\x06run_id\x18\x04 \x01(\t\x12\x11\n\taction_id\x18\x05 \x01(\t\x12\x10\n\x08\x61\x63tivity\x18\x06 \x01(\t\x12\x14\n\x0coperation_id\x18\x07 \x01(\t\x12%\n\x05input\x18\x08 \x01(\x0b\x32\x16.google.protobuf.Value\x12)\n\trun_input\x18\t \x01(\x0b\x32\x16.google.protobuf.Value\x12<\n\x10upstream_outputs\x18\n \x03(\x0b\x32\".weft.v1.Task.UpstreamOutputsEntry\x12\x17\n\x0fidempotency_key\x18\x0b \x01(\t\x12\x1a\n\x12logical_attempt_id\x18\x0c \x01(\r\x12\x19\n\x11\x65ngine_attempt_id\x18\r \x01(\r\x12,\n\x08\x64\x65\x61\x64line\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1c\n\x14heartbeat_timeout_ms\x18\x0f \x01(\r\x12#\n\x07secrets\x18\x10 \x03(\x0b\x32\x12.weft.v1.SecretRef\x12\x1a\n\x12reconciliation_key\x18\x11 \x01(\t\x12\x11\n\ttenant_id\x18\x12 \x01(\t\x12\x13\n\x0btraceparent\x18\x13 \x01(\t\x12\x31\n\x11heartbeat_details\x18\x14 \x01(\x0b\x32\x16.google.protobuf.Value\x1aN\n\x14UpstreamOutputsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12%\n\x05value\x18\x02 \x01(\x0b\x32\x16.google.protobuf.Value:\x02\x38\x01\"\xac\x03\n\x13\x43ompleteTaskRequest\x12\x1e\n\ntask_token\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x08\x12\x1d\n\tworker_id\x18\x02 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02\x12&\n\x06output\x18\x03 \x01(\x0b\x32\x16.google.protobuf.Value\x12\x32\n\tartifacts\x18\x04 \x03(\x0b\x32\x14.weft.v1.ArtifactRefB\t\xbaH\x06\x92\x01\x03\x10\x80\x02\x12$\n\x12reconciliation_key\x18\x05 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x04\x12-\n\nnext_tasks\x18\x06 \x01(\x0b\x32\x19.weft.v1.PollTasksRequest\x12M\n\x11search_attributes\x18\x07 \x03(\x0b\x32\x32.weft.v1.CompleteTaskRequest.SearchAttributesEntry\x1aV\n\x15SearchAttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12,\n\x05value\x18\x02 \x01(\x0b\x32\x1d.weft.v1.SearchAttributeValue:\x02\x38\x01\"G\n\x14\x43ompleteTaskResponse\x12\x11\n\tduplicate\x18\x01 \x01(\x08\x12\x1c\n\x05tasks\x18\x02 \x03(\x0b\x32\r.weft.v1.Task\"\x9f\x02\n\x0f\x46\x61ilTaskRequest\x12\x1e\n\ntask_token\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x08\x12\x1d\n\tworker_id\x18\x02 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02\x12\x32\n\x0b\x65rror_class\x18\x03 \x01(\x0e\x32\x13.weft.v1.ErrorClassB\x08\xbaH\x05\x82\x01\x02\x10\x01\x12\x16\n\x04\x63ode\x18\x04 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\x12\x19\n\x07message\x18\x05 \x01(\tB\x08\xbaH\x05r\x03\x18\x80 \x12\x1c\n\x14side_effect_possible\x18\x06 \x01(\x08\x12$\n\x12reconciliation_key\x18\x07 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x04\x12\"\n\x0eretry_after_ms\x18\x08 \x01(\rB\n\xbaH\x07*\x05\x18\x80\xb8\x99)\"9\n\x10\x46\x61ilTaskResponse\x12\x11\n\tduplicate\x18\x01 \x01(\x08\x12\x12\n\nwill_retry\x18\x02 \x01(\x08\"~\n\x14HeartbeatTaskRequest\x12\x1e\n\ntask_token\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x08\x12\x1d\n\tworker_id\x18\x02 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02\x12\'\n\x07\x64\x65tails\x18\x03 \x01(\x0b\x32\x16.google.protobuf.Value\"_\n\x15HeartbeatTaskResponse\x12\x18\n\x10\x63\x61ncel_requested\x18\x01 \x01(\x08\x12,\n\x08\x64\x65\x61\x64line\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xd1\x01\n\x19ReportVerificationRequest\x12\x1e\n\ntask_token\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x08\x12\x1d\n\tworker_id\x18\x02 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02\x12/\n\x05state\x18\x03 \x01(\x0e\x32\x14.weft.v1.VerifyStateB\n\xbaH\x07\x82\x01\x04\x10\x01 \x00\x12&\n\x06result\x18\x04 \x01(\x0b\x32\x16.google.protobuf.Value\x12\x1c\n\ndiagnostic\x18\x05 \x01(\tB\x08\xbaH\x05r\x03\x18\x80 \"/\n\x1aReportVerificationResponse\x12\x11\n\tduplicate\x18\x01 \x01(\x08\"\x14\n\x12ListWorkersRequest\"@\n\x13ListWorkersResponse\x12)\n\x06queues\x18\x01 \x03(\x0b\x32\x19.weft.v1.QueueDescription\"P\n\x14\x44\x65scribeQueueRequest\x12\x38\n\x05queue\x18\x01 \x01(\tB)\xbaH&r$\x18\x80\x01\x32\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$\"A\n\x15\x44\x65scribeQueueResponse\x12(\n\x05queue\x18\x01 \x01(\x0b\x32\x19.weft.v1.QueueDescription\"\xe8\x01\n\x10QueueDescription\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0f\n\x07\x62\x61\x63klog\x18\x02 \x01(\r\x12\x16\n\x0e\x62\x61\x63klog_capped\x18\x03 \x01(\x08\x12\x33\n\x0foldest_ready_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1b\n\x13oldest_ready_age_ms\x18\x05 \x01(\r\x12 \n\x07pollers\x18\x06 \x03(\x0b\x32\x0f.weft.v1.Poller\x12(\n\tflow_keys\x18\x07 \x03(\x0b\x32\x15.weft.v1.FlowKeyState\"\xc7\x01\n\x0c\x46lowKeyState\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\r\n\x05scope\x18\x02 \x01(\t\x12\x0b\n\x03key\x18\x03 \x01(\t\x12\x0f\n\x07waiting\x18\x04 \x01(\r\x12\x0e\n\x06in_use\x18\x05 \x01(\r\x12\r\n\x05limit\x18\x06 \x01(\r\x12\x0c\n\x04rate\x18\x07 \x01(\t\x12\r\n\x05\x62urst\x18\x08 \x01(\r\x12\x0e\n\x06tokens\x18\t \x01(\r\x12\x30\n\x0cnext_release\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xc1\x01\n\x06Poller\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\x30\n\x0clast_poll_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07polling\x18\x03 \x01(\x08\x12\x17\n\x0fin_flight_tasks\x18\x04 \x01(\r\x12\x12\n\nactivities\x18\x05 \x03(\t\x12\x15\n\rcompensations\x18\x06 \x03(\t\x12\x1d\n\x15verifiable_activities\x18\x07 \x03(\t*o\n\x08TaskType\x12\x19\n\x15TASK_TYPE_UNSPECIFIED\x10\x00\x12\x16\n\x12TASK_TYPE_ACTIVITY\x10\x01\x12\x14\n\x10TASK_TYPE_VERIFY\x10\x02\x12\x1a\n\x16TASK_TYPE_COMPENSATION\x10\x03\x32\xb4\x04\n\rWorkerService\x12\x42\n\tPollTasks\x12\x19.weft.v1.PollTasksRequest\x1a\x1a.weft.v1.PollTasksResponse\x12K\n\x0c\x43ompleteTask\x12\x1c.weft.v1.CompleteTaskRequest\x1a\x1d.weft.v1.CompleteTaskResponse\x12?\n\x08\x46\x61ilTask\x12\x18.weft.v1.FailTaskRequest\x1a\x19.weft.v1.FailTaskResponse\x12N\n\rHeartbeatTask\x12\x1d.weft.v1.HeartbeatTaskRequest\x1a\x1e.weft.v1.HeartbeatTaskResponse\x12]\n\x12ReportVerification\x12\".weft.v1.ReportVerificationRequest\x1a#.weft.v1.ReportVerificationResponse\x12M\n\x0bListWorkers\x12\x1b.weft.v1.ListWorkersRequest\x1a\x1c.weft.v1.ListWorkersResponse\"\x03\x90\x02\x01\x12S\n\rDescribeQueue\x12\x1d.weft.v1.DescribeQueueRequest\x1a\x1e.weft.v1.DescribeQueueResponse\"\x03\x90\x02\x01\x42-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14weft/v1/worker.proto\x12\x07weft.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x13weft/v1/event.proto\x1a\x14weft/v1/search.proto\"D\n\x14\x41\x63tivityRegistration\x12\x18\n\x04name\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02\x12\x12\n\nverifiable\x18\x02 \x01(\x08\"\x8d\x02\n\x10PollTasksRequest\x12\x1d\n\tworker_id\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02\x12\x38\n\x05queue\x18\x02 \x01(\tB)\xbaH&r$\x18\x80\x01\x32\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$\x12<\n\nactivities\x18\x03 \x03(\x0b\x32\x1d.weft.v1.ActivityRegistrationB\t\xbaH\x06\x92\x01\x03\x10\xe8\x07\x12)\n\rcompensations\x18\x04 \x03(\tB\x12\xbaH\x0f\x92\x01\x0c\x10\xe8\x07\"\x07r\x05\x10\x01\x18\x80\x02\x12\x1b\n\tmax_tasks\x18\x05 \x01(\rB\x08\xbaH\x05*\x03\x18\x80\x02\x12\x1a\n\x07wait_ms\x18\x06 \x01(\rB\t\xbaH\x06*\x04\x18\xe0\xd4\x03\"1\n\x11PollTasksResponse\x12\x1c\n\x05tasks\x18\x01 \x03(\x0b\x32\r.weft.v1.Task\"\xe9\x05\n\x04Task\x12\x12\n\ntask_token\x18\x01 \x01(\t\x12$\n\ttask_type\x18\x02 \x01(\x0e\x32\x11.weft.v1.TaskType\x12\x0f\n\x07task_id\x18\x03 \x01(\t\x12\x0e\n\x06run_id\x18\x04 \x01(\t\x12\x11\n\taction_id\x18\x05 \x01(\t\x12\x10\n\x08\x61\x63tivity\x18\x06 \x01(\t\x12\x14\n\x0coperation_id\x18\x07 \x01(\t\x12%\n\x05input\x18\x08 \x01(\x0b\x32\x16.google.protobuf.Value\x12)\n\trun_input\x18\t \x01(\x0b\x32\x16.google.protobuf.Value\x12<\n\x10upstream_outputs\x18\n \x03(\x0b\x32\".weft.v1.Task.UpstreamOutputsEntry\x12\x17\n\x0fidempotency_key\x18\x0b \x01(\t\x12\x1a\n\x12logical_attempt_id\x18\x0c \x01(\r\x12\x19\n\x11\x65ngine_attempt_id\x18\r \x01(\r\x12,\n\x08\x64\x65\x61\x64line\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1c\n\x14heartbeat_timeout_ms\x18\x0f \x01(\r\x12#\n\x07secrets\x18\x10 \x03(\x0b\x32\x12.weft.v1.SecretRef\x12\x1a\n\x12reconciliation_key\x18\x11 \x01(\t\x12\x11\n\ttenant_id\x18\x12 \x01(\t\x12\x13\n\x0btraceparent\x18\x13 \x01(\t\x12\x31\n\x11heartbeat_details\x18\x14 \x01(\x0b\x32\x16.google.protobuf.Value\x12$\n\x04item\x18\x15 \x01(\x0b\x32\x16.google.protobuf.Value\x12\r\n\x05index\x18\x16 \x01(\r\x1aN\n\x14UpstreamOutputsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12%\n\x05value\x18\x02 \x01(\x0b\x32\x16.google.protobuf.Value:\x02\x38\x01\"\xac\x03\n\x13\x43ompleteTaskRequest\x12\x1e\n\ntask_token\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x08\x12\x1d\n\tworker_id\x18\x02 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02\x12&\n\x06output\x18\x03 \x01(\x0b\x32\x16.google.protobuf.Value\x12\x32\n\tartifacts\x18\x04 \x03(\x0b\x32\x14.weft.v1.ArtifactRefB\t\xbaH\x06\x92\x01\x03\x10\x80\x02\x12$\n\x12reconciliation_key\x18\x05 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x04\x12-\n\nnext_tasks\x18\x06 \x01(\x0b\x32\x19.weft.v1.PollTasksRequest\x12M\n\x11search_attributes\x18\x07 \x03(\x0b\x32\x32.weft.v1.CompleteTaskRequest.SearchAttributesEntry\x1aV\n\x15SearchAttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12,\n\x05value\x18\x02 \x01(\x0b\x32\x1d.weft.v1.SearchAttributeValue:\x02\x38\x01\"G\n\x14\x43ompleteTaskResponse\x12\x11\n\tduplicate\x18\x01 \x01(\x08\x12\x1c\n\x05tasks\x18\x02 \x03(\x0b\x32\r.weft.v1.Task\"\x9f\x02\n\x0f\x46\x61ilTaskRequest\x12\x1e\n\ntask_token\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x08\x12\x1d\n\tworker_id\x18\x02 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02\x12\x32\n\x0b\x65rror_class\x18\x03 \x01(\x0e\x32\x13.weft.v1.ErrorClassB\x08\xbaH\x05\x82\x01\x02\x10\x01\x12\x16\n\x04\x63ode\x18\x04 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\x12\x19\n\x07message\x18\x05 \x01(\tB\x08\xbaH\x05r\x03\x18\x80 \x12\x1c\n\x14side_effect_possible\x18\x06 \x01(\x08\x12$\n\x12reconciliation_key\x18\x07 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x04\x12\"\n\x0eretry_after_ms\x18\x08 \x01(\rB\n\xbaH\x07*\x05\x18\x80\xb8\x99)\"9\n\x10\x46\x61ilTaskResponse\x12\x11\n\tduplicate\x18\x01 \x01(\x08\x12\x12\n\nwill_retry\x18\x02 \x01(\x08\"~\n\x14HeartbeatTaskRequest\x12\x1e\n\ntask_token\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x08\x12\x1d\n\tworker_id\x18\x02 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02\x12\'\n\x07\x64\x65tails\x18\x03 \x01(\x0b\x32\x16.google.protobuf.Value\"_\n\x15HeartbeatTaskResponse\x12\x18\n\x10\x63\x61ncel_requested\x18\x01 \x01(\x08\x12,\n\x08\x64\x65\x61\x64line\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xd1\x01\n\x19ReportVerificationRequest\x12\x1e\n\ntask_token\x18\x01 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x08\x12\x1d\n\tworker_id\x18\x02 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02\x12/\n\x05state\x18\x03 \x01(\x0e\x32\x14.weft.v1.VerifyStateB\n\xbaH\x07\x82\x01\x04\x10\x01 \x00\x12&\n\x06result\x18\x04 \x01(\x0b\x32\x16.google.protobuf.Value\x12\x1c\n\ndiagnostic\x18\x05 \x01(\tB\x08\xbaH\x05r\x03\x18\x80 \"/\n\x1aReportVerificationResponse\x12\x11\n\tduplicate\x18\x01 \x01(\x08\"\x14\n\x12ListWorkersRequest\"@\n\x13ListWorkersResponse\x12)\n\x06queues\x18\x01 \x03(\x0b\x32\x19.weft.v1.QueueDescription\"P\n\x14\x44\x65scribeQueueRequest\x12\x38\n\x05queue\x18\x01 \x01(\tB)\xbaH&r$\x18\x80\x01\x32\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$\"A\n\x15\x44\x65scribeQueueResponse\x12(\n\x05queue\x18\x01 \x01(\x0b\x32\x19.weft.v1.QueueDescription\"\xe8\x01\n\x10QueueDescription\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0f\n\x07\x62\x61\x63klog\x18\x02 \x01(\r\x12\x16\n\x0e\x62\x61\x63klog_capped\x18\x03 \x01(\x08\x12\x33\n\x0foldest_ready_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1b\n\x13oldest_ready_age_ms\x18\x05 \x01(\r\x12 \n\x07pollers\x18\x06 \x03(\x0b\x32\x0f.weft.v1.Poller\x12(\n\tflow_keys\x18\x07 \x03(\x0b\x32\x15.weft.v1.FlowKeyState\"\xc7\x01\n\x0c\x46lowKeyState\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\r\n\x05scope\x18\x02 \x01(\t\x12\x0b\n\x03key\x18\x03 \x01(\t\x12\x0f\n\x07waiting\x18\x04 \x01(\r\x12\x0e\n\x06in_use\x18\x05 \x01(\r\x12\r\n\x05limit\x18\x06 \x01(\r\x12\x0c\n\x04rate\x18\x07 \x01(\t\x12\r\n\x05\x62urst\x18\x08 \x01(\r\x12\x0e\n\x06tokens\x18\t \x01(\r\x12\x30\n\x0cnext_release\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xc1\x01\n\x06Poller\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\x30\n\x0clast_poll_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07polling\x18\x03 \x01(\x08\x12\x17\n\x0fin_flight_tasks\x18\x04 \x01(\r\x12\x12\n\nactivities\x18\x05 \x03(\t\x12\x15\n\rcompensations\x18\x06 \x03(\t\x12\x1d\n\x15verifiable_activities\x18\x07 \x03(\t*o\n\x08TaskType\x12\x19\n\x15TASK_TYPE_UNSPECIFIED\x10\x00\x12\x16\n\x12TASK_TYPE_ACTIVITY\x10\x01\x12\x14\n\x10TASK_TYPE_VERIFY\x10\x02\x12\x1a\n\x16TASK_TYPE_COMPENSATION\x10\x03\x32\xb4\x04\n\rWorkerService\x12\x42\n\tPollTasks\x12\x19.weft.v1.PollTasksRequest\x1a\x1a.weft.v1.PollTasksResponse\x12K\n\x0c\x43ompleteTask\x12\x1c.weft.v1.CompleteTaskRequest\x1a\x1d.weft.v1.CompleteTaskResponse\x12?\n\x08\x46\x61ilTask\x12\x18.weft.v1.FailTaskRequest\x1a\x19.weft.v1.FailTaskResponse\x12N\n\rHeartbeatTask\x12\x1d.weft.v1.HeartbeatTaskRequest\x1a\x1e.weft.v1.HeartbeatTaskResponse\x12]\n\x12ReportVerification\x12\".weft.v1.ReportVerificationRequest\x1a#.weft.v1.ReportVerificationResponse\x12M\n\x0bListWorkers\x12\x1b.weft.v1.ListWorkersRequest\x1a\x1c.weft.v1.ListWorkersResponse\"\x03\x90\x02\x01\x12S\n\rDescribeQueue\x12\x1d.weft.v1.DescribeQueueRequest\x1a\x1e.weft.v1.DescribeQueueResponse\"\x03\x90\x02\x01\x42-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'weft.v1.worker_pb2', globals())
@@ -85,8 +85,8 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _WORKERSERVICE.methods_by_name['ListWorkers']._serialized_options = b'\220\002\001'
   _WORKERSERVICE.methods_by_name['DescribeQueue']._options = None
   _WORKERSERVICE.methods_by_name['DescribeQueue']._serialized_options = b'\220\002\001'
-  _TASKTYPE._serialized_start=3487
-  _TASKTYPE._serialized_end=3598
+  _TASKTYPE._serialized_start=3540
+  _TASKTYPE._serialized_end=3651
   _ACTIVITYREGISTRATION._serialized_start=190
   _ACTIVITYREGISTRATION._serialized_end=258
   _POLLTASKSREQUEST._serialized_start=261
@@ -94,41 +94,41 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _POLLTASKSRESPONSE._serialized_start=532
   _POLLTASKSRESPONSE._serialized_end=581
   _TASK._serialized_start=584
-  _TASK._serialized_end=1276
-  _TASK_UPSTREAMOUTPUTSENTRY._serialized_start=1198
-  _TASK_UPSTREAMOUTPUTSENTRY._serialized_end=1276
-  _COMPLETETASKREQUEST._serialized_start=1279
-  _COMPLETETASKREQUEST._serialized_end=1707
-  _COMPLETETASKREQUEST_SEARCHATTRIBUTESENTRY._serialized_start=1621
-  _COMPLETETASKREQUEST_SEARCHATTRIBUTESENTRY._serialized_end=1707
-  _COMPLETETASKRESPONSE._serialized_start=1709
-  _COMPLETETASKRESPONSE._serialized_end=1780
-  _FAILTASKREQUEST._serialized_start=1783
-  _FAILTASKREQUEST._serialized_end=2070
-  _FAILTASKRESPONSE._serialized_start=2072
-  _FAILTASKRESPONSE._serialized_end=2129
-  _HEARTBEATTASKREQUEST._serialized_start=2131
-  _HEARTBEATTASKREQUEST._serialized_end=2257
-  _HEARTBEATTASKRESPONSE._serialized_start=2259
-  _HEARTBEATTASKRESPONSE._serialized_end=2354
-  _REPORTVERIFICATIONREQUEST._serialized_start=2357
-  _REPORTVERIFICATIONREQUEST._serialized_end=2566
-  _REPORTVERIFICATIONRESPONSE._serialized_start=2568
-  _REPORTVERIFICATIONRESPONSE._serialized_end=2615
-  _LISTWORKERSREQUEST._serialized_start=2617
-  _LISTWORKERSREQUEST._serialized_end=2637
-  _LISTWORKERSRESPONSE._serialized_start=2639
-  _LISTWORKERSRESPONSE._serialized_end=2703
-  _DESCRIBEQUEUEREQUEST._serialized_start=2705
-  _DESCRIBEQUEUEREQUEST._serialized_end=2785
-  _DESCRIBEQUEUERESPONSE._serialized_start=2787
-  _DESCRIBEQUEUERESPONSE._serialized_end=2852
-  _QUEUEDESCRIPTION._serialized_start=2855
-  _QUEUEDESCRIPTION._serialized_end=3087
-  _FLOWKEYSTATE._serialized_start=3090
-  _FLOWKEYSTATE._serialized_end=3289
-  _POLLER._serialized_start=3292
-  _POLLER._serialized_end=3485
-  _WORKERSERVICE._serialized_start=3601
-  _WORKERSERVICE._serialized_end=4165
+  _TASK._serialized_end=1329
+  _TASK_UPSTREAMOUTPUTSENTRY._serialized_start=1251
+  _TASK_UPSTREAMOUTPUTSENTRY._serialized_end=1329
+  _COMPLETETASKREQUEST._serialized_start=1332
+  _COMPLETETASKREQUEST._serialized_end=1760
+  _COMPLETETASKREQUEST_SEARCHATTRIBUTESENTRY._serialized_start=1674
+  _COMPLETETASKREQUEST_SEARCHATTRIBUTESENTRY._serialized_end=1760
+  _COMPLETETASKRESPONSE._serialized_start=1762
+  _COMPLETETASKRESPONSE._serialized_end=1833
+  _FAILTASKREQUEST._serialized_start=1836
+  _FAILTASKREQUEST._serialized_end=2123
+  _FAILTASKRESPONSE._serialized_start=2125
+  _FAILTASKRESPONSE._serialized_end=2182
+  _HEARTBEATTASKREQUEST._serialized_start=2184
+  _HEARTBEATTASKREQUEST._serialized_end=2310
+  _HEARTBEATTASKRESPONSE._serialized_start=2312
+  _HEARTBEATTASKRESPONSE._serialized_end=2407
+  _REPORTVERIFICATIONREQUEST._serialized_start=2410
+  _REPORTVERIFICATIONREQUEST._serialized_end=2619
+  _REPORTVERIFICATIONRESPONSE._serialized_start=2621
+  _REPORTVERIFICATIONRESPONSE._serialized_end=2668
+  _LISTWORKERSREQUEST._serialized_start=2670
+  _LISTWORKERSREQUEST._serialized_end=2690
+  _LISTWORKERSRESPONSE._serialized_start=2692
+  _LISTWORKERSRESPONSE._serialized_end=2756
+  _DESCRIBEQUEUEREQUEST._serialized_start=2758
+  _DESCRIBEQUEUEREQUEST._serialized_end=2838
+  _DESCRIBEQUEUERESPONSE._serialized_start=2840
+  _DESCRIBEQUEUERESPONSE._serialized_end=2905
+  _QUEUEDESCRIPTION._serialized_start=2908
+  _QUEUEDESCRIPTION._serialized_end=3140
+  _FLOWKEYSTATE._serialized_start=3143
+  _FLOWKEYSTATE._serialized_end=3342
+  _POLLER._serialized_start=3345
+  _POLLER._serialized_end=3538
+  _WORKERSERVICE._serialized_start=3654
+  _WORKERSERVICE._serialized_end=4218
 # @@protoc_insertion_point(module_scope)

@@ -228,7 +228,7 @@ class ReportVerificationResponse(_message.Message):
     def __init__(self, duplicate: bool = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ["action_id", "activity", "deadline", "engine_attempt_id", "heartbeat_details", "heartbeat_timeout_ms", "idempotency_key", "input", "logical_attempt_id", "operation_id", "reconciliation_key", "run_id", "run_input", "secrets", "task_id", "task_token", "task_type", "tenant_id", "traceparent", "upstream_outputs"]
+    __slots__ = ["action_id", "activity", "deadline", "engine_attempt_id", "heartbeat_details", "heartbeat_timeout_ms", "idempotency_key", "index", "input", "item", "logical_attempt_id", "operation_id", "reconciliation_key", "run_id", "run_input", "secrets", "task_id", "task_token", "task_type", "tenant_id", "traceparent", "upstream_outputs"]
     class UpstreamOutputsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -243,7 +243,9 @@ class Task(_message.Message):
     HEARTBEAT_DETAILS_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
+    ITEM_FIELD_NUMBER: _ClassVar[int]
     LOGICAL_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     OPERATION_ID_FIELD_NUMBER: _ClassVar[int]
     RECONCILIATION_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -263,7 +265,9 @@ class Task(_message.Message):
     heartbeat_details: _struct_pb2.Value
     heartbeat_timeout_ms: int
     idempotency_key: str
+    index: int
     input: _struct_pb2.Value
+    item: _struct_pb2.Value
     logical_attempt_id: int
     operation_id: str
     reconciliation_key: str
@@ -276,7 +280,7 @@ class Task(_message.Message):
     tenant_id: str
     traceparent: str
     upstream_outputs: _containers.MessageMap[str, _struct_pb2.Value]
-    def __init__(self, task_token: _Optional[str] = ..., task_type: _Optional[_Union[TaskType, str]] = ..., task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., action_id: _Optional[str] = ..., activity: _Optional[str] = ..., operation_id: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., run_input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., upstream_outputs: _Optional[_Mapping[str, _struct_pb2.Value]] = ..., idempotency_key: _Optional[str] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., heartbeat_timeout_ms: _Optional[int] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., reconciliation_key: _Optional[str] = ..., tenant_id: _Optional[str] = ..., traceparent: _Optional[str] = ..., heartbeat_details: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+    def __init__(self, task_token: _Optional[str] = ..., task_type: _Optional[_Union[TaskType, str]] = ..., task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., action_id: _Optional[str] = ..., activity: _Optional[str] = ..., operation_id: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., run_input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., upstream_outputs: _Optional[_Mapping[str, _struct_pb2.Value]] = ..., idempotency_key: _Optional[str] = ..., logical_attempt_id: _Optional[int] = ..., engine_attempt_id: _Optional[int] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., heartbeat_timeout_ms: _Optional[int] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., reconciliation_key: _Optional[str] = ..., tenant_id: _Optional[str] = ..., traceparent: _Optional[str] = ..., heartbeat_details: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., item: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., index: _Optional[int] = ...) -> None: ...
 
 class TaskType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
