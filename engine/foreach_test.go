@@ -398,6 +398,14 @@ func scenarioForEach_OverASubWorkflowStartsOneChildPerItem(t *testing.T, b *bund
 		require.Equal(t, it.ChildRunID, out[i]["from"], "the output is in item order")
 	}
 	require.Equal(t, 3, countEvents(b, run.RunID, runstate.EvChildRunStarted))
+	b.complete(b.poll("act-b"), `null`)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
+	_, err := b.eng.DeleteRun(b.ctx, DeleteRunParams{TenantID: tenant, RunID: run.RunID, Actor: "op"})
+	require.NoError(t, err)
+	for _, kid := range kids {
+		_, err := b.eng.GetRun(b.ctx, GetRunParams{TenantID: tenant, RunID: kid.RunID})
+		require.Equal(t, CodeNotFound, CodeOf(err), "deleting the parent deletes each item's child")
+	}
 }
 
 func scenarioForEach_AnotherStepsFailFastCancelsThePendingItemsAndTheStep(t *testing.T, b *bundle) {

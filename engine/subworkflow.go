@@ -453,10 +453,9 @@ func deleteChildren(ctx context.Context, e *Engine, parent *record.Run, p Delete
 		return err // the parent's own decision refuses a run that has not finished
 	}
 	var children []string
-	for i := range parent.Definition.Actions {
-		a := &parent.Definition.Actions[i]
-		st := state.Step(a.ID)
-		if a.Workflow == nil || st == nil {
+	for _, st := range state.Steps {
+		a := parent.Definition.Action(st.ActionID) // a fan-out's item too: one child per item (docs/semantics.md#for-each)
+		if a == nil || a.Workflow == nil || a.ForEach != "" {
 			continue
 		}
 		for logical := 1; logical <= st.LogicalAttempt; logical++ {

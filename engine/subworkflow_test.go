@@ -19,18 +19,19 @@ import (
 // store backend, with the others (TestScenarios).
 func init() {
 	for name, s := range map[string]func(*testing.T, *bundle){
-		"SubWorkflow_TheStepStartsOneChildAndFinishesWithItsResult":        scenarioSubWorkflow_TheStepStartsOneChildAndFinishesWithItsResult,
-		"SubWorkflow_AFailedChildFailsTheStepWithItsClassAndNamesTheChild": scenarioSubWorkflow_AFailedChildFailsTheStepWithItsClassAndNamesTheChild,
-		"SubWorkflow_AStartFiredAgainAfterACrashFindsTheSameChild":         scenarioSubWorkflow_AStartFiredAgainAfterACrashFindsTheSameChild,
-		"SubWorkflow_ARetryOfTheStepStartsANewChild":                       scenarioSubWorkflow_ARetryOfTheStepStartsANewChild,
-		"SubWorkflow_CancellingTheParentCancelsItsChildUnlessAbandoned":    scenarioSubWorkflow_CancellingTheParentCancelsItsChildUnlessAbandoned,
-		"SubWorkflow_PausingAndResumingTheParentPausesAndResumesItsChild":  scenarioSubWorkflow_PausingAndResumingTheParentPausesAndResumesItsChild,
-		"SubWorkflow_AChildPastTheDepthCapFailsTheStep":                    scenarioSubWorkflow_AChildPastTheDepthCapFailsTheStep,
-		"SubWorkflow_APlanReferenceIsPinnedAtSubmitAndAMissingOneRefused":  scenarioSubWorkflow_APlanReferenceIsPinnedAtSubmitAndAMissingOneRefused,
-		"SubWorkflow_AFailFastParentStopsWaitingAndCancelsItsRunningChild": scenarioSubWorkflow_AFailFastParentStopsWaitingAndCancelsItsRunningChild,
-		"SubWorkflow_TheChildsInputExpressionsAreEvaluatedOnceAtDispatch":  scenarioSubWorkflow_TheChildsInputExpressionsAreEvaluatedOnceAtDispatch,
-		"SubWorkflow_DeletingTheParentDeletesItsChildrenOnceTheyHaveEnded": scenarioSubWorkflow_DeletingTheParentDeletesItsChildrenOnceTheyHaveEnded,
-		"SubWorkflow_AChildStartedWhileItsParentIsPausedIsPausedToo":       scenarioSubWorkflow_AChildStartedWhileItsParentIsPausedIsPausedToo,
+		"SubWorkflow_TheStepStartsOneChildAndFinishesWithItsResult":                     scenarioSubWorkflow_TheStepStartsOneChildAndFinishesWithItsResult,
+		"SubWorkflow_AFailedChildFailsTheStepWithItsClassAndNamesTheChild":              scenarioSubWorkflow_AFailedChildFailsTheStepWithItsClassAndNamesTheChild,
+		"SubWorkflow_AStartFiredAgainAfterACrashFindsTheSameChild":                      scenarioSubWorkflow_AStartFiredAgainAfterACrashFindsTheSameChild,
+		"SubWorkflow_ARetryOfTheStepStartsANewChild":                                    scenarioSubWorkflow_ARetryOfTheStepStartsANewChild,
+		"SubWorkflow_CancellingTheParentCancelsItsChildUnlessAbandoned":                 scenarioSubWorkflow_CancellingTheParentCancelsItsChildUnlessAbandoned,
+		"SubWorkflow_PausingAndResumingTheParentPausesAndResumesItsChild":               scenarioSubWorkflow_PausingAndResumingTheParentPausesAndResumesItsChild,
+		"SubWorkflow_AChildPastTheDepthCapFailsTheStep":                                 scenarioSubWorkflow_AChildPastTheDepthCapFailsTheStep,
+		"SubWorkflow_APlanReferenceIsPinnedAtSubmitAndAMissingOneRefused":               scenarioSubWorkflow_APlanReferenceIsPinnedAtSubmitAndAMissingOneRefused,
+		"SubWorkflow_AFailFastParentStopsWaitingAndCancelsItsRunningChild":              scenarioSubWorkflow_AFailFastParentStopsWaitingAndCancelsItsRunningChild,
+		"SubWorkflow_TheChildsInputExpressionsAreEvaluatedOnceAtDispatch":               scenarioSubWorkflow_TheChildsInputExpressionsAreEvaluatedOnceAtDispatch,
+		"SubWorkflow_DeletingTheParentDeletesItsChildrenOnceTheyHaveEnded":              scenarioSubWorkflow_DeletingTheParentDeletesItsChildrenOnceTheyHaveEnded,
+		"SubWorkflow_AChildStartedWhileItsParentIsPausedIsPausedToo":                    scenarioSubWorkflow_AChildStartedWhileItsParentIsPausedIsPausedToo,
+		"SubWorkflow_AFailedChildWithRetriesLeftStartsANewChildUnderANewLogicalAttempt": scenarioSubWorkflow_AFailedChildWithRetriesLeftStartsANewChildUnderANewLogicalAttempt,
 	} {
 		scenarios[name] = s
 	}
@@ -123,7 +124,8 @@ func scenarioSubWorkflow_AFailedChildFailsTheStepWithItsClassAndNamesTheChild(t 
 	require.Equal(t, runstate.StepFailed, st.Status)
 	require.Equal(t, definition.ErrorValidation, st.Error.Class, "the child's class is carried over")
 	require.Equal(t, "child run "+childID+" failed at step c1: boom", st.Error.Message)
-	require.Empty(t, st.Attempts, "a sub-workflow step has no worker attempts")
+	require.Len(t, st.Attempts, 1, "the child is the step's attempt")
+	require.Equal(t, definition.ErrorValidation, st.Attempts[0].Error.Class, "a validation failure is not retried")
 	b.tick()
 	require.Equal(t, 1, countEvents(b, run.RunID, runstate.EvStepFailed), "the child's end reaches the parent once")
 }
@@ -451,4 +453,42 @@ func driveChildCrash(t *testing.T, backend crashBackend, killAt int, die bool) c
 		require.Equal(t, 1, counts[typ], "%s of the sub-workflow step (crash point %d)", typ, killAt)
 	}
 	return crashOutcome{commits: total + ks.commits, fired: ks.fired}
+}
+
+func scenarioSubWorkflow_AFailedChildWithRetriesLeftStartsANewChildUnderANewLogicalAttempt(t *testing.T, b *bundle) {
+	child := inlineChild()
+	child.Actions[0].Retry.MaxAttempts = 1
+	def := withChild(child, `{}`)
+	def.Actions[1].Retry = definition.RetryPolicy{MaxAttempts: 3, Strategy: definition.BackoffConstant, InitialBackoff: definition.Ms(2000)}
+	run := b.submit(def)
+	b.complete(b.poll("act-a"), `1`)
+	b.tick()
+	first := b.run(run.RunID).Step("child").ChildRunID
+	b.fail(b.poll("act-c1"), definition.ErrorTransient)
+	b.tick() // the child's end reaches the parent: an attempt, and a retry after the backoff
+	st := b.run(run.RunID).Step("child")
+	require.Equal(t, runstate.StepRunning, st.Status, "waiting for its retry")
+	require.Len(t, st.Attempts, 1)
+	require.Equal(t, definition.ErrorTransient, st.Attempts[0].Error.Class)
+	require.False(t, st.NextAttemptAt.IsZero())
+	b.tick()
+	require.Len(t, b.childrenOf(run.RunID), 1, "no new child before the backoff")
+	b.clock.Advance(2 * time.Second)
+	b.tick()
+	b.tick()
+	st = b.run(run.RunID).Step("child")
+	require.Equal(t, 2, st.LogicalAttempt, "a new logical attempt")
+	second := st.ChildRunID
+	require.NotEmpty(t, second)
+	require.NotEqual(t, first, second, "a new child")
+	require.Equal(t, decide.ChildRequestID(run.RunID, "child", 2), b.run(second).RunRequestID)
+	b.complete(b.poll("act-c1"), `{"ok":true}`)
+	b.tick()
+	snap := b.run(run.RunID)
+	require.Equal(t, runstate.StepSucceeded, snap.Step("child").Status)
+	require.JSONEq(t, `{"ok":true}`, string(snap.Step("child").Output))
+	require.Len(t, b.childrenOf(run.RunID), 2, "one child per logical attempt")
+	require.Equal(t, 2, countEvents(b, run.RunID, runstate.EvChildRunStarted))
+	b.complete(b.poll("act-b"), `2`)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }

@@ -44,6 +44,13 @@ type ActivityInfo struct {
 	// engine attempt of this logical attempt sent (nil: none); see
 	// [HeartbeatDetails] (docs/semantics.md#heartbeat-details).
 	HeartbeatDetails json.RawMessage
+	// Item and Index, for an item of a fan-out (docs/semantics.md#for-each),
+	// are the list's element the item runs with (JSON) and its position from
+	// 0; ActionID is then the step's id and [Index]. Item is nil, and IsItem
+	// false, for any other task.
+	Item   json.RawMessage
+	Index  int
+	IsItem bool
 }
 
 type infoKey struct{}

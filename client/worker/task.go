@@ -85,6 +85,9 @@ func (w *Worker) activityContext(ctx context.Context, t *weftv1.Task) (context.C
 	if t.GetHeartbeatDetails() != nil {
 		info.HeartbeatDetails = jsonOf(t.GetHeartbeatDetails())
 	}
+	if t.GetItem() != nil { // a fan-out's item (docs/semantics.md#for-each)
+		info.Item, info.Index, info.IsItem = jsonOf(t.GetItem()), int(t.GetIndex()), true
+	}
 	if len(t.GetUpstreamOutputs()) > 0 {
 		info.UpstreamOutputs = make(map[string]json.RawMessage, len(t.GetUpstreamOutputs()))
 		for id, v := range t.GetUpstreamOutputs() {

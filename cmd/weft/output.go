@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -126,16 +128,60 @@ func printRun(w io.Writer, run *weftv1.Run, notes ...string) {
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPT\tDETAIL")
-	for _, s := range run.GetSteps() {
+	for _, s := range stepsInOrder(run.GetSteps()) {
 		fmt.Fprintf(tw, "%s\t%s\t%d.%d\t%s\n", s.GetActionId(), enumName(s.GetStatus().String(), "STEP_STATUS_"),
 			s.GetLogicalAttemptId(), s.GetEngineAttemptId(), stepDetail(s))
 	}
 	_ = tw.Flush()
 }
 
+// stepsInOrder answers a run's steps with each fan-out's items right
+// after their forEach step, in index order (docs/semantics.md#for-each).
+func stepsInOrder(steps []*weftv1.Step) []*weftv1.Step {
+	items := map[string][]*weftv1.Step{}
+	for _, s := range steps {
+		if p := s.GetParentStep(); p != "" {
+			items[p] = append(items[p], s)
+		}
+	}
+	if len(items) == 0 {
+		return steps
+	}
+	out := make([]*weftv1.Step, 0, len(steps))
+	for _, s := range steps {
+		if s.GetParentStep() != "" {
+			continue
+		}
+		out = append(out, s)
+		its := items[s.GetActionId()]
+		slices.SortFunc(its, func(a, b *weftv1.Step) int { return cmp.Compare(a.GetItemIndex(), b.GetItemIndex()) })
+		out = append(out, its...)
+	}
+	return out
+}
+
+// fanOutText says how a forEach step's items stand.
+func fanOutText(f *weftv1.FanOutProgress) string {
+	s := fmt.Sprintf("fan-out: %d/%d succeeded, %d in flight (at most %d), %d pending", f.GetSucceeded(), f.GetItems(),
+		f.GetInFlight(), f.GetMaxConcurrency(), f.GetPending())
+	if n := f.GetFailed(); n > 0 {
+		s += fmt.Sprintf(", %d failed", n)
+	}
+	if n := f.GetCancelled(); n > 0 {
+		s += fmt.Sprintf(", %d cancelled", n)
+	}
+	return s
+}
+
 // stepDetail is the one thing a person most needs to know about a step.
 func stepDetail(s *weftv1.Step) string {
 	var parts []string
+	if f := s.GetFanOut(); f != nil {
+		parts = append(parts, fanOutText(f))
+	}
+	if p := s.GetParentStep(); p != "" {
+		parts = append(parts, fmt.Sprintf("item %d of %s", s.GetItemIndex(), p))
+	}
 	if c := s.GetChildRunId(); c != "" {
 		parts = append(parts, "child run "+c)
 	}
@@ -278,6 +324,8 @@ func eventDetail(ev *weftv1.Event) string {
 		return "child run " + p.ChildRunEnded.GetChildRunId() + " " + enumName(p.ChildRunEnded.GetStatus().String(), "RUN_STATUS_")
 	case *weftv1.Event_StepSleeping:
 		return "sleeping until " + when(p.StepSleeping.GetWakeAt())
+	case *weftv1.Event_StepFannedOut:
+		return fmt.Sprintf("fanned out over %d items, at most %d at once", p.StepFannedOut.GetItemCount(), p.StepFannedOut.GetMaxConcurrency())
 	case *weftv1.Event_StepIterated:
 		return fmt.Sprintf("iteration %d done; next is logical attempt %d", p.StepIterated.GetIteration(), p.StepIterated.GetNewLogicalAttemptId())
 	case *weftv1.Event_StepCancelled:

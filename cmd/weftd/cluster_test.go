@@ -54,6 +54,24 @@ func TestOptions_ScheduleToStartTimeoutDefaultsToFiveMinutesAndZeroMeansNone(t *
 	}
 }
 
+func TestOptions_MaxFanOutDefaultsToAThousandAndIsBounded(t *testing.T) {
+	t.Parallel()
+	none := func(string) string { return "" }
+	opts, err := parseOptions(nil, none, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 1000, opts.maxFanOut)
+	opts, err = parseOptions(nil, func(k string) string { return map[string]string{"WEFT_MAX_FAN_OUT": "5000"}[k] }, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 5000, opts.maxFanOut)
+	opts, err = parseOptions([]string{"--max-fan-out", "100000"}, none, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 100000, opts.maxFanOut)
+	for _, bad := range []string{"0", "100001", "many"} {
+		_, err = parseOptions([]string{"--max-fan-out", bad}, none, io.Discard)
+		require.ErrorContains(t, err, `max fan-out must be a whole number from 1 to 100000, got "`+bad+`"`)
+	}
+}
+
 func TestOptions_MaxWorkflowDepthDefaultsToEightAndIsBounded(t *testing.T) {
 	t.Parallel()
 	none := func(string) string { return "" }

@@ -57,6 +57,8 @@
 //	                                (default 5m; 0: no bound; docs/semantics.md#schedule-to-start)
 //	--max-workflow-depth WEFT_MAX_WORKFLOW_DEPTH  how deeply runs nest through sub-workflow
 //	                                steps (default 8; docs/semantics.md#sub-workflows)
+//	--max-fan-out WEFT_MAX_FAN_OUT  the longest list a forEach step fans out over
+//	                                (default 1000, at most 100000; docs/semantics.md#for-each)
 //	--bus         WEFT_BUS          where run events are exported: "none", "memory" or a redis://
 //	                                URL (default: none on Pebble, Redis on a SQL store)
 //	--debug-addr  WEFT_DEBUG_ADDR   serve Go's /debug/pprof profiles on this loopback
@@ -138,6 +140,8 @@ type options struct {
 	scheduleToStart time.Duration
 	// maxWorkflowDepth caps how deeply runs nest (engine.Config.MaxWorkflowDepth).
 	maxWorkflowDepth int
+	// maxFanOut caps a forEach list's length (engine.Config.MaxFanOut).
+	maxFanOut int
 	// gcHeapFloor is the heap the collector lets weftd reach however little
 	// of it is live (bytes; 0: none; gc.go).
 	gcHeapFloor uint64
@@ -189,6 +193,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		"how long a task may wait for a worker when its action sets none (0: no bound)")
 	depthText := fs.String("max-workflow-depth", envOr(getenv, "WEFT_MAX_WORKFLOW_DEPTH", strconv.Itoa(engine.DefaultMaxWorkflowDepth)),
 		"how deeply runs nest through sub-workflow steps")
+	fanOutText := fs.String("max-fan-out", envOr(getenv, "WEFT_MAX_FAN_OUT", strconv.Itoa(definition.DefaultMaxFanOut)),
+		"the longest list a forEach step fans out over")
 	leaseTTLText := fs.String("lease-ttl", envOr(getenv, "WEFT_LEASE_TTL", engine.DefaultLeaseTTL.String()), "run lease TTL, e.g. 10s")
 	retentionText := fs.String("retention", envOr(getenv, "WEFT_RETENTION", "30d"), `how long a finished run is kept, e.g. 720h or 30d ("0": until deleted)`)
 	gcFloorText := fs.String("gc-heap-floor-mib", envOr(getenv, "WEFT_GC_HEAP_FLOOR_MIB", strconv.Itoa(defaultGCHeapFloorMiB)),
@@ -256,6 +262,10 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if err != nil || depth < 1 || depth > maxWorkflowDepth {
 		return options{}, fmt.Errorf("max workflow depth must be a whole number from 1 to %d, got %q", maxWorkflowDepth, *depthText)
 	}
+	fanOut, err := strconv.Atoi(*fanOutText)
+	if err != nil || fanOut < 1 || fanOut > definition.MaxFanOutLimit {
+		return options{}, fmt.Errorf("max fan-out must be a whole number from 1 to %d, got %q", definition.MaxFanOutLimit, *fanOutText)
+	}
 	if err := checkDebugAddr(*debugAddr); err != nil {
 		return options{}, err
 	}
@@ -291,7 +301,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		cluster: clusterOptions{ownership: *ownership, redis: *redisURL, leaseTTL: leaseTTL, wakeChannel: *wakeChannel, redisPrefix: *redisPrefix},
 		limits:  engine.Limits{PerTenant: perTenant, PerDefinition: perPlan}, backpressure: definition.BackpressureMode(*backpressure), bus: *bus,
 		debugAddr: *debugAddr, retention: retention, scheduleToStart: scheduleToStart, gcHeapFloor: gcHeapFloor, tracing: tracing,
-		maxWorkflowDepth: depth, tls: tlsOptions, oidc: oidcOptions, audit: auditOptions}, nil
+		maxWorkflowDepth: depth, maxFanOut: fanOut, tls: tlsOptions, oidc: oidcOptions, audit: auditOptions}, nil
 }
 
 // maxWorkflowDepth is the largest --max-workflow-depth.
@@ -413,7 +423,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	eng, err := engine.New(engine.Config{Store: st, Logger: engLogger,
 		Ownership: cl.mode, Leases: leases, Notifier: cl.notifier(), LeaseTTL: opts.cluster.leaseTTL, Owner: engineOwner(),
 		Limits: opts.limits, Backpressure: opts.backpressure, Outbox: exp.outbox, OutboxCache: exp.cache, Alerts: alerts, Retention: opts.retention,
-		ScheduleToStartTimeout: opts.scheduleToStart, Observer: engineObserver(observer), MaxWorkflowDepth: opts.maxWorkflowDepth})
+		ScheduleToStartTimeout: opts.scheduleToStart, Observer: engineObserver(observer), MaxWorkflowDepth: opts.maxWorkflowDepth,
+		MaxFanOut: opts.maxFanOut})
 	if err != nil {
 		return err
 	}

@@ -402,3 +402,28 @@ def test_a_lost_completion_answer_does_not_strand_the_next_task_eager_dispatch_c
     assert proxy.seen >= 2, "the completion was not retried"
     second = step(done, "second")
     assert [x.outcome for x in second.attempts] == [run_pb2.ATTEMPT_OUTCOME_SUCCEEDED]
+
+
+def test_an_activity_run_for_an_item_of_a_fan_out_reads_its_item_and_index_from_its_info(weftd, client):
+    a = unique("fan")
+    seen = {}
+
+    def register(w: Worker) -> None:
+        @w.activity(a)
+        async def ship(_, ctx: ActivityContext):
+            seen[ctx.info.action_id] = (ctx.info.item, ctx.info.index, ctx.info.is_item)
+            return ctx.info.index * 10
+
+    w = ThreadWorker(weftd.url, register)
+    try:
+        run = client.submit_and_await(plan({"id": "first", "activity": a},
+                                           {"id": "lines", "activity": a, "for_each": '["a", {"sku": "b"}]',
+                                            "max_concurrency": 1}), timeout=60)
+    finally:
+        w.stop()
+    assert run.status == run_pb2.RUN_STATUS_COMPLETED, run.message
+    assert seen["first"] == (None, 0, False)
+    assert seen["lines[0]"] == ("a", 0, True)
+    assert seen["lines[1]"] == ({"sku": "b"}, 1, True)
+    assert step(run, "lines[1]").parent_step == "lines"
+    assert weft.from_value(step(run, "lines").output) == [0, 10]

@@ -48,7 +48,8 @@ export class DefinitionError extends Error {
  *   `spec.requiresApproval`, `spec.maxConcurrentRuns`, `spec.backpressure`,
  *   `spec.steps` (`name`, `activity`, `dependsOn`, `input`, `timeout`,
  *   `heartbeatTimeout`, `scheduleToStartTimeout`, `retryPolicy`, `onFailure`, `manual`, `manualTimeout`,
- *   `waitForSignal`, `secrets`, `queue`, `when`, `repeat`, `sleep`, `sleepUntil`) and
+ *   `waitForSignal`, `secrets`, `queue`, `when`, `repeat`, `sleep`, `sleepUntil`, `forEach`,
+ *   `maxConcurrency`) and
  *   `spec.compensation`; its steps
  *   form a DAG, and a key the shape does not have is refused;
  * - the API's JSON form of weft.v1.WorkflowDefinition (a document with
@@ -104,7 +105,7 @@ const metadataKeys = ["name", "version", "displayName"];
 const specKeys = ["timeout", "steps", "compensation", "requiresApproval", "maxConcurrentRuns", "backpressure"];
 const stepKeys = ["name", "id", "activity", "agent", "queue", "dependsOn", "onFailure", "timeout",
   "heartbeatTimeout", "scheduleToStartTimeout", "retryPolicy", "input", "manual", "manualTimeout", "waitForSignal", "secrets",
-  "when", "repeat", "sleep", "sleepUntil"];
+  "when", "repeat", "sleep", "sleepUntil", "forEach", "maxConcurrency"];
 const repeatKeys = ["until", "maxIterations"];
 const retryKeys = ["maxRetries", "maxAttempts", "backoff", "initialDelay", "maxDelay", "multiplier", "backoffMultiplier", "retryableErrors"];
 const signalWaitKeys = ["name", "signal", "timeout"];
@@ -311,6 +312,14 @@ class Loader {
     }
     if (get(s, "sleep") !== undefined) a.sleepMs = this.duration(get(s, "sleep"), `${path}.sleep`);
     if (get(s, "sleepUntil") !== undefined) a.sleepUntil = this.str(get(s, "sleepUntil"), `${path}.sleepUntil`);
+    // A fan-out over a CEL list, checked by weftd (docs/semantics.md#for-each).
+    if (get(s, "forEach") !== undefined) a.forEach = this.str(get(s, "forEach"), `${path}.forEach`);
+    const mc = get(s, "maxConcurrency");
+    if (mc !== undefined) {
+      const n = this.integer(mc, `${path}.maxConcurrency`);
+      if (n !== undefined && n < 1) this.fail(`${path}.maxConcurrency`, "for_each.max_concurrency_range", "maxConcurrency must be at least 1");
+      else if (n !== undefined) a.maxConcurrency = n;
+    }
     const sleeps = a.sleepMs !== undefined || a.sleepUntil !== "";
     if (!a.activity && !a.waitForSignal && a.completionMode !== CompletionMode.MANUAL && !sleeps) a.activity = a.id;
     return a;

@@ -106,6 +106,23 @@ spec:
     (e: DefinitionError) => e.violations.some((v) => v.field === "spec.steps[0].repeat.untill"));
 });
 
+test("forEach and maxConcurrency read into the definition; maxConcurrency below 1 is refused at its path", () => {
+  const d = parseDefinition(`
+metadata: {name: p}
+spec:
+  steps:
+    - name: ship
+      forEach: \${{ input.lines }}
+      maxConcurrency: 3
+      input: {sku: '\${{ item.sku }}', at: '\${{ index }}'}
+`);
+  assert.equal(d.actions[0].forEach, "${{ input.lines }}");
+  assert.equal(d.actions[0].maxConcurrency, 3);
+  assert.equal(d.actions[0].activity, "ship");
+  assert.throws(() => parseDefinition("metadata: {name: p}\nspec:\n  steps:\n    - name: a\n      forEach: '[1]'\n      maxConcurrency: 0\n"),
+    (e: DefinitionError) => e.violations.some((v) => v.field === "spec.steps[0].maxConcurrency"));
+});
+
 test("top-level x- keys, keys holding anchors, apiVersion and kind are accepted and ignored", () => {
   const d = parseDefinition(`
 apiVersion: weft/v1

@@ -410,3 +410,33 @@ test("SIGTERM drains: the worker process finishes its in-flight task, reports it
     child.proc.kill("SIGKILL");
   }
 });
+
+test("an activity run for an item of a fan-out reads its item and index from ctx.info (docs/semantics.md#for-each)", async () => {
+  const a = unique("fan");
+  const seen: Record<string, { item: unknown; index: number; isItem: boolean }> = {};
+  const { stop } = startWorker((w) =>
+    w.activity(a, (_input: unknown, ctx) => {
+      seen[ctx.info.actionId] = { item: ctx.info.item, index: ctx.info.index, isItem: ctx.info.isItem };
+      return ctx.info.index * 10;
+    }),
+  );
+  try {
+    const { run } = await weft.submit({
+      planId: "ts-fan",
+      planVersion: "1",
+      actions: [
+        { id: "first", order: 1, activity: a },
+        { id: "lines", order: 2, activity: a, forEach: `["a", {"sku": "b"}]`, maxConcurrency: 1 },
+      ],
+    });
+    const done = await weft.awaitRun(run.runId, { timeoutMs: 30000 });
+    assert.equal(done.status, RunStatus.COMPLETED);
+    assert.deepEqual(seen["first"], { item: undefined, index: 0, isItem: false });
+    assert.deepEqual(seen["lines[0]"], { item: "a", index: 0, isItem: true });
+    assert.deepEqual(seen["lines[1]"], { item: { sku: "b" }, index: 1, isItem: true });
+    assert.equal(step(done, "lines[1]").parentStep, "lines");
+    assert.equal(step(done, "lines").fanOut?.succeeded, 2);
+  } finally {
+    await stop();
+  }
+});

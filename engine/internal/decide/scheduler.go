@@ -278,6 +278,12 @@ func (c *core) dispatchDueRetries() error {
 		waiting := st.Status == runstate.StepRunning || st.Status == runstate.StepScheduled
 		if waiting && st.TaskID == "" && !st.NextAttemptAt.IsZero() && !st.NextAttemptAt.After(c.now) {
 			a := c.run.action(st.ActionID)
+			if a.Workflow != nil { // a failed child's retry: a new child (docs/semantics.md#sub-workflows)
+				if err := c.retryChildNow(a, st); err != nil {
+					return err
+				}
+				continue
+			}
 			if rec, ok := c.reconOf(st); ok && needsVerify(rec.Status) {
 				c.scheduleVerify(a, st) // a side effect may exist: ask before dispatching again
 				continue

@@ -3,6 +3,7 @@ package decide
 import (
 	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -61,6 +62,7 @@ func (c *core) openChild(a *definition.Action, st *runstate.StepState) error {
 		return err
 	}
 	startIteration(a, st)
+	st.EngineAttempt++ // the how-manieth child since the step became ready: its retry policy's attempt
 	st.ScheduledAt, st.ChildRunID, st.Input = c.now, "", nil
 	if !sameBytes(in, a.Workflow.Input) {
 		st.Input = in
@@ -155,12 +157,48 @@ func (d *Decision) ChildEnded(e ChildEnd) error {
 	case e.Status == runstate.RunCompleted && !e.Gone:
 		err = c.succeedStep(st, e.Result, nil, "child:"+e.ChildRunID)
 	default:
-		err = c.failStep(a, st, childError(e))
+		if stepErr := childError(e); !c.retryChild(a, st, stepErr) {
+			err = c.failStep(a, st, stepErr)
+		}
 	}
 	if err != nil {
 		return err
 	}
 	return c.advance()
+}
+
+// retryChild records a failed child as an attempt of its sub-workflow step
+// and answers whether the step's retry policy runs it again: then, after
+// the policy's backoff, a new logical attempt starts a new child
+// (retryChildNow); else the step fails.
+func (c *core) retryChild(a *definition.Action, st *runstate.StepState, stepErr *runstate.StepError) bool {
+	stepErr.Class = definition.NormalizeClass(stepErr.Class)
+	stepErr.Retryable = a.Retry.Retryable(stepErr.Class)
+	n := max(st.EngineAttempt, 1)
+	retry := c.state.Failing == "" && runLive(c.state) && a.Retry.ShouldRetry(n, stepErr.Class)
+	if retry {
+		st.NextAttemptAt, st.Error = c.now.Add(a.Retry.Backoff(n)), stepErr
+	}
+	st.EngineAttempt = n
+	c.recordAttempt(st, Attempt{Outcome: runstate.AttemptFailed, Err: stepErr}, retry)
+	if retry {
+		c.rec.SetTimer(Timer{Kind: TimerBackoff, Ref: st.ActionID, Due: st.NextAttemptAt})
+		c.rec.Changed()
+	}
+	return retry
+}
+
+// retryChildNow starts the retry of a sub-workflow step whose backoff has
+// passed: a new logical attempt (StepRetried), dispatched as a new child.
+func (c *core) retryChildNow(a *definition.Action, st *runstate.StepState) error {
+	if err := c.rec.MoveStep(st, runstate.StepPending); err != nil {
+		return err
+	}
+	st.LogicalAttempt++
+	st.NextAttemptAt, st.Error, st.ChildRunID = time.Time{}, nil, ""
+	c.rec.Emit(runstate.EvStepRetried, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Status: string(runstate.StepPending),
+		NewLogicalAttempt: st.LogicalAttempt})
+	return c.openChild(a, st)
 }
 
 // childError is the step's error for a child that did not complete.

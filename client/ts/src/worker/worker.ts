@@ -123,6 +123,16 @@ export interface ActivityInfo {
    * resume (docs/semantics.md#heartbeat-details).
    */
   readonly heartbeatDetails: JsonValue | undefined;
+  /**
+   * For an item of a fan-out (docs/semantics.md#for-each): the list's
+   * element the item runs with, as JSON (undefined for any other task);
+   * `actionId` is then the step's id and `[index]`.
+   */
+  readonly item: JsonValue | undefined;
+  /** For an item of a fan-out: its position in the list, from 0. */
+  readonly index: number;
+  /** Whether the task is an item of a fan-out. */
+  readonly isItem: boolean;
 }
 
 /** The second argument of every activity, compensation and verify function. */
@@ -550,6 +560,9 @@ export class Worker {
       workerId: this.opts.workerId,
       traceparent: t.traceparent,
       heartbeatDetails: t.heartbeatDetails ? fromValue(t.heartbeatDetails) : undefined,
+      item: t.item ? fromValue(t.item) : undefined,
+      index: t.index,
+      isItem: t.item !== undefined,
     });
   }
 

@@ -80,6 +80,12 @@ class ActivityInfo:
     #: worker sends it on the task's reports and heartbeats, so weftd's spans
     #: of them join the trace (docs/observability.md).
     traceparent: str = ""
+    #: For an item of a fan-out (docs/semantics.md#for-each): the list's
+    #: element the item runs with, as JSON (None for any other task), and its
+    #: position from 0; ``action_id`` is then the step's id and ``[index]``.
+    item: Any = None
+    index: int = 0
+    is_item: bool = False
 
 
 @dataclass
@@ -480,6 +486,9 @@ class Worker:
             worker_id=self.worker_id,
             heartbeat_details=values.from_value_field(t, "heartbeat_details"),
             traceparent=t.traceparent,
+            item=values.from_value_field(t, "item"),
+            index=t.index,
+            is_item=t.HasField("item"),
         )
 
     async def _handle(self, t: worker_pb2.Task) -> list:
