@@ -167,6 +167,7 @@ func startChild(ctx context.Context, e *Engine, parent *record.Run, a *definitio
 	def, err := childDefinition(ctx, e, parent.TenantID, a.Workflow)
 	if err == nil {
 		p.Definition = def
+		p.Priority = childPriority(parent, &def)
 		var res *SubmitResult
 		if res, err = submit(ctx, e, p); err == nil {
 			return res.Run.RunID, nil, nil
