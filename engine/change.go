@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/weft-dev/weft/engine/definition"
-	"github.com/weft-dev/weft/engine/internal/admission"
 	"github.com/weft-dev/weft/engine/internal/cache"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
@@ -88,6 +87,10 @@ type change struct {
 	// (ruled).
 	decision decide.Decision
 	ruled    bool
+	// preempt: the decision left the run QUEUED with its concurrency key
+	// full under strategy cancelInProgress; the run-queue reconciler
+	// cancels the key's oldest started run (runconcurrency.go).
+	preempt bool
 	// flowWakes are the queues whose flow-control slots the decision gave
 	// back: their polls are woken.
 	flowWakes []string
@@ -280,7 +283,7 @@ func (c *change) transition(to runstate.RunStatus) error {
 		return fault.Broken(fault.IllegalTransition(decide.RunMove(c.run.RunID, from, to)))
 	}
 	if from == runstate.RunQueued && !c.state.QueuedAt.IsZero() {
-		c.del(admission.QueuedKey(c.state.QueuedAt, c.run.RunID))
+		dequeueKeyed(c, c.run, c.state)
 		c.state.QueuedAt = time.Time{}
 	}
 	if to.Terminal() {
@@ -508,9 +511,9 @@ func (r ruleRecorder) RecordRecon(a *definition.Action, st *runstate.StepState, 
 
 func (r ruleRecorder) TakeSlots() { r.c.takeSlots() }
 
-func (r ruleRecorder) Enqueue() {
-	r.c.ops = append(r.c.ops, store.Put(admission.QueuedKey(r.c.state.QueuedAt, r.c.run.RunID), []byte(r.c.run.RunID)))
-}
+func (r ruleRecorder) Enqueue() { enqueueKeyed(r.c) }
+
+func (r ruleRecorder) Preempt() { r.c.preempt = true }
 
 // Alert raises an alert when, and only if, the decision commits.
 func (r ruleRecorder) Alert(name string, attrs ...slog.Attr) {

@@ -41,18 +41,22 @@ func prepare(ctx context.Context, e *Engine, run *record.Run, state *runstate.St
 		return p, nil
 	}
 	p.rules.Slots = decide.SlotsFree
-	limits := e.cfg.limitsOf(run)
-	if len(limits) == 0 {
-		return p, nil
+	if limits := e.cfg.limitsOf(run); len(limits) > 0 {
+		keys, full, err := admission.FreeSlots(ctx, e.store, limits)
+		switch {
+		case err != nil:
+			return p, fmt.Errorf("read the concurrency slots of run %s: %w", run.RunID, err)
+		case full != nil:
+			p.rules.Slots = decide.SlotsFull
+		}
+		p.freeSlots = keys
 	}
-	keys, full, err := admission.FreeSlots(ctx, e.store, limits)
-	switch {
-	case err != nil:
-		return p, fmt.Errorf("read the concurrency slots of run %s: %w", run.RunID, err)
-	case full != nil:
+	if err := prepareKey(ctx, e, run, state, &p); err != nil {
+		return p, err
+	}
+	if p.rules.KeyFull {
 		p.rules.Slots = decide.SlotsFull
 	}
-	p.freeSlots = keys
 	return p, nil
 }
 

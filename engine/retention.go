@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/internal/acceptance"
-	"github.com/weft-dev/weft/engine/internal/admission"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/internal/retention"
@@ -182,7 +181,7 @@ func (r removal) Hide() {
 	unindexRun(c)
 	c.del(record.PendingTriggerKey(run.RunID))
 	if !s.QueuedAt.IsZero() {
-		c.del(admission.QueuedKey(s.QueuedAt, run.RunID))
+		dequeueKeyed(c, run, s)
 	}
 	c.releaseSlots()
 }

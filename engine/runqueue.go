@@ -65,46 +65,84 @@ func checkAdmission(ctx context.Context, e *Engine, rec *record.Run) error {
 // QueueResult is what one reconciler pass did with one run (docs/semantics.md#backpressure).
 type QueueResult struct {
 	RunID  string
-	Status string // STARTED, SKIPPED or FAILED
+	Status string // STARTED, SKIPPED, CANCELLED (strategy cancelNewest) or FAILED
 }
 
 // dequeueAndStart is the run-queue reconciler of docs/semantics.md#backpressure: stateless and
-// idempotent, safe in several engines at once. Each QUEUED run, oldest
-// first, is started when a slot is free (STARTED), left queued when not
-// (SKIPPED), or reported FAILED when its start failed; the start is a fenced,
-// conditional claim, so no run is ever started twice.
+// idempotent, safe in several engines at once. Each QUEUED run, by priority
+// then oldest first, is started when a slot is free (STARTED), left queued
+// when not (SKIPPED), or reported FAILED when its start failed; the start is
+// a fenced, conditional claim, so no run is ever started twice. A pass
+// reads up to admission.QueueScan entries and decides on up to
+// admission.QueuedRuns of them: once a run finds its concurrency key full,
+// the later runs of that key are skipped without a decision
+// (docs/semantics.md#run-concurrency). A run left QUEUED under strategy
+// cancelInProgress has the key's oldest started run cancelled, then is
+// decided on again at once.
 func dequeueAndStart(ctx context.Context, e *Engine) ([]QueueResult, error) {
 	queued, err := admission.Oldest(ctx, e.store)
 	if err != nil {
 		return nil, err
 	}
 	var out []QueueResult
+	full := map[string]bool{} // the concurrency keys found full in this pass, by slot prefix
+	decided := 0
 	for _, it := range queued {
-		runID := it.RunID
-		started := false
-		owned, err := driveOwned(ctx, e, runID, func(ch *change) error {
-			started = false // a decision made again after a lost race starts afresh
-			if ch.state.Status != runstate.RunQueued {
-				ch.del(it.Key) // started elsewhere, or cancelled: the index entry is stale
-				return nil
-			}
-			if err := ch.rules().Admit(); err != nil {
-				return err
-			}
-			started = ch.state.Status != runstate.RunQueued
-			return nil
-		})
-		var lostSlot *store.ConditionFailedError
-		switch {
-		case errors.As(err, &lostSlot):
-			out = append(out, QueueResult{RunID: runID, Status: "SKIPPED"}) // another engine took the slot: next pass
-		case err != nil:
-			out = append(out, QueueResult{RunID: runID, Status: "FAILED"})
-		case started && owned: // not when this engine learned it was stale: its last attempt lost its race
-			out = append(out, QueueResult{RunID: runID, Status: "STARTED"})
-		default:
-			out = append(out, QueueResult{RunID: runID, Status: "SKIPPED"})
+		if it.KeySlots != "" && full[it.KeySlots] {
+			out = append(out, QueueResult{RunID: it.RunID, Status: "SKIPPED"})
+			continue
 		}
+		if decided == admission.QueuedRuns {
+			break
+		}
+		decided++
+		res, keyFull, preempt := admitQueued(ctx, e, it)
+		if preempt {
+			rec, err := e.records.LoadRun(ctx, it.RunID)
+			if err == nil {
+				if ok, perr := preemptOldest(ctx, e, rec); perr == nil && ok {
+					res, keyFull, _ = admitQueued(ctx, e, it)
+				}
+			}
+		}
+		if keyFull && res.Status != "STARTED" && it.KeySlots != "" {
+			full[it.KeySlots] = true
+		}
+		out = append(out, res)
 	}
 	return out, nil
+}
+
+// admitQueued decides on one queued run: admitted, left queued or failed,
+// and whether its concurrency key was full and, under cancelInProgress,
+// a run of the key is to be cancelled for it.
+func admitQueued(ctx context.Context, e *Engine, it admission.Queued) (res QueueResult, keyFull, preempt bool) {
+	runID := it.RunID
+	started, cancelled := false, false
+	owned, err := driveOwned(ctx, e, runID, func(ch *change) error {
+		started, cancelled, keyFull, preempt = false, false, false, false // a decision made again after a lost race starts afresh
+		if ch.state.Status != runstate.RunQueued {
+			ch.del(it.Key) // started elsewhere, or cancelled: the index entry is stale
+			return nil
+		}
+		if err := ch.rules().Admit(); err != nil {
+			return err
+		}
+		cancelled = ch.state.Status == runstate.RunCancelled // strategy cancelNewest
+		started = ch.state.Status != runstate.RunQueued && !cancelled
+		keyFull, preempt = ch.prepared.rules.KeyFull, ch.preempt
+		return nil
+	})
+	var lostSlot *store.ConditionFailedError
+	switch {
+	case errors.As(err, &lostSlot):
+		return QueueResult{RunID: runID, Status: "SKIPPED"}, false, false // another engine took the slot: next pass
+	case err != nil:
+		return QueueResult{RunID: runID, Status: "FAILED"}, false, false
+	case cancelled && owned:
+		return QueueResult{RunID: runID, Status: "CANCELLED"}, true, false
+	case started && owned: // not when this engine learned it was stale: its last attempt lost its race
+		return QueueResult{RunID: runID, Status: "STARTED"}, keyFull, false
+	}
+	return QueueResult{RunID: runID, Status: "SKIPPED"}, keyFull, preempt && owned
 }

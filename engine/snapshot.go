@@ -67,6 +67,9 @@ func (e *Engine) GetRun(ctx context.Context, p GetRunParams) (*runstate.Snapshot
 	if snap.FlowWaits, err = flowWaitsOf(ctx, e, rec, state); err != nil {
 		return nil, err
 	}
+	if snap.Concurrency, err = runKeyConcurrencyOf(ctx, e, rec, state); err != nil {
+		return nil, err
+	}
 	return snap, nil
 }
 

@@ -207,6 +207,13 @@ func newRunRecord(e *Engine, p SubmitParams) (*record.Run, []byte, error) {
 	if err := checkFlowAtSubmit(rec, flow); err != nil {
 		return nil, nil, err
 	}
+	keyPrg, err := runKeyProgram(&prepared.Definition, prepared.PlanSHA256)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rec.ConcurrencyKey, err = runKeyAtSubmit(rec, keyPrg); err != nil {
+		return nil, nil, err
+	}
 	body, err := record.EncodeRun(rec, prepared.JSON)
 	if err != nil {
 		return nil, nil, err
@@ -230,6 +237,9 @@ func prepareDefinition(d definition.Definition) (*definition.Prepared, *flowPlan
 	}
 	flow, err := flowPlanOf(&prepared.Definition, prepared.PlanSHA256)
 	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := runKeyProgram(&prepared.Definition, prepared.PlanSHA256); err != nil {
 		return nil, nil, err
 	}
 	return prepared, flow, nil

@@ -51,6 +51,10 @@ func plainRunProto(s *runstate.Snapshot) *weftv1.Run {
 		ParentRunId: s.ParentRunID, ParentStep: s.ParentStep, SearchAttributes: eventpb.SearchAttributes(s.SearchAttributes),
 		Priority: uint32(max(s.Priority, 0)),
 	}
+	if c := s.Concurrency; c != nil {
+		out.Concurrency = &weftv1.RunKeyConcurrency{Key: c.Key, Limit: uint32(max(c.Limit, 0)), Strategy: c.Strategy,
+			InUse: uint32(max(c.InUse, 0)), Wait: c.Wait}
+	}
 	for i := range s.Steps {
 		st := &s.Steps[i]
 		step := &weftv1.Step{

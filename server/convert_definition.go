@@ -32,6 +32,9 @@ func definitionOf(d *weftv1.WorkflowDefinition, path string) (definition.Definit
 		Retention:         ms64Of(d.RetentionMs),
 		SearchAttributes:  maps.Clone(d.GetSearchAttributes()),
 	}
+	if c := d.GetConcurrency(); c != nil {
+		out.Concurrency = &definition.RunConcurrency{Key: c.GetKey(), Limit: int(c.GetLimit()), Strategy: eventpb.ConcurrencyStrategies.Engine(c.GetStrategy())}
+	}
 	if actions := d.GetActions(); len(actions) > 0 {
 		out.Actions = make([]definition.Action, len(actions))
 		for i, a := range actions {

@@ -76,6 +76,10 @@ func runProto(s *runstate.Snapshot) *weftv1.Run {
 		ParentRunId:         s.ParentRunID,
 		ParentStep:          s.ParentStep,
 	}
+	if c := s.Concurrency; c != nil {
+		out.Concurrency = &weftv1.RunKeyConcurrency{Key: c.Key, Limit: uint32(max(c.Limit, 0)), Strategy: c.Strategy,
+			InUse: uint32(max(c.InUse, 0)), Wait: c.Wait}
+	}
 	if len(s.Steps) == 0 {
 		return out
 	}

@@ -96,6 +96,9 @@ func printRun(w io.Writer, run *weftv1.Run, notes ...string) {
 	if m := run.GetMessage(); m != "" {
 		fmt.Fprintf(tw, "message\t%s\n", m)
 	}
+	if c := run.GetConcurrency(); c != nil { // docs/semantics.md#run-concurrency
+		fmt.Fprintf(tw, "concurrency\tkey %s: %d/%d started (%s)\n", c.GetKey(), c.GetInUse(), c.GetLimit(), c.GetStrategy())
+	}
 	if w := waitingOn(run); w != "" {
 		fmt.Fprintf(tw, "waiting on\t%s\n", w)
 	}

@@ -32,6 +32,9 @@ func waitingOn(run *weftv1.Run) string {
 	case weftv1.RunStatus_RUN_STATUS_APPROVED:
 		return "a start: weft start " + run.GetRunId()
 	case weftv1.RunStatus_RUN_STATUS_QUEUED:
+		if w := run.GetConcurrency().GetWait(); w != "" { // docs/semantics.md#run-concurrency
+			return "a slot: " + w + " (queued)"
+		}
 		return "a slot: the plan's or tenant's concurrency limit is reached (queued)"
 	case weftv1.RunStatus_RUN_STATUS_PAUSED:
 		parts = append([]string{"resume: weft resume " + run.GetRunId()}, parts...)

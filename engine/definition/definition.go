@@ -40,6 +40,9 @@ type Definition struct {
 	// Priority is the priority of the runs' tasks, 1 (first) to 5; zero:
 	// the default, 3 (docs/semantics.md#priority).
 	Priority int `json:"priority,omitempty"`
+	// Concurrency limits the started runs of the plan per key
+	// (docs/semantics.md#run-concurrency); nil: no key limit.
+	Concurrency *RunConcurrency `json:"concurrency,omitempty"`
 }
 
 // Action is one step of a definition.

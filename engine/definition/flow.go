@@ -1,5 +1,52 @@
 package definition
 
+// RunConcurrency limits how many runs of the plan with the same key are
+// started — RUNNING, BLOCKED, PAUSED or COMPENSATING — at once; what a run
+// that finds its key full does is its Strategy
+// (docs/semantics.md#run-concurrency).
+type RunConcurrency struct {
+	// Key is a CEL expression over input and run.id (no steps: it is
+	// evaluated when the run is submitted), answering a string.
+	Key string `json:"key"`
+	// Limit is the most started runs of one key, 1–100,000.
+	Limit    int                 `json:"limit"`
+	Strategy ConcurrencyStrategy `json:"strategy,omitempty"`
+}
+
+// ConcurrencyStrategy is what a run does when its concurrency key is full.
+type ConcurrencyStrategy string
+
+// The run concurrency strategies.
+const (
+	// StrategyQueue waits QUEUED until a run of the key ends (the default).
+	StrategyQueue ConcurrencyStrategy = "queue"
+	// StrategyCancelNewest cancels the run that finds the key full.
+	StrategyCancelNewest ConcurrencyStrategy = "cancelNewest"
+	// StrategyCancelInProgress cancels the oldest started run of the key
+	// and waits QUEUED for its slot.
+	StrategyCancelInProgress ConcurrencyStrategy = "cancelInProgress"
+)
+
+// StrategyOf answers s, or StrategyQueue when unset.
+func StrategyOf(s ConcurrencyStrategy) ConcurrencyStrategy {
+	if s == "" {
+		return StrategyQueue
+	}
+	return s
+}
+
+func equalRunConcurrency(a, b *RunConcurrency) bool { return *a == *b }
+
+// runConcurrency hashes a definition's run concurrency.
+func (h *hasher) runConcurrency(c *RunConcurrency) {
+	h.bool(c != nil)
+	if c != nil {
+		h.str(c.Key)
+		h.u64(uint64(c.Limit))
+		h.str(string(c.Strategy))
+	}
+}
+
 // StepConcurrency limits how many tasks of a step's key are in flight —
 // claimed and not yet reported — at once, across every run of the plan
 // (scope plan) or of the tenant (scope tenant: every plan naming the same

@@ -137,6 +137,7 @@ func (c *PreparedCache) hash(d *Definition) uint64 {
 	h.str(string(d.Backpressure))
 	h.u64(uint64(d.MaxConcurrentRuns))
 	h.u64(uint64(d.Priority))
+	h.runConcurrency(d.Concurrency)
 	h.bool(d.RequiresApproval)
 	h.str(d.DisplayName)
 	h.bool(d.DAG)
@@ -222,6 +223,7 @@ func (h *hasher) retry(r *RetryPolicy) {
 func Equal(a, b *Definition) bool {
 	return a.PlanID == b.PlanID && a.PlanVersion == b.PlanVersion && a.Timeout == b.Timeout &&
 		a.Backpressure == b.Backpressure && a.MaxConcurrentRuns == b.MaxConcurrentRuns && a.Priority == b.Priority &&
+		equalPtr(a.Concurrency, b.Concurrency, equalRunConcurrency) &&
 		a.RequiresApproval == b.RequiresApproval && a.DisplayName == b.DisplayName && a.DAG == b.DAG &&
 		a.ResultActionID == b.ResultActionID && a.Retention == b.Retention &&
 		(a.SearchAttributes == nil) == (b.SearchAttributes == nil) && maps.Equal(a.SearchAttributes, b.SearchAttributes) &&

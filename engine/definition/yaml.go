@@ -31,6 +31,9 @@ import (
 //	maxConcurrentRuns: 5              → max_concurrent_runs
 //	backpressure: reject|queue|delay  → backpressure
 //	priority: 1..5                    → priority (of the runs' tasks; default 3)
+//	concurrency: {key: <CEL over input, run.id>, limit: n,
+//	              strategy: queue|cancelNewest|cancelInProgress}
+//	                                  → at most n started runs of the key
 //	steps:            (or spec.steps; spec.* wins over the top level)
 //	  - name: a                       → action id (or id:); list position → order from 1
 //	    activity | agent: x           → activity (default: the step's name, unless
@@ -239,6 +242,9 @@ func (l *yamlLoader) definition(root *yaml.Node) Definition {
 	}
 	if n, p := l.body(root, spec, "backpressure", "backpressure"); n != nil {
 		d.Backpressure = l.backpressure(n, p)
+	}
+	if n, p := l.body(root, spec, "concurrency", "concurrency"); n != nil {
+		d.Concurrency = l.runConcurrency(n, p)
 	}
 	if n, p := body(root, spec, "steps"); n != nil {
 		l.paths.steps = p
@@ -496,6 +502,28 @@ func (l *yamlLoader) concurrency(n *yaml.Node, path string) *StepConcurrency {
 	c := &StepConcurrency{Key: l.first(field{n, path, "key"}), Scope: FlowScope(l.first(field{n, path, "scope"}))}
 	if v := get(n, "limit"); v != nil {
 		c.Limit, _ = l.integer(v, path+".limit")
+	}
+	return c
+}
+
+// runConcurrency reads a definition's concurrency: {key, limit, strategy}.
+// The strategy is checked here, since the API spells it as an enum (the
+// engine checks it too, for a definition given in Go).
+func (l *yamlLoader) runConcurrency(n *yaml.Node, path string) *RunConcurrency {
+	if n.Kind != yaml.MappingNode {
+		l.fail(path, "yaml.type", "concurrency must be a mapping of key, limit and strategy")
+		return nil
+	}
+	l.knownKeys(n, path, runConcurrencyKeys)
+	c := &RunConcurrency{Key: l.first(field{n, path, "key"}), Strategy: ConcurrencyStrategy(l.first(field{n, path, "strategy"}))}
+	if v := get(n, "limit"); v != nil {
+		c.Limit, _ = l.integer(v, path+".limit")
+	}
+	switch c.Strategy {
+	case "", StrategyQueue, StrategyCancelNewest, StrategyCancelInProgress:
+	default:
+		l.fail(path+".strategy", "yaml.concurrency_strategy", "strategy must be one of queue, cancelNewest, cancelInProgress, got %s", short(string(c.Strategy)))
+		c.Strategy = ""
 	}
 	return c
 }

@@ -33,17 +33,18 @@ func YAMLKeys() []YAMLKeyGroup { return yamlKeyGroups }
 // or one whose value defines an anchor (&name), holds shared YAML for aliases
 // and is ignored.
 var (
-	definitionKeys   = keyNames(yamlKeyGroups[0])
-	metadataKeys     = keyNames(yamlKeyGroups[1])
-	specKeys         = keyNames(yamlKeyGroups[2])
-	stepKeys         = keyNames(yamlKeyGroups[3])
-	retryKeys        = keyNames(yamlKeyGroups[4])
-	signalWaitKeys   = keyNames(yamlKeyGroups[5])
-	secretKeys       = keyNames(yamlKeyGroups[6])
-	compensationKeys = keyNames(yamlKeyGroups[7])
-	repeatKeys       = keyNames(yamlKeyGroups[8])
-	concurrencyKeys  = keyNames(yamlKeyGroups[9])
-	throttleKeys     = keyNames(yamlKeyGroups[10])
+	definitionKeys     = keyNames(yamlKeyGroups[0])
+	metadataKeys       = keyNames(yamlKeyGroups[1])
+	specKeys           = keyNames(yamlKeyGroups[2])
+	stepKeys           = keyNames(yamlKeyGroups[3])
+	retryKeys          = keyNames(yamlKeyGroups[4])
+	signalWaitKeys     = keyNames(yamlKeyGroups[5])
+	secretKeys         = keyNames(yamlKeyGroups[6])
+	compensationKeys   = keyNames(yamlKeyGroups[7])
+	repeatKeys         = keyNames(yamlKeyGroups[8])
+	concurrencyKeys    = keyNames(yamlKeyGroups[9])
+	throttleKeys       = keyNames(yamlKeyGroups[10])
+	runConcurrencyKeys = keyNames(yamlKeyGroups[12])
 )
 
 func keyNames(g YAMLKeyGroup) []string {
@@ -73,6 +74,7 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"requiresApproval", "The run waits PENDING until `weft approve` (ApproveRun), then `weft start`.", "planId: deploy\nrequiresApproval: true\nsteps:\n  - name: roll-out\n"},
 		{"maxConcurrentRuns", "At most this many runs of the plan are active at once; `backpressure` says what happens to more.", "planId: nightly-report\nmaxConcurrentRuns: 5\nbackpressure: queue\nsteps:\n  - name: build-report\n"},
 		{"priority", "The priority of the runs' tasks, 1 (handed out first) to 5 (default 3): every queue hands out ready tasks in priority order, oldest first within one; `weft submit --priority` overrides it per run (docs/semantics.md#priority).", "planId: vip-orders\npriority: 1\nsteps:\n  - name: ship\n"},
+		{"concurrency", "At most `limit` runs of the plan with the same key started (RUNNING, BLOCKED, PAUSED or COMPENSATING) at once; `strategy` says what a run that finds its key full does: a mapping (below; docs/semantics.md#run-concurrency).", "# input: {\"customer\": \"acme\"}\nplanId: charge\nconcurrency:\n  key: input.customer\n  limit: 2\nsteps:\n  - name: charge\n"},
 		{"backpressure", "What a start beyond a limit does: `reject` (refused), `queue` (QUEUED until a slot frees) or `delay` (docs/semantics.md#backpressure).", "planId: nightly-report\nmaxConcurrentRuns: 1\nbackpressure: reject\nsteps:\n  - name: build-report\n"},
 		{"result", "The step whose output is the run's result (`result_action_id`; `Run.result`).", "planId: quote\nresult: price\nsteps:\n  - name: price\n"},
 		{"retention", "How long a finished run is kept before it is removed with its records (`retention_ms`; default: weftd's `--retention`).", "planId: nightly-report\nretention: 720h\nsteps:\n  - name: build-report\n"},
@@ -90,6 +92,7 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"requiresApproval", "Approval before the start.", "planId: p\nspec:\n  requiresApproval: true\n  steps:\n    - name: a\n"},
 		{"maxConcurrentRuns", "The plan's concurrency limit.", "planId: p\nspec:\n  maxConcurrentRuns: 2\n  steps:\n    - name: a\n"},
 		{"priority", "The runs' tasks' priority.", "planId: p\nspec:\n  priority: 2\n  steps:\n    - name: a\n"},
+		{"concurrency", "The runs' concurrency limit per key.", "# input: {\"customer\": \"acme\"}\nplanId: p\nspec:\n  concurrency: {key: input.customer, limit: 1}\n  steps:\n    - name: a\n"},
 		{"backpressure", "What a start beyond a limit does.", "planId: p\nspec:\n  maxConcurrentRuns: 2\n  backpressure: queue\n  steps:\n    - name: a\n"},
 		{"result", "The step whose output is the run's result.", "planId: p\nspec:\n  result: a\n  steps:\n    - name: a\n"},
 		{"retention", "How long a finished run is kept.", "planId: p\nspec:\n  retention: 24h\n  steps:\n    - name: a\n"},
@@ -175,6 +178,11 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"compensation", "The inline child's compensation hooks.", "planId: p\nsteps:\n  - name: book\n    workflow:\n      steps:\n        - name: reserve\n        - name: pay\n          dependsOn: [reserve]\n      compensation:\n        - step: reserve\n          operation: release\n"},
 		{"result", "The inline child's step whose output is the child's result, and so the step's output.", "planId: p\nsteps:\n  - name: quote\n    workflow:\n      result: price\n      steps:\n        - name: price\n"},
 		{"timeout", "The inline child's workflow timeout.", "planId: p\nsteps:\n  - name: quote\n    workflow:\n      timeout: 10m\n      steps:\n        - name: price\n"},
+	}},
+	{Path: "concurrency", About: "The runs' concurrency limit per key (docs/semantics.md#run-concurrency).", Keys: []YAMLKey{
+		{"key", "A CEL expression answering a string over `input` and `run.id` (not `steps`: it is evaluated when the run is submitted); runs with the same key share the limit.", "# input: {\"customer\": \"acme\"}\nplanId: charge\nconcurrency:\n  key: input.customer\n  limit: 2\nsteps:\n  - name: charge\n"},
+		{"limit", "The most started runs of one key at once, 1–100000.", "# input: {\"customer\": \"acme\"}\nplanId: charge\nconcurrency:\n  key: input.customer\n  limit: 2\nsteps:\n  - name: charge\n"},
+		{"strategy", "What a run that finds its key full does: `queue` (waits QUEUED, in priority then submission order; the default), `cancelNewest` (it ends CANCELLED) or `cancelInProgress` (the oldest started run of the key is cancelled and the new run takes its slot).", "# input: {\"customer\": \"acme\"}\nplanId: deploy\nconcurrency:\n  key: input.customer\n  limit: 1\n  strategy: cancelInProgress\nsteps:\n  - name: roll-out\n"},
 	}},
 }
 

@@ -85,11 +85,16 @@ func joinRest(base, tail string) string {
 		tail, data = head+"input", rest
 	}
 	segs := strings.Split(tail, ".")
+	prev := base[strings.LastIndexByte(base, '.')+1:]
 	for j, s := range segs {
 		name, index, _ := strings.Cut(s, "[")
-		if y, ok := yamlKeys[name]; ok {
+		raw := name
+		// strategy is a retry policy's backoff; a run concurrency's
+		// strategy keeps its name.
+		if y, ok := yamlKeys[name]; ok && (name != "strategy" || prev == "retry") {
 			name = y
 		}
+		prev = raw
 		if index != "" {
 			name += "[" + index
 		}

@@ -34,6 +34,13 @@ var BackpressureModes = NewEnumTable(map[weftv1.BackpressureMode]definition.Back
 	weftv1.BackpressureMode_BACKPRESSURE_MODE_DELAY:  definition.BackpressureDelay,
 })
 
+// ConcurrencyStrategies maps a run concurrency's strategies.
+var ConcurrencyStrategies = NewEnumTable(map[weftv1.ConcurrencyStrategy]definition.ConcurrencyStrategy{
+	weftv1.ConcurrencyStrategy_CONCURRENCY_STRATEGY_QUEUE:              definition.StrategyQueue,
+	weftv1.ConcurrencyStrategy_CONCURRENCY_STRATEGY_CANCEL_NEWEST:      definition.StrategyCancelNewest,
+	weftv1.ConcurrencyStrategy_CONCURRENCY_STRATEGY_CANCEL_IN_PROGRESS: definition.StrategyCancelInProgress,
+})
+
 // DefinitionProto converts the engine's definition back to the API's. Zero
 // values become unset optional fields and "" enums UNSPECIFIED, so a
 // definition round-trips unless it set a field to the engine's "unset" value
@@ -58,6 +65,9 @@ func DefinitionProto(d definition.Definition) *weftv1.WorkflowDefinition {
 		ResultActionId:    d.ResultActionID,
 		RetentionMs:       ms64Proto(d.Retention),
 		SearchAttributes:  maps.Clone(d.SearchAttributes),
+	}
+	if c := d.Concurrency; c != nil {
+		out.Concurrency = &weftv1.RunConcurrency{Key: c.Key, Limit: clampUint32(c.Limit), Strategy: ConcurrencyStrategies.Proto(c.Strategy)}
 	}
 	if len(d.Actions) > 0 {
 		// The actions' messages are allocated in one block.

@@ -99,11 +99,11 @@ var (
 	DeadLetter = prefix("dlq", "export", "a dead-lettered outbox entry and its events",
 		"by run, then run_seq (fixed-width hex)")
 	// Slot holds the concurrency limits' slots.
-	Slot = prefix("slot", "engine/internal/admission", "the run id holding a concurrency slot",
-		"by tenant, then the limit (* or plan:{plan}), then the slot number")
+	Slot = prefix("slot", "engine/internal/admission", "the run id holding a concurrency slot, or of a QUEUED run of a run concurrency key",
+		"by tenant, then the limit (* or plan:{plan} or key:{plan}:{key}), then the slot number; keyq:{plan}:{key}, then p{priority}, queued_at (fixed-width hex), run")
 	// RunQueue holds QUEUED runs waiting for a slot.
-	RunQueue = prefix("rq", "engine/internal/admission", "the run id of a QUEUED run",
-		"oldest first: by queued_at (fixed-width hex), run")
+	RunQueue = prefix("rq", "engine/internal/admission", "the run id of a QUEUED run (and its concurrency key's slot prefix)",
+		"by priority lane (3 first, then ~p{n}), then oldest first: by queued_at (fixed-width hex), run")
 	// Manual holds manual completions' results.
 	Manual = prefix("mc", "engine/internal/acceptance", "a manual completion's canonical result",
 		"by run, action, completion token")

@@ -45,6 +45,10 @@ type Snapshot struct {
 	// "throttled by key payments until …"; docs/semantics.md#flow-visibility).
 	// Read by GetRun; nil otherwise.
 	FlowWaits map[string]string
+	// Concurrency is the run's concurrency key and its figures when GetRun
+	// read it (docs/semantics.md#run-concurrency); nil without a key, and
+	// where the run was not read by GetRun.
+	Concurrency *KeyConcurrency
 	// Priority is the run's priority, 1 (first) to 5
 	// (docs/semantics.md#priority).
 	Priority int
@@ -148,4 +152,15 @@ func (s *Snapshot) FanOuts() map[string]FanOut {
 		out[st.Parent] = f
 	}
 	return out
+}
+
+// KeyConcurrency is a run's concurrency key as GetRun shows it: the key,
+// the definition's limit and strategy, the runs of the key holding a slot,
+// and why a QUEUED run waits ("concurrency key customer-42 at 2/2").
+type KeyConcurrency struct {
+	Key      string
+	Limit    int
+	Strategy string
+	InUse    int
+	Wait     string
 }

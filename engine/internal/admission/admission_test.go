@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,16 +65,24 @@ func TestFreeSlots_OneFreeSlotOfEveryLimitOrTheFirstLimitReached(t *testing.T) {
 	}
 }
 
-// TestOldest_QueuedRunsInTheOrderTheyWereQueued: the reconciler sees the
-// oldest queued run first.
-func TestOldest_QueuedRunsInTheOrderTheyWereQueued(t *testing.T) {
+// TestOldest_QueuedRunsByPriorityThenInTheOrderTheyWereQueued: the
+// reconciler sees priority 1's runs first, then 2's, the default lane (3,
+// where entries from before priorities are), 4 and 5, each oldest first;
+// an entry's value names its key's slots.
+func TestOldest_QueuedRunsByPriorityThenInTheOrderTheyWereQueued(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New(memstore.Config{})
 	at := time.Unix(100, 0)
+	key := KeyLimit("t", "p", "customer-1", 2)
 	ops := []store.Op{
-		store.Put(QueuedKey(at.Add(2*time.Second), "c"), []byte("c")),
-		store.Put(QueuedKey(at, "a"), []byte("a")),
-		store.Put(QueuedKey(at.Add(time.Second), "b"), []byte("b")),
+		store.Put(QueuedKey(3, at.Add(2*time.Second), "c"), QueuedValue("c", nil)),
+		store.Put(QueuedKey(0, at, "a"), QueuedValue("a", &key)),
+		store.Put(QueuedKey(3, at.Add(time.Second), "b"), QueuedValue("b", nil)),
+		store.Put(QueuedKey(5, at, "e5"), QueuedValue("e5", nil)),
+		store.Put(QueuedKey(1, at.Add(9*time.Second), "p1"), QueuedValue("p1", nil)),
+		store.Put(QueuedKey(2, at.Add(time.Second), "p2b"), QueuedValue("p2b", nil)),
+		store.Put(QueuedKey(2, at, "p2a"), QueuedValue("p2a", nil)),
+		store.Put(QueuedKey(4, at, "d4"), QueuedValue("d4", nil)),
 	}
 	if _, err := st.Commit(ctx, &store.Batch{Ops: ops}); err != nil {
 		t.Fatal(err)
@@ -82,7 +91,36 @@ func TestOldest_QueuedRunsInTheOrderTheyWereQueued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 3 || got[0].RunID != "a" || got[1].RunID != "b" || got[2].RunID != "c" {
-		t.Fatalf("got %+v", got)
+	var ids []string
+	for _, q := range got {
+		ids = append(ids, q.RunID)
+	}
+	want := []string{"p1", "p2a", "p2b", "a", "b", "c", "d4", "e5"}
+	if strings.Join(ids, ",") != strings.Join(want, ",") {
+		t.Fatalf("got %v, want %v", ids, want)
+	}
+	if got[3].KeySlots != string(key.Prefix) || got[4].KeySlots != "" {
+		t.Fatalf("key slots: %q %q", got[3].KeySlots, got[4].KeySlots)
+	}
+	few, err := Waiting(ctx, st, 3)
+	if err != nil || len(few) != 3 || few[2].RunID != "p2b" {
+		t.Fatalf("a bounded read answers the first in order: %+v %v", few, err)
+	}
+}
+
+// TestKeyLimit_AKeysSlotsAreItsOwn: a key that extends another's, or holds
+// the separator, has slots of its own, and SlotKeyParts reads them back.
+func TestKeyLimit_AKeysSlotsAreItsOwn(t *testing.T) {
+	a, ab := KeyLimit("t", "p", "a", 1), KeyLimit("t", "p", "a:b", 1)
+	slot := slotKey(ab.Prefix, 0)
+	if strings.HasPrefix(string(slot), string(a.Prefix)) {
+		t.Fatal("key a:b's slot falls under key a's prefix")
+	}
+	tenant, plan, key, ok := SlotKeyParts(slot)
+	if !ok || tenant != "t" || plan != "p" || key != "a:b" {
+		t.Fatalf("got %q %q %q %v", tenant, plan, key, ok)
+	}
+	if _, _, _, ok := SlotKeyParts(slotKey(Limits("t", "p", 1, 1)[1].Prefix, 0)); ok {
+		t.Fatal("a plan limit's slot is not a key's")
 	}
 }

@@ -20,16 +20,17 @@ import (
 // transition tables, as the engine's recorder makes them, and every task,
 // timer and event kept for the test to look at.
 type recorder struct {
-	s       *runstate.State
-	events  []runstate.Event
-	tasks   map[string]decide.TaskKind
-	timers  map[decide.Timer]bool
-	recon   map[string]decide.Recon
-	signals map[string]json.RawMessage
-	slots   bool // a free slot of each limit is prepared
-	took    int  // TakeSlots calls
-	queued  bool
-	illegal []string
+	s         *runstate.State
+	events    []runstate.Event
+	tasks     map[string]decide.TaskKind
+	timers    map[decide.Timer]bool
+	recon     map[string]decide.Recon
+	signals   map[string]json.RawMessage
+	slots     bool // a free slot of each limit is prepared
+	took      int  // TakeSlots calls
+	queued    bool
+	preempted int // Preempt calls
+	illegal   []string
 }
 
 func newRecorder(s *runstate.State) *recorder {
@@ -91,6 +92,7 @@ func (r *recorder) RecordRecon(a *definition.Action, _ *runstate.StepState, rec 
 }
 func (r *recorder) TakeSlots()                 { r.took++ }
 func (r *recorder) Enqueue()                   { r.queued = true }
+func (r *recorder) Preempt()                   { r.preempted++ }
 func (r *recorder) Alert(string, ...slog.Attr) {}
 
 // prepared is what the engine would have read for a decision: the records,

@@ -46,6 +46,10 @@ type Recorder interface {
 	TakeSlots()
 	// Enqueue puts the QUEUED run in the run queue, at its QueuedAt.
 	Enqueue()
+	// Preempt asks, once the decision commits, for the oldest started run
+	// of the run's concurrency key to be cancelled, so that this run takes
+	// its slot (strategy cancelInProgress; docs/semantics.md#run-concurrency).
+	Preempt()
 	// Alert raises an alert once, and only if, the decision commits.
 	Alert(name string, attrs ...slog.Attr)
 }
@@ -87,8 +91,15 @@ type Prepared struct {
 	// fault, an error.
 	Payloads map[string]json.RawMessage
 	// Slots is what the read of the run's concurrency limits found, read
-	// when the decision may admit the run, or rerun it.
+	// when the decision may admit the run, or rerun it: SlotsFull when a
+	// limit or the run's concurrency key is reached.
 	Slots Slots
+	// KeyFull, read with Slots, says that the run may not take a slot of
+	// its concurrency key: the key is at its limit, or (strategy queue) an
+	// earlier run of the key waits QUEUED ahead of it. KeyWait says so for
+	// a reason: "concurrency key customer-42 at 2/2".
+	KeyFull bool
+	KeyWait string
 }
 
 // Slots is what the read of a run's concurrency limits found.

@@ -63,24 +63,50 @@ func (d *Decision) Trigger() error {
 // Admit starts a QUEUED run when a slot of each of its limits is free;
 // otherwise, under DELAY, it starts with its activities pushed into the
 // future, and under any other mode it stays QUEUED, in the run queue
-// (docs/semantics.md#backpressure).
+// (docs/semantics.md#backpressure). A run whose concurrency key is full
+// follows its strategy whatever the mode (docs/semantics.md#run-concurrency):
+// queue waits QUEUED; cancelNewest ends it CANCELLED; cancelInProgress
+// waits QUEUED and has the oldest started run of the key cancelled.
 func (d *Decision) Admit() error {
 	switch {
 	case d.prepared.Slots == SlotsUnread:
 		return fmt.Errorf("decide: run %s: its concurrency slots were not read before the decision to admit it", d.run.ID)
 	case d.run.Context == nil:
 		return fmt.Errorf("decide: run %s: its context was not prepared for its start", d.run.ID)
+	case d.prepared.KeyFull:
+		switch d.strategy() {
+		case definition.StrategyCancelNewest:
+			return d.Cancel(Control{Reason: d.prepared.KeyWait + ": strategy cancelNewest cancels the run that finds its key full"})
+		case definition.StrategyCancelInProgress:
+			d.rec.Preempt()
+		}
+		d.enqueue()
+		return nil
 	case d.prepared.Slots == SlotsFree:
 		d.rec.TakeSlots()
 	case d.run.Admission.Mode == definition.BackpressureDelay:
+		d.rec.TakeSlots() // its concurrency key's slot, if it has one: a key limit is never exceeded
 		d.state.DelayUntil = d.now.Add(d.run.Admission.Delay)
 	default:
-		if d.state.QueuedAt.IsZero() {
-			d.state.QueuedAt = d.now
-			d.rec.Enqueue()
-			d.rec.Changed()
-		}
+		d.enqueue()
 		return nil
 	}
 	return d.core().startRun()
+}
+
+// enqueue puts the QUEUED run in the run queue once.
+func (d *Decision) enqueue() {
+	if d.state.QueuedAt.IsZero() {
+		d.state.QueuedAt = d.now
+		d.rec.Enqueue()
+		d.rec.Changed()
+	}
+}
+
+// strategy answers the run's concurrency strategy ("" without a key).
+func (d *Decision) strategy() definition.ConcurrencyStrategy {
+	if c := d.run.Definition.Concurrency; c != nil {
+		return definition.StrategyOf(c.Strategy)
+	}
+	return ""
 }

@@ -16,7 +16,7 @@ import (
 func appendRun(r *Run, definitionJSON []byte) ([]byte, bool) {
 	if len(definitionJSON) == 0 || r.Parent != nil || !plain(r.RunID) || !plain(r.TenantID) || !plain(r.ProjectID) ||
 		!plain(r.EnvironmentID) || !plain(r.RunRequestID) || !plain(r.SubmittedBy) ||
-		!plain(r.TriggerSource) || !plain(r.PlanSHA256) || !plain(r.TraceParent) || !plainInput(r.Input) {
+		!plain(r.TriggerSource) || !plain(r.PlanSHA256) || !plain(r.TraceParent) || !plain(r.ConcurrencyKey) || !plainInput(r.Input) {
 		return nil, false
 	}
 	b := make([]byte, 0, 512+len(definitionJSON)+len(r.Input))
@@ -58,6 +58,9 @@ func appendRun(r *Run, definitionJSON []byte) ([]byte, bool) {
 	if r.Priority != 0 {
 		b = append(b, `,"priority":`...)
 		b = strconv.AppendInt(b, int64(r.Priority), 10)
+	}
+	if r.ConcurrencyKey != "" {
+		b = appendField(b, `,"concurrency_key":`, r.ConcurrencyKey)
 	}
 	return append(b, '}'), true
 }

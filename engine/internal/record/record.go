@@ -42,6 +42,10 @@ type Run struct {
 	// Priority is the submission's priority for the run's tasks, 1–5; zero:
 	// the definition's (docs/semantics.md#priority).
 	Priority int `json:"priority,omitempty"`
+	// ConcurrencyKey is the value of the definition's concurrency key,
+	// evaluated at submission (docs/semantics.md#run-concurrency); empty:
+	// the definition has no concurrency.
+	ConcurrencyKey string `json:"concurrency_key,omitempty"`
 }
 
 // Parent is where a child run was started: the parent run, its step and
@@ -80,6 +84,8 @@ type storedRun struct {
 	TraceParent   string          `json:"traceparent,omitempty"`
 	Parent        *Parent         `json:"parent,omitempty"`
 	Priority      int             `json:"priority,omitempty"`
+	// ConcurrencyKey is Run.ConcurrencyKey.
+	ConcurrencyKey string `json:"concurrency_key,omitempty"`
 }
 
 // EncodeRun answers the run's stored record, the JSON of r, given the JSON
@@ -94,7 +100,8 @@ func EncodeRun(r *Run, definitionJSON []byte) ([]byte, error) {
 	return json.Marshal(storedRun{FormatVersion: r.FormatVersion, RunID: r.RunID, TenantID: r.TenantID,
 		ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID, RunRequestID: r.RunRequestID,
 		SubmittedBy: r.SubmittedBy, TriggerSource: r.TriggerSource, Definition: definitionJSON, Input: r.Input,
-		PlanSHA256: r.PlanSHA256, CreatedAt: r.CreatedAt, TraceParent: r.TraceParent, Parent: r.Parent, Priority: r.Priority})
+		PlanSHA256: r.PlanSHA256, CreatedAt: r.CreatedAt, TraceParent: r.TraceParent, Parent: r.Parent, Priority: r.Priority,
+		ConcurrencyKey: r.ConcurrencyKey})
 }
 
 // EffectivePriority answers the priority of the run's tasks: its

@@ -58,7 +58,7 @@ func TestEncodeRun_IsTheRunsJSONByteForByte(t *testing.T) {
 	rec := Run{FormatVersion: Version, RunID: "r", TenantID: "t", ProjectID: "p", EnvironmentID: "e", RunRequestID: "rr",
 		SubmittedBy: "alice", TriggerSource: "schedule", Definition: def, Input: json.RawMessage(`{"in": 1}`),
 		PlanSHA256: "abc", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC),
-		TraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Priority: 2,
+		TraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Priority: 2, ConcurrencyKey: "customer-42",
 		Parent: &Parent{RunID: "parent", Step: "s", Logical: 2, Depth: 1}}
 	rv := reflect.ValueOf(rec)
 	for i := range rv.NumField() {

@@ -24,6 +24,65 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ConcurrencyStrategy is what a run does when its concurrency key is full
+// (docs/semantics.md#run-concurrency); YAML spells them queue, cancelNewest
+// and cancelInProgress.
+type ConcurrencyStrategy int32
+
+const (
+	// Not set: queue.
+	ConcurrencyStrategy_CONCURRENCY_STRATEGY_UNSPECIFIED ConcurrencyStrategy = 0
+	// The run waits QUEUED until a run of the key ends.
+	ConcurrencyStrategy_CONCURRENCY_STRATEGY_QUEUE ConcurrencyStrategy = 1
+	// The run is cancelled.
+	ConcurrencyStrategy_CONCURRENCY_STRATEGY_CANCEL_NEWEST ConcurrencyStrategy = 2
+	// The oldest started run of the key is cancelled, and the run takes its slot.
+	ConcurrencyStrategy_CONCURRENCY_STRATEGY_CANCEL_IN_PROGRESS ConcurrencyStrategy = 3
+)
+
+// Enum value maps for ConcurrencyStrategy.
+var (
+	ConcurrencyStrategy_name = map[int32]string{
+		0: "CONCURRENCY_STRATEGY_UNSPECIFIED",
+		1: "CONCURRENCY_STRATEGY_QUEUE",
+		2: "CONCURRENCY_STRATEGY_CANCEL_NEWEST",
+		3: "CONCURRENCY_STRATEGY_CANCEL_IN_PROGRESS",
+	}
+	ConcurrencyStrategy_value = map[string]int32{
+		"CONCURRENCY_STRATEGY_UNSPECIFIED":        0,
+		"CONCURRENCY_STRATEGY_QUEUE":              1,
+		"CONCURRENCY_STRATEGY_CANCEL_NEWEST":      2,
+		"CONCURRENCY_STRATEGY_CANCEL_IN_PROGRESS": 3,
+	}
+)
+
+func (x ConcurrencyStrategy) Enum() *ConcurrencyStrategy {
+	p := new(ConcurrencyStrategy)
+	*p = x
+	return p
+}
+
+func (x ConcurrencyStrategy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ConcurrencyStrategy) Descriptor() protoreflect.EnumDescriptor {
+	return file_weft_v1_definition_proto_enumTypes[0].Descriptor()
+}
+
+func (ConcurrencyStrategy) Type() protoreflect.EnumType {
+	return &file_weft_v1_definition_proto_enumTypes[0]
+}
+
+func (x ConcurrencyStrategy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ConcurrencyStrategy.Descriptor instead.
+func (ConcurrencyStrategy) EnumDescriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{0}
+}
+
 // ParentClose is what a child run does when its parent stops waiting for it.
 type ParentClose int32
 
@@ -61,11 +120,11 @@ func (x ParentClose) String() string {
 }
 
 func (ParentClose) Descriptor() protoreflect.EnumDescriptor {
-	return file_weft_v1_definition_proto_enumTypes[0].Descriptor()
+	return file_weft_v1_definition_proto_enumTypes[1].Descriptor()
 }
 
 func (ParentClose) Type() protoreflect.EnumType {
-	return &file_weft_v1_definition_proto_enumTypes[0]
+	return &file_weft_v1_definition_proto_enumTypes[1]
 }
 
 func (x ParentClose) Number() protoreflect.EnumNumber {
@@ -74,7 +133,7 @@ func (x ParentClose) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ParentClose.Descriptor instead.
 func (ParentClose) EnumDescriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{0}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{1}
 }
 
 // BackoffStrategy is how the delay between retries grows (docs/semantics.md#backoff).
@@ -118,11 +177,11 @@ func (x BackoffStrategy) String() string {
 }
 
 func (BackoffStrategy) Descriptor() protoreflect.EnumDescriptor {
-	return file_weft_v1_definition_proto_enumTypes[1].Descriptor()
+	return file_weft_v1_definition_proto_enumTypes[2].Descriptor()
 }
 
 func (BackoffStrategy) Type() protoreflect.EnumType {
-	return &file_weft_v1_definition_proto_enumTypes[1]
+	return &file_weft_v1_definition_proto_enumTypes[2]
 }
 
 func (x BackoffStrategy) Number() protoreflect.EnumNumber {
@@ -131,7 +190,7 @@ func (x BackoffStrategy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use BackoffStrategy.Descriptor instead.
 func (BackoffStrategy) EnumDescriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{1}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{2}
 }
 
 // OnFailure is what the run does when an action fails for good.
@@ -179,11 +238,11 @@ func (x OnFailure) String() string {
 }
 
 func (OnFailure) Descriptor() protoreflect.EnumDescriptor {
-	return file_weft_v1_definition_proto_enumTypes[2].Descriptor()
+	return file_weft_v1_definition_proto_enumTypes[3].Descriptor()
 }
 
 func (OnFailure) Type() protoreflect.EnumType {
-	return &file_weft_v1_definition_proto_enumTypes[2]
+	return &file_weft_v1_definition_proto_enumTypes[3]
 }
 
 func (x OnFailure) Number() protoreflect.EnumNumber {
@@ -192,7 +251,7 @@ func (x OnFailure) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use OnFailure.Descriptor instead.
 func (OnFailure) EnumDescriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{2}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{3}
 }
 
 // CompletionMode says who completes an action.
@@ -232,11 +291,11 @@ func (x CompletionMode) String() string {
 }
 
 func (CompletionMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_weft_v1_definition_proto_enumTypes[3].Descriptor()
+	return file_weft_v1_definition_proto_enumTypes[4].Descriptor()
 }
 
 func (CompletionMode) Type() protoreflect.EnumType {
-	return &file_weft_v1_definition_proto_enumTypes[3]
+	return &file_weft_v1_definition_proto_enumTypes[4]
 }
 
 func (x CompletionMode) Number() protoreflect.EnumNumber {
@@ -245,7 +304,7 @@ func (x CompletionMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CompletionMode.Descriptor instead.
 func (CompletionMode) EnumDescriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{3}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{4}
 }
 
 // BackpressureMode is what submission does when a concurrency limit is reached (docs/semantics.md#backpressure).
@@ -289,11 +348,11 @@ func (x BackpressureMode) String() string {
 }
 
 func (BackpressureMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_weft_v1_definition_proto_enumTypes[4].Descriptor()
+	return file_weft_v1_definition_proto_enumTypes[5].Descriptor()
 }
 
 func (BackpressureMode) Type() protoreflect.EnumType {
-	return &file_weft_v1_definition_proto_enumTypes[4]
+	return &file_weft_v1_definition_proto_enumTypes[5]
 }
 
 func (x BackpressureMode) Number() protoreflect.EnumNumber {
@@ -302,7 +361,7 @@ func (x BackpressureMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use BackpressureMode.Descriptor instead.
 func (BackpressureMode) EnumDescriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{4}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{5}
 }
 
 // WorkflowDefinition is a workflow submitted inline with a run. A definition
@@ -350,7 +409,11 @@ type WorkflowDefinition struct {
 	SearchAttributes map[string]string `protobuf:"bytes,12,rep,name=search_attributes,json=searchAttributes,proto3" json:"search_attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// The priority of the runs' tasks, 1 (handed out first) to 5; unset: 3
 	// (docs/semantics.md#priority). A submission's priority wins.
-	Priority      *uint32 `protobuf:"varint,13,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	Priority *uint32 `protobuf:"varint,13,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	// At most limit started runs (RUNNING, BLOCKED, PAUSED, COMPENSATING) of
+	// this plan with the same key (docs/semantics.md#run-concurrency). Unset:
+	// no key limit.
+	Concurrency   *RunConcurrency `protobuf:"bytes,14,opt,name=concurrency,proto3" json:"concurrency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -476,6 +539,78 @@ func (x *WorkflowDefinition) GetPriority() uint32 {
 	return 0
 }
 
+func (x *WorkflowDefinition) GetConcurrency() *RunConcurrency {
+	if x != nil {
+		return x.Concurrency
+	}
+	return nil
+}
+
+// RunConcurrency limits a plan's started runs per key.
+type RunConcurrency struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A CEL expression answering a string over input and run.id (not steps),
+	// evaluated when the run is submitted.
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// The most started runs of one key, 1–100000.
+	Limit uint32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	// What a run that finds its key full does. Unspecified: queue.
+	Strategy      ConcurrencyStrategy `protobuf:"varint,3,opt,name=strategy,proto3,enum=weft.v1.ConcurrencyStrategy" json:"strategy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunConcurrency) Reset() {
+	*x = RunConcurrency{}
+	mi := &file_weft_v1_definition_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunConcurrency) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunConcurrency) ProtoMessage() {}
+
+func (x *RunConcurrency) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunConcurrency.ProtoReflect.Descriptor instead.
+func (*RunConcurrency) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RunConcurrency) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *RunConcurrency) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *RunConcurrency) GetStrategy() ConcurrencyStrategy {
+	if x != nil {
+		return x.Strategy
+	}
+	return ConcurrencyStrategy_CONCURRENCY_STRATEGY_UNSPECIFIED
+}
+
 // Action is one step of a workflow.
 //
 // An automated action runs its activity on a worker. A manual action
@@ -567,7 +702,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_weft_v1_definition_proto_msgTypes[1]
+	mi := &file_weft_v1_definition_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -579,7 +714,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[1]
+	mi := &file_weft_v1_definition_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -592,7 +727,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{1}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Action) GetId() string {
@@ -792,7 +927,7 @@ type StepRepeat struct {
 
 func (x *StepRepeat) Reset() {
 	*x = StepRepeat{}
-	mi := &file_weft_v1_definition_proto_msgTypes[2]
+	mi := &file_weft_v1_definition_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -804,7 +939,7 @@ func (x *StepRepeat) String() string {
 func (*StepRepeat) ProtoMessage() {}
 
 func (x *StepRepeat) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[2]
+	mi := &file_weft_v1_definition_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -817,7 +952,7 @@ func (x *StepRepeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepRepeat.ProtoReflect.Descriptor instead.
 func (*StepRepeat) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{2}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *StepRepeat) GetUntil() string {
@@ -851,7 +986,7 @@ type StepConcurrency struct {
 
 func (x *StepConcurrency) Reset() {
 	*x = StepConcurrency{}
-	mi := &file_weft_v1_definition_proto_msgTypes[3]
+	mi := &file_weft_v1_definition_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -863,7 +998,7 @@ func (x *StepConcurrency) String() string {
 func (*StepConcurrency) ProtoMessage() {}
 
 func (x *StepConcurrency) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[3]
+	mi := &file_weft_v1_definition_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -876,7 +1011,7 @@ func (x *StepConcurrency) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepConcurrency.ProtoReflect.Descriptor instead.
 func (*StepConcurrency) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{3}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *StepConcurrency) GetKey() string {
@@ -918,7 +1053,7 @@ type StepThrottle struct {
 
 func (x *StepThrottle) Reset() {
 	*x = StepThrottle{}
-	mi := &file_weft_v1_definition_proto_msgTypes[4]
+	mi := &file_weft_v1_definition_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -930,7 +1065,7 @@ func (x *StepThrottle) String() string {
 func (*StepThrottle) ProtoMessage() {}
 
 func (x *StepThrottle) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[4]
+	mi := &file_weft_v1_definition_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -943,7 +1078,7 @@ func (x *StepThrottle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepThrottle.ProtoReflect.Descriptor instead.
 func (*StepThrottle) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{4}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StepThrottle) GetKey() string {
@@ -989,7 +1124,7 @@ type SubWorkflow struct {
 
 func (x *SubWorkflow) Reset() {
 	*x = SubWorkflow{}
-	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	mi := &file_weft_v1_definition_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1001,7 +1136,7 @@ func (x *SubWorkflow) String() string {
 func (*SubWorkflow) ProtoMessage() {}
 
 func (x *SubWorkflow) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	mi := &file_weft_v1_definition_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1014,7 +1149,7 @@ func (x *SubWorkflow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubWorkflow.ProtoReflect.Descriptor instead.
 func (*SubWorkflow) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{5}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SubWorkflow) GetPlanId() string {
@@ -1067,7 +1202,7 @@ type RetryPolicy struct {
 
 func (x *RetryPolicy) Reset() {
 	*x = RetryPolicy{}
-	mi := &file_weft_v1_definition_proto_msgTypes[6]
+	mi := &file_weft_v1_definition_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1079,7 +1214,7 @@ func (x *RetryPolicy) String() string {
 func (*RetryPolicy) ProtoMessage() {}
 
 func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[6]
+	mi := &file_weft_v1_definition_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1092,7 +1227,7 @@ func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryPolicy.ProtoReflect.Descriptor instead.
 func (*RetryPolicy) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{6}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RetryPolicy) GetMaxAttempts() uint32 {
@@ -1150,7 +1285,7 @@ type WaitForSignal struct {
 
 func (x *WaitForSignal) Reset() {
 	*x = WaitForSignal{}
-	mi := &file_weft_v1_definition_proto_msgTypes[7]
+	mi := &file_weft_v1_definition_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1162,7 +1297,7 @@ func (x *WaitForSignal) String() string {
 func (*WaitForSignal) ProtoMessage() {}
 
 func (x *WaitForSignal) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[7]
+	mi := &file_weft_v1_definition_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1175,7 +1310,7 @@ func (x *WaitForSignal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitForSignal.ProtoReflect.Descriptor instead.
 func (*WaitForSignal) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{7}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *WaitForSignal) GetSignalName() string {
@@ -1212,7 +1347,7 @@ type CompensationHook struct {
 
 func (x *CompensationHook) Reset() {
 	*x = CompensationHook{}
-	mi := &file_weft_v1_definition_proto_msgTypes[8]
+	mi := &file_weft_v1_definition_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1224,7 +1359,7 @@ func (x *CompensationHook) String() string {
 func (*CompensationHook) ProtoMessage() {}
 
 func (x *CompensationHook) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[8]
+	mi := &file_weft_v1_definition_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1237,7 +1372,7 @@ func (x *CompensationHook) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompensationHook.ProtoReflect.Descriptor instead.
 func (*CompensationHook) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{8}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CompensationHook) GetOperation() string {
@@ -1289,7 +1424,7 @@ type DefinitionRef struct {
 
 func (x *DefinitionRef) Reset() {
 	*x = DefinitionRef{}
-	mi := &file_weft_v1_definition_proto_msgTypes[9]
+	mi := &file_weft_v1_definition_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1301,7 +1436,7 @@ func (x *DefinitionRef) String() string {
 func (*DefinitionRef) ProtoMessage() {}
 
 func (x *DefinitionRef) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[9]
+	mi := &file_weft_v1_definition_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1314,7 +1449,7 @@ func (x *DefinitionRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefinitionRef.ProtoReflect.Descriptor instead.
 func (*DefinitionRef) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{9}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DefinitionRef) GetPlanId() string {
@@ -1357,7 +1492,7 @@ type DefinitionVersion struct {
 
 func (x *DefinitionVersion) Reset() {
 	*x = DefinitionVersion{}
-	mi := &file_weft_v1_definition_proto_msgTypes[10]
+	mi := &file_weft_v1_definition_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1369,7 +1504,7 @@ func (x *DefinitionVersion) String() string {
 func (*DefinitionVersion) ProtoMessage() {}
 
 func (x *DefinitionVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[10]
+	mi := &file_weft_v1_definition_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1382,7 +1517,7 @@ func (x *DefinitionVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefinitionVersion.ProtoReflect.Descriptor instead.
 func (*DefinitionVersion) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{10}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DefinitionVersion) GetPlanId() string {
@@ -1452,7 +1587,7 @@ type PutDefinitionRequest struct {
 
 func (x *PutDefinitionRequest) Reset() {
 	*x = PutDefinitionRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[11]
+	mi := &file_weft_v1_definition_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1464,7 +1599,7 @@ func (x *PutDefinitionRequest) String() string {
 func (*PutDefinitionRequest) ProtoMessage() {}
 
 func (x *PutDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[11]
+	mi := &file_weft_v1_definition_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1477,7 +1612,7 @@ func (x *PutDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*PutDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{11}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PutDefinitionRequest) GetDefinition() *WorkflowDefinition {
@@ -1502,7 +1637,7 @@ type PutDefinitionResponse struct {
 
 func (x *PutDefinitionResponse) Reset() {
 	*x = PutDefinitionResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[12]
+	mi := &file_weft_v1_definition_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1514,7 +1649,7 @@ func (x *PutDefinitionResponse) String() string {
 func (*PutDefinitionResponse) ProtoMessage() {}
 
 func (x *PutDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[12]
+	mi := &file_weft_v1_definition_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1527,7 +1662,7 @@ func (x *PutDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*PutDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{12}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PutDefinitionResponse) GetVersion() *DefinitionVersion {
@@ -1562,7 +1697,7 @@ type GetDefinitionRequest struct {
 
 func (x *GetDefinitionRequest) Reset() {
 	*x = GetDefinitionRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[13]
+	mi := &file_weft_v1_definition_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1574,7 +1709,7 @@ func (x *GetDefinitionRequest) String() string {
 func (*GetDefinitionRequest) ProtoMessage() {}
 
 func (x *GetDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[13]
+	mi := &file_weft_v1_definition_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1587,7 +1722,7 @@ func (x *GetDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*GetDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{13}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetDefinitionRequest) GetRef() *DefinitionRef {
@@ -1610,7 +1745,7 @@ type GetDefinitionResponse struct {
 
 func (x *GetDefinitionResponse) Reset() {
 	*x = GetDefinitionResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[14]
+	mi := &file_weft_v1_definition_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1622,7 +1757,7 @@ func (x *GetDefinitionResponse) String() string {
 func (*GetDefinitionResponse) ProtoMessage() {}
 
 func (x *GetDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[14]
+	mi := &file_weft_v1_definition_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1635,7 +1770,7 @@ func (x *GetDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*GetDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{14}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetDefinitionResponse) GetVersion() *DefinitionVersion {
@@ -1667,7 +1802,7 @@ type ListDefinitionsRequest struct {
 
 func (x *ListDefinitionsRequest) Reset() {
 	*x = ListDefinitionsRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[15]
+	mi := &file_weft_v1_definition_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1679,7 +1814,7 @@ func (x *ListDefinitionsRequest) String() string {
 func (*ListDefinitionsRequest) ProtoMessage() {}
 
 func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[15]
+	mi := &file_weft_v1_definition_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1692,7 +1827,7 @@ func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsRequest.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{15}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListDefinitionsRequest) GetPageSize() uint32 {
@@ -1729,7 +1864,7 @@ type ListDefinitionsResponse struct {
 
 func (x *ListDefinitionsResponse) Reset() {
 	*x = ListDefinitionsResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[16]
+	mi := &file_weft_v1_definition_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1741,7 +1876,7 @@ func (x *ListDefinitionsResponse) String() string {
 func (*ListDefinitionsResponse) ProtoMessage() {}
 
 func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[16]
+	mi := &file_weft_v1_definition_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1754,7 +1889,7 @@ func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsResponse.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{16}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListDefinitionsResponse) GetVersions() []*DefinitionVersion {
@@ -1783,7 +1918,7 @@ type ParseDefinitionRequest struct {
 
 func (x *ParseDefinitionRequest) Reset() {
 	*x = ParseDefinitionRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[17]
+	mi := &file_weft_v1_definition_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1795,7 +1930,7 @@ func (x *ParseDefinitionRequest) String() string {
 func (*ParseDefinitionRequest) ProtoMessage() {}
 
 func (x *ParseDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[17]
+	mi := &file_weft_v1_definition_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1808,7 +1943,7 @@ func (x *ParseDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParseDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*ParseDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{17}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ParseDefinitionRequest) GetYaml() string {
@@ -1829,7 +1964,7 @@ type ParseDefinitionResponse struct {
 
 func (x *ParseDefinitionResponse) Reset() {
 	*x = ParseDefinitionResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[18]
+	mi := &file_weft_v1_definition_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1841,7 +1976,7 @@ func (x *ParseDefinitionResponse) String() string {
 func (*ParseDefinitionResponse) ProtoMessage() {}
 
 func (x *ParseDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[18]
+	mi := &file_weft_v1_definition_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1854,7 +1989,7 @@ func (x *ParseDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParseDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*ParseDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{18}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ParseDefinitionResponse) GetDefinition() *WorkflowDefinition {
@@ -1868,7 +2003,7 @@ var File_weft_v1_definition_proto protoreflect.FileDescriptor
 
 const file_weft_v1_definition_proto_rawDesc = "" +
 	"\n" +
-	"\x18weft/v1/definition.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\"\x85\a\n" +
+	"\x18weft/v1/definition.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\"\xc0\a\n" +
 	"\x12WorkflowDefinition\x12A\n" +
 	"\aplan_id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x06planId\x12K\n" +
 	"\fplan_version\x18\x02 \x01(\tB(\xbaH%r#\x10\x01\x18@2\x1d^[A-Za-z0-9][A-Za-z0-9_.+-]*$R\vplanVersion\x126\n" +
@@ -1886,14 +2021,20 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\fretention_ms\x18\v \x01(\x04B\x0f\xbaH\f2\n" +
 	"\x18\x80\xf0\xae\xe7\x96\t(\xe8\aH\x02R\vretentionMs\x88\x01\x01\x12^\n" +
 	"\x11search_attributes\x18\f \x03(\v21.weft.v1.WorkflowDefinition.SearchAttributesEntryR\x10searchAttributes\x12*\n" +
-	"\bpriority\x18\r \x01(\rB\t\xbaH\x06*\x04\x18\x05(\x01H\x03R\bpriority\x88\x01\x01\x1aC\n" +
+	"\bpriority\x18\r \x01(\rB\t\xbaH\x06*\x04\x18\x05(\x01H\x03R\bpriority\x88\x01\x01\x129\n" +
+	"\vconcurrency\x18\x0e \x01(\v2\x17.weft.v1.RunConcurrencyR\vconcurrency\x1aC\n" +
 	"\x15SearchAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
 	"\v_timeout_msB\x16\n" +
 	"\x14_max_concurrent_runsB\x0f\n" +
 	"\r_retention_msB\v\n" +
-	"\t_priority\"\xc9\r\n" +
+	"\t_priority\"\x95\x01\n" +
+	"\x0eRunConcurrency\x12\x1c\n" +
+	"\x03key\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80 R\x03key\x12!\n" +
+	"\x05limit\x18\x02 \x01(\rB\v\xbaH\b*\x06\x18\xa0\x8d\x06(\x01R\x05limit\x12B\n" +
+	"\bstrategy\x18\x03 \x01(\x0e2\x1c.weft.v1.ConcurrencyStrategyB\b\xbaH\x05\x82\x01\x02\x10\x01R\bstrategy\"\xc9\r\n" +
 	"\x06Action\x128\n" +
 	"\x02id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x02id\x12 \n" +
 	"\x05order\x18\x02 \x01(\rB\n" +
@@ -2040,7 +2181,12 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\x17ParseDefinitionResponse\x12;\n" +
 	"\n" +
 	"definition\x18\x01 \x01(\v2\x1b.weft.v1.WorkflowDefinitionR\n" +
-	"definition*^\n" +
+	"definition*\xb0\x01\n" +
+	"\x13ConcurrencyStrategy\x12$\n" +
+	" CONCURRENCY_STRATEGY_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aCONCURRENCY_STRATEGY_QUEUE\x10\x01\x12&\n" +
+	"\"CONCURRENCY_STRATEGY_CANCEL_NEWEST\x10\x02\x12+\n" +
+	"'CONCURRENCY_STRATEGY_CANCEL_IN_PROGRESS\x10\x03*^\n" +
 	"\vParentClose\x12\x1c\n" +
 	"\x18PARENT_CLOSE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13PARENT_CLOSE_CANCEL\x10\x01\x12\x18\n" +
@@ -2083,83 +2229,87 @@ func file_weft_v1_definition_proto_rawDescGZIP() []byte {
 	return file_weft_v1_definition_proto_rawDescData
 }
 
-var file_weft_v1_definition_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_weft_v1_definition_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_weft_v1_definition_proto_goTypes = []any{
-	(ParentClose)(0),                // 0: weft.v1.ParentClose
-	(BackoffStrategy)(0),            // 1: weft.v1.BackoffStrategy
-	(OnFailure)(0),                  // 2: weft.v1.OnFailure
-	(CompletionMode)(0),             // 3: weft.v1.CompletionMode
-	(BackpressureMode)(0),           // 4: weft.v1.BackpressureMode
-	(*WorkflowDefinition)(nil),      // 5: weft.v1.WorkflowDefinition
-	(*Action)(nil),                  // 6: weft.v1.Action
-	(*StepRepeat)(nil),              // 7: weft.v1.StepRepeat
-	(*StepConcurrency)(nil),         // 8: weft.v1.StepConcurrency
-	(*StepThrottle)(nil),            // 9: weft.v1.StepThrottle
-	(*SubWorkflow)(nil),             // 10: weft.v1.SubWorkflow
-	(*RetryPolicy)(nil),             // 11: weft.v1.RetryPolicy
-	(*WaitForSignal)(nil),           // 12: weft.v1.WaitForSignal
-	(*CompensationHook)(nil),        // 13: weft.v1.CompensationHook
-	(*DefinitionRef)(nil),           // 14: weft.v1.DefinitionRef
-	(*DefinitionVersion)(nil),       // 15: weft.v1.DefinitionVersion
-	(*PutDefinitionRequest)(nil),    // 16: weft.v1.PutDefinitionRequest
-	(*PutDefinitionResponse)(nil),   // 17: weft.v1.PutDefinitionResponse
-	(*GetDefinitionRequest)(nil),    // 18: weft.v1.GetDefinitionRequest
-	(*GetDefinitionResponse)(nil),   // 19: weft.v1.GetDefinitionResponse
-	(*ListDefinitionsRequest)(nil),  // 20: weft.v1.ListDefinitionsRequest
-	(*ListDefinitionsResponse)(nil), // 21: weft.v1.ListDefinitionsResponse
-	(*ParseDefinitionRequest)(nil),  // 22: weft.v1.ParseDefinitionRequest
-	(*ParseDefinitionResponse)(nil), // 23: weft.v1.ParseDefinitionResponse
-	nil,                             // 24: weft.v1.WorkflowDefinition.SearchAttributesEntry
-	(*structpb.Value)(nil),          // 25: google.protobuf.Value
-	(*SecretRef)(nil),               // 26: weft.v1.SecretRef
-	(ErrorClass)(0),                 // 27: weft.v1.ErrorClass
-	(*timestamppb.Timestamp)(nil),   // 28: google.protobuf.Timestamp
+	(ConcurrencyStrategy)(0),        // 0: weft.v1.ConcurrencyStrategy
+	(ParentClose)(0),                // 1: weft.v1.ParentClose
+	(BackoffStrategy)(0),            // 2: weft.v1.BackoffStrategy
+	(OnFailure)(0),                  // 3: weft.v1.OnFailure
+	(CompletionMode)(0),             // 4: weft.v1.CompletionMode
+	(BackpressureMode)(0),           // 5: weft.v1.BackpressureMode
+	(*WorkflowDefinition)(nil),      // 6: weft.v1.WorkflowDefinition
+	(*RunConcurrency)(nil),          // 7: weft.v1.RunConcurrency
+	(*Action)(nil),                  // 8: weft.v1.Action
+	(*StepRepeat)(nil),              // 9: weft.v1.StepRepeat
+	(*StepConcurrency)(nil),         // 10: weft.v1.StepConcurrency
+	(*StepThrottle)(nil),            // 11: weft.v1.StepThrottle
+	(*SubWorkflow)(nil),             // 12: weft.v1.SubWorkflow
+	(*RetryPolicy)(nil),             // 13: weft.v1.RetryPolicy
+	(*WaitForSignal)(nil),           // 14: weft.v1.WaitForSignal
+	(*CompensationHook)(nil),        // 15: weft.v1.CompensationHook
+	(*DefinitionRef)(nil),           // 16: weft.v1.DefinitionRef
+	(*DefinitionVersion)(nil),       // 17: weft.v1.DefinitionVersion
+	(*PutDefinitionRequest)(nil),    // 18: weft.v1.PutDefinitionRequest
+	(*PutDefinitionResponse)(nil),   // 19: weft.v1.PutDefinitionResponse
+	(*GetDefinitionRequest)(nil),    // 20: weft.v1.GetDefinitionRequest
+	(*GetDefinitionResponse)(nil),   // 21: weft.v1.GetDefinitionResponse
+	(*ListDefinitionsRequest)(nil),  // 22: weft.v1.ListDefinitionsRequest
+	(*ListDefinitionsResponse)(nil), // 23: weft.v1.ListDefinitionsResponse
+	(*ParseDefinitionRequest)(nil),  // 24: weft.v1.ParseDefinitionRequest
+	(*ParseDefinitionResponse)(nil), // 25: weft.v1.ParseDefinitionResponse
+	nil,                             // 26: weft.v1.WorkflowDefinition.SearchAttributesEntry
+	(*structpb.Value)(nil),          // 27: google.protobuf.Value
+	(*SecretRef)(nil),               // 28: weft.v1.SecretRef
+	(ErrorClass)(0),                 // 29: weft.v1.ErrorClass
+	(*timestamppb.Timestamp)(nil),   // 30: google.protobuf.Timestamp
 }
 var file_weft_v1_definition_proto_depIdxs = []int32{
-	6,  // 0: weft.v1.WorkflowDefinition.actions:type_name -> weft.v1.Action
-	4,  // 1: weft.v1.WorkflowDefinition.backpressure:type_name -> weft.v1.BackpressureMode
-	24, // 2: weft.v1.WorkflowDefinition.search_attributes:type_name -> weft.v1.WorkflowDefinition.SearchAttributesEntry
-	25, // 3: weft.v1.Action.input:type_name -> google.protobuf.Value
-	11, // 4: weft.v1.Action.retry:type_name -> weft.v1.RetryPolicy
-	2,  // 5: weft.v1.Action.on_failure:type_name -> weft.v1.OnFailure
-	3,  // 6: weft.v1.Action.completion_mode:type_name -> weft.v1.CompletionMode
-	12, // 7: weft.v1.Action.wait_for_signal:type_name -> weft.v1.WaitForSignal
-	13, // 8: weft.v1.Action.compensation:type_name -> weft.v1.CompensationHook
-	26, // 9: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
-	7,  // 10: weft.v1.Action.repeat:type_name -> weft.v1.StepRepeat
-	8,  // 11: weft.v1.Action.concurrency:type_name -> weft.v1.StepConcurrency
-	9,  // 12: weft.v1.Action.throttle:type_name -> weft.v1.StepThrottle
-	10, // 13: weft.v1.Action.workflow:type_name -> weft.v1.SubWorkflow
-	0,  // 14: weft.v1.Action.parent_close:type_name -> weft.v1.ParentClose
-	5,  // 15: weft.v1.SubWorkflow.definition:type_name -> weft.v1.WorkflowDefinition
-	25, // 16: weft.v1.SubWorkflow.input:type_name -> google.protobuf.Value
-	1,  // 17: weft.v1.RetryPolicy.strategy:type_name -> weft.v1.BackoffStrategy
-	27, // 18: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
-	25, // 19: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
-	11, // 20: weft.v1.CompensationHook.retry:type_name -> weft.v1.RetryPolicy
-	28, // 21: weft.v1.DefinitionVersion.created_at:type_name -> google.protobuf.Timestamp
-	5,  // 22: weft.v1.PutDefinitionRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	15, // 23: weft.v1.PutDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
-	5,  // 24: weft.v1.PutDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	14, // 25: weft.v1.GetDefinitionRequest.ref:type_name -> weft.v1.DefinitionRef
-	15, // 26: weft.v1.GetDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
-	5,  // 27: weft.v1.GetDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	15, // 28: weft.v1.ListDefinitionsResponse.versions:type_name -> weft.v1.DefinitionVersion
-	5,  // 29: weft.v1.ParseDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	16, // 30: weft.v1.DefinitionService.PutDefinition:input_type -> weft.v1.PutDefinitionRequest
-	18, // 31: weft.v1.DefinitionService.GetDefinition:input_type -> weft.v1.GetDefinitionRequest
-	20, // 32: weft.v1.DefinitionService.ListDefinitions:input_type -> weft.v1.ListDefinitionsRequest
-	22, // 33: weft.v1.DefinitionService.ParseDefinition:input_type -> weft.v1.ParseDefinitionRequest
-	17, // 34: weft.v1.DefinitionService.PutDefinition:output_type -> weft.v1.PutDefinitionResponse
-	19, // 35: weft.v1.DefinitionService.GetDefinition:output_type -> weft.v1.GetDefinitionResponse
-	21, // 36: weft.v1.DefinitionService.ListDefinitions:output_type -> weft.v1.ListDefinitionsResponse
-	23, // 37: weft.v1.DefinitionService.ParseDefinition:output_type -> weft.v1.ParseDefinitionResponse
-	34, // [34:38] is the sub-list for method output_type
-	30, // [30:34] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	8,  // 0: weft.v1.WorkflowDefinition.actions:type_name -> weft.v1.Action
+	5,  // 1: weft.v1.WorkflowDefinition.backpressure:type_name -> weft.v1.BackpressureMode
+	26, // 2: weft.v1.WorkflowDefinition.search_attributes:type_name -> weft.v1.WorkflowDefinition.SearchAttributesEntry
+	7,  // 3: weft.v1.WorkflowDefinition.concurrency:type_name -> weft.v1.RunConcurrency
+	0,  // 4: weft.v1.RunConcurrency.strategy:type_name -> weft.v1.ConcurrencyStrategy
+	27, // 5: weft.v1.Action.input:type_name -> google.protobuf.Value
+	13, // 6: weft.v1.Action.retry:type_name -> weft.v1.RetryPolicy
+	3,  // 7: weft.v1.Action.on_failure:type_name -> weft.v1.OnFailure
+	4,  // 8: weft.v1.Action.completion_mode:type_name -> weft.v1.CompletionMode
+	14, // 9: weft.v1.Action.wait_for_signal:type_name -> weft.v1.WaitForSignal
+	15, // 10: weft.v1.Action.compensation:type_name -> weft.v1.CompensationHook
+	28, // 11: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
+	9,  // 12: weft.v1.Action.repeat:type_name -> weft.v1.StepRepeat
+	10, // 13: weft.v1.Action.concurrency:type_name -> weft.v1.StepConcurrency
+	11, // 14: weft.v1.Action.throttle:type_name -> weft.v1.StepThrottle
+	12, // 15: weft.v1.Action.workflow:type_name -> weft.v1.SubWorkflow
+	1,  // 16: weft.v1.Action.parent_close:type_name -> weft.v1.ParentClose
+	6,  // 17: weft.v1.SubWorkflow.definition:type_name -> weft.v1.WorkflowDefinition
+	27, // 18: weft.v1.SubWorkflow.input:type_name -> google.protobuf.Value
+	2,  // 19: weft.v1.RetryPolicy.strategy:type_name -> weft.v1.BackoffStrategy
+	29, // 20: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
+	27, // 21: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
+	13, // 22: weft.v1.CompensationHook.retry:type_name -> weft.v1.RetryPolicy
+	30, // 23: weft.v1.DefinitionVersion.created_at:type_name -> google.protobuf.Timestamp
+	6,  // 24: weft.v1.PutDefinitionRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	17, // 25: weft.v1.PutDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
+	6,  // 26: weft.v1.PutDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	16, // 27: weft.v1.GetDefinitionRequest.ref:type_name -> weft.v1.DefinitionRef
+	17, // 28: weft.v1.GetDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
+	6,  // 29: weft.v1.GetDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	17, // 30: weft.v1.ListDefinitionsResponse.versions:type_name -> weft.v1.DefinitionVersion
+	6,  // 31: weft.v1.ParseDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	18, // 32: weft.v1.DefinitionService.PutDefinition:input_type -> weft.v1.PutDefinitionRequest
+	20, // 33: weft.v1.DefinitionService.GetDefinition:input_type -> weft.v1.GetDefinitionRequest
+	22, // 34: weft.v1.DefinitionService.ListDefinitions:input_type -> weft.v1.ListDefinitionsRequest
+	24, // 35: weft.v1.DefinitionService.ParseDefinition:input_type -> weft.v1.ParseDefinitionRequest
+	19, // 36: weft.v1.DefinitionService.PutDefinition:output_type -> weft.v1.PutDefinitionResponse
+	21, // 37: weft.v1.DefinitionService.GetDefinition:output_type -> weft.v1.GetDefinitionResponse
+	23, // 38: weft.v1.DefinitionService.ListDefinitions:output_type -> weft.v1.ListDefinitionsResponse
+	25, // 39: weft.v1.DefinitionService.ParseDefinition:output_type -> weft.v1.ParseDefinitionResponse
+	36, // [36:40] is the sub-list for method output_type
+	32, // [32:36] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_definition_proto_init() }
@@ -2169,17 +2319,17 @@ func file_weft_v1_definition_proto_init() {
 	}
 	file_weft_v1_common_proto_init()
 	file_weft_v1_definition_proto_msgTypes[0].OneofWrappers = []any{}
-	file_weft_v1_definition_proto_msgTypes[1].OneofWrappers = []any{}
-	file_weft_v1_definition_proto_msgTypes[6].OneofWrappers = []any{}
+	file_weft_v1_definition_proto_msgTypes[2].OneofWrappers = []any{}
 	file_weft_v1_definition_proto_msgTypes[7].OneofWrappers = []any{}
 	file_weft_v1_definition_proto_msgTypes[8].OneofWrappers = []any{}
+	file_weft_v1_definition_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_definition_proto_rawDesc), len(file_weft_v1_definition_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   20,
+			NumEnums:      6,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

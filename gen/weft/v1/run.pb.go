@@ -680,7 +680,11 @@ type Run struct {
 	ParentStep  string `protobuf:"bytes,32,opt,name=parent_step,json=parentStep,proto3" json:"parent_step,omitempty"`
 	// The run's priority, 1 (first) to 5: its submission's, else its
 	// definition's, else 3 (docs/semantics.md#priority).
-	Priority      uint32 `protobuf:"varint,30,opt,name=priority,proto3" json:"priority,omitempty"`
+	Priority uint32 `protobuf:"varint,30,opt,name=priority,proto3" json:"priority,omitempty"`
+	// The run's concurrency key and its figures when GetRun read it
+	// (docs/semantics.md#run-concurrency); unset when the definition has no
+	// concurrency.
+	Concurrency   *RunKeyConcurrency `protobuf:"bytes,33,opt,name=concurrency,proto3" json:"concurrency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -939,6 +943,97 @@ func (x *Run) GetPriority() uint32 {
 	return 0
 }
 
+func (x *Run) GetConcurrency() *RunKeyConcurrency {
+	if x != nil {
+		return x.Concurrency
+	}
+	return nil
+}
+
+// RunKeyConcurrency is a run's concurrency key: its value, the limit, the
+// strategy, how many runs of the key are started, and why the run waits.
+type RunKeyConcurrency struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The key, as evaluated at submission.
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// The definition's limit and strategy ("queue", "cancelNewest",
+	// "cancelInProgress").
+	Limit    uint32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	Strategy string `protobuf:"bytes,3,opt,name=strategy,proto3" json:"strategy,omitempty"`
+	// The runs of the key holding a slot when the run was read.
+	InUse uint32 `protobuf:"varint,4,opt,name=in_use,json=inUse,proto3" json:"in_use,omitempty"`
+	// Why a QUEUED run waits: "concurrency key customer-42 at 2/2", or the
+	// plan's or tenant's limit ("plan orders at 5/5"). Empty otherwise.
+	Wait          string `protobuf:"bytes,5,opt,name=wait,proto3" json:"wait,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunKeyConcurrency) Reset() {
+	*x = RunKeyConcurrency{}
+	mi := &file_weft_v1_run_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunKeyConcurrency) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunKeyConcurrency) ProtoMessage() {}
+
+func (x *RunKeyConcurrency) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunKeyConcurrency.ProtoReflect.Descriptor instead.
+func (*RunKeyConcurrency) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RunKeyConcurrency) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *RunKeyConcurrency) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *RunKeyConcurrency) GetStrategy() string {
+	if x != nil {
+		return x.Strategy
+	}
+	return ""
+}
+
+func (x *RunKeyConcurrency) GetInUse() uint32 {
+	if x != nil {
+		return x.InUse
+	}
+	return 0
+}
+
+func (x *RunKeyConcurrency) GetWait() string {
+	if x != nil {
+		return x.Wait
+	}
+	return ""
+}
+
 // Step is one action's snapshot.
 type Step struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1009,7 +1104,7 @@ type Step struct {
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_weft_v1_run_proto_msgTypes[1]
+	mi := &file_weft_v1_run_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1116,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[1]
+	mi := &file_weft_v1_run_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1129,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{1}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Step) GetActionId() string {
@@ -1249,7 +1344,7 @@ type FanOutProgress struct {
 
 func (x *FanOutProgress) Reset() {
 	*x = FanOutProgress{}
-	mi := &file_weft_v1_run_proto_msgTypes[2]
+	mi := &file_weft_v1_run_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1356,7 @@ func (x *FanOutProgress) String() string {
 func (*FanOutProgress) ProtoMessage() {}
 
 func (x *FanOutProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[2]
+	mi := &file_weft_v1_run_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1369,7 @@ func (x *FanOutProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FanOutProgress.ProtoReflect.Descriptor instead.
 func (*FanOutProgress) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{2}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *FanOutProgress) GetItems() uint32 {
@@ -1349,7 +1444,7 @@ type Attempt struct {
 
 func (x *Attempt) Reset() {
 	*x = Attempt{}
-	mi := &file_weft_v1_run_proto_msgTypes[3]
+	mi := &file_weft_v1_run_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1361,7 +1456,7 @@ func (x *Attempt) String() string {
 func (*Attempt) ProtoMessage() {}
 
 func (x *Attempt) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[3]
+	mi := &file_weft_v1_run_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1374,7 +1469,7 @@ func (x *Attempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attempt.ProtoReflect.Descriptor instead.
 func (*Attempt) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{3}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Attempt) GetLogicalAttemptId() uint32 {
@@ -1443,7 +1538,7 @@ type StepError struct {
 
 func (x *StepError) Reset() {
 	*x = StepError{}
-	mi := &file_weft_v1_run_proto_msgTypes[4]
+	mi := &file_weft_v1_run_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1455,7 +1550,7 @@ func (x *StepError) String() string {
 func (*StepError) ProtoMessage() {}
 
 func (x *StepError) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[4]
+	mi := &file_weft_v1_run_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1468,7 +1563,7 @@ func (x *StepError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepError.ProtoReflect.Descriptor instead.
 func (*StepError) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{4}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StepError) GetErrorClass() ErrorClass {
@@ -1514,7 +1609,7 @@ type RunError struct {
 
 func (x *RunError) Reset() {
 	*x = RunError{}
-	mi := &file_weft_v1_run_proto_msgTypes[5]
+	mi := &file_weft_v1_run_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1526,7 +1621,7 @@ func (x *RunError) String() string {
 func (*RunError) ProtoMessage() {}
 
 func (x *RunError) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[5]
+	mi := &file_weft_v1_run_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1539,7 +1634,7 @@ func (x *RunError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunError.ProtoReflect.Descriptor instead.
 func (*RunError) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{5}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RunError) GetActionId() string {
@@ -1580,7 +1675,7 @@ type Cancellation struct {
 
 func (x *Cancellation) Reset() {
 	*x = Cancellation{}
-	mi := &file_weft_v1_run_proto_msgTypes[6]
+	mi := &file_weft_v1_run_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1592,7 +1687,7 @@ func (x *Cancellation) String() string {
 func (*Cancellation) ProtoMessage() {}
 
 func (x *Cancellation) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[6]
+	mi := &file_weft_v1_run_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1605,7 +1700,7 @@ func (x *Cancellation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancellation.ProtoReflect.Descriptor instead.
 func (*Cancellation) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{6}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Cancellation) GetCancelledBy() string {
@@ -1674,7 +1769,7 @@ type SubmitRunRequest struct {
 
 func (x *SubmitRunRequest) Reset() {
 	*x = SubmitRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[7]
+	mi := &file_weft_v1_run_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +1781,7 @@ func (x *SubmitRunRequest) String() string {
 func (*SubmitRunRequest) ProtoMessage() {}
 
 func (x *SubmitRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[7]
+	mi := &file_weft_v1_run_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +1794,7 @@ func (x *SubmitRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRunRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{7}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SubmitRunRequest) GetDefinition() *WorkflowDefinition {
@@ -1786,7 +1881,7 @@ type SubmitRunResponse struct {
 
 func (x *SubmitRunResponse) Reset() {
 	*x = SubmitRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[8]
+	mi := &file_weft_v1_run_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1798,7 +1893,7 @@ func (x *SubmitRunResponse) String() string {
 func (*SubmitRunResponse) ProtoMessage() {}
 
 func (x *SubmitRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[8]
+	mi := &file_weft_v1_run_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1811,7 +1906,7 @@ func (x *SubmitRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRunResponse.ProtoReflect.Descriptor instead.
 func (*SubmitRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{8}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SubmitRunResponse) GetRun() *Run {
@@ -1839,7 +1934,7 @@ type StartRunRequest struct {
 
 func (x *StartRunRequest) Reset() {
 	*x = StartRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[9]
+	mi := &file_weft_v1_run_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1851,7 +1946,7 @@ func (x *StartRunRequest) String() string {
 func (*StartRunRequest) ProtoMessage() {}
 
 func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[9]
+	mi := &file_weft_v1_run_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1864,7 +1959,7 @@ func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunRequest.ProtoReflect.Descriptor instead.
 func (*StartRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{9}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *StartRunRequest) GetRunId() string {
@@ -1885,7 +1980,7 @@ type StartRunResponse struct {
 
 func (x *StartRunResponse) Reset() {
 	*x = StartRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[10]
+	mi := &file_weft_v1_run_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1897,7 +1992,7 @@ func (x *StartRunResponse) String() string {
 func (*StartRunResponse) ProtoMessage() {}
 
 func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[10]
+	mi := &file_weft_v1_run_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1910,7 +2005,7 @@ func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunResponse.ProtoReflect.Descriptor instead.
 func (*StartRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{10}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *StartRunResponse) GetRun() *Run {
@@ -1935,7 +2030,7 @@ type ApproveRunRequest struct {
 
 func (x *ApproveRunRequest) Reset() {
 	*x = ApproveRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[11]
+	mi := &file_weft_v1_run_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1947,7 +2042,7 @@ func (x *ApproveRunRequest) String() string {
 func (*ApproveRunRequest) ProtoMessage() {}
 
 func (x *ApproveRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[11]
+	mi := &file_weft_v1_run_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1960,7 +2055,7 @@ func (x *ApproveRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveRunRequest.ProtoReflect.Descriptor instead.
 func (*ApproveRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{11}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ApproveRunRequest) GetRunId() string {
@@ -1997,7 +2092,7 @@ type ApproveRunResponse struct {
 
 func (x *ApproveRunResponse) Reset() {
 	*x = ApproveRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[12]
+	mi := &file_weft_v1_run_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2009,7 +2104,7 @@ func (x *ApproveRunResponse) String() string {
 func (*ApproveRunResponse) ProtoMessage() {}
 
 func (x *ApproveRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[12]
+	mi := &file_weft_v1_run_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2022,7 +2117,7 @@ func (x *ApproveRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveRunResponse.ProtoReflect.Descriptor instead.
 func (*ApproveRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{12}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ApproveRunResponse) GetResult() *AcceptedSignalResult {
@@ -2050,7 +2145,7 @@ type GetRunRequest struct {
 
 func (x *GetRunRequest) Reset() {
 	*x = GetRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[13]
+	mi := &file_weft_v1_run_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2062,7 +2157,7 @@ func (x *GetRunRequest) String() string {
 func (*GetRunRequest) ProtoMessage() {}
 
 func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[13]
+	mi := &file_weft_v1_run_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2075,7 +2170,7 @@ func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunRequest.ProtoReflect.Descriptor instead.
 func (*GetRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{13}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetRunRequest) GetRunId() string {
@@ -2096,7 +2191,7 @@ type GetRunResponse struct {
 
 func (x *GetRunResponse) Reset() {
 	*x = GetRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[14]
+	mi := &file_weft_v1_run_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2203,7 @@ func (x *GetRunResponse) String() string {
 func (*GetRunResponse) ProtoMessage() {}
 
 func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[14]
+	mi := &file_weft_v1_run_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2216,7 @@ func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunResponse.ProtoReflect.Descriptor instead.
 func (*GetRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{14}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetRunResponse) GetRun() *Run {
@@ -2144,7 +2239,7 @@ type AwaitRunRequest struct {
 
 func (x *AwaitRunRequest) Reset() {
 	*x = AwaitRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[15]
+	mi := &file_weft_v1_run_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2156,7 +2251,7 @@ func (x *AwaitRunRequest) String() string {
 func (*AwaitRunRequest) ProtoMessage() {}
 
 func (x *AwaitRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[15]
+	mi := &file_weft_v1_run_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2169,7 +2264,7 @@ func (x *AwaitRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitRunRequest.ProtoReflect.Descriptor instead.
 func (*AwaitRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{15}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AwaitRunRequest) GetRunId() string {
@@ -2197,7 +2292,7 @@ type AwaitRunResponse struct {
 
 func (x *AwaitRunResponse) Reset() {
 	*x = AwaitRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[16]
+	mi := &file_weft_v1_run_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2209,7 +2304,7 @@ func (x *AwaitRunResponse) String() string {
 func (*AwaitRunResponse) ProtoMessage() {}
 
 func (x *AwaitRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[16]
+	mi := &file_weft_v1_run_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2222,7 +2317,7 @@ func (x *AwaitRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitRunResponse.ProtoReflect.Descriptor instead.
 func (*AwaitRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{16}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AwaitRunResponse) GetRun() *Run {
@@ -2267,7 +2362,7 @@ type ListRunsRequest struct {
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[17]
+	mi := &file_weft_v1_run_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2279,7 +2374,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[17]
+	mi := &file_weft_v1_run_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2292,7 +2387,7 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{17}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListRunsRequest) GetStatuses() []RunStatus {
@@ -2385,7 +2480,7 @@ type ListRunsResponse struct {
 
 func (x *ListRunsResponse) Reset() {
 	*x = ListRunsResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[18]
+	mi := &file_weft_v1_run_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2397,7 +2492,7 @@ func (x *ListRunsResponse) String() string {
 func (*ListRunsResponse) ProtoMessage() {}
 
 func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[18]
+	mi := &file_weft_v1_run_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2410,7 +2505,7 @@ func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
 func (*ListRunsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{18}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListRunsResponse) GetRuns() []*Run {
@@ -2444,7 +2539,7 @@ type RerunRunRequest struct {
 
 func (x *RerunRunRequest) Reset() {
 	*x = RerunRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[19]
+	mi := &file_weft_v1_run_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2456,7 +2551,7 @@ func (x *RerunRunRequest) String() string {
 func (*RerunRunRequest) ProtoMessage() {}
 
 func (x *RerunRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[19]
+	mi := &file_weft_v1_run_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2469,7 +2564,7 @@ func (x *RerunRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RerunRunRequest.ProtoReflect.Descriptor instead.
 func (*RerunRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{19}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RerunRunRequest) GetRunId() string {
@@ -2513,7 +2608,7 @@ type RerunRunResponse struct {
 
 func (x *RerunRunResponse) Reset() {
 	*x = RerunRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[20]
+	mi := &file_weft_v1_run_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2525,7 +2620,7 @@ func (x *RerunRunResponse) String() string {
 func (*RerunRunResponse) ProtoMessage() {}
 
 func (x *RerunRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[20]
+	mi := &file_weft_v1_run_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2538,7 +2633,7 @@ func (x *RerunRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RerunRunResponse.ProtoReflect.Descriptor instead.
 func (*RerunRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{20}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RerunRunResponse) GetResult() *AcceptedSignalResult {
@@ -2574,7 +2669,7 @@ type CancelRunRequest struct {
 
 func (x *CancelRunRequest) Reset() {
 	*x = CancelRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[21]
+	mi := &file_weft_v1_run_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2586,7 +2681,7 @@ func (x *CancelRunRequest) String() string {
 func (*CancelRunRequest) ProtoMessage() {}
 
 func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[21]
+	mi := &file_weft_v1_run_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2599,7 +2694,7 @@ func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunRequest.ProtoReflect.Descriptor instead.
 func (*CancelRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{21}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CancelRunRequest) GetRunId() string {
@@ -2643,7 +2738,7 @@ type CancelRunResponse struct {
 
 func (x *CancelRunResponse) Reset() {
 	*x = CancelRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[22]
+	mi := &file_weft_v1_run_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2655,7 +2750,7 @@ func (x *CancelRunResponse) String() string {
 func (*CancelRunResponse) ProtoMessage() {}
 
 func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[22]
+	mi := &file_weft_v1_run_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2668,7 +2763,7 @@ func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunResponse.ProtoReflect.Descriptor instead.
 func (*CancelRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{22}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CancelRunResponse) GetResult() *AcceptedSignalResult {
@@ -2700,7 +2795,7 @@ type PauseRunRequest struct {
 
 func (x *PauseRunRequest) Reset() {
 	*x = PauseRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[23]
+	mi := &file_weft_v1_run_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2712,7 +2807,7 @@ func (x *PauseRunRequest) String() string {
 func (*PauseRunRequest) ProtoMessage() {}
 
 func (x *PauseRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[23]
+	mi := &file_weft_v1_run_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2725,7 +2820,7 @@ func (x *PauseRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRunRequest.ProtoReflect.Descriptor instead.
 func (*PauseRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{23}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PauseRunRequest) GetRunId() string {
@@ -2762,7 +2857,7 @@ type PauseRunResponse struct {
 
 func (x *PauseRunResponse) Reset() {
 	*x = PauseRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[24]
+	mi := &file_weft_v1_run_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2774,7 +2869,7 @@ func (x *PauseRunResponse) String() string {
 func (*PauseRunResponse) ProtoMessage() {}
 
 func (x *PauseRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[24]
+	mi := &file_weft_v1_run_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2787,7 +2882,7 @@ func (x *PauseRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRunResponse.ProtoReflect.Descriptor instead.
 func (*PauseRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{24}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PauseRunResponse) GetResult() *AcceptedSignalResult {
@@ -2819,7 +2914,7 @@ type ResumeRunRequest struct {
 
 func (x *ResumeRunRequest) Reset() {
 	*x = ResumeRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[25]
+	mi := &file_weft_v1_run_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2831,7 +2926,7 @@ func (x *ResumeRunRequest) String() string {
 func (*ResumeRunRequest) ProtoMessage() {}
 
 func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[25]
+	mi := &file_weft_v1_run_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2844,7 +2939,7 @@ func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRunRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{25}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ResumeRunRequest) GetRunId() string {
@@ -2881,7 +2976,7 @@ type ResumeRunResponse struct {
 
 func (x *ResumeRunResponse) Reset() {
 	*x = ResumeRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[26]
+	mi := &file_weft_v1_run_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2893,7 +2988,7 @@ func (x *ResumeRunResponse) String() string {
 func (*ResumeRunResponse) ProtoMessage() {}
 
 func (x *ResumeRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[26]
+	mi := &file_weft_v1_run_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2906,7 +3001,7 @@ func (x *ResumeRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRunResponse.ProtoReflect.Descriptor instead.
 func (*ResumeRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{26}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ResumeRunResponse) GetResult() *AcceptedSignalResult {
@@ -2940,7 +3035,7 @@ type RetryStepRequest struct {
 
 func (x *RetryStepRequest) Reset() {
 	*x = RetryStepRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[27]
+	mi := &file_weft_v1_run_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2952,7 +3047,7 @@ func (x *RetryStepRequest) String() string {
 func (*RetryStepRequest) ProtoMessage() {}
 
 func (x *RetryStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[27]
+	mi := &file_weft_v1_run_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2965,7 +3060,7 @@ func (x *RetryStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryStepRequest.ProtoReflect.Descriptor instead.
 func (*RetryStepRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{27}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RetryStepRequest) GetRunId() string {
@@ -3009,7 +3104,7 @@ type RetryStepResponse struct {
 
 func (x *RetryStepResponse) Reset() {
 	*x = RetryStepResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[28]
+	mi := &file_weft_v1_run_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3021,7 +3116,7 @@ func (x *RetryStepResponse) String() string {
 func (*RetryStepResponse) ProtoMessage() {}
 
 func (x *RetryStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[28]
+	mi := &file_weft_v1_run_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3034,7 +3129,7 @@ func (x *RetryStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryStepResponse.ProtoReflect.Descriptor instead.
 func (*RetryStepResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{28}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RetryStepResponse) GetResult() *AcceptedSignalResult {
@@ -3068,7 +3163,7 @@ type SkipStepRequest struct {
 
 func (x *SkipStepRequest) Reset() {
 	*x = SkipStepRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[29]
+	mi := &file_weft_v1_run_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3080,7 +3175,7 @@ func (x *SkipStepRequest) String() string {
 func (*SkipStepRequest) ProtoMessage() {}
 
 func (x *SkipStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[29]
+	mi := &file_weft_v1_run_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3093,7 +3188,7 @@ func (x *SkipStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipStepRequest.ProtoReflect.Descriptor instead.
 func (*SkipStepRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{29}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SkipStepRequest) GetRunId() string {
@@ -3137,7 +3232,7 @@ type SkipStepResponse struct {
 
 func (x *SkipStepResponse) Reset() {
 	*x = SkipStepResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[30]
+	mi := &file_weft_v1_run_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3149,7 +3244,7 @@ func (x *SkipStepResponse) String() string {
 func (*SkipStepResponse) ProtoMessage() {}
 
 func (x *SkipStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[30]
+	mi := &file_weft_v1_run_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3162,7 +3257,7 @@ func (x *SkipStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipStepResponse.ProtoReflect.Descriptor instead.
 func (*SkipStepResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{30}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SkipStepResponse) GetResult() *AcceptedSignalResult {
@@ -3190,7 +3285,7 @@ type DeleteRunRequest struct {
 
 func (x *DeleteRunRequest) Reset() {
 	*x = DeleteRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[31]
+	mi := &file_weft_v1_run_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3202,7 +3297,7 @@ func (x *DeleteRunRequest) String() string {
 func (*DeleteRunRequest) ProtoMessage() {}
 
 func (x *DeleteRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[31]
+	mi := &file_weft_v1_run_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3215,7 +3310,7 @@ func (x *DeleteRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRunRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{31}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *DeleteRunRequest) GetRunId() string {
@@ -3240,7 +3335,7 @@ type DeleteRunResponse struct {
 
 func (x *DeleteRunResponse) Reset() {
 	*x = DeleteRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[32]
+	mi := &file_weft_v1_run_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3252,7 +3347,7 @@ func (x *DeleteRunResponse) String() string {
 func (*DeleteRunResponse) ProtoMessage() {}
 
 func (x *DeleteRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[32]
+	mi := &file_weft_v1_run_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3265,7 +3360,7 @@ func (x *DeleteRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRunResponse.ProtoReflect.Descriptor instead.
 func (*DeleteRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{32}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DeleteRunResponse) GetRunId() string {
@@ -3315,7 +3410,7 @@ type StartBatchRequest struct {
 
 func (x *StartBatchRequest) Reset() {
 	*x = StartBatchRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[33]
+	mi := &file_weft_v1_run_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3327,7 +3422,7 @@ func (x *StartBatchRequest) String() string {
 func (*StartBatchRequest) ProtoMessage() {}
 
 func (x *StartBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[33]
+	mi := &file_weft_v1_run_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3340,7 +3435,7 @@ func (x *StartBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartBatchRequest.ProtoReflect.Descriptor instead.
 func (*StartBatchRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{33}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *StartBatchRequest) GetBatchId() string {
@@ -3433,7 +3528,7 @@ type StartBatchResponse struct {
 
 func (x *StartBatchResponse) Reset() {
 	*x = StartBatchResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[34]
+	mi := &file_weft_v1_run_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3445,7 +3540,7 @@ func (x *StartBatchResponse) String() string {
 func (*StartBatchResponse) ProtoMessage() {}
 
 func (x *StartBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[34]
+	mi := &file_weft_v1_run_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3458,7 +3553,7 @@ func (x *StartBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartBatchResponse.ProtoReflect.Descriptor instead.
 func (*StartBatchResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{34}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *StartBatchResponse) GetBatch() *Batch {
@@ -3490,7 +3585,7 @@ type DescribeBatchRequest struct {
 
 func (x *DescribeBatchRequest) Reset() {
 	*x = DescribeBatchRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[35]
+	mi := &file_weft_v1_run_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3502,7 +3597,7 @@ func (x *DescribeBatchRequest) String() string {
 func (*DescribeBatchRequest) ProtoMessage() {}
 
 func (x *DescribeBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[35]
+	mi := &file_weft_v1_run_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3515,7 +3610,7 @@ func (x *DescribeBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeBatchRequest.ProtoReflect.Descriptor instead.
 func (*DescribeBatchRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{35}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *DescribeBatchRequest) GetBatchId() string {
@@ -3554,7 +3649,7 @@ type DescribeBatchResponse struct {
 
 func (x *DescribeBatchResponse) Reset() {
 	*x = DescribeBatchResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[36]
+	mi := &file_weft_v1_run_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3566,7 +3661,7 @@ func (x *DescribeBatchResponse) String() string {
 func (*DescribeBatchResponse) ProtoMessage() {}
 
 func (x *DescribeBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[36]
+	mi := &file_weft_v1_run_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3579,7 +3674,7 @@ func (x *DescribeBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeBatchResponse.ProtoReflect.Descriptor instead.
 func (*DescribeBatchResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{36}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DescribeBatchResponse) GetBatch() *Batch {
@@ -3614,7 +3709,7 @@ type CancelBatchRequest struct {
 
 func (x *CancelBatchRequest) Reset() {
 	*x = CancelBatchRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[37]
+	mi := &file_weft_v1_run_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3626,7 +3721,7 @@ func (x *CancelBatchRequest) String() string {
 func (*CancelBatchRequest) ProtoMessage() {}
 
 func (x *CancelBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[37]
+	mi := &file_weft_v1_run_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3639,7 +3734,7 @@ func (x *CancelBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelBatchRequest.ProtoReflect.Descriptor instead.
 func (*CancelBatchRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{37}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CancelBatchRequest) GetBatchId() string {
@@ -3660,7 +3755,7 @@ type CancelBatchResponse struct {
 
 func (x *CancelBatchResponse) Reset() {
 	*x = CancelBatchResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[38]
+	mi := &file_weft_v1_run_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3672,7 +3767,7 @@ func (x *CancelBatchResponse) String() string {
 func (*CancelBatchResponse) ProtoMessage() {}
 
 func (x *CancelBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[38]
+	mi := &file_weft_v1_run_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3685,7 +3780,7 @@ func (x *CancelBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelBatchResponse.ProtoReflect.Descriptor instead.
 func (*CancelBatchResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{38}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CancelBatchResponse) GetBatch() *Batch {
@@ -3708,7 +3803,7 @@ type ListBatchesRequest struct {
 
 func (x *ListBatchesRequest) Reset() {
 	*x = ListBatchesRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[39]
+	mi := &file_weft_v1_run_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3720,7 +3815,7 @@ func (x *ListBatchesRequest) String() string {
 func (*ListBatchesRequest) ProtoMessage() {}
 
 func (x *ListBatchesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[39]
+	mi := &file_weft_v1_run_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3733,7 +3828,7 @@ func (x *ListBatchesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBatchesRequest.ProtoReflect.Descriptor instead.
 func (*ListBatchesRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{39}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListBatchesRequest) GetPageSize() uint32 {
@@ -3763,7 +3858,7 @@ type ListBatchesResponse struct {
 
 func (x *ListBatchesResponse) Reset() {
 	*x = ListBatchesResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[40]
+	mi := &file_weft_v1_run_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3775,7 +3870,7 @@ func (x *ListBatchesResponse) String() string {
 func (*ListBatchesResponse) ProtoMessage() {}
 
 func (x *ListBatchesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[40]
+	mi := &file_weft_v1_run_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3788,7 +3883,7 @@ func (x *ListBatchesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBatchesResponse.ProtoReflect.Descriptor instead.
 func (*ListBatchesResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{40}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListBatchesResponse) GetBatches() []*Batch {
@@ -3848,7 +3943,7 @@ type Batch struct {
 
 func (x *Batch) Reset() {
 	*x = Batch{}
-	mi := &file_weft_v1_run_proto_msgTypes[41]
+	mi := &file_weft_v1_run_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3860,7 +3955,7 @@ func (x *Batch) String() string {
 func (*Batch) ProtoMessage() {}
 
 func (x *Batch) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[41]
+	mi := &file_weft_v1_run_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3873,7 +3968,7 @@ func (x *Batch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Batch.ProtoReflect.Descriptor instead.
 func (*Batch) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{41}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Batch) GetBatchId() string {
@@ -4014,7 +4109,7 @@ type BatchRun struct {
 
 func (x *BatchRun) Reset() {
 	*x = BatchRun{}
-	mi := &file_weft_v1_run_proto_msgTypes[42]
+	mi := &file_weft_v1_run_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4026,7 +4121,7 @@ func (x *BatchRun) String() string {
 func (*BatchRun) ProtoMessage() {}
 
 func (x *BatchRun) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[42]
+	mi := &file_weft_v1_run_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4039,7 +4134,7 @@ func (x *BatchRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRun.ProtoReflect.Descriptor instead.
 func (*BatchRun) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{42}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *BatchRun) GetRunId() string {
@@ -4081,7 +4176,7 @@ var File_weft_v1_run_proto protoreflect.FileDescriptor
 
 const file_weft_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/search.proto\x1a\x14weft/v1/signal.proto\"\x86\f\n" +
+	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/search.proto\x1a\x14weft/v1/signal.proto\"\xc4\f\n" +
 	"\x03Run\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x1d\n" +
@@ -4121,10 +4216,17 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\rparent_run_id\x18\x1f \x01(\tR\vparentRunId\x12\x1f\n" +
 	"\vparent_step\x18  \x01(\tR\n" +
 	"parentStep\x12\x1a\n" +
-	"\bpriority\x18\x1e \x01(\rR\bpriority\x1ab\n" +
+	"\bpriority\x18\x1e \x01(\rR\bpriority\x12<\n" +
+	"\vconcurrency\x18! \x01(\v2\x1a.weft.v1.RunKeyConcurrencyR\vconcurrency\x1ab\n" +
 	"\x15SearchAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
-	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"\x8e\n" +
+	"\x05value\x18\x02 \x01(\v2\x1d.weft.v1.SearchAttributeValueR\x05value:\x028\x01\"\x82\x01\n" +
+	"\x11RunKeyConcurrency\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\rR\x05limit\x12\x1a\n" +
+	"\bstrategy\x18\x03 \x01(\tR\bstrategy\x12\x15\n" +
+	"\x06in_use\x18\x04 \x01(\rR\x05inUse\x12\x12\n" +
+	"\x04wait\x18\x05 \x01(\tR\x04wait\"\x8e\n" +
 	"\n" +
 	"\x04Step\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12+\n" +
@@ -4514,7 +4616,7 @@ func file_weft_v1_run_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_weft_v1_run_proto_goTypes = []any{
 	(RunStatus)(0),                       // 0: weft.v1.RunStatus
 	(RunSubstatus)(0),                    // 1: weft.v1.RunSubstatus
@@ -4526,187 +4628,189 @@ var file_weft_v1_run_proto_goTypes = []any{
 	(BatchState)(0),                      // 7: weft.v1.BatchState
 	(BatchRunOutcome)(0),                 // 8: weft.v1.BatchRunOutcome
 	(*Run)(nil),                          // 9: weft.v1.Run
-	(*Step)(nil),                         // 10: weft.v1.Step
-	(*FanOutProgress)(nil),               // 11: weft.v1.FanOutProgress
-	(*Attempt)(nil),                      // 12: weft.v1.Attempt
-	(*StepError)(nil),                    // 13: weft.v1.StepError
-	(*RunError)(nil),                     // 14: weft.v1.RunError
-	(*Cancellation)(nil),                 // 15: weft.v1.Cancellation
-	(*SubmitRunRequest)(nil),             // 16: weft.v1.SubmitRunRequest
-	(*SubmitRunResponse)(nil),            // 17: weft.v1.SubmitRunResponse
-	(*StartRunRequest)(nil),              // 18: weft.v1.StartRunRequest
-	(*StartRunResponse)(nil),             // 19: weft.v1.StartRunResponse
-	(*ApproveRunRequest)(nil),            // 20: weft.v1.ApproveRunRequest
-	(*ApproveRunResponse)(nil),           // 21: weft.v1.ApproveRunResponse
-	(*GetRunRequest)(nil),                // 22: weft.v1.GetRunRequest
-	(*GetRunResponse)(nil),               // 23: weft.v1.GetRunResponse
-	(*AwaitRunRequest)(nil),              // 24: weft.v1.AwaitRunRequest
-	(*AwaitRunResponse)(nil),             // 25: weft.v1.AwaitRunResponse
-	(*ListRunsRequest)(nil),              // 26: weft.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),             // 27: weft.v1.ListRunsResponse
-	(*RerunRunRequest)(nil),              // 28: weft.v1.RerunRunRequest
-	(*RerunRunResponse)(nil),             // 29: weft.v1.RerunRunResponse
-	(*CancelRunRequest)(nil),             // 30: weft.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),            // 31: weft.v1.CancelRunResponse
-	(*PauseRunRequest)(nil),              // 32: weft.v1.PauseRunRequest
-	(*PauseRunResponse)(nil),             // 33: weft.v1.PauseRunResponse
-	(*ResumeRunRequest)(nil),             // 34: weft.v1.ResumeRunRequest
-	(*ResumeRunResponse)(nil),            // 35: weft.v1.ResumeRunResponse
-	(*RetryStepRequest)(nil),             // 36: weft.v1.RetryStepRequest
-	(*RetryStepResponse)(nil),            // 37: weft.v1.RetryStepResponse
-	(*SkipStepRequest)(nil),              // 38: weft.v1.SkipStepRequest
-	(*SkipStepResponse)(nil),             // 39: weft.v1.SkipStepResponse
-	(*DeleteRunRequest)(nil),             // 40: weft.v1.DeleteRunRequest
-	(*DeleteRunResponse)(nil),            // 41: weft.v1.DeleteRunResponse
-	(*StartBatchRequest)(nil),            // 42: weft.v1.StartBatchRequest
-	(*StartBatchResponse)(nil),           // 43: weft.v1.StartBatchResponse
-	(*DescribeBatchRequest)(nil),         // 44: weft.v1.DescribeBatchRequest
-	(*DescribeBatchResponse)(nil),        // 45: weft.v1.DescribeBatchResponse
-	(*CancelBatchRequest)(nil),           // 46: weft.v1.CancelBatchRequest
-	(*CancelBatchResponse)(nil),          // 47: weft.v1.CancelBatchResponse
-	(*ListBatchesRequest)(nil),           // 48: weft.v1.ListBatchesRequest
-	(*ListBatchesResponse)(nil),          // 49: weft.v1.ListBatchesResponse
-	(*Batch)(nil),                        // 50: weft.v1.Batch
-	(*BatchRun)(nil),                     // 51: weft.v1.BatchRun
-	nil,                                  // 52: weft.v1.Run.SearchAttributesEntry
-	nil,                                  // 53: weft.v1.SubmitRunRequest.SearchAttributesEntry
-	(*timestamppb.Timestamp)(nil),        // 54: google.protobuf.Timestamp
-	(*WorkflowDefinition)(nil),           // 55: weft.v1.WorkflowDefinition
-	(*structpb.Value)(nil),               // 56: google.protobuf.Value
-	(*ArtifactRef)(nil),                  // 57: weft.v1.ArtifactRef
-	(*ManualCompletionResult)(nil),       // 58: weft.v1.ManualCompletionResult
-	(ErrorClass)(0),                      // 59: weft.v1.ErrorClass
-	(*DefinitionRef)(nil),                // 60: weft.v1.DefinitionRef
-	(*AcceptedSignalResult)(nil),         // 61: weft.v1.AcceptedSignalResult
-	(*SearchAttributeValue)(nil),         // 62: weft.v1.SearchAttributeValue
-	(*CountRunsRequest)(nil),             // 63: weft.v1.CountRunsRequest
-	(*ListSearchAttributesRequest)(nil),  // 64: weft.v1.ListSearchAttributesRequest
-	(*CountRunsResponse)(nil),            // 65: weft.v1.CountRunsResponse
-	(*ListSearchAttributesResponse)(nil), // 66: weft.v1.ListSearchAttributesResponse
+	(*RunKeyConcurrency)(nil),            // 10: weft.v1.RunKeyConcurrency
+	(*Step)(nil),                         // 11: weft.v1.Step
+	(*FanOutProgress)(nil),               // 12: weft.v1.FanOutProgress
+	(*Attempt)(nil),                      // 13: weft.v1.Attempt
+	(*StepError)(nil),                    // 14: weft.v1.StepError
+	(*RunError)(nil),                     // 15: weft.v1.RunError
+	(*Cancellation)(nil),                 // 16: weft.v1.Cancellation
+	(*SubmitRunRequest)(nil),             // 17: weft.v1.SubmitRunRequest
+	(*SubmitRunResponse)(nil),            // 18: weft.v1.SubmitRunResponse
+	(*StartRunRequest)(nil),              // 19: weft.v1.StartRunRequest
+	(*StartRunResponse)(nil),             // 20: weft.v1.StartRunResponse
+	(*ApproveRunRequest)(nil),            // 21: weft.v1.ApproveRunRequest
+	(*ApproveRunResponse)(nil),           // 22: weft.v1.ApproveRunResponse
+	(*GetRunRequest)(nil),                // 23: weft.v1.GetRunRequest
+	(*GetRunResponse)(nil),               // 24: weft.v1.GetRunResponse
+	(*AwaitRunRequest)(nil),              // 25: weft.v1.AwaitRunRequest
+	(*AwaitRunResponse)(nil),             // 26: weft.v1.AwaitRunResponse
+	(*ListRunsRequest)(nil),              // 27: weft.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),             // 28: weft.v1.ListRunsResponse
+	(*RerunRunRequest)(nil),              // 29: weft.v1.RerunRunRequest
+	(*RerunRunResponse)(nil),             // 30: weft.v1.RerunRunResponse
+	(*CancelRunRequest)(nil),             // 31: weft.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),            // 32: weft.v1.CancelRunResponse
+	(*PauseRunRequest)(nil),              // 33: weft.v1.PauseRunRequest
+	(*PauseRunResponse)(nil),             // 34: weft.v1.PauseRunResponse
+	(*ResumeRunRequest)(nil),             // 35: weft.v1.ResumeRunRequest
+	(*ResumeRunResponse)(nil),            // 36: weft.v1.ResumeRunResponse
+	(*RetryStepRequest)(nil),             // 37: weft.v1.RetryStepRequest
+	(*RetryStepResponse)(nil),            // 38: weft.v1.RetryStepResponse
+	(*SkipStepRequest)(nil),              // 39: weft.v1.SkipStepRequest
+	(*SkipStepResponse)(nil),             // 40: weft.v1.SkipStepResponse
+	(*DeleteRunRequest)(nil),             // 41: weft.v1.DeleteRunRequest
+	(*DeleteRunResponse)(nil),            // 42: weft.v1.DeleteRunResponse
+	(*StartBatchRequest)(nil),            // 43: weft.v1.StartBatchRequest
+	(*StartBatchResponse)(nil),           // 44: weft.v1.StartBatchResponse
+	(*DescribeBatchRequest)(nil),         // 45: weft.v1.DescribeBatchRequest
+	(*DescribeBatchResponse)(nil),        // 46: weft.v1.DescribeBatchResponse
+	(*CancelBatchRequest)(nil),           // 47: weft.v1.CancelBatchRequest
+	(*CancelBatchResponse)(nil),          // 48: weft.v1.CancelBatchResponse
+	(*ListBatchesRequest)(nil),           // 49: weft.v1.ListBatchesRequest
+	(*ListBatchesResponse)(nil),          // 50: weft.v1.ListBatchesResponse
+	(*Batch)(nil),                        // 51: weft.v1.Batch
+	(*BatchRun)(nil),                     // 52: weft.v1.BatchRun
+	nil,                                  // 53: weft.v1.Run.SearchAttributesEntry
+	nil,                                  // 54: weft.v1.SubmitRunRequest.SearchAttributesEntry
+	(*timestamppb.Timestamp)(nil),        // 55: google.protobuf.Timestamp
+	(*WorkflowDefinition)(nil),           // 56: weft.v1.WorkflowDefinition
+	(*structpb.Value)(nil),               // 57: google.protobuf.Value
+	(*ArtifactRef)(nil),                  // 58: weft.v1.ArtifactRef
+	(*ManualCompletionResult)(nil),       // 59: weft.v1.ManualCompletionResult
+	(ErrorClass)(0),                      // 60: weft.v1.ErrorClass
+	(*DefinitionRef)(nil),                // 61: weft.v1.DefinitionRef
+	(*AcceptedSignalResult)(nil),         // 62: weft.v1.AcceptedSignalResult
+	(*SearchAttributeValue)(nil),         // 63: weft.v1.SearchAttributeValue
+	(*CountRunsRequest)(nil),             // 64: weft.v1.CountRunsRequest
+	(*ListSearchAttributesRequest)(nil),  // 65: weft.v1.ListSearchAttributesRequest
+	(*CountRunsResponse)(nil),            // 66: weft.v1.CountRunsResponse
+	(*ListSearchAttributesResponse)(nil), // 67: weft.v1.ListSearchAttributesResponse
 }
 var file_weft_v1_run_proto_depIdxs = []int32{
 	0,  // 0: weft.v1.Run.status:type_name -> weft.v1.RunStatus
 	1,  // 1: weft.v1.Run.substatus:type_name -> weft.v1.RunSubstatus
-	10, // 2: weft.v1.Run.steps:type_name -> weft.v1.Step
+	11, // 2: weft.v1.Run.steps:type_name -> weft.v1.Step
 	3,  // 3: weft.v1.Run.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	54, // 4: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
-	54, // 5: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
-	54, // 6: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
-	14, // 7: weft.v1.Run.error:type_name -> weft.v1.RunError
-	15, // 8: weft.v1.Run.cancellation:type_name -> weft.v1.Cancellation
-	55, // 9: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
-	56, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
-	57, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
-	54, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
-	56, // 13: weft.v1.Run.result:type_name -> google.protobuf.Value
-	54, // 14: weft.v1.Run.retain_until:type_name -> google.protobuf.Timestamp
-	52, // 15: weft.v1.Run.search_attributes:type_name -> weft.v1.Run.SearchAttributesEntry
-	2,  // 16: weft.v1.Step.status:type_name -> weft.v1.StepStatus
-	12, // 17: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
-	54, // 18: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
-	54, // 19: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
-	54, // 20: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
-	56, // 21: weft.v1.Step.output:type_name -> google.protobuf.Value
-	57, // 22: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
-	13, // 23: weft.v1.Step.error:type_name -> weft.v1.StepError
-	4,  // 24: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
-	13, // 25: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
-	54, // 26: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
-	58, // 27: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
-	54, // 28: weft.v1.Step.wake_at:type_name -> google.protobuf.Timestamp
-	56, // 29: weft.v1.Step.input:type_name -> google.protobuf.Value
-	11, // 30: weft.v1.Step.fan_out:type_name -> weft.v1.FanOutProgress
-	5,  // 31: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
-	13, // 32: weft.v1.Attempt.error:type_name -> weft.v1.StepError
-	54, // 33: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	54, // 34: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
-	59, // 35: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
-	13, // 36: weft.v1.RunError.error:type_name -> weft.v1.StepError
-	54, // 37: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
-	55, // 38: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	56, // 39: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
-	60, // 40: weft.v1.SubmitRunRequest.definition_ref:type_name -> weft.v1.DefinitionRef
-	53, // 41: weft.v1.SubmitRunRequest.search_attributes:type_name -> weft.v1.SubmitRunRequest.SearchAttributesEntry
-	9,  // 42: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
-	9,  // 43: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
-	61, // 44: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 45: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
-	9,  // 46: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
-	9,  // 47: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
-	0,  // 48: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
-	54, // 49: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
-	54, // 50: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
-	9,  // 51: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
-	61, // 52: weft.v1.RerunRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 53: weft.v1.RerunRunResponse.run:type_name -> weft.v1.Run
-	61, // 54: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 55: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
-	61, // 56: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 57: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
-	61, // 58: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 59: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
-	61, // 60: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 61: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
-	61, // 62: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 63: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
-	6,  // 64: weft.v1.StartBatchRequest.operation:type_name -> weft.v1.BatchOperation
-	56, // 65: weft.v1.StartBatchRequest.payload:type_name -> google.protobuf.Value
-	50, // 66: weft.v1.StartBatchResponse.batch:type_name -> weft.v1.Batch
-	50, // 67: weft.v1.DescribeBatchResponse.batch:type_name -> weft.v1.Batch
-	51, // 68: weft.v1.DescribeBatchResponse.runs:type_name -> weft.v1.BatchRun
-	50, // 69: weft.v1.CancelBatchResponse.batch:type_name -> weft.v1.Batch
-	50, // 70: weft.v1.ListBatchesResponse.batches:type_name -> weft.v1.Batch
-	6,  // 71: weft.v1.Batch.operation:type_name -> weft.v1.BatchOperation
-	7,  // 72: weft.v1.Batch.state:type_name -> weft.v1.BatchState
-	54, // 73: weft.v1.Batch.created_at:type_name -> google.protobuf.Timestamp
-	54, // 74: weft.v1.Batch.ended_at:type_name -> google.protobuf.Timestamp
-	8,  // 75: weft.v1.BatchRun.outcome:type_name -> weft.v1.BatchRunOutcome
-	54, // 76: weft.v1.BatchRun.at:type_name -> google.protobuf.Timestamp
-	62, // 77: weft.v1.Run.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
-	62, // 78: weft.v1.SubmitRunRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
-	16, // 79: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
-	18, // 80: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
-	20, // 81: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
-	22, // 82: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
-	24, // 83: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
-	26, // 84: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
-	63, // 85: weft.v1.RunService.CountRuns:input_type -> weft.v1.CountRunsRequest
-	64, // 86: weft.v1.RunService.ListSearchAttributes:input_type -> weft.v1.ListSearchAttributesRequest
-	30, // 87: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
-	32, // 88: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
-	34, // 89: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
-	36, // 90: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
-	38, // 91: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
-	28, // 92: weft.v1.RunService.RerunRun:input_type -> weft.v1.RerunRunRequest
-	42, // 93: weft.v1.RunService.StartBatch:input_type -> weft.v1.StartBatchRequest
-	44, // 94: weft.v1.RunService.DescribeBatch:input_type -> weft.v1.DescribeBatchRequest
-	46, // 95: weft.v1.RunService.CancelBatch:input_type -> weft.v1.CancelBatchRequest
-	48, // 96: weft.v1.RunService.ListBatches:input_type -> weft.v1.ListBatchesRequest
-	40, // 97: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
-	17, // 98: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
-	19, // 99: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
-	21, // 100: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
-	23, // 101: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
-	25, // 102: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
-	27, // 103: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
-	65, // 104: weft.v1.RunService.CountRuns:output_type -> weft.v1.CountRunsResponse
-	66, // 105: weft.v1.RunService.ListSearchAttributes:output_type -> weft.v1.ListSearchAttributesResponse
-	31, // 106: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
-	33, // 107: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
-	35, // 108: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
-	37, // 109: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
-	39, // 110: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
-	29, // 111: weft.v1.RunService.RerunRun:output_type -> weft.v1.RerunRunResponse
-	43, // 112: weft.v1.RunService.StartBatch:output_type -> weft.v1.StartBatchResponse
-	45, // 113: weft.v1.RunService.DescribeBatch:output_type -> weft.v1.DescribeBatchResponse
-	47, // 114: weft.v1.RunService.CancelBatch:output_type -> weft.v1.CancelBatchResponse
-	49, // 115: weft.v1.RunService.ListBatches:output_type -> weft.v1.ListBatchesResponse
-	41, // 116: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
-	98, // [98:117] is the sub-list for method output_type
-	79, // [79:98] is the sub-list for method input_type
-	79, // [79:79] is the sub-list for extension type_name
-	79, // [79:79] is the sub-list for extension extendee
-	0,  // [0:79] is the sub-list for field type_name
+	55, // 4: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
+	55, // 5: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
+	55, // 6: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
+	15, // 7: weft.v1.Run.error:type_name -> weft.v1.RunError
+	16, // 8: weft.v1.Run.cancellation:type_name -> weft.v1.Cancellation
+	56, // 9: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
+	57, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
+	58, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
+	55, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
+	57, // 13: weft.v1.Run.result:type_name -> google.protobuf.Value
+	55, // 14: weft.v1.Run.retain_until:type_name -> google.protobuf.Timestamp
+	53, // 15: weft.v1.Run.search_attributes:type_name -> weft.v1.Run.SearchAttributesEntry
+	10, // 16: weft.v1.Run.concurrency:type_name -> weft.v1.RunKeyConcurrency
+	2,  // 17: weft.v1.Step.status:type_name -> weft.v1.StepStatus
+	13, // 18: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
+	55, // 19: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
+	55, // 20: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
+	55, // 21: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
+	57, // 22: weft.v1.Step.output:type_name -> google.protobuf.Value
+	58, // 23: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
+	14, // 24: weft.v1.Step.error:type_name -> weft.v1.StepError
+	4,  // 25: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
+	14, // 26: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
+	55, // 27: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
+	59, // 28: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	55, // 29: weft.v1.Step.wake_at:type_name -> google.protobuf.Timestamp
+	57, // 30: weft.v1.Step.input:type_name -> google.protobuf.Value
+	12, // 31: weft.v1.Step.fan_out:type_name -> weft.v1.FanOutProgress
+	5,  // 32: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
+	14, // 33: weft.v1.Attempt.error:type_name -> weft.v1.StepError
+	55, // 34: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	55, // 35: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
+	60, // 36: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
+	14, // 37: weft.v1.RunError.error:type_name -> weft.v1.StepError
+	55, // 38: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
+	56, // 39: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	57, // 40: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
+	61, // 41: weft.v1.SubmitRunRequest.definition_ref:type_name -> weft.v1.DefinitionRef
+	54, // 42: weft.v1.SubmitRunRequest.search_attributes:type_name -> weft.v1.SubmitRunRequest.SearchAttributesEntry
+	9,  // 43: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
+	9,  // 44: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
+	62, // 45: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 46: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
+	9,  // 47: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
+	9,  // 48: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
+	0,  // 49: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
+	55, // 50: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
+	55, // 51: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
+	9,  // 52: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
+	62, // 53: weft.v1.RerunRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 54: weft.v1.RerunRunResponse.run:type_name -> weft.v1.Run
+	62, // 55: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 56: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
+	62, // 57: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 58: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
+	62, // 59: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 60: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
+	62, // 61: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 62: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
+	62, // 63: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	9,  // 64: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
+	6,  // 65: weft.v1.StartBatchRequest.operation:type_name -> weft.v1.BatchOperation
+	57, // 66: weft.v1.StartBatchRequest.payload:type_name -> google.protobuf.Value
+	51, // 67: weft.v1.StartBatchResponse.batch:type_name -> weft.v1.Batch
+	51, // 68: weft.v1.DescribeBatchResponse.batch:type_name -> weft.v1.Batch
+	52, // 69: weft.v1.DescribeBatchResponse.runs:type_name -> weft.v1.BatchRun
+	51, // 70: weft.v1.CancelBatchResponse.batch:type_name -> weft.v1.Batch
+	51, // 71: weft.v1.ListBatchesResponse.batches:type_name -> weft.v1.Batch
+	6,  // 72: weft.v1.Batch.operation:type_name -> weft.v1.BatchOperation
+	7,  // 73: weft.v1.Batch.state:type_name -> weft.v1.BatchState
+	55, // 74: weft.v1.Batch.created_at:type_name -> google.protobuf.Timestamp
+	55, // 75: weft.v1.Batch.ended_at:type_name -> google.protobuf.Timestamp
+	8,  // 76: weft.v1.BatchRun.outcome:type_name -> weft.v1.BatchRunOutcome
+	55, // 77: weft.v1.BatchRun.at:type_name -> google.protobuf.Timestamp
+	63, // 78: weft.v1.Run.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
+	63, // 79: weft.v1.SubmitRunRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
+	17, // 80: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
+	19, // 81: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
+	21, // 82: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
+	23, // 83: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
+	25, // 84: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
+	27, // 85: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
+	64, // 86: weft.v1.RunService.CountRuns:input_type -> weft.v1.CountRunsRequest
+	65, // 87: weft.v1.RunService.ListSearchAttributes:input_type -> weft.v1.ListSearchAttributesRequest
+	31, // 88: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
+	33, // 89: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
+	35, // 90: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
+	37, // 91: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
+	39, // 92: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
+	29, // 93: weft.v1.RunService.RerunRun:input_type -> weft.v1.RerunRunRequest
+	43, // 94: weft.v1.RunService.StartBatch:input_type -> weft.v1.StartBatchRequest
+	45, // 95: weft.v1.RunService.DescribeBatch:input_type -> weft.v1.DescribeBatchRequest
+	47, // 96: weft.v1.RunService.CancelBatch:input_type -> weft.v1.CancelBatchRequest
+	49, // 97: weft.v1.RunService.ListBatches:input_type -> weft.v1.ListBatchesRequest
+	41, // 98: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
+	18, // 99: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
+	20, // 100: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
+	22, // 101: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
+	24, // 102: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
+	26, // 103: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
+	28, // 104: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
+	66, // 105: weft.v1.RunService.CountRuns:output_type -> weft.v1.CountRunsResponse
+	67, // 106: weft.v1.RunService.ListSearchAttributes:output_type -> weft.v1.ListSearchAttributesResponse
+	32, // 107: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
+	34, // 108: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
+	36, // 109: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
+	38, // 110: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
+	40, // 111: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
+	30, // 112: weft.v1.RunService.RerunRun:output_type -> weft.v1.RerunRunResponse
+	44, // 113: weft.v1.RunService.StartBatch:output_type -> weft.v1.StartBatchResponse
+	46, // 114: weft.v1.RunService.DescribeBatch:output_type -> weft.v1.DescribeBatchResponse
+	48, // 115: weft.v1.RunService.CancelBatch:output_type -> weft.v1.CancelBatchResponse
+	50, // 116: weft.v1.RunService.ListBatches:output_type -> weft.v1.ListBatchesResponse
+	42, // 117: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
+	99, // [99:118] is the sub-list for method output_type
+	80, // [80:99] is the sub-list for method input_type
+	80, // [80:80] is the sub-list for extension type_name
+	80, // [80:80] is the sub-list for extension extendee
+	0,  // [0:80] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_run_proto_init() }
@@ -4718,21 +4822,21 @@ func file_weft_v1_run_proto_init() {
 	file_weft_v1_definition_proto_init()
 	file_weft_v1_search_proto_init()
 	file_weft_v1_signal_proto_init()
-	file_weft_v1_run_proto_msgTypes[7].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[11].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[19].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[21].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[23].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[25].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[27].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[29].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[8].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[12].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[20].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[22].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[24].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[26].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[28].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[30].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_run_proto_rawDesc), len(file_weft_v1_run_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   45,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,6 +19,10 @@ BACKPRESSURE_MODE_UNSPECIFIED: BackpressureMode
 COMPLETION_MODE_AUTOMATED: CompletionMode
 COMPLETION_MODE_MANUAL: CompletionMode
 COMPLETION_MODE_UNSPECIFIED: CompletionMode
+CONCURRENCY_STRATEGY_CANCEL_IN_PROGRESS: ConcurrencyStrategy
+CONCURRENCY_STRATEGY_CANCEL_NEWEST: ConcurrencyStrategy
+CONCURRENCY_STRATEGY_QUEUE: ConcurrencyStrategy
+CONCURRENCY_STRATEGY_UNSPECIFIED: ConcurrencyStrategy
 DESCRIPTOR: _descriptor.FileDescriptor
 ON_FAILURE_ABORT: OnFailure
 ON_FAILURE_COMPENSATE: OnFailure
@@ -203,6 +207,16 @@ class RetryPolicy(_message.Message):
     strategy: BackoffStrategy
     def __init__(self, max_attempts: _Optional[int] = ..., strategy: _Optional[_Union[BackoffStrategy, str]] = ..., initial_backoff_ms: _Optional[int] = ..., backoff_multiplier: _Optional[float] = ..., max_backoff_ms: _Optional[int] = ..., retryable_errors: _Optional[_Iterable[_Union[_common_pb2.ErrorClass, str]]] = ...) -> None: ...
 
+class RunConcurrency(_message.Message):
+    __slots__ = ["key", "limit", "strategy"]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    limit: int
+    strategy: ConcurrencyStrategy
+    def __init__(self, key: _Optional[str] = ..., limit: _Optional[int] = ..., strategy: _Optional[_Union[ConcurrencyStrategy, str]] = ...) -> None: ...
+
 class StepConcurrency(_message.Message):
     __slots__ = ["key", "limit", "scope"]
     KEY_FIELD_NUMBER: _ClassVar[int]
@@ -254,7 +268,7 @@ class WaitForSignal(_message.Message):
     def __init__(self, signal_name: _Optional[str] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
 
 class WorkflowDefinition(_message.Message):
-    __slots__ = ["actions", "backpressure", "dag", "display_name", "max_concurrent_runs", "plan_id", "plan_version", "priority", "requires_approval", "result_action_id", "retention_ms", "search_attributes", "timeout_ms"]
+    __slots__ = ["actions", "backpressure", "concurrency", "dag", "display_name", "max_concurrent_runs", "plan_id", "plan_version", "priority", "requires_approval", "result_action_id", "retention_ms", "search_attributes", "timeout_ms"]
     class SearchAttributesEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -264,6 +278,7 @@ class WorkflowDefinition(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
     BACKPRESSURE_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     DAG_FIELD_NUMBER: _ClassVar[int]
     DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENT_RUNS_FIELD_NUMBER: _ClassVar[int]
@@ -277,6 +292,7 @@ class WorkflowDefinition(_message.Message):
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     actions: _containers.RepeatedCompositeFieldContainer[Action]
     backpressure: BackpressureMode
+    concurrency: RunConcurrency
     dag: bool
     display_name: str
     max_concurrent_runs: int
@@ -288,7 +304,10 @@ class WorkflowDefinition(_message.Message):
     retention_ms: int
     search_attributes: _containers.ScalarMap[str, str]
     timeout_ms: int
-    def __init__(self, plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., backpressure: _Optional[_Union[BackpressureMode, str]] = ..., max_concurrent_runs: _Optional[int] = ..., requires_approval: bool = ..., display_name: _Optional[str] = ..., dag: bool = ..., result_action_id: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, str]] = ..., priority: _Optional[int] = ...) -> None: ...
+    def __init__(self, plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., backpressure: _Optional[_Union[BackpressureMode, str]] = ..., max_concurrent_runs: _Optional[int] = ..., requires_approval: bool = ..., display_name: _Optional[str] = ..., dag: bool = ..., result_action_id: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, str]] = ..., priority: _Optional[int] = ..., concurrency: _Optional[_Union[RunConcurrency, _Mapping]] = ...) -> None: ...
+
+class ConcurrencyStrategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
 
 class ParentClose(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -403,7 +403,7 @@ class RetryStepResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_common_pb2.AcceptedSignalResult, _Mapping]] = ..., run: _Optional[_Union[Run, _Mapping]] = ...) -> None: ...
 
 class Run(_message.Message):
-    __slots__ = ["artifacts", "cancellation", "compensation_outcome", "completed_at", "created_at", "deadline", "definition", "environment_id", "error", "failed_steps", "input", "last_event_seq", "message", "parent_run_id", "parent_step", "plan_id", "plan_version", "priority", "project_id", "result", "retain_until", "run_id", "run_request_id", "search_attributes", "started_at", "status", "steps", "submitted_by", "substatus", "tenant_id", "total_duration_ms", "trigger_source"]
+    __slots__ = ["artifacts", "cancellation", "compensation_outcome", "completed_at", "concurrency", "created_at", "deadline", "definition", "environment_id", "error", "failed_steps", "input", "last_event_seq", "message", "parent_run_id", "parent_step", "plan_id", "plan_version", "priority", "project_id", "result", "retain_until", "run_id", "run_request_id", "search_attributes", "started_at", "status", "steps", "submitted_by", "substatus", "tenant_id", "total_duration_ms", "trigger_source"]
     class SearchAttributesEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -415,6 +415,7 @@ class Run(_message.Message):
     CANCELLATION_FIELD_NUMBER: _ClassVar[int]
     COMPENSATION_OUTCOME_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_AT_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     DEFINITION_FIELD_NUMBER: _ClassVar[int]
@@ -447,6 +448,7 @@ class Run(_message.Message):
     cancellation: Cancellation
     compensation_outcome: CompensationOutcome
     completed_at: _timestamp_pb2.Timestamp
+    concurrency: RunKeyConcurrency
     created_at: _timestamp_pb2.Timestamp
     deadline: _timestamp_pb2.Timestamp
     definition: _definition_pb2.WorkflowDefinition
@@ -475,7 +477,7 @@ class Run(_message.Message):
     tenant_id: str
     total_duration_ms: int
     trigger_source: str
-    def __init__(self, run_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., run_request_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., substatus: _Optional[_Union[RunSubstatus, str]] = ..., message: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ..., compensation_outcome: _Optional[_Union[CompensationOutcome, str]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., total_duration_ms: _Optional[int] = ..., last_event_seq: _Optional[int] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., cancellation: _Optional[_Union[Cancellation, _Mapping]] = ..., submitted_by: _Optional[str] = ..., definition: _Optional[_Union[_definition_pb2.WorkflowDefinition, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., failed_steps: _Optional[int] = ..., trigger_source: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retain_until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., search_attributes: _Optional[_Mapping[str, _search_pb2.SearchAttributeValue]] = ..., parent_run_id: _Optional[str] = ..., parent_step: _Optional[str] = ..., priority: _Optional[int] = ...) -> None: ...
+    def __init__(self, run_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., run_request_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., substatus: _Optional[_Union[RunSubstatus, str]] = ..., message: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ..., compensation_outcome: _Optional[_Union[CompensationOutcome, str]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., total_duration_ms: _Optional[int] = ..., last_event_seq: _Optional[int] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., cancellation: _Optional[_Union[Cancellation, _Mapping]] = ..., submitted_by: _Optional[str] = ..., definition: _Optional[_Union[_definition_pb2.WorkflowDefinition, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., failed_steps: _Optional[int] = ..., trigger_source: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retain_until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., search_attributes: _Optional[_Mapping[str, _search_pb2.SearchAttributeValue]] = ..., parent_run_id: _Optional[str] = ..., parent_step: _Optional[str] = ..., priority: _Optional[int] = ..., concurrency: _Optional[_Union[RunKeyConcurrency, _Mapping]] = ...) -> None: ...
 
 class RunError(_message.Message):
     __slots__ = ["action_id", "error", "workflow_timeout"]
@@ -486,6 +488,20 @@ class RunError(_message.Message):
     error: StepError
     workflow_timeout: bool
     def __init__(self, action_id: _Optional[str] = ..., error: _Optional[_Union[StepError, _Mapping]] = ..., workflow_timeout: bool = ...) -> None: ...
+
+class RunKeyConcurrency(_message.Message):
+    __slots__ = ["in_use", "key", "limit", "strategy", "wait"]
+    IN_USE_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FIELD_NUMBER: _ClassVar[int]
+    in_use: int
+    key: str
+    limit: int
+    strategy: str
+    wait: str
+    def __init__(self, key: _Optional[str] = ..., limit: _Optional[int] = ..., strategy: _Optional[str] = ..., in_use: _Optional[int] = ..., wait: _Optional[str] = ...) -> None: ...
 
 class SkipStepRequest(_message.Message):
     __slots__ = ["action_id", "reason", "run_id", "signal_id"]

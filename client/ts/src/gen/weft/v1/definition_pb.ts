@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file weft/v1/definition.proto.
  */
 export const file_weft_v1_definition: GenFile = /*@__PURE__*/
-  fileDesc("Chh3ZWZ0L3YxL2RlZmluaXRpb24ucHJvdG8SB3dlZnQudjEi0gUKEldvcmtmbG93RGVmaW5pdGlvbhI5CgdwbGFuX2lkGAEgASgJQii6SCVyIxABGIABMhxeW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSokEj4KDHBsYW5fdmVyc2lvbhgCIAEoCUIoukglciMQARhAMh1eW0EtWmEtejAtOV1bQS1aYS16MC05Xy4rLV0qJBItCgdhY3Rpb25zGAMgAygLMg8ud2VmdC52MS5BY3Rpb25CC7pICJIBBQgBEOgHEiYKCnRpbWVvdXRfbXMYBCABKA1CDbpICioIGICQ+9MJKAFIAIgBARI5CgxiYWNrcHJlc3N1cmUYBSABKA4yGS53ZWZ0LnYxLkJhY2twcmVzc3VyZU1vZGVCCLpIBYIBAhABEikKE21heF9jb25jdXJyZW50X3J1bnMYBiABKA1CB7pIBCoCKAFIAYgBARIZChFyZXF1aXJlc19hcHByb3ZhbBgHIAEoCBIeCgxkaXNwbGF5X25hbWUYCCABKAlCCLpIBXIDGIACEgsKA2RhZxgJIAEoCBIiChByZXN1bHRfYWN0aW9uX2lkGAogASgJQgi6SAVyAxiAARIqCgxyZXRlbnRpb25fbXMYCyABKARCD7pIDDIKGIDwrueWCSjoB0gCiAEBEkwKEXNlYXJjaF9hdHRyaWJ1dGVzGAwgAygLMjEud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb24uU2VhcmNoQXR0cmlidXRlc0VudHJ5EiAKCHByaW9yaXR5GA0gASgNQgm6SAYqBBgFKAFIA4gBARo3ChVTZWFyY2hBdHRyaWJ1dGVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUINCgtfdGltZW91dF9tc0IWChRfbWF4X2NvbmN1cnJlbnRfcnVuc0IPCg1fcmV0ZW50aW9uX21zQgsKCV9wcmlvcml0eSKfCwoGQWN0aW9uEjQKAmlkGAEgASgJQii6SCVyIxABGIABMhxeW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSokEhkKBW9yZGVyGAIgASgNQgq6SAcqBRjoBygBEj0KCGFjdGl2aXR5GAMgASgJQiu6SChyJhiAAjIhXihbQS1aYS16MC05XVtBLVphLXowLTlfLjovLV0qKT8kEjgKBXF1ZXVlGAQgASgJQim6SCZyJBiAATIfXihbQS1aYS16MC05XVtBLVphLXowLTlfLi1dKik/JBIoCgpkZXBlbmRzX29uGAUgAygJQhS6SBGSAQ4Q6AcYASIHcgUQARiAARIlCgVpbnB1dBgGIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIjCgVyZXRyeRgHIAEoCzIULndlZnQudjEuUmV0cnlQb2xpY3kSJgoKdGltZW91dF9tcxgIIAEoDUINukgKKggYgJD70wkoAUgAiAEBEjAKFGhlYXJ0YmVhdF90aW1lb3V0X21zGAkgASgNQg26SAoqCBiAkPvTCShkSAGIAQESMAoKb25fZmFpbHVyZRgKIAEoDjISLndlZnQudjEuT25GYWlsdXJlQgi6SAWCAQIQARI6Cg9jb21wbGV0aW9uX21vZGUYCyABKA4yFy53ZWZ0LnYxLkNvbXBsZXRpb25Nb2RlQgi6SAWCAQIQARIvCg93YWl0X2Zvcl9zaWduYWwYDCABKAsyFi53ZWZ0LnYxLldhaXRGb3JTaWduYWwSLQoRbWFudWFsX3RpbWVvdXRfbXMYDSABKA1CDbpICioIGICQ+9MJKAFIAogBARIvCgxjb21wZW5zYXRpb24YDiABKAsyGS53ZWZ0LnYxLkNvbXBlbnNhdGlvbkhvb2sSLQoHc2VjcmV0cxgPIAMoCzISLndlZnQudjEuU2VjcmV0UmVmQgi6SAWSAQIQQBI4ChxzY2hlZHVsZV90b19zdGFydF90aW1lb3V0X21zGBAgASgNQg26SAoqCBiAkPvTCSgBSAOIAQESFgoEd2hlbhgRIAEoCUIIukgFcgMYgCASIwoGcmVwZWF0GBIgASgLMhMud2VmdC52MS5TdGVwUmVwZWF0EiQKCHNsZWVwX21zGBMgASgNQg26SAoqCBiAkPvTCSgBSASIAQESHQoLc2xlZXBfdW50aWwYFCABKAlCCLpIBXIDGIAgEi0KC2NvbmN1cnJlbmN5GBkgASgLMhgud2VmdC52MS5TdGVwQ29uY3VycmVuY3kSJwoIdGhyb3R0bGUYGiABKAsyFS53ZWZ0LnYxLlN0ZXBUaHJvdHRsZRImCgh3b3JrZmxvdxgcIAEoCzIULndlZnQudjEuU3ViV29ya2Zsb3cSNAoMcGFyZW50X2Nsb3NlGB0gASgOMhQud2VmdC52MS5QYXJlbnRDbG9zZUIIukgFggECEAESGgoIZm9yX2VhY2gYFyABKAlCCLpIBXIDGIAgEigKD21heF9jb25jdXJyZW5jeRgYIAEoDUIKukgHKgUY6AcoAUgFiAEBOpQBukiQARqNAQoUYWN0aW9uLm1hbnVhbF9zaWduYWwSOmEgd2FpdC1mb3Itc2lnbmFsIGFjdGlvbiBjYW5ub3QgYWxzbyBiZSBjb21wbGV0ZWQgbWFudWFsbHkaOSEoaGFzKHRoaXMud2FpdF9mb3Jfc2lnbmFsKSAmJiB0aGlzLmNvbXBsZXRpb25fbW9kZSA9PSAyKUINCgtfdGltZW91dF9tc0IXChVfaGVhcnRiZWF0X3RpbWVvdXRfbXNCFAoSX21hbnVhbF90aW1lb3V0X21zQh8KHV9zY2hlZHVsZV90b19zdGFydF90aW1lb3V0X21zQgsKCV9zbGVlcF9tc0ISChBfbWF4X2NvbmN1cnJlbmN5IksKClN0ZXBSZXBlYXQSGQoFdW50aWwYASABKAlCCrpIB3IFEAEYgCASIgoObWF4X2l0ZXJhdGlvbnMYAiABKA1CCrpIByoFGOgHKAEibAoPU3RlcENvbmN1cnJlbmN5EhcKA2tleRgBIAEoCUIKukgHcgUQARiAIBIaCgVsaW1pdBgCIAEoDUILukgIKgYYoI0GKAESJAoFc2NvcGUYAyABKAlCFbpIEnIQUgBSBHBsYW5SBnRlbmFudCJ/CgxTdGVwVGhyb3R0bGUSFwoDa2V5GAEgASgJQgq6SAdyBRABGIAgEhcKBHJhdGUYAiABKAlCCbpIBnIEEAEYIBIXCgVidXJzdBgDIAEoDUIIukgFKgMYkE4SJAoFc2NvcGUYBCABKAlCFbpIEnIQUgBSBHBsYW5SBnRlbmFudCKfAQoLU3ViV29ya2Zsb3cSGQoHcGxhbl9pZBgBIAEoCUIIukgFcgMYgAESHQoMcGxhbl92ZXJzaW9uGAIgASgJQge6SARyAhhAEi8KCmRlZmluaXRpb24YAyABKAsyGy53ZWZ0LnYxLldvcmtmbG93RGVmaW5pdGlvbhIlCgVpbnB1dBgEIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSKNAwoLUmV0cnlQb2xpY3kSJAoMbWF4X2F0dGVtcHRzGAEgASgNQgm6SAYqBBgKKAFIAIgBARI0CghzdHJhdGVneRgCIAEoDjIYLndlZnQudjEuQmFja29mZlN0cmF0ZWd5Qgi6SAWCAQIQARIrChJpbml0aWFsX2JhY2tvZmZfbXMYAyABKA1CCrpIByoFGIC4mSlIAYgBARI4ChJiYWNrb2ZmX211bHRpcGxpZXIYBCABKAFCF7pIFBISGQAAAAAAAFlAKQAAAAAAAPA/SAKIAQESJwoObWF4X2JhY2tvZmZfbXMYBSABKA1CCrpIByoFGIC4mSlIA4gBARJAChByZXRyeWFibGVfZXJyb3JzGAYgAygOMhMud2VmdC52MS5FcnJvckNsYXNzQhG6SA6SAQsQICIHggEEEAEgAEIPCg1fbWF4X2F0dGVtcHRzQhUKE19pbml0aWFsX2JhY2tvZmZfbXNCFQoTX2JhY2tvZmZfbXVsdGlwbGllckIRCg9fbWF4X2JhY2tvZmZfbXMiZwoNV2FpdEZvclNpZ25hbBIfCgtzaWduYWxfbmFtZRgBIAEoCUIKukgHcgUQARiAAhImCgp0aW1lb3V0X21zGAIgASgNQg26SAoqCBiAkPvTCSgBSACIAQFCDQoLX3RpbWVvdXRfbXMijgIKEENvbXBlbnNhdGlvbkhvb2sSPQoJb3BlcmF0aW9uGAEgASgJQiq6SCdyJRABGIACMh5eW0EtWmEtejAtOV1bQS1aYS16MC05Xy46Ly1dKiQSJQoFaW5wdXQYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJgoKdGltZW91dF9tcxgDIAEoDUINukgKKggYgJD70wkoAUgAiAEBEiMKBXJldHJ5GAQgASgLMhQud2VmdC52MS5SZXRyeVBvbGljeRI4CgVxdWV1ZRgFIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyRCDQoLX3RpbWVvdXRfbXMiiwEKDURlZmluaXRpb25SZWYSOQoHcGxhbl9pZBgBIAEoCUIoukglciMQARiAATIcXltBLVphLXowLTldW0EtWmEtejAtOV8uLV0qJBI/CgxwbGFuX3ZlcnNpb24YAiABKAlCKbpIJnIkGEAyIF4oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4rLV0qKT8kIs8BChFEZWZpbml0aW9uVmVyc2lvbhIPCgdwbGFuX2lkGAEgASgJEhQKDHBsYW5fdmVyc2lvbhgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSEwoLcGxhbl9zaGEyNTYYBCABKAkSEgoKY3JlYXRlZF9ieRgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxhY3Rpb25fY291bnQYByABKA0SDgoGbGF0ZXN0GAggASgIIk8KFFB1dERlZmluaXRpb25SZXF1ZXN0EjcKCmRlZmluaXRpb24YASABKAsyGy53ZWZ0LnYxLldvcmtmbG93RGVmaW5pdGlvbkIGukgDyAEBIocBChVQdXREZWZpbml0aW9uUmVzcG9uc2USKwoHdmVyc2lvbhgBIAEoCzIaLndlZnQudjEuRGVmaW5pdGlvblZlcnNpb24SLwoKZGVmaW5pdGlvbhgCIAEoCzIbLndlZnQudjEuV29ya2Zsb3dEZWZpbml0aW9uEhAKCGV4aXN0aW5nGAMgASgIIkMKFEdldERlZmluaXRpb25SZXF1ZXN0EisKA3JlZhgBIAEoCzIWLndlZnQudjEuRGVmaW5pdGlvblJlZkIGukgDyAEBInUKFUdldERlZmluaXRpb25SZXNwb25zZRIrCgd2ZXJzaW9uGAEgASgLMhoud2VmdC52MS5EZWZpbml0aW9uVmVyc2lvbhIvCgpkZWZpbml0aW9uGAIgASgLMhsud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb24ijwEKFkxpc3REZWZpbml0aW9uc1JlcXVlc3QSGwoJcGFnZV9zaXplGAEgASgNQgi6SAUqAxjoBxIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxiABBI6CgdwbGFuX2lkGAMgASgJQim6SCZyJBiAATIfXihbQS1aYS16MC05XVtBLVphLXowLTlfLi1dKik/JCJgChdMaXN0RGVmaW5pdGlvbnNSZXNwb25zZRIsCgh2ZXJzaW9ucxgBIAMoCzIaLndlZnQudjEuRGVmaW5pdGlvblZlcnNpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjMKFlBhcnNlRGVmaW5pdGlvblJlcXVlc3QSGQoEeWFtbBgBIAEoCUILukgIcgYQASiAgEAiSgoXUGFyc2VEZWZpbml0aW9uUmVzcG9uc2USLwoKZGVmaW5pdGlvbhgBIAEoCzIbLndlZnQudjEuV29ya2Zsb3dEZWZpbml0aW9uKl4KC1BhcmVudENsb3NlEhwKGFBBUkVOVF9DTE9TRV9VTlNQRUNJRklFRBAAEhcKE1BBUkVOVF9DTE9TRV9DQU5DRUwQARIYChRQQVJFTlRfQ0xPU0VfQUJBTkRPThACKpEBCg9CYWNrb2ZmU3RyYXRlZ3kSIAocQkFDS09GRl9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEh0KGUJBQ0tPRkZfU1RSQVRFR1lfQ09OU1RBTlQQARIbChdCQUNLT0ZGX1NUUkFURUdZX0xJTkVBUhACEiAKHEJBQ0tPRkZfU1RSQVRFR1lfRVhQT05FTlRJQUwQAyqCAQoJT25GYWlsdXJlEhoKFk9OX0ZBSUxVUkVfVU5TUEVDSUZJRUQQABIUChBPTl9GQUlMVVJFX0FCT1JUEAESEwoPT05fRkFJTFVSRV9TS0lQEAISGQoVT05fRkFJTFVSRV9DT01QRU5TQVRFEAMSEwoPT05fRkFJTFVSRV9IT0xEEAQqbAoOQ29tcGxldGlvbk1vZGUSHwobQ09NUExFVElPTl9NT0RFX1VOU1BFQ0lGSUVEEAASHQoZQ09NUExFVElPTl9NT0RFX0FVVE9NQVRFRBABEhoKFkNPTVBMRVRJT05fTU9ERV9NQU5VQUwQAiqNAQoQQmFja3ByZXNzdXJlTW9kZRIhCh1CQUNLUFJFU1NVUkVfTU9ERV9VTlNQRUNJRklFRBAAEhwKGEJBQ0tQUkVTU1VSRV9NT0RFX1JFSkVDVBABEhsKF0JBQ0tQUkVTU1VSRV9NT0RFX1FVRVVFEAISGwoXQkFDS1BSRVNTVVJFX01PREVfREVMQVkQAzLzAgoRRGVmaW5pdGlvblNlcnZpY2USUwoNUHV0RGVmaW5pdGlvbhIdLndlZnQudjEuUHV0RGVmaW5pdGlvblJlcXVlc3QaHi53ZWZ0LnYxLlB1dERlZmluaXRpb25SZXNwb25zZSIDkAICElMKDUdldERlZmluaXRpb24SHS53ZWZ0LnYxLkdldERlZmluaXRpb25SZXF1ZXN0Gh4ud2VmdC52MS5HZXREZWZpbml0aW9uUmVzcG9uc2UiA5ACARJZCg9MaXN0RGVmaW5pdGlvbnMSHy53ZWZ0LnYxLkxpc3REZWZpbml0aW9uc1JlcXVlc3QaIC53ZWZ0LnYxLkxpc3REZWZpbml0aW9uc1Jlc3BvbnNlIgOQAgESWQoPUGFyc2VEZWZpbml0aW9uEh8ud2VmdC52MS5QYXJzZURlZmluaXRpb25SZXF1ZXN0GiAud2VmdC52MS5QYXJzZURlZmluaXRpb25SZXNwb25zZSIDkAIBQi1aK2dpdGh1Yi5jb20vd2VmdC1kZXYvd2VmdC9nZW4vd2VmdC92MTt3ZWZ0djFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common]);
+  fileDesc("Chh3ZWZ0L3YxL2RlZmluaXRpb24ucHJvdG8SB3dlZnQudjEigAYKEldvcmtmbG93RGVmaW5pdGlvbhI5CgdwbGFuX2lkGAEgASgJQii6SCVyIxABGIABMhxeW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSokEj4KDHBsYW5fdmVyc2lvbhgCIAEoCUIoukglciMQARhAMh1eW0EtWmEtejAtOV1bQS1aYS16MC05Xy4rLV0qJBItCgdhY3Rpb25zGAMgAygLMg8ud2VmdC52MS5BY3Rpb25CC7pICJIBBQgBEOgHEiYKCnRpbWVvdXRfbXMYBCABKA1CDbpICioIGICQ+9MJKAFIAIgBARI5CgxiYWNrcHJlc3N1cmUYBSABKA4yGS53ZWZ0LnYxLkJhY2twcmVzc3VyZU1vZGVCCLpIBYIBAhABEikKE21heF9jb25jdXJyZW50X3J1bnMYBiABKA1CB7pIBCoCKAFIAYgBARIZChFyZXF1aXJlc19hcHByb3ZhbBgHIAEoCBIeCgxkaXNwbGF5X25hbWUYCCABKAlCCLpIBXIDGIACEgsKA2RhZxgJIAEoCBIiChByZXN1bHRfYWN0aW9uX2lkGAogASgJQgi6SAVyAxiAARIqCgxyZXRlbnRpb25fbXMYCyABKARCD7pIDDIKGIDwrueWCSjoB0gCiAEBEkwKEXNlYXJjaF9hdHRyaWJ1dGVzGAwgAygLMjEud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb24uU2VhcmNoQXR0cmlidXRlc0VudHJ5EiAKCHByaW9yaXR5GA0gASgNQgm6SAYqBBgFKAFIA4gBARIsCgtjb25jdXJyZW5jeRgOIAEoCzIXLndlZnQudjEuUnVuQ29uY3VycmVuY3kaNwoVU2VhcmNoQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX3RpbWVvdXRfbXNCFgoUX21heF9jb25jdXJyZW50X3J1bnNCDwoNX3JldGVudGlvbl9tc0ILCglfcHJpb3JpdHkifwoOUnVuQ29uY3VycmVuY3kSFwoDa2V5GAEgASgJQgq6SAdyBRABGIAgEhoKBWxpbWl0GAIgASgNQgu6SAgqBhigjQYoARI4CghzdHJhdGVneRgDIAEoDjIcLndlZnQudjEuQ29uY3VycmVuY3lTdHJhdGVneUIIukgFggECEAEinwsKBkFjdGlvbhI0CgJpZBgBIAEoCUIoukglciMQARiAATIcXltBLVphLXowLTldW0EtWmEtejAtOV8uLV0qJBIZCgVvcmRlchgCIAEoDUIKukgHKgUY6AcoARI9CghhY3Rpdml0eRgDIAEoCUIrukgociYYgAIyIV4oW0EtWmEtejAtOV1bQS1aYS16MC05Xy46Ly1dKik/JBI4CgVxdWV1ZRgEIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyQSKAoKZGVwZW5kc19vbhgFIAMoCUIUukgRkgEOEOgHGAEiB3IFEAEYgAESJQoFaW5wdXQYBiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSIwoFcmV0cnkYByABKAsyFC53ZWZ0LnYxLlJldHJ5UG9saWN5EiYKCnRpbWVvdXRfbXMYCCABKA1CDbpICioIGICQ+9MJKAFIAIgBARIwChRoZWFydGJlYXRfdGltZW91dF9tcxgJIAEoDUINukgKKggYgJD70wkoZEgBiAEBEjAKCm9uX2ZhaWx1cmUYCiABKA4yEi53ZWZ0LnYxLk9uRmFpbHVyZUIIukgFggECEAESOgoPY29tcGxldGlvbl9tb2RlGAsgASgOMhcud2VmdC52MS5Db21wbGV0aW9uTW9kZUIIukgFggECEAESLwoPd2FpdF9mb3Jfc2lnbmFsGAwgASgLMhYud2VmdC52MS5XYWl0Rm9yU2lnbmFsEi0KEW1hbnVhbF90aW1lb3V0X21zGA0gASgNQg26SAoqCBiAkPvTCSgBSAKIAQESLwoMY29tcGVuc2F0aW9uGA4gASgLMhkud2VmdC52MS5Db21wZW5zYXRpb25Ib29rEi0KB3NlY3JldHMYDyADKAsyEi53ZWZ0LnYxLlNlY3JldFJlZkIIukgFkgECEEASOAocc2NoZWR1bGVfdG9fc3RhcnRfdGltZW91dF9tcxgQIAEoDUINukgKKggYgJD70wkoAUgDiAEBEhYKBHdoZW4YESABKAlCCLpIBXIDGIAgEiMKBnJlcGVhdBgSIAEoCzITLndlZnQudjEuU3RlcFJlcGVhdBIkCghzbGVlcF9tcxgTIAEoDUINukgKKggYgJD70wkoAUgEiAEBEh0KC3NsZWVwX3VudGlsGBQgASgJQgi6SAVyAxiAIBItCgtjb25jdXJyZW5jeRgZIAEoCzIYLndlZnQudjEuU3RlcENvbmN1cnJlbmN5EicKCHRocm90dGxlGBogASgLMhUud2VmdC52MS5TdGVwVGhyb3R0bGUSJgoId29ya2Zsb3cYHCABKAsyFC53ZWZ0LnYxLlN1YldvcmtmbG93EjQKDHBhcmVudF9jbG9zZRgdIAEoDjIULndlZnQudjEuUGFyZW50Q2xvc2VCCLpIBYIBAhABEhoKCGZvcl9lYWNoGBcgASgJQgi6SAVyAxiAIBIoCg9tYXhfY29uY3VycmVuY3kYGCABKA1CCrpIByoFGOgHKAFIBYgBATqUAbpIkAEajQEKFGFjdGlvbi5tYW51YWxfc2lnbmFsEjphIHdhaXQtZm9yLXNpZ25hbCBhY3Rpb24gY2Fubm90IGFsc28gYmUgY29tcGxldGVkIG1hbnVhbGx5GjkhKGhhcyh0aGlzLndhaXRfZm9yX3NpZ25hbCkgJiYgdGhpcy5jb21wbGV0aW9uX21vZGUgPT0gMilCDQoLX3RpbWVvdXRfbXNCFwoVX2hlYXJ0YmVhdF90aW1lb3V0X21zQhQKEl9tYW51YWxfdGltZW91dF9tc0IfCh1fc2NoZWR1bGVfdG9fc3RhcnRfdGltZW91dF9tc0ILCglfc2xlZXBfbXNCEgoQX21heF9jb25jdXJyZW5jeSJLCgpTdGVwUmVwZWF0EhkKBXVudGlsGAEgASgJQgq6SAdyBRABGIAgEiIKDm1heF9pdGVyYXRpb25zGAIgASgNQgq6SAcqBRjoBygBImwKD1N0ZXBDb25jdXJyZW5jeRIXCgNrZXkYASABKAlCCrpIB3IFEAEYgCASGgoFbGltaXQYAiABKA1CC7pICCoGGKCNBigBEiQKBXNjb3BlGAMgASgJQhW6SBJyEFIAUgRwbGFuUgZ0ZW5hbnQifwoMU3RlcFRocm90dGxlEhcKA2tleRgBIAEoCUIKukgHcgUQARiAIBIXCgRyYXRlGAIgASgJQgm6SAZyBBABGCASFwoFYnVyc3QYAyABKA1CCLpIBSoDGJBOEiQKBXNjb3BlGAQgASgJQhW6SBJyEFIAUgRwbGFuUgZ0ZW5hbnQinwEKC1N1YldvcmtmbG93EhkKB3BsYW5faWQYASABKAlCCLpIBXIDGIABEh0KDHBsYW5fdmVyc2lvbhgCIAEoCUIHukgEcgIYQBIvCgpkZWZpbml0aW9uGAMgASgLMhsud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb24SJQoFaW5wdXQYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUijQMKC1JldHJ5UG9saWN5EiQKDG1heF9hdHRlbXB0cxgBIAEoDUIJukgGKgQYCigBSACIAQESNAoIc3RyYXRlZ3kYAiABKA4yGC53ZWZ0LnYxLkJhY2tvZmZTdHJhdGVneUIIukgFggECEAESKwoSaW5pdGlhbF9iYWNrb2ZmX21zGAMgASgNQgq6SAcqBRiAuJkpSAGIAQESOAoSYmFja29mZl9tdWx0aXBsaWVyGAQgASgBQhe6SBQSEhkAAAAAAABZQCkAAAAAAADwP0gCiAEBEicKDm1heF9iYWNrb2ZmX21zGAUgASgNQgq6SAcqBRiAuJkpSAOIAQESQAoQcmV0cnlhYmxlX2Vycm9ycxgGIAMoDjITLndlZnQudjEuRXJyb3JDbGFzc0IRukgOkgELECAiB4IBBBABIABCDwoNX21heF9hdHRlbXB0c0IVChNfaW5pdGlhbF9iYWNrb2ZmX21zQhUKE19iYWNrb2ZmX211bHRpcGxpZXJCEQoPX21heF9iYWNrb2ZmX21zImcKDVdhaXRGb3JTaWduYWwSHwoLc2lnbmFsX25hbWUYASABKAlCCrpIB3IFEAEYgAISJgoKdGltZW91dF9tcxgCIAEoDUINukgKKggYgJD70wkoAUgAiAEBQg0KC190aW1lb3V0X21zIo4CChBDb21wZW5zYXRpb25Ib29rEj0KCW9wZXJhdGlvbhgBIAEoCUIqukgnciUQARiAAjIeXltBLVphLXowLTldW0EtWmEtejAtOV8uOi8tXSokEiUKBWlucHV0GAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEiYKCnRpbWVvdXRfbXMYAyABKA1CDbpICioIGICQ+9MJKAFIAIgBARIjCgVyZXRyeRgEIAEoCzIULndlZnQudjEuUmV0cnlQb2xpY3kSOAoFcXVldWUYBSABKAlCKbpIJnIkGIABMh9eKFtBLVphLXowLTldW0EtWmEtejAtOV8uLV0qKT8kQg0KC190aW1lb3V0X21zIosBCg1EZWZpbml0aW9uUmVmEjkKB3BsYW5faWQYASABKAlCKLpIJXIjEAEYgAEyHF5bQS1aYS16MC05XVtBLVphLXowLTlfLi1dKiQSPwoMcGxhbl92ZXJzaW9uGAIgASgJQim6SCZyJBhAMiBeKFtBLVphLXowLTldW0EtWmEtejAtOV8uKy1dKik/JCLPAQoRRGVmaW5pdGlvblZlcnNpb24SDwoHcGxhbl9pZBgBIAEoCRIUCgxwbGFuX3ZlcnNpb24YAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhMKC3BsYW5fc2hhMjU2GAQgASgJEhIKCmNyZWF0ZWRfYnkYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMYWN0aW9uX2NvdW50GAcgASgNEg4KBmxhdGVzdBgIIAEoCCJPChRQdXREZWZpbml0aW9uUmVxdWVzdBI3CgpkZWZpbml0aW9uGAEgASgLMhsud2VmdC52MS5Xb3JrZmxvd0RlZmluaXRpb25CBrpIA8gBASKHAQoVUHV0RGVmaW5pdGlvblJlc3BvbnNlEisKB3ZlcnNpb24YASABKAsyGi53ZWZ0LnYxLkRlZmluaXRpb25WZXJzaW9uEi8KCmRlZmluaXRpb24YAiABKAsyGy53ZWZ0LnYxLldvcmtmbG93RGVmaW5pdGlvbhIQCghleGlzdGluZxgDIAEoCCJDChRHZXREZWZpbml0aW9uUmVxdWVzdBIrCgNyZWYYASABKAsyFi53ZWZ0LnYxLkRlZmluaXRpb25SZWZCBrpIA8gBASJ1ChVHZXREZWZpbml0aW9uUmVzcG9uc2USKwoHdmVyc2lvbhgBIAEoCzIaLndlZnQudjEuRGVmaW5pdGlvblZlcnNpb24SLwoKZGVmaW5pdGlvbhgCIAEoCzIbLndlZnQudjEuV29ya2Zsb3dEZWZpbml0aW9uIo8BChZMaXN0RGVmaW5pdGlvbnNSZXF1ZXN0EhsKCXBhZ2Vfc2l6ZRgBIAEoDUIIukgFKgMY6AcSHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYgAQSOgoHcGxhbl9pZBgDIAEoCUIpukgmciQYgAEyH14oW0EtWmEtejAtOV1bQS1aYS16MC05Xy4tXSopPyQiYAoXTGlzdERlZmluaXRpb25zUmVzcG9uc2USLAoIdmVyc2lvbnMYASADKAsyGi53ZWZ0LnYxLkRlZmluaXRpb25WZXJzaW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIzChZQYXJzZURlZmluaXRpb25SZXF1ZXN0EhkKBHlhbWwYASABKAlCC7pICHIGEAEogIBAIkoKF1BhcnNlRGVmaW5pdGlvblJlc3BvbnNlEi8KCmRlZmluaXRpb24YASABKAsyGy53ZWZ0LnYxLldvcmtmbG93RGVmaW5pdGlvbiqwAQoTQ29uY3VycmVuY3lTdHJhdGVneRIkCiBDT05DVVJSRU5DWV9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEh4KGkNPTkNVUlJFTkNZX1NUUkFURUdZX1FVRVVFEAESJgoiQ09OQ1VSUkVOQ1lfU1RSQVRFR1lfQ0FOQ0VMX05FV0VTVBACEisKJ0NPTkNVUlJFTkNZX1NUUkFURUdZX0NBTkNFTF9JTl9QUk9HUkVTUxADKl4KC1BhcmVudENsb3NlEhwKGFBBUkVOVF9DTE9TRV9VTlNQRUNJRklFRBAAEhcKE1BBUkVOVF9DTE9TRV9DQU5DRUwQARIYChRQQVJFTlRfQ0xPU0VfQUJBTkRPThACKpEBCg9CYWNrb2ZmU3RyYXRlZ3kSIAocQkFDS09GRl9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEh0KGUJBQ0tPRkZfU1RSQVRFR1lfQ09OU1RBTlQQARIbChdCQUNLT0ZGX1NUUkFURUdZX0xJTkVBUhACEiAKHEJBQ0tPRkZfU1RSQVRFR1lfRVhQT05FTlRJQUwQAyqCAQoJT25GYWlsdXJlEhoKFk9OX0ZBSUxVUkVfVU5TUEVDSUZJRUQQABIUChBPTl9GQUlMVVJFX0FCT1JUEAESEwoPT05fRkFJTFVSRV9TS0lQEAISGQoVT05fRkFJTFVSRV9DT01QRU5TQVRFEAMSEwoPT05fRkFJTFVSRV9IT0xEEAQqbAoOQ29tcGxldGlvbk1vZGUSHwobQ09NUExFVElPTl9NT0RFX1VOU1BFQ0lGSUVEEAASHQoZQ09NUExFVElPTl9NT0RFX0FVVE9NQVRFRBABEhoKFkNPTVBMRVRJT05fTU9ERV9NQU5VQUwQAiqNAQoQQmFja3ByZXNzdXJlTW9kZRIhCh1CQUNLUFJFU1NVUkVfTU9ERV9VTlNQRUNJRklFRBAAEhwKGEJBQ0tQUkVTU1VSRV9NT0RFX1JFSkVDVBABEhsKF0JBQ0tQUkVTU1VSRV9NT0RFX1FVRVVFEAISGwoXQkFDS1BSRVNTVVJFX01PREVfREVMQVkQAzLzAgoRRGVmaW5pdGlvblNlcnZpY2USUwoNUHV0RGVmaW5pdGlvbhIdLndlZnQudjEuUHV0RGVmaW5pdGlvblJlcXVlc3QaHi53ZWZ0LnYxLlB1dERlZmluaXRpb25SZXNwb25zZSIDkAICElMKDUdldERlZmluaXRpb24SHS53ZWZ0LnYxLkdldERlZmluaXRpb25SZXF1ZXN0Gh4ud2VmdC52MS5HZXREZWZpbml0aW9uUmVzcG9uc2UiA5ACARJZCg9MaXN0RGVmaW5pdGlvbnMSHy53ZWZ0LnYxLkxpc3REZWZpbml0aW9uc1JlcXVlc3QaIC53ZWZ0LnYxLkxpc3REZWZpbml0aW9uc1Jlc3BvbnNlIgOQAgESWQoPUGFyc2VEZWZpbml0aW9uEh8ud2VmdC52MS5QYXJzZURlZmluaXRpb25SZXF1ZXN0GiAud2VmdC52MS5QYXJzZURlZmluaXRpb25SZXNwb25zZSIDkAIBQi1aK2dpdGh1Yi5jb20vd2VmdC1kZXYvd2VmdC9nZW4vd2VmdC92MTt3ZWZ0djFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_weft_v1_common]);
 
 /**
  * WorkflowDefinition is a workflow submitted inline with a run. A definition
@@ -130,6 +130,15 @@ export type WorkflowDefinition = Message<"weft.v1.WorkflowDefinition"> & {
    * @generated from field: optional uint32 priority = 13;
    */
   priority?: number | undefined;
+
+  /**
+   * At most limit started runs (RUNNING, BLOCKED, PAUSED, COMPENSATING) of
+   * this plan with the same key (docs/semantics.md#run-concurrency). Unset:
+   * no key limit.
+   *
+   * @generated from field: weft.v1.RunConcurrency concurrency = 14;
+   */
+  concurrency?: RunConcurrency | undefined;
 };
 
 /**
@@ -138,6 +147,42 @@ export type WorkflowDefinition = Message<"weft.v1.WorkflowDefinition"> & {
  */
 export const WorkflowDefinitionSchema: GenMessage<WorkflowDefinition> = /*@__PURE__*/
   messageDesc(file_weft_v1_definition, 0);
+
+/**
+ * RunConcurrency limits a plan's started runs per key.
+ *
+ * @generated from message weft.v1.RunConcurrency
+ */
+export type RunConcurrency = Message<"weft.v1.RunConcurrency"> & {
+  /**
+   * A CEL expression answering a string over input and run.id (not steps),
+   * evaluated when the run is submitted.
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * The most started runs of one key, 1–100000.
+   *
+   * @generated from field: uint32 limit = 2;
+   */
+  limit: number;
+
+  /**
+   * What a run that finds its key full does. Unspecified: queue.
+   *
+   * @generated from field: weft.v1.ConcurrencyStrategy strategy = 3;
+   */
+  strategy: ConcurrencyStrategy;
+};
+
+/**
+ * Describes the message weft.v1.RunConcurrency.
+ * Use `create(RunConcurrencySchema)` to create a new message.
+ */
+export const RunConcurrencySchema: GenMessage<RunConcurrency> = /*@__PURE__*/
+  messageDesc(file_weft_v1_definition, 1);
 
 /**
  * Action is one step of a workflow.
@@ -363,7 +408,7 @@ export type Action = Message<"weft.v1.Action"> & {
  * Use `create(ActionSchema)` to create a new message.
  */
 export const ActionSchema: GenMessage<Action> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 1);
+  messageDesc(file_weft_v1_definition, 2);
 
 /**
  * StepRepeat is a step's bounded loop (docs/semantics.md#repeat): each
@@ -393,7 +438,7 @@ export type StepRepeat = Message<"weft.v1.StepRepeat"> & {
  * Use `create(StepRepeatSchema)` to create a new message.
  */
 export const StepRepeatSchema: GenMessage<StepRepeat> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 2);
+  messageDesc(file_weft_v1_definition, 3);
 
 /**
  * StepConcurrency limits an action's tasks in flight per key.
@@ -430,7 +475,7 @@ export type StepConcurrency = Message<"weft.v1.StepConcurrency"> & {
  * Use `create(StepConcurrencySchema)` to create a new message.
  */
 export const StepConcurrencySchema: GenMessage<StepConcurrency> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 3);
+  messageDesc(file_weft_v1_definition, 4);
 
 /**
  * StepThrottle limits the rate an action's tasks are handed out per key.
@@ -473,7 +518,7 @@ export type StepThrottle = Message<"weft.v1.StepThrottle"> & {
  * Use `create(StepThrottleSchema)` to create a new message.
  */
 export const StepThrottleSchema: GenMessage<StepThrottle> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 4);
+  messageDesc(file_weft_v1_definition, 5);
 
 /**
  * SubWorkflow is the child run a sub-workflow action starts: a stored
@@ -509,7 +554,7 @@ export type SubWorkflow = Message<"weft.v1.SubWorkflow"> & {
  * Use `create(SubWorkflowSchema)` to create a new message.
  */
 export const SubWorkflowSchema: GenMessage<SubWorkflow> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 5);
+  messageDesc(file_weft_v1_definition, 6);
 
 /**
  * RetryPolicy decides whether and when a failed attempt runs again. Canonical
@@ -566,7 +611,7 @@ export type RetryPolicy = Message<"weft.v1.RetryPolicy"> & {
  * Use `create(RetryPolicySchema)` to create a new message.
  */
 export const RetryPolicySchema: GenMessage<RetryPolicy> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 6);
+  messageDesc(file_weft_v1_definition, 7);
 
 /**
  * WaitForSignal makes an action wait for a named signal.
@@ -594,7 +639,7 @@ export type WaitForSignal = Message<"weft.v1.WaitForSignal"> & {
  * Use `create(WaitForSignalSchema)` to create a new message.
  */
 export const WaitForSignalSchema: GenMessage<WaitForSignal> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 7);
+  messageDesc(file_weft_v1_definition, 8);
 
 /**
  * CompensationHook is an action's rollback (docs/semantics.md#compensation). Its idempotency key is
@@ -644,7 +689,7 @@ export type CompensationHook = Message<"weft.v1.CompensationHook"> & {
  * Use `create(CompensationHookSchema)` to create a new message.
  */
 export const CompensationHookSchema: GenMessage<CompensationHook> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 8);
+  messageDesc(file_weft_v1_definition, 9);
 
 /**
  * DefinitionRef names a stored definition: a plan and one of its versions,
@@ -673,7 +718,7 @@ export type DefinitionRef = Message<"weft.v1.DefinitionRef"> & {
  * Use `create(DefinitionRefSchema)` to create a new message.
  */
 export const DefinitionRefSchema: GenMessage<DefinitionRef> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 9);
+  messageDesc(file_weft_v1_definition, 10);
 
 /**
  * DefinitionVersion describes one stored version of a plan.
@@ -744,7 +789,7 @@ export type DefinitionVersion = Message<"weft.v1.DefinitionVersion"> & {
  * Use `create(DefinitionVersionSchema)` to create a new message.
  */
 export const DefinitionVersionSchema: GenMessage<DefinitionVersion> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 10);
+  messageDesc(file_weft_v1_definition, 11);
 
 /**
  * PutDefinitionRequest stores a definition.
@@ -765,7 +810,7 @@ export type PutDefinitionRequest = Message<"weft.v1.PutDefinitionRequest"> & {
  * Use `create(PutDefinitionRequestSchema)` to create a new message.
  */
 export const PutDefinitionRequestSchema: GenMessage<PutDefinitionRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 11);
+  messageDesc(file_weft_v1_definition, 12);
 
 /**
  * PutDefinitionResponse answers the stored version.
@@ -800,7 +845,7 @@ export type PutDefinitionResponse = Message<"weft.v1.PutDefinitionResponse"> & {
  * Use `create(PutDefinitionResponseSchema)` to create a new message.
  */
 export const PutDefinitionResponseSchema: GenMessage<PutDefinitionResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 12);
+  messageDesc(file_weft_v1_definition, 13);
 
 /**
  * GetDefinitionRequest reads a stored definition.
@@ -821,7 +866,7 @@ export type GetDefinitionRequest = Message<"weft.v1.GetDefinitionRequest"> & {
  * Use `create(GetDefinitionRequestSchema)` to create a new message.
  */
 export const GetDefinitionRequestSchema: GenMessage<GetDefinitionRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 13);
+  messageDesc(file_weft_v1_definition, 14);
 
 /**
  * GetDefinitionResponse answers a stored definition.
@@ -849,7 +894,7 @@ export type GetDefinitionResponse = Message<"weft.v1.GetDefinitionResponse"> & {
  * Use `create(GetDefinitionResponseSchema)` to create a new message.
  */
 export const GetDefinitionResponseSchema: GenMessage<GetDefinitionResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 14);
+  messageDesc(file_weft_v1_definition, 15);
 
 /**
  * ListDefinitionsRequest pages through stored definitions.
@@ -884,7 +929,7 @@ export type ListDefinitionsRequest = Message<"weft.v1.ListDefinitionsRequest"> &
  * Use `create(ListDefinitionsRequestSchema)` to create a new message.
  */
 export const ListDefinitionsRequestSchema: GenMessage<ListDefinitionsRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 15);
+  messageDesc(file_weft_v1_definition, 16);
 
 /**
  * ListDefinitionsResponse is one page.
@@ -912,7 +957,7 @@ export type ListDefinitionsResponse = Message<"weft.v1.ListDefinitionsResponse">
  * Use `create(ListDefinitionsResponseSchema)` to create a new message.
  */
 export const ListDefinitionsResponseSchema: GenMessage<ListDefinitionsResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 16);
+  messageDesc(file_weft_v1_definition, 17);
 
 /**
  * ParseDefinitionRequest is a workflow document to read.
@@ -934,7 +979,7 @@ export type ParseDefinitionRequest = Message<"weft.v1.ParseDefinitionRequest"> &
  * Use `create(ParseDefinitionRequestSchema)` to create a new message.
  */
 export const ParseDefinitionRequestSchema: GenMessage<ParseDefinitionRequest> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 17);
+  messageDesc(file_weft_v1_definition, 18);
 
 /**
  * ParseDefinitionResponse is the definition the document describes.
@@ -955,7 +1000,50 @@ export type ParseDefinitionResponse = Message<"weft.v1.ParseDefinitionResponse">
  * Use `create(ParseDefinitionResponseSchema)` to create a new message.
  */
 export const ParseDefinitionResponseSchema: GenMessage<ParseDefinitionResponse> = /*@__PURE__*/
-  messageDesc(file_weft_v1_definition, 18);
+  messageDesc(file_weft_v1_definition, 19);
+
+/**
+ * ConcurrencyStrategy is what a run does when its concurrency key is full
+ * (docs/semantics.md#run-concurrency); YAML spells them queue, cancelNewest
+ * and cancelInProgress.
+ *
+ * @generated from enum weft.v1.ConcurrencyStrategy
+ */
+export enum ConcurrencyStrategy {
+  /**
+   * Not set: queue.
+   *
+   * @generated from enum value: CONCURRENCY_STRATEGY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The run waits QUEUED until a run of the key ends.
+   *
+   * @generated from enum value: CONCURRENCY_STRATEGY_QUEUE = 1;
+   */
+  QUEUE = 1,
+
+  /**
+   * The run is cancelled.
+   *
+   * @generated from enum value: CONCURRENCY_STRATEGY_CANCEL_NEWEST = 2;
+   */
+  CANCEL_NEWEST = 2,
+
+  /**
+   * The oldest started run of the key is cancelled, and the run takes its slot.
+   *
+   * @generated from enum value: CONCURRENCY_STRATEGY_CANCEL_IN_PROGRESS = 3;
+   */
+  CANCEL_IN_PROGRESS = 3,
+}
+
+/**
+ * Describes the enum weft.v1.ConcurrencyStrategy.
+ */
+export const ConcurrencyStrategySchema: GenEnum<ConcurrencyStrategy> = /*@__PURE__*/
+  enumDesc(file_weft_v1_definition, 0);
 
 /**
  * ParentClose is what a child run does when its parent stops waiting for it.
@@ -989,7 +1077,7 @@ export enum ParentClose {
  * Describes the enum weft.v1.ParentClose.
  */
 export const ParentCloseSchema: GenEnum<ParentClose> = /*@__PURE__*/
-  enumDesc(file_weft_v1_definition, 0);
+  enumDesc(file_weft_v1_definition, 1);
 
 /**
  * BackoffStrategy is how the delay between retries grows (docs/semantics.md#backoff).
@@ -1030,7 +1118,7 @@ export enum BackoffStrategy {
  * Describes the enum weft.v1.BackoffStrategy.
  */
 export const BackoffStrategySchema: GenEnum<BackoffStrategy> = /*@__PURE__*/
-  enumDesc(file_weft_v1_definition, 1);
+  enumDesc(file_weft_v1_definition, 2);
 
 /**
  * OnFailure is what the run does when an action fails for good.
@@ -1078,7 +1166,7 @@ export enum OnFailure {
  * Describes the enum weft.v1.OnFailure.
  */
 export const OnFailureSchema: GenEnum<OnFailure> = /*@__PURE__*/
-  enumDesc(file_weft_v1_definition, 2);
+  enumDesc(file_weft_v1_definition, 3);
 
 /**
  * CompletionMode says who completes an action.
@@ -1112,7 +1200,7 @@ export enum CompletionMode {
  * Describes the enum weft.v1.CompletionMode.
  */
 export const CompletionModeSchema: GenEnum<CompletionMode> = /*@__PURE__*/
-  enumDesc(file_weft_v1_definition, 3);
+  enumDesc(file_weft_v1_definition, 4);
 
 /**
  * BackpressureMode is what submission does when a concurrency limit is reached (docs/semantics.md#backpressure).
@@ -1153,7 +1241,7 @@ export enum BackpressureMode {
  * Describes the enum weft.v1.BackpressureMode.
  */
 export const BackpressureModeSchema: GenEnum<BackpressureMode> = /*@__PURE__*/
-  enumDesc(file_weft_v1_definition, 4);
+  enumDesc(file_weft_v1_definition, 5);
 
 /**
  * DefinitionService is the definition registry (docs/definitions.md#the-registry):
