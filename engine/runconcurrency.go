@@ -281,6 +281,7 @@ func runKeyConcurrencyOf(ctx context.Context, e *Engine, rec *record.Run, s *run
 	}
 	c := rec.Definition.Concurrency
 	out := &runstate.KeyConcurrency{Key: rec.ConcurrencyKey, Limit: c.Limit, Strategy: string(definition.StrategyOf(c.Strategy))}
+	// (snapshotOf answers the key alone; GetRun reads the figures.)
 	held, err := admission.Holders(ctx, e.store, *l)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 
+	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -21,6 +22,9 @@ func snapshotOf(rec *record.Run, s *runstate.State) *runstate.Snapshot {
 	}
 	if s.Compensation != nil {
 		snap.CompensationOutcome = s.Compensation.Outcome
+	}
+	if c := rec.Definition.Concurrency; c != nil && rec.ConcurrencyKey != "" {
+		snap.Concurrency = &runstate.KeyConcurrency{Key: rec.ConcurrencyKey, Limit: c.Limit, Strategy: string(definition.StrategyOf(c.Strategy))}
 	}
 	if p := rec.Parent; p != nil {
 		snap.ParentRunID, snap.ParentStep = p.RunID, p.Step

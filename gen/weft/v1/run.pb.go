@@ -681,9 +681,9 @@ type Run struct {
 	// The run's priority, 1 (first) to 5: its submission's, else its
 	// definition's, else 3 (docs/semantics.md#priority).
 	Priority uint32 `protobuf:"varint,30,opt,name=priority,proto3" json:"priority,omitempty"`
-	// The run's concurrency key and its figures when GetRun read it
-	// (docs/semantics.md#run-concurrency); unset when the definition has no
-	// concurrency.
+	// The run's concurrency key, and (GetRun only) its figures when the run
+	// was read (docs/semantics.md#run-concurrency); unset when the definition
+	// has no concurrency.
 	Concurrency   *RunKeyConcurrency `protobuf:"bytes,33,opt,name=concurrency,proto3" json:"concurrency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -960,10 +960,12 @@ type RunKeyConcurrency struct {
 	// "cancelInProgress").
 	Limit    uint32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
 	Strategy string `protobuf:"bytes,3,opt,name=strategy,proto3" json:"strategy,omitempty"`
-	// The runs of the key holding a slot when the run was read.
+	// The runs of the key holding a slot when GetRun read the run (0 in
+	// other answers).
 	InUse uint32 `protobuf:"varint,4,opt,name=in_use,json=inUse,proto3" json:"in_use,omitempty"`
-	// Why a QUEUED run waits: "concurrency key customer-42 at 2/2", or the
-	// plan's or tenant's limit ("plan orders at 5/5"). Empty otherwise.
+	// Why a QUEUED run waits, when GetRun read it: "concurrency key
+	// customer-42 at 2/2", the plan's or tenant's limit ("plan orders at
+	// 5/5"), or earlier runs of the key waiting first. Empty otherwise.
 	Wait          string `protobuf:"bytes,5,opt,name=wait,proto3" json:"wait,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -261,9 +261,9 @@ export type Run = Message<"weft.v1.Run"> & {
   priority: number;
 
   /**
-   * The run's concurrency key and its figures when GetRun read it
-   * (docs/semantics.md#run-concurrency); unset when the definition has no
-   * concurrency.
+   * The run's concurrency key, and (GetRun only) its figures when the run
+   * was read (docs/semantics.md#run-concurrency); unset when the definition
+   * has no concurrency.
    *
    * @generated from field: weft.v1.RunKeyConcurrency concurrency = 33;
    */
@@ -305,15 +305,17 @@ export type RunKeyConcurrency = Message<"weft.v1.RunKeyConcurrency"> & {
   strategy: string;
 
   /**
-   * The runs of the key holding a slot when the run was read.
+   * The runs of the key holding a slot when GetRun read the run (0 in
+   * other answers).
    *
    * @generated from field: uint32 in_use = 4;
    */
   inUse: number;
 
   /**
-   * Why a QUEUED run waits: "concurrency key customer-42 at 2/2", or the
-   * plan's or tenant's limit ("plan orders at 5/5"). Empty otherwise.
+   * Why a QUEUED run waits, when GetRun read it: "concurrency key
+   * customer-42 at 2/2", the plan's or tenant's limit ("plan orders at
+   * 5/5"), or earlier runs of the key waiting first. Empty otherwise.
    *
    * @generated from field: string wait = 5;
    */
