@@ -340,7 +340,9 @@ func (c *change) newTask(a *definition.Action, st *runstate.StepState, kind Task
 	}
 	scheduleStart(c, t, a, notBefore) // the schedule-to-start timer (timers.go)
 	if kind == TaskActivity {
-		if t.Flow = flowOfTask(c, a); t.Flow != nil && t.Flow.Err != "" {
+		t.Flow = flowOfTask(c, a)
+		fairOfTask(c, a, t) // its fairness key and weight (fair.go)
+		if t.Flow != nil && t.Flow.Err != "" {
 			t.StartDue = c.now // its attempt fails at once (startTimedOut)
 		}
 	}
@@ -401,7 +403,7 @@ func (c *change) effects() *dispatch.Effects[*Task] {
 			continue
 		}
 		t := r.task
-		c.eff.Ready = append(c.eff.Ready, dispatch.Ready{Prefix: record.QueuePrefix(t.TenantID, record.Lane(t.Queue, t.Priority)), Key: r.key})
+		c.eff.Ready = append(c.eff.Ready, dispatch.Ready{Prefix: record.QueuePrefix(t.TenantID, t.Lane()), Key: r.key})
 		c.eff.Queues = append(c.eff.Queues, dispatch.QueueKey(t.TenantID, t.Queue))
 	}
 	for _, q := range c.flowWakes {

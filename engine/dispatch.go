@@ -112,7 +112,7 @@ func handOff(c *change) error {
 // handOffOne hands one new ready task to a waiting poll, if one wants it.
 func handOffOne(c *change, r *readyEntry) error {
 	t := r.task
-	if t.State != record.TaskReady || t.NotBefore.After(c.now) || t.Flow != nil || !decide.Claimable(c.state, t.ActionID, t.TaskID) {
+	if t.State != record.TaskReady || t.NotBefore.After(c.now) || t.Flow != nil || t.FairKey != "" || !decide.Claimable(c.state, t.ActionID, t.TaskID) {
 		return nil
 	}
 	s := c.e.dispatch.Reserve(c.eager, dispatch.QueueKey(t.TenantID, t.Queue), wantKey(t))

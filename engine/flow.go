@@ -40,6 +40,9 @@ type flowStep struct {
 	concurrency *expr.Program
 	throttleKey *expr.Program
 	throttle    flowcontrol.Throttle
+	// fair is the step's fairness (its own, else the definition's; nil:
+	// none), docs/semantics.md#fairness.
+	fair *fairStep
 }
 
 // has reports whether the step has any flow control.
@@ -85,10 +88,13 @@ func flowPlanOf(d *definition.Definition, sha string) (*flowPlan, error) {
 	return p, nil
 }
 
-// hasFlow reports whether any action of d has flow control.
+// hasFlow reports whether any action of d has flow control or fairness.
 func hasFlow(d *definition.Definition) bool {
+	if d.Fairness != nil {
+		return true
+	}
 	for i := range d.Actions {
-		if d.Actions[i].Concurrency != nil || d.Actions[i].Throttle != nil {
+		if d.Actions[i].Concurrency != nil || d.Actions[i].Throttle != nil || d.Actions[i].Fairness != nil {
 			return true
 		}
 	}
@@ -107,10 +113,21 @@ func compileFlow(d *definition.Definition) (*flowPlan, []FieldViolation) {
 	for i := range d.Actions {
 		known[i] = d.Actions[i].ID
 	}
+	var top *fairStep
+	if d.Fairness != nil {
+		top = compileFairness(env, d.Fairness, "definition.fairness", expr.Scope{Known: known}, &vs)
+	}
 	for i := range d.Actions {
 		a := &d.Actions[i]
 		path := fmt.Sprintf("definition.actions[%d]", i)
 		scope := expr.Scope{Steps: upstreamOf(d, i), Known: known}
+		p.steps[i].fair = top
+		if a.Fairness != nil {
+			p.steps[i].fair = compileFairness(env, a.Fairness, path+".fairness", scope, &vs)
+			if a.Activity == "" {
+				vs = append(vs, fault.Violation(path, "flow.activity", "fairness applies to a step's activity tasks: this step has no activity"))
+			}
+		}
 		if c := a.Concurrency; c != nil {
 			p.steps[i].concurrency = compileKey(env, c.Key, path+".concurrency.key", scope, &vs)
 			if err := flowcontrol.ValidLimit(c.Limit); err != nil {
@@ -259,6 +276,7 @@ func checkFlowAtSubmit(rec *record.Run, p *flowPlan) error {
 	}
 	var vs []FieldViolation
 	vars := expr.Vars{Input: rec.Input, RunID: rec.RunID}.Shared()
+	checked := map[*fairStep]bool{}
 	for i := range p.steps {
 		s := &p.steps[i]
 		path := fmt.Sprintf("definition.actions[%d]", i)
@@ -272,6 +290,10 @@ func checkFlowAtSubmit(rec *record.Run, p *flowPlan) error {
 			if _, err := k.prg.EvalString(vars); err != nil {
 				vs = append(vs, exprViolations(k.path, err)...)
 			}
+		}
+		if f := s.fair; f != nil && !checked[f] {
+			checked[f] = true
+			vs = append(vs, f.checkAtSubmit(vars)...)
 		}
 	}
 	if len(vs) > 0 {
@@ -350,6 +372,21 @@ func flowStepOf(run *record.Run, actionID string) *flowStep {
 	for i := range run.Definition.Actions {
 		if run.Definition.Actions[i].ID == actionID && p.steps[i].has() {
 			return &p.steps[i]
+		}
+	}
+	return nil
+}
+
+// fairStepOf answers the compiled fairness of the run's action id, or nil
+// when it has none.
+func fairStepOf(run *record.Run, actionID string) *fairStep {
+	p, err := flowPlanOf(&run.Definition, run.PlanSHA256)
+	if err != nil || p == nil {
+		return nil
+	}
+	for i := range run.Definition.Actions {
+		if run.Definition.Actions[i].ID == actionID {
+			return p.steps[i].fair
 		}
 	}
 	return nil

@@ -62,7 +62,7 @@ func (r *flowRead) conflict(err error) bool {
 
 // claimFlow claims a ready flow-controlled task for a poll, or answers nil
 // when flow control holds it (or it is not claimable).
-func claimFlow(ctx context.Context, e *Engine, t *record.Task, version uint64, p PollParams, names map[string]bool) (*Task, error) {
+func claimFlow(ctx context.Context, e *Engine, t *record.Task, version uint64, p PollParams, names map[string]bool, fair *fairTake) (*Task, error) {
 	if t.Flow.Err != "" || t.Kind != TaskActivity {
 		return nil, nil // its attempt fails (startTimedOut)
 	}
@@ -92,6 +92,11 @@ func claimFlow(ctx context.Context, e *Engine, t *record.Task, version uint64, p
 			if r, err = readFlow(ctx, e, run, a, t); err != nil {
 				return "", false, err
 			}
+			if fair != nil {
+				if err := fair.read(ctx, e.store); err != nil {
+					return "", false, err
+				}
+			}
 			if r.full {
 				e.flow.heldFull.Add(1)
 				e.flow.holdFull(gate[0], queue, clockNow(e))
@@ -105,9 +110,13 @@ func claimFlow(ctx context.Context, e *Engine, t *record.Task, version uint64, p
 			if task, cerr = claimTask(ch, t.Fresh(), p.WorkerID, names[verifyKey(t.Activity)]); cerr != nil || task == nil {
 				return cerr
 			}
-			return takeFlow(ch, s, &r, t, task.Token)
+			if err := takeFlow(ch, s, &r, t, task.Token); err != nil {
+				return err
+			}
+			takeFair(ch, fair, t.FairWeight)
+			return nil
 		},
-		lostRace:  r.conflict,
+		lostRace:  func(err error) bool { return r.conflict(err) || fair.conflict(err) },
 		contended: func() error { return errSkipTask },
 	})
 	var held *flowHeldError

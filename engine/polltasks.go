@@ -157,7 +157,8 @@ func verifyKey(activity string) string { return "v:" + activity }
 
 // claimReady claims tasks that are ready now, as many as the poll's slot
 // has room for: from the queue's lanes in priority order, oldest first
-// within each (docs/semantics.md#priority).
+// within each (docs/semantics.md#priority), in fair order among the
+// fairness keys of a priority that has any (docs/semantics.md#fairness).
 func claimReady(ctx context.Context, e *Engine, p PollParams, slot *dispatch.Slot[*Task]) ([]*Task, error) {
 	var out []*Task
 	now := clockNow(e)
@@ -166,7 +167,12 @@ func claimReady(ctx context.Context, e *Engine, p PollParams, slot *dispatch.Slo
 		return nil, err
 	}
 	for _, lane := range lanes {
-		done, err := claimLane(ctx, e, p, slot, lane, now, &out)
+		var done bool
+		if lane.fair {
+			done, err = claimFair(ctx, e, p, slot, lane, now, &out)
+		} else {
+			done, err = claimLane(ctx, e, p, slot, lane.plain, now, &out)
+		}
 		if err != nil || done || len(out) >= p.MaxTasks {
 			return out, err
 		}
@@ -174,14 +180,24 @@ func claimReady(ctx context.Context, e *Engine, p PollParams, slot *dispatch.Slo
 	return out, nil
 }
 
-// readyLanes answers the queue's lanes to claim from, in priority order:
-// the queue itself (priority 3, and every entry from before priorities)
-// and those of the other priorities that hold entries, found with one
-// bounded read each (docs/semantics.md#priority).
-func readyLanes(ctx context.Context, e *Engine, tenant, queue string) ([]string, error) {
-	var others []string
+// readyLane is one priority of a queue to claim from: its plain lane
+// ("" when it holds no entry), and whether it has fair sub-lanes.
+type readyLane struct {
+	plain    string
+	priority int
+	fair     bool
+}
+
+// readyLanes answers the queue's priorities to claim from, in priority
+// order: the queue itself (priority 3, and every entry from before
+// priorities) and the other priorities that hold entries, found with one
+// bounded read per lane, a priority's fair sub-lanes with one in all
+// (docs/semantics.md#priority).
+func readyLanes(ctx context.Context, e *Engine, tenant, queue string) ([]readyLane, error) {
+	var byPriority [record.LowestPriority + 1]readyLane
+	byPriority[record.DefaultPriority].plain = queue
 	start, end := record.OtherLanesRange(tenant, queue)
-	for len(others) < 4 {
+	for range 2 * record.LowestPriority {
 		res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: 1})
 		if err != nil {
 			return nil, err
@@ -190,21 +206,25 @@ func readyLanes(ctx context.Context, e *Engine, tenant, queue string) ([]string,
 			break
 		}
 		lane, ok := record.LaneOfKey(res.Items[0].Key)
-		if !ok || record.QueueOfLane(lane) != queue {
+		if !ok {
 			break
 		}
-		others = append(others, lane)
+		q, prio, _, fair := record.ParseLane(lane)
+		if q != queue || prio < 1 || prio > record.LowestPriority {
+			break
+		}
+		if fair {
+			byPriority[prio].fair = true
+			_, start = record.FairLanesRange(tenant, queue, prio) // past the priority's sub-lanes
+			continue
+		}
+		byPriority[prio].plain = lane
 		start = store.PrefixEnd(record.QueuePrefix(tenant, lane))
 	}
-	lanes := make([]string, 0, len(others)+1)
-	for _, l := range others {
-		if record.LanePriority(l) < record.DefaultPriority {
-			lanes = append(lanes, l)
-		}
-	}
-	lanes = append(lanes, queue)
-	for _, l := range others {
-		if record.LanePriority(l) > record.DefaultPriority {
+	lanes := make([]readyLane, 0, 2)
+	for prio := 1; prio <= record.LowestPriority; prio++ {
+		if l := byPriority[prio]; l.plain != "" || l.fair {
+			l.priority = prio
 			lanes = append(lanes, l)
 		}
 	}
@@ -303,6 +323,14 @@ func claim(ctx context.Context, e *Engine, taskID string, p PollParams, names ma
 	if err != nil {
 		return nil, err
 	}
+	return claimLoaded(ctx, e, t, version, p, names, nil)
+}
+
+// claimLoaded hands the task t, read at version, to the worker, or
+// answers nil when it cannot; fair, when set, is the fair-queueing state
+// its claim charges (fairclaim.go).
+func claimLoaded(ctx context.Context, e *Engine, t *record.Task, version uint64, p PollParams, names map[string]bool, fair *fairTake) (*Task, error) {
+	taskID := t.TaskID
 	if t.State != record.TaskReady || !names[wantKey(t)] {
 		return nil, nil
 	}
@@ -311,8 +339,12 @@ func claim(ctx context.Context, e *Engine, taskID string, p PollParams, names ma
 	}
 	defer e.dispatch.Claiming.End(taskID)
 	if t.Flow != nil {
-		return claimFlow(ctx, e, t, version, p, names)
+		return claimFlow(ctx, e, t, version, p, names, fair)
 	}
+	if fair != nil {
+		return claimFairTask(ctx, e, t, version, p, names, fair)
+	}
+	var err error
 	var task *Task
 	_, err = mutate(ctx, e, t.RunID, decide.WorkerActor(p.WorkerID), func(ch *change) error {
 		ch.require(store.IfVersion(record.TaskKey(taskID), version))

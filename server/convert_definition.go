@@ -31,6 +31,7 @@ func definitionOf(d *weftv1.WorkflowDefinition, path string) (definition.Definit
 		ResultActionID:    d.GetResultActionId(),
 		Retention:         ms64Of(d.RetentionMs),
 		SearchAttributes:  maps.Clone(d.GetSearchAttributes()),
+		Fairness:          fairnessOf(d.GetFairness()),
 	}
 	if c := d.GetConcurrency(); c != nil {
 		out.Concurrency = &definition.RunConcurrency{Key: c.GetKey(), Limit: int(c.GetLimit()), Strategy: eventpb.ConcurrencyStrategies.Engine(c.GetStrategy())}
@@ -83,6 +84,7 @@ func actionOf(a *weftv1.Action, out *definition.Action, path func() string) erro
 	if t := a.GetThrottle(); t != nil {
 		out.Throttle = &definition.StepThrottle{Key: t.GetKey(), Rate: t.GetRate(), Burst: int(t.GetBurst()), Scope: definition.FlowScope(t.GetScope())}
 	}
+	out.Fairness = fairnessOf(a.GetFairness())
 	if w := a.GetWaitForSignal(); w != nil {
 		out.WaitForSignal = &definition.SignalWait{SignalName: w.GetSignalName(), Timeout: msOf(w.TimeoutMs)}
 	}
@@ -183,4 +185,12 @@ func jsonField(v *structpb.Value, path string) (json.RawMessage, error) {
 func jsonFieldError(path string, err error) error {
 	return &engine.Error{Code: engine.CodeInvalidArgument, Message: "invalid request",
 		Violations: []engine.FieldViolation{{Field: path, Rule: "value.json", Message: err.Error()}}}
+}
+
+// fairnessOf converts a fairness setting (nil: none).
+func fairnessOf(f *weftv1.Fairness) *definition.Fairness {
+	if f == nil {
+		return nil
+	}
+	return &definition.Fairness{Key: f.GetKey(), Weight: f.GetWeight()}
 }

@@ -43,6 +43,9 @@ type Definition struct {
 	// Concurrency limits the started runs of the plan per key
 	// (docs/semantics.md#run-concurrency); nil: no key limit.
 	Concurrency *RunConcurrency `json:"concurrency,omitempty"`
+	// Fairness shares each priority of a queue among the fairness keys of
+	// the runs' tasks by weight (docs/semantics.md#fairness); nil: none.
+	Fairness *Fairness `json:"fairness,omitempty"`
 }
 
 // Action is one step of a definition.
@@ -82,6 +85,9 @@ type Action struct {
 	// (docs/semantics.md#step-concurrency, docs/semantics.md#step-throttle).
 	Concurrency *StepConcurrency `json:"concurrency,omitempty"`
 	Throttle    *StepThrottle    `json:"throttle,omitempty"`
+	// Fairness replaces the definition's for this step's activity tasks
+	// (docs/semantics.md#fairness).
+	Fairness *Fairness `json:"fairness,omitempty"`
 	// Workflow makes the action start a child run (docs/semantics.md#sub-workflows);
 	// ParentClose is what the child does when the parent stops waiting for it.
 	Workflow    *SubWorkflow `json:"workflow,omitempty"`

@@ -112,3 +112,28 @@ func (h *hasher) flow(a *Action) {
 		h.str(string(t.Scope))
 	}
 }
+
+// Fairness shares a queue's priority among the keys of its ready tasks in
+// proportion to their weights, so that one key with a deep backlog never
+// starves the others (docs/semantics.md#fairness). On a definition it
+// applies to every activity step; on a step it replaces the definition's.
+type Fairness struct {
+	// Key is a CEL expression over input, run.id (and, on a step,
+	// steps.<id>.output of upstream steps) answering a string, evaluated
+	// when a task is created; "" is the implicit key of tasks without one.
+	Key string `json:"key"`
+	// Weight is a number, or a CEL expression like Key answering one,
+	// from 0.001 to 1000; empty: 1.
+	Weight string `json:"weight,omitempty"`
+}
+
+func equalFairness(a, b *Fairness) bool { return *a == *b }
+
+// fairness hashes a fairness setting.
+func (h *hasher) fairness(f *Fairness) {
+	h.bool(f != nil)
+	if f != nil {
+		h.str(f.Key)
+		h.str(f.Weight)
+	}
+}

@@ -138,6 +138,7 @@ func (c *PreparedCache) hash(d *Definition) uint64 {
 	h.u64(uint64(d.MaxConcurrentRuns))
 	h.u64(uint64(d.Priority))
 	h.runConcurrency(d.Concurrency)
+	h.fairness(d.Fairness)
 	h.bool(d.RequiresApproval)
 	h.str(d.DisplayName)
 	h.bool(d.DAG)
@@ -197,6 +198,7 @@ func (c *PreparedCache) hash(d *Definition) uint64 {
 		h.u64(uint64(a.Sleep))
 		h.str(a.SleepUntil)
 		h.flow(a)
+		h.fairness(a.Fairness)
 		h.subWorkflow(a.Workflow, a.ParentClose)
 		h.str(a.ForEach)
 		h.u64(uint64(a.MaxConcurrency))
@@ -224,6 +226,7 @@ func Equal(a, b *Definition) bool {
 	return a.PlanID == b.PlanID && a.PlanVersion == b.PlanVersion && a.Timeout == b.Timeout &&
 		a.Backpressure == b.Backpressure && a.MaxConcurrentRuns == b.MaxConcurrentRuns && a.Priority == b.Priority &&
 		equalPtr(a.Concurrency, b.Concurrency, equalRunConcurrency) &&
+		equalPtr(a.Fairness, b.Fairness, equalFairness) &&
 		a.RequiresApproval == b.RequiresApproval && a.DisplayName == b.DisplayName && a.DAG == b.DAG &&
 		a.ResultActionID == b.ResultActionID && a.Retention == b.Retention &&
 		(a.SearchAttributes == nil) == (b.SearchAttributes == nil) && maps.Equal(a.SearchAttributes, b.SearchAttributes) &&
@@ -254,6 +257,7 @@ func equalAction(a, b *Action) bool {
 		a.When == b.When && equalPtr(a.Repeat, b.Repeat, func(x, y *Repeat) bool { return *x == *y }) &&
 		a.Sleep == b.Sleep && a.SleepUntil == b.SleepUntil &&
 		equalPtr(a.Concurrency, b.Concurrency, equalConcurrency) && equalPtr(a.Throttle, b.Throttle, equalThrottle) &&
+		equalPtr(a.Fairness, b.Fairness, equalFairness) &&
 		a.ParentClose == b.ParentClose && equalPtr(a.Workflow, b.Workflow, equalSubWorkflow) &&
 		a.ForEach == b.ForEach && a.MaxConcurrency == b.MaxConcurrency
 }

@@ -104,6 +104,9 @@ func randomDefinition(r *rand.Rand) Definition {
 				a.Activity, a.WaitForSignal, a.Completion, a.Compensation, a.Repeat = "", nil, "", nil, nil
 				a.Sleep, a.SleepUntil = Ms(int64(1+r.IntN(2))*1000), ""
 			}
+			if a.Activity == "" { // repeat needs an activity or sub-workflow step; no draw
+				a.Repeat = nil
+			}
 			a.Workflow, a.ParentClose = nil, ""
 			a.ForEach, a.MaxConcurrency = "", 0
 			if a.Activity != "" && a.Repeat == nil && i == 1 && len(d.Actions)%2 == 0 { // a fan-out; no draw: the sequence stays
@@ -116,6 +119,12 @@ func randomDefinition(r *rand.Rand) Definition {
 			}
 		}
 		d.Retention = Ms(int64(r.IntN(2)) * 90000)
+		// Run concurrency and fairness, valid or absent; no draw: the sequence stays.
+		d.Concurrency = []*RunConcurrency{nil, nil, {Key: "run.id", Limit: 2}, {Key: "input.c", Limit: 1, Strategy: "cancelNewest"}}[len(d.Actions)%4]
+		d.Fairness = []*Fairness{nil, {Key: "input.tenant"}, nil, {Key: "run.id", Weight: "2"}}[len(d.Actions)%4]
+		for i := range d.Actions {
+			d.Actions[i].Fairness = nil
+		}
 		d.SearchAttributes = []map[string]string{nil, {"customer": "${{ input.x }}"}, {"channel": "web", "n": "${{ 2 }}"}}[len(d.Actions)%3] // no draw: the sequence stays
 	}
 	return d

@@ -34,6 +34,8 @@ import (
 //	concurrency: {key: <CEL over input, run.id>, limit: n,
 //	              strategy: queue|cancelNewest|cancelInProgress}
 //	                                  → at most n started runs of the key
+//	fairness: {key: <CEL>, weight: <CEL or number>}
+//	                                  → a queue's priority shared among keys by weight
 //	steps:            (or spec.steps; spec.* wins over the top level)
 //	  - name: a                       → action id (or id:); list position → order from 1
 //	    activity | agent: x           → activity (default: the step's name, unless
@@ -59,6 +61,7 @@ import (
 //	                                  → at most n tasks of the key in flight
 //	    throttle: {key: <CEL>, rate: "100/1m", burst: n, scope: plan|tenant}
 //	                                  → the key's tasks handed out at the rate
+//	    fairness: {key: <CEL>, weight: <CEL or number>} → the step's own fairness
 //	compensation:     (or spec.compensation)
 //	  - step: a                       → attaches a's compensation hook
 //	    action | operation: op        → operation
@@ -239,6 +242,9 @@ func (l *yamlLoader) definition(root *yaml.Node) Definition {
 	}
 	if n, p := l.body(root, spec, "priority", "priority"); n != nil {
 		d.Priority, _ = l.integer(n, p)
+	}
+	if n, p := l.body(root, spec, "fairness", "fairness"); n != nil {
+		d.Fairness = l.fairness(n, p)
 	}
 	if n, p := l.body(root, spec, "backpressure", "backpressure"); n != nil {
 		d.Backpressure = l.backpressure(n, p)
@@ -424,6 +430,9 @@ func (l *yamlLoader) step(n *yaml.Node, path string, order int) Action {
 			l.fail(path+".maxConcurrency", "for_each.max_concurrency_range", "maxConcurrency must be between 1 and %d, got 0", MaxMaxConcurrency)
 		}
 	}
+	if v := get(n, "fairness"); v != nil {
+		a.Fairness = l.fairness(v, path+".fairness")
+	}
 	l.childStep(n, path, order-1, &a)
 	if a.Activity == "" && a.WaitForSignal == nil && a.Completion != CompletionManual && !a.Sleeps() && a.Workflow == nil {
 		a.Activity = a.ID
@@ -541,6 +550,25 @@ func (l *yamlLoader) throttle(n *yaml.Node, path string) *StepThrottle {
 		t.Burst, _ = l.integer(v, path+".burst")
 	}
 	return t
+}
+
+// fairness reads fairness: {key, weight}; weight is a number or a CEL
+// expression answering one.
+func (l *yamlLoader) fairness(n *yaml.Node, path string) *Fairness {
+	if n.Kind != yaml.MappingNode {
+		l.fail(path, "yaml.type", "fairness must be a mapping of key and weight")
+		return nil
+	}
+	l.knownKeys(n, path, fairnessKeys)
+	f := &Fairness{Key: l.first(field{n, path, "key"})}
+	if v := get(n, "weight"); v != nil {
+		if v = resolve(v); v == nil || v.Kind != yaml.ScalarNode {
+			l.fail(path+".weight", "yaml.type", "weight must be a number or a CEL expression answering one")
+		} else {
+			f.Weight = v.Value
+		}
+	}
+	return f
 }
 
 // compensations attaches the compensation list's hooks to the steps they name.

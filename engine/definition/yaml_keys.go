@@ -45,6 +45,7 @@ var (
 	concurrencyKeys    = keyNames(yamlKeyGroups[9])
 	throttleKeys       = keyNames(yamlKeyGroups[10])
 	runConcurrencyKeys = keyNames(yamlKeyGroups[12])
+	fairnessKeys       = keyNames(yamlKeyGroups[13])
 )
 
 func keyNames(g YAMLKeyGroup) []string {
@@ -75,6 +76,7 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"maxConcurrentRuns", "At most this many runs of the plan are active at once; `backpressure` says what happens to more.", "planId: nightly-report\nmaxConcurrentRuns: 5\nbackpressure: queue\nsteps:\n  - name: build-report\n"},
 		{"priority", "The priority of the runs' tasks, 1 (handed out first) to 5 (default 3): every queue hands out ready tasks in priority order, oldest first within one; `weft submit --priority` overrides it per run (docs/semantics.md#priority).", "planId: vip-orders\npriority: 1\nsteps:\n  - name: ship\n"},
 		{"concurrency", "At most `limit` runs of the plan with the same key started (RUNNING, BLOCKED, PAUSED or COMPENSATING) at once; `strategy` says what a run that finds its key full does: a mapping (below; docs/semantics.md#run-concurrency).", "# input: {\"customer\": \"acme\"}\nplanId: charge\nconcurrency:\n  key: input.customer\n  limit: 2\nsteps:\n  - name: charge\n"},
+		{"fairness", "Shares each priority of a queue among the runs' tasks' fairness keys by weight, so that one key with a deep backlog never starves the others: a mapping of `key` and `weight` (below; docs/semantics.md#fairness).", "# input: {\"tenant\": \"acme\"}\nplanId: p\nfairness:\n  key: input.tenant\n  weight: 2\nsteps:\n  - name: a\n"},
 		{"backpressure", "What a start beyond a limit does: `reject` (refused), `queue` (QUEUED until a slot frees) or `delay` (docs/semantics.md#backpressure).", "planId: nightly-report\nmaxConcurrentRuns: 1\nbackpressure: reject\nsteps:\n  - name: build-report\n"},
 		{"result", "The step whose output is the run's result (`result_action_id`; `Run.result`).", "planId: quote\nresult: price\nsteps:\n  - name: price\n"},
 		{"retention", "How long a finished run is kept before it is removed with its records (`retention_ms`; default: weftd's `--retention`).", "planId: nightly-report\nretention: 720h\nsteps:\n  - name: build-report\n"},
@@ -93,6 +95,7 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"maxConcurrentRuns", "The plan's concurrency limit.", "planId: p\nspec:\n  maxConcurrentRuns: 2\n  steps:\n    - name: a\n"},
 		{"priority", "The runs' tasks' priority.", "planId: p\nspec:\n  priority: 2\n  steps:\n    - name: a\n"},
 		{"concurrency", "The runs' concurrency limit per key.", "# input: {\"customer\": \"acme\"}\nplanId: p\nspec:\n  concurrency: {key: input.customer, limit: 1}\n  steps:\n    - name: a\n"},
+		{"fairness", "The runs' tasks' fairness.", "# input: {\"tenant\": \"acme\"}\nplanId: p\nspec:\n  fairness: {key: input.tenant}\n  steps:\n    - name: a\n"},
 		{"backpressure", "What a start beyond a limit does.", "planId: p\nspec:\n  maxConcurrentRuns: 2\n  backpressure: queue\n  steps:\n    - name: a\n"},
 		{"result", "The step whose output is the run's result.", "planId: p\nspec:\n  result: a\n  steps:\n    - name: a\n"},
 		{"retention", "How long a finished run is kept.", "planId: p\nspec:\n  retention: 24h\n  steps:\n    - name: a\n"},
@@ -121,6 +124,7 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"sleepUntil", "Makes the step a durable sleep until the time a CEL timestamp expression answers (docs/semantics.md#sleep).", "planId: p\nsteps:\n  - name: wait-for-nine\n    sleepUntil: ${{ timestamp(input.notBefore) }}\n"},
 		{"concurrency", "At most `limit` of the step's tasks with the same key in flight (claimed and not reported) at once, across every run of the plan, or of the tenant with `scope: tenant`: a mapping (below; docs/semantics.md#step-concurrency).", "# input: {\"customer\": \"acme\"}\nplanId: p\nsteps:\n  - name: charge\n    concurrency:\n      key: input.customer\n      limit: 2\n"},
 		{"throttle", "The step's tasks with the same key are handed out at most at `rate`; excess tasks wait, none is dropped: a mapping (below; docs/semantics.md#step-throttle).", "planId: p\nsteps:\n  - name: charge\n    throttle:\n      key: \"'payments'\"\n      rate: 100/1m\n      scope: tenant\n"},
+		{"fairness", "The step's own fairness, replacing the top-level `fairness` for its tasks: a mapping of `key` and `weight` (below).", "# input: {\"tenant\": \"acme\"}\nplanId: p\nsteps:\n  - name: a\n    fairness: {key: input.tenant, weight: 3}\n"},
 		{"workflow", "The step starts a child run and finishes with its result (the child's `result` step's output) or fails with its error: a stored definition (`plan`, `version`) or an inline one (`steps`), and the child's `input` (below; docs/semantics.md#sub-workflows).", "planId: order\nsteps:\n  - name: refund\n    workflow:\n      plan: refund\n      version: \"2\"\n      input: {reason: cancelled}\n"},
 		{"forEach", "Fans the step out over a list: a CEL list expression (bare or `${{ }}`) evaluated when the step becomes ready, one item per element, each run as the step would be (its activity or its `workflow`), with its own attempts, retries and timeouts, addressed `step[index]`; the item's `input` reads `item` and `index`, and the step's output is the list of the items' outputs in order (docs/semantics.md#for-each).", "planId: p\nsteps:\n  - name: ship\n    forEach: \"[1, 2, 3]\"\n    input:\n      line: ${{ item }}\n      position: ${{ index }}\n"},
 		{"maxConcurrency", "At most this many items of a `forEach` step in flight at once (default 10, at least 1).", "planId: p\nsteps:\n  - name: ship\n    forEach: \"[1, 2, 3]\"\n    maxConcurrency: 2\n"},
@@ -183,6 +187,10 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"key", "A CEL expression answering a string over `input` and `run.id` (not `steps`: it is evaluated when the run is submitted); runs with the same key share the limit.", "# input: {\"customer\": \"acme\"}\nplanId: charge\nconcurrency:\n  key: input.customer\n  limit: 2\nsteps:\n  - name: charge\n"},
 		{"limit", "The most started runs of one key at once, 1–100000.", "# input: {\"customer\": \"acme\"}\nplanId: charge\nconcurrency:\n  key: input.customer\n  limit: 2\nsteps:\n  - name: charge\n"},
 		{"strategy", "What a run that finds its key full does: `queue` (waits QUEUED, in priority then submission order; the default), `cancelNewest` (it ends CANCELLED) or `cancelInProgress` (the oldest started run of the key is cancelled and the new run takes its slot).", "# input: {\"customer\": \"acme\"}\nplanId: deploy\nconcurrency:\n  key: input.customer\n  limit: 1\n  strategy: cancelInProgress\nsteps:\n  - name: roll-out\n"},
+	}},
+	{Path: "fairness", About: "Fairness within a queue's priority (docs/semantics.md#fairness); also on a step (`steps[].fairness`), replacing it for the step's tasks.", Keys: []YAMLKey{
+		{"key", "A CEL expression answering a string — over `input` and `run.id` (and, on a step, `steps.<id>.output` of upstream steps) — evaluated when a task is created. Within one priority of a queue, ready tasks of different keys are handed out in proportion to their keys' weights, oldest first within a key.", "# input: {\"tenant\": \"acme\"}\nplanId: p\nfairness:\n  key: input.tenant\nsteps:\n  - name: a\n"},
+		{"weight", "The key's share: a number from 0.001 to 1000 (default 1), or a CEL expression answering one over the same variables as `key`.", "# input: {\"tenant\": \"acme\", \"tier\": \"gold\"}\nplanId: p\nfairness:\n  key: input.tenant\n  weight: \"input.tier == 'gold' ? 3 : 1\"\nsteps:\n  - name: a\n"},
 	}},
 }
 

@@ -65,6 +65,7 @@ func DefinitionProto(d definition.Definition) *weftv1.WorkflowDefinition {
 		ResultActionId:    d.ResultActionID,
 		RetentionMs:       ms64Proto(d.Retention),
 		SearchAttributes:  maps.Clone(d.SearchAttributes),
+		Fairness:          fairnessProto(d.Fairness),
 	}
 	if c := d.Concurrency; c != nil {
 		out.Concurrency = &weftv1.RunConcurrency{Key: c.Key, Limit: clampUint32(c.Limit), Strategy: ConcurrencyStrategies.Proto(c.Strategy)}
@@ -118,6 +119,7 @@ func actionProto(a *definition.Action, out *weftv1.Action) *weftv1.Action {
 	if t := a.Throttle; t != nil {
 		out.Throttle = &weftv1.StepThrottle{Key: t.Key, Rate: t.Rate, Burst: clampUint32(t.Burst), Scope: string(t.Scope)}
 	}
+	out.Fairness = fairnessProto(a.Fairness)
 	if h := a.Compensation; h != nil {
 		out.Compensation = &weftv1.CompensationHook{Operation: h.Operation, Input: JSONValue(h.Input),
 			TimeoutMs: msProto(h.Timeout), Retry: RetryProto(h.Retry), Queue: h.Queue}
@@ -205,4 +207,12 @@ func clampUint32(n int) uint32 {
 		return 0
 	}
 	return uint32(min(n, 1<<32-1))
+}
+
+// fairnessProto converts a fairness setting (nil: none).
+func fairnessProto(f *definition.Fairness) *weftv1.Fairness {
+	if f == nil {
+		return nil
+	}
+	return &weftv1.Fairness{Key: f.Key, Weight: f.Weight}
 }

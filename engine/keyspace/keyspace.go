@@ -136,6 +136,10 @@ var (
 	// FlowThrottle holds a step throttle key's bucket.
 	FlowThrottle = prefix("fct", "engine (flow.go)", "a throttle key's bucket: the theoretical arrival time of its next task",
 		"by tenant, scope, key")
+	// FairQueue holds the fair-queueing state of one priority of a queue:
+	// its virtual time and its fairness keys' finish tags.
+	FairQueue = prefix("fcf", "engine (fairclaim.go)", "a queue priority's fair-queueing state: its virtual time (v) or a fairness key's finish tag (k:{key}), a big-endian uint64",
+		"by tenant, queue, priority, then v or k and the key")
 	// SearchType holds the type each search attribute name has in a tenant.
 	SearchType = prefix("sat", "engine/internal/record", "a search attribute's type in a tenant, fixed by its first value",
 		"by tenant, attribute name")
@@ -153,4 +157,4 @@ var (
 // All lists every prefix, in the order docs/persisted-format.md lists them.
 var All = []Prefix{Run, RunRequest, RunIndex, RunStatus, PendingTrigger, Ready, Task, Timer,
 	SignalPayload, SignalRecord, SignalExpiry, Recon, Outbox, OutboxRetry, DeadLetter,
-	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Batch, BatchRun, BatchActive, Definition, DefinitionHead, FlowSlot, FlowThrottle, SearchType, SearchIndex, View, Audit}
+	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Batch, BatchRun, BatchActive, Definition, DefinitionHead, FlowSlot, FlowThrottle, FairQueue, SearchType, SearchIndex, View, Audit}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -47,6 +48,10 @@ type Task struct {
 	EagerTokens      []string            `json:"eager_tokens,omitempty"`
 	Flow             *TaskFlow           `json:"flow,omitempty"`
 	Priority         int                 `json:"priority,omitempty"`
+	// FairKey is the task's fairness key ("": the implicit key) and
+	// FairWeight its weight (zero: 1) (docs/semantics.md#fairness).
+	FairKey    string  `json:"fair_key,omitempty"`
+	FairWeight float64 `json:"fair_weight,omitempty"`
 }
 
 // TaskFlow is a task's flow control: the values its step's keys answered
@@ -102,6 +107,8 @@ const (
 	taskEagerTokens      = 28 // repeated
 	taskFlow             = 29 // TaskFlow, a message (present: the step has flow control)
 	taskPriority         = 30 // the run's priority, 1–5 (absent: 3)
+	taskFairKey          = 37 // the fairness key (absent: the implicit key)
+	taskFairWeight       = 38 // the fairness weight's IEEE 754 bits (absent: 1)
 )
 
 // AppendTask appends a task record's stored form to b.
@@ -153,6 +160,10 @@ func AppendTask(b []byte, t *Task) []byte {
 		})
 	}
 	b = appendInt(b, taskPriority, int64(t.Priority))
+	b = appendString(b, taskFairKey, t.FairKey)
+	if t.FairWeight != 0 {
+		b = appendUint(b, taskFairWeight, math.Float64bits(t.FairWeight))
+	}
 	return appendString(b, taskResult, t.Result)
 }
 
@@ -271,6 +282,13 @@ func decodeTask(b []byte, t *Task) error {
 		case taskPriority:
 			x, err = f.int()
 			t.Priority = int(x)
+		case taskFairKey:
+			t.FairKey, err = f.str()
+		case taskFairWeight:
+			var u uint64
+			if u, err = f.uint(); err == nil {
+				t.FairWeight = math.Float64frombits(u)
+			}
 		case taskFlow:
 			var v []byte
 			if v, err = f.bytes(); err == nil {

@@ -120,8 +120,10 @@ func (r *Run) EffectivePriority() int {
 // definition sets one (flowcontrol.DefaultPriority).
 const DefaultPriority = 3
 
-// Action answers the definition's action with id, or nil; an item id of
-// a fan-out answers the item's action (definition.Definition.Action).
+// LowestPriority is the last priority handed out (flowcontrol.LowestPriority).
+const LowestPriority = 5
+
+// Action answers the definition's action with id, or nil.
 func (r *Run) Action(id string) *definition.Action {
 	return r.Definition.Action(id)
 }
@@ -192,6 +194,11 @@ type Task struct {
 	// Priority is its run's priority, 1–5 (zero: 3); it places the task's
 	// ready entry in its queue's lane (Lane, docs/semantics.md#priority).
 	Priority int `json:"priority,omitempty"`
+	// FairKey is the task's fairness key ("": the implicit key), which
+	// places its ready entry in its lane's fair sub-lane (FairLane), and
+	// FairWeight the key's weight then (zero: 1) (docs/semantics.md#fairness).
+	FairKey    string  `json:"fair_key,omitempty"`
+	FairWeight float64 `json:"fair_weight,omitempty"`
 }
 
 // Stored answers the record as runcodec stores it.
@@ -202,7 +209,7 @@ func (t *Task) Stored() *runcodec.Task {
 		Timeout: t.Timeout, HeartbeatTimeout: t.HeartbeatTimeout, State: string(t.State), Token: t.Token,
 		WorkerID: t.WorkerID, ClaimedAt: t.ClaimedAt, HeartbeatAt: t.HeartbeatAt, Deadline: t.Deadline,
 		HeartbeatDue: t.HeartbeatDue, StartDue: t.StartDue, Result: t.Result, HeartbeatDetails: t.HeartbeatDetails,
-		EagerTokens: t.EagerTokens, Flow: t.Flow, Priority: t.Priority}
+		EagerTokens: t.EagerTokens, Flow: t.Flow, Priority: t.Priority, FairKey: t.FairKey, FairWeight: t.FairWeight}
 }
 
 // DecodeTask decodes a stored task record (binary, or the JSON of an older
@@ -218,7 +225,7 @@ func DecodeTask(b []byte, t *Task) error {
 		Timeout: s.Timeout, HeartbeatTimeout: s.HeartbeatTimeout, State: TaskState(s.State), Token: s.Token,
 		WorkerID: s.WorkerID, ClaimedAt: s.ClaimedAt, HeartbeatAt: s.HeartbeatAt, Deadline: s.Deadline,
 		HeartbeatDue: s.HeartbeatDue, StartDue: s.StartDue, Result: s.Result, HeartbeatDetails: s.HeartbeatDetails,
-		EagerTokens: s.EagerTokens, Flow: s.Flow, Priority: s.Priority}
+		EagerTokens: s.EagerTokens, Flow: s.Flow, Priority: s.Priority, FairKey: s.FairKey, FairWeight: s.FairWeight}
 	return nil
 }
 
@@ -281,7 +288,66 @@ func (t *Task) Fresh() *Task {
 
 // ReadyKey answers the task's queue entry key.
 func (t *Task) ReadyKey() []byte {
-	return ReadyTaskKey(t.TenantID, Lane(t.Queue, t.Priority), t.NotBefore, t.Seq, t.TaskID)
+	return ReadyTaskKey(t.TenantID, t.Lane(), t.NotBefore, t.Seq, t.TaskID)
+}
+
+// Lane answers the lane the task's ready entry is kept in: its priority's
+// lane of its queue, or that lane's sub-lane of its fairness key
+// (FairLane) when it has one.
+func (t *Task) Lane() string {
+	if t.FairKey != "" {
+		return FairLane(t.Queue, t.Priority, t.FairKey)
+	}
+	return Lane(t.Queue, t.Priority)
+}
+
+// FairLane answers the sub-lane of a queue's priority where the ready
+// entries of one fairness key are kept (docs/semantics.md#fairness):
+// "{queue}~p{priority}~f{key}", for every priority, 3 included, so that the
+// fair sub-lanes of a priority sort together, among the queue's other
+// lanes (OtherLanesRange), right after its plain lane.
+func FairLane(queue string, priority int, key string) string {
+	if priority == 0 {
+		priority = DefaultPriority
+	}
+	return queue + LaneMark + strconv.Itoa(priority) + FairMark + key
+}
+
+// FairMark separates a lane's priority from its fairness key.
+const FairMark = "~f"
+
+// FairLanesRange bounds the ready entries of every fair sub-lane of one
+// priority of a queue.
+func FairLanesRange(tenant, queue string, priority int) (start, end []byte) {
+	start = append(keyspace.Ready.KeyPrefix(tenant), store.EscapeComponent(FairLane(queue, priority, ""))...)
+	return start, store.PrefixEnd(start)
+}
+
+// ParseLane splits a lane into its queue, its priority and, for a fair
+// sub-lane, its fairness key. A queue name holds no '~', so the first one
+// begins the lane's marks, whatever the key holds.
+func ParseLane(lane string) (queue string, priority int, fairKey string, fair bool) {
+	i := strings.IndexByte(lane, '~')
+	if i < 0 {
+		return lane, DefaultPriority, "", false
+	}
+	queue, rest := lane[:i], lane[i:]
+	priority = DefaultPriority
+	if r, ok := strings.CutPrefix(rest, LaneMark); ok {
+		digits := r
+		if j := strings.IndexByte(r, '~'); j >= 0 {
+			digits, rest = r[:j], r[j:]
+		} else {
+			rest = ""
+		}
+		if p, err := strconv.Atoi(digits); err == nil {
+			priority = p
+		}
+	}
+	if k, ok := strings.CutPrefix(rest, FairMark); ok {
+		return queue, priority, k, true
+	}
+	return queue, priority, "", false
 }
 
 // Lane answers where in a queue the ready entries of a priority are kept
@@ -325,20 +391,14 @@ func LaneOfKey(key []byte) (string, bool) {
 
 // LanePriority answers the priority of a queue's lane.
 func LanePriority(lane string) int {
-	if i := strings.LastIndex(lane, LaneMark); i > 0 {
-		if p, err := strconv.Atoi(lane[i+len(LaneMark):]); err == nil {
-			return p
-		}
-	}
-	return DefaultPriority
+	_, p, _, _ := ParseLane(lane)
+	return p
 }
 
 // QueueOfLane answers the queue a lane belongs to.
 func QueueOfLane(lane string) string {
-	if i := strings.LastIndex(lane, LaneMark); i > 0 {
-		return lane[:i]
-	}
-	return lane
+	q, _, _, _ := ParseLane(lane)
+	return q
 }
 
 // The engine's key layout (docs/persisted-format.md lists every record);

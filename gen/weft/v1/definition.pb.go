@@ -410,6 +410,11 @@ type WorkflowDefinition struct {
 	// The priority of the runs' tasks, 1 (handed out first) to 5; unset: 3
 	// (docs/semantics.md#priority). A submission's priority wins.
 	Priority *uint32 `protobuf:"varint,13,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	// Shares each priority of a queue among the fairness keys of the runs'
+	// tasks by weight, so that one key with a deep backlog never starves
+	// the others (docs/semantics.md#fairness). Unset: every task has the
+	// implicit key.
+	Fairness *Fairness `protobuf:"bytes,15,opt,name=fairness,proto3" json:"fairness,omitempty"`
 	// At most limit started runs (RUNNING, BLOCKED, PAUSED, COMPENSATING) of
 	// this plan with the same key (docs/semantics.md#run-concurrency). Unset:
 	// no key limit.
@@ -537,6 +542,13 @@ func (x *WorkflowDefinition) GetPriority() uint32 {
 		return *x.Priority
 	}
 	return 0
+}
+
+func (x *WorkflowDefinition) GetFairness() *Fairness {
+	if x != nil {
+		return x.Fairness
+	}
+	return nil
 }
 
 func (x *WorkflowDefinition) GetConcurrency() *RunConcurrency {
@@ -696,8 +708,11 @@ type Action struct {
 	// At most this many items of a for_each step in flight at once, 1–1000.
 	// Unset: 10. Only with for_each.
 	MaxConcurrency *uint32 `protobuf:"varint,24,opt,name=max_concurrency,json=maxConcurrency,proto3,oneof" json:"max_concurrency,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// This action's own fairness, replacing the definition's for its
+	// activity tasks (docs/semantics.md#fairness).
+	Fairness      *Fairness `protobuf:"bytes,34,opt,name=fairness,proto3" json:"fairness,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Action) Reset() {
@@ -912,6 +927,13 @@ func (x *Action) GetMaxConcurrency() uint32 {
 	return 0
 }
 
+func (x *Action) GetFairness() *Fairness {
+	if x != nil {
+		return x.Fairness
+	}
+	return nil
+}
+
 // StepRepeat is a step's bounded loop (docs/semantics.md#repeat): each
 // iteration is a new logical attempt, until `until` holds; after
 // max_iterations iterations without it the step fails.
@@ -1035,6 +1057,65 @@ func (x *StepConcurrency) GetScope() string {
 	return ""
 }
 
+// Fairness shares a queue's priority among fairness keys by weight
+// (docs/semantics.md#fairness).
+type Fairness struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A CEL expression answering a string, over input and run.id (and, on an
+	// action, steps.<id>.output of upstream actions), evaluated when a task
+	// is created.
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// The key's weight: a number from 0.001 to 1000, or a CEL expression
+	// answering one over the same variables. Empty: 1.
+	Weight        string `protobuf:"bytes,2,opt,name=weight,proto3" json:"weight,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Fairness) Reset() {
+	*x = Fairness{}
+	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Fairness) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Fairness) ProtoMessage() {}
+
+func (x *Fairness) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Fairness.ProtoReflect.Descriptor instead.
+func (*Fairness) Descriptor() ([]byte, []int) {
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Fairness) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Fairness) GetWeight() string {
+	if x != nil {
+		return x.Weight
+	}
+	return ""
+}
+
 // StepThrottle limits the rate an action's tasks are handed out per key.
 type StepThrottle struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1053,7 +1134,7 @@ type StepThrottle struct {
 
 func (x *StepThrottle) Reset() {
 	*x = StepThrottle{}
-	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	mi := &file_weft_v1_definition_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1065,7 +1146,7 @@ func (x *StepThrottle) String() string {
 func (*StepThrottle) ProtoMessage() {}
 
 func (x *StepThrottle) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[5]
+	mi := &file_weft_v1_definition_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1078,7 +1159,7 @@ func (x *StepThrottle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepThrottle.ProtoReflect.Descriptor instead.
 func (*StepThrottle) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{5}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *StepThrottle) GetKey() string {
@@ -1124,7 +1205,7 @@ type SubWorkflow struct {
 
 func (x *SubWorkflow) Reset() {
 	*x = SubWorkflow{}
-	mi := &file_weft_v1_definition_proto_msgTypes[6]
+	mi := &file_weft_v1_definition_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1136,7 +1217,7 @@ func (x *SubWorkflow) String() string {
 func (*SubWorkflow) ProtoMessage() {}
 
 func (x *SubWorkflow) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[6]
+	mi := &file_weft_v1_definition_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1149,7 +1230,7 @@ func (x *SubWorkflow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubWorkflow.ProtoReflect.Descriptor instead.
 func (*SubWorkflow) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{6}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SubWorkflow) GetPlanId() string {
@@ -1202,7 +1283,7 @@ type RetryPolicy struct {
 
 func (x *RetryPolicy) Reset() {
 	*x = RetryPolicy{}
-	mi := &file_weft_v1_definition_proto_msgTypes[7]
+	mi := &file_weft_v1_definition_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1214,7 +1295,7 @@ func (x *RetryPolicy) String() string {
 func (*RetryPolicy) ProtoMessage() {}
 
 func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[7]
+	mi := &file_weft_v1_definition_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1227,7 +1308,7 @@ func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryPolicy.ProtoReflect.Descriptor instead.
 func (*RetryPolicy) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{7}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RetryPolicy) GetMaxAttempts() uint32 {
@@ -1285,7 +1366,7 @@ type WaitForSignal struct {
 
 func (x *WaitForSignal) Reset() {
 	*x = WaitForSignal{}
-	mi := &file_weft_v1_definition_proto_msgTypes[8]
+	mi := &file_weft_v1_definition_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1297,7 +1378,7 @@ func (x *WaitForSignal) String() string {
 func (*WaitForSignal) ProtoMessage() {}
 
 func (x *WaitForSignal) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[8]
+	mi := &file_weft_v1_definition_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1310,7 +1391,7 @@ func (x *WaitForSignal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitForSignal.ProtoReflect.Descriptor instead.
 func (*WaitForSignal) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{8}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *WaitForSignal) GetSignalName() string {
@@ -1347,7 +1428,7 @@ type CompensationHook struct {
 
 func (x *CompensationHook) Reset() {
 	*x = CompensationHook{}
-	mi := &file_weft_v1_definition_proto_msgTypes[9]
+	mi := &file_weft_v1_definition_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1359,7 +1440,7 @@ func (x *CompensationHook) String() string {
 func (*CompensationHook) ProtoMessage() {}
 
 func (x *CompensationHook) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[9]
+	mi := &file_weft_v1_definition_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1372,7 +1453,7 @@ func (x *CompensationHook) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompensationHook.ProtoReflect.Descriptor instead.
 func (*CompensationHook) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{9}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CompensationHook) GetOperation() string {
@@ -1424,7 +1505,7 @@ type DefinitionRef struct {
 
 func (x *DefinitionRef) Reset() {
 	*x = DefinitionRef{}
-	mi := &file_weft_v1_definition_proto_msgTypes[10]
+	mi := &file_weft_v1_definition_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1436,7 +1517,7 @@ func (x *DefinitionRef) String() string {
 func (*DefinitionRef) ProtoMessage() {}
 
 func (x *DefinitionRef) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[10]
+	mi := &file_weft_v1_definition_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1449,7 +1530,7 @@ func (x *DefinitionRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefinitionRef.ProtoReflect.Descriptor instead.
 func (*DefinitionRef) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{10}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DefinitionRef) GetPlanId() string {
@@ -1492,7 +1573,7 @@ type DefinitionVersion struct {
 
 func (x *DefinitionVersion) Reset() {
 	*x = DefinitionVersion{}
-	mi := &file_weft_v1_definition_proto_msgTypes[11]
+	mi := &file_weft_v1_definition_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1585,7 @@ func (x *DefinitionVersion) String() string {
 func (*DefinitionVersion) ProtoMessage() {}
 
 func (x *DefinitionVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[11]
+	mi := &file_weft_v1_definition_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1517,7 +1598,7 @@ func (x *DefinitionVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefinitionVersion.ProtoReflect.Descriptor instead.
 func (*DefinitionVersion) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{11}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DefinitionVersion) GetPlanId() string {
@@ -1587,7 +1668,7 @@ type PutDefinitionRequest struct {
 
 func (x *PutDefinitionRequest) Reset() {
 	*x = PutDefinitionRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[12]
+	mi := &file_weft_v1_definition_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1599,7 +1680,7 @@ func (x *PutDefinitionRequest) String() string {
 func (*PutDefinitionRequest) ProtoMessage() {}
 
 func (x *PutDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[12]
+	mi := &file_weft_v1_definition_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1612,7 +1693,7 @@ func (x *PutDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*PutDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{12}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PutDefinitionRequest) GetDefinition() *WorkflowDefinition {
@@ -1637,7 +1718,7 @@ type PutDefinitionResponse struct {
 
 func (x *PutDefinitionResponse) Reset() {
 	*x = PutDefinitionResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[13]
+	mi := &file_weft_v1_definition_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1649,7 +1730,7 @@ func (x *PutDefinitionResponse) String() string {
 func (*PutDefinitionResponse) ProtoMessage() {}
 
 func (x *PutDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[13]
+	mi := &file_weft_v1_definition_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1662,7 +1743,7 @@ func (x *PutDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*PutDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{13}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PutDefinitionResponse) GetVersion() *DefinitionVersion {
@@ -1697,7 +1778,7 @@ type GetDefinitionRequest struct {
 
 func (x *GetDefinitionRequest) Reset() {
 	*x = GetDefinitionRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[14]
+	mi := &file_weft_v1_definition_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1709,7 +1790,7 @@ func (x *GetDefinitionRequest) String() string {
 func (*GetDefinitionRequest) ProtoMessage() {}
 
 func (x *GetDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[14]
+	mi := &file_weft_v1_definition_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1722,7 +1803,7 @@ func (x *GetDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*GetDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{14}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetDefinitionRequest) GetRef() *DefinitionRef {
@@ -1745,7 +1826,7 @@ type GetDefinitionResponse struct {
 
 func (x *GetDefinitionResponse) Reset() {
 	*x = GetDefinitionResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[15]
+	mi := &file_weft_v1_definition_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1757,7 +1838,7 @@ func (x *GetDefinitionResponse) String() string {
 func (*GetDefinitionResponse) ProtoMessage() {}
 
 func (x *GetDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[15]
+	mi := &file_weft_v1_definition_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1770,7 +1851,7 @@ func (x *GetDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*GetDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{15}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetDefinitionResponse) GetVersion() *DefinitionVersion {
@@ -1802,7 +1883,7 @@ type ListDefinitionsRequest struct {
 
 func (x *ListDefinitionsRequest) Reset() {
 	*x = ListDefinitionsRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[16]
+	mi := &file_weft_v1_definition_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1814,7 +1895,7 @@ func (x *ListDefinitionsRequest) String() string {
 func (*ListDefinitionsRequest) ProtoMessage() {}
 
 func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[16]
+	mi := &file_weft_v1_definition_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1827,7 +1908,7 @@ func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsRequest.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{16}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListDefinitionsRequest) GetPageSize() uint32 {
@@ -1864,7 +1945,7 @@ type ListDefinitionsResponse struct {
 
 func (x *ListDefinitionsResponse) Reset() {
 	*x = ListDefinitionsResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[17]
+	mi := &file_weft_v1_definition_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1876,7 +1957,7 @@ func (x *ListDefinitionsResponse) String() string {
 func (*ListDefinitionsResponse) ProtoMessage() {}
 
 func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[17]
+	mi := &file_weft_v1_definition_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1889,7 +1970,7 @@ func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsResponse.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{17}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListDefinitionsResponse) GetVersions() []*DefinitionVersion {
@@ -1918,7 +1999,7 @@ type ParseDefinitionRequest struct {
 
 func (x *ParseDefinitionRequest) Reset() {
 	*x = ParseDefinitionRequest{}
-	mi := &file_weft_v1_definition_proto_msgTypes[18]
+	mi := &file_weft_v1_definition_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1930,7 +2011,7 @@ func (x *ParseDefinitionRequest) String() string {
 func (*ParseDefinitionRequest) ProtoMessage() {}
 
 func (x *ParseDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[18]
+	mi := &file_weft_v1_definition_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1943,7 +2024,7 @@ func (x *ParseDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParseDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*ParseDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{18}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ParseDefinitionRequest) GetYaml() string {
@@ -1964,7 +2045,7 @@ type ParseDefinitionResponse struct {
 
 func (x *ParseDefinitionResponse) Reset() {
 	*x = ParseDefinitionResponse{}
-	mi := &file_weft_v1_definition_proto_msgTypes[19]
+	mi := &file_weft_v1_definition_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1976,7 +2057,7 @@ func (x *ParseDefinitionResponse) String() string {
 func (*ParseDefinitionResponse) ProtoMessage() {}
 
 func (x *ParseDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_definition_proto_msgTypes[19]
+	mi := &file_weft_v1_definition_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1989,7 +2070,7 @@ func (x *ParseDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParseDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*ParseDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_definition_proto_rawDescGZIP(), []int{19}
+	return file_weft_v1_definition_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ParseDefinitionResponse) GetDefinition() *WorkflowDefinition {
@@ -2003,7 +2084,7 @@ var File_weft_v1_definition_proto protoreflect.FileDescriptor
 
 const file_weft_v1_definition_proto_rawDesc = "" +
 	"\n" +
-	"\x18weft/v1/definition.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\"\xc0\a\n" +
+	"\x18weft/v1/definition.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\"\xef\a\n" +
 	"\x12WorkflowDefinition\x12A\n" +
 	"\aplan_id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x06planId\x12K\n" +
 	"\fplan_version\x18\x02 \x01(\tB(\xbaH%r#\x10\x01\x18@2\x1d^[A-Za-z0-9][A-Za-z0-9_.+-]*$R\vplanVersion\x126\n" +
@@ -2021,7 +2102,8 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\fretention_ms\x18\v \x01(\x04B\x0f\xbaH\f2\n" +
 	"\x18\x80\xf0\xae\xe7\x96\t(\xe8\aH\x02R\vretentionMs\x88\x01\x01\x12^\n" +
 	"\x11search_attributes\x18\f \x03(\v21.weft.v1.WorkflowDefinition.SearchAttributesEntryR\x10searchAttributes\x12*\n" +
-	"\bpriority\x18\r \x01(\rB\t\xbaH\x06*\x04\x18\x05(\x01H\x03R\bpriority\x88\x01\x01\x129\n" +
+	"\bpriority\x18\r \x01(\rB\t\xbaH\x06*\x04\x18\x05(\x01H\x03R\bpriority\x88\x01\x01\x12-\n" +
+	"\bfairness\x18\x0f \x01(\v2\x11.weft.v1.FairnessR\bfairness\x129\n" +
 	"\vconcurrency\x18\x0e \x01(\v2\x17.weft.v1.RunConcurrencyR\vconcurrency\x1aC\n" +
 	"\x15SearchAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -2034,7 +2116,7 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80 R\x03key\x12!\n" +
 	"\x05limit\x18\x02 \x01(\rB\v\xbaH\b*\x06\x18\xa0\x8d\x06(\x01R\x05limit\x12B\n" +
-	"\bstrategy\x18\x03 \x01(\x0e2\x1c.weft.v1.ConcurrencyStrategyB\b\xbaH\x05\x82\x01\x02\x10\x01R\bstrategy\"\xc9\r\n" +
+	"\bstrategy\x18\x03 \x01(\x0e2\x1c.weft.v1.ConcurrencyStrategyB\b\xbaH\x05\x82\x01\x02\x10\x01R\bstrategy\"\xf8\r\n" +
 	"\x06Action\x128\n" +
 	"\x02id\x18\x01 \x01(\tB(\xbaH%r#\x10\x01\x18\x80\x012\x1c^[A-Za-z0-9][A-Za-z0-9_.-]*$R\x02id\x12 \n" +
 	"\x05order\x18\x02 \x01(\rB\n" +
@@ -2073,7 +2155,8 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\fparent_close\x18\x1d \x01(\x0e2\x14.weft.v1.ParentCloseB\b\xbaH\x05\x82\x01\x02\x10\x01R\vparentClose\x12#\n" +
 	"\bfor_each\x18\x17 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\aforEach\x128\n" +
 	"\x0fmax_concurrency\x18\x18 \x01(\rB\n" +
-	"\xbaH\a*\x05\x18\xe8\a(\x01H\x05R\x0emaxConcurrency\x88\x01\x01:\x94\x01\xbaH\x90\x01\x1a\x8d\x01\n" +
+	"\xbaH\a*\x05\x18\xe8\a(\x01H\x05R\x0emaxConcurrency\x88\x01\x01\x12-\n" +
+	"\bfairness\x18\" \x01(\v2\x11.weft.v1.FairnessR\bfairness:\x94\x01\xbaH\x90\x01\x1a\x8d\x01\n" +
 	"\x14action.manual_signal\x12:a wait-for-signal action cannot also be completed manually\x1a9!(has(this.wait_for_signal) && this.completion_mode == 2)B\r\n" +
 	"\v_timeout_msB\x17\n" +
 	"\x15_heartbeat_timeout_msB\x14\n" +
@@ -2091,7 +2174,10 @@ const file_weft_v1_definition_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80 R\x03key\x12!\n" +
 	"\x05limit\x18\x02 \x01(\rB\v\xbaH\b*\x06\x18\xa0\x8d\x06(\x01R\x05limit\x12+\n" +
-	"\x05scope\x18\x03 \x01(\tB\x15\xbaH\x12r\x10R\x00R\x04planR\x06tenantR\x05scope\"\x98\x01\n" +
+	"\x05scope\x18\x03 \x01(\tB\x15\xbaH\x12r\x10R\x00R\x04planR\x06tenantR\x05scope\"H\n" +
+	"\bFairness\x12\x1a\n" +
+	"\x03key\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\x03key\x12 \n" +
+	"\x06weight\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\x06weight\"\x98\x01\n" +
 	"\fStepThrottle\x12\x1c\n" +
 	"\x03key\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80 R\x03key\x12\x1d\n" +
@@ -2230,7 +2316,7 @@ func file_weft_v1_definition_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_definition_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_weft_v1_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_weft_v1_definition_proto_goTypes = []any{
 	(ConcurrencyStrategy)(0),        // 0: weft.v1.ConcurrencyStrategy
 	(ParentClose)(0),                // 1: weft.v1.ParentClose
@@ -2243,73 +2329,76 @@ var file_weft_v1_definition_proto_goTypes = []any{
 	(*Action)(nil),                  // 8: weft.v1.Action
 	(*StepRepeat)(nil),              // 9: weft.v1.StepRepeat
 	(*StepConcurrency)(nil),         // 10: weft.v1.StepConcurrency
-	(*StepThrottle)(nil),            // 11: weft.v1.StepThrottle
-	(*SubWorkflow)(nil),             // 12: weft.v1.SubWorkflow
-	(*RetryPolicy)(nil),             // 13: weft.v1.RetryPolicy
-	(*WaitForSignal)(nil),           // 14: weft.v1.WaitForSignal
-	(*CompensationHook)(nil),        // 15: weft.v1.CompensationHook
-	(*DefinitionRef)(nil),           // 16: weft.v1.DefinitionRef
-	(*DefinitionVersion)(nil),       // 17: weft.v1.DefinitionVersion
-	(*PutDefinitionRequest)(nil),    // 18: weft.v1.PutDefinitionRequest
-	(*PutDefinitionResponse)(nil),   // 19: weft.v1.PutDefinitionResponse
-	(*GetDefinitionRequest)(nil),    // 20: weft.v1.GetDefinitionRequest
-	(*GetDefinitionResponse)(nil),   // 21: weft.v1.GetDefinitionResponse
-	(*ListDefinitionsRequest)(nil),  // 22: weft.v1.ListDefinitionsRequest
-	(*ListDefinitionsResponse)(nil), // 23: weft.v1.ListDefinitionsResponse
-	(*ParseDefinitionRequest)(nil),  // 24: weft.v1.ParseDefinitionRequest
-	(*ParseDefinitionResponse)(nil), // 25: weft.v1.ParseDefinitionResponse
-	nil,                             // 26: weft.v1.WorkflowDefinition.SearchAttributesEntry
-	(*structpb.Value)(nil),          // 27: google.protobuf.Value
-	(*SecretRef)(nil),               // 28: weft.v1.SecretRef
-	(ErrorClass)(0),                 // 29: weft.v1.ErrorClass
-	(*timestamppb.Timestamp)(nil),   // 30: google.protobuf.Timestamp
+	(*Fairness)(nil),                // 11: weft.v1.Fairness
+	(*StepThrottle)(nil),            // 12: weft.v1.StepThrottle
+	(*SubWorkflow)(nil),             // 13: weft.v1.SubWorkflow
+	(*RetryPolicy)(nil),             // 14: weft.v1.RetryPolicy
+	(*WaitForSignal)(nil),           // 15: weft.v1.WaitForSignal
+	(*CompensationHook)(nil),        // 16: weft.v1.CompensationHook
+	(*DefinitionRef)(nil),           // 17: weft.v1.DefinitionRef
+	(*DefinitionVersion)(nil),       // 18: weft.v1.DefinitionVersion
+	(*PutDefinitionRequest)(nil),    // 19: weft.v1.PutDefinitionRequest
+	(*PutDefinitionResponse)(nil),   // 20: weft.v1.PutDefinitionResponse
+	(*GetDefinitionRequest)(nil),    // 21: weft.v1.GetDefinitionRequest
+	(*GetDefinitionResponse)(nil),   // 22: weft.v1.GetDefinitionResponse
+	(*ListDefinitionsRequest)(nil),  // 23: weft.v1.ListDefinitionsRequest
+	(*ListDefinitionsResponse)(nil), // 24: weft.v1.ListDefinitionsResponse
+	(*ParseDefinitionRequest)(nil),  // 25: weft.v1.ParseDefinitionRequest
+	(*ParseDefinitionResponse)(nil), // 26: weft.v1.ParseDefinitionResponse
+	nil,                             // 27: weft.v1.WorkflowDefinition.SearchAttributesEntry
+	(*structpb.Value)(nil),          // 28: google.protobuf.Value
+	(*SecretRef)(nil),               // 29: weft.v1.SecretRef
+	(ErrorClass)(0),                 // 30: weft.v1.ErrorClass
+	(*timestamppb.Timestamp)(nil),   // 31: google.protobuf.Timestamp
 }
 var file_weft_v1_definition_proto_depIdxs = []int32{
 	8,  // 0: weft.v1.WorkflowDefinition.actions:type_name -> weft.v1.Action
 	5,  // 1: weft.v1.WorkflowDefinition.backpressure:type_name -> weft.v1.BackpressureMode
-	26, // 2: weft.v1.WorkflowDefinition.search_attributes:type_name -> weft.v1.WorkflowDefinition.SearchAttributesEntry
-	7,  // 3: weft.v1.WorkflowDefinition.concurrency:type_name -> weft.v1.RunConcurrency
-	0,  // 4: weft.v1.RunConcurrency.strategy:type_name -> weft.v1.ConcurrencyStrategy
-	27, // 5: weft.v1.Action.input:type_name -> google.protobuf.Value
-	13, // 6: weft.v1.Action.retry:type_name -> weft.v1.RetryPolicy
-	3,  // 7: weft.v1.Action.on_failure:type_name -> weft.v1.OnFailure
-	4,  // 8: weft.v1.Action.completion_mode:type_name -> weft.v1.CompletionMode
-	14, // 9: weft.v1.Action.wait_for_signal:type_name -> weft.v1.WaitForSignal
-	15, // 10: weft.v1.Action.compensation:type_name -> weft.v1.CompensationHook
-	28, // 11: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
-	9,  // 12: weft.v1.Action.repeat:type_name -> weft.v1.StepRepeat
-	10, // 13: weft.v1.Action.concurrency:type_name -> weft.v1.StepConcurrency
-	11, // 14: weft.v1.Action.throttle:type_name -> weft.v1.StepThrottle
-	12, // 15: weft.v1.Action.workflow:type_name -> weft.v1.SubWorkflow
-	1,  // 16: weft.v1.Action.parent_close:type_name -> weft.v1.ParentClose
-	6,  // 17: weft.v1.SubWorkflow.definition:type_name -> weft.v1.WorkflowDefinition
-	27, // 18: weft.v1.SubWorkflow.input:type_name -> google.protobuf.Value
-	2,  // 19: weft.v1.RetryPolicy.strategy:type_name -> weft.v1.BackoffStrategy
-	29, // 20: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
-	27, // 21: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
-	13, // 22: weft.v1.CompensationHook.retry:type_name -> weft.v1.RetryPolicy
-	30, // 23: weft.v1.DefinitionVersion.created_at:type_name -> google.protobuf.Timestamp
-	6,  // 24: weft.v1.PutDefinitionRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	17, // 25: weft.v1.PutDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
-	6,  // 26: weft.v1.PutDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	16, // 27: weft.v1.GetDefinitionRequest.ref:type_name -> weft.v1.DefinitionRef
-	17, // 28: weft.v1.GetDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
-	6,  // 29: weft.v1.GetDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	17, // 30: weft.v1.ListDefinitionsResponse.versions:type_name -> weft.v1.DefinitionVersion
-	6,  // 31: weft.v1.ParseDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
-	18, // 32: weft.v1.DefinitionService.PutDefinition:input_type -> weft.v1.PutDefinitionRequest
-	20, // 33: weft.v1.DefinitionService.GetDefinition:input_type -> weft.v1.GetDefinitionRequest
-	22, // 34: weft.v1.DefinitionService.ListDefinitions:input_type -> weft.v1.ListDefinitionsRequest
-	24, // 35: weft.v1.DefinitionService.ParseDefinition:input_type -> weft.v1.ParseDefinitionRequest
-	19, // 36: weft.v1.DefinitionService.PutDefinition:output_type -> weft.v1.PutDefinitionResponse
-	21, // 37: weft.v1.DefinitionService.GetDefinition:output_type -> weft.v1.GetDefinitionResponse
-	23, // 38: weft.v1.DefinitionService.ListDefinitions:output_type -> weft.v1.ListDefinitionsResponse
-	25, // 39: weft.v1.DefinitionService.ParseDefinition:output_type -> weft.v1.ParseDefinitionResponse
-	36, // [36:40] is the sub-list for method output_type
-	32, // [32:36] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	27, // 2: weft.v1.WorkflowDefinition.search_attributes:type_name -> weft.v1.WorkflowDefinition.SearchAttributesEntry
+	11, // 3: weft.v1.WorkflowDefinition.fairness:type_name -> weft.v1.Fairness
+	7,  // 4: weft.v1.WorkflowDefinition.concurrency:type_name -> weft.v1.RunConcurrency
+	0,  // 5: weft.v1.RunConcurrency.strategy:type_name -> weft.v1.ConcurrencyStrategy
+	28, // 6: weft.v1.Action.input:type_name -> google.protobuf.Value
+	14, // 7: weft.v1.Action.retry:type_name -> weft.v1.RetryPolicy
+	3,  // 8: weft.v1.Action.on_failure:type_name -> weft.v1.OnFailure
+	4,  // 9: weft.v1.Action.completion_mode:type_name -> weft.v1.CompletionMode
+	15, // 10: weft.v1.Action.wait_for_signal:type_name -> weft.v1.WaitForSignal
+	16, // 11: weft.v1.Action.compensation:type_name -> weft.v1.CompensationHook
+	29, // 12: weft.v1.Action.secrets:type_name -> weft.v1.SecretRef
+	9,  // 13: weft.v1.Action.repeat:type_name -> weft.v1.StepRepeat
+	10, // 14: weft.v1.Action.concurrency:type_name -> weft.v1.StepConcurrency
+	12, // 15: weft.v1.Action.throttle:type_name -> weft.v1.StepThrottle
+	13, // 16: weft.v1.Action.workflow:type_name -> weft.v1.SubWorkflow
+	1,  // 17: weft.v1.Action.parent_close:type_name -> weft.v1.ParentClose
+	11, // 18: weft.v1.Action.fairness:type_name -> weft.v1.Fairness
+	6,  // 19: weft.v1.SubWorkflow.definition:type_name -> weft.v1.WorkflowDefinition
+	28, // 20: weft.v1.SubWorkflow.input:type_name -> google.protobuf.Value
+	2,  // 21: weft.v1.RetryPolicy.strategy:type_name -> weft.v1.BackoffStrategy
+	30, // 22: weft.v1.RetryPolicy.retryable_errors:type_name -> weft.v1.ErrorClass
+	28, // 23: weft.v1.CompensationHook.input:type_name -> google.protobuf.Value
+	14, // 24: weft.v1.CompensationHook.retry:type_name -> weft.v1.RetryPolicy
+	31, // 25: weft.v1.DefinitionVersion.created_at:type_name -> google.protobuf.Timestamp
+	6,  // 26: weft.v1.PutDefinitionRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	18, // 27: weft.v1.PutDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
+	6,  // 28: weft.v1.PutDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	17, // 29: weft.v1.GetDefinitionRequest.ref:type_name -> weft.v1.DefinitionRef
+	18, // 30: weft.v1.GetDefinitionResponse.version:type_name -> weft.v1.DefinitionVersion
+	6,  // 31: weft.v1.GetDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	18, // 32: weft.v1.ListDefinitionsResponse.versions:type_name -> weft.v1.DefinitionVersion
+	6,  // 33: weft.v1.ParseDefinitionResponse.definition:type_name -> weft.v1.WorkflowDefinition
+	19, // 34: weft.v1.DefinitionService.PutDefinition:input_type -> weft.v1.PutDefinitionRequest
+	21, // 35: weft.v1.DefinitionService.GetDefinition:input_type -> weft.v1.GetDefinitionRequest
+	23, // 36: weft.v1.DefinitionService.ListDefinitions:input_type -> weft.v1.ListDefinitionsRequest
+	25, // 37: weft.v1.DefinitionService.ParseDefinition:input_type -> weft.v1.ParseDefinitionRequest
+	20, // 38: weft.v1.DefinitionService.PutDefinition:output_type -> weft.v1.PutDefinitionResponse
+	22, // 39: weft.v1.DefinitionService.GetDefinition:output_type -> weft.v1.GetDefinitionResponse
+	24, // 40: weft.v1.DefinitionService.ListDefinitions:output_type -> weft.v1.ListDefinitionsResponse
+	26, // 41: weft.v1.DefinitionService.ParseDefinition:output_type -> weft.v1.ParseDefinitionResponse
+	38, // [38:42] is the sub-list for method output_type
+	34, // [34:38] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_definition_proto_init() }
@@ -2320,16 +2409,16 @@ func file_weft_v1_definition_proto_init() {
 	file_weft_v1_common_proto_init()
 	file_weft_v1_definition_proto_msgTypes[0].OneofWrappers = []any{}
 	file_weft_v1_definition_proto_msgTypes[2].OneofWrappers = []any{}
-	file_weft_v1_definition_proto_msgTypes[7].OneofWrappers = []any{}
 	file_weft_v1_definition_proto_msgTypes[8].OneofWrappers = []any{}
 	file_weft_v1_definition_proto_msgTypes[9].OneofWrappers = []any{}
+	file_weft_v1_definition_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_definition_proto_rawDesc), len(file_weft_v1_definition_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1295,7 +1295,13 @@ type QueueDescription struct {
 	// The step concurrency and throttle keys of the queue's tasks, those with
 	// the most waiting tasks first (at most 100; DescribeQueue only, read from
 	// at most 1000 ready tasks and 1000 held slots; docs/semantics.md#flow-visibility).
-	FlowKeys      []*FlowKeyState `protobuf:"bytes,7,rep,name=flow_keys,json=flowKeys,proto3" json:"flow_keys,omitempty"`
+	FlowKeys []*FlowKeyState `protobuf:"bytes,7,rep,name=flow_keys,json=flowKeys,proto3" json:"flow_keys,omitempty"`
+	// The fairness keys of the queue's ready tasks, by priority and then
+	// those with the most ready tasks first (at most 100; DescribeQueue only,
+	// read from at most 1000 ready tasks per priority; docs/semantics.md#fairness).
+	FairnessKeys []*FairnessKeyState `protobuf:"bytes,8,rep,name=fairness_keys,json=fairnessKeys,proto3" json:"fairness_keys,omitempty"`
+	// The ready tasks read of fairness keys beyond those listed.
+	FairnessOther uint32 `protobuf:"varint,9,opt,name=fairness_other,json=fairnessOther,proto3" json:"fairness_other,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1379,6 +1385,94 @@ func (x *QueueDescription) GetFlowKeys() []*FlowKeyState {
 	return nil
 }
 
+func (x *QueueDescription) GetFairnessKeys() []*FairnessKeyState {
+	if x != nil {
+		return x.FairnessKeys
+	}
+	return nil
+}
+
+func (x *QueueDescription) GetFairnessOther() uint32 {
+	if x != nil {
+		return x.FairnessOther
+	}
+	return 0
+}
+
+// FairnessKeyState is one fairness key of a queue's ready tasks at one
+// priority.
+type FairnessKeyState struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The priority, 1 (first) to 5.
+	Priority uint32 `protobuf:"varint,1,opt,name=priority,proto3" json:"priority,omitempty"`
+	// The key, as the fairness key expression answered it.
+	Key string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// The key's ready tasks at the priority (of those read).
+	Backlog uint32 `protobuf:"varint,3,opt,name=backlog,proto3" json:"backlog,omitempty"`
+	// The weight of the key's oldest ready task.
+	Weight        float64 `protobuf:"fixed64,4,opt,name=weight,proto3" json:"weight,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FairnessKeyState) Reset() {
+	*x = FairnessKeyState{}
+	mi := &file_weft_v1_worker_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FairnessKeyState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FairnessKeyState) ProtoMessage() {}
+
+func (x *FairnessKeyState) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_worker_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FairnessKeyState.ProtoReflect.Descriptor instead.
+func (*FairnessKeyState) Descriptor() ([]byte, []int) {
+	return file_weft_v1_worker_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *FairnessKeyState) GetPriority() uint32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *FairnessKeyState) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *FairnessKeyState) GetBacklog() uint32 {
+	if x != nil {
+		return x.Backlog
+	}
+	return 0
+}
+
+func (x *FairnessKeyState) GetWeight() float64 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
 // FlowKeyState is one flow-control key of a queue's tasks.
 type FlowKeyState struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1405,7 +1499,7 @@ type FlowKeyState struct {
 
 func (x *FlowKeyState) Reset() {
 	*x = FlowKeyState{}
-	mi := &file_weft_v1_worker_proto_msgTypes[17]
+	mi := &file_weft_v1_worker_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1417,7 +1511,7 @@ func (x *FlowKeyState) String() string {
 func (*FlowKeyState) ProtoMessage() {}
 
 func (x *FlowKeyState) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_worker_proto_msgTypes[17]
+	mi := &file_weft_v1_worker_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1430,7 +1524,7 @@ func (x *FlowKeyState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlowKeyState.ProtoReflect.Descriptor instead.
 func (*FlowKeyState) Descriptor() ([]byte, []int) {
-	return file_weft_v1_worker_proto_rawDescGZIP(), []int{17}
+	return file_weft_v1_worker_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *FlowKeyState) GetKind() string {
@@ -1528,7 +1622,7 @@ type Poller struct {
 
 func (x *Poller) Reset() {
 	*x = Poller{}
-	mi := &file_weft_v1_worker_proto_msgTypes[18]
+	mi := &file_weft_v1_worker_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1634,7 @@ func (x *Poller) String() string {
 func (*Poller) ProtoMessage() {}
 
 func (x *Poller) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_worker_proto_msgTypes[18]
+	mi := &file_weft_v1_worker_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1647,7 @@ func (x *Poller) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Poller.ProtoReflect.Descriptor instead.
 func (*Poller) Descriptor() ([]byte, []int) {
-	return file_weft_v1_worker_proto_rawDescGZIP(), []int{18}
+	return file_weft_v1_worker_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Poller) GetWorkerId() string {
@@ -1722,7 +1816,7 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"\x14DescribeQueueRequest\x12?\n" +
 	"\x05queue\x18\x01 \x01(\tB)\xbaH&r$\x18\x80\x012\x1f^([A-Za-z0-9][A-Za-z0-9_.-]*)?$R\x05queue\"H\n" +
 	"\x15DescribeQueueResponse\x12/\n" +
-	"\x05queue\x18\x01 \x01(\v2\x19.weft.v1.QueueDescriptionR\x05queue\"\xbb\x02\n" +
+	"\x05queue\x18\x01 \x01(\v2\x19.weft.v1.QueueDescriptionR\x05queue\"\xa2\x03\n" +
 	"\x10QueueDescription\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x18\n" +
 	"\abacklog\x18\x02 \x01(\rR\abacklog\x12%\n" +
@@ -1730,7 +1824,14 @@ const file_weft_v1_worker_proto_rawDesc = "" +
 	"\x0foldest_ready_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\roldestReadyAt\x12-\n" +
 	"\x13oldest_ready_age_ms\x18\x05 \x01(\rR\x10oldestReadyAgeMs\x12)\n" +
 	"\apollers\x18\x06 \x03(\v2\x0f.weft.v1.PollerR\apollers\x122\n" +
-	"\tflow_keys\x18\a \x03(\v2\x15.weft.v1.FlowKeyStateR\bflowKeys\"\x92\x02\n" +
+	"\tflow_keys\x18\a \x03(\v2\x15.weft.v1.FlowKeyStateR\bflowKeys\x12>\n" +
+	"\rfairness_keys\x18\b \x03(\v2\x19.weft.v1.FairnessKeyStateR\ffairnessKeys\x12%\n" +
+	"\x0efairness_other\x18\t \x01(\rR\rfairnessOther\"r\n" +
+	"\x10FairnessKeyState\x12\x1a\n" +
+	"\bpriority\x18\x01 \x01(\rR\bpriority\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x18\n" +
+	"\abacklog\x18\x03 \x01(\rR\abacklog\x12\x16\n" +
+	"\x06weight\x18\x04 \x01(\x01R\x06weight\"\x92\x02\n" +
 	"\fFlowKeyState\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x14\n" +
 	"\x05scope\x18\x02 \x01(\tR\x05scope\x12\x10\n" +
@@ -1781,7 +1882,7 @@ func file_weft_v1_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_weft_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_weft_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_weft_v1_worker_proto_goTypes = []any{
 	(TaskType)(0),                      // 0: weft.v1.TaskType
 	(*ActivityRegistration)(nil),       // 1: weft.v1.ActivityRegistration
@@ -1801,67 +1902,69 @@ var file_weft_v1_worker_proto_goTypes = []any{
 	(*DescribeQueueRequest)(nil),       // 15: weft.v1.DescribeQueueRequest
 	(*DescribeQueueResponse)(nil),      // 16: weft.v1.DescribeQueueResponse
 	(*QueueDescription)(nil),           // 17: weft.v1.QueueDescription
-	(*FlowKeyState)(nil),               // 18: weft.v1.FlowKeyState
-	(*Poller)(nil),                     // 19: weft.v1.Poller
-	nil,                                // 20: weft.v1.Task.UpstreamOutputsEntry
-	nil,                                // 21: weft.v1.CompleteTaskRequest.SearchAttributesEntry
-	(*structpb.Value)(nil),             // 22: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil),      // 23: google.protobuf.Timestamp
-	(*SecretRef)(nil),                  // 24: weft.v1.SecretRef
-	(*ArtifactRef)(nil),                // 25: weft.v1.ArtifactRef
-	(ErrorClass)(0),                    // 26: weft.v1.ErrorClass
-	(VerifyState)(0),                   // 27: weft.v1.VerifyState
-	(*SearchAttributeValue)(nil),       // 28: weft.v1.SearchAttributeValue
+	(*FairnessKeyState)(nil),           // 18: weft.v1.FairnessKeyState
+	(*FlowKeyState)(nil),               // 19: weft.v1.FlowKeyState
+	(*Poller)(nil),                     // 20: weft.v1.Poller
+	nil,                                // 21: weft.v1.Task.UpstreamOutputsEntry
+	nil,                                // 22: weft.v1.CompleteTaskRequest.SearchAttributesEntry
+	(*structpb.Value)(nil),             // 23: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil),      // 24: google.protobuf.Timestamp
+	(*SecretRef)(nil),                  // 25: weft.v1.SecretRef
+	(*ArtifactRef)(nil),                // 26: weft.v1.ArtifactRef
+	(ErrorClass)(0),                    // 27: weft.v1.ErrorClass
+	(VerifyState)(0),                   // 28: weft.v1.VerifyState
+	(*SearchAttributeValue)(nil),       // 29: weft.v1.SearchAttributeValue
 }
 var file_weft_v1_worker_proto_depIdxs = []int32{
 	1,  // 0: weft.v1.PollTasksRequest.activities:type_name -> weft.v1.ActivityRegistration
 	4,  // 1: weft.v1.PollTasksResponse.tasks:type_name -> weft.v1.Task
 	0,  // 2: weft.v1.Task.task_type:type_name -> weft.v1.TaskType
-	22, // 3: weft.v1.Task.input:type_name -> google.protobuf.Value
-	22, // 4: weft.v1.Task.run_input:type_name -> google.protobuf.Value
-	20, // 5: weft.v1.Task.upstream_outputs:type_name -> weft.v1.Task.UpstreamOutputsEntry
-	23, // 6: weft.v1.Task.deadline:type_name -> google.protobuf.Timestamp
-	24, // 7: weft.v1.Task.secrets:type_name -> weft.v1.SecretRef
-	22, // 8: weft.v1.Task.heartbeat_details:type_name -> google.protobuf.Value
-	22, // 9: weft.v1.Task.item:type_name -> google.protobuf.Value
-	22, // 10: weft.v1.CompleteTaskRequest.output:type_name -> google.protobuf.Value
-	25, // 11: weft.v1.CompleteTaskRequest.artifacts:type_name -> weft.v1.ArtifactRef
+	23, // 3: weft.v1.Task.input:type_name -> google.protobuf.Value
+	23, // 4: weft.v1.Task.run_input:type_name -> google.protobuf.Value
+	21, // 5: weft.v1.Task.upstream_outputs:type_name -> weft.v1.Task.UpstreamOutputsEntry
+	24, // 6: weft.v1.Task.deadline:type_name -> google.protobuf.Timestamp
+	25, // 7: weft.v1.Task.secrets:type_name -> weft.v1.SecretRef
+	23, // 8: weft.v1.Task.heartbeat_details:type_name -> google.protobuf.Value
+	23, // 9: weft.v1.Task.item:type_name -> google.protobuf.Value
+	23, // 10: weft.v1.CompleteTaskRequest.output:type_name -> google.protobuf.Value
+	26, // 11: weft.v1.CompleteTaskRequest.artifacts:type_name -> weft.v1.ArtifactRef
 	2,  // 12: weft.v1.CompleteTaskRequest.next_tasks:type_name -> weft.v1.PollTasksRequest
-	21, // 13: weft.v1.CompleteTaskRequest.search_attributes:type_name -> weft.v1.CompleteTaskRequest.SearchAttributesEntry
+	22, // 13: weft.v1.CompleteTaskRequest.search_attributes:type_name -> weft.v1.CompleteTaskRequest.SearchAttributesEntry
 	4,  // 14: weft.v1.CompleteTaskResponse.tasks:type_name -> weft.v1.Task
-	26, // 15: weft.v1.FailTaskRequest.error_class:type_name -> weft.v1.ErrorClass
-	22, // 16: weft.v1.HeartbeatTaskRequest.details:type_name -> google.protobuf.Value
-	23, // 17: weft.v1.HeartbeatTaskResponse.deadline:type_name -> google.protobuf.Timestamp
-	27, // 18: weft.v1.ReportVerificationRequest.state:type_name -> weft.v1.VerifyState
-	22, // 19: weft.v1.ReportVerificationRequest.result:type_name -> google.protobuf.Value
+	27, // 15: weft.v1.FailTaskRequest.error_class:type_name -> weft.v1.ErrorClass
+	23, // 16: weft.v1.HeartbeatTaskRequest.details:type_name -> google.protobuf.Value
+	24, // 17: weft.v1.HeartbeatTaskResponse.deadline:type_name -> google.protobuf.Timestamp
+	28, // 18: weft.v1.ReportVerificationRequest.state:type_name -> weft.v1.VerifyState
+	23, // 19: weft.v1.ReportVerificationRequest.result:type_name -> google.protobuf.Value
 	17, // 20: weft.v1.ListWorkersResponse.queues:type_name -> weft.v1.QueueDescription
 	17, // 21: weft.v1.DescribeQueueResponse.queue:type_name -> weft.v1.QueueDescription
-	23, // 22: weft.v1.QueueDescription.oldest_ready_at:type_name -> google.protobuf.Timestamp
-	19, // 23: weft.v1.QueueDescription.pollers:type_name -> weft.v1.Poller
-	18, // 24: weft.v1.QueueDescription.flow_keys:type_name -> weft.v1.FlowKeyState
-	23, // 25: weft.v1.FlowKeyState.next_release:type_name -> google.protobuf.Timestamp
-	23, // 26: weft.v1.Poller.last_poll_at:type_name -> google.protobuf.Timestamp
-	22, // 27: weft.v1.Task.UpstreamOutputsEntry.value:type_name -> google.protobuf.Value
-	28, // 28: weft.v1.CompleteTaskRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
-	2,  // 29: weft.v1.WorkerService.PollTasks:input_type -> weft.v1.PollTasksRequest
-	5,  // 30: weft.v1.WorkerService.CompleteTask:input_type -> weft.v1.CompleteTaskRequest
-	7,  // 31: weft.v1.WorkerService.FailTask:input_type -> weft.v1.FailTaskRequest
-	9,  // 32: weft.v1.WorkerService.HeartbeatTask:input_type -> weft.v1.HeartbeatTaskRequest
-	11, // 33: weft.v1.WorkerService.ReportVerification:input_type -> weft.v1.ReportVerificationRequest
-	13, // 34: weft.v1.WorkerService.ListWorkers:input_type -> weft.v1.ListWorkersRequest
-	15, // 35: weft.v1.WorkerService.DescribeQueue:input_type -> weft.v1.DescribeQueueRequest
-	3,  // 36: weft.v1.WorkerService.PollTasks:output_type -> weft.v1.PollTasksResponse
-	6,  // 37: weft.v1.WorkerService.CompleteTask:output_type -> weft.v1.CompleteTaskResponse
-	8,  // 38: weft.v1.WorkerService.FailTask:output_type -> weft.v1.FailTaskResponse
-	10, // 39: weft.v1.WorkerService.HeartbeatTask:output_type -> weft.v1.HeartbeatTaskResponse
-	12, // 40: weft.v1.WorkerService.ReportVerification:output_type -> weft.v1.ReportVerificationResponse
-	14, // 41: weft.v1.WorkerService.ListWorkers:output_type -> weft.v1.ListWorkersResponse
-	16, // 42: weft.v1.WorkerService.DescribeQueue:output_type -> weft.v1.DescribeQueueResponse
-	36, // [36:43] is the sub-list for method output_type
-	29, // [29:36] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	24, // 22: weft.v1.QueueDescription.oldest_ready_at:type_name -> google.protobuf.Timestamp
+	20, // 23: weft.v1.QueueDescription.pollers:type_name -> weft.v1.Poller
+	19, // 24: weft.v1.QueueDescription.flow_keys:type_name -> weft.v1.FlowKeyState
+	18, // 25: weft.v1.QueueDescription.fairness_keys:type_name -> weft.v1.FairnessKeyState
+	24, // 26: weft.v1.FlowKeyState.next_release:type_name -> google.protobuf.Timestamp
+	24, // 27: weft.v1.Poller.last_poll_at:type_name -> google.protobuf.Timestamp
+	23, // 28: weft.v1.Task.UpstreamOutputsEntry.value:type_name -> google.protobuf.Value
+	29, // 29: weft.v1.CompleteTaskRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
+	2,  // 30: weft.v1.WorkerService.PollTasks:input_type -> weft.v1.PollTasksRequest
+	5,  // 31: weft.v1.WorkerService.CompleteTask:input_type -> weft.v1.CompleteTaskRequest
+	7,  // 32: weft.v1.WorkerService.FailTask:input_type -> weft.v1.FailTaskRequest
+	9,  // 33: weft.v1.WorkerService.HeartbeatTask:input_type -> weft.v1.HeartbeatTaskRequest
+	11, // 34: weft.v1.WorkerService.ReportVerification:input_type -> weft.v1.ReportVerificationRequest
+	13, // 35: weft.v1.WorkerService.ListWorkers:input_type -> weft.v1.ListWorkersRequest
+	15, // 36: weft.v1.WorkerService.DescribeQueue:input_type -> weft.v1.DescribeQueueRequest
+	3,  // 37: weft.v1.WorkerService.PollTasks:output_type -> weft.v1.PollTasksResponse
+	6,  // 38: weft.v1.WorkerService.CompleteTask:output_type -> weft.v1.CompleteTaskResponse
+	8,  // 39: weft.v1.WorkerService.FailTask:output_type -> weft.v1.FailTaskResponse
+	10, // 40: weft.v1.WorkerService.HeartbeatTask:output_type -> weft.v1.HeartbeatTaskResponse
+	12, // 41: weft.v1.WorkerService.ReportVerification:output_type -> weft.v1.ReportVerificationResponse
+	14, // 42: weft.v1.WorkerService.ListWorkers:output_type -> weft.v1.ListWorkersResponse
+	16, // 43: weft.v1.WorkerService.DescribeQueue:output_type -> weft.v1.DescribeQueueResponse
+	37, // [37:44] is the sub-list for method output_type
+	30, // [30:37] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_worker_proto_init() }
@@ -1878,7 +1981,7 @@ func file_weft_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_worker_proto_rawDesc), len(file_weft_v1_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -34,12 +34,13 @@ PARENT_CLOSE_CANCEL: ParentClose
 PARENT_CLOSE_UNSPECIFIED: ParentClose
 
 class Action(_message.Message):
-    __slots__ = ["activity", "compensation", "completion_mode", "concurrency", "depends_on", "for_each", "heartbeat_timeout_ms", "id", "input", "manual_timeout_ms", "max_concurrency", "on_failure", "order", "parent_close", "queue", "repeat", "retry", "schedule_to_start_timeout_ms", "secrets", "sleep_ms", "sleep_until", "throttle", "timeout_ms", "wait_for_signal", "when", "workflow"]
+    __slots__ = ["activity", "compensation", "completion_mode", "concurrency", "depends_on", "fairness", "for_each", "heartbeat_timeout_ms", "id", "input", "manual_timeout_ms", "max_concurrency", "on_failure", "order", "parent_close", "queue", "repeat", "retry", "schedule_to_start_timeout_ms", "secrets", "sleep_ms", "sleep_until", "throttle", "timeout_ms", "wait_for_signal", "when", "workflow"]
     ACTIVITY_FIELD_NUMBER: _ClassVar[int]
     COMPENSATION_FIELD_NUMBER: _ClassVar[int]
     COMPLETION_MODE_FIELD_NUMBER: _ClassVar[int]
     CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     DEPENDS_ON_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_FIELD_NUMBER: _ClassVar[int]
     FOR_EACH_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
@@ -66,6 +67,7 @@ class Action(_message.Message):
     completion_mode: CompletionMode
     concurrency: StepConcurrency
     depends_on: _containers.RepeatedScalarFieldContainer[str]
+    fairness: Fairness
     for_each: str
     heartbeat_timeout_ms: int
     id: str
@@ -87,7 +89,7 @@ class Action(_message.Message):
     wait_for_signal: WaitForSignal
     when: str
     workflow: SubWorkflow
-    def __init__(self, id: _Optional[str] = ..., order: _Optional[int] = ..., activity: _Optional[str] = ..., queue: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retry: _Optional[_Union[RetryPolicy, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., heartbeat_timeout_ms: _Optional[int] = ..., on_failure: _Optional[_Union[OnFailure, str]] = ..., completion_mode: _Optional[_Union[CompletionMode, str]] = ..., wait_for_signal: _Optional[_Union[WaitForSignal, _Mapping]] = ..., manual_timeout_ms: _Optional[int] = ..., compensation: _Optional[_Union[CompensationHook, _Mapping]] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., schedule_to_start_timeout_ms: _Optional[int] = ..., when: _Optional[str] = ..., repeat: _Optional[_Union[StepRepeat, _Mapping]] = ..., sleep_ms: _Optional[int] = ..., sleep_until: _Optional[str] = ..., concurrency: _Optional[_Union[StepConcurrency, _Mapping]] = ..., throttle: _Optional[_Union[StepThrottle, _Mapping]] = ..., workflow: _Optional[_Union[SubWorkflow, _Mapping]] = ..., parent_close: _Optional[_Union[ParentClose, str]] = ..., for_each: _Optional[str] = ..., max_concurrency: _Optional[int] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., order: _Optional[int] = ..., activity: _Optional[str] = ..., queue: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retry: _Optional[_Union[RetryPolicy, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., heartbeat_timeout_ms: _Optional[int] = ..., on_failure: _Optional[_Union[OnFailure, str]] = ..., completion_mode: _Optional[_Union[CompletionMode, str]] = ..., wait_for_signal: _Optional[_Union[WaitForSignal, _Mapping]] = ..., manual_timeout_ms: _Optional[int] = ..., compensation: _Optional[_Union[CompensationHook, _Mapping]] = ..., secrets: _Optional[_Iterable[_Union[_common_pb2.SecretRef, _Mapping]]] = ..., schedule_to_start_timeout_ms: _Optional[int] = ..., when: _Optional[str] = ..., repeat: _Optional[_Union[StepRepeat, _Mapping]] = ..., sleep_ms: _Optional[int] = ..., sleep_until: _Optional[str] = ..., concurrency: _Optional[_Union[StepConcurrency, _Mapping]] = ..., throttle: _Optional[_Union[StepThrottle, _Mapping]] = ..., workflow: _Optional[_Union[SubWorkflow, _Mapping]] = ..., parent_close: _Optional[_Union[ParentClose, str]] = ..., for_each: _Optional[str] = ..., max_concurrency: _Optional[int] = ..., fairness: _Optional[_Union[Fairness, _Mapping]] = ...) -> None: ...
 
 class CompensationHook(_message.Message):
     __slots__ = ["input", "operation", "queue", "retry", "timeout_ms"]
@@ -130,6 +132,14 @@ class DefinitionVersion(_message.Message):
     plan_sha256: str
     plan_version: str
     def __init__(self, plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., display_name: _Optional[str] = ..., plan_sha256: _Optional[str] = ..., created_by: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., action_count: _Optional[int] = ..., latest: bool = ...) -> None: ...
+
+class Fairness(_message.Message):
+    __slots__ = ["key", "weight"]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    weight: str
+    def __init__(self, key: _Optional[str] = ..., weight: _Optional[str] = ...) -> None: ...
 
 class GetDefinitionRequest(_message.Message):
     __slots__ = ["ref"]
@@ -268,7 +278,7 @@ class WaitForSignal(_message.Message):
     def __init__(self, signal_name: _Optional[str] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
 
 class WorkflowDefinition(_message.Message):
-    __slots__ = ["actions", "backpressure", "concurrency", "dag", "display_name", "max_concurrent_runs", "plan_id", "plan_version", "priority", "requires_approval", "result_action_id", "retention_ms", "search_attributes", "timeout_ms"]
+    __slots__ = ["actions", "backpressure", "concurrency", "dag", "display_name", "fairness", "max_concurrent_runs", "plan_id", "plan_version", "priority", "requires_approval", "result_action_id", "retention_ms", "search_attributes", "timeout_ms"]
     class SearchAttributesEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -281,6 +291,7 @@ class WorkflowDefinition(_message.Message):
     CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     DAG_FIELD_NUMBER: _ClassVar[int]
     DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENT_RUNS_FIELD_NUMBER: _ClassVar[int]
     PLAN_ID_FIELD_NUMBER: _ClassVar[int]
     PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -295,6 +306,7 @@ class WorkflowDefinition(_message.Message):
     concurrency: RunConcurrency
     dag: bool
     display_name: str
+    fairness: Fairness
     max_concurrent_runs: int
     plan_id: str
     plan_version: str
@@ -304,7 +316,7 @@ class WorkflowDefinition(_message.Message):
     retention_ms: int
     search_attributes: _containers.ScalarMap[str, str]
     timeout_ms: int
-    def __init__(self, plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., backpressure: _Optional[_Union[BackpressureMode, str]] = ..., max_concurrent_runs: _Optional[int] = ..., requires_approval: bool = ..., display_name: _Optional[str] = ..., dag: bool = ..., result_action_id: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, str]] = ..., priority: _Optional[int] = ..., concurrency: _Optional[_Union[RunConcurrency, _Mapping]] = ...) -> None: ...
+    def __init__(self, plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., backpressure: _Optional[_Union[BackpressureMode, str]] = ..., max_concurrent_runs: _Optional[int] = ..., requires_approval: bool = ..., display_name: _Optional[str] = ..., dag: bool = ..., result_action_id: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, str]] = ..., priority: _Optional[int] = ..., fairness: _Optional[_Union[Fairness, _Mapping]] = ..., concurrency: _Optional[_Union[RunConcurrency, _Mapping]] = ...) -> None: ...
 
 class ConcurrencyStrategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

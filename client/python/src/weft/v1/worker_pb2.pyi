@@ -97,6 +97,18 @@ class FailTaskResponse(_message.Message):
     will_retry: bool
     def __init__(self, duplicate: bool = ..., will_retry: bool = ...) -> None: ...
 
+class FairnessKeyState(_message.Message):
+    __slots__ = ["backlog", "key", "priority", "weight"]
+    BACKLOG_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    backlog: int
+    key: str
+    priority: int
+    weight: float
+    def __init__(self, priority: _Optional[int] = ..., key: _Optional[str] = ..., backlog: _Optional[int] = ..., weight: _Optional[float] = ...) -> None: ...
+
 class FlowKeyState(_message.Message):
     __slots__ = ["burst", "in_use", "key", "kind", "limit", "next_release", "rate", "scope", "tokens", "waiting"]
     BURST_FIELD_NUMBER: _ClassVar[int]
@@ -190,9 +202,11 @@ class Poller(_message.Message):
     def __init__(self, worker_id: _Optional[str] = ..., last_poll_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., polling: bool = ..., in_flight_tasks: _Optional[int] = ..., activities: _Optional[_Iterable[str]] = ..., compensations: _Optional[_Iterable[str]] = ..., verifiable_activities: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class QueueDescription(_message.Message):
-    __slots__ = ["backlog", "backlog_capped", "flow_keys", "oldest_ready_age_ms", "oldest_ready_at", "pollers", "queue"]
+    __slots__ = ["backlog", "backlog_capped", "fairness_keys", "fairness_other", "flow_keys", "oldest_ready_age_ms", "oldest_ready_at", "pollers", "queue"]
     BACKLOG_CAPPED_FIELD_NUMBER: _ClassVar[int]
     BACKLOG_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_KEYS_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_OTHER_FIELD_NUMBER: _ClassVar[int]
     FLOW_KEYS_FIELD_NUMBER: _ClassVar[int]
     OLDEST_READY_AGE_MS_FIELD_NUMBER: _ClassVar[int]
     OLDEST_READY_AT_FIELD_NUMBER: _ClassVar[int]
@@ -200,12 +214,14 @@ class QueueDescription(_message.Message):
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     backlog: int
     backlog_capped: bool
+    fairness_keys: _containers.RepeatedCompositeFieldContainer[FairnessKeyState]
+    fairness_other: int
     flow_keys: _containers.RepeatedCompositeFieldContainer[FlowKeyState]
     oldest_ready_age_ms: int
     oldest_ready_at: _timestamp_pb2.Timestamp
     pollers: _containers.RepeatedCompositeFieldContainer[Poller]
     queue: str
-    def __init__(self, queue: _Optional[str] = ..., backlog: _Optional[int] = ..., backlog_capped: bool = ..., oldest_ready_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., oldest_ready_age_ms: _Optional[int] = ..., pollers: _Optional[_Iterable[_Union[Poller, _Mapping]]] = ..., flow_keys: _Optional[_Iterable[_Union[FlowKeyState, _Mapping]]] = ...) -> None: ...
+    def __init__(self, queue: _Optional[str] = ..., backlog: _Optional[int] = ..., backlog_capped: bool = ..., oldest_ready_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., oldest_ready_age_ms: _Optional[int] = ..., pollers: _Optional[_Iterable[_Union[Poller, _Mapping]]] = ..., flow_keys: _Optional[_Iterable[_Union[FlowKeyState, _Mapping]]] = ..., fairness_keys: _Optional[_Iterable[_Union[FairnessKeyState, _Mapping]]] = ..., fairness_other: _Optional[int] = ...) -> None: ...
 
 class ReportVerificationRequest(_message.Message):
     __slots__ = ["diagnostic", "result", "state", "task_token", "worker_id"]

@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/store/memstore"
+)
+
+// fairScenarios run on every backend (TestFairness).
+var fairScenarios = map[string]func(t *testing.T, b *bundle){
+	"Fairness_ASmallKeyIsNotStarvedByADeepBacklogOfEqualWeight": scenarioFairness_ASmallKeyIsNotStarvedByADeepBacklogOfEqualWeight,
+	"Fairness_ClaimsFollowTheWeights":                           scenarioFairness_ClaimsFollowTheWeights,
+	"Fairness_PriorityComesBeforeFairness":                      scenarioFairness_PriorityComesBeforeFairness,
+	"Fairness_TasksWithoutAKeyShareAsOneImplicitKey":            scenarioFairness_TasksWithoutAKeyShareAsOneImplicitKey,
+	"Fairness_BadFairnessIsRefusedAtSubmitNamingTheField":       scenarioFairness_BadFairnessIsRefusedAtSubmitNamingTheField,
+}
+
+func TestFairness(t *testing.T) {
+	for _, backend := range scenarioBackends {
+		t.Run(backend.name, func(t *testing.T) {
+			for name, scenario := range fairScenarios {
+				t.Run(name, func(t *testing.T) {
+					scenario(t, setupWith(t, backend.open(t)))
+				})
+			}
+		})
+	}
+}
+
+// fairPlan is a plan of width parallel steps of activity act-work, whose
+// tasks' fairness key is input.key and weight weight.
+func fairPlan(width int, weight string) definition.Definition {
+	d := definition.Definition{PlanID: "fair", PlanVersion: "1", DAG: true,
+		Fairness: &definition.Fairness{Key: "input.key", Weight: weight}}
+	for i := range width {
+		d.Actions = append(d.Actions, definition.Action{ID: fmt.Sprintf("s%d", i), Order: i + 1, Activity: "act-work"})
+	}
+	return d
+}
+
+// submitFair submits runs runs of d with input {"key": key}, their tasks
+// ready one millisecond after another's.
+func (b *bundle) submitFair(d definition.Definition, key string, runs, priority int) {
+	b.t.Helper()
+	in, _ := json.Marshal(map[string]string{"key": key})
+	for range runs {
+		b.clock.Advance(time.Millisecond)
+		_, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: d, Input: in, Start: true, Priority: priority})
+		require.NoError(b.t, err)
+	}
+}
+
+// claimKeys claims n tasks of act-work one poll of one task at a time and
+// answers each one's fairness key (its run's input.key), in claim order.
+func (b *bundle) claimKeys(n int) []string {
+	b.t.Helper()
+	keys := make([]string, 0, n)
+	for range n {
+		tasks := b.pollAll("act-work", 1)
+		require.Len(b.t, tasks, 1, "a task is ready")
+		var in struct{ Key string }
+		require.NoError(b.t, json.Unmarshal(tasks[0].RunInput, &in))
+		keys = append(keys, in.Key)
+	}
+	return keys
+}
+
+func countKey(keys []string, key string) int {
+	n := 0
+	for _, k := range keys {
+		if k == key {
+			n++
+		}
+	}
+	return n
+}
+
+func scenarioFairness_ASmallKeyIsNotStarvedByADeepBacklogOfEqualWeight(t *testing.T, b *bundle) {
+	b.submitFair(fairPlan(10, ""), "A", 100, 0) // 1,000 tasks of A, ready first
+	b.submitFair(fairPlan(10, ""), "B", 1, 0)   // then 10 of B
+	keys := b.claimKeys(20)
+	require.Equal(t, 10, countKey(keys, "B"), "every task of B within the first 20 claims: %v", keys)
+	more := b.claimKeys(10)
+	require.Equal(t, 10, countKey(more, "A"), "then A's backlog, FIFO")
+}
+
+func scenarioFairness_ClaimsFollowTheWeights(t *testing.T, b *bundle) {
+	b.submitFair(fairPlan(10, "input.key == 'heavy' ? 3 : 1"), "heavy", 10, 0)
+	b.submitFair(fairPlan(10, "input.key == 'heavy' ? 3 : 1"), "light", 10, 0)
+	keys := b.claimKeys(80)
+	for end := 8; end <= 80; end += 8 { // every window from the start: 3:1 within one task of each
+		heavy := countKey(keys[:end], "heavy")
+		require.InDelta(t, float64(end)*3/4, float64(heavy), 1.01, "claims %d: %d heavy of %v", end, heavy, keys[:end])
+	}
+}
+
+func scenarioFairness_PriorityComesBeforeFairness(t *testing.T, b *bundle) {
+	b.submitFair(fairPlan(10, ""), "A", 3, 1) // 30 of A at priority 1
+	b.submitFair(fairPlan(10, ""), "B", 1, 3) // 10 of B at priority 3, a key never served
+	keys := b.claimKeys(30)
+	require.Equal(t, 30, countKey(keys, "A"), "priority 1 first, whatever the keys' turns: %v", keys)
+	require.Equal(t, 10, countKey(b.claimKeys(10), "B"))
+}
+
+func scenarioFairness_TasksWithoutAKeyShareAsOneImplicitKey(t *testing.T, b *bundle) {
+	plain := fairPlan(10, "")
+	plain.Fairness = nil
+	b.submitFair(plain, "none", 10, 0)        // 100 tasks without a key, ready first
+	b.submitFair(fairPlan(10, ""), "B", 1, 0) // then 10 of B
+	keys := b.claimKeys(20)
+	require.Equal(t, 10, countKey(keys, "B"), "the implicit key is one key of weight 1: %v", keys)
+}
+
+func scenarioFairness_BadFairnessIsRefusedAtSubmitNamingTheField(t *testing.T, b *bundle) {
+	for _, c := range []struct {
+		name   string
+		f      definition.Fairness
+		onStep bool
+		field  string
+		rule   string
+	}{
+		{"negative weight", definition.Fairness{Key: "input.key", Weight: "-1"}, false, "definition.fairness.weight", "flow.weight_range"},
+		{"zero weight", definition.Fairness{Key: "input.key", Weight: "0"}, false, "definition.fairness.weight", "flow.weight_range"},
+		{"a weight that is no number", definition.Fairness{Key: "input.key", Weight: "heavy"}, false, "definition.fairness.weight", ""},
+		{"a weight expression out of range", definition.Fairness{Key: "input.key", Weight: "input.n"}, false, "definition.fairness.weight", "flow.weight_range"},
+		{"a key that is not a string", definition.Fairness{Key: "1 + 2"}, false, "definition.fairness.key", "expression_result_type"},
+		{"no key", definition.Fairness{}, false, "definition.fairness.key", "flow.key_required"},
+		{"on a step", definition.Fairness{Key: "input.key", Weight: "5000"}, true, "definition.actions[0].fairness.weight", "flow.weight_range"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := fairPlan(1, "")
+			if c.onStep {
+				d.Actions[0].Fairness = &c.f
+			} else {
+				d.Fairness = &c.f
+			}
+			_, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: d, Input: json.RawMessage(`{"key":"k","n":-2}`), Start: true})
+			var fe *Error
+			require.ErrorAs(t, err, &fe)
+			require.Equal(t, CodeInvalidArgument, fe.Code)
+			require.Equal(t, c.field, fe.Violations[0].Field)
+			if c.rule != "" {
+				require.Equal(t, c.rule, fe.Violations[0].Rule)
+			}
+		})
+	}
+}
+
+// BenchmarkFairClaims queues b.N one-step runs, their tasks spread over
+// 100 fairness keys or without fairness, then claims and completes them
+// all, 64 per poll (b.N counts tasks): the claim's cost with fairness next
+// to none.
+//
+//	go test -run '^$' -bench FairClaims -benchtime 2000x ./engine/
+func BenchmarkFairClaims(b *testing.B) {
+	for _, keys := range []int{0, 100} {
+		b.Run(fmt.Sprintf("keys=%d", keys), func(b *testing.B) {
+			eng, err := New(Config{Store: memstore.New(memstore.Config{})})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			def := fairPlan(1, "")
+			if keys == 0 {
+				def.Fairness = nil
+			}
+			b.ReportAllocs()
+			for i := range b.N {
+				in := json.RawMessage(fmt.Sprintf(`{"key":"k%d"}`, i%max(keys, 1)))
+				if _, err := eng.SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: def, Input: in, Start: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for done := 0; done < b.N; {
+				tasks, err := eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: "w", Activities: []string{"act-work"}, MaxTasks: 64})
+				if err != nil || len(tasks) == 0 {
+					b.Fatalf("poll: %v, %d tasks", err, len(tasks))
+				}
+				for _, task := range tasks {
+					if _, err := eng.CompleteTask(ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: json.RawMessage(`{}`)}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				done += len(tasks)
+			}
+		})
+	}
+}
