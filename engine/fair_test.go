@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/store/memstore"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
 // fairScenarios run on every backend (TestFairness).
@@ -193,4 +195,104 @@ func BenchmarkFairClaims(b *testing.B) {
 			}
 		})
 	}
+}
+
+func TestFairness_BadFairnessInAYAMLFileIsRefusedByItsYAMLPath(t *testing.T) {
+	b := setup(t)
+	doc := `planId: fair
+spec:
+  fairness: {key: "1 + 2", weight: -1}
+  steps:
+    - name: lookup
+    - name: charge
+      dependsOn: lookup
+      fairness: {key: steps.lookup.output.tenant, weight: heavy}
+`
+	d, paths, err := definition.ReadYAML([]byte(doc))
+	require.NoError(t, err)
+	_, err = b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: d, Start: true})
+	var fe *Error
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, CodeInvalidArgument, fe.Code)
+	var got []string
+	for _, v := range fe.Violations {
+		got = append(got, paths.YAMLPath(v.Field)+" "+v.Rule)
+	}
+	require.ElementsMatch(t, []string{
+		"spec.fairness.key expression_result_type",
+		"spec.fairness.weight flow.weight_range",
+		"spec.steps[1].fairness.weight expression_type",
+	}, got)
+}
+
+func TestFairness_YAMLRefusesAFairnessKeyTheShapeDoesNotHave(t *testing.T) {
+	_, _, err := definition.ReadYAML([]byte("planId: p\nfairness: {key: input.k, wieght: 2}\nsteps:\n  - name: a\n"))
+	require.ErrorContains(t, err, "fairness.wieght")
+}
+
+// TestFairness_TwoEnginesOnOnePostgreSQLStillGiveASmallKeyItsTurn claims,
+// from two engines (separate connection pools) on one PostgreSQL store at
+// once, the tasks of keys A (200 ready first) and B (10): no task is
+// handed out twice, and B's all go within the first 24 claims (20 in fair
+// order, and one turn early per engine for a pick made on a state the
+// other engine had moved).
+func TestFairness_TwoEnginesOnOnePostgreSQLStillGiveASmallKeyItsTurn(t *testing.T) {
+	db := sqltest.Require(t)
+	schema := db.NewSchema(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var engines []*Engine
+	for i := range 2 {
+		eng, err := New(Config{Store: db.Open(t, schema), Ownership: CASRequired, Owner: fmt.Sprintf("engine-%d", i)})
+		require.NoError(t, err)
+		engines = append(engines, eng)
+	}
+	submit := func(key string, runs int) {
+		in, _ := json.Marshal(map[string]string{"key": key})
+		for range runs {
+			_, err := engines[0].SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: fairPlan(10, ""), Input: in, Start: true})
+			require.NoError(t, err)
+			time.Sleep(time.Millisecond) // ready order: A's first
+		}
+	}
+	submit("A", 20)
+	submit("B", 1)
+	const total = 210
+	var (
+		mu    sync.Mutex
+		order []string
+		seen  = map[string]bool{}
+		twice []string
+	)
+	var wg sync.WaitGroup
+	for w, eng := range engines {
+		wg.Go(func() {
+			for idle := 0; idle < 50; {
+				mu.Lock()
+				n := len(order)
+				mu.Unlock()
+				if n >= total {
+					return
+				}
+				tasks, err := eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: fmt.Sprint("w", w), Activities: []string{"act-work"}, MaxTasks: 1})
+				if err != nil || len(tasks) == 0 {
+					idle++
+					continue
+				}
+				var in struct{ Key string }
+				_ = json.Unmarshal(tasks[0].RunInput, &in)
+				mu.Lock()
+				if seen[tasks[0].TaskID] {
+					twice = append(twice, tasks[0].TaskID)
+				}
+				seen[tasks[0].TaskID] = true
+				order = append(order, in.Key)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	require.Empty(t, twice, "no task handed out twice")
+	require.Len(t, order, total, "every task claimed once")
+	require.Equal(t, 10, countKey(order[:24], "B"), "B's tasks within the first 24 claims: %v", order[:30])
 }
