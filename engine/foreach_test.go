@@ -3,9 +3,11 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -33,6 +35,7 @@ var forEachScenarios = map[string]func(*testing.T, *bundle){
 	"ForEach_AnotherStepsFailFastCancelsThePendingItemsAndTheStep":           scenarioForEach_AnotherStepsFailFastCancelsThePendingItemsAndTheStep,
 	"ForEach_ControlsNamingAnItemAreRefused":                                 scenarioForEach_ControlsNamingAnItemAreRefused,
 	"ForEach_WhenFalseSkipsTheWholeFanOut":                                   scenarioForEach_WhenFalseSkipsTheWholeFanOut,
+	"ForEach_TwoHundredItemsFiveAtATimeNeverMoreInFlightOutputInItemOrder":   scenarioForEach_TwoHundredItemsFiveAtATimeNeverMoreInFlightOutputInItemOrder,
 }
 
 func TestForEachScenarios(t *testing.T) {
@@ -449,4 +452,61 @@ func scenarioForEach_WhenFalseSkipsTheWholeFanOut(t *testing.T, b *bundle) {
 	require.Empty(t, itemsOf(snap, "ship"))
 	b.complete(b.poll("act-b"), `null`)
 	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
+}
+
+// A fan-out of 200 items with maxConcurrency 5, its tasks claimed by two
+// workers and reported in a random order, some failing once and retried:
+// its event log never shows more than 5 items in flight (scheduled and not
+// ended), every item is scheduled once, and the output list is in item order.
+func scenarioForEach_TwoHundredItemsFiveAtATimeNeverMoreInFlightOutputInItemOrder(t *testing.T, b *bundle) {
+	const n = 200
+	def := fanOut(fmt.Sprintf("lists.range(%d)", n), 5)
+	def.Actions[1].Retry = definition.RetryPolicy{MaxAttempts: 3, Strategy: definition.BackoffConstant, InitialBackoff: definition.Ms(1000)}
+	run := b.submitInput(def, `{}`)
+	b.complete(b.poll("act-a"), `null`)
+	rng := rand.New(rand.NewPCG(uint64(len(run.RunID)), 200))
+	failed := map[string]bool{}
+	var held []*Task
+	for range 20 * n {
+		held = append(held, b.pollAll("act-ship", 3)...)
+		if len(held) == 0 {
+			if b.run(run.RunID).Step("ship").Status != runstate.StepRunning {
+				break
+			}
+			b.clock.Advance(time.Second) // a retry's backoff
+			b.tick()
+			continue
+		}
+		require.LessOrEqual(t, len(held), 5, "at most maxConcurrency tasks to claim")
+		k := rng.IntN(len(held))
+		task := held[k]
+		held = append(held[:k], held[k+1:]...)
+		if !failed[task.ActionID] && rng.IntN(8) == 0 {
+			failed[task.ActionID] = true
+			b.fail(task, definition.ErrorTransient)
+			continue
+		}
+		b.complete(task, fmt.Sprintf(`{"i":%d}`, task.Index))
+	}
+	snap := b.run(run.RunID)
+	require.Equal(t, runstate.StepSucceeded, snap.Step("ship").Status)
+	var out []map[string]int
+	require.NoError(t, json.Unmarshal(snap.Step("ship").Output, &out))
+	require.Len(t, out, n)
+	for i, o := range out {
+		require.Equal(t, i, o["i"], "the output list is in item order")
+	}
+	events := b.runEvents(run.RunID)
+	require.LessOrEqual(t, itemsInFlightMax(events, "ship"), 5, "never more than maxConcurrency items in flight")
+	require.Equal(t, 5, itemsInFlightMax(events, "ship"), "the fan-out used its concurrency")
+	scheduled := map[string]int{}
+	for _, ev := range events {
+		if ev.Type == runstate.EvStepScheduled {
+			scheduled[ev.StepID]++
+		}
+	}
+	for i := range n {
+		require.Equal(t, 1, scheduled[definition.ItemID("ship", i)], "item %d scheduled once", i)
+	}
+	require.NotEmpty(t, failed, "some items were retried")
 }
