@@ -123,3 +123,119 @@ func TestSubWorkflow_ThreeEnginesWhileLeasesVanishStartOneChildPerStepAndFinishI
 		}
 	}
 }
+
+// TestForEach_ThreeEnginesWhileLeasesVanishStartOneChildPerItemAndFinishEachOnce
+// runs three engines on one PostgreSQL store with Redis leases deleted every
+// 100 ms, over 12 runs whose middle step fans out over six sub-workflows,
+// three at a time, with workers reporting through any engine: every parent
+// completes with its children's results in item order, each item has
+// exactly one child, and each item records its child's start, its end and
+// its completion once (docs/semantics.md#for-each).
+func TestForEach_ThreeEnginesWhileLeasesVanishStartOneChildPerItemAndFinishEachOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-engine race: skipped in -short")
+	}
+	rdb := redistest.Require(t)
+	db := sqltest.Require(t)
+	schema := db.NewSchema(t)
+	prefix := "weft-test:" + uuid.NewString() + ":"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var engines []*Engine
+	var wg sync.WaitGroup
+	for i := range 3 {
+		eng, err := New(Config{Store: db.Open(t, schema), Ownership: CASRequired, Owner: fmt.Sprintf("engine-%d", i),
+			Leases: redislease.New(rdb, prefix), LeaseTTL: 1500 * time.Millisecond, PollInterval: 20 * time.Millisecond})
+		require.NoError(t, err)
+		engines = append(engines, eng)
+		wg.Add(1)
+		go func() { defer wg.Done(); eng.Run(ctx) }()
+	}
+	defer wg.Wait()
+	defer cancel()
+	go deleteLeasesEvery(ctx, rdb, prefix, 100*time.Millisecond)
+
+	const runs, items = 12, 6
+	def := withChild(inlineChild(), `{"i":"${{ index }}"}`)
+	def.Actions[1].ForEach, def.Actions[1].MaxConcurrency = fmt.Sprintf("lists.range(%d)", items), 3
+	var parents []string
+	for i := range runs {
+		res, err := engines[i%3].SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: def, Start: true, RunRequestID: fmt.Sprint("fan-parent-", i)})
+		require.NoError(t, err)
+		parents = append(parents, res.Run.RunID)
+	}
+	var workers sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range 3 {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				tasks, err := engines[w].PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: fmt.Sprint("w", w),
+					Activities: []string{"act-a", "act-c1", "act-b"}, MaxTasks: 8, Wait: 50 * time.Millisecond})
+				if err != nil {
+					continue
+				}
+				for _, task := range tasks {
+					out := json.RawMessage(`"` + task.ActionID + `"`)
+					if task.ActionID == "c1" {
+						out = task.RunInput // the child's input: its item's index
+					}
+					_, _ = engines[(w+n)%3].CompleteTask(ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w", Output: out})
+				}
+			}
+		}()
+	}
+	require.Eventually(t, func() bool {
+		for _, id := range parents {
+			snap, err := engines[0].GetRun(ctx, GetRunParams{TenantID: tenant, RunID: id})
+			if err != nil || !snap.Status.Terminal() {
+				return false
+			}
+		}
+		return true
+	}, 3*time.Minute, 100*time.Millisecond, "every parent finishes")
+	close(stop)
+	workers.Wait()
+
+	children := map[string]int{}
+	list, err := engines[1].Queries().ListRuns(ctx, ListRunsParams{TenantID: tenant, PageSize: 1000})
+	require.NoError(t, err)
+	for _, r := range list.Runs {
+		if strings.HasPrefix(r.RunRequestID, "child:") {
+			snap, err := engines[1].GetRun(ctx, GetRunParams{TenantID: tenant, RunID: r.RunID})
+			require.NoError(t, err)
+			children[snap.ParentRunID+" "+snap.ParentStep]++
+		}
+	}
+	want := "["
+	for i := range items {
+		want += fmt.Sprintf(`%s{"i":%d}`, map[bool]string{true: ",", false: ""}[i > 0], i)
+	}
+	want += "]"
+	for _, id := range parents {
+		snap, err := engines[2].GetRun(ctx, GetRunParams{TenantID: tenant, RunID: id})
+		require.NoError(t, err)
+		require.Equal(t, runstate.RunCompleted, snap.Status)
+		require.JSONEq(t, want, string(snap.Step("child").Output), "run %s: the children's results in item order", id)
+		page, err := engines[0].ListEvents(ctx, ListEventsParams{TenantID: tenant, RunID: id, PageSize: 1000})
+		require.NoError(t, err)
+		counts := map[string]int{}
+		for _, ev := range page.Events {
+			counts[ev.StepID+" "+ev.Type]++
+		}
+		for i := range items {
+			item := fmt.Sprintf("child[%d]", i)
+			require.Equal(t, 1, children[id+" "+item], "children of item %s of run %s", item, id)
+			for _, typ := range []string{runstate.EvStepScheduled, runstate.EvChildRunStarted, runstate.EvChildRunEnded, runstate.EvStepCompleted} {
+				require.Equal(t, 1, counts[item+" "+typ], "%s of %s of run %s", typ, item, id)
+			}
+		}
+		require.Equal(t, 1, counts["child "+runstate.EvStepFannedOut])
+	}
+}
