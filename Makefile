@@ -226,7 +226,8 @@ run:
 ## bench: the end-to-end benchmark (bench/, docs/performance.md): the raw commit
 ## ceilings of PostgreSQL and Pebble, then Weft through a real weftd in the
 ## cluster (PostgreSQL, Redis) and embedded configurations, with issue 8's
-## targets; a table on stdout, JSON under bench/out/. A full run (W=2000)
+## targets, and a 100-item fan-out's items/s beside a 100-step sequence's
+## (docs/performance.md#fan-out); a table on stdout, JSON under bench/out/. A full run (W=2000)
 ## takes about 15 minutes on a 2-core machine, so make bench runs W=500 unless
 ## WEFT_BENCH_W says otherwise. The store micro-benchmarks:
 ## go test -run '^$$' -bench . ./store/...

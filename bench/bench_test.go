@@ -57,6 +57,11 @@ func TestRun_TinyScaleReportHasEveryFigure(t *testing.T) {
 		require.Positive(t, m.StepsPerCommit, m.Config)
 	}
 	require.Equal(t, len(configs), flow, "one flow-controlled measurement per configuration")
+	require.Len(t, r.FanOuts, 3*len(configs), "a sequence and two fan-outs per configuration")
+	for _, f := range r.FanOuts {
+		require.Equal(t, bench.FanOutItems, f.Items, f.Shape)
+		require.Positive(t, f.ItemsSec, "%s %s %d", f.Config, f.Shape, f.MaxConcurrency)
+	}
 	require.Len(t, r.Targets, 5)
 	for _, tg := range r.Targets {
 		require.Contains(t, []string{bench.Pass, bench.Miss, bench.NotMeasured}, tg.Status, tg.Name)
@@ -73,6 +78,8 @@ func TestRun_TinyScaleReportHasEveryFigure(t *testing.T) {
 	require.Contains(t, back, "measurements")
 	require.Contains(t, back, "ceilings")
 	require.Contains(t, back, "targets")
+	require.Contains(t, back, "fan_outs")
+	require.Contains(t, table.String(), "Fan-out")
 }
 
 // TestRun_RefusesABadConfig: a configuration the harness does not know is

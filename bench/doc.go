@@ -7,6 +7,9 @@
 // network, in the cluster configuration (PostgreSQL, cas-required, Redis
 // leases) and the embedded one (Pebble). Each figure is reported beside the
 // ceiling measured in the same run, as a ratio, with the targets.
+// Each configuration then runs, one at a time, a forEach step over 100 no-op
+// items beside a sequence of 100 no-op steps, for the fan-out's items/s
+// (docs/performance.md#fan-out).
 //
 // Correctness comes first: every workflow must end COMPLETED, and a run that
 // fails or times out fails the benchmark. The harness cleans up the weftd

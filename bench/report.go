@@ -24,6 +24,9 @@ type Report struct {
 	Ceilings []Ceiling `json:"ceilings"`
 	// Measurements are Weft end to end, per configuration and concurrency.
 	Measurements []Measurement `json:"measurements"`
+	// FanOuts are the fan-out measurement's shapes, per configuration
+	// (docs/performance.md#fan-out).
+	FanOuts []FanOut `json:"fan_outs,omitempty"`
 	// Scale is the scale mode's measurements (Config.Scale), if it ran.
 	Scale *ScaleReport `json:"scale,omitempty"`
 	// Targets are issue 8's, each judged on figures from this run.
@@ -61,6 +64,9 @@ type Target struct {
 // RenderTable writes the report as aligned text tables.
 func (r *Report) RenderTable(w io.Writer) error {
 	if err := r.renderEndToEnd(w); err != nil {
+		return err
+	}
+	if err := r.renderFanOut(w); err != nil {
 		return err
 	}
 	if r.Scale != nil {

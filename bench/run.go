@@ -85,6 +85,9 @@ func (r *Report) measureEndToEnd(ctx context.Context, cfg Config, tmp string) er
 		if err := r.measureFlow(ctx, cfg, name, tmp); err != nil {
 			return err
 		}
+		if err := r.measureFanOut(ctx, cfg, name, tmp); err != nil {
+			return err
+		}
 	}
 	return nil
 }
