@@ -369,6 +369,9 @@ func flowStepOf(run *record.Run, actionID string) *flowStep {
 	if err != nil || p == nil {
 		return nil
 	}
+	if parent, _, ok := definition.ParseItemID(actionID); ok {
+		actionID = parent // a fan-out's item has its step's flow control (docs/semantics.md#for-each)
+	}
 	for i := range run.Definition.Actions {
 		if run.Definition.Actions[i].ID == actionID && p.steps[i].has() {
 			return &p.steps[i]

@@ -36,6 +36,7 @@ var forEachScenarios = map[string]func(*testing.T, *bundle){
 	"ForEach_ControlsNamingAnItemAreRefused":                                 scenarioForEach_ControlsNamingAnItemAreRefused,
 	"ForEach_WhenFalseSkipsTheWholeFanOut":                                   scenarioForEach_WhenFalseSkipsTheWholeFanOut,
 	"ForEach_TwoHundredItemsFiveAtATimeNeverMoreInFlightOutputInItemOrder":   scenarioForEach_TwoHundredItemsFiveAtATimeNeverMoreInFlightOutputInItemOrder,
+	"ForEach_TheStepsConcurrencyKeyHoldsEachItemsTask":                       scenarioForEach_TheStepsConcurrencyKeyHoldsEachItemsTask,
 }
 
 func TestForEachScenarios(t *testing.T) {
@@ -365,6 +366,12 @@ func scenarioForEach_CompensationCompensatesEachCompletedItemInReverseOrder(t *t
 	snap := b.run(run.RunID)
 	require.Equal(t, runstate.RunFailed, snap.Status)
 	require.Equal(t, runstate.CompensationRolledBack, snap.CompensationOutcome)
+	_, err := b.rerun(run.RunID, "b", "r1")
+	require.Error(t, err, "a rerun keeps the steps upstream, and the fan-out's items were compensated")
+	require.Contains(t, err.Error(), "ship was compensated")
+	_, err = b.rerun(run.RunID, "ship", "r2")
+	require.NoError(t, err)
+	require.Len(t, b.pollAll("act-ship", 10), 3, "a rerun from the fan-out runs its items again")
 }
 
 func scenarioForEach_OverASubWorkflowStartsOneChildPerItem(t *testing.T, b *bundle) {
@@ -509,4 +516,27 @@ func scenarioForEach_TwoHundredItemsFiveAtATimeNeverMoreInFlightOutputInItemOrde
 		require.Equal(t, 1, scheduled[definition.ItemID("ship", i)], "item %d scheduled once", i)
 	}
 	require.NotEmpty(t, failed, "some items were retried")
+}
+
+// The step's flow control applies to each item's task: with a concurrency
+// key of limit 2, at most two of the five items dispatched are claimed at
+// once (docs/semantics.md#for-each, #step-concurrency).
+func scenarioForEach_TheStepsConcurrencyKeyHoldsEachItemsTask(t *testing.T, b *bundle) {
+	def := fanOut("lists.range(5)", 5)
+	def.Actions[1].Concurrency = &definition.StepConcurrency{Key: "run.id", Limit: 2}
+	run := b.submitInput(def, `{}`)
+	b.complete(b.poll("act-a"), `null`)
+	first := b.pollAll("act-ship", 10)
+	require.Len(t, first, 2, "the key's limit holds the other items' tasks")
+	b.complete(first[0], `0`)
+	left := append(first[1:], b.pollAll("act-ship", 10)...)
+	require.Len(t, left, 2)
+	for len(left) > 0 {
+		b.complete(left[0], fmt.Sprint(left[0].Index))
+		left = append(left[1:], b.pollAll("act-ship", 10)...)
+		require.LessOrEqual(t, len(left), 2)
+	}
+	snap := b.run(run.RunID)
+	require.Equal(t, runstate.StepSucceeded, snap.Step("ship").Status)
+	require.Len(t, itemsOf(snap, "ship"), 5)
 }

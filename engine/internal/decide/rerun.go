@@ -61,11 +61,11 @@ func (d *Decision) rerunAllowed(actionID string) error {
 	}
 	for _, id := range d.run.upstreamOf(actionID) {
 		st := s.Step(id)
-		if done(st) && st.CompStatus == "" {
+		if done(st) && !compensated(s, st) {
 			continue
 		}
 		why := "is " + string(st.Status)
-		if st.CompStatus != "" {
+		if compensated(s, st) {
 			why = "was compensated"
 		}
 		return illegal(Move{RunID: d.run.ID, ActionID: actionID, Status: s.Status, From: string(s.Status), To: string(runstate.RunRunning),
@@ -81,6 +81,23 @@ func (d *Decision) rerunAllowed(actionID string) error {
 			Why: "run " + d.run.ID + " cannot rerun now: a concurrency limit of its definition is reached; retry when a run ends"})
 	}
 	return nil
+}
+
+// compensated reports whether a step's rollback touched it: its own hook,
+// or, for a forEach step, an item's (docs/semantics.md#for-each).
+func compensated(s *runstate.State, st *runstate.StepState) bool {
+	if st.CompStatus != "" {
+		return true
+	}
+	if st.ItemCount == 0 {
+		return false
+	}
+	for _, it := range items(s, st, true) {
+		if it.CompStatus != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // done reports whether a step's ended attempt is one a rerun keeps: it
@@ -101,7 +118,7 @@ func (d *Decision) rerunSet(actionID string) []string {
 		switch {
 		case st.IsItem(): // its forEach step's rerun reruns it (docs/semantics.md#for-each)
 		case st.Status == runstate.StepPending, slices.Contains(up, id):
-		case id == actionID, slices.Contains(down, id), !done(st), st.CompStatus != "":
+		case id == actionID, slices.Contains(down, id), !done(st), compensated(d.state, st):
 			out = append(out, id)
 		}
 	}
