@@ -37,7 +37,10 @@ func checkNamesPath(t *testing.T, err error, path string) {
 func FuzzCompile(f *testing.F) {
 	seeds := []string{`input.amount > 0`, `steps.charge.output.id`, `item.sku + string(index)`, `{"a": [1, 2.5]}.map(k, k)`,
 		`timestamp(input.at) + duration("1h")`, `input.?x.orValue(1)`, `lists.range(10).map(i, i * i)`, `1 / 0`, `"${{"`,
-		`input.s.matches("a+")`, `steps[input.k].output`, `has(steps.charge)`, `[[[[1]]]].all(a, a.all(b, b > 0))`, `math.greatest(1, 2.5)`}
+		`input.s.matches("a+")`, `steps[input.k].output`, `has(steps.charge)`, `[[[[1]]]].all(a, a.all(b, b > 0))`, `math.greatest(1, 2.5)`,
+		// forEach lists (docs/semantics.md#for-each) and what an item's input reads
+		`steps.charge.output.lines.map(l, l.sku)`, `lists.range(input.amount)`, `input.lines.filter(l, l.n > index)`,
+		`[item, index, item.sku]`, `lists.range(100000)`, `input.lines[index]`, `{"a": 1}.map(k, item[k])`}
 	for _, s := range seeds {
 		f.Add(s, []byte(`{"amount": 5, "at": "2026-01-01T00:00:00Z", "s": "aaa", "k": "charge"}`))
 	}
