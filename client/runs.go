@@ -217,3 +217,10 @@ func (c *Client) CancelBatch(ctx context.Context, batchID string) (*weftv1.Cance
 func (c *Client) ListBatches(ctx context.Context, req *weftv1.ListBatchesRequest) (*weftv1.ListBatchesResponse, error) {
 	return unary(ctx, c, true, req, c.runs.ListBatches)
 }
+
+// DescribeRunConcurrency lists the caller's run concurrency keys with
+// started or queued runs (docs/semantics.md#run-concurrency); retried,
+// since it changes nothing.
+func (c *Client) DescribeRunConcurrency(ctx context.Context, req *weftv1.DescribeRunConcurrencyRequest) (*weftv1.DescribeRunConcurrencyResponse, error) {
+	return unary(ctx, c, true, req, c.runs.DescribeRunConcurrency)
+}

@@ -394,6 +394,10 @@ type Stats struct {
 	// throttle keys by backlog, the top 20 of each kind and the rest as one
 	// series named "other" per tenant (flowview.go).
 	FlowKeys []FlowKeyStat
+	// RunKeys are the run concurrency keys by runs started and queued, the
+	// top 20 and the rest as one series named "other" per tenant
+	// (runconcurrency.go).
+	RunKeys []FlowKeyStat
 }
 
 // AllRunStatuses lists every run status, in lifecycle order.
@@ -420,6 +424,9 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 		return nil, err
 	}
 	if out.Queues, err = listQueues(ctx, e, ""); err != nil {
+		return nil, err
+	}
+	if out.RunKeys, err = runKeyStats(ctx, e); err != nil {
 		return nil, err
 	}
 	if out.FlowKeys, err = flowStats(ctx, e); err != nil {

@@ -232,6 +232,9 @@ type FlowKeyStat struct {
 	TenantID, Kind, Scope, Key string
 	InUse                      int
 	Ahead                      time.Duration
+	// Waiting is, for a run concurrency key (Kind "run", Scope
+	// "plan:{plan}"), its QUEUED runs (runconcurrency.go).
+	Waiting int
 }
 
 // flowStatsTop is how many keys of each kind metrics name; the rest are

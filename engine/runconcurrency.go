@@ -307,3 +307,138 @@ func runKeyConcurrencyOf(ctx context.Context, e *Engine, rec *record.Run, s *run
 	}
 	return out, nil
 }
+
+// RunConcurrencyParams names the tenant, and the plan (empty: every plan),
+// whose run concurrency keys DescribeRunConcurrency lists.
+type RunConcurrencyParams struct {
+	TenantID string
+	PlanID   string
+}
+
+// RunConcurrencyKey is one run concurrency key's figures.
+type RunConcurrencyKey struct {
+	PlanID, Key  string
+	InUse, Limit int
+	Waiting      int
+	limitFrom    string // a run of the key whose definition gives the limit
+}
+
+// runConcurrencyKeys bounds the keys DescribeRunConcurrency answers.
+const runConcurrencyKeys = 100
+
+// DescribeRunConcurrency lists the tenant's run concurrency keys with
+// started or queued runs, those with the most waiting first (then the most
+// in use), at most 100, from at most StatsCap slots and StatsCap queued
+// runs (docs/semantics.md#run-concurrency). It changes nothing.
+func (q Queries) DescribeRunConcurrency(ctx context.Context, p RunConcurrencyParams) ([]RunConcurrencyKey, error) {
+	e := q.e
+	byKey := map[[2]string]*RunConcurrencyKey{}
+	get := func(plan, key string) *RunConcurrencyKey {
+		k := [2]string{plan, key}
+		if byKey[k] == nil {
+			byKey[k] = &RunConcurrencyKey{PlanID: plan, Key: key}
+		}
+		return byKey[k]
+	}
+	prefix := func(kind string) []byte {
+		if p.PlanID != "" {
+			return keyspace.Slot.KeyPrefix(p.TenantID, kind, p.PlanID)
+		}
+		return keyspace.Slot.KeyPrefix(p.TenantID, kind)
+	}
+	slots, err := e.store.Scan(ctx, &store.ScanParams{Prefix: prefix("key"), Limit: StatsCap})
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range slots.Items {
+		if _, plan, key, ok := admission.SlotKeyParts(it.Key); ok {
+			k := get(plan, key)
+			k.InUse++
+			k.limitFrom = string(it.Value)
+		}
+	}
+	queued, err := e.store.Scan(ctx, &store.ScanParams{Prefix: prefix("keyq"), Limit: StatsCap})
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range queued.Items {
+		c, err := store.SplitKey(it.Key)
+		if err != nil || len(c) != 8 { // slot, tenant, keyq, plan, key, p{n}, queued_at, run
+			continue
+		}
+		k := get(c[3], c[4])
+		k.Waiting++
+		if k.limitFrom == "" {
+			k.limitFrom = string(it.Value)
+		}
+	}
+	out := make([]RunConcurrencyKey, 0, len(byKey))
+	for _, k := range byKey {
+		out = append(out, *k)
+	}
+	slices.SortFunc(out, func(a, b RunConcurrencyKey) int {
+		return cmp.Or(cmp.Compare(b.Waiting, a.Waiting), cmp.Compare(b.InUse, a.InUse), cmp.Compare(a.PlanID, b.PlanID), cmp.Compare(a.Key, b.Key))
+	})
+	out = out[:min(len(out), runConcurrencyKeys)]
+	for i := range out {
+		if rec, err := e.records.LoadRun(ctx, out[i].limitFrom); err == nil && rec.Definition.Concurrency != nil {
+			out[i].Limit = rec.Definition.Concurrency.Limit
+		}
+	}
+	return out, nil
+}
+
+// runKeyStats answers the run concurrency keys of every tenant for
+// metrics: the top flowStatsTop keys by runs started and waiting, and one
+// series named OtherFlowKey per tenant for the rest, from at most StatsCap
+// slot records.
+func runKeyStats(ctx context.Context, e *Engine) ([]FlowKeyStat, error) {
+	res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: keyspace.Slot.KeyPrefix(), Limit: StatsCap})
+	if err != nil {
+		return nil, err
+	}
+	type figures struct{ inUse, waiting int }
+	m := map[[3]string]figures{}
+	for _, it := range res.Items {
+		c, err := store.SplitKey(it.Key)
+		if err != nil || len(c) < 5 {
+			continue
+		}
+		k := [3]string{c[1], "plan:" + c[3], c[4]}
+		f := m[k]
+		switch {
+		case c[2] == "key" && len(c) == 6:
+			f.inUse++
+		case c[2] == "keyq" && len(c) == 8:
+			f.waiting++
+		default:
+			continue
+		}
+		m[k] = f
+	}
+	keys := make([][3]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y [3]string) int {
+		return cmp.Or(cmp.Compare(m[y].inUse+m[y].waiting, m[x].inUse+m[x].waiting), cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1]), cmp.Compare(x[2], y[2]))
+	})
+	var out []FlowKeyStat
+	other := map[string]int{} // tenant → its "other" series in out
+	for i, k := range keys {
+		f := m[k]
+		if i < flowStatsTop {
+			out = append(out, FlowKeyStat{TenantID: k[0], Kind: "run", Scope: k[1], Key: k[2], InUse: f.inUse, Waiting: f.waiting})
+			continue
+		}
+		j, ok := other[k[0]]
+		if !ok {
+			j = len(out)
+			other[k[0]] = j
+			out = append(out, FlowKeyStat{TenantID: k[0], Kind: "run", Scope: OtherFlowKey, Key: OtherFlowKey})
+		}
+		out[j].InUse += f.inUse
+		out[j].Waiting += f.waiting
+	}
+	return out, nil
+}

@@ -60,6 +60,7 @@ func init() {
 		{"rerun", "RUN --from STEP", "rerun an ended run from a step, in the same run (--reason, --signal-id)", (*cli).rerun},
 		{"workers", "", "list the queues with their pollers, backlog and oldest ready task", (*cli).workers},
 		{"queue", "NAME", "describe a queue: its pollers, backlog and oldest ready task", (*cli).queue},
+		{"concurrency", "", "list the run concurrency keys: runs started / limit, runs waiting (--plan)", (*cli).concurrency},
 		{"schedule", "SUBCOMMAND", "create|update|list|describe|pause|resume|trigger|backfill|delete schedules", (*cli).schedule},
 		{"batch", "SUBCOMMAND", "start|describe|cancel|list batch operations over many runs", (*cli).batch},
 		{"definition", "SUBCOMMAND", "put|get|list stored definitions (the definition registry)", (*cli).definition},

@@ -49,6 +49,36 @@ func (c *cli) queue(args []string) error {
 	return nil
 }
 
+// concurrency lists the caller's run concurrency keys, of one plan or of
+// all: `weft concurrency [--plan PLAN]` (docs/semantics.md#run-concurrency).
+func (c *cli) concurrency(args []string) error {
+	fs := c.flags("concurrency", true)
+	plan := fs.String("plan", "", "only this plan's keys")
+	if _, err := c.parse(fs, args); err != nil {
+		return err
+	}
+	req := &weftv1.DescribeRunConcurrencyRequest{PlanId: *plan}
+	ctx, cancel := c.callCtx()
+	defer cancel()
+	res, err := c.client().DescribeRunConcurrency(ctx, req)
+	if err != nil {
+		return err
+	}
+	if c.g.output == "json" {
+		return printJSON(c.stdout, res)
+	}
+	if len(res.GetKeys()) == 0 {
+		fmt.Fprintln(c.stdout, "no run concurrency key has a started or queued run")
+		return nil
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLAN\tKEY\tSTARTED\tWAITING")
+	for _, k := range res.GetKeys() {
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\n", k.GetPlanId(), k.GetKey(), k.GetInUse(), k.GetLimit(), k.GetWaiting())
+	}
+	return tw.Flush()
+}
+
 // printQueues prints one line per queue, then one per poller.
 func printQueues(w io.Writer, queues []*weftv1.QueueDescription) {
 	if len(queues) == 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -39,7 +40,8 @@ func observeEngine(meter metric.Meter, eng *engine.Engine, logger *slog.Logger) 
 		metric.WithDescription("Finished runs this weftd removed with all their records: expired (retention) or deleted (DeleteRun)."))
 	perQueue, err5 := newQueueGauges(meter)
 	flow, err6 := newFlowGauges(meter)
-	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
+	runKeys, err7 := newRunKeyGauges(meter)
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7); err != nil {
 		return fmt.Errorf("engine metrics: %w", err)
 	}
 	_, err := meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
@@ -62,8 +64,10 @@ func observeEngine(meter metric.Meter, eng *engine.Engine, logger *slog.Logger) 
 		o.ObserveInt64(queue, int64(stats.QueuedRuns), metric.WithAttributes(attribute.String("kind", "runs")))
 		perQueue.observe(o, stats.Queues)
 		flow.observe(o, stats.FlowKeys)
+		runKeys.observe(o, stats.RunKeys)
 		return nil
-	}, runs, queue, stale, removed, perQueue.backlog, perQueue.oldestAge, perQueue.pollers, flow.inUse, flow.backlog, flow.held)
+	}, runs, queue, stale, removed, perQueue.backlog, perQueue.oldestAge, perQueue.pollers, flow.inUse, flow.backlog, flow.held,
+		runKeys.inUse, runKeys.waiting)
 	if err != nil {
 		return fmt.Errorf("engine metrics: %w", err)
 	}
@@ -229,6 +233,32 @@ func (g *flowGauges) observe(o metric.Observer, keys []engine.FlowKeyStat) {
 		} else {
 			o.ObserveFloat64(g.backlog, k.Ahead.Seconds(), attrs)
 		}
+	}
+}
+
+// runKeyGauges are the run concurrency series (docs/operations.md#flow-metrics):
+// per key, labelled by tenant, plan and key — the top 20 keys by runs
+// started and waiting, and one series named "other" per tenant for the
+// rest — the runs holding a slot and the runs QUEUED.
+type runKeyGauges struct {
+	inUse, waiting metric.Int64ObservableGauge
+}
+
+func newRunKeyGauges(meter metric.Meter) (*runKeyGauges, error) {
+	inUse, err1 := meter.Int64ObservableGauge("weft.run_concurrency.in_use", metric.WithUnit("{run}"),
+		metric.WithDescription("Runs started holding a slot of a run concurrency key, by tenant, plan and key (the top 20 keys; the rest summed as key other)."))
+	waiting, err2 := meter.Int64ObservableGauge("weft.run_concurrency.waiting", metric.WithUnit("{run}"),
+		metric.WithDescription("Runs QUEUED on a run concurrency key, by tenant, plan and key (the top 20 keys; the rest summed as key other)."))
+	return &runKeyGauges{inUse: inUse, waiting: waiting}, errors.Join(err1, err2)
+}
+
+// observe records every key's series.
+func (g *runKeyGauges) observe(o metric.Observer, keys []engine.FlowKeyStat) {
+	for _, k := range keys {
+		attrs := metric.WithAttributes(attribute.String("tenant", k.TenantID), attribute.String("plan", strings.TrimPrefix(k.Scope, "plan:")),
+			attribute.String("key", k.Key))
+		o.ObserveInt64(g.inUse, int64(k.InUse), attrs)
+		o.ObserveInt64(g.waiting, int64(k.Waiting), attrs)
 	}
 }
 

@@ -272,3 +272,39 @@ func TestFlowMetrics_KeysSlotsAndThrottleBacklogAreBoundedToTheTopKeysAndOther(t
 	}
 	require.Equal(t, 21, strings.Count(text, "weft_flow_slots_in_use{"), "the top 20 keys and other")
 }
+
+// TestRunConcurrencyMetrics_KeysInUseAndWaitingAreBoundedToTheTopKeysAndOther:
+// 25 run concurrency keys each with a started run, one of them with two
+// more waiting, serve the top 20 by name (the busiest first) and the other
+// 5 summed as key "other", per tenant.
+func TestRunConcurrencyMetrics_KeysInUseAndWaitingAreBoundedToTheTopKeysAndOther(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eng, err := engine.New(engine.Config{Store: memstore.New(memstore.Config{})})
+	require.NoError(t, err)
+	pipeline, err := telemetry.NewMetrics()
+	require.NoError(t, err)
+	require.NoError(t, observeEngine(pipeline.Provider.Meter(meterName), eng, slog.New(slog.DiscardHandler)))
+	def := definition.Definition{PlanID: "p", PlanVersion: "1", Concurrency: &definition.RunConcurrency{Key: "input.k", Limit: 1},
+		Actions: []definition.Action{{ID: "a", Order: 1, Activity: "x"}}}
+	submit := func(key string) {
+		_, err := eng.SubmitRun(ctx, engine.SubmitParams{TenantID: "t", Definition: def, Start: true, Input: []byte(`{"k":"` + key + `"}`)})
+		require.NoError(t, err)
+	}
+	for i := range 25 {
+		submit(fmt.Sprintf("key-%02d", i))
+	}
+	submit("key-07")
+	submit("key-07")
+	text := scrapePipeline(t, pipeline)
+	for _, line := range []string{
+		"# TYPE weft_run_concurrency_in_use gauge\n",
+		`weft_run_concurrency_in_use{key="key-07",plan="p",tenant="t"} 1` + "\n",
+		`weft_run_concurrency_waiting{key="key-07",plan="p",tenant="t"} 2` + "\n",
+		`weft_run_concurrency_in_use{key="other",plan="other",tenant="t"} 5` + "\n",
+		`weft_run_concurrency_waiting{key="other",plan="other",tenant="t"} 0` + "\n",
+	} {
+		require.Contains(t, text, line)
+	}
+	require.Equal(t, 21, strings.Count(text, "weft_run_concurrency_in_use{"), "the top 20 keys and other")
+}

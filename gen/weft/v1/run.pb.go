@@ -606,6 +606,179 @@ func (BatchRunOutcome) EnumDescriptor() ([]byte, []int) {
 	return file_weft_v1_run_proto_rawDescGZIP(), []int{8}
 }
 
+// DescribeRunConcurrencyRequest names the plan whose keys to list (empty:
+// every plan of the caller's tenant).
+type DescribeRunConcurrencyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PlanId        string                 `protobuf:"bytes,1,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DescribeRunConcurrencyRequest) Reset() {
+	*x = DescribeRunConcurrencyRequest{}
+	mi := &file_weft_v1_run_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DescribeRunConcurrencyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DescribeRunConcurrencyRequest) ProtoMessage() {}
+
+func (x *DescribeRunConcurrencyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DescribeRunConcurrencyRequest.ProtoReflect.Descriptor instead.
+func (*DescribeRunConcurrencyRequest) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *DescribeRunConcurrencyRequest) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
+}
+
+// DescribeRunConcurrencyResponse lists the keys, those with the most
+// waiting runs first, at most 100, read from at most 10,000 slots and
+// 10,000 queued runs of the tenant.
+type DescribeRunConcurrencyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Keys          []*RunConcurrencyKey   `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DescribeRunConcurrencyResponse) Reset() {
+	*x = DescribeRunConcurrencyResponse{}
+	mi := &file_weft_v1_run_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DescribeRunConcurrencyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DescribeRunConcurrencyResponse) ProtoMessage() {}
+
+func (x *DescribeRunConcurrencyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DescribeRunConcurrencyResponse.ProtoReflect.Descriptor instead.
+func (*DescribeRunConcurrencyResponse) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *DescribeRunConcurrencyResponse) GetKeys() []*RunConcurrencyKey {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+// RunConcurrencyKey is one run concurrency key of a plan.
+type RunConcurrencyKey struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	PlanId string                 `protobuf:"bytes,1,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	Key    string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// The runs of the key started (holding a slot) and the limit (of the
+	// definition of one of them).
+	InUse uint32 `protobuf:"varint,3,opt,name=in_use,json=inUse,proto3" json:"in_use,omitempty"`
+	Limit uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	// The runs of the key QUEUED.
+	Waiting       uint32 `protobuf:"varint,5,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunConcurrencyKey) Reset() {
+	*x = RunConcurrencyKey{}
+	mi := &file_weft_v1_run_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunConcurrencyKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunConcurrencyKey) ProtoMessage() {}
+
+func (x *RunConcurrencyKey) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_v1_run_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunConcurrencyKey.ProtoReflect.Descriptor instead.
+func (*RunConcurrencyKey) Descriptor() ([]byte, []int) {
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *RunConcurrencyKey) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
+}
+
+func (x *RunConcurrencyKey) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *RunConcurrencyKey) GetInUse() uint32 {
+	if x != nil {
+		return x.InUse
+	}
+	return 0
+}
+
+func (x *RunConcurrencyKey) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *RunConcurrencyKey) GetWaiting() uint32 {
+	if x != nil {
+		return x.Waiting
+	}
+	return 0
+}
+
 // Run is a run's snapshot: an immutable projection of its event log up to last_event_seq.
 type Run struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -691,7 +864,7 @@ type Run struct {
 
 func (x *Run) Reset() {
 	*x = Run{}
-	mi := &file_weft_v1_run_proto_msgTypes[0]
+	mi := &file_weft_v1_run_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -703,7 +876,7 @@ func (x *Run) String() string {
 func (*Run) ProtoMessage() {}
 
 func (x *Run) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[0]
+	mi := &file_weft_v1_run_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -716,7 +889,7 @@ func (x *Run) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Run.ProtoReflect.Descriptor instead.
 func (*Run) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{0}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Run) GetRunId() string {
@@ -973,7 +1146,7 @@ type RunKeyConcurrency struct {
 
 func (x *RunKeyConcurrency) Reset() {
 	*x = RunKeyConcurrency{}
-	mi := &file_weft_v1_run_proto_msgTypes[1]
+	mi := &file_weft_v1_run_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -985,7 +1158,7 @@ func (x *RunKeyConcurrency) String() string {
 func (*RunKeyConcurrency) ProtoMessage() {}
 
 func (x *RunKeyConcurrency) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[1]
+	mi := &file_weft_v1_run_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -998,7 +1171,7 @@ func (x *RunKeyConcurrency) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunKeyConcurrency.ProtoReflect.Descriptor instead.
 func (*RunKeyConcurrency) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{1}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RunKeyConcurrency) GetKey() string {
@@ -1106,7 +1279,7 @@ type Step struct {
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_weft_v1_run_proto_msgTypes[2]
+	mi := &file_weft_v1_run_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1118,7 +1291,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[2]
+	mi := &file_weft_v1_run_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1131,7 +1304,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{2}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Step) GetActionId() string {
@@ -1346,7 +1519,7 @@ type FanOutProgress struct {
 
 func (x *FanOutProgress) Reset() {
 	*x = FanOutProgress{}
-	mi := &file_weft_v1_run_proto_msgTypes[3]
+	mi := &file_weft_v1_run_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +1531,7 @@ func (x *FanOutProgress) String() string {
 func (*FanOutProgress) ProtoMessage() {}
 
 func (x *FanOutProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[3]
+	mi := &file_weft_v1_run_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +1544,7 @@ func (x *FanOutProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FanOutProgress.ProtoReflect.Descriptor instead.
 func (*FanOutProgress) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{3}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *FanOutProgress) GetItems() uint32 {
@@ -1446,7 +1619,7 @@ type Attempt struct {
 
 func (x *Attempt) Reset() {
 	*x = Attempt{}
-	mi := &file_weft_v1_run_proto_msgTypes[4]
+	mi := &file_weft_v1_run_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1458,7 +1631,7 @@ func (x *Attempt) String() string {
 func (*Attempt) ProtoMessage() {}
 
 func (x *Attempt) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[4]
+	mi := &file_weft_v1_run_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1471,7 +1644,7 @@ func (x *Attempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attempt.ProtoReflect.Descriptor instead.
 func (*Attempt) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{4}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Attempt) GetLogicalAttemptId() uint32 {
@@ -1540,7 +1713,7 @@ type StepError struct {
 
 func (x *StepError) Reset() {
 	*x = StepError{}
-	mi := &file_weft_v1_run_proto_msgTypes[5]
+	mi := &file_weft_v1_run_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1552,7 +1725,7 @@ func (x *StepError) String() string {
 func (*StepError) ProtoMessage() {}
 
 func (x *StepError) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[5]
+	mi := &file_weft_v1_run_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1565,7 +1738,7 @@ func (x *StepError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepError.ProtoReflect.Descriptor instead.
 func (*StepError) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{5}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *StepError) GetErrorClass() ErrorClass {
@@ -1611,7 +1784,7 @@ type RunError struct {
 
 func (x *RunError) Reset() {
 	*x = RunError{}
-	mi := &file_weft_v1_run_proto_msgTypes[6]
+	mi := &file_weft_v1_run_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1623,7 +1796,7 @@ func (x *RunError) String() string {
 func (*RunError) ProtoMessage() {}
 
 func (x *RunError) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[6]
+	mi := &file_weft_v1_run_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1636,7 +1809,7 @@ func (x *RunError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunError.ProtoReflect.Descriptor instead.
 func (*RunError) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{6}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RunError) GetActionId() string {
@@ -1677,7 +1850,7 @@ type Cancellation struct {
 
 func (x *Cancellation) Reset() {
 	*x = Cancellation{}
-	mi := &file_weft_v1_run_proto_msgTypes[7]
+	mi := &file_weft_v1_run_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1689,7 +1862,7 @@ func (x *Cancellation) String() string {
 func (*Cancellation) ProtoMessage() {}
 
 func (x *Cancellation) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[7]
+	mi := &file_weft_v1_run_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1702,7 +1875,7 @@ func (x *Cancellation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancellation.ProtoReflect.Descriptor instead.
 func (*Cancellation) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{7}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Cancellation) GetCancelledBy() string {
@@ -1771,7 +1944,7 @@ type SubmitRunRequest struct {
 
 func (x *SubmitRunRequest) Reset() {
 	*x = SubmitRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[8]
+	mi := &file_weft_v1_run_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1783,7 +1956,7 @@ func (x *SubmitRunRequest) String() string {
 func (*SubmitRunRequest) ProtoMessage() {}
 
 func (x *SubmitRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[8]
+	mi := &file_weft_v1_run_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1796,7 +1969,7 @@ func (x *SubmitRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRunRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{8}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SubmitRunRequest) GetDefinition() *WorkflowDefinition {
@@ -1883,7 +2056,7 @@ type SubmitRunResponse struct {
 
 func (x *SubmitRunResponse) Reset() {
 	*x = SubmitRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[9]
+	mi := &file_weft_v1_run_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1895,7 +2068,7 @@ func (x *SubmitRunResponse) String() string {
 func (*SubmitRunResponse) ProtoMessage() {}
 
 func (x *SubmitRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[9]
+	mi := &file_weft_v1_run_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1908,7 +2081,7 @@ func (x *SubmitRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRunResponse.ProtoReflect.Descriptor instead.
 func (*SubmitRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{9}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SubmitRunResponse) GetRun() *Run {
@@ -1936,7 +2109,7 @@ type StartRunRequest struct {
 
 func (x *StartRunRequest) Reset() {
 	*x = StartRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[10]
+	mi := &file_weft_v1_run_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1948,7 +2121,7 @@ func (x *StartRunRequest) String() string {
 func (*StartRunRequest) ProtoMessage() {}
 
 func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[10]
+	mi := &file_weft_v1_run_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1961,7 +2134,7 @@ func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunRequest.ProtoReflect.Descriptor instead.
 func (*StartRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{10}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StartRunRequest) GetRunId() string {
@@ -1982,7 +2155,7 @@ type StartRunResponse struct {
 
 func (x *StartRunResponse) Reset() {
 	*x = StartRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[11]
+	mi := &file_weft_v1_run_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1994,7 +2167,7 @@ func (x *StartRunResponse) String() string {
 func (*StartRunResponse) ProtoMessage() {}
 
 func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[11]
+	mi := &file_weft_v1_run_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2007,7 +2180,7 @@ func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunResponse.ProtoReflect.Descriptor instead.
 func (*StartRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{11}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StartRunResponse) GetRun() *Run {
@@ -2032,7 +2205,7 @@ type ApproveRunRequest struct {
 
 func (x *ApproveRunRequest) Reset() {
 	*x = ApproveRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[12]
+	mi := &file_weft_v1_run_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2044,7 +2217,7 @@ func (x *ApproveRunRequest) String() string {
 func (*ApproveRunRequest) ProtoMessage() {}
 
 func (x *ApproveRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[12]
+	mi := &file_weft_v1_run_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2057,7 +2230,7 @@ func (x *ApproveRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveRunRequest.ProtoReflect.Descriptor instead.
 func (*ApproveRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{12}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ApproveRunRequest) GetRunId() string {
@@ -2094,7 +2267,7 @@ type ApproveRunResponse struct {
 
 func (x *ApproveRunResponse) Reset() {
 	*x = ApproveRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[13]
+	mi := &file_weft_v1_run_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2106,7 +2279,7 @@ func (x *ApproveRunResponse) String() string {
 func (*ApproveRunResponse) ProtoMessage() {}
 
 func (x *ApproveRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[13]
+	mi := &file_weft_v1_run_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2119,7 +2292,7 @@ func (x *ApproveRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveRunResponse.ProtoReflect.Descriptor instead.
 func (*ApproveRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{13}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ApproveRunResponse) GetResult() *AcceptedSignalResult {
@@ -2147,7 +2320,7 @@ type GetRunRequest struct {
 
 func (x *GetRunRequest) Reset() {
 	*x = GetRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[14]
+	mi := &file_weft_v1_run_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2159,7 +2332,7 @@ func (x *GetRunRequest) String() string {
 func (*GetRunRequest) ProtoMessage() {}
 
 func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[14]
+	mi := &file_weft_v1_run_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2172,7 +2345,7 @@ func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunRequest.ProtoReflect.Descriptor instead.
 func (*GetRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{14}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetRunRequest) GetRunId() string {
@@ -2193,7 +2366,7 @@ type GetRunResponse struct {
 
 func (x *GetRunResponse) Reset() {
 	*x = GetRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[15]
+	mi := &file_weft_v1_run_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2205,7 +2378,7 @@ func (x *GetRunResponse) String() string {
 func (*GetRunResponse) ProtoMessage() {}
 
 func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[15]
+	mi := &file_weft_v1_run_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2218,7 +2391,7 @@ func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunResponse.ProtoReflect.Descriptor instead.
 func (*GetRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{15}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetRunResponse) GetRun() *Run {
@@ -2241,7 +2414,7 @@ type AwaitRunRequest struct {
 
 func (x *AwaitRunRequest) Reset() {
 	*x = AwaitRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[16]
+	mi := &file_weft_v1_run_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2253,7 +2426,7 @@ func (x *AwaitRunRequest) String() string {
 func (*AwaitRunRequest) ProtoMessage() {}
 
 func (x *AwaitRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[16]
+	mi := &file_weft_v1_run_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2266,7 +2439,7 @@ func (x *AwaitRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitRunRequest.ProtoReflect.Descriptor instead.
 func (*AwaitRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{16}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AwaitRunRequest) GetRunId() string {
@@ -2294,7 +2467,7 @@ type AwaitRunResponse struct {
 
 func (x *AwaitRunResponse) Reset() {
 	*x = AwaitRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[17]
+	mi := &file_weft_v1_run_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2306,7 +2479,7 @@ func (x *AwaitRunResponse) String() string {
 func (*AwaitRunResponse) ProtoMessage() {}
 
 func (x *AwaitRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[17]
+	mi := &file_weft_v1_run_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2319,7 +2492,7 @@ func (x *AwaitRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitRunResponse.ProtoReflect.Descriptor instead.
 func (*AwaitRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{17}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AwaitRunResponse) GetRun() *Run {
@@ -2364,7 +2537,7 @@ type ListRunsRequest struct {
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[18]
+	mi := &file_weft_v1_run_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2376,7 +2549,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[18]
+	mi := &file_weft_v1_run_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2389,7 +2562,7 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{18}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListRunsRequest) GetStatuses() []RunStatus {
@@ -2482,7 +2655,7 @@ type ListRunsResponse struct {
 
 func (x *ListRunsResponse) Reset() {
 	*x = ListRunsResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[19]
+	mi := &file_weft_v1_run_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2494,7 +2667,7 @@ func (x *ListRunsResponse) String() string {
 func (*ListRunsResponse) ProtoMessage() {}
 
 func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[19]
+	mi := &file_weft_v1_run_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2507,7 +2680,7 @@ func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
 func (*ListRunsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{19}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListRunsResponse) GetRuns() []*Run {
@@ -2541,7 +2714,7 @@ type RerunRunRequest struct {
 
 func (x *RerunRunRequest) Reset() {
 	*x = RerunRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[20]
+	mi := &file_weft_v1_run_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2553,7 +2726,7 @@ func (x *RerunRunRequest) String() string {
 func (*RerunRunRequest) ProtoMessage() {}
 
 func (x *RerunRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[20]
+	mi := &file_weft_v1_run_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2566,7 +2739,7 @@ func (x *RerunRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RerunRunRequest.ProtoReflect.Descriptor instead.
 func (*RerunRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{20}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RerunRunRequest) GetRunId() string {
@@ -2610,7 +2783,7 @@ type RerunRunResponse struct {
 
 func (x *RerunRunResponse) Reset() {
 	*x = RerunRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[21]
+	mi := &file_weft_v1_run_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2622,7 +2795,7 @@ func (x *RerunRunResponse) String() string {
 func (*RerunRunResponse) ProtoMessage() {}
 
 func (x *RerunRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[21]
+	mi := &file_weft_v1_run_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2635,7 +2808,7 @@ func (x *RerunRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RerunRunResponse.ProtoReflect.Descriptor instead.
 func (*RerunRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{21}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RerunRunResponse) GetResult() *AcceptedSignalResult {
@@ -2671,7 +2844,7 @@ type CancelRunRequest struct {
 
 func (x *CancelRunRequest) Reset() {
 	*x = CancelRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[22]
+	mi := &file_weft_v1_run_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2683,7 +2856,7 @@ func (x *CancelRunRequest) String() string {
 func (*CancelRunRequest) ProtoMessage() {}
 
 func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[22]
+	mi := &file_weft_v1_run_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2696,7 +2869,7 @@ func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunRequest.ProtoReflect.Descriptor instead.
 func (*CancelRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{22}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CancelRunRequest) GetRunId() string {
@@ -2740,7 +2913,7 @@ type CancelRunResponse struct {
 
 func (x *CancelRunResponse) Reset() {
 	*x = CancelRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[23]
+	mi := &file_weft_v1_run_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2752,7 +2925,7 @@ func (x *CancelRunResponse) String() string {
 func (*CancelRunResponse) ProtoMessage() {}
 
 func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[23]
+	mi := &file_weft_v1_run_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2765,7 +2938,7 @@ func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunResponse.ProtoReflect.Descriptor instead.
 func (*CancelRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{23}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CancelRunResponse) GetResult() *AcceptedSignalResult {
@@ -2797,7 +2970,7 @@ type PauseRunRequest struct {
 
 func (x *PauseRunRequest) Reset() {
 	*x = PauseRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[24]
+	mi := &file_weft_v1_run_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2809,7 +2982,7 @@ func (x *PauseRunRequest) String() string {
 func (*PauseRunRequest) ProtoMessage() {}
 
 func (x *PauseRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[24]
+	mi := &file_weft_v1_run_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2822,7 +2995,7 @@ func (x *PauseRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRunRequest.ProtoReflect.Descriptor instead.
 func (*PauseRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{24}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PauseRunRequest) GetRunId() string {
@@ -2859,7 +3032,7 @@ type PauseRunResponse struct {
 
 func (x *PauseRunResponse) Reset() {
 	*x = PauseRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[25]
+	mi := &file_weft_v1_run_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2871,7 +3044,7 @@ func (x *PauseRunResponse) String() string {
 func (*PauseRunResponse) ProtoMessage() {}
 
 func (x *PauseRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[25]
+	mi := &file_weft_v1_run_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2884,7 +3057,7 @@ func (x *PauseRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRunResponse.ProtoReflect.Descriptor instead.
 func (*PauseRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{25}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PauseRunResponse) GetResult() *AcceptedSignalResult {
@@ -2916,7 +3089,7 @@ type ResumeRunRequest struct {
 
 func (x *ResumeRunRequest) Reset() {
 	*x = ResumeRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[26]
+	mi := &file_weft_v1_run_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2928,7 +3101,7 @@ func (x *ResumeRunRequest) String() string {
 func (*ResumeRunRequest) ProtoMessage() {}
 
 func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[26]
+	mi := &file_weft_v1_run_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2941,7 +3114,7 @@ func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRunRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{26}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ResumeRunRequest) GetRunId() string {
@@ -2978,7 +3151,7 @@ type ResumeRunResponse struct {
 
 func (x *ResumeRunResponse) Reset() {
 	*x = ResumeRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[27]
+	mi := &file_weft_v1_run_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2990,7 +3163,7 @@ func (x *ResumeRunResponse) String() string {
 func (*ResumeRunResponse) ProtoMessage() {}
 
 func (x *ResumeRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[27]
+	mi := &file_weft_v1_run_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3003,7 +3176,7 @@ func (x *ResumeRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRunResponse.ProtoReflect.Descriptor instead.
 func (*ResumeRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{27}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ResumeRunResponse) GetResult() *AcceptedSignalResult {
@@ -3037,7 +3210,7 @@ type RetryStepRequest struct {
 
 func (x *RetryStepRequest) Reset() {
 	*x = RetryStepRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[28]
+	mi := &file_weft_v1_run_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3049,7 +3222,7 @@ func (x *RetryStepRequest) String() string {
 func (*RetryStepRequest) ProtoMessage() {}
 
 func (x *RetryStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[28]
+	mi := &file_weft_v1_run_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3062,7 +3235,7 @@ func (x *RetryStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryStepRequest.ProtoReflect.Descriptor instead.
 func (*RetryStepRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{28}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RetryStepRequest) GetRunId() string {
@@ -3106,7 +3279,7 @@ type RetryStepResponse struct {
 
 func (x *RetryStepResponse) Reset() {
 	*x = RetryStepResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[29]
+	mi := &file_weft_v1_run_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3118,7 +3291,7 @@ func (x *RetryStepResponse) String() string {
 func (*RetryStepResponse) ProtoMessage() {}
 
 func (x *RetryStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[29]
+	mi := &file_weft_v1_run_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3131,7 +3304,7 @@ func (x *RetryStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryStepResponse.ProtoReflect.Descriptor instead.
 func (*RetryStepResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{29}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RetryStepResponse) GetResult() *AcceptedSignalResult {
@@ -3165,7 +3338,7 @@ type SkipStepRequest struct {
 
 func (x *SkipStepRequest) Reset() {
 	*x = SkipStepRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[30]
+	mi := &file_weft_v1_run_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3177,7 +3350,7 @@ func (x *SkipStepRequest) String() string {
 func (*SkipStepRequest) ProtoMessage() {}
 
 func (x *SkipStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[30]
+	mi := &file_weft_v1_run_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3190,7 +3363,7 @@ func (x *SkipStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipStepRequest.ProtoReflect.Descriptor instead.
 func (*SkipStepRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{30}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SkipStepRequest) GetRunId() string {
@@ -3234,7 +3407,7 @@ type SkipStepResponse struct {
 
 func (x *SkipStepResponse) Reset() {
 	*x = SkipStepResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[31]
+	mi := &file_weft_v1_run_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3246,7 +3419,7 @@ func (x *SkipStepResponse) String() string {
 func (*SkipStepResponse) ProtoMessage() {}
 
 func (x *SkipStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[31]
+	mi := &file_weft_v1_run_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3259,7 +3432,7 @@ func (x *SkipStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipStepResponse.ProtoReflect.Descriptor instead.
 func (*SkipStepResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{31}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SkipStepResponse) GetResult() *AcceptedSignalResult {
@@ -3287,7 +3460,7 @@ type DeleteRunRequest struct {
 
 func (x *DeleteRunRequest) Reset() {
 	*x = DeleteRunRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[32]
+	mi := &file_weft_v1_run_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3299,7 +3472,7 @@ func (x *DeleteRunRequest) String() string {
 func (*DeleteRunRequest) ProtoMessage() {}
 
 func (x *DeleteRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[32]
+	mi := &file_weft_v1_run_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3312,7 +3485,7 @@ func (x *DeleteRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRunRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{32}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DeleteRunRequest) GetRunId() string {
@@ -3337,7 +3510,7 @@ type DeleteRunResponse struct {
 
 func (x *DeleteRunResponse) Reset() {
 	*x = DeleteRunResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[33]
+	mi := &file_weft_v1_run_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3349,7 +3522,7 @@ func (x *DeleteRunResponse) String() string {
 func (*DeleteRunResponse) ProtoMessage() {}
 
 func (x *DeleteRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[33]
+	mi := &file_weft_v1_run_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3362,7 +3535,7 @@ func (x *DeleteRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRunResponse.ProtoReflect.Descriptor instead.
 func (*DeleteRunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{33}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *DeleteRunResponse) GetRunId() string {
@@ -3412,7 +3585,7 @@ type StartBatchRequest struct {
 
 func (x *StartBatchRequest) Reset() {
 	*x = StartBatchRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[34]
+	mi := &file_weft_v1_run_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3424,7 +3597,7 @@ func (x *StartBatchRequest) String() string {
 func (*StartBatchRequest) ProtoMessage() {}
 
 func (x *StartBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[34]
+	mi := &file_weft_v1_run_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3437,7 +3610,7 @@ func (x *StartBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartBatchRequest.ProtoReflect.Descriptor instead.
 func (*StartBatchRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{34}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *StartBatchRequest) GetBatchId() string {
@@ -3530,7 +3703,7 @@ type StartBatchResponse struct {
 
 func (x *StartBatchResponse) Reset() {
 	*x = StartBatchResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[35]
+	mi := &file_weft_v1_run_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3542,7 +3715,7 @@ func (x *StartBatchResponse) String() string {
 func (*StartBatchResponse) ProtoMessage() {}
 
 func (x *StartBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[35]
+	mi := &file_weft_v1_run_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3555,7 +3728,7 @@ func (x *StartBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartBatchResponse.ProtoReflect.Descriptor instead.
 func (*StartBatchResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{35}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *StartBatchResponse) GetBatch() *Batch {
@@ -3587,7 +3760,7 @@ type DescribeBatchRequest struct {
 
 func (x *DescribeBatchRequest) Reset() {
 	*x = DescribeBatchRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[36]
+	mi := &file_weft_v1_run_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3599,7 +3772,7 @@ func (x *DescribeBatchRequest) String() string {
 func (*DescribeBatchRequest) ProtoMessage() {}
 
 func (x *DescribeBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[36]
+	mi := &file_weft_v1_run_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3612,7 +3785,7 @@ func (x *DescribeBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeBatchRequest.ProtoReflect.Descriptor instead.
 func (*DescribeBatchRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{36}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DescribeBatchRequest) GetBatchId() string {
@@ -3651,7 +3824,7 @@ type DescribeBatchResponse struct {
 
 func (x *DescribeBatchResponse) Reset() {
 	*x = DescribeBatchResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[37]
+	mi := &file_weft_v1_run_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3663,7 +3836,7 @@ func (x *DescribeBatchResponse) String() string {
 func (*DescribeBatchResponse) ProtoMessage() {}
 
 func (x *DescribeBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[37]
+	mi := &file_weft_v1_run_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3676,7 +3849,7 @@ func (x *DescribeBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeBatchResponse.ProtoReflect.Descriptor instead.
 func (*DescribeBatchResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{37}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *DescribeBatchResponse) GetBatch() *Batch {
@@ -3711,7 +3884,7 @@ type CancelBatchRequest struct {
 
 func (x *CancelBatchRequest) Reset() {
 	*x = CancelBatchRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[38]
+	mi := &file_weft_v1_run_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3723,7 +3896,7 @@ func (x *CancelBatchRequest) String() string {
 func (*CancelBatchRequest) ProtoMessage() {}
 
 func (x *CancelBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[38]
+	mi := &file_weft_v1_run_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3736,7 +3909,7 @@ func (x *CancelBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelBatchRequest.ProtoReflect.Descriptor instead.
 func (*CancelBatchRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{38}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CancelBatchRequest) GetBatchId() string {
@@ -3757,7 +3930,7 @@ type CancelBatchResponse struct {
 
 func (x *CancelBatchResponse) Reset() {
 	*x = CancelBatchResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[39]
+	mi := &file_weft_v1_run_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3769,7 +3942,7 @@ func (x *CancelBatchResponse) String() string {
 func (*CancelBatchResponse) ProtoMessage() {}
 
 func (x *CancelBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[39]
+	mi := &file_weft_v1_run_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3782,7 +3955,7 @@ func (x *CancelBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelBatchResponse.ProtoReflect.Descriptor instead.
 func (*CancelBatchResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{39}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *CancelBatchResponse) GetBatch() *Batch {
@@ -3805,7 +3978,7 @@ type ListBatchesRequest struct {
 
 func (x *ListBatchesRequest) Reset() {
 	*x = ListBatchesRequest{}
-	mi := &file_weft_v1_run_proto_msgTypes[40]
+	mi := &file_weft_v1_run_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3817,7 +3990,7 @@ func (x *ListBatchesRequest) String() string {
 func (*ListBatchesRequest) ProtoMessage() {}
 
 func (x *ListBatchesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[40]
+	mi := &file_weft_v1_run_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3830,7 +4003,7 @@ func (x *ListBatchesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBatchesRequest.ProtoReflect.Descriptor instead.
 func (*ListBatchesRequest) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{40}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListBatchesRequest) GetPageSize() uint32 {
@@ -3860,7 +4033,7 @@ type ListBatchesResponse struct {
 
 func (x *ListBatchesResponse) Reset() {
 	*x = ListBatchesResponse{}
-	mi := &file_weft_v1_run_proto_msgTypes[41]
+	mi := &file_weft_v1_run_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3872,7 +4045,7 @@ func (x *ListBatchesResponse) String() string {
 func (*ListBatchesResponse) ProtoMessage() {}
 
 func (x *ListBatchesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[41]
+	mi := &file_weft_v1_run_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3885,7 +4058,7 @@ func (x *ListBatchesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBatchesResponse.ProtoReflect.Descriptor instead.
 func (*ListBatchesResponse) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{41}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListBatchesResponse) GetBatches() []*Batch {
@@ -3945,7 +4118,7 @@ type Batch struct {
 
 func (x *Batch) Reset() {
 	*x = Batch{}
-	mi := &file_weft_v1_run_proto_msgTypes[42]
+	mi := &file_weft_v1_run_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3957,7 +4130,7 @@ func (x *Batch) String() string {
 func (*Batch) ProtoMessage() {}
 
 func (x *Batch) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[42]
+	mi := &file_weft_v1_run_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3970,7 +4143,7 @@ func (x *Batch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Batch.ProtoReflect.Descriptor instead.
 func (*Batch) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{42}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *Batch) GetBatchId() string {
@@ -4111,7 +4284,7 @@ type BatchRun struct {
 
 func (x *BatchRun) Reset() {
 	*x = BatchRun{}
-	mi := &file_weft_v1_run_proto_msgTypes[43]
+	mi := &file_weft_v1_run_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4123,7 +4296,7 @@ func (x *BatchRun) String() string {
 func (*BatchRun) ProtoMessage() {}
 
 func (x *BatchRun) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_v1_run_proto_msgTypes[43]
+	mi := &file_weft_v1_run_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4136,7 +4309,7 @@ func (x *BatchRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRun.ProtoReflect.Descriptor instead.
 func (*BatchRun) Descriptor() ([]byte, []int) {
-	return file_weft_v1_run_proto_rawDescGZIP(), []int{43}
+	return file_weft_v1_run_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *BatchRun) GetRunId() string {
@@ -4178,7 +4351,17 @@ var File_weft_v1_run_proto protoreflect.FileDescriptor
 
 const file_weft_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/search.proto\x1a\x14weft/v1/signal.proto\"\xc4\f\n" +
+	"\x11weft/v1/run.proto\x12\aweft.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14weft/v1/common.proto\x1a\x18weft/v1/definition.proto\x1a\x14weft/v1/search.proto\x1a\x14weft/v1/signal.proto\"B\n" +
+	"\x1dDescribeRunConcurrencyRequest\x12!\n" +
+	"\aplan_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x06planId\"P\n" +
+	"\x1eDescribeRunConcurrencyResponse\x12.\n" +
+	"\x04keys\x18\x01 \x03(\v2\x1a.weft.v1.RunConcurrencyKeyR\x04keys\"\x85\x01\n" +
+	"\x11RunConcurrencyKey\x12\x17\n" +
+	"\aplan_id\x18\x01 \x01(\tR\x06planId\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x15\n" +
+	"\x06in_use\x18\x03 \x01(\rR\x05inUse\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\rR\x05limit\x12\x18\n" +
+	"\awaiting\x18\x05 \x01(\rR\awaiting\"\xc4\f\n" +
 	"\x03Run\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x1d\n" +
@@ -4579,8 +4762,7 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\x1dBATCH_RUN_OUTCOME_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bBATCH_RUN_OUTCOME_SUCCEEDED\x10\x01\x12\x1c\n" +
 	"\x18BATCH_RUN_OUTCOME_FAILED\x10\x02\x12\x1d\n" +
-	"\x19BATCH_RUN_OUTCOME_SKIPPED\x10\x032\xe9\n" +
-	"\n" +
+	"\x19BATCH_RUN_OUTCOME_SKIPPED\x10\x032\xd9\v\n" +
 	"\n" +
 	"RunService\x12B\n" +
 	"\tSubmitRun\x12\x19.weft.v1.SubmitRunRequest\x1a\x1a.weft.v1.SubmitRunResponse\x12?\n" +
@@ -4603,7 +4785,8 @@ const file_weft_v1_run_proto_rawDesc = "" +
 	"\rDescribeBatch\x12\x1d.weft.v1.DescribeBatchRequest\x1a\x1e.weft.v1.DescribeBatchResponse\"\x03\x90\x02\x01\x12M\n" +
 	"\vCancelBatch\x12\x1b.weft.v1.CancelBatchRequest\x1a\x1c.weft.v1.CancelBatchResponse\"\x03\x90\x02\x02\x12M\n" +
 	"\vListBatches\x12\x1b.weft.v1.ListBatchesRequest\x1a\x1c.weft.v1.ListBatchesResponse\"\x03\x90\x02\x01\x12G\n" +
-	"\tDeleteRun\x12\x19.weft.v1.DeleteRunRequest\x1a\x1a.weft.v1.DeleteRunResponse\"\x03\x90\x02\x02B-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
+	"\tDeleteRun\x12\x19.weft.v1.DeleteRunRequest\x1a\x1a.weft.v1.DeleteRunResponse\"\x03\x90\x02\x02\x12n\n" +
+	"\x16DescribeRunConcurrency\x12&.weft.v1.DescribeRunConcurrencyRequest\x1a'.weft.v1.DescribeRunConcurrencyResponse\"\x03\x90\x02\x01B-Z+github.com/weft-dev/weft/gen/weft/v1;weftv1b\x06proto3"
 
 var (
 	file_weft_v1_run_proto_rawDescOnce sync.Once
@@ -4618,201 +4801,207 @@ func file_weft_v1_run_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_weft_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_weft_v1_run_proto_goTypes = []any{
-	(RunStatus)(0),                       // 0: weft.v1.RunStatus
-	(RunSubstatus)(0),                    // 1: weft.v1.RunSubstatus
-	(StepStatus)(0),                      // 2: weft.v1.StepStatus
-	(CompensationOutcome)(0),             // 3: weft.v1.CompensationOutcome
-	(CompensationStatus)(0),              // 4: weft.v1.CompensationStatus
-	(AttemptOutcome)(0),                  // 5: weft.v1.AttemptOutcome
-	(BatchOperation)(0),                  // 6: weft.v1.BatchOperation
-	(BatchState)(0),                      // 7: weft.v1.BatchState
-	(BatchRunOutcome)(0),                 // 8: weft.v1.BatchRunOutcome
-	(*Run)(nil),                          // 9: weft.v1.Run
-	(*RunKeyConcurrency)(nil),            // 10: weft.v1.RunKeyConcurrency
-	(*Step)(nil),                         // 11: weft.v1.Step
-	(*FanOutProgress)(nil),               // 12: weft.v1.FanOutProgress
-	(*Attempt)(nil),                      // 13: weft.v1.Attempt
-	(*StepError)(nil),                    // 14: weft.v1.StepError
-	(*RunError)(nil),                     // 15: weft.v1.RunError
-	(*Cancellation)(nil),                 // 16: weft.v1.Cancellation
-	(*SubmitRunRequest)(nil),             // 17: weft.v1.SubmitRunRequest
-	(*SubmitRunResponse)(nil),            // 18: weft.v1.SubmitRunResponse
-	(*StartRunRequest)(nil),              // 19: weft.v1.StartRunRequest
-	(*StartRunResponse)(nil),             // 20: weft.v1.StartRunResponse
-	(*ApproveRunRequest)(nil),            // 21: weft.v1.ApproveRunRequest
-	(*ApproveRunResponse)(nil),           // 22: weft.v1.ApproveRunResponse
-	(*GetRunRequest)(nil),                // 23: weft.v1.GetRunRequest
-	(*GetRunResponse)(nil),               // 24: weft.v1.GetRunResponse
-	(*AwaitRunRequest)(nil),              // 25: weft.v1.AwaitRunRequest
-	(*AwaitRunResponse)(nil),             // 26: weft.v1.AwaitRunResponse
-	(*ListRunsRequest)(nil),              // 27: weft.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),             // 28: weft.v1.ListRunsResponse
-	(*RerunRunRequest)(nil),              // 29: weft.v1.RerunRunRequest
-	(*RerunRunResponse)(nil),             // 30: weft.v1.RerunRunResponse
-	(*CancelRunRequest)(nil),             // 31: weft.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),            // 32: weft.v1.CancelRunResponse
-	(*PauseRunRequest)(nil),              // 33: weft.v1.PauseRunRequest
-	(*PauseRunResponse)(nil),             // 34: weft.v1.PauseRunResponse
-	(*ResumeRunRequest)(nil),             // 35: weft.v1.ResumeRunRequest
-	(*ResumeRunResponse)(nil),            // 36: weft.v1.ResumeRunResponse
-	(*RetryStepRequest)(nil),             // 37: weft.v1.RetryStepRequest
-	(*RetryStepResponse)(nil),            // 38: weft.v1.RetryStepResponse
-	(*SkipStepRequest)(nil),              // 39: weft.v1.SkipStepRequest
-	(*SkipStepResponse)(nil),             // 40: weft.v1.SkipStepResponse
-	(*DeleteRunRequest)(nil),             // 41: weft.v1.DeleteRunRequest
-	(*DeleteRunResponse)(nil),            // 42: weft.v1.DeleteRunResponse
-	(*StartBatchRequest)(nil),            // 43: weft.v1.StartBatchRequest
-	(*StartBatchResponse)(nil),           // 44: weft.v1.StartBatchResponse
-	(*DescribeBatchRequest)(nil),         // 45: weft.v1.DescribeBatchRequest
-	(*DescribeBatchResponse)(nil),        // 46: weft.v1.DescribeBatchResponse
-	(*CancelBatchRequest)(nil),           // 47: weft.v1.CancelBatchRequest
-	(*CancelBatchResponse)(nil),          // 48: weft.v1.CancelBatchResponse
-	(*ListBatchesRequest)(nil),           // 49: weft.v1.ListBatchesRequest
-	(*ListBatchesResponse)(nil),          // 50: weft.v1.ListBatchesResponse
-	(*Batch)(nil),                        // 51: weft.v1.Batch
-	(*BatchRun)(nil),                     // 52: weft.v1.BatchRun
-	nil,                                  // 53: weft.v1.Run.SearchAttributesEntry
-	nil,                                  // 54: weft.v1.SubmitRunRequest.SearchAttributesEntry
-	(*timestamppb.Timestamp)(nil),        // 55: google.protobuf.Timestamp
-	(*WorkflowDefinition)(nil),           // 56: weft.v1.WorkflowDefinition
-	(*structpb.Value)(nil),               // 57: google.protobuf.Value
-	(*ArtifactRef)(nil),                  // 58: weft.v1.ArtifactRef
-	(*ManualCompletionResult)(nil),       // 59: weft.v1.ManualCompletionResult
-	(ErrorClass)(0),                      // 60: weft.v1.ErrorClass
-	(*DefinitionRef)(nil),                // 61: weft.v1.DefinitionRef
-	(*AcceptedSignalResult)(nil),         // 62: weft.v1.AcceptedSignalResult
-	(*SearchAttributeValue)(nil),         // 63: weft.v1.SearchAttributeValue
-	(*CountRunsRequest)(nil),             // 64: weft.v1.CountRunsRequest
-	(*ListSearchAttributesRequest)(nil),  // 65: weft.v1.ListSearchAttributesRequest
-	(*CountRunsResponse)(nil),            // 66: weft.v1.CountRunsResponse
-	(*ListSearchAttributesResponse)(nil), // 67: weft.v1.ListSearchAttributesResponse
+	(RunStatus)(0),                         // 0: weft.v1.RunStatus
+	(RunSubstatus)(0),                      // 1: weft.v1.RunSubstatus
+	(StepStatus)(0),                        // 2: weft.v1.StepStatus
+	(CompensationOutcome)(0),               // 3: weft.v1.CompensationOutcome
+	(CompensationStatus)(0),                // 4: weft.v1.CompensationStatus
+	(AttemptOutcome)(0),                    // 5: weft.v1.AttemptOutcome
+	(BatchOperation)(0),                    // 6: weft.v1.BatchOperation
+	(BatchState)(0),                        // 7: weft.v1.BatchState
+	(BatchRunOutcome)(0),                   // 8: weft.v1.BatchRunOutcome
+	(*DescribeRunConcurrencyRequest)(nil),  // 9: weft.v1.DescribeRunConcurrencyRequest
+	(*DescribeRunConcurrencyResponse)(nil), // 10: weft.v1.DescribeRunConcurrencyResponse
+	(*RunConcurrencyKey)(nil),              // 11: weft.v1.RunConcurrencyKey
+	(*Run)(nil),                            // 12: weft.v1.Run
+	(*RunKeyConcurrency)(nil),              // 13: weft.v1.RunKeyConcurrency
+	(*Step)(nil),                           // 14: weft.v1.Step
+	(*FanOutProgress)(nil),                 // 15: weft.v1.FanOutProgress
+	(*Attempt)(nil),                        // 16: weft.v1.Attempt
+	(*StepError)(nil),                      // 17: weft.v1.StepError
+	(*RunError)(nil),                       // 18: weft.v1.RunError
+	(*Cancellation)(nil),                   // 19: weft.v1.Cancellation
+	(*SubmitRunRequest)(nil),               // 20: weft.v1.SubmitRunRequest
+	(*SubmitRunResponse)(nil),              // 21: weft.v1.SubmitRunResponse
+	(*StartRunRequest)(nil),                // 22: weft.v1.StartRunRequest
+	(*StartRunResponse)(nil),               // 23: weft.v1.StartRunResponse
+	(*ApproveRunRequest)(nil),              // 24: weft.v1.ApproveRunRequest
+	(*ApproveRunResponse)(nil),             // 25: weft.v1.ApproveRunResponse
+	(*GetRunRequest)(nil),                  // 26: weft.v1.GetRunRequest
+	(*GetRunResponse)(nil),                 // 27: weft.v1.GetRunResponse
+	(*AwaitRunRequest)(nil),                // 28: weft.v1.AwaitRunRequest
+	(*AwaitRunResponse)(nil),               // 29: weft.v1.AwaitRunResponse
+	(*ListRunsRequest)(nil),                // 30: weft.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),               // 31: weft.v1.ListRunsResponse
+	(*RerunRunRequest)(nil),                // 32: weft.v1.RerunRunRequest
+	(*RerunRunResponse)(nil),               // 33: weft.v1.RerunRunResponse
+	(*CancelRunRequest)(nil),               // 34: weft.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),              // 35: weft.v1.CancelRunResponse
+	(*PauseRunRequest)(nil),                // 36: weft.v1.PauseRunRequest
+	(*PauseRunResponse)(nil),               // 37: weft.v1.PauseRunResponse
+	(*ResumeRunRequest)(nil),               // 38: weft.v1.ResumeRunRequest
+	(*ResumeRunResponse)(nil),              // 39: weft.v1.ResumeRunResponse
+	(*RetryStepRequest)(nil),               // 40: weft.v1.RetryStepRequest
+	(*RetryStepResponse)(nil),              // 41: weft.v1.RetryStepResponse
+	(*SkipStepRequest)(nil),                // 42: weft.v1.SkipStepRequest
+	(*SkipStepResponse)(nil),               // 43: weft.v1.SkipStepResponse
+	(*DeleteRunRequest)(nil),               // 44: weft.v1.DeleteRunRequest
+	(*DeleteRunResponse)(nil),              // 45: weft.v1.DeleteRunResponse
+	(*StartBatchRequest)(nil),              // 46: weft.v1.StartBatchRequest
+	(*StartBatchResponse)(nil),             // 47: weft.v1.StartBatchResponse
+	(*DescribeBatchRequest)(nil),           // 48: weft.v1.DescribeBatchRequest
+	(*DescribeBatchResponse)(nil),          // 49: weft.v1.DescribeBatchResponse
+	(*CancelBatchRequest)(nil),             // 50: weft.v1.CancelBatchRequest
+	(*CancelBatchResponse)(nil),            // 51: weft.v1.CancelBatchResponse
+	(*ListBatchesRequest)(nil),             // 52: weft.v1.ListBatchesRequest
+	(*ListBatchesResponse)(nil),            // 53: weft.v1.ListBatchesResponse
+	(*Batch)(nil),                          // 54: weft.v1.Batch
+	(*BatchRun)(nil),                       // 55: weft.v1.BatchRun
+	nil,                                    // 56: weft.v1.Run.SearchAttributesEntry
+	nil,                                    // 57: weft.v1.SubmitRunRequest.SearchAttributesEntry
+	(*timestamppb.Timestamp)(nil),          // 58: google.protobuf.Timestamp
+	(*WorkflowDefinition)(nil),             // 59: weft.v1.WorkflowDefinition
+	(*structpb.Value)(nil),                 // 60: google.protobuf.Value
+	(*ArtifactRef)(nil),                    // 61: weft.v1.ArtifactRef
+	(*ManualCompletionResult)(nil),         // 62: weft.v1.ManualCompletionResult
+	(ErrorClass)(0),                        // 63: weft.v1.ErrorClass
+	(*DefinitionRef)(nil),                  // 64: weft.v1.DefinitionRef
+	(*AcceptedSignalResult)(nil),           // 65: weft.v1.AcceptedSignalResult
+	(*SearchAttributeValue)(nil),           // 66: weft.v1.SearchAttributeValue
+	(*CountRunsRequest)(nil),               // 67: weft.v1.CountRunsRequest
+	(*ListSearchAttributesRequest)(nil),    // 68: weft.v1.ListSearchAttributesRequest
+	(*CountRunsResponse)(nil),              // 69: weft.v1.CountRunsResponse
+	(*ListSearchAttributesResponse)(nil),   // 70: weft.v1.ListSearchAttributesResponse
 }
 var file_weft_v1_run_proto_depIdxs = []int32{
-	0,  // 0: weft.v1.Run.status:type_name -> weft.v1.RunStatus
-	1,  // 1: weft.v1.Run.substatus:type_name -> weft.v1.RunSubstatus
-	11, // 2: weft.v1.Run.steps:type_name -> weft.v1.Step
-	3,  // 3: weft.v1.Run.compensation_outcome:type_name -> weft.v1.CompensationOutcome
-	55, // 4: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
-	55, // 5: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
-	55, // 6: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
-	15, // 7: weft.v1.Run.error:type_name -> weft.v1.RunError
-	16, // 8: weft.v1.Run.cancellation:type_name -> weft.v1.Cancellation
-	56, // 9: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
-	57, // 10: weft.v1.Run.input:type_name -> google.protobuf.Value
-	58, // 11: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
-	55, // 12: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
-	57, // 13: weft.v1.Run.result:type_name -> google.protobuf.Value
-	55, // 14: weft.v1.Run.retain_until:type_name -> google.protobuf.Timestamp
-	53, // 15: weft.v1.Run.search_attributes:type_name -> weft.v1.Run.SearchAttributesEntry
-	10, // 16: weft.v1.Run.concurrency:type_name -> weft.v1.RunKeyConcurrency
-	2,  // 17: weft.v1.Step.status:type_name -> weft.v1.StepStatus
-	13, // 18: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
-	55, // 19: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
-	55, // 20: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
-	55, // 21: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
-	57, // 22: weft.v1.Step.output:type_name -> google.protobuf.Value
-	58, // 23: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
-	14, // 24: weft.v1.Step.error:type_name -> weft.v1.StepError
-	4,  // 25: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
-	14, // 26: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
-	55, // 27: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
-	59, // 28: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
-	55, // 29: weft.v1.Step.wake_at:type_name -> google.protobuf.Timestamp
-	57, // 30: weft.v1.Step.input:type_name -> google.protobuf.Value
-	12, // 31: weft.v1.Step.fan_out:type_name -> weft.v1.FanOutProgress
-	5,  // 32: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
-	14, // 33: weft.v1.Attempt.error:type_name -> weft.v1.StepError
-	55, // 34: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	55, // 35: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
-	60, // 36: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
-	14, // 37: weft.v1.RunError.error:type_name -> weft.v1.StepError
-	55, // 38: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
-	56, // 39: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
-	57, // 40: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
-	61, // 41: weft.v1.SubmitRunRequest.definition_ref:type_name -> weft.v1.DefinitionRef
-	54, // 42: weft.v1.SubmitRunRequest.search_attributes:type_name -> weft.v1.SubmitRunRequest.SearchAttributesEntry
-	9,  // 43: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
-	9,  // 44: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
-	62, // 45: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 46: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
-	9,  // 47: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
-	9,  // 48: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
-	0,  // 49: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
-	55, // 50: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
-	55, // 51: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
-	9,  // 52: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
-	62, // 53: weft.v1.RerunRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 54: weft.v1.RerunRunResponse.run:type_name -> weft.v1.Run
-	62, // 55: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 56: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
-	62, // 57: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 58: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
-	62, // 59: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 60: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
-	62, // 61: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 62: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
-	62, // 63: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
-	9,  // 64: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
-	6,  // 65: weft.v1.StartBatchRequest.operation:type_name -> weft.v1.BatchOperation
-	57, // 66: weft.v1.StartBatchRequest.payload:type_name -> google.protobuf.Value
-	51, // 67: weft.v1.StartBatchResponse.batch:type_name -> weft.v1.Batch
-	51, // 68: weft.v1.DescribeBatchResponse.batch:type_name -> weft.v1.Batch
-	52, // 69: weft.v1.DescribeBatchResponse.runs:type_name -> weft.v1.BatchRun
-	51, // 70: weft.v1.CancelBatchResponse.batch:type_name -> weft.v1.Batch
-	51, // 71: weft.v1.ListBatchesResponse.batches:type_name -> weft.v1.Batch
-	6,  // 72: weft.v1.Batch.operation:type_name -> weft.v1.BatchOperation
-	7,  // 73: weft.v1.Batch.state:type_name -> weft.v1.BatchState
-	55, // 74: weft.v1.Batch.created_at:type_name -> google.protobuf.Timestamp
-	55, // 75: weft.v1.Batch.ended_at:type_name -> google.protobuf.Timestamp
-	8,  // 76: weft.v1.BatchRun.outcome:type_name -> weft.v1.BatchRunOutcome
-	55, // 77: weft.v1.BatchRun.at:type_name -> google.protobuf.Timestamp
-	63, // 78: weft.v1.Run.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
-	63, // 79: weft.v1.SubmitRunRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
-	17, // 80: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
-	19, // 81: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
-	21, // 82: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
-	23, // 83: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
-	25, // 84: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
-	27, // 85: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
-	64, // 86: weft.v1.RunService.CountRuns:input_type -> weft.v1.CountRunsRequest
-	65, // 87: weft.v1.RunService.ListSearchAttributes:input_type -> weft.v1.ListSearchAttributesRequest
-	31, // 88: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
-	33, // 89: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
-	35, // 90: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
-	37, // 91: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
-	39, // 92: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
-	29, // 93: weft.v1.RunService.RerunRun:input_type -> weft.v1.RerunRunRequest
-	43, // 94: weft.v1.RunService.StartBatch:input_type -> weft.v1.StartBatchRequest
-	45, // 95: weft.v1.RunService.DescribeBatch:input_type -> weft.v1.DescribeBatchRequest
-	47, // 96: weft.v1.RunService.CancelBatch:input_type -> weft.v1.CancelBatchRequest
-	49, // 97: weft.v1.RunService.ListBatches:input_type -> weft.v1.ListBatchesRequest
-	41, // 98: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
-	18, // 99: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
-	20, // 100: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
-	22, // 101: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
-	24, // 102: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
-	26, // 103: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
-	28, // 104: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
-	66, // 105: weft.v1.RunService.CountRuns:output_type -> weft.v1.CountRunsResponse
-	67, // 106: weft.v1.RunService.ListSearchAttributes:output_type -> weft.v1.ListSearchAttributesResponse
-	32, // 107: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
-	34, // 108: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
-	36, // 109: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
-	38, // 110: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
-	40, // 111: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
-	30, // 112: weft.v1.RunService.RerunRun:output_type -> weft.v1.RerunRunResponse
-	44, // 113: weft.v1.RunService.StartBatch:output_type -> weft.v1.StartBatchResponse
-	46, // 114: weft.v1.RunService.DescribeBatch:output_type -> weft.v1.DescribeBatchResponse
-	48, // 115: weft.v1.RunService.CancelBatch:output_type -> weft.v1.CancelBatchResponse
-	50, // 116: weft.v1.RunService.ListBatches:output_type -> weft.v1.ListBatchesResponse
-	42, // 117: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
-	99, // [99:118] is the sub-list for method output_type
-	80, // [80:99] is the sub-list for method input_type
-	80, // [80:80] is the sub-list for extension type_name
-	80, // [80:80] is the sub-list for extension extendee
-	0,  // [0:80] is the sub-list for field type_name
+	11,  // 0: weft.v1.DescribeRunConcurrencyResponse.keys:type_name -> weft.v1.RunConcurrencyKey
+	0,   // 1: weft.v1.Run.status:type_name -> weft.v1.RunStatus
+	1,   // 2: weft.v1.Run.substatus:type_name -> weft.v1.RunSubstatus
+	14,  // 3: weft.v1.Run.steps:type_name -> weft.v1.Step
+	3,   // 4: weft.v1.Run.compensation_outcome:type_name -> weft.v1.CompensationOutcome
+	58,  // 5: weft.v1.Run.created_at:type_name -> google.protobuf.Timestamp
+	58,  // 6: weft.v1.Run.started_at:type_name -> google.protobuf.Timestamp
+	58,  // 7: weft.v1.Run.completed_at:type_name -> google.protobuf.Timestamp
+	18,  // 8: weft.v1.Run.error:type_name -> weft.v1.RunError
+	19,  // 9: weft.v1.Run.cancellation:type_name -> weft.v1.Cancellation
+	59,  // 10: weft.v1.Run.definition:type_name -> weft.v1.WorkflowDefinition
+	60,  // 11: weft.v1.Run.input:type_name -> google.protobuf.Value
+	61,  // 12: weft.v1.Run.artifacts:type_name -> weft.v1.ArtifactRef
+	58,  // 13: weft.v1.Run.deadline:type_name -> google.protobuf.Timestamp
+	60,  // 14: weft.v1.Run.result:type_name -> google.protobuf.Value
+	58,  // 15: weft.v1.Run.retain_until:type_name -> google.protobuf.Timestamp
+	56,  // 16: weft.v1.Run.search_attributes:type_name -> weft.v1.Run.SearchAttributesEntry
+	13,  // 17: weft.v1.Run.concurrency:type_name -> weft.v1.RunKeyConcurrency
+	2,   // 18: weft.v1.Step.status:type_name -> weft.v1.StepStatus
+	16,  // 19: weft.v1.Step.attempts:type_name -> weft.v1.Attempt
+	58,  // 20: weft.v1.Step.scheduled_at:type_name -> google.protobuf.Timestamp
+	58,  // 21: weft.v1.Step.started_at:type_name -> google.protobuf.Timestamp
+	58,  // 22: weft.v1.Step.completed_at:type_name -> google.protobuf.Timestamp
+	60,  // 23: weft.v1.Step.output:type_name -> google.protobuf.Value
+	61,  // 24: weft.v1.Step.artifacts:type_name -> weft.v1.ArtifactRef
+	17,  // 25: weft.v1.Step.error:type_name -> weft.v1.StepError
+	4,   // 26: weft.v1.Step.compensation_status:type_name -> weft.v1.CompensationStatus
+	17,  // 27: weft.v1.Step.compensation_error:type_name -> weft.v1.StepError
+	58,  // 28: weft.v1.Step.next_attempt_at:type_name -> google.protobuf.Timestamp
+	62,  // 29: weft.v1.Step.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	58,  // 30: weft.v1.Step.wake_at:type_name -> google.protobuf.Timestamp
+	60,  // 31: weft.v1.Step.input:type_name -> google.protobuf.Value
+	15,  // 32: weft.v1.Step.fan_out:type_name -> weft.v1.FanOutProgress
+	5,   // 33: weft.v1.Attempt.outcome:type_name -> weft.v1.AttemptOutcome
+	17,  // 34: weft.v1.Attempt.error:type_name -> weft.v1.StepError
+	58,  // 35: weft.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	58,  // 36: weft.v1.Attempt.completed_at:type_name -> google.protobuf.Timestamp
+	63,  // 37: weft.v1.StepError.error_class:type_name -> weft.v1.ErrorClass
+	17,  // 38: weft.v1.RunError.error:type_name -> weft.v1.StepError
+	58,  // 39: weft.v1.Cancellation.requested_at:type_name -> google.protobuf.Timestamp
+	59,  // 40: weft.v1.SubmitRunRequest.definition:type_name -> weft.v1.WorkflowDefinition
+	60,  // 41: weft.v1.SubmitRunRequest.input:type_name -> google.protobuf.Value
+	64,  // 42: weft.v1.SubmitRunRequest.definition_ref:type_name -> weft.v1.DefinitionRef
+	57,  // 43: weft.v1.SubmitRunRequest.search_attributes:type_name -> weft.v1.SubmitRunRequest.SearchAttributesEntry
+	12,  // 44: weft.v1.SubmitRunResponse.run:type_name -> weft.v1.Run
+	12,  // 45: weft.v1.StartRunResponse.run:type_name -> weft.v1.Run
+	65,  // 46: weft.v1.ApproveRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	12,  // 47: weft.v1.ApproveRunResponse.run:type_name -> weft.v1.Run
+	12,  // 48: weft.v1.GetRunResponse.run:type_name -> weft.v1.Run
+	12,  // 49: weft.v1.AwaitRunResponse.run:type_name -> weft.v1.Run
+	0,   // 50: weft.v1.ListRunsRequest.statuses:type_name -> weft.v1.RunStatus
+	58,  // 51: weft.v1.ListRunsRequest.created_after:type_name -> google.protobuf.Timestamp
+	58,  // 52: weft.v1.ListRunsRequest.created_before:type_name -> google.protobuf.Timestamp
+	12,  // 53: weft.v1.ListRunsResponse.runs:type_name -> weft.v1.Run
+	65,  // 54: weft.v1.RerunRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	12,  // 55: weft.v1.RerunRunResponse.run:type_name -> weft.v1.Run
+	65,  // 56: weft.v1.CancelRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	12,  // 57: weft.v1.CancelRunResponse.run:type_name -> weft.v1.Run
+	65,  // 58: weft.v1.PauseRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	12,  // 59: weft.v1.PauseRunResponse.run:type_name -> weft.v1.Run
+	65,  // 60: weft.v1.ResumeRunResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	12,  // 61: weft.v1.ResumeRunResponse.run:type_name -> weft.v1.Run
+	65,  // 62: weft.v1.RetryStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	12,  // 63: weft.v1.RetryStepResponse.run:type_name -> weft.v1.Run
+	65,  // 64: weft.v1.SkipStepResponse.result:type_name -> weft.v1.AcceptedSignalResult
+	12,  // 65: weft.v1.SkipStepResponse.run:type_name -> weft.v1.Run
+	6,   // 66: weft.v1.StartBatchRequest.operation:type_name -> weft.v1.BatchOperation
+	60,  // 67: weft.v1.StartBatchRequest.payload:type_name -> google.protobuf.Value
+	54,  // 68: weft.v1.StartBatchResponse.batch:type_name -> weft.v1.Batch
+	54,  // 69: weft.v1.DescribeBatchResponse.batch:type_name -> weft.v1.Batch
+	55,  // 70: weft.v1.DescribeBatchResponse.runs:type_name -> weft.v1.BatchRun
+	54,  // 71: weft.v1.CancelBatchResponse.batch:type_name -> weft.v1.Batch
+	54,  // 72: weft.v1.ListBatchesResponse.batches:type_name -> weft.v1.Batch
+	6,   // 73: weft.v1.Batch.operation:type_name -> weft.v1.BatchOperation
+	7,   // 74: weft.v1.Batch.state:type_name -> weft.v1.BatchState
+	58,  // 75: weft.v1.Batch.created_at:type_name -> google.protobuf.Timestamp
+	58,  // 76: weft.v1.Batch.ended_at:type_name -> google.protobuf.Timestamp
+	8,   // 77: weft.v1.BatchRun.outcome:type_name -> weft.v1.BatchRunOutcome
+	58,  // 78: weft.v1.BatchRun.at:type_name -> google.protobuf.Timestamp
+	66,  // 79: weft.v1.Run.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
+	66,  // 80: weft.v1.SubmitRunRequest.SearchAttributesEntry.value:type_name -> weft.v1.SearchAttributeValue
+	20,  // 81: weft.v1.RunService.SubmitRun:input_type -> weft.v1.SubmitRunRequest
+	22,  // 82: weft.v1.RunService.StartRun:input_type -> weft.v1.StartRunRequest
+	24,  // 83: weft.v1.RunService.ApproveRun:input_type -> weft.v1.ApproveRunRequest
+	26,  // 84: weft.v1.RunService.GetRun:input_type -> weft.v1.GetRunRequest
+	28,  // 85: weft.v1.RunService.AwaitRun:input_type -> weft.v1.AwaitRunRequest
+	30,  // 86: weft.v1.RunService.ListRuns:input_type -> weft.v1.ListRunsRequest
+	67,  // 87: weft.v1.RunService.CountRuns:input_type -> weft.v1.CountRunsRequest
+	68,  // 88: weft.v1.RunService.ListSearchAttributes:input_type -> weft.v1.ListSearchAttributesRequest
+	34,  // 89: weft.v1.RunService.CancelRun:input_type -> weft.v1.CancelRunRequest
+	36,  // 90: weft.v1.RunService.PauseRun:input_type -> weft.v1.PauseRunRequest
+	38,  // 91: weft.v1.RunService.ResumeRun:input_type -> weft.v1.ResumeRunRequest
+	40,  // 92: weft.v1.RunService.RetryStep:input_type -> weft.v1.RetryStepRequest
+	42,  // 93: weft.v1.RunService.SkipStep:input_type -> weft.v1.SkipStepRequest
+	32,  // 94: weft.v1.RunService.RerunRun:input_type -> weft.v1.RerunRunRequest
+	46,  // 95: weft.v1.RunService.StartBatch:input_type -> weft.v1.StartBatchRequest
+	48,  // 96: weft.v1.RunService.DescribeBatch:input_type -> weft.v1.DescribeBatchRequest
+	50,  // 97: weft.v1.RunService.CancelBatch:input_type -> weft.v1.CancelBatchRequest
+	52,  // 98: weft.v1.RunService.ListBatches:input_type -> weft.v1.ListBatchesRequest
+	44,  // 99: weft.v1.RunService.DeleteRun:input_type -> weft.v1.DeleteRunRequest
+	9,   // 100: weft.v1.RunService.DescribeRunConcurrency:input_type -> weft.v1.DescribeRunConcurrencyRequest
+	21,  // 101: weft.v1.RunService.SubmitRun:output_type -> weft.v1.SubmitRunResponse
+	23,  // 102: weft.v1.RunService.StartRun:output_type -> weft.v1.StartRunResponse
+	25,  // 103: weft.v1.RunService.ApproveRun:output_type -> weft.v1.ApproveRunResponse
+	27,  // 104: weft.v1.RunService.GetRun:output_type -> weft.v1.GetRunResponse
+	29,  // 105: weft.v1.RunService.AwaitRun:output_type -> weft.v1.AwaitRunResponse
+	31,  // 106: weft.v1.RunService.ListRuns:output_type -> weft.v1.ListRunsResponse
+	69,  // 107: weft.v1.RunService.CountRuns:output_type -> weft.v1.CountRunsResponse
+	70,  // 108: weft.v1.RunService.ListSearchAttributes:output_type -> weft.v1.ListSearchAttributesResponse
+	35,  // 109: weft.v1.RunService.CancelRun:output_type -> weft.v1.CancelRunResponse
+	37,  // 110: weft.v1.RunService.PauseRun:output_type -> weft.v1.PauseRunResponse
+	39,  // 111: weft.v1.RunService.ResumeRun:output_type -> weft.v1.ResumeRunResponse
+	41,  // 112: weft.v1.RunService.RetryStep:output_type -> weft.v1.RetryStepResponse
+	43,  // 113: weft.v1.RunService.SkipStep:output_type -> weft.v1.SkipStepResponse
+	33,  // 114: weft.v1.RunService.RerunRun:output_type -> weft.v1.RerunRunResponse
+	47,  // 115: weft.v1.RunService.StartBatch:output_type -> weft.v1.StartBatchResponse
+	49,  // 116: weft.v1.RunService.DescribeBatch:output_type -> weft.v1.DescribeBatchResponse
+	51,  // 117: weft.v1.RunService.CancelBatch:output_type -> weft.v1.CancelBatchResponse
+	53,  // 118: weft.v1.RunService.ListBatches:output_type -> weft.v1.ListBatchesResponse
+	45,  // 119: weft.v1.RunService.DeleteRun:output_type -> weft.v1.DeleteRunResponse
+	10,  // 120: weft.v1.RunService.DescribeRunConcurrency:output_type -> weft.v1.DescribeRunConcurrencyResponse
+	101, // [101:121] is the sub-list for method output_type
+	81,  // [81:101] is the sub-list for method input_type
+	81,  // [81:81] is the sub-list for extension type_name
+	81,  // [81:81] is the sub-list for extension extendee
+	0,   // [0:81] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_run_proto_init() }
@@ -4824,21 +5013,21 @@ func file_weft_v1_run_proto_init() {
 	file_weft_v1_definition_proto_init()
 	file_weft_v1_search_proto_init()
 	file_weft_v1_signal_proto_init()
-	file_weft_v1_run_proto_msgTypes[8].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[12].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[20].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[22].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[24].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[26].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[28].OneofWrappers = []any{}
-	file_weft_v1_run_proto_msgTypes[30].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[11].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[15].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[23].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[25].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[27].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[29].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[31].OneofWrappers = []any{}
+	file_weft_v1_run_proto_msgTypes[33].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_v1_run_proto_rawDesc), len(file_weft_v1_run_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   46,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

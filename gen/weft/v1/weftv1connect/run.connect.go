@@ -73,6 +73,9 @@ const (
 	RunServiceListBatchesProcedure = "/weft.v1.RunService/ListBatches"
 	// RunServiceDeleteRunProcedure is the fully-qualified name of the RunService's DeleteRun RPC.
 	RunServiceDeleteRunProcedure = "/weft.v1.RunService/DeleteRun"
+	// RunServiceDescribeRunConcurrencyProcedure is the fully-qualified name of the RunService's
+	// DescribeRunConcurrency RPC.
+	RunServiceDescribeRunConcurrencyProcedure = "/weft.v1.RunService/DescribeRunConcurrency"
 )
 
 // RunServiceClient is a client for the weft.v1.RunService service.
@@ -140,6 +143,10 @@ type RunServiceClient interface {
 	// (docs/semantics.md#delete-run). A run not finished is refused with
 	// FAILED_PRECONDITION; an unknown run, or one already deleted, is NOT_FOUND.
 	DeleteRun(context.Context, *connect.Request[v1.DeleteRunRequest]) (*connect.Response[v1.DeleteRunResponse], error)
+	// DescribeRunConcurrency lists the caller's run concurrency keys that
+	// have started or queued runs (docs/semantics.md#run-concurrency): per
+	// plan and key, the runs holding a slot, the limit and the runs waiting.
+	DescribeRunConcurrency(context.Context, *connect.Request[v1.DescribeRunConcurrencyRequest]) (*connect.Response[v1.DescribeRunConcurrencyResponse], error)
 }
 
 // NewRunServiceClient constructs a client for the weft.v1.RunService service. By default, it uses
@@ -276,30 +283,38 @@ func NewRunServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithIdempotency(connect.IdempotencyIdempotent),
 			connect.WithClientOptions(opts...),
 		),
+		describeRunConcurrency: connect.NewClient[v1.DescribeRunConcurrencyRequest, v1.DescribeRunConcurrencyResponse](
+			httpClient,
+			baseURL+RunServiceDescribeRunConcurrencyProcedure,
+			connect.WithSchema(runServiceMethods.ByName("DescribeRunConcurrency")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // runServiceClient implements RunServiceClient.
 type runServiceClient struct {
-	submitRun            *connect.Client[v1.SubmitRunRequest, v1.SubmitRunResponse]
-	startRun             *connect.Client[v1.StartRunRequest, v1.StartRunResponse]
-	approveRun           *connect.Client[v1.ApproveRunRequest, v1.ApproveRunResponse]
-	getRun               *connect.Client[v1.GetRunRequest, v1.GetRunResponse]
-	awaitRun             *connect.Client[v1.AwaitRunRequest, v1.AwaitRunResponse]
-	listRuns             *connect.Client[v1.ListRunsRequest, v1.ListRunsResponse]
-	countRuns            *connect.Client[v1.CountRunsRequest, v1.CountRunsResponse]
-	listSearchAttributes *connect.Client[v1.ListSearchAttributesRequest, v1.ListSearchAttributesResponse]
-	cancelRun            *connect.Client[v1.CancelRunRequest, v1.CancelRunResponse]
-	pauseRun             *connect.Client[v1.PauseRunRequest, v1.PauseRunResponse]
-	resumeRun            *connect.Client[v1.ResumeRunRequest, v1.ResumeRunResponse]
-	retryStep            *connect.Client[v1.RetryStepRequest, v1.RetryStepResponse]
-	skipStep             *connect.Client[v1.SkipStepRequest, v1.SkipStepResponse]
-	rerunRun             *connect.Client[v1.RerunRunRequest, v1.RerunRunResponse]
-	startBatch           *connect.Client[v1.StartBatchRequest, v1.StartBatchResponse]
-	describeBatch        *connect.Client[v1.DescribeBatchRequest, v1.DescribeBatchResponse]
-	cancelBatch          *connect.Client[v1.CancelBatchRequest, v1.CancelBatchResponse]
-	listBatches          *connect.Client[v1.ListBatchesRequest, v1.ListBatchesResponse]
-	deleteRun            *connect.Client[v1.DeleteRunRequest, v1.DeleteRunResponse]
+	submitRun              *connect.Client[v1.SubmitRunRequest, v1.SubmitRunResponse]
+	startRun               *connect.Client[v1.StartRunRequest, v1.StartRunResponse]
+	approveRun             *connect.Client[v1.ApproveRunRequest, v1.ApproveRunResponse]
+	getRun                 *connect.Client[v1.GetRunRequest, v1.GetRunResponse]
+	awaitRun               *connect.Client[v1.AwaitRunRequest, v1.AwaitRunResponse]
+	listRuns               *connect.Client[v1.ListRunsRequest, v1.ListRunsResponse]
+	countRuns              *connect.Client[v1.CountRunsRequest, v1.CountRunsResponse]
+	listSearchAttributes   *connect.Client[v1.ListSearchAttributesRequest, v1.ListSearchAttributesResponse]
+	cancelRun              *connect.Client[v1.CancelRunRequest, v1.CancelRunResponse]
+	pauseRun               *connect.Client[v1.PauseRunRequest, v1.PauseRunResponse]
+	resumeRun              *connect.Client[v1.ResumeRunRequest, v1.ResumeRunResponse]
+	retryStep              *connect.Client[v1.RetryStepRequest, v1.RetryStepResponse]
+	skipStep               *connect.Client[v1.SkipStepRequest, v1.SkipStepResponse]
+	rerunRun               *connect.Client[v1.RerunRunRequest, v1.RerunRunResponse]
+	startBatch             *connect.Client[v1.StartBatchRequest, v1.StartBatchResponse]
+	describeBatch          *connect.Client[v1.DescribeBatchRequest, v1.DescribeBatchResponse]
+	cancelBatch            *connect.Client[v1.CancelBatchRequest, v1.CancelBatchResponse]
+	listBatches            *connect.Client[v1.ListBatchesRequest, v1.ListBatchesResponse]
+	deleteRun              *connect.Client[v1.DeleteRunRequest, v1.DeleteRunResponse]
+	describeRunConcurrency *connect.Client[v1.DescribeRunConcurrencyRequest, v1.DescribeRunConcurrencyResponse]
 }
 
 // SubmitRun calls weft.v1.RunService.SubmitRun.
@@ -397,6 +412,11 @@ func (c *runServiceClient) DeleteRun(ctx context.Context, req *connect.Request[v
 	return c.deleteRun.CallUnary(ctx, req)
 }
 
+// DescribeRunConcurrency calls weft.v1.RunService.DescribeRunConcurrency.
+func (c *runServiceClient) DescribeRunConcurrency(ctx context.Context, req *connect.Request[v1.DescribeRunConcurrencyRequest]) (*connect.Response[v1.DescribeRunConcurrencyResponse], error) {
+	return c.describeRunConcurrency.CallUnary(ctx, req)
+}
+
 // RunServiceHandler is an implementation of the weft.v1.RunService service.
 type RunServiceHandler interface {
 	// SubmitRun persists a run as PENDING before it answers (docs/semantics.md#submission). With start
@@ -462,6 +482,10 @@ type RunServiceHandler interface {
 	// (docs/semantics.md#delete-run). A run not finished is refused with
 	// FAILED_PRECONDITION; an unknown run, or one already deleted, is NOT_FOUND.
 	DeleteRun(context.Context, *connect.Request[v1.DeleteRunRequest]) (*connect.Response[v1.DeleteRunResponse], error)
+	// DescribeRunConcurrency lists the caller's run concurrency keys that
+	// have started or queued runs (docs/semantics.md#run-concurrency): per
+	// plan and key, the runs holding a slot, the limit and the runs waiting.
+	DescribeRunConcurrency(context.Context, *connect.Request[v1.DescribeRunConcurrencyRequest]) (*connect.Response[v1.DescribeRunConcurrencyResponse], error)
 }
 
 // NewRunServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -594,6 +618,13 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithIdempotency(connect.IdempotencyIdempotent),
 		connect.WithHandlerOptions(opts...),
 	)
+	runServiceDescribeRunConcurrencyHandler := connect.NewUnaryHandler(
+		RunServiceDescribeRunConcurrencyProcedure,
+		svc.DescribeRunConcurrency,
+		connect.WithSchema(runServiceMethods.ByName("DescribeRunConcurrency")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/weft.v1.RunService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case RunServiceSubmitRunProcedure:
@@ -634,6 +665,8 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 			runServiceListBatchesHandler.ServeHTTP(w, r)
 		case RunServiceDeleteRunProcedure:
 			runServiceDeleteRunHandler.ServeHTTP(w, r)
+		case RunServiceDescribeRunConcurrencyProcedure:
+			runServiceDescribeRunConcurrencyHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -717,4 +750,8 @@ func (UnimplementedRunServiceHandler) ListBatches(context.Context, *connect.Requ
 
 func (UnimplementedRunServiceHandler) DeleteRun(context.Context, *connect.Request[v1.DeleteRunRequest]) (*connect.Response[v1.DeleteRunResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.DeleteRun is not implemented"))
+}
+
+func (UnimplementedRunServiceHandler) DescribeRunConcurrency(context.Context, *connect.Request[v1.DescribeRunConcurrencyRequest]) (*connect.Response[v1.DescribeRunConcurrencyResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("weft.v1.RunService.DescribeRunConcurrency is not implemented"))
 }

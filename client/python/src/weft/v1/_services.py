@@ -61,6 +61,8 @@ class RunService(Protocol):
 
     def delete_run(self, request: Union[run_pb2.DeleteRunRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> run_pb2.DeleteRunResponse: ...
 
+    def describe_run_concurrency(self, request: Union[run_pb2.DescribeRunConcurrencyRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> run_pb2.DescribeRunConcurrencyResponse: ...
+
 
 class SignalService(Protocol):
     """weft.v1.SignalService, as ``Client.signals``."""
@@ -194,6 +196,8 @@ class AsyncRunService(Protocol):
     async def list_batches(self, request: Union[run_pb2.ListBatchesRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> run_pb2.ListBatchesResponse: ...
 
     async def delete_run(self, request: Union[run_pb2.DeleteRunRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> run_pb2.DeleteRunResponse: ...
+
+    async def describe_run_concurrency(self, request: Union[run_pb2.DescribeRunConcurrencyRequest, Mapping[str, Any], None] = None, *, timeout: Optional[float] = ..., headers: Optional[Mapping[str, str]] = None, retry: Optional[RetryPolicy] = None, **fields: Any) -> run_pb2.DescribeRunConcurrencyResponse: ...
 
 
 class AsyncSignalService(Protocol):

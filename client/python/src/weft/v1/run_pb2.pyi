@@ -246,6 +246,18 @@ class DescribeBatchResponse(_message.Message):
     runs: _containers.RepeatedCompositeFieldContainer[BatchRun]
     def __init__(self, batch: _Optional[_Union[Batch, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[BatchRun, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
+class DescribeRunConcurrencyRequest(_message.Message):
+    __slots__ = ["plan_id"]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    plan_id: str
+    def __init__(self, plan_id: _Optional[str] = ...) -> None: ...
+
+class DescribeRunConcurrencyResponse(_message.Message):
+    __slots__ = ["keys"]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    keys: _containers.RepeatedCompositeFieldContainer[RunConcurrencyKey]
+    def __init__(self, keys: _Optional[_Iterable[_Union[RunConcurrencyKey, _Mapping]]] = ...) -> None: ...
+
 class FanOutProgress(_message.Message):
     __slots__ = ["cancelled", "failed", "in_flight", "items", "max_concurrency", "pending", "succeeded"]
     CANCELLED_FIELD_NUMBER: _ClassVar[int]
@@ -478,6 +490,20 @@ class Run(_message.Message):
     total_duration_ms: int
     trigger_source: str
     def __init__(self, run_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., environment_id: _Optional[str] = ..., plan_id: _Optional[str] = ..., plan_version: _Optional[str] = ..., run_request_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., substatus: _Optional[_Union[RunSubstatus, str]] = ..., message: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ..., compensation_outcome: _Optional[_Union[CompensationOutcome, str]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., total_duration_ms: _Optional[int] = ..., last_event_seq: _Optional[int] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., cancellation: _Optional[_Union[Cancellation, _Mapping]] = ..., submitted_by: _Optional[str] = ..., definition: _Optional[_Union[_definition_pb2.WorkflowDefinition, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.ArtifactRef, _Mapping]]] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., failed_steps: _Optional[int] = ..., trigger_source: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., retain_until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., search_attributes: _Optional[_Mapping[str, _search_pb2.SearchAttributeValue]] = ..., parent_run_id: _Optional[str] = ..., parent_step: _Optional[str] = ..., priority: _Optional[int] = ..., concurrency: _Optional[_Union[RunKeyConcurrency, _Mapping]] = ...) -> None: ...
+
+class RunConcurrencyKey(_message.Message):
+    __slots__ = ["in_use", "key", "limit", "plan_id", "waiting"]
+    IN_USE_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
+    in_use: int
+    key: str
+    limit: int
+    plan_id: str
+    waiting: int
+    def __init__(self, plan_id: _Optional[str] = ..., key: _Optional[str] = ..., in_use: _Optional[int] = ..., limit: _Optional[int] = ..., waiting: _Optional[int] = ...) -> None: ...
 
 class RunError(_message.Message):
     __slots__ = ["action_id", "error", "workflow_timeout"]
