@@ -385,3 +385,51 @@ func compensating(s *runstate.State) string {
 	}
 	return ""
 }
+
+// TestAdmit_AFullConcurrencyKeyFollowsItsStrategyUnderEveryMode is the
+// table of docs/semantics.md#run-concurrency: a run whose key is full
+// follows its strategy whatever the backpressure mode (queue and
+// cancelInProgress wait QUEUED, the latter asking for the oldest holder's
+// cancel; cancelNewest ends CANCELLED); with its key free and a plan limit
+// full, the mode decides, and DELAY still takes the key's slot.
+func TestAdmit_AFullConcurrencyKeyFollowsItsStrategyUnderEveryMode(t *testing.T) {
+	type want struct {
+		status    runstate.RunStatus
+		took      int
+		queued    bool
+		preempted int
+	}
+	for _, c := range []struct {
+		strategy definition.ConcurrencyStrategy
+		mode     definition.BackpressureMode
+		keyFull  bool
+		slots    decide.Slots
+		want     want
+	}{
+		{definition.StrategyQueue, definition.BackpressureQueue, true, decide.SlotsFull, want{runstate.RunQueued, 0, true, 0}},
+		{definition.StrategyQueue, definition.BackpressureDelay, true, decide.SlotsFull, want{runstate.RunQueued, 0, true, 0}},
+		{definition.StrategyQueue, definition.BackpressureReject, true, decide.SlotsFull, want{runstate.RunQueued, 0, true, 0}},
+		{"", definition.BackpressureDelay, true, decide.SlotsFull, want{runstate.RunQueued, 0, true, 0}},
+		{definition.StrategyCancelNewest, definition.BackpressureQueue, true, decide.SlotsFull, want{runstate.RunCancelled, 0, false, 0}},
+		{definition.StrategyCancelNewest, definition.BackpressureDelay, true, decide.SlotsFull, want{runstate.RunCancelled, 0, false, 0}},
+		{definition.StrategyCancelInProgress, definition.BackpressureQueue, true, decide.SlotsFull, want{runstate.RunQueued, 0, true, 1}},
+		{definition.StrategyCancelInProgress, definition.BackpressureDelay, true, decide.SlotsFull, want{runstate.RunQueued, 0, true, 1}},
+		{definition.StrategyCancelNewest, definition.BackpressureQueue, false, decide.SlotsFree, want{runstate.RunRunning, 1, false, 0}},
+		{definition.StrategyCancelNewest, definition.BackpressureQueue, false, decide.SlotsFull, want{runstate.RunQueued, 0, true, 0}},
+		{definition.StrategyCancelInProgress, definition.BackpressureDelay, false, decide.SlotsFull, want{runstate.RunRunning, 1, false, 0}},
+	} {
+		t.Run(fmt.Sprintf("%s/%s/keyFull=%v/slots=%d", c.strategy, c.mode, c.keyFull, c.slots), func(t *testing.T) {
+			r := newRun(t, definition.Definition{PlanID: "p", PlanVersion: "1", Actions: []definition.Action{action("a", 1)},
+				Concurrency: &definition.RunConcurrency{Key: "input.k", Limit: 1, Strategy: c.strategy}})
+			p := &decide.Prepared{Slots: c.slots, KeyFull: c.keyFull, KeyWait: "concurrency key k at 1/1"}
+			d := decide.New(decide.Run{ID: "r", Definition: &r.def, Admission: decide.Admission{Mode: c.mode, Delay: time.Second},
+				Context: &runstate.RunContext{TenantID: "t"}}, r.s, r.now, p, r.rec)
+			require.NoError(t, d.Trigger())
+			got := want{r.s.Status, r.rec.took, r.rec.queued, r.rec.preempted}
+			require.Equal(t, c.want, got)
+			if got.status == runstate.RunCancelled {
+				require.Equal(t, "concurrency key k at 1/1: strategy cancelNewest cancels the run that finds its key full", r.s.Cancellation.Reason)
+			}
+		})
+	}
+}
