@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
+	"github.com/weft-dev/weft/store/memstore"
 )
 
 // keyed is a one-step definition whose runs are limited per input.customer.
@@ -357,4 +359,47 @@ func TestRunConcurrency_AKeyThatDoesNotAnswerAStringOverTheInputIsRefusedAtSubmi
 		Input: json.RawMessage(`{"customer": "` + strings.Repeat("k", MaxConcurrencyKeyBytes+1) + `"}`)})
 	require.ErrorAs(t, err, &fe)
 	require.Equal(t, "concurrency.key_length", fe.Violations[0].Rule)
+}
+
+// BenchmarkRunConcurrencyStart runs one-step workflows on the in-memory
+// store — submitted with start, the step claimed and completed — without
+// and with a run concurrency key (one per run, limit 1, never full): the
+// run-start path's cost of the key (its evaluation at submission, the
+// slot's read and write at the start, its delete at the end; b.N counts
+// runs).
+//
+//	go test -run '^$' -bench RunConcurrencyStart -benchmem ./engine/
+func BenchmarkRunConcurrencyStart(b *testing.B) {
+	for _, keyed := range []bool{false, true} {
+		name := "none"
+		if keyed {
+			name = "key"
+		}
+		b.Run(name, func(b *testing.B) {
+			eng, err := New(Config{Store: memstore.New(memstore.Config{})})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			def := seq("s1")
+			if keyed {
+				def.Concurrency = &definition.RunConcurrency{Key: "run.id", Limit: 1}
+			}
+			poll := PollParams{TenantID: tenant, WorkerID: "w", Activities: []string{"act-s1"}, MaxTasks: 1}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := eng.SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: def, Start: true}); err != nil {
+					b.Fatal(err)
+				}
+				tasks, err := eng.PollTasks(ctx, poll)
+				if err != nil || len(tasks) != 1 {
+					b.Fatalf("poll: %v, %d tasks", err, len(tasks))
+				}
+				if _, err := eng.CompleteTask(ctx, ReportParams{TenantID: tenant, Token: tasks[0].Token, WorkerID: "w", Output: json.RawMessage(`{}`)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
