@@ -392,7 +392,9 @@ type Stats struct {
 	Queues []*QueueInfo
 	// FlowKeys are the step concurrency keys by slots held and the
 	// throttle keys by backlog, the top 20 of each kind and the rest as one
-	// series named "other" per tenant (flowview.go).
+	// series named "other" per tenant (flowview.go); then the fairness
+	// keys by ready tasks, likewise (kind "fairness", scope
+	// "queue:{queue}", fair.go).
 	FlowKeys []FlowKeyStat
 	// RunKeys are the run concurrency keys by runs started and queued, the
 	// top 20 and the rest as one series named "other" per tenant
@@ -432,6 +434,11 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 	if out.FlowKeys, err = flowStats(ctx, e); err != nil {
 		return nil, err
 	}
+	fair, err := fairStats(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	out.FlowKeys = append(out.FlowKeys, fair...)
 	return out, nil
 }
 

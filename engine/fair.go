@@ -1,14 +1,18 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/expr"
 	"github.com/weft-dev/weft/engine/flowcontrol"
+	"github.com/weft-dev/weft/engine/internal/queues"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runcodec"
@@ -195,4 +199,146 @@ func readTag(ctx context.Context, st store.Store, key []byte) (uint64, store.Con
 		return 0, store.Condition{}, err
 	}
 	return decodeTag(it.Value), store.IfVersion(key, it.Version), nil
+}
+
+// The bounds of a queue's fairness description: the ready entries it
+// reads per priority, and the keys it lists.
+const (
+	fairViewEntries = 1000
+	fairViewKeys    = 100
+)
+
+// describeFair adds to q the fairness keys of its ready tasks, per
+// priority (docs/semantics.md#fairness): each key's ready tasks (of the
+// first 1,000 entries of the priority's fair sub-lanes) and the weight of
+// its oldest; the keys with the most ready tasks first, at most 100, the
+// rest counted in FairOther.
+func describeFair(ctx context.Context, e *Engine, q *QueueInfo) error {
+	now := clockNow(e)
+	type group struct {
+		info  queues.FairKey
+		first string // the task of its first entry
+	}
+	var all []*group
+	for prio := 1; prio <= record.LowestPriority; prio++ {
+		start, end := record.FairLanesRange(q.TenantID, q.Queue, prio)
+		res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: fairViewEntries})
+		if err != nil {
+			return err
+		}
+		byKey := map[string]*group{}
+		for _, it := range res.Items {
+			lane, ok := record.LaneOfKey(it.Key)
+			if !ok || readyAt(it.Key).After(now) {
+				continue
+			}
+			_, _, key, fair := record.ParseLane(lane)
+			if !fair {
+				continue
+			}
+			g := byKey[key]
+			if g == nil {
+				g = &group{info: queues.FairKey{Priority: prio, Key: key}}
+				g.first, _ = runcodec.DecodeReady(it.Value)
+				byKey[key] = g
+				all = append(all, g)
+			}
+			g.info.Backlog++
+		}
+	}
+	slices.SortFunc(all, func(x, y *group) int {
+		return cmp.Or(cmp.Compare(x.info.Priority, y.info.Priority), cmp.Compare(y.info.Backlog, x.info.Backlog), cmp.Compare(x.info.Key, y.info.Key))
+	})
+	for i, g := range all {
+		if i >= fairViewKeys {
+			q.FairOther += g.info.Backlog
+			continue
+		}
+		g.info.Weight = flowcontrol.DefaultWeight
+		if t, _, err := e.records.LoadTask(ctx, g.first); err == nil {
+			g.info.Weight = weightOf(t.FairWeight)
+		}
+		q.FairKeys = append(q.FairKeys, g.info)
+	}
+	return nil
+}
+
+// fairWait answers why a ready task with a fairness key waits its fair
+// turn now (docs/semantics.md#fairness): another key of its priority goes
+// first ("waits its fair turn: key A (weight 1) at priority 3, key B goes
+// first"), or older tasks of its own key do; "" when it is next.
+func fairWait(ctx context.Context, e *Engine, t *record.Task) (string, error) {
+	now := clockNow(e)
+	if t.NotBefore.After(now) {
+		return "", nil
+	}
+	prio := t.Priority
+	if prio == 0 {
+		prio = record.DefaultPriority
+	}
+	virtual, tags, err := readFairState(ctx, e.store, t.TenantID, t.Queue, prio)
+	if err != nil {
+		return "", err
+	}
+	lane := readyLane{plain: record.Lane(t.Queue, prio), priority: prio, fair: true}
+	heads, err := readFairHeads(ctx, e.store, t.TenantID, t.Queue, lane, now)
+	if err != nil || len(heads) == 0 {
+		return "", err
+	}
+	picks := make([]flowcontrol.Head, len(heads))
+	for i, h := range heads {
+		picks[i] = flowcontrol.Head{Key: h.key, Priority: prio, Seq: uint64(h.at.UnixNano()), Finish: tags[h.key].finish}
+	}
+	next := heads[flowcontrol.Pick(picks, func(int) uint64 { return virtual })]
+	turn := fmt.Sprintf("waits its fair turn: key %s (weight %g) at priority %d", t.FairKey, weightOf(t.FairWeight), prio)
+	switch {
+	case next.key != t.FairKey && next.key == "":
+		return turn + ", tasks without a fairness key go first", nil
+	case next.key != t.FairKey:
+		return turn + ", key " + next.key + " goes first", nil
+	case next.task != t.TaskID:
+		return turn + ", behind older tasks of its key", nil
+	}
+	return "", nil
+}
+
+// fairStats answers the fairness keys of every tenant by ready tasks, for
+// metrics: the queues' priorities that have fair-queueing state (read
+// from at most StatsCap of its records: a priority has some once a task
+// of it was claimed in fair order), their fair sub-lanes' entries due
+// now (at most StatsCap in all), the top keys and one "other" series per
+// tenant (topFlowKeys).
+func fairStats(ctx context.Context, e *Engine) ([]FlowKeyStat, error) {
+	res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: keyspace.FairQueue.KeyPrefix(), Limit: StatsCap})
+	if err != nil {
+		return nil, err
+	}
+	now := clockNow(e)
+	ready := map[[3]string]int{}
+	budget := StatsCap
+	seen := map[[3]string]bool{}
+	for _, it := range res.Items {
+		c, err := store.SplitKey(it.Key)
+		if err != nil || len(c) < 5 || budget <= 0 || seen[[3]string(c[1:4])] { // fcf, tenant, queue, priority, …
+			continue
+		}
+		seen[[3]string(c[1:4])] = true
+		prio, err := strconv.Atoi(c[3])
+		if err != nil {
+			continue
+		}
+		start, end := record.FairLanesRange(c[1], c[2], prio)
+		lanes, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: min(budget, store.MaxScanLimit)})
+		if err != nil {
+			return nil, err
+		}
+		budget -= len(lanes.Items)
+		for _, entry := range lanes.Items {
+			lane, ok := record.LaneOfKey(entry.Key)
+			if _, _, key, fair := record.ParseLane(lane); ok && fair && !readyAt(entry.Key).After(now) {
+				ready[[3]string{c[1], "queue:" + c[2], key}]++
+			}
+		}
+	}
+	return topFlowKeys("fairness", ready, func(s *FlowKeyStat, n int) { s.Ready += n }), nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/queues"
 	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
@@ -22,6 +23,7 @@ var fairScenarios = map[string]func(t *testing.T, b *bundle){
 	"Fairness_PriorityComesBeforeFairness":                      scenarioFairness_PriorityComesBeforeFairness,
 	"Fairness_TasksWithoutAKeyShareAsOneImplicitKey":            scenarioFairness_TasksWithoutAKeyShareAsOneImplicitKey,
 	"Fairness_BadFairnessIsRefusedAtSubmitNamingTheField":       scenarioFairness_BadFairnessIsRefusedAtSubmitNamingTheField,
+	"Fairness_DescribeQueueGetRunAndMetricsShowTheKeys":         scenarioFairness_DescribeQueueGetRunAndMetricsShowTheKeys,
 }
 
 func TestFairness(t *testing.T) {
@@ -49,14 +51,17 @@ func fairPlan(width int, weight string) definition.Definition {
 
 // submitFair submits runs runs of d with input {"key": key}, their tasks
 // ready one millisecond after another's.
-func (b *bundle) submitFair(d definition.Definition, key string, runs, priority int) {
+func (b *bundle) submitFair(d definition.Definition, key string, runs, priority int) []string {
 	b.t.Helper()
 	in, _ := json.Marshal(map[string]string{"key": key})
+	var ids []string
 	for range runs {
 		b.clock.Advance(time.Millisecond)
-		_, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: d, Input: in, Start: true, Priority: priority})
+		res, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: d, Input: in, Start: true, Priority: priority})
 		require.NoError(b.t, err)
+		ids = append(ids, res.Run.RunID)
 	}
+	return ids
 }
 
 // claimKeys claims n tasks of act-work one poll of one task at a time and
@@ -295,4 +300,40 @@ func TestFairness_TwoEnginesOnOnePostgreSQLStillGiveASmallKeyItsTurn(t *testing.
 	require.Empty(t, twice, "no task handed out twice")
 	require.Len(t, order, total, "every task claimed once")
 	require.Equal(t, 10, countKey(order[:24], "B"), "B's tasks within the first 24 claims: %v", order[:30])
+}
+
+func scenarioFairness_DescribeQueueGetRunAndMetricsShowTheKeys(t *testing.T, b *bundle) {
+	as := b.submitFair(fairPlan(10, "input.key == 'A' ? 2 : 1"), "A", 3, 0) // 30 of A, weight 2
+	bs := b.submitFair(fairPlan(1, "input.key == 'A' ? 2 : 1"), "B", 2, 0)  // 2 of B, weight 1
+	require.Equal(t, []string{"A"}, b.claimKeys(1))                         // A's oldest first: B's turn next
+	q, err := b.eng.DescribeQueue(b.ctx, DescribeQueueParams{TenantID: tenant})
+	require.NoError(t, err)
+	require.Equal(t, 31, q.Backlog, "the fair sub-lanes count in the queue's backlog")
+	require.Equal(t, []queues.FairKey{{Priority: 3, Key: "A", Backlog: 29, Weight: 2}, {Priority: 3, Key: "B", Backlog: 2, Weight: 1}}, q.FairKeys)
+
+	for i, id := range as {
+		waits, want := b.run(id).FlowWaits, 10
+		if i == 0 {
+			want = 9 // its first step was claimed
+		}
+		require.Len(t, waits, want, "every ready step of A's runs says why")
+		for _, why := range waits {
+			require.Equal(t, "waits its fair turn: key A (weight 2) at priority 3, key B goes first", why)
+		}
+	}
+	require.Empty(t, b.run(bs[0]).FlowWaits, "B's oldest is next: it waits for a worker only")
+	require.Equal(t, map[string]string{"s0": "waits its fair turn: key B (weight 1) at priority 3, behind older tasks of its key"}, b.run(bs[1]).FlowWaits)
+
+	stats, err := b.eng.Stats(b.ctx)
+	require.NoError(t, err)
+	var fair []FlowKeyStat
+	for _, k := range stats.FlowKeys {
+		if k.Kind == "fairness" {
+			fair = append(fair, k)
+		}
+	}
+	require.ElementsMatch(t, []FlowKeyStat{
+		{TenantID: tenant, Kind: "fairness", Scope: "queue:default", Key: "A", Ready: 29},
+		{TenantID: tenant, Kind: "fairness", Scope: "queue:default", Key: "B", Ready: 2},
+	}, fair)
 }

@@ -63,17 +63,24 @@ func describeFlow(ctx context.Context, e *Engine, q *QueueInfo) error {
 		}
 		return nil
 	}
-	for _, lane := range record.Lanes(q.Queue) {
-		if err := eachFlowTask(ctx, e, record.QueuePrefix(q.TenantID, lane), false, func(t *record.Task) error {
-			if t.State != record.TaskReady || t.Flow.Err != "" {
-				return nil
-			}
-			return add(t, true)
-		}); err != nil {
+	waiting := func(t *record.Task) error {
+		if t.State != record.TaskReady || t.Flow.Err != "" {
+			return nil
+		}
+		return add(t, true)
+	}
+	for prio, lane := range record.Lanes(q.Queue) {
+		prefix := record.QueuePrefix(q.TenantID, lane)
+		if err := eachFlowTask(ctx, e, prefix, store.PrefixEnd(prefix), false, waiting); err != nil {
+			return err
+		}
+		start, end := record.FairLanesRange(q.TenantID, q.Queue, prio+1) // its fair sub-lanes (docs/semantics.md#fairness)
+		if err := eachFlowTask(ctx, e, start, end, false, waiting); err != nil {
 			return err
 		}
 	}
-	if err := eachFlowTask(ctx, e, keyspace.FlowSlot.KeyPrefix(q.TenantID), true, func(t *record.Task) error {
+	slots := keyspace.FlowSlot.KeyPrefix(q.TenantID)
+	if err := eachFlowTask(ctx, e, slots, store.PrefixEnd(slots), true, func(t *record.Task) error {
 		if t.State != record.TaskClaimed || t.Queue != q.Queue {
 			return nil
 		}
@@ -95,11 +102,11 @@ func describeFlow(ctx context.Context, e *Engine, q *QueueInfo) error {
 	return nil
 }
 
-// eachFlowTask calls fn with each flow-controlled task named under prefix
-// (up to flowViewEntries): by ready entries, or (holders) by the claim
+// eachFlowTask calls fn with each flow-controlled task named from start to
+// end (up to flowViewEntries): by ready entries, or (holders) by the claim
 // tokens slots hold.
-func eachFlowTask(ctx context.Context, e *Engine, prefix []byte, holders bool, fn func(*record.Task) error) error {
-	res, err := e.store.Scan(ctx, &store.ScanParams{Prefix: prefix, Limit: flowViewEntries})
+func eachFlowTask(ctx context.Context, e *Engine, start, end []byte, holders bool, fn func(*record.Task) error) error {
+	res, err := e.store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: flowViewEntries})
 	if err != nil {
 		return err
 	}
@@ -179,12 +186,19 @@ func flowWaitsOf(ctx context.Context, e *Engine, rec *record.Run, s *runstate.St
 			continue
 		}
 		t, _, err := e.records.LoadTask(ctx, st.TaskID)
-		if err != nil || t.Flow == nil || t.State != record.TaskReady || t.Flow.Err != "" {
+		if err != nil || (t.Flow == nil && t.FairKey == "") || t.State != record.TaskReady || (t.Flow != nil && t.Flow.Err != "") {
 			continue
 		}
-		why, err := flowWait(ctx, e, rec, t)
-		if err != nil {
-			return nil, err
+		var why string
+		if t.Flow != nil {
+			if why, err = flowWait(ctx, e, rec, t); err != nil {
+				return nil, err
+			}
+		}
+		if why == "" && t.FairKey != "" {
+			if why, err = fairWait(ctx, e, t); err != nil {
+				return nil, err
+			}
 		}
 		if why != "" {
 			if out == nil {
@@ -235,6 +249,8 @@ type FlowKeyStat struct {
 	// Waiting is, for a run concurrency key (Kind "run", Scope
 	// "plan:{plan}"), its QUEUED runs (runconcurrency.go).
 	Waiting int
+	// Ready, for a fairness key (kind "fairness"), counts its ready tasks.
+	Ready int
 }
 
 // flowStatsTop is how many keys of each kind metrics name; the rest are

@@ -82,7 +82,10 @@ func (e *Engine) DescribeQueue(ctx context.Context, p DescribeQueueParams) (*Que
 	if err != nil {
 		return nil, err
 	}
-	return q, describeFlow(ctx, e, q)
+	if err := describeFlow(ctx, e, q); err != nil {
+		return nil, err
+	}
+	return q, describeFair(ctx, e, q)
 }
 
 // errTenantRequired refuses a listing without a tenant: it would list every

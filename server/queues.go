@@ -55,6 +55,11 @@ func queueProto(q *engine.QueueInfo) *weftv1.QueueDescription {
 			Waiting: uint32(k.Waiting), InUse: uint32(k.InUse), Limit: uint32(k.Limit), Rate: k.Rate,
 			Burst: uint32(k.Burst), Tokens: uint32(k.Tokens), NextRelease: eventpb.Timestamp(k.NextRelease)})
 	}
+	for _, k := range q.FairKeys {
+		out.FairnessKeys = append(out.FairnessKeys, &weftv1.FairnessKeyState{Priority: uint32(k.Priority), Key: k.Key,
+			Backlog: uint32(k.Backlog), Weight: k.Weight})
+	}
+	out.FairnessOther = uint32(q.FairOther)
 	for _, p := range q.Pollers {
 		out.Pollers = append(out.Pollers, &weftv1.Poller{WorkerId: p.WorkerID, LastPollAt: eventpb.Timestamp(p.LastPoll),
 			Polling: p.Polling, InFlightTasks: uint32(p.InFlight), Activities: p.Activities,

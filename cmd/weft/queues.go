@@ -116,6 +116,24 @@ func printQueue(w io.Writer, q *weftv1.QueueDescription) {
 		fmt.Fprintln(w)
 		printFlowKeys(w, q.GetFlowKeys())
 	}
+	if len(q.GetFairnessKeys()) > 0 {
+		fmt.Fprintln(w)
+		printFairnessKeys(w, q)
+	}
+}
+
+// printFairnessKeys prints the queue's fairness keys: per priority, each
+// key's ready tasks and weight (docs/semantics.md#fairness).
+func printFairnessKeys(w io.Writer, q *weftv1.QueueDescription) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FAIRNESS KEY\tPRIORITY\tBACKLOG\tWEIGHT")
+	for _, k := range q.GetFairnessKeys() {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%g\n", k.GetKey(), k.GetPriority(), k.GetBacklog(), k.GetWeight())
+	}
+	if n := q.GetFairnessOther(); n > 0 {
+		fmt.Fprintf(tw, "(other keys)\t-\t%d\t-\n", n)
+	}
+	_ = tw.Flush()
 }
 
 // printFlowKeys prints the queue's flow-control keys: a concurrency key's

@@ -66,7 +66,7 @@ func observeEngine(meter metric.Meter, eng *engine.Engine, logger *slog.Logger) 
 		flow.observe(o, stats.FlowKeys)
 		runKeys.observe(o, stats.RunKeys)
 		return nil
-	}, runs, queue, stale, removed, perQueue.backlog, perQueue.oldestAge, perQueue.pollers, flow.inUse, flow.backlog, flow.held,
+	}, runs, queue, stale, removed, perQueue.backlog, perQueue.oldestAge, perQueue.pollers, flow.inUse, flow.backlog, flow.held, flow.fair,
 		runKeys.inUse, runKeys.waiting)
 	if err != nil {
 		return fmt.Errorf("engine metrics: %w", err)
@@ -212,6 +212,8 @@ type flowGauges struct {
 	inUse   metric.Int64ObservableGauge
 	backlog metric.Float64ObservableGauge
 	held    metric.Int64ObservableCounter
+	// fair is a fairness key's ready tasks (docs/semantics.md#fairness).
+	fair metric.Int64ObservableGauge
 }
 
 func newFlowGauges(meter metric.Meter) (*flowGauges, error) {
@@ -221,16 +223,21 @@ func newFlowGauges(meter metric.Meter) (*flowGauges, error) {
 		metric.WithDescription("How far a step throttle key's bucket runs ahead of now (a task arriving now waits this long beyond the burst), by tenant, scope and key (the top 20; the rest's largest as key other)."))
 	held, err3 := meter.Int64ObservableCounter("weft.flow.claims.held", metric.WithUnit("{claim}"),
 		metric.WithDescription("Claims this weftd found held back by flow control, by kind (concurrency: the key at its limit; throttle: no token)."))
-	return &flowGauges{inUse: inUse, backlog: backlog, held: held}, errors.Join(err1, err2, err3)
+	fair, err4 := meter.Int64ObservableGauge("weft.fairness.backlog", metric.WithUnit("{task}"),
+		metric.WithDescription("Ready tasks of a fairness key, by tenant, scope (queue:{queue}) and key (the top 20 keys; the rest summed as key other)."))
+	return &flowGauges{inUse: inUse, backlog: backlog, held: held, fair: fair}, errors.Join(err1, err2, err3, err4)
 }
 
 // observe records every key's series.
 func (g *flowGauges) observe(o metric.Observer, keys []engine.FlowKeyStat) {
 	for _, k := range keys {
 		attrs := metric.WithAttributes(attribute.String("tenant", k.TenantID), attribute.String("scope", k.Scope), attribute.String("key", k.Key))
-		if k.Kind == "concurrency" {
+		switch k.Kind {
+		case "concurrency":
 			o.ObserveInt64(g.inUse, int64(k.InUse), attrs)
-		} else {
+		case "fairness":
+			o.ObserveInt64(g.fair, int64(k.Ready), attrs)
+		default:
 			o.ObserveFloat64(g.backlog, k.Ahead.Seconds(), attrs)
 		}
 	}

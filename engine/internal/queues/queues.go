@@ -42,6 +42,21 @@ type Info struct {
 	// FlowKeys are the flow-control keys of its tasks, when described
 	// (docs/semantics.md#flow-visibility): filled by the engine.
 	FlowKeys []FlowKey
+	// FairKeys are the fairness keys of its ready tasks, when described
+	// (docs/semantics.md#fairness): filled by the engine. FairOther counts
+	// the ready tasks read of keys beyond those listed.
+	FairKeys  []FairKey
+	FairOther int
+}
+
+// FairKey is one fairness key of a queue's ready tasks at one priority.
+type FairKey struct {
+	Priority int
+	Key      string
+	// Backlog counts its ready tasks (of those read); Weight is the
+	// weight of its oldest.
+	Backlog int
+	Weight  float64
 }
 
 // FlowKey is one step concurrency key or throttle key of a queue's tasks:
@@ -132,7 +147,7 @@ func (d *Desk) describeWith(ctx context.Context, q pollers.Ref, polling []poller
 // in the first entry: entries sort by when they become ready.
 func (d *Desk) backlog(ctx context.Context, q *Info, limit int) error {
 	now := d.Now()
-	for _, lane := range record.Lanes(q.Queue) { // every priority's lane (docs/semantics.md#priority)
+	for prio, lane := range record.Lanes(q.Queue) { // every priority's lane (docs/semantics.md#priority)
 		start, end := record.ReadyTaskRange(q.TenantID, lane, now)
 		res, err := d.Store.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: max(limit-q.Backlog, 1)})
 		if err != nil {
@@ -149,11 +164,50 @@ func (d *Desk) backlog(ctx context.Context, q *Info, limit int) error {
 				q.OldestReady = at
 			}
 		}
+		if err := d.fairBacklog(ctx, q, prio+1, limit, now); err != nil {
+			return err
+		}
 	}
 	if !q.OldestReady.IsZero() {
 		q.OldestReadyAge = max(now.Sub(q.OldestReady), 0)
 	}
 	return nil
+}
+
+// fairBacklog counts the ready tasks of a priority's fair sub-lanes
+// (docs/semantics.md#fairness) into q's backlog, up to limit: their
+// entries sort by key first, so each is checked to be due at now.
+func (d *Desk) fairBacklog(ctx context.Context, q *Info, priority, limit int, now time.Time) error {
+	start, end := record.FairLanesRange(q.TenantID, q.Queue, priority)
+	var after []byte
+	for {
+		res, err := d.Store.Scan(ctx, &store.ScanParams{Start: start, End: end, After: after, Limit: max(min(limit-q.Backlog, store.MaxScanLimit), 1)})
+		if err != nil {
+			return err
+		}
+		for _, it := range res.Items {
+			at := readyEntryTime(it.Key)
+			if at.IsZero() || at.After(now) {
+				continue
+			}
+			if q.Backlog >= limit {
+				q.BacklogCapped = true
+				return nil
+			}
+			q.Backlog++
+			if q.OldestReady.IsZero() || at.Before(q.OldestReady) {
+				q.OldestReady = at
+			}
+		}
+		if res.Next == nil || len(res.Items) == 0 {
+			return nil
+		}
+		if q.Backlog >= limit {
+			q.BacklogCapped = true
+			return nil
+		}
+		after = res.Next
+	}
 }
 
 // readyEntryTime answers when a ready entry became ready (its not_before);
@@ -189,10 +243,14 @@ func (d *Desk) readyQueues(ctx context.Context, tenant string) ([]pollers.Ref, e
 		if err != nil || len(parts) < 3 {
 			return out, nil // not ours to read: stop here
 		}
-		if ref := (pollers.Ref{Tenant: parts[1], Queue: record.QueueOfLane(parts[2])}); !slices.Contains(out, ref) {
+		queue := record.QueueOfLane(parts[2])
+		if ref := (pollers.Ref{Tenant: parts[1], Queue: queue}); !slices.Contains(out, ref) {
 			out = append(out, ref) // a priority's lane is its queue's
 		}
 		start = store.PrefixEnd(record.QueuePrefix(parts[1], parts[2]))
+		if queue != parts[2] { // a lane "{queue}~…": past every other lane of the queue at once
+			start = store.PrefixEnd(append(keyspace.Ready.KeyPrefix(parts[1]), store.EscapeComponent(queue+"~")...))
+		}
 	}
 	return out, nil
 }
