@@ -35,9 +35,9 @@ func TestRunConcurrency_ConcurrencyListsTheKeysAndGetSaysWhyARunWaits(t *testing
 	require.Contains(t, got, "key c-9: 1/1 started (queue)")
 
 	for bad, path := range map[string]string{
-		strings.Replace(runConcYAML, "limit: 1", "limit: 0", 1):                            "concurrency.limit",
+		strings.Replace(runConcYAML, "limit: 1", "limit: 0", 1):                           "concurrency.limit",
 		strings.Replace(runConcYAML, "limit: 1}", "limit: 1, strategy: cancelOldest}", 1): "concurrency.strategy",
-		strings.Replace(runConcYAML, "input.customer", "steps.charge.output.id", 1):      "concurrency.key",
+		strings.Replace(runConcYAML, "input.customer", "steps.charge.output.id", 1):       "concurrency.key",
 	} {
 		r := b.weft("submit", writeFile(t, "bad.yaml", bad))
 		require.Equal(t, 1, r.code, "%s", r.stderr)
