@@ -428,6 +428,9 @@ func taskFor(c *change, t *record.Task, st *runstate.StepState) *Task {
 	}
 	if t.Kind == TaskCompensation {
 		task.Input = a.Compensation.Input
+		if st.CompInput != nil { // its ${{ }} expressions' values, recorded when the hook started
+			task.Input = st.CompInput
+		}
 		task.IdempotencyKey = decide.CompensationKey(t.RunID, t.ActionID)
 		task.UpstreamOutputs = map[string]json.RawMessage{t.ActionID: st.Output}
 		return task

@@ -31,6 +31,9 @@ func TestExpressions_AMistakeIsRefusedAtItsYAMLPath(t *testing.T) {
 		{"repeat.maxIterations: at most 1000", "  - name: a\n    repeat: {until: 'true', maxIterations: 1001}\n", "steps[0].repeat.maxIterations", "repeat.max_iterations_range", "1000"},
 		{"sleep and sleepUntil", "  - name: a\n    sleep: 1m\n    sleepUntil: ${{ timestamp('2030-01-01T00:00:00Z') }}\n", "steps[0]", "sleep.one_of", "not both"},
 		{"sleep with an activity", "  - name: a\n    activity: x\n    sleep: 1m\n", "steps[0]", "sleep.kind", "no activity"},
+		{"compensation.input: a syntax error", "  - name: a\n  - name: b\ncompensation:\n  - step: b\n    operation: undo\n    input: {charge: '${{ steps.b.output.id + }}'}\n", "compensation[0].input.charge", "expression_syntax", "column"},
+		{"compensation.input: a step downstream", "  - name: a\n  - name: b\ncompensation:\n  - step: a\n    operation: undo\n    input: {x: '${{ steps.b.output.id }}'}\n", "compensation[0].input.x", "expression_not_upstream", "b"},
+		{"compensation.input: an undeclared name", "  - name: a\ncompensation:\n  - step: a\n    operation: undo\n    input: {x: '${{ inptu.id }}'}\n", "compensation[0].input.x", "expression_type", "inptu"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -66,6 +69,10 @@ steps:
     sleepUntil: ${{ timestamp(input.at) }}
   - name: poll
     repeat: {until: steps.poll.output.done, maxIterations: 5}
+compensation:
+  - step: b
+    operation: refund
+    input: {charge: '${{ steps.b.output.id }}', from: '${{ steps.a.output.who }}', order: '${{ input.order }}', run: '${{ run.id }}'}
 `))
 	require.NoError(t, err)
 	require.Equal(t, 10*time.Minute, d.Actions[2].Sleep.D())

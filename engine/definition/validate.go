@@ -65,6 +65,7 @@ func (v *violations) checkDefinition(d Definition) {
 	v.checkResult(d)
 	v.checkExpressions(&d)
 	v.checkWorkflowInputs(&d)
+	v.checkCompensationInputs(&d)
 }
 
 // violations collects what Validate finds.

@@ -155,7 +155,7 @@ var yamlKeyGroups = []YAMLKeyGroup{
 		{"action", "The operation, like `operation`.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    action: inventory.release\n"},
 		{"queue", "The queue of the hook's tasks (default: the step's queue).", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    queue: inventory\n"},
 		{"agent", "The queue, like `queue`.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    agent: inventory\n"},
-		{"input", "The hook's input, any YAML.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    input: {reason: rollback}\n"},
+		{"input", "The hook's input, any YAML. A string that is exactly `${{ <CEL> }}` is replaced by the expression's value when the hook starts (over `input`, `run.id` and `steps.<id>.output` of the step it undoes and those upstream of it), and every attempt of the hook uses that value (docs/semantics.md#compensation-input).", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    input: {reason: rollback, hold: '${{ steps.reserve.output.hold }}'}\n"},
 		{"timeout", "How long one attempt of the hook may run.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    timeout: 30s\n"},
 		{"retryPolicy", "How the hook's failed attempts are retried, as for steps.", "planId: p\nsteps:\n  - name: reserve\ncompensation:\n  - step: reserve\n    operation: release\n    retryPolicy: {maxAttempts: 5}\n"},
 	}},

@@ -160,7 +160,7 @@ var stepPayloads = map[string]payloadFiller{
 	},
 	runstate.EvCompensationStarted: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_CompensationStarted{CompensationStarted: &weftv1.CompensationStarted{
-			Operation: ev.Data.Operation, IdempotencyKey: ev.Data.OperationKey}}
+			Operation: ev.Data.Operation, IdempotencyKey: ev.Data.OperationKey, Input: JSONValue(ev.Data.Input)}}
 	},
 	runstate.EvCompensationSucceeded: func(ev *runstate.Event, out *weftv1.Event) {
 		out.Payload = &weftv1.Event_CompensationSucceeded{CompensationSucceeded: &weftv1.CompensationSucceeded{

@@ -1002,6 +1002,7 @@ func appendStepState(b []byte, v *runstate.StepState) []byte {
 	b = appendString(b, 33, v.Parent)
 	b = appendInt(b, 34, int64(v.Index))
 	b = appendInt(b, 35, int64(v.ItemCount))
+	b = appendBytes(b, 41, v.CompInput)
 	return b
 }
 
@@ -1178,6 +1179,12 @@ func decodeStepState(b []byte, v *runstate.StepState) error {
 		case 35:
 			x, err := f.int()
 			v.ItemCount = int(x)
+			return err
+		case 41:
+			x, err := f.bytes()
+			if len(x) > 0 { // empty is absent
+				v.CompInput = bytes.Clone(x)
+			}
 			return err
 		}
 		return nil // a field this reader does not know

@@ -100,6 +100,7 @@ func (st *StepState) cloneInto(c *StepState, room *cloneRoom) {
 	c.HeartbeatDetails = slices.Clone(st.HeartbeatDetails)
 	c.Input = slices.Clone(st.Input)
 	c.Item = slices.Clone(st.Item)
+	c.CompInput = slices.Clone(st.CompInput)
 	c.Error = st.Error.Clone()
 	c.CompError = st.CompError.Clone()
 	if st.Manual != nil {

@@ -132,7 +132,8 @@ type EventData struct {
 	// output, artifacts and compensation are set aside with its attempt.
 	Rerun bool `json:"rerun,omitempty" wire:"51"`
 	// Input is a StepScheduled's input with its ${{ }} expressions
-	// evaluated (docs/semantics.md#input-expressions).
+	// evaluated (docs/semantics.md#input-expressions), or a
+	// CompensationStarted's hook's (docs/semantics.md#compensation-input).
 	Input json.RawMessage `json:"input,omitempty" wire:"52"`
 	// WakeAt is when a StepSleeping's sleep ends (docs/semantics.md#sleep).
 	WakeAt time.Time `json:"wake_at,omitzero" wire:"53"`

@@ -221,7 +221,12 @@ var stepReducers = map[string]func(*Snapshot, *StepState, Event){
 			s.reopenItems(st.ActionID, ev)
 		}
 	},
-	EvCompensationStarted:   func(_ *Snapshot, st *StepState, _ Event) { st.CompStatus = CompRunning },
+	EvCompensationStarted: func(_ *Snapshot, st *StepState, ev Event) {
+		st.CompStatus = CompRunning
+		if len(ev.Data.Input) > 0 {
+			st.CompInput = ev.Data.Input
+		}
+	},
 	EvCompensationSucceeded: func(_ *Snapshot, st *StepState, _ Event) { st.CompStatus, st.CompError = CompSucceeded, nil },
 	EvCompensationFailed: func(_ *Snapshot, st *StepState, ev Event) {
 		st.CompStatus, st.CompError = CompFailed, ev.Data.Error
@@ -251,7 +256,7 @@ func (st *StepState) SetAside() {
 	st.Output, st.Artifacts, st.Manual, st.HeartbeatDetails = nil, nil, nil, nil
 	st.ScheduledAt, st.StartedAt, st.CompletedAt, st.NextAttemptAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	st.CompletionToken, st.WaitingSignal = "", ""
-	st.CompStatus, st.CompAttempt, st.CompError = "", 0, nil
+	st.CompStatus, st.CompAttempt, st.CompError, st.CompInput = "", 0, nil, nil
 	st.WakeAt, st.Iteration = time.Time{}, 0
 }
 

@@ -185,6 +185,11 @@ type StepState struct {
 	// items are those of index 0 to ItemCount-1 (a rerun over a shorter
 	// list skips the others).
 	ItemCount int `json:"item_count,omitempty" wire:"35"`
+	// CompInput is the compensation hook's input with its ${{ }}
+	// expressions evaluated, as its CompensationStarted recorded it
+	// (docs/semantics.md#compensation-input); every attempt of the hook runs
+	// with it. Nil: the hook's input has no expression.
+	CompInput json.RawMessage `json:"comp_input,omitempty" wire:"41"`
 }
 
 // IsItem reports whether the step is an item of a fan-out.

@@ -72,11 +72,42 @@ func (c *core) nextCompensation() error {
 	st, a := c.state.Step(id), c.run.action(id)
 	st.CompStatus = runstate.CompRunning
 	if st.CompAttempt == 0 {
+		err := c.resolveCompensationInput(a, st)
 		c.rec.Emit(runstate.EvCompensationStarted, id, st.LogicalAttempt, 0, runstate.EventData{
-			Operation: a.Compensation.Operation, OperationKey: CompensationKey(c.run.ID, id)})
+			Operation: a.Compensation.Operation, OperationKey: CompensationKey(c.run.ID, id), Input: st.CompInput})
+		if err != nil { // the hook fails without a task; the others still run
+			c.failCompensation(st, &runstate.StepError{Class: definition.ErrorValidation, Code: "expression", Message: err.Error()})
+			return c.nextCompensation()
+		}
 	}
 	c.scheduleCompensation(a, st, c.now)
 	return nil
+}
+
+// resolveCompensationInput evaluates the ${{ }} expressions of the hook's
+// input once, before its first task, and records the value on the step:
+// every attempt of the hook, and a rerun's, runs with it
+// (docs/semantics.md#compensation-input).
+func (c *core) resolveCompensationInput(a *definition.Action, st *runstate.StepState) error {
+	if st.CompInput != nil {
+		return nil
+	}
+	in, err := c.run.Definition.ResolveCompensationInput(a, c.values())
+	if err != nil {
+		return err
+	}
+	if !sameBytes(in, a.Compensation.Input) {
+		st.CompInput = in
+	}
+	return nil
+}
+
+// failCompensation records the hook's failure for good and moves past it.
+func (c *core) failCompensation(st *runstate.StepState, stepErr *runstate.StepError) {
+	st.CompStatus = runstate.CompFailed
+	st.CompError = stepErr
+	c.rec.Emit(runstate.EvCompensationFailed, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Error: stepErr, CompletedAt: c.now})
+	c.state.Compensation.Next++
 }
 
 // scheduleCompensation persists the hook's next attempt as a task.
@@ -103,9 +134,8 @@ func (d *Decision) FinishCompensation(a *definition.Action, st *runstate.StepSta
 			d.rec.Changed()
 			return nil
 		}
-		st.CompStatus = runstate.CompFailed
-		st.CompError = stepErr
-		d.rec.Emit(runstate.EvCompensationFailed, st.ActionID, st.LogicalAttempt, 0, runstate.EventData{Error: stepErr, CompletedAt: d.now})
+		d.core().failCompensation(st, stepErr)
+		return d.core().nextCompensation()
 	}
 	d.state.Compensation.Next++
 	return d.core().nextCompensation()

@@ -3027,8 +3027,12 @@ type CompensationStarted struct {
 	Operation string `protobuf:"bytes,1,opt,name=operation,proto3" json:"operation,omitempty"`
 	// runId:actionId:compensate.
 	IdempotencyKey string `protobuf:"bytes,2,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The hook's input with its ${{ }} expressions evaluated, which every
+	// attempt of the hook runs with (docs/semantics.md#compensation-input);
+	// unset when the input has no expression.
+	Input         *structpb.Value `protobuf:"bytes,50,opt,name=input,proto3" json:"input,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CompensationStarted) Reset() {
@@ -3073,6 +3077,13 @@ func (x *CompensationStarted) GetIdempotencyKey() string {
 		return x.IdempotencyKey
 	}
 	return ""
+}
+
+func (x *CompensationStarted) GetInput() *structpb.Value {
+	if x != nil {
+		return x.Input
+	}
+	return nil
 }
 
 // CompensationSucceeded: a step's hook succeeded.
@@ -4159,10 +4170,11 @@ const file_weft_v1_event_proto_rawDesc = "" +
 	"\x12reconciliation_key\x18\x02 \x01(\tR\x11reconciliationKey\x12\x1e\n" +
 	"\n" +
 	"diagnostic\x18\x03 \x01(\tR\n" +
-	"diagnostic\"\\\n" +
+	"diagnostic\"\x8a\x01\n" +
 	"\x13CompensationStarted\x12\x1c\n" +
 	"\toperation\x18\x01 \x01(\tR\toperation\x12'\n" +
-	"\x0fidempotency_key\x18\x02 \x01(\tR\x0eidempotencyKey\"V\n" +
+	"\x0fidempotency_key\x18\x02 \x01(\tR\x0eidempotencyKey\x12,\n" +
+	"\x05input\x182 \x01(\v2\x16.google.protobuf.ValueR\x05input\"V\n" +
 	"\x15CompensationSucceeded\x12=\n" +
 	"\fcompleted_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\"}\n" +
 	"\x12CompensationFailed\x12(\n" +
@@ -4426,34 +4438,35 @@ var file_weft_v1_event_proto_depIdxs = []int32{
 	54,  // 90: weft.v1.StepRetried.status:type_name -> weft.v1.StepStatus
 	58,  // 91: weft.v1.StepAttemptRecorded.attempt:type_name -> weft.v1.Attempt
 	0,   // 92: weft.v1.StepVerified.verify_state:type_name -> weft.v1.VerifyState
-	47,  // 93: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
-	57,  // 94: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
-	47,  // 95: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
-	1,   // 96: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
-	59,  // 97: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
-	60,  // 98: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
-	1,   // 99: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
-	54,  // 100: weft.v1.ChildRunStarted.status:type_name -> weft.v1.StepStatus
-	47,  // 101: weft.v1.ChildRunStarted.started_at:type_name -> google.protobuf.Timestamp
-	49,  // 102: weft.v1.ChildRunEnded.status:type_name -> weft.v1.RunStatus
-	47,  // 103: weft.v1.ChildRunEnded.completed_at:type_name -> google.protobuf.Timestamp
-	3,   // 104: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
-	3,   // 105: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
-	2,   // 106: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
-	2,   // 107: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
-	61,  // 108: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
-	3,   // 109: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
-	41,  // 110: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
-	43,  // 111: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
-	45,  // 112: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
-	42,  // 113: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
-	44,  // 114: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
-	46,  // 115: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
-	113, // [113:116] is the sub-list for method output_type
-	110, // [110:113] is the sub-list for method input_type
-	110, // [110:110] is the sub-list for extension type_name
-	110, // [110:110] is the sub-list for extension extendee
-	0,   // [0:110] is the sub-list for field type_name
+	55,  // 93: weft.v1.CompensationStarted.input:type_name -> google.protobuf.Value
+	47,  // 94: weft.v1.CompensationSucceeded.completed_at:type_name -> google.protobuf.Timestamp
+	57,  // 95: weft.v1.CompensationFailed.error:type_name -> weft.v1.StepError
+	47,  // 96: weft.v1.CompensationFailed.completed_at:type_name -> google.protobuf.Timestamp
+	1,   // 97: weft.v1.SignalAccepted.kind:type_name -> weft.v1.SignalKind
+	59,  // 98: weft.v1.SignalAccepted.result:type_name -> weft.v1.AcceptedSignalResult
+	60,  // 99: weft.v1.SignalAccepted.manual_completion:type_name -> weft.v1.ManualCompletionResult
+	1,   // 100: weft.v1.SignalRejected.kind:type_name -> weft.v1.SignalKind
+	54,  // 101: weft.v1.ChildRunStarted.status:type_name -> weft.v1.StepStatus
+	47,  // 102: weft.v1.ChildRunStarted.started_at:type_name -> google.protobuf.Timestamp
+	49,  // 103: weft.v1.ChildRunEnded.status:type_name -> weft.v1.RunStatus
+	47,  // 104: weft.v1.ChildRunEnded.completed_at:type_name -> google.protobuf.Timestamp
+	3,   // 105: weft.v1.ListEventsResponse.events:type_name -> weft.v1.Event
+	3,   // 106: weft.v1.WatchEventsResponse.event:type_name -> weft.v1.Event
+	2,   // 107: weft.v1.ResyncRunRequest.mode:type_name -> weft.v1.ResyncMode
+	2,   // 108: weft.v1.ResyncRunResponse.mode:type_name -> weft.v1.ResyncMode
+	61,  // 109: weft.v1.ResyncRunResponse.snapshot:type_name -> weft.v1.Run
+	3,   // 110: weft.v1.ResyncRunResponse.events:type_name -> weft.v1.Event
+	41,  // 111: weft.v1.EventService.ListEvents:input_type -> weft.v1.ListEventsRequest
+	43,  // 112: weft.v1.EventService.WatchEvents:input_type -> weft.v1.WatchEventsRequest
+	45,  // 113: weft.v1.EventService.ResyncRun:input_type -> weft.v1.ResyncRunRequest
+	42,  // 114: weft.v1.EventService.ListEvents:output_type -> weft.v1.ListEventsResponse
+	44,  // 115: weft.v1.EventService.WatchEvents:output_type -> weft.v1.WatchEventsResponse
+	46,  // 116: weft.v1.EventService.ResyncRun:output_type -> weft.v1.ResyncRunResponse
+	114, // [114:117] is the sub-list for method output_type
+	111, // [111:114] is the sub-list for method input_type
+	111, // [111:111] is the sub-list for extension type_name
+	111, // [111:111] is the sub-list for extension extendee
+	0,   // [0:111] is the sub-list for field type_name
 }
 
 func init() { file_weft_v1_event_proto_init() }

@@ -59,12 +59,14 @@ class CompensationFailed(_message.Message):
     def __init__(self, error: _Optional[_Union[_run_pb2.StepError, _Mapping]] = ..., completed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class CompensationStarted(_message.Message):
-    __slots__ = ["idempotency_key", "operation"]
+    __slots__ = ["idempotency_key", "input", "operation"]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
     OPERATION_FIELD_NUMBER: _ClassVar[int]
     idempotency_key: str
+    input: _struct_pb2.Value
     operation: str
-    def __init__(self, operation: _Optional[str] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+    def __init__(self, operation: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class CompensationSucceeded(_message.Message):
     __slots__ = ["completed_at"]
