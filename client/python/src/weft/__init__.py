@@ -31,7 +31,17 @@ from .errors import (
 )
 from .retry import RetryPolicy
 from .tls import TLS
-from .values import NoResult, from_value, is_terminal, result, run_status_name, to_value
+from .values import (
+    NoResult,
+    from_value,
+    is_terminal,
+    result,
+    run_status_name,
+    search_attribute,
+    search_attributes,
+    to_value,
+    wake_at,
+)
 
 __version__ = "0.1.0"
 
@@ -42,4 +52,5 @@ __all__ = [
     "ResourceExhausted", "SchemaValidationFailed", "SignalAcceptanceIndeterminate", "TaskClaimLost",
     "Unauthenticated", "Unavailable", "Unimplemented",
     "NoResult", "from_value", "is_terminal", "result", "run_status_name", "to_value",
+    "search_attribute", "search_attributes", "wake_at",
 ]

@@ -29,7 +29,7 @@ from .client import (
 )
 from .retry import DEFAULT_RETRY, RetryPolicy, call_async, is_transient
 from .tls import TLS
-from weft.v1 import event_pb2, run_pb2, signal_pb2
+from weft.v1 import definition_pb2, event_pb2, run_pb2, signal_pb2
 
 if TYPE_CHECKING:
     from weft.v1 import _services
@@ -110,23 +110,33 @@ class AsyncClient:
         """Closes the connections."""
         await self.transport.aclose()
 
-    async def submit(self, definition: Definition, *, input: Any = None, start: bool = True, run_request_id: str = "",
-                     project_id: str = "", environment_id: str = "") -> run_pb2.SubmitRunResponse:
+    async def submit(self, definition: Optional[Definition] = None, *, input: Any = None, start: bool = True,
+                     run_request_id: str = "", project_id: str = "", environment_id: str = "", plan: str = "",
+                     version: str = "", priority: Optional[int] = None,
+                     search_attributes: Optional[Mapping[str, values.SearchValue]] = None) -> run_pb2.SubmitRunResponse:
         """See :meth:`weft.Client.submit`."""
-        req = submit_request(definition, input, start, run_request_id, project_id, environment_id)
+        req = submit_request(definition, input, start, run_request_id, project_id, environment_id, plan=plan,
+                             version=version, priority=priority, search_attributes=search_attributes)
         return await self.runs.submit_run(req)
 
-    async def submit_and_await(self, definition: Definition, *, input: Any = None, run_request_id: str = "",
-                               project_id: str = "", environment_id: str = "",
-                               timeout: Optional[float] = None) -> run_pb2.Run:
+    async def submit_and_await(self, definition: Optional[Definition] = None, *, input: Any = None,
+                               run_request_id: str = "", project_id: str = "", environment_id: str = "",
+                               timeout: Optional[float] = None, plan: str = "", version: str = "",
+                               priority: Optional[int] = None,
+                               search_attributes: Optional[Mapping[str, values.SearchValue]] = None) -> run_pb2.Run:
         """See :meth:`weft.Client.submit_and_await`."""
         deadline = None if timeout is None else time.monotonic() + timeout
         wait = await_ms_within(deadline)
-        req = submit_request(definition, input, True, run_request_id, project_id, environment_id, wait)
+        req = submit_request(definition, input, True, run_request_id, project_id, environment_id, wait, plan=plan,
+                             version=version, priority=priority, search_attributes=search_attributes)
         run = (await self.runs.submit_run(req, timeout=wait / 1000 + LONG_POLL_MARGIN)).run
         if values.is_terminal(run.status):
             return run
         return await self._await(run.run_id, deadline, timeout)
+
+    async def parse_definition(self, text: str) -> definition_pb2.WorkflowDefinition:
+        """See :meth:`weft.Client.parse_definition`."""
+        return (await self.definitions.parse_definition(yaml=text)).definition
 
     async def await_run(self, run_id: str, *, timeout: Optional[float] = None) -> run_pb2.Run:
         """See :meth:`weft.Client.await_run`."""

@@ -98,14 +98,28 @@ class _Service:
         return call
 
 
-def submit_request(definition: Definition, input: Any, start: bool, run_request_id: str, project_id: str,
-                   environment_id: str, await_ms: int = 0) -> run_pb2.SubmitRunRequest:
+def submit_request(definition: Optional[Definition], input: Any, start: bool, run_request_id: str, project_id: str,
+                   environment_id: str, await_ms: int = 0, *, plan: str = "", version: str = "",
+                   priority: Optional[int] = None,
+                   search_attributes: Optional[Mapping[str, values.SearchValue]] = None) -> run_pb2.SubmitRunRequest:
+    """The SubmitRunRequest of an inline definition, or of a stored one by
+    plan id (and version; the plan's latest without one)."""
+    if (definition is None) == (not plan):
+        raise TypeError("submit: pass a definition or plan=, not both and not neither")
     req = run_pb2.SubmitRunRequest(
-        definition=values.definition(definition), start=start, run_request_id=run_request_id,
+        start=start, run_request_id=run_request_id,
         project_id=project_id, environment_id=environment_id, await_ms=await_ms,
     )
+    if definition is not None:
+        req.definition.CopyFrom(values.definition(definition))
+    else:
+        req.definition_ref.CopyFrom(definition_pb2.DefinitionRef(plan_id=plan, plan_version=version))
     if input is not None:
         req.input.CopyFrom(values.to_value(input))
+    if priority is not None:
+        req.priority = priority
+    for name, value in (search_attributes or {}).items():
+        req.search_attributes[name].CopyFrom(values.search_attribute(value))
     return req
 
 
@@ -195,27 +209,48 @@ class Client:
         """Closes the connections."""
         self.transport.close()
 
-    def submit(self, definition: Definition, *, input: Any = None, start: bool = True, run_request_id: str = "",
-               project_id: str = "", environment_id: str = "") -> run_pb2.SubmitRunResponse:
+    def submit(self, definition: Optional[Definition] = None, *, input: Any = None, start: bool = True,
+               run_request_id: str = "", project_id: str = "", environment_id: str = "", plan: str = "",
+               version: str = "", priority: Optional[int] = None,
+               search_attributes: Optional[Mapping[str, values.SearchValue]] = None) -> run_pb2.SubmitRunResponse:
         """Persists (and by default starts) a run; answers SubmitRunResponse
         (``.run``, ``.existing``). Retried on transient faults only with a
-        ``run_request_id``: without one a repeat would make a second run."""
-        req = submit_request(definition, input, start, run_request_id, project_id, environment_id)
+        ``run_request_id``: without one a repeat would make a second run.
+
+        ``definition`` is inline; or ``plan`` (and ``version``, default the
+        plan's latest) runs a stored one (``weft definition put``).
+        ``priority`` (1 first … 5) overrides the definition's
+        (docs/semantics.md#priority); ``search_attributes`` are by name, a str
+        a keyword, then bool, int, float, datetime
+        (docs/semantics.md#search-attributes)."""
+        req = submit_request(definition, input, start, run_request_id, project_id, environment_id, plan=plan,
+                             version=version, priority=priority, search_attributes=search_attributes)
         return self.runs.submit_run(req)
 
-    def submit_and_await(self, definition: Definition, *, input: Any = None, run_request_id: str = "",
-                         project_id: str = "", environment_id: str = "",
-                         timeout: Optional[float] = None) -> run_pb2.Run:
+    def submit_and_await(self, definition: Optional[Definition] = None, *, input: Any = None,
+                         run_request_id: str = "", project_id: str = "", environment_id: str = "",
+                         timeout: Optional[float] = None, plan: str = "", version: str = "",
+                         priority: Optional[int] = None,
+                         search_attributes: Optional[Mapping[str, values.SearchValue]] = None) -> run_pb2.Run:
         """Submits and starts a run and answers it once terminal; one call
         when it ends within SubmitRun's own wait. ``timeout`` (seconds) gives
-        up with DeadlineExceeded."""
+        up with DeadlineExceeded. The other arguments are :meth:`submit`'s."""
         deadline = None if timeout is None else time.monotonic() + timeout
         wait = await_ms_within(deadline)
-        req = submit_request(definition, input, True, run_request_id, project_id, environment_id, wait)
+        req = submit_request(definition, input, True, run_request_id, project_id, environment_id, wait, plan=plan,
+                             version=version, priority=priority, search_attributes=search_attributes)
         run = self.runs.submit_run(req, timeout=wait / 1000 + LONG_POLL_MARGIN).run
         if values.is_terminal(run.status):
             return run
         return self._await(run.run_id, deadline, timeout)
+
+    def parse_definition(self, text: str) -> definition_pb2.WorkflowDefinition:
+        """The WorkflowDefinition a YAML (or JSON) document describes, read by
+        weftd's own loader (ParseDefinition; docs/definitions.md), so the
+        client and ``weft submit`` read a file alike. A document that is not
+        a definition raises InvalidArgument naming each problem by its YAML
+        path (``steps[1].when``); nothing is stored."""
+        return self.definitions.parse_definition(yaml=text).definition
 
     def await_run(self, run_id: str, *, timeout: Optional[float] = None) -> run_pb2.Run:
         """Answers the run once it is terminal; ``timeout`` (seconds) gives up with DeadlineExceeded."""

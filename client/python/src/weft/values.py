@@ -13,7 +13,7 @@ from typing import Any, Mapping, Optional, Union
 from google.protobuf import json_format, struct_pb2, timestamp_pb2
 from google.protobuf.message import Message
 
-from weft.v1 import definition_pb2, run_pb2
+from weft.v1 import definition_pb2, run_pb2, search_pb2
 
 #: JSON as Python holds it.
 JSON = Union[None, bool, int, float, str, list, dict]
@@ -69,6 +69,51 @@ def definition(source: Union[definition_pb2.WorkflowDefinition, Mapping[str, Any
     if isinstance(source, Mapping):
         return json_format.ParseDict(dict(source), definition_pb2.WorkflowDefinition())
     raise TypeError(f"definition: want a WorkflowDefinition or a dict, got {type(source).__name__}")
+
+
+#: A search attribute's value as Python gives it: a str is a keyword, then
+#: bool, int, float and datetime (docs/semantics.md#search-attributes).
+SearchValue = Union[str, bool, int, float, _dt.datetime, "search_pb2.SearchAttributeValue"]
+
+
+def search_attribute(value: SearchValue) -> search_pb2.SearchAttributeValue:
+    """A SearchAttributeValue of a Python value: a str is a keyword, a bool a
+    bool (before int: a bool is an int in Python), an int an int, a float a
+    double, a datetime a time; a SearchAttributeValue is taken as it is."""
+    if isinstance(value, search_pb2.SearchAttributeValue):
+        return value
+    if isinstance(value, str):
+        return search_pb2.SearchAttributeValue(keyword_value=value)
+    if isinstance(value, bool):
+        return search_pb2.SearchAttributeValue(bool_value=value)
+    if isinstance(value, int):
+        return search_pb2.SearchAttributeValue(int_value=value)
+    if isinstance(value, float):
+        return search_pb2.SearchAttributeValue(double_value=value)
+    if isinstance(value, _dt.datetime):
+        return search_pb2.SearchAttributeValue(time_value=timestamp(value))
+    raise TypeError(f"search attribute: want str, bool, int, float or datetime, got {type(value).__name__}")
+
+
+def search_attributes(run: run_pb2.Run) -> dict[str, Any]:
+    """A run's search attributes as Python values (the inverse of
+    :func:`search_attribute`: a time is an aware UTC datetime)."""
+    out: dict[str, Any] = {}
+    for name, v in run.search_attributes.items():
+        kind = v.WhichOneof("value")
+        if kind == "time_value":
+            out[name] = v.time_value.ToDatetime(tzinfo=_dt.timezone.utc)
+        elif kind is not None:
+            out[name] = getattr(v, kind)
+    return out
+
+
+def wake_at(step: run_pb2.Step) -> Optional[_dt.datetime]:
+    """When a sleep step wakes (an aware UTC datetime), None when it has no
+    wake time (docs/semantics.md#sleep)."""
+    if not step.HasField("wake_at"):
+        return None
+    return step.wake_at.ToDatetime(tzinfo=_dt.timezone.utc)
 
 
 def enum_name(enum: Any, number: int) -> str:
