@@ -40,7 +40,7 @@ func TestCompositionExample_RunsToCompletedWithSubmitStartWait(t *testing.T) {
 		{"a free order skips the charge and its receipt", 0, false},
 	} {
 		in := `{"orderId":"o-1","customer":"ada@example.com","amount":` + strconv.Itoa(tc.amount) +
-			`,"lines":[{"sku":"WIDGET-1","quantity":2}],"carrier":"post","shipAfter":"` + shipAfter + `"}`
+			`,"lines":[{"sku":"WIDGET-1","quantity":2},{"sku":"GADGET-7","quantity":1},{"sku":"BOLT-3","quantity":12}],"carrier":"post","shipAfter":"` + shipAfter + `"}`
 		res := r.weft("submit", dir+"order.yaml", "--start", "--wait", "--input", in, "-o", "json")
 		require.Equal(t, 0, res.code, "%s: weft submit --start --wait exits 0 on COMPLETED\n%s\n%s", tc.name, res.stdout, res.stderr)
 		var out struct {
@@ -56,7 +56,15 @@ func TestCompositionExample_RunsToCompletedWithSubmitStartWait(t *testing.T) {
 		steps := stepsByID(run)
 		require.Equal(t, weftv1.StepStatus_STEP_STATUS_SUCCEEDED, steps["stock"].GetStatus(), tc.name)
 		require.GreaterOrEqual(t, steps["stock"].GetIteration(), uint32(2), "%s: the repeat ran until the stock was ready", tc.name)
-		require.True(t, strings.HasPrefix(steps["ship"].GetOutput().GetStructValue().GetFields()["tracking"].GetStringValue(), "trk-"), tc.name)
+		parcels := steps["ship"].GetOutput().GetListValue().GetValues()
+		require.Len(t, parcels, 3, "%s: ship fans out one item per line, its output their list", tc.name)
+		for i, p := range parcels {
+			require.True(t, strings.HasPrefix(p.GetStructValue().GetFields()["tracking"].GetStringValue(), "trk-"), tc.name)
+			item := steps["ship["+strconv.Itoa(i)+"]"]
+			require.Equal(t, weftv1.StepStatus_STEP_STATUS_SUCCEEDED, item.GetStatus(), "%s: item %d", tc.name, i)
+			require.Equal(t, p.GetStructValue().GetFields()["tracking"].GetStringValue(),
+				item.GetOutput().GetStructValue().GetFields()["tracking"].GetStringValue(), "%s: the list is in line order", tc.name)
+		}
 		shipped := getRun(t, r.c, steps["notify-shipped"].GetChildRunId())
 		require.Equal(t, "notify", shipped.GetPlanId(), "%s: notify-shipped runs the stored plan", tc.name)
 		require.Equal(t, weftv1.RunStatus_RUN_STATUS_COMPLETED, shipped.GetStatus())

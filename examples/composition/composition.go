@@ -68,6 +68,8 @@ type Notification struct {
 	To        string `json:"to"`
 	Template  string `json:"template"`
 	Reference string `json:"reference"`
+	// Parcels are the tracking numbers a shipping notice lists.
+	Parcels []string `json:"parcels,omitempty"`
 }
 
 // Sent is send-notification's output, the notify workflow's result.
@@ -75,14 +77,19 @@ type Sent struct {
 	MessageID string `json:"message_id"`
 }
 
-// Parcel is ship-parcel's input.
+// Parcel is ship-parcel's input: one line item of the order, an item of
+// the ship step's fan-out (docs/semantics.md#for-each).
 type Parcel struct {
 	Order       string `json:"order"`
 	Carrier     string `json:"carrier"`
 	Reservation string `json:"reservation"`
+	SKU         string `json:"sku"`
+	Quantity    int    `json:"quantity"`
+	Parcel      int    `json:"parcel"`
 }
 
-// Shipment is ship-parcel's output, the order workflow's result.
+// Shipment is ship-parcel's output; the list of every line's is the order
+// workflow's result.
 type Shipment struct {
 	Carrier  string `json:"carrier"`
 	Tracking string `json:"tracking"`
@@ -131,7 +138,7 @@ func Register(w *worker.Worker, log *slog.Logger) {
 	})
 	worker.Register(w, "ship-parcel", func(ctx context.Context, in Parcel) (Shipment, error) {
 		info := worker.Info(ctx)
-		log.Info("shipped", "run_id", info.RunID, "carrier", in.Carrier)
+		log.Info("shipped", "run_id", info.RunID, "step", info.ActionID, "item", info.Index, "carrier", in.Carrier)
 		return Shipment{Carrier: in.Carrier, Tracking: "trk-" + short(info.IdempotencyKey)}, nil
 	})
 	worker.RegisterCompensation(w, "release-stock", func(ctx context.Context, in Reservation) error {
