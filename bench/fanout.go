@@ -10,8 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/weft-dev/weft/client"
 	weftv1 "github.com/weft-dev/weft/gen/weft/v1"
 )
@@ -58,8 +56,9 @@ func fanOutDefinition(shape string, conc int) *weftv1.WorkflowDefinition {
 		}
 		return def
 	}
+	n := uint32(conc)
 	def.Actions = []*weftv1.Action{{Id: "each", Order: 1, Activity: noopActivity,
-		ForEach: fmt.Sprintf("lists.range(%d)", FanOutItems), MaxConcurrency: proto.Uint32(uint32(conc))}}
+		ForEach: fmt.Sprintf("lists.range(%d)", FanOutItems), MaxConcurrency: &n}}
 	return def
 }
 
