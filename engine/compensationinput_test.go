@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ func init() {
 		"CompensationInput_ARetryAndARestartedWeftdRunTheHookWithTheRecordedValue":       scenarioCompensationInput_ARetryAndARestartedWeftdRunTheHookWithTheRecordedValue,
 		"CompensationInput_AnEvaluationErrorFailsTheHookValidationAndTheOthersRun":       scenarioCompensationInput_AnEvaluationErrorFailsTheHookValidationAndTheOthersRun,
 		"CompensationInput_ARerunsCompensationIsEvaluatedOverTheRerunsOutput":            scenarioCompensationInput_ARerunsCompensationIsEvaluatedOverTheRerunsOutput,
+		"CompensationInput_AnItemsHookReadsItsItemIndexAndOwnOutput":                     scenarioCompensationInput_AnItemsHookReadsItsItemIndexAndOwnOutput,
 	} {
 		scenarios[name] = s
 	}
@@ -140,4 +142,32 @@ func (b *bundle) pollNoneCompensation(op string) {
 	tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "w1", Compensations: []string{op}})
 	require.NoError(b.t, err)
 	require.Empty(b.t, tasks)
+}
+
+func scenarioCompensationInput_AnItemsHookReadsItsItemIndexAndOwnOutput(t *testing.T, b *bundle) {
+	def := fanOut("input.lines", 10)
+	def.Actions[1].Compensation = &definition.CompensationHook{Operation: "unship", Input: json.RawMessage(
+		`{"sku":"${{ item.sku }}","at":"${{ index }}","parcel":"${{ steps.ship.output.parcel }}","order":"${{ input.order }}"}`)}
+	def.Actions[2].OnFailure = definition.OnFailureCompensate
+	def.Actions[2].Retry.MaxAttempts = 1
+	run := b.submitInput(def, `{"order":"o-7","lines":[{"sku":"A"},{"sku":"B"}]}`)
+	b.complete(b.poll("act-a"), `null`)
+	for _, task := range b.pollAll("act-ship", 10) {
+		var in struct {
+			At int `json:"at"`
+		}
+		require.NoError(t, json.Unmarshal(task.Input, &in))
+		b.complete(task, `{"parcel":"p-`+strconv.Itoa(in.At)+`"}`)
+	}
+	b.fail(b.poll("act-b"), definition.ErrorValidation)
+	got := map[string]string{}
+	for range 2 {
+		task := b.hookTask("unship")
+		got[task.ActionID] = string(task.Input)
+		b.complete(task, `null`)
+	}
+	require.JSONEq(t, `{"sku":"A","at":0,"parcel":"p-0","order":"o-7"}`, got["ship[0]"], "each item's hook undoes that item")
+	require.JSONEq(t, `{"sku":"B","at":1,"parcel":"p-1","order":"o-7"}`, got["ship[1]"])
+	require.Len(t, b.stepEvents(run.RunID, "ship[1]", runstate.EvCompensationStarted), 1)
+	require.Equal(t, runstate.CompensationRolledBack, b.run(run.RunID).CompensationOutcome)
 }

@@ -451,14 +451,13 @@ func (d *Definition) runtimeProgram(i int, src, path string, k expr.Kind, self b
 	return p, nil
 }
 
-// runtimeTemplate is runtimeProgram for an input template; self lets it
-// read the action's own output (a compensation hook's input).
-func (d *Definition) runtimeTemplate(i int, raw json.RawMessage, path string, self bool) (*expr.Template, error) {
+// runtimeTemplate is runtimeProgram for an input template.
+func (d *Definition) runtimeTemplate(i int, raw json.RawMessage, path string) (*expr.Template, error) {
 	key := programKey{tmpl: true, runtime: true, path: path, src: string(raw)}
 	if t, ok := cached(key, expr.Scope{}); ok {
 		return t.(*expr.Template), nil
 	}
-	t, err := exprEnv.CompileTemplate(raw, path, d.scope(i, self))
+	t, err := exprEnv.CompileTemplate(raw, path, d.scope(i, false))
 	if err != nil {
 		return nil, err
 	}
@@ -514,18 +513,12 @@ func (d *Definition) ResolveInput(a *Action, v Values) (json.RawMessage, error) 
 // ".input"), with each ${{ }} replaced by its value over v; a value without
 // one is answered as it is.
 func (d *Definition) resolveTemplate(a *Action, raw json.RawMessage, key string, v Values) (json.RawMessage, error) {
-	return d.resolveTemplateIn(a, raw, key, false, v)
-}
-
-// resolveTemplateIn is resolveTemplate in the action's scope, with the
-// action's own output too when self is set.
-func (d *Definition) resolveTemplateIn(a *Action, raw json.RawMessage, key string, self bool, v Values) (json.RawMessage, error) {
 	i := d.index(a)
 	if i < 0 || !hasTemplate(raw) {
 		return raw, nil
 	}
 	path := actionPath(i) + key
-	t, err := d.runtimeTemplate(i, raw, path, self)
+	t, err := d.runtimeTemplate(i, raw, path)
 	if err != nil {
 		return nil, runtimeError(path, err)
 	}
@@ -536,7 +529,7 @@ func (d *Definition) resolveTemplateIn(a *Action, raw json.RawMessage, key strin
 	for _, p := range t.Programs() {
 		reads = append(reads, p.Steps()...)
 	}
-	out, err := t.Eval(d.vars(i, self, reads, v))
+	out, err := t.Eval(d.vars(i, false, reads, v))
 	if err != nil {
 		return nil, runtimeError(path, err)
 	}

@@ -33,6 +33,7 @@ func TestExpressions_AMistakeIsRefusedAtItsYAMLPath(t *testing.T) {
 		{"sleep with an activity", "  - name: a\n    activity: x\n    sleep: 1m\n", "steps[0]", "sleep.kind", "no activity"},
 		{"compensation.input: a syntax error", "  - name: a\n  - name: b\ncompensation:\n  - step: b\n    operation: undo\n    input: {charge: '${{ steps.b.output.id + }}'}\n", "compensation[0].input.charge", "expression_syntax", "column"},
 		{"compensation.input: a step downstream", "  - name: a\n  - name: b\ncompensation:\n  - step: a\n    operation: undo\n    input: {x: '${{ steps.b.output.id }}'}\n", "compensation[0].input.x", "expression_not_upstream", "b"},
+		{"compensation.input: item outside a forEach", "  - name: a\ncompensation:\n  - step: a\n    operation: undo\n    input: {x: '${{ item.id }}'}\n", "compensation[0].input.x", "expression_fan_out_only", "item"},
 		{"compensation.input: an undeclared name", "  - name: a\ncompensation:\n  - step: a\n    operation: undo\n    input: {x: '${{ inptu.id }}'}\n", "compensation[0].input.x", "expression_type", "inptu"},
 	}
 	for _, c := range cases {

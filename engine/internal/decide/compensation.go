@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
@@ -86,13 +87,27 @@ func (c *core) nextCompensation() error {
 
 // resolveCompensationInput evaluates the ${{ }} expressions of the hook's
 // input once, before its first task, and records the value on the step:
-// every attempt of the hook, and a rerun's, runs with it
-// (docs/semantics.md#compensation-input).
+// every attempt of the hook runs with it (docs/semantics.md#compensation-input).
+// An item of a fan-out's hook reads its item, index and own output.
 func (c *core) resolveCompensationInput(a *definition.Action, st *runstate.StepState) error {
 	if st.CompInput != nil {
 		return nil
 	}
-	in, err := c.run.Definition.ResolveCompensationInput(a, c.values())
+	var in json.RawMessage
+	var err error
+	if st.IsItem() {
+		v, parent := c.values(), c.run.action(st.Parent)
+		all := v.Output
+		v.Output = func(id string) json.RawMessage {
+			if id == parent.ID {
+				return st.Output // what this item undoes
+			}
+			return all(id)
+		}
+		in, err = c.run.Definition.ResolveItemCompensationInput(parent, st.Index, st.Item, v)
+	} else {
+		in, err = c.run.Definition.ResolveCompensationInput(a, c.values())
+	}
 	if err != nil {
 		return err
 	}
