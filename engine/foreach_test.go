@@ -341,7 +341,8 @@ func scenarioForEach_RetryStepOfAHeldFanOutRunsAgainOnlyTheItemsThatDidNotSuccee
 
 func scenarioForEach_CompensationCompensatesEachCompletedItemInReverseOrder(t *testing.T, b *bundle) {
 	def := fanOut("lists.range(3)", 10)
-	def.Actions[1].Compensation = &definition.CompensationHook{Operation: "unship"}
+	def.Actions[1].Compensation = &definition.CompensationHook{Operation: "unship",
+		Input: json.RawMessage(`{"item":"${{ item }}","at":"${{ index }}","shipped":"${{ steps.ship.output }}"}`)}
 	def.Actions[2].OnFailure = definition.OnFailureCompensate
 	def.Actions[2].Retry.MaxAttempts = 1
 	run := b.submitInput(def, `{}`)
@@ -359,6 +360,8 @@ func scenarioForEach_CompensationCompensatesEachCompletedItemInReverseOrder(t *t
 		require.Len(t, tasks, 1, "one hook at a time")
 		task := tasks[0]
 		require.Equal(t, decide.CompensationKey(run.RunID, task.ActionID), task.IdempotencyKey)
+		require.JSONEq(t, fmt.Sprintf(`{"item":%d,"at":%d,"shipped":%d}`, task.Index, task.Index, task.Index), string(task.Input),
+			"an item's hook reads its item, its index and its own output")
 		order = append(order, task.ActionID)
 		b.complete(task, `null`)
 	}

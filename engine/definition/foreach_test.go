@@ -34,6 +34,7 @@ func TestForEach_AMistakeIsRefusedAtItsYAMLPath(t *testing.T) {
 		{"forEach: an id too long for its items", "  - name: " + strings.Repeat("x", MaxForEachIDLen+1) + "\n    forEach: '[1]'\n", "steps[0].name", "for_each.id_length", "120"},
 		{"input: item outside a forEach", "  - name: a\n    input: {x: '${{ index }}'}\n", "steps[0].input.x", "expression_fan_out_only", "index"},
 		{"input: an item's mistake", "  - name: a\n    forEach: '[1]'\n    input: {x: '${{ item + }}'}\n", "steps[0].input.x", "expression_syntax", "column"},
+		{"compensation input: item outside a forEach", "  - name: a\ncompensation:\n  - step: a\n    operation: undo\n    input: {x: '${{ item }}'}\n", "compensation[0].input.x", "expression_fan_out_only", "item"},
 		{"workflow input: item outside a forEach", "  - name: a\n    workflow: {steps: [{name: c}], input: {x: '${{ item }}'}}\n", "steps[0].workflow.input.x", "expression_fan_out_only", "item"},
 	}
 	for _, c := range cases {
@@ -69,6 +70,10 @@ steps:
     workflow:
       steps: [{name: send}]
       input: {to: '${{ item }}', n: '${{ index + 1 }}'}
+compensation:
+  - step: ship
+    operation: unship
+    input: {sku: '${{ item.sku }}', at: '${{ index }}', receipt: '${{ steps.ship.output.id }}'}
 `))
 	require.NoError(t, err)
 	require.Equal(t, "${{ steps.lines.output.items }}", d.Actions[1].ForEach)
