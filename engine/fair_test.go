@@ -12,18 +12,23 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/queues"
+	"github.com/weft-dev/weft/engine/runstate"
+	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
 	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
 // fairScenarios run on every backend (TestFairness).
 var fairScenarios = map[string]func(t *testing.T, b *bundle){
-	"Fairness_ASmallKeyIsNotStarvedByADeepBacklogOfEqualWeight": scenarioFairness_ASmallKeyIsNotStarvedByADeepBacklogOfEqualWeight,
-	"Fairness_ClaimsFollowTheWeights":                           scenarioFairness_ClaimsFollowTheWeights,
-	"Fairness_PriorityComesBeforeFairness":                      scenarioFairness_PriorityComesBeforeFairness,
-	"Fairness_TasksWithoutAKeyShareAsOneImplicitKey":            scenarioFairness_TasksWithoutAKeyShareAsOneImplicitKey,
-	"Fairness_BadFairnessIsRefusedAtSubmitNamingTheField":       scenarioFairness_BadFairnessIsRefusedAtSubmitNamingTheField,
-	"Fairness_DescribeQueueGetRunAndMetricsShowTheKeys":         scenarioFairness_DescribeQueueGetRunAndMetricsShowTheKeys,
+	"Fairness_ASmallKeyIsNotStarvedByADeepBacklogOfEqualWeight":   scenarioFairness_ASmallKeyIsNotStarvedByADeepBacklogOfEqualWeight,
+	"Fairness_ClaimsFollowTheWeights":                             scenarioFairness_ClaimsFollowTheWeights,
+	"Fairness_PriorityComesBeforeFairness":                        scenarioFairness_PriorityComesBeforeFairness,
+	"Fairness_TasksWithoutAKeyShareAsOneImplicitKey":              scenarioFairness_TasksWithoutAKeyShareAsOneImplicitKey,
+	"Fairness_BadFairnessIsRefusedAtSubmitNamingTheField":         scenarioFairness_BadFairnessIsRefusedAtSubmitNamingTheField,
+	"Fairness_DescribeQueueGetRunAndMetricsShowTheKeys":           scenarioFairness_DescribeQueueGetRunAndMetricsShowTheKeys,
+	"Fairness_AStepsOwnFairnessReplacesTheDefinitions":            scenarioFairness_AStepsOwnFairnessReplacesTheDefinitions,
+	"Fairness_ATaskHeldByStepConcurrencyIsPassedOverUncharged":    scenarioFairness_ATaskHeldByStepConcurrencyIsPassedOverUncharged,
+	"Fairness_AKeyThatFailsToEvaluateFailsTheAttemptAsValidation": scenarioFairness_AKeyThatFailsToEvaluateFailsTheAttemptAsValidation,
 }
 
 func TestFairness(t *testing.T) {
@@ -394,4 +399,46 @@ func BenchmarkFairEagerSteps(b *testing.B) {
 			b.ReportMetric(float64(cc.ops.Load()-ops)/float64(runs*5), "writes/step")
 		})
 	}
+}
+
+func scenarioFairness_AStepsOwnFairnessReplacesTheDefinitions(t *testing.T, b *bundle) {
+	d := fairPlan(2, "")
+	d.Actions[1].Fairness = &definition.Fairness{Key: "'shared-' + input.key", Weight: "4"}
+	b.submitFair(d, "A", 1, 0)
+	got := map[string]string{}
+	for _, task := range b.pollAll("act-work", 10) {
+		rec, _, err := b.eng.records.LoadTask(b.ctx, task.TaskID)
+		require.NoError(t, err)
+		got[task.ActionID] = fmt.Sprintf("%s/%g", rec.FairKey, weightOf(rec.FairWeight))
+	}
+	require.Equal(t, map[string]string{"s0": "A/1", "s1": "shared-A/4"}, got)
+}
+
+func scenarioFairness_ATaskHeldByStepConcurrencyIsPassedOverUncharged(t *testing.T, b *bundle) {
+	d := fairPlan(1, "")
+	d.Actions[0].Concurrency = &definition.StepConcurrency{Key: "'psp'", Limit: 1}
+	b.submitFair(d, "A", 3, 0)
+	b.submitFair(d, "B", 1, 0)
+	first := b.pollAll("act-work", 1)
+	require.Len(t, first, 1)
+	require.Empty(t, b.pollAll("act-work", 5), "the key psp is at its limit: every task is held")
+	_, err := b.store.Get(b.ctx, fairTagKey(tenant, "default", 3, "B"))
+	require.ErrorIs(t, err, store.ErrNotFound, "a held task is not charged to its key")
+	b.complete(first[0], `{}`)
+	require.Equal(t, []string{"B"}, b.claimKeys(1), "the slot is free: B's turn, A went once")
+}
+
+func scenarioFairness_AKeyThatFailsToEvaluateFailsTheAttemptAsValidation(t *testing.T, b *bundle) {
+	d := seq("a", "charge")
+	d.Actions[1].Fairness = &definition.Fairness{Key: "steps.a.output.tenant"}
+	run := b.submit(d)
+	b.complete(b.poll("act-a"), `{"tenant": 42}`) // not a string
+	b.pollNone("act-charge")
+	b.tick()
+	snap := b.run(run.RunID)
+	require.Equal(t, runstate.RunFailed, snap.Status)
+	st := snap.Step("charge")
+	require.Equal(t, definition.ErrorValidation, st.Error.Class)
+	require.Contains(t, st.Error.Message, "fairness")
+	require.NotContains(t, st.Error.Message, "42", "no payload in the message")
 }
