@@ -442,3 +442,18 @@ func scenarioFairness_AKeyThatFailsToEvaluateFailsTheAttemptAsValidation(t *test
 	require.Contains(t, st.Error.Message, "fairness")
 	require.NotContains(t, st.Error.Message, "42", "no payload in the message")
 }
+
+func TestFairness_AFanOutsItemsHaveTheirStepsFairness(t *testing.T) {
+	b := setup(t)
+	d := definition.Definition{PlanID: "fan", PlanVersion: "1", Fairness: &definition.Fairness{Key: "input.key", Weight: "2"},
+		Actions: []definition.Action{{ID: "each", Order: 1, Activity: "act-work", ForEach: "lists.range(3)", MaxConcurrency: 3}}}
+	b.submitFair(d, "A", 1, 0)
+	tasks := b.pollAll("act-work", 10)
+	require.Len(t, tasks, 3)
+	for _, task := range tasks {
+		rec, _, err := b.eng.records.LoadTask(b.ctx, task.TaskID)
+		require.NoError(t, err)
+		require.Equal(t, "A", rec.FairKey, "item %s", task.ActionID)
+		require.InDelta(t, 2.0, rec.FairWeight, 0)
+	}
+}

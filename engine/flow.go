@@ -387,6 +387,9 @@ func fairStepOf(run *record.Run, actionID string) *fairStep {
 	if err != nil || p == nil {
 		return nil
 	}
+	if parent, _, ok := definition.ParseItemID(actionID); ok {
+		actionID = parent // a fan-out's item has its step's fairness (docs/semantics.md#for-each)
+	}
 	for i := range run.Definition.Actions {
 		if run.Definition.Actions[i].ID == actionID {
 			return p.steps[i].fair
