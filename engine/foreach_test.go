@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
+	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 )
 
@@ -542,4 +543,23 @@ func scenarioForEach_TheStepsConcurrencyKeyHoldsEachItemsTask(t *testing.T, b *b
 	snap := b.run(run.RunID)
 	require.Equal(t, runstate.StepSucceeded, snap.Step("ship").Status)
 	require.Len(t, itemsOf(snap, "ship"), 5)
+}
+
+// A fan-out's item has its step's flow control and fairness: the compiled
+// rules of the forEach step are found for each item's id, as each item's
+// task is created and claimed (docs/semantics.md#for-each).
+func TestForEach_AnItemHasItsStepsFlowControlAndFairness(t *testing.T) {
+	def := fanOut("lists.range(3)", 2)
+	def.Actions[1].Concurrency = &definition.StepConcurrency{Key: "run.id", Limit: 2}
+	def.Actions[1].Fairness = &definition.Fairness{Key: "'tenant-a'"}
+	def = def.WithDefaults()
+	require.NoError(t, def.Validate())
+	run := &record.Run{RunID: "r", Definition: def, PlanSHA256: "fan-out-flow"}
+	require.NotNil(t, flowStepOf(run, "ship"))
+	require.NotNil(t, fairStepOf(run, "ship"))
+	for _, id := range []string{"ship[0]", "ship[2]"} {
+		require.Same(t, flowStepOf(run, "ship"), flowStepOf(run, id), id)
+		require.Same(t, fairStepOf(run, "ship"), fairStepOf(run, id), id)
+	}
+	require.Nil(t, fairStepOf(run, "a[0]"), "a step without a fan-out has no items")
 }
