@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -47,14 +43,5 @@ func TestConsole_QueuesPageShowsEachFlowKeysSlotsWaitingAndTokensInChromium(t *t
 	require.Len(t, res.GetTasks(), 2, "one of each: the other two are held")
 
 	cfg := map[string]string{"url": d.URL, "concurrencyKey": "customer-42", "throttleKey": "psp", "shots": os.Getenv("WEFT_CONSOLE_SHOTS")}
-	arg, err := json.Marshal(cfg)
-	require.NoError(t, err)
-	drive := exec.CommandContext(ctx, node, filepath.Join(repoRoot(t), "console/test-dist/queues.mjs"), string(arg))
-	drive.Dir = repoRoot(t)
-	drive.Env = append(os.Environ(), "CHROMIUM="+browser)
-	var stderr bytes.Buffer
-	drive.Stderr = &stderr
-	stdout, err := drive.Output()
-	require.NoError(t, err, "the console test:\n%s\nweftd:\n%s", stderr.String(), tail(d.Logs(), 40))
-	require.Equal(t, "ok", string(lastLine(stdout)))
+	require.Equal(t, "ok", runConsoleDriver(t, ctx, node, browser, "queues", cfg, d))
 }

@@ -1,12 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -42,18 +37,6 @@ func TestConsole_LinksAParentRunAndItsChildBothWaysInChromium(t *testing.T) {
 		childID = run.GetSteps()[0].GetChildRunId()
 		return childID != ""
 	}, time.Minute, 50*time.Millisecond, "the child run is started by weftd's timer loop")
-	shots := os.Getenv("WEFT_CONSOLE_SHOTS")
-	if shots == "" {
-		shots = t.TempDir()
-	}
-	arg, err := json.Marshal(map[string]string{"url": d.URL, "parent": parent, "child": childID, "step": "notify", "shots": shots})
-	require.NoError(t, err)
-	drive := exec.CommandContext(ctx, node, filepath.Join(repoRoot(t), "console/test-dist/subworkflow.mjs"), string(arg))
-	drive.Dir = repoRoot(t)
-	drive.Env = append(os.Environ(), "CHROMIUM="+browser)
-	var stderr bytes.Buffer
-	drive.Stderr = &stderr
-	stdout, err := drive.Output()
-	require.NoError(t, err, "the console test:\n%s\nweftd:\n%s", stderr.String(), tail(d.Logs(), 40))
-	require.JSONEq(t, `{"ok":true}`, string(lastLine(stdout)))
+	cfg := map[string]string{"url": d.URL, "parent": parent, "child": childID, "step": "notify", "shots": consoleShots(t)}
+	require.JSONEq(t, `{"ok":true}`, runConsoleDriver(t, ctx, node, browser, "subworkflow", cfg, d))
 }

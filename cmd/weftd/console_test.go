@@ -97,11 +97,13 @@ func requireConsoleTools(t *testing.T) (node, browser string) {
 // JSON, and that it accepts exactly what JSON.parse accepts) and
 // console/test/filters.test.ts (the filters as one query for a batch, a
 // view's filters kept and given back, a refused query placed at its column)
-// and console/test/yamlpath.test.ts (a refused YAML path's line in the text).
+// and console/test/yamlpath.test.ts (a refused YAML path's line in the text)
+// and console/test/fanout.test.ts (a forEach group's items in index order,
+// counted as FanOutProgress counts them, and its pages of a filter).
 func TestConsole_EventFeedAndGraphRules(t *testing.T) {
 	t.Parallel()
 	node, _ := requireConsoleTools(t)
-	cmd := exec.Command(node, "--test", "console/test-dist/feed.test.mjs", "console/test-dist/dag.test.mjs", "console/test-dist/jsoncheck.test.mjs", "console/test-dist/filters.test.mjs", "console/test-dist/yamlpath.test.mjs")
+	cmd := exec.Command(node, "--test", "console/test-dist/feed.test.mjs", "console/test-dist/dag.test.mjs", "console/test-dist/jsoncheck.test.mjs", "console/test-dist/filters.test.mjs", "console/test-dist/yamlpath.test.mjs", "console/test-dist/fanout.test.mjs")
 	cmd.Dir = repoRoot(t)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
@@ -389,6 +391,33 @@ func driveConsole(t *testing.T, ctx context.Context, node, browser string, cfg c
 	out, err := drive.CombinedOutput()
 	require.NoError(t, err, "the console end-to-end test:\n%s\nweftd:\n%s", out, tail(d.Logs(), 40))
 	t.Logf("%s", out)
+}
+
+// runConsoleDriver runs the browser driver console/test-dist/<script>.mjs
+// with cfg as its JSON argument and Chromium at browser, requires it to
+// succeed (else fails with its stderr and the tail of weftd's log), and
+// answers the last line it printed.
+func runConsoleDriver(t *testing.T, ctx context.Context, node, browser, script string, cfg any, d *daemon) string {
+	t.Helper()
+	arg, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	drive := exec.CommandContext(ctx, node, filepath.Join(repoRoot(t), "console/test-dist", script+".mjs"), string(arg))
+	drive.Dir = repoRoot(t)
+	drive.Env = append(os.Environ(), "CHROMIUM="+browser)
+	var stderr strings.Builder
+	drive.Stderr = &stderr
+	stdout, err := drive.Output()
+	require.NoError(t, err, "the console test %s:\n%s\nweftd:\n%s", script, stderr.String(), tail(d.Logs(), 40))
+	return string(lastLine(stdout))
+}
+
+// consoleShots is where the browser drivers save their screenshots:
+// $WEFT_CONSOLE_SHOTS, else a directory the test removes.
+func consoleShots(t *testing.T) string {
+	if dir := os.Getenv("WEFT_CONSOLE_SHOTS"); dir != "" {
+		return dir
+	}
+	return t.TempDir()
 }
 
 // tail answers the last n lines of s.

@@ -4,6 +4,7 @@ import type { RunView } from "./live";
 import { Badge, FaultView } from "./ui";
 import { inFlight, stepErrorText } from "./steps";
 import { waitsOf } from "./waiting";
+import { RunConcurrency } from "./concurrency";
 import { compensationOutcomeName, duration, isTerminal, ms, runStatusName, substatusName, when } from "./format";
 
 /** RunHeader shows the run's status, facts and the event feed's state. */
@@ -85,6 +86,7 @@ export function RunHeader({ run, view }: { run: Run; view: RunView }) {
           </dd>
         </div>
       </dl>
+      <RunConcurrency run={run} />
       {run.error && (
         <p class="run-error">
           Failed{run.error.actionId ? ` at ${run.error.actionId}` : ""}

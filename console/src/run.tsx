@@ -12,6 +12,9 @@ import { Timeline } from "./timeline";
 import { EventLog, Signals } from "./log";
 import { ActionDialog, type Pending } from "./actions";
 import { isTerminal } from "./format";
+import { isForEach, isItem, topSteps } from "./fanout";
+import { FanOutGroup } from "./fanoutview";
+import { useConcurrencyRefresh } from "./concurrency";
 
 /** RunPage shows one run and follows it live. */
 export function RunPage({ runId }: { runId: string }) {
@@ -20,6 +23,7 @@ export function RunPage({ runId }: { runId: string }) {
   const [pending, setPending] = useState<Pending | undefined>();
   const [outcome, setOutcome] = useState<{ ok: string } | { fault: Fault } | undefined>();
   const run = view.run;
+  useConcurrencyRefresh(run, view.refresh);
 
   if (!run) {
     return (
@@ -30,6 +34,7 @@ export function RunPage({ runId }: { runId: string }) {
     );
   }
   const step = run.steps.find((s) => s.actionId === selected) ?? defaultStep(run);
+  const fanOuts = topSteps(run).filter((s) => isForEach(run, s.actionId));
   const done = (msg: string) => {
     setPending(undefined);
     setOutcome({ ok: msg });
@@ -73,12 +78,21 @@ export function RunPage({ runId }: { runId: string }) {
         <h2 id="dag-title">Graph</h2>
         <DagView run={run} selected={step?.actionId} onSelect={setSelected} />
       </section>
+      {fanOuts.length > 0 && (
+        <section aria-labelledby="fanouts-title" id="fanouts">
+          <h2 id="fanouts-title">Fan-outs</h2>
+          {fanOuts.map((s) => (
+            <FanOutGroup key={s.actionId} run={run} step={s} selected={step?.actionId} onSelect={setSelected} />
+          ))}
+        </section>
+      )}
       {step && (
         <StepPanel
           run={run}
           step={step}
-          action={run.definition?.actions.find((a) => a.id === step.actionId)}
+          action={run.definition?.actions.find((a) => a.id === (isItem(step) ? step.parentStep : step.actionId))}
           onAct={setPending}
+          onSelect={setSelected}
         />
       )}
       <section aria-labelledby="timeline-title">
@@ -102,8 +116,12 @@ export function RunPage({ runId }: { runId: string }) {
  * to the child runs its sub-workflow steps started (docs/semantics.md#sub-workflows).
  */
 function RunLinks({ run }: { run: Run }) {
-  const children = run.steps.filter((s) => s.childRunId !== "");
-  if (!run.parentRunId && children.length === 0) return null;
+  const children = topSteps(run).filter((s) => s.childRunId !== "");
+  // An item's child is linked from its row in the fan-out's group: a
+  // fan-out of 1,000 sub-workflows would otherwise be 1,000 links here.
+  const itemChildren = new Map<string, number>();
+  for (const s of run.steps) if (isItem(s) && s.childRunId !== "") itemChildren.set(s.parentStep, (itemChildren.get(s.parentStep) ?? 0) + 1);
+  if (!run.parentRunId && children.length === 0 && itemChildren.size === 0) return null;
   const link = (id: string, elemId?: string) => (
     <a class="mono" id={elemId} href={`#/runs/${encodeURIComponent(id)}`}>
       {id}
@@ -116,11 +134,16 @@ function RunLinks({ run }: { run: Run }) {
           Child run of {link(run.parentRunId, "run-parent-link")}, started by its step <span class="mono">{run.parentStep}</span>
         </p>
       )}
-      {children.length > 0 && (
+      {(children.length > 0 || itemChildren.size > 0) && (
         <ul id="run-children">
           {children.map((s) => (
             <li key={s.actionId}>
               Step <span class="mono">{s.actionId}</span> runs child run {link(s.childRunId, `run-child-${s.actionId}`)}
+            </li>
+          ))}
+          {[...itemChildren].map(([step, n]) => (
+            <li key={step} id={`run-item-children-${step}`}>
+              Step <span class="mono">{step}</span> runs {n} child {n === 1 ? "run" : "runs"}, one per item: each is linked from its item under <em>Fan-outs</em>
             </li>
           ))}
         </ul>
@@ -129,12 +152,16 @@ function RunLinks({ run }: { run: Run }) {
   );
 }
 
-/** The step shown first: one that needs a person, else one that failed or runs, else the first. */
+/**
+ * The step shown first: one that needs a person, else one that failed or
+ * runs, else the first; never an item (its forEach step stands for it).
+ */
 function defaultStep(run: Run): Step | undefined {
+  const steps = topSteps(run);
   const want = [StepStatus.WAITING_FOR_MANUAL_COMPLETION, StepStatus.WAITING_FOR_SIGNAL, StepStatus.FAILED, StepStatus.RUNNING];
   for (const st of want) {
-    const s = run.steps.find((x) => x.status === st);
+    const s = steps.find((x) => x.status === st);
     if (s) return s;
   }
-  return run.steps[0];
+  return steps[0];
 }

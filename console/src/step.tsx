@@ -5,6 +5,7 @@ import type { Action } from "../../client/ts/src/gen/weft/v1/definition_pb";
 import { Badge } from "./ui";
 import { attemptsOf, skippedByCondition, sleeping, stepErrorText } from "./steps";
 import type { Pending } from "./actions";
+import { isItem, progressText } from "./fanout";
 import { attemptOutcomeName, clock, compensationStatusName, duration, isTerminal, jsonText, stepStatusName, when } from "./format";
 
 /** activityText says what the step does: its activity, a signal wait, a sleep, or a person. */
@@ -14,20 +15,37 @@ function activityText(action?: Action): string {
   if (action.waitForSignal) return `waits for signal ${action.waitForSignal.signalName}`;
   if (action.sleepMs !== undefined) return `sleeps ${duration(action.sleepMs)}`;
   if (action.sleepUntil) return `sleeps until ${action.sleepUntil}`;
+  if (action.workflow) {
+    const w = action.workflow;
+    const plan = w.planId || w.definition?.planId || "";
+    return `runs sub-workflow ${plan ? `${plan}${w.planVersion ? `@${w.planVersion}` : ""}` : "(inline)"}`;
+  }
   return "manual";
 }
 
 /** StepPanel shows one step and offers the actions its status allows. */
-export function StepPanel({ run, step, action, onAct }: { run: Run; step: Step; action?: Action; onAct: (p: Pending) => void }) {
+export function StepPanel({ run, step, action, onAct, onSelect }: { run: Run; step: Step; action?: Action; onAct: (p: Pending) => void; onSelect: (id: string) => void }) {
   const status = stepStatusName(step.status);
   const comp = compensationStatusName(step.compensationStatus);
   const live = !isTerminal(run.status);
+  // An item is acted on through its forEach step: controls naming an item
+  // are refused (docs/semantics.md#for-each).
+  const item = isItem(step);
   return (
     <section class="step" aria-labelledby="step-title" id="step-panel" data-step={step.actionId}>
       <h2 id="step-title">
-        Step <span class="mono">{step.actionId}</span> <Badge status={status} />
+        {item ? "Item" : "Step"} <span class="mono">{step.actionId}</span> <Badge status={status} />
       </h2>
-      <div class="step-actions">
+      {item && (
+        <p class="item-of" id="item-of">
+          Item {step.itemIndex} of forEach step{" "}
+          <button type="button" class="link mono" id="item-parent" onClick={() => onSelect(step.parentStep)}>
+            {step.parentStep}
+          </button>
+          : retry, skip and rerun act on the step, not on one item.
+        </p>
+      )}
+      {!item && <div class="step-actions">
         {step.status === StepStatus.WAITING_FOR_MANUAL_COMPLETION && step.completionToken && !can("manual.complete") && (
           <span class="gated" id="complete-gated">Completing this step {why("manual.complete")}.</span>
         )}
@@ -51,7 +69,7 @@ export function StepPanel({ run, step, action, onAct }: { run: Run; step: Step; 
             Skip step
           </button>
         )}
-      </div>
+      </div>}
       <dl class="facts">
         <div>
           <dt>Activity</dt>
@@ -71,6 +89,34 @@ export function StepPanel({ run, step, action, onAct }: { run: Run; step: Step; 
           <dt>Completed</dt>
           <dd>{when(step.completedAt)}</dd>
         </div>
+        {step.fanOut && (
+          <div class="wide">
+            <dt>Fan-out</dt>
+            <dd id="step-fanout">{progressText(step.fanOut)}</dd>
+          </div>
+        )}
+        {action?.forEach && !item && (
+          <div>
+            <dt>For each</dt>
+            <dd class="mono">{action.forEach}</dd>
+          </div>
+        )}
+        {step.childRunId && (
+          <div>
+            <dt>Child run</dt>
+            <dd>
+              <a class="mono" id="step-child" href={`#/runs/${encodeURIComponent(step.childRunId)}`}>
+                {step.childRunId}
+              </a>
+            </dd>
+          </div>
+        )}
+        {step.flowWait && (
+          <div class="wide">
+            <dt>Held by flow control</dt>
+            <dd id="step-flow-wait">{step.flowWait}</dd>
+          </div>
+        )}
         {step.waitingForSignal && (
           <div>
             <dt>Waiting for signal</dt>

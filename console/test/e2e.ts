@@ -4,9 +4,9 @@
 // hold; the Go test then checks the runs' state through the API.
 //
 //   node console/test-dist/e2e.mjs '<config JSON>'
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { join } from "node:path";
-import { newPage, shot, waitText } from "./support/page.js";
+import { confirm, launch, newPage, shot, waitText } from "./support/page.js";
 import assert from "node:assert/strict";
 
 /** What the Go test hands over. */
@@ -63,17 +63,6 @@ async function signIn(page: Page, token: string): Promise<void> {
 }
 
 /** confirm fills a dialog's fields and presses its confirming button. */
-async function confirm(page: Page, button: string, fields: Record<string, string> = {}): Promise<void> {
-  const dialog = page.locator("dialog[open]");
-  await dialog.waitFor();
-  for (const [sel, value] of Object.entries(fields)) {
-    const el = dialog.locator(sel);
-    if ((await el.evaluate((n) => n.tagName)) === "SELECT") await el.selectOption(value);
-    else await el.fill(value);
-  }
-  await dialog.getByRole("button", { name: button, exact: true }).click();
-}
-
 async function runStatus(page: Page, re: RegExp): Promise<void> {
   await waitText(page, "#run-status .badge", re);
 }
@@ -102,12 +91,7 @@ async function cluster(browser: Browser, problems: string[]): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-      "--disable-component-update", "--no-first-run"],
-  });
+  const browser = await launch();
   const problems: string[] = [];
   let current: Page | undefined;
   try {

@@ -4,10 +4,10 @@
 // batch it ran), which the Go test checks through the API.
 //
 //   node console/test-dist/operate.mjs '<config JSON>'
-import { chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { join } from "node:path";
 import assert from "node:assert/strict";
-import { newPage, shot, waitText } from "./support/page.js";
+import { launch, newPage, shot, waitText } from "./support/page.js";
 
 interface Config {
   url: string;
@@ -64,12 +64,7 @@ async function runIdOf(page: Page): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-      "--disable-component-update", "--no-first-run"],
-  });
+  const browser = await launch();
   const problems: string[] = [];
   const page = await newPage(browser, problems);
   let batchByQuery = false;

@@ -5,9 +5,8 @@
 // ahead. Prints "ok" on its last line.
 //
 //   node console/test-dist/queues.mjs '<config JSON>'
-import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
-import { newPage, shot, waitText } from "./support/page.js";
+import { launch, newPage, shot, waitText } from "./support/page.js";
 
 interface Config {
   url: string;
@@ -21,12 +20,7 @@ interface Config {
 const cfg = JSON.parse(process.argv[2] ?? "") as Config;
 
 async function main(): Promise<void> {
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-      "--disable-component-update", "--no-first-run"],
-  });
+  const browser = await launch();
   const problems: string[] = [];
   const page = await newPage(browser, problems);
   try {
