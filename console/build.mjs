@@ -59,7 +59,7 @@ async function buildTests() {
   const out = join(here, "test-dist");
   rmSync(out, { recursive: true, force: true });
   await esbuild.build({
-    entryPoints: [join(here, "test/e2e.ts"), join(here, "test/signin.ts"), join(here, "test/feed.test.ts"), join(here, "test/dag.test.ts"), join(here, "test/jsoncheck.test.ts"), join(here, "test/filters.test.ts"), join(here, "test/yamlpath.test.ts"), join(here, "test/operate.ts"), join(here, "test/queues.ts"), join(here, "test/subworkflow.ts"), join(here, "test/fanout.test.ts"), join(here, "test/foreach.ts"), join(here, "test/concurrency.ts")],
+    entryPoints: [join(here, "test/e2e.ts"), join(here, "test/signin.ts"), join(here, "test/feed.test.ts"), join(here, "test/dag.test.ts"), join(here, "test/jsoncheck.test.ts"), join(here, "test/filters.test.ts"), join(here, "test/yamlpath.test.ts"), join(here, "test/operate.ts"), join(here, "test/queues.ts"), join(here, "test/subworkflow.ts"), join(here, "test/fanout.test.ts"), join(here, "test/foreach.ts"), join(here, "test/concurrency.ts"), join(here, "test/fairness.ts")],
     outdir: out,
     bundle: true,
     format: "esm",

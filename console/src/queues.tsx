@@ -2,9 +2,11 @@
 // ready task and pollers (WorkerService.ListWorkers), and the step
 // concurrency and throttle keys of its tasks (DescribeQueue's flow_keys:
 // slots in use of the limit, waiting tasks, throttle tokens and the next
-// release; docs/semantics.md#flow-visibility), refreshed while Live is on.
+// release; docs/semantics.md#flow-visibility) and the fairness keys of its
+// ready tasks (fairness_keys: per priority, each key's backlog, weight and
+// share; docs/semantics.md#fairness), refreshed while Live is on.
 import { useEffect, useState } from "preact/hooks";
-import type { FlowKeyState, QueueDescription } from "../../client/ts/src/gen/weft/v1/worker_pb";
+import type { FairnessKeyState, FlowKeyState, QueueDescription } from "../../client/ts/src/gen/weft/v1/worker_pb";
 import { api, faultOf, type Fault } from "./api";
 import { FaultView } from "./ui";
 import { duration, when } from "./format";
@@ -55,6 +57,67 @@ function FlowKeys({ queue, keys }: { queue: string; keys: FlowKeyState[] }) {
   );
 }
 
+/** weightText shows a fairness weight as given: 1, 0.5, 2.25. */
+export const weightText = (w: number): string => String(Number(w.toPrecision(6)));
+
+/**
+ * shares answers each fairness key's share of its priority's claims while
+ * every listed key stays backlogged: its weight over the sum of the weights
+ * of the keys at that priority (docs/semantics.md#fairness), as percentages.
+ */
+export function shares(keys: FairnessKeyState[]): number[] {
+  const sum = new Map<number, number>();
+  for (const k of keys) sum.set(k.priority, (sum.get(k.priority) ?? 0) + k.weight);
+  return keys.map((k) => {
+    const total = sum.get(k.priority) ?? 0;
+    return total > 0 ? (100 * k.weight) / total : 0;
+  });
+}
+
+/** FairnessKeys is a queue's table of fairness keys, by priority. */
+function FairnessKeys({ queue, keys, other }: { queue: string; keys: FairnessKeyState[]; other: number }) {
+  if (keys.length === 0) return null;
+  const share = shares(keys);
+  return (
+    <>
+      <h3>Fairness keys</h3>
+      <table class="fairness-keys" aria-label={`Fairness keys of queue ${queue}`}>
+        <thead>
+          <tr>
+            <th scope="col">Priority</th>
+            <th scope="col">Fairness key</th>
+            <th scope="col">Backlog</th>
+            <th scope="col">Weight</th>
+            <th scope="col" title="Its weight over the sum of its priority's weights: its share of the claims while every key listed stays backlogged">
+              Share of claims
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {keys.map((k, i) => (
+            <tr key={`${k.priority}/${k.key}`} data-fairness-key={k.key} data-priority={k.priority}>
+              <td class="priority">{k.priority}</td>
+              <td class="mono">{k.key === "" ? <span class="muted">(implicit key: tasks without one)</span> : k.key}</td>
+              <td class="backlog">{k.backlog}</td>
+              <td class="weight">{weightText(k.weight)}</td>
+              <td class="share">{`${share[i].toFixed(0)}%`}</td>
+            </tr>
+          ))}
+          {other > 0 && (
+            <tr class="fairness-other">
+              <td>—</td>
+              <td class="muted">other keys (beyond those listed)</td>
+              <td class="backlog">{other}</td>
+              <td>—</td>
+              <td>—</td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
 /** QueuesPage lists the tenant's queues and their flow-control keys. */
 export function QueuesPage() {
   const [queues, setQueues] = useState<QueueDescription[] | undefined>();
@@ -91,7 +154,7 @@ export function QueuesPage() {
       <h1>Queues</h1>
       <div class="filters bar">
         <p class="note">
-          Each queue with a poller or a ready task, and the step concurrency and throttle keys of its tasks. <code>weft queue NAME</code> shows the same.
+          Each queue with a poller or a ready task, the step concurrency and throttle keys of its tasks, and the fairness keys of its ready tasks. <code>weft queue NAME</code> shows the same.
         </p>
         <label class="live">
           <input type="checkbox" checked={live} onChange={(e) => setLive(e.currentTarget.checked)} /> Live
@@ -108,6 +171,7 @@ export function QueuesPage() {
             <strong class="pollers">{q.pollers.length}</strong>
           </p>
           <FlowKeys queue={q.queue} keys={q.flowKeys} />
+          <FairnessKeys queue={q.queue} keys={q.fairnessKeys} other={q.fairnessOther} />
         </section>
       ))}
     </main>
