@@ -21,7 +21,8 @@ import (
 // says "concurrency key customer-42 at 1/1"; the holder's page, in a second
 // tab, shows 1/1 and no wait, and a signal sent there ends it; the queued
 // run's page, left open, then shows it started, holding the slot, with no
-// wait.
+// wait. The Queues page lists the plan's key at 1/1 with one run queued,
+// then none (DescribeRunConcurrency).
 func TestConsole_AQueuedRunShowsItsConcurrencyKeyAndWhyItWaitsInChromium(t *testing.T) {
 	t.Parallel()
 	node, browser := requireConsoleTools(t)
@@ -51,7 +52,7 @@ func TestConsole_AQueuedRunShowsItsConcurrencyKeyAndWhyItWaitsInChromium(t *test
 	require.NotEmpty(t, queued.GetConcurrency().GetWait())
 
 	cfg := map[string]string{"url": d.URL, "shots": consoleShots(t), "holderRun": runs[0], "queuedRun": runs[1],
-		"key": "customer-42", "wait": queued.GetConcurrency().GetWait()}
+		"key": "customer-42", "wait": queued.GetConcurrency().GetWait(), "plan": "charges"}
 	require.Equal(t, "ok", runConsoleDriver(t, ctx, node, browser, "concurrency", cfg, d))
 
 	run, err := c.GetRun(ctx, runs[1])

@@ -4,9 +4,13 @@
 // slots in use of the limit, waiting tasks, throttle tokens and the next
 // release; docs/semantics.md#flow-visibility) and the fairness keys of its
 // ready tasks (fairness_keys: per priority, each key's backlog, weight and
-// share; docs/semantics.md#fairness), refreshed while Live is on.
+// share; docs/semantics.md#fairness), then the tenant's run concurrency keys
+// (RunService.DescribeRunConcurrency: per plan and key, runs started of the
+// limit and runs queued; docs/semantics.md#run-concurrency), refreshed while
+// Live is on.
 import { useEffect, useState } from "preact/hooks";
 import type { FairnessKeyState, FlowKeyState, QueueDescription } from "../../client/ts/src/gen/weft/v1/worker_pb";
+import type { RunConcurrencyKey } from "../../client/ts/src/gen/weft/v1/run_pb";
 import { api, faultOf, type Fault } from "./api";
 import { FaultView } from "./ui";
 import { duration, when } from "./format";
@@ -118,10 +122,46 @@ function FairnessKeys({ queue, keys, other }: { queue: string; keys: FairnessKey
   );
 }
 
+/** RunKeys is the tenant's table of run concurrency keys, those with the most queued runs first. */
+function RunKeys({ keys, fault }: { keys?: RunConcurrencyKey[]; fault?: Fault }) {
+  return (
+    <section class="run-keys" aria-labelledby="run-keys-title">
+      <h2 id="run-keys-title">Run concurrency keys</h2>
+      {fault && <FaultView fault={fault} />}
+      {keys?.length === 0 && <p class="muted run-keys-none">No run holds or waits for a run concurrency key.</p>}
+      {keys && keys.length > 0 && (
+        <table class="run-concurrency-keys" aria-label="Run concurrency keys">
+          <thead>
+            <tr>
+              <th scope="col">Plan</th>
+              <th scope="col">Key</th>
+              <th scope="col">Started / limit</th>
+              <th scope="col">Queued runs</th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.map((k) => (
+              <tr key={`${k.planId}/${k.key}`} data-plan={k.planId} data-run-key={k.key}>
+                <td class="mono">{k.planId}</td>
+                <td class="mono">{k.key}</td>
+                <td class="in-use">
+                  {k.inUse}/{k.limit}
+                </td>
+                <td class="queued">{k.waiting}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
 /** QueuesPage lists the tenant's queues and their flow-control keys. */
 export function QueuesPage() {
   const [queues, setQueues] = useState<QueueDescription[] | undefined>();
   const [fault, setFault] = useState<Fault | undefined>();
+  const [runKeys, setRunKeys] = useState<{ keys?: RunConcurrencyKey[]; fault?: Fault }>({});
   const [live, setLive] = useState(true);
   const [tick, setTick] = useState(0);
 
@@ -136,6 +176,14 @@ export function QueuesPage() {
         setFault(undefined);
       } catch (e) {
         if (!gone) setFault(faultOf(e));
+      }
+    })();
+    (async () => {
+      try {
+        const res = await api.runs.describeRunConcurrency({});
+        if (!gone) setRunKeys({ keys: res.keys });
+      } catch (e) {
+        if (!gone) setRunKeys({ fault: faultOf(e) });
       }
     })();
     return () => {
@@ -154,7 +202,7 @@ export function QueuesPage() {
       <h1>Queues</h1>
       <div class="filters bar">
         <p class="note">
-          Each queue with a poller or a ready task, the step concurrency and throttle keys of its tasks, and the fairness keys of its ready tasks. <code>weft queue NAME</code> shows the same.
+          Each queue with a poller or a ready task, with its flow-control and fairness keys; then your runs' concurrency keys. <code>weft queue NAME</code> and <code>weft concurrency</code> show the same.
         </p>
         <label class="live">
           <input type="checkbox" checked={live} onChange={(e) => setLive(e.currentTarget.checked)} /> Live
@@ -174,6 +222,7 @@ export function QueuesPage() {
           <FairnessKeys queue={q.queue} keys={q.fairnessKeys} other={q.fairnessOther} />
         </section>
       ))}
+      <RunKeys keys={runKeys.keys} fault={runKeys.fault} />
     </main>
   );
 }

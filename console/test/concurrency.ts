@@ -19,6 +19,7 @@ interface Config {
   queuedRun: string;
   key: string;
   wait: string;
+  plan: string;
 }
 
 const cfg = JSON.parse(process.argv[2] ?? "") as Config;
@@ -41,8 +42,16 @@ async function main(): Promise<void> {
     await waitText(page, "#run-waiting", new RegExp(`Waiting on a slot: ${cfg.wait}`));
     await shot(page, cfg.shots, "concurrency-queued");
 
-    log("the holder, in a second tab, shows the key at 1/1 and no wait; a signal ends it");
+    log("the Queues page, in a second tab, lists the plan's key at 1/1 with one run queued");
     const holder = await page.context().newPage();
+    await holder.goto(`${cfg.url}/ui/#/queues`);
+    const row = holder.locator(`table.run-concurrency-keys tr[data-plan="${cfg.plan}"][data-run-key="${cfg.key}"]`);
+    await row.waitFor();
+    assert.equal((await row.locator(".in-use").textContent())?.trim(), "1/1");
+    assert.equal((await row.locator(".queued").textContent())?.trim(), "1");
+    await shot(holder, cfg.shots, "concurrency-queues");
+
+    log("the holder, in that tab, shows the key at 1/1 and no wait; a signal ends it");
     await holder.goto(`${cfg.url}/ui/#/runs/${encodeURIComponent(cfg.holderRun)}`);
     await waitText(holder, "#run-status .badge", /^BLOCKED$/);
     await waitText(holder, "#concurrency-key", new RegExp(`^${cfg.key}$`));
@@ -58,6 +67,9 @@ async function main(): Promise<void> {
     await page.locator("#concurrency-wait").waitFor({ state: "detached" });
     assert.equal(await page.locator("#run-waiting").filter({ hasText: /a slot/ }).count(), 0);
     await shot(page, cfg.shots, "concurrency-started");
+    await holder.goto(`${cfg.url}/ui/#/queues`);
+    await waitText(holder, `table.run-concurrency-keys tr[data-run-key="${cfg.key}"] .queued`, /^0$/);
+    await waitText(holder, `table.run-concurrency-keys tr[data-run-key="${cfg.key}"] .in-use`, /^1\/1$/);
     assert.deepEqual(problems, []);
   } finally {
     await browser.close();
