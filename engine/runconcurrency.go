@@ -257,10 +257,13 @@ func preemptOldest(ctx context.Context, e *Engine, run *record.Run) (bool, error
 	})
 	id := "concurrency-preempt:" + run.RunID
 	for _, h := range hs {
-		_, err := e.CancelRun(ctx, ControlParams{TenantID: h.rec.TenantID, RunID: h.rec.RunID, SignalID: &id,
+		res, err := e.CancelRun(ctx, ControlParams{TenantID: h.rec.TenantID, RunID: h.rec.RunID, SignalID: &id,
 			Reason: fmt.Sprintf("cancelled by concurrency key %s (strategy cancelInProgress): newer run %s takes its slot", run.ConcurrencyKey, run.RunID)})
-		if err == nil {
+		if err == nil && !res.Duplicate {
 			return true, nil
+		}
+		if err == nil {
+			continue // this run had it cancelled once already, and it holds a slot again (a rerun): the next
 		}
 		var fe *Error
 		if errors.As(err, &fe) && (fe.Code == CodeIllegalTransition || fe.Code == CodeNotFound) {
