@@ -289,6 +289,7 @@ func (c *change) transition(to runstate.RunStatus) error {
 	if to.Terminal() {
 		c.releaseSlots()
 		releaseAllFlowSlots(c)
+		dropDeadlines(c)
 	}
 	c.del(record.RunStatusKey(c.run.TenantID, from, c.run.RunID))
 	c.ops = append(c.ops, store.Put(record.RunStatusKey(c.run.TenantID, to, c.run.RunID), nil))

@@ -236,13 +236,14 @@ func unclaim(c *change, t *record.Task) {
 	if st == nil || c.state.Status.Terminal() {
 		return
 	}
-	c.clearTimer(t.Deadline, record.TimerAttempt, t.TaskID)
+	clearDeadline(c, t)
 	if !t.HeartbeatDue.IsZero() {
 		c.clearTimer(t.HeartbeatDue, record.TimerHeartbeat, t.TaskID)
 	}
 	releaseFlowSlot(c, st, t.Queue)
 	t.State, t.Token, t.WorkerID = record.TaskReady, "", ""
 	t.ClaimedAt, t.HeartbeatAt, t.Deadline, t.HeartbeatDue = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	t.DeadlineIndexed = false
 	scheduleStart(c, t, c.run.Action(t.ActionID), c.now) // waiting for a worker again
 	c.put(record.TaskKey(t.TaskID), t)
 	c.rules().Unclaimed(decide.TaskKind(t.Kind), st, string(c.makeReady(t, false)))

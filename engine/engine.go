@@ -318,7 +318,7 @@ func newRunID() string {
 }
 
 // The engine's background work, done by Run and Tick: due timers
-// (fireDueTimers), interrupted triggers (recoverTriggers), signal and run
+// (fireDueTimers) and deadline index entries (fireDueDeadlines), interrupted triggers (recoverTriggers), signal and run
 // retention (expireSignals, expireRuns), and giving the leases up when the
 // engine stops (releaseAll). Each is a decision through the commit pipeline,
 // driven as the run's owner (drive).
@@ -351,7 +351,7 @@ func (e *Engine) Run(ctx context.Context) {
 // call it after advancing a fake clock.
 func (e *Engine) Tick(ctx context.Context) error {
 	_, queueErr := dequeueAndStart(ctx, e)
-	return errors.Join(fireDueTimers(ctx, e), recoverTriggers(ctx, e), expireSignals(ctx, e), expireRuns(ctx, e),
+	return errors.Join(fireDueTimers(ctx, e), fireDueDeadlines(ctx, e), recoverTriggers(ctx, e), expireSignals(ctx, e), expireRuns(ctx, e),
 		publishPollers(ctx, e), sweepIdleBuckets(ctx, e), queueErr)
 }
 

@@ -375,7 +375,7 @@ func claimTask(c *change, t *record.Task, workerID string, verifiable bool) (*Ta
 	t.Deadline = c.now.Add(t.Timeout.D())
 	c.unready(t)
 	disarmStartTimer(c, t)
-	c.setTimer(record.Timer{RunID: t.RunID, Kind: record.TimerAttempt, Ref: t.TaskID, Due: t.Deadline, Token: t.Token})
+	armDeadline(c, t)
 	if hb := t.HeartbeatTimeout.D(); hb > 0 {
 		t.HeartbeatDue = c.now.Add(hb)
 		c.setTimer(record.Timer{RunID: t.RunID, Kind: record.TimerHeartbeat, Ref: t.TaskID, Due: t.HeartbeatDue, Token: t.Token})

@@ -97,7 +97,7 @@ func report(ctx context.Context, e *Engine, r ReportParams, result string,
 // finishTask marks a claimed task done, written at key (its TaskKey), and
 // clears its timers.
 func finishTask(c *change, key []byte, t *record.Task, result string) {
-	c.clearTimer(t.Deadline, record.TimerAttempt, t.TaskID)
+	clearDeadline(c, t)
 	if !t.HeartbeatDue.IsZero() {
 		c.clearTimer(t.HeartbeatDue, record.TimerHeartbeat, t.TaskID)
 	}

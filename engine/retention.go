@@ -216,7 +216,7 @@ func (r removal) Derived(prefix []byte, value []byte) {
 			c.del(t.ReadyKey())
 		}
 		if !t.Deadline.IsZero() {
-			c.clearTimer(t.Deadline, record.TimerAttempt, t.TaskID)
+			clearDeadline(c, &t)
 		}
 		if !t.HeartbeatDue.IsZero() {
 			c.clearTimer(t.HeartbeatDue, record.TimerHeartbeat, t.TaskID)

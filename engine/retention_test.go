@@ -31,7 +31,7 @@ import (
 // persistedPrefixes are the key prefixes of docs/persisted-format.md: the
 // scans below read the whole store, and check that these are all they met.
 var persistedPrefixes = []string{"wf", "rr", "ri", "rs", "pt", "op", "task", "tmr", "sig", "sigr", "sigx",
-	"rec", "ob", "obr", "dlq", "slot", "rq", "mc", "sch", "rx", "wk", "sat", "sx"}
+	"rec", "ob", "obr", "dlq", "slot", "rq", "mc", "sch", "rx", "wk", "sat", "sx", "tmd"}
 
 // storedKeys answers every key in the store with its value.
 func storedKeys(t *testing.T, st store.Store) map[string]string {
@@ -139,6 +139,11 @@ func TestRetention_RemovesEveryRecordOfAnExpiredRunAndNothingElse(t *testing.T) 
 			id := "pending"
 			_, err := b.eng.SignalRun(b.ctx, SignalParams{TenantID: tenant, RunID: running, SignalName: "later", SignalID: &id})
 			require.NoError(t, err)
+			// Past a's deadline, the running run's deadline index entry, whose
+			// claim reported, goes (fireDeadlines): the tick below is then
+			// retention's alone.
+			b.clock.Advance(10 * time.Minute)
+			b.tick()
 
 			before := storedKeys(t, b.store)
 			mine := recordsOf(t, before, expired)

@@ -28,7 +28,7 @@ func fullTaskRecord(t *testing.T) record.Task {
 		ClaimedAt: now.Add(time.Second), HeartbeatAt: now.Add(2 * time.Second), Deadline: now.Add(time.Minute),
 		HeartbeatDue: now.Add(3 * time.Second), StartDue: now.Add(4 * time.Second), Result: "completed",
 		HeartbeatDetails: json.RawMessage(`{"page":3}`), EagerTokens: []string{"0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e/b/1/a1#cd34"},
-		Flow: &runcodec.TaskFlow{ConcurrencyKey: "customer-42", ThrottleKey: "psp", Err: "expression_eval: no such key"}, Priority: 1}
+		Flow: &runcodec.TaskFlow{ConcurrencyKey: "customer-42", ThrottleKey: "psp", Err: "expression_eval: no such key"}, Priority: 1, DeadlineIndexed: true}
 	v := reflect.ValueOf(rec)
 	for i := range v.NumField() {
 		require.False(t, v.Field(i).IsZero(), "fullTaskRecord does not set %s", v.Type().Field(i).Name)
@@ -128,6 +128,27 @@ func asOlderWeftdTimersAndReadyEntries(t *testing.T, st store.Store) int {
 	return len(b.Ops)
 }
 
+// asOlderWeftdClaim makes a claim look as an older weftd stored it, with
+// its deadline in an attempt timer instead of its run's deadline index:
+// the task record without DeadlineIndexed, the timer, and no index entry.
+func asOlderWeftdClaim(t *testing.T, st store.Store, taskID string) {
+	t.Helper()
+	item, err := st.Get(t.Context(), record.TaskKey(taskID))
+	require.NoError(t, err)
+	var task record.Task
+	require.NoError(t, record.DecodeTask(item.Value, &task))
+	require.True(t, task.DeadlineIndexed)
+	task.DeadlineIndexed = false
+	tm := record.Timer{RunID: task.RunID, Kind: record.TimerAttempt, Ref: task.TaskID, Due: task.Deadline, Token: task.Token}
+	b := &store.Batch{Ops: []store.Op{
+		store.Put(record.TaskKey(taskID), runcodec.AppendTask(nil, task.Stored())),
+		store.Put(record.TimerKey(tm.Due, tm.RunID, string(tm.Kind), tm.Ref), tm.AppendTimer(nil)),
+		store.Delete(record.DeadlineKey(record.DeadlineBucket(task.Deadline), task.RunID)),
+	}}
+	_, err = st.Commit(t.Context(), b)
+	require.NoError(t, err)
+}
+
 func TestPersistedFormat_TimersAndReadyEntriesAnOlderWeftdStoredAsJSONStillFireAndClaim(t *testing.T) {
 	st := memstore.New(memstore.Config{})
 	older := setupWith(t, st, func(c *Config) { c.ScheduleToStartTimeout = time.Hour })
@@ -137,7 +158,8 @@ func TestPersistedFormat_TimersAndReadyEntriesAnOlderWeftdStoredAsJSONStillFireA
 	require.Equal(t, 2, asOlderWeftdTimersAndReadyEntries(t, st), "a's ready entry and its schedule-to-start timer")
 
 	b := setupWith(t, st)
-	b.poll("act-a") // claimed through the JSON ready entry; its JSON start timer is deleted by the claim
+	claimed := b.poll("act-a") // claimed through the JSON ready entry; its JSON start timer is deleted by the claim
+	asOlderWeftdClaim(t, st, claimed.TaskID)
 	require.Equal(t, 1, asOlderWeftdTimersAndReadyEntries(t, st), "the claim's attempt timer")
 	b.clock.Advance(5 * time.Second)
 	b.tick() // the JSON attempt timer fires

@@ -123,7 +123,7 @@ func (c dueTimer) attemptTimedOut(task *record.Task, token, message string) erro
 	if !task.HeartbeatDue.IsZero() {
 		c.clearTimer(task.HeartbeatDue, record.TimerHeartbeat, task.TaskID)
 	}
-	c.clearTimer(task.Deadline, record.TimerAttempt, task.TaskID)
+	clearDeadline(c.change, task)
 	return c.rules().AttemptTimedOut(decide.TaskKind(task.Kind), c.run.Action(task.ActionID), st, task.WorkerID, message)
 }
 

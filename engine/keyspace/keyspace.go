@@ -77,6 +77,10 @@ var (
 	// Timer holds durable timers.
 	Timer = prefix("tmr", "engine/internal/record", "a durable timer",
 		"by due time (fixed-width hex), run, kind, ref")
+	// DeadlineIndex indexes the attempt deadlines of a run's claims, one
+	// entry per run and bucket of DeadlineBucketWidth.
+	DeadlineIndex = prefix("tmd", "engine/internal/record", "the earliest attempt deadline among a run's claims whose deadlines fall in one 10 s bucket",
+		"by bucket start (fixed-width hex), run")
 	// SignalPayload holds accepted signals' payloads.
 	SignalPayload = prefix("sig", "engine/internal/acceptance", "a signal's payload",
 		"by run, signal name, signal id")
@@ -155,6 +159,6 @@ var (
 )
 
 // All lists every prefix, in the order docs/persisted-format.md lists them.
-var All = []Prefix{Run, RunRequest, RunIndex, RunStatus, PendingTrigger, Ready, Task, Timer,
+var All = []Prefix{Run, RunRequest, RunIndex, RunStatus, PendingTrigger, Ready, Task, Timer, DeadlineIndex,
 	SignalPayload, SignalRecord, SignalExpiry, Recon, Outbox, OutboxRetry, DeadLetter,
 	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Batch, BatchRun, BatchActive, Definition, DefinitionHead, FlowSlot, FlowThrottle, FairQueue, SearchType, SearchIndex, View, Audit}

@@ -782,6 +782,9 @@ func appendState(b []byte, v *runstate.State) []byte {
 	for i := range v.SearchAttributes {
 		b = appendMessage(b, 38, func(b []byte) []byte { return appendSearchAttribute(b, &v.SearchAttributes[i]) })
 	}
+	for i := range v.Deadlines {
+		b = appendMessage(b, 50, func(b []byte) []byte { return appendDeadlineEntry(b, &v.Deadlines[i]) })
+	}
 	return b
 }
 
@@ -947,6 +950,13 @@ func decodeState(b []byte, v *runstate.State) error {
 			}
 			v.SearchAttributes = append(v.SearchAttributes, runstate.SearchAttribute{})
 			return decodeSearchAttribute(x, &v.SearchAttributes[len(v.SearchAttributes)-1])
+		case 50:
+			x, err := f.bytes()
+			if err != nil {
+				return err
+			}
+			v.Deadlines = append(v.Deadlines, runstate.DeadlineEntry{})
+			return decodeDeadlineEntry(x, &v.Deadlines[len(v.Deadlines)-1])
 		}
 		return nil // a field this reader does not know
 	})
@@ -1348,6 +1358,25 @@ func decodePendingSignal(b []byte, v *runstate.PendingSignal) error {
 		case 3:
 			s, err := f.str()
 			v.StorageKey = s
+			return err
+		}
+		return nil // a field this reader does not know
+	})
+}
+
+// appendDeadlineEntry appends the fields of a DeadlineEntry.
+func appendDeadlineEntry(b []byte, v *runstate.DeadlineEntry) []byte {
+	b = appendTime(b, 1, v.Earliest)
+	return b
+}
+
+// decodeDeadlineEntry decodes the fields of a DeadlineEntry onto v.
+func decodeDeadlineEntry(b []byte, v *runstate.DeadlineEntry) error {
+	return eachField(b, func(n protowire.Number, f field) error {
+		switch n {
+		case 1:
+			t, err := f.time()
+			v.Earliest = t
 			return err
 		}
 		return nil // a field this reader does not know

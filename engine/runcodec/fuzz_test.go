@@ -3,6 +3,7 @@ package runcodec
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -75,5 +76,20 @@ func FuzzDecodeEvents(f *testing.F) {
 		again, err := DecodeEvents(AppendEventGroup(nil, got), nil)
 		require.NoError(t, err)
 		require.Equal(t, got, again)
+	})
+}
+
+func FuzzDecodeDeadline(f *testing.F) {
+	f.Add(AppendDeadline(nil, time.Date(2026, 12, 2, 14, 0, 7, 250000000, time.UTC)))
+	f.Add([]byte{FormatDeadline})
+	f.Add([]byte{FormatDeadline, 0x0a, 0x02, 0x08})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := DecodeDeadline(b)
+		if err != nil {
+			return
+		}
+		again, err := DecodeDeadline(AppendDeadline(nil, d))
+		require.NoError(t, err)
+		require.True(t, d.Equal(again), "%v != %v", d, again)
 	})
 }

@@ -50,8 +50,9 @@ type Task struct {
 	Priority         int                 `json:"priority,omitempty"`
 	// FairKey is the task's fairness key ("": the implicit key) and
 	// FairWeight its weight (zero: 1) (docs/semantics.md#fairness).
-	FairKey    string  `json:"fair_key,omitempty"`
-	FairWeight float64 `json:"fair_weight,omitempty"`
+	FairKey         string  `json:"fair_key,omitempty"`
+	FairWeight      float64 `json:"fair_weight,omitempty"`
+	DeadlineIndexed bool    `json:"deadline_indexed,omitempty"`
 }
 
 // TaskFlow is a task's flow control: the values its step's keys answered
@@ -109,6 +110,7 @@ const (
 	taskPriority         = 30 // the run's priority, 1–5 (absent: 3)
 	taskFairKey          = 37 // the fairness key (absent: the implicit key)
 	taskFairWeight       = 38 // the fairness weight's IEEE 754 bits (absent: 1)
+	taskDeadlineIndexed  = 33 // the deadline is in the run's tmd: entry, not an attempt timer
 )
 
 // AppendTask appends a task record's stored form to b.
@@ -164,6 +166,7 @@ func AppendTask(b []byte, t *Task) []byte {
 	if t.FairWeight != 0 {
 		b = appendUint(b, taskFairWeight, math.Float64bits(t.FairWeight))
 	}
+	b = appendBool(b, taskDeadlineIndexed, t.DeadlineIndexed)
 	return appendString(b, taskResult, t.Result)
 }
 
@@ -289,6 +292,8 @@ func decodeTask(b []byte, t *Task) error {
 			if u, err = f.uint(); err == nil {
 				t.FairWeight = math.Float64frombits(u)
 			}
+		case taskDeadlineIndexed:
+			t.DeadlineIndexed, err = f.bool()
 		case taskFlow:
 			var v []byte
 			if v, err = f.bytes(); err == nil {

@@ -33,6 +33,7 @@ func (s *State) Clone() *State {
 	c.Slots = slices.Clone(s.Slots)
 	c.Signals = slices.Clone(s.Signals)
 	c.RunKeys = slices.Clone(s.RunKeys)
+	c.Deadlines = slices.Clone(s.Deadlines)
 	if s.SearchAttributes != nil {
 		c.SearchAttributes = make([]SearchAttribute, len(s.SearchAttributes))
 		for i, a := range s.SearchAttributes {

@@ -89,6 +89,18 @@ type State struct {
 	// (docs/semantics.md#search-attributes). A decision that sets them
 	// replaces the slice (UpsertAttributes), never an element of it.
 	SearchAttributes []SearchAttribute `json:"search_attributes,omitempty" wire:"38"`
+	// Deadlines are the run's deadline index entries (tmd:, one per 10 s
+	// bucket of attempt deadlines; docs/persisted-format.md): each names
+	// the earliest deadline among the claims it indexes, which is also
+	// the value of its entry. A claim indexed there stores no attempt
+	// timer (Task.DeadlineIndexed); the run's end deletes every entry.
+	Deadlines []DeadlineEntry `json:"deadlines,omitempty" wire:"50"`
+}
+
+// DeadlineEntry is one of a run's deadline index entries: the bucket of
+// Earliest (DeadlineBucket) is its key's time.
+type DeadlineEntry struct {
+	Earliest time.Time `json:"earliest" wire:"1"`
 }
 
 // RunEnds answers the logical attempt of the run-level events that end the

@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -199,6 +200,11 @@ type Task struct {
 	// FairWeight the key's weight then (zero: 1) (docs/semantics.md#fairness).
 	FairKey    string  `json:"fair_key,omitempty"`
 	FairWeight float64 `json:"fair_weight,omitempty"`
+	// DeadlineIndexed, on a claimed task, says its Deadline is indexed by
+	// its run's deadline index entry (DeadlineKey, runstate.State.Deadlines)
+	// and no attempt timer was written for it; false: the claim wrote its
+	// attempt timer (TimerAttempt), as every claim did before the index.
+	DeadlineIndexed bool `json:"deadline_indexed,omitempty"`
 }
 
 // Stored answers the record as runcodec stores it.
@@ -209,7 +215,7 @@ func (t *Task) Stored() *runcodec.Task {
 		Timeout: t.Timeout, HeartbeatTimeout: t.HeartbeatTimeout, State: string(t.State), Token: t.Token,
 		WorkerID: t.WorkerID, ClaimedAt: t.ClaimedAt, HeartbeatAt: t.HeartbeatAt, Deadline: t.Deadline,
 		HeartbeatDue: t.HeartbeatDue, StartDue: t.StartDue, Result: t.Result, HeartbeatDetails: t.HeartbeatDetails,
-		EagerTokens: t.EagerTokens, Flow: t.Flow, Priority: t.Priority, FairKey: t.FairKey, FairWeight: t.FairWeight}
+		EagerTokens: t.EagerTokens, Flow: t.Flow, Priority: t.Priority, FairKey: t.FairKey, FairWeight: t.FairWeight, DeadlineIndexed: t.DeadlineIndexed}
 }
 
 // DecodeTask decodes a stored task record (binary, or the JSON of an older
@@ -225,7 +231,7 @@ func DecodeTask(b []byte, t *Task) error {
 		Timeout: s.Timeout, HeartbeatTimeout: s.HeartbeatTimeout, State: TaskState(s.State), Token: s.Token,
 		WorkerID: s.WorkerID, ClaimedAt: s.ClaimedAt, HeartbeatAt: s.HeartbeatAt, Deadline: s.Deadline,
 		HeartbeatDue: s.HeartbeatDue, StartDue: s.StartDue, Result: s.Result, HeartbeatDetails: s.HeartbeatDetails,
-		EagerTokens: s.EagerTokens, Flow: s.Flow, Priority: s.Priority, FairKey: s.FairKey, FairWeight: s.FairWeight}
+		EagerTokens: s.EagerTokens, Flow: s.Flow, Priority: s.Priority, FairKey: s.FairKey, FairWeight: s.FairWeight, DeadlineIndexed: s.DeadlineIndexed}
 	return nil
 }
 
@@ -461,6 +467,50 @@ func TimerKey(due time.Time, runID, kind, ref string) []byte {
 func TimerRange(now time.Time) (start, end []byte) {
 	return keyspace.Timer.KeyPrefix(), keyspace.Timer.KeyPrefix(store.Time(now.Add(time.Nanosecond)))
 }
+
+// DeadlineBucketWidth is the width of a deadline index entry's bucket:
+// one entry per run indexes every claim of the run whose deadline falls in
+// the same DeadlineBucketWidth of time.
+const DeadlineBucketWidth = 10 * time.Second
+
+// DeadlineBucket answers the bucket of an attempt deadline: its start.
+func DeadlineBucket(deadline time.Time) time.Time {
+	return deadline.Truncate(DeadlineBucketWidth).UTC()
+}
+
+// DeadlineKey is the run's deadline index entry of the bucket that begins
+// at bucket (DeadlineBucket); entries sort by bucket.
+func DeadlineKey(bucket time.Time, runID string) []byte {
+	return keyspace.DeadlineIndex.Key(store.Time(bucket), runID)
+}
+
+// DeadlineRange bounds the deadline index entries whose bucket has begun
+// at now.
+func DeadlineRange(now time.Time) (start, end []byte) {
+	return keyspace.DeadlineIndex.KeyPrefix(), keyspace.DeadlineIndex.KeyPrefix(store.Time(now.Add(time.Nanosecond)))
+}
+
+// ParseDeadlineKey answers the bucket and run of a deadline index entry's key.
+func ParseDeadlineKey(key []byte) (bucket time.Time, runID string, err error) {
+	parts, err := store.SplitKey(key)
+	if err != nil {
+		return time.Time{}, "", err
+	}
+	if len(parts) != 3 || parts[0] != keyspace.DeadlineIndex.Name {
+		return time.Time{}, "", errors.New("not a deadline index key")
+	}
+	if bucket, err = store.ParseTime(parts[1]); err != nil {
+		return time.Time{}, "", err
+	}
+	return bucket, parts[2], nil
+}
+
+// AppendDeadline appends a deadline index entry's value, the earliest
+// deadline it indexes (runcodec.AppendDeadline), to b.
+func AppendDeadline(b []byte, earliest time.Time) []byte { return runcodec.AppendDeadline(b, earliest) }
+
+// DecodeDeadline decodes a deadline index entry's value.
+func DecodeDeadline(b []byte) (time.Time, error) { return runcodec.DecodeDeadline(b) }
 
 // TaskPrefix begins the keys of every task of a run: task ids start with
 // the run id and "/", and run ids never contain "/".
