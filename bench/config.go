@@ -54,6 +54,12 @@ type Config struct {
 	Warmup int
 	// Workers run the no-op activity, each with WorkerSlots tasks in flight.
 	Workers, WorkerSlots int
+	// NoFlow skips the flow-control measurement that follows each
+	// configuration's plain ones. Its runs go to the same database (another
+	// scratch schema), so a counter read over the database's life — rows
+	// written per step, as a paired run reads them — counts both unless it
+	// is skipped.
+	NoFlow bool
 	// RunTimeout bounds one workflow from submit to COMPLETED.
 	RunTimeout time.Duration
 	// PostgresURL is the database of the cluster configuration and its

@@ -82,6 +82,9 @@ func (r *Report) measureEndToEnd(ctx context.Context, cfg Config, tmp string) er
 			}
 			r.Measurements = append(r.Measurements, m)
 		}
+		if cfg.NoFlow {
+			continue
+		}
 		if err := r.measureFlow(ctx, cfg, name, tmp); err != nil {
 			return err
 		}

@@ -137,6 +137,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 	weftd := fs.String("weftd", getenv("WEFT_BENCH_WEFTD"), "a weftd binary (default: built from this module)")
 	redisURL := fs.String("redis", envOr(getenv, "WEFT_BENCH_REDIS", bench.DefaultRedisURL), "the cluster's Redis")
 	out := fs.String("out", envOr(getenv, "WEFT_BENCH_OUT", filepath.Join("bench", "out")), "directory of the JSON report")
+	noFlow := fs.Bool("no-flow", envBool(getenv, "WEFT_BENCH_NO_FLOW"),
+		"skip the flow-control measurement (its rows share the cluster's database with the plain measurements')")
 	harnessProfile := fs.String("harness-cpuprofile", getenv("WEFT_BENCH_HARNESS_CPUPROFILE"),
 		"write the harness's own CPU profile (its clients and workers) to this file")
 	sf := scaleFlags(fs, getenv)
@@ -155,7 +157,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 		return options{}, err
 	}
 	cfg := bench.Config{Workflows: *w, Steps: *s, Clients: clients, Configs: strings.Split(*configs, ","),
-		CeilingDuration: *ceiling, Workers: *workers, WorkerSlots: *slots, Weftd: *weftd, Scale: scale,
+		CeilingDuration: *ceiling, Workers: *workers, WorkerSlots: *slots, NoFlow: *noFlow, Weftd: *weftd, Scale: scale,
 		PostgresURL: envOr(getenv, "WEFT_TEST_POSTGRES_URL", bench.DefaultPostgresURL), RedisURL: *redisURL}
 	return options{cfg: cfg, out: *out, harnessProfile: *harnessProfile}, nil
 }
