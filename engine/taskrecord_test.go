@@ -28,7 +28,7 @@ func fullTaskRecord(t *testing.T) record.Task {
 		ClaimedAt: now.Add(time.Second), HeartbeatAt: now.Add(2 * time.Second), Deadline: now.Add(time.Minute),
 		HeartbeatDue: now.Add(3 * time.Second), StartDue: now.Add(4 * time.Second), Result: "completed",
 		HeartbeatDetails: json.RawMessage(`{"page":3}`), EagerTokens: []string{"0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e/b/1/a1#cd34"},
-		Flow: &runcodec.TaskFlow{ConcurrencyKey: "customer-42", ThrottleKey: "psp", Err: "expression_eval: no such key"}, Priority: 1, DeadlineIndexed: true}
+		Flow: &runcodec.TaskFlow{ConcurrencyKey: "customer-42", ThrottleKey: "psp", Err: "expression_eval: no such key"}, Priority: 1, FairKey: "tenant-a", FairWeight: 2.5, DeadlineIndexed: true}
 	v := reflect.ValueOf(rec)
 	for i := range v.NumField() {
 		require.False(t, v.Field(i).IsZero(), "fullTaskRecord does not set %s", v.Type().Field(i).Name)
