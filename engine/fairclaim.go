@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/weft-dev/weft/engine/flowcontrol"
@@ -106,7 +107,7 @@ func claimFair(ctx context.Context, e *Engine, p PollParams, slot *dispatch.Slot
 	if err != nil || len(heads) == 0 {
 		return false, err
 	}
-	defer sweepFairTags(ctx, e.store, p.TenantID, p.Queue, lane.priority, tags, heads, &virtual)
+	defer sweepFairTags(ctx, e.store, p.TenantID, p.Queue, lane.priority, tags, slices.Clone(heads), &virtual) // heads is filtered in place below
 	picks := make([]flowcontrol.Head, 0, len(heads))
 	for len(*out) < p.MaxTasks {
 		picks, heads = picks[:0], liveHeads(heads)
