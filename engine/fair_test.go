@@ -457,3 +457,32 @@ func TestFairness_AFanOutsItemsHaveTheirStepsFairness(t *testing.T) {
 		require.InDelta(t, 2.0, rec.FairWeight, 0)
 	}
 }
+
+// TestFairness_AnIdleKeysFinishTagIsDeletedOnceStale: a key's finish tag
+// is deleted once the virtual time has passed it and the key has nothing
+// ready, so the fair-queueing state is bounded by the keys served recently
+// (docs/semantics.md#fairness); a key with tasks ready keeps its tag.
+func TestFairness_AnIdleKeysFinishTagIsDeletedOnceStale(t *testing.T) {
+	b := setup(t)
+	b.submitFair(fairPlan(1, ""), "A", 1, 0)
+	b.submitFair(fairPlan(1, ""), "B", 1, 0)
+	require.ElementsMatch(t, []string{"A", "B"}, b.claimKeys(2))
+	b.submitFair(fairPlan(1, ""), "C", 4, 0)
+	b.submitFair(fairPlan(1, ""), "D", 2, 0)
+	require.Equal(t, []string{"C", "D", "C", "D"}, b.claimKeys(4)) // the virtual time reaches A's, B's and D's tags
+	tags := func() []string {
+		res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: fairStatePrefix(tenant, "default", 3), Limit: 100})
+		require.NoError(t, err)
+		var out []string
+		for _, it := range res.Items {
+			parts, err := store.SplitKey(it.Key)
+			require.NoError(t, err)
+			if len(parts) == 6 {
+				out = append(out, parts[5])
+			}
+		}
+		return out
+	}
+	require.Equal(t, []string{"C"}, b.claimKeys(1))
+	require.Equal(t, []string{"C"}, tags(), "A's, B's and D's tags, at or before the virtual time with nothing ready, are gone; C's, with tasks ready, stays")
+}
