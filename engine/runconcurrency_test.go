@@ -403,3 +403,28 @@ func BenchmarkRunConcurrencyStart(b *testing.B) {
 		})
 	}
 }
+
+// TestRunConcurrency_ANewerRunCancelsEachHolderOnce: cancelInProgress's
+// cancel is keyed by the newer run, so a holder it cancelled once that
+// holds the key again (rerun) is passed over, never answered as cancelled
+// again while it runs.
+func TestRunConcurrency_ANewerRunCancelsEachHolderOnce(t *testing.T) {
+	b := setup(t)
+	def := keyed(1, definition.StrategyCancelInProgress)
+	holder := b.submitFor(def, "c1", 0)
+	newer := b.submitFor(def, "c1", 0)
+	require.Equal(t, runstate.RunQueued, newer.Status)
+	rec, err := b.eng.records.LoadRun(b.ctx, newer.RunID)
+	require.NoError(t, err)
+	ok, err := preemptOldest(b.ctx, b.eng, rec)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, runstate.RunCancelled, b.statusOf(holder.RunID))
+	_, err = b.eng.RerunRun(b.ctx, ControlParams{TenantID: tenant, RunID: holder.RunID, ActionID: "charge"})
+	require.NoError(t, err, "the slot is free until the newer run takes it")
+	ok, err = preemptOldest(b.ctx, b.eng, rec)
+	require.NoError(t, err)
+	require.False(t, ok, "the holder was cancelled for this run once: nothing is freed for it now")
+	require.Equal(t, runstate.RunRunning, b.statusOf(holder.RunID))
+	require.Equal(t, runstate.RunQueued, b.statusOf(newer.RunID))
+}
