@@ -1,5 +1,11 @@
-// The run's signals and its event log, in run_seq order, as text.
+// The run's signals and its event log, in run_seq order, as text. A run
+// with a fan-out (docs/semantics.md#for-each) logs several events per item,
+// thousands for a large one: the log shows the newest 500 of those its step
+// filter keeps (Show all for the rest), and renders an event's JSON only
+// once its Details are opened.
 import { toJson } from "@bufbuild/protobuf";
+import { useState } from "preact/hooks";
+import { ALL_STEPS, EVENT_LOG_SHOWN, ITEMS_OF, shownEvents } from "./logfilter";
 import { EventSchema, SignalKind, type Event } from "../../client/ts/src/gen/weft/v1/event_pb";
 import { stepErrorText } from "./steps";
 import { clock, prettyJson, when } from "./format";
@@ -81,6 +87,10 @@ function summary(e: Event): string {
       return `after ${p.value.failedActionId}: ${p.value.compensationOrder.join(", ")}`;
     case "stepRetried":
       return `logical attempt ${p.value.newLogicalAttemptId} by ${p.value.requestedBy}`;
+    case "stepFannedOut":
+      return `fanned out over ${p.value.itemCount} items, at most ${p.value.maxConcurrency} at once`;
+    case "runQueued":
+      return p.value.reason;
     default:
       return "";
   }
@@ -106,45 +116,90 @@ function By({ e }: { e: Event }) {
   );
 }
 
-/** EventLog lists every event with its envelope; Details holds the whole event as JSON text. */
-export function EventLog({ events }: { events: Event[] }) {
-  if (events.length === 0) return <p class="muted">No events yet.</p>;
+/** Details shows an event's JSON, built only once opened. */
+function Details({ e }: { e: Event }) {
+  const [open, setOpen] = useState(false);
   return (
-    <table class="events">
-      <thead>
-        <tr>
-          <th scope="col">run_seq</th>
-          <th scope="col">Emitted at</th>
-          <th scope="col">Type</th>
-          <th scope="col">Step</th>
-          <th scope="col">Attempt</th>
-          <th scope="col">By</th>
-          <th scope="col">Details</th>
-        </tr>
-      </thead>
-      <tbody>
-        {events.map((e) => (
-          <tr key={String(e.runSeq)} data-seq={String(e.runSeq)}>
-            <td>{String(e.runSeq)}</td>
-            <td class="nowrap">{clock(e.emittedAt)}</td>
-            <td>{e.eventType}</td>
-            <td class="mono nowrap">{e.stepId}</td>
-            <td>
-              {e.logicalAttemptId}
-              {e.engineAttemptId !== undefined ? `.${e.engineAttemptId}` : ""}
-            </td>
-            <td>
-              <By e={e} />
-            </td>
-            <td>
-              <details>
-                <summary>{summary(e) || "payload"}</summary>
-                <pre class="json">{prettyJson(toJson(EventSchema, e))}</pre>
-              </details>
-            </td>
+    <details onToggle={(ev) => setOpen((ev.currentTarget as HTMLDetailsElement).open)}>
+      <summary>{summary(e) || "payload"}</summary>
+      {open && <pre class="json">{prettyJson(toJson(EventSchema, e))}</pre>}
+    </details>
+  );
+}
+
+/**
+ * EventLog lists the events with their envelopes, in run_seq order: the
+ * newest EVENT_LOG_SHOWN of those the step filter keeps, or all of them;
+ * Details holds the whole event as JSON text.
+ */
+export function EventLog({ events, steps = [], fanOuts = [] }: { events: Event[]; steps?: string[]; fanOuts?: string[] }) {
+  const [step, setStep] = useState(ALL_STEPS);
+  const [all, setAll] = useState(false);
+  if (events.length === 0) return <p class="muted">No events yet.</p>;
+  const { kept, shown } = shownEvents(events, step, all);
+  return (
+    <>
+      {(fanOuts.length > 0 || events.length > EVENT_LOG_SHOWN) && (
+        <div class="log-filter">
+          <label>
+            Step
+            <select id="log-step" value={step} onChange={(e) => setStep(e.currentTarget.value)}>
+              <option value={ALL_STEPS}>every step</option>
+              {steps.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+              {fanOuts.map((s) => (
+                <option key={`${ITEMS_OF}${s}`} value={`${ITEMS_OF}${s}`}>
+                  {`the items of ${s}`}
+                </option>
+              ))}
+            </select>
+          </label>
+          <span class="muted" id="log-count">
+            {shown.length < kept.length ? `the newest ${shown.length} of ${kept.length} events` : `${kept.length} events`}
+          </span>
+          {shown.length < kept.length && (
+            <button type="button" id="log-all" onClick={() => setAll(true)}>
+              Show all {kept.length}
+            </button>
+          )}
+        </div>
+      )}
+      <table class="events">
+        <thead>
+          <tr>
+            <th scope="col">run_seq</th>
+            <th scope="col">Emitted at</th>
+            <th scope="col">Type</th>
+            <th scope="col">Step</th>
+            <th scope="col">Attempt</th>
+            <th scope="col">By</th>
+            <th scope="col">Details</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {shown.map((e) => (
+            <tr key={String(e.runSeq)} data-seq={String(e.runSeq)}>
+              <td>{String(e.runSeq)}</td>
+              <td class="nowrap">{clock(e.emittedAt)}</td>
+              <td>{e.eventType}</td>
+              <td class="mono nowrap">{e.stepId}</td>
+              <td>
+                {e.logicalAttemptId}
+                {e.engineAttemptId !== undefined ? `.${e.engineAttemptId}` : ""}
+              </td>
+              <td>
+                <By e={e} />
+              </td>
+              <td>
+                <Details e={e} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
   );
 }

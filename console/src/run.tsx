@@ -105,7 +105,7 @@ export function RunPage({ runId }: { runId: string }) {
       </section>
       <section aria-labelledby="events-title">
         <h2 id="events-title">Event log</h2>
-        <EventLog events={view.feed.events} />
+        <EventLog events={view.feed.events} steps={topSteps(run).map((s) => s.actionId)} fanOuts={fanOuts.map((s) => s.actionId)} />
       </section>
     </main>
   );

@@ -1,11 +1,14 @@
 // A forEach step's group (console/src/fanout.ts), as node:test cases: the
 // items of its current list in index order, each counted in the state
-// FanOutProgress counts it in, and pages of a filter.
+// FanOutProgress counts it in, and pages of a filter; the event log's step
+// filter and its newest 500 (console/src/logfilter.ts).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { create } from "@bufbuild/protobuf";
 import { FanOutProgressSchema, RunSchema, StepStatus, type Step } from "../../client/ts/src/gen/weft/v1/run_pb";
+import { EventSchema } from "../../client/ts/src/gen/weft/v1/event_pb";
 import { countStates, itemState, itemsOf, pageOf, progressText, topSteps } from "../src/fanout";
+import { ALL_STEPS, EVENT_LOG_SHOWN, ITEMS_OF, shownEvents } from "../src/logfilter";
 
 const item = (parent: string, i: number, status = StepStatus.PENDING) => ({ actionId: `${parent}[${i}]`, parentStep: parent, itemIndex: i, status });
 
@@ -48,4 +51,18 @@ test("the progress line says each count and the limit, cancelled only when some 
   assert.equal(progressText(f), "16 of 30 succeeded · 0 in flight · 1 failed · 13 pending · at most 5 at once");
   f.cancelled = 2;
   assert.match(progressText(f), /13 pending · 2 cancelled · at most 5 at once$/);
+});
+
+test("the event log keeps one step's events, or a forEach step's items', and shows the newest 500 unless all", () => {
+  const events = Array.from({ length: 1200 }, (_, i) =>
+    create(EventSchema, { runSeq: BigInt(i + 1), stepId: i === 0 ? "ship" : i % 3 === 0 ? "after" : `ship[${i}]` }),
+  );
+  const items = shownEvents(events, `${ITEMS_OF}ship`, false);
+  assert.equal(items.kept.length, 800);
+  assert.equal(items.shown.length, EVENT_LOG_SHOWN);
+  assert.equal(items.shown.at(-1)?.runSeq, 1200n, "the newest");
+  assert.ok(items.shown.every((e) => e.stepId.startsWith("ship[")));
+  assert.deepEqual(shownEvents(events, "ship", false).shown.map((e) => e.runSeq), [1n], "the step, not its items");
+  assert.equal(shownEvents(events, ALL_STEPS, true).shown.length, 1200);
+  assert.equal(shownEvents(events, ALL_STEPS, false).shown[0].runSeq, 701n);
 });

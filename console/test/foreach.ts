@@ -83,6 +83,18 @@ async function main(): Promise<void> {
     await waitText(page, `section[data-fanout="${cfg.skippedStep}"] .fanout-progress`, /^skipped: condition/);
     await shot(page, cfg.shots, "foreach-collapsed");
 
+    log("the event log keeps the items' events, or the step's own, and builds an event's JSON once opened");
+    await page.locator("#log-step").selectOption(`items:${cfg.fanStep}`);
+    const steps = await page.locator("table.events tbody tr td:nth-child(4)").allTextContents();
+    assert.ok(steps.length > cfg.fanItems && steps.every((s) => s.startsWith(`${cfg.fanStep}[`)), "only the items' events");
+    await page.locator("#log-step").selectOption(cfg.fanStep);
+    const fanned = page.locator("table.events tbody tr").filter({ hasText: "StepFannedOut" });
+    await waitText(page, "table.events tbody tr summary", new RegExp(`^fanned out over ${cfg.fanItems} items, at most 5 at once$`));
+    assert.equal(await page.locator("table.events pre.json").count(), 0, "no JSON built before Details open");
+    await fanned.locator("summary").click();
+    await waitText(page, "table.events pre.json", /"itemCount": 30/);
+    await page.locator("#log-step").selectOption("");
+
     log("expanded: every item in index order, the filters counting each state");
     await group.locator(".fanout-toggle").click();
     const all = Array.from({ length: cfg.fanItems }, (_, i) => `${cfg.fanStep}[${i}]`);
