@@ -75,12 +75,20 @@ export function StepPanel({ run, step, action, onAct, onSelect }: { run: Run; st
           <dt>Activity</dt>
           <dd>{activityText(action)}</dd>
         </div>
-        <div>
-          <dt>Attempt</dt>
-          <dd>
-            {step.logicalAttemptId}.{step.engineAttemptId}
-          </dd>
-        </div>
+        {action?.forEach && !item ? (
+          // A forEach step's attempts are its items'; only its logical attempt (RETRY_STEP, rerun) is its own.
+          <div>
+            <dt>Logical attempt</dt>
+            <dd id="step-logical-attempt">{step.logicalAttemptId}</dd>
+          </div>
+        ) : (
+          <div>
+            <dt>Attempt</dt>
+            <dd>
+              {step.logicalAttemptId}.{step.engineAttemptId}
+            </dd>
+          </div>
+        )}
         <div>
           <dt>Started</dt>
           <dd>{when(step.startedAt)}</dd>

@@ -137,6 +137,9 @@ async function main(): Promise<void> {
     assert.equal(await page.locator(`svg.dag g.node[data-step="${cfg.bigStep}"]`).getAttribute("data-progress"), `0/${cfg.bigItems}`);
     assert.equal(await page.locator("[data-item]").count(), 0, "no item drawn while collapsed");
     assert.equal(await page.locator(`svg.timeline g[data-step*="["]`).count(), 0, "no timeline lane per item");
+    await waitText(page, "#step-title", new RegExp(`^Step ${cfg.bigStep}\\s*RUNNING`));
+    await waitText(page, "#step-logical-attempt", /^1$/);
+    await waitText(page, "#step-fanout", new RegExp(`^${escape(cfg.bigProgress)}$`));
     await shot(page, cfg.shots, "foreach-big-collapsed");
     await big.locator(".fanout-toggle").click();
     const first = Array.from({ length: 50 }, (_, i) => `${cfg.bigStep}[${i}]`);
@@ -159,6 +162,10 @@ async function main(): Promise<void> {
     await big.locator('button[data-filter="inFlight"]').click();
     assert.equal((await itemIds(page, cfg.bigStep)).length, cfg.bigInFlight);
     await shot(page, cfg.shots, "foreach-big-in-flight");
+    if (cfg.shots) {
+      await page.emulateMedia({ colorScheme: "dark" });
+      await shot(page, cfg.shots, "foreach-big-dark");
+    }
     assert.deepEqual(problems, []);
   } finally {
     await browser.close();
