@@ -20,7 +20,9 @@ import (
 // weftd (console/test/fairness.ts). No worker runs the activity, so the
 // tasks stay ready: three of key acme (weight 1) and one of globex (weight
 // 3) at priority 3 — 25% and 75% of that priority's claims — and one of
-// initech at priority 1, alone there.
+// initech at priority 1, alone there. The run page of acme's third run
+// says why its step waits, as GetRun's Step.flow_wait does ("waits its
+// fair turn: key acme …"), beside the step and in the waiting line.
 func TestConsole_QueuesPageShowsEachFairnessKeysBacklogWeightAndShareInChromium(t *testing.T) {
 	t.Parallel()
 	node, browser := requireConsoleTools(t)
@@ -31,11 +33,13 @@ func TestConsole_QueuesPageShowsEachFairnessKeysBacklogWeightAndShareInChromium(
 	def := &weftv1.WorkflowDefinition{PlanId: "invoices", PlanVersion: "1",
 		Fairness: &weftv1.Fairness{Key: "input.customer", Weight: "input.weight"},
 		Actions:  []*weftv1.Action{{Id: "render", Order: 1, Activity: "console.render"}}}
+	var runs []string
 	submit := func(customer string, weight float64, priority uint32) {
 		input, err := structpb.NewValue(map[string]any{"customer": customer, "weight": weight})
 		require.NoError(t, err)
-		_, err = c.SubmitRun(ctx, &weftv1.SubmitRunRequest{Definition: def, Start: true, Input: input, Priority: proto.Uint32(priority)})
+		res, err := c.SubmitRun(ctx, &weftv1.SubmitRunRequest{Definition: def, Start: true, Input: input, Priority: proto.Uint32(priority)})
 		require.NoError(t, err)
+		runs = append(runs, res.GetRun().GetRunId())
 	}
 	for range 3 {
 		submit("acme", 1, 3)
@@ -62,6 +66,11 @@ func TestConsole_QueuesPageShowsEachFairnessKeysBacklogWeightAndShareInChromium(
 		require.Equal(t, want[i].Key, k.GetKey())
 		require.Equal(t, want[i].Priority, k.GetPriority())
 	}
-	cfg := map[string]any{"url": d.URL, "shots": consoleShots(t), "queue": "default", "keys": want}
+	// acme's third task is behind older tasks of its key: its run page says so.
+	run, err := c.GetRun(ctx, runs[2])
+	require.NoError(t, err)
+	wait := run.GetSteps()[0].GetFlowWait()
+	require.Contains(t, wait, "waits its fair turn: key acme")
+	cfg := map[string]any{"url": d.URL, "shots": consoleShots(t), "queue": "default", "keys": want, "waitingRun": runs[2], "wait": wait}
 	require.Equal(t, "ok", runConsoleDriver(t, ctx, node, browser, "fairness", cfg, d))
 }

@@ -11,9 +11,14 @@ import { isTerminal } from "./format";
 /** How often the page reads a run with a concurrency key again while it is not finished. */
 export const CONCURRENCY_REFRESH_MS = 2000;
 
-/** useConcurrencyRefresh calls refresh every few seconds while run has a concurrency key and is not finished. */
+/**
+ * useConcurrencyRefresh calls refresh every few seconds while run is not
+ * finished and has a concurrency key, or a step whose task flow control or
+ * fairness holds (Step.flow_wait, docs/semantics.md#flow-visibility): what
+ * they say changes with other runs, not with this run's events.
+ */
 export function useConcurrencyRefresh(run: Run | undefined, refresh: () => void): void {
-  const watched = run?.concurrency !== undefined && !isTerminal(run.status);
+  const watched = run !== undefined && !isTerminal(run.status) && (run.concurrency !== undefined || run.steps.some((s) => s.flowWait !== ""));
   useEffect(() => {
     if (!watched) return;
     const t = setInterval(refresh, CONCURRENCY_REFRESH_MS);

@@ -121,7 +121,7 @@ export function StepPanel({ run, step, action, onAct, onSelect }: { run: Run; st
         )}
         {step.flowWait && (
           <div class="wide">
-            <dt>Held by flow control</dt>
+            <dt>Why its task waits</dt>
             <dd id="step-flow-wait">{step.flowWait}</dd>
           </div>
         )}

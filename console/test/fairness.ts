@@ -2,7 +2,8 @@
 // in headless Chromium against the weftd cmd/weftd/console_fairness_test.go
 // started, whose ready tasks carry fairness keys: per priority, each key's
 // backlog, weight and share of the priority's claims, as DescribeQueue
-// answered them. Prints "ok" on its last line.
+// answered them; and a run whose step waits its fair turn says why.
+// Prints "ok" on its last line.
 //
 //   node console/test-dist/fairness.mjs '<config JSON>'
 import assert from "node:assert/strict";
@@ -22,6 +23,9 @@ interface Config {
   queue: string;
   /** The rows the page must show, in DescribeQueue's order. */
   keys: Key[];
+  /** A run whose step waits its fair turn, and why, as GetRun said it. */
+  waitingRun: string;
+  wait: string;
 }
 
 const cfg = JSON.parse(process.argv[2] ?? "") as Config;
@@ -49,11 +53,21 @@ async function main(): Promise<void> {
     );
     assert.deepEqual(seen, cfg.keys);
     await shot(page, cfg.shots, "queues-fairness");
+
+    await page.goto(`${cfg.url}/ui/#/runs/${encodeURIComponent(cfg.waitingRun)}`);
+    await waitText(page, "#step-flow-wait", new RegExp(`^${escape(cfg.wait)}$`));
+    await waitText(page, "#run-waiting", new RegExp(`flow control \\(step render\\): ${escape(cfg.wait)}`));
+    await shot(page, cfg.shots, "fairness-run");
     assert.deepEqual(problems, []);
   } finally {
     await browser.close();
   }
   console.log("ok");
+}
+
+/** escape makes s a literal inside a RegExp. */
+function escape(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 main().catch((e) => {
