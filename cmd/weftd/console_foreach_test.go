@@ -27,9 +27,11 @@ import (
 // failed item, which opens like any step (its attempts, its child, no
 // control naming it) and whose child run is followed there and back; the
 // run's other forEach, skipped by its when, says "skipped: condition". A
-// fan-out of 1,000 items no worker runs: collapsed (no item drawn), one
-// node, one timeline lane, pages of 50 in index order, the 990 pending
-// ones filtered and paged to the last, the 10 in flight.
+// fan-out of 1,000 items no worker runs, its items' tasks under one
+// fairness key: collapsed (no item drawn), one node, no timeline lane per
+// item, pages of 50 in index order, the 990 pending ones filtered and paged
+// to the last, the 10 in flight, each but the oldest saying it waits behind
+// older tasks of its key, and the waiting line counting the 9.
 func TestConsole_AForEachIsOneGroupPagedAndFilteredByStatusInChromium(t *testing.T) {
 	t.Parallel()
 	node, browser := requireConsoleTools(t)
@@ -81,7 +83,8 @@ func TestConsole_AForEachIsOneGroupPagedAndFilteredByStatusInChromium(t *testing
 	bigInput, err := structpb.NewValue(map[string]any{"lines": big})
 	require.NoError(t, err)
 	res, err = c.SubmitRun(ctx, &weftv1.SubmitRunRequest{Start: true, Input: bigInput, Definition: &weftv1.WorkflowDefinition{
-		PlanId: "shipping", PlanVersion: "1", Actions: []*weftv1.Action{{Id: "ship", Order: 1, ForEach: "input.lines", Activity: "console.ship"}}}})
+		PlanId: "shipping", PlanVersion: "1", Actions: []*weftv1.Action{{Id: "ship", Order: 1, ForEach: "input.lines", Activity: "console.ship",
+			Fairness: &weftv1.Fairness{Key: "'bulk'"}}}}})
 	require.NoError(t, err)
 	bigRun := res.GetRun().GetRunId()
 
@@ -115,6 +118,20 @@ func TestConsole_AForEachIsOneGroupPagedAndFilteredByStatusInChromium(t *testing
 		return bigProgress.GetInFlight() == 10
 	}, time.Minute, 100*time.Millisecond, "the first 10 items are dispatched; no worker runs console.ship")
 
+	// The items' tasks share fairness key bulk: all but the oldest wait
+	// behind older tasks of their key, and GetRun says so per item.
+	run, err := c.GetRun(ctx, bigRun)
+	require.NoError(t, err)
+	held := 0
+	for _, s := range run.GetSteps() {
+		if s.GetFlowWait() != "" {
+			held++
+		}
+	}
+	require.Equal(t, 9, held, "ship[1] to ship[9] wait behind ship[0]")
+	require.Contains(t, run.GetSteps()[2].GetFlowWait(), "behind older tasks of its key")
+	bigWait := run.GetSteps()[2].GetFlowWait()
+
 	counts := func(f *weftv1.FanOutProgress) map[string]uint32 {
 		return map[string]uint32{"succeeded": f.GetSucceeded(), "inFlight": f.GetInFlight(), "failed": f.GetFailed(), "pending": f.GetPending(), "cancelled": f.GetCancelled()}
 	}
@@ -123,7 +140,7 @@ func TestConsole_AForEachIsOneGroupPagedAndFilteredByStatusInChromium(t *testing
 		"fanRun": fanRun, "fanStep": "pack", "fanItems": progress.GetItems(), "fanProgress": progressLine(progress), "fanCounts": counts(progress),
 		"skippedStep": "gift-wrap", "failedItem": failed.GetActionId(), "failedChild": failed.GetChildRunId(),
 		"bigRun": bigRun, "bigStep": "ship", "bigItems": bigProgress.GetItems(), "bigProgress": progressLine(bigProgress),
-		"bigPending": bigProgress.GetPending(), "bigInFlight": bigProgress.GetInFlight(),
+		"bigPending": bigProgress.GetPending(), "bigInFlight": bigProgress.GetInFlight(), "bigHeld": held, "bigWait": bigWait,
 	}
 	require.Equal(t, "ok", runConsoleDriver(t, ctx, node, browser, "foreach", cfg, d))
 }

@@ -2,7 +2,8 @@
 // its progress — n of N succeeded, in flight, failed, pending, at most
 // maxConcurrency at once — as numbers and a bar, and, once expanded (a group
 // starts collapsed), its items in index order, 50 a page, filtered by state,
-// each with its status, attempts, times, last error and child run; opening
+// each with its status, attempts, times, last error (or why flow control or
+// fairness holds its task) and child run; opening
 // one shows it below like any step.
 import { useMemo, useState } from "preact/hooks";
 import { StepStatus, type Run, type Step } from "../../client/ts/src/gen/weft/v1/run_pb";
@@ -97,7 +98,7 @@ export function FanOutGroup({ run, step, selected, onSelect }: { run: Run; step:
                 <th scope="col">Started</th>
                 <th scope="col">Completed</th>
                 {subWorkflow && <th scope="col">Child run</th>}
-                <th scope="col">Last error</th>
+                <th scope="col">Last error, or why it waits</th>
               </tr>
             </thead>
             <tbody>
@@ -133,7 +134,9 @@ export function FanOutGroup({ run, step, selected, onSelect }: { run: Run; step:
                       )}
                     </td>
                   )}
-                  <td class="item-error">{s.error ? stepErrorText(s.error) : "—"}</td>
+                  <td class="item-error">
+                    {s.error ? stepErrorText(s.error) : s.flowWait ? <span class="muted item-wait">{s.flowWait}</span> : "—"}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -7,7 +7,8 @@
 //     failed one, opened like any step, and its child run followed there and
 //     back; the forEach step its `when` skipped says "skipped: condition";
 //   - a fan-out of 1,000 items: collapsed by default (no item drawn), one
-//     graph node, pages of 50 in index order, filtered to the pending ones.
+//     graph node, pages of 50 in index order, filtered to the pending ones,
+//     the in-flight ones saying why they wait (their fair turn).
 // Prints "ok" on its last line.
 //
 //   node console/test-dist/foreach.mjs '<config JSON>'
@@ -44,6 +45,9 @@ interface Config {
   bigProgress: string;
   bigPending: number;
   bigInFlight: number;
+  /** How many of its items wait their fair turn, and why the second one does. */
+  bigHeld: number;
+  bigWait: string;
 }
 
 const cfg = JSON.parse(process.argv[2] ?? "") as Config;
@@ -161,6 +165,9 @@ async function main(): Promise<void> {
     assert.deepEqual((await itemIds(page, cfg.bigStep)).slice(-1), [`${cfg.bigStep}[${cfg.bigItems - 1}]`]);
     await big.locator('button[data-filter="inFlight"]').click();
     assert.equal((await itemIds(page, cfg.bigStep)).length, cfg.bigInFlight);
+    assert.equal((await big.locator(`tr[data-item="${cfg.bigStep}[1]"] .item-wait`).textContent())?.trim(), cfg.bigWait);
+    assert.equal(await big.locator(`tr[data-item="${cfg.bigStep}[0]"] .item-wait`).count(), 0, "the oldest is next");
+    await waitText(page, "#run-waiting", new RegExp(`flow control \\(${cfg.bigHeld} items of step ${cfg.bigStep}\\): ${escape(cfg.bigWait)}`));
     await shot(page, cfg.shots, "foreach-big-in-flight");
     if (cfg.shots) {
       await page.emulateMedia({ colorScheme: "dark" });
