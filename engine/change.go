@@ -91,6 +91,8 @@ type change struct {
 	// full under strategy cancelInProgress; the run-queue reconciler
 	// cancels the key's oldest started run (runconcurrency.go).
 	preempt bool
+	// slotsFreed: the decision gives a run's concurrency slots back.
+	slotsFreed bool
 	// flowWakes are the queues whose flow-control slots the decision gave
 	// back: their polls are woken.
 	flowWakes []string
@@ -458,10 +460,15 @@ func (c *change) takeSlots() {
 	}
 }
 
-// releaseSlots gives the run's slots back (the run ended).
+// releaseSlots gives the run's slots back (the run ended); once the
+// decision commits, this engine's run queue is asked for a pass
+// (kickRunQueue).
 func (c *change) releaseSlots() {
 	for _, k := range c.state.Slots {
 		c.del([]byte(k))
+	}
+	if len(c.state.Slots) > 0 {
+		c.slotsFreed = true
 	}
 	c.state.Slots = nil
 }

@@ -192,6 +192,9 @@ func decideOnce(ctx context.Context, e *Engine, runID string, d decision, fresh 
 		e.records.TasksCommitted(ch.taskPuts, batch, res)
 		e.cfg.OutboxCache.Committed(batch, res, ch.appended)
 		e.dispatch.Settle(ch.effects(), true)
+		if ch.slotsFreed {
+			kickRunQueue(e)
+		}
 		for _, a := range ch.alerts {
 			e.alert(ch.ctx, a.name, a.attrs...)
 		}

@@ -241,6 +241,9 @@ type Engine struct {
 	// flow remembers the flow-control keys holding their tasks back
 	// (flowclaim.go).
 	flow flowGate
+	// runQueueKick asks Run for a run-queue pass now: a committed decision
+	// gave a run's concurrency slots back (runqueue.go).
+	runQueueKick chan struct{}
 }
 
 // New builds an engine over cfg.Store. It fails before anything else can
@@ -252,7 +255,8 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, store: cfg.Store, records: cache.New(cfg.Store), clock: cfg.Clock, log: cfg.Logger, own: newTenures(cfg),
-		alert: cfg.Alerts}
+		runQueueKick: make(chan struct{}, 1),
+		alert:        cfg.Alerts}
 	dcfg := dispatch.Config[*Task]{Now: cfg.Clock.Now, Interval: cfg.PollInterval, Log: cfg.Logger,
 		Hints: cfg.Ownership == SingleOwner, GiveBack: func(tasks []*Task) { giveBack(e, tasks) }}
 	if cfg.Notifier != nil {
@@ -340,6 +344,11 @@ func (e *Engine) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-e.runQueueKick: // a run gave its slots back: a queued run may start now, not a tick later
+			if _, err := dequeueAndStart(ctx, e); err != nil && ctx.Err() == nil {
+				e.log.Warn("run queue", slog.String("error", err.Error()))
+			}
+			continue
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -427,4 +428,38 @@ func TestRunConcurrency_ANewerRunCancelsEachHolderOnce(t *testing.T) {
 	require.False(t, ok, "the holder was cancelled for this run once: nothing is freed for it now")
 	require.Equal(t, runstate.RunRunning, b.statusOf(holder.RunID))
 	require.Equal(t, runstate.RunQueued, b.statusOf(newer.RunID))
+}
+
+// TestRunConcurrency_ARunsEndStartsTheQueuedRunWithoutWaitingForATick:
+// with a poll interval of an hour, Run's only pass after its first is the
+// one the end's commit asks for, so the queued run of the key starts
+// because the holder ended, not because a tick came.
+func TestRunConcurrency_ARunsEndStartsTheQueuedRunWithoutWaitingForATick(t *testing.T) {
+	eng, err := New(Config{Store: memstore.New(memstore.Config{}), PollInterval: time.Hour})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); eng.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	def := keyed(1, "")
+	submit := func() string {
+		res, err := eng.SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: def, Start: true, Input: json.RawMessage(`{"customer":"c1"}`)})
+		require.NoError(t, err)
+		return res.Run.RunID
+	}
+	submit()
+	waiting := submit()
+	status := func(id string) runstate.RunStatus {
+		s, err := eng.GetRun(ctx, GetRunParams{TenantID: tenant, RunID: id})
+		require.NoError(t, err)
+		return s.Status
+	}
+	require.Equal(t, runstate.RunQueued, status(waiting))
+	tasks, err := eng.PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: "w", Activities: []string{"act-charge"}, MaxTasks: 1})
+	require.NoError(t, err)
+	require.Len(t, tasks, 1)
+	_, err = eng.CompleteTask(ctx, ReportParams{TenantID: tenant, Token: tasks[0].Token, WorkerID: "w", Output: json.RawMessage(`1`)})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return status(waiting) == runstate.RunRunning }, 30*time.Second, 5*time.Millisecond,
+		"the end's commit asks for a run-queue pass")
 }

@@ -146,3 +146,15 @@ func admitQueued(ctx context.Context, e *Engine, it admission.Queued) (res Queue
 	}
 	return QueueResult{RunID: runID, Status: "SKIPPED"}, keyFull, preempt && owned
 }
+
+// kickRunQueue asks Run for a run-queue pass now, without waiting: a
+// committed decision gave a run's concurrency slots back, so a queued run
+// of this engine's store may start within this pass rather than at the
+// next tick (other engines start theirs at their next tick). A kick
+// already pending is enough.
+func kickRunQueue(e *Engine) {
+	select {
+	case e.runQueueKick <- struct{}{}:
+	default:
+	}
+}
