@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -68,65 +66,16 @@ func TestCluster_ARunConcurrencyKeyHoldsAcrossTwoWeftdsAndAKill9(t *testing.T) {
 	}
 
 	var done atomic.Int32
-	var wg sync.WaitGroup
-	worker := func(w int) {
-		defer wg.Done()
-		for ctx.Err() == nil {
-			i := w % 2
-			if int(dead.Load()) == i {
-				i = 1 - i
-			}
-			workers := weftv1connect.NewWorkerServiceClient(apitest.HTTPClient(), urls[i])
-			res, err := workers.PollTasks(ctx, connect.NewRequest(&weftv1.PollTasksRequest{WorkerId: fmt.Sprint("w", w),
-				Activities: []*weftv1.ActivityRegistration{{Name: activity}}, MaxTasks: 1, WaitMs: 300}))
-			if err != nil {
-				time.Sleep(20 * time.Millisecond)
-				continue
-			}
-			for _, task := range res.Msg.GetTasks() {
-				time.Sleep(200 * time.Millisecond) // the slow activity
-				for try := range 20 {
-					j := (i + try) % 2
-					if int(dead.Load()) == j {
-						continue
-					}
-					c := weftv1connect.NewWorkerServiceClient(apitest.HTTPClient(), urls[j])
-					_, err := c.CompleteTask(ctx, connect.NewRequest(&weftv1.CompleteTaskRequest{TaskToken: task.GetTaskToken(), WorkerId: fmt.Sprint("w", w)}))
-					if err == nil || connect.CodeOf(err) == connect.CodeFailedPrecondition || connect.CodeOf(err) == connect.CodeNotFound {
-						break
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
-				done.Add(1)
-			}
-		}
-	}
-	for w := range 16 {
-		wg.Add(1)
-		go worker(w)
-	}
+	wg := slowWorkers(ctx, urls, &dead, activity, 16, 200*time.Millisecond, &done)
 	require.Eventually(t, func() bool { return done.Load() >= 10 }, 2*time.Minute, 20*time.Millisecond, "work gets going")
 	dead.Store(0)
 	require.NoError(t, a.Cmd.Process.Signal(syscall.SIGKILL))
 	require.Error(t, a.Wait(), "weftd was killed")
 
-	survivor := weftv1connect.NewRunServiceClient(apitest.HTTPClient(), b.URL)
-	require.Eventually(t, func() bool {
-		for _, id := range runIDs {
-			res, err := survivor.GetRun(ctx, connect.NewRequest(&weftv1.GetRunRequest{RunId: id}))
-			if err != nil || res.Msg.GetRun().GetStatus() != weftv1.RunStatus_RUN_STATUS_COMPLETED {
-				return false
-			}
-		}
-		return true
-	}, 3*time.Minute, 100*time.Millisecond, "every run completes on the surviving weftd")
+	requireAllCompleted(t, ctx, b.URL, runIDs)
 	cancel()
 	wg.Wait()
 
-	type edge struct {
-		at    time.Time
-		delta int
-	}
 	byCustomer := map[string][]edge{}
 	events := weftv1connect.NewEventServiceClient(apitest.HTTPClient(), b.URL)
 	for i, id := range runIDs {
@@ -148,17 +97,7 @@ func TestCluster_ARunConcurrencyKeyHoldsAcrossTwoWeftdsAndAKill9(t *testing.T) {
 		require.Equal(t, 1, ends, "run %s ended once", id)
 	}
 	for customer, edges := range byCustomer {
-		sort.SliceStable(edges, func(i, j int) bool {
-			if !edges[i].at.Equal(edges[j].at) {
-				return edges[i].at.Before(edges[j].at)
-			}
-			return edges[i].delta < edges[j].delta // an end before a start at the same instant: the end freed the slot
-		})
-		started, most := 0, 0
-		for _, e := range edges {
-			started += e.delta
-			most = max(most, started)
-		}
+		most, started := mostAtOnce(edges)
 		require.LessOrEqual(t, most, 2, "%s had %d runs started at once", customer, most)
 		require.Equal(t, 2, most, "%s used its whole limit", customer)
 		require.Zero(t, started)
