@@ -51,16 +51,8 @@ func (s *flowStep) has() bool { return s.concurrency != nil || s.throttleKey != 
 // flowEnv is the expression environment every key is compiled in.
 var flowEnv = sync.OnceValues(func() (*expr.Env, error) { return expr.NewEnv(expr.Limits{}) })
 
-// flowPlans remembers compiled flow control by plan SHA-256; it is
-// bounded, and emptied when full (a deployment submits few distinct
-// definitions).
-var flowPlans = struct {
-	sync.Mutex
-	m map[string]*flowPlan
-}{m: map[string]*flowPlan{}}
-
-// flowPlansSize bounds flowPlans.
-const flowPlansSize = 256
+// flowPlans remembers compiled flow control by plan SHA-256.
+var flowPlans planCache[*flowPlan]
 
 // flowPlanOf answers the compiled flow control of a prepared definition,
 // or the violations of its flow-control fields (their API paths, under
@@ -69,23 +61,42 @@ func flowPlanOf(d *definition.Definition, sha string) (*flowPlan, error) {
 	if !hasFlow(d) {
 		return nil, nil
 	}
-	flowPlans.Lock()
-	p, ok := flowPlans.m[sha]
-	flowPlans.Unlock()
+	return flowPlans.get(sha, func() (*flowPlan, []FieldViolation) { return compileFlow(d) })
+}
+
+// planCache remembers what the engine compiles from a prepared definition
+// (its flow control, its run concurrency key), by plan SHA-256: bounded,
+// and emptied when full (a deployment submits few distinct definitions).
+type planCache[T any] struct {
+	mu sync.Mutex
+	m  map[string]T
+}
+
+// planCacheSize bounds each planCache.
+const planCacheSize = 256
+
+// get answers what compile made of the definition of sha, compiling it on
+// a miss; a definition compile finds violations in is refused
+// (invalid_argument, naming their paths) and not remembered.
+func (c *planCache[T]) get(sha string, compile func() (T, []FieldViolation)) (T, error) {
+	c.mu.Lock()
+	v, ok := c.m[sha]
+	c.mu.Unlock()
 	if ok {
-		return p, nil
+		return v, nil
 	}
-	p, violations := compileFlow(d)
+	v, violations := compile()
 	if len(violations) > 0 {
-		return nil, fault.InvalidArgument("invalid definition", violations...)
+		var zero T
+		return zero, fault.InvalidArgument("invalid definition", violations...)
 	}
-	flowPlans.Lock()
-	if len(flowPlans.m) >= flowPlansSize {
-		clear(flowPlans.m)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= planCacheSize {
+		c.m = make(map[string]T)
 	}
-	flowPlans.m[sha] = p
-	flowPlans.Unlock()
-	return p, nil
+	c.m[sha] = v
+	c.mu.Unlock()
+	return v, nil
 }
 
 // hasFlow reports whether any action of d has flow control or fairness.

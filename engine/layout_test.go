@@ -45,6 +45,12 @@ func TestLayout_NoTypeHasOverThirtyMethodsAndTheChangesAreTogether(t *testing.T)
 			if star, ok := typ.(*ast.StarExpr); ok {
 				typ = star.X
 			}
+			switch g := typ.(type) { // a generic type's receiver: T[P] or T[P, Q]
+			case *ast.IndexExpr:
+				typ = g.X
+			case *ast.IndexListExpr:
+				typ = g.X
+			}
 			recv := typ.(*ast.Ident).Name
 			methods[recv]++
 			if recv == "change" {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
@@ -35,38 +34,17 @@ import (
 // MaxConcurrencyKeyBytes bounds a run concurrency key's value.
 const MaxConcurrencyKeyBytes = 512
 
-// runKeyPrograms remembers compiled run concurrency keys by plan SHA-256;
-// bounded, and emptied when full.
-var runKeyPrograms = struct {
-	sync.Mutex
-	m map[string]*expr.Program
-}{m: map[string]*expr.Program{}}
+// runKeyPrograms remembers compiled run concurrency keys by plan SHA-256.
+var runKeyPrograms planCache[*expr.Program]
 
 // runKeyProgram answers the compiled concurrency key of a prepared
 // definition (nil: it has none), or the violations of its concurrency
 // (their API paths, under "definition.concurrency").
 func runKeyProgram(d *definition.Definition, sha string) (*expr.Program, error) {
-	c := d.Concurrency
-	if c == nil {
+	if d.Concurrency == nil {
 		return nil, nil
 	}
-	runKeyPrograms.Lock()
-	p, ok := runKeyPrograms.m[sha]
-	runKeyPrograms.Unlock()
-	if ok {
-		return p, nil
-	}
-	p, vs := compileRunKey(d)
-	if len(vs) > 0 {
-		return nil, fault.InvalidArgument("invalid definition", vs...)
-	}
-	runKeyPrograms.Lock()
-	if len(runKeyPrograms.m) >= flowPlansSize {
-		clear(runKeyPrograms.m)
-	}
-	runKeyPrograms.m[sha] = p
-	runKeyPrograms.Unlock()
-	return p, nil
+	return runKeyPrograms.get(sha, func() (*expr.Program, []FieldViolation) { return compileRunKey(d) })
 }
 
 // compileRunKey checks a definition's concurrency and compiles its key: a
