@@ -30,25 +30,7 @@ func TestSubWorkflow_ThreeEnginesWhileLeasesVanishStartOneChildPerStepAndFinishI
 	if testing.Short() {
 		t.Skip("multi-engine race: skipped in -short")
 	}
-	rdb := redistest.Require(t)
-	db := sqltest.Require(t)
-	schema := db.NewSchema(t)
-	prefix := "weft-test:" + uuid.NewString() + ":"
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var engines []*Engine
-	var wg sync.WaitGroup
-	for i := range 3 {
-		eng, err := New(Config{Store: db.Open(t, schema), Ownership: CASRequired, Owner: fmt.Sprintf("engine-%d", i),
-			Leases: redislease.New(rdb, prefix), LeaseTTL: 1500 * time.Millisecond, PollInterval: 20 * time.Millisecond})
-		require.NoError(t, err)
-		engines = append(engines, eng)
-		wg.Add(1)
-		go func() { defer wg.Done(); eng.Run(ctx) }()
-	}
-	defer wg.Wait()
-	defer cancel()
-	go deleteLeasesEvery(ctx, rdb, prefix, 100*time.Millisecond)
+	ctx, engines := threeEnginesWhileLeasesVanish(t)
 
 	const runs = 60
 	var parents []string
@@ -135,25 +117,7 @@ func TestForEach_ThreeEnginesWhileLeasesVanishStartOneChildPerItemAndFinishEachO
 	if testing.Short() {
 		t.Skip("multi-engine race: skipped in -short")
 	}
-	rdb := redistest.Require(t)
-	db := sqltest.Require(t)
-	schema := db.NewSchema(t)
-	prefix := "weft-test:" + uuid.NewString() + ":"
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var engines []*Engine
-	var wg sync.WaitGroup
-	for i := range 3 {
-		eng, err := New(Config{Store: db.Open(t, schema), Ownership: CASRequired, Owner: fmt.Sprintf("engine-%d", i),
-			Leases: redislease.New(rdb, prefix), LeaseTTL: 1500 * time.Millisecond, PollInterval: 20 * time.Millisecond})
-		require.NoError(t, err)
-		engines = append(engines, eng)
-		wg.Add(1)
-		go func() { defer wg.Done(); eng.Run(ctx) }()
-	}
-	defer wg.Wait()
-	defer cancel()
-	go deleteLeasesEvery(ctx, rdb, prefix, 100*time.Millisecond)
+	ctx, engines := threeEnginesWhileLeasesVanish(t)
 
 	const runs, items = 12, 6
 	def := withChild(inlineChild(), `{"i":"${{ index }}"}`)
@@ -238,4 +202,29 @@ func TestForEach_ThreeEnginesWhileLeasesVanishStartOneChildPerItemAndFinishEachO
 		}
 		require.Equal(t, 1, counts["child "+runstate.EvStepFannedOut])
 	}
+}
+
+// threeEnginesWhileLeasesVanish starts three engines on one PostgreSQL
+// schema, sharing Redis leases that are deleted every 100 ms, each run
+// until the test ends; ctx ends with the test.
+func threeEnginesWhileLeasesVanish(t *testing.T) (context.Context, []*Engine) {
+	t.Helper()
+	rdb := redistest.Require(t)
+	db := sqltest.Require(t)
+	schema := db.NewSchema(t)
+	prefix := "weft-test:" + uuid.NewString() + ":"
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	var engines []*Engine
+	for i := range 3 {
+		eng, err := New(Config{Store: db.Open(t, schema), Ownership: CASRequired, Owner: fmt.Sprintf("engine-%d", i),
+			Leases: redislease.New(rdb, prefix), LeaseTTL: 1500 * time.Millisecond, PollInterval: 20 * time.Millisecond})
+		require.NoError(t, err)
+		engines = append(engines, eng)
+		wg.Add(1)
+		go func() { defer wg.Done(); eng.Run(ctx) }()
+	}
+	go deleteLeasesEvery(ctx, rdb, prefix, 100*time.Millisecond)
+	return ctx, engines
 }
