@@ -293,8 +293,6 @@ func (c *change) transition(to runstate.RunStatus) error {
 		releaseAllFlowSlots(c)
 		dropDeadlines(c)
 	}
-	c.del(record.RunStatusKey(c.run.TenantID, from, c.run.RunID))
-	c.ops = append(c.ops, store.Put(record.RunStatusKey(c.run.TenantID, to, c.run.RunID), nil))
 	c.state.Status = to
 	c.state.Substatus = ""
 	c.state.Message = ""

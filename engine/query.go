@@ -54,8 +54,8 @@ type candidates interface {
 	next(ctx context.Context) (candidate, bool, error)
 }
 
-// candidatesFor answers the reader of a plan's runs for a tenant.
-func candidatesFor(ctx context.Context, e *Engine, tenant string, plan runquery.Plan, after string) (candidates, error) {
+// candidatesFor answers the reader of a query's plan's runs for a tenant.
+func candidatesFor(ctx context.Context, e *Engine, tenant string, q *runquery.Query, plan runquery.Plan, after string) (candidates, error) {
 	s := plan.Scan
 	switch {
 	case s == nil:
@@ -66,14 +66,112 @@ func candidatesFor(ctx context.Context, e *Engine, tenant string, plan runquery.
 		return runIDCandidates(ctx, e, tenant, s.Points, after)
 	case s.Field == runquery.FieldCreatedAt:
 		return createdRange(e.store, tenant, s, after), nil
-	case s.Range == nil:
-		scans := make([]*prefixScan, len(s.Points))
-		for i, v := range s.Points {
-			scans[i] = newPrefixScan(e.store, record.SearchValuePrefix(tenant, s.Field, v), nil, nil, after, false)
-		}
-		return &merged{scans: scans}, nil
+	case s.Field == runquery.FieldStatus:
+		return statusCandidates(e.store, tenant, s, after), nil
+	case s.Field == runquery.FieldPlan || s.Field == runquery.FieldPlanVersion:
+		return planCandidates(ctx, e.store, tenant, q, s, after)
 	}
-	return rangeCandidates(ctx, e.store, tenant, s, after)
+	return fieldCandidates(ctx, e.store, tenant, s, nil, after)
+}
+
+// fieldCandidates reads the sx: entries of a scan of one field — its
+// points' or its range's — keeping those whose value keep passes (nil:
+// all).
+func fieldCandidates(ctx context.Context, st store.Store, tenant string, s *runquery.Scan, keep func([]byte) bool, after string) (candidates, error) {
+	if s.Range != nil {
+		return rangeCandidates(ctx, st, tenant, s, keep, after)
+	}
+	scans := make([]peeker, len(s.Points))
+	for i, v := range s.Points {
+		p := newPrefixScan(st, record.SearchValuePrefix(tenant, s.Field, v), nil, nil, after, false)
+		p.keep = keep
+		scans[i] = p
+	}
+	return &merged{scans: scans}, nil
+}
+
+// statusCandidates reads the runs of some statuses: each status's rs:
+// entries (the present layout) and sx: status entries (an older engine's
+// runs, which have no rs: entry by position), merged.
+func statusCandidates(st store.Store, tenant string, s *runquery.Scan, after string) candidates {
+	var scans []peeker
+	for _, v := range s.Points {
+		scans = append(scans,
+			newPrefixScan(st, record.RunStatusPrefix(tenant, runstate.RunStatus(v.S)), nil, nil, after, false),
+			newPrefixScan(st, record.SearchValuePrefix(tenant, runquery.FieldStatus, v), nil, nil, after, false))
+	}
+	return &merged{scans: scans}
+}
+
+// planCandidates reads the runs of a scan of plan or planVersion. A plan
+// entry holds the run's plan version (the present layout; an older
+// engine's run has an empty value and a planVersion entry of its own), so
+// a query that names both reads its plans' entries and reads only the
+// runs whose version its planVersion conjuncts allow, and one that names
+// only planVersion reads the older entries and every plan's entries for
+// the versions.
+func planCandidates(ctx context.Context, st store.Store, tenant string, q *runquery.Query, s *runquery.Scan, after string) (candidates, error) {
+	if s.Field == runquery.FieldPlan {
+		var keep func([]byte) bool
+		if v, ok := q.FieldScan(runquery.FieldPlanVersion); ok {
+			keep = versionIn(&v, true)
+		}
+		return fieldCandidates(ctx, st, tenant, s, keep, after)
+	}
+	if p, ok := q.FieldScan(runquery.FieldPlan); ok {
+		if p.Range == nil && len(p.Points) == 0 {
+			return &listed{}, nil
+		}
+		return fieldCandidates(ctx, st, tenant, &p, versionIn(s, true), after)
+	}
+	older, err := fieldCandidates(ctx, st, tenant, s, nil, after)
+	if err != nil {
+		return nil, err
+	}
+	plans, err := valuePrefixes(ctx, st, record.SearchFieldPrefix(tenant, runquery.FieldPlan))
+	if err != nil {
+		return nil, err
+	}
+	scans := peekersOf(older)
+	for _, prefix := range plans {
+		p := newPrefixScan(st, prefix, nil, nil, after, false)
+		p.keep = versionIn(s, false)
+		scans = append(scans, p)
+	}
+	return &merged{scans: scans}, nil
+}
+
+// versionIn answers whether a plan entry's value, its run's plan version,
+// lies in a planVersion scan; an empty value (an older engine's entry, or
+// a run without a version) is kept when unknown says so.
+func versionIn(s *runquery.Scan, unknown bool) func([]byte) bool {
+	return func(value []byte) bool {
+		if len(value) == 0 {
+			return unknown
+		}
+		return s.Contains(runquery.KeywordValue(string(value)))
+	}
+}
+
+// valuePrefixes answers the entry prefix of each value a field has in the
+// index, one scan of a single entry per value: the entries of one value
+// are skipped by starting past them (its encoding then ';').
+func valuePrefixes(ctx context.Context, st store.Store, field []byte) ([][]byte, error) {
+	var out [][]byte
+	start, end := field, append(slices.Clone(field[:len(field)-1]), store.Separator+1)
+	for {
+		res, err := st.Scan(ctx, &store.ScanParams{Start: start, End: end, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(res.Items) == 0 {
+			return out, nil
+		}
+		value, _, _ := bytes.Cut(res.Items[0].Key[len(field):], []byte{store.Separator})
+		prefix := append(append(slices.Clone(field), value...), store.Separator)
+		out = append(out, prefix)
+		start = append(prefix[:len(prefix)-1:len(prefix)-1], store.Separator+1)
+	}
 }
 
 // scanPage is how many entries one store scan of a query reads.
@@ -89,8 +187,10 @@ type prefixScan struct {
 	start, end []byte
 	after      []byte
 	runIndex   bool
-	items      []store.Item
-	done       bool
+	// keep, when set, passes over the entries whose value it refuses.
+	keep  func(value []byte) bool
+	items []store.Item
+	done  bool
 }
 
 func newPrefixScan(st store.Store, prefix, start, end []byte, after string, runIndex bool) *prefixScan {
@@ -103,7 +203,11 @@ func newPrefixScan(st store.Store, prefix, start, end []byte, after string, runI
 
 // peek answers the next entry without taking it.
 func (p *prefixScan) peek(ctx context.Context) (candidate, bool, error) {
-	for len(p.items) == 0 {
+	for len(p.items) == 0 || p.keep != nil && !p.keep(p.items[0].Value) {
+		if len(p.items) > 0 {
+			p.items = p.items[1:]
+			continue
+		}
 		if p.done {
 			return candidate{}, false, nil
 		}
@@ -148,44 +252,77 @@ func positionRun(pos string) string {
 	return id
 }
 
-// merged yields the union of several point scans in position order (a
-// run has one value of a field, so no run is named twice).
-type merged struct{ scans []*prefixScan }
+// peekersOf answers the scans a reader of candidates merges, or the
+// reader itself.
+func peekersOf(c candidates) []peeker {
+	if m, ok := c.(*merged); ok {
+		return m.scans
+	}
+	return []peeker{c.(peeker)}
+}
+
+// peeker is a reader of candidates that can show the next one first.
+type peeker interface {
+	candidates
+	peek(ctx context.Context) (candidate, bool, error)
+}
+
+// merged yields the union of several scans in position order, each run
+// once: a run has one value of a field and its entries in one layout, but
+// a decision moving them while the scans read may leave it in two, at one
+// position.
+type merged struct {
+	scans []peeker
+	last  string
+}
 
 func (m *merged) next(ctx context.Context) (candidate, bool, error) {
-	best, bestAt := candidate{}, -1
-	for i, s := range m.scans {
-		c, ok, err := s.peek(ctx)
-		if err != nil {
-			return candidate{}, false, err
+	for {
+		best, bestAt := candidate{}, -1
+		for i, s := range m.scans {
+			c, ok, err := s.peek(ctx)
+			if err != nil {
+				return candidate{}, false, err
+			}
+			if ok && (bestAt < 0 || c.pos < best.pos) {
+				best, bestAt = c, i
+			}
 		}
-		if ok && (bestAt < 0 || c.pos < best.pos) {
-			best, bestAt = c, i
+		if bestAt < 0 {
+			return candidate{}, false, nil
+		}
+		c, ok, err := m.scans[bestAt].next(ctx)
+		if err != nil || !ok || c.pos != m.last || m.last == "" {
+			m.last = c.pos
+			return c, ok, err
 		}
 	}
-	if bestAt < 0 {
-		return candidate{}, false, nil
-	}
-	return m.scans[bestAt].next(ctx)
 }
 
 // listed yields candidates already read and sorted.
 type listed struct{ list []candidate }
 
-func (l *listed) next(context.Context) (candidate, bool, error) {
+func (l *listed) peek(context.Context) (candidate, bool, error) {
 	if len(l.list) == 0 {
 		return candidate{}, false, nil
 	}
-	c := l.list[0]
-	l.list = l.list[1:]
-	return c, true, nil
+	return l.list[0], true, nil
+}
+
+func (l *listed) next(ctx context.Context) (candidate, bool, error) {
+	c, ok, err := l.peek(ctx)
+	if ok {
+		l.list = l.list[1:]
+	}
+	return c, ok, err
 }
 
 // rangeCandidates reads the sx: entries of a range of one field's values
 // — sorted by value, not by position — and answers them in position order:
 // a page of a range reads the whole range's entries (O(matches)), and the
-// runs of that page.
-func rangeCandidates(ctx context.Context, st store.Store, tenant string, s *runquery.Scan, after string) (candidates, error) {
+// runs of that page. keep, when set, passes over the entries whose value
+// it refuses.
+func rangeCandidates(ctx context.Context, st store.Store, tenant string, s *runquery.Scan, keep func([]byte) bool, after string) (candidates, error) {
 	prefix := record.SearchFieldPrefix(tenant, s.Field)
 	start, end := rangeKeys(prefix, s.Range)
 	if bytes.Compare(start, end) >= 0 {
@@ -200,7 +337,7 @@ func rangeCandidates(ctx context.Context, st store.Store, tenant string, s *runq
 		}
 		for _, it := range res.Items {
 			_, pos, ok := strings.Cut(string(it.Key[len(prefix):]), string(store.Separator)) // after the value
-			if ok && pos > after {
+			if ok && pos > after && (keep == nil || keep(it.Value)) {
 				out = append(out, candidate{pos: pos, runID: positionRun(pos)})
 			}
 		}
@@ -361,7 +498,7 @@ func queryRuns(ctx context.Context, e *Engine, tenant string, q *runquery.Query,
 	if q != nil {
 		plan = q.Plan(nil)
 	}
-	cands, err := candidatesFor(ctx, e, tenant, plan, after)
+	cands, err := candidatesFor(ctx, e, tenant, q, plan, after)
 	if err != nil {
 		return err
 	}

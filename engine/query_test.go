@@ -219,8 +219,8 @@ func (s *recordCounter) read(f func()) int64 {
 
 // fillRuns stores n PENDING runs of a plan directly, in large batches —
 // what n submissions write for the query path to read: each run's record,
-// checkpoint, run index, status index and sx: entries, as the engine
-// writes them (indexedOf, recordFields) — cloned from one run submitted
+// checkpoint, run index, rs: and sx: entries, as the engine writes
+// them (indexEntries) — cloned from one run submitted
 // through the engine. of gives run i's plan and customer.
 func fillRuns(tb testing.TB, ctx context.Context, eng *Engine, st store.Store, n int, of func(i int) (plan, customer string)) {
 	tb.Helper()
@@ -244,13 +244,10 @@ func fillRuns(tb testing.TB, ctx context.Context, eng *Engine, st store.Store, n
 		require.NoError(tb, err)
 		batch.Ops = append(batch.Ops, store.Put(record.RunKey(rec.RunID), body),
 			store.Put(runlog.CheckpointKey(rec.RunID), runcodec.AppendState(nil, state)),
-			store.Put(record.RunIndexKey(tenant, rec.CreatedAt, rec.RunID), []byte(rec.RunID)),
-			store.Put(record.RunStatusKey(tenant, state.Status, rec.RunID), nil))
-		index := func(field string, v runquery.Value) {
-			batch.Ops = append(batch.Ops, store.Put(record.SearchIndexKey(tenant, field, v, rec.CreatedAt, rec.RunID), nil))
+			store.Put(record.RunIndexKey(tenant, rec.CreatedAt, rec.RunID), []byte(rec.RunID)))
+		for k, v := range indexEntries(&rec, indexedOf(state)) {
+			batch.Ops = append(batch.Ops, store.Put([]byte(k), []byte(v)))
 		}
-		indexedOf(state).each(index)
-		recordFields(&rec, index)
 		if len(batch.Ops) > 20_000 || i == n-1 {
 			_, err := st.Commit(ctx, batch)
 			require.NoError(tb, err)

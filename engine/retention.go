@@ -177,7 +177,6 @@ func (r removal) Hide() {
 	c.dirty = true
 	c.del(record.RunRequestKey(run.TenantID, run.ProjectID, run.EnvironmentID, run.Definition.PlanID, run.Definition.PlanVersion, run.RunRequestID))
 	c.del(record.RunIndexKey(run.TenantID, run.CreatedAt, run.RunID))
-	c.del(record.RunStatusKey(run.TenantID, s.Status, run.RunID))
 	unindexRun(c)
 	c.del(record.PendingTriggerKey(run.RunID))
 	if !s.QueuedAt.IsZero() {

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/weft-dev/weft/engine/internal/record"
@@ -10,19 +12,27 @@ import (
 	"github.com/weft-dev/weft/store"
 )
 
-// The search index's upkeep (docs/semantics.md#run-queries): every
-// decision that changes a run's indexed fields moves their sx: entries in
-// its own batch, so the index never disagrees with a committed checkpoint.
+// The run indexes' upkeep (docs/semantics.md#run-queries,
+// docs/persisted-format.md): every decision that changes a run's indexed
+// fields moves their rs: and sx: entries in its own batch, so the indexes
+// never disagree with a committed checkpoint. A run has its entries in one
+// of two layouts, which its checkpoint names (CompactIndex): the present
+// one — the status in rs: by position, the plan version in the sx: plan
+// entry's value — or an older engine's, with the status also in sx: and in
+// rs: by run id, and the plan version in an sx: entry of its own. Its
+// first decision that moves an indexed field moves it to the present one.
 
-// indexedFields are the values of a run's checkpoint that its sx: entries
-// hold; the record's (plan, planVersion, submittedBy, parentRunId) never change, and
-// are indexed with the submission and removed with the run.
+// indexedFields are the values of a run's checkpoint that its entries
+// hold, and the layout they are in; the record's (plan, planVersion,
+// submittedBy, parentRunId) never change, and are indexed with the
+// submission and removed with the run.
 type indexedFields struct {
 	status     runstate.RunStatus
 	started    time.Time
 	ended      time.Time
 	failedStep string
 	attrs      []runstate.SearchAttribute
+	compact    bool
 }
 
 // indexedOf answers the indexed fields of a checkpoint (nil: none, a run
@@ -31,12 +41,14 @@ func indexedOf(s *runstate.State) indexedFields {
 	if s == nil {
 		return indexedFields{}
 	}
-	return indexedFields{status: s.Status, started: s.StartedAt, ended: s.CompletedAt, failedStep: s.FailedStep(), attrs: s.SearchAttributes}
+	return indexedFields{status: s.Status, started: s.StartedAt, ended: s.CompletedAt, failedStep: s.FailedStep(), attrs: s.SearchAttributes,
+		compact: s.CompactIndex}
 }
 
-// each calls add with each indexed value of the fields.
+// each calls add with each indexed value of the fields that has an sx:
+// entry; the status has one only in the older layout.
 func (f indexedFields) each(add func(field string, v runquery.Value)) {
-	if f.status != "" {
+	if f.status != "" && !f.compact {
 		add(runquery.FieldStatus, runquery.KeywordValue(string(f.status)))
 	}
 	if !f.started.IsZero() {
@@ -55,15 +67,42 @@ func (f indexedFields) each(add func(field string, v runquery.Value)) {
 	}
 }
 
-// recordFields calls add with the run record's indexed values.
-func recordFields(run *record.Run, add func(field string, v runquery.Value)) {
-	add(runquery.FieldPlan, runquery.KeywordValue(run.Definition.PlanID))
-	add(runquery.FieldPlanVersion, runquery.KeywordValue(run.Definition.PlanVersion))
+// indexEntries answers every rs: and sx: entry (key to value) a run with
+// fields f has.
+func indexEntries(run *record.Run, f indexedFields) map[string]string {
+	out := map[string]string{}
+	add := func(field string, v runquery.Value) {
+		out[string(record.SearchIndexKey(run.TenantID, field, v, run.CreatedAt, run.RunID))] = ""
+	}
+	f.each(add)
+	recordFields(run, f.compact, func(field string, v runquery.Value, value string) {
+		out[string(record.SearchIndexKey(run.TenantID, field, v, run.CreatedAt, run.RunID))] = value
+	})
+	switch {
+	case f.status == "":
+	case f.compact:
+		out[string(record.RunStatusKey(run.TenantID, f.status, run.CreatedAt, run.RunID))] = ""
+	default:
+		out[string(record.OlderRunStatusKey(run.TenantID, f.status, run.RunID))] = ""
+	}
+	return out
+}
+
+// recordFields calls add with the run record's indexed values and each
+// entry's value: in the present layout the plan entry holds the plan
+// version, which has no entry of its own.
+func recordFields(run *record.Run, compact bool, add func(field string, v runquery.Value, value string)) {
+	if compact {
+		add(runquery.FieldPlan, runquery.KeywordValue(run.Definition.PlanID), run.Definition.PlanVersion)
+	} else {
+		add(runquery.FieldPlan, runquery.KeywordValue(run.Definition.PlanID), "")
+		add(runquery.FieldPlanVersion, runquery.KeywordValue(run.Definition.PlanVersion), "")
+	}
 	if run.SubmittedBy != "" {
-		add(runquery.FieldSubmittedBy, runquery.KeywordValue(run.SubmittedBy))
+		add(runquery.FieldSubmittedBy, runquery.KeywordValue(run.SubmittedBy), "")
 	}
 	if run.Parent != nil {
-		add(runquery.FieldParentRunID, runquery.KeywordValue(run.Parent.RunID))
+		add(runquery.FieldParentRunID, runquery.KeywordValue(run.Parent.RunID), "")
 	}
 }
 
@@ -77,9 +116,11 @@ func attributeValue(a runstate.SearchAttribute) (runquery.Value, bool) {
 	return v, err == nil
 }
 
-// indexForSearch writes the sx: entries a decision changed: those of the
-// fields before it (a new run: none) that it changed are deleted, those
-// after it put. A run being removed is unindexed by its removal (Hide).
+// indexForSearch writes the rs: and sx: entries a decision changed: those
+// of the fields before it (a new run: none) that it changed are deleted,
+// those after it put, in the present layout — so a run's first such
+// decision under this engine also moves its older entries. A run being
+// removed is unindexed by its removal (Hide).
 func indexForSearch(c *change, before indexedFields) {
 	if c.state.Removing {
 		return
@@ -88,42 +129,41 @@ func indexForSearch(c *change, before indexedFields) {
 	if !c.newRun && sameIndexed(before, after) {
 		return
 	}
-	run := c.run
-	key := func(field string, v runquery.Value) string {
-		return string(record.SearchIndexKey(run.TenantID, field, v, run.CreatedAt, run.RunID))
+	if !after.compact {
+		c.state.CompactIndex, after.compact = true, true
+		c.dirty = true
 	}
-	old := map[string]bool{}
-	before.each(func(field string, v runquery.Value) { old[key(field, v)] = true })
-	put := func(field string, v runquery.Value) {
-		k := key(field, v)
-		if old[k] {
+	old := map[string]string{}
+	if !c.newRun {
+		old = indexEntries(c.run, before)
+	}
+	entries := indexEntries(c.run, after)
+	for _, k := range slices.Sorted(maps.Keys(entries)) {
+		v := entries[k]
+		if was, ok := old[k]; ok && was == v {
 			delete(old, k) // unchanged
-			return
+			continue
 		}
-		c.ops = append(c.ops, store.Put([]byte(k), nil))
+		delete(old, k) // rewritten with its new value
+		c.ops = append(c.ops, store.Put([]byte(k), []byte(v)))
 	}
-	after.each(put)
-	if c.newRun {
-		recordFields(run, put)
-	}
-	for k := range old {
-		c.ops = append(c.ops, store.Delete([]byte(k)))
+	for _, k := range slices.Sorted(maps.Keys(old)) {
+		c.del([]byte(k))
 	}
 }
 
-// unindexRun deletes every sx: entry of a run (its removal's first batch).
+// unindexRun deletes every rs: and sx: entry of a run (its removal's first
+// batch).
 func unindexRun(c *change) {
-	del := func(field string, v runquery.Value) {
-		c.ops = append(c.ops, store.Delete(record.SearchIndexKey(c.run.TenantID, field, v, c.run.CreatedAt, c.run.RunID)))
+	for _, k := range slices.Sorted(maps.Keys(indexEntries(c.run, indexedOf(c.state)))) {
+		c.del([]byte(k))
 	}
-	indexedOf(c.state).each(del)
-	recordFields(c.run, del)
 }
 
 // sameIndexed reports whether a decision left the indexed fields alone. A
 // decision that sets attributes replaces the slice (UpsertAttributes).
 func sameIndexed(a, b indexedFields) bool {
-	if a.status != b.status || !a.started.Equal(b.started) || !a.ended.Equal(b.ended) || a.failedStep != b.failedStep ||
+	if a.status != b.status || a.compact != b.compact || !a.started.Equal(b.started) || !a.ended.Equal(b.ended) || a.failedStep != b.failedStep ||
 		len(a.attrs) != len(b.attrs) {
 		return false
 	}

@@ -34,14 +34,14 @@ func TestSubmit_WithStartPersistsAndTriggersTheRunInOneCommit(t *testing.T) {
 		require.NotEqual(t, string(record.PendingTriggerKey(run.RunID)), string(op.Key), "the batch neither writes nor deletes the marker")
 	}
 	for _, status := range []runstate.RunStatus{runstate.RunPending, runstate.RunQueued} {
-		_, err := cs.Get(b.ctx, record.RunStatusKey(tenant, status, run.RunID))
+		_, err := cs.Get(b.ctx, record.RunStatusKey(tenant, status, run.CreatedAt, run.RunID))
 		require.True(t, errors.Is(err, store.ErrNotFound), "no %s index entry", status)
 		for _, op := range cs.last.Ops {
-			require.NotEqual(t, string(record.RunStatusKey(tenant, status, run.RunID)), string(op.Key),
+			require.NotEqual(t, string(record.RunStatusKey(tenant, status, run.CreatedAt, run.RunID)), string(op.Key),
 				"the batch neither writes nor deletes the %s index entry it passed through", status)
 		}
 	}
-	_, err = cs.Get(b.ctx, record.RunStatusKey(tenant, runstate.RunRunning, run.RunID))
+	_, err = cs.Get(b.ctx, record.RunStatusKey(tenant, runstate.RunRunning, run.CreatedAt, run.RunID))
 	require.NoError(t, err)
 
 	b.complete(b.poll("act-a"), `1`)

@@ -344,8 +344,7 @@ func submitRecords(c *change, p SubmitParams, rrKey, recBody []byte) {
 		RunRequestID: rec.RunRequestID,
 	})
 	c.ops = append(c.ops, store.Put(record.RunKey(rec.RunID), recBody),
-		store.Put(record.RunIndexKey(rec.TenantID, rec.CreatedAt, rec.RunID), []byte(rec.RunID)),
-		store.Put(record.RunStatusKey(rec.TenantID, runstate.RunPending, rec.RunID), nil))
+		store.Put(record.RunIndexKey(rec.TenantID, rec.CreatedAt, rec.RunID), []byte(rec.RunID)))
 	if rrKey != nil {
 		c.require(store.IfAbsent(rrKey))
 		c.ops = append(c.ops, store.Put(rrKey, []byte(rec.RunID)))

@@ -782,6 +782,7 @@ func appendState(b []byte, v *runstate.State) []byte {
 	for i := range v.SearchAttributes {
 		b = appendMessage(b, 38, func(b []byte) []byte { return appendSearchAttribute(b, &v.SearchAttributes[i]) })
 	}
+	b = appendBool(b, 39, v.CompactIndex)
 	for i := range v.Deadlines {
 		b = appendMessage(b, 50, func(b []byte) []byte { return appendDeadlineEntry(b, &v.Deadlines[i]) })
 	}
@@ -950,6 +951,10 @@ func decodeState(b []byte, v *runstate.State) error {
 			}
 			v.SearchAttributes = append(v.SearchAttributes, runstate.SearchAttribute{})
 			return decodeSearchAttribute(x, &v.SearchAttributes[len(v.SearchAttributes)-1])
+		case 39:
+			x, err := f.bool()
+			v.CompactIndex = x
+			return err
 		case 50:
 			x, err := f.bytes()
 			if err != nil {

@@ -114,6 +114,26 @@ func (q *Query) Plan(est Estimator) Plan {
 	return best
 }
 
+// FieldScan answers the scan the query's top-level conjuncts on one field
+// allow, merged as Plan merges them; ok false when none is indexable. A
+// store reading another field's scan may narrow it by this one before a
+// run is read, where its index entries hold this field's value.
+func (q *Query) FieldScan(name string) (Scan, bool) {
+	var out Scan
+	found := false
+	for _, c := range conjuncts(q.root) {
+		s, ok := indexScan(c)
+		switch {
+		case !ok || s.Field != name:
+		case found:
+			out = merge(out, s)
+		default:
+			out, found = s, true
+		}
+	}
+	return out, found
+}
+
 // fieldOf answers the checked field called name in the query.
 func (q *Query) fieldOf(name string) Field {
 	var f Field

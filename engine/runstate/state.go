@@ -89,6 +89,15 @@ type State struct {
 	// (docs/semantics.md#search-attributes). A decision that sets them
 	// replaces the slice (UpsertAttributes), never an element of it.
 	SearchAttributes []SearchAttribute `json:"search_attributes,omitempty" wire:"38"`
+	// CompactIndex says the run's index entries are in the present layout
+	// (docs/persisted-format.md): its status in rs: by its place in the run
+	// index, and its plan version in the value of its sx: plan entry,
+	// with no sx: status or planVersion entries. Set at submission, and by
+	// the first decision that moves an older run's indexed fields; a
+	// checkpoint stored by an older engine has none, and its run keeps its
+	// rs: entry by run id and its sx: status, plan and planVersion entries
+	// until then.
+	CompactIndex bool `json:"compact_index,omitempty" wire:"39"`
 	// Deadlines are the run's deadline index entries (tmd:, one per 10 s
 	// bucket of attempt deadlines; docs/persisted-format.md): each names
 	// the earliest deadline among the claims it indexes, which is also

@@ -428,10 +428,27 @@ func RunIndexKey(tenant string, created time.Time, runID string) []byte {
 // RunIndexPrefix is the prefix of a tenant's run index.
 func RunIndexPrefix(tenant string) []byte { return keyspace.RunIndex.KeyPrefix(tenant) }
 
-// RunStatusKey indexes a run under its current status, so that runs can be
-// counted by status without reading their checkpoints. Moved in the batch
-// of every status change.
-func RunStatusKey(tenant string, status runstate.RunStatus, runID string) []byte {
+// RunStatusKey indexes a run under its current status, in the run index's
+// order within a tenant (newest first): rs:{status}:{tenant}::{-created}:{run}.
+// The status comes first so that runs are counted by status across
+// tenants without reading their checkpoints, and the empty component sets
+// these entries apart from an older run's (OlderRunStatusKey: a run id is
+// never empty), so one status of a tenant is one prefix (RunStatusPrefix).
+func RunStatusKey(tenant string, status runstate.RunStatus, created time.Time, runID string) []byte {
+	return keyspace.RunStatus.Key(string(status), tenant, "", store.Int64(-created.UnixNano()), runID)
+}
+
+// RunStatusPrefix begins the entries of one status in a tenant (RunStatusKey);
+// the rest of each key after it is a run index position (RunIndexPosition).
+func RunStatusPrefix(tenant string, status runstate.RunStatus) []byte {
+	return keyspace.RunStatus.KeyPrefix(string(status), tenant, "")
+}
+
+// OlderRunStatusKey is the status entry of a run whose checkpoint is not
+// CompactIndex: rs:{status}:{tenant}:{run}, beside its sx: status entry.
+// It is never written; it is moved to RunStatusKey by the run's next
+// decision that changes its indexed fields, or removed with the run.
+func OlderRunStatusKey(tenant string, status runstate.RunStatus, runID string) []byte {
 	return keyspace.RunStatus.Key(string(status), tenant, runID)
 }
 
