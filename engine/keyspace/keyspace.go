@@ -64,7 +64,7 @@ var (
 		"by tenant, then newest first (negated creation time, fixed-width hex)")
 	// RunStatus indexes runs by their current status.
 	RunStatus = prefix("rs", "engine/internal/record", "nothing: a run indexed under its status",
-		"by status, tenant, run")
+		"by status, tenant, an empty component, then newest first (negated creation time, fixed-width hex), then run; an older weftd's run by status, tenant, run")
 	// PendingTrigger marks a submission not yet triggered.
 	PendingTrigger = prefix("pt", "engine/internal/record", "a submission with start not yet triggered",
 		"by run")
@@ -148,7 +148,7 @@ var (
 	SearchType = prefix("sat", "engine/internal/record", "a search attribute's type in a tenant, fixed by its first value",
 		"by tenant, attribute name")
 	// SearchIndex indexes runs by their query fields' values.
-	SearchIndex = prefix("sx", "engine/internal/record", "nothing: a run indexed under one value of one query field (a search attribute or a built-in field)",
+	SearchIndex = prefix("sx", "engine/internal/record", "nothing (a plan entry: the run's plan version): a run indexed under one value of one query field (a search attribute or a built-in field)",
 		"by tenant, field, value (order-preserving), then newest first (negated creation time, fixed-width hex), then run")
 	// View holds the saved views of the runs list.
 	View = prefix("view", "view", "a saved view of the runs list: its name, query and filters, who saved it and when",
