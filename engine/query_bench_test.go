@@ -52,3 +52,46 @@ func BenchmarkQuery_SelectiveListRuns(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQuery_StatusAndPlanListRuns: ListRuns with the queries whose
+// plans read the status and plan entries — 50 of 10 000 PENDING runs are
+// of plan "rare" (version "1") — on Pebble, filled directly (fillRuns).
+// records/op is what the store answered per call.
+func BenchmarkQuery_StatusAndPlanListRuns(b *testing.B) {
+	const stored, matching = 10_000, 50
+	ctx := context.Background()
+	pebble, err := pebblestore.Open(b.TempDir(), pebblestore.Config{})
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = pebble.Close() })
+	counter := &recordCounter{Store: pebble}
+	eng, err := New(Config{Store: counter})
+	require.NoError(b, err)
+	fillRuns(b, ctx, eng, counter.Store, stored, func(i int) (string, string) {
+		if i%(stored/matching) == 0 {
+			return "rare", "acme"
+		}
+		return "bulk", "customer-" + strconv.Itoa(i%1000+1000)
+	})
+	for _, c := range []struct {
+		name, query string
+		runs        int
+	}{
+		{"status", `status = "PENDING"`, 100},
+		{"plan", `plan = "rare"`, matching},
+		{"plan-version", `plan = "rare" AND planVersion = "1"`, matching},
+		{"version-plan", `planVersion = "1" AND plan = "rare"`, matching},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			p := ListRunsParams{TenantID: tenant, Query: c.query, PageSize: 100}
+			reads := counter.read(func() {
+				for b.Loop() {
+					res, err := eng.Queries().ListRuns(ctx, p)
+					if err != nil || len(res.Runs) != c.runs {
+						b.Fatalf("ListRuns: %v, %d runs", err, len(res.Runs))
+					}
+				}
+			})
+			b.ReportMetric(float64(reads)/float64(b.N), "records/op")
+		})
+	}
+}
