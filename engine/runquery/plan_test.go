@@ -89,3 +89,22 @@ func TestPlan_AFieldNotIndexedIsNotScanned(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, q.Plan(nil).Scan)
 }
+
+// TestFieldScan_AnswersOneFieldsMergedConjunctsWhicheverThePlanReads: the
+// scan of a field the plan does not read is its top-level conjuncts'
+// merged, as the plan would merge them; a field named only under OR or
+// NOT has none.
+func TestFieldScan_AnswersOneFieldsMergedConjunctsWhicheverThePlanReads(t *testing.T) {
+	t.Parallel()
+	schema := testSchema(t)
+	q, err := Compile(`plan = "p" AND planVersion IN ("1", "2", "3") AND planVersion >= "2" AND (status = "FAILED" OR customer = "a")`, schema)
+	require.NoError(t, err)
+	s, ok := q.FieldScan(FieldPlanVersion)
+	require.True(t, ok)
+	require.Equal(t, Scan{Field: FieldPlanVersion, Type: Keyword, Points: []Value{KeywordValue("2"), KeywordValue("3")}}, s)
+	_, ok = q.FieldScan(FieldStatus)
+	require.False(t, ok, "status is only under OR")
+	s, ok = q.FieldScan(FieldPlan)
+	require.True(t, ok)
+	require.Equal(t, Scan{Field: FieldPlan, Type: Keyword, Points: []Value{KeywordValue("p")}}, s)
+}
