@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/decide"
@@ -81,24 +83,100 @@ func reportComplete(ctx context.Context, e *Engine, r ReportParams) (*ReportResu
 	return res, err
 }
 
-// recordEagerClaims writes into the task record a completion finished the
-// tokens of the next tasks eager dispatch claimed for the worker in the
-// same decision, so that a retried completion, which proves the worker never
-// got the answer that named them, gives them back (giveBackEager).
+// recordEagerClaims records the tokens of the next tasks eager dispatch
+// claimed for the worker in the decision of its completion, so that a
+// retried completion, which proves the worker never got the answer that
+// named them, gives them back (giveBackEager): in the completed step's
+// checkpoint state (runstate.StepState.EagerTokens), or in the completed
+// task's record when the decision writes it (finishTask).
 func recordEagerClaims(c *change) {
 	t := c.completed
 	if t == nil || c.eager == nil {
 		return
 	}
-	n := len(t.EagerTokens)
+	var tokens []string
 	for _, h := range c.eff.HandOffs {
 		if h.Slot == c.eager && h.Task != nil {
-			t.EagerTokens = append(t.EagerTokens, h.Task.Token)
+			tokens = append(tokens, h.Task.Token)
 		}
 	}
-	if len(t.EagerTokens) > n {
-		rewriteTask(c, record.TaskKey(t.TaskID), t)
+	if len(tokens) == 0 {
+		return
 	}
+	if key := record.TaskKey(t.TaskID); writesKey(c, key) {
+		t.EagerTokens = append(t.EagerTokens, tokens...)
+		rewriteTask(c, key, t)
+		return
+	}
+	if st := c.state.Step(t.ActionID); st != nil {
+		for i, tok := range tokens {
+			tokens[i] = shortToken(c.run.RunID, tok)
+		}
+		st.EagerTokens = tokens
+		c.dirty = true
+	}
+}
+
+// shortToken answers a claim token of a task of run runID as the
+// checkpoint keeps it (runstate.StepState.EagerTokens): without the run's
+// id and the "/" its task id begins with, which the checkpoint names
+// already; fullToken puts them back.
+func shortToken(runID, token string) string {
+	if rest, ok := strings.CutPrefix(token, runID+"/"); ok {
+		return rest
+	}
+	return token
+}
+
+// fullToken answers a token shortToken shortened.
+func fullToken(runID, short string) string { return runID + "/" + short }
+
+// eagerTokensOf answers the tokens of the tasks eager dispatch claimed with
+// the completion of t's attempt, which ended without writing t's record:
+// those its step holds while that attempt is the step's last.
+func eagerTokensOf(s *runstate.State, t *record.Task) []string {
+	st := s.Step(t.ActionID)
+	if st == nil || len(st.Attempts) == 0 {
+		return nil
+	}
+	if a := st.Attempts[len(st.Attempts)-1]; a.LogicalAttempt != t.LogicalAttempt || a.EngineAttempt != t.EngineAttempt {
+		return nil
+	}
+	tokens := make([]string, len(st.EagerTokens))
+	for i, short := range st.EagerTokens {
+		tokens[i] = fullToken(t.RunID, short)
+	}
+	return tokens
+}
+
+// dropEagerToken forgets, as the claim t records ends, what eager dispatch
+// recorded of it: its token, held by the step whose completion claimed it
+// (t.EagerOf) for a retried completion to give back, and the tokens its own
+// step held of its last completion, now that another attempt of the step
+// ends.
+func dropEagerToken(c *change, t *record.Task) {
+	if st := c.state.Step(t.ActionID); st != nil && st.EagerTokens != nil {
+		st.EagerTokens = nil
+		c.dirty = true
+	}
+	if t.EagerOf == "" {
+		return
+	}
+	st, short := c.state.Step(t.EagerOf), shortToken(c.run.RunID, t.Token)
+	if st == nil || !slices.Contains(st.EagerTokens, short) {
+		return
+	}
+	kept := make([]string, 0, len(st.EagerTokens)-1) // a new slice: the cached checkpoint's may share the old
+	for _, tok := range st.EagerTokens {
+		if tok != short {
+			kept = append(kept, tok)
+		}
+	}
+	if len(kept) == 0 {
+		kept = nil
+	}
+	st.EagerTokens = kept
+	c.dirty = true
 }
 
 // rewriteTask replaces the value of the put of task record t at key that

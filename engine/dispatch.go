@@ -120,6 +120,9 @@ func handOffOne(c *change, r *readyEntry) error {
 		return nil
 	}
 	c.eff.HandOffs = append(c.eff.HandOffs, dispatch.HandOff[*Task]{Slot: s}) // released if anything below fails
+	if s == c.eager && c.completed != nil {
+		t.EagerOf = c.completed.ActionID // its report takes its token out of that step's (dropEagerToken)
+	}
 	task, err := claimTask(c, t, s.WorkerID, s.Wants(verifyKey(t.Activity)))
 	if err != nil || task == nil || !r.gone {
 		return fault.Internal(t.RunID, "hand-off of a claimable task "+t.TaskID+" made no claim")
@@ -241,7 +244,8 @@ func unclaim(c *change, t *record.Task) {
 		c.clearTimer(t.HeartbeatDue, record.TimerHeartbeat, t.TaskID)
 	}
 	releaseFlowSlot(c, st, t.Queue)
-	t.State, t.Token, t.WorkerID = record.TaskReady, "", ""
+	dropEagerToken(c, t)
+	t.State, t.Token, t.WorkerID, t.EagerOf = record.TaskReady, "", "", ""
 	t.ClaimedAt, t.HeartbeatAt, t.Deadline, t.HeartbeatDue = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	t.DeadlineIndexed = false
 	scheduleStart(c, t, c.run.Action(t.ActionID), c.now) // waiting for a worker again

@@ -65,6 +65,10 @@ func reportHeartbeat(ctx context.Context, e *Engine, p HeartbeatParams) (*Heartb
 			return t.RunID, false, nil
 		},
 		decide: func(ch *change) error {
+			if claimEnded(ch.state, t) != "" { // a report ended it, as the checkpoint says
+				answer = &HeartbeatResult{CancelRequested: true}
+				return nil
+			}
 			if ch.state.Status.Terminal() {
 				answer = &HeartbeatResult{CancelRequested: true, Deadline: t.Deadline}
 				return nil

@@ -160,9 +160,34 @@ func settledTokens(ctx context.Context, e *Engine, tokens []string) ([]string, e
 			return nil, err
 		case t.State != record.TaskClaimed || t.Token != token:
 			gone = append(gone, token)
+		default:
+			ended, err := reportedByCheckpoint(ctx, e, t)
+			if err != nil {
+				return nil, err
+			}
+			if ended {
+				gone = append(gone, token)
+			}
 		}
 	}
 	return gone, nil
+}
+
+// reportedByCheckpoint reports whether a report ended the claim the task
+// record t shows claimed, as its run's checkpoint says (claimEnded); a run
+// that is gone ended it too.
+func reportedByCheckpoint(ctx context.Context, e *Engine, t *record.Task) (bool, error) {
+	if t.Kind != TaskActivity || t.Flow != nil || t.FairKey != "" {
+		return false, nil // its report writes its record
+	}
+	s, _, err := e.records.LoadCheckpoint(ctx, t.RunID)
+	switch {
+	case CodeOf(err) == CodeNotFound:
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return claimEnded(s, t) != "", nil
 }
 
 // PollerRecordsPrefix begins every poller record (wk:): a weftd's record of

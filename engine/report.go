@@ -39,7 +39,7 @@ func report(ctx context.Context, e *Engine, r ReportParams, result string,
 		actor: decide.WorkerActor(r.WorkerID),
 		prepare: func(ctx context.Context, fresh bool) (string, bool, error) {
 			t, version, cached, err := e.records.ClaimedTask(ctx, taskID, rc.token, fresh)
-			rc.t, rc.version, rc.cached = t, version, cached
+			rc.t, rc.version, rc.cached, rc.answer, rc.eagerTokens = t, version, cached, nil, nil
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				return "", false, fault.ClaimLost(taskID, "")
@@ -57,18 +57,31 @@ func report(ctx context.Context, e *Engine, r ReportParams, result string,
 			return t.RunID, false, nil
 		},
 		decide: func(ch *change) error {
-			key := record.TaskKey(taskID) // its condition's and its write's
+			rc.answer, rc.eagerTokens = nil, nil
+			if ended := claimEnded(ch.state, rc.t); ended != "" {
+				if ended != result {
+					return fault.ClaimLost(taskID, rc.t.RunID)
+				}
+				rc.answer = &ReportResult{Duplicate: true}
+				rc.eagerTokens = eagerTokensOf(ch.state, rc.t)
+				return nil
+			}
+			key := record.TaskKey(taskID) // its condition's, and its write's when it has one
 			ch.require(store.IfVersion(key, rc.version))
 			st := decide.StepOfTask(ch.state, rc.t.ActionID, taskID)
 			if st == nil {
 				return fault.ClaimLost(taskID, rc.t.RunID)
 			}
 			t := rc.t.Fresh()
-			finishTask(ch, key, t, result)
+			endClaim(ch, t, result)
 			if t.Kind == TaskActivity {
 				releaseFlowSlot(ch, st, t.Queue)
 			}
-			return apply(ch, t, ch.run.Action(t.ActionID), st)
+			if err := apply(ch, t, ch.run.Action(t.ActionID), st); err != nil {
+				return err
+			}
+			finishTask(ch, key, t, result)
+			return nil
 		},
 		lostRace: func(err error) bool {
 			if conflictOn(err, record.TaskKey(taskID)) || (rc.cached && CodeOf(err) == CodeTaskClaimLost) {
@@ -81,6 +94,7 @@ func report(ctx context.Context, e *Engine, r ReportParams, result string,
 	})
 	if err == nil || CodeOf(err) == CodeTaskClaimLost {
 		e.dispatch.Pollers.Reported(r.Token) // no longer in flight (pollers.go)
+		e.records.ForgetTask(taskID)         // a claim that ended, whether its record says so or not
 	}
 	switch {
 	case err != nil:
@@ -94,16 +108,68 @@ func report(ctx context.Context, e *Engine, r ReportParams, result string,
 	return &ReportResult{}, nil
 }
 
-// finishTask marks a claimed task done, written at key (its TaskKey), and
-// clears its timers.
-func finishTask(c *change, key []byte, t *record.Task, result string) {
+// endClaim ends the claim t records, as a worker's report with result
+// ends it: its timers go, and an eager claim's token leaves the step whose
+// completion claimed it.
+func endClaim(c *change, t *record.Task, result string) {
 	clearDeadline(c, t)
 	if !t.HeartbeatDue.IsZero() {
 		c.clearTimer(t.HeartbeatDue, record.TimerHeartbeat, t.TaskID)
 	}
+	dropEagerToken(c, t)
+	observeAttemptEnd(c, t, result)
+}
+
+// finishTask records at key (t's TaskKey) that a report ended t's claim
+// with result, once the report's rules ran: the record says done, unless
+// the checkpoint they changed already says so (claimEnded), when the
+// record is left claimed and nothing is written.
+func finishTask(c *change, key []byte, t *record.Task, result string) {
+	if claimEnded(c.state, t) == result {
+		return
+	}
 	t.State, t.Result = record.TaskDone, result
 	c.put(key, t)
-	observeAttemptEnd(c, t, result)
+}
+
+// claimEnded answers how a worker's report ended the claim that the task
+// record t shows, as the run's checkpoint s says: the record's Result when
+// it is done; for a claimed record, "completed" or "failed" when its step
+// no longer holds the task and the step's attempt evidence for the task's
+// attempt says it succeeded or failed. Such a report wrote no task record
+// (finishTask): it is the checkpoint that says the claim ended. "" when no
+// report ended the claim: it is still claimed, or it ended another way
+// (timed out, given back, retired), which wrote the record.
+//
+// It answers for activity tasks outside flow control and fairness only:
+// the reports of every other kind write their record, whose readers
+// (flowview.go, fair.go) list claimed records without a checkpoint.
+// Every reader of a task record that acts on a claim asks it: a report
+// (a duplicate), a heartbeat, a heartbeat timer, the poller's in-flight
+// accounting (settledTokens) and retention.
+func claimEnded(s *runstate.State, t *record.Task) string {
+	switch {
+	case t.State == record.TaskDone:
+		return t.Result
+	case t.State != record.TaskClaimed || t.Kind != TaskActivity || t.Flow != nil || t.FairKey != "":
+		return ""
+	}
+	st := s.Step(t.ActionID)
+	if st == nil || st.TaskID == t.TaskID {
+		return ""
+	}
+	for i := len(st.Attempts) - 1; i >= 0; i-- {
+		if a := &st.Attempts[i]; a.LogicalAttempt == t.LogicalAttempt && a.EngineAttempt == t.EngineAttempt {
+			switch a.Outcome {
+			case runstate.AttemptSucceeded:
+				return "completed"
+			case runstate.AttemptFailed:
+				return "failed"
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // ReportParams is a worker's report on a claimed task.

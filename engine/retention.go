@@ -214,6 +214,9 @@ func (r removal) Derived(prefix []byte, value []byte) {
 		if t.State == record.TaskReady {
 			c.del(t.ReadyKey())
 		}
+		if t.State == record.TaskClaimed && claimEnded(c.state, &t) != "" {
+			return // its report removed its timers and wrote no record
+		}
 		if !t.Deadline.IsZero() {
 			clearDeadline(c, &t)
 		}

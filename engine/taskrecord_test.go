@@ -28,7 +28,7 @@ func fullTaskRecord(t *testing.T) record.Task {
 		ClaimedAt: now.Add(time.Second), HeartbeatAt: now.Add(2 * time.Second), Deadline: now.Add(time.Minute),
 		HeartbeatDue: now.Add(3 * time.Second), StartDue: now.Add(4 * time.Second), Result: "completed",
 		HeartbeatDetails: json.RawMessage(`{"page":3}`), EagerTokens: []string{"0195b3c2-7c1e-7e3a-9d41-2f1a6b8c9d0e/b/1/a1#cd34"},
-		Flow: &runcodec.TaskFlow{ConcurrencyKey: "customer-42", ThrottleKey: "psp", Err: "expression_eval: no such key"}, Priority: 1, FairKey: "tenant-a", FairWeight: 2.5, DeadlineIndexed: true}
+		Flow: &runcodec.TaskFlow{ConcurrencyKey: "customer-42", ThrottleKey: "psp", Err: "expression_eval: no such key"}, Priority: 1, FairKey: "tenant-a", FairWeight: 2.5, DeadlineIndexed: true, EagerOf: "z"}
 	v := reflect.ValueOf(rec)
 	for i := range v.NumField() {
 		require.False(t, v.Field(i).IsZero(), "fullTaskRecord does not set %s", v.Type().Field(i).Name)
@@ -87,12 +87,15 @@ func TestPersistedFormat_TaskRecordsAnOlderWeftdStoredAsJSONAreClaimedAndReporte
 	res, err := st.Scan(t.Context(), &store.ScanParams{Prefix: record.TaskPrefix(run.RunID), Limit: store.MaxScanLimit})
 	require.NoError(t, err)
 	require.Len(t, res.Items, 2)
+	s, _, err := c.eng.records.LoadCheckpoint(c.ctx, run.RunID)
+	require.NoError(t, err)
 	for _, it := range res.Items {
-		require.True(t, runcodec.IsTask(it.Value), "%s is written in binary again", it.Key)
+		// A report writes no record: the JSON claim stays as it was, and
+		// the checkpoint says the claim ended (claimEnded).
 		var rec record.Task
 		require.NoError(t, record.DecodeTask(it.Value, &rec))
-		require.Equal(t, record.TaskDone, rec.State)
-		require.Equal(t, "completed", rec.Result)
+		require.Equal(t, record.TaskClaimed, rec.State)
+		require.Equal(t, "completed", claimEnded(s, &rec), "%s", it.Key)
 	}
 }
 

@@ -118,6 +118,7 @@ func (c dueTimer) attemptTimedOut(task *record.Task, token, message string) erro
 	if task.Kind == TaskActivity {
 		releaseFlowSlot(c.change, st, task.Queue)
 	}
+	dropEagerToken(c.change, task)
 	observeAttemptEnd(c.change, task, "timed_out")
 	keepHeartbeatDetails(st, task)
 	if !task.HeartbeatDue.IsZero() {
@@ -130,8 +131,8 @@ func (c dueTimer) attemptTimedOut(task *record.Task, token, message string) erro
 // heartbeatDue times the attempt out, unless a heartbeat came in time, in
 // which case the timer is set again from the last heartbeat.
 func (c dueTimer) heartbeatDue(task *record.Task, token string) error {
-	if task == nil || task.State != record.TaskClaimed || task.Token != token {
-		return nil
+	if task == nil || task.State != record.TaskClaimed || task.Token != token || claimEnded(c.state, task) != "" {
+		return nil // the claim ended, perhaps by a report its record does not show
 	}
 	next := task.HeartbeatAt.Add(task.HeartbeatTimeout.D())
 	if next.After(c.now) {

@@ -1018,6 +1018,9 @@ func appendStepState(b []byte, v *runstate.StepState) []byte {
 	b = appendInt(b, 34, int64(v.Index))
 	b = appendInt(b, 35, int64(v.ItemCount))
 	b = appendBytes(b, 41, v.CompInput)
+	for _, s := range v.EagerTokens {
+		b = appendElem(b, 37, s)
+	}
 	return b
 }
 
@@ -1200,6 +1203,10 @@ func decodeStepState(b []byte, v *runstate.StepState) error {
 			if len(x) > 0 { // empty is absent
 				v.CompInput = bytes.Clone(x)
 			}
+			return err
+		case 37:
+			s, err := f.str()
+			v.EagerTokens = append(v.EagerTokens, s)
 			return err
 		}
 		return nil // a field this reader does not know

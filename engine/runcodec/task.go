@@ -53,6 +53,7 @@ type Task struct {
 	FairKey         string  `json:"fair_key,omitempty"`
 	FairWeight      float64 `json:"fair_weight,omitempty"`
 	DeadlineIndexed bool    `json:"deadline_indexed,omitempty"`
+	EagerOf         string  `json:"eager_of,omitempty"`
 }
 
 // TaskFlow is a task's flow control: the values its step's keys answered
@@ -111,6 +112,7 @@ const (
 	taskFairKey          = 37 // the fairness key (absent: the implicit key)
 	taskFairWeight       = 38 // the fairness weight's IEEE 754 bits (absent: 1)
 	taskDeadlineIndexed  = 33 // the deadline is in the run's tmd: entry, not an attempt timer
+	taskEagerOf          = 34 // the step whose completion claimed the task by eager dispatch
 )
 
 // AppendTask appends a task record's stored form to b.
@@ -167,6 +169,7 @@ func AppendTask(b []byte, t *Task) []byte {
 		b = appendUint(b, taskFairWeight, math.Float64bits(t.FairWeight))
 	}
 	b = appendBool(b, taskDeadlineIndexed, t.DeadlineIndexed)
+	b = appendString(b, taskEagerOf, t.EagerOf)
 	return appendString(b, taskResult, t.Result)
 }
 
@@ -294,6 +297,8 @@ func decodeTask(b []byte, t *Task) error {
 			}
 		case taskDeadlineIndexed:
 			t.DeadlineIndexed, err = f.bool()
+		case taskEagerOf:
+			t.EagerOf, err = f.str()
 		case taskFlow:
 			var v []byte
 			if v, err = f.bytes(); err == nil {

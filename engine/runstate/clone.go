@@ -102,6 +102,7 @@ func (st *StepState) cloneInto(c *StepState, room *cloneRoom) {
 	c.Input = slices.Clone(st.Input)
 	c.Item = slices.Clone(st.Item)
 	c.CompInput = slices.Clone(st.CompInput)
+	c.EagerTokens = slices.Clone(st.EagerTokens)
 	c.Error = st.Error.Clone()
 	c.CompError = st.CompError.Clone()
 	if st.Manual != nil {

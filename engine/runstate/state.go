@@ -211,6 +211,14 @@ type StepState struct {
 	// (docs/semantics.md#compensation-input); every attempt of the hook runs
 	// with it. Nil: the hook's input has no expression.
 	CompInput json.RawMessage `json:"comp_input,omitempty" wire:"41"`
+	// EagerTokens are the claim tokens of the tasks eager dispatch claimed
+	// for the worker with the completion of the step's last attempt, while
+	// they are claimed, so that a retried completion gives them back
+	// (docs/semantics.md#give-back): that completion wrote no task record
+	// to hold them (claimEnded). Each eager task's report takes its token
+	// out (record.Task.EagerOf). A token is kept without the run's id and
+	// the "/" that begin it.
+	EagerTokens []string `json:"eager_tokens,omitempty" wire:"37"`
 }
 
 // IsItem reports whether the step is an item of a fan-out.

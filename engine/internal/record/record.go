@@ -185,9 +185,12 @@ type Task struct {
 	// HeartbeatDetails are the details of the claim's last heartbeat that
 	// carried any (docs/semantics.md#heartbeat-details).
 	HeartbeatDetails json.RawMessage `json:"heartbeat_details,omitempty"`
-	// EagerTokens, on a task completed with eager dispatch, are the claim
-	// tokens of the next tasks its completion claimed for the worker, so
-	// that a retried completion can give them back (docs/semantics.md#give-back).
+	// EagerTokens, on a task completed with eager dispatch whose
+	// completion wrote its record, are the claim tokens of the next tasks
+	// its completion claimed for the worker, so that a retried completion
+	// can give them back (docs/semantics.md#give-back); a completion that
+	// writes no record keeps them in its step's checkpoint state
+	// (runstate.StepState.EagerTokens).
 	EagerTokens []string `json:"eager_tokens,omitempty"`
 	// Flow is the task's flow control: what its step's keys answered when
 	// it was created (docs/semantics.md#step-concurrency); nil: none.
@@ -205,6 +208,10 @@ type Task struct {
 	// and no attempt timer was written for it; false: the claim wrote its
 	// attempt timer (TimerAttempt), as every claim did before the index.
 	DeadlineIndexed bool `json:"deadline_indexed,omitempty"`
+	// EagerOf, on a task eager dispatch claimed, is the step whose
+	// completion claimed it: that step's EagerTokens hold its token until
+	// it is reported (runstate.StepState.EagerTokens).
+	EagerOf string `json:"eager_of,omitempty"`
 }
 
 // Stored answers the record as runcodec stores it.
@@ -215,7 +222,8 @@ func (t *Task) Stored() *runcodec.Task {
 		Timeout: t.Timeout, HeartbeatTimeout: t.HeartbeatTimeout, State: string(t.State), Token: t.Token,
 		WorkerID: t.WorkerID, ClaimedAt: t.ClaimedAt, HeartbeatAt: t.HeartbeatAt, Deadline: t.Deadline,
 		HeartbeatDue: t.HeartbeatDue, StartDue: t.StartDue, Result: t.Result, HeartbeatDetails: t.HeartbeatDetails,
-		EagerTokens: t.EagerTokens, Flow: t.Flow, Priority: t.Priority, FairKey: t.FairKey, FairWeight: t.FairWeight, DeadlineIndexed: t.DeadlineIndexed}
+		EagerTokens: t.EagerTokens, Flow: t.Flow, Priority: t.Priority, FairKey: t.FairKey, FairWeight: t.FairWeight, DeadlineIndexed: t.DeadlineIndexed,
+		EagerOf: t.EagerOf}
 }
 
 // DecodeTask decodes a stored task record (binary, or the JSON of an older
@@ -231,7 +239,8 @@ func DecodeTask(b []byte, t *Task) error {
 		Timeout: s.Timeout, HeartbeatTimeout: s.HeartbeatTimeout, State: TaskState(s.State), Token: s.Token,
 		WorkerID: s.WorkerID, ClaimedAt: s.ClaimedAt, HeartbeatAt: s.HeartbeatAt, Deadline: s.Deadline,
 		HeartbeatDue: s.HeartbeatDue, StartDue: s.StartDue, Result: s.Result, HeartbeatDetails: s.HeartbeatDetails,
-		EagerTokens: s.EagerTokens, Flow: s.Flow, Priority: s.Priority, FairKey: s.FairKey, FairWeight: s.FairWeight, DeadlineIndexed: s.DeadlineIndexed}
+		EagerTokens: s.EagerTokens, Flow: s.Flow, Priority: s.Priority, FairKey: s.FairKey, FairWeight: s.FairWeight, DeadlineIndexed: s.DeadlineIndexed,
+		EagerOf: s.EagerOf}
 	return nil
 }
 
