@@ -19,13 +19,10 @@ func batchOf(c *change, version uint64) (*store.Batch, error) {
 	if c.newRun {
 		fence = store.IfAbsent(ckpt)
 	}
-	outbox, keyRows := c.e != nil && c.e.cfg.Outbox, !c.state.KeysTracked
-	conds := 1 + len(c.conds)
-	if keyRows {
-		conds += len(c.events)
-	}
+	keyRows := !c.state.KeysTracked
+	writes, eventConds := runlog.EventWrites(c.events, c.outbox, keyRows)
 	// the checkpoint, the events' writes, the other writes
-	b := newBatch(c, conds, 1+runlog.EventWrites(c.events, outbox, keyRows)+len(c.ops))
+	b := newBatch(c, 1+len(c.conds)+eventConds, 1+writes+len(c.ops))
 	b.Conditions = append(append(b.Conditions, fence), c.conds...)
 	if c.state.KeysTracked {
 		c.state.NoteKeys(c.events) // the checkpoint's record of the keys appended
@@ -33,7 +30,7 @@ func batchOf(c *change, version uint64) (*store.Batch, error) {
 	if c.dirty && !c.removesRun {
 		b.Ops = append(b.Ops, putCheckpoint(c, ckpt))
 	}
-	c.appended = runlog.AppendEvents(b, c.run.TenantID, c.events, outbox, keyRows)
+	c.appended = runlog.AppendEvents(b, c.run.TenantID, c.events, c.outbox, keyRows)
 	b.Ops = appendLastWrites(b.Ops, c.ops)
 	return b, nil
 }

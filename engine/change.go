@@ -68,8 +68,10 @@ type change struct {
 	// prepared is what the decision read for its rules before they ran
 	// (prepare.go).
 	prepared prepared
-	// appended is where the batch holds the decision's events and outbox
-	// entries, for the outbox cache once it commits (Config.OutboxCache).
+	// outbox is what the batch does with the run's outbox entry
+	// (outboxWrite); appended is where it holds the decision's events, for
+	// the outbox cache once it commits (Config.OutboxCache).
+	outbox   runlog.OutboxWrite
 	appended runlog.Appended
 	// observing: Config.Observer is told of this decision; claimed and
 	// ended are the claims and attempt ends it noted for it (observe.go).

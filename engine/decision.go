@@ -171,6 +171,9 @@ func decideOnce(ctx context.Context, e *Engine, runID string, d decision, fresh 
 	if !ch.dirty && len(ch.ops) == 0 {
 		return ch, cached, nil
 	}
+	if ch.outbox, err = outboxWrite(ctx, e, ch, fresh); err != nil {
+		return ch, false, err
+	}
 	batch, err := batchOf(ch, version)
 	if err != nil {
 		return ch, cached, err
@@ -200,6 +203,12 @@ func decideOnce(ctx context.Context, e *Engine, runID string, d decision, fresh 
 		}
 		return ch, false, nil
 	case conflictOn(err, runlog.CheckpointKey(runID)), errors.Is(err, store.ErrOutcomeUnknown), errors.Is(err, store.ErrRetryable):
+		return ch, true, err
+	case conflictOn(err, runlog.RunOutboxKey(runID)):
+		// The run's outbox entry was not as the decision took it: the export
+		// worker deleted it, or another engine put it. Made again, the
+		// decision reads it.
+		e.cfg.OutboxCache.Forget(runID)
 		return ch, true, err
 	case cached && errors.As(err, &cf):
 		return ch, true, err // decided on the cache: decide again on the store's state

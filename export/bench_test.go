@@ -63,10 +63,10 @@ func BenchmarkWorker_PassOverAnExportedOutbox(b *testing.B) {
 }
 
 // BenchmarkWorker_PassOnPostgreSQL measures one pass that exports 100
-// decisions' entries of 4 events each (400 events) from PostgreSQL to the
-// in-process bus: with the events read back from the store, and taken from
-// the outbox cache its process filled as it committed them (the engine's
-// noting included).
+// runs' entries, each naming the 4 events of one decision (400 events),
+// from PostgreSQL to the in-process bus: with the events read back from
+// the store, and taken from the outbox cache its process filled as it
+// committed them (the engine's noting included).
 //
 //	CI=1 go test -run '^$' -bench PassOnPostgreSQL -benchmem ./export/
 func BenchmarkWorker_PassOnPostgreSQL(b *testing.B) {
@@ -90,8 +90,9 @@ func BenchmarkWorker_PassOnPostgreSQL(b *testing.B) {
 					for s := range events {
 						events[s] = testEvent(run, uint64(s+1))
 					}
-					batch := &store.Batch{}
-					appended := runlog.AppendEvents(batch, tenant, events, true, false)
+					// the decision's checkpoint first, as the engine writes it
+					batch := &store.Batch{Ops: []store.Op{runlog.PutCheckpoint(run, &runstate.State{LastSeq: 4})}}
+					appended := runlog.AppendEvents(batch, tenant, events, runlog.OutboxPut, false)
 					res, err := st.Commit(context.Background(), batch)
 					require.NoError(b, err)
 					noted = append(noted, func() { cache.Committed(batch, res, appended) })

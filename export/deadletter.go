@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -62,6 +63,9 @@ func Replay(ctx context.Context, st store.Store, dlqKey []byte) error {
 		entry = d.RawEntry
 	}
 	ob := OutboxKeyOfDeadLetter(dlqKey)
+	if runlog.IsRunEntry(entry) {
+		ob = runlog.RunOutboxKey(runOf(ob)) // a run's entry goes back as the run's entry
+	}
 	b := &store.Batch{
 		Conditions: []store.Condition{store.IfVersion(dlqKey, it.Version), store.IfAbsent(ob)},
 		Ops:        []store.Op{store.Delete(dlqKey), store.Delete(retryKeyOf(ob))},

@@ -149,11 +149,29 @@ func messagesOf(e runlog.ResolvedEntry, pool *[]Message) ([]Message, error) {
 	return msgs, nil
 }
 
+// runMessagesOf answers the messages of a run's entry resolved, or why
+// the entry is poison; taken from *pool as messagesOf's are. A run's entry
+// may name no event still unpublished: it answers none.
+func runMessagesOf(r *runPart, pool *[]Message) ([]Message, error) {
+	switch {
+	case r.err != nil:
+		return nil, r.err
+	case r.res.Err != nil:
+		return nil, r.res.Err
+	case len(r.res.Events) == 0:
+		return nil, nil
+	}
+	return messagesOf(runlog.ResolvedEntry{Events: r.res.Events}, pool)
+}
+
 // messagesIn counts the events of a page's resolved entries.
-func messagesIn(resolved []runlog.ResolvedEntry) int {
+func messagesIn(resolved []runlog.ResolvedEntry, runs map[int]*runPart) int {
 	n := 0
 	for _, e := range resolved {
 		n += len(e.Events)
+	}
+	for _, r := range runs {
+		n += len(r.res.Events)
 	}
 	return n
 }

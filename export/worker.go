@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,8 @@ type Worker struct {
 	log *slog.Logger
 	// resume is where the next pass starts (resume.go).
 	resume *resume
+	// marks is how far it published the runs' entries it did not delete.
+	marks marks
 	// memory is the memory of the last pass, for the next (nil while a
 	// pass has it).
 	memory atomic.Pointer[pageMemory]
@@ -168,6 +171,12 @@ func (w *Worker) RunOnce(ctx context.Context) (PassStats, error) {
 		if err != nil {
 			return p.stats, fmt.Errorf("export: scan outbox: %w", err)
 		}
+		if page.Next != nil {
+			if page.Items, err = w.wholeLastRun(ctx, page.Items); err != nil {
+				return p.stats, err
+			}
+			page.Next = page.Items[len(page.Items)-1].Key
+		}
 		err = p.page(ctx, page.Items)
 		if ferr := p.flush(ctx); err == nil {
 			err = ferr
@@ -184,6 +193,9 @@ func (w *Worker) RunOnce(ctx context.Context) (PassStats, error) {
 		params.After = page.Next
 	}
 	w.resume.raise(p.leftFrom(from), gen)
+	if from == nil { // a whole pass: the entries it did not see are gone
+		w.marks.keepOnly(func(key string) bool { return p.runEntries[key] })
+	}
 	w.m.pending.Set(float64(p.stats.Seen))
 	return p.stats, p.dropOrphans(ctx)
 }
@@ -219,6 +231,33 @@ func (w *Worker) loadRetries(ctx context.Context) (map[string]versioned, error) 
 		}
 		if page.Next == nil {
 			return out, nil
+		}
+		params.After = page.Next
+	}
+}
+
+// wholeLastRun answers a page that ends with a run's entry's run (its
+// entry first, its older entries after) with the rest of that run's older
+// entries, which the next page would hold: page puts the run's entry after
+// those that name events before its own (runsOf).
+func (w *Worker) wholeLastRun(ctx context.Context, items []store.Item) ([]store.Item, error) {
+	first := len(items) - 1
+	run := runKey(items[first].Key)
+	for first > 0 && bytes.Equal(runKey(items[first-1].Key), run) {
+		first--
+	}
+	if !isRunEntryKey(items[first].Key) {
+		return items, nil
+	}
+	params := &store.ScanParams{Prefix: items[first].Key, After: items[len(items)-1].Key, Limit: store.MaxScanLimit}
+	for {
+		page, err := w.st.Scan(ctx, params)
+		if err != nil {
+			return nil, fmt.Errorf("export: scan outbox: %w", err)
+		}
+		items = append(items, page.Items...)
+		if page.Next == nil {
+			return items, nil
 		}
 		params.After = page.Next
 	}

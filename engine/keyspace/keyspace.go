@@ -94,14 +94,14 @@ var (
 	Recon = prefix("rec", "engine (reportverification.go)", "an operation's reconciliation record",
 		"by run, activity, operation id")
 	// Outbox holds the transactional outbox's entries.
-	Outbox = prefix("ob", "engine/runlog (written), export (read and deleted)", "an outbox entry: a reference to one decision's events",
-		"by run, then run_seq (fixed-width hex)")
+	Outbox = prefix("ob", "engine/runlog (written), export (read and deleted)", "a run's outbox entry, naming its unexported events; an older weftd's: a reference to one decision's events",
+		"by run (the run's entry: an empty last component), then run_seq (fixed-width hex)")
 	// OutboxRetry holds the export worker's retry records.
 	OutboxRetry = prefix("obr", "export", "an outbox entry's export retry record",
-		"by run, then run_seq (fixed-width hex)")
+		"by run, then the entry's run_seq (fixed-width hex; empty for a run's entry)")
 	// DeadLetter holds the export worker's dead letters.
 	DeadLetter = prefix("dlq", "export", "a dead-lettered outbox entry and its events",
-		"by run, then run_seq (fixed-width hex)")
+		"by run, then the run_seq of its first event (fixed-width hex)")
 	// Slot holds the concurrency limits' slots.
 	Slot = prefix("slot", "engine/internal/admission", "the run id holding a concurrency slot, or of a QUEUED run of a run concurrency key",
 		"by tenant, then the limit (* or plan:{plan} or key:{plan}:{key}), then the slot number; keyq:{plan}:{key}, then p{priority}, queued_at (fixed-width hex), run")

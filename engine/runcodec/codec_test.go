@@ -173,6 +173,25 @@ func TestOutboxRef_RoundTripsItsTenantAndLastEvent(t *testing.T) {
 	require.Error(t, err, "a last run_seq that is not a number")
 }
 
+func TestOutboxRun_RoundTripsItsTenantAndFirstEvent(t *testing.T) {
+	for _, r := range []OutboxRun{{TenantID: "tenant-a", From: 1}, {TenantID: "", From: 7}, {TenantID: "é:%", From: 1 << 40}} {
+		b := AppendOutboxRun(nil, r)
+		require.True(t, IsOutboxRun(b))
+		require.False(t, IsOutboxRef(b), "told from an older weftd's reference by its format")
+		got, err := DecodeOutboxRun(b)
+		require.NoError(t, err)
+		require.Equal(t, r, got)
+	}
+	_, err := DecodeOutboxRun(AppendOutboxRef(nil, OutboxRef{TenantID: "t"}))
+	require.ErrorIs(t, err, ErrUnknownFormat)
+	_, err = DecodeOutboxRun([]byte{FormatOutboxRun, 0x10, 0x01})
+	require.ErrorContains(t, err, "no tenant")
+	_, err = DecodeOutboxRun([]byte{FormatOutboxRun, 0x0a, 0x01, 't'})
+	require.ErrorContains(t, err, "no first run_seq")
+	_, err = DecodeOutboxRun([]byte{FormatOutboxRun, 0x0a, 0x01, 't', 0x12, 0x01, 'x'})
+	require.Error(t, err, "a first run_seq that is not a number")
+}
+
 // storedJSONWant is what the export wrote of a stored event before
 // AppendStoredEventJSON: the event DecodeEvent reads, as encoding/json
 // writes it (AppendEventJSON's output, which was that byte for byte).

@@ -44,6 +44,20 @@ func FuzzDecodeOutboxRef(f *testing.F) {
 	})
 }
 
+func FuzzDecodeOutboxRun(f *testing.F) {
+	f.Add(AppendOutboxRun(nil, OutboxRun{TenantID: "t", From: 9}))
+	f.Add([]byte{FormatOutboxRun, 0x0a})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := DecodeOutboxRun(b)
+		if err != nil {
+			return
+		}
+		again, err := DecodeOutboxRun(AppendOutboxRun(nil, r))
+		require.NoError(t, err)
+		require.Equal(t, r, again)
+	})
+}
+
 func FuzzDecodeReady(f *testing.F) {
 	f.Add(AppendReady(nil, "run/a/1/a1"))
 	f.Add([]byte(`"run/a/1/a1"`))

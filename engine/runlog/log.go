@@ -65,13 +65,14 @@ func DecodeCheckpoint(runID string, b []byte) (*runstate.State, error) {
 // keyRows, each event's idempotency key's row on an absent-condition — for
 // a run whose checkpoint does not record the keys itself
 // (runstate.State.KeysTracked; docs/semantics.md#event-idempotency-key);
-// with outbox, one outbox entry per record for the export worker in the
-// same batch (docs/semantics.md#outbox), which refers to the record
-// instead of copying it: ob:{run}:{first run_seq} names the run's events up
-// to the last. It answers where in b it put them (Appended), for the
-// outbox cache to note once b commits.
-func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outbox, keyRows bool) Appended {
-	appended := Appended{tenantID: tenantID, events: events, at: len(b.Ops)}
+// and, as outbox says, the run's outbox entry for the export worker
+// (docs/semantics.md#outbox): put from the first of events on when the
+// run has none, on condition that it still has none; or, when it has one,
+// the condition that it still has, and no write (the entry names the run's
+// events through its last). It answers where in b it put them (Appended),
+// for the outbox cache to note once b commits.
+func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outbox OutboxWrite, keyRows bool) Appended {
+	appended := Appended{tenantID: tenantID, events: events, at: len(b.Ops), outbox: outbox}
 	// The records' values share one buffer, each capped at its own length.
 	buf := make([]byte, 0, 280*len(events))
 	for first := 0; first < len(events); {
@@ -96,25 +97,23 @@ func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outb
 			b.Ops = append(b.Ops, store.Put(idem, seq))
 		}
 	}
-	if !outbox {
+	if len(events) == 0 {
 		return appended
 	}
-	appended.outbox, appended.outboxAt = true, len(b.Ops)
-	for first := 0; first < len(events); {
-		last := entryEnd(events, first)
-		ref := runcodec.OutboxRef{TenantID: tenantID}
-		if last > first {
-			ref.LastSeq, ref.Grouped = events[last].Seq, true
-		}
-		b.Ops = append(b.Ops, store.Put(OutboxKey(events[first].RunID, events[first].Seq), runcodec.AppendOutboxRef(nil, ref)))
-		first = last + 1
+	key := RunOutboxKey(events[0].RunID)
+	switch outbox {
+	case OutboxPut:
+		b.Conditions = append(b.Conditions, store.IfAbsent(key))
+		b.Ops = append(b.Ops, store.Put(key, runcodec.AppendOutboxRun(nil, runcodec.OutboxRun{TenantID: tenantID, From: events[0].Seq})))
+	case OutboxKept:
+		b.Conditions = append(b.Conditions, store.IfPresent(key))
 	}
 	return appended
 }
 
-// entryEnd answers the index of the last of events that the record (and
-// the outbox entry) starting at events[first] holds: a decision's events
-// have consecutive run_seqs, and any gap starts a record of its own.
+// entryEnd answers the index of the last of events that the record
+// starting at events[first] holds: a decision's events have consecutive
+// run_seqs, and any gap starts a record of its own.
 func entryEnd(events []runstate.Event, first int) int {
 	last := first
 	for last+1 < len(events) && events[last+1].Seq == events[last].Seq+1 {
@@ -123,35 +122,35 @@ func entryEnd(events []runstate.Event, first int) int {
 	return last
 }
 
-// Appended is where AppendEvents put a decision's events and outbox
-// entries in its batch: from Ops[at], records puts, one per run of
-// consecutive run_seqs (entryEnd); with outbox, from Ops[outboxAt], one
-// entry per record, in the same order. OutboxCache.Committed reads the
-// committed batch through it.
+// Appended is where AppendEvents put a decision's events in its batch:
+// from Ops[at], records puts, one per run of consecutive run_seqs
+// (entryEnd), and what it did with the run's outbox entry.
+// OutboxCache.Committed reads the committed batch through it.
 type Appended struct {
 	tenantID    string
 	events      []runstate.Event
 	at, records int
-	outbox      bool
-	outboxAt    int
+	outbox      OutboxWrite
 }
 
 // EventWrites answers how many writes AppendEvents adds to a batch for
-// events, with the same outbox and keyRows; its conditions are one per
-// event with keyRows, none without.
-func EventWrites(events []runstate.Event, outbox, keyRows bool) int {
-	records := 0
+// events, with the same outbox and keyRows, and how many conditions: one
+// per event with keyRows, and one for the outbox entry.
+func EventWrites(events []runstate.Event, outbox OutboxWrite, keyRows bool) (writes, conds int) {
 	for first := 0; first < len(events); first = entryEnd(events, first) + 1 {
-		records++
+		writes++
 	}
-	n := records
 	if keyRows {
-		n += len(events)
+		writes += len(events)
+		conds += len(events)
 	}
-	if outbox {
-		n += records // one outbox entry per record
+	if len(events) > 0 && outbox != NoOutbox {
+		conds++
+		if outbox == OutboxPut {
+			writes++
+		}
 	}
-	return n
+	return writes, conds
 }
 
 // ReadEvents answers up to limit of a run's events after the watermark

@@ -14,23 +14,54 @@ import (
 	"github.com/weft-dev/weft/store"
 )
 
-// The transactional outbox (docs/semantics.md#outbox). A decision that
-// appends events writes, in the same batch, one entry ob:{run}:{run_seq}
-// that refers to them instead of copying them (runcodec's outbox reference:
-// the run's tenant, the last run_seq, and whether they are one group
-// record, at that run_seq); the export worker resolves a page
-// of entries with ResolveOutbox, publishes their events, and deletes them.
-// Entries an older weftd wrote hold a copy of one event as JSON
-// (OutboxEntry) and resolve from it.
+// The transactional outbox (docs/semantics.md#outbox). A run has at most
+// one entry, ob:{run}: (RunOutboxKey; runcodec.OutboxRun: the run's
+// tenant and the first run_seq it names): the decision that appends the
+// run's first unexported events puts it, on condition that the run has
+// none; every later decision that appends events asserts that it is still
+// there and writes nothing to it, so a deletion by the export worker that
+// commits first makes that decision lose the race and be made again. The
+// entry names the run's events from its first run_seq through the last
+// the run appended; the export worker resolves them with
+// OutboxCache.ResolveRuns, publishes them, and deletes the entry on
+// condition that neither it nor the run's checkpoint (which every decision
+// that appends events rewrites) changed since it read them.
+//
+// Entries an older weftd wrote are resolved with ResolveOutbox: one per
+// decision, ob:{run}:{run_seq}, referring to that decision's events
+// (runcodec.OutboxRef), or, older still, holding a copy of one event as
+// JSON (OutboxEntry).
 
 // OutboxPrefix is the key prefix of the transactional outbox, for export workers.
 func OutboxPrefix() []byte { return keyspace.Outbox.KeyPrefix() }
 
-// RunOutboxPrefix is the prefix of a run's outbox entries.
+// RunOutboxPrefix is the prefix of a run's outbox entries: its own entry
+// (RunOutboxKey, the prefix itself) and any an older weftd wrote.
 func RunOutboxPrefix(runID string) []byte { return keyspace.Outbox.KeyPrefix(runID) }
 
-// OutboxKey is the entry of the events a decision appended from run_seq
-// seq on: written in the batch that appends them, deleted once published.
+// RunOutboxKey is a run's outbox entry, ob:{run}: — the run's outbox
+// prefix itself, so that it sorts before the run's older entries, and a
+// run's retry and dead-letter prefixes (obr:{run}:, dlq:{run}:) hold its
+// export records whatever their form.
+func RunOutboxKey(runID string) []byte { return RunOutboxPrefix(runID) }
+
+// OutboxWrite is what a decision that appends events does with its run's
+// outbox entry (AppendEvents).
+type OutboxWrite uint8
+
+const (
+	// NoOutbox: export is off; no entry is written or asserted.
+	NoOutbox OutboxWrite = iota
+	// OutboxPut: the run has no entry; the batch puts one, from the
+	// decision's first event, on condition that it has none.
+	OutboxPut
+	// OutboxKept: the run has an entry, which names the decision's events
+	// too; the batch asserts it is present and writes nothing to it.
+	OutboxKept
+)
+
+// OutboxKey is the entry an older weftd wrote for the events a decision
+// appended from run_seq seq on.
 func OutboxKey(runID string, seq uint64) []byte {
 	return keyspace.Outbox.Key(runID, store.Uint64(seq))
 }
@@ -64,21 +95,14 @@ type ResolvedEntry struct {
 	Err    error
 }
 
-// ResolveOutbox resolves outbox entries, in order: the events the
-// references name are read in one call (store.GetMany), the older entries
-// decode from their copy. An entry that cannot be resolved — undecodable,
+// ResolveOutbox resolves outbox entries an older weftd wrote, in order
+// (a run's entry, runcodec.OutboxRun, is left unresolved, its zero value):
+// the events the references name are read in one call (store.GetMany),
+// the copies decode from themselves. An entry that cannot be resolved — undecodable,
 // or naming an event that is not there — answers its Err; an error reading
 // the store fails the whole call.
 func ResolveOutbox(ctx context.Context, st store.Store, entries []store.Item) ([]ResolvedEntry, error) {
-	return (*OutboxCache)(nil).ResolveOutbox(ctx, st, entries)
-}
-
-// ResolveOutbox resolves outbox entries as the package's ResolveOutbox
-// does, except that the events of a reference the cache holds at the
-// version scanned are taken from it instead of read from st; the others
-// are read in one call, as there. A nil cache holds nothing.
-func (c *OutboxCache) ResolveOutbox(ctx context.Context, st store.Store, entries []store.Item) ([]ResolvedEntry, error) {
-	return c.ResolveOutboxInto(ctx, st, entries, &OutboxBuffers{})
+	return ResolveOutboxInto(ctx, st, entries, &OutboxBuffers{})
 }
 
 // OutboxBuffers is the memory ResolveOutboxInto answers in — the entries,
@@ -88,7 +112,6 @@ func (c *OutboxCache) ResolveOutbox(ctx context.Context, st store.Store, entries
 type OutboxBuffers struct {
 	out  []ResolvedEntry
 	refs []outboxRef
-	held [][][]byte
 	pool []OutboxEvent
 	buf  []byte
 }
@@ -106,16 +129,15 @@ const (
 // overwritten by the next call given bufs, so give them again only once
 // done with the answer (for the export worker: its page published and
 // acknowledged).
-func (c *OutboxCache) ResolveOutboxInto(ctx context.Context, st store.Store, entries []store.Item, bufs *OutboxBuffers) ([]ResolvedEntry, error) {
+func ResolveOutboxInto(ctx context.Context, st store.Store, entries []store.Item, bufs *OutboxBuffers) ([]ResolvedEntry, error) {
 	out := reuse.Slice(&bufs.out, len(entries), maxKept)
 	refs := reuse.Slice(&bufs.refs, len(entries), maxKept)
-	var held [][][]byte // by entry: its events as the cache held them
-	if c != nil {
-		held = reuse.Slice(&bufs.held, len(entries), maxKept)
-	}
 	var keys [][]byte
 	var r resolver
 	for i, it := range entries {
+		if runcodec.IsOutboxRun(it.Value) {
+			continue // a run's entry: OutboxCache.ResolveRuns resolves it
+		}
 		if !runcodec.IsOutboxRef(it.Value) {
 			ev := resolveCopy(it.Value)
 			if ev.Err != nil {
@@ -132,11 +154,6 @@ func (c *OutboxCache) ResolveOutboxInto(ctx context.Context, st store.Store, ent
 		}
 		refs[i] = ref
 		r.events += int(ref.last - ref.first + 1)
-		if values, ok := c.take(ref, it.Version); ok {
-			held[i] = values
-			r.sizeFor(values...)
-			continue
-		}
 		if ref.grouped {
 			keys = append(keys, EventKey(ref.runID, ref.last))
 			continue
@@ -167,17 +184,14 @@ func (c *OutboxCache) ResolveOutboxInto(ctx context.Context, st store.Store, ent
 		r.buf = make([]byte, 0, r.jsonSize) // too large to keep
 	}
 	for i, ref := range refs {
-		switch {
-		case held != nil && held[i] != nil:
-			out[i] = r.resolveHeld(ref, held[i])
-		case ref.runID != "":
+		if ref.runID != "" {
 			out[i] = r.resolve(ref)
 		}
 	}
 	return out, nil
 }
 
-// resolver turns the events of a page's references into their JSON: those
+// resolver turns the events of a page's entries into their JSON: those
 // the outbox cache held, and those read from the store. The references read
 // are resolved in the order their keys were asked for, and GetMany answers
 // the keys found in that order, so each reference's events are matched by
@@ -217,7 +231,7 @@ func (r *resolver) entryEvents(n int) []OutboxEvent {
 }
 
 // resolveHeld answers the events the reference names from values, their
-// stored forms as the outbox cache held them.
+// stored forms.
 func (r *resolver) resolveHeld(ref outboxRef, values [][]byte) ResolvedEntry {
 	out := ResolvedEntry{Events: r.entryEvents(len(values))}
 	for j, body := range values {

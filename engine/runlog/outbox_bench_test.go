@@ -14,29 +14,50 @@ import (
 	"github.com/weft-dev/weft/store/memstore"
 )
 
-// BenchmarkResolveOutbox measures resolving a page of 100 outbox entries,
-// each naming the 4 events of one decision, to their events' JSON: read
-// back from the store, and from the outbox cache (each iteration notes the
-// 100 committed batches in it first, the engine's part of the cost).
+// BenchmarkResolveOutbox measures resolving a page of 100 outbox entries
+// an older weftd wrote, each naming the 4 events of one decision, to their
+// events' JSON, read back from the store.
 //
 //	go test -run '^$' -bench ResolveOutbox -benchmem ./engine/runlog/
 func BenchmarkResolveOutbox(b *testing.B) {
 	ctx := context.Background()
-	st, page, commits := committedPage(b, func(r int) []runstate.Event {
-		run := fmt.Sprintf("run-%04d", r)
-		var events []runstate.Event
-		for seq := uint64(1); seq <= 4; seq++ {
-			events = append(events, runstate.Event{Type: runstate.EvStepCompleted, ID: fmt.Sprintf("ev-%s-%d", run, seq),
-				RunID: run, Seq: seq, StepID: "step-a", PlanVersion: "1", IdempotencyKey: fmt.Sprintf("k-%d", seq),
-				EmittedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Data: runstate.EventData{Output: json.RawMessage(`{"n":1}`)}})
+	st, page, _ := committedPage(b, benchEvents)
+	b.ReportAllocs()
+	for range b.N {
+		got, err := ResolveOutbox(ctx, st, page)
+		checkPage(b, got, err)
+	}
+}
+
+func benchEvents(r int) []runstate.Event {
+	run := fmt.Sprintf("run-%04d", r)
+	var events []runstate.Event
+	for seq := uint64(1); seq <= 4; seq++ {
+		events = append(events, runstate.Event{Type: runstate.EvStepCompleted, ID: fmt.Sprintf("ev-%s-%d", run, seq),
+			RunID: run, Seq: seq, StepID: "step-a", PlanVersion: "1", IdempotencyKey: fmt.Sprintf("k-%d", seq),
+			EmittedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Data: runstate.EventData{Output: json.RawMessage(`{"n":1}`)}})
+	}
+	return events
+}
+
+// BenchmarkResolveRuns measures resolving 100 runs' entries, each naming
+// the 4 events of one decision, to their events' JSON: read back from the
+// store, and from the outbox cache (each iteration notes the 100 committed
+// batches in it first, the engine's part of the cost).
+//
+//	go test -run '^$' -bench ResolveRuns -benchmem ./engine/runlog/
+func BenchmarkResolveRuns(b *testing.B) {
+	ctx := context.Background()
+	st, reqs, commits := committedRuns(b, benchEvents)
+	check := func(got []ResolvedRun, err error) {
+		if err != nil || len(got) != 100 || got[99].Err != nil || len(got[99].Events) != 4 {
+			b.Fatalf("resolved %v, %v", got, err)
 		}
-		return events
-	})
-	check := func(got []ResolvedEntry, err error) { checkPage(b, got, err) }
+	}
 	b.Run("store", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
-			check(ResolveOutbox(ctx, st, page))
+			check((*OutboxCache)(nil).ResolveRuns(ctx, st, reqs))
 		}
 	})
 	b.Run("cached", func(b *testing.B) {
@@ -46,12 +67,32 @@ func BenchmarkResolveOutbox(b *testing.B) {
 			for _, c := range commits {
 				cache.Committed(c.batch, c.res, c.appended)
 			}
-			check(cache.ResolveOutbox(ctx, st, page))
-		}
-		if n, _ := cache.Len(); n != 0 {
-			b.Fatalf("the cache holds %d entries after they were resolved", n)
+			check(cache.ResolveRuns(ctx, st, reqs))
 		}
 	})
+}
+
+// committedRuns commits, on a memory store, the events of 100 decisions
+// (eventsOf of 0 to 99, each one run's first, with its checkpoint and its
+// run's entry), and answers the store, the requests for their runs' events
+// and the commits.
+func committedRuns(b *testing.B, eventsOf func(r int) []runstate.Event) (*memstore.Store, []RunRequest, []committed) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Config{})
+	b.Cleanup(func() { _ = st.Close() })
+	var reqs []RunRequest
+	var commits []committed
+	for r := range 100 {
+		events := eventsOf(r)
+		runID := events[0].RunID
+		batch := &store.Batch{Ops: []store.Op{PutCheckpoint(runID, &runstate.State{LastSeq: events[len(events)-1].Seq})}}
+		appended := AppendEvents(batch, "tenant-a", events, OutboxPut, false)
+		res, err := st.Commit(ctx, batch)
+		require.NoError(b, err)
+		commits = append(commits, committed{batch, res, appended})
+		reqs = append(reqs, RunRequest{RunID: runID, TenantID: "tenant-a", From: events[0].Seq})
+	}
+	return st, reqs, commits
 }
 
 // decisionEvents are the events one decision of a step's result appends,
@@ -82,40 +123,26 @@ func decisionEvents(run int, seq uint64) []runstate.Event {
 }
 
 // BenchmarkResolveOutbox_Decisions measures resolving a page of 100 outbox
-// entries, each naming the 4 events of one decision as the engine writes
-// them (decisionEvents: UUIDs, idempotency keys, times, an attempt, an
-// output), from the outbox cache and from the store, in new memory and in
-// buffers reused from page to page as the export worker's are.
+// entries an older weftd wrote, each naming the 4 events of one decision as
+// the engine writes them (decisionEvents: UUIDs, idempotency keys, times,
+// an attempt, an output), from the store, in new memory and in buffers
+// reused from page to page as the export worker's are.
 //
 //	go test -run '^$' -bench ResolveOutbox_Decisions -benchmem ./engine/runlog/
 func BenchmarkResolveOutbox_Decisions(b *testing.B) {
 	ctx := context.Background()
-	st, page, commits := committedPage(b, func(r int) []runstate.Event { return decisionEvents(r, 5) })
+	st, page, _ := committedPage(b, func(r int) []runstate.Event { return decisionEvents(r, 5) })
 	check := func(got []ResolvedEntry, err error) { checkPage(b, got, err) }
 	for _, reuse := range []bool{false, true} {
 		var bufs OutboxBuffers
-		resolve := func(c *OutboxCache) ([]ResolvedEntry, error) {
-			if reuse {
-				return c.ResolveOutboxInto(ctx, st, page, &bufs)
-			}
-			return c.ResolveOutbox(ctx, st, page)
-		}
-		b.Run(fmt.Sprintf("cached/reused=%v", reuse), func(b *testing.B) {
-			cache := NewOutboxCache(0, 0)
-			b.ReportAllocs()
-			for range b.N {
-				b.StopTimer()
-				for _, c := range commits {
-					cache.Committed(c.batch, c.res, c.appended)
-				}
-				b.StartTimer()
-				check(resolve(cache))
-			}
-		})
 		b.Run(fmt.Sprintf("store/reused=%v", reuse), func(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
-				check(resolve(nil))
+				if reuse {
+					check(ResolveOutboxInto(ctx, st, page, &bufs))
+				} else {
+					check(ResolveOutbox(ctx, st, page))
+				}
 			}
 		})
 	}
@@ -129,7 +156,8 @@ type committed struct {
 }
 
 // committedPage commits, on a memory store, the events of 100 decisions
-// (eventsOf of 0 to 99, each one run's, with the outbox and key rows), and
+// (eventsOf of 0 to 99, each one run's, with key rows and the outbox
+// entries an older weftd wrote), and
 // answers the store, the page of their outbox entries and the commits.
 func committedPage(b *testing.B, eventsOf func(r int) []runstate.Event) (*memstore.Store, []store.Item, []committed) {
 	ctx := context.Background()
@@ -140,7 +168,7 @@ func committedPage(b *testing.B, eventsOf func(r int) []runstate.Event) (*memsto
 	for r := range 100 {
 		events := eventsOf(r)
 		batch := &store.Batch{}
-		appended := AppendEvents(batch, "tenant-a", events, true, true)
+		appended := olderAppend(batch, "tenant-a", events, true)
 		batch.Conditions = nil
 		res, err := st.Commit(ctx, batch)
 		require.NoError(b, err)

@@ -7,33 +7,37 @@ import (
 	"github.com/weft-dev/weft/store"
 )
 
-// Default bounds of an OutboxCache: about a second of outbox entries at
-// weftd's highest rates, each a few hundred bytes per event.
+// Default bounds of an OutboxCache: the runs of about a second at weftd's
+// highest rates, each a few hundred bytes per event.
 const (
 	DefaultOutboxCacheEntries = 4096
 	DefaultOutboxCacheBytes   = 8 << 20
 )
 
-// OutboxCache holds the events of the outbox entries this process
-// committed, as stored, so that an export worker in the same process
-// resolves those entries without reading their events back
-// (ResolveOutbox's store.GetMany). It is never a source of truth: it is
-// filled only by a commit that succeeded (Committed), and an entry it does
-// not hold — written by another process, by a commit whose outcome was
-// unknown, evicted, or before a restart — is resolved from the store.
+// OutboxCache is what this process knows of its runs' outbox entries, so
+// that neither side of the outbox reads the store for what the other side
+// in the same process just did: the engine notes each decision that
+// appended events once it committed (Committed), and the export worker
+// notes each entry it deleted (Exported). It is never a source of truth.
 //
-// What it serves is what the store holds: an entry is held under its key
-// and the version its commit gave it, which no other write of that key
-// ever has (docs/storage.md#versions), and the events it names were put in
-// that same batch and are never written again (a run's events are only
-// ever appended, and retention removes none while the run has an outbox
-// entry: docs/export.md#the-outbox-cache). ResolveOutbox
-// serves an entry from it only at the version it scanned, and takes it out:
-// an entry is resolved from memory at most once.
+// The engine asks it whether a run has its entry (Live), to write the
+// entry or assert it without reading it first; the batch's condition on
+// the entry is what proves the answer (runlog.AppendEvents), and a wrong
+// one loses the decision's race, which is made again on the store's.
 //
-// Its memory is bounded: two generations, each of at most half the
-// entries and half the bytes; when the current one fills, the older is
-// dropped whole. Safe for concurrent use.
+// The export worker takes from it the events a run's entry names
+// (ResolveRuns) instead of reading them back: the events this process
+// committed, as stored, with the version its last commit gave the run's
+// checkpoint. They are served only when the checkpoint the worker read is
+// at that version, which no other write of that key ever has
+// (docs/storage.md#versions): then no decision appended events since, and
+// the held events are the run's last. A run's events are only ever
+// appended, and retention removes none while the run has an outbox entry
+// (docs/export.md#the-outbox-cache).
+//
+// Its memory is bounded: two generations, each of at most half the runs
+// and half the bytes; when the current one fills, the older is dropped
+// whole. Safe for concurrent use.
 type OutboxCache struct {
 	mu sync.Mutex
 	// maxEntries and maxBytes bound one generation.
@@ -43,31 +47,30 @@ type OutboxCache struct {
 
 // cacheGeneration is one generation of an OutboxCache.
 type cacheGeneration struct {
-	entries map[outboxID]cachedEntry
-	bytes   int
+	runs  map[string]*cachedRun
+	bytes int
 }
 
-// outboxID names an outbox entry: ob:{runID}:{first}.
-type outboxID struct {
+// cachedRun is what the cache knows of one run's outbox entry.
+type cachedRun struct {
 	runID string
-	first uint64
+	// live says the run's entry is there, as this process last knew.
+	live bool
+	// values are the run's events from run_seq from on, as stored, that
+	// this process committed (none: it holds none); checkpoint is the
+	// version its last commit gave the run's checkpoint.
+	from       uint64
+	values     [][]byte
+	checkpoint uint64
+	size       int
 }
 
-// cachedEntry is a committed outbox entry: the version the commit gave it,
-// its tenant, and the events it names as stored, in run_seq order.
-type cachedEntry struct {
-	version  uint64
-	tenantID string
-	values   [][]byte
-	size     int
-}
+// cachedRunOverhead is what a run costs besides its events' bytes (its map
+// slot, its struct, its id): an estimate, for the bound.
+const cachedRunOverhead = 128
 
-// cachedEntryOverhead is what an entry costs besides its events' bytes
-// (its map slot, its struct, its run's id): an estimate, for the bound.
-const cachedEntryOverhead = 128
-
-// NewOutboxCache answers a cache of at most maxEntries outbox entries and
-// about maxBytes of their events; a bound of 0 or less is its default.
+// NewOutboxCache answers a cache of at most maxEntries runs and about
+// maxBytes of their events; a bound of 0 or less is its default.
 func NewOutboxCache(maxEntries, maxBytes int) *OutboxCache {
 	if maxEntries <= 0 {
 		maxEntries = DefaultOutboxCacheEntries
@@ -81,93 +84,209 @@ func NewOutboxCache(maxEntries, maxBytes int) *OutboxCache {
 }
 
 func (c *OutboxCache) newGeneration() cacheGeneration {
-	return cacheGeneration{entries: make(map[outboxID]cachedEntry, min(c.maxEntries, 1024))}
+	return cacheGeneration{runs: make(map[string]*cachedRun, min(c.maxEntries, 1024))}
 }
 
-// Committed notes the outbox entries a committed batch wrote, with the
-// events they name: b is the batch, res what its Commit answered (nil
-// error), and a what AppendEvents answered when it added the events to b.
-// Call it only once the commit is known to have succeeded — never after an
-// error, an outcome unknown among them. A nil cache notes nothing.
+// Committed notes a committed batch that appended events with the run's
+// outbox entry: b is the batch, res what its Commit answered (nil error),
+// and a what AppendEvents answered when it added the events to b. Call it
+// only once the commit is known to have succeeded — never after an error,
+// an outcome unknown among them. A nil cache notes nothing.
 func (c *OutboxCache) Committed(b *store.Batch, res *store.CommitResult, a Appended) {
-	if c == nil || !a.outbox || len(a.events) == 0 || res == nil {
+	if c == nil || a.outbox == NoOutbox || len(a.events) == 0 || res == nil {
 		return
 	}
-	if a.outboxAt+a.records > len(b.Ops) || len(res.Versions) != len(b.Ops) {
+	if a.at+a.records > len(b.Ops) || len(res.Versions) != len(b.Ops) {
 		return // not the batch AppendEvents wrote to: note nothing
+	}
+	runID := a.events[0].RunID
+	values := make([][]byte, 0, len(a.events))
+	size := 0
+	for _, op := range b.Ops[a.at : a.at+a.records] {
+		if runcodec.EachStoredEvent(op.Value, func(v []byte) error {
+			values = append(values, v)
+			size += len(v) + 24
+			return nil
+		}) != nil {
+			values = nil
+			break
+		}
+	}
+	consecutive := len(values) == len(a.events) && a.events[len(a.events)-1].Seq-a.events[0].Seq == uint64(len(a.events)-1)
+	checkpoint, ok := uint64(0), len(b.Ops) > 0 && string(b.Ops[0].Key) == string(CheckpointKey(runID))
+	if ok {
+		checkpoint = res.Versions[0]
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	rec := 0
-	for first := 0; first < len(a.events); rec++ {
-		last := entryEnd(a.events, first)
-		e := cachedEntry{version: res.Versions[a.outboxAt+rec], tenantID: a.tenantID, values: make([][]byte, 0, last-first+1)}
-		e.size = cachedEntryOverhead + len(a.events[first].RunID) + len(a.tenantID)
-		err := runcodec.EachStoredEvent(b.Ops[a.at+rec].Value, func(v []byte) error {
-			e.values = append(e.values, v)
-			e.size += len(v) + 24
-			return nil
-		})
-		if err == nil && len(e.values) == last-first+1 {
-			c.putLocked(outboxID{runID: a.events[first].RunID, first: a.events[first].Seq}, e)
-		}
-		first = last + 1
-	}
-}
-
-// putLocked holds e, starting a new generation when the current one would
-// go over a bound. An entry larger than a generation is not held.
-func (c *OutboxCache) putLocked(id outboxID, e cachedEntry) {
-	if e.size > c.maxBytes {
+	r := c.runLocked(runID)
+	r.live = true
+	if !ok || !consecutive {
+		c.resizeLocked(r, nil, 0, 0) // the run's events are read from the store
 		return
 	}
-	c.dropLocked(id)
-	if len(c.cur.entries)+1 > c.maxEntries || c.cur.bytes+e.size > c.maxBytes {
+	first := a.events[0].Seq
+	if len(r.values) > 0 && r.from+uint64(len(r.values)) == first {
+		c.resizeLocked(r, append(r.values, values...), r.from, r.size+size)
+	} else {
+		c.resizeLocked(r, values, first, size)
+	}
+	r.checkpoint = checkpoint
+}
+
+// runLocked answers the run's record, in the current generation, made when
+// the cache holds none.
+func (c *OutboxCache) runLocked(runID string) *cachedRun {
+	if r, ok := c.cur.runs[runID]; ok {
+		return r
+	}
+	r, ok := c.old.runs[runID]
+	if ok {
+		delete(c.old.runs, runID)
+		c.old.bytes -= r.size
+	} else {
+		r = &cachedRun{runID: runID}
+	}
+	if len(c.cur.runs)+1 > c.maxEntries || c.cur.bytes+r.size > c.maxBytes {
 		c.old = c.cur
 		c.cur = c.newGeneration()
 	}
-	c.cur.entries[id] = e
-	c.cur.bytes += e.size
-}
-
-// dropLocked forgets the entry held for id, in either generation.
-func (c *OutboxCache) dropLocked(id outboxID) (cachedEntry, bool) {
-	if e, ok := c.cur.drop(id); ok {
-		return e, true
+	if r.size > c.maxBytes {
+		r.values, r.size = nil, 0
 	}
-	return c.old.drop(id)
+	c.cur.runs[runID] = r
+	c.cur.bytes += r.size
+	return r
 }
 
-// drop forgets the entry the generation holds for id.
-func (g *cacheGeneration) drop(id outboxID) (cachedEntry, bool) {
-	e, ok := g.entries[id]
-	if ok {
-		delete(g.entries, id)
-		g.bytes -= e.size
+// resizeLocked sets the events r holds, of the given size, r being in the
+// current generation, which starts again without the others when r would
+// take it over its bound; a run larger than a generation holds none.
+func (c *OutboxCache) resizeLocked(r *cachedRun, values [][]byte, from uint64, size int) {
+	if len(values) == 0 || size > c.maxBytes {
+		values, from, size = nil, 0, 0
 	}
-	return e, ok
+	c.cur.bytes -= r.size
+	if c.cur.bytes+size > c.maxBytes {
+		delete(c.cur.runs, r.runID)
+		c.old = c.cur
+		c.cur = c.newGeneration()
+		c.cur.runs[r.runID] = r
+	}
+	c.cur.bytes += size
+	r.values, r.from, r.size = values, from, size
 }
 
-// take answers, and forgets, the events of the reference ref as committed
-// at version: only when the cache holds that entry at that version, for
-// ref's tenant, naming as many events as ref does. An entry held at another
-// version is forgotten too (it is not the one in the store).
-func (c *OutboxCache) take(ref outboxRef, version uint64) ([][]byte, bool) {
+// Live answers whether the run has its outbox entry, as this process last
+// knew (known false: it knows nothing of the run). A nil cache knows
+// nothing.
+func (c *OutboxCache) Live(runID string) (live, known bool) {
+	if c == nil {
+		return false, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.cur.runs[runID]
+	if !ok {
+		r, ok = c.old.runs[runID]
+	}
+	if !ok {
+		return false, false
+	}
+	return r.live, true
+}
+
+// Saw notes whether the run's outbox entry was there when read from the
+// store; a run seen without one holds no events.
+func (c *OutboxCache) Saw(runID string, live bool) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.runLocked(runID)
+	r.live = live
+	if !live {
+		c.resizeLocked(r, nil, 0, 0)
+	}
+}
+
+// Exported notes that the export worker deleted the run's outbox entry:
+// the run has none, and its events are no longer needed.
+func (c *OutboxCache) Exported(runID string) { c.Saw(runID, false) }
+
+// Published notes that the run's events through run_seq through were
+// published: they are no longer held.
+func (c *OutboxCache) Published(runID string, through uint64) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.cur.runs[runID]
+	if !ok || len(r.values) == 0 || through < r.from {
+		return
+	}
+	n := min(through-r.from+1, uint64(len(r.values)))
+	size := r.size
+	for _, v := range r.values[:n] {
+		size -= len(v) + 24
+	}
+	c.resizeLocked(r, r.values[n:], r.from+n, size)
+}
+
+// held answers the run's events from run_seq from on when the cache holds
+// them and its checkpoint is at version checkpoint (so they are the run's
+// last): possibly none, when from is past the last.
+func (c *OutboxCache) held(runID string, from, checkpoint uint64) ([][]byte, bool) {
 	if c == nil {
 		return nil, false
 	}
 	c.mu.Lock()
-	e, ok := c.dropLocked(outboxID{runID: ref.runID, first: ref.first})
-	c.mu.Unlock()
-	if !ok || e.version != version || e.tenantID != ref.tenantID || uint64(len(e.values)) != ref.last-ref.first+1 {
+	defer c.mu.Unlock()
+	r, ok := c.cur.runs[runID]
+	if !ok {
+		r, ok = c.old.runs[runID]
+	}
+	if !ok || len(r.values) == 0 || r.checkpoint != checkpoint || from < r.from {
 		return nil, false
 	}
-	return e.values, true
+	if skip := from - r.from; skip < uint64(len(r.values)) {
+		return r.values[skip:], true
+	}
+	return nil, true
 }
 
-// Len answers how many entries the cache holds, and about how many bytes.
-func (c *OutboxCache) Len() (entries, bytes int) {
+// Len answers how many runs the cache holds events of, and about how many
+// bytes.
+func (c *OutboxCache) Len() (runs, bytes int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.cur.entries) + len(c.old.entries), c.cur.bytes + c.old.bytes
+	n := 0
+	for _, g := range []cacheGeneration{c.cur, c.old} {
+		for _, r := range g.runs {
+			if len(r.values) > 0 {
+				n++
+			}
+		}
+	}
+	return n, c.cur.bytes + c.old.bytes
+}
+
+// Forget forgets what the cache knows of the run's outbox entry: the
+// store's is read next.
+func (c *OutboxCache) Forget(runID string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.cur.runs[runID]; ok {
+		delete(c.cur.runs, runID)
+		c.cur.bytes -= r.size
+	}
+	if r, ok := c.old.runs[runID]; ok {
+		delete(c.old.runs, runID)
+		c.old.bytes -= r.size
+	}
 }

@@ -1,11 +1,11 @@
 package runlog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,21 +17,22 @@ import (
 	"github.com/weft-dev/weft/store/memstore"
 )
 
-// countingStore counts the reads of the events an outbox entry names (it
-// hides memstore's GetMany, so that store.GetMany reads one Get at a time),
-// and answers none of them while blind.
-type countingStore struct {
+// eventScans counts the scans of a run's events, and answers none of them
+// while blind: what resolves through it then came from the cache.
+type eventScans struct {
 	store.Store
-	reads atomic.Int64
+	scans atomic.Int64
 	blind bool
 }
 
-func (s *countingStore) Get(ctx context.Context, key []byte) (store.Item, error) {
-	s.reads.Add(1)
-	if s.blind {
-		return store.Item{}, fmt.Errorf("blind: %w", store.ErrNotFound)
+func (s *eventScans) Scan(ctx context.Context, p *store.ScanParams) (*store.ScanResult, error) {
+	if bytes.Contains(p.Prefix, []byte(":ev:")) {
+		s.scans.Add(1)
+		if s.blind {
+			return &store.ScanResult{}, nil
+		}
 	}
-	return s.Store.Get(ctx, key)
+	return s.Store.Scan(ctx, p)
 }
 
 // committedBatch is a decision's batch as committed, and where AppendEvents
@@ -42,229 +43,176 @@ type committedBatch struct {
 	appended Appended
 }
 
-// randomDecisions commits n decisions' events to st, each on a run of its
-// own choosing among a few, with a random number of events (their run_seqs
-// sometimes with a gap), random payloads, with and without idempotency
-// rows, and answers them.
-func randomDecisions(t testing.TB, rng *rand.Rand, st store.Store, n int) []committedBatch {
-	ctx := context.Background()
-	next := map[string]uint64{}
-	var out []committedBatch
+// decide commits one decision of n events on run, as the engine does: the
+// checkpoint first, the events, the run's entry put (the run's first) or
+// asserted.
+func decide(t testing.TB, rng *rand.Rand, st store.Store, run string, last *uint64, n int) committedBatch {
+	var events []runstate.Event
 	for range n {
-		run := fmt.Sprintf("run-%d", rng.IntN(8))
-		tenant := fmt.Sprintf("tenant-%d", rng.IntN(3))
-		var events []runstate.Event
-		for range 1 + rng.IntN(5) {
-			next[run] += 1 + uint64(rng.IntN(4)/3) // now and then a gap
-			seq := next[run]
-			events = append(events, runstate.Event{Type: runstate.EvStepCompleted, ID: fmt.Sprintf("ev-%s-%d", run, seq),
-				RunID: run, Seq: seq, StepID: fmt.Sprintf("step-%d", rng.IntN(9)), PlanVersion: "1",
-				IdempotencyKey: fmt.Sprintf("k-%d", seq), EmittedAt: time.Unix(rng.Int64N(1<<31), rng.Int64N(1e9)).UTC(),
-				Data: runstate.EventData{Output: json.RawMessage(fmt.Sprintf(`{"n":%d,"s":"%s"}`, rng.Int(), "<&>"[rng.IntN(3):])),
-					Reason: string(rune('a' + rng.IntN(26)))}})
+		*last++
+		seq := *last
+		events = append(events, runstate.Event{Type: runstate.EvStepCompleted, ID: fmt.Sprintf("ev-%s-%d", run, seq),
+			RunID: run, Seq: seq, StepID: fmt.Sprintf("step-%d", rng.IntN(9)), PlanVersion: "1",
+			IdempotencyKey: fmt.Sprintf("k-%d", seq), EmittedAt: time.Unix(rng.Int64N(1<<31), rng.Int64N(1e9)).UTC(),
+			Data: runstate.EventData{Output: json.RawMessage(fmt.Sprintf(`{"n":%d,"s":"%s"}`, rng.Int(), "<&>"[rng.IntN(3):]))}})
+	}
+	outbox := OutboxKept
+	if events[0].Seq == 1 {
+		outbox = OutboxPut
+	}
+	b := &store.Batch{Ops: []store.Op{PutCheckpoint(run, &runstate.State{LastSeq: *last})}}
+	appended := AppendEvents(b, "t", events, outbox, rng.IntN(2) == 0)
+	res, err := st.Commit(context.Background(), b)
+	require.NoError(t, err)
+	return committedBatch{b, res, appended}
+}
+
+// eventsOf answers what resolved runs name, one line per event.
+func eventsOf(t *testing.T, got []ResolvedRun) []string {
+	var out []string
+	for _, r := range got {
+		require.NoError(t, r.Err)
+		for _, ev := range r.Events {
+			out = append(out, fmt.Sprintf("%s %s %s %d %s %s", ev.TenantID, ev.EventID, ev.RunID, ev.RunSeq, ev.EventType, ev.Event))
 		}
-		b := &store.Batch{}
-		appended := AppendEvents(b, tenant, events, true, rng.IntN(2) == 0)
-		b.Conditions = nil
-		res, err := st.Commit(ctx, b)
-		require.NoError(t, err)
-		out = append(out, committedBatch{b, res, appended})
 	}
 	return out
 }
 
-// scanOutbox answers every outbox entry of st.
-func scanOutbox(t testing.TB, st store.Store) []store.Item {
-	res, err := st.Scan(context.Background(), &store.ScanParams{Prefix: OutboxPrefix(), Limit: store.MaxScanLimit})
-	require.NoError(t, err)
-	return res.Items
-}
-
-func TestOutboxCache_ServesExactlyWhatTheStoreHolds(t *testing.T) {
+// The cache serves a run's events — byte for byte what the store's would
+// resolve to — only while the run's checkpoint is at the version the last
+// commit it noted gave it: a decision it did not note (another process's,
+// or one whose outcome was unknown) makes the run read from the store.
+func TestOutboxCache_ServesARunsEventsOnlyAtTheCheckpointItsLastNotedCommitGave(t *testing.T) {
 	ctx := context.Background()
-	for seed := range uint64(20) {
-		rng := rand.New(rand.NewPCG(seed, 16))
-		mem := memstore.New(memstore.Config{})
-		st := &countingStore{Store: mem}
-		commits := randomDecisions(t, rng, st, 1+rng.IntN(60))
-		page := scanOutbox(t, st)
-		fromStore, err := ResolveOutbox(ctx, st, page)
-		require.NoError(t, err)
-		cache := NewOutboxCache(0, 0)
-		for _, c := range commits {
+	rng := rand.New(rand.NewPCG(1, 2))
+	st := &eventScans{Store: memstore.New(memstore.Config{})}
+	cache := NewOutboxCache(0, 0)
+	lasts := map[string]*uint64{}
+	var reqs []RunRequest
+	for r := range 6 {
+		run := fmt.Sprintf("run-%d", r)
+		lasts[run] = new(uint64)
+		for range 1 + rng.IntN(4) {
+			c := decide(t, rng, st, run, lasts[run], 1+rng.IntN(4))
 			cache.Committed(c.batch, c.res, c.appended)
 		}
-		st.reads.Store(0)
-		fromCache, err := cache.ResolveOutbox(ctx, st, page)
-		require.NoError(t, err)
-		require.Zero(t, st.reads.Load(), "seed %d: every entry was served from the cache", seed)
-		require.Equal(t, fromStore, fromCache, "seed %d", seed)
-		for _, e := range fromCache {
-			require.NoError(t, e.Err)
-		}
-		entries, bytes := cache.Len()
-		require.Zero(t, entries, "an entry is served from memory once")
-		require.Zero(t, bytes)
+		reqs = append(reqs, RunRequest{RunID: run, TenantID: "t", From: 1 + uint64(r%2)})
 	}
+	want, err := (*OutboxCache)(nil).ResolveRuns(ctx, st, reqs)
+	require.NoError(t, err)
+	require.EqualValues(t, 6, st.scans.Load())
+
+	st.blind = true
+	got, err := cache.ResolveRuns(ctx, st, reqs)
+	require.NoError(t, err)
+	require.EqualValues(t, 6, st.scans.Load(), "every run served from memory")
+	require.Equal(t, eventsOf(t, want), eventsOf(t, got))
+	for i := range got {
+		require.Equal(t, want[i].Checkpoint, got[i].Checkpoint, "the deletion requires the checkpoint read")
+	}
+
+	decide(t, rng, st, "run-2", lasts["run-2"], 2) // committed, not noted
+	got, err = cache.ResolveRuns(ctx, st, reqs)
+	require.NoError(t, err)
+	require.EqualValues(t, 7, st.scans.Load(), "the run whose checkpoint moved is read from the store, alone")
+	require.Empty(t, got[2].Events, "blind: nothing served from memory for it")
 }
 
-func TestOutboxCache_AnEntryItDoesNotHoldIsReadFromTheStore(t *testing.T) {
+// A run whose noted events do not reach back to the run_seq asked for —
+// a decision before them not noted — is read from the store.
+func TestOutboxCache_ARunNotedOnlyFromLaterOnIsReadFromTheStore(t *testing.T) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(7, 7))
-	st := &countingStore{Store: memstore.New(memstore.Config{})}
-	commits := randomDecisions(t, rng, st, 40)
+	rng := rand.New(rand.NewPCG(3, 4))
+	st := &eventScans{Store: memstore.New(memstore.Config{})}
 	cache := NewOutboxCache(0, 0)
-	for i, c := range commits {
-		if i%2 == 0 { // the others: another process's, or committed before a restart
-			cache.Committed(c.batch, c.res, c.appended)
-		}
-	}
-	page := scanOutbox(t, st)
-	want, err := ResolveOutbox(ctx, st, page)
+	var last uint64
+	decide(t, rng, st, "r", &last, 2) // outcome unknown: not noted
+	c := decide(t, rng, st, "r", &last, 2)
+	cache.Committed(c.batch, c.res, c.appended)
+	got, err := cache.ResolveRuns(ctx, st, []RunRequest{{RunID: "r", TenantID: "t", From: 1}})
 	require.NoError(t, err)
-	st.reads.Store(0)
-	got, err := cache.ResolveOutbox(ctx, st, page)
+	require.EqualValues(t, 1, st.scans.Load())
+	require.Len(t, got[0].Events, 4)
+	got, err = cache.ResolveRuns(ctx, st, []RunRequest{{RunID: "r", TenantID: "t", From: 3}})
 	require.NoError(t, err)
-	require.Equal(t, want, got)
-	require.NotZero(t, st.reads.Load())
-
-	st.reads.Store(0)
-	got, err = NewOutboxCache(0, 0).ResolveOutbox(ctx, st, page) // after a restart: empty
-	require.NoError(t, err)
-	require.Equal(t, want, got)
-	require.EqualValues(t, len(page), st.reads.Load(), "every entry's record read from the store")
-}
-
-func TestOutboxCache_ServesAnEntryOnlyAtTheVersionItsCommitGaveIt(t *testing.T) {
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(3, 3))
-	st := &countingStore{Store: memstore.New(memstore.Config{}), blind: true}
-	commits := randomDecisions(t, rng, st, 1)
-	cache := NewOutboxCache(0, 0)
-	cache.Committed(commits[0].batch, commits[0].res, commits[0].appended)
-	page := scanOutbox(t, st)
-	require.Len(t, page, 1)
-	page[0].Version++ // the entry written again since: not the one the cache holds
-	got, err := cache.ResolveOutbox(ctx, st, page)
-	require.NoError(t, err)
-	require.Error(t, got[0].Err, "read from the (blind) store, not served from memory")
-	entries, _ := cache.Len()
-	require.Zero(t, entries, "the entry held at another version is dropped")
-}
-
-func TestOutboxCache_ServesAnEntryAtMostOnce(t *testing.T) {
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(4, 4))
-	st := &countingStore{Store: memstore.New(memstore.Config{})}
-	commits := randomDecisions(t, rng, st, 5)
-	cache := NewOutboxCache(0, 0)
-	for _, c := range commits {
-		cache.Committed(c.batch, c.res, c.appended)
-	}
-	page := scanOutbox(t, st)
-	first, err := cache.ResolveOutbox(ctx, st, page)
-	require.NoError(t, err)
-	require.Zero(t, st.reads.Load())
-	again, err := cache.ResolveOutbox(ctx, st, page) // a publish that failed: the next pass
-	require.NoError(t, err)
-	require.Equal(t, first, again)
-	require.NotZero(t, st.reads.Load(), "the second time from the store")
+	require.EqualValues(t, 1, st.scans.Load(), "from the first it noted on, it serves")
+	require.Len(t, got[0].Events, 2)
 }
 
 func TestOutboxCache_NotesNothingWithoutTheOutboxOrACommitResult(t *testing.T) {
 	events := []runstate.Event{{RunID: "r", Seq: 1, IdempotencyKey: "a"}}
 	cache := NewOutboxCache(0, 0)
 	b := &store.Batch{}
-	cache.Committed(b, &store.CommitResult{Versions: make([]uint64, len(b.Ops))}, AppendEvents(b, "t", events, false, true))
-	b = &store.Batch{}
-	cache.Committed(b, nil, AppendEvents(b, "t", events, true, true))
-	entries, _ := cache.Len()
-	require.Zero(t, entries)
+	cache.Committed(b, &store.CommitResult{Versions: make([]uint64, len(b.Ops))}, AppendEvents(b, "t", events, NoOutbox, true))
+	cache.Committed(b, nil, AppendEvents(b, "t", events, OutboxPut, true))
+	_, known := cache.Live("r")
+	require.False(t, known)
 	var none *OutboxCache
-	none.Committed(b, &store.CommitResult{Versions: make([]uint64, len(b.Ops))}, AppendEvents(&store.Batch{}, "t", events, true, true))
+	none.Committed(b, &store.CommitResult{Versions: make([]uint64, len(b.Ops))}, AppendEvents(&store.Batch{}, "t", events, OutboxPut, true))
+	_, known = none.Live("r")
+	require.False(t, known)
+}
+
+// What the engine asks of it: a run's entry is live once a commit that put
+// or asserted it was noted, gone once the export worker deleted it, and
+// unknown once forgotten (a lost race on it).
+func TestOutboxCache_KnowsWhetherARunHasItsEntryFromWhatItsProcessDid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	st := memstore.New(memstore.Config{})
+	cache := NewOutboxCache(0, 0)
+	var last uint64
+	c := decide(t, rng, st, "r", &last, 3)
+	cache.Committed(c.batch, c.res, c.appended)
+	live, known := cache.Live("r")
+	require.True(t, known && live)
+	cache.Exported("r")
+	live, known = cache.Live("r")
+	require.True(t, known)
+	require.False(t, live)
+	runs, bytes := cache.Len()
+	require.Zero(t, runs+bytes, "an exported run's events are dropped")
+	cache.Forget("r")
+	_, known = cache.Live("r")
+	require.False(t, known)
 }
 
 func TestOutboxCache_StaysWithinItsBounds(t *testing.T) {
-	for _, tc := range []struct {
-		name                 string
-		maxEntries, maxBytes int
-	}{
-		{"by entries", 64, 1 << 30},
-		{"by bytes", 1 << 20, 16 << 10},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			rng := rand.New(rand.NewPCG(5, 5))
-			st := &countingStore{Store: memstore.New(memstore.Config{})}
-			commits := randomDecisions(t, rng, st, 2000)
-			cache := NewOutboxCache(tc.maxEntries, tc.maxBytes)
-			for _, c := range commits {
-				cache.Committed(c.batch, c.res, c.appended)
-				entries, bytes := cache.Len()
-				require.LessOrEqual(t, entries, tc.maxEntries)
-				require.LessOrEqual(t, bytes, tc.maxBytes)
-			}
-			last := commits[len(commits)-1]
-			key := last.batch.Ops[len(last.batch.Ops)-1].Key // its last outbox entry
-			it, err := st.Get(ctx, key)
-			require.NoError(t, err)
-			st.reads.Store(0)
-			got, err := cache.ResolveOutbox(ctx, st, []store.Item{it})
-			require.NoError(t, err)
-			require.NoError(t, got[0].Err)
-			require.Zero(t, st.reads.Load(), "the latest entry is still held")
-		})
+	rng := rand.New(rand.NewPCG(7, 8))
+	st := memstore.New(memstore.Config{})
+	cache := NewOutboxCache(10, 4<<10)
+	for r := range 200 {
+		var last uint64
+		run := fmt.Sprintf("run-%d", r)
+		for range 3 {
+			c := decide(t, rng, st, run, &last, 1+rng.IntN(4))
+			cache.Committed(c.batch, c.res, c.appended)
+		}
+		runs, bytes := cache.Len()
+		require.LessOrEqual(t, runs, 10)
+		require.LessOrEqual(t, bytes, 4<<10+1)
 	}
 }
 
-func TestOutboxCache_ConcurrentCommitsAndResolvesServeWhatTheStoreHolds(t *testing.T) {
+// Published drops what the export worker published of a run; what it
+// still holds is served from the run_seq after.
+func TestOutboxCache_PublishedDropsARunsEventsThroughTheLastPublished(t *testing.T) {
 	ctx := context.Background()
-	mem := memstore.New(memstore.Config{})
-	cache := NewOutboxCache(256, 1<<20)
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(g), 9))
-			for i := range 100 {
-				run := fmt.Sprintf("run-%d-%d", g, i)
-				ev := runstate.Event{Type: runstate.EvStepCompleted, ID: "ev-" + run, RunID: run, Seq: 1, IdempotencyKey: "k",
-					Data: runstate.EventData{Reason: fmt.Sprint(rng.Int())}}
-				b := &store.Batch{}
-				appended := AppendEvents(b, "t", []runstate.Event{ev}, true, false)
-				res, err := mem.Commit(ctx, b)
-				if err != nil {
-					panic(err)
-				}
-				cache.Committed(b, res, appended)
-			}
-		}()
+	rng := rand.New(rand.NewPCG(9, 10))
+	st := &eventScans{Store: memstore.New(memstore.Config{}), blind: true}
+	cache := NewOutboxCache(0, 0)
+	var last uint64
+	for range 3 {
+		c := decide(t, rng, st, "r", &last, 2)
+		cache.Committed(c.batch, c.res, c.appended)
 	}
-	var mu sync.Mutex
-	var failed []error
-	fail := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		failed = append(failed, err)
-	}
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			page := scanOutbox(t, mem)
-			got, err := cache.ResolveOutbox(ctx, mem, page)
-			if err != nil {
-				fail(err)
-				return
-			}
-			for i, e := range got {
-				if e.Err != nil || len(e.Events) != 1 || string(OutboxKey(e.Events[0].RunID, 1)) != string(page[i].Key) {
-					fail(fmt.Errorf("entry %s resolved as %+v", page[i].Key, e))
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	require.Empty(t, failed)
+	_, before := cache.Len()
+	cache.Published("r", 4)
+	_, after := cache.Len()
+	require.Less(t, after, before)
+	got, err := cache.ResolveRuns(ctx, st, []RunRequest{{RunID: "r", TenantID: "t", From: 5}})
+	require.NoError(t, err)
+	require.Len(t, got[0].Events, 2)
+	require.EqualValues(t, 5, got[0].Events[0].RunSeq)
+	require.Zero(t, st.scans.Load())
 }

@@ -14,28 +14,41 @@ import (
 	"github.com/weft-dev/weft/store/memstore"
 )
 
-func TestOutbox_OneEntryPerDecisionAndOnePerRunOfConsecutiveSeqs(t *testing.T) {
+// A decision that appends a run's first unexported events puts the run's
+// one entry, from the first of them, on condition that it has none; one
+// that appends more while it has one only asserts it. Either way one
+// record per run of consecutive run_seqs holds the events.
+func TestOutbox_ADecisionPutsItsRunsOneEntryOrAssertsIt(t *testing.T) {
 	events := []runstate.Event{{RunID: "r", Seq: 3, IdempotencyKey: "a"}, {RunID: "r", Seq: 4, IdempotencyKey: "b"},
 		{RunID: "r", Seq: 7, IdempotencyKey: "c"}}
+	key := RunOutboxKey("r")
+	require.Equal(t, "ob:r:", string(key), "the run's outbox prefix itself")
+
 	b := &store.Batch{}
-	AppendEvents(b, "t", events, true, true)
-	refs := map[string]runcodec.OutboxRef{}
+	AppendEvents(b, "t", events, OutboxPut, true)
+	var entries []store.Op
 	for _, op := range b.Ops {
-		if runcodec.IsOutboxRef(op.Value) {
-			ref, err := runcodec.DecodeOutboxRef(op.Value)
-			require.NoError(t, err)
-			refs[string(op.Key)] = ref
+		if string(op.Key[:3]) == "ob:" {
+			entries = append(entries, op)
 		}
 	}
-	require.Equal(t, map[string]runcodec.OutboxRef{
-		string(OutboxKey("r", 3)): {TenantID: "t", LastSeq: 4, Grouped: true},
-		string(OutboxKey("r", 7)): {TenantID: "t"},
-	}, refs)
-	require.Len(t, b.Conditions, 3, "each event's idempotency key")
+	require.Len(t, entries, 1, "one entry for the run")
+	require.Equal(t, key, entries[0].Key)
+	got, err := runcodec.DecodeOutboxRun(entries[0].Value)
+	require.NoError(t, err)
+	require.Equal(t, runcodec.OutboxRun{TenantID: "t", From: 3}, got)
+	require.Contains(t, b.Conditions, store.IfAbsent(key))
+	require.Len(t, b.Conditions, 4, "each event's idempotency key, and that the run has no entry")
 
 	b = &store.Batch{}
-	AppendEvents(b, "t", events, false, true)
+	AppendEvents(b, "t", events, OutboxKept, false)
+	require.Len(t, b.Ops, 2, "the records alone: the run's entry is written by no later decision")
+	require.Equal(t, []store.Condition{store.IfPresent(key)}, b.Conditions, "that the run still has its entry")
+
+	b = &store.Batch{}
+	AppendEvents(b, "t", events, NoOutbox, true)
 	require.Len(t, b.Ops, 5, "no outbox entry without export: one record per run of run_seqs, each event's key")
+	require.Len(t, b.Conditions, 3)
 }
 
 func TestOutbox_AnOlderEntryResolvesFromTheCopyItHoldsByteForByte(t *testing.T) {
@@ -141,7 +154,7 @@ func TestAppendEvents_ARecordAndEachKeyRowHoldTheirOwnValues(t *testing.T) {
 			StepID: fmt.Sprintf("step-%d-%s", i, string(make([]byte, i*13)))}
 	}
 	b := &store.Batch{}
-	AppendEvents(b, "t", events, false, true)
+	AppendEvents(b, "t", events, NoOutbox, true)
 	require.Len(t, b.Ops, 2+len(events))
 	for r, want := range [][]runstate.Event{events[:20], events[20:]} {
 		op := b.Ops[r]
@@ -168,7 +181,7 @@ func TestAppendEvents_ADecisionsEventsAreOneRecordAndNoCondition(t *testing.T) {
 		events[i] = runstate.Event{Type: runstate.EvStepStarted, RunID: "r", Seq: uint64(i + 1), IdempotencyKey: fmt.Sprint("k", i), StepID: "a"}
 	}
 	b := &store.Batch{}
-	AppendEvents(b, "t", events, false, false)
+	AppendEvents(b, "t", events, NoOutbox, false)
 	require.Empty(t, b.Conditions)
 	require.Len(t, b.Ops, 1)
 	require.Equal(t, string(EventKey("r", 5)), string(b.Ops[0].Key))
@@ -178,7 +191,7 @@ func TestAppendEvents_ADecisionsEventsAreOneRecordAndNoCondition(t *testing.T) {
 	require.Equal(t, events, got)
 
 	b = &store.Batch{}
-	AppendEvents(b, "t", events[2:3], false, false)
+	AppendEvents(b, "t", events[2:3], NoOutbox, false)
 	require.Len(t, b.Ops, 1)
 	require.Equal(t, string(EventKey("r", 3)), string(b.Ops[0].Key))
 	require.Equal(t, runcodec.FormatEvent, b.Ops[0].Value[0], "one event is its own record")
@@ -200,7 +213,7 @@ func TestReadEvents_PagesThroughGroupsAndSingleRecordsAlike(t *testing.T) {
 			events[i] = runstate.Event{Type: runstate.EvStepCompleted, ID: fmt.Sprint("e-", seq), RunID: "r", Seq: seq, StepID: "s"}
 			all = append(all, events[i])
 		}
-		AppendEvents(b, "t", events, false, false)
+		AppendEvents(b, "t", events, NoOutbox, false)
 	}
 	for seq := 1; seq <= 3; seq++ { // as an older weftd wrote them: one record each
 		ev := runstate.Event{Type: runstate.EvStepCompleted, ID: fmt.Sprint("e-", seq), RunID: "r", Seq: uint64(seq), StepID: "s"}
@@ -245,7 +258,7 @@ func TestOutbox_AGroupedEntryResolvesFromItsOneRecord(t *testing.T) {
 	for i := range events {
 		events[i] = runstate.Event{Type: runstate.EvStepCompleted, ID: fmt.Sprint("e-", i+2), RunID: "r-1", Seq: uint64(i + 2), StepID: "s"}
 	}
-	AppendEvents(b, "t", events, true, false)
+	olderAppend(b, "t", events, false)
 	_, err := st.Commit(ctx, b)
 	require.NoError(t, err)
 	entry, err := st.Get(ctx, OutboxKey("r-1", 2))
@@ -280,12 +293,14 @@ func TestEventWrites_CountsTheWritesAppendEventsAdds(t *testing.T) {
 		{"consecutive", []runstate.Event{ev(3), ev(4), ev(5)}},
 		{"with gaps", []runstate.Event{ev(3), ev(4), ev(7), ev(9), ev(10)}},
 	} {
-		for _, outbox := range []bool{false, true} {
+		for _, outbox := range []OutboxWrite{NoOutbox, OutboxPut, OutboxKept} {
 			for _, keyRows := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/outbox=%v/keyRows=%v", tc.name, outbox, keyRows), func(t *testing.T) {
 					b := &store.Batch{}
 					AppendEvents(b, "t", tc.events, outbox, keyRows)
-					require.Equal(t, len(b.Ops), EventWrites(tc.events, outbox, keyRows))
+					writes, conds := EventWrites(tc.events, outbox, keyRows)
+					require.Equal(t, len(b.Ops), writes)
+					require.Equal(t, len(b.Conditions), conds)
 				})
 			}
 		}
@@ -307,7 +322,7 @@ func TestResolveOutboxInto_AnswersInItsBuffersWhichOnlyTheNextCallGivenThemReuse
 				Seq: uint64(1 + i), StepID: fmt.Sprintf("step-%d", r)}
 		}
 		b := &store.Batch{}
-		AppendEvents(b, "t", events, true, false)
+		olderAppend(b, "t", events, false)
 		_, err := st.Commit(ctx, b)
 		require.NoError(t, err)
 		it, err := st.Get(ctx, OutboxKey(events[0].RunID, 1))
@@ -330,20 +345,19 @@ func TestResolveOutboxInto_AnswersInItsBuffersWhichOnlyTheNextCallGivenThemReuse
 		require.NoError(t, err)
 		want[i] = snapshot(got)
 	}
-	var none *OutboxCache
 	var mine, others OutboxBuffers
-	first, err := none.ResolveOutboxInto(ctx, st, pages[0], &mine)
+	first, err := ResolveOutboxInto(ctx, st, pages[0], &mine)
 	require.NoError(t, err)
 	require.Equal(t, want[0], snapshot(first))
-	_, err = none.ResolveOutboxInto(ctx, st, pages[1], &others)
+	_, err = ResolveOutboxInto(ctx, st, pages[1], &others)
 	require.NoError(t, err)
 	require.Equal(t, want[0], snapshot(first), "other buffers leave an answer as it is")
-	second, err := none.ResolveOutboxInto(ctx, st, pages[1], &mine)
+	second, err := ResolveOutboxInto(ctx, st, pages[1], &mine)
 	require.NoError(t, err)
 	require.Equal(t, want[1], snapshot(second))
 	require.Same(t, &first[0], &second[0], "the same buffers answer in the same memory")
 
 	fresh := testing.AllocsPerRun(20, func() { _, _ = ResolveOutbox(ctx, st, pages[1]) })
-	reused := testing.AllocsPerRun(20, func() { _, _ = none.ResolveOutboxInto(ctx, st, pages[1], &mine) })
+	reused := testing.AllocsPerRun(20, func() { _, _ = ResolveOutboxInto(ctx, st, pages[1], &mine) })
 	require.Less(t, reused, fresh-3, "the entries, their events and their JSON are not allocated again")
 }
