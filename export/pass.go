@@ -524,7 +524,11 @@ func (p *pass) flush(ctx context.Context) error {
 		return err
 	}
 	for _, a := range acks {
-		if err := p.acknowledge(ctx, []ack{a}); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		err := p.acknowledge(ctx, []ack{a})
+		switch {
+		case errors.Is(err, store.ErrConditionFailed):
+			p.keepFrom(a.key) // it may still be there
+		case err != nil:
 			return err
 		}
 	}
@@ -603,8 +607,14 @@ func (p *pass) stillAsRead(ctx context.Context, acks []ack) ([]ack, error) {
 			cv, cok := take(a.run.res.Checkpoint.Key)
 			still = still && a.run.res.Checkpoint.Holds(cok, cv)
 		}
-		if still {
+		switch {
+		case still:
 			live = append(live, a)
+		case ok:
+			// Still there (a run's entry whose run appended events since,
+			// or an entry written again): the pass leaves it, and the next
+			// starts no later than it.
+			p.keepFrom(a.key)
 		}
 	}
 	return live, nil
