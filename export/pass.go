@@ -422,7 +422,7 @@ func (p *pass) deadLetter(ctx context.Context, it store.Item, part *runPart, msg
 		dlq = DeadLetterKey(part.runID, all[0].RunSeq)
 		d.OutboxKey = string(OutboxKey(part.runID, all[0].RunSeq))
 	}
-	b := &store.Batch{Conditions: []store.Condition{store.IfVersion(it.Key, it.Version), store.IfAbsent(dlq)},
+	b := &store.Batch{Conditions: []store.Condition{store.IfVersion(it.Key, it.Version)},
 		Ops: []store.Op{store.Put(dlq, mustMarshal(d)), store.Delete(it.Key)}}
 	if hadRetry {
 		b.Ops = append(b.Ops, store.Delete(retryKeyOf(it.Key)))

@@ -9,6 +9,7 @@ import (
 	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
 // fakeRun records what a batch does, and applies its deletions to the
@@ -154,5 +155,34 @@ func TestExpiredAt_AnswersOnlyEntriesDueAndReadable(t *testing.T) {
 	}
 	if len(got) != 2 || got[0].RunID != "old" || got[1].RunID != "due" {
 		t.Fatalf("got %+v", got)
+	}
+}
+
+// TestBatch_WaitsForARunsOwnOutboxEntry: a run's one outbox entry,
+// ob:{run}: — its outbox prefix itself — holds its removal back as an
+// older weftd's entries under that prefix do, on every store.
+func TestBatch_WaitsForARunsOwnOutboxEntry(t *testing.T) {
+	ctx := context.Background()
+	for name, st := range map[string]store.Store{
+		"memory":     memstore.New(memstore.Config{}),
+		"postgresql": sqltest.Open(t, sqltest.NewSchema(t)),
+	} {
+		recs := Records{Owned: [][]byte{store.KeyPrefix("a", "r1")}, Outbox: keyspace.Outbox.KeyPrefix("r1")}
+		_, err := st.Commit(ctx, &store.Batch{Ops: []store.Op{store.Put(keyspace.Outbox.KeyPrefix("r1"), []byte{0x0a}),
+			store.Put(keyspace.Outbox.KeyPrefix("r10"), []byte{0x0a})}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		index, now := ExpiryKey(time.Unix(0, 0), "r1"), time.Unix(100, 0)
+		r := &fakeRun{finished: true}
+		step, _, err := Batch(ctx, st, r, recs, index, Cursor{}, now)
+		if err != nil || step != Waits || r.hides != 0 {
+			t.Fatalf("%s: the run's entry pending: step %d err %v hidden %d", name, step, err, r.hides)
+		}
+		recs.Outbox = keyspace.Outbox.KeyPrefix("r2") // another run's entries hold nothing back
+		r = &fakeRun{finished: true}
+		if step, _, err = Batch(ctx, st, r, recs, index, Cursor{}, now); err != nil || step == Waits {
+			t.Fatalf("%s: no entry of its own: step %d err %v", name, step, err)
+		}
 	}
 }
