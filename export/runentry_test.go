@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -182,3 +183,47 @@ func TestWorker_ARunFarBehindMovesItsEntryOnAcrossRestarts(t *testing.T) {
 type publishFunc func(context.Context, export.Message) error
 
 func (f publishFunc) Publish(ctx context.Context, m export.Message) error { return f(ctx, m) }
+
+// A run's entry whose event the bus refuses MaxAttempts times moves, with
+// the events it named, to dlq:{run}:{run_seq of its first}, raising the
+// alert; the run's later events get a new entry and are exported; the
+// replay puts the dead events back, one entry each, and they export too.
+func TestWorker_ARunsEntryRefusedMaxAttemptsIsDeadLetteredWithItsEventsAndReplays(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memStore(t)
+	putRunEvents(t, st, "run-a", 1, 3, 1)
+	bus := export.NewMemoryBus()
+	pub := &rejectingPublisher{inner: bus, reject: map[string]bool{eventID("run-a", 2): true}}
+	clock := newFakeClock()
+	logs := &logBuffer{}
+	w, err := export.NewWorker(st, pub, export.Config{MaxAttempts: 2, BackoffInitial: time.Second, BackoffCap: time.Second,
+		Clock: clock, Logger: newLogger(logs)})
+	require.NoError(t, err)
+	stats, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, stats.Retried)
+	require.Equal(t, 1, countPrefix(t, st, export.RetryPrefix()), "obr:{run}: counts the run's entry's failures")
+	clock.Advance(time.Minute)
+	stats, err = w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, stats.DeadLettered)
+	require.Zero(t, countPrefix(t, st, runlog.OutboxPrefix()))
+	require.Zero(t, countPrefix(t, st, export.RetryPrefix()))
+	require.Contains(t, logs.String(), export.AlertDeliveryFailed)
+	dead, _, err := export.ListDeadLetters(ctx, st, &export.ListDeadLettersParams{})
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+	require.Equal(t, export.DeadLetterKey("run-a", 1), dead[0].Key)
+	require.Len(t, dead[0].Events, 3, "whole without the log")
+	require.Equal(t, uint64(2), dead[0].RunSeq, "the event refused")
+
+	putRunEvents(t, st, "run-a", 4, 5, 4) // the run goes on: a new entry
+	delete(pub.reject, eventID("run-a", 2))
+	require.NoError(t, export.Replay(ctx, st, dead[0].Key))
+	drain(t, w)
+	got, _ := firstPublished(bus.Messages())
+	require.ElementsMatch(t, []uint64{1, 2, 3, 4, 5}, got["run-a"], "every event exported")
+	require.Zero(t, countPrefix(t, st, runlog.OutboxPrefix()))
+	require.Zero(t, countPrefix(t, st, export.DeadLetterPrefix()))
+}
