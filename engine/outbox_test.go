@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -229,4 +231,42 @@ func TestOutbox_ADecisionThatTakesAnEntryForAbsentIsMadeAgainAndKeepsIt(t *testi
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), got.From)
 	require.Equal(t, uint64(1), entry.Version, "not written again")
+}
+
+// Decisions and an export worker running at once, in every interleaving
+// the scheduler makes — the worker deleting runs' entries as their next
+// decisions assert them, in this process (one cache) and as another
+// process (its own) — lose no event and keep each run's order.
+func TestOutbox_DecisionsAndAConcurrentExporterLoseNoEvent(t *testing.T) {
+	for _, shared := range []bool{true, false} {
+		t.Run(fmt.Sprintf("shared-cache=%v", shared), func(t *testing.T) {
+			st := memstore.New(memstore.Config{})
+			cache := runlog.NewOutboxCache(0, 0)
+			b := setupWith(t, st, func(c *Config) { c.Outbox, c.OutboxCache = true, cache })
+			workerCache := cache
+			if !shared {
+				workerCache = runlog.NewOutboxCache(0, 0)
+			}
+			bus := export.NewMemoryBus()
+			w, err := export.NewWorker(st, bus, export.Config{OutboxCache: workerCache, Linger: -1, PollInterval: time.Millisecond, BatchSize: 4})
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(b.ctx)
+			done := make(chan struct{})
+			go func() { defer close(done); _ = w.Run(ctx) }()
+			var runs []string
+			for range 20 {
+				runs = append(runs, b.submit(seq("a", "b", "c")).RunID)
+			}
+			for _, act := range []string{"act-a", "act-b", "act-c"} {
+				for range runs {
+					b.complete(b.poll(act), `1`)
+				}
+			}
+			cancel()
+			<-done
+			for _, id := range runs {
+				requireExportedInOrder(t, b, st, w, bus, id)
+			}
+		})
+	}
 }
