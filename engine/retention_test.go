@@ -31,7 +31,7 @@ import (
 // persistedPrefixes are the key prefixes of docs/persisted-format.md: the
 // scans below read the whole store, and check that these are all they met.
 var persistedPrefixes = []string{"wf", "rr", "ri", "rs", "pt", "op", "task", "tmr", "sig", "sigr", "sigx",
-	"rec", "ob", "obr", "dlq", "slot", "rq", "mc", "sch", "rx", "wk", "sat", "sx", "tmd"}
+	"rec", "ob", "obr", "dlq", "slot", "rq", "mc", "sch", "rx", "wk", "sat", "sx", "tmd", "pl"}
 
 // storedKeys answers every key in the store with its value.
 func storedKeys(t *testing.T, st store.Store) map[string]string {

@@ -103,7 +103,7 @@ func submit(ctx context.Context, e *Engine, p SubmitParams) (res *SubmitResult, 
 	if err := resolveSubWorkflows(ctx, e, &p); err != nil {
 		return nil, err
 	}
-	rec, body, err := newRunRecord(e, p)
+	rec, stored, err := newRunRecord(e, p)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func submit(ctx context.Context, e *Engine, p SubmitParams) (res *SubmitResult, 
 		if attrs, err = submissionAttributes(ctx, e, rec, p); err != nil {
 			return nil, err
 		}
-		existing, committed, err = persistSubmission(ctx, e, rec, body, p, attrs)
+		existing, committed, err = persistSubmission(ctx, e, rec, stored, p, attrs)
 		if !lostTypeRace(err) {
 			break
 		}
@@ -167,28 +167,35 @@ func resolveRef(ctx context.Context, e *Engine, p *SubmitParams) error {
 	return nil
 }
 
+// storedSubmission is a submission's run as stored: its run record
+// (record.EncodeRun) and its definition's canonical JSON, which the plan
+// record holds (record.EncodePlan) when the submission writes it.
+type storedSubmission struct {
+	run, definitionJSON []byte
+}
+
 // newRunRecord validates the submission and builds the run's record, and
-// answers it as stored too (record.EncodeRun).
+// answers it as stored too.
 //
 // The definition is prepared (defaults, validation, canonical JSON, plan
 // SHA) once per distinct definition this process sees (preparedDefinitions):
 // runs of the same definition share its prepared form, which nothing
 // changes.
-func newRunRecord(e *Engine, p SubmitParams) (*record.Run, []byte, error) {
+func newRunRecord(e *Engine, p SubmitParams) (*record.Run, storedSubmission, error) {
 	prepared, flow, err := prepareDefinition(p.Definition)
 	if err != nil {
-		return nil, nil, err
+		return nil, storedSubmission{}, err
 	}
 	if len(p.Input) > 0 && !json.Valid(p.Input) {
-		return nil, nil, fault.Invalid(fault.Violation("input", "input.json", "input must be valid JSON"))
+		return nil, storedSubmission{}, fault.Invalid(fault.Violation("input", "input.json", "input must be valid JSON"))
 	}
 	if p.Priority != 0 {
 		if err := flowcontrol.ValidPriority(p.Priority); err != nil {
-			return nil, nil, fault.Invalid(flowViolation("priority", err))
+			return nil, storedSubmission{}, fault.Invalid(flowViolation("priority", err))
 		}
 	}
 	rec := &record.Run{
-		FormatVersion: record.Version,
+		FormatVersion: record.RunVersion,
 		RunID:         newRunID(),
 		TenantID:      p.TenantID,
 		ProjectID:     cmp.Or(p.ProjectID, "default"),
@@ -205,20 +212,20 @@ func newRunRecord(e *Engine, p SubmitParams) (*record.Run, []byte, error) {
 		Priority:      p.Priority,
 	}
 	if err := checkFlowAtSubmit(rec, flow); err != nil {
-		return nil, nil, err
+		return nil, storedSubmission{}, err
 	}
 	keyPrg, err := runKeyProgram(&prepared.Definition, prepared.PlanSHA256)
 	if err != nil {
-		return nil, nil, err
+		return nil, storedSubmission{}, err
 	}
 	if rec.ConcurrencyKey, err = runKeyAtSubmit(rec, keyPrg); err != nil {
-		return nil, nil, err
+		return nil, storedSubmission{}, err
 	}
-	body, err := record.EncodeRun(rec, prepared.JSON)
+	body, err := record.EncodeRun(rec)
 	if err != nil {
-		return nil, nil, err
+		return nil, storedSubmission{}, err
 	}
-	return rec, body, nil
+	return rec, storedSubmission{run: body, definitionJSON: prepared.JSON}, nil
 }
 
 // prepareDefinition prepares a definition as a submission stores it
@@ -281,14 +288,19 @@ func prefixViolations(err error, prefix string) error {
 // it starts with the submission, and answers the state it committed (nil
 // when an earlier attempt whose outcome was unknown had committed it). When
 // RunRequestID names a run already submitted, it writes nothing and answers
-// that run's id.
-func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, body []byte, p SubmitParams, attrs attributeChange) (string, *runstate.State, error) {
+// that run's id. The first submission of a plan in its tenant writes the
+// plan record in the same batch (planToWrite).
+func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, stored storedSubmission, p SubmitParams, attrs attributeChange) (string, *runstate.State, error) {
 	var rrKey []byte
 	if rec.RunRequestID != "" {
 		d := rec.Definition
 		rrKey = record.RunRequestKey(rec.TenantID, rec.ProjectID, rec.EnvironmentID, d.PlanID, d.PlanVersion, rec.RunRequestID)
 		unlock := e.locks.lockSubmission(rrKey) // single-owner stores without CAS check the key under it
 		defer unlock()
+	}
+	plan, err := planToWrite(ctx, e, rec, stored.definitionJSON)
+	if err != nil {
+		return "", nil, err
 	}
 	ch, err := commitDecision(ctx, e, decision{
 		runID: rec.RunID, actor: decide.ActorOf(p.SubmittedBy), newRun: rec, initial: keysTracked(decide.InitialState(rec.RunID, &rec.Definition, rec.CreatedAt)),
@@ -300,7 +312,8 @@ func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, body []b
 			return rec.RunID, done, err
 		},
 		decide: func(ch *change) error {
-			submitRecords(ch, p, rrKey, body)
+			submitRecords(ch, p, rrKey, stored.run)
+			plan.write(ch)
 			attrs.apply(ch, "", 1)
 			if !startsWithSubmission(rec, p) {
 				return nil
@@ -311,6 +324,7 @@ func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, body []b
 			dropTransientWrites(ch)
 			return nil
 		},
+		lostRace: plan.lostRace,
 		contended: func() error {
 			return fault.Unavailable("", "submission outcome unknown; retry with the same run_request_id")
 		},
@@ -318,7 +332,11 @@ func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, body []b
 	switch {
 	case err == nil:
 		// The run is driven next (the start, the first poll): keep what was
-		// just written so that nothing needs reading back.
+		// just written so that nothing needs reading back, and its plan:
+		// stored now, by this batch or by the submission that beat it.
+		if !plan.known {
+			e.records.PlanWritten(rec.TenantID, rec.PlanSHA256, &record.Plan{Definition: rec.Definition})
+		}
 		e.records.RunWritten(rec)
 		if ch == nil {
 			return "", nil, nil
@@ -329,6 +347,48 @@ func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, body []b
 		return id, nil, err
 	}
 	return "", nil, err
+}
+
+// planWrite is a submission's plan record, when the submission writes it:
+// the first of its plan in its tenant (docs/persisted-format.md, pl:).
+type planWrite struct {
+	// known: the plan was known stored before the submission.
+	known bool
+	// key is the plan record's key; nil: the plan is stored already, and
+	// the submission writes nothing of it.
+	key, value []byte
+}
+
+// planToWrite answers the plan record a submission writes: none when the
+// plan is known stored (the plan cache, else one read of the record),
+// else the record, written on an absent-condition.
+func planToWrite(ctx context.Context, e *Engine, rec *record.Run, definitionJSON []byte) (*planWrite, error) {
+	stored, err := e.records.PlanStored(ctx, rec.TenantID, rec.PlanSHA256)
+	if err != nil || stored {
+		return &planWrite{known: stored}, err
+	}
+	return &planWrite{key: record.PlanKey(rec.TenantID, rec.PlanSHA256), value: record.EncodePlan(definitionJSON)}, nil
+}
+
+// write puts the plan record in the submission's batch, on the condition
+// that it is absent: the record is written once and never changed.
+func (w *planWrite) write(c *change) {
+	if w.key == nil {
+		return
+	}
+	c.require(store.IfAbsent(w.key))
+	c.ops = append(c.ops, store.Put(w.key, w.value))
+}
+
+// lostRace reports whether a submission's commit failed because another
+// submission of the plan stored its record first: the submission is made
+// again, writing no plan record.
+func (w *planWrite) lostRace(err error) bool {
+	if w.key == nil || !conflictOn(err, w.key) {
+		return false
+	}
+	w.key, w.value = nil, nil
+	return true
 }
 
 // submitRecords is the decision a submission makes: the run's record (recBody, as

@@ -111,6 +111,9 @@ func Fill(ctx context.Context, st store.Store, t *Template, opts Options) (*Resu
 	}
 	start := time.Now()
 	res := &Result{Runs: opts.Runs}
+	if err := f.writeShared(ctx); err != nil {
+		return nil, err
+	}
 	for g, items := range t.groups {
 		last := g == len(t.groups)-1
 		descending, err := f.descending(items)
@@ -139,6 +142,20 @@ type filler struct {
 	opts Options
 	st   store.Store
 	seed [32]byte
+}
+
+// writeShared writes the records every clone refers to (the plan record),
+// once, as the template holds them.
+func (f *filler) writeShared(ctx context.Context) error {
+	if len(f.t.shared) == 0 {
+		return nil
+	}
+	b := &store.Batch{}
+	for _, it := range f.t.shared {
+		b.Ops = append(b.Ops, store.Put(it.Key, it.Value))
+	}
+	_, err := f.st.Commit(ctx, b)
+	return err
 }
 
 // identity answers clone i's identity, the same every time.

@@ -105,12 +105,17 @@ func TestClone_IsWhatTheEngineWrites(t *testing.T) {
 
 	ops, _, err := ta.Render(tb.Identity(), nil, nil)
 	require.NoError(t, err)
-	var want []store.Item
+	var want, shared []store.Item
 	for _, it := range all(t, b.st) {
-		if string(it.Key[:3]) != "ob:" {
+		switch {
+		case string(it.Key[:3]) == "pl:":
+			shared = append(shared, it) // the plan record: no clone's own, written once
+		case string(it.Key[:3]) != "ob:":
 			want = append(want, it)
 		}
 	}
+	require.Len(t, shared, 1)
+	require.Equal(t, shared, ta.Shared(), "the template's plan record is the one the engine writes")
 	got := map[string]string{}
 	for _, op := range ops {
 		got[string(op.Key)] = string(op.Value)

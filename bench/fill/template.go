@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-dev/weft/engine"
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runcodec"
 	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -33,6 +34,9 @@ type Template struct {
 	// self is the template run's own identity: rendering it must give
 	// back the template's records, byte for byte.
 	self Identity
+	// shared are the records the run refers to that are no run's own: its
+	// plan record (pl:), which every clone refers to, written once as it is.
+	shared []store.Item
 }
 
 // item is one record, compiled, and its size in the template.
@@ -84,6 +88,10 @@ func (t *Template) Events() int { return len(t.events) }
 // polled, which belong to no run).
 func (t *Template) Skipped() int { return t.skipped }
 
+// Shared answers the records every clone refers to and none owns (the
+// plan record), which Fill writes once.
+func (t *Template) Shared() []store.Item { return t.shared }
+
 // RunID answers the template run's id.
 func (t *Template) RunID() string { return t.runID }
 
@@ -91,8 +99,8 @@ func (t *Template) RunID() string { return t.runID }
 func (t *Template) CreatedAt() time.Time { return t.createdAt }
 
 // Capture reads every record in st — which must hold the template run and
-// nothing else, apart from outbox entries and poller records — and compiles
-// it. requestID is
+// nothing else, apart from outbox entries, poller records and the run's
+// plan record — and compiles it. requestID is
 // the run_request_id the run was submitted with.
 func Capture(ctx context.Context, st store.Store, runID, requestID string) (*Template, error) {
 	var items []store.Item
@@ -123,19 +131,21 @@ func Capture(ctx context.Context, st store.Store, runID, requestID string) (*Tem
 	return t, nil
 }
 
-// Compile compiles a completed run's records. Every record must name the
-// run (its id or its run_request_id) in its key; every identifier in a
-// value must be one Compile knows how to renew.
+// Compile compiles a completed run's records. Every record but its plan
+// record (which its clones share) must name the run (its id or its
+// run_request_id) in its key; every identifier in a value must be one
+// Compile knows how to renew.
 func Compile(items []store.Item, runID, requestID string) (*Template, error) {
 	if !plain(runID) || !plain(requestID) {
 		return nil, fmt.Errorf("template run id %q and run_request_id %q must be plain (letters, digits, . _ / -)", runID, requestID)
 	}
+	items, shared := sharedRecords(items)
 	stored := items
 	items, formats, err := asJSON(items)
 	if err != nil {
 		return nil, err
 	}
-	t := &Template{runID: runID, requestID: requestID}
+	t := &Template{runID: runID, requestID: requestID, shared: shared}
 	c := &compiler{t: t, eventSlots: map[string]int{}, idemSlots: map[string]int{}, tokenSlots: map[string]int{},
 		constants: map[string]bool{}}
 	for _, it := range items {
@@ -166,6 +176,19 @@ func Compile(items []store.Item, runID, requestID string) (*Template, error) {
 	t.self = c.identity()
 	t.groupItems()
 	return t, t.check(stored)
+}
+
+// sharedRecords splits the records into the run's own and the plan
+// records (pl:) its run record refers to.
+func sharedRecords(items []store.Item) (own, shared []store.Item) {
+	for _, it := range items {
+		if bytes.HasPrefix(it.Key, keyspace.Plan.KeyPrefix()) {
+			shared = append(shared, it)
+		} else {
+			own = append(own, it)
+		}
+	}
+	return own, shared
 }
 
 // asJSON answers the records with every event, checkpoint and task in its JSON

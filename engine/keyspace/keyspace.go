@@ -134,6 +134,10 @@ var (
 	// DefinitionHead holds each plan's latest version.
 	DefinitionHead = prefix("defh", "engine/internal/record", "a plan's latest stored version and how many it has",
 		"by tenant, plan")
+	// Plan holds each tenant's plans: the definition of every run of the
+	// tenant with that plan SHA-256, stored once for them all.
+	Plan = prefix("pl", "engine/internal/record", "a plan record: the definition (defaults applied) of a tenant's runs of one plan SHA-256, which their run records refer to",
+		"by tenant, plan SHA-256")
 	// FlowSlot holds the task holding one slot of a step concurrency key.
 	FlowSlot = prefix("fcs", "engine (flow.go)", "the task and claim token holding slot i of a step concurrency key",
 		"by tenant, scope, key, slot index")
@@ -161,4 +165,4 @@ var (
 // All lists every prefix, in the order docs/persisted-format.md lists them.
 var All = []Prefix{Run, RunRequest, RunIndex, RunStatus, PendingTrigger, Ready, Task, Timer, DeadlineIndex,
 	SignalPayload, SignalRecord, SignalExpiry, Recon, Outbox, OutboxRetry, DeadLetter,
-	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Batch, BatchRun, BatchActive, Definition, DefinitionHead, FlowSlot, FlowThrottle, FairQueue, SearchType, SearchIndex, View, Audit}
+	Slot, RunQueue, Manual, Expiry, Poller, Schedule, Batch, BatchRun, BatchActive, Definition, DefinitionHead, Plan, FlowSlot, FlowThrottle, FairQueue, SearchType, SearchIndex, View, Audit}

@@ -3,7 +3,6 @@ package cache
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -35,13 +34,16 @@ type Records struct {
 	// decoded checkpoints by version.
 	runs        *dispatch.Recent[*record.Run]
 	checkpoints *dispatch.Recent[cachedCheckpoint]
+	// plans caches plan records (immutable once written), by tenant and
+	// plan SHA-256.
+	plans *dispatch.Recent[*record.Plan]
 	// tasks caches the task records this engine committed, by task id.
 	tasks *dispatch.Recent[cachedTask]
 }
 
 // New answers the records of st, their caches empty.
 func New(st store.Store) Records {
-	return Records{store: st, runs: dispatch.NewRecent[*record.Run](cacheSize),
+	return Records{store: st, runs: dispatch.NewRecent[*record.Run](cacheSize), plans: dispatch.NewRecent[*record.Plan](planCacheSize),
 		checkpoints: dispatch.NewRecent[cachedCheckpoint](cacheSize), tasks: dispatch.NewRecent[cachedTask](cacheSize)}
 }
 
@@ -197,7 +199,10 @@ func (e *Records) ClaimedTask(ctx context.Context, taskID, token string, fresh b
 	return t, version, false, err
 }
 
-// LoadRun reads a run's immutable record, cached after the first read.
+// LoadRun reads a run's immutable record, cached after the first read. A
+// record that refers to its plan gets its definition from the plan record
+// of its own tenant (LoadPlan); one whose plan record is missing, or holds
+// another definition, is an error, never a run with another plan.
 func (e *Records) LoadRun(ctx context.Context, runID string) (*record.Run, error) {
 	if r, ok := e.runs.Get(runID); ok {
 		return r, nil
@@ -210,11 +215,77 @@ func (e *Records) LoadRun(ctx context.Context, runID string) (*record.Run, error
 		return nil, err
 	}
 	var r record.Run
-	if err := json.Unmarshal(item.Value, &r); err != nil {
-		return nil, fmt.Errorf("run record %s: %w", runID, err)
+	refers, err := record.DecodeRun(runID, item.Value, &r)
+	if err != nil {
+		return nil, err
+	}
+	if refers {
+		plan, err := e.LoadPlan(ctx, r.TenantID, r.PlanSHA256)
+		if err != nil {
+			return nil, fmt.Errorf("run record %s: %w", runID, err)
+		}
+		r.Definition = plan.Definition
 	}
 	e.runs.Put(runID, &r)
 	return &r, nil
+}
+
+// The plan cache. Every run of a plan refers to one plan record per tenant
+// (record.PlanKey), which never changes once written: a plan held here is
+// the store's, and is known stored, so a submission of it writes no plan
+// record and a run of it loads with no read of its plan. Plans are held by
+// tenant and plan SHA-256, so that one tenant's run is never given a plan
+// only another tenant stored.
+
+// planCacheSize bounds each generation of the plan cache: the distinct
+// plans in use, not the runs.
+const planCacheSize = 256
+
+// planCacheKey is where the plan cache holds a tenant's plan.
+func planCacheKey(tenant, planSHA256 string) string { return tenant + "\x00" + planSHA256 }
+
+// ErrPlanMissing is a run whose plan record is not stored.
+var ErrPlanMissing = errors.New("its plan record is missing")
+
+// LoadPlan reads a tenant's plan record, cached after the first read.
+func (e *Records) LoadPlan(ctx context.Context, tenant, planSHA256 string) (*record.Plan, error) {
+	key := planCacheKey(tenant, planSHA256)
+	if p, ok := e.plans.Get(key); ok {
+		return p, nil
+	}
+	item, err := e.store.Get(ctx, record.PlanKey(tenant, planSHA256))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("plan %s: %w", planSHA256, ErrPlanMissing)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, err := record.DecodePlan(item.Value, planSHA256)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %w", planSHA256, err)
+	}
+	e.plans.Put(key, p)
+	return p, nil
+}
+
+// PlanStored reports whether the tenant's plan record is stored: held in
+// the plan cache, else read (and then held). A submission writes the plan
+// record only when it is not.
+func (e *Records) PlanStored(ctx context.Context, tenant, planSHA256 string) (bool, error) {
+	_, err := e.LoadPlan(ctx, tenant, planSHA256)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrPlanMissing):
+		return false, nil
+	}
+	return false, err
+}
+
+// PlanWritten remembers a plan a committed submission wrote, or found
+// already stored: plan is its definition, which nothing changes.
+func (e *Records) PlanWritten(tenant, planSHA256 string, plan *record.Plan) {
+	e.plans.Put(planCacheKey(tenant, planSHA256), plan)
 }
 
 // RunNotFound answers a run that does not exist (or is being removed).

@@ -10,16 +10,15 @@ import (
 // when every value is one it writes exactly as json.Marshal would: strings
 // of printable ASCII that JSON does not escape, an input of ASCII without
 // '<', '>' or '&' (compacted, as json.Marshal compacts a json.RawMessage),
-// a time json.Marshal can write (its RFC 3339 text), and definitionJSON, json.Marshal's own
-// output (compact and escaped already), written as it is. It answers false
+// and a time json.Marshal can write (its RFC 3339 text). It answers false
 // for anything else, and EncodeRun falls back to json.Marshal.
-func appendRun(r *Run, definitionJSON []byte) ([]byte, bool) {
-	if len(definitionJSON) == 0 || r.Parent != nil || !plain(r.RunID) || !plain(r.TenantID) || !plain(r.ProjectID) ||
+func appendRun(r *Run) ([]byte, bool) {
+	if r.Parent != nil || !plain(r.RunID) || !plain(r.TenantID) || !plain(r.ProjectID) ||
 		!plain(r.EnvironmentID) || !plain(r.RunRequestID) || !plain(r.SubmittedBy) ||
 		!plain(r.TriggerSource) || !plain(r.PlanSHA256) || !plain(r.TraceParent) || !plain(r.ConcurrencyKey) || !plainInput(r.Input) {
 		return nil, false
 	}
-	b := make([]byte, 0, 512+len(definitionJSON)+len(r.Input))
+	b := make([]byte, 0, 384+len(r.Input))
 	b = append(b, `{"version":`...)
 	b = strconv.AppendInt(b, int64(r.FormatVersion), 10)
 	b = appendField(b, `,"run_id":`, r.RunID)
@@ -35,8 +34,6 @@ func appendRun(r *Run, definitionJSON []byte) ([]byte, bool) {
 	if r.TriggerSource != "" {
 		b = appendField(b, `,"trigger_source":`, r.TriggerSource)
 	}
-	b = append(b, `,"definition":`...)
-	b = append(b, definitionJSON...)
 	if len(r.Input) > 0 {
 		b = append(b, `,"input":`...)
 		buf := bytes.NewBuffer(b)

@@ -7,16 +7,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/weft-dev/weft/engine/definition"
 )
 
 // marshalRun is the stored record as json.Marshal writes it: what EncodeRun
 // answered before it wrote plain records itself.
-func marshalRun(r *Run, definitionJSON []byte) ([]byte, error) {
+func marshalRun(r *Run) ([]byte, error) {
 	return json.Marshal(storedRun{FormatVersion: r.FormatVersion, RunID: r.RunID, TenantID: r.TenantID,
 		ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID, RunRequestID: r.RunRequestID,
-		SubmittedBy: r.SubmittedBy, TriggerSource: r.TriggerSource, Definition: definitionJSON, Input: r.Input,
+		SubmittedBy: r.SubmittedBy, TriggerSource: r.TriggerSource, Input: r.Input,
 		PlanSHA256: r.PlanSHA256, CreatedAt: r.CreatedAt})
 }
 
@@ -30,19 +28,11 @@ func TestEncodeRun_WritesWhatJSONMarshalWrites(t *testing.T) {
 	inputs := []json.RawMessage{nil, {}, json.RawMessage(`{}`), json.RawMessage(`{"a": 1, "b" : [1, 2]}`),
 		json.RawMessage(` "s" `), json.RawMessage(`{"h":"<&>"}`), json.RawMessage(`{"u":"é\u2028"}`),
 		json.RawMessage(`{"bad":`), json.RawMessage("[1,\n2]")}
-	defs := []definition.Definition{
-		{PlanID: "p", PlanVersion: "1", Actions: []definition.Action{{ID: "a", Order: 1, Activity: "act"}}},
-		{PlanID: "p", PlanVersion: "1", DisplayName: "a<b&c>\u2028é", Actions: []definition.Action{{ID: "a", Order: 1,
-			Activity: "act", Input: json.RawMessage(`{"x": "<y>"}`)}}},
-	}
 	times := []time.Time{time.Date(2026, 11, 25, 5, 6, 7, 891011121, time.UTC), time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)),
 		{}, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}
 	pick := func() string { return strs[r.IntN(len(strs))] }
 	fast := 0
 	for range 20000 {
-		def := defs[r.IntN(len(defs))]
-		defJSON, err := json.Marshal(def.WithDefaults())
-		require.NoError(t, err)
 		rec := Run{FormatVersion: r.IntN(3), RunID: pick(), TenantID: pick(), ProjectID: pick(), EnvironmentID: pick(),
 			RunRequestID: pick(), SubmittedBy: pick(), TriggerSource: pick(), Input: inputs[r.IntN(len(inputs))],
 			PlanSHA256: pick(), CreatedAt: times[r.IntN(len(times))]}
@@ -50,15 +40,15 @@ func TestEncodeRun_WritesWhatJSONMarshalWrites(t *testing.T) {
 			rec.RunID, rec.TenantID, rec.ProjectID, rec.EnvironmentID, rec.PlanSHA256 = "r", "t", "default", "default", "abc"
 			rec.RunRequestID, rec.SubmittedBy, rec.TriggerSource = "", "alice", ""
 		}
-		want, wantErr := marshalRun(&rec, defJSON)
-		got, gotErr := EncodeRun(&rec, defJSON)
+		want, wantErr := marshalRun(&rec)
+		got, gotErr := EncodeRun(&rec)
 		if wantErr != nil {
 			require.Error(t, gotErr)
 			continue
 		}
 		require.NoError(t, gotErr)
 		require.Equal(t, string(want), string(got))
-		if _, ok := appendRun(&rec, defJSON); ok {
+		if _, ok := appendRun(&rec); ok {
 			fast++
 		}
 	}
@@ -66,27 +56,21 @@ func TestEncodeRun_WritesWhatJSONMarshalWrites(t *testing.T) {
 }
 
 // go test -bench EncodeRun -benchmem ./engine/internal/record/: a
-// submission's run record (weftbench's five-step definition), written
+// submission's run record (its definition is its plan record's), written
 // directly and by json.Marshal.
 func BenchmarkEncodeRun(b *testing.B) {
-	d := definition.Definition{PlanID: "bench", PlanVersion: "1"}
-	for i := range 5 {
-		d.Actions = append(d.Actions, definition.Action{ID: "s" + string(rune('1'+i)), Order: i + 1, Activity: "noop"})
-	}
-	defJSON, err := json.Marshal(d.WithDefaults())
-	require.NoError(b, err)
 	rec := Run{FormatVersion: Version, RunID: "0195f1c2-7c1e-7abc-8def-0123456789ab", TenantID: "default", ProjectID: "default",
 		EnvironmentID: "default", RunRequestID: "0195f1c2-7c1e-7abc-8def-0123456789ac", SubmittedBy: "bench",
 		Input: json.RawMessage(`{"n":1}`), PlanSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 		CreatedAt: time.Now().UTC()}
 	b.Run("direct", func(b *testing.B) {
 		for b.Loop() {
-			_, _ = EncodeRun(&rec, defJSON)
+			_, _ = EncodeRun(&rec)
 		}
 	})
 	b.Run("marshal", func(b *testing.B) {
 		for b.Loop() {
-			_, _ = marshalRun(&rec, defJSON)
+			_, _ = marshalRun(&rec)
 		}
 	})
 }

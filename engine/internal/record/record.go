@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,12 @@ import (
 // Version is the format version of the records this package holds.
 const Version = 1
 
+// RunVersion is the format version of the run records this build writes:
+// 2, a record that refers to its definition by its plan SHA-256 (the plan
+// record, PlanKey); a record of version 1 holds its definition itself,
+// and still loads so.
+const RunVersion = 2
+
 // Run is a run's immutable record, written once at submission.
 type Run struct {
 	FormatVersion int    `json:"version"`
@@ -28,11 +35,14 @@ type Run struct {
 	SubmittedBy   string `json:"submitted_by,omitempty"`
 	// TriggerSource is what started the run: api (also when empty), manual
 	// or schedule.
-	TriggerSource string                `json:"trigger_source,omitempty"`
-	Definition    definition.Definition `json:"definition"`
-	Input         json.RawMessage       `json:"input,omitempty"`
-	PlanSHA256    string                `json:"plan_sha256"`
-	CreatedAt     time.Time             `json:"created_at"`
+	TriggerSource string `json:"trigger_source,omitempty"`
+	// Definition is the run's definition, defaults applied. The record
+	// stored holds it only when written by an older weftd; else it is the
+	// plan record's of the run's tenant and PlanSHA256 (DecodeRun).
+	Definition definition.Definition `json:"definition"`
+	Input      json.RawMessage       `json:"input,omitempty"`
+	PlanSHA256 string                `json:"plan_sha256"`
+	CreatedAt  time.Time             `json:"created_at"`
 	// TraceParent is the W3C traceparent of the run's trace, kept from its
 	// submission so that every later span of the run joins it, across
 	// processes and restarts (docs/observability.md). Empty: not traced.
@@ -67,8 +77,9 @@ func (r *Run) Depth() int {
 	return r.Parent.Depth
 }
 
-// storedRun is Run as stored, its definition already encoded: Run's fields
-// in Run's order, with Run's names (a test holds the two together).
+// storedRun is Run as stored: Run's fields but its definition, in Run's
+// order, with Run's names (a test holds the two together). The definition
+// is the plan record's (PlanKey), stored once for every run of the plan.
 type storedRun struct {
 	FormatVersion int             `json:"version"`
 	RunID         string          `json:"run_id"`
@@ -78,7 +89,6 @@ type storedRun struct {
 	RunRequestID  string          `json:"run_request_id,omitempty"`
 	SubmittedBy   string          `json:"submitted_by,omitempty"`
 	TriggerSource string          `json:"trigger_source,omitempty"`
-	Definition    json.RawMessage `json:"definition"`
 	Input         json.RawMessage `json:"input,omitempty"`
 	PlanSHA256    string          `json:"plan_sha256"`
 	CreatedAt     time.Time       `json:"created_at"`
@@ -89,20 +99,50 @@ type storedRun struct {
 	ConcurrencyKey string `json:"concurrency_key,omitempty"`
 }
 
-// EncodeRun answers the run's stored record, the JSON of r, given the JSON
-// of its definition (which a submission has already encoded to hash it), so
-// that the definition is not encoded twice: json.Marshal's encoding of
-// r.Definition, written as it is. A record of plain values is written
-// directly (appendRun), byte for byte as json.Marshal would.
-func EncodeRun(r *Run, definitionJSON []byte) ([]byte, error) {
-	if b, ok := appendRun(r, definitionJSON); ok {
+// EncodeRun answers the run's stored record: the JSON of r without its
+// definition, which its plan record holds (EncodePlan). A record of plain
+// values is written directly (appendRun), byte for byte as json.Marshal
+// would.
+func EncodeRun(r *Run) ([]byte, error) {
+	if b, ok := appendRun(r); ok {
 		return b, nil
 	}
 	return json.Marshal(storedRun{FormatVersion: r.FormatVersion, RunID: r.RunID, TenantID: r.TenantID,
 		ProjectID: r.ProjectID, EnvironmentID: r.EnvironmentID, RunRequestID: r.RunRequestID,
-		SubmittedBy: r.SubmittedBy, TriggerSource: r.TriggerSource, Definition: definitionJSON, Input: r.Input,
+		SubmittedBy: r.SubmittedBy, TriggerSource: r.TriggerSource, Input: r.Input,
 		PlanSHA256: r.PlanSHA256, CreatedAt: r.CreatedAt, TraceParent: r.TraceParent, Parent: r.Parent, Priority: r.Priority,
 		ConcurrencyKey: r.ConcurrencyKey})
+}
+
+// decodedRun is a stored run record as read: Run, with its definition
+// apart, so that a record holding none is told from one holding an empty
+// one.
+type decodedRun struct {
+	*Run
+	Definition *definition.Definition `json:"definition"`
+}
+
+// DecodeRun decodes the stored run record of runID into r, and answers
+// whether r's definition is its plan record's, for the caller to resolve
+// (PlanKey(r.TenantID, r.PlanSHA256), DecodePlan): a record an older weftd
+// wrote holds its definition, and is answered whole. A format newer than
+// this build knows is refused, never guessed.
+func DecodeRun(runID string, value []byte, r *Run) (refersToPlan bool, err error) {
+	d := decodedRun{Run: r}
+	if err := json.Unmarshal(value, &d); err != nil {
+		return false, fmt.Errorf("run record %s: %w", runID, err)
+	}
+	if r.FormatVersion > RunVersion {
+		return false, fmt.Errorf("run record %s has format version %d; this weftd reads up to %d", runID, r.FormatVersion, RunVersion)
+	}
+	if d.Definition != nil {
+		r.Definition = *d.Definition
+		return false, nil
+	}
+	if r.PlanSHA256 == "" {
+		return false, fmt.Errorf("run record %s holds neither a definition nor a plan SHA-256", runID)
+	}
+	return true, nil
 }
 
 // EffectivePriority answers the priority of the run's tasks: its
