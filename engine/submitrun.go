@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -120,7 +121,7 @@ func submit(ctx context.Context, e *Engine, p SubmitParams) (res *SubmitResult, 
 			return nil, err
 		}
 		existing, committed, err = persistSubmission(ctx, e, rec, stored, p, attrs)
-		if !lostTypeRace(err) {
+		if err == nil || !lostTypeRace(err) && !lostPlanRace(err) {
 			break
 		}
 	}
@@ -145,8 +146,9 @@ func submit(ctx context.Context, e *Engine, p SubmitParams) (res *SubmitResult, 
 	return &SubmitResult{Run: snap}, err
 }
 
-// maxTypeRaces bounds how often a decision is made again after another
-// recorded the type of an attribute name it took as new (lostTypeRace).
+// maxTypeRaces bounds how often a submission is made again after another
+// recorded the type of an attribute name it took as new (lostTypeRace), or
+// stored the plan record it took as not stored (lostPlanRace).
 const maxTypeRaces = 3
 
 // resolveRef reads the stored definition a submission names into its
@@ -324,7 +326,6 @@ func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, stored s
 			dropTransientWrites(ch)
 			return nil
 		},
-		lostRace: plan.lostRace,
 		contended: func() error {
 			return fault.Unavailable("", "submission outcome unknown; retry with the same run_request_id")
 		},
@@ -345,6 +346,10 @@ func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, stored s
 	case rrKey != nil && conflictOn(err, rrKey):
 		id, err := existingRun(ctx, e, rrKey, rec)
 		return id, nil, err
+	case plan.key != nil && conflictOn(err, plan.key):
+		// Another submission stored the plan first: it is stored, and this
+		// one is made again without it (submit).
+		e.records.PlanWritten(rec.TenantID, rec.PlanSHA256, &record.Plan{Definition: rec.Definition})
 	}
 	return "", nil, err
 }
@@ -362,17 +367,17 @@ type planWrite struct {
 // planToWrite answers the plan record a submission writes: none when the
 // plan is known stored (the plan cache, else one read of the record),
 // else the record, written on an absent-condition.
-func planToWrite(ctx context.Context, e *Engine, rec *record.Run, definitionJSON []byte) (*planWrite, error) {
+func planToWrite(ctx context.Context, e *Engine, rec *record.Run, definitionJSON []byte) (planWrite, error) {
 	stored, err := e.records.PlanStored(ctx, rec.TenantID, rec.PlanSHA256)
 	if err != nil || stored {
-		return &planWrite{known: stored}, err
+		return planWrite{known: stored}, err
 	}
-	return &planWrite{key: record.PlanKey(rec.TenantID, rec.PlanSHA256), value: record.EncodePlan(definitionJSON)}, nil
+	return planWrite{key: record.PlanKey(rec.TenantID, rec.PlanSHA256), value: record.EncodePlan(definitionJSON)}, nil
 }
 
 // write puts the plan record in the submission's batch, on the condition
 // that it is absent: the record is written once and never changed.
-func (w *planWrite) write(c *change) {
+func (w planWrite) write(c *change) {
 	if w.key == nil {
 		return
 	}
@@ -380,15 +385,13 @@ func (w *planWrite) write(c *change) {
 	c.ops = append(c.ops, store.Put(w.key, w.value))
 }
 
-// lostRace reports whether a submission's commit failed because another
-// submission of the plan stored its record first: the submission is made
-// again, writing no plan record.
-func (w *planWrite) lostRace(err error) bool {
-	if w.key == nil || !conflictOn(err, w.key) {
-		return false
-	}
-	w.key, w.value = nil, nil
-	return true
+// lostPlanRace reports whether a submission's commit failed because
+// another submission of its plan stored the plan record first: the
+// submission is made again, and writes none (persistSubmission noted the
+// plan stored).
+func lostPlanRace(err error) bool {
+	var cf *store.ConditionFailedError
+	return errors.As(err, &cf) && bytes.HasPrefix(cf.Key, keyspace.Plan.KeyPrefix())
 }
 
 // submitRecords is the decision a submission makes: the run's record (recBody, as

@@ -36,14 +36,14 @@ type Records struct {
 	checkpoints *dispatch.Recent[cachedCheckpoint]
 	// plans caches plan records (immutable once written), by tenant and
 	// plan SHA-256.
-	plans *dispatch.Recent[*record.Plan]
+	plans *planCache
 	// tasks caches the task records this engine committed, by task id.
 	tasks *dispatch.Recent[cachedTask]
 }
 
 // New answers the records of st, their caches empty.
 func New(st store.Store) Records {
-	return Records{store: st, runs: dispatch.NewRecent[*record.Run](cacheSize), plans: dispatch.NewRecent[*record.Plan](planCacheSize),
+	return Records{store: st, runs: dispatch.NewRecent[*record.Run](cacheSize), plans: newPlanCache(planCacheSize),
 		checkpoints: dispatch.NewRecent[cachedCheckpoint](cacheSize), tasks: dispatch.NewRecent[cachedTask](cacheSize)}
 }
 
@@ -241,16 +241,13 @@ func (e *Records) LoadRun(ctx context.Context, runID string) (*record.Run, error
 // plans in use, not the runs.
 const planCacheSize = 256
 
-// planCacheKey is where the plan cache holds a tenant's plan.
-func planCacheKey(tenant, planSHA256 string) string { return tenant + "\x00" + planSHA256 }
-
 // ErrPlanMissing is a run whose plan record is not stored.
 var ErrPlanMissing = errors.New("its plan record is missing")
 
 // LoadPlan reads a tenant's plan record, cached after the first read.
 func (e *Records) LoadPlan(ctx context.Context, tenant, planSHA256 string) (*record.Plan, error) {
-	key := planCacheKey(tenant, planSHA256)
-	if p, ok := e.plans.Get(key); ok {
+	key := planID{tenant: tenant, sha256: planSHA256}
+	if p, ok := e.plans.get(key); ok {
 		return p, nil
 	}
 	item, err := e.store.Get(ctx, record.PlanKey(tenant, planSHA256))
@@ -264,7 +261,7 @@ func (e *Records) LoadPlan(ctx context.Context, tenant, planSHA256 string) (*rec
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", planSHA256, err)
 	}
-	e.plans.Put(key, p)
+	e.plans.put(key, p)
 	return p, nil
 }
 
@@ -285,7 +282,7 @@ func (e *Records) PlanStored(ctx context.Context, tenant, planSHA256 string) (bo
 // PlanWritten remembers a plan a committed submission wrote, or found
 // already stored: plan is its definition, which nothing changes.
 func (e *Records) PlanWritten(tenant, planSHA256 string, plan *record.Plan) {
-	e.plans.Put(planCacheKey(tenant, planSHA256), plan)
+	e.plans.put(planID{tenant: tenant, sha256: planSHA256}, plan)
 }
 
 // RunNotFound answers a run that does not exist (or is being removed).
