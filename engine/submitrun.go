@@ -333,11 +333,9 @@ func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, stored s
 	switch {
 	case err == nil:
 		// The run is driven next (the start, the first poll): keep what was
-		// just written so that nothing needs reading back, and its plan:
-		// stored now, by this batch or by the submission that beat it.
-		if !plan.known {
-			e.records.PlanWritten(rec.TenantID, rec.PlanSHA256, &record.Plan{Definition: rec.Definition})
-		}
+		// just written so that nothing needs reading back, and its plan,
+		// if this batch stored it.
+		plan.stored(e, rec)
 		e.records.RunWritten(rec)
 		if ch == nil {
 			return "", nil, nil
@@ -349,7 +347,7 @@ func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, stored s
 	case plan.key != nil && conflictOn(err, plan.key):
 		// Another submission stored the plan first: it is stored, and this
 		// one is made again without it (submit).
-		e.records.PlanWritten(rec.TenantID, rec.PlanSHA256, &record.Plan{Definition: rec.Definition})
+		plan.stored(e, rec)
 	}
 	return "", nil, err
 }
@@ -357,8 +355,6 @@ func persistSubmission(ctx context.Context, e *Engine, rec *record.Run, stored s
 // planWrite is a submission's plan record, when the submission writes it:
 // the first of its plan in its tenant (docs/persisted-format.md, pl:).
 type planWrite struct {
-	// known: the plan was known stored before the submission.
-	known bool
 	// key is the plan record's key; nil: the plan is stored already, and
 	// the submission writes nothing of it.
 	key, value []byte
@@ -370,7 +366,7 @@ type planWrite struct {
 func planToWrite(ctx context.Context, e *Engine, rec *record.Run, definitionJSON []byte) (planWrite, error) {
 	stored, err := e.records.PlanStored(ctx, rec.TenantID, rec.PlanSHA256)
 	if err != nil || stored {
-		return planWrite{known: stored}, err
+		return planWrite{}, err
 	}
 	return planWrite{key: record.PlanKey(rec.TenantID, rec.PlanSHA256), value: record.EncodePlan(definitionJSON)}, nil
 }
@@ -383,6 +379,15 @@ func (w planWrite) write(c *change) {
 	}
 	c.require(store.IfAbsent(w.key))
 	c.ops = append(c.ops, store.Put(w.key, w.value))
+}
+
+// stored notes the plan record written, by this submission's batch or by
+// the one that beat it, as stored (nothing to note when the submission
+// knew it stored).
+func (w planWrite) stored(e *Engine, rec *record.Run) {
+	if w.key != nil {
+		e.records.PlanWritten(rec.TenantID, rec.PlanSHA256, &record.Plan{Definition: rec.Definition})
+	}
 }
 
 // lostPlanRace reports whether a submission's commit failed because
