@@ -94,3 +94,37 @@ func BenchmarkEvent(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEventGroup stores, decodes and writes as JSON (as the export
+// does: each stored form, then its JSON) the events of a step's completion
+// in the benchmark workload (benchGroup); per group of four events.
+func BenchmarkEventGroup(b *testing.B) {
+	evs := benchGroup()
+	bin := AppendEventGroup(nil, evs)
+	b.Logf("a step's event group: %d bytes", len(bin))
+	b.Run("encode", func(b *testing.B) {
+		b.ReportAllocs()
+		buf := make([]byte, 0, 2048)
+		for b.Loop() {
+			_ = AppendEventGroup(buf[:0], evs)
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = DecodeEvents(bin, nil)
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		b.ReportAllocs()
+		buf := make([]byte, 0, 8192)
+		for b.Loop() {
+			out := buf[:0]
+			_ = EachStoredEvent(bin, func(stored []byte) error {
+				var err error
+				out, _, err = AppendStoredEventJSON(out, stored)
+				return err
+			})
+		}
+	})
+}

@@ -10,24 +10,36 @@ import (
 // FormatEventGroup is the events one decision appended together, version
 // 1, stored as one record at the run_seq of the last of them: field 1,
 // repeated, each event's stored form (FormatEvent, its format byte first),
-// in run_seq order, which are consecutive. A decision that appends one
-// event stores it as a FormatEvent record instead, as every event was
-// stored before groups.
+// in run_seq order, which are consecutive. An older weftd wrote it; groups
+// are written as FormatEventDeltas now.
 const FormatEventGroup byte = 0x07
 
 // eventGroupEvent is the field of a group that holds one event.
 const eventGroupEvent = 1
 
-// IsEventGroup reports whether a stored value is an event group.
-func IsEventGroup(b []byte) bool { return len(b) > 0 && b[0] == FormatEventGroup }
+// IsEventGroup reports whether a stored value is an event group, of either
+// version.
+func IsEventGroup(b []byte) bool {
+	return len(b) > 0 && (b[0] == FormatEventGroup || b[0] == FormatEventDeltas)
+}
 
 // AppendEventGroup appends the stored form of events, which a decision
 // appended together with consecutive run_seqs, to b: one event's own
-// record (AppendEvent) when there is one, else a group of them.
+// record (AppendEvent) when there is one, else a group of them
+// (FormatEventDeltas; FormatEventGroup for events it cannot hold, which
+// AppendEvent did not write in its order).
 func AppendEventGroup(b []byte, events []runstate.Event) []byte {
 	if len(events) == 1 {
 		return AppendEvent(b, &events[0])
 	}
+	if out, ok := appendEventDeltas(b, events); ok {
+		return out
+	}
+	return appendEventGroupV1(b, events)
+}
+
+// appendEventGroupV1 appends events as a FormatEventGroup record.
+func appendEventGroupV1(b []byte, events []runstate.Event) []byte {
 	b = append(b, FormatEventGroup)
 	for i := range events {
 		// The event's length is not known before it is encoded: room for a
@@ -62,9 +74,15 @@ const binaryMaxVarint = 10
 // EachStoredEvent calls fn with the stored form of every event a record
 // under wf:{run}:ev: holds, in run_seq order: the record itself for an
 // event stored alone (binary or the JSON of an older weftd), each of its
-// events for a group. The forms fn gets are slices of b.
+// events for a group — of a FormatEventDeltas group, each event's own
+// stored form (FormatEvent) rebuilt, byte for byte what AppendEvent writes
+// of it. The forms fn gets are slices of b, or of memory allocated for
+// them; fn may keep them.
 func EachStoredEvent(b []byte, fn func(event []byte) error) error {
-	if !IsEventGroup(b) {
+	switch {
+	case len(b) > 0 && b[0] == FormatEventDeltas:
+		return eachRebuiltEvent(b, fn)
+	case !IsEventGroup(b):
 		return fn(b)
 	}
 	n := 0
@@ -84,9 +102,24 @@ func EachStoredEvent(b []byte, fn func(event []byte) error) error {
 	return err
 }
 
+// eachRebuiltEvent calls fn with each event of a FormatEventDeltas group,
+// rebuilt into memory of their own.
+func eachRebuiltEvent(b []byte, fn func(event []byte) error) error {
+	return eachEventOfDeltas(b, make([]byte, 0, 3*len(b)), true, fn) // the events rebuilt are about that
+}
+
 // DecodeEvents appends to evs every event a record under wf:{run}:ev:
 // holds (EachStoredEvent), decoded.
 func DecodeEvents(b []byte, evs []runstate.Event) ([]runstate.Event, error) {
+	if len(b) > 0 && b[0] == FormatEventDeltas {
+		// Each event is rebuilt into the same memory: decoding copies what
+		// it keeps.
+		err := eachEventOfDeltas(b, make([]byte, 0, 512), false, func(stored []byte) error {
+			evs = append(evs, runstate.Event{})
+			return DecodeEvent(stored, &evs[len(evs)-1])
+		})
+		return evs, err
+	}
 	err := EachStoredEvent(b, func(stored []byte) error {
 		evs = append(evs, runstate.Event{})
 		return DecodeEvent(stored, &evs[len(evs)-1])

@@ -79,7 +79,7 @@ func FuzzDecodeEvents(f *testing.F) {
 	for i := range evs {
 		fill.Filler{Rand: rand.New(rand.NewPCG(uint64(i), 16)), Full: true}.Fill(&evs[i])
 	}
-	f.Add(AppendEventGroup(nil, evs))
+	f.Add(appendEventGroupV1(nil, evs))
 	f.Add(AppendEventGroup(nil, evs[:1]))
 	f.Add([]byte{FormatEventGroup})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -105,5 +105,42 @@ func FuzzDecodeDeadline(f *testing.F) {
 		again, err := DecodeDeadline(AppendDeadline(nil, d))
 		require.NoError(t, err)
 		require.True(t, d.Equal(again), "%v != %v", d, again)
+	})
+}
+
+// A group of deltas' reader: any input is decoded or refused, never a
+// panic; the stored forms it rebuilds decode to the events it decodes, and
+// the events store back, as a group of deltas, to the same events.
+func FuzzDecodeEventDeltas(f *testing.F) {
+	r := rand.New(rand.NewPCG(12, 16))
+	for range 4 {
+		f.Add(AppendEventGroup(nil, randomGroup(r, 2+r.IntN(3))))
+	}
+	f.Add(AppendEventGroup(nil, benchGroup()))
+	f.Add([]byte{FormatEventDeltas})
+	f.Add([]byte{FormatEventDeltas, 0x12, 0x04, 0x0a, 0x02, 0x38, 0x02})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 || b[0] != FormatEventDeltas {
+			b = append([]byte{FormatEventDeltas}, b...)
+		}
+		got, err := DecodeEvents(b, nil)
+		var forms []runstate.Event
+		formsErr := EachStoredEvent(b, func(e []byte) error {
+			forms = append(forms, runstate.Event{})
+			return DecodeEvent(e, &forms[len(forms)-1])
+		})
+		require.Equal(t, err == nil, formsErr == nil, "the events decode as their rebuilt stored forms do")
+		if err != nil {
+			return
+		}
+		require.Equal(t, got, forms)
+		if len(got) < 2 {
+			return
+		}
+		stored := AppendEventGroup(nil, got)
+		require.Equal(t, FormatEventDeltas, stored[0])
+		again, err := DecodeEvents(stored, nil)
+		require.NoError(t, err)
+		require.Equal(t, got, again)
 	})
 }

@@ -19,8 +19,8 @@ import (
 // codec this package had before its field tables were generated
 // (commit 10d2b06), and is never rewritten: a record an older weftd stored
 // must load, and the same value must store to the same bytes. A record kind
-// added later (the event group, a grouped outbox reference, a run's outbox
-// entry, the deadline index entry, a task's deadline_indexed, a checkpoint's deadlines) has its cases
+// added later (the event group, the event group of deltas, a grouped outbox reference, a run's
+// outbox entry, the deadline index entry, a task's deadline_indexed, a checkpoint's deadlines) has its cases
 // appended, as the weftd that introduced it wrote them.
 type goldenCase struct {
 	Kind    string          `json:"kind"`

@@ -1,6 +1,9 @@
 package runstate
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // KeySpan is a part of a checkpoint's exact record of the idempotency keys
 // its run has appended (docs/semantics.md#event-idempotency-key), for one
@@ -188,4 +191,15 @@ func (ev *Event) SameKey(typ, stepID string, logical, engineAttempt int) bool {
 	}
 	return ev.Type == typ && evStep == stepID && evLogical == logical &&
 		(!KeyHasEngineAttempt(typ) || ev.EngineAttempt == engineAttempt)
+}
+
+// EventTypeBit answers the bit number of an event type in KeySpan.Types,
+// which is persisted and never reused (the stored event groups name a
+// type by it too), and whether the type has one.
+func EventTypeBit(typ string) (uint, bool) {
+	bit, ok := eventBits[typ]
+	if !ok {
+		return 0, false
+	}
+	return uint(bits.TrailingZeros64(bit)), true
 }
