@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math/bits"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -95,6 +97,18 @@ var eventTypeOfBit = func() (t [64]string) {
 type eventSpans struct {
 	top  [maxEventFields][]byte
 	data [maxEventDataFields][]byte
+	// dataSet has the bit of each rank of data that holds a span.
+	dataSet uint64
+}
+
+// setData sets rank r of the data to span (nil: none).
+func (s *eventSpans) setData(r int, span []byte) {
+	s.data[r] = span
+	if span == nil {
+		s.dataSet &^= 1 << r
+	} else {
+		s.dataSet |= 1 << r
+	}
 }
 
 // The most fields eventSpans holds of an event and of its data.
@@ -110,19 +124,30 @@ var eventSpansFit = len(eventJSON.fields) <= maxEventFields && len(eventDataJSON
 
 func (s *eventSpans) reset() {
 	clear(s.top[:])
-	clear(s.data[:])
+	for set := s.dataSet; set != 0; set &= set - 1 {
+		s.data[bits.TrailingZeros64(set)] = nil
+	}
+	s.dataSet = 0
 }
 
 // cut cuts wire, the fields of an event as AppendEvent writes them, into s,
 // and reports whether they are in its order (each rank once, ascending).
 func (s *eventSpans) cut(wire []byte) bool {
 	s.reset()
-	return cutSpans(wire, eventJSON, s.top[:], s.data[:])
+	if !cutSpans(wire, eventJSON, s.top[:], s) {
+		return false
+	}
+	for r, span := range s.data[:len(eventDataJSON.fields)] {
+		if span != nil {
+			s.dataSet |= 1 << r
+		}
+	}
+	return true
 }
 
 // cutSpans cuts wire into spans by m's ranks, and the event's data, when
-// data is not nil, into data by its own.
-func cutSpans(wire []byte, m *jsonMessageFields, spans, data [][]byte) bool {
+// event is not nil, into its data by its own.
+func cutSpans(wire []byte, m *jsonMessageFields, spans [][]byte, event *eventSpans) bool {
 	last, pos, from := -1, 0, 0
 	var f field
 	for pos < len(wire) {
@@ -134,7 +159,7 @@ func cutSpans(wire []byte, m *jsonMessageFields, spans, data [][]byte) bool {
 		if r < last || r < 0 {
 			return false
 		}
-		if data != nil && f.n == evData && (f.typ != protowire.BytesType || !cutSpans(f.v, eventDataJSON, data, nil)) {
+		if event != nil && f.n == evData && (f.typ != protowire.BytesType || !cutSpans(f.v, eventDataJSON, event.data[:], nil)) {
 			return false
 		}
 		if r != last { // else the next element of a repeated field
@@ -149,8 +174,9 @@ func cutSpans(wire []byte, m *jsonMessageFields, spans, data [][]byte) bool {
 // deltaCoder is the memory one group's encoding or decoding works in,
 // kept for the next group (deltaCoders).
 type deltaCoder struct {
-	prev, cur eventSpans
-	buf       [2][]byte // the current and the previous event's stored form
+	spans     [2]eventSpans
+	prev, cur *eventSpans // of spans
+	buf       [2][]byte   // the current and the previous event's stored form
 	// arena holds the spans a decoding rebuilds (a type's name, a time, a
 	// run child, a derived key), each appended once.
 	arena          []byte
@@ -158,7 +184,9 @@ type deltaCoder struct {
 }
 
 var deltaCoders = sync.Pool{New: func() any {
-	return &deltaCoder{buf: [2][]byte{make([]byte, 0, 512), make([]byte, 0, 512)}, arena: make([]byte, 0, 1024)}
+	c := &deltaCoder{buf: [2][]byte{make([]byte, 0, 512), make([]byte, 0, 512)}, arena: make([]byte, 0, 1024)}
+	c.prev, c.cur = &c.spans[0], &c.spans[1]
+	return c
 }}
 
 func getDeltaCoder() *deltaCoder {
@@ -211,7 +239,7 @@ func (c *deltaCoder) appendDelta(b []byte, ev *runstate.Event) []byte {
 			switch {
 			case r == eventRanks.seq || r == eventRanks.data:
 			case r == eventRanks.key:
-				if x, ok := sha256Bytes(ev.IdempotencyKey); ok && x == derivedKey(ev.RunID, ev.StepID, ev.LogicalAttempt, ev.Type, ev.PlanVersion, ev.EngineAttempt) {
+				if sum := derivedKey(ev.RunID, ev.StepID, ev.LogicalAttempt, ev.Type, ev.PlanVersion, ev.EngineAttempt); isKeySpan(span, sum) {
 					continue
 				}
 				if span == nil { // an empty key, which derivedKey never is
@@ -244,11 +272,9 @@ func (c *deltaCoder) appendDelta(b []byte, ev *runstate.Event) []byte {
 	}
 	child := c.child[:0]
 	b = appendNonEmpty(b, deltaData, func(b []byte) []byte {
-		for r, span := range c.cur.data[:len(eventDataJSON.fields)] {
-			if span == nil && c.prev.data[r] == nil {
-				continue // the most of them
-			}
-			fd := &eventDataJSON.fields[r]
+		for set := c.cur.dataSet | c.prev.dataSet; set != 0; set &= set - 1 {
+			r := bits.TrailingZeros64(set)
+			span, fd := c.cur.data[r], &eventDataJSON.fields[r]
 			switch {
 			case bytes.Equal(span, c.prev.data[r]):
 			case span == nil:
@@ -272,6 +298,12 @@ func (c *deltaCoder) appendDelta(b []byte, ev *runstate.Event) []byte {
 	b = appendBytes(b, deltaDataCleared, c.cleared[cleared:])
 	c.child = child
 	return appendBytes(b, deltaDataRunChild, child)
+}
+
+// isKeySpan reports whether span is the idempotency key sum as AppendEvent
+// writes it: its 32 bytes in field 15.
+func isKeySpan(span []byte, sum [32]byte) bool {
+	return len(span) == 34 && span[0] == 15<<3|byte(protowire.BytesType) && span[1] == 32 && [32]byte(span[2:]) == sum
 }
 
 // afterRun answers what follows "{run}/" in the one string field span
@@ -478,7 +510,7 @@ func (c *deltaCoder) rebuild(buf, delta []byte, seq uint64) ([]byte, error) {
 		if eventDataJSON.fields[r].kind == jsonTime && f.typ == protowire.VarintType {
 			return relative(r, true, f)
 		}
-		c.cur.data[r] = span
+		c.cur.setData(r, span)
 		return nil
 	})
 	if err != nil {
@@ -520,7 +552,7 @@ func (c *deltaCoder) own(appendSpan func([]byte) []byte) []byte {
 
 func (s *eventSpans) set(r int, data bool, span []byte) {
 	if data {
-		s.data[r] = span
+		s.setData(r, span)
 	} else {
 		s.top[r] = span
 	}
@@ -539,7 +571,9 @@ func (c *deltaCoder) clearFields(v []byte, data bool) error {
 		}
 		v = v[size:]
 		if n <= uint64(protowire.MaxValidNumber) {
-			if r := m.index(protowire.Number(n)); r >= 0 {
+			if r := m.index(protowire.Number(n)); r >= 0 && data {
+				c.cur.setData(r, nil)
+			} else if r >= 0 {
 				spans[r] = nil
 			}
 		}
@@ -603,16 +637,19 @@ func (c *deltaCoder) appendStored(buf []byte, seq uint64, key []byte) []byte {
 			buf = append(buf, key...)
 		case eventRanks.data:
 			n := 0
-			for _, s := range c.cur.data[:len(eventDataJSON.fields)] {
-				n += len(s)
+			for set := c.cur.dataSet; set != 0; set &= set - 1 {
+				n += len(c.cur.data[bits.TrailingZeros64(set)])
 			}
 			buf = protowire.AppendTag(buf, evData, protowire.BytesType)
 			buf = protowire.AppendVarint(buf, uint64(n))
-			for _, s := range c.cur.data[:len(eventDataJSON.fields)] {
-				buf = append(buf, s...)
+			buf = slices.Grow(buf, n)
+			for set := c.cur.dataSet; set != 0; set &= set - 1 {
+				buf = append(buf, c.cur.data[bits.TrailingZeros64(set)]...)
 			}
 		default:
-			buf = append(buf, span...)
+			if len(span) > 0 {
+				buf = append(buf, span...)
+			}
 		}
 	}
 	return buf
