@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/weft-dev/weft/engine/keyspace"
 	"github.com/weft-dev/weft/engine/runcodec"
@@ -87,4 +88,52 @@ func TestPersistedFormat_ARunAnOlderWeftdStoredAsJSONLoadsAndGoesOn(t *testing.T
 	require.NoError(t, err)
 	require.Equal(t, eventsBefore.Events, all.Events[:len(eventsBefore.Events)], "the log reads across both formats")
 	require.Equal(t, after.LastEventSeq, all.Events[len(all.Events)-1].Seq)
+}
+
+// asV1Groups rewrites a run's event groups in the form an older weftd
+// stored them (runcodec.FormatEventGroup: each event's own stored form),
+// and answers how many it rewrote.
+func asV1Groups(t *testing.T, st store.Store, runID string) int {
+	t.Helper()
+	res, err := st.Scan(t.Context(), &store.ScanParams{Prefix: runlog.EventPrefix(runID), Limit: store.MaxScanLimit})
+	require.NoError(t, err)
+	b := &store.Batch{}
+	for _, it := range res.Items {
+		if it.Value[0] != runcodec.FormatEventDeltas {
+			continue
+		}
+		v1 := []byte{runcodec.FormatEventGroup}
+		require.NoError(t, runcodec.EachStoredEvent(it.Value, func(form []byte) error {
+			v1 = protowire.AppendTag(v1, 1, protowire.BytesType)
+			v1 = protowire.AppendBytes(v1, form)
+			return nil
+		}))
+		b.Ops = append(b.Ops, store.Put(it.Key, v1))
+	}
+	_, err = st.Commit(t.Context(), b)
+	require.NoError(t, err)
+	return len(b.Ops)
+}
+
+// A run whose event groups an older weftd stored (0x07) lists the same
+// events as when they are stored as what they do not share (0x09), and a
+// newer weftd goes on appending to it.
+func TestPersistedFormat_EventGroupsAnOlderWeftdStoredListAsTheSameEvents(t *testing.T) {
+	st := memstore.New(memstore.Config{})
+	older := setupWith(t, st)
+	run := older.submit(seq("a", "b"))
+	older.complete(older.poll("act-a"), `{"a":1}`)
+	before, err := older.eng.ListEvents(older.ctx, ListEventsParams{TenantID: tenant, RunID: run.RunID})
+	require.NoError(t, err)
+	require.NotZero(t, asV1Groups(t, st, run.RunID), "the run has groups")
+
+	b := setupWith(t, st) // a newer weftd: no cache, only the store
+	events, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: run.RunID})
+	require.NoError(t, err)
+	require.Equal(t, before.Events, events.Events, "0x07 groups read as the 0x09 ones did")
+	b.complete(b.poll("act-b"), `{"b":2}`)
+	all, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: run.RunID})
+	require.NoError(t, err)
+	require.Equal(t, before.Events, all.Events[:len(before.Events)], "the log reads across both formats")
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }
