@@ -10,8 +10,9 @@ import (
 // FormatEventGroup is the events one decision appended together, version
 // 1, stored as one record at the run_seq of the last of them: field 1,
 // repeated, each event's stored form (FormatEvent, its format byte first),
-// in run_seq order, which are consecutive. An older weftd wrote it; groups
-// are written as FormatEventDeltas now.
+// in run_seq order, which are consecutive. An older weftd's groups are in
+// this form, and so are the groups AppendEventGroup cannot write as
+// FormatEventDeltas.
 const FormatEventGroup byte = 0x07
 
 // eventGroupEvent is the field of a group that holds one event.
