@@ -205,22 +205,36 @@ func (c *deltaCoder) put() {
 // appendEventDeltas appends events, whose run_seqs are consecutive, as a
 // FormatEventDeltas record; ok is false, and b unchanged, for events it
 // cannot hold that way.
-func appendEventDeltas(b []byte, events []runstate.Event) (_ []byte, ok bool) {
+func appendEventDeltas(b []byte, events []runstate.Event, forms *EventForms) (_ []byte, ok bool) {
 	if !eventSpansFit {
 		return b, false
 	}
 	c := getDeltaCoder()
 	defer c.put()
 	start := len(b)
+	var formsFrom, endsFrom int
+	if forms != nil {
+		formsFrom, endsFrom = len(forms.Buf), len(forms.Ends)
+	}
+	refuse := func() ([]byte, bool) {
+		if forms != nil {
+			forms.Buf, forms.Ends = forms.Buf[:formsFrom], forms.Ends[:endsFrom]
+		}
+		return b[:start], false
+	}
 	b = append(b, FormatEventDeltas)
 	b = appendUint(b, deltasFirstSeq, events[0].Seq)
 	for i := range events {
 		if events[i].Seq != events[0].Seq+uint64(i) {
-			return b[:start], false
+			return refuse()
 		}
 		c.buf[0] = appendEvent(c.buf[0][:0], &events[i])
 		if !c.cur.cut(c.buf[0]) {
-			return b[:start], false
+			return refuse()
+		}
+		if forms != nil {
+			forms.Buf = append(append(forms.Buf, FormatEvent), c.buf[0]...) // AppendEvent's bytes
+			forms.Ends = append(forms.Ends, len(forms.Buf))
 		}
 		b = appendMessage(b, deltasEvent, func(b []byte) []byte { return c.appendDelta(b, &events[i]) })
 		c.prev, c.cur = c.cur, c.prev

@@ -98,6 +98,36 @@ func TestEventDeltas_GiveBackEachEventsOwnStoredFormByteForByte(t *testing.T) {
 	}
 }
 
+// The forms AppendEventGroupForms keeps while it encodes are, byte for
+// byte, those EachStoredEvent answers of the record it wrote — for a group
+// of deltas, for one it writes in the older group form (run_seqs not
+// consecutive) and for one event alone — and the record is
+// AppendEventGroup's; the forms of several groups follow one another.
+func TestAppendEventGroupForms_AreTheFormsEachStoredEventAnswersOfTheRecord(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 16))
+	groups := [][]runstate.Event{benchGroup(), benchGroup()[:1]}
+	for range 500 {
+		evs := randomGroup(r, 1+r.IntN(5))
+		if len(evs) > 1 && r.IntN(4) == 0 {
+			evs[len(evs)-1].Seq += 2 // not consecutive: the older group form
+		}
+		groups = append(groups, evs)
+	}
+	var forms EventForms
+	var want [][]byte
+	for g, evs := range groups {
+		b := AppendEventGroupForms(nil, evs, &forms)
+		require.Equal(t, hex.EncodeToString(AppendEventGroup(nil, evs)), hex.EncodeToString(b), "group %d", g)
+		require.NoError(t, EachStoredEvent(b, func(e []byte) error { want = append(want, e); return nil }))
+	}
+	var got [][]byte
+	forms.Each(func(f []byte) { got = append(got, f) })
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.Equal(t, hex.EncodeToString(want[i]), hex.EncodeToString(got[i]), "event %d", i)
+	}
+}
+
 // The JSON the API, the export and the bus see of an event is the same
 // whether it was stored alone (0x01), in a group of an older weftd (0x07)
 // or in a group of deltas (0x09).

@@ -33,10 +33,47 @@ func AppendEventGroup(b []byte, events []runstate.Event) []byte {
 	if len(events) == 1 {
 		return AppendEvent(b, &events[0])
 	}
-	if out, ok := appendEventDeltas(b, events); ok {
+	if out, ok := appendEventDeltas(b, events, nil); ok {
 		return out
 	}
 	return appendEventGroupV1(b, events)
+}
+
+// EventForms are the stored forms (FormatEvent) of the events of the
+// groups AppendEventGroupForms appended, one after another in Buf; event
+// i's ends at Ends[i].
+type EventForms struct {
+	Buf  []byte
+	Ends []int
+}
+
+// Each answers the events' forms, in order, each a capped slice of Buf.
+func (f *EventForms) Each(fn func(form []byte)) {
+	from := 0
+	for _, end := range f.Ends {
+		fn(f.Buf[from:end:end])
+		from = end
+	}
+}
+
+// AppendEventGroupForms appends events to b as AppendEventGroup does and
+// each event's own stored form — what EachStoredEvent answers of the
+// record — to forms, from the encoding the record is made of, so that a
+// reader of what was just written need not rebuild them.
+func AppendEventGroupForms(b []byte, events []runstate.Event, forms *EventForms) []byte {
+	if len(events) > 1 {
+		if out, ok := appendEventDeltas(b, events, forms); ok {
+			return out
+		}
+		b = appendEventGroupV1(b, events)
+	} else {
+		b = AppendEvent(b, &events[0])
+	}
+	for i := range events {
+		forms.Buf = AppendEvent(forms.Buf, &events[i])
+		forms.Ends = append(forms.Ends, len(forms.Buf))
+	}
+	return b
 }
 
 // appendEventGroupV1 appends events as a FormatEventGroup record.

@@ -75,10 +75,17 @@ func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outb
 	appended := Appended{tenantID: tenantID, events: events, at: len(b.Ops), outbox: outbox}
 	// The records' values share one buffer, each capped at its own length.
 	buf := make([]byte, 0, 280*len(events))
+	if outbox != NoOutbox && len(events) > 1 { // a group's, which the outbox cache would rebuild
+		appended.forms = &runcodec.EventForms{Buf: make([]byte, 0, 256*len(events)), Ends: make([]int, 0, len(events))}
+	}
 	for first := 0; first < len(events); {
 		last := entryEnd(events, first)
 		start := len(buf)
-		buf = runcodec.AppendEventGroup(buf, events[first:last+1])
+		if appended.forms != nil {
+			buf = runcodec.AppendEventGroupForms(buf, events[first:last+1], appended.forms)
+		} else {
+			buf = runcodec.AppendEventGroup(buf, events[first:last+1])
+		}
 		value := buf[start:len(buf):len(buf)]
 		b.Ops = append(b.Ops, store.Put(EventKey(events[last].RunID, events[last].Seq), value))
 		first = last + 1
@@ -124,13 +131,17 @@ func entryEnd(events []runstate.Event, first int) int {
 
 // Appended is where AppendEvents put a decision's events in its batch:
 // from Ops[at], records puts, one per run of consecutive run_seqs
-// (entryEnd), and what it did with the run's outbox entry.
-// OutboxCache.Committed reads the committed batch through it.
+// (entryEnd), and what it did with the run's outbox entry; with an outbox
+// and more than one event, the events' stored forms too, made while they
+// were encoded. OutboxCache.Committed reads the committed batch through it.
 type Appended struct {
 	tenantID    string
 	events      []runstate.Event
 	at, records int
 	outbox      OutboxWrite
+	// forms, when not nil, are the events' stored forms (FormatEvent), as
+	// EachStoredEvent would answer them from the records.
+	forms *runcodec.EventForms
 }
 
 // EventWrites answers how many writes AppendEvents adds to a batch for

@@ -100,18 +100,7 @@ func (c *OutboxCache) Committed(b *store.Batch, res *store.CommitResult, a Appen
 		return // not the batch AppendEvents wrote to: note nothing
 	}
 	runID := a.events[0].RunID
-	values := make([][]byte, 0, len(a.events))
-	size := 0
-	for _, op := range b.Ops[a.at : a.at+a.records] {
-		if runcodec.EachStoredEvent(op.Value, func(v []byte) error {
-			values = append(values, v)
-			size += len(v) + 24
-			return nil
-		}) != nil {
-			values = nil
-			break
-		}
-	}
+	values, size := storedForms(b, a)
 	consecutive := len(values) == len(a.events) && a.events[len(a.events)-1].Seq-a.events[0].Seq == uint64(len(a.events)-1)
 	checkpoint, ok := uint64(0), len(b.Ops) > 0 && string(b.Ops[0].Key) == string(CheckpointKey(runID))
 	if ok {
@@ -132,6 +121,29 @@ func (c *OutboxCache) Committed(b *store.Batch, res *store.CommitResult, a Appen
 		c.resizeLocked(r, values, first, size)
 	}
 	r.checkpoint = checkpoint
+}
+
+// storedForms answers the stored form (FormatEvent) of each event a
+// committed batch appended, and how much memory they take in the cache:
+// those its encoding kept (Appended.forms), else read from its records —
+// a group of deltas rebuilt; nil when a record cannot be read.
+func storedForms(b *store.Batch, a Appended) ([][]byte, int) {
+	values := make([][]byte, 0, len(a.events))
+	size := 0
+	keep := func(v []byte) {
+		values = append(values, v)
+		size += len(v) + 24
+	}
+	if a.forms != nil {
+		a.forms.Each(keep)
+		return values, size
+	}
+	for _, op := range b.Ops[a.at : a.at+a.records] {
+		if runcodec.EachStoredEvent(op.Value, func(v []byte) error { keep(v); return nil }) != nil {
+			return nil, 0
+		}
+	}
+	return values, size
 }
 
 // runLocked answers the run's record, in the current generation, made when
