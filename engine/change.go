@@ -59,6 +59,9 @@ type change struct {
 	// taskPuts are the task records the decision writes, with their keys,
 	// as written (engine/internal/cache); a key noted again supersedes.
 	taskPuts []cache.NotedTask
+	// claims are the claims the decision keeps in its checkpoint instead
+	// of task records (claimInCheckpoint).
+	claims []*record.Task
 	// removesRun: the decision deletes the run's checkpoint with its last
 	// records (retention.go), so the batch writes no checkpoint.
 	removesRun bool

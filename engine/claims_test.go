@@ -72,7 +72,7 @@ func TestClaim_APollSkipsATaskAnotherPollOfTheProcessIsClaiming(t *testing.T) {
 	res := <-first
 	require.NoError(t, res.err)
 	require.Len(t, res.tasks, 1)
-	rec, _, err := b.eng.records.LoadTask(b.ctx, res.tasks[0].TaskID)
+	rec, _, err := b.eng.records.Task(b.ctx, res.tasks[0].TaskID)
 	require.NoError(t, err)
 	require.Equal(t, "w1", rec.WorkerID)
 	require.Zero(t, b.readyEntries())

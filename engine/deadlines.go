@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weft-dev/weft/engine/internal/cache"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -172,10 +173,10 @@ func fireDeadlines(ctx context.Context, e *Engine, key, value []byte, version ui
 		var left time.Time
 		for _, id := range stepTaskIDs(ch.state) {
 			cl := claims[id]
-			if cl.task == nil {
+			if cl.task = taskIn(ch, cl.task, cl.version); !inBucket(cl.task, bucket) {
 				continue
 			}
-			ch.require(store.IfVersion(record.TaskKey(id), cl.version))
+			ch.require(cache.TaskUnchanged(id, cl.version))
 			if cl.task.Deadline.After(ch.now) {
 				if left.IsZero() || cl.task.Deadline.Before(left) {
 					left = cl.task.Deadline
@@ -189,8 +190,8 @@ func fireDeadlines(ctx context.Context, e *Engine, key, value []byte, version ui
 		if ch.state.Status.Terminal() {
 			return nil // a timeout ended the run, which deleted its entries (dropDeadlines)
 		}
-		for _, p := range ch.taskPuts { // a claim this decision made (none is expected of a timeout)
-			if t := &p.Record; t.State == record.TaskClaimed && t.DeadlineIndexed && record.DeadlineBucket(t.Deadline).Equal(bucket) &&
+		for _, t := range madeClaims(ch) { // a claim this decision made (none is expected of a timeout)
+			if t.State == record.TaskClaimed && t.DeadlineIndexed && record.DeadlineBucket(t.Deadline).Equal(bucket) &&
 				(left.IsZero() || t.Deadline.Before(left)) {
 				left = t.Deadline
 			}
@@ -229,11 +230,12 @@ type deadlineClaim struct {
 }
 
 // loadClaims reads the task of every step of s, keeping those claimed with
-// an indexed deadline in bucket.
+// an indexed deadline in bucket: a task's record, or the claim its step
+// keeps when it has none (cache.Records.Task).
 func loadClaims(ctx context.Context, e *Engine, s *runstate.State, bucket time.Time) (map[string]deadlineClaim, error) {
 	claims := make(map[string]deadlineClaim)
 	for _, id := range stepTaskIDs(s) {
-		t, version, err := e.records.LoadTask(ctx, id)
+		t, version, err := e.records.Task(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
 			claims[id] = deadlineClaim{}
 			continue
@@ -241,13 +243,18 @@ func loadClaims(ctx context.Context, e *Engine, s *runstate.State, bucket time.T
 		if err != nil {
 			return nil, err
 		}
-		if t.State == record.TaskClaimed && t.DeadlineIndexed && record.DeadlineBucket(t.Deadline).Equal(bucket) {
+		if inBucket(t, bucket) {
 			claims[id] = deadlineClaim{task: t, version: version}
 		} else {
 			claims[id] = deadlineClaim{}
 		}
 	}
 	return claims, nil
+}
+
+// inBucket reports whether t is claimed with an indexed deadline in bucket.
+func inBucket(t *record.Task, bucket time.Time) bool {
+	return t != nil && t.State == record.TaskClaimed && t.DeadlineIndexed && record.DeadlineBucket(t.Deadline).Equal(bucket)
 }
 
 // stepTaskIDs answers the ids of the tasks the run's steps hold (an

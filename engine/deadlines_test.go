@@ -57,7 +57,7 @@ func TestDeadlineIndex_ClaimsInOneBucketShareOneEntryThatTheRunsEndDeletes(t *te
 		want := record.DeadlineKey(record.DeadlineBucket(task.Deadline), run.RunID)
 		require.Contains(t, entries, string(want))
 		require.Zero(t, attemptTimers(t, b.store), "an indexed claim writes no attempt timer")
-		rec, _, err := b.eng.records.LoadTask(b.ctx, task.TaskID)
+		rec, _, err := b.eng.records.Task(b.ctx, task.TaskID)
 		require.NoError(t, err)
 		require.True(t, rec.DeadlineIndexed)
 		b.complete(task, `1`)
@@ -140,7 +140,7 @@ func TestDeadlineIndex_PastEightBucketsAClaimWritesItsAttemptTimer(t *testing.T)
 	run := b.submit(def)
 	for i, id := range ids {
 		task := b.poll("act-" + id)
-		rec, _, err := b.eng.records.LoadTask(b.ctx, task.TaskID)
+		rec, _, err := b.eng.records.Task(b.ctx, task.TaskID)
 		require.NoError(t, err)
 		if i < maxDeadlineEntries {
 			require.True(t, rec.DeadlineIndexed, "claim %d is indexed", i+1)

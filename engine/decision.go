@@ -193,6 +193,7 @@ func decideOnce(ctx context.Context, e *Engine, runID string, d decision, fresh 
 			e.records.CheckpointCommitted(runID, res.Versions[0], ch.state)
 		}
 		e.records.TasksCommitted(ch.taskPuts, batch, res)
+		e.records.ClaimsCommitted(ch.claims)
 		e.cfg.OutboxCache.Committed(batch, res, ch.appended)
 		e.dispatch.Settle(ch.effects(), true)
 		if ch.slotsFreed {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/weft-dev/weft/engine/internal/cache"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/internal/fault"
@@ -123,7 +124,7 @@ func handOffOne(c *change, r *readyEntry) error {
 	if s == c.eager && c.completed != nil {
 		t.EagerOf = c.completed.ActionID // its report takes its token out of that step's (dropEagerToken)
 	}
-	task, err := claimTask(c, t, s.WorkerID, s.Wants(verifyKey(t.Activity)))
+	task, err := claimTask(c, t, s.WorkerID, s.Wants(verifyKey(t.Activity)), r)
 	if err != nil || task == nil || !r.gone {
 		return fault.Internal(t.RunID, "hand-off of a claimable task "+t.TaskID+" made no claim")
 	}
@@ -209,7 +210,7 @@ func giveBackOne(ctx context.Context, e *Engine, task *Task) error {
 		actor: "weft:undelivered",
 		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
 			var err error
-			t, version, err = e.records.LoadTask(ctx, task.TaskID)
+			t, version, err = e.records.Task(ctx, task.TaskID)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				return "", true, nil
@@ -221,7 +222,11 @@ func giveBackOne(ctx context.Context, e *Engine, task *Task) error {
 			return t.RunID, false, nil
 		},
 		decide: func(ch *change) error {
-			ch.require(store.IfVersion(record.TaskKey(t.TaskID), version))
+			t := taskIn(ch, t, version)
+			if t == nil || t.State != record.TaskClaimed || t.Token != task.Token || claimEnded(ch.state, t) != "" {
+				return nil // reported, timed out or retired meanwhile
+			}
+			ch.require(cache.TaskUnchanged(t.TaskID, version))
 			unclaim(ch, t.Fresh())
 			return nil
 		},
@@ -245,6 +250,7 @@ func unclaim(c *change, t *record.Task) {
 	}
 	releaseFlowSlot(c, st, t.Queue)
 	dropEagerToken(c, t)
+	dropCheckpointClaim(c, t) // its record says it is ready from now on
 	t.State, t.Token, t.WorkerID, t.EagerOf = record.TaskReady, "", "", ""
 	t.ClaimedAt, t.HeartbeatAt, t.Deadline, t.HeartbeatDue = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	t.DeadlineIndexed = false

@@ -24,7 +24,7 @@ func TestEagerDispatch_ARetriedCompletionGivesBackTheNextTasksItsLostAnswerNamed
 	again, err := b.eng.CompleteTask(b.ctx, report) // the worker retries, the same token
 	require.NoError(t, err)
 	require.True(t, again.Duplicate)
-	rec, _, err := b.eng.records.LoadTask(b.ctx, lost.TaskID)
+	rec, _, err := b.eng.records.Task(b.ctx, lost.TaskID)
 	require.NoError(t, err)
 	require.Equal(t, record.TaskReady, rec.State, "b is ready again, not claimed by nobody until its timeout")
 

@@ -37,7 +37,7 @@ func TestEagerDispatch_ACompletionHandsTheNextTaskToItsWorkerInTheSameCommit(t *
 	require.Equal(t, "b", tb.ActionID)
 	require.Zero(t, b.readyEntries(), "an eagerly dispatched task never gets a ready entry")
 
-	rec, _, err := b.eng.records.LoadTask(b.ctx, tb.TaskID)
+	rec, _, err := b.eng.records.Task(b.ctx, tb.TaskID)
 	require.NoError(t, err)
 	require.Equal(t, record.TaskClaimed, rec.State)
 	require.Equal(t, "w1", rec.WorkerID, "claimed for the worker that asked")
@@ -124,7 +124,7 @@ func TestEagerDispatch_AFailedCommitClaimsNothingAndTheRetryHandsTheTaskBack(t *
 
 	next := b.completeEager(ta, "w1", "act-b")
 	require.Len(t, next, 1, "the report's retry made the claim once")
-	rec, _, err := b.eng.records.LoadTask(b.ctx, next[0].TaskID)
+	rec, _, err := b.eng.records.Task(b.ctx, next[0].TaskID)
 	require.NoError(t, err)
 	require.Equal(t, next[0].Token, rec.Token)
 	require.Len(t, b.run(run.RunID).Steps[0].Attempts, 1, "the result is recorded once")

@@ -407,7 +407,7 @@ func scenarioFairness_AStepsOwnFairnessReplacesTheDefinitions(t *testing.T, b *b
 	b.submitFair(d, "A", 1, 0)
 	got := map[string]string{}
 	for _, task := range b.pollAll("act-work", 10) {
-		rec, _, err := b.eng.records.LoadTask(b.ctx, task.TaskID)
+		rec, _, err := b.eng.records.Task(b.ctx, task.TaskID)
 		require.NoError(t, err)
 		got[task.ActionID] = fmt.Sprintf("%s/%g", rec.FairKey, weightOf(rec.FairWeight))
 	}
@@ -451,7 +451,7 @@ func TestFairness_AFanOutsItemsHaveTheirStepsFairness(t *testing.T) {
 	tasks := b.pollAll("act-work", 10)
 	require.Len(t, tasks, 3)
 	for _, task := range tasks {
-		rec, _, err := b.eng.records.LoadTask(b.ctx, task.TaskID)
+		rec, _, err := b.eng.records.Task(b.ctx, task.TaskID)
 		require.NoError(t, err)
 		require.Equal(t, "A", rec.FairKey, "item %s", task.ActionID)
 		require.InDelta(t, 2.0, rec.FairWeight, 0)

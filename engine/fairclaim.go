@@ -329,7 +329,7 @@ func claimFairTask(ctx context.Context, e *Engine, t *record.Task, version uint6
 		decide: func(ch *change) error {
 			ch.require(store.IfVersion(record.TaskKey(t.TaskID), version))
 			var cerr error
-			if task, cerr = claimTask(ch, t.Fresh(), p.WorkerID, names[verifyKey(t.Activity)]); cerr != nil || task == nil {
+			if task, cerr = claimTask(ch, t.Fresh(), p.WorkerID, names[verifyKey(t.Activity)], nil); cerr != nil || task == nil {
 				return cerr
 			}
 			takeFair(ch, fair, t.FairWeight)

@@ -107,7 +107,7 @@ func claimFlow(ctx context.Context, e *Engine, t *record.Task, version uint64, p
 		decide: func(ch *change) error {
 			ch.require(store.IfVersion(record.TaskKey(t.TaskID), version))
 			var cerr error
-			if task, cerr = claimTask(ch, t.Fresh(), p.WorkerID, names[verifyKey(t.Activity)]); cerr != nil || task == nil {
+			if task, cerr = claimTask(ch, t.Fresh(), p.WorkerID, names[verifyKey(t.Activity)], nil); cerr != nil || task == nil {
 				return cerr
 			}
 			if err := takeFlow(ch, s, &r, t, task.Token); err != nil {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -156,7 +157,7 @@ func TestHandOff_ACompletionHandsTheNextTaskToAWaitingPollInOneCommit(t *testing
 			"the completion's commit neither writes nor deletes a ready entry")
 	}
 
-	rec, _, err := b.eng.records.LoadTask(b.ctx, tb.TaskID)
+	rec, _, err := b.eng.records.Task(b.ctx, tb.TaskID)
 	require.NoError(t, err)
 	require.Equal(t, record.TaskClaimed, rec.State)
 	require.Equal(t, "w2", rec.WorkerID)
@@ -249,29 +250,54 @@ func asJSON(t *testing.T, v []byte) []byte {
 	return b
 }
 
+// A hand-off's claim is the one a poll makes: the records, timers and
+// events are the same, but for the task record the poll writes, which the
+// hand-off keeps in its checkpoint's step instead; read back as every
+// reader reads a task (cache.Records.Task), it is the poll's record.
 func TestHandOff_TheClaimItCommitsIsExactlyWhatAPollsClaimWrites(t *testing.T) {
 	def := seq("a", "b")
 	def.Actions[1].HeartbeatTimeout = definition.Duration(30 * time.Second)
-	drive := func(handOff bool) []string {
+	drive := func(handOff bool) ([]string, record.Task) {
 		b := setup(t)
 		b.noProjectionCheck = true
 		run := b.submit(def)
 		ta := b.poll("act-a")
+		var tb *Task
 		if handOff {
 			polled := b.longPoll(b.ctx, "w2", 1, "act-b")
 			b.complete(ta, `{"a":1}`)
-			require.Len(t, received(t, polled), 1)
+			got := received(t, polled)
+			require.Len(t, got, 1)
+			tb = got[0]
 		} else {
 			b.complete(ta, `{"a":1}`)
 			tasks, err := b.eng.PollTasks(b.ctx, PollParams{TenantID: tenant, WorkerID: "w2", Activities: []string{"act-b"}})
 			require.NoError(t, err)
 			require.Len(t, tasks, 1)
+			tb = tasks[0]
 		}
-		return normalised(t, b.store, run.RunID)
+		rec, _, err := b.eng.records.Task(b.ctx, tb.TaskID)
+		require.NoError(t, err)
+		rec.Token = "#TOKEN" // its random part differs
+		rec.Seq = 0          // it orders ready entries only, and the claim has none
+		rec.TaskID, rec.RunID = "", ""
+		out := normalised(t, b.store, run.RunID)
+		out = slices.DeleteFunc(out, func(s string) bool { return strings.HasPrefix(s, "task:RUN/b/") })
+		for i, s := range out {
+			if strings.HasPrefix(s, "wf:RUN:ckpt = ") {
+				out[i] = claimFields.ReplaceAllString(s, "")
+			}
+		}
+		return out, *rec
 	}
-	polled, handedOff := drive(false), drive(true)
+	polled, polledB := drive(false)
+	handedOff, handedOffB := drive(true)
 	require.Equal(t, polled, handedOff, "a hand-off writes the records, timers and events a poll's claim writes")
+	require.Equal(t, polledB, handedOffB, "a hand-off's claim reads back as the record a poll's claim writes")
 }
+
+// claimFields matches the claim fields of a checkpoint's step, as JSON.
+var claimFields = regexp.MustCompile(`,"claim_token":"[^"]*","claim_worker":"[^"]*","claimed_at":"[^"]*","claim_deadline":"[^"]*"(,"claim_heartbeat_due":"[^"]*")?`)
 
 func TestHandOff_APollWhoseCallEndedIsNotHandedATask(t *testing.T) {
 	b := setup(t)
@@ -330,7 +356,7 @@ func TestHandOff_ThePollWaitingLongestIsServedFirst(t *testing.T) {
 	b.complete(ta, `{"a":1}`)
 	tasks := received(t, first)
 	require.Len(t, tasks, 1)
-	rec, _, err := b.eng.records.LoadTask(b.ctx, tasks[0].TaskID)
+	rec, _, err := b.eng.records.Task(b.ctx, tasks[0].TaskID)
 	require.NoError(t, err)
 	require.Equal(t, "first", rec.WorkerID)
 	require.Equal(t, 1, waitingPolls(b.eng), "the later poll still waits")

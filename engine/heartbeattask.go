@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/weft-dev/weft/engine/internal/cache"
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/store"
@@ -52,7 +53,7 @@ func reportHeartbeat(ctx context.Context, e *Engine, p HeartbeatParams) (*Heartb
 		noRules: true,
 		prepare: func(ctx context.Context, _ bool) (string, bool, error) {
 			var err error
-			t, version, err = e.records.LoadTask(ctx, taskID)
+			t, version, err = e.records.Task(ctx, taskID)
 			switch {
 			case errors.Is(err, store.ErrNotFound) || (err == nil && t.TenantID != tenantID):
 				return "", false, fault.ClaimLost(taskID, "")
@@ -65,7 +66,8 @@ func reportHeartbeat(ctx context.Context, e *Engine, p HeartbeatParams) (*Heartb
 			return t.RunID, false, nil
 		},
 		decide: func(ch *change) error {
-			if claimEnded(ch.state, t) != "" { // a report ended it, as the checkpoint says
+			t := taskIn(ch, t, version)                                        // nil: a timeout, a give-back or a retirement ended it since
+			if t == nil || t.Token != token || claimEnded(ch.state, t) != "" { // a report ended it, as the checkpoint says
 				answer = &HeartbeatResult{CancelRequested: true}
 				return nil
 			}
@@ -74,13 +76,13 @@ func reportHeartbeat(ctx context.Context, e *Engine, p HeartbeatParams) (*Heartb
 				return nil
 			}
 			answer = &HeartbeatResult{Deadline: t.Deadline}
-			t := t.Fresh()
+			t = t.Fresh()
 			t.HeartbeatAt = ch.now
 			if len(p.Details) > 0 {
 				t.HeartbeatDetails = p.Details
 			}
-			ch.require(store.IfVersion(record.TaskKey(taskID), version))
-			ch.put(record.TaskKey(taskID), t)
+			ch.require(cache.TaskUnchanged(taskID, version))
+			ch.put(record.TaskKey(taskID), t) // a checkpoint claim's first heartbeat writes its record
 			return nil
 		},
 		lostRace:  func(err error) bool { return conflictOn(err, record.TaskKey(taskID)) },

@@ -152,7 +152,7 @@ func settledTokens(ctx context.Context, e *Engine, tokens []string) ([]string, e
 			gone = append(gone, token)
 			continue
 		}
-		t, _, err := e.records.LoadTask(ctx, taskID)
+		t, _, err := e.records.Task(ctx, taskID) // its record, or the claim its step keeps
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			gone = append(gone, token)

@@ -349,7 +349,7 @@ func claimLoaded(ctx context.Context, e *Engine, t *record.Task, version uint64,
 	_, err = mutate(ctx, e, t.RunID, decide.WorkerActor(p.WorkerID), func(ch *change) error {
 		ch.require(store.IfVersion(record.TaskKey(taskID), version))
 		var cerr error
-		task, cerr = claimTask(ch, t.Fresh(), p.WorkerID, names[verifyKey(t.Activity)])
+		task, cerr = claimTask(ch, t.Fresh(), p.WorkerID, names[verifyKey(t.Activity)], nil)
 		return cerr
 	})
 	var cf *store.ConditionFailedError
@@ -359,8 +359,9 @@ func claimLoaded(ctx context.Context, e *Engine, t *record.Task, version uint64,
 	return task, err
 }
 
-// claimTask is the decision of a claim.
-func claimTask(c *change, t *record.Task, workerID string, verifiable bool) (*Task, error) {
+// claimTask is the decision of a claim. handedOff, for a hand-off, is the
+// ready entry it claims instead of writing (handOffOne).
+func claimTask(c *change, t *record.Task, workerID string, verifiable bool, handedOff *readyEntry) (*Task, error) {
 	s := c.state
 	st := decide.StepOfTask(s, t.ActionID, t.TaskID)
 	if s.Status.Terminal() || st == nil {
@@ -380,7 +381,9 @@ func claimTask(c *change, t *record.Task, workerID string, verifiable bool) (*Ta
 		t.HeartbeatDue = c.now.Add(hb)
 		c.setTimer(record.Timer{RunID: t.RunID, Kind: record.TimerHeartbeat, Ref: t.TaskID, Due: t.HeartbeatDue, Token: t.Token})
 	}
-	c.put(record.TaskKey(t.TaskID), t)
+	if !claimInCheckpoint(c, t, st, handedOff) {
+		c.put(record.TaskKey(t.TaskID), t)
+	}
 	if err := c.rules().Claimed(decide.TaskKind(t.Kind), c.run.Action(t.ActionID), st, workerID, verifiable); err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func taskWrites(batch *store.Batch, taskID string) []store.Op {
 }
 
 // A decision that makes a task ready and hands it to a waiting poll writes
-// the task's record once, claimed, and neither writes nor deletes its ready
+// no task record (its checkpoint keeps the claim), and neither writes nor deletes its ready
 // entry or its schedule-to-start timer: both were created and removed within
 // the decision, so they never reach the store — not even as a delete.
 func TestHandOff_AHandedOffTasksDecisionWritesNoReadyEntryNoStartTimerAndDeletesNeither(t *testing.T) {
@@ -58,14 +58,14 @@ func TestHandOff_AHandedOffTasksDecisionWritesNoReadyEntryNoStartTimerAndDeletes
 	ta := received(t, polled)
 	require.Len(t, ta, 1)
 	requireNoWriteOfTasksQueueEntryOrStartTimer(t, cs.last, ta[0].TaskID)
-	claimedOnce(t, cs.last, ta[0].TaskID)
+	claimedInCheckpoint(t, b, cs.last, ta[0].TaskID)
 
 	polled = b.longPoll(ctx, "w2", 1, "act-b")
 	b.complete(ta[0], `{"a":1}`)
 	tb := received(t, polled)
 	require.Len(t, tb, 1)
 	requireNoWriteOfTasksQueueEntryOrStartTimer(t, cs.last, tb[0].TaskID)
-	claimedOnce(t, cs.last, tb[0].TaskID)
+	claimedInCheckpoint(t, b, cs.last, tb[0].TaskID)
 	require.Zero(t, b.readyEntries())
 	timers, err := cs.Scan(b.ctx, &store.ScanParams{Prefix: keyspace.Timer.KeyPrefix()})
 	require.NoError(t, err)
@@ -76,15 +76,16 @@ func TestHandOff_AHandedOffTasksDecisionWritesNoReadyEntryNoStartTimerAndDeletes
 	require.Equal(t, "COMPLETED", string(b.run(run.RunID).Status))
 }
 
-// claimedOnce requires that batch writes taskID's record exactly once, as
-// a claimed task whose schedule-to-start timer is disarmed.
-func claimedOnce(t *testing.T, batch *store.Batch, taskID string) {
+// claimedInCheckpoint requires that batch writes no record of taskID, and
+// that the checkpoint it writes keeps taskID's claim in its step: what
+// every reader of the task reads (cache.Records.Task) is claimed, with no
+// schedule-to-start timer.
+func claimedInCheckpoint(t *testing.T, b *bundle, batch *store.Batch, taskID string) {
 	t.Helper()
-	w := taskWrites(batch, taskID)
-	require.Len(t, w, 1, "the task record is written once")
-	require.Equal(t, store.OpPut, w[0].Kind)
-	var rec record.Task
-	require.NoError(t, record.DecodeTask(w[0].Value, &rec))
+	require.Empty(t, taskWrites(batch, taskID), "a hand-off writes no task record")
+	rec, version, err := b.eng.records.Task(b.ctx, taskID)
+	require.NoError(t, err)
+	require.Zero(t, version, "the claim is its checkpoint's")
 	require.Equal(t, record.TaskClaimed, rec.State)
 	require.True(t, rec.StartDue.IsZero())
 }
@@ -98,7 +99,7 @@ func TestEagerDispatch_TheNextTasksDecisionWritesNoReadyEntryNoStartTimerAndDele
 	next := b.completeEager(b.poll("act-a"), "w1", "act-a", "act-b")
 	require.Len(t, next, 1)
 	requireNoWriteOfTasksQueueEntryOrStartTimer(t, cs.last, next[0].TaskID)
-	claimedOnce(t, cs.last, next[0].TaskID)
+	claimedInCheckpoint(t, b, cs.last, next[0].TaskID)
 }
 
 // With no poll waiting, the task's ready entry and timer are written (the

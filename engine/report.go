@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/engine/definition"
+	"github.com/weft-dev/weft/engine/internal/cache"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
@@ -67,7 +68,7 @@ func report(ctx context.Context, e *Engine, r ReportParams, result string,
 				return nil
 			}
 			key := record.TaskKey(taskID) // its condition's, and its write's when it has one
-			ch.require(store.IfVersion(key, rc.version))
+			ch.require(cache.TaskUnchanged(taskID, rc.version))
 			st := decide.StepOfTask(ch.state, rc.t.ActionID, taskID)
 			if st == nil {
 				return fault.ClaimLost(taskID, rc.t.RunID)
@@ -117,6 +118,7 @@ func endClaim(c *change, t *record.Task, result string) {
 		c.clearTimer(t.HeartbeatDue, record.TimerHeartbeat, t.TaskID)
 	}
 	dropEagerToken(c, t)
+	endCheckpointClaim(c, t)
 	observeAttemptEnd(c, t, result)
 }
 

@@ -244,7 +244,9 @@ func TestEagerDispatch_AnEagerTasksReportTakesItsTokenOutOfTheCheckpoint(t *test
 	require.Len(t, res.Tasks, 1)
 	tb := res.Tasks[0]
 	require.Equal(t, []string{shortToken(run.RunID, tb.Token)}, checkpointOf(t, b, run.RunID).Step("a").EagerTokens)
-	rec, _ := storedTask(t, b.store, tb.TaskID)
+	rec, version, err := b.eng.records.Task(b.ctx, tb.TaskID)
+	require.NoError(t, err)
+	require.Zero(t, version, "an eager claim writes no task record")
 	require.Equal(t, "a", rec.EagerOf)
 
 	res, err = b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: tb.Token, WorkerID: "w1", Output: json.RawMessage(`2`), Next: next})

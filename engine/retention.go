@@ -249,6 +249,9 @@ func (r removal) Finish(indexKey []byte) {
 		if !st.WakeAt.IsZero() && st.Status == runstate.StepRunning {
 			c.clearTimer(st.WakeAt, record.TimerSleep, st.ActionID) // a sleep that never woke (docs/semantics.md#sleep)
 		}
+		if !st.ClaimHeartbeatDue.IsZero() { // a claim its step keeps (checkpointclaim.go), which has no record to name it
+			c.clearTimer(st.ClaimHeartbeatDue, record.TimerHeartbeat, checkpointClaimTask(c.run.RunID, st))
+		}
 		if a := c.run.Action(st.ActionID); a != nil {
 			if t, ok := decide.WaitTimer(a, st); ok {
 				c.clearTimer(t.Due, record.TimerWait, t.Ref)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/acceptance"
+	"github.com/weft-dev/weft/engine/internal/cache"
 	"github.com/weft-dev/weft/engine/internal/decide"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runstate"
@@ -53,7 +54,7 @@ func fireTimer(ctx context.Context, e *Engine, key, value []byte) error {
 	var taskVersion uint64
 	if t.Kind == record.TimerAttempt || t.Kind == record.TimerHeartbeat || t.Kind == record.TimerStart {
 		var err error
-		task, taskVersion, err = e.records.LoadTask(ctx, t.Ref)
+		task, taskVersion, err = e.records.Task(ctx, t.Ref)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
@@ -69,8 +70,9 @@ func fireTimer(ctx context.Context, e *Engine, key, value []byte) error {
 		ch.flowHeld = held
 		ch.require(store.IfPresent(key))
 		ch.del(key)
+		task := taskIn(ch, task, taskVersion)
 		if task != nil {
-			ch.require(store.IfVersion(record.TaskKey(task.TaskID), taskVersion))
+			ch.require(cache.TaskUnchanged(task.TaskID, taskVersion))
 		}
 		return dueTimer{ch}.apply(t, task.Fresh())
 	})
@@ -115,6 +117,7 @@ func (c dueTimer) attemptTimedOut(task *record.Task, token, message string) erro
 	}
 	task.State = record.TaskLost
 	c.put(record.TaskKey(task.TaskID), task)
+	dropCheckpointClaim(c.change, task) // its record says it from now on
 	if task.Kind == TaskActivity {
 		releaseFlowSlot(c.change, st, task.Queue)
 	}

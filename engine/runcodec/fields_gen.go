@@ -1021,6 +1021,12 @@ func appendStepState(b []byte, v *runstate.StepState) []byte {
 	for _, s := range v.EagerTokens {
 		b = appendElem(b, 37, s)
 	}
+	b = appendString(b, 39, v.ClaimToken)
+	b = appendString(b, 40, v.ClaimWorker)
+	b = appendTime(b, 42, v.ClaimedAt)
+	b = appendTime(b, 43, v.ClaimDeadline)
+	b = appendTime(b, 45, v.ClaimHeartbeatDue)
+	b = appendString(b, 44, v.EndedClaimToken)
 	return b
 }
 
@@ -1207,6 +1213,30 @@ func decodeStepState(b []byte, v *runstate.StepState) error {
 		case 37:
 			s, err := f.str()
 			v.EagerTokens = append(v.EagerTokens, s)
+			return err
+		case 39:
+			s, err := f.str()
+			v.ClaimToken = s
+			return err
+		case 40:
+			s, err := f.str()
+			v.ClaimWorker = s
+			return err
+		case 42:
+			t, err := f.time()
+			v.ClaimedAt = t
+			return err
+		case 43:
+			t, err := f.time()
+			v.ClaimDeadline = t
+			return err
+		case 45:
+			t, err := f.time()
+			v.ClaimHeartbeatDue = t
+			return err
+		case 44:
+			s, err := f.str()
+			v.EndedClaimToken = s
 			return err
 		}
 		return nil // a field this reader does not know

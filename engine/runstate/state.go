@@ -219,6 +219,26 @@ type StepState struct {
 	// out (record.Task.EagerOf). A token is kept without the run's id and
 	// the "/" that begin it.
 	EagerTokens []string `json:"eager_tokens,omitempty" wire:"37"`
+	// ClaimToken, ClaimWorker, ClaimedAt, ClaimDeadline and
+	// ClaimHeartbeatDue are the claim of the step's task that a hand-off
+	// made without writing its task record (record.Task, built from them by
+	// cache.CheckpointClaim): its token without the run's id and the "/"
+	// that begin it, the worker, when, and when its attempt and its
+	// heartbeat time out (zero: no heartbeat timeout). Its deadline is
+	// always indexed (runstate.State.Deadlines). The first write of the
+	// task's record (a heartbeat, a timeout, a give-back, a retirement)
+	// supersedes them; a report writes none, and they stay, so that a
+	// duplicate report is recognised (claimEnded), until the step's next
+	// such claim.
+	ClaimToken        string    `json:"claim_token,omitempty" wire:"39"`
+	ClaimWorker       string    `json:"claim_worker,omitempty" wire:"40"`
+	ClaimedAt         time.Time `json:"claimed_at,omitzero" wire:"42"`
+	ClaimDeadline     time.Time `json:"claim_deadline,omitzero" wire:"43"`
+	ClaimHeartbeatDue time.Time `json:"claim_heartbeat_due,omitzero" wire:"45"`
+	// EndedClaimToken is the ClaimToken the step's next such claim
+	// replaced, so that a report retried after the attempt it ended was
+	// retried is still recognised as a duplicate.
+	EndedClaimToken string `json:"ended_claim_token,omitempty" wire:"44"`
 }
 
 // IsItem reports whether the step is an item of a fan-out.

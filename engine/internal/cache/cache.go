@@ -187,7 +187,7 @@ func (e *Records) ForgetTasks(puts []NotedTask) {
 
 // ClaimedTask answers, for a report with token, the task record and its
 // version: the cached one when it shows that claim (cached), else the
-// store's. A decision on a cached record that finds the claim lost is made
+// store's, or its run's checkpoint claim at version 0 (Task). A decision on a cached record that finds the claim lost is made
 // again on the store's (report): another engine may have recorded this very
 // report, which the store's record shows as a duplicate.
 func (e *Records) ClaimedTask(ctx context.Context, taskID, token string, fresh bool) (t *record.Task, version uint64, cached bool, err error) {
@@ -195,8 +195,16 @@ func (e *Records) ClaimedTask(ctx context.Context, taskID, token string, fresh b
 		rec := c.record
 		return &rec, c.version, true, nil
 	}
-	t, version, err = e.LoadTask(ctx, taskID)
+	t, version, err = e.Task(ctx, taskID)
 	return t, version, false, err
+}
+
+// ClaimsCommitted caches the checkpoint claims a committed decision made
+// (CheckpointClaim), at version 0: their records are absent.
+func (e *Records) ClaimsCommitted(claims []*record.Task) {
+	for _, t := range claims {
+		e.tasks.Put(t.TaskID, cachedTask{record: *t})
+	}
 }
 
 // LoadRun reads a run's immutable record, cached after the first read. A
