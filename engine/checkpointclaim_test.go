@@ -309,3 +309,63 @@ func TestCheckpointClaim_RetentionRemovesTheTimersOfAClaimWithoutARecord(t *test
 	_, err = b.store.Get(b.ctx, record.RunKey(run.RunID))
 	require.True(t, errors.Is(err, store.ErrNotFound))
 }
+
+// A failure reported to the engine that made a checkpoint claim, after
+// another engine's heartbeat wrote the claim's record with details, is
+// decided on that record: the claim's absence it read is a condition of
+// its commit, so the details reach the step's next attempt.
+func TestCheckpointClaim_AFailureAfterAnotherEnginesFirstHeartbeatKeepsItsDetails(t *testing.T) {
+	st := memstore.New(memstore.Config{})
+	b := setupWith(t, st)
+	other := setupWith(t, st)
+	def := seq("a", "b")
+	def.Actions[1].Retry = definition.RetryPolicy{MaxAttempts: 3}
+	_, tb := b.eagerClaim(def)
+	_, err := other.eng.HeartbeatTask(other.ctx, HeartbeatParams{TenantID: tenant, Token: tb.Token, Details: json.RawMessage(`{"done":7}`)})
+	require.NoError(t, err)
+	b.fail(tb, definition.ErrorTransient)
+	b.clock.Advance(time.Minute)
+	b.tick()
+	next := b.poll("act-b")
+	require.Equal(t, 2, next.EngineAttempt)
+	require.JSONEq(t, `{"done":7}`, string(next.HeartbeatDetails))
+}
+
+// On every store, a checkpoint claim is reported with eager dispatch, the
+// store reopened as a restarted process reopens it, and the report sent
+// again to a fresh engine: it is a duplicate, a heartbeat asks to stop, and
+// the eager claim its first answer carried, read back from the checkpoint
+// alone, is given back and completes the run.
+func TestCheckpointClaim_AcrossARestartOnEveryStoreADuplicateStaysOneAndAClaimStillOutCompletes(t *testing.T) {
+	for _, backend := range crashBackends() {
+		t.Run(backend.name, func(t *testing.T) {
+			first, reopen := backend.open(t)
+			b := setupWith(t, first)
+			b.noProjectionCheck = true // its store is closed by the restart; r checks the same runs
+			run := b.submit(seq("a", "b", "c"))
+			tb := b.completeEager(b.poll("act-a"), "w1", "act-b")[0]
+			tc := b.completeEager(tb, "w1", "act-c")[0]
+			requireNoTaskRecord(t, first, tb.TaskID, "an eager claim writes no task record")
+			requireNoTaskRecord(t, first, tc.TaskID, "an eager claim writes no task record")
+
+			r := setupWith(t, reopen(first))
+			res, err := r.eng.CompleteTask(r.ctx, ReportParams{TenantID: tenant, Token: tb.Token, WorkerID: "w1", Output: json.RawMessage(`{}`)})
+			require.NoError(t, err)
+			require.True(t, res.Duplicate)
+			hb, err := r.eng.HeartbeatTask(r.ctx, HeartbeatParams{TenantID: tenant, Token: tb.Token})
+			require.NoError(t, err)
+			require.True(t, hb.CancelRequested)
+			// The retried completion's worker never had c's claim: the fresh
+			// engine, reading it from the checkpoint alone, gives it back.
+			again := r.poll("act-c")
+			require.Equal(t, tc.TaskID, again.TaskID)
+			require.NotEqual(t, tc.Token, again.Token)
+			r.complete(again, `3`)
+			snap := r.run(run.RunID)
+			require.Equal(t, runstate.RunCompleted, snap.Status)
+			for _, id := range []string{"a", "b", "c"} {
+				require.Len(t, snap.Step(id).Attempts, 1, "step %s ran once", id)
+			}
+		})
+	}
+}
