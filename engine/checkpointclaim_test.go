@@ -13,6 +13,8 @@ import (
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/keyspace"
+	"github.com/weft-dev/weft/engine/runcodec"
+	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/memstore"
@@ -368,4 +370,40 @@ func TestCheckpointClaim_AcrossARestartOnEveryStoreADuplicateStaysOneAndAClaimSt
 			}
 		})
 	}
+}
+
+// A hand-off claim as an older weftd stored it — in its task record, with
+// no claim in the checkpoint's step — is read from the record: its report
+// completes it (leaving the record claimed, the checkpoint ending it), a
+// duplicate is one, and a heartbeat after it asks to stop.
+func TestPersistedFormat_AHandOffClaimAnOlderWeftdKeptInItsTaskRecordIsReportedAsBefore(t *testing.T) {
+	b := setup(t)
+	run, tb := b.eagerClaim(seq("a", "b"))
+	rec, version, err := b.eng.records.Task(b.ctx, tb.TaskID)
+	require.NoError(t, err)
+	require.Zero(t, version)
+	s, ckptVersion, err := b.eng.records.LoadCheckpointForChange(b.ctx, run.RunID)
+	require.NoError(t, err)
+	st := s.Step("b")
+	st.ClaimToken, st.ClaimWorker, st.ClaimedAt, st.ClaimDeadline, st.ClaimHeartbeatDue = "", "", time.Time{}, time.Time{}, time.Time{}
+	rec.Seq = s.LastSeq
+	_, err = b.store.Commit(b.ctx, &store.Batch{
+		Conditions: []store.Condition{store.IfVersion(runlog.CheckpointKey(run.RunID), ckptVersion)},
+		Ops: []store.Op{runlog.PutCheckpoint(run.RunID, s),
+			store.Put(record.TaskKey(tb.TaskID), runcodec.AppendTask(nil, rec.Stored()))}})
+	require.NoError(t, err)
+	b.eng.records.ForgetCheckpoint(run.RunID)
+	b.eng.records.ForgetTask(tb.TaskID)
+
+	b.complete(tb, `2`)
+	stored, _ := storedTask(t, b.store, tb.TaskID)
+	require.Equal(t, record.TaskClaimed, stored.State)
+	require.Equal(t, "completed", claimEnded(checkpointOf(t, b, run.RunID), &stored))
+	res, err := b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: tb.Token, WorkerID: "w1", Output: json.RawMessage(`2`)})
+	require.NoError(t, err)
+	require.True(t, res.Duplicate)
+	hb, err := b.eng.HeartbeatTask(b.ctx, HeartbeatParams{TenantID: tenant, Token: tb.Token})
+	require.NoError(t, err)
+	require.True(t, hb.CancelRequested)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
 }
