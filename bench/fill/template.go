@@ -301,10 +301,16 @@ type compiler struct {
 
 // record is the top-level fields of a record that Compile looks at.
 type record struct {
-	RunID       string `json:"run_id"`
-	CreatedAt   string `json:"created_at"`
-	PlanSHA256  string `json:"plan_sha256"`
-	Token       string `json:"token"`
+	RunID      string `json:"run_id"`
+	CreatedAt  string `json:"created_at"`
+	PlanSHA256 string `json:"plan_sha256"`
+	Token      string `json:"token"`
+	// Steps are a checkpoint's: the tokens of the claims its steps keep
+	// instead of task records.
+	Steps []struct {
+		ClaimToken      string `json:"claim_token"`
+		EndedClaimToken string `json:"ended_claim_token"`
+	} `json:"steps"`
 	EventType   string `json:"event_type"`
 	EventID     string `json:"event_id"`
 	Idem        string `json:"idempotency_key"`
@@ -316,6 +322,17 @@ type record struct {
 		PlanSHA256    string `json:"plan_sha256"`
 		CorrelationID string `json:"correlation_id"`
 	} `json:"data"`
+}
+
+// learnToken records a task-claim token's random part, renewed in a clone.
+func (c *compiler) learnToken(token string) {
+	if i := strings.LastIndexByte(token, '#'); i > 0 {
+		random := token[i+1:]
+		if _, ok := c.tokenSlots[random]; !ok && plain(random) {
+			c.tokenSlots[random] = c.t.tokens
+			c.t.tokens++
+		}
+	}
 }
 
 // learn records the identifiers a record defines: event ids and
@@ -350,12 +367,10 @@ func (c *compiler) learn(it store.Item) error {
 			return err
 		}
 	}
-	if i := bytes.LastIndexByte([]byte(r.Token), '#'); i > 0 {
-		random := r.Token[i+1:]
-		if _, ok := c.tokenSlots[random]; !ok && plain(random) {
-			c.tokenSlots[random] = c.t.tokens
-			c.t.tokens++
-		}
+	c.learnToken(r.Token)
+	for _, st := range r.Steps {
+		c.learnToken(st.ClaimToken)
+		c.learnToken(st.EndedClaimToken)
 	}
 	if r.CreatedAt != "" && r.EventType == "" {
 		created, err := time.Parse(time.RFC3339Nano, r.CreatedAt)
