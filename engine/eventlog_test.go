@@ -38,7 +38,7 @@ func asOlderWeftd(t *testing.T, st store.Store, runID string) {
 			var ev runstate.Event
 			require.NoError(t, runcodec.DecodeEvent(it.Value, &ev))
 			v = ev
-		case len(it.Value) > 0 && it.Value[0] == runcodec.FormatCheckpoint:
+		case runcodec.IsCheckpoint(it.Value):
 			var s runstate.State
 			require.NoError(t, runcodec.DecodeState(it.Value, &s))
 			v = &s
@@ -83,7 +83,7 @@ func TestPersistedFormat_ARunAnOlderWeftdStoredAsJSONLoadsAndGoesOn(t *testing.T
 	require.Equal(t, runstate.RunCompleted, after.Status)
 	item, err := st.Get(b.ctx, runlog.CheckpointKey(run.RunID))
 	require.NoError(t, err)
-	require.Equal(t, runcodec.FormatCheckpoint, item.Value[0])
+	require.True(t, runcodec.IsCheckpoint(item.Value), "written in binary")
 	all, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: run.RunID})
 	require.NoError(t, err)
 	require.Equal(t, eventsBefore.Events, all.Events[:len(eventsBefore.Events)], "the log reads across both formats")

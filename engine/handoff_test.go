@@ -226,7 +226,7 @@ func asJSON(t *testing.T, v []byte) []byte {
 		evs, err := runcodec.DecodeEvents(v, nil)
 		require.NoError(t, err)
 		decoded = evs
-	case len(v) > 0 && v[0] == runcodec.FormatCheckpoint:
+	case runcodec.IsCheckpoint(v):
 		var s runstate.State
 		require.NoError(t, runcodec.DecodeState(v, &s))
 		decoded = &s

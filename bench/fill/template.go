@@ -212,7 +212,7 @@ func asJSON(items []store.Item) ([]store.Item, []byte, error) {
 				return nil, nil, fmt.Errorf("template record %q: %w", it.Key, err)
 			}
 			v = evs
-		case len(it.Value) > 0 && it.Value[0] == runcodec.FormatCheckpoint:
+		case runcodec.IsCheckpoint(it.Value):
 			var s runstate.State
 			if err := runcodec.DecodeState(it.Value, &s); err != nil {
 				return nil, nil, fmt.Errorf("template record %q: %w", it.Key, err)
@@ -232,6 +232,9 @@ func asJSON(items []store.Item) ([]store.Item, []byte, error) {
 			return nil, nil, fmt.Errorf("template record %q: %w", it.Key, err)
 		}
 		out[i].Value, formats[i] = b, it.Value[0]
+		if runcodec.IsCheckpoint(it.Value) {
+			formats[i] = runcodec.FormatCheckpoint // rendered back by AppendState, compressed or not
+		}
 	}
 	return out, formats, nil
 }

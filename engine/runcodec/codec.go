@@ -45,9 +45,24 @@ func DecodeEvent(b []byte, ev *runstate.Event) error {
 	}
 }
 
-// AppendState appends a checkpoint's stored form to b.
+// AppendState appends a checkpoint's stored form to b: its fields
+// (FormatCheckpoint), compressed when that is shorter (FormatCompressed).
 func AppendState(b []byte, s *runstate.State) []byte {
-	return appendState(append(b, FormatCheckpoint), s)
+	p := scratch.Get().(*[]byte)
+	raw := appendState(append((*p)[:0], FormatCheckpoint), s)
+	b = appendCompressed(b, raw)
+	if cap(raw) <= maxKeptScratch {
+		*p = raw
+		scratch.Put(p)
+	}
+	return b
+}
+
+// IsCheckpoint reports whether b is a checkpoint in a binary form:
+// FormatCheckpoint, or compressed (FormatCompressed, which only a
+// checkpoint is stored as).
+func IsCheckpoint(b []byte) bool {
+	return len(b) > 0 && (b[0] == FormatCheckpoint || b[0] == FormatCompressed)
 }
 
 // DecodeState decodes a stored checkpoint, in its binary form or as the
@@ -57,6 +72,16 @@ func AppendState(b []byte, s *runstate.State) []byte {
 // than the FAILED steps (only a RETRY_STEP takes a step out of FAILED, and
 // one away from the counter).
 func DecodeState(b []byte, s *runstate.State) error {
+	if len(b) > 0 && b[0] == FormatCompressed {
+		raw, err := decompressed(b)
+		if err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		if len(raw) == 0 || raw[0] != FormatCheckpoint {
+			return fmt.Errorf("checkpoint: compressed: %w", ErrUnknownFormat)
+		}
+		b = raw
+	}
 	switch {
 	case len(b) > 0 && b[0] == FormatCheckpoint:
 		*s = runstate.State{}

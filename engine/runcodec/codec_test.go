@@ -145,10 +145,11 @@ func FuzzDecodeEvent(f *testing.F) {
 
 func FuzzDecodeState(f *testing.F) {
 	f.Add(AppendState(nil, randomState(rand.New(rand.NewPCG(11, 16)), true)))
+	f.Add(AppendState(nil, benchState())) // compressed
 	f.Add([]byte(`{"version":1,"run_id":"r","status":"RUNNING"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var s runstate.State
-		if DecodeState(b, &s) != nil || !(len(b) > 0 && b[0] == FormatCheckpoint) {
+		if DecodeState(b, &s) != nil || !IsCheckpoint(b) {
 			return
 		}
 		var again runstate.State

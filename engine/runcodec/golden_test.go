@@ -20,7 +20,8 @@ import (
 // (commit 10d2b06), and is never rewritten: a record an older weftd stored
 // must load, and the same value must store to the same bytes. A record kind
 // added later (the event group, the event group of deltas, a grouped outbox reference, a run's
-// outbox entry, the deadline index entry, a task's deadline_indexed, a checkpoint's deadlines) has its cases
+// outbox entry, the deadline index entry, a task's deadline_indexed, a checkpoint's deadlines, a
+// compressed checkpoint) has its cases
 // appended, as the weftd that introduced it wrote them.
 type goldenCase struct {
 	Kind    string          `json:"kind"`
@@ -60,7 +61,15 @@ var goldenCodecs = map[string]goldenCodec{
 	},
 	"checkpoint": {
 		value:  func() any { return &runstate.State{} },
-		encode: func(v any) []byte { return AppendState(nil, v.(*runstate.State)) },
+		encode: func(v any) []byte { return appendState([]byte{FormatCheckpoint}, v.(*runstate.State)) },
+		decode: func(b []byte) (any, error) { var s runstate.State; err := DecodeState(b, &s); return &s, err },
+	},
+	// A compressed checkpoint is not compared byte for byte: a compressor's
+	// output may change from one version of its library to the next, while
+	// every version reads every other's. What it holds is: see
+	// TestAppendState_CompressesToTheUncompressedFormsBytes.
+	"checkpoint_compressed": {
+		value:  func() any { return &runstate.State{} },
 		decode: func(b []byte) (any, error) { var s runstate.State; err := DecodeState(b, &s); return &s, err },
 	},
 	"task": {
@@ -103,6 +112,9 @@ func TestGolden_EveryRecordKindStoresToTheBytesAnOlderWeftdWrote(t *testing.T) {
 		seen[c.Kind] = true
 		v := codec.value()
 		require.NoError(t, json.Unmarshal(c.Value, v), c.Name)
+		if codec.encode == nil {
+			continue
+		}
 		require.Equal(t, c.Stored, hex.EncodeToString(codec.encode(v)), "%s %s", c.Kind, c.Name)
 	}
 	require.Len(t, seen, len(goldenCodecs), "a golden record of every kind")
