@@ -26,6 +26,7 @@ const (
 var concurrencyRules = []rule{
 	{"TestConditionalBatch_ConcurrentIncrementsLoseNoUpdate", testConcurrentIncrementsLoseNoUpdate},
 	{"TestConditionalBatch_ConcurrentInsertIfAbsentHasOneWinner", testConcurrentInsertIfAbsentOneWinner},
+	{"TestBatch_ConcurrentBlindPutsOfNewKeysAllCommit", testConcurrentBlindPutsOfNewKeys},
 	{"TestBatch_AtomicToConcurrentScanners", testBatchAtomicToScanners},
 	{"TestBatch_AtomicToConcurrentReaders", testBatchAtomicToReaders},
 }
@@ -120,6 +121,38 @@ func testConcurrentInsertIfAbsentOneWinner(t *testing.T, h Harness) {
 		require.NoError(t, err)
 	}
 	require.EqualValues(t, 1, wins.Load(), "exactly one insert-if-absent wins")
+}
+
+// testConcurrentBlindPutsOfNewKeys races batches without conditions that
+// each put the same keys, absent until then, from every handle: every
+// batch commits (a backend may retry one inside Commit, never fail it),
+// and each key ends with a value one of them put.
+func testConcurrentBlindPutsOfNewKeys(t *testing.T, h Harness) {
+	inst := h.Open(t)
+	handles := inst.handles(t, casHandles)
+	const rounds = 8
+	for round := range rounds {
+		keys := [][]byte{store.Key("blind", store.Uint64(uint64(round)), "a"), store.Key("blind", store.Uint64(uint64(round)), "b")}
+		var wg sync.WaitGroup
+		errs := make(chan error, casWorkers)
+		for w := range casWorkers {
+			wg.Go(func() {
+				value := []byte(strconv.Itoa(w))
+				_, err := handles[w%len(handles)].Commit(ctx(t), &store.Batch{Ops: []store.Op{store.Put(keys[0], value), store.Put(keys[1], value)}})
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err, "round %d", round)
+		}
+		a, err := inst.Store.Get(ctx(t), keys[0])
+		require.NoError(t, err)
+		b, err := inst.Store.Get(ctx(t), keys[1])
+		require.NoError(t, err)
+		require.Equal(t, a.Value, b.Value, "round %d: both keys hold one batch's value", round)
+	}
 }
 
 func insertOnce(c context.Context, s store.Store, key []byte, w int, wins *atomic.Int32) error {

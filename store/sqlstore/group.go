@@ -21,9 +21,15 @@ const (
 	lockConditionsSQL = "SELECT k, version FROM weft_kv WHERE k = ANY($1) ORDER BY k FOR UPDATE"
 	readConditionsSQL = "SELECT k, version FROM weft_kv WHERE k = ANY($1)"
 	deleteSQL         = "DELETE FROM weft_kv WHERE k = ANY($1)"
-	upsertSQL         = `INSERT INTO weft_kv (k, v, version)
-SELECT t.k, t.v, t.version FROM unnest($1::BYTEA[], $2::BYTEA[], $3::INT8[]) AS t(k, v, version)
-ON CONFLICT (k) DO UPDATE SET v = excluded.v, version = excluded.version`
+	// upsertSQL writes a group's puts on PostgreSQL. MERGE, where INSERT …
+	// ON CONFLICT DO UPDATE would insert each row speculatively and log a
+	// confirmation of it (a WAL record per row). A key another transaction
+	// inserts meanwhile is a serialization failure (40001) under
+	// SERIALIZABLE, as it is for ON CONFLICT: the store retries it.
+	upsertSQL         = `MERGE INTO weft_kv AS w
+USING unnest($1::BYTEA[], $2::BYTEA[], $3::INT8[]) AS t(k, v, version) ON w.k = t.k
+WHEN MATCHED THEN UPDATE SET v = t.v, version = t.version
+WHEN NOT MATCHED THEN INSERT (k, v, version) VALUES (t.k, t.v, t.version)`
 )
 
 // group is the batches one transaction commits, in arrival order. A

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -293,6 +294,28 @@ func defaultGroups(d Dialect, conns int32) int {
 	return max(1, int(conns)/4)
 }
 
+// minPostgreSQL is the oldest PostgreSQL the store runs on: the first with
+// MERGE (upsertSQL). Older ones are past their end of life.
+const minPostgreSQL = 15
+
+// checkPostgreSQLVersion refuses a PostgreSQL older than minPostgreSQL, by
+// the major version its version() text begins with ("PostgreSQL 15.19 …").
+func checkPostgreSQLVersion(server Dialect, version string) error {
+	if server != PostgreSQL {
+		return nil
+	}
+	rest, ok := strings.CutPrefix(version, "PostgreSQL ")
+	digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
+	major, err := strconv.Atoi(rest[:digits])
+	if !ok || err != nil {
+		return fmt.Errorf("sqlstore: the server's version is not PostgreSQL's form (%.40q)", version)
+	}
+	if major < minPostgreSQL {
+		return fmt.Errorf("sqlstore: PostgreSQL %d or later is required, the server is PostgreSQL %d", minPostgreSQL, major)
+	}
+	return nil
+}
+
 func (s *Store) init(ctx context.Context) error {
 	var version string
 	if err := s.pool.QueryRow(ctx, versionSQL).Scan(&version); err != nil {
@@ -301,6 +324,9 @@ func (s *Store) init(ctx context.Context) error {
 	s.server = PostgreSQL
 	if strings.Contains(version, "CockroachDB") {
 		s.server = CockroachDB
+	}
+	if err := checkPostgreSQLVersion(s.server, version); err != nil {
+		return err
 	}
 	s.dialect = s.server
 	backend := "sql/" + string(s.server)

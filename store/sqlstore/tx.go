@@ -104,9 +104,10 @@ func backoff(ctx context.Context, attempt int) error {
 }
 
 // retryable reports a failure after which nothing was committed and the
-// whole transaction may run again: a serialization failure or deadlock, or a
-// failure before anything was sent (pgconn.SafeToRetry: a connection that
-// broke while idle in the pool, say).
+// whole transaction may run again: a serialization failure or deadlock, a
+// put of a key another transaction inserted after this one's snapshot
+// (uniqueViolated), or a failure before anything was sent
+// (pgconn.SafeToRetry: a connection that broke while idle in the pool, say).
 func retryable(err error) bool {
 	if errors.Is(err, store.ErrOutcomeUnknown) {
 		return false
@@ -115,7 +116,17 @@ func retryable(err error) bool {
 	case "40001", "40P01", "CR000":
 		return true
 	}
-	return pgconn.SafeToRetry(err)
+	return uniqueViolated(err) || pgconn.SafeToRetry(err)
+}
+
+// uniqueViolated reports a violation of weft_kv's primary key: PostgreSQL's
+// MERGE (upsertSQL) inserting a key that a transaction committed after this
+// one's snapshot — one that is not SERIALIZABLE, whose insert the
+// serializable checks do not see, and so no 40001. The key exists now: the
+// next attempt reads it and updates it.
+func uniqueViolated(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "weft_kv_pkey"
 }
 
 func sqlState(err error) string {

@@ -52,3 +52,29 @@ func TestCommitError_LostConnectionDuringCommitIsOutcomeUnknown(t *testing.T) {
 	require.False(t, errors.Is(err, store.ErrOutcomeUnknown))
 	require.True(t, retryable(err))
 }
+
+func TestOpen_RefusesAPostgreSQLOlderThanTheFirstWithMerge(t *testing.T) {
+	for _, tc := range []struct {
+		server  Dialect
+		version string
+		ok      bool
+	}{
+		{PostgreSQL, "PostgreSQL 15.19 (Debian 15.19-0+deb12u1) on x86_64-pc-linux-gnu", true},
+		{PostgreSQL, "PostgreSQL 18.1 on aarch64-unknown-linux-gnu", true},
+		{PostgreSQL, "PostgreSQL 16beta1 on x86_64-pc-linux-gnu", true},
+		{PostgreSQL, "PostgreSQL 14.12 (Ubuntu 14.12-1) on x86_64-pc-linux-gnu", false},
+		{PostgreSQL, "PostgreSQL 9.6.24 on x86_64-pc-linux-gnu", false},
+		{PostgreSQL, "EnterpriseDB 15.2", false},
+		{PostgreSQL, "PostgreSQL devel", false},
+		{CockroachDB, "CockroachDB CCL v25.2.1 (x86_64-pc-linux-gnu)", true},
+	} {
+		err := checkPostgreSQLVersion(tc.server, tc.version)
+		if tc.ok {
+			require.NoError(t, err, tc.version)
+			continue
+		}
+		require.Error(t, err, tc.version)
+		require.Contains(t, err.Error(), "PostgreSQL", tc.version)
+	}
+	require.ErrorContains(t, checkPostgreSQLVersion(PostgreSQL, "PostgreSQL 14.12"), "PostgreSQL 15 or later is required, the server is PostgreSQL 14")
+}

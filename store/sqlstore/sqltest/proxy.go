@@ -436,7 +436,7 @@ func writesRows(sql string) bool {
 // isWrite reports a statement that writes rows.
 func isWrite(sql string) bool {
 	sql = strings.ToUpper(strings.TrimSpace(sql))
-	for _, verb := range []string{"INSERT", "UPSERT", "UPDATE", "DELETE"} {
+	for _, verb := range []string{"INSERT", "UPSERT", "MERGE", "UPDATE", "DELETE"} {
 		if strings.HasPrefix(sql, verb) {
 			return true
 		}
