@@ -26,7 +26,7 @@ const (
 	// confirmation of it (a WAL record per row). A key another transaction
 	// inserts meanwhile is a serialization failure (40001) under
 	// SERIALIZABLE, as it is for ON CONFLICT: the store retries it.
-	upsertSQL         = `MERGE INTO weft_kv AS w
+	upsertSQL = `MERGE INTO weft_kv AS w
 USING unnest($1::BYTEA[], $2::BYTEA[], $3::INT8[]) AS t(k, v, version) ON w.k = t.k
 WHEN MATCHED THEN UPDATE SET v = t.v, version = t.version
 WHEN NOT MATCHED THEN INSERT (k, v, version) VALUES (t.k, t.v, t.version)`
