@@ -31,6 +31,21 @@ import (
 // remembers of the runs survives).
 func toOlderLayout(b *bundle, ids ...string) {
 	b.t.Helper()
+	toLayout(b, func(s *runstate.State) { s.CompactIndex, s.StartedByCreated = false, false }, ids...)
+}
+
+// toStartedEntryLayout rewrites runs' index entries and checkpoints as a
+// weftd with CompactIndex but before StartedByCreated stored them: an sx:
+// startedAt entry for every run that started.
+func toStartedEntryLayout(b *bundle, ids ...string) {
+	b.t.Helper()
+	toLayout(b, func(s *runstate.State) { s.StartedByCreated = false }, ids...)
+}
+
+// toLayout rewrites runs' index entries to those of the layout older sets
+// on their checkpoints, and the checkpoints so, then restarts the engine.
+func toLayout(b *bundle, older func(*runstate.State), ids ...string) {
+	b.t.Helper()
 	batch := &store.Batch{}
 	for _, id := range ids {
 		rec, err := b.eng.records.LoadRun(b.ctx, id)
@@ -40,15 +55,15 @@ func toOlderLayout(b *bundle, ids ...string) {
 		require.True(b.t, state.CompactIndex, "a run this engine submitted is in the present layout")
 		present := indexEntries(rec, indexedOf(state))
 		state = state.Clone()
-		state.CompactIndex = false
-		older := indexEntries(rec, indexedOf(state))
+		older(state)
+		entries := indexEntries(rec, indexedOf(state))
 		for k := range present {
-			if _, both := older[k]; !both {
+			if _, both := entries[k]; !both {
 				batch.Ops = append(batch.Ops, store.Delete([]byte(k)))
 			}
 		}
-		for k := range older {
-			batch.Ops = append(batch.Ops, store.Put([]byte(k), nil)) // an older weftd's entries are empty
+		for k, v := range entries {
+			batch.Ops = append(batch.Ops, store.Put([]byte(k), []byte(v)))
 		}
 		batch.Ops = append(batch.Ops, store.Put(runlog.CheckpointKey(id), runcodec.AppendState(nil, state)))
 	}
@@ -106,6 +121,9 @@ var layoutQueries = []string{
 	`plan = "refund" AND planVersion = "2"`, `planVersion = "1" AND plan = "order"`, `plan IN ("order", "refund") AND planVersion = "1"`,
 	`plan STARTS_WITH "order" AND planVersion >= "2"`, `plan = "refund" AND planVersion = "2" AND planVersion = "1"`,
 	`planVersion = "2" AND status IN ("RUNNING", "COMPLETED")`, `status = "COMPLETED" AND plan = "order-fulfilment" AND planVersion = "1"`,
+	`startedAt >= "2026-11-01T12:10:00Z"`, `startedAt < "2026-11-01T12:20:00Z"`, `startedAt = "2026-11-01T12:07:00Z"`,
+	`startedAt IN ("2026-11-01T12:02:00Z", "2026-11-01T12:12:00Z")`, `startedAt = NULL`, `startedAt != NULL AND plan = "refund"`,
+	`startedAt > "2026-11-01T12:05:00Z" AND startedAt <= "2026-11-01T12:25:00Z" AND status = "RUNNING"`,
 }
 
 // pagesOf pages through ListRuns, answering the runs and each page's token.
@@ -220,6 +238,13 @@ func TestIndexLayout_QueriesAnswerTheSameOverRunsOfBothLayoutsOnEveryStore(t *te
 				}
 			}
 			toOlderLayout(b, older...)
+			var startedEntries []string // the present layout but for their startedAt entries
+			for i, id := range ids {
+				if !slices.Contains(older, id) && i%3 == 1 {
+					startedEntries = append(startedEntries, id)
+				}
+			}
+			toStartedEntryLayout(b, startedEntries...)
 			requireIndexMatchesCheckpoints(b, ids)
 			require.Equal(t, before, requireQueriesMatch(b, ids, queries), "page tokens changed with the layout")
 			requireGaugeCounts(b, ids)

@@ -70,6 +70,8 @@ func candidatesFor(ctx context.Context, e *Engine, tenant string, q *runquery.Qu
 		return statusCandidates(e.store, tenant, s, after), nil
 	case s.Field == runquery.FieldPlan || s.Field == runquery.FieldPlanVersion:
 		return planCandidates(ctx, e.store, tenant, q, s, after)
+	case s.Field == runquery.FieldStartedAt:
+		return startedCandidates(ctx, e.store, tenant, s, after)
 	}
 	return fieldCandidates(ctx, e.store, tenant, s, nil, after)
 }
@@ -101,6 +103,19 @@ func statusCandidates(st store.Store, tenant string, s *runquery.Scan, after str
 			newPrefixScan(st, record.SearchValuePrefix(tenant, runquery.FieldStatus, v), nil, nil, after, false))
 	}
 	return &merged{scans: scans}
+}
+
+// startedCandidates reads the runs of a scan of startedAt: its sx:
+// entries, and the runs created in the scan's range, among which are
+// those that started as they were created and so have no entry
+// (runstate.State.StartedByCreated); the query's predicate passes over
+// the others.
+func startedCandidates(ctx context.Context, st store.Store, tenant string, s *runquery.Scan, after string) (candidates, error) {
+	entries, err := fieldCandidates(ctx, st, tenant, s, nil, after)
+	if err != nil {
+		return nil, err
+	}
+	return &merged{scans: append(peekersOf(entries), peekersOf(createdRange(st, tenant, s, after))...)}, nil
 }
 
 // planCandidates reads the runs of a scan of plan or planVersion. A plan

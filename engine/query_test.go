@@ -388,7 +388,7 @@ func TestSearchAttributes_ADeletedRunLeavesNoIndexEntries(t *testing.T) {
 		}
 		return n
 	}
-	require.GreaterOrEqual(t, countEntries(), 8, "status, plan, version, submitter, start, end and its attributes")
+	require.GreaterOrEqual(t, countEntries(), 7, "plan, submitter, end and its attributes (no start: it started as it was created)")
 	_, err := b.eng.DeleteRun(b.ctx, DeleteRunParams{TenantID: tenant, RunID: ended})
 	require.NoError(t, err)
 	require.Zero(t, countEntries())
@@ -505,4 +505,41 @@ func TestQuery_ParentRunIdFindsTheChildrenASubWorkflowStepStarted(t *testing.T) 
 	count, err := b.eng.Queries().CountRuns(b.ctx, CountRunsParams{TenantID: tenant, Query: `parentRunId STARTS_WITH "` + run.RunID[:4] + `"`})
 	require.NoError(t, err)
 	require.Equal(t, int64(1), count.Count)
+}
+
+// TestQuery_StartedAtFindsARunStartedAsItWasCreatedWithoutAnEntry: a run
+// that starts as it is created writes no sx: startedAt entry, one started
+// later does, and a startedAt query finds both by their start, never by
+// the other's creation time.
+func TestQuery_StartedAtFindsARunStartedAsItWasCreatedWithoutAnEntry(t *testing.T) {
+	for _, backend := range scenarioBackends {
+		t.Run(backend.name, func(t *testing.T) {
+			b := setupWith(t, backend.open(t))
+			def := definition.Definition{PlanID: "p", PlanVersion: "1", Actions: []definition.Action{{ID: "a", Order: 1, Activity: "act"}}}
+			b.clock.Advance(time.Minute)
+			atOnce, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: def, Start: true})
+			require.NoError(t, err)
+			b.clock.Advance(time.Minute)
+			later, err := b.eng.SubmitRun(b.ctx, SubmitParams{TenantID: tenant, Definition: def})
+			require.NoError(t, err)
+			laterCreated := b.clock.Now()
+			b.clock.Advance(time.Minute)
+			_, err = b.eng.StartRun(b.ctx, StartParams{TenantID: tenant, RunID: later.Run.RunID})
+			require.NoError(t, err)
+			laterStarted := b.clock.Now()
+
+			res, err := b.store.Scan(b.ctx, &store.ScanParams{Prefix: []byte("sx:" + tenant + ":startedAt:")})
+			require.NoError(t, err)
+			require.Len(t, res.Items, 1, "only the run started after its creation has an entry")
+			require.True(t, strings.HasSuffix(string(res.Items[0].Key), ":"+later.Run.RunID))
+
+			at := func(t time.Time) string { return `"` + t.UTC().Format(time.RFC3339Nano) + `"` }
+			created := atOnce.Run.CreatedAt
+			require.Equal(t, []string{atOnce.Run.RunID}, listQuery(b, `startedAt = `+at(created), 10))
+			require.Equal(t, []string{later.Run.RunID}, listQuery(b, `startedAt = `+at(laterStarted), 10))
+			require.Empty(t, listQuery(b, `startedAt = `+at(laterCreated), 10), "created then, started a minute later")
+			require.Equal(t, []string{later.Run.RunID, atOnce.Run.RunID}, listQuery(b, `startedAt >= `+at(created), 1))
+			require.Equal(t, []string{atOnce.Run.RunID}, listQuery(b, `startedAt < `+at(laterStarted), 10))
+		})
+	}
 }

@@ -15,12 +15,15 @@ import (
 // The run indexes' upkeep (docs/semantics.md#run-queries,
 // docs/persisted-format.md): every decision that changes a run's indexed
 // fields moves their rs: and sx: entries in its own batch, so the indexes
-// never disagree with a committed checkpoint. A run has its entries in one
-// of two layouts, which its checkpoint names (CompactIndex): the present
-// one — the status in rs: by position, the plan version in the sx: plan
-// entry's value — or an older engine's, with the status also in sx: and in
-// rs: by run id, and the plan version in an sx: entry of its own. Its
-// first decision that moves an indexed field moves it to the present one.
+// never disagree with a committed checkpoint. A run has its entries in the
+// layout its checkpoint names: the present one (CompactIndex and
+// StartedByCreated) — the status in rs: by position, the plan version in
+// the sx: plan entry's value, no startedAt entry while it is the creation
+// time —, an older engine's (neither), with the status also in sx: and in
+// rs: by run id and the plan version in an sx: entry of its own, or one
+// between (CompactIndex alone), with a startedAt entry whenever the run
+// started. Its first decision that moves an indexed field moves it to the
+// present one.
 
 // indexedFields are the values of a run's checkpoint that its entries
 // hold, and the layout they are in; the record's (plan, planVersion,
@@ -33,6 +36,10 @@ type indexedFields struct {
 	failedStep string
 	attrs      []runstate.SearchAttribute
 	compact    bool
+	// startedByCreated leaves out the startedAt entry while started is
+	// created (runstate.State.StartedByCreated).
+	startedByCreated bool
+	created          time.Time
 }
 
 // indexedOf answers the indexed fields of a checkpoint (nil: none, a run
@@ -42,7 +49,7 @@ func indexedOf(s *runstate.State) indexedFields {
 		return indexedFields{}
 	}
 	return indexedFields{status: s.Status, started: s.StartedAt, ended: s.CompletedAt, failedStep: s.FailedStep(), attrs: s.SearchAttributes,
-		compact: s.CompactIndex}
+		compact: s.CompactIndex, startedByCreated: s.StartedByCreated, created: s.CreatedAt}
 }
 
 // each calls add with each indexed value of the fields that has an sx:
@@ -51,7 +58,7 @@ func (f indexedFields) each(add func(field string, v runquery.Value)) {
 	if f.status != "" && !f.compact {
 		add(runquery.FieldStatus, runquery.KeywordValue(string(f.status)))
 	}
-	if !f.started.IsZero() {
+	if !f.started.IsZero() && !(f.startedByCreated && f.started.Equal(f.created)) {
 		add(runquery.FieldStartedAt, runquery.TimeValue(f.started))
 	}
 	if !f.ended.IsZero() {
@@ -129,8 +136,9 @@ func indexForSearch(c *change, before indexedFields) {
 	if !c.newRun && sameIndexed(before, after) {
 		return
 	}
-	if !after.compact {
+	if !after.compact || !after.startedByCreated {
 		c.state.CompactIndex, after.compact = true, true
+		c.state.StartedByCreated, after.startedByCreated = true, true
 		c.dirty = true
 	}
 	old := map[string]string{}
@@ -163,7 +171,7 @@ func unindexRun(c *change) {
 // sameIndexed reports whether a decision left the indexed fields alone. A
 // decision that sets attributes replaces the slice (UpsertAttributes).
 func sameIndexed(a, b indexedFields) bool {
-	if a.status != b.status || a.compact != b.compact || !a.started.Equal(b.started) || !a.ended.Equal(b.ended) || a.failedStep != b.failedStep ||
+	if a.status != b.status || a.compact != b.compact || a.startedByCreated != b.startedByCreated || !a.started.Equal(b.started) || !a.ended.Equal(b.ended) || a.failedStep != b.failedStep ||
 		len(a.attrs) != len(b.attrs) {
 		return false
 	}

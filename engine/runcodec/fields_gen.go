@@ -783,6 +783,7 @@ func appendState(b []byte, v *runstate.State) []byte {
 		b = appendMessage(b, 38, func(b []byte) []byte { return appendSearchAttribute(b, &v.SearchAttributes[i]) })
 	}
 	b = appendBool(b, 39, v.CompactIndex)
+	b = appendBool(b, 40, v.StartedByCreated)
 	for i := range v.Deadlines {
 		b = appendMessage(b, 50, func(b []byte) []byte { return appendDeadlineEntry(b, &v.Deadlines[i]) })
 	}
@@ -954,6 +955,10 @@ func decodeState(b []byte, v *runstate.State) error {
 		case 39:
 			x, err := f.bool()
 			v.CompactIndex = x
+			return err
+		case 40:
+			x, err := f.bool()
+			v.StartedByCreated = x
 			return err
 		case 50:
 			x, err := f.bytes()

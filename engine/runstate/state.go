@@ -98,6 +98,13 @@ type State struct {
 	// rs: entry by run id and its sx: status, plan and planVersion entries
 	// until then.
 	CompactIndex bool `json:"compact_index,omitempty" wire:"39"`
+	// StartedByCreated says the run's startedAt has no sx: entry while it
+	// equals its creation time: the run index by creation time answers a
+	// query's startedAt scan for it (docs/persisted-format.md). Set with
+	// CompactIndex; a checkpoint without it has an sx: startedAt entry
+	// whenever it has a startedAt, until its next decision that moves its
+	// indexed fields.
+	StartedByCreated bool `json:"started_by_created,omitempty" wire:"40"`
 	// Deadlines are the run's deadline index entries (tmd:, one per 10 s
 	// bucket of attempt deadlines; docs/persisted-format.md): each names
 	// the earliest deadline among the claims it indexes, which is also
