@@ -17,11 +17,11 @@ import (
 // Run queries (docs/semantics.md#run-queries): a query is compiled against
 // the tenant's schema (the built-in fields and its search attributes'
 // types), planned (runquery.Query.Plan), and run by reading only what the
-// plan's scan names — one value's sx: entries, a range of them, a range of
-// the run index, some run ids, or every run when nothing is indexable —
-// in the run index's order (newest first), each run read then matched
-// against the whole query. The page token is the last run's position in
-// that order, the same in every plan, so pages stay stable.
+// plan's scan names — one value's sx: entries, a range of them, the runs
+// created in a range of times, some run ids, or every run when nothing is
+// indexable — in the run index's order (newest first), each run read then
+// matched against the whole query. The page token is the last run's
+// position in that order, the same in every plan, so pages stay stable.
 
 // compileQuery compiles a query for a tenant; field names the request's
 // field the error points at.
@@ -59,7 +59,7 @@ func candidatesFor(ctx context.Context, e *Engine, tenant string, q *runquery.Qu
 	s := plan.Scan
 	switch {
 	case s == nil:
-		return newPrefixScan(e.store, record.RunIndexPrefix(tenant), nil, nil, after, true), nil
+		return tenantRuns(e.store, tenant, nil, nil, after), nil
 	case s.Range == nil && len(s.Points) == 0:
 		return &listed{}, nil
 	case s.Field == runquery.FieldRunID:
@@ -193,9 +193,9 @@ func valuePrefixes(ctx context.Context, st store.Store, field []byte) ([][]byte,
 const scanPage = 256
 
 // prefixScan reads entries under a prefix (within start and end, when
-// set) in key order: the run index's entries (the value is the run id) or
-// one value's sx: entries (the key ends with the run id). Both sort by
-// position.
+// set) in key order: the run index's entries (the value is the run id), or
+// one status's rs: entries or one value's sx: entries (the key ends with
+// the run id). All sort by position.
 type prefixScan struct {
 	st         store.Store
 	prefix     []byte
@@ -284,8 +284,9 @@ type peeker interface {
 
 // merged yields the union of several scans in position order, each run
 // once: a run has one value of a field and its entries in one layout, but
-// a decision moving them while the scans read may leave it in two, at one
-// position.
+// a decision moving them while the scans read may leave it in two, and an
+// older weftd's run has a run index entry beside its rs: entry, each time
+// at one position.
 type merged struct {
 	scans []peeker
 	last  string
@@ -385,30 +386,50 @@ func rangeKeys(prefix []byte, r *runquery.Range) (start, end []byte) {
 	return start, end
 }
 
-// createdRange reads the run index between two creation times: it is
-// newest first, so the upper bound is its start.
+// createdRange reads the runs created between two times (tenantRuns):
+// the run index's order is newest first, so the upper bound is where it
+// starts.
 func createdRange(st store.Store, tenant string, s *runquery.Scan, after string) candidates {
-	prefix := record.RunIndexPrefix(tenant)
-	var start, end []byte
 	if s.Range == nil { // points: the narrowest range holding them all
 		lo, hi := s.Points[0], s.Points[len(s.Points)-1]
 		s = &runquery.Scan{Range: &runquery.Range{Lower: &runquery.Bound{Value: lo, Inclusive: true}, Upper: &runquery.Bound{Value: hi, Inclusive: true}}}
 	}
+	var from, to []byte
 	if u := s.Range.Upper; u != nil {
-		start = append(slices.Clone(prefix), record.IndexValue(runquery.IntValue(-nanosOf(u.Value)))...)
-	} else {
-		start = prefix
+		from = []byte(record.IndexValue(runquery.IntValue(-nanosOf(u.Value))))
 	}
 	if l := s.Range.Lower; l != nil {
-		end = append(slices.Clone(prefix), record.IndexValue(runquery.IntValue(-nanosOf(l.Value)))...)
-		end = append(end, store.Separator+1)
-	} else {
-		end = append(slices.Clone(prefix[:len(prefix)-1]), store.Separator+1)
+		to = append([]byte(record.IndexValue(runquery.IntValue(-nanosOf(l.Value)))), store.Separator+1)
 	}
-	if bytes.Compare(start, end) >= 0 {
+	if from != nil && to != nil && bytes.Compare(from, to) >= 0 {
 		return &listed{} // the bounds contradict each other
 	}
-	return newPrefixScan(st, prefix, start, end, after, true)
+	return tenantRuns(st, tenant, from, to, after)
+}
+
+// tenantRuns reads a tenant's runs in the run index's order, from one
+// position to another (nil: from the first, to the last): each status's
+// rs: entries, where every run of the present layout is, merged with the
+// run index (ri:), which an older weftd wrote for each run it submitted —
+// such a run may have no rs: entry by position. A run in both (an older
+// weftd's in the present layout) is at one position in each, and answered
+// once.
+func tenantRuns(st store.Store, tenant string, from, to []byte, after string) candidates {
+	scans := []peeker{positionScan(st, record.RunIndexPrefix(tenant), from, to, after, true)}
+	for _, status := range AllRunStatuses {
+		scans = append(scans, positionScan(st, record.RunStatusPrefix(tenant, status), from, to, after, false))
+	}
+	return &merged{scans: scans}
+}
+
+// positionScan reads the entries under a prefix whose positions (the key
+// after it) lie from one to another (nil: from the first, to the last).
+func positionScan(st store.Store, prefix, from, to []byte, after string, runIndex bool) *prefixScan {
+	start, end := append(slices.Clone(prefix), from...), store.PrefixEnd(prefix)
+	if to != nil {
+		end = append(slices.Clone(prefix), to...)
+	}
+	return newPrefixScan(st, prefix, start, end, after, runIndex)
 }
 
 // nanosOf answers a time value's nanoseconds, clamped to what a key holds.
