@@ -27,8 +27,9 @@ import (
 // entries apart — and runs of the present one, side by side in one store.
 
 // toOlderLayout rewrites runs' index entries and checkpoints as a weftd
-// before CompactIndex stored them, then restarts the engine (nothing it
-// remembers of the runs survives).
+// before CompactIndex stored them, with the run index entry (ri:) it wrote
+// at submission, then restarts the engine (nothing it remembers of the
+// runs survives).
 func toOlderLayout(b *bundle, ids ...string) {
 	b.t.Helper()
 	toLayout(b, func(s *runstate.State) { s.CompactIndex, s.StartedByCreated = false, false }, ids...)
@@ -65,11 +66,18 @@ func toLayout(b *bundle, older func(*runstate.State), ids ...string) {
 		for k, v := range entries {
 			batch.Ops = append(batch.Ops, store.Put([]byte(k), []byte(v)))
 		}
-		batch.Ops = append(batch.Ops, store.Put(runlog.CheckpointKey(id), runcodec.AppendState(nil, state)))
+		batch.Ops = append(batch.Ops, store.Put(runlog.CheckpointKey(id), runcodec.AppendState(nil, state)),
+			runIndexEntry(rec))
 	}
 	_, err := b.store.Commit(b.ctx, batch)
 	require.NoError(b.t, err)
 	restartKeepingConfig(b)
+}
+
+// runIndexEntry is the put of the run index entry an older weftd wrote
+// for a run it submitted.
+func runIndexEntry(rec *record.Run) store.Op {
+	return store.Put(record.RunIndexKey(rec.TenantID, rec.CreatedAt, rec.RunID), []byte(rec.RunID))
 }
 
 // restartKeepingConfig replaces the engine with a new one of the same

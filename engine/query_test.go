@@ -219,7 +219,7 @@ func (s *recordCounter) read(f func()) int64 {
 
 // fillRuns stores n PENDING runs of a plan directly, in large batches —
 // what n submissions write for the query path to read: each run's record,
-// checkpoint, run index, rs: and sx: entries, as the engine writes
+// checkpoint, rs: and sx: entries, as the engine writes
 // them (indexEntries) — cloned from one run submitted
 // through the engine. of gives run i's plan and customer.
 func fillRuns(tb testing.TB, ctx context.Context, eng *Engine, st store.Store, n int, of func(i int) (plan, customer string)) {
@@ -243,8 +243,7 @@ func fillRuns(tb testing.TB, ctx context.Context, eng *Engine, st store.Store, n
 		body, err := json.Marshal(&rec)
 		require.NoError(tb, err)
 		batch.Ops = append(batch.Ops, store.Put(record.RunKey(rec.RunID), body),
-			store.Put(runlog.CheckpointKey(rec.RunID), runcodec.AppendState(nil, state)),
-			store.Put(record.RunIndexKey(tenant, rec.CreatedAt, rec.RunID), []byte(rec.RunID)))
+			store.Put(runlog.CheckpointKey(rec.RunID), runcodec.AppendState(nil, state)))
 		for k, v := range indexEntries(&rec, indexedOf(state)) {
 			batch.Ops = append(batch.Ops, store.Put([]byte(k), []byte(v)))
 		}

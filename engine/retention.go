@@ -176,6 +176,8 @@ func (r removal) Hide() {
 	s.Removing = true
 	c.dirty = true
 	c.del(record.RunRequestKey(run.TenantID, run.ProjectID, run.EnvironmentID, run.Definition.PlanID, run.Definition.PlanVersion, run.RunRequestID))
+	// An older weftd's run has a run index entry whatever layout its
+	// checkpoint names now; for any other run this deletes nothing.
 	c.del(record.RunIndexKey(run.TenantID, run.CreatedAt, run.RunID))
 	unindexRun(c)
 	c.del(record.PendingTriggerKey(run.RunID))

@@ -400,7 +400,8 @@ func lostPlanRace(err error) bool {
 }
 
 // submitRecords is the decision a submission makes: the run's record (recBody, as
-// stored), its indexes and its first event, and the run request it answers.
+// stored) and its first event, and the run request it answers; its rs: and
+// sx: entries, which list it, are every decision's (indexForSearch).
 func submitRecords(c *change, p SubmitParams, rrKey, recBody []byte) {
 	rec := c.run
 	context := runContext(rec, p.SubmittedBy)
@@ -411,8 +412,7 @@ func submitRecords(c *change, p SubmitParams, rrKey, recBody []byte) {
 		PlanSHA256:   rec.PlanSHA256,
 		RunRequestID: rec.RunRequestID,
 	})
-	c.ops = append(c.ops, store.Put(record.RunKey(rec.RunID), recBody),
-		store.Put(record.RunIndexKey(rec.TenantID, rec.CreatedAt, rec.RunID), []byte(rec.RunID)))
+	c.ops = append(c.ops, store.Put(record.RunKey(rec.RunID), recBody))
 	if rrKey != nil {
 		c.require(store.IfAbsent(rrKey))
 		c.ops = append(c.ops, store.Put(rrKey, []byte(rec.RunID)))

@@ -59,8 +59,8 @@ var (
 	// RunRequest holds the run id of each run request (its uniqueness tuple).
 	RunRequest = prefix("rr", "engine/internal/record", "the run id of a run request",
 		"by tenant, project, environment, plan, version, run_request_id")
-	// RunIndex lists a tenant's runs newest first.
-	RunIndex = prefix("ri", "engine/internal/record", "a run id, indexing a tenant's runs",
+	// RunIndex lists a tenant's runs an older weftd submitted, newest first.
+	RunIndex = prefix("ri", "engine/internal/record", "a run id, indexing a tenant's runs an older weftd submitted",
 		"by tenant, then newest first (negated creation time, fixed-width hex)")
 	// RunStatus indexes runs by their current status.
 	RunStatus = prefix("rs", "engine/internal/record", "nothing: a run indexed under its status",

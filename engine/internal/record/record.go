@@ -469,7 +469,10 @@ func RunRequestKey(tenant, project, env, planID, planVersion, runRequestID strin
 	return keyspace.RunRequest.Key(tenant, project, env, planID, planVersion, runRequestID)
 }
 
-// RunIndexKey lists a tenant's runs, newest first (inverted creation time).
+// RunIndexKey lists the runs of a tenant that an older weftd submitted,
+// newest first (inverted creation time). It is never written: it is read
+// beside each status's RunStatusKey entries, which list the present
+// layout's runs in the same order, and removed with the run.
 func RunIndexKey(tenant string, created time.Time, runID string) []byte {
 	return keyspace.RunIndex.Key(tenant, store.Int64(-created.UnixNano()), runID)
 }
