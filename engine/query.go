@@ -189,8 +189,12 @@ func valuePrefixes(ctx context.Context, st store.Store, field []byte) ([][]byte,
 	}
 }
 
-// scanPage is how many entries one store scan of a query reads.
-const scanPage = 256
+// scanPage is how many entries one store scan of a query reads; a scan
+// of one of the prefixes every run is read from (tenantRuns) reads
+// firstScanPage first and twice as many each scan after, up to scanPage,
+// so that a page of runs reads about as many entries as it answers runs,
+// however many statuses they are of.
+const scanPage, firstScanPage = 256, 32
 
 // prefixScan reads entries under a prefix (within start and end, when
 // set) in key order: the run index's entries (the value is the run id), or
@@ -202,6 +206,8 @@ type prefixScan struct {
 	start, end []byte
 	after      []byte
 	runIndex   bool
+	// limit is how many entries the next store scan reads.
+	limit int
 	// keep, when set, passes over the entries whose value it refuses.
 	keep  func(value []byte) bool
 	items []store.Item
@@ -209,7 +215,7 @@ type prefixScan struct {
 }
 
 func newPrefixScan(st store.Store, prefix, start, end []byte, after string, runIndex bool) *prefixScan {
-	p := &prefixScan{st: st, prefix: prefix, start: start, end: end, runIndex: runIndex}
+	p := &prefixScan{st: st, prefix: prefix, start: start, end: end, runIndex: runIndex, limit: scanPage}
 	if after != "" {
 		p.after = append(slices.Clone(prefix), after...)
 	}
@@ -226,7 +232,8 @@ func (p *prefixScan) peek(ctx context.Context) (candidate, bool, error) {
 		if p.done {
 			return candidate{}, false, nil
 		}
-		params := &store.ScanParams{After: p.after, Limit: scanPage}
+		params := &store.ScanParams{After: p.after, Limit: p.limit}
+		p.limit = min(2*p.limit, scanPage)
 		if p.start != nil || p.end != nil {
 			params.Start, params.End = p.start, p.end
 		} else {
@@ -429,7 +436,9 @@ func positionScan(st store.Store, prefix, from, to []byte, after string, runInde
 	if to != nil {
 		end = append(slices.Clone(prefix), to...)
 	}
-	return newPrefixScan(st, prefix, start, end, after, runIndex)
+	p := newPrefixScan(st, prefix, start, end, after, runIndex)
+	p.limit = firstScanPage
+	return p
 }
 
 // nanosOf answers a time value's nanoseconds, clamped to what a key holds.

@@ -224,6 +224,13 @@ func (s *recordCounter) read(f func()) int64 {
 // through the engine. of gives run i's plan and customer.
 func fillRuns(tb testing.TB, ctx context.Context, eng *Engine, st store.Store, n int, of func(i int) (plan, customer string)) {
 	tb.Helper()
+	fillRunsOfStatus(tb, ctx, eng, st, n, of, nil)
+}
+
+// fillRunsOfStatus is fillRuns with run i of status(i) (nil: PENDING).
+func fillRunsOfStatus(tb testing.TB, ctx context.Context, eng *Engine, st store.Store, n int, of func(i int) (plan, customer string),
+	status func(i int) runstate.RunStatus) {
+	tb.Helper()
 	res, err := eng.SubmitRun(ctx, SubmitParams{TenantID: tenant, Definition: seq("charge"), SubmittedBy: "alice",
 		SearchAttributes: []runstate.SearchAttribute{attr("customer", "keyword", `"template"`)}})
 	require.NoError(tb, err)
@@ -240,6 +247,9 @@ func fillRuns(tb testing.TB, ctx context.Context, eng *Engine, st store.Store, n
 		state := templateState.Clone()
 		state.RunID, state.CreatedAt = rec.RunID, rec.CreatedAt
 		state.SearchAttributes = []runstate.SearchAttribute{attr("customer", "keyword", strconv.Quote(customer))}
+		if status != nil {
+			state.Status = status(i)
+		}
 		body, err := json.Marshal(&rec)
 		require.NoError(tb, err)
 		batch.Ops = append(batch.Ops, store.Put(record.RunKey(rec.RunID), body),
