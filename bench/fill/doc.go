@@ -13,9 +13,10 @@
 // idempotency keys of its events recomputed with the engine's own function
 // (engine.IdempotencyKey), in the event records and in their uniqueness keys
 // alike. The indexes come along because they are records of the run: the
-// status index (rs:), the tenant's run index (ri:, newest first), the
-// run_request_id index (rr:) and the retention index (rx:, the run's
-// expiry, shifted like its other timestamps). Compile refuses a template holding an
+// status index (rs:), the run_request_id index (rr:), the retention index
+// (rx:, the run's expiry, shifted like its other timestamps) and, in a
+// template an older weftd left, the tenant's run index (ri:, newest
+// first). Compile refuses a template holding an
 // identifier it does not know how to renew, so that a new kind of record
 // cannot be cloned unchanged by accident.
 //

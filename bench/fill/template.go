@@ -240,7 +240,7 @@ func asJSON(items []store.Item) ([]store.Item, []byte, error) {
 }
 
 // groupItems groups the records by their first key component (wf, task,
-// ri, …), in key order: Fill writes one group at a time, so that each
+// rs, …), in key order: Fill writes one group at a time, so that each
 // commit's keys sit in one narrow range.
 func (t *Template) groupItems() {
 	byName := map[string][]item{}
