@@ -44,8 +44,20 @@ func toStartedEntryLayout(b *bundle, ids ...string) {
 }
 
 // toLayout rewrites runs' index entries to those of the layout older sets
-// on their checkpoints, and the checkpoints so, then restarts the engine.
+// on their checkpoints, and the checkpoints so, with the run index entry
+// (ri:) every older weftd wrote, then restarts the engine.
 func toLayout(b *bundle, older func(*runstate.State), ids ...string) {
+	b.t.Helper()
+	rewriteRuns(b, ids, func(_ string, s *runstate.State) { older(s) }, func(rec *record.Run) []store.Op {
+		return []store.Op{runIndexEntry(rec)}
+	})
+}
+
+// rewriteRuns changes runs of the present layout as change says, in their
+// checkpoints and in their index entries (those the changed checkpoint
+// names replace those it named), writes extra's records of each run too,
+// then restarts the engine (nothing it remembers of the runs survives).
+func rewriteRuns(b *bundle, ids []string, change func(id string, s *runstate.State), extra func(*record.Run) []store.Op) {
 	b.t.Helper()
 	batch := &store.Batch{}
 	for _, id := range ids {
@@ -56,7 +68,7 @@ func toLayout(b *bundle, older func(*runstate.State), ids ...string) {
 		require.True(b.t, state.CompactIndex, "a run this engine submitted is in the present layout")
 		present := indexEntries(rec, indexedOf(state))
 		state = state.Clone()
-		older(state)
+		change(id, state)
 		entries := indexEntries(rec, indexedOf(state))
 		for k := range present {
 			if _, both := entries[k]; !both {
@@ -66,8 +78,10 @@ func toLayout(b *bundle, older func(*runstate.State), ids ...string) {
 		for k, v := range entries {
 			batch.Ops = append(batch.Ops, store.Put([]byte(k), []byte(v)))
 		}
-		batch.Ops = append(batch.Ops, store.Put(runlog.CheckpointKey(id), runcodec.AppendState(nil, state)),
-			runIndexEntry(rec))
+		batch.Ops = append(batch.Ops, store.Put(runlog.CheckpointKey(id), runcodec.AppendState(nil, state)))
+		if extra != nil {
+			batch.Ops = append(batch.Ops, extra(rec)...)
+		}
 	}
 	_, err := b.store.Commit(b.ctx, batch)
 	require.NoError(b.t, err)
@@ -78,6 +92,18 @@ func toLayout(b *bundle, older func(*runstate.State), ids ...string) {
 // for a run it submitted.
 func runIndexEntry(rec *record.Run) store.Op {
 	return store.Put(record.RunIndexKey(rec.TenantID, rec.CreatedAt, rec.RunID), []byte(rec.RunID))
+}
+
+// retainedRuns answers the runs among ids whose record is still stored.
+func retainedRuns(b *bundle, ids []string) []string {
+	b.t.Helper()
+	var kept []string
+	for _, id := range ids {
+		if _, err := b.eng.records.LoadRun(b.ctx, id); CodeOf(err) != CodeNotFound {
+			kept = append(kept, id)
+		}
+	}
+	return kept
 }
 
 // restartKeepingConfig replaces the engine with a new one of the same
@@ -336,12 +362,7 @@ func TestIndexLayout_RemovalDeletesEveryEntryOfBothLayouts(t *testing.T) {
 			for range 20 {
 				b.tick()
 			}
-			var kept []string
-			for _, id := range ids {
-				if _, err := b.eng.records.LoadRun(b.ctx, id); CodeOf(err) != CodeNotFound {
-					kept = append(kept, id)
-				}
-			}
+			kept := retainedRuns(b, ids)
 			require.Len(t, kept, len(ids)*2/5, "every finished run removed, by DeleteRun or retention")
 			requireIndexMatchesCheckpoints(b, ids)
 			requireGaugeCounts(b, ids)

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -12,8 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/internal/record"
-	"github.com/weft-dev/weft/engine/runcodec"
-	"github.com/weft-dev/weft/engine/runlog"
 	"github.com/weft-dev/weft/engine/runquery"
 	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
@@ -71,30 +70,7 @@ func TestRunIndex_ANewSubmissionWritesNoRunIndexEntry(t *testing.T) {
 // is stored as any other.
 func setStatuses(b *bundle, statuses map[string]runstate.RunStatus) {
 	b.t.Helper()
-	batch := &store.Batch{}
-	for id, status := range statuses {
-		rec, err := b.eng.records.LoadRun(b.ctx, id)
-		require.NoError(b.t, err)
-		state, _, err := b.eng.records.LoadCheckpoint(b.ctx, id)
-		require.NoError(b.t, err)
-		require.True(b.t, state.CompactIndex)
-		before := indexEntries(rec, indexedOf(state))
-		state = state.Clone()
-		state.Status = status
-		after := indexEntries(rec, indexedOf(state))
-		for k := range before {
-			if _, kept := after[k]; !kept {
-				batch.Ops = append(batch.Ops, store.Delete([]byte(k)))
-			}
-		}
-		for k, v := range after {
-			batch.Ops = append(batch.Ops, store.Put([]byte(k), []byte(v)))
-		}
-		batch.Ops = append(batch.Ops, store.Put(runlog.CheckpointKey(id), runcodec.AppendState(nil, state)))
-	}
-	_, err := b.store.Commit(b.ctx, batch)
-	require.NoError(b.t, err)
-	restartKeepingConfig(b)
+	rewriteRuns(b, slices.Sorted(maps.Keys(statuses)), func(id string, s *runstate.State) { s.Status = statuses[id] }, nil)
 }
 
 // withRunIndexEntries gives runs of the present layout the run index entry
@@ -287,12 +263,7 @@ func TestRunIndex_AnOlderRunMovedToThePresentLayoutIsListedOnce(t *testing.T) {
 			for range 20 {
 				b.tick()
 			}
-			var kept []string
-			for _, id := range ids {
-				if _, err := b.eng.records.LoadRun(b.ctx, id); CodeOf(err) != CodeNotFound {
-					kept = append(kept, id)
-				}
-			}
+			kept := retainedRuns(b, ids)
 			require.Len(t, kept, 8, "the PENDING runs are kept, the finished ones removed")
 			require.Len(t, runIndexKeys(b), 5, "the older PENDING runs' run index entries are kept, the removed runs' deleted")
 			requireEveryRunListed(b, ids)
