@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/weft-dev/weft/engine/runstate"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // The first byte of a stored value says its format. A JSON record, the
@@ -136,6 +137,37 @@ func uuidString(b []byte) (string, error) {
 	}
 	var out [36]byte
 	return string(appendUUID(out[:0], b)), nil
+}
+
+// tokenParts splits a claim token, {prefix}#{32 lowercase hex digits},
+// into its prefix and the 16 bytes of its digits; anything else is kept as
+// text.
+func tokenParts(s string) (prefix string, random [16]byte, ok bool) {
+	i := len(s) - 33
+	if i < 0 || s[i] != '#' {
+		return "", random, false
+	}
+	return s[:i], random, decodeLowerHex(random[:], s[i+1:])
+}
+
+// appendToken appends a claim token's compact form as field n: the
+// prefix's bytes, then the 16 random ones.
+func appendToken(b []byte, n protowire.Number, prefix string, random [16]byte) []byte {
+	b = protowire.AppendTag(b, n, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(len(prefix)+len(random)))
+	return append(append(b, prefix...), random[:]...)
+}
+
+// tokenString answers the claim token of a compact form, byte for byte
+// what tokenParts split.
+func tokenString(b []byte) (string, error) {
+	if len(b) < 16 {
+		return "", errors.New("a claim token's compact form ends in its 16 random bytes")
+	}
+	cut := len(b) - 16
+	out := make([]byte, 0, cut+33)
+	out = append(append(out, b[:cut]...), '#')
+	return string(hex.AppendEncode(out, b[cut:])), nil
 }
 
 // sha256Bytes answers the 32 bytes of a SHA-256 in lowercase hex.

@@ -1026,12 +1026,20 @@ func appendStepState(b []byte, v *runstate.StepState) []byte {
 	for _, s := range v.EagerTokens {
 		b = appendElem(b, 37, s)
 	}
-	b = appendString(b, 39, v.ClaimToken)
+	if prefix, random, ok := tokenParts(v.ClaimToken); ok {
+		b = appendToken(b, 46, prefix, random)
+	} else {
+		b = appendString(b, 39, v.ClaimToken)
+	}
 	b = appendString(b, 40, v.ClaimWorker)
 	b = appendTime(b, 42, v.ClaimedAt)
 	b = appendTime(b, 43, v.ClaimDeadline)
 	b = appendTime(b, 45, v.ClaimHeartbeatDue)
-	b = appendString(b, 44, v.EndedClaimToken)
+	if prefix, random, ok := tokenParts(v.EndedClaimToken); ok {
+		b = appendToken(b, 47, prefix, random)
+	} else {
+		b = appendString(b, 44, v.EndedClaimToken)
+	}
 	return b
 }
 
@@ -1223,6 +1231,12 @@ func decodeStepState(b []byte, v *runstate.StepState) error {
 			s, err := f.str()
 			v.ClaimToken = s
 			return err
+		case 46:
+			x, err := f.bytes()
+			if err == nil {
+				v.ClaimToken, err = tokenString(x)
+			}
+			return err
 		case 40:
 			s, err := f.str()
 			v.ClaimWorker = s
@@ -1242,6 +1256,12 @@ func decodeStepState(b []byte, v *runstate.StepState) error {
 		case 44:
 			s, err := f.str()
 			v.EndedClaimToken = s
+			return err
+		case 47:
+			x, err := f.bytes()
+			if err == nil {
+				v.EndedClaimToken, err = tokenString(x)
+			}
 			return err
 		}
 		return nil // a field this reader does not know

@@ -21,7 +21,7 @@ import (
 // must load, and the same value must store to the same bytes. A record kind
 // added later (the event group, the event group of deltas, a grouped outbox reference, a run's
 // outbox entry, the deadline index entry, a task's deadline_indexed, a checkpoint's deadlines, a
-// compressed checkpoint) has its cases
+// compressed checkpoint, a step's claim tokens in their compact form) has its cases
 // appended, as the weftd that introduced it wrote them.
 type goldenCase struct {
 	Kind    string          `json:"kind"`

@@ -237,7 +237,7 @@ type StepState struct {
 	// supersedes them; a report writes none, and they stay, so that a
 	// duplicate report is recognised (claimEnded), until the step's next
 	// such claim.
-	ClaimToken        string    `json:"claim_token,omitempty" wire:"39"`
+	ClaimToken        string    `json:"claim_token,omitempty" wire:"39,token=46"`
 	ClaimWorker       string    `json:"claim_worker,omitempty" wire:"40"`
 	ClaimedAt         time.Time `json:"claimed_at,omitzero" wire:"42"`
 	ClaimDeadline     time.Time `json:"claim_deadline,omitzero" wire:"43"`
@@ -245,7 +245,7 @@ type StepState struct {
 	// EndedClaimToken is the ClaimToken the step's next such claim
 	// replaced, so that a report retried after the attempt it ended was
 	// retried is still recognised as a duplicate.
-	EndedClaimToken string `json:"ended_claim_token,omitempty" wire:"44"`
+	EndedClaimToken string `json:"ended_claim_token,omitempty" wire:"44,token=47"`
 }
 
 // IsItem reports whether the step is an item of a fan-out.

@@ -88,6 +88,14 @@ func (w *writer) appendField(f *field) {
 	x := "v." + f.name
 	switch f.kind {
 	case kString:
+		if f.altKind == "token" {
+			w.p("\tif prefix, random, ok := tokenParts(%s); ok {", w.plain(f.t, "string", x))
+			w.p("\t\tb = appendToken(b, %d, prefix, random)", f.alt)
+			w.p("\t} else {")
+			w.p("\t\tb = appendString(b, %d, %s)", f.num, w.plain(f.t, "string", x))
+			w.p("\t}")
+			return
+		}
 		if f.alt != 0 {
 			fn := map[string]string{"uuid": "uuidBytes", "sha256": "sha256Bytes"}[f.altKind]
 			w.p("\tif x, ok := %s(%s); ok {", fn, w.plain(f.t, "string", x))
@@ -185,7 +193,7 @@ func (w *writer) decodeField(f *field) {
 		w.p("\t\t\t%s = %s", x, w.conv(f.t, "string", "s"))
 		w.p("\t\t\treturn err")
 		if f.alt != 0 {
-			fn := map[string]string{"uuid": "uuidString", "sha256": "sha256String"}[f.altKind]
+			fn := map[string]string{"uuid": "uuidString", "sha256": "sha256String", "token": "tokenString"}[f.altKind]
 			w.p("\t\tcase %d:", f.alt)
 			w.p("\t\t\tx, err := f.bytes()")
 			w.p("\t\t\tif err == nil {")

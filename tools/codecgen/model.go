@@ -43,7 +43,9 @@ type field struct {
 	kind kind
 	num  int
 	// alt is the wire field of a compact form: a canonical UUID's 16 bytes
-	// (altKind "uuid") or a lowercase SHA-256's 32 bytes ("sha256").
+	// (altKind "uuid"), a lowercase SHA-256's 32 bytes ("sha256"), or a
+	// claim token, {prefix}#{32 lowercase hex digits}, as the prefix's
+	// bytes and then the 16 bytes of the digits ("token").
 	alt     int
 	altKind string
 	// offset names the field this one is stored less (an integer stored as
@@ -118,8 +120,8 @@ func (m *model) add(t reflect.Type, withJSON bool) (*message, error) {
 	return msg, nil
 }
 
-// field reads one field's wire tag: "N", "N,uuid=M", "N,sha256=M" or
-// "N,offset=Field".
+// field reads one field's wire tag: "N", "N,uuid=M", "N,sha256=M",
+// "N,token=M" or "N,offset=Field".
 func (m *model) field(sf reflect.StructField, tag string, withJSON bool) (*field, error) {
 	parts := strings.Split(tag, ",")
 	num, err := strconv.Atoi(parts[0])
@@ -130,9 +132,12 @@ func (m *model) field(sf reflect.StructField, tag string, withJSON bool) (*field
 	for _, opt := range parts[1:] {
 		key, val, _ := strings.Cut(opt, "=")
 		switch key {
-		case "uuid", "sha256":
+		case "uuid", "sha256", "token":
 			if f.alt, err = strconv.Atoi(val); err != nil || f.alt < 1 {
 				return nil, fmt.Errorf("wire tag %q: %s= takes a field number", tag, key)
+			}
+			if key == "token" && withJSON {
+				return nil, fmt.Errorf("wire tag %q: token= has no JSON form (an event's message cannot hold it)", tag)
 			}
 			f.altKind = key
 		case "offset":

@@ -74,6 +74,11 @@ func TestModel_RefusesJSONTheEventWriterCannotWrite(t *testing.T) {
 		A string `json:"Has-Dash" wire:"1"`
 	}
 	require.ErrorContains(t, modelErr(reflect.TypeFor[named](), true), "JSON name")
+	type token struct {
+		A string `json:"a" wire:"1,token=2"`
+	}
+	require.ErrorContains(t, modelErr(reflect.TypeFor[token](), true), "token= has no JSON form")
+	require.NoError(t, modelErr(reflect.TypeFor[token](), false), "a checkpoint field may have it")
 }
 
 func TestModel_ReadsJSONAsEncodingJSONWritesIt(t *testing.T) {
