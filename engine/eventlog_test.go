@@ -99,7 +99,7 @@ func asV1Groups(t *testing.T, st store.Store, runID string) int {
 	require.NoError(t, err)
 	b := &store.Batch{}
 	for _, it := range res.Items {
-		if it.Value[0] != runcodec.FormatEventDeltas {
+		if runcodec.Format(it.Value) != runcodec.FormatEventDeltas {
 			continue
 		}
 		v1 := []byte{runcodec.FormatEventGroup}

@@ -231,10 +231,7 @@ func asJSON(items []store.Item) ([]store.Item, []byte, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("template record %q: %w", it.Key, err)
 		}
-		out[i].Value, formats[i] = b, it.Value[0]
-		if runcodec.IsCheckpoint(it.Value) {
-			formats[i] = runcodec.FormatCheckpoint // rendered back by AppendState, compressed or not
-		}
+		out[i].Value, formats[i] = b, runcodec.Format(it.Value) // rendered back compressed or not
 	}
 	return out, formats, nil
 }

@@ -60,11 +60,8 @@ func AppendState(b []byte, s *runstate.State) []byte {
 }
 
 // IsCheckpoint reports whether b is a checkpoint in a binary form:
-// FormatCheckpoint, or compressed (FormatCompressed, which only a
-// checkpoint is stored as).
-func IsCheckpoint(b []byte) bool {
-	return len(b) > 0 && (b[0] == FormatCheckpoint || b[0] == FormatCompressed)
-}
+// FormatCheckpoint, alone or compressed (FormatCompressed).
+func IsCheckpoint(b []byte) bool { return Format(b) == FormatCheckpoint }
 
 // DecodeState decodes a stored checkpoint, in its binary form or as the
 // JSON every checkpoint was stored as before. A checkpoint stored before the
@@ -78,7 +75,7 @@ func DecodeState(b []byte, s *runstate.State) error {
 		if err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
-		if len(raw) == 0 || raw[0] != FormatCheckpoint {
+		if raw[0] != FormatCheckpoint {
 			return fmt.Errorf("checkpoint: compressed: %w", ErrUnknownFormat)
 		}
 		b = raw

@@ -9,13 +9,13 @@ import (
 	"github.com/klauspost/compress/s2"
 )
 
-// FormatCompressed is a record compressed: the rest of the value is one
-// Snappy block (github.com/klauspost/compress/s2's Snappy-compatible
-// encoding, so any Snappy decoder reads it) whose decoded bytes are the
-// record in its own format, format byte first. Only checkpoints are
-// stored so, and only when that is shorter: a checkpoint is rewritten by
-// every decision of its run, and repeats its run id, its worker ids and
-// its timestamps' leading bytes from step to step.
+// FormatCompressed is a record compressed: the record's own format byte,
+// then one Snappy block (github.com/klauspost/compress/s2's
+// Snappy-compatible encoding, so any Snappy decoder reads it) of the rest
+// of the record. Checkpoints and event groups are stored so, when that is
+// shorter: a checkpoint is rewritten by every decision of its run and
+// repeats its worker ids, task ids and timestamps' leading bytes from step
+// to step; a group repeats its events' worker and step.
 const FormatCompressed byte = 0x0b
 
 // minCompressed is the shortest record worth compressing: below it the
@@ -46,32 +46,57 @@ func appendCompressed(b, record []byte) []byte {
 		return append(b, record...)
 	}
 	start := len(b)
-	n := s2.MaxEncodedLen(len(record))
-	b = slices.Grow(b, 1+n)
-	b = append(b, FormatCompressed)
-	block := s2.EncodeSnappyBetter(b[len(b):len(b)+n], record)
-	if 1+len(block) >= len(record) {
+	n := s2.MaxEncodedLen(len(record) - 1)
+	b = slices.Grow(b, 2+n)
+	b = append(b, FormatCompressed, record[0])
+	block := s2.EncodeSnappyBetter(b[len(b):len(b)+n], record[1:])
+	if 2+len(block) >= len(record) {
 		return append(b[:start], record...)
 	}
 	return b[:len(b)+len(block)]
 }
 
-// decompressed answers the record a compressed one (its format byte
-// first) holds, in new memory: decoded values may refer to it.
+// Format answers a stored record's format byte: for a compressed record
+// (FormatCompressed), that of the record it holds; 0 for no value.
+func Format(b []byte) byte {
+	if f := compressedFormat(b); f != 0 {
+		return f
+	}
+	if len(b) == 0 {
+		return 0
+	}
+	return b[0]
+}
+
+// compressedFormat answers the format of the record a compressed one
+// holds (0: b is not compressed).
+func compressedFormat(b []byte) byte {
+	if len(b) < 2 || b[0] != FormatCompressed {
+		return 0
+	}
+	return b[1]
+}
+
+// decompressed answers the record a compressed one holds, its format byte
+// first, in new memory: decoded values may refer to it.
 func decompressed(b []byte) ([]byte, error) {
-	n, err := s2.DecodedLen(b[1:])
+	if len(b) < 2 {
+		return nil, errors.New("compressed record: no format")
+	}
+	if b[1] == FormatCompressed {
+		return nil, errNestedCompression
+	}
+	n, err := s2.DecodedLen(b[2:])
 	if err != nil {
 		return nil, fmt.Errorf("compressed record: %w", err)
 	}
 	if n > maxDecompressed {
 		return nil, fmt.Errorf("compressed record: decodes to %d bytes, more than %d", n, maxDecompressed)
 	}
-	out, err := s2.Decode(make([]byte, n), b[1:])
-	if err != nil {
+	out := make([]byte, 1+n)
+	out[0] = b[1]
+	if _, err := s2.Decode(out[1:], b[2:]); err != nil {
 		return nil, fmt.Errorf("compressed record: %w", err)
-	}
-	if len(out) > 0 && out[0] == FormatCompressed {
-		return nil, errNestedCompression
 	}
 	return out, nil
 }

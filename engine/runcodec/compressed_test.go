@@ -38,9 +38,10 @@ func TestAppendState_CompressesToTheUncompressedFormsBytes(t *testing.T) {
 		}
 		compressed++
 		require.Less(t, len(stored), len(plain), "state %d compressed only when shorter", i)
-		inner, err := s2.Decode(nil, stored[1:])
+		require.Equal(t, FormatCheckpoint, stored[1], "state %d: the format of what it holds", i)
+		inner, err := s2.Decode(nil, stored[2:])
 		require.NoError(t, err, "state %d: the block is Snappy's format", i)
-		require.Equal(t, plain, inner, "state %d", i)
+		require.Equal(t, plain[1:], inner, "state %d", i)
 		var got runstate.State
 		require.NoError(t, DecodeState(stored, &got))
 		var want runstate.State
@@ -75,17 +76,23 @@ func TestAppendState_AppendsAfterWhatTheBufferHolds(t *testing.T) {
 func TestDecodeState_RefusesADamagedCompressedCheckpoint(t *testing.T) {
 	good := AppendState(nil, benchState())
 	require.Equal(t, FormatCompressed, good[0])
-	wrap := func(inner []byte) []byte { return append([]byte{FormatCompressed}, s2.EncodeSnappy(nil, inner)...) }
+	wrap := func(inner []byte) []byte {
+		if len(inner) == 0 {
+			return []byte{FormatCompressed}
+		}
+		return append([]byte{FormatCompressed, inner[0]}, s2.EncodeSnappy(nil, inner[1:])...)
+	}
 	hugeLen, _ := hex.DecodeString("80808080") // a length varint of 2^28 and nothing after it
 	cases := map[string][]byte{
 		"only the format byte":    {FormatCompressed},
 		"truncated":               good[:len(good)/2],
-		"a corrupt block":         append([]byte{FormatCompressed}, 0x10, 0xff, 0xff, 0xff),
-		"a length past the limit": append([]byte{FormatCompressed}, append(hugeLen, 0x01)...),
+		"a corrupt block":         append([]byte{FormatCompressed, FormatCheckpoint}, 0x10, 0xff, 0xff, 0xff),
+		"a length past the limit": append([]byte{FormatCompressed, FormatCheckpoint}, append(hugeLen, 0x01)...),
 		"compressed twice":        wrap(good),
 		"an event inside":         wrap(AppendEvent(nil, benchEvent())),
 		"nothing inside":          wrap(nil),
 		"JSON inside":             wrap([]byte(`{"version":1}`)),
+		"an event group inside":   wrap(AppendEventGroup(nil, []runstate.Event{*benchEvent(), *benchEvent()})),
 		"damaged fields inside":   wrap([]byte{FormatCheckpoint, 0x0a, 0x05, 'x'}),
 	}
 	for name, b := range cases {
@@ -94,4 +101,32 @@ func TestDecodeState_RefusesADamagedCompressedCheckpoint(t *testing.T) {
 			require.Error(t, DecodeState(b, &s))
 		})
 	}
+}
+
+// An event group is stored compressed when that is shorter, and reads,
+// event by event and as each event's own stored form, exactly as the group
+// it holds.
+func TestAppendEventGroup_ACompressedGroupReadsAsTheGroupItHolds(t *testing.T) {
+	evs := benchGroup()
+	plain, _ := appendGroupRecord(nil, evs, nil)
+	stored := AppendEventGroup(nil, evs)
+	require.Equal(t, []byte{FormatCompressed, FormatEventDeltas}, stored[:2])
+	require.Less(t, len(stored), len(plain))
+	require.True(t, IsEventGroup(stored))
+	require.False(t, IsCheckpoint(stored))
+	inner, err := s2.Decode(nil, stored[2:])
+	require.NoError(t, err)
+	require.Equal(t, plain[1:], inner)
+	var want, got [][]byte
+	require.NoError(t, EachStoredEvent(plain, func(e []byte) error { want = append(want, e); return nil }))
+	require.NoError(t, EachStoredEvent(stored, func(e []byte) error { got = append(got, e); return nil }))
+	require.Equal(t, want, got)
+	decoded, err := DecodeEvents(stored, nil)
+	require.NoError(t, err)
+	require.Equal(t, evs, decoded)
+
+	var s runstate.State
+	require.Error(t, DecodeState(stored, &s), "a compressed group is no checkpoint")
+	_, err = DecodeEvents(AppendState(nil, benchState()), nil)
+	require.Error(t, err, "a compressed checkpoint is no event group")
 }

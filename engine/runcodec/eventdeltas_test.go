@@ -85,7 +85,7 @@ func TestEventDeltas_GiveBackEachEventsOwnStoredFormByteForByte(t *testing.T) {
 	}
 	for g, evs := range groups {
 		b := AppendEventGroup(nil, evs)
-		require.Equal(t, FormatEventDeltas, b[0], "group %d", g)
+		require.Equal(t, FormatEventDeltas, Format(b), "group %d", g)
 		var forms [][]byte
 		require.NoError(t, EachStoredEvent(b, func(e []byte) error { forms = append(forms, e); return nil }))
 		require.Len(t, forms, len(evs))

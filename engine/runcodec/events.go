@@ -19,9 +19,10 @@ const FormatEventGroup byte = 0x07
 const eventGroupEvent = 1
 
 // IsEventGroup reports whether a stored value is an event group, of either
-// version.
+// version, alone or compressed (FormatCompressed).
 func IsEventGroup(b []byte) bool {
-	return len(b) > 0 && (b[0] == FormatEventGroup || b[0] == FormatEventDeltas)
+	f := Format(b)
+	return f == FormatEventGroup || f == FormatEventDeltas
 }
 
 // AppendEventGroup appends the stored form of events, which a decision
@@ -33,10 +34,24 @@ func AppendEventGroup(b []byte, events []runstate.Event) []byte {
 	if len(events) == 1 {
 		return AppendEvent(b, &events[0])
 	}
-	if out, ok := appendEventDeltas(b, events, nil); ok {
-		return out
+	b, _ = appendGroupCompressed(b, events, nil)
+	return b
+}
+
+// appendGroupCompressed appends events, more than one, as a group record
+// (FormatEventDeltas, else FormatEventGroup), compressed when that is
+// shorter; with forms, each event's own stored form to them too, as
+// appendEventDeltas writes them (a FormatEventGroup leaves them to its
+// caller: it answers false).
+func appendGroupCompressed(b []byte, events []runstate.Event, forms *EventForms) (_ []byte, formed bool) {
+	p := scratch.Get().(*[]byte)
+	raw, formed := appendGroupRecord((*p)[:0], events, forms)
+	b = appendCompressed(b, raw)
+	if cap(raw) <= maxKeptScratch {
+		*p = raw
+		scratch.Put(p)
 	}
-	return appendEventGroupV1(b, events)
+	return b, formed
 }
 
 // EventForms are the stored forms (FormatEvent) of the events of the
@@ -62,10 +77,11 @@ func (f *EventForms) Each(fn func(form []byte)) {
 // reader of what was just written need not rebuild them.
 func AppendEventGroupForms(b []byte, events []runstate.Event, forms *EventForms) []byte {
 	if len(events) > 1 {
-		if out, ok := appendEventDeltas(b, events, forms); ok {
+		out, formed := appendGroupCompressed(b, events, forms)
+		if formed {
 			return out
 		}
-		b = appendEventGroupV1(b, events)
+		b = out
 	} else {
 		b = AppendEvent(b, &events[0])
 	}
@@ -74,6 +90,16 @@ func AppendEventGroupForms(b []byte, events []runstate.Event, forms *EventForms)
 		forms.Ends = append(forms.Ends, len(forms.Buf))
 	}
 	return b
+}
+
+// appendGroupRecord appends events, more than one, as a group record,
+// uncompressed: FormatEventDeltas (with forms, each event's own stored
+// form to them too: formed), else FormatEventGroup.
+func appendGroupRecord(b []byte, events []runstate.Event, forms *EventForms) (_ []byte, formed bool) {
+	if out, ok := appendEventDeltas(b, events, forms); ok {
+		return out, true
+	}
+	return appendEventGroupV1(b, events), false
 }
 
 // appendEventGroupV1 appends events as a FormatEventGroup record.
@@ -117,6 +143,13 @@ const binaryMaxVarint = 10
 // of it. The forms fn gets are slices of b, or of memory allocated for
 // them; fn may keep them.
 func EachStoredEvent(b []byte, fn func(event []byte) error) error {
+	if compressedFormat(b) != 0 {
+		raw, err := decompressedGroup(b)
+		if err != nil {
+			return err
+		}
+		b = raw
+	}
 	switch {
 	case len(b) > 0 && b[0] == FormatEventDeltas:
 		return eachRebuiltEvent(b, fn)
@@ -149,6 +182,13 @@ func eachRebuiltEvent(b []byte, fn func(event []byte) error) error {
 // DecodeEvents appends to evs every event a record under wf:{run}:ev:
 // holds (EachStoredEvent), decoded.
 func DecodeEvents(b []byte, evs []runstate.Event) ([]runstate.Event, error) {
+	if compressedFormat(b) != 0 {
+		raw, err := decompressedGroup(b)
+		if err != nil {
+			return evs, err
+		}
+		b = raw
+	}
 	if len(b) > 0 && b[0] == FormatEventDeltas {
 		// Each event is rebuilt into the same memory: decoding copies what
 		// it keeps.
@@ -163,4 +203,16 @@ func DecodeEvents(b []byte, evs []runstate.Event) ([]runstate.Event, error) {
 		return DecodeEvent(stored, &evs[len(evs)-1])
 	})
 	return evs, err
+}
+
+// decompressedGroup answers the event group a compressed record holds.
+func decompressedGroup(b []byte) ([]byte, error) {
+	if f := compressedFormat(b); f != FormatEventGroup && f != FormatEventDeltas {
+		return nil, fmt.Errorf("event group: compressed: %w", ErrUnknownFormat)
+	}
+	raw, err := decompressed(b)
+	if err != nil {
+		return nil, fmt.Errorf("event group: %w", err)
+	}
+	return raw, nil
 }

@@ -81,6 +81,7 @@ func FuzzDecodeEvents(f *testing.F) {
 	}
 	f.Add(appendEventGroupV1(nil, evs))
 	f.Add(AppendEventGroup(nil, evs[:1]))
+	f.Add(AppendEventGroup(nil, benchGroup())) // compressed
 	f.Add([]byte{FormatEventGroup})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, err := DecodeEvents(b, nil)
@@ -114,9 +115,11 @@ func FuzzDecodeDeadline(f *testing.F) {
 func FuzzDecodeEventDeltas(f *testing.F) {
 	r := rand.New(rand.NewPCG(12, 16))
 	for range 4 {
-		f.Add(AppendEventGroup(nil, randomGroup(r, 2+r.IntN(3))))
+		b, _ := appendGroupRecord(nil, randomGroup(r, 2+r.IntN(3)), nil)
+		f.Add(b)
 	}
-	f.Add(AppendEventGroup(nil, benchGroup()))
+	b, _ := appendGroupRecord(nil, benchGroup(), nil)
+	f.Add(b)
 	f.Add([]byte{FormatEventDeltas})
 	f.Add([]byte{FormatEventDeltas, 0x12, 0x04, 0x0a, 0x02, 0x38, 0x02})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -138,7 +141,7 @@ func FuzzDecodeEventDeltas(f *testing.F) {
 			return
 		}
 		stored := AppendEventGroup(nil, got)
-		require.Equal(t, FormatEventDeltas, stored[0])
+		require.Equal(t, FormatEventDeltas, Format(stored))
 		again, err := DecodeEvents(stored, nil)
 		require.NoError(t, err)
 		require.Equal(t, got, again)

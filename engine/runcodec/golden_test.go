@@ -56,7 +56,7 @@ var goldenCodecs = map[string]goldenCodec{
 	},
 	"event_group": {
 		value:  func() any { return &[]runstate.Event{} },
-		encode: func(v any) []byte { return AppendEventGroup(nil, *v.(*[]runstate.Event)) },
+		encode: func(v any) []byte { b, _ := appendGroupRecord(nil, *v.(*[]runstate.Event), nil); return b },
 		decode: func(b []byte) (any, error) { evs, err := DecodeEvents(b, nil); return &evs, err },
 	},
 	"checkpoint": {
