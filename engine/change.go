@@ -2,14 +2,12 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/weft-dev/weft/engine/definition"
 	"github.com/weft-dev/weft/engine/internal/cache"
 	"github.com/weft-dev/weft/engine/internal/decide"
@@ -106,16 +104,6 @@ type change struct {
 	flowHeld bool
 }
 
-// newEventID answers a random (version 4) UUID as uuid.NewString does, read
-// into the stack: the string is its one allocation.
-func newEventID() string {
-	var u uuid.UUID
-	_, _ = rand.Read(u[:])  // crypto/rand.Read never fails
-	u[6] = u[6]&0x0f | 0x40 // version 4
-	u[8] = u[8]&0x3f | 0x80 // variant RFC 4122
-	return u.String()
-}
-
 // newChange answers a decision about run, starting from state.
 func newChange(e *Engine, ctx context.Context, run *record.Run, state *runstate.State, now time.Time, actor string) *change {
 	return &change{run: run, state: state, e: e, ctx: ctx, now: now, actor: actor}
@@ -149,7 +137,7 @@ func (c *change) emitBy(actor, typ, stepID string, logical, engineAttempt int, d
 	c.state.LastSeq++
 	ev := runstate.Event{
 		Type:           typ,
-		ID:             newEventID(),
+		ID:             runstate.EventID(c.run.RunID, c.state.LastSeq),
 		RunID:          c.run.RunID,
 		Seq:            c.state.LastSeq,
 		IdempotencyKey: runstate.IdempotencyKey(c.run.RunID, stepID, logical, typ, c.run.Definition.PlanVersion, engineAttempt),

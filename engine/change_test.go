@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/engine/runstate"
 	"github.com/weft-dev/weft/store"
 )
 
@@ -28,19 +29,21 @@ func TestAppendLastWrites_KeepsEachKeysLastWriteInTheOrderOfLastWrites(t *testin
 	}
 }
 
-// An event's id is a random version 4 UUID in its canonical lowercase form
-// (the form the binary event stores as its 16 bytes).
-func TestNewEventID_IsACanonicalRandomVersion4UUID(t *testing.T) {
+// An event's id is a version 8 UUID in its canonical lowercase form (the
+// form the binary event stores as its 16 bytes), one per run and run_seq.
+func TestEventID_IsACanonicalVersion8UUIDPerRunAndRunSeq(t *testing.T) {
 	seen := map[string]bool{}
-	for range 100 {
-		id := newEventID()
-		u, err := uuid.Parse(id)
-		require.NoError(t, err)
-		require.Equal(t, uuid.Version(4), u.Version())
-		require.Equal(t, uuid.RFC4122, u.Variant())
-		require.Equal(t, u.String(), id)
-		require.False(t, seen[id])
-		seen[id] = true
+	for _, run := range []string{"run-01a23b29-17ff-70f4-87bd-baadf44ce17b", "run-01a23b29-17ff-70f4-87bd-baadf44ce17c"} {
+		for seq := range uint64(50) {
+			id := runstate.EventID(run, seq+1)
+			u, err := uuid.Parse(id)
+			require.NoError(t, err)
+			require.Equal(t, uuid.Version(8), u.Version())
+			require.Equal(t, uuid.RFC4122, u.Variant())
+			require.Equal(t, u.String(), id)
+			require.False(t, seen[id])
+			seen[id] = true
+		}
 	}
 }
 

@@ -99,7 +99,7 @@ func asV1Groups(t *testing.T, st store.Store, runID string) int {
 	require.NoError(t, err)
 	b := &store.Batch{}
 	for _, it := range res.Items {
-		if runcodec.Format(it.Value) != runcodec.FormatEventDeltas {
+		if f := runcodec.Format(it.Value); f != runcodec.FormatEventDeltas && f != runcodec.FormatEventDeltasIDs {
 			continue
 		}
 		v1 := []byte{runcodec.FormatEventGroup}
@@ -136,4 +136,22 @@ func TestPersistedFormat_EventGroupsAnOlderWeftdStoredListAsTheSameEvents(t *tes
 	require.NoError(t, err)
 	require.Equal(t, before.Events, all.Events[:len(before.Events)], "the log reads across both formats")
 	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
+}
+
+// TestEvents_AnEventsIDIsTheOneItsRunAndRunSeqDerive: every event a run
+// appends has runstate.EventID(run_id, run_seq) for its event_id, read
+// back from the store by a process that never saw it (docs/semantics.md#events).
+func TestEvents_AnEventsIDIsTheOneItsRunAndRunSeqDerive(t *testing.T) {
+	st := memstore.New(memstore.Config{})
+	a := setupWith(t, st)
+	run := a.submit(seq("a", "b"))
+	a.complete(a.poll("act-a"), `{"a":1}`)
+	a.complete(a.poll("act-b"), `{"b":2}`)
+	b := setupWith(t, st)
+	events, err := b.eng.ListEvents(b.ctx, ListEventsParams{TenantID: tenant, RunID: run.RunID})
+	require.NoError(t, err)
+	require.Greater(t, len(events.Events), 6)
+	for _, ev := range events.Events {
+		require.Equal(t, runstate.EventID(run.RunID, ev.Seq), ev.ID, "run_seq %d", ev.Seq)
+	}
 }

@@ -160,7 +160,7 @@ func encodeAs(format byte, b []byte, from int) ([]byte, error) {
 			return b, fmt.Errorf("render an event: %w", err)
 		}
 		return runcodec.AppendEvent(b[:from], &ev), nil
-	case runcodec.FormatEventGroup, runcodec.FormatEventDeltas:
+	case runcodec.FormatEventGroup, runcodec.FormatEventDeltas, runcodec.FormatEventDeltasIDs:
 		var evs []runstate.Event
 		if err := json.Unmarshal(text, &evs); err != nil {
 			return b, fmt.Errorf("render an event group: %w", err)

@@ -110,7 +110,7 @@ func TestAppendEventGroup_ACompressedGroupReadsAsTheGroupItHolds(t *testing.T) {
 	evs := benchGroup()
 	plain, _ := appendGroupRecord(nil, evs, nil)
 	stored := AppendEventGroup(nil, evs)
-	require.Equal(t, []byte{FormatCompressed, FormatEventDeltas}, stored[:2])
+	require.Equal(t, []byte{FormatCompressed, FormatEventDeltasIDs}, stored[:2])
 	require.Less(t, len(stored), len(plain))
 	require.True(t, IsEventGroup(stored))
 	require.False(t, IsCheckpoint(stored))

@@ -42,6 +42,13 @@ import (
 // or in a FormatEventGroup would.
 const FormatEventDeltas byte = 0x09
 
+// FormatEventDeltasIDs is an event group, version 3: FormatEventDeltas,
+// but for each event's event_id, which is there only when it is not the
+// one runstate.EventID derives from the event's run_id and run_seq
+// (derivedEventID), an empty one as an empty field 2, and is never taken
+// from the event before.
+const FormatEventDeltasIDs byte = 0x0c
+
 // The fields of a FormatEventDeltas record and of each event in it.
 const (
 	deltasFirstSeq = 1
@@ -58,6 +65,7 @@ const (
 // envelope reader, envelopeFields.note, knows 1 to 4 too).
 const (
 	evType        = 1
+	evID          = 2
 	evRunID       = 3
 	evSeq         = 4
 	evKey         = 5
@@ -72,8 +80,8 @@ const (
 
 // eventRanks are the ranks, in the order AppendEvent writes them, of the
 // event's fields the group treats on their own.
-var eventRanks = struct{ typ, runID, seq, key, emittedAt, occurredAt, stepID, logical, engine, planVersion, data int }{
-	eventJSON.index(evType), eventJSON.index(evRunID), eventJSON.index(evSeq), eventJSON.index(evKey),
+var eventRanks = struct{ typ, id, runID, seq, key, emittedAt, occurredAt, stepID, logical, engine, planVersion, data int }{
+	eventJSON.index(evType), eventJSON.index(evID), eventJSON.index(evRunID), eventJSON.index(evSeq), eventJSON.index(evKey),
 	eventJSON.index(evEmittedAt), eventJSON.index(evOccurredAt), eventJSON.index(evStepID), eventJSON.index(evLogical),
 	eventJSON.index(evEngine), eventJSON.index(evPlanVersion), eventJSON.index(evData),
 }
@@ -181,6 +189,8 @@ type deltaCoder struct {
 	// run child, a derived key), each appended once.
 	arena          []byte
 	cleared, child []byte
+	// derivedIDs: the group is FormatEventDeltasIDs.
+	derivedIDs bool
 }
 
 var deltaCoders = sync.Pool{New: func() any {
@@ -199,6 +209,7 @@ func getDeltaCoder() *deltaCoder {
 func (c *deltaCoder) put() {
 	c.prev.reset()
 	c.cur.reset()
+	c.derivedIDs = false
 	deltaCoders.Put(c)
 }
 
@@ -222,7 +233,8 @@ func appendEventDeltas(b []byte, events []runstate.Event, forms *EventForms) (_ 
 		}
 		return b[:start], false
 	}
-	b = append(b, FormatEventDeltas)
+	b = append(b, FormatEventDeltasIDs)
+	c.derivedIDs = true
 	b = appendUint(b, deltasFirstSeq, events[0].Seq)
 	for i := range events {
 		if events[i].Seq != events[0].Seq+uint64(i) {
@@ -252,6 +264,15 @@ func (c *deltaCoder) appendDelta(b []byte, ev *runstate.Event) []byte {
 		for r, span := range c.cur.top[:len(eventJSON.fields)] {
 			switch {
 			case r == eventRanks.seq || r == eventRanks.data:
+			case r == eventRanks.id && c.derivedIDs:
+				if id := derivedEventID(ev.RunID, ev.Seq); isIDSpan(span, id) {
+					continue
+				}
+				if span == nil { // an empty id, which derivedEventID never is
+					b = protowire.AppendTag(b, evID, protowire.BytesType)
+					b = append(b, 0)
+				}
+				b = append(b, span...)
 			case r == eventRanks.key:
 				if sum := derivedKey(ev.RunID, ev.StepID, ev.LogicalAttempt, ev.Type, ev.PlanVersion, ev.EngineAttempt); isKeySpan(span, sum) {
 					continue
@@ -413,6 +434,7 @@ func spanTimeField(span []byte) (time.Time, protowire.Number, bool) {
 func eachEventOfDeltas(b, buf []byte, keep bool, fn func(event []byte) error) error {
 	c := getDeltaCoder()
 	defer c.put()
+	c.derivedIDs = b[0] == FormatEventDeltasIDs
 	var first uint64
 	i := 0
 	err := eachField(b[1:], func(n protowire.Number, f field) error {
@@ -448,8 +470,8 @@ func eachEventOfDeltas(b, buf []byte, keep bool, fn func(event []byte) error) er
 // rebuild applies one event's delta to the spans of the event before it
 // (c.cur) and appends the event's stored form to buf.
 func (c *deltaCoder) rebuild(buf, delta []byte, seq uint64) ([]byte, error) {
-	var key []byte
-	keyGiven := false
+	var key, id []byte
+	keyGiven, idGiven := false, false
 	var fields, data, child []byte
 	err := eachField(delta, func(n protowire.Number, f field) error {
 		var err error
@@ -485,6 +507,12 @@ func (c *deltaCoder) rebuild(buf, delta []byte, seq uint64) ([]byte, error) {
 				key = nil
 			}
 			return nil
+		case r == eventRanks.id && c.derivedIDs:
+			id, idGiven = span, true
+			if f.typ == protowire.BytesType && len(f.v) == 0 {
+				id = nil
+			}
+			return nil
 		case r == eventRanks.typ && f.typ == protowire.VarintType:
 			if f.x == 0 || f.x > 64 || eventTypeOfBit[f.x-1] == "" {
 				return fmt.Errorf("field %d: no event type of code %d", f.n, f.x)
@@ -499,6 +527,12 @@ func (c *deltaCoder) rebuild(buf, delta []byte, seq uint64) ([]byte, error) {
 	})
 	if err != nil {
 		return buf, err
+	}
+	if c.derivedIDs {
+		if !idGiven {
+			id = c.derivedIDSpan(seq)
+		}
+		c.cur.top[eventRanks.id] = id
 	}
 	if base, hasBase = spanTime(c.cur.top[eventRanks.emittedAt]); !hasBase {
 		base = time.Time{}
@@ -627,6 +661,20 @@ func eachSpan(wire []byte, m *jsonMessageFields, fn func(r int, f field, span []
 	return nil
 }
 
+// derivedIDSpan answers the event_id field the current event's run_id
+// and run_seq derive (derivedEventID), as AppendEvent writes it.
+func (c *deltaCoder) derivedIDSpan(seq uint64) []byte {
+	run, _ := spanField(c.cur.top[eventRanks.runID])
+	id := derivedEventID(run.v, seq)
+	return c.own(func(b []byte) []byte { return appendBytes(b, 14, id[:]) })
+}
+
+// isIDSpan reports whether span is the event_id id as AppendEvent writes
+// it: its 16 bytes in field 14.
+func isIDSpan(span []byte, id [16]byte) bool {
+	return len(span) == 18 && span[0] == 14<<3|byte(protowire.BytesType) && span[1] == 16 && [16]byte(span[2:]) == id
+}
+
 // derivedKeySpan answers the idempotency key field the current event's
 // fields derive (derivedKey), as AppendEvent writes it.
 func (c *deltaCoder) derivedKeySpan() []byte {
@@ -667,6 +715,22 @@ func (c *deltaCoder) appendStored(buf []byte, seq uint64, key []byte) []byte {
 		}
 	}
 	return buf
+}
+
+// derivedEventID is the event_id runstate.EventID answers, as its 16
+// bytes: SHA-256("event|" runId "|" runSeq in decimal), its first 16 bytes
+// with version 8 and RFC 9562's variant. It is part of the stored format,
+// so it is written here and never changed: an event whose id is another
+// is stored with its id.
+func derivedEventID[S string | []byte](runID S, runSeq uint64) (id [16]byte) {
+	var buf [128]byte
+	b := append(append(buf[:0], "event|"...), runID...)
+	b = strconv.AppendUint(append(b, '|'), runSeq, 10)
+	sum := sha256.Sum256(b)
+	copy(id[:], sum[:16])
+	id[6] = id[6]&0x0f | 0x80
+	id[8] = id[8]&0x3f | 0x80
+	return id
 }
 
 // derivedKey is the idempotency key of docs/semantics.md#event-idempotency-key

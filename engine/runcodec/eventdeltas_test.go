@@ -85,7 +85,7 @@ func TestEventDeltas_GiveBackEachEventsOwnStoredFormByteForByte(t *testing.T) {
 	}
 	for g, evs := range groups {
 		b := AppendEventGroup(nil, evs)
-		require.Equal(t, FormatEventDeltas, Format(b), "group %d", g)
+		require.Equal(t, FormatEventDeltasIDs, Format(b), "group %d", g)
 		var forms [][]byte
 		require.NoError(t, EachStoredEvent(b, func(e []byte) error { forms = append(forms, e); return nil }))
 		require.Len(t, forms, len(evs))
@@ -295,5 +295,56 @@ func TestEventDeltas_AChangedGroupIsReadOrRefusedAndWhatIsReadStoresBack(t *test
 			}
 			t.Fatalf("round trip %v: %s", err, hex.EncodeToString(b))
 		}
+	}
+}
+
+// The event id a group derives is runstate.EventID's: a version 8 UUID,
+// one per run and run_seq.
+func TestEventID_IsTheIDAGroupDerives(t *testing.T) {
+	seen := map[string]bool{}
+	for _, run := range []string{"run-01a237ce-1eb9-75e5-93e2-5cd95bac6fe8", "r", ""} {
+		for _, seq := range []uint64{0, 1, 2, 9, 10, 1 << 40, 1<<64 - 1} {
+			id := runstate.EventID(run, seq)
+			b := derivedEventID(run, seq)
+			require.Equal(t, id, string(appendUUID(nil, b[:])), "%s %d", run, seq)
+			u, ok := uuidBytes(id)
+			require.True(t, ok, "canonical: %s", id)
+			require.Equal(t, byte(0x80), u[6]&0xf0, "version 8: %s", id)
+			require.Equal(t, byte(0x80), u[8]&0xc0, "RFC 9562's variant: %s", id)
+			require.False(t, seen[id], "one id per run and run_seq")
+			seen[id] = true
+		}
+	}
+}
+
+// A group whose events have the ids their run and run_seq derive stores
+// none of them; an event with another id, or none, keeps its own; every
+// event reads back byte for byte as stored alone.
+func TestEventDeltas_AGroupStoresOnlyTheEventIDsItCannotDerive(t *testing.T) {
+	random := benchGroup()
+	derived := benchGroup()
+	for i := range derived {
+		derived[i].ID = runstate.EventID(derived[i].RunID, derived[i].Seq)
+	}
+	plainRandom, _ := appendGroupRecord(nil, random, nil)
+	plainDerived, _ := appendGroupRecord(nil, derived, nil)
+	require.Equal(t, len(plainRandom)-len(derived)*18, len(plainDerived), "each derived id leaves out its 18 bytes")
+
+	mixed := benchGroup()
+	mixed[0].ID = runstate.EventID(mixed[0].RunID, mixed[0].Seq)
+	mixed[2].ID = ""
+	mixed[3].ID = "not-a-uuid"
+	for _, evs := range [][]runstate.Event{random, derived, mixed} {
+		b, _ := appendGroupRecord(nil, evs, nil)
+		require.Equal(t, FormatEventDeltasIDs, b[0])
+		var forms [][]byte
+		require.NoError(t, EachStoredEvent(b, func(e []byte) error { forms = append(forms, e); return nil }))
+		require.Len(t, forms, len(evs))
+		for i := range evs {
+			require.Equal(t, hex.EncodeToString(AppendEvent(nil, &evs[i])), hex.EncodeToString(forms[i]), "event %d", i)
+		}
+		got, err := DecodeEvents(b, nil)
+		require.NoError(t, err)
+		require.Equal(t, evs, got)
 	}
 }

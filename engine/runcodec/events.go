@@ -22,7 +22,13 @@ const eventGroupEvent = 1
 // version, alone or compressed (FormatCompressed).
 func IsEventGroup(b []byte) bool {
 	f := Format(b)
-	return f == FormatEventGroup || f == FormatEventDeltas
+	return f == FormatEventGroup || f == FormatEventDeltas || f == FormatEventDeltasIDs
+}
+
+// isDeltas reports whether an uncompressed record is a group of deltas,
+// of either version.
+func isDeltas(b []byte) bool {
+	return len(b) > 0 && (b[0] == FormatEventDeltas || b[0] == FormatEventDeltasIDs)
 }
 
 // AppendEventGroup appends the stored form of events, which a decision
@@ -151,7 +157,7 @@ func EachStoredEvent(b []byte, fn func(event []byte) error) error {
 		b = raw
 	}
 	switch {
-	case len(b) > 0 && b[0] == FormatEventDeltas:
+	case isDeltas(b):
 		return eachRebuiltEvent(b, fn)
 	case !IsEventGroup(b):
 		return fn(b)
@@ -189,7 +195,7 @@ func DecodeEvents(b []byte, evs []runstate.Event) ([]runstate.Event, error) {
 		}
 		b = raw
 	}
-	if len(b) > 0 && b[0] == FormatEventDeltas {
+	if isDeltas(b) {
 		// Each event is rebuilt into the same memory: decoding copies what
 		// it keeps.
 		err := eachEventOfDeltas(b, make([]byte, 0, 512), false, func(stored []byte) error {
@@ -207,7 +213,7 @@ func DecodeEvents(b []byte, evs []runstate.Event) ([]runstate.Event, error) {
 
 // decompressedGroup answers the event group a compressed record holds.
 func decompressedGroup(b []byte) ([]byte, error) {
-	if f := compressedFormat(b); f != FormatEventGroup && f != FormatEventDeltas {
+	if f := compressedFormat(b); f != FormatEventGroup && f != FormatEventDeltas && f != FormatEventDeltasIDs {
 		return nil, fmt.Errorf("event group: compressed: %w", ErrUnknownFormat)
 	}
 	raw, err := decompressed(b)

@@ -122,9 +122,10 @@ func FuzzDecodeEventDeltas(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte{FormatEventDeltas})
 	f.Add([]byte{FormatEventDeltas, 0x12, 0x04, 0x0a, 0x02, 0x38, 0x02})
+	f.Add([]byte{FormatEventDeltasIDs, 0x08, 0x01, 0x12, 0x04, 0x0a, 0x02, 0x12, 0x00})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if len(b) == 0 || b[0] != FormatEventDeltas {
-			b = append([]byte{FormatEventDeltas}, b...)
+		if !isDeltas(b) {
+			b = append([]byte{FormatEventDeltasIDs}, b...)
 		}
 		got, err := DecodeEvents(b, nil)
 		var forms []runstate.Event
@@ -141,7 +142,7 @@ func FuzzDecodeEventDeltas(f *testing.F) {
 			return
 		}
 		stored := AppendEventGroup(nil, got)
-		require.Equal(t, FormatEventDeltas, Format(stored))
+		require.Equal(t, FormatEventDeltasIDs, Format(stored))
 		again, err := DecodeEvents(stored, nil)
 		require.NoError(t, err)
 		require.Equal(t, got, again)

@@ -21,7 +21,8 @@ import (
 // must load, and the same value must store to the same bytes. A record kind
 // added later (the event group, the event group of deltas, a grouped outbox reference, a run's
 // outbox entry, the deadline index entry, a task's deadline_indexed, a checkpoint's deadlines, a
-// compressed checkpoint, a step's claim tokens in their compact form) has its cases
+// compressed checkpoint, a step's claim tokens in their compact form, an event group that
+// derives its event ids) has its cases
 // appended, as the weftd that introduced it wrote them.
 type goldenCase struct {
 	Kind    string          `json:"kind"`
@@ -104,6 +105,21 @@ var goldenCodecs = map[string]goldenCodec{
 	},
 }
 
+// retiredFormats are the formats a record kind was written in by an older
+// weftd, which this one reads (TestGolden_EveryRecordAnOlderWeftdWroteStillLoads)
+// but no longer writes: the event group of deltas, whose event ids the
+// present one derives.
+var retiredFormats = map[byte]bool{FormatEventDeltas: true}
+
+// firstByte answers the format byte of a golden case's stored hex.
+func firstByte(stored string) byte {
+	b, err := hex.DecodeString(stored[:min(2, len(stored))])
+	if err != nil || len(b) == 0 {
+		return 0
+	}
+	return b[0]
+}
+
 func TestGolden_EveryRecordKindStoresToTheBytesAnOlderWeftdWrote(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range goldenCases(t) {
@@ -112,7 +128,7 @@ func TestGolden_EveryRecordKindStoresToTheBytesAnOlderWeftdWrote(t *testing.T) {
 		seen[c.Kind] = true
 		v := codec.value()
 		require.NoError(t, json.Unmarshal(c.Value, v), c.Name)
-		if codec.encode == nil {
+		if codec.encode == nil || retiredFormats[firstByte(c.Stored)] {
 			continue
 		}
 		require.Equal(t, c.Stored, hex.EncodeToString(codec.encode(v)), "%s %s", c.Kind, c.Name)

@@ -177,6 +177,32 @@ const (
 	SignalRerun     SignalKind = "RERUN"
 )
 
+// EventID answers the event_id of the event at runSeq of a run
+// (docs/semantics.md#events): a UUID of version 8 (RFC 9562's custom
+// version) whose other bits are the first 16 bytes of
+// SHA-256("event|" runId "|" runSeq in decimal), in the canonical
+// lowercase text. A run's events so have ids no other event has, and a
+// stored event group need not hold them (engine/runcodec derives them).
+func EventID(runID string, runSeq uint64) string {
+	var buf [128]byte
+	b := append(append(buf[:0], "event|"...), runID...)
+	b = strconv.AppendUint(append(b, '|'), runSeq, 10)
+	sum := sha256.Sum256(b)
+	sum[6] = sum[6]&0x0f | 0x80 // version 8
+	sum[8] = sum[8]&0x3f | 0x80 // variant RFC 9562
+	var out [36]byte
+	hex.Encode(out[0:8], sum[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], sum[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], sum[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], sum[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:36], sum[10:16])
+	return string(out[:])
+}
+
 // IdempotencyKey answers the key of docs/semantics.md#event-idempotency-key:
 // hex(SHA-256(runId | stepId | logicalAttemptId | eventType | planVersion)),
 // with stepId "RUN" and logicalAttemptId 1 for run-level events that do not
