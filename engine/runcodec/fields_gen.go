@@ -1024,6 +1024,10 @@ func appendStepState(b []byte, v *runstate.StepState) []byte {
 	b = appendInt(b, 35, int64(v.ItemCount))
 	b = appendBytes(b, 41, v.CompInput)
 	for _, s := range v.EagerTokens {
+		if prefix, random, ok := tokenParts(s); ok {
+			b = appendToken(b, 48, prefix, random)
+			continue
+		}
 		b = appendElem(b, 37, s)
 	}
 	if prefix, random, ok := tokenParts(v.ClaimToken); ok {
@@ -1225,6 +1229,14 @@ func decodeStepState(b []byte, v *runstate.StepState) error {
 			return err
 		case 37:
 			s, err := f.str()
+			v.EagerTokens = append(v.EagerTokens, s)
+			return err
+		case 48:
+			x, err := f.bytes()
+			if err != nil {
+				return err
+			}
+			s, err := tokenString(x)
 			v.EagerTokens = append(v.EagerTokens, s)
 			return err
 		case 39:

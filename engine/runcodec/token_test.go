@@ -71,3 +71,16 @@ func TestCheckpoint_ACompactClaimTokenShorterThanItsRandomBytesIsRefused(t *test
 	var s runstate.State
 	require.ErrorContains(t, DecodeState(b, &s), "16 random bytes")
 }
+
+// A step's eager tokens are each stored in the form that fits it (step
+// field 48 for a claim token's compact form, 37 as text), and read back in
+// their order.
+func TestCheckpoint_EagerTokensKeepTheirOrderWhateverFormEachIsStoredIn(t *testing.T) {
+	const hex32 = "0fa2804f5846e79de8fb763d18241d8e"
+	tokens := []string{"s5/1/activity1#" + hex32, "odd-token", "s6/1/activity1#" + hex32[:31] + "f", "", "s7/2/a#" + hex32}
+	s := &runstate.State{RunID: "r", Steps: []*runstate.StepState{{ActionID: "s4", EagerTokens: tokens}}}
+	require.Equal(t, []protowire.Number{1, 48, 37, 48, 37, 48}, stepFields(t, appendState([]byte{FormatCheckpoint}, s)))
+	var got runstate.State
+	require.NoError(t, DecodeState(AppendState(nil, s), &got))
+	require.Equal(t, tokens, got.Steps[0].EagerTokens)
+}

@@ -225,7 +225,7 @@ type StepState struct {
 	// to hold them (claimEnded). Each eager task's report takes its token
 	// out (record.Task.EagerOf). A token is kept without the run's id and
 	// the "/" that begin it.
-	EagerTokens []string `json:"eager_tokens,omitempty" wire:"37"`
+	EagerTokens []string `json:"eager_tokens,omitempty" wire:"37,token=48"`
 	// ClaimToken, ClaimWorker, ClaimedAt, ClaimDeadline and
 	// ClaimHeartbeatDue are the claim of the step's task that a hand-off
 	// made without writing its task record (record.Task, built from them by

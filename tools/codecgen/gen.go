@@ -128,6 +128,12 @@ func (w *writer) appendField(f *field) {
 		w.p("\t}")
 	case kStrings:
 		w.p("\tfor _, s := range %s {", x)
+		if f.altKind == "token" { // each element in its own form: the wire order keeps theirs
+			w.p("\t\tif prefix, random, ok := tokenParts(%s); ok {", w.plain(f.t.Elem(), "string", "s"))
+			w.p("\t\t\tb = appendToken(b, %d, prefix, random)", f.alt)
+			w.p("\t\t\tcontinue")
+			w.p("\t\t}")
+		}
 		w.p("\t\tb = appendElem(b, %d, %s)", f.num, w.plain(f.t.Elem(), "string", "s"))
 		w.p("\t}")
 	case kMsgs:
@@ -234,6 +240,16 @@ func (w *writer) decodeField(f *field) {
 		w.p("\t\t\ts, err := f.str()")
 		w.p("\t\t\t%s = append(%s, %s)", x, x, w.conv(f.t.Elem(), "string", "s"))
 		w.p("\t\t\treturn err")
+		if f.altKind == "token" {
+			w.p("\t\tcase %d:", f.alt)
+			w.p("\t\t\tx, err := f.bytes()")
+			w.p("\t\t\tif err != nil {")
+			w.p("\t\t\t\treturn err")
+			w.p("\t\t\t}")
+			w.p("\t\t\ts, err := tokenString(x)")
+			w.p("\t\t\t%s = append(%s, %s)", x, x, w.conv(f.t.Elem(), "string", "s"))
+			w.p("\t\t\treturn err")
+		}
 	case kMsg, kPtrMsg, kMsgs, kPtrMsgs:
 		elem := w.typeName(f.elem.t)
 		w.p("\t\t\tx, err := f.bytes()")

@@ -149,8 +149,8 @@ func (m *model) field(sf reflect.StructField, tag string, withJSON bool) (*field
 	if f.kind, err = kindOf(sf.Type); err != nil {
 		return nil, err
 	}
-	if f.alt != 0 && f.kind != kString {
-		return nil, fmt.Errorf("wire tag %q: a compact form is of a string field", tag)
+	if f.alt != 0 && f.kind != kString && !(f.kind == kStrings && f.altKind == "token") {
+		return nil, fmt.Errorf("wire tag %q: a compact form is of a string field (token= of a []string too)", tag)
 	}
 	if err := f.readJSON(sf, withJSON); err != nil {
 		return nil, err

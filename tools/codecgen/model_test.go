@@ -79,6 +79,14 @@ func TestModel_RefusesJSONTheEventWriterCannotWrite(t *testing.T) {
 	}
 	require.ErrorContains(t, modelErr(reflect.TypeFor[token](), true), "token= has no JSON form")
 	require.NoError(t, modelErr(reflect.TypeFor[token](), false), "a checkpoint field may have it")
+	type tokens struct {
+		A []string `wire:"1,token=2"`
+	}
+	require.NoError(t, modelErr(reflect.TypeFor[tokens](), false), "a []string may have token=")
+	type uuids struct {
+		A []string `wire:"1,uuid=2"`
+	}
+	require.ErrorContains(t, modelErr(reflect.TypeFor[uuids](), false), "compact form is of a string field")
 }
 
 func TestModel_ReadsJSONAsEncodingJSONWritesIt(t *testing.T) {
