@@ -9,8 +9,9 @@
 // reflection: byte for byte what encoding/json writes of the decoded event.
 //
 // Layering: it may import the standard library, engine/definition,
-// engine/runstate and protobuf's wire encoding (protowire), never the
-// engine, the store, a transport or generated code.
+// engine/runstate, protobuf's wire encoding (protowire) and the Snappy
+// block codec of github.com/klauspost/compress/s2 (compressed records),
+// never the engine, the store, a transport or generated code.
 package runcodec
 
 // The binary field tables of runstate's stored types (fields_gen.go: each
