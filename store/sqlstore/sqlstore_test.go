@@ -14,6 +14,7 @@ import (
 	"github.com/weft-dev/weft/conformance/storetest"
 	"github.com/weft-dev/weft/store"
 	"github.com/weft-dev/weft/store/sqlstore"
+	"github.com/weft-dev/weft/store/sqlstore/sqltest"
 )
 
 func TestConformance_PostgreSQL(t *testing.T) {
@@ -43,6 +44,11 @@ func TestOpen_DetectsDialectAndNamesBackend(t *testing.T) {
 	t.Parallel()
 	db := requirePostgres(t)
 	s := db.Open(t, db.NewSchema(t))
+	if sqltest.Path() == sqlstore.CockroachDB { // make test-crdb-path: the path forced onto PostgreSQL
+		require.Equal(t, sqlstore.CockroachDB, s.Dialect())
+		require.Equal(t, "sql/postgresql+cockroachdb-path", s.Capabilities().Backend)
+		return
+	}
 	require.Equal(t, sqlstore.PostgreSQL, s.Dialect())
 	require.Equal(t, "sql/postgresql", s.Capabilities().Backend)
 }
