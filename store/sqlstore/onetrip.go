@@ -19,19 +19,23 @@ import (
 )
 
 const (
-	// checkConditionsSQL reads the rows of the condition keys and raises
-	// division_by_zero (SQLSTATE 22012, codeConditionFailed) when a
-	// condition does not hold, which aborts the transaction before any
-	// write of the pipeline runs. The kinds are store.ConditionKind's
-	// numbers; its CASE is store.Condition.Holds. It locks no row: the
-	// transaction is SERIALIZABLE (BEGIN on PostgreSQL's path, the
-	// session's default in the implicit transaction of CockroachDB's), so a
-	// write of a condition key by another transaction between the check
-	// and the commit fails one of them with a serialization failure, which
-	// retries it (on CockroachDB, on the server while the pipeline's
-	// answers are still unsent). On PostgreSQL a row lock was a WAL record
-	// of its own for every condition on a row that exists.
+	// checkConditionsSQL locks the rows of the condition keys in key order,
+	// like lockConditionsSQL, and raises division_by_zero (SQLSTATE 22012,
+	// codeConditionFailed) when a condition does not hold, which aborts the
+	// transaction before any write of the pipeline runs. The kinds are
+	// store.ConditionKind's numbers; its CASE is store.Condition.Holds.
 	checkConditionsSQL = `SELECT 1 / (count(*) = 0)::INT
+FROM unnest($1::BYTEA[], $2::INT8[], $3::INT8[]) AS c(k, kind, version)
+LEFT JOIN (SELECT k, version FROM weft_kv WHERE k = ANY($1) ORDER BY k FOR UPDATE) AS cur ON cur.k = c.k
+WHERE NOT CASE c.kind WHEN 1 THEN cur.k IS NULL WHEN 2 THEN cur.k IS NOT NULL
+ELSE cur.version IS NOT DISTINCT FROM c.version END`
+	// checkConditionsImplicitSQL is checkConditionsSQL on CockroachDB's
+	// path, in the implicit transaction of one pipeline: the same check,
+	// reading the rows without locking them. The transaction is SERIALIZABLE
+	// (sessionSQL), so a write of a condition key between the check and the
+	// commit fails it with a serialization failure, which CockroachDB
+	// retries itself while the pipeline's answers are still unsent.
+	checkConditionsImplicitSQL = `SELECT 1 / (count(*) = 0)::INT
 FROM unnest($1::BYTEA[], $2::INT8[], $3::INT8[]) AS c(k, kind, version)
 LEFT JOIN weft_kv AS cur ON cur.k = c.k
 WHERE NOT CASE c.kind WHEN 1 THEN cur.k IS NULL WHEN 2 THEN cur.k IS NOT NULL
@@ -306,7 +310,7 @@ func prepareTrip(ctx context.Context, conn *pgx.Conn, path, server Dialect) (*tr
 		stmts = append(stmts, stmt{&st.begin, "weft_trip_begin", beginSQL}, stmt{&st.check, "weft_trip_check", checkConditionsSQL},
 			stmt{&st.commit, "weft_trip_commit", commitSQL}, stmt{&st.rollback, "weft_trip_rollback", rollbackSQL})
 	} else {
-		stmts = append(stmts, stmt{&st.check, "weft_trip_check", checkConditionsSQL})
+		stmts = append(stmts, stmt{&st.check, "weft_trip_check", checkConditionsImplicitSQL})
 	}
 	for _, p := range stmts {
 		sd, err := conn.Prepare(ctx, p.name, p.sql)
@@ -337,7 +341,7 @@ var (
 // pipelineOnce is one attempt of a group's transaction in one round trip,
 // for a group oneTrip accepts. On PostgreSQL's path it pipelines BEGIN,
 // checkConditionsSQL, the delete, the upsert and COMMIT. On CockroachDB's it
-// pipelines checkConditionsSQL, the delete and the upsert alone: the
+// pipelines checkConditionsImplicitSQL, the delete and the upsert alone: the
 // statements before the pipeline's Sync are one implicit transaction, which
 // the Sync commits, and which CockroachDB retries itself after a
 // serialization failure, its answers (a row and two command tags) being

@@ -99,9 +99,12 @@ func Statements(server Dialect, cfg Config) ([]Statement, error) {
 		{"create the migration lock table", createLockTableSQL}, {"take the migration lock", takeLockSQL},
 		{"renew the migration lock", renewLockSQL}, {"release the migration lock", releaseLockSQL},
 	}
-	out = append(out, Statement{"check conditions (one trip)", checkConditionsSQL})
 	if server == PostgreSQL {
-		out = append(out, Statement{"end a backend in doubt", terminateSQL}, Statement{"is a backend alive", backendAliveSQL})
+		out = append(out, Statement{"check conditions (one trip)", checkConditionsSQL},
+			Statement{"end a backend in doubt", terminateSQL}, Statement{"is a backend alive", backendAliveSQL})
+	}
+	if server == CockroachDB || cfg.Path == CockroachDB {
+		out = append(out, Statement{"check conditions (one trip, implicit transaction)", checkConditionsImplicitSQL})
 	}
 	if server == CockroachDB {
 		out = append(out, Statement{"read the session id", sessionIDSQL},
