@@ -49,14 +49,7 @@ func DecodeEvent(b []byte, ev *runstate.Event) error {
 // AppendState appends a checkpoint's stored form to b: its fields
 // (FormatCheckpoint), compressed when that is shorter (FormatCompressed).
 func AppendState(b []byte, s *runstate.State) []byte {
-	p := scratch.Get().(*[]byte)
-	raw := appendState(append((*p)[:0], FormatCheckpoint), s)
-	b = appendCompressed(b, raw)
-	if cap(raw) <= maxKeptScratch {
-		*p = raw
-		scratch.Put(p)
-	}
-	return b
+	return appendEncodedCompressed(b, func(raw []byte) []byte { return appendState(append(raw, FormatCheckpoint), s) })
 }
 
 // IsCheckpoint reports whether b is a checkpoint in a binary form:

@@ -38,6 +38,20 @@ const maxKeptScratch = 64 << 10
 // scratch holds the memory a record is encoded in before it is compressed.
 var scratch = sync.Pool{New: func() any { return new([]byte) }}
 
+// appendEncodedCompressed appends to b the record encode appends (its
+// format byte first) to the memory it is given, compressed when that is
+// shorter (appendCompressed).
+func appendEncodedCompressed(b []byte, encode func([]byte) []byte) []byte {
+	p := scratch.Get().(*[]byte)
+	raw := encode((*p)[:0])
+	b = appendCompressed(b, raw)
+	if cap(raw) <= maxKeptScratch {
+		*p = raw
+		scratch.Put(p)
+	}
+	return b
+}
+
 // appendCompressed appends record, a stored record (its format byte
 // first), to b: compressed (FormatCompressed) when that is shorter, else
 // as it is.

@@ -45,18 +45,14 @@ func AppendEventGroup(b []byte, events []runstate.Event) []byte {
 }
 
 // appendGroupCompressed appends events, more than one, as a group record
-// (FormatEventDeltas, else FormatEventGroup), compressed when that is
-// shorter; with forms, each event's own stored form to them too, as
-// appendEventDeltas writes them (a FormatEventGroup leaves them to its
-// caller: it answers false).
+// (appendGroupRecord), compressed when that is shorter; with forms, each
+// event's own stored form to them too when the record is of deltas
+// (formed; an older group leaves them to its caller).
 func appendGroupCompressed(b []byte, events []runstate.Event, forms *EventForms) (_ []byte, formed bool) {
-	p := scratch.Get().(*[]byte)
-	raw, formed := appendGroupRecord((*p)[:0], events, forms)
-	b = appendCompressed(b, raw)
-	if cap(raw) <= maxKeptScratch {
-		*p = raw
-		scratch.Put(p)
-	}
+	b = appendEncodedCompressed(b, func(raw []byte) []byte {
+		raw, formed = appendGroupRecord(raw, events, forms)
+		return raw
+	})
 	return b, formed
 }
 

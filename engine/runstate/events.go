@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // The event types (docs/semantics.md has the catalog and each one's effect).
@@ -188,19 +190,10 @@ func EventID(runID string, runSeq uint64) string {
 	b := append(append(buf[:0], "event|"...), runID...)
 	b = strconv.AppendUint(append(b, '|'), runSeq, 10)
 	sum := sha256.Sum256(b)
-	sum[6] = sum[6]&0x0f | 0x80 // version 8
-	sum[8] = sum[8]&0x3f | 0x80 // variant RFC 9562
-	var out [36]byte
-	hex.Encode(out[0:8], sum[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], sum[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], sum[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], sum[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:36], sum[10:16])
-	return string(out[:])
+	id := uuid.UUID(sum[:16])
+	id[6] = id[6]&0x0f | 0x80 // version 8
+	id[8] = id[8]&0x3f | 0x80 // variant RFC 9562
+	return id.String()
 }
 
 // IdempotencyKey answers the key of docs/semantics.md#event-idempotency-key:
