@@ -26,7 +26,7 @@ func asOlderWeftd(t *testing.T, st store.Store, runID string) {
 		var v any
 		switch {
 		case runcodec.IsEventGroup(it.Value): // an older weftd stored each event alone
-			evs, err := runcodec.DecodeEvents(it.Value, nil)
+			evs, err := runcodec.DecodeEvents(it.Value, runID, nil)
 			require.NoError(t, err)
 			for _, ev := range evs {
 				js, err := json.Marshal(ev)
@@ -99,11 +99,11 @@ func asV1Groups(t *testing.T, st store.Store, runID string) int {
 	require.NoError(t, err)
 	b := &store.Batch{}
 	for _, it := range res.Items {
-		if f := runcodec.Format(it.Value); f != runcodec.FormatEventDeltas && f != runcodec.FormatEventDeltasIDs {
+		if f := runcodec.Format(it.Value); f != runcodec.FormatEventDeltas && f != runcodec.FormatEventDeltasIDs && f != runcodec.FormatEventDeltasRun {
 			continue
 		}
 		v1 := []byte{runcodec.FormatEventGroup}
-		require.NoError(t, runcodec.EachStoredEvent(it.Value, func(form []byte) error {
+		require.NoError(t, runcodec.EachStoredEvent(it.Value, runID, func(form []byte) error {
 			v1 = protowire.AppendTag(v1, 1, protowire.BytesType)
 			v1 = protowire.AppendBytes(v1, form)
 			return nil

@@ -194,15 +194,15 @@ func normalised(t *testing.T, st store.Store, runID string) []string {
 		require.NoError(t, err)
 		for _, it := range res.Items {
 			if runcodec.IsEventGroup(it.Value) {
-				evs, err := runcodec.DecodeEvents(it.Value, nil)
+				evs, err := runcodec.DecodeEvents(it.Value, runlog.EventKeyRun(it.Key), nil)
 				require.NoError(t, err)
 				for i := range evs {
 					key := runlog.EventKey(runID, evs[i].Seq)
-					out = append(out, norm(string(key))+" = "+norm(string(asJSON(t, runcodec.AppendEvent(nil, &evs[i])))))
+					out = append(out, norm(string(key))+" = "+norm(string(asJSON(t, key, runcodec.AppendEvent(nil, &evs[i])))))
 				}
 				continue
 			}
-			out = append(out, norm(string(it.Key))+" = "+norm(string(asJSON(t, it.Value))))
+			out = append(out, norm(string(it.Key))+" = "+norm(string(asJSON(t, it.Key, it.Value))))
 		}
 		if res.Next == nil {
 			sort.Strings(out)
@@ -212,9 +212,9 @@ func normalised(t *testing.T, st store.Store, runID string) []string {
 	}
 }
 
-// asJSON answers a binary record as its JSON, where its
+// asJSON answers a binary record stored under key as its JSON, where its
 // identifiers are text; other values as they are.
-func asJSON(t *testing.T, v []byte) []byte {
+func asJSON(t *testing.T, key, v []byte) []byte {
 	t.Helper()
 	var decoded any
 	switch {
@@ -223,7 +223,7 @@ func asJSON(t *testing.T, v []byte) []byte {
 		require.NoError(t, runcodec.DecodeEvent(v, &ev))
 		decoded = &ev
 	case runcodec.IsEventGroup(v):
-		evs, err := runcodec.DecodeEvents(v, nil)
+		evs, err := runcodec.DecodeEvents(v, runlog.EventKeyRun(key), nil)
 		require.NoError(t, err)
 		decoded = evs
 	case runcodec.IsCheckpoint(v):

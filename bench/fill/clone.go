@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -160,12 +161,15 @@ func encodeAs(format byte, b []byte, from int) ([]byte, error) {
 			return b, fmt.Errorf("render an event: %w", err)
 		}
 		return runcodec.AppendEvent(b[:from], &ev), nil
-	case runcodec.FormatEventGroup, runcodec.FormatEventDeltas, runcodec.FormatEventDeltasIDs:
+	case runcodec.FormatEventGroup, runcodec.FormatEventDeltas, runcodec.FormatEventDeltasIDs, runcodec.FormatEventDeltasRun:
 		var evs []runstate.Event
 		if err := json.Unmarshal(text, &evs); err != nil {
 			return b, fmt.Errorf("render an event group: %w", err)
 		}
-		return runcodec.AppendEventGroup(b[:from], evs), nil
+		if len(evs) == 0 {
+			return b, errors.New("render an event group: no events")
+		}
+		return runcodec.AppendEventGroup(b[:from], evs[len(evs)-1].RunID, evs), nil // stored under its last event's key
 	case runcodec.FormatCheckpoint:
 		var s runstate.State
 		if err := json.Unmarshal(text, &s); err != nil {

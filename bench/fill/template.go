@@ -207,7 +207,7 @@ func asJSON(items []store.Item) ([]store.Item, []byte, error) {
 			}
 			v = &ev
 		case runcodec.IsEventGroup(it.Value): // a JSON array of its events
-			evs, err := runcodec.DecodeEvents(it.Value, nil)
+			evs, err := runcodec.DecodeEvents(it.Value, runlog.EventKeyRun(it.Key), nil)
 			if err != nil {
 				return nil, nil, fmt.Errorf("template record %q: %w", it.Key, err)
 			}

@@ -100,19 +100,19 @@ func BenchmarkEvent(b *testing.B) {
 // in the benchmark workload (benchGroup); per group of four events.
 func BenchmarkEventGroup(b *testing.B) {
 	evs := benchGroup()
-	bin := AppendEventGroup(nil, evs)
+	bin := AppendEventGroup(nil, keyRun(evs), evs)
 	b.Logf("a step's event group: %d bytes", len(bin))
 	b.Run("encode", func(b *testing.B) {
 		b.ReportAllocs()
 		buf := make([]byte, 0, 2048)
 		for b.Loop() {
-			_ = AppendEventGroup(buf[:0], evs)
+			_ = AppendEventGroup(buf[:0], keyRun(evs), evs)
 		}
 	})
 	b.Run("decode", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_, _ = DecodeEvents(bin, nil)
+			_, _ = DecodeEvents(bin, keyRun(evs), nil)
 		}
 	})
 	b.Run("json", func(b *testing.B) {
@@ -120,7 +120,7 @@ func BenchmarkEventGroup(b *testing.B) {
 		buf := make([]byte, 0, 8192)
 		for b.Loop() {
 			out := buf[:0]
-			_ = EachStoredEvent(bin, func(stored []byte) error {
+			_ = EachStoredEvent(bin, keyRun(evs), func(stored []byte) error {
 				var err error
 				out, _, err = AppendStoredEventJSON(out, stored)
 				return err

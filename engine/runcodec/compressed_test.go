@@ -92,7 +92,7 @@ func TestDecodeState_RefusesADamagedCompressedCheckpoint(t *testing.T) {
 		"an event inside":         wrap(AppendEvent(nil, benchEvent())),
 		"nothing inside":          wrap(nil),
 		"JSON inside":             wrap([]byte(`{"version":1}`)),
-		"an event group inside":   wrap(AppendEventGroup(nil, []runstate.Event{*benchEvent(), *benchEvent()})),
+		"an event group inside":   wrap(AppendEventGroup(nil, benchEvent().RunID, []runstate.Event{*benchEvent(), *benchEvent()})),
 		"damaged fields inside":   wrap([]byte{FormatCheckpoint, 0x0a, 0x05, 'x'}),
 	}
 	for name, b := range cases {
@@ -108,9 +108,9 @@ func TestDecodeState_RefusesADamagedCompressedCheckpoint(t *testing.T) {
 // it holds.
 func TestAppendEventGroup_ACompressedGroupReadsAsTheGroupItHolds(t *testing.T) {
 	evs := benchGroup()
-	plain, _ := appendGroupRecord(nil, evs, nil)
-	stored := AppendEventGroup(nil, evs)
-	require.Equal(t, []byte{FormatCompressed, FormatEventDeltasIDs}, stored[:2])
+	plain, _ := appendGroupRecord(nil, keyRun(evs), evs, nil)
+	stored := AppendEventGroup(nil, keyRun(evs), evs)
+	require.Equal(t, []byte{FormatCompressed, FormatEventDeltasRun}, stored[:2])
 	require.Less(t, len(stored), len(plain))
 	require.True(t, IsEventGroup(stored))
 	require.False(t, IsCheckpoint(stored))
@@ -118,15 +118,15 @@ func TestAppendEventGroup_ACompressedGroupReadsAsTheGroupItHolds(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, plain[1:], inner)
 	var want, got [][]byte
-	require.NoError(t, EachStoredEvent(plain, func(e []byte) error { want = append(want, e); return nil }))
-	require.NoError(t, EachStoredEvent(stored, func(e []byte) error { got = append(got, e); return nil }))
+	require.NoError(t, EachStoredEvent(plain, keyRun(evs), func(e []byte) error { want = append(want, e); return nil }))
+	require.NoError(t, EachStoredEvent(stored, keyRun(evs), func(e []byte) error { got = append(got, e); return nil }))
 	require.Equal(t, want, got)
-	decoded, err := DecodeEvents(stored, nil)
+	decoded, err := DecodeEvents(stored, keyRun(evs), nil)
 	require.NoError(t, err)
 	require.Equal(t, evs, decoded)
 
 	var s runstate.State
 	require.Error(t, DecodeState(stored, &s), "a compressed group is no checkpoint")
-	_, err = DecodeEvents(AppendState(nil, benchState()), nil)
+	_, err = DecodeEvents(AppendState(nil, benchState()), benchState().RunID, nil)
 	require.Error(t, err, "a compressed checkpoint is no event group")
 }

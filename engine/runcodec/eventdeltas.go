@@ -49,6 +49,14 @@ const FormatEventDeltas byte = 0x09
 // from the event before.
 const FormatEventDeltasIDs byte = 0x0c
 
+// FormatEventDeltasRun is an event group, version 4: FormatEventDeltasIDs,
+// but for the first event's run_id, which is there only when it is not the
+// run whose key (wf:{run}:ev:) holds the record — the run its reader
+// names — an empty one as an empty field 3, and for data's string fields
+// whose value is a UUID in its canonical text (36 lowercase characters),
+// which are in field 6 (deltaDataUUIDs) as their 16 bytes.
+const FormatEventDeltasRun byte = 0x0d
+
 // The fields of a FormatEventDeltas record and of each event in it.
 const (
 	deltasFirstSeq = 1
@@ -59,6 +67,7 @@ const (
 	deltaCleared      = 3
 	deltaDataCleared  = 4
 	deltaDataRunChild = 5
+	deltaDataUUIDs    = 6
 )
 
 // The wire fields of runstate.Event the group treats on their own (the
@@ -187,10 +196,14 @@ type deltaCoder struct {
 	buf       [2][]byte   // the current and the previous event's stored form
 	// arena holds the spans a decoding rebuilds (a type's name, a time, a
 	// run child, a derived key), each appended once.
-	arena          []byte
-	cleared, child []byte
-	// derivedIDs: the group is FormatEventDeltasIDs.
+	arena                 []byte
+	cleared, child, uuids []byte
+	// derivedIDs: the group is FormatEventDeltasIDs or FormatEventDeltasRun.
 	derivedIDs bool
+	// keyedRun: the group is FormatEventDeltasRun, its first event's run_id
+	// that of run unless it says otherwise, and its data may hold UUIDs.
+	keyedRun bool
+	run      string
 }
 
 var deltaCoders = sync.Pool{New: func() any {
@@ -209,14 +222,14 @@ func getDeltaCoder() *deltaCoder {
 func (c *deltaCoder) put() {
 	c.prev.reset()
 	c.cur.reset()
-	c.derivedIDs = false
+	c.derivedIDs, c.keyedRun, c.run = false, false, ""
 	deltaCoders.Put(c)
 }
 
 // appendEventDeltas appends events, whose run_seqs are consecutive, as a
-// FormatEventDeltas record; ok is false, and b unchanged, for events it
-// cannot hold that way.
-func appendEventDeltas(b []byte, events []runstate.Event, forms *EventForms) (_ []byte, ok bool) {
+// FormatEventDeltasRun record to be stored under run's key; ok is false,
+// and b unchanged, for events it cannot hold that way.
+func appendEventDeltas(b []byte, run string, events []runstate.Event, forms *EventForms) (_ []byte, ok bool) {
 	if !eventSpansFit {
 		return b, false
 	}
@@ -233,8 +246,8 @@ func appendEventDeltas(b []byte, events []runstate.Event, forms *EventForms) (_ 
 		}
 		return b[:start], false
 	}
-	b = append(b, FormatEventDeltasIDs)
-	c.derivedIDs = true
+	b = append(b, FormatEventDeltasRun)
+	c.derivedIDs, c.keyedRun, c.run = true, true, run
 	b = appendUint(b, deltasFirstSeq, events[0].Seq)
 	for i := range events {
 		if events[i].Seq != events[0].Seq+uint64(i) {
@@ -248,7 +261,7 @@ func appendEventDeltas(b []byte, events []runstate.Event, forms *EventForms) (_ 
 			forms.Buf = append(append(forms.Buf, FormatEvent), c.buf[0]...) // AppendEvent's bytes
 			forms.Ends = append(forms.Ends, len(forms.Buf))
 		}
-		b = appendMessage(b, deltasEvent, func(b []byte) []byte { return c.appendDelta(b, &events[i]) })
+		b = appendMessage(b, deltasEvent, func(b []byte) []byte { return c.appendDelta(b, &events[i], i == 0) })
 		c.prev, c.cur = c.cur, c.prev
 		c.buf[0], c.buf[1] = c.buf[1], c.buf[0]
 	}
@@ -256,14 +269,23 @@ func appendEventDeltas(b []byte, events []runstate.Event, forms *EventForms) (_ 
 }
 
 // appendDelta appends the fields of the current event that the previous
-// one does not share.
-func (c *deltaCoder) appendDelta(b []byte, ev *runstate.Event) []byte {
+// one does not share (the first event: all of them).
+func (c *deltaCoder) appendDelta(b []byte, ev *runstate.Event, first bool) []byte {
 	base, hasBase := spanTime(c.cur.top[eventRanks.emittedAt])
 	c.cleared = c.cleared[:0]
 	b = appendNonEmpty(b, deltaFields, func(b []byte) []byte {
 		for r, span := range c.cur.top[:len(eventJSON.fields)] {
 			switch {
 			case r == eventRanks.seq || r == eventRanks.data:
+			case r == eventRanks.runID && first && c.keyedRun:
+				if c.run != "" && ev.RunID == c.run {
+					continue
+				}
+				if span == nil { // an empty run_id: not the reader's run
+					b = protowire.AppendTag(b, evRunID, protowire.BytesType)
+					b = append(b, 0)
+				}
+				b = append(b, span...)
 			case r == eventRanks.id && c.derivedIDs:
 				if id := derivedEventID(ev.RunID, ev.Seq); isIDSpan(span, id) {
 					continue
@@ -305,7 +327,7 @@ func (c *deltaCoder) appendDelta(b []byte, ev *runstate.Event) []byte {
 	if f, ok := spanField(c.cur.top[eventRanks.runID]); ok && f.typ == protowire.BytesType && len(f.v) > 0 {
 		run = f.v
 	}
-	child := c.child[:0]
+	child, uuids := c.child[:0], c.uuids[:0]
 	b = appendNonEmpty(b, deltaData, func(b []byte) []byte {
 		for set := c.cur.dataSet | c.prev.dataSet; set != 0; set &= set - 1 {
 			r := bits.TrailingZeros64(set)
@@ -322,6 +344,10 @@ func (c *deltaCoder) appendDelta(b []byte, ev *runstate.Event) []byte {
 					child = protowire.AppendBytes(child, rest)
 					continue
 				}
+				if id, ok := uuidSpan(span); ok && c.keyedRun {
+					uuids = appendBytes(uuids, fd.num, id[:])
+					continue
+				}
 				b = append(b, span...)
 			default:
 				b = append(b, span...)
@@ -331,8 +357,64 @@ func (c *deltaCoder) appendDelta(b []byte, ev *runstate.Event) []byte {
 	})
 	b = appendBytes(b, deltaCleared, c.cleared[:cleared])
 	b = appendBytes(b, deltaDataCleared, c.cleared[cleared:])
-	c.child = child
-	return appendBytes(b, deltaDataRunChild, child)
+	c.child, c.uuids = child, uuids
+	b = appendBytes(b, deltaDataRunChild, child)
+	return appendBytes(b, deltaDataUUIDs, uuids)
+}
+
+// uuidSpan answers the 16 bytes of the UUID the one string field span
+// holds, when it is a UUID's canonical text: 36 characters, lowercase hex
+// in groups of 8, 4, 4, 4 and 12 separated by '-' (formatUUID writes it
+// back byte for byte).
+func uuidSpan(span []byte) (id [16]byte, ok bool) {
+	f, ok := spanField(span)
+	if !ok || f.typ != protowire.BytesType || len(f.v) != 36 {
+		return id, false
+	}
+	at := 0
+	for i := 0; i < 36; i++ {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if f.v[i] != '-' {
+				return id, false
+			}
+			continue
+		}
+		hi, ok := lowerHex(f.v[i])
+		if !ok {
+			return id, false
+		}
+		i++
+		lo, ok := lowerHex(f.v[i])
+		if !ok {
+			return id, false
+		}
+		id[at] = hi<<4 | lo
+		at++
+	}
+	return id, true
+}
+
+// lowerHex answers the value of a lowercase hex digit.
+func lowerHex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
+// formatUUID appends id's canonical text.
+func formatUUID(b []byte, id []byte) []byte {
+	const digits = "0123456789abcdef"
+	for i, x := range id {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b = append(b, '-')
+		}
+		b = append(b, digits[x>>4], digits[x&15])
+	}
+	return b
 }
 
 // isKeySpan reports whether span is the idempotency key sum as AppendEvent
@@ -428,13 +510,14 @@ func spanTimeField(span []byte) (time.Time, protowire.Number, bool) {
 }
 
 // eachEventOfDeltas calls fn with the stored form (FormatEvent) of every
-// event of a FormatEventDeltas record, in order, each rebuilt into buf:
-// from its start (fn's slice is valid until the next call), or after the
-// events before it when keep (fn may keep its slice).
-func eachEventOfDeltas(b, buf []byte, keep bool, fn func(event []byte) error) error {
+// event of a FormatEventDeltas record stored under run's key, in order,
+// each rebuilt into buf: from its start (fn's slice is valid until the next
+// call), or after the events before it when keep (fn may keep its slice).
+func eachEventOfDeltas(b []byte, run string, buf []byte, keep bool, fn func(event []byte) error) error {
 	c := getDeltaCoder()
 	defer c.put()
-	c.derivedIDs = b[0] == FormatEventDeltasIDs
+	c.derivedIDs = b[0] == FormatEventDeltasIDs || b[0] == FormatEventDeltasRun
+	c.keyedRun, c.run = b[0] == FormatEventDeltasRun, run
 	var first uint64
 	i := 0
 	err := eachField(b[1:], func(n protowire.Number, f field) error {
@@ -453,7 +536,7 @@ func eachEventOfDeltas(b, buf []byte, keep bool, fn func(event []byte) error) er
 			}
 			start := len(buf)
 			var err error
-			if buf, err = c.rebuild(buf, f.v, first+uint64(i)); err != nil {
+			if buf, err = c.rebuild(buf, f.v, first+uint64(i), i == 0); err != nil {
 				return fmt.Errorf("event group: event %d: %w", i, err)
 			}
 			i++
@@ -468,11 +551,11 @@ func eachEventOfDeltas(b, buf []byte, keep bool, fn func(event []byte) error) er
 }
 
 // rebuild applies one event's delta to the spans of the event before it
-// (c.cur) and appends the event's stored form to buf.
-func (c *deltaCoder) rebuild(buf, delta []byte, seq uint64) ([]byte, error) {
+// (c.cur; none before the first) and appends the event's stored form to buf.
+func (c *deltaCoder) rebuild(buf, delta []byte, seq uint64, first bool) ([]byte, error) {
 	var key, id []byte
-	keyGiven, idGiven := false, false
-	var fields, data, child []byte
+	keyGiven, idGiven, runGiven := false, false, false
+	var fields, data, child, uuids []byte
 	err := eachField(delta, func(n protowire.Number, f field) error {
 		var err error
 		switch n {
@@ -487,6 +570,10 @@ func (c *deltaCoder) rebuild(buf, delta []byte, seq uint64) ([]byte, error) {
 			}
 		case deltaDataRunChild:
 			child, err = f.bytes()
+		case deltaDataUUIDs:
+			if c.keyedRun {
+				uuids, err = f.bytes()
+			}
 		}
 		return err
 	})
@@ -501,6 +588,11 @@ func (c *deltaCoder) rebuild(buf, delta []byte, seq uint64) ([]byte, error) {
 		switch {
 		case r == eventRanks.seq || r == eventRanks.data:
 			return nil // the group's run_seq, and the data below
+		case r == eventRanks.runID && first && c.keyedRun:
+			runGiven = true
+			if f.typ == protowire.BytesType && len(f.v) == 0 {
+				return nil // an empty run_id
+			}
 		case r == eventRanks.key:
 			key, keyGiven = span, true
 			if f.typ == protowire.BytesType && len(f.v) == 0 {
@@ -527,6 +619,12 @@ func (c *deltaCoder) rebuild(buf, delta []byte, seq uint64) ([]byte, error) {
 	})
 	if err != nil {
 		return buf, err
+	}
+	if first && c.keyedRun && !runGiven {
+		if c.run == "" {
+			return buf, errors.New("the run_id of the run whose key holds the group, which its reader did not give")
+		}
+		c.setOwn(eventRanks.runID, false, func(b []byte) []byte { return appendString(b, evRunID, c.run) })
 	}
 	if c.derivedIDs {
 		if !idGiven {
@@ -575,6 +673,19 @@ func (c *deltaCoder) rebuild(buf, delta []byte, seq uint64) ([]byte, error) {
 			})
 		}
 		return err
+	})
+	if err != nil {
+		return buf, err
+	}
+	err = eachSpan(uuids, eventDataJSON, func(r int, f field, _ []byte) error {
+		if f.typ != protowire.BytesType || len(f.v) != 16 {
+			return fmt.Errorf("field %d: a UUID of %d bytes", f.n, len(f.v))
+		}
+		c.setOwn(r, true, func(b []byte) []byte {
+			b = protowire.AppendTag(b, f.n, protowire.BytesType)
+			return formatUUID(append(b, 36), f.v)
+		})
+		return nil
 	})
 	if err != nil {
 		return buf, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +59,10 @@ func mix(r *rand.Rand, v, prev reflect.Value) {
 	}
 }
 
+// keyRun is the run whose key holds a group of events: its last event's,
+// as runlog.AppendEvents keys it.
+func keyRun(evs []runstate.Event) string { return evs[len(evs)-1].RunID }
+
 // benchGroup is the events of a step's completion in the benchmark workload:
 // the attempt, the step's end, the next step's schedule and its eager start.
 func benchGroup() []runstate.Event {
@@ -70,7 +75,8 @@ func benchGroup() []runstate.Event {
 	}
 	return []runstate.Event{
 		ev(6, runstate.EvStepAttemptRecorded, "s1", 1, runstate.EventData{Attempt: &runstate.Attempt{LogicalAttempt: 1, EngineAttempt: 1,
-			Outcome: runstate.AttemptSucceeded, StartedAt: at, CompletedAt: at, WorkerID: "bench-worker-0"}}),
+			Outcome: runstate.AttemptSucceeded, StartedAt: at, CompletedAt: at, WorkerID: "bench-worker-0"},
+			CorrelationID: "b3e34985-0720-4237-976f-eefd2c0b55bd"}),
 		ev(7, runstate.EvStepCompleted, "s1", 0, runstate.EventData{Status: "SUCCEEDED", CompletedAt: at, Output: json.RawMessage(`{}`)}),
 		ev(8, runstate.EvStepScheduled, "s2", 0, runstate.EventData{Status: "SCHEDULED", TaskID: run + "/s2/1/activity1", Queue: "default", NotBefore: at}),
 		ev(9, runstate.EvStepStarted, "s2", 0, runstate.EventData{Status: "RUNNING", WorkerID: "bench-worker-0", StartedAt: at}),
@@ -84,15 +90,15 @@ func TestEventDeltas_GiveBackEachEventsOwnStoredFormByteForByte(t *testing.T) {
 		groups = append(groups, randomGroup(r, 2+r.IntN(5)))
 	}
 	for g, evs := range groups {
-		b := AppendEventGroup(nil, evs)
-		require.Equal(t, FormatEventDeltasIDs, Format(b), "group %d", g)
+		b := AppendEventGroup(nil, keyRun(evs), evs)
+		require.Equal(t, FormatEventDeltasRun, Format(b), "group %d", g)
 		var forms [][]byte
-		require.NoError(t, EachStoredEvent(b, func(e []byte) error { forms = append(forms, e); return nil }))
+		require.NoError(t, EachStoredEvent(b, keyRun(evs), func(e []byte) error { forms = append(forms, e); return nil }))
 		require.Len(t, forms, len(evs))
 		for i := range evs {
 			require.Equal(t, hex.EncodeToString(AppendEvent(nil, &evs[i])), hex.EncodeToString(forms[i]), "group %d, event %d", g, i)
 		}
-		got, err := DecodeEvents(b, nil)
+		got, err := DecodeEvents(b, keyRun(evs), nil)
 		require.NoError(t, err)
 		require.Equal(t, evs, got, "group %d", g)
 	}
@@ -116,9 +122,9 @@ func TestAppendEventGroupForms_AreTheFormsEachStoredEventAnswersOfTheRecord(t *t
 	var forms EventForms
 	var want [][]byte
 	for g, evs := range groups {
-		b := AppendEventGroupForms(nil, evs, &forms)
-		require.Equal(t, hex.EncodeToString(AppendEventGroup(nil, evs)), hex.EncodeToString(b), "group %d", g)
-		require.NoError(t, EachStoredEvent(b, func(e []byte) error { want = append(want, e); return nil }))
+		b := AppendEventGroupForms(nil, keyRun(evs), evs, &forms)
+		require.Equal(t, hex.EncodeToString(AppendEventGroup(nil, keyRun(evs), evs)), hex.EncodeToString(b), "group %d", g)
+		require.NoError(t, EachStoredEvent(b, keyRun(evs), func(e []byte) error { want = append(want, e); return nil }))
 	}
 	var got [][]byte
 	forms.Each(func(f []byte) { got = append(got, f) })
@@ -136,8 +142,8 @@ func TestEventDeltas_AnEventsJSONIsTheSameStoredAloneInAV1GroupOrAsDeltas(t *tes
 	for range 500 {
 		evs := randomGroup(r, 2+r.IntN(4))
 		var v1, v2 [][]byte
-		require.NoError(t, EachStoredEvent(appendEventGroupV1(nil, evs), func(e []byte) error { v1 = append(v1, e); return nil }))
-		require.NoError(t, EachStoredEvent(AppendEventGroup(nil, evs), func(e []byte) error { v2 = append(v2, e); return nil }))
+		require.NoError(t, EachStoredEvent(appendEventGroupV1(nil, evs), "", func(e []byte) error { v1 = append(v1, e); return nil }))
+		require.NoError(t, EachStoredEvent(AppendEventGroup(nil, keyRun(evs), evs), keyRun(evs), func(e []byte) error { v2 = append(v2, e); return nil }))
 		for i := range evs {
 			want, err := json.Marshal(&evs[i])
 			require.NoError(t, err)
@@ -158,10 +164,10 @@ func TestEventGroupV1_AGroupAnOlderWeftdStoredReadsAsTheSameEvents(t *testing.T)
 	evs := benchGroup()
 	old := appendEventGroupV1(nil, evs)
 	require.Equal(t, FormatEventGroup, old[0])
-	got, err := DecodeEvents(old, nil)
+	got, err := DecodeEvents(old, "", nil) // a 0x07 group holds every run_id
 	require.NoError(t, err)
 	require.Equal(t, evs, got)
-	again, err := DecodeEvents(AppendEventGroup(nil, got), nil)
+	again, err := DecodeEvents(AppendEventGroup(nil, keyRun(got), got), keyRun(got), nil)
 	require.NoError(t, err)
 	require.Equal(t, got, again)
 }
@@ -172,7 +178,7 @@ func TestEventGroupV1_AGroupAnOlderWeftdStoredReadsAsTheSameEvents(t *testing.T)
 // group of four takes less than half of what it took as a 0x07 group.
 func TestEventDeltas_StoreWhatADecisionsEventsShareOnce(t *testing.T) {
 	evs := benchGroup()
-	v1, v2 := appendEventGroupV1(nil, evs), AppendEventGroup(nil, evs)
+	v1, v2 := appendEventGroupV1(nil, evs), AppendEventGroup(nil, keyRun(evs), evs)
 	t.Logf("the benchmark's step group: 0x07 %d bytes, 0x09 %d bytes", len(v1), len(v2))
 	require.Less(t, len(v2), len(v1)/2)
 	require.Less(t, len(v2), 400)
@@ -184,7 +190,7 @@ func TestEventDeltas_AKeyTheFieldsDoNotDeriveIsStored(t *testing.T) {
 	for _, key := range []string{"", "k", runstate.IdempotencyKey("other", "s1", 1, runstate.EvStepCompleted, "1", 0)} {
 		evs := benchGroup()
 		evs[1].IdempotencyKey = key
-		got, err := DecodeEvents(AppendEventGroup(nil, evs), nil)
+		got, err := DecodeEvents(AppendEventGroup(nil, keyRun(evs), evs), keyRun(evs), nil)
 		require.NoError(t, err)
 		require.Equal(t, evs, got, "key %q", key)
 	}
@@ -214,7 +220,7 @@ func TestEventDeltas_EveryEventTypeIsStoredByItsBit(t *testing.T) {
 // A group of deltas that is empty, truncated, or names what it cannot
 // rebuild is refused, never half read as events.
 func TestEventDeltas_AMalformedGroupIsRefused(t *testing.T) {
-	good := AppendEventGroup(nil, benchGroup())
+	good := AppendEventGroup(nil, keyRun(benchGroup()), benchGroup())
 	for name, b := range map[string][]byte{
 		"empty":                          {FormatEventDeltas},
 		"only a run_seq":                 {FormatEventDeltas, 0x08, 0x01},
@@ -227,9 +233,9 @@ func TestEventDeltas_AMalformedGroupIsRefused(t *testing.T) {
 		"cleared fields not packed":      {FormatEventDeltas, 0x12, 0x02, 0x18, 0x01},
 		"a data time without emitted_at": {FormatEventDeltas, 0x12, 0x04, 0x12, 0x02, 0x50, 0x02},
 	} {
-		_, err := DecodeEvents(b, nil)
+		_, err := DecodeEvents(b, keyRun(benchGroup()), nil)
 		require.Error(t, err, name)
-		require.Error(t, EachStoredEvent(b, func([]byte) error { return nil }), name)
+		require.Error(t, EachStoredEvent(b, keyRun(benchGroup()), func([]byte) error { return nil }), name)
 	}
 }
 
@@ -246,12 +252,14 @@ func TestEventDeltas_HoldEveryFieldOfAnEventAndItsData(t *testing.T) {
 // (the fuzz target's property, over many inputs in every run).
 func TestEventDeltas_AChangedGroupIsReadOrRefusedAndWhatIsReadStoresBack(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	seeds := [][]byte{AppendEventGroup(nil, benchGroup())}
+	seeds, runs := [][]byte{AppendEventGroup(nil, keyRun(benchGroup()), benchGroup())}, []string{keyRun(benchGroup())}
 	for range 4 {
-		seeds = append(seeds, AppendEventGroup(nil, randomGroup(r, 2+r.IntN(3))))
+		g := randomGroup(r, 2+r.IntN(3))
+		seeds, runs = append(seeds, AppendEventGroup(nil, keyRun(g), g)), append(runs, keyRun(g))
 	}
 	for range 20000 {
-		b := append([]byte(nil), seeds[r.IntN(len(seeds))]...)
+		seed := r.IntN(len(seeds))
+		b, run := append([]byte(nil), seeds[seed]...), runs[seed]
 		for range 1 + r.IntN(3) {
 			switch r.IntN(4) {
 			case 0:
@@ -271,9 +279,9 @@ func TestEventDeltas_AChangedGroupIsReadOrRefusedAndWhatIsReadStoresBack(t *test
 				b = append(b[:at], append(append([]byte(nil), b[at:at+n]...), b[at:]...)...)
 			}
 		}
-		got, err := DecodeEvents(b, nil)
+		got, err := DecodeEvents(b, run, nil)
 		var forms []runstate.Event
-		formsErr := EachStoredEvent(b, func(e []byte) error {
+		formsErr := EachStoredEvent(b, run, func(e []byte) error {
 			forms = append(forms, runstate.Event{})
 			return DecodeEvent(e, &forms[len(forms)-1])
 		})
@@ -286,7 +294,7 @@ func TestEventDeltas_AChangedGroupIsReadOrRefusedAndWhatIsReadStoresBack(t *test
 		if !reflect.DeepEqual(got, forms) {
 			t.Fatalf("forms differ: %s", hex.EncodeToString(b))
 		}
-		again, err := DecodeEvents(AppendEventGroup(nil, got), nil)
+		again, err := DecodeEvents(AppendEventGroup(nil, keyRun(got), got), keyRun(got), nil)
 		if err != nil || !reflect.DeepEqual(got, again) {
 			for j := range got {
 				if !reflect.DeepEqual(got[j], again[j]) {
@@ -326,25 +334,85 @@ func TestEventDeltas_AGroupStoresOnlyTheEventIDsItCannotDerive(t *testing.T) {
 	for i := range derived {
 		derived[i].ID = runstate.EventID(derived[i].RunID, derived[i].Seq)
 	}
-	plainRandom, _ := appendGroupRecord(nil, random, nil)
-	plainDerived, _ := appendGroupRecord(nil, derived, nil)
-	require.Equal(t, len(plainRandom)-len(derived)*18, len(plainDerived), "each derived id leaves out its 18 bytes")
+	plainRandom, _ := appendGroupRecord(nil, keyRun(random), random, nil)
+	plainDerived, _ := appendGroupRecord(nil, keyRun(derived), derived, nil)
+	require.InDelta(t, len(plainRandom)-len(derived)*18, len(plainDerived), 1,
+		"each derived id leaves out its 18 bytes (an event's length may then take a byte less)")
 
 	mixed := benchGroup()
 	mixed[0].ID = runstate.EventID(mixed[0].RunID, mixed[0].Seq)
 	mixed[2].ID = ""
 	mixed[3].ID = "not-a-uuid"
 	for _, evs := range [][]runstate.Event{random, derived, mixed} {
-		b, _ := appendGroupRecord(nil, evs, nil)
-		require.Equal(t, FormatEventDeltasIDs, b[0])
+		b, _ := appendGroupRecord(nil, keyRun(evs), evs, nil)
+		require.Equal(t, FormatEventDeltasRun, b[0])
 		var forms [][]byte
-		require.NoError(t, EachStoredEvent(b, func(e []byte) error { forms = append(forms, e); return nil }))
+		require.NoError(t, EachStoredEvent(b, keyRun(evs), func(e []byte) error { forms = append(forms, e); return nil }))
 		require.Len(t, forms, len(evs))
 		for i := range evs {
 			require.Equal(t, hex.EncodeToString(AppendEvent(nil, &evs[i])), hex.EncodeToString(forms[i]), "event %d", i)
 		}
-		got, err := DecodeEvents(b, nil)
+		got, err := DecodeEvents(b, keyRun(evs), nil)
 		require.NoError(t, err)
 		require.Equal(t, evs, got)
 	}
+}
+
+// A group of deltas is stored under its run's key, so its first event's
+// run_id is left out when it is that run, and read back from the run its
+// reader names; a reader that names none is refused. A first event of
+// another run, or of none, keeps its run_id.
+func TestEventDeltasRun_TheFirstEventsRunIDIsTheRunOfTheKey(t *testing.T) {
+	evs := benchGroup()
+	run := keyRun(evs)
+	b, _ := appendGroupRecord(nil, run, evs, nil)
+	require.Equal(t, FormatEventDeltasRun, b[0])
+	require.NotContains(t, string(b), run+"\x00", "the run_id is not stored")
+	kept, _ := appendGroupRecord(nil, "", evs, nil)
+	require.Equal(t, len(kept)-2-len(run), len(b), "the run_id's field is left out")
+	got, err := DecodeEvents(b, run, nil)
+	require.NoError(t, err)
+	require.Equal(t, evs, got)
+	_, err = DecodeEvents(b, "", nil)
+	require.ErrorContains(t, err, "the run_id of the run whose key holds the group")
+
+	for _, first := range []string{"run-other", ""} {
+		evs := benchGroup()
+		evs[0].RunID = first
+		b, _ := appendGroupRecord(nil, run, evs, nil)
+		for _, reader := range []string{run, ""} {
+			got, err := DecodeEvents(b, reader, nil)
+			require.NoError(t, err, "first event's run %q, reader's %q", first, reader)
+			require.Equal(t, evs, got, "first event's run %q, reader's %q", first, reader)
+		}
+	}
+}
+
+// A string of an event's data that is a UUID in its canonical text (a
+// correlation id) is stored as its 16 bytes and rebuilt byte for byte; one
+// in any other text is stored as it is.
+func TestEventDeltasRun_ACanonicalUUIDInDataIsStoredAsItsSixteenBytes(t *testing.T) {
+	const id = "b3e34985-0720-4237-976f-eefd2c0b55bd"
+	size := map[string]int{}
+	for _, text := range []string{id, strings.ToUpper(id), strings.ReplaceAll(id, "-", "0"), "b3e34985-0720-4237-976f-eefd2c0b55bg", "b3e34985-0720-4237-976f-eefd2c0b55b", "x"} {
+		evs := benchGroup()
+		evs[0].Data.CorrelationID = text
+		evs[2].Data.Queue = text
+		b, _ := appendGroupRecord(nil, keyRun(evs), evs, nil)
+		size[text] = len(b)
+		if text == id {
+			require.NotContains(t, string(b), id)
+		} else {
+			require.Contains(t, string(b), text)
+		}
+		var forms [][]byte
+		require.NoError(t, EachStoredEvent(b, keyRun(evs), func(e []byte) error { forms = append(forms, e); return nil }))
+		for i := range evs {
+			require.Equal(t, hex.EncodeToString(AppendEvent(nil, &evs[i])), hex.EncodeToString(forms[i]), "%q: event %d", text, i)
+		}
+		got, err := DecodeEvents(b, keyRun(evs), nil)
+		require.NoError(t, err)
+		require.Equal(t, evs, got, text)
+	}
+	require.Equal(t, size[strings.ToUpper(id)]-2*(20-2), size[id], "each UUID takes 16 bytes, not 36, and its event's field 6 two")
 }

@@ -22,25 +22,30 @@ const eventGroupEvent = 1
 // version, alone or compressed (FormatCompressed).
 func IsEventGroup(b []byte) bool {
 	f := Format(b)
-	return f == FormatEventGroup || f == FormatEventDeltas || f == FormatEventDeltasIDs
+	return f == FormatEventGroup || isDeltasFormat(f)
+}
+
+// isDeltasFormat reports whether f is a group of deltas, of any version.
+func isDeltasFormat(f byte) bool {
+	return f == FormatEventDeltas || f == FormatEventDeltasIDs || f == FormatEventDeltasRun
 }
 
 // isDeltas reports whether an uncompressed record is a group of deltas,
 // of either version.
 func isDeltas(b []byte) bool {
-	return len(b) > 0 && (b[0] == FormatEventDeltas || b[0] == FormatEventDeltasIDs)
+	return len(b) > 0 && isDeltasFormat(b[0])
 }
 
 // AppendEventGroup appends the stored form of events, which a decision
-// appended together with consecutive run_seqs, to b: one event's own
-// record (AppendEvent) when there is one, else a group of them
-// (FormatEventDeltas; FormatEventGroup for events it cannot hold, which
-// AppendEvent did not write in its order).
-func AppendEventGroup(b []byte, events []runstate.Event) []byte {
+// appended together with consecutive run_seqs, to b, to be stored under
+// the key of run (wf:{run}:ev:): one event's own record (AppendEvent) when
+// there is one, else a group of them (FormatEventDeltasRun; FormatEventGroup
+// for events it cannot hold, which AppendEvent did not write in its order).
+func AppendEventGroup(b []byte, run string, events []runstate.Event) []byte {
 	if len(events) == 1 {
 		return AppendEvent(b, &events[0])
 	}
-	b, _ = appendGroupCompressed(b, events, nil)
+	b, _ = appendGroupCompressed(b, run, events, nil)
 	return b
 }
 
@@ -48,9 +53,9 @@ func AppendEventGroup(b []byte, events []runstate.Event) []byte {
 // (appendGroupRecord), compressed when that is shorter; with forms, each
 // event's own stored form to them too when the record is of deltas
 // (formed; an older group leaves them to its caller).
-func appendGroupCompressed(b []byte, events []runstate.Event, forms *EventForms) (_ []byte, formed bool) {
+func appendGroupCompressed(b []byte, run string, events []runstate.Event, forms *EventForms) (_ []byte, formed bool) {
 	b = appendEncodedCompressed(b, func(raw []byte) []byte {
-		raw, formed = appendGroupRecord(raw, events, forms)
+		raw, formed = appendGroupRecord(raw, run, events, forms)
 		return raw
 	})
 	return b, formed
@@ -77,9 +82,9 @@ func (f *EventForms) Each(fn func(form []byte)) {
 // each event's own stored form — what EachStoredEvent answers of the
 // record — to forms, from the encoding the record is made of, so that a
 // reader of what was just written need not rebuild them.
-func AppendEventGroupForms(b []byte, events []runstate.Event, forms *EventForms) []byte {
+func AppendEventGroupForms(b []byte, run string, events []runstate.Event, forms *EventForms) []byte {
 	if len(events) > 1 {
-		out, formed := appendGroupCompressed(b, events, forms)
+		out, formed := appendGroupCompressed(b, run, events, forms)
 		if formed {
 			return out
 		}
@@ -95,10 +100,10 @@ func AppendEventGroupForms(b []byte, events []runstate.Event, forms *EventForms)
 }
 
 // appendGroupRecord appends events, more than one, as a group record,
-// uncompressed: FormatEventDeltas (with forms, each event's own stored
+// uncompressed: FormatEventDeltasRun (with forms, each event's own stored
 // form to them too: formed), else FormatEventGroup.
-func appendGroupRecord(b []byte, events []runstate.Event, forms *EventForms) (_ []byte, formed bool) {
-	if out, ok := appendEventDeltas(b, events, forms); ok {
+func appendGroupRecord(b []byte, run string, events []runstate.Event, forms *EventForms) (_ []byte, formed bool) {
+	if out, ok := appendEventDeltas(b, run, events, forms); ok {
 		return out, true
 	}
 	return appendEventGroupV1(b, events), false
@@ -138,13 +143,13 @@ func putLength(b []byte, at, n int) []byte {
 const binaryMaxVarint = 10
 
 // EachStoredEvent calls fn with the stored form of every event a record
-// under wf:{run}:ev: holds, in run_seq order: the record itself for an
+// under wf:{run}:ev: holds, run being the run its key names, in run_seq order: the record itself for an
 // event stored alone (binary or the JSON of an older weftd), each of its
 // events for a group — of a FormatEventDeltas group, each event's own
 // stored form (FormatEvent) rebuilt, byte for byte what AppendEvent writes
 // of it. The forms fn gets are slices of b, or of memory allocated for
 // them; fn may keep them.
-func EachStoredEvent(b []byte, fn func(event []byte) error) error {
+func EachStoredEvent(b []byte, run string, fn func(event []byte) error) error {
 	if compressedFormat(b) != 0 {
 		raw, err := decompressedGroup(b)
 		if err != nil {
@@ -154,7 +159,7 @@ func EachStoredEvent(b []byte, fn func(event []byte) error) error {
 	}
 	switch {
 	case isDeltas(b):
-		return eachRebuiltEvent(b, fn)
+		return eachRebuiltEvent(b, run, fn)
 	case !IsEventGroup(b):
 		return fn(b)
 	}
@@ -177,13 +182,13 @@ func EachStoredEvent(b []byte, fn func(event []byte) error) error {
 
 // eachRebuiltEvent calls fn with each event of a FormatEventDeltas group,
 // rebuilt into memory of their own.
-func eachRebuiltEvent(b []byte, fn func(event []byte) error) error {
-	return eachEventOfDeltas(b, make([]byte, 0, 3*len(b)), true, fn) // the events rebuilt are about that
+func eachRebuiltEvent(b []byte, run string, fn func(event []byte) error) error {
+	return eachEventOfDeltas(b, run, make([]byte, 0, 3*len(b)), true, fn) // the events rebuilt are about that
 }
 
 // DecodeEvents appends to evs every event a record under wf:{run}:ev:
 // holds (EachStoredEvent), decoded.
-func DecodeEvents(b []byte, evs []runstate.Event) ([]runstate.Event, error) {
+func DecodeEvents(b []byte, run string, evs []runstate.Event) ([]runstate.Event, error) {
 	if compressedFormat(b) != 0 {
 		raw, err := decompressedGroup(b)
 		if err != nil {
@@ -194,13 +199,13 @@ func DecodeEvents(b []byte, evs []runstate.Event) ([]runstate.Event, error) {
 	if isDeltas(b) {
 		// Each event is rebuilt into the same memory: decoding copies what
 		// it keeps.
-		err := eachEventOfDeltas(b, make([]byte, 0, 512), false, func(stored []byte) error {
+		err := eachEventOfDeltas(b, run, make([]byte, 0, 512), false, func(stored []byte) error {
 			evs = append(evs, runstate.Event{})
 			return DecodeEvent(stored, &evs[len(evs)-1])
 		})
 		return evs, err
 	}
-	err := EachStoredEvent(b, func(stored []byte) error {
+	err := EachStoredEvent(b, run, func(stored []byte) error {
 		evs = append(evs, runstate.Event{})
 		return DecodeEvent(stored, &evs[len(evs)-1])
 	})
@@ -209,7 +214,7 @@ func DecodeEvents(b []byte, evs []runstate.Event) ([]runstate.Event, error) {
 
 // decompressedGroup answers the event group a compressed record holds.
 func decompressedGroup(b []byte) ([]byte, error) {
-	if f := compressedFormat(b); f != FormatEventGroup && f != FormatEventDeltas && f != FormatEventDeltasIDs {
+	if f := compressedFormat(b); f != FormatEventGroup && !isDeltasFormat(f) {
 		return nil, fmt.Errorf("event group: compressed: %w", ErrUnknownFormat)
 	}
 	raw, err := decompressed(b)

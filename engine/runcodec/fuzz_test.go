@@ -80,15 +80,15 @@ func FuzzDecodeEvents(f *testing.F) {
 		fill.Filler{Rand: rand.New(rand.NewPCG(uint64(i), 16)), Full: true}.Fill(&evs[i])
 	}
 	f.Add(appendEventGroupV1(nil, evs))
-	f.Add(AppendEventGroup(nil, evs[:1]))
-	f.Add(AppendEventGroup(nil, benchGroup())) // compressed
+	f.Add(AppendEventGroup(nil, keyRun(evs[:1]), evs[:1]))
+	f.Add(AppendEventGroup(nil, keyRun(benchGroup()), benchGroup())) // compressed
 	f.Add([]byte{FormatEventGroup})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got, err := DecodeEvents(b, nil)
+		got, err := DecodeEvents(b, keyRun(benchGroup()), nil)
 		if err != nil || !IsEventGroup(b) || len(got) < 2 {
 			return
 		}
-		again, err := DecodeEvents(AppendEventGroup(nil, got), nil)
+		again, err := DecodeEvents(AppendEventGroup(nil, keyRun(got), got), keyRun(got), nil)
 		require.NoError(t, err)
 		require.Equal(t, got, again)
 	})
@@ -115,21 +115,23 @@ func FuzzDecodeDeadline(f *testing.F) {
 func FuzzDecodeEventDeltas(f *testing.F) {
 	r := rand.New(rand.NewPCG(12, 16))
 	for range 4 {
-		b, _ := appendGroupRecord(nil, randomGroup(r, 2+r.IntN(3)), nil)
+		b, _ := appendGroupRecord(nil, "", randomGroup(r, 2+r.IntN(3)), nil) // every run_id kept
 		f.Add(b)
 	}
-	b, _ := appendGroupRecord(nil, benchGroup(), nil)
+	b, _ := appendGroupRecord(nil, keyRun(benchGroup()), benchGroup(), nil)
 	f.Add(b)
 	f.Add([]byte{FormatEventDeltas})
 	f.Add([]byte{FormatEventDeltas, 0x12, 0x04, 0x0a, 0x02, 0x38, 0x02})
 	f.Add([]byte{FormatEventDeltasIDs, 0x08, 0x01, 0x12, 0x04, 0x0a, 0x02, 0x12, 0x00})
+	f.Add([]byte{FormatEventDeltasRun, 0x08, 0x01, 0x12, 0x06, 0x12, 0x00, 0x32, 0x02, 0xda, 0x01})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if !isDeltas(b) {
-			b = append([]byte{FormatEventDeltasIDs}, b...)
+			b = append([]byte{FormatEventDeltasRun}, b...)
 		}
-		got, err := DecodeEvents(b, nil)
+		run := keyRun(benchGroup())
+		got, err := DecodeEvents(b, run, nil)
 		var forms []runstate.Event
-		formsErr := EachStoredEvent(b, func(e []byte) error {
+		formsErr := EachStoredEvent(b, run, func(e []byte) error {
 			forms = append(forms, runstate.Event{})
 			return DecodeEvent(e, &forms[len(forms)-1])
 		})
@@ -141,9 +143,9 @@ func FuzzDecodeEventDeltas(f *testing.F) {
 		if len(got) < 2 {
 			return
 		}
-		stored := AppendEventGroup(nil, got)
-		require.Equal(t, FormatEventDeltasIDs, Format(stored))
-		again, err := DecodeEvents(stored, nil)
+		stored := AppendEventGroup(nil, keyRun(got), got)
+		require.Equal(t, FormatEventDeltasRun, Format(stored))
+		again, err := DecodeEvents(stored, keyRun(got), nil)
 		require.NoError(t, err)
 		require.Equal(t, got, again)
 	})

@@ -22,7 +22,7 @@ import (
 // added later (the event group, the event group of deltas, a grouped outbox reference, a run's
 // outbox entry, the deadline index entry, a task's deadline_indexed, a checkpoint's deadlines, a
 // compressed checkpoint, a step's claim tokens in their compact form, an event group that
-// derives its event ids) has its cases
+// derives its event ids, one that derives its run_id from its key) has its cases
 // appended, as the weftd that introduced it wrote them.
 type goldenCase struct {
 	Kind    string          `json:"kind"`
@@ -30,6 +30,9 @@ type goldenCase struct {
 	Value   json.RawMessage `json:"value"`
 	Stored  string          `json:"stored"`
 	BusJSON json.RawMessage `json:"bus_json,omitempty"`
+	// Run is the run whose key holds the record, which its reader names
+	// (an event group from FormatEventDeltasRun on).
+	Run string `json:"run,omitempty"`
 }
 
 func goldenCases(t *testing.T) []goldenCase {
@@ -46,24 +49,31 @@ func goldenCases(t *testing.T) []goldenCase {
 type goldenCodec struct {
 	value  func() any // a new value to decode the case's JSON into
 	encode func(v any) []byte
-	decode func(b []byte) (any, error)
+	decode func(b []byte, run string) (any, error)
 }
 
 var goldenCodecs = map[string]goldenCodec{
 	"event": {
 		value:  func() any { return &runstate.Event{} },
 		encode: func(v any) []byte { return AppendEvent(nil, v.(*runstate.Event)) },
-		decode: func(b []byte) (any, error) { var ev runstate.Event; err := DecodeEvent(b, &ev); return &ev, err },
+		decode: func(b []byte, _ string) (any, error) {
+			var ev runstate.Event
+			err := DecodeEvent(b, &ev)
+			return &ev, err
+		},
 	},
 	"event_group": {
-		value:  func() any { return &[]runstate.Event{} },
-		encode: func(v any) []byte { b, _ := appendGroupRecord(nil, *v.(*[]runstate.Event), nil); return b },
-		decode: func(b []byte) (any, error) { evs, err := DecodeEvents(b, nil); return &evs, err },
+		value: func() any { return &[]runstate.Event{} },
+		encode: func(v any) []byte {
+			b, _ := appendGroupRecord(nil, keyRun(*v.(*[]runstate.Event)), *v.(*[]runstate.Event), nil)
+			return b
+		},
+		decode: func(b []byte, run string) (any, error) { evs, err := DecodeEvents(b, run, nil); return &evs, err },
 	},
 	"checkpoint": {
 		value:  func() any { return &runstate.State{} },
 		encode: func(v any) []byte { return appendState([]byte{FormatCheckpoint}, v.(*runstate.State)) },
-		decode: func(b []byte) (any, error) { var s runstate.State; err := DecodeState(b, &s); return &s, err },
+		decode: func(b []byte, _ string) (any, error) { var s runstate.State; err := DecodeState(b, &s); return &s, err },
 	},
 	// A compressed checkpoint is not compared byte for byte: a compressor's
 	// output may change from one version of its library to the next, while
@@ -71,45 +81,46 @@ var goldenCodecs = map[string]goldenCodec{
 	// TestAppendState_CompressesToTheUncompressedFormsBytes.
 	"checkpoint_compressed": {
 		value:  func() any { return &runstate.State{} },
-		decode: func(b []byte) (any, error) { var s runstate.State; err := DecodeState(b, &s); return &s, err },
+		decode: func(b []byte, _ string) (any, error) { var s runstate.State; err := DecodeState(b, &s); return &s, err },
 	},
 	"task": {
 		value:  func() any { return &Task{} },
 		encode: func(v any) []byte { return AppendTask(nil, v.(*Task)) },
-		decode: func(b []byte) (any, error) { var tk Task; err := DecodeTask(b, &tk); return &tk, err },
+		decode: func(b []byte, _ string) (any, error) { var tk Task; err := DecodeTask(b, &tk); return &tk, err },
 	},
 	"timer": {
 		value:  func() any { return &Timer{} },
 		encode: func(v any) []byte { return AppendTimer(nil, v.(*Timer)) },
-		decode: func(b []byte) (any, error) { var tm Timer; err := DecodeTimer(b, &tm); return &tm, err },
+		decode: func(b []byte, _ string) (any, error) { var tm Timer; err := DecodeTimer(b, &tm); return &tm, err },
 	},
 	"outbox": {
 		value:  func() any { return &OutboxRef{} },
 		encode: func(v any) []byte { return AppendOutboxRef(nil, *v.(*OutboxRef)) },
-		decode: func(b []byte) (any, error) { r, err := DecodeOutboxRef(b); return &r, err },
+		decode: func(b []byte, _ string) (any, error) { r, err := DecodeOutboxRef(b); return &r, err },
 	},
 	"outbox_run": {
 		value:  func() any { return &OutboxRun{} },
 		encode: func(v any) []byte { return AppendOutboxRun(nil, *v.(*OutboxRun)) },
-		decode: func(b []byte) (any, error) { r, err := DecodeOutboxRun(b); return &r, err },
+		decode: func(b []byte, _ string) (any, error) { r, err := DecodeOutboxRun(b); return &r, err },
 	},
 	"deadline": {
 		value:  func() any { return &time.Time{} },
 		encode: func(v any) []byte { return AppendDeadline(nil, *v.(*time.Time)) },
-		decode: func(b []byte) (any, error) { d, err := DecodeDeadline(b); return &d, err },
+		decode: func(b []byte, _ string) (any, error) { d, err := DecodeDeadline(b); return &d, err },
 	},
 	"ready": {
 		value:  func() any { var s string; return &s },
 		encode: func(v any) []byte { return AppendReady(nil, *v.(*string)) },
-		decode: func(b []byte) (any, error) { s, err := DecodeReady(b); return &s, err },
+		decode: func(b []byte, _ string) (any, error) { s, err := DecodeReady(b); return &s, err },
 	},
 }
 
 // retiredFormats are the formats a record kind was written in by an older
 // weftd, which this one reads (TestGolden_EveryRecordAnOlderWeftdWroteStillLoads)
-// but no longer writes: the event group of deltas, whose event ids the
-// present one derives.
-var retiredFormats = map[byte]bool{FormatEventDeltas: true}
+// but no longer writes: the event groups of deltas that hold every event's
+// id (0x09) and their first event's run_id (0x0c), which the present one
+// derives.
+var retiredFormats = map[byte]bool{FormatEventDeltas: true, FormatEventDeltasIDs: true}
 
 // firstByte answers the format byte of a golden case's stored hex.
 func firstByte(stored string) byte {
@@ -143,7 +154,7 @@ func TestGolden_EveryRecordAnOlderWeftdWroteStillLoads(t *testing.T) {
 		require.NoError(t, err)
 		want := codec.value()
 		require.NoError(t, json.Unmarshal(c.Value, want), c.Name)
-		got, err := codec.decode(stored)
+		got, err := codec.decode(stored, c.Run)
 		require.NoError(t, err, "%s %s", c.Kind, c.Name)
 		require.Equal(t, want, got, "%s %s", c.Kind, c.Name)
 	}

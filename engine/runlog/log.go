@@ -19,6 +19,16 @@ func EventKey(runID string, seq uint64) []byte {
 	return keyspace.Run.Key(runID, "ev", store.Uint64(seq))
 }
 
+// EventKeyRun answers the run an event record's key (EventKey) names;
+// empty for a key that is not one.
+func EventKeyRun(key []byte) string {
+	parts, err := store.SplitKey(key)
+	if err != nil || len(parts) != 4 || parts[0] != keyspace.Run.Name || parts[2] != "ev" || parts[3] == "" {
+		return ""
+	}
+	return parts[1]
+}
+
 // EventPrefix is the prefix of every event of a run.
 func EventPrefix(runID string) []byte { return keyspace.Run.KeyPrefix(runID, "ev") }
 
@@ -81,10 +91,11 @@ func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outb
 	for first := 0; first < len(events); {
 		last := entryEnd(events, first)
 		start := len(buf)
+		run := events[last].RunID // the run its key names
 		if appended.forms != nil {
-			buf = runcodec.AppendEventGroupForms(buf, events[first:last+1], appended.forms)
+			buf = runcodec.AppendEventGroupForms(buf, run, events[first:last+1], appended.forms)
 		} else {
-			buf = runcodec.AppendEventGroup(buf, events[first:last+1])
+			buf = runcodec.AppendEventGroup(buf, run, events[first:last+1])
 		}
 		value := buf[start:len(buf):len(buf)]
 		b.Ops = append(b.Ops, store.Put(EventKey(events[last].RunID, events[last].Seq), value))
@@ -181,7 +192,7 @@ func ReadEvents(ctx context.Context, st store.Store, runID string, after uint64,
 	more := res.Next != nil
 	for i, it := range res.Items {
 		from := len(events)
-		events, err = runcodec.DecodeEvents(it.Value, events)
+		events, err = runcodec.DecodeEvents(it.Value, runID, events)
 		if err != nil {
 			return nil, false, errors.Join(errors.New("undecodable event in run "+runID), err)
 		}

@@ -290,7 +290,7 @@ func (r *resolver) resolveGroup(ref outboxRef, n int) ResolvedEntry {
 		return ResolvedEntry{Err: fmt.Errorf("outbox entry refers to the events of run_seq %d to %d, which are not stored", ref.first, ref.last)}
 	}
 	var values [][]byte
-	if err := runcodec.EachStoredEvent(body, func(v []byte) error {
+	if err := runcodec.EachStoredEvent(body, ref.runID, func(v []byte) error {
 		values = append(values, v)
 		return nil
 	}); err != nil {

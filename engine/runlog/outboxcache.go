@@ -139,7 +139,7 @@ func storedForms(b *store.Batch, a Appended) ([][]byte, int) {
 		return values, size
 	}
 	for _, op := range b.Ops[a.at : a.at+a.records] {
-		if runcodec.EachStoredEvent(op.Value, func(v []byte) error { keep(v); return nil }) != nil {
+		if runcodec.EachStoredEvent(op.Value, EventKeyRun(op.Key), func(v []byte) error { keep(v); return nil }) != nil {
 			return nil, 0
 		}
 	}

@@ -112,7 +112,7 @@ func (r *resolver) readRun(ctx context.Context, st store.Store, ref outboxRef, r
 	res.More = page.Next != nil
 	next := ref.first
 	for _, it := range page.Items {
-		err := runcodec.EachStoredEvent(it.Value, func(body []byte) error {
+		err := runcodec.EachStoredEvent(it.Value, ref.runID, func(body []byte) error {
 			e, err := r.event(ref, body)
 			switch {
 			case err != nil:

@@ -159,7 +159,7 @@ func TestAppendEvents_ARecordAndEachKeyRowHoldTheirOwnValues(t *testing.T) {
 	for r, want := range [][]runstate.Event{events[:20], events[20:]} {
 		op := b.Ops[r]
 		require.Equal(t, string(EventKey("r", want[len(want)-1].Seq)), string(op.Key), "a record is keyed by its last run_seq")
-		got, err := runcodec.DecodeEvents(op.Value, nil)
+		got, err := runcodec.DecodeEvents(op.Value, "r", nil)
 		require.NoError(t, err)
 		require.Equal(t, want, got)
 		require.Equal(t, len(op.Value), cap(op.Value), "a value cannot be appended into the next")
@@ -186,7 +186,7 @@ func TestAppendEvents_ADecisionsEventsAreOneRecordAndNoCondition(t *testing.T) {
 	require.Len(t, b.Ops, 1)
 	require.Equal(t, string(EventKey("r", 5)), string(b.Ops[0].Key))
 	require.True(t, runcodec.IsEventGroup(b.Ops[0].Value))
-	got, err := runcodec.DecodeEvents(b.Ops[0].Value, nil)
+	got, err := runcodec.DecodeEvents(b.Ops[0].Value, "r", nil)
 	require.NoError(t, err)
 	require.Equal(t, events, got)
 
@@ -360,4 +360,14 @@ func TestResolveOutboxInto_AnswersInItsBuffersWhichOnlyTheNextCallGivenThemReuse
 	fresh := testing.AllocsPerRun(20, func() { _, _ = ResolveOutbox(ctx, st, pages[1]) })
 	reused := testing.AllocsPerRun(20, func() { _, _ = ResolveOutboxInto(ctx, st, pages[1], &mine) })
 	require.Less(t, reused, fresh-3, "the entries, their events and their JSON are not allocated again")
+}
+
+// An event record's key names its run, which EventKeyRun answers (the
+// reader of a group of deltas names it); any other key names none.
+func TestEventKeyRun_AnswersTheRunAnEventKeyNames(t *testing.T) {
+	require.Equal(t, "run-1", EventKeyRun(EventKey("run-1", 7)))
+	require.Equal(t, "a:b", EventKeyRun(EventKey("a:b", 7)), "a run id the key escapes")
+	for _, key := range [][]byte{CheckpointKey("run-1"), EventPrefix("run-1"), []byte("wf:"), nil, OutboxKey("run-1", 7)} {
+		require.Empty(t, EventKeyRun(key), "%q", key)
+	}
 }
