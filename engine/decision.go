@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/weft-dev/weft/engine/internal/cache"
+	"github.com/weft-dev/weft/engine/internal/dispatch"
 	"github.com/weft-dev/weft/engine/internal/fault"
 	"github.com/weft-dev/weft/engine/internal/record"
 	"github.com/weft-dev/weft/engine/runlog"
@@ -120,6 +121,23 @@ func startingState(ctx context.Context, e *Engine, runID string, d decision, fre
 	return run, state, version, cached, err
 }
 
+// handedTasks answers the tasks a decision that did not commit claimed for
+// waiting polls, when its commit's outcome is unknown (err): the claims may
+// have committed, and their polls will never get them, so they are given
+// back (giveBack, which leaves a claim that did not commit as it is).
+func handedTasks(eff *dispatch.Effects[*Task], err error) []*Task {
+	if !errors.Is(err, store.ErrOutcomeUnknown) {
+		return nil
+	}
+	var tasks []*Task
+	for _, h := range eff.HandOffs {
+		if h.Task != nil {
+			tasks = append(tasks, h.Task)
+		}
+	}
+	return tasks
+}
+
 // decideOnce makes and commits one decision under the run's lock, and
 // answers whether it must be made again (a lost race on the checkpoint, an
 // unknown outcome, or a decision from the cache that did not commit). The
@@ -143,7 +161,11 @@ func decideOnce(ctx context.Context, e *Engine, runID string, d decision, fresh 
 	committed := false
 	defer func() {
 		if !committed {
+			undelivered := handedTasks(ch.effects(), err)
 			e.dispatch.Settle(ch.effects(), false) // its hand-offs' room goes back
+			if len(undelivered) > 0 {
+				go giveBack(e, undelivered) // after the run's lock, which giving back takes
+			}
 		}
 	}()
 	defer observeEnd(ch, &committed, &err)

@@ -179,6 +179,11 @@ func materializeReady(c *change) {
 // it is. If giving back fails, the task keeps its claim and its attempt
 // timeout retries it, as before.
 //
+// A decision whose commit answers an unknown outcome delivers none of its
+// hand-offs, though their claims may have committed: it gives those back
+// the same way (decideOnce), and a claim that did not commit is left as it
+// is.
+//
 // What remains is the window after the answer leaves the engine and before
 // it reaches the worker: that of a worker that crashes right after receiving
 // a task, which its attempt timeout covers.

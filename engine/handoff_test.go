@@ -26,12 +26,14 @@ import (
 	"github.com/weft-dev/weft/store/memstore"
 )
 
-// countingStore counts commits and can fail the next ones with an error.
+// countingStore counts commits and can fail the next ones with an error, or
+// apply them and lose their acknowledgement.
 type countingStore struct {
 	store.Store
 	commits  atomic.Int64
 	mu       sync.Mutex
 	failNext []error
+	lostAcks int          // the next commits apply and answer an unknown outcome
 	last     *store.Batch // a copy of the last batch committed
 }
 
@@ -43,11 +45,19 @@ func (s *countingStore) Commit(ctx context.Context, b *store.Batch) (*store.Comm
 	if len(s.failNext) > 0 {
 		fail, s.failNext = s.failNext[0], s.failNext[1:]
 	}
+	lose := s.lostAcks > 0 && fail == nil
+	if lose {
+		s.lostAcks--
+	}
 	s.mu.Unlock()
 	if fail != nil {
 		return nil, fail
 	}
-	return s.Store.Commit(ctx, b)
+	res, err := s.Store.Commit(ctx, b)
+	if err == nil && lose {
+		return nil, &store.OutcomeUnknownError{Cause: errors.New("acknowledgement lost")}
+	}
+	return res, err
 }
 
 // copyBatch answers a deep copy of b.
@@ -342,6 +352,29 @@ func TestHandOff_AClaimThatDoesNotCommitPutsThePollBackAndKeepsTheTask(t *testin
 	require.Equal(t, "b", tasks[0].ActionID)
 	b.complete(tasks[0], `{"b":2}`)
 	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
+}
+
+// A hand-off whose commit applied but answered an unknown outcome never
+// reaches its poll (only a commit known to have applied delivers), so its
+// claim is given back: the task is ready again at once — here handed to the
+// poll still waiting — instead of claimed by no one until its attempt
+// timeout.
+func TestHandOff_AClaimWhoseCommitOutcomeIsUnknownIsGivenBack(t *testing.T) {
+	b, cs := setupCounting(t)
+	run := b.submit(seq("a", "b"))
+	ta := b.poll("act-a")
+	polled := b.longPoll(b.ctx, "w2", 1, "act-b")
+
+	cs.mu.Lock()
+	cs.lostAcks = 1
+	cs.mu.Unlock()
+	_, _ = b.eng.CompleteTask(b.ctx, ReportParams{TenantID: tenant, Token: ta.Token, WorkerID: "w1", Output: json.RawMessage(`{"step":"a"}`)})
+	tasks := received(t, polled)
+	require.Len(t, tasks, 1)
+	require.Equal(t, "b", tasks[0].ActionID)
+	b.complete(tasks[0], `{"step":"b"}`)
+	require.Equal(t, runstate.RunCompleted, b.run(run.RunID).Status)
+	requireEachResultRecordedOnce(t, b.eng, run.RunID)
 }
 
 func TestHandOff_ThePollWaitingLongestIsServedFirst(t *testing.T) {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/engine/runstate"
@@ -31,6 +33,22 @@ func TestSubWorkflow_ThreeEnginesWhileLeasesVanishStartOneChildPerStepAndFinishI
 		t.Skip("multi-engine race: skipped in -short")
 	}
 	ctx, engines := threeEnginesWhileLeasesVanish(t)
+	var errsMu sync.Mutex
+	errs := map[string]int{}
+	noteErr := func(call string, err error) {
+		if err != nil && ctx.Err() == nil {
+			errsMu.Lock()
+			errs[call+": "+string(CodeOf(err))+": "+err.Error()]++
+			errsMu.Unlock()
+		}
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			errsMu.Lock()
+			defer errsMu.Unlock()
+			t.Logf("worker call errors: %v", errs)
+		}
+	})
 
 	const runs = 60
 	var parents []string
@@ -55,24 +73,18 @@ func TestSubWorkflow_ThreeEnginesWhileLeasesVanishStartOneChildPerStepAndFinishI
 				tasks, err := engines[w].PollTasks(ctx, PollParams{TenantID: tenant, WorkerID: fmt.Sprint("w", w),
 					Activities: []string{"act-a", "act-c1", "act-b"}, MaxTasks: 8, Wait: 50 * time.Millisecond})
 				if err != nil {
+					noteErr("poll", err)
 					continue
 				}
 				for _, task := range tasks {
-					_, _ = engines[(w+n)%3].CompleteTask(ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w",
+					_, err := engines[(w+n)%3].CompleteTask(ctx, ReportParams{TenantID: tenant, Token: task.Token, WorkerID: "w",
 						Output: json.RawMessage(`"` + task.ActionID + `"`)})
+					noteErr("complete "+task.ActionID, err)
 				}
 			}
 		}()
 	}
-	require.Eventually(t, func() bool {
-		for _, id := range parents {
-			snap, err := engines[0].GetRun(ctx, GetRunParams{TenantID: tenant, RunID: id})
-			if err != nil || !snap.Status.Terminal() {
-				return false
-			}
-		}
-		return true
-	}, 3*time.Minute, 100*time.Millisecond, "every parent finishes")
+	requireAllFinish(t, ctx, engines[0], parents)
 	close(stop)
 	workers.Wait()
 
@@ -155,15 +167,7 @@ func TestForEach_ThreeEnginesWhileLeasesVanishStartOneChildPerItemAndFinishEachO
 			}
 		}()
 	}
-	require.Eventually(t, func() bool {
-		for _, id := range parents {
-			snap, err := engines[0].GetRun(ctx, GetRunParams{TenantID: tenant, RunID: id})
-			if err != nil || !snap.Status.Terminal() {
-				return false
-			}
-		}
-		return true
-	}, 3*time.Minute, 100*time.Millisecond, "every parent finishes")
+	requireAllFinish(t, ctx, engines[0], parents)
 	close(stop)
 	workers.Wait()
 
@@ -207,6 +211,59 @@ func TestForEach_ThreeEnginesWhileLeasesVanishStartOneChildPerItemAndFinishEachO
 // threeEnginesWhileLeasesVanish starts three engines on one PostgreSQL
 // schema, sharing Redis leases that are deleted every 100 ms, each run
 // until the test ends; ctx ends with the test.
+// requireAllFinish waits for every run to end, and fails with where each
+// that did not stands: its status and its steps', a sub-workflow step's
+// child's among them.
+func requireAllFinish(t *testing.T, ctx context.Context, eng *Engine, runs []string) {
+	t.Helper()
+	finished := func() bool {
+		for _, id := range runs {
+			snap, err := eng.GetRun(ctx, GetRunParams{TenantID: tenant, RunID: id})
+			if err != nil || !snap.Status.Terminal() {
+				return false
+			}
+		}
+		return true
+	}
+	if assert.Eventually(t, finished, 3*time.Minute, 100*time.Millisecond, "every parent finishes") {
+		return
+	}
+	var where []string
+	for _, id := range runs {
+		where = append(where, describeRun(ctx, eng, id, 0))
+	}
+	t.Fatal(strings.Join(slices.DeleteFunc(where, func(s string) bool { return s == "" }), "\n"))
+}
+
+// describeRun answers where a run that has not ended stands (empty when it
+// has), its children's state within.
+func describeRun(ctx context.Context, eng *Engine, id string, depth int) string {
+	snap, err := eng.GetRun(ctx, GetRunParams{TenantID: tenant, RunID: id})
+	if err != nil {
+		return fmt.Sprintf("run %s: %v", id, err)
+	}
+	if snap.Status.Terminal() && depth == 0 {
+		return ""
+	}
+	out := fmt.Sprintf("%srun %s %s/%s:", strings.Repeat("  ", depth), id, snap.Status, snap.Substatus)
+	for _, st := range snap.Steps {
+		out += fmt.Sprintf(" %s=%s", st.ActionID, st.Status)
+		if st.Status == runstate.StepRunning && st.TaskID != "" {
+			t, version, err := eng.records.Task(ctx, st.TaskID)
+			if err != nil {
+				out += fmt.Sprintf("(task %s: %v)", st.TaskID, err)
+			} else {
+				out += fmt.Sprintf("(task v%d %s worker %q claimed %s eager_of %q; step claim worker %q)", version, t.State, t.WorkerID,
+					t.ClaimedAt.Format(time.StampMilli), t.EagerOf, st.ClaimWorker)
+			}
+		}
+		if st.ChildRunID != "" && depth == 0 {
+			out += "\n" + describeRun(ctx, eng, st.ChildRunID, depth+1)
+		}
+	}
+	return out
+}
+
 func threeEnginesWhileLeasesVanish(t *testing.T) (context.Context, []*Engine) {
 	t.Helper()
 	rdb := redistest.Require(t)
