@@ -31,7 +31,7 @@ func isDeltasFormat(f byte) bool {
 }
 
 // isDeltas reports whether an uncompressed record is a group of deltas,
-// of either version.
+// of any version.
 func isDeltas(b []byte) bool {
 	return len(b) > 0 && isDeltasFormat(b[0])
 }
@@ -143,11 +143,11 @@ func putLength(b []byte, at, n int) []byte {
 const binaryMaxVarint = 10
 
 // EachStoredEvent calls fn with the stored form of every event a record
-// under wf:{run}:ev: holds, run being the run its key names, in run_seq order: the record itself for an
-// event stored alone (binary or the JSON of an older weftd), each of its
-// events for a group — of a FormatEventDeltas group, each event's own
-// stored form (FormatEvent) rebuilt, byte for byte what AppendEvent writes
-// of it. The forms fn gets are slices of b, or of memory allocated for
+// under wf:{run}:ev: holds (run: the run its key names), in run_seq
+// order: the record itself for an event stored alone (binary or the JSON
+// of an older weftd), each of its events for a group — of a group of
+// deltas, each event's own stored form (FormatEvent) rebuilt, byte for
+// byte what AppendEvent writes of it. The forms fn gets are slices of b, or of memory allocated for
 // them; fn may keep them.
 func EachStoredEvent(b []byte, run string, fn func(event []byte) error) error {
 	if compressedFormat(b) != 0 {

@@ -98,7 +98,7 @@ func AppendEvents(b *store.Batch, tenantID string, events []runstate.Event, outb
 			buf = runcodec.AppendEventGroup(buf, run, events[first:last+1])
 		}
 		value := buf[start:len(buf):len(buf)]
-		b.Ops = append(b.Ops, store.Put(EventKey(events[last].RunID, events[last].Seq), value))
+		b.Ops = append(b.Ops, store.Put(EventKey(run, events[last].Seq), value))
 		first = last + 1
 	}
 	appended.records = len(b.Ops) - appended.at
