@@ -56,7 +56,8 @@ func appendEncodedCompressed(b []byte, encode func([]byte) []byte) []byte {
 // first), to b: compressed (FormatCompressed) when that is shorter, else
 // as it is. It uses s2's plain Snappy encoder: on the records a run
 // writes (a few hundred bytes) its "better" mode took 2.6 times as long
-// and came out no shorter (docs/performance.md, "Writes per step").
+// and came out no shorter (docs/performance.md, "Ideas measured and not
+// kept").
 func appendCompressed(b, record []byte) []byte {
 	if len(record) < minCompressed {
 		return append(b, record...)

@@ -147,8 +147,8 @@ const binaryMaxVarint = 10
 // order: the record itself for an event stored alone (binary or the JSON
 // of an older weftd), each of its events for a group — of a group of
 // deltas, each event's own stored form (FormatEvent) rebuilt, byte for
-// byte what AppendEvent writes of it. The forms fn gets are slices of b, or of memory allocated for
-// them; fn may keep them.
+// byte what AppendEvent writes of it. The forms fn gets are slices of b,
+// or of memory allocated for them; fn may keep them.
 func EachStoredEvent(b []byte, run string, fn func(event []byte) error) error {
 	if compressedFormat(b) != 0 {
 		raw, err := decompressedGroup(b)
